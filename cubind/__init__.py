@@ -1,0 +1,3 @@
+"""Runtime support for the cubind CUDA bindings (library loading)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,84 @@
+# cython: language_level=3
+# Argument conversions shared by every generated module. The inline fast
+# paths take the common exact types without a call; anything else goes to a
+# slow path in _convert.pyx that converts or raises an error naming the
+# parameter.
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
+from cpython.long cimport PyLong_CheckExact
+from libc.string cimport memchr
+
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow)
+    unsigned long long PyLong_AsUnsignedLongLongMask(object o)
+
+cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1
+cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0
+cdef double double_slow(object o, const char* name) except? -1.0
+cdef object cstring_slow(object o, const char* name)
+cdef void* address_slow(object o, const char* name) except? NULL
+cdef void* function_address(object o, const char* name) except? NULL
+cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL
+cdef object buffer_view(object o)
+cdef void* view_address(object view) noexcept
+# Reports an exception raised inside a C callback through sys.unraisablehook.
+cdef void report_unraisable(object exc, object where) noexcept
+
+
+cdef inline long long as_signed(object o, const char* name, long long low, long long high) except? -1:
+    cdef int overflow = 0
+    cdef long long v
+    if PyLong_CheckExact(o):
+        v = PyLong_AsLongLongAndOverflow(o, &overflow)
+        if overflow == 0 and low <= v <= high:
+            return v
+    return signed_slow(o, name, low, high)
+
+
+cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned long long high) except? 0:
+    cdef int overflow = 0
+    cdef long long v
+    if PyLong_CheckExact(o):
+        v = PyLong_AsLongLongAndOverflow(o, &overflow)
+        if overflow == 0 and v >= 0 and <unsigned long long>v <= high:
+            return <unsigned long long>v
+    return unsigned_slow(o, name, high)
+
+
+cdef inline double as_double(object o, const char* name) except? -1.0:
+    if PyFloat_CheckExact(o):
+        return PyFloat_AS_DOUBLE(o)
+    return double_slow(o, name)
+
+
+# bytes for a `const char*`: the object to keep alive for the call, or None.
+cdef inline object as_cstring(object o, const char* name):
+    if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
+        return o
+    return cstring_slow(o, name)
+
+
+cdef inline const char* cstring_ptr(object b) noexcept:
+    return NULL if b is None else PyBytes_AS_STRING(b)
+
+
+# An int address or None; buffers go through buffer_view/view_address.
+cdef inline void* as_address(object o, const char* name) except? NULL:
+    cdef int overflow = 0
+    cdef long long v
+    if o is None:
+        return NULL
+    if PyLong_CheckExact(o):
+        v = PyLong_AsLongLongAndOverflow(o, &overflow)
+        if overflow == 0 and v >= 0:
+            return <void*><size_t>v
+    return address_slow(o, name)
+
+
+# A `const char* const*` built from a list of bytes/str, alive as long as it is.
+cdef class CStringArray:
+    cdef const char** ptr
+    cdef list _keep
+
+    @staticmethod
+    cdef CStringArray create(object items, const char* name, long long count, const char* count_name)

@@ -1,0 +1,218 @@
+# cython: language_level=3
+"""Locate and open the CUDA shared libraries (driver, runtime, NVRTC) on first use.
+
+Nothing is opened at import time.  ``open_library`` (``load`` from Python)
+searches for a library once, caches its handle per ``libname`` and returns it.
+The places below are tried in this order; the first that opens wins:
+
+1. The environment override ``env_var`` (e.g. ``CUBIND_NVRTC_LIBRARY``): the
+   full path of the library file.  If it is set but cannot be opened, the
+   search stops with ``LibraryNotFoundError`` carrying the dlerror text.  The
+   override is used as given, even from a ``stubs`` directory.
+2. Libraries already loaded in the process:
+   ``dlopen(soname, RTLD_NOW | RTLD_NOLOAD)`` for each soname.
+3. NVIDIA's pip wheels: for each directory of ``site.getsitepackages()``,
+   ``site.getusersitepackages()`` and ``sys.path``, for each entry of
+   ``wheel_subdirs`` (e.g. ``nvidia/cu13/lib``), for each soname: that file.
+4. ``$CUDA_HOME`` then ``$CUDA_PATH``: ``<root>/lib64/<soname>`` for each
+   soname, then ``<root>/lib/<soname>`` for each soname.
+5. The system loader: ``dlopen(soname)`` (``LD_LIBRARY_PATH``, ldconfig cache, ...).
+6. ``/usr/local/cuda/lib64/<soname>`` for each soname, then
+   ``/usr/local/cuda/lib/<soname>`` for each soname.
+
+Libraries are opened with ``RTLD_NOW | RTLD_LOCAL``.  The driver stub
+(``lib64/stubs/libcuda.so``) is never picked: a candidate path with a
+``stubs`` directory component is skipped, and a library that turns out to
+live in a ``stubs`` directory once opened (by soname, or through a symlink)
+is closed again and the search goes on.
+
+When nothing is found, ``LibraryNotFoundError`` (an ``OSError``) names the
+library, the environment variable to set and every place searched, one per
+line, with the dlerror of each failed dlopen.
+"""
+
+import os
+import sys
+
+from posix.dlfcn cimport dlclose, dlerror, dlopen, dlsym, RTLD_LOCAL, RTLD_NOW
+
+# RTLD_NOLOAD and dlinfo are GNU extensions; Python.h (pyconfig.h) defines
+# _GNU_SOURCE on Linux before any system header, so <dlfcn.h> declares them.
+cdef extern from *:
+    """
+    #include <dlfcn.h>
+    #include <link.h>
+    static const char *cubind_handle_path(void *handle) {
+        struct link_map *map = NULL;
+        if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL) return NULL;
+        return map->l_name;
+    }
+    """
+    int RTLD_NOLOAD
+    const char* cubind_handle_path(void* handle) nogil
+
+
+class LibraryNotFoundError(OSError):
+    """A CUDA library could not be found or opened; the message says where we looked."""
+
+
+cdef dict _handles = {}   # libname -> handle (size_t)
+
+_LOADED = "already loaded"
+_SYSTEM = "system loader"
+
+
+cdef size_t open_library(str libname, tuple sonames, str env_var, tuple wheel_subdirs) except 0:
+    cdef size_t handle = _handles.get(libname, 0)
+    if handle:
+        return handle
+    handle = _search(libname, sonames, env_var, wheel_subdirs)
+    return _handles.setdefault(libname, handle)
+
+
+cdef void* find_symbol(size_t handle, const char* name) noexcept nogil:
+    return dlsym(<void*>handle, name)
+
+
+def load(str libname, sonames, str env_var, wheel_subdirs):
+    """Python wrapper of open_library: the (cached) handle of `libname` as an int."""
+    return open_library(libname, tuple(sonames), env_var, tuple(wheel_subdirs))
+
+
+def library_path(handle):
+    """The file name the loader recorded for a handle returned by load()."""
+    _check_handle(handle)
+    return _handle_path(handle)
+
+
+def _symbol_address(handle, name):
+    """Address of symbol `name` (str or bytes) in a handle returned by load(); 0 when missing."""
+    _check_handle(handle)
+    cdef bytes bname = name.encode() if isinstance(name, str) else bytes(name)
+    return <size_t>find_symbol(handle, bname)
+
+
+def _check_handle(handle):
+    # dlinfo/dlsym on a bogus handle would crash the process.
+    if handle not in _handles.values():
+        raise ValueError(f"{handle!r} is not a handle returned by cubind._loader.load()")
+
+
+cdef str _handle_path(size_t handle):
+    cdef const char* path = cubind_handle_path(<void*>handle)
+    return os.fsdecode(path) if path != NULL else ""
+
+
+cdef tuple _dlopen(str name, int flags):
+    """(handle, dlerror text); handle is 0 on failure."""
+    cdef bytes bname = os.fsencode(name)
+    cdef const char* cname = bname
+    cdef void* handle
+    cdef const char* err
+    dlerror()   # clear a stale error
+    with nogil:
+        handle = dlopen(cname, flags)
+    if handle != NULL:
+        return <size_t>handle, ""
+    err = dlerror()
+    return 0, (err.decode(errors="replace") if err != NULL else "")
+
+
+def _in_stubs(path):
+    return "stubs" in os.path.normpath(path).split(os.sep)
+
+
+def _site_dirs():
+    import site   # already imported unless python -S; only needed here
+    dirs = []
+    if hasattr(site, "getsitepackages"):   # missing in some old virtualenvs
+        dirs += site.getsitepackages()
+    if hasattr(site, "getusersitepackages"):
+        dirs.append(site.getusersitepackages())
+    dirs += sys.path
+    seen = set()
+    out = []
+    for d in dirs:
+        d = os.path.abspath(d) if d else d   # sys.path may hold "" or relative entries
+        if d and d not in seen and os.path.isdir(d):
+            seen.add(d)
+            out.append(d)
+    return out
+
+
+def search_candidates(libname, sonames, env_var, wheel_subdirs):
+    """The places to try, in order, as (where, path_or_soname) pairs.
+
+    `where` is the env var name (steps 1 and 4), "already loaded",
+    "site-packages", "system loader" or "/usr/local/cuda".  Soname entries
+    (no "/") are for dlopen; the others are file paths.  Paths listed twice
+    (e.g. CUDA_HOME=/usr/local/cuda) are kept only at their first place.
+    """
+    found = []
+    override = os.environ.get(env_var) if env_var else None
+    if override:
+        found.append((env_var, os.path.abspath(os.path.expanduser(override))))
+    found += [(_LOADED, s) for s in sonames]
+    for d in _site_dirs():
+        for sub in wheel_subdirs:
+            found += [("site-packages", os.path.join(d, sub, s)) for s in sonames]
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root:
+            for lib in ("lib64", "lib"):
+                found += [(var, os.path.join(root, lib, s)) for s in sonames]
+    found += [(_SYSTEM, s) for s in sonames]
+    for lib in ("lib64", "lib"):
+        found += [("/usr/local/cuda", os.path.join("/usr/local/cuda", lib, s)) for s in sonames]
+
+    seen = set()
+    out = []
+    for where, target in found:
+        key = target if "/" in target else (where, target)
+        if key not in seen:
+            seen.add(key)
+            out.append((where, target))
+    return out
+
+
+def _search(libname, sonames, env_var, wheel_subdirs):
+    """Try the candidates in order; return a handle or raise LibraryNotFoundError."""
+    report = []
+    for where, target in search_candidates(libname, sonames, env_var, wheel_subdirs):
+        is_override = bool(env_var) and where == env_var
+        flags = RTLD_NOW | RTLD_LOCAL
+        if where == _LOADED:
+            flags |= RTLD_NOLOAD
+        elif where != _SYSTEM and not is_override:
+            if _in_stubs(target):
+                report.append(f"{where}: {target}: skipped (driver stub directory)")
+                continue
+            if not os.path.exists(target):
+                report.append(f"{where}: {target}: not found")
+                continue
+        handle, err = _dlopen(target, flags)
+        if not handle:
+            if is_override:
+                raise LibraryNotFoundError(
+                    f"cubind: cannot open the {libname} library given by "
+                    f"{env_var}={os.environ[env_var]!r} ({target}): {err or 'dlopen failed'}")
+            report.append(f"{where}: {target}: {'not loaded' if where == _LOADED else err}")
+            continue
+        if not is_override:
+            path = _handle_path(handle)
+            if path and (_in_stubs(path) or _in_stubs(os.path.realpath(path))):
+                dlclose(<void*><size_t>handle)
+                report.append(f"{where}: {target}: skipped, {os.path.realpath(path)} is a driver stub")
+                continue
+        return handle
+
+    unset = [v for v in (env_var, "CUDA_HOME", "CUDA_PATH") if v and not os.environ.get(v)]
+    lines = [
+        f"cubind: cannot find the {libname} library ({', '.join(sonames)}).",
+        f"Set {env_var} to the full path of the library file, or CUDA_HOME to "
+        f"the CUDA toolkit root. Searched, in order:",
+    ]
+    lines += ["  " + line for line in report]
+    if unset:
+        lines.append(f"  (not set: {', '.join(unset)})")
+    raise LibraryNotFoundError("\n".join(lines))

@@ -1,0 +1,55 @@
+#include "emit/cython_types.hpp"
+
+namespace cubind::emit {
+
+using namespace cubind::model;
+
+TypeNames::TypeNames(const Model& model, std::string prefix) : prefix_(std::move(prefix)) {
+  for (const auto& e : model.enums) declared_.insert(e.name);
+  for (const auto& r : model.records) declared_.insert(r.name);
+  for (const auto& h : model.handles) declared_.insert(h.name);
+  for (const auto& c : model.callbacks) declared_.insert(c.name);
+  for (const auto& t : model.typedefs) declared_.insert(t.name);
+}
+
+std::string TypeNames::cython(const Type& t) const {
+  const std::string konst = t.is_const ? "const " : "";
+  switch (t.kind) {
+    case TypeKind::Void: return konst + "void";
+    case TypeKind::Bool:
+    case TypeKind::Integer:
+    case TypeKind::Floating:
+      if (declared(t.name)) return konst + named(t.name);
+      if (t.name == "size_t") return konst + "size_t";
+      return konst + (t.kind == TypeKind::Bool ? "bint" : t.canonical);
+    case TypeKind::Enum:
+    case TypeKind::Record:
+    case TypeKind::Handle: return konst + named(declared(t.name) ? t.name : t.canonical);
+    case TypeKind::FunctionPointer: return named(t.name);
+    case TypeKind::Pointer: {
+      std::string inner = cython(t.pointee());
+      return inner + "*" + (t.is_const ? " const" : "");
+    }
+    case TypeKind::Array: return cython(t.pointee()) + "[" + (t.count >= 0 ? std::to_string(t.count) : "") + "]";
+    case TypeKind::Unknown: return "void";
+  }
+  return "void";
+}
+
+std::string TypeNames::declare(const Type& t, const std::string& name) const {
+  if (t.kind == TypeKind::Array) return cython(t.pointee()) + " " + name + "[" + std::to_string(t.count) + "]";
+  return cython(t) + " " + name;
+}
+
+IntegerBounds integer_bounds(const Type& t) {
+  const std::string bits = std::to_string(t.size * 8);
+  if (t.kind == TypeKind::Bool) return {"as_unsigned", "", "1"};
+  if (t.is_signed) return {"as_signed", "INT" + bits + "_MIN", "INT" + bits + "_MAX"};
+  return {"as_unsigned", "", "UINT" + bits + "_MAX"};
+}
+
+std::string callback_typedef_name(const std::string& function, const std::string& param) {
+  return function + "_" + param + "_t";
+}
+
+}  // namespace cubind::emit

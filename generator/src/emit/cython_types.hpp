@@ -1,0 +1,38 @@
+// How model types are spelled in Cython and in .pyi stubs.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "model/model.hpp"
+
+namespace cubind::emit {
+
+class TypeNames {
+ public:
+  // `prefix` qualifies names the C layer declares ("c." in the Python layer).
+  TypeNames(const model::Model& model, std::string prefix);
+
+  std::string cython(const model::Type& type) const;
+  // A declarator: `int (*callback)(void *, void *)` style for function pointers.
+  std::string declare(const model::Type& type, const std::string& name) const;
+  bool declared(const std::string& name) const { return declared_.count(name) != 0; }
+
+ private:
+  std::string named(const std::string& name) const { return prefix_ + name; }
+  std::set<std::string> declared_;
+  std::string prefix_;
+};
+
+// Cython's spelling of the bounds of an integer type: {"INT32_MIN", "INT32_MAX"}.
+struct IntegerBounds {
+  std::string helper;  // "as_signed" or "as_unsigned"
+  std::string low;     // empty for unsigned
+  std::string high;
+};
+IntegerBounds integer_bounds(const model::Type& type);
+
+// Name of the ctypedef the C layer declares for an unnamed function pointer parameter.
+std::string callback_typedef_name(const std::string& function, const std::string& param);
+
+}  // namespace cubind::emit

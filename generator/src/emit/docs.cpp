@@ -1,0 +1,77 @@
+#include "emit/docs.hpp"
+
+#include <regex>
+#include <sstream>
+
+namespace cubind::emit {
+
+std::string plain_text(const std::string& doxygen) {
+  static const std::vector<std::pair<std::regex, std::string>> rules = {
+      {std::regex(R"(\\link\s+#?(\w+)\s+([^\\]*?)\s*\\endlink)"), "$2"},
+      {std::regex(R"(\\ref\s+#?(\w+))"), "$1"},
+      {std::regex(R"(\\(p|c|e|b|a|em)\s+)"), ""},
+      {std::regex(R"(::(\w))"), "$1"},
+      {std::regex(R"(#(\w+))"), "$1"},
+      {std::regex(R"(\\n\b)"), "\n"},
+      {std::regex(R"(\\(code|endcode)(\{\.\w+\})?)"), ""},
+      {std::regex(R"(\\([<>&%"]))"), "$1"},
+  };
+  std::string out = doxygen;
+  for (const auto& [pattern, replacement] : rules) out = std::regex_replace(out, pattern, replacement);
+  return out;
+}
+
+namespace {
+
+std::string indent(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) out += (line.empty() ? "" : prefix + line) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string function_docstring(const model::Function& f, const std::string& signature, const std::string& status,
+                               const std::vector<DocOutput>& outputs) {
+  std::string out = signature + "\n\n";
+  if (!f.doc.brief.empty()) out += plain_text(f.doc.brief) + "\n\n";
+  if (!f.doc.body.empty()) out += plain_text(f.doc.body) + "\n\n";
+  std::string params;
+  for (const auto& p : f.params) {
+    if (p.direction == model::Direction::Out) continue;
+    const model::DocParam* d = f.doc.param(p.name);
+    params += p.name + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
+  }
+  if (!params.empty()) out += "Parameters\n----------\n" + params + "\n";
+  out += "Returns\n-------\n" + status + "\n";
+  if (!f.doc.returns.empty()) out += indent(plain_text(f.doc.returns), "    ");
+  for (const auto& o : outputs) {
+    out += o.name + " : " + o.type + "\n";
+    if (!o.text.empty()) out += indent(plain_text(o.text), "    ");
+  }
+  return out;
+}
+
+std::string entity_docstring(const model::Doc& doc, const std::string& fallback) {
+  std::string out = doc.brief.empty() ? fallback : plain_text(doc.brief);
+  if (!doc.body.empty()) out += "\n\n" + plain_text(doc.body);
+  return out;
+}
+
+std::string python_string_body(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace cubind::emit

@@ -1,0 +1,29 @@
+// Docstrings from the headers' doxygen comments, rewritten for Python.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace cubind::emit {
+
+// Inline doxygen markup -> plain text: `\p x`, `\c x`, `::f`, `\link #E V \endlink`.
+std::string plain_text(const std::string& doxygen);
+
+struct DocOutput {
+  std::string name;
+  std::string type;
+  std::string text;
+};
+
+// The docstring of a function as Python sees it: inputs under Parameters,
+// outputs under Returns, after the status.
+std::string function_docstring(const model::Function& f, const std::string& signature, const std::string& status,
+                               const std::vector<DocOutput>& outputs);
+std::string entity_docstring(const model::Doc& doc, const std::string& fallback);
+
+// Escapes text for a Python triple-quoted string.
+std::string python_string_body(const std::string& text);
+
+}  // namespace cubind::emit

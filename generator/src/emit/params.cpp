@@ -1,0 +1,181 @@
+#include "emit/params.hpp"
+
+#include <stdexcept>
+
+namespace cubind::emit {
+
+using namespace cubind::model;
+
+std::string c_local(const std::string& param) { return "_c_" + param; }
+std::string enum_of_function(const std::string& enum_name) { return "_" + enum_name + "_of"; }
+std::string trampoline_name(const std::string& function, const std::string& param) {
+  return "_trampoline_" + function + "_" + param;
+}
+
+int userdata_index(const Type& callback) {
+  for (size_t i = 1; i < callback.inner.size(); ++i) {
+    const Type& t = callback.inner[i];
+    if (t.kind == TypeKind::Pointer && t.pointee().kind == TypeKind::Void) return static_cast<int>(i - 1);
+  }
+  return -1;
+}
+
+namespace {
+
+const Param& find_param(const Function& f, const std::string& name) {
+  for (const auto& p : f.params)
+    if (p.name == name) return p;
+  throw std::runtime_error(f.name + ": no parameter " + name);
+}
+
+// Arguments of a query function taken from the caller's parameters by name;
+// its last parameter receives the size or count.
+std::string query_args(const Function& f, const std::string& query, const Model& m) {
+  const Function* q = m.function(query);
+  if (!q || q->params.empty()) throw std::runtime_error(f.name + ": bad query function " + query);
+  std::string args;
+  for (size_t i = 0; i + 1 < q->params.size(); ++i) args += c_local(find_param(f, q->params[i].name).name) + ", ";
+  return args;
+}
+
+std::string none_outputs(const Function& f) {
+  std::string out;
+  for (const auto& p : f.params)
+    if (p.direction == Direction::Out) out += ", None";
+  return out;
+}
+
+void set_integer(Data& d, const Type& t) {
+  const IntegerBounds b = integer_bounds(t);
+  d.set("helper", b.helper);
+  if (!b.low.empty()) d.set("low", b.low);
+  d.set("high", b.high);
+}
+
+std::string handle_py_type(const std::string& name) { return name + " | int | None"; }
+
+}  // namespace
+
+ParamPlan plan_param(const Param& p, const Function& f, const Context& ctx) {
+  ParamPlan plan;
+  plan.param = &p;
+  Data& d = plan.data;
+  d.set("name", p.name);
+  d.set("cname", c_local(p.name));
+  d.set("ctype", ctx.py_names.cython(p.type));
+  d.set("function", f.name);
+  d.set("status_of", enum_of_function(ctx.spec.status_type));
+  d.set("none_outputs", none_outputs(f));
+  const Type& t = p.type;
+  switch (p.role) {
+    case Role::Scalar:
+    case Role::Count:
+      if (t.kind == TypeKind::Floating) {
+        plan.tmpl = "in_float";
+        plan.py_type = "float";
+      } else {
+        plan.tmpl = "in_integer";
+        plan.py_type = "int";
+        set_integer(d, t);
+      }
+      break;
+    case Role::Enum: {
+      plan.tmpl = "in_integer";
+      plan.py_type = t.name + " | int";
+      Type as_int = t;
+      const Enum* e = ctx.model.enumeration(t.canonical);
+      as_int.is_signed = e ? e->is_signed : true;
+      set_integer(d, as_int);
+      break;
+    }
+    case Role::Handle:
+      plan.tmpl = "in_handle";
+      plan.py_type = handle_py_type(t.name);
+      d.set("handle", t.name);
+      break;
+    case Role::String:
+      plan.tmpl = "in_string";
+      plan.py_type = "bytes | str | None";
+      break;
+    case Role::StringArray:
+      plan.tmpl = "in_string_array";
+      plan.py_type = "Sequence[bytes | str] | None";
+      plan.late = true;
+      d.set("count", p.count_param);
+      d.set("count_cname", c_local(p.count_param));
+      break;
+    case Role::Buffer:
+      plan.tmpl = "in_buffer";
+      plan.py_type = "bytearray | bytes";
+      plan.late = true;
+      d.set("query", p.query_function);
+      d.set("query_args", query_args(f, p.query_function, ctx.model));
+      break;
+    case Role::VoidPtr:
+      plan.tmpl = "in_voidptr";
+      plan.py_type = "int | Buffer | None";
+      break;
+    case Role::Callback: {
+      plan.tmpl = "in_callback";
+      plan.py_type = "Callable[..., int] | int | None";
+      plan.late = true;
+      const std::string cb_type = t.name.empty() ? callback_typedef_name(f.name, p.name) : t.name;
+      d.set("cb_type", "c." + cb_type);
+      d.set("trampoline", trampoline_name(f.name, p.name));
+      d.set("userdata", p.userdata_param);
+      d.set("userdata_cname", c_local(p.userdata_param));
+      d.set("key", c_local(f.params.front().name));
+      break;
+    }
+    case Role::UserData:
+      plan.tmpl = "in_userdata";
+      plan.py_type = "object";
+      break;
+    case Role::OutScalar: {
+      plan.input = false;
+      plan.output = true;
+      const Type& pointee = t.pointee();
+      d.set("ctype", ctx.py_names.cython(pointee));
+      if (pointee.kind == TypeKind::Enum) {
+        plan.tmpl = "out_enum";
+        plan.out_type = pointee.name;
+        d.set("enum_of", enum_of_function(pointee.canonical));
+      } else if (pointee.kind == TypeKind::Handle) {
+        plan.tmpl = "out_handle";
+        plan.out_type = pointee.name;
+        d.set("handle", pointee.name);
+      } else {
+        plan.tmpl = "out_value";
+        plan.out_type = pointee.kind == TypeKind::Floating ? "float" : "int";
+      }
+      break;
+    }
+    case Role::OutString:
+      plan.tmpl = "out_string";
+      plan.input = false;
+      plan.output = true;
+      plan.out_type = "bytes";
+      break;
+    case Role::OutArray:
+      plan.tmpl = "out_array";
+      plan.input = false;
+      plan.output = true;
+      plan.late = true;
+      plan.out_type = "list[int]";
+      d.set("ctype", ctx.py_names.cython(t.pointee()));
+      d.set("count_ctype", ctx.py_names.cython(ctx.model.function(p.query_function)->params.back().type.pointee()));
+      d.set("query", p.query_function);
+      d.set("query_args", query_args(f, p.query_function, ctx.model));
+      break;
+    case Role::InOutHandle:
+      plan.tmpl = "inout_handle";
+      plan.py_type = t.pointee().name;
+      d.set("handle", t.pointee().name);
+      d.set("ctype", ctx.py_names.cython(t.pointee()));
+      break;
+    default: throw std::runtime_error(f.name + "." + p.name + ": no template for role " + to_string(p.role));
+  }
+  return plan;
+}
+
+}  // namespace cubind::emit

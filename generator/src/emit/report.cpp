@@ -1,0 +1,45 @@
+#include "emit/report.hpp"
+
+#include <cstdio>
+
+namespace cubind::emit {
+
+namespace {
+std::string percent(size_t part, size_t whole) {
+  char buffer[16];
+  snprintf(buffer, sizeof buffer, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 100.0);
+  return buffer;
+}
+}  // namespace
+
+std::string coverage_report(const model::Model& model) {
+  std::string out;
+  size_t all_bound = 0, all_total = 0;
+  for (const auto& header : model.headers) {
+    std::string lines;
+    size_t bound = 0, total = 0;
+    for (const auto& f : model.functions) {
+      if (f.header != header) continue;
+      ++total;
+      const std::string name = f.alias_of.empty() ? f.name : f.name + " (calls " + f.alias_of + ")";
+      if (f.skip_reason.empty()) {
+        ++bound;
+        lines += "  bound    " + name + "\n";
+      } else {
+        lines += "  skipped  " + name + ": " + f.skip_reason + "\n";
+      }
+    }
+    out += header + ": " + std::to_string(bound) + "/" + std::to_string(total) + " functions bound (" +
+           percent(bound, total) + "), " + std::to_string(total - bound) + " skipped\n" + lines;
+    all_bound += bound;
+    all_total += total;
+  }
+  out += "total: " + std::to_string(all_bound) + "/" + std::to_string(all_total) + " functions bound (" +
+         percent(all_bound, all_total) + "); " + std::to_string(model.enums.size()) + " enums, " +
+         std::to_string(model.handles.size()) + " handles, " + std::to_string(model.records.size()) + " records, " +
+         std::to_string(model.callbacks.size()) + " callback types, " + std::to_string(model.constants.size()) +
+         " constants\n";
+  return out;
+}
+
+}  // namespace cubind::emit

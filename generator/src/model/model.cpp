@@ -1,0 +1,69 @@
+#include "model/model.hpp"
+
+#include <algorithm>
+
+namespace cubind::model {
+
+namespace {
+template <typename T>
+const T* find_named(const std::vector<T>& items, const std::string& name) {
+  auto it = std::find_if(items.begin(), items.end(), [&](const T& item) { return item.name == name; });
+  return it == items.end() ? nullptr : &*it;
+}
+}  // namespace
+
+const DocParam* Doc::param(const std::string& name) const { return find_named(params, name); }
+const Function* Model::function(const std::string& name) const { return find_named(functions, name); }
+const Enum* Model::enumeration(const std::string& name) const { return find_named(enums, name); }
+const Handle* Model::handle(const std::string& name) const { return find_named(handles, name); }
+
+const char* to_string(TypeKind kind) {
+  switch (kind) {
+    case TypeKind::Void: return "void";
+    case TypeKind::Bool: return "bool";
+    case TypeKind::Integer: return "integer";
+    case TypeKind::Floating: return "floating";
+    case TypeKind::Enum: return "enum";
+    case TypeKind::Record: return "record";
+    case TypeKind::Handle: return "handle";
+    case TypeKind::Pointer: return "pointer";
+    case TypeKind::Array: return "array";
+    case TypeKind::FunctionPointer: return "function_pointer";
+    case TypeKind::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const char* to_string(Direction direction) {
+  switch (direction) {
+    case Direction::In: return "in";
+    case Direction::Out: return "out";
+    case Direction::InOut: return "inout";
+  }
+  return "in";
+}
+
+const char* to_string(Role role) {
+  switch (role) {
+    case Role::Unresolved: return "unresolved";
+    case Role::Scalar: return "scalar";
+    case Role::Enum: return "enum";
+    case Role::Handle: return "handle";
+    case Role::Record: return "record";
+    case Role::String: return "string";
+    case Role::StringArray: return "string_array";
+    case Role::Array: return "array";
+    case Role::Count: return "count";
+    case Role::Buffer: return "buffer";
+    case Role::VoidPtr: return "void_ptr";
+    case Role::Callback: return "callback";
+    case Role::UserData: return "user_data";
+    case Role::OutScalar: return "out_scalar";
+    case Role::OutString: return "out_string";
+    case Role::OutArray: return "out_array";
+    case Role::InOutHandle: return "inout_handle";
+  }
+  return "unresolved";
+}
+
+}  // namespace cubind::model

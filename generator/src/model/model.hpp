@@ -1,0 +1,202 @@
+// The plain model of a C API as read from its headers. Nothing here refers to
+// libclang: the parse stage fills it, passes annotate it, emit reads it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cubind::model {
+
+enum class TypeKind {
+  Void,
+  Bool,
+  Integer,
+  Floating,
+  Enum,
+  Record,           // struct or union by value
+  Handle,           // typedef of a pointer to an incomplete struct
+  Pointer,          // pointee in inner[0]
+  Array,            // element in inner[0], count in `count`
+  FunctionPointer,  // result in inner[0], parameters in inner[1..]
+  Unknown,
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Unknown;
+  std::string spelling;   // as the header writes it
+  std::string name;       // typedef/tag name where the type is named
+  std::string canonical;  // builtin spelling for Integer/Floating/Bool
+  bool is_const = false;
+  bool is_signed = false;
+  int64_t size = -1;   // bytes, -1 where unknown (incomplete, void)
+  int64_t count = -1;  // Array element count
+  std::vector<Type> inner;
+
+  const Type& pointee() const { return inner.at(0); }
+};
+
+// What a doc comment says, with the doxygen structure kept apart.
+struct DocParam {
+  std::string name;
+  std::string direction;  // "in", "out", "in,out" or "" when not annotated
+  std::string text;
+};
+
+struct Doc {
+  std::string brief;
+  std::string body;  // everything but brief, params and return
+  std::vector<DocParam> params;
+  std::string returns;
+
+  bool empty() const { return brief.empty() && body.empty() && params.empty() && returns.empty(); }
+  const DocParam* param(const std::string& name) const;
+};
+
+// How a parameter crosses the Python boundary; decided by passes.
+enum class Direction { In, Out, InOut };
+
+enum class Role {
+  Unresolved,
+  Scalar,       // integer, float, bool by value
+  Enum,         // enum by value
+  Handle,       // opaque handle by value
+  Record,       // struct by value
+  String,       // const char*
+  StringArray,  // const char* const* with a count parameter
+  Array,        // const T* with a count parameter
+  Count,        // the integer that counts an Array/StringArray
+  Buffer,       // caller-provided char* filled by the call, size from a query function
+  VoidPtr,      // void* / const void* input
+  Callback,     // function pointer
+  UserData,     // void* handed back to a Callback
+  OutScalar,    // T* written by the call (integer, float, enum, handle)
+  OutString,    // const char** written by the call
+  OutArray,     // T* filled with a count known from a query function
+  InOutHandle,  // handle* read and written by the call
+};
+
+struct Param {
+  std::string name;
+  Type type;
+  // Filled by passes:
+  Direction direction = Direction::In;
+  Role role = Role::Unresolved;
+  std::string count_param;     // Array/StringArray: the parameter counting it
+  std::string query_function;  // Buffer/OutArray: the function giving the size/count
+  std::string userdata_param;  // Callback: the void* it receives back
+  std::string skip_reason;     // non-empty when this parameter cannot be bound
+};
+
+struct Function {
+  std::string name;
+  Type result;
+  std::vector<Param> params;
+  Doc doc;
+  std::string header;
+  // Filled by passes:
+  bool returns_status = false;  // result is the library's status enum
+  std::string skip_reason;
+  std::string alias_of;  // the ABI symbol called, when an alias maps the name
+};
+
+struct EnumValue {
+  std::string name;
+  int64_t value = 0;
+  Doc doc;
+};
+
+struct Enum {
+  std::string name;  // typedef name, else tag
+  std::string tag;
+  bool is_signed = true;
+  std::vector<EnumValue> values;
+  Doc doc;
+  std::string header;
+};
+
+struct Field {
+  std::string name;  // empty for an anonymous member
+  Type type;
+  int bit_width = -1;
+  int64_t offset_bits = -1;
+  Doc doc;
+};
+
+struct Record {
+  std::string name;  // typedef name, tag, or synthesised for anonymous nested records
+  std::string tag;
+  bool is_union = false;
+  bool is_complete = false;
+  bool is_anonymous = false;
+  std::string parent;  // enclosing record for nested definitions
+  int64_t size = -1;
+  int64_t align = -1;
+  std::vector<Field> fields;
+  Doc doc;
+  std::string header;
+};
+
+struct Handle {
+  std::string name;
+  std::string record_tag;
+  Doc doc;
+  std::string header;
+};
+
+struct Callback {
+  std::string name;
+  Type type;  // FunctionPointer
+  Doc doc;
+  std::string header;
+};
+
+struct Typedef {
+  std::string name;
+  Type type;
+  Doc doc;
+  std::string header;
+};
+
+struct Constant {
+  std::string name;
+  std::string kind;  // "int", "float" or "string"
+  int64_t int_value = 0;
+  bool is_unsigned = false;
+  double float_value = 0;
+  std::string string_value;
+  std::string header;
+};
+
+// `#define public_name target`, possibly through a one-parameter macro that
+// pastes a suffix (`#define cuMemcpy __CUDA_API_PTDS(cuMemcpy)`).
+struct Alias {
+  std::string name;
+  std::string target;
+  std::string header;
+};
+
+struct Model {
+  std::string library;
+  std::vector<std::string> headers;
+  std::string cuda_version;  // "13.0"
+  std::vector<Function> functions;
+  std::vector<Enum> enums;
+  std::vector<Record> records;
+  std::vector<Handle> handles;
+  std::vector<Callback> callbacks;
+  std::vector<Typedef> typedefs;
+  std::vector<Constant> constants;
+  std::vector<Alias> aliases;
+
+  const Function* function(const std::string& name) const;
+  const Enum* enumeration(const std::string& name) const;
+  const Handle* handle(const std::string& name) const;
+};
+
+const char* to_string(TypeKind kind);
+const char* to_string(Direction direction);
+const char* to_string(Role role);
+
+}  // namespace cubind::model

@@ -1,0 +1,159 @@
+#include "model/model_json.hpp"
+
+namespace cubind::model {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// Empty members are left out so that goldens stay short and readable.
+void put(json& j, const char* key, const std::string& value) {
+  if (!value.empty()) j[key] = value;
+}
+
+json doc_json(const Doc& doc) {
+  json j = json::object();
+  put(j, "brief", doc.brief);
+  put(j, "body", doc.body);
+  if (!doc.params.empty()) {
+    json params = json::array();
+    for (const auto& p : doc.params) {
+      json jp = {{"name", p.name}};
+      put(jp, "direction", p.direction);
+      put(jp, "text", p.text);
+      params.push_back(jp);
+    }
+    j["params"] = params;
+  }
+  put(j, "returns", doc.returns);
+  return j;
+}
+
+void put_doc(json& j, const Doc& doc) {
+  if (!doc.empty()) j["doc"] = doc_json(doc);
+}
+
+json param_json(const Param& p) {
+  json j = {{"name", p.name}, {"type", to_json(p.type)}};
+  j["direction"] = to_string(p.direction);
+  j["role"] = to_string(p.role);
+  put(j, "count_param", p.count_param);
+  put(j, "query_function", p.query_function);
+  put(j, "userdata_param", p.userdata_param);
+  put(j, "skip_reason", p.skip_reason);
+  return j;
+}
+
+json function_json(const Function& f) {
+  json j = {{"name", f.name}, {"result", to_json(f.result)}};
+  json params = json::array();
+  for (const auto& p : f.params) params.push_back(param_json(p));
+  j["params"] = params;
+  j["returns_status"] = f.returns_status;
+  put(j, "alias_of", f.alias_of);
+  put(j, "skip_reason", f.skip_reason);
+  put_doc(j, f.doc);
+  return j;
+}
+
+json enum_json(const Enum& e) {
+  json j = {{"name", e.name}};
+  put(j, "tag", e.tag);
+  j["signed"] = e.is_signed;
+  json values = json::array();
+  for (const auto& v : e.values) {
+    json jv = {{"name", v.name}, {"value", v.value}};
+    put_doc(jv, v.doc);
+    values.push_back(jv);
+  }
+  j["values"] = values;
+  put_doc(j, e.doc);
+  return j;
+}
+
+json record_json(const Record& r) {
+  json j = {{"name", r.name}};
+  put(j, "tag", r.tag);
+  j["union"] = r.is_union;
+  j["complete"] = r.is_complete;
+  if (r.is_anonymous) j["anonymous"] = true;
+  put(j, "parent", r.parent);
+  j["size"] = r.size;
+  j["align"] = r.align;
+  json fields = json::array();
+  for (const auto& f : r.fields) {
+    json jf = {{"name", f.name}, {"type", to_json(f.type)}, {"offset_bits", f.offset_bits}};
+    if (f.bit_width >= 0) jf["bit_width"] = f.bit_width;
+    put_doc(jf, f.doc);
+    fields.push_back(jf);
+  }
+  j["fields"] = fields;
+  put_doc(j, r.doc);
+  return j;
+}
+
+json constant_json(const Constant& c) {
+  json j = {{"name", c.name}, {"kind", c.kind}};
+  if (c.kind == "int") {
+    if (c.is_unsigned)
+      j["value"] = static_cast<uint64_t>(c.int_value);
+    else
+      j["value"] = c.int_value;
+  } else if (c.kind == "float") {
+    j["value"] = c.float_value;
+  } else {
+    j["value"] = c.string_value;
+  }
+  return j;
+}
+
+template <typename T, typename F>
+json list(const std::vector<T>& items, F&& convert) {
+  json j = json::array();
+  for (const auto& item : items) j.push_back(convert(item));
+  return j;
+}
+
+}  // namespace
+
+json to_json(const Type& type) {
+  json j = {{"kind", to_string(type.kind)}, {"spelling", type.spelling}};
+  put(j, "name", type.name);
+  put(j, "canonical", type.canonical);
+  if (type.is_const) j["const"] = true;
+  if (type.kind == TypeKind::Integer) j["signed"] = type.is_signed;
+  if (type.size >= 0) j["size"] = type.size;
+  if (type.count >= 0) j["count"] = type.count;
+  if (!type.inner.empty()) j["inner"] = list(type.inner, [](const Type& t) { return to_json(t); });
+  return j;
+}
+
+json to_json(const Model& model) {
+  json j;
+  j["library"] = model.library;
+  j["headers"] = model.headers;
+  j["cuda_version"] = model.cuda_version;
+  j["functions"] = list(model.functions, function_json);
+  j["enums"] = list(model.enums, enum_json);
+  j["records"] = list(model.records, record_json);
+  j["handles"] = list(model.handles, [](const Handle& h) {
+    json jh = {{"name", h.name}, {"record_tag", h.record_tag}};
+    put_doc(jh, h.doc);
+    return jh;
+  });
+  j["callbacks"] = list(model.callbacks, [](const Callback& c) {
+    json jc = {{"name", c.name}, {"type", to_json(c.type)}};
+    put_doc(jc, c.doc);
+    return jc;
+  });
+  j["typedefs"] = list(model.typedefs, [](const Typedef& t) {
+    json jt = {{"name", t.name}, {"type", to_json(t.type)}};
+    put_doc(jt, t.doc);
+    return jt;
+  });
+  j["constants"] = list(model.constants, constant_json);
+  j["aliases"] = list(model.aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
+  return j;
+}
+
+}  // namespace cubind::model

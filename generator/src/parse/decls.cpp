@@ -1,0 +1,149 @@
+#include "parse/decls.hpp"
+
+#include "parse/comments.hpp"
+#include "parse/libclang.hpp"
+
+namespace cubind::parse {
+
+using namespace cubind::model;
+
+model::Doc doc_of(CXCursor c) {
+  const std::string raw = take(clang_Cursor_getRawCommentText(c));
+  return raw.empty() ? model::Doc{} : parse_comment(raw);
+}
+
+namespace {
+bool is_record(CXCursorKind kind) { return kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl; }
+}  // namespace
+
+std::string DeclCollector::name_of(CXCursor decl) const {
+  auto it = names_.find(usr(decl));
+  return it == names_.end() ? spelling(decl) : it->second;
+}
+
+void DeclCollector::collect(CXCursor unit) {
+  visit_children(unit, [&](CXCursor c) {
+    auto file = files_.find(file_of(c));
+    if (file == files_.end()) return;
+    const std::string& header = file->second;
+    const CXCursorKind kind = clang_getCursorKind(c);
+    if (kind == CXCursor_FunctionDecl) {
+      add_function(c, header);
+    } else if (kind == CXCursor_EnumDecl && clang_isCursorDefinition(c)) {
+      add_enum(c, header);
+    } else if (is_record(kind) && clang_isCursorDefinition(c)) {
+      add_record(c, header, "");
+    } else if (kind == CXCursor_TypedefDecl) {
+      add_typedef(c, header);
+    }
+  });
+}
+
+void DeclCollector::add_function(CXCursor c, const std::string& header) {
+  Function f;
+  f.name = spelling(c);
+  if (!seen_.insert("fn:" + f.name).second) return;
+  f.header = header;
+  f.result = types_.convert(clang_getCursorResultType(c));
+  const int n = clang_Cursor_getNumArguments(c);
+  for (int i = 0; i < n; ++i) {
+    const CXCursor arg = clang_Cursor_getArgument(c, static_cast<unsigned>(i));
+    Param p;
+    p.name = spelling(arg);
+    if (p.name.empty()) p.name = "arg" + std::to_string(i);
+    p.type = types_.convert(clang_getCursorType(arg));
+    f.params.push_back(p);
+  }
+  f.doc = doc_of(c);
+  model_.functions.push_back(f);
+}
+
+void DeclCollector::add_enum(CXCursor c, const std::string& header) {
+  if (!seen_.insert(usr(c)).second) return;
+  Enum e;
+  e.name = name_of(c);
+  if (!is_anonymous_record(c)) e.tag = spelling(c);
+  e.header = header;
+  const CXTypeKind integer = clang_getEnumDeclIntegerType(c).kind;
+  e.is_signed = !(integer == CXType_UInt || integer == CXType_ULong || integer == CXType_ULongLong ||
+                  integer == CXType_UShort || integer == CXType_UChar);
+  visit_children(c, [&](CXCursor v) {
+    if (clang_getCursorKind(v) != CXCursor_EnumConstantDecl) return;
+    EnumValue value;
+    value.name = spelling(v);
+    value.value = e.is_signed ? clang_getEnumConstantDeclValue(v)
+                              : static_cast<int64_t>(clang_getEnumConstantDeclUnsignedValue(v));
+    value.doc = doc_of(v);
+    e.values.push_back(value);
+  });
+  e.doc = doc_of(c);
+  model_.enums.push_back(e);
+}
+
+Field DeclCollector::anonymous_member(CXCursor record, CXType parent_type) {
+  Field f;
+  f.type = types_.convert(clang_getCursorType(record));
+  f.doc = doc_of(record);
+  // An anonymous member starts where its first field does.
+  visit_children(record, [&](CXCursor child) {
+    if (f.offset_bits >= 0 || clang_getCursorKind(child) != CXCursor_FieldDecl) return;
+    const std::string name = spelling(child);
+    if (!name.empty()) f.offset_bits = clang_Type_getOffsetOf(parent_type, name.c_str());
+  });
+  return f;
+}
+
+void DeclCollector::add_record(CXCursor c, const std::string& header, const std::string& parent) {
+  if (!seen_.insert(usr(c)).second) return;
+  const CXType type = clang_getCursorType(c);
+  Record r;
+  r.name = name_of(c);
+  if (!is_anonymous_record(c)) r.tag = spelling(c);
+  r.is_union = clang_getCursorKind(c) == CXCursor_UnionDecl;
+  r.is_complete = true;
+  r.is_anonymous = r.tag.empty();
+  r.parent = parent;
+  r.header = header;
+  r.size = clang_Type_getSizeOf(type);
+  r.align = clang_Type_getAlignOf(type);
+  r.doc = doc_of(c);
+  visit_children(c, [&](CXCursor child) {
+    const CXCursorKind kind = clang_getCursorKind(child);
+    if (is_record(kind) && clang_isCursorDefinition(child)) {
+      // Nested definitions come first so that users follow their types.
+      add_record(child, header, r.name);
+      if (clang_Cursor_isAnonymousRecordDecl(child)) r.fields.push_back(anonymous_member(child, type));
+    } else if (kind == CXCursor_FieldDecl) {
+      Field f;
+      f.name = spelling(child);
+      f.type = types_.convert(clang_getCursorType(child));
+      if (clang_Cursor_isBitField(child)) f.bit_width = clang_getFieldDeclBitWidth(child);
+      f.offset_bits = clang_Cursor_getOffsetOfField(child);
+      f.doc = doc_of(child);
+      r.fields.push_back(f);
+    }
+  });
+  model_.records.push_back(r);
+}
+
+void DeclCollector::add_typedef(CXCursor c, const std::string& header) {
+  const std::string name = spelling(c);
+  const CXType underlying = unwrap(clang_getTypedefDeclUnderlyingType(c));
+  if (underlying.kind == CXType_Record || underlying.kind == CXType_Enum) {
+    const CXCursor decl = clang_getTypeDeclaration(underlying);
+    if (name_of(decl) == name) return;  // this typedef is the entity's own name
+  }
+  if (!seen_.insert("typedef:" + name).second) return;
+  const Type type = types_.convert(clang_getCursorType(c));
+  if (type.kind == TypeKind::Handle) {
+    const CXType pointee = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(c)));
+    model_.handles.push_back({name, spelling(clang_getTypeDeclaration(pointee)), doc_of(c), header});
+  } else if (type.kind == TypeKind::FunctionPointer) {
+    model_.callbacks.push_back({name, type, doc_of(c), header});
+  } else {
+    Typedef t{name, types_.convert(underlying), doc_of(c), header};
+    model_.typedefs.push_back(t);
+  }
+}
+
+}  // namespace cubind::parse

@@ -1,0 +1,188 @@
+#include "parse/parser.hpp"
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "parse/decls.hpp"
+#include "parse/libclang.hpp"
+#include "parse/macros.hpp"
+#include "parse/naming.hpp"
+
+namespace cubind::parse {
+
+namespace {
+
+constexpr const char* kUmbrella = "cubind_umbrella.c";
+
+std::string locate(const std::string& header, const std::vector<std::string>& dirs) {
+  for (const auto& dir : dirs) {
+    const std::filesystem::path path = std::filesystem::path(dir) / header;
+    if (std::filesystem::exists(path)) return std::filesystem::canonical(path).string();
+  }
+  std::string searched;
+  for (const auto& dir : dirs) searched += " " + dir;
+  throw std::runtime_error("header " + header + " not found in:" + searched);
+}
+
+std::vector<std::string> clang_args(const ParseOptions& options) {
+  std::vector<std::string> args = {"-x", "c", "-std=gnu11"};
+  for (const auto& dir : options.include_dirs) args.push_back("-I" + dir);
+  args.insert(args.end(), options.clang_args.begin(), options.clang_args.end());
+  return args;
+}
+
+std::string umbrella_source(const ParseOptions& options) {
+  std::string source;
+  for (const auto& h : options.headers) source += "#include <" + h + ">\n";
+  if (!options.version_header.empty()) source += "#include <" + options.version_header + ">\n";
+  return source;
+}
+
+std::vector<MacroDef> collect_macros(CXTranslationUnit unit, const std::map<std::string, std::string>& files) {
+  std::vector<MacroDef> macros;
+  visit_children(clang_getTranslationUnitCursor(unit), [&](CXCursor c) {
+    if (clang_getCursorKind(c) != CXCursor_MacroDefinition) return;
+    auto file = files.find(file_of(c));
+    if (file == files.end()) return;
+    MacroDef m;
+    m.name = spelling(c);
+    m.function_like = clang_Cursor_isMacroFunctionLike(c);
+    m.header = file->second;
+    CXToken* tokens = nullptr;
+    unsigned n = 0;
+    clang_tokenize(unit, clang_getCursorExtent(c), &tokens, &n);
+    unsigned i = 1;  // token 0 is the name
+    if (m.function_like) {
+      for (++i; i < n; ++i) {
+        const std::string t = take(clang_getTokenSpelling(unit, tokens[i]));
+        if (t == ")") {
+          ++i;
+          break;
+        }
+        if (t != ",") m.params.push_back(t);
+      }
+    }
+    for (; i < n; ++i) m.body.push_back(take(clang_getTokenSpelling(unit, tokens[i])));
+    clang_disposeTokens(unit, tokens, n);
+    macros.push_back(m);
+  });
+  return macros;
+}
+
+// Lets the compiler evaluate each candidate: `__auto_type v = (NAME);`.
+// Pointer-valued macros (`((void*)0x01)`) come back as their address.
+struct Evaluator {
+  CXIndex index;
+  std::vector<std::string> args;
+  std::string prelude;
+
+  std::map<std::string, model::Constant> run(const std::vector<std::string>& names, const char* cast) const {
+    std::string source = prelude;
+    for (size_t i = 0; i < names.size(); ++i)
+      source += "__auto_type __cubind_eval_" + std::to_string(i) + " = " + cast + "(" + names[i] + ");\n";
+    UnitPtr unit = parse_source(index, kUmbrella, source, args, CXTranslationUnit_SkipFunctionBodies, false);
+    std::map<std::string, model::Constant> out;
+    visit_children(clang_getTranslationUnitCursor(unit.get()), [&](CXCursor c) {
+      if (clang_getCursorKind(c) != CXCursor_VarDecl) return;
+      const std::string var = spelling(c);
+      if (var.rfind("__cubind_eval_", 0) != 0) return;
+      const std::string& name = names.at(std::stoul(var.substr(14)));
+      CXEvalResult result = clang_Cursor_Evaluate(c);
+      if (!result) return;
+      model::Constant k;
+      k.name = name;
+      switch (clang_EvalResult_getKind(result)) {
+        case CXEval_Int:
+          k.kind = "int";
+          k.is_unsigned = clang_EvalResult_isUnsignedInt(result);
+          k.int_value = k.is_unsigned ? static_cast<int64_t>(clang_EvalResult_getAsUnsigned(result))
+                                      : clang_EvalResult_getAsLongLong(result);
+          out.emplace(name, k);
+          break;
+        case CXEval_Float:
+          k.kind = "float";
+          k.float_value = clang_EvalResult_getAsDouble(result);
+          out.emplace(name, k);
+          break;
+        case CXEval_StrLiteral:
+          k.kind = "string";
+          k.string_value = clang_EvalResult_getAsStr(result);
+          out.emplace(name, k);
+          break;
+        default: break;
+      }
+      clang_EvalResult_dispose(result);
+    });
+    return out;
+  }
+};
+
+std::vector<model::Constant> evaluate_constants(const Evaluator& eval, const std::vector<const MacroDef*>& macros) {
+  std::vector<std::string> names;
+  for (const MacroDef* m : macros) names.push_back(m->name);
+  auto values = eval.run(names, "");
+  std::vector<std::string> rest;
+  for (const auto& n : names)
+    if (!values.count(n)) rest.push_back(n);
+  if (!rest.empty())
+    for (auto& [name, k] : eval.run(rest, "(unsigned long long)(__UINTPTR_TYPE__)")) values.emplace(name, k);
+  std::vector<model::Constant> out;
+  for (const MacroDef* m : macros) {
+    auto it = values.find(m->name);
+    if (it == values.end()) continue;
+    it->second.header = m->header;
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+std::string version_string(int64_t v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+}  // namespace
+
+model::Model parse_headers(const ParseOptions& options) {
+  std::map<std::string, std::string> files;  // real path -> header as included
+  std::set<std::string> paths;
+  for (const auto& h : options.headers) {
+    const std::string path = locate(h, options.include_dirs);
+    files.emplace(path, h);
+    paths.insert(path);
+  }
+  IndexPtr index(clang_createIndex(0, 0));
+  const auto args = clang_args(options);
+  const std::string source = umbrella_source(options);
+  UnitPtr unit = parse_source(index.get(), kUmbrella, source, args,
+                              CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies,
+                              true);
+  const CXCursor root = clang_getTranslationUnitCursor(unit.get());
+
+  model::Model model;
+  model.library = options.library;
+  model.headers = options.headers;
+  const NameTable names = name_records(root, paths);
+  DeclCollector(model, names, files).collect(root);
+
+  std::set<std::string> functions;
+  for (const auto& f : model.functions) functions.insert(f.name);
+  const auto macros = collect_macros(unit.get(), files);
+  const MacroClasses classes = classify_macros(macros, functions);
+  model.aliases = classes.aliases;
+
+  const Evaluator eval{index.get(), args, source};
+  model.constants = evaluate_constants(eval, classes.constant_candidates);
+  if (!options.version_macro.empty()) {
+    auto version = eval.run({options.version_macro}, "");
+    if (!version.count(options.version_macro))
+      throw std::runtime_error("cannot evaluate " + options.version_macro + " from " + options.version_header);
+    model.cuda_version = version_string(version.at(options.version_macro).int_value);
+  }
+  return model;
+}
+
+}  // namespace cubind::parse

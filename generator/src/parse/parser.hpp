@@ -1,0 +1,22 @@
+// The parse stage: headers -> model::Model through libclang.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace cubind::parse {
+
+struct ParseOptions {
+  std::string library;
+  std::vector<std::string> headers;       // as included: "nvrtc.h"
+  std::vector<std::string> include_dirs;  // searched in order
+  std::vector<std::string> clang_args;    // extra, from the spec
+  std::string version_header;             // the header defining version_macro
+  std::string version_macro;              // e.g. CUDA_VERSION (13000 -> "13.0")
+};
+
+model::Model parse_headers(const ParseOptions& options);
+
+}  // namespace cubind::parse

@@ -1,0 +1,49 @@
+#include <regex>
+
+#include "passes/passes.hpp"
+
+namespace cubind::passes {
+
+using namespace cubind::model;
+
+namespace {
+
+bool bindable_result(const Function& f) {
+  const Type& r = f.result;
+  switch (r.kind) {
+    case TypeKind::Void:
+    case TypeKind::Bool:
+    case TypeKind::Integer:
+    case TypeKind::Floating:
+    case TypeKind::Enum:
+    case TypeKind::Handle: return true;
+    case TypeKind::Pointer: return r.pointee().kind == TypeKind::Integer && r.pointee().canonical == "char";
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void apply_filters(Model& model, const spec::Spec& spec) {
+  for (auto& f : model.functions) {
+    for (const auto& skip : spec.skips) {
+      if (std::regex_match(f.name, std::regex(skip.pattern))) {
+        f.skip_reason = skip.reason;
+        break;
+      }
+    }
+    if (!f.skip_reason.empty()) continue;
+    if (!bindable_result(f)) {
+      f.skip_reason = "returns " + f.result.spelling + ", which has no conversion";
+      continue;
+    }
+    for (const auto& p : f.params) {
+      if (!p.skip_reason.empty()) {
+        f.skip_reason = "parameter " + p.name + ": " + p.skip_reason;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace cubind::passes

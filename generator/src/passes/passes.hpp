@@ -1,0 +1,21 @@
+// Passes over the parsed model, run in order by run_passes(). Each decides
+// one thing and records it in the model, so --dump-model shows the result.
+#pragma once
+
+#include "model/model.hpp"
+#include "spec/spec.hpp"
+
+namespace cubind::passes {
+
+// `#define f f_v2`: the function is bound as `f` and calls `f_v2`.
+void apply_aliases(model::Model& model);
+
+// Role and direction of every parameter: general rules, then the spec's overrides.
+void infer_parameters(model::Model& model, const spec::Spec& spec);
+
+// Marks functions the binding cannot or must not bind, with the reason.
+void apply_filters(model::Model& model, const spec::Spec& spec);
+
+void run_passes(model::Model& model, const spec::Spec& spec);
+
+}  // namespace cubind::passes

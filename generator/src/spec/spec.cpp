@@ -1,0 +1,146 @@
+#include "spec/spec.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <toml++/toml.h>
+
+namespace cubind::spec {
+
+namespace {
+
+struct Reader {
+  const toml::table& root;
+  std::string source;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw std::runtime_error(source + ": " + key + ": " + what);
+  }
+
+  std::string string(const toml::table& t, const std::string& key, bool required, const std::string& where) const {
+    const toml::node* node = t.get(key);
+    if (!node) {
+      if (required) fail(where + key, "missing");
+      return {};
+    }
+    if (auto v = node->value<std::string>()) return *v;
+    fail(where + key, "expected a string");
+  }
+
+  std::vector<std::string> strings(const toml::table& t, const std::string& key, const std::string& where) const {
+    std::vector<std::string> out;
+    const toml::node* node = t.get(key);
+    if (!node) return out;
+    const toml::array* arr = node->as_array();
+    if (!arr) fail(where + key, "expected an array of strings");
+    for (const auto& item : *arr) {
+      auto v = item.value<std::string>();
+      if (!v) fail(where + key, "expected an array of strings");
+      out.push_back(*v);
+    }
+    return out;
+  }
+};
+
+void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
+  for (const auto& [fname, fnode] : functions) {
+    const std::string where = "functions." + std::string(fname.str()) + ".";
+    const toml::table* ftable = fnode.as_table();
+    if (!ftable) r.fail(where, "expected a table");
+    const toml::table* params = (*ftable)["params"].as_table();
+    if (!params) r.fail(where + "params", "expected a table of parameters");
+    for (const auto& [pname, pnode] : *params) {
+      const std::string pwhere = where + "params." + std::string(pname.str()) + ".";
+      const toml::table* ptable = pnode.as_table();
+      if (!ptable) r.fail(pwhere, "expected a table");
+      ParamOverride o;
+      o.function = std::string(fname.str());
+      o.param = std::string(pname.str());
+      if (auto d = r.string(*ptable, "direction", false, pwhere); !d.empty()) {
+        o.direction = direction_from_string(d);
+        if (!o.direction) r.fail(pwhere + "direction", "unknown direction '" + d + "'");
+      }
+      if (auto role = r.string(*ptable, "role", false, pwhere); !role.empty()) {
+        o.role = role_from_string(role);
+        if (!o.role) r.fail(pwhere + "role", "unknown role '" + role + "'");
+      }
+      o.count_param = r.string(*ptable, "count_param", false, pwhere);
+      o.query_function = r.string(*ptable, "query_function", false, pwhere);
+      o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
+      spec.overrides.push_back(o);
+    }
+  }
+}
+
+}  // namespace
+
+const ParamOverride* Spec::override_for(const std::string& function, const std::string& param) const {
+  for (const auto& o : overrides)
+    if (o.function == function && o.param == param) return &o;
+  return nullptr;
+}
+
+std::optional<model::Role> role_from_string(const std::string& text) {
+  using model::Role;
+  for (Role role : {Role::Scalar, Role::Enum, Role::Handle, Role::Record, Role::String, Role::StringArray,
+                    Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
+                    Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle})
+    if (text == model::to_string(role)) return role;
+  return std::nullopt;
+}
+
+std::optional<model::Direction> direction_from_string(const std::string& text) {
+  using model::Direction;
+  for (Direction d : {Direction::In, Direction::Out, Direction::InOut})
+    if (text == model::to_string(d)) return d;
+  return std::nullopt;
+}
+
+Spec parse(const std::string& toml_text, const std::string& source_name) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << source_name << ": " << e.description() << " at line " << e.source().begin.line;
+    throw std::runtime_error(msg.str());
+  }
+  Reader r{root, source_name};
+  const toml::table* lib = root["library"].as_table();
+  if (!lib) r.fail("library", "missing table");
+  Spec spec;
+  spec.library = r.string(*lib, "name", true, "library.");
+  spec.c_module = r.string(*lib, "c_module", true, "library.");
+  spec.py_module = r.string(*lib, "py_module", true, "library.");
+  spec.headers = r.strings(*lib, "headers", "library.");
+  if (spec.headers.empty()) r.fail("library.headers", "needs at least one header");
+  spec.status_type = r.string(*lib, "status_type", true, "library.");
+  spec.version_header = r.string(*lib, "version_header", false, "library.");
+  spec.version_macro = r.string(*lib, "version_macro", false, "library.");
+  spec.clang_args = r.strings(*lib, "clang_args", "library.");
+
+  if (const toml::table* loader = root["loader"].as_table()) {
+    spec.sonames = r.strings(*loader, "sonames", "loader.");
+    spec.env_var = r.string(*loader, "env_var", true, "loader.");
+    spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
+  }
+  if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
+  if (const toml::array* skips = root["skip"].as_array()) {
+    for (const auto& node : *skips) {
+      const toml::table* t = node.as_table();
+      if (!t) r.fail("skip", "expected an array of tables");
+      spec.skips.push_back({r.string(*t, "pattern", true, "skip."), r.string(*t, "reason", true, "skip.")});
+    }
+  }
+  return spec;
+}
+
+Spec load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read spec " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path);
+}
+
+}  // namespace cubind::spec

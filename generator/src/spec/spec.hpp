@@ -1,0 +1,55 @@
+// The declarative per-library spec (bindings/<library>.toml): everything that
+// differs between NVRTC, the driver and the runtime lives here, not in C++.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+
+namespace cubind::spec {
+
+struct ParamOverride {
+  std::string function;
+  std::string param;
+  std::optional<model::Direction> direction;
+  std::optional<model::Role> role;
+  std::string count_param;
+  std::string query_function;
+  std::string userdata_param;
+};
+
+struct Skip {
+  std::string pattern;  // ECMAScript regex matched against the whole function name
+  std::string reason;
+};
+
+struct Spec {
+  std::string library;    // Python package ("nvrtc")
+  std::string c_module;   // Cython C layer inside the package ("cnvrtc")
+  std::string py_module;  // Python layer inside the package ("_nvrtc")
+  std::vector<std::string> headers;
+  std::string status_type;  // the enum every call returns ("nvrtcResult")
+  std::string version_header;
+  std::string version_macro;
+  std::vector<std::string> clang_args;
+  // Loader
+  std::vector<std::string> sonames;
+  std::string env_var;
+  std::vector<std::string> wheel_subdirs;
+  // Passes
+  std::vector<ParamOverride> overrides;
+  std::vector<Skip> skips;
+
+  const ParamOverride* override_for(const std::string& function, const std::string& param) const;
+};
+
+// Throws std::runtime_error naming the file and the key on a malformed spec.
+Spec load(const std::string& path);
+Spec parse(const std::string& toml_text, const std::string& source_name);
+
+std::optional<model::Role> role_from_string(const std::string& text);
+std::optional<model::Direction> direction_from_string(const std::string& text);
+
+}  // namespace cubind::spec

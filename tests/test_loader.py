@@ -1,0 +1,266 @@
+"""Tests of cubind._loader: finding and opening the CUDA shared libraries."""
+
+import itertools
+import os
+import shutil
+import site
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import cubind
+from cubind import _loader
+
+CUDA = Path("/usr/local/cuda")
+NVRTC = CUDA / "lib64" / "libnvrtc.so.13"
+STUB = CUDA / "lib64" / "stubs" / "libcuda.so"
+NVRTC_ARGS = (("libnvrtc.so.13",), "CUBIND_NVRTC_LIBRARY", ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"))
+LibraryNotFoundError = _loader.LibraryNotFoundError
+REPO = Path(cubind.__file__).resolve().parent.parent
+
+needs_nvrtc = pytest.mark.skipif(not NVRTC.exists(), reason="no CUDA toolkit NVRTC")
+needs_stub = pytest.mark.skipif(not STUB.exists(), reason="no CUDA driver stub")
+
+_counter = itertools.count()
+
+
+def fresh(name):
+    """A libname never used before, so the per-libname cache does not interfere."""
+    return f"{name}-test{next(_counter)}"
+
+
+def copy(src, dst):
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src, dst)
+    return dst
+
+
+def nvrtc_version(handle):
+    import ctypes
+
+    addr = _loader._symbol_address(handle, b"nvrtcVersion")
+    assert addr != 0
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    assert proto(addr)(ctypes.byref(major), ctypes.byref(minor)) == 0   # NVRTC_SUCCESS
+    return major.value, minor.value
+
+
+def run_python(code, **env):
+    """Run `code` in a fresh interpreter (a clean set of loaded libraries); return stdout."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    full_env.update(env, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUBIND_NVRTC_LIBRARY", "CUBIND_CUDA_LIBRARY"):
+        monkeypatch.delenv(var, raising=False)
+    return monkeypatch
+
+
+def test_import_is_light():
+    out = run_python("""
+        import sys, cubind._loader
+        print("ctypes" in sys.modules)
+    """)
+    assert out.strip() == "False"
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("cuda_home", [True, False])
+def test_finds_nvrtc(clean_env, cuda_home):
+    if cuda_home:
+        clean_env.setenv("CUDA_HOME", str(CUDA))
+    handle = _loader.load(fresh("nvrtc"), *NVRTC_ARGS)
+    assert handle
+    path = _loader.library_path(handle)
+    assert os.path.basename(path) == "libnvrtc.so.13"
+    assert "stubs" not in Path(os.path.realpath(path)).parts
+    assert nvrtc_version(handle)[0] == 13
+    assert _loader._symbol_address(handle, "nvrtcNoSuchFunction") == 0
+
+
+@needs_nvrtc
+def test_handle_is_cached(clean_env, tmp_path):
+    name = fresh("nvrtc")
+    handle = _loader.load(name, *NVRTC_ARGS)
+    clean_env.setenv("CUBIND_NVRTC_LIBRARY", str(tmp_path / "missing.so"))   # would raise if searched again
+    assert _loader.load(name, *NVRTC_ARGS) == handle
+
+
+def test_bad_handle_is_refused():
+    with pytest.raises(ValueError):
+        _loader.library_path(12345)
+    with pytest.raises(ValueError):
+        _loader._symbol_address(12345, b"nvrtcVersion")
+
+
+@needs_nvrtc
+def test_env_override_wins(clean_env, tmp_path):
+    lib = copy(NVRTC, tmp_path / "override" / "libnvrtc.so.13")
+    clean_env.setenv("CUBIND_NVRTC_LIBRARY", str(lib))
+    clean_env.setenv("CUDA_HOME", str(CUDA))
+    handle = _loader.load(fresh("nvrtc"), *NVRTC_ARGS)
+    assert _loader.library_path(handle) == str(lib)
+    assert nvrtc_version(handle)[0] == 13
+
+
+def test_env_override_missing_file_raises(clean_env, tmp_path):
+    missing = tmp_path / "nope" / "libnvrtc.so.13"
+    clean_env.setenv("CUBIND_NVRTC_LIBRARY", str(missing))
+    clean_env.setenv("CUDA_HOME", str(CUDA))   # would succeed if the search fell through
+    with pytest.raises(LibraryNotFoundError) as info:
+        _loader.load(fresh("nvrtc"), *NVRTC_ARGS)
+    msg = str(info.value)
+    assert "CUBIND_NVRTC_LIBRARY" in msg and str(missing) in msg
+    assert "No such file" in msg   # the dlerror text
+
+
+def test_missing_library_lists_every_place(clean_env, tmp_path):
+    clean_env.setenv("CUDA_HOME", str(tmp_path / "toolkit"))
+    sonames = ("libdoesnotexist_cubind.so.1",)
+    with pytest.raises(LibraryNotFoundError) as info:
+        _loader.load(fresh("doesnotexist"), sonames, "CUBIND_DOESNOTEXIST_LIBRARY", ("nvidia/cu13/lib",))
+    assert isinstance(info.value, OSError)
+    msg = str(info.value)
+    for part in ("CUBIND_DOESNOTEXIST_LIBRARY", "CUDA_HOME", "CUDA_PATH", "/usr/local/cuda",
+                 "libdoesnotexist_cubind.so.1", "already loaded", "site-packages", "system loader",
+                 str(tmp_path / "toolkit" / "lib64" / "libdoesnotexist_cubind.so.1"),
+                 "cannot open shared object file"):   # dlerror of the system loader
+        assert part in msg, part
+    candidates = _loader.search_candidates("x", sonames, "CUBIND_DOESNOTEXIST_LIBRARY", ("nvidia/cu13/lib",))
+    for where, target in candidates:
+        assert f"{where}: {target}: " in msg
+
+
+def test_search_candidates_order(clean_env, tmp_path):
+    site_dir, user_dir, path_dir = (tmp_path / d for d in ("site", "user", "path"))
+    for d in (site_dir, user_dir, path_dir):
+        d.mkdir()
+    clean_env.setattr(site, "getsitepackages", lambda: [str(site_dir)])
+    clean_env.setattr(site, "getusersitepackages", lambda: str(user_dir))
+    clean_env.setattr(sys, "path", [str(path_dir), str(site_dir), str(tmp_path / "not-a-dir")])
+    clean_env.setenv("CUBIND_X_LIBRARY", str(tmp_path / "x.so"))
+    clean_env.setenv("CUDA_HOME", str(tmp_path / "home"))
+    clean_env.setenv("CUDA_PATH", str(tmp_path / "cpath"))
+    sonames = ("libx.so.1", "libx.so")
+    got = _loader.search_candidates("x", sonames, "CUBIND_X_LIBRARY", ("a/lib", "b/lib"))
+
+    want = [("CUBIND_X_LIBRARY", str(tmp_path / "x.so"))]
+    want += [("already loaded", s) for s in sonames]
+    want += [("site-packages", str(d / sub / s))
+             for d in (site_dir, user_dir, path_dir) for sub in ("a/lib", "b/lib") for s in sonames]
+    want += [(var, str(tmp_path / root / lib / s))
+             for var, root in (("CUDA_HOME", "home"), ("CUDA_PATH", "cpath"))
+             for lib in ("lib64", "lib") for s in sonames]
+    want += [("system loader", s) for s in sonames]
+    want += [("/usr/local/cuda", f"/usr/local/cuda/{lib}/{s}") for lib in ("lib64", "lib") for s in sonames]
+    assert got == want
+
+
+def test_search_candidates_without_env(clean_env):
+    clean_env.setenv("CUDA_HOME", "/usr/local/cuda")
+    got = _loader.search_candidates("x", ("libx.so.1",), "CUBIND_X_LIBRARY", ())
+    assert got == [
+        ("already loaded", "libx.so.1"),
+        ("CUDA_HOME", "/usr/local/cuda/lib64/libx.so.1"),
+        ("CUDA_HOME", "/usr/local/cuda/lib/libx.so.1"),
+        ("system loader", "libx.so.1"),
+    ]   # the /usr/local/cuda entries duplicate CUDA_HOME's and are listed once
+
+
+@needs_stub
+def test_driver_stub_is_never_picked(clean_env):
+    clean_env.setenv("CUDA_HOME", str(CUDA))
+    try:
+        handle = _loader.load(fresh("cuda"), ("libcuda.so.1", "libcuda.so"), "CUBIND_CUDA_LIBRARY",
+                              ("nvidia/cu13/lib",))
+    except LibraryNotFoundError as e:   # no driver on this machine
+        msg = str(e)
+        assert "libcuda.so.1" in msg and "CUBIND_CUDA_LIBRARY" in msg
+        assert "CUDA_HOME: /usr/local/cuda/lib64/libcuda.so: not found" in msg
+    else:   # a real driver is installed
+        assert "stubs" not in Path(os.path.realpath(_loader.library_path(handle))).parts
+
+
+@needs_stub
+def test_stub_paths_are_skipped(clean_env, tmp_path):
+    soname = "libcubindstubtest.so.1"
+    copy(STUB, tmp_path / "site" / "stubs" / soname)
+    copy(STUB, tmp_path / "stubs" / "toolkit" / "lib64" / soname)
+    clean_env.setattr(sys, "path", [str(tmp_path / "site")] + sys.path)
+    clean_env.setenv("CUDA_HOME", str(tmp_path / "stubs" / "toolkit"))
+    with pytest.raises(LibraryNotFoundError) as info:
+        _loader.load(fresh("stubtest"), (soname,), "CUBIND_STUBTEST_LIBRARY", ("stubs",))
+    msg = str(info.value)
+    assert f"site-packages: {tmp_path}/site/stubs/{soname}: skipped (driver stub directory)" in msg
+    assert f"CUDA_HOME: {tmp_path}/stubs/toolkit/lib64/{soname}: skipped (driver stub directory)" in msg
+
+
+LOAD_CUDA = """
+    import ctypes, sys
+    from cubind import _loader
+    {setup}
+    try:
+        h = _loader.load("cuda", ("libcuda.so.1",), "CUBIND_CUDA_LIBRARY", ())
+        print("FOUND", _loader.library_path(h))
+    except _loader.LibraryNotFoundError as e:
+        print(e)
+"""
+
+
+@needs_stub
+def test_stub_found_by_symlink_is_rejected(tmp_path):
+    # A file whose path looks fine but resolves into a stubs directory.
+    stub = copy(STUB, tmp_path / "stubs" / "libcuda.so.1")
+    link = tmp_path / "toolkit" / "lib64" / "libcuda.so.1"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(stub)
+    out = run_python(LOAD_CUDA.format(setup=""), CUDA_HOME=str(tmp_path / "toolkit"))
+    assert f"CUDA_HOME: {link}: skipped, {os.path.realpath(stub)} is a driver stub" in out
+
+
+@needs_stub
+def test_stub_already_loaded_is_rejected(tmp_path):
+    stub = copy(STUB, tmp_path / "stubs" / "libcuda.so.1")   # its SONAME is libcuda.so.1
+    out = run_python(LOAD_CUDA.format(setup=f"ctypes.CDLL({str(stub)!r})"))
+    assert f"already loaded: libcuda.so.1: skipped, {os.path.realpath(stub)} is a driver stub" in out
+
+
+@needs_stub
+def test_stub_from_system_loader_is_rejected(tmp_path):
+    stub = copy(STUB, tmp_path / "stubs" / "libcuda.so.1")
+    out = run_python(LOAD_CUDA.format(setup=""), LD_LIBRARY_PATH=str(stub.parent))
+    assert f"system loader: libcuda.so.1: skipped, {os.path.realpath(stub)} is a driver stub" in out
+
+
+@needs_nvrtc
+def test_cuda_home_beats_system_loader(tmp_path):
+    lib = copy(NVRTC, tmp_path / "toolkit" / "lib64" / "libnvrtc.so.13")
+    code = """
+        from cubind import _loader
+        h = _loader.load("nvrtc", ("libnvrtc.so.13",), "CUBIND_NVRTC_LIBRARY", ())
+        print(_loader.library_path(h))
+    """
+    assert run_python(code, CUDA_HOME=str(lib.parent.parent)).strip() == str(lib)
+
+
+@needs_nvrtc
+def test_already_loaded_beats_cuda_home(tmp_path):
+    lib = copy(NVRTC, tmp_path / "preloaded" / "libnvrtc.so.13")
+    code = f"""
+        import ctypes
+        from cubind import _loader
+        ctypes.CDLL({str(lib)!r})
+        h = _loader.load("nvrtc", ("libnvrtc.so.13",), "CUBIND_NVRTC_LIBRARY", ())
+        print(_loader.library_path(h))
+    """
+    assert run_python(code, CUDA_HOME=str(CUDA)).strip() == str(lib)
