@@ -14,6 +14,7 @@ import contextlib
 import math
 
 import numpy as np
+
 import nvrtc
 
 SAXPY = """\

@@ -1,7 +1,8 @@
 """Bad input gives a status or a clear Python exception, never a crash."""
 
-import nvrtc
 import pytest
+
+import nvrtc
 
 R = nvrtc.nvrtcResult
 

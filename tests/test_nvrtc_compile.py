@@ -8,8 +8,9 @@ import shutil
 import subprocess
 import sys
 
-import nvrtc
 import pytest
+
+import nvrtc
 
 R = nvrtc.nvrtcResult
 

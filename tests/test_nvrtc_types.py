@@ -8,8 +8,9 @@ import re
 from pathlib import Path
 
 import numpy as np
-import nvrtc
 import pytest
+
+import nvrtc
 
 R = nvrtc.nvrtcResult
 

@@ -8,7 +8,8 @@ namespace cubind::parse {
 using namespace cubind::model;
 
 model::Doc doc_of(CXCursor c) {
-  const std::string raw = take(clang_Cursor_getRawCommentText(c));
+  std::string raw = take(clang_Cursor_getRawCommentText(c));
+  if (raw.empty()) raw = preceding_comment(c);
   return raw.empty() ? model::Doc{} : parse_comment(raw);
 }
 

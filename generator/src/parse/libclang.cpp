@@ -1,5 +1,6 @@
 #include "parse/libclang.hpp"
 
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
@@ -19,12 +20,31 @@ void visit_children(CXCursor parent, const std::function<void(CXCursor)>& fn) {
 
 std::string file_of(CXCursor c) {
   CXFile file = nullptr;
-  clang_getSpellingLocation(clang_getCursorLocation(c), &file, nullptr, nullptr, nullptr);
+  // Where the declaration is expanded: a name pasted by a macro is spelled in
+  // clang's scratch buffer, but belongs to the header that expands it.
+  clang_getExpansionLocation(clang_getCursorLocation(c), &file, nullptr, nullptr, nullptr);
   if (!file) return {};
   std::string name = take(clang_getFileName(file));
   char resolved[PATH_MAX];
   if (realpath(name.c_str(), resolved)) return resolved;
   return name;
+}
+
+std::string preceding_comment(CXCursor c) {
+  CXFile file = nullptr;
+  unsigned offset = 0;
+  clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(c)), &file, nullptr, nullptr, &offset);
+  if (!file) return {};
+  size_t size = 0;
+  const char* text = clang_getFileContents(clang_Cursor_getTranslationUnit(c), file, &size);
+  if (!text || offset > size) return {};
+  size_t end = offset;
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  if (end < 2 || text[end - 2] != '*' || text[end - 1] != '/') return {};
+  const std::string before(text, end);
+  const size_t open = before.rfind("/*");
+  if (open == std::string::npos || before.compare(open, 3, "/**") != 0) return {};
+  return before.substr(open);
 }
 
 UnitPtr parse_source(CXIndex index, const std::string& name, const std::string& source,

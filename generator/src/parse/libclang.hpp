@@ -35,6 +35,10 @@ void visit_children(CXCursor parent, const std::function<void(CXCursor)>& fn);
 // The file a cursor is spelled in (realpath), or "" for built-ins.
 std::string file_of(CXCursor c);
 
+// The `/** ... */` block right before a declaration, for the declarations
+// older libclang attaches no comment to (names that come from a macro).
+std::string preceding_comment(CXCursor c);
+
 struct IndexDeleter {
   void operator()(void* index) const { clang_disposeIndex(index); }
 };

@@ -9,10 +9,13 @@ using model::TypeKind;
 
 bool is_anonymous_record(CXCursor decl) {
   if (clang_Cursor_isAnonymousRecordDecl(decl)) return true;
-  // Older and newer libclang spell unnamed records differently; both mark them
-  // with a parenthesised description instead of a name.
+  // libclang 14 spells an unnamed tag "", later ones "(unnamed ...)" or, when
+  // a typedef names it, the typedef's name; the USR marks it in all of them.
   const std::string name = spelling(decl);
-  return name.empty() || name.find('(') != std::string::npos;
+  if (name.empty() || name.find('(') != std::string::npos) return true;
+  const std::string id = usr(decl);
+  return id.find("@EA@") != std::string::npos || id.find("@SA@") != std::string::npos ||
+         id.find("@UA@") != std::string::npos;
 }
 
 std::string TypeConverter::decl_name(CXCursor decl) const {
@@ -22,13 +25,23 @@ std::string TypeConverter::decl_name(CXCursor decl) const {
 }
 
 Type TypeConverter::convert(CXType raw) const {
-  const CXType type = unwrap(raw);
+  // Newer libclang keeps `const` on the Elaborated node that unwrap() drops.
+  Type t = convert_unqualified(unwrap(raw));
+  if (clang_isConstQualifiedType(raw) && !t.is_const) {
+    t.is_const = true;
+    t.spelling = t.kind == TypeKind::Pointer ? t.spelling + "const" : "const " + t.spelling;
+  }
+  return t;
+}
+
+Type TypeConverter::convert_unqualified(CXType type) const {
   switch (type.kind) {
     case CXType_Typedef: return convert_typedef(type);
     case CXType_Pointer: {
-      const CXType pointee = unwrap(clang_getPointeeType(type));
-      if (pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto) {
-        Type t = convert_function(pointee, "");
+      const CXType pointee = clang_getPointeeType(type);
+      const CXType bare = unwrap(pointee);
+      if (bare.kind == CXType_FunctionProto || bare.kind == CXType_FunctionNoProto) {
+        Type t = convert_function(bare, "");
         t.is_const = clang_isConstQualifiedType(type);
         return t;
       }
@@ -45,7 +58,7 @@ Type TypeConverter::convert(CXType raw) const {
     case CXType_IncompleteArray: {
       Type t;
       t.kind = TypeKind::Array;
-      t.inner.push_back(convert(clang_getArrayElementType(type)));
+      t.inner.push_back(convert(clang_getArrayElementType(type)));  // keeps const
       t.count = type.kind == CXType_ConstantArray ? clang_getArraySize(type) : -1;
       t.size = clang_Type_getSizeOf(type);
       t.spelling = t.inner[0].spelling + " [" + (t.count >= 0 ? std::to_string(t.count) : "") + "]";

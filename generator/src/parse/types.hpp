@@ -20,6 +20,7 @@ class TypeConverter {
   model::Type convert(CXType type) const;
 
  private:
+  model::Type convert_unqualified(CXType type) const;
   model::Type convert_typedef(CXType type) const;
   model::Type convert_builtin(CXType type) const;
   model::Type convert_function(CXType function, const std::string& name) const;
