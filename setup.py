@@ -30,14 +30,21 @@ def extensions():
     from Cython.Build import cythonize
 
     include = [cuda_include_dir()]
+    # gcc -O2 on the driver's Python layer (one very large C file) takes ten
+    # minutes on two cores and -O1 under two; the thin C layers keep -O2.
+    # CUBIND_OPT overrides both.
+    def optimization(name):
+        return os.environ.get("CUBIND_OPT", "-O1" if name == "cuda._driver" else "-O2")
     modules = {
         "cubind._loader": [],
         "cubind._convert": [],
         "nvrtc.cnvrtc": include,
         "nvrtc._nvrtc": include,
+        "cuda.cdriver": include,
+        "cuda._driver": include,
     }
     exts = [
-        Extension(name, [name.replace(".", "/") + ".pyx"], include_dirs=dirs, extra_compile_args=["-O2"])
+        Extension(name, [name.replace(".", "/") + ".pyx"], include_dirs=dirs, extra_compile_args=[optimization(name)])
         for name, dirs in modules.items()
     ]
     return cythonize(

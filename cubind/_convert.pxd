@@ -6,6 +6,7 @@
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.long cimport PyLong_CheckExact
+from libc.stdint cimport uintptr_t
 from libc.string cimport memchr
 
 cdef extern from "Python.h":
@@ -82,3 +83,22 @@ cdef class CStringArray:
 
     @staticmethod
     cdef CStringArray create(object items, const char* name, long long count, const char* count_name)
+
+
+# Base of the generated struct classes: what a struct keeps alive (buffers and
+# arrays its pointer fields point into), kept on the outermost struct.
+cdef class Struct:
+    cdef object _owner
+    cdef dict _refs
+    cdef Struct _root(self)
+    cdef object _kept(self, uintptr_t key)
+    cdef int _keep(self, uintptr_t key, object value) except -1
+
+
+cdef int set_chars(char* field, size_t size, object value, const char* name) except -1
+cdef void** kernel_params(object params, const char* name, list keep) except? NULL
+# An int address, None, or a buffer (held in `keep` for the call).
+cdef void* address_kept(object o, const char* name, list keep) except? NULL
+
+# Sets a class attribute on an extension type (`CUDA_MEMCPY2D.sizeof`).
+cdef int set_type_attr(type cls, str name, object value) except -1

@@ -4,8 +4,14 @@ from cpython.buffer cimport PyObject_CheckBuffer
 from cpython.exc cimport PyErr_SetObject, PyErr_WriteUnraisable
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.string cimport memcpy, memset
 from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.number cimport PyNumber_Index
+from cpython.object cimport PyTypeObject
+
+
+cdef extern from "Python.h":
+    void PyType_Modified(PyTypeObject* t)
 
 
 cdef int _ADDRESS_BITS = 8 * sizeof(void*)
@@ -142,3 +148,115 @@ cdef void report_unraisable(object exc, object where) noexcept:
     except BaseException:
         pass
     PyErr_WriteUnraisable(where)
+
+
+cdef class Struct:
+    cdef Struct _root(self):
+        return self._owner if isinstance(self._owner, Struct) else self
+
+    cdef object _kept(self, uintptr_t key):
+        return None if self._refs is None else self._refs.get(key)
+
+    cdef int _keep(self, uintptr_t key, object value) except -1:
+        if self._refs is None:
+            self._refs = {}
+        self._refs[key] = value
+        return 0
+
+
+cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
+    if not isinstance(value, (bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected bytes of at most {size} bytes, got {_type_name(value)}")
+    if <size_t>len(value) > size:
+        raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
+    memset(field, 0, size)
+    memcpy(field, <char*>value, len(value))
+    return 0
+
+
+cdef void** kernel_params(object params, const char* name, list keep) except? NULL:
+    """kernelParams/extra in the four forms of API.md; `keep` holds what the call needs."""
+    if params is None:
+        return NULL
+    if isinstance(params, tuple):
+        return _pack_kernel_params(params, name, keep)
+    view = buffer_view(params)
+    if view is not None:
+        keep.append(view)
+        return <void**>view_address(view)
+    return <void**>as_address(params, name)
+
+
+cdef void* address_kept(object o, const char* name, list keep) except? NULL:
+    view = buffer_view(o)
+    if view is None:
+        return as_address(o, name)
+    keep.append(view)
+    return view_address(view)
+
+
+cdef object _ctypes = None
+
+
+cdef object _checked_ctypes_value(object kind, object value, str where):
+    """kind(value), refusing what ctypes would silently wrap or truncate."""
+    ctypes = _ctypes
+    if kind in (ctypes.c_float, ctypes.c_double, ctypes.c_longdouble):
+        if isinstance(value, (str, bytes)) or not hasattr(type(value), "__float__"):
+            raise TypeError(f"{where}: expected a float for {kind.__name__}, got {_type_name(value)}")
+        return kind(float(value))
+    if kind is ctypes.c_void_p:
+        value = None if value is None else (value if type(value) is int else _index(value, where.encode(),
+                                                                                     "an int address or None"))
+        if value is not None and (value < 0 or value >> _ADDRESS_BITS):
+            raise OverflowError(f"{where}: address {value} is out of range for a pointer")
+        return kind(value)
+    if kind is ctypes.c_bool:
+        return kind(bool(value))
+    if not issubclass(kind, ctypes._SimpleCData) or kind._type_ not in "bBhHiIlLqQ":
+        raise TypeError(f"{where}: unsupported argument type {kind!r}: use a ctypes scalar type, "
+                        f"c_void_p, or None for a handle or struct object")
+    v = _index(value, where.encode(), "an int")
+    bits = 8 * ctypes.sizeof(kind)
+    signed = kind._type_ in "bhilq"
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not low <= v <= high:
+        raise OverflowError(f"{where}: {v} is out of range for {kind.__name__} [{low}, {high}]")
+    return kind(v)
+
+
+cdef void** _pack_kernel_params(tuple params, const char* name, list keep) except? NULL:
+    global _ctypes
+    if _ctypes is None:
+        import ctypes as _c
+        _ctypes = _c
+    ctypes = _ctypes
+    pname = name.decode()
+    if len(params) != 2:
+        raise TypeError(f"{pname}: expected (values, types), got a tuple of {len(params)}")
+    values, types = params
+    if len(values) != len(types):
+        raise ValueError(f"{pname}: {len(values)} values but {len(types)} types")
+    addresses = (ctypes.c_void_p * max(len(values), 1))()
+    for i, (value, kind) in enumerate(zip(values, types)):
+        where = f"{pname}[{i}]"
+        if kind is None:
+            # A handle or struct object: its storage is the argument.
+            if not hasattr(value, "getPtr"):
+                raise TypeError(f"{where}: type None needs a handle or struct object, got {_type_name(value)}")
+            addresses[i] = value.getPtr()
+            keep.append(value)
+        else:
+            arg = _checked_ctypes_value(kind, value, where)
+            keep.append(arg)
+            addresses[i] = ctypes.addressof(arg)
+    keep.append(addresses)
+    return <void**><size_t>ctypes.addressof(addresses)
+
+
+cdef int set_type_attr(type cls, str name, object value) except -1:
+    # Extension types refuse setattr; their dict takes the attribute (as the
+    # class body would, where `sizeof` cannot be a name).
+    (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
+    PyType_Modified(<PyTypeObject*>cls)
+    return 0

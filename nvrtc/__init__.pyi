@@ -376,6 +376,7 @@ def nvrtcGetProgramLogSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult
 
     Note that compilation log may be generated with warnings and informative
     messages, even when the compilation of prog succeeds.
+
     See also: nvrtcGetProgramLog
 
     Parameters
@@ -422,6 +423,7 @@ def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: byt
 
     The identical name expression string must be provided on a subsequent
     call to nvrtcGetLoweredName to extract the lowered name.
+
     See also: nvrtcGetLoweredName
 
     Parameters
@@ -562,6 +564,7 @@ def nvrtcSetFlowCallback(prog: nvrtcProgram | int | None, callback: Callable[...
     nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
 
     The callback function must satisfy the following constraints:
+
     (1) Its signature should be:
         @code
         int callback(void* param1, void* param2);

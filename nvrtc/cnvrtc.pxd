@@ -28,9 +28,8 @@ cdef extern from "nvrtc.h" nogil:
         NVRTC_ERROR_PCH_CREATE
         NVRTC_ERROR_CANCELLED
         NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED
-
-    cdef struct _nvrtcProgram
-    ctypedef _nvrtcProgram* nvrtcProgram
+    cdef struct _nvrtcProgram_struct "_nvrtcProgram"
+    ctypedef _nvrtcProgram_struct* nvrtcProgram
 
 ctypedef int (*nvrtcSetFlowCallback_callback_t)(void*, void*) noexcept
 

@@ -3,7 +3,6 @@
 """C layer of nvrtc: function pointers resolved on first use."""
 from cubind._loader cimport find_symbol, open_library
 
-cdef size_t _library = 0
 cdef void* _p_nvrtcGetErrorString = NULL
 cdef void* _p_nvrtcVersion = NULL
 cdef void* _p_nvrtcGetNumSupportedArchs = NULL
@@ -34,7 +33,10 @@ class FunctionNotFoundError(RuntimeError):
     """The library was found but lacks a function (it is older than the header)."""
 
 
-cdef int _resolve(void** slot, const char* symbol) except -1 with gil:
+cdef size_t _library = 0
+
+
+cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("nvrtc", ("libnvrtc.so.13", "libnvrtc.so", ), "CUBIND_NVRTC_LIBRARY",
@@ -47,120 +49,120 @@ cdef int _resolve(void** slot, const char* symbol) except -1 with gil:
 
 cdef const char* nvrtcGetErrorString(nvrtcResult result) except? NULL nogil:
     if _p_nvrtcGetErrorString == NULL:
-        _resolve(&_p_nvrtcGetErrorString, b"nvrtcGetErrorString")
+        _resolve(&_p_nvrtcGetErrorString, b"nvrtcGetErrorString", b"nvrtcGetErrorString")
     return (<const char* (*)(nvrtcResult) noexcept nogil>_p_nvrtcGetErrorString)(result)
 
 cdef nvrtcResult nvrtcVersion(int* major, int* minor) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcVersion == NULL:
-        _resolve(&_p_nvrtcVersion, b"nvrtcVersion")
+        _resolve(&_p_nvrtcVersion, b"nvrtcVersion", b"nvrtcVersion")
     return (<nvrtcResult (*)(int*, int*) noexcept nogil>_p_nvrtcVersion)(major, minor)
 
 cdef nvrtcResult nvrtcGetNumSupportedArchs(int* numArchs) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetNumSupportedArchs == NULL:
-        _resolve(&_p_nvrtcGetNumSupportedArchs, b"nvrtcGetNumSupportedArchs")
+        _resolve(&_p_nvrtcGetNumSupportedArchs, b"nvrtcGetNumSupportedArchs", b"nvrtcGetNumSupportedArchs")
     return (<nvrtcResult (*)(int*) noexcept nogil>_p_nvrtcGetNumSupportedArchs)(numArchs)
 
 cdef nvrtcResult nvrtcGetSupportedArchs(int* supportedArchs) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetSupportedArchs == NULL:
-        _resolve(&_p_nvrtcGetSupportedArchs, b"nvrtcGetSupportedArchs")
+        _resolve(&_p_nvrtcGetSupportedArchs, b"nvrtcGetSupportedArchs", b"nvrtcGetSupportedArchs")
     return (<nvrtcResult (*)(int*) noexcept nogil>_p_nvrtcGetSupportedArchs)(supportedArchs)
 
 cdef nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcCreateProgram == NULL:
-        _resolve(&_p_nvrtcCreateProgram, b"nvrtcCreateProgram")
+        _resolve(&_p_nvrtcCreateProgram, b"nvrtcCreateProgram", b"nvrtcCreateProgram")
     return (<nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*) noexcept nogil>_p_nvrtcCreateProgram)(prog, src, name, numHeaders, headers, includeNames)
 
 cdef nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcDestroyProgram == NULL:
-        _resolve(&_p_nvrtcDestroyProgram, b"nvrtcDestroyProgram")
+        _resolve(&_p_nvrtcDestroyProgram, b"nvrtcDestroyProgram", b"nvrtcDestroyProgram")
     return (<nvrtcResult (*)(nvrtcProgram*) noexcept nogil>_p_nvrtcDestroyProgram)(prog)
 
 cdef nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcCompileProgram == NULL:
-        _resolve(&_p_nvrtcCompileProgram, b"nvrtcCompileProgram")
+        _resolve(&_p_nvrtcCompileProgram, b"nvrtcCompileProgram", b"nvrtcCompileProgram")
     return (<nvrtcResult (*)(nvrtcProgram, int, const char* const*) noexcept nogil>_p_nvrtcCompileProgram)(prog, numOptions, options)
 
 cdef nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t* ptxSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPTXSize == NULL:
-        _resolve(&_p_nvrtcGetPTXSize, b"nvrtcGetPTXSize")
+        _resolve(&_p_nvrtcGetPTXSize, b"nvrtcGetPTXSize", b"nvrtcGetPTXSize")
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetPTXSize)(prog, ptxSizeRet)
 
 cdef nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPTX == NULL:
-        _resolve(&_p_nvrtcGetPTX, b"nvrtcGetPTX")
+        _resolve(&_p_nvrtcGetPTX, b"nvrtcGetPTX", b"nvrtcGetPTX")
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetPTX)(prog, ptx)
 
 cdef nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* cubinSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetCUBINSize == NULL:
-        _resolve(&_p_nvrtcGetCUBINSize, b"nvrtcGetCUBINSize")
+        _resolve(&_p_nvrtcGetCUBINSize, b"nvrtcGetCUBINSize", b"nvrtcGetCUBINSize")
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetCUBINSize)(prog, cubinSizeRet)
 
 cdef nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetCUBIN == NULL:
-        _resolve(&_p_nvrtcGetCUBIN, b"nvrtcGetCUBIN")
+        _resolve(&_p_nvrtcGetCUBIN, b"nvrtcGetCUBIN", b"nvrtcGetCUBIN")
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetCUBIN)(prog, cubin)
 
 cdef nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* LTOIRSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetLTOIRSize == NULL:
-        _resolve(&_p_nvrtcGetLTOIRSize, b"nvrtcGetLTOIRSize")
+        _resolve(&_p_nvrtcGetLTOIRSize, b"nvrtcGetLTOIRSize", b"nvrtcGetLTOIRSize")
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetLTOIRSize)(prog, LTOIRSizeRet)
 
 cdef nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetLTOIR == NULL:
-        _resolve(&_p_nvrtcGetLTOIR, b"nvrtcGetLTOIR")
+        _resolve(&_p_nvrtcGetLTOIR, b"nvrtcGetLTOIR", b"nvrtcGetLTOIR")
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetLTOIR)(prog, LTOIR)
 
 cdef nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t* optixirSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetOptiXIRSize == NULL:
-        _resolve(&_p_nvrtcGetOptiXIRSize, b"nvrtcGetOptiXIRSize")
+        _resolve(&_p_nvrtcGetOptiXIRSize, b"nvrtcGetOptiXIRSize", b"nvrtcGetOptiXIRSize")
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetOptiXIRSize)(prog, optixirSizeRet)
 
 cdef nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetOptiXIR == NULL:
-        _resolve(&_p_nvrtcGetOptiXIR, b"nvrtcGetOptiXIR")
+        _resolve(&_p_nvrtcGetOptiXIR, b"nvrtcGetOptiXIR", b"nvrtcGetOptiXIR")
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetOptiXIR)(prog, optixir)
 
 cdef nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* logSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetProgramLogSize == NULL:
-        _resolve(&_p_nvrtcGetProgramLogSize, b"nvrtcGetProgramLogSize")
+        _resolve(&_p_nvrtcGetProgramLogSize, b"nvrtcGetProgramLogSize", b"nvrtcGetProgramLogSize")
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetProgramLogSize)(prog, logSizeRet)
 
 cdef nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char* log) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetProgramLog == NULL:
-        _resolve(&_p_nvrtcGetProgramLog, b"nvrtcGetProgramLog")
+        _resolve(&_p_nvrtcGetProgramLog, b"nvrtcGetProgramLog", b"nvrtcGetProgramLog")
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetProgramLog)(prog, log)
 
 cdef nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcAddNameExpression == NULL:
-        _resolve(&_p_nvrtcAddNameExpression, b"nvrtcAddNameExpression")
+        _resolve(&_p_nvrtcAddNameExpression, b"nvrtcAddNameExpression", b"nvrtcAddNameExpression")
     return (<nvrtcResult (*)(nvrtcProgram, const char* const) noexcept nogil>_p_nvrtcAddNameExpression)(prog, name_expression)
 
 cdef nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression, const char** lowered_name) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetLoweredName == NULL:
-        _resolve(&_p_nvrtcGetLoweredName, b"nvrtcGetLoweredName")
+        _resolve(&_p_nvrtcGetLoweredName, b"nvrtcGetLoweredName", b"nvrtcGetLoweredName")
     return (<nvrtcResult (*)(nvrtcProgram, const char* const, const char**) noexcept nogil>_p_nvrtcGetLoweredName)(prog, name_expression, lowered_name)
 
 cdef nvrtcResult nvrtcGetPCHHeapSize(size_t* ret) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPCHHeapSize == NULL:
-        _resolve(&_p_nvrtcGetPCHHeapSize, b"nvrtcGetPCHHeapSize")
+        _resolve(&_p_nvrtcGetPCHHeapSize, b"nvrtcGetPCHHeapSize", b"nvrtcGetPCHHeapSize")
     return (<nvrtcResult (*)(size_t*) noexcept nogil>_p_nvrtcGetPCHHeapSize)(ret)
 
 cdef nvrtcResult nvrtcSetPCHHeapSize(size_t size) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcSetPCHHeapSize == NULL:
-        _resolve(&_p_nvrtcSetPCHHeapSize, b"nvrtcSetPCHHeapSize")
+        _resolve(&_p_nvrtcSetPCHHeapSize, b"nvrtcSetPCHHeapSize", b"nvrtcSetPCHHeapSize")
     return (<nvrtcResult (*)(size_t) noexcept nogil>_p_nvrtcSetPCHHeapSize)(size)
 
 cdef nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPCHCreateStatus == NULL:
-        _resolve(&_p_nvrtcGetPCHCreateStatus, b"nvrtcGetPCHCreateStatus")
+        _resolve(&_p_nvrtcGetPCHCreateStatus, b"nvrtcGetPCHCreateStatus", b"nvrtcGetPCHCreateStatus")
     return (<nvrtcResult (*)(nvrtcProgram) noexcept nogil>_p_nvrtcGetPCHCreateStatus)(prog)
 
 cdef nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t* size) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPCHHeapSizeRequired == NULL:
-        _resolve(&_p_nvrtcGetPCHHeapSizeRequired, b"nvrtcGetPCHHeapSizeRequired")
+        _resolve(&_p_nvrtcGetPCHHeapSizeRequired, b"nvrtcGetPCHHeapSizeRequired", b"nvrtcGetPCHHeapSizeRequired")
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetPCHHeapSizeRequired)(prog, size)
 
 cdef nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, nvrtcSetFlowCallback_callback_t callback, void* payload) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcSetFlowCallback == NULL:
-        _resolve(&_p_nvrtcSetFlowCallback, b"nvrtcSetFlowCallback")
+        _resolve(&_p_nvrtcSetFlowCallback, b"nvrtcSetFlowCallback", b"nvrtcSetFlowCallback")
     return (<nvrtcResult (*)(nvrtcProgram, nvrtcSetFlowCallback_callback_t, void*) noexcept nogil>_p_nvrtcSetFlowCallback)(prog, callback, payload)

@@ -190,3 +190,141 @@ def restore_pch_heap_size():
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
     yield size
     nvrtc.nvrtcSetPCHHeapSize(size)
+
+
+# --------------------------------------------------------------------------
+# Driver API (cubind's ``cuda`` package) fixtures, for the GPU tests
+# --------------------------------------------------------------------------
+
+
+def import_cubind_driver():
+    """cubind's ``cuda`` module, or None where it is not built.
+
+    NVIDIA's ``cuda`` namespace package (cuda.bindings, cuda.pathfinder) makes
+    a bare ``import cuda`` succeed too; cubind's has the driver functions.
+    """
+    try:
+        import cuda
+    except ImportError:
+        return None
+    return cuda if hasattr(cuda, "cuInit") else None
+
+
+def driver_ok(fn, *args):
+    """Call a driver binding; assert CUDA_SUCCESS (naming the function); return its outputs."""
+    err, *outputs = fn(*args)
+    assert err == 0, f"{fn.__name__} returned {err!r}"
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+@pytest.fixture(scope="session")
+def gpu_reason():
+    """None when a GPU and driver are usable, else why not (for tests that check the no-GPU path)."""
+    return gpu_unavailable_reason()
+
+
+@pytest.fixture(scope="session")
+def driver():
+    """cubind's driver module after cuInit(0); skips where the package is not built."""
+    cuda = import_cubind_driver()
+    if cuda is None:
+        pytest.skip("cubind's cuda driver package is not built (import cuda has no cuInit)")
+    driver_ok(cuda.cuInit, 0)
+    return cuda
+
+
+@pytest.fixture(scope="session")
+def cu_device(driver):
+    """CUdevice 0."""
+    return driver_ok(driver.cuDeviceGet, 0)
+
+
+@pytest.fixture(scope="session")
+def compute_capability(driver, cu_device):
+    """(major, minor) of device 0."""
+    attr = driver.CUdevice_attribute
+    major = driver_ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
+    minor = driver_ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
+    return major, minor
+
+
+@pytest.fixture(scope="session")
+def device_arch(compute_capability):
+    """The newest NVRTC architecture (e.g. 90) the device runs: its compute capability, capped."""
+    import nvrtc
+
+    major, minor = compute_capability
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
+    usable = [a for a in archs if a <= 10 * major + minor]
+    if not usable:
+        pytest.skip(f"compute capability {major}.{minor} is older than every NVRTC architecture")
+    return max(usable)
+
+
+@pytest.fixture(scope="session")
+def _cu_primary_context(driver, cu_device):
+    ctx = driver_ok(driver.cuDevicePrimaryCtxRetain, cu_device)
+    yield ctx
+    driver.cuDevicePrimaryCtxRelease(cu_device)
+
+
+@pytest.fixture
+def cu_context(driver, _cu_primary_context):
+    """The primary context of device 0, made current; at teardown it must synchronize cleanly."""
+    driver_ok(driver.cuCtxSetCurrent, _cu_primary_context)
+    yield _cu_primary_context
+    driver_ok(driver.cuCtxSetCurrent, _cu_primary_context)
+    driver_ok(driver.cuCtxSynchronize)
+
+
+@pytest.fixture
+def cu_stream(driver, cu_context):
+    """A new stream in the current context, destroyed at teardown."""
+    stream = driver_ok(driver.cuStreamCreate, 0)
+    yield stream
+    driver.cuStreamDestroy(stream)
+
+
+@pytest.fixture
+def device_alloc(driver, cu_context):
+    """Factory: cuMemAlloc(nbytes) -> CUdeviceptr, freed at teardown."""
+    allocated = []
+
+    def alloc(nbytes):
+        dptr = driver_ok(driver.cuMemAlloc, nbytes)
+        allocated.append(dptr)
+        return dptr
+
+    yield alloc
+    driver.cuCtxSynchronize()
+    for dptr in allocated:
+        driver.cuMemFree(dptr)
+
+
+@pytest.fixture
+def compile_for_device(compile_program, get_output, device_arch):
+    """Factory: NVRTC-compile ``src`` for the device; kind "PTX" (compute_XX) or "CUBIN" (sm_XX)."""
+
+    def compile_(src, kind="PTX", options=()):
+        arch = f"compute_{device_arch}" if kind == "PTX" else f"sm_{device_arch}"
+        prog = compile_program(src, [f"--gpu-architecture={arch}", *options])
+        return get_output(prog, kind)
+
+    return compile_
+
+
+@pytest.fixture
+def load_module(driver, cu_context, compile_for_device):
+    """Factory: compile ``src`` for the device, cuModuleLoadData it; unloaded at teardown."""
+    modules = []
+
+    def load(src, kind="PTX", options=()):
+        module = driver_ok(driver.cuModuleLoadData, compile_for_device(src, kind, options))
+        modules.append(module)
+        return module
+
+    yield load
+    driver.cuCtxSynchronize()
+    for module in modules:
+        driver.cuModuleUnload(module)

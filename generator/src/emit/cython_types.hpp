@@ -14,6 +14,11 @@ class TypeNames {
   TypeNames(const model::Model& model, std::string prefix);
 
   std::string cython(const model::Type& type) const;
+  // The type without its top-level const: for storage the binding fills.
+  std::string cython_mutable(model::Type type) const {
+    type.is_const = false;
+    return cython(type);
+  }
   // A declarator: `int (*callback)(void *, void *)` style for function pointers.
   std::string declare(const model::Type& type, const std::string& name) const;
   bool declared(const std::string& name) const { return declared_.count(name) != 0; }

@@ -1,12 +1,18 @@
 #include "emit/docs.hpp"
 
+#include <algorithm>
 #include <regex>
+
+#include "emit/names.hpp"
 #include <sstream>
 
 namespace cubind::emit {
 
 std::string plain_text(const std::string& doxygen) {
   static const std::vector<std::pair<std::regex, std::string>> rules = {
+      {std::regex(R"(\\#)"), "\x01"},  // an escaped '#' survives the '#name' rule below
+      {std::regex(R"(\\deprecated\b)"), "Deprecated:"},
+      {std::regex(R"((\w)::(\w))"), "$1.$2"},
       {std::regex(R"(\\link\s+#?(\w+)\s+([^\\]*?)\s*\\endlink)"), "$2"},
       {std::regex(R"(\\ref\s+#?(\w+))"), "$1"},
       {std::regex(R"(\\(p|c|e|b|a|em)\s+)"), ""},
@@ -18,6 +24,7 @@ std::string plain_text(const std::string& doxygen) {
   };
   std::string out = doxygen;
   for (const auto& [pattern, replacement] : rules) out = std::regex_replace(out, pattern, replacement);
+  std::replace(out.begin(), out.end(), '\x01', '#');
   return out;
 }
 
@@ -41,7 +48,7 @@ std::string function_docstring(const model::Function& f, const std::string& sign
   for (const auto& p : f.params) {
     if (p.direction == model::Direction::Out) continue;
     const model::DocParam* d = f.doc.param(p.name);
-    params += p.name + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
+    params += safe_name(p.name) + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
   }
   if (!params.empty()) out += "Parameters\n----------\n" + params + "\n";
   out += "Returns\n-------\n" + status + "\n";

@@ -1,7 +1,9 @@
 #include "emit/emitter.hpp"
 
 #include "emit/docs.hpp"
+#include "emit/names.hpp"
 #include "emit/params.hpp"
+#include "emit/records.hpp"
 #include "emit/templates.hpp"
 
 #include <sstream>
@@ -50,12 +52,21 @@ std::string docstring(const std::string& text, const std::string& indent) {
   return out;
 }
 
+// "13.0" -> 13000, the CUDA_VERSION the driver resolves symbols for.
+int cuda_version_number(const std::string& version) {
+  const auto dot = version.find('.');
+  if (dot == std::string::npos) return 0;
+  return std::stoi(version.substr(0, dot)) * 1000 + std::stoi(version.substr(dot + 1)) * 10;
+}
+
 std::string symbol_of(const Function& f) { return f.alias_of.empty() ? f.name : f.alias_of; }
 
 class LibraryEmitter {
  public:
   LibraryEmitter(const Model& m, const spec::Spec& s, const EmitOptions& o)
-      : ctx_{m, s, TypeNames(m, ""), TypeNames(m, "c.")}, options_(o), templates_(o.templates_dir) {}
+      : ctx_{m, s, TypeNames(m, ""), TypeNames(m, "c."), nullptr}, options_(o), templates_(o.templates_dir) {
+    ctx_.templates = &templates_;
+  }
 
   std::vector<GeneratedFile> render() {
     Data root = module_data();
@@ -86,6 +97,15 @@ class LibraryEmitter {
     d.set("sonames", strings(s.sonames));
     d.set("wheel_subdirs", strings(s.wheel_subdirs));
     d.set("env_var", s.env_var);
+    Data resolver;
+    resolver.set("library", s.library);
+    resolver.set("sonames", strings(s.sonames));
+    resolver.set("wheel_subdirs", strings(s.wheel_subdirs));
+    resolver.set("env_var", s.env_var);
+    resolver.set("proc_address_function", s.proc_address_function);
+    resolver.set("cuda_version", std::to_string(cuda_version_number(m.cuda_version)));
+    d.set("resolver", templates_.render(s.proc_address_function.empty() ? "resolve_dlsym.pyx" : "resolve_proc_address.pyx",
+                                        resolver));
 
     Data enums = list(), handles = list(), functions = list(), c_functions = list(), trampolines = list(),
          fn_typedefs = list(), constants = list(), all = list();
@@ -94,9 +114,19 @@ class LibraryEmitter {
       all.push_back(Data(e.name));
     }
     for (const auto& h : m.handles) {
-      handles.push_back(with_text("handle.pyx", handle_view(h)));
+      handles.push_back(with_text(h.is_integer ? "integer_handle.pyx" : "handle.pyx", handle_view(h)));
       all.push_back(Data(h.name));
     }
+    Data records = list();
+    for (const auto& r : m.records) {
+      if (is_anonymous_member(m, r)) continue;
+      Data view = py_record_view(r, ctx_, templates_);
+      view.set("cname", r.name);
+      records.push_back(with_text("record.pyx", view));
+      all.push_back(Data(record_class(m, r.name)));
+    }
+    d.set("records", records);
+    d.set("declarations", declarations());
     for (const auto& f : m.functions) {
       if (!f.skip_reason.empty()) continue;
       c_functions.push_back(c_function_view(f, fn_typedefs));
@@ -130,7 +160,9 @@ class LibraryEmitter {
     Data d;
     d.set("name", e.name);
     d.set("ctag", e.tag.empty() ? e.name : e.tag);
-    d.set("anonymous", e.tag.empty() || e.tag == e.name ? data::type::bool_true : data::type::bool_false);
+    d.set("anonymous", e.tag.empty() ? data::type::bool_true : data::type::bool_false);
+    // `enum tag` in C is valid whether or not a typedef also names it.
+    d.set("typedef", !e.tag.empty() && e.tag != e.name ? data::type::bool_true : data::type::bool_false);
     d.set("of", enum_of_function(e.name));
     d.set("doc", docstring(entity_docstring(e.doc, "Enum " + e.name + " of the C API."), "    "));
     Data values = list();
@@ -146,9 +178,55 @@ class LibraryEmitter {
     return d;
   }
 
+  // The C layer's declarations, in the headers' order so each type is
+  // declared before its users.
+  Data declarations() {
+    const auto& m = ctx_.model;
+    std::vector<std::pair<int, std::string>> decls;
+    for (const auto& e : m.enums) decls.emplace_back(e.order, templates_.render("c_enum.pxd", enum_view(e)));
+    for (const auto& h : m.handles)
+      if (!h.is_integer) decls.emplace_back(h.order, templates_.render("c_handle.pxd", handle_view(h)));
+    for (const auto& t : m.typedefs) {
+      Data d;
+      d.set("name", t.name);
+      d.set("ctype", ctx_.c_names.cython(t.type));
+      decls.emplace_back(t.order, templates_.render("c_typedef.pxd", d));
+    }
+    for (const auto& c : m.callbacks) {
+      Data d;
+      d.set("name", c.name);
+      d.set("result", ctx_.c_names.cython(c.type.inner[0]));
+      std::string args;
+      for (size_t i = 1; i < c.type.inner.size(); ++i) args += (i > 1 ? ", " : "") + ctx_.c_names.cython(c.type.inner[i]);
+      d.set("args", args);
+      decls.emplace_back(c.order, templates_.render("c_callback.pxd", d));
+    }
+    for (const auto& r : m.records)
+      if (!is_anonymous_member(m, r)) decls.emplace_back(r.order, templates_.render("c_record.pxd", c_record_view(r, ctx_)));
+    std::stable_sort(decls.begin(), decls.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    Data out = list();
+    for (auto& [order, text] : decls) {
+      while (!text.empty() && text.back() == '\n') text.pop_back();
+      Data d;
+      d.set("text", text);
+      out.push_back(d);
+    }
+    return out;
+  }
+
   Data handle_view(const Handle& h) {
     Data d;
     d.set("name", h.name);
+    if (h.is_integer) {
+      Type storage;
+      for (const auto& t : ctx_.model.typedefs)
+        if (t.name == h.name) storage = t.type;
+      const IntegerBounds b = integer_bounds(storage);
+      d.set("helper", b.helper);
+      if (!b.low.empty()) d.set("low", b.low);
+      d.set("high", b.high);
+      d.set("error_value", b.low.empty() ? "0" : "-1");
+    }
     d.set("record_tag", h.record_tag);
     d.set("ctype", "c." + h.name);
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") + "\n\nint(h) is the raw value; handles compare and hash by it.", "    "));
@@ -176,9 +254,9 @@ class LibraryEmitter {
         fn_typedefs.push_back(td);
       }
       const std::string sep = decl.empty() ? "" : ", ";
-      decl += sep + type + " " + p.name;
+      decl += sep + type + " " + safe_name(p.name);
       types += sep + type;
-      args += sep + p.name;
+      args += sep + safe_name(p.name);
     }
     d.set("params", decl);
     d.set("param_types", types);
@@ -233,7 +311,9 @@ class LibraryEmitter {
       std::string value = arg;
       if (static_cast<int>(i - 1) == user) {
         value = "box[1]";
-      } else if (t.kind == TypeKind::Pointer || t.kind == TypeKind::Handle) {
+      } else if (t.kind == TypeKind::Handle) {
+        value = "_new_" + t.name + "(" + arg + ")";
+      } else if (t.kind == TypeKind::Pointer) {
         value = "<uintptr_t>" + arg;
       } else if (t.kind == TypeKind::Enum) {
         value = enum_of_function(t.canonical) + "(" + arg + ")";
@@ -243,6 +323,7 @@ class LibraryEmitter {
     d.set("params", params);
     d.set("py_args", py_args);
     d.set("box", "a" + std::to_string(user));
+    if (p.called_once) d.set("once", data::type::bool_true);
     return d;
   }
 
@@ -262,9 +343,9 @@ class LibraryEmitter {
       const Param& p = *plan.param;
       args += (args.empty() ? "" : ", ") + render_slot(plan, "arg");
       if (plan.input) {
-        signature += (signature.empty() ? "" : ", ") + p.name;
+        signature += (signature.empty() ? "" : ", ") + safe_name(p.name);
         Data in;
-        in.set("name", p.name);
+        in.set("name", safe_name(p.name));
         in.set("type", plan.py_type);
         in.set("last", --inputs_left == 0 ? data::type::bool_true : data::type::bool_false);
         stub_inputs.push_back(in);
@@ -277,7 +358,7 @@ class LibraryEmitter {
         const DocParam* dp = f.doc.param(p.name);
         doc_outputs.push_back({p.name, plan.out_type, dp ? dp->text : ""});
       }
-      if (p.role == Role::Callback) trampolines.push_back(trampoline_view(f, p));
+      if (p.role == Role::Callback && !p.userdata_param.empty()) trampolines.push_back(trampoline_view(f, p));
     }
     Data d;
     d.set("name", f.name);

@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "emit/names.hpp"
+#include "emit/records.hpp"
+
 namespace cubind::emit {
 
 using namespace cubind::model;
@@ -34,7 +37,8 @@ std::string query_args(const Function& f, const std::string& query, const Model&
   const Function* q = m.function(query);
   if (!q || q->params.empty()) throw std::runtime_error(f.name + ": bad query function " + query);
   std::string args;
-  for (size_t i = 0; i + 1 < q->params.size(); ++i) args += c_local(find_param(f, q->params[i].name).name) + ", ";
+  for (size_t i = 0; i + 1 < q->params.size(); ++i)
+    args += c_local(safe_name(find_param(f, q->params[i].name).name)) + ", ";
   return args;
 }
 
@@ -45,8 +49,13 @@ std::string none_outputs(const Function& f) {
   return out;
 }
 
-void set_integer(Data& d, const Type& t) {
-  const IntegerBounds b = integer_bounds(t);
+void set_integer(Data& d, const Type& t, const Model& m) {
+  Type as_int = t;
+  if (t.kind == TypeKind::Enum) {
+    const Enum* e = m.enumeration(t.canonical);
+    as_int.is_signed = e ? e->is_signed : true;
+  }
+  const IntegerBounds b = integer_bounds(as_int);
   d.set("helper", b.helper);
   if (!b.low.empty()) d.set("low", b.low);
   d.set("high", b.high);
@@ -60,8 +69,9 @@ ParamPlan plan_param(const Param& p, const Function& f, const Context& ctx) {
   ParamPlan plan;
   plan.param = &p;
   Data& d = plan.data;
-  d.set("name", p.name);
-  d.set("cname", c_local(p.name));
+  const std::string name = safe_name(p.name);
+  d.set("name", name);
+  d.set("cname", c_local(name));
   d.set("ctype", ctx.py_names.cython(p.type));
   d.set("function", f.name);
   d.set("status_of", enum_of_function(ctx.spec.status_type));
@@ -76,18 +86,14 @@ ParamPlan plan_param(const Param& p, const Function& f, const Context& ctx) {
       } else {
         plan.tmpl = "in_integer";
         plan.py_type = "int";
-        set_integer(d, t);
+        set_integer(d, t, ctx.model);
       }
       break;
-    case Role::Enum: {
+    case Role::Enum:
       plan.tmpl = "in_integer";
       plan.py_type = t.name + " | int";
-      Type as_int = t;
-      const Enum* e = ctx.model.enumeration(t.canonical);
-      as_int.is_signed = e ? e->is_signed : true;
-      set_integer(d, as_int);
+      set_integer(d, t, ctx.model);
       break;
-    }
     case Role::Handle:
       plan.tmpl = "in_handle";
       plan.py_type = handle_py_type(t.name);
@@ -102,7 +108,74 @@ ParamPlan plan_param(const Param& p, const Function& f, const Context& ctx) {
       plan.py_type = "Sequence[bytes | str] | None";
       plan.late = true;
       d.set("count", p.count_param);
-      d.set("count_cname", c_local(p.count_param));
+      d.set("count_cname", c_local(safe_name(p.count_param)));
+      break;
+    case Role::Array: {
+      plan.tmpl = "array";
+      plan.late = true;
+      const Type& e = t.pointee();
+      d.set("ctype", ctx.py_names.cython_mutable(e));
+      d.set("count", p.count_param);
+      d.set("count_cname", c_local(safe_name(p.count_param)));
+      Data element = d;
+      std::string element_template;
+      if (e.kind == TypeKind::Handle) {
+        element.set("handle", e.name);
+        element_template = "element_handle";
+        plan.py_type = "Sequence[" + e.name + " | int] | None";
+      } else if (e.kind == TypeKind::Pointer) {
+        element_template = "element_address";
+        plan.py_type = "Sequence[int | Buffer | None] | None";
+      } else if (e.kind == TypeKind::Record) {
+        element.set("rclass", record_class(ctx.model, e.canonical));
+        element_template = "element_record";
+        plan.py_type = "Sequence[" + record_class(ctx.model, e.canonical) + "] | None";
+      } else {
+        set_integer(element, e, ctx.model);
+        element_template = "element_integer";
+        plan.py_type = "Sequence[int] | None";
+      }
+      std::string text = ctx.templates->render("params/" + element_template, element);
+      text.erase(text.find_last_not_of(" \n") + 1);
+      d.set("element", text);
+      break;
+    }
+    case Role::Record:
+      plan.tmpl = "record_value";
+      d.set("rclass", record_class(ctx.model, t.canonical));
+      plan.py_type = record_class(ctx.model, t.canonical);
+      break;
+    case Role::RecordIn:
+      plan.tmpl = "record_in";
+      d.set("rclass", record_class(ctx.model, t.pointee().canonical));
+      d.set("ctype", ctx.py_names.cython_mutable(t.pointee()));
+      plan.py_type = record_class(ctx.model, t.pointee().canonical) + " | int | None";
+      break;
+    case Role::RecordOut:
+      plan.tmpl = "record_out";
+      plan.input = false;
+      plan.output = true;
+      d.set("rclass", record_class(ctx.model, t.pointee().canonical));
+      plan.out_type = record_class(ctx.model, t.pointee().canonical);
+      break;
+    case Role::OutAddress:
+      plan.tmpl = "out_address";
+      plan.input = false;
+      plan.output = true;
+      plan.out_type = "int";
+      break;
+    case Role::OutBuffer:
+      plan.tmpl = "out_buffer";
+      plan.input = false;
+      plan.output = true;
+      plan.late = true;
+      plan.out_type = "bytes";
+      d.set("count", p.count_param);
+      d.set("count_cname", c_local(safe_name(p.count_param)));
+      break;
+    case Role::KernelParams:
+      plan.tmpl = "kernel_params";
+      plan.py_type = "int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None";
       break;
     case Role::Buffer:
       plan.tmpl = "in_buffer";
@@ -116,15 +189,15 @@ ParamPlan plan_param(const Param& p, const Function& f, const Context& ctx) {
       plan.py_type = "int | Buffer | None";
       break;
     case Role::Callback: {
-      plan.tmpl = "in_callback";
+      plan.tmpl = p.userdata_param.empty() ? "in_callback_raw" : "in_callback";
       plan.py_type = "Callable[..., int] | int | None";
       plan.late = true;
       const std::string cb_type = t.name.empty() ? callback_typedef_name(f.name, p.name) : t.name;
       d.set("cb_type", "c." + cb_type);
       d.set("trampoline", trampoline_name(f.name, p.name));
-      d.set("userdata", p.userdata_param);
-      d.set("userdata_cname", c_local(p.userdata_param));
-      d.set("key", c_local(f.params.front().name));
+      d.set("userdata", safe_name(p.userdata_param));
+      d.set("userdata_cname", c_local(safe_name(p.userdata_param)));
+
       break;
     }
     case Role::UserData:

@@ -16,6 +16,7 @@ struct Context {
   const spec::Spec& spec;
   TypeNames c_names;   // spelled inside the C layer
   TypeNames py_names;  // spelled from the Python layer ("c." prefix)
+  const Templates* templates = nullptr;
 };
 
 struct ParamPlan {

@@ -16,6 +16,7 @@ const DocParam* Doc::param(const std::string& name) const { return find_named(pa
 const Function* Model::function(const std::string& name) const { return find_named(functions, name); }
 const Enum* Model::enumeration(const std::string& name) const { return find_named(enums, name); }
 const Handle* Model::handle(const std::string& name) const { return find_named(handles, name); }
+const Record* Model::record(const std::string& name) const { return find_named(records, name); }
 
 const char* to_string(TypeKind kind) {
   switch (kind) {
@@ -62,6 +63,11 @@ const char* to_string(Role role) {
     case Role::OutString: return "out_string";
     case Role::OutArray: return "out_array";
     case Role::InOutHandle: return "inout_handle";
+    case Role::RecordIn: return "record_in";
+    case Role::RecordOut: return "record_out";
+    case Role::OutAddress: return "out_address";
+    case Role::OutBuffer: return "out_buffer";
+    case Role::KernelParams: return "kernel_params";
   }
   return "unresolved";
 }

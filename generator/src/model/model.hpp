@@ -75,6 +75,11 @@ enum class Role {
   OutString,    // const char** written by the call
   OutArray,     // T* filled with a count known from a query function
   InOutHandle,  // handle* read and written by the call
+  RecordIn,     // const struct* (or a struct* the call only reads); None passes NULL
+  RecordOut,    // struct* the call fills: a new object is returned
+  OutAddress,   // void** written by the call: an int address is returned
+  OutBuffer,    // char* filled by the call with a length parameter: bytes are returned
+  KernelParams, // void** of kernel arguments (cuLaunchKernel): the four forms of API.md
 };
 
 struct Param {
@@ -86,6 +91,7 @@ struct Param {
   std::string count_param;     // Array/StringArray: the parameter counting it
   std::string query_function;  // Buffer/OutArray: the function giving the size/count
   std::string userdata_param;  // Callback: the void* it receives back
+  bool called_once = false;    // Callback: C calls it once, then forgets it
   std::string skip_reason;     // non-empty when this parameter cannot be bound
 };
 
@@ -108,6 +114,7 @@ struct EnumValue {
 };
 
 struct Enum {
+  int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;  // typedef name, else tag
   std::string tag;
   bool is_signed = true;
@@ -125,7 +132,9 @@ struct Field {
 };
 
 struct Record {
+  int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;  // typedef name, tag, or synthesised for anonymous nested records
+  std::string public_name;  // the class users see (passes: CUDA_MEMCPY2D for CUDA_MEMCPY2D_v2)
   std::string tag;
   bool is_union = false;
   bool is_complete = false;
@@ -139,13 +148,16 @@ struct Record {
 };
 
 struct Handle {
+  int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;
+  bool is_integer = false;  // an integer typedef the spec declares a handle (CUdeviceptr)
   std::string record_tag;
   Doc doc;
   std::string header;
 };
 
 struct Callback {
+  int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;
   Type type;  // FunctionPointer
   Doc doc;
@@ -153,6 +165,7 @@ struct Callback {
 };
 
 struct Typedef {
+  int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;
   Type type;
   Doc doc;
@@ -193,6 +206,7 @@ struct Model {
   const Function* function(const std::string& name) const;
   const Enum* enumeration(const std::string& name) const;
   const Handle* handle(const std::string& name) const;
+  const Record* record(const std::string& name) const;
 };
 
 const char* to_string(TypeKind kind);

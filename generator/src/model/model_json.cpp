@@ -40,6 +40,7 @@ json param_json(const Param& p) {
   put(j, "count_param", p.count_param);
   put(j, "query_function", p.query_function);
   put(j, "userdata_param", p.userdata_param);
+  if (p.called_once) j["called_once"] = true;
   put(j, "skip_reason", p.skip_reason);
   return j;
 }

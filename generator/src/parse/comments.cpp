@@ -20,7 +20,7 @@ std::string trim(const std::string& s) {
 std::vector<std::string> text_lines(std::string raw) {
   static const std::regex open(R"(^\s*(/\*\*<|/\*!<|/\*\*|/\*!|/\*|///<|///|//!<|//!))");
   static const std::regex close(R"(\*+/\s*$)");
-  static const std::regex lead(R"(^\s*\*?(?!/) ?)");
+  static const std::regex lead(R"(^\s*\*(?!/) ?)");  // lines without '*' keep their indentation
   std::vector<std::string> lines;
   std::istringstream in(raw);
   std::string line;
@@ -62,7 +62,9 @@ model::Doc parse_comment(const std::string& raw) {
     }
     if (text.empty()) {
       section = Section::Body;
-      if (!doc.body.empty() && doc.body.back() != '\n') doc.body += "\n";
+      if (!doc.body.empty() && doc.body.compare(doc.body.size() - std::min<size_t>(2, doc.body.size()),
+                                                 std::string::npos, "\n\n") != 0)
+        doc.body += doc.body.back() == '\n' ? "\n" : "\n\n";
       continue;
     }
     std::smatch m;

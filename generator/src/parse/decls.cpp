@@ -10,6 +10,15 @@ using namespace cubind::model;
 model::Doc doc_of(CXCursor c) {
   std::string raw = take(clang_Cursor_getRawCommentText(c));
   if (raw.empty()) raw = preceding_comment(c);
+  // A trailing `/**< ... */` before this member documents the previous one.
+  if (raw.rfind("/**<", 0) == 0 || raw.rfind("///<", 0) == 0 || raw.rfind("/*!<", 0) == 0) {
+    unsigned comment_end = 0, cursor_start = 0;
+    clang_getExpansionLocation(clang_getRangeEnd(clang_Cursor_getCommentRange(c)), nullptr, nullptr, nullptr,
+                               &comment_end);
+    clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(c)), nullptr, nullptr, nullptr,
+                               &cursor_start);
+    if (comment_end <= cursor_start) return {};
+  }
   return raw.empty() ? model::Doc{} : parse_comment(raw);
 }
 
@@ -78,6 +87,7 @@ void DeclCollector::add_enum(CXCursor c, const std::string& header) {
     e.values.push_back(value);
   });
   e.doc = doc_of(c);
+  e.order = order_++;
   model_.enums.push_back(e);
 }
 
@@ -124,6 +134,7 @@ void DeclCollector::add_record(CXCursor c, const std::string& header, const std:
       r.fields.push_back(f);
     }
   });
+  r.order = order_++;
   model_.records.push_back(r);
 }
 
@@ -138,12 +149,17 @@ void DeclCollector::add_typedef(CXCursor c, const std::string& header) {
   const Type type = types_.convert(clang_getCursorType(c));
   if (type.kind == TypeKind::Handle) {
     const CXType pointee = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(c)));
-    model_.handles.push_back({name, spelling(clang_getTypeDeclaration(pointee)), doc_of(c), header});
+    Handle h;
+    h.order = order_++;
+    h.name = name;
+    h.record_tag = spelling(clang_getTypeDeclaration(pointee));
+    h.doc = doc_of(c);
+    h.header = header;
+    model_.handles.push_back(h);
   } else if (type.kind == TypeKind::FunctionPointer) {
-    model_.callbacks.push_back({name, type, doc_of(c), header});
+    model_.callbacks.push_back({order_++, name, type, doc_of(c), header});
   } else {
-    Typedef t{name, types_.convert(underlying), doc_of(c), header};
-    model_.typedefs.push_back(t);
+    model_.typedefs.push_back({order_++, name, types_.convert(underlying), doc_of(c), header});
   }
 }
 

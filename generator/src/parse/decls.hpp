@@ -33,6 +33,7 @@ class DeclCollector {
   TypeConverter types_;
   const std::map<std::string, std::string>& files_;
   std::set<std::string> seen_;  // USRs and function names already added
+  int order_ = 0;
 };
 
 model::Doc doc_of(CXCursor c);

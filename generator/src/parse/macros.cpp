@@ -41,13 +41,13 @@ MacroClasses classify_macros(const std::vector<MacroDef>& macros, const std::set
   for (const auto& m : macros) {
     if (m.function_like || m.body.empty()) continue;
     const std::string target = alias_target(m, function_macros);
+    if (target == m.name) continue;  // an identity macro names nothing new
     if (!target.empty() && functions.count(target)) {
       out.aliases.push_back({m.name, target, m.header});
       continue;
     }
     // Reserved names are the headers' own plumbing (include guards, API macros).
     if (m.name.rfind("__", 0) == 0) continue;
-    if (!target.empty() && !std::isdigit(static_cast<unsigned char>(target[0])) && m.body.size() == 1) continue;
     out.constant_candidates.push_back(&m);
   }
   return out;

@@ -83,7 +83,7 @@ struct Evaluator {
   std::map<std::string, model::Constant> run(const std::vector<std::string>& names, const char* cast) const {
     std::string source = prelude;
     for (size_t i = 0; i < names.size(); ++i)
-      source += "__auto_type __cubind_eval_" + std::to_string(i) + " = " + cast + "(" + names[i] + ");\n";
+      source += "__auto_type __cubind_eval_" + std::to_string(i) + " = " + cast + names[i] + ";\n";
     UnitPtr unit = parse_source(index, kUmbrella, source, args, CXTranslationUnit_SkipFunctionBodies, false);
     std::map<std::string, model::Constant> out;
     visit_children(clang_getTranslationUnitCursor(unit.get()), [&](CXCursor c) {

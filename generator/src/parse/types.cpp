@@ -61,7 +61,14 @@ Type TypeConverter::convert_unqualified(CXType type) const {
       t.inner.push_back(convert(clang_getArrayElementType(type)));  // keeps const
       t.count = type.kind == CXType_ConstantArray ? clang_getArraySize(type) : -1;
       t.size = clang_Type_getSizeOf(type);
-      t.spelling = t.inner[0].spelling + " [" + (t.count >= 0 ? std::to_string(t.count) : "") + "]";
+      const std::string dim = "[" + (t.count >= 0 ? std::to_string(t.count) : "") + "]";
+      const Type& e = t.inner[0];
+      if (e.kind == TypeKind::Array) {  // int [2][4]: this dimension comes first
+        const auto at = e.spelling.find(" [");
+        t.spelling = e.spelling.substr(0, at) + " " + dim + e.spelling.substr(at + 1);
+      } else {
+        t.spelling = e.spelling + " " + dim;
+      }
       return t;
     }
     case CXType_Enum:
@@ -73,10 +80,12 @@ Type TypeConverter::convert_unqualified(CXType type) const {
       t.canonical = t.name;  // the model entity, whatever typedef names the use
       t.is_const = clang_isConstQualifiedType(type);
       t.size = clang_Type_getSizeOf(type);
+      // As the header writes it: by tag where it has one.
+      const std::string tag = is_anonymous_record(decl) ? t.name : spelling(decl);
       if (t.kind == TypeKind::Enum) {
-        t.spelling = "enum " + t.name;
+        t.spelling = "enum " + tag;
       } else {
-        t.spelling = (clang_getCursorKind(decl) == CXCursor_UnionDecl ? "union " : "struct ") + t.name;
+        t.spelling = (clang_getCursorKind(decl) == CXCursor_UnionDecl ? "union " : "struct ") + tag;
       }
       if (t.is_const) t.spelling = "const " + t.spelling;
       return t;
@@ -99,7 +108,12 @@ Type TypeConverter::convert_typedef(CXType type) const {
       t.kind = TypeKind::Handle;
       t.size = clang_Type_getSizeOf(canonical);
     } else if (pointee.kind == CXType_FunctionProto || pointee.kind == CXType_FunctionNoProto) {
-      t = convert_function(pointee, name);
+      // The prototype as written, so its arguments keep their typedefs.
+      CXType written = underlying;
+      while (written.kind == CXType_Typedef)
+        written = unwrap(clang_getTypedefDeclUnderlyingType(clang_getTypeDeclaration(written)));
+      const CXType proto = written.kind == CXType_Pointer ? unwrap(clang_getPointeeType(written)) : pointee;
+      t = convert_function(proto, name);
     } else {
       t = convert(underlying);
     }

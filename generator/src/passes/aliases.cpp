@@ -21,6 +21,8 @@ void apply_aliases(model::Model& model) {
 
 void run_passes(model::Model& model, const spec::Spec& spec) {
   apply_aliases(model);
+  name_records(model);
+  mark_integer_handles(model, spec);
   infer_parameters(model, spec);
   apply_filters(model, spec);
 }

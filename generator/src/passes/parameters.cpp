@@ -1,7 +1,10 @@
 // General rules for how each C parameter crosses into Python. The rules read
 // the type, the header's own [in]/[out] annotations and sibling functions
 // (`fGetPTX` has `fGetPTXSize`); the spec overrides what they get wrong.
+#include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <regex>
 
 #include "passes/passes.hpp"
 
@@ -24,6 +27,12 @@ bool is_count_name(const std::string& n) {
          n == "count";
 }
 
+bool has_count(const Function& f) {
+  for (const auto& p : f.params)
+    if (p.type.kind == TypeKind::Integer && is_count_name(p.name)) return true;
+  return false;
+}
+
 // `prefixGetPTX` -> `prefixGetPTXSize`, the query returning the byte size.
 std::string size_query(const Function& f, const Model& m) {
   const std::string name = f.name + "Size";
@@ -38,6 +47,14 @@ std::string count_query(const Function& f, const Model& m) {
   return m.function(name) ? name : "";
 }
 
+// The driver's headers annotate no direction but say "Returned ..." of outputs.
+bool documented_as_output(const DocParam* doc) {
+  static const std::regex wording(
+      R"(^(Returned|Returns|Pointer to return|Location to return|Location where|Output|On success)\b.*)",
+      std::regex::icase);
+  return doc && (doc->direction == "out" || std::regex_match(doc->text, wording));
+}
+
 void infer_pointer(Param& p, const Function& f, const Model& m) {
   const Type& pointee = p.type.pointee();
   const DocParam* doc = f.doc.param(p.name);
@@ -50,8 +67,11 @@ void infer_pointer(Param& p, const Function& f, const Model& m) {
     p.query_function = size_query(f, m);
     if (!p.query_function.empty()) {
       p.role = Role::Buffer;
+    } else if (documented_as_output(doc)) {
+      p.role = Role::OutBuffer;  // its length parameter is linked below
+      p.direction = Direction::Out;
     } else {
-      p.skip_reason = "char* buffer without a size query function";
+      p.skip_reason = "char* buffer without a size query function or a length";
     }
   } else if (pointee.kind == TypeKind::Pointer && is_char(pointee.pointee())) {
     if (pointee.is_const) {
@@ -64,14 +84,24 @@ void infer_pointer(Param& p, const Function& f, const Model& m) {
     }
   } else if (is_void(pointee)) {
     p.role = Role::VoidPtr;
+  } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && !pointee.is_const &&
+             documented_as_output(doc)) {
+    p.role = Role::OutAddress;
+    p.direction = Direction::Out;
+  } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && has_count(f)) {
+    p.role = Role::Array;  // void* values (JIT option values): ints or buffers
+  } else if (pointee.kind == TypeKind::Record) {
+    const bool out = !pointee.is_const && documented_as_output(doc);
+    p.role = out ? Role::RecordOut : Role::RecordIn;
+    p.direction = out ? Direction::Out : Direction::In;
   } else if (pointee.is_const && is_value(pointee)) {
     p.role = Role::Array;
   } else if (is_value(pointee)) {
-    if (pointee.kind == TypeKind::Handle && annotated == "in") {
+    if (pointee.kind == TypeKind::Handle && (annotated == "in" || annotated == "in,out" || annotated == "inout")) {
       p.role = Role::InOutHandle;
       p.direction = Direction::InOut;
-    } else if (annotated == "in") {
-      p.skip_reason = "non-const pointer annotated [in]";
+    } else if (annotated == "in" || (!documented_as_output(doc) && has_count(f) && doc)) {
+      p.role = Role::Array;  // given to the call with its count (`CUjit_option* options`)
     } else if (!(p.query_function = count_query(f, m)).empty()) {
       p.role = Role::OutArray;
       p.direction = Direction::Out;
@@ -98,14 +128,73 @@ void infer_one(Param& p, const Function& f, const Model& m) {
   }
 }
 
-// Arrays are counted by the nearest integer before them with a count-like name.
+// How strongly an integer counts an array: its name names the array
+// (`numDependencies` and `dependencies`) > it stands next to it > nearer before.
+std::string stem(std::string n) {
+  for (const char* prefix : {"num", "n"})
+    if (n.rfind(prefix, 0) == 0 && n.size() > std::strlen(prefix) && std::isupper(static_cast<unsigned char>(n[std::strlen(prefix)])))
+      n = n.substr(std::strlen(prefix));
+  for (const char* suffix : {"Count", "count"})
+    if (n.size() > std::strlen(suffix) && n.compare(n.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
+      n = n.substr(0, n.size() - std::strlen(suffix));
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  return n;
+}
+
+int count_affinity(const Function& f, size_t array, size_t count) {
+  const std::string a = stem(f.params[array].name), c = stem(f.params[count].name);
+  if (!c.empty() && c != "count" && (a.find(c) != std::string::npos || c.find(a) != std::string::npos)) return 3;
+  if (count + 1 == array || array + 1 == count) return 2;
+  return 1;
+}
+
+// A struct pointer counts as an array only with clear evidence: the count is
+// named for it, or a bare `count` follows it (`desc, count`).
+bool counts_records(const Function& f, size_t array, size_t count) {
+  return count_affinity(f, array, count) == 3 || (count == array + 1 && f.params[count].name == "count");
+}
+
+// Links each array to its count. A struct pointer is an array only when a
+// count clearly belongs to it; else it stays one struct.
 void link_counts(Function& f) {
   for (size_t i = 0; i < f.params.size(); ++i) {
     Param& p = f.params[i];
-    if ((p.role != Role::Array && p.role != Role::StringArray) || !p.count_param.empty()) continue;
-    for (size_t j = i; j-- > 0;) {
-      Param& c = f.params[j];
-      if (c.type.kind == TypeKind::Integer && is_count_name(c.name)) {
+    const bool maybe_array = p.role == Role::RecordIn && p.type.pointee().is_const;
+    if ((p.role != Role::Array && p.role != Role::StringArray && !maybe_array) || !p.count_param.empty()) continue;
+    int best = 0;
+    size_t chosen = 0;
+    for (size_t j = 0; j < f.params.size(); ++j) {
+      const Param& c = f.params[j];
+      if (j == i || c.type.kind != TypeKind::Integer || !is_count_name(c.name)) continue;
+      if (maybe_array && !counts_records(f, i, j)) continue;
+      const int score = count_affinity(f, i, j);
+      const auto distance = [&](size_t k) { return k > i ? k - i : i - k; };
+      if (score > best || (score == best && distance(j) < distance(chosen))) {
+        best = score;
+        chosen = j;
+      }
+    }
+    if (maybe_array) {
+      if (best == 0) continue;
+      p.role = Role::Array;
+    }
+    if (best == 0) {
+      p.role = Role::Unresolved;
+      p.skip_reason = "array without a count parameter";
+      continue;
+    }
+    p.count_param = f.params[chosen].name;
+    f.params[chosen].role = Role::Count;
+  }
+}
+
+// A char* output is sized by an integer parameter named for a length.
+void link_lengths(Function& f) {
+  for (auto& p : f.params) {
+    if (p.role != Role::OutBuffer || !p.count_param.empty()) continue;
+    for (auto& c : f.params) {
+      if (c.type.kind == TypeKind::Integer && (c.name == "len" || c.name == "length" || c.name == "size" ||
+                                               c.name == "bufferSize" || c.name == "bufSize")) {
         p.count_param = c.name;
         c.role = Role::Count;
         break;
@@ -113,7 +202,7 @@ void link_counts(Function& f) {
     }
     if (p.count_param.empty()) {
       p.role = Role::Unresolved;
-      p.skip_reason = "array without a count parameter";
+      p.skip_reason = "char* output without a length parameter";
     }
   }
 }
@@ -122,12 +211,23 @@ void link_counts(Function& f) {
 void link_userdata(Function& f) {
   for (size_t i = 0; i < f.params.size(); ++i) {
     Param& cb = f.params[i];
-    if (cb.role != Role::Callback || !cb.userdata_param.empty()) continue;
-    for (size_t j = i + 1; j < f.params.size(); ++j) {
+    if (cb.role != Role::Callback) continue;
+    if (!cb.userdata_param.empty()) {  // named by the spec
+      for (auto& p : f.params)
+        if (p.name == cb.userdata_param) p.role = Role::UserData;
+      continue;
+    }
+    for (size_t j = i + 1; j < f.params.size() && cb.userdata_param.empty(); ++j) {
       if (f.params[j].role == Role::VoidPtr) {
         cb.userdata_param = f.params[j].name;
         f.params[j].role = Role::UserData;
-        break;
+      }
+    }
+    // Else the nearest before it (`cuUserObjectCreate(obj, ptr, destroy, ...)`).
+    for (size_t j = i; cb.userdata_param.empty() && j-- > 0;) {
+      if (f.params[j].role == Role::VoidPtr) {
+        cb.userdata_param = f.params[j].name;
+        f.params[j].role = Role::UserData;
       }
     }
   }
@@ -140,6 +240,7 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (!o.count_param.empty()) p.count_param = o.count_param;
   if (!o.query_function.empty()) p.query_function = o.query_function;
   if (!o.userdata_param.empty()) p.userdata_param = o.userdata_param;
+  if (o.called_once) p.called_once = true;
 }
 
 }  // namespace
@@ -155,6 +256,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
       if (o) apply_override(p, *o);
     }
     link_counts(f);
+    link_lengths(f);
     link_userdata(f);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;

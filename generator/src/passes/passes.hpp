@@ -10,6 +10,10 @@ namespace cubind::passes {
 // `#define f f_v2`: the function is bound as `f` and calls `f_v2`.
 void apply_aliases(model::Model& model);
 
+// Public names of records (unversioned typedefs) and integer handles.
+void name_records(model::Model& model);
+void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+
 // Role and direction of every parameter: general rules, then the spec's overrides.
 void infer_parameters(model::Model& model, const spec::Spec& spec);
 

@@ -67,6 +67,7 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.count_param = r.string(*ptable, "count_param", false, pwhere);
       o.query_function = r.string(*ptable, "query_function", false, pwhere);
       o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
+      o.called_once = (*ptable)["called_once"].value_or(false);
       spec.overrides.push_back(o);
     }
   }
@@ -84,7 +85,8 @@ std::optional<model::Role> role_from_string(const std::string& text) {
   using model::Role;
   for (Role role : {Role::Scalar, Role::Enum, Role::Handle, Role::Record, Role::String, Role::StringArray,
                     Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
-                    Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle})
+                    Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle, Role::RecordIn,
+                    Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams})
     if (text == model::to_string(role)) return role;
   return std::nullopt;
 }
@@ -118,11 +120,13 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.version_header = r.string(*lib, "version_header", false, "library.");
   spec.version_macro = r.string(*lib, "version_macro", false, "library.");
   spec.clang_args = r.strings(*lib, "clang_args", "library.");
+  spec.integer_handles = r.strings(*lib, "integer_handles", "library.");
 
   if (const toml::table* loader = root["loader"].as_table()) {
     spec.sonames = r.strings(*loader, "sonames", "loader.");
     spec.env_var = r.string(*loader, "env_var", true, "loader.");
     spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
+    spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
   }
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
   if (const toml::array* skips = root["skip"].as_array()) {

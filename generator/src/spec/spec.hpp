@@ -18,6 +18,7 @@ struct ParamOverride {
   std::string count_param;
   std::string query_function;
   std::string userdata_param;
+  bool called_once = false;
 };
 
 struct Skip {
@@ -34,10 +35,14 @@ struct Spec {
   std::string version_header;
   std::string version_macro;
   std::vector<std::string> clang_args;
+  std::vector<std::string> integer_handles;  // integer typedefs bound as handle classes
   // Loader
   std::vector<std::string> sonames;
   std::string env_var;
   std::vector<std::string> wheel_subdirs;
+  // Symbols resolved through the driver's cuGetProcAddress with this version
+  // (empty: plain dlsym).
+  std::string proc_address_function;
   // Passes
   std::vector<ParamOverride> overrides;
   std::vector<Skip> skips;

@@ -1,0 +1,70 @@
+// Which names users see: records by their unversioned typedef
+// (`CUDA_MEMCPY2D`, not `CUDA_MEMCPY2D_v2` or `CUDA_MEMCPY2D_st`), and the
+// integer typedefs the spec declares handles (`CUdeviceptr`, `CUdevice`).
+#include <algorithm>
+#include <map>
+#include <regex>
+
+#include "passes/passes.hpp"
+
+namespace cubind::passes {
+
+using namespace cubind::model;
+
+namespace {
+
+bool is_version_of(const std::string& versioned, const std::string& base) {
+  static const std::regex suffix(R"(_v[0-9]+)");
+  return versioned.size() > base.size() && versioned.compare(0, base.size(), base) == 0 &&
+         std::regex_match(versioned.substr(base.size()), suffix);
+}
+
+void retype(Type& t, const std::map<std::string, std::string>& handles) {
+  for (auto& inner : t.inner) retype(inner, handles);
+  if (t.kind != TypeKind::Integer) return;
+  auto it = handles.find(t.name);
+  if (it == handles.end()) return;
+  t.kind = TypeKind::Handle;
+  t.name = it->second;
+}
+
+}  // namespace
+
+void name_records(Model& model) {
+  for (auto& r : model.records) r.public_name = r.name;
+  for (const auto& t : model.typedefs) {
+    if (t.type.kind != TypeKind::Record) continue;
+    for (auto& r : model.records)
+      if (r.name == t.type.canonical && is_version_of(r.name, t.name)) r.public_name = t.name;
+  }
+}
+
+void mark_integer_handles(Model& model, const spec::Spec& spec) {
+  std::map<std::string, std::string> names;  // typedef (or its versions) -> handle
+  for (const auto& wanted : spec.integer_handles) {
+    names[wanted] = wanted;
+    for (const auto& t : model.typedefs)
+      if (is_version_of(t.name, wanted)) names[t.name] = wanted;
+  }
+  for (const auto& t : model.typedefs) {
+    if (!spec.integer_handles.empty() && std::find(spec.integer_handles.begin(), spec.integer_handles.end(), t.name) !=
+                                             spec.integer_handles.end()) {
+      Handle h;
+      h.order = t.order;
+      h.name = t.name;
+      h.is_integer = true;
+      h.doc = t.doc;
+      h.header = t.header;
+      model.handles.push_back(h);
+    }
+  }
+  for (auto& f : model.functions) {
+    retype(f.result, names);
+    for (auto& p : f.params) retype(p.type, names);
+  }
+  for (auto& r : model.records)
+    for (auto& field : r.fields) retype(field.type, names);
+  for (auto& c : model.callbacks) retype(c.type, names);
+}
+
+}  // namespace cubind::passes

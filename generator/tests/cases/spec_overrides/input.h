@@ -1,0 +1,39 @@
+/* Golden case "spec_overrides": what the spec, not the header, decides.
+ *
+ * spec.toml names CASE_VERSION (12040) as the version macro of this header:
+ * model.json has cuda_version "12.4" and the generated banner says CUDA 12.4;
+ * CASE_VERSION is also an ordinary constant.
+ * Expect in model.json / report.txt:
+ *   caseGetLog       char* without a size query: the rules skip it, the spec's
+ *                    override makes it a buffer sized by caseLogLength
+ *   caseReset        an unannotated handle*: the rules say out_scalar, the
+ *                    override says inout_handle / inout
+ *   caseGetText      an alias of caseGetText_v2 (char* without a size query);
+ *                    the override is keyed by the ABI symbol caseGetText_v2
+ *                    and still applies: buffer sized by caseTextLength
+ *   caseInternalA/B  skipped by the spec's [[skip]] pattern, with its reason
+ *   caseInternal     not matched: the pattern must match the whole name
+ */
+#ifndef CASE_SPEC_OVERRIDES_H
+#define CASE_SPEC_OVERRIDES_H
+
+#define CASE_VERSION 12040
+
+#define caseGetText caseGetText_v2
+
+typedef __SIZE_TYPE__ size_t;
+
+typedef enum { CASE_SUCCESS = 0, CASE_ERROR = 1 } caseResult;
+
+typedef struct caseObject_st *caseObject;
+
+caseResult caseLogLength(caseObject obj, size_t *length);
+caseResult caseGetLog(caseObject obj, char *log);
+caseResult caseReset(caseObject *obj);
+caseResult caseTextLength(caseObject obj, size_t *size);
+caseResult caseGetText(caseObject obj, char *text);
+caseResult caseInternalA(caseObject obj);
+caseResult caseInternalB(int flags);
+caseResult caseInternal(void);
+
+#endif

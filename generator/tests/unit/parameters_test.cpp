@@ -1,0 +1,592 @@
+// passes::infer_parameters: the role, direction and links of every parameter,
+// on small models built by hand.
+#include <gtest/gtest.h>
+
+#include "model/model.hpp"
+#include "passes/passes.hpp"
+#include "spec/spec.hpp"
+
+namespace {
+
+using namespace cubind::model;
+using cubind::passes::infer_parameters;
+namespace spec = cubind::spec;
+
+// ---- types ----
+
+Type builtin(TypeKind kind, const std::string& canonical, bool is_signed, int64_t size, bool is_const = false) {
+  Type t;
+  t.kind = kind;
+  t.canonical = canonical;
+  t.is_signed = is_signed;
+  t.size = size;
+  t.is_const = is_const;
+  t.spelling = (is_const ? "const " : "") + canonical;
+  return t;
+}
+Type int_t(bool is_const = false) { return builtin(TypeKind::Integer, "int", true, 4, is_const); }
+Type size_t_t() {
+  Type t = builtin(TypeKind::Integer, "unsigned long", false, 8);
+  t.name = "size_t";
+  t.spelling = "size_t";
+  return t;
+}
+Type char_t(bool is_const = false) { return builtin(TypeKind::Integer, "char", true, 1, is_const); }
+Type float_t() { return builtin(TypeKind::Floating, "float", false, 4); }
+Type void_t(bool is_const = false) {
+  Type t = builtin(TypeKind::Void, "void", false, -1, is_const);
+  return t;
+}
+
+Type ptr(const Type& pointee, bool is_const = false) {
+  Type t;
+  t.kind = TypeKind::Pointer;
+  t.inner.push_back(pointee);
+  t.is_const = is_const;
+  t.size = 8;
+  t.spelling = pointee.spelling + (pointee.spelling.back() == '*' ? "*" : " *") + (is_const ? "const" : "");
+  return t;
+}
+
+Type named(TypeKind kind, const std::string& name, int64_t size) {
+  Type t;
+  t.kind = kind;
+  t.name = name;
+  t.canonical = kind == TypeKind::Handle ? "" : name;
+  t.spelling = name;
+  t.size = size;
+  return t;
+}
+Type handle_t(const std::string& name = "caseHandle") { return named(TypeKind::Handle, name, 8); }
+Type enum_t(const std::string& name = "caseResult") { return named(TypeKind::Enum, name, 4); }
+Type record_t(const std::string& name = "caseRecord") {
+  Type t = named(TypeKind::Record, name, 16);
+  t.spelling = "struct " + name;
+  return t;
+}
+
+// `int (*)(void*, void*)`, or a named callback typedef.
+Type callback_t(const std::string& name = "", std::vector<Type> args = {ptr(void_t()), ptr(void_t())}) {
+  Type t;
+  t.kind = TypeKind::FunctionPointer;
+  t.name = name;
+  t.size = 8;
+  t.inner.push_back(int_t());
+  std::string spelled;
+  for (const auto& a : args) {
+    spelled += (spelled.empty() ? "" : ", ") + a.spelling;
+    t.inner.push_back(a);
+  }
+  t.spelling = name.empty() ? "int (*)(" + spelled + ")" : name;
+  return t;
+}
+
+// ---- functions ----
+
+Param param(const std::string& name, const Type& type) {
+  Param p;
+  p.name = name;
+  p.type = type;
+  return p;
+}
+
+Function fn(const std::string& name, std::vector<Param> params, std::vector<DocParam> doc = {}) {
+  Function f;
+  f.name = name;
+  f.result = enum_t();
+  f.params = std::move(params);
+  f.doc.params = std::move(doc);
+  f.header = "case.h";
+  return f;
+}
+
+spec::Spec basic_spec() {
+  spec::Spec s;
+  s.library = "case";
+  s.status_type = "caseResult";
+  return s;
+}
+
+Model model_of(std::vector<Function> functions) {
+  Model m;
+  m.library = "case";
+  m.headers = {"case.h"};
+  m.functions = std::move(functions);
+  return m;
+}
+
+const Param& param_of(const Model& m, const std::string& function, const std::string& name) {
+  const Function* f = m.function(function);
+  if (!f) throw std::runtime_error("no function " + function);
+  for (const auto& p : f->params)
+    if (p.name == name) return p;
+  throw std::runtime_error("no parameter " + name);
+}
+
+Model infer(std::vector<Function> functions, const spec::Spec& s = basic_spec()) {
+  Model m = model_of(std::move(functions));
+  infer_parameters(m, s);
+  return m;
+}
+
+// ---- by-value parameters and the status ----
+
+TEST(InferParameters, ByValueRoles) {
+  const Model m = infer({fn("caseSet", {param("i", int_t()), param("f", float_t()), param("e", enum_t("caseMode")),
+                                        param("h", handle_t()), param("r", record_t()), param("s", size_t_t())})});
+  EXPECT_EQ(param_of(m, "caseSet", "i").role, Role::Scalar);
+  EXPECT_EQ(param_of(m, "caseSet", "f").role, Role::Scalar);
+  EXPECT_EQ(param_of(m, "caseSet", "e").role, Role::Enum);
+  EXPECT_EQ(param_of(m, "caseSet", "h").role, Role::Handle);
+  EXPECT_EQ(param_of(m, "caseSet", "r").role, Role::Record);
+  EXPECT_EQ(param_of(m, "caseSet", "s").role, Role::Scalar);
+  for (const auto& p : m.functions[0].params) {
+    EXPECT_EQ(p.direction, Direction::In) << p.name;
+    EXPECT_EQ(p.skip_reason, "") << p.name;
+  }
+}
+
+TEST(InferParameters, ReturnsStatusOnlyForTheStatusEnum) {
+  Function other = fn("caseOther", {});
+  other.result = enum_t("caseMode");
+  Function value = fn("caseValue", {});
+  value.result = int_t();
+  const Model m = infer({fn("caseStatus", {}), other, value});
+  EXPECT_TRUE(m.functions[0].returns_status);
+  EXPECT_FALSE(m.functions[1].returns_status);
+  EXPECT_FALSE(m.functions[2].returns_status);
+}
+
+// ---- out scalars ----
+
+TEST(InferParameters, OutScalarIntPointer) {
+  const Model m = infer({fn("caseVersion", {param("major", ptr(int_t())), param("minor", ptr(int_t()))})});
+  for (const char* name : {"major", "minor"}) {
+    const Param& p = param_of(m, "caseVersion", name);
+    EXPECT_EQ(p.role, Role::OutScalar) << name;
+    EXPECT_EQ(p.direction, Direction::Out) << name;
+    EXPECT_EQ(p.skip_reason, "") << name;
+    EXPECT_EQ(p.query_function, "") << name;
+  }
+}
+
+TEST(InferParameters, OutScalarOfEnumFloatAndSize) {
+  const Model m = infer({fn("caseGetInfo", {param("mode", ptr(enum_t("caseMode"))), param("scale", ptr(float_t())),
+                                            param("bytes", ptr(size_t_t()))})});
+  EXPECT_EQ(param_of(m, "caseGetInfo", "mode").role, Role::OutScalar);
+  EXPECT_EQ(param_of(m, "caseGetInfo", "scale").role, Role::OutScalar);
+  EXPECT_EQ(param_of(m, "caseGetInfo", "bytes").role, Role::OutScalar);
+}
+
+TEST(InferParameters, OutHandleIsOutScalar) {
+  // Not annotated, or annotated [out]: the call creates the handle.
+  const Model m = infer({fn("caseCreate", {param("h", ptr(handle_t()))}),
+                         fn("caseCreate2", {param("h", ptr(handle_t()))}, {{"h", "out", "the new handle"}})});
+  EXPECT_EQ(param_of(m, "caseCreate", "h").role, Role::OutScalar);
+  EXPECT_EQ(param_of(m, "caseCreate", "h").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseCreate2", "h").role, Role::OutScalar);
+}
+
+TEST(InferParameters, NonConstScalarPointerAnnotatedInIsAnArrayNeedingACount) {
+  const Model m = infer({fn("caseSetFlags", {param("flags", ptr(int_t()))}, {{"flags", "in", "flags"}})});
+  const Param& p = param_of(m, "caseSetFlags", "flags");
+  EXPECT_EQ(p.role, Role::Unresolved);
+  EXPECT_EQ(p.skip_reason, "array without a count parameter");
+}
+
+// ---- strings ----
+
+TEST(InferParameters, ConstCharPointerIsString) {
+  const Model m = infer({fn("caseAddName", {param("h", handle_t()), param("name", ptr(char_t(true)))})});
+  const Param& p = param_of(m, "caseAddName", "name");
+  EXPECT_EQ(p.role, Role::String);
+  EXPECT_EQ(p.direction, Direction::In);
+}
+
+TEST(InferParameters, ConstCharPointerPointerIsOutString) {
+  const Model m = infer({fn("caseGetLoweredName", {param("h", handle_t()), param("expr", ptr(char_t(true))),
+                                                   param("lowered", ptr(ptr(char_t(true))))})});
+  const Param& p = param_of(m, "caseGetLoweredName", "lowered");
+  EXPECT_EQ(p.role, Role::OutString);
+  EXPECT_EQ(p.direction, Direction::Out);
+}
+
+TEST(InferParameters, MutableCharPointerPointerIsSkipped) {
+  const Model m = infer({fn("caseGetText", {param("text", ptr(ptr(char_t())))})});
+  EXPECT_EQ(param_of(m, "caseGetText", "text").skip_reason, "char** without const");
+}
+
+// ---- string arrays and their count ----
+
+TEST(InferParameters, StringArrayWithPrecedingCount) {
+  const Model m = infer({fn("caseCompile", {param("h", handle_t()), param("numOptions", int_t()),
+                                            param("options", ptr(ptr(char_t(true), true)))})});
+  const Param& options = param_of(m, "caseCompile", "options");
+  EXPECT_EQ(options.role, Role::StringArray);
+  EXPECT_EQ(options.direction, Direction::In);
+  EXPECT_EQ(options.count_param, "numOptions");
+  EXPECT_EQ(param_of(m, "caseCompile", "numOptions").role, Role::Count);
+  EXPECT_EQ(param_of(m, "caseCompile", "h").role, Role::Handle);
+}
+
+TEST(InferParameters, TwoStringArraysShareOneCount) {
+  // nvrtcCreateProgram(prog, src, name, numHeaders, headers, includeNames)
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({fn("caseCreateProgram",
+                            {param("prog", ptr(handle_t())), param("src", ptr(char_t(true))),
+                             param("name", ptr(char_t(true))), param("numHeaders", int_t()),
+                             param("headers", strings), param("includeNames", strings)})});
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "prog").role, Role::OutScalar);
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "src").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "name").role, Role::String);
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "numHeaders").role, Role::Count);
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "headers").role, Role::StringArray);
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "headers").count_param, "numHeaders");
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "includeNames").role, Role::StringArray);
+  EXPECT_EQ(param_of(m, "caseCreateProgram", "includeNames").count_param, "numHeaders");
+}
+
+TEST(InferParameters, CountNames) {
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({
+      fn("caseA", {param("nItems", int_t()), param("items", strings)}),
+      fn("caseB", {param("itemCount", size_t_t()), param("items", strings)}),
+      fn("caseC", {param("count", int_t()), param("items", strings)}),
+      fn("caseD", {param("numItems", int_t()), param("flags", int_t()), param("items", strings)}),
+  });
+  EXPECT_EQ(param_of(m, "caseA", "items").count_param, "nItems");
+  EXPECT_EQ(param_of(m, "caseB", "items").count_param, "itemCount");
+  EXPECT_EQ(param_of(m, "caseC", "items").count_param, "count");
+  // The nearest count-like integer before the array, skipping `flags`.
+  EXPECT_EQ(param_of(m, "caseD", "items").count_param, "numItems");
+  EXPECT_EQ(param_of(m, "caseD", "flags").role, Role::Scalar);
+}
+
+TEST(InferParameters, StringArrayWithoutCountIsSkipped) {
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({fn("caseNoCount", {param("flags", int_t()), param("items", strings)})});
+  const Param& p = param_of(m, "caseNoCount", "items");
+  EXPECT_EQ(p.role, Role::Unresolved);
+  EXPECT_EQ(p.skip_reason, "array without a count parameter");
+  EXPECT_EQ(param_of(m, "caseNoCount", "flags").role, Role::Scalar);
+}
+
+TEST(InferParameters, CountAfterTheArrayWhenNoneBefore) {
+  // cuda.h: `(const CUgraphNode* dependencies, size_t numDependencies)`.
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({
+      fn("caseCountAfter", {param("items", strings), param("numItems", int_t())}),
+      fn("caseBoth", {param("nBefore", int_t()), param("items", strings), param("numAfter", int_t())}),
+  });
+  EXPECT_EQ(param_of(m, "caseCountAfter", "items").role, Role::StringArray);
+  EXPECT_EQ(param_of(m, "caseCountAfter", "items").count_param, "numItems");
+  EXPECT_EQ(param_of(m, "caseCountAfter", "numItems").role, Role::Count);
+  // One before wins over one after.
+  EXPECT_EQ(param_of(m, "caseBoth", "items").count_param, "nBefore");
+  EXPECT_EQ(param_of(m, "caseBoth", "numAfter").role, Role::Scalar);
+}
+
+TEST(InferParameters, ConstValueArrayWithCount) {
+  const Model m = infer({fn("caseSetValues", {param("numValues", int_t()), param("values", ptr(int_t(true)))})});
+  EXPECT_EQ(param_of(m, "caseSetValues", "values").role, Role::Array);
+  EXPECT_EQ(param_of(m, "caseSetValues", "values").count_param, "numValues");
+  EXPECT_EQ(param_of(m, "caseSetValues", "numValues").role, Role::Count);
+}
+
+// ---- buffers: char* with a `<f>Size` sibling ----
+
+TEST(InferParameters, CharPointerWithSizeSiblingIsBuffer) {
+  const Model m = infer({
+      fn("caseGetPTXSize", {param("h", handle_t()), param("sizeRet", ptr(size_t_t()))}),
+      fn("caseGetPTX", {param("h", handle_t()), param("ptx", ptr(char_t()))}),
+  });
+  const Param& p = param_of(m, "caseGetPTX", "ptx");
+  EXPECT_EQ(p.role, Role::Buffer);
+  EXPECT_EQ(p.query_function, "caseGetPTXSize");
+  EXPECT_EQ(p.skip_reason, "");
+  EXPECT_EQ(param_of(m, "caseGetPTXSize", "sizeRet").role, Role::OutScalar);
+}
+
+TEST(InferParameters, CharPointerWithoutSizeSiblingIsSkipped) {
+  const Model m = infer({
+      fn("caseGetLogLength", {param("h", handle_t()), param("sizeRet", ptr(size_t_t()))}),
+      fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))}),
+  });
+  const Param& p = param_of(m, "caseGetLog", "log");
+  EXPECT_EQ(p.role, Role::Unresolved);
+  EXPECT_EQ(p.query_function, "");
+  EXPECT_EQ(p.skip_reason, "char* buffer without a size query function or a length");
+}
+
+TEST(InferParameters, DocumentedOutputCharPointerWithLengthIsOutBuffer) {
+  // cuda.h: cuDeviceGetName(char* name, int len, CUdevice dev), "\param name - Returned identifier string".
+  const Model m = infer({
+      fn("caseDeviceGetName", {param("name", ptr(char_t())), param("len", int_t()), param("dev", int_t())},
+         {{"name", "", "Returned identifier string for the device"}, {"len", "", "Maximum length"}}),
+      fn("caseGetText", {param("text", ptr(char_t())), param("bufferSize", size_t_t())}, {{"text", "out", ""}}),
+  });
+  const Param& name = param_of(m, "caseDeviceGetName", "name");
+  EXPECT_EQ(name.role, Role::OutBuffer);
+  EXPECT_EQ(name.direction, Direction::Out);
+  EXPECT_EQ(name.count_param, "len");
+  EXPECT_EQ(param_of(m, "caseDeviceGetName", "len").role, Role::Count);
+  EXPECT_EQ(param_of(m, "caseDeviceGetName", "dev").role, Role::Scalar);
+  EXPECT_EQ(param_of(m, "caseGetText", "text").role, Role::OutBuffer);
+  EXPECT_EQ(param_of(m, "caseGetText", "text").count_param, "bufferSize");
+}
+
+TEST(InferParameters, DocumentedOutputCharPointerWithoutLengthIsSkipped) {
+  const Model m = infer({fn("caseGetName", {param("name", ptr(char_t())), param("flags", int_t())},
+                            {{"name", "", "Returns the name"}})});
+  const Param& p = param_of(m, "caseGetName", "name");
+  EXPECT_EQ(p.role, Role::Unresolved);
+  EXPECT_EQ(p.skip_reason, "char* output without a length parameter");
+}
+
+// ---- out arrays: T* with a `...GetNum...` sibling ----
+
+TEST(InferParameters, IntPointerWithGetNumSiblingIsOutArray) {
+  const Model m = infer({
+      fn("caseGetNumSupportedArchs", {param("numArchs", ptr(int_t()))}),
+      fn("caseGetSupportedArchs", {param("supportedArchs", ptr(int_t()))}),
+  });
+  const Param& p = param_of(m, "caseGetSupportedArchs", "supportedArchs");
+  EXPECT_EQ(p.role, Role::OutArray);
+  EXPECT_EQ(p.direction, Direction::Out);
+  EXPECT_EQ(p.query_function, "caseGetNumSupportedArchs");
+  // The query itself returns a plain out scalar.
+  EXPECT_EQ(param_of(m, "caseGetNumSupportedArchs", "numArchs").role, Role::OutScalar);
+}
+
+TEST(InferParameters, IntPointerWithoutGetNumSiblingIsOutScalar) {
+  const Model m = infer({fn("caseGetSupportedArchs", {param("supportedArchs", ptr(int_t()))})});
+  EXPECT_EQ(param_of(m, "caseGetSupportedArchs", "supportedArchs").role, Role::OutScalar);
+}
+
+// ---- in/out handles ----
+
+TEST(InferParameters, HandlePointerAnnotatedInIsInOutHandle) {
+  const Model m = infer({fn("caseDestroy", {param("h", ptr(handle_t()))}, {{"h", "in", "the handle"}})});
+  const Param& p = param_of(m, "caseDestroy", "h");
+  EXPECT_EQ(p.role, Role::InOutHandle);
+  EXPECT_EQ(p.direction, Direction::InOut);
+}
+
+// A handle* documented `\param [in,out] h` is bound as a pure output today
+// (passes/parameters.cpp, infer_pointer(): only `annotated == "in"` gives
+// InOutHandle, so "in,out" falls through to OutScalar/Direction::Out and the
+// caller cannot pass the handle in).
+TEST(InferParameters, HandlePointerAnnotatedInOutIsInOutHandle) {
+  const Model m = infer({fn("caseReset", {param("h", ptr(handle_t()))}, {{"h", "in,out", "the handle"}})});
+  const Param& p = param_of(m, "caseReset", "h");
+  EXPECT_EQ(p.role, Role::InOutHandle);
+  EXPECT_EQ(p.direction, Direction::InOut);
+}
+
+// ---- void pointers, callbacks and user data ----
+
+TEST(InferParameters, VoidPointersAreVoidPtr) {
+  const Model m = infer({fn("caseCopy", {param("dst", ptr(void_t())), param("src", ptr(void_t(true))),
+                                         param("bytes", size_t_t())})});
+  EXPECT_EQ(param_of(m, "caseCopy", "dst").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseCopy", "src").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseCopy", "dst").direction, Direction::In);
+}
+
+TEST(InferParameters, CallbackFollowedByVoidPointerIsCallbackAndUserData) {
+  const Model m = infer({fn("caseSetCallback", {param("h", handle_t()), param("callback", callback_t()),
+                                                param("payload", ptr(void_t()))})});
+  const Param& cb = param_of(m, "caseSetCallback", "callback");
+  EXPECT_EQ(cb.role, Role::Callback);
+  EXPECT_EQ(cb.userdata_param, "payload");
+  EXPECT_EQ(param_of(m, "caseSetCallback", "payload").role, Role::UserData);
+}
+
+TEST(InferParameters, NamedCallbackTypedefWithUserDataLaterOn) {
+  const Model m = infer({fn("caseAddHostFunc", {param("fn", callback_t("caseHostFn", {ptr(void_t())})),
+                                                param("flags", int_t()), param("userData", ptr(void_t()))})});
+  EXPECT_EQ(param_of(m, "caseAddHostFunc", "fn").role, Role::Callback);
+  EXPECT_EQ(param_of(m, "caseAddHostFunc", "fn").userdata_param, "userData");
+  EXPECT_EQ(param_of(m, "caseAddHostFunc", "flags").role, Role::Scalar);
+  EXPECT_EQ(param_of(m, "caseAddHostFunc", "userData").role, Role::UserData);
+}
+
+TEST(InferParameters, UserDataBeforeTheCallbackWhenNoneFollows) {
+  // cuda.h: cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags).
+  const Model m = infer({
+      fn("caseOrder", {param("data", ptr(void_t())), param("callback", callback_t()), param("flags", int_t())}),
+      fn("caseBoth", {param("before", ptr(void_t())), param("callback", callback_t()), param("after", ptr(void_t()))}),
+  });
+  EXPECT_EQ(param_of(m, "caseOrder", "callback").userdata_param, "data");
+  EXPECT_EQ(param_of(m, "caseOrder", "data").role, Role::UserData);
+  // One after the callback wins.
+  EXPECT_EQ(param_of(m, "caseBoth", "callback").userdata_param, "after");
+  EXPECT_EQ(param_of(m, "caseBoth", "after").role, Role::UserData);
+  EXPECT_EQ(param_of(m, "caseBoth", "before").role, Role::VoidPtr);
+}
+
+TEST(InferParameters, CallbackWithoutAnyVoidPointer) {
+  const Model m = infer({fn("caseNoData", {param("callback", callback_t()), param("flags", int_t())})});
+  EXPECT_EQ(param_of(m, "caseNoData", "callback").role, Role::Callback);
+  EXPECT_EQ(param_of(m, "caseNoData", "callback").userdata_param, "");
+}
+
+TEST(InferParameters, PointerToFunctionPointerIsSkipped) {
+  const Model m = infer({fn("caseGetProc", {param("pfn", ptr(callback_t()))})});
+  EXPECT_EQ(param_of(m, "caseGetProc", "pfn").skip_reason, "pointer to a function pointer");
+}
+
+TEST(InferParameters, PointerToRecordIsRecordInUnlessDocumentedAsOutput) {
+  Type const_record = record_t("caseProps");
+  const_record.is_const = true;
+  const_record.spelling = "const struct caseProps";
+  const Model m = infer({
+      fn("caseSetProps", {param("props", ptr(record_t("caseProps")))}),
+      fn("caseSetConst", {param("props", ptr(const_record))}, {{"props", "out", "Returned properties"}}),
+      fn("caseGetProps", {param("props", ptr(record_t("caseProps")))}, {{"props", "", "Returned properties"}}),
+      fn("caseGetProps2", {param("props", ptr(record_t("caseProps")))}, {{"props", "out", "The properties"}}),
+  });
+  EXPECT_EQ(param_of(m, "caseSetProps", "props").role, Role::RecordIn);
+  EXPECT_EQ(param_of(m, "caseSetProps", "props").direction, Direction::In);
+  EXPECT_EQ(param_of(m, "caseSetConst", "props").role, Role::RecordIn);  // const: never an output
+  EXPECT_EQ(param_of(m, "caseGetProps", "props").role, Role::RecordOut);
+  EXPECT_EQ(param_of(m, "caseGetProps", "props").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseGetProps2", "props").role, Role::RecordOut);
+}
+
+TEST(InferParameters, VoidPointerPointerDocumentedAsOutputIsOutAddress) {
+  const Model m = infer({
+      fn("caseMemAllocHost", {param("pp", ptr(ptr(void_t()))), param("bytesize", size_t_t())},
+         {{"pp", "", "Returned pointer to host memory"}}),
+      fn("caseUndocumented", {param("pp", ptr(ptr(void_t())))}),
+  });
+  EXPECT_EQ(param_of(m, "caseMemAllocHost", "pp").role, Role::OutAddress);
+  EXPECT_EQ(param_of(m, "caseMemAllocHost", "pp").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseUndocumented", "pp").role, Role::Unresolved);
+  EXPECT_EQ(param_of(m, "caseUndocumented", "pp").skip_reason, "no rule for void **");
+}
+
+// ---- the spec's overrides win ----
+
+spec::Spec spec_with(const std::string& functions_toml) {
+  return spec::parse(R"([library]
+name = "case"
+c_module = "ccase"
+py_module = "_case"
+headers = ["case.h"]
+status_type = "caseResult"
+)" + functions_toml,
+                     "test.toml");
+}
+
+TEST(InferParameters, OverrideWinsOverTheRules) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseGetLog.params.log]
+role = "buffer"
+query_function = "caseGetLogLength"
+
+[functions.caseDestroy.params.h]
+role = "inout_handle"
+direction = "inout"
+)");
+  const Model m = infer({
+      fn("caseGetLogLength", {param("h", handle_t()), param("sizeRet", ptr(size_t_t()))}),
+      fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))}),
+      fn("caseDestroy", {param("h", ptr(handle_t()))}),  // not annotated: the rule says OutScalar
+  },
+                        s);
+  const Param& log = param_of(m, "caseGetLog", "log");
+  EXPECT_EQ(log.role, Role::Buffer);
+  EXPECT_EQ(log.query_function, "caseGetLogLength");
+  EXPECT_EQ(log.skip_reason, "");  // the rule's reason is cleared
+  const Param& h = param_of(m, "caseDestroy", "h");
+  EXPECT_EQ(h.role, Role::InOutHandle);
+  EXPECT_EQ(h.direction, Direction::InOut);
+}
+
+TEST(InferParameters, OverrideCountParam) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseSetItems.params.items]
+count_param = "total"
+)");
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({fn("caseSetItems", {param("numItems", int_t()), param("total", int_t()),
+                                             param("items", strings)})},
+                        s);
+  EXPECT_EQ(param_of(m, "caseSetItems", "items").role, Role::StringArray);
+  EXPECT_EQ(param_of(m, "caseSetItems", "items").count_param, "total");
+  // A count named by the spec is not searched for: both integers stay inputs.
+  EXPECT_EQ(param_of(m, "caseSetItems", "numItems").role, Role::Scalar);
+  EXPECT_EQ(param_of(m, "caseSetItems", "total").role, Role::Scalar);
+}
+
+TEST(InferParameters, OverrideUserDataParamLinksTheCallback) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseSetCallback.params.callback]
+userdata_param = "second"
+)");
+  const Model m = infer({fn("caseSetCallback", {param("callback", callback_t()), param("first", ptr(void_t())),
+                                                param("second", ptr(void_t()))})},
+                        s);
+  EXPECT_EQ(param_of(m, "caseSetCallback", "callback").role, Role::Callback);
+  EXPECT_EQ(param_of(m, "caseSetCallback", "callback").userdata_param, "second");
+  EXPECT_EQ(param_of(m, "caseSetCallback", "first").role, Role::VoidPtr);
+}
+
+// With the user data named by the spec, the named parameter keeps Role::VoidPtr
+// (passes/parameters.cpp, link_userdata() skips callbacks whose userdata_param
+// is already set, and nothing else marks UserData). The emitter then converts it
+// twice: in_voidptr and in_callback both declare `cdef void* _c_second`.
+TEST(InferParameters, OverrideUserDataParamMarksItUserData) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseSetCallback.params.callback]
+userdata_param = "second"
+)");
+  const Model m = infer({fn("caseSetCallback", {param("callback", callback_t()), param("first", ptr(void_t())),
+                                                param("second", ptr(void_t()))})},
+                        s);
+  EXPECT_EQ(param_of(m, "caseSetCallback", "second").role, Role::UserData);
+}
+
+TEST(InferParameters, OverrideMatchesThePublicNameOrTheAbiSymbol) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseGetLog.params.log]
+role = "buffer"
+query_function = "caseLogSize"
+
+[functions.caseGetText_v2.params.text]
+role = "buffer"
+query_function = "caseTextSize"
+)");
+  Function log = fn("caseGetLog", {param("log", ptr(char_t()))});
+  log.alias_of = "caseGetLog_v2";
+  Function text = fn("caseGetText", {param("text", ptr(char_t()))});
+  text.alias_of = "caseGetText_v2";
+  const Model m = infer({log, text}, s);
+  EXPECT_EQ(param_of(m, "caseGetLog", "log").role, Role::Buffer);
+  EXPECT_EQ(param_of(m, "caseGetLog", "log").query_function, "caseLogSize");
+  EXPECT_EQ(param_of(m, "caseGetText", "text").role, Role::Buffer);
+  EXPECT_EQ(param_of(m, "caseGetText", "text").query_function, "caseTextSize");
+}
+
+TEST(InferParameters, OverrideOfAnotherParameterChangesNothing) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseGetLog.params.other]
+role = "buffer"
+)");
+  const Model m = infer({fn("caseGetLog", {param("log", ptr(char_t()))})}, s);
+  EXPECT_EQ(param_of(m, "caseGetLog", "log").role, Role::Unresolved);
+  EXPECT_NE(param_of(m, "caseGetLog", "log").skip_reason, "");
+}
+
+TEST(InferParameters, DirectionOnlyOverrideKeepsTheRuleRole) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseVersion.params.major]
+direction = "inout"
+)");
+  const Model m = infer({fn("caseVersion", {param("major", ptr(int_t()))})}, s);
+  EXPECT_EQ(param_of(m, "caseVersion", "major").role, Role::OutScalar);
+  EXPECT_EQ(param_of(m, "caseVersion", "major").direction, Direction::InOut);
+}
+
+}  // namespace

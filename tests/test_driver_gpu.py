@@ -1,0 +1,915 @@
+"""The driver package on a GPU: contexts, memory, modules, launches, streams,
+events, graphs, callbacks, memory pools, VMM, occupancy, pointer attributes.
+
+Every test needs a GPU (``@pytest.mark.gpu``); kernels are compiled with NVRTC
+for the device's own architecture (the ``compile_for_device`` fixture).
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if not p.name.startswith("_"))
+
+
+def ok(fn, *args):
+    """Call a binding, assert CUDA_SUCCESS; return its one output, a tuple of several, or None."""
+    err, *outputs = fn(*args)
+    assert err == 0, f"{fn.__name__} returned {err!r}"
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+@pytest.fixture
+def cuda(driver, cu_context):
+    """The driver module with device 0's primary context current."""
+    return driver
+
+
+@pytest.fixture
+def kernel(cuda, load_module):
+    """Factory: compile + load ``src``, return its function ``name`` (a CUfunction)."""
+
+    def get(src, name, kind="PTX"):
+        return ok(cuda.cuModuleGetFunction, load_module(src, kind), name.encode())
+
+    return get
+
+
+@pytest.fixture
+def pinned(cuda):
+    """Factory: page-locked host memory (cuMemAllocHost) as a numpy array; freed at teardown."""
+    allocations = []
+
+    def alloc(count, dtype=np.uint8):
+        nbytes = count * np.dtype(dtype).itemsize
+        address = int(ok(cuda.cuMemAllocHost, nbytes))
+        allocations.append(address)
+        return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address)).view(dtype)
+
+    yield alloc
+    cuda.cuCtxSynchronize()
+    for address in allocations:
+        cuda.cuMemFreeHost(address)
+
+
+def launch(cuda, f, grid, block, params, stream=None, shared=0):
+    """cuLaunchKernel with 1D grid and block."""
+    ok(cuda.cuLaunchKernel, f, grid, 1, 1, block, 1, 1, shared, stream, params, None)
+
+
+FILL_SRC = r"""
+extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned int n)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = value + i;
+}
+"""
+
+SPIN_SRC = r"""
+extern "C" __global__ void spin(long long cycles, unsigned int *out)
+{
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+    if (out) out[0] = 1;
+}
+"""
+
+
+def fill_params(out, value, n):
+    return (out, value, n), (None, ctypes.c_uint, ctypes.c_uint)
+
+
+def read_u32(cuda, dptr, n):
+    host = np.zeros(n, dtype=np.uint32)
+    ok(cuda.cuMemcpyDtoH, host, dptr, host.nbytes)
+    return host
+
+
+# -- device, context, errors -----------------------------------------------------
+
+
+def test_device_queries(cuda, cu_device):
+    assert isinstance(cu_device, cuda.CUdevice) and int(cu_device) == 0
+    count = ok(cuda.cuDeviceGetCount)
+    assert type(count) is int and count >= 1
+    name = ok(cuda.cuDeviceGetName, 64, cu_device)
+    assert isinstance(name, bytes) and 0 < len(name) < 64 and b"\0" not in name
+    major = ok(cuda.cuDeviceGetAttribute,
+               cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
+    assert type(major) is int and major >= 5
+    assert ok(cuda.cuDeviceGetAttribute, 75, int(cu_device)) == major   # plain ints for enum and handle
+
+
+def test_driver_version_and_memory_info(cuda):
+    version = ok(cuda.cuDriverGetVersion)
+    assert version >= cuda.CUDA_VERSION
+    free, total = ok(cuda.cuMemGetInfo)
+    assert type(free) is int and 0 < free <= total
+
+
+def test_error_name_and_string(cuda):
+    R = cuda.CUresult
+    assert cuda.cuGetErrorName(R.CUDA_ERROR_INVALID_VALUE) == (R.CUDA_SUCCESS, b"CUDA_ERROR_INVALID_VALUE")
+    assert cuda.cuGetErrorString(R.CUDA_ERROR_INVALID_VALUE) == (R.CUDA_SUCCESS, b"invalid argument")
+    assert cuda.cuGetErrorName(0) == (R.CUDA_SUCCESS, b"CUDA_SUCCESS")
+    assert cuda.cuGetErrorName(12345) == (R.CUDA_ERROR_INVALID_VALUE, None)   # on error every output is None
+
+
+def test_failing_call_returns_status_and_none(cuda):
+    err, dptr = cuda.cuMemAlloc(0)
+    assert err is cuda.CUresult.CUDA_ERROR_INVALID_VALUE and dptr is None
+    err, dev = cuda.cuDeviceGet(9999)
+    assert err is cuda.CUresult.CUDA_ERROR_INVALID_DEVICE and dev is None
+
+
+def test_context_create_push_pop(driver, cu_device):
+    ctx = ok(driver.cuCtxCreate, None, 0, cu_device)
+    try:
+        assert isinstance(ctx, driver.CUcontext) and int(ctx) != 0
+        assert ok(driver.cuCtxGetCurrent) == ctx
+        assert ok(driver.cuCtxGetDevice) == cu_device
+        assert ok(driver.cuCtxPopCurrent) == ctx
+        ok(driver.cuCtxPushCurrent, ctx)
+    finally:
+        ok(driver.cuCtxDestroy, ctx)
+
+
+def test_saxpy_flow(driver, cu_device, device_arch, compile_program, get_output, saxpy_src):
+    """NVIDIA's saxpy walk-through: own context, PTX from NVRTC, copies, launch, check."""
+    cuda = driver
+    ptx = get_output(compile_program(saxpy_src, [f"--gpu-architecture=compute_{device_arch}"]), "PTX")
+    n, a = 100_000, np.float32(2.5)
+    rng = np.random.default_rng(1)
+    hx, hy = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    hout = np.zeros(n, dtype=np.float32)
+    ctx = ok(cuda.cuCtxCreate, None, 0, cu_device)
+    try:
+        module = ok(cuda.cuModuleLoadData, ptx)
+        f = ok(cuda.cuModuleGetFunction, module, b"saxpy")
+        assert isinstance(module, cuda.CUmodule) and isinstance(f, cuda.CUfunction)
+        dx, dy, dout = (ok(cuda.cuMemAlloc, hx.nbytes) for _ in range(3))
+        assert isinstance(dx, cuda.CUdeviceptr)
+        stream = ok(cuda.cuStreamCreate, 0)
+        ok(cuda.cuMemcpyHtoDAsync, dx, hx.ctypes.data, hx.nbytes, stream)
+        ok(cuda.cuMemcpyHtoDAsync, dy, hy, hy.nbytes, stream)
+        params = ((a, dx, dy, dout, n), (ctypes.c_float, None, None, None, ctypes.c_size_t))
+        ok(cuda.cuLaunchKernel, f, (n + 255) // 256, 1, 1, 256, 1, 1, 0, stream, params, None)
+        ok(cuda.cuMemcpyDtoHAsync, hout, dout, hout.nbytes, stream)
+        ok(cuda.cuStreamSynchronize, stream)
+        ok(cuda.cuStreamDestroy, stream)
+        for dptr in (dx, dy, dout):
+            ok(cuda.cuMemFree, dptr)
+        ok(cuda.cuModuleUnload, module)
+    finally:
+        ok(cuda.cuCtxDestroy, ctx)
+    np.testing.assert_allclose(hout, a * hx + hy, rtol=1e-6)
+
+
+# -- memory copies -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host_kind", ["numpy", "bytearray", "memoryview", "address"])
+def test_htod_dtoh_sync(cuda, device_alloc, host_kind):
+    data = np.arange(1000, dtype=np.uint32)
+    back = np.zeros_like(data)
+    src = {"numpy": data, "bytearray": bytearray(data.tobytes()), "memoryview": memoryview(data),
+           "address": data.ctypes.data}[host_kind]
+    dst = {"numpy": back, "bytearray": None, "memoryview": memoryview(back), "address": back.ctypes.data}[host_kind]
+    dptr = device_alloc(data.nbytes)
+    ok(cuda.cuMemcpyHtoD, dptr, src, data.nbytes)
+    if dst is None:
+        raw = bytearray(data.nbytes)
+        ok(cuda.cuMemcpyDtoH, raw, dptr, data.nbytes)
+        back = np.frombuffer(raw, dtype=np.uint32)
+    else:
+        ok(cuda.cuMemcpyDtoH, dst, dptr, data.nbytes)
+    np.testing.assert_array_equal(back, data)
+
+
+def test_htod_from_bytes(cuda, device_alloc):
+    dptr = device_alloc(8)
+    ok(cuda.cuMemcpyHtoD, dptr, b"cubind!\0", 8)
+    raw = bytearray(8)
+    ok(cuda.cuMemcpyDtoH, raw, dptr, 8)
+    assert raw == b"cubind!\0"
+
+
+def test_handles_and_ints_are_interchangeable(cuda, device_alloc, cu_stream):
+    data = np.arange(16, dtype=np.uint8)
+    back = np.zeros_like(data)
+    dptr = device_alloc(16)
+    ok(cuda.cuMemcpyHtoDAsync, int(dptr), data, 16, int(cu_stream))
+    ok(cuda.cuMemcpyDtoHAsync, back, cuda.CUdeviceptr(int(dptr)), 16, cuda.CUstream(int(cu_stream)))
+    ok(cuda.cuStreamSynchronize, int(cu_stream))
+    ok(cuda.cuStreamSynchronize, None)   # the legacy default stream
+    np.testing.assert_array_equal(back, data)
+
+
+def test_dtod_sync_and_async(cuda, device_alloc, cu_stream):
+    data = np.arange(4096, dtype=np.float64)
+    a, b, c = (device_alloc(data.nbytes) for _ in range(3))
+    ok(cuda.cuMemcpyHtoD, a, data, data.nbytes)
+    ok(cuda.cuMemcpyDtoD, b, a, data.nbytes)
+    ok(cuda.cuMemcpyDtoDAsync, c, b, data.nbytes, cu_stream)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    back = np.zeros_like(data)
+    ok(cuda.cuMemcpyDtoH, back, c, data.nbytes)
+    np.testing.assert_array_equal(back, data)
+
+
+def test_async_copies_through_pinned_memory(cuda, device_alloc, cu_stream, pinned):
+    n = 1 << 16
+    src, dst = pinned(n, np.uint32), pinned(n, np.uint32)
+    src[:] = np.arange(n, dtype=np.uint32) * 7
+    dst[:] = 0
+    dptr = device_alloc(src.nbytes)
+    ok(cuda.cuMemcpyHtoDAsync, dptr, src, src.nbytes, cu_stream)
+    ok(cuda.cuMemcpyDtoHAsync, dst, dptr, dst.nbytes, cu_stream)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    np.testing.assert_array_equal(dst, src)
+
+
+def test_memcpy_unified_addressing(cuda, device_alloc):
+    data = np.arange(64, dtype=np.int16)
+    back = np.zeros_like(data)
+    dptr = device_alloc(data.nbytes)
+    ok(cuda.cuMemcpy, dptr, data.ctypes.data, data.nbytes)   # host addresses are CUdeviceptrs under UVA
+    ok(cuda.cuMemcpy, back.ctypes.data, dptr, data.nbytes)
+    np.testing.assert_array_equal(back, data)
+
+
+def _copy_2d(cuda, src_kind, src, src_pitch, dst_kind, dst, dst_pitch, width, height, x=0, y=0):
+    M = cuda.CUmemorytype
+    copy = cuda.CUDA_MEMCPY2D()
+    copy.srcXInBytes, copy.srcY = x, y
+    copy.srcMemoryType = M.CU_MEMORYTYPE_HOST if src_kind == "host" else M.CU_MEMORYTYPE_DEVICE
+    if src_kind == "host":
+        copy.srcHost = src
+    else:
+        copy.srcDevice = src
+    copy.srcPitch = src_pitch
+    copy.dstMemoryType = M.CU_MEMORYTYPE_HOST if dst_kind == "host" else M.CU_MEMORYTYPE_DEVICE
+    if dst_kind == "host":
+        copy.dstHost = dst
+    else:
+        copy.dstDevice = dst
+    copy.dstPitch = dst_pitch
+    copy.WidthInBytes, copy.Height = width, height
+    return copy
+
+
+def test_memcpy_2d_pitched_sub_rectangle(cuda, cu_stream):
+    host = np.arange(10 * 12, dtype=np.float32).reshape(10, 12)
+    rows, cols, row0, col0 = 4, 5, 3, 2   # the block host[3:7, 2:7]
+    width = cols * host.itemsize
+    dptr, pitch = ok(cuda.cuMemAllocPitch, width, rows, 4)
+    assert pitch >= width
+    try:
+        up = _copy_2d(cuda, "host", host.ctypes.data, host.strides[0], "device", dptr, pitch, width, rows,
+                      x=col0 * host.itemsize, y=row0)
+        ok(cuda.cuMemcpy2D, up)
+        back = np.zeros((rows, cols), dtype=np.float32)
+        down = _copy_2d(cuda, "device", dptr, pitch, "host", back.ctypes.data, back.strides[0], width, rows)
+        ok(cuda.cuMemcpy2DAsync, down, cu_stream)
+        ok(cuda.cuStreamSynchronize, cu_stream)
+    finally:
+        ok(cuda.cuMemFree, dptr)
+    np.testing.assert_array_equal(back, host[row0:row0 + rows, col0:col0 + cols])
+
+
+def test_memcpy_3d(cuda, device_alloc):
+    M = cuda.CUmemorytype
+    host = np.arange(3 * 4 * 5, dtype=np.uint16).reshape(3, 4, 5)
+    depth, height, width = host.shape
+    row = width * host.itemsize
+    dptr = device_alloc(host.nbytes)
+
+    def copy3d(src_host, dst_host):
+        copy = cuda.CUDA_MEMCPY3D()
+        if src_host is not None:
+            copy.srcMemoryType, copy.srcHost = M.CU_MEMORYTYPE_HOST, src_host
+            copy.dstMemoryType, copy.dstDevice = M.CU_MEMORYTYPE_DEVICE, dptr
+        else:
+            copy.srcMemoryType, copy.srcDevice = M.CU_MEMORYTYPE_DEVICE, dptr
+            copy.dstMemoryType, copy.dstHost = M.CU_MEMORYTYPE_HOST, dst_host
+        copy.srcPitch = copy.dstPitch = row
+        copy.srcHeight = copy.dstHeight = height
+        copy.WidthInBytes, copy.Height, copy.Depth = row, height, depth
+        return copy
+
+    ok(cuda.cuMemcpy3D, copy3d(host.ctypes.data, None))
+    back = np.zeros_like(host)
+    ok(cuda.cuMemcpy3D, copy3d(None, back.ctypes.data))
+    np.testing.assert_array_equal(back, host)
+    np.testing.assert_array_equal(read_u32(cuda, dptr, host.nbytes // 4), host.reshape(-1).view(np.uint32))
+
+
+def test_memset_d8_d16_d32(cuda, device_alloc, cu_stream):
+    n = 1024
+    dptr = device_alloc(n * 4)
+    ok(cuda.cuMemsetD8, dptr, 0xAB, n * 4)
+    assert (read_u32(cuda, dptr, n) == 0xABABABAB).all()
+    ok(cuda.cuMemsetD16, dptr, 0x1234, n * 2)
+    assert (read_u32(cuda, dptr, n) == 0x12341234).all()
+    ok(cuda.cuMemsetD32, dptr, 0xDEADBEEF, n)
+    assert (read_u32(cuda, dptr, n) == 0xDEADBEEF).all()
+    ok(cuda.cuMemsetD32Async, int(dptr) + 8, 7, 2, cu_stream)
+    ok(cuda.cuMemsetD8Async, dptr, 0, 4, cu_stream)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert read_u32(cuda, dptr, 5).tolist() == [0, 0xDEADBEEF, 7, 7, 0xDEADBEEF]
+
+
+def test_memset_2d_d32(cuda):
+    width, height = 6, 5
+    dptr, pitch = ok(cuda.cuMemAllocPitch, width * 4, height, 4)
+    try:
+        ok(cuda.cuMemsetD2D32, dptr, pitch, 0x01020304, width, height)
+        back = np.zeros((height, width), dtype=np.uint32)
+        ok(cuda.cuMemcpy2D, _copy_2d(cuda, "device", dptr, pitch, "host", back.ctypes.data, width * 4,
+                                     width * 4, height))
+    finally:
+        ok(cuda.cuMemFree, dptr)
+    assert (back == 0x01020304).all()
+
+
+# -- modules -----------------------------------------------------------------------
+
+GLOBAL_SRC = r"""
+__device__ unsigned int counter;
+extern "C" __global__ void bump(unsigned int by) { atomicAdd(&counter, by); }
+"""
+
+
+@pytest.mark.parametrize("kind", ["PTX", "CUBIN"])
+def test_module_from_ptx_and_cubin(cuda, compile_for_device, kind):
+    image = compile_for_device(GLOBAL_SRC, kind)
+    module = ok(cuda.cuModuleLoadData, image)
+    try:
+        bump = ok(cuda.cuModuleGetFunction, module, b"bump")
+        dptr, size = ok(cuda.cuModuleGetGlobal, module, b"counter")
+        assert size == 4 and int(dptr) != 0
+        ok(cuda.cuMemsetD32, dptr, 0, 1)
+        launch(cuda, bump, 4, 32, ((3,), (ctypes.c_uint,)))
+        ok(cuda.cuCtxSynchronize)
+        assert read_u32(cuda, dptr, 1)[0] == 4 * 32 * 3
+        err, missing = cuda.cuModuleGetFunction(module, b"no_such_kernel")
+        assert err is cuda.CUresult.CUDA_ERROR_NOT_FOUND and missing is None
+    finally:
+        ok(cuda.cuModuleUnload, module)
+
+
+def test_module_load_data_ex_info_log(cuda, compile_for_device):
+    # A nonce makes the PTX new to the driver's JIT cache, so it really compiles and logs.
+    nonce = uuid.uuid4().int & 0x7FFFFFFF
+    src = f'extern "C" __global__ void k(unsigned int *p) {{ p[0] = {nonce}u; }}\n'
+    ptx = compile_for_device(src, "PTX")
+    J = cuda.CUjit_option
+    info, error = bytearray(8192), bytearray(8192)
+    options = [J.CU_JIT_INFO_LOG_BUFFER, J.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+               J.CU_JIT_ERROR_LOG_BUFFER, J.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, J.CU_JIT_LOG_VERBOSE]
+    values = [info, len(info), error, len(error), 1]
+    module = ok(cuda.cuModuleLoadDataEx, ptx, len(options), options, values)
+    try:
+        assert ok(cuda.cuModuleGetFunction, module, b"k")
+    finally:
+        ok(cuda.cuModuleUnload, module)
+    log = bytes(info).split(b"\0", 1)[0].decode()
+    assert log.strip(), "empty JIT info log"   # e.g. "ptxas info : Compiling entry function 'k' for 'sm_90'"
+    assert not bytes(error).strip(b"\0")
+
+
+def test_module_load_data_ex_error_log(cuda):
+    bad_ptx = b".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry broken()\n{\n    bogus;\n}\n\0"
+    J = cuda.CUjit_option
+    error = bytearray(4096)
+    options = [J.CU_JIT_ERROR_LOG_BUFFER, J.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
+    err, module = cuda.cuModuleLoadDataEx(bad_ptx, 2, options, [error, len(error)])
+    assert err in (cuda.CUresult.CUDA_ERROR_INVALID_PTX, cuda.CUresult.CUDA_ERROR_INVALID_IMAGE), err
+    assert module is None
+    log = bytes(error).split(b"\0", 1)[0].decode()
+    assert "error" in log.lower(), log
+
+
+def test_module_load_data_ex_without_options(cuda, compile_for_device):
+    module = ok(cuda.cuModuleLoadDataEx, compile_for_device(FILL_SRC), 0, [], [])
+    ok(cuda.cuModuleUnload, module)
+
+
+def test_library_and_kernel_handles(cuda, compile_for_device, device_alloc):
+    library = ok(cuda.cuLibraryLoadData, compile_for_device(FILL_SRC), [], [], 0, [], [], 0)
+    try:
+        assert isinstance(library, cuda.CUlibrary)
+        kern = ok(cuda.cuLibraryGetKernel, library, b"fill")
+        assert isinstance(kern, cuda.CUkernel)
+        f = ok(cuda.cuKernelGetFunction, kern)
+        out = device_alloc(64 * 4)
+        launch(cuda, f, 1, 64, fill_params(out, 10, 64))
+        launch(cuda, int(kern), 1, 64, fill_params(out, 20, 32))   # a CUkernel cast to CUfunction, as in C
+        ok(cuda.cuCtxSynchronize)
+        np.testing.assert_array_equal(read_u32(cuda, out, 64), np.r_[np.arange(32) + 20, np.arange(32, 64) + 10])
+    finally:
+        ok(cuda.cuLibraryUnload, library)
+
+
+# -- kernel parameters ------------------------------------------------------------
+
+SCALARS_SRC = r"""
+extern "C" __global__ void scalars(
+    signed char i8, unsigned char u8, short i16, unsigned short u16,
+    int i32, unsigned int u32, long long i64, unsigned long long u64,
+    float f32, double f64, size_t sz, void *ptr, unsigned long long *out)
+{
+    out[0] = (unsigned long long)(long long)i8;
+    out[1] = u8;
+    out[2] = (unsigned long long)(long long)i16;
+    out[3] = u16;
+    out[4] = (unsigned long long)(long long)i32;
+    out[5] = u32;
+    out[6] = (unsigned long long)i64;
+    out[7] = u64;
+    out[8] = (unsigned long long)__double_as_longlong((double)f32);
+    out[9] = (unsigned long long)__double_as_longlong(f64);
+    out[10] = sz;
+    out[11] = (unsigned long long)ptr;
+}
+"""
+SCALAR_TYPES = [ctypes.c_int8, ctypes.c_uint8, ctypes.c_int16, ctypes.c_uint16, ctypes.c_int32, ctypes.c_uint32,
+                ctypes.c_int64, ctypes.c_uint64, ctypes.c_float, ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p]
+SCALAR_VALUES = {
+    "extremes": [-128, 255, -32768, 65535, -(2**31), 2**32 - 1, -(2**63), 2**64 - 1, -3.5, 1.7976931348623157e308,
+                 2**64 - 1, 2**64 - 16],
+    "ordinary": [-5, 200, -1234, 54321, -123456789, 3_000_000_000, -(2**40) - 7, 2**63 + 5, 0.1, -2.25e-300,
+                 12345, 0x7F00_0000_1000],
+}
+
+
+def _check_scalars(out, values):
+    signed, unsigned, floats = out.view(np.int64), out, out.view(np.float64)
+    assert signed[[0, 2, 4, 6]].tolist() == [values[0], values[2], values[4], values[6]]
+    assert unsigned[[1, 3, 5, 7, 10, 11]].tolist() == [values[1], values[3], values[5], values[7], values[10],
+                                                       values[11]]
+    assert floats[8] == np.float64(np.float32(values[8]))   # float is passed as a C float
+    assert floats[9] == values[9]
+
+
+def _scalar_storage(values, out):
+    """ctypes objects holding each argument, in kernel order (the last is the output pointer)."""
+    return [t(v) for t, v in zip(SCALAR_TYPES, values)] + [ctypes.c_uint64(int(out))]
+
+
+@pytest.mark.parametrize("value_set", list(SCALAR_VALUES))
+@pytest.mark.parametrize("form", ["tuple_handle", "tuple_void_p", "uint64_array", "ctypes_array", "int_address"])
+def test_kernel_params_scalars(cuda, kernel, device_alloc, form, value_set):
+    f = kernel(SCALARS_SRC, "scalars")
+    values = SCALAR_VALUES[value_set]
+    out = device_alloc(12 * 8)
+    ok(cuda.cuMemsetD8, out, 0, 12 * 8)
+    keep = None
+    if form == "tuple_handle":
+        params = ((*values, out), (*SCALAR_TYPES, None))
+    elif form == "tuple_void_p":
+        params = ((*values, int(out)), (*SCALAR_TYPES, ctypes.c_void_p))
+    else:
+        keep = _scalar_storage(values, out)   # the values; params holds their addresses (a void*[])
+        addresses = np.array([ctypes.addressof(v) for v in keep], dtype=np.uint64)
+        params = {"uint64_array": addresses, "int_address": addresses.ctypes.data,
+                  "ctypes_array": (ctypes.c_void_p * len(keep))(*addresses.tolist())}[form]
+    launch(cuda, f, 1, 1, params)
+    ok(cuda.cuCtxSynchronize)
+    del keep
+    host = np.zeros(12, dtype=np.uint64)
+    ok(cuda.cuMemcpyDtoH, host, out, host.nbytes)
+    _check_scalars(host, values)
+
+
+def test_kernel_params_none(cuda, load_module):
+    module = load_module('__device__ int flag;\nextern "C" __global__ void set_flag() { flag = 42; }\n')
+    f = ok(cuda.cuModuleGetFunction, module, b"set_flag")
+    dptr, _ = ok(cuda.cuModuleGetGlobal, module, b"flag")
+    ok(cuda.cuMemsetD32, dptr, 0, 1)
+    launch(cuda, f, 1, 1, None)
+    ok(cuda.cuCtxSynchronize)
+    assert read_u32(cuda, dptr, 1)[0] == 42
+
+
+def test_kernel_params_through_extra_buffer(cuda, kernel, device_alloc):
+    f = kernel(FILL_SRC, "fill")
+    out = device_alloc(32 * 4)
+    # fill(unsigned int *out, unsigned int value, unsigned int n): offsets 0, 8, 12.
+    packed = np.zeros(16, dtype=np.uint8)
+    packed[0:8].view(np.uint64)[0] = int(out)
+    packed[8:12].view(np.uint32)[0] = 1000
+    packed[12:16].view(np.uint32)[0] = 32
+    size = np.array([packed.nbytes], dtype=np.uint64)
+    extra = np.array([cuda.CU_LAUNCH_PARAM_BUFFER_POINTER, packed.ctypes.data,
+                      cuda.CU_LAUNCH_PARAM_BUFFER_SIZE, size.ctypes.data, cuda.CU_LAUNCH_PARAM_END], dtype=np.uint64)
+    ok(cuda.cuLaunchKernel, f, 1, 1, 1, 32, 1, 1, 0, None, None, extra)
+    ok(cuda.cuCtxSynchronize)
+    np.testing.assert_array_equal(read_u32(cuda, out, 32), np.arange(32) + 1000)
+
+
+STRUCT_SRC = r"""
+struct Rec { char c; double d; int i; short s[3]; };
+extern "C" __global__ void take_struct(Rec r, double *out)
+{
+    out[0] = r.c; out[1] = r.d; out[2] = r.i; out[3] = r.s[0]; out[4] = r.s[1]; out[5] = r.s[2];
+}
+"""
+REC_FIELDS = (-7, 2.5e10, -123456, (1, -2, 3))
+
+
+class Rec(ctypes.Structure):
+    _fields_ = [("c", ctypes.c_int8), ("d", ctypes.c_double), ("i", ctypes.c_int32), ("s", ctypes.c_int16 * 3)]
+
+
+def _pack_rec(packer):
+    c, d, i, s = REC_FIELDS
+    if packer == "numpy":
+        rec = np.zeros(1, dtype=np.dtype([("c", "i1"), ("d", "f8"), ("i", "i4"), ("s", "i2", (3,))], align=True))
+        rec[0] = (c, d, i, s)
+        assert rec.itemsize == 32   # sizeof(Rec) in C
+        return rec, rec.ctypes.data
+    rec = Rec(c, d, i, (ctypes.c_int16 * 3)(*s))
+    assert ctypes.sizeof(rec) == 32
+    return rec, ctypes.addressof(rec)
+
+
+@pytest.mark.parametrize("packer", ["numpy", "ctypes"])
+def test_struct_by_value_argument(cuda, kernel, device_alloc, packer):
+    f = kernel(STRUCT_SRC, "take_struct")
+    out = device_alloc(6 * 8)
+    rec, rec_address = _pack_rec(packer)
+    out_value = np.array([int(out)], dtype=np.uint64)
+    params = np.array([rec_address, out_value.ctypes.data], dtype=np.uint64)
+    launch(cuda, f, 1, 1, params)
+    ok(cuda.cuCtxSynchronize)
+    host = np.zeros(6, dtype=np.float64)
+    ok(cuda.cuMemcpyDtoH, host, out, host.nbytes)
+    c, d, i, s = REC_FIELDS
+    assert host.tolist() == [c, d, i, *s]
+
+
+def test_cubind_struct_object_as_kernel_argument(cuda, kernel, device_alloc):
+    # type None: "the value is a handle/struct object: pass its storage".
+    src = r"""
+    struct Loc { int type; int id; };
+    extern "C" __global__ void take_loc(Loc loc, int *out) { out[0] = loc.type; out[1] = loc.id; }
+    """
+    f = kernel(src, "take_loc")
+    location = cuda.CUmemLocation()
+    location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    location.id = 77
+    out = device_alloc(8)
+    launch(cuda, f, 1, 1, ((location, out), (None, None)))
+    ok(cuda.cuCtxSynchronize)
+    assert read_u32(cuda, out, 2).tolist() == [int(cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE), 77]
+
+
+def test_launch_kernel_ex_with_config(cuda, kernel, device_alloc, cu_stream):
+    f = kernel(FILL_SRC, "fill")
+    n = 4 * 64
+    out = device_alloc(n * 4)
+    config = cuda.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = 4, 1, 1
+    config.blockDimX, config.blockDimY, config.blockDimZ = 64, 1, 1
+    config.sharedMemBytes = 0
+    config.hStream = cu_stream
+    config.numAttrs = 0
+    ok(cuda.cuLaunchKernelEx, config, f, fill_params(out, 5, n), None)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    np.testing.assert_array_equal(read_u32(cuda, out, n), np.arange(n) + 5)
+
+
+CLUSTER_SRC = r"""
+extern "C" __global__ void cluster_rank(unsigned int *rank, unsigned int *size)
+{
+    unsigned int r, n;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    if (threadIdx.x == 0) { rank[blockIdx.x] = r; size[blockIdx.x] = n; }
+}
+"""
+
+
+def test_launch_kernel_ex_cluster_dimension(cuda, kernel, device_alloc, cu_stream, compute_capability):
+    if compute_capability[0] < 9:
+        pytest.skip(f"thread block clusters need sm_90; the device is {compute_capability}")
+    f = kernel(CLUSTER_SRC, "cluster_rank")
+    blocks, cluster = 8, 2
+    rank, size = device_alloc(blocks * 4), device_alloc(blocks * 4)
+    attr = cuda.CUlaunchAttribute()
+    attr.id = cuda.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster, 1, 1
+    config = cuda.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = blocks, 1, 1
+    config.blockDimX, config.blockDimY, config.blockDimZ = 32, 1, 1
+    config.hStream = cu_stream
+    config.attrs = [attr]
+    config.numAttrs = 1
+    del attr   # the config holds its own array
+    ok(cuda.cuLaunchKernelEx, config, f, ((rank, size), (None, None)), None)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert read_u32(cuda, rank, blocks).tolist() == [b % cluster for b in range(blocks)]
+    assert read_u32(cuda, size, blocks).tolist() == [cluster] * blocks
+
+
+# -- streams and events ------------------------------------------------------------
+
+
+def test_event_elapsed_time(cuda, kernel, cu_stream):
+    spin = kernel(SPIN_SRC, "spin")
+    start, end = ok(cuda.cuEventCreate, 0), ok(cuda.cuEventCreate, cuda.CUevent_flags.CU_EVENT_DEFAULT)
+    try:
+        assert isinstance(start, cuda.CUevent)
+        ok(cuda.cuEventRecord, start, cu_stream)
+        launch(cuda, spin, 1, 1, ((1_000_000, 0), (ctypes.c_longlong, ctypes.c_void_p)), cu_stream)
+        ok(cuda.cuEventRecord, end, cu_stream)
+        ok(cuda.cuEventSynchronize, end)
+        ms = ok(cuda.cuEventElapsedTime, start, end)
+        assert isinstance(ms, float) and ms > 0
+        assert cuda.cuEventQuery(end) == (cuda.CUresult.CUDA_SUCCESS,)
+    finally:
+        ok(cuda.cuEventDestroy, start)
+        ok(cuda.cuEventDestroy, end)
+
+
+def test_stream_wait_event_orders_two_streams(cuda, kernel, device_alloc, cu_stream):
+    spin, fill = kernel(SPIN_SRC, "spin"), kernel(FILL_SRC, "fill")
+    other = ok(cuda.cuStreamCreate, cuda.CUstream_flags.CU_STREAM_NON_BLOCKING)
+    event = ok(cuda.cuEventCreate, cuda.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+    try:
+        out = device_alloc(256 * 4)
+        launch(cuda, spin, 1, 1, ((5_000_000, 0), (ctypes.c_longlong, ctypes.c_void_p)), cu_stream)
+        launch(cuda, fill, 1, 256, fill_params(out, 3, 256), cu_stream)
+        ok(cuda.cuEventRecord, event, cu_stream)
+        ok(cuda.cuStreamWaitEvent, other, event, 0)
+        host = np.zeros(256, dtype=np.uint32)
+        ok(cuda.cuMemcpyDtoHAsync, host, out, host.nbytes, other)
+        ok(cuda.cuStreamSynchronize, other)
+        np.testing.assert_array_equal(host, np.arange(256) + 3)
+        assert cuda.cuStreamQuery(cu_stream) == (cuda.CUresult.CUDA_SUCCESS,)
+    finally:
+        ok(cuda.cuEventDestroy, event)
+        ok(cuda.cuStreamDestroy, other)
+
+
+# -- graphs ------------------------------------------------------------------------
+
+
+def test_graph_from_stream_capture(cuda, kernel, device_alloc, cu_stream):
+    add = kernel(r"""extern "C" __global__ void add(unsigned int *x, unsigned int v)
+                     { x[threadIdx.x] += v; }""", "add")
+    x = device_alloc(64 * 4)
+    ok(cuda.cuMemsetD32, x, 0, 64)
+    ok(cuda.cuStreamBeginCapture, cu_stream, cuda.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
+    status = ok(cuda.cuStreamIsCapturing, cu_stream)
+    assert status is cuda.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+    for v in (1, 2, 4):
+        launch(cuda, add, 1, 64, ((x, v), (None, ctypes.c_uint)), cu_stream)
+    graph = ok(cuda.cuStreamEndCapture, cu_stream)
+    assert isinstance(graph, cuda.CUgraph) and int(graph) != 0
+    try:
+        ok(cuda.cuStreamSynchronize, cu_stream)
+        assert read_u32(cuda, x, 64).tolist() == [0] * 64   # capturing runs nothing
+        graph_exec = ok(cuda.cuGraphInstantiate, graph, 0)
+        assert isinstance(graph_exec, cuda.CUgraphExec)
+        try:
+            for _ in range(5):
+                ok(cuda.cuGraphLaunch, graph_exec, cu_stream)
+            ok(cuda.cuStreamSynchronize, cu_stream)
+        finally:
+            ok(cuda.cuGraphExecDestroy, graph_exec)
+    finally:
+        ok(cuda.cuGraphDestroy, graph)
+    assert read_u32(cuda, x, 64).tolist() == [5 * 7] * 64
+
+
+# -- host callbacks ------------------------------------------------------------------
+
+
+def test_launch_host_func_calls_python_callable(cuda, device_alloc, cu_stream, pinned):
+    dptr = device_alloc(4)
+    ok(cuda.cuMemsetD32, dptr, 0x5EED, 1)
+    staged = pinned(1, np.uint32)
+    staged[0] = 0
+    token = object()
+    calls = []
+
+    def host_fn(user_data):
+        calls.append((user_data, int(staged[0])))
+
+    ok(cuda.cuMemcpyDtoHAsync, staged, dptr, 4, cu_stream)   # stream order: the copy, then the callable
+    ok(cuda.cuLaunchHostFunc, cu_stream, host_fn, token)
+    ok(cuda.cuLaunchHostFunc, cu_stream, host_fn, 2)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert calls == [(token, 0x5EED), (2, 0x5EED)]
+    assert calls[0][0] is token
+
+
+def test_launch_host_func_with_ctypes_function_pointer(cuda, cu_stream):
+    seen = []
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    c_fn = proto(lambda user_data: seen.append(user_data))
+    ok(cuda.cuLaunchHostFunc, cu_stream, c_fn, 0x1234)   # a raw C function: userData passed as is
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert seen == [0x1234]
+
+
+def test_stream_add_callback_gets_stream_status_user_data(cuda, cu_stream):
+    calls = []
+    user_data = {"k": 1}
+    ok(cuda.cuStreamAddCallback, cu_stream, lambda *args: calls.append(args), user_data, 0)
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert len(calls) == 1
+    stream, status, data = calls[0]
+    assert isinstance(stream, cuda.CUstream) and stream == cu_stream
+    assert status is cuda.CUresult.CUDA_SUCCESS
+    assert data is user_data
+
+
+@pytest.mark.parametrize("api", ["cuLaunchHostFunc", "cuStreamAddCallback"])
+def test_callback_exception_goes_to_unraisablehook(cuda, cu_stream, monkeypatch, api):
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+
+    def boom(*args):
+        raise ValueError(f"boom from {api}")
+
+    after = []
+    if api == "cuLaunchHostFunc":
+        ok(cuda.cuLaunchHostFunc, cu_stream, boom, None)
+    else:
+        ok(cuda.cuStreamAddCallback, cu_stream, boom, None, 0)
+    ok(cuda.cuLaunchHostFunc, cu_stream, after.append, "still running")
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert after == ["still running"]
+    assert len(reported) == 1
+    assert reported[0].exc_type is ValueError and str(reported[0].exc_value) == f"boom from {api}"
+
+
+def test_callback_exception_does_not_kill_the_process():
+    code = textwrap.dedent("""
+        import cuda
+        assert cuda.cuInit(0)[0] == 0
+        err, dev = cuda.cuDeviceGet(0)
+        err, ctx = cuda.cuCtxCreate(None, 0, dev)
+        err, stream = cuda.cuStreamCreate(0)
+        def boom(data):
+            raise RuntimeError("callback failed on purpose")
+        assert cuda.cuLaunchHostFunc(stream, boom, None)[0] == 0
+        assert cuda.cuStreamSynchronize(stream)[0] == 0
+        print("survived")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "survived"
+    assert "callback failed on purpose" in proc.stderr   # reported by the default unraisablehook
+
+
+# -- memory pools -----------------------------------------------------------------
+
+
+@pytest.fixture
+def needs_mempools(cuda, cu_device):
+    supported = ok(cuda.cuDeviceGetAttribute,
+                   cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, cu_device)
+    if not supported:
+        pytest.skip("the device has no memory pools")
+
+
+def _pool_round_trip(cuda, pool, stream):
+    n = 4096
+    dptr = ok(cuda.cuMemAllocFromPoolAsync, n * 4, pool, stream)
+    assert isinstance(dptr, cuda.CUdeviceptr)
+    ok(cuda.cuMemsetD32Async, dptr, 0xC0FFEE, n, stream)
+    host = np.zeros(n, dtype=np.uint32)
+    ok(cuda.cuMemcpyDtoHAsync, host, dptr, host.nbytes, stream)
+    ok(cuda.cuMemFreeAsync, dptr, stream)
+    ok(cuda.cuStreamSynchronize, stream)
+    assert (host == 0xC0FFEE).all()
+
+
+def test_alloc_from_default_pool(cuda, cu_device, cu_stream, needs_mempools):
+    pool = ok(cuda.cuDeviceGetDefaultMemPool, cu_device)
+    assert isinstance(pool, cuda.CUmemoryPool) and int(pool) != 0
+    _pool_round_trip(cuda, pool, cu_stream)
+
+
+def test_alloc_from_created_pool(cuda, cu_device, cu_stream, needs_mempools):
+    props = cuda.CUmemPoolProps()
+    props.allocType = cuda.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    props.handleTypes = cuda.CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE
+    props.location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    props.location.id = int(cu_device)
+    pool = ok(cuda.cuMemPoolCreate, props)
+    try:
+        _pool_round_trip(cuda, pool, cu_stream)
+    finally:
+        ok(cuda.cuMemPoolDestroy, pool)
+
+
+# -- virtual memory management ------------------------------------------------------
+
+
+def test_vmm_reserve_map_access(cuda, cu_device, kernel):
+    if not ok(cuda.cuDeviceGetAttribute,
+              cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cu_device):
+        pytest.skip("the device has no virtual memory management")
+    prop = cuda.CUmemAllocationProp()
+    prop.type = cuda.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    prop.location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    prop.location.id = int(cu_device)
+    granularity = ok(cuda.cuMemGetAllocationGranularity, prop,
+                     cuda.CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM)
+    assert type(granularity) is int and granularity > 0
+    size = 2 * granularity
+    handle = ok(cuda.cuMemCreate, size, prop, 0)
+    assert isinstance(handle, cuda.CUmemGenericAllocationHandle)
+    ptr = ok(cuda.cuMemAddressReserve, size, 0, 0, 0)
+    assert isinstance(ptr, cuda.CUdeviceptr) and int(ptr) != 0
+    try:
+        ok(cuda.cuMemMap, ptr, size, 0, handle, 0)
+        try:
+            access = cuda.CUmemAccessDesc()
+            access.location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+            access.location.id = int(cu_device)
+            access.flags = cuda.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+            ok(cuda.cuMemSetAccess, ptr, size, [access], 1)
+            n = size // 4
+            ok(cuda.cuMemsetD32, ptr, 0, n)
+            launch(cuda, kernel(FILL_SRC, "fill"), (n + 255) // 256, 256, fill_params(ptr, 9, n))
+            ok(cuda.cuCtxSynchronize)
+            want = (np.arange(n, dtype=np.uint64) + 9).astype(np.uint32)
+            np.testing.assert_array_equal(read_u32(cuda, ptr, n), want)
+        finally:
+            ok(cuda.cuMemUnmap, ptr, size)
+    finally:
+        ok(cuda.cuMemAddressFree, ptr, size)
+        ok(cuda.cuMemRelease, handle)
+
+
+# -- occupancy and function attributes -------------------------------------------
+
+
+def test_occupancy(cuda, kernel):
+    f = kernel(FILL_SRC, "fill")
+    blocks = ok(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor, f, 128, 0)
+    assert type(blocks) is int and blocks >= 1
+    min_grid, block_size = ok(cuda.cuOccupancyMaxPotentialBlockSize, f, None, 0, 0)
+    assert min_grid >= 1 and 32 <= block_size <= 1024
+    max_threads = ok(cuda.cuFuncGetAttribute, cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f)
+    assert block_size <= max_threads
+
+
+# -- pointer attributes -------------------------------------------------------------
+
+
+def _pointer_attribute(cuda, attribute, ptr, dtype):
+    value = np.zeros(1, dtype=dtype)
+    ok(cuda.cuPointerGetAttribute, value, attribute, ptr)
+    return int(value[0])
+
+
+def test_pointer_attributes_of_device_memory(cuda, cu_context, cu_device, device_alloc):
+    A = cuda.CUpointer_attribute
+    dptr = device_alloc(1 << 20)
+    inner = int(dptr) + 4096
+    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, inner, np.uint32) == \
+        cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr, np.int32) == int(cu_device)
+    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_CONTEXT, dptr, np.uint64) == int(cu_context)
+    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, inner, np.uint64) == int(dptr)
+    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_RANGE_SIZE, inner, np.uint64) >= 1 << 20
+    base, size = ok(cuda.cuMemGetAddressRange, inner)
+    assert int(base) == int(dptr) and size >= 1 << 20
+
+
+def test_pointer_attributes_of_pinned_host_memory(cuda, pinned):
+    host = pinned(4096)
+    memory_type = _pointer_attribute(cuda, cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                     host.ctypes.data, np.uint32)
+    assert memory_type == cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+
+
+# -- examples ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_runs_and_checks_itself(driver, example):
+    proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No GPU available" not in proc.stdout, proc.stdout
