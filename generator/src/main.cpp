@@ -39,6 +39,7 @@ int run(const Options& o) {
   parse.clang_args = spec.clang_args;
   parse.version_header = spec.version_header;
   parse.version_macro = spec.version_macro;
+  parse.abi_typedefs_header = spec.abi_typedefs_header;
   cubind::model::Model model = cubind::parse::parse_headers(parse);
   const auto parsed = clock::now();
 

@@ -237,6 +237,7 @@ class LibraryEmitter {
     Data d;
     d.set("name", f.name);
     d.set("symbol", symbol_of(f));
+    d.set("abi_version", std::to_string(f.abi_version ? f.abi_version : cuda_version_number(ctx_.model.cuda_version)));
     d.set("c_result", ctx_.c_names.cython(f.result));
     d.set("except_clause", except_clause(f.result));
     std::string decl, types, args;

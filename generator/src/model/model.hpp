@@ -105,6 +105,9 @@ struct Function {
   bool returns_status = false;  // result is the library's status enum
   std::string skip_reason;
   std::string alias_of;  // the ABI symbol called, when an alias maps the name
+  // The version of the function's ABI that matches this declaration, where
+  // the library resolves by version (the driver's cuGetProcAddress); 0: none.
+  int abi_version = 0;
 };
 
 struct EnumValue {

@@ -127,6 +127,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.env_var = r.string(*loader, "env_var", true, "loader.");
     spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
     spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
+    spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
   }
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
   if (const toml::array* skips = root["skip"].as_array()) {

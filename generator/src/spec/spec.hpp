@@ -43,6 +43,7 @@ struct Spec {
   // Symbols resolved through the driver's cuGetProcAddress with this version
   // (empty: plain dlsym).
   std::string proc_address_function;
+  std::string abi_typedefs_header;  // e.g. cudaTypedefs.h
   // Passes
   std::vector<ParamOverride> overrides;
   std::vector<Skip> skips;

@@ -17,7 +17,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_aliases", ("libcase_aliases.so", ), "CUBIND_CASE_ALIASES_LIBRARY",
@@ -30,25 +30,25 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseCtxCreate(caseContext* pctx, unsigned int flags) except? CASE_ERROR nogil:
     if _p_caseCtxCreate == NULL:
-        _resolve(&_p_caseCtxCreate, b"caseCtxCreate_v2", b"caseCtxCreate")
+        _resolve(&_p_caseCtxCreate, b"caseCtxCreate_v2", b"caseCtxCreate", 0)
     return (<caseResult (*)(caseContext*, unsigned int) noexcept nogil>_p_caseCtxCreate)(pctx, flags)
 
 cdef caseResult caseMemcpy(unsigned long long dst, unsigned long long src, unsigned long long nbytes) except? CASE_ERROR nogil:
     if _p_caseMemcpy == NULL:
-        _resolve(&_p_caseMemcpy, b"caseMemcpy_v2_ptds", b"caseMemcpy")
+        _resolve(&_p_caseMemcpy, b"caseMemcpy_v2_ptds", b"caseMemcpy", 0)
     return (<caseResult (*)(unsigned long long, unsigned long long, unsigned long long) noexcept nogil>_p_caseMemcpy)(dst, src, nbytes)
 
 cdef caseResult caseMemset(unsigned long long dst, unsigned char value, unsigned long long count) except? CASE_ERROR nogil:
     if _p_caseMemset == NULL:
-        _resolve(&_p_caseMemset, b"caseMemset_ptds", b"caseMemset")
+        _resolve(&_p_caseMemset, b"caseMemset_ptds", b"caseMemset", 0)
     return (<caseResult (*)(unsigned long long, unsigned char, unsigned long long) noexcept nogil>_p_caseMemset)(dst, value, count)
 
 cdef caseResult caseLaunch(caseContext ctx) except? CASE_ERROR nogil:
     if _p_caseLaunch == NULL:
-        _resolve(&_p_caseLaunch, b"caseLaunch", b"caseLaunch")
+        _resolve(&_p_caseLaunch, b"caseLaunch", b"caseLaunch", 0)
     return (<caseResult (*)(caseContext) noexcept nogil>_p_caseLaunch)(ctx)
 
 cdef caseResult caseInit(unsigned int flags) except? CASE_ERROR nogil:
     if _p_caseInit == NULL:
-        _resolve(&_p_caseInit, b"caseInit", b"caseInit")
+        _resolve(&_p_caseInit, b"caseInit", b"caseInit", 0)
     return (<caseResult (*)(unsigned int) noexcept nogil>_p_caseInit)(flags)

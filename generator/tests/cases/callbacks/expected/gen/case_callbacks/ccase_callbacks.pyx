@@ -17,7 +17,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_callbacks", ("libcase_callbacks.so", ), "CUBIND_CASE_CALLBACKS_LIBRARY",
@@ -30,25 +30,25 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseLaunchHostFunc(caseStream stream, caseHostFn fn, void* userData) except? CASE_ERROR nogil:
     if _p_caseLaunchHostFunc == NULL:
-        _resolve(&_p_caseLaunchHostFunc, b"caseLaunchHostFunc", b"caseLaunchHostFunc")
+        _resolve(&_p_caseLaunchHostFunc, b"caseLaunchHostFunc", b"caseLaunchHostFunc", 0)
     return (<caseResult (*)(caseStream, caseHostFn, void*) noexcept nogil>_p_caseLaunchHostFunc)(stream, fn, userData)
 
 cdef caseResult caseStreamAddCallback(caseStream stream, caseStreamCallback callback, unsigned int flags, void* userData) except? CASE_ERROR nogil:
     if _p_caseStreamAddCallback == NULL:
-        _resolve(&_p_caseStreamAddCallback, b"caseStreamAddCallback", b"caseStreamAddCallback")
+        _resolve(&_p_caseStreamAddCallback, b"caseStreamAddCallback", b"caseStreamAddCallback", 0)
     return (<caseResult (*)(caseStream, caseStreamCallback, unsigned int, void*) noexcept nogil>_p_caseStreamAddCallback)(stream, callback, flags, userData)
 
 cdef caseResult caseSetProgress(caseStream stream, caseSetProgress_callback_t callback, void* payload) except? CASE_ERROR nogil:
     if _p_caseSetProgress == NULL:
-        _resolve(&_p_caseSetProgress, b"caseSetProgress", b"caseSetProgress")
+        _resolve(&_p_caseSetProgress, b"caseSetProgress", b"caseSetProgress", 0)
     return (<caseResult (*)(caseStream, caseSetProgress_callback_t, void*) noexcept nogil>_p_caseSetProgress)(stream, callback, payload)
 
 cdef caseResult caseSetProgressNamed(caseProgressFn progress, void* userData) except? CASE_ERROR nogil:
     if _p_caseSetProgressNamed == NULL:
-        _resolve(&_p_caseSetProgressNamed, b"caseSetProgressNamed", b"caseSetProgressNamed")
+        _resolve(&_p_caseSetProgressNamed, b"caseSetProgressNamed", b"caseSetProgressNamed", 0)
     return (<caseResult (*)(caseProgressFn, void*) noexcept nogil>_p_caseSetProgressNamed)(progress, userData)
 
 cdef caseResult caseOnDone(caseStream stream, caseDoneFn fn, unsigned int flags) except? CASE_ERROR nogil:
     if _p_caseOnDone == NULL:
-        _resolve(&_p_caseOnDone, b"caseOnDone", b"caseOnDone")
+        _resolve(&_p_caseOnDone, b"caseOnDone", b"caseOnDone", 0)
     return (<caseResult (*)(caseStream, caseDoneFn, unsigned int) noexcept nogil>_p_caseOnDone)(stream, fn, flags)

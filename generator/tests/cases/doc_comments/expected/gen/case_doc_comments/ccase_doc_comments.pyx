@@ -17,7 +17,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_doc_comments", ("libcase_doc_comments.so", ), "CUBIND_CASE_DOC_COMMENTS_LIBRARY",
@@ -30,25 +30,25 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseVersion(int* major, int* minor) except? CASE_ERROR_OUT_OF_MEMORY nogil:
     if _p_caseVersion == NULL:
-        _resolve(&_p_caseVersion, b"caseVersion", b"caseVersion")
+        _resolve(&_p_caseVersion, b"caseVersion", b"caseVersion", 0)
     return (<caseResult (*)(int*, int*) noexcept nogil>_p_caseVersion)(major, minor)
 
 cdef caseResult caseCompile(caseProgram prog, int numOptions, const char* const* options) except? CASE_ERROR_OUT_OF_MEMORY nogil:
     if _p_caseCompile == NULL:
-        _resolve(&_p_caseCompile, b"caseCompile", b"caseCompile")
+        _resolve(&_p_caseCompile, b"caseCompile", b"caseCompile", 0)
     return (<caseResult (*)(caseProgram, int, const char* const*) noexcept nogil>_p_caseCompile)(prog, numOptions, options)
 
 cdef caseResult caseCtxCreate(caseProgram* pctx, unsigned int flags) except? CASE_ERROR_OUT_OF_MEMORY nogil:
     if _p_caseCtxCreate == NULL:
-        _resolve(&_p_caseCtxCreate, b"caseCtxCreate", b"caseCtxCreate")
+        _resolve(&_p_caseCtxCreate, b"caseCtxCreate", b"caseCtxCreate", 0)
     return (<caseResult (*)(caseProgram*, unsigned int) noexcept nogil>_p_caseCtxCreate)(pctx, flags)
 
 cdef caseResult caseMemcpy(unsigned long long dst, unsigned long long src, unsigned long long ByteCount) except? CASE_ERROR_OUT_OF_MEMORY nogil:
     if _p_caseMemcpy == NULL:
-        _resolve(&_p_caseMemcpy, b"caseMemcpy", b"caseMemcpy")
+        _resolve(&_p_caseMemcpy, b"caseMemcpy", b"caseMemcpy", 0)
     return (<caseResult (*)(unsigned long long, unsigned long long, unsigned long long) noexcept nogil>_p_caseMemcpy)(dst, src, ByteCount)
 
 cdef caseResult caseUndocumented(int value) except? CASE_ERROR_OUT_OF_MEMORY nogil:
     if _p_caseUndocumented == NULL:
-        _resolve(&_p_caseUndocumented, b"caseUndocumented", b"caseUndocumented")
+        _resolve(&_p_caseUndocumented, b"caseUndocumented", b"caseUndocumented", 0)
     return (<caseResult (*)(int) noexcept nogil>_p_caseUndocumented)(value)

@@ -13,7 +13,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_enums", ("libcase_enums.so", ), "CUBIND_CASE_ENUMS_LIBRARY",
@@ -26,5 +26,5 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseSetEnums(caseMode mode, caseFlags flags, caseOffset offset, caseLevel level) except? CASE_ERROR_UNKNOWN nogil:
     if _p_caseSetEnums == NULL:
-        _resolve(&_p_caseSetEnums, b"caseSetEnums", b"caseSetEnums")
+        _resolve(&_p_caseSetEnums, b"caseSetEnums", b"caseSetEnums", 0)
     return (<caseResult (*)(caseMode, caseFlags, caseOffset, caseLevel) noexcept nogil>_p_caseSetEnums)(mode, flags, offset, level)

@@ -17,7 +17,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_handles", ("libcase_handles.so", ), "CUBIND_CASE_HANDLES_LIBRARY",
@@ -30,25 +30,25 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseCtxCreate(caseContext* ctx, unsigned int flags) except? CASE_ERROR nogil:
     if _p_caseCtxCreate == NULL:
-        _resolve(&_p_caseCtxCreate, b"caseCtxCreate", b"caseCtxCreate")
+        _resolve(&_p_caseCtxCreate, b"caseCtxCreate", b"caseCtxCreate", 0)
     return (<caseResult (*)(caseContext*, unsigned int) noexcept nogil>_p_caseCtxCreate)(ctx, flags)
 
 cdef caseResult caseCtxDestroy(caseContext* ctx) except? CASE_ERROR nogil:
     if _p_caseCtxDestroy == NULL:
-        _resolve(&_p_caseCtxDestroy, b"caseCtxDestroy", b"caseCtxDestroy")
+        _resolve(&_p_caseCtxDestroy, b"caseCtxDestroy", b"caseCtxDestroy", 0)
     return (<caseResult (*)(caseContext*) noexcept nogil>_p_caseCtxDestroy)(ctx)
 
 cdef caseResult caseStreamSynchronize(caseStream stream, caseEvent event) except? CASE_ERROR nogil:
     if _p_caseStreamSynchronize == NULL:
-        _resolve(&_p_caseStreamSynchronize, b"caseStreamSynchronize", b"caseStreamSynchronize")
+        _resolve(&_p_caseStreamSynchronize, b"caseStreamSynchronize", b"caseStreamSynchronize", 0)
     return (<caseResult (*)(caseStream, caseEvent) noexcept nogil>_p_caseStreamSynchronize)(stream, event)
 
 cdef caseResult caseModuleLoad(caseModule* module, caseContext ctx) except? CASE_ERROR nogil:
     if _p_caseModuleLoad == NULL:
-        _resolve(&_p_caseModuleLoad, b"caseModuleLoad", b"caseModuleLoad")
+        _resolve(&_p_caseModuleLoad, b"caseModuleLoad", b"caseModuleLoad", 0)
     return (<caseResult (*)(caseModule*, caseContext) noexcept nogil>_p_caseModuleLoad)(module, ctx)
 
 cdef caseContext caseCtxGetCurrent() except? NULL nogil:
     if _p_caseCtxGetCurrent == NULL:
-        _resolve(&_p_caseCtxGetCurrent, b"caseCtxGetCurrent", b"caseCtxGetCurrent")
+        _resolve(&_p_caseCtxGetCurrent, b"caseCtxGetCurrent", b"caseCtxGetCurrent", 0)
     return (<caseContext (*)() noexcept nogil>_p_caseCtxGetCurrent)()

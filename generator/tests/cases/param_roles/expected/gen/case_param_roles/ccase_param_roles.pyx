@@ -25,7 +25,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_param_roles", ("libcase_param_roles.so", ), "CUBIND_CASE_PARAM_ROLES_LIBRARY",
@@ -38,65 +38,65 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseVersion(int* major, int* minor) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseVersion == NULL:
-        _resolve(&_p_caseVersion, b"caseVersion", b"caseVersion")
+        _resolve(&_p_caseVersion, b"caseVersion", b"caseVersion", 0)
     return (<caseResult (*)(int*, int*) noexcept nogil>_p_caseVersion)(major, minor)
 
 cdef caseResult caseSetValues(caseProgram prog, int count, float scale, size_t nbytes, caseMode mode) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseSetValues == NULL:
-        _resolve(&_p_caseSetValues, b"caseSetValues", b"caseSetValues")
+        _resolve(&_p_caseSetValues, b"caseSetValues", b"caseSetValues", 0)
     return (<caseResult (*)(caseProgram, int, float, size_t, caseMode) noexcept nogil>_p_caseSetValues)(prog, count, scale, nbytes, mode)
 
 cdef caseResult caseAddName(caseProgram prog, const char* name_expression) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseAddName == NULL:
-        _resolve(&_p_caseAddName, b"caseAddName", b"caseAddName")
+        _resolve(&_p_caseAddName, b"caseAddName", b"caseAddName", 0)
     return (<caseResult (*)(caseProgram, const char*) noexcept nogil>_p_caseAddName)(prog, name_expression)
 
 cdef caseResult caseCompile(caseProgram prog, int numOptions, const char* const* options) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseCompile == NULL:
-        _resolve(&_p_caseCompile, b"caseCompile", b"caseCompile")
+        _resolve(&_p_caseCompile, b"caseCompile", b"caseCompile", 0)
     return (<caseResult (*)(caseProgram, int, const char* const*) noexcept nogil>_p_caseCompile)(prog, numOptions, options)
 
 cdef caseResult caseCreateProgram(caseProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseCreateProgram == NULL:
-        _resolve(&_p_caseCreateProgram, b"caseCreateProgram", b"caseCreateProgram")
+        _resolve(&_p_caseCreateProgram, b"caseCreateProgram", b"caseCreateProgram", 0)
     return (<caseResult (*)(caseProgram*, const char*, const char*, int, const char* const*, const char* const*) noexcept nogil>_p_caseCreateProgram)(prog, src, name, numHeaders, headers, includeNames)
 
 cdef caseResult caseGetPTXSize(caseProgram prog, size_t* ptxSizeRet) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseGetPTXSize == NULL:
-        _resolve(&_p_caseGetPTXSize, b"caseGetPTXSize", b"caseGetPTXSize")
+        _resolve(&_p_caseGetPTXSize, b"caseGetPTXSize", b"caseGetPTXSize", 0)
     return (<caseResult (*)(caseProgram, size_t*) noexcept nogil>_p_caseGetPTXSize)(prog, ptxSizeRet)
 
 cdef caseResult caseGetPTX(caseProgram prog, char* ptx) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseGetPTX == NULL:
-        _resolve(&_p_caseGetPTX, b"caseGetPTX", b"caseGetPTX")
+        _resolve(&_p_caseGetPTX, b"caseGetPTX", b"caseGetPTX", 0)
     return (<caseResult (*)(caseProgram, char*) noexcept nogil>_p_caseGetPTX)(prog, ptx)
 
 cdef caseResult caseGetLoweredName(caseProgram prog, const char* name_expression, const char** lowered_name) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseGetLoweredName == NULL:
-        _resolve(&_p_caseGetLoweredName, b"caseGetLoweredName", b"caseGetLoweredName")
+        _resolve(&_p_caseGetLoweredName, b"caseGetLoweredName", b"caseGetLoweredName", 0)
     return (<caseResult (*)(caseProgram, const char*, const char**) noexcept nogil>_p_caseGetLoweredName)(prog, name_expression, lowered_name)
 
 cdef caseResult caseGetNumArchs(int* numArchs) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseGetNumArchs == NULL:
-        _resolve(&_p_caseGetNumArchs, b"caseGetNumArchs", b"caseGetNumArchs")
+        _resolve(&_p_caseGetNumArchs, b"caseGetNumArchs", b"caseGetNumArchs", 0)
     return (<caseResult (*)(int*) noexcept nogil>_p_caseGetNumArchs)(numArchs)
 
 cdef caseResult caseGetArchs(int* archs) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseGetArchs == NULL:
-        _resolve(&_p_caseGetArchs, b"caseGetArchs", b"caseGetArchs")
+        _resolve(&_p_caseGetArchs, b"caseGetArchs", b"caseGetArchs", 0)
     return (<caseResult (*)(int*) noexcept nogil>_p_caseGetArchs)(archs)
 
 cdef caseResult caseDestroyProgram(caseProgram* prog) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseDestroyProgram == NULL:
-        _resolve(&_p_caseDestroyProgram, b"caseDestroyProgram", b"caseDestroyProgram")
+        _resolve(&_p_caseDestroyProgram, b"caseDestroyProgram", b"caseDestroyProgram", 0)
     return (<caseResult (*)(caseProgram*) noexcept nogil>_p_caseDestroyProgram)(prog)
 
 cdef caseResult caseSetFlowCallback(caseProgram prog, caseSetFlowCallback_callback_t callback, void* payload) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseSetFlowCallback == NULL:
-        _resolve(&_p_caseSetFlowCallback, b"caseSetFlowCallback", b"caseSetFlowCallback")
+        _resolve(&_p_caseSetFlowCallback, b"caseSetFlowCallback", b"caseSetFlowCallback", 0)
     return (<caseResult (*)(caseProgram, caseSetFlowCallback_callback_t, void*) noexcept nogil>_p_caseSetFlowCallback)(prog, callback, payload)
 
 cdef caseResult caseCopy(void* dst, const void* src, size_t nbytes) except? CASE_ERROR_INVALID_PROGRAM nogil:
     if _p_caseCopy == NULL:
-        _resolve(&_p_caseCopy, b"caseCopy", b"caseCopy")
+        _resolve(&_p_caseCopy, b"caseCopy", b"caseCopy", 0)
     return (<caseResult (*)(void*, const void*, size_t) noexcept nogil>_p_caseCopy)(dst, src, nbytes)

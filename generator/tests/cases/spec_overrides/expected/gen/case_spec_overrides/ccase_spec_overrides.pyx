@@ -18,7 +18,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_spec_overrides", ("libcase_spec_overrides.so.1", "libcase_spec_overrides.so", ), "CUBIND_CASE_SPEC_OVERRIDES_LIBRARY",
@@ -31,30 +31,30 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseLogLength(caseObject obj, size_t* length) except? CASE_ERROR nogil:
     if _p_caseLogLength == NULL:
-        _resolve(&_p_caseLogLength, b"caseLogLength", b"caseLogLength")
+        _resolve(&_p_caseLogLength, b"caseLogLength", b"caseLogLength", 12040)
     return (<caseResult (*)(caseObject, size_t*) noexcept nogil>_p_caseLogLength)(obj, length)
 
 cdef caseResult caseGetLog(caseObject obj, char* log) except? CASE_ERROR nogil:
     if _p_caseGetLog == NULL:
-        _resolve(&_p_caseGetLog, b"caseGetLog", b"caseGetLog")
+        _resolve(&_p_caseGetLog, b"caseGetLog", b"caseGetLog", 12040)
     return (<caseResult (*)(caseObject, char*) noexcept nogil>_p_caseGetLog)(obj, log)
 
 cdef caseResult caseReset(caseObject* obj) except? CASE_ERROR nogil:
     if _p_caseReset == NULL:
-        _resolve(&_p_caseReset, b"caseReset", b"caseReset")
+        _resolve(&_p_caseReset, b"caseReset", b"caseReset", 12040)
     return (<caseResult (*)(caseObject*) noexcept nogil>_p_caseReset)(obj)
 
 cdef caseResult caseTextLength(caseObject obj, size_t* size) except? CASE_ERROR nogil:
     if _p_caseTextLength == NULL:
-        _resolve(&_p_caseTextLength, b"caseTextLength", b"caseTextLength")
+        _resolve(&_p_caseTextLength, b"caseTextLength", b"caseTextLength", 12040)
     return (<caseResult (*)(caseObject, size_t*) noexcept nogil>_p_caseTextLength)(obj, size)
 
 cdef caseResult caseGetText(caseObject obj, char* text) except? CASE_ERROR nogil:
     if _p_caseGetText == NULL:
-        _resolve(&_p_caseGetText, b"caseGetText_v2", b"caseGetText")
+        _resolve(&_p_caseGetText, b"caseGetText_v2", b"caseGetText", 12040)
     return (<caseResult (*)(caseObject, char*) noexcept nogil>_p_caseGetText)(obj, text)
 
 cdef caseResult caseInternal() except? CASE_ERROR nogil:
     if _p_caseInternal == NULL:
-        _resolve(&_p_caseInternal, b"caseInternal", b"caseInternal")
+        _resolve(&_p_caseInternal, b"caseInternal", b"caseInternal", 12040)
     return (<caseResult (*)() noexcept nogil>_p_caseInternal)()

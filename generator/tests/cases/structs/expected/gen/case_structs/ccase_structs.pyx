@@ -15,7 +15,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_structs", ("libcase_structs.so", ), "CUBIND_CASE_STRUCTS_LIBRARY",
@@ -28,15 +28,15 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseLaunch(caseDim3 grid, caseDim3 block, caseHandle h) except? CASE_ERROR nogil:
     if _p_caseLaunch == NULL:
-        _resolve(&_p_caseLaunch, b"caseLaunch", b"caseLaunch")
+        _resolve(&_p_caseLaunch, b"caseLaunch", b"caseLaunch", 0)
     return (<caseResult (*)(caseDim3, caseDim3, caseHandle) noexcept nogil>_p_caseLaunch)(grid, block, h)
 
 cdef caseResult caseConfigure(const caseOuter* config, const caseArrays* arrays) except? CASE_ERROR nogil:
     if _p_caseConfigure == NULL:
-        _resolve(&_p_caseConfigure, b"caseConfigure", b"caseConfigure")
+        _resolve(&_p_caseConfigure, b"caseConfigure", b"caseConfigure", 0)
     return (<caseResult (*)(const caseOuter*, const caseArrays*) noexcept nogil>_p_caseConfigure)(config, arrays)
 
 cdef caseResult caseSetBits(caseBits bits) except? CASE_ERROR nogil:
     if _p_caseSetBits == NULL:
-        _resolve(&_p_caseSetBits, b"caseSetBits", b"caseSetBits")
+        _resolve(&_p_caseSetBits, b"caseSetBits", b"caseSetBits", 0)
     return (<caseResult (*)(caseBits) noexcept nogil>_p_caseSetBits)(bits)

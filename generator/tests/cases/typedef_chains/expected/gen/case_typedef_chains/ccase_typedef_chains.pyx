@@ -16,7 +16,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_typedef_chains", ("libcase_typedef_chains.so", ), "CUBIND_CASE_TYPEDEF_CHAINS_LIBRARY",
@@ -29,20 +29,20 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseMemAlloc(caseDeviceptr* dptr, caseSize bytesize) except? CASE_ERROR nogil:
     if _p_caseMemAlloc == NULL:
-        _resolve(&_p_caseMemAlloc, b"caseMemAlloc", b"caseMemAlloc")
+        _resolve(&_p_caseMemAlloc, b"caseMemAlloc", b"caseMemAlloc", 0)
     return (<caseResult (*)(caseDeviceptr*, caseSize) noexcept nogil>_p_caseMemAlloc)(dptr, bytesize)
 
 cdef caseResult caseMemFree(caseDeviceptr dptr) except? CASE_ERROR nogil:
     if _p_caseMemFree == NULL:
-        _resolve(&_p_caseMemFree, b"caseMemFree", b"caseMemFree")
+        _resolve(&_p_caseMemFree, b"caseMemFree", b"caseMemFree", 0)
     return (<caseResult (*)(caseDeviceptr) noexcept nogil>_p_caseMemFree)(dptr)
 
 cdef caseResult caseMemcpy2DCall(const caseMemcpy2D* pCopy, caseFlags flags) except? CASE_ERROR nogil:
     if _p_caseMemcpy2DCall == NULL:
-        _resolve(&_p_caseMemcpy2DCall, b"caseMemcpy2DCall", b"caseMemcpy2DCall")
+        _resolve(&_p_caseMemcpy2DCall, b"caseMemcpy2DCall", b"caseMemcpy2DCall", 0)
     return (<caseResult (*)(const caseMemcpy2D*, caseFlags) noexcept nogil>_p_caseMemcpy2DCall)(pCopy, flags)
 
 cdef caseResult caseLaunch(const caseLaunchConfig* config) except? CASE_ERROR nogil:
     if _p_caseLaunch == NULL:
-        _resolve(&_p_caseLaunch, b"caseLaunch", b"caseLaunch")
+        _resolve(&_p_caseLaunch, b"caseLaunch", b"caseLaunch", 0)
     return (<caseResult (*)(const caseLaunchConfig*) noexcept nogil>_p_caseLaunch)(config)

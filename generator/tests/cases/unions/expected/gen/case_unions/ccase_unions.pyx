@@ -14,7 +14,7 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 with gil:
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("case_unions", ("libcase_unions.so", ), "CUBIND_CASE_UNIONS_LIBRARY",
@@ -27,10 +27,10 @@ cdef int _resolve(void** slot, const char* symbol, const char* name) except -1 w
 
 cdef caseResult caseSetValue(caseValue value, caseKind kind) except? CASE_ERROR nogil:
     if _p_caseSetValue == NULL:
-        _resolve(&_p_caseSetValue, b"caseSetValue", b"caseSetValue")
+        _resolve(&_p_caseSetValue, b"caseSetValue", b"caseSetValue", 0)
     return (<caseResult (*)(caseValue, caseKind) noexcept nogil>_p_caseSetValue)(value, kind)
 
 cdef caseResult caseSetParam(caseParam param) except? CASE_ERROR nogil:
     if _p_caseSetParam == NULL:
-        _resolve(&_p_caseSetParam, b"caseSetParam", b"caseSetParam")
+        _resolve(&_p_caseSetParam, b"caseSetParam", b"caseSetParam", 0)
     return (<caseResult (*)(caseParam) noexcept nogil>_p_caseSetParam)(param)
