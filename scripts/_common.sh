@@ -14,7 +14,7 @@ cuda_include() {
 
 # Python build and test requirements (PyPI).
 install_python_deps() {
-  "$PYTHON" -m pip install -q --disable-pip-version-check "cython>=3.0" numpy pytest ruff
+  "$PYTHON" -m pip install -q --disable-pip-version-check "setuptools>=64" wheel "cython>=3.0" numpy pytest ruff
 }
 
 # The generator's build requirements (Debian packages); apt only when missing.
