@@ -590,3 +590,107 @@ direction = "inout"
 }
 
 }  // namespace
+
+// ---- rules added for the driver API (cuda.h shapes) ----
+
+Type const_record_t(const std::string& name = "caseRecord") {
+  Type t = record_t(name);
+  t.is_const = true;
+  t.spelling = "const " + t.spelling;
+  return t;
+}
+
+TEST(InferParameters, StructPointerDocumentedAsReturnedIsAnOutput) {
+  // cuDeviceGetUuid(CUuuid *uuid "Returned UUID", ...)
+  const Model m = infer({fn("caseGetUuid", {param("uuid", ptr(record_t())), param("dev", int_t())},
+                            {{"uuid", "", "Returned UUID"}, {"dev", "", "Device"}})});
+  EXPECT_EQ(param_of(m, "caseGetUuid", "uuid").role, Role::RecordOut);
+  EXPECT_EQ(param_of(m, "caseGetUuid", "uuid").direction, Direction::Out);
+}
+
+TEST(InferParameters, NonConstStructPointerNotDocumentedAsReturnedIsAnInput) {
+  // cuCtxCreate(CUcontext*, CUctxCreateParams *ctxCreateParams "Context creation parameters", ...)
+  const Model m = infer({fn("caseCreate", {param("p", ptr(record_t()))}, {{"p", "", "Creation parameters"}})});
+  EXPECT_EQ(param_of(m, "caseCreate", "p").role, Role::RecordIn);
+  EXPECT_EQ(param_of(m, "caseCreate", "p").direction, Direction::In);
+}
+
+TEST(InferParameters, ConstStructPointerFollowedByCountIsAnArray) {
+  // cuMemSetAccess(ptr, size, const CUmemAccessDesc *desc, size_t count)
+  const Model m = infer({fn("caseSetAccess", {param("size", size_t_t()), param("desc", ptr(const_record_t())),
+                                              param("count", size_t_t())})});
+  EXPECT_EQ(param_of(m, "caseSetAccess", "desc").role, Role::Array);
+  EXPECT_EQ(param_of(m, "caseSetAccess", "desc").count_param, "count");
+  EXPECT_EQ(param_of(m, "caseSetAccess", "count").role, Role::Count);
+  EXPECT_EQ(param_of(m, "caseSetAccess", "size").role, Role::Scalar);
+}
+
+TEST(InferParameters, StructPointerNextToAnotherArraysCountStaysOneStruct) {
+  // cuGraphAddKernelNode(..., const CUgraphNode *dependencies, size_t numDependencies,
+  //                      const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+  const Model m = infer({fn("caseAddNode", {param("dependencies", ptr(handle_t("caseNode"))),
+                                            param("numDependencies", size_t_t()),
+                                            param("nodeParams", ptr(const_record_t()))})});
+  EXPECT_EQ(param_of(m, "caseAddNode", "nodeParams").role, Role::RecordIn);
+  EXPECT_EQ(param_of(m, "caseAddNode", "nodeParams").count_param, "");
+}
+
+TEST(InferParameters, CountNamedForTheArrayWinsOverANearerOne) {
+  // from, to, edgeData, numDependencies: the arrays before a later count.
+  Type node = handle_t("caseNode");
+  node.is_const = true;
+  const Model m = infer({fn("caseAddDeps", {param("nFrom", int_t()), param("to", ptr(node)),
+                                            param("numTo", int_t())})});
+  EXPECT_EQ(param_of(m, "caseAddDeps", "to").count_param, "numTo");
+}
+
+TEST(InferParameters, VoidPointerArrayWithACountIsAnArray) {
+  // cuModuleLoadDataEx(..., unsigned numOptions, CUjit_option *options, void **optionValues)
+  const Model m = infer({fn("caseLoad", {param("numOptions", int_t()), param("options", ptr(enum_t("caseOpt"))),
+                                         param("optionValues", ptr(ptr(void_t())))},
+                            {{"numOptions", "", "Number of options"}, {"options", "", "Options for JIT"},
+                             {"optionValues", "", "Option values for JIT"}})});
+  EXPECT_EQ(param_of(m, "caseLoad", "options").role, Role::Array);
+  EXPECT_EQ(param_of(m, "caseLoad", "optionValues").role, Role::Array);
+  EXPECT_EQ(param_of(m, "caseLoad", "optionValues").count_param, "numOptions");
+}
+
+TEST(InferParameters, VoidPointerPointerDocumentedAsReturnedIsAnOutAddress) {
+  // cuMemAllocHost(void **pp "Returned pointer to host memory", size_t bytesize)
+  const Model m = infer({fn("caseAllocHost", {param("pp", ptr(ptr(void_t()))), param("bytesize", size_t_t())},
+                            {{"pp", "", "Returned pointer to host memory"}})});
+  EXPECT_EQ(param_of(m, "caseAllocHost", "pp").role, Role::OutAddress);
+  EXPECT_EQ(param_of(m, "caseAllocHost", "pp").direction, Direction::Out);
+}
+
+TEST(InferParameters, CharOutputSizedByALengthParameter) {
+  // cuDeviceGetName(char *name "Returned identifier string", int len, CUdevice dev)
+  const Model m = infer({fn("caseGetName", {param("name", ptr(char_t())), param("len", int_t()),
+                                            param("dev", int_t())},
+                            {{"name", "", "Returned identifier string"}})});
+  EXPECT_EQ(param_of(m, "caseGetName", "name").role, Role::OutBuffer);
+  EXPECT_EQ(param_of(m, "caseGetName", "name").count_param, "len");
+  EXPECT_EQ(param_of(m, "caseGetName", "len").role, Role::Count);
+}
+
+TEST(InferParameters, UserDataBeforeTheCallbackIsFound) {
+  // cuUserObjectCreate(CUuserObject*, void *ptr, CUhostFn destroy, ...)
+  const Model m = infer({fn("caseObjectCreate", {param("ptr", ptr(void_t())),
+                                                 param("destroy", callback_t("caseHostFn", {ptr(void_t())}))})});
+  EXPECT_EQ(param_of(m, "caseObjectCreate", "destroy").userdata_param, "ptr");
+  EXPECT_EQ(param_of(m, "caseObjectCreate", "ptr").role, Role::UserData);
+}
+
+TEST(InferParameters, CalledOnceComesFromTheSpec) {
+  spec::Spec s = basic_spec();
+  spec::ParamOverride o;
+  o.function = "caseLaunchHostFunc";
+  o.param = "fn";
+  o.called_once = true;
+  s.overrides.push_back(o);
+  const Model m = infer({fn("caseLaunchHostFunc", {param("fn", callback_t("caseHostFn", {ptr(void_t())})),
+                                                   param("userData", ptr(void_t()))})},
+                        s);
+  EXPECT_TRUE(param_of(m, "caseLaunchHostFunc", "fn").called_once);
+  EXPECT_EQ(param_of(m, "caseLaunchHostFunc", "fn").userdata_param, "userData");
+}

@@ -1,0 +1,54 @@
+"""The generator on the real CUDA 13.0 headers (integration; the synthetic
+per-construct cases are generator/tests/cases)."""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATOR = Path(os.environ.get("CUBIND_GEN", ROOT / "generator" / "build" / "cubind-gen"))
+INCLUDE = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+
+
+def run_generator(*args):
+    if not GENERATOR.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"the generator is not built ({GENERATOR})")
+        pytest.skip(f"the generator is not built ({GENERATOR})")
+    return subprocess.run([str(GENERATOR), "-I", str(INCLUDE), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def driver_model():
+    out = run_generator("--spec", str(ROOT / "bindings" / "driver.toml"), "--dump-model")
+    return {f["name"]: f for f in json.loads(out)["functions"]}
+
+
+def test_functions_resolve_at_the_abi_version_of_their_declaration(driver_model):
+    # cudaTypedefs.h has cuCtxSynchronize_v2000(void) and _v13000(CUcontext):
+    # the header declares the first, so asking for CUDA_VERSION would be wrong.
+    assert driver_model["cuCtxSynchronize"]["abi_version"] == 2000
+    assert driver_model["cuCtxCreate"]["alias_of"] == "cuCtxCreate_v4"
+    assert driver_model["cuCtxCreate"]["abi_version"] == 12050
+    assert driver_model["cuMemAlloc"]["abi_version"] == 3020
+    assert sum("abi_version" in f for f in driver_model.values()) >= 445
+
+
+def test_driver_report_accounts_for_every_function():
+    report = run_generator("--spec", str(ROOT / "bindings" / "driver.toml"), "--report")
+    bound, total = map(int, re.search(r"cuda.h: (\d+)/(\d+) functions bound", report).groups())
+    assert bound >= 442 and total >= 449
+    lines = [line for line in report.splitlines() if line.startswith("  ")]
+    assert len(lines) == total
+    for line in lines:
+        assert line.startswith("  bound    ") or re.match(r"  skipped  \S+.*: .+", line), line
+
+
+def test_nvrtc_report_is_complete():
+    report = run_generator("--spec", str(ROOT / "bindings" / "nvrtc.toml"), "--report")
+    assert "nvrtc.h: 24/24 functions bound (100.0%)" in report
