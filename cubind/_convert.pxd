@@ -19,6 +19,8 @@ cdef double double_slow(object o, const char* name) except? -1.0
 cdef object cstring_slow(object o, const char* name)
 cdef void* address_slow(object o, const char* name) except? NULL
 cdef void* function_address(object o, const char* name) except? NULL
+# A ctypes function pointer (CFUNCTYPE instance): callable, but already C.
+cdef bint is_c_function(object o)
 cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL
 cdef object buffer_view(object o)
 cdef void* view_address(object view) noexcept

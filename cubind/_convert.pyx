@@ -71,11 +71,15 @@ cdef void* address_slow(object o, const char* name) except? NULL:
     return <void*><size_t>v
 
 
+cdef bint is_c_function(object o):
+    return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)
+
+
 cdef void* function_address(object o, const char* name) except? NULL:
     """A raw C function pointer: an int, None, or a ctypes function pointer."""
     if o is None:
         return NULL
-    if any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__):
+    if is_c_function(o):
         import ctypes
         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
     return address_slow(o, name)

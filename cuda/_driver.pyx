@@ -20794,7 +20794,7 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     cdef c.CUasyncCallback _c_callbackFunc = NULL
     cdef void* _c_userData = NULL
     cdef tuple callbackFunc_box
-    if callable(callbackFunc) and not any(cls.__name__ == "CFuncPtr" for cls in type(callbackFunc).__mro__):
+    if callable(callbackFunc) and not is_c_function(callbackFunc):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         callbackFunc_box = (callbackFunc, userData)
@@ -29480,7 +29480,7 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
     cdef c.CUstreamCallback _c_callback = NULL
     cdef void* _c_userData = NULL
     cdef tuple callback_box
-    if callable(callback) and not any(cls.__name__ == "CFuncPtr" for cls in type(callback).__mro__):
+    if callable(callback) and not is_c_function(callback):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         callback_box = (callback, userData)
@@ -33068,7 +33068,7 @@ def cuLaunchHostFunc(hStream, fn, userData):
     cdef c.CUhostFn _c_fn = NULL
     cdef void* _c_userData = NULL
     cdef tuple fn_box
-    if callable(fn) and not any(cls.__name__ == "CFuncPtr" for cls in type(fn).__mro__):
+    if callable(fn) and not is_c_function(fn):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         fn_box = (fn, userData)
@@ -38173,7 +38173,7 @@ def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
     cdef c.CUhostFn _c_destroy = NULL
     cdef void* _c_ptr = NULL
     cdef tuple destroy_box
-    if callable(destroy) and not any(cls.__name__ == "CFuncPtr" for cls in type(destroy).__mro__):
+    if callable(destroy) and not is_c_function(destroy):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         destroy_box = (destroy, ptr)
@@ -43040,7 +43040,7 @@ def cuLogsRegisterCallback(callbackFunc, userData):
     cdef c.CUlogsCallback _c_callbackFunc = NULL
     cdef void* _c_userData = NULL
     cdef tuple callbackFunc_box
-    if callable(callbackFunc) and not any(cls.__name__ == "CFuncPtr" for cls in type(callbackFunc).__mro__):
+    if callable(callbackFunc) and not is_c_function(callbackFunc):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         callbackFunc_box = (callbackFunc, userData)

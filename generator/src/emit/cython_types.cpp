@@ -36,11 +36,6 @@ std::string TypeNames::cython(const Type& t) const {
   return "void";
 }
 
-std::string TypeNames::declare(const Type& t, const std::string& name) const {
-  if (t.kind == TypeKind::Array) return cython(t.pointee()) + " " + name + "[" + std::to_string(t.count) + "]";
-  return cython(t) + " " + name;
-}
-
 IntegerBounds integer_bounds(const Type& t) {
   const std::string bits = std::to_string(t.size * 8);
   if (t.kind == TypeKind::Bool) return {"as_unsigned", "", "1"};

@@ -19,8 +19,6 @@ class TypeNames {
     type.is_const = false;
     return cython(type);
   }
-  // A declarator: `int (*callback)(void *, void *)` style for function pointers.
-  std::string declare(const model::Type& type, const std::string& name) const;
   bool declared(const std::string& name) const { return declared_.count(name) != 0; }
 
  private:

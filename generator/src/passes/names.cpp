@@ -47,16 +47,15 @@ void mark_integer_handles(Model& model, const spec::Spec& spec) {
       if (is_version_of(t.name, wanted)) names[t.name] = wanted;
   }
   for (const auto& t : model.typedefs) {
-    if (!spec.integer_handles.empty() && std::find(spec.integer_handles.begin(), spec.integer_handles.end(), t.name) !=
-                                             spec.integer_handles.end()) {
-      Handle h;
-      h.order = t.order;
-      h.name = t.name;
-      h.is_integer = true;
-      h.doc = t.doc;
-      h.header = t.header;
-      model.handles.push_back(h);
-    }
+    if (std::find(spec.integer_handles.begin(), spec.integer_handles.end(), t.name) == spec.integer_handles.end())
+      continue;
+    Handle h;
+    h.order = t.order;
+    h.name = t.name;
+    h.is_integer = true;
+    h.doc = t.doc;
+    h.header = t.header;
+    model.handles.push_back(h);
   }
   for (auto& f : model.functions) {
     retype(f.result, names);

@@ -144,7 +144,7 @@ def caseLaunchHostFunc(stream, fn, userData):
     cdef c.caseHostFn _c_fn = NULL
     cdef void* _c_userData = NULL
     cdef tuple fn_box
-    if callable(fn) and not any(cls.__name__ == "CFuncPtr" for cls in type(fn).__mro__):
+    if callable(fn) and not is_c_function(fn):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         fn_box = (fn, userData)
@@ -187,7 +187,7 @@ def caseStreamAddCallback(stream, callback, flags, userData):
     cdef c.caseStreamCallback _c_callback = NULL
     cdef void* _c_userData = NULL
     cdef tuple callback_box
-    if callable(callback) and not any(cls.__name__ == "CFuncPtr" for cls in type(callback).__mro__):
+    if callable(callback) and not is_c_function(callback):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         callback_box = (callback, userData)
@@ -227,7 +227,7 @@ def caseSetProgress(stream, callback, payload):
     cdef c.caseSetProgress_callback_t _c_callback = NULL
     cdef void* _c_payload = NULL
     cdef tuple callback_box
-    if callable(callback) and not any(cls.__name__ == "CFuncPtr" for cls in type(callback).__mro__):
+    if callable(callback) and not is_c_function(callback):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         callback_box = (callback, payload)
@@ -264,7 +264,7 @@ def caseSetProgressNamed(progress, userData):
     cdef c.caseProgressFn _c_progress = NULL
     cdef void* _c_userData = NULL
     cdef tuple progress_box
-    if callable(progress) and not any(cls.__name__ == "CFuncPtr" for cls in type(progress).__mro__):
+    if callable(progress) and not is_c_function(progress):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         progress_box = (progress, userData)

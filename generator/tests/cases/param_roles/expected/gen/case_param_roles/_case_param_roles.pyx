@@ -445,7 +445,7 @@ def caseSetFlowCallback(prog, callback, payload):
     cdef c.caseSetFlowCallback_callback_t _c_callback = NULL
     cdef void* _c_payload = NULL
     cdef tuple callback_box
-    if callable(callback) and not any(cls.__name__ == "CFuncPtr" for cls in type(callback).__mro__):
+    if callable(callback) and not is_c_function(callback):
         # C hands the box back as its user data; the trampoline unpacks it.
         # The registry keeps it alive while C may call it.
         callback_box = (callback, payload)
