@@ -5,7 +5,7 @@
 # parameter.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
-from cpython.long cimport PyLong_CheckExact
+from cpython.long cimport PyLong_Check, PyLong_CheckExact
 from libc.stdint cimport uintptr_t
 from libc.string cimport memchr
 
@@ -31,7 +31,7 @@ cdef void report_unraisable(object exc, object where) noexcept
 cdef inline long long as_signed(object o, const char* name, long long low, long long high) except? -1:
     cdef int overflow = 0
     cdef long long v
-    if PyLong_CheckExact(o):
+    if PyLong_Check(o):   # int and its subclasses (enums, bool)
         v = PyLong_AsLongLongAndOverflow(o, &overflow)
         if overflow == 0 and low <= v <= high:
             return v
@@ -41,7 +41,7 @@ cdef inline long long as_signed(object o, const char* name, long long low, long 
 cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned long long high) except? 0:
     cdef int overflow = 0
     cdef long long v
-    if PyLong_CheckExact(o):
+    if PyLong_Check(o):
         v = PyLong_AsLongLongAndOverflow(o, &overflow)
         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:
             return <unsigned long long>v
@@ -98,7 +98,9 @@ cdef class Struct:
 
 
 cdef int set_chars(char* field, size_t size, object value, const char* name) except -1
-cdef void** kernel_params(object params, const char* name, list keep) except? NULL
+# kernelParams/extra (API.md's four forms): sets *out, returns what must stay
+# alive until the C call returns.
+cdef object kernel_params(object params, const char* name, void*** out)
 # An int address, None, or a buffer (held in `keep` for the call).
 cdef void* address_kept(object o, const char* name, list keep) except? NULL
 

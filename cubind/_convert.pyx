@@ -1,6 +1,7 @@
 # cython: language_level=3
 """Slow paths of the argument conversions (see _convert.pxd)."""
-from cpython.buffer cimport PyObject_CheckBuffer
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.exc cimport PyErr_SetObject, PyErr_WriteUnraisable
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -178,19 +179,6 @@ cdef int set_chars(char* field, size_t size, object value, const char* name) exc
     return 0
 
 
-cdef void** kernel_params(object params, const char* name, list keep) except? NULL:
-    """kernelParams/extra in the four forms of API.md; `keep` holds what the call needs."""
-    if params is None:
-        return NULL
-    if isinstance(params, tuple):
-        return _pack_kernel_params(params, name, keep)
-    view = buffer_view(params)
-    if view is not None:
-        keep.append(view)
-        return <void**>view_address(view)
-    return <void**>as_address(params, name)
-
-
 cdef void* address_kept(object o, const char* name, list keep) except? NULL:
     view = buffer_view(o)
     if view is None:
@@ -199,63 +187,214 @@ cdef void* address_kept(object o, const char* name, list keep) except? NULL:
     return view_address(view)
 
 
-cdef object _ctypes = None
+# kernelParams in the (values, types) form is packed here, in C: a slot of 8
+# bytes per value and the array of their addresses, inline in a KernelArgs
+# object (recycled through a freelist) up to _INLINE_ARGS values, on the heap
+# above. ctypes is imported once, to learn its types.
+cdef enum:
+    _INLINE_ARGS = 24
+
+# The kinds of value a ctypes type stands for; integers carry their size in
+# bytes in the bits above.
+cdef enum:
+    _KIND_HANDLE = 1    # type None: the value's own storage (getPtr())
+    _KIND_FLOAT = 2
+    _KIND_DOUBLE = 3
+    _KIND_POINTER = 4
+    _KIND_BOOL = 5
+    _KIND_SIGNED = 6
+    _KIND_UNSIGNED = 7
+
+cdef dict _kinds = None   # ctypes type (or None) -> kind
+cdef object _NO_KIND = object()
 
 
-cdef object _checked_ctypes_value(object kind, object value, str where):
-    """kind(value), refusing what ctypes would silently wrap or truncate."""
-    ctypes = _ctypes
-    if kind in (ctypes.c_float, ctypes.c_double, ctypes.c_longdouble):
-        if isinstance(value, (str, bytes)) or not hasattr(type(value), "__float__"):
-            raise TypeError(f"{where}: expected a float for {kind.__name__}, got {_type_name(value)}")
-        return kind(float(value))
-    if kind is ctypes.c_void_p:
-        value = None if value is None else (value if type(value) is int else _index(value, where.encode(),
-                                                                                     "an int address or None"))
-        if value is not None and (value < 0 or value >> _ADDRESS_BITS):
-            raise OverflowError(f"{where}: address {value} is out of range for a pointer")
-        return kind(value)
-    if kind is ctypes.c_bool:
-        return kind(bool(value))
-    if not issubclass(kind, ctypes._SimpleCData) or kind._type_ not in "bBhHiIlLqQ":
-        raise TypeError(f"{where}: unsupported argument type {kind!r}: use a ctypes scalar type, "
-                        f"c_void_p, or None for a handle or struct object")
-    v = _index(value, where.encode(), "an int")
-    bits = 8 * ctypes.sizeof(kind)
-    signed = kind._type_ in "bhilq"
+@cython.freelist(8)
+cdef class KernelArgs:
+    """What one call's kernelParams need alive: the packed values and the
+    objects they came from, or the buffer the caller's array lives in."""
+    cdef void* inline_ptrs[_INLINE_ARGS]
+    cdef unsigned long long inline_slots[_INLINE_ARGS]
+    cdef void* heap
+    cdef object keep
+    cdef Py_buffer view
+    cdef bint has_view
+
+    def __dealloc__(self):
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+        PyMem_Free(self.heap)
+
+
+cdef object kernel_params(object params, const char* name, void*** out):
+    """kernelParams/extra in the four forms of API.md. Sets *out; returns what
+    must stay alive until the C call returns (None when nothing)."""
+    cdef KernelArgs args
+    if params is None:
+        out[0] = NULL
+        return None
+    if PyLong_CheckExact(params):
+        out[0] = <void**>as_address(params, name)
+        return None
+    if type(params) is tuple:
+        return _pack_kernel_params(<tuple>params, name, out)
+    if PyObject_CheckBuffer(params):
+        args = KernelArgs.__new__(KernelArgs)
+        try:
+            PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
+        except BufferError as exc:
+            raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
+        args.has_view = True
+        out[0] = <void**>args.view.buf
+        return args
+    if isinstance(params, (list, dict, str, float)):
+        raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
+                        f"or a (values, types) tuple, got {_type_name(params)}")
+    out[0] = <void**>as_address(params, name)
+    return None
+
+
+cdef dict _ctypes_kinds():
+    global _kinds
+    import ctypes
+    kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
+             ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
+    for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
+        kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
+    for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
+        kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
+    _kinds = kinds
+    return kinds
+
+
+cdef str _where(const char* name, Py_ssize_t i):
+    return f"{name.decode()}[{i}]"
+
+
+cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
+    kinds = _kinds if _kinds is not None else _ctypes_kinds()
+    code = kinds.get(kind)
+    if code is not None:
+        return code
+    # A subclass of a ctypes scalar type packs as its base type.
+    if isinstance(kind, type):
+        for base in (<type>kind).__mro__[1:]:
+            code = kinds.get(base)
+            if code is not None:
+                return code
+    raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer or float "
+                    f"type, c_bool, c_void_p, or None for a handle or struct object")
+
+
+cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:
+    cdef int size = code >> 8
+    cdef bint signed = (code & 0xff) == _KIND_SIGNED
+    cdef int bits = 8 * size
+    cdef long long v
+    cdef unsigned long long u
+    cdef int overflow = 0
+    if PyLong_CheckExact(value):
+        v = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow == 0 and (bits == 64 and (signed or v >= 0) or
+                              signed and -(1LL << (bits - 1)) <= v < (1LL << (bits - 1)) or
+                              not signed and 0 <= v < (1LL << bits)):
+            u = <unsigned long long>v
+            memcpy(slot, &u, size)   # little-endian: the low bytes are the value
+            return 0
+    where = _where(name, i)
+    v_obj = _index(value, where.encode(), "an int")
     low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-    if not low <= v <= high:
-        raise OverflowError(f"{where}: {v} is out of range for {kind.__name__} [{low}, {high}]")
-    return kind(v)
+    if not low <= v_obj <= high:
+        kind = "signed" if signed else "unsigned"
+        raise OverflowError(f"{where}: {v_obj} is out of range for a {size}-byte {kind} int [{low}, {high}]")
+    u = <unsigned long long>(v_obj & 0xffffffffffffffff)
+    memcpy(slot, &u, size)
+    return 0
 
 
-cdef void** _pack_kernel_params(tuple params, const char* name, list keep) except? NULL:
-    global _ctypes
-    if _ctypes is None:
-        import ctypes as _c
-        _ctypes = _c
-    ctypes = _ctypes
-    pname = name.decode()
+cdef double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
+    if PyFloat_CheckExact(value):
+        return PyFloat_AS_DOUBLE(value)
+    if isinstance(value, (str, bytes, bytearray)) or not hasattr(type(value), "__float__"):
+        raise TypeError(f"{_where(name, i)}: expected a float, got {_type_name(value)}")
+    return float(value)
+
+
+cdef void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
+    cdef int overflow = 0
+    cdef long long v
+    if value is None:
+        return NULL
+    if PyLong_CheckExact(value):
+        v = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow == 0 and v >= 0:
+            return <void*><size_t>v
+    return address_slow(value, _where(name, i).encode())
+
+
+cdef void* _arg_storage(object value, const char* name, Py_ssize_t i) except? NULL:
+    get_ptr = getattr(value, "getPtr", None)
+    if get_ptr is None:
+        raise TypeError(f"{_where(name, i)}: type None needs a handle or struct object, got {_type_name(value)}")
+    return <void*><uintptr_t>get_ptr()
+
+
+cdef tuple _as_tuple(object seq, const char* name, str part):
+    if not isinstance(seq, (list, tuple)):
+        raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")
+    return tuple(seq)
+
+
+cdef object _pack_kernel_params(tuple params, const char* name, void*** out):
+    cdef KernelArgs args
+    cdef Py_ssize_t n, i
+    cdef void** ptrs
+    cdef unsigned long long* slots
+    cdef int code = 0
+    cdef object prev = _NO_KIND
     if len(params) != 2:
-        raise TypeError(f"{pname}: expected (values, types), got a tuple of {len(params)}")
+        raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
     values, types = params
-    if len(values) != len(types):
-        raise ValueError(f"{pname}: {len(values)} values but {len(types)} types")
-    addresses = (ctypes.c_void_p * max(len(values), 1))()
-    for i, (value, kind) in enumerate(zip(values, types)):
-        where = f"{pname}[{i}]"
-        if kind is None:
-            # A handle or struct object: its storage is the argument.
-            if not hasattr(value, "getPtr"):
-                raise TypeError(f"{where}: type None needs a handle or struct object, got {_type_name(value)}")
-            addresses[i] = value.getPtr()
-            keep.append(value)
+    if type(values) is not tuple:
+        values = _as_tuple(values, name, "values")
+    if type(types) is not tuple:
+        types = _as_tuple(types, name, "types")
+    n = len(<tuple>values)
+    if len(<tuple>types) != n:
+        raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")
+    args = KernelArgs.__new__(KernelArgs)
+    args.keep = values   # handle and struct values lend their own storage
+    if n <= _INLINE_ARGS:
+        ptrs = args.inline_ptrs
+        slots = args.inline_slots
+    else:
+        args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
+        if args.heap == NULL:
+            raise MemoryError()
+        ptrs = <void**>args.heap
+        slots = <unsigned long long*>(ptrs + n)
+    for i in range(n):
+        value = (<tuple>values)[i]
+        kind = (<tuple>types)[i]
+        if kind is not prev:
+            code = _kind_of(kind, name, i)
+            prev = kind
+        slots[i] = 0
+        ptrs[i] = &slots[i]
+        if code == _KIND_HANDLE:
+            ptrs[i] = _arg_storage(value, name, i)
+        elif code == _KIND_FLOAT:
+            (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
+        elif code == _KIND_DOUBLE:
+            (<double*>&slots[i])[0] = _arg_double(value, name, i)
+        elif code == _KIND_POINTER:
+            (<void**>&slots[i])[0] = _arg_address(value, name, i)
+        elif code == _KIND_BOOL:
+            (<unsigned char*>&slots[i])[0] = 1 if value else 0
         else:
-            arg = _checked_ctypes_value(kind, value, where)
-            keep.append(arg)
-            addresses[i] = ctypes.addressof(arg)
-    keep.append(addresses)
-    return <void**><size_t>ctypes.addressof(addresses)
+            _store_integer(&slots[i], value, code, name, i)
+    out[0] = ptrs
+    return args
 
 
 cdef int set_type_attr(type cls, str name, object value) except -1:

@@ -369,6 +369,7 @@ class LibraryEmitter {
     d.set("outputs", outputs);
     d.set("stub_inputs", stub_inputs);
     d.set("status_of", enum_of_function(ctx_.spec.status_type));
+    d.set("release_gil", f.releases_gil ? data::type::bool_true : data::type::bool_false);
     const std::string sig = f.name + "(" + signature + ")";
     if (f.returns_status) {
       d.set("returns_status", data::type::bool_true);

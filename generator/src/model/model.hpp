@@ -108,6 +108,9 @@ struct Function {
   // The version of the function's ABI that matches this declaration, where
   // the library resolves by version (the driver's cuGetProcAddress); 0: none.
   int abi_version = 0;
+  // Whether the call runs with the GIL released (the spec keeps it for
+  // calls that cannot block).
+  bool releases_gil = true;
 };
 
 struct EnumValue {

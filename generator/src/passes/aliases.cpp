@@ -25,6 +25,7 @@ void run_passes(model::Model& model, const spec::Spec& spec) {
   mark_integer_handles(model, spec);
   infer_parameters(model, spec);
   apply_filters(model, spec);
+  mark_gil(model, spec);
 }
 
 }  // namespace cubind::passes

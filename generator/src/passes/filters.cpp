@@ -46,4 +46,18 @@ void apply_filters(Model& model, const spec::Spec& spec) {
   }
 }
 
+void mark_gil(Model& model, const spec::Spec& spec) {
+  std::vector<std::regex> keep;
+  for (const auto& pattern : spec.keep_gil) keep.emplace_back(pattern);
+  for (auto& f : model.functions) {
+    f.releases_gil = true;
+    for (const auto& re : keep) {
+      if (std::regex_match(f.name, re)) {
+        f.releases_gil = false;
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace cubind::passes

@@ -20,6 +20,9 @@ void infer_parameters(model::Model& model, const spec::Spec& spec);
 // Marks functions the binding cannot or must not bind, with the reason.
 void apply_filters(model::Model& model, const spec::Spec& spec);
 
+// Which calls keep the GIL (spec [gil] keep); every other call releases it.
+void mark_gil(model::Model& model, const spec::Spec& spec);
+
 void run_passes(model::Model& model, const spec::Spec& spec);
 
 }  // namespace cubind::passes

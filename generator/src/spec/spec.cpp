@@ -137,6 +137,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
       spec.skips.push_back({r.string(*t, "pattern", true, "skip."), r.string(*t, "reason", true, "skip.")});
     }
   }
+  if (const toml::table* gil = root["gil"].as_table()) spec.keep_gil = r.strings(*gil, "keep", "gil.");
   return spec;
 }
 

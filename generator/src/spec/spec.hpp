@@ -47,6 +47,10 @@ struct Spec {
   // Passes
   std::vector<ParamOverride> overrides;
   std::vector<Skip> skips;
+  // Functions (ECMAScript regexes over the whole name) that keep the GIL
+  // during the C call: they return at once, never wait on the device or on
+  // another thread, and releasing the GIL would cost more than the call.
+  std::vector<std::string> keep_gil;
 
   const ParamOverride* override_for(const std::string& function, const std::string& param) const;
 };

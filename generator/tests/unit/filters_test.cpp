@@ -125,3 +125,20 @@ TEST(RunPasses, AliasesComeFirstSoSkipsAndOverridesSeeThePublicName) {
 }
 
 }  // namespace
+
+TEST(MarkGil, SpecPatternsKeepTheGilEverythingElseReleasesIt) {
+  Model m;
+  m.functions = {fn("caseGetCurrent"), fn("caseGetCurrentStream"), fn("caseSynchronize")};
+  cubind::passes::mark_gil(m, spec_with("[gil]\nkeep = [\"caseGetCurrent\"]\n"));
+  EXPECT_FALSE(m.functions[0].releases_gil);
+  EXPECT_TRUE(m.functions[1].releases_gil);  // regex_match: the whole name
+  EXPECT_TRUE(m.functions[2].releases_gil);
+}
+
+TEST(MarkGil, WithoutAGilTableEveryCallReleasesIt) {
+  Model m;
+  m.functions = {fn("caseGetCurrent")};
+  m.functions[0].releases_gil = false;
+  cubind::passes::mark_gil(m, spec_with(""));
+  EXPECT_TRUE(m.functions[0].releases_gil);
+}

@@ -8,6 +8,8 @@
  *                    override makes it a buffer sized by caseLogLength
  *   caseReset        an unannotated handle*: the rules say out_scalar, the
  *                    override says inout_handle / inout
+ *   caseLogLength    [gil] keep: called without `with nogil:`, and
+ *                    "releases_gil": false in model.json
  *   caseGetText      an alias of caseGetText_v2 (char* without a size query);
  *                    the override is keyed by the ABI symbol caseGetText_v2
  *                    and still applies: buffer sized by caseTextLength

@@ -1,0 +1,259 @@
+"""Times the benchmarked calls through one binding, in its own process.
+
+    python worker.py <backend> <kernels.ptx> <repeats> <scale>
+
+prints one JSON object: call name -> list of nanoseconds per call (one entry per
+repeat), or -> {"error": "..."} for a call this backend could not make. The
+backends: cubind, cuda_bindings (NVIDIA's cuda-bindings), cupy, pyfloor (the
+Python-call floor of _pyfloor.pyx). run.py starts one process per backend and
+round, interleaved, and builds the table.
+"""
+
+import ctypes
+import json
+import sys
+import time
+
+# Loops are compiled per arity so that each iteration is exactly one call of a
+# local with local arguments: the same work for every backend.
+_LOOPS = {}
+
+
+def _loop(arity):
+    if arity not in _LOOPS:
+        names = ", ".join(f"a{i}" for i in range(arity))
+        src = (f"def loop(n, f{', ' if arity else ''}{names}):\n"
+               f"    for _ in range(n):\n"
+               f"        f({names})\n")
+        scope = {}
+        exec(src, scope)
+        _LOOPS[arity] = scope["loop"]
+    return _LOOPS[arity]
+
+
+def _time(fn, args, iters, after, repeats):
+    loop = _loop(len(args))
+    loop(max(iters // 20, 1), fn, *args)   # warm up
+    if after:
+        after()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        loop(iters, fn, *args)
+        if after:
+            after()
+        samples.append((time.perf_counter_ns() - t0) / iters)
+    return samples
+
+
+# Call name -> (arguments of cubind's function, length of its result): the
+# shape the Python-call floor reproduces.
+SHAPES = {
+    "cuCtxGetCurrent": (0, 2),
+    "cuDeviceGet": (1, 2),
+    "cuDeviceGetAttribute": (2, 2),
+    "cuPointerGetAttribute": (3, 1),
+    "cuEventRecord": (2, 1),
+    "cuStreamQuery": (1, 1),
+    "cuMemcpyHtoDAsync_8B": (4, 1),
+    "cuLaunchKernel_0": (11, 1),
+    "cuLaunchKernel_5_values": (11, 1),
+    "cuLaunchKernel_5_packed": (11, 1),
+    "cuLaunchKernel_16ptr": (11, 1),
+    "cuLaunchKernel_256int": (11, 1),
+    "nvrtcVersion": (0, 3),
+}
+LAUNCHES = {name for name in SHAPES if name.startswith("cuLaunchKernel")}
+MEMCPY_DIVISOR = 4   # as c_floor.c: the copies are slower, fewer of them
+
+
+def _ok(result, call):
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) != 0:
+        raise RuntimeError(f"{call} returned {err!r}")
+    return result
+
+
+def _saxpy_values(x, y, out):
+    types = (ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+    return ((2.0, x, y, out, 32), types)
+
+
+def _packed(values_and_types):
+    """A numpy uint64 array of argument addresses (and what keeps them alive)."""
+    import numpy as np
+    values, types = values_and_types
+    storage = [np.array([v], dtype=np.float32 if t is ctypes.c_float else np.uint64)
+               for v, t in zip(values, types)]
+    return np.array([s.ctypes.data for s in storage], dtype=np.uint64), storage
+
+
+def rows_cubind(ptx):
+    import cuda
+    import nvrtc
+    _ok(cuda.cuInit(0), "cuInit")
+    _, dev = _ok(cuda.cuDeviceGet(0), "cuDeviceGet")
+    _, ctx = _ok(cuda.cuCtxCreate(None, 0, dev), "cuCtxCreate")
+    _, module = _ok(cuda.cuModuleLoadData(ptx), "cuModuleLoadData")
+    k = {name: _ok(cuda.cuModuleGetFunction(module, name.encode()), name)[1]
+         for name in ("k0", "saxpy", "ptr16", "int256")}
+    _, stream = _ok(cuda.cuStreamCreate(0), "cuStreamCreate")
+    _, event = _ok(cuda.cuEventCreate(cuda.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+    _, dbuf = _ok(cuda.cuMemAlloc(3 * 32 * 4), "cuMemAlloc")
+    base = int(dbuf)
+    host8 = ctypes.c_longlong(0)
+    memtype = ctypes.c_uint(0)
+    values5 = _saxpy_values(base, base + 128, base + 256)
+    packed5, keep5 = _packed(values5)
+    ptrs16 = (tuple([base] * 16), (ctypes.c_void_p,) * 16)
+    ints256 = (tuple(range(256)), (ctypes.c_int,) * 256)
+
+    def sync():
+        _ok(cuda.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+    def launch(f, params):
+        return (cuda.cuLaunchKernel, (f, 1, 1, 1, 32, 1, 1, 0, stream, params, None), sync)
+
+    attr = cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    ptr_attr = cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+    rows = {
+        "cuCtxGetCurrent": (cuda.cuCtxGetCurrent, (), None),
+        "cuDeviceGet": (cuda.cuDeviceGet, (0,), None),
+        "cuDeviceGetAttribute": (cuda.cuDeviceGetAttribute, (attr, dev), None),
+        "cuPointerGetAttribute": (cuda.cuPointerGetAttribute, (ctypes.addressof(memtype), ptr_attr, dbuf), None),
+        "cuEventRecord": (cuda.cuEventRecord, (event, stream), sync),
+        "cuStreamQuery": (cuda.cuStreamQuery, (stream,), None),
+        "cuMemcpyHtoDAsync_8B": (cuda.cuMemcpyHtoDAsync, (dbuf, ctypes.addressof(host8), 8, stream), sync),
+        "cuLaunchKernel_0": launch(k["k0"], None),
+        "cuLaunchKernel_5_values": launch(k["saxpy"], values5),
+        "cuLaunchKernel_5_packed": launch(k["saxpy"], packed5.ctypes.data),
+        "cuLaunchKernel_16ptr": launch(k["ptr16"], ptrs16),
+        "cuLaunchKernel_256int": launch(k["int256"], ints256),
+        "nvrtcVersion": (nvrtc.nvrtcVersion, (), None),
+    }
+    return rows, (keep5, packed5, host8, memtype, ctx)
+
+
+def rows_cuda_bindings(ptx):
+    from cuda.bindings import driver as cb
+    from cuda.bindings import nvrtc as cbn
+    _ok(cb.cuInit(0), "cuInit")
+    _, dev = _ok(cb.cuDeviceGet(0), "cuDeviceGet")
+    ctx_params = cb.CUctxCreateParams() if hasattr(cb, "CUctxCreateParams") else None
+    _, ctx = _ok(cb.cuCtxCreate(ctx_params, 0, dev), "cuCtxCreate")
+    _, module = _ok(cb.cuModuleLoadData(ptx), "cuModuleLoadData")
+    k = {name: _ok(cb.cuModuleGetFunction(module, name.encode()), name)[1]
+         for name in ("k0", "saxpy", "ptr16", "int256")}
+    _, stream = _ok(cb.cuStreamCreate(0), "cuStreamCreate")
+    _, event = _ok(cb.cuEventCreate(cb.CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate")
+    _, dbuf = _ok(cb.cuMemAlloc(3 * 32 * 4), "cuMemAlloc")
+    base = int(dbuf)
+    host8 = ctypes.c_longlong(0)
+    values5 = _saxpy_values(base, base + 128, base + 256)
+    packed5, keep5 = _packed(values5)
+    ptrs16 = (tuple([base] * 16), (ctypes.c_void_p,) * 16)
+    ints256 = (tuple(range(256)), (ctypes.c_int,) * 256)
+
+    def sync():
+        _ok(cb.cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+    def launch(f, params):
+        return (cb.cuLaunchKernel, (f, 1, 1, 1, 32, 1, 1, 0, stream, params, 0), sync)
+
+    attr = cb.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    ptr_attr = cb.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+    rows = {
+        "cuCtxGetCurrent": (cb.cuCtxGetCurrent, (), None),
+        "cuDeviceGet": (cb.cuDeviceGet, (0,), None),
+        "cuDeviceGetAttribute": (cb.cuDeviceGetAttribute, (attr, dev), None),
+        # Its form returns the value: (attribute, ptr) -> (err, value).
+        "cuPointerGetAttribute": (cb.cuPointerGetAttribute, (ptr_attr, dbuf), None),
+        "cuEventRecord": (cb.cuEventRecord, (event, stream), sync),
+        "cuStreamQuery": (cb.cuStreamQuery, (stream,), None),
+        "cuMemcpyHtoDAsync_8B": (cb.cuMemcpyHtoDAsync, (dbuf, ctypes.addressof(host8), 8, stream), sync),
+        "cuLaunchKernel_0": launch(k["k0"], 0),
+        "cuLaunchKernel_5_values": launch(k["saxpy"], values5),
+        "cuLaunchKernel_5_packed": launch(k["saxpy"], packed5.ctypes.data),
+        "cuLaunchKernel_16ptr": launch(k["ptr16"], ptrs16),
+        "cuLaunchKernel_256int": launch(k["int256"], ints256),
+        "nvrtcVersion": (cbn.nvrtcVersion, (), None),
+    }
+    return rows, (keep5, packed5, host8, ctx)
+
+
+def rows_cupy(ptx):
+    """CuPy's closest equivalents: its driver module where it has the call,
+    else its runtime module (same C entry points underneath); only the
+    pre-packed launch form exists there."""
+    import cupy
+    from cupy.cuda import driver, runtime
+    from cupy.cuda import nvrtc as cnv
+    cupy.cuda.Device(0).use()
+    runtime.free(runtime.malloc(1))   # creates the primary context
+    module = driver.moduleLoadData(ptx)
+    k = {name: driver.moduleGetFunction(module, name) for name in ("k0", "saxpy")}
+    stream = runtime.streamCreate()
+    event = runtime.eventCreateWithFlags(runtime.eventDisableTiming)
+    dbuf = runtime.malloc(3 * 32 * 4)
+    host8 = ctypes.c_longlong(0)
+    packed5, keep5 = _packed(_saxpy_values(dbuf, dbuf + 128, dbuf + 256))
+
+    def sync():
+        runtime.streamSynchronize(stream)
+
+    def launch(f, params):
+        return (driver.launchKernel, (f, 1, 1, 1, 32, 1, 1, 0, stream, params, 0), sync)
+
+    attr = runtime.cudaDevAttrMultiProcessorCount
+    rows = {
+        "cuCtxGetCurrent": (driver.ctxGetCurrent, (), None),
+        "cuDeviceGetAttribute": (runtime.deviceGetAttribute, (attr, 0), None),
+        "cuEventRecord": (runtime.eventRecord, (event, stream), sync),
+        "cuStreamQuery": (runtime.streamQuery, (stream,), None),
+        "cuMemcpyHtoDAsync_8B": (runtime.memcpyAsync,
+                                 (dbuf, ctypes.addressof(host8), 8, runtime.memcpyHostToDevice, stream), sync),
+        "cuLaunchKernel_0": launch(k["k0"], 0),
+        "cuLaunchKernel_5_packed": launch(k["saxpy"], packed5.ctypes.data),
+        "nvrtcVersion": (cnv.getVersion, (), None),
+    }
+    return rows, (keep5, packed5, host8)
+
+
+def rows_pyfloor(ptx):
+    import _pyfloor
+    rows = {}
+    for name, (nargs, nret) in SHAPES.items():
+        fn = getattr(_pyfloor, f"args{nargs}_ret{nret}")
+        rows[name] = (fn, tuple(range(nargs)), None)
+    return rows, None
+
+
+BACKENDS = {"cubind": rows_cubind, "cuda_bindings": rows_cuda_bindings, "cupy": rows_cupy,
+            "pyfloor": rows_pyfloor}
+
+
+def main():
+    backend, ptx_path, repeats, scale = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    with open(ptx_path, "rb") as f:
+        ptx = f.read()
+    rows, keep = BACKENDS[backend](ptx)
+    results = {}
+    for name in SHAPES:
+        if name not in rows:
+            continue
+        fn, args, after = rows[name]
+        iters = (2000 if name in LAUNCHES else 20000) * scale
+        if name == "cuMemcpyHtoDAsync_8B":
+            iters //= MEMCPY_DIVISOR
+        try:
+            if backend in ("cubind", "cuda_bindings"):   # CuPy raises on its own
+                _ok(fn(*args), name)
+            results[name] = _time(fn, args, iters, after, repeats)
+        except Exception as exc:   # one call failing must not lose the others
+            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    del keep
+    json.dump(results, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
