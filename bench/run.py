@@ -64,11 +64,12 @@ def cuda_root():
 
 
 def build_fake_driver():
-    """bench/fake_libcuda.c as libcuda.so.1 (and libcuda.so to link against)."""
+    """tests/fake_driver/fake_libcuda.c as libcuda.so.1 (and libcuda.so to link against)."""
     fake = os.path.join(BUILD, "fake")
     os.makedirs(fake, exist_ok=True)
     lib = os.path.join(fake, "libcuda.so.1")
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(HERE, "fake_libcuda.c")], check=True)
+    source = os.path.join(ROOT, "tests", "fake_driver", "fake_libcuda.c")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, source], check=True)
     link = os.path.join(fake, "libcuda.so")
     if not os.path.lexists(link):
         os.symlink("libcuda.so.1", link)

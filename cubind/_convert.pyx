@@ -242,7 +242,7 @@ cdef object kernel_params(object params, const char* name, void*** out):
         args = KernelArgs.__new__(KernelArgs)
         try:
             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
-        except BufferError as exc:
+        except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
         args.has_view = True
         out[0] = <void**>args.view.buf
@@ -303,7 +303,8 @@ cdef int _store_integer(void* slot, object value, int code, const char* name, Py
             return 0
     where = _where(name, i)
     v_obj = _index(value, where.encode(), "an int")
-    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    width = <object>bits   # Python ints: 1 << 64 must not wrap
+    low, high = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
     if not low <= v_obj <= high:
         kind = "signed" if signed else "unsigned"
         raise OverflowError(f"{where}: {v_obj} is out of range for a {size}-byte {kind} int [{low}, {high}]")

@@ -586,6 +586,28 @@ def _bad_calls():
         ("launch_params_float_for_int", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
                                                                  ((1.5,), (ctypes.c_int,)), None),
          TypeError, "kernelParams"),
+        ("launch_params_ubyte", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
+                                                         ((1, 256), (ctypes.c_int, ctypes.c_ubyte)), None),
+         OverflowError, r"kernelParams\[1\]"),
+        ("launch_params_uint_negative", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
+                                                                 ((-1,), (ctypes.c_uint,)), None),
+         OverflowError, r"kernelParams\[0\]"),
+        ("launch_params_longdouble", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
+                                                              ((1.0,), (ctypes.c_longdouble,)), None),
+         TypeError, r"kernelParams\[0\]"),
+        ("launch_params_none_type_int", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
+                                                                 ((5,), (None,)), None),
+         TypeError, r"kernelParams\[0\].*handle or struct"),
+        ("launch_params_pointer_str", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
+                                                               (("p",), (ctypes.c_void_p,)), None),
+         TypeError, r"kernelParams\[0\]"),
+        ("launch_params_values_not_sequence", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
+                                                                       (5, (ctypes.c_int,)), None),
+         TypeError, "kernelParams: values"),
+        ("launch_params_list", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None, [1, 2], None),
+         TypeError, "kernelParams"),
+        ("launch_params_negative_address", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None, -8, None),
+         OverflowError, "kernelParams"),
         ("launch_grid", lambda: C.cuLaunchKernel(0, 2**32, 1, 1, 1, 1, 1, 0, None, None, None),
          OverflowError, "gridDimX"),
         ("launch_ex_config", lambda: C.cuLaunchKernelEx(C.CUDA_MEMCPY2D(), 0, None, None), TypeError, "config"),
@@ -707,3 +729,11 @@ def test_example_without_gpu_says_so_and_exits_0(example, gpu_reason):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1 and re.fullmatch(r"No GPU available: .+; skipping\.", lines[0]), proc.stdout
+
+
+@needs_cuda
+def test_noncontiguous_kernel_params_buffer_is_refused():
+    np = pytest.importorskip("numpy")
+    strided = np.zeros(4, dtype=np.uint64)[::2]
+    with pytest.raises(ValueError, match="kernelParams"):
+        cuda.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None, strided, None)
