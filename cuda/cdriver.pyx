@@ -404,6 +404,9 @@ cdef void* _p_cuTexObjectGetResourceViewDesc = NULL
 cdef void* _p_cuSurfObjectCreate = NULL
 cdef void* _p_cuSurfObjectDestroy = NULL
 cdef void* _p_cuSurfObjectGetResourceDesc = NULL
+cdef void* _p_cuTensorMapEncodeTiled = NULL
+cdef void* _p_cuTensorMapEncodeIm2col = NULL
+cdef void* _p_cuTensorMapEncodeIm2colWide = NULL
 cdef void* _p_cuTensorMapReplaceAddress = NULL
 cdef void* _p_cuDeviceCanAccessPeer = NULL
 cdef void* _p_cuCtxEnablePeerAccess = NULL
@@ -2493,6 +2496,21 @@ cdef CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfOb
     if _p_cuSurfObjectGetResourceDesc == NULL:
         _resolve(&_p_cuSurfObjectGetResourceDesc, b"cuSurfObjectGetResourceDesc", b"cuSurfObjectGetResourceDesc", 5000)
     return (<CUresult (*)(CUDA_RESOURCE_DESC*, CUsurfObject) noexcept nogil>_p_cuSurfObjectGetResourceDesc)(pResDesc, surfObject)
+
+cdef CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) except? CUDA_ERROR_UNKNOWN nogil:
+    if _p_cuTensorMapEncodeTiled == NULL:
+        _resolve(&_p_cuTensorMapEncodeTiled, b"cuTensorMapEncodeTiled", b"cuTensorMapEncodeTiled", 12000)
+    return (<CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) noexcept nogil>_p_cuTensorMapEncodeTiled)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+
+cdef CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) except? CUDA_ERROR_UNKNOWN nogil:
+    if _p_cuTensorMapEncodeIm2col == NULL:
+        _resolve(&_p_cuTensorMapEncodeIm2col, b"cuTensorMapEncodeIm2col", b"cuTensorMapEncodeIm2col", 12000)
+    return (<CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) noexcept nogil>_p_cuTensorMapEncodeIm2col)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
+
+cdef CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) except? CUDA_ERROR_UNKNOWN nogil:
+    if _p_cuTensorMapEncodeIm2colWide == NULL:
+        _resolve(&_p_cuTensorMapEncodeIm2colWide, b"cuTensorMapEncodeIm2colWide", b"cuTensorMapEncodeIm2colWide", 12080)
+    return (<CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) noexcept nogil>_p_cuTensorMapEncodeIm2colWide)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
 
 cdef CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTensorMapReplaceAddress == NULL:

@@ -913,3 +913,71 @@ def test_example_runs_and_checks_itself(driver, example):
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No GPU available" not in proc.stdout, proc.stdout
+
+
+# -- GIL policy, tensor maps, per-thread default stream -------------------------
+
+
+def test_queries_that_keep_the_gil_never_wait_for_a_host_function(cuda, kernel, device_alloc, cu_stream):
+    # The spec's [gil] keep list runs these with the GIL held. A host function
+    # queued behind a slow kernel needs the GIL to run: if any of these queries
+    # waited on the stream or on the driver's callback thread, this would hang.
+    spin = kernel(SPIN_SRC, "spin")
+    dptr = device_alloc(4)
+    ran = []
+    launch(cuda, spin, 1, 1, ((200_000_000, None), (ctypes.c_longlong, ctypes.c_void_p)), stream=cu_stream)
+    ok(cuda.cuLaunchHostFunc, cu_stream, lambda _: ran.append(True), None)
+    attr = cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    memtype = ctypes.c_uint(0)
+    queries = 0
+    while not ran and queries < 5_000_000:
+        ok(cuda.cuCtxGetCurrent)
+        ok(cuda.cuDeviceGetAttribute, attr, 0)
+        ok(cuda.cuPointerGetAttribute, ctypes.addressof(memtype),
+           cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr)
+        ok(cuda.cuStreamGetPriority, cu_stream)
+        queries += 1
+    ok(cuda.cuStreamSynchronize, cu_stream)
+    assert ran == [True]
+    assert memtype.value == cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+
+
+def test_tensor_map_encode_tiled(cuda, device_alloc, compute_capability):
+    if compute_capability < (9, 0):
+        pytest.skip("tensor maps need sm_90")
+    rows, cols = 64, 128
+    dptr = device_alloc(rows * cols * 4)
+    tmap = cuda.CUtensorMap()
+    T = cuda
+    ok(cuda.cuTensorMapEncodeTiled, tmap, T.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dptr,
+       [cols, rows], [cols * 4], [32, 16], [1, 1], T.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+       T.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE, T.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+       T.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    assert any(tmap.opaque)   # the driver wrote the descriptor
+    err, = cuda.cuTensorMapEncodeTiled(tmap, T.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, dptr,
+                                       [cols, rows], [cols * 4 + 1], [32, 16], [1, 1], 0, 0, 0, 0)
+    assert err == cuda.CUresult.CUDA_ERROR_INVALID_VALUE   # strides must be multiples of 16: the driver checks
+
+
+def test_per_thread_default_stream_opt_in_runs(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        import cuda
+        def ok(r):
+            assert r[0] == 0, r
+            return r[1] if len(r) > 1 else None
+        ok(cuda.cuInit(0))
+        ctx = ok(cuda.cuDevicePrimaryCtxRetain(ok(cuda.cuDeviceGet(0))))
+        ok(cuda.cuCtxSetCurrent(ctx))
+        dptr = ok(cuda.cuMemAlloc(16))
+        ok(cuda.cuMemsetD32Async(dptr, 7, 4, None))     # the per-thread default stream
+        ok(cuda.cuStreamSynchronize(cuda.CU_STREAM_PER_THREAD))
+        host = np.zeros(4, dtype=np.uint32)
+        ok(cuda.cuMemcpyDtoH(host, dptr, 16))
+        assert host.tolist() == [7] * 4
+        print("per-thread ok")
+    """)
+    env = dict(os.environ, CUBIND_DEFAULT_STREAM="per-thread", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "per-thread ok" in done.stdout

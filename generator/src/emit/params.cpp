@@ -25,6 +25,21 @@ int userdata_index(const Type& callback) {
 
 namespace {
 
+// The number of items an array must have: its count parameter's C value, or
+// an expression on it (`tensorRank - 1`), as C code and as text for messages.
+void set_count(Data& d, const Param& p) {
+  std::string cname = c_local(safe_name(p.count_param));
+  std::string text = p.count_param;
+  if (p.count_offset != 0) {
+    std::string op = p.count_offset < 0 ? " - " : " + ";
+    std::string amount = std::to_string(p.count_offset < 0 ? -p.count_offset : p.count_offset);
+    cname = "(<long long>" + cname + op + amount + ")";
+    text += op + amount;
+  }
+  d.set("count", text);
+  d.set("count_cname", cname);
+}
+
 const Param& find_param(const Function& f, const std::string& name) {
   for (const auto& p : f.params)
     if (p.name == name) return p;
@@ -115,8 +130,7 @@ ParamPlan plan_param(const Param& p, const Function& f, const Context& ctx) {
       plan.late = true;
       const Type& e = t.pointee();
       d.set("ctype", ctx.py_names.cython_mutable(e));
-      d.set("count", p.count_param);
-      d.set("count_cname", c_local(safe_name(p.count_param)));
+      set_count(d, p);
       Data element = d;
       std::string element_template;
       if (e.kind == TypeKind::Handle) {

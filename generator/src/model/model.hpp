@@ -89,6 +89,7 @@ struct Param {
   Direction direction = Direction::In;
   Role role = Role::Unresolved;
   std::string count_param;     // Array/StringArray: the parameter counting it
+  int count_offset = 0;        // items = count_param + count_offset (strides: rank - 1)
   std::string query_function;  // Buffer/OutArray: the function giving the size/count
   std::string userdata_param;  // Callback: the void* it receives back
   bool called_once = false;    // Callback: C calls it once, then forgets it

@@ -38,6 +38,7 @@ json param_json(const Param& p) {
   j["direction"] = to_string(p.direction);
   j["role"] = to_string(p.role);
   put(j, "count_param", p.count_param);
+  if (p.count_offset) j["count_offset"] = p.count_offset;
   put(j, "query_function", p.query_function);
   put(j, "userdata_param", p.userdata_param);
   if (p.called_once) j["called_once"] = true;

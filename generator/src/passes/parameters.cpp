@@ -238,6 +238,7 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (o.direction) p.direction = *o.direction;
   if (o.role) p.role = *o.role;
   if (!o.count_param.empty()) p.count_param = o.count_param;
+  if (o.count_offset) p.count_offset = *o.count_offset;
   if (!o.query_function.empty()) p.query_function = o.query_function;
   if (!o.userdata_param.empty()) p.userdata_param = o.userdata_param;
   if (o.called_once) p.called_once = true;

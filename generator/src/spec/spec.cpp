@@ -65,6 +65,7 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
         if (!o.role) r.fail(pwhere + "role", "unknown role '" + role + "'");
       }
       o.count_param = r.string(*ptable, "count_param", false, pwhere);
+      if (auto offset = (*ptable)["count_offset"].value<int64_t>()) o.count_offset = static_cast<int>(*offset);
       o.query_function = r.string(*ptable, "query_function", false, pwhere);
       o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
       o.called_once = (*ptable)["called_once"].value_or(false);

@@ -16,6 +16,7 @@ struct ParamOverride {
   std::optional<model::Direction> direction;
   std::optional<model::Role> role;
   std::string count_param;
+  std::optional<int> count_offset;
   std::string query_function;
   std::string userdata_param;
   bool called_once = false;

@@ -40,6 +40,14 @@ userdata_param = "payload"
 role = "count"
 count_param = "items"
 
+[functions.nvrtcSetStrides.params.strides]
+role = "array"
+count_param = "rank"
+count_offset = -1
+
+[gil]
+keep = ["nvrtcVersion", "nvrtcGet.*Size"]
+
 [[skip]]
 pattern = "nvrtcGet.*Internal"
 reason = "internal"
@@ -81,7 +89,7 @@ TEST(SpecParse, FullSpec) {
   EXPECT_EQ(s.env_var, "CUBIND_NVRTC_LIBRARY");
   EXPECT_EQ(s.wheel_subdirs, std::vector<std::string>{"nvidia/cu13/lib"});
 
-  ASSERT_EQ(s.overrides.size(), 3u);
+  ASSERT_EQ(s.overrides.size(), 4u);
   const spec::ParamOverride* log = s.override_for("nvrtcGetLog", "log");
   ASSERT_NE(log, nullptr);
   EXPECT_EQ(log->role, Role::Buffer);
@@ -97,6 +105,11 @@ TEST(SpecParse, FullSpec) {
   ASSERT_NE(count, nullptr);
   EXPECT_EQ(count->role, Role::Count);
   EXPECT_EQ(count->count_param, "items");
+  EXPECT_FALSE(count->count_offset.has_value());
+  const spec::ParamOverride* strides = s.override_for("nvrtcSetStrides", "strides");
+  ASSERT_NE(strides, nullptr);
+  EXPECT_EQ(strides->count_offset, -1);
+  EXPECT_EQ(s.keep_gil, (std::vector<std::string>{"nvrtcVersion", "nvrtcGet.*Size"}));
   EXPECT_EQ(s.override_for("nvrtcGetLog", "prog"), nullptr);
   EXPECT_EQ(s.override_for("nvrtcOther", "log"), nullptr);
 
@@ -117,6 +130,7 @@ TEST(SpecParse, MinimalSpecLeavesOptionalKeysEmpty) {
   EXPECT_EQ(s.env_var, "");
   EXPECT_TRUE(s.overrides.empty());
   EXPECT_TRUE(s.skips.empty());
+  EXPECT_TRUE(s.keep_gil.empty());
 }
 
 TEST(SpecParse, TheRepositorysNvrtcSpecShape) {

@@ -8,6 +8,8 @@
  *                    override makes it a buffer sized by caseLogLength
  *   caseReset        an unannotated handle*: the rules say out_scalar, the
  *                    override says inout_handle / inout
+ *   caseSetStrides   strides has rank - 1 items: the override's count_offset
+ *                    makes the generated check `(<long long>_c_rank - 1)`
  *   caseLogLength    [gil] keep: called without `with nogil:`, and
  *                    "releases_gil": false in model.json
  *   caseGetText      an alias of caseGetText_v2 (char* without a size query);
@@ -34,6 +36,7 @@ caseResult caseGetLog(caseObject obj, char *log);
 caseResult caseReset(caseObject *obj);
 caseResult caseTextLength(caseObject obj, size_t *size);
 caseResult caseGetText(caseObject obj, char *text);
+caseResult caseSetStrides(unsigned int rank, const unsigned long long *strides);
 caseResult caseInternalA(caseObject obj);
 caseResult caseInternalB(int flags);
 caseResult caseInternal(void);

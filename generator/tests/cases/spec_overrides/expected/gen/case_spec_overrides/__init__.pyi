@@ -94,6 +94,21 @@ def caseGetText(obj: caseObject | int | None, text: bytearray | bytes) -> tuple[
     caseResult
     """
 
+def caseSetStrides(rank: int, strides: Sequence[int] | None) -> tuple[caseResult]:
+    """caseSetStrides(rank, strides)
+
+    Parameters
+    ----------
+    rank
+        unsigned int
+    strides
+        const unsigned long long *
+
+    Returns
+    -------
+    caseResult
+    """
+
 def caseInternal() -> tuple[caseResult]:
     """caseInternal()
 

@@ -228,6 +228,47 @@ def caseGetText(obj, text):
 
 
 
+def caseSetStrides(rank, strides):
+    """caseSetStrides(rank, strides)
+
+    Parameters
+    ----------
+    rank
+        unsigned int
+    strides
+        const unsigned long long *
+
+    Returns
+    -------
+    caseResult
+    """
+    cdef int _err
+    cdef unsigned int _c_rank = <unsigned int>as_unsigned(rank, b"rank", UINT32_MAX)
+    cdef bytearray strides_storage = None
+    cdef list strides_keep = []
+    cdef unsigned long long* _c_strides = NULL
+    if strides is None:
+        if (<long long>_c_rank - 1) != 0:
+            raise ValueError(f"strides: None, but rank - 1 is { (<long long>_c_rank - 1) }")
+    else:
+        if not isinstance(strides, (list, tuple)):
+            raise TypeError(f"strides: expected a list, got {type(strides).__name__}")
+        if len(strides) != (<long long>_c_rank - 1):
+            raise ValueError(f"strides: {len(strides)} items, but rank - 1 is { (<long long>_c_rank - 1) }")
+        strides_storage = bytearray(max(len(strides), 1) * sizeof(unsigned long long))
+        _c_strides = <unsigned long long*><char*>strides_storage
+        for i, item in enumerate(strides):
+            _c_strides[i] = <unsigned long long>as_unsigned(item, b"strides", UINT64_MAX)
+
+    with nogil:
+        _err = c.caseSetStrides(_c_rank, _c_strides)
+
+    if _err != 0:
+        return (_caseResult_of(_err),)
+    return (_caseResult_of(_err),)
+
+
+
 def caseInternal():
     """caseInternal()
 
@@ -255,6 +296,7 @@ __all__ = [
     "caseReset",
     "caseTextLength",
     "caseGetText",
+    "caseSetStrides",
     "caseInternal",
     "CASE_VERSION",
 ]

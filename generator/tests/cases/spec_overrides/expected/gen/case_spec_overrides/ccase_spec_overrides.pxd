@@ -23,4 +23,5 @@ cdef caseResult caseGetLog(caseObject obj, char* log) except? CASE_ERROR nogil
 cdef caseResult caseReset(caseObject* obj) except? CASE_ERROR nogil
 cdef caseResult caseTextLength(caseObject obj, size_t* size) except? CASE_ERROR nogil
 cdef caseResult caseGetText(caseObject obj, char* text) except? CASE_ERROR nogil
+cdef caseResult caseSetStrides(unsigned int rank, const unsigned long long* strides) except? CASE_ERROR nogil
 cdef caseResult caseInternal() except? CASE_ERROR nogil

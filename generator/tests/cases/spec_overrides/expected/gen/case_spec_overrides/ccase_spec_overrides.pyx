@@ -8,6 +8,7 @@ cdef void* _p_caseGetLog = NULL
 cdef void* _p_caseReset = NULL
 cdef void* _p_caseTextLength = NULL
 cdef void* _p_caseGetText = NULL
+cdef void* _p_caseSetStrides = NULL
 cdef void* _p_caseInternal = NULL
 
 
@@ -53,6 +54,11 @@ cdef caseResult caseGetText(caseObject obj, char* text) except? CASE_ERROR nogil
     if _p_caseGetText == NULL:
         _resolve(&_p_caseGetText, b"caseGetText_v2", b"caseGetText", 12040)
     return (<caseResult (*)(caseObject, char*) noexcept nogil>_p_caseGetText)(obj, text)
+
+cdef caseResult caseSetStrides(unsigned int rank, const unsigned long long* strides) except? CASE_ERROR nogil:
+    if _p_caseSetStrides == NULL:
+        _resolve(&_p_caseSetStrides, b"caseSetStrides", b"caseSetStrides", 12040)
+    return (<caseResult (*)(unsigned int, const unsigned long long*) noexcept nogil>_p_caseSetStrides)(rank, strides)
 
 cdef caseResult caseInternal() except? CASE_ERROR nogil:
     if _p_caseInternal == NULL:

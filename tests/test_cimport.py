@@ -1,0 +1,114 @@
+"""API.md "For library authors": another Cython extension cimports cubind's
+C-level driver functions and handle classes. This builds
+tests/cimport_ext/consumer.pyx against the package's .pxd files and runs it:
+without a GPU, a status check (the missing driver is a clear error, the fake
+driver answers); with one, a kernel launched entirely at C level."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "tests" / "cimport_ext" / "consumer.pyx"
+FAKE = ROOT / "tests" / "fake_driver" / "fake_libcuda.c"
+
+FILL_SRC = r"""
+extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned int n)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = value + i;
+}
+"""
+
+
+def _cuda_include():
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and (Path(root) / "include" / "cuda.h").exists():
+            return str(Path(root) / "include")
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return str(Path(nvcc).resolve().parent.parent / "include")
+    return None
+
+
+@pytest.fixture(scope="module")
+def consumer_dir(tmp_path_factory):
+    pytest.importorskip("Cython")
+    try:
+        import cuda._driver  # noqa: F401
+    except ImportError:
+        pytest.skip("cubind's cuda package is not built")
+    include = _cuda_include()
+    if include is None:
+        pytest.skip("CUDA headers not found")
+    build = tmp_path_factory.mktemp("consumer")
+    shutil.copy(SOURCE, build / "consumer.pyx")
+    setup = textwrap.dedent(f"""
+        from setuptools import Extension, setup
+        from Cython.Build import cythonize
+        setup(script_args=["build_ext", "--inplace", "-q"],
+              ext_modules=cythonize([Extension("consumer", ["consumer.pyx"], include_dirs=[{include!r}])],
+                                    include_path=[{str(ROOT)!r}], quiet=True))
+    """)
+    done = subprocess.run([sys.executable, "-c", setup], cwd=build, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return build
+
+
+def run(consumer_dir, body, **env):
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join([str(consumer_dir), str(ROOT)]), **env)
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(body)], env=full, cwd=consumer_dir,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_cimported_call_without_driver_raises_the_loader_error(consumer_dir, tmp_path):
+    out = run(consumer_dir, """
+        import consumer
+        from cubind._loader import LibraryNotFoundError
+        try:
+            consumer.driver_version()
+        except LibraryNotFoundError as exc:
+            print("raised:", exc)
+    """, CUBIND_CUDA_LIBRARY=str(tmp_path / "no-such-libcuda.so.1"))
+    assert "raised:" in out and "CUBIND_CUDA_LIBRARY" in out
+
+
+def test_cimported_call_reaches_the_driver_through_cubinds_loader(consumer_dir, tmp_path):
+    lib = tmp_path / "libcuda.so.1"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(FAKE)], check=True)
+    out = run(consumer_dir, """
+        import ctypes, consumer, cuda
+        print(consumer.driver_version()[0])
+        import os
+        fake = ctypes.CDLL(os.environ["CUBIND_CUDA_LIBRARY"])
+        count = ctypes.c_int.in_dll(fake, "fake_request_count").value
+        print(count)
+        print(consumer.stream_value(cuda.CUstream(0x1234)), int(consumer.as_handle(0x40)))
+    """, CUBIND_CUDA_LIBRARY=str(lib))
+    status, requests, values = out.split("\n")[:3]
+    assert status == "0"
+    assert int(requests) >= 1   # resolved through cuGetProcAddress, like the Python layer
+    assert values == f"{0x1234} {0x40}"
+
+
+@pytest.mark.gpu
+def test_cimported_kernel_launch(consumer_dir, device_arch):
+    out = run(consumer_dir, """
+        import os, consumer, nvrtc
+        def ok(r):
+            assert r[0] == 0, r
+            return r[1] if len(r) > 1 else None
+        prog = ok(nvrtc.nvrtcCreateProgram(os.environ["FILL_SRC"].encode(), b"fill.cu", 0, None, None))
+        ok(nvrtc.nvrtcCompileProgram(prog, 1, [f"--gpu-architecture=compute_{os.environ['ARCH']}".encode()]))
+        ptx = bytearray(ok(nvrtc.nvrtcGetPTXSize(prog)))
+        ok(nvrtc.nvrtcGetPTX(prog, ptx))
+        print(consumer.fill(bytes(ptx), 100, 7))
+    """, FILL_SRC=FILL_SRC, ARCH=str(device_arch))
+    assert out.strip() == str((0, [7 + i for i in range(100)]))
