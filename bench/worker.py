@@ -46,22 +46,23 @@ def _time(fn, args, iters, after, repeats):
     return samples
 
 
-# Call name -> (arguments of cubind's function, length of its result): the
-# shape the Python-call floor reproduces.
+# Call name -> (arguments of cubind's function, length of its result, whether
+# it releases the GIL: bindings/driver.toml's [gil] keeps it for the queries):
+# the shape the Python-call floor reproduces.
 SHAPES = {
-    "cuCtxGetCurrent": (0, 2),
-    "cuDeviceGet": (1, 2),
-    "cuDeviceGetAttribute": (2, 2),
-    "cuPointerGetAttribute": (3, 1),
-    "cuEventRecord": (2, 1),
-    "cuStreamQuery": (1, 1),
-    "cuMemcpyHtoDAsync_8B": (4, 1),
-    "cuLaunchKernel_0": (11, 1),
-    "cuLaunchKernel_5_values": (11, 1),
-    "cuLaunchKernel_5_packed": (11, 1),
-    "cuLaunchKernel_16ptr": (11, 1),
-    "cuLaunchKernel_256int": (11, 1),
-    "nvrtcVersion": (0, 3),
+    "cuCtxGetCurrent": (0, 2, False),
+    "cuDeviceGet": (1, 2, False),
+    "cuDeviceGetAttribute": (2, 2, False),
+    "cuPointerGetAttribute": (3, 1, False),
+    "cuEventRecord": (2, 1, True),
+    "cuStreamQuery": (1, 1, True),
+    "cuMemcpyHtoDAsync_8B": (4, 1, True),
+    "cuLaunchKernel_0": (11, 1, True),
+    "cuLaunchKernel_5_values": (11, 1, True),
+    "cuLaunchKernel_5_packed": (11, 1, True),
+    "cuLaunchKernel_16ptr": (11, 1, True),
+    "cuLaunchKernel_256int": (11, 1, True),
+    "nvrtcVersion": (0, 3, False),
 }
 LAUNCHES = {name for name in SHAPES if name.startswith("cuLaunchKernel")}
 MEMCPY_DIVISOR = 4   # as c_floor.c: the copies are slower, fewer of them
@@ -222,8 +223,8 @@ def rows_cupy(ptx):
 def rows_pyfloor(ptx):
     import _pyfloor
     rows = {}
-    for name, (nargs, nret) in SHAPES.items():
-        fn = getattr(_pyfloor, f"args{nargs}_ret{nret}")
+    for name, (nargs, nret, nogil) in SHAPES.items():
+        fn = getattr(_pyfloor, f"args{nargs}_ret{nret}{'_nogil' if nogil else ''}")
         rows[name] = (fn, tuple(range(nargs)), None)
     return rows, None
 

@@ -31,6 +31,7 @@ cdef inline object _CUipcMem_flags_of(long long value):
     return CUipcMem_flags._unknown_(value) if member is None else member
 
 
+
 class CUmemAttach_flags(_CEnum):
     """Enum CUmemAttach_flags of the C API.
 
@@ -52,6 +53,7 @@ cdef inline object _CUmemAttach_flags_of(long long value):
             return member
     member = _CUmemAttach_flags_members.get(value)
     return CUmemAttach_flags._unknown_(value) if member is None else member
+
 
 
 class CUctx_flags(_CEnum):
@@ -86,6 +88,7 @@ cdef inline object _CUctx_flags_of(long long value):
     return CUctx_flags._unknown_(value) if member is None else member
 
 
+
 class CUevent_sched_flags(_CEnum):
     """Enum CUevent_sched_flags of the C API.
 
@@ -108,6 +111,7 @@ cdef inline object _CUevent_sched_flags_of(long long value):
             return member
     member = _CUevent_sched_flags_members.get(value)
     return CUevent_sched_flags._unknown_(value) if member is None else member
+
 
 
 class cl_event_flags(_CEnum):
@@ -134,6 +138,7 @@ cdef inline object _cl_event_flags_of(long long value):
     return cl_event_flags._unknown_(value) if member is None else member
 
 
+
 class cl_context_flags(_CEnum):
     """Enum cl_context_flags of the C API.
 
@@ -158,6 +163,7 @@ cdef inline object _cl_context_flags_of(long long value):
     return cl_context_flags._unknown_(value) if member is None else member
 
 
+
 class CUstream_flags(_CEnum):
     """Enum CUstream_flags of the C API.
 
@@ -178,6 +184,7 @@ cdef inline object _CUstream_flags_of(long long value):
             return member
     member = _CUstream_flags_members.get(value)
     return CUstream_flags._unknown_(value) if member is None else member
+
 
 
 class CUevent_flags(_CEnum):
@@ -204,6 +211,7 @@ cdef inline object _CUevent_flags_of(long long value):
     return CUevent_flags._unknown_(value) if member is None else member
 
 
+
 class CUevent_record_flags(_CEnum):
     """Enum CUevent_record_flags of the C API.
 
@@ -226,6 +234,7 @@ cdef inline object _CUevent_record_flags_of(long long value):
     return CUevent_record_flags._unknown_(value) if member is None else member
 
 
+
 class CUevent_wait_flags(_CEnum):
     """Enum CUevent_wait_flags of the C API.
 
@@ -246,6 +255,7 @@ cdef inline object _CUevent_wait_flags_of(long long value):
             return member
     member = _CUevent_wait_flags_members.get(value)
     return CUevent_wait_flags._unknown_(value) if member is None else member
+
 
 
 class CUstreamWaitValue_flags(_CEnum):
@@ -273,6 +283,7 @@ cdef inline object _CUstreamWaitValue_flags_of(long long value):
     return CUstreamWaitValue_flags._unknown_(value) if member is None else member
 
 
+
 class CUstreamWriteValue_flags(_CEnum):
     """Enum CUstreamWriteValue_flags of the C API.
 
@@ -293,6 +304,7 @@ cdef inline object _CUstreamWriteValue_flags_of(long long value):
             return member
     member = _CUstreamWriteValue_flags_members.get(value)
     return CUstreamWriteValue_flags._unknown_(value) if member is None else member
+
 
 
 class CUstreamBatchMemOpType(_CEnum):
@@ -321,6 +333,7 @@ cdef inline object _CUstreamBatchMemOpType_of(long long value):
     return CUstreamBatchMemOpType._unknown_(value) if member is None else member
 
 
+
 class CUstreamMemoryBarrier_flags(_CEnum):
     """Enum CUstreamMemoryBarrier_flags of the C API.
 
@@ -341,6 +354,7 @@ cdef inline object _CUstreamMemoryBarrier_flags_of(long long value):
             return member
     member = _CUstreamMemoryBarrier_flags_members.get(value)
     return CUstreamMemoryBarrier_flags._unknown_(value) if member is None else member
+
 
 
 class CUoccupancy_flags(_CEnum):
@@ -365,6 +379,7 @@ cdef inline object _CUoccupancy_flags_of(long long value):
     return CUoccupancy_flags._unknown_(value) if member is None else member
 
 
+
 class CUstreamUpdateCaptureDependencies_flags(_CEnum):
     """Enum CUstreamUpdateCaptureDependencies_flags of the C API.
 
@@ -387,6 +402,7 @@ cdef inline object _CUstreamUpdateCaptureDependencies_flags_of(long long value):
     return CUstreamUpdateCaptureDependencies_flags._unknown_(value) if member is None else member
 
 
+
 class CUasyncNotificationType(_CEnum):
     """Enum CUasyncNotificationType of the C API.
 
@@ -406,6 +422,7 @@ cdef inline object _CUasyncNotificationType_of(long long value):
             return member
     member = _CUasyncNotificationType_members.get(value)
     return CUasyncNotificationType._unknown_(value) if member is None else member
+
 
 
 class CUarray_format(_CEnum):
@@ -480,6 +497,7 @@ cdef inline object _CUarray_format_of(long long value):
     return CUarray_format._unknown_(value) if member is None else member
 
 
+
 class CUaddress_mode(_CEnum):
     """Enum CUaddress_mode of the C API.
 
@@ -504,6 +522,7 @@ cdef inline object _CUaddress_mode_of(long long value):
     return CUaddress_mode._unknown_(value) if member is None else member
 
 
+
 class CUfilter_mode(_CEnum):
     """Enum CUfilter_mode of the C API.
 
@@ -524,6 +543,7 @@ cdef inline object _CUfilter_mode_of(long long value):
             return member
     member = _CUfilter_mode_members.get(value)
     return CUfilter_mode._unknown_(value) if member is None else member
+
 
 
 class CUdevice_attribute(_CEnum):
@@ -700,6 +720,7 @@ cdef inline object _CUdevice_attribute_of(long long value):
     return CUdevice_attribute._unknown_(value) if member is None else member
 
 
+
 class CUpointer_attribute(_CEnum):
     """Enum CUpointer_attribute of the C API.
 
@@ -741,6 +762,7 @@ cdef inline object _CUpointer_attribute_of(long long value):
     return CUpointer_attribute._unknown_(value) if member is None else member
 
 
+
 class CUfunction_attribute(_CEnum):
     """Enum CUfunction_attribute of the C API.
 
@@ -778,6 +800,7 @@ cdef inline object _CUfunction_attribute_of(long long value):
     return CUfunction_attribute._unknown_(value) if member is None else member
 
 
+
 class CUfunc_cache(_CEnum):
     """Enum CUfunc_cache of the C API.
 
@@ -800,6 +823,7 @@ cdef inline object _CUfunc_cache_of(long long value):
             return member
     member = _CUfunc_cache_members.get(value)
     return CUfunc_cache._unknown_(value) if member is None else member
+
 
 
 class CUsharedconfig(_CEnum):
@@ -827,6 +851,7 @@ cdef inline object _CUsharedconfig_of(long long value):
     return CUsharedconfig._unknown_(value) if member is None else member
 
 
+
 class CUshared_carveout(_CEnum):
     """Enum CUshared_carveout of the C API.
 
@@ -848,6 +873,7 @@ cdef inline object _CUshared_carveout_of(long long value):
             return member
     member = _CUshared_carveout_members.get(value)
     return CUshared_carveout._unknown_(value) if member is None else member
+
 
 
 class CUmemorytype(_CEnum):
@@ -874,6 +900,7 @@ cdef inline object _CUmemorytype_of(long long value):
     return CUmemorytype._unknown_(value) if member is None else member
 
 
+
 class CUcomputemode(_CEnum):
     """Enum CUcomputemode of the C API.
 
@@ -895,6 +922,7 @@ cdef inline object _CUcomputemode_of(long long value):
             return member
     member = _CUcomputemode_members.get(value)
     return CUcomputemode._unknown_(value) if member is None else member
+
 
 
 class CUmem_advise(_CEnum):
@@ -923,6 +951,7 @@ cdef inline object _CUmem_advise_of(long long value):
     return CUmem_advise._unknown_(value) if member is None else member
 
 
+
 class CUmem_range_attribute(_CEnum):
     """Enum CUmem_range_attribute of the C API."""
     CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1
@@ -946,6 +975,7 @@ cdef inline object _CUmem_range_attribute_of(long long value):
             return member
     member = _CUmem_range_attribute_members.get(value)
     return CUmem_range_attribute._unknown_(value) if member is None else member
+
 
 
 class CUjit_option(_CEnum):
@@ -1004,6 +1034,7 @@ cdef inline object _CUjit_option_of(long long value):
     return CUjit_option._unknown_(value) if member is None else member
 
 
+
 class CUjit_target(_CEnum):
     """Enum CUjit_target of the C API.
 
@@ -1058,6 +1089,7 @@ cdef inline object _CUjit_target_of(long long value):
     return CUjit_target._unknown_(value) if member is None else member
 
 
+
 class CUjit_fallback(_CEnum):
     """Enum CUjit_fallback of the C API.
 
@@ -1078,6 +1110,7 @@ cdef inline object _CUjit_fallback_of(long long value):
             return member
     member = _CUjit_fallback_members.get(value)
     return CUjit_fallback._unknown_(value) if member is None else member
+
 
 
 class CUjit_cacheMode(_CEnum):
@@ -1101,6 +1134,7 @@ cdef inline object _CUjit_cacheMode_of(long long value):
             return member
     member = _CUjit_cacheMode_members.get(value)
     return CUjit_cacheMode._unknown_(value) if member is None else member
+
 
 
 class CUjitInputType(_CEnum):
@@ -1130,6 +1164,7 @@ cdef inline object _CUjitInputType_of(long long value):
     return CUjitInputType._unknown_(value) if member is None else member
 
 
+
 class CUgraphicsRegisterFlags(_CEnum):
     """Enum CUgraphicsRegisterFlags of the C API.
 
@@ -1155,6 +1190,7 @@ cdef inline object _CUgraphicsRegisterFlags_of(long long value):
     return CUgraphicsRegisterFlags._unknown_(value) if member is None else member
 
 
+
 class CUgraphicsMapResourceFlags(_CEnum):
     """Enum CUgraphicsMapResourceFlags of the C API.
 
@@ -1176,6 +1212,7 @@ cdef inline object _CUgraphicsMapResourceFlags_of(long long value):
             return member
     member = _CUgraphicsMapResourceFlags_members.get(value)
     return CUgraphicsMapResourceFlags._unknown_(value) if member is None else member
+
 
 
 class CUarray_cubemap_face(_CEnum):
@@ -1202,6 +1239,7 @@ cdef inline object _CUarray_cubemap_face_of(long long value):
             return member
     member = _CUarray_cubemap_face_members.get(value)
     return CUarray_cubemap_face._unknown_(value) if member is None else member
+
 
 
 class CUlimit(_CEnum):
@@ -1235,6 +1273,7 @@ cdef inline object _CUlimit_of(long long value):
     return CUlimit._unknown_(value) if member is None else member
 
 
+
 class CUresourcetype(_CEnum):
     """Enum CUresourcetype of the C API.
 
@@ -1257,6 +1296,7 @@ cdef inline object _CUresourcetype_of(long long value):
             return member
     member = _CUresourcetype_members.get(value)
     return CUresourcetype._unknown_(value) if member is None else member
+
 
 
 class CUaccessProperty(_CEnum):
@@ -1282,6 +1322,7 @@ cdef inline object _CUaccessProperty_of(long long value):
     return CUaccessProperty._unknown_(value) if member is None else member
 
 
+
 class CUgraphConditionalNodeType(_CEnum):
     """Enum CUgraphConditionalNodeType of the C API.
 
@@ -1303,6 +1344,7 @@ cdef inline object _CUgraphConditionalNodeType_of(long long value):
             return member
     member = _CUgraphConditionalNodeType_members.get(value)
     return CUgraphConditionalNodeType._unknown_(value) if member is None else member
+
 
 
 class CUgraphNodeType(_CEnum):
@@ -1339,6 +1381,7 @@ cdef inline object _CUgraphNodeType_of(long long value):
     return CUgraphNodeType._unknown_(value) if member is None else member
 
 
+
 class CUgraphDependencyType(_CEnum):
     """Enum CUgraphDependencyType of the C API.
 
@@ -1359,6 +1402,7 @@ cdef inline object _CUgraphDependencyType_of(long long value):
             return member
     member = _CUgraphDependencyType_members.get(value)
     return CUgraphDependencyType._unknown_(value) if member is None else member
+
 
 
 class CUgraphInstantiateResult(_CEnum):
@@ -1387,6 +1431,7 @@ cdef inline object _CUgraphInstantiateResult_of(long long value):
     return CUgraphInstantiateResult._unknown_(value) if member is None else member
 
 
+
 class CUsynchronizationPolicy(_CEnum):
     """Enum CUsynchronizationPolicy of the C API."""
     CU_SYNC_POLICY_AUTO = 1
@@ -1406,6 +1451,7 @@ cdef inline object _CUsynchronizationPolicy_of(long long value):
             return member
     member = _CUsynchronizationPolicy_members.get(value)
     return CUsynchronizationPolicy._unknown_(value) if member is None else member
+
 
 
 class CUclusterSchedulingPolicy(_CEnum):
@@ -1429,6 +1475,7 @@ cdef inline object _CUclusterSchedulingPolicy_of(long long value):
             return member
     member = _CUclusterSchedulingPolicy_members.get(value)
     return CUclusterSchedulingPolicy._unknown_(value) if member is None else member
+
 
 
 class CUlaunchMemSyncDomain(_CEnum):
@@ -1464,6 +1511,7 @@ cdef inline object _CUlaunchMemSyncDomain_of(long long value):
             return member
     member = _CUlaunchMemSyncDomain_members.get(value)
     return CUlaunchMemSyncDomain._unknown_(value) if member is None else member
+
 
 
 class CUlaunchAttributeID(_CEnum):
@@ -1502,6 +1550,7 @@ cdef inline object _CUlaunchAttributeID_of(long long value):
     return CUlaunchAttributeID._unknown_(value) if member is None else member
 
 
+
 class CUstreamCaptureStatus(_CEnum):
     """Enum CUstreamCaptureStatus of the C API.
 
@@ -1523,6 +1572,7 @@ cdef inline object _CUstreamCaptureStatus_of(long long value):
             return member
     member = _CUstreamCaptureStatus_members.get(value)
     return CUstreamCaptureStatus._unknown_(value) if member is None else member
+
 
 
 class CUstreamCaptureMode(_CEnum):
@@ -1549,6 +1599,7 @@ cdef inline object _CUstreamCaptureMode_of(long long value):
     return CUstreamCaptureMode._unknown_(value) if member is None else member
 
 
+
 class CUdriverProcAddress_flags(_CEnum):
     """Enum CUdriverProcAddress_flags of the C API.
 
@@ -1570,6 +1621,7 @@ cdef inline object _CUdriverProcAddress_flags_of(long long value):
             return member
     member = _CUdriverProcAddress_flags_members.get(value)
     return CUdriverProcAddress_flags._unknown_(value) if member is None else member
+
 
 
 class CUdriverProcAddressQueryResult(_CEnum):
@@ -1595,6 +1647,7 @@ cdef inline object _CUdriverProcAddressQueryResult_of(long long value):
     return CUdriverProcAddressQueryResult._unknown_(value) if member is None else member
 
 
+
 class CUexecAffinityType(_CEnum):
     """Enum CUexecAffinityType of the C API.
 
@@ -1617,6 +1670,7 @@ cdef inline object _CUexecAffinityType_of(long long value):
     return CUexecAffinityType._unknown_(value) if member is None else member
 
 
+
 class CUcigDataType(_CEnum):
     """Enum CUcigDataType of the C API."""
     CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 1
@@ -1634,6 +1688,7 @@ cdef inline object _CUcigDataType_of(long long value):
             return member
     member = _CUcigDataType_members.get(value)
     return CUcigDataType._unknown_(value) if member is None else member
+
 
 
 class CUlibraryOption(_CEnum):
@@ -1657,6 +1712,7 @@ cdef inline object _CUlibraryOption_of(long long value):
             return member
     member = _CUlibraryOption_members.get(value)
     return CUlibraryOption._unknown_(value) if member is None else member
+
 
 
 class CUresult(_CEnum):
@@ -1780,6 +1836,18 @@ cdef inline object _CUresult_of(long long value):
     return CUresult._unknown_(value) if member is None else member
 
 
+cdef tuple _CUresult_results = tuple(None if m is None else (m,) for m in _CUresult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _CUresult_of_result(long long value):
+    if 0 <= value < len(_CUresult_results):
+        result = _CUresult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_CUresult_of(value),)
+
+
 class CUdevice_P2PAttribute(_CEnum):
     """Enum CUdevice_P2PAttribute of the C API.
 
@@ -1804,6 +1872,7 @@ cdef inline object _CUdevice_P2PAttribute_of(long long value):
             return member
     member = _CUdevice_P2PAttribute_members.get(value)
     return CUdevice_P2PAttribute._unknown_(value) if member is None else member
+
 
 
 class CUatomicOperation(_CEnum):
@@ -1840,6 +1909,7 @@ cdef inline object _CUatomicOperation_of(long long value):
     return CUatomicOperation._unknown_(value) if member is None else member
 
 
+
 class CUatomicOperationCapability(_CEnum):
     """Enum CUatomicOperationCapability of the C API.
 
@@ -1865,6 +1935,7 @@ cdef inline object _CUatomicOperationCapability_of(long long value):
             return member
     member = _CUatomicOperationCapability_members.get(value)
     return CUatomicOperationCapability._unknown_(value) if member is None else member
+
 
 
 class CUresourceViewFormat(_CEnum):
@@ -1922,6 +1993,7 @@ cdef inline object _CUresourceViewFormat_of(long long value):
     return CUresourceViewFormat._unknown_(value) if member is None else member
 
 
+
 class CUtensorMapDataType(_CEnum):
     """Enum CUtensorMapDataType of the C API.
 
@@ -1958,6 +2030,7 @@ cdef inline object _CUtensorMapDataType_of(long long value):
     return CUtensorMapDataType._unknown_(value) if member is None else member
 
 
+
 class CUtensorMapInterleave(_CEnum):
     """Enum CUtensorMapInterleave of the C API.
 
@@ -1979,6 +2052,7 @@ cdef inline object _CUtensorMapInterleave_of(long long value):
             return member
     member = _CUtensorMapInterleave_members.get(value)
     return CUtensorMapInterleave._unknown_(value) if member is None else member
+
 
 
 class CUtensorMapSwizzle(_CEnum):
@@ -2008,6 +2082,7 @@ cdef inline object _CUtensorMapSwizzle_of(long long value):
     return CUtensorMapSwizzle._unknown_(value) if member is None else member
 
 
+
 class CUtensorMapL2promotion(_CEnum):
     """Enum CUtensorMapL2promotion of the C API.
 
@@ -2032,6 +2107,7 @@ cdef inline object _CUtensorMapL2promotion_of(long long value):
     return CUtensorMapL2promotion._unknown_(value) if member is None else member
 
 
+
 class CUtensorMapFloatOOBfill(_CEnum):
     """Enum CUtensorMapFloatOOBfill of the C API.
 
@@ -2052,6 +2128,7 @@ cdef inline object _CUtensorMapFloatOOBfill_of(long long value):
             return member
     member = _CUtensorMapFloatOOBfill_members.get(value)
     return CUtensorMapFloatOOBfill._unknown_(value) if member is None else member
+
 
 
 class CUtensorMapIm2ColWideMode(_CEnum):
@@ -2076,6 +2153,7 @@ cdef inline object _CUtensorMapIm2ColWideMode_of(long long value):
     return CUtensorMapIm2ColWideMode._unknown_(value) if member is None else member
 
 
+
 class CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS(_CEnum):
     """Enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS of the C API.
 
@@ -2098,6 +2176,7 @@ cdef inline object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_of(long long value):
             return member
     member = _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members.get(value)
     return CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS._unknown_(value) if member is None else member
+
 
 
 class CUexternalMemoryHandleType(_CEnum):
@@ -2127,6 +2206,7 @@ cdef inline object _CUexternalMemoryHandleType_of(long long value):
             return member
     member = _CUexternalMemoryHandleType_members.get(value)
     return CUexternalMemoryHandleType._unknown_(value) if member is None else member
+
 
 
 class CUexternalSemaphoreHandleType(_CEnum):
@@ -2159,6 +2239,7 @@ cdef inline object _CUexternalSemaphoreHandleType_of(long long value):
     return CUexternalSemaphoreHandleType._unknown_(value) if member is None else member
 
 
+
 class CUmemAllocationHandleType(_CEnum):
     """Enum CUmemAllocationHandleType of the C API.
 
@@ -2185,6 +2266,7 @@ cdef inline object _CUmemAllocationHandleType_of(long long value):
     return CUmemAllocationHandleType._unknown_(value) if member is None else member
 
 
+
 class CUmemAccess_flags(_CEnum):
     """Enum CUmemAccess_flags of the C API.
 
@@ -2207,6 +2289,7 @@ cdef inline object _CUmemAccess_flags_of(long long value):
             return member
     member = _CUmemAccess_flags_members.get(value)
     return CUmemAccess_flags._unknown_(value) if member is None else member
+
 
 
 class CUmemLocationType(_CEnum):
@@ -2236,6 +2319,7 @@ cdef inline object _CUmemLocationType_of(long long value):
     return CUmemLocationType._unknown_(value) if member is None else member
 
 
+
 class CUmemAllocationType(_CEnum):
     """Enum CUmemAllocationType of the C API.
 
@@ -2260,6 +2344,7 @@ cdef inline object _CUmemAllocationType_of(long long value):
     return CUmemAllocationType._unknown_(value) if member is None else member
 
 
+
 class CUmemAllocationGranularity_flags(_CEnum):
     """Enum CUmemAllocationGranularity_flags of the C API.
 
@@ -2280,6 +2365,7 @@ cdef inline object _CUmemAllocationGranularity_flags_of(long long value):
             return member
     member = _CUmemAllocationGranularity_flags_members.get(value)
     return CUmemAllocationGranularity_flags._unknown_(value) if member is None else member
+
 
 
 class CUmemRangeHandleType(_CEnum):
@@ -2304,6 +2390,7 @@ cdef inline object _CUmemRangeHandleType_of(long long value):
     return CUmemRangeHandleType._unknown_(value) if member is None else member
 
 
+
 class CUmemRangeFlags(_CEnum):
     """Enum CUmemRangeFlags of the C API.
 
@@ -2323,6 +2410,7 @@ cdef inline object _CUmemRangeFlags_of(long long value):
             return member
     member = _CUmemRangeFlags_members.get(value)
     return CUmemRangeFlags._unknown_(value) if member is None else member
+
 
 
 class CUarraySparseSubresourceType(_CEnum):
@@ -2347,6 +2435,7 @@ cdef inline object _CUarraySparseSubresourceType_of(long long value):
     return CUarraySparseSubresourceType._unknown_(value) if member is None else member
 
 
+
 class CUmemOperationType(_CEnum):
     """Enum CUmemOperationType of the C API.
 
@@ -2369,6 +2458,7 @@ cdef inline object _CUmemOperationType_of(long long value):
     return CUmemOperationType._unknown_(value) if member is None else member
 
 
+
 class CUmemHandleType(_CEnum):
     """Enum CUmemHandleType of the C API.
 
@@ -2388,6 +2478,7 @@ cdef inline object _CUmemHandleType_of(long long value):
             return member
     member = _CUmemHandleType_members.get(value)
     return CUmemHandleType._unknown_(value) if member is None else member
+
 
 
 class CUmemAllocationCompType(_CEnum):
@@ -2412,6 +2503,7 @@ cdef inline object _CUmemAllocationCompType_of(long long value):
     return CUmemAllocationCompType._unknown_(value) if member is None else member
 
 
+
 class CUmulticastGranularity_flags(_CEnum):
     """Enum CUmulticastGranularity_flags of the C API.
 
@@ -2432,6 +2524,7 @@ cdef inline object _CUmulticastGranularity_flags_of(long long value):
             return member
     member = _CUmulticastGranularity_flags_members.get(value)
     return CUmulticastGranularity_flags._unknown_(value) if member is None else member
+
 
 
 class CUgraphExecUpdateResult(_CEnum):
@@ -2463,6 +2556,7 @@ cdef inline object _CUgraphExecUpdateResult_of(long long value):
     return CUgraphExecUpdateResult._unknown_(value) if member is None else member
 
 
+
 class CUmemPool_attribute(_CEnum):
     """Enum CUmemPool_attribute of the C API.
 
@@ -2491,6 +2585,7 @@ cdef inline object _CUmemPool_attribute_of(long long value):
     return CUmemPool_attribute._unknown_(value) if member is None else member
 
 
+
 class CUmemcpyFlags(_CEnum):
     """Enum CUmemcpyFlags of the C API.
 
@@ -2511,6 +2606,7 @@ cdef inline object _CUmemcpyFlags_of(long long value):
             return member
     member = _CUmemcpyFlags_members.get(value)
     return CUmemcpyFlags._unknown_(value) if member is None else member
+
 
 
 class CUmemcpySrcAccessOrder(_CEnum):
@@ -2539,6 +2635,7 @@ cdef inline object _CUmemcpySrcAccessOrder_of(long long value):
     return CUmemcpySrcAccessOrder._unknown_(value) if member is None else member
 
 
+
 class CUmemcpy3DOperandType(_CEnum):
     """Enum CUmemcpy3DOperandType of the C API.
 
@@ -2562,6 +2659,7 @@ cdef inline object _CUmemcpy3DOperandType_of(long long value):
     return CUmemcpy3DOperandType._unknown_(value) if member is None else member
 
 
+
 class CUgraphMem_attribute(_CEnum):
     """Enum CUgraphMem_attribute of the C API."""
     CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0
@@ -2581,6 +2679,7 @@ cdef inline object _CUgraphMem_attribute_of(long long value):
             return member
     member = _CUgraphMem_attribute_members.get(value)
     return CUgraphMem_attribute._unknown_(value) if member is None else member
+
 
 
 class CUgraphChildGraphNodeOwnership(_CEnum):
@@ -2605,6 +2704,7 @@ cdef inline object _CUgraphChildGraphNodeOwnership_of(long long value):
     return CUgraphChildGraphNodeOwnership._unknown_(value) if member is None else member
 
 
+
 class CUflushGPUDirectRDMAWritesOptions(_CEnum):
     """Enum CUflushGPUDirectRDMAWritesOptions of the C API.
 
@@ -2625,6 +2725,7 @@ cdef inline object _CUflushGPUDirectRDMAWritesOptions_of(long long value):
             return member
     member = _CUflushGPUDirectRDMAWritesOptions_members.get(value)
     return CUflushGPUDirectRDMAWritesOptions._unknown_(value) if member is None else member
+
 
 
 class CUGPUDirectRDMAWritesOrdering(_CEnum):
@@ -2650,6 +2751,7 @@ cdef inline object _CUGPUDirectRDMAWritesOrdering_of(long long value):
     return CUGPUDirectRDMAWritesOrdering._unknown_(value) if member is None else member
 
 
+
 class CUflushGPUDirectRDMAWritesScope(_CEnum):
     """Enum CUflushGPUDirectRDMAWritesScope of the C API.
 
@@ -2672,6 +2774,7 @@ cdef inline object _CUflushGPUDirectRDMAWritesScope_of(long long value):
     return CUflushGPUDirectRDMAWritesScope._unknown_(value) if member is None else member
 
 
+
 class CUflushGPUDirectRDMAWritesTarget(_CEnum):
     """Enum CUflushGPUDirectRDMAWritesTarget of the C API.
 
@@ -2691,6 +2794,7 @@ cdef inline object _CUflushGPUDirectRDMAWritesTarget_of(long long value):
             return member
     member = _CUflushGPUDirectRDMAWritesTarget_members.get(value)
     return CUflushGPUDirectRDMAWritesTarget._unknown_(value) if member is None else member
+
 
 
 class CUgraphDebugDot_flags(_CEnum):
@@ -2729,6 +2833,7 @@ cdef inline object _CUgraphDebugDot_flags_of(long long value):
     return CUgraphDebugDot_flags._unknown_(value) if member is None else member
 
 
+
 class CUuserObject_flags(_CEnum):
     """Enum CUuserObject_flags of the C API.
 
@@ -2750,6 +2855,7 @@ cdef inline object _CUuserObject_flags_of(long long value):
     return CUuserObject_flags._unknown_(value) if member is None else member
 
 
+
 class CUuserObjectRetain_flags(_CEnum):
     """Enum CUuserObjectRetain_flags of the C API.
 
@@ -2769,6 +2875,7 @@ cdef inline object _CUuserObjectRetain_flags_of(long long value):
             return member
     member = _CUuserObjectRetain_flags_members.get(value)
     return CUuserObjectRetain_flags._unknown_(value) if member is None else member
+
 
 
 class CUgraphInstantiate_flags(_CEnum):
@@ -2795,6 +2902,7 @@ cdef inline object _CUgraphInstantiate_flags_of(long long value):
     return CUgraphInstantiate_flags._unknown_(value) if member is None else member
 
 
+
 class CUdeviceNumaConfig(_CEnum):
     """Enum CUdeviceNumaConfig of the C API.
 
@@ -2815,6 +2923,7 @@ cdef inline object _CUdeviceNumaConfig_of(long long value):
             return member
     member = _CUdeviceNumaConfig_members.get(value)
     return CUdeviceNumaConfig._unknown_(value) if member is None else member
+
 
 
 class CUprocessState(_CEnum):
@@ -2841,6 +2950,7 @@ cdef inline object _CUprocessState_of(long long value):
     return CUprocessState._unknown_(value) if member is None else member
 
 
+
 class CUmoduleLoadingMode(_CEnum):
     """Enum CUmoduleLoadingMode of the C API.
 
@@ -2861,6 +2971,7 @@ cdef inline object _CUmoduleLoadingMode_of(long long value):
             return member
     member = _CUmoduleLoadingMode_members.get(value)
     return CUmoduleLoadingMode._unknown_(value) if member is None else member
+
 
 
 class CUmemDecompressAlgorithm(_CEnum):
@@ -2884,6 +2995,7 @@ cdef inline object _CUmemDecompressAlgorithm_of(long long value):
     return CUmemDecompressAlgorithm._unknown_(value) if member is None else member
 
 
+
 class CUfunctionLoadingState(_CEnum):
     """Enum CUfunctionLoadingState of the C API."""
     CU_FUNCTION_LOADING_STATE_UNLOADED = 0
@@ -2902,6 +3014,7 @@ cdef inline object _CUfunctionLoadingState_of(long long value):
             return member
     member = _CUfunctionLoadingState_members.get(value)
     return CUfunctionLoadingState._unknown_(value) if member is None else member
+
 
 
 class CUcoredumpSettings(_CEnum):
@@ -2932,6 +3045,7 @@ cdef inline object _CUcoredumpSettings_of(long long value):
     return CUcoredumpSettings._unknown_(value) if member is None else member
 
 
+
 class CUCoredumpGenerationFlags(_CEnum):
     """Enum CUCoredumpGenerationFlags of the C API.
 
@@ -2960,6 +3074,7 @@ cdef inline object _CUCoredumpGenerationFlags_of(long long value):
     return CUCoredumpGenerationFlags._unknown_(value) if member is None else member
 
 
+
 class CUgreenCtxCreate_flags(_CEnum):
     """Enum CUgreenCtxCreate_flags of the C API."""
     CU_GREEN_CTX_DEFAULT_STREAM = 1
@@ -2976,6 +3091,7 @@ cdef inline object _CUgreenCtxCreate_flags_of(long long value):
             return member
     member = _CUgreenCtxCreate_flags_members.get(value)
     return CUgreenCtxCreate_flags._unknown_(value) if member is None else member
+
 
 
 class CUdevSmResourceSplit_flags(_CEnum):
@@ -2995,6 +3111,7 @@ cdef inline object _CUdevSmResourceSplit_flags_of(long long value):
             return member
     member = _CUdevSmResourceSplit_flags_members.get(value)
     return CUdevSmResourceSplit_flags._unknown_(value) if member is None else member
+
 
 
 class CUdevResourceType(_CEnum):
@@ -3018,6 +3135,7 @@ cdef inline object _CUdevResourceType_of(long long value):
             return member
     member = _CUdevResourceType_members.get(value)
     return CUdevResourceType._unknown_(value) if member is None else member
+
 
 
 class CUlogLevel(_CEnum):
@@ -3046,6 +3164,7 @@ cdef inline object _CUlogLevel_of(long long value):
             return member
     member = _CUlogLevel_members.get(value)
     return CUlogLevel._unknown_(value) if member is None else member
+
 
 
 # Handles come and go on every call: recycle their memory.
@@ -4220,6 +4339,10 @@ cdef class CUdeviceptr:
     def __int__(self):
         return self._ptr
 
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -4266,6 +4389,10 @@ cdef class CUdevice:
         self._ptr = _as_CUdevice(value, b"value")
 
     def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
         return self._ptr
 
     def __eq__(self, other):
@@ -4316,6 +4443,10 @@ cdef class CUtexObject:
     def __int__(self):
         return self._ptr
 
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -4362,6 +4493,10 @@ cdef class CUsurfObject:
         self._ptr = _as_CUsurfObject(value, b"value")
 
     def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
         return self._ptr
 
     def __eq__(self, other):
@@ -4412,6 +4547,10 @@ cdef class CUmemGenericAllocationHandle:
     def __int__(self):
         return self._ptr
 
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -4458,6 +4597,10 @@ cdef class CUlogIterator:
         self._ptr = _as_CUlogIterator(value, b"value")
 
     def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
         return self._ptr
 
     def __eq__(self, other):
@@ -15079,6 +15222,7 @@ def cuGetErrorString(error):
 
 
 
+
 def cuGetErrorName(error):
     """cuGetErrorName(error)
 
@@ -15118,6 +15262,7 @@ def cuGetErrorName(error):
 
 
 
+
 def cuInit(Flags):
     """cuInit(Flags)
 
@@ -15147,9 +15292,8 @@ def cuInit(Flags):
     with nogil:
         _err = c.cuInit(_c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -15186,6 +15330,7 @@ def cuDriverGetVersion():
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_driverVersion,)
+
 
 
 
@@ -15235,6 +15380,7 @@ def cuDeviceGet(ordinal):
 
 
 
+
 def cuDeviceGetCount():
     """cuDeviceGetCount()
 
@@ -15273,6 +15419,7 @@ def cuDeviceGetCount():
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_count,)
+
 
 
 
@@ -15331,6 +15478,7 @@ def cuDeviceGetName(len, dev):
 
 
 
+
 def cuDeviceGetUuid(dev):
     """cuDeviceGetUuid(dev)
 
@@ -15378,6 +15526,7 @@ def cuDeviceGetUuid(dev):
 
 
 
+
 def cuDeviceTotalMem(dev):
     """cuDeviceTotalMem(dev)
 
@@ -15422,6 +15571,7 @@ def cuDeviceTotalMem(dev):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_bytes_,)
+
 
 
 
@@ -15478,6 +15628,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev):
 
 
 
+
 def cuDeviceGetAttribute(attrib, dev):
     """cuDeviceGetAttribute(attrib, dev)
 
@@ -15525,6 +15676,7 @@ def cuDeviceGetAttribute(attrib, dev):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_pi,)
+
 
 
 
@@ -15594,6 +15746,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_capabilities,)
+
 
 
 
@@ -15676,9 +15829,8 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
     with nogil:
         _err = c.cuDeviceGetNvSciSyncAttributes(_c_nvSciSyncAttrList, _c_dev, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -15716,9 +15868,8 @@ def cuDeviceSetMemPool(dev, pool):
     with nogil:
         _err = c.cuDeviceSetMemPool(_c_dev, _c_pool)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -15759,6 +15910,7 @@ def cuDeviceGetMemPool(dev):
 
 
 
+
 def cuDeviceGetDefaultMemPool(dev):
     """cuDeviceGetDefaultMemPool(dev)
 
@@ -15794,6 +15946,7 @@ def cuDeviceGetDefaultMemPool(dev):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pool_out_handle,)
+
 
 
 
@@ -15848,6 +16001,7 @@ def cuDeviceGetExecAffinitySupport(type, dev):
 
 
 
+
 def cuFlushGPUDirectRDMAWrites(target, scope):
     """cuFlushGPUDirectRDMAWrites(target, scope)
 
@@ -15899,9 +16053,8 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
     with nogil:
         _err = c.cuFlushGPUDirectRDMAWrites(_c_target, _c_scope)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -15987,6 +16140,7 @@ def cuDeviceGetProperties(dev):
 
 
 
+
 def cuDeviceComputeCapability(dev):
     """cuDeviceComputeCapability(dev)
 
@@ -16038,6 +16192,7 @@ def cuDeviceComputeCapability(dev):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), _c_major, _c_minor,)
+
 
 
 
@@ -16109,6 +16264,7 @@ def cuDevicePrimaryCtxRetain(dev):
 
 
 
+
 def cuDevicePrimaryCtxRelease(dev):
     """cuDevicePrimaryCtxRelease(dev)
 
@@ -16160,9 +16316,8 @@ def cuDevicePrimaryCtxRelease(dev):
     with nogil:
         _err = c.cuDevicePrimaryCtxRelease(_c_dev)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -16274,9 +16429,8 @@ def cuDevicePrimaryCtxSetFlags(dev, flags):
     with nogil:
         _err = c.cuDevicePrimaryCtxSetFlags(_c_dev, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -16324,6 +16478,7 @@ def cuDevicePrimaryCtxGetState(dev):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), _c_flags, _c_active,)
+
 
 
 
@@ -16377,9 +16532,8 @@ def cuDevicePrimaryCtxReset(dev):
     with nogil:
         _err = c.cuDevicePrimaryCtxReset(_c_dev)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -16568,6 +16722,7 @@ def cuCtxCreate(ctxCreateParams, flags, dev):
 
 
 
+
 def cuCtxDestroy(ctx):
     """cuCtxDestroy(ctx)
 
@@ -16629,9 +16784,8 @@ def cuCtxDestroy(ctx):
     with nogil:
         _err = c.cuCtxDestroy(_c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -16679,9 +16833,8 @@ def cuCtxPushCurrent(ctx):
     with nogil:
         _err = c.cuCtxPushCurrent(_c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -16732,6 +16885,7 @@ def cuCtxPopCurrent():
 
 
 
+
 def cuCtxSetCurrent(ctx):
     """cuCtxSetCurrent(ctx)
 
@@ -16772,9 +16926,8 @@ def cuCtxSetCurrent(ctx):
     with nogil:
         _err = c.cuCtxSetCurrent(_c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -16810,6 +16963,7 @@ def cuCtxGetCurrent():
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pctx_handle,)
+
 
 
 
@@ -16855,6 +17009,7 @@ def cuCtxGetDevice():
 
 
 
+
 def cuCtxGetDevice_v2(ctx):
     """cuCtxGetDevice_v2(ctx)
 
@@ -16893,6 +17048,7 @@ def cuCtxGetDevice_v2(ctx):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), device_handle,)
+
 
 
 
@@ -16937,6 +17093,7 @@ def cuCtxGetFlags():
 
 
 
+
 def cuCtxSetFlags(flags):
     """cuCtxSetFlags(flags)
 
@@ -16977,9 +17134,8 @@ def cuCtxSetFlags(flags):
     with nogil:
         _err = c.cuCtxSetFlags(_c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17031,6 +17187,7 @@ def cuCtxGetId(ctx):
 
 
 
+
 def cuCtxSynchronize():
     """cuCtxSynchronize()
 
@@ -17069,9 +17226,8 @@ def cuCtxSynchronize():
     with nogil:
         _err = c.cuCtxSynchronize()
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17117,9 +17273,8 @@ def cuCtxSynchronize_v2(ctx):
     with nogil:
         _err = c.cuCtxSynchronize_v2(_c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17234,9 +17389,8 @@ def cuCtxSetLimit(limit, value):
     with nogil:
         _err = c.cuCtxSetLimit(_c_limit, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17300,6 +17454,7 @@ def cuCtxGetLimit(limit):
 
 
 
+
 def cuCtxGetCacheConfig():
     """cuCtxGetCacheConfig()
 
@@ -17354,6 +17509,7 @@ def cuCtxGetCacheConfig():
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUfunc_cache_of(_c_pconfig),)
+
 
 
 
@@ -17419,9 +17575,8 @@ def cuCtxSetCacheConfig(config):
     with nogil:
         _err = c.cuCtxSetCacheConfig(_c_config)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17480,6 +17635,7 @@ def cuCtxGetApiVersion(ctx):
 
 
 
+
 def cuCtxGetStreamPriorityRange():
     """cuCtxGetStreamPriorityRange()
 
@@ -17532,6 +17688,7 @@ def cuCtxGetStreamPriorityRange():
 
 
 
+
 def cuCtxResetPersistingL2Cache():
     """cuCtxResetPersistingL2Cache()
 
@@ -17554,9 +17711,8 @@ def cuCtxResetPersistingL2Cache():
     with nogil:
         _err = c.cuCtxResetPersistingL2Cache()
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17599,6 +17755,7 @@ def cuCtxGetExecAffinity(type):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pExecAffinity_record,)
+
 
 
 
@@ -17652,9 +17809,8 @@ def cuCtxRecordEvent(hCtx, hEvent):
     with nogil:
         _err = c.cuCtxRecordEvent(_c_hCtx, _c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17708,9 +17864,8 @@ def cuCtxWaitEvent(hCtx, hEvent):
     with nogil:
         _err = c.cuCtxWaitEvent(_c_hCtx, _c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17773,6 +17928,7 @@ def cuCtxAttach(flags):
 
 
 
+
 def cuCtxDetach(ctx):
     """cuCtxDetach(ctx)
 
@@ -17819,9 +17975,8 @@ def cuCtxDetach(ctx):
     with nogil:
         _err = c.cuCtxDetach(_c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -17880,6 +18035,7 @@ def cuCtxGetSharedMemConfig():
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUsharedconfig_of(_c_pConfig),)
+
 
 
 
@@ -17948,9 +18104,8 @@ def cuCtxSetSharedMemConfig(config):
     with nogil:
         _err = c.cuCtxSetSharedMemConfig(_c_config)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -18014,6 +18169,7 @@ def cuModuleLoad(fname):
 
 
 
+
 def cuModuleLoadData(image):
     """cuModuleLoadData(image)
 
@@ -18066,6 +18222,7 @@ def cuModuleLoadData(image):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), module_handle,)
+
 
 
 
@@ -18161,6 +18318,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
 
 
 
+
 def cuModuleLoadFatBinary(fatCubin):
     """cuModuleLoadFatBinary(fatCubin)
 
@@ -18223,6 +18381,7 @@ def cuModuleLoadFatBinary(fatCubin):
 
 
 
+
 def cuModuleUnload(hmod):
     """cuModuleUnload(hmod)
 
@@ -18261,9 +18420,8 @@ def cuModuleUnload(hmod):
     with nogil:
         _err = c.cuModuleUnload(_c_hmod)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -18295,6 +18453,7 @@ def cuModuleGetLoadingMode():
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUmoduleLoadingMode_of(_c_mode),)
+
 
 
 
@@ -18349,6 +18508,7 @@ def cuModuleGetFunction(hmod, name):
 
 
 
+
 def cuModuleGetFunctionCount(mod):
     """cuModuleGetFunctionCount(mod)
 
@@ -18380,6 +18540,7 @@ def cuModuleGetFunctionCount(mod):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_count,)
+
 
 
 
@@ -18439,9 +18600,8 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
     with nogil:
         _err = c.cuModuleEnumerateFunctions(_c_functions, _c_numFunctions, _c_mod)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -18500,6 +18660,7 @@ def cuModuleGetGlobal(hmod, name):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), dptr_handle, _c_bytes_,)
+
 
 
 
@@ -18599,6 +18760,7 @@ def cuLinkCreate(numOptions, options, optionValues):
 
 
 
+
 def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues):
     """cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
 
@@ -18693,9 +18855,8 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     with nogil:
         _err = c.cuLinkAddData(_c_state, _c_type, _c_data, _c_size, _c_name, _c_numOptions, _c_options, _c_optionValues)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -18789,9 +18950,8 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     with nogil:
         _err = c.cuLinkAddFile(_c_state, _c_type, _c_path, _c_numOptions, _c_options, _c_optionValues)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -18841,6 +19001,7 @@ def cuLinkComplete(state):
 
 
 
+
 def cuLinkDestroy(state):
     """cuLinkDestroy(state)
 
@@ -18865,9 +19026,8 @@ def cuLinkDestroy(state):
     with nogil:
         _err = c.cuLinkDestroy(_c_state)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -18928,6 +19088,7 @@ def cuModuleGetTexRef(hmod, name):
 
 
 
+
 def cuModuleGetSurfRef(hmod, name):
     """cuModuleGetSurfRef(hmod, name)
 
@@ -18980,6 +19141,7 @@ def cuModuleGetSurfRef(hmod, name):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pSurfRef_handle,)
+
 
 
 
@@ -19131,6 +19293,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
 
 
 
+
 def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
     """cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
 
@@ -19279,6 +19442,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
 
 
 
+
 def cuLibraryUnload(library):
     """cuLibraryUnload(library)
 
@@ -19309,9 +19473,8 @@ def cuLibraryUnload(library):
     with nogil:
         _err = c.cuLibraryUnload(_c_library)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -19364,6 +19527,7 @@ def cuLibraryGetKernel(library, name):
 
 
 
+
 def cuLibraryGetKernelCount(lib):
     """cuLibraryGetKernelCount(lib)
 
@@ -19395,6 +19559,7 @@ def cuLibraryGetKernelCount(lib):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_count,)
+
 
 
 
@@ -19446,9 +19611,8 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
     with nogil:
         _err = c.cuLibraryEnumerateKernels(_c_kernels, _c_numKernels, _c_lib)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -19494,6 +19658,7 @@ def cuLibraryGetModule(library):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pMod_handle,)
+
 
 
 
@@ -19544,6 +19709,7 @@ def cuKernelGetFunction(kernel):
 
 
 
+
 def cuKernelGetLibrary(kernel):
     """cuKernelGetLibrary(kernel)
 
@@ -19583,6 +19749,7 @@ def cuKernelGetLibrary(kernel):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pLib_handle,)
+
 
 
 
@@ -19642,6 +19809,7 @@ def cuLibraryGetGlobal(library, name):
 
 
 
+
 def cuLibraryGetManaged(library, name):
     """cuLibraryGetManaged(library, name)
 
@@ -19695,6 +19863,7 @@ def cuLibraryGetManaged(library, name):
 
 
 
+
 def cuLibraryGetUnifiedFunction(library, symbol):
     """cuLibraryGetUnifiedFunction(library, symbol)
 
@@ -19740,6 +19909,7 @@ def cuLibraryGetUnifiedFunction(library, symbol):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), <uintptr_t>_c_fptr,)
+
 
 
 
@@ -19854,6 +20024,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
 
 
 
+
 def cuKernelSetAttribute(attrib, val, kernel, dev):
     """cuKernelSetAttribute(attrib, val, kernel, dev)
 
@@ -19952,9 +20123,8 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
     with nogil:
         _err = c.cuKernelSetAttribute(_c_attrib, _c_val, _c_kernel, _c_dev)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -20031,9 +20201,8 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     with nogil:
         _err = c.cuKernelSetCacheConfig(_c_kernel, _c_config, _c_dev)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -20072,6 +20241,7 @@ def cuKernelGetName(hfunc):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), None if _c_name == NULL else <bytes>_c_name,)
+
 
 
 
@@ -20118,6 +20288,7 @@ def cuKernelGetParamInfo(kernel, paramIndex):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), _c_paramOffset, _c_paramSize,)
+
 
 
 
@@ -20179,6 +20350,7 @@ def cuMemGetInfo():
 
 
 
+
 def cuMemAlloc(bytesize):
     """cuMemAlloc(bytesize)
 
@@ -20228,6 +20400,7 @@ def cuMemAlloc(bytesize):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), dptr_handle,)
+
 
 
 
@@ -20317,6 +20490,7 @@ def cuMemAllocPitch(WidthInBytes, Height, ElementSizeBytes):
 
 
 
+
 def cuMemFree(dptr):
     """cuMemFree(dptr)
 
@@ -20364,9 +20538,8 @@ def cuMemFree(dptr):
     with nogil:
         _err = c.cuMemFree(_c_dptr)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -20421,6 +20594,7 @@ def cuMemGetAddressRange(dptr):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), pbase_handle, _c_psize,)
+
 
 
 
@@ -20493,6 +20667,7 @@ def cuMemAllocHost(bytesize):
 
 
 
+
 def cuMemFreeHost(p):
     """cuMemFreeHost(p)
 
@@ -20534,9 +20709,8 @@ def cuMemFreeHost(p):
     with nogil:
         _err = c.cuMemFreeHost(_c_p)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -20643,6 +20817,7 @@ def cuMemHostAlloc(bytesize, Flags):
 
 
 
+
 def cuMemHostGetDevicePointer(p, Flags):
     """cuMemHostGetDevicePointer(p, Flags)
 
@@ -20717,6 +20892,7 @@ def cuMemHostGetDevicePointer(p, Flags):
 
 
 
+
 def cuMemHostGetFlags(p):
     """cuMemHostGetFlags(p)
 
@@ -20760,6 +20936,7 @@ def cuMemHostGetFlags(p):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_pFlags,)
+
 
 
 
@@ -20893,6 +21070,7 @@ def cuMemAllocManaged(bytesize, flags):
 
 
 
+
 def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     """cuDeviceRegisterAsyncNotification(device, callbackFunc, userData)
 
@@ -20963,6 +21141,7 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
 
 
 
+
 def cuDeviceUnregisterAsyncNotification(device, callback):
     """cuDeviceUnregisterAsyncNotification(device, callback)
 
@@ -20998,9 +21177,8 @@ def cuDeviceUnregisterAsyncNotification(device, callback):
     with nogil:
         _err = c.cuDeviceUnregisterAsyncNotification(_c_device, _c_callback)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21044,6 +21222,7 @@ def cuDeviceGetByPCIBusId(pciBusId):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), dev_handle,)
+
 
 
 
@@ -21094,6 +21273,7 @@ def cuDeviceGetPCIBusId(len, dev):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), bytes(pciBusId_storage[:_c_len]).split(b"\0", 1)[0],)
+
 
 
 
@@ -21160,9 +21340,8 @@ def cuIpcGetEventHandle(pHandle, event):
     with nogil:
         _err = c.cuIpcGetEventHandle(_c_pHandle, _c_event)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21228,6 +21407,7 @@ def cuIpcOpenEventHandle(handle):
 
 
 
+
 def cuIpcGetMemHandle(pHandle, dptr):
     """cuIpcGetMemHandle(pHandle, dptr)
 
@@ -21287,9 +21467,8 @@ def cuIpcGetMemHandle(pHandle, dptr):
     with nogil:
         _err = c.cuIpcGetMemHandle(_c_pHandle, _c_dptr)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21374,6 +21553,7 @@ def cuIpcOpenMemHandle(handle, Flags):
 
 
 
+
 def cuIpcCloseMemHandle(dptr):
     """cuIpcCloseMemHandle(dptr)
 
@@ -21423,9 +21603,8 @@ def cuIpcCloseMemHandle(dptr):
     with nogil:
         _err = c.cuIpcCloseMemHandle(_c_dptr)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21535,9 +21714,8 @@ def cuMemHostRegister(p, bytesize, Flags):
     with nogil:
         _err = c.cuMemHostRegister(_c_p, _c_bytesize, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21578,9 +21756,8 @@ def cuMemHostUnregister(p):
     with nogil:
         _err = c.cuMemHostUnregister(_c_p)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21636,9 +21813,8 @@ def cuMemcpy(dst, src, ByteCount):
     with nogil:
         _err = c.cuMemcpy(_c_dst, _c_src, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21689,9 +21865,8 @@ def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
     with nogil:
         _err = c.cuMemcpyPeer(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21744,9 +21919,8 @@ def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
     with nogil:
         _err = c.cuMemcpyHtoD(_c_dstDevice, _c_srcHost, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21799,9 +21973,8 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
     with nogil:
         _err = c.cuMemcpyDtoH(_c_dstHost, _c_srcDevice, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21854,9 +22027,8 @@ def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):
     with nogil:
         _err = c.cuMemcpyDtoD(_c_dstDevice, _c_srcDevice, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21911,9 +22083,8 @@ def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
     with nogil:
         _err = c.cuMemcpyDtoA(_c_dstArray, _c_dstOffset, _c_srcDevice, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -21970,9 +22141,8 @@ def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
     with nogil:
         _err = c.cuMemcpyAtoD(_c_dstDevice, _c_srcArray, _c_srcOffset, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22028,9 +22198,8 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
     with nogil:
         _err = c.cuMemcpyHtoA(_c_dstArray, _c_dstOffset, _c_srcHost, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22086,9 +22255,8 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
     with nogil:
         _err = c.cuMemcpyAtoH(_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22149,9 +22317,8 @@ def cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount):
     with nogil:
         _err = c.cuMemcpyAtoA(_c_dstArray, _c_dstOffset, _c_srcArray, _c_srcOffset, _c_ByteCount)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22332,9 +22499,8 @@ def cuMemcpy2D(pCopy):
     with nogil:
         _err = c.cuMemcpy2D(_c_pCopy)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22513,9 +22679,8 @@ def cuMemcpy2DUnaligned(pCopy):
     with nogil:
         _err = c.cuMemcpy2DUnaligned(_c_pCopy)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22701,9 +22866,8 @@ def cuMemcpy3D(pCopy):
     with nogil:
         _err = c.cuMemcpy3D(_c_pCopy)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22744,9 +22908,8 @@ def cuMemcpy3DPeer(pCopy):
     with nogil:
         _err = c.cuMemcpy3DPeer(_c_pCopy)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22808,9 +22971,8 @@ def cuMemcpyAsync(dst, src, ByteCount, hStream):
     with nogil:
         _err = c.cuMemcpyAsync(_c_dst, _c_src, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22865,9 +23027,8 @@ def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, h
     with nogil:
         _err = c.cuMemcpyPeerAsync(_c_dstDevice, _c_dstContext, _c_srcDevice, _c_srcContext, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22926,9 +23087,8 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
     with nogil:
         _err = c.cuMemcpyHtoDAsync(_c_dstDevice, _c_srcHost, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -22987,9 +23147,8 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
     with nogil:
         _err = c.cuMemcpyDtoHAsync(_c_dstHost, _c_srcDevice, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23048,9 +23207,8 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):
     with nogil:
         _err = c.cuMemcpyDtoDAsync(_c_dstDevice, _c_srcDevice, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23112,9 +23270,8 @@ def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
     with nogil:
         _err = c.cuMemcpyHtoAAsync(_c_dstArray, _c_dstOffset, _c_srcHost, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23176,9 +23333,8 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
     with nogil:
         _err = c.cuMemcpyAtoHAsync(_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23365,9 +23521,8 @@ def cuMemcpy2DAsync(pCopy, hStream):
     with nogil:
         _err = c.cuMemcpy2DAsync(_c_pCopy, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23559,9 +23714,8 @@ def cuMemcpy3DAsync(pCopy, hStream):
     with nogil:
         _err = c.cuMemcpy3DAsync(_c_pCopy, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23605,9 +23759,8 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
     with nogil:
         _err = c.cuMemcpy3DPeerAsync(_c_pCopy, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23759,9 +23912,8 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     with nogil:
         _err = c.cuMemcpyBatchAsync(_c_dsts, _c_srcs, _c_sizes, _c_count, _c_attrs, _c_attrsIdxs, _c_numAttrs, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23848,9 +24000,8 @@ def cuMemcpy3DBatchAsync(numOps, opList, flags, hStream):
     with nogil:
         _err = c.cuMemcpy3DBatchAsync(_c_numOps, _c_opList, _c_flags, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23902,9 +24053,8 @@ def cuMemsetD8(dstDevice, uc, N):
     with nogil:
         _err = c.cuMemsetD8(_c_dstDevice, _c_uc, _c_N)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -23956,9 +24106,8 @@ def cuMemsetD16(dstDevice, us, N):
     with nogil:
         _err = c.cuMemsetD16(_c_dstDevice, _c_us, _c_N)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24010,9 +24159,8 @@ def cuMemsetD32(dstDevice, ui, N):
     with nogil:
         _err = c.cuMemsetD32(_c_dstDevice, _c_ui, _c_N)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24073,9 +24221,8 @@ def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
     with nogil:
         _err = c.cuMemsetD2D8(_c_dstDevice, _c_dstPitch, _c_uc, _c_Width, _c_Height)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24137,9 +24284,8 @@ def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
     with nogil:
         _err = c.cuMemsetD2D16(_c_dstDevice, _c_dstPitch, _c_us, _c_Width, _c_Height)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24201,9 +24347,8 @@ def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
     with nogil:
         _err = c.cuMemsetD2D32(_c_dstDevice, _c_dstPitch, _c_ui, _c_Width, _c_Height)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24258,9 +24403,8 @@ def cuMemsetD8Async(dstDevice, uc, N, hStream):
     with nogil:
         _err = c.cuMemsetD8Async(_c_dstDevice, _c_uc, _c_N, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24315,9 +24459,8 @@ def cuMemsetD16Async(dstDevice, us, N, hStream):
     with nogil:
         _err = c.cuMemsetD16Async(_c_dstDevice, _c_us, _c_N, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24371,9 +24514,8 @@ def cuMemsetD32Async(dstDevice, ui, N, hStream):
     with nogil:
         _err = c.cuMemsetD32Async(_c_dstDevice, _c_ui, _c_N, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24437,9 +24579,8 @@ def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
     with nogil:
         _err = c.cuMemsetD2D8Async(_c_dstDevice, _c_dstPitch, _c_uc, _c_Width, _c_Height, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24504,9 +24645,8 @@ def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
     with nogil:
         _err = c.cuMemsetD2D16Async(_c_dstDevice, _c_dstPitch, _c_us, _c_Width, _c_Height, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24571,9 +24711,8 @@ def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
     with nogil:
         _err = c.cuMemsetD2D32Async(_c_dstDevice, _c_dstPitch, _c_ui, _c_Width, _c_Height, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -24746,6 +24885,7 @@ def cuArrayCreate(pAllocateArray):
 
 
 
+
 def cuArrayGetDescriptor(hArray):
     """cuArrayGetDescriptor(hArray)
 
@@ -24798,6 +24938,7 @@ def cuArrayGetDescriptor(hArray):
 
 
 
+
 def cuArrayGetSparseProperties(array):
     """cuArrayGetSparseProperties(array)
 
@@ -24839,6 +24980,7 @@ def cuArrayGetSparseProperties(array):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), sparseProperties_record,)
+
 
 
 
@@ -24887,6 +25029,7 @@ def cuMipmappedArrayGetSparseProperties(mipmap):
 
 
 
+
 def cuArrayGetMemoryRequirements(array, device):
     """cuArrayGetMemoryRequirements(array, device)
 
@@ -24929,6 +25072,7 @@ def cuArrayGetMemoryRequirements(array, device):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), memoryRequirements_record,)
+
 
 
 
@@ -24975,6 +25119,7 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap, device):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), memoryRequirements_record,)
+
 
 
 
@@ -25031,6 +25176,7 @@ def cuArrayGetPlane(hArray, planeIdx):
 
 
 
+
 def cuArrayDestroy(hArray):
     """cuArrayDestroy(hArray)
 
@@ -25072,9 +25218,8 @@ def cuArrayDestroy(hArray):
     with nogil:
         _err = c.cuArrayDestroy(_c_hArray)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -25323,6 +25468,7 @@ def cuArray3DCreate(pAllocateArray):
 
 
 
+
 def cuArray3DGetDescriptor(hArray):
     """cuArray3DGetDescriptor(hArray)
 
@@ -25376,6 +25522,7 @@ def cuArray3DGetDescriptor(hArray):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pArrayDescriptor_record,)
+
 
 
 
@@ -25587,6 +25734,7 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels):
 
 
 
+
 def cuMipmappedArrayGetLevel(hMipmappedArray, level):
     """cuMipmappedArrayGetLevel(hMipmappedArray, level)
 
@@ -25637,6 +25785,7 @@ def cuMipmappedArrayGetLevel(hMipmappedArray, level):
 
 
 
+
 def cuMipmappedArrayDestroy(hMipmappedArray):
     """cuMipmappedArrayDestroy(hMipmappedArray)
 
@@ -25672,9 +25821,8 @@ def cuMipmappedArrayDestroy(hMipmappedArray):
     with nogil:
         _err = c.cuMipmappedArrayDestroy(_c_hMipmappedArray)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -25744,9 +25892,8 @@ def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
     with nogil:
         _err = c.cuMemGetHandleForAddressRange(_c_handle, _c_dptr, _c_size, _c_handleType, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -25827,6 +25974,7 @@ def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
 
 
 
+
 def cuMemAddressReserve(size, alignment, addr, flags):
     """cuMemAddressReserve(size, alignment, addr, flags)
 
@@ -25882,6 +26030,7 @@ def cuMemAddressReserve(size, alignment, addr, flags):
 
 
 
+
 def cuMemAddressFree(ptr, size):
     """cuMemAddressFree(ptr, size)
 
@@ -25917,9 +26066,8 @@ def cuMemAddressFree(ptr, size):
     with nogil:
         _err = c.cuMemAddressFree(_c_ptr, _c_size)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26016,6 +26164,7 @@ def cuMemCreate(size, prop, flags):
 
 
 
+
 def cuMemRelease(handle):
     """cuMemRelease(handle)
 
@@ -26054,9 +26203,8 @@ def cuMemRelease(handle):
     with nogil:
         _err = c.cuMemRelease(_c_handle)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26134,9 +26282,8 @@ def cuMemMap(ptr, size, offset, handle, flags):
     with nogil:
         _err = c.cuMemMap(_c_ptr, _c_size, _c_offset, _c_handle, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26294,9 +26441,8 @@ def cuMemMapArrayAsync(mapInfoList, count, hStream):
     with nogil:
         _err = c.cuMemMapArrayAsync(_c_mapInfoList, _c_count, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26341,9 +26487,8 @@ def cuMemUnmap(ptr, size):
     with nogil:
         _err = c.cuMemUnmap(_c_ptr, _c_size)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26410,9 +26555,8 @@ def cuMemSetAccess(ptr, size, desc, count):
     with nogil:
         _err = c.cuMemSetAccess(_c_ptr, _c_size, _c_desc, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26458,6 +26602,7 @@ def cuMemGetAccess(location, ptr):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_flags,)
+
 
 
 
@@ -26513,9 +26658,8 @@ def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
     with nogil:
         _err = c.cuMemExportToShareableHandle(_c_shareableHandle, _c_handle, _c_handleType, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26573,6 +26717,7 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
 
 
 
+
 def cuMemGetAllocationGranularity(prop, option):
     """cuMemGetAllocationGranularity(prop, option)
 
@@ -26621,6 +26766,7 @@ def cuMemGetAllocationGranularity(prop, option):
 
 
 
+
 def cuMemGetAllocationPropertiesFromHandle(handle):
     """cuMemGetAllocationPropertiesFromHandle(handle)
 
@@ -26655,6 +26801,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), prop_record,)
+
 
 
 
@@ -26703,6 +26850,7 @@ def cuMemRetainAllocationHandle(addr):
 
 
 
+
 def cuMemFreeAsync(dptr, hStream):
     """cuMemFreeAsync(dptr, hStream)
 
@@ -26739,9 +26887,8 @@ def cuMemFreeAsync(dptr, hStream):
     with nogil:
         _err = c.cuMemFreeAsync(_c_dptr, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26800,6 +26947,7 @@ def cuMemAllocAsync(bytesize, hStream):
 
 
 
+
 def cuMemPoolTrimTo(pool, minBytesToKeep):
     """cuMemPoolTrimTo(pool, minBytesToKeep)
 
@@ -26838,9 +26986,8 @@ def cuMemPoolTrimTo(pool, minBytesToKeep):
     with nogil:
         _err = c.cuMemPoolTrimTo(_c_pool, _c_minBytesToKeep)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26903,9 +27050,8 @@ def cuMemPoolSetAttribute(pool, attr, value):
     with nogil:
         _err = c.cuMemPoolSetAttribute(_c_pool, _c_attr, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -26972,9 +27118,8 @@ def cuMemPoolGetAttribute(pool, attr, value):
     with nogil:
         _err = c.cuMemPoolGetAttribute(_c_pool, _c_attr, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27024,9 +27169,8 @@ def cuMemPoolSetAccess(pool, map, count):
     with nogil:
         _err = c.cuMemPoolSetAccess(_c_pool, _c_map, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27068,6 +27212,7 @@ def cuMemPoolGetAccess(memPool, location):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUmemAccess_flags_of(_c_flags),)
+
 
 
 
@@ -27150,6 +27295,7 @@ def cuMemPoolCreate(poolProps):
 
 
 
+
 def cuMemPoolDestroy(pool):
     """cuMemPoolDestroy(pool)
 
@@ -27186,9 +27332,8 @@ def cuMemPoolDestroy(pool):
     with nogil:
         _err = c.cuMemPoolDestroy(_c_pool)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27238,6 +27383,7 @@ def cuMemGetDefaultMemPool(location, type):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pool_out_handle,)
+
 
 
 
@@ -27291,6 +27437,7 @@ def cuMemGetMemPool(location, type):
 
 
 
+
 def cuMemSetMemPool(location, type, pool):
     """cuMemSetMemPool(location, type, pool)
 
@@ -27341,9 +27488,8 @@ def cuMemSetMemPool(location, type, pool):
     with nogil:
         _err = c.cuMemSetMemPool(_c_location, _c_type, _c_pool)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27408,6 +27554,7 @@ def cuMemAllocFromPoolAsync(bytesize, pool, hStream):
 
 
 
+
 def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
     """cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
 
@@ -27455,9 +27602,8 @@ def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
     with nogil:
         _err = c.cuMemPoolExportToShareableHandle(_c_handle_out, _c_pool, _c_handleType, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27513,6 +27659,7 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
 
 
 
+
 def cuMemPoolExportPointer(ptr):
     """cuMemPoolExportPointer(ptr)
 
@@ -27549,6 +27696,7 @@ def cuMemPoolExportPointer(ptr):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), shareData_out_record,)
+
 
 
 
@@ -27603,6 +27751,7 @@ def cuMemPoolImportPointer(pool, shareData):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), ptr_out_handle,)
+
 
 
 
@@ -27672,6 +27821,7 @@ def cuMulticastCreate(prop):
 
 
 
+
 def cuMulticastAddDevice(mcHandle, dev):
     """cuMulticastAddDevice(mcHandle, dev)
 
@@ -27717,9 +27867,8 @@ def cuMulticastAddDevice(mcHandle, dev):
     with nogil:
         _err = c.cuMulticastAddDevice(_c_mcHandle, _c_dev)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27798,9 +27947,8 @@ def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
     with nogil:
         _err = c.cuMulticastBindMem(_c_mcHandle, _c_mcOffset, _c_memHandle, _c_memOffset, _c_size, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27875,9 +28023,8 @@ def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
     with nogil:
         _err = c.cuMulticastBindAddr(_c_mcHandle, _c_mcOffset, _c_memptr, _c_size, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27932,9 +28079,8 @@ def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
     with nogil:
         _err = c.cuMulticastUnbind(_c_mcHandle, _c_dev, _c_mcOffset, _c_size)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -27984,6 +28130,7 @@ def cuMulticastGetGranularity(prop, option):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_granularity,)
+
 
 
 
@@ -28196,9 +28343,8 @@ def cuPointerGetAttribute(data, attribute, ptr):
 
 
     _err = c.cuPointerGetAttribute(_c_data, _c_attribute, _c_ptr)
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28295,9 +28441,8 @@ def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
     with nogil:
         _err = c.cuMemPrefetchAsync(_c_devPtr, _c_count, _c_location[0], _c_flags, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28436,9 +28581,8 @@ def cuMemAdvise(devPtr, count, advice, location):
     with nogil:
         _err = c.cuMemAdvise(_c_devPtr, _c_count, _c_advice, _c_location[0])
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28552,9 +28696,8 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     with nogil:
         _err = c.cuMemPrefetchBatchAsync(_c_dptrs, _c_sizes, _c_count, _c_prefetchLocs, _c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28637,9 +28780,8 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     with nogil:
         _err = c.cuMemDiscardBatchAsync(_c_dptrs, _c_sizes, _c_count, _c_flags, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28760,9 +28902,8 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     with nogil:
         _err = c.cuMemDiscardAndPrefetchBatchAsync(_c_dptrs, _c_sizes, _c_count, _c_prefetchLocs, _c_prefetchLocIdxs, _c_numPrefetchLocs, _c_flags, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28863,9 +29004,8 @@ def cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
     with nogil:
         _err = c.cuMemRangeGetAttribute(_c_data, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -28973,9 +29113,8 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     with nogil:
         _err = c.cuMemRangeGetAttributes(_c_data, _c_dataSizes, _c_attributes, _c_numAttributes, _c_devPtr, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29036,9 +29175,8 @@ def cuPointerSetAttribute(value, attribute, ptr):
     with nogil:
         _err = c.cuPointerSetAttribute(_c_value, _c_attribute, _c_ptr)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29133,9 +29271,8 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
 
 
     _err = c.cuPointerGetAttributes(_c_numAttributes, _c_attributes, _c_data, _c_ptr)
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29193,6 +29330,7 @@ def cuStreamCreate(Flags):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phStream_handle,)
+
 
 
 
@@ -29266,6 +29404,7 @@ def cuStreamCreateWithPriority(flags, priority):
 
 
 
+
 def cuStreamGetPriority(hStream):
     """cuStreamGetPriority(hStream)
 
@@ -29316,6 +29455,7 @@ def cuStreamGetPriority(hStream):
 
 
 
+
 def cuStreamGetDevice(hStream):
     """cuStreamGetDevice(hStream)
 
@@ -29356,6 +29496,7 @@ def cuStreamGetDevice(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), device_handle,)
+
 
 
 
@@ -29401,6 +29542,7 @@ def cuStreamGetFlags(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_flags,)
+
 
 
 
@@ -29451,6 +29593,7 @@ def cuStreamGetId(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_streamId,)
+
 
 
 
@@ -29518,6 +29661,7 @@ def cuStreamGetCtx(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pctx_handle,)
+
 
 
 
@@ -29599,6 +29743,7 @@ def cuStreamGetCtx_v2(hStream):
 
 
 
+
 def cuStreamWaitEvent(hStream, hEvent, Flags):
     """cuStreamWaitEvent(hStream, hEvent, Flags)
 
@@ -29649,9 +29794,8 @@ def cuStreamWaitEvent(hStream, hEvent, Flags):
     with nogil:
         _err = c.cuStreamWaitEvent(_c_hStream, _c_hEvent, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29756,9 +29900,8 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
     with nogil:
         _err = c.cuStreamAddCallback(_c_hStream, _c_callback, _c_userData, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29810,9 +29953,8 @@ def cuStreamBeginCapture(hStream, mode):
     with nogil:
         _err = c.cuStreamBeginCapture(_c_hStream, _c_mode)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29908,9 +30050,8 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     with nogil:
         _err = c.cuStreamBeginCaptureToGraph(_c_hStream, _c_hGraph, _c_dependencies, _c_dependencyData, _c_numDependencies, _c_mode)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -29980,6 +30121,7 @@ def cuThreadExchangeStreamCaptureMode():
 
 
 
+
 def cuStreamEndCapture(hStream):
     """cuStreamEndCapture(hStream)
 
@@ -30026,6 +30168,7 @@ def cuStreamEndCapture(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phGraph_handle,)
+
 
 
 
@@ -30084,6 +30227,7 @@ def cuStreamIsCapturing(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUstreamCaptureStatus_of(_c_captureStatus),)
+
 
 
 
@@ -30169,9 +30313,8 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     with nogil:
         _err = c.cuStreamUpdateCaptureDependencies(_c_hStream, _c_dependencies, _c_dependencyData, _c_numDependencies, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30276,9 +30419,8 @@ def cuStreamAttachMemAsync(hStream, dptr, length, flags):
     with nogil:
         _err = c.cuStreamAttachMemAsync(_c_hStream, _c_dptr, _c_length, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30321,9 +30463,8 @@ def cuStreamQuery(hStream):
     with nogil:
         _err = c.cuStreamQuery(_c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30364,9 +30505,8 @@ def cuStreamSynchronize(hStream):
     with nogil:
         _err = c.cuStreamSynchronize(_c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30410,9 +30550,8 @@ def cuStreamDestroy(hStream):
     with nogil:
         _err = c.cuStreamDestroy(_c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30447,9 +30586,8 @@ def cuStreamCopyAttributes(dst, src):
     with nogil:
         _err = c.cuStreamCopyAttributes(_c_dst, _c_src)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30491,6 +30629,7 @@ def cuStreamGetAttribute(hStream, attr):
 
 
 
+
 def cuStreamSetAttribute(hStream, attr, value):
     """cuStreamSetAttribute(hStream, attr, value)
 
@@ -30528,9 +30667,8 @@ def cuStreamSetAttribute(hStream, attr, value):
     with nogil:
         _err = c.cuStreamSetAttribute(_c_hStream, _c_attr, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30593,6 +30731,7 @@ def cuEventCreate(Flags):
 
 
 
+
 def cuEventRecord(hEvent, hStream):
     """cuEventRecord(hEvent, hStream)
 
@@ -30647,9 +30786,8 @@ def cuEventRecord(hEvent, hStream):
     with nogil:
         _err = c.cuEventRecord(_c_hEvent, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30716,9 +30854,8 @@ def cuEventRecordWithFlags(hEvent, hStream, flags):
     with nogil:
         _err = c.cuEventRecordWithFlags(_c_hEvent, _c_hStream, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30764,9 +30901,8 @@ def cuEventQuery(hEvent):
     with nogil:
         _err = c.cuEventQuery(_c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30811,9 +30947,8 @@ def cuEventSynchronize(hEvent):
     with nogil:
         _err = c.cuEventSynchronize(_c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30856,9 +30991,8 @@ def cuEventDestroy(hEvent):
     with nogil:
         _err = c.cuEventDestroy(_c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -30927,6 +31061,7 @@ def cuEventElapsedTime(hStart, hEnd):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_pMilliseconds,)
+
 
 
 
@@ -31127,6 +31262,7 @@ def cuImportExternalMemory(memHandleDesc):
 
 
 
+
 def cuExternalMemoryGetMappedBuffer(extMem, bufferDesc):
     """cuExternalMemoryGetMappedBuffer(extMem, bufferDesc)
 
@@ -31202,6 +31338,7 @@ def cuExternalMemoryGetMappedBuffer(extMem, bufferDesc):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), devPtr_handle,)
+
 
 
 
@@ -31285,6 +31422,7 @@ def cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
 
 
 
+
 def cuDestroyExternalMemory(extMem):
     """cuDestroyExternalMemory(extMem)
 
@@ -31317,9 +31455,8 @@ def cuDestroyExternalMemory(extMem):
     with nogil:
         _err = c.cuDestroyExternalMemory(_c_extMem)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -31503,6 +31640,7 @@ def cuImportExternalSemaphore(semHandleDesc):
 
 
 
+
 def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     """cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
 
@@ -31632,9 +31770,8 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
     with nogil:
         _err = c.cuSignalExternalSemaphoresAsync(_c_extSemArray, _c_paramsArray, _c_numExtSems, _c_stream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -31748,9 +31885,8 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     with nogil:
         _err = c.cuWaitExternalSemaphoresAsync(_c_extSemArray, _c_paramsArray, _c_numExtSems, _c_stream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -31785,9 +31921,8 @@ def cuDestroyExternalSemaphore(extSem):
     with nogil:
         _err = c.cuDestroyExternalSemaphore(_c_extSem)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -31851,9 +31986,8 @@ def cuStreamWaitValue32(stream, addr, value, flags):
     with nogil:
         _err = c.cuStreamWaitValue32(_c_stream, _c_addr, _c_value, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -31916,9 +32050,8 @@ def cuStreamWaitValue64(stream, addr, value, flags):
     with nogil:
         _err = c.cuStreamWaitValue64(_c_stream, _c_addr, _c_value, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -31967,9 +32100,8 @@ def cuStreamWriteValue32(stream, addr, value, flags):
     with nogil:
         _err = c.cuStreamWriteValue32(_c_stream, _c_addr, _c_value, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -32020,9 +32152,8 @@ def cuStreamWriteValue64(stream, addr, value, flags):
     with nogil:
         _err = c.cuStreamWriteValue64(_c_stream, _c_addr, _c_value, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -32087,9 +32218,8 @@ def cuStreamBatchMemOp(stream, count, paramArray, flags):
     with nogil:
         _err = c.cuStreamBatchMemOp(_c_stream, _c_count, _c_paramArray, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -32208,6 +32338,7 @@ def cuFuncGetAttribute(attrib, hfunc):
 
 
 
+
 def cuFuncSetAttribute(hfunc, attrib, value):
     """cuFuncSetAttribute(hfunc, attrib, value)
 
@@ -32289,9 +32420,8 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     with nogil:
         _err = c.cuFuncSetAttribute(_c_hfunc, _c_attrib, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -32351,9 +32481,8 @@ def cuFuncSetCacheConfig(hfunc, config):
     with nogil:
         _err = c.cuFuncSetCacheConfig(_c_hfunc, _c_config)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -32400,6 +32529,7 @@ def cuFuncGetModule(hfunc):
 
 
 
+
 def cuFuncGetName(hfunc):
     """cuFuncGetName(hfunc)
 
@@ -32435,6 +32565,7 @@ def cuFuncGetName(hfunc):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), None if _c_name == NULL else <bytes>_c_name,)
+
 
 
 
@@ -32484,6 +32615,7 @@ def cuFuncGetParamInfo(func, paramIndex):
 
 
 
+
 def cuFuncIsLoaded(function):
     """cuFuncIsLoaded(function)
 
@@ -32521,6 +32653,7 @@ def cuFuncIsLoaded(function):
 
 
 
+
 def cuFuncLoad(function):
     """cuFuncLoad(function)
 
@@ -32550,9 +32683,8 @@ def cuFuncLoad(function):
     with nogil:
         _err = c.cuFuncLoad(_c_function)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -32708,9 +32840,8 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     with nogil:
         _err = c.cuLaunchKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams, _c_extra)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33008,9 +33139,8 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
     with nogil:
         _err = c.cuLaunchKernelEx(_c_config, _c_f, _c_kernelParams, _c_extra)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33131,9 +33261,8 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     with nogil:
         _err = c.cuLaunchCooperativeKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33294,9 +33423,8 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
     with nogil:
         _err = c.cuLaunchCooperativeKernelMultiDevice(_c_launchParamsList, _c_numDevices, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33389,9 +33517,8 @@ def cuLaunchHostFunc(hStream, fn, userData):
     with nogil:
         _err = c.cuLaunchHostFunc(_c_hStream, _c_fn, _c_userData)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33447,9 +33574,8 @@ def cuFuncSetBlockShape(hfunc, x, y, z):
     with nogil:
         _err = c.cuFuncSetBlockShape(_c_hfunc, _c_x, _c_y, _c_z)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33499,9 +33625,8 @@ def cuFuncSetSharedSize(hfunc, bytes_):
     with nogil:
         _err = c.cuFuncSetSharedSize(_c_hfunc, _c_bytes_)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33549,9 +33674,8 @@ def cuParamSetSize(hfunc, numbytes):
     with nogil:
         _err = c.cuParamSetSize(_c_hfunc, _c_numbytes)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33602,9 +33726,8 @@ def cuParamSeti(hfunc, offset, value):
     with nogil:
         _err = c.cuParamSeti(_c_hfunc, _c_offset, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33655,9 +33778,8 @@ def cuParamSetf(hfunc, offset, value):
     with nogil:
         _err = c.cuParamSetf(_c_hfunc, _c_offset, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33713,9 +33835,8 @@ def cuParamSetv(hfunc, offset, ptr, numbytes):
     with nogil:
         _err = c.cuParamSetv(_c_hfunc, _c_offset, _c_ptr, _c_numbytes)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33781,9 +33902,8 @@ def cuLaunch(f):
     with nogil:
         _err = c.cuLaunch(_c_f)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33855,9 +33975,8 @@ def cuLaunchGrid(f, grid_width, grid_height):
     with nogil:
         _err = c.cuLaunchGrid(_c_f, _c_grid_width, _c_grid_height)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33937,9 +34056,8 @@ def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
     with nogil:
         _err = c.cuLaunchGridAsync(_c_f, _c_grid_width, _c_grid_height, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -33981,9 +34099,8 @@ def cuParamSetTexRef(hfunc, texunit, hTexRef):
     with nogil:
         _err = c.cuParamSetTexRef(_c_hfunc, _c_texunit, _c_hTexRef)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -34053,9 +34170,8 @@ def cuFuncSetSharedMemConfig(hfunc, config):
     with nogil:
         _err = c.cuFuncSetSharedMemConfig(_c_hfunc, _c_config)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -34106,6 +34222,7 @@ def cuGraphCreate(flags):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phGraph_handle,)
+
 
 
 
@@ -34253,6 +34370,7 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 
+
 def cuGraphKernelNodeGetParams(hNode):
     """cuGraphKernelNodeGetParams(hNode)
 
@@ -34302,6 +34420,7 @@ def cuGraphKernelNodeGetParams(hNode):
 
 
 
+
 def cuGraphKernelNodeSetParams(hNode, nodeParams):
     """cuGraphKernelNodeSetParams(hNode, nodeParams)
 
@@ -34341,9 +34460,8 @@ def cuGraphKernelNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphKernelNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -34439,6 +34557,7 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
 
 
 
+
 def cuGraphMemcpyNodeGetParams(hNode):
     """cuGraphMemcpyNodeGetParams(hNode)
 
@@ -34476,6 +34595,7 @@ def cuGraphMemcpyNodeGetParams(hNode):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), nodeParams_record,)
+
 
 
 
@@ -34518,9 +34638,8 @@ def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphMemcpyNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -34610,6 +34729,7 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
 
 
 
+
 def cuGraphMemsetNodeGetParams(hNode):
     """cuGraphMemsetNodeGetParams(hNode)
 
@@ -34647,6 +34767,7 @@ def cuGraphMemsetNodeGetParams(hNode):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), nodeParams_record,)
+
 
 
 
@@ -34689,9 +34810,8 @@ def cuGraphMemsetNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphMemsetNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -34778,6 +34898,7 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 
+
 def cuGraphHostNodeGetParams(hNode):
     """cuGraphHostNodeGetParams(hNode)
 
@@ -34815,6 +34936,7 @@ def cuGraphHostNodeGetParams(hNode):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), nodeParams_record,)
+
 
 
 
@@ -34857,9 +34979,8 @@ def cuGraphHostNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphHostNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -34942,6 +35063,7 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
 
 
 
+
 def cuGraphChildGraphNodeGetGraph(hNode):
     """cuGraphChildGraphNodeGetGraph(hNode)
 
@@ -34983,6 +35105,7 @@ def cuGraphChildGraphNodeGetGraph(hNode):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phGraph_handle,)
+
 
 
 
@@ -35057,6 +35180,7 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phGraphNode_handle,)
+
 
 
 
@@ -35139,6 +35263,7 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
 
 
 
+
 def cuGraphEventRecordNodeGetEvent(hNode):
     """cuGraphEventRecordNodeGetEvent(hNode)
 
@@ -35181,6 +35306,7 @@ def cuGraphEventRecordNodeGetEvent(hNode):
 
 
 
+
 def cuGraphEventRecordNodeSetEvent(hNode, event):
     """cuGraphEventRecordNodeSetEvent(hNode, event)
 
@@ -35218,9 +35344,8 @@ def cuGraphEventRecordNodeSetEvent(hNode, event):
     with nogil:
         _err = c.cuGraphEventRecordNodeSetEvent(_c_hNode, _c_event)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -35304,6 +35429,7 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
 
 
 
+
 def cuGraphEventWaitNodeGetEvent(hNode):
     """cuGraphEventWaitNodeGetEvent(hNode)
 
@@ -35346,6 +35472,7 @@ def cuGraphEventWaitNodeGetEvent(hNode):
 
 
 
+
 def cuGraphEventWaitNodeSetEvent(hNode, event):
     """cuGraphEventWaitNodeSetEvent(hNode, event)
 
@@ -35383,9 +35510,8 @@ def cuGraphEventWaitNodeSetEvent(hNode, event):
     with nogil:
         _err = c.cuGraphEventWaitNodeSetEvent(_c_hNode, _c_event)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -35478,6 +35604,7 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
 
 
 
+
 def cuGraphExternalSemaphoresSignalNodeGetParams(hNode):
     """cuGraphExternalSemaphoresSignalNodeGetParams(hNode)
 
@@ -35526,6 +35653,7 @@ def cuGraphExternalSemaphoresSignalNodeGetParams(hNode):
 
 
 
+
 def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     """cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
 
@@ -35567,9 +35695,8 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphExternalSemaphoresSignalNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -35663,6 +35790,7 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
 
 
 
+
 def cuGraphExternalSemaphoresWaitNodeGetParams(hNode):
     """cuGraphExternalSemaphoresWaitNodeGetParams(hNode)
 
@@ -35711,6 +35839,7 @@ def cuGraphExternalSemaphoresWaitNodeGetParams(hNode):
 
 
 
+
 def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     """cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
 
@@ -35752,9 +35881,8 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphExternalSemaphoresWaitNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -35852,6 +35980,7 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 
+
 def cuGraphBatchMemOpNodeGetParams(hNode):
     """cuGraphBatchMemOpNodeGetParams(hNode)
 
@@ -35897,6 +36026,7 @@ def cuGraphBatchMemOpNodeGetParams(hNode):
 
 
 
+
 def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
     """cuGraphBatchMemOpNodeSetParams(hNode, nodeParams)
 
@@ -35939,9 +36069,8 @@ def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphBatchMemOpNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -36009,9 +36138,8 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
     with nogil:
         _err = c.cuGraphExecBatchMemOpNodeSetParams(_c_hGraphExec, _c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -36131,6 +36259,7 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 
+
 def cuGraphMemAllocNodeGetParams(hNode):
     """cuGraphMemAllocNodeGetParams(hNode)
 
@@ -36170,6 +36299,7 @@ def cuGraphMemAllocNodeGetParams(hNode):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), params_out_record,)
+
 
 
 
@@ -36268,6 +36398,7 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
 
 
 
+
 def cuGraphMemFreeNodeGetParams(hNode):
     """cuGraphMemFreeNodeGetParams(hNode)
 
@@ -36307,6 +36438,7 @@ def cuGraphMemFreeNodeGetParams(hNode):
 
 
 
+
 def cuDeviceGraphMemTrim(device):
     """cuDeviceGraphMemTrim(device)
 
@@ -36338,9 +36470,8 @@ def cuDeviceGraphMemTrim(device):
     with nogil:
         _err = c.cuDeviceGraphMemTrim(_c_device)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -36388,9 +36519,8 @@ def cuDeviceGetGraphMemAttribute(device, attr, value):
     with nogil:
         _err = c.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -36435,9 +36565,8 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     with nogil:
         _err = c.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -36486,6 +36615,7 @@ def cuGraphClone(originalGraph):
 
 
 
+
 def cuGraphNodeFindInClone(hOriginalNode, hClonedGraph):
     """cuGraphNodeFindInClone(hOriginalNode, hClonedGraph)
 
@@ -36528,6 +36658,7 @@ def cuGraphNodeFindInClone(hOriginalNode, hClonedGraph):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phNode_handle,)
+
 
 
 
@@ -36576,6 +36707,7 @@ def cuGraphNodeGetType(hNode):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUgraphNodeType_of(_c_type),)
+
 
 
 
@@ -36629,6 +36761,7 @@ def cuGraphGetNodes(hGraph):
 
 
 
+
 def cuGraphGetRootNodes(hGraph):
     """cuGraphGetRootNodes(hGraph)
 
@@ -36676,6 +36809,7 @@ def cuGraphGetRootNodes(hGraph):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), rootNodes_handle, _c_numRootNodes,)
+
 
 
 
@@ -36746,6 +36880,7 @@ def cuGraphGetEdges(hGraph, edgeData):
 
 
 
+
 def cuGraphNodeGetDependencies(hNode, edgeData):
     """cuGraphNodeGetDependencies(hNode, edgeData)
 
@@ -36805,6 +36940,7 @@ def cuGraphNodeGetDependencies(hNode, edgeData):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), dependencies_handle, _c_numDependencies,)
+
 
 
 
@@ -36868,6 +37004,7 @@ def cuGraphNodeGetDependentNodes(hNode, edgeData):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), dependentNodes_handle, _c_numDependentNodes,)
+
 
 
 
@@ -36960,9 +37097,8 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     with nogil:
         _err = c.cuGraphAddDependencies(_c_hGraph, _c_from_, _c_to, _c_edgeData, _c_numDependencies)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37060,9 +37196,8 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     with nogil:
         _err = c.cuGraphRemoveDependencies(_c_hGraph, _c_from_, _c_to, _c_edgeData, _c_numDependencies)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37102,9 +37237,8 @@ def cuGraphDestroyNode(hNode):
     with nogil:
         _err = c.cuGraphDestroyNode(_c_hNode)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37196,6 +37330,7 @@ def cuGraphInstantiate(hGraph, flags):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phGraphExec_handle,)
+
 
 
 
@@ -37325,6 +37460,7 @@ def cuGraphInstantiateWithParams(hGraph, instantiateParams):
 
 
 
+
 def cuGraphExecGetFlags(hGraphExec):
     """cuGraphExecGetFlags(hGraphExec)
 
@@ -37361,6 +37497,7 @@ def cuGraphExecGetFlags(hGraphExec):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_flags,)
+
 
 
 
@@ -37438,9 +37575,8 @@ def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams):
     with nogil:
         _err = c.cuGraphExecKernelNodeSetParams(_c_hGraphExec, _c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37510,9 +37646,8 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
     with nogil:
         _err = c.cuGraphExecMemcpyNodeSetParams(_c_hGraphExec, _c_hNode, _c_copyParams, _c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37586,9 +37721,8 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
     with nogil:
         _err = c.cuGraphExecMemsetNodeSetParams(_c_hGraphExec, _c_hNode, _c_memsetParams, _c_ctx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37647,9 +37781,8 @@ def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
     with nogil:
         _err = c.cuGraphExecHostNodeSetParams(_c_hGraphExec, _c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37710,9 +37843,8 @@ def cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph):
     with nogil:
         _err = c.cuGraphExecChildGraphNodeSetParams(_c_hGraphExec, _c_hNode, _c_childGraph)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37770,9 +37902,8 @@ def cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
     with nogil:
         _err = c.cuGraphExecEventRecordNodeSetEvent(_c_hGraphExec, _c_hNode, _c_event)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37830,9 +37961,8 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
     with nogil:
         _err = c.cuGraphExecEventWaitNodeSetEvent(_c_hGraphExec, _c_hNode, _c_event)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37897,9 +38027,8 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePara
     with nogil:
         _err = c.cuGraphExecExternalSemaphoresSignalNodeSetParams(_c_hGraphExec, _c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -37964,9 +38093,8 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams
     with nogil:
         _err = c.cuGraphExecExternalSemaphoresWaitNodeSetParams(_c_hGraphExec, _c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38024,9 +38152,8 @@ def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     with nogil:
         _err = c.cuGraphNodeSetEnabled(_c_hGraphExec, _c_hNode, _c_isEnabled)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38080,6 +38207,7 @@ def cuGraphNodeGetEnabled(hGraphExec, hNode):
 
 
 
+
 def cuGraphUpload(hGraphExec, hStream):
     """cuGraphUpload(hGraphExec, hStream)
 
@@ -38117,9 +38245,8 @@ def cuGraphUpload(hGraphExec, hStream):
     with nogil:
         _err = c.cuGraphUpload(_c_hGraphExec, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38164,9 +38291,8 @@ def cuGraphLaunch(hGraphExec, hStream):
     with nogil:
         _err = c.cuGraphLaunch(_c_hGraphExec, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38204,9 +38330,8 @@ def cuGraphExecDestroy(hGraphExec):
     with nogil:
         _err = c.cuGraphExecDestroy(_c_hGraphExec)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38239,9 +38364,8 @@ def cuGraphDestroy(hGraph):
     with nogil:
         _err = c.cuGraphDestroy(_c_hGraph)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38354,9 +38478,8 @@ def cuGraphExecUpdate(hGraphExec, hGraph, resultInfo):
     with nogil:
         _err = c.cuGraphExecUpdate(_c_hGraphExec, _c_hGraph, _c_resultInfo)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38391,9 +38514,8 @@ def cuGraphKernelNodeCopyAttributes(dst, src):
     with nogil:
         _err = c.cuGraphKernelNodeCopyAttributes(_c_dst, _c_src)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38435,6 +38557,7 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
 
 
 
+
 def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     """cuGraphKernelNodeSetAttribute(hNode, attr, value)
 
@@ -38471,9 +38594,8 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     with nogil:
         _err = c.cuGraphKernelNodeSetAttribute(_c_hNode, _c_attr, _c_value)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38512,9 +38634,8 @@ def cuGraphDebugDotPrint(hGraph, path, flags):
     with nogil:
         _err = c.cuGraphDebugDotPrint(_c_hGraph, _c_path, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38585,6 +38706,7 @@ def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
 
 
 
+
 def cuUserObjectRetain(object_, count):
     """cuUserObjectRetain(object_, count)
 
@@ -38621,9 +38743,8 @@ def cuUserObjectRetain(object_, count):
     with nogil:
         _err = c.cuUserObjectRetain(_c_object_, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38667,9 +38788,8 @@ def cuUserObjectRelease(object_, count):
     with nogil:
         _err = c.cuUserObjectRelease(_c_object_, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38715,9 +38835,8 @@ def cuGraphRetainUserObject(graph, object_, count, flags):
     with nogil:
         _err = c.cuGraphRetainUserObject(_c_graph, _c_object_, _c_count, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38760,9 +38879,8 @@ def cuGraphReleaseUserObject(graph, object_, count):
     with nogil:
         _err = c.cuGraphReleaseUserObject(_c_graph, _c_object_, _c_count)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38864,6 +38982,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
 
 
 
+
 def cuGraphNodeSetParams(hNode, nodeParams):
     """cuGraphNodeSetParams(hNode, nodeParams)
 
@@ -38905,9 +39024,8 @@ def cuGraphNodeSetParams(hNode, nodeParams):
     with nogil:
         _err = c.cuGraphNodeSetParams(_c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -38975,9 +39093,8 @@ def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
     with nogil:
         _err = c.cuGraphExecNodeSetParams(_c_hGraphExec, _c_hNode, _c_nodeParams)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39033,6 +39150,7 @@ def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
 
 
 
+
 def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize):
     """cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize)
 
@@ -39082,6 +39200,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_numBlocks,)
+
 
 
 
@@ -39153,6 +39272,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_numBlocks,)
+
 
 
 
@@ -39237,6 +39357,7 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
 
 
 
+
 def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags):
     """cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
 
@@ -39317,6 +39438,7 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
 
 
 
+
 def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     """cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize)
 
@@ -39362,6 +39484,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_dynamicSmemSize,)
+
 
 
 
@@ -39423,6 +39546,7 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_clusterSize,)
+
 
 
 
@@ -39489,6 +39613,7 @@ def cuOccupancyMaxActiveClusters(func, config):
 
 
 
+
 def cuTexRefSetArray(hTexRef, hArray, Flags):
     """cuTexRefSetArray(hTexRef, hArray, Flags)
 
@@ -39535,9 +39660,8 @@ def cuTexRefSetArray(hTexRef, hArray, Flags):
     with nogil:
         _err = c.cuTexRefSetArray(_c_hTexRef, _c_hArray, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39586,9 +39710,8 @@ def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
     with nogil:
         _err = c.cuTexRefSetMipmappedArray(_c_hTexRef, _c_hMipmappedArray, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39658,6 +39781,7 @@ def cuTexRefSetAddress(hTexRef, dptr, bytes_):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_ByteOffset,)
+
 
 
 
@@ -39737,9 +39861,8 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
     with nogil:
         _err = c.cuTexRefSetAddress2D(_c_hTexRef, _c_desc, _c_dptr, _c_Pitch)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39790,9 +39913,8 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     with nogil:
         _err = c.cuTexRefSetFormat(_c_hTexRef, _c_fmt, _c_NumPackedComponents)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39854,9 +39976,8 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
     with nogil:
         _err = c.cuTexRefSetAddressMode(_c_hTexRef, _c_dim, _c_am)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39909,9 +40030,8 @@ def cuTexRefSetFilterMode(hTexRef, fm):
     with nogil:
         _err = c.cuTexRefSetFilterMode(_c_hTexRef, _c_fm)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -39964,9 +40084,8 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     with nogil:
         _err = c.cuTexRefSetMipmapFilterMode(_c_hTexRef, _c_fm)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40012,9 +40131,8 @@ def cuTexRefSetMipmapLevelBias(hTexRef, bias):
     with nogil:
         _err = c.cuTexRefSetMipmapLevelBias(_c_hTexRef, _c_bias)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40064,9 +40182,8 @@ def cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClam
     with nogil:
         _err = c.cuTexRefSetMipmapLevelClamp(_c_hTexRef, _c_minMipmapLevelClamp, _c_maxMipmapLevelClamp)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40112,9 +40229,8 @@ def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
     with nogil:
         _err = c.cuTexRefSetMaxAnisotropy(_c_hTexRef, _c_maxAniso)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40167,6 +40283,7 @@ def cuTexRefSetBorderColor(hTexRef):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_pBorderColor,)
+
 
 
 
@@ -40225,9 +40342,8 @@ def cuTexRefSetFlags(hTexRef, Flags):
     with nogil:
         _err = c.cuTexRefSetFlags(_c_hTexRef, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40277,6 +40393,7 @@ def cuTexRefGetAddress(hTexRef):
 
 
 
+
 def cuTexRefGetArray(hTexRef):
     """cuTexRefGetArray(hTexRef)
 
@@ -40323,6 +40440,7 @@ def cuTexRefGetArray(hTexRef):
 
 
 
+
 def cuTexRefGetMipmappedArray(hTexRef):
     """cuTexRefGetMipmappedArray(hTexRef)
 
@@ -40366,6 +40484,7 @@ def cuTexRefGetMipmappedArray(hTexRef):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phMipmappedArray_handle,)
+
 
 
 
@@ -40418,6 +40537,7 @@ def cuTexRefGetAddressMode(hTexRef, dim):
 
 
 
+
 def cuTexRefGetFilterMode(hTexRef):
     """cuTexRefGetFilterMode(hTexRef)
 
@@ -40460,6 +40580,7 @@ def cuTexRefGetFilterMode(hTexRef):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUfilter_mode_of(_c_pfm),)
+
 
 
 
@@ -40512,6 +40633,7 @@ def cuTexRefGetFormat(hTexRef):
 
 
 
+
 def cuTexRefGetMipmapFilterMode(hTexRef):
     """cuTexRefGetMipmapFilterMode(hTexRef)
 
@@ -40557,6 +40679,7 @@ def cuTexRefGetMipmapFilterMode(hTexRef):
 
 
 
+
 def cuTexRefGetMipmapLevelBias(hTexRef):
     """cuTexRefGetMipmapLevelBias(hTexRef)
 
@@ -40599,6 +40722,7 @@ def cuTexRefGetMipmapLevelBias(hTexRef):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_pbias,)
+
 
 
 
@@ -40650,6 +40774,7 @@ def cuTexRefGetMipmapLevelClamp(hTexRef):
 
 
 
+
 def cuTexRefGetMaxAnisotropy(hTexRef):
     """cuTexRefGetMaxAnisotropy(hTexRef)
 
@@ -40692,6 +40817,7 @@ def cuTexRefGetMaxAnisotropy(hTexRef):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_pmaxAniso,)
+
 
 
 
@@ -40743,6 +40869,7 @@ def cuTexRefGetBorderColor(hTexRef):
 
 
 
+
 def cuTexRefGetFlags(hTexRef):
     """cuTexRefGetFlags(hTexRef)
 
@@ -40787,6 +40914,7 @@ def cuTexRefGetFlags(hTexRef):
 
 
 
+
 def cuTexRefCreate():
     """cuTexRefCreate()
 
@@ -40826,6 +40954,7 @@ def cuTexRefCreate():
 
 
 
+
 def cuTexRefDestroy(hTexRef):
     """cuTexRefDestroy(hTexRef)
 
@@ -40857,9 +40986,8 @@ def cuTexRefDestroy(hTexRef):
     with nogil:
         _err = c.cuTexRefDestroy(_c_hTexRef)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40906,9 +41034,8 @@ def cuSurfRefSetArray(hSurfRef, hArray, Flags):
     with nogil:
         _err = c.cuSurfRefSetArray(_c_hSurfRef, _c_hArray, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -40951,6 +41078,7 @@ def cuSurfRefGetArray(hSurfRef):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phArray_handle,)
+
 
 
 
@@ -41212,6 +41340,7 @@ def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc):
 
 
 
+
 def cuTexObjectDestroy(texObject):
     """cuTexObjectDestroy(texObject)
 
@@ -41243,9 +41372,8 @@ def cuTexObjectDestroy(texObject):
     with nogil:
         _err = c.cuTexObjectDestroy(_c_texObject)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -41287,9 +41415,8 @@ def cuTexObjectGetResourceDesc(pResDesc, texObject):
     with nogil:
         _err = c.cuTexObjectGetResourceDesc(_c_pResDesc, _c_texObject)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -41331,9 +41458,8 @@ def cuTexObjectGetTextureDesc(pTexDesc, texObject):
     with nogil:
         _err = c.cuTexObjectGetTextureDesc(_c_pTexDesc, _c_texObject)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -41376,9 +41502,8 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc, texObject):
     with nogil:
         _err = c.cuTexObjectGetResourceViewDesc(_c_pResViewDesc, _c_texObject)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -41433,6 +41558,7 @@ def cuSurfObjectCreate(pResDesc):
 
 
 
+
 def cuSurfObjectDestroy(surfObject):
     """cuSurfObjectDestroy(surfObject)
 
@@ -41464,9 +41590,8 @@ def cuSurfObjectDestroy(surfObject):
     with nogil:
         _err = c.cuSurfObjectDestroy(_c_surfObject)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -41508,9 +41633,8 @@ def cuSurfObjectGetResourceDesc(pResDesc, surfObject):
     with nogil:
         _err = c.cuSurfObjectGetResourceDesc(_c_pResDesc, _c_surfObject)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -41777,9 +41901,8 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     with nogil:
         _err = c.cuTensorMapEncodeTiled(_c_tensorMap, _c_tensorDataType, _c_tensorRank, _c_globalAddress, _c_globalDim, _c_globalStrides, _c_boxDim, _c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42082,9 +42205,8 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     with nogil:
         _err = c.cuTensorMapEncodeIm2col(_c_tensorMap, _c_tensorDataType, _c_tensorRank, _c_globalAddress, _c_globalDim, _c_globalStrides, _c_pixelBoxLowerCorner, _c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, _c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42359,9 +42481,8 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     with nogil:
         _err = c.cuTensorMapEncodeIm2colWide(_c_tensorMap, _c_tensorDataType, _c_tensorRank, _c_globalAddress, _c_globalDim, _c_globalStrides, _c_pixelBoxLowerCornerWidth, _c_pixelBoxUpperCornerWidth, _c_channelsPerPixel, _c_pixelsPerColumn, _c_elementStrides, _c_interleave, _c_mode, _c_swizzle, _c_l2Promotion, _c_oobFill)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42410,9 +42531,8 @@ def cuTensorMapReplaceAddress(tensorMap, globalAddress):
     with nogil:
         _err = c.cuTensorMapReplaceAddress(_c_tensorMap, _c_globalAddress)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42459,6 +42579,7 @@ def cuDeviceCanAccessPeer(dev, peerDev):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_canAccessPeer,)
+
 
 
 
@@ -42527,9 +42648,8 @@ def cuCtxEnablePeerAccess(peerContext, Flags):
     with nogil:
         _err = c.cuCtxEnablePeerAccess(_c_peerContext, _c_Flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42569,9 +42689,8 @@ def cuCtxDisablePeerAccess(peerContext):
     with nogil:
         _err = c.cuCtxDisablePeerAccess(_c_peerContext)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42638,6 +42757,7 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_value,)
+
 
 
 
@@ -42714,6 +42834,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
 
 
 
+
 def cuGraphicsUnregisterResource(resource):
     """cuGraphicsUnregisterResource(resource)
 
@@ -42754,9 +42875,8 @@ def cuGraphicsUnregisterResource(resource):
     with nogil:
         _err = c.cuGraphicsUnregisterResource(_c_resource)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -42820,6 +42940,7 @@ def cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
 
 
 
+
 def cuGraphicsResourceGetMappedMipmappedArray(resource):
     """cuGraphicsResourceGetMappedMipmappedArray(resource)
 
@@ -42866,6 +42987,7 @@ def cuGraphicsResourceGetMappedMipmappedArray(resource):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), pMipmappedArray_handle,)
+
 
 
 
@@ -42924,6 +43046,7 @@ def cuGraphicsResourceGetMappedPointer(resource):
 
 
 
+
 def cuGraphicsResourceSetMapFlags(resource, flags):
     """cuGraphicsResourceSetMapFlags(resource, flags)
 
@@ -42977,9 +43100,8 @@ def cuGraphicsResourceSetMapFlags(resource, flags):
     with nogil:
         _err = c.cuGraphicsResourceSetMapFlags(_c_resource, _c_flags)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -43050,9 +43172,8 @@ def cuGraphicsMapResources(count, resources, hStream):
     with nogil:
         _err = c.cuGraphicsMapResources(_c_count, _c_resources, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -43119,9 +43240,8 @@ def cuGraphicsUnmapResources(count, resources, hStream):
     with nogil:
         _err = c.cuGraphicsUnmapResources(_c_count, _c_resources, _c_hStream)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -43207,6 +43327,7 @@ def cuGetProcAddress(symbol, cudaVersion, flags):
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
     return (_CUresult_of(_err), <uintptr_t>_c_pfn, _CUdriverProcAddressQueryResult_of(_c_symbolStatus),)
+
 
 
 
@@ -43302,6 +43423,7 @@ def cuCoredumpGetAttribute(attrib, value):
 
 
 
+
 def cuCoredumpGetAttributeGlobal(attrib, value):
     """cuCoredumpGetAttributeGlobal(attrib, value)
 
@@ -43385,6 +43507,7 @@ def cuCoredumpGetAttributeGlobal(attrib, value):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_size,)
+
 
 
 
@@ -43487,6 +43610,7 @@ def cuCoredumpSetAttribute(attrib, value):
 
 
 
+
 def cuCoredumpSetAttributeGlobal(attrib, value):
     """cuCoredumpSetAttributeGlobal(attrib, value)
 
@@ -43583,6 +43707,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
 
 
 
+
 def cuGreenCtxCreate(desc, dev, flags):
     """cuGreenCtxCreate(desc, dev, flags)
 
@@ -43651,6 +43776,7 @@ def cuGreenCtxCreate(desc, dev, flags):
 
 
 
+
 def cuGreenCtxDestroy(hCtx):
     """cuGreenCtxDestroy(hCtx)
 
@@ -43688,9 +43814,8 @@ def cuGreenCtxDestroy(hCtx):
     with nogil:
         _err = c.cuGreenCtxDestroy(_c_hCtx)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -43740,6 +43865,7 @@ def cuCtxFromGreenCtx(hCtx):
 
 
 
+
 def cuDeviceGetDevResource(device, type):
     """cuDeviceGetDevResource(device, type)
 
@@ -43783,6 +43909,7 @@ def cuDeviceGetDevResource(device, type):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), resource_record,)
+
 
 
 
@@ -43831,6 +43958,7 @@ def cuCtxGetDevResource(hCtx, type):
 
 
 
+
 def cuGreenCtxGetDevResource(hCtx, type):
     """cuGreenCtxGetDevResource(hCtx, type)
 
@@ -43871,6 +43999,7 @@ def cuGreenCtxGetDevResource(hCtx, type):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), resource_record,)
+
 
 
 
@@ -43986,6 +44115,7 @@ def cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount):
 
 
 
+
 def cuDevResourceGenerateDesc(resources, nbResources):
     """cuDevResourceGenerateDesc(resources, nbResources)
 
@@ -44046,6 +44176,7 @@ def cuDevResourceGenerateDesc(resources, nbResources):
 
 
 
+
 def cuGreenCtxRecordEvent(hCtx, hEvent):
     """cuGreenCtxRecordEvent(hCtx, hEvent)
 
@@ -44092,9 +44223,8 @@ def cuGreenCtxRecordEvent(hCtx, hEvent):
     with nogil:
         _err = c.cuGreenCtxRecordEvent(_c_hCtx, _c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -44145,9 +44275,8 @@ def cuGreenCtxWaitEvent(hCtx, hEvent):
     with nogil:
         _err = c.cuGreenCtxWaitEvent(_c_hCtx, _c_hEvent)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -44219,6 +44348,7 @@ def cuStreamGetGreenCtx(hStream):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), phCtx_handle,)
+
 
 
 
@@ -44298,6 +44428,7 @@ def cuGreenCtxStreamCreate(greenCtx, flags, priority):
 
 
 
+
 def cuGreenCtxGetId(greenCtx):
     """cuGreenCtxGetId(greenCtx)
 
@@ -44339,6 +44470,7 @@ def cuGreenCtxGetId(greenCtx):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _c_greenCtxId,)
+
 
 
 
@@ -44387,6 +44519,7 @@ def cuLogsRegisterCallback(callbackFunc, userData):
 
 
 
+
 def cuLogsUnregisterCallback(callback):
     """cuLogsUnregisterCallback(callback)
 
@@ -44409,9 +44542,8 @@ def cuLogsUnregisterCallback(callback):
     with nogil:
         _err = c.cuLogsUnregisterCallback(_c_callback)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -44443,6 +44575,7 @@ def cuLogsCurrent(flags):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), iterator_out_handle,)
+
 
 
 
@@ -44492,6 +44625,7 @@ def cuLogsDumpToFile(pathToFile, flags):
 
 
 
+
 def cuCheckpointProcessGetRestoreThreadId(pid):
     """cuCheckpointProcessGetRestoreThreadId(pid)
 
@@ -44528,6 +44662,7 @@ def cuCheckpointProcessGetRestoreThreadId(pid):
 
 
 
+
 def cuCheckpointProcessGetState(pid):
     """cuCheckpointProcessGetState(pid)
 
@@ -44560,6 +44695,7 @@ def cuCheckpointProcessGetState(pid):
     if _err != 0:
         return (_CUresult_of(_err), None,)
     return (_CUresult_of(_err), _CUprocessState_of(_c_state),)
+
 
 
 
@@ -44604,9 +44740,8 @@ def cuCheckpointProcessLock(pid, args):
     with nogil:
         _err = c.cuCheckpointProcessLock(_c_pid, _c_args)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -44649,9 +44784,8 @@ def cuCheckpointProcessCheckpoint(pid, args):
     with nogil:
         _err = c.cuCheckpointProcessCheckpoint(_c_pid, _c_args)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -44703,9 +44837,8 @@ def cuCheckpointProcessRestore(pid, args):
     with nogil:
         _err = c.cuCheckpointProcessRestore(_c_pid, _c_args)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 
@@ -44746,9 +44879,8 @@ def cuCheckpointProcessUnlock(pid, args):
     with nogil:
         _err = c.cuCheckpointProcessUnlock(_c_pid, _c_args)
 
-    if _err != 0:
-        return (_CUresult_of(_err),)
-    return (_CUresult_of(_err),)
+
+    return _CUresult_of_result(_err)
 
 
 CUDA_VERSION = 13000

@@ -45,6 +45,18 @@ cdef inline object _nvrtcResult_of(long long value):
     return nvrtcResult._unknown_(value) if member is None else member
 
 
+cdef tuple _nvrtcResult_results = tuple(None if m is None else (m,) for m in _nvrtcResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _nvrtcResult_of_result(long long value):
+    if 0 <= value < len(_nvrtcResult_results):
+        result = _nvrtcResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_nvrtcResult_of(value),)
+
+
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
 cdef class nvrtcProgram:
@@ -162,6 +174,7 @@ def nvrtcVersion():
 
 
 
+
 def nvrtcGetNumSupportedArchs():
     """nvrtcGetNumSupportedArchs()
 
@@ -185,6 +198,7 @@ def nvrtcGetNumSupportedArchs():
     if _err != 0:
         return (_nvrtcResult_of(_err), None,)
     return (_nvrtcResult_of(_err), _c_numArchs,)
+
 
 
 
@@ -217,6 +231,7 @@ def nvrtcGetSupportedArchs():
     if _err != 0:
         return (_nvrtcResult_of(_err), None,)
     return (_nvrtcResult_of(_err), [_c_supportedArchs[i] for i in range(supportedArchs_count)],)
+
 
 
 
@@ -274,6 +289,7 @@ def nvrtcCreateProgram(src, name, numHeaders, headers, includeNames):
 
 
 
+
 def nvrtcDestroyProgram(prog):
     """nvrtcDestroyProgram(prog)
 
@@ -304,9 +320,8 @@ def nvrtcDestroyProgram(prog):
     with nogil:
         _err = c.nvrtcDestroyProgram(_c_prog)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -348,9 +363,8 @@ def nvrtcCompileProgram(prog, numOptions, options):
     with nogil:
         _err = c.nvrtcCompileProgram(_c_prog, _c_numOptions, options_array.ptr)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -388,6 +402,7 @@ def nvrtcGetPTXSize(prog):
 
 
 
+
 def nvrtcGetPTX(prog, ptx):
     """nvrtcGetPTX(prog, ptx)
 
@@ -422,9 +437,8 @@ def nvrtcGetPTX(prog, ptx):
     with nogil:
         _err = c.nvrtcGetPTX(_c_prog, _c_ptx)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -462,6 +476,7 @@ def nvrtcGetCUBINSize(prog):
 
 
 
+
 def nvrtcGetCUBIN(prog, cubin):
     """nvrtcGetCUBIN(prog, cubin)
 
@@ -496,9 +511,8 @@ def nvrtcGetCUBIN(prog, cubin):
     with nogil:
         _err = c.nvrtcGetCUBIN(_c_prog, _c_cubin)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -536,6 +550,7 @@ def nvrtcGetLTOIRSize(prog):
 
 
 
+
 def nvrtcGetLTOIR(prog, LTOIR):
     """nvrtcGetLTOIR(prog, LTOIR)
 
@@ -570,9 +585,8 @@ def nvrtcGetLTOIR(prog, LTOIR):
     with nogil:
         _err = c.nvrtcGetLTOIR(_c_prog, _c_LTOIR)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -610,6 +624,7 @@ def nvrtcGetOptiXIRSize(prog):
 
 
 
+
 def nvrtcGetOptiXIR(prog, optixir):
     """nvrtcGetOptiXIR(prog, optixir)
 
@@ -644,9 +659,8 @@ def nvrtcGetOptiXIR(prog, optixir):
     with nogil:
         _err = c.nvrtcGetOptiXIR(_c_prog, _c_optixir)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -687,6 +701,7 @@ def nvrtcGetProgramLogSize(prog):
 
 
 
+
 def nvrtcGetProgramLog(prog, log):
     """nvrtcGetProgramLog(prog, log)
 
@@ -721,9 +736,8 @@ def nvrtcGetProgramLog(prog, log):
     with nogil:
         _err = c.nvrtcGetProgramLog(_c_prog, _c_log)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -760,9 +774,8 @@ def nvrtcAddNameExpression(prog, name_expression):
     with nogil:
         _err = c.nvrtcAddNameExpression(_c_prog, _c_name_expression)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -806,6 +819,7 @@ def nvrtcGetLoweredName(prog, name_expression):
 
 
 
+
 def nvrtcGetPCHHeapSize():
     """nvrtcGetPCHHeapSize()
 
@@ -828,6 +842,7 @@ def nvrtcGetPCHHeapSize():
     if _err != 0:
         return (_nvrtcResult_of(_err), None,)
     return (_nvrtcResult_of(_err), _c_ret,)
+
 
 
 
@@ -856,9 +871,8 @@ def nvrtcSetPCHHeapSize(size):
     with nogil:
         _err = c.nvrtcSetPCHHeapSize(_c_size)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -901,9 +915,8 @@ def nvrtcGetPCHCreateStatus(prog):
     with nogil:
         _err = c.nvrtcGetPCHCreateStatus(_c_prog)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 
@@ -938,6 +951,7 @@ def nvrtcGetPCHHeapSizeRequired(prog):
     if _err != 0:
         return (_nvrtcResult_of(_err), None,)
     return (_nvrtcResult_of(_err), _c_size,)
+
 
 
 
@@ -1007,9 +1021,8 @@ def nvrtcSetFlowCallback(prog, callback, payload):
     with nogil:
         _err = c.nvrtcSetFlowCallback(_c_prog, _c_callback, _c_payload)
 
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    return (_nvrtcResult_of(_err),)
+
+    return _nvrtcResult_of_result(_err)
 
 
 

@@ -164,6 +164,9 @@ class LibraryEmitter {
     // `enum tag` in C is valid whether or not a typedef also names it.
     d.set("typedef", !e.tag.empty() && e.tag != e.name ? data::type::bool_true : data::type::bool_false);
     d.set("of", enum_of_function(e.name));
+    // The status enum also gets its one-element result tuples, made once:
+    // a call without outputs returns one of them instead of a new tuple.
+    d.set("is_status", e.name == ctx_.spec.status_type ? data::type::bool_true : data::type::bool_false);
     d.set("doc", docstring(entity_docstring(e.doc, "Enum " + e.name + " of the C API."), "    "));
     Data values = list();
     for (const auto& v : e.values) {
@@ -369,6 +372,7 @@ class LibraryEmitter {
     d.set("outputs", outputs);
     d.set("stub_inputs", stub_inputs);
     d.set("status_of", enum_of_function(ctx_.spec.status_type));
+    d.set("has_outputs", outputs.is_empty_list() ? data::type::bool_false : data::type::bool_true);
     d.set("release_gil", f.releases_gil ? data::type::bool_true : data::type::bool_false);
     const std::string sig = f.name + "(" + signature + ")";
     if (f.returns_status) {

@@ -29,6 +29,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
 cdef class caseContext:
@@ -110,6 +122,7 @@ def caseCtxCreate(flags):
 
 
 
+
 def caseMemcpy(dst, src, nbytes):
     """caseMemcpy(dst, src, nbytes)
 
@@ -134,9 +147,8 @@ def caseMemcpy(dst, src, nbytes):
     with nogil:
         _err = c.caseMemcpy(_c_dst, _c_src, _c_nbytes)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -164,9 +176,8 @@ def caseMemset(dst, value, count):
     with nogil:
         _err = c.caseMemset(_c_dst, _c_value, _c_count)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -188,9 +199,8 @@ def caseLaunch(ctx):
     with nogil:
         _err = c.caseLaunch(_c_ctx)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -212,9 +222,8 @@ def caseInit(flags):
     with nogil:
         _err = c.caseInit(_c_flags)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 

@@ -29,6 +29,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
 cdef class caseStream:
@@ -161,9 +173,8 @@ def caseLaunchHostFunc(stream, fn, userData):
     with nogil:
         _err = c.caseLaunchHostFunc(_c_stream, _c_fn, _c_userData)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -205,9 +216,8 @@ def caseStreamAddCallback(stream, callback, flags, userData):
     with nogil:
         _err = c.caseStreamAddCallback(_c_stream, _c_callback, _c_flags, _c_userData)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -246,9 +256,8 @@ def caseSetProgress(stream, callback, payload):
     with nogil:
         _err = c.caseSetProgress(_c_stream, _c_callback, _c_payload)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -284,9 +293,8 @@ def caseSetProgressNamed(progress, userData):
     with nogil:
         _err = c.caseSetProgressNamed(_c_progress, _c_userData)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -315,9 +323,8 @@ def caseOnDone(stream, fn, flags):
     with nogil:
         _err = c.caseOnDone(_c_stream, _c_fn, _c_flags)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 

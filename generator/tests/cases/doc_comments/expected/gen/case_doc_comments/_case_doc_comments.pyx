@@ -30,6 +30,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
 cdef class caseProgram:
@@ -113,6 +125,7 @@ def caseVersion():
 
 
 
+
 def caseCompile(prog, numOptions, options):
     """caseCompile(prog, numOptions, options)
 
@@ -142,9 +155,8 @@ def caseCompile(prog, numOptions, options):
     with nogil:
         _err = c.caseCompile(_c_prog, _c_numOptions, options_array.ptr)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -185,6 +197,7 @@ def caseCtxCreate(flags):
 
 
 
+
 def caseMemcpy(dst, src, ByteCount):
     """caseMemcpy(dst, src, ByteCount)
 
@@ -219,9 +232,8 @@ def caseMemcpy(dst, src, ByteCount):
     with nogil:
         _err = c.caseMemcpy(_c_dst, _c_src, _c_ByteCount)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -243,9 +255,8 @@ def caseUndocumented(value):
     with nogil:
         _err = c.caseUndocumented(_c_value)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 

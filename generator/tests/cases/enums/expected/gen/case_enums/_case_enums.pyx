@@ -30,6 +30,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 class caseMode(_CEnum):
     """Enum caseMode of the C API."""
     CASE_MODE_DEFAULT = 0
@@ -49,6 +61,7 @@ cdef inline object _caseMode_of(long long value):
             return member
     member = _caseMode_members.get(value)
     return caseMode._unknown_(value) if member is None else member
+
 
 
 class caseFlags(_CEnum):
@@ -72,6 +85,7 @@ cdef inline object _caseFlags_of(long long value):
     return caseFlags._unknown_(value) if member is None else member
 
 
+
 class caseOffset(_CEnum):
     """Enum caseOffset of the C API."""
     CASE_OFFSET_MIN = -2147483648
@@ -93,6 +107,7 @@ cdef inline object _caseOffset_of(long long value):
     return caseOffset._unknown_(value) if member is None else member
 
 
+
 class caseLevel(_CEnum):
     """Enum caseLevel of the C API."""
     CASE_LEVEL_LOW = 0
@@ -112,6 +127,7 @@ cdef inline object _caseLevel_of(long long value):
             return member
     member = _caseLevel_members.get(value)
     return caseLevel._unknown_(value) if member is None else member
+
 
 
 
@@ -148,9 +164,8 @@ def caseSetEnums(mode, flags, offset, level):
     with nogil:
         _err = c.caseSetEnums(_c_mode, _c_flags, _c_offset, _c_level)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 

@@ -29,6 +29,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
 cdef class caseContext:
@@ -296,6 +308,7 @@ def caseCtxCreate(flags):
 
 
 
+
 def caseCtxDestroy(ctx):
     """caseCtxDestroy(ctx)
 
@@ -322,9 +335,8 @@ def caseCtxDestroy(ctx):
     with nogil:
         _err = c.caseCtxDestroy(_c_ctx)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -349,9 +361,8 @@ def caseStreamSynchronize(stream, event):
     with nogil:
         _err = c.caseStreamSynchronize(_c_stream, _c_event)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -378,6 +389,7 @@ def caseModuleLoad(ctx):
     if _err != 0:
         return (_caseResult_of(_err), None,)
     return (_caseResult_of(_err), module_handle,)
+
 
 
 

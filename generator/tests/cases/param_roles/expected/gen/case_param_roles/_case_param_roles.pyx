@@ -30,6 +30,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 class caseMode(_CEnum):
     """Enum caseMode of the C API."""
     CASE_MODE_DEFAULT = 0
@@ -47,6 +59,7 @@ cdef inline object _caseMode_of(long long value):
             return member
     member = _caseMode_members.get(value)
     return caseMode._unknown_(value) if member is None else member
+
 
 
 # Handles come and go on every call: recycle their memory.
@@ -137,6 +150,7 @@ def caseVersion():
 
 
 
+
 def caseSetValues(prog, count, scale, nbytes, mode):
     """caseSetValues(prog, count, scale, nbytes, mode)
 
@@ -167,9 +181,8 @@ def caseSetValues(prog, count, scale, nbytes, mode):
     with nogil:
         _err = c.caseSetValues(_c_prog, _c_count, _c_scale, _c_nbytes, _c_mode)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -195,9 +208,8 @@ def caseAddName(prog, name_expression):
     with nogil:
         _err = c.caseAddName(_c_prog, _c_name_expression)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -225,9 +237,8 @@ def caseCompile(prog, numOptions, options):
     with nogil:
         _err = c.caseCompile(_c_prog, _c_numOptions, options_array.ptr)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -272,6 +283,7 @@ def caseCreateProgram(src, name, numHeaders, headers, includeNames):
 
 
 
+
 def caseGetPTXSize(prog):
     """caseGetPTXSize(prog)
 
@@ -296,6 +308,7 @@ def caseGetPTXSize(prog):
     if _err != 0:
         return (_caseResult_of(_err), None,)
     return (_caseResult_of(_err), _c_ptxSizeRet,)
+
 
 
 
@@ -326,9 +339,8 @@ def caseGetPTX(prog, ptx):
     with nogil:
         _err = c.caseGetPTX(_c_prog, _c_ptx)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -362,6 +374,7 @@ def caseGetLoweredName(prog, name_expression):
 
 
 
+
 def caseGetNumArchs():
     """caseGetNumArchs()
 
@@ -379,6 +392,7 @@ def caseGetNumArchs():
     if _err != 0:
         return (_caseResult_of(_err), None,)
     return (_caseResult_of(_err), _c_numArchs,)
+
 
 
 
@@ -408,6 +422,7 @@ def caseGetArchs():
 
 
 
+
 def caseDestroyProgram(prog):
     """caseDestroyProgram(prog)
 
@@ -432,9 +447,8 @@ def caseDestroyProgram(prog):
     with nogil:
         _err = c.caseDestroyProgram(_c_prog)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -473,9 +487,8 @@ def caseSetFlowCallback(prog, callback, payload):
     with nogil:
         _err = c.caseSetFlowCallback(_c_prog, _c_callback, _c_payload)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -505,9 +518,8 @@ def caseCopy(dst, src, nbytes):
     with nogil:
         _err = c.caseCopy(_c_dst, _c_src, _c_nbytes)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 

@@ -29,6 +29,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
 cdef class caseObject:
@@ -106,6 +118,7 @@ def caseLogLength(obj):
 
 
 
+
 def caseGetLog(obj, log):
     """caseGetLog(obj, log)
 
@@ -133,9 +146,8 @@ def caseGetLog(obj, log):
     with nogil:
         _err = c.caseGetLog(_c_obj, _c_log)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -163,9 +175,8 @@ def caseReset(obj):
     with nogil:
         _err = c.caseReset(_c_obj)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -192,6 +203,7 @@ def caseTextLength(obj):
     if _err != 0:
         return (_caseResult_of(_err), None,)
     return (_caseResult_of(_err), _c_size,)
+
 
 
 
@@ -222,9 +234,8 @@ def caseGetText(obj, text):
     with nogil:
         _err = c.caseGetText(_c_obj, _c_text)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -263,9 +274,8 @@ def caseSetStrides(rank, strides):
     with nogil:
         _err = c.caseSetStrides(_c_rank, _c_strides)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -281,9 +291,8 @@ def caseInternal():
     with nogil:
         _err = c.caseInternal()
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 CASE_VERSION = 12040

@@ -29,6 +29,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 class caseFlags_v1(_CEnum):
     """Enum caseFlags_v1 of the C API."""
     CASE_FLAGS_NONE = 0
@@ -46,6 +58,7 @@ cdef inline object _caseFlags_v1_of(long long value):
             return member
     member = _caseFlags_v1_members.get(value)
     return caseFlags_v1._unknown_(value) if member is None else member
+
 
 
 
@@ -216,6 +229,7 @@ def caseMemAlloc(bytesize):
 
 
 
+
 def caseMemFree(dptr):
     """caseMemFree(dptr)
 
@@ -234,9 +248,8 @@ def caseMemFree(dptr):
     with nogil:
         _err = c.caseMemFree(_c_dptr)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -265,9 +278,8 @@ def caseMemcpy2DCall(pCopy, flags):
     with nogil:
         _err = c.caseMemcpy2DCall(_c_pCopy, _c_flags)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -293,9 +305,8 @@ def caseLaunch(config):
     with nogil:
         _err = c.caseLaunch(_c_config)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 

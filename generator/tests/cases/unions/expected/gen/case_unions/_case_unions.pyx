@@ -29,6 +29,18 @@ cdef inline object _caseResult_of(long long value):
     return caseResult._unknown_(value) if member is None else member
 
 
+cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+
+
+# `(status,)`: tuples are immutable, so each status's result is made once.
+cdef inline tuple _caseResult_of_result(long long value):
+    if 0 <= value < len(_caseResult_results):
+        result = _caseResult_results[value]
+        if result is not None:
+            return <tuple>result
+    return (_caseResult_of(value),)
+
+
 class caseKind(_CEnum):
     """Enum caseKind of the C API."""
     CASE_KIND_INT = 0
@@ -46,6 +58,7 @@ cdef inline object _caseKind_of(long long value):
             return member
     member = _caseKind_members.get(value)
     return caseKind._unknown_(value) if member is None else member
+
 
 
 
@@ -331,9 +344,8 @@ def caseSetValue(value, kind):
     with nogil:
         _err = c.caseSetValue(_c_value[0], _c_kind)
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
@@ -355,9 +367,8 @@ def caseSetParam(param):
     with nogil:
         _err = c.caseSetParam(_c_param[0])
 
-    if _err != 0:
-        return (_caseResult_of(_err),)
-    return (_caseResult_of(_err),)
+
+    return _caseResult_of_result(_err)
 
 
 
