@@ -138,12 +138,22 @@ def available(backend, env):
     return probe.returncode == 0
 
 
+def _pinned():
+    """Each worker runs on one core (the same for all), away from migrations."""
+    if hasattr(os, "sched_setaffinity") and BENCH_CPU is not None:
+        os.sched_setaffinity(0, {BENCH_CPU})
+
+
+BENCH_CPU = None
+
+
 def run_worker(backend, args, env):
     if backend == "c":
         cmd = [args.c_floor, args.ptx, str(args.repeats), str(args.scale)]
     else:
         cmd = [sys.executable, os.path.join(HERE, "worker.py"), backend, args.ptx, str(args.repeats), str(args.scale)]
-    done = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    done = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                          preexec_fn=_pinned)
     if done.returncode != 0:
         sys.exit(f"bench: {backend} worker failed:\n{done.stderr}")
     return json.loads(done.stdout)
@@ -246,7 +256,7 @@ def machine():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--scale", type=int, default=1, help="multiplies the iteration counts")
     parser.add_argument("--smoke", action="store_true",
@@ -254,7 +264,12 @@ def main():
     parser.add_argument("--json", default=os.path.join(HERE, "results.json"))
     parser.add_argument("--markdown", default=os.path.join(HERE, "results.md"))
     parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--cpu", type=int, default=None,
+                        help="core the workers run on (default: the last one this process may use)")
     args = parser.parse_args()
+    global BENCH_CPU
+    if hasattr(os, "sched_getaffinity"):
+        BENCH_CPU = args.cpu if args.cpu is not None else max(os.sched_getaffinity(0))
     if args.smoke:
         args.rounds, args.repeats, args.scale = min(args.rounds, 2), min(args.repeats, 2), 1
 
@@ -275,12 +290,12 @@ def main():
     info = machine()
     header = (f"{'SMOKE RUN (fake driver, numbers meaningless)  ' if args.smoke else ''}"
               f"GPU: {info['gpu']}, Python {info['python']}; {args.rounds} rounds x {args.repeats} repeats, "
-              f"medians")
+              f"medians; workers on CPU {BENCH_CPU}")
     print(header)
     print(text)
     with open(args.json, "w") as f:
-        json.dump({"machine": info, "smoke": args.smoke, "rounds": args.rounds, "repeats": args.repeats,
-                   "scale": args.scale, "medians": m, "samples": samples}, f, indent=1)
+        json.dump({"machine": info, "smoke": args.smoke, "cpu": BENCH_CPU, "rounds": args.rounds,
+                   "repeats": args.repeats, "scale": args.scale, "medians": m, "samples": samples}, f, indent=1)
     with open(args.markdown, "w") as f:
         f.write(header + "\n\n" + text + "\n")
 
