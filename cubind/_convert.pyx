@@ -287,38 +287,33 @@ cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
 
 
 cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:
+    """value as a C integer of the kind's size and signedness, its low bytes
+    written to slot (little-endian); the slow paths name `name[i]`."""
     cdef int size = code >> 8
-    cdef bint signed = (code & 0xff) == _KIND_SIGNED
-    cdef int bits = 8 * size
-    cdef long long v
+    cdef long long v, high
     cdef unsigned long long u
+    cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
     cdef int overflow = 0
-    if PyLong_CheckExact(value):
-        v = PyLong_AsLongLongAndOverflow(value, &overflow)
-        if overflow == 0 and (bits == 64 and (signed or v >= 0) or
-                              signed and -(1LL << (bits - 1)) <= v < (1LL << (bits - 1)) or
-                              not signed and 0 <= v < (1LL << bits)):
+    if (code & 0xff) == _KIND_SIGNED:
+        high = <long long>(top >> 1)
+        v = PyLong_AsLongLongAndOverflow(value, &overflow) if PyLong_CheckExact(value) else 0
+        if not PyLong_CheckExact(value) or overflow or not -high - 1 <= v <= high:
+            v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
+        u = <unsigned long long>v
+    else:
+        v = PyLong_AsLongLongAndOverflow(value, &overflow) if PyLong_CheckExact(value) else -1
+        if overflow or v < 0 or <unsigned long long>v > top:
+            u = unsigned_slow(value, _where(name, i).encode(), top)
+        else:
             u = <unsigned long long>v
-            memcpy(slot, &u, size)   # little-endian: the low bytes are the value
-            return 0
-    where = _where(name, i)
-    v_obj = _index(value, where.encode(), "an int")
-    width = <object>bits   # Python ints: 1 << 64 must not wrap
-    low, high = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
-    if not low <= v_obj <= high:
-        kind = "signed" if signed else "unsigned"
-        raise OverflowError(f"{where}: {v_obj} is out of range for a {size}-byte {kind} int [{low}, {high}]")
-    u = <unsigned long long>(v_obj & 0xffffffffffffffff)
     memcpy(slot, &u, size)
     return 0
 
 
-cdef double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
+cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
     if PyFloat_CheckExact(value):
         return PyFloat_AS_DOUBLE(value)
-    if isinstance(value, (str, bytes, bytearray)) or not hasattr(type(value), "__float__"):
-        raise TypeError(f"{_where(name, i)}: expected a float, got {_type_name(value)}")
-    return float(value)
+    return double_slow(value, _where(name, i).encode())
 
 
 cdef void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:

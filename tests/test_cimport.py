@@ -15,7 +15,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "cimport_ext" / "consumer.pyx"
-FAKE = ROOT / "tests" / "fake_driver" / "fake_libcuda.c"
 
 FILL_SRC = r"""
 extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned int n)
@@ -80,9 +79,8 @@ def test_cimported_call_without_driver_raises_the_loader_error(consumer_dir, tmp
     assert "raised:" in out and "CUBIND_CUDA_LIBRARY" in out
 
 
-def test_cimported_call_reaches_the_driver_through_cubinds_loader(consumer_dir, tmp_path):
-    lib = tmp_path / "libcuda.so.1"
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(FAKE)], check=True)
+def test_cimported_call_reaches_the_driver_through_cubinds_loader(consumer_dir, fake_driver):
+    lib = fake_driver
     out = run(consumer_dir, """
         import ctypes, consumer, cuda
         print(consumer.driver_version()[0])

@@ -16,14 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "tests" / "fake_driver" / "fake_libcuda.c"
-
-
-@pytest.fixture(scope="module")
-def fake_driver(tmp_path_factory):
-    lib = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(SOURCE)], check=True)
-    return lib
 
 
 PRELUDE = """
