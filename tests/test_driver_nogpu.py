@@ -746,3 +746,18 @@ def test_noncontiguous_kernel_params_buffer_is_refused():
     strided = np.zeros(4, dtype=np.uint64)[::2]
     with pytest.raises(ValueError, match="kernelParams"):
         cuda.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None, strided, None)
+
+
+@needs_cuda
+def test_integer_handles_are_indices_and_pass_as_addresses():
+    import operator
+
+    assert operator.index(cuda.CUdeviceptr(0x40)) == 0x40
+    assert operator.index(cuda.CUdevice(3)) == 3
+    # A void* parameter takes a CUdeviceptr as its address: no TypeError; the
+    # call then reaches the driver, or stops where there is none.
+    try:
+        cuda.cuTensorMapEncodeTiled(cuda.CUtensorMap(), 7, 1, cuda.CUdeviceptr(0x1000), [64], None, [16], [1],
+                                    0, 0, 0, 0)
+    except OSError as exc:
+        assert "CUBIND_CUDA_LIBRARY" in str(exc)
