@@ -6,27 +6,39 @@ never at import, so importing works on a machine without a driver.
 ``nvrtc`` package, as in the classic spelling.
 """
 
-from pkgutil import extend_path
+import os as _os
+import sys as _sys
 
 # NVIDIA's cuda.bindings, cuda.core and cuda.pathfinder are namespace packages
-# under the same name: keep them importable beside us.
-__path__ = extend_path(__path__, __name__)
+# under the same name: keep them importable beside us. (pkgutil.extend_path
+# does this too, but importing pkgutil costs a tenth of `import cuda`.)
+__path__ += [p for p in (_os.path.join(e, "cuda") for e in _sys.path if isinstance(e, str) and e)
+             if p not in __path__ and _os.path.isdir(p)]
 
-from cuda._driver import *  # noqa: E402, F403
+from cuda import _driver  # noqa: E402
 from cuda._driver import __all__ as _driver_all  # noqa: E402
+
+# Everything but the enum classes: _driver makes those when first looked up.
+globals().update({_name: getattr(_driver, _name) for _name in _driver_all if _name not in _driver._LAZY})
 
 
 def __getattr__(name):
     import importlib
-    import sys
 
+    if name in _driver._LAZY:
+        value = globals()[name] = getattr(_driver, name)
+        return value
     if name == "cuda":
-        return sys.modules[__name__]
+        return _sys.modules[__name__]
     if name == "nvrtc":
         module = importlib.import_module("nvrtc")
-        sys.modules.setdefault("cuda.nvrtc", module)
+        _sys.modules.setdefault("cuda.nvrtc", module)
         return module
     raise AttributeError(f"module 'cuda' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _driver._LAZY)
 
 
 __all__ = list(_driver_all)

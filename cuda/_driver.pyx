@@ -10,1833 +10,2916 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-class CUipcMem_flags(_CEnum):
-    """Enum CUipcMem_flags of the C API.
+# CUipcMem_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUipcMem_flags_class = None
+cdef tuple _CUipcMem_flags_table = ()
+cdef dict _CUipcMem_flags_members = {}
 
-    CUDA Ipc Mem Flags
-    """
-    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
 
+cdef object _CUipcMem_flags_define():
+    global _CUipcMem_flags_class, _CUipcMem_flags_table, _CUipcMem_flags_members
 
-cdef tuple _CUipcMem_flags_table = _dense_table(CUipcMem_flags)
-cdef dict _CUipcMem_flags_members = CUipcMem_flags._value2member_
+    class CUipcMem_flags(_CEnum):
+        """Enum CUipcMem_flags of the C API.
+
+        CUDA Ipc Mem Flags
+        """
+        __qualname__ = "CUipcMem_flags"
+        CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1
+
+    table = _dense_table(CUipcMem_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUipcMem_flags_class is None:
+        _CUipcMem_flags_table = table
+        _CUipcMem_flags_members = CUipcMem_flags._value2member_
+        globals()["CUipcMem_flags"] = CUipcMem_flags
+        _CUipcMem_flags_class = CUipcMem_flags
+    return _CUipcMem_flags_class
 
 
 cdef inline object _CUipcMem_flags_of(long long value):
+    if _CUipcMem_flags_class is None:
+        _CUipcMem_flags_define()
     if 0 <= value < len(_CUipcMem_flags_table):
         member = _CUipcMem_flags_table[value]
         if member is not None:
             return member
     member = _CUipcMem_flags_members.get(value)
-    return CUipcMem_flags._unknown_(value) if member is None else member
+    return _CUipcMem_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUmemAttach_flags(_CEnum):
-    """Enum CUmemAttach_flags of the C API.
-
-    CUDA Mem Attach Flags
-    """
-    CU_MEM_ATTACH_GLOBAL = 1
-    CU_MEM_ATTACH_HOST = 2
-    CU_MEM_ATTACH_SINGLE = 4
+# CUmemAttach_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemAttach_flags_class = None
+cdef tuple _CUmemAttach_flags_table = ()
+cdef dict _CUmemAttach_flags_members = {}
 
 
-cdef tuple _CUmemAttach_flags_table = _dense_table(CUmemAttach_flags)
-cdef dict _CUmemAttach_flags_members = CUmemAttach_flags._value2member_
+cdef object _CUmemAttach_flags_define():
+    global _CUmemAttach_flags_class, _CUmemAttach_flags_table, _CUmemAttach_flags_members
+
+    class CUmemAttach_flags(_CEnum):
+        """Enum CUmemAttach_flags of the C API.
+
+        CUDA Mem Attach Flags
+        """
+        __qualname__ = "CUmemAttach_flags"
+        CU_MEM_ATTACH_GLOBAL = 1
+        CU_MEM_ATTACH_HOST = 2
+        CU_MEM_ATTACH_SINGLE = 4
+
+    table = _dense_table(CUmemAttach_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemAttach_flags_class is None:
+        _CUmemAttach_flags_table = table
+        _CUmemAttach_flags_members = CUmemAttach_flags._value2member_
+        globals()["CUmemAttach_flags"] = CUmemAttach_flags
+        _CUmemAttach_flags_class = CUmemAttach_flags
+    return _CUmemAttach_flags_class
 
 
 cdef inline object _CUmemAttach_flags_of(long long value):
+    if _CUmemAttach_flags_class is None:
+        _CUmemAttach_flags_define()
     if 0 <= value < len(_CUmemAttach_flags_table):
         member = _CUmemAttach_flags_table[value]
         if member is not None:
             return member
     member = _CUmemAttach_flags_members.get(value)
-    return CUmemAttach_flags._unknown_(value) if member is None else member
+    return _CUmemAttach_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUctx_flags(_CEnum):
-    """Enum CUctx_flags of the C API.
-
-    Context creation flags
-    """
-    CU_CTX_SCHED_AUTO = 0
-    CU_CTX_SCHED_SPIN = 1
-    CU_CTX_SCHED_YIELD = 2
-    CU_CTX_SCHED_BLOCKING_SYNC = 4
-    CU_CTX_BLOCKING_SYNC = 4
-    CU_CTX_SCHED_MASK = 7
-    CU_CTX_MAP_HOST = 8
-    CU_CTX_LMEM_RESIZE_TO_MAX = 16
-    CU_CTX_COREDUMP_ENABLE = 32
-    CU_CTX_USER_COREDUMP_ENABLE = 64
-    CU_CTX_SYNC_MEMOPS = 128
-    CU_CTX_FLAGS_MASK = 255
+# CUctx_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUctx_flags_class = None
+cdef tuple _CUctx_flags_table = ()
+cdef dict _CUctx_flags_members = {}
 
 
-cdef tuple _CUctx_flags_table = _dense_table(CUctx_flags)
-cdef dict _CUctx_flags_members = CUctx_flags._value2member_
+cdef object _CUctx_flags_define():
+    global _CUctx_flags_class, _CUctx_flags_table, _CUctx_flags_members
+
+    class CUctx_flags(_CEnum):
+        """Enum CUctx_flags of the C API.
+
+        Context creation flags
+        """
+        __qualname__ = "CUctx_flags"
+        CU_CTX_SCHED_AUTO = 0
+        CU_CTX_SCHED_SPIN = 1
+        CU_CTX_SCHED_YIELD = 2
+        CU_CTX_SCHED_BLOCKING_SYNC = 4
+        CU_CTX_BLOCKING_SYNC = 4
+        CU_CTX_SCHED_MASK = 7
+        CU_CTX_MAP_HOST = 8
+        CU_CTX_LMEM_RESIZE_TO_MAX = 16
+        CU_CTX_COREDUMP_ENABLE = 32
+        CU_CTX_USER_COREDUMP_ENABLE = 64
+        CU_CTX_SYNC_MEMOPS = 128
+        CU_CTX_FLAGS_MASK = 255
+
+    table = _dense_table(CUctx_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUctx_flags_class is None:
+        _CUctx_flags_table = table
+        _CUctx_flags_members = CUctx_flags._value2member_
+        globals()["CUctx_flags"] = CUctx_flags
+        _CUctx_flags_class = CUctx_flags
+    return _CUctx_flags_class
 
 
 cdef inline object _CUctx_flags_of(long long value):
+    if _CUctx_flags_class is None:
+        _CUctx_flags_define()
     if 0 <= value < len(_CUctx_flags_table):
         member = _CUctx_flags_table[value]
         if member is not None:
             return member
     member = _CUctx_flags_members.get(value)
-    return CUctx_flags._unknown_(value) if member is None else member
+    return _CUctx_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUevent_sched_flags(_CEnum):
-    """Enum CUevent_sched_flags of the C API.
-
-    Event sched flags
-    """
-    CU_EVENT_SCHED_AUTO = 0
-    CU_EVENT_SCHED_SPIN = 1
-    CU_EVENT_SCHED_YIELD = 2
-    CU_EVENT_SCHED_BLOCKING_SYNC = 4
+# CUevent_sched_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUevent_sched_flags_class = None
+cdef tuple _CUevent_sched_flags_table = ()
+cdef dict _CUevent_sched_flags_members = {}
 
 
-cdef tuple _CUevent_sched_flags_table = _dense_table(CUevent_sched_flags)
-cdef dict _CUevent_sched_flags_members = CUevent_sched_flags._value2member_
+cdef object _CUevent_sched_flags_define():
+    global _CUevent_sched_flags_class, _CUevent_sched_flags_table, _CUevent_sched_flags_members
+
+    class CUevent_sched_flags(_CEnum):
+        """Enum CUevent_sched_flags of the C API.
+
+        Event sched flags
+        """
+        __qualname__ = "CUevent_sched_flags"
+        CU_EVENT_SCHED_AUTO = 0
+        CU_EVENT_SCHED_SPIN = 1
+        CU_EVENT_SCHED_YIELD = 2
+        CU_EVENT_SCHED_BLOCKING_SYNC = 4
+
+    table = _dense_table(CUevent_sched_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUevent_sched_flags_class is None:
+        _CUevent_sched_flags_table = table
+        _CUevent_sched_flags_members = CUevent_sched_flags._value2member_
+        globals()["CUevent_sched_flags"] = CUevent_sched_flags
+        _CUevent_sched_flags_class = CUevent_sched_flags
+    return _CUevent_sched_flags_class
 
 
 cdef inline object _CUevent_sched_flags_of(long long value):
+    if _CUevent_sched_flags_class is None:
+        _CUevent_sched_flags_define()
     if 0 <= value < len(_CUevent_sched_flags_table):
         member = _CUevent_sched_flags_table[value]
         if member is not None:
             return member
     member = _CUevent_sched_flags_members.get(value)
-    return CUevent_sched_flags._unknown_(value) if member is None else member
+    return _CUevent_sched_flags_class._unknown_(value) if member is None else member
 
 
 
-class cl_event_flags(_CEnum):
-    """Enum cl_event_flags of the C API.
-
-    NVCL event scheduling flags
-    """
-    NVCL_EVENT_SCHED_AUTO = 0
-    NVCL_EVENT_SCHED_SPIN = 1
-    NVCL_EVENT_SCHED_YIELD = 2
-    NVCL_EVENT_SCHED_BLOCKING_SYNC = 4
+# cl_event_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _cl_event_flags_class = None
+cdef tuple _cl_event_flags_table = ()
+cdef dict _cl_event_flags_members = {}
 
 
-cdef tuple _cl_event_flags_table = _dense_table(cl_event_flags)
-cdef dict _cl_event_flags_members = cl_event_flags._value2member_
+cdef object _cl_event_flags_define():
+    global _cl_event_flags_class, _cl_event_flags_table, _cl_event_flags_members
+
+    class cl_event_flags(_CEnum):
+        """Enum cl_event_flags of the C API.
+
+        NVCL event scheduling flags
+        """
+        __qualname__ = "cl_event_flags"
+        NVCL_EVENT_SCHED_AUTO = 0
+        NVCL_EVENT_SCHED_SPIN = 1
+        NVCL_EVENT_SCHED_YIELD = 2
+        NVCL_EVENT_SCHED_BLOCKING_SYNC = 4
+
+    table = _dense_table(cl_event_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _cl_event_flags_class is None:
+        _cl_event_flags_table = table
+        _cl_event_flags_members = cl_event_flags._value2member_
+        globals()["cl_event_flags"] = cl_event_flags
+        _cl_event_flags_class = cl_event_flags
+    return _cl_event_flags_class
 
 
 cdef inline object _cl_event_flags_of(long long value):
+    if _cl_event_flags_class is None:
+        _cl_event_flags_define()
     if 0 <= value < len(_cl_event_flags_table):
         member = _cl_event_flags_table[value]
         if member is not None:
             return member
     member = _cl_event_flags_members.get(value)
-    return cl_event_flags._unknown_(value) if member is None else member
+    return _cl_event_flags_class._unknown_(value) if member is None else member
 
 
 
-class cl_context_flags(_CEnum):
-    """Enum cl_context_flags of the C API.
-
-    NVCL context scheduling flags
-    """
-    NVCL_CTX_SCHED_AUTO = 0
-    NVCL_CTX_SCHED_SPIN = 1
-    NVCL_CTX_SCHED_YIELD = 2
-    NVCL_CTX_SCHED_BLOCKING_SYNC = 4
+# cl_context_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _cl_context_flags_class = None
+cdef tuple _cl_context_flags_table = ()
+cdef dict _cl_context_flags_members = {}
 
 
-cdef tuple _cl_context_flags_table = _dense_table(cl_context_flags)
-cdef dict _cl_context_flags_members = cl_context_flags._value2member_
+cdef object _cl_context_flags_define():
+    global _cl_context_flags_class, _cl_context_flags_table, _cl_context_flags_members
+
+    class cl_context_flags(_CEnum):
+        """Enum cl_context_flags of the C API.
+
+        NVCL context scheduling flags
+        """
+        __qualname__ = "cl_context_flags"
+        NVCL_CTX_SCHED_AUTO = 0
+        NVCL_CTX_SCHED_SPIN = 1
+        NVCL_CTX_SCHED_YIELD = 2
+        NVCL_CTX_SCHED_BLOCKING_SYNC = 4
+
+    table = _dense_table(cl_context_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _cl_context_flags_class is None:
+        _cl_context_flags_table = table
+        _cl_context_flags_members = cl_context_flags._value2member_
+        globals()["cl_context_flags"] = cl_context_flags
+        _cl_context_flags_class = cl_context_flags
+    return _cl_context_flags_class
 
 
 cdef inline object _cl_context_flags_of(long long value):
+    if _cl_context_flags_class is None:
+        _cl_context_flags_define()
     if 0 <= value < len(_cl_context_flags_table):
         member = _cl_context_flags_table[value]
         if member is not None:
             return member
     member = _cl_context_flags_members.get(value)
-    return cl_context_flags._unknown_(value) if member is None else member
+    return _cl_context_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUstream_flags(_CEnum):
-    """Enum CUstream_flags of the C API.
-
-    Stream creation flags
-    """
-    CU_STREAM_DEFAULT = 0
-    CU_STREAM_NON_BLOCKING = 1
+# CUstream_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstream_flags_class = None
+cdef tuple _CUstream_flags_table = ()
+cdef dict _CUstream_flags_members = {}
 
 
-cdef tuple _CUstream_flags_table = _dense_table(CUstream_flags)
-cdef dict _CUstream_flags_members = CUstream_flags._value2member_
+cdef object _CUstream_flags_define():
+    global _CUstream_flags_class, _CUstream_flags_table, _CUstream_flags_members
+
+    class CUstream_flags(_CEnum):
+        """Enum CUstream_flags of the C API.
+
+        Stream creation flags
+        """
+        __qualname__ = "CUstream_flags"
+        CU_STREAM_DEFAULT = 0
+        CU_STREAM_NON_BLOCKING = 1
+
+    table = _dense_table(CUstream_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstream_flags_class is None:
+        _CUstream_flags_table = table
+        _CUstream_flags_members = CUstream_flags._value2member_
+        globals()["CUstream_flags"] = CUstream_flags
+        _CUstream_flags_class = CUstream_flags
+    return _CUstream_flags_class
 
 
 cdef inline object _CUstream_flags_of(long long value):
+    if _CUstream_flags_class is None:
+        _CUstream_flags_define()
     if 0 <= value < len(_CUstream_flags_table):
         member = _CUstream_flags_table[value]
         if member is not None:
             return member
     member = _CUstream_flags_members.get(value)
-    return CUstream_flags._unknown_(value) if member is None else member
+    return _CUstream_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUevent_flags(_CEnum):
-    """Enum CUevent_flags of the C API.
-
-    Event creation flags
-    """
-    CU_EVENT_DEFAULT = 0
-    CU_EVENT_BLOCKING_SYNC = 1
-    CU_EVENT_DISABLE_TIMING = 2
-    CU_EVENT_INTERPROCESS = 4
+# CUevent_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUevent_flags_class = None
+cdef tuple _CUevent_flags_table = ()
+cdef dict _CUevent_flags_members = {}
 
 
-cdef tuple _CUevent_flags_table = _dense_table(CUevent_flags)
-cdef dict _CUevent_flags_members = CUevent_flags._value2member_
+cdef object _CUevent_flags_define():
+    global _CUevent_flags_class, _CUevent_flags_table, _CUevent_flags_members
+
+    class CUevent_flags(_CEnum):
+        """Enum CUevent_flags of the C API.
+
+        Event creation flags
+        """
+        __qualname__ = "CUevent_flags"
+        CU_EVENT_DEFAULT = 0
+        CU_EVENT_BLOCKING_SYNC = 1
+        CU_EVENT_DISABLE_TIMING = 2
+        CU_EVENT_INTERPROCESS = 4
+
+    table = _dense_table(CUevent_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUevent_flags_class is None:
+        _CUevent_flags_table = table
+        _CUevent_flags_members = CUevent_flags._value2member_
+        globals()["CUevent_flags"] = CUevent_flags
+        _CUevent_flags_class = CUevent_flags
+    return _CUevent_flags_class
 
 
 cdef inline object _CUevent_flags_of(long long value):
+    if _CUevent_flags_class is None:
+        _CUevent_flags_define()
     if 0 <= value < len(_CUevent_flags_table):
         member = _CUevent_flags_table[value]
         if member is not None:
             return member
     member = _CUevent_flags_members.get(value)
-    return CUevent_flags._unknown_(value) if member is None else member
+    return _CUevent_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUevent_record_flags(_CEnum):
-    """Enum CUevent_record_flags of the C API.
-
-    Event record flags
-    """
-    CU_EVENT_RECORD_DEFAULT = 0
-    CU_EVENT_RECORD_EXTERNAL = 1
+# CUevent_record_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUevent_record_flags_class = None
+cdef tuple _CUevent_record_flags_table = ()
+cdef dict _CUevent_record_flags_members = {}
 
 
-cdef tuple _CUevent_record_flags_table = _dense_table(CUevent_record_flags)
-cdef dict _CUevent_record_flags_members = CUevent_record_flags._value2member_
+cdef object _CUevent_record_flags_define():
+    global _CUevent_record_flags_class, _CUevent_record_flags_table, _CUevent_record_flags_members
+
+    class CUevent_record_flags(_CEnum):
+        """Enum CUevent_record_flags of the C API.
+
+        Event record flags
+        """
+        __qualname__ = "CUevent_record_flags"
+        CU_EVENT_RECORD_DEFAULT = 0
+        CU_EVENT_RECORD_EXTERNAL = 1
+
+    table = _dense_table(CUevent_record_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUevent_record_flags_class is None:
+        _CUevent_record_flags_table = table
+        _CUevent_record_flags_members = CUevent_record_flags._value2member_
+        globals()["CUevent_record_flags"] = CUevent_record_flags
+        _CUevent_record_flags_class = CUevent_record_flags
+    return _CUevent_record_flags_class
 
 
 cdef inline object _CUevent_record_flags_of(long long value):
+    if _CUevent_record_flags_class is None:
+        _CUevent_record_flags_define()
     if 0 <= value < len(_CUevent_record_flags_table):
         member = _CUevent_record_flags_table[value]
         if member is not None:
             return member
     member = _CUevent_record_flags_members.get(value)
-    return CUevent_record_flags._unknown_(value) if member is None else member
+    return _CUevent_record_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUevent_wait_flags(_CEnum):
-    """Enum CUevent_wait_flags of the C API.
-
-    Event wait flags
-    """
-    CU_EVENT_WAIT_DEFAULT = 0
-    CU_EVENT_WAIT_EXTERNAL = 1
+# CUevent_wait_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUevent_wait_flags_class = None
+cdef tuple _CUevent_wait_flags_table = ()
+cdef dict _CUevent_wait_flags_members = {}
 
 
-cdef tuple _CUevent_wait_flags_table = _dense_table(CUevent_wait_flags)
-cdef dict _CUevent_wait_flags_members = CUevent_wait_flags._value2member_
+cdef object _CUevent_wait_flags_define():
+    global _CUevent_wait_flags_class, _CUevent_wait_flags_table, _CUevent_wait_flags_members
+
+    class CUevent_wait_flags(_CEnum):
+        """Enum CUevent_wait_flags of the C API.
+
+        Event wait flags
+        """
+        __qualname__ = "CUevent_wait_flags"
+        CU_EVENT_WAIT_DEFAULT = 0
+        CU_EVENT_WAIT_EXTERNAL = 1
+
+    table = _dense_table(CUevent_wait_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUevent_wait_flags_class is None:
+        _CUevent_wait_flags_table = table
+        _CUevent_wait_flags_members = CUevent_wait_flags._value2member_
+        globals()["CUevent_wait_flags"] = CUevent_wait_flags
+        _CUevent_wait_flags_class = CUevent_wait_flags
+    return _CUevent_wait_flags_class
 
 
 cdef inline object _CUevent_wait_flags_of(long long value):
+    if _CUevent_wait_flags_class is None:
+        _CUevent_wait_flags_define()
     if 0 <= value < len(_CUevent_wait_flags_table):
         member = _CUevent_wait_flags_table[value]
         if member is not None:
             return member
     member = _CUevent_wait_flags_members.get(value)
-    return CUevent_wait_flags._unknown_(value) if member is None else member
+    return _CUevent_wait_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamWaitValue_flags(_CEnum):
-    """Enum CUstreamWaitValue_flags of the C API.
-
-    Flags for cuStreamWaitValue32 and cuStreamWaitValue64
-    """
-    CU_STREAM_WAIT_VALUE_GEQ = 0
-    CU_STREAM_WAIT_VALUE_EQ = 1
-    CU_STREAM_WAIT_VALUE_AND = 2
-    CU_STREAM_WAIT_VALUE_NOR = 3
-    CU_STREAM_WAIT_VALUE_FLUSH = 1073741824
+# CUstreamWaitValue_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamWaitValue_flags_class = None
+cdef tuple _CUstreamWaitValue_flags_table = ()
+cdef dict _CUstreamWaitValue_flags_members = {}
 
 
-cdef tuple _CUstreamWaitValue_flags_table = _dense_table(CUstreamWaitValue_flags)
-cdef dict _CUstreamWaitValue_flags_members = CUstreamWaitValue_flags._value2member_
+cdef object _CUstreamWaitValue_flags_define():
+    global _CUstreamWaitValue_flags_class, _CUstreamWaitValue_flags_table, _CUstreamWaitValue_flags_members
+
+    class CUstreamWaitValue_flags(_CEnum):
+        """Enum CUstreamWaitValue_flags of the C API.
+
+        Flags for cuStreamWaitValue32 and cuStreamWaitValue64
+        """
+        __qualname__ = "CUstreamWaitValue_flags"
+        CU_STREAM_WAIT_VALUE_GEQ = 0
+        CU_STREAM_WAIT_VALUE_EQ = 1
+        CU_STREAM_WAIT_VALUE_AND = 2
+        CU_STREAM_WAIT_VALUE_NOR = 3
+        CU_STREAM_WAIT_VALUE_FLUSH = 1073741824
+
+    table = _dense_table(CUstreamWaitValue_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamWaitValue_flags_class is None:
+        _CUstreamWaitValue_flags_table = table
+        _CUstreamWaitValue_flags_members = CUstreamWaitValue_flags._value2member_
+        globals()["CUstreamWaitValue_flags"] = CUstreamWaitValue_flags
+        _CUstreamWaitValue_flags_class = CUstreamWaitValue_flags
+    return _CUstreamWaitValue_flags_class
 
 
 cdef inline object _CUstreamWaitValue_flags_of(long long value):
+    if _CUstreamWaitValue_flags_class is None:
+        _CUstreamWaitValue_flags_define()
     if 0 <= value < len(_CUstreamWaitValue_flags_table):
         member = _CUstreamWaitValue_flags_table[value]
         if member is not None:
             return member
     member = _CUstreamWaitValue_flags_members.get(value)
-    return CUstreamWaitValue_flags._unknown_(value) if member is None else member
+    return _CUstreamWaitValue_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamWriteValue_flags(_CEnum):
-    """Enum CUstreamWriteValue_flags of the C API.
-
-    Flags for cuStreamWriteValue32
-    """
-    CU_STREAM_WRITE_VALUE_DEFAULT = 0
-    CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 1
+# CUstreamWriteValue_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamWriteValue_flags_class = None
+cdef tuple _CUstreamWriteValue_flags_table = ()
+cdef dict _CUstreamWriteValue_flags_members = {}
 
 
-cdef tuple _CUstreamWriteValue_flags_table = _dense_table(CUstreamWriteValue_flags)
-cdef dict _CUstreamWriteValue_flags_members = CUstreamWriteValue_flags._value2member_
+cdef object _CUstreamWriteValue_flags_define():
+    global _CUstreamWriteValue_flags_class, _CUstreamWriteValue_flags_table, _CUstreamWriteValue_flags_members
+
+    class CUstreamWriteValue_flags(_CEnum):
+        """Enum CUstreamWriteValue_flags of the C API.
+
+        Flags for cuStreamWriteValue32
+        """
+        __qualname__ = "CUstreamWriteValue_flags"
+        CU_STREAM_WRITE_VALUE_DEFAULT = 0
+        CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER = 1
+
+    table = _dense_table(CUstreamWriteValue_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamWriteValue_flags_class is None:
+        _CUstreamWriteValue_flags_table = table
+        _CUstreamWriteValue_flags_members = CUstreamWriteValue_flags._value2member_
+        globals()["CUstreamWriteValue_flags"] = CUstreamWriteValue_flags
+        _CUstreamWriteValue_flags_class = CUstreamWriteValue_flags
+    return _CUstreamWriteValue_flags_class
 
 
 cdef inline object _CUstreamWriteValue_flags_of(long long value):
+    if _CUstreamWriteValue_flags_class is None:
+        _CUstreamWriteValue_flags_define()
     if 0 <= value < len(_CUstreamWriteValue_flags_table):
         member = _CUstreamWriteValue_flags_table[value]
         if member is not None:
             return member
     member = _CUstreamWriteValue_flags_members.get(value)
-    return CUstreamWriteValue_flags._unknown_(value) if member is None else member
+    return _CUstreamWriteValue_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamBatchMemOpType(_CEnum):
-    """Enum CUstreamBatchMemOpType of the C API.
-
-    Operations for cuStreamBatchMemOp
-    """
-    CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1
-    CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2
-    CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4
-    CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5
-    CU_STREAM_MEM_OP_BARRIER = 6
-    CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3
+# CUstreamBatchMemOpType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamBatchMemOpType_class = None
+cdef tuple _CUstreamBatchMemOpType_table = ()
+cdef dict _CUstreamBatchMemOpType_members = {}
 
 
-cdef tuple _CUstreamBatchMemOpType_table = _dense_table(CUstreamBatchMemOpType)
-cdef dict _CUstreamBatchMemOpType_members = CUstreamBatchMemOpType._value2member_
+cdef object _CUstreamBatchMemOpType_define():
+    global _CUstreamBatchMemOpType_class, _CUstreamBatchMemOpType_table, _CUstreamBatchMemOpType_members
+
+    class CUstreamBatchMemOpType(_CEnum):
+        """Enum CUstreamBatchMemOpType of the C API.
+
+        Operations for cuStreamBatchMemOp
+        """
+        __qualname__ = "CUstreamBatchMemOpType"
+        CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1
+        CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2
+        CU_STREAM_MEM_OP_WAIT_VALUE_64 = 4
+        CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5
+        CU_STREAM_MEM_OP_BARRIER = 6
+        CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES = 3
+
+    table = _dense_table(CUstreamBatchMemOpType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamBatchMemOpType_class is None:
+        _CUstreamBatchMemOpType_table = table
+        _CUstreamBatchMemOpType_members = CUstreamBatchMemOpType._value2member_
+        globals()["CUstreamBatchMemOpType"] = CUstreamBatchMemOpType
+        _CUstreamBatchMemOpType_class = CUstreamBatchMemOpType
+    return _CUstreamBatchMemOpType_class
 
 
 cdef inline object _CUstreamBatchMemOpType_of(long long value):
+    if _CUstreamBatchMemOpType_class is None:
+        _CUstreamBatchMemOpType_define()
     if 0 <= value < len(_CUstreamBatchMemOpType_table):
         member = _CUstreamBatchMemOpType_table[value]
         if member is not None:
             return member
     member = _CUstreamBatchMemOpType_members.get(value)
-    return CUstreamBatchMemOpType._unknown_(value) if member is None else member
+    return _CUstreamBatchMemOpType_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamMemoryBarrier_flags(_CEnum):
-    """Enum CUstreamMemoryBarrier_flags of the C API.
-
-    Flags for CUstreamBatchMemOpParams.memoryBarrier
-    """
-    CU_STREAM_MEMORY_BARRIER_TYPE_SYS = 0
-    CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 1
+# CUstreamMemoryBarrier_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamMemoryBarrier_flags_class = None
+cdef tuple _CUstreamMemoryBarrier_flags_table = ()
+cdef dict _CUstreamMemoryBarrier_flags_members = {}
 
 
-cdef tuple _CUstreamMemoryBarrier_flags_table = _dense_table(CUstreamMemoryBarrier_flags)
-cdef dict _CUstreamMemoryBarrier_flags_members = CUstreamMemoryBarrier_flags._value2member_
+cdef object _CUstreamMemoryBarrier_flags_define():
+    global _CUstreamMemoryBarrier_flags_class, _CUstreamMemoryBarrier_flags_table, _CUstreamMemoryBarrier_flags_members
+
+    class CUstreamMemoryBarrier_flags(_CEnum):
+        """Enum CUstreamMemoryBarrier_flags of the C API.
+
+        Flags for CUstreamBatchMemOpParams.memoryBarrier
+        """
+        __qualname__ = "CUstreamMemoryBarrier_flags"
+        CU_STREAM_MEMORY_BARRIER_TYPE_SYS = 0
+        CU_STREAM_MEMORY_BARRIER_TYPE_GPU = 1
+
+    table = _dense_table(CUstreamMemoryBarrier_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamMemoryBarrier_flags_class is None:
+        _CUstreamMemoryBarrier_flags_table = table
+        _CUstreamMemoryBarrier_flags_members = CUstreamMemoryBarrier_flags._value2member_
+        globals()["CUstreamMemoryBarrier_flags"] = CUstreamMemoryBarrier_flags
+        _CUstreamMemoryBarrier_flags_class = CUstreamMemoryBarrier_flags
+    return _CUstreamMemoryBarrier_flags_class
 
 
 cdef inline object _CUstreamMemoryBarrier_flags_of(long long value):
+    if _CUstreamMemoryBarrier_flags_class is None:
+        _CUstreamMemoryBarrier_flags_define()
     if 0 <= value < len(_CUstreamMemoryBarrier_flags_table):
         member = _CUstreamMemoryBarrier_flags_table[value]
         if member is not None:
             return member
     member = _CUstreamMemoryBarrier_flags_members.get(value)
-    return CUstreamMemoryBarrier_flags._unknown_(value) if member is None else member
+    return _CUstreamMemoryBarrier_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUoccupancy_flags(_CEnum):
-    """Enum CUoccupancy_flags of the C API.
-
-    Occupancy calculator flag
-    """
-    CU_OCCUPANCY_DEFAULT = 0
-    CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 1
+# CUoccupancy_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUoccupancy_flags_class = None
+cdef tuple _CUoccupancy_flags_table = ()
+cdef dict _CUoccupancy_flags_members = {}
 
 
-cdef tuple _CUoccupancy_flags_table = _dense_table(CUoccupancy_flags)
-cdef dict _CUoccupancy_flags_members = CUoccupancy_flags._value2member_
+cdef object _CUoccupancy_flags_define():
+    global _CUoccupancy_flags_class, _CUoccupancy_flags_table, _CUoccupancy_flags_members
+
+    class CUoccupancy_flags(_CEnum):
+        """Enum CUoccupancy_flags of the C API.
+
+        Occupancy calculator flag
+        """
+        __qualname__ = "CUoccupancy_flags"
+        CU_OCCUPANCY_DEFAULT = 0
+        CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE = 1
+
+    table = _dense_table(CUoccupancy_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUoccupancy_flags_class is None:
+        _CUoccupancy_flags_table = table
+        _CUoccupancy_flags_members = CUoccupancy_flags._value2member_
+        globals()["CUoccupancy_flags"] = CUoccupancy_flags
+        _CUoccupancy_flags_class = CUoccupancy_flags
+    return _CUoccupancy_flags_class
 
 
 cdef inline object _CUoccupancy_flags_of(long long value):
+    if _CUoccupancy_flags_class is None:
+        _CUoccupancy_flags_define()
     if 0 <= value < len(_CUoccupancy_flags_table):
         member = _CUoccupancy_flags_table[value]
         if member is not None:
             return member
     member = _CUoccupancy_flags_members.get(value)
-    return CUoccupancy_flags._unknown_(value) if member is None else member
+    return _CUoccupancy_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamUpdateCaptureDependencies_flags(_CEnum):
-    """Enum CUstreamUpdateCaptureDependencies_flags of the C API.
-
-    Flags for cuStreamUpdateCaptureDependencies
-    """
-    CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0
-    CU_STREAM_SET_CAPTURE_DEPENDENCIES = 1
+# CUstreamUpdateCaptureDependencies_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamUpdateCaptureDependencies_flags_class = None
+cdef tuple _CUstreamUpdateCaptureDependencies_flags_table = ()
+cdef dict _CUstreamUpdateCaptureDependencies_flags_members = {}
 
 
-cdef tuple _CUstreamUpdateCaptureDependencies_flags_table = _dense_table(CUstreamUpdateCaptureDependencies_flags)
-cdef dict _CUstreamUpdateCaptureDependencies_flags_members = CUstreamUpdateCaptureDependencies_flags._value2member_
+cdef object _CUstreamUpdateCaptureDependencies_flags_define():
+    global _CUstreamUpdateCaptureDependencies_flags_class, _CUstreamUpdateCaptureDependencies_flags_table, _CUstreamUpdateCaptureDependencies_flags_members
+
+    class CUstreamUpdateCaptureDependencies_flags(_CEnum):
+        """Enum CUstreamUpdateCaptureDependencies_flags of the C API.
+
+        Flags for cuStreamUpdateCaptureDependencies
+        """
+        __qualname__ = "CUstreamUpdateCaptureDependencies_flags"
+        CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0
+        CU_STREAM_SET_CAPTURE_DEPENDENCIES = 1
+
+    table = _dense_table(CUstreamUpdateCaptureDependencies_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamUpdateCaptureDependencies_flags_class is None:
+        _CUstreamUpdateCaptureDependencies_flags_table = table
+        _CUstreamUpdateCaptureDependencies_flags_members = CUstreamUpdateCaptureDependencies_flags._value2member_
+        globals()["CUstreamUpdateCaptureDependencies_flags"] = CUstreamUpdateCaptureDependencies_flags
+        _CUstreamUpdateCaptureDependencies_flags_class = CUstreamUpdateCaptureDependencies_flags
+    return _CUstreamUpdateCaptureDependencies_flags_class
 
 
 cdef inline object _CUstreamUpdateCaptureDependencies_flags_of(long long value):
+    if _CUstreamUpdateCaptureDependencies_flags_class is None:
+        _CUstreamUpdateCaptureDependencies_flags_define()
     if 0 <= value < len(_CUstreamUpdateCaptureDependencies_flags_table):
         member = _CUstreamUpdateCaptureDependencies_flags_table[value]
         if member is not None:
             return member
     member = _CUstreamUpdateCaptureDependencies_flags_members.get(value)
-    return CUstreamUpdateCaptureDependencies_flags._unknown_(value) if member is None else member
+    return _CUstreamUpdateCaptureDependencies_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUasyncNotificationType(_CEnum):
-    """Enum CUasyncNotificationType of the C API.
+# CUasyncNotificationType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUasyncNotificationType_class = None
+cdef tuple _CUasyncNotificationType_table = ()
+cdef dict _CUasyncNotificationType_members = {}
 
-    Types of async notification that can be sent
-    """
-    CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET = 1
 
+cdef object _CUasyncNotificationType_define():
+    global _CUasyncNotificationType_class, _CUasyncNotificationType_table, _CUasyncNotificationType_members
 
-cdef tuple _CUasyncNotificationType_table = _dense_table(CUasyncNotificationType)
-cdef dict _CUasyncNotificationType_members = CUasyncNotificationType._value2member_
+    class CUasyncNotificationType(_CEnum):
+        """Enum CUasyncNotificationType of the C API.
+
+        Types of async notification that can be sent
+        """
+        __qualname__ = "CUasyncNotificationType"
+        CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET = 1
+
+    table = _dense_table(CUasyncNotificationType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUasyncNotificationType_class is None:
+        _CUasyncNotificationType_table = table
+        _CUasyncNotificationType_members = CUasyncNotificationType._value2member_
+        globals()["CUasyncNotificationType"] = CUasyncNotificationType
+        _CUasyncNotificationType_class = CUasyncNotificationType
+    return _CUasyncNotificationType_class
 
 
 cdef inline object _CUasyncNotificationType_of(long long value):
+    if _CUasyncNotificationType_class is None:
+        _CUasyncNotificationType_define()
     if 0 <= value < len(_CUasyncNotificationType_table):
         member = _CUasyncNotificationType_table[value]
         if member is not None:
             return member
     member = _CUasyncNotificationType_members.get(value)
-    return CUasyncNotificationType._unknown_(value) if member is None else member
+    return _CUasyncNotificationType_class._unknown_(value) if member is None else member
 
 
 
-class CUarray_format(_CEnum):
-    """Enum CUarray_format of the C API.
-
-    Array formats
-    """
-    CU_AD_FORMAT_UNSIGNED_INT8 = 1
-    CU_AD_FORMAT_UNSIGNED_INT16 = 2
-    CU_AD_FORMAT_UNSIGNED_INT32 = 3
-    CU_AD_FORMAT_SIGNED_INT8 = 8
-    CU_AD_FORMAT_SIGNED_INT16 = 9
-    CU_AD_FORMAT_SIGNED_INT32 = 10
-    CU_AD_FORMAT_HALF = 16
-    CU_AD_FORMAT_FLOAT = 32
-    CU_AD_FORMAT_NV12 = 176
-    CU_AD_FORMAT_UNORM_INT8X1 = 192
-    CU_AD_FORMAT_UNORM_INT8X2 = 193
-    CU_AD_FORMAT_UNORM_INT8X4 = 194
-    CU_AD_FORMAT_UNORM_INT16X1 = 195
-    CU_AD_FORMAT_UNORM_INT16X2 = 196
-    CU_AD_FORMAT_UNORM_INT16X4 = 197
-    CU_AD_FORMAT_SNORM_INT8X1 = 198
-    CU_AD_FORMAT_SNORM_INT8X2 = 199
-    CU_AD_FORMAT_SNORM_INT8X4 = 200
-    CU_AD_FORMAT_SNORM_INT16X1 = 201
-    CU_AD_FORMAT_SNORM_INT16X2 = 202
-    CU_AD_FORMAT_SNORM_INT16X4 = 203
-    CU_AD_FORMAT_BC1_UNORM = 145
-    CU_AD_FORMAT_BC1_UNORM_SRGB = 146
-    CU_AD_FORMAT_BC2_UNORM = 147
-    CU_AD_FORMAT_BC2_UNORM_SRGB = 148
-    CU_AD_FORMAT_BC3_UNORM = 149
-    CU_AD_FORMAT_BC3_UNORM_SRGB = 150
-    CU_AD_FORMAT_BC4_UNORM = 151
-    CU_AD_FORMAT_BC4_SNORM = 152
-    CU_AD_FORMAT_BC5_UNORM = 153
-    CU_AD_FORMAT_BC5_SNORM = 154
-    CU_AD_FORMAT_BC6H_UF16 = 155
-    CU_AD_FORMAT_BC6H_SF16 = 156
-    CU_AD_FORMAT_BC7_UNORM = 157
-    CU_AD_FORMAT_BC7_UNORM_SRGB = 158
-    CU_AD_FORMAT_P010 = 159
-    CU_AD_FORMAT_P016 = 161
-    CU_AD_FORMAT_NV16 = 162
-    CU_AD_FORMAT_P210 = 163
-    CU_AD_FORMAT_P216 = 164
-    CU_AD_FORMAT_YUY2 = 165
-    CU_AD_FORMAT_Y210 = 166
-    CU_AD_FORMAT_Y216 = 167
-    CU_AD_FORMAT_AYUV = 168
-    CU_AD_FORMAT_Y410 = 169
-    CU_AD_FORMAT_Y416 = 177
-    CU_AD_FORMAT_Y444_PLANAR8 = 178
-    CU_AD_FORMAT_Y444_PLANAR10 = 179
-    CU_AD_FORMAT_YUV444_8bit_SemiPlanar = 180
-    CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 181
-    CU_AD_FORMAT_UNORM_INT_101010_2 = 80
-    CU_AD_FORMAT_MAX = 2147483647
+# CUarray_format is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUarray_format_class = None
+cdef tuple _CUarray_format_table = ()
+cdef dict _CUarray_format_members = {}
 
 
-cdef tuple _CUarray_format_table = _dense_table(CUarray_format)
-cdef dict _CUarray_format_members = CUarray_format._value2member_
+cdef object _CUarray_format_define():
+    global _CUarray_format_class, _CUarray_format_table, _CUarray_format_members
+
+    class CUarray_format(_CEnum):
+        """Enum CUarray_format of the C API.
+
+        Array formats
+        """
+        __qualname__ = "CUarray_format"
+        CU_AD_FORMAT_UNSIGNED_INT8 = 1
+        CU_AD_FORMAT_UNSIGNED_INT16 = 2
+        CU_AD_FORMAT_UNSIGNED_INT32 = 3
+        CU_AD_FORMAT_SIGNED_INT8 = 8
+        CU_AD_FORMAT_SIGNED_INT16 = 9
+        CU_AD_FORMAT_SIGNED_INT32 = 10
+        CU_AD_FORMAT_HALF = 16
+        CU_AD_FORMAT_FLOAT = 32
+        CU_AD_FORMAT_NV12 = 176
+        CU_AD_FORMAT_UNORM_INT8X1 = 192
+        CU_AD_FORMAT_UNORM_INT8X2 = 193
+        CU_AD_FORMAT_UNORM_INT8X4 = 194
+        CU_AD_FORMAT_UNORM_INT16X1 = 195
+        CU_AD_FORMAT_UNORM_INT16X2 = 196
+        CU_AD_FORMAT_UNORM_INT16X4 = 197
+        CU_AD_FORMAT_SNORM_INT8X1 = 198
+        CU_AD_FORMAT_SNORM_INT8X2 = 199
+        CU_AD_FORMAT_SNORM_INT8X4 = 200
+        CU_AD_FORMAT_SNORM_INT16X1 = 201
+        CU_AD_FORMAT_SNORM_INT16X2 = 202
+        CU_AD_FORMAT_SNORM_INT16X4 = 203
+        CU_AD_FORMAT_BC1_UNORM = 145
+        CU_AD_FORMAT_BC1_UNORM_SRGB = 146
+        CU_AD_FORMAT_BC2_UNORM = 147
+        CU_AD_FORMAT_BC2_UNORM_SRGB = 148
+        CU_AD_FORMAT_BC3_UNORM = 149
+        CU_AD_FORMAT_BC3_UNORM_SRGB = 150
+        CU_AD_FORMAT_BC4_UNORM = 151
+        CU_AD_FORMAT_BC4_SNORM = 152
+        CU_AD_FORMAT_BC5_UNORM = 153
+        CU_AD_FORMAT_BC5_SNORM = 154
+        CU_AD_FORMAT_BC6H_UF16 = 155
+        CU_AD_FORMAT_BC6H_SF16 = 156
+        CU_AD_FORMAT_BC7_UNORM = 157
+        CU_AD_FORMAT_BC7_UNORM_SRGB = 158
+        CU_AD_FORMAT_P010 = 159
+        CU_AD_FORMAT_P016 = 161
+        CU_AD_FORMAT_NV16 = 162
+        CU_AD_FORMAT_P210 = 163
+        CU_AD_FORMAT_P216 = 164
+        CU_AD_FORMAT_YUY2 = 165
+        CU_AD_FORMAT_Y210 = 166
+        CU_AD_FORMAT_Y216 = 167
+        CU_AD_FORMAT_AYUV = 168
+        CU_AD_FORMAT_Y410 = 169
+        CU_AD_FORMAT_Y416 = 177
+        CU_AD_FORMAT_Y444_PLANAR8 = 178
+        CU_AD_FORMAT_Y444_PLANAR10 = 179
+        CU_AD_FORMAT_YUV444_8bit_SemiPlanar = 180
+        CU_AD_FORMAT_YUV444_16bit_SemiPlanar = 181
+        CU_AD_FORMAT_UNORM_INT_101010_2 = 80
+        CU_AD_FORMAT_MAX = 2147483647
+
+    table = _dense_table(CUarray_format)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUarray_format_class is None:
+        _CUarray_format_table = table
+        _CUarray_format_members = CUarray_format._value2member_
+        globals()["CUarray_format"] = CUarray_format
+        _CUarray_format_class = CUarray_format
+    return _CUarray_format_class
 
 
 cdef inline object _CUarray_format_of(long long value):
+    if _CUarray_format_class is None:
+        _CUarray_format_define()
     if 0 <= value < len(_CUarray_format_table):
         member = _CUarray_format_table[value]
         if member is not None:
             return member
     member = _CUarray_format_members.get(value)
-    return CUarray_format._unknown_(value) if member is None else member
+    return _CUarray_format_class._unknown_(value) if member is None else member
 
 
 
-class CUaddress_mode(_CEnum):
-    """Enum CUaddress_mode of the C API.
-
-    Texture reference addressing modes
-    """
-    CU_TR_ADDRESS_MODE_WRAP = 0
-    CU_TR_ADDRESS_MODE_CLAMP = 1
-    CU_TR_ADDRESS_MODE_MIRROR = 2
-    CU_TR_ADDRESS_MODE_BORDER = 3
+# CUaddress_mode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUaddress_mode_class = None
+cdef tuple _CUaddress_mode_table = ()
+cdef dict _CUaddress_mode_members = {}
 
 
-cdef tuple _CUaddress_mode_table = _dense_table(CUaddress_mode)
-cdef dict _CUaddress_mode_members = CUaddress_mode._value2member_
+cdef object _CUaddress_mode_define():
+    global _CUaddress_mode_class, _CUaddress_mode_table, _CUaddress_mode_members
+
+    class CUaddress_mode(_CEnum):
+        """Enum CUaddress_mode of the C API.
+
+        Texture reference addressing modes
+        """
+        __qualname__ = "CUaddress_mode"
+        CU_TR_ADDRESS_MODE_WRAP = 0
+        CU_TR_ADDRESS_MODE_CLAMP = 1
+        CU_TR_ADDRESS_MODE_MIRROR = 2
+        CU_TR_ADDRESS_MODE_BORDER = 3
+
+    table = _dense_table(CUaddress_mode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUaddress_mode_class is None:
+        _CUaddress_mode_table = table
+        _CUaddress_mode_members = CUaddress_mode._value2member_
+        globals()["CUaddress_mode"] = CUaddress_mode
+        _CUaddress_mode_class = CUaddress_mode
+    return _CUaddress_mode_class
 
 
 cdef inline object _CUaddress_mode_of(long long value):
+    if _CUaddress_mode_class is None:
+        _CUaddress_mode_define()
     if 0 <= value < len(_CUaddress_mode_table):
         member = _CUaddress_mode_table[value]
         if member is not None:
             return member
     member = _CUaddress_mode_members.get(value)
-    return CUaddress_mode._unknown_(value) if member is None else member
+    return _CUaddress_mode_class._unknown_(value) if member is None else member
 
 
 
-class CUfilter_mode(_CEnum):
-    """Enum CUfilter_mode of the C API.
-
-    Texture reference filtering modes
-    """
-    CU_TR_FILTER_MODE_POINT = 0
-    CU_TR_FILTER_MODE_LINEAR = 1
+# CUfilter_mode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUfilter_mode_class = None
+cdef tuple _CUfilter_mode_table = ()
+cdef dict _CUfilter_mode_members = {}
 
 
-cdef tuple _CUfilter_mode_table = _dense_table(CUfilter_mode)
-cdef dict _CUfilter_mode_members = CUfilter_mode._value2member_
+cdef object _CUfilter_mode_define():
+    global _CUfilter_mode_class, _CUfilter_mode_table, _CUfilter_mode_members
+
+    class CUfilter_mode(_CEnum):
+        """Enum CUfilter_mode of the C API.
+
+        Texture reference filtering modes
+        """
+        __qualname__ = "CUfilter_mode"
+        CU_TR_FILTER_MODE_POINT = 0
+        CU_TR_FILTER_MODE_LINEAR = 1
+
+    table = _dense_table(CUfilter_mode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUfilter_mode_class is None:
+        _CUfilter_mode_table = table
+        _CUfilter_mode_members = CUfilter_mode._value2member_
+        globals()["CUfilter_mode"] = CUfilter_mode
+        _CUfilter_mode_class = CUfilter_mode
+    return _CUfilter_mode_class
 
 
 cdef inline object _CUfilter_mode_of(long long value):
+    if _CUfilter_mode_class is None:
+        _CUfilter_mode_define()
     if 0 <= value < len(_CUfilter_mode_table):
         member = _CUfilter_mode_table[value]
         if member is not None:
             return member
     member = _CUfilter_mode_members.get(value)
-    return CUfilter_mode._unknown_(value) if member is None else member
+    return _CUfilter_mode_class._unknown_(value) if member is None else member
 
 
 
-class CUdevice_attribute(_CEnum):
-    """Enum CUdevice_attribute of the C API.
-
-    Device properties
-    """
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8
-    CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK = 8
-    CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY = 9
-    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
-    CU_DEVICE_ATTRIBUTE_MAX_PITCH = 11
-    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12
-    CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK = 12
-    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
-    CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT = 14
-    CU_DEVICE_ATTRIBUTE_GPU_OVERLAP = 15
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
-    CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT = 17
-    CU_DEVICE_ATTRIBUTE_INTEGRATED = 18
-    CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19
-    CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH = 21
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH = 22
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT = 23
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH = 24
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT = 25
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH = 26
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH = 27
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT = 28
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS = 29
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH = 27
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT = 28
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES = 29
-    CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT = 30
-    CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31
-    CU_DEVICE_ATTRIBUTE_ECC_ENABLED = 32
-    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33
-    CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34
-    CU_DEVICE_ATTRIBUTE_TCC_DRIVER = 35
-    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
-    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
-    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
-    CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT = 40
-    CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH = 42
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS = 43
-    CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER = 44
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH = 45
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT = 46
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE = 47
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE = 48
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE = 49
-    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50
-    CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT = 51
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH = 52
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH = 53
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS = 54
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH = 55
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH = 56
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT = 57
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH = 58
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT = 59
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH = 60
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH = 61
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS = 62
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH = 63
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT = 64
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS = 65
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH = 66
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH = 67
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS = 68
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH = 69
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH = 70
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT = 71
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH = 72
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH = 73
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT = 74
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-    CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH = 77
-    CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED = 78
-    CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED = 79
-    CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED = 80
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
-    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
-    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83
-    CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD = 84
-    CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID = 85
-    CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED = 86
-    CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO = 87
-    CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88
-    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89
-    CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED = 90
-    CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91
-    CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1 = 92
-    CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 = 93
-    CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1 = 94
-    CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95
-    CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH = 96
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
-    CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES = 98
-    CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 99
-    CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100
-    CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101
-    CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED = 102
-    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED = 104
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED = 105
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
-    CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED = 107
-    CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108
-    CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE = 109
-    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 110
-    CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111
-    CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED = 112
-    CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED = 113
-    CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED = 114
-    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
-    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116
-    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = 117
-    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING = 118
-    CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119
-    CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH = 120
-    CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED = 121
-    CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 122
-    CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR = 123
-    CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124
-    CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED = 125
-    CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT = 126
-    CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED = 127
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED = 128
-    CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS = 129
-    CU_DEVICE_ATTRIBUTE_NUMA_CONFIG = 130
-    CU_DEVICE_ATTRIBUTE_NUMA_ID = 131
-    CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132
-    CU_DEVICE_ATTRIBUTE_MPS_ENABLED = 133
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134
-    CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED = 135
-    CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK = 136
-    CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH = 137
-    CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED = 138
-    CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID = 139
-    CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID = 140
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 141
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED = 142
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED = 143
-    CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED = 144
-    CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 145
-    CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146
-    CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147
-    CU_DEVICE_ATTRIBUTE_MAX = 148
+# CUdevice_attribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdevice_attribute_class = None
+cdef tuple _CUdevice_attribute_table = ()
+cdef dict _CUdevice_attribute_members = {}
 
 
-cdef tuple _CUdevice_attribute_table = _dense_table(CUdevice_attribute)
-cdef dict _CUdevice_attribute_members = CUdevice_attribute._value2member_
+cdef object _CUdevice_attribute_define():
+    global _CUdevice_attribute_class, _CUdevice_attribute_table, _CUdevice_attribute_members
+
+    class CUdevice_attribute(_CEnum):
+        """Enum CUdevice_attribute of the C API.
+
+        Device properties
+        """
+        __qualname__ = "CUdevice_attribute"
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8
+        CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK = 8
+        CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY = 9
+        CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
+        CU_DEVICE_ATTRIBUTE_MAX_PITCH = 11
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK = 12
+        CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK = 12
+        CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+        CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT = 14
+        CU_DEVICE_ATTRIBUTE_GPU_OVERLAP = 15
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+        CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT = 17
+        CU_DEVICE_ATTRIBUTE_INTEGRATED = 18
+        CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 19
+        CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH = 21
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH = 22
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT = 23
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH = 24
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT = 25
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH = 26
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH = 27
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT = 28
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS = 29
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH = 27
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT = 28
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES = 29
+        CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT = 30
+        CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS = 31
+        CU_DEVICE_ATTRIBUTE_ECC_ENABLED = 32
+        CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33
+        CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34
+        CU_DEVICE_ATTRIBUTE_TCC_DRIVER = 35
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36
+        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37
+        CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+        CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT = 40
+        CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH = 42
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS = 43
+        CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER = 44
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH = 45
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT = 46
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE = 47
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE = 48
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE = 49
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50
+        CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT = 51
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH = 52
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH = 53
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS = 54
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH = 55
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH = 56
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT = 57
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH = 58
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT = 59
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH = 60
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH = 61
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS = 62
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH = 63
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT = 64
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS = 65
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH = 66
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH = 67
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS = 68
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH = 69
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH = 70
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT = 71
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH = 72
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH = 73
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT = 74
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH = 77
+        CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED = 78
+        CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED = 79
+        CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED = 80
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
+        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83
+        CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD = 84
+        CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID = 85
+        CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED = 86
+        CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO = 87
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88
+        CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89
+        CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED = 90
+        CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM = 91
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1 = 92
+        CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 = 93
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1 = 94
+        CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95
+        CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH = 96
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+        CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES = 98
+        CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED = 99
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES = 100
+        CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101
+        CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED = 102
+        CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED = 103
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED = 104
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED = 105
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR = 106
+        CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED = 107
+        CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108
+        CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE = 109
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 110
+        CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111
+        CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED = 112
+        CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED = 113
+        CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED = 114
+        CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED = 116
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = 117
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING = 118
+        CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119
+        CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH = 120
+        CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED = 121
+        CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 122
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR = 123
+        CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124
+        CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED = 125
+        CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT = 126
+        CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED = 127
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED = 128
+        CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS = 129
+        CU_DEVICE_ATTRIBUTE_NUMA_CONFIG = 130
+        CU_DEVICE_ATTRIBUTE_NUMA_ID = 131
+        CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132
+        CU_DEVICE_ATTRIBUTE_MPS_ENABLED = 133
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134
+        CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED = 135
+        CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK = 136
+        CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH = 137
+        CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED = 138
+        CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID = 139
+        CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID = 140
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 141
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED = 142
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED = 143
+        CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED = 144
+        CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 145
+        CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED = 146
+        CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED = 147
+        CU_DEVICE_ATTRIBUTE_MAX = 148
+
+    table = _dense_table(CUdevice_attribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdevice_attribute_class is None:
+        _CUdevice_attribute_table = table
+        _CUdevice_attribute_members = CUdevice_attribute._value2member_
+        globals()["CUdevice_attribute"] = CUdevice_attribute
+        _CUdevice_attribute_class = CUdevice_attribute
+    return _CUdevice_attribute_class
 
 
 cdef inline object _CUdevice_attribute_of(long long value):
+    if _CUdevice_attribute_class is None:
+        _CUdevice_attribute_define()
     if 0 <= value < len(_CUdevice_attribute_table):
         member = _CUdevice_attribute_table[value]
         if member is not None:
             return member
     member = _CUdevice_attribute_members.get(value)
-    return CUdevice_attribute._unknown_(value) if member is None else member
+    return _CUdevice_attribute_class._unknown_(value) if member is None else member
 
 
 
-class CUpointer_attribute(_CEnum):
-    """Enum CUpointer_attribute of the C API.
-
-    Pointer information
-    """
-    CU_POINTER_ATTRIBUTE_CONTEXT = 1
-    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
-    CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3
-    CU_POINTER_ATTRIBUTE_HOST_POINTER = 4
-    CU_POINTER_ATTRIBUTE_P2P_TOKENS = 5
-    CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6
-    CU_POINTER_ATTRIBUTE_BUFFER_ID = 7
-    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8
-    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
-    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10
-    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11
-    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12
-    CU_POINTER_ATTRIBUTE_MAPPED = 13
-    CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14
-    CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15
-    CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16
-    CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
-    CU_POINTER_ATTRIBUTE_MAPPING_SIZE = 18
-    CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19
-    CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20
-    CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21
+# CUpointer_attribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUpointer_attribute_class = None
+cdef tuple _CUpointer_attribute_table = ()
+cdef dict _CUpointer_attribute_members = {}
 
 
-cdef tuple _CUpointer_attribute_table = _dense_table(CUpointer_attribute)
-cdef dict _CUpointer_attribute_members = CUpointer_attribute._value2member_
+cdef object _CUpointer_attribute_define():
+    global _CUpointer_attribute_class, _CUpointer_attribute_table, _CUpointer_attribute_members
+
+    class CUpointer_attribute(_CEnum):
+        """Enum CUpointer_attribute of the C API.
+
+        Pointer information
+        """
+        __qualname__ = "CUpointer_attribute"
+        CU_POINTER_ATTRIBUTE_CONTEXT = 1
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2
+        CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3
+        CU_POINTER_ATTRIBUTE_HOST_POINTER = 4
+        CU_POINTER_ATTRIBUTE_P2P_TOKENS = 5
+        CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 6
+        CU_POINTER_ATTRIBUTE_BUFFER_ID = 7
+        CU_POINTER_ATTRIBUTE_IS_MANAGED = 8
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+        CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 10
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12
+        CU_POINTER_ATTRIBUTE_MAPPED = 13
+        CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES = 14
+        CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE = 15
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAGS = 16
+        CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17
+        CU_POINTER_ATTRIBUTE_MAPPING_SIZE = 18
+        CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR = 19
+        CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID = 20
+        CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE = 21
+
+    table = _dense_table(CUpointer_attribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUpointer_attribute_class is None:
+        _CUpointer_attribute_table = table
+        _CUpointer_attribute_members = CUpointer_attribute._value2member_
+        globals()["CUpointer_attribute"] = CUpointer_attribute
+        _CUpointer_attribute_class = CUpointer_attribute
+    return _CUpointer_attribute_class
 
 
 cdef inline object _CUpointer_attribute_of(long long value):
+    if _CUpointer_attribute_class is None:
+        _CUpointer_attribute_define()
     if 0 <= value < len(_CUpointer_attribute_table):
         member = _CUpointer_attribute_table[value]
         if member is not None:
             return member
     member = _CUpointer_attribute_members.get(value)
-    return CUpointer_attribute._unknown_(value) if member is None else member
+    return _CUpointer_attribute_class._unknown_(value) if member is None else member
 
 
 
-class CUfunction_attribute(_CEnum):
-    """Enum CUfunction_attribute of the C API.
-
-    Function properties
-    """
-    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
-    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
-    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
-    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
-    CU_FUNC_ATTRIBUTE_NUM_REGS = 4
-    CU_FUNC_ATTRIBUTE_PTX_VERSION = 5
-    CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
-    CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7
-    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
-    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET = 10
-    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11
-    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12
-    CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13
-    CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
-    CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
-    CU_FUNC_ATTRIBUTE_MAX = 16
+# CUfunction_attribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUfunction_attribute_class = None
+cdef tuple _CUfunction_attribute_table = ()
+cdef dict _CUfunction_attribute_members = {}
 
 
-cdef tuple _CUfunction_attribute_table = _dense_table(CUfunction_attribute)
-cdef dict _CUfunction_attribute_members = CUfunction_attribute._value2member_
+cdef object _CUfunction_attribute_define():
+    global _CUfunction_attribute_class, _CUfunction_attribute_table, _CUfunction_attribute_members
+
+    class CUfunction_attribute(_CEnum):
+        """Enum CUfunction_attribute of the C API.
+
+        Function properties
+        """
+        __qualname__ = "CUfunction_attribute"
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+        CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+        CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+        CU_FUNC_ATTRIBUTE_PTX_VERSION = 5
+        CU_FUNC_ATTRIBUTE_BINARY_VERSION = 6
+        CU_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+        CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET = 10
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+        CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+        CU_FUNC_ATTRIBUTE_MAX = 16
+
+    table = _dense_table(CUfunction_attribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUfunction_attribute_class is None:
+        _CUfunction_attribute_table = table
+        _CUfunction_attribute_members = CUfunction_attribute._value2member_
+        globals()["CUfunction_attribute"] = CUfunction_attribute
+        _CUfunction_attribute_class = CUfunction_attribute
+    return _CUfunction_attribute_class
 
 
 cdef inline object _CUfunction_attribute_of(long long value):
+    if _CUfunction_attribute_class is None:
+        _CUfunction_attribute_define()
     if 0 <= value < len(_CUfunction_attribute_table):
         member = _CUfunction_attribute_table[value]
         if member is not None:
             return member
     member = _CUfunction_attribute_members.get(value)
-    return CUfunction_attribute._unknown_(value) if member is None else member
+    return _CUfunction_attribute_class._unknown_(value) if member is None else member
 
 
 
-class CUfunc_cache(_CEnum):
-    """Enum CUfunc_cache of the C API.
-
-    Function cache configurations
-    """
-    CU_FUNC_CACHE_PREFER_NONE = 0
-    CU_FUNC_CACHE_PREFER_SHARED = 1
-    CU_FUNC_CACHE_PREFER_L1 = 2
-    CU_FUNC_CACHE_PREFER_EQUAL = 3
+# CUfunc_cache is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUfunc_cache_class = None
+cdef tuple _CUfunc_cache_table = ()
+cdef dict _CUfunc_cache_members = {}
 
 
-cdef tuple _CUfunc_cache_table = _dense_table(CUfunc_cache)
-cdef dict _CUfunc_cache_members = CUfunc_cache._value2member_
+cdef object _CUfunc_cache_define():
+    global _CUfunc_cache_class, _CUfunc_cache_table, _CUfunc_cache_members
+
+    class CUfunc_cache(_CEnum):
+        """Enum CUfunc_cache of the C API.
+
+        Function cache configurations
+        """
+        __qualname__ = "CUfunc_cache"
+        CU_FUNC_CACHE_PREFER_NONE = 0
+        CU_FUNC_CACHE_PREFER_SHARED = 1
+        CU_FUNC_CACHE_PREFER_L1 = 2
+        CU_FUNC_CACHE_PREFER_EQUAL = 3
+
+    table = _dense_table(CUfunc_cache)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUfunc_cache_class is None:
+        _CUfunc_cache_table = table
+        _CUfunc_cache_members = CUfunc_cache._value2member_
+        globals()["CUfunc_cache"] = CUfunc_cache
+        _CUfunc_cache_class = CUfunc_cache
+    return _CUfunc_cache_class
 
 
 cdef inline object _CUfunc_cache_of(long long value):
+    if _CUfunc_cache_class is None:
+        _CUfunc_cache_define()
     if 0 <= value < len(_CUfunc_cache_table):
         member = _CUfunc_cache_table[value]
         if member is not None:
             return member
     member = _CUfunc_cache_members.get(value)
-    return CUfunc_cache._unknown_(value) if member is None else member
+    return _CUfunc_cache_class._unknown_(value) if member is None else member
 
 
 
-class CUsharedconfig(_CEnum):
-    """Enum CUsharedconfig of the C API.
-
-    Deprecated:
-
-    Shared memory configurations
-    """
-    CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE = 0
-    CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE = 1
-    CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 2
+# CUsharedconfig is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUsharedconfig_class = None
+cdef tuple _CUsharedconfig_table = ()
+cdef dict _CUsharedconfig_members = {}
 
 
-cdef tuple _CUsharedconfig_table = _dense_table(CUsharedconfig)
-cdef dict _CUsharedconfig_members = CUsharedconfig._value2member_
+cdef object _CUsharedconfig_define():
+    global _CUsharedconfig_class, _CUsharedconfig_table, _CUsharedconfig_members
+
+    class CUsharedconfig(_CEnum):
+        """Enum CUsharedconfig of the C API.
+
+        Deprecated:
+
+        Shared memory configurations
+        """
+        __qualname__ = "CUsharedconfig"
+        CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE = 0
+        CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE = 1
+        CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE = 2
+
+    table = _dense_table(CUsharedconfig)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUsharedconfig_class is None:
+        _CUsharedconfig_table = table
+        _CUsharedconfig_members = CUsharedconfig._value2member_
+        globals()["CUsharedconfig"] = CUsharedconfig
+        _CUsharedconfig_class = CUsharedconfig
+    return _CUsharedconfig_class
 
 
 cdef inline object _CUsharedconfig_of(long long value):
+    if _CUsharedconfig_class is None:
+        _CUsharedconfig_define()
     if 0 <= value < len(_CUsharedconfig_table):
         member = _CUsharedconfig_table[value]
         if member is not None:
             return member
     member = _CUsharedconfig_members.get(value)
-    return CUsharedconfig._unknown_(value) if member is None else member
+    return _CUsharedconfig_class._unknown_(value) if member is None else member
 
 
 
-class CUshared_carveout(_CEnum):
-    """Enum CUshared_carveout of the C API.
-
-    Shared memory carveout configurations. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
-    """
-    CU_SHAREDMEM_CARVEOUT_DEFAULT = -1
-    CU_SHAREDMEM_CARVEOUT_MAX_SHARED = 100
-    CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0
+# CUshared_carveout is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUshared_carveout_class = None
+cdef tuple _CUshared_carveout_table = ()
+cdef dict _CUshared_carveout_members = {}
 
 
-cdef tuple _CUshared_carveout_table = _dense_table(CUshared_carveout)
-cdef dict _CUshared_carveout_members = CUshared_carveout._value2member_
+cdef object _CUshared_carveout_define():
+    global _CUshared_carveout_class, _CUshared_carveout_table, _CUshared_carveout_members
+
+    class CUshared_carveout(_CEnum):
+        """Enum CUshared_carveout of the C API.
+
+        Shared memory carveout configurations. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
+        """
+        __qualname__ = "CUshared_carveout"
+        CU_SHAREDMEM_CARVEOUT_DEFAULT = -1
+        CU_SHAREDMEM_CARVEOUT_MAX_SHARED = 100
+        CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0
+
+    table = _dense_table(CUshared_carveout)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUshared_carveout_class is None:
+        _CUshared_carveout_table = table
+        _CUshared_carveout_members = CUshared_carveout._value2member_
+        globals()["CUshared_carveout"] = CUshared_carveout
+        _CUshared_carveout_class = CUshared_carveout
+    return _CUshared_carveout_class
 
 
 cdef inline object _CUshared_carveout_of(long long value):
+    if _CUshared_carveout_class is None:
+        _CUshared_carveout_define()
     if 0 <= value < len(_CUshared_carveout_table):
         member = _CUshared_carveout_table[value]
         if member is not None:
             return member
     member = _CUshared_carveout_members.get(value)
-    return CUshared_carveout._unknown_(value) if member is None else member
+    return _CUshared_carveout_class._unknown_(value) if member is None else member
 
 
 
-class CUmemorytype(_CEnum):
-    """Enum CUmemorytype of the C API.
-
-    Memory types
-    """
-    CU_MEMORYTYPE_HOST = 1
-    CU_MEMORYTYPE_DEVICE = 2
-    CU_MEMORYTYPE_ARRAY = 3
-    CU_MEMORYTYPE_UNIFIED = 4
+# CUmemorytype is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemorytype_class = None
+cdef tuple _CUmemorytype_table = ()
+cdef dict _CUmemorytype_members = {}
 
 
-cdef tuple _CUmemorytype_table = _dense_table(CUmemorytype)
-cdef dict _CUmemorytype_members = CUmemorytype._value2member_
+cdef object _CUmemorytype_define():
+    global _CUmemorytype_class, _CUmemorytype_table, _CUmemorytype_members
+
+    class CUmemorytype(_CEnum):
+        """Enum CUmemorytype of the C API.
+
+        Memory types
+        """
+        __qualname__ = "CUmemorytype"
+        CU_MEMORYTYPE_HOST = 1
+        CU_MEMORYTYPE_DEVICE = 2
+        CU_MEMORYTYPE_ARRAY = 3
+        CU_MEMORYTYPE_UNIFIED = 4
+
+    table = _dense_table(CUmemorytype)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemorytype_class is None:
+        _CUmemorytype_table = table
+        _CUmemorytype_members = CUmemorytype._value2member_
+        globals()["CUmemorytype"] = CUmemorytype
+        _CUmemorytype_class = CUmemorytype
+    return _CUmemorytype_class
 
 
 cdef inline object _CUmemorytype_of(long long value):
+    if _CUmemorytype_class is None:
+        _CUmemorytype_define()
     if 0 <= value < len(_CUmemorytype_table):
         member = _CUmemorytype_table[value]
         if member is not None:
             return member
     member = _CUmemorytype_members.get(value)
-    return CUmemorytype._unknown_(value) if member is None else member
+    return _CUmemorytype_class._unknown_(value) if member is None else member
 
 
 
-class CUcomputemode(_CEnum):
-    """Enum CUcomputemode of the C API.
-
-    Compute Modes
-    """
-    CU_COMPUTEMODE_DEFAULT = 0
-    CU_COMPUTEMODE_PROHIBITED = 2
-    CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+# CUcomputemode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUcomputemode_class = None
+cdef tuple _CUcomputemode_table = ()
+cdef dict _CUcomputemode_members = {}
 
 
-cdef tuple _CUcomputemode_table = _dense_table(CUcomputemode)
-cdef dict _CUcomputemode_members = CUcomputemode._value2member_
+cdef object _CUcomputemode_define():
+    global _CUcomputemode_class, _CUcomputemode_table, _CUcomputemode_members
+
+    class CUcomputemode(_CEnum):
+        """Enum CUcomputemode of the C API.
+
+        Compute Modes
+        """
+        __qualname__ = "CUcomputemode"
+        CU_COMPUTEMODE_DEFAULT = 0
+        CU_COMPUTEMODE_PROHIBITED = 2
+        CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+
+    table = _dense_table(CUcomputemode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUcomputemode_class is None:
+        _CUcomputemode_table = table
+        _CUcomputemode_members = CUcomputemode._value2member_
+        globals()["CUcomputemode"] = CUcomputemode
+        _CUcomputemode_class = CUcomputemode
+    return _CUcomputemode_class
 
 
 cdef inline object _CUcomputemode_of(long long value):
+    if _CUcomputemode_class is None:
+        _CUcomputemode_define()
     if 0 <= value < len(_CUcomputemode_table):
         member = _CUcomputemode_table[value]
         if member is not None:
             return member
     member = _CUcomputemode_members.get(value)
-    return CUcomputemode._unknown_(value) if member is None else member
+    return _CUcomputemode_class._unknown_(value) if member is None else member
 
 
 
-class CUmem_advise(_CEnum):
-    """Enum CUmem_advise of the C API.
-
-    Memory advise values
-    """
-    CU_MEM_ADVISE_SET_READ_MOSTLY = 1
-    CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2
-    CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3
-    CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4
-    CU_MEM_ADVISE_SET_ACCESSED_BY = 5
-    CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
+# CUmem_advise is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmem_advise_class = None
+cdef tuple _CUmem_advise_table = ()
+cdef dict _CUmem_advise_members = {}
 
 
-cdef tuple _CUmem_advise_table = _dense_table(CUmem_advise)
-cdef dict _CUmem_advise_members = CUmem_advise._value2member_
+cdef object _CUmem_advise_define():
+    global _CUmem_advise_class, _CUmem_advise_table, _CUmem_advise_members
+
+    class CUmem_advise(_CEnum):
+        """Enum CUmem_advise of the C API.
+
+        Memory advise values
+        """
+        __qualname__ = "CUmem_advise"
+        CU_MEM_ADVISE_SET_READ_MOSTLY = 1
+        CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2
+        CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3
+        CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION = 4
+        CU_MEM_ADVISE_SET_ACCESSED_BY = 5
+        CU_MEM_ADVISE_UNSET_ACCESSED_BY = 6
+
+    table = _dense_table(CUmem_advise)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmem_advise_class is None:
+        _CUmem_advise_table = table
+        _CUmem_advise_members = CUmem_advise._value2member_
+        globals()["CUmem_advise"] = CUmem_advise
+        _CUmem_advise_class = CUmem_advise
+    return _CUmem_advise_class
 
 
 cdef inline object _CUmem_advise_of(long long value):
+    if _CUmem_advise_class is None:
+        _CUmem_advise_define()
     if 0 <= value < len(_CUmem_advise_table):
         member = _CUmem_advise_table[value]
         if member is not None:
             return member
     member = _CUmem_advise_members.get(value)
-    return CUmem_advise._unknown_(value) if member is None else member
+    return _CUmem_advise_class._unknown_(value) if member is None else member
 
 
 
-class CUmem_range_attribute(_CEnum):
-    """Enum CUmem_range_attribute of the C API."""
-    CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1
-    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2
-    CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3
-    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4
-    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 5
-    CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 6
-    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7
-    CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+# CUmem_range_attribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmem_range_attribute_class = None
+cdef tuple _CUmem_range_attribute_table = ()
+cdef dict _CUmem_range_attribute_members = {}
 
 
-cdef tuple _CUmem_range_attribute_table = _dense_table(CUmem_range_attribute)
-cdef dict _CUmem_range_attribute_members = CUmem_range_attribute._value2member_
+cdef object _CUmem_range_attribute_define():
+    global _CUmem_range_attribute_class, _CUmem_range_attribute_table, _CUmem_range_attribute_members
+
+    class CUmem_range_attribute(_CEnum):
+        """Enum CUmem_range_attribute of the C API."""
+        __qualname__ = "CUmem_range_attribute"
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2
+        CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION = 4
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE = 5
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID = 6
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE = 7
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID = 8
+
+    table = _dense_table(CUmem_range_attribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmem_range_attribute_class is None:
+        _CUmem_range_attribute_table = table
+        _CUmem_range_attribute_members = CUmem_range_attribute._value2member_
+        globals()["CUmem_range_attribute"] = CUmem_range_attribute
+        _CUmem_range_attribute_class = CUmem_range_attribute
+    return _CUmem_range_attribute_class
 
 
 cdef inline object _CUmem_range_attribute_of(long long value):
+    if _CUmem_range_attribute_class is None:
+        _CUmem_range_attribute_define()
     if 0 <= value < len(_CUmem_range_attribute_table):
         member = _CUmem_range_attribute_table[value]
         if member is not None:
             return member
     member = _CUmem_range_attribute_members.get(value)
-    return CUmem_range_attribute._unknown_(value) if member is None else member
+    return _CUmem_range_attribute_class._unknown_(value) if member is None else member
 
 
 
-class CUjit_option(_CEnum):
-    """Enum CUjit_option of the C API.
-
-    Online compiler and linker options
-    """
-    CU_JIT_MAX_REGISTERS = 0
-    CU_JIT_THREADS_PER_BLOCK = 1
-    CU_JIT_WALL_TIME = 2
-    CU_JIT_INFO_LOG_BUFFER = 3
-    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
-    CU_JIT_ERROR_LOG_BUFFER = 5
-    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
-    CU_JIT_OPTIMIZATION_LEVEL = 7
-    CU_JIT_TARGET_FROM_CUCONTEXT = 8
-    CU_JIT_TARGET = 9
-    CU_JIT_FALLBACK_STRATEGY = 10
-    CU_JIT_GENERATE_DEBUG_INFO = 11
-    CU_JIT_LOG_VERBOSE = 12
-    CU_JIT_GENERATE_LINE_INFO = 13
-    CU_JIT_CACHE_MODE = 14
-    CU_JIT_NEW_SM3X_OPT = 15
-    CU_JIT_FAST_COMPILE = 16
-    CU_JIT_GLOBAL_SYMBOL_NAMES = 17
-    CU_JIT_GLOBAL_SYMBOL_ADDRESSES = 18
-    CU_JIT_GLOBAL_SYMBOL_COUNT = 19
-    CU_JIT_LTO = 20
-    CU_JIT_FTZ = 21
-    CU_JIT_PREC_DIV = 22
-    CU_JIT_PREC_SQRT = 23
-    CU_JIT_FMA = 24
-    CU_JIT_REFERENCED_KERNEL_NAMES = 25
-    CU_JIT_REFERENCED_KERNEL_COUNT = 26
-    CU_JIT_REFERENCED_VARIABLE_NAMES = 27
-    CU_JIT_REFERENCED_VARIABLE_COUNT = 28
-    CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES = 29
-    CU_JIT_POSITION_INDEPENDENT_CODE = 30
-    CU_JIT_MIN_CTA_PER_SM = 31
-    CU_JIT_MAX_THREADS_PER_BLOCK = 32
-    CU_JIT_OVERRIDE_DIRECTIVE_VALUES = 33
-    CU_JIT_SPLIT_COMPILE = 34
-    CU_JIT_NUM_OPTIONS = 35
+# CUjit_option is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUjit_option_class = None
+cdef tuple _CUjit_option_table = ()
+cdef dict _CUjit_option_members = {}
 
 
-cdef tuple _CUjit_option_table = _dense_table(CUjit_option)
-cdef dict _CUjit_option_members = CUjit_option._value2member_
+cdef object _CUjit_option_define():
+    global _CUjit_option_class, _CUjit_option_table, _CUjit_option_members
+
+    class CUjit_option(_CEnum):
+        """Enum CUjit_option of the C API.
+
+        Online compiler and linker options
+        """
+        __qualname__ = "CUjit_option"
+        CU_JIT_MAX_REGISTERS = 0
+        CU_JIT_THREADS_PER_BLOCK = 1
+        CU_JIT_WALL_TIME = 2
+        CU_JIT_INFO_LOG_BUFFER = 3
+        CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+        CU_JIT_ERROR_LOG_BUFFER = 5
+        CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+        CU_JIT_OPTIMIZATION_LEVEL = 7
+        CU_JIT_TARGET_FROM_CUCONTEXT = 8
+        CU_JIT_TARGET = 9
+        CU_JIT_FALLBACK_STRATEGY = 10
+        CU_JIT_GENERATE_DEBUG_INFO = 11
+        CU_JIT_LOG_VERBOSE = 12
+        CU_JIT_GENERATE_LINE_INFO = 13
+        CU_JIT_CACHE_MODE = 14
+        CU_JIT_NEW_SM3X_OPT = 15
+        CU_JIT_FAST_COMPILE = 16
+        CU_JIT_GLOBAL_SYMBOL_NAMES = 17
+        CU_JIT_GLOBAL_SYMBOL_ADDRESSES = 18
+        CU_JIT_GLOBAL_SYMBOL_COUNT = 19
+        CU_JIT_LTO = 20
+        CU_JIT_FTZ = 21
+        CU_JIT_PREC_DIV = 22
+        CU_JIT_PREC_SQRT = 23
+        CU_JIT_FMA = 24
+        CU_JIT_REFERENCED_KERNEL_NAMES = 25
+        CU_JIT_REFERENCED_KERNEL_COUNT = 26
+        CU_JIT_REFERENCED_VARIABLE_NAMES = 27
+        CU_JIT_REFERENCED_VARIABLE_COUNT = 28
+        CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES = 29
+        CU_JIT_POSITION_INDEPENDENT_CODE = 30
+        CU_JIT_MIN_CTA_PER_SM = 31
+        CU_JIT_MAX_THREADS_PER_BLOCK = 32
+        CU_JIT_OVERRIDE_DIRECTIVE_VALUES = 33
+        CU_JIT_SPLIT_COMPILE = 34
+        CU_JIT_NUM_OPTIONS = 35
+
+    table = _dense_table(CUjit_option)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUjit_option_class is None:
+        _CUjit_option_table = table
+        _CUjit_option_members = CUjit_option._value2member_
+        globals()["CUjit_option"] = CUjit_option
+        _CUjit_option_class = CUjit_option
+    return _CUjit_option_class
 
 
 cdef inline object _CUjit_option_of(long long value):
+    if _CUjit_option_class is None:
+        _CUjit_option_define()
     if 0 <= value < len(_CUjit_option_table):
         member = _CUjit_option_table[value]
         if member is not None:
             return member
     member = _CUjit_option_members.get(value)
-    return CUjit_option._unknown_(value) if member is None else member
+    return _CUjit_option_class._unknown_(value) if member is None else member
 
 
 
-class CUjit_target(_CEnum):
-    """Enum CUjit_target of the C API.
-
-    Online compilation targets
-    """
-    CU_TARGET_COMPUTE_30 = 30
-    CU_TARGET_COMPUTE_32 = 32
-    CU_TARGET_COMPUTE_35 = 35
-    CU_TARGET_COMPUTE_37 = 37
-    CU_TARGET_COMPUTE_50 = 50
-    CU_TARGET_COMPUTE_52 = 52
-    CU_TARGET_COMPUTE_53 = 53
-    CU_TARGET_COMPUTE_60 = 60
-    CU_TARGET_COMPUTE_61 = 61
-    CU_TARGET_COMPUTE_62 = 62
-    CU_TARGET_COMPUTE_70 = 70
-    CU_TARGET_COMPUTE_72 = 72
-    CU_TARGET_COMPUTE_75 = 75
-    CU_TARGET_COMPUTE_80 = 80
-    CU_TARGET_COMPUTE_86 = 86
-    CU_TARGET_COMPUTE_87 = 87
-    CU_TARGET_COMPUTE_89 = 89
-    CU_TARGET_COMPUTE_90 = 90
-    CU_TARGET_COMPUTE_100 = 100
-    CU_TARGET_COMPUTE_110 = 110
-    CU_TARGET_COMPUTE_103 = 103
-    CU_TARGET_COMPUTE_120 = 120
-    CU_TARGET_COMPUTE_121 = 121
-    CU_TARGET_COMPUTE_90A = 65626
-    CU_TARGET_COMPUTE_100A = 65636
-    CU_TARGET_COMPUTE_110A = 65646
-    CU_TARGET_COMPUTE_103A = 65639
-    CU_TARGET_COMPUTE_120A = 65656
-    CU_TARGET_COMPUTE_121A = 65657
-    CU_TARGET_COMPUTE_100F = 131172
-    CU_TARGET_COMPUTE_110F = 131182
-    CU_TARGET_COMPUTE_103F = 131175
-    CU_TARGET_COMPUTE_120F = 131192
-    CU_TARGET_COMPUTE_121F = 131193
+# CUjit_target is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUjit_target_class = None
+cdef tuple _CUjit_target_table = ()
+cdef dict _CUjit_target_members = {}
 
 
-cdef tuple _CUjit_target_table = _dense_table(CUjit_target)
-cdef dict _CUjit_target_members = CUjit_target._value2member_
+cdef object _CUjit_target_define():
+    global _CUjit_target_class, _CUjit_target_table, _CUjit_target_members
+
+    class CUjit_target(_CEnum):
+        """Enum CUjit_target of the C API.
+
+        Online compilation targets
+        """
+        __qualname__ = "CUjit_target"
+        CU_TARGET_COMPUTE_30 = 30
+        CU_TARGET_COMPUTE_32 = 32
+        CU_TARGET_COMPUTE_35 = 35
+        CU_TARGET_COMPUTE_37 = 37
+        CU_TARGET_COMPUTE_50 = 50
+        CU_TARGET_COMPUTE_52 = 52
+        CU_TARGET_COMPUTE_53 = 53
+        CU_TARGET_COMPUTE_60 = 60
+        CU_TARGET_COMPUTE_61 = 61
+        CU_TARGET_COMPUTE_62 = 62
+        CU_TARGET_COMPUTE_70 = 70
+        CU_TARGET_COMPUTE_72 = 72
+        CU_TARGET_COMPUTE_75 = 75
+        CU_TARGET_COMPUTE_80 = 80
+        CU_TARGET_COMPUTE_86 = 86
+        CU_TARGET_COMPUTE_87 = 87
+        CU_TARGET_COMPUTE_89 = 89
+        CU_TARGET_COMPUTE_90 = 90
+        CU_TARGET_COMPUTE_100 = 100
+        CU_TARGET_COMPUTE_110 = 110
+        CU_TARGET_COMPUTE_103 = 103
+        CU_TARGET_COMPUTE_120 = 120
+        CU_TARGET_COMPUTE_121 = 121
+        CU_TARGET_COMPUTE_90A = 65626
+        CU_TARGET_COMPUTE_100A = 65636
+        CU_TARGET_COMPUTE_110A = 65646
+        CU_TARGET_COMPUTE_103A = 65639
+        CU_TARGET_COMPUTE_120A = 65656
+        CU_TARGET_COMPUTE_121A = 65657
+        CU_TARGET_COMPUTE_100F = 131172
+        CU_TARGET_COMPUTE_110F = 131182
+        CU_TARGET_COMPUTE_103F = 131175
+        CU_TARGET_COMPUTE_120F = 131192
+        CU_TARGET_COMPUTE_121F = 131193
+
+    table = _dense_table(CUjit_target)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUjit_target_class is None:
+        _CUjit_target_table = table
+        _CUjit_target_members = CUjit_target._value2member_
+        globals()["CUjit_target"] = CUjit_target
+        _CUjit_target_class = CUjit_target
+    return _CUjit_target_class
 
 
 cdef inline object _CUjit_target_of(long long value):
+    if _CUjit_target_class is None:
+        _CUjit_target_define()
     if 0 <= value < len(_CUjit_target_table):
         member = _CUjit_target_table[value]
         if member is not None:
             return member
     member = _CUjit_target_members.get(value)
-    return CUjit_target._unknown_(value) if member is None else member
+    return _CUjit_target_class._unknown_(value) if member is None else member
 
 
 
-class CUjit_fallback(_CEnum):
-    """Enum CUjit_fallback of the C API.
-
-    Cubin matching fallback strategies
-    """
-    CU_PREFER_PTX = 0
-    CU_PREFER_BINARY = 1
+# CUjit_fallback is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUjit_fallback_class = None
+cdef tuple _CUjit_fallback_table = ()
+cdef dict _CUjit_fallback_members = {}
 
 
-cdef tuple _CUjit_fallback_table = _dense_table(CUjit_fallback)
-cdef dict _CUjit_fallback_members = CUjit_fallback._value2member_
+cdef object _CUjit_fallback_define():
+    global _CUjit_fallback_class, _CUjit_fallback_table, _CUjit_fallback_members
+
+    class CUjit_fallback(_CEnum):
+        """Enum CUjit_fallback of the C API.
+
+        Cubin matching fallback strategies
+        """
+        __qualname__ = "CUjit_fallback"
+        CU_PREFER_PTX = 0
+        CU_PREFER_BINARY = 1
+
+    table = _dense_table(CUjit_fallback)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUjit_fallback_class is None:
+        _CUjit_fallback_table = table
+        _CUjit_fallback_members = CUjit_fallback._value2member_
+        globals()["CUjit_fallback"] = CUjit_fallback
+        _CUjit_fallback_class = CUjit_fallback
+    return _CUjit_fallback_class
 
 
 cdef inline object _CUjit_fallback_of(long long value):
+    if _CUjit_fallback_class is None:
+        _CUjit_fallback_define()
     if 0 <= value < len(_CUjit_fallback_table):
         member = _CUjit_fallback_table[value]
         if member is not None:
             return member
     member = _CUjit_fallback_members.get(value)
-    return CUjit_fallback._unknown_(value) if member is None else member
+    return _CUjit_fallback_class._unknown_(value) if member is None else member
 
 
 
-class CUjit_cacheMode(_CEnum):
-    """Enum CUjit_cacheMode of the C API.
-
-    Caching modes for dlcm
-    """
-    CU_JIT_CACHE_OPTION_NONE = 0
-    CU_JIT_CACHE_OPTION_CG = 1
-    CU_JIT_CACHE_OPTION_CA = 2
+# CUjit_cacheMode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUjit_cacheMode_class = None
+cdef tuple _CUjit_cacheMode_table = ()
+cdef dict _CUjit_cacheMode_members = {}
 
 
-cdef tuple _CUjit_cacheMode_table = _dense_table(CUjit_cacheMode)
-cdef dict _CUjit_cacheMode_members = CUjit_cacheMode._value2member_
+cdef object _CUjit_cacheMode_define():
+    global _CUjit_cacheMode_class, _CUjit_cacheMode_table, _CUjit_cacheMode_members
+
+    class CUjit_cacheMode(_CEnum):
+        """Enum CUjit_cacheMode of the C API.
+
+        Caching modes for dlcm
+        """
+        __qualname__ = "CUjit_cacheMode"
+        CU_JIT_CACHE_OPTION_NONE = 0
+        CU_JIT_CACHE_OPTION_CG = 1
+        CU_JIT_CACHE_OPTION_CA = 2
+
+    table = _dense_table(CUjit_cacheMode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUjit_cacheMode_class is None:
+        _CUjit_cacheMode_table = table
+        _CUjit_cacheMode_members = CUjit_cacheMode._value2member_
+        globals()["CUjit_cacheMode"] = CUjit_cacheMode
+        _CUjit_cacheMode_class = CUjit_cacheMode
+    return _CUjit_cacheMode_class
 
 
 cdef inline object _CUjit_cacheMode_of(long long value):
+    if _CUjit_cacheMode_class is None:
+        _CUjit_cacheMode_define()
     if 0 <= value < len(_CUjit_cacheMode_table):
         member = _CUjit_cacheMode_table[value]
         if member is not None:
             return member
     member = _CUjit_cacheMode_members.get(value)
-    return CUjit_cacheMode._unknown_(value) if member is None else member
+    return _CUjit_cacheMode_class._unknown_(value) if member is None else member
 
 
 
-class CUjitInputType(_CEnum):
-    """Enum CUjitInputType of the C API.
-
-    Device code formats
-    """
-    CU_JIT_INPUT_CUBIN = 0
-    CU_JIT_INPUT_PTX = 1
-    CU_JIT_INPUT_FATBINARY = 2
-    CU_JIT_INPUT_OBJECT = 3
-    CU_JIT_INPUT_LIBRARY = 4
-    CU_JIT_INPUT_NVVM = 5
-    CU_JIT_NUM_INPUT_TYPES = 6
+# CUjitInputType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUjitInputType_class = None
+cdef tuple _CUjitInputType_table = ()
+cdef dict _CUjitInputType_members = {}
 
 
-cdef tuple _CUjitInputType_table = _dense_table(CUjitInputType)
-cdef dict _CUjitInputType_members = CUjitInputType._value2member_
+cdef object _CUjitInputType_define():
+    global _CUjitInputType_class, _CUjitInputType_table, _CUjitInputType_members
+
+    class CUjitInputType(_CEnum):
+        """Enum CUjitInputType of the C API.
+
+        Device code formats
+        """
+        __qualname__ = "CUjitInputType"
+        CU_JIT_INPUT_CUBIN = 0
+        CU_JIT_INPUT_PTX = 1
+        CU_JIT_INPUT_FATBINARY = 2
+        CU_JIT_INPUT_OBJECT = 3
+        CU_JIT_INPUT_LIBRARY = 4
+        CU_JIT_INPUT_NVVM = 5
+        CU_JIT_NUM_INPUT_TYPES = 6
+
+    table = _dense_table(CUjitInputType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUjitInputType_class is None:
+        _CUjitInputType_table = table
+        _CUjitInputType_members = CUjitInputType._value2member_
+        globals()["CUjitInputType"] = CUjitInputType
+        _CUjitInputType_class = CUjitInputType
+    return _CUjitInputType_class
 
 
 cdef inline object _CUjitInputType_of(long long value):
+    if _CUjitInputType_class is None:
+        _CUjitInputType_define()
     if 0 <= value < len(_CUjitInputType_table):
         member = _CUjitInputType_table[value]
         if member is not None:
             return member
     member = _CUjitInputType_members.get(value)
-    return CUjitInputType._unknown_(value) if member is None else member
+    return _CUjitInputType_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphicsRegisterFlags(_CEnum):
-    """Enum CUgraphicsRegisterFlags of the C API.
-
-    Flags to register a graphics resource
-    """
-    CU_GRAPHICS_REGISTER_FLAGS_NONE = 0
-    CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY = 1
-    CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 2
-    CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 4
-    CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 8
+# CUgraphicsRegisterFlags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphicsRegisterFlags_class = None
+cdef tuple _CUgraphicsRegisterFlags_table = ()
+cdef dict _CUgraphicsRegisterFlags_members = {}
 
 
-cdef tuple _CUgraphicsRegisterFlags_table = _dense_table(CUgraphicsRegisterFlags)
-cdef dict _CUgraphicsRegisterFlags_members = CUgraphicsRegisterFlags._value2member_
+cdef object _CUgraphicsRegisterFlags_define():
+    global _CUgraphicsRegisterFlags_class, _CUgraphicsRegisterFlags_table, _CUgraphicsRegisterFlags_members
+
+    class CUgraphicsRegisterFlags(_CEnum):
+        """Enum CUgraphicsRegisterFlags of the C API.
+
+        Flags to register a graphics resource
+        """
+        __qualname__ = "CUgraphicsRegisterFlags"
+        CU_GRAPHICS_REGISTER_FLAGS_NONE = 0
+        CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY = 1
+        CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 2
+        CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 4
+        CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 8
+
+    table = _dense_table(CUgraphicsRegisterFlags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphicsRegisterFlags_class is None:
+        _CUgraphicsRegisterFlags_table = table
+        _CUgraphicsRegisterFlags_members = CUgraphicsRegisterFlags._value2member_
+        globals()["CUgraphicsRegisterFlags"] = CUgraphicsRegisterFlags
+        _CUgraphicsRegisterFlags_class = CUgraphicsRegisterFlags
+    return _CUgraphicsRegisterFlags_class
 
 
 cdef inline object _CUgraphicsRegisterFlags_of(long long value):
+    if _CUgraphicsRegisterFlags_class is None:
+        _CUgraphicsRegisterFlags_define()
     if 0 <= value < len(_CUgraphicsRegisterFlags_table):
         member = _CUgraphicsRegisterFlags_table[value]
         if member is not None:
             return member
     member = _CUgraphicsRegisterFlags_members.get(value)
-    return CUgraphicsRegisterFlags._unknown_(value) if member is None else member
+    return _CUgraphicsRegisterFlags_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphicsMapResourceFlags(_CEnum):
-    """Enum CUgraphicsMapResourceFlags of the C API.
-
-    Flags for mapping and unmapping interop resources
-    """
-    CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0
-    CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1
-    CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2
+# CUgraphicsMapResourceFlags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphicsMapResourceFlags_class = None
+cdef tuple _CUgraphicsMapResourceFlags_table = ()
+cdef dict _CUgraphicsMapResourceFlags_members = {}
 
 
-cdef tuple _CUgraphicsMapResourceFlags_table = _dense_table(CUgraphicsMapResourceFlags)
-cdef dict _CUgraphicsMapResourceFlags_members = CUgraphicsMapResourceFlags._value2member_
+cdef object _CUgraphicsMapResourceFlags_define():
+    global _CUgraphicsMapResourceFlags_class, _CUgraphicsMapResourceFlags_table, _CUgraphicsMapResourceFlags_members
+
+    class CUgraphicsMapResourceFlags(_CEnum):
+        """Enum CUgraphicsMapResourceFlags of the C API.
+
+        Flags for mapping and unmapping interop resources
+        """
+        __qualname__ = "CUgraphicsMapResourceFlags"
+        CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0
+        CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1
+        CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2
+
+    table = _dense_table(CUgraphicsMapResourceFlags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphicsMapResourceFlags_class is None:
+        _CUgraphicsMapResourceFlags_table = table
+        _CUgraphicsMapResourceFlags_members = CUgraphicsMapResourceFlags._value2member_
+        globals()["CUgraphicsMapResourceFlags"] = CUgraphicsMapResourceFlags
+        _CUgraphicsMapResourceFlags_class = CUgraphicsMapResourceFlags
+    return _CUgraphicsMapResourceFlags_class
 
 
 cdef inline object _CUgraphicsMapResourceFlags_of(long long value):
+    if _CUgraphicsMapResourceFlags_class is None:
+        _CUgraphicsMapResourceFlags_define()
     if 0 <= value < len(_CUgraphicsMapResourceFlags_table):
         member = _CUgraphicsMapResourceFlags_table[value]
         if member is not None:
             return member
     member = _CUgraphicsMapResourceFlags_members.get(value)
-    return CUgraphicsMapResourceFlags._unknown_(value) if member is None else member
+    return _CUgraphicsMapResourceFlags_class._unknown_(value) if member is None else member
 
 
 
-class CUarray_cubemap_face(_CEnum):
-    """Enum CUarray_cubemap_face of the C API.
-
-    Array indices for cube faces
-    """
-    CU_CUBEMAP_FACE_POSITIVE_X = 0
-    CU_CUBEMAP_FACE_NEGATIVE_X = 1
-    CU_CUBEMAP_FACE_POSITIVE_Y = 2
-    CU_CUBEMAP_FACE_NEGATIVE_Y = 3
-    CU_CUBEMAP_FACE_POSITIVE_Z = 4
-    CU_CUBEMAP_FACE_NEGATIVE_Z = 5
+# CUarray_cubemap_face is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUarray_cubemap_face_class = None
+cdef tuple _CUarray_cubemap_face_table = ()
+cdef dict _CUarray_cubemap_face_members = {}
 
 
-cdef tuple _CUarray_cubemap_face_table = _dense_table(CUarray_cubemap_face)
-cdef dict _CUarray_cubemap_face_members = CUarray_cubemap_face._value2member_
+cdef object _CUarray_cubemap_face_define():
+    global _CUarray_cubemap_face_class, _CUarray_cubemap_face_table, _CUarray_cubemap_face_members
+
+    class CUarray_cubemap_face(_CEnum):
+        """Enum CUarray_cubemap_face of the C API.
+
+        Array indices for cube faces
+        """
+        __qualname__ = "CUarray_cubemap_face"
+        CU_CUBEMAP_FACE_POSITIVE_X = 0
+        CU_CUBEMAP_FACE_NEGATIVE_X = 1
+        CU_CUBEMAP_FACE_POSITIVE_Y = 2
+        CU_CUBEMAP_FACE_NEGATIVE_Y = 3
+        CU_CUBEMAP_FACE_POSITIVE_Z = 4
+        CU_CUBEMAP_FACE_NEGATIVE_Z = 5
+
+    table = _dense_table(CUarray_cubemap_face)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUarray_cubemap_face_class is None:
+        _CUarray_cubemap_face_table = table
+        _CUarray_cubemap_face_members = CUarray_cubemap_face._value2member_
+        globals()["CUarray_cubemap_face"] = CUarray_cubemap_face
+        _CUarray_cubemap_face_class = CUarray_cubemap_face
+    return _CUarray_cubemap_face_class
 
 
 cdef inline object _CUarray_cubemap_face_of(long long value):
+    if _CUarray_cubemap_face_class is None:
+        _CUarray_cubemap_face_define()
     if 0 <= value < len(_CUarray_cubemap_face_table):
         member = _CUarray_cubemap_face_table[value]
         if member is not None:
             return member
     member = _CUarray_cubemap_face_members.get(value)
-    return CUarray_cubemap_face._unknown_(value) if member is None else member
+    return _CUarray_cubemap_face_class._unknown_(value) if member is None else member
 
 
 
-class CUlimit(_CEnum):
-    """Enum CUlimit of the C API.
-
-    Limits
-    """
-    CU_LIMIT_STACK_SIZE = 0
-    CU_LIMIT_PRINTF_FIFO_SIZE = 1
-    CU_LIMIT_MALLOC_HEAP_SIZE = 2
-    CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH = 3
-    CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
-    CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 5
-    CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 6
-    CU_LIMIT_SHMEM_SIZE = 7
-    CU_LIMIT_CIG_ENABLED = 8
-    CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 9
-    CU_LIMIT_MAX = 10
+# CUlimit is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUlimit_class = None
+cdef tuple _CUlimit_table = ()
+cdef dict _CUlimit_members = {}
 
 
-cdef tuple _CUlimit_table = _dense_table(CUlimit)
-cdef dict _CUlimit_members = CUlimit._value2member_
+cdef object _CUlimit_define():
+    global _CUlimit_class, _CUlimit_table, _CUlimit_members
+
+    class CUlimit(_CEnum):
+        """Enum CUlimit of the C API.
+
+        Limits
+        """
+        __qualname__ = "CUlimit"
+        CU_LIMIT_STACK_SIZE = 0
+        CU_LIMIT_PRINTF_FIFO_SIZE = 1
+        CU_LIMIT_MALLOC_HEAP_SIZE = 2
+        CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH = 3
+        CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
+        CU_LIMIT_MAX_L2_FETCH_GRANULARITY = 5
+        CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 6
+        CU_LIMIT_SHMEM_SIZE = 7
+        CU_LIMIT_CIG_ENABLED = 8
+        CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED = 9
+        CU_LIMIT_MAX = 10
+
+    table = _dense_table(CUlimit)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUlimit_class is None:
+        _CUlimit_table = table
+        _CUlimit_members = CUlimit._value2member_
+        globals()["CUlimit"] = CUlimit
+        _CUlimit_class = CUlimit
+    return _CUlimit_class
 
 
 cdef inline object _CUlimit_of(long long value):
+    if _CUlimit_class is None:
+        _CUlimit_define()
     if 0 <= value < len(_CUlimit_table):
         member = _CUlimit_table[value]
         if member is not None:
             return member
     member = _CUlimit_members.get(value)
-    return CUlimit._unknown_(value) if member is None else member
+    return _CUlimit_class._unknown_(value) if member is None else member
 
 
 
-class CUresourcetype(_CEnum):
-    """Enum CUresourcetype of the C API.
-
-    Resource types
-    """
-    CU_RESOURCE_TYPE_ARRAY = 0
-    CU_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1
-    CU_RESOURCE_TYPE_LINEAR = 2
-    CU_RESOURCE_TYPE_PITCH2D = 3
+# CUresourcetype is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUresourcetype_class = None
+cdef tuple _CUresourcetype_table = ()
+cdef dict _CUresourcetype_members = {}
 
 
-cdef tuple _CUresourcetype_table = _dense_table(CUresourcetype)
-cdef dict _CUresourcetype_members = CUresourcetype._value2member_
+cdef object _CUresourcetype_define():
+    global _CUresourcetype_class, _CUresourcetype_table, _CUresourcetype_members
+
+    class CUresourcetype(_CEnum):
+        """Enum CUresourcetype of the C API.
+
+        Resource types
+        """
+        __qualname__ = "CUresourcetype"
+        CU_RESOURCE_TYPE_ARRAY = 0
+        CU_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1
+        CU_RESOURCE_TYPE_LINEAR = 2
+        CU_RESOURCE_TYPE_PITCH2D = 3
+
+    table = _dense_table(CUresourcetype)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUresourcetype_class is None:
+        _CUresourcetype_table = table
+        _CUresourcetype_members = CUresourcetype._value2member_
+        globals()["CUresourcetype"] = CUresourcetype
+        _CUresourcetype_class = CUresourcetype
+    return _CUresourcetype_class
 
 
 cdef inline object _CUresourcetype_of(long long value):
+    if _CUresourcetype_class is None:
+        _CUresourcetype_define()
     if 0 <= value < len(_CUresourcetype_table):
         member = _CUresourcetype_table[value]
         if member is not None:
             return member
     member = _CUresourcetype_members.get(value)
-    return CUresourcetype._unknown_(value) if member is None else member
+    return _CUresourcetype_class._unknown_(value) if member is None else member
 
 
 
-class CUaccessProperty(_CEnum):
-    """Enum CUaccessProperty of the C API.
-
-    Specifies performance hint with CUaccessPolicyWindow for hitProp and missProp members.
-    """
-    CU_ACCESS_PROPERTY_NORMAL = 0
-    CU_ACCESS_PROPERTY_STREAMING = 1
-    CU_ACCESS_PROPERTY_PERSISTING = 2
+# CUaccessProperty is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUaccessProperty_class = None
+cdef tuple _CUaccessProperty_table = ()
+cdef dict _CUaccessProperty_members = {}
 
 
-cdef tuple _CUaccessProperty_table = _dense_table(CUaccessProperty)
-cdef dict _CUaccessProperty_members = CUaccessProperty._value2member_
+cdef object _CUaccessProperty_define():
+    global _CUaccessProperty_class, _CUaccessProperty_table, _CUaccessProperty_members
+
+    class CUaccessProperty(_CEnum):
+        """Enum CUaccessProperty of the C API.
+
+        Specifies performance hint with CUaccessPolicyWindow for hitProp and missProp members.
+        """
+        __qualname__ = "CUaccessProperty"
+        CU_ACCESS_PROPERTY_NORMAL = 0
+        CU_ACCESS_PROPERTY_STREAMING = 1
+        CU_ACCESS_PROPERTY_PERSISTING = 2
+
+    table = _dense_table(CUaccessProperty)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUaccessProperty_class is None:
+        _CUaccessProperty_table = table
+        _CUaccessProperty_members = CUaccessProperty._value2member_
+        globals()["CUaccessProperty"] = CUaccessProperty
+        _CUaccessProperty_class = CUaccessProperty
+    return _CUaccessProperty_class
 
 
 cdef inline object _CUaccessProperty_of(long long value):
+    if _CUaccessProperty_class is None:
+        _CUaccessProperty_define()
     if 0 <= value < len(_CUaccessProperty_table):
         member = _CUaccessProperty_table[value]
         if member is not None:
             return member
     member = _CUaccessProperty_members.get(value)
-    return CUaccessProperty._unknown_(value) if member is None else member
+    return _CUaccessProperty_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphConditionalNodeType(_CEnum):
-    """Enum CUgraphConditionalNodeType of the C API.
-
-    Conditional node types
-    """
-    CU_GRAPH_COND_TYPE_IF = 0
-    CU_GRAPH_COND_TYPE_WHILE = 1
-    CU_GRAPH_COND_TYPE_SWITCH = 2
+# CUgraphConditionalNodeType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphConditionalNodeType_class = None
+cdef tuple _CUgraphConditionalNodeType_table = ()
+cdef dict _CUgraphConditionalNodeType_members = {}
 
 
-cdef tuple _CUgraphConditionalNodeType_table = _dense_table(CUgraphConditionalNodeType)
-cdef dict _CUgraphConditionalNodeType_members = CUgraphConditionalNodeType._value2member_
+cdef object _CUgraphConditionalNodeType_define():
+    global _CUgraphConditionalNodeType_class, _CUgraphConditionalNodeType_table, _CUgraphConditionalNodeType_members
+
+    class CUgraphConditionalNodeType(_CEnum):
+        """Enum CUgraphConditionalNodeType of the C API.
+
+        Conditional node types
+        """
+        __qualname__ = "CUgraphConditionalNodeType"
+        CU_GRAPH_COND_TYPE_IF = 0
+        CU_GRAPH_COND_TYPE_WHILE = 1
+        CU_GRAPH_COND_TYPE_SWITCH = 2
+
+    table = _dense_table(CUgraphConditionalNodeType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphConditionalNodeType_class is None:
+        _CUgraphConditionalNodeType_table = table
+        _CUgraphConditionalNodeType_members = CUgraphConditionalNodeType._value2member_
+        globals()["CUgraphConditionalNodeType"] = CUgraphConditionalNodeType
+        _CUgraphConditionalNodeType_class = CUgraphConditionalNodeType
+    return _CUgraphConditionalNodeType_class
 
 
 cdef inline object _CUgraphConditionalNodeType_of(long long value):
+    if _CUgraphConditionalNodeType_class is None:
+        _CUgraphConditionalNodeType_define()
     if 0 <= value < len(_CUgraphConditionalNodeType_table):
         member = _CUgraphConditionalNodeType_table[value]
         if member is not None:
             return member
     member = _CUgraphConditionalNodeType_members.get(value)
-    return CUgraphConditionalNodeType._unknown_(value) if member is None else member
+    return _CUgraphConditionalNodeType_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphNodeType(_CEnum):
-    """Enum CUgraphNodeType of the C API.
-
-    Graph node types
-    """
-    CU_GRAPH_NODE_TYPE_KERNEL = 0
-    CU_GRAPH_NODE_TYPE_MEMCPY = 1
-    CU_GRAPH_NODE_TYPE_MEMSET = 2
-    CU_GRAPH_NODE_TYPE_HOST = 3
-    CU_GRAPH_NODE_TYPE_GRAPH = 4
-    CU_GRAPH_NODE_TYPE_EMPTY = 5
-    CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6
-    CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
-    CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8
-    CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9
-    CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10
-    CU_GRAPH_NODE_TYPE_MEM_FREE = 11
-    CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12
-    CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
+# CUgraphNodeType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphNodeType_class = None
+cdef tuple _CUgraphNodeType_table = ()
+cdef dict _CUgraphNodeType_members = {}
 
 
-cdef tuple _CUgraphNodeType_table = _dense_table(CUgraphNodeType)
-cdef dict _CUgraphNodeType_members = CUgraphNodeType._value2member_
+cdef object _CUgraphNodeType_define():
+    global _CUgraphNodeType_class, _CUgraphNodeType_table, _CUgraphNodeType_members
+
+    class CUgraphNodeType(_CEnum):
+        """Enum CUgraphNodeType of the C API.
+
+        Graph node types
+        """
+        __qualname__ = "CUgraphNodeType"
+        CU_GRAPH_NODE_TYPE_KERNEL = 0
+        CU_GRAPH_NODE_TYPE_MEMCPY = 1
+        CU_GRAPH_NODE_TYPE_MEMSET = 2
+        CU_GRAPH_NODE_TYPE_HOST = 3
+        CU_GRAPH_NODE_TYPE_GRAPH = 4
+        CU_GRAPH_NODE_TYPE_EMPTY = 5
+        CU_GRAPH_NODE_TYPE_WAIT_EVENT = 6
+        CU_GRAPH_NODE_TYPE_EVENT_RECORD = 7
+        CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL = 8
+        CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT = 9
+        CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10
+        CU_GRAPH_NODE_TYPE_MEM_FREE = 11
+        CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12
+        CU_GRAPH_NODE_TYPE_CONDITIONAL = 13
+
+    table = _dense_table(CUgraphNodeType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphNodeType_class is None:
+        _CUgraphNodeType_table = table
+        _CUgraphNodeType_members = CUgraphNodeType._value2member_
+        globals()["CUgraphNodeType"] = CUgraphNodeType
+        _CUgraphNodeType_class = CUgraphNodeType
+    return _CUgraphNodeType_class
 
 
 cdef inline object _CUgraphNodeType_of(long long value):
+    if _CUgraphNodeType_class is None:
+        _CUgraphNodeType_define()
     if 0 <= value < len(_CUgraphNodeType_table):
         member = _CUgraphNodeType_table[value]
         if member is not None:
             return member
     member = _CUgraphNodeType_members.get(value)
-    return CUgraphNodeType._unknown_(value) if member is None else member
+    return _CUgraphNodeType_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphDependencyType(_CEnum):
-    """Enum CUgraphDependencyType of the C API.
-
-    Type annotations that can be applied to graph edges as part of CUgraphEdgeData.
-    """
-    CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0
-    CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1
+# CUgraphDependencyType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphDependencyType_class = None
+cdef tuple _CUgraphDependencyType_table = ()
+cdef dict _CUgraphDependencyType_members = {}
 
 
-cdef tuple _CUgraphDependencyType_table = _dense_table(CUgraphDependencyType)
-cdef dict _CUgraphDependencyType_members = CUgraphDependencyType._value2member_
+cdef object _CUgraphDependencyType_define():
+    global _CUgraphDependencyType_class, _CUgraphDependencyType_table, _CUgraphDependencyType_members
+
+    class CUgraphDependencyType(_CEnum):
+        """Enum CUgraphDependencyType of the C API.
+
+        Type annotations that can be applied to graph edges as part of CUgraphEdgeData.
+        """
+        __qualname__ = "CUgraphDependencyType"
+        CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0
+        CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1
+
+    table = _dense_table(CUgraphDependencyType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphDependencyType_class is None:
+        _CUgraphDependencyType_table = table
+        _CUgraphDependencyType_members = CUgraphDependencyType._value2member_
+        globals()["CUgraphDependencyType"] = CUgraphDependencyType
+        _CUgraphDependencyType_class = CUgraphDependencyType
+    return _CUgraphDependencyType_class
 
 
 cdef inline object _CUgraphDependencyType_of(long long value):
+    if _CUgraphDependencyType_class is None:
+        _CUgraphDependencyType_define()
     if 0 <= value < len(_CUgraphDependencyType_table):
         member = _CUgraphDependencyType_table[value]
         if member is not None:
             return member
     member = _CUgraphDependencyType_members.get(value)
-    return CUgraphDependencyType._unknown_(value) if member is None else member
+    return _CUgraphDependencyType_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphInstantiateResult(_CEnum):
-    """Enum CUgraphInstantiateResult of the C API.
-
-    Graph instantiation results
-    """
-    CUDA_GRAPH_INSTANTIATE_SUCCESS = 0
-    CUDA_GRAPH_INSTANTIATE_ERROR = 1
-    CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2
-    CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3
-    CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED = 4
-    CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5
+# CUgraphInstantiateResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphInstantiateResult_class = None
+cdef tuple _CUgraphInstantiateResult_table = ()
+cdef dict _CUgraphInstantiateResult_members = {}
 
 
-cdef tuple _CUgraphInstantiateResult_table = _dense_table(CUgraphInstantiateResult)
-cdef dict _CUgraphInstantiateResult_members = CUgraphInstantiateResult._value2member_
+cdef object _CUgraphInstantiateResult_define():
+    global _CUgraphInstantiateResult_class, _CUgraphInstantiateResult_table, _CUgraphInstantiateResult_members
+
+    class CUgraphInstantiateResult(_CEnum):
+        """Enum CUgraphInstantiateResult of the C API.
+
+        Graph instantiation results
+        """
+        __qualname__ = "CUgraphInstantiateResult"
+        CUDA_GRAPH_INSTANTIATE_SUCCESS = 0
+        CUDA_GRAPH_INSTANTIATE_ERROR = 1
+        CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2
+        CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED = 3
+        CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED = 4
+        CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED = 5
+
+    table = _dense_table(CUgraphInstantiateResult)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphInstantiateResult_class is None:
+        _CUgraphInstantiateResult_table = table
+        _CUgraphInstantiateResult_members = CUgraphInstantiateResult._value2member_
+        globals()["CUgraphInstantiateResult"] = CUgraphInstantiateResult
+        _CUgraphInstantiateResult_class = CUgraphInstantiateResult
+    return _CUgraphInstantiateResult_class
 
 
 cdef inline object _CUgraphInstantiateResult_of(long long value):
+    if _CUgraphInstantiateResult_class is None:
+        _CUgraphInstantiateResult_define()
     if 0 <= value < len(_CUgraphInstantiateResult_table):
         member = _CUgraphInstantiateResult_table[value]
         if member is not None:
             return member
     member = _CUgraphInstantiateResult_members.get(value)
-    return CUgraphInstantiateResult._unknown_(value) if member is None else member
+    return _CUgraphInstantiateResult_class._unknown_(value) if member is None else member
 
 
 
-class CUsynchronizationPolicy(_CEnum):
-    """Enum CUsynchronizationPolicy of the C API."""
-    CU_SYNC_POLICY_AUTO = 1
-    CU_SYNC_POLICY_SPIN = 2
-    CU_SYNC_POLICY_YIELD = 3
-    CU_SYNC_POLICY_BLOCKING_SYNC = 4
+# CUsynchronizationPolicy is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUsynchronizationPolicy_class = None
+cdef tuple _CUsynchronizationPolicy_table = ()
+cdef dict _CUsynchronizationPolicy_members = {}
 
 
-cdef tuple _CUsynchronizationPolicy_table = _dense_table(CUsynchronizationPolicy)
-cdef dict _CUsynchronizationPolicy_members = CUsynchronizationPolicy._value2member_
+cdef object _CUsynchronizationPolicy_define():
+    global _CUsynchronizationPolicy_class, _CUsynchronizationPolicy_table, _CUsynchronizationPolicy_members
+
+    class CUsynchronizationPolicy(_CEnum):
+        """Enum CUsynchronizationPolicy of the C API."""
+        __qualname__ = "CUsynchronizationPolicy"
+        CU_SYNC_POLICY_AUTO = 1
+        CU_SYNC_POLICY_SPIN = 2
+        CU_SYNC_POLICY_YIELD = 3
+        CU_SYNC_POLICY_BLOCKING_SYNC = 4
+
+    table = _dense_table(CUsynchronizationPolicy)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUsynchronizationPolicy_class is None:
+        _CUsynchronizationPolicy_table = table
+        _CUsynchronizationPolicy_members = CUsynchronizationPolicy._value2member_
+        globals()["CUsynchronizationPolicy"] = CUsynchronizationPolicy
+        _CUsynchronizationPolicy_class = CUsynchronizationPolicy
+    return _CUsynchronizationPolicy_class
 
 
 cdef inline object _CUsynchronizationPolicy_of(long long value):
+    if _CUsynchronizationPolicy_class is None:
+        _CUsynchronizationPolicy_define()
     if 0 <= value < len(_CUsynchronizationPolicy_table):
         member = _CUsynchronizationPolicy_table[value]
         if member is not None:
             return member
     member = _CUsynchronizationPolicy_members.get(value)
-    return CUsynchronizationPolicy._unknown_(value) if member is None else member
+    return _CUsynchronizationPolicy_class._unknown_(value) if member is None else member
 
 
 
-class CUclusterSchedulingPolicy(_CEnum):
-    """Enum CUclusterSchedulingPolicy of the C API.
-
-    Cluster scheduling policies. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
-    """
-    CU_CLUSTER_SCHEDULING_POLICY_DEFAULT = 0
-    CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
-    CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2
+# CUclusterSchedulingPolicy is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUclusterSchedulingPolicy_class = None
+cdef tuple _CUclusterSchedulingPolicy_table = ()
+cdef dict _CUclusterSchedulingPolicy_members = {}
 
 
-cdef tuple _CUclusterSchedulingPolicy_table = _dense_table(CUclusterSchedulingPolicy)
-cdef dict _CUclusterSchedulingPolicy_members = CUclusterSchedulingPolicy._value2member_
+cdef object _CUclusterSchedulingPolicy_define():
+    global _CUclusterSchedulingPolicy_class, _CUclusterSchedulingPolicy_table, _CUclusterSchedulingPolicy_members
+
+    class CUclusterSchedulingPolicy(_CEnum):
+        """Enum CUclusterSchedulingPolicy of the C API.
+
+        Cluster scheduling policies. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
+        """
+        __qualname__ = "CUclusterSchedulingPolicy"
+        CU_CLUSTER_SCHEDULING_POLICY_DEFAULT = 0
+        CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
+        CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2
+
+    table = _dense_table(CUclusterSchedulingPolicy)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUclusterSchedulingPolicy_class is None:
+        _CUclusterSchedulingPolicy_table = table
+        _CUclusterSchedulingPolicy_members = CUclusterSchedulingPolicy._value2member_
+        globals()["CUclusterSchedulingPolicy"] = CUclusterSchedulingPolicy
+        _CUclusterSchedulingPolicy_class = CUclusterSchedulingPolicy
+    return _CUclusterSchedulingPolicy_class
 
 
 cdef inline object _CUclusterSchedulingPolicy_of(long long value):
+    if _CUclusterSchedulingPolicy_class is None:
+        _CUclusterSchedulingPolicy_define()
     if 0 <= value < len(_CUclusterSchedulingPolicy_table):
         member = _CUclusterSchedulingPolicy_table[value]
         if member is not None:
             return member
     member = _CUclusterSchedulingPolicy_members.get(value)
-    return CUclusterSchedulingPolicy._unknown_(value) if member is None else member
+    return _CUclusterSchedulingPolicy_class._unknown_(value) if member is None else member
 
 
 
-class CUlaunchMemSyncDomain(_CEnum):
-    """Enum CUlaunchMemSyncDomain of the C API.
-
-    Memory Synchronization Domain
-
-    A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
-    that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating
-    latency increase from memory barriers ordering unrelated traffic.
-
-    By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a
-    different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream /
-    graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, cuStreamSetAttribute, cuLaunchKernelEx,
-    cuGraphKernelNodeSetAttribute.
-
-    Memory operations done in kernels launched in different domains are considered system-scope distanced. In other
-    words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another
-    memory synchronization domain even if they are on the same GPU.
-    """
-    CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT = 0
-    CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1
+# CUlaunchMemSyncDomain is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUlaunchMemSyncDomain_class = None
+cdef tuple _CUlaunchMemSyncDomain_table = ()
+cdef dict _CUlaunchMemSyncDomain_members = {}
 
 
-cdef tuple _CUlaunchMemSyncDomain_table = _dense_table(CUlaunchMemSyncDomain)
-cdef dict _CUlaunchMemSyncDomain_members = CUlaunchMemSyncDomain._value2member_
+cdef object _CUlaunchMemSyncDomain_define():
+    global _CUlaunchMemSyncDomain_class, _CUlaunchMemSyncDomain_table, _CUlaunchMemSyncDomain_members
+
+    class CUlaunchMemSyncDomain(_CEnum):
+        """Enum CUlaunchMemSyncDomain of the C API.
+
+        Memory Synchronization Domain
+
+        A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
+        that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating
+        latency increase from memory barriers ordering unrelated traffic.
+
+        By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a
+        different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream /
+        graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, cuStreamSetAttribute, cuLaunchKernelEx,
+        cuGraphKernelNodeSetAttribute.
+
+        Memory operations done in kernels launched in different domains are considered system-scope distanced. In other
+        words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another
+        memory synchronization domain even if they are on the same GPU.
+        """
+        __qualname__ = "CUlaunchMemSyncDomain"
+        CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT = 0
+        CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1
+
+    table = _dense_table(CUlaunchMemSyncDomain)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUlaunchMemSyncDomain_class is None:
+        _CUlaunchMemSyncDomain_table = table
+        _CUlaunchMemSyncDomain_members = CUlaunchMemSyncDomain._value2member_
+        globals()["CUlaunchMemSyncDomain"] = CUlaunchMemSyncDomain
+        _CUlaunchMemSyncDomain_class = CUlaunchMemSyncDomain
+    return _CUlaunchMemSyncDomain_class
 
 
 cdef inline object _CUlaunchMemSyncDomain_of(long long value):
+    if _CUlaunchMemSyncDomain_class is None:
+        _CUlaunchMemSyncDomain_define()
     if 0 <= value < len(_CUlaunchMemSyncDomain_table):
         member = _CUlaunchMemSyncDomain_table[value]
         if member is not None:
             return member
     member = _CUlaunchMemSyncDomain_members.get(value)
-    return CUlaunchMemSyncDomain._unknown_(value) if member is None else member
+    return _CUlaunchMemSyncDomain_class._unknown_(value) if member is None else member
 
 
 
-class CUlaunchAttributeID(_CEnum):
-    """Enum CUlaunchAttributeID of the C API.
-
-    Launch attributes enum; used as id field of CUlaunchAttribute
-    """
-    CU_LAUNCH_ATTRIBUTE_IGNORE = 0
-    CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1
-    CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2
-    CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3
-    CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
-    CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5
-    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
-    CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7
-    CU_LAUNCH_ATTRIBUTE_PRIORITY = 8
-    CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP = 9
-    CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10
-    CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11
-    CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12
-    CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13
-    CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14
-    CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16
+# CUlaunchAttributeID is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUlaunchAttributeID_class = None
+cdef tuple _CUlaunchAttributeID_table = ()
+cdef dict _CUlaunchAttributeID_members = {}
 
 
-cdef tuple _CUlaunchAttributeID_table = _dense_table(CUlaunchAttributeID)
-cdef dict _CUlaunchAttributeID_members = CUlaunchAttributeID._value2member_
+cdef object _CUlaunchAttributeID_define():
+    global _CUlaunchAttributeID_class, _CUlaunchAttributeID_table, _CUlaunchAttributeID_members
+
+    class CUlaunchAttributeID(_CEnum):
+        """Enum CUlaunchAttributeID of the C API.
+
+        Launch attributes enum; used as id field of CUlaunchAttribute
+        """
+        __qualname__ = "CUlaunchAttributeID"
+        CU_LAUNCH_ATTRIBUTE_IGNORE = 0
+        CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1
+        CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2
+        CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7
+        CU_LAUNCH_ATTRIBUTE_PRIORITY = 8
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP = 9
+        CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10
+        CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION = 11
+        CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT = 12
+        CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE = 13
+        CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 14
+        CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING = 16
+
+    table = _dense_table(CUlaunchAttributeID)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUlaunchAttributeID_class is None:
+        _CUlaunchAttributeID_table = table
+        _CUlaunchAttributeID_members = CUlaunchAttributeID._value2member_
+        globals()["CUlaunchAttributeID"] = CUlaunchAttributeID
+        _CUlaunchAttributeID_class = CUlaunchAttributeID
+    return _CUlaunchAttributeID_class
 
 
 cdef inline object _CUlaunchAttributeID_of(long long value):
+    if _CUlaunchAttributeID_class is None:
+        _CUlaunchAttributeID_define()
     if 0 <= value < len(_CUlaunchAttributeID_table):
         member = _CUlaunchAttributeID_table[value]
         if member is not None:
             return member
     member = _CUlaunchAttributeID_members.get(value)
-    return CUlaunchAttributeID._unknown_(value) if member is None else member
+    return _CUlaunchAttributeID_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamCaptureStatus(_CEnum):
-    """Enum CUstreamCaptureStatus of the C API.
-
-    Possible stream capture statuses returned by cuStreamIsCapturing
-    """
-    CU_STREAM_CAPTURE_STATUS_NONE = 0
-    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
-    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+# CUstreamCaptureStatus is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamCaptureStatus_class = None
+cdef tuple _CUstreamCaptureStatus_table = ()
+cdef dict _CUstreamCaptureStatus_members = {}
 
 
-cdef tuple _CUstreamCaptureStatus_table = _dense_table(CUstreamCaptureStatus)
-cdef dict _CUstreamCaptureStatus_members = CUstreamCaptureStatus._value2member_
+cdef object _CUstreamCaptureStatus_define():
+    global _CUstreamCaptureStatus_class, _CUstreamCaptureStatus_table, _CUstreamCaptureStatus_members
+
+    class CUstreamCaptureStatus(_CEnum):
+        """Enum CUstreamCaptureStatus of the C API.
+
+        Possible stream capture statuses returned by cuStreamIsCapturing
+        """
+        __qualname__ = "CUstreamCaptureStatus"
+        CU_STREAM_CAPTURE_STATUS_NONE = 0
+        CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+        CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+
+    table = _dense_table(CUstreamCaptureStatus)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamCaptureStatus_class is None:
+        _CUstreamCaptureStatus_table = table
+        _CUstreamCaptureStatus_members = CUstreamCaptureStatus._value2member_
+        globals()["CUstreamCaptureStatus"] = CUstreamCaptureStatus
+        _CUstreamCaptureStatus_class = CUstreamCaptureStatus
+    return _CUstreamCaptureStatus_class
 
 
 cdef inline object _CUstreamCaptureStatus_of(long long value):
+    if _CUstreamCaptureStatus_class is None:
+        _CUstreamCaptureStatus_define()
     if 0 <= value < len(_CUstreamCaptureStatus_table):
         member = _CUstreamCaptureStatus_table[value]
         if member is not None:
             return member
     member = _CUstreamCaptureStatus_members.get(value)
-    return CUstreamCaptureStatus._unknown_(value) if member is None else member
+    return _CUstreamCaptureStatus_class._unknown_(value) if member is None else member
 
 
 
-class CUstreamCaptureMode(_CEnum):
-    """Enum CUstreamCaptureMode of the C API.
-
-    Possible modes for stream capture thread interactions. For more details see
-    cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode
-    """
-    CU_STREAM_CAPTURE_MODE_GLOBAL = 0
-    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
-    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+# CUstreamCaptureMode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUstreamCaptureMode_class = None
+cdef tuple _CUstreamCaptureMode_table = ()
+cdef dict _CUstreamCaptureMode_members = {}
 
 
-cdef tuple _CUstreamCaptureMode_table = _dense_table(CUstreamCaptureMode)
-cdef dict _CUstreamCaptureMode_members = CUstreamCaptureMode._value2member_
+cdef object _CUstreamCaptureMode_define():
+    global _CUstreamCaptureMode_class, _CUstreamCaptureMode_table, _CUstreamCaptureMode_members
+
+    class CUstreamCaptureMode(_CEnum):
+        """Enum CUstreamCaptureMode of the C API.
+
+        Possible modes for stream capture thread interactions. For more details see
+        cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode
+        """
+        __qualname__ = "CUstreamCaptureMode"
+        CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+        CU_STREAM_CAPTURE_MODE_RELAXED = 2
+
+    table = _dense_table(CUstreamCaptureMode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUstreamCaptureMode_class is None:
+        _CUstreamCaptureMode_table = table
+        _CUstreamCaptureMode_members = CUstreamCaptureMode._value2member_
+        globals()["CUstreamCaptureMode"] = CUstreamCaptureMode
+        _CUstreamCaptureMode_class = CUstreamCaptureMode
+    return _CUstreamCaptureMode_class
 
 
 cdef inline object _CUstreamCaptureMode_of(long long value):
+    if _CUstreamCaptureMode_class is None:
+        _CUstreamCaptureMode_define()
     if 0 <= value < len(_CUstreamCaptureMode_table):
         member = _CUstreamCaptureMode_table[value]
         if member is not None:
             return member
     member = _CUstreamCaptureMode_members.get(value)
-    return CUstreamCaptureMode._unknown_(value) if member is None else member
+    return _CUstreamCaptureMode_class._unknown_(value) if member is None else member
 
 
 
-class CUdriverProcAddress_flags(_CEnum):
-    """Enum CUdriverProcAddress_flags of the C API.
-
-    Flags to specify search options. For more details see cuGetProcAddress
-    """
-    CU_GET_PROC_ADDRESS_DEFAULT = 0
-    CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
-    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
+# CUdriverProcAddress_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdriverProcAddress_flags_class = None
+cdef tuple _CUdriverProcAddress_flags_table = ()
+cdef dict _CUdriverProcAddress_flags_members = {}
 
 
-cdef tuple _CUdriverProcAddress_flags_table = _dense_table(CUdriverProcAddress_flags)
-cdef dict _CUdriverProcAddress_flags_members = CUdriverProcAddress_flags._value2member_
+cdef object _CUdriverProcAddress_flags_define():
+    global _CUdriverProcAddress_flags_class, _CUdriverProcAddress_flags_table, _CUdriverProcAddress_flags_members
+
+    class CUdriverProcAddress_flags(_CEnum):
+        """Enum CUdriverProcAddress_flags of the C API.
+
+        Flags to specify search options. For more details see cuGetProcAddress
+        """
+        __qualname__ = "CUdriverProcAddress_flags"
+        CU_GET_PROC_ADDRESS_DEFAULT = 0
+        CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
+        CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
+
+    table = _dense_table(CUdriverProcAddress_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdriverProcAddress_flags_class is None:
+        _CUdriverProcAddress_flags_table = table
+        _CUdriverProcAddress_flags_members = CUdriverProcAddress_flags._value2member_
+        globals()["CUdriverProcAddress_flags"] = CUdriverProcAddress_flags
+        _CUdriverProcAddress_flags_class = CUdriverProcAddress_flags
+    return _CUdriverProcAddress_flags_class
 
 
 cdef inline object _CUdriverProcAddress_flags_of(long long value):
+    if _CUdriverProcAddress_flags_class is None:
+        _CUdriverProcAddress_flags_define()
     if 0 <= value < len(_CUdriverProcAddress_flags_table):
         member = _CUdriverProcAddress_flags_table[value]
         if member is not None:
             return member
     member = _CUdriverProcAddress_flags_members.get(value)
-    return CUdriverProcAddress_flags._unknown_(value) if member is None else member
+    return _CUdriverProcAddress_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUdriverProcAddressQueryResult(_CEnum):
-    """Enum CUdriverProcAddressQueryResult of the C API.
-
-    Flags to indicate search status. For more details see cuGetProcAddress
-    """
-    CU_GET_PROC_ADDRESS_SUCCESS = 0
-    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
-    CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+# CUdriverProcAddressQueryResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdriverProcAddressQueryResult_class = None
+cdef tuple _CUdriverProcAddressQueryResult_table = ()
+cdef dict _CUdriverProcAddressQueryResult_members = {}
 
 
-cdef tuple _CUdriverProcAddressQueryResult_table = _dense_table(CUdriverProcAddressQueryResult)
-cdef dict _CUdriverProcAddressQueryResult_members = CUdriverProcAddressQueryResult._value2member_
+cdef object _CUdriverProcAddressQueryResult_define():
+    global _CUdriverProcAddressQueryResult_class, _CUdriverProcAddressQueryResult_table, _CUdriverProcAddressQueryResult_members
+
+    class CUdriverProcAddressQueryResult(_CEnum):
+        """Enum CUdriverProcAddressQueryResult of the C API.
+
+        Flags to indicate search status. For more details see cuGetProcAddress
+        """
+        __qualname__ = "CUdriverProcAddressQueryResult"
+        CU_GET_PROC_ADDRESS_SUCCESS = 0
+        CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
+        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+
+    table = _dense_table(CUdriverProcAddressQueryResult)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdriverProcAddressQueryResult_class is None:
+        _CUdriverProcAddressQueryResult_table = table
+        _CUdriverProcAddressQueryResult_members = CUdriverProcAddressQueryResult._value2member_
+        globals()["CUdriverProcAddressQueryResult"] = CUdriverProcAddressQueryResult
+        _CUdriverProcAddressQueryResult_class = CUdriverProcAddressQueryResult
+    return _CUdriverProcAddressQueryResult_class
 
 
 cdef inline object _CUdriverProcAddressQueryResult_of(long long value):
+    if _CUdriverProcAddressQueryResult_class is None:
+        _CUdriverProcAddressQueryResult_define()
     if 0 <= value < len(_CUdriverProcAddressQueryResult_table):
         member = _CUdriverProcAddressQueryResult_table[value]
         if member is not None:
             return member
     member = _CUdriverProcAddressQueryResult_members.get(value)
-    return CUdriverProcAddressQueryResult._unknown_(value) if member is None else member
+    return _CUdriverProcAddressQueryResult_class._unknown_(value) if member is None else member
 
 
 
-class CUexecAffinityType(_CEnum):
-    """Enum CUexecAffinityType of the C API.
-
-    Execution Affinity Types
-    """
-    CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0
-    CU_EXEC_AFFINITY_TYPE_MAX = 1
+# CUexecAffinityType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUexecAffinityType_class = None
+cdef tuple _CUexecAffinityType_table = ()
+cdef dict _CUexecAffinityType_members = {}
 
 
-cdef tuple _CUexecAffinityType_table = _dense_table(CUexecAffinityType)
-cdef dict _CUexecAffinityType_members = CUexecAffinityType._value2member_
+cdef object _CUexecAffinityType_define():
+    global _CUexecAffinityType_class, _CUexecAffinityType_table, _CUexecAffinityType_members
+
+    class CUexecAffinityType(_CEnum):
+        """Enum CUexecAffinityType of the C API.
+
+        Execution Affinity Types
+        """
+        __qualname__ = "CUexecAffinityType"
+        CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0
+        CU_EXEC_AFFINITY_TYPE_MAX = 1
+
+    table = _dense_table(CUexecAffinityType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUexecAffinityType_class is None:
+        _CUexecAffinityType_table = table
+        _CUexecAffinityType_members = CUexecAffinityType._value2member_
+        globals()["CUexecAffinityType"] = CUexecAffinityType
+        _CUexecAffinityType_class = CUexecAffinityType
+    return _CUexecAffinityType_class
 
 
 cdef inline object _CUexecAffinityType_of(long long value):
+    if _CUexecAffinityType_class is None:
+        _CUexecAffinityType_define()
     if 0 <= value < len(_CUexecAffinityType_table):
         member = _CUexecAffinityType_table[value]
         if member is not None:
             return member
     member = _CUexecAffinityType_members.get(value)
-    return CUexecAffinityType._unknown_(value) if member is None else member
+    return _CUexecAffinityType_class._unknown_(value) if member is None else member
 
 
 
-class CUcigDataType(_CEnum):
-    """Enum CUcigDataType of the C API."""
-    CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 1
-    CIG_DATA_TYPE_NV_BLOB = 2
+# CUcigDataType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUcigDataType_class = None
+cdef tuple _CUcigDataType_table = ()
+cdef dict _CUcigDataType_members = {}
 
 
-cdef tuple _CUcigDataType_table = _dense_table(CUcigDataType)
-cdef dict _CUcigDataType_members = CUcigDataType._value2member_
+cdef object _CUcigDataType_define():
+    global _CUcigDataType_class, _CUcigDataType_table, _CUcigDataType_members
+
+    class CUcigDataType(_CEnum):
+        """Enum CUcigDataType of the C API."""
+        __qualname__ = "CUcigDataType"
+        CIG_DATA_TYPE_D3D12_COMMAND_QUEUE = 1
+        CIG_DATA_TYPE_NV_BLOB = 2
+
+    table = _dense_table(CUcigDataType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUcigDataType_class is None:
+        _CUcigDataType_table = table
+        _CUcigDataType_members = CUcigDataType._value2member_
+        globals()["CUcigDataType"] = CUcigDataType
+        _CUcigDataType_class = CUcigDataType
+    return _CUcigDataType_class
 
 
 cdef inline object _CUcigDataType_of(long long value):
+    if _CUcigDataType_class is None:
+        _CUcigDataType_define()
     if 0 <= value < len(_CUcigDataType_table):
         member = _CUcigDataType_table[value]
         if member is not None:
             return member
     member = _CUcigDataType_members.get(value)
-    return CUcigDataType._unknown_(value) if member is None else member
+    return _CUcigDataType_class._unknown_(value) if member is None else member
 
 
 
-class CUlibraryOption(_CEnum):
-    """Enum CUlibraryOption of the C API.
-
-    Library options to be specified with cuLibraryLoadData() or cuLibraryLoadFromFile()
-    """
-    CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0
-    CU_LIBRARY_BINARY_IS_PRESERVED = 1
-    CU_LIBRARY_NUM_OPTIONS = 2
+# CUlibraryOption is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUlibraryOption_class = None
+cdef tuple _CUlibraryOption_table = ()
+cdef dict _CUlibraryOption_members = {}
 
 
-cdef tuple _CUlibraryOption_table = _dense_table(CUlibraryOption)
-cdef dict _CUlibraryOption_members = CUlibraryOption._value2member_
+cdef object _CUlibraryOption_define():
+    global _CUlibraryOption_class, _CUlibraryOption_table, _CUlibraryOption_members
+
+    class CUlibraryOption(_CEnum):
+        """Enum CUlibraryOption of the C API.
+
+        Library options to be specified with cuLibraryLoadData() or cuLibraryLoadFromFile()
+        """
+        __qualname__ = "CUlibraryOption"
+        CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0
+        CU_LIBRARY_BINARY_IS_PRESERVED = 1
+        CU_LIBRARY_NUM_OPTIONS = 2
+
+    table = _dense_table(CUlibraryOption)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUlibraryOption_class is None:
+        _CUlibraryOption_table = table
+        _CUlibraryOption_members = CUlibraryOption._value2member_
+        globals()["CUlibraryOption"] = CUlibraryOption
+        _CUlibraryOption_class = CUlibraryOption
+    return _CUlibraryOption_class
 
 
 cdef inline object _CUlibraryOption_of(long long value):
+    if _CUlibraryOption_class is None:
+        _CUlibraryOption_define()
     if 0 <= value < len(_CUlibraryOption_table):
         member = _CUlibraryOption_table[value]
         if member is not None:
             return member
     member = _CUlibraryOption_members.get(value)
-    return CUlibraryOption._unknown_(value) if member is None else member
+    return _CUlibraryOption_class._unknown_(value) if member is None else member
 
 
 
-class CUresult(_CEnum):
-    """Enum CUresult of the C API.
-
-    Error codes
-    """
-    CUDA_SUCCESS = 0
-    CUDA_ERROR_INVALID_VALUE = 1
-    CUDA_ERROR_OUT_OF_MEMORY = 2
-    CUDA_ERROR_NOT_INITIALIZED = 3
-    CUDA_ERROR_DEINITIALIZED = 4
-    CUDA_ERROR_PROFILER_DISABLED = 5
-    CUDA_ERROR_PROFILER_NOT_INITIALIZED = 6
-    CUDA_ERROR_PROFILER_ALREADY_STARTED = 7
-    CUDA_ERROR_PROFILER_ALREADY_STOPPED = 8
-    CUDA_ERROR_STUB_LIBRARY = 34
-    CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36
-    CUDA_ERROR_DEVICE_UNAVAILABLE = 46
-    CUDA_ERROR_NO_DEVICE = 100
-    CUDA_ERROR_INVALID_DEVICE = 101
-    CUDA_ERROR_DEVICE_NOT_LICENSED = 102
-    CUDA_ERROR_INVALID_IMAGE = 200
-    CUDA_ERROR_INVALID_CONTEXT = 201
-    CUDA_ERROR_CONTEXT_ALREADY_CURRENT = 202
-    CUDA_ERROR_MAP_FAILED = 205
-    CUDA_ERROR_UNMAP_FAILED = 206
-    CUDA_ERROR_ARRAY_IS_MAPPED = 207
-    CUDA_ERROR_ALREADY_MAPPED = 208
-    CUDA_ERROR_NO_BINARY_FOR_GPU = 209
-    CUDA_ERROR_ALREADY_ACQUIRED = 210
-    CUDA_ERROR_NOT_MAPPED = 211
-    CUDA_ERROR_NOT_MAPPED_AS_ARRAY = 212
-    CUDA_ERROR_NOT_MAPPED_AS_POINTER = 213
-    CUDA_ERROR_ECC_UNCORRECTABLE = 214
-    CUDA_ERROR_UNSUPPORTED_LIMIT = 215
-    CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216
-    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217
-    CUDA_ERROR_INVALID_PTX = 218
-    CUDA_ERROR_INVALID_GRAPHICS_CONTEXT = 219
-    CUDA_ERROR_NVLINK_UNCORRECTABLE = 220
-    CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221
-    CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222
-    CUDA_ERROR_JIT_COMPILATION_DISABLED = 223
-    CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY = 224
-    CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC = 225
-    CUDA_ERROR_CONTAINED = 226
-    CUDA_ERROR_INVALID_SOURCE = 300
-    CUDA_ERROR_FILE_NOT_FOUND = 301
-    CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND = 302
-    CUDA_ERROR_SHARED_OBJECT_INIT_FAILED = 303
-    CUDA_ERROR_OPERATING_SYSTEM = 304
-    CUDA_ERROR_INVALID_HANDLE = 400
-    CUDA_ERROR_ILLEGAL_STATE = 401
-    CUDA_ERROR_LOSSY_QUERY = 402
-    CUDA_ERROR_NOT_FOUND = 500
-    CUDA_ERROR_NOT_READY = 600
-    CUDA_ERROR_ILLEGAL_ADDRESS = 700
-    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
-    CUDA_ERROR_LAUNCH_TIMEOUT = 702
-    CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING = 703
-    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704
-    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705
-    CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE = 708
-    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
-    CUDA_ERROR_ASSERT = 710
-    CUDA_ERROR_TOO_MANY_PEERS = 711
-    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712
-    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713
-    CUDA_ERROR_HARDWARE_STACK_ERROR = 714
-    CUDA_ERROR_ILLEGAL_INSTRUCTION = 715
-    CUDA_ERROR_MISALIGNED_ADDRESS = 716
-    CUDA_ERROR_INVALID_ADDRESS_SPACE = 717
-    CUDA_ERROR_INVALID_PC = 718
-    CUDA_ERROR_LAUNCH_FAILED = 719
-    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720
-    CUDA_ERROR_TENSOR_MEMORY_LEAK = 721
-    CUDA_ERROR_NOT_PERMITTED = 800
-    CUDA_ERROR_NOT_SUPPORTED = 801
-    CUDA_ERROR_SYSTEM_NOT_READY = 802
-    CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803
-    CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804
-    CUDA_ERROR_MPS_CONNECTION_FAILED = 805
-    CUDA_ERROR_MPS_RPC_FAILURE = 806
-    CUDA_ERROR_MPS_SERVER_NOT_READY = 807
-    CUDA_ERROR_MPS_MAX_CLIENTS_REACHED = 808
-    CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED = 809
-    CUDA_ERROR_MPS_CLIENT_TERMINATED = 810
-    CUDA_ERROR_CDP_NOT_SUPPORTED = 811
-    CUDA_ERROR_CDP_VERSION_MISMATCH = 812
-    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
-    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901
-    CUDA_ERROR_STREAM_CAPTURE_MERGE = 902
-    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903
-    CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904
-    CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905
-    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
-    CUDA_ERROR_CAPTURED_EVENT = 907
-    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908
-    CUDA_ERROR_TIMEOUT = 909
-    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910
-    CUDA_ERROR_EXTERNAL_DEVICE = 911
-    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912
-    CUDA_ERROR_FUNCTION_NOT_LOADED = 913
-    CUDA_ERROR_INVALID_RESOURCE_TYPE = 914
-    CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION = 915
-    CUDA_ERROR_KEY_ROTATION = 916
-    CUDA_ERROR_UNKNOWN = 999
+# CUresult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUresult_class = None
+cdef tuple _CUresult_table = ()
+cdef dict _CUresult_members = {}
+cdef tuple _CUresult_results = ()
 
 
-cdef tuple _CUresult_table = _dense_table(CUresult)
-cdef dict _CUresult_members = CUresult._value2member_
+cdef object _CUresult_define():
+    global _CUresult_class, _CUresult_table, _CUresult_members, _CUresult_results
+
+    class CUresult(_CEnum):
+        """Enum CUresult of the C API.
+
+        Error codes
+        """
+        __qualname__ = "CUresult"
+        CUDA_SUCCESS = 0
+        CUDA_ERROR_INVALID_VALUE = 1
+        CUDA_ERROR_OUT_OF_MEMORY = 2
+        CUDA_ERROR_NOT_INITIALIZED = 3
+        CUDA_ERROR_DEINITIALIZED = 4
+        CUDA_ERROR_PROFILER_DISABLED = 5
+        CUDA_ERROR_PROFILER_NOT_INITIALIZED = 6
+        CUDA_ERROR_PROFILER_ALREADY_STARTED = 7
+        CUDA_ERROR_PROFILER_ALREADY_STOPPED = 8
+        CUDA_ERROR_STUB_LIBRARY = 34
+        CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36
+        CUDA_ERROR_DEVICE_UNAVAILABLE = 46
+        CUDA_ERROR_NO_DEVICE = 100
+        CUDA_ERROR_INVALID_DEVICE = 101
+        CUDA_ERROR_DEVICE_NOT_LICENSED = 102
+        CUDA_ERROR_INVALID_IMAGE = 200
+        CUDA_ERROR_INVALID_CONTEXT = 201
+        CUDA_ERROR_CONTEXT_ALREADY_CURRENT = 202
+        CUDA_ERROR_MAP_FAILED = 205
+        CUDA_ERROR_UNMAP_FAILED = 206
+        CUDA_ERROR_ARRAY_IS_MAPPED = 207
+        CUDA_ERROR_ALREADY_MAPPED = 208
+        CUDA_ERROR_NO_BINARY_FOR_GPU = 209
+        CUDA_ERROR_ALREADY_ACQUIRED = 210
+        CUDA_ERROR_NOT_MAPPED = 211
+        CUDA_ERROR_NOT_MAPPED_AS_ARRAY = 212
+        CUDA_ERROR_NOT_MAPPED_AS_POINTER = 213
+        CUDA_ERROR_ECC_UNCORRECTABLE = 214
+        CUDA_ERROR_UNSUPPORTED_LIMIT = 215
+        CUDA_ERROR_CONTEXT_ALREADY_IN_USE = 216
+        CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217
+        CUDA_ERROR_INVALID_PTX = 218
+        CUDA_ERROR_INVALID_GRAPHICS_CONTEXT = 219
+        CUDA_ERROR_NVLINK_UNCORRECTABLE = 220
+        CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221
+        CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222
+        CUDA_ERROR_JIT_COMPILATION_DISABLED = 223
+        CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY = 224
+        CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC = 225
+        CUDA_ERROR_CONTAINED = 226
+        CUDA_ERROR_INVALID_SOURCE = 300
+        CUDA_ERROR_FILE_NOT_FOUND = 301
+        CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND = 302
+        CUDA_ERROR_SHARED_OBJECT_INIT_FAILED = 303
+        CUDA_ERROR_OPERATING_SYSTEM = 304
+        CUDA_ERROR_INVALID_HANDLE = 400
+        CUDA_ERROR_ILLEGAL_STATE = 401
+        CUDA_ERROR_LOSSY_QUERY = 402
+        CUDA_ERROR_NOT_FOUND = 500
+        CUDA_ERROR_NOT_READY = 600
+        CUDA_ERROR_ILLEGAL_ADDRESS = 700
+        CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701
+        CUDA_ERROR_LAUNCH_TIMEOUT = 702
+        CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING = 703
+        CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704
+        CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705
+        CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE = 708
+        CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
+        CUDA_ERROR_ASSERT = 710
+        CUDA_ERROR_TOO_MANY_PEERS = 711
+        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712
+        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713
+        CUDA_ERROR_HARDWARE_STACK_ERROR = 714
+        CUDA_ERROR_ILLEGAL_INSTRUCTION = 715
+        CUDA_ERROR_MISALIGNED_ADDRESS = 716
+        CUDA_ERROR_INVALID_ADDRESS_SPACE = 717
+        CUDA_ERROR_INVALID_PC = 718
+        CUDA_ERROR_LAUNCH_FAILED = 719
+        CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720
+        CUDA_ERROR_TENSOR_MEMORY_LEAK = 721
+        CUDA_ERROR_NOT_PERMITTED = 800
+        CUDA_ERROR_NOT_SUPPORTED = 801
+        CUDA_ERROR_SYSTEM_NOT_READY = 802
+        CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803
+        CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804
+        CUDA_ERROR_MPS_CONNECTION_FAILED = 805
+        CUDA_ERROR_MPS_RPC_FAILURE = 806
+        CUDA_ERROR_MPS_SERVER_NOT_READY = 807
+        CUDA_ERROR_MPS_MAX_CLIENTS_REACHED = 808
+        CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED = 809
+        CUDA_ERROR_MPS_CLIENT_TERMINATED = 810
+        CUDA_ERROR_CDP_NOT_SUPPORTED = 811
+        CUDA_ERROR_CDP_VERSION_MISMATCH = 812
+        CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+        CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901
+        CUDA_ERROR_STREAM_CAPTURE_MERGE = 902
+        CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903
+        CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904
+        CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905
+        CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
+        CUDA_ERROR_CAPTURED_EVENT = 907
+        CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908
+        CUDA_ERROR_TIMEOUT = 909
+        CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910
+        CUDA_ERROR_EXTERNAL_DEVICE = 911
+        CUDA_ERROR_INVALID_CLUSTER_SIZE = 912
+        CUDA_ERROR_FUNCTION_NOT_LOADED = 913
+        CUDA_ERROR_INVALID_RESOURCE_TYPE = 914
+        CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION = 915
+        CUDA_ERROR_KEY_ROTATION = 916
+        CUDA_ERROR_UNKNOWN = 999
+
+    table = _dense_table(CUresult)
+    results = tuple(None if m is None else (m,) for m in table)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUresult_class is None:
+        _CUresult_table = table
+        _CUresult_members = CUresult._value2member_
+        _CUresult_results = results
+        globals()["CUresult"] = CUresult
+        _CUresult_class = CUresult
+    return _CUresult_class
 
 
 cdef inline object _CUresult_of(long long value):
+    if _CUresult_class is None:
+        _CUresult_define()
     if 0 <= value < len(_CUresult_table):
         member = _CUresult_table[value]
         if member is not None:
             return member
     member = _CUresult_members.get(value)
-    return CUresult._unknown_(value) if member is None else member
-
-
-cdef tuple _CUresult_results = tuple(None if m is None else (m,) for m in _CUresult_table)
+    return _CUresult_class._unknown_(value) if member is None else member
 
 
 # `(status,)`: tuples are immutable, so each status's result is made once.
@@ -1848,1322 +2931,2291 @@ cdef inline tuple _CUresult_of_result(long long value):
     return (_CUresult_of(value),)
 
 
-class CUdevice_P2PAttribute(_CEnum):
-    """Enum CUdevice_P2PAttribute of the C API.
-
-    P2P Attributes
-    """
-    CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 1
-    CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 2
-    CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 3
-    CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED = 4
-    CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 4
-    CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 5
+# CUdevice_P2PAttribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdevice_P2PAttribute_class = None
+cdef tuple _CUdevice_P2PAttribute_table = ()
+cdef dict _CUdevice_P2PAttribute_members = {}
 
 
-cdef tuple _CUdevice_P2PAttribute_table = _dense_table(CUdevice_P2PAttribute)
-cdef dict _CUdevice_P2PAttribute_members = CUdevice_P2PAttribute._value2member_
+cdef object _CUdevice_P2PAttribute_define():
+    global _CUdevice_P2PAttribute_class, _CUdevice_P2PAttribute_table, _CUdevice_P2PAttribute_members
+
+    class CUdevice_P2PAttribute(_CEnum):
+        """Enum CUdevice_P2PAttribute of the C API.
+
+        P2P Attributes
+        """
+        __qualname__ = "CUdevice_P2PAttribute"
+        CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 1
+        CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 2
+        CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 3
+        CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED = 4
+        CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 4
+        CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED = 5
+
+    table = _dense_table(CUdevice_P2PAttribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdevice_P2PAttribute_class is None:
+        _CUdevice_P2PAttribute_table = table
+        _CUdevice_P2PAttribute_members = CUdevice_P2PAttribute._value2member_
+        globals()["CUdevice_P2PAttribute"] = CUdevice_P2PAttribute
+        _CUdevice_P2PAttribute_class = CUdevice_P2PAttribute
+    return _CUdevice_P2PAttribute_class
 
 
 cdef inline object _CUdevice_P2PAttribute_of(long long value):
+    if _CUdevice_P2PAttribute_class is None:
+        _CUdevice_P2PAttribute_define()
     if 0 <= value < len(_CUdevice_P2PAttribute_table):
         member = _CUdevice_P2PAttribute_table[value]
         if member is not None:
             return member
     member = _CUdevice_P2PAttribute_members.get(value)
-    return CUdevice_P2PAttribute._unknown_(value) if member is None else member
+    return _CUdevice_P2PAttribute_class._unknown_(value) if member is None else member
 
 
 
-class CUatomicOperation(_CEnum):
-    """Enum CUatomicOperation of the C API.
-
-    CUDA-valid Atomic Operations
-    """
-    CU_ATOMIC_OPERATION_INTEGER_ADD = 0
-    CU_ATOMIC_OPERATION_INTEGER_MIN = 1
-    CU_ATOMIC_OPERATION_INTEGER_MAX = 2
-    CU_ATOMIC_OPERATION_INTEGER_INCREMENT = 3
-    CU_ATOMIC_OPERATION_INTEGER_DECREMENT = 4
-    CU_ATOMIC_OPERATION_AND = 5
-    CU_ATOMIC_OPERATION_OR = 6
-    CU_ATOMIC_OPERATION_XOR = 7
-    CU_ATOMIC_OPERATION_EXCHANGE = 8
-    CU_ATOMIC_OPERATION_CAS = 9
-    CU_ATOMIC_OPERATION_FLOAT_ADD = 10
-    CU_ATOMIC_OPERATION_FLOAT_MIN = 11
-    CU_ATOMIC_OPERATION_FLOAT_MAX = 12
-    CU_ATOMIC_OPERATION_MAX = 13
+# CUatomicOperation is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUatomicOperation_class = None
+cdef tuple _CUatomicOperation_table = ()
+cdef dict _CUatomicOperation_members = {}
 
 
-cdef tuple _CUatomicOperation_table = _dense_table(CUatomicOperation)
-cdef dict _CUatomicOperation_members = CUatomicOperation._value2member_
+cdef object _CUatomicOperation_define():
+    global _CUatomicOperation_class, _CUatomicOperation_table, _CUatomicOperation_members
+
+    class CUatomicOperation(_CEnum):
+        """Enum CUatomicOperation of the C API.
+
+        CUDA-valid Atomic Operations
+        """
+        __qualname__ = "CUatomicOperation"
+        CU_ATOMIC_OPERATION_INTEGER_ADD = 0
+        CU_ATOMIC_OPERATION_INTEGER_MIN = 1
+        CU_ATOMIC_OPERATION_INTEGER_MAX = 2
+        CU_ATOMIC_OPERATION_INTEGER_INCREMENT = 3
+        CU_ATOMIC_OPERATION_INTEGER_DECREMENT = 4
+        CU_ATOMIC_OPERATION_AND = 5
+        CU_ATOMIC_OPERATION_OR = 6
+        CU_ATOMIC_OPERATION_XOR = 7
+        CU_ATOMIC_OPERATION_EXCHANGE = 8
+        CU_ATOMIC_OPERATION_CAS = 9
+        CU_ATOMIC_OPERATION_FLOAT_ADD = 10
+        CU_ATOMIC_OPERATION_FLOAT_MIN = 11
+        CU_ATOMIC_OPERATION_FLOAT_MAX = 12
+        CU_ATOMIC_OPERATION_MAX = 13
+
+    table = _dense_table(CUatomicOperation)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUatomicOperation_class is None:
+        _CUatomicOperation_table = table
+        _CUatomicOperation_members = CUatomicOperation._value2member_
+        globals()["CUatomicOperation"] = CUatomicOperation
+        _CUatomicOperation_class = CUatomicOperation
+    return _CUatomicOperation_class
 
 
 cdef inline object _CUatomicOperation_of(long long value):
+    if _CUatomicOperation_class is None:
+        _CUatomicOperation_define()
     if 0 <= value < len(_CUatomicOperation_table):
         member = _CUatomicOperation_table[value]
         if member is not None:
             return member
     member = _CUatomicOperation_members.get(value)
-    return CUatomicOperation._unknown_(value) if member is None else member
+    return _CUatomicOperation_class._unknown_(value) if member is None else member
 
 
 
-class CUatomicOperationCapability(_CEnum):
-    """Enum CUatomicOperationCapability of the C API.
-
-    CUDA-valid Atomic Operation capabilities
-    """
-    CU_ATOMIC_CAPABILITY_SIGNED = 1
-    CU_ATOMIC_CAPABILITY_UNSIGNED = 2
-    CU_ATOMIC_CAPABILITY_REDUCTION = 4
-    CU_ATOMIC_CAPABILITY_SCALAR_32 = 8
-    CU_ATOMIC_CAPABILITY_SCALAR_64 = 16
-    CU_ATOMIC_CAPABILITY_SCALAR_128 = 32
-    CU_ATOMIC_CAPABILITY_VECTOR_32x4 = 64
+# CUatomicOperationCapability is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUatomicOperationCapability_class = None
+cdef tuple _CUatomicOperationCapability_table = ()
+cdef dict _CUatomicOperationCapability_members = {}
 
 
-cdef tuple _CUatomicOperationCapability_table = _dense_table(CUatomicOperationCapability)
-cdef dict _CUatomicOperationCapability_members = CUatomicOperationCapability._value2member_
+cdef object _CUatomicOperationCapability_define():
+    global _CUatomicOperationCapability_class, _CUatomicOperationCapability_table, _CUatomicOperationCapability_members
+
+    class CUatomicOperationCapability(_CEnum):
+        """Enum CUatomicOperationCapability of the C API.
+
+        CUDA-valid Atomic Operation capabilities
+        """
+        __qualname__ = "CUatomicOperationCapability"
+        CU_ATOMIC_CAPABILITY_SIGNED = 1
+        CU_ATOMIC_CAPABILITY_UNSIGNED = 2
+        CU_ATOMIC_CAPABILITY_REDUCTION = 4
+        CU_ATOMIC_CAPABILITY_SCALAR_32 = 8
+        CU_ATOMIC_CAPABILITY_SCALAR_64 = 16
+        CU_ATOMIC_CAPABILITY_SCALAR_128 = 32
+        CU_ATOMIC_CAPABILITY_VECTOR_32x4 = 64
+
+    table = _dense_table(CUatomicOperationCapability)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUatomicOperationCapability_class is None:
+        _CUatomicOperationCapability_table = table
+        _CUatomicOperationCapability_members = CUatomicOperationCapability._value2member_
+        globals()["CUatomicOperationCapability"] = CUatomicOperationCapability
+        _CUatomicOperationCapability_class = CUatomicOperationCapability
+    return _CUatomicOperationCapability_class
 
 
 cdef inline object _CUatomicOperationCapability_of(long long value):
+    if _CUatomicOperationCapability_class is None:
+        _CUatomicOperationCapability_define()
     if 0 <= value < len(_CUatomicOperationCapability_table):
         member = _CUatomicOperationCapability_table[value]
         if member is not None:
             return member
     member = _CUatomicOperationCapability_members.get(value)
-    return CUatomicOperationCapability._unknown_(value) if member is None else member
+    return _CUatomicOperationCapability_class._unknown_(value) if member is None else member
 
 
 
-class CUresourceViewFormat(_CEnum):
-    """Enum CUresourceViewFormat of the C API.
-
-    Resource view format
-    """
-    CU_RES_VIEW_FORMAT_NONE = 0
-    CU_RES_VIEW_FORMAT_UINT_1X8 = 1
-    CU_RES_VIEW_FORMAT_UINT_2X8 = 2
-    CU_RES_VIEW_FORMAT_UINT_4X8 = 3
-    CU_RES_VIEW_FORMAT_SINT_1X8 = 4
-    CU_RES_VIEW_FORMAT_SINT_2X8 = 5
-    CU_RES_VIEW_FORMAT_SINT_4X8 = 6
-    CU_RES_VIEW_FORMAT_UINT_1X16 = 7
-    CU_RES_VIEW_FORMAT_UINT_2X16 = 8
-    CU_RES_VIEW_FORMAT_UINT_4X16 = 9
-    CU_RES_VIEW_FORMAT_SINT_1X16 = 10
-    CU_RES_VIEW_FORMAT_SINT_2X16 = 11
-    CU_RES_VIEW_FORMAT_SINT_4X16 = 12
-    CU_RES_VIEW_FORMAT_UINT_1X32 = 13
-    CU_RES_VIEW_FORMAT_UINT_2X32 = 14
-    CU_RES_VIEW_FORMAT_UINT_4X32 = 15
-    CU_RES_VIEW_FORMAT_SINT_1X32 = 16
-    CU_RES_VIEW_FORMAT_SINT_2X32 = 17
-    CU_RES_VIEW_FORMAT_SINT_4X32 = 18
-    CU_RES_VIEW_FORMAT_FLOAT_1X16 = 19
-    CU_RES_VIEW_FORMAT_FLOAT_2X16 = 20
-    CU_RES_VIEW_FORMAT_FLOAT_4X16 = 21
-    CU_RES_VIEW_FORMAT_FLOAT_1X32 = 22
-    CU_RES_VIEW_FORMAT_FLOAT_2X32 = 23
-    CU_RES_VIEW_FORMAT_FLOAT_4X32 = 24
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC1 = 25
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC2 = 26
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC3 = 27
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC4 = 28
-    CU_RES_VIEW_FORMAT_SIGNED_BC4 = 29
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC5 = 30
-    CU_RES_VIEW_FORMAT_SIGNED_BC5 = 31
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC6H = 32
-    CU_RES_VIEW_FORMAT_SIGNED_BC6H = 33
-    CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 34
+# CUresourceViewFormat is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUresourceViewFormat_class = None
+cdef tuple _CUresourceViewFormat_table = ()
+cdef dict _CUresourceViewFormat_members = {}
 
 
-cdef tuple _CUresourceViewFormat_table = _dense_table(CUresourceViewFormat)
-cdef dict _CUresourceViewFormat_members = CUresourceViewFormat._value2member_
+cdef object _CUresourceViewFormat_define():
+    global _CUresourceViewFormat_class, _CUresourceViewFormat_table, _CUresourceViewFormat_members
+
+    class CUresourceViewFormat(_CEnum):
+        """Enum CUresourceViewFormat of the C API.
+
+        Resource view format
+        """
+        __qualname__ = "CUresourceViewFormat"
+        CU_RES_VIEW_FORMAT_NONE = 0
+        CU_RES_VIEW_FORMAT_UINT_1X8 = 1
+        CU_RES_VIEW_FORMAT_UINT_2X8 = 2
+        CU_RES_VIEW_FORMAT_UINT_4X8 = 3
+        CU_RES_VIEW_FORMAT_SINT_1X8 = 4
+        CU_RES_VIEW_FORMAT_SINT_2X8 = 5
+        CU_RES_VIEW_FORMAT_SINT_4X8 = 6
+        CU_RES_VIEW_FORMAT_UINT_1X16 = 7
+        CU_RES_VIEW_FORMAT_UINT_2X16 = 8
+        CU_RES_VIEW_FORMAT_UINT_4X16 = 9
+        CU_RES_VIEW_FORMAT_SINT_1X16 = 10
+        CU_RES_VIEW_FORMAT_SINT_2X16 = 11
+        CU_RES_VIEW_FORMAT_SINT_4X16 = 12
+        CU_RES_VIEW_FORMAT_UINT_1X32 = 13
+        CU_RES_VIEW_FORMAT_UINT_2X32 = 14
+        CU_RES_VIEW_FORMAT_UINT_4X32 = 15
+        CU_RES_VIEW_FORMAT_SINT_1X32 = 16
+        CU_RES_VIEW_FORMAT_SINT_2X32 = 17
+        CU_RES_VIEW_FORMAT_SINT_4X32 = 18
+        CU_RES_VIEW_FORMAT_FLOAT_1X16 = 19
+        CU_RES_VIEW_FORMAT_FLOAT_2X16 = 20
+        CU_RES_VIEW_FORMAT_FLOAT_4X16 = 21
+        CU_RES_VIEW_FORMAT_FLOAT_1X32 = 22
+        CU_RES_VIEW_FORMAT_FLOAT_2X32 = 23
+        CU_RES_VIEW_FORMAT_FLOAT_4X32 = 24
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC1 = 25
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC2 = 26
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC3 = 27
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC4 = 28
+        CU_RES_VIEW_FORMAT_SIGNED_BC4 = 29
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC5 = 30
+        CU_RES_VIEW_FORMAT_SIGNED_BC5 = 31
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC6H = 32
+        CU_RES_VIEW_FORMAT_SIGNED_BC6H = 33
+        CU_RES_VIEW_FORMAT_UNSIGNED_BC7 = 34
+
+    table = _dense_table(CUresourceViewFormat)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUresourceViewFormat_class is None:
+        _CUresourceViewFormat_table = table
+        _CUresourceViewFormat_members = CUresourceViewFormat._value2member_
+        globals()["CUresourceViewFormat"] = CUresourceViewFormat
+        _CUresourceViewFormat_class = CUresourceViewFormat
+    return _CUresourceViewFormat_class
 
 
 cdef inline object _CUresourceViewFormat_of(long long value):
+    if _CUresourceViewFormat_class is None:
+        _CUresourceViewFormat_define()
     if 0 <= value < len(_CUresourceViewFormat_table):
         member = _CUresourceViewFormat_table[value]
         if member is not None:
             return member
     member = _CUresourceViewFormat_members.get(value)
-    return CUresourceViewFormat._unknown_(value) if member is None else member
+    return _CUresourceViewFormat_class._unknown_(value) if member is None else member
 
 
 
-class CUtensorMapDataType(_CEnum):
-    """Enum CUtensorMapDataType of the C API.
-
-    Tensor map data type
-    """
-    CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0
-    CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1
-    CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2
-    CU_TENSOR_MAP_DATA_TYPE_INT32 = 3
-    CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4
-    CU_TENSOR_MAP_DATA_TYPE_INT64 = 5
-    CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6
-    CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
-    CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8
-    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
-    CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ = 10
-    CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11
-    CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ = 12
-    CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13
-    CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14
-    CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15
+# CUtensorMapDataType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUtensorMapDataType_class = None
+cdef tuple _CUtensorMapDataType_table = ()
+cdef dict _CUtensorMapDataType_members = {}
 
 
-cdef tuple _CUtensorMapDataType_table = _dense_table(CUtensorMapDataType)
-cdef dict _CUtensorMapDataType_members = CUtensorMapDataType._value2member_
+cdef object _CUtensorMapDataType_define():
+    global _CUtensorMapDataType_class, _CUtensorMapDataType_table, _CUtensorMapDataType_members
+
+    class CUtensorMapDataType(_CEnum):
+        """Enum CUtensorMapDataType of the C API.
+
+        Tensor map data type
+        """
+        __qualname__ = "CUtensorMapDataType"
+        CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0
+        CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1
+        CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2
+        CU_TENSOR_MAP_DATA_TYPE_INT32 = 3
+        CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4
+        CU_TENSOR_MAP_DATA_TYPE_INT64 = 5
+        CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6
+        CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7
+        CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8
+        CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9
+        CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ = 10
+        CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11
+        CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ = 12
+        CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B = 13
+        CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B = 14
+        CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15
+
+    table = _dense_table(CUtensorMapDataType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUtensorMapDataType_class is None:
+        _CUtensorMapDataType_table = table
+        _CUtensorMapDataType_members = CUtensorMapDataType._value2member_
+        globals()["CUtensorMapDataType"] = CUtensorMapDataType
+        _CUtensorMapDataType_class = CUtensorMapDataType
+    return _CUtensorMapDataType_class
 
 
 cdef inline object _CUtensorMapDataType_of(long long value):
+    if _CUtensorMapDataType_class is None:
+        _CUtensorMapDataType_define()
     if 0 <= value < len(_CUtensorMapDataType_table):
         member = _CUtensorMapDataType_table[value]
         if member is not None:
             return member
     member = _CUtensorMapDataType_members.get(value)
-    return CUtensorMapDataType._unknown_(value) if member is None else member
+    return _CUtensorMapDataType_class._unknown_(value) if member is None else member
 
 
 
-class CUtensorMapInterleave(_CEnum):
-    """Enum CUtensorMapInterleave of the C API.
-
-    Tensor map interleave layout type
-    """
-    CU_TENSOR_MAP_INTERLEAVE_NONE = 0
-    CU_TENSOR_MAP_INTERLEAVE_16B = 1
-    CU_TENSOR_MAP_INTERLEAVE_32B = 2
+# CUtensorMapInterleave is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUtensorMapInterleave_class = None
+cdef tuple _CUtensorMapInterleave_table = ()
+cdef dict _CUtensorMapInterleave_members = {}
 
 
-cdef tuple _CUtensorMapInterleave_table = _dense_table(CUtensorMapInterleave)
-cdef dict _CUtensorMapInterleave_members = CUtensorMapInterleave._value2member_
+cdef object _CUtensorMapInterleave_define():
+    global _CUtensorMapInterleave_class, _CUtensorMapInterleave_table, _CUtensorMapInterleave_members
+
+    class CUtensorMapInterleave(_CEnum):
+        """Enum CUtensorMapInterleave of the C API.
+
+        Tensor map interleave layout type
+        """
+        __qualname__ = "CUtensorMapInterleave"
+        CU_TENSOR_MAP_INTERLEAVE_NONE = 0
+        CU_TENSOR_MAP_INTERLEAVE_16B = 1
+        CU_TENSOR_MAP_INTERLEAVE_32B = 2
+
+    table = _dense_table(CUtensorMapInterleave)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUtensorMapInterleave_class is None:
+        _CUtensorMapInterleave_table = table
+        _CUtensorMapInterleave_members = CUtensorMapInterleave._value2member_
+        globals()["CUtensorMapInterleave"] = CUtensorMapInterleave
+        _CUtensorMapInterleave_class = CUtensorMapInterleave
+    return _CUtensorMapInterleave_class
 
 
 cdef inline object _CUtensorMapInterleave_of(long long value):
+    if _CUtensorMapInterleave_class is None:
+        _CUtensorMapInterleave_define()
     if 0 <= value < len(_CUtensorMapInterleave_table):
         member = _CUtensorMapInterleave_table[value]
         if member is not None:
             return member
     member = _CUtensorMapInterleave_members.get(value)
-    return CUtensorMapInterleave._unknown_(value) if member is None else member
+    return _CUtensorMapInterleave_class._unknown_(value) if member is None else member
 
 
 
-class CUtensorMapSwizzle(_CEnum):
-    """Enum CUtensorMapSwizzle of the C API.
-
-    Tensor map swizzling mode of shared memory banks
-    """
-    CU_TENSOR_MAP_SWIZZLE_NONE = 0
-    CU_TENSOR_MAP_SWIZZLE_32B = 1
-    CU_TENSOR_MAP_SWIZZLE_64B = 2
-    CU_TENSOR_MAP_SWIZZLE_128B = 3
-    CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4
-    CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5
-    CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6
+# CUtensorMapSwizzle is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUtensorMapSwizzle_class = None
+cdef tuple _CUtensorMapSwizzle_table = ()
+cdef dict _CUtensorMapSwizzle_members = {}
 
 
-cdef tuple _CUtensorMapSwizzle_table = _dense_table(CUtensorMapSwizzle)
-cdef dict _CUtensorMapSwizzle_members = CUtensorMapSwizzle._value2member_
+cdef object _CUtensorMapSwizzle_define():
+    global _CUtensorMapSwizzle_class, _CUtensorMapSwizzle_table, _CUtensorMapSwizzle_members
+
+    class CUtensorMapSwizzle(_CEnum):
+        """Enum CUtensorMapSwizzle of the C API.
+
+        Tensor map swizzling mode of shared memory banks
+        """
+        __qualname__ = "CUtensorMapSwizzle"
+        CU_TENSOR_MAP_SWIZZLE_NONE = 0
+        CU_TENSOR_MAP_SWIZZLE_32B = 1
+        CU_TENSOR_MAP_SWIZZLE_64B = 2
+        CU_TENSOR_MAP_SWIZZLE_128B = 3
+        CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B = 4
+        CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B = 5
+        CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6
+
+    table = _dense_table(CUtensorMapSwizzle)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUtensorMapSwizzle_class is None:
+        _CUtensorMapSwizzle_table = table
+        _CUtensorMapSwizzle_members = CUtensorMapSwizzle._value2member_
+        globals()["CUtensorMapSwizzle"] = CUtensorMapSwizzle
+        _CUtensorMapSwizzle_class = CUtensorMapSwizzle
+    return _CUtensorMapSwizzle_class
 
 
 cdef inline object _CUtensorMapSwizzle_of(long long value):
+    if _CUtensorMapSwizzle_class is None:
+        _CUtensorMapSwizzle_define()
     if 0 <= value < len(_CUtensorMapSwizzle_table):
         member = _CUtensorMapSwizzle_table[value]
         if member is not None:
             return member
     member = _CUtensorMapSwizzle_members.get(value)
-    return CUtensorMapSwizzle._unknown_(value) if member is None else member
+    return _CUtensorMapSwizzle_class._unknown_(value) if member is None else member
 
 
 
-class CUtensorMapL2promotion(_CEnum):
-    """Enum CUtensorMapL2promotion of the C API.
-
-    Tensor map L2 promotion type
-    """
-    CU_TENSOR_MAP_L2_PROMOTION_NONE = 0
-    CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1
-    CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
-    CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+# CUtensorMapL2promotion is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUtensorMapL2promotion_class = None
+cdef tuple _CUtensorMapL2promotion_table = ()
+cdef dict _CUtensorMapL2promotion_members = {}
 
 
-cdef tuple _CUtensorMapL2promotion_table = _dense_table(CUtensorMapL2promotion)
-cdef dict _CUtensorMapL2promotion_members = CUtensorMapL2promotion._value2member_
+cdef object _CUtensorMapL2promotion_define():
+    global _CUtensorMapL2promotion_class, _CUtensorMapL2promotion_table, _CUtensorMapL2promotion_members
+
+    class CUtensorMapL2promotion(_CEnum):
+        """Enum CUtensorMapL2promotion of the C API.
+
+        Tensor map L2 promotion type
+        """
+        __qualname__ = "CUtensorMapL2promotion"
+        CU_TENSOR_MAP_L2_PROMOTION_NONE = 0
+        CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1
+        CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+
+    table = _dense_table(CUtensorMapL2promotion)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUtensorMapL2promotion_class is None:
+        _CUtensorMapL2promotion_table = table
+        _CUtensorMapL2promotion_members = CUtensorMapL2promotion._value2member_
+        globals()["CUtensorMapL2promotion"] = CUtensorMapL2promotion
+        _CUtensorMapL2promotion_class = CUtensorMapL2promotion
+    return _CUtensorMapL2promotion_class
 
 
 cdef inline object _CUtensorMapL2promotion_of(long long value):
+    if _CUtensorMapL2promotion_class is None:
+        _CUtensorMapL2promotion_define()
     if 0 <= value < len(_CUtensorMapL2promotion_table):
         member = _CUtensorMapL2promotion_table[value]
         if member is not None:
             return member
     member = _CUtensorMapL2promotion_members.get(value)
-    return CUtensorMapL2promotion._unknown_(value) if member is None else member
+    return _CUtensorMapL2promotion_class._unknown_(value) if member is None else member
 
 
 
-class CUtensorMapFloatOOBfill(_CEnum):
-    """Enum CUtensorMapFloatOOBfill of the C API.
-
-    Tensor map out-of-bounds fill type
-    """
-    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
-    CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1
+# CUtensorMapFloatOOBfill is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUtensorMapFloatOOBfill_class = None
+cdef tuple _CUtensorMapFloatOOBfill_table = ()
+cdef dict _CUtensorMapFloatOOBfill_members = {}
 
 
-cdef tuple _CUtensorMapFloatOOBfill_table = _dense_table(CUtensorMapFloatOOBfill)
-cdef dict _CUtensorMapFloatOOBfill_members = CUtensorMapFloatOOBfill._value2member_
+cdef object _CUtensorMapFloatOOBfill_define():
+    global _CUtensorMapFloatOOBfill_class, _CUtensorMapFloatOOBfill_table, _CUtensorMapFloatOOBfill_members
+
+    class CUtensorMapFloatOOBfill(_CEnum):
+        """Enum CUtensorMapFloatOOBfill of the C API.
+
+        Tensor map out-of-bounds fill type
+        """
+        __qualname__ = "CUtensorMapFloatOOBfill"
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1
+
+    table = _dense_table(CUtensorMapFloatOOBfill)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUtensorMapFloatOOBfill_class is None:
+        _CUtensorMapFloatOOBfill_table = table
+        _CUtensorMapFloatOOBfill_members = CUtensorMapFloatOOBfill._value2member_
+        globals()["CUtensorMapFloatOOBfill"] = CUtensorMapFloatOOBfill
+        _CUtensorMapFloatOOBfill_class = CUtensorMapFloatOOBfill
+    return _CUtensorMapFloatOOBfill_class
 
 
 cdef inline object _CUtensorMapFloatOOBfill_of(long long value):
+    if _CUtensorMapFloatOOBfill_class is None:
+        _CUtensorMapFloatOOBfill_define()
     if 0 <= value < len(_CUtensorMapFloatOOBfill_table):
         member = _CUtensorMapFloatOOBfill_table[value]
         if member is not None:
             return member
     member = _CUtensorMapFloatOOBfill_members.get(value)
-    return CUtensorMapFloatOOBfill._unknown_(value) if member is None else member
+    return _CUtensorMapFloatOOBfill_class._unknown_(value) if member is None else member
 
 
 
-class CUtensorMapIm2ColWideMode(_CEnum):
-    """Enum CUtensorMapIm2ColWideMode of the C API.
-
-    Tensor map Im2Col wide mode
-    """
-    CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0
-    CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 = 1
+# CUtensorMapIm2ColWideMode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUtensorMapIm2ColWideMode_class = None
+cdef tuple _CUtensorMapIm2ColWideMode_table = ()
+cdef dict _CUtensorMapIm2ColWideMode_members = {}
 
 
-cdef tuple _CUtensorMapIm2ColWideMode_table = _dense_table(CUtensorMapIm2ColWideMode)
-cdef dict _CUtensorMapIm2ColWideMode_members = CUtensorMapIm2ColWideMode._value2member_
+cdef object _CUtensorMapIm2ColWideMode_define():
+    global _CUtensorMapIm2ColWideMode_class, _CUtensorMapIm2ColWideMode_table, _CUtensorMapIm2ColWideMode_members
+
+    class CUtensorMapIm2ColWideMode(_CEnum):
+        """Enum CUtensorMapIm2ColWideMode of the C API.
+
+        Tensor map Im2Col wide mode
+        """
+        __qualname__ = "CUtensorMapIm2ColWideMode"
+        CU_TENSOR_MAP_IM2COL_WIDE_MODE_W = 0
+        CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128 = 1
+
+    table = _dense_table(CUtensorMapIm2ColWideMode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUtensorMapIm2ColWideMode_class is None:
+        _CUtensorMapIm2ColWideMode_table = table
+        _CUtensorMapIm2ColWideMode_members = CUtensorMapIm2ColWideMode._value2member_
+        globals()["CUtensorMapIm2ColWideMode"] = CUtensorMapIm2ColWideMode
+        _CUtensorMapIm2ColWideMode_class = CUtensorMapIm2ColWideMode
+    return _CUtensorMapIm2ColWideMode_class
 
 
 cdef inline object _CUtensorMapIm2ColWideMode_of(long long value):
+    if _CUtensorMapIm2ColWideMode_class is None:
+        _CUtensorMapIm2ColWideMode_define()
     if 0 <= value < len(_CUtensorMapIm2ColWideMode_table):
         member = _CUtensorMapIm2ColWideMode_table[value]
         if member is not None:
             return member
     member = _CUtensorMapIm2ColWideMode_members.get(value)
-    return CUtensorMapIm2ColWideMode._unknown_(value) if member is None else member
+    return _CUtensorMapIm2ColWideMode_class._unknown_(value) if member is None else member
 
 
 
-class CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS(_CEnum):
-    """Enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS of the C API.
-
-    Access flags that specify the level of access the current context's device has
-    on the memory referenced.
-    """
-    CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE = 0
-    CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ = 1
-    CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 3
+# CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class = None
+cdef tuple _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table = ()
+cdef dict _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members = {}
 
 
-cdef tuple _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table = _dense_table(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS)
-cdef dict _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS._value2member_
+cdef object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_define():
+    global _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class, _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table, _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members
+
+    class CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS(_CEnum):
+        """Enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS of the C API.
+
+        Access flags that specify the level of access the current context's device has
+        on the memory referenced.
+        """
+        __qualname__ = "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS"
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE = 0
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ = 1
+        CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 3
+
+    table = _dense_table(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class is None:
+        _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table = table
+        _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS._value2member_
+        globals()["CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS"] = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS
+        _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS
+    return _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class
 
 
 cdef inline object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_of(long long value):
+    if _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class is None:
+        _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_define()
     if 0 <= value < len(_CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table):
         member = _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table[value]
         if member is not None:
             return member
     member = _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members.get(value)
-    return CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS._unknown_(value) if member is None else member
+    return _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class._unknown_(value) if member is None else member
 
 
 
-class CUexternalMemoryHandleType(_CEnum):
-    """Enum CUexternalMemoryHandleType of the C API.
-
-    External memory handle types
-    """
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 = 2
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP = 4
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE = 5
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE = 6
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT = 7
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF = 8
-    CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9
+# CUexternalMemoryHandleType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUexternalMemoryHandleType_class = None
+cdef tuple _CUexternalMemoryHandleType_table = ()
+cdef dict _CUexternalMemoryHandleType_members = {}
 
 
-cdef tuple _CUexternalMemoryHandleType_table = _dense_table(CUexternalMemoryHandleType)
-cdef dict _CUexternalMemoryHandleType_members = CUexternalMemoryHandleType._value2member_
+cdef object _CUexternalMemoryHandleType_define():
+    global _CUexternalMemoryHandleType_class, _CUexternalMemoryHandleType_table, _CUexternalMemoryHandleType_members
+
+    class CUexternalMemoryHandleType(_CEnum):
+        """Enum CUexternalMemoryHandleType of the C API.
+
+        External memory handle types
+        """
+        __qualname__ = "CUexternalMemoryHandleType"
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 = 2
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP = 4
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE = 5
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE = 6
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT = 7
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF = 8
+        CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9
+
+    table = _dense_table(CUexternalMemoryHandleType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUexternalMemoryHandleType_class is None:
+        _CUexternalMemoryHandleType_table = table
+        _CUexternalMemoryHandleType_members = CUexternalMemoryHandleType._value2member_
+        globals()["CUexternalMemoryHandleType"] = CUexternalMemoryHandleType
+        _CUexternalMemoryHandleType_class = CUexternalMemoryHandleType
+    return _CUexternalMemoryHandleType_class
 
 
 cdef inline object _CUexternalMemoryHandleType_of(long long value):
+    if _CUexternalMemoryHandleType_class is None:
+        _CUexternalMemoryHandleType_define()
     if 0 <= value < len(_CUexternalMemoryHandleType_table):
         member = _CUexternalMemoryHandleType_table[value]
         if member is not None:
             return member
     member = _CUexternalMemoryHandleType_members.get(value)
-    return CUexternalMemoryHandleType._unknown_(value) if member is None else member
+    return _CUexternalMemoryHandleType_class._unknown_(value) if member is None else member
 
 
 
-class CUexternalSemaphoreHandleType(_CEnum):
-    """Enum CUexternalSemaphoreHandleType of the C API.
-
-    External semaphore handle types
-    """
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD = 1
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 = 2
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE = 4
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE = 5
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC = 6
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX = 7
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT = 8
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD = 9
-    CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10
+# CUexternalSemaphoreHandleType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUexternalSemaphoreHandleType_class = None
+cdef tuple _CUexternalSemaphoreHandleType_table = ()
+cdef dict _CUexternalSemaphoreHandleType_members = {}
 
 
-cdef tuple _CUexternalSemaphoreHandleType_table = _dense_table(CUexternalSemaphoreHandleType)
-cdef dict _CUexternalSemaphoreHandleType_members = CUexternalSemaphoreHandleType._value2member_
+cdef object _CUexternalSemaphoreHandleType_define():
+    global _CUexternalSemaphoreHandleType_class, _CUexternalSemaphoreHandleType_table, _CUexternalSemaphoreHandleType_members
+
+    class CUexternalSemaphoreHandleType(_CEnum):
+        """Enum CUexternalSemaphoreHandleType of the C API.
+
+        External semaphore handle types
+        """
+        __qualname__ = "CUexternalSemaphoreHandleType"
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD = 1
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 = 2
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE = 4
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE = 5
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC = 6
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX = 7
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT = 8
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD = 9
+        CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10
+
+    table = _dense_table(CUexternalSemaphoreHandleType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUexternalSemaphoreHandleType_class is None:
+        _CUexternalSemaphoreHandleType_table = table
+        _CUexternalSemaphoreHandleType_members = CUexternalSemaphoreHandleType._value2member_
+        globals()["CUexternalSemaphoreHandleType"] = CUexternalSemaphoreHandleType
+        _CUexternalSemaphoreHandleType_class = CUexternalSemaphoreHandleType
+    return _CUexternalSemaphoreHandleType_class
 
 
 cdef inline object _CUexternalSemaphoreHandleType_of(long long value):
+    if _CUexternalSemaphoreHandleType_class is None:
+        _CUexternalSemaphoreHandleType_define()
     if 0 <= value < len(_CUexternalSemaphoreHandleType_table):
         member = _CUexternalSemaphoreHandleType_table[value]
         if member is not None:
             return member
     member = _CUexternalSemaphoreHandleType_members.get(value)
-    return CUexternalSemaphoreHandleType._unknown_(value) if member is None else member
+    return _CUexternalSemaphoreHandleType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemAllocationHandleType(_CEnum):
-    """Enum CUmemAllocationHandleType of the C API.
-
-    Flags for specifying particular handle types
-    """
-    CU_MEM_HANDLE_TYPE_NONE = 0
-    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
-    CU_MEM_HANDLE_TYPE_WIN32 = 2
-    CU_MEM_HANDLE_TYPE_WIN32_KMT = 4
-    CU_MEM_HANDLE_TYPE_FABRIC = 8
-    CU_MEM_HANDLE_TYPE_MAX = 2147483647
+# CUmemAllocationHandleType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemAllocationHandleType_class = None
+cdef tuple _CUmemAllocationHandleType_table = ()
+cdef dict _CUmemAllocationHandleType_members = {}
 
 
-cdef tuple _CUmemAllocationHandleType_table = _dense_table(CUmemAllocationHandleType)
-cdef dict _CUmemAllocationHandleType_members = CUmemAllocationHandleType._value2member_
+cdef object _CUmemAllocationHandleType_define():
+    global _CUmemAllocationHandleType_class, _CUmemAllocationHandleType_table, _CUmemAllocationHandleType_members
+
+    class CUmemAllocationHandleType(_CEnum):
+        """Enum CUmemAllocationHandleType of the C API.
+
+        Flags for specifying particular handle types
+        """
+        __qualname__ = "CUmemAllocationHandleType"
+        CU_MEM_HANDLE_TYPE_NONE = 0
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+        CU_MEM_HANDLE_TYPE_WIN32 = 2
+        CU_MEM_HANDLE_TYPE_WIN32_KMT = 4
+        CU_MEM_HANDLE_TYPE_FABRIC = 8
+        CU_MEM_HANDLE_TYPE_MAX = 2147483647
+
+    table = _dense_table(CUmemAllocationHandleType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemAllocationHandleType_class is None:
+        _CUmemAllocationHandleType_table = table
+        _CUmemAllocationHandleType_members = CUmemAllocationHandleType._value2member_
+        globals()["CUmemAllocationHandleType"] = CUmemAllocationHandleType
+        _CUmemAllocationHandleType_class = CUmemAllocationHandleType
+    return _CUmemAllocationHandleType_class
 
 
 cdef inline object _CUmemAllocationHandleType_of(long long value):
+    if _CUmemAllocationHandleType_class is None:
+        _CUmemAllocationHandleType_define()
     if 0 <= value < len(_CUmemAllocationHandleType_table):
         member = _CUmemAllocationHandleType_table[value]
         if member is not None:
             return member
     member = _CUmemAllocationHandleType_members.get(value)
-    return CUmemAllocationHandleType._unknown_(value) if member is None else member
+    return _CUmemAllocationHandleType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemAccess_flags(_CEnum):
-    """Enum CUmemAccess_flags of the C API.
-
-    Specifies the memory protection flags for mapping.
-    """
-    CU_MEM_ACCESS_FLAGS_PROT_NONE = 0
-    CU_MEM_ACCESS_FLAGS_PROT_READ = 1
-    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
-    CU_MEM_ACCESS_FLAGS_PROT_MAX = 2147483647
+# CUmemAccess_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemAccess_flags_class = None
+cdef tuple _CUmemAccess_flags_table = ()
+cdef dict _CUmemAccess_flags_members = {}
 
 
-cdef tuple _CUmemAccess_flags_table = _dense_table(CUmemAccess_flags)
-cdef dict _CUmemAccess_flags_members = CUmemAccess_flags._value2member_
+cdef object _CUmemAccess_flags_define():
+    global _CUmemAccess_flags_class, _CUmemAccess_flags_table, _CUmemAccess_flags_members
+
+    class CUmemAccess_flags(_CEnum):
+        """Enum CUmemAccess_flags of the C API.
+
+        Specifies the memory protection flags for mapping.
+        """
+        __qualname__ = "CUmemAccess_flags"
+        CU_MEM_ACCESS_FLAGS_PROT_NONE = 0
+        CU_MEM_ACCESS_FLAGS_PROT_READ = 1
+        CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+        CU_MEM_ACCESS_FLAGS_PROT_MAX = 2147483647
+
+    table = _dense_table(CUmemAccess_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemAccess_flags_class is None:
+        _CUmemAccess_flags_table = table
+        _CUmemAccess_flags_members = CUmemAccess_flags._value2member_
+        globals()["CUmemAccess_flags"] = CUmemAccess_flags
+        _CUmemAccess_flags_class = CUmemAccess_flags
+    return _CUmemAccess_flags_class
 
 
 cdef inline object _CUmemAccess_flags_of(long long value):
+    if _CUmemAccess_flags_class is None:
+        _CUmemAccess_flags_define()
     if 0 <= value < len(_CUmemAccess_flags_table):
         member = _CUmemAccess_flags_table[value]
         if member is not None:
             return member
     member = _CUmemAccess_flags_members.get(value)
-    return CUmemAccess_flags._unknown_(value) if member is None else member
+    return _CUmemAccess_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUmemLocationType(_CEnum):
-    """Enum CUmemLocationType of the C API.
-
-    Specifies the type of location
-    """
-    CU_MEM_LOCATION_TYPE_INVALID = 0
-    CU_MEM_LOCATION_TYPE_NONE = 0
-    CU_MEM_LOCATION_TYPE_DEVICE = 1
-    CU_MEM_LOCATION_TYPE_HOST = 2
-    CU_MEM_LOCATION_TYPE_HOST_NUMA = 3
-    CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4
-    CU_MEM_LOCATION_TYPE_MAX = 2147483647
+# CUmemLocationType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemLocationType_class = None
+cdef tuple _CUmemLocationType_table = ()
+cdef dict _CUmemLocationType_members = {}
 
 
-cdef tuple _CUmemLocationType_table = _dense_table(CUmemLocationType)
-cdef dict _CUmemLocationType_members = CUmemLocationType._value2member_
+cdef object _CUmemLocationType_define():
+    global _CUmemLocationType_class, _CUmemLocationType_table, _CUmemLocationType_members
+
+    class CUmemLocationType(_CEnum):
+        """Enum CUmemLocationType of the C API.
+
+        Specifies the type of location
+        """
+        __qualname__ = "CUmemLocationType"
+        CU_MEM_LOCATION_TYPE_INVALID = 0
+        CU_MEM_LOCATION_TYPE_NONE = 0
+        CU_MEM_LOCATION_TYPE_DEVICE = 1
+        CU_MEM_LOCATION_TYPE_HOST = 2
+        CU_MEM_LOCATION_TYPE_HOST_NUMA = 3
+        CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 4
+        CU_MEM_LOCATION_TYPE_MAX = 2147483647
+
+    table = _dense_table(CUmemLocationType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemLocationType_class is None:
+        _CUmemLocationType_table = table
+        _CUmemLocationType_members = CUmemLocationType._value2member_
+        globals()["CUmemLocationType"] = CUmemLocationType
+        _CUmemLocationType_class = CUmemLocationType
+    return _CUmemLocationType_class
 
 
 cdef inline object _CUmemLocationType_of(long long value):
+    if _CUmemLocationType_class is None:
+        _CUmemLocationType_define()
     if 0 <= value < len(_CUmemLocationType_table):
         member = _CUmemLocationType_table[value]
         if member is not None:
             return member
     member = _CUmemLocationType_members.get(value)
-    return CUmemLocationType._unknown_(value) if member is None else member
+    return _CUmemLocationType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemAllocationType(_CEnum):
-    """Enum CUmemAllocationType of the C API.
-
-    Defines the allocation types available
-    """
-    CU_MEM_ALLOCATION_TYPE_INVALID = 0
-    CU_MEM_ALLOCATION_TYPE_PINNED = 1
-    CU_MEM_ALLOCATION_TYPE_MANAGED = 2
-    CU_MEM_ALLOCATION_TYPE_MAX = 2147483647
+# CUmemAllocationType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemAllocationType_class = None
+cdef tuple _CUmemAllocationType_table = ()
+cdef dict _CUmemAllocationType_members = {}
 
 
-cdef tuple _CUmemAllocationType_table = _dense_table(CUmemAllocationType)
-cdef dict _CUmemAllocationType_members = CUmemAllocationType._value2member_
+cdef object _CUmemAllocationType_define():
+    global _CUmemAllocationType_class, _CUmemAllocationType_table, _CUmemAllocationType_members
+
+    class CUmemAllocationType(_CEnum):
+        """Enum CUmemAllocationType of the C API.
+
+        Defines the allocation types available
+        """
+        __qualname__ = "CUmemAllocationType"
+        CU_MEM_ALLOCATION_TYPE_INVALID = 0
+        CU_MEM_ALLOCATION_TYPE_PINNED = 1
+        CU_MEM_ALLOCATION_TYPE_MANAGED = 2
+        CU_MEM_ALLOCATION_TYPE_MAX = 2147483647
+
+    table = _dense_table(CUmemAllocationType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemAllocationType_class is None:
+        _CUmemAllocationType_table = table
+        _CUmemAllocationType_members = CUmemAllocationType._value2member_
+        globals()["CUmemAllocationType"] = CUmemAllocationType
+        _CUmemAllocationType_class = CUmemAllocationType
+    return _CUmemAllocationType_class
 
 
 cdef inline object _CUmemAllocationType_of(long long value):
+    if _CUmemAllocationType_class is None:
+        _CUmemAllocationType_define()
     if 0 <= value < len(_CUmemAllocationType_table):
         member = _CUmemAllocationType_table[value]
         if member is not None:
             return member
     member = _CUmemAllocationType_members.get(value)
-    return CUmemAllocationType._unknown_(value) if member is None else member
+    return _CUmemAllocationType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemAllocationGranularity_flags(_CEnum):
-    """Enum CUmemAllocationGranularity_flags of the C API.
-
-    Flag for requesting different optimal and required granularities for an allocation.
-    """
-    CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
-    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
+# CUmemAllocationGranularity_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemAllocationGranularity_flags_class = None
+cdef tuple _CUmemAllocationGranularity_flags_table = ()
+cdef dict _CUmemAllocationGranularity_flags_members = {}
 
 
-cdef tuple _CUmemAllocationGranularity_flags_table = _dense_table(CUmemAllocationGranularity_flags)
-cdef dict _CUmemAllocationGranularity_flags_members = CUmemAllocationGranularity_flags._value2member_
+cdef object _CUmemAllocationGranularity_flags_define():
+    global _CUmemAllocationGranularity_flags_class, _CUmemAllocationGranularity_flags_table, _CUmemAllocationGranularity_flags_members
+
+    class CUmemAllocationGranularity_flags(_CEnum):
+        """Enum CUmemAllocationGranularity_flags of the C API.
+
+        Flag for requesting different optimal and required granularities for an allocation.
+        """
+        __qualname__ = "CUmemAllocationGranularity_flags"
+        CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0
+        CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1
+
+    table = _dense_table(CUmemAllocationGranularity_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemAllocationGranularity_flags_class is None:
+        _CUmemAllocationGranularity_flags_table = table
+        _CUmemAllocationGranularity_flags_members = CUmemAllocationGranularity_flags._value2member_
+        globals()["CUmemAllocationGranularity_flags"] = CUmemAllocationGranularity_flags
+        _CUmemAllocationGranularity_flags_class = CUmemAllocationGranularity_flags
+    return _CUmemAllocationGranularity_flags_class
 
 
 cdef inline object _CUmemAllocationGranularity_flags_of(long long value):
+    if _CUmemAllocationGranularity_flags_class is None:
+        _CUmemAllocationGranularity_flags_define()
     if 0 <= value < len(_CUmemAllocationGranularity_flags_table):
         member = _CUmemAllocationGranularity_flags_table[value]
         if member is not None:
             return member
     member = _CUmemAllocationGranularity_flags_members.get(value)
-    return CUmemAllocationGranularity_flags._unknown_(value) if member is None else member
+    return _CUmemAllocationGranularity_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUmemRangeHandleType(_CEnum):
-    """Enum CUmemRangeHandleType of the C API.
-
-    Specifies the handle type for address range
-    """
-    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
-    CU_MEM_RANGE_HANDLE_TYPE_MAX = 2147483647
+# CUmemRangeHandleType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemRangeHandleType_class = None
+cdef tuple _CUmemRangeHandleType_table = ()
+cdef dict _CUmemRangeHandleType_members = {}
 
 
-cdef tuple _CUmemRangeHandleType_table = _dense_table(CUmemRangeHandleType)
-cdef dict _CUmemRangeHandleType_members = CUmemRangeHandleType._value2member_
+cdef object _CUmemRangeHandleType_define():
+    global _CUmemRangeHandleType_class, _CUmemRangeHandleType_table, _CUmemRangeHandleType_members
+
+    class CUmemRangeHandleType(_CEnum):
+        """Enum CUmemRangeHandleType of the C API.
+
+        Specifies the handle type for address range
+        """
+        __qualname__ = "CUmemRangeHandleType"
+        CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
+        CU_MEM_RANGE_HANDLE_TYPE_MAX = 2147483647
+
+    table = _dense_table(CUmemRangeHandleType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemRangeHandleType_class is None:
+        _CUmemRangeHandleType_table = table
+        _CUmemRangeHandleType_members = CUmemRangeHandleType._value2member_
+        globals()["CUmemRangeHandleType"] = CUmemRangeHandleType
+        _CUmemRangeHandleType_class = CUmemRangeHandleType
+    return _CUmemRangeHandleType_class
 
 
 cdef inline object _CUmemRangeHandleType_of(long long value):
+    if _CUmemRangeHandleType_class is None:
+        _CUmemRangeHandleType_define()
     if 0 <= value < len(_CUmemRangeHandleType_table):
         member = _CUmemRangeHandleType_table[value]
         if member is not None:
             return member
     member = _CUmemRangeHandleType_members.get(value)
-    return CUmemRangeHandleType._unknown_(value) if member is None else member
+    return _CUmemRangeHandleType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemRangeFlags(_CEnum):
-    """Enum CUmemRangeFlags of the C API.
+# CUmemRangeFlags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemRangeFlags_class = None
+cdef tuple _CUmemRangeFlags_table = ()
+cdef dict _CUmemRangeFlags_members = {}
 
-    Flag for requesting handle type for address range.
-    """
-    CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 1
 
+cdef object _CUmemRangeFlags_define():
+    global _CUmemRangeFlags_class, _CUmemRangeFlags_table, _CUmemRangeFlags_members
 
-cdef tuple _CUmemRangeFlags_table = _dense_table(CUmemRangeFlags)
-cdef dict _CUmemRangeFlags_members = CUmemRangeFlags._value2member_
+    class CUmemRangeFlags(_CEnum):
+        """Enum CUmemRangeFlags of the C API.
+
+        Flag for requesting handle type for address range.
+        """
+        __qualname__ = "CUmemRangeFlags"
+        CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE = 1
+
+    table = _dense_table(CUmemRangeFlags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemRangeFlags_class is None:
+        _CUmemRangeFlags_table = table
+        _CUmemRangeFlags_members = CUmemRangeFlags._value2member_
+        globals()["CUmemRangeFlags"] = CUmemRangeFlags
+        _CUmemRangeFlags_class = CUmemRangeFlags
+    return _CUmemRangeFlags_class
 
 
 cdef inline object _CUmemRangeFlags_of(long long value):
+    if _CUmemRangeFlags_class is None:
+        _CUmemRangeFlags_define()
     if 0 <= value < len(_CUmemRangeFlags_table):
         member = _CUmemRangeFlags_table[value]
         if member is not None:
             return member
     member = _CUmemRangeFlags_members.get(value)
-    return CUmemRangeFlags._unknown_(value) if member is None else member
+    return _CUmemRangeFlags_class._unknown_(value) if member is None else member
 
 
 
-class CUarraySparseSubresourceType(_CEnum):
-    """Enum CUarraySparseSubresourceType of the C API.
-
-    Sparse subresource types
-    """
-    CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0
-    CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1
+# CUarraySparseSubresourceType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUarraySparseSubresourceType_class = None
+cdef tuple _CUarraySparseSubresourceType_table = ()
+cdef dict _CUarraySparseSubresourceType_members = {}
 
 
-cdef tuple _CUarraySparseSubresourceType_table = _dense_table(CUarraySparseSubresourceType)
-cdef dict _CUarraySparseSubresourceType_members = CUarraySparseSubresourceType._value2member_
+cdef object _CUarraySparseSubresourceType_define():
+    global _CUarraySparseSubresourceType_class, _CUarraySparseSubresourceType_table, _CUarraySparseSubresourceType_members
+
+    class CUarraySparseSubresourceType(_CEnum):
+        """Enum CUarraySparseSubresourceType of the C API.
+
+        Sparse subresource types
+        """
+        __qualname__ = "CUarraySparseSubresourceType"
+        CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL = 0
+        CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL = 1
+
+    table = _dense_table(CUarraySparseSubresourceType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUarraySparseSubresourceType_class is None:
+        _CUarraySparseSubresourceType_table = table
+        _CUarraySparseSubresourceType_members = CUarraySparseSubresourceType._value2member_
+        globals()["CUarraySparseSubresourceType"] = CUarraySparseSubresourceType
+        _CUarraySparseSubresourceType_class = CUarraySparseSubresourceType
+    return _CUarraySparseSubresourceType_class
 
 
 cdef inline object _CUarraySparseSubresourceType_of(long long value):
+    if _CUarraySparseSubresourceType_class is None:
+        _CUarraySparseSubresourceType_define()
     if 0 <= value < len(_CUarraySparseSubresourceType_table):
         member = _CUarraySparseSubresourceType_table[value]
         if member is not None:
             return member
     member = _CUarraySparseSubresourceType_members.get(value)
-    return CUarraySparseSubresourceType._unknown_(value) if member is None else member
+    return _CUarraySparseSubresourceType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemOperationType(_CEnum):
-    """Enum CUmemOperationType of the C API.
-
-    Memory operation types
-    """
-    CU_MEM_OPERATION_TYPE_MAP = 1
-    CU_MEM_OPERATION_TYPE_UNMAP = 2
+# CUmemOperationType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemOperationType_class = None
+cdef tuple _CUmemOperationType_table = ()
+cdef dict _CUmemOperationType_members = {}
 
 
-cdef tuple _CUmemOperationType_table = _dense_table(CUmemOperationType)
-cdef dict _CUmemOperationType_members = CUmemOperationType._value2member_
+cdef object _CUmemOperationType_define():
+    global _CUmemOperationType_class, _CUmemOperationType_table, _CUmemOperationType_members
+
+    class CUmemOperationType(_CEnum):
+        """Enum CUmemOperationType of the C API.
+
+        Memory operation types
+        """
+        __qualname__ = "CUmemOperationType"
+        CU_MEM_OPERATION_TYPE_MAP = 1
+        CU_MEM_OPERATION_TYPE_UNMAP = 2
+
+    table = _dense_table(CUmemOperationType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemOperationType_class is None:
+        _CUmemOperationType_table = table
+        _CUmemOperationType_members = CUmemOperationType._value2member_
+        globals()["CUmemOperationType"] = CUmemOperationType
+        _CUmemOperationType_class = CUmemOperationType
+    return _CUmemOperationType_class
 
 
 cdef inline object _CUmemOperationType_of(long long value):
+    if _CUmemOperationType_class is None:
+        _CUmemOperationType_define()
     if 0 <= value < len(_CUmemOperationType_table):
         member = _CUmemOperationType_table[value]
         if member is not None:
             return member
     member = _CUmemOperationType_members.get(value)
-    return CUmemOperationType._unknown_(value) if member is None else member
+    return _CUmemOperationType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemHandleType(_CEnum):
-    """Enum CUmemHandleType of the C API.
+# CUmemHandleType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemHandleType_class = None
+cdef tuple _CUmemHandleType_table = ()
+cdef dict _CUmemHandleType_members = {}
 
-    Memory handle types
-    """
-    CU_MEM_HANDLE_TYPE_GENERIC = 0
 
+cdef object _CUmemHandleType_define():
+    global _CUmemHandleType_class, _CUmemHandleType_table, _CUmemHandleType_members
 
-cdef tuple _CUmemHandleType_table = _dense_table(CUmemHandleType)
-cdef dict _CUmemHandleType_members = CUmemHandleType._value2member_
+    class CUmemHandleType(_CEnum):
+        """Enum CUmemHandleType of the C API.
+
+        Memory handle types
+        """
+        __qualname__ = "CUmemHandleType"
+        CU_MEM_HANDLE_TYPE_GENERIC = 0
+
+    table = _dense_table(CUmemHandleType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemHandleType_class is None:
+        _CUmemHandleType_table = table
+        _CUmemHandleType_members = CUmemHandleType._value2member_
+        globals()["CUmemHandleType"] = CUmemHandleType
+        _CUmemHandleType_class = CUmemHandleType
+    return _CUmemHandleType_class
 
 
 cdef inline object _CUmemHandleType_of(long long value):
+    if _CUmemHandleType_class is None:
+        _CUmemHandleType_define()
     if 0 <= value < len(_CUmemHandleType_table):
         member = _CUmemHandleType_table[value]
         if member is not None:
             return member
     member = _CUmemHandleType_members.get(value)
-    return CUmemHandleType._unknown_(value) if member is None else member
+    return _CUmemHandleType_class._unknown_(value) if member is None else member
 
 
 
-class CUmemAllocationCompType(_CEnum):
-    """Enum CUmemAllocationCompType of the C API.
-
-    Specifies compression attribute for an allocation.
-    """
-    CU_MEM_ALLOCATION_COMP_NONE = 0
-    CU_MEM_ALLOCATION_COMP_GENERIC = 1
+# CUmemAllocationCompType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemAllocationCompType_class = None
+cdef tuple _CUmemAllocationCompType_table = ()
+cdef dict _CUmemAllocationCompType_members = {}
 
 
-cdef tuple _CUmemAllocationCompType_table = _dense_table(CUmemAllocationCompType)
-cdef dict _CUmemAllocationCompType_members = CUmemAllocationCompType._value2member_
+cdef object _CUmemAllocationCompType_define():
+    global _CUmemAllocationCompType_class, _CUmemAllocationCompType_table, _CUmemAllocationCompType_members
+
+    class CUmemAllocationCompType(_CEnum):
+        """Enum CUmemAllocationCompType of the C API.
+
+        Specifies compression attribute for an allocation.
+        """
+        __qualname__ = "CUmemAllocationCompType"
+        CU_MEM_ALLOCATION_COMP_NONE = 0
+        CU_MEM_ALLOCATION_COMP_GENERIC = 1
+
+    table = _dense_table(CUmemAllocationCompType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemAllocationCompType_class is None:
+        _CUmemAllocationCompType_table = table
+        _CUmemAllocationCompType_members = CUmemAllocationCompType._value2member_
+        globals()["CUmemAllocationCompType"] = CUmemAllocationCompType
+        _CUmemAllocationCompType_class = CUmemAllocationCompType
+    return _CUmemAllocationCompType_class
 
 
 cdef inline object _CUmemAllocationCompType_of(long long value):
+    if _CUmemAllocationCompType_class is None:
+        _CUmemAllocationCompType_define()
     if 0 <= value < len(_CUmemAllocationCompType_table):
         member = _CUmemAllocationCompType_table[value]
         if member is not None:
             return member
     member = _CUmemAllocationCompType_members.get(value)
-    return CUmemAllocationCompType._unknown_(value) if member is None else member
+    return _CUmemAllocationCompType_class._unknown_(value) if member is None else member
 
 
 
-class CUmulticastGranularity_flags(_CEnum):
-    """Enum CUmulticastGranularity_flags of the C API.
-
-    Flags for querying different granularities for a multicast object
-    """
-    CU_MULTICAST_GRANULARITY_MINIMUM = 0
-    CU_MULTICAST_GRANULARITY_RECOMMENDED = 1
+# CUmulticastGranularity_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmulticastGranularity_flags_class = None
+cdef tuple _CUmulticastGranularity_flags_table = ()
+cdef dict _CUmulticastGranularity_flags_members = {}
 
 
-cdef tuple _CUmulticastGranularity_flags_table = _dense_table(CUmulticastGranularity_flags)
-cdef dict _CUmulticastGranularity_flags_members = CUmulticastGranularity_flags._value2member_
+cdef object _CUmulticastGranularity_flags_define():
+    global _CUmulticastGranularity_flags_class, _CUmulticastGranularity_flags_table, _CUmulticastGranularity_flags_members
+
+    class CUmulticastGranularity_flags(_CEnum):
+        """Enum CUmulticastGranularity_flags of the C API.
+
+        Flags for querying different granularities for a multicast object
+        """
+        __qualname__ = "CUmulticastGranularity_flags"
+        CU_MULTICAST_GRANULARITY_MINIMUM = 0
+        CU_MULTICAST_GRANULARITY_RECOMMENDED = 1
+
+    table = _dense_table(CUmulticastGranularity_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmulticastGranularity_flags_class is None:
+        _CUmulticastGranularity_flags_table = table
+        _CUmulticastGranularity_flags_members = CUmulticastGranularity_flags._value2member_
+        globals()["CUmulticastGranularity_flags"] = CUmulticastGranularity_flags
+        _CUmulticastGranularity_flags_class = CUmulticastGranularity_flags
+    return _CUmulticastGranularity_flags_class
 
 
 cdef inline object _CUmulticastGranularity_flags_of(long long value):
+    if _CUmulticastGranularity_flags_class is None:
+        _CUmulticastGranularity_flags_define()
     if 0 <= value < len(_CUmulticastGranularity_flags_table):
         member = _CUmulticastGranularity_flags_table[value]
         if member is not None:
             return member
     member = _CUmulticastGranularity_flags_members.get(value)
-    return CUmulticastGranularity_flags._unknown_(value) if member is None else member
+    return _CUmulticastGranularity_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphExecUpdateResult(_CEnum):
-    """Enum CUgraphExecUpdateResult of the C API.
-
-    CUDA Graph Update error types
-    """
-    CU_GRAPH_EXEC_UPDATE_SUCCESS = 0
-    CU_GRAPH_EXEC_UPDATE_ERROR = 1
-    CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2
-    CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3
-    CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4
-    CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5
-    CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6
-    CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7
-    CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8
+# CUgraphExecUpdateResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphExecUpdateResult_class = None
+cdef tuple _CUgraphExecUpdateResult_table = ()
+cdef dict _CUgraphExecUpdateResult_members = {}
 
 
-cdef tuple _CUgraphExecUpdateResult_table = _dense_table(CUgraphExecUpdateResult)
-cdef dict _CUgraphExecUpdateResult_members = CUgraphExecUpdateResult._value2member_
+cdef object _CUgraphExecUpdateResult_define():
+    global _CUgraphExecUpdateResult_class, _CUgraphExecUpdateResult_table, _CUgraphExecUpdateResult_members
+
+    class CUgraphExecUpdateResult(_CEnum):
+        """Enum CUgraphExecUpdateResult of the C API.
+
+        CUDA Graph Update error types
+        """
+        __qualname__ = "CUgraphExecUpdateResult"
+        CU_GRAPH_EXEC_UPDATE_SUCCESS = 0
+        CU_GRAPH_EXEC_UPDATE_ERROR = 1
+        CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2
+        CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3
+        CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED = 4
+        CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED = 5
+        CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6
+        CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE = 7
+        CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED = 8
+
+    table = _dense_table(CUgraphExecUpdateResult)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphExecUpdateResult_class is None:
+        _CUgraphExecUpdateResult_table = table
+        _CUgraphExecUpdateResult_members = CUgraphExecUpdateResult._value2member_
+        globals()["CUgraphExecUpdateResult"] = CUgraphExecUpdateResult
+        _CUgraphExecUpdateResult_class = CUgraphExecUpdateResult
+    return _CUgraphExecUpdateResult_class
 
 
 cdef inline object _CUgraphExecUpdateResult_of(long long value):
+    if _CUgraphExecUpdateResult_class is None:
+        _CUgraphExecUpdateResult_define()
     if 0 <= value < len(_CUgraphExecUpdateResult_table):
         member = _CUgraphExecUpdateResult_table[value]
         if member is not None:
             return member
     member = _CUgraphExecUpdateResult_members.get(value)
-    return CUgraphExecUpdateResult._unknown_(value) if member is None else member
+    return _CUgraphExecUpdateResult_class._unknown_(value) if member is None else member
 
 
 
-class CUmemPool_attribute(_CEnum):
-    """Enum CUmemPool_attribute of the C API.
-
-    CUDA memory pool attributes
-    """
-    CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1
-    CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2
-    CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3
-    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
-    CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5
-    CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6
-    CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7
-    CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8
+# CUmemPool_attribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemPool_attribute_class = None
+cdef tuple _CUmemPool_attribute_table = ()
+cdef dict _CUmemPool_attribute_members = {}
 
 
-cdef tuple _CUmemPool_attribute_table = _dense_table(CUmemPool_attribute)
-cdef dict _CUmemPool_attribute_members = CUmemPool_attribute._value2member_
+cdef object _CUmemPool_attribute_define():
+    global _CUmemPool_attribute_class, _CUmemPool_attribute_table, _CUmemPool_attribute_members
+
+    class CUmemPool_attribute(_CEnum):
+        """Enum CUmemPool_attribute of the C API.
+
+        CUDA memory pool attributes
+        """
+        __qualname__ = "CUmemPool_attribute"
+        CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
+        CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6
+        CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7
+        CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8
+
+    table = _dense_table(CUmemPool_attribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemPool_attribute_class is None:
+        _CUmemPool_attribute_table = table
+        _CUmemPool_attribute_members = CUmemPool_attribute._value2member_
+        globals()["CUmemPool_attribute"] = CUmemPool_attribute
+        _CUmemPool_attribute_class = CUmemPool_attribute
+    return _CUmemPool_attribute_class
 
 
 cdef inline object _CUmemPool_attribute_of(long long value):
+    if _CUmemPool_attribute_class is None:
+        _CUmemPool_attribute_define()
     if 0 <= value < len(_CUmemPool_attribute_table):
         member = _CUmemPool_attribute_table[value]
         if member is not None:
             return member
     member = _CUmemPool_attribute_members.get(value)
-    return CUmemPool_attribute._unknown_(value) if member is None else member
+    return _CUmemPool_attribute_class._unknown_(value) if member is None else member
 
 
 
-class CUmemcpyFlags(_CEnum):
-    """Enum CUmemcpyFlags of the C API.
-
-    Flags to specify for copies within a batch. For more details see cuMemcpyBatchAsync.
-    """
-    CU_MEMCPY_FLAG_DEFAULT = 0
-    CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1
+# CUmemcpyFlags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemcpyFlags_class = None
+cdef tuple _CUmemcpyFlags_table = ()
+cdef dict _CUmemcpyFlags_members = {}
 
 
-cdef tuple _CUmemcpyFlags_table = _dense_table(CUmemcpyFlags)
-cdef dict _CUmemcpyFlags_members = CUmemcpyFlags._value2member_
+cdef object _CUmemcpyFlags_define():
+    global _CUmemcpyFlags_class, _CUmemcpyFlags_table, _CUmemcpyFlags_members
+
+    class CUmemcpyFlags(_CEnum):
+        """Enum CUmemcpyFlags of the C API.
+
+        Flags to specify for copies within a batch. For more details see cuMemcpyBatchAsync.
+        """
+        __qualname__ = "CUmemcpyFlags"
+        CU_MEMCPY_FLAG_DEFAULT = 0
+        CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1
+
+    table = _dense_table(CUmemcpyFlags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemcpyFlags_class is None:
+        _CUmemcpyFlags_table = table
+        _CUmemcpyFlags_members = CUmemcpyFlags._value2member_
+        globals()["CUmemcpyFlags"] = CUmemcpyFlags
+        _CUmemcpyFlags_class = CUmemcpyFlags
+    return _CUmemcpyFlags_class
 
 
 cdef inline object _CUmemcpyFlags_of(long long value):
+    if _CUmemcpyFlags_class is None:
+        _CUmemcpyFlags_define()
     if 0 <= value < len(_CUmemcpyFlags_table):
         member = _CUmemcpyFlags_table[value]
         if member is not None:
             return member
     member = _CUmemcpyFlags_members.get(value)
-    return CUmemcpyFlags._unknown_(value) if member is None else member
+    return _CUmemcpyFlags_class._unknown_(value) if member is None else member
 
 
 
-class CUmemcpySrcAccessOrder(_CEnum):
-    """Enum CUmemcpySrcAccessOrder of the C API.
-
-    These flags allow applications to convey the source access ordering CUDA must maintain.
-    The destination will always be accessed in stream order.
-    """
-    CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0
-    CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 1
-    CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 2
-    CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 3
-    CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 2147483647
+# CUmemcpySrcAccessOrder is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemcpySrcAccessOrder_class = None
+cdef tuple _CUmemcpySrcAccessOrder_table = ()
+cdef dict _CUmemcpySrcAccessOrder_members = {}
 
 
-cdef tuple _CUmemcpySrcAccessOrder_table = _dense_table(CUmemcpySrcAccessOrder)
-cdef dict _CUmemcpySrcAccessOrder_members = CUmemcpySrcAccessOrder._value2member_
+cdef object _CUmemcpySrcAccessOrder_define():
+    global _CUmemcpySrcAccessOrder_class, _CUmemcpySrcAccessOrder_table, _CUmemcpySrcAccessOrder_members
+
+    class CUmemcpySrcAccessOrder(_CEnum):
+        """Enum CUmemcpySrcAccessOrder of the C API.
+
+        These flags allow applications to convey the source access ordering CUDA must maintain.
+        The destination will always be accessed in stream order.
+        """
+        __qualname__ = "CUmemcpySrcAccessOrder"
+        CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0
+        CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 1
+        CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 2
+        CU_MEMCPY_SRC_ACCESS_ORDER_ANY = 3
+        CU_MEMCPY_SRC_ACCESS_ORDER_MAX = 2147483647
+
+    table = _dense_table(CUmemcpySrcAccessOrder)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemcpySrcAccessOrder_class is None:
+        _CUmemcpySrcAccessOrder_table = table
+        _CUmemcpySrcAccessOrder_members = CUmemcpySrcAccessOrder._value2member_
+        globals()["CUmemcpySrcAccessOrder"] = CUmemcpySrcAccessOrder
+        _CUmemcpySrcAccessOrder_class = CUmemcpySrcAccessOrder
+    return _CUmemcpySrcAccessOrder_class
 
 
 cdef inline object _CUmemcpySrcAccessOrder_of(long long value):
+    if _CUmemcpySrcAccessOrder_class is None:
+        _CUmemcpySrcAccessOrder_define()
     if 0 <= value < len(_CUmemcpySrcAccessOrder_table):
         member = _CUmemcpySrcAccessOrder_table[value]
         if member is not None:
             return member
     member = _CUmemcpySrcAccessOrder_members.get(value)
-    return CUmemcpySrcAccessOrder._unknown_(value) if member is None else member
+    return _CUmemcpySrcAccessOrder_class._unknown_(value) if member is None else member
 
 
 
-class CUmemcpy3DOperandType(_CEnum):
-    """Enum CUmemcpy3DOperandType of the C API.
-
-    These flags allow applications to convey the operand type for individual copies specified in cuMemcpy3DBatchAsync.
-    """
-    CU_MEMCPY_OPERAND_TYPE_POINTER = 1
-    CU_MEMCPY_OPERAND_TYPE_ARRAY = 2
-    CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647
+# CUmemcpy3DOperandType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemcpy3DOperandType_class = None
+cdef tuple _CUmemcpy3DOperandType_table = ()
+cdef dict _CUmemcpy3DOperandType_members = {}
 
 
-cdef tuple _CUmemcpy3DOperandType_table = _dense_table(CUmemcpy3DOperandType)
-cdef dict _CUmemcpy3DOperandType_members = CUmemcpy3DOperandType._value2member_
+cdef object _CUmemcpy3DOperandType_define():
+    global _CUmemcpy3DOperandType_class, _CUmemcpy3DOperandType_table, _CUmemcpy3DOperandType_members
+
+    class CUmemcpy3DOperandType(_CEnum):
+        """Enum CUmemcpy3DOperandType of the C API.
+
+        These flags allow applications to convey the operand type for individual copies specified in cuMemcpy3DBatchAsync.
+        """
+        __qualname__ = "CUmemcpy3DOperandType"
+        CU_MEMCPY_OPERAND_TYPE_POINTER = 1
+        CU_MEMCPY_OPERAND_TYPE_ARRAY = 2
+        CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647
+
+    table = _dense_table(CUmemcpy3DOperandType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemcpy3DOperandType_class is None:
+        _CUmemcpy3DOperandType_table = table
+        _CUmemcpy3DOperandType_members = CUmemcpy3DOperandType._value2member_
+        globals()["CUmemcpy3DOperandType"] = CUmemcpy3DOperandType
+        _CUmemcpy3DOperandType_class = CUmemcpy3DOperandType
+    return _CUmemcpy3DOperandType_class
 
 
 cdef inline object _CUmemcpy3DOperandType_of(long long value):
+    if _CUmemcpy3DOperandType_class is None:
+        _CUmemcpy3DOperandType_define()
     if 0 <= value < len(_CUmemcpy3DOperandType_table):
         member = _CUmemcpy3DOperandType_table[value]
         if member is not None:
             return member
     member = _CUmemcpy3DOperandType_members.get(value)
-    return CUmemcpy3DOperandType._unknown_(value) if member is None else member
+    return _CUmemcpy3DOperandType_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphMem_attribute(_CEnum):
-    """Enum CUgraphMem_attribute of the C API."""
-    CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0
-    CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1
-    CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2
-    CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3
+# CUgraphMem_attribute is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphMem_attribute_class = None
+cdef tuple _CUgraphMem_attribute_table = ()
+cdef dict _CUgraphMem_attribute_members = {}
 
 
-cdef tuple _CUgraphMem_attribute_table = _dense_table(CUgraphMem_attribute)
-cdef dict _CUgraphMem_attribute_members = CUgraphMem_attribute._value2member_
+cdef object _CUgraphMem_attribute_define():
+    global _CUgraphMem_attribute_class, _CUgraphMem_attribute_table, _CUgraphMem_attribute_members
+
+    class CUgraphMem_attribute(_CEnum):
+        """Enum CUgraphMem_attribute of the C API."""
+        __qualname__ = "CUgraphMem_attribute"
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3
+
+    table = _dense_table(CUgraphMem_attribute)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphMem_attribute_class is None:
+        _CUgraphMem_attribute_table = table
+        _CUgraphMem_attribute_members = CUgraphMem_attribute._value2member_
+        globals()["CUgraphMem_attribute"] = CUgraphMem_attribute
+        _CUgraphMem_attribute_class = CUgraphMem_attribute
+    return _CUgraphMem_attribute_class
 
 
 cdef inline object _CUgraphMem_attribute_of(long long value):
+    if _CUgraphMem_attribute_class is None:
+        _CUgraphMem_attribute_define()
     if 0 <= value < len(_CUgraphMem_attribute_table):
         member = _CUgraphMem_attribute_table[value]
         if member is not None:
             return member
     member = _CUgraphMem_attribute_members.get(value)
-    return CUgraphMem_attribute._unknown_(value) if member is None else member
+    return _CUgraphMem_attribute_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphChildGraphNodeOwnership(_CEnum):
-    """Enum CUgraphChildGraphNodeOwnership of the C API.
-
-    Child graph node ownership
-    """
-    CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE = 0
-    CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE = 1
+# CUgraphChildGraphNodeOwnership is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphChildGraphNodeOwnership_class = None
+cdef tuple _CUgraphChildGraphNodeOwnership_table = ()
+cdef dict _CUgraphChildGraphNodeOwnership_members = {}
 
 
-cdef tuple _CUgraphChildGraphNodeOwnership_table = _dense_table(CUgraphChildGraphNodeOwnership)
-cdef dict _CUgraphChildGraphNodeOwnership_members = CUgraphChildGraphNodeOwnership._value2member_
+cdef object _CUgraphChildGraphNodeOwnership_define():
+    global _CUgraphChildGraphNodeOwnership_class, _CUgraphChildGraphNodeOwnership_table, _CUgraphChildGraphNodeOwnership_members
+
+    class CUgraphChildGraphNodeOwnership(_CEnum):
+        """Enum CUgraphChildGraphNodeOwnership of the C API.
+
+        Child graph node ownership
+        """
+        __qualname__ = "CUgraphChildGraphNodeOwnership"
+        CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE = 0
+        CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE = 1
+
+    table = _dense_table(CUgraphChildGraphNodeOwnership)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphChildGraphNodeOwnership_class is None:
+        _CUgraphChildGraphNodeOwnership_table = table
+        _CUgraphChildGraphNodeOwnership_members = CUgraphChildGraphNodeOwnership._value2member_
+        globals()["CUgraphChildGraphNodeOwnership"] = CUgraphChildGraphNodeOwnership
+        _CUgraphChildGraphNodeOwnership_class = CUgraphChildGraphNodeOwnership
+    return _CUgraphChildGraphNodeOwnership_class
 
 
 cdef inline object _CUgraphChildGraphNodeOwnership_of(long long value):
+    if _CUgraphChildGraphNodeOwnership_class is None:
+        _CUgraphChildGraphNodeOwnership_define()
     if 0 <= value < len(_CUgraphChildGraphNodeOwnership_table):
         member = _CUgraphChildGraphNodeOwnership_table[value]
         if member is not None:
             return member
     member = _CUgraphChildGraphNodeOwnership_members.get(value)
-    return CUgraphChildGraphNodeOwnership._unknown_(value) if member is None else member
+    return _CUgraphChildGraphNodeOwnership_class._unknown_(value) if member is None else member
 
 
 
-class CUflushGPUDirectRDMAWritesOptions(_CEnum):
-    """Enum CUflushGPUDirectRDMAWritesOptions of the C API.
-
-    Bitmasks for CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
-    """
-    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST = 1
-    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 2
+# CUflushGPUDirectRDMAWritesOptions is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUflushGPUDirectRDMAWritesOptions_class = None
+cdef tuple _CUflushGPUDirectRDMAWritesOptions_table = ()
+cdef dict _CUflushGPUDirectRDMAWritesOptions_members = {}
 
 
-cdef tuple _CUflushGPUDirectRDMAWritesOptions_table = _dense_table(CUflushGPUDirectRDMAWritesOptions)
-cdef dict _CUflushGPUDirectRDMAWritesOptions_members = CUflushGPUDirectRDMAWritesOptions._value2member_
+cdef object _CUflushGPUDirectRDMAWritesOptions_define():
+    global _CUflushGPUDirectRDMAWritesOptions_class, _CUflushGPUDirectRDMAWritesOptions_table, _CUflushGPUDirectRDMAWritesOptions_members
+
+    class CUflushGPUDirectRDMAWritesOptions(_CEnum):
+        """Enum CUflushGPUDirectRDMAWritesOptions of the C API.
+
+        Bitmasks for CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
+        """
+        __qualname__ = "CUflushGPUDirectRDMAWritesOptions"
+        CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST = 1
+        CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 2
+
+    table = _dense_table(CUflushGPUDirectRDMAWritesOptions)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUflushGPUDirectRDMAWritesOptions_class is None:
+        _CUflushGPUDirectRDMAWritesOptions_table = table
+        _CUflushGPUDirectRDMAWritesOptions_members = CUflushGPUDirectRDMAWritesOptions._value2member_
+        globals()["CUflushGPUDirectRDMAWritesOptions"] = CUflushGPUDirectRDMAWritesOptions
+        _CUflushGPUDirectRDMAWritesOptions_class = CUflushGPUDirectRDMAWritesOptions
+    return _CUflushGPUDirectRDMAWritesOptions_class
 
 
 cdef inline object _CUflushGPUDirectRDMAWritesOptions_of(long long value):
+    if _CUflushGPUDirectRDMAWritesOptions_class is None:
+        _CUflushGPUDirectRDMAWritesOptions_define()
     if 0 <= value < len(_CUflushGPUDirectRDMAWritesOptions_table):
         member = _CUflushGPUDirectRDMAWritesOptions_table[value]
         if member is not None:
             return member
     member = _CUflushGPUDirectRDMAWritesOptions_members.get(value)
-    return CUflushGPUDirectRDMAWritesOptions._unknown_(value) if member is None else member
+    return _CUflushGPUDirectRDMAWritesOptions_class._unknown_(value) if member is None else member
 
 
 
-class CUGPUDirectRDMAWritesOrdering(_CEnum):
-    """Enum CUGPUDirectRDMAWritesOrdering of the C API.
-
-    Platform native ordering for GPUDirect RDMA writes
-    """
-    CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE = 0
-    CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER = 100
-    CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200
+# CUGPUDirectRDMAWritesOrdering is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUGPUDirectRDMAWritesOrdering_class = None
+cdef tuple _CUGPUDirectRDMAWritesOrdering_table = ()
+cdef dict _CUGPUDirectRDMAWritesOrdering_members = {}
 
 
-cdef tuple _CUGPUDirectRDMAWritesOrdering_table = _dense_table(CUGPUDirectRDMAWritesOrdering)
-cdef dict _CUGPUDirectRDMAWritesOrdering_members = CUGPUDirectRDMAWritesOrdering._value2member_
+cdef object _CUGPUDirectRDMAWritesOrdering_define():
+    global _CUGPUDirectRDMAWritesOrdering_class, _CUGPUDirectRDMAWritesOrdering_table, _CUGPUDirectRDMAWritesOrdering_members
+
+    class CUGPUDirectRDMAWritesOrdering(_CEnum):
+        """Enum CUGPUDirectRDMAWritesOrdering of the C API.
+
+        Platform native ordering for GPUDirect RDMA writes
+        """
+        __qualname__ = "CUGPUDirectRDMAWritesOrdering"
+        CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE = 0
+        CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER = 100
+        CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200
+
+    table = _dense_table(CUGPUDirectRDMAWritesOrdering)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUGPUDirectRDMAWritesOrdering_class is None:
+        _CUGPUDirectRDMAWritesOrdering_table = table
+        _CUGPUDirectRDMAWritesOrdering_members = CUGPUDirectRDMAWritesOrdering._value2member_
+        globals()["CUGPUDirectRDMAWritesOrdering"] = CUGPUDirectRDMAWritesOrdering
+        _CUGPUDirectRDMAWritesOrdering_class = CUGPUDirectRDMAWritesOrdering
+    return _CUGPUDirectRDMAWritesOrdering_class
 
 
 cdef inline object _CUGPUDirectRDMAWritesOrdering_of(long long value):
+    if _CUGPUDirectRDMAWritesOrdering_class is None:
+        _CUGPUDirectRDMAWritesOrdering_define()
     if 0 <= value < len(_CUGPUDirectRDMAWritesOrdering_table):
         member = _CUGPUDirectRDMAWritesOrdering_table[value]
         if member is not None:
             return member
     member = _CUGPUDirectRDMAWritesOrdering_members.get(value)
-    return CUGPUDirectRDMAWritesOrdering._unknown_(value) if member is None else member
+    return _CUGPUDirectRDMAWritesOrdering_class._unknown_(value) if member is None else member
 
 
 
-class CUflushGPUDirectRDMAWritesScope(_CEnum):
-    """Enum CUflushGPUDirectRDMAWritesScope of the C API.
-
-    The scopes for cuFlushGPUDirectRDMAWrites
-    """
-    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER = 100
-    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200
+# CUflushGPUDirectRDMAWritesScope is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUflushGPUDirectRDMAWritesScope_class = None
+cdef tuple _CUflushGPUDirectRDMAWritesScope_table = ()
+cdef dict _CUflushGPUDirectRDMAWritesScope_members = {}
 
 
-cdef tuple _CUflushGPUDirectRDMAWritesScope_table = _dense_table(CUflushGPUDirectRDMAWritesScope)
-cdef dict _CUflushGPUDirectRDMAWritesScope_members = CUflushGPUDirectRDMAWritesScope._value2member_
+cdef object _CUflushGPUDirectRDMAWritesScope_define():
+    global _CUflushGPUDirectRDMAWritesScope_class, _CUflushGPUDirectRDMAWritesScope_table, _CUflushGPUDirectRDMAWritesScope_members
+
+    class CUflushGPUDirectRDMAWritesScope(_CEnum):
+        """Enum CUflushGPUDirectRDMAWritesScope of the C API.
+
+        The scopes for cuFlushGPUDirectRDMAWrites
+        """
+        __qualname__ = "CUflushGPUDirectRDMAWritesScope"
+        CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER = 100
+        CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200
+
+    table = _dense_table(CUflushGPUDirectRDMAWritesScope)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUflushGPUDirectRDMAWritesScope_class is None:
+        _CUflushGPUDirectRDMAWritesScope_table = table
+        _CUflushGPUDirectRDMAWritesScope_members = CUflushGPUDirectRDMAWritesScope._value2member_
+        globals()["CUflushGPUDirectRDMAWritesScope"] = CUflushGPUDirectRDMAWritesScope
+        _CUflushGPUDirectRDMAWritesScope_class = CUflushGPUDirectRDMAWritesScope
+    return _CUflushGPUDirectRDMAWritesScope_class
 
 
 cdef inline object _CUflushGPUDirectRDMAWritesScope_of(long long value):
+    if _CUflushGPUDirectRDMAWritesScope_class is None:
+        _CUflushGPUDirectRDMAWritesScope_define()
     if 0 <= value < len(_CUflushGPUDirectRDMAWritesScope_table):
         member = _CUflushGPUDirectRDMAWritesScope_table[value]
         if member is not None:
             return member
     member = _CUflushGPUDirectRDMAWritesScope_members.get(value)
-    return CUflushGPUDirectRDMAWritesScope._unknown_(value) if member is None else member
+    return _CUflushGPUDirectRDMAWritesScope_class._unknown_(value) if member is None else member
 
 
 
-class CUflushGPUDirectRDMAWritesTarget(_CEnum):
-    """Enum CUflushGPUDirectRDMAWritesTarget of the C API.
+# CUflushGPUDirectRDMAWritesTarget is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUflushGPUDirectRDMAWritesTarget_class = None
+cdef tuple _CUflushGPUDirectRDMAWritesTarget_table = ()
+cdef dict _CUflushGPUDirectRDMAWritesTarget_members = {}
 
-    The targets for cuFlushGPUDirectRDMAWrites
-    """
-    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0
 
+cdef object _CUflushGPUDirectRDMAWritesTarget_define():
+    global _CUflushGPUDirectRDMAWritesTarget_class, _CUflushGPUDirectRDMAWritesTarget_table, _CUflushGPUDirectRDMAWritesTarget_members
 
-cdef tuple _CUflushGPUDirectRDMAWritesTarget_table = _dense_table(CUflushGPUDirectRDMAWritesTarget)
-cdef dict _CUflushGPUDirectRDMAWritesTarget_members = CUflushGPUDirectRDMAWritesTarget._value2member_
+    class CUflushGPUDirectRDMAWritesTarget(_CEnum):
+        """Enum CUflushGPUDirectRDMAWritesTarget of the C API.
+
+        The targets for cuFlushGPUDirectRDMAWrites
+        """
+        __qualname__ = "CUflushGPUDirectRDMAWritesTarget"
+        CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0
+
+    table = _dense_table(CUflushGPUDirectRDMAWritesTarget)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUflushGPUDirectRDMAWritesTarget_class is None:
+        _CUflushGPUDirectRDMAWritesTarget_table = table
+        _CUflushGPUDirectRDMAWritesTarget_members = CUflushGPUDirectRDMAWritesTarget._value2member_
+        globals()["CUflushGPUDirectRDMAWritesTarget"] = CUflushGPUDirectRDMAWritesTarget
+        _CUflushGPUDirectRDMAWritesTarget_class = CUflushGPUDirectRDMAWritesTarget
+    return _CUflushGPUDirectRDMAWritesTarget_class
 
 
 cdef inline object _CUflushGPUDirectRDMAWritesTarget_of(long long value):
+    if _CUflushGPUDirectRDMAWritesTarget_class is None:
+        _CUflushGPUDirectRDMAWritesTarget_define()
     if 0 <= value < len(_CUflushGPUDirectRDMAWritesTarget_table):
         member = _CUflushGPUDirectRDMAWritesTarget_table[value]
         if member is not None:
             return member
     member = _CUflushGPUDirectRDMAWritesTarget_members.get(value)
-    return CUflushGPUDirectRDMAWritesTarget._unknown_(value) if member is None else member
+    return _CUflushGPUDirectRDMAWritesTarget_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphDebugDot_flags(_CEnum):
-    """Enum CUgraphDebugDot_flags of the C API.
-
-    The additional write options for cuGraphDebugDotPrint
-    """
-    CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE = 1
-    CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES = 2
-    CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS = 4
-    CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS = 8
-    CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS = 16
-    CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS = 32
-    CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS = 64
-    CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS = 128
-    CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS = 256
-    CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES = 512
-    CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES = 1024
-    CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS = 2048
-    CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS = 4096
-    CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS = 8192
-    CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO = 16384
-    CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS = 32768
+# CUgraphDebugDot_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphDebugDot_flags_class = None
+cdef tuple _CUgraphDebugDot_flags_table = ()
+cdef dict _CUgraphDebugDot_flags_members = {}
 
 
-cdef tuple _CUgraphDebugDot_flags_table = _dense_table(CUgraphDebugDot_flags)
-cdef dict _CUgraphDebugDot_flags_members = CUgraphDebugDot_flags._value2member_
+cdef object _CUgraphDebugDot_flags_define():
+    global _CUgraphDebugDot_flags_class, _CUgraphDebugDot_flags_table, _CUgraphDebugDot_flags_members
+
+    class CUgraphDebugDot_flags(_CEnum):
+        """Enum CUgraphDebugDot_flags of the C API.
+
+        The additional write options for cuGraphDebugDotPrint
+        """
+        __qualname__ = "CUgraphDebugDot_flags"
+        CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE = 1
+        CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES = 2
+        CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS = 4
+        CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS = 8
+        CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS = 16
+        CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS = 32
+        CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS = 64
+        CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS = 128
+        CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS = 256
+        CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES = 512
+        CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES = 1024
+        CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS = 2048
+        CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS = 4096
+        CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS = 8192
+        CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO = 16384
+        CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS = 32768
+
+    table = _dense_table(CUgraphDebugDot_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphDebugDot_flags_class is None:
+        _CUgraphDebugDot_flags_table = table
+        _CUgraphDebugDot_flags_members = CUgraphDebugDot_flags._value2member_
+        globals()["CUgraphDebugDot_flags"] = CUgraphDebugDot_flags
+        _CUgraphDebugDot_flags_class = CUgraphDebugDot_flags
+    return _CUgraphDebugDot_flags_class
 
 
 cdef inline object _CUgraphDebugDot_flags_of(long long value):
+    if _CUgraphDebugDot_flags_class is None:
+        _CUgraphDebugDot_flags_define()
     if 0 <= value < len(_CUgraphDebugDot_flags_table):
         member = _CUgraphDebugDot_flags_table[value]
         if member is not None:
             return member
     member = _CUgraphDebugDot_flags_members.get(value)
-    return CUgraphDebugDot_flags._unknown_(value) if member is None else member
+    return _CUgraphDebugDot_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUuserObject_flags(_CEnum):
-    """Enum CUuserObject_flags of the C API.
+# CUuserObject_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUuserObject_flags_class = None
+cdef tuple _CUuserObject_flags_table = ()
+cdef dict _CUuserObject_flags_members = {}
 
-    Flags for user objects for graphs
-    """
-    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1
 
+cdef object _CUuserObject_flags_define():
+    global _CUuserObject_flags_class, _CUuserObject_flags_table, _CUuserObject_flags_members
 
-cdef tuple _CUuserObject_flags_table = _dense_table(CUuserObject_flags)
-cdef dict _CUuserObject_flags_members = CUuserObject_flags._value2member_
+    class CUuserObject_flags(_CEnum):
+        """Enum CUuserObject_flags of the C API.
+
+        Flags for user objects for graphs
+        """
+        __qualname__ = "CUuserObject_flags"
+        CU_USER_OBJECT_NO_DESTRUCTOR_SYNC = 1
+
+    table = _dense_table(CUuserObject_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUuserObject_flags_class is None:
+        _CUuserObject_flags_table = table
+        _CUuserObject_flags_members = CUuserObject_flags._value2member_
+        globals()["CUuserObject_flags"] = CUuserObject_flags
+        _CUuserObject_flags_class = CUuserObject_flags
+    return _CUuserObject_flags_class
 
 
 cdef inline object _CUuserObject_flags_of(long long value):
+    if _CUuserObject_flags_class is None:
+        _CUuserObject_flags_define()
     if 0 <= value < len(_CUuserObject_flags_table):
         member = _CUuserObject_flags_table[value]
         if member is not None:
             return member
     member = _CUuserObject_flags_members.get(value)
-    return CUuserObject_flags._unknown_(value) if member is None else member
+    return _CUuserObject_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUuserObjectRetain_flags(_CEnum):
-    """Enum CUuserObjectRetain_flags of the C API.
+# CUuserObjectRetain_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUuserObjectRetain_flags_class = None
+cdef tuple _CUuserObjectRetain_flags_table = ()
+cdef dict _CUuserObjectRetain_flags_members = {}
 
-    Flags for retaining user object references for graphs
-    """
-    CU_GRAPH_USER_OBJECT_MOVE = 1
 
+cdef object _CUuserObjectRetain_flags_define():
+    global _CUuserObjectRetain_flags_class, _CUuserObjectRetain_flags_table, _CUuserObjectRetain_flags_members
 
-cdef tuple _CUuserObjectRetain_flags_table = _dense_table(CUuserObjectRetain_flags)
-cdef dict _CUuserObjectRetain_flags_members = CUuserObjectRetain_flags._value2member_
+    class CUuserObjectRetain_flags(_CEnum):
+        """Enum CUuserObjectRetain_flags of the C API.
+
+        Flags for retaining user object references for graphs
+        """
+        __qualname__ = "CUuserObjectRetain_flags"
+        CU_GRAPH_USER_OBJECT_MOVE = 1
+
+    table = _dense_table(CUuserObjectRetain_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUuserObjectRetain_flags_class is None:
+        _CUuserObjectRetain_flags_table = table
+        _CUuserObjectRetain_flags_members = CUuserObjectRetain_flags._value2member_
+        globals()["CUuserObjectRetain_flags"] = CUuserObjectRetain_flags
+        _CUuserObjectRetain_flags_class = CUuserObjectRetain_flags
+    return _CUuserObjectRetain_flags_class
 
 
 cdef inline object _CUuserObjectRetain_flags_of(long long value):
+    if _CUuserObjectRetain_flags_class is None:
+        _CUuserObjectRetain_flags_define()
     if 0 <= value < len(_CUuserObjectRetain_flags_table):
         member = _CUuserObjectRetain_flags_table[value]
         if member is not None:
             return member
     member = _CUuserObjectRetain_flags_members.get(value)
-    return CUuserObjectRetain_flags._unknown_(value) if member is None else member
+    return _CUuserObjectRetain_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUgraphInstantiate_flags(_CEnum):
-    """Enum CUgraphInstantiate_flags of the C API.
-
-    Flags for instantiating a graph
-    """
-    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
-    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2
-    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4
-    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
+# CUgraphInstantiate_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgraphInstantiate_flags_class = None
+cdef tuple _CUgraphInstantiate_flags_table = ()
+cdef dict _CUgraphInstantiate_flags_members = {}
 
 
-cdef tuple _CUgraphInstantiate_flags_table = _dense_table(CUgraphInstantiate_flags)
-cdef dict _CUgraphInstantiate_flags_members = CUgraphInstantiate_flags._value2member_
+cdef object _CUgraphInstantiate_flags_define():
+    global _CUgraphInstantiate_flags_class, _CUgraphInstantiate_flags_table, _CUgraphInstantiate_flags_members
+
+    class CUgraphInstantiate_flags(_CEnum):
+        """Enum CUgraphInstantiate_flags of the C API.
+
+        Flags for instantiating a graph
+        """
+        __qualname__ = "CUgraphInstantiate_flags"
+        CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
+        CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2
+        CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4
+        CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY = 8
+
+    table = _dense_table(CUgraphInstantiate_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgraphInstantiate_flags_class is None:
+        _CUgraphInstantiate_flags_table = table
+        _CUgraphInstantiate_flags_members = CUgraphInstantiate_flags._value2member_
+        globals()["CUgraphInstantiate_flags"] = CUgraphInstantiate_flags
+        _CUgraphInstantiate_flags_class = CUgraphInstantiate_flags
+    return _CUgraphInstantiate_flags_class
 
 
 cdef inline object _CUgraphInstantiate_flags_of(long long value):
+    if _CUgraphInstantiate_flags_class is None:
+        _CUgraphInstantiate_flags_define()
     if 0 <= value < len(_CUgraphInstantiate_flags_table):
         member = _CUgraphInstantiate_flags_table[value]
         if member is not None:
             return member
     member = _CUgraphInstantiate_flags_members.get(value)
-    return CUgraphInstantiate_flags._unknown_(value) if member is None else member
+    return _CUgraphInstantiate_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUdeviceNumaConfig(_CEnum):
-    """Enum CUdeviceNumaConfig of the C API.
-
-    CUDA device NUMA configuration
-    """
-    CU_DEVICE_NUMA_CONFIG_NONE = 0
-    CU_DEVICE_NUMA_CONFIG_NUMA_NODE = 1
+# CUdeviceNumaConfig is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdeviceNumaConfig_class = None
+cdef tuple _CUdeviceNumaConfig_table = ()
+cdef dict _CUdeviceNumaConfig_members = {}
 
 
-cdef tuple _CUdeviceNumaConfig_table = _dense_table(CUdeviceNumaConfig)
-cdef dict _CUdeviceNumaConfig_members = CUdeviceNumaConfig._value2member_
+cdef object _CUdeviceNumaConfig_define():
+    global _CUdeviceNumaConfig_class, _CUdeviceNumaConfig_table, _CUdeviceNumaConfig_members
+
+    class CUdeviceNumaConfig(_CEnum):
+        """Enum CUdeviceNumaConfig of the C API.
+
+        CUDA device NUMA configuration
+        """
+        __qualname__ = "CUdeviceNumaConfig"
+        CU_DEVICE_NUMA_CONFIG_NONE = 0
+        CU_DEVICE_NUMA_CONFIG_NUMA_NODE = 1
+
+    table = _dense_table(CUdeviceNumaConfig)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdeviceNumaConfig_class is None:
+        _CUdeviceNumaConfig_table = table
+        _CUdeviceNumaConfig_members = CUdeviceNumaConfig._value2member_
+        globals()["CUdeviceNumaConfig"] = CUdeviceNumaConfig
+        _CUdeviceNumaConfig_class = CUdeviceNumaConfig
+    return _CUdeviceNumaConfig_class
 
 
 cdef inline object _CUdeviceNumaConfig_of(long long value):
+    if _CUdeviceNumaConfig_class is None:
+        _CUdeviceNumaConfig_define()
     if 0 <= value < len(_CUdeviceNumaConfig_table):
         member = _CUdeviceNumaConfig_table[value]
         if member is not None:
             return member
     member = _CUdeviceNumaConfig_members.get(value)
-    return CUdeviceNumaConfig._unknown_(value) if member is None else member
+    return _CUdeviceNumaConfig_class._unknown_(value) if member is None else member
 
 
 
-class CUprocessState(_CEnum):
-    """Enum CUprocessState of the C API.
-
-    CUDA Process States
-    """
-    CU_PROCESS_STATE_RUNNING = 0
-    CU_PROCESS_STATE_LOCKED = 1
-    CU_PROCESS_STATE_CHECKPOINTED = 2
-    CU_PROCESS_STATE_FAILED = 3
+# CUprocessState is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUprocessState_class = None
+cdef tuple _CUprocessState_table = ()
+cdef dict _CUprocessState_members = {}
 
 
-cdef tuple _CUprocessState_table = _dense_table(CUprocessState)
-cdef dict _CUprocessState_members = CUprocessState._value2member_
+cdef object _CUprocessState_define():
+    global _CUprocessState_class, _CUprocessState_table, _CUprocessState_members
+
+    class CUprocessState(_CEnum):
+        """Enum CUprocessState of the C API.
+
+        CUDA Process States
+        """
+        __qualname__ = "CUprocessState"
+        CU_PROCESS_STATE_RUNNING = 0
+        CU_PROCESS_STATE_LOCKED = 1
+        CU_PROCESS_STATE_CHECKPOINTED = 2
+        CU_PROCESS_STATE_FAILED = 3
+
+    table = _dense_table(CUprocessState)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUprocessState_class is None:
+        _CUprocessState_table = table
+        _CUprocessState_members = CUprocessState._value2member_
+        globals()["CUprocessState"] = CUprocessState
+        _CUprocessState_class = CUprocessState
+    return _CUprocessState_class
 
 
 cdef inline object _CUprocessState_of(long long value):
+    if _CUprocessState_class is None:
+        _CUprocessState_define()
     if 0 <= value < len(_CUprocessState_table):
         member = _CUprocessState_table[value]
         if member is not None:
             return member
     member = _CUprocessState_members.get(value)
-    return CUprocessState._unknown_(value) if member is None else member
+    return _CUprocessState_class._unknown_(value) if member is None else member
 
 
 
-class CUmoduleLoadingMode(_CEnum):
-    """Enum CUmoduleLoadingMode of the C API.
-
-    CUDA Lazy Loading status
-    """
-    CU_MODULE_EAGER_LOADING = 1
-    CU_MODULE_LAZY_LOADING = 2
+# CUmoduleLoadingMode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmoduleLoadingMode_class = None
+cdef tuple _CUmoduleLoadingMode_table = ()
+cdef dict _CUmoduleLoadingMode_members = {}
 
 
-cdef tuple _CUmoduleLoadingMode_table = _dense_table(CUmoduleLoadingMode)
-cdef dict _CUmoduleLoadingMode_members = CUmoduleLoadingMode._value2member_
+cdef object _CUmoduleLoadingMode_define():
+    global _CUmoduleLoadingMode_class, _CUmoduleLoadingMode_table, _CUmoduleLoadingMode_members
+
+    class CUmoduleLoadingMode(_CEnum):
+        """Enum CUmoduleLoadingMode of the C API.
+
+        CUDA Lazy Loading status
+        """
+        __qualname__ = "CUmoduleLoadingMode"
+        CU_MODULE_EAGER_LOADING = 1
+        CU_MODULE_LAZY_LOADING = 2
+
+    table = _dense_table(CUmoduleLoadingMode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmoduleLoadingMode_class is None:
+        _CUmoduleLoadingMode_table = table
+        _CUmoduleLoadingMode_members = CUmoduleLoadingMode._value2member_
+        globals()["CUmoduleLoadingMode"] = CUmoduleLoadingMode
+        _CUmoduleLoadingMode_class = CUmoduleLoadingMode
+    return _CUmoduleLoadingMode_class
 
 
 cdef inline object _CUmoduleLoadingMode_of(long long value):
+    if _CUmoduleLoadingMode_class is None:
+        _CUmoduleLoadingMode_define()
     if 0 <= value < len(_CUmoduleLoadingMode_table):
         member = _CUmoduleLoadingMode_table[value]
         if member is not None:
             return member
     member = _CUmoduleLoadingMode_members.get(value)
-    return CUmoduleLoadingMode._unknown_(value) if member is None else member
+    return _CUmoduleLoadingMode_class._unknown_(value) if member is None else member
 
 
 
-class CUmemDecompressAlgorithm(_CEnum):
-    """Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK."""
-    CU_MEM_DECOMPRESS_UNSUPPORTED = 0
-    CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE = 1
-    CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY = 2
-    CU_MEM_DECOMPRESS_ALGORITHM_LZ4 = 4
+# CUmemDecompressAlgorithm is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUmemDecompressAlgorithm_class = None
+cdef tuple _CUmemDecompressAlgorithm_table = ()
+cdef dict _CUmemDecompressAlgorithm_members = {}
 
 
-cdef tuple _CUmemDecompressAlgorithm_table = _dense_table(CUmemDecompressAlgorithm)
-cdef dict _CUmemDecompressAlgorithm_members = CUmemDecompressAlgorithm._value2member_
+cdef object _CUmemDecompressAlgorithm_define():
+    global _CUmemDecompressAlgorithm_class, _CUmemDecompressAlgorithm_table, _CUmemDecompressAlgorithm_members
+
+    class CUmemDecompressAlgorithm(_CEnum):
+        """Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK."""
+        __qualname__ = "CUmemDecompressAlgorithm"
+        CU_MEM_DECOMPRESS_UNSUPPORTED = 0
+        CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE = 1
+        CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY = 2
+        CU_MEM_DECOMPRESS_ALGORITHM_LZ4 = 4
+
+    table = _dense_table(CUmemDecompressAlgorithm)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUmemDecompressAlgorithm_class is None:
+        _CUmemDecompressAlgorithm_table = table
+        _CUmemDecompressAlgorithm_members = CUmemDecompressAlgorithm._value2member_
+        globals()["CUmemDecompressAlgorithm"] = CUmemDecompressAlgorithm
+        _CUmemDecompressAlgorithm_class = CUmemDecompressAlgorithm
+    return _CUmemDecompressAlgorithm_class
 
 
 cdef inline object _CUmemDecompressAlgorithm_of(long long value):
+    if _CUmemDecompressAlgorithm_class is None:
+        _CUmemDecompressAlgorithm_define()
     if 0 <= value < len(_CUmemDecompressAlgorithm_table):
         member = _CUmemDecompressAlgorithm_table[value]
         if member is not None:
             return member
     member = _CUmemDecompressAlgorithm_members.get(value)
-    return CUmemDecompressAlgorithm._unknown_(value) if member is None else member
+    return _CUmemDecompressAlgorithm_class._unknown_(value) if member is None else member
 
 
 
-class CUfunctionLoadingState(_CEnum):
-    """Enum CUfunctionLoadingState of the C API."""
-    CU_FUNCTION_LOADING_STATE_UNLOADED = 0
-    CU_FUNCTION_LOADING_STATE_LOADED = 1
-    CU_FUNCTION_LOADING_STATE_MAX = 2
+# CUfunctionLoadingState is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUfunctionLoadingState_class = None
+cdef tuple _CUfunctionLoadingState_table = ()
+cdef dict _CUfunctionLoadingState_members = {}
 
 
-cdef tuple _CUfunctionLoadingState_table = _dense_table(CUfunctionLoadingState)
-cdef dict _CUfunctionLoadingState_members = CUfunctionLoadingState._value2member_
+cdef object _CUfunctionLoadingState_define():
+    global _CUfunctionLoadingState_class, _CUfunctionLoadingState_table, _CUfunctionLoadingState_members
+
+    class CUfunctionLoadingState(_CEnum):
+        """Enum CUfunctionLoadingState of the C API."""
+        __qualname__ = "CUfunctionLoadingState"
+        CU_FUNCTION_LOADING_STATE_UNLOADED = 0
+        CU_FUNCTION_LOADING_STATE_LOADED = 1
+        CU_FUNCTION_LOADING_STATE_MAX = 2
+
+    table = _dense_table(CUfunctionLoadingState)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUfunctionLoadingState_class is None:
+        _CUfunctionLoadingState_table = table
+        _CUfunctionLoadingState_members = CUfunctionLoadingState._value2member_
+        globals()["CUfunctionLoadingState"] = CUfunctionLoadingState
+        _CUfunctionLoadingState_class = CUfunctionLoadingState
+    return _CUfunctionLoadingState_class
 
 
 cdef inline object _CUfunctionLoadingState_of(long long value):
+    if _CUfunctionLoadingState_class is None:
+        _CUfunctionLoadingState_define()
     if 0 <= value < len(_CUfunctionLoadingState_table):
         member = _CUfunctionLoadingState_table[value]
         if member is not None:
             return member
     member = _CUfunctionLoadingState_members.get(value)
-    return CUfunctionLoadingState._unknown_(value) if member is None else member
+    return _CUfunctionLoadingState_class._unknown_(value) if member is None else member
 
 
 
-class CUcoredumpSettings(_CEnum):
-    """Enum CUcoredumpSettings of the C API.
-
-    Flags for choosing a coredump attribute to get/set
-    """
-    CU_COREDUMP_ENABLE_ON_EXCEPTION = 1
-    CU_COREDUMP_TRIGGER_HOST = 2
-    CU_COREDUMP_LIGHTWEIGHT = 3
-    CU_COREDUMP_ENABLE_USER_TRIGGER = 4
-    CU_COREDUMP_FILE = 5
-    CU_COREDUMP_PIPE = 6
-    CU_COREDUMP_GENERATION_FLAGS = 7
-    CU_COREDUMP_MAX = 8
+# CUcoredumpSettings is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUcoredumpSettings_class = None
+cdef tuple _CUcoredumpSettings_table = ()
+cdef dict _CUcoredumpSettings_members = {}
 
 
-cdef tuple _CUcoredumpSettings_table = _dense_table(CUcoredumpSettings)
-cdef dict _CUcoredumpSettings_members = CUcoredumpSettings._value2member_
+cdef object _CUcoredumpSettings_define():
+    global _CUcoredumpSettings_class, _CUcoredumpSettings_table, _CUcoredumpSettings_members
+
+    class CUcoredumpSettings(_CEnum):
+        """Enum CUcoredumpSettings of the C API.
+
+        Flags for choosing a coredump attribute to get/set
+        """
+        __qualname__ = "CUcoredumpSettings"
+        CU_COREDUMP_ENABLE_ON_EXCEPTION = 1
+        CU_COREDUMP_TRIGGER_HOST = 2
+        CU_COREDUMP_LIGHTWEIGHT = 3
+        CU_COREDUMP_ENABLE_USER_TRIGGER = 4
+        CU_COREDUMP_FILE = 5
+        CU_COREDUMP_PIPE = 6
+        CU_COREDUMP_GENERATION_FLAGS = 7
+        CU_COREDUMP_MAX = 8
+
+    table = _dense_table(CUcoredumpSettings)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUcoredumpSettings_class is None:
+        _CUcoredumpSettings_table = table
+        _CUcoredumpSettings_members = CUcoredumpSettings._value2member_
+        globals()["CUcoredumpSettings"] = CUcoredumpSettings
+        _CUcoredumpSettings_class = CUcoredumpSettings
+    return _CUcoredumpSettings_class
 
 
 cdef inline object _CUcoredumpSettings_of(long long value):
+    if _CUcoredumpSettings_class is None:
+        _CUcoredumpSettings_define()
     if 0 <= value < len(_CUcoredumpSettings_table):
         member = _CUcoredumpSettings_table[value]
         if member is not None:
             return member
     member = _CUcoredumpSettings_members.get(value)
-    return CUcoredumpSettings._unknown_(value) if member is None else member
+    return _CUcoredumpSettings_class._unknown_(value) if member is None else member
 
 
 
-class CUCoredumpGenerationFlags(_CEnum):
-    """Enum CUCoredumpGenerationFlags of the C API.
-
-    Flags for controlling coredump contents
-    """
-    CU_COREDUMP_DEFAULT_FLAGS = 0
-    CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1
-    CU_COREDUMP_SKIP_GLOBAL_MEMORY = 2
-    CU_COREDUMP_SKIP_SHARED_MEMORY = 4
-    CU_COREDUMP_SKIP_LOCAL_MEMORY = 8
-    CU_COREDUMP_SKIP_ABORT = 16
-    CU_COREDUMP_SKIP_CONSTBANK_MEMORY = 32
-    CU_COREDUMP_LIGHTWEIGHT_FLAGS = 47
+# CUCoredumpGenerationFlags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUCoredumpGenerationFlags_class = None
+cdef tuple _CUCoredumpGenerationFlags_table = ()
+cdef dict _CUCoredumpGenerationFlags_members = {}
 
 
-cdef tuple _CUCoredumpGenerationFlags_table = _dense_table(CUCoredumpGenerationFlags)
-cdef dict _CUCoredumpGenerationFlags_members = CUCoredumpGenerationFlags._value2member_
+cdef object _CUCoredumpGenerationFlags_define():
+    global _CUCoredumpGenerationFlags_class, _CUCoredumpGenerationFlags_table, _CUCoredumpGenerationFlags_members
+
+    class CUCoredumpGenerationFlags(_CEnum):
+        """Enum CUCoredumpGenerationFlags of the C API.
+
+        Flags for controlling coredump contents
+        """
+        __qualname__ = "CUCoredumpGenerationFlags"
+        CU_COREDUMP_DEFAULT_FLAGS = 0
+        CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES = 1
+        CU_COREDUMP_SKIP_GLOBAL_MEMORY = 2
+        CU_COREDUMP_SKIP_SHARED_MEMORY = 4
+        CU_COREDUMP_SKIP_LOCAL_MEMORY = 8
+        CU_COREDUMP_SKIP_ABORT = 16
+        CU_COREDUMP_SKIP_CONSTBANK_MEMORY = 32
+        CU_COREDUMP_LIGHTWEIGHT_FLAGS = 47
+
+    table = _dense_table(CUCoredumpGenerationFlags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUCoredumpGenerationFlags_class is None:
+        _CUCoredumpGenerationFlags_table = table
+        _CUCoredumpGenerationFlags_members = CUCoredumpGenerationFlags._value2member_
+        globals()["CUCoredumpGenerationFlags"] = CUCoredumpGenerationFlags
+        _CUCoredumpGenerationFlags_class = CUCoredumpGenerationFlags
+    return _CUCoredumpGenerationFlags_class
 
 
 cdef inline object _CUCoredumpGenerationFlags_of(long long value):
+    if _CUCoredumpGenerationFlags_class is None:
+        _CUCoredumpGenerationFlags_define()
     if 0 <= value < len(_CUCoredumpGenerationFlags_table):
         member = _CUCoredumpGenerationFlags_table[value]
         if member is not None:
             return member
     member = _CUCoredumpGenerationFlags_members.get(value)
-    return CUCoredumpGenerationFlags._unknown_(value) if member is None else member
+    return _CUCoredumpGenerationFlags_class._unknown_(value) if member is None else member
 
 
 
-class CUgreenCtxCreate_flags(_CEnum):
-    """Enum CUgreenCtxCreate_flags of the C API."""
-    CU_GREEN_CTX_DEFAULT_STREAM = 1
+# CUgreenCtxCreate_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUgreenCtxCreate_flags_class = None
+cdef tuple _CUgreenCtxCreate_flags_table = ()
+cdef dict _CUgreenCtxCreate_flags_members = {}
 
 
-cdef tuple _CUgreenCtxCreate_flags_table = _dense_table(CUgreenCtxCreate_flags)
-cdef dict _CUgreenCtxCreate_flags_members = CUgreenCtxCreate_flags._value2member_
+cdef object _CUgreenCtxCreate_flags_define():
+    global _CUgreenCtxCreate_flags_class, _CUgreenCtxCreate_flags_table, _CUgreenCtxCreate_flags_members
+
+    class CUgreenCtxCreate_flags(_CEnum):
+        """Enum CUgreenCtxCreate_flags of the C API."""
+        __qualname__ = "CUgreenCtxCreate_flags"
+        CU_GREEN_CTX_DEFAULT_STREAM = 1
+
+    table = _dense_table(CUgreenCtxCreate_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUgreenCtxCreate_flags_class is None:
+        _CUgreenCtxCreate_flags_table = table
+        _CUgreenCtxCreate_flags_members = CUgreenCtxCreate_flags._value2member_
+        globals()["CUgreenCtxCreate_flags"] = CUgreenCtxCreate_flags
+        _CUgreenCtxCreate_flags_class = CUgreenCtxCreate_flags
+    return _CUgreenCtxCreate_flags_class
 
 
 cdef inline object _CUgreenCtxCreate_flags_of(long long value):
+    if _CUgreenCtxCreate_flags_class is None:
+        _CUgreenCtxCreate_flags_define()
     if 0 <= value < len(_CUgreenCtxCreate_flags_table):
         member = _CUgreenCtxCreate_flags_table[value]
         if member is not None:
             return member
     member = _CUgreenCtxCreate_flags_members.get(value)
-    return CUgreenCtxCreate_flags._unknown_(value) if member is None else member
+    return _CUgreenCtxCreate_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUdevSmResourceSplit_flags(_CEnum):
-    """Enum CUdevSmResourceSplit_flags of the C API."""
-    CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING = 1
-    CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE = 2
+# CUdevSmResourceSplit_flags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdevSmResourceSplit_flags_class = None
+cdef tuple _CUdevSmResourceSplit_flags_table = ()
+cdef dict _CUdevSmResourceSplit_flags_members = {}
 
 
-cdef tuple _CUdevSmResourceSplit_flags_table = _dense_table(CUdevSmResourceSplit_flags)
-cdef dict _CUdevSmResourceSplit_flags_members = CUdevSmResourceSplit_flags._value2member_
+cdef object _CUdevSmResourceSplit_flags_define():
+    global _CUdevSmResourceSplit_flags_class, _CUdevSmResourceSplit_flags_table, _CUdevSmResourceSplit_flags_members
+
+    class CUdevSmResourceSplit_flags(_CEnum):
+        """Enum CUdevSmResourceSplit_flags of the C API."""
+        __qualname__ = "CUdevSmResourceSplit_flags"
+        CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING = 1
+        CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE = 2
+
+    table = _dense_table(CUdevSmResourceSplit_flags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdevSmResourceSplit_flags_class is None:
+        _CUdevSmResourceSplit_flags_table = table
+        _CUdevSmResourceSplit_flags_members = CUdevSmResourceSplit_flags._value2member_
+        globals()["CUdevSmResourceSplit_flags"] = CUdevSmResourceSplit_flags
+        _CUdevSmResourceSplit_flags_class = CUdevSmResourceSplit_flags
+    return _CUdevSmResourceSplit_flags_class
 
 
 cdef inline object _CUdevSmResourceSplit_flags_of(long long value):
+    if _CUdevSmResourceSplit_flags_class is None:
+        _CUdevSmResourceSplit_flags_define()
     if 0 <= value < len(_CUdevSmResourceSplit_flags_table):
         member = _CUdevSmResourceSplit_flags_table[value]
         if member is not None:
             return member
     member = _CUdevSmResourceSplit_flags_members.get(value)
-    return CUdevSmResourceSplit_flags._unknown_(value) if member is None else member
+    return _CUdevSmResourceSplit_flags_class._unknown_(value) if member is None else member
 
 
 
-class CUdevResourceType(_CEnum):
-    """Enum CUdevResourceType of the C API.
-
-    \\typedef enum CUdevResourceType
-    Type of resource
-    """
-    CU_DEV_RESOURCE_TYPE_INVALID = 0
-    CU_DEV_RESOURCE_TYPE_SM = 1
+# CUdevResourceType is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUdevResourceType_class = None
+cdef tuple _CUdevResourceType_table = ()
+cdef dict _CUdevResourceType_members = {}
 
 
-cdef tuple _CUdevResourceType_table = _dense_table(CUdevResourceType)
-cdef dict _CUdevResourceType_members = CUdevResourceType._value2member_
+cdef object _CUdevResourceType_define():
+    global _CUdevResourceType_class, _CUdevResourceType_table, _CUdevResourceType_members
+
+    class CUdevResourceType(_CEnum):
+        """Enum CUdevResourceType of the C API.
+
+        \\typedef enum CUdevResourceType
+        Type of resource
+        """
+        __qualname__ = "CUdevResourceType"
+        CU_DEV_RESOURCE_TYPE_INVALID = 0
+        CU_DEV_RESOURCE_TYPE_SM = 1
+
+    table = _dense_table(CUdevResourceType)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUdevResourceType_class is None:
+        _CUdevResourceType_table = table
+        _CUdevResourceType_members = CUdevResourceType._value2member_
+        globals()["CUdevResourceType"] = CUdevResourceType
+        _CUdevResourceType_class = CUdevResourceType
+    return _CUdevResourceType_class
 
 
 cdef inline object _CUdevResourceType_of(long long value):
+    if _CUdevResourceType_class is None:
+        _CUdevResourceType_define()
     if 0 <= value < len(_CUdevResourceType_table):
         member = _CUdevResourceType_table[value]
         if member is not None:
             return member
     member = _CUdevResourceType_members.get(value)
-    return CUdevResourceType._unknown_(value) if member is None else member
+    return _CUdevResourceType_class._unknown_(value) if member is None else member
 
 
 
-class CUlogLevel(_CEnum):
-    """Enum CUlogLevel of the C API.
-
-    ___MANBRIEF___ error log management functions for the low-level CUDA API
-    (___CURRENT_FILE___) ___ENDMANBRIEF___
-
-    This section describes the error log management functions of the low-level CUDA
-    driver application programming interface.
-
-    @{
-    """
-    CU_LOG_LEVEL_ERROR = 0
-    CU_LOG_LEVEL_WARNING = 1
+# CUlogLevel is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _CUlogLevel_class = None
+cdef tuple _CUlogLevel_table = ()
+cdef dict _CUlogLevel_members = {}
 
 
-cdef tuple _CUlogLevel_table = _dense_table(CUlogLevel)
-cdef dict _CUlogLevel_members = CUlogLevel._value2member_
+cdef object _CUlogLevel_define():
+    global _CUlogLevel_class, _CUlogLevel_table, _CUlogLevel_members
+
+    class CUlogLevel(_CEnum):
+        """Enum CUlogLevel of the C API.
+
+        ___MANBRIEF___ error log management functions for the low-level CUDA API
+        (___CURRENT_FILE___) ___ENDMANBRIEF___
+
+        This section describes the error log management functions of the low-level CUDA
+        driver application programming interface.
+
+        @{
+        """
+        __qualname__ = "CUlogLevel"
+        CU_LOG_LEVEL_ERROR = 0
+        CU_LOG_LEVEL_WARNING = 1
+
+    table = _dense_table(CUlogLevel)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _CUlogLevel_class is None:
+        _CUlogLevel_table = table
+        _CUlogLevel_members = CUlogLevel._value2member_
+        globals()["CUlogLevel"] = CUlogLevel
+        _CUlogLevel_class = CUlogLevel
+    return _CUlogLevel_class
 
 
 cdef inline object _CUlogLevel_of(long long value):
+    if _CUlogLevel_class is None:
+        _CUlogLevel_define()
     if 0 <= value < len(_CUlogLevel_table):
         member = _CUlogLevel_table[value]
         if member is not None:
             return member
     member = _CUlogLevel_members.get(value)
-    return CUlogLevel._unknown_(value) if member is None else member
+    return _CUlogLevel_class._unknown_(value) if member is None else member
 
 
 
@@ -45735,3 +47787,339 @@ __all__ = [
     "RESOURCE_ABI_VERSION",
     "RESOURCE_ABI_EXTERNAL_BYTES",
 ]
+
+# The enum classes not made yet are made when first looked up.
+_LAZY = frozenset((
+    "CUipcMem_flags",
+    "CUmemAttach_flags",
+    "CUctx_flags",
+    "CUevent_sched_flags",
+    "cl_event_flags",
+    "cl_context_flags",
+    "CUstream_flags",
+    "CUevent_flags",
+    "CUevent_record_flags",
+    "CUevent_wait_flags",
+    "CUstreamWaitValue_flags",
+    "CUstreamWriteValue_flags",
+    "CUstreamBatchMemOpType",
+    "CUstreamMemoryBarrier_flags",
+    "CUoccupancy_flags",
+    "CUstreamUpdateCaptureDependencies_flags",
+    "CUasyncNotificationType",
+    "CUarray_format",
+    "CUaddress_mode",
+    "CUfilter_mode",
+    "CUdevice_attribute",
+    "CUpointer_attribute",
+    "CUfunction_attribute",
+    "CUfunc_cache",
+    "CUsharedconfig",
+    "CUshared_carveout",
+    "CUmemorytype",
+    "CUcomputemode",
+    "CUmem_advise",
+    "CUmem_range_attribute",
+    "CUjit_option",
+    "CUjit_target",
+    "CUjit_fallback",
+    "CUjit_cacheMode",
+    "CUjitInputType",
+    "CUgraphicsRegisterFlags",
+    "CUgraphicsMapResourceFlags",
+    "CUarray_cubemap_face",
+    "CUlimit",
+    "CUresourcetype",
+    "CUaccessProperty",
+    "CUgraphConditionalNodeType",
+    "CUgraphNodeType",
+    "CUgraphDependencyType",
+    "CUgraphInstantiateResult",
+    "CUsynchronizationPolicy",
+    "CUclusterSchedulingPolicy",
+    "CUlaunchMemSyncDomain",
+    "CUlaunchAttributeID",
+    "CUstreamCaptureStatus",
+    "CUstreamCaptureMode",
+    "CUdriverProcAddress_flags",
+    "CUdriverProcAddressQueryResult",
+    "CUexecAffinityType",
+    "CUcigDataType",
+    "CUlibraryOption",
+    "CUresult",
+    "CUdevice_P2PAttribute",
+    "CUatomicOperation",
+    "CUatomicOperationCapability",
+    "CUresourceViewFormat",
+    "CUtensorMapDataType",
+    "CUtensorMapInterleave",
+    "CUtensorMapSwizzle",
+    "CUtensorMapL2promotion",
+    "CUtensorMapFloatOOBfill",
+    "CUtensorMapIm2ColWideMode",
+    "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS",
+    "CUexternalMemoryHandleType",
+    "CUexternalSemaphoreHandleType",
+    "CUmemAllocationHandleType",
+    "CUmemAccess_flags",
+    "CUmemLocationType",
+    "CUmemAllocationType",
+    "CUmemAllocationGranularity_flags",
+    "CUmemRangeHandleType",
+    "CUmemRangeFlags",
+    "CUarraySparseSubresourceType",
+    "CUmemOperationType",
+    "CUmemHandleType",
+    "CUmemAllocationCompType",
+    "CUmulticastGranularity_flags",
+    "CUgraphExecUpdateResult",
+    "CUmemPool_attribute",
+    "CUmemcpyFlags",
+    "CUmemcpySrcAccessOrder",
+    "CUmemcpy3DOperandType",
+    "CUgraphMem_attribute",
+    "CUgraphChildGraphNodeOwnership",
+    "CUflushGPUDirectRDMAWritesOptions",
+    "CUGPUDirectRDMAWritesOrdering",
+    "CUflushGPUDirectRDMAWritesScope",
+    "CUflushGPUDirectRDMAWritesTarget",
+    "CUgraphDebugDot_flags",
+    "CUuserObject_flags",
+    "CUuserObjectRetain_flags",
+    "CUgraphInstantiate_flags",
+    "CUdeviceNumaConfig",
+    "CUprocessState",
+    "CUmoduleLoadingMode",
+    "CUmemDecompressAlgorithm",
+    "CUfunctionLoadingState",
+    "CUcoredumpSettings",
+    "CUCoredumpGenerationFlags",
+    "CUgreenCtxCreate_flags",
+    "CUdevSmResourceSplit_flags",
+    "CUdevResourceType",
+    "CUlogLevel",
+))
+
+
+def __getattr__(name):
+    if name == "CUipcMem_flags":
+        return _CUipcMem_flags_define()
+    if name == "CUmemAttach_flags":
+        return _CUmemAttach_flags_define()
+    if name == "CUctx_flags":
+        return _CUctx_flags_define()
+    if name == "CUevent_sched_flags":
+        return _CUevent_sched_flags_define()
+    if name == "cl_event_flags":
+        return _cl_event_flags_define()
+    if name == "cl_context_flags":
+        return _cl_context_flags_define()
+    if name == "CUstream_flags":
+        return _CUstream_flags_define()
+    if name == "CUevent_flags":
+        return _CUevent_flags_define()
+    if name == "CUevent_record_flags":
+        return _CUevent_record_flags_define()
+    if name == "CUevent_wait_flags":
+        return _CUevent_wait_flags_define()
+    if name == "CUstreamWaitValue_flags":
+        return _CUstreamWaitValue_flags_define()
+    if name == "CUstreamWriteValue_flags":
+        return _CUstreamWriteValue_flags_define()
+    if name == "CUstreamBatchMemOpType":
+        return _CUstreamBatchMemOpType_define()
+    if name == "CUstreamMemoryBarrier_flags":
+        return _CUstreamMemoryBarrier_flags_define()
+    if name == "CUoccupancy_flags":
+        return _CUoccupancy_flags_define()
+    if name == "CUstreamUpdateCaptureDependencies_flags":
+        return _CUstreamUpdateCaptureDependencies_flags_define()
+    if name == "CUasyncNotificationType":
+        return _CUasyncNotificationType_define()
+    if name == "CUarray_format":
+        return _CUarray_format_define()
+    if name == "CUaddress_mode":
+        return _CUaddress_mode_define()
+    if name == "CUfilter_mode":
+        return _CUfilter_mode_define()
+    if name == "CUdevice_attribute":
+        return _CUdevice_attribute_define()
+    if name == "CUpointer_attribute":
+        return _CUpointer_attribute_define()
+    if name == "CUfunction_attribute":
+        return _CUfunction_attribute_define()
+    if name == "CUfunc_cache":
+        return _CUfunc_cache_define()
+    if name == "CUsharedconfig":
+        return _CUsharedconfig_define()
+    if name == "CUshared_carveout":
+        return _CUshared_carveout_define()
+    if name == "CUmemorytype":
+        return _CUmemorytype_define()
+    if name == "CUcomputemode":
+        return _CUcomputemode_define()
+    if name == "CUmem_advise":
+        return _CUmem_advise_define()
+    if name == "CUmem_range_attribute":
+        return _CUmem_range_attribute_define()
+    if name == "CUjit_option":
+        return _CUjit_option_define()
+    if name == "CUjit_target":
+        return _CUjit_target_define()
+    if name == "CUjit_fallback":
+        return _CUjit_fallback_define()
+    if name == "CUjit_cacheMode":
+        return _CUjit_cacheMode_define()
+    if name == "CUjitInputType":
+        return _CUjitInputType_define()
+    if name == "CUgraphicsRegisterFlags":
+        return _CUgraphicsRegisterFlags_define()
+    if name == "CUgraphicsMapResourceFlags":
+        return _CUgraphicsMapResourceFlags_define()
+    if name == "CUarray_cubemap_face":
+        return _CUarray_cubemap_face_define()
+    if name == "CUlimit":
+        return _CUlimit_define()
+    if name == "CUresourcetype":
+        return _CUresourcetype_define()
+    if name == "CUaccessProperty":
+        return _CUaccessProperty_define()
+    if name == "CUgraphConditionalNodeType":
+        return _CUgraphConditionalNodeType_define()
+    if name == "CUgraphNodeType":
+        return _CUgraphNodeType_define()
+    if name == "CUgraphDependencyType":
+        return _CUgraphDependencyType_define()
+    if name == "CUgraphInstantiateResult":
+        return _CUgraphInstantiateResult_define()
+    if name == "CUsynchronizationPolicy":
+        return _CUsynchronizationPolicy_define()
+    if name == "CUclusterSchedulingPolicy":
+        return _CUclusterSchedulingPolicy_define()
+    if name == "CUlaunchMemSyncDomain":
+        return _CUlaunchMemSyncDomain_define()
+    if name == "CUlaunchAttributeID":
+        return _CUlaunchAttributeID_define()
+    if name == "CUstreamCaptureStatus":
+        return _CUstreamCaptureStatus_define()
+    if name == "CUstreamCaptureMode":
+        return _CUstreamCaptureMode_define()
+    if name == "CUdriverProcAddress_flags":
+        return _CUdriverProcAddress_flags_define()
+    if name == "CUdriverProcAddressQueryResult":
+        return _CUdriverProcAddressQueryResult_define()
+    if name == "CUexecAffinityType":
+        return _CUexecAffinityType_define()
+    if name == "CUcigDataType":
+        return _CUcigDataType_define()
+    if name == "CUlibraryOption":
+        return _CUlibraryOption_define()
+    if name == "CUresult":
+        return _CUresult_define()
+    if name == "CUdevice_P2PAttribute":
+        return _CUdevice_P2PAttribute_define()
+    if name == "CUatomicOperation":
+        return _CUatomicOperation_define()
+    if name == "CUatomicOperationCapability":
+        return _CUatomicOperationCapability_define()
+    if name == "CUresourceViewFormat":
+        return _CUresourceViewFormat_define()
+    if name == "CUtensorMapDataType":
+        return _CUtensorMapDataType_define()
+    if name == "CUtensorMapInterleave":
+        return _CUtensorMapInterleave_define()
+    if name == "CUtensorMapSwizzle":
+        return _CUtensorMapSwizzle_define()
+    if name == "CUtensorMapL2promotion":
+        return _CUtensorMapL2promotion_define()
+    if name == "CUtensorMapFloatOOBfill":
+        return _CUtensorMapFloatOOBfill_define()
+    if name == "CUtensorMapIm2ColWideMode":
+        return _CUtensorMapIm2ColWideMode_define()
+    if name == "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS":
+        return _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_define()
+    if name == "CUexternalMemoryHandleType":
+        return _CUexternalMemoryHandleType_define()
+    if name == "CUexternalSemaphoreHandleType":
+        return _CUexternalSemaphoreHandleType_define()
+    if name == "CUmemAllocationHandleType":
+        return _CUmemAllocationHandleType_define()
+    if name == "CUmemAccess_flags":
+        return _CUmemAccess_flags_define()
+    if name == "CUmemLocationType":
+        return _CUmemLocationType_define()
+    if name == "CUmemAllocationType":
+        return _CUmemAllocationType_define()
+    if name == "CUmemAllocationGranularity_flags":
+        return _CUmemAllocationGranularity_flags_define()
+    if name == "CUmemRangeHandleType":
+        return _CUmemRangeHandleType_define()
+    if name == "CUmemRangeFlags":
+        return _CUmemRangeFlags_define()
+    if name == "CUarraySparseSubresourceType":
+        return _CUarraySparseSubresourceType_define()
+    if name == "CUmemOperationType":
+        return _CUmemOperationType_define()
+    if name == "CUmemHandleType":
+        return _CUmemHandleType_define()
+    if name == "CUmemAllocationCompType":
+        return _CUmemAllocationCompType_define()
+    if name == "CUmulticastGranularity_flags":
+        return _CUmulticastGranularity_flags_define()
+    if name == "CUgraphExecUpdateResult":
+        return _CUgraphExecUpdateResult_define()
+    if name == "CUmemPool_attribute":
+        return _CUmemPool_attribute_define()
+    if name == "CUmemcpyFlags":
+        return _CUmemcpyFlags_define()
+    if name == "CUmemcpySrcAccessOrder":
+        return _CUmemcpySrcAccessOrder_define()
+    if name == "CUmemcpy3DOperandType":
+        return _CUmemcpy3DOperandType_define()
+    if name == "CUgraphMem_attribute":
+        return _CUgraphMem_attribute_define()
+    if name == "CUgraphChildGraphNodeOwnership":
+        return _CUgraphChildGraphNodeOwnership_define()
+    if name == "CUflushGPUDirectRDMAWritesOptions":
+        return _CUflushGPUDirectRDMAWritesOptions_define()
+    if name == "CUGPUDirectRDMAWritesOrdering":
+        return _CUGPUDirectRDMAWritesOrdering_define()
+    if name == "CUflushGPUDirectRDMAWritesScope":
+        return _CUflushGPUDirectRDMAWritesScope_define()
+    if name == "CUflushGPUDirectRDMAWritesTarget":
+        return _CUflushGPUDirectRDMAWritesTarget_define()
+    if name == "CUgraphDebugDot_flags":
+        return _CUgraphDebugDot_flags_define()
+    if name == "CUuserObject_flags":
+        return _CUuserObject_flags_define()
+    if name == "CUuserObjectRetain_flags":
+        return _CUuserObjectRetain_flags_define()
+    if name == "CUgraphInstantiate_flags":
+        return _CUgraphInstantiate_flags_define()
+    if name == "CUdeviceNumaConfig":
+        return _CUdeviceNumaConfig_define()
+    if name == "CUprocessState":
+        return _CUprocessState_define()
+    if name == "CUmoduleLoadingMode":
+        return _CUmoduleLoadingMode_define()
+    if name == "CUmemDecompressAlgorithm":
+        return _CUmemDecompressAlgorithm_define()
+    if name == "CUfunctionLoadingState":
+        return _CUfunctionLoadingState_define()
+    if name == "CUcoredumpSettings":
+        return _CUcoredumpSettings_define()
+    if name == "CUCoredumpGenerationFlags":
+        return _CUCoredumpGenerationFlags_define()
+    if name == "CUgreenCtxCreate_flags":
+        return _CUgreenCtxCreate_flags_define()
+    if name == "CUdevSmResourceSplit_flags":
+        return _CUdevSmResourceSplit_flags_define()
+    if name == "CUdevResourceType":
+        return _CUdevResourceType_define()
+    if name == "CUlogLevel":
+        return _CUlogLevel_define()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)

@@ -10,42 +10,61 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-class nvrtcResult(_CEnum):
-    """The enumerated type nvrtcResult defines API call result codes. NVRTC API functions return nvrtcResult to indicate the call result."""
-    NVRTC_SUCCESS = 0
-    NVRTC_ERROR_OUT_OF_MEMORY = 1
-    NVRTC_ERROR_PROGRAM_CREATION_FAILURE = 2
-    NVRTC_ERROR_INVALID_INPUT = 3
-    NVRTC_ERROR_INVALID_PROGRAM = 4
-    NVRTC_ERROR_INVALID_OPTION = 5
-    NVRTC_ERROR_COMPILATION = 6
-    NVRTC_ERROR_BUILTIN_OPERATION_FAILURE = 7
-    NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION = 8
-    NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION = 9
-    NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID = 10
-    NVRTC_ERROR_INTERNAL_ERROR = 11
-    NVRTC_ERROR_TIME_FILE_WRITE_FAILED = 12
-    NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED = 13
-    NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED = 14
-    NVRTC_ERROR_PCH_CREATE = 15
-    NVRTC_ERROR_CANCELLED = 16
-    NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED = 17
+# nvrtcResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _nvrtcResult_class = None
+cdef tuple _nvrtcResult_table = ()
+cdef dict _nvrtcResult_members = {}
+cdef tuple _nvrtcResult_results = ()
 
 
-cdef tuple _nvrtcResult_table = _dense_table(nvrtcResult)
-cdef dict _nvrtcResult_members = nvrtcResult._value2member_
+cdef object _nvrtcResult_define():
+    global _nvrtcResult_class, _nvrtcResult_table, _nvrtcResult_members, _nvrtcResult_results
+
+    class nvrtcResult(_CEnum):
+        """The enumerated type nvrtcResult defines API call result codes. NVRTC API functions return nvrtcResult to indicate the call result."""
+        __qualname__ = "nvrtcResult"
+        NVRTC_SUCCESS = 0
+        NVRTC_ERROR_OUT_OF_MEMORY = 1
+        NVRTC_ERROR_PROGRAM_CREATION_FAILURE = 2
+        NVRTC_ERROR_INVALID_INPUT = 3
+        NVRTC_ERROR_INVALID_PROGRAM = 4
+        NVRTC_ERROR_INVALID_OPTION = 5
+        NVRTC_ERROR_COMPILATION = 6
+        NVRTC_ERROR_BUILTIN_OPERATION_FAILURE = 7
+        NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION = 8
+        NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION = 9
+        NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID = 10
+        NVRTC_ERROR_INTERNAL_ERROR = 11
+        NVRTC_ERROR_TIME_FILE_WRITE_FAILED = 12
+        NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED = 13
+        NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED = 14
+        NVRTC_ERROR_PCH_CREATE = 15
+        NVRTC_ERROR_CANCELLED = 16
+        NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED = 17
+
+    table = _dense_table(nvrtcResult)
+    results = tuple(None if m is None else (m,) for m in table)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _nvrtcResult_class is None:
+        _nvrtcResult_table = table
+        _nvrtcResult_members = nvrtcResult._value2member_
+        _nvrtcResult_results = results
+        globals()["nvrtcResult"] = nvrtcResult
+        _nvrtcResult_class = nvrtcResult
+    return _nvrtcResult_class
 
 
 cdef inline object _nvrtcResult_of(long long value):
+    if _nvrtcResult_class is None:
+        _nvrtcResult_define()
     if 0 <= value < len(_nvrtcResult_table):
         member = _nvrtcResult_table[value]
         if member is not None:
             return member
     member = _nvrtcResult_members.get(value)
-    return nvrtcResult._unknown_(value) if member is None else member
-
-
-cdef tuple _nvrtcResult_results = tuple(None if m is None else (m,) for m in _nvrtcResult_table)
+    return _nvrtcResult_class._unknown_(value) if member is None else member
 
 
 # `(status,)`: tuples are immutable, so each status's result is made once.
@@ -1055,3 +1074,18 @@ __all__ = [
     "nvrtcGetPCHHeapSizeRequired",
     "nvrtcSetFlowCallback",
 ]
+
+# The enum classes not made yet are made when first looked up.
+_LAZY = frozenset((
+    "nvrtcResult",
+))
+
+
+def __getattr__(name):
+    if name == "nvrtcResult":
+        return _nvrtcResult_define()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)

@@ -144,6 +144,67 @@ def test_explicit_override_to_stub_reports_stub_library():
 
 
 @needs_cuda
+def test_enum_classes_are_made_on_first_use():
+    # Made at import they would be half of `import cuda`; made late they must
+    # still be one class, reachable and picklable as if made at import.
+    proc = run_python("""
+        import pickle
+        import cuda
+        import cuda._driver as d
+        assert "CUdevice_attribute" not in vars(d) and "CUdevice_attribute" not in vars(cuda)
+        cls = cuda.CUdevice_attribute
+        assert cls is d.CUdevice_attribute is cuda.CUdevice_attribute
+        assert (cls.__module__, cls.__qualname__) == ("cuda._driver", "CUdevice_attribute")
+        member = cls.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        assert pickle.loads(pickle.dumps(member)) is member
+        assert "CUstreamCaptureStatus" in dir(cuda) and "CUstreamCaptureStatus" in dir(d)
+        from cuda import CUjit_option
+        assert CUjit_option is d.CUjit_option
+        try:
+            cuda.CUnot_a_thing
+        except AttributeError as e:
+            assert "CUnot_a_thing" in str(e)
+        else:
+            raise AssertionError("no AttributeError")
+        print("ok")
+    """)
+    assert proc.stdout.split() == ["ok"], proc.stderr
+
+
+@needs_cuda
+def test_enum_made_by_a_converter_is_the_module_class():
+    proc = run_python("""
+        import cuda
+        import cuda._driver as d
+        value = cuda.CUDA_MEMCPY2D().srcMemoryType   # the field's converter makes CUmemorytype
+        assert "CUmemorytype" in vars(d)
+        assert type(value) is cuda.CUmemorytype is d.CUmemorytype
+        print(repr(value))
+    """)
+    assert proc.stdout.split() == ["<CUmemorytype.UNKNOWN_0:", "0>"], proc.stderr
+
+
+@needs_cuda
+def test_enum_first_use_from_many_threads_makes_one_class():
+    proc = run_python("""
+        import threading
+        import cuda
+        barrier = threading.Barrier(8)
+        seen = []
+        def touch():
+            barrier.wait()
+            seen.append(cuda.CUgraphNodeType)
+        threads = [threading.Thread(target=touch) for _ in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        assert len(seen) == 8 and all(c is seen[0] is cuda.CUgraphNodeType for c in seen)
+        assert type(cuda.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) is seen[0]
+        print("ok")
+    """)
+    assert proc.stdout.split() == ["ok"], proc.stderr
+
+
+@needs_cuda
 def test_from_cuda_import_cuda_is_the_same_api():
     from cuda import cuda as classic
 

@@ -167,7 +167,10 @@ class LibraryEmitter {
     // The status enum also gets its one-element result tuples, made once:
     // a call without outputs returns one of them instead of a new tuple.
     d.set("is_status", e.name == ctx_.spec.status_type ? data::type::bool_true : data::type::bool_false);
-    d.set("doc", docstring(entity_docstring(e.doc, "Enum " + e.name + " of the C API."), "    "));
+    const std::string doc = entity_docstring(e.doc, "Enum " + e.name + " of the C API.");
+    d.set("doc", docstring(doc, "    "));
+    // The module's class is defined inside the function that makes it on first use.
+    d.set("nested_doc", docstring(doc, "        "));
     Data values = list();
     for (const auto& v : e.values) {
       Data dv;

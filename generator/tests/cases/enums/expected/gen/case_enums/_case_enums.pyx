@@ -10,27 +10,46 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-class caseResult(_CEnum):
-    """Enum caseResult of the C API."""
-    CASE_SUCCESS = 0
-    CASE_ERROR_INVALID_VALUE = 1
-    CASE_ERROR_UNKNOWN = 999
+# caseResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseResult_class = None
+cdef tuple _caseResult_table = ()
+cdef dict _caseResult_members = {}
+cdef tuple _caseResult_results = ()
 
 
-cdef tuple _caseResult_table = _dense_table(caseResult)
-cdef dict _caseResult_members = caseResult._value2member_
+cdef object _caseResult_define():
+    global _caseResult_class, _caseResult_table, _caseResult_members, _caseResult_results
+
+    class caseResult(_CEnum):
+        """Enum caseResult of the C API."""
+        __qualname__ = "caseResult"
+        CASE_SUCCESS = 0
+        CASE_ERROR_INVALID_VALUE = 1
+        CASE_ERROR_UNKNOWN = 999
+
+    table = _dense_table(caseResult)
+    results = tuple(None if m is None else (m,) for m in table)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseResult_class is None:
+        _caseResult_table = table
+        _caseResult_members = caseResult._value2member_
+        _caseResult_results = results
+        globals()["caseResult"] = caseResult
+        _caseResult_class = caseResult
+    return _caseResult_class
 
 
 cdef inline object _caseResult_of(long long value):
+    if _caseResult_class is None:
+        _caseResult_define()
     if 0 <= value < len(_caseResult_table):
         member = _caseResult_table[value]
         if member is not None:
             return member
     member = _caseResult_members.get(value)
-    return caseResult._unknown_(value) if member is None else member
-
-
-cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+    return _caseResult_class._unknown_(value) if member is None else member
 
 
 # `(status,)`: tuples are immutable, so each status's result is made once.
@@ -42,91 +61,167 @@ cdef inline tuple _caseResult_of_result(long long value):
     return (_caseResult_of(value),)
 
 
-class caseMode(_CEnum):
-    """Enum caseMode of the C API."""
-    CASE_MODE_DEFAULT = 0
-    CASE_MODE_FAST = 1
-    CASE_MODE_SAFE = 5
-    CASE_MODE_NEXT = 6
+# caseMode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseMode_class = None
+cdef tuple _caseMode_table = ()
+cdef dict _caseMode_members = {}
 
 
-cdef tuple _caseMode_table = _dense_table(caseMode)
-cdef dict _caseMode_members = caseMode._value2member_
+cdef object _caseMode_define():
+    global _caseMode_class, _caseMode_table, _caseMode_members
+
+    class caseMode(_CEnum):
+        """Enum caseMode of the C API."""
+        __qualname__ = "caseMode"
+        CASE_MODE_DEFAULT = 0
+        CASE_MODE_FAST = 1
+        CASE_MODE_SAFE = 5
+        CASE_MODE_NEXT = 6
+
+    table = _dense_table(caseMode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseMode_class is None:
+        _caseMode_table = table
+        _caseMode_members = caseMode._value2member_
+        globals()["caseMode"] = caseMode
+        _caseMode_class = caseMode
+    return _caseMode_class
 
 
 cdef inline object _caseMode_of(long long value):
+    if _caseMode_class is None:
+        _caseMode_define()
     if 0 <= value < len(_caseMode_table):
         member = _caseMode_table[value]
         if member is not None:
             return member
     member = _caseMode_members.get(value)
-    return caseMode._unknown_(value) if member is None else member
+    return _caseMode_class._unknown_(value) if member is None else member
 
 
 
-class caseFlags(_CEnum):
-    """Enum caseFlags of the C API."""
-    CASE_FLAG_NONE = 0
-    CASE_FLAG_A = 1
-    CASE_FLAG_B = 8
-    CASE_FLAG_HIGH = 2147483648
+# caseFlags is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseFlags_class = None
+cdef tuple _caseFlags_table = ()
+cdef dict _caseFlags_members = {}
 
 
-cdef tuple _caseFlags_table = _dense_table(caseFlags)
-cdef dict _caseFlags_members = caseFlags._value2member_
+cdef object _caseFlags_define():
+    global _caseFlags_class, _caseFlags_table, _caseFlags_members
+
+    class caseFlags(_CEnum):
+        """Enum caseFlags of the C API."""
+        __qualname__ = "caseFlags"
+        CASE_FLAG_NONE = 0
+        CASE_FLAG_A = 1
+        CASE_FLAG_B = 8
+        CASE_FLAG_HIGH = 2147483648
+
+    table = _dense_table(caseFlags)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseFlags_class is None:
+        _caseFlags_table = table
+        _caseFlags_members = caseFlags._value2member_
+        globals()["caseFlags"] = caseFlags
+        _caseFlags_class = caseFlags
+    return _caseFlags_class
 
 
 cdef inline object _caseFlags_of(long long value):
+    if _caseFlags_class is None:
+        _caseFlags_define()
     if 0 <= value < len(_caseFlags_table):
         member = _caseFlags_table[value]
         if member is not None:
             return member
     member = _caseFlags_members.get(value)
-    return caseFlags._unknown_(value) if member is None else member
+    return _caseFlags_class._unknown_(value) if member is None else member
 
 
 
-class caseOffset(_CEnum):
-    """Enum caseOffset of the C API."""
-    CASE_OFFSET_MIN = -2147483648
-    CASE_OFFSET_BACK = -1
-    CASE_OFFSET_ZERO = 0
-    CASE_OFFSET_MAX = 2147483647
+# caseOffset is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseOffset_class = None
+cdef tuple _caseOffset_table = ()
+cdef dict _caseOffset_members = {}
 
 
-cdef tuple _caseOffset_table = _dense_table(caseOffset)
-cdef dict _caseOffset_members = caseOffset._value2member_
+cdef object _caseOffset_define():
+    global _caseOffset_class, _caseOffset_table, _caseOffset_members
+
+    class caseOffset(_CEnum):
+        """Enum caseOffset of the C API."""
+        __qualname__ = "caseOffset"
+        CASE_OFFSET_MIN = -2147483648
+        CASE_OFFSET_BACK = -1
+        CASE_OFFSET_ZERO = 0
+        CASE_OFFSET_MAX = 2147483647
+
+    table = _dense_table(caseOffset)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseOffset_class is None:
+        _caseOffset_table = table
+        _caseOffset_members = caseOffset._value2member_
+        globals()["caseOffset"] = caseOffset
+        _caseOffset_class = caseOffset
+    return _caseOffset_class
 
 
 cdef inline object _caseOffset_of(long long value):
+    if _caseOffset_class is None:
+        _caseOffset_define()
     if 0 <= value < len(_caseOffset_table):
         member = _caseOffset_table[value]
         if member is not None:
             return member
     member = _caseOffset_members.get(value)
-    return caseOffset._unknown_(value) if member is None else member
+    return _caseOffset_class._unknown_(value) if member is None else member
 
 
 
-class caseLevel(_CEnum):
-    """Enum caseLevel of the C API."""
-    CASE_LEVEL_LOW = 0
-    CASE_LEVEL_DEFAULT = 0
-    CASE_LEVEL_HIGH = 2
-    CASE_LEVEL_MAX = 2
+# caseLevel is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseLevel_class = None
+cdef tuple _caseLevel_table = ()
+cdef dict _caseLevel_members = {}
 
 
-cdef tuple _caseLevel_table = _dense_table(caseLevel)
-cdef dict _caseLevel_members = caseLevel._value2member_
+cdef object _caseLevel_define():
+    global _caseLevel_class, _caseLevel_table, _caseLevel_members
+
+    class caseLevel(_CEnum):
+        """Enum caseLevel of the C API."""
+        __qualname__ = "caseLevel"
+        CASE_LEVEL_LOW = 0
+        CASE_LEVEL_DEFAULT = 0
+        CASE_LEVEL_HIGH = 2
+        CASE_LEVEL_MAX = 2
+
+    table = _dense_table(caseLevel)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseLevel_class is None:
+        _caseLevel_table = table
+        _caseLevel_members = caseLevel._value2member_
+        globals()["caseLevel"] = caseLevel
+        _caseLevel_class = caseLevel
+    return _caseLevel_class
 
 
 cdef inline object _caseLevel_of(long long value):
+    if _caseLevel_class is None:
+        _caseLevel_define()
     if 0 <= value < len(_caseLevel_table):
         member = _caseLevel_table[value]
         if member is not None:
             return member
     member = _caseLevel_members.get(value)
-    return caseLevel._unknown_(value) if member is None else member
+    return _caseLevel_class._unknown_(value) if member is None else member
 
 
 
@@ -178,3 +273,30 @@ __all__ = [
     "caseLevel",
     "caseSetEnums",
 ]
+
+# The enum classes not made yet are made when first looked up.
+_LAZY = frozenset((
+    "caseResult",
+    "caseMode",
+    "caseFlags",
+    "caseOffset",
+    "caseLevel",
+))
+
+
+def __getattr__(name):
+    if name == "caseResult":
+        return _caseResult_define()
+    if name == "caseMode":
+        return _caseMode_define()
+    if name == "caseFlags":
+        return _caseFlags_define()
+    if name == "caseOffset":
+        return _caseOffset_define()
+    if name == "caseLevel":
+        return _caseLevel_define()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)

@@ -10,27 +10,46 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-class caseResult(_CEnum):
-    """Enum caseResult of the C API."""
-    CASE_SUCCESS = 0
-    CASE_ERROR_INVALID_INPUT = 1
-    CASE_ERROR_INVALID_PROGRAM = 2
+# caseResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseResult_class = None
+cdef tuple _caseResult_table = ()
+cdef dict _caseResult_members = {}
+cdef tuple _caseResult_results = ()
 
 
-cdef tuple _caseResult_table = _dense_table(caseResult)
-cdef dict _caseResult_members = caseResult._value2member_
+cdef object _caseResult_define():
+    global _caseResult_class, _caseResult_table, _caseResult_members, _caseResult_results
+
+    class caseResult(_CEnum):
+        """Enum caseResult of the C API."""
+        __qualname__ = "caseResult"
+        CASE_SUCCESS = 0
+        CASE_ERROR_INVALID_INPUT = 1
+        CASE_ERROR_INVALID_PROGRAM = 2
+
+    table = _dense_table(caseResult)
+    results = tuple(None if m is None else (m,) for m in table)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseResult_class is None:
+        _caseResult_table = table
+        _caseResult_members = caseResult._value2member_
+        _caseResult_results = results
+        globals()["caseResult"] = caseResult
+        _caseResult_class = caseResult
+    return _caseResult_class
 
 
 cdef inline object _caseResult_of(long long value):
+    if _caseResult_class is None:
+        _caseResult_define()
     if 0 <= value < len(_caseResult_table):
         member = _caseResult_table[value]
         if member is not None:
             return member
     member = _caseResult_members.get(value)
-    return caseResult._unknown_(value) if member is None else member
-
-
-cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+    return _caseResult_class._unknown_(value) if member is None else member
 
 
 # `(status,)`: tuples are immutable, so each status's result is made once.
@@ -42,23 +61,42 @@ cdef inline tuple _caseResult_of_result(long long value):
     return (_caseResult_of(value),)
 
 
-class caseMode(_CEnum):
-    """Enum caseMode of the C API."""
-    CASE_MODE_DEFAULT = 0
-    CASE_MODE_FAST = 1
+# caseMode is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseMode_class = None
+cdef tuple _caseMode_table = ()
+cdef dict _caseMode_members = {}
 
 
-cdef tuple _caseMode_table = _dense_table(caseMode)
-cdef dict _caseMode_members = caseMode._value2member_
+cdef object _caseMode_define():
+    global _caseMode_class, _caseMode_table, _caseMode_members
+
+    class caseMode(_CEnum):
+        """Enum caseMode of the C API."""
+        __qualname__ = "caseMode"
+        CASE_MODE_DEFAULT = 0
+        CASE_MODE_FAST = 1
+
+    table = _dense_table(caseMode)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseMode_class is None:
+        _caseMode_table = table
+        _caseMode_members = caseMode._value2member_
+        globals()["caseMode"] = caseMode
+        _caseMode_class = caseMode
+    return _caseMode_class
 
 
 cdef inline object _caseMode_of(long long value):
+    if _caseMode_class is None:
+        _caseMode_define()
     if 0 <= value < len(_caseMode_table):
         member = _caseMode_table[value]
         if member is not None:
             return member
     member = _caseMode_members.get(value)
-    return caseMode._unknown_(value) if member is None else member
+    return _caseMode_class._unknown_(value) if member is None else member
 
 
 
@@ -542,3 +580,21 @@ __all__ = [
     "caseSetFlowCallback",
     "caseCopy",
 ]
+
+# The enum classes not made yet are made when first looked up.
+_LAZY = frozenset((
+    "caseResult",
+    "caseMode",
+))
+
+
+def __getattr__(name):
+    if name == "caseResult":
+        return _caseResult_define()
+    if name == "caseMode":
+        return _caseMode_define()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)

@@ -10,26 +10,45 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-class caseResult(_CEnum):
-    """Enum caseResult of the C API."""
-    CASE_SUCCESS = 0
-    CASE_ERROR = 1
+# caseResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseResult_class = None
+cdef tuple _caseResult_table = ()
+cdef dict _caseResult_members = {}
+cdef tuple _caseResult_results = ()
 
 
-cdef tuple _caseResult_table = _dense_table(caseResult)
-cdef dict _caseResult_members = caseResult._value2member_
+cdef object _caseResult_define():
+    global _caseResult_class, _caseResult_table, _caseResult_members, _caseResult_results
+
+    class caseResult(_CEnum):
+        """Enum caseResult of the C API."""
+        __qualname__ = "caseResult"
+        CASE_SUCCESS = 0
+        CASE_ERROR = 1
+
+    table = _dense_table(caseResult)
+    results = tuple(None if m is None else (m,) for m in table)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseResult_class is None:
+        _caseResult_table = table
+        _caseResult_members = caseResult._value2member_
+        _caseResult_results = results
+        globals()["caseResult"] = caseResult
+        _caseResult_class = caseResult
+    return _caseResult_class
 
 
 cdef inline object _caseResult_of(long long value):
+    if _caseResult_class is None:
+        _caseResult_define()
     if 0 <= value < len(_caseResult_table):
         member = _caseResult_table[value]
         if member is not None:
             return member
     member = _caseResult_members.get(value)
-    return caseResult._unknown_(value) if member is None else member
-
-
-cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+    return _caseResult_class._unknown_(value) if member is None else member
 
 
 # `(status,)`: tuples are immutable, so each status's result is made once.
@@ -309,3 +328,18 @@ __all__ = [
     "caseInternal",
     "CASE_VERSION",
 ]
+
+# The enum classes not made yet are made when first looked up.
+_LAZY = frozenset((
+    "caseResult",
+))
+
+
+def __getattr__(name):
+    if name == "caseResult":
+        return _caseResult_define()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)

@@ -10,26 +10,45 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-class caseResult(_CEnum):
-    """Enum caseResult of the C API."""
-    CASE_SUCCESS = 0
-    CASE_ERROR = 1
+# caseResult is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseResult_class = None
+cdef tuple _caseResult_table = ()
+cdef dict _caseResult_members = {}
+cdef tuple _caseResult_results = ()
 
 
-cdef tuple _caseResult_table = _dense_table(caseResult)
-cdef dict _caseResult_members = caseResult._value2member_
+cdef object _caseResult_define():
+    global _caseResult_class, _caseResult_table, _caseResult_members, _caseResult_results
+
+    class caseResult(_CEnum):
+        """Enum caseResult of the C API."""
+        __qualname__ = "caseResult"
+        CASE_SUCCESS = 0
+        CASE_ERROR = 1
+
+    table = _dense_table(caseResult)
+    results = tuple(None if m is None else (m,) for m in table)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseResult_class is None:
+        _caseResult_table = table
+        _caseResult_members = caseResult._value2member_
+        _caseResult_results = results
+        globals()["caseResult"] = caseResult
+        _caseResult_class = caseResult
+    return _caseResult_class
 
 
 cdef inline object _caseResult_of(long long value):
+    if _caseResult_class is None:
+        _caseResult_define()
     if 0 <= value < len(_caseResult_table):
         member = _caseResult_table[value]
         if member is not None:
             return member
     member = _caseResult_members.get(value)
-    return caseResult._unknown_(value) if member is None else member
-
-
-cdef tuple _caseResult_results = tuple(None if m is None else (m,) for m in _caseResult_table)
+    return _caseResult_class._unknown_(value) if member is None else member
 
 
 # `(status,)`: tuples are immutable, so each status's result is made once.
@@ -41,23 +60,42 @@ cdef inline tuple _caseResult_of_result(long long value):
     return (_caseResult_of(value),)
 
 
-class caseFlags_v1(_CEnum):
-    """Enum caseFlags_v1 of the C API."""
-    CASE_FLAGS_NONE = 0
-    CASE_FLAGS_ALL = 3
+# caseFlags_v1 is made on first use (its converter below, or the module's
+# __getattr__): made at import, the enum classes cost more than the rest of it.
+cdef object _caseFlags_v1_class = None
+cdef tuple _caseFlags_v1_table = ()
+cdef dict _caseFlags_v1_members = {}
 
 
-cdef tuple _caseFlags_v1_table = _dense_table(caseFlags_v1)
-cdef dict _caseFlags_v1_members = caseFlags_v1._value2member_
+cdef object _caseFlags_v1_define():
+    global _caseFlags_v1_class, _caseFlags_v1_table, _caseFlags_v1_members
+
+    class caseFlags_v1(_CEnum):
+        """Enum caseFlags_v1 of the C API."""
+        __qualname__ = "caseFlags_v1"
+        CASE_FLAGS_NONE = 0
+        CASE_FLAGS_ALL = 3
+
+    table = _dense_table(caseFlags_v1)
+    # Publishing is C assignments only: no other thread runs in between, so
+    # a thread that raced this one keeps the class it published first.
+    if _caseFlags_v1_class is None:
+        _caseFlags_v1_table = table
+        _caseFlags_v1_members = caseFlags_v1._value2member_
+        globals()["caseFlags_v1"] = caseFlags_v1
+        _caseFlags_v1_class = caseFlags_v1
+    return _caseFlags_v1_class
 
 
 cdef inline object _caseFlags_v1_of(long long value):
+    if _caseFlags_v1_class is None:
+        _caseFlags_v1_define()
     if 0 <= value < len(_caseFlags_v1_table):
         member = _caseFlags_v1_table[value]
         if member is not None:
             return member
     member = _caseFlags_v1_members.get(value)
-    return caseFlags_v1._unknown_(value) if member is None else member
+    return _caseFlags_v1_class._unknown_(value) if member is None else member
 
 
 
@@ -321,3 +359,21 @@ __all__ = [
     "caseMemcpy2DCall",
     "caseLaunch",
 ]
+
+# The enum classes not made yet are made when first looked up.
+_LAZY = frozenset((
+    "caseResult",
+    "caseFlags_v1",
+))
+
+
+def __getattr__(name):
+    if name == "caseResult":
+        return _caseResult_define()
+    if name == "caseFlags_v1":
+        return _caseFlags_v1_define()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _LAZY)
