@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, binding=False
 """The Python-call floor: C-level functions with the shapes of the benchmarked
 calls that do nothing else. A shape is what any binding of the call must do:
 take the same positional arguments, release the GIL around the C call where

@@ -1,10 +1,11 @@
 /* The floor: each benchmarked call made from C in a tight loop.
  *
- *   c_floor <kernels.ptx> <repeats> <scale>
+ *   c_floor <kernels.ptx>
  *
- * prints one JSON object: call name -> list of nanoseconds per call, one entry
- * per repeat. The calls, their arguments and the kernels match bench/worker.py
- * so that the rows of the table compare like with like. */
+ * serves bench/run.py as worker.py does: a JSON line naming its calls, then
+ * for each request line "<call> <iterations>" the nanoseconds per call. The
+ * calls, their arguments and the kernels match bench/worker.py so that the
+ * rows of the table compare like with like. */
 #include <cuda.h>
 #include <nvrtc.h>
 #include <stdio.h>
@@ -40,45 +41,87 @@ static char *read_file(const char *path) {
     return text;
 }
 
-static int first_row = 1;
+/* Everything a call needs, made once in main(). */
+static CUdevice dev;
+static CUcontext ctx;
+static CUmodule module;
+static CUfunction k0, saxpy, ptr16, int256;
+static CUstream stream;
+static CUevent event;
+static CUdeviceptr dbuf;
+static CUcontext current;
+static CUdevice got;
+static int value;
+static unsigned int memtype;
+static long long host8;
+static int major_, minor_;
+static void *args5[5], *args16[16], *args256[256];
 
-/* One JSON row: `body` runs `iters` times per repeat; launches also wait for
- * the stream at the end of each repeat, as the Python loops do. */
-#define ROW(name, iters, body, after)                                        \
-    do {                                                                     \
-        printf("%s\n  \"%s\": [", first_row ? "{" : ",", name);              \
-        first_row = 0;                                                       \
-        for (int r_ = 0; r_ < repeats; r_++) {                               \
-            double t0_ = now_ns();                                           \
-            for (long i_ = 0; i_ < (iters); i_++) { body; }                  \
-            after;                                                           \
-            printf("%s%.2f", r_ ? ", " : "", (now_ns() - t0_) / (iters));    \
-        }                                                                    \
-        printf("]");                                                         \
-        fflush(stdout);                                                      \
-    } while (0)
+static void sync_stream(void) { CHECK(cuStreamSynchronize(stream)); }
+
+/* One timed call: `body` in a loop of `iters_`. */
+#define CALL(fn, body)                                                       \
+    static void fn(long iters_) {                                            \
+        for (long i_ = 0; i_ < iters_; i_++) { body; }                       \
+    }
+
+CALL(ctx_get_current, CHECK(cuCtxGetCurrent(&current)))
+CALL(device_get, CHECK(cuDeviceGet(&got, 0)))
+CALL(device_get_attribute, CHECK(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
+CALL(pointer_get_attribute, CHECK(cuPointerGetAttribute(&memtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dbuf)))
+CALL(event_record, CHECK(cuEventRecord(event, stream)))
+CALL(stream_query, CUresult s_ = cuStreamQuery(stream); (void)s_)
+CALL(memcpy_8b, CHECK(cuMemcpyHtoDAsync(dbuf, &host8, 8, stream)))
+CALL(launch_0, CHECK(cuLaunchKernel(k0, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL)))
+CALL(launch_5, CHECK(cuLaunchKernel(saxpy, 1, 1, 1, 32, 1, 1, 0, stream, args5, NULL)))
+CALL(launch_16, CHECK(cuLaunchKernel(ptr16, 1, 1, 1, 32, 1, 1, 0, stream, args16, NULL)))
+CALL(launch_256, CHECK(cuLaunchKernel(int256, 1, 1, 1, 32, 1, 1, 0, stream, args256, NULL)))
+CALL(nvrtc_version, if (nvrtcVersion(&major_, &minor_) != NVRTC_SUCCESS) exit(1))
+
+/* The rows, named as bench/worker.py names them; `sync` ends each sample
+ * with cuStreamSynchronize, as the Python loops do. */
+static const struct {
+    const char *name;
+    void (*run)(long);
+    int sync;
+} CALLS[] = {
+    {"cuCtxGetCurrent", ctx_get_current, 0},
+    {"cuDeviceGet", device_get, 0},
+    {"cuDeviceGetAttribute", device_get_attribute, 0},
+    {"cuPointerGetAttribute", pointer_get_attribute, 0},
+    {"cuEventRecord", event_record, 1},
+    {"cuStreamQuery", stream_query, 0},
+    {"cuMemcpyHtoDAsync_8B", memcpy_8b, 1},
+    {"cuLaunchKernel_0", launch_0, 1},
+    {"cuLaunchKernel_5_values", launch_5, 1},
+    {"cuLaunchKernel_5_packed", launch_5, 1},
+    {"cuLaunchKernel_16ptr", launch_16, 1},
+    {"cuLaunchKernel_256int", launch_256, 1},
+    {"nvrtcVersion", nvrtc_version, 0},
+};
+#define NCALLS (sizeof CALLS / sizeof CALLS[0])
+
+/* Times `iters` calls of row `i` after a short warm-up; ns per call. */
+static double sample(size_t i, long iters) {
+    CALLS[i].run(iters / 10 + 1);
+    if (CALLS[i].sync) sync_stream();
+    double t0 = now_ns();
+    CALLS[i].run(iters);
+    if (CALLS[i].sync) sync_stream();
+    return (now_ns() - t0) / iters;
+}
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: c_floor <kernels.ptx> <repeats> <scale>\n");
+    if (argc != 2) {
+        fprintf(stderr, "usage: c_floor <kernels.ptx>\n");
         return 2;
     }
     char *ptx = read_file(argv[1]);
-    int repeats = atoi(argv[2]);
-    long scale = atol(argv[3]);
-    long queries = 20000 * scale, launches = 2000 * scale;
 
     double t0 = now_ns();
     CHECK(cuInit(0));
     double init_ns = now_ns() - t0;
 
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule module;
-    CUfunction k0, saxpy, ptr16, int256;
-    CUstream stream;
-    CUevent event;
-    CUdeviceptr dbuf;
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
     CHECK(cuModuleLoadData(&module, ptx));
@@ -90,47 +133,35 @@ int main(int argc, char **argv) {
     CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
     CHECK(cuMemAlloc(&dbuf, 3 * 32 * sizeof(float)));
 
-    CUcontext current;
-    CUdevice got;
-    int value;
-    unsigned int memtype;
-    CUresult status;
-    long long host8 = 0;
-    int major, minor;
-
-    float a = 2.0f;
-    CUdeviceptr x = dbuf, y = dbuf + 32 * sizeof(float), out = dbuf + 64 * sizeof(float);
-    size_t n = 32;
-    void *args5[] = {&a, &x, &y, &out, &n};
-    CUdeviceptr ptrs[16];
-    void *args16[16];
+    static float a = 2.0f;
+    static CUdeviceptr x, y, out;
+    static size_t n = 32;
+    x = dbuf, y = dbuf + 32 * sizeof(float), out = dbuf + 64 * sizeof(float);
+    args5[0] = &a, args5[1] = &x, args5[2] = &y, args5[3] = &out, args5[4] = &n;
+    static CUdeviceptr ptrs[16];
     for (int i = 0; i < 16; i++) { ptrs[i] = dbuf; args16[i] = &ptrs[i]; }
-    int ints[256];
-    void *args256[256];
+    static int ints[256];
     for (int i = 0; i < 256; i++) { ints[i] = i; args256[i] = &ints[i]; }
 
-    ROW("cuCtxGetCurrent", queries, CHECK(cuCtxGetCurrent(&current)), );
-    ROW("cuDeviceGet", queries, CHECK(cuDeviceGet(&got, 0)), );
-    ROW("cuDeviceGetAttribute", queries,
-        CHECK(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)), );
-    ROW("cuPointerGetAttribute", queries,
-        CHECK(cuPointerGetAttribute(&memtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dbuf)), );
-    ROW("cuEventRecord", queries, CHECK(cuEventRecord(event, stream)), CHECK(cuStreamSynchronize(stream)));
-    ROW("cuStreamQuery", queries, status = cuStreamQuery(stream); (void)status, );
-    ROW("cuMemcpyHtoDAsync_8B", queries / 4, CHECK(cuMemcpyHtoDAsync(dbuf, &host8, 8, stream)),
-        CHECK(cuStreamSynchronize(stream)));
-    ROW("cuLaunchKernel_0", launches,
-        CHECK(cuLaunchKernel(k0, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL)), CHECK(cuStreamSynchronize(stream)));
-    ROW("cuLaunchKernel_5_values", launches,
-        CHECK(cuLaunchKernel(saxpy, 1, 1, 1, 32, 1, 1, 0, stream, args5, NULL)), CHECK(cuStreamSynchronize(stream)));
-    ROW("cuLaunchKernel_5_packed", launches,
-        CHECK(cuLaunchKernel(saxpy, 1, 1, 1, 32, 1, 1, 0, stream, args5, NULL)), CHECK(cuStreamSynchronize(stream)));
-    ROW("cuLaunchKernel_16ptr", launches,
-        CHECK(cuLaunchKernel(ptr16, 1, 1, 1, 32, 1, 1, 0, stream, args16, NULL)), CHECK(cuStreamSynchronize(stream)));
-    ROW("cuLaunchKernel_256int", launches,
-        CHECK(cuLaunchKernel(int256, 1, 1, 1, 32, 1, 1, 0, stream, args256, NULL)), CHECK(cuStreamSynchronize(stream)));
-    ROW("nvrtcVersion", queries, if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) exit(1), );
-    printf(",\n  \"cuInit_first_call\": [%.2f]\n}\n", init_ns);
+    /* The protocol of bench/worker.py: a ready line, then one line per
+     * request "<call> <iterations>" answered with ns per call. */
+    printf("{\"calls\": [");
+    for (size_t i = 0; i < NCALLS; i++) printf("%s\"%s\"", i ? ", " : "", CALLS[i].name);
+    printf("], \"errors\": {}, \"cuInit_first_call\": %.2f}\n", init_ns);
+    fflush(stdout);
+    char line[256], name[200];
+    long iters;
+    while (fgets(line, sizeof line, stdin)) {
+        if (sscanf(line, "%199s %ld", name, &iters) != 2 || iters <= 0) break;
+        size_t i = 0;
+        while (i < NCALLS && strcmp(CALLS[i].name, name) != 0) i++;
+        if (i == NCALLS) {
+            fprintf(stderr, "c_floor: unknown call %s\n", name);
+            return 1;
+        }
+        printf("%.3f\n", sample(i, iters));
+        fflush(stdout);
+    }
 
     CHECK(cuMemFree(dbuf));
     CHECK(cuEventDestroy(event));

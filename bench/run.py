@@ -3,13 +3,15 @@
     python bench/run.py                  # on a GPU machine; prints the table
     python bench/run.py --smoke          # anywhere: a fake driver, tiny counts
 
-Builds the C floor program and the Python-call floor extension under .bench/,
-compiles the kernels to PTX with cubind's NVRTC, then runs one worker process
-per backend and round, interleaved (A/B/C/.. then reversed), so that drift of
-the machine cancels. Each cell is the median over every repeat of every round.
-Import times are measured the same way, each in a fresh interpreter. The table
-goes to stdout and to bench/results.md, the raw samples to bench/results.json
-(--json elsewhere). See bench/README.md.
+Builds the C floor program and the floor extensions under .bench/, compiles the
+kernels to PTX with cubind's NVRTC, then starts one worker process per backend
+and, round after round, asks every backend in turn for one sample of the same
+call (the order rotating each round): the samples of one call are taken within
+milliseconds of each other, so that the machine's drift falls on all backends
+alike. Each cell is the median over the rounds. Import times are measured in
+fresh interpreters, interleaved the same way. The table goes to stdout and to
+bench/results.md, the raw samples to bench/results.json (--json elsewhere).
+See bench/README.md.
 """
 
 import argparse
@@ -49,9 +51,13 @@ IMPORTS = {
                                "cuda_bindings": "import cuda.bindings.driver as d; d.cuInit(0)"},
 }
 
-BACKENDS = ("c", "cubind", "cuda_bindings", "cupy", "pyfloor")
+BACKENDS = ("c", "cubind", "cuda_bindings", "cupy", "pyfloor", "bare")
 LABELS = {"c": "C", "cubind": "cubind", "cuda_bindings": "cuda.bindings", "cupy": "CuPy",
-          "pyfloor": "Python-call floor"}
+          "pyfloor": "Python-call floor", "bare": "bare call"}
+
+# Iterations per sample: a few milliseconds of each backend's calls.
+ITERATIONS = {"cuMemcpyHtoDAsync_8B": 5000, "cuLaunchKernel_256int": 500}
+QUERY_ITERATIONS, LAUNCH_ITERATIONS = 20000, 2000
 
 
 def cuda_root():
@@ -85,11 +91,17 @@ def build_c_floor(cuda, fake):
     return exe
 
 
-def build_pyfloor():
+def build_floors(cuda, fake):
+    """_pyfloor.pyx and _bare.pyx (linked against the driver and NVRTC)."""
     out = os.path.join(BUILD, "pyfloor")
-    code = ("import sys; from setuptools import setup; from Cython.Build import cythonize; "
+    lib64 = os.path.join(cuda, "lib64")
+    driver_dir = fake or os.path.join(lib64, "stubs")
+    bare = dict(include_dirs=[os.path.join(cuda, "include")], library_dirs=[lib64, driver_dir],
+                runtime_library_dirs=[lib64], libraries=["cuda", "nvrtc"])
+    code = ("import sys; from setuptools import setup, Extension; from Cython.Build import cythonize; "
             f"setup(script_args=['build_ext', '-b', {out!r}, '-t', {out + '/tmp'!r}], "
-            f"ext_modules=cythonize([{os.path.join(HERE, '_pyfloor.pyx')!r}], quiet=True, "
+            f"ext_modules=cythonize([Extension('_pyfloor', [{os.path.join(HERE, '_pyfloor.pyx')!r}]), "
+            f"Extension('_bare', [{os.path.join(HERE, '_bare.pyx')!r}], **{bare!r})], quiet=True, "
             f"build_dir={out + '/src'!r}))")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=BUILD, stdout=subprocess.DEVNULL)
     return out
@@ -123,6 +135,8 @@ def env_for(backend, fake, pyfloor_dir):
         env["PYTHONPATH"] = ROOT
     elif backend == "pyfloor":
         env["PYTHONPATH"] = pyfloor_dir
+    elif backend == "bare":   # cubind makes the context, the module, the stream
+        env["PYTHONPATH"] = ROOT + os.pathsep + pyfloor_dir
     if fake:
         env["CUBIND_CUDA_LIBRARY"] = os.path.join(fake, "libcuda.so.1")
         env["LD_LIBRARY_PATH"] = fake + os.pathsep + env.get("LD_LIBRARY_PATH", "")
@@ -130,7 +144,7 @@ def env_for(backend, fake, pyfloor_dir):
 
 
 def available(backend, env):
-    if backend in ("c", "cubind", "pyfloor"):
+    if backend in ("c", "cubind", "pyfloor", "bare"):
         return True
     module = {"cuda_bindings": "cuda.bindings.driver", "cupy": "cupy"}[backend]
     probe = subprocess.run([sys.executable, "-c", f"import {module}"], env=env, cwd=tempfile.gettempdir(),
@@ -147,16 +161,39 @@ def _pinned():
 BENCH_CPU = None
 
 
-def run_worker(backend, args, env):
-    if backend == "c":
-        cmd = [args.c_floor, args.ptx, str(args.repeats), str(args.scale)]
-    else:
-        cmd = [sys.executable, os.path.join(HERE, "worker.py"), backend, args.ptx, str(args.repeats), str(args.scale)]
-    done = subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
-                          preexec_fn=_pinned)
-    if done.returncode != 0:
-        sys.exit(f"bench: {backend} worker failed:\n{done.stderr}")
-    return json.loads(done.stdout)
+class Worker:
+    """One backend's process, serving samples on request (worker.py's protocol)."""
+
+    def __init__(self, backend, args, env):
+        if backend == "c":
+            cmd = [args.c_floor, args.ptx]
+        else:
+            cmd = [sys.executable, os.path.join(HERE, "worker.py"), backend, args.ptx]
+        self.backend = backend
+        self.proc = subprocess.Popen(cmd, env=env, cwd=tempfile.gettempdir(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=_pinned)
+        ready = json.loads(self._line())
+        self.calls = set(ready["calls"])
+        self.errors = ready["errors"]
+        self.init_ns = ready.get("cuInit_first_call")
+
+    def _line(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.kill()
+            sys.exit(f"bench: {self.backend} worker failed:\n{self.proc.stderr.read()}")
+        return line
+
+    def sample(self, call, iters):
+        self.proc.stdin.write(f"{call} {iters}\n")
+        self.proc.stdin.flush()
+        return float(self._line())
+
+    def close(self):
+        self.proc.stdin.close()
+        if self.proc.wait(timeout=60) != 0:
+            sys.exit(f"bench: {self.backend} worker failed at exit:\n{self.proc.stderr.read()}")
 
 
 def time_import(statement, env):
@@ -169,30 +206,65 @@ def time_import(statement, env):
     return float(done.stdout)
 
 
+def iterations(call, scale):
+    default = LAUNCH_ITERATIONS if call in worker.LAUNCHES else QUERY_ITERATIONS
+    return ITERATIONS.get(call, default) * scale
+
+
 def collect(args, backends, envs):
-    samples = {b: {} for b in backends}
+    workers = [Worker(b, args, envs[b]) for b in backends]
+    samples = {w.backend: dict(w.errors) for w in workers}
     for r in range(args.rounds):
-        order = backends if r % 2 == 0 else tuple(reversed(backends))
-        for backend in order:
-            for call, values in run_worker(backend, args, envs[backend]).items():
-                if isinstance(values, dict):
-                    samples[backend].setdefault(call, values)
-                elif not isinstance(samples[backend].get(call, []), dict):
-                    samples[backend].setdefault(call, []).extend(values)
+        for call in worker.SHAPES:
+            serving = [w for w in workers if call in w.calls]
+            turn = r % len(serving) if serving else 0
+            for w in serving[turn:] + serving[:turn]:
+                samples[w.backend].setdefault(call, []).append(w.sample(call, iterations(call, args.scale)))
         for label, statements in IMPORTS.items():
             for backend in (("cubind", "cuda_bindings") if r % 2 == 0 else ("cuda_bindings", "cubind")):
-                if backend in statements and backend in backends:
+                if backend in statements and backend in backends and r < args.import_rounds:
                     ns = time_import(statements[backend], envs[backend])
                     if ns is not None:
                         samples[backend].setdefault(label, []).append(ns)
-    if "c" in samples and "cuInit_first_call" in samples["c"]:
-        samples["c"]["import cuda; cuInit(0)"] = samples["c"].pop("cuInit_first_call")
+    for w in workers:
+        w.close()
+        if w.backend == "c" and w.init_ns is not None:
+            samples["c"]["import cuda; cuInit(0)"] = [w.init_ns]
     return samples
 
 
 def summarise(samples, statistic):
     return {b: {call: (v if isinstance(v, dict) else statistic(v)) for call, v in calls.items()}
             for b, calls in samples.items()}
+
+
+def quiet(values):
+    """The 10th percentile: the machine's fast state, less its outliers."""
+    ordered = sorted(values)
+    return ordered[len(ordered) // 10]
+
+
+def paired(samples, call, minus):
+    """Median over rounds of cubind's sample less the sum of `minus`' samples
+    of the same round (the samples of a round are milliseconds apart)."""
+    rows = [samples.get(b, {}).get(call) for b in ("cubind",) + minus]
+    if not all(isinstance(v, list) for v in rows) or len({len(v) for v in rows}) != 1:
+        return None
+    return statistics.median(ours - sum(others) for ours, *others in zip(*rows))
+
+
+def paired_table(samples):
+    head = ["call", "cubind − (floor + C)", "cubind − bare call", "bare call − (floor + C)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for call in worker.SHAPES:
+        cells = [paired(samples, call, ("pyfloor", "c")), paired(samples, call, ("bare",))]
+        bare = [samples.get(b, {}).get(call) for b in ("bare", "pyfloor", "c")]
+        if all(isinstance(v, list) for v in bare) and len({len(v) for v in bare}) == 1:
+            cells.append(statistics.median(b - f - c for b, f, c in zip(*bare)))
+        else:
+            cells.append(None)
+        lines.append("| " + " | ".join([call] + ["–" if v is None else f"{v:.0f} ns" for v in cells]) + " |")
+    return "\n".join(lines)
 
 
 def target(call, m):
@@ -256,10 +328,10 @@ def machine():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    # Many short rounds: the H100 machine drifts between a fast and a slow
-    # state every few seconds (see README), so each backend needs many visits.
-    parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--repeats", type=int, default=3)
+    # Many rounds of short samples: the H100 machine drifts between a fast and
+    # a slow state every few seconds (see README).
+    parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--import-rounds", type=int, default=12, help="rounds that also time the imports")
     parser.add_argument("--scale", type=int, default=1, help="multiplies the iteration counts")
     parser.add_argument("--smoke", action="store_true",
                         help="no GPU: a fake libcuda that returns success, tiny counts (checks the harness only)")
@@ -273,13 +345,13 @@ def main():
     if hasattr(os, "sched_getaffinity"):
         BENCH_CPU = args.cpu if args.cpu is not None else max(os.sched_getaffinity(0))
     if args.smoke:
-        args.rounds, args.repeats, args.scale = min(args.rounds, 2), min(args.repeats, 2), 1
+        args.rounds, args.import_rounds, args.scale = min(args.rounds, 2), min(args.import_rounds, 2), 1
 
     os.makedirs(BUILD, exist_ok=True)
     cuda = cuda_root()
     fake = build_fake_driver() if args.smoke else None
     args.c_floor = build_c_floor(cuda, fake)
-    pyfloor_dir = build_pyfloor()
+    pyfloor_dir = build_floors(cuda, fake)
     args.ptx = compile_ptx()
     wanted = tuple(b for b in BACKENDS if b in args.backends.split(","))
     envs = {b: env_for(b, fake, pyfloor_dir) for b in wanted}
@@ -288,23 +360,27 @@ def main():
 
     samples = collect(args, backends, envs)
     m = summarise(samples, statistics.median)
-    fastest = summarise(samples, min)
+    fastest = summarise(samples, quiet)
     text = table(m, backends)
     info = machine()
     header = (f"{'SMOKE RUN (fake driver, numbers meaningless)  ' if args.smoke else ''}"
-              f"GPU: {info['gpu']}, Python {info['python']}; {args.rounds} rounds x {args.repeats} repeats, "
-              f"medians; workers on CPU {BENCH_CPU}")
+              f"GPU: {info['gpu']}, Python {info['python']}; {args.rounds} rounds "
+              f"({args.import_rounds} for imports), medians; workers on CPU {BENCH_CPU}")
     fastest_text = table(fastest, backends)
+    pairs_text = paired_table(samples)
     print(header)
     print(text)
-    print("\nFastest sample of each cell (the machine's quiet state):")
+    print("\nThe 10th percentile of each cell (the machine's fast state):")
     print(fastest_text)
+    print("\nPaired: the median over rounds of the difference within a round:")
+    print(pairs_text)
     with open(args.json, "w") as f:
         json.dump({"machine": info, "smoke": args.smoke, "cpu": BENCH_CPU, "rounds": args.rounds,
-                   "repeats": args.repeats, "scale": args.scale, "medians": m, "fastest": fastest,
+                   "import_rounds": args.import_rounds, "scale": args.scale, "medians": m, "p10": fastest,
                    "samples": samples}, f, indent=1)
     with open(args.markdown, "w") as f:
-        f.write(header + "\n\n" + text + "\n\nFastest sample of each cell:\n\n" + fastest_text + "\n")
+        f.write(header + "\n\n" + text + "\n\nThe 10th percentile of each cell:\n\n" + fastest_text
+                + "\n\nPaired, the median over rounds of the difference within a round:\n\n" + pairs_text + "\n")
 
 
 if __name__ == "__main__":

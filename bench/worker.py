@@ -1,12 +1,15 @@
 """Times the benchmarked calls through one binding, in its own process.
 
-    python worker.py <backend> <kernels.ptx> <repeats> <scale>
+    python worker.py <backend> <kernels.ptx>
 
-prints one JSON object: call name -> list of nanoseconds per call (one entry per
-repeat), or -> {"error": "..."} for a call this backend could not make. The
+serves run.py: first one JSON line, {"calls": [names it can time], "errors":
+{name: why it cannot}}, then for each request line "<call> <iterations>" one
+line, the nanoseconds per call of that many calls (after a short warm-up). The
 backends: cubind, cuda_bindings (NVIDIA's cuda-bindings), cupy, pyfloor (the
-Python-call floor of _pyfloor.pyx). run.py starts one process per backend and
-round, interleaved, and builds the table.
+Python-call floor of _pyfloor.pyx), bare (_bare.pyx: the C call behind that
+floor, nothing checked). run.py keeps one process per backend and asks each in
+turn for the same call, so that every backend's sample of a call is taken
+within milliseconds of the others'.
 """
 
 import ctypes
@@ -32,19 +35,16 @@ def _loop(arity):
     return _LOOPS[arity]
 
 
-def _time(fn, args, iters, after, repeats):
+def _sample(fn, args, iters, after):
     loop = _loop(len(args))
-    loop(max(iters // 20, 1), fn, *args)   # warm up
+    loop(iters // 10 + 1, fn, *args)   # warm up: another process ran on this core
     if after:
         after()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter_ns()
-        loop(iters, fn, *args)
-        if after:
-            after()
-        samples.append((time.perf_counter_ns() - t0) / iters)
-    return samples
+    t0 = time.perf_counter_ns()
+    loop(iters, fn, *args)
+    if after:
+        after()
+    return (time.perf_counter_ns() - t0) / iters
 
 
 # Call name -> (arguments of cubind's function, length of its result, whether
@@ -66,7 +66,6 @@ SHAPES = {
     "nvrtcVersion": (0, 3, False),
 }
 LAUNCHES = {name for name in SHAPES if name.startswith("cuLaunchKernel")}
-MEMCPY_DIVISOR = 4   # as c_floor.c: the copies are slower, fewer of them
 
 
 def _ok(result, call):
@@ -230,32 +229,52 @@ def rows_pyfloor(ptx):
     return rows, None
 
 
+def rows_bare(ptx):
+    """cubind sets up; _bare's functions take the handles as ints."""
+    import _bare
+    rows, keep = rows_cubind(ptx)
+    plain = {}
+    for name in ("cuCtxGetCurrent", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute",
+                 "cuEventRecord", "cuStreamQuery", "cuMemcpyHtoDAsync_8B", "cuLaunchKernel_0",
+                 "cuLaunchKernel_5_packed", "nvrtcVersion"):
+        fn, args, after = rows[name]
+        ints = tuple(0 if a is None else int(a) for a in args)
+        plain[name] = (getattr(_bare, fn.__name__), ints, after)
+    return plain, keep
+
+
 BACKENDS = {"cubind": rows_cubind, "cuda_bindings": rows_cuda_bindings, "cupy": rows_cupy,
-            "pyfloor": rows_pyfloor}
+            "pyfloor": rows_pyfloor, "bare": rows_bare}
+
+
+def _checked(backend, rows):
+    """Each call once, outside timing: a call that fails is reported, not timed."""
+    calls, errors = [], {}
+    for name, (fn, args, _) in rows.items():
+        try:
+            if backend in ("cubind", "cuda_bindings", "bare"):   # CuPy raises on its own
+                _ok(fn(*args), name)
+            else:
+                fn(*args)
+            calls.append(name)
+        except Exception as exc:
+            errors[name] = f"{type(exc).__name__}: {exc}"
+    return calls, errors
 
 
 def main():
-    backend, ptx_path, repeats, scale = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    backend, ptx_path = sys.argv[1], sys.argv[2]
     with open(ptx_path, "rb") as f:
         ptx = f.read()
     rows, keep = BACKENDS[backend](ptx)
-    gc.disable()   # as timeit does: a collection landing in one loop is noise
-    results = {}
-    for name in SHAPES:
-        if name not in rows:
-            continue
+    calls, errors = _checked(backend, rows)
+    print(json.dumps({"calls": calls, "errors": errors}), flush=True)
+    gc.disable()   # as timeit does: a collection landing in one sample is noise
+    for line in sys.stdin:
+        name, iters = line.split()
         fn, args, after = rows[name]
-        iters = (2000 if name in LAUNCHES else 20000) * scale
-        if name == "cuMemcpyHtoDAsync_8B":
-            iters //= MEMCPY_DIVISOR
-        try:
-            if backend in ("cubind", "cuda_bindings"):   # CuPy raises on its own
-                _ok(fn(*args), name)
-            results[name] = _time(fn, args, iters, after, repeats)
-        except Exception as exc:   # one call failing must not lose the others
-            results[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"{_sample(fn, args, int(iters), after):.3f}", flush=True)
     del keep
-    json.dump(results, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,106 @@
+# cython: language_level=3, binding=False
+"""The bare call: each benchmarked C call behind a Python function of the
+floor's shape (_pyfloor.pyx) that converts nothing and checks nothing: handles
+and pointers pass as ints, a status is returned as it comes. No binding can be
+cheaper. What cubind costs above this row is its conversions and checks; what
+this row costs above the floor plus C is the driver call itself being slower
+from a Python process than in C's hot loop (caches and branch predictors shared
+with the interpreter)."""
+
+from libc.stdint cimport uintptr_t
+
+
+# c_X is the C function X; X is its Python function.
+cdef extern from "cuda.h" nogil:
+    ctypedef int CUresult
+    ctypedef int CUdevice
+    ctypedef int CUdevice_attribute
+    ctypedef int CUpointer_attribute
+    ctypedef unsigned long long CUdeviceptr
+    ctypedef void* CUcontext
+    ctypedef void* CUevent
+    ctypedef void* CUstream
+    ctypedef void* CUfunction
+    CUresult c_cuCtxGetCurrent "cuCtxGetCurrent"(CUcontext* pctx)
+    CUresult c_cuDeviceGet "cuDeviceGet"(CUdevice* device, int ordinal)
+    CUresult c_cuDeviceGetAttribute "cuDeviceGetAttribute"(int* pi, CUdevice_attribute attrib, CUdevice dev)
+    CUresult c_cuPointerGetAttribute "cuPointerGetAttribute"(void* data, CUpointer_attribute attribute,
+                                                             CUdeviceptr ptr)
+    CUresult c_cuEventRecord "cuEventRecord"(CUevent hEvent, CUstream hStream)
+    CUresult c_cuStreamQuery "cuStreamQuery"(CUstream hStream)
+    CUresult c_cuMemcpyHtoDAsync "cuMemcpyHtoDAsync"(CUdeviceptr dstDevice, const void* srcHost,
+                                                     size_t ByteCount, CUstream hStream)
+    CUresult c_cuLaunchKernel "cuLaunchKernel"(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                            unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                            unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra)
+
+
+cdef extern from "nvrtc.h" nogil:
+    ctypedef int nvrtcResult
+    nvrtcResult c_nvrtcVersion "nvrtcVersion"(int* major, int* minor)
+
+
+cdef tuple _success = (0,)
+
+
+cdef inline tuple _status(int r):
+    return _success if r == 0 else (r,)
+
+
+def cuCtxGetCurrent():
+    cdef CUcontext ctx
+    cdef CUresult r = c_cuCtxGetCurrent(&ctx)
+    return (r, <uintptr_t>ctx)
+
+
+def cuDeviceGet(int ordinal):
+    cdef CUdevice dev
+    cdef CUresult r = c_cuDeviceGet(&dev, ordinal)
+    return (r, dev)
+
+
+def cuDeviceGetAttribute(int attrib, int dev):
+    cdef int value
+    cdef CUresult r = c_cuDeviceGetAttribute(&value, <CUdevice_attribute>attrib, dev)
+    return (r, value)
+
+
+def cuPointerGetAttribute(uintptr_t data, int attribute, CUdeviceptr ptr):
+    return _status(c_cuPointerGetAttribute(<void*>data, <CUpointer_attribute>attribute, ptr))
+
+
+def cuEventRecord(uintptr_t event, uintptr_t stream):
+    cdef CUresult r
+    with nogil:
+        r = c_cuEventRecord(<CUevent>event, <CUstream>stream)
+    return _status(r)
+
+
+def cuStreamQuery(uintptr_t stream):
+    cdef CUresult r
+    with nogil:
+        r = c_cuStreamQuery(<CUstream>stream)
+    return _status(r)
+
+
+def cuMemcpyHtoDAsync(CUdeviceptr dst, uintptr_t src, size_t count, uintptr_t stream):
+    cdef CUresult r
+    with nogil:
+        r = c_cuMemcpyHtoDAsync(dst, <const void*>src, count, <CUstream>stream)
+    return _status(r)
+
+
+def cuLaunchKernel(uintptr_t f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                   unsigned int by, unsigned int bz, unsigned int shared, uintptr_t stream, uintptr_t params,
+                   uintptr_t extra):
+    cdef CUresult r
+    with nogil:
+        r = c_cuLaunchKernel(<CUfunction>f, gx, gy, gz, bx, by, bz, shared, <CUstream>stream, <void**>params,
+                           <void**>extra)
+    return _status(r)
+
+
+def nvrtcVersion():
+    cdef int major, minor
+    cdef nvrtcResult r = c_nvrtcVersion(&major, &minor)
+    return (r, major, minor)
