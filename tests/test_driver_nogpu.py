@@ -465,6 +465,29 @@ def test_struct_field_out_of_range_names_field(struct, field, bad):
     assert getattr(obj, field) == 0 or int(getattr(obj, field)) == 0   # unchanged
 
 
+# Ints of one internal digit (|v| < 2**30) take a read-in-place fast path:
+# the values either side of that boundary and of the C type's range must
+# convert alike.
+@needs_cuda
+@pytest.mark.parametrize("struct,field,low,high", [
+    ("CUmemLocation", "id", -2**31, 2**31 - 1),        # int
+    ("CUlaunchConfig", "gridDimX", 0, 2**32 - 1),      # unsigned int
+    ("CUDA_MEMCPY2D", "WidthInBytes", 0, 2**64 - 1),   # size_t
+])
+def test_struct_int_fields_round_trip_across_the_one_digit_boundary(struct, field, low, high):
+    obj = getattr(cuda, struct)()
+    for value in (0, 1, -1, 2**30 - 1, 2**30, -(2**30 - 1), -2**30, low, high):
+        if low <= value <= high:
+            setattr(obj, field, value)
+            assert getattr(obj, field) == value, value
+        else:
+            with pytest.raises(OverflowError, match=field):
+                setattr(obj, field, value)
+    for bad in (low - 1, high + 1):
+        with pytest.raises(OverflowError, match=field):
+            setattr(obj, field, bad)
+
+
 @needs_cuda
 @needs_x86_64
 def test_nested_struct_is_a_view_into_the_parent():
