@@ -330,7 +330,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     # Many rounds of short samples: the H100 machine drifts between a fast and
     # a slow state every few seconds (see README).
-    parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--import-rounds", type=int, default=12, help="rounds that also time the imports")
     parser.add_argument("--scale", type=int, default=1, help="multiplies the iteration counts")
     parser.add_argument("--smoke", action="store_true",

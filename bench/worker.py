@@ -229,18 +229,25 @@ def rows_pyfloor(ptx):
     return rows, None
 
 
-def rows_bare(ptx):
-    """cubind sets up; _bare's functions take the handles as ints."""
+BARE_CALLS = ("cuCtxGetCurrent", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute", "cuEventRecord",
+              "cuStreamQuery", "cuMemcpyHtoDAsync_8B", "cuLaunchKernel_0", "cuLaunchKernel_5_packed", "nvrtcVersion")
+
+
+def bare_of(rows):
+    """cubind's rows with _bare's functions, which take the handles as ints."""
     import _bare
-    rows, keep = rows_cubind(ptx)
     plain = {}
-    for name in ("cuCtxGetCurrent", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute",
-                 "cuEventRecord", "cuStreamQuery", "cuMemcpyHtoDAsync_8B", "cuLaunchKernel_0",
-                 "cuLaunchKernel_5_packed", "nvrtcVersion"):
+    for name in BARE_CALLS:
         fn, args, after = rows[name]
         ints = tuple(0 if a is None else int(a) for a in args)
         plain[name] = (getattr(_bare, fn.__name__), ints, after)
-    return plain, keep
+    return plain
+
+
+def rows_bare(ptx):
+    """cubind sets up (context, module, stream); the calls are _bare's."""
+    rows, keep = rows_cubind(ptx)
+    return bare_of(rows), keep
 
 
 BACKENDS = {"cubind": rows_cubind, "cuda_bindings": rows_cuda_bindings, "cupy": rows_cupy,

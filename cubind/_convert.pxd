@@ -6,6 +6,7 @@
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.long cimport PyLong_Check, PyLong_CheckExact
+from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from libc.stdint cimport uintptr_t
 from libc.string cimport memchr
 
@@ -41,8 +42,7 @@ cdef void* function_address(object o, const char* name) except? NULL
 # A ctypes function pointer (CFUNCTYPE instance): callable, but already C.
 cdef bint is_c_function(object o)
 cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL
-cdef object buffer_view(object o)
-cdef void* view_address(object view) noexcept
+cdef object buffer_view_slow(object o)
 # Reports an exception raised inside a C callback through sys.unraisablehook.
 cdef void report_unraisable(object exc, object where) noexcept
 
@@ -123,9 +123,32 @@ cdef class Struct:
 
 
 cdef int set_chars(char* field, size_t size, object value, const char* name) except -1
+cdef object kernel_params_slow(object params, const char* name, void*** out)
+
+
+# A memoryview of a buffer argument, or None for an int address or None. The
+# common int is answered inline; only other objects pay a call.
+cdef inline object buffer_view(object o):
+    if o is None or PyLong_CheckExact(o):
+        return None
+    return buffer_view_slow(o)
+
+
+cdef inline void* view_address(object view) noexcept:
+    return PyMemoryView_GET_BUFFER(view).buf
+
+
 # kernelParams/extra (API.md's four forms): sets *out, returns what must stay
-# alive until the C call returns.
-cdef object kernel_params(object params, const char* name, void*** out)
+# alive until the C call returns. None and an int address, the forms of a hot
+# launch loop, are answered inline.
+cdef inline object kernel_params(object params, const char* name, void*** out):
+    if params is None:
+        out[0] = NULL
+        return None
+    if PyLong_CheckExact(params):
+        out[0] = <void**>as_address(params, name)
+        return None
+    return kernel_params_slow(params, name, out)
 # An int address, None, or a buffer (held in `keep` for the call).
 cdef void* address_kept(object o, const char* name, list keep) except? NULL
 

@@ -107,14 +107,10 @@ cdef char* writable_buffer(object o, const char* name, size_t need, char* scratc
     return data
 
 
-cdef object buffer_view(object o):
-    if o is None or PyLong_CheckExact(o) or not PyObject_CheckBuffer(o):
+cdef object buffer_view_slow(object o):
+    if not PyObject_CheckBuffer(o):
         return None
     return memoryview(o)
-
-
-cdef void* view_address(object view) noexcept:
-    return PyMemoryView_GET_BUFFER(view).buf
 
 
 cdef class CStringArray:
@@ -226,16 +222,9 @@ cdef class KernelArgs:
         PyMem_Free(self.heap)
 
 
-cdef object kernel_params(object params, const char* name, void*** out):
-    """kernelParams/extra in the four forms of API.md. Sets *out; returns what
-    must stay alive until the C call returns (None when nothing)."""
+cdef object kernel_params_slow(object params, const char* name, void*** out):
+    """kernel_params' forms other than None and an exact int."""
     cdef KernelArgs args
-    if params is None:
-        out[0] = NULL
-        return None
-    if PyLong_CheckExact(params):
-        out[0] = <void**>as_address(params, name)
-        return None
     if type(params) is tuple:
         return _pack_kernel_params(<tuple>params, name, out)
     if PyObject_CheckBuffer(params):
