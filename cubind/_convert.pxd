@@ -123,7 +123,17 @@ cdef class Struct:
 
 
 cdef int set_chars(char* field, size_t size, object value, const char* name) except -1
-cdef object kernel_params_slow(object params, const char* name, void*** out)
+# Room in the calling function's frame for a launch's packed arguments, up
+# to KERNEL_INLINE_ARGS of them (more go to the heap): a launch in the
+# (values, types) form then allocates nothing.
+cdef enum:
+    KERNEL_INLINE_ARGS = 24
+
+ctypedef struct KernelArgSpace:
+    void* ptrs[KERNEL_INLINE_ARGS]
+    unsigned long long slots[KERNEL_INLINE_ARGS]
+
+cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space)
 
 
 # A memoryview of a buffer argument, or None for an int address or None. The
@@ -139,16 +149,16 @@ cdef inline void* view_address(object view) noexcept:
 
 
 # kernelParams/extra (API.md's four forms): sets *out, returns what must stay
-# alive until the C call returns. None and an int address, the forms of a hot
-# launch loop, are answered inline.
-cdef inline object kernel_params(object params, const char* name, void*** out):
+# alive until the C call returns; `space` lives in the caller's frame. None
+# and an int address, the forms of a hot launch loop, are answered inline.
+cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
     if params is None:
         out[0] = NULL
         return None
     if PyLong_CheckExact(params):
         out[0] = <void**>as_address(params, name)
         return None
-    return kernel_params_slow(params, name, out)
+    return kernel_params_slow(params, name, out, space)
 # An int address, None, or a buffer (held in `keep` for the call).
 cdef void* address_kept(object o, const char* name, list keep) except? NULL
 

@@ -184,11 +184,9 @@ cdef void* address_kept(object o, const char* name, list keep) except? NULL:
 
 
 # kernelParams in the (values, types) form is packed here, in C: a slot of 8
-# bytes per value and the array of their addresses, inline in a KernelArgs
-# object (recycled through a freelist) up to _INLINE_ARGS values, on the heap
+# bytes per value and the array of their addresses, in the caller's
+# KernelArgSpace up to KERNEL_INLINE_ARGS values, in a KernelArgs' heap block
 # above. ctypes is imported once, to learn its types.
-cdef enum:
-    _INLINE_ARGS = 24
 
 # The kinds of value a ctypes type stands for; integers carry their size in
 # bytes in the bits above.
@@ -207,10 +205,9 @@ cdef object _NO_KIND = object()
 
 @cython.freelist(8)
 cdef class KernelArgs:
-    """What one call's kernelParams need alive: the packed values and the
-    objects they came from, or the buffer the caller's array lives in."""
-    cdef void* inline_ptrs[_INLINE_ARGS]
-    cdef unsigned long long inline_slots[_INLINE_ARGS]
+    """What one call's kernelParams need alive beyond the caller's frame: the
+    packed values of a long list and the objects they came from, or the
+    buffer the caller's array lives in."""
     cdef void* heap
     cdef object keep
     cdef Py_buffer view
@@ -222,11 +219,11 @@ cdef class KernelArgs:
         PyMem_Free(self.heap)
 
 
-cdef object kernel_params_slow(object params, const char* name, void*** out):
+cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):
     """kernel_params' forms other than None and an exact int."""
     cdef KernelArgs args
     if type(params) is tuple:
-        return _pack_kernel_params(<tuple>params, name, out)
+        return _pack_kernel_params(<tuple>params, name, out, space)
     if PyObject_CheckBuffer(params):
         args = KernelArgs.__new__(KernelArgs)
         try:
@@ -261,8 +258,8 @@ cdef str _where(const char* name, Py_ssize_t i):
 
 
 cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
-    kinds = _kinds if _kinds is not None else _ctypes_kinds()
-    code = kinds.get(kind)
+    cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()
+    cdef object code = kinds.get(kind)
     if code is not None:
         return code
     # A subclass of a ctypes scalar type packs as its base type.
@@ -283,14 +280,18 @@ cdef int _store_integer(void* slot, object value, int code, const char* name, Py
     cdef unsigned long long u
     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
     cdef int overflow = 0
+    if not PyLong_CheckExact(value):
+        v, overflow = 0, 1   # the slow paths below convert or raise
+    elif long_is_compact(value):
+        v = long_compact_value(value)
+    else:
+        v = PyLong_AsLongLongAndOverflow(value, &overflow)
     if (code & 0xff) == _KIND_SIGNED:
         high = <long long>(top >> 1)
-        v = PyLong_AsLongLongAndOverflow(value, &overflow) if PyLong_CheckExact(value) else 0
-        if not PyLong_CheckExact(value) or overflow or not -high - 1 <= v <= high:
+        if overflow or not -high - 1 <= v <= high:
             v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
         u = <unsigned long long>v
     else:
-        v = PyLong_AsLongLongAndOverflow(value, &overflow) if PyLong_CheckExact(value) else -1
         if overflow or v < 0 or <unsigned long long>v > top:
             u = unsigned_slow(value, _where(name, i).encode(), top)
         else:
@@ -330,13 +331,14 @@ cdef tuple _as_tuple(object seq, const char* name, str part):
     return tuple(seq)
 
 
-cdef object _pack_kernel_params(tuple params, const char* name, void*** out):
+cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):
     cdef KernelArgs args
     cdef Py_ssize_t n, i
     cdef void** ptrs
     cdef unsigned long long* slots
     cdef int code = 0
     cdef object prev = _NO_KIND
+    cdef object keep
     if len(params) != 2:
         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
     values, types = params
@@ -347,17 +349,21 @@ cdef object _pack_kernel_params(tuple params, const char* name, void*** out):
     n = len(<tuple>values)
     if len(<tuple>types) != n:
         raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")
-    args = KernelArgs.__new__(KernelArgs)
-    args.keep = values   # handle and struct values lend their own storage
-    if n <= _INLINE_ARGS:
-        ptrs = args.inline_ptrs
-        slots = args.inline_slots
+    # Handle and struct values lend their own storage: the tuple holding them
+    # (the caller's, or the copy of the caller's list) stays alive for the call.
+    keep = values
+    if n <= KERNEL_INLINE_ARGS:
+        ptrs = space.ptrs
+        slots = space.slots
     else:
+        args = KernelArgs.__new__(KernelArgs)
+        args.keep = values
         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
         if args.heap == NULL:
             raise MemoryError()
         ptrs = <void**>args.heap
         slots = <unsigned long long*>(ptrs + n)
+        keep = args
     for i in range(n):
         value = (<tuple>values)[i]
         kind = (<tuple>types)[i]
@@ -379,7 +385,7 @@ cdef object _pack_kernel_params(tuple params, const char* name, void*** out):
         else:
             _store_integer(&slots[i], value, code, name, i)
     out[0] = ptrs
-    return args
+    return keep
 
 
 cdef int set_type_attr(type cls, str name, object value) except -1:

@@ -34885,9 +34885,11 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     cdef unsigned int _c_sharedMemBytes = <unsigned int>as_unsigned(sharedMemBytes, b"sharedMemBytes", UINT32_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
     cdef void** _c_kernelParams
-    cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams)
+    cdef KernelArgSpace kernelParams_space
+    cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams, &kernelParams_space)
     cdef void** _c_extra
-    cdef object extra_keep = kernel_params(extra, b"extra", &_c_extra)
+    cdef KernelArgSpace extra_space
+    cdef object extra_keep = kernel_params(extra, b"extra", &_c_extra, &extra_space)
 
     with nogil:
         _err = c.cuLaunchKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams, _c_extra)
@@ -35184,9 +35186,11 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         _c_config = <c.CUlaunchConfig*>as_address(config, b"config")
     cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
     cdef void** _c_kernelParams
-    cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams)
+    cdef KernelArgSpace kernelParams_space
+    cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams, &kernelParams_space)
     cdef void** _c_extra
-    cdef object extra_keep = kernel_params(extra, b"extra", &_c_extra)
+    cdef KernelArgSpace extra_space
+    cdef object extra_keep = kernel_params(extra, b"extra", &_c_extra, &extra_space)
 
     with nogil:
         _err = c.cuLaunchKernelEx(_c_config, _c_f, _c_kernelParams, _c_extra)
@@ -35308,7 +35312,8 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     cdef unsigned int _c_sharedMemBytes = <unsigned int>as_unsigned(sharedMemBytes, b"sharedMemBytes", UINT32_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
     cdef void** _c_kernelParams
-    cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams)
+    cdef KernelArgSpace kernelParams_space
+    cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams, &kernelParams_space)
 
     with nogil:
         _err = c.cuLaunchCooperativeKernel(_c_f, _c_gridDimX, _c_gridDimY, _c_gridDimZ, _c_blockDimX, _c_blockDimY, _c_blockDimZ, _c_sharedMemBytes, _c_hStream, _c_kernelParams)
