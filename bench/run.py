@@ -270,11 +270,9 @@ def paired_table(samples):
 def target(call, m):
     """(target text, met?) for one row, following the issue's targets."""
     c, ours, theirs, floor = (m.get(b, {}).get(call) for b in ("c", "cubind", "cuda_bindings", "pyfloor"))
-    if not all(isinstance(v, float) for v in (c, ours)):
-        return "", None
-    if call.startswith("import"):
-        if call == "import cuda" and isinstance(theirs, float):
-            return "≤ 0.5× cuda.bindings", ours <= 0.5 * theirs
+    if call == "import cuda" and isinstance(ours, float) and isinstance(theirs, float):
+        return "≤ 0.5× cuda.bindings", ours <= 0.5 * theirs
+    if call.startswith("import") or not all(isinstance(v, float) for v in (c, ours)):
         return "", None
     if call == "cuLaunchKernel_5_values":
         ok = ours <= 1.3 * c and (not isinstance(theirs, float) or ours <= 0.6 * theirs)
@@ -340,7 +338,16 @@ def main():
     parser.add_argument("--backends", default=",".join(BACKENDS))
     parser.add_argument("--cpu", type=int, default=None,
                         help="core the workers run on (default: the last one this process may use)")
+    parser.add_argument("--tables-from", metavar="JSON",
+                        help="print and write the tables of a saved run's results.json; runs nothing")
     args = parser.parse_args()
+    if args.tables_from:
+        with open(args.tables_from) as f:
+            saved = json.load(f)
+        args.rounds, args.import_rounds, args.smoke = saved["rounds"], saved["import_rounds"], saved["smoke"]
+        report(args, saved["samples"], tuple(b for b in BACKENDS if b in saved["samples"]), saved["machine"],
+               saved["cpu"])
+        return
     global BENCH_CPU
     if hasattr(os, "sched_getaffinity"):
         BENCH_CPU = args.cpu if args.cpu is not None else max(os.sched_getaffinity(0))
@@ -358,14 +365,17 @@ def main():
     # The fake driver stands in for cubind only: the others would need a real one.
     backends = tuple(b for b in wanted if available(b, envs[b]) and not (fake and b in ("cuda_bindings", "cupy")))
 
-    samples = collect(args, backends, envs)
+    report(args, collect(args, backends, envs), backends, machine(), BENCH_CPU)
+
+
+def report(args, samples, backends, info, cpu):
+    """The three tables on stdout and in args.markdown; everything in args.json."""
     m = summarise(samples, statistics.median)
     fastest = summarise(samples, quiet)
     text = table(m, backends)
-    info = machine()
     header = (f"{'SMOKE RUN (fake driver, numbers meaningless)  ' if args.smoke else ''}"
               f"GPU: {info['gpu']}, Python {info['python']}; {args.rounds} rounds "
-              f"({args.import_rounds} for imports), medians; workers on CPU {BENCH_CPU}")
+              f"({args.import_rounds} for imports), medians; workers on CPU {cpu}")
     fastest_text = table(fastest, backends)
     pairs_text = paired_table(samples)
     print(header)
@@ -374,8 +384,8 @@ def main():
     print(fastest_text)
     print("\nPaired: the median over rounds of the difference within a round:")
     print(pairs_text)
-    with open(args.json, "w") as f:
-        json.dump({"machine": info, "smoke": args.smoke, "cpu": BENCH_CPU, "rounds": args.rounds,
+    with open(args.json, "w") as f:   # a re-render writes the saved run back as it was
+        json.dump({"machine": info, "smoke": args.smoke, "cpu": cpu, "rounds": args.rounds,
                    "import_rounds": args.import_rounds, "scale": args.scale, "medians": m, "p10": fastest,
                    "samples": samples}, f, indent=1)
     with open(args.markdown, "w") as f:
