@@ -8,7 +8,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
 from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.number cimport PyNumber_Index
-from cpython.object cimport PyTypeObject
+from cpython.object cimport PyObject, PyTypeObject
 
 
 cdef extern from "Python.h":
@@ -240,8 +240,18 @@ cdef object kernel_params_slow(object params, const char* name, void*** out, Ker
     return None
 
 
+# The same, as parallel C arrays for _kind_of's first look: a scan of a
+# dozen pointers costs less than a dict look-up (the objects stay alive in
+# _kinds' keys).
+cdef enum:
+    _MAX_KINDS = 16
+cdef PyObject* _kind_types[_MAX_KINDS]
+cdef int _kind_codes[_MAX_KINDS]
+cdef int _nkinds = 0
+
+
 cdef dict _ctypes_kinds():
-    global _kinds
+    global _kinds, _nkinds
     import ctypes
     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
@@ -249,6 +259,12 @@ cdef dict _ctypes_kinds():
         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
+    _nkinds = 0
+    for t, code in kinds.items():
+        if _nkinds < _MAX_KINDS:
+            _kind_types[_nkinds] = <PyObject*>t
+            _kind_codes[_nkinds] = code
+            _nkinds += 1
     _kinds = kinds
     return kinds
 
@@ -259,6 +275,10 @@ cdef str _where(const char* name, Py_ssize_t i):
 
 cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()
+    cdef int k
+    for k in range(_nkinds):
+        if _kind_types[k] == <PyObject*>kind:
+            return _kind_codes[k]
     cdef object code = kinds.get(kind)
     if code is not None:
         return code
@@ -306,15 +326,15 @@ cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) exc
     return double_slow(value, _where(name, i).encode())
 
 
-cdef void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
+cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
     cdef int overflow = 0
     cdef long long v
-    if value is None:
-        return NULL
     if PyLong_CheckExact(value):
         v = PyLong_AsLongLongAndOverflow(value, &overflow)
         if overflow == 0 and v >= 0:
             return <void*><size_t>v
+    if value is None:
+        return NULL
     return address_slow(value, _where(name, i).encode())
 
 
