@@ -6,7 +6,6 @@ from cpython.exc cimport PyErr_SetObject, PyErr_WriteUnraisable
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.string cimport memcpy, memset
-from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from cpython.number cimport PyNumber_Index
 from cpython.object cimport PyObject, PyTypeObject
 

@@ -15,30 +15,22 @@ import sys as _sys
 __path__ += [p for p in (_os.path.join(e, "cuda") for e in _sys.path if isinstance(e, str) and e)
              if p not in __path__ and _os.path.isdir(p)]
 
+from cubind._exports import reexport as _reexport  # noqa: E402
 from cuda import _driver  # noqa: E402
-from cuda._driver import __all__ as _driver_all  # noqa: E402
 
-# Everything but the enum classes: _driver makes those when first looked up.
-globals().update({_name: getattr(_driver, _name) for _name in _driver_all if _name not in _driver._LAZY})
+_enum_getattr, __dir__ = _reexport(globals(), _driver)
 
 
 def __getattr__(name):
     import importlib
 
-    if name in _driver._LAZY:
-        value = globals()[name] = getattr(_driver, name)
-        return value
     if name == "cuda":
         return _sys.modules[__name__]
     if name == "nvrtc":
         module = importlib.import_module("nvrtc")
         _sys.modules.setdefault("cuda.nvrtc", module)
         return module
-    raise AttributeError(f"module 'cuda' has no attribute {name!r}")
+    return _enum_getattr(name)
 
 
-def __dir__():
-    return sorted(set(globals()) | _driver._LAZY)
-
-
-__all__ = list(_driver_all)
+__all__ = list(_driver.__all__)

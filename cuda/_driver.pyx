@@ -10,8 +10,6 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-# CUipcMem_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUipcMem_flags_class = None
 cdef tuple _CUipcMem_flags_table = ()
 cdef dict _CUipcMem_flags_members = {}
@@ -51,8 +49,6 @@ cdef inline object _CUipcMem_flags_of(long long value):
 
 
 
-# CUmemAttach_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemAttach_flags_class = None
 cdef tuple _CUmemAttach_flags_table = ()
 cdef dict _CUmemAttach_flags_members = {}
@@ -94,8 +90,6 @@ cdef inline object _CUmemAttach_flags_of(long long value):
 
 
 
-# CUctx_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUctx_flags_class = None
 cdef tuple _CUctx_flags_table = ()
 cdef dict _CUctx_flags_members = {}
@@ -146,8 +140,6 @@ cdef inline object _CUctx_flags_of(long long value):
 
 
 
-# CUevent_sched_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUevent_sched_flags_class = None
 cdef tuple _CUevent_sched_flags_table = ()
 cdef dict _CUevent_sched_flags_members = {}
@@ -190,8 +182,6 @@ cdef inline object _CUevent_sched_flags_of(long long value):
 
 
 
-# cl_event_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _cl_event_flags_class = None
 cdef tuple _cl_event_flags_table = ()
 cdef dict _cl_event_flags_members = {}
@@ -234,8 +224,6 @@ cdef inline object _cl_event_flags_of(long long value):
 
 
 
-# cl_context_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _cl_context_flags_class = None
 cdef tuple _cl_context_flags_table = ()
 cdef dict _cl_context_flags_members = {}
@@ -278,8 +266,6 @@ cdef inline object _cl_context_flags_of(long long value):
 
 
 
-# CUstream_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstream_flags_class = None
 cdef tuple _CUstream_flags_table = ()
 cdef dict _CUstream_flags_members = {}
@@ -320,8 +306,6 @@ cdef inline object _CUstream_flags_of(long long value):
 
 
 
-# CUevent_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUevent_flags_class = None
 cdef tuple _CUevent_flags_table = ()
 cdef dict _CUevent_flags_members = {}
@@ -364,8 +348,6 @@ cdef inline object _CUevent_flags_of(long long value):
 
 
 
-# CUevent_record_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUevent_record_flags_class = None
 cdef tuple _CUevent_record_flags_table = ()
 cdef dict _CUevent_record_flags_members = {}
@@ -406,8 +388,6 @@ cdef inline object _CUevent_record_flags_of(long long value):
 
 
 
-# CUevent_wait_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUevent_wait_flags_class = None
 cdef tuple _CUevent_wait_flags_table = ()
 cdef dict _CUevent_wait_flags_members = {}
@@ -448,8 +428,6 @@ cdef inline object _CUevent_wait_flags_of(long long value):
 
 
 
-# CUstreamWaitValue_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamWaitValue_flags_class = None
 cdef tuple _CUstreamWaitValue_flags_table = ()
 cdef dict _CUstreamWaitValue_flags_members = {}
@@ -493,8 +471,6 @@ cdef inline object _CUstreamWaitValue_flags_of(long long value):
 
 
 
-# CUstreamWriteValue_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamWriteValue_flags_class = None
 cdef tuple _CUstreamWriteValue_flags_table = ()
 cdef dict _CUstreamWriteValue_flags_members = {}
@@ -535,8 +511,6 @@ cdef inline object _CUstreamWriteValue_flags_of(long long value):
 
 
 
-# CUstreamBatchMemOpType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamBatchMemOpType_class = None
 cdef tuple _CUstreamBatchMemOpType_table = ()
 cdef dict _CUstreamBatchMemOpType_members = {}
@@ -581,8 +555,6 @@ cdef inline object _CUstreamBatchMemOpType_of(long long value):
 
 
 
-# CUstreamMemoryBarrier_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamMemoryBarrier_flags_class = None
 cdef tuple _CUstreamMemoryBarrier_flags_table = ()
 cdef dict _CUstreamMemoryBarrier_flags_members = {}
@@ -623,8 +595,6 @@ cdef inline object _CUstreamMemoryBarrier_flags_of(long long value):
 
 
 
-# CUoccupancy_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUoccupancy_flags_class = None
 cdef tuple _CUoccupancy_flags_table = ()
 cdef dict _CUoccupancy_flags_members = {}
@@ -665,8 +635,6 @@ cdef inline object _CUoccupancy_flags_of(long long value):
 
 
 
-# CUstreamUpdateCaptureDependencies_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamUpdateCaptureDependencies_flags_class = None
 cdef tuple _CUstreamUpdateCaptureDependencies_flags_table = ()
 cdef dict _CUstreamUpdateCaptureDependencies_flags_members = {}
@@ -707,8 +675,6 @@ cdef inline object _CUstreamUpdateCaptureDependencies_flags_of(long long value):
 
 
 
-# CUasyncNotificationType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUasyncNotificationType_class = None
 cdef tuple _CUasyncNotificationType_table = ()
 cdef dict _CUasyncNotificationType_members = {}
@@ -748,8 +714,6 @@ cdef inline object _CUasyncNotificationType_of(long long value):
 
 
 
-# CUarray_format is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUarray_format_class = None
 cdef tuple _CUarray_format_table = ()
 cdef dict _CUarray_format_members = {}
@@ -840,8 +804,6 @@ cdef inline object _CUarray_format_of(long long value):
 
 
 
-# CUaddress_mode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUaddress_mode_class = None
 cdef tuple _CUaddress_mode_table = ()
 cdef dict _CUaddress_mode_members = {}
@@ -884,8 +846,6 @@ cdef inline object _CUaddress_mode_of(long long value):
 
 
 
-# CUfilter_mode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUfilter_mode_class = None
 cdef tuple _CUfilter_mode_table = ()
 cdef dict _CUfilter_mode_members = {}
@@ -926,8 +886,6 @@ cdef inline object _CUfilter_mode_of(long long value):
 
 
 
-# CUdevice_attribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdevice_attribute_class = None
 cdef tuple _CUdevice_attribute_table = ()
 cdef dict _CUdevice_attribute_members = {}
@@ -1120,8 +1078,6 @@ cdef inline object _CUdevice_attribute_of(long long value):
 
 
 
-# CUpointer_attribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUpointer_attribute_class = None
 cdef tuple _CUpointer_attribute_table = ()
 cdef dict _CUpointer_attribute_members = {}
@@ -1181,8 +1137,6 @@ cdef inline object _CUpointer_attribute_of(long long value):
 
 
 
-# CUfunction_attribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUfunction_attribute_class = None
 cdef tuple _CUfunction_attribute_table = ()
 cdef dict _CUfunction_attribute_members = {}
@@ -1238,8 +1192,6 @@ cdef inline object _CUfunction_attribute_of(long long value):
 
 
 
-# CUfunc_cache is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUfunc_cache_class = None
 cdef tuple _CUfunc_cache_table = ()
 cdef dict _CUfunc_cache_members = {}
@@ -1282,8 +1234,6 @@ cdef inline object _CUfunc_cache_of(long long value):
 
 
 
-# CUsharedconfig is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUsharedconfig_class = None
 cdef tuple _CUsharedconfig_table = ()
 cdef dict _CUsharedconfig_members = {}
@@ -1327,8 +1277,6 @@ cdef inline object _CUsharedconfig_of(long long value):
 
 
 
-# CUshared_carveout is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUshared_carveout_class = None
 cdef tuple _CUshared_carveout_table = ()
 cdef dict _CUshared_carveout_members = {}
@@ -1370,8 +1318,6 @@ cdef inline object _CUshared_carveout_of(long long value):
 
 
 
-# CUmemorytype is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemorytype_class = None
 cdef tuple _CUmemorytype_table = ()
 cdef dict _CUmemorytype_members = {}
@@ -1414,8 +1360,6 @@ cdef inline object _CUmemorytype_of(long long value):
 
 
 
-# CUcomputemode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUcomputemode_class = None
 cdef tuple _CUcomputemode_table = ()
 cdef dict _CUcomputemode_members = {}
@@ -1457,8 +1401,6 @@ cdef inline object _CUcomputemode_of(long long value):
 
 
 
-# CUmem_advise is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmem_advise_class = None
 cdef tuple _CUmem_advise_table = ()
 cdef dict _CUmem_advise_members = {}
@@ -1503,8 +1445,6 @@ cdef inline object _CUmem_advise_of(long long value):
 
 
 
-# CUmem_range_attribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmem_range_attribute_class = None
 cdef tuple _CUmem_range_attribute_table = ()
 cdef dict _CUmem_range_attribute_members = {}
@@ -1548,8 +1488,6 @@ cdef inline object _CUmem_range_attribute_of(long long value):
 
 
 
-# CUjit_option is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUjit_option_class = None
 cdef tuple _CUjit_option_table = ()
 cdef dict _CUjit_option_members = {}
@@ -1624,8 +1562,6 @@ cdef inline object _CUjit_option_of(long long value):
 
 
 
-# CUjit_target is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUjit_target_class = None
 cdef tuple _CUjit_target_table = ()
 cdef dict _CUjit_target_members = {}
@@ -1698,8 +1634,6 @@ cdef inline object _CUjit_target_of(long long value):
 
 
 
-# CUjit_fallback is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUjit_fallback_class = None
 cdef tuple _CUjit_fallback_table = ()
 cdef dict _CUjit_fallback_members = {}
@@ -1740,8 +1674,6 @@ cdef inline object _CUjit_fallback_of(long long value):
 
 
 
-# CUjit_cacheMode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUjit_cacheMode_class = None
 cdef tuple _CUjit_cacheMode_table = ()
 cdef dict _CUjit_cacheMode_members = {}
@@ -1783,8 +1715,6 @@ cdef inline object _CUjit_cacheMode_of(long long value):
 
 
 
-# CUjitInputType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUjitInputType_class = None
 cdef tuple _CUjitInputType_table = ()
 cdef dict _CUjitInputType_members = {}
@@ -1830,8 +1760,6 @@ cdef inline object _CUjitInputType_of(long long value):
 
 
 
-# CUgraphicsRegisterFlags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphicsRegisterFlags_class = None
 cdef tuple _CUgraphicsRegisterFlags_table = ()
 cdef dict _CUgraphicsRegisterFlags_members = {}
@@ -1875,8 +1803,6 @@ cdef inline object _CUgraphicsRegisterFlags_of(long long value):
 
 
 
-# CUgraphicsMapResourceFlags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphicsMapResourceFlags_class = None
 cdef tuple _CUgraphicsMapResourceFlags_table = ()
 cdef dict _CUgraphicsMapResourceFlags_members = {}
@@ -1918,8 +1844,6 @@ cdef inline object _CUgraphicsMapResourceFlags_of(long long value):
 
 
 
-# CUarray_cubemap_face is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUarray_cubemap_face_class = None
 cdef tuple _CUarray_cubemap_face_table = ()
 cdef dict _CUarray_cubemap_face_members = {}
@@ -1964,8 +1888,6 @@ cdef inline object _CUarray_cubemap_face_of(long long value):
 
 
 
-# CUlimit is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUlimit_class = None
 cdef tuple _CUlimit_table = ()
 cdef dict _CUlimit_members = {}
@@ -2015,8 +1937,6 @@ cdef inline object _CUlimit_of(long long value):
 
 
 
-# CUresourcetype is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUresourcetype_class = None
 cdef tuple _CUresourcetype_table = ()
 cdef dict _CUresourcetype_members = {}
@@ -2059,8 +1979,6 @@ cdef inline object _CUresourcetype_of(long long value):
 
 
 
-# CUaccessProperty is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUaccessProperty_class = None
 cdef tuple _CUaccessProperty_table = ()
 cdef dict _CUaccessProperty_members = {}
@@ -2102,8 +2020,6 @@ cdef inline object _CUaccessProperty_of(long long value):
 
 
 
-# CUgraphConditionalNodeType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphConditionalNodeType_class = None
 cdef tuple _CUgraphConditionalNodeType_table = ()
 cdef dict _CUgraphConditionalNodeType_members = {}
@@ -2145,8 +2061,6 @@ cdef inline object _CUgraphConditionalNodeType_of(long long value):
 
 
 
-# CUgraphNodeType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphNodeType_class = None
 cdef tuple _CUgraphNodeType_table = ()
 cdef dict _CUgraphNodeType_members = {}
@@ -2199,8 +2113,6 @@ cdef inline object _CUgraphNodeType_of(long long value):
 
 
 
-# CUgraphDependencyType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphDependencyType_class = None
 cdef tuple _CUgraphDependencyType_table = ()
 cdef dict _CUgraphDependencyType_members = {}
@@ -2241,8 +2153,6 @@ cdef inline object _CUgraphDependencyType_of(long long value):
 
 
 
-# CUgraphInstantiateResult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphInstantiateResult_class = None
 cdef tuple _CUgraphInstantiateResult_table = ()
 cdef dict _CUgraphInstantiateResult_members = {}
@@ -2287,8 +2197,6 @@ cdef inline object _CUgraphInstantiateResult_of(long long value):
 
 
 
-# CUsynchronizationPolicy is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUsynchronizationPolicy_class = None
 cdef tuple _CUsynchronizationPolicy_table = ()
 cdef dict _CUsynchronizationPolicy_members = {}
@@ -2328,8 +2236,6 @@ cdef inline object _CUsynchronizationPolicy_of(long long value):
 
 
 
-# CUclusterSchedulingPolicy is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUclusterSchedulingPolicy_class = None
 cdef tuple _CUclusterSchedulingPolicy_table = ()
 cdef dict _CUclusterSchedulingPolicy_members = {}
@@ -2371,8 +2277,6 @@ cdef inline object _CUclusterSchedulingPolicy_of(long long value):
 
 
 
-# CUlaunchMemSyncDomain is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUlaunchMemSyncDomain_class = None
 cdef tuple _CUlaunchMemSyncDomain_table = ()
 cdef dict _CUlaunchMemSyncDomain_members = {}
@@ -2426,8 +2330,6 @@ cdef inline object _CUlaunchMemSyncDomain_of(long long value):
 
 
 
-# CUlaunchAttributeID is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUlaunchAttributeID_class = None
 cdef tuple _CUlaunchAttributeID_table = ()
 cdef dict _CUlaunchAttributeID_members = {}
@@ -2482,8 +2384,6 @@ cdef inline object _CUlaunchAttributeID_of(long long value):
 
 
 
-# CUstreamCaptureStatus is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamCaptureStatus_class = None
 cdef tuple _CUstreamCaptureStatus_table = ()
 cdef dict _CUstreamCaptureStatus_members = {}
@@ -2525,8 +2425,6 @@ cdef inline object _CUstreamCaptureStatus_of(long long value):
 
 
 
-# CUstreamCaptureMode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUstreamCaptureMode_class = None
 cdef tuple _CUstreamCaptureMode_table = ()
 cdef dict _CUstreamCaptureMode_members = {}
@@ -2569,8 +2467,6 @@ cdef inline object _CUstreamCaptureMode_of(long long value):
 
 
 
-# CUdriverProcAddress_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdriverProcAddress_flags_class = None
 cdef tuple _CUdriverProcAddress_flags_table = ()
 cdef dict _CUdriverProcAddress_flags_members = {}
@@ -2612,8 +2508,6 @@ cdef inline object _CUdriverProcAddress_flags_of(long long value):
 
 
 
-# CUdriverProcAddressQueryResult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdriverProcAddressQueryResult_class = None
 cdef tuple _CUdriverProcAddressQueryResult_table = ()
 cdef dict _CUdriverProcAddressQueryResult_members = {}
@@ -2655,8 +2549,6 @@ cdef inline object _CUdriverProcAddressQueryResult_of(long long value):
 
 
 
-# CUexecAffinityType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUexecAffinityType_class = None
 cdef tuple _CUexecAffinityType_table = ()
 cdef dict _CUexecAffinityType_members = {}
@@ -2697,8 +2589,6 @@ cdef inline object _CUexecAffinityType_of(long long value):
 
 
 
-# CUcigDataType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUcigDataType_class = None
 cdef tuple _CUcigDataType_table = ()
 cdef dict _CUcigDataType_members = {}
@@ -2736,8 +2626,6 @@ cdef inline object _CUcigDataType_of(long long value):
 
 
 
-# CUlibraryOption is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUlibraryOption_class = None
 cdef tuple _CUlibraryOption_table = ()
 cdef dict _CUlibraryOption_members = {}
@@ -2779,8 +2667,6 @@ cdef inline object _CUlibraryOption_of(long long value):
 
 
 
-# CUresult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUresult_class = None
 cdef tuple _CUresult_table = ()
 cdef dict _CUresult_members = {}
@@ -2931,8 +2817,6 @@ cdef inline tuple _CUresult_of_result(long long value):
     return (_CUresult_of(value),)
 
 
-# CUdevice_P2PAttribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdevice_P2PAttribute_class = None
 cdef tuple _CUdevice_P2PAttribute_table = ()
 cdef dict _CUdevice_P2PAttribute_members = {}
@@ -2977,8 +2861,6 @@ cdef inline object _CUdevice_P2PAttribute_of(long long value):
 
 
 
-# CUatomicOperation is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUatomicOperation_class = None
 cdef tuple _CUatomicOperation_table = ()
 cdef dict _CUatomicOperation_members = {}
@@ -3031,8 +2913,6 @@ cdef inline object _CUatomicOperation_of(long long value):
 
 
 
-# CUatomicOperationCapability is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUatomicOperationCapability_class = None
 cdef tuple _CUatomicOperationCapability_table = ()
 cdef dict _CUatomicOperationCapability_members = {}
@@ -3078,8 +2958,6 @@ cdef inline object _CUatomicOperationCapability_of(long long value):
 
 
 
-# CUresourceViewFormat is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUresourceViewFormat_class = None
 cdef tuple _CUresourceViewFormat_table = ()
 cdef dict _CUresourceViewFormat_members = {}
@@ -3153,8 +3031,6 @@ cdef inline object _CUresourceViewFormat_of(long long value):
 
 
 
-# CUtensorMapDataType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUtensorMapDataType_class = None
 cdef tuple _CUtensorMapDataType_table = ()
 cdef dict _CUtensorMapDataType_members = {}
@@ -3209,8 +3085,6 @@ cdef inline object _CUtensorMapDataType_of(long long value):
 
 
 
-# CUtensorMapInterleave is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUtensorMapInterleave_class = None
 cdef tuple _CUtensorMapInterleave_table = ()
 cdef dict _CUtensorMapInterleave_members = {}
@@ -3252,8 +3126,6 @@ cdef inline object _CUtensorMapInterleave_of(long long value):
 
 
 
-# CUtensorMapSwizzle is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUtensorMapSwizzle_class = None
 cdef tuple _CUtensorMapSwizzle_table = ()
 cdef dict _CUtensorMapSwizzle_members = {}
@@ -3299,8 +3171,6 @@ cdef inline object _CUtensorMapSwizzle_of(long long value):
 
 
 
-# CUtensorMapL2promotion is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUtensorMapL2promotion_class = None
 cdef tuple _CUtensorMapL2promotion_table = ()
 cdef dict _CUtensorMapL2promotion_members = {}
@@ -3343,8 +3213,6 @@ cdef inline object _CUtensorMapL2promotion_of(long long value):
 
 
 
-# CUtensorMapFloatOOBfill is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUtensorMapFloatOOBfill_class = None
 cdef tuple _CUtensorMapFloatOOBfill_table = ()
 cdef dict _CUtensorMapFloatOOBfill_members = {}
@@ -3385,8 +3253,6 @@ cdef inline object _CUtensorMapFloatOOBfill_of(long long value):
 
 
 
-# CUtensorMapIm2ColWideMode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUtensorMapIm2ColWideMode_class = None
 cdef tuple _CUtensorMapIm2ColWideMode_table = ()
 cdef dict _CUtensorMapIm2ColWideMode_members = {}
@@ -3427,8 +3293,6 @@ cdef inline object _CUtensorMapIm2ColWideMode_of(long long value):
 
 
 
-# CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_class = None
 cdef tuple _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_table = ()
 cdef dict _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_members = {}
@@ -3471,8 +3335,6 @@ cdef inline object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_of(long long value):
 
 
 
-# CUexternalMemoryHandleType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUexternalMemoryHandleType_class = None
 cdef tuple _CUexternalMemoryHandleType_table = ()
 cdef dict _CUexternalMemoryHandleType_members = {}
@@ -3520,8 +3382,6 @@ cdef inline object _CUexternalMemoryHandleType_of(long long value):
 
 
 
-# CUexternalSemaphoreHandleType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUexternalSemaphoreHandleType_class = None
 cdef tuple _CUexternalSemaphoreHandleType_table = ()
 cdef dict _CUexternalSemaphoreHandleType_members = {}
@@ -3570,8 +3430,6 @@ cdef inline object _CUexternalSemaphoreHandleType_of(long long value):
 
 
 
-# CUmemAllocationHandleType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemAllocationHandleType_class = None
 cdef tuple _CUmemAllocationHandleType_table = ()
 cdef dict _CUmemAllocationHandleType_members = {}
@@ -3616,8 +3474,6 @@ cdef inline object _CUmemAllocationHandleType_of(long long value):
 
 
 
-# CUmemAccess_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemAccess_flags_class = None
 cdef tuple _CUmemAccess_flags_table = ()
 cdef dict _CUmemAccess_flags_members = {}
@@ -3660,8 +3516,6 @@ cdef inline object _CUmemAccess_flags_of(long long value):
 
 
 
-# CUmemLocationType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemLocationType_class = None
 cdef tuple _CUmemLocationType_table = ()
 cdef dict _CUmemLocationType_members = {}
@@ -3707,8 +3561,6 @@ cdef inline object _CUmemLocationType_of(long long value):
 
 
 
-# CUmemAllocationType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemAllocationType_class = None
 cdef tuple _CUmemAllocationType_table = ()
 cdef dict _CUmemAllocationType_members = {}
@@ -3751,8 +3603,6 @@ cdef inline object _CUmemAllocationType_of(long long value):
 
 
 
-# CUmemAllocationGranularity_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemAllocationGranularity_flags_class = None
 cdef tuple _CUmemAllocationGranularity_flags_table = ()
 cdef dict _CUmemAllocationGranularity_flags_members = {}
@@ -3793,8 +3643,6 @@ cdef inline object _CUmemAllocationGranularity_flags_of(long long value):
 
 
 
-# CUmemRangeHandleType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemRangeHandleType_class = None
 cdef tuple _CUmemRangeHandleType_table = ()
 cdef dict _CUmemRangeHandleType_members = {}
@@ -3835,8 +3683,6 @@ cdef inline object _CUmemRangeHandleType_of(long long value):
 
 
 
-# CUmemRangeFlags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemRangeFlags_class = None
 cdef tuple _CUmemRangeFlags_table = ()
 cdef dict _CUmemRangeFlags_members = {}
@@ -3876,8 +3722,6 @@ cdef inline object _CUmemRangeFlags_of(long long value):
 
 
 
-# CUarraySparseSubresourceType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUarraySparseSubresourceType_class = None
 cdef tuple _CUarraySparseSubresourceType_table = ()
 cdef dict _CUarraySparseSubresourceType_members = {}
@@ -3918,8 +3762,6 @@ cdef inline object _CUarraySparseSubresourceType_of(long long value):
 
 
 
-# CUmemOperationType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemOperationType_class = None
 cdef tuple _CUmemOperationType_table = ()
 cdef dict _CUmemOperationType_members = {}
@@ -3960,8 +3802,6 @@ cdef inline object _CUmemOperationType_of(long long value):
 
 
 
-# CUmemHandleType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemHandleType_class = None
 cdef tuple _CUmemHandleType_table = ()
 cdef dict _CUmemHandleType_members = {}
@@ -4001,8 +3841,6 @@ cdef inline object _CUmemHandleType_of(long long value):
 
 
 
-# CUmemAllocationCompType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemAllocationCompType_class = None
 cdef tuple _CUmemAllocationCompType_table = ()
 cdef dict _CUmemAllocationCompType_members = {}
@@ -4043,8 +3881,6 @@ cdef inline object _CUmemAllocationCompType_of(long long value):
 
 
 
-# CUmulticastGranularity_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmulticastGranularity_flags_class = None
 cdef tuple _CUmulticastGranularity_flags_table = ()
 cdef dict _CUmulticastGranularity_flags_members = {}
@@ -4085,8 +3921,6 @@ cdef inline object _CUmulticastGranularity_flags_of(long long value):
 
 
 
-# CUgraphExecUpdateResult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphExecUpdateResult_class = None
 cdef tuple _CUgraphExecUpdateResult_table = ()
 cdef dict _CUgraphExecUpdateResult_members = {}
@@ -4134,8 +3968,6 @@ cdef inline object _CUgraphExecUpdateResult_of(long long value):
 
 
 
-# CUmemPool_attribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemPool_attribute_class = None
 cdef tuple _CUmemPool_attribute_table = ()
 cdef dict _CUmemPool_attribute_members = {}
@@ -4182,8 +4014,6 @@ cdef inline object _CUmemPool_attribute_of(long long value):
 
 
 
-# CUmemcpyFlags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemcpyFlags_class = None
 cdef tuple _CUmemcpyFlags_table = ()
 cdef dict _CUmemcpyFlags_members = {}
@@ -4224,8 +4054,6 @@ cdef inline object _CUmemcpyFlags_of(long long value):
 
 
 
-# CUmemcpySrcAccessOrder is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemcpySrcAccessOrder_class = None
 cdef tuple _CUmemcpySrcAccessOrder_table = ()
 cdef dict _CUmemcpySrcAccessOrder_members = {}
@@ -4270,8 +4098,6 @@ cdef inline object _CUmemcpySrcAccessOrder_of(long long value):
 
 
 
-# CUmemcpy3DOperandType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemcpy3DOperandType_class = None
 cdef tuple _CUmemcpy3DOperandType_table = ()
 cdef dict _CUmemcpy3DOperandType_members = {}
@@ -4313,8 +4139,6 @@ cdef inline object _CUmemcpy3DOperandType_of(long long value):
 
 
 
-# CUgraphMem_attribute is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphMem_attribute_class = None
 cdef tuple _CUgraphMem_attribute_table = ()
 cdef dict _CUgraphMem_attribute_members = {}
@@ -4354,8 +4178,6 @@ cdef inline object _CUgraphMem_attribute_of(long long value):
 
 
 
-# CUgraphChildGraphNodeOwnership is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphChildGraphNodeOwnership_class = None
 cdef tuple _CUgraphChildGraphNodeOwnership_table = ()
 cdef dict _CUgraphChildGraphNodeOwnership_members = {}
@@ -4396,8 +4218,6 @@ cdef inline object _CUgraphChildGraphNodeOwnership_of(long long value):
 
 
 
-# CUflushGPUDirectRDMAWritesOptions is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUflushGPUDirectRDMAWritesOptions_class = None
 cdef tuple _CUflushGPUDirectRDMAWritesOptions_table = ()
 cdef dict _CUflushGPUDirectRDMAWritesOptions_members = {}
@@ -4438,8 +4258,6 @@ cdef inline object _CUflushGPUDirectRDMAWritesOptions_of(long long value):
 
 
 
-# CUGPUDirectRDMAWritesOrdering is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUGPUDirectRDMAWritesOrdering_class = None
 cdef tuple _CUGPUDirectRDMAWritesOrdering_table = ()
 cdef dict _CUGPUDirectRDMAWritesOrdering_members = {}
@@ -4481,8 +4299,6 @@ cdef inline object _CUGPUDirectRDMAWritesOrdering_of(long long value):
 
 
 
-# CUflushGPUDirectRDMAWritesScope is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUflushGPUDirectRDMAWritesScope_class = None
 cdef tuple _CUflushGPUDirectRDMAWritesScope_table = ()
 cdef dict _CUflushGPUDirectRDMAWritesScope_members = {}
@@ -4523,8 +4339,6 @@ cdef inline object _CUflushGPUDirectRDMAWritesScope_of(long long value):
 
 
 
-# CUflushGPUDirectRDMAWritesTarget is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUflushGPUDirectRDMAWritesTarget_class = None
 cdef tuple _CUflushGPUDirectRDMAWritesTarget_table = ()
 cdef dict _CUflushGPUDirectRDMAWritesTarget_members = {}
@@ -4564,8 +4378,6 @@ cdef inline object _CUflushGPUDirectRDMAWritesTarget_of(long long value):
 
 
 
-# CUgraphDebugDot_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphDebugDot_flags_class = None
 cdef tuple _CUgraphDebugDot_flags_table = ()
 cdef dict _CUgraphDebugDot_flags_members = {}
@@ -4620,8 +4432,6 @@ cdef inline object _CUgraphDebugDot_flags_of(long long value):
 
 
 
-# CUuserObject_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUuserObject_flags_class = None
 cdef tuple _CUuserObject_flags_table = ()
 cdef dict _CUuserObject_flags_members = {}
@@ -4661,8 +4471,6 @@ cdef inline object _CUuserObject_flags_of(long long value):
 
 
 
-# CUuserObjectRetain_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUuserObjectRetain_flags_class = None
 cdef tuple _CUuserObjectRetain_flags_table = ()
 cdef dict _CUuserObjectRetain_flags_members = {}
@@ -4702,8 +4510,6 @@ cdef inline object _CUuserObjectRetain_flags_of(long long value):
 
 
 
-# CUgraphInstantiate_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgraphInstantiate_flags_class = None
 cdef tuple _CUgraphInstantiate_flags_table = ()
 cdef dict _CUgraphInstantiate_flags_members = {}
@@ -4746,8 +4552,6 @@ cdef inline object _CUgraphInstantiate_flags_of(long long value):
 
 
 
-# CUdeviceNumaConfig is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdeviceNumaConfig_class = None
 cdef tuple _CUdeviceNumaConfig_table = ()
 cdef dict _CUdeviceNumaConfig_members = {}
@@ -4788,8 +4592,6 @@ cdef inline object _CUdeviceNumaConfig_of(long long value):
 
 
 
-# CUprocessState is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUprocessState_class = None
 cdef tuple _CUprocessState_table = ()
 cdef dict _CUprocessState_members = {}
@@ -4832,8 +4634,6 @@ cdef inline object _CUprocessState_of(long long value):
 
 
 
-# CUmoduleLoadingMode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmoduleLoadingMode_class = None
 cdef tuple _CUmoduleLoadingMode_table = ()
 cdef dict _CUmoduleLoadingMode_members = {}
@@ -4874,8 +4674,6 @@ cdef inline object _CUmoduleLoadingMode_of(long long value):
 
 
 
-# CUmemDecompressAlgorithm is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUmemDecompressAlgorithm_class = None
 cdef tuple _CUmemDecompressAlgorithm_table = ()
 cdef dict _CUmemDecompressAlgorithm_members = {}
@@ -4915,8 +4713,6 @@ cdef inline object _CUmemDecompressAlgorithm_of(long long value):
 
 
 
-# CUfunctionLoadingState is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUfunctionLoadingState_class = None
 cdef tuple _CUfunctionLoadingState_table = ()
 cdef dict _CUfunctionLoadingState_members = {}
@@ -4955,8 +4751,6 @@ cdef inline object _CUfunctionLoadingState_of(long long value):
 
 
 
-# CUcoredumpSettings is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUcoredumpSettings_class = None
 cdef tuple _CUcoredumpSettings_table = ()
 cdef dict _CUcoredumpSettings_members = {}
@@ -5003,8 +4797,6 @@ cdef inline object _CUcoredumpSettings_of(long long value):
 
 
 
-# CUCoredumpGenerationFlags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUCoredumpGenerationFlags_class = None
 cdef tuple _CUCoredumpGenerationFlags_table = ()
 cdef dict _CUCoredumpGenerationFlags_members = {}
@@ -5051,8 +4843,6 @@ cdef inline object _CUCoredumpGenerationFlags_of(long long value):
 
 
 
-# CUgreenCtxCreate_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUgreenCtxCreate_flags_class = None
 cdef tuple _CUgreenCtxCreate_flags_table = ()
 cdef dict _CUgreenCtxCreate_flags_members = {}
@@ -5089,8 +4879,6 @@ cdef inline object _CUgreenCtxCreate_flags_of(long long value):
 
 
 
-# CUdevSmResourceSplit_flags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdevSmResourceSplit_flags_class = None
 cdef tuple _CUdevSmResourceSplit_flags_table = ()
 cdef dict _CUdevSmResourceSplit_flags_members = {}
@@ -5128,8 +4916,6 @@ cdef inline object _CUdevSmResourceSplit_flags_of(long long value):
 
 
 
-# CUdevResourceType is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUdevResourceType_class = None
 cdef tuple _CUdevResourceType_table = ()
 cdef dict _CUdevResourceType_members = {}
@@ -5171,8 +4957,6 @@ cdef inline object _CUdevResourceType_of(long long value):
 
 
 
-# CUlogLevel is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _CUlogLevel_class = None
 cdef tuple _CUlogLevel_table = ()
 cdef dict _CUlogLevel_members = {}
@@ -47793,7 +47577,9 @@ __all__ = [
     "RESOURCE_ABI_EXTERNAL_BYTES",
 ]
 
-# The enum classes not made yet are made when first looked up.
+# Each enum class is made on first use, by its _X_of converter or by this
+# module's __getattr__ (then it joins the module's globals): made at import,
+# the enum classes cost more than the rest of the module together.
 _LAZY = frozenset((
     "CUipcMem_flags",
     "CUmemAttach_flags",

@@ -91,6 +91,17 @@ def test_many_arguments_go_to_the_heap(fake_driver):
     assert got == list(range(300))
 
 
+def test_arguments_either_side_of_the_frame_space_limit(fake_driver):
+    # Up to 24 values are packed in the calling function's frame, more on the
+    # heap; a list of handles is copied, and the copy keeps them alive.
+    got = run(fake_driver, """
+        handles = [cuda.CUdeviceptr(0x1000 + i) for i in range(25)]
+        print(json.dumps([launch((handles[:24], [None] * 24), 24), launch((handles, [None] * 25), 25),
+                          launch((list(range(24)), [ctypes.c_int] * 24), 24)]))
+    """)
+    assert got == [[0x1000 + i for i in range(24)], [0x1000 + i for i in range(25)], list(range(24))]
+
+
 def test_numpy_scalars_and_int_subclasses_convert(fake_driver):
     pytest.importorskip("numpy")
     got = run(fake_driver, """

@@ -10,8 +10,6 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-# caseResult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseResult_class = None
 cdef tuple _caseResult_table = ()
 cdef dict _caseResult_members = {}
@@ -61,8 +59,6 @@ cdef inline tuple _caseResult_of_result(long long value):
     return (_caseResult_of(value),)
 
 
-# caseMode is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseMode_class = None
 cdef tuple _caseMode_table = ()
 cdef dict _caseMode_members = {}
@@ -102,8 +98,6 @@ cdef inline object _caseMode_of(long long value):
 
 
 
-# caseFlags is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseFlags_class = None
 cdef tuple _caseFlags_table = ()
 cdef dict _caseFlags_members = {}
@@ -143,8 +137,6 @@ cdef inline object _caseFlags_of(long long value):
 
 
 
-# caseOffset is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseOffset_class = None
 cdef tuple _caseOffset_table = ()
 cdef dict _caseOffset_members = {}
@@ -184,8 +176,6 @@ cdef inline object _caseOffset_of(long long value):
 
 
 
-# caseLevel is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseLevel_class = None
 cdef tuple _caseLevel_table = ()
 cdef dict _caseLevel_members = {}
@@ -274,7 +264,9 @@ __all__ = [
     "caseSetEnums",
 ]
 
-# The enum classes not made yet are made when first looked up.
+# Each enum class is made on first use, by its _X_of converter or by this
+# module's __getattr__ (then it joins the module's globals): made at import,
+# the enum classes cost more than the rest of the module together.
 _LAZY = frozenset((
     "caseResult",
     "caseMode",

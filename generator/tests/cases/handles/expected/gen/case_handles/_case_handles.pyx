@@ -10,8 +10,6 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-# caseResult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseResult_class = None
 cdef tuple _caseResult_table = ()
 cdef dict _caseResult_members = {}
@@ -443,7 +441,9 @@ __all__ = [
     "caseCtxGetCurrent",
 ]
 
-# The enum classes not made yet are made when first looked up.
+# Each enum class is made on first use, by its _X_of converter or by this
+# module's __getattr__ (then it joins the module's globals): made at import,
+# the enum classes cost more than the rest of the module together.
 _LAZY = frozenset((
     "caseResult",
 ))

@@ -10,8 +10,6 @@ from cubind._convert cimport *
 from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
 
 
-# caseResult is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseResult_class = None
 cdef tuple _caseResult_table = ()
 cdef dict _caseResult_members = {}
@@ -60,8 +58,6 @@ cdef inline tuple _caseResult_of_result(long long value):
     return (_caseResult_of(value),)
 
 
-# caseFlags_v1 is made on first use (its converter below, or the module's
-# __getattr__): made at import, the enum classes cost more than the rest of it.
 cdef object _caseFlags_v1_class = None
 cdef tuple _caseFlags_v1_table = ()
 cdef dict _caseFlags_v1_members = {}
@@ -360,7 +356,9 @@ __all__ = [
     "caseLaunch",
 ]
 
-# The enum classes not made yet are made when first looked up.
+# Each enum class is made on first use, by its _X_of converter or by this
+# module's __getattr__ (then it joins the module's globals): made at import,
+# the enum classes cost more than the rest of the module together.
 _LAZY = frozenset((
     "caseResult",
     "caseFlags_v1",
