@@ -6523,10 +6523,11 @@ set_type_attr(CUuuid, "sizeof", sizeof(c.CUuuid))
 cdef class CUmemFabricHandle(Struct):
     """Struct CUmemFabricHandle of the C API.
 
-Fabric handle - An opaque handle representing a memory allocation
-that can be exported to processes in same or different nodes. For IPC
-between processes on different nodes they must be connected via the
-NVSwitch fabric."""
+    Fabric handle - An opaque handle representing a memory allocation
+    that can be exported to processes in same or different nodes. For IPC
+    between processes on different nodes they must be connected via the
+    NVSwitch fabric.
+    """
     _fields = ("data", )
 
     def __cinit__(self):
@@ -6578,7 +6579,8 @@ set_type_attr(CUmemFabricHandle, "sizeof", sizeof(c.CUmemFabricHandle_v1))
 cdef class CUipcEventHandle(Struct):
     """Struct CUipcEventHandle of the C API.
 
-CUDA IPC event handle"""
+    CUDA IPC event handle
+    """
     _fields = ("reserved", )
 
     def __cinit__(self):
@@ -6627,7 +6629,8 @@ set_type_attr(CUipcEventHandle, "sizeof", sizeof(c.CUipcEventHandle_v1))
 cdef class CUipcMemHandle(Struct):
     """Struct CUipcMemHandle of the C API.
 
-CUDA IPC mem handle"""
+    CUDA IPC mem handle
+    """
     _fields = ("reserved", )
 
     def __cinit__(self):
@@ -6984,7 +6987,8 @@ set_type_attr(CUstreamMemOpMemoryBarrierParams_st, "sizeof", sizeof(c.CUstreamMe
 cdef class CUstreamBatchMemOpParams(Struct):
     """Union CUstreamBatchMemOpParams of the C API.
 
-Per-operation parameters for cuStreamBatchMemOp"""
+    Per-operation parameters for cuStreamBatchMemOp
+    """
     _fields = ("operation", "waitValue", "writeValue", "flushRemoteWrites", "memoryBarrier", "pad", )
 
     def __cinit__(self):
@@ -7086,10 +7090,11 @@ set_type_attr(CUstreamBatchMemOpParams, "sizeof", sizeof(c.CUstreamBatchMemOpPar
 cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
     """Struct CUDA_BATCH_MEM_OP_NODE_PARAMS of the C API.
 
-Batch memory operation node parameters
+    Batch memory operation node parameters
 
-Used in the legacy cuGraphAddBatchMemOpNode api.
-New code should use cuGraphAddNode()"""
+    Used in the legacy cuGraphAddBatchMemOpNode api.
+    New code should use cuGraphAddNode()
+    """
     _fields = ("ctx", "count", "paramArray", "flags", )
 
     def __cinit__(self):
@@ -7185,7 +7190,8 @@ set_type_attr(CUDA_BATCH_MEM_OP_NODE_PARAMS, "sizeof", sizeof(c.CUDA_BATCH_MEM_O
 cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
     """Struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 of the C API.
 
-Batch memory operation node parameters"""
+    Batch memory operation node parameters
+    """
     _fields = ("ctx", "count", "paramArray", "flags", )
 
     def __cinit__(self):
@@ -7375,7 +7381,8 @@ set_type_attr(CUasyncNotificationInfo_info, "sizeof", sizeof(c.CUasyncNotificati
 cdef class CUasyncNotificationInfo(Struct):
     """Struct CUasyncNotificationInfo of the C API.
 
-Information passed to the user via the async notification callback"""
+    Information passed to the user via the async notification callback
+    """
     _fields = ("type", "info", )
 
     def __cinit__(self):
@@ -7434,7 +7441,8 @@ set_type_attr(CUasyncNotificationInfo, "sizeof", sizeof(c.CUasyncNotificationInf
 cdef class CUdevprop(Struct):
     """Struct CUdevprop of the C API.
 
-Legacy device properties"""
+    Legacy device properties
+    """
     _fields = ("maxThreadsPerBlock", "maxThreadsDim", "maxGridSize", "sharedMemPerBlock", "totalConstantMemory", "SIMDWidth", "memPitch", "regsPerBlock", "clockRate", "textureAlign", )
 
     def __cinit__(self):
@@ -7579,16 +7587,17 @@ set_type_attr(CUdevprop, "sizeof", sizeof(c.CUdevprop_v1))
 cdef class CUaccessPolicyWindow(Struct):
     """Struct CUaccessPolicyWindow of the C API.
 
-Specifies an access policy for a window, a contiguous extent of memory
-beginning at base_ptr and ending at base_ptr + num_bytes.
-num_bytes is limited by CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE.
-Partition into many segments and assign segments such that:
-sum of \"hit segments\" / window == approx. ratio.
-sum of \"miss segments\" / window == approx 1-ratio.
-Segments and ratio specifications are fitted to the capabilities of
-the architecture.
-Accesses in a hit segment apply the hitProp access policy.
-Accesses in a miss segment apply the missProp access policy."""
+    Specifies an access policy for a window, a contiguous extent of memory
+    beginning at base_ptr and ending at base_ptr + num_bytes.
+    num_bytes is limited by CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE.
+    Partition into many segments and assign segments such that:
+    sum of \"hit segments\" / window == approx. ratio.
+    sum of \"miss segments\" / window == approx 1-ratio.
+    Segments and ratio specifications are fitted to the capabilities of
+    the architecture.
+    Accesses in a hit segment apply the hitProp access policy.
+    Accesses in a miss segment apply the missProp access policy.
+    """
     _fields = ("base_ptr", "num_bytes", "hitRatio", "hitProp", "missProp", )
 
     def __cinit__(self):
@@ -7680,7 +7689,8 @@ set_type_attr(CUaccessPolicyWindow, "sizeof", sizeof(c.CUaccessPolicyWindow_v1))
 cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
     """Struct CUDA_KERNEL_NODE_PARAMS_v1 of the C API.
 
-GPU kernel node parameters"""
+    GPU kernel node parameters
+    """
     _fields = ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", )
 
     def __cinit__(self):
@@ -7825,7 +7835,8 @@ set_type_attr(CUDA_KERNEL_NODE_PARAMS_v1, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PA
 cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
     """Struct CUDA_KERNEL_NODE_PARAMS of the C API.
 
-GPU kernel node parameters"""
+    GPU kernel node parameters
+    """
     _fields = ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", "kern", "ctx", )
 
     def __cinit__(self):
@@ -7990,7 +8001,8 @@ set_type_attr(CUDA_KERNEL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAM
 cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
     """Struct CUDA_KERNEL_NODE_PARAMS_v3 of the C API.
 
-GPU kernel node parameters"""
+    GPU kernel node parameters
+    """
     _fields = ("func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "kernelParams", "extra", "kern", "ctx", )
 
     def __cinit__(self):
@@ -8155,7 +8167,8 @@ set_type_attr(CUDA_KERNEL_NODE_PARAMS_v3, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PA
 cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
     """Struct CUDA_MEMSET_NODE_PARAMS of the C API.
 
-Memset node parameters"""
+    Memset node parameters
+    """
     _fields = ("dst", "pitch", "value", "elementSize", "width", "height", )
 
     def __cinit__(self):
@@ -8254,7 +8267,8 @@ set_type_attr(CUDA_MEMSET_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEMSET_NODE_PARAM
 cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
     """Struct CUDA_MEMSET_NODE_PARAMS_v2 of the C API.
 
-Memset node parameters"""
+    Memset node parameters
+    """
     _fields = ("dst", "pitch", "value", "elementSize", "width", "height", "ctx", )
 
     def __cinit__(self):
@@ -8363,7 +8377,8 @@ set_type_attr(CUDA_MEMSET_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_MEMSET_NODE_PA
 cdef class CUDA_HOST_NODE_PARAMS(Struct):
     """Struct CUDA_HOST_NODE_PARAMS of the C API.
 
-Host node parameters"""
+    Host node parameters
+    """
     _fields = ("fn", "userData", )
 
     def __cinit__(self):
@@ -8428,7 +8443,8 @@ set_type_attr(CUDA_HOST_NODE_PARAMS, "sizeof", sizeof(c.CUDA_HOST_NODE_PARAMS_v1
 cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
     """Struct CUDA_HOST_NODE_PARAMS_v2 of the C API.
 
-Host node parameters"""
+    Host node parameters
+    """
     _fields = ("fn", "userData", )
 
     def __cinit__(self):
@@ -8493,7 +8509,8 @@ set_type_attr(CUDA_HOST_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_HOST_NODE_PARAMS
 cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
     """Struct CUDA_CONDITIONAL_NODE_PARAMS of the C API.
 
-Conditional node parameters"""
+    Conditional node parameters
+    """
     _fields = ("handle", "type", "size", "phGraph_out", "ctx", )
 
     def __cinit__(self):
@@ -8606,9 +8623,10 @@ set_type_attr(CUDA_CONDITIONAL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_CONDITIONAL_
 cdef class CUgraphEdgeData(Struct):
     """Struct CUgraphEdgeData of the C API.
 
-Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and
-default to a zero-initialized value if not specified. A zero-initialized struct indicates a
-standard full serialization of two nodes with memory visibility."""
+    Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and
+    default to a zero-initialized value if not specified. A zero-initialized struct indicates a
+    standard full serialization of two nodes with memory visibility.
+    """
     _fields = ("from_port", "to_port", "type", "reserved", )
 
     def __cinit__(self):
@@ -8708,7 +8726,8 @@ set_type_attr(CUgraphEdgeData, "sizeof", sizeof(c.CUgraphEdgeData))
 cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
     """Struct CUDA_GRAPH_INSTANTIATE_PARAMS of the C API.
 
-Graph instantiation parameters"""
+    Graph instantiation parameters
+    """
     _fields = ("flags", "hUploadStream", "hErrNode_out", "result_out", )
 
     def __cinit__(self):
@@ -8787,15 +8806,16 @@ set_type_attr(CUDA_GRAPH_INSTANTIATE_PARAMS, "sizeof", sizeof(c.CUDA_GRAPH_INSTA
 cdef class CUlaunchMemSyncDomainMap(Struct):
     """Struct CUlaunchMemSyncDomainMap of the C API.
 
-Memory Synchronization Domain map
+    Memory Synchronization Domain map
 
-See cudaLaunchMemSyncDomain.
+    See cudaLaunchMemSyncDomain.
 
-By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a
-different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream /
-graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP.
+    By default, kernels are launched in domain 0. Kernel launched with CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a
+    different domain ID. User may also alter the domain ID with CUlaunchMemSyncDomainMap for a specific stream /
+    graph node / kernel launch. See CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP.
 
-Domain ID range is available through CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT."""
+    Domain ID range is available through CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT.
+    """
     _fields = ("default_", "remote", )
 
     def __cinit__(self):
@@ -8854,15 +8874,16 @@ set_type_attr(CUlaunchMemSyncDomainMap, "sizeof", sizeof(c.CUlaunchMemSyncDomain
 cdef class CUlaunchAttributeValue_clusterDim(Struct):
     """Struct CUlaunchAttributeValue_clusterDim of the C API.
 
-Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that
- represents the desired cluster dimensions for the kernel. Opaque type
- with the following fields:
-     - x - The X dimension of the cluster, in blocks. Must be a divisor
-              of the grid X dimension.
-     - y - The Y dimension of the cluster, in blocks. Must be a divisor
-              of the grid Y dimension.
-     - z - The Z dimension of the cluster, in blocks. Must be a divisor
-              of the grid Z dimension."""
+    Value of launch attribute CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION that
+     represents the desired cluster dimensions for the kernel. Opaque type
+     with the following fields:
+         - x - The X dimension of the cluster, in blocks. Must be a divisor
+                  of the grid X dimension.
+         - y - The Y dimension of the cluster, in blocks. Must be a divisor
+                  of the grid Y dimension.
+         - z - The Z dimension of the cluster, in blocks. Must be a divisor
+                  of the grid Z dimension.
+    """
     _fields = ("x", "y", "z", )
 
     def __cinit__(self):
@@ -8931,11 +8952,12 @@ set_type_attr(CUlaunchAttributeValue_clusterDim, "sizeof", sizeof(c.CUlaunchAttr
 cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
     """Struct CUlaunchAttributeValue_programmaticEvent of the C API.
 
-Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
- with the following fields:
-     - CUevent event - Event to fire when all blocks trigger it.
-     - Event record flags, see cuEventRecordWithFlags. Does not accept :CU_EVENT_RECORD_EXTERNAL.
-     - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event."""
+    Value of launch attribute CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+     with the following fields:
+         - CUevent event - Event to fire when all blocks trigger it.
+         - Event record flags, see cuEventRecordWithFlags. Does not accept :CU_EVENT_RECORD_EXTERNAL.
+         - triggerAtBlockStart - If this is set to non-0, each block launch will automatically trigger the event.
+    """
     _fields = ("event", "flags", "triggerAtBlockStart", )
 
     def __cinit__(self):
@@ -9004,10 +9026,11 @@ set_type_attr(CUlaunchAttributeValue_programmaticEvent, "sizeof", sizeof(c.CUlau
 cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
     """Struct CUlaunchAttributeValue_launchCompletionEvent of the C API.
 
-Value of launch attribute CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
-with the following fields:
-    - CUevent event - Event to fire when the last block launches
-    - int flags; - Event record flags, see cuEventRecordWithFlags. Does not accept CU_EVENT_RECORD_EXTERNAL."""
+    Value of launch attribute CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+    with the following fields:
+        - CUevent event - Event to fire when the last block launches
+        - int flags; - Event record flags, see cuEventRecordWithFlags. Does not accept CU_EVENT_RECORD_EXTERNAL.
+    """
     _fields = ("event", "flags", )
 
     def __cinit__(self):
@@ -9066,17 +9089,18 @@ set_type_attr(CUlaunchAttributeValue_launchCompletionEvent, "sizeof", sizeof(c.C
 cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
     """Struct CUlaunchAttributeValue_preferredClusterDim of the C API.
 
-Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
- that represents the desired preferred cluster dimensions for the kernel.
- Opaque type with the following fields:
-     - x - The X dimension of the preferred cluster, in blocks. Must
-              be a divisor of the grid X dimension, and must be a
-              multiple of the x field of CUlaunchAttributeValue.clusterDim.
-     - y - The Y dimension of the preferred cluster, in blocks. Must
-              be a divisor of the grid Y dimension, and must be a
-              multiple of the y field of CUlaunchAttributeValue.clusterDim.
-     - z - The Z dimension of the preferred cluster, in blocks. Must be
-              equal to the z field of CUlaunchAttributeValue.clusterDim."""
+    Value of launch attribute CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
+     that represents the desired preferred cluster dimensions for the kernel.
+     Opaque type with the following fields:
+         - x - The X dimension of the preferred cluster, in blocks. Must
+                  be a divisor of the grid X dimension, and must be a
+                  multiple of the x field of CUlaunchAttributeValue.clusterDim.
+         - y - The Y dimension of the preferred cluster, in blocks. Must
+                  be a divisor of the grid Y dimension, and must be a
+                  multiple of the y field of CUlaunchAttributeValue.clusterDim.
+         - z - The Z dimension of the preferred cluster, in blocks. Must be
+                  equal to the z field of CUlaunchAttributeValue.clusterDim.
+    """
     _fields = ("x", "y", "z", )
 
     def __cinit__(self):
@@ -9145,10 +9169,11 @@ set_type_attr(CUlaunchAttributeValue_preferredClusterDim, "sizeof", sizeof(c.CUl
 cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
     """Struct CUlaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
-Value of launch attribute CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE.
- with the following fields:
-     - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable.
-     - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions."""
+    Value of launch attribute CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE.
+     with the following fields:
+         - int deviceUpdatable - Whether or not the resulting kernel node should be device-updatable.
+         - CUgraphDeviceNode devNode - Returns a handle to pass to the various device-side update functions.
+    """
     _fields = ("deviceUpdatable", "devNode", )
 
     def __cinit__(self):
@@ -9207,7 +9232,8 @@ set_type_attr(CUlaunchAttributeValue_deviceUpdatableKernelNode, "sizeof", sizeof
 cdef class CUlaunchAttributeValue(Struct):
     """Union CUlaunchAttributeValue of the C API.
 
-Launch attributes union; used as value field of CUlaunchAttribute"""
+    Launch attributes union; used as value field of CUlaunchAttribute
+    """
     _fields = ("pad", "accessPolicyWindow", "cooperative", "syncPolicy", "clusterDim", "clusterSchedulingPolicyPreference", "programmaticStreamSerializationAllowed", "programmaticEvent", "launchCompletionEvent", "priority", "memSyncDomainMap", "memSyncDomain", "preferredClusterDim", "deviceUpdatableKernelNode", "sharedMemCarveout", "nvlinkUtilCentricScheduling", )
 
     def __cinit__(self):
@@ -9443,7 +9469,8 @@ set_type_attr(CUlaunchAttributeValue, "sizeof", sizeof(c.CUlaunchAttributeValue)
 cdef class CUlaunchAttribute(Struct):
     """Struct CUlaunchAttribute of the C API.
 
-Launch attribute"""
+    Launch attribute
+    """
     _fields = ("id", "pad", "value", )
 
     def __cinit__(self):
@@ -9512,7 +9539,8 @@ set_type_attr(CUlaunchAttribute, "sizeof", sizeof(c.CUlaunchAttribute))
 cdef class CUlaunchConfig(Struct):
     """Struct CUlaunchConfig of the C API.
 
-CUDA extensible launch configuration"""
+    CUDA extensible launch configuration
+    """
     _fields = ("gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "hStream", "attrs", "numAttrs", )
 
     def __cinit__(self):
@@ -9668,7 +9696,8 @@ set_type_attr(CUlaunchConfig, "sizeof", sizeof(c.CUlaunchConfig))
 cdef class CUexecAffinitySmCount(Struct):
     """Struct CUexecAffinitySmCount of the C API.
 
-Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT"""
+    Value for CU_EXEC_AFFINITY_TYPE_SM_COUNT
+    """
     _fields = ("val", )
 
     def __cinit__(self):
@@ -9764,7 +9793,8 @@ set_type_attr(CUexecAffinityParam_v1_param, "sizeof", sizeof(c.CUexecAffinityPar
 cdef class CUexecAffinityParam(Struct):
     """Struct CUexecAffinityParam of the C API.
 
-Execution Affinity Parameters"""
+    Execution Affinity Parameters
+    """
     _fields = ("type", "param", )
 
     def __cinit__(self):
@@ -9823,7 +9853,8 @@ set_type_attr(CUexecAffinityParam, "sizeof", sizeof(c.CUexecAffinityParam_v1))
 cdef class CUctxCigParam(Struct):
     """Struct CUctxCigParam of the C API.
 
-CIG Context Create Params"""
+    CIG Context Create Params
+    """
     _fields = ("sharedDataType", "sharedData", )
 
     def __cinit__(self):
@@ -9885,9 +9916,10 @@ set_type_attr(CUctxCigParam, "sizeof", sizeof(c.CUctxCigParam))
 cdef class CUctxCreateParams(Struct):
     """Struct CUctxCreateParams of the C API.
 
-Params for creating CUDA context
-Exactly one of execAffinityParams and cigParams
-must be non-NULL."""
+    Params for creating CUDA context
+    Exactly one of execAffinityParams and cigParams
+    must be non-NULL.
+    """
     _fields = ("execAffinityParams", "numExecAffinityParams", "cigParams", )
 
     def __cinit__(self):
@@ -10073,7 +10105,8 @@ set_type_attr(CUlibraryHostUniversalFunctionAndDataTable, "sizeof", sizeof(c.CUl
 cdef class CUDA_MEMCPY2D(Struct):
     """Struct CUDA_MEMCPY2D of the C API.
 
-2D memory copy parameters"""
+    2D memory copy parameters
+    """
     _fields = ("srcXInBytes", "srcY", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcPitch", "dstXInBytes", "dstY", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstPitch", "WidthInBytes", "Height", )
 
     def __cinit__(self):
@@ -10278,7 +10311,8 @@ set_type_attr(CUDA_MEMCPY2D, "sizeof", sizeof(c.CUDA_MEMCPY2D_v2))
 cdef class CUDA_MEMCPY3D(Struct):
     """Struct CUDA_MEMCPY3D of the C API.
 
-3D memory copy parameters"""
+    3D memory copy parameters
+    """
     _fields = ("srcXInBytes", "srcY", "srcZ", "srcLOD", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "reserved0", "srcPitch", "srcHeight", "dstXInBytes", "dstY", "dstZ", "dstLOD", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "reserved1", "dstPitch", "dstHeight", "WidthInBytes", "Height", "Depth", )
 
     def __cinit__(self):
@@ -10579,7 +10613,8 @@ set_type_attr(CUDA_MEMCPY3D, "sizeof", sizeof(c.CUDA_MEMCPY3D_v2))
 cdef class CUDA_MEMCPY3D_PEER(Struct):
     """Struct CUDA_MEMCPY3D_PEER of the C API.
 
-3D memory cross-context copy parameters"""
+    3D memory cross-context copy parameters
+    """
     _fields = ("srcXInBytes", "srcY", "srcZ", "srcLOD", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcContext", "srcPitch", "srcHeight", "dstXInBytes", "dstY", "dstZ", "dstLOD", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstContext", "dstPitch", "dstHeight", "WidthInBytes", "Height", "Depth", )
 
     def __cinit__(self):
@@ -10874,7 +10909,8 @@ set_type_attr(CUDA_MEMCPY3D_PEER, "sizeof", sizeof(c.CUDA_MEMCPY3D_PEER_v1))
 cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
     """Struct CUDA_MEMCPY_NODE_PARAMS of the C API.
 
-Memcpy node parameters"""
+    Memcpy node parameters
+    """
     _fields = ("flags", "reserved", "copyCtx", "copyParams", )
 
     def __cinit__(self):
@@ -10953,7 +10989,8 @@ set_type_attr(CUDA_MEMCPY_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEMCPY_NODE_PARAM
 cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
     """Struct CUDA_ARRAY_DESCRIPTOR of the C API.
 
-Array descriptor"""
+    Array descriptor
+    """
     _fields = ("Width", "Height", "Format", "NumChannels", )
 
     def __cinit__(self):
@@ -11032,7 +11069,8 @@ set_type_attr(CUDA_ARRAY_DESCRIPTOR, "sizeof", sizeof(c.CUDA_ARRAY_DESCRIPTOR_v2
 cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
     """Struct CUDA_ARRAY3D_DESCRIPTOR of the C API.
 
-3D array descriptor"""
+    3D array descriptor
+    """
     _fields = ("Width", "Height", "Depth", "Format", "NumChannels", "Flags", )
 
     def __cinit__(self):
@@ -11198,7 +11236,8 @@ set_type_attr(CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent, "sizeof", sizeof(c.CUD
 cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
     """Struct CUDA_ARRAY_SPARSE_PROPERTIES of the C API.
 
-CUDA array sparse properties"""
+    CUDA array sparse properties
+    """
     _fields = ("tileExtent", "miptailFirstLevel", "miptailSize", "flags", "reserved", )
 
     def __cinit__(self):
@@ -11290,7 +11329,8 @@ set_type_attr(CUDA_ARRAY_SPARSE_PROPERTIES, "sizeof", sizeof(c.CUDA_ARRAY_SPARSE
 cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
     """Struct CUDA_ARRAY_MEMORY_REQUIREMENTS of the C API.
 
-CUDA array memory requirements"""
+    CUDA array memory requirements
+    """
     _fields = ("size", "alignment", "reserved", )
 
     def __cinit__(self):
@@ -11767,7 +11807,8 @@ set_type_attr(CUDA_RESOURCE_DESC_v1_res, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v
 cdef class CUDA_RESOURCE_DESC(Struct):
     """Struct CUDA_RESOURCE_DESC of the C API.
 
-CUDA Resource descriptor"""
+    CUDA Resource descriptor
+    """
     _fields = ("resType", "res", "flags", )
 
     def __cinit__(self):
@@ -11836,9 +11877,10 @@ set_type_attr(CUDA_RESOURCE_DESC, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1))
 cdef class CUDA_TEXTURE_DESC(Struct):
     """Struct CUDA_TEXTURE_DESC of the C API.
 
-Texture descriptor
+    Texture descriptor
 
-Fields without a Python property yet: addressMode, borderColor."""
+    Fields without a Python property yet: addressMode, borderColor.
+    """
     _fields = ("filterMode", "flags", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "reserved", )
 
     def __cinit__(self):
@@ -11960,7 +12002,8 @@ set_type_attr(CUDA_TEXTURE_DESC, "sizeof", sizeof(c.CUDA_TEXTURE_DESC_v1))
 cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
     """Struct CUDA_RESOURCE_VIEW_DESC of the C API.
 
-Resource view descriptor"""
+    Resource view descriptor
+    """
     _fields = ("format", "width", "height", "depth", "firstMipmapLevel", "lastMipmapLevel", "firstLayer", "lastLayer", "reserved", )
 
     def __cinit__(self):
@@ -12092,7 +12135,8 @@ set_type_attr(CUDA_RESOURCE_VIEW_DESC, "sizeof", sizeof(c.CUDA_RESOURCE_VIEW_DES
 cdef class CUtensorMap(Struct):
     """Struct CUtensorMap of the C API.
 
-Tensor map descriptor. Requires compiler support for aligning to 128 bytes."""
+    Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
+    """
     _fields = ("opaque", )
 
     def __cinit__(self):
@@ -12144,7 +12188,8 @@ set_type_attr(CUtensorMap, "sizeof", sizeof(c.CUtensorMap))
 cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
     """Struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS of the C API.
 
-GPU Direct v3 tokens"""
+    GPU Direct v3 tokens
+    """
     _fields = ("p2pToken", "vaSpaceToken", )
 
     def __cinit__(self):
@@ -12203,7 +12248,8 @@ set_type_attr(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, "sizeof", sizeof(c.CUDA_POINTER
 cdef class CUDA_LAUNCH_PARAMS(Struct):
     """Struct CUDA_LAUNCH_PARAMS of the C API.
 
-Kernel launch parameters"""
+    Kernel launch parameters
+    """
     _fields = ("function", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ", "sharedMemBytes", "hStream", "kernelParams", )
 
     def __cinit__(self):
@@ -12345,19 +12391,20 @@ set_type_attr(CUDA_LAUNCH_PARAMS, "sizeof", sizeof(c.CUDA_LAUNCH_PARAMS_v1))
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 of the C API.
 
-Win32 handle referencing the semaphore object. Valid when
-type is one of the following:
-- CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
-- CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
-- CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
-- CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
-- CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
-- CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
-Exactly one of 'handle' and 'name' must be non-NULL. If
-type is one of the following:
-CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
-CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
-then 'name' must be NULL."""
+    Win32 handle referencing the semaphore object. Valid when
+    type is one of the following:
+    - CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
+    - CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
+    - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP
+    - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE
+    - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE
+    - CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
+    Exactly one of 'handle' and 'name' must be non-NULL. If
+    type is one of the following:
+    CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT
+    CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT
+    then 'name' must be NULL.
+    """
     _fields = ("handle", "name", )
 
     def __cinit__(self):
@@ -12508,7 +12555,8 @@ set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle, "sizeof", sizeof(c.CUD
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC of the C API.
 
-External memory handle descriptor"""
+    External memory handle descriptor
+    """
     _fields = ("type", "handle", "size", "flags", "reserved", )
 
     def __cinit__(self):
@@ -12600,7 +12648,8 @@ set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL
 cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC of the C API.
 
-External memory buffer descriptor"""
+    External memory buffer descriptor
+    """
     _fields = ("offset", "size", "flags", "reserved", )
 
     def __cinit__(self):
@@ -12682,7 +12731,8 @@ set_type_attr(CUDA_EXTERNAL_MEMORY_BUFFER_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL
 cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC of the C API.
 
-External memory mipmap descriptor"""
+    External memory mipmap descriptor
+    """
     _fields = ("offset", "arrayDesc", "numLevels", "reserved", )
 
     def __cinit__(self):
@@ -12765,19 +12815,20 @@ set_type_attr(CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, "sizeof", sizeof(c.CUDA
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 of the C API.
 
-Win32 handle referencing the semaphore object. Valid when
-type is one of the following:
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
-Exactly one of 'handle' and 'name' must be non-NULL. If
-type is one of the following:
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
-- CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
-then 'name' must be NULL."""
+    Win32 handle referencing the semaphore object. Valid when
+    type is one of the following:
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32
+    Exactly one of 'handle' and 'name' must be non-NULL. If
+    type is one of the following:
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT
+    - CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT
+    then 'name' must be NULL.
+    """
     _fields = ("handle", "name", )
 
     def __cinit__(self):
@@ -12928,7 +12979,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle, "sizeof", sizeof(c.
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC of the C API.
 
-External semaphore handle descriptor"""
+    External semaphore handle descriptor
+    """
     _fields = ("type", "handle", "flags", "reserved", )
 
     def __cinit__(self):
@@ -13010,7 +13062,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, "sizeof", sizeof(c.CUDA_EXTER
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence of the C API.
 
-Parameters for fence objects"""
+    Parameters for fence objects
+    """
     _fields = ("value", )
 
     def __cinit__(self):
@@ -13120,7 +13173,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync, "sizeof
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex of the C API.
 
-Parameters for keyed mutex objects"""
+    Parameters for keyed mutex objects
+    """
     _fields = ("key", )
 
     def __cinit__(self):
@@ -13249,7 +13303,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params, "sizeof", sizeof(
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS of the C API.
 
-External semaphore signal parameters"""
+    External semaphore signal parameters
+    """
     _fields = ("params", "flags", "reserved", )
 
     def __cinit__(self):
@@ -13328,7 +13383,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, "sizeof", sizeof(c.CUDA_EXT
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence of the C API.
 
-Parameters for fence objects"""
+    Parameters for fence objects
+    """
     _fields = ("value", )
 
     def __cinit__(self):
@@ -13377,8 +13433,9 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence, "sizeof", siz
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
     """Union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync of the C API.
 
-Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType
-is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC."""
+    Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType
+    is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC.
+    """
     _fields = ("fence", "reserved", )
 
     def __cinit__(self):
@@ -13440,7 +13497,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync, "sizeof",
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex of the C API.
 
-Parameters for keyed mutex objects"""
+    Parameters for keyed mutex objects
+    """
     _fields = ("key", "timeoutMs", )
 
     def __cinit__(self):
@@ -13580,7 +13638,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params, "sizeof", sizeof(c.
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS of the C API.
 
-External semaphore wait parameters"""
+    External semaphore wait parameters
+    """
     _fields = ("params", "flags", "reserved", )
 
     def __cinit__(self):
@@ -13658,7 +13717,8 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, "sizeof", sizeof(c.CUDA_EXTER
 cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     """Struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS of the C API.
 
-Semaphore signal node parameters"""
+    Semaphore signal node parameters
+    """
     _fields = ("extSemArray", "paramsArray", "numExtSems", )
 
     def __cinit__(self):
@@ -13747,7 +13807,8 @@ set_type_attr(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EXT_SEM_S
 cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
     """Struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 of the C API.
 
-Semaphore signal node parameters"""
+    Semaphore signal node parameters
+    """
     _fields = ("extSemArray", "paramsArray", "numExtSems", )
 
     def __cinit__(self):
@@ -13836,7 +13897,8 @@ set_type_attr(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_EXT_SE
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     """Struct CUDA_EXT_SEM_WAIT_NODE_PARAMS of the C API.
 
-Semaphore wait node parameters"""
+    Semaphore wait node parameters
+    """
     _fields = ("extSemArray", "paramsArray", "numExtSems", )
 
     def __cinit__(self):
@@ -13925,7 +13987,8 @@ set_type_attr(CUDA_EXT_SEM_WAIT_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EXT_SEM_WAI
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
     """Struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 of the C API.
 
-Semaphore wait node parameters"""
+    Semaphore wait node parameters
+    """
     _fields = ("extSemArray", "paramsArray", "numExtSems", )
 
     def __cinit__(self):
@@ -14359,7 +14422,8 @@ set_type_attr(CUarrayMapInfo_v1_memHandle, "sizeof", sizeof(c.CUarrayMapInfo_v1_
 cdef class CUarrayMapInfo(Struct):
     """Struct CUarrayMapInfo of the C API.
 
-Specifies the CUDA array or CUDA mipmapped array memory mapping information"""
+    Specifies the CUDA array or CUDA mipmapped array memory mapping information
+    """
     _fields = ("resourceType", "resource", "subresourceType", "subresource", "memOperationType", "memHandleType", "memHandle", "offset", "deviceBitMask", "flags", "reserved", )
 
     def __cinit__(self):
@@ -14511,7 +14575,8 @@ set_type_attr(CUarrayMapInfo, "sizeof", sizeof(c.CUarrayMapInfo_v1))
 cdef class CUmemLocation(Struct):
     """Struct CUmemLocation of the C API.
 
-Specifies a memory location."""
+    Specifies a memory location.
+    """
     _fields = ("type", "id", )
 
     def __cinit__(self):
@@ -14657,7 +14722,8 @@ set_type_attr(CUmemAllocationProp_v1_allocFlags, "sizeof", sizeof(c.CUmemAllocat
 cdef class CUmemAllocationProp(Struct):
     """Struct CUmemAllocationProp of the C API.
 
-Specifies the allocation properties for a allocation."""
+    Specifies the allocation properties for a allocation.
+    """
     _fields = ("type", "requestedHandleTypes", "location", "win32HandleMetaData", "allocFlags", )
 
     def __cinit__(self):
@@ -14753,7 +14819,8 @@ set_type_attr(CUmemAllocationProp, "sizeof", sizeof(c.CUmemAllocationProp_v1))
 cdef class CUmulticastObjectProp(Struct):
     """Struct CUmulticastObjectProp of the C API.
 
-Specifies the properties for a multicast object."""
+    Specifies the properties for a multicast object.
+    """
     _fields = ("numDevices", "size", "handleTypes", "flags", )
 
     def __cinit__(self):
@@ -14835,7 +14902,8 @@ set_type_attr(CUmulticastObjectProp, "sizeof", sizeof(c.CUmulticastObjectProp_v1
 cdef class CUmemAccessDesc(Struct):
     """Struct CUmemAccessDesc of the C API.
 
-Memory access descriptor"""
+    Memory access descriptor
+    """
     _fields = ("location", "flags", )
 
     def __cinit__(self):
@@ -14894,7 +14962,8 @@ set_type_attr(CUmemAccessDesc, "sizeof", sizeof(c.CUmemAccessDesc_v1))
 cdef class CUgraphExecUpdateResultInfo(Struct):
     """Struct CUgraphExecUpdateResultInfo of the C API.
 
-Result information returned by cuGraphExecUpdate"""
+    Result information returned by cuGraphExecUpdate
+    """
     _fields = ("result", "errorNode", "errorFromNode", )
 
     def __cinit__(self):
@@ -14965,7 +15034,8 @@ set_type_attr(CUgraphExecUpdateResultInfo, "sizeof", sizeof(c.CUgraphExecUpdateR
 cdef class CUmemPoolProps(Struct):
     """Struct CUmemPoolProps of the C API.
 
-Specifies the properties of allocations made from the pool."""
+    Specifies the properties of allocations made from the pool.
+    """
     _fields = ("allocType", "handleTypes", "location", "win32SecurityAttributes", "maxSize", "usage", "reserved", )
 
     def __cinit__(self):
@@ -15083,7 +15153,8 @@ set_type_attr(CUmemPoolProps, "sizeof", sizeof(c.CUmemPoolProps_v1))
 cdef class CUmemPoolPtrExportData(Struct):
     """Struct CUmemPoolPtrExportData of the C API.
 
-Opaque data for exporting a pool allocation"""
+    Opaque data for exporting a pool allocation
+    """
     _fields = ("reserved", )
 
     def __cinit__(self):
@@ -15135,7 +15206,8 @@ set_type_attr(CUmemPoolPtrExportData, "sizeof", sizeof(c.CUmemPoolPtrExportData_
 cdef class CUmemcpyAttributes(Struct):
     """Struct CUmemcpyAttributes of the C API.
 
-Attributes specific to copies within a batch. For more details on usage see cuMemcpyBatchAsync."""
+    Attributes specific to copies within a batch. For more details on usage see cuMemcpyBatchAsync.
+    """
     _fields = ("srcAccessOrder", "srcLocHint", "dstLocHint", "flags", )
 
     def __cinit__(self):
@@ -15214,7 +15286,8 @@ set_type_attr(CUmemcpyAttributes, "sizeof", sizeof(c.CUmemcpyAttributes_v1))
 cdef class CUoffset3D(Struct):
     """Struct CUoffset3D of the C API.
 
-Struct representing offset into a CUarray in elements"""
+    Struct representing offset into a CUarray in elements
+    """
     _fields = ("x", "y", "z", )
 
     def __cinit__(self):
@@ -15283,7 +15356,8 @@ set_type_attr(CUoffset3D, "sizeof", sizeof(c.CUoffset3D_v1))
 cdef class CUextent3D(Struct):
     """Struct CUextent3D of the C API.
 
-Struct representing width/height/depth of a CUarray in elements"""
+    Struct representing width/height/depth of a CUarray in elements
+    """
     _fields = ("width", "height", "depth", )
 
     def __cinit__(self):
@@ -15352,7 +15426,8 @@ set_type_attr(CUextent3D, "sizeof", sizeof(c.CUextent3D_v1))
 cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
     """Struct CUmemcpy3DOperand_v1_op_ptr of the C API.
 
-Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_POINTER"""
+    Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_POINTER
+    """
     _fields = ("ptr", "rowLength", "layerHeight", "locHint", )
 
     def __cinit__(self):
@@ -15431,7 +15506,8 @@ set_type_attr(CUmemcpy3DOperand_v1_op_ptr, "sizeof", sizeof(c.CUmemcpy3DOperand_
 cdef class CUmemcpy3DOperand_v1_op_array(Struct):
     """Struct CUmemcpy3DOperand_v1_op_array of the C API.
 
-Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_ARRAY"""
+    Struct representing an operand when CUmemcpy3DOperand.type is CU_MEMCPY_OPERAND_TYPE_ARRAY
+    """
     _fields = ("array", "offset", )
 
     def __cinit__(self):
@@ -15547,7 +15623,8 @@ set_type_attr(CUmemcpy3DOperand_v1_op, "sizeof", sizeof(c.CUmemcpy3DOperand_v1_o
 cdef class CUmemcpy3DOperand(Struct):
     """Struct CUmemcpy3DOperand of the C API.
 
-Struct representing an operand for copy with cuMemcpy3DBatchAsync"""
+    Struct representing an operand for copy with cuMemcpy3DBatchAsync
+    """
     _fields = ("type", "op", )
 
     def __cinit__(self):
@@ -15693,7 +15770,8 @@ set_type_attr(CUDA_MEMCPY3D_BATCH_OP, "sizeof", sizeof(c.CUDA_MEMCPY3D_BATCH_OP_
 cdef class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
     """Struct CUDA_MEM_ALLOC_NODE_PARAMS of the C API.
 
-Memory allocation node parameters"""
+    Memory allocation node parameters
+    """
     _fields = ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )
 
     def __cinit__(self):
@@ -15800,7 +15878,8 @@ set_type_attr(CUDA_MEM_ALLOC_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEM_ALLOC_NODE
 cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2(Struct):
     """Struct CUDA_MEM_ALLOC_NODE_PARAMS_v2 of the C API.
 
-Memory allocation node parameters"""
+    Memory allocation node parameters
+    """
     _fields = ("poolProps", "accessDescs", "accessDescCount", "bytesize", "dptr", )
 
     def __cinit__(self):
@@ -15907,7 +15986,8 @@ set_type_attr(CUDA_MEM_ALLOC_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_MEM_ALLOC_N
 cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
     """Struct CUDA_MEM_FREE_NODE_PARAMS of the C API.
 
-Memory free node parameters"""
+    Memory free node parameters
+    """
     _fields = ("dptr", )
 
     def __cinit__(self):
@@ -15956,7 +16036,8 @@ set_type_attr(CUDA_MEM_FREE_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEM_FREE_NODE_P
 cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
     """Struct CUDA_CHILD_GRAPH_NODE_PARAMS of the C API.
 
-Child graph node parameters"""
+    Child graph node parameters
+    """
     _fields = ("graph", "ownership", )
 
     def __cinit__(self):
@@ -16019,7 +16100,8 @@ set_type_attr(CUDA_CHILD_GRAPH_NODE_PARAMS, "sizeof", sizeof(c.CUDA_CHILD_GRAPH_
 cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
     """Struct CUDA_EVENT_RECORD_NODE_PARAMS of the C API.
 
-Event record node parameters"""
+    Event record node parameters
+    """
     _fields = ("event", )
 
     def __cinit__(self):
@@ -16068,7 +16150,8 @@ set_type_attr(CUDA_EVENT_RECORD_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EVENT_RECOR
 cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
     """Struct CUDA_EVENT_WAIT_NODE_PARAMS of the C API.
 
-Event wait node parameters"""
+    Event wait node parameters
+    """
     _fields = ("event", )
 
     def __cinit__(self):
@@ -16117,7 +16200,8 @@ set_type_attr(CUDA_EVENT_WAIT_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EVENT_WAIT_NO
 cdef class CUgraphNodeParams(Struct):
     """Struct CUgraphNodeParams of the C API.
 
-Graph node parameters.  See cuGraphAddNode."""
+    Graph node parameters.  See cuGraphAddNode.
+    """
     _fields = ("type", "reserved0", "reserved1", "kernel", "memcpy", "memset", "host", "graph", "eventWait", "eventRecord", "extSemSignal", "extSemWait", "alloc", "free", "memOp", "conditional", "reserved2", )
 
     def __cinit__(self):
@@ -16332,7 +16416,8 @@ set_type_attr(CUgraphNodeParams, "sizeof", sizeof(c.CUgraphNodeParams))
 cdef class CUcheckpointLockArgs(Struct):
     """Struct CUcheckpointLockArgs of the C API.
 
-CUDA checkpoint optional lock arguments"""
+    CUDA checkpoint optional lock arguments
+    """
     _fields = ("timeoutMs", "reserved0", "reserved1", )
 
     def __cinit__(self):
@@ -16404,7 +16489,8 @@ set_type_attr(CUcheckpointLockArgs, "sizeof", sizeof(c.CUcheckpointLockArgs))
 cdef class CUcheckpointCheckpointArgs(Struct):
     """Struct CUcheckpointCheckpointArgs of the C API.
 
-CUDA checkpoint optional checkpoint arguments"""
+    CUDA checkpoint optional checkpoint arguments
+    """
     _fields = ("reserved", )
 
     def __cinit__(self):
@@ -16456,7 +16542,8 @@ set_type_attr(CUcheckpointCheckpointArgs, "sizeof", sizeof(c.CUcheckpointCheckpo
 cdef class CUcheckpointGpuPair(Struct):
     """Struct CUcheckpointGpuPair of the C API.
 
-CUDA checkpoint GPU UUID pairs for device remapping during restore"""
+    CUDA checkpoint GPU UUID pairs for device remapping during restore
+    """
     _fields = ("oldUuid", "newUuid", )
 
     def __cinit__(self):
@@ -16515,7 +16602,8 @@ set_type_attr(CUcheckpointGpuPair, "sizeof", sizeof(c.CUcheckpointGpuPair))
 cdef class CUcheckpointRestoreArgs(Struct):
     """Struct CUcheckpointRestoreArgs of the C API.
 
-CUDA checkpoint optional restore arguments"""
+    CUDA checkpoint optional restore arguments
+    """
     _fields = ("gpuPairs", "gpuPairsCount", "reserved", "reserved1", )
 
     def __cinit__(self):
@@ -16611,7 +16699,8 @@ set_type_attr(CUcheckpointRestoreArgs, "sizeof", sizeof(c.CUcheckpointRestoreArg
 cdef class CUcheckpointUnlockArgs(Struct):
     """Struct CUcheckpointUnlockArgs of the C API.
 
-CUDA checkpoint optional unlock arguments"""
+    CUDA checkpoint optional unlock arguments
+    """
     _fields = ("reserved", )
 
     def __cinit__(self):
@@ -16791,8 +16880,9 @@ set_type_attr(CUmemDecompressParams, "sizeof", sizeof(c.CUmemDecompressParams))
 cdef class CUdevSmResource(Struct):
     """Struct CUdevSmResource of the C API.
 
-\\struct CUdevSmResource
-Data for SM-related resources"""
+    \\struct CUdevSmResource
+    Data for SM-related resources
+    """
     _fields = ("smCount", "minSmPartitionSize", "smCoscheduledAlignment", )
 
     def __cinit__(self):
@@ -16864,19 +16954,20 @@ set_type_attr(CUdevSmResource, "sizeof", sizeof(c.CUdevSmResource))
 cdef class CUdevResource(Struct):
     """Struct CUdevResource of the C API.
 
-\\struct CUdevResource
-A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it.
+    \\struct CUdevResource
+    A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it.
 
-struct {
-    CUdevResourceType type;
-    union {
-        CUdevSmResource sm;
+    struct {
+        CUdevResourceType type;
+        union {
+            CUdevSmResource sm;
+        };
     };
-};
 
-- If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed.
-- If type is CU_DEV_RESOURCE_TYPE_SM, the CUdevSmResource structure sm is filled in. For example,
-sm.smCount will reflect the amount of streaming multiprocessors available in this resource."""
+    - If type is CU_DEV_RESOURCE_TYPE_INVALID, this resoure is not valid and cannot be further accessed.
+    - If type is CU_DEV_RESOURCE_TYPE_SM, the CUdevSmResource structure sm is filled in. For example,
+    sm.smCount will reflect the amount of streaming multiprocessors available in this resource.
+    """
     _fields = ("type", "_internal_padding", "sm", "_oversize", )
 
     def __cinit__(self):
@@ -17563,14 +17654,15 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
     cdef bytearray operations_storage = None
     cdef list operations_keep = []
     cdef c.CUatomicOperation* _c_operations = NULL
+    cdef long long operations_count = _c_count
     if operations is None:
-        if _c_count != 0:
-            raise ValueError(f"operations: None, but count is { _c_count }")
+        if operations_count != 0:
+            raise ValueError(f"operations: None, but count is { operations_count }")
     else:
         if not isinstance(operations, (list, tuple)):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
-        if len(operations) != _c_count:
-            raise ValueError(f"operations: {len(operations)} items, but count is { _c_count }")
+        if len(operations) != operations_count:
+            raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
         operations_storage = bytearray(max(len(operations), 1) * sizeof(c.CUatomicOperation))
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i, item in enumerate(operations):
@@ -20117,14 +20209,15 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     cdef bytearray options_storage = None
     cdef list options_keep = []
     cdef c.CUjit_option* _c_options = NULL
+    cdef long long options_count = _c_numOptions
     if options is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"options: None, but numOptions is { _c_numOptions }")
+        if options_count != 0:
+            raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != _c_numOptions:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { _c_numOptions }")
+        if len(options) != options_count:
+            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i, item in enumerate(options):
@@ -20132,14 +20225,15 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
+    cdef long long optionValues_count = _c_numOptions
     if optionValues is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"optionValues: None, but numOptions is { _c_numOptions }")
+        if optionValues_count != 0:
+            raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != _c_numOptions:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { _c_numOptions }")
+        if len(optionValues) != optionValues_count:
+            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i, item in enumerate(optionValues):
@@ -20420,14 +20514,15 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
     cdef bytearray functions_storage = None
     cdef list functions_keep = []
     cdef c.CUfunction* _c_functions = NULL
+    cdef long long functions_count = _c_numFunctions
     if functions is None:
-        if _c_numFunctions != 0:
-            raise ValueError(f"functions: None, but numFunctions is { _c_numFunctions }")
+        if functions_count != 0:
+            raise ValueError(f"functions: None, but numFunctions is { functions_count }")
     else:
         if not isinstance(functions, (list, tuple)):
             raise TypeError(f"functions: expected a list, got {type(functions).__name__}")
-        if len(functions) != _c_numFunctions:
-            raise ValueError(f"functions: {len(functions)} items, but numFunctions is { _c_numFunctions }")
+        if len(functions) != functions_count:
+            raise ValueError(f"functions: {len(functions)} items, but numFunctions is { functions_count }")
         functions_storage = bytearray(max(len(functions), 1) * sizeof(c.CUfunction))
         _c_functions = <c.CUfunction*><char*>functions_storage
         for i, item in enumerate(functions):
@@ -20559,14 +20654,15 @@ def cuLinkCreate(numOptions, options, optionValues):
     cdef bytearray options_storage = None
     cdef list options_keep = []
     cdef c.CUjit_option* _c_options = NULL
+    cdef long long options_count = _c_numOptions
     if options is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"options: None, but numOptions is { _c_numOptions }")
+        if options_count != 0:
+            raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != _c_numOptions:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { _c_numOptions }")
+        if len(options) != options_count:
+            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i, item in enumerate(options):
@@ -20574,14 +20670,15 @@ def cuLinkCreate(numOptions, options, optionValues):
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
+    cdef long long optionValues_count = _c_numOptions
     if optionValues is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"optionValues: None, but numOptions is { _c_numOptions }")
+        if optionValues_count != 0:
+            raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != _c_numOptions:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { _c_numOptions }")
+        if len(optionValues) != optionValues_count:
+            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i, item in enumerate(optionValues):
@@ -20660,14 +20757,15 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     cdef bytearray options_storage = None
     cdef list options_keep = []
     cdef c.CUjit_option* _c_options = NULL
+    cdef long long options_count = _c_numOptions
     if options is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"options: None, but numOptions is { _c_numOptions }")
+        if options_count != 0:
+            raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != _c_numOptions:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { _c_numOptions }")
+        if len(options) != options_count:
+            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i, item in enumerate(options):
@@ -20675,14 +20773,15 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
+    cdef long long optionValues_count = _c_numOptions
     if optionValues is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"optionValues: None, but numOptions is { _c_numOptions }")
+        if optionValues_count != 0:
+            raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != _c_numOptions:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { _c_numOptions }")
+        if len(optionValues) != optionValues_count:
+            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i, item in enumerate(optionValues):
@@ -20755,14 +20854,15 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     cdef bytearray options_storage = None
     cdef list options_keep = []
     cdef c.CUjit_option* _c_options = NULL
+    cdef long long options_count = _c_numOptions
     if options is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"options: None, but numOptions is { _c_numOptions }")
+        if options_count != 0:
+            raise ValueError(f"options: None, but numOptions is { options_count }")
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != _c_numOptions:
-            raise ValueError(f"options: {len(options)} items, but numOptions is { _c_numOptions }")
+        if len(options) != options_count:
+            raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
         options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
         for i, item in enumerate(options):
@@ -20770,14 +20870,15 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
+    cdef long long optionValues_count = _c_numOptions
     if optionValues is None:
-        if _c_numOptions != 0:
-            raise ValueError(f"optionValues: None, but numOptions is { _c_numOptions }")
+        if optionValues_count != 0:
+            raise ValueError(f"optionValues: None, but numOptions is { optionValues_count }")
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != _c_numOptions:
-            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { _c_numOptions }")
+        if len(optionValues) != optionValues_count:
+            raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i, item in enumerate(optionValues):
@@ -21062,14 +21163,15 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     cdef bytearray jitOptions_storage = None
     cdef list jitOptions_keep = []
     cdef c.CUjit_option* _c_jitOptions = NULL
+    cdef long long jitOptions_count = _c_numJitOptions
     if jitOptions is None:
-        if _c_numJitOptions != 0:
-            raise ValueError(f"jitOptions: None, but numJitOptions is { _c_numJitOptions }")
+        if jitOptions_count != 0:
+            raise ValueError(f"jitOptions: None, but numJitOptions is { jitOptions_count }")
     else:
         if not isinstance(jitOptions, (list, tuple)):
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
-        if len(jitOptions) != _c_numJitOptions:
-            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { _c_numJitOptions }")
+        if len(jitOptions) != jitOptions_count:
+            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
         jitOptions_storage = bytearray(max(len(jitOptions), 1) * sizeof(c.CUjit_option))
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i, item in enumerate(jitOptions):
@@ -21077,14 +21179,15 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
+    cdef long long jitOptionsValues_count = _c_numJitOptions
     if jitOptionsValues is None:
-        if _c_numJitOptions != 0:
-            raise ValueError(f"jitOptionsValues: None, but numJitOptions is { _c_numJitOptions }")
+        if jitOptionsValues_count != 0:
+            raise ValueError(f"jitOptionsValues: None, but numJitOptions is { jitOptionsValues_count }")
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if len(jitOptionsValues) != _c_numJitOptions:
-            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { _c_numJitOptions }")
+        if len(jitOptionsValues) != jitOptionsValues_count:
+            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(len(jitOptionsValues), 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         for i, item in enumerate(jitOptionsValues):
@@ -21092,14 +21195,15 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
     cdef c.CUlibraryOption* _c_libraryOptions = NULL
+    cdef long long libraryOptions_count = _c_numLibraryOptions
     if libraryOptions is None:
-        if _c_numLibraryOptions != 0:
-            raise ValueError(f"libraryOptions: None, but numLibraryOptions is { _c_numLibraryOptions }")
+        if libraryOptions_count != 0:
+            raise ValueError(f"libraryOptions: None, but numLibraryOptions is { libraryOptions_count }")
     else:
         if not isinstance(libraryOptions, (list, tuple)):
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
-        if len(libraryOptions) != _c_numLibraryOptions:
-            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { _c_numLibraryOptions }")
+        if len(libraryOptions) != libraryOptions_count:
+            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
         libraryOptions_storage = bytearray(max(len(libraryOptions), 1) * sizeof(c.CUlibraryOption))
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i, item in enumerate(libraryOptions):
@@ -21107,14 +21211,15 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
+    cdef long long libraryOptionValues_count = _c_numLibraryOptions
     if libraryOptionValues is None:
-        if _c_numLibraryOptions != 0:
-            raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { _c_numLibraryOptions }")
+        if libraryOptionValues_count != 0:
+            raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { libraryOptionValues_count }")
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
-        if len(libraryOptionValues) != _c_numLibraryOptions:
-            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { _c_numLibraryOptions }")
+        if len(libraryOptionValues) != libraryOptionValues_count:
+            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
         libraryOptionValues_storage = bytearray(max(len(libraryOptionValues), 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
         for i, item in enumerate(libraryOptionValues):
@@ -21211,14 +21316,15 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     cdef bytearray jitOptions_storage = None
     cdef list jitOptions_keep = []
     cdef c.CUjit_option* _c_jitOptions = NULL
+    cdef long long jitOptions_count = _c_numJitOptions
     if jitOptions is None:
-        if _c_numJitOptions != 0:
-            raise ValueError(f"jitOptions: None, but numJitOptions is { _c_numJitOptions }")
+        if jitOptions_count != 0:
+            raise ValueError(f"jitOptions: None, but numJitOptions is { jitOptions_count }")
     else:
         if not isinstance(jitOptions, (list, tuple)):
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
-        if len(jitOptions) != _c_numJitOptions:
-            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { _c_numJitOptions }")
+        if len(jitOptions) != jitOptions_count:
+            raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
         jitOptions_storage = bytearray(max(len(jitOptions), 1) * sizeof(c.CUjit_option))
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i, item in enumerate(jitOptions):
@@ -21226,14 +21332,15 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
+    cdef long long jitOptionsValues_count = _c_numJitOptions
     if jitOptionsValues is None:
-        if _c_numJitOptions != 0:
-            raise ValueError(f"jitOptionsValues: None, but numJitOptions is { _c_numJitOptions }")
+        if jitOptionsValues_count != 0:
+            raise ValueError(f"jitOptionsValues: None, but numJitOptions is { jitOptionsValues_count }")
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if len(jitOptionsValues) != _c_numJitOptions:
-            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { _c_numJitOptions }")
+        if len(jitOptionsValues) != jitOptionsValues_count:
+            raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(len(jitOptionsValues), 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         for i, item in enumerate(jitOptionsValues):
@@ -21241,14 +21348,15 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
     cdef c.CUlibraryOption* _c_libraryOptions = NULL
+    cdef long long libraryOptions_count = _c_numLibraryOptions
     if libraryOptions is None:
-        if _c_numLibraryOptions != 0:
-            raise ValueError(f"libraryOptions: None, but numLibraryOptions is { _c_numLibraryOptions }")
+        if libraryOptions_count != 0:
+            raise ValueError(f"libraryOptions: None, but numLibraryOptions is { libraryOptions_count }")
     else:
         if not isinstance(libraryOptions, (list, tuple)):
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
-        if len(libraryOptions) != _c_numLibraryOptions:
-            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { _c_numLibraryOptions }")
+        if len(libraryOptions) != libraryOptions_count:
+            raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
         libraryOptions_storage = bytearray(max(len(libraryOptions), 1) * sizeof(c.CUlibraryOption))
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i, item in enumerate(libraryOptions):
@@ -21256,14 +21364,15 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
+    cdef long long libraryOptionValues_count = _c_numLibraryOptions
     if libraryOptionValues is None:
-        if _c_numLibraryOptions != 0:
-            raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { _c_numLibraryOptions }")
+        if libraryOptionValues_count != 0:
+            raise ValueError(f"libraryOptionValues: None, but numLibraryOptions is { libraryOptionValues_count }")
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
-        if len(libraryOptionValues) != _c_numLibraryOptions:
-            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { _c_numLibraryOptions }")
+        if len(libraryOptionValues) != libraryOptionValues_count:
+            raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
         libraryOptionValues_storage = bytearray(max(len(libraryOptionValues), 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
         for i, item in enumerate(libraryOptionValues):
@@ -21431,14 +21540,15 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
     cdef bytearray kernels_storage = None
     cdef list kernels_keep = []
     cdef c.CUkernel* _c_kernels = NULL
+    cdef long long kernels_count = _c_numKernels
     if kernels is None:
-        if _c_numKernels != 0:
-            raise ValueError(f"kernels: None, but numKernels is { _c_numKernels }")
+        if kernels_count != 0:
+            raise ValueError(f"kernels: None, but numKernels is { kernels_count }")
     else:
         if not isinstance(kernels, (list, tuple)):
             raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
-        if len(kernels) != _c_numKernels:
-            raise ValueError(f"kernels: {len(kernels)} items, but numKernels is { _c_numKernels }")
+        if len(kernels) != kernels_count:
+            raise ValueError(f"kernels: {len(kernels)} items, but numKernels is { kernels_count }")
         kernels_storage = bytearray(max(len(kernels), 1) * sizeof(c.CUkernel))
         _c_kernels = <c.CUkernel*><char*>kernels_storage
         for i, item in enumerate(kernels):
@@ -25687,14 +25797,15 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     cdef bytearray dsts_storage = None
     cdef list dsts_keep = []
     cdef c.CUdeviceptr* _c_dsts = NULL
+    cdef long long dsts_count = _c_count
     if dsts is None:
-        if _c_count != 0:
-            raise ValueError(f"dsts: None, but count is { _c_count }")
+        if dsts_count != 0:
+            raise ValueError(f"dsts: None, but count is { dsts_count }")
     else:
         if not isinstance(dsts, (list, tuple)):
             raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
-        if len(dsts) != _c_count:
-            raise ValueError(f"dsts: {len(dsts)} items, but count is { _c_count }")
+        if len(dsts) != dsts_count:
+            raise ValueError(f"dsts: {len(dsts)} items, but count is { dsts_count }")
         dsts_storage = bytearray(max(len(dsts), 1) * sizeof(c.CUdeviceptr))
         _c_dsts = <c.CUdeviceptr*><char*>dsts_storage
         for i, item in enumerate(dsts):
@@ -25702,14 +25813,15 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     cdef bytearray srcs_storage = None
     cdef list srcs_keep = []
     cdef c.CUdeviceptr* _c_srcs = NULL
+    cdef long long srcs_count = _c_count
     if srcs is None:
-        if _c_count != 0:
-            raise ValueError(f"srcs: None, but count is { _c_count }")
+        if srcs_count != 0:
+            raise ValueError(f"srcs: None, but count is { srcs_count }")
     else:
         if not isinstance(srcs, (list, tuple)):
             raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
-        if len(srcs) != _c_count:
-            raise ValueError(f"srcs: {len(srcs)} items, but count is { _c_count }")
+        if len(srcs) != srcs_count:
+            raise ValueError(f"srcs: {len(srcs)} items, but count is { srcs_count }")
         srcs_storage = bytearray(max(len(srcs), 1) * sizeof(c.CUdeviceptr))
         _c_srcs = <c.CUdeviceptr*><char*>srcs_storage
         for i, item in enumerate(srcs):
@@ -25717,14 +25829,15 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
     cdef size_t* _c_sizes = NULL
+    cdef long long sizes_count = _c_count
     if sizes is None:
-        if _c_count != 0:
-            raise ValueError(f"sizes: None, but count is { _c_count }")
+        if sizes_count != 0:
+            raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != _c_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { _c_count }")
+        if len(sizes) != sizes_count:
+            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i, item in enumerate(sizes):
@@ -25732,14 +25845,15 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     cdef bytearray attrsIdxs_storage = None
     cdef list attrsIdxs_keep = []
     cdef size_t* _c_attrsIdxs = NULL
+    cdef long long attrsIdxs_count = _c_numAttrs
     if attrsIdxs is None:
-        if _c_numAttrs != 0:
-            raise ValueError(f"attrsIdxs: None, but numAttrs is { _c_numAttrs }")
+        if attrsIdxs_count != 0:
+            raise ValueError(f"attrsIdxs: None, but numAttrs is { attrsIdxs_count }")
     else:
         if not isinstance(attrsIdxs, (list, tuple)):
             raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
-        if len(attrsIdxs) != _c_numAttrs:
-            raise ValueError(f"attrsIdxs: {len(attrsIdxs)} items, but numAttrs is { _c_numAttrs }")
+        if len(attrsIdxs) != attrsIdxs_count:
+            raise ValueError(f"attrsIdxs: {len(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
         attrsIdxs_storage = bytearray(max(len(attrsIdxs), 1) * sizeof(size_t))
         _c_attrsIdxs = <size_t*><char*>attrsIdxs_storage
         for i, item in enumerate(attrsIdxs):
@@ -28375,14 +28489,15 @@ def cuMemSetAccess(ptr, size, desc, count):
     cdef bytearray desc_storage = None
     cdef list desc_keep = []
     cdef c.CUmemAccessDesc* _c_desc = NULL
+    cdef long long desc_count = _c_count
     if desc is None:
-        if _c_count != 0:
-            raise ValueError(f"desc: None, but count is { _c_count }")
+        if desc_count != 0:
+            raise ValueError(f"desc: None, but count is { desc_count }")
     else:
         if not isinstance(desc, (list, tuple)):
             raise TypeError(f"desc: expected a list, got {type(desc).__name__}")
-        if len(desc) != _c_count:
-            raise ValueError(f"desc: {len(desc)} items, but count is { _c_count }")
+        if len(desc) != desc_count:
+            raise ValueError(f"desc: {len(desc)} items, but count is { desc_count }")
         desc_storage = bytearray(max(len(desc), 1) * sizeof(c.CUmemAccessDesc))
         _c_desc = <c.CUmemAccessDesc*><char*>desc_storage
         for i, item in enumerate(desc):
@@ -28989,14 +29104,15 @@ def cuMemPoolSetAccess(pool, map, count):
     cdef bytearray map_storage = None
     cdef list map_keep = []
     cdef c.CUmemAccessDesc* _c_map = NULL
+    cdef long long map_count = _c_count
     if map is None:
-        if _c_count != 0:
-            raise ValueError(f"map: None, but count is { _c_count }")
+        if map_count != 0:
+            raise ValueError(f"map: None, but count is { map_count }")
     else:
         if not isinstance(map, (list, tuple)):
             raise TypeError(f"map: expected a list, got {type(map).__name__}")
-        if len(map) != _c_count:
-            raise ValueError(f"map: {len(map)} items, but count is { _c_count }")
+        if len(map) != map_count:
+            raise ValueError(f"map: {len(map)} items, but count is { map_count }")
         map_storage = bytearray(max(len(map), 1) * sizeof(c.CUmemAccessDesc))
         _c_map = <c.CUmemAccessDesc*><char*>map_storage
         for i, item in enumerate(map):
@@ -30486,14 +30602,15 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     cdef bytearray dptrs_storage = None
     cdef list dptrs_keep = []
     cdef c.CUdeviceptr* _c_dptrs = NULL
+    cdef long long dptrs_count = _c_count
     if dptrs is None:
-        if _c_count != 0:
-            raise ValueError(f"dptrs: None, but count is { _c_count }")
+        if dptrs_count != 0:
+            raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != _c_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { _c_count }")
+        if len(dptrs) != dptrs_count:
+            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
         for i, item in enumerate(dptrs):
@@ -30501,14 +30618,15 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
     cdef size_t* _c_sizes = NULL
+    cdef long long sizes_count = _c_count
     if sizes is None:
-        if _c_count != 0:
-            raise ValueError(f"sizes: None, but count is { _c_count }")
+        if sizes_count != 0:
+            raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != _c_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { _c_count }")
+        if len(sizes) != sizes_count:
+            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i, item in enumerate(sizes):
@@ -30516,14 +30634,15 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     cdef bytearray prefetchLocIdxs_storage = None
     cdef list prefetchLocIdxs_keep = []
     cdef size_t* _c_prefetchLocIdxs = NULL
+    cdef long long prefetchLocIdxs_count = _c_numPrefetchLocs
     if prefetchLocIdxs is None:
-        if _c_numPrefetchLocs != 0:
-            raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { _c_numPrefetchLocs }")
+        if prefetchLocIdxs_count != 0:
+            raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { prefetchLocIdxs_count }")
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
-        if len(prefetchLocIdxs) != _c_numPrefetchLocs:
-            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { _c_numPrefetchLocs }")
+        if len(prefetchLocIdxs) != prefetchLocIdxs_count:
+            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
         prefetchLocIdxs_storage = bytearray(max(len(prefetchLocIdxs), 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
         for i, item in enumerate(prefetchLocIdxs):
@@ -30585,14 +30704,15 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     cdef bytearray dptrs_storage = None
     cdef list dptrs_keep = []
     cdef c.CUdeviceptr* _c_dptrs = NULL
+    cdef long long dptrs_count = _c_count
     if dptrs is None:
-        if _c_count != 0:
-            raise ValueError(f"dptrs: None, but count is { _c_count }")
+        if dptrs_count != 0:
+            raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != _c_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { _c_count }")
+        if len(dptrs) != dptrs_count:
+            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
         for i, item in enumerate(dptrs):
@@ -30600,14 +30720,15 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
     cdef size_t* _c_sizes = NULL
+    cdef long long sizes_count = _c_count
     if sizes is None:
-        if _c_count != 0:
-            raise ValueError(f"sizes: None, but count is { _c_count }")
+        if sizes_count != 0:
+            raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != _c_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { _c_count }")
+        if len(sizes) != sizes_count:
+            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i, item in enumerate(sizes):
@@ -30692,14 +30813,15 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     cdef bytearray dptrs_storage = None
     cdef list dptrs_keep = []
     cdef c.CUdeviceptr* _c_dptrs = NULL
+    cdef long long dptrs_count = _c_count
     if dptrs is None:
-        if _c_count != 0:
-            raise ValueError(f"dptrs: None, but count is { _c_count }")
+        if dptrs_count != 0:
+            raise ValueError(f"dptrs: None, but count is { dptrs_count }")
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != _c_count:
-            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { _c_count }")
+        if len(dptrs) != dptrs_count:
+            raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
         dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
         for i, item in enumerate(dptrs):
@@ -30707,14 +30829,15 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
     cdef size_t* _c_sizes = NULL
+    cdef long long sizes_count = _c_count
     if sizes is None:
-        if _c_count != 0:
-            raise ValueError(f"sizes: None, but count is { _c_count }")
+        if sizes_count != 0:
+            raise ValueError(f"sizes: None, but count is { sizes_count }")
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != _c_count:
-            raise ValueError(f"sizes: {len(sizes)} items, but count is { _c_count }")
+        if len(sizes) != sizes_count:
+            raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
         sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
         for i, item in enumerate(sizes):
@@ -30722,14 +30845,15 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     cdef bytearray prefetchLocIdxs_storage = None
     cdef list prefetchLocIdxs_keep = []
     cdef size_t* _c_prefetchLocIdxs = NULL
+    cdef long long prefetchLocIdxs_count = _c_numPrefetchLocs
     if prefetchLocIdxs is None:
-        if _c_numPrefetchLocs != 0:
-            raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { _c_numPrefetchLocs }")
+        if prefetchLocIdxs_count != 0:
+            raise ValueError(f"prefetchLocIdxs: None, but numPrefetchLocs is { prefetchLocIdxs_count }")
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
-        if len(prefetchLocIdxs) != _c_numPrefetchLocs:
-            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { _c_numPrefetchLocs }")
+        if len(prefetchLocIdxs) != prefetchLocIdxs_count:
+            raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
         prefetchLocIdxs_storage = bytearray(max(len(prefetchLocIdxs), 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
         for i, item in enumerate(prefetchLocIdxs):
@@ -30903,14 +31027,15 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     cdef bytearray data_storage = None
     cdef list data_keep = []
     cdef void** _c_data = NULL
+    cdef long long data_count = _c_numAttributes
     if data is None:
-        if _c_numAttributes != 0:
-            raise ValueError(f"data: None, but numAttributes is { _c_numAttributes }")
+        if data_count != 0:
+            raise ValueError(f"data: None, but numAttributes is { data_count }")
     else:
         if not isinstance(data, (list, tuple)):
             raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        if len(data) != _c_numAttributes:
-            raise ValueError(f"data: {len(data)} items, but numAttributes is { _c_numAttributes }")
+        if len(data) != data_count:
+            raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
         data_storage = bytearray(max(len(data), 1) * sizeof(void*))
         _c_data = <void**><char*>data_storage
         for i, item in enumerate(data):
@@ -30918,14 +31043,15 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
     cdef size_t* _c_dataSizes = NULL
+    cdef long long dataSizes_count = _c_numAttributes
     if dataSizes is None:
-        if _c_numAttributes != 0:
-            raise ValueError(f"dataSizes: None, but numAttributes is { _c_numAttributes }")
+        if dataSizes_count != 0:
+            raise ValueError(f"dataSizes: None, but numAttributes is { dataSizes_count }")
     else:
         if not isinstance(dataSizes, (list, tuple)):
             raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
-        if len(dataSizes) != _c_numAttributes:
-            raise ValueError(f"dataSizes: {len(dataSizes)} items, but numAttributes is { _c_numAttributes }")
+        if len(dataSizes) != dataSizes_count:
+            raise ValueError(f"dataSizes: {len(dataSizes)} items, but numAttributes is { dataSizes_count }")
         dataSizes_storage = bytearray(max(len(dataSizes), 1) * sizeof(size_t))
         _c_dataSizes = <size_t*><char*>dataSizes_storage
         for i, item in enumerate(dataSizes):
@@ -30933,14 +31059,15 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     cdef bytearray attributes_storage = None
     cdef list attributes_keep = []
     cdef c.CUmem_range_attribute* _c_attributes = NULL
+    cdef long long attributes_count = _c_numAttributes
     if attributes is None:
-        if _c_numAttributes != 0:
-            raise ValueError(f"attributes: None, but numAttributes is { _c_numAttributes }")
+        if attributes_count != 0:
+            raise ValueError(f"attributes: None, but numAttributes is { attributes_count }")
     else:
         if not isinstance(attributes, (list, tuple)):
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
-        if len(attributes) != _c_numAttributes:
-            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { _c_numAttributes }")
+        if len(attributes) != attributes_count:
+            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
         attributes_storage = bytearray(max(len(attributes), 1) * sizeof(c.CUmem_range_attribute))
         _c_attributes = <c.CUmem_range_attribute*><char*>attributes_storage
         for i, item in enumerate(attributes):
@@ -31077,14 +31204,15 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
     cdef bytearray attributes_storage = None
     cdef list attributes_keep = []
     cdef c.CUpointer_attribute* _c_attributes = NULL
+    cdef long long attributes_count = _c_numAttributes
     if attributes is None:
-        if _c_numAttributes != 0:
-            raise ValueError(f"attributes: None, but numAttributes is { _c_numAttributes }")
+        if attributes_count != 0:
+            raise ValueError(f"attributes: None, but numAttributes is { attributes_count }")
     else:
         if not isinstance(attributes, (list, tuple)):
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
-        if len(attributes) != _c_numAttributes:
-            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { _c_numAttributes }")
+        if len(attributes) != attributes_count:
+            raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
         attributes_storage = bytearray(max(len(attributes), 1) * sizeof(c.CUpointer_attribute))
         _c_attributes = <c.CUpointer_attribute*><char*>attributes_storage
         for i, item in enumerate(attributes):
@@ -31092,14 +31220,15 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
     cdef bytearray data_storage = None
     cdef list data_keep = []
     cdef void** _c_data = NULL
+    cdef long long data_count = _c_numAttributes
     if data is None:
-        if _c_numAttributes != 0:
-            raise ValueError(f"data: None, but numAttributes is { _c_numAttributes }")
+        if data_count != 0:
+            raise ValueError(f"data: None, but numAttributes is { data_count }")
     else:
         if not isinstance(data, (list, tuple)):
             raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        if len(data) != _c_numAttributes:
-            raise ValueError(f"data: {len(data)} items, but numAttributes is { _c_numAttributes }")
+        if len(data) != data_count:
+            raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
         data_storage = bytearray(max(len(data), 1) * sizeof(void*))
         _c_data = <void**><char*>data_storage
         for i, item in enumerate(data):
@@ -31855,14 +31984,15 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -31870,14 +32000,15 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     cdef bytearray dependencyData_storage = None
     cdef list dependencyData_keep = []
     cdef c.CUgraphEdgeData* _c_dependencyData = NULL
+    cdef long long dependencyData_count = _c_numDependencies
     if dependencyData is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencyData: None, but numDependencies is { _c_numDependencies }")
+        if dependencyData_count != 0:
+            raise ValueError(f"dependencyData: None, but numDependencies is { dependencyData_count }")
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
-        if len(dependencyData) != _c_numDependencies:
-            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencyData) != dependencyData_count:
+            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
         dependencyData_storage = bytearray(max(len(dependencyData), 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
         for i, item in enumerate(dependencyData):
@@ -32118,14 +32249,15 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -32133,14 +32265,15 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     cdef bytearray dependencyData_storage = None
     cdef list dependencyData_keep = []
     cdef c.CUgraphEdgeData* _c_dependencyData = NULL
+    cdef long long dependencyData_count = _c_numDependencies
     if dependencyData is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencyData: None, but numDependencies is { _c_numDependencies }")
+        if dependencyData_count != 0:
+            raise ValueError(f"dependencyData: None, but numDependencies is { dependencyData_count }")
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
-        if len(dependencyData) != _c_numDependencies:
-            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencyData) != dependencyData_count:
+            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
         dependencyData_storage = bytearray(max(len(dependencyData), 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
         for i, item in enumerate(dependencyData):
@@ -33590,14 +33723,15 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
     cdef bytearray extSemArray_storage = None
     cdef list extSemArray_keep = []
     cdef c.CUexternalSemaphore* _c_extSemArray = NULL
+    cdef long long extSemArray_count = _c_numExtSems
     if extSemArray is None:
-        if _c_numExtSems != 0:
-            raise ValueError(f"extSemArray: None, but numExtSems is { _c_numExtSems }")
+        if extSemArray_count != 0:
+            raise ValueError(f"extSemArray: None, but numExtSems is { extSemArray_count }")
     else:
         if not isinstance(extSemArray, (list, tuple)):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
-        if len(extSemArray) != _c_numExtSems:
-            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { _c_numExtSems }")
+        if len(extSemArray) != extSemArray_count:
+            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
         extSemArray_storage = bytearray(max(len(extSemArray), 1) * sizeof(c.CUexternalSemaphore))
         _c_extSemArray = <c.CUexternalSemaphore*><char*>extSemArray_storage
         for i, item in enumerate(extSemArray):
@@ -33705,14 +33839,15 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     cdef bytearray extSemArray_storage = None
     cdef list extSemArray_keep = []
     cdef c.CUexternalSemaphore* _c_extSemArray = NULL
+    cdef long long extSemArray_count = _c_numExtSems
     if extSemArray is None:
-        if _c_numExtSems != 0:
-            raise ValueError(f"extSemArray: None, but numExtSems is { _c_numExtSems }")
+        if extSemArray_count != 0:
+            raise ValueError(f"extSemArray: None, but numExtSems is { extSemArray_count }")
     else:
         if not isinstance(extSemArray, (list, tuple)):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
-        if len(extSemArray) != _c_numExtSems:
-            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { _c_numExtSems }")
+        if len(extSemArray) != extSemArray_count:
+            raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
         extSemArray_storage = bytearray(max(len(extSemArray), 1) * sizeof(c.CUexternalSemaphore))
         _c_extSemArray = <c.CUexternalSemaphore*><char*>extSemArray_storage
         for i, item in enumerate(extSemArray):
@@ -36189,14 +36324,15 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -36376,14 +36512,15 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -36548,14 +36685,15 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -36717,14 +36855,15 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -36882,14 +37021,15 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -37002,14 +37142,15 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -37082,14 +37223,15 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -37248,14 +37390,15 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -37423,14 +37566,15 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -37609,14 +37753,15 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -37799,14 +37944,15 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -38078,14 +38224,15 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -38217,14 +38364,15 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -38892,14 +39040,15 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef bytearray from__storage = None
     cdef list from__keep = []
     cdef c.CUgraphNode* _c_from_ = NULL
+    cdef long long from__count = _c_numDependencies
     if from_ is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"from_: None, but numDependencies is { _c_numDependencies }")
+        if from__count != 0:
+            raise ValueError(f"from_: None, but numDependencies is { from__count }")
     else:
         if not isinstance(from_, (list, tuple)):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
-        if len(from_) != _c_numDependencies:
-            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { _c_numDependencies }")
+        if len(from_) != from__count:
+            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
         from__storage = bytearray(max(len(from_), 1) * sizeof(c.CUgraphNode))
         _c_from_ = <c.CUgraphNode*><char*>from__storage
         for i, item in enumerate(from_):
@@ -38907,14 +39056,15 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef bytearray to_storage = None
     cdef list to_keep = []
     cdef c.CUgraphNode* _c_to = NULL
+    cdef long long to_count = _c_numDependencies
     if to is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"to: None, but numDependencies is { _c_numDependencies }")
+        if to_count != 0:
+            raise ValueError(f"to: None, but numDependencies is { to_count }")
     else:
         if not isinstance(to, (list, tuple)):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
-        if len(to) != _c_numDependencies:
-            raise ValueError(f"to: {len(to)} items, but numDependencies is { _c_numDependencies }")
+        if len(to) != to_count:
+            raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
         to_storage = bytearray(max(len(to), 1) * sizeof(c.CUgraphNode))
         _c_to = <c.CUgraphNode*><char*>to_storage
         for i, item in enumerate(to):
@@ -38922,14 +39072,15 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef bytearray edgeData_storage = None
     cdef list edgeData_keep = []
     cdef c.CUgraphEdgeData* _c_edgeData = NULL
+    cdef long long edgeData_count = _c_numDependencies
     if edgeData is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"edgeData: None, but numDependencies is { _c_numDependencies }")
+        if edgeData_count != 0:
+            raise ValueError(f"edgeData: None, but numDependencies is { edgeData_count }")
     else:
         if not isinstance(edgeData, (list, tuple)):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
-        if len(edgeData) != _c_numDependencies:
-            raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { _c_numDependencies }")
+        if len(edgeData) != edgeData_count:
+            raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { edgeData_count }")
         edgeData_storage = bytearray(max(len(edgeData), 1) * sizeof(c.CUgraphEdgeData))
         _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage
         for i, item in enumerate(edgeData):
@@ -38991,14 +39142,15 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef bytearray from__storage = None
     cdef list from__keep = []
     cdef c.CUgraphNode* _c_from_ = NULL
+    cdef long long from__count = _c_numDependencies
     if from_ is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"from_: None, but numDependencies is { _c_numDependencies }")
+        if from__count != 0:
+            raise ValueError(f"from_: None, but numDependencies is { from__count }")
     else:
         if not isinstance(from_, (list, tuple)):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
-        if len(from_) != _c_numDependencies:
-            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { _c_numDependencies }")
+        if len(from_) != from__count:
+            raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
         from__storage = bytearray(max(len(from_), 1) * sizeof(c.CUgraphNode))
         _c_from_ = <c.CUgraphNode*><char*>from__storage
         for i, item in enumerate(from_):
@@ -39006,14 +39158,15 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef bytearray to_storage = None
     cdef list to_keep = []
     cdef c.CUgraphNode* _c_to = NULL
+    cdef long long to_count = _c_numDependencies
     if to is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"to: None, but numDependencies is { _c_numDependencies }")
+        if to_count != 0:
+            raise ValueError(f"to: None, but numDependencies is { to_count }")
     else:
         if not isinstance(to, (list, tuple)):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
-        if len(to) != _c_numDependencies:
-            raise ValueError(f"to: {len(to)} items, but numDependencies is { _c_numDependencies }")
+        if len(to) != to_count:
+            raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
         to_storage = bytearray(max(len(to), 1) * sizeof(c.CUgraphNode))
         _c_to = <c.CUgraphNode*><char*>to_storage
         for i, item in enumerate(to):
@@ -39021,14 +39174,15 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef bytearray edgeData_storage = None
     cdef list edgeData_keep = []
     cdef c.CUgraphEdgeData* _c_edgeData = NULL
+    cdef long long edgeData_count = _c_numDependencies
     if edgeData is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"edgeData: None, but numDependencies is { _c_numDependencies }")
+        if edgeData_count != 0:
+            raise ValueError(f"edgeData: None, but numDependencies is { edgeData_count }")
     else:
         if not isinstance(edgeData, (list, tuple)):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
-        if len(edgeData) != _c_numDependencies:
-            raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { _c_numDependencies }")
+        if len(edgeData) != edgeData_count:
+            raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { edgeData_count }")
         edgeData_storage = bytearray(max(len(edgeData), 1) * sizeof(c.CUgraphEdgeData))
         _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage
         for i, item in enumerate(edgeData):
@@ -40786,14 +40940,15 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
+    cdef long long dependencies_count = _c_numDependencies
     if dependencies is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencies: None, but numDependencies is { _c_numDependencies }")
+        if dependencies_count != 0:
+            raise ValueError(f"dependencies: None, but numDependencies is { dependencies_count }")
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != _c_numDependencies:
-            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencies) != dependencies_count:
+            raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
         dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
         for i, item in enumerate(dependencies):
@@ -40801,14 +40956,15 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     cdef bytearray dependencyData_storage = None
     cdef list dependencyData_keep = []
     cdef c.CUgraphEdgeData* _c_dependencyData = NULL
+    cdef long long dependencyData_count = _c_numDependencies
     if dependencyData is None:
-        if _c_numDependencies != 0:
-            raise ValueError(f"dependencyData: None, but numDependencies is { _c_numDependencies }")
+        if dependencyData_count != 0:
+            raise ValueError(f"dependencyData: None, but numDependencies is { dependencyData_count }")
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
-        if len(dependencyData) != _c_numDependencies:
-            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { _c_numDependencies }")
+        if len(dependencyData) != dependencyData_count:
+            raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
         dependencyData_storage = bytearray(max(len(dependencyData), 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
         for i, item in enumerate(dependencyData):
@@ -43681,14 +43837,15 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
+    cdef long long globalDim_count = _c_tensorRank
     if globalDim is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"globalDim: None, but tensorRank is { _c_tensorRank }")
+        if globalDim_count != 0:
+            raise ValueError(f"globalDim: None, but tensorRank is { globalDim_count }")
     else:
         if not isinstance(globalDim, (list, tuple)):
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
-        if len(globalDim) != _c_tensorRank:
-            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { _c_tensorRank }")
+        if len(globalDim) != globalDim_count:
+            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
         globalDim_storage = bytearray(max(len(globalDim), 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i, item in enumerate(globalDim):
@@ -43696,14 +43853,15 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
     cdef c.cuuint64_t* _c_globalStrides = NULL
+    cdef long long globalStrides_count = <long long>_c_tensorRank - 1
     if globalStrides is None:
-        if (<long long>_c_tensorRank - 1) != 0:
-            raise ValueError(f"globalStrides: None, but tensorRank - 1 is { (<long long>_c_tensorRank - 1) }")
+        if globalStrides_count != 0:
+            raise ValueError(f"globalStrides: None, but tensorRank - 1 is { globalStrides_count }")
     else:
         if not isinstance(globalStrides, (list, tuple)):
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
-        if len(globalStrides) != (<long long>_c_tensorRank - 1):
-            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { (<long long>_c_tensorRank - 1) }")
+        if len(globalStrides) != globalStrides_count:
+            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
         globalStrides_storage = bytearray(max(len(globalStrides), 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i, item in enumerate(globalStrides):
@@ -43711,14 +43869,15 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     cdef bytearray boxDim_storage = None
     cdef list boxDim_keep = []
     cdef c.cuuint32_t* _c_boxDim = NULL
+    cdef long long boxDim_count = _c_tensorRank
     if boxDim is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"boxDim: None, but tensorRank is { _c_tensorRank }")
+        if boxDim_count != 0:
+            raise ValueError(f"boxDim: None, but tensorRank is { boxDim_count }")
     else:
         if not isinstance(boxDim, (list, tuple)):
             raise TypeError(f"boxDim: expected a list, got {type(boxDim).__name__}")
-        if len(boxDim) != _c_tensorRank:
-            raise ValueError(f"boxDim: {len(boxDim)} items, but tensorRank is { _c_tensorRank }")
+        if len(boxDim) != boxDim_count:
+            raise ValueError(f"boxDim: {len(boxDim)} items, but tensorRank is { boxDim_count }")
         boxDim_storage = bytearray(max(len(boxDim), 1) * sizeof(c.cuuint32_t))
         _c_boxDim = <c.cuuint32_t*><char*>boxDim_storage
         for i, item in enumerate(boxDim):
@@ -43726,14 +43885,15 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
     cdef c.cuuint32_t* _c_elementStrides = NULL
+    cdef long long elementStrides_count = _c_tensorRank
     if elementStrides is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"elementStrides: None, but tensorRank is { _c_tensorRank }")
+        if elementStrides_count != 0:
+            raise ValueError(f"elementStrides: None, but tensorRank is { elementStrides_count }")
     else:
         if not isinstance(elementStrides, (list, tuple)):
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
-        if len(elementStrides) != _c_tensorRank:
-            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { _c_tensorRank }")
+        if len(elementStrides) != elementStrides_count:
+            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
         elementStrides_storage = bytearray(max(len(elementStrides), 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i, item in enumerate(elementStrides):
@@ -43970,14 +44130,15 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
+    cdef long long globalDim_count = _c_tensorRank
     if globalDim is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"globalDim: None, but tensorRank is { _c_tensorRank }")
+        if globalDim_count != 0:
+            raise ValueError(f"globalDim: None, but tensorRank is { globalDim_count }")
     else:
         if not isinstance(globalDim, (list, tuple)):
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
-        if len(globalDim) != _c_tensorRank:
-            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { _c_tensorRank }")
+        if len(globalDim) != globalDim_count:
+            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
         globalDim_storage = bytearray(max(len(globalDim), 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i, item in enumerate(globalDim):
@@ -43985,14 +44146,15 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
     cdef c.cuuint64_t* _c_globalStrides = NULL
+    cdef long long globalStrides_count = <long long>_c_tensorRank - 1
     if globalStrides is None:
-        if (<long long>_c_tensorRank - 1) != 0:
-            raise ValueError(f"globalStrides: None, but tensorRank - 1 is { (<long long>_c_tensorRank - 1) }")
+        if globalStrides_count != 0:
+            raise ValueError(f"globalStrides: None, but tensorRank - 1 is { globalStrides_count }")
     else:
         if not isinstance(globalStrides, (list, tuple)):
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
-        if len(globalStrides) != (<long long>_c_tensorRank - 1):
-            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { (<long long>_c_tensorRank - 1) }")
+        if len(globalStrides) != globalStrides_count:
+            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
         globalStrides_storage = bytearray(max(len(globalStrides), 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i, item in enumerate(globalStrides):
@@ -44000,14 +44162,15 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     cdef bytearray pixelBoxLowerCorner_storage = None
     cdef list pixelBoxLowerCorner_keep = []
     cdef int* _c_pixelBoxLowerCorner = NULL
+    cdef long long pixelBoxLowerCorner_count = <long long>_c_tensorRank - 2
     if pixelBoxLowerCorner is None:
-        if (<long long>_c_tensorRank - 2) != 0:
-            raise ValueError(f"pixelBoxLowerCorner: None, but tensorRank - 2 is { (<long long>_c_tensorRank - 2) }")
+        if pixelBoxLowerCorner_count != 0:
+            raise ValueError(f"pixelBoxLowerCorner: None, but tensorRank - 2 is { pixelBoxLowerCorner_count }")
     else:
         if not isinstance(pixelBoxLowerCorner, (list, tuple)):
             raise TypeError(f"pixelBoxLowerCorner: expected a list, got {type(pixelBoxLowerCorner).__name__}")
-        if len(pixelBoxLowerCorner) != (<long long>_c_tensorRank - 2):
-            raise ValueError(f"pixelBoxLowerCorner: {len(pixelBoxLowerCorner)} items, but tensorRank - 2 is { (<long long>_c_tensorRank - 2) }")
+        if len(pixelBoxLowerCorner) != pixelBoxLowerCorner_count:
+            raise ValueError(f"pixelBoxLowerCorner: {len(pixelBoxLowerCorner)} items, but tensorRank - 2 is { pixelBoxLowerCorner_count }")
         pixelBoxLowerCorner_storage = bytearray(max(len(pixelBoxLowerCorner), 1) * sizeof(int))
         _c_pixelBoxLowerCorner = <int*><char*>pixelBoxLowerCorner_storage
         for i, item in enumerate(pixelBoxLowerCorner):
@@ -44015,14 +44178,15 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     cdef bytearray pixelBoxUpperCorner_storage = None
     cdef list pixelBoxUpperCorner_keep = []
     cdef int* _c_pixelBoxUpperCorner = NULL
+    cdef long long pixelBoxUpperCorner_count = <long long>_c_tensorRank - 2
     if pixelBoxUpperCorner is None:
-        if (<long long>_c_tensorRank - 2) != 0:
-            raise ValueError(f"pixelBoxUpperCorner: None, but tensorRank - 2 is { (<long long>_c_tensorRank - 2) }")
+        if pixelBoxUpperCorner_count != 0:
+            raise ValueError(f"pixelBoxUpperCorner: None, but tensorRank - 2 is { pixelBoxUpperCorner_count }")
     else:
         if not isinstance(pixelBoxUpperCorner, (list, tuple)):
             raise TypeError(f"pixelBoxUpperCorner: expected a list, got {type(pixelBoxUpperCorner).__name__}")
-        if len(pixelBoxUpperCorner) != (<long long>_c_tensorRank - 2):
-            raise ValueError(f"pixelBoxUpperCorner: {len(pixelBoxUpperCorner)} items, but tensorRank - 2 is { (<long long>_c_tensorRank - 2) }")
+        if len(pixelBoxUpperCorner) != pixelBoxUpperCorner_count:
+            raise ValueError(f"pixelBoxUpperCorner: {len(pixelBoxUpperCorner)} items, but tensorRank - 2 is { pixelBoxUpperCorner_count }")
         pixelBoxUpperCorner_storage = bytearray(max(len(pixelBoxUpperCorner), 1) * sizeof(int))
         _c_pixelBoxUpperCorner = <int*><char*>pixelBoxUpperCorner_storage
         for i, item in enumerate(pixelBoxUpperCorner):
@@ -44030,14 +44194,15 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
     cdef c.cuuint32_t* _c_elementStrides = NULL
+    cdef long long elementStrides_count = _c_tensorRank
     if elementStrides is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"elementStrides: None, but tensorRank is { _c_tensorRank }")
+        if elementStrides_count != 0:
+            raise ValueError(f"elementStrides: None, but tensorRank is { elementStrides_count }")
     else:
         if not isinstance(elementStrides, (list, tuple)):
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
-        if len(elementStrides) != _c_tensorRank:
-            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { _c_tensorRank }")
+        if len(elementStrides) != elementStrides_count:
+            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
         elementStrides_storage = bytearray(max(len(elementStrides), 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i, item in enumerate(elementStrides):
@@ -44276,14 +44441,15 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
+    cdef long long globalDim_count = _c_tensorRank
     if globalDim is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"globalDim: None, but tensorRank is { _c_tensorRank }")
+        if globalDim_count != 0:
+            raise ValueError(f"globalDim: None, but tensorRank is { globalDim_count }")
     else:
         if not isinstance(globalDim, (list, tuple)):
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
-        if len(globalDim) != _c_tensorRank:
-            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { _c_tensorRank }")
+        if len(globalDim) != globalDim_count:
+            raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
         globalDim_storage = bytearray(max(len(globalDim), 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i, item in enumerate(globalDim):
@@ -44291,14 +44457,15 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
     cdef c.cuuint64_t* _c_globalStrides = NULL
+    cdef long long globalStrides_count = <long long>_c_tensorRank - 1
     if globalStrides is None:
-        if (<long long>_c_tensorRank - 1) != 0:
-            raise ValueError(f"globalStrides: None, but tensorRank - 1 is { (<long long>_c_tensorRank - 1) }")
+        if globalStrides_count != 0:
+            raise ValueError(f"globalStrides: None, but tensorRank - 1 is { globalStrides_count }")
     else:
         if not isinstance(globalStrides, (list, tuple)):
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
-        if len(globalStrides) != (<long long>_c_tensorRank - 1):
-            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { (<long long>_c_tensorRank - 1) }")
+        if len(globalStrides) != globalStrides_count:
+            raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
         globalStrides_storage = bytearray(max(len(globalStrides), 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i, item in enumerate(globalStrides):
@@ -44306,14 +44473,15 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
     cdef c.cuuint32_t* _c_elementStrides = NULL
+    cdef long long elementStrides_count = _c_tensorRank
     if elementStrides is None:
-        if _c_tensorRank != 0:
-            raise ValueError(f"elementStrides: None, but tensorRank is { _c_tensorRank }")
+        if elementStrides_count != 0:
+            raise ValueError(f"elementStrides: None, but tensorRank is { elementStrides_count }")
     else:
         if not isinstance(elementStrides, (list, tuple)):
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
-        if len(elementStrides) != _c_tensorRank:
-            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { _c_tensorRank }")
+        if len(elementStrides) != elementStrides_count:
+            raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
         elementStrides_storage = bytearray(max(len(elementStrides), 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i, item in enumerate(elementStrides):
@@ -44653,14 +44821,15 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     cdef bytearray operations_storage = None
     cdef list operations_keep = []
     cdef c.CUatomicOperation* _c_operations = NULL
+    cdef long long operations_count = _c_count
     if operations is None:
-        if _c_count != 0:
-            raise ValueError(f"operations: None, but count is { _c_count }")
+        if operations_count != 0:
+            raise ValueError(f"operations: None, but count is { operations_count }")
     else:
         if not isinstance(operations, (list, tuple)):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
-        if len(operations) != _c_count:
-            raise ValueError(f"operations: {len(operations)} items, but count is { _c_count }")
+        if len(operations) != operations_count:
+            raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
         operations_storage = bytearray(max(len(operations), 1) * sizeof(c.CUatomicOperation))
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i, item in enumerate(operations):
@@ -44997,14 +45166,15 @@ def cuGraphicsMapResources(count, resources, hStream):
     cdef bytearray resources_storage = None
     cdef list resources_keep = []
     cdef c.CUgraphicsResource* _c_resources = NULL
+    cdef long long resources_count = _c_count
     if resources is None:
-        if _c_count != 0:
-            raise ValueError(f"resources: None, but count is { _c_count }")
+        if resources_count != 0:
+            raise ValueError(f"resources: None, but count is { resources_count }")
     else:
         if not isinstance(resources, (list, tuple)):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
-        if len(resources) != _c_count:
-            raise ValueError(f"resources: {len(resources)} items, but count is { _c_count }")
+        if len(resources) != resources_count:
+            raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
         resources_storage = bytearray(max(len(resources), 1) * sizeof(c.CUgraphicsResource))
         _c_resources = <c.CUgraphicsResource*><char*>resources_storage
         for i, item in enumerate(resources):
@@ -45065,14 +45235,15 @@ def cuGraphicsUnmapResources(count, resources, hStream):
     cdef bytearray resources_storage = None
     cdef list resources_keep = []
     cdef c.CUgraphicsResource* _c_resources = NULL
+    cdef long long resources_count = _c_count
     if resources is None:
-        if _c_count != 0:
-            raise ValueError(f"resources: None, but count is { _c_count }")
+        if resources_count != 0:
+            raise ValueError(f"resources: None, but count is { resources_count }")
     else:
         if not isinstance(resources, (list, tuple)):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
-        if len(resources) != _c_count:
-            raise ValueError(f"resources: {len(resources)} items, but count is { _c_count }")
+        if len(resources) != resources_count:
+            raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
         resources_storage = bytearray(max(len(resources), 1) * sizeof(c.CUgraphicsResource))
         _c_resources = <c.CUgraphicsResource*><char*>resources_storage
         for i, item in enumerate(resources):
@@ -45934,14 +46105,15 @@ def cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount):
     cdef bytearray nbGroups_storage = None
     cdef list nbGroups_keep = []
     cdef unsigned int* _c_nbGroups = NULL
+    cdef long long nbGroups_count = _c_minCount
     if nbGroups is None:
-        if _c_minCount != 0:
-            raise ValueError(f"nbGroups: None, but minCount is { _c_minCount }")
+        if nbGroups_count != 0:
+            raise ValueError(f"nbGroups: None, but minCount is { nbGroups_count }")
     else:
         if not isinstance(nbGroups, (list, tuple)):
             raise TypeError(f"nbGroups: expected a list, got {type(nbGroups).__name__}")
-        if len(nbGroups) != _c_minCount:
-            raise ValueError(f"nbGroups: {len(nbGroups)} items, but minCount is { _c_minCount }")
+        if len(nbGroups) != nbGroups_count:
+            raise ValueError(f"nbGroups: {len(nbGroups)} items, but minCount is { nbGroups_count }")
         nbGroups_storage = bytearray(max(len(nbGroups), 1) * sizeof(unsigned int))
         _c_nbGroups = <unsigned int*><char*>nbGroups_storage
         for i, item in enumerate(nbGroups):

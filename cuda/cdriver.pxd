@@ -65,34 +65,27 @@ cdef extern from "cuda.h" nogil:
     ctypedef _CUgreenCtx_struct* CUgreenCtx
     cdef struct CUuuid_st:
         char bytes_ "bytes"[16]
-
     ctypedef CUuuid_st CUuuid
     cdef struct CUmemFabricHandle_st:
         unsigned char data[64]
-
     ctypedef CUmemFabricHandle_st CUmemFabricHandle_v1
     ctypedef CUmemFabricHandle_v1 CUmemFabricHandle
     cdef struct CUipcEventHandle_st:
         char reserved[64]
-
     ctypedef CUipcEventHandle_st CUipcEventHandle_v1
     ctypedef CUipcEventHandle_v1 CUipcEventHandle
     cdef struct CUipcMemHandle_st:
         char reserved[64]
-
     ctypedef CUipcMemHandle_st CUipcMemHandle_v1
     ctypedef CUipcMemHandle_v1 CUipcMemHandle
-
     cdef enum CUipcMem_flags_enum:
         CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
     ctypedef CUipcMem_flags_enum CUipcMem_flags
-
     cdef enum CUmemAttach_flags_enum:
         CU_MEM_ATTACH_GLOBAL
         CU_MEM_ATTACH_HOST
         CU_MEM_ATTACH_SINGLE
     ctypedef CUmemAttach_flags_enum CUmemAttach_flags
-
     cdef enum CUctx_flags_enum:
         CU_CTX_SCHED_AUTO
         CU_CTX_SCHED_SPIN
@@ -107,50 +100,42 @@ cdef extern from "cuda.h" nogil:
         CU_CTX_SYNC_MEMOPS
         CU_CTX_FLAGS_MASK
     ctypedef CUctx_flags_enum CUctx_flags
-
     cdef enum CUevent_sched_flags_enum:
         CU_EVENT_SCHED_AUTO
         CU_EVENT_SCHED_SPIN
         CU_EVENT_SCHED_YIELD
         CU_EVENT_SCHED_BLOCKING_SYNC
     ctypedef CUevent_sched_flags_enum CUevent_sched_flags
-
     cdef enum cl_event_flags_enum:
         NVCL_EVENT_SCHED_AUTO
         NVCL_EVENT_SCHED_SPIN
         NVCL_EVENT_SCHED_YIELD
         NVCL_EVENT_SCHED_BLOCKING_SYNC
     ctypedef cl_event_flags_enum cl_event_flags
-
     cdef enum cl_context_flags_enum:
         NVCL_CTX_SCHED_AUTO
         NVCL_CTX_SCHED_SPIN
         NVCL_CTX_SCHED_YIELD
         NVCL_CTX_SCHED_BLOCKING_SYNC
     ctypedef cl_context_flags_enum cl_context_flags
-
     cdef enum CUstream_flags_enum:
         CU_STREAM_DEFAULT
         CU_STREAM_NON_BLOCKING
     ctypedef CUstream_flags_enum CUstream_flags
-
     cdef enum CUevent_flags_enum:
         CU_EVENT_DEFAULT
         CU_EVENT_BLOCKING_SYNC
         CU_EVENT_DISABLE_TIMING
         CU_EVENT_INTERPROCESS
     ctypedef CUevent_flags_enum CUevent_flags
-
     cdef enum CUevent_record_flags_enum:
         CU_EVENT_RECORD_DEFAULT
         CU_EVENT_RECORD_EXTERNAL
     ctypedef CUevent_record_flags_enum CUevent_record_flags
-
     cdef enum CUevent_wait_flags_enum:
         CU_EVENT_WAIT_DEFAULT
         CU_EVENT_WAIT_EXTERNAL
     ctypedef CUevent_wait_flags_enum CUevent_wait_flags
-
     cdef enum CUstreamWaitValue_flags_enum:
         CU_STREAM_WAIT_VALUE_GEQ
         CU_STREAM_WAIT_VALUE_EQ
@@ -158,12 +143,10 @@ cdef extern from "cuda.h" nogil:
         CU_STREAM_WAIT_VALUE_NOR
         CU_STREAM_WAIT_VALUE_FLUSH
     ctypedef CUstreamWaitValue_flags_enum CUstreamWaitValue_flags
-
     cdef enum CUstreamWriteValue_flags_enum:
         CU_STREAM_WRITE_VALUE_DEFAULT
         CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
     ctypedef CUstreamWriteValue_flags_enum CUstreamWriteValue_flags
-
     cdef enum CUstreamBatchMemOpType_enum:
         CU_STREAM_MEM_OP_WAIT_VALUE_32
         CU_STREAM_MEM_OP_WRITE_VALUE_32
@@ -172,7 +155,6 @@ cdef extern from "cuda.h" nogil:
         CU_STREAM_MEM_OP_BARRIER
         CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES
     ctypedef CUstreamBatchMemOpType_enum CUstreamBatchMemOpType
-
     cdef enum CUstreamMemoryBarrier_flags_enum:
         CU_STREAM_MEMORY_BARRIER_TYPE_SYS
         CU_STREAM_MEMORY_BARRIER_TYPE_GPU
@@ -204,7 +186,6 @@ cdef extern from "cuda.h" nogil:
         CUstreamMemOpFlushRemoteWritesParams_st flushRemoteWrites
         CUstreamMemOpMemoryBarrierParams_st memoryBarrier
         cuuint64_t pad[6]
-
     ctypedef CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams_v1
     ctypedef CUstreamBatchMemOpParams_v1 CUstreamBatchMemOpParams
     cdef struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st:
@@ -212,7 +193,6 @@ cdef extern from "cuda.h" nogil:
         unsigned int count
         CUstreamBatchMemOpParams* paramArray
         unsigned int flags
-
     ctypedef CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st CUDA_BATCH_MEM_OP_NODE_PARAMS_v1
     ctypedef CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 CUDA_BATCH_MEM_OP_NODE_PARAMS
     cdef struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st:
@@ -220,19 +200,15 @@ cdef extern from "cuda.h" nogil:
         unsigned int count
         CUstreamBatchMemOpParams* paramArray
         unsigned int flags
-
     ctypedef CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st CUDA_BATCH_MEM_OP_NODE_PARAMS_v2
-
     cdef enum CUoccupancy_flags_enum:
         CU_OCCUPANCY_DEFAULT
         CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
     ctypedef CUoccupancy_flags_enum CUoccupancy_flags
-
     cdef enum CUstreamUpdateCaptureDependencies_flags_enum:
         CU_STREAM_ADD_CAPTURE_DEPENDENCIES
         CU_STREAM_SET_CAPTURE_DEPENDENCIES
     ctypedef CUstreamUpdateCaptureDependencies_flags_enum CUstreamUpdateCaptureDependencies_flags
-
     cdef enum CUasyncNotificationType_enum:
         CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET
     ctypedef CUasyncNotificationType_enum CUasyncNotificationType
@@ -243,10 +219,8 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUasyncNotificationInfo_st:
         CUasyncNotificationType type
         CUasyncNotificationInfo_info info
-
     ctypedef CUasyncNotificationInfo_st CUasyncNotificationInfo
     ctypedef void (*CUasyncCallback)(CUasyncNotificationInfo*, void*, CUasyncCallbackHandle) noexcept
-
     cdef enum CUarray_format_enum:
         CU_AD_FORMAT_UNSIGNED_INT8
         CU_AD_FORMAT_UNSIGNED_INT16
@@ -301,19 +275,16 @@ cdef extern from "cuda.h" nogil:
         CU_AD_FORMAT_UNORM_INT_101010_2
         CU_AD_FORMAT_MAX
     ctypedef CUarray_format_enum CUarray_format
-
     cdef enum CUaddress_mode_enum:
         CU_TR_ADDRESS_MODE_WRAP
         CU_TR_ADDRESS_MODE_CLAMP
         CU_TR_ADDRESS_MODE_MIRROR
         CU_TR_ADDRESS_MODE_BORDER
     ctypedef CUaddress_mode_enum CUaddress_mode
-
     cdef enum CUfilter_mode_enum:
         CU_TR_FILTER_MODE_POINT
         CU_TR_FILTER_MODE_LINEAR
     ctypedef CUfilter_mode_enum CUfilter_mode
-
     cdef enum CUdevice_attribute_enum:
         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
@@ -481,10 +452,8 @@ cdef extern from "cuda.h" nogil:
         int regsPerBlock
         int clockRate
         int textureAlign
-
     ctypedef CUdevprop_st CUdevprop_v1
     ctypedef CUdevprop_v1 CUdevprop
-
     cdef enum CUpointer_attribute_enum:
         CU_POINTER_ATTRIBUTE_CONTEXT
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE
@@ -508,7 +477,6 @@ cdef extern from "cuda.h" nogil:
         CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
         CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
     ctypedef CUpointer_attribute_enum CUpointer_attribute
-
     cdef enum CUfunction_attribute_enum:
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
@@ -528,39 +496,33 @@ cdef extern from "cuda.h" nogil:
         CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
         CU_FUNC_ATTRIBUTE_MAX
     ctypedef CUfunction_attribute_enum CUfunction_attribute
-
     cdef enum CUfunc_cache_enum:
         CU_FUNC_CACHE_PREFER_NONE
         CU_FUNC_CACHE_PREFER_SHARED
         CU_FUNC_CACHE_PREFER_L1
         CU_FUNC_CACHE_PREFER_EQUAL
     ctypedef CUfunc_cache_enum CUfunc_cache
-
     cdef enum CUsharedconfig_enum:
         CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
         CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
         CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
     ctypedef CUsharedconfig_enum CUsharedconfig
-
     cdef enum CUshared_carveout_enum:
         CU_SHAREDMEM_CARVEOUT_DEFAULT
         CU_SHAREDMEM_CARVEOUT_MAX_SHARED
         CU_SHAREDMEM_CARVEOUT_MAX_L1
     ctypedef CUshared_carveout_enum CUshared_carveout
-
     cdef enum CUmemorytype_enum:
         CU_MEMORYTYPE_HOST
         CU_MEMORYTYPE_DEVICE
         CU_MEMORYTYPE_ARRAY
         CU_MEMORYTYPE_UNIFIED
     ctypedef CUmemorytype_enum CUmemorytype
-
     cdef enum CUcomputemode_enum:
         CU_COMPUTEMODE_DEFAULT
         CU_COMPUTEMODE_PROHIBITED
         CU_COMPUTEMODE_EXCLUSIVE_PROCESS
     ctypedef CUcomputemode_enum CUcomputemode
-
     cdef enum CUmem_advise_enum:
         CU_MEM_ADVISE_SET_READ_MOSTLY
         CU_MEM_ADVISE_UNSET_READ_MOSTLY
@@ -569,7 +531,6 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_ADVISE_SET_ACCESSED_BY
         CU_MEM_ADVISE_UNSET_ACCESSED_BY
     ctypedef CUmem_advise_enum CUmem_advise
-
     cdef enum CUmem_range_attribute_enum:
         CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
         CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
@@ -580,7 +541,6 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
         CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
     ctypedef CUmem_range_attribute_enum CUmem_range_attribute
-
     cdef enum CUjit_option_enum:
         CU_JIT_MAX_REGISTERS
         CU_JIT_THREADS_PER_BLOCK
@@ -619,7 +579,6 @@ cdef extern from "cuda.h" nogil:
         CU_JIT_SPLIT_COMPILE
         CU_JIT_NUM_OPTIONS
     ctypedef CUjit_option_enum CUjit_option
-
     cdef enum CUjit_target_enum:
         CU_TARGET_COMPUTE_30
         CU_TARGET_COMPUTE_32
@@ -656,18 +615,15 @@ cdef extern from "cuda.h" nogil:
         CU_TARGET_COMPUTE_120F
         CU_TARGET_COMPUTE_121F
     ctypedef CUjit_target_enum CUjit_target
-
     cdef enum CUjit_fallback_enum:
         CU_PREFER_PTX
         CU_PREFER_BINARY
     ctypedef CUjit_fallback_enum CUjit_fallback
-
     cdef enum CUjit_cacheMode_enum:
         CU_JIT_CACHE_OPTION_NONE
         CU_JIT_CACHE_OPTION_CG
         CU_JIT_CACHE_OPTION_CA
     ctypedef CUjit_cacheMode_enum CUjit_cacheMode
-
     cdef enum CUjitInputType_enum:
         CU_JIT_INPUT_CUBIN
         CU_JIT_INPUT_PTX
@@ -679,7 +635,6 @@ cdef extern from "cuda.h" nogil:
     ctypedef CUjitInputType_enum CUjitInputType
     cdef struct _CUlinkState_struct "CUlinkState_st"
     ctypedef _CUlinkState_struct* CUlinkState
-
     cdef enum CUgraphicsRegisterFlags_enum:
         CU_GRAPHICS_REGISTER_FLAGS_NONE
         CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
@@ -687,13 +642,11 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
         CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
     ctypedef CUgraphicsRegisterFlags_enum CUgraphicsRegisterFlags
-
     cdef enum CUgraphicsMapResourceFlags_enum:
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
     ctypedef CUgraphicsMapResourceFlags_enum CUgraphicsMapResourceFlags
-
     cdef enum CUarray_cubemap_face_enum:
         CU_CUBEMAP_FACE_POSITIVE_X
         CU_CUBEMAP_FACE_NEGATIVE_X
@@ -702,7 +655,6 @@ cdef extern from "cuda.h" nogil:
         CU_CUBEMAP_FACE_POSITIVE_Z
         CU_CUBEMAP_FACE_NEGATIVE_Z
     ctypedef CUarray_cubemap_face_enum CUarray_cubemap_face
-
     cdef enum CUlimit_enum:
         CU_LIMIT_STACK_SIZE
         CU_LIMIT_PRINTF_FIFO_SIZE
@@ -716,7 +668,6 @@ cdef extern from "cuda.h" nogil:
         CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
         CU_LIMIT_MAX
     ctypedef CUlimit_enum CUlimit
-
     cdef enum CUresourcetype_enum:
         CU_RESOURCE_TYPE_ARRAY
         CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
@@ -724,7 +675,6 @@ cdef extern from "cuda.h" nogil:
         CU_RESOURCE_TYPE_PITCH2D
     ctypedef CUresourcetype_enum CUresourcetype
     ctypedef void (*CUhostFn)(void*) noexcept
-
     cdef enum CUaccessProperty_enum:
         CU_ACCESS_PROPERTY_NORMAL
         CU_ACCESS_PROPERTY_STREAMING
@@ -736,7 +686,6 @@ cdef extern from "cuda.h" nogil:
         float hitRatio
         CUaccessProperty hitProp
         CUaccessProperty missProp
-
     ctypedef CUaccessPolicyWindow_st CUaccessPolicyWindow_v1
     ctypedef CUaccessPolicyWindow_v1 CUaccessPolicyWindow
     cdef struct CUDA_KERNEL_NODE_PARAMS_st:
@@ -750,7 +699,6 @@ cdef extern from "cuda.h" nogil:
         unsigned int sharedMemBytes
         void** kernelParams
         void** extra
-
     ctypedef CUDA_KERNEL_NODE_PARAMS_st CUDA_KERNEL_NODE_PARAMS_v1
     cdef struct CUDA_KERNEL_NODE_PARAMS_v2_st:
         CUfunction func
@@ -765,7 +713,6 @@ cdef extern from "cuda.h" nogil:
         void** extra
         CUkernel kern
         CUcontext ctx
-
     ctypedef CUDA_KERNEL_NODE_PARAMS_v2_st CUDA_KERNEL_NODE_PARAMS_v2
     ctypedef CUDA_KERNEL_NODE_PARAMS_v2 CUDA_KERNEL_NODE_PARAMS
     cdef struct CUDA_KERNEL_NODE_PARAMS_v3_st:
@@ -781,7 +728,6 @@ cdef extern from "cuda.h" nogil:
         void** extra
         CUkernel kern
         CUcontext ctx
-
     ctypedef CUDA_KERNEL_NODE_PARAMS_v3_st CUDA_KERNEL_NODE_PARAMS_v3
     cdef struct CUDA_MEMSET_NODE_PARAMS_st:
         CUdeviceptr dst
@@ -790,7 +736,6 @@ cdef extern from "cuda.h" nogil:
         unsigned int elementSize
         size_t width
         size_t height
-
     ctypedef CUDA_MEMSET_NODE_PARAMS_st CUDA_MEMSET_NODE_PARAMS_v1
     ctypedef CUDA_MEMSET_NODE_PARAMS_v1 CUDA_MEMSET_NODE_PARAMS
     cdef struct CUDA_MEMSET_NODE_PARAMS_v2_st:
@@ -801,20 +746,16 @@ cdef extern from "cuda.h" nogil:
         size_t width
         size_t height
         CUcontext ctx
-
     ctypedef CUDA_MEMSET_NODE_PARAMS_v2_st CUDA_MEMSET_NODE_PARAMS_v2
     cdef struct CUDA_HOST_NODE_PARAMS_st:
         CUhostFn fn
         void* userData
-
     ctypedef CUDA_HOST_NODE_PARAMS_st CUDA_HOST_NODE_PARAMS_v1
     ctypedef CUDA_HOST_NODE_PARAMS_v1 CUDA_HOST_NODE_PARAMS
     cdef struct CUDA_HOST_NODE_PARAMS_v2_st:
         CUhostFn fn
         void* userData
-
     ctypedef CUDA_HOST_NODE_PARAMS_v2_st CUDA_HOST_NODE_PARAMS_v2
-
     cdef enum CUgraphConditionalNodeType_enum:
         CU_GRAPH_COND_TYPE_IF
         CU_GRAPH_COND_TYPE_WHILE
@@ -826,7 +767,6 @@ cdef extern from "cuda.h" nogil:
         unsigned int size
         CUgraph* phGraph_out
         CUcontext ctx
-
     cdef enum CUgraphNodeType_enum:
         CU_GRAPH_NODE_TYPE_KERNEL
         CU_GRAPH_NODE_TYPE_MEMCPY
@@ -843,7 +783,6 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_NODE_TYPE_BATCH_MEM_OP
         CU_GRAPH_NODE_TYPE_CONDITIONAL
     ctypedef CUgraphNodeType_enum CUgraphNodeType
-
     cdef enum CUgraphDependencyType_enum:
         CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
         CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
@@ -853,9 +792,7 @@ cdef extern from "cuda.h" nogil:
         unsigned char to_port
         unsigned char type
         unsigned char reserved[5]
-
     ctypedef CUgraphEdgeData_st CUgraphEdgeData
-
     cdef enum CUgraphInstantiateResult_enum:
         CUDA_GRAPH_INSTANTIATE_SUCCESS
         CUDA_GRAPH_INSTANTIATE_ERROR
@@ -869,22 +806,18 @@ cdef extern from "cuda.h" nogil:
         CUstream hUploadStream
         CUgraphNode hErrNode_out
         CUgraphInstantiateResult result_out
-
     ctypedef CUDA_GRAPH_INSTANTIATE_PARAMS_st CUDA_GRAPH_INSTANTIATE_PARAMS
-
     cdef enum CUsynchronizationPolicy_enum:
         CU_SYNC_POLICY_AUTO
         CU_SYNC_POLICY_SPIN
         CU_SYNC_POLICY_YIELD
         CU_SYNC_POLICY_BLOCKING_SYNC
     ctypedef CUsynchronizationPolicy_enum CUsynchronizationPolicy
-
     cdef enum CUclusterSchedulingPolicy_enum:
         CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
         CU_CLUSTER_SCHEDULING_POLICY_SPREAD
         CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING
     ctypedef CUclusterSchedulingPolicy_enum CUclusterSchedulingPolicy
-
     cdef enum CUlaunchMemSyncDomain_enum:
         CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
         CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
@@ -892,9 +825,7 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUlaunchMemSyncDomainMap_st:
         unsigned char default_
         unsigned char remote
-
     ctypedef CUlaunchMemSyncDomainMap_st CUlaunchMemSyncDomainMap
-
     cdef enum CUlaunchAttributeID_enum:
         CU_LAUNCH_ATTRIBUTE_IGNORE
         CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW
@@ -948,13 +879,11 @@ cdef extern from "cuda.h" nogil:
         CUlaunchAttributeValue_deviceUpdatableKernelNode deviceUpdatableKernelNode
         unsigned int sharedMemCarveout
         unsigned int nvlinkUtilCentricScheduling
-
     ctypedef CUlaunchAttributeValue_union CUlaunchAttributeValue
     cdef struct CUlaunchAttribute_st:
         CUlaunchAttributeID id
         char pad[4]
         CUlaunchAttributeValue value
-
     ctypedef CUlaunchAttribute_st CUlaunchAttribute
     cdef struct CUlaunchConfig_st:
         unsigned int gridDimX
@@ -967,18 +896,15 @@ cdef extern from "cuda.h" nogil:
         CUstream hStream
         CUlaunchAttribute* attrs
         unsigned int numAttrs
-
     ctypedef CUlaunchConfig_st CUlaunchConfig
     ctypedef CUlaunchAttributeID CUkernelNodeAttrID
     ctypedef CUlaunchAttributeValue CUkernelNodeAttrValue_v1
     ctypedef CUkernelNodeAttrValue_v1 CUkernelNodeAttrValue
-
     cdef enum CUstreamCaptureStatus_enum:
         CU_STREAM_CAPTURE_STATUS_NONE
         CU_STREAM_CAPTURE_STATUS_ACTIVE
         CU_STREAM_CAPTURE_STATUS_INVALIDATED
     ctypedef CUstreamCaptureStatus_enum CUstreamCaptureStatus
-
     cdef enum CUstreamCaptureMode_enum:
         CU_STREAM_CAPTURE_MODE_GLOBAL
         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
@@ -987,26 +913,22 @@ cdef extern from "cuda.h" nogil:
     ctypedef CUlaunchAttributeID CUstreamAttrID
     ctypedef CUlaunchAttributeValue CUstreamAttrValue_v1
     ctypedef CUstreamAttrValue_v1 CUstreamAttrValue
-
     cdef enum CUdriverProcAddress_flags_enum:
         CU_GET_PROC_ADDRESS_DEFAULT
         CU_GET_PROC_ADDRESS_LEGACY_STREAM
         CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
     ctypedef CUdriverProcAddress_flags_enum CUdriverProcAddress_flags
-
     cdef enum CUdriverProcAddressQueryResult_enum:
         CU_GET_PROC_ADDRESS_SUCCESS
         CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
         CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
     ctypedef CUdriverProcAddressQueryResult_enum CUdriverProcAddressQueryResult
-
     cdef enum CUexecAffinityType_enum:
         CU_EXEC_AFFINITY_TYPE_SM_COUNT
         CU_EXEC_AFFINITY_TYPE_MAX
     ctypedef CUexecAffinityType_enum CUexecAffinityType
     cdef struct CUexecAffinitySmCount_st:
         unsigned int val
-
     ctypedef CUexecAffinitySmCount_st CUexecAffinitySmCount_v1
     ctypedef CUexecAffinitySmCount_v1 CUexecAffinitySmCount
     ctypedef union CUexecAffinityParam_v1_param "__typeof__(((struct CUexecAffinityParam_st*)0)->param)":
@@ -1014,10 +936,8 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUexecAffinityParam_st:
         CUexecAffinityType type
         CUexecAffinityParam_v1_param param
-
     ctypedef CUexecAffinityParam_st CUexecAffinityParam_v1
     ctypedef CUexecAffinityParam_v1 CUexecAffinityParam
-
     cdef enum CUcigDataType_enum:
         CIG_DATA_TYPE_D3D12_COMMAND_QUEUE
         CIG_DATA_TYPE_NV_BLOB
@@ -1025,15 +945,12 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUctxCigParam_st:
         CUcigDataType sharedDataType
         void* sharedData
-
     ctypedef CUctxCigParam_st CUctxCigParam
     cdef struct CUctxCreateParams_st:
         CUexecAffinityParam* execAffinityParams
         int numExecAffinityParams
         CUctxCigParam* cigParams
-
     ctypedef CUctxCreateParams_st CUctxCreateParams
-
     cdef enum CUlibraryOption_enum:
         CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
         CU_LIBRARY_BINARY_IS_PRESERVED
@@ -1044,9 +961,7 @@ cdef extern from "cuda.h" nogil:
         size_t functionWindowSize
         void* dataTable
         size_t dataWindowSize
-
     ctypedef CUlibraryHostUniversalFunctionAndDataTable_st CUlibraryHostUniversalFunctionAndDataTable
-
     cdef enum cudaError_enum:
         CUDA_SUCCESS
         CUDA_ERROR_INVALID_VALUE
@@ -1150,7 +1065,6 @@ cdef extern from "cuda.h" nogil:
         CUDA_ERROR_KEY_ROTATION
         CUDA_ERROR_UNKNOWN
     ctypedef cudaError_enum CUresult
-
     cdef enum CUdevice_P2PAttribute_enum:
         CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
         CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
@@ -1159,7 +1073,6 @@ cdef extern from "cuda.h" nogil:
         CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED
         CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED
     ctypedef CUdevice_P2PAttribute_enum CUdevice_P2PAttribute
-
     cdef enum CUatomicOperation_enum:
         CU_ATOMIC_OPERATION_INTEGER_ADD
         CU_ATOMIC_OPERATION_INTEGER_MIN
@@ -1176,7 +1089,6 @@ cdef extern from "cuda.h" nogil:
         CU_ATOMIC_OPERATION_FLOAT_MAX
         CU_ATOMIC_OPERATION_MAX
     ctypedef CUatomicOperation_enum CUatomicOperation
-
     cdef enum CUatomicOperationCapability_enum:
         CU_ATOMIC_CAPABILITY_SIGNED
         CU_ATOMIC_CAPABILITY_UNSIGNED
@@ -1205,7 +1117,6 @@ cdef extern from "cuda.h" nogil:
         size_t dstPitch
         size_t WidthInBytes
         size_t Height
-
     ctypedef CUDA_MEMCPY2D_st CUDA_MEMCPY2D_v2
     ctypedef CUDA_MEMCPY2D_v2 CUDA_MEMCPY2D
     cdef struct CUDA_MEMCPY3D_st:
@@ -1234,7 +1145,6 @@ cdef extern from "cuda.h" nogil:
         size_t WidthInBytes
         size_t Height
         size_t Depth
-
     ctypedef CUDA_MEMCPY3D_st CUDA_MEMCPY3D_v2
     ctypedef CUDA_MEMCPY3D_v2 CUDA_MEMCPY3D
     cdef struct CUDA_MEMCPY3D_PEER_st:
@@ -1263,7 +1173,6 @@ cdef extern from "cuda.h" nogil:
         size_t WidthInBytes
         size_t Height
         size_t Depth
-
     ctypedef CUDA_MEMCPY3D_PEER_st CUDA_MEMCPY3D_PEER_v1
     ctypedef CUDA_MEMCPY3D_PEER_v1 CUDA_MEMCPY3D_PEER
     cdef struct CUDA_MEMCPY_NODE_PARAMS_st:
@@ -1271,14 +1180,12 @@ cdef extern from "cuda.h" nogil:
         int reserved
         CUcontext copyCtx
         CUDA_MEMCPY3D copyParams
-
     ctypedef CUDA_MEMCPY_NODE_PARAMS_st CUDA_MEMCPY_NODE_PARAMS
     cdef struct CUDA_ARRAY_DESCRIPTOR_st:
         size_t Width
         size_t Height
         CUarray_format Format
         unsigned int NumChannels
-
     ctypedef CUDA_ARRAY_DESCRIPTOR_st CUDA_ARRAY_DESCRIPTOR_v2
     ctypedef CUDA_ARRAY_DESCRIPTOR_v2 CUDA_ARRAY_DESCRIPTOR
     cdef struct CUDA_ARRAY3D_DESCRIPTOR_st:
@@ -1288,7 +1195,6 @@ cdef extern from "cuda.h" nogil:
         CUarray_format Format
         unsigned int NumChannels
         unsigned int Flags
-
     ctypedef CUDA_ARRAY3D_DESCRIPTOR_st CUDA_ARRAY3D_DESCRIPTOR_v2
     ctypedef CUDA_ARRAY3D_DESCRIPTOR_v2 CUDA_ARRAY3D_DESCRIPTOR
     ctypedef struct CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent "__typeof__(((struct CUDA_ARRAY_SPARSE_PROPERTIES_st*)0)->tileExtent)":
@@ -1301,14 +1207,12 @@ cdef extern from "cuda.h" nogil:
         unsigned long long miptailSize
         unsigned int flags
         unsigned int reserved[4]
-
     ctypedef CUDA_ARRAY_SPARSE_PROPERTIES_st CUDA_ARRAY_SPARSE_PROPERTIES_v1
     ctypedef CUDA_ARRAY_SPARSE_PROPERTIES_v1 CUDA_ARRAY_SPARSE_PROPERTIES
     cdef struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st:
         size_t size
         size_t alignment
         unsigned int reserved[4]
-
     ctypedef CUDA_ARRAY_MEMORY_REQUIREMENTS_st CUDA_ARRAY_MEMORY_REQUIREMENTS_v1
     ctypedef CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 CUDA_ARRAY_MEMORY_REQUIREMENTS
     ctypedef struct CUDA_RESOURCE_DESC_v1_res_array "__typeof__(((__typeof__(((struct CUDA_RESOURCE_DESC_st*)0)->res)*)0)->array)":
@@ -1339,7 +1243,6 @@ cdef extern from "cuda.h" nogil:
         CUresourcetype resType
         CUDA_RESOURCE_DESC_v1_res res
         unsigned int flags
-
     ctypedef CUDA_RESOURCE_DESC_st CUDA_RESOURCE_DESC_v1
     ctypedef CUDA_RESOURCE_DESC_v1 CUDA_RESOURCE_DESC
     cdef struct CUDA_TEXTURE_DESC_st:
@@ -1353,10 +1256,8 @@ cdef extern from "cuda.h" nogil:
         float maxMipmapLevelClamp
         float borderColor[4]
         int reserved[12]
-
     ctypedef CUDA_TEXTURE_DESC_st CUDA_TEXTURE_DESC_v1
     ctypedef CUDA_TEXTURE_DESC_v1 CUDA_TEXTURE_DESC
-
     cdef enum CUresourceViewFormat_enum:
         CU_RES_VIEW_FORMAT_NONE
         CU_RES_VIEW_FORMAT_UINT_1X8
@@ -1404,14 +1305,11 @@ cdef extern from "cuda.h" nogil:
         unsigned int firstLayer
         unsigned int lastLayer
         unsigned int reserved[16]
-
     ctypedef CUDA_RESOURCE_VIEW_DESC_st CUDA_RESOURCE_VIEW_DESC_v1
     ctypedef CUDA_RESOURCE_VIEW_DESC_v1 CUDA_RESOURCE_VIEW_DESC
     cdef struct CUtensorMap_st:
         cuuint64_t opaque[16]
-
     ctypedef CUtensorMap_st CUtensorMap
-
     cdef enum CUtensorMapDataType_enum:
         CU_TENSOR_MAP_DATA_TYPE_UINT8
         CU_TENSOR_MAP_DATA_TYPE_UINT16
@@ -1430,13 +1328,11 @@ cdef extern from "cuda.h" nogil:
         CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B
         CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B
     ctypedef CUtensorMapDataType_enum CUtensorMapDataType
-
     cdef enum CUtensorMapInterleave_enum:
         CU_TENSOR_MAP_INTERLEAVE_NONE
         CU_TENSOR_MAP_INTERLEAVE_16B
         CU_TENSOR_MAP_INTERLEAVE_32B
     ctypedef CUtensorMapInterleave_enum CUtensorMapInterleave
-
     cdef enum CUtensorMapSwizzle_enum:
         CU_TENSOR_MAP_SWIZZLE_NONE
         CU_TENSOR_MAP_SWIZZLE_32B
@@ -1446,19 +1342,16 @@ cdef extern from "cuda.h" nogil:
         CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B
         CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B
     ctypedef CUtensorMapSwizzle_enum CUtensorMapSwizzle
-
     cdef enum CUtensorMapL2promotion_enum:
         CU_TENSOR_MAP_L2_PROMOTION_NONE
         CU_TENSOR_MAP_L2_PROMOTION_L2_64B
         CU_TENSOR_MAP_L2_PROMOTION_L2_128B
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B
     ctypedef CUtensorMapL2promotion_enum CUtensorMapL2promotion
-
     cdef enum CUtensorMapFloatOOBfill_enum:
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
     ctypedef CUtensorMapFloatOOBfill_enum CUtensorMapFloatOOBfill
-
     cdef enum CUtensorMapIm2ColWideMode_enum:
         CU_TENSOR_MAP_IM2COL_WIDE_MODE_W
         CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128
@@ -1466,10 +1359,8 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st:
         unsigned long long p2pToken
         unsigned int vaSpaceToken
-
     ctypedef CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1
     ctypedef CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
-
     cdef enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum:
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
@@ -1486,10 +1377,8 @@ cdef extern from "cuda.h" nogil:
         unsigned int sharedMemBytes
         CUstream hStream
         void** kernelParams
-
     ctypedef CUDA_LAUNCH_PARAMS_st CUDA_LAUNCH_PARAMS_v1
     ctypedef CUDA_LAUNCH_PARAMS_v1 CUDA_LAUNCH_PARAMS
-
     cdef enum CUexternalMemoryHandleType_enum:
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32
@@ -1514,7 +1403,6 @@ cdef extern from "cuda.h" nogil:
         unsigned long long size
         unsigned int flags
         unsigned int reserved[16]
-
     ctypedef CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1
     ctypedef CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 CUDA_EXTERNAL_MEMORY_HANDLE_DESC
     cdef struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st:
@@ -1522,7 +1410,6 @@ cdef extern from "cuda.h" nogil:
         unsigned long long size
         unsigned int flags
         unsigned int reserved[16]
-
     ctypedef CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1
     ctypedef CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 CUDA_EXTERNAL_MEMORY_BUFFER_DESC
     cdef struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st:
@@ -1530,10 +1417,8 @@ cdef extern from "cuda.h" nogil:
         CUDA_ARRAY3D_DESCRIPTOR arrayDesc
         unsigned int numLevels
         unsigned int reserved[16]
-
     ctypedef CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1
     ctypedef CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
-
     cdef enum CUexternalSemaphoreHandleType_enum:
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32
@@ -1558,7 +1443,6 @@ cdef extern from "cuda.h" nogil:
         CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle handle
         unsigned int flags
         unsigned int reserved[16]
-
     ctypedef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1
     ctypedef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
     ctypedef struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence "__typeof__(((__typeof__(((struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st*)0)->params)*)0)->fence)":
@@ -1577,7 +1461,6 @@ cdef extern from "cuda.h" nogil:
         CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params params
         unsigned int flags
         unsigned int reserved[16]
-
     ctypedef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1
     ctypedef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
     ctypedef struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence "__typeof__(((__typeof__(((struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st*)0)->params)*)0)->fence)":
@@ -1597,38 +1480,32 @@ cdef extern from "cuda.h" nogil:
         CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params params
         unsigned int flags
         unsigned int reserved[16]
-
     ctypedef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1
     ctypedef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
     cdef struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st:
         CUexternalSemaphore* extSemArray
         const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray
         unsigned int numExtSems
-
     ctypedef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1
     ctypedef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
     cdef struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st:
         CUexternalSemaphore* extSemArray
         const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray
         unsigned int numExtSems
-
     ctypedef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2
     cdef struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st:
         CUexternalSemaphore* extSemArray
         const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray
         unsigned int numExtSems
-
     ctypedef CUDA_EXT_SEM_WAIT_NODE_PARAMS_st CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1
     ctypedef CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 CUDA_EXT_SEM_WAIT_NODE_PARAMS
     cdef struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st:
         CUexternalSemaphore* extSemArray
         const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray
         unsigned int numExtSems
-
     ctypedef CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2
     ctypedef unsigned long long CUmemGenericAllocationHandle_v1
     ctypedef CUmemGenericAllocationHandle_v1 CUmemGenericAllocationHandle
-
     cdef enum CUmemAllocationHandleType_enum:
         CU_MEM_HANDLE_TYPE_NONE
         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
@@ -1637,14 +1514,12 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_HANDLE_TYPE_FABRIC
         CU_MEM_HANDLE_TYPE_MAX
     ctypedef CUmemAllocationHandleType_enum CUmemAllocationHandleType
-
     cdef enum CUmemAccess_flags_enum:
         CU_MEM_ACCESS_FLAGS_PROT_NONE
         CU_MEM_ACCESS_FLAGS_PROT_READ
         CU_MEM_ACCESS_FLAGS_PROT_READWRITE
         CU_MEM_ACCESS_FLAGS_PROT_MAX
     ctypedef CUmemAccess_flags_enum CUmemAccess_flags
-
     cdef enum CUmemLocationType_enum:
         CU_MEM_LOCATION_TYPE_INVALID
         CU_MEM_LOCATION_TYPE_NONE
@@ -1654,38 +1529,31 @@ cdef extern from "cuda.h" nogil:
         CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
         CU_MEM_LOCATION_TYPE_MAX
     ctypedef CUmemLocationType_enum CUmemLocationType
-
     cdef enum CUmemAllocationType_enum:
         CU_MEM_ALLOCATION_TYPE_INVALID
         CU_MEM_ALLOCATION_TYPE_PINNED
         CU_MEM_ALLOCATION_TYPE_MANAGED
         CU_MEM_ALLOCATION_TYPE_MAX
     ctypedef CUmemAllocationType_enum CUmemAllocationType
-
     cdef enum CUmemAllocationGranularity_flags_enum:
         CU_MEM_ALLOC_GRANULARITY_MINIMUM
         CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
     ctypedef CUmemAllocationGranularity_flags_enum CUmemAllocationGranularity_flags
-
     cdef enum CUmemRangeHandleType_enum:
         CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
         CU_MEM_RANGE_HANDLE_TYPE_MAX
     ctypedef CUmemRangeHandleType_enum CUmemRangeHandleType
-
     cdef enum CUmemRangeFlags_enum:
         CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
     ctypedef CUmemRangeFlags_enum CUmemRangeFlags
-
     cdef enum CUarraySparseSubresourceType_enum:
         CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
         CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL
     ctypedef CUarraySparseSubresourceType_enum CUarraySparseSubresourceType
-
     cdef enum CUmemOperationType_enum:
         CU_MEM_OPERATION_TYPE_MAP
         CU_MEM_OPERATION_TYPE_UNMAP
     ctypedef CUmemOperationType_enum CUmemOperationType
-
     cdef enum CUmemHandleType_enum:
         CU_MEM_HANDLE_TYPE_GENERIC
     ctypedef CUmemHandleType_enum CUmemHandleType
@@ -1722,16 +1590,13 @@ cdef extern from "cuda.h" nogil:
         unsigned int deviceBitMask
         unsigned int flags
         unsigned int reserved[2]
-
     ctypedef CUarrayMapInfo_st CUarrayMapInfo_v1
     ctypedef CUarrayMapInfo_v1 CUarrayMapInfo
     cdef struct CUmemLocation_st:
         CUmemLocationType type
         int id
-
     ctypedef CUmemLocation_st CUmemLocation_v1
     ctypedef CUmemLocation_v1 CUmemLocation
-
     cdef enum CUmemAllocationCompType_enum:
         CU_MEM_ALLOCATION_COMP_NONE
         CU_MEM_ALLOCATION_COMP_GENERIC
@@ -1747,10 +1612,8 @@ cdef extern from "cuda.h" nogil:
         CUmemLocation location
         void* win32HandleMetaData
         CUmemAllocationProp_v1_allocFlags allocFlags
-
     ctypedef CUmemAllocationProp_st CUmemAllocationProp_v1
     ctypedef CUmemAllocationProp_v1 CUmemAllocationProp
-
     cdef enum CUmulticastGranularity_flags_enum:
         CU_MULTICAST_GRANULARITY_MINIMUM
         CU_MULTICAST_GRANULARITY_RECOMMENDED
@@ -1760,16 +1623,13 @@ cdef extern from "cuda.h" nogil:
         size_t size
         unsigned long long handleTypes
         unsigned long long flags
-
     ctypedef CUmulticastObjectProp_st CUmulticastObjectProp_v1
     ctypedef CUmulticastObjectProp_v1 CUmulticastObjectProp
     cdef struct CUmemAccessDesc_st:
         CUmemLocation location
         CUmemAccess_flags flags
-
     ctypedef CUmemAccessDesc_st CUmemAccessDesc_v1
     ctypedef CUmemAccessDesc_v1 CUmemAccessDesc
-
     cdef enum CUgraphExecUpdateResult_enum:
         CU_GRAPH_EXEC_UPDATE_SUCCESS
         CU_GRAPH_EXEC_UPDATE_ERROR
@@ -1785,10 +1645,8 @@ cdef extern from "cuda.h" nogil:
         CUgraphExecUpdateResult result
         CUgraphNode errorNode
         CUgraphNode errorFromNode
-
     ctypedef CUgraphExecUpdateResultInfo_st CUgraphExecUpdateResultInfo_v1
     ctypedef CUgraphExecUpdateResultInfo_v1 CUgraphExecUpdateResultInfo
-
     cdef enum CUmemPool_attribute_enum:
         CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
         CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
@@ -1807,20 +1665,16 @@ cdef extern from "cuda.h" nogil:
         size_t maxSize
         unsigned short usage
         unsigned char reserved[54]
-
     ctypedef CUmemPoolProps_st CUmemPoolProps_v1
     ctypedef CUmemPoolProps_v1 CUmemPoolProps
     cdef struct CUmemPoolPtrExportData_st:
         unsigned char reserved[64]
-
     ctypedef CUmemPoolPtrExportData_st CUmemPoolPtrExportData_v1
     ctypedef CUmemPoolPtrExportData_v1 CUmemPoolPtrExportData
-
     cdef enum CUmemcpyFlags_enum:
         CU_MEMCPY_FLAG_DEFAULT
         CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
     ctypedef CUmemcpyFlags_enum CUmemcpyFlags
-
     cdef enum CUmemcpySrcAccessOrder_enum:
         CU_MEMCPY_SRC_ACCESS_ORDER_INVALID
         CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
@@ -1833,10 +1687,8 @@ cdef extern from "cuda.h" nogil:
         CUmemLocation srcLocHint
         CUmemLocation dstLocHint
         unsigned int flags
-
     ctypedef CUmemcpyAttributes_st CUmemcpyAttributes_v1
     ctypedef CUmemcpyAttributes_v1 CUmemcpyAttributes
-
     cdef enum CUmemcpy3DOperandType_enum:
         CU_MEMCPY_OPERAND_TYPE_POINTER
         CU_MEMCPY_OPERAND_TYPE_ARRAY
@@ -1846,14 +1698,12 @@ cdef extern from "cuda.h" nogil:
         size_t x
         size_t y
         size_t z
-
     ctypedef CUoffset3D_st CUoffset3D_v1
     ctypedef CUoffset3D_v1 CUoffset3D
     cdef struct CUextent3D_st:
         size_t width
         size_t height
         size_t depth
-
     ctypedef CUextent3D_st CUextent3D_v1
     ctypedef CUextent3D_v1 CUextent3D
     ctypedef struct CUmemcpy3DOperand_v1_op_ptr "__typeof__(((__typeof__(((struct CUmemcpy3DOperand_st*)0)->op)*)0)->ptr)":
@@ -1870,7 +1720,6 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUmemcpy3DOperand_st:
         CUmemcpy3DOperandType type
         CUmemcpy3DOperand_v1_op op
-
     ctypedef CUmemcpy3DOperand_st CUmemcpy3DOperand_v1
     ctypedef CUmemcpy3DOperand_v1 CUmemcpy3DOperand
     cdef struct CUDA_MEMCPY3D_BATCH_OP_st:
@@ -1879,7 +1728,6 @@ cdef extern from "cuda.h" nogil:
         CUextent3D extent
         CUmemcpySrcAccessOrder srcAccessOrder
         unsigned int flags
-
     ctypedef CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP_v1
     ctypedef CUDA_MEMCPY3D_BATCH_OP_v1 CUDA_MEMCPY3D_BATCH_OP
     cdef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st:
@@ -1888,7 +1736,6 @@ cdef extern from "cuda.h" nogil:
         size_t accessDescCount
         size_t bytesize
         CUdeviceptr dptr
-
     ctypedef CUDA_MEM_ALLOC_NODE_PARAMS_v1_st CUDA_MEM_ALLOC_NODE_PARAMS_v1
     ctypedef CUDA_MEM_ALLOC_NODE_PARAMS_v1 CUDA_MEM_ALLOC_NODE_PARAMS
     cdef struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st:
@@ -1897,20 +1744,16 @@ cdef extern from "cuda.h" nogil:
         size_t accessDescCount
         size_t bytesize
         CUdeviceptr dptr
-
     ctypedef CUDA_MEM_ALLOC_NODE_PARAMS_v2_st CUDA_MEM_ALLOC_NODE_PARAMS_v2
     cdef struct CUDA_MEM_FREE_NODE_PARAMS_st:
         CUdeviceptr dptr
-
     ctypedef CUDA_MEM_FREE_NODE_PARAMS_st CUDA_MEM_FREE_NODE_PARAMS
-
     cdef enum CUgraphMem_attribute_enum:
         CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
         CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
         CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
         CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
     ctypedef CUgraphMem_attribute_enum CUgraphMem_attribute
-
     cdef enum CUgraphChildGraphNodeOwnership_enum:
         CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE
         CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE
@@ -1918,15 +1761,12 @@ cdef extern from "cuda.h" nogil:
     cdef struct CUDA_CHILD_GRAPH_NODE_PARAMS_st:
         CUgraph graph
         CUgraphChildGraphNodeOwnership ownership
-
     ctypedef CUDA_CHILD_GRAPH_NODE_PARAMS_st CUDA_CHILD_GRAPH_NODE_PARAMS
     cdef struct CUDA_EVENT_RECORD_NODE_PARAMS_st:
         CUevent event
-
     ctypedef CUDA_EVENT_RECORD_NODE_PARAMS_st CUDA_EVENT_RECORD_NODE_PARAMS
     cdef struct CUDA_EVENT_WAIT_NODE_PARAMS_st:
         CUevent event
-
     ctypedef CUDA_EVENT_WAIT_NODE_PARAMS_st CUDA_EVENT_WAIT_NODE_PARAMS
     cdef struct CUgraphNodeParams_st:
         CUgraphNodeType type
@@ -1946,29 +1786,23 @@ cdef extern from "cuda.h" nogil:
         CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 memOp
         CUDA_CONDITIONAL_NODE_PARAMS conditional
         long long reserved2
-
     ctypedef CUgraphNodeParams_st CUgraphNodeParams
-
     cdef enum CUflushGPUDirectRDMAWritesOptions_enum:
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
     ctypedef CUflushGPUDirectRDMAWritesOptions_enum CUflushGPUDirectRDMAWritesOptions
-
     cdef enum CUGPUDirectRDMAWritesOrdering_enum:
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
     ctypedef CUGPUDirectRDMAWritesOrdering_enum CUGPUDirectRDMAWritesOrdering
-
     cdef enum CUflushGPUDirectRDMAWritesScope_enum:
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES
     ctypedef CUflushGPUDirectRDMAWritesScope_enum CUflushGPUDirectRDMAWritesScope
-
     cdef enum CUflushGPUDirectRDMAWritesTarget_enum:
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
     ctypedef CUflushGPUDirectRDMAWritesTarget_enum CUflushGPUDirectRDMAWritesTarget
-
     cdef enum CUgraphDebugDot_flags_enum:
         CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
         CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
@@ -1987,27 +1821,22 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
         CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
     ctypedef CUgraphDebugDot_flags_enum CUgraphDebugDot_flags
-
     cdef enum CUuserObject_flags_enum:
         CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
     ctypedef CUuserObject_flags_enum CUuserObject_flags
-
     cdef enum CUuserObjectRetain_flags_enum:
         CU_GRAPH_USER_OBJECT_MOVE
     ctypedef CUuserObjectRetain_flags_enum CUuserObjectRetain_flags
-
     cdef enum CUgraphInstantiate_flags_enum:
         CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
         CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
         CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
     ctypedef CUgraphInstantiate_flags_enum CUgraphInstantiate_flags
-
     cdef enum CUdeviceNumaConfig_enum:
         CU_DEVICE_NUMA_CONFIG_NONE
         CU_DEVICE_NUMA_CONFIG_NUMA_NODE
     ctypedef CUdeviceNumaConfig_enum CUdeviceNumaConfig
-
     cdef enum CUprocessState_enum:
         CU_PROCESS_STATE_RUNNING
         CU_PROCESS_STATE_LOCKED
@@ -2018,34 +1847,27 @@ cdef extern from "cuda.h" nogil:
         unsigned int timeoutMs
         unsigned int reserved0
         cuuint64_t reserved1[7]
-
     ctypedef CUcheckpointLockArgs_st CUcheckpointLockArgs
     cdef struct CUcheckpointCheckpointArgs_st:
         cuuint64_t reserved[8]
-
     ctypedef CUcheckpointCheckpointArgs_st CUcheckpointCheckpointArgs
     cdef struct CUcheckpointGpuPair_st:
         CUuuid oldUuid
         CUuuid newUuid
-
     ctypedef CUcheckpointGpuPair_st CUcheckpointGpuPair
     cdef struct CUcheckpointRestoreArgs_st:
         CUcheckpointGpuPair* gpuPairs
         unsigned int gpuPairsCount
         char reserved[44]
         cuuint64_t reserved1
-
     ctypedef CUcheckpointRestoreArgs_st CUcheckpointRestoreArgs
     cdef struct CUcheckpointUnlockArgs_st:
         cuuint64_t reserved[8]
-
     ctypedef CUcheckpointUnlockArgs_st CUcheckpointUnlockArgs
-
     cdef enum CUmoduleLoadingMode_enum:
         CU_MODULE_EAGER_LOADING
         CU_MODULE_LAZY_LOADING
     ctypedef CUmoduleLoadingMode_enum CUmoduleLoadingMode
-
     cdef enum CUmemDecompressAlgorithm_enum:
         CU_MEM_DECOMPRESS_UNSUPPORTED
         CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE
@@ -2060,15 +1882,12 @@ cdef extern from "cuda.h" nogil:
         void* dst
         CUmemDecompressAlgorithm algo
         unsigned char padding[20]
-
     ctypedef CUmemDecompressParams_st CUmemDecompressParams
-
     cdef enum CUfunctionLoadingState_enum:
         CU_FUNCTION_LOADING_STATE_UNLOADED
         CU_FUNCTION_LOADING_STATE_LOADED
         CU_FUNCTION_LOADING_STATE_MAX
     ctypedef CUfunctionLoadingState_enum CUfunctionLoadingState
-
     cdef enum CUcoredumpSettings_enum:
         CU_COREDUMP_ENABLE_ON_EXCEPTION
         CU_COREDUMP_TRIGGER_HOST
@@ -2079,7 +1898,6 @@ cdef extern from "cuda.h" nogil:
         CU_COREDUMP_GENERATION_FLAGS
         CU_COREDUMP_MAX
     ctypedef CUcoredumpSettings_enum CUcoredumpSettings
-
     cdef enum CUCoredumpGenerationFlags:
         CU_COREDUMP_DEFAULT_FLAGS
         CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES
@@ -2092,31 +1910,25 @@ cdef extern from "cuda.h" nogil:
     cdef struct _CUdevResourceDesc_struct "CUdevResourceDesc_st"
     ctypedef _CUdevResourceDesc_struct* CUdevResourceDesc
     ctypedef enum CUgreenCtxCreate_flags:
-
         CU_GREEN_CTX_DEFAULT_STREAM
     ctypedef enum CUdevSmResourceSplit_flags:
-
         CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
         CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
     ctypedef enum CUdevResourceType:
-
         CU_DEV_RESOURCE_TYPE_INVALID
         CU_DEV_RESOURCE_TYPE_SM
     cdef struct CUdevSmResource_st:
         unsigned int smCount
         unsigned int minSmPartitionSize
         unsigned int smCoscheduledAlignment
-
     ctypedef CUdevSmResource_st CUdevSmResource
     cdef struct CUdevResource_st:
         CUdevResourceType type
         unsigned char _internal_padding[92]
         CUdevSmResource sm
         unsigned char _oversize[48]
-
     ctypedef CUdevResource_st CUdevResource_v1
     ctypedef CUdevResource_v1 CUdevResource
-
     cdef enum CUlogLevel_enum:
         CU_LOG_LEVEL_ERROR
         CU_LOG_LEVEL_WARNING

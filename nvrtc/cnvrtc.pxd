@@ -9,7 +9,6 @@
 
 cdef extern from "nvrtc.h" nogil:
     ctypedef enum nvrtcResult:
-
         NVRTC_SUCCESS
         NVRTC_ERROR_OUT_OF_MEMORY
         NVRTC_ERROR_PROGRAM_CREATION_FAILURE

@@ -43,10 +43,15 @@ def test_driver_report_accounts_for_every_function():
     report = run_generator("--spec", str(ROOT / "bindings" / "driver.toml"), "--report")
     bound, total = map(int, re.search(r"cuda.h: (\d+)/(\d+) functions bound", report).groups())
     assert bound >= 442 and total >= 449
-    lines = [line for line in report.splitlines() if line.startswith("  ")]
+    lines = [line for line in report.splitlines() if line.startswith("  ") and " field " not in line]
     assert len(lines) == total
     for line in lines:
         assert line.startswith("  bound    ") or re.match(r"  skipped  \S+.*: .+", line), line
+    # Struct fields too: each is a property or a skip with its reason.
+    fields_bound, fields = map(int, re.search(r"(\d+)/(\d+) struct fields bound", report).groups())
+    skipped = [line for line in report.splitlines() if line.startswith("  skipped  field ")]
+    assert fields >= 500 and len(skipped) == fields - fields_bound
+    assert all(re.match(r"  skipped  field \w+\.\w+: .+", line) for line in skipped)
 
 
 def test_nvrtc_report_is_complete():

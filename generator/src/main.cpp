@@ -22,6 +22,7 @@ struct Options {
   std::vector<std::string> include_dirs;
   std::string templates = "templates";
   std::string out;
+  std::string fragments;
   bool dump_model = false;
   bool report = false;
   bool timing = false;
@@ -48,9 +49,14 @@ int run(const Options& o) {
   if (o.dump_model) std::cout << cubind::model::to_json(model).dump(2) << "\n";
   if (o.report) std::cout << cubind::emit::coverage_report(model);
   if (!o.out.empty()) {
-    const cubind::emit::EmitOptions emit{o.templates, o.out, CUBIND_VERSION};
+    const cubind::emit::EmitOptions emit{o.templates, o.out, CUBIND_VERSION, ""};
     const auto files = cubind::emit::render_library(model, spec, emit);
     for (const auto& path : cubind::emit::write_files(files, o.out)) std::cerr << "wrote " << path << "\n";
+  }
+  if (!o.fragments.empty()) {
+    const cubind::emit::EmitOptions emit{o.templates, "", CUBIND_VERSION, o.fragments};
+    const auto files = cubind::emit::render_library(model, spec, emit);
+    for (const auto& path : cubind::emit::write_files(files, o.fragments)) std::cerr << "wrote " << path << "\n";
   }
   if (o.timing) {
     auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
@@ -68,6 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("-I,--include", o.include_dirs, "header search directory (repeatable)")->required();
   app.add_option("--templates", o.templates, "templates directory")->check(CLI::ExistingDirectory);
   app.add_option("--out", o.out, "write the generated package under this root");
+  app.add_option("--fragments", o.fragments,
+                 "write each template's renderings (nested fragments as <<template>>) under this folder");
   app.add_flag("--dump-model", o.dump_model, "print the model (after passes) as JSON");
   app.add_flag("--report", o.report, "print the coverage report: every function bound or skipped with a reason");
   app.add_flag("--timing", o.timing, "print how long parsing and generation took");

@@ -6,7 +6,10 @@
 # Produces, under WORK:
 #   model.json   cubind-gen --dump-model
 #   report.txt   cubind-gen --report
-#   gen/         cubind-gen --out gen (the generated package)
+#   fragments/   cubind-gen --fragments fragments: per template, each of its
+#                renderings, with the fragments of other templates inside it
+#                shown as <<template: label>>, so that a template edit changes
+#                only that template's file
 # and fails with a unified diff (diff -ruN expected WORK) on any difference.
 # With ACCEPT=ON it replaces CASE/expected with WORK instead.
 foreach(var GEN CASE TEMPLATES WORK)
@@ -34,8 +37,8 @@ function(generate output_file)
 endfunction()
 generate("${WORK}/model.json" --dump-model)
 generate("${WORK}/report.txt" --report)
-generate("${WORK}/gen.log" --out "${WORK}/gen")
-file(REMOVE "${WORK}/gen.log")  # the list of files written: the tree itself is compared
+generate("${WORK}/fragments.log" --fragments "${WORK}/fragments")
+file(REMOVE "${WORK}/fragments.log")  # the list of files written: the tree itself is compared
 
 get_filename_component(case_abs "${CASE}" ABSOLUTE)
 get_filename_component(work_abs "${WORK}" ABSOLUTE)

@@ -1,5 +1,7 @@
 #include "emit/cython_types.hpp"
 
+#include <stdexcept>
+
 namespace cubind::emit {
 
 using namespace cubind::model;
@@ -43,8 +45,18 @@ IntegerBounds integer_bounds(const Type& t) {
   return {"as_unsigned", "", "UINT" + bits + "_MAX"};
 }
 
-std::string callback_typedef_name(const std::string& function, const std::string& param) {
-  return function + "_" + param + "_t";
+std::string record_c_spelling(const Model& m, const Record& r) {
+  if (!r.tag.empty()) return (r.is_union ? "union " : "struct ") + r.tag;
+  if (r.parent.empty()) return r.name;
+  const Record* parent = m.record(r.parent);
+  if (!parent) throw std::runtime_error("record " + r.name + ": unknown parent " + r.parent);
+  for (const auto& f : parent->fields) {
+    const bool array = f.type.kind == TypeKind::Array;
+    const Type& t = array ? f.type.pointee() : f.type;
+    if (t.kind == TypeKind::Record && t.canonical == r.name && !f.name.empty())
+      return "__typeof__(((" + record_c_spelling(m, *parent) + "*)0)->" + f.name + (array ? "[0]" : "") + ")";
+  }
+  throw std::runtime_error("record " + r.name + " has no field in " + r.parent);
 }
 
 }  // namespace cubind::emit

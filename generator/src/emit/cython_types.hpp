@@ -35,7 +35,8 @@ struct IntegerBounds {
 };
 IntegerBounds integer_bounds(const model::Type& type);
 
-// Name of the ctypedef the C layer declares for an unnamed function pointer parameter.
-std::string callback_typedef_name(const std::string& function, const std::string& param);
+// The C type of a record as C can name it: `struct tag`, its typedef, or for
+// an anonymous nested record `__typeof__` of the parent's field.
+std::string record_c_spelling(const model::Model& model, const model::Record& r);
 
 }  // namespace cubind::emit

@@ -81,4 +81,18 @@ std::string python_string_body(const std::string& text) {
   return out;
 }
 
+std::string docstring(const std::string& text, const std::string& indent) {
+  std::string out, line;
+  std::istringstream in(python_string_body(text));
+  bool first = true;
+  while (std::getline(in, line)) {
+    out += first || line.empty() ? line : indent + line;
+    out += "\n";
+    first = false;
+  }
+  if (out.find('\n') != out.size() - 1) out += indent;
+  else out.pop_back();
+  return out;
+}
+
 }  // namespace cubind::emit

@@ -23,6 +23,10 @@ std::string function_docstring(const model::Function& f, const std::string& sign
                                const std::vector<DocOutput>& outputs);
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback);
 
+// A docstring body indented to sit inside a def or class at `indent`, its
+// closing quotes on their own line when it has several.
+std::string docstring(const std::string& text, const std::string& indent);
+
 // Escapes text for a Python triple-quoted string.
 std::string python_string_body(const std::string& text);
 

@@ -13,6 +13,9 @@ struct EmitOptions {
   std::string templates_dir;
   std::string out_dir;  // the repository root: files go to <out>/<library>/
   std::string generator_version;
+  // Non-empty: render the log of every template's fragments (the golden
+  // cases' output) instead of the package, for writing under this folder.
+  std::string fragments_dir;
 };
 
 struct GeneratedFile {

@@ -29,8 +29,24 @@ std::string coverage_report(const model::Model& model) {
         lines += "  skipped  " + name + ": " + f.skip_reason + "\n";
       }
     }
+    // Fields: each one a Python property, or a skip with its reason.
+    size_t fields = 0, fields_bound = 0;
+    for (const auto& r : model.records) {
+      if (r.header != header) continue;
+      for (const auto& f : r.fields) {
+        if (f.name.empty()) continue;  // an anonymous member: its own record's fields count
+        ++fields;
+        if (f.conversion.bound()) {
+          ++fields_bound;
+        } else {
+          lines += "  skipped  field " + (r.public_name.empty() ? r.name : r.public_name) + "." + f.name + ": " +
+                   f.conversion.skip_reason + "\n";
+        }
+      }
+    }
     out += header + ": " + std::to_string(bound) + "/" + std::to_string(total) + " functions bound (" +
-           percent(bound, total) + "), " + std::to_string(total - bound) + " skipped\n" + lines;
+           percent(bound, total) + "), " + std::to_string(total - bound) + " skipped; " +
+           std::to_string(fields_bound) + "/" + std::to_string(fields) + " struct fields bound\n" + lines;
     all_bound += bound;
     all_total += total;
   }

@@ -72,4 +72,16 @@ const char* to_string(Role role) {
   return "unresolved";
 }
 
+const char* to_string(Ownership ownership) {
+  switch (ownership) {
+    case Ownership::None: return "none";
+    case Ownership::Call: return "call";
+    case Ownership::Struct: return "struct";
+    case Ownership::Registry: return "registry";
+    case Ownership::Once: return "once";
+    case Ownership::Returned: return "returned";
+  }
+  return "none";
+}
+
 }  // namespace cubind::model

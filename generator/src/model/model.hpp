@@ -7,35 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "model/conversion.hpp"
+#include "model/type.hpp"
+
 namespace cubind::model {
-
-enum class TypeKind {
-  Void,
-  Bool,
-  Integer,
-  Floating,
-  Enum,
-  Record,           // struct or union by value
-  Handle,           // typedef of a pointer to an incomplete struct
-  Pointer,          // pointee in inner[0]
-  Array,            // element in inner[0], count in `count`
-  FunctionPointer,  // result in inner[0], parameters in inner[1..]
-  Unknown,
-};
-
-struct Type {
-  TypeKind kind = TypeKind::Unknown;
-  std::string spelling;   // as the header writes it
-  std::string name;       // typedef/tag name where the type is named
-  std::string canonical;  // builtin spelling for Integer/Floating/Bool
-  bool is_const = false;
-  bool is_signed = false;
-  int64_t size = -1;   // bytes, -1 where unknown (incomplete, void)
-  int64_t count = -1;  // Array element count
-  std::vector<Type> inner;
-
-  const Type& pointee() const { return inner.at(0); }
-};
 
 // What a doc comment says, with the doxygen structure kept apart.
 struct DocParam {
@@ -94,6 +69,7 @@ struct Param {
   std::string userdata_param;  // Callback: the void* it receives back
   bool called_once = false;    // Callback: C calls it once, then forgets it
   std::string skip_reason;     // non-empty when this parameter cannot be bound
+  Conversion conversion;       // how it crosses into C (conversion pass)
 };
 
 struct Function {
@@ -109,9 +85,14 @@ struct Function {
   // The version of the function's ABI that matches this declaration, where
   // the library resolves by version (the driver's cuGetProcAddress); 0: none.
   int abi_version = 0;
+  // The canonical parameter types, compared with the ABI prototypes (parse).
+  std::string abi_signature;
   // Whether the call runs with the GIL released (the spec keeps it for
   // calls that cannot block).
   bool releases_gil = true;
+  // How the C result reaches Python (the status enum, a value, bytes...),
+  // with the error value by which the C layer signals an exception.
+  Conversion result_conversion;
 };
 
 struct EnumValue {
@@ -136,6 +117,7 @@ struct Field {
   int bit_width = -1;
   int64_t offset_bits = -1;
   Doc doc;
+  Conversion conversion;  // the Python property's (conversion pass); skip_reason when none
 };
 
 struct Record {
@@ -161,6 +143,9 @@ struct Handle {
   std::string record_tag;
   Doc doc;
   std::string header;
+  // The class's own conversion: its template, and for integer handles the
+  // C storage type, its range and the error value of its converter.
+  Conversion conversion;
 };
 
 struct Callback {
@@ -197,6 +182,14 @@ struct Alias {
   std::string header;
 };
 
+// `PFN_<name>_v<version>` in the ABI typedefs header: the prototype a
+// function had at that version.
+struct AbiPrototype {
+  std::string name;
+  std::string signature;  // canonical parameter types, as Function::abi_signature
+  int version = 0;
+};
+
 struct Model {
   std::string library;
   std::vector<std::string> headers;
@@ -209,6 +202,7 @@ struct Model {
   std::vector<Typedef> typedefs;
   std::vector<Constant> constants;
   std::vector<Alias> aliases;
+  std::vector<AbiPrototype> abi_prototypes;
 
   const Function* function(const std::string& name) const;
   const Enum* enumeration(const std::string& name) const;
@@ -216,7 +210,6 @@ struct Model {
   const Record* record(const std::string& name) const;
 };
 
-const char* to_string(TypeKind kind);
 const char* to_string(Direction direction);
 const char* to_string(Role role);
 

@@ -33,6 +33,42 @@ void put_doc(json& j, const Doc& doc) {
   if (!doc.empty()) j["doc"] = doc_json(doc);
 }
 
+json conversion_json(const Conversion& c) {
+  json j = json::object();
+  put(j, "name", c.name);
+  put(j, "skip_reason", c.skip_reason);
+  if (c.c_type.kind != TypeKind::Unknown) j["c_type"] = c.c_type.spelling.empty() ? c.c_type.name : c.c_type.spelling;
+  if (c.range.bits) {
+    j["range"] = c.range.is_bool ? "bool" : (c.range.is_signed ? "int" : "uint") + std::to_string(c.range.bits);
+  }
+  put(j, "handle", c.handle);
+  put(j, "enum", c.enum_name);
+  put(j, "record_class", c.record_class);
+  put(j, "count_param", c.count_param);
+  if (c.count_offset) j["count_offset"] = c.count_offset;
+  if (c.fixed_count >= 0) j["fixed_count"] = c.fixed_count;
+  put(j, "query_function", c.query_function);
+  if (!c.query_args.empty()) j["query_args"] = c.query_args;
+  put(j, "callback_type", c.callback_type);
+  put(j, "userdata_param", c.userdata_param);
+  if (!c.element.empty()) j["element"] = conversion_json(c.element.front());
+  if (!c.arguments.empty()) {
+    json args = json::array();
+    for (const auto& a : c.arguments) args.push_back(conversion_json(a));
+    j["arguments"] = args;
+  }
+  put(j, "error_value", c.error_value);
+  if (c.ownership != Ownership::None) j["ownership"] = to_string(c.ownership);
+  if (!c.input) j["input"] = false;
+  if (c.output) j["output"] = true;
+  if (c.late) j["late"] = true;
+  return j;
+}
+
+void put_conversion(json& j, const char* key, const Conversion& c) {
+  if (c.bound() || !c.skip_reason.empty()) j[key] = conversion_json(c);
+}
+
 json param_json(const Param& p) {
   json j = {{"name", p.name}, {"type", to_json(p.type)}};
   j["direction"] = to_string(p.direction);
@@ -43,6 +79,7 @@ json param_json(const Param& p) {
   put(j, "userdata_param", p.userdata_param);
   if (p.called_once) j["called_once"] = true;
   put(j, "skip_reason", p.skip_reason);
+  put_conversion(j, "conversion", p.conversion);
   return j;
 }
 
@@ -56,6 +93,7 @@ json function_json(const Function& f) {
   if (f.abi_version) j["abi_version"] = f.abi_version;
   if (!f.releases_gil) j["releases_gil"] = false;
   put(j, "skip_reason", f.skip_reason);
+  put_conversion(j, "result_conversion", f.result_conversion);
   put_doc(j, f.doc);
   return j;
 }
@@ -88,6 +126,7 @@ json record_json(const Record& r) {
   for (const auto& f : r.fields) {
     json jf = {{"name", f.name}, {"type", to_json(f.type)}, {"offset_bits", f.offset_bits}};
     if (f.bit_width >= 0) jf["bit_width"] = f.bit_width;
+    put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);
     fields.push_back(jf);
   }

@@ -144,16 +144,16 @@ std::vector<model::Constant> evaluate_constants(const Evaluator& eval, const std
 
 // The canonical parameter types of a prototype, as one comparable string.
 std::string signature(CXType function) {
-  std::string out;
+  std::string out = "(";
   const int n = clang_getNumArgTypes(function);
   for (int i = 0; i < n; ++i) out += spelling(clang_getCanonicalType(clang_getArgType(function, i))) + ";";
-  return out;
+  return out + ")";
 }
 
-// name -> (signature -> version) from `PFN_<name>_v<version>` typedefs.
-std::map<std::string, std::map<std::string, int>> abi_prototypes(CXCursor root, const std::string& file) {
+// `PFN_<name>_v<version>` typedefs: the prototype of each name at each version.
+std::vector<model::AbiPrototype> abi_prototypes(CXCursor root, const std::string& file) {
   static const std::regex pfn(R"(PFN_(\w+?)_v([0-9]+))");
-  std::map<std::string, std::map<std::string, int>> out;
+  std::vector<model::AbiPrototype> out;
   visit_children(root, [&](CXCursor c) {
     if (clang_getCursorKind(c) != CXCursor_TypedefDecl || file_of(c) != file) return;
     std::smatch m;
@@ -161,27 +161,9 @@ std::map<std::string, std::map<std::string, int>> abi_prototypes(CXCursor root, 
     if (!std::regex_match(name, m, pfn)) return;
     const CXType pointer = clang_getCanonicalType(clang_getTypedefDeclUnderlyingType(c));
     if (pointer.kind != CXType_Pointer) return;
-    out[m[1]][signature(clang_getPointeeType(pointer))] = std::stoi(m[2]);
+    out.push_back({m[1], signature(clang_getPointeeType(pointer)), std::stoi(m[2])});
   });
   return out;
-}
-
-// Each function's ABI version: the prototype that matches its declaration,
-// looked up under the name users call (the alias, where there is one).
-void assign_abi_versions(model::Model& model, CXCursor root, const std::string& file,
-                         const std::map<std::string, std::string>& signatures) {
-  const auto prototypes = abi_prototypes(root, file);
-  std::map<std::string, std::string> public_name;
-  for (const auto& a : model.aliases) public_name[a.target] = a.name;
-  for (auto& f : model.functions) {
-    auto alias = public_name.find(f.name);
-    const std::string name = alias == public_name.end() ? f.name : alias->second;
-    auto versions = prototypes.find(name);
-    auto sig = signatures.find(f.name);
-    if (versions == prototypes.end() || sig == signatures.end()) continue;
-    auto match = versions->second.find(sig->second);
-    if (match != versions->second.end()) f.abi_version = match->second;
-  }
 }
 
 // Canonical parameter types of every function declared in the headers.
@@ -228,9 +210,14 @@ model::Model parse_headers(const ParseOptions& options) {
   const MacroClasses classes = classify_macros(macros, functions);
   model.aliases = classes.aliases;
 
-  if (!options.abi_typedefs_header.empty())
-    assign_abi_versions(model, root, locate(options.abi_typedefs_header, options.include_dirs),
-                        function_signatures(root, paths));
+  if (!options.abi_typedefs_header.empty()) {
+    model.abi_prototypes = abi_prototypes(root, locate(options.abi_typedefs_header, options.include_dirs));
+    const auto signatures = function_signatures(root, paths);
+    for (auto& f : model.functions) {
+      auto it = signatures.find(f.name);
+      if (it != signatures.end()) f.abi_signature = it->second;
+    }
+  }
 
   const Evaluator eval{index.get(), args, source};
   model.constants = evaluate_constants(eval, classes.constant_candidates);

@@ -3,7 +3,6 @@
 // (`fGetPTX` has `fGetPTXSize`); the spec overrides what they get wrong.
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <regex>
 
 #include "passes/passes.hpp"
@@ -20,30 +19,35 @@ bool is_value(const Type& t) {
   return t.kind == TypeKind::Integer || t.kind == TypeKind::Floating || t.kind == TypeKind::Bool ||
          t.kind == TypeKind::Enum || t.kind == TypeKind::Handle;
 }
-bool is_count_name(const std::string& n) {
-  auto starts_upper = [&](size_t at) { return n.size() > at && std::isupper(static_cast<unsigned char>(n[at])); };
-  return (n.rfind("num", 0) == 0 && starts_upper(3)) || (n[0] == 'n' && starts_upper(1)) ||
-         (n.size() > 5 && (n.compare(n.size() - 5, 5, "Count") == 0 || n.compare(n.size() - 5, 5, "count") == 0)) ||
-         n == "count";
+bool has_prefix_word(const std::string& n, const std::string& prefix) {
+  return n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+         std::isupper(static_cast<unsigned char>(n[prefix.size()]));
+}
+bool has_suffix(const std::string& n, const std::string& suffix) {
+  return n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-bool has_count(const Function& f) {
+// Whether the spec's count naming says this integer counts an array.
+bool is_count_name(const std::string& n, const spec::Conventions& c) {
+  for (const auto& prefix : c.count_prefixes)
+    if (has_prefix_word(n, prefix)) return true;
+  for (const auto& suffix : c.count_suffixes)
+    if (has_suffix(n, suffix)) return true;
+  return std::find(c.count_names.begin(), c.count_names.end(), n) != c.count_names.end();
+}
+
+bool has_count(const Function& f, const spec::Conventions& c) {
   for (const auto& p : f.params)
-    if (p.type.kind == TypeKind::Integer && is_count_name(p.name)) return true;
+    if (p.type.kind == TypeKind::Integer && is_count_name(p.name, c)) return true;
   return false;
 }
 
-// `prefixGetPTX` -> `prefixGetPTXSize`, the query returning the byte size.
-std::string size_query(const Function& f, const Model& m) {
-  const std::string name = f.name + "Size";
-  return m.function(name) ? name : "";
-}
-
-// `prefixGetSupportedArchs` -> `prefixGetNumSupportedArchs`, the element count.
-std::string count_query(const Function& f, const Model& m) {
-  const auto at = f.name.find("Get");
-  if (at == std::string::npos) return "";
-  const std::string name = f.name.substr(0, at + 3) + "Num" + f.name.substr(at + 3);
+// The sibling function the spec's rewrite names, where the model has it.
+std::string sibling(const Function& f, const std::optional<spec::Rewrite>& rule, const Model& m) {
+  if (!rule) return "";
+  const std::regex match(rule->match);
+  if (!std::regex_match(f.name, match)) return "";
+  const std::string name = std::regex_replace(f.name, match, rule->replace);
   return m.function(name) ? name : "";
 }
 
@@ -55,7 +59,7 @@ bool documented_as_output(const DocParam* doc) {
   return doc && (doc->direction == "out" || std::regex_match(doc->text, wording));
 }
 
-void infer_pointer(Param& p, const Function& f, const Model& m) {
+void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conventions& c) {
   const Type& pointee = p.type.pointee();
   const DocParam* doc = f.doc.param(p.name);
   const std::string annotated = doc ? doc->direction : "";
@@ -64,7 +68,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m) {
   } else if (is_char(pointee) && pointee.is_const) {
     p.role = Role::String;
   } else if (is_char(pointee)) {
-    p.query_function = size_query(f, m);
+    p.query_function = sibling(f, c.size_query, m);
     if (!p.query_function.empty()) {
       p.role = Role::Buffer;
     } else if (documented_as_output(doc)) {
@@ -88,7 +92,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m) {
              documented_as_output(doc)) {
     p.role = Role::OutAddress;
     p.direction = Direction::Out;
-  } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && has_count(f)) {
+  } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && has_count(f, c)) {
     p.role = Role::Array;  // void* values (JIT option values): ints or buffers
   } else if (pointee.kind == TypeKind::Record) {
     const bool out = !pointee.is_const && documented_as_output(doc);
@@ -100,9 +104,9 @@ void infer_pointer(Param& p, const Function& f, const Model& m) {
     if (pointee.kind == TypeKind::Handle && (annotated == "in" || annotated == "in,out" || annotated == "inout")) {
       p.role = Role::InOutHandle;
       p.direction = Direction::InOut;
-    } else if (annotated == "in" || (!documented_as_output(doc) && has_count(f) && doc)) {
+    } else if (annotated == "in" || (!documented_as_output(doc) && has_count(f, c) && doc)) {
       p.role = Role::Array;  // given to the call with its count (`CUjit_option* options`)
-    } else if (!(p.query_function = count_query(f, m)).empty()) {
+    } else if (!(p.query_function = sibling(f, c.count_query, m)).empty()) {
       p.role = Role::OutArray;
       p.direction = Direction::Out;
     } else {
@@ -114,7 +118,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m) {
   }
 }
 
-void infer_one(Param& p, const Function& f, const Model& m) {
+void infer_one(Param& p, const Function& f, const Model& m, const spec::Conventions& c) {
   switch (p.type.kind) {
     case TypeKind::Integer:
     case TypeKind::Floating:
@@ -123,26 +127,24 @@ void infer_one(Param& p, const Function& f, const Model& m) {
     case TypeKind::Handle: p.role = Role::Handle; break;
     case TypeKind::Record: p.role = Role::Record; break;
     case TypeKind::FunctionPointer: p.role = Role::Callback; break;
-    case TypeKind::Pointer: infer_pointer(p, f, m); break;
+    case TypeKind::Pointer: infer_pointer(p, f, m, c); break;
     default: p.skip_reason = "no rule for " + p.type.spelling; break;
   }
 }
 
 // How strongly an integer counts an array: its name names the array
 // (`numDependencies` and `dependencies`) > it stands next to it > nearer before.
-std::string stem(std::string n) {
-  for (const char* prefix : {"num", "n"})
-    if (n.rfind(prefix, 0) == 0 && n.size() > std::strlen(prefix) && std::isupper(static_cast<unsigned char>(n[std::strlen(prefix)])))
-      n = n.substr(std::strlen(prefix));
-  for (const char* suffix : {"Count", "count"})
-    if (n.size() > std::strlen(suffix) && n.compare(n.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
-      n = n.substr(0, n.size() - std::strlen(suffix));
-  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+std::string stem(std::string n, const spec::Conventions& c) {
+  for (const auto& prefix : c.count_prefixes)
+    if (has_prefix_word(n, prefix)) n = n.substr(prefix.size());
+  for (const auto& suffix : c.count_suffixes)
+    if (has_suffix(n, suffix)) n = n.substr(0, n.size() - suffix.size());
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return std::tolower(ch); });
   return n;
 }
 
-int count_affinity(const Function& f, size_t array, size_t count) {
-  const std::string a = stem(f.params[array].name), c = stem(f.params[count].name);
+int count_affinity(const Function& f, size_t array, size_t count, const spec::Conventions& conv) {
+  const std::string a = stem(f.params[array].name, conv), c = stem(f.params[count].name, conv);
   if (!c.empty() && c != "count" && (a.find(c) != std::string::npos || c.find(a) != std::string::npos)) return 3;
   if (count + 1 == array || array + 1 == count) return 2;
   return 1;
@@ -150,13 +152,13 @@ int count_affinity(const Function& f, size_t array, size_t count) {
 
 // A struct pointer counts as an array only with clear evidence: the count is
 // named for it, or a bare `count` follows it (`desc, count`).
-bool counts_records(const Function& f, size_t array, size_t count) {
-  return count_affinity(f, array, count) == 3 || (count == array + 1 && f.params[count].name == "count");
+bool counts_records(const Function& f, size_t array, size_t count, const spec::Conventions& c) {
+  return count_affinity(f, array, count, c) == 3 || (count == array + 1 && f.params[count].name == "count");
 }
 
 // Links each array to its count. A struct pointer is an array only when a
 // count clearly belongs to it; else it stays one struct.
-void link_counts(Function& f) {
+void link_counts(Function& f, const spec::Conventions& conv) {
   for (size_t i = 0; i < f.params.size(); ++i) {
     Param& p = f.params[i];
     const bool maybe_array = p.role == Role::RecordIn && p.type.pointee().is_const;
@@ -165,9 +167,9 @@ void link_counts(Function& f) {
     size_t chosen = 0;
     for (size_t j = 0; j < f.params.size(); ++j) {
       const Param& c = f.params[j];
-      if (j == i || c.type.kind != TypeKind::Integer || !is_count_name(c.name)) continue;
-      if (maybe_array && !counts_records(f, i, j)) continue;
-      const int score = count_affinity(f, i, j);
+      if (j == i || c.type.kind != TypeKind::Integer || !is_count_name(c.name, conv)) continue;
+      if (maybe_array && !counts_records(f, i, j, conv)) continue;
+      const int score = count_affinity(f, i, j, conv);
       const auto distance = [&](size_t k) { return k > i ? k - i : i - k; };
       if (score > best || (score == best && distance(j) < distance(chosen))) {
         best = score;
@@ -189,12 +191,12 @@ void link_counts(Function& f) {
 }
 
 // A char* output is sized by an integer parameter named for a length.
-void link_lengths(Function& f) {
+void link_lengths(Function& f, const spec::Conventions& conv) {
+  const auto& lengths = conv.length_params;
   for (auto& p : f.params) {
     if (p.role != Role::OutBuffer || !p.count_param.empty()) continue;
     for (auto& c : f.params) {
-      if (c.type.kind == TypeKind::Integer && (c.name == "len" || c.name == "length" || c.name == "size" ||
-                                               c.name == "bufferSize" || c.name == "bufSize")) {
+      if (c.type.kind == TypeKind::Integer && std::find(lengths.begin(), lengths.end(), c.name) != lengths.end()) {
         p.count_param = c.name;
         c.role = Role::Count;
         break;
@@ -250,14 +252,14 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
   for (auto& f : model.functions) {
     f.returns_status = f.result.kind == TypeKind::Enum && f.result.name == spec.status_type;
     for (auto& p : f.params) {
-      infer_one(p, f, model);
+      infer_one(p, f, model, spec.conventions);
       const std::string symbol = f.alias_of.empty() ? f.name : f.alias_of;
       const spec::ParamOverride* o = spec.override_for(f.name, p.name);
       if (!o) o = spec.override_for(symbol, p.name);
       if (o) apply_override(p, *o);
     }
-    link_counts(f);
-    link_lengths(f);
+    link_counts(f, spec.conventions);
+    link_lengths(f, spec.conventions);
     link_userdata(f);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;

@@ -7,7 +7,9 @@
 
 namespace cubind::passes {
 
-// `#define f f_v2`: the function is bound as `f` and calls `f_v2`.
+// `#define f f_v2`: the function is bound as `f` and calls `f_v2`, at the
+// ABI version whose prototype (under the name users call) matches the
+// declaration. The one place the alias rule lives.
 void apply_aliases(model::Model& model);
 
 // Public names of records (unversioned typedefs) and integer handles.
@@ -22,6 +24,13 @@ void apply_filters(model::Model& model, const spec::Spec& spec);
 
 // Which calls keep the GIL (spec [gil] keep); every other call releases it.
 void mark_gil(model::Model& model, const spec::Spec& spec);
+
+// The conversion of every parameter, field, result and callback argument
+// (after the roles and the filters: skipped functions get none).
+void assign_conversions(model::Model& model);
+model::Conversion field_conversion(const model::Field& field, const model::Model& model);
+// The C layer's name for the type of an unnamed function pointer parameter.
+std::string callback_typedef_name(const std::string& function, const std::string& param);
 
 void run_passes(model::Model& model, const spec::Spec& spec);
 

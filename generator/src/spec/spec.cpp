@@ -42,6 +42,27 @@ struct Reader {
   }
 };
 
+std::optional<Rewrite> rewrite(const Reader& r, const toml::table& t, const std::string& key,
+                               const std::string& where) {
+  const toml::node* node = t.get(key);
+  if (!node) return std::nullopt;
+  const toml::table* rt = node->as_table();
+  if (!rt) r.fail(where + key, "expected a table { match = \"...\", replace = \"...\" }");
+  return Rewrite{r.string(*rt, "match", true, where + key + "."), r.string(*rt, "replace", true, where + key + ".")};
+}
+
+Conventions read_conventions(const Reader& r, const toml::table& t) {
+  const std::string where = "conventions.";
+  Conventions c;
+  c.count_prefixes = r.strings(t, "count_prefixes", where);
+  c.count_suffixes = r.strings(t, "count_suffixes", where);
+  c.count_names = r.strings(t, "count_names", where);
+  c.size_query = rewrite(r, t, "size_query", where);
+  c.count_query = rewrite(r, t, "count_query", where);
+  c.length_params = r.strings(t, "length_params", where);
+  return c;
+}
+
 void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
   for (const auto& [fname, fnode] : functions) {
     const std::string where = "functions." + std::string(fname.str()) + ".";
@@ -130,6 +151,8 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
     spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
   }
+  if (const toml::table* conventions = root["conventions"].as_table())
+    spec.conventions = read_conventions(r, *conventions);
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
   if (const toml::array* skips = root["skip"].as_array()) {
     for (const auto& node : *skips) {

@@ -22,6 +22,28 @@ struct ParamOverride {
   bool called_once = false;
 };
 
+// A name rewritten by an ECMAScript regex: `fGetPTX` -> `fGetPTXSize`.
+struct Rewrite {
+  std::string match;
+  std::string replace;  // $1... refer to match's groups
+};
+
+// A library's naming conventions, which the general parameter rules read.
+struct Conventions {
+  // An integer parameter counts an array when its name starts with one of
+  // these prefixes followed by a capital (`numOptions`, `nDims`), ends with
+  // one of the suffixes (`elementCount`), or is one of the names.
+  std::vector<std::string> count_prefixes;
+  std::vector<std::string> count_suffixes;
+  std::vector<std::string> count_names;
+  // The sibling function giving a char* buffer's byte size, and the one
+  // giving an output array's element count.
+  std::optional<Rewrite> size_query;
+  std::optional<Rewrite> count_query;
+  // The integer parameter that gives a char* output's length.
+  std::vector<std::string> length_params;
+};
+
 struct Skip {
   std::string pattern;  // ECMAScript regex matched against the whole function name
   std::string reason;
@@ -46,6 +68,7 @@ struct Spec {
   std::string proc_address_function;
   std::string abi_typedefs_header;  // e.g. cudaTypedefs.h
   // Passes
+  Conventions conventions;
   std::vector<ParamOverride> overrides;
   std::vector<Skip> skips;
   // Functions (ECMAScript regexes over the whole name) that keep the GIL

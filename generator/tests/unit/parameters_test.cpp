@@ -5,105 +5,32 @@
 #include "model/model.hpp"
 #include "passes/passes.hpp"
 #include "spec/spec.hpp"
+#include "unit/builders.hpp"
 
 namespace {
 
 using namespace cubind::model;
 using cubind::passes::infer_parameters;
+using namespace builders;
 namespace spec = cubind::spec;
 
-// ---- types ----
-
-Type builtin(TypeKind kind, const std::string& canonical, bool is_signed, int64_t size, bool is_const = false) {
-  Type t;
-  t.kind = kind;
-  t.canonical = canonical;
-  t.is_signed = is_signed;
-  t.size = size;
-  t.is_const = is_const;
-  t.spelling = (is_const ? "const " : "") + canonical;
-  return t;
-}
-Type int_t(bool is_const = false) { return builtin(TypeKind::Integer, "int", true, 4, is_const); }
-Type size_t_t() {
-  Type t = builtin(TypeKind::Integer, "unsigned long", false, 8);
-  t.name = "size_t";
-  t.spelling = "size_t";
-  return t;
-}
-Type char_t(bool is_const = false) { return builtin(TypeKind::Integer, "char", true, 1, is_const); }
-Type float_t() { return builtin(TypeKind::Floating, "float", false, 4); }
-Type void_t(bool is_const = false) {
-  Type t = builtin(TypeKind::Void, "void", false, -1, is_const);
-  return t;
-}
-
-Type ptr(const Type& pointee, bool is_const = false) {
-  Type t;
-  t.kind = TypeKind::Pointer;
-  t.inner.push_back(pointee);
-  t.is_const = is_const;
-  t.size = 8;
-  t.spelling = pointee.spelling + (pointee.spelling.back() == '*' ? "*" : " *") + (is_const ? "const" : "");
-  return t;
-}
-
-Type named(TypeKind kind, const std::string& name, int64_t size) {
-  Type t;
-  t.kind = kind;
-  t.name = name;
-  t.canonical = kind == TypeKind::Handle ? "" : name;
-  t.spelling = name;
-  t.size = size;
-  return t;
-}
-Type handle_t(const std::string& name = "caseHandle") { return named(TypeKind::Handle, name, 8); }
-Type enum_t(const std::string& name = "caseResult") { return named(TypeKind::Enum, name, 4); }
-Type record_t(const std::string& name = "caseRecord") {
-  Type t = named(TypeKind::Record, name, 16);
-  t.spelling = "struct " + name;
-  return t;
-}
-
-// `int (*)(void*, void*)`, or a named callback typedef.
-Type callback_t(const std::string& name = "", std::vector<Type> args = {ptr(void_t()), ptr(void_t())}) {
-  Type t;
-  t.kind = TypeKind::FunctionPointer;
-  t.name = name;
-  t.size = 8;
-  t.inner.push_back(int_t());
-  std::string spelled;
-  for (const auto& a : args) {
-    spelled += (spelled.empty() ? "" : ", ") + a.spelling;
-    t.inner.push_back(a);
-  }
-  t.spelling = name.empty() ? "int (*)(" + spelled + ")" : name;
-  return t;
-}
-
-// ---- functions ----
-
-Param param(const std::string& name, const Type& type) {
-  Param p;
-  p.name = name;
-  p.type = type;
-  return p;
-}
-
-Function fn(const std::string& name, std::vector<Param> params, std::vector<DocParam> doc = {}) {
-  Function f;
-  f.name = name;
-  f.result = enum_t();
-  f.params = std::move(params);
-  f.doc.params = std::move(doc);
-  f.header = "case.h";
-  return f;
+// The naming conventions bindings/*.toml give the CUDA libraries.
+spec::Conventions cuda_conventions() {
+  spec::Conventions c;
+  c.count_prefixes = {"num", "n"};
+  c.count_suffixes = {"Count", "count"};
+  c.count_names = {"count"};
+  c.length_params = {"len", "length", "size", "bufferSize", "bufSize"};
+  c.size_query = spec::Rewrite{"^(.*)$", "$1Size"};
+  c.count_query = spec::Rewrite{"^(.*?Get)(.*)$", "$1Num$2"};
+  return c;
 }
 
 spec::Spec basic_spec() {
   spec::Spec s;
   s.library = "case";
   s.status_type = "caseResult";
+  s.conventions = cuda_conventions();
   return s;
 }
 
@@ -469,14 +396,16 @@ TEST(InferParameters, VoidPointerPointerDocumentedAsOutputIsOutAddress) {
 // ---- the spec's overrides win ----
 
 spec::Spec spec_with(const std::string& functions_toml) {
-  return spec::parse(R"([library]
+  spec::Spec s = spec::parse(R"([library]
 name = "case"
 c_module = "ccase"
 py_module = "_case"
 headers = ["case.h"]
 status_type = "caseResult"
 )" + functions_toml,
-                     "test.toml");
+                             "test.toml");
+  s.conventions = cuda_conventions();
+  return s;
 }
 
 TEST(InferParameters, OverrideWinsOverTheRules) {
@@ -693,4 +622,33 @@ TEST(InferParameters, CalledOnceComesFromTheSpec) {
                         s);
   EXPECT_TRUE(param_of(m, "caseLaunchHostFunc", "fn").called_once);
   EXPECT_EQ(param_of(m, "caseLaunchHostFunc", "fn").userdata_param, "userData");
+}
+
+// ---- naming conventions come from the spec ----
+
+TEST(InferParameters, WithoutConventionsNoNameImpliesACount) {
+  spec::Spec s = basic_spec();
+  s.conventions = spec::Conventions{};
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({fn("caseA", {param("nItems", int_t()), param("items", strings)})}, s);
+  EXPECT_EQ(param_of(m, "caseA", "items").skip_reason, "array without a count parameter");
+}
+
+TEST(InferParameters, AnotherLibrarysConventions) {
+  spec::Spec s = basic_spec();
+  s.conventions = spec::Conventions{};
+  s.conventions.count_suffixes = {"_len"};
+  s.conventions.size_query = spec::Rewrite{"^lib_get_(.*)$", "lib_get_$1_size"};
+  s.conventions.length_params = {"capacity"};
+  const Type strings = ptr(ptr(char_t(true), true));
+  const Model m = infer({
+      fn("lib_names", {param("items", strings), param("items_len", int_t())}),
+      fn("lib_get_log_size", {param("h", handle_t()), param("sizeRet", ptr(size_t_t()))}),
+      fn("lib_get_log", {param("h", handle_t()), param("log", ptr(char_t()))}),
+      fn("lib_describe", {param("out", ptr(char_t())), param("capacity", size_t_t())},
+         {DocParam{"out", "out", "the description"}}),
+  }, s);
+  EXPECT_EQ(param_of(m, "lib_names", "items").count_param, "items_len");
+  EXPECT_EQ(param_of(m, "lib_get_log", "log").query_function, "lib_get_log_size");
+  EXPECT_EQ(param_of(m, "lib_describe", "out").count_param, "capacity");
 }

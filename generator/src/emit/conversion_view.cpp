@@ -1,0 +1,88 @@
+#include "emit/conversion_view.hpp"
+
+#include "emit/names.hpp"
+
+namespace cubind::emit {
+
+using namespace cubind::model;
+
+std::string c_local(const std::string& param) { return "_c_" + param; }
+std::string enum_of_function(const std::string& enum_name) { return "_" + enum_name + "_of"; }
+std::string trampoline_name(const std::string& function, const std::string& param) {
+  return "_trampoline_" + function + "_" + param;
+}
+
+namespace {
+
+void set_range(View& d, const IntRange& r) {
+  if (!r.bits) return;
+  Type t;
+  t.kind = r.is_bool ? TypeKind::Bool : TypeKind::Integer;
+  t.size = r.bits / 8;
+  t.is_signed = r.is_signed;
+  const IntegerBounds b = integer_bounds(t);
+  d.set("helper", b.helper);
+  if (!b.low.empty()) d.set("low", b.low);
+  d.set("high", b.high);
+}
+
+void set_count(View& d, const Conversion& c) {
+  if (c.fixed_count >= 0) d.set("count", std::to_string(c.fixed_count));
+  if (c.count_param.empty()) return;
+  d.set("count", c.count_param);
+  d.set("count_cname", c_local(safe_name(c.count_param)));
+  if (c.count_offset != 0) {
+    d.set("offset_op", c.count_offset < 0 ? "-" : "+");
+    d.set("offset_amount", std::to_string(c.count_offset < 0 ? -c.count_offset : c.count_offset));
+  }
+}
+
+void set_query(View& d, const Conversion& c, const Context& ctx) {
+  if (c.query_function.empty()) return;
+  d.set("query", c.query_function);
+  std::vector<View> args;
+  for (const auto& a : c.query_args) args.push_back(View().set("cname", c_local(safe_name(a))));
+  d.set("query_args", list_of(args));
+  if (c.query_result.kind != TypeKind::Unknown) d.set("count_ctype", ctx.py_names.cython(c.query_result));
+}
+
+}  // namespace
+
+View conversion_view(const Conversion& c, const std::string& name, const Context& ctx) {
+  View d;
+  d.set("name", name);
+  d.set("cname", c_local(name));
+  if (c.c_type.kind != TypeKind::Unknown) d.set("ctype", ctx.py_names.cython(c.c_type));
+  set_range(d, c.range);
+  if (!c.handle.empty()) d.set("handle", c.handle);
+  if (c.c_type.kind == TypeKind::Enum) d.set("enum", c.c_type.canonical);  // the class, not a typedef of it
+  if (!c.enum_name.empty()) d.set("enum_of", enum_of_function(c.enum_name));
+  if (!c.record_class.empty()) d.set("rclass", c.record_class);
+  set_count(d, c);
+  set_query(d, c, ctx);
+  if (!c.callback_type.empty()) d.set("cb_type", c.callback_type);
+  if (!c.userdata_param.empty()) {
+    d.set("userdata", safe_name(c.userdata_param));
+    d.set("userdata_cname", c_local(safe_name(c.userdata_param)));
+  }
+  if (c.ownership == Ownership::Once) d.flag("once", true);
+  if (!c.error_value.empty()) d.set("error_value", c.error_value);
+  if (!c.element.empty()) {
+    const Conversion& e = c.element.front();
+    const View ev = conversion_view(e, name, ctx);
+    d.set("element", slot(e, ev, "item", name, ctx));
+    d.set("element_stub", slot(e, ev, "stub", name, ctx));
+  }
+  return d;
+}
+
+View slot(const Conversion& c, const View& view, const std::string& slot, const std::string& label, const Context& ctx,
+          const std::vector<const Data*>& parents) {
+  View d = view;
+  d.flag(slot, true);
+  // Statements keep their indentation; a property is a whole block.
+  const Shape shape = slot == "pre" ? Shape::Block : slot == "code" ? Shape::Raw : Shape::Inline;
+  return ctx.templates.fragment(c.name, d, shape, label + " [" + slot + "]", parents);
+}
+
+}  // namespace cubind::emit

@@ -1,0 +1,128 @@
+#include "emit/functions.hpp"
+
+#include <sstream>
+
+#include "emit/conversion_view.hpp"
+#include "emit/docs.hpp"
+#include "emit/names.hpp"
+#include "passes/passes.hpp"
+
+namespace cubind::emit {
+
+using namespace cubind::model;
+
+namespace {
+
+std::string text_of(const View& fragment) { return fragment.get("text")->string_value(); }
+
+View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
+  const Conversion& c = p.conversion;
+  const Type& cb = p.type;
+  View d;
+  d.set("name", trampoline_name(f.name, p.name));
+  d.set("result", ctx.py_names.cython(cb.inner[0]));
+  d.flag("returns_value", cb.inner[0].kind != TypeKind::Void);
+  std::vector<View> params, args;
+  for (size_t i = 0; i < c.arguments.size(); ++i) {
+    const std::string arg = "a" + std::to_string(i);
+    const Conversion& a = c.arguments[i];
+    params.push_back(View().set("ctype", ctx.py_names.cython(a.c_type)).set("name", arg));
+    args.push_back(ctx.templates.fragment(a.name, conversion_view(a, arg, ctx), Shape::Inline,
+                                          f.name + "." + p.name + " " + arg));
+    if (a.name == "callback_args/userdata") d.set("box", arg);
+  }
+  d.set("params", list_of(params));
+  d.set("py_args", list_of(args));
+  if (c.ownership == Ownership::Once) d.flag("once", true);
+  return d;
+}
+
+}  // namespace
+
+int cuda_version_number(const std::string& version) {
+  const auto dot = version.find('.');
+  if (dot == std::string::npos) return 0;
+  return std::stoi(version.substr(0, dot)) * 1000 + std::stoi(version.substr(dot + 1)) * 10;
+}
+
+View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Context& ctx) {
+  View d;
+  d.set("name", f.name);
+  d.set("symbol", f.alias_of.empty() ? f.name : f.alias_of);
+  d.set("abi_version", std::to_string(f.abi_version ? f.abi_version : cuda_version_number(ctx.model.cuda_version)));
+  d.set("c_result", ctx.c_names.cython(f.result));
+  if (!f.result_conversion.error_value.empty()) d.set("error_value", f.result_conversion.error_value);
+  std::vector<View> params;
+  for (const auto& p : f.params) {
+    std::string type = ctx.c_names.cython(p.type);
+    if (p.type.kind == TypeKind::FunctionPointer && p.type.name.empty()) {
+      type = passes::callback_typedef_name(f.name, p.name);
+      std::vector<View> args;
+      for (size_t i = 1; i < p.type.inner.size(); ++i) args.push_back(View().set("ctype", ctx.c_names.cython(p.type.inner[i])));
+      fn_typedefs.push_back(
+          View().set("name", type).set("result", ctx.c_names.cython(p.type.inner[0])).set("args", list_of(args)));
+    }
+    params.push_back(View().set("ctype", type).set("name", safe_name(p.name)));
+  }
+  d.set("params", list_of(params));
+  return d;
+}
+
+View py_function_view(const Function& f, std::vector<View>& trampolines, const Context& ctx) {
+  std::vector<View> views;
+  for (const auto& p : f.params) {
+    views.push_back(conversion_view(p.conversion, safe_name(p.name), ctx));
+    if (!p.conversion.arguments.empty()) views.back().set("trampoline", trampoline_name(f.name, p.name));
+  }
+  std::vector<View> inputs, call_args, outputs;
+  std::vector<DocOutput> doc_outputs;
+  std::string signature;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    const Conversion& c = p.conversion;
+    const std::string label = f.name + "." + p.name;
+    call_args.push_back(slot(c, views[i], "arg", label, ctx));
+    if (c.input) {
+      inputs.push_back(View().set("name", safe_name(p.name)).set("type", slot(c, views[i], "stub", label, ctx)));
+      signature += (signature.empty() ? "" : ", ") + safe_name(p.name);
+    }
+    if (c.output) {
+      const View stub = slot(c, views[i], "stub", label, ctx);
+      outputs.push_back(View().set("ret", slot(c, views[i], "ret", label, ctx)).set("type", stub));
+      const DocParam* dp = f.doc.param(p.name);
+      doc_outputs.push_back({p.name, text_of(stub), dp ? dp->text : ""});
+    }
+    if (!c.arguments.empty()) trampolines.push_back(trampoline_view(f, p, ctx));
+  }
+  View d;
+  d.set("name", f.name);
+  d.set("inputs", list_of(inputs));
+  d.set("call_args", list_of(call_args));
+  d.set("outputs", list_of(outputs));
+  d.set("status_of", enum_of_function(ctx.spec.status_type));
+  d.flag("release_gil", f.releases_gil);
+  d.flag("has_outputs", !outputs.empty());
+  d.flag("returns_status", f.returns_status);
+  const Conversion& r = f.result_conversion;
+  const View rv = conversion_view(r, "_r", ctx);
+  const View result_stub = slot(r, rv, "stub", f.name + " result", ctx);
+  const std::string sig = f.name + "(" + signature + ")";
+  d.set("result_type", result_stub);
+  if (f.returns_status) {
+    d.set("doc", docstring(function_docstring(f, sig, ctx.spec.status_type, doc_outputs), "    "));
+  } else {
+    d.set("c_result", ctx.py_names.cython(f.result));
+    d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
+    d.set("doc", docstring(function_docstring(f, sig, text_of(result_stub), {}), "    "));
+  }
+  // Statements last: they may return early with the outputs as None.
+  std::vector<View> statements;
+  for (bool late : {false, true})
+    for (size_t i = 0; i < f.params.size(); ++i)
+      if (f.params[i].conversion.late == late)
+        statements.push_back(slot(f.params[i].conversion, views[i], "pre", f.name + "." + f.params[i].name, ctx, {&d}));
+  d.set("statements", list_of(statements));
+  return d;
+}
+
+}  // namespace cubind::emit

@@ -1,0 +1,76 @@
+// How one value crosses between Python and C: a parameter, a struct field, a
+// function's result or an argument C hands to a Python callback. The
+// conversion pass decides it; emit only maps it onto its template.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/type.hpp"
+
+namespace cubind::model {
+
+// Who keeps the Python object behind a C pointer alive, and for how long.
+enum class Ownership {
+  None,        // a value is copied: nothing to keep
+  Call,        // the argument itself, for the duration of the call
+  Struct,      // the enclosing struct, while the field points into it
+  Registry,    // the module's callback registry, while C may call it
+  Once,        // the registry, until C has called it once
+  Returned,    // a new Python object that owns the C storage
+};
+
+// The range of an integer in C (enums by their signedness): Python ints
+// outside it are an OverflowError naming the parameter.
+struct IntRange {
+  int bits = 0;  // 0: not an integer conversion
+  bool is_signed = false;
+  bool is_bool = false;
+};
+
+struct Conversion {
+  // The template that converts the value, relative to templates/ without
+  // ".mustache" ("params/in_integer", "fields/scalar", "results/enum").
+  // Empty: no conversion exists and `skip_reason` says why.
+  std::string name;
+  std::string skip_reason;
+  // The C type of the value as the converted code stores it (the pointee of
+  // an output pointer, the element of an array, without top-level const for
+  // storage the binding fills).
+  Type c_type;
+  IntRange range;
+  std::string handle;        // handle class converted to/from
+  std::string enum_name;     // enum converted to/from
+  std::string record_class;  // struct/union class converted to/from
+  // Arrays: items = count_param + count_offset, or a fixed count (fields).
+  std::string count_param;
+  int count_offset = 0;
+  int64_t fixed_count = -1;
+  // Sizes known from another call: its name, the caller's parameters it is
+  // given (in order, before the output it writes), the type of that output.
+  std::string query_function;
+  std::vector<std::string> query_args;
+  Type query_result;
+  // Callbacks: the C function pointer type and the parameter carrying the
+  // user data C hands back.
+  std::string callback_type;
+  std::string userdata_param;
+  // The conversion of each item (arrays), at most one.
+  std::vector<Conversion> element;
+  // Callbacks: how C's arguments reach the Python callable, in order.
+  std::vector<Conversion> arguments;
+  // C-layer results: the value after which Cython checks for an exception
+  // (empty: always check).
+  std::string error_value;
+  Ownership ownership = Ownership::None;
+  bool input = true;    // taken from the Python caller
+  bool output = false;  // returned to the Python caller
+  bool late = false;    // converted after the others: reads their C values
+
+  bool bound() const { return !name.empty(); }
+};
+
+const char* to_string(Ownership ownership);
+
+}  // namespace cubind::model

@@ -1,0 +1,384 @@
+// The conversion of every parameter, struct field, result and callback
+// argument: which template converts it and the typed facts it needs. Emit
+// maps these onto templates without deciding anything.
+#include <stdexcept>
+
+#include "passes/passes.hpp"
+
+namespace cubind::passes {
+
+using namespace cubind::model;
+
+namespace {
+
+Type without_const(Type t) {
+  t.is_const = false;
+  return t;
+}
+
+// Enums convert as integers of their own signedness.
+IntRange range_of(const Type& t, const Model& m) {
+  IntRange r;
+  r.bits = static_cast<int>(t.size > 0 ? t.size * 8 : 32);
+  r.is_bool = t.kind == TypeKind::Bool;
+  r.is_signed = t.is_signed;
+  if (t.kind == TypeKind::Enum) {
+    const Enum* e = m.enumeration(t.canonical);
+    r.is_signed = e ? e->is_signed : true;
+  }
+  return r;
+}
+
+std::string record_class(const Model& m, const std::string& record) {
+  const Record* r = m.record(record);
+  return r && !r->public_name.empty() ? r->public_name : record;
+}
+
+Conversion named(const char* name, const Type& c_type) {
+  Conversion c;
+  c.name = name;
+  c.c_type = c_type;
+  return c;
+}
+
+Conversion output(const char* name, const Type& c_type) {
+  Conversion c = named(name, c_type);
+  c.input = false;
+  c.output = true;
+  return c;
+}
+
+const Param& find_param(const Function& f, const std::string& name) {
+  for (const auto& p : f.params)
+    if (p.name == name) return p;
+  throw std::runtime_error(f.name + ": no parameter " + name);
+}
+
+// A query function is called with the caller's parameters of the same names;
+// its last parameter receives the size or count.
+// `typed_result`: the template declares the output with the query's own type.
+void set_query(Conversion& c, const Function& f, const std::string& query, const Model& m, bool typed_result) {
+  const Function* q = m.function(query);
+  if (!q || q->params.empty()) throw std::runtime_error(f.name + ": bad query function " + query);
+  c.query_function = query;
+  for (size_t i = 0; i + 1 < q->params.size(); ++i) c.query_args.push_back(find_param(f, q->params[i].name).name);
+  if (typed_result) c.query_result = q->params.back().type.pointee();
+}
+
+Conversion array_element(const Type& e, const Model& m) {
+  const Type storage = without_const(e);
+  if (e.kind == TypeKind::Handle) {
+    Conversion c = named("params/element_handle", storage);
+    c.handle = e.name;
+    return c;
+  }
+  if (e.kind == TypeKind::Pointer) {
+    Conversion c = named("params/element_address", storage);
+    c.ownership = Ownership::Call;
+    return c;
+  }
+  if (e.kind == TypeKind::Record) {
+    Conversion c = named("params/element_record", storage);
+    c.record_class = record_class(m, e.canonical);
+    return c;
+  }
+  Conversion c = named("params/element_integer", storage);
+  c.range = range_of(e, m);
+  return c;
+}
+
+Conversion out_scalar(const Type& pointee) {
+  if (pointee.kind == TypeKind::Enum) {
+    Conversion c = output("params/out_enum", pointee);
+    c.enum_name = pointee.canonical;
+    return c;
+  }
+  if (pointee.kind == TypeKind::Handle) {
+    Conversion c = output("params/out_handle", pointee);
+    c.handle = pointee.name;
+    c.ownership = Ownership::Returned;
+    return c;
+  }
+  return output(pointee.kind == TypeKind::Floating ? "params/out_float" : "params/out_value", pointee);
+}
+
+// The index of the callback argument that carries the user data back.
+int userdata_index(const Type& callback) {
+  for (size_t i = 1; i < callback.inner.size(); ++i) {
+    const Type& t = callback.inner[i];
+    if (t.kind == TypeKind::Pointer && t.pointee().kind == TypeKind::Void) return static_cast<int>(i - 1);
+  }
+  return -1;
+}
+
+Conversion callback_argument(const Type& t, bool is_userdata) {
+  if (is_userdata) return named("callback_args/userdata", t);
+  switch (t.kind) {
+    case TypeKind::Handle: {
+      Conversion c = named("callback_args/handle", t);
+      c.handle = t.name;
+      return c;
+    }
+    case TypeKind::Pointer: return named("callback_args/address", t);
+    case TypeKind::Enum: {
+      Conversion c = named("callback_args/enum", t);
+      c.enum_name = t.canonical;
+      return c;
+    }
+    default: return named("callback_args/value", t);
+  }
+}
+
+Conversion callback(const Param& p, const Function& f) {
+  const Type& t = p.type;
+  Conversion c = named(p.userdata_param.empty() ? "params/in_callback_raw" : "params/in_callback", t);
+  c.late = true;
+  c.callback_type = t.name.empty() ? callback_typedef_name(f.name, p.name) : t.name;
+  c.userdata_param = p.userdata_param;
+  if (p.userdata_param.empty()) return c;
+  c.ownership = p.called_once ? Ownership::Once : Ownership::Registry;
+  const int user = userdata_index(t);
+  for (size_t i = 1; i < t.inner.size(); ++i)
+    c.arguments.push_back(callback_argument(t.inner[i], static_cast<int>(i - 1) == user));
+  return c;
+}
+
+Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
+  const Type& t = p.type;
+  switch (p.role) {
+    case Role::Scalar:
+    case Role::Count:
+    case Role::Enum: {
+      if (t.kind == TypeKind::Floating) return named("params/in_float", t);
+      Conversion c = named("params/in_integer", t);
+      c.range = range_of(t, m);
+      return c;
+    }
+    case Role::Handle: {
+      Conversion c = named("params/in_handle", t);
+      c.handle = t.name;
+      return c;
+    }
+    case Role::String: {
+      Conversion c = named("params/in_string", t);
+      c.ownership = Ownership::Call;
+      return c;
+    }
+    case Role::StringArray: {
+      Conversion c = named("params/in_string_array", t);
+      c.late = true;
+      c.count_param = p.count_param;
+      c.ownership = Ownership::Call;
+      return c;
+    }
+    case Role::Array: {
+      Conversion c = named("params/array", without_const(t.pointee()));
+      c.late = true;
+      c.count_param = p.count_param;
+      c.count_offset = p.count_offset;
+      c.element.push_back(array_element(t.pointee(), m));
+      return c;
+    }
+    case Role::Record: {
+      Conversion c = named("params/record_value", t);
+      c.record_class = record_class(m, t.canonical);
+      return c;
+    }
+    case Role::RecordIn: {
+      Conversion c = named("params/record_in", without_const(t.pointee()));
+      c.record_class = record_class(m, t.pointee().canonical);
+      c.ownership = Ownership::Call;
+      return c;
+    }
+    case Role::RecordOut: {
+      Conversion c = output("params/record_out", t.pointee());
+      c.record_class = record_class(m, t.pointee().canonical);
+      c.ownership = Ownership::Returned;
+      return c;
+    }
+    case Role::OutAddress: return output("params/out_address", t.pointee());
+    case Role::OutBuffer: {
+      Conversion c = output("params/out_buffer", t.pointee());
+      c.late = true;
+      c.count_param = p.count_param;
+      return c;
+    }
+    case Role::KernelParams: {
+      Conversion c = named("params/kernel_params", t);
+      c.ownership = Ownership::Call;
+      return c;
+    }
+    case Role::Buffer: {
+      Conversion c = named("params/in_buffer", t);
+      c.late = true;
+      c.ownership = Ownership::Call;
+      set_query(c, f, p.query_function, m, false);
+      return c;
+    }
+    case Role::VoidPtr: {
+      Conversion c = named("params/in_voidptr", t);
+      c.ownership = Ownership::Call;
+      return c;
+    }
+    case Role::Callback: return callback(p, f);
+    case Role::UserData: return named("params/in_userdata", t);
+    case Role::OutScalar: return out_scalar(t.pointee());
+    case Role::OutString: return output("params/out_string", t.pointee());
+    case Role::OutArray: {
+      Conversion c = output("params/out_array", t.pointee());
+      c.late = true;
+      set_query(c, f, p.query_function, m, true);
+      return c;
+    }
+    case Role::InOutHandle: {
+      Conversion c = named("params/inout_handle", t.pointee());
+      c.handle = t.pointee().name;
+      return c;
+    }
+    case Role::Unresolved: break;
+  }
+  Conversion none;
+  none.skip_reason = p.skip_reason.empty() ? "no conversion for role " + std::string(to_string(p.role)) : p.skip_reason;
+  return none;
+}
+
+// The value after which the C layer's caller checks for a Python exception
+// (the library could not be loaded): one C rarely returns.
+std::string error_value(const Type& result, const Model& m) {
+  switch (result.kind) {
+    case TypeKind::Void: return "";
+    case TypeKind::Pointer:
+    case TypeKind::Handle: return "NULL";
+    case TypeKind::Enum: {
+      const Enum* e = m.enumeration(result.canonical);
+      if (!e || e->values.empty()) return "";
+      const EnumValue* largest = &e->values.front();
+      for (const auto& v : e->values)
+        if (v.value > largest->value) largest = &v;
+      return largest->name;
+    }
+    default: return "-1";
+  }
+}
+
+Conversion result_conversion(const Function& f, const Model& m) {
+  const Type& r = f.result;
+  Conversion c;
+  if (f.returns_status) {
+    c = named("results/status", r);
+  } else if (r.kind == TypeKind::Pointer) {
+    c = named("results/bytes", r);
+  } else if (r.kind == TypeKind::Enum) {
+    c = named("results/enum", r);
+    c.enum_name = r.canonical;
+  } else if (r.kind == TypeKind::Handle) {
+    c = named("results/address", r);
+  } else if (r.kind == TypeKind::Void) {
+    c = named("results/none", r);
+  } else {
+    c = named(r.kind == TypeKind::Floating ? "results/float" : "results/value", r);
+  }
+  c.input = false;
+  c.output = true;
+  c.error_value = error_value(r, m);
+  return c;
+}
+
+Conversion fixed_array(const Type& t, const Model& m) {
+  const Type& e = t.pointee();
+  Conversion c;
+  if (e.kind == TypeKind::Integer && e.canonical == "char") {
+    c = named("fields/chars", t);
+  } else if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool) {
+    c = named("fields/array", e);
+    c.range = range_of(e, m);
+  } else if (e.kind == TypeKind::Record) {
+    c = named("fields/record_array", t);
+    c.record_class = record_class(m, e.canonical);
+  } else {
+    c.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
+    return c;
+  }
+  c.fixed_count = t.count;
+  return c;
+}
+
+}  // namespace
+
+std::string callback_typedef_name(const std::string& function, const std::string& param) {
+  return function + "_" + param + "_t";
+}
+
+Conversion field_conversion(const Field& f, const Model& m) {
+  const Type& t = f.type;
+  switch (t.kind) {
+    case TypeKind::Integer:
+    case TypeKind::Bool: {
+      Conversion c = named("fields/scalar", t);
+      c.range = range_of(t, m);
+      return c;
+    }
+    case TypeKind::Floating: return named("fields/float", t);
+    case TypeKind::Enum: {
+      Conversion c = named("fields/enum", t);
+      c.range = range_of(t, m);
+      c.enum_name = t.canonical;
+      return c;
+    }
+    case TypeKind::Handle: {
+      Conversion c = named("fields/handle", t);
+      c.handle = t.name;
+      return c;
+    }
+    case TypeKind::Record: {
+      Conversion c = named("fields/record", t);
+      c.record_class = record_class(m, t.canonical);
+      return c;
+    }
+    case TypeKind::Array: return fixed_array(t, m);
+    case TypeKind::Pointer:
+      if (t.pointee().kind == TypeKind::Record) {
+        Conversion c = named("fields/record_pointer", without_const(t.pointee()));
+        c.record_class = record_class(m, t.pointee().canonical);
+        c.ownership = Ownership::Struct;
+        return c;
+      }
+      [[fallthrough]];
+    case TypeKind::FunctionPointer: {
+      Conversion c = named("fields/address", t);
+      c.ownership = Ownership::Struct;
+      return c;
+    }
+    default: {
+      Conversion c;
+      c.skip_reason = "no conversion for " + std::string(to_string(t.kind)) + " " + t.spelling;
+      return c;
+    }
+  }
+}
+
+static Conversion handle_conversion(const Handle& h, const Model& m) {
+  if (!h.is_integer) return named("handle.pyx", Type{});
+  Type storage;
+  for (const auto& t : m.typedefs)
+    if (t.name == h.name) storage = t.type;
+  Conversion c = named("integer_handle.pyx", storage);
+  c.range = range_of(storage, m);
+  // The converter's error value, after which Cython checks for an exception.
+  c.error_value = c.range.is_signed ? "-1" : "0";
+  return c;
+}
+
+void assign_conversions(Model& model) {
+  for (auto& h : model.handles) h.conversion = handle_conversion(h, model);
+  for (auto& f : model.functions) {
+    if (!f.skip_reason.empty()) continue;
+    for (auto& p : f.params) p.conversion = param_conversion(p, f, model);
+    f.result_conversion = result_conversion(f, model);
+  }
+  for (auto& r : model.records)
+    for (auto& field : r.fields)
+      if (!field.name.empty()) field.conversion = field_conversion(field, model);
+}
+
+}  // namespace cubind::passes

@@ -1,0 +1,68 @@
+/* Golden case "outputs": the conversions of what a call writes back.
+ *
+ * Expect in model.json (the conversion of each parameter) and in fragments/:
+ *   caseGetProps     a struct* documented as returned -> record_out
+ *                    (params/record_out: a new caseProps object is returned;
+ *                    record_class caseProps although C names it caseProps_v2)
+ *   caseMapMemory    a void** documented as returned -> out_address
+ *                    (params/out_address: an int address)
+ *   caseGetName      a char* documented as an output with a `length`
+ *                    parameter -> out_buffer counted by length (bytes up to
+ *                    the first NUL; a negative length is a ValueError)
+ *   caseGetScale     float* -> params/out_float (stub: float)
+ *   caseGetMode      an enum* -> params/out_enum (an enum member)
+ *   caseGetCount     int* -> params/out_value (stub: int)
+ */
+#ifndef CASE_OUTPUTS_H
+#define CASE_OUTPUTS_H
+
+typedef __SIZE_TYPE__ size_t;
+
+typedef enum { CASE_SUCCESS = 0, CASE_ERROR = 1 } caseResult;
+typedef enum { CASE_MODE_A = 0, CASE_MODE_B = 1 } caseMode;
+
+typedef struct caseProps_st {
+  int major;
+  int minor;
+} caseProps_v2;
+typedef caseProps_v2 caseProps;
+
+/**
+ * \brief Returns the properties.
+ * \param props - Returned properties
+ */
+caseResult caseGetProps(caseProps *props);
+
+/**
+ * \brief Maps memory.
+ * \param pp - Returned host address
+ * \param bytes - Size
+ */
+caseResult caseMapMemory(void **pp, size_t bytes);
+
+/**
+ * \brief Returns the device name.
+ * \param name - Returned name
+ * \param length - Capacity of name in bytes
+ */
+caseResult caseGetName(char *name, int length);
+
+/**
+ * \brief Returns the scale.
+ * \param scale - Returned scale
+ */
+caseResult caseGetScale(float *scale);
+
+/**
+ * \brief Returns the mode.
+ * \param mode - Returned mode
+ */
+caseResult caseGetMode(caseMode *mode);
+
+/**
+ * \brief Returns the count.
+ * \param count - Returned count
+ */
+caseResult caseGetCount(int *count);
+
+#endif

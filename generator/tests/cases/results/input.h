@@ -1,0 +1,25 @@
+/* Golden case "results": functions that return a value, not the status.
+ *
+ * Expect in model.json (each function's result_conversion with the error
+ * value its C-layer declaration checks after) and in fragments/results/:
+ *   caseErrorString  const char*  -> results/bytes, error NULL
+ *   caseModeOf       enum         -> results/enum, error its largest value
+ *   caseRatio        double       -> results/float, error -1
+ *   caseCount        int          -> results/value, error -1
+ *   caseReset        void         -> results/none, always checked (except *)
+ *   caseStatus       the status   -> results/status, error its largest value
+ */
+#ifndef CASE_RESULTS_H
+#define CASE_RESULTS_H
+
+typedef enum { CASE_SUCCESS = 0, CASE_ERROR = 7, CASE_ERROR_OTHER = 3 } caseResult;
+typedef enum { CASE_MODE_A = 0, CASE_MODE_B = 1 } caseMode;
+
+const char *caseErrorString(caseResult error);
+caseMode caseModeOf(int value);
+double caseRatio(void);
+int caseCount(void);
+void caseReset(void);
+caseResult caseStatus(void);
+
+#endif

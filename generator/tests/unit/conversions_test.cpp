@@ -1,0 +1,264 @@
+// passes::assign_conversions: the template and typed facts chosen for every
+// parameter, result, field, callback argument and integer handle.
+#include <gtest/gtest.h>
+
+#include "model/model.hpp"
+#include "passes/passes.hpp"
+#include "spec/spec.hpp"
+#include "unit/builders.hpp"
+
+namespace {
+
+using namespace builders;
+namespace passes = cubind::passes;
+
+// A model with the status enum and one record, as the passes see it.
+Model model_with(std::vector<Function> functions) {
+  Model m;
+  m.library = "case";
+  m.headers = {"case.h"};
+  Enum status;
+  status.name = "caseResult";
+  status.values = {{"CASE_SUCCESS", 0, {}}, {"CASE_ERROR_LAST", 999, {}}, {"CASE_ERROR_MID", 5, {}}};
+  m.enums.push_back(status);
+  Enum mode;
+  mode.name = "caseMode";
+  mode.is_signed = false;
+  mode.values = {{"CASE_MODE_A", 0, {}}};
+  m.enums.push_back(mode);
+  Record r;
+  r.name = "caseRecord_v2";
+  r.public_name = "caseRecord";
+  m.records.push_back(r);
+  m.functions = std::move(functions);
+  return m;
+}
+
+Type record_v2() { return named(TypeKind::Record, "caseRecord_v2", 16); }
+
+const Conversion& conv(const Model& m, const std::string& function, const std::string& param) {
+  for (const auto& p : m.function(function)->params)
+    if (p.name == param) return p.conversion;
+  throw std::runtime_error("no parameter " + param);
+}
+
+Model convert(std::vector<Function> functions) {
+  Model m = model_with(std::move(functions));
+  passes::assign_conversions(m);
+  return m;
+}
+
+Function with_roles(Function f, std::vector<Role> roles) {
+  for (size_t i = 0; i < roles.size(); ++i) f.params[i].role = roles[i];
+  f.returns_status = true;
+  return f;
+}
+
+TEST(AssignConversions, ScalarsByTypeAndRange) {
+  const Model m = convert({with_roles(fn("caseF", {param("n", int_t()), param("x", float_t()),
+                                                    param("mode", named(TypeKind::Enum, "caseMode", 4)),
+                                                    param("size", size_t_t())}),
+                                      {Role::Scalar, Role::Scalar, Role::Enum, Role::Count})});
+  EXPECT_EQ(conv(m, "caseF", "n").name, "params/in_integer");
+  EXPECT_EQ(conv(m, "caseF", "n").range.bits, 32);
+  EXPECT_TRUE(conv(m, "caseF", "n").range.is_signed);
+  EXPECT_EQ(conv(m, "caseF", "x").name, "params/in_float");
+  EXPECT_EQ(conv(m, "caseF", "x").range.bits, 0);
+  // An enum converts as an integer of the enum's own signedness.
+  EXPECT_EQ(conv(m, "caseF", "mode").name, "params/in_integer");
+  EXPECT_FALSE(conv(m, "caseF", "mode").range.is_signed);
+  EXPECT_EQ(conv(m, "caseF", "size").range.bits, 64);
+  EXPECT_FALSE(conv(m, "caseF", "size").range.is_signed);
+}
+
+TEST(AssignConversions, OutputsAreNotInputs) {
+  Function f = with_roles(fn("caseOut", {param("value", ptr(int_t())), param("x", ptr(float_t())),
+                                         param("h", ptr(handle_t())), param("rec", ptr(record_v2())),
+                                         param("addr", ptr(ptr(void_t()))), param("mode", ptr(enum_t("caseMode")))}),
+                          {Role::OutScalar, Role::OutScalar, Role::OutScalar, Role::RecordOut, Role::OutAddress,
+                           Role::OutScalar});
+  f.params[5].type.inner[0].canonical = "caseMode";
+  const Model m = convert({f});
+  for (const char* p : {"value", "x", "h", "rec", "addr", "mode"}) {
+    EXPECT_FALSE(conv(m, "caseOut", p).input) << p;
+    EXPECT_TRUE(conv(m, "caseOut", p).output) << p;
+  }
+  EXPECT_EQ(conv(m, "caseOut", "value").name, "params/out_value");
+  EXPECT_EQ(conv(m, "caseOut", "x").name, "params/out_float");
+  EXPECT_EQ(conv(m, "caseOut", "h").name, "params/out_handle");
+  EXPECT_EQ(conv(m, "caseOut", "h").handle, "caseHandle");
+  EXPECT_EQ(conv(m, "caseOut", "h").ownership, Ownership::Returned);
+  EXPECT_EQ(conv(m, "caseOut", "rec").name, "params/record_out");
+  // The class users see, not the versioned C name.
+  EXPECT_EQ(conv(m, "caseOut", "rec").record_class, "caseRecord");
+  EXPECT_EQ(conv(m, "caseOut", "addr").name, "params/out_address");
+  EXPECT_EQ(conv(m, "caseOut", "mode").name, "params/out_enum");
+  EXPECT_EQ(conv(m, "caseOut", "mode").enum_name, "caseMode");
+}
+
+TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
+  Function f = with_roles(fn("caseArrays", {param("rank", int_t()), param("dims", ptr(size_t_t(), false)),
+                                            param("handles", ptr(handle_t())), param("recs", ptr(record_v2())),
+                                            param("values", ptr(ptr(void_t())))}),
+                          {Role::Count, Role::Array, Role::Array, Role::Array, Role::Array});
+  for (size_t i = 1; i < f.params.size(); ++i) f.params[i].count_param = "rank";
+  f.params[1].count_offset = -1;
+  f.params[1].type.inner[0].is_const = true;
+  const Model m = convert({f});
+  const Conversion& dims = conv(m, "caseArrays", "dims");
+  EXPECT_EQ(dims.name, "params/array");
+  EXPECT_TRUE(dims.late);
+  EXPECT_EQ(dims.count_param, "rank");
+  EXPECT_EQ(dims.count_offset, -1);
+  EXPECT_FALSE(dims.c_type.is_const);  // storage the binding fills
+  ASSERT_EQ(dims.element.size(), 1u);
+  EXPECT_EQ(dims.element[0].name, "params/element_integer");
+  EXPECT_EQ(dims.element[0].range.bits, 64);
+  EXPECT_EQ(conv(m, "caseArrays", "handles").element[0].name, "params/element_handle");
+  EXPECT_EQ(conv(m, "caseArrays", "recs").element[0].name, "params/element_record");
+  EXPECT_EQ(conv(m, "caseArrays", "recs").element[0].record_class, "caseRecord");
+  EXPECT_EQ(conv(m, "caseArrays", "values").element[0].name, "params/element_address");
+  EXPECT_EQ(conv(m, "caseArrays", "values").element[0].ownership, Ownership::Call);
+}
+
+TEST(AssignConversions, QueriesNameTheirArguments) {
+  Function size = fn("caseGetLogSize", {param("h", handle_t()), param("size", ptr(size_t_t()))});
+  Function count = fn("caseGetNumArchs", {param("n", ptr(int_t()))});
+  Function log = with_roles(fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))}),
+                            {Role::Handle, Role::Buffer});
+  log.params[1].query_function = "caseGetLogSize";
+  Function archs = with_roles(fn("caseGetArchs", {param("archs", ptr(int_t()))}), {Role::OutArray});
+  archs.params[0].query_function = "caseGetNumArchs";
+  size.skip_reason = count.skip_reason = "not under test";
+  const Model m = convert({size, count, log, archs});
+  const Conversion& buffer = conv(m, "caseGetLog", "log");
+  EXPECT_EQ(buffer.name, "params/in_buffer");
+  EXPECT_EQ(buffer.query_function, "caseGetLogSize");
+  EXPECT_EQ(buffer.query_args, std::vector<std::string>{"h"});
+  EXPECT_EQ(buffer.query_result.kind, TypeKind::Unknown);  // always a size_t
+  const Conversion& out = conv(m, "caseGetArchs", "archs");
+  EXPECT_EQ(out.name, "params/out_array");
+  EXPECT_TRUE(out.query_args.empty());
+  EXPECT_EQ(out.query_result.canonical, "int");
+}
+
+TEST(AssignConversions, CallbacksConvertEachArgument) {
+  const Type cb = callback_t("", {handle_t(), ptr(void_t()), enum_t("caseMode"), int_t()});
+  Function f = with_roles(fn("caseLaunchHost", {param("fn", cb), param("userData", ptr(void_t()))}),
+                          {Role::Callback, Role::UserData});
+  f.params[0].userdata_param = "userData";
+  f.params[0].called_once = true;
+  f.params[0].type.inner[3].canonical = "caseMode";
+  Function raw = with_roles(fn("caseSetRaw", {param("fn", callback_t("caseRaw_t", {int_t()}))}), {Role::Callback});
+  const Model m = convert({f, raw});
+  const Conversion& c = conv(m, "caseLaunchHost", "fn");
+  EXPECT_EQ(c.name, "params/in_callback");
+  EXPECT_EQ(c.callback_type, "caseLaunchHost_fn_t");  // the C layer's typedef of the unnamed type
+  EXPECT_EQ(c.ownership, Ownership::Once);
+  ASSERT_EQ(c.arguments.size(), 4u);
+  EXPECT_EQ(c.arguments[0].name, "callback_args/handle");
+  EXPECT_EQ(c.arguments[1].name, "callback_args/userdata");
+  EXPECT_EQ(c.arguments[2].name, "callback_args/enum");
+  EXPECT_EQ(c.arguments[3].name, "callback_args/value");
+  const Conversion& r = conv(m, "caseSetRaw", "fn");
+  EXPECT_EQ(r.name, "params/in_callback_raw");
+  EXPECT_EQ(r.callback_type, "caseRaw_t");
+  EXPECT_TRUE(r.arguments.empty());
+}
+
+TEST(AssignConversions, ResultsAndTheirErrorValues) {
+  Function status = fn("caseStatus", {});
+  status.returns_status = true;
+  Function text = fn("caseName", {});
+  text.result = ptr(char_t(true));
+  Function mode = fn("caseMode", {});
+  mode.result = named(TypeKind::Enum, "caseMode", 4);
+  Function nothing = fn("caseNothing", {});
+  nothing.result = void_t();
+  Function scale = fn("caseScale", {});
+  scale.result = float_t();
+  Function count = fn("caseCount", {});
+  count.result = int_t();
+  const Model m = convert({status, text, mode, nothing, scale, count});
+  auto result = [&](const char* f) { return m.function(f)->result_conversion; };
+  EXPECT_EQ(result("caseStatus").name, "results/status");
+  // The largest status, which C rarely returns.
+  EXPECT_EQ(result("caseStatus").error_value, "CASE_ERROR_LAST");
+  EXPECT_EQ(result("caseName").name, "results/bytes");
+  EXPECT_EQ(result("caseName").error_value, "NULL");
+  EXPECT_EQ(result("caseMode").name, "results/enum");
+  EXPECT_EQ(result("caseMode").enum_name, "caseMode");
+  EXPECT_EQ(result("caseNothing").name, "results/none");
+  EXPECT_EQ(result("caseNothing").error_value, "");  // always check
+  EXPECT_EQ(result("caseScale").name, "results/float");
+  EXPECT_EQ(result("caseCount").name, "results/value");
+  EXPECT_EQ(result("caseCount").error_value, "-1");
+}
+
+TEST(AssignConversions, SkippedFunctionsGetNone) {
+  Function f = with_roles(fn("caseSkipped", {param("n", int_t())}), {Role::Scalar});
+  f.skip_reason = "by the spec";
+  const Model m = convert({f});
+  EXPECT_FALSE(conv(m, "caseSkipped", "n").bound());
+  EXPECT_FALSE(m.function("caseSkipped")->result_conversion.bound());
+}
+
+Field field(const std::string& name, const Type& type) {
+  Field f;
+  f.name = name;
+  f.type = type;
+  return f;
+}
+
+Type array_of(const Type& e, int64_t count) {
+  Type t;
+  t.kind = TypeKind::Array;
+  t.count = count;
+  t.inner.push_back(e);
+  t.spelling = e.spelling + "[" + std::to_string(count) + "]";
+  return t;
+}
+
+TEST(AssignConversions, FieldsOfEachKind) {
+  const Model m = model_with({});
+  auto of = [&](const Type& t) { return passes::field_conversion(field("f", t), m); };
+  EXPECT_EQ(of(int_t()).name, "fields/scalar");
+  EXPECT_EQ(of(float_t()).name, "fields/float");
+  EXPECT_EQ(of(named(TypeKind::Enum, "caseMode", 4)).name, "fields/enum");
+  EXPECT_EQ(of(handle_t()).name, "fields/handle");
+  EXPECT_EQ(of(record_v2()).name, "fields/record");
+  EXPECT_EQ(of(record_v2()).record_class, "caseRecord");
+  EXPECT_EQ(of(array_of(char_t(), 16)).name, "fields/chars");
+  EXPECT_EQ(of(array_of(char_t(), 16)).fixed_count, 16);
+  EXPECT_EQ(of(array_of(int_t(), 4)).name, "fields/array");
+  EXPECT_EQ(of(array_of(record_v2(), 2)).name, "fields/record_array");
+  EXPECT_EQ(of(ptr(record_v2())).name, "fields/record_pointer");
+  EXPECT_EQ(of(ptr(record_v2())).ownership, Ownership::Struct);
+  EXPECT_EQ(of(ptr(void_t())).name, "fields/address");
+  EXPECT_EQ(of(callback_t()).name, "fields/address");
+  // No template for an array of floats: a skip with its reason, not silence.
+  const Conversion none = of(array_of(float_t(), 3));
+  EXPECT_FALSE(none.bound());
+  EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of floating");
+}
+
+TEST(AssignConversions, IntegerHandlesKnowTheirStorage) {
+  Model m = model_with({});
+  Typedef storage;
+  storage.name = "caseDevice";
+  storage.type = size_t_t();
+  m.typedefs.push_back(storage);
+  Handle integer;
+  integer.name = "caseDevice";
+  integer.is_integer = true;
+  Handle opaque;
+  opaque.name = "caseStream";
+  m.handles = {integer, opaque};
+  passes::assign_conversions(m);
+  EXPECT_EQ(m.handles[0].conversion.name, "integer_handle.pyx");
+  EXPECT_EQ(m.handles[0].conversion.range.bits, 64);
+  EXPECT_EQ(m.handles[0].conversion.error_value, "0");  // unsigned: no -1
+  EXPECT_EQ(m.handles[1].conversion.name, "handle.pyx");
+}
+
+}  // namespace
