@@ -1,7 +1,14 @@
 # Shared by the scripts: where things are, and the installs they need.
+# Python packages go into a project-local virtual environment (.venv/, or
+# CUBIND_VENV), never into the Python that creates it (PYTHON, default
+# python3). Debian packages are installed only when missing, named first.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PYTHON=${PYTHON:-python3}
+BASE_PYTHON=${PYTHON:-python3}
+VENV=${CUBIND_VENV:-$ROOT/.venv}
+PY=$VENV/bin/python
+
+step() { printf '\n== %s\n' "$*"; }
 
 cuda_include() {
   local root
@@ -12,30 +19,79 @@ cuda_include() {
   return 1
 }
 
-# Python build and test requirements (PyPI).
-install_python_deps() {
-  "$PYTHON" -m pip install -q --disable-pip-version-check "setuptools>=64" wheel "cython>=3.0" numpy pytest ruff
+# apt_install WHY PACKAGE...: installs the Debian packages not installed yet,
+# saying which first, with apt's own output.
+apt_install() {
+  local why=$1; shift
+  local missing=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  step "installing: ${missing[*]} (Debian packages, $why)"
+  command -v apt-get >/dev/null || { echo "apt-get not found: install ${missing[*]} (or their equivalents) yourself" >&2; return 1; }
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  "${sudo[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
-# The generator's build requirements (Debian packages); apt only when missing.
+# What building the package needs from the system: a C compiler and Python's
+# headers. Checked by what they provide (a Python that is not Debian's brings
+# its own headers), the Debian packages asked for only when absent.
+install_build_deps() {
+  local need=()
+  command -v "${CC:-cc}" >/dev/null || need+=(gcc)
+  "$BASE_PYTHON" -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' || need+=("$(python_deb)-dev")
+  [ ${#need[@]} -eq 0 ] || apt_install "to build the package" "${need[@]}"
+}
+
+python_deb() {  # Debian's name of BASE_PYTHON's version: python3.11
+  "$BASE_PYTHON" -c 'import sys; print("python%d.%d" % sys.version_info[:2])'
+}
+
+# The generator's build requirements (Debian packages).
 install_generator_deps() {
-  local pkgs=(cmake ninja-build g++ libclang-dev libkainjow-mustache-dev nlohmann-json3-dev libcli11-dev
-              libtomlplusplus-dev libgtest-dev)
-  local missing=()
-  for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  if [ ${#missing[@]} -gt 0 ]; then
-    local sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt_install "to build the generator" cmake ninja-build g++ libclang-dev libkainjow-mustache-dev nlohmann-json3-dev \
+    libcli11-dev libtomlplusplus-dev libgtest-dev
+}
+
+# The virtual environment, made on first use; then the Python packages a step
+# needs, from PyPI (pip says "already satisfied" for what is there).
+make_venv() {
+  [ -x "$PY" ] && return 0
+  [ -e "$VENV" ] && { echo "$VENV exists but is not a virtual environment: move it away" >&2; return 1; }
+  step "creating the virtual environment $VENV (from $(command -v "$BASE_PYTHON"))"
+  if ! "$BASE_PYTHON" -m venv "$VENV"; then
+    # Debian's Python makes venvs with pip only with its -venv package.
+    rm -rf "$VENV"
+    apt_install "for python -m venv" "$(python_deb)-venv"
+    "$BASE_PYTHON" -m venv "$VENV"
   fi
 }
 
+install_python_deps() {  # install_python_deps build|test
+  make_venv
+  local pkgs=("setuptools>=77" "cython>=3.0" numpy)
+  [ "${1:-build}" = test ] && pkgs+=(pytest ruff build)
+  step "Python packages into $VENV: ${pkgs[*]}"
+  "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
+}
+
 build_generator() {
+  step "building the generator (generator/build)"
   cmake -S "$ROOT/generator" -B "$ROOT/generator/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$ROOT/generator/build"
 }
 
-# Builds the extension modules in place from the committed generated sources.
+# Builds the extension modules in place from the committed generated sources:
+# the .so files land beside their .pyx and the objects stay in build/, so a
+# second run compiles only what changed. The source tree is put on the
+# venv's path with a .pth file (what an editable install does, without pip
+# rebuilding every module in a temporary directory each time).
 build_package() {
-  "$PYTHON" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e "$ROOT"
+  step "building the package in place (setup.py build_ext --inplace; ~4 min on 2 cores the first time)"
+  (cd "$ROOT" && "$PY" setup.py -q build_ext --inplace)
+  local site
+  site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  printf '# cubind built in place by scripts/ (setup.py build_ext --inplace)\n%s\n' "$ROOT" >"$site/cubind-inplace.pth"
 }
