@@ -133,7 +133,7 @@ cdef int _trampoline_nvrtcSetFlowCallback_callback(void* a0, void* a1) noexcept 
         return box[0](box[1], <uintptr_t>a1)
     except BaseException as exc:
         report_unraisable(exc, box[0])
-        return 0
+        return 1
 
 
 # Python callables handed to C, kept alive while C may call them.

@@ -302,8 +302,10 @@ def test_flow_callback_exception_goes_to_unraisablehook(
 
     prog = make_program(saxpy_src)
     nvrtc.nvrtcSetFlowCallback(prog, callback, None)
-    assert nvrtc.nvrtcCompileProgram(prog, 0, []) == (R.NVRTC_SUCCESS,)
-    assert reported
+    # The flow callback can report failure: the exception cancels the compile
+    # (NVRTC stops calling it), and it is reported once, not once per call.
+    assert nvrtc.nvrtcCompileProgram(prog, 0, []) == (R.NVRTC_ERROR_CANCELLED,)
+    assert len(reported) == 1
     assert isinstance(reported[0].exc_value, ZeroDivisionError)
 
 

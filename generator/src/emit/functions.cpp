@@ -34,6 +34,7 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
   d.set("params", list_of(params));
   d.set("py_args", list_of(args));
   if (c.ownership == Ownership::Once) d.flag("once", true);
+  if (!c.error_value.empty()) d.set("error_value", c.error_value);
   return d;
 }
 

@@ -68,6 +68,7 @@ struct Param {
   std::string query_function;  // Buffer/OutArray: the function giving the size/count
   std::string userdata_param;  // Callback: the void* it receives back
   bool called_once = false;    // Callback: C calls it once, then forgets it
+  std::string on_error_return;  // Callback: returned to C when the Python callable raises (spec)
   std::string skip_reason;     // non-empty when this parameter cannot be bound
   Conversion conversion;       // how it crosses into C (conversion pass)
 };

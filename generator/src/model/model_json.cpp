@@ -78,6 +78,7 @@ json param_json(const Param& p) {
   put(j, "query_function", p.query_function);
   put(j, "userdata_param", p.userdata_param);
   if (p.called_once) j["called_once"] = true;
+  put(j, "on_error_return", p.on_error_return);
   put(j, "skip_reason", p.skip_reason);
   put_conversion(j, "conversion", p.conversion);
   return j;

@@ -137,6 +137,9 @@ Conversion callback(const Param& p, const Function& f) {
   c.userdata_param = p.userdata_param;
   if (p.userdata_param.empty()) return c;
   c.ownership = p.called_once ? Ownership::Once : Ownership::Registry;
+  // A callback returning a value tells C something when Python raised: the
+  // spec's failure value where C can take one, else 0 (C carries on).
+  if (t.inner[0].kind != TypeKind::Void) c.error_value = p.on_error_return.empty() ? "0" : p.on_error_return;
   const int user = userdata_index(t);
   for (size_t i = 1; i < t.inner.size(); ++i)
     c.arguments.push_back(callback_argument(t.inner[i], static_cast<int>(i - 1) == user));

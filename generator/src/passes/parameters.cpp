@@ -244,6 +244,7 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (!o.query_function.empty()) p.query_function = o.query_function;
   if (!o.userdata_param.empty()) p.userdata_param = o.userdata_param;
   if (o.called_once) p.called_once = true;
+  if (o.on_error_return) p.on_error_return = std::to_string(*o.on_error_return);
 }
 
 }  // namespace

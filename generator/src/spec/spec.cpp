@@ -90,6 +90,10 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.query_function = r.string(*ptable, "query_function", false, pwhere);
       o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
       o.called_once = (*ptable)["called_once"].value_or(false);
+      if (const toml::node* e = ptable->get("on_error_return")) {
+        if (!e->value<int64_t>()) r.fail(pwhere + "on_error_return", "expected an integer");
+        o.on_error_return = *e->value<int64_t>();
+      }
       spec.overrides.push_back(o);
     }
   }

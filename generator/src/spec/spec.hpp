@@ -20,6 +20,9 @@ struct ParamOverride {
   std::string query_function;
   std::string userdata_param;
   bool called_once = false;
+  // Callbacks that can report failure: what the binding returns to C when
+  // the Python callable raises (NVRTC's flow callback: 1 cancels).
+  std::optional<int64_t> on_error_return;
 };
 
 // A name rewritten by an ECMAScript regex: `fGetPTX` -> `fGetPTXSize`.

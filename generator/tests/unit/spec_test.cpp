@@ -35,6 +35,7 @@ query_function = "nvrtcGetLogSize"
 [functions.nvrtcSetCallback.params.callback]
 role = "callback"
 userdata_param = "payload"
+on_error_return = 1
 
 [functions.nvrtcSetCallback.params.numItems]
 role = "count"
@@ -101,6 +102,7 @@ TEST(SpecParse, FullSpec) {
   EXPECT_EQ(cb->role, Role::Callback);
   EXPECT_FALSE(cb->direction.has_value());
   EXPECT_EQ(cb->userdata_param, "payload");
+  EXPECT_EQ(cb->on_error_return, 1);
   const spec::ParamOverride* count = s.override_for("nvrtcSetCallback", "numItems");
   ASSERT_NE(count, nullptr);
   EXPECT_EQ(count->role, Role::Count);
@@ -193,6 +195,26 @@ name = 3
   EXPECT_EQ(error_of(text), "bad.toml: library.headers: expected an array of strings");
   EXPECT_EQ(error_of(kLibrary + "[loader]\nenv_var = \"X\"\nsonames = [1]\n"),
             "bad.toml: loader.sonames: expected an array of strings");
+  EXPECT_EQ(error_of(kLibrary + "[functions.f.params.cb]\non_error_return = \"1\"\n"),
+            "bad.toml: functions.f.params.cb.on_error_return: expected an integer");
+}
+
+TEST(SpecParse, Conventions) {
+  const spec::Spec s = spec::parse(kLibrary + R"([conventions]
+count_prefixes = ["num"]
+count_suffixes = ["Count"]
+count_names = ["count"]
+length_params = ["len"]
+size_query = { match = "^(.*)$", replace = "$1Size" }
+)",
+                                   "c.toml");
+  EXPECT_EQ(s.conventions.count_prefixes, std::vector<std::string>{"num"});
+  EXPECT_EQ(s.conventions.length_params, std::vector<std::string>{"len"});
+  ASSERT_TRUE(s.conventions.size_query.has_value());
+  EXPECT_EQ(s.conventions.size_query->replace, "$1Size");
+  EXPECT_FALSE(s.conventions.count_query.has_value());
+  EXPECT_EQ(error_of(kLibrary + "[conventions]\nsize_query = \"x\"\n"),
+            "bad.toml: conventions.size_query: expected a table { match = \"...\", replace = \"...\" }");
 }
 
 TEST(SpecParse, UnknownRoleInAnOverride) {

@@ -12,7 +12,10 @@
  *              callback and user_data, userdata_param userData);
  *              caseStreamAddCallback: the user data follows a flags argument;
  *              caseSetProgress: an unnamed function-pointer parameter type
- *              (int (*)(void *, void *)) + void* payload;
+ *              (int (*)(void *, void *)) + void* payload; spec.toml says it
+ *              returns 1 to C when the Python callable raises
+ *              (on_error_return; the trampoline's `return 1`), while
+ *              caseSetProgressNamed's trampoline returns 0;
  *              caseOnDone: a callback without any void* (no user data: only a
  *              C function address is accepted);
  *              caseGetProc: a pointer to a function pointer, skipped with the
