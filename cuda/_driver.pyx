@@ -3,7 +3,7 @@
 """Python bindings of cuda.h: one function per C function, returning (status, outputs...)."""
 cimport cython
 from libc.stdint cimport *
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 cimport cuda.cdriver as c
 from cubind._convert cimport *
@@ -5017,6 +5017,11 @@ cdef class CUcontext:
     def __int__(self):
         return <uintptr_t>self._ptr
 
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -5040,7 +5045,15 @@ cdef inline c.CUcontext _as_CUcontext(object o, const char* name) except? NULL:
         return (<CUcontext>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUcontext, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUctx_st":
+        raise TypeError(f"{name.decode()}: expected CUcontext, an int or None, got {type(o).__name__}")
     return <c.CUcontext>as_address(o, name)
+
+
+set_type_attr(CUcontext, "_c_struct", "CUctx_st")
 
 
 cdef inline CUcontext _new_CUcontext(c.CUcontext value):
@@ -5061,6 +5074,11 @@ cdef class CUmodule:
         self._ptr = <c.CUmodule>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5086,7 +5104,15 @@ cdef inline c.CUmodule _as_CUmodule(object o, const char* name) except? NULL:
         return (<CUmodule>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmodule, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUmod_st":
+        raise TypeError(f"{name.decode()}: expected CUmodule, an int or None, got {type(o).__name__}")
     return <c.CUmodule>as_address(o, name)
+
+
+set_type_attr(CUmodule, "_c_struct", "CUmod_st")
 
 
 cdef inline CUmodule _new_CUmodule(c.CUmodule value):
@@ -5107,6 +5133,11 @@ cdef class CUfunction:
         self._ptr = <c.CUfunction>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5132,7 +5163,15 @@ cdef inline c.CUfunction _as_CUfunction(object o, const char* name) except? NULL
         return (<CUfunction>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUfunction, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUfunc_st":
+        raise TypeError(f"{name.decode()}: expected CUfunction, an int or None, got {type(o).__name__}")
     return <c.CUfunction>as_address(o, name)
+
+
+set_type_attr(CUfunction, "_c_struct", "CUfunc_st")
 
 
 cdef inline CUfunction _new_CUfunction(c.CUfunction value):
@@ -5153,6 +5192,11 @@ cdef class CUlibrary:
         self._ptr = <c.CUlibrary>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5178,7 +5222,15 @@ cdef inline c.CUlibrary _as_CUlibrary(object o, const char* name) except? NULL:
         return (<CUlibrary>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlibrary, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUlib_st":
+        raise TypeError(f"{name.decode()}: expected CUlibrary, an int or None, got {type(o).__name__}")
     return <c.CUlibrary>as_address(o, name)
+
+
+set_type_attr(CUlibrary, "_c_struct", "CUlib_st")
 
 
 cdef inline CUlibrary _new_CUlibrary(c.CUlibrary value):
@@ -5199,6 +5251,11 @@ cdef class CUkernel:
         self._ptr = <c.CUkernel>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5224,7 +5281,15 @@ cdef inline c.CUkernel _as_CUkernel(object o, const char* name) except? NULL:
         return (<CUkernel>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUkernel, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUkern_st":
+        raise TypeError(f"{name.decode()}: expected CUkernel, an int or None, got {type(o).__name__}")
     return <c.CUkernel>as_address(o, name)
+
+
+set_type_attr(CUkernel, "_c_struct", "CUkern_st")
 
 
 cdef inline CUkernel _new_CUkernel(c.CUkernel value):
@@ -5245,6 +5310,11 @@ cdef class CUarray:
         self._ptr = <c.CUarray>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5270,7 +5340,15 @@ cdef inline c.CUarray _as_CUarray(object o, const char* name) except? NULL:
         return (<CUarray>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUarray, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUarray_st":
+        raise TypeError(f"{name.decode()}: expected CUarray, an int or None, got {type(o).__name__}")
     return <c.CUarray>as_address(o, name)
+
+
+set_type_attr(CUarray, "_c_struct", "CUarray_st")
 
 
 cdef inline CUarray _new_CUarray(c.CUarray value):
@@ -5291,6 +5369,11 @@ cdef class CUmipmappedArray:
         self._ptr = <c.CUmipmappedArray>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5316,7 +5399,15 @@ cdef inline c.CUmipmappedArray _as_CUmipmappedArray(object o, const char* name) 
         return (<CUmipmappedArray>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmipmappedArray, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUmipmappedArray_st":
+        raise TypeError(f"{name.decode()}: expected CUmipmappedArray, an int or None, got {type(o).__name__}")
     return <c.CUmipmappedArray>as_address(o, name)
+
+
+set_type_attr(CUmipmappedArray, "_c_struct", "CUmipmappedArray_st")
 
 
 cdef inline CUmipmappedArray _new_CUmipmappedArray(c.CUmipmappedArray value):
@@ -5337,6 +5428,11 @@ cdef class CUtexref:
         self._ptr = <c.CUtexref>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5362,7 +5458,15 @@ cdef inline c.CUtexref _as_CUtexref(object o, const char* name) except? NULL:
         return (<CUtexref>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUtexref, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUtexref_st":
+        raise TypeError(f"{name.decode()}: expected CUtexref, an int or None, got {type(o).__name__}")
     return <c.CUtexref>as_address(o, name)
+
+
+set_type_attr(CUtexref, "_c_struct", "CUtexref_st")
 
 
 cdef inline CUtexref _new_CUtexref(c.CUtexref value):
@@ -5383,6 +5487,11 @@ cdef class CUsurfref:
         self._ptr = <c.CUsurfref>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5408,7 +5517,15 @@ cdef inline c.CUsurfref _as_CUsurfref(object o, const char* name) except? NULL:
         return (<CUsurfref>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUsurfref, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUsurfref_st":
+        raise TypeError(f"{name.decode()}: expected CUsurfref, an int or None, got {type(o).__name__}")
     return <c.CUsurfref>as_address(o, name)
+
+
+set_type_attr(CUsurfref, "_c_struct", "CUsurfref_st")
 
 
 cdef inline CUsurfref _new_CUsurfref(c.CUsurfref value):
@@ -5429,6 +5546,11 @@ cdef class CUevent:
         self._ptr = <c.CUevent>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5454,7 +5576,15 @@ cdef inline c.CUevent _as_CUevent(object o, const char* name) except? NULL:
         return (<CUevent>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUevent, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUevent_st":
+        raise TypeError(f"{name.decode()}: expected CUevent, an int or None, got {type(o).__name__}")
     return <c.CUevent>as_address(o, name)
+
+
+set_type_attr(CUevent, "_c_struct", "CUevent_st")
 
 
 cdef inline CUevent _new_CUevent(c.CUevent value):
@@ -5475,6 +5605,11 @@ cdef class CUstream:
         self._ptr = <c.CUstream>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5500,7 +5635,15 @@ cdef inline c.CUstream _as_CUstream(object o, const char* name) except? NULL:
         return (<CUstream>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUstream, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUstream_st":
+        raise TypeError(f"{name.decode()}: expected CUstream, an int or None, got {type(o).__name__}")
     return <c.CUstream>as_address(o, name)
+
+
+set_type_attr(CUstream, "_c_struct", "CUstream_st")
 
 
 cdef inline CUstream _new_CUstream(c.CUstream value):
@@ -5521,6 +5664,11 @@ cdef class CUgraphicsResource:
         self._ptr = <c.CUgraphicsResource>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5546,7 +5694,15 @@ cdef inline c.CUgraphicsResource _as_CUgraphicsResource(object o, const char* na
         return (<CUgraphicsResource>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphicsResource, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUgraphicsResource_st":
+        raise TypeError(f"{name.decode()}: expected CUgraphicsResource, an int or None, got {type(o).__name__}")
     return <c.CUgraphicsResource>as_address(o, name)
+
+
+set_type_attr(CUgraphicsResource, "_c_struct", "CUgraphicsResource_st")
 
 
 cdef inline CUgraphicsResource _new_CUgraphicsResource(c.CUgraphicsResource value):
@@ -5567,6 +5723,11 @@ cdef class CUexternalMemory:
         self._ptr = <c.CUexternalMemory>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5592,7 +5753,15 @@ cdef inline c.CUexternalMemory _as_CUexternalMemory(object o, const char* name) 
         return (<CUexternalMemory>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUexternalMemory, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUextMemory_st":
+        raise TypeError(f"{name.decode()}: expected CUexternalMemory, an int or None, got {type(o).__name__}")
     return <c.CUexternalMemory>as_address(o, name)
+
+
+set_type_attr(CUexternalMemory, "_c_struct", "CUextMemory_st")
 
 
 cdef inline CUexternalMemory _new_CUexternalMemory(c.CUexternalMemory value):
@@ -5613,6 +5782,11 @@ cdef class CUexternalSemaphore:
         self._ptr = <c.CUexternalSemaphore>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5638,7 +5812,15 @@ cdef inline c.CUexternalSemaphore _as_CUexternalSemaphore(object o, const char* 
         return (<CUexternalSemaphore>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUexternalSemaphore, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUextSemaphore_st":
+        raise TypeError(f"{name.decode()}: expected CUexternalSemaphore, an int or None, got {type(o).__name__}")
     return <c.CUexternalSemaphore>as_address(o, name)
+
+
+set_type_attr(CUexternalSemaphore, "_c_struct", "CUextSemaphore_st")
 
 
 cdef inline CUexternalSemaphore _new_CUexternalSemaphore(c.CUexternalSemaphore value):
@@ -5659,6 +5841,11 @@ cdef class CUgraph:
         self._ptr = <c.CUgraph>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5684,7 +5871,15 @@ cdef inline c.CUgraph _as_CUgraph(object o, const char* name) except? NULL:
         return (<CUgraph>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraph, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUgraph_st":
+        raise TypeError(f"{name.decode()}: expected CUgraph, an int or None, got {type(o).__name__}")
     return <c.CUgraph>as_address(o, name)
+
+
+set_type_attr(CUgraph, "_c_struct", "CUgraph_st")
 
 
 cdef inline CUgraph _new_CUgraph(c.CUgraph value):
@@ -5705,6 +5900,11 @@ cdef class CUgraphNode:
         self._ptr = <c.CUgraphNode>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5730,7 +5930,15 @@ cdef inline c.CUgraphNode _as_CUgraphNode(object o, const char* name) except? NU
         return (<CUgraphNode>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphNode, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUgraphNode_st":
+        raise TypeError(f"{name.decode()}: expected CUgraphNode, an int or None, got {type(o).__name__}")
     return <c.CUgraphNode>as_address(o, name)
+
+
+set_type_attr(CUgraphNode, "_c_struct", "CUgraphNode_st")
 
 
 cdef inline CUgraphNode _new_CUgraphNode(c.CUgraphNode value):
@@ -5751,6 +5959,11 @@ cdef class CUgraphExec:
         self._ptr = <c.CUgraphExec>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5776,7 +5989,15 @@ cdef inline c.CUgraphExec _as_CUgraphExec(object o, const char* name) except? NU
         return (<CUgraphExec>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphExec, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUgraphExec_st":
+        raise TypeError(f"{name.decode()}: expected CUgraphExec, an int or None, got {type(o).__name__}")
     return <c.CUgraphExec>as_address(o, name)
+
+
+set_type_attr(CUgraphExec, "_c_struct", "CUgraphExec_st")
 
 
 cdef inline CUgraphExec _new_CUgraphExec(c.CUgraphExec value):
@@ -5797,6 +6018,11 @@ cdef class CUmemoryPool:
         self._ptr = <c.CUmemoryPool>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5822,7 +6048,15 @@ cdef inline c.CUmemoryPool _as_CUmemoryPool(object o, const char* name) except? 
         return (<CUmemoryPool>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmemoryPool, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUmemPoolHandle_st":
+        raise TypeError(f"{name.decode()}: expected CUmemoryPool, an int or None, got {type(o).__name__}")
     return <c.CUmemoryPool>as_address(o, name)
+
+
+set_type_attr(CUmemoryPool, "_c_struct", "CUmemPoolHandle_st")
 
 
 cdef inline CUmemoryPool _new_CUmemoryPool(c.CUmemoryPool value):
@@ -5843,6 +6077,11 @@ cdef class CUuserObject:
         self._ptr = <c.CUuserObject>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5868,7 +6107,15 @@ cdef inline c.CUuserObject _as_CUuserObject(object o, const char* name) except? 
         return (<CUuserObject>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUuserObject, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUuserObject_st":
+        raise TypeError(f"{name.decode()}: expected CUuserObject, an int or None, got {type(o).__name__}")
     return <c.CUuserObject>as_address(o, name)
+
+
+set_type_attr(CUuserObject, "_c_struct", "CUuserObject_st")
 
 
 cdef inline CUuserObject _new_CUuserObject(c.CUuserObject value):
@@ -5889,6 +6136,11 @@ cdef class CUgraphDeviceNode:
         self._ptr = <c.CUgraphDeviceNode>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5914,7 +6166,15 @@ cdef inline c.CUgraphDeviceNode _as_CUgraphDeviceNode(object o, const char* name
         return (<CUgraphDeviceNode>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphDeviceNode, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUgraphDeviceUpdatableNode_st":
+        raise TypeError(f"{name.decode()}: expected CUgraphDeviceNode, an int or None, got {type(o).__name__}")
     return <c.CUgraphDeviceNode>as_address(o, name)
+
+
+set_type_attr(CUgraphDeviceNode, "_c_struct", "CUgraphDeviceUpdatableNode_st")
 
 
 cdef inline CUgraphDeviceNode _new_CUgraphDeviceNode(c.CUgraphDeviceNode value):
@@ -5935,6 +6195,11 @@ cdef class CUasyncCallbackHandle:
         self._ptr = <c.CUasyncCallbackHandle>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -5960,7 +6225,15 @@ cdef inline c.CUasyncCallbackHandle _as_CUasyncCallbackHandle(object o, const ch
         return (<CUasyncCallbackHandle>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUasyncCallbackHandle, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUasyncCallbackEntry_st":
+        raise TypeError(f"{name.decode()}: expected CUasyncCallbackHandle, an int or None, got {type(o).__name__}")
     return <c.CUasyncCallbackHandle>as_address(o, name)
+
+
+set_type_attr(CUasyncCallbackHandle, "_c_struct", "CUasyncCallbackEntry_st")
 
 
 cdef inline CUasyncCallbackHandle _new_CUasyncCallbackHandle(c.CUasyncCallbackHandle value):
@@ -5987,6 +6260,11 @@ cdef class CUgreenCtx:
     def __int__(self):
         return <uintptr_t>self._ptr
 
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -6010,7 +6288,15 @@ cdef inline c.CUgreenCtx _as_CUgreenCtx(object o, const char* name) except? NULL
         return (<CUgreenCtx>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgreenCtx, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUgreenCtx_st":
+        raise TypeError(f"{name.decode()}: expected CUgreenCtx, an int or None, got {type(o).__name__}")
     return <c.CUgreenCtx>as_address(o, name)
+
+
+set_type_attr(CUgreenCtx, "_c_struct", "CUgreenCtx_st")
 
 
 cdef inline CUgreenCtx _new_CUgreenCtx(c.CUgreenCtx value):
@@ -6031,6 +6317,11 @@ cdef class CUlinkState:
         self._ptr = <c.CUlinkState>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -6056,7 +6347,15 @@ cdef inline c.CUlinkState _as_CUlinkState(object o, const char* name) except? NU
         return (<CUlinkState>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlinkState, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUlinkState_st":
+        raise TypeError(f"{name.decode()}: expected CUlinkState, an int or None, got {type(o).__name__}")
     return <c.CUlinkState>as_address(o, name)
+
+
+set_type_attr(CUlinkState, "_c_struct", "CUlinkState_st")
 
 
 cdef inline CUlinkState _new_CUlinkState(c.CUlinkState value):
@@ -6083,6 +6382,11 @@ cdef class CUdevResourceDesc:
     def __int__(self):
         return <uintptr_t>self._ptr
 
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -6106,7 +6410,15 @@ cdef inline c.CUdevResourceDesc _as_CUdevResourceDesc(object o, const char* name
         return (<CUdevResourceDesc>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdevResourceDesc, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUdevResourceDesc_st":
+        raise TypeError(f"{name.decode()}: expected CUdevResourceDesc, an int or None, got {type(o).__name__}")
     return <c.CUdevResourceDesc>as_address(o, name)
+
+
+set_type_attr(CUdevResourceDesc, "_c_struct", "CUdevResourceDesc_st")
 
 
 cdef inline CUdevResourceDesc _new_CUdevResourceDesc(c.CUdevResourceDesc value):
@@ -6127,6 +6439,11 @@ cdef class CUlogsCallbackHandle:
         self._ptr = <c.CUlogsCallbackHandle>as_address(value, b"value")
 
     def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
         return <uintptr_t>self._ptr
 
     def __eq__(self, other):
@@ -6152,7 +6469,15 @@ cdef inline c.CUlogsCallbackHandle _as_CUlogsCallbackHandle(object o, const char
         return (<CUlogsCallbackHandle>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogsCallbackHandle, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "CUlogsCallbackEntry_st":
+        raise TypeError(f"{name.decode()}: expected CUlogsCallbackHandle, an int or None, got {type(o).__name__}")
     return <c.CUlogsCallbackHandle>as_address(o, name)
+
+
+set_type_attr(CUlogsCallbackHandle, "_c_struct", "CUlogsCallbackEntry_st")
 
 
 cdef inline CUlogsCallbackHandle _new_CUlogsCallbackHandle(c.CUlogsCallbackHandle value):
@@ -6511,6 +6836,13 @@ cdef class CUuuid(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUuuid _copy_CUuuid(const c.CUuuid* value):
+    cdef CUuuid self = CUuuid.__new__(CUuuid)
+    memcpy(&self._value, value, sizeof(c.CUuuid))
+    return self
+
+
 cdef inline c.CUuuid* _as_CUuuid_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUuuid):
         return (<CUuuid>o)._ptr
@@ -6567,6 +6899,13 @@ cdef class CUmemFabricHandle(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemFabricHandle _copy_CUmemFabricHandle(const c.CUmemFabricHandle_v1* value):
+    cdef CUmemFabricHandle self = CUmemFabricHandle.__new__(CUmemFabricHandle)
+    memcpy(&self._value, value, sizeof(c.CUmemFabricHandle_v1))
+    return self
+
+
 cdef inline c.CUmemFabricHandle_v1* _as_CUmemFabricHandle_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemFabricHandle):
         return (<CUmemFabricHandle>o)._ptr
@@ -6617,6 +6956,13 @@ cdef class CUipcEventHandle(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUipcEventHandle _copy_CUipcEventHandle(const c.CUipcEventHandle_v1* value):
+    cdef CUipcEventHandle self = CUipcEventHandle.__new__(CUipcEventHandle)
+    memcpy(&self._value, value, sizeof(c.CUipcEventHandle_v1))
+    return self
+
+
 cdef inline c.CUipcEventHandle_v1* _as_CUipcEventHandle_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUipcEventHandle):
         return (<CUipcEventHandle>o)._ptr
@@ -6665,6 +7011,13 @@ cdef class CUipcMemHandle(Struct):
     def reserved(self, value):
         set_chars(<char*>self._ptr.reserved, 64, value, b"reserved")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUipcMemHandle _copy_CUipcMemHandle(const c.CUipcMemHandle_v1* value):
+    cdef CUipcMemHandle self = CUipcMemHandle.__new__(CUipcMemHandle)
+    memcpy(&self._value, value, sizeof(c.CUipcMemHandle_v1))
+    return self
 
 
 cdef inline c.CUipcMemHandle_v1* _as_CUipcMemHandle_ptr(object o, const char* name) except NULL:
@@ -6764,6 +7117,13 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUstreamMemOpWaitValueParams_st _copy_CUstreamMemOpWaitValueParams_st(const c.CUstreamMemOpWaitValueParams_st* value):
+    cdef CUstreamMemOpWaitValueParams_st self = CUstreamMemOpWaitValueParams_st.__new__(CUstreamMemOpWaitValueParams_st)
+    memcpy(&self._value, value, sizeof(c.CUstreamMemOpWaitValueParams_st))
+    return self
+
+
 cdef inline c.CUstreamMemOpWaitValueParams_st* _as_CUstreamMemOpWaitValueParams_st_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUstreamMemOpWaitValueParams_st):
         return (<CUstreamMemOpWaitValueParams_st>o)._ptr
@@ -6861,6 +7221,13 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUstreamMemOpWriteValueParams_st _copy_CUstreamMemOpWriteValueParams_st(const c.CUstreamMemOpWriteValueParams_st* value):
+    cdef CUstreamMemOpWriteValueParams_st self = CUstreamMemOpWriteValueParams_st.__new__(CUstreamMemOpWriteValueParams_st)
+    memcpy(&self._value, value, sizeof(c.CUstreamMemOpWriteValueParams_st))
+    return self
+
+
 cdef inline c.CUstreamMemOpWriteValueParams_st* _as_CUstreamMemOpWriteValueParams_st_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUstreamMemOpWriteValueParams_st):
         return (<CUstreamMemOpWriteValueParams_st>o)._ptr
@@ -6918,6 +7285,13 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUstreamMemOpFlushRemoteWritesParams_st _copy_CUstreamMemOpFlushRemoteWritesParams_st(const c.CUstreamMemOpFlushRemoteWritesParams_st* value):
+    cdef CUstreamMemOpFlushRemoteWritesParams_st self = CUstreamMemOpFlushRemoteWritesParams_st.__new__(CUstreamMemOpFlushRemoteWritesParams_st)
+    memcpy(&self._value, value, sizeof(c.CUstreamMemOpFlushRemoteWritesParams_st))
+    return self
+
+
 cdef inline c.CUstreamMemOpFlushRemoteWritesParams_st* _as_CUstreamMemOpFlushRemoteWritesParams_st_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUstreamMemOpFlushRemoteWritesParams_st):
         return (<CUstreamMemOpFlushRemoteWritesParams_st>o)._ptr
@@ -6973,6 +7347,13 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
     def flags(self, value):
         self._ptr.flags = <unsigned int>as_unsigned(value, b"flags", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUstreamMemOpMemoryBarrierParams_st _copy_CUstreamMemOpMemoryBarrierParams_st(const c.CUstreamMemOpMemoryBarrierParams_st* value):
+    cdef CUstreamMemOpMemoryBarrierParams_st self = CUstreamMemOpMemoryBarrierParams_st.__new__(CUstreamMemOpMemoryBarrierParams_st)
+    memcpy(&self._value, value, sizeof(c.CUstreamMemOpMemoryBarrierParams_st))
+    return self
 
 
 cdef inline c.CUstreamMemOpMemoryBarrierParams_st* _as_CUstreamMemOpMemoryBarrierParams_st_ptr(object o, const char* name) except NULL:
@@ -7078,6 +7459,13 @@ cdef class CUstreamBatchMemOpParams(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUstreamBatchMemOpParams _copy_CUstreamBatchMemOpParams(const c.CUstreamBatchMemOpParams_v1* value):
+    cdef CUstreamBatchMemOpParams self = CUstreamBatchMemOpParams.__new__(CUstreamBatchMemOpParams)
+    memcpy(&self._value, value, sizeof(c.CUstreamBatchMemOpParams_v1))
+    return self
+
+
 cdef inline c.CUstreamBatchMemOpParams_v1* _as_CUstreamBatchMemOpParams_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUstreamBatchMemOpParams):
         return (<CUstreamBatchMemOpParams>o)._ptr
@@ -7178,6 +7566,13 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_BATCH_MEM_OP_NODE_PARAMS _copy_CUDA_BATCH_MEM_OP_NODE_PARAMS(const c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1* value):
+    cdef CUDA_BATCH_MEM_OP_NODE_PARAMS self = CUDA_BATCH_MEM_OP_NODE_PARAMS.__new__(CUDA_BATCH_MEM_OP_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1* _as_CUDA_BATCH_MEM_OP_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_BATCH_MEM_OP_NODE_PARAMS):
         return (<CUDA_BATCH_MEM_OP_NODE_PARAMS>o)._ptr
@@ -7275,6 +7670,13 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 _copy_CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(const c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2* value):
+    cdef CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 self = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2.__new__(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2)
+    memcpy(&self._value, value, sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2))
+    return self
+
+
 cdef inline c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2* _as_CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_BATCH_MEM_OP_NODE_PARAMS_v2):
         return (<CUDA_BATCH_MEM_OP_NODE_PARAMS_v2>o)._ptr
@@ -7322,6 +7724,13 @@ cdef class CUasyncNotificationInfo_info_overBudget(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUasyncNotificationInfo_info_overBudget _copy_CUasyncNotificationInfo_info_overBudget(const c.CUasyncNotificationInfo_info_overBudget* value):
+    cdef CUasyncNotificationInfo_info_overBudget self = CUasyncNotificationInfo_info_overBudget.__new__(CUasyncNotificationInfo_info_overBudget)
+    memcpy(&self._value, value, sizeof(c.CUasyncNotificationInfo_info_overBudget))
+    return self
+
+
 cdef inline c.CUasyncNotificationInfo_info_overBudget* _as_CUasyncNotificationInfo_info_overBudget_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUasyncNotificationInfo_info_overBudget):
         return (<CUasyncNotificationInfo_info_overBudget>o)._ptr
@@ -7367,6 +7776,13 @@ cdef class CUasyncNotificationInfo_info(Struct):
     def overBudget(self, value):
         self._ptr.overBudget = _as_CUasyncNotificationInfo_info_overBudget_ptr(value, b"overBudget")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUasyncNotificationInfo_info _copy_CUasyncNotificationInfo_info(const c.CUasyncNotificationInfo_info* value):
+    cdef CUasyncNotificationInfo_info self = CUasyncNotificationInfo_info.__new__(CUasyncNotificationInfo_info)
+    memcpy(&self._value, value, sizeof(c.CUasyncNotificationInfo_info))
+    return self
 
 
 cdef inline c.CUasyncNotificationInfo_info* _as_CUasyncNotificationInfo_info_ptr(object o, const char* name) except NULL:
@@ -7427,6 +7843,13 @@ cdef class CUasyncNotificationInfo(Struct):
     def info(self, value):
         self._ptr.info = _as_CUasyncNotificationInfo_info_ptr(value, b"info")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUasyncNotificationInfo _copy_CUasyncNotificationInfo(const c.CUasyncNotificationInfo* value):
+    cdef CUasyncNotificationInfo self = CUasyncNotificationInfo.__new__(CUasyncNotificationInfo)
+    memcpy(&self._value, value, sizeof(c.CUasyncNotificationInfo))
+    return self
 
 
 cdef inline c.CUasyncNotificationInfo* _as_CUasyncNotificationInfo_ptr(object o, const char* name) except NULL:
@@ -7575,6 +7998,13 @@ cdef class CUdevprop(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUdevprop _copy_CUdevprop(const c.CUdevprop_v1* value):
+    cdef CUdevprop self = CUdevprop.__new__(CUdevprop)
+    memcpy(&self._value, value, sizeof(c.CUdevprop_v1))
+    return self
+
+
 cdef inline c.CUdevprop_v1* _as_CUdevprop_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUdevprop):
         return (<CUdevprop>o)._ptr
@@ -7675,6 +8105,13 @@ cdef class CUaccessPolicyWindow(Struct):
     def missProp(self, value):
         self._ptr.missProp = <c.CUaccessProperty>as_unsigned(value, b"missProp", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUaccessPolicyWindow _copy_CUaccessPolicyWindow(const c.CUaccessPolicyWindow_v1* value):
+    cdef CUaccessPolicyWindow self = CUaccessPolicyWindow.__new__(CUaccessPolicyWindow)
+    memcpy(&self._value, value, sizeof(c.CUaccessPolicyWindow_v1))
+    return self
 
 
 cdef inline c.CUaccessPolicyWindow_v1* _as_CUaccessPolicyWindow_ptr(object o, const char* name) except NULL:
@@ -7821,6 +8258,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
         self._root()._keep(<uintptr_t>&self._ptr.extra, view)
         self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_KERNEL_NODE_PARAMS_v1 _copy_CUDA_KERNEL_NODE_PARAMS_v1(const c.CUDA_KERNEL_NODE_PARAMS_v1* value):
+    cdef CUDA_KERNEL_NODE_PARAMS_v1 self = CUDA_KERNEL_NODE_PARAMS_v1.__new__(CUDA_KERNEL_NODE_PARAMS_v1)
+    memcpy(&self._value, value, sizeof(c.CUDA_KERNEL_NODE_PARAMS_v1))
+    return self
 
 
 cdef inline c.CUDA_KERNEL_NODE_PARAMS_v1* _as_CUDA_KERNEL_NODE_PARAMS_v1_ptr(object o, const char* name) except NULL:
@@ -7989,6 +8433,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_KERNEL_NODE_PARAMS _copy_CUDA_KERNEL_NODE_PARAMS(const c.CUDA_KERNEL_NODE_PARAMS_v2* value):
+    cdef CUDA_KERNEL_NODE_PARAMS self = CUDA_KERNEL_NODE_PARAMS.__new__(CUDA_KERNEL_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_KERNEL_NODE_PARAMS_v2))
+    return self
+
+
 cdef inline c.CUDA_KERNEL_NODE_PARAMS_v2* _as_CUDA_KERNEL_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_KERNEL_NODE_PARAMS):
         return (<CUDA_KERNEL_NODE_PARAMS>o)._ptr
@@ -8155,6 +8606,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_KERNEL_NODE_PARAMS_v3 _copy_CUDA_KERNEL_NODE_PARAMS_v3(const c.CUDA_KERNEL_NODE_PARAMS_v3* value):
+    cdef CUDA_KERNEL_NODE_PARAMS_v3 self = CUDA_KERNEL_NODE_PARAMS_v3.__new__(CUDA_KERNEL_NODE_PARAMS_v3)
+    memcpy(&self._value, value, sizeof(c.CUDA_KERNEL_NODE_PARAMS_v3))
+    return self
+
+
 cdef inline c.CUDA_KERNEL_NODE_PARAMS_v3* _as_CUDA_KERNEL_NODE_PARAMS_v3_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_KERNEL_NODE_PARAMS_v3):
         return (<CUDA_KERNEL_NODE_PARAMS_v3>o)._ptr
@@ -8253,6 +8711,13 @@ cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
     def height(self, value):
         self._ptr.height = <size_t>as_unsigned(value, b"height", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMSET_NODE_PARAMS _copy_CUDA_MEMSET_NODE_PARAMS(const c.CUDA_MEMSET_NODE_PARAMS_v1* value):
+    cdef CUDA_MEMSET_NODE_PARAMS self = CUDA_MEMSET_NODE_PARAMS.__new__(CUDA_MEMSET_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMSET_NODE_PARAMS_v1))
+    return self
 
 
 cdef inline c.CUDA_MEMSET_NODE_PARAMS_v1* _as_CUDA_MEMSET_NODE_PARAMS_ptr(object o, const char* name) except NULL:
@@ -8365,6 +8830,13 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMSET_NODE_PARAMS_v2 _copy_CUDA_MEMSET_NODE_PARAMS_v2(const c.CUDA_MEMSET_NODE_PARAMS_v2* value):
+    cdef CUDA_MEMSET_NODE_PARAMS_v2 self = CUDA_MEMSET_NODE_PARAMS_v2.__new__(CUDA_MEMSET_NODE_PARAMS_v2)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMSET_NODE_PARAMS_v2))
+    return self
+
+
 cdef inline c.CUDA_MEMSET_NODE_PARAMS_v2* _as_CUDA_MEMSET_NODE_PARAMS_v2_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_MEMSET_NODE_PARAMS_v2):
         return (<CUDA_MEMSET_NODE_PARAMS_v2>o)._ptr
@@ -8431,6 +8903,13 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_HOST_NODE_PARAMS _copy_CUDA_HOST_NODE_PARAMS(const c.CUDA_HOST_NODE_PARAMS_v1* value):
+    cdef CUDA_HOST_NODE_PARAMS self = CUDA_HOST_NODE_PARAMS.__new__(CUDA_HOST_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_HOST_NODE_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_HOST_NODE_PARAMS_v1* _as_CUDA_HOST_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_HOST_NODE_PARAMS):
         return (<CUDA_HOST_NODE_PARAMS>o)._ptr
@@ -8495,6 +8974,13 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
         self._root()._keep(<uintptr_t>&self._ptr.userData, view)
         self._ptr.userData = <void*>(view_address(view) if view is not None else as_address(value, b"userData"))
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_HOST_NODE_PARAMS_v2 _copy_CUDA_HOST_NODE_PARAMS_v2(const c.CUDA_HOST_NODE_PARAMS_v2* value):
+    cdef CUDA_HOST_NODE_PARAMS_v2 self = CUDA_HOST_NODE_PARAMS_v2.__new__(CUDA_HOST_NODE_PARAMS_v2)
+    memcpy(&self._value, value, sizeof(c.CUDA_HOST_NODE_PARAMS_v2))
+    return self
 
 
 cdef inline c.CUDA_HOST_NODE_PARAMS_v2* _as_CUDA_HOST_NODE_PARAMS_v2_ptr(object o, const char* name) except NULL:
@@ -8611,6 +9097,13 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_CONDITIONAL_NODE_PARAMS _copy_CUDA_CONDITIONAL_NODE_PARAMS(const c.CUDA_CONDITIONAL_NODE_PARAMS* value):
+    cdef CUDA_CONDITIONAL_NODE_PARAMS self = CUDA_CONDITIONAL_NODE_PARAMS.__new__(CUDA_CONDITIONAL_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_CONDITIONAL_NODE_PARAMS))
+    return self
+
+
 cdef inline c.CUDA_CONDITIONAL_NODE_PARAMS* _as_CUDA_CONDITIONAL_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_CONDITIONAL_NODE_PARAMS):
         return (<CUDA_CONDITIONAL_NODE_PARAMS>o)._ptr
@@ -8714,6 +9207,13 @@ cdef class CUgraphEdgeData(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUgraphEdgeData _copy_CUgraphEdgeData(const c.CUgraphEdgeData* value):
+    cdef CUgraphEdgeData self = CUgraphEdgeData.__new__(CUgraphEdgeData)
+    memcpy(&self._value, value, sizeof(c.CUgraphEdgeData))
+    return self
+
+
 cdef inline c.CUgraphEdgeData* _as_CUgraphEdgeData_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUgraphEdgeData):
         return (<CUgraphEdgeData>o)._ptr
@@ -8794,6 +9294,13 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_GRAPH_INSTANTIATE_PARAMS _copy_CUDA_GRAPH_INSTANTIATE_PARAMS(const c.CUDA_GRAPH_INSTANTIATE_PARAMS* value):
+    cdef CUDA_GRAPH_INSTANTIATE_PARAMS self = CUDA_GRAPH_INSTANTIATE_PARAMS.__new__(CUDA_GRAPH_INSTANTIATE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_GRAPH_INSTANTIATE_PARAMS))
+    return self
+
+
 cdef inline c.CUDA_GRAPH_INSTANTIATE_PARAMS* _as_CUDA_GRAPH_INSTANTIATE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_GRAPH_INSTANTIATE_PARAMS):
         return (<CUDA_GRAPH_INSTANTIATE_PARAMS>o)._ptr
@@ -8860,6 +9367,13 @@ cdef class CUlaunchMemSyncDomainMap(Struct):
     def remote(self, value):
         self._ptr.remote = <unsigned char>as_unsigned(value, b"remote", UINT8_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchMemSyncDomainMap _copy_CUlaunchMemSyncDomainMap(const c.CUlaunchMemSyncDomainMap* value):
+    cdef CUlaunchMemSyncDomainMap self = CUlaunchMemSyncDomainMap.__new__(CUlaunchMemSyncDomainMap)
+    memcpy(&self._value, value, sizeof(c.CUlaunchMemSyncDomainMap))
+    return self
 
 
 cdef inline c.CUlaunchMemSyncDomainMap* _as_CUlaunchMemSyncDomainMap_ptr(object o, const char* name) except NULL:
@@ -8940,6 +9454,13 @@ cdef class CUlaunchAttributeValue_clusterDim(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttributeValue_clusterDim _copy_CUlaunchAttributeValue_clusterDim(const c.CUlaunchAttributeValue_clusterDim* value):
+    cdef CUlaunchAttributeValue_clusterDim self = CUlaunchAttributeValue_clusterDim.__new__(CUlaunchAttributeValue_clusterDim)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttributeValue_clusterDim))
+    return self
+
+
 cdef inline c.CUlaunchAttributeValue_clusterDim* _as_CUlaunchAttributeValue_clusterDim_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUlaunchAttributeValue_clusterDim):
         return (<CUlaunchAttributeValue_clusterDim>o)._ptr
@@ -9014,6 +9535,13 @@ cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttributeValue_programmaticEvent _copy_CUlaunchAttributeValue_programmaticEvent(const c.CUlaunchAttributeValue_programmaticEvent* value):
+    cdef CUlaunchAttributeValue_programmaticEvent self = CUlaunchAttributeValue_programmaticEvent.__new__(CUlaunchAttributeValue_programmaticEvent)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttributeValue_programmaticEvent))
+    return self
+
+
 cdef inline c.CUlaunchAttributeValue_programmaticEvent* _as_CUlaunchAttributeValue_programmaticEvent_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUlaunchAttributeValue_programmaticEvent):
         return (<CUlaunchAttributeValue_programmaticEvent>o)._ptr
@@ -9075,6 +9603,13 @@ cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
     def flags(self, value):
         self._ptr.flags = <int>as_signed(value, b"flags", INT32_MIN, INT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttributeValue_launchCompletionEvent _copy_CUlaunchAttributeValue_launchCompletionEvent(const c.CUlaunchAttributeValue_launchCompletionEvent* value):
+    cdef CUlaunchAttributeValue_launchCompletionEvent self = CUlaunchAttributeValue_launchCompletionEvent.__new__(CUlaunchAttributeValue_launchCompletionEvent)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttributeValue_launchCompletionEvent))
+    return self
 
 
 cdef inline c.CUlaunchAttributeValue_launchCompletionEvent* _as_CUlaunchAttributeValue_launchCompletionEvent_ptr(object o, const char* name) except NULL:
@@ -9157,6 +9692,13 @@ cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttributeValue_preferredClusterDim _copy_CUlaunchAttributeValue_preferredClusterDim(const c.CUlaunchAttributeValue_preferredClusterDim* value):
+    cdef CUlaunchAttributeValue_preferredClusterDim self = CUlaunchAttributeValue_preferredClusterDim.__new__(CUlaunchAttributeValue_preferredClusterDim)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttributeValue_preferredClusterDim))
+    return self
+
+
 cdef inline c.CUlaunchAttributeValue_preferredClusterDim* _as_CUlaunchAttributeValue_preferredClusterDim_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUlaunchAttributeValue_preferredClusterDim):
         return (<CUlaunchAttributeValue_preferredClusterDim>o)._ptr
@@ -9218,6 +9760,13 @@ cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
     def devNode(self, value):
         self._ptr.devNode = _as_CUgraphDeviceNode(value, b"devNode")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttributeValue_deviceUpdatableKernelNode _copy_CUlaunchAttributeValue_deviceUpdatableKernelNode(const c.CUlaunchAttributeValue_deviceUpdatableKernelNode* value):
+    cdef CUlaunchAttributeValue_deviceUpdatableKernelNode self = CUlaunchAttributeValue_deviceUpdatableKernelNode.__new__(CUlaunchAttributeValue_deviceUpdatableKernelNode)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttributeValue_deviceUpdatableKernelNode))
+    return self
 
 
 cdef inline c.CUlaunchAttributeValue_deviceUpdatableKernelNode* _as_CUlaunchAttributeValue_deviceUpdatableKernelNode_ptr(object o, const char* name) except NULL:
@@ -9457,6 +10006,13 @@ with the following fields:
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttributeValue _copy_CUlaunchAttributeValue(const c.CUlaunchAttributeValue* value):
+    cdef CUlaunchAttributeValue self = CUlaunchAttributeValue.__new__(CUlaunchAttributeValue)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttributeValue))
+    return self
+
+
 cdef inline c.CUlaunchAttributeValue* _as_CUlaunchAttributeValue_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUlaunchAttributeValue):
         return (<CUlaunchAttributeValue>o)._ptr
@@ -9525,6 +10081,13 @@ cdef class CUlaunchAttribute(Struct):
     def value(self, value):
         self._ptr.value = _as_CUlaunchAttributeValue_ptr(value, b"value")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchAttribute _copy_CUlaunchAttribute(const c.CUlaunchAttribute* value):
+    cdef CUlaunchAttribute self = CUlaunchAttribute.__new__(CUlaunchAttribute)
+    memcpy(&self._value, value, sizeof(c.CUlaunchAttribute))
+    return self
 
 
 cdef inline c.CUlaunchAttribute* _as_CUlaunchAttribute_ptr(object o, const char* name) except NULL:
@@ -9684,6 +10247,13 @@ cdef class CUlaunchConfig(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlaunchConfig _copy_CUlaunchConfig(const c.CUlaunchConfig* value):
+    cdef CUlaunchConfig self = CUlaunchConfig.__new__(CUlaunchConfig)
+    memcpy(&self._value, value, sizeof(c.CUlaunchConfig))
+    return self
+
+
 cdef inline c.CUlaunchConfig* _as_CUlaunchConfig_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUlaunchConfig):
         return (<CUlaunchConfig>o)._ptr
@@ -9734,6 +10304,13 @@ cdef class CUexecAffinitySmCount(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUexecAffinitySmCount _copy_CUexecAffinitySmCount(const c.CUexecAffinitySmCount_v1* value):
+    cdef CUexecAffinitySmCount self = CUexecAffinitySmCount.__new__(CUexecAffinitySmCount)
+    memcpy(&self._value, value, sizeof(c.CUexecAffinitySmCount_v1))
+    return self
+
+
 cdef inline c.CUexecAffinitySmCount_v1* _as_CUexecAffinitySmCount_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUexecAffinitySmCount):
         return (<CUexecAffinitySmCount>o)._ptr
@@ -9779,6 +10356,13 @@ cdef class CUexecAffinityParam_v1_param(Struct):
     def smCount(self, value):
         self._ptr.smCount = _as_CUexecAffinitySmCount_ptr(value, b"smCount")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUexecAffinityParam_v1_param _copy_CUexecAffinityParam_v1_param(const c.CUexecAffinityParam_v1_param* value):
+    cdef CUexecAffinityParam_v1_param self = CUexecAffinityParam_v1_param.__new__(CUexecAffinityParam_v1_param)
+    memcpy(&self._value, value, sizeof(c.CUexecAffinityParam_v1_param))
+    return self
 
 
 cdef inline c.CUexecAffinityParam_v1_param* _as_CUexecAffinityParam_v1_param_ptr(object o, const char* name) except NULL:
@@ -9839,6 +10423,13 @@ cdef class CUexecAffinityParam(Struct):
     def param(self, value):
         self._ptr.param = _as_CUexecAffinityParam_v1_param_ptr(value, b"param")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUexecAffinityParam _copy_CUexecAffinityParam(const c.CUexecAffinityParam_v1* value):
+    cdef CUexecAffinityParam self = CUexecAffinityParam.__new__(CUexecAffinityParam)
+    memcpy(&self._value, value, sizeof(c.CUexecAffinityParam_v1))
+    return self
 
 
 cdef inline c.CUexecAffinityParam_v1* _as_CUexecAffinityParam_ptr(object o, const char* name) except NULL:
@@ -9902,6 +10493,13 @@ cdef class CUctxCigParam(Struct):
         self._root()._keep(<uintptr_t>&self._ptr.sharedData, view)
         self._ptr.sharedData = <void*>(view_address(view) if view is not None else as_address(value, b"sharedData"))
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUctxCigParam _copy_CUctxCigParam(const c.CUctxCigParam* value):
+    cdef CUctxCigParam self = CUctxCigParam.__new__(CUctxCigParam)
+    memcpy(&self._value, value, sizeof(c.CUctxCigParam))
+    return self
 
 
 cdef inline c.CUctxCigParam* _as_CUctxCigParam_ptr(object o, const char* name) except NULL:
@@ -10010,6 +10608,13 @@ cdef class CUctxCreateParams(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUctxCreateParams _copy_CUctxCreateParams(const c.CUctxCreateParams* value):
+    cdef CUctxCreateParams self = CUctxCreateParams.__new__(CUctxCreateParams)
+    memcpy(&self._value, value, sizeof(c.CUctxCreateParams))
+    return self
+
+
 cdef inline c.CUctxCreateParams* _as_CUctxCreateParams_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUctxCreateParams):
         return (<CUctxCreateParams>o)._ptr
@@ -10091,6 +10696,13 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
     def dataWindowSize(self, value):
         self._ptr.dataWindowSize = <size_t>as_unsigned(value, b"dataWindowSize", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUlibraryHostUniversalFunctionAndDataTable _copy_CUlibraryHostUniversalFunctionAndDataTable(const c.CUlibraryHostUniversalFunctionAndDataTable* value):
+    cdef CUlibraryHostUniversalFunctionAndDataTable self = CUlibraryHostUniversalFunctionAndDataTable.__new__(CUlibraryHostUniversalFunctionAndDataTable)
+    memcpy(&self._value, value, sizeof(c.CUlibraryHostUniversalFunctionAndDataTable))
+    return self
 
 
 cdef inline c.CUlibraryHostUniversalFunctionAndDataTable* _as_CUlibraryHostUniversalFunctionAndDataTable_ptr(object o, const char* name) except NULL:
@@ -10297,6 +10909,13 @@ cdef class CUDA_MEMCPY2D(Struct):
     def Height(self, value):
         self._ptr.Height = <size_t>as_unsigned(value, b"Height", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMCPY2D _copy_CUDA_MEMCPY2D(const c.CUDA_MEMCPY2D_v2* value):
+    cdef CUDA_MEMCPY2D self = CUDA_MEMCPY2D.__new__(CUDA_MEMCPY2D)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMCPY2D_v2))
+    return self
 
 
 cdef inline c.CUDA_MEMCPY2D_v2* _as_CUDA_MEMCPY2D_ptr(object o, const char* name) except NULL:
@@ -10601,6 +11220,13 @@ cdef class CUDA_MEMCPY3D(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMCPY3D _copy_CUDA_MEMCPY3D(const c.CUDA_MEMCPY3D_v2* value):
+    cdef CUDA_MEMCPY3D self = CUDA_MEMCPY3D.__new__(CUDA_MEMCPY3D)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMCPY3D_v2))
+    return self
+
+
 cdef inline c.CUDA_MEMCPY3D_v2* _as_CUDA_MEMCPY3D_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_MEMCPY3D):
         return (<CUDA_MEMCPY3D>o)._ptr
@@ -10897,6 +11523,13 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMCPY3D_PEER _copy_CUDA_MEMCPY3D_PEER(const c.CUDA_MEMCPY3D_PEER_v1* value):
+    cdef CUDA_MEMCPY3D_PEER self = CUDA_MEMCPY3D_PEER.__new__(CUDA_MEMCPY3D_PEER)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMCPY3D_PEER_v1))
+    return self
+
+
 cdef inline c.CUDA_MEMCPY3D_PEER_v1* _as_CUDA_MEMCPY3D_PEER_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_MEMCPY3D_PEER):
         return (<CUDA_MEMCPY3D_PEER>o)._ptr
@@ -10977,6 +11610,13 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMCPY_NODE_PARAMS _copy_CUDA_MEMCPY_NODE_PARAMS(const c.CUDA_MEMCPY_NODE_PARAMS* value):
+    cdef CUDA_MEMCPY_NODE_PARAMS self = CUDA_MEMCPY_NODE_PARAMS.__new__(CUDA_MEMCPY_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMCPY_NODE_PARAMS))
+    return self
+
+
 cdef inline c.CUDA_MEMCPY_NODE_PARAMS* _as_CUDA_MEMCPY_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_MEMCPY_NODE_PARAMS):
         return (<CUDA_MEMCPY_NODE_PARAMS>o)._ptr
@@ -11055,6 +11695,13 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
     def NumChannels(self, value):
         self._ptr.NumChannels = <unsigned int>as_unsigned(value, b"NumChannels", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_ARRAY_DESCRIPTOR _copy_CUDA_ARRAY_DESCRIPTOR(const c.CUDA_ARRAY_DESCRIPTOR_v2* value):
+    cdef CUDA_ARRAY_DESCRIPTOR self = CUDA_ARRAY_DESCRIPTOR.__new__(CUDA_ARRAY_DESCRIPTOR)
+    memcpy(&self._value, value, sizeof(c.CUDA_ARRAY_DESCRIPTOR_v2))
+    return self
 
 
 cdef inline c.CUDA_ARRAY_DESCRIPTOR_v2* _as_CUDA_ARRAY_DESCRIPTOR_ptr(object o, const char* name) except NULL:
@@ -11157,6 +11804,13 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_ARRAY3D_DESCRIPTOR _copy_CUDA_ARRAY3D_DESCRIPTOR(const c.CUDA_ARRAY3D_DESCRIPTOR_v2* value):
+    cdef CUDA_ARRAY3D_DESCRIPTOR self = CUDA_ARRAY3D_DESCRIPTOR.__new__(CUDA_ARRAY3D_DESCRIPTOR)
+    memcpy(&self._value, value, sizeof(c.CUDA_ARRAY3D_DESCRIPTOR_v2))
+    return self
+
+
 cdef inline c.CUDA_ARRAY3D_DESCRIPTOR_v2* _as_CUDA_ARRAY3D_DESCRIPTOR_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_ARRAY3D_DESCRIPTOR):
         return (<CUDA_ARRAY3D_DESCRIPTOR>o)._ptr
@@ -11222,6 +11876,13 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(Struct):
     def depth(self, value):
         self._ptr.depth = <unsigned int>as_unsigned(value, b"depth", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent _copy_CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(const c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent* value):
+    cdef CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent self = CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent.__new__(CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent)
+    memcpy(&self._value, value, sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent))
+    return self
 
 
 cdef inline c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent* _as_CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent_ptr(object o, const char* name) except NULL:
@@ -11317,6 +11978,13 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_ARRAY_SPARSE_PROPERTIES _copy_CUDA_ARRAY_SPARSE_PROPERTIES(const c.CUDA_ARRAY_SPARSE_PROPERTIES_v1* value):
+    cdef CUDA_ARRAY_SPARSE_PROPERTIES self = CUDA_ARRAY_SPARSE_PROPERTIES.__new__(CUDA_ARRAY_SPARSE_PROPERTIES)
+    memcpy(&self._value, value, sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1))
+    return self
+
+
 cdef inline c.CUDA_ARRAY_SPARSE_PROPERTIES_v1* _as_CUDA_ARRAY_SPARSE_PROPERTIES_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_ARRAY_SPARSE_PROPERTIES):
         return (<CUDA_ARRAY_SPARSE_PROPERTIES>o)._ptr
@@ -11390,6 +12058,13 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_ARRAY_MEMORY_REQUIREMENTS _copy_CUDA_ARRAY_MEMORY_REQUIREMENTS(const c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1* value):
+    cdef CUDA_ARRAY_MEMORY_REQUIREMENTS self = CUDA_ARRAY_MEMORY_REQUIREMENTS.__new__(CUDA_ARRAY_MEMORY_REQUIREMENTS)
+    memcpy(&self._value, value, sizeof(c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1))
+    return self
+
+
 cdef inline c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1* _as_CUDA_ARRAY_MEMORY_REQUIREMENTS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_ARRAY_MEMORY_REQUIREMENTS):
         return (<CUDA_ARRAY_MEMORY_REQUIREMENTS>o)._ptr
@@ -11437,6 +12112,13 @@ cdef class CUDA_RESOURCE_DESC_v1_res_array(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC_v1_res_array _copy_CUDA_RESOURCE_DESC_v1_res_array(const c.CUDA_RESOURCE_DESC_v1_res_array* value):
+    cdef CUDA_RESOURCE_DESC_v1_res_array self = CUDA_RESOURCE_DESC_v1_res_array.__new__(CUDA_RESOURCE_DESC_v1_res_array)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1_res_array))
+    return self
+
+
 cdef inline c.CUDA_RESOURCE_DESC_v1_res_array* _as_CUDA_RESOURCE_DESC_v1_res_array_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_RESOURCE_DESC_v1_res_array):
         return (<CUDA_RESOURCE_DESC_v1_res_array>o)._ptr
@@ -11482,6 +12164,13 @@ cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
     def hMipmappedArray(self, value):
         self._ptr.hMipmappedArray = _as_CUmipmappedArray(value, b"hMipmappedArray")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC_v1_res_mipmap _copy_CUDA_RESOURCE_DESC_v1_res_mipmap(const c.CUDA_RESOURCE_DESC_v1_res_mipmap* value):
+    cdef CUDA_RESOURCE_DESC_v1_res_mipmap self = CUDA_RESOURCE_DESC_v1_res_mipmap.__new__(CUDA_RESOURCE_DESC_v1_res_mipmap)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1_res_mipmap))
+    return self
 
 
 cdef inline c.CUDA_RESOURCE_DESC_v1_res_mipmap* _as_CUDA_RESOURCE_DESC_v1_res_mipmap_ptr(object o, const char* name) except NULL:
@@ -11559,6 +12248,13 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
     def sizeInBytes(self, value):
         self._ptr.sizeInBytes = <size_t>as_unsigned(value, b"sizeInBytes", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC_v1_res_linear _copy_CUDA_RESOURCE_DESC_v1_res_linear(const c.CUDA_RESOURCE_DESC_v1_res_linear* value):
+    cdef CUDA_RESOURCE_DESC_v1_res_linear self = CUDA_RESOURCE_DESC_v1_res_linear.__new__(CUDA_RESOURCE_DESC_v1_res_linear)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1_res_linear))
+    return self
 
 
 cdef inline c.CUDA_RESOURCE_DESC_v1_res_linear* _as_CUDA_RESOURCE_DESC_v1_res_linear_ptr(object o, const char* name) except NULL:
@@ -11658,6 +12354,13 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC_v1_res_pitch2D _copy_CUDA_RESOURCE_DESC_v1_res_pitch2D(const c.CUDA_RESOURCE_DESC_v1_res_pitch2D* value):
+    cdef CUDA_RESOURCE_DESC_v1_res_pitch2D self = CUDA_RESOURCE_DESC_v1_res_pitch2D.__new__(CUDA_RESOURCE_DESC_v1_res_pitch2D)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1_res_pitch2D))
+    return self
+
+
 cdef inline c.CUDA_RESOURCE_DESC_v1_res_pitch2D* _as_CUDA_RESOURCE_DESC_v1_res_pitch2D_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_RESOURCE_DESC_v1_res_pitch2D):
         return (<CUDA_RESOURCE_DESC_v1_res_pitch2D>o)._ptr
@@ -11706,6 +12409,13 @@ cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <int>as_signed(item, b"reserved", INT32_MIN, INT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC_v1_res_reserved _copy_CUDA_RESOURCE_DESC_v1_res_reserved(const c.CUDA_RESOURCE_DESC_v1_res_reserved* value):
+    cdef CUDA_RESOURCE_DESC_v1_res_reserved self = CUDA_RESOURCE_DESC_v1_res_reserved.__new__(CUDA_RESOURCE_DESC_v1_res_reserved)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1_res_reserved))
+    return self
 
 
 cdef inline c.CUDA_RESOURCE_DESC_v1_res_reserved* _as_CUDA_RESOURCE_DESC_v1_res_reserved_ptr(object o, const char* name) except NULL:
@@ -11795,6 +12505,13 @@ cdef class CUDA_RESOURCE_DESC_v1_res(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC_v1_res _copy_CUDA_RESOURCE_DESC_v1_res(const c.CUDA_RESOURCE_DESC_v1_res* value):
+    cdef CUDA_RESOURCE_DESC_v1_res self = CUDA_RESOURCE_DESC_v1_res.__new__(CUDA_RESOURCE_DESC_v1_res)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1_res))
+    return self
+
+
 cdef inline c.CUDA_RESOURCE_DESC_v1_res* _as_CUDA_RESOURCE_DESC_v1_res_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_RESOURCE_DESC_v1_res):
         return (<CUDA_RESOURCE_DESC_v1_res>o)._ptr
@@ -11863,6 +12580,13 @@ cdef class CUDA_RESOURCE_DESC(Struct):
     def flags(self, value):
         self._ptr.flags = <unsigned int>as_unsigned(value, b"flags", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_DESC _copy_CUDA_RESOURCE_DESC(const c.CUDA_RESOURCE_DESC_v1* value):
+    cdef CUDA_RESOURCE_DESC self = CUDA_RESOURCE_DESC.__new__(CUDA_RESOURCE_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_DESC_v1))
+    return self
 
 
 cdef inline c.CUDA_RESOURCE_DESC_v1* _as_CUDA_RESOURCE_DESC_ptr(object o, const char* name) except NULL:
@@ -11988,6 +12712,13 @@ cdef class CUDA_TEXTURE_DESC(Struct):
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <int>as_signed(item, b"reserved", INT32_MIN, INT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_TEXTURE_DESC _copy_CUDA_TEXTURE_DESC(const c.CUDA_TEXTURE_DESC_v1* value):
+    cdef CUDA_TEXTURE_DESC self = CUDA_TEXTURE_DESC.__new__(CUDA_TEXTURE_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_TEXTURE_DESC_v1))
+    return self
 
 
 cdef inline c.CUDA_TEXTURE_DESC_v1* _as_CUDA_TEXTURE_DESC_ptr(object o, const char* name) except NULL:
@@ -12123,6 +12854,13 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_RESOURCE_VIEW_DESC _copy_CUDA_RESOURCE_VIEW_DESC(const c.CUDA_RESOURCE_VIEW_DESC_v1* value):
+    cdef CUDA_RESOURCE_VIEW_DESC self = CUDA_RESOURCE_VIEW_DESC.__new__(CUDA_RESOURCE_VIEW_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_RESOURCE_VIEW_DESC_v1))
+    return self
+
+
 cdef inline c.CUDA_RESOURCE_VIEW_DESC_v1* _as_CUDA_RESOURCE_VIEW_DESC_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_RESOURCE_VIEW_DESC):
         return (<CUDA_RESOURCE_VIEW_DESC>o)._ptr
@@ -12174,6 +12912,13 @@ cdef class CUtensorMap(Struct):
         for i, item in enumerate(value):
             self._ptr.opaque[i] = <c.cuuint64_t>as_unsigned(item, b"opaque", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUtensorMap _copy_CUtensorMap(const c.CUtensorMap* value):
+    cdef CUtensorMap self = CUtensorMap.__new__(CUtensorMap)
+    memcpy(&self._value, value, sizeof(c.CUtensorMap))
+    return self
 
 
 cdef inline c.CUtensorMap* _as_CUtensorMap_ptr(object o, const char* name) except NULL:
@@ -12234,6 +12979,13 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
     def vaSpaceToken(self, value):
         self._ptr.vaSpaceToken = <unsigned int>as_unsigned(value, b"vaSpaceToken", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_POINTER_ATTRIBUTE_P2P_TOKENS _copy_CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(const c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1* value):
+    cdef CUDA_POINTER_ATTRIBUTE_P2P_TOKENS self = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS.__new__(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS)
+    memcpy(&self._value, value, sizeof(c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1))
+    return self
 
 
 cdef inline c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1* _as_CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_ptr(object o, const char* name) except NULL:
@@ -12379,6 +13131,13 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_LAUNCH_PARAMS _copy_CUDA_LAUNCH_PARAMS(const c.CUDA_LAUNCH_PARAMS_v1* value):
+    cdef CUDA_LAUNCH_PARAMS self = CUDA_LAUNCH_PARAMS.__new__(CUDA_LAUNCH_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_LAUNCH_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_LAUNCH_PARAMS_v1* _as_CUDA_LAUNCH_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_LAUNCH_PARAMS):
         return (<CUDA_LAUNCH_PARAMS>o)._ptr
@@ -12456,6 +13215,13 @@ Must be NULL if 'handle' is non-NULL."""
         self._root()._keep(<uintptr_t>&self._ptr.name, view)
         self._ptr.name = <const void*>(view_address(view) if view is not None else as_address(value, b"name"))
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 _copy_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(const c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32* value):
+    cdef CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 self = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32.__new__(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32* _as_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32_ptr(object o, const char* name) except NULL:
@@ -12541,6 +13307,13 @@ is CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF"""
         self._root()._keep(<uintptr_t>&self._ptr.nvSciBufObject, view)
         self._ptr.nvSciBufObject = <const void*>(view_address(view) if view is not None else as_address(value, b"nvSciBufObject"))
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle _copy_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle(const c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle* value):
+    cdef CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle self = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle.__new__(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle* _as_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_ptr(object o, const char* name) except NULL:
@@ -12636,6 +13409,13 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_MEMORY_HANDLE_DESC _copy_CUDA_EXTERNAL_MEMORY_HANDLE_DESC(const c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1* value):
+    cdef CUDA_EXTERNAL_MEMORY_HANDLE_DESC self = CUDA_EXTERNAL_MEMORY_HANDLE_DESC.__new__(CUDA_EXTERNAL_MEMORY_HANDLE_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_HANDLE_DESC_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_MEMORY_HANDLE_DESC):
         return (<CUDA_EXTERNAL_MEMORY_HANDLE_DESC>o)._ptr
@@ -12717,6 +13497,13 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <unsigned int>as_unsigned(item, b"reserved", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_MEMORY_BUFFER_DESC _copy_CUDA_EXTERNAL_MEMORY_BUFFER_DESC(const c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1* value):
+    cdef CUDA_EXTERNAL_MEMORY_BUFFER_DESC self = CUDA_EXTERNAL_MEMORY_BUFFER_DESC.__new__(CUDA_EXTERNAL_MEMORY_BUFFER_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_BUFFER_DESC_ptr(object o, const char* name) except NULL:
@@ -12803,6 +13590,13 @@ mipmap chain is."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC _copy_CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(const c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1* value):
+    cdef CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC self = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC.__new__(CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC):
         return (<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC>o)._ptr
@@ -12880,6 +13674,13 @@ Must be NULL if 'handle' is non-NULL."""
         self._root()._keep(<uintptr_t>&self._ptr.name, view)
         self._ptr.name = <const void*>(view_address(view) if view is not None else as_address(value, b"name"))
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 _copy_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(const c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 self = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32.__new__(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32* _as_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32_ptr(object o, const char* name) except NULL:
@@ -12967,6 +13768,13 @@ then 'name' must be NULL."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle _copy_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle(const c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle self = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle.__new__(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle* _as_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle):
         return (<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle>o)._ptr
@@ -13050,6 +13858,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC _copy_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(const c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC self = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC.__new__(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1* _as_CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC):
         return (<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC>o)._ptr
@@ -13098,6 +13913,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
     def value(self, value):
         self._ptr.value = <unsigned long long>as_unsigned(value, b"value", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence _copy_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(const c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence self = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence.__new__(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence* _as_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence_ptr(object o, const char* name) except NULL:
@@ -13161,6 +13983,13 @@ is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync _copy_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync(const c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync self = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync.__new__(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync* _as_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync):
         return (<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync>o)._ptr
@@ -13209,6 +14038,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
     def key(self, value):
         self._ptr.key = <unsigned long long>as_unsigned(value, b"key", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex _copy_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(const c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex self = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex.__new__(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex* _as_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex_ptr(object o, const char* name) except NULL:
@@ -13291,6 +14127,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params _copy_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(const c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params self = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params.__new__(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params* _as_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params):
         return (<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params>o)._ptr
@@ -13371,6 +14214,13 @@ For all other types of CUexternalSemaphore, flags must be zero."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS _copy_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(const c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS self = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS.__new__(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1* _as_CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS):
         return (<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS>o)._ptr
@@ -13419,6 +14269,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
     def value(self, value):
         self._ptr.value = <unsigned long long>as_unsigned(value, b"value", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence _copy_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(const c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence self = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence.__new__(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence* _as_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence_ptr(object o, const char* name) except NULL:
@@ -13485,6 +14342,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync _copy_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(const c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync self = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync.__new__(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync* _as_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync):
         return (<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync>o)._ptr
@@ -13543,6 +14407,13 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
     def timeoutMs(self, value):
         self._ptr.timeoutMs = <unsigned int>as_unsigned(value, b"timeoutMs", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex _copy_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(const c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex self = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex.__new__(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex* _as_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex_ptr(object o, const char* name) except NULL:
@@ -13626,6 +14497,13 @@ is of type CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params _copy_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params(const c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params self = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params.__new__(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params))
+    return self
+
+
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params* _as_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params):
         return (<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params>o)._ptr
@@ -13703,6 +14581,13 @@ For all other types of CUexternalSemaphore, flags must be zero."""
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <unsigned int>as_unsigned(item, b"reserved", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS _copy_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(const c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1* value):
+    cdef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS self = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS.__new__(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1))
+    return self
 
 
 cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1* _as_CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_ptr(object o, const char* name) except NULL:
@@ -13795,6 +14680,13 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXT_SEM_SIGNAL_NODE_PARAMS _copy_CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(const c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1* value):
+    cdef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS self = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS.__new__(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1* _as_CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS):
         return (<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS>o)._ptr
@@ -13883,6 +14775,13 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
     def numExtSems(self, value):
         self._ptr.numExtSems = <unsigned int>as_unsigned(value, b"numExtSems", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 _copy_CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(const c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2* value):
+    cdef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 self = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2.__new__(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2))
+    return self
 
 
 cdef inline c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2* _as_CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_ptr(object o, const char* name) except NULL:
@@ -13975,6 +14874,13 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXT_SEM_WAIT_NODE_PARAMS _copy_CUDA_EXT_SEM_WAIT_NODE_PARAMS(const c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1* value):
+    cdef CUDA_EXT_SEM_WAIT_NODE_PARAMS self = CUDA_EXT_SEM_WAIT_NODE_PARAMS.__new__(CUDA_EXT_SEM_WAIT_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1* _as_CUDA_EXT_SEM_WAIT_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXT_SEM_WAIT_NODE_PARAMS):
         return (<CUDA_EXT_SEM_WAIT_NODE_PARAMS>o)._ptr
@@ -14065,6 +14971,13 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 _copy_CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(const c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2* value):
+    cdef CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 self = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2.__new__(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2)
+    memcpy(&self._value, value, sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2))
+    return self
+
+
 cdef inline c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2* _as_CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2):
         return (<CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2>o)._ptr
@@ -14120,6 +15033,13 @@ cdef class CUarrayMapInfo_v1_resource(Struct):
     def array(self, value):
         self._ptr.array = _as_CUarray(value, b"array")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUarrayMapInfo_v1_resource _copy_CUarrayMapInfo_v1_resource(const c.CUarrayMapInfo_v1_resource* value):
+    cdef CUarrayMapInfo_v1_resource self = CUarrayMapInfo_v1_resource.__new__(CUarrayMapInfo_v1_resource)
+    memcpy(&self._value, value, sizeof(c.CUarrayMapInfo_v1_resource))
+    return self
 
 
 cdef inline c.CUarrayMapInfo_v1_resource* _as_CUarrayMapInfo_v1_resource_ptr(object o, const char* name) except NULL:
@@ -14239,6 +15159,13 @@ cdef class CUarrayMapInfo_v1_subresource_sparseLevel(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUarrayMapInfo_v1_subresource_sparseLevel _copy_CUarrayMapInfo_v1_subresource_sparseLevel(const c.CUarrayMapInfo_v1_subresource_sparseLevel* value):
+    cdef CUarrayMapInfo_v1_subresource_sparseLevel self = CUarrayMapInfo_v1_subresource_sparseLevel.__new__(CUarrayMapInfo_v1_subresource_sparseLevel)
+    memcpy(&self._value, value, sizeof(c.CUarrayMapInfo_v1_subresource_sparseLevel))
+    return self
+
+
 cdef inline c.CUarrayMapInfo_v1_subresource_sparseLevel* _as_CUarrayMapInfo_v1_subresource_sparseLevel_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUarrayMapInfo_v1_subresource_sparseLevel):
         return (<CUarrayMapInfo_v1_subresource_sparseLevel>o)._ptr
@@ -14306,6 +15233,13 @@ cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUarrayMapInfo_v1_subresource_miptail _copy_CUarrayMapInfo_v1_subresource_miptail(const c.CUarrayMapInfo_v1_subresource_miptail* value):
+    cdef CUarrayMapInfo_v1_subresource_miptail self = CUarrayMapInfo_v1_subresource_miptail.__new__(CUarrayMapInfo_v1_subresource_miptail)
+    memcpy(&self._value, value, sizeof(c.CUarrayMapInfo_v1_subresource_miptail))
+    return self
+
+
 cdef inline c.CUarrayMapInfo_v1_subresource_miptail* _as_CUarrayMapInfo_v1_subresource_miptail_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUarrayMapInfo_v1_subresource_miptail):
         return (<CUarrayMapInfo_v1_subresource_miptail>o)._ptr
@@ -14363,6 +15297,13 @@ cdef class CUarrayMapInfo_v1_subresource(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUarrayMapInfo_v1_subresource _copy_CUarrayMapInfo_v1_subresource(const c.CUarrayMapInfo_v1_subresource* value):
+    cdef CUarrayMapInfo_v1_subresource self = CUarrayMapInfo_v1_subresource.__new__(CUarrayMapInfo_v1_subresource)
+    memcpy(&self._value, value, sizeof(c.CUarrayMapInfo_v1_subresource))
+    return self
+
+
 cdef inline c.CUarrayMapInfo_v1_subresource* _as_CUarrayMapInfo_v1_subresource_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUarrayMapInfo_v1_subresource):
         return (<CUarrayMapInfo_v1_subresource>o)._ptr
@@ -14408,6 +15349,13 @@ cdef class CUarrayMapInfo_v1_memHandle(Struct):
     def memHandle(self, value):
         self._ptr.memHandle = _as_CUmemGenericAllocationHandle(value, b"memHandle")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUarrayMapInfo_v1_memHandle _copy_CUarrayMapInfo_v1_memHandle(const c.CUarrayMapInfo_v1_memHandle* value):
+    cdef CUarrayMapInfo_v1_memHandle self = CUarrayMapInfo_v1_memHandle.__new__(CUarrayMapInfo_v1_memHandle)
+    memcpy(&self._value, value, sizeof(c.CUarrayMapInfo_v1_memHandle))
+    return self
 
 
 cdef inline c.CUarrayMapInfo_v1_memHandle* _as_CUarrayMapInfo_v1_memHandle_ptr(object o, const char* name) except NULL:
@@ -14563,6 +15511,13 @@ cdef class CUarrayMapInfo(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUarrayMapInfo _copy_CUarrayMapInfo(const c.CUarrayMapInfo_v1* value):
+    cdef CUarrayMapInfo self = CUarrayMapInfo.__new__(CUarrayMapInfo)
+    memcpy(&self._value, value, sizeof(c.CUarrayMapInfo_v1))
+    return self
+
+
 cdef inline c.CUarrayMapInfo_v1* _as_CUarrayMapInfo_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUarrayMapInfo):
         return (<CUarrayMapInfo>o)._ptr
@@ -14621,6 +15576,13 @@ cdef class CUmemLocation(Struct):
     def id(self, value):
         self._ptr.id = <int>as_signed(value, b"id", INT32_MIN, INT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemLocation _copy_CUmemLocation(const c.CUmemLocation_v1* value):
+    cdef CUmemLocation self = CUmemLocation.__new__(CUmemLocation)
+    memcpy(&self._value, value, sizeof(c.CUmemLocation_v1))
+    return self
 
 
 cdef inline c.CUmemLocation_v1* _as_CUmemLocation_ptr(object o, const char* name) except NULL:
@@ -14708,6 +15670,13 @@ compressed memory may not be mappable on all devices."""
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <unsigned char>as_unsigned(item, b"reserved", UINT8_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemAllocationProp_v1_allocFlags _copy_CUmemAllocationProp_v1_allocFlags(const c.CUmemAllocationProp_v1_allocFlags* value):
+    cdef CUmemAllocationProp_v1_allocFlags self = CUmemAllocationProp_v1_allocFlags.__new__(CUmemAllocationProp_v1_allocFlags)
+    memcpy(&self._value, value, sizeof(c.CUmemAllocationProp_v1_allocFlags))
+    return self
 
 
 cdef inline c.CUmemAllocationProp_v1_allocFlags* _as_CUmemAllocationProp_v1_allocFlags_ptr(object o, const char* name) except NULL:
@@ -14807,6 +15776,13 @@ processes.  In all other cases, this field is required to be zero."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemAllocationProp _copy_CUmemAllocationProp(const c.CUmemAllocationProp_v1* value):
+    cdef CUmemAllocationProp self = CUmemAllocationProp.__new__(CUmemAllocationProp)
+    memcpy(&self._value, value, sizeof(c.CUmemAllocationProp_v1))
+    return self
+
+
 cdef inline c.CUmemAllocationProp_v1* _as_CUmemAllocationProp_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemAllocationProp):
         return (<CUmemAllocationProp>o)._ptr
@@ -14890,6 +15866,13 @@ this object"""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmulticastObjectProp _copy_CUmulticastObjectProp(const c.CUmulticastObjectProp_v1* value):
+    cdef CUmulticastObjectProp self = CUmulticastObjectProp.__new__(CUmulticastObjectProp)
+    memcpy(&self._value, value, sizeof(c.CUmulticastObjectProp_v1))
+    return self
+
+
 cdef inline c.CUmulticastObjectProp_v1* _as_CUmulticastObjectProp_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmulticastObjectProp):
         return (<CUmulticastObjectProp>o)._ptr
@@ -14948,6 +15931,13 @@ cdef class CUmemAccessDesc(Struct):
     def flags(self, value):
         self._ptr.flags = <c.CUmemAccess_flags>as_unsigned(value, b"flags", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemAccessDesc _copy_CUmemAccessDesc(const c.CUmemAccessDesc_v1* value):
+    cdef CUmemAccessDesc self = CUmemAccessDesc.__new__(CUmemAccessDesc)
+    memcpy(&self._value, value, sizeof(c.CUmemAccessDesc_v1))
+    return self
 
 
 cdef inline c.CUmemAccessDesc_v1* _as_CUmemAccessDesc_ptr(object o, const char* name) except NULL:
@@ -15020,6 +16010,13 @@ NULL when the error is generic."""
     def errorFromNode(self, value):
         self._ptr.errorFromNode = _as_CUgraphNode(value, b"errorFromNode")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUgraphExecUpdateResultInfo _copy_CUgraphExecUpdateResultInfo(const c.CUgraphExecUpdateResultInfo_v1* value):
+    cdef CUgraphExecUpdateResultInfo self = CUgraphExecUpdateResultInfo.__new__(CUgraphExecUpdateResultInfo)
+    memcpy(&self._value, value, sizeof(c.CUgraphExecUpdateResultInfo_v1))
+    return self
 
 
 cdef inline c.CUgraphExecUpdateResultInfo_v1* _as_CUgraphExecUpdateResultInfo_ptr(object o, const char* name) except NULL:
@@ -15141,6 +16138,13 @@ processes.  In all other cases, this field is required to be zero."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemPoolProps _copy_CUmemPoolProps(const c.CUmemPoolProps_v1* value):
+    cdef CUmemPoolProps self = CUmemPoolProps.__new__(CUmemPoolProps)
+    memcpy(&self._value, value, sizeof(c.CUmemPoolProps_v1))
+    return self
+
+
 cdef inline c.CUmemPoolProps_v1* _as_CUmemPoolProps_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemPoolProps):
         return (<CUmemPoolProps>o)._ptr
@@ -15192,6 +16196,13 @@ cdef class CUmemPoolPtrExportData(Struct):
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <unsigned char>as_unsigned(item, b"reserved", UINT8_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemPoolPtrExportData _copy_CUmemPoolPtrExportData(const c.CUmemPoolPtrExportData_v1* value):
+    cdef CUmemPoolPtrExportData self = CUmemPoolPtrExportData.__new__(CUmemPoolPtrExportData)
+    memcpy(&self._value, value, sizeof(c.CUmemPoolPtrExportData_v1))
+    return self
 
 
 cdef inline c.CUmemPoolPtrExportData_v1* _as_CUmemPoolPtrExportData_ptr(object o, const char* name) except NULL:
@@ -15274,6 +16285,13 @@ cdef class CUmemcpyAttributes(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemcpyAttributes _copy_CUmemcpyAttributes(const c.CUmemcpyAttributes_v1* value):
+    cdef CUmemcpyAttributes self = CUmemcpyAttributes.__new__(CUmemcpyAttributes)
+    memcpy(&self._value, value, sizeof(c.CUmemcpyAttributes_v1))
+    return self
+
+
 cdef inline c.CUmemcpyAttributes_v1* _as_CUmemcpyAttributes_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemcpyAttributes):
         return (<CUmemcpyAttributes>o)._ptr
@@ -15344,6 +16362,13 @@ cdef class CUoffset3D(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUoffset3D _copy_CUoffset3D(const c.CUoffset3D_v1* value):
+    cdef CUoffset3D self = CUoffset3D.__new__(CUoffset3D)
+    memcpy(&self._value, value, sizeof(c.CUoffset3D_v1))
+    return self
+
+
 cdef inline c.CUoffset3D_v1* _as_CUoffset3D_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUoffset3D):
         return (<CUoffset3D>o)._ptr
@@ -15412,6 +16437,13 @@ cdef class CUextent3D(Struct):
     def depth(self, value):
         self._ptr.depth = <size_t>as_unsigned(value, b"depth", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUextent3D _copy_CUextent3D(const c.CUextent3D_v1* value):
+    cdef CUextent3D self = CUextent3D.__new__(CUextent3D)
+    memcpy(&self._value, value, sizeof(c.CUextent3D_v1))
+    return self
 
 
 cdef inline c.CUextent3D_v1* _as_CUextent3D_ptr(object o, const char* name) except NULL:
@@ -15494,6 +16526,13 @@ cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemcpy3DOperand_v1_op_ptr _copy_CUmemcpy3DOperand_v1_op_ptr(const c.CUmemcpy3DOperand_v1_op_ptr* value):
+    cdef CUmemcpy3DOperand_v1_op_ptr self = CUmemcpy3DOperand_v1_op_ptr.__new__(CUmemcpy3DOperand_v1_op_ptr)
+    memcpy(&self._value, value, sizeof(c.CUmemcpy3DOperand_v1_op_ptr))
+    return self
+
+
 cdef inline c.CUmemcpy3DOperand_v1_op_ptr* _as_CUmemcpy3DOperand_v1_op_ptr_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemcpy3DOperand_v1_op_ptr):
         return (<CUmemcpy3DOperand_v1_op_ptr>o)._ptr
@@ -15554,6 +16593,13 @@ cdef class CUmemcpy3DOperand_v1_op_array(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemcpy3DOperand_v1_op_array _copy_CUmemcpy3DOperand_v1_op_array(const c.CUmemcpy3DOperand_v1_op_array* value):
+    cdef CUmemcpy3DOperand_v1_op_array self = CUmemcpy3DOperand_v1_op_array.__new__(CUmemcpy3DOperand_v1_op_array)
+    memcpy(&self._value, value, sizeof(c.CUmemcpy3DOperand_v1_op_array))
+    return self
+
+
 cdef inline c.CUmemcpy3DOperand_v1_op_array* _as_CUmemcpy3DOperand_v1_op_array_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemcpy3DOperand_v1_op_array):
         return (<CUmemcpy3DOperand_v1_op_array>o)._ptr
@@ -15609,6 +16655,13 @@ cdef class CUmemcpy3DOperand_v1_op(Struct):
     def array(self, value):
         self._ptr.array = _as_CUmemcpy3DOperand_v1_op_array_ptr(value, b"array")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemcpy3DOperand_v1_op _copy_CUmemcpy3DOperand_v1_op(const c.CUmemcpy3DOperand_v1_op* value):
+    cdef CUmemcpy3DOperand_v1_op self = CUmemcpy3DOperand_v1_op.__new__(CUmemcpy3DOperand_v1_op)
+    memcpy(&self._value, value, sizeof(c.CUmemcpy3DOperand_v1_op))
+    return self
 
 
 cdef inline c.CUmemcpy3DOperand_v1_op* _as_CUmemcpy3DOperand_v1_op_ptr(object o, const char* name) except NULL:
@@ -15669,6 +16722,13 @@ cdef class CUmemcpy3DOperand(Struct):
     def op(self, value):
         self._ptr.op = _as_CUmemcpy3DOperand_v1_op_ptr(value, b"op")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemcpy3DOperand _copy_CUmemcpy3DOperand(const c.CUmemcpy3DOperand_v1* value):
+    cdef CUmemcpy3DOperand self = CUmemcpy3DOperand.__new__(CUmemcpy3DOperand)
+    memcpy(&self._value, value, sizeof(c.CUmemcpy3DOperand_v1))
+    return self
 
 
 cdef inline c.CUmemcpy3DOperand_v1* _as_CUmemcpy3DOperand_ptr(object o, const char* name) except NULL:
@@ -15756,6 +16816,13 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
     def flags(self, value):
         self._ptr.flags = <unsigned int>as_unsigned(value, b"flags", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEMCPY3D_BATCH_OP _copy_CUDA_MEMCPY3D_BATCH_OP(const c.CUDA_MEMCPY3D_BATCH_OP_v1* value):
+    cdef CUDA_MEMCPY3D_BATCH_OP self = CUDA_MEMCPY3D_BATCH_OP.__new__(CUDA_MEMCPY3D_BATCH_OP)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEMCPY3D_BATCH_OP_v1))
+    return self
 
 
 cdef inline c.CUDA_MEMCPY3D_BATCH_OP_v1* _as_CUDA_MEMCPY3D_BATCH_OP_ptr(object o, const char* name) except NULL:
@@ -15866,6 +16933,13 @@ handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEM_ALLOC_NODE_PARAMS _copy_CUDA_MEM_ALLOC_NODE_PARAMS(const c.CUDA_MEM_ALLOC_NODE_PARAMS_v1* value):
+    cdef CUDA_MEM_ALLOC_NODE_PARAMS self = CUDA_MEM_ALLOC_NODE_PARAMS.__new__(CUDA_MEM_ALLOC_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v1))
+    return self
+
+
 cdef inline c.CUDA_MEM_ALLOC_NODE_PARAMS_v1* _as_CUDA_MEM_ALLOC_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_MEM_ALLOC_NODE_PARAMS):
         return (<CUDA_MEM_ALLOC_NODE_PARAMS>o)._ptr
@@ -15974,6 +17048,13 @@ handleTypes must be CU_MEM_HANDLE_TYPE_NONE. IPC is not supported."""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEM_ALLOC_NODE_PARAMS_v2 _copy_CUDA_MEM_ALLOC_NODE_PARAMS_v2(const c.CUDA_MEM_ALLOC_NODE_PARAMS_v2* value):
+    cdef CUDA_MEM_ALLOC_NODE_PARAMS_v2 self = CUDA_MEM_ALLOC_NODE_PARAMS_v2.__new__(CUDA_MEM_ALLOC_NODE_PARAMS_v2)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v2))
+    return self
+
+
 cdef inline c.CUDA_MEM_ALLOC_NODE_PARAMS_v2* _as_CUDA_MEM_ALLOC_NODE_PARAMS_v2_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_MEM_ALLOC_NODE_PARAMS_v2):
         return (<CUDA_MEM_ALLOC_NODE_PARAMS_v2>o)._ptr
@@ -16022,6 +17103,13 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
     def dptr(self, value):
         self._ptr.dptr = _as_CUdeviceptr(value, b"dptr")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_MEM_FREE_NODE_PARAMS _copy_CUDA_MEM_FREE_NODE_PARAMS(const c.CUDA_MEM_FREE_NODE_PARAMS* value):
+    cdef CUDA_MEM_FREE_NODE_PARAMS self = CUDA_MEM_FREE_NODE_PARAMS.__new__(CUDA_MEM_FREE_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_MEM_FREE_NODE_PARAMS))
+    return self
 
 
 cdef inline c.CUDA_MEM_FREE_NODE_PARAMS* _as_CUDA_MEM_FREE_NODE_PARAMS_ptr(object o, const char* name) except NULL:
@@ -16088,6 +17176,13 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_CHILD_GRAPH_NODE_PARAMS _copy_CUDA_CHILD_GRAPH_NODE_PARAMS(const c.CUDA_CHILD_GRAPH_NODE_PARAMS* value):
+    cdef CUDA_CHILD_GRAPH_NODE_PARAMS self = CUDA_CHILD_GRAPH_NODE_PARAMS.__new__(CUDA_CHILD_GRAPH_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_CHILD_GRAPH_NODE_PARAMS))
+    return self
+
+
 cdef inline c.CUDA_CHILD_GRAPH_NODE_PARAMS* _as_CUDA_CHILD_GRAPH_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_CHILD_GRAPH_NODE_PARAMS):
         return (<CUDA_CHILD_GRAPH_NODE_PARAMS>o)._ptr
@@ -16138,6 +17233,13 @@ cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EVENT_RECORD_NODE_PARAMS _copy_CUDA_EVENT_RECORD_NODE_PARAMS(const c.CUDA_EVENT_RECORD_NODE_PARAMS* value):
+    cdef CUDA_EVENT_RECORD_NODE_PARAMS self = CUDA_EVENT_RECORD_NODE_PARAMS.__new__(CUDA_EVENT_RECORD_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_EVENT_RECORD_NODE_PARAMS))
+    return self
+
+
 cdef inline c.CUDA_EVENT_RECORD_NODE_PARAMS* _as_CUDA_EVENT_RECORD_NODE_PARAMS_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUDA_EVENT_RECORD_NODE_PARAMS):
         return (<CUDA_EVENT_RECORD_NODE_PARAMS>o)._ptr
@@ -16186,6 +17288,13 @@ cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
     def event(self, value):
         self._ptr.event = _as_CUevent(value, b"event")
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUDA_EVENT_WAIT_NODE_PARAMS _copy_CUDA_EVENT_WAIT_NODE_PARAMS(const c.CUDA_EVENT_WAIT_NODE_PARAMS* value):
+    cdef CUDA_EVENT_WAIT_NODE_PARAMS self = CUDA_EVENT_WAIT_NODE_PARAMS.__new__(CUDA_EVENT_WAIT_NODE_PARAMS)
+    memcpy(&self._value, value, sizeof(c.CUDA_EVENT_WAIT_NODE_PARAMS))
+    return self
 
 
 cdef inline c.CUDA_EVENT_WAIT_NODE_PARAMS* _as_CUDA_EVENT_WAIT_NODE_PARAMS_ptr(object o, const char* name) except NULL:
@@ -16404,6 +17513,13 @@ cdef class CUgraphNodeParams(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUgraphNodeParams _copy_CUgraphNodeParams(const c.CUgraphNodeParams* value):
+    cdef CUgraphNodeParams self = CUgraphNodeParams.__new__(CUgraphNodeParams)
+    memcpy(&self._value, value, sizeof(c.CUgraphNodeParams))
+    return self
+
+
 cdef inline c.CUgraphNodeParams* _as_CUgraphNodeParams_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUgraphNodeParams):
         return (<CUgraphNodeParams>o)._ptr
@@ -16477,6 +17593,13 @@ cdef class CUcheckpointLockArgs(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUcheckpointLockArgs _copy_CUcheckpointLockArgs(const c.CUcheckpointLockArgs* value):
+    cdef CUcheckpointLockArgs self = CUcheckpointLockArgs.__new__(CUcheckpointLockArgs)
+    memcpy(&self._value, value, sizeof(c.CUcheckpointLockArgs))
+    return self
+
+
 cdef inline c.CUcheckpointLockArgs* _as_CUcheckpointLockArgs_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUcheckpointLockArgs):
         return (<CUcheckpointLockArgs>o)._ptr
@@ -16528,6 +17651,13 @@ cdef class CUcheckpointCheckpointArgs(Struct):
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <c.cuuint64_t>as_unsigned(item, b"reserved", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUcheckpointCheckpointArgs _copy_CUcheckpointCheckpointArgs(const c.CUcheckpointCheckpointArgs* value):
+    cdef CUcheckpointCheckpointArgs self = CUcheckpointCheckpointArgs.__new__(CUcheckpointCheckpointArgs)
+    memcpy(&self._value, value, sizeof(c.CUcheckpointCheckpointArgs))
+    return self
 
 
 cdef inline c.CUcheckpointCheckpointArgs* _as_CUcheckpointCheckpointArgs_ptr(object o, const char* name) except NULL:
@@ -16588,6 +17718,13 @@ cdef class CUcheckpointGpuPair(Struct):
     def newUuid(self, value):
         self._ptr.newUuid = _as_CUuuid_ptr(value, b"newUuid")[0]
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUcheckpointGpuPair _copy_CUcheckpointGpuPair(const c.CUcheckpointGpuPair* value):
+    cdef CUcheckpointGpuPair self = CUcheckpointGpuPair.__new__(CUcheckpointGpuPair)
+    memcpy(&self._value, value, sizeof(c.CUcheckpointGpuPair))
+    return self
 
 
 cdef inline c.CUcheckpointGpuPair* _as_CUcheckpointGpuPair_ptr(object o, const char* name) except NULL:
@@ -16687,6 +17824,13 @@ cdef class CUcheckpointRestoreArgs(Struct):
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUcheckpointRestoreArgs _copy_CUcheckpointRestoreArgs(const c.CUcheckpointRestoreArgs* value):
+    cdef CUcheckpointRestoreArgs self = CUcheckpointRestoreArgs.__new__(CUcheckpointRestoreArgs)
+    memcpy(&self._value, value, sizeof(c.CUcheckpointRestoreArgs))
+    return self
+
+
 cdef inline c.CUcheckpointRestoreArgs* _as_CUcheckpointRestoreArgs_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUcheckpointRestoreArgs):
         return (<CUcheckpointRestoreArgs>o)._ptr
@@ -16738,6 +17882,13 @@ cdef class CUcheckpointUnlockArgs(Struct):
         for i, item in enumerate(value):
             self._ptr.reserved[i] = <c.cuuint64_t>as_unsigned(item, b"reserved", UINT64_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUcheckpointUnlockArgs _copy_CUcheckpointUnlockArgs(const c.CUcheckpointUnlockArgs* value):
+    cdef CUcheckpointUnlockArgs self = CUcheckpointUnlockArgs.__new__(CUcheckpointUnlockArgs)
+    memcpy(&self._value, value, sizeof(c.CUcheckpointUnlockArgs))
+    return self
 
 
 cdef inline c.CUcheckpointUnlockArgs* _as_CUcheckpointUnlockArgs_ptr(object o, const char* name) except NULL:
@@ -16868,6 +18019,13 @@ pointed to by CUmemDecompressParams_st.dstActBytes"""
 
 
 
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUmemDecompressParams _copy_CUmemDecompressParams(const c.CUmemDecompressParams* value):
+    cdef CUmemDecompressParams self = CUmemDecompressParams.__new__(CUmemDecompressParams)
+    memcpy(&self._value, value, sizeof(c.CUmemDecompressParams))
+    return self
+
+
 cdef inline c.CUmemDecompressParams* _as_CUmemDecompressParams_ptr(object o, const char* name) except NULL:
     if isinstance(o, CUmemDecompressParams):
         return (<CUmemDecompressParams>o)._ptr
@@ -16940,6 +18098,13 @@ cdef class CUdevSmResource(Struct):
     def smCoscheduledAlignment(self, value):
         self._ptr.smCoscheduledAlignment = <unsigned int>as_unsigned(value, b"smCoscheduledAlignment", UINT32_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUdevSmResource _copy_CUdevSmResource(const c.CUdevSmResource* value):
+    cdef CUdevSmResource self = CUdevSmResource.__new__(CUdevSmResource)
+    memcpy(&self._value, value, sizeof(c.CUdevSmResource))
+    return self
 
 
 cdef inline c.CUdevSmResource* _as_CUdevSmResource_ptr(object o, const char* name) except NULL:
@@ -17038,6 +18203,13 @@ cdef class CUdevResource(Struct):
         for i, item in enumerate(value):
             self._ptr._oversize[i] = <unsigned char>as_unsigned(item, b"_oversize", UINT8_MAX)
 
+
+
+# A new object holding a copy of a struct C returned by value.
+cdef inline CUdevResource _copy_CUdevResource(const c.CUdevResource_v1* value):
+    cdef CUdevResource self = CUdevResource.__new__(CUdevResource)
+    memcpy(&self._value, value, sizeof(c.CUdevResource_v1))
+    return self
 
 
 cdef inline c.CUdevResource_v1* _as_CUdevResource_ptr(object o, const char* name) except NULL:

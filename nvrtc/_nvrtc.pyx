@@ -3,7 +3,7 @@
 """Python bindings of nvrtc.h: one function per C function, returning (status, outputs...)."""
 cimport cython
 from libc.stdint cimport *
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 cimport nvrtc.cnvrtc as c
 from cubind._convert cimport *
@@ -92,6 +92,11 @@ cdef class nvrtcProgram:
     def __int__(self):
         return <uintptr_t>self._ptr
 
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
@@ -115,7 +120,15 @@ cdef inline c.nvrtcProgram _as_nvrtcProgram(object o, const char* name) except? 
         return (<nvrtcProgram>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected nvrtcProgram, an int or None, got {type(o).__name__}")
+    # A handle class of another module (the runtime's cudaStream_t for the
+    # driver's CUstream) passes when it wraps the same C type, and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "_nvrtcProgram":
+        raise TypeError(f"{name.decode()}: expected nvrtcProgram, an int or None, got {type(o).__name__}")
     return <c.nvrtcProgram>as_address(o, name)
+
+
+set_type_attr(nvrtcProgram, "_c_struct", "_nvrtcProgram")
 
 
 cdef inline nvrtcProgram _new_nvrtcProgram(c.nvrtcProgram value):

@@ -45,7 +45,7 @@ class LibraryEmitter {
                                      {"c_layer.pyx", ctx_.spec.c_module + ".pyx"},
                                      {"py_layer.pxd", ctx_.spec.py_module + ".pxd"},
                                      {"py_layer.pyx", ctx_.spec.py_module + ".pyx"},
-                                     {"stub.pyi", "__init__.pyi"}})
+                                     {"stub.pyi", ctx_.spec.stub}})
       files.push_back({dir + name, templates_.render(tmpl, root)});
     const auto unused = templates_.unused_keys();
     if (!unused.empty()) {
@@ -77,6 +77,7 @@ class LibraryEmitter {
     resolver.set("wheel_subdirs", strings(s.wheel_subdirs));
     resolver.set("env_var", s.env_var);
     if (!s.proc_address_function.empty()) resolver.set("proc_address_function", s.proc_address_function);
+    if (!s.per_thread_suffixes.empty()) resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));
     d.set("resolver", templates_.fragment(s.proc_address_function.empty() ? "resolve_dlsym.pyx" : "resolve_proc_address.pyx",
                                           resolver, Shape::Raw, "resolver"));
 

@@ -249,7 +249,8 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
 // (the library could not be loaded): one C rarely returns.
 std::string error_value(const Type& result, const Model& m) {
   switch (result.kind) {
-    case TypeKind::Void: return "";
+    case TypeKind::Void:
+    case TypeKind::Record: return "";  // no struct value is rarer than another
     case TypeKind::Pointer:
     case TypeKind::Handle: return "NULL";
     case TypeKind::Enum: {
@@ -276,6 +277,10 @@ Conversion result_conversion(const Function& f, const Model& m) {
     c.enum_name = r.canonical;
   } else if (r.kind == TypeKind::Handle) {
     c = named("results/address", r);
+  } else if (r.kind == TypeKind::Record) {
+    c = named("results/record", r);
+    c.record_class = record_class(m, r.canonical);
+    c.ownership = Ownership::Returned;
   } else if (r.kind == TypeKind::Void) {
     c = named("results/none", r);
   } else {

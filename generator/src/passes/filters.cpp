@@ -16,7 +16,8 @@ bool bindable_result(const Function& f) {
     case TypeKind::Integer:
     case TypeKind::Floating:
     case TypeKind::Enum:
-    case TypeKind::Handle: return true;
+    case TypeKind::Handle:
+    case TypeKind::Record: return true;
     case TypeKind::Pointer: return r.pointee().kind == TypeKind::Integer && r.pointee().canonical == "char";
     default: return false;
   }

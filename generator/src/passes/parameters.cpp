@@ -51,12 +51,13 @@ std::string sibling(const Function& f, const std::optional<spec::Rewrite>& rule,
   return m.function(name) ? name : "";
 }
 
-// The driver's headers annotate no direction but say "Returned ..." of outputs.
-bool documented_as_output(const DocParam* doc) {
-  static const std::regex wording(
-      R"(^(Returned|Returns|Pointer to return|Location to return|Location where|Output|On success)\b.*)",
-      std::regex::icase);
-  return doc && (doc->direction == "out" || std::regex_match(doc->text, wording));
+// An [out] annotation, or the spec's wording for outputs ("Returned ...").
+bool documented_as_output(const DocParam* doc, const spec::Conventions& c) {
+  if (!doc) return false;
+  if (doc->direction == "out") return true;
+  for (const auto& wording : c.output_wording)
+    if (std::regex_match(doc->text, std::regex("(" + wording + ")\\b.*", std::regex::icase))) return true;
+  return false;
 }
 
 void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conventions& c) {
@@ -71,7 +72,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
     p.query_function = sibling(f, c.size_query, m);
     if (!p.query_function.empty()) {
       p.role = Role::Buffer;
-    } else if (documented_as_output(doc)) {
+    } else if (documented_as_output(doc, c)) {
       p.role = Role::OutBuffer;  // its length parameter is linked below
       p.direction = Direction::Out;
     } else {
@@ -89,13 +90,13 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
   } else if (is_void(pointee)) {
     p.role = Role::VoidPtr;
   } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && !pointee.is_const &&
-             documented_as_output(doc)) {
+             documented_as_output(doc, c)) {
     p.role = Role::OutAddress;
     p.direction = Direction::Out;
   } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && has_count(f, c)) {
     p.role = Role::Array;  // void* values (JIT option values): ints or buffers
   } else if (pointee.kind == TypeKind::Record) {
-    const bool out = !pointee.is_const && documented_as_output(doc);
+    const bool out = !pointee.is_const && documented_as_output(doc, c);
     p.role = out ? Role::RecordOut : Role::RecordIn;
     p.direction = out ? Direction::Out : Direction::In;
   } else if (pointee.is_const && is_value(pointee)) {
@@ -104,7 +105,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
     if (pointee.kind == TypeKind::Handle && (annotated == "in" || annotated == "in,out" || annotated == "inout")) {
       p.role = Role::InOutHandle;
       p.direction = Direction::InOut;
-    } else if (annotated == "in" || (!documented_as_output(doc) && has_count(f, c) && doc)) {
+    } else if (annotated == "in" || (!documented_as_output(doc, c) && has_count(f, c) && doc)) {
       p.role = Role::Array;  // given to the call with its count (`CUjit_option* options`)
     } else if (!(p.query_function = sibling(f, c.count_query, m)).empty()) {
       p.role = Role::OutArray;

@@ -60,6 +60,7 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.size_query = rewrite(r, t, "size_query", where);
   c.count_query = rewrite(r, t, "count_query", where);
   c.length_params = r.strings(t, "length_params", where);
+  c.output_wording = r.strings(t, "output_wording", where);
   return c;
 }
 
@@ -140,6 +141,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.library = r.string(*lib, "name", true, "library.");
   spec.c_module = r.string(*lib, "c_module", true, "library.");
   spec.py_module = r.string(*lib, "py_module", true, "library.");
+  if (auto stub = r.string(*lib, "stub", false, "library."); !stub.empty()) spec.stub = stub;
   spec.headers = r.strings(*lib, "headers", "library.");
   if (spec.headers.empty()) r.fail("library.headers", "needs at least one header");
   spec.status_type = r.string(*lib, "status_type", true, "library.");
@@ -154,6 +156,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
     spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
     spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
+    spec.per_thread_suffixes = r.strings(*loader, "per_thread_suffixes", "loader.");
   }
   if (const toml::table* conventions = root["conventions"].as_table())
     spec.conventions = read_conventions(r, *conventions);

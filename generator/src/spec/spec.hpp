@@ -45,6 +45,10 @@ struct Conventions {
   std::optional<Rewrite> count_query;
   // The integer parameter that gives a char* output's length.
   std::vector<std::string> length_params;
+  // How a header's doc comment words an output it does not annotate [out]
+  // (ECMAScript regexes matching the start of a one-line text up to a word
+  // boundary, case-insensitively).
+  std::vector<std::string> output_wording;
 };
 
 struct Skip {
@@ -56,6 +60,9 @@ struct Spec {
   std::string library;    // Python package ("nvrtc")
   std::string c_module;   // Cython C layer inside the package ("cnvrtc")
   std::string py_module;  // Python layer inside the package ("_nvrtc")
+  // The stubs' file in the package: the package's own (__init__.pyi) where
+  // the package re-exports the Python layer, else the module's.
+  std::string stub = "__init__.pyi";
   std::vector<std::string> headers;
   std::string status_type;  // the enum every call returns ("nvrtcResult")
   std::string version_header;
@@ -70,6 +77,10 @@ struct Spec {
   // (empty: plain dlsym).
   std::string proc_address_function;
   std::string abi_typedefs_header;  // e.g. cudaTypedefs.h
+  // Suffixes of the per-thread default stream variants a dlsym'd library
+  // exports (the runtime's `cudaMemcpy_ptds`, `cudaMemcpyAsync_ptsz`), tried
+  // in order under CUBIND_DEFAULT_STREAM=per-thread.
+  std::vector<std::string> per_thread_suffixes;
   // Passes
   Conventions conventions;
   std::vector<ParamOverride> overrides;

@@ -179,7 +179,9 @@ TEST(AssignConversions, ResultsAndTheirErrorValues) {
   scale.result = float_t();
   Function count = fn("caseCount", {});
   count.result = int_t();
-  const Model m = convert({status, text, mode, nothing, scale, count});
+  Function pair = fn("casePair", {});
+  pair.result = record_v2();
+  const Model m = convert({status, text, mode, nothing, scale, count, pair});
   auto result = [&](const char* f) { return m.function(f)->result_conversion; };
   EXPECT_EQ(result("caseStatus").name, "results/status");
   // The largest status, which C rarely returns.
@@ -193,6 +195,10 @@ TEST(AssignConversions, ResultsAndTheirErrorValues) {
   EXPECT_EQ(result("caseScale").name, "results/float");
   EXPECT_EQ(result("caseCount").name, "results/value");
   EXPECT_EQ(result("caseCount").error_value, "-1");
+  // A struct by value: a new object holding a copy; no value means an error.
+  EXPECT_EQ(result("casePair").name, "results/record");
+  EXPECT_EQ(result("casePair").record_class, "caseRecord");
+  EXPECT_EQ(result("casePair").error_value, "");
 }
 
 TEST(AssignConversions, SkippedFunctionsGetNone) {

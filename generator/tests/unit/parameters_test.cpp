@@ -23,6 +23,7 @@ spec::Conventions cuda_conventions() {
   c.length_params = {"len", "length", "size", "bufferSize", "bufSize"};
   c.size_query = spec::Rewrite{"^(.*)$", "$1Size"};
   c.count_query = spec::Rewrite{"^(.*?Get)(.*)$", "$1Num$2"};
+  c.output_wording = {"Returned", "Returns", "Pointer to return", "Location to return", "Location where", "Output", "On success"};
   return c;
 }
 

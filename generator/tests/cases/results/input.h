@@ -8,6 +8,8 @@
  *   caseCount        int          -> results/value, error -1
  *   caseReset        void         -> results/none, always checked (except *)
  *   caseStatus       the status   -> results/status, error its largest value
+ *   casePairOf       a struct     -> results/record (a new casePair holding a
+ *                    copy), always checked (except *)
  */
 #ifndef CASE_RESULTS_H
 #define CASE_RESULTS_H
@@ -21,5 +23,11 @@ double caseRatio(void);
 int caseCount(void);
 void caseReset(void);
 caseResult caseStatus(void);
+
+typedef struct casePair_st {
+  int x;
+  int y;
+} casePair;
+casePair casePairOf(int x, int y);
 
 #endif
