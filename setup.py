@@ -55,7 +55,9 @@ OVERRIDDEN_HEADER_DIRECTIVES = ("embedsignature",)
 # most of the build, so it starts at once while the others share the rest.
 MODULES = [
     ("cuda._driver", True),
+    ("cuda.cudart", True),
     ("cuda.cdriver", True),
+    ("cuda.cruntime", True),
     ("nvrtc._nvrtc", True),
     ("nvrtc.cnvrtc", True),
     ("cubind._convert", False),

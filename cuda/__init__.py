@@ -2,8 +2,9 @@
 ``(CUresult, outputs...)``. ``libcuda.so.1`` is opened on the first call,
 never at import, so importing works on a machine without a driver.
 
-``from cuda import cuda`` gives this module and ``from cuda import nvrtc`` the
-``nvrtc`` package, as in the classic spelling.
+``from cuda import cuda`` gives this module, ``from cuda import cudart`` the
+runtime API (``cuda_runtime_api.h``, module ``cuda.cudart``) and ``from cuda
+import nvrtc`` the ``nvrtc`` package, as in the classic spelling.
 """
 
 import os as _os
@@ -26,6 +27,8 @@ def __getattr__(name):
 
     if name == "cuda":
         return _sys.modules[__name__]
+    if name == "cudart":
+        return importlib.import_module("cuda.cudart")
     if name == "nvrtc":
         module = importlib.import_module("nvrtc")
         _sys.modules.setdefault("cuda.nvrtc", module)

@@ -1,0 +1,171 @@
+"""The runtime package (``cuda.cudart``) on a GPU: device properties, memory
+and every cudaMemcpy kind, streams and events, interop with the driver both
+ways, host callbacks, stream-ordered allocation, graph capture, and a kernel
+loaded and launched through the runtime alone.
+
+Every test needs a GPU (``@pytest.mark.gpu``)."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+cudart = pytest.importorskip("cuda.cudart", reason="cubind's cuda.cudart is not built")
+rt = cudart
+Err = cudart.cudaError_t
+Kind = cudart.cudaMemcpyKind
+
+
+def ok(result):
+    err, *outputs = result
+    assert err == Err.cudaSuccess, err
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+@pytest.fixture(scope="module")
+def device():
+    ok(rt.cudaSetDevice(0))
+    return 0
+
+
+@pytest.fixture
+def stream(device):
+    s = ok(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking))
+    yield s
+    ok(rt.cudaStreamDestroy(s))
+
+
+def test_device_properties(device):
+    prop = ok(rt.cudaGetDeviceProperties(device))
+    assert isinstance(prop, rt.cudaDeviceProp)
+    assert prop.name and prop.totalGlobalMem > 0 and prop.multiProcessorCount > 0
+    assert ok(rt.cudaDeviceGetAttribute(rt.cudaDeviceAttr.cudaDevAttrMultiProcessorCount, device)) == \
+        prop.multiProcessorCount
+    if b"H100" in prop.name:
+        assert (prop.major, prop.minor) == (9, 0)
+        assert prop.multiProcessorCount == 132
+
+
+def test_every_memcpy_kind(device):
+    n = 4096
+    host = np.arange(n, dtype=np.uint8)
+    back = np.zeros(n, dtype=np.uint8)
+    d1, d2 = ok(rt.cudaMalloc(n)), ok(rt.cudaMalloc(n))
+    pinned = ok(rt.cudaMallocHost(n))
+    try:
+        ok(rt.cudaMemcpy(d1, host, n, Kind.cudaMemcpyHostToDevice))
+        ok(rt.cudaMemcpy(d2, d1, n, Kind.cudaMemcpyDeviceToDevice))
+        ok(rt.cudaMemcpy(pinned, d2, n, Kind.cudaMemcpyDeviceToHost))
+        ok(rt.cudaMemcpy(back, pinned, n, Kind.cudaMemcpyHostToHost))
+        assert np.array_equal(back, host)
+        back[:] = 0
+        ok(rt.cudaMemcpy(back, d2, n, Kind.cudaMemcpyDefault))
+        assert np.array_equal(back, host)
+        ok(rt.cudaMemset(d1, 7, n))
+        ok(rt.cudaMemcpy(back, d1, n, Kind.cudaMemcpyDeviceToHost))
+        assert (back == 7).all()
+    finally:
+        ok(rt.cudaFree(d1))
+        ok(rt.cudaFree(d2))
+        ok(rt.cudaFreeHost(pinned))
+
+
+def test_zero_copy_host_memory(device):
+    n = 256
+    host = ok(rt.cudaHostAlloc(n, rt.cudaHostAllocMapped))
+    try:
+        dev = ok(rt.cudaHostGetDevicePointer(host, 0))
+        assert dev != 0
+        attrs = ok(rt.cudaPointerGetAttributes(host))
+        assert attrs.type == rt.cudaMemoryType.cudaMemoryTypeHost
+    finally:
+        ok(rt.cudaFreeHost(host))
+
+
+def test_driver_stream_used_by_runtime_copy_and_back(device):
+    import cuda
+
+    ok(cuda.cuInit(0))
+    driver_stream = ok(cuda.cuStreamCreate(0))
+    n = 1024
+    src = np.arange(n, dtype=np.uint8)
+    dst = np.zeros(n, dtype=np.uint8)
+    d = ok(rt.cudaMalloc(n))
+    try:
+        ok(rt.cudaMemcpyAsync(d, src, n, Kind.cudaMemcpyHostToDevice, driver_stream))
+        ok(rt.cudaStreamSynchronize(driver_stream))
+        runtime_stream = ok(rt.cudaStreamCreate())
+        assert ok(cuda.cuMemcpyDtoHAsync(dst, d, n, runtime_stream)) is None
+        assert ok(cuda.cuStreamSynchronize(runtime_stream)) is None
+        assert np.array_equal(dst, src)
+        ok(rt.cudaStreamDestroy(runtime_stream))
+    finally:
+        ok(rt.cudaFree(d))
+        ok(cuda.cuStreamDestroy(driver_stream))
+
+
+def test_runtime_event_queried_by_the_driver(stream):
+    import cuda
+
+    event = ok(rt.cudaEventCreate())
+    ok(rt.cudaEventRecord(event, stream))
+    ok(rt.cudaEventSynchronize(event))
+    assert ok(cuda.cuEventQuery(event)) is None
+    ok(rt.cudaEventDestroy(event))
+
+
+def test_host_callback_from_a_python_callable(stream):
+    calls = []
+    ok(rt.cudaLaunchHostFunc(stream, lambda data: calls.append(data), 42))
+    ok(rt.cudaStreamSynchronize(stream))
+    assert calls == [42]
+
+
+def test_stream_ordered_allocation_and_pool(device, stream):
+    pool = ok(rt.cudaDeviceGetDefaultMemPool(device))
+    ptr = ok(rt.cudaMallocAsync(1 << 20, stream))
+    ok(rt.cudaMemsetAsync(ptr, 0, 1 << 20, stream))
+    ok(rt.cudaFreeAsync(ptr, stream))
+    ok(rt.cudaStreamSynchronize(stream))
+    ok(rt.cudaMemPoolTrimTo(pool, 0))
+
+
+def test_graph_capture_instantiate_launch(device, stream):
+    n = 64
+    d = ok(rt.cudaMalloc(n))
+    host = np.zeros(n, dtype=np.uint8)
+    ok(rt.cudaStreamBeginCapture(stream, rt.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal))
+    ok(rt.cudaMemsetAsync(d, 3, n, stream))
+    graph = ok(rt.cudaStreamEndCapture(stream))
+    exec_ = ok(rt.cudaGraphInstantiate(graph, 0))
+    ok(rt.cudaGraphLaunch(exec_, stream))
+    ok(rt.cudaStreamSynchronize(stream))
+    ok(rt.cudaMemcpy(host, d, n, Kind.cudaMemcpyDeviceToHost))
+    assert (host == 3).all()
+    ok(rt.cudaGraphExecDestroy(exec_))
+    ok(rt.cudaGraphDestroy(graph))
+    ok(rt.cudaFree(d))
+
+
+def test_runtime_only_kernel_flow(device):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "examples" / "vector_add_runtime.py")], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(root), **__import__("os").environ}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ok" in done.stdout
+
+
+def test_driver_entry_point(device):
+    fn, status = ok(rt.cudaGetDriverEntryPoint(b"cuDriverGetVersion", rt.cudaEnableDefault))
+    assert fn and status == rt.cudaDriverEntryPointQueryResult.cudaDriverEntryPointSuccess
+    version = ctypes.c_int()
+    assert ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))(fn)(ctypes.byref(version)) == 0
+    assert version.value >= 13000

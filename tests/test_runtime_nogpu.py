@@ -1,0 +1,245 @@
+"""The runtime package (``cuda.cudart``, cuda_runtime_api.h) without a GPU:
+import paths, coverage against the header, error names, the runtime's own
+error where there is no driver, types, constants, argument conversion, and
+runtime/driver handle interchange (against tests/fake_driver)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.test_generator_cuda_h import run_generator
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME_SPEC = ROOT / "bindings" / "runtime.toml"
+
+cudart = pytest.importorskip("cuda.cudart", reason="cubind's cuda.cudart is not built")
+
+
+def fresh(body, env=None):
+    """Run `body` in a new interpreter (the runtime is loaded once per process); its stdout as JSON."""
+    code = "import json, sys\n" + textwrap.dedent(body)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), **(env or {})))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# -- modules -------------------------------------------------------------------
+
+
+def test_classic_import_spellings_give_the_same_modules():
+    import cuda as package
+    import nvrtc as nvrtc_package
+    from cuda import cuda, nvrtc
+    from cuda import cudart as rt
+
+    assert rt is cudart and package.cudart is cudart
+    assert cuda is package and nvrtc is nvrtc_package
+    assert callable(cudart.cudaMalloc) and callable(cuda.cuMemAlloc)
+
+
+def test_import_does_not_open_the_runtime():
+    # Importing must work where no libcudart exists.
+    out = fresh("""
+        from cuda import cudart
+        print(json.dumps([line for line in open("/proc/self/maps") if "libcudart" in line]))
+    """, env={"CUBIND_CUDART_LIBRARY": "/nonexistent/libcudart.so.13"})
+    assert out == []
+
+
+def test_a_missing_runtime_library_is_a_clear_error():
+    code = "from cuda import cudart\ncudart.cudaGetDeviceCount()\n"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT),
+                                   CUBIND_CUDART_LIBRARY="/nonexistent/libcudart.so.13"))
+    assert done.returncode != 0
+    assert "CUBIND_CUDART_LIBRARY" in done.stderr and "/nonexistent/libcudart.so.13" in done.stderr
+
+
+# -- coverage ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runtime_report():
+    return run_generator("--spec", str(RUNTIME_SPEC), "--report")
+
+
+@pytest.fixture(scope="module")
+def runtime_model():
+    return json.loads(run_generator("--spec", str(RUNTIME_SPEC), "--dump-model"))
+
+
+def test_report_binds_at_least_99_percent_with_reasons(runtime_report):
+    bound, total = map(int, re.search(r"cuda_runtime_api.h: (\d+)/(\d+) functions bound", runtime_report).groups())
+    assert total >= 300 and bound / total >= 0.99
+    skipped = [line for line in runtime_report.splitlines()
+               if line.startswith("  skipped  ") and " field " not in line]
+    assert len(skipped) == total - bound
+    assert all(re.match(r"  skipped  \w+.*: .+", line) for line in skipped)
+
+
+def test_every_bound_function_is_in_the_module(runtime_model):
+    bound = [f["name"] for f in runtime_model["functions"]
+             if f.get("header") in (None, "cuda_runtime_api.h") and "skip_reason" not in f]
+    missing = [name for name in bound if not callable(getattr(cudart, name, None))]
+    assert len(bound) >= 300 and not missing
+
+
+def test_every_type_its_functions_use_is_bound(runtime_model):
+    enums = {e["name"] for e in runtime_model["enums"]}
+    records = {r["name"] for r in runtime_model["records"]}
+
+    def named_types(t):
+        yield t
+        for inner in t.get("inner", []):
+            yield from named_types(inner)
+
+    used = set()
+    for f in runtime_model["functions"]:
+        if "skip_reason" in f:
+            continue
+        for p in f["params"]:
+            for t in named_types(p["type"]):
+                if t["kind"] in ("enum", "record"):
+                    used.add((t["kind"], t["canonical"]))
+    assert used, "no enum or struct parameter found"
+    for kind, name in used:
+        assert name in (enums if kind == "enum" else records), name
+    for name in ["cudaDeviceProp", "cudaPointerAttributes", "cudaMemcpy3DParms", "cudaLaunchConfig_t",
+                 "cudaKernelNodeParams", "cudaGraphNodeParams", "cudaMemPoolProps", "cudaResourceDesc",
+                 "cudaTextureDesc", "cudaExternalMemoryHandleDesc", "dim3", "cudaError_t"]:
+        assert hasattr(cudart, name), name
+
+
+def test_device_prop_has_every_field_of_the_header(runtime_model):
+    record = next(r for r in runtime_model["records"] if r["name"] in ("cudaDeviceProp", "cudaDeviceProp_st")
+                  or r.get("tag") == "cudaDeviceProp")
+    fields = [f["name"] for f in record["fields"] if f["name"]]
+    assert len(fields) >= 80
+    prop = cudart.cudaDeviceProp()
+    assert not [name for name in fields if not hasattr(prop, name)]
+    assert prop.name == bytes(256) and prop.multiProcessorCount == 0  # char[256], zeroed
+
+
+# -- errors --------------------------------------------------------------------
+
+
+def test_error_name_and_string_for_every_error():
+    for member in cudart.cudaError_t:
+        name = cudart.cudaGetErrorName(member)
+        assert name == member.name.encode(), member
+        text = cudart.cudaGetErrorString(member)
+        assert isinstance(text, bytes) and text, member
+    assert cudart.cudaGetErrorString(cudart.cudaError_t.cudaErrorNoDevice) == b"no CUDA-capable device is detected"
+
+
+def test_calls_without_a_driver_return_the_runtimes_error(gpu_reason):
+    if gpu_reason is None:
+        pytest.skip("a GPU is present: the no-driver path cannot be seen here")
+    no_gpu = {cudart.cudaError_t.cudaErrorNoDevice, cudart.cudaError_t.cudaErrorInsufficientDriver}
+    err, count = cudart.cudaGetDeviceCount()
+    assert err in no_gpu and count is None
+    err, ptr = cudart.cudaMalloc(1024)
+    assert err in no_gpu and ptr is None
+    err, stream = cudart.cudaStreamCreate()
+    assert err in no_gpu and stream is None
+    # Versions need no device.
+    assert cudart.cudaRuntimeGetVersion() == (cudart.cudaError_t.cudaSuccess, 13000)
+
+
+# -- types, constants, conversions ----------------------------------------------
+
+
+def test_numeric_defines_are_constants():
+    assert cudart.cudaHostAllocMapped == 0x02
+    assert cudart.cudaStreamNonBlocking == 0x01
+    assert cudart.cudaEventDisableTiming == 0x02
+    assert cudart.cudaMemAttachGlobal == 0x01
+
+
+def test_struct_by_value_results_and_arguments():
+    kind = cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat
+    desc = cudart.cudaCreateChannelDesc(32, 0, 0, 0, kind)
+    assert isinstance(desc, cudart.cudaChannelFormatDesc)
+    assert (desc.x, desc.y, desc.f) == (32, 0, kind)
+    # Each call returns its own copy.
+    assert cudart.cudaCreateChannelDesc(8, 8, 0, 0, kind).x == 8 and desc.x == 32
+    grid = cudart.dim3(x=4, y=2, z=1)
+    assert (grid.x, grid.y, grid.z) == (4, 2, 1)
+
+
+def test_bad_arguments_are_python_errors_naming_the_parameter():
+    with pytest.raises(TypeError, match="device"):
+        cudart.cudaSetDevice("zero")
+    with pytest.raises(OverflowError, match="device"):
+        cudart.cudaSetDevice(2**40)
+    with pytest.raises(TypeError, match="gridDim"):
+        cudart.cudaLaunchKernel(0, (1, 1, 1), cudart.dim3(), None, 0, None)
+    with pytest.raises(TypeError, match="stream"):
+        cudart.cudaStreamSynchronize("stream")
+
+
+def test_handles_are_indices_and_compare_by_value():
+    stream = cudart.cudaStream_t(0x1000)
+    assert int(stream) == 0x1000 and hex(stream) == "0x1000"
+    assert stream == cudart.cudaStream_t(0x1000) and hash(stream) == hash(cudart.cudaStream_t(0x1000))
+
+
+def test_runtime_takes_driver_handles(gpu_reason):
+    # Conversion happens before the call: a driver handle is accepted where a
+    # runtime handle of the same C type is; the call itself then fails only
+    # for want of a driver.
+    import cuda
+
+    if gpu_reason is None:
+        pytest.skip("a GPU is present: tests/test_runtime_gpu.py checks interop for real")
+    err, = cudart.cudaStreamQuery(cuda.CUstream(0))
+    assert err in (cudart.cudaError_t.cudaErrorNoDevice, cudart.cudaError_t.cudaErrorInsufficientDriver)
+    err, = cudart.cudaEventQuery(cuda.CUevent(0x10))
+    assert isinstance(err, cudart.cudaError_t)
+
+
+def test_a_handle_of_another_c_type_is_refused_across_modules():
+    import cuda
+
+    with pytest.raises(TypeError, match="stream"):
+        cudart.cudaStreamSynchronize(cuda.CUevent(1))
+    with pytest.raises(TypeError, match="hStream"):
+        cuda.cuStreamSynchronize(cudart.cudaEvent_t(1))
+
+
+def test_driver_takes_runtime_handles(fake_driver):
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import cuda
+        from cuda import cudart
+        print(int(cuda.cuStreamQuery(cudart.cudaStream_t(0x1234))[0]),
+              int(cuda.cuEventRecord(cudart.cudaEvent_t(0x10), cudart.cudaStream_t(0x1234))[0]))
+    """)], cwd=ROOT, capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), CUBIND_CUDA_LIBRARY=str(fake_driver)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0"]
+
+
+def test_per_thread_default_stream_is_an_opt_in():
+    # The variants exist in the runtime library; selecting them must not
+    # break resolution (a GPU test checks their semantics).
+    out = fresh("""
+        from cuda import cudart
+        err, version = cudart.cudaRuntimeGetVersion()
+        err2, = cudart.cudaStreamQuery(None)
+        print(json.dumps([int(err), version, isinstance(err2, cudart.cudaError_t)]))
+    """, env={"CUBIND_DEFAULT_STREAM": "per-thread"})
+    assert out == [0, 13000, True]
+
+
+def test_unknown_default_stream_mode_is_a_clear_error():
+    code = "from cuda import cudart\ncudart.cudaRuntimeGetVersion()\n"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), CUBIND_DEFAULT_STREAM="sometimes"))
+    assert done.returncode != 0 and "CUBIND_DEFAULT_STREAM must be one of" in done.stderr
