@@ -303,6 +303,12 @@ Conversion fixed_array(const Type& t, const Model& m) {
   } else if (e.kind == TypeKind::Record) {
     c = named("fields/record_array", t);
     c.record_class = record_class(m, e.canonical);
+  } else if (e.kind == TypeKind::Enum) {
+    c = named("fields/enum_array", e);
+    c.range = range_of(e, m);
+    c.enum_name = e.canonical;
+  } else if (e.kind == TypeKind::Floating) {
+    c = named("fields/float_array", e);
   } else {
     c.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
     return c;

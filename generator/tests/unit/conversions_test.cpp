@@ -242,10 +242,15 @@ TEST(AssignConversions, FieldsOfEachKind) {
   EXPECT_EQ(of(ptr(record_v2())).ownership, Ownership::Struct);
   EXPECT_EQ(of(ptr(void_t())).name, "fields/address");
   EXPECT_EQ(of(callback_t()).name, "fields/address");
-  // No template for an array of floats: a skip with its reason, not silence.
-  const Conversion none = of(array_of(float_t(), 3));
+  EXPECT_EQ(of(array_of(float_t(), 3)).name, "fields/float_array");
+  Type mode = named(TypeKind::Enum, "caseMode", 4);
+  EXPECT_EQ(of(array_of(mode, 3)).name, "fields/enum_array");
+  EXPECT_EQ(of(array_of(mode, 3)).enum_name, "caseMode");
+  EXPECT_FALSE(of(array_of(mode, 3)).range.is_signed);
+  // No template for an array of handles: a skip with its reason, not silence.
+  const Conversion none = of(array_of(handle_t(), 3));
   EXPECT_FALSE(none.bound());
-  EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of floating");
+  EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of handle");
 }
 
 TEST(AssignConversions, IntegerHandlesKnowTheirStorage) {

@@ -14,7 +14,9 @@
  *   items      struct*         -> fields/record_pointer (a list kept by the struct)
  *   data       void*           -> fields/address (a buffer kept by the struct)
  *   callback   function ptr    -> fields/address
- *   weights    float[2]        -> skipped: report.txt names the field and why
+ *   weights    float[2]        -> fields/float_array
+ *   modes      enum[2]         -> fields/enum_array (enum members back)
+ *   streams    handle[2]       -> skipped: report.txt names the field and why
  * and in fragments/stub.pyi.txt a class with a typed property per field.
  */
 #ifndef CASE_FIELDS_H
@@ -44,6 +46,8 @@ typedef struct caseAll_st {
   void *data;
   void (*callback)(void *);
   float weights[2];
+  caseMode modes[2];
+  caseStream streams[2];
 } caseAll;
 
 caseResult caseUse(const caseAll *all);
