@@ -28,15 +28,26 @@ cdef object _index(object o, const char* name, str accepted):
         raise TypeError(f"{name.decode()}: expected {accepted}, got {_type_name(o)}") from None
 
 
+cdef object _integer(object o, const char* name):
+    # Samples compute grid sizes with `/`: a float with an integral value is
+    # that integer; any other float is a mistake worth a TypeError.
+    if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")
+                                and not hasattr(type(o), "__index__")):
+        if o.is_integer():
+            return int(o)
+        raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")
+    return _index(o, name, "an int")
+
+
 cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1:
-    v = _index(o, name, "an int")
+    v = _integer(o, name)
     if not low <= v <= high:
         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [{low}, {high}]")
     return v
 
 
 cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0:
-    v = _index(o, name, "an int")
+    v = _integer(o, name)
     if not 0 <= v <= high:
         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [0, {high}]")
     return v
@@ -123,10 +134,12 @@ cdef class CStringArray:
             return self
         if not isinstance(items, (list, tuple)):
             raise TypeError(f"{name.decode()}: expected a list of bytes or str, got {_type_name(items)}")
-        if len(items) != count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if count < 0 or len(items) < count:
             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
         self._keep = []
-        for i, item in enumerate(items):
+        for i, item in enumerate(items[:count]):
             if item is None:
                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))

@@ -2430,6 +2430,8 @@ class CUuuid:
     @bytes_.setter
     def bytes_(self, value: bytes) -> None: ...
 
+CUuuid_st = CUuuid
+
 class CUmemFabricHandle:
     """Struct CUmemFabricHandle of the C API.
 
@@ -2446,6 +2448,10 @@ class CUmemFabricHandle:
     @data.setter
     def data(self, value: Sequence[int]) -> None: ...
 
+CUmemFabricHandle_st = CUmemFabricHandle
+
+CUmemFabricHandle_v1 = CUmemFabricHandle
+
 class CUipcEventHandle:
     """Struct CUipcEventHandle of the C API.
 
@@ -2459,6 +2465,10 @@ class CUipcEventHandle:
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
 
+CUipcEventHandle_st = CUipcEventHandle
+
+CUipcEventHandle_v1 = CUipcEventHandle
+
 class CUipcMemHandle:
     """Struct CUipcMemHandle of the C API.
 
@@ -2471,6 +2481,10 @@ class CUipcMemHandle:
     def reserved(self) -> bytes: ...
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
+
+CUipcMemHandle_st = CUipcMemHandle
+
+CUipcMemHandle_v1 = CUipcMemHandle
 
 class CUstreamMemOpWaitValueParams_st:
     """Struct CUstreamMemOpWaitValueParams_st of the C API."""
@@ -2502,6 +2516,7 @@ class CUstreamMemOpWaitValueParams_st:
     @alias.setter
     def alias(self, value: CUdeviceptr | int | None) -> None: ...
 
+
 class CUstreamMemOpWriteValueParams_st:
     """Struct CUstreamMemOpWriteValueParams_st of the C API."""
     sizeof: int
@@ -2532,6 +2547,7 @@ class CUstreamMemOpWriteValueParams_st:
     @alias.setter
     def alias(self, value: CUdeviceptr | int | None) -> None: ...
 
+
 class CUstreamMemOpFlushRemoteWritesParams_st:
     """Struct CUstreamMemOpFlushRemoteWritesParams_st of the C API."""
     sizeof: int
@@ -2546,6 +2562,7 @@ class CUstreamMemOpFlushRemoteWritesParams_st:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 class CUstreamMemOpMemoryBarrierParams_st:
     """Struct CUstreamMemOpMemoryBarrierParams_st of the C API."""
     sizeof: int
@@ -2559,6 +2576,7 @@ class CUstreamMemOpMemoryBarrierParams_st:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 class CUstreamBatchMemOpParams:
     """Union CUstreamBatchMemOpParams of the C API.
@@ -2593,6 +2611,10 @@ class CUstreamBatchMemOpParams:
     @pad.setter
     def pad(self, value: Sequence[int]) -> None: ...
 
+CUstreamBatchMemOpParams_union = CUstreamBatchMemOpParams
+
+CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams
+
 class CUDA_BATCH_MEM_OP_NODE_PARAMS:
     """Struct CUDA_BATCH_MEM_OP_NODE_PARAMS of the C API.
 
@@ -2621,6 +2643,10 @@ class CUDA_BATCH_MEM_OP_NODE_PARAMS:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st = CUDA_BATCH_MEM_OP_NODE_PARAMS
+
+CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS
+
 class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2:
     """Struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 of the C API.
 
@@ -2646,6 +2672,8 @@ class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2
+
 class CUasyncNotificationInfo_info_overBudget:
     """Struct CUasyncNotificationInfo_info_overBudget of the C API."""
     sizeof: int
@@ -2656,6 +2684,7 @@ class CUasyncNotificationInfo_info_overBudget:
     @bytesOverBudget.setter
     def bytesOverBudget(self, value: int) -> None: ...
 
+
 class CUasyncNotificationInfo_info:
     """Union CUasyncNotificationInfo_info of the C API."""
     sizeof: int
@@ -2665,6 +2694,7 @@ class CUasyncNotificationInfo_info:
     def overBudget(self) -> CUasyncNotificationInfo_info_overBudget: ...
     @overBudget.setter
     def overBudget(self, value: CUasyncNotificationInfo_info_overBudget) -> None: ...
+
 
 class CUasyncNotificationInfo:
     """Struct CUasyncNotificationInfo of the C API.
@@ -2682,6 +2712,8 @@ class CUasyncNotificationInfo:
     def info(self) -> CUasyncNotificationInfo_info: ...
     @info.setter
     def info(self, value: CUasyncNotificationInfo_info) -> None: ...
+
+CUasyncNotificationInfo_st = CUasyncNotificationInfo
 
 class CUdevprop:
     """Struct CUdevprop of the C API.
@@ -2732,6 +2764,10 @@ class CUdevprop:
     @textureAlign.setter
     def textureAlign(self, value: int) -> None: ...
 
+CUdevprop_st = CUdevprop
+
+CUdevprop_v1 = CUdevprop
+
 class CUaccessPolicyWindow:
     """Struct CUaccessPolicyWindow of the C API.
 
@@ -2769,6 +2805,10 @@ class CUaccessPolicyWindow:
     def missProp(self) -> CUaccessProperty: ...
     @missProp.setter
     def missProp(self, value: CUaccessProperty | int) -> None: ...
+
+CUaccessPolicyWindow_st = CUaccessPolicyWindow
+
+CUaccessPolicyWindow_v1 = CUaccessPolicyWindow
 
 class CUDA_KERNEL_NODE_PARAMS_v1:
     """Struct CUDA_KERNEL_NODE_PARAMS_v1 of the C API.
@@ -2818,6 +2858,8 @@ class CUDA_KERNEL_NODE_PARAMS_v1:
     def extra(self) -> int: ...
     @extra.setter
     def extra(self, value: int | Buffer | None) -> None: ...
+
+CUDA_KERNEL_NODE_PARAMS_st = CUDA_KERNEL_NODE_PARAMS_v1
 
 class CUDA_KERNEL_NODE_PARAMS:
     """Struct CUDA_KERNEL_NODE_PARAMS of the C API.
@@ -2876,6 +2918,10 @@ class CUDA_KERNEL_NODE_PARAMS:
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
 
+CUDA_KERNEL_NODE_PARAMS_v2_st = CUDA_KERNEL_NODE_PARAMS
+
+CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS
+
 class CUDA_KERNEL_NODE_PARAMS_v3:
     """Struct CUDA_KERNEL_NODE_PARAMS_v3 of the C API.
 
@@ -2933,6 +2979,8 @@ class CUDA_KERNEL_NODE_PARAMS_v3:
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
 
+CUDA_KERNEL_NODE_PARAMS_v3_st = CUDA_KERNEL_NODE_PARAMS_v3
+
 class CUDA_MEMSET_NODE_PARAMS:
     """Struct CUDA_MEMSET_NODE_PARAMS of the C API.
 
@@ -2965,6 +3013,10 @@ class CUDA_MEMSET_NODE_PARAMS:
     def height(self) -> int: ...
     @height.setter
     def height(self, value: int) -> None: ...
+
+CUDA_MEMSET_NODE_PARAMS_st = CUDA_MEMSET_NODE_PARAMS
+
+CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS
 
 class CUDA_MEMSET_NODE_PARAMS_v2:
     """Struct CUDA_MEMSET_NODE_PARAMS_v2 of the C API.
@@ -3003,6 +3055,8 @@ class CUDA_MEMSET_NODE_PARAMS_v2:
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
 
+CUDA_MEMSET_NODE_PARAMS_v2_st = CUDA_MEMSET_NODE_PARAMS_v2
+
 class CUDA_HOST_NODE_PARAMS:
     """Struct CUDA_HOST_NODE_PARAMS of the C API.
 
@@ -3020,6 +3074,10 @@ class CUDA_HOST_NODE_PARAMS:
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
 
+CUDA_HOST_NODE_PARAMS_st = CUDA_HOST_NODE_PARAMS
+
+CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS
+
 class CUDA_HOST_NODE_PARAMS_v2:
     """Struct CUDA_HOST_NODE_PARAMS_v2 of the C API.
 
@@ -3036,6 +3094,8 @@ class CUDA_HOST_NODE_PARAMS_v2:
     def userData(self) -> int: ...
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
+
+CUDA_HOST_NODE_PARAMS_v2_st = CUDA_HOST_NODE_PARAMS_v2
 
 class CUDA_CONDITIONAL_NODE_PARAMS:
     """Struct CUDA_CONDITIONAL_NODE_PARAMS of the C API.
@@ -3066,6 +3126,7 @@ class CUDA_CONDITIONAL_NODE_PARAMS:
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
 
+
 class CUgraphEdgeData:
     """Struct CUgraphEdgeData of the C API.
 
@@ -3093,6 +3154,8 @@ class CUgraphEdgeData:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUgraphEdgeData_st = CUgraphEdgeData
+
 class CUDA_GRAPH_INSTANTIATE_PARAMS:
     """Struct CUDA_GRAPH_INSTANTIATE_PARAMS of the C API.
 
@@ -3118,6 +3181,8 @@ class CUDA_GRAPH_INSTANTIATE_PARAMS:
     @result_out.setter
     def result_out(self, value: CUgraphInstantiateResult | int) -> None: ...
 
+CUDA_GRAPH_INSTANTIATE_PARAMS_st = CUDA_GRAPH_INSTANTIATE_PARAMS
+
 class CUlaunchMemSyncDomainMap:
     """Struct CUlaunchMemSyncDomainMap of the C API.
 
@@ -3142,6 +3207,8 @@ class CUlaunchMemSyncDomainMap:
     def remote(self) -> int: ...
     @remote.setter
     def remote(self, value: int) -> None: ...
+
+CUlaunchMemSyncDomainMap_st = CUlaunchMemSyncDomainMap
 
 class CUlaunchAttributeValue_clusterDim:
     """Struct CUlaunchAttributeValue_clusterDim of the C API.
@@ -3172,6 +3239,7 @@ class CUlaunchAttributeValue_clusterDim:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class CUlaunchAttributeValue_programmaticEvent:
     """Struct CUlaunchAttributeValue_programmaticEvent of the C API.
 
@@ -3197,6 +3265,7 @@ class CUlaunchAttributeValue_programmaticEvent:
     @triggerAtBlockStart.setter
     def triggerAtBlockStart(self, value: int) -> None: ...
 
+
 class CUlaunchAttributeValue_launchCompletionEvent:
     """Struct CUlaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -3216,6 +3285,7 @@ class CUlaunchAttributeValue_launchCompletionEvent:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 class CUlaunchAttributeValue_preferredClusterDim:
     """Struct CUlaunchAttributeValue_preferredClusterDim of the C API.
@@ -3248,6 +3318,7 @@ class CUlaunchAttributeValue_preferredClusterDim:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class CUlaunchAttributeValue_deviceUpdatableKernelNode:
     """Struct CUlaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -3267,6 +3338,7 @@ class CUlaunchAttributeValue_deviceUpdatableKernelNode:
     def devNode(self) -> CUgraphDeviceNode: ...
     @devNode.setter
     def devNode(self, value: CUgraphDeviceNode | int | None) -> None: ...
+
 
 class CUlaunchAttributeValue:
     """Union CUlaunchAttributeValue of the C API.
@@ -3341,6 +3413,16 @@ class CUlaunchAttributeValue:
     @nvlinkUtilCentricScheduling.setter
     def nvlinkUtilCentricScheduling(self, value: int) -> None: ...
 
+CUlaunchAttributeValue_union = CUlaunchAttributeValue
+
+CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue
+
+CUkernelNodeAttrValue = CUlaunchAttributeValue
+
+CUstreamAttrValue_v1 = CUlaunchAttributeValue
+
+CUstreamAttrValue = CUlaunchAttributeValue
+
 class CUlaunchAttribute:
     """Struct CUlaunchAttribute of the C API.
 
@@ -3361,6 +3443,8 @@ class CUlaunchAttribute:
     def value(self) -> CUlaunchAttributeValue: ...
     @value.setter
     def value(self, value: CUlaunchAttributeValue) -> None: ...
+
+CUlaunchAttribute_st = CUlaunchAttribute
 
 class CUlaunchConfig:
     """Struct CUlaunchConfig of the C API.
@@ -3411,6 +3495,8 @@ class CUlaunchConfig:
     @numAttrs.setter
     def numAttrs(self, value: int) -> None: ...
 
+CUlaunchConfig_st = CUlaunchConfig
+
 class CUexecAffinitySmCount:
     """Struct CUexecAffinitySmCount of the C API.
 
@@ -3424,6 +3510,10 @@ class CUexecAffinitySmCount:
     @val.setter
     def val(self, value: int) -> None: ...
 
+CUexecAffinitySmCount_st = CUexecAffinitySmCount
+
+CUexecAffinitySmCount_v1 = CUexecAffinitySmCount
+
 class CUexecAffinityParam_v1_param:
     """Union CUexecAffinityParam_v1_param of the C API."""
     sizeof: int
@@ -3433,6 +3523,7 @@ class CUexecAffinityParam_v1_param:
     def smCount(self) -> CUexecAffinitySmCount: ...
     @smCount.setter
     def smCount(self, value: CUexecAffinitySmCount) -> None: ...
+
 
 class CUexecAffinityParam:
     """Struct CUexecAffinityParam of the C API.
@@ -3451,6 +3542,10 @@ class CUexecAffinityParam:
     @param.setter
     def param(self, value: CUexecAffinityParam_v1_param) -> None: ...
 
+CUexecAffinityParam_st = CUexecAffinityParam
+
+CUexecAffinityParam_v1 = CUexecAffinityParam
+
 class CUctxCigParam:
     """Struct CUctxCigParam of the C API.
 
@@ -3467,6 +3562,8 @@ class CUctxCigParam:
     def sharedData(self) -> int: ...
     @sharedData.setter
     def sharedData(self, value: int | Buffer | None) -> None: ...
+
+CUctxCigParam_st = CUctxCigParam
 
 class CUctxCreateParams:
     """Struct CUctxCreateParams of the C API.
@@ -3491,6 +3588,8 @@ class CUctxCreateParams:
     @cigParams.setter
     def cigParams(self, value: Sequence[CUctxCigParam] | int | Buffer | None) -> None: ...
 
+CUctxCreateParams_st = CUctxCreateParams
+
 class CUlibraryHostUniversalFunctionAndDataTable:
     """Struct CUlibraryHostUniversalFunctionAndDataTable of the C API."""
     sizeof: int
@@ -3512,6 +3611,8 @@ class CUlibraryHostUniversalFunctionAndDataTable:
     def dataWindowSize(self) -> int: ...
     @dataWindowSize.setter
     def dataWindowSize(self, value: int) -> None: ...
+
+CUlibraryHostUniversalFunctionAndDataTable_st = CUlibraryHostUniversalFunctionAndDataTable
 
 class CUDA_MEMCPY2D:
     """Struct CUDA_MEMCPY2D of the C API.
@@ -3585,6 +3686,10 @@ class CUDA_MEMCPY2D:
     def Height(self) -> int: ...
     @Height.setter
     def Height(self, value: int) -> None: ...
+
+CUDA_MEMCPY2D_st = CUDA_MEMCPY2D
+
+CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D
 
 class CUDA_MEMCPY3D:
     """Struct CUDA_MEMCPY3D of the C API.
@@ -3695,6 +3800,10 @@ class CUDA_MEMCPY3D:
     @Depth.setter
     def Depth(self, value: int) -> None: ...
 
+CUDA_MEMCPY3D_st = CUDA_MEMCPY3D
+
+CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D
+
 class CUDA_MEMCPY3D_PEER:
     """Struct CUDA_MEMCPY3D_PEER of the C API.
 
@@ -3804,6 +3913,10 @@ class CUDA_MEMCPY3D_PEER:
     @Depth.setter
     def Depth(self, value: int) -> None: ...
 
+CUDA_MEMCPY3D_PEER_st = CUDA_MEMCPY3D_PEER
+
+CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER
+
 class CUDA_MEMCPY_NODE_PARAMS:
     """Struct CUDA_MEMCPY_NODE_PARAMS of the C API.
 
@@ -3829,6 +3942,8 @@ class CUDA_MEMCPY_NODE_PARAMS:
     @copyParams.setter
     def copyParams(self, value: CUDA_MEMCPY3D) -> None: ...
 
+CUDA_MEMCPY_NODE_PARAMS_st = CUDA_MEMCPY_NODE_PARAMS
+
 class CUDA_ARRAY_DESCRIPTOR:
     """Struct CUDA_ARRAY_DESCRIPTOR of the C API.
 
@@ -3853,6 +3968,10 @@ class CUDA_ARRAY_DESCRIPTOR:
     def NumChannels(self) -> int: ...
     @NumChannels.setter
     def NumChannels(self, value: int) -> None: ...
+
+CUDA_ARRAY_DESCRIPTOR_st = CUDA_ARRAY_DESCRIPTOR
+
+CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR
 
 class CUDA_ARRAY3D_DESCRIPTOR:
     """Struct CUDA_ARRAY3D_DESCRIPTOR of the C API.
@@ -3887,6 +4006,10 @@ class CUDA_ARRAY3D_DESCRIPTOR:
     @Flags.setter
     def Flags(self, value: int) -> None: ...
 
+CUDA_ARRAY3D_DESCRIPTOR_st = CUDA_ARRAY3D_DESCRIPTOR
+
+CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR
+
 class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent:
     """Struct CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent of the C API."""
     sizeof: int
@@ -3904,6 +4027,7 @@ class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent:
     def depth(self) -> int: ...
     @depth.setter
     def depth(self, value: int) -> None: ...
+
 
 class CUDA_ARRAY_SPARSE_PROPERTIES:
     """Struct CUDA_ARRAY_SPARSE_PROPERTIES of the C API.
@@ -3934,6 +4058,10 @@ class CUDA_ARRAY_SPARSE_PROPERTIES:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_ARRAY_SPARSE_PROPERTIES_st = CUDA_ARRAY_SPARSE_PROPERTIES
+
+CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES
+
 class CUDA_ARRAY_MEMORY_REQUIREMENTS:
     """Struct CUDA_ARRAY_MEMORY_REQUIREMENTS of the C API.
 
@@ -3955,6 +4083,10 @@ class CUDA_ARRAY_MEMORY_REQUIREMENTS:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_ARRAY_MEMORY_REQUIREMENTS_st = CUDA_ARRAY_MEMORY_REQUIREMENTS
+
+CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS
+
 class CUDA_RESOURCE_DESC_v1_res_array:
     """Struct CUDA_RESOURCE_DESC_v1_res_array of the C API."""
     sizeof: int
@@ -3965,6 +4097,7 @@ class CUDA_RESOURCE_DESC_v1_res_array:
     @hArray.setter
     def hArray(self, value: CUarray | int | None) -> None: ...
 
+
 class CUDA_RESOURCE_DESC_v1_res_mipmap:
     """Struct CUDA_RESOURCE_DESC_v1_res_mipmap of the C API."""
     sizeof: int
@@ -3974,6 +4107,7 @@ class CUDA_RESOURCE_DESC_v1_res_mipmap:
     def hMipmappedArray(self) -> CUmipmappedArray: ...
     @hMipmappedArray.setter
     def hMipmappedArray(self, value: CUmipmappedArray | int | None) -> None: ...
+
 
 class CUDA_RESOURCE_DESC_v1_res_linear:
     """Struct CUDA_RESOURCE_DESC_v1_res_linear of the C API."""
@@ -3996,6 +4130,7 @@ class CUDA_RESOURCE_DESC_v1_res_linear:
     def sizeInBytes(self) -> int: ...
     @sizeInBytes.setter
     def sizeInBytes(self, value: int) -> None: ...
+
 
 class CUDA_RESOURCE_DESC_v1_res_pitch2D:
     """Struct CUDA_RESOURCE_DESC_v1_res_pitch2D of the C API."""
@@ -4027,6 +4162,7 @@ class CUDA_RESOURCE_DESC_v1_res_pitch2D:
     @pitchInBytes.setter
     def pitchInBytes(self, value: int) -> None: ...
 
+
 class CUDA_RESOURCE_DESC_v1_res_reserved:
     """Struct CUDA_RESOURCE_DESC_v1_res_reserved of the C API."""
     sizeof: int
@@ -4036,6 +4172,7 @@ class CUDA_RESOURCE_DESC_v1_res_reserved:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class CUDA_RESOURCE_DESC_v1_res:
     """Union CUDA_RESOURCE_DESC_v1_res of the C API."""
@@ -4063,6 +4200,7 @@ class CUDA_RESOURCE_DESC_v1_res:
     @reserved.setter
     def reserved(self, value: CUDA_RESOURCE_DESC_v1_res_reserved) -> None: ...
 
+
 class CUDA_RESOURCE_DESC:
     """Struct CUDA_RESOURCE_DESC of the C API.
 
@@ -4084,16 +4222,22 @@ class CUDA_RESOURCE_DESC:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+CUDA_RESOURCE_DESC_st = CUDA_RESOURCE_DESC
+
+CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC
+
 class CUDA_TEXTURE_DESC:
     """Struct CUDA_TEXTURE_DESC of the C API.
 
     Texture descriptor
-
-    Fields without a Python property yet: addressMode, borderColor.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
+    @property
+    def addressMode(self) -> list[CUaddress_mode]: ...
+    @addressMode.setter
+    def addressMode(self, value: Sequence[CUaddress_mode | int]) -> None: ...
     @property
     def filterMode(self) -> CUfilter_mode: ...
     @filterMode.setter
@@ -4123,9 +4267,17 @@ class CUDA_TEXTURE_DESC:
     @maxMipmapLevelClamp.setter
     def maxMipmapLevelClamp(self, value: float) -> None: ...
     @property
+    def borderColor(self) -> list[float]: ...
+    @borderColor.setter
+    def borderColor(self, value: Sequence[float]) -> None: ...
+    @property
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
+CUDA_TEXTURE_DESC_st = CUDA_TEXTURE_DESC
+
+CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC
 
 class CUDA_RESOURCE_VIEW_DESC:
     """Struct CUDA_RESOURCE_VIEW_DESC of the C API.
@@ -4172,6 +4324,10 @@ class CUDA_RESOURCE_VIEW_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_RESOURCE_VIEW_DESC_st = CUDA_RESOURCE_VIEW_DESC
+
+CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC
+
 class CUtensorMap:
     """Struct CUtensorMap of the C API.
 
@@ -4184,6 +4340,8 @@ class CUtensorMap:
     def opaque(self) -> list[int]: ...
     @opaque.setter
     def opaque(self, value: Sequence[int]) -> None: ...
+
+CUtensorMap_st = CUtensorMap
 
 class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS:
     """Struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS of the C API.
@@ -4201,6 +4359,10 @@ class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS:
     def vaSpaceToken(self) -> int: ...
     @vaSpaceToken.setter
     def vaSpaceToken(self, value: int) -> None: ...
+
+CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
+
+CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
 
 class CUDA_LAUNCH_PARAMS:
     """Struct CUDA_LAUNCH_PARAMS of the C API.
@@ -4251,6 +4413,10 @@ class CUDA_LAUNCH_PARAMS:
     @kernelParams.setter
     def kernelParams(self, value: int | Buffer | None) -> None: ...
 
+CUDA_LAUNCH_PARAMS_st = CUDA_LAUNCH_PARAMS
+
+CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS
+
 class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32:
     """Struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 of the C API.
 
@@ -4280,6 +4446,7 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32:
     @name.setter
     def name(self, value: int | Buffer | None) -> None: ...
 
+
 class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle:
     """Union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle of the C API."""
     sizeof: int
@@ -4297,6 +4464,7 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle:
     def nvSciBufObject(self) -> int: ...
     @nvSciBufObject.setter
     def nvSciBufObject(self, value: int | Buffer | None) -> None: ...
+
 
 class CUDA_EXTERNAL_MEMORY_HANDLE_DESC:
     """Struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC of the C API.
@@ -4327,6 +4495,10 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
+
+CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
+
 class CUDA_EXTERNAL_MEMORY_BUFFER_DESC:
     """Struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC of the C API.
 
@@ -4352,6 +4524,10 @@ class CUDA_EXTERNAL_MEMORY_BUFFER_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
+
+CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
+
 class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC:
     """Struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC of the C API.
 
@@ -4376,6 +4552,10 @@ class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
+CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
+
+CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 
 class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32:
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 of the C API.
@@ -4406,6 +4586,7 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32:
     @name.setter
     def name(self, value: int | Buffer | None) -> None: ...
 
+
 class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle:
     """Union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle of the C API."""
     sizeof: int
@@ -4423,6 +4604,7 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle:
     def nvSciSyncObj(self) -> int: ...
     @nvSciSyncObj.setter
     def nvSciSyncObj(self, value: int | Buffer | None) -> None: ...
+
 
 class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC:
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC of the C API.
@@ -4449,6 +4631,10 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
+
+CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
+
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence:
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence of the C API.
 
@@ -4461,6 +4647,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync:
     """Union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync of the C API."""
@@ -4476,6 +4663,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync:
     @reserved.setter
     def reserved(self, value: int) -> None: ...
 
+
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex:
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -4488,6 +4676,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex:
     def key(self) -> int: ...
     @key.setter
     def key(self, value: int) -> None: ...
+
 
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params:
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params of the C API."""
@@ -4511,6 +4700,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS:
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS of the C API.
 
@@ -4532,6 +4722,10 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
+
+CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
+
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence:
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence of the C API.
 
@@ -4544,6 +4738,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync:
     """Union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync of the C API.
@@ -4563,6 +4758,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync:
     @reserved.setter
     def reserved(self, value: int) -> None: ...
 
+
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex:
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -4579,6 +4775,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex:
     def timeoutMs(self) -> int: ...
     @timeoutMs.setter
     def timeoutMs(self, value: int) -> None: ...
+
 
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params:
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params of the C API."""
@@ -4602,6 +4799,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS:
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS of the C API.
 
@@ -4622,6 +4820,10 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
+CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
+
+CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS:
     """Struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS of the C API.
@@ -4644,6 +4846,10 @@ class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
+
+CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
+
 class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2:
     """Struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 of the C API.
 
@@ -4664,6 +4870,8 @@ class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2:
     def numExtSems(self) -> int: ...
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
+
+CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2
 
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS:
     """Struct CUDA_EXT_SEM_WAIT_NODE_PARAMS of the C API.
@@ -4686,6 +4894,10 @@ class CUDA_EXT_SEM_WAIT_NODE_PARAMS:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+CUDA_EXT_SEM_WAIT_NODE_PARAMS_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS
+
+CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS
+
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2:
     """Struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 of the C API.
 
@@ -4707,6 +4919,8 @@ class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2
+
 class CUarrayMapInfo_v1_resource:
     """Union CUarrayMapInfo_v1_resource of the C API."""
     sizeof: int
@@ -4720,6 +4934,7 @@ class CUarrayMapInfo_v1_resource:
     def array(self) -> CUarray: ...
     @array.setter
     def array(self, value: CUarray | int | None) -> None: ...
+
 
 class CUarrayMapInfo_v1_subresource_sparseLevel:
     """Struct CUarrayMapInfo_v1_subresource_sparseLevel of the C API."""
@@ -4759,6 +4974,7 @@ class CUarrayMapInfo_v1_subresource_sparseLevel:
     @extentDepth.setter
     def extentDepth(self, value: int) -> None: ...
 
+
 class CUarrayMapInfo_v1_subresource_miptail:
     """Struct CUarrayMapInfo_v1_subresource_miptail of the C API."""
     sizeof: int
@@ -4777,6 +4993,7 @@ class CUarrayMapInfo_v1_subresource_miptail:
     @size.setter
     def size(self, value: int) -> None: ...
 
+
 class CUarrayMapInfo_v1_subresource:
     """Union CUarrayMapInfo_v1_subresource of the C API."""
     sizeof: int
@@ -4791,6 +5008,7 @@ class CUarrayMapInfo_v1_subresource:
     @miptail.setter
     def miptail(self, value: CUarrayMapInfo_v1_subresource_miptail) -> None: ...
 
+
 class CUarrayMapInfo_v1_memHandle:
     """Union CUarrayMapInfo_v1_memHandle of the C API."""
     sizeof: int
@@ -4800,6 +5018,7 @@ class CUarrayMapInfo_v1_memHandle:
     def memHandle(self) -> CUmemGenericAllocationHandle: ...
     @memHandle.setter
     def memHandle(self, value: CUmemGenericAllocationHandle | int | None) -> None: ...
+
 
 class CUarrayMapInfo:
     """Struct CUarrayMapInfo of the C API.
@@ -4854,6 +5073,10 @@ class CUarrayMapInfo:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUarrayMapInfo_st = CUarrayMapInfo
+
+CUarrayMapInfo_v1 = CUarrayMapInfo
+
 class CUmemLocation:
     """Struct CUmemLocation of the C API.
 
@@ -4870,6 +5093,10 @@ class CUmemLocation:
     def id(self) -> int: ...
     @id.setter
     def id(self, value: int) -> None: ...
+
+CUmemLocation_st = CUmemLocation
+
+CUmemLocation_v1 = CUmemLocation
 
 class CUmemAllocationProp_v1_allocFlags:
     """Struct CUmemAllocationProp_v1_allocFlags of the C API."""
@@ -4892,6 +5119,7 @@ class CUmemAllocationProp_v1_allocFlags:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class CUmemAllocationProp:
     """Struct CUmemAllocationProp of the C API.
@@ -4922,6 +5150,10 @@ class CUmemAllocationProp:
     @allocFlags.setter
     def allocFlags(self, value: CUmemAllocationProp_v1_allocFlags) -> None: ...
 
+CUmemAllocationProp_st = CUmemAllocationProp
+
+CUmemAllocationProp_v1 = CUmemAllocationProp
+
 class CUmulticastObjectProp:
     """Struct CUmulticastObjectProp of the C API.
 
@@ -4947,6 +5179,10 @@ class CUmulticastObjectProp:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+CUmulticastObjectProp_st = CUmulticastObjectProp
+
+CUmulticastObjectProp_v1 = CUmulticastObjectProp
+
 class CUmemAccessDesc:
     """Struct CUmemAccessDesc of the C API.
 
@@ -4963,6 +5199,10 @@ class CUmemAccessDesc:
     def flags(self) -> CUmemAccess_flags: ...
     @flags.setter
     def flags(self, value: CUmemAccess_flags | int) -> None: ...
+
+CUmemAccessDesc_st = CUmemAccessDesc
+
+CUmemAccessDesc_v1 = CUmemAccessDesc
 
 class CUgraphExecUpdateResultInfo:
     """Struct CUgraphExecUpdateResultInfo of the C API.
@@ -4984,6 +5224,10 @@ class CUgraphExecUpdateResultInfo:
     def errorFromNode(self) -> CUgraphNode: ...
     @errorFromNode.setter
     def errorFromNode(self, value: CUgraphNode | int | None) -> None: ...
+
+CUgraphExecUpdateResultInfo_st = CUgraphExecUpdateResultInfo
+
+CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo
 
 class CUmemPoolProps:
     """Struct CUmemPoolProps of the C API.
@@ -5022,6 +5266,10 @@ class CUmemPoolProps:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+CUmemPoolProps_st = CUmemPoolProps
+
+CUmemPoolProps_v1 = CUmemPoolProps
+
 class CUmemPoolPtrExportData:
     """Struct CUmemPoolPtrExportData of the C API.
 
@@ -5034,6 +5282,10 @@ class CUmemPoolPtrExportData:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
+CUmemPoolPtrExportData_st = CUmemPoolPtrExportData
+
+CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData
 
 class CUmemcpyAttributes:
     """Struct CUmemcpyAttributes of the C API.
@@ -5060,6 +5312,10 @@ class CUmemcpyAttributes:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+CUmemcpyAttributes_st = CUmemcpyAttributes
+
+CUmemcpyAttributes_v1 = CUmemcpyAttributes
+
 class CUoffset3D:
     """Struct CUoffset3D of the C API.
 
@@ -5081,6 +5337,10 @@ class CUoffset3D:
     @z.setter
     def z(self, value: int) -> None: ...
 
+CUoffset3D_st = CUoffset3D
+
+CUoffset3D_v1 = CUoffset3D
+
 class CUextent3D:
     """Struct CUextent3D of the C API.
 
@@ -5101,6 +5361,10 @@ class CUextent3D:
     def depth(self) -> int: ...
     @depth.setter
     def depth(self, value: int) -> None: ...
+
+CUextent3D_st = CUextent3D
+
+CUextent3D_v1 = CUextent3D
 
 class CUmemcpy3DOperand_v1_op_ptr:
     """Struct CUmemcpy3DOperand_v1_op_ptr of the C API.
@@ -5127,6 +5391,7 @@ class CUmemcpy3DOperand_v1_op_ptr:
     @locHint.setter
     def locHint(self, value: CUmemLocation) -> None: ...
 
+
 class CUmemcpy3DOperand_v1_op_array:
     """Struct CUmemcpy3DOperand_v1_op_array of the C API.
 
@@ -5144,6 +5409,7 @@ class CUmemcpy3DOperand_v1_op_array:
     @offset.setter
     def offset(self, value: CUoffset3D) -> None: ...
 
+
 class CUmemcpy3DOperand_v1_op:
     """Union CUmemcpy3DOperand_v1_op of the C API."""
     sizeof: int
@@ -5157,6 +5423,7 @@ class CUmemcpy3DOperand_v1_op:
     def array(self) -> CUmemcpy3DOperand_v1_op_array: ...
     @array.setter
     def array(self, value: CUmemcpy3DOperand_v1_op_array) -> None: ...
+
 
 class CUmemcpy3DOperand:
     """Struct CUmemcpy3DOperand of the C API.
@@ -5174,6 +5441,10 @@ class CUmemcpy3DOperand:
     def op(self) -> CUmemcpy3DOperand_v1_op: ...
     @op.setter
     def op(self, value: CUmemcpy3DOperand_v1_op) -> None: ...
+
+CUmemcpy3DOperand_st = CUmemcpy3DOperand
+
+CUmemcpy3DOperand_v1 = CUmemcpy3DOperand
 
 class CUDA_MEMCPY3D_BATCH_OP:
     """Struct CUDA_MEMCPY3D_BATCH_OP of the C API."""
@@ -5200,6 +5471,10 @@ class CUDA_MEMCPY3D_BATCH_OP:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
+CUDA_MEMCPY3D_BATCH_OP_st = CUDA_MEMCPY3D_BATCH_OP
+
+CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP
 
 class CUDA_MEM_ALLOC_NODE_PARAMS:
     """Struct CUDA_MEM_ALLOC_NODE_PARAMS of the C API.
@@ -5230,6 +5505,10 @@ class CUDA_MEM_ALLOC_NODE_PARAMS:
     @dptr.setter
     def dptr(self, value: CUdeviceptr | int | None) -> None: ...
 
+CUDA_MEM_ALLOC_NODE_PARAMS_v1_st = CUDA_MEM_ALLOC_NODE_PARAMS
+
+CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS
+
 class CUDA_MEM_ALLOC_NODE_PARAMS_v2:
     """Struct CUDA_MEM_ALLOC_NODE_PARAMS_v2 of the C API.
 
@@ -5259,6 +5538,8 @@ class CUDA_MEM_ALLOC_NODE_PARAMS_v2:
     @dptr.setter
     def dptr(self, value: CUdeviceptr | int | None) -> None: ...
 
+CUDA_MEM_ALLOC_NODE_PARAMS_v2_st = CUDA_MEM_ALLOC_NODE_PARAMS_v2
+
 class CUDA_MEM_FREE_NODE_PARAMS:
     """Struct CUDA_MEM_FREE_NODE_PARAMS of the C API.
 
@@ -5271,6 +5552,8 @@ class CUDA_MEM_FREE_NODE_PARAMS:
     def dptr(self) -> CUdeviceptr: ...
     @dptr.setter
     def dptr(self, value: CUdeviceptr | int | None) -> None: ...
+
+CUDA_MEM_FREE_NODE_PARAMS_st = CUDA_MEM_FREE_NODE_PARAMS
 
 class CUDA_CHILD_GRAPH_NODE_PARAMS:
     """Struct CUDA_CHILD_GRAPH_NODE_PARAMS of the C API.
@@ -5289,6 +5572,8 @@ class CUDA_CHILD_GRAPH_NODE_PARAMS:
     @ownership.setter
     def ownership(self, value: CUgraphChildGraphNodeOwnership | int) -> None: ...
 
+CUDA_CHILD_GRAPH_NODE_PARAMS_st = CUDA_CHILD_GRAPH_NODE_PARAMS
+
 class CUDA_EVENT_RECORD_NODE_PARAMS:
     """Struct CUDA_EVENT_RECORD_NODE_PARAMS of the C API.
 
@@ -5302,6 +5587,8 @@ class CUDA_EVENT_RECORD_NODE_PARAMS:
     @event.setter
     def event(self, value: CUevent | int | None) -> None: ...
 
+CUDA_EVENT_RECORD_NODE_PARAMS_st = CUDA_EVENT_RECORD_NODE_PARAMS
+
 class CUDA_EVENT_WAIT_NODE_PARAMS:
     """Struct CUDA_EVENT_WAIT_NODE_PARAMS of the C API.
 
@@ -5314,6 +5601,8 @@ class CUDA_EVENT_WAIT_NODE_PARAMS:
     def event(self) -> CUevent: ...
     @event.setter
     def event(self, value: CUevent | int | None) -> None: ...
+
+CUDA_EVENT_WAIT_NODE_PARAMS_st = CUDA_EVENT_WAIT_NODE_PARAMS
 
 class CUgraphNodeParams:
     """Struct CUgraphNodeParams of the C API.
@@ -5392,6 +5681,8 @@ class CUgraphNodeParams:
     @reserved2.setter
     def reserved2(self, value: int) -> None: ...
 
+CUgraphNodeParams_st = CUgraphNodeParams
+
 class CUcheckpointLockArgs:
     """Struct CUcheckpointLockArgs of the C API.
 
@@ -5413,6 +5704,8 @@ class CUcheckpointLockArgs:
     @reserved1.setter
     def reserved1(self, value: Sequence[int]) -> None: ...
 
+CUcheckpointLockArgs_st = CUcheckpointLockArgs
+
 class CUcheckpointCheckpointArgs:
     """Struct CUcheckpointCheckpointArgs of the C API.
 
@@ -5425,6 +5718,8 @@ class CUcheckpointCheckpointArgs:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
+CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
 
 class CUcheckpointGpuPair:
     """Struct CUcheckpointGpuPair of the C API.
@@ -5442,6 +5737,8 @@ class CUcheckpointGpuPair:
     def newUuid(self) -> CUuuid: ...
     @newUuid.setter
     def newUuid(self, value: CUuuid) -> None: ...
+
+CUcheckpointGpuPair_st = CUcheckpointGpuPair
 
 class CUcheckpointRestoreArgs:
     """Struct CUcheckpointRestoreArgs of the C API.
@@ -5468,6 +5765,8 @@ class CUcheckpointRestoreArgs:
     @reserved1.setter
     def reserved1(self, value: int) -> None: ...
 
+CUcheckpointRestoreArgs_st = CUcheckpointRestoreArgs
+
 class CUcheckpointUnlockArgs:
     """Struct CUcheckpointUnlockArgs of the C API.
 
@@ -5480,6 +5779,8 @@ class CUcheckpointUnlockArgs:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
+CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs
 
 class CUmemDecompressParams:
     """Structure describing the parameters that compose a single decompression operation."""
@@ -5515,6 +5816,8 @@ class CUmemDecompressParams:
     @padding.setter
     def padding(self, value: Sequence[int]) -> None: ...
 
+CUmemDecompressParams_st = CUmemDecompressParams
+
 class CUdevSmResource:
     """Struct CUdevSmResource of the C API.
 
@@ -5536,6 +5839,8 @@ class CUdevSmResource:
     def smCoscheduledAlignment(self) -> int: ...
     @smCoscheduledAlignment.setter
     def smCoscheduledAlignment(self, value: int) -> None: ...
+
+CUdevSmResource_st = CUdevSmResource
 
 class CUdevResource:
     """Struct CUdevResource of the C API.
@@ -5573,6 +5878,10 @@ class CUdevResource:
     def _oversize(self) -> list[int]: ...
     @_oversize.setter
     def _oversize(self, value: Sequence[int]) -> None: ...
+
+CUdevResource_st = CUdevResource
+
+CUdevResource_v1 = CUdevResource
 
 def cuGetErrorString(error: CUresult | int) -> tuple[CUresult, bytes | None]:
     """cuGetErrorString(error)

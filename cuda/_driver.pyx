@@ -6851,6 +6851,7 @@ cdef inline c.CUuuid* _as_CUuuid_ptr(object o, const char* name) except NULL:
 
 set_type_attr(CUuuid, "sizeof", sizeof(c.CUuuid))
 
+CUuuid_st = CUuuid
 
 cdef class CUmemFabricHandle(Struct):
     """Struct CUmemFabricHandle of the C API.
@@ -6914,6 +6915,8 @@ cdef inline c.CUmemFabricHandle_v1* _as_CUmemFabricHandle_ptr(object o, const ch
 
 set_type_attr(CUmemFabricHandle, "sizeof", sizeof(c.CUmemFabricHandle_v1))
 
+CUmemFabricHandle_st = CUmemFabricHandle
+CUmemFabricHandle_v1 = CUmemFabricHandle
 
 cdef class CUipcEventHandle(Struct):
     """Struct CUipcEventHandle of the C API.
@@ -6971,6 +6974,8 @@ cdef inline c.CUipcEventHandle_v1* _as_CUipcEventHandle_ptr(object o, const char
 
 set_type_attr(CUipcEventHandle, "sizeof", sizeof(c.CUipcEventHandle_v1))
 
+CUipcEventHandle_st = CUipcEventHandle
+CUipcEventHandle_v1 = CUipcEventHandle
 
 cdef class CUipcMemHandle(Struct):
     """Struct CUipcMemHandle of the C API.
@@ -7028,6 +7033,8 @@ cdef inline c.CUipcMemHandle_v1* _as_CUipcMemHandle_ptr(object o, const char* na
 
 set_type_attr(CUipcMemHandle, "sizeof", sizeof(c.CUipcMemHandle_v1))
 
+CUipcMemHandle_st = CUipcMemHandle
+CUipcMemHandle_v1 = CUipcMemHandle
 
 cdef class CUstreamMemOpWaitValueParams_st(Struct):
     """Struct CUstreamMemOpWaitValueParams_st of the C API."""
@@ -7131,6 +7138,7 @@ cdef inline c.CUstreamMemOpWaitValueParams_st* _as_CUstreamMemOpWaitValueParams_
 
 
 set_type_attr(CUstreamMemOpWaitValueParams_st, "sizeof", sizeof(c.CUstreamMemOpWaitValueParams_st))
+
 
 
 cdef class CUstreamMemOpWriteValueParams_st(Struct):
@@ -7237,6 +7245,7 @@ cdef inline c.CUstreamMemOpWriteValueParams_st* _as_CUstreamMemOpWriteValueParam
 set_type_attr(CUstreamMemOpWriteValueParams_st, "sizeof", sizeof(c.CUstreamMemOpWriteValueParams_st))
 
 
+
 cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
     """Struct CUstreamMemOpFlushRemoteWritesParams_st of the C API."""
     _fields = ("operation", "flags", )
@@ -7301,6 +7310,7 @@ cdef inline c.CUstreamMemOpFlushRemoteWritesParams_st* _as_CUstreamMemOpFlushRem
 set_type_attr(CUstreamMemOpFlushRemoteWritesParams_st, "sizeof", sizeof(c.CUstreamMemOpFlushRemoteWritesParams_st))
 
 
+
 cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
     """Struct CUstreamMemOpMemoryBarrierParams_st of the C API."""
     _fields = ("operation", "flags", )
@@ -7363,6 +7373,7 @@ cdef inline c.CUstreamMemOpMemoryBarrierParams_st* _as_CUstreamMemOpMemoryBarrie
 
 
 set_type_attr(CUstreamMemOpMemoryBarrierParams_st, "sizeof", sizeof(c.CUstreamMemOpMemoryBarrierParams_st))
+
 
 
 cdef class CUstreamBatchMemOpParams(Struct):
@@ -7474,6 +7485,8 @@ cdef inline c.CUstreamBatchMemOpParams_v1* _as_CUstreamBatchMemOpParams_ptr(obje
 
 set_type_attr(CUstreamBatchMemOpParams, "sizeof", sizeof(c.CUstreamBatchMemOpParams_v1))
 
+CUstreamBatchMemOpParams_union = CUstreamBatchMemOpParams
+CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams
 
 cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
     """Struct CUDA_BATCH_MEM_OP_NODE_PARAMS of the C API.
@@ -7581,6 +7594,8 @@ cdef inline c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1* _as_CUDA_BATCH_MEM_OP_NODE_PARAM
 
 set_type_attr(CUDA_BATCH_MEM_OP_NODE_PARAMS, "sizeof", sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1))
 
+CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st = CUDA_BATCH_MEM_OP_NODE_PARAMS
+CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS
 
 cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
     """Struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 of the C API.
@@ -7685,6 +7700,7 @@ cdef inline c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2* _as_CUDA_BATCH_MEM_OP_NODE_PARAM
 
 set_type_attr(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2))
 
+CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2
 
 cdef class CUasyncNotificationInfo_info_overBudget(Struct):
     """Struct CUasyncNotificationInfo_info_overBudget of the C API."""
@@ -7740,6 +7756,7 @@ cdef inline c.CUasyncNotificationInfo_info_overBudget* _as_CUasyncNotificationIn
 set_type_attr(CUasyncNotificationInfo_info_overBudget, "sizeof", sizeof(c.CUasyncNotificationInfo_info_overBudget))
 
 
+
 cdef class CUasyncNotificationInfo_info(Struct):
     """Union CUasyncNotificationInfo_info of the C API."""
     _fields = ("overBudget", )
@@ -7792,6 +7809,7 @@ cdef inline c.CUasyncNotificationInfo_info* _as_CUasyncNotificationInfo_info_ptr
 
 
 set_type_attr(CUasyncNotificationInfo_info, "sizeof", sizeof(c.CUasyncNotificationInfo_info))
+
 
 
 cdef class CUasyncNotificationInfo(Struct):
@@ -7860,6 +7878,7 @@ cdef inline c.CUasyncNotificationInfo* _as_CUasyncNotificationInfo_ptr(object o,
 
 set_type_attr(CUasyncNotificationInfo, "sizeof", sizeof(c.CUasyncNotificationInfo))
 
+CUasyncNotificationInfo_st = CUasyncNotificationInfo
 
 cdef class CUdevprop(Struct):
     """Struct CUdevprop of the C API.
@@ -8013,6 +8032,8 @@ cdef inline c.CUdevprop_v1* _as_CUdevprop_ptr(object o, const char* name) except
 
 set_type_attr(CUdevprop, "sizeof", sizeof(c.CUdevprop_v1))
 
+CUdevprop_st = CUdevprop
+CUdevprop_v1 = CUdevprop
 
 cdef class CUaccessPolicyWindow(Struct):
     """Struct CUaccessPolicyWindow of the C API.
@@ -8122,6 +8143,8 @@ cdef inline c.CUaccessPolicyWindow_v1* _as_CUaccessPolicyWindow_ptr(object o, co
 
 set_type_attr(CUaccessPolicyWindow, "sizeof", sizeof(c.CUaccessPolicyWindow_v1))
 
+CUaccessPolicyWindow_st = CUaccessPolicyWindow
+CUaccessPolicyWindow_v1 = CUaccessPolicyWindow
 
 cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
     """Struct CUDA_KERNEL_NODE_PARAMS_v1 of the C API.
@@ -8275,6 +8298,7 @@ cdef inline c.CUDA_KERNEL_NODE_PARAMS_v1* _as_CUDA_KERNEL_NODE_PARAMS_v1_ptr(obj
 
 set_type_attr(CUDA_KERNEL_NODE_PARAMS_v1, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAMS_v1))
 
+CUDA_KERNEL_NODE_PARAMS_st = CUDA_KERNEL_NODE_PARAMS_v1
 
 cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
     """Struct CUDA_KERNEL_NODE_PARAMS of the C API.
@@ -8448,6 +8472,8 @@ cdef inline c.CUDA_KERNEL_NODE_PARAMS_v2* _as_CUDA_KERNEL_NODE_PARAMS_ptr(object
 
 set_type_attr(CUDA_KERNEL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAMS_v2))
 
+CUDA_KERNEL_NODE_PARAMS_v2_st = CUDA_KERNEL_NODE_PARAMS
+CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS
 
 cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
     """Struct CUDA_KERNEL_NODE_PARAMS_v3 of the C API.
@@ -8621,6 +8647,7 @@ cdef inline c.CUDA_KERNEL_NODE_PARAMS_v3* _as_CUDA_KERNEL_NODE_PARAMS_v3_ptr(obj
 
 set_type_attr(CUDA_KERNEL_NODE_PARAMS_v3, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAMS_v3))
 
+CUDA_KERNEL_NODE_PARAMS_v3_st = CUDA_KERNEL_NODE_PARAMS_v3
 
 cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
     """Struct CUDA_MEMSET_NODE_PARAMS of the C API.
@@ -8728,6 +8755,8 @@ cdef inline c.CUDA_MEMSET_NODE_PARAMS_v1* _as_CUDA_MEMSET_NODE_PARAMS_ptr(object
 
 set_type_attr(CUDA_MEMSET_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEMSET_NODE_PARAMS_v1))
 
+CUDA_MEMSET_NODE_PARAMS_st = CUDA_MEMSET_NODE_PARAMS
+CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS
 
 cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
     """Struct CUDA_MEMSET_NODE_PARAMS_v2 of the C API.
@@ -8845,6 +8874,7 @@ cdef inline c.CUDA_MEMSET_NODE_PARAMS_v2* _as_CUDA_MEMSET_NODE_PARAMS_v2_ptr(obj
 
 set_type_attr(CUDA_MEMSET_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_MEMSET_NODE_PARAMS_v2))
 
+CUDA_MEMSET_NODE_PARAMS_v2_st = CUDA_MEMSET_NODE_PARAMS_v2
 
 cdef class CUDA_HOST_NODE_PARAMS(Struct):
     """Struct CUDA_HOST_NODE_PARAMS of the C API.
@@ -8918,6 +8948,8 @@ cdef inline c.CUDA_HOST_NODE_PARAMS_v1* _as_CUDA_HOST_NODE_PARAMS_ptr(object o, 
 
 set_type_attr(CUDA_HOST_NODE_PARAMS, "sizeof", sizeof(c.CUDA_HOST_NODE_PARAMS_v1))
 
+CUDA_HOST_NODE_PARAMS_st = CUDA_HOST_NODE_PARAMS
+CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS
 
 cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
     """Struct CUDA_HOST_NODE_PARAMS_v2 of the C API.
@@ -8991,6 +9023,7 @@ cdef inline c.CUDA_HOST_NODE_PARAMS_v2* _as_CUDA_HOST_NODE_PARAMS_v2_ptr(object 
 
 set_type_attr(CUDA_HOST_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_HOST_NODE_PARAMS_v2))
 
+CUDA_HOST_NODE_PARAMS_v2_st = CUDA_HOST_NODE_PARAMS_v2
 
 cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
     """Struct CUDA_CONDITIONAL_NODE_PARAMS of the C API.
@@ -9113,6 +9146,7 @@ cdef inline c.CUDA_CONDITIONAL_NODE_PARAMS* _as_CUDA_CONDITIONAL_NODE_PARAMS_ptr
 set_type_attr(CUDA_CONDITIONAL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_CONDITIONAL_NODE_PARAMS))
 
 
+
 cdef class CUgraphEdgeData(Struct):
     """Struct CUgraphEdgeData of the C API.
 
@@ -9222,6 +9256,7 @@ cdef inline c.CUgraphEdgeData* _as_CUgraphEdgeData_ptr(object o, const char* nam
 
 set_type_attr(CUgraphEdgeData, "sizeof", sizeof(c.CUgraphEdgeData))
 
+CUgraphEdgeData_st = CUgraphEdgeData
 
 cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
     """Struct CUDA_GRAPH_INSTANTIATE_PARAMS of the C API.
@@ -9309,6 +9344,7 @@ cdef inline c.CUDA_GRAPH_INSTANTIATE_PARAMS* _as_CUDA_GRAPH_INSTANTIATE_PARAMS_p
 
 set_type_attr(CUDA_GRAPH_INSTANTIATE_PARAMS, "sizeof", sizeof(c.CUDA_GRAPH_INSTANTIATE_PARAMS))
 
+CUDA_GRAPH_INSTANTIATE_PARAMS_st = CUDA_GRAPH_INSTANTIATE_PARAMS
 
 cdef class CUlaunchMemSyncDomainMap(Struct):
     """Struct CUlaunchMemSyncDomainMap of the C API.
@@ -9384,6 +9420,7 @@ cdef inline c.CUlaunchMemSyncDomainMap* _as_CUlaunchMemSyncDomainMap_ptr(object 
 
 set_type_attr(CUlaunchMemSyncDomainMap, "sizeof", sizeof(c.CUlaunchMemSyncDomainMap))
 
+CUlaunchMemSyncDomainMap_st = CUlaunchMemSyncDomainMap
 
 cdef class CUlaunchAttributeValue_clusterDim(Struct):
     """Struct CUlaunchAttributeValue_clusterDim of the C API.
@@ -9470,6 +9507,7 @@ cdef inline c.CUlaunchAttributeValue_clusterDim* _as_CUlaunchAttributeValue_clus
 set_type_attr(CUlaunchAttributeValue_clusterDim, "sizeof", sizeof(c.CUlaunchAttributeValue_clusterDim))
 
 
+
 cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
     """Struct CUlaunchAttributeValue_programmaticEvent of the C API.
 
@@ -9551,6 +9589,7 @@ cdef inline c.CUlaunchAttributeValue_programmaticEvent* _as_CUlaunchAttributeVal
 set_type_attr(CUlaunchAttributeValue_programmaticEvent, "sizeof", sizeof(c.CUlaunchAttributeValue_programmaticEvent))
 
 
+
 cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
     """Struct CUlaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -9619,6 +9658,7 @@ cdef inline c.CUlaunchAttributeValue_launchCompletionEvent* _as_CUlaunchAttribut
 
 
 set_type_attr(CUlaunchAttributeValue_launchCompletionEvent, "sizeof", sizeof(c.CUlaunchAttributeValue_launchCompletionEvent))
+
 
 
 cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
@@ -9708,6 +9748,7 @@ cdef inline c.CUlaunchAttributeValue_preferredClusterDim* _as_CUlaunchAttributeV
 set_type_attr(CUlaunchAttributeValue_preferredClusterDim, "sizeof", sizeof(c.CUlaunchAttributeValue_preferredClusterDim))
 
 
+
 cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
     """Struct CUlaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -9776,6 +9817,7 @@ cdef inline c.CUlaunchAttributeValue_deviceUpdatableKernelNode* _as_CUlaunchAttr
 
 
 set_type_attr(CUlaunchAttributeValue_deviceUpdatableKernelNode, "sizeof", sizeof(c.CUlaunchAttributeValue_deviceUpdatableKernelNode))
+
 
 
 cdef class CUlaunchAttributeValue(Struct):
@@ -10021,6 +10063,11 @@ cdef inline c.CUlaunchAttributeValue* _as_CUlaunchAttributeValue_ptr(object o, c
 
 set_type_attr(CUlaunchAttributeValue, "sizeof", sizeof(c.CUlaunchAttributeValue))
 
+CUlaunchAttributeValue_union = CUlaunchAttributeValue
+CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue
+CUkernelNodeAttrValue = CUlaunchAttributeValue
+CUstreamAttrValue_v1 = CUlaunchAttributeValue
+CUstreamAttrValue = CUlaunchAttributeValue
 
 cdef class CUlaunchAttribute(Struct):
     """Struct CUlaunchAttribute of the C API.
@@ -10098,6 +10145,7 @@ cdef inline c.CUlaunchAttribute* _as_CUlaunchAttribute_ptr(object o, const char*
 
 set_type_attr(CUlaunchAttribute, "sizeof", sizeof(c.CUlaunchAttribute))
 
+CUlaunchAttribute_st = CUlaunchAttribute
 
 cdef class CUlaunchConfig(Struct):
     """Struct CUlaunchConfig of the C API.
@@ -10262,6 +10310,7 @@ cdef inline c.CUlaunchConfig* _as_CUlaunchConfig_ptr(object o, const char* name)
 
 set_type_attr(CUlaunchConfig, "sizeof", sizeof(c.CUlaunchConfig))
 
+CUlaunchConfig_st = CUlaunchConfig
 
 cdef class CUexecAffinitySmCount(Struct):
     """Struct CUexecAffinitySmCount of the C API.
@@ -10319,6 +10368,8 @@ cdef inline c.CUexecAffinitySmCount_v1* _as_CUexecAffinitySmCount_ptr(object o, 
 
 set_type_attr(CUexecAffinitySmCount, "sizeof", sizeof(c.CUexecAffinitySmCount_v1))
 
+CUexecAffinitySmCount_st = CUexecAffinitySmCount
+CUexecAffinitySmCount_v1 = CUexecAffinitySmCount
 
 cdef class CUexecAffinityParam_v1_param(Struct):
     """Union CUexecAffinityParam_v1_param of the C API."""
@@ -10372,6 +10423,7 @@ cdef inline c.CUexecAffinityParam_v1_param* _as_CUexecAffinityParam_v1_param_ptr
 
 
 set_type_attr(CUexecAffinityParam_v1_param, "sizeof", sizeof(c.CUexecAffinityParam_v1_param))
+
 
 
 cdef class CUexecAffinityParam(Struct):
@@ -10440,6 +10492,8 @@ cdef inline c.CUexecAffinityParam_v1* _as_CUexecAffinityParam_ptr(object o, cons
 
 set_type_attr(CUexecAffinityParam, "sizeof", sizeof(c.CUexecAffinityParam_v1))
 
+CUexecAffinityParam_st = CUexecAffinityParam
+CUexecAffinityParam_v1 = CUexecAffinityParam
 
 cdef class CUctxCigParam(Struct):
     """Struct CUctxCigParam of the C API.
@@ -10510,6 +10564,7 @@ cdef inline c.CUctxCigParam* _as_CUctxCigParam_ptr(object o, const char* name) e
 
 set_type_attr(CUctxCigParam, "sizeof", sizeof(c.CUctxCigParam))
 
+CUctxCigParam_st = CUctxCigParam
 
 cdef class CUctxCreateParams(Struct):
     """Struct CUctxCreateParams of the C API.
@@ -10623,6 +10678,7 @@ cdef inline c.CUctxCreateParams* _as_CUctxCreateParams_ptr(object o, const char*
 
 set_type_attr(CUctxCreateParams, "sizeof", sizeof(c.CUctxCreateParams))
 
+CUctxCreateParams_st = CUctxCreateParams
 
 cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
     """Struct CUlibraryHostUniversalFunctionAndDataTable of the C API."""
@@ -10713,6 +10769,7 @@ cdef inline c.CUlibraryHostUniversalFunctionAndDataTable* _as_CUlibraryHostUnive
 
 set_type_attr(CUlibraryHostUniversalFunctionAndDataTable, "sizeof", sizeof(c.CUlibraryHostUniversalFunctionAndDataTable))
 
+CUlibraryHostUniversalFunctionAndDataTable_st = CUlibraryHostUniversalFunctionAndDataTable
 
 cdef class CUDA_MEMCPY2D(Struct):
     """Struct CUDA_MEMCPY2D of the C API.
@@ -10926,6 +10983,8 @@ cdef inline c.CUDA_MEMCPY2D_v2* _as_CUDA_MEMCPY2D_ptr(object o, const char* name
 
 set_type_attr(CUDA_MEMCPY2D, "sizeof", sizeof(c.CUDA_MEMCPY2D_v2))
 
+CUDA_MEMCPY2D_st = CUDA_MEMCPY2D
+CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D
 
 cdef class CUDA_MEMCPY3D(Struct):
     """Struct CUDA_MEMCPY3D of the C API.
@@ -11235,6 +11294,8 @@ cdef inline c.CUDA_MEMCPY3D_v2* _as_CUDA_MEMCPY3D_ptr(object o, const char* name
 
 set_type_attr(CUDA_MEMCPY3D, "sizeof", sizeof(c.CUDA_MEMCPY3D_v2))
 
+CUDA_MEMCPY3D_st = CUDA_MEMCPY3D
+CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D
 
 cdef class CUDA_MEMCPY3D_PEER(Struct):
     """Struct CUDA_MEMCPY3D_PEER of the C API.
@@ -11538,6 +11599,8 @@ cdef inline c.CUDA_MEMCPY3D_PEER_v1* _as_CUDA_MEMCPY3D_PEER_ptr(object o, const 
 
 set_type_attr(CUDA_MEMCPY3D_PEER, "sizeof", sizeof(c.CUDA_MEMCPY3D_PEER_v1))
 
+CUDA_MEMCPY3D_PEER_st = CUDA_MEMCPY3D_PEER
+CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER
 
 cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
     """Struct CUDA_MEMCPY_NODE_PARAMS of the C API.
@@ -11625,6 +11688,7 @@ cdef inline c.CUDA_MEMCPY_NODE_PARAMS* _as_CUDA_MEMCPY_NODE_PARAMS_ptr(object o,
 
 set_type_attr(CUDA_MEMCPY_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEMCPY_NODE_PARAMS))
 
+CUDA_MEMCPY_NODE_PARAMS_st = CUDA_MEMCPY_NODE_PARAMS
 
 cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
     """Struct CUDA_ARRAY_DESCRIPTOR of the C API.
@@ -11712,6 +11776,8 @@ cdef inline c.CUDA_ARRAY_DESCRIPTOR_v2* _as_CUDA_ARRAY_DESCRIPTOR_ptr(object o, 
 
 set_type_attr(CUDA_ARRAY_DESCRIPTOR, "sizeof", sizeof(c.CUDA_ARRAY_DESCRIPTOR_v2))
 
+CUDA_ARRAY_DESCRIPTOR_st = CUDA_ARRAY_DESCRIPTOR
+CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR
 
 cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
     """Struct CUDA_ARRAY3D_DESCRIPTOR of the C API.
@@ -11819,6 +11885,8 @@ cdef inline c.CUDA_ARRAY3D_DESCRIPTOR_v2* _as_CUDA_ARRAY3D_DESCRIPTOR_ptr(object
 
 set_type_attr(CUDA_ARRAY3D_DESCRIPTOR, "sizeof", sizeof(c.CUDA_ARRAY3D_DESCRIPTOR_v2))
 
+CUDA_ARRAY3D_DESCRIPTOR_st = CUDA_ARRAY3D_DESCRIPTOR
+CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR
 
 cdef class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(Struct):
     """Struct CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent of the C API."""
@@ -11892,6 +11960,7 @@ cdef inline c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent* _as_CUDA_ARRAY_SPARSE_
 
 
 set_type_attr(CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent, "sizeof", sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent))
+
 
 
 cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
@@ -11993,6 +12062,8 @@ cdef inline c.CUDA_ARRAY_SPARSE_PROPERTIES_v1* _as_CUDA_ARRAY_SPARSE_PROPERTIES_
 
 set_type_attr(CUDA_ARRAY_SPARSE_PROPERTIES, "sizeof", sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1))
 
+CUDA_ARRAY_SPARSE_PROPERTIES_st = CUDA_ARRAY_SPARSE_PROPERTIES
+CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES
 
 cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
     """Struct CUDA_ARRAY_MEMORY_REQUIREMENTS of the C API.
@@ -12073,6 +12144,8 @@ cdef inline c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1* _as_CUDA_ARRAY_MEMORY_REQUIREME
 
 set_type_attr(CUDA_ARRAY_MEMORY_REQUIREMENTS, "sizeof", sizeof(c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1))
 
+CUDA_ARRAY_MEMORY_REQUIREMENTS_st = CUDA_ARRAY_MEMORY_REQUIREMENTS
+CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS
 
 cdef class CUDA_RESOURCE_DESC_v1_res_array(Struct):
     """Struct CUDA_RESOURCE_DESC_v1_res_array of the C API."""
@@ -12128,6 +12201,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_array* _as_CUDA_RESOURCE_DESC_v1_res_arr
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_array, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_array))
 
 
+
 cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
     """Struct CUDA_RESOURCE_DESC_v1_res_mipmap of the C API."""
     _fields = ("hMipmappedArray", )
@@ -12180,6 +12254,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_mipmap* _as_CUDA_RESOURCE_DESC_v1_res_mi
 
 
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_mipmap, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_mipmap))
+
 
 
 cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
@@ -12264,6 +12339,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_linear* _as_CUDA_RESOURCE_DESC_v1_res_li
 
 
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_linear, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_linear))
+
 
 
 cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
@@ -12370,6 +12446,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_pitch2D* _as_CUDA_RESOURCE_DESC_v1_res_p
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_pitch2D, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_pitch2D))
 
 
+
 cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
     """Struct CUDA_RESOURCE_DESC_v1_res_reserved of the C API."""
     _fields = ("reserved", )
@@ -12425,6 +12502,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_reserved* _as_CUDA_RESOURCE_DESC_v1_res_
 
 
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_reserved, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_reserved))
+
 
 
 cdef class CUDA_RESOURCE_DESC_v1_res(Struct):
@@ -12521,6 +12599,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res* _as_CUDA_RESOURCE_DESC_v1_res_ptr(objec
 set_type_attr(CUDA_RESOURCE_DESC_v1_res, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res))
 
 
+
 cdef class CUDA_RESOURCE_DESC(Struct):
     """Struct CUDA_RESOURCE_DESC of the C API.
 
@@ -12597,15 +12676,15 @@ cdef inline c.CUDA_RESOURCE_DESC_v1* _as_CUDA_RESOURCE_DESC_ptr(object o, const 
 
 set_type_attr(CUDA_RESOURCE_DESC, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1))
 
+CUDA_RESOURCE_DESC_st = CUDA_RESOURCE_DESC
+CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC
 
 cdef class CUDA_TEXTURE_DESC(Struct):
     """Struct CUDA_TEXTURE_DESC of the C API.
 
     Texture descriptor
-
-    Fields without a Python property yet: addressMode, borderColor.
     """
-    _fields = ("filterMode", "flags", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "reserved", )
+    _fields = ("addressMode", "filterMode", "flags", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "borderColor", "reserved", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUDA_TEXTURE_DESC_v1))
@@ -12629,6 +12708,19 @@ cdef class CUDA_TEXTURE_DESC(Struct):
 
     def __repr__(self):
         return "<CUDA_TEXTURE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
+
+    @property
+    def addressMode(self):
+        """Address modes"""
+        return [_CUaddress_mode_of(self._ptr.addressMode[i]) for i in range(3)]
+
+    @addressMode.setter
+    def addressMode(self, value):
+        if len(value) != 3:
+            raise ValueError(f"addressMode: expected 3 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.addressMode[i] = <c.CUaddress_mode>as_unsigned(item, b"addressMode", UINT32_MAX)
+
 
     @property
     def filterMode(self):
@@ -12701,6 +12793,19 @@ cdef class CUDA_TEXTURE_DESC(Struct):
 
 
     @property
+    def borderColor(self):
+        """Border Color"""
+        return [self._ptr.borderColor[i] for i in range(4)]
+
+    @borderColor.setter
+    def borderColor(self, value):
+        if len(value) != 4:
+            raise ValueError(f"borderColor: expected 4 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.borderColor[i] = <float>as_double(item, b"borderColor")
+
+
+    @property
     def reserved(self):
         """"""
         return [self._ptr.reserved[i] for i in range(12)]
@@ -12729,6 +12834,8 @@ cdef inline c.CUDA_TEXTURE_DESC_v1* _as_CUDA_TEXTURE_DESC_ptr(object o, const ch
 
 set_type_attr(CUDA_TEXTURE_DESC, "sizeof", sizeof(c.CUDA_TEXTURE_DESC_v1))
 
+CUDA_TEXTURE_DESC_st = CUDA_TEXTURE_DESC
+CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC
 
 cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
     """Struct CUDA_RESOURCE_VIEW_DESC of the C API.
@@ -12869,6 +12976,8 @@ cdef inline c.CUDA_RESOURCE_VIEW_DESC_v1* _as_CUDA_RESOURCE_VIEW_DESC_ptr(object
 
 set_type_attr(CUDA_RESOURCE_VIEW_DESC, "sizeof", sizeof(c.CUDA_RESOURCE_VIEW_DESC_v1))
 
+CUDA_RESOURCE_VIEW_DESC_st = CUDA_RESOURCE_VIEW_DESC
+CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC
 
 cdef class CUtensorMap(Struct):
     """Struct CUtensorMap of the C API.
@@ -12929,6 +13038,7 @@ cdef inline c.CUtensorMap* _as_CUtensorMap_ptr(object o, const char* name) excep
 
 set_type_attr(CUtensorMap, "sizeof", sizeof(c.CUtensorMap))
 
+CUtensorMap_st = CUtensorMap
 
 cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
     """Struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS of the C API.
@@ -12996,6 +13106,8 @@ cdef inline c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1* _as_CUDA_POINTER_ATTRIBUTE_P
 
 set_type_attr(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, "sizeof", sizeof(c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1))
 
+CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
+CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
 
 cdef class CUDA_LAUNCH_PARAMS(Struct):
     """Struct CUDA_LAUNCH_PARAMS of the C API.
@@ -13146,6 +13258,8 @@ cdef inline c.CUDA_LAUNCH_PARAMS_v1* _as_CUDA_LAUNCH_PARAMS_ptr(object o, const 
 
 set_type_attr(CUDA_LAUNCH_PARAMS, "sizeof", sizeof(c.CUDA_LAUNCH_PARAMS_v1))
 
+CUDA_LAUNCH_PARAMS_st = CUDA_LAUNCH_PARAMS
+CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS
 
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 of the C API.
@@ -13231,6 +13345,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32* _as_CUDA_EXTERNA
 
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32))
+
 
 
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle(Struct):
@@ -13323,6 +13438,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle* _as_CUDA_EXTERNAL_MEMO
 
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle))
+
 
 
 cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
@@ -13424,6 +13540,8 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_HAND
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1))
 
+CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
+CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
 
 cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC of the C API.
@@ -13514,6 +13632,8 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_BUFF
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_BUFFER_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1))
 
+CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
+CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
 
 cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
     """Struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC of the C API.
@@ -13605,6 +13725,8 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1* _as_CUDA_EXTERNAL_ME
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1))
 
+CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
+CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 of the C API.
@@ -13690,6 +13812,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32* _as_CUDA_EXTE
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32))
+
 
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle(Struct):
@@ -13784,6 +13907,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle* _as_CUDA_EXTERNAL_S
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle))
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC of the C API.
 
@@ -13873,6 +13997,8 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1* _as_CUDA_EXTERNAL_SEMAPHOR
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1))
 
+CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
+CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence of the C API.
@@ -13929,6 +14055,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence* _as_CUDA_EX
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence))
+
 
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync(Struct):
@@ -13999,6 +14126,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync* _as_CUD
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync))
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -14054,6 +14182,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex* _as_CU
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex))
+
 
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(Struct):
@@ -14143,6 +14272,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params* _as_CUDA_EXTERNAL
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params))
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS of the C API.
 
@@ -14229,6 +14359,8 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1* _as_CUDA_EXTERNAL_SEMAPH
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1))
 
+CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
+CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence of the C API.
@@ -14285,6 +14417,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence* _as_CUDA_EXTE
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence))
+
 
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
@@ -14358,6 +14491,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync* _as_CUDA_
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync))
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -14423,6 +14557,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex* _as_CUDA
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex))
+
 
 
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params(Struct):
@@ -14513,6 +14648,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params* _as_CUDA_EXTERNAL_S
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params))
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS of the C API.
 
@@ -14598,6 +14734,8 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1* _as_CUDA_EXTERNAL_SEMAPHOR
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1))
 
+CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
+CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 
 cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     """Struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS of the C API.
@@ -14695,6 +14833,8 @@ cdef inline c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1* _as_CUDA_EXT_SEM_SIGNAL_NODE_P
 
 set_type_attr(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1))
 
+CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
+CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
 
 cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
     """Struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 of the C API.
@@ -14792,6 +14932,7 @@ cdef inline c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2* _as_CUDA_EXT_SEM_SIGNAL_NODE_P
 
 set_type_attr(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2))
 
+CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2
 
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     """Struct CUDA_EXT_SEM_WAIT_NODE_PARAMS of the C API.
@@ -14889,6 +15030,8 @@ cdef inline c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1* _as_CUDA_EXT_SEM_WAIT_NODE_PARAM
 
 set_type_attr(CUDA_EXT_SEM_WAIT_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1))
 
+CUDA_EXT_SEM_WAIT_NODE_PARAMS_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS
+CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS
 
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
     """Struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 of the C API.
@@ -14986,6 +15129,7 @@ cdef inline c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2* _as_CUDA_EXT_SEM_WAIT_NODE_PARAM
 
 set_type_attr(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2))
 
+CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2
 
 cdef class CUarrayMapInfo_v1_resource(Struct):
     """Union CUarrayMapInfo_v1_resource of the C API."""
@@ -15049,6 +15193,7 @@ cdef inline c.CUarrayMapInfo_v1_resource* _as_CUarrayMapInfo_v1_resource_ptr(obj
 
 
 set_type_attr(CUarrayMapInfo_v1_resource, "sizeof", sizeof(c.CUarrayMapInfo_v1_resource))
+
 
 
 cdef class CUarrayMapInfo_v1_subresource_sparseLevel(Struct):
@@ -15175,6 +15320,7 @@ cdef inline c.CUarrayMapInfo_v1_subresource_sparseLevel* _as_CUarrayMapInfo_v1_s
 set_type_attr(CUarrayMapInfo_v1_subresource_sparseLevel, "sizeof", sizeof(c.CUarrayMapInfo_v1_subresource_sparseLevel))
 
 
+
 cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
     """Struct CUarrayMapInfo_v1_subresource_miptail of the C API."""
     _fields = ("layer", "offset", "size", )
@@ -15249,6 +15395,7 @@ cdef inline c.CUarrayMapInfo_v1_subresource_miptail* _as_CUarrayMapInfo_v1_subre
 set_type_attr(CUarrayMapInfo_v1_subresource_miptail, "sizeof", sizeof(c.CUarrayMapInfo_v1_subresource_miptail))
 
 
+
 cdef class CUarrayMapInfo_v1_subresource(Struct):
     """Union CUarrayMapInfo_v1_subresource of the C API."""
     _fields = ("sparseLevel", "miptail", )
@@ -15313,6 +15460,7 @@ cdef inline c.CUarrayMapInfo_v1_subresource* _as_CUarrayMapInfo_v1_subresource_p
 set_type_attr(CUarrayMapInfo_v1_subresource, "sizeof", sizeof(c.CUarrayMapInfo_v1_subresource))
 
 
+
 cdef class CUarrayMapInfo_v1_memHandle(Struct):
     """Union CUarrayMapInfo_v1_memHandle of the C API."""
     _fields = ("memHandle", )
@@ -15365,6 +15513,7 @@ cdef inline c.CUarrayMapInfo_v1_memHandle* _as_CUarrayMapInfo_v1_memHandle_ptr(o
 
 
 set_type_attr(CUarrayMapInfo_v1_memHandle, "sizeof", sizeof(c.CUarrayMapInfo_v1_memHandle))
+
 
 
 cdef class CUarrayMapInfo(Struct):
@@ -15526,6 +15675,8 @@ cdef inline c.CUarrayMapInfo_v1* _as_CUarrayMapInfo_ptr(object o, const char* na
 
 set_type_attr(CUarrayMapInfo, "sizeof", sizeof(c.CUarrayMapInfo_v1))
 
+CUarrayMapInfo_st = CUarrayMapInfo
+CUarrayMapInfo_v1 = CUarrayMapInfo
 
 cdef class CUmemLocation(Struct):
     """Struct CUmemLocation of the C API.
@@ -15593,6 +15744,8 @@ cdef inline c.CUmemLocation_v1* _as_CUmemLocation_ptr(object o, const char* name
 
 set_type_attr(CUmemLocation, "sizeof", sizeof(c.CUmemLocation_v1))
 
+CUmemLocation_st = CUmemLocation
+CUmemLocation_v1 = CUmemLocation
 
 cdef class CUmemAllocationProp_v1_allocFlags(Struct):
     """Struct CUmemAllocationProp_v1_allocFlags of the C API."""
@@ -15686,6 +15839,7 @@ cdef inline c.CUmemAllocationProp_v1_allocFlags* _as_CUmemAllocationProp_v1_allo
 
 
 set_type_attr(CUmemAllocationProp_v1_allocFlags, "sizeof", sizeof(c.CUmemAllocationProp_v1_allocFlags))
+
 
 
 cdef class CUmemAllocationProp(Struct):
@@ -15791,6 +15945,8 @@ cdef inline c.CUmemAllocationProp_v1* _as_CUmemAllocationProp_ptr(object o, cons
 
 set_type_attr(CUmemAllocationProp, "sizeof", sizeof(c.CUmemAllocationProp_v1))
 
+CUmemAllocationProp_st = CUmemAllocationProp
+CUmemAllocationProp_v1 = CUmemAllocationProp
 
 cdef class CUmulticastObjectProp(Struct):
     """Struct CUmulticastObjectProp of the C API.
@@ -15881,6 +16037,8 @@ cdef inline c.CUmulticastObjectProp_v1* _as_CUmulticastObjectProp_ptr(object o, 
 
 set_type_attr(CUmulticastObjectProp, "sizeof", sizeof(c.CUmulticastObjectProp_v1))
 
+CUmulticastObjectProp_st = CUmulticastObjectProp
+CUmulticastObjectProp_v1 = CUmulticastObjectProp
 
 cdef class CUmemAccessDesc(Struct):
     """Struct CUmemAccessDesc of the C API.
@@ -15948,6 +16106,8 @@ cdef inline c.CUmemAccessDesc_v1* _as_CUmemAccessDesc_ptr(object o, const char* 
 
 set_type_attr(CUmemAccessDesc, "sizeof", sizeof(c.CUmemAccessDesc_v1))
 
+CUmemAccessDesc_st = CUmemAccessDesc
+CUmemAccessDesc_v1 = CUmemAccessDesc
 
 cdef class CUgraphExecUpdateResultInfo(Struct):
     """Struct CUgraphExecUpdateResultInfo of the C API.
@@ -16027,6 +16187,8 @@ cdef inline c.CUgraphExecUpdateResultInfo_v1* _as_CUgraphExecUpdateResultInfo_pt
 
 set_type_attr(CUgraphExecUpdateResultInfo, "sizeof", sizeof(c.CUgraphExecUpdateResultInfo_v1))
 
+CUgraphExecUpdateResultInfo_st = CUgraphExecUpdateResultInfo
+CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo
 
 cdef class CUmemPoolProps(Struct):
     """Struct CUmemPoolProps of the C API.
@@ -16153,6 +16315,8 @@ cdef inline c.CUmemPoolProps_v1* _as_CUmemPoolProps_ptr(object o, const char* na
 
 set_type_attr(CUmemPoolProps, "sizeof", sizeof(c.CUmemPoolProps_v1))
 
+CUmemPoolProps_st = CUmemPoolProps
+CUmemPoolProps_v1 = CUmemPoolProps
 
 cdef class CUmemPoolPtrExportData(Struct):
     """Struct CUmemPoolPtrExportData of the C API.
@@ -16213,6 +16377,8 @@ cdef inline c.CUmemPoolPtrExportData_v1* _as_CUmemPoolPtrExportData_ptr(object o
 
 set_type_attr(CUmemPoolPtrExportData, "sizeof", sizeof(c.CUmemPoolPtrExportData_v1))
 
+CUmemPoolPtrExportData_st = CUmemPoolPtrExportData
+CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData
 
 cdef class CUmemcpyAttributes(Struct):
     """Struct CUmemcpyAttributes of the C API.
@@ -16300,6 +16466,8 @@ cdef inline c.CUmemcpyAttributes_v1* _as_CUmemcpyAttributes_ptr(object o, const 
 
 set_type_attr(CUmemcpyAttributes, "sizeof", sizeof(c.CUmemcpyAttributes_v1))
 
+CUmemcpyAttributes_st = CUmemcpyAttributes
+CUmemcpyAttributes_v1 = CUmemcpyAttributes
 
 cdef class CUoffset3D(Struct):
     """Struct CUoffset3D of the C API.
@@ -16377,6 +16545,8 @@ cdef inline c.CUoffset3D_v1* _as_CUoffset3D_ptr(object o, const char* name) exce
 
 set_type_attr(CUoffset3D, "sizeof", sizeof(c.CUoffset3D_v1))
 
+CUoffset3D_st = CUoffset3D
+CUoffset3D_v1 = CUoffset3D
 
 cdef class CUextent3D(Struct):
     """Struct CUextent3D of the C API.
@@ -16454,6 +16624,8 @@ cdef inline c.CUextent3D_v1* _as_CUextent3D_ptr(object o, const char* name) exce
 
 set_type_attr(CUextent3D, "sizeof", sizeof(c.CUextent3D_v1))
 
+CUextent3D_st = CUextent3D
+CUextent3D_v1 = CUextent3D
 
 cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
     """Struct CUmemcpy3DOperand_v1_op_ptr of the C API.
@@ -16542,6 +16714,7 @@ cdef inline c.CUmemcpy3DOperand_v1_op_ptr* _as_CUmemcpy3DOperand_v1_op_ptr_ptr(o
 set_type_attr(CUmemcpy3DOperand_v1_op_ptr, "sizeof", sizeof(c.CUmemcpy3DOperand_v1_op_ptr))
 
 
+
 cdef class CUmemcpy3DOperand_v1_op_array(Struct):
     """Struct CUmemcpy3DOperand_v1_op_array of the C API.
 
@@ -16609,6 +16782,7 @@ cdef inline c.CUmemcpy3DOperand_v1_op_array* _as_CUmemcpy3DOperand_v1_op_array_p
 set_type_attr(CUmemcpy3DOperand_v1_op_array, "sizeof", sizeof(c.CUmemcpy3DOperand_v1_op_array))
 
 
+
 cdef class CUmemcpy3DOperand_v1_op(Struct):
     """Union CUmemcpy3DOperand_v1_op of the C API."""
     _fields = ("ptr", "array", )
@@ -16671,6 +16845,7 @@ cdef inline c.CUmemcpy3DOperand_v1_op* _as_CUmemcpy3DOperand_v1_op_ptr(object o,
 
 
 set_type_attr(CUmemcpy3DOperand_v1_op, "sizeof", sizeof(c.CUmemcpy3DOperand_v1_op))
+
 
 
 cdef class CUmemcpy3DOperand(Struct):
@@ -16739,6 +16914,8 @@ cdef inline c.CUmemcpy3DOperand_v1* _as_CUmemcpy3DOperand_ptr(object o, const ch
 
 set_type_attr(CUmemcpy3DOperand, "sizeof", sizeof(c.CUmemcpy3DOperand_v1))
 
+CUmemcpy3DOperand_st = CUmemcpy3DOperand
+CUmemcpy3DOperand_v1 = CUmemcpy3DOperand
 
 cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
     """Struct CUDA_MEMCPY3D_BATCH_OP of the C API."""
@@ -16833,6 +17010,8 @@ cdef inline c.CUDA_MEMCPY3D_BATCH_OP_v1* _as_CUDA_MEMCPY3D_BATCH_OP_ptr(object o
 
 set_type_attr(CUDA_MEMCPY3D_BATCH_OP, "sizeof", sizeof(c.CUDA_MEMCPY3D_BATCH_OP_v1))
 
+CUDA_MEMCPY3D_BATCH_OP_st = CUDA_MEMCPY3D_BATCH_OP
+CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP
 
 cdef class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
     """Struct CUDA_MEM_ALLOC_NODE_PARAMS of the C API.
@@ -16948,6 +17127,8 @@ cdef inline c.CUDA_MEM_ALLOC_NODE_PARAMS_v1* _as_CUDA_MEM_ALLOC_NODE_PARAMS_ptr(
 
 set_type_attr(CUDA_MEM_ALLOC_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v1))
 
+CUDA_MEM_ALLOC_NODE_PARAMS_v1_st = CUDA_MEM_ALLOC_NODE_PARAMS
+CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS
 
 cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2(Struct):
     """Struct CUDA_MEM_ALLOC_NODE_PARAMS_v2 of the C API.
@@ -17063,6 +17244,7 @@ cdef inline c.CUDA_MEM_ALLOC_NODE_PARAMS_v2* _as_CUDA_MEM_ALLOC_NODE_PARAMS_v2_p
 
 set_type_attr(CUDA_MEM_ALLOC_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v2))
 
+CUDA_MEM_ALLOC_NODE_PARAMS_v2_st = CUDA_MEM_ALLOC_NODE_PARAMS_v2
 
 cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
     """Struct CUDA_MEM_FREE_NODE_PARAMS of the C API.
@@ -17120,6 +17302,7 @@ cdef inline c.CUDA_MEM_FREE_NODE_PARAMS* _as_CUDA_MEM_FREE_NODE_PARAMS_ptr(objec
 
 set_type_attr(CUDA_MEM_FREE_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEM_FREE_NODE_PARAMS))
 
+CUDA_MEM_FREE_NODE_PARAMS_st = CUDA_MEM_FREE_NODE_PARAMS
 
 cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
     """Struct CUDA_CHILD_GRAPH_NODE_PARAMS of the C API.
@@ -17191,6 +17374,7 @@ cdef inline c.CUDA_CHILD_GRAPH_NODE_PARAMS* _as_CUDA_CHILD_GRAPH_NODE_PARAMS_ptr
 
 set_type_attr(CUDA_CHILD_GRAPH_NODE_PARAMS, "sizeof", sizeof(c.CUDA_CHILD_GRAPH_NODE_PARAMS))
 
+CUDA_CHILD_GRAPH_NODE_PARAMS_st = CUDA_CHILD_GRAPH_NODE_PARAMS
 
 cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
     """Struct CUDA_EVENT_RECORD_NODE_PARAMS of the C API.
@@ -17248,6 +17432,7 @@ cdef inline c.CUDA_EVENT_RECORD_NODE_PARAMS* _as_CUDA_EVENT_RECORD_NODE_PARAMS_p
 
 set_type_attr(CUDA_EVENT_RECORD_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EVENT_RECORD_NODE_PARAMS))
 
+CUDA_EVENT_RECORD_NODE_PARAMS_st = CUDA_EVENT_RECORD_NODE_PARAMS
 
 cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
     """Struct CUDA_EVENT_WAIT_NODE_PARAMS of the C API.
@@ -17305,6 +17490,7 @@ cdef inline c.CUDA_EVENT_WAIT_NODE_PARAMS* _as_CUDA_EVENT_WAIT_NODE_PARAMS_ptr(o
 
 set_type_attr(CUDA_EVENT_WAIT_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EVENT_WAIT_NODE_PARAMS))
 
+CUDA_EVENT_WAIT_NODE_PARAMS_st = CUDA_EVENT_WAIT_NODE_PARAMS
 
 cdef class CUgraphNodeParams(Struct):
     """Struct CUgraphNodeParams of the C API.
@@ -17528,6 +17714,7 @@ cdef inline c.CUgraphNodeParams* _as_CUgraphNodeParams_ptr(object o, const char*
 
 set_type_attr(CUgraphNodeParams, "sizeof", sizeof(c.CUgraphNodeParams))
 
+CUgraphNodeParams_st = CUgraphNodeParams
 
 cdef class CUcheckpointLockArgs(Struct):
     """Struct CUcheckpointLockArgs of the C API.
@@ -17608,6 +17795,7 @@ cdef inline c.CUcheckpointLockArgs* _as_CUcheckpointLockArgs_ptr(object o, const
 
 set_type_attr(CUcheckpointLockArgs, "sizeof", sizeof(c.CUcheckpointLockArgs))
 
+CUcheckpointLockArgs_st = CUcheckpointLockArgs
 
 cdef class CUcheckpointCheckpointArgs(Struct):
     """Struct CUcheckpointCheckpointArgs of the C API.
@@ -17668,6 +17856,7 @@ cdef inline c.CUcheckpointCheckpointArgs* _as_CUcheckpointCheckpointArgs_ptr(obj
 
 set_type_attr(CUcheckpointCheckpointArgs, "sizeof", sizeof(c.CUcheckpointCheckpointArgs))
 
+CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
 
 cdef class CUcheckpointGpuPair(Struct):
     """Struct CUcheckpointGpuPair of the C API.
@@ -17735,6 +17924,7 @@ cdef inline c.CUcheckpointGpuPair* _as_CUcheckpointGpuPair_ptr(object o, const c
 
 set_type_attr(CUcheckpointGpuPair, "sizeof", sizeof(c.CUcheckpointGpuPair))
 
+CUcheckpointGpuPair_st = CUcheckpointGpuPair
 
 cdef class CUcheckpointRestoreArgs(Struct):
     """Struct CUcheckpointRestoreArgs of the C API.
@@ -17839,6 +18029,7 @@ cdef inline c.CUcheckpointRestoreArgs* _as_CUcheckpointRestoreArgs_ptr(object o,
 
 set_type_attr(CUcheckpointRestoreArgs, "sizeof", sizeof(c.CUcheckpointRestoreArgs))
 
+CUcheckpointRestoreArgs_st = CUcheckpointRestoreArgs
 
 cdef class CUcheckpointUnlockArgs(Struct):
     """Struct CUcheckpointUnlockArgs of the C API.
@@ -17899,6 +18090,7 @@ cdef inline c.CUcheckpointUnlockArgs* _as_CUcheckpointUnlockArgs_ptr(object o, c
 
 set_type_attr(CUcheckpointUnlockArgs, "sizeof", sizeof(c.CUcheckpointUnlockArgs))
 
+CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs
 
 cdef class CUmemDecompressParams(Struct):
     """Structure describing the parameters that compose a single decompression operation."""
@@ -18034,6 +18226,7 @@ cdef inline c.CUmemDecompressParams* _as_CUmemDecompressParams_ptr(object o, con
 
 set_type_attr(CUmemDecompressParams, "sizeof", sizeof(c.CUmemDecompressParams))
 
+CUmemDecompressParams_st = CUmemDecompressParams
 
 cdef class CUdevSmResource(Struct):
     """Struct CUdevSmResource of the C API.
@@ -18115,6 +18308,7 @@ cdef inline c.CUdevSmResource* _as_CUdevSmResource_ptr(object o, const char* nam
 
 set_type_attr(CUdevSmResource, "sizeof", sizeof(c.CUdevSmResource))
 
+CUdevSmResource_st = CUdevSmResource
 
 cdef class CUdevResource(Struct):
     """Struct CUdevResource of the C API.
@@ -18220,6 +18414,8 @@ cdef inline c.CUdevResource_v1* _as_CUdevResource_ptr(object o, const char* name
 
 set_type_attr(CUdevResource, "sizeof", sizeof(c.CUdevResource_v1))
 
+CUdevResource_st = CUdevResource
+CUdevResource_v1 = CUdevResource
 
 cdef void _trampoline_cuDeviceRegisterAsyncNotification_callbackFunc(c.CUasyncNotificationInfo* a0, void* a1, c.CUasyncCallbackHandle a2) noexcept with gil:
     # a1 is the (callable, user data) tuple the binding passed to C.
@@ -18833,11 +19029,14 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
     else:
         if not isinstance(operations, (list, tuple)):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
-        if len(operations) != operations_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if operations_count < 0 or len(operations) < operations_count:
             raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
-        operations_storage = bytearray(max(len(operations), 1) * sizeof(c.CUatomicOperation))
+        operations_storage = bytearray(max(operations_count, 1) * sizeof(c.CUatomicOperation))
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
-        for i, item in enumerate(operations):
+        for i in range(operations_count):
+            item = operations[i]
             _c_operations[i] = <c.CUatomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
 
     with nogil:
@@ -21388,11 +21587,14 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != options_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if options_count < 0 or len(options) < options_count:
             raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
-        options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
+        options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
-        for i, item in enumerate(options):
+        for i in range(options_count):
+            item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
@@ -21404,11 +21606,14 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != optionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
-        optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
+        optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
-        for i, item in enumerate(optionValues):
+        for i in range(optionValues_count):
+            item = optionValues[i]
             _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
 
     with nogil:
@@ -21693,11 +21898,14 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
     else:
         if not isinstance(functions, (list, tuple)):
             raise TypeError(f"functions: expected a list, got {type(functions).__name__}")
-        if len(functions) != functions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if functions_count < 0 or len(functions) < functions_count:
             raise ValueError(f"functions: {len(functions)} items, but numFunctions is { functions_count }")
-        functions_storage = bytearray(max(len(functions), 1) * sizeof(c.CUfunction))
+        functions_storage = bytearray(max(functions_count, 1) * sizeof(c.CUfunction))
         _c_functions = <c.CUfunction*><char*>functions_storage
-        for i, item in enumerate(functions):
+        for i in range(functions_count):
+            item = functions[i]
             _c_functions[i] = _as_CUfunction(item, b"functions")
 
     with nogil:
@@ -21833,11 +22041,14 @@ def cuLinkCreate(numOptions, options, optionValues):
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != options_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if options_count < 0 or len(options) < options_count:
             raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
-        options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
+        options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
-        for i, item in enumerate(options):
+        for i in range(options_count):
+            item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
@@ -21849,11 +22060,14 @@ def cuLinkCreate(numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != optionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
-        optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
+        optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
-        for i, item in enumerate(optionValues):
+        for i in range(optionValues_count):
+            item = optionValues[i]
             _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
 
     with nogil:
@@ -21936,11 +22150,14 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != options_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if options_count < 0 or len(options) < options_count:
             raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
-        options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
+        options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
-        for i, item in enumerate(options):
+        for i in range(options_count):
+            item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
@@ -21952,11 +22169,14 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != optionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
-        optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
+        optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
-        for i, item in enumerate(optionValues):
+        for i in range(optionValues_count):
+            item = optionValues[i]
             _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
 
     with nogil:
@@ -22033,11 +22253,14 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     else:
         if not isinstance(options, (list, tuple)):
             raise TypeError(f"options: expected a list, got {type(options).__name__}")
-        if len(options) != options_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if options_count < 0 or len(options) < options_count:
             raise ValueError(f"options: {len(options)} items, but numOptions is { options_count }")
-        options_storage = bytearray(max(len(options), 1) * sizeof(c.CUjit_option))
+        options_storage = bytearray(max(options_count, 1) * sizeof(c.CUjit_option))
         _c_options = <c.CUjit_option*><char*>options_storage
-        for i, item in enumerate(options):
+        for i in range(options_count):
+            item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
@@ -22049,11 +22272,14 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        if len(optionValues) != optionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
-        optionValues_storage = bytearray(max(len(optionValues), 1) * sizeof(void*))
+        optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
-        for i, item in enumerate(optionValues):
+        for i in range(optionValues_count):
+            item = optionValues[i]
             _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
 
     with nogil:
@@ -22342,11 +22568,14 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     else:
         if not isinstance(jitOptions, (list, tuple)):
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
-        if len(jitOptions) != jitOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
             raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
-        jitOptions_storage = bytearray(max(len(jitOptions), 1) * sizeof(c.CUjit_option))
+        jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.CUjit_option))
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
-        for i, item in enumerate(jitOptions):
+        for i in range(jitOptions_count):
+            item = jitOptions[i]
             _c_jitOptions[i] = <c.CUjit_option>as_unsigned(item, b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
@@ -22358,11 +22587,14 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if len(jitOptionsValues) != jitOptionsValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
-        jitOptionsValues_storage = bytearray(max(len(jitOptionsValues), 1) * sizeof(void*))
+        jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
-        for i, item in enumerate(jitOptionsValues):
+        for i in range(jitOptionsValues_count):
+            item = jitOptionsValues[i]
             _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
@@ -22374,11 +22606,14 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     else:
         if not isinstance(libraryOptions, (list, tuple)):
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
-        if len(libraryOptions) != libraryOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
             raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
-        libraryOptions_storage = bytearray(max(len(libraryOptions), 1) * sizeof(c.CUlibraryOption))
+        libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.CUlibraryOption))
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
-        for i, item in enumerate(libraryOptions):
+        for i in range(libraryOptions_count):
+            item = libraryOptions[i]
             _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
@@ -22390,11 +22625,14 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
-        if len(libraryOptionValues) != libraryOptionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
             raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
-        libraryOptionValues_storage = bytearray(max(len(libraryOptionValues), 1) * sizeof(void*))
+        libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
-        for i, item in enumerate(libraryOptionValues):
+        for i in range(libraryOptionValues_count):
+            item = libraryOptionValues[i]
             _c_libraryOptionValues[i] = <void*>address_kept(item, b"libraryOptionValues", libraryOptionValues_keep)
 
     with nogil:
@@ -22495,11 +22733,14 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     else:
         if not isinstance(jitOptions, (list, tuple)):
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
-        if len(jitOptions) != jitOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
             raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
-        jitOptions_storage = bytearray(max(len(jitOptions), 1) * sizeof(c.CUjit_option))
+        jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.CUjit_option))
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
-        for i, item in enumerate(jitOptions):
+        for i in range(jitOptions_count):
+            item = jitOptions[i]
             _c_jitOptions[i] = <c.CUjit_option>as_unsigned(item, b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
@@ -22511,11 +22752,14 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if len(jitOptionsValues) != jitOptionsValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
-        jitOptionsValues_storage = bytearray(max(len(jitOptionsValues), 1) * sizeof(void*))
+        jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
-        for i, item in enumerate(jitOptionsValues):
+        for i in range(jitOptionsValues_count):
+            item = jitOptionsValues[i]
             _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
@@ -22527,11 +22771,14 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     else:
         if not isinstance(libraryOptions, (list, tuple)):
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
-        if len(libraryOptions) != libraryOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
             raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
-        libraryOptions_storage = bytearray(max(len(libraryOptions), 1) * sizeof(c.CUlibraryOption))
+        libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.CUlibraryOption))
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
-        for i, item in enumerate(libraryOptions):
+        for i in range(libraryOptions_count):
+            item = libraryOptions[i]
             _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
@@ -22543,11 +22790,14 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
-        if len(libraryOptionValues) != libraryOptionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
             raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
-        libraryOptionValues_storage = bytearray(max(len(libraryOptionValues), 1) * sizeof(void*))
+        libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
-        for i, item in enumerate(libraryOptionValues):
+        for i in range(libraryOptionValues_count):
+            item = libraryOptionValues[i]
             _c_libraryOptionValues[i] = <void*>address_kept(item, b"libraryOptionValues", libraryOptionValues_keep)
 
     with nogil:
@@ -22719,11 +22969,14 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
     else:
         if not isinstance(kernels, (list, tuple)):
             raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
-        if len(kernels) != kernels_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if kernels_count < 0 or len(kernels) < kernels_count:
             raise ValueError(f"kernels: {len(kernels)} items, but numKernels is { kernels_count }")
-        kernels_storage = bytearray(max(len(kernels), 1) * sizeof(c.CUkernel))
+        kernels_storage = bytearray(max(kernels_count, 1) * sizeof(c.CUkernel))
         _c_kernels = <c.CUkernel*><char*>kernels_storage
-        for i, item in enumerate(kernels):
+        for i in range(kernels_count):
+            item = kernels[i]
             _c_kernels[i] = _as_CUkernel(item, b"kernels")
 
     with nogil:
@@ -26976,11 +27229,14 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     else:
         if not isinstance(dsts, (list, tuple)):
             raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
-        if len(dsts) != dsts_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dsts_count < 0 or len(dsts) < dsts_count:
             raise ValueError(f"dsts: {len(dsts)} items, but count is { dsts_count }")
-        dsts_storage = bytearray(max(len(dsts), 1) * sizeof(c.CUdeviceptr))
+        dsts_storage = bytearray(max(dsts_count, 1) * sizeof(c.CUdeviceptr))
         _c_dsts = <c.CUdeviceptr*><char*>dsts_storage
-        for i, item in enumerate(dsts):
+        for i in range(dsts_count):
+            item = dsts[i]
             _c_dsts[i] = _as_CUdeviceptr(item, b"dsts")
     cdef bytearray srcs_storage = None
     cdef list srcs_keep = []
@@ -26992,11 +27248,14 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     else:
         if not isinstance(srcs, (list, tuple)):
             raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
-        if len(srcs) != srcs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if srcs_count < 0 or len(srcs) < srcs_count:
             raise ValueError(f"srcs: {len(srcs)} items, but count is { srcs_count }")
-        srcs_storage = bytearray(max(len(srcs), 1) * sizeof(c.CUdeviceptr))
+        srcs_storage = bytearray(max(srcs_count, 1) * sizeof(c.CUdeviceptr))
         _c_srcs = <c.CUdeviceptr*><char*>srcs_storage
-        for i, item in enumerate(srcs):
+        for i in range(srcs_count):
+            item = srcs[i]
             _c_srcs[i] = _as_CUdeviceptr(item, b"srcs")
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -27008,11 +27267,14 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
     cdef bytearray attrsIdxs_storage = None
     cdef list attrsIdxs_keep = []
@@ -27024,11 +27286,14 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     else:
         if not isinstance(attrsIdxs, (list, tuple)):
             raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
-        if len(attrsIdxs) != attrsIdxs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if attrsIdxs_count < 0 or len(attrsIdxs) < attrsIdxs_count:
             raise ValueError(f"attrsIdxs: {len(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
-        attrsIdxs_storage = bytearray(max(len(attrsIdxs), 1) * sizeof(size_t))
+        attrsIdxs_storage = bytearray(max(attrsIdxs_count, 1) * sizeof(size_t))
         _c_attrsIdxs = <size_t*><char*>attrsIdxs_storage
-        for i, item in enumerate(attrsIdxs):
+        for i in range(attrsIdxs_count):
+            item = attrsIdxs[i]
             _c_attrsIdxs[i] = <size_t>as_unsigned(item, b"attrsIdxs", UINT64_MAX)
 
     with nogil:
@@ -29668,11 +29933,14 @@ def cuMemSetAccess(ptr, size, desc, count):
     else:
         if not isinstance(desc, (list, tuple)):
             raise TypeError(f"desc: expected a list, got {type(desc).__name__}")
-        if len(desc) != desc_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if desc_count < 0 or len(desc) < desc_count:
             raise ValueError(f"desc: {len(desc)} items, but count is { desc_count }")
-        desc_storage = bytearray(max(len(desc), 1) * sizeof(c.CUmemAccessDesc))
+        desc_storage = bytearray(max(desc_count, 1) * sizeof(c.CUmemAccessDesc))
         _c_desc = <c.CUmemAccessDesc*><char*>desc_storage
-        for i, item in enumerate(desc):
+        for i in range(desc_count):
+            item = desc[i]
             _c_desc[i] = _as_CUmemAccessDesc_ptr(item, b"desc")[0]
 
     with nogil:
@@ -30283,11 +30551,14 @@ def cuMemPoolSetAccess(pool, map, count):
     else:
         if not isinstance(map, (list, tuple)):
             raise TypeError(f"map: expected a list, got {type(map).__name__}")
-        if len(map) != map_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if map_count < 0 or len(map) < map_count:
             raise ValueError(f"map: {len(map)} items, but count is { map_count }")
-        map_storage = bytearray(max(len(map), 1) * sizeof(c.CUmemAccessDesc))
+        map_storage = bytearray(max(map_count, 1) * sizeof(c.CUmemAccessDesc))
         _c_map = <c.CUmemAccessDesc*><char*>map_storage
-        for i, item in enumerate(map):
+        for i in range(map_count):
+            item = map[i]
             _c_map[i] = _as_CUmemAccessDesc_ptr(item, b"map")[0]
 
     with nogil:
@@ -31781,11 +32052,14 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != dptrs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dptrs_count < 0 or len(dptrs) < dptrs_count:
             raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
-        dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(c.CUdeviceptr))
+        dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
-        for i, item in enumerate(dptrs):
+        for i in range(dptrs_count):
+            item = dptrs[i]
             _c_dptrs[i] = _as_CUdeviceptr(item, b"dptrs")
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -31797,11 +32071,14 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
     cdef bytearray prefetchLocIdxs_storage = None
     cdef list prefetchLocIdxs_keep = []
@@ -31813,11 +32090,14 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
-        if len(prefetchLocIdxs) != prefetchLocIdxs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
             raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
-        prefetchLocIdxs_storage = bytearray(max(len(prefetchLocIdxs), 1) * sizeof(size_t))
+        prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
-        for i, item in enumerate(prefetchLocIdxs):
+        for i in range(prefetchLocIdxs_count):
+            item = prefetchLocIdxs[i]
             _c_prefetchLocIdxs[i] = <size_t>as_unsigned(item, b"prefetchLocIdxs", UINT64_MAX)
 
     with nogil:
@@ -31883,11 +32163,14 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != dptrs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dptrs_count < 0 or len(dptrs) < dptrs_count:
             raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
-        dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(c.CUdeviceptr))
+        dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
-        for i, item in enumerate(dptrs):
+        for i in range(dptrs_count):
+            item = dptrs[i]
             _c_dptrs[i] = _as_CUdeviceptr(item, b"dptrs")
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -31899,11 +32182,14 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
 
     with nogil:
@@ -31992,11 +32278,14 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != dptrs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dptrs_count < 0 or len(dptrs) < dptrs_count:
             raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
-        dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(c.CUdeviceptr))
+        dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(c.CUdeviceptr))
         _c_dptrs = <c.CUdeviceptr*><char*>dptrs_storage
-        for i, item in enumerate(dptrs):
+        for i in range(dptrs_count):
+            item = dptrs[i]
             _c_dptrs[i] = _as_CUdeviceptr(item, b"dptrs")
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -32008,11 +32297,14 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
     cdef bytearray prefetchLocIdxs_storage = None
     cdef list prefetchLocIdxs_keep = []
@@ -32024,11 +32316,14 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
-        if len(prefetchLocIdxs) != prefetchLocIdxs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
             raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
-        prefetchLocIdxs_storage = bytearray(max(len(prefetchLocIdxs), 1) * sizeof(size_t))
+        prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
-        for i, item in enumerate(prefetchLocIdxs):
+        for i in range(prefetchLocIdxs_count):
+            item = prefetchLocIdxs[i]
             _c_prefetchLocIdxs[i] = <size_t>as_unsigned(item, b"prefetchLocIdxs", UINT64_MAX)
 
     with nogil:
@@ -32206,11 +32501,14 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     else:
         if not isinstance(data, (list, tuple)):
             raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        if len(data) != data_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if data_count < 0 or len(data) < data_count:
             raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
-        data_storage = bytearray(max(len(data), 1) * sizeof(void*))
+        data_storage = bytearray(max(data_count, 1) * sizeof(void*))
         _c_data = <void**><char*>data_storage
-        for i, item in enumerate(data):
+        for i in range(data_count):
+            item = data[i]
             _c_data[i] = <void*>address_kept(item, b"data", data_keep)
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
@@ -32222,11 +32520,14 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     else:
         if not isinstance(dataSizes, (list, tuple)):
             raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
-        if len(dataSizes) != dataSizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dataSizes_count < 0 or len(dataSizes) < dataSizes_count:
             raise ValueError(f"dataSizes: {len(dataSizes)} items, but numAttributes is { dataSizes_count }")
-        dataSizes_storage = bytearray(max(len(dataSizes), 1) * sizeof(size_t))
+        dataSizes_storage = bytearray(max(dataSizes_count, 1) * sizeof(size_t))
         _c_dataSizes = <size_t*><char*>dataSizes_storage
-        for i, item in enumerate(dataSizes):
+        for i in range(dataSizes_count):
+            item = dataSizes[i]
             _c_dataSizes[i] = <size_t>as_unsigned(item, b"dataSizes", UINT64_MAX)
     cdef bytearray attributes_storage = None
     cdef list attributes_keep = []
@@ -32238,11 +32539,14 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     else:
         if not isinstance(attributes, (list, tuple)):
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
-        if len(attributes) != attributes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if attributes_count < 0 or len(attributes) < attributes_count:
             raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
-        attributes_storage = bytearray(max(len(attributes), 1) * sizeof(c.CUmem_range_attribute))
+        attributes_storage = bytearray(max(attributes_count, 1) * sizeof(c.CUmem_range_attribute))
         _c_attributes = <c.CUmem_range_attribute*><char*>attributes_storage
-        for i, item in enumerate(attributes):
+        for i in range(attributes_count):
+            item = attributes[i]
             _c_attributes[i] = <c.CUmem_range_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
 
     with nogil:
@@ -32383,11 +32687,14 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
     else:
         if not isinstance(attributes, (list, tuple)):
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
-        if len(attributes) != attributes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if attributes_count < 0 or len(attributes) < attributes_count:
             raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
-        attributes_storage = bytearray(max(len(attributes), 1) * sizeof(c.CUpointer_attribute))
+        attributes_storage = bytearray(max(attributes_count, 1) * sizeof(c.CUpointer_attribute))
         _c_attributes = <c.CUpointer_attribute*><char*>attributes_storage
-        for i, item in enumerate(attributes):
+        for i in range(attributes_count):
+            item = attributes[i]
             _c_attributes[i] = <c.CUpointer_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
     cdef bytearray data_storage = None
     cdef list data_keep = []
@@ -32399,11 +32706,14 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
     else:
         if not isinstance(data, (list, tuple)):
             raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        if len(data) != data_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if data_count < 0 or len(data) < data_count:
             raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
-        data_storage = bytearray(max(len(data), 1) * sizeof(void*))
+        data_storage = bytearray(max(data_count, 1) * sizeof(void*))
         _c_data = <void**><char*>data_storage
-        for i, item in enumerate(data):
+        for i in range(data_count):
+            item = data[i]
             _c_data[i] = <void*>address_kept(item, b"data", data_keep)
 
 
@@ -33163,11 +33473,14 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
     cdef bytearray dependencyData_storage = None
     cdef list dependencyData_keep = []
@@ -33179,11 +33492,14 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
-        if len(dependencyData) != dependencyData_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencyData_count < 0 or len(dependencyData) < dependencyData_count:
             raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
-        dependencyData_storage = bytearray(max(len(dependencyData), 1) * sizeof(c.CUgraphEdgeData))
+        dependencyData_storage = bytearray(max(dependencyData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
-        for i, item in enumerate(dependencyData):
+        for i in range(dependencyData_count):
+            item = dependencyData[i]
             _c_dependencyData[i] = _as_CUgraphEdgeData_ptr(item, b"dependencyData")[0]
 
     with nogil:
@@ -33428,11 +33744,14 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
     cdef bytearray dependencyData_storage = None
     cdef list dependencyData_keep = []
@@ -33444,11 +33763,14 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
-        if len(dependencyData) != dependencyData_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencyData_count < 0 or len(dependencyData) < dependencyData_count:
             raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
-        dependencyData_storage = bytearray(max(len(dependencyData), 1) * sizeof(c.CUgraphEdgeData))
+        dependencyData_storage = bytearray(max(dependencyData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
-        for i, item in enumerate(dependencyData):
+        for i in range(dependencyData_count):
+            item = dependencyData[i]
             _c_dependencyData[i] = _as_CUgraphEdgeData_ptr(item, b"dependencyData")[0]
 
     with nogil:
@@ -34902,11 +35224,14 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
     else:
         if not isinstance(extSemArray, (list, tuple)):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
-        if len(extSemArray) != extSemArray_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
             raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
-        extSemArray_storage = bytearray(max(len(extSemArray), 1) * sizeof(c.CUexternalSemaphore))
+        extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.CUexternalSemaphore))
         _c_extSemArray = <c.CUexternalSemaphore*><char*>extSemArray_storage
-        for i, item in enumerate(extSemArray):
+        for i in range(extSemArray_count):
+            item = extSemArray[i]
             _c_extSemArray[i] = _as_CUexternalSemaphore(item, b"extSemArray")
 
     with nogil:
@@ -35018,11 +35343,14 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     else:
         if not isinstance(extSemArray, (list, tuple)):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
-        if len(extSemArray) != extSemArray_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
             raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
-        extSemArray_storage = bytearray(max(len(extSemArray), 1) * sizeof(c.CUexternalSemaphore))
+        extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.CUexternalSemaphore))
         _c_extSemArray = <c.CUexternalSemaphore*><char*>extSemArray_storage
-        for i, item in enumerate(extSemArray):
+        for i in range(extSemArray_count):
+            item = extSemArray[i]
             _c_extSemArray[i] = _as_CUexternalSemaphore(item, b"extSemArray")
 
     with nogil:
@@ -37503,11 +37831,14 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -37691,11 +38022,14 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -37864,11 +38198,14 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38034,11 +38371,14 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38200,11 +38540,14 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38321,11 +38664,14 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38402,11 +38748,14 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38569,11 +38918,14 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38745,11 +39097,14 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -38932,11 +39287,14 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -39123,11 +39481,14 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -39403,11 +39764,14 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -39543,11 +39907,14 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
 
     with nogil:
@@ -40219,11 +40586,14 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(from_, (list, tuple)):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
-        if len(from_) != from__count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if from__count < 0 or len(from_) < from__count:
             raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
-        from__storage = bytearray(max(len(from_), 1) * sizeof(c.CUgraphNode))
+        from__storage = bytearray(max(from__count, 1) * sizeof(c.CUgraphNode))
         _c_from_ = <c.CUgraphNode*><char*>from__storage
-        for i, item in enumerate(from_):
+        for i in range(from__count):
+            item = from_[i]
             _c_from_[i] = _as_CUgraphNode(item, b"from_")
     cdef bytearray to_storage = None
     cdef list to_keep = []
@@ -40235,11 +40605,14 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(to, (list, tuple)):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
-        if len(to) != to_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if to_count < 0 or len(to) < to_count:
             raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
-        to_storage = bytearray(max(len(to), 1) * sizeof(c.CUgraphNode))
+        to_storage = bytearray(max(to_count, 1) * sizeof(c.CUgraphNode))
         _c_to = <c.CUgraphNode*><char*>to_storage
-        for i, item in enumerate(to):
+        for i in range(to_count):
+            item = to[i]
             _c_to[i] = _as_CUgraphNode(item, b"to")
     cdef bytearray edgeData_storage = None
     cdef list edgeData_keep = []
@@ -40251,11 +40624,14 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(edgeData, (list, tuple)):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
-        if len(edgeData) != edgeData_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if edgeData_count < 0 or len(edgeData) < edgeData_count:
             raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { edgeData_count }")
-        edgeData_storage = bytearray(max(len(edgeData), 1) * sizeof(c.CUgraphEdgeData))
+        edgeData_storage = bytearray(max(edgeData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage
-        for i, item in enumerate(edgeData):
+        for i in range(edgeData_count):
+            item = edgeData[i]
             _c_edgeData[i] = _as_CUgraphEdgeData_ptr(item, b"edgeData")[0]
 
     with nogil:
@@ -40321,11 +40697,14 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(from_, (list, tuple)):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
-        if len(from_) != from__count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if from__count < 0 or len(from_) < from__count:
             raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
-        from__storage = bytearray(max(len(from_), 1) * sizeof(c.CUgraphNode))
+        from__storage = bytearray(max(from__count, 1) * sizeof(c.CUgraphNode))
         _c_from_ = <c.CUgraphNode*><char*>from__storage
-        for i, item in enumerate(from_):
+        for i in range(from__count):
+            item = from_[i]
             _c_from_[i] = _as_CUgraphNode(item, b"from_")
     cdef bytearray to_storage = None
     cdef list to_keep = []
@@ -40337,11 +40716,14 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(to, (list, tuple)):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
-        if len(to) != to_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if to_count < 0 or len(to) < to_count:
             raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
-        to_storage = bytearray(max(len(to), 1) * sizeof(c.CUgraphNode))
+        to_storage = bytearray(max(to_count, 1) * sizeof(c.CUgraphNode))
         _c_to = <c.CUgraphNode*><char*>to_storage
-        for i, item in enumerate(to):
+        for i in range(to_count):
+            item = to[i]
             _c_to[i] = _as_CUgraphNode(item, b"to")
     cdef bytearray edgeData_storage = None
     cdef list edgeData_keep = []
@@ -40353,11 +40735,14 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(edgeData, (list, tuple)):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
-        if len(edgeData) != edgeData_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if edgeData_count < 0 or len(edgeData) < edgeData_count:
             raise ValueError(f"edgeData: {len(edgeData)} items, but numDependencies is { edgeData_count }")
-        edgeData_storage = bytearray(max(len(edgeData), 1) * sizeof(c.CUgraphEdgeData))
+        edgeData_storage = bytearray(max(edgeData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage
-        for i, item in enumerate(edgeData):
+        for i in range(edgeData_count):
+            item = edgeData[i]
             _c_edgeData[i] = _as_CUgraphEdgeData_ptr(item, b"edgeData")[0]
 
     with nogil:
@@ -42119,11 +42504,14 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.CUgraphNode))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.CUgraphNode))
         _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_CUgraphNode(item, b"dependencies")
     cdef bytearray dependencyData_storage = None
     cdef list dependencyData_keep = []
@@ -42135,11 +42523,14 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
-        if len(dependencyData) != dependencyData_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencyData_count < 0 or len(dependencyData) < dependencyData_count:
             raise ValueError(f"dependencyData: {len(dependencyData)} items, but numDependencies is { dependencyData_count }")
-        dependencyData_storage = bytearray(max(len(dependencyData), 1) * sizeof(c.CUgraphEdgeData))
+        dependencyData_storage = bytearray(max(dependencyData_count, 1) * sizeof(c.CUgraphEdgeData))
         _c_dependencyData = <c.CUgraphEdgeData*><char*>dependencyData_storage
-        for i, item in enumerate(dependencyData):
+        for i in range(dependencyData_count):
+            item = dependencyData[i]
             _c_dependencyData[i] = _as_CUgraphEdgeData_ptr(item, b"dependencyData")[0]
 
     with nogil:
@@ -45016,11 +45407,14 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     else:
         if not isinstance(globalDim, (list, tuple)):
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
-        if len(globalDim) != globalDim_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if globalDim_count < 0 or len(globalDim) < globalDim_count:
             raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
-        globalDim_storage = bytearray(max(len(globalDim), 1) * sizeof(c.cuuint64_t))
+        globalDim_storage = bytearray(max(globalDim_count, 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
-        for i, item in enumerate(globalDim):
+        for i in range(globalDim_count):
+            item = globalDim[i]
             _c_globalDim[i] = <c.cuuint64_t>as_unsigned(item, b"globalDim", UINT64_MAX)
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
@@ -45032,11 +45426,14 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     else:
         if not isinstance(globalStrides, (list, tuple)):
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
-        if len(globalStrides) != globalStrides_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if globalStrides_count < 0 or len(globalStrides) < globalStrides_count:
             raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
-        globalStrides_storage = bytearray(max(len(globalStrides), 1) * sizeof(c.cuuint64_t))
+        globalStrides_storage = bytearray(max(globalStrides_count, 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
-        for i, item in enumerate(globalStrides):
+        for i in range(globalStrides_count):
+            item = globalStrides[i]
             _c_globalStrides[i] = <c.cuuint64_t>as_unsigned(item, b"globalStrides", UINT64_MAX)
     cdef bytearray boxDim_storage = None
     cdef list boxDim_keep = []
@@ -45048,11 +45445,14 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     else:
         if not isinstance(boxDim, (list, tuple)):
             raise TypeError(f"boxDim: expected a list, got {type(boxDim).__name__}")
-        if len(boxDim) != boxDim_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if boxDim_count < 0 or len(boxDim) < boxDim_count:
             raise ValueError(f"boxDim: {len(boxDim)} items, but tensorRank is { boxDim_count }")
-        boxDim_storage = bytearray(max(len(boxDim), 1) * sizeof(c.cuuint32_t))
+        boxDim_storage = bytearray(max(boxDim_count, 1) * sizeof(c.cuuint32_t))
         _c_boxDim = <c.cuuint32_t*><char*>boxDim_storage
-        for i, item in enumerate(boxDim):
+        for i in range(boxDim_count):
+            item = boxDim[i]
             _c_boxDim[i] = <c.cuuint32_t>as_unsigned(item, b"boxDim", UINT32_MAX)
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
@@ -45064,11 +45464,14 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     else:
         if not isinstance(elementStrides, (list, tuple)):
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
-        if len(elementStrides) != elementStrides_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if elementStrides_count < 0 or len(elementStrides) < elementStrides_count:
             raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
-        elementStrides_storage = bytearray(max(len(elementStrides), 1) * sizeof(c.cuuint32_t))
+        elementStrides_storage = bytearray(max(elementStrides_count, 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
-        for i, item in enumerate(elementStrides):
+        for i in range(elementStrides_count):
+            item = elementStrides[i]
             _c_elementStrides[i] = <c.cuuint32_t>as_unsigned(item, b"elementStrides", UINT32_MAX)
 
     with nogil:
@@ -45309,11 +45712,14 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     else:
         if not isinstance(globalDim, (list, tuple)):
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
-        if len(globalDim) != globalDim_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if globalDim_count < 0 or len(globalDim) < globalDim_count:
             raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
-        globalDim_storage = bytearray(max(len(globalDim), 1) * sizeof(c.cuuint64_t))
+        globalDim_storage = bytearray(max(globalDim_count, 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
-        for i, item in enumerate(globalDim):
+        for i in range(globalDim_count):
+            item = globalDim[i]
             _c_globalDim[i] = <c.cuuint64_t>as_unsigned(item, b"globalDim", UINT64_MAX)
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
@@ -45325,11 +45731,14 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     else:
         if not isinstance(globalStrides, (list, tuple)):
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
-        if len(globalStrides) != globalStrides_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if globalStrides_count < 0 or len(globalStrides) < globalStrides_count:
             raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
-        globalStrides_storage = bytearray(max(len(globalStrides), 1) * sizeof(c.cuuint64_t))
+        globalStrides_storage = bytearray(max(globalStrides_count, 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
-        for i, item in enumerate(globalStrides):
+        for i in range(globalStrides_count):
+            item = globalStrides[i]
             _c_globalStrides[i] = <c.cuuint64_t>as_unsigned(item, b"globalStrides", UINT64_MAX)
     cdef bytearray pixelBoxLowerCorner_storage = None
     cdef list pixelBoxLowerCorner_keep = []
@@ -45341,11 +45750,14 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     else:
         if not isinstance(pixelBoxLowerCorner, (list, tuple)):
             raise TypeError(f"pixelBoxLowerCorner: expected a list, got {type(pixelBoxLowerCorner).__name__}")
-        if len(pixelBoxLowerCorner) != pixelBoxLowerCorner_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pixelBoxLowerCorner_count < 0 or len(pixelBoxLowerCorner) < pixelBoxLowerCorner_count:
             raise ValueError(f"pixelBoxLowerCorner: {len(pixelBoxLowerCorner)} items, but tensorRank - 2 is { pixelBoxLowerCorner_count }")
-        pixelBoxLowerCorner_storage = bytearray(max(len(pixelBoxLowerCorner), 1) * sizeof(int))
+        pixelBoxLowerCorner_storage = bytearray(max(pixelBoxLowerCorner_count, 1) * sizeof(int))
         _c_pixelBoxLowerCorner = <int*><char*>pixelBoxLowerCorner_storage
-        for i, item in enumerate(pixelBoxLowerCorner):
+        for i in range(pixelBoxLowerCorner_count):
+            item = pixelBoxLowerCorner[i]
             _c_pixelBoxLowerCorner[i] = <int>as_signed(item, b"pixelBoxLowerCorner", INT32_MIN, INT32_MAX)
     cdef bytearray pixelBoxUpperCorner_storage = None
     cdef list pixelBoxUpperCorner_keep = []
@@ -45357,11 +45769,14 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     else:
         if not isinstance(pixelBoxUpperCorner, (list, tuple)):
             raise TypeError(f"pixelBoxUpperCorner: expected a list, got {type(pixelBoxUpperCorner).__name__}")
-        if len(pixelBoxUpperCorner) != pixelBoxUpperCorner_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pixelBoxUpperCorner_count < 0 or len(pixelBoxUpperCorner) < pixelBoxUpperCorner_count:
             raise ValueError(f"pixelBoxUpperCorner: {len(pixelBoxUpperCorner)} items, but tensorRank - 2 is { pixelBoxUpperCorner_count }")
-        pixelBoxUpperCorner_storage = bytearray(max(len(pixelBoxUpperCorner), 1) * sizeof(int))
+        pixelBoxUpperCorner_storage = bytearray(max(pixelBoxUpperCorner_count, 1) * sizeof(int))
         _c_pixelBoxUpperCorner = <int*><char*>pixelBoxUpperCorner_storage
-        for i, item in enumerate(pixelBoxUpperCorner):
+        for i in range(pixelBoxUpperCorner_count):
+            item = pixelBoxUpperCorner[i]
             _c_pixelBoxUpperCorner[i] = <int>as_signed(item, b"pixelBoxUpperCorner", INT32_MIN, INT32_MAX)
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
@@ -45373,11 +45788,14 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     else:
         if not isinstance(elementStrides, (list, tuple)):
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
-        if len(elementStrides) != elementStrides_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if elementStrides_count < 0 or len(elementStrides) < elementStrides_count:
             raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
-        elementStrides_storage = bytearray(max(len(elementStrides), 1) * sizeof(c.cuuint32_t))
+        elementStrides_storage = bytearray(max(elementStrides_count, 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
-        for i, item in enumerate(elementStrides):
+        for i in range(elementStrides_count):
+            item = elementStrides[i]
             _c_elementStrides[i] = <c.cuuint32_t>as_unsigned(item, b"elementStrides", UINT32_MAX)
 
     with nogil:
@@ -45620,11 +46038,14 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     else:
         if not isinstance(globalDim, (list, tuple)):
             raise TypeError(f"globalDim: expected a list, got {type(globalDim).__name__}")
-        if len(globalDim) != globalDim_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if globalDim_count < 0 or len(globalDim) < globalDim_count:
             raise ValueError(f"globalDim: {len(globalDim)} items, but tensorRank is { globalDim_count }")
-        globalDim_storage = bytearray(max(len(globalDim), 1) * sizeof(c.cuuint64_t))
+        globalDim_storage = bytearray(max(globalDim_count, 1) * sizeof(c.cuuint64_t))
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
-        for i, item in enumerate(globalDim):
+        for i in range(globalDim_count):
+            item = globalDim[i]
             _c_globalDim[i] = <c.cuuint64_t>as_unsigned(item, b"globalDim", UINT64_MAX)
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
@@ -45636,11 +46057,14 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     else:
         if not isinstance(globalStrides, (list, tuple)):
             raise TypeError(f"globalStrides: expected a list, got {type(globalStrides).__name__}")
-        if len(globalStrides) != globalStrides_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if globalStrides_count < 0 or len(globalStrides) < globalStrides_count:
             raise ValueError(f"globalStrides: {len(globalStrides)} items, but tensorRank - 1 is { globalStrides_count }")
-        globalStrides_storage = bytearray(max(len(globalStrides), 1) * sizeof(c.cuuint64_t))
+        globalStrides_storage = bytearray(max(globalStrides_count, 1) * sizeof(c.cuuint64_t))
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
-        for i, item in enumerate(globalStrides):
+        for i in range(globalStrides_count):
+            item = globalStrides[i]
             _c_globalStrides[i] = <c.cuuint64_t>as_unsigned(item, b"globalStrides", UINT64_MAX)
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
@@ -45652,11 +46076,14 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     else:
         if not isinstance(elementStrides, (list, tuple)):
             raise TypeError(f"elementStrides: expected a list, got {type(elementStrides).__name__}")
-        if len(elementStrides) != elementStrides_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if elementStrides_count < 0 or len(elementStrides) < elementStrides_count:
             raise ValueError(f"elementStrides: {len(elementStrides)} items, but tensorRank is { elementStrides_count }")
-        elementStrides_storage = bytearray(max(len(elementStrides), 1) * sizeof(c.cuuint32_t))
+        elementStrides_storage = bytearray(max(elementStrides_count, 1) * sizeof(c.cuuint32_t))
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
-        for i, item in enumerate(elementStrides):
+        for i in range(elementStrides_count):
+            item = elementStrides[i]
             _c_elementStrides[i] = <c.cuuint32_t>as_unsigned(item, b"elementStrides", UINT32_MAX)
 
     with nogil:
@@ -46000,11 +46427,14 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     else:
         if not isinstance(operations, (list, tuple)):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
-        if len(operations) != operations_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if operations_count < 0 or len(operations) < operations_count:
             raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
-        operations_storage = bytearray(max(len(operations), 1) * sizeof(c.CUatomicOperation))
+        operations_storage = bytearray(max(operations_count, 1) * sizeof(c.CUatomicOperation))
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
-        for i, item in enumerate(operations):
+        for i in range(operations_count):
+            item = operations[i]
             _c_operations[i] = <c.CUatomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
 
     with nogil:
@@ -46345,11 +46775,14 @@ def cuGraphicsMapResources(count, resources, hStream):
     else:
         if not isinstance(resources, (list, tuple)):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
-        if len(resources) != resources_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if resources_count < 0 or len(resources) < resources_count:
             raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
-        resources_storage = bytearray(max(len(resources), 1) * sizeof(c.CUgraphicsResource))
+        resources_storage = bytearray(max(resources_count, 1) * sizeof(c.CUgraphicsResource))
         _c_resources = <c.CUgraphicsResource*><char*>resources_storage
-        for i, item in enumerate(resources):
+        for i in range(resources_count):
+            item = resources[i]
             _c_resources[i] = _as_CUgraphicsResource(item, b"resources")
 
     with nogil:
@@ -46414,11 +46847,14 @@ def cuGraphicsUnmapResources(count, resources, hStream):
     else:
         if not isinstance(resources, (list, tuple)):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
-        if len(resources) != resources_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if resources_count < 0 or len(resources) < resources_count:
             raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
-        resources_storage = bytearray(max(len(resources), 1) * sizeof(c.CUgraphicsResource))
+        resources_storage = bytearray(max(resources_count, 1) * sizeof(c.CUgraphicsResource))
         _c_resources = <c.CUgraphicsResource*><char*>resources_storage
-        for i, item in enumerate(resources):
+        for i in range(resources_count):
+            item = resources[i]
             _c_resources[i] = _as_CUgraphicsResource(item, b"resources")
 
     with nogil:
@@ -47284,11 +47720,14 @@ def cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount):
     else:
         if not isinstance(nbGroups, (list, tuple)):
             raise TypeError(f"nbGroups: expected a list, got {type(nbGroups).__name__}")
-        if len(nbGroups) != nbGroups_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if nbGroups_count < 0 or len(nbGroups) < nbGroups_count:
             raise ValueError(f"nbGroups: {len(nbGroups)} items, but minCount is { nbGroups_count }")
-        nbGroups_storage = bytearray(max(len(nbGroups), 1) * sizeof(unsigned int))
+        nbGroups_storage = bytearray(max(nbGroups_count, 1) * sizeof(unsigned int))
         _c_nbGroups = <unsigned int*><char*>nbGroups_storage
-        for i, item in enumerate(nbGroups):
+        for i in range(nbGroups_count):
+            item = nbGroups[i]
             _c_nbGroups[i] = <unsigned int>as_unsigned(item, b"nbGroups", UINT32_MAX)
 
     with nogil:
@@ -48282,55 +48721,114 @@ __all__ = [
     "CUmemGenericAllocationHandle",
     "CUlogIterator",
     "CUuuid",
+    "CUuuid_st",
     "CUmemFabricHandle",
+    "CUmemFabricHandle_st",
+    "CUmemFabricHandle_v1",
     "CUipcEventHandle",
+    "CUipcEventHandle_st",
+    "CUipcEventHandle_v1",
     "CUipcMemHandle",
+    "CUipcMemHandle_st",
+    "CUipcMemHandle_v1",
     "CUstreamMemOpWaitValueParams_st",
     "CUstreamMemOpWriteValueParams_st",
     "CUstreamMemOpFlushRemoteWritesParams_st",
     "CUstreamMemOpMemoryBarrierParams_st",
     "CUstreamBatchMemOpParams",
+    "CUstreamBatchMemOpParams_union",
+    "CUstreamBatchMemOpParams_v1",
     "CUDA_BATCH_MEM_OP_NODE_PARAMS",
+    "CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st",
+    "CUDA_BATCH_MEM_OP_NODE_PARAMS_v1",
     "CUDA_BATCH_MEM_OP_NODE_PARAMS_v2",
+    "CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st",
     "CUasyncNotificationInfo_info_overBudget",
     "CUasyncNotificationInfo_info",
     "CUasyncNotificationInfo",
+    "CUasyncNotificationInfo_st",
     "CUdevprop",
+    "CUdevprop_st",
+    "CUdevprop_v1",
     "CUaccessPolicyWindow",
+    "CUaccessPolicyWindow_st",
+    "CUaccessPolicyWindow_v1",
     "CUDA_KERNEL_NODE_PARAMS_v1",
+    "CUDA_KERNEL_NODE_PARAMS_st",
     "CUDA_KERNEL_NODE_PARAMS",
+    "CUDA_KERNEL_NODE_PARAMS_v2_st",
+    "CUDA_KERNEL_NODE_PARAMS_v2",
     "CUDA_KERNEL_NODE_PARAMS_v3",
+    "CUDA_KERNEL_NODE_PARAMS_v3_st",
     "CUDA_MEMSET_NODE_PARAMS",
+    "CUDA_MEMSET_NODE_PARAMS_st",
+    "CUDA_MEMSET_NODE_PARAMS_v1",
     "CUDA_MEMSET_NODE_PARAMS_v2",
+    "CUDA_MEMSET_NODE_PARAMS_v2_st",
     "CUDA_HOST_NODE_PARAMS",
+    "CUDA_HOST_NODE_PARAMS_st",
+    "CUDA_HOST_NODE_PARAMS_v1",
     "CUDA_HOST_NODE_PARAMS_v2",
+    "CUDA_HOST_NODE_PARAMS_v2_st",
     "CUDA_CONDITIONAL_NODE_PARAMS",
     "CUgraphEdgeData",
+    "CUgraphEdgeData_st",
     "CUDA_GRAPH_INSTANTIATE_PARAMS",
+    "CUDA_GRAPH_INSTANTIATE_PARAMS_st",
     "CUlaunchMemSyncDomainMap",
+    "CUlaunchMemSyncDomainMap_st",
     "CUlaunchAttributeValue_clusterDim",
     "CUlaunchAttributeValue_programmaticEvent",
     "CUlaunchAttributeValue_launchCompletionEvent",
     "CUlaunchAttributeValue_preferredClusterDim",
     "CUlaunchAttributeValue_deviceUpdatableKernelNode",
     "CUlaunchAttributeValue",
+    "CUlaunchAttributeValue_union",
+    "CUkernelNodeAttrValue_v1",
+    "CUkernelNodeAttrValue",
+    "CUstreamAttrValue_v1",
+    "CUstreamAttrValue",
     "CUlaunchAttribute",
+    "CUlaunchAttribute_st",
     "CUlaunchConfig",
+    "CUlaunchConfig_st",
     "CUexecAffinitySmCount",
+    "CUexecAffinitySmCount_st",
+    "CUexecAffinitySmCount_v1",
     "CUexecAffinityParam_v1_param",
     "CUexecAffinityParam",
+    "CUexecAffinityParam_st",
+    "CUexecAffinityParam_v1",
     "CUctxCigParam",
+    "CUctxCigParam_st",
     "CUctxCreateParams",
+    "CUctxCreateParams_st",
     "CUlibraryHostUniversalFunctionAndDataTable",
+    "CUlibraryHostUniversalFunctionAndDataTable_st",
     "CUDA_MEMCPY2D",
+    "CUDA_MEMCPY2D_st",
+    "CUDA_MEMCPY2D_v2",
     "CUDA_MEMCPY3D",
+    "CUDA_MEMCPY3D_st",
+    "CUDA_MEMCPY3D_v2",
     "CUDA_MEMCPY3D_PEER",
+    "CUDA_MEMCPY3D_PEER_st",
+    "CUDA_MEMCPY3D_PEER_v1",
     "CUDA_MEMCPY_NODE_PARAMS",
+    "CUDA_MEMCPY_NODE_PARAMS_st",
     "CUDA_ARRAY_DESCRIPTOR",
+    "CUDA_ARRAY_DESCRIPTOR_st",
+    "CUDA_ARRAY_DESCRIPTOR_v2",
     "CUDA_ARRAY3D_DESCRIPTOR",
+    "CUDA_ARRAY3D_DESCRIPTOR_st",
+    "CUDA_ARRAY3D_DESCRIPTOR_v2",
     "CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent",
     "CUDA_ARRAY_SPARSE_PROPERTIES",
+    "CUDA_ARRAY_SPARSE_PROPERTIES_st",
+    "CUDA_ARRAY_SPARSE_PROPERTIES_v1",
     "CUDA_ARRAY_MEMORY_REQUIREMENTS",
+    "CUDA_ARRAY_MEMORY_REQUIREMENTS_st",
+    "CUDA_ARRAY_MEMORY_REQUIREMENTS_v1",
     "CUDA_RESOURCE_DESC_v1_res_array",
     "CUDA_RESOURCE_DESC_v1_res_mipmap",
     "CUDA_RESOURCE_DESC_v1_res_linear",
@@ -48338,70 +48836,142 @@ __all__ = [
     "CUDA_RESOURCE_DESC_v1_res_reserved",
     "CUDA_RESOURCE_DESC_v1_res",
     "CUDA_RESOURCE_DESC",
+    "CUDA_RESOURCE_DESC_st",
+    "CUDA_RESOURCE_DESC_v1",
     "CUDA_TEXTURE_DESC",
+    "CUDA_TEXTURE_DESC_st",
+    "CUDA_TEXTURE_DESC_v1",
     "CUDA_RESOURCE_VIEW_DESC",
+    "CUDA_RESOURCE_VIEW_DESC_st",
+    "CUDA_RESOURCE_VIEW_DESC_v1",
     "CUtensorMap",
+    "CUtensorMap_st",
     "CUDA_POINTER_ATTRIBUTE_P2P_TOKENS",
+    "CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st",
+    "CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1",
     "CUDA_LAUNCH_PARAMS",
+    "CUDA_LAUNCH_PARAMS_st",
+    "CUDA_LAUNCH_PARAMS_v1",
     "CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32",
     "CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle",
     "CUDA_EXTERNAL_MEMORY_HANDLE_DESC",
+    "CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st",
+    "CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1",
     "CUDA_EXTERNAL_MEMORY_BUFFER_DESC",
+    "CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st",
+    "CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1",
     "CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC",
+    "CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st",
+    "CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1",
     "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32",
     "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle",
     "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC",
+    "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st",
+    "CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1",
     "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence",
     "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync",
     "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex",
     "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params",
     "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS",
+    "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st",
+    "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1",
     "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence",
     "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync",
     "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex",
     "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params",
     "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS",
+    "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st",
+    "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1",
     "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS",
+    "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st",
+    "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1",
     "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2",
+    "CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st",
     "CUDA_EXT_SEM_WAIT_NODE_PARAMS",
+    "CUDA_EXT_SEM_WAIT_NODE_PARAMS_st",
+    "CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1",
     "CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2",
+    "CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st",
     "CUarrayMapInfo_v1_resource",
     "CUarrayMapInfo_v1_subresource_sparseLevel",
     "CUarrayMapInfo_v1_subresource_miptail",
     "CUarrayMapInfo_v1_subresource",
     "CUarrayMapInfo_v1_memHandle",
     "CUarrayMapInfo",
+    "CUarrayMapInfo_st",
+    "CUarrayMapInfo_v1",
     "CUmemLocation",
+    "CUmemLocation_st",
+    "CUmemLocation_v1",
     "CUmemAllocationProp_v1_allocFlags",
     "CUmemAllocationProp",
+    "CUmemAllocationProp_st",
+    "CUmemAllocationProp_v1",
     "CUmulticastObjectProp",
+    "CUmulticastObjectProp_st",
+    "CUmulticastObjectProp_v1",
     "CUmemAccessDesc",
+    "CUmemAccessDesc_st",
+    "CUmemAccessDesc_v1",
     "CUgraphExecUpdateResultInfo",
+    "CUgraphExecUpdateResultInfo_st",
+    "CUgraphExecUpdateResultInfo_v1",
     "CUmemPoolProps",
+    "CUmemPoolProps_st",
+    "CUmemPoolProps_v1",
     "CUmemPoolPtrExportData",
+    "CUmemPoolPtrExportData_st",
+    "CUmemPoolPtrExportData_v1",
     "CUmemcpyAttributes",
+    "CUmemcpyAttributes_st",
+    "CUmemcpyAttributes_v1",
     "CUoffset3D",
+    "CUoffset3D_st",
+    "CUoffset3D_v1",
     "CUextent3D",
+    "CUextent3D_st",
+    "CUextent3D_v1",
     "CUmemcpy3DOperand_v1_op_ptr",
     "CUmemcpy3DOperand_v1_op_array",
     "CUmemcpy3DOperand_v1_op",
     "CUmemcpy3DOperand",
+    "CUmemcpy3DOperand_st",
+    "CUmemcpy3DOperand_v1",
     "CUDA_MEMCPY3D_BATCH_OP",
+    "CUDA_MEMCPY3D_BATCH_OP_st",
+    "CUDA_MEMCPY3D_BATCH_OP_v1",
     "CUDA_MEM_ALLOC_NODE_PARAMS",
+    "CUDA_MEM_ALLOC_NODE_PARAMS_v1_st",
+    "CUDA_MEM_ALLOC_NODE_PARAMS_v1",
     "CUDA_MEM_ALLOC_NODE_PARAMS_v2",
+    "CUDA_MEM_ALLOC_NODE_PARAMS_v2_st",
     "CUDA_MEM_FREE_NODE_PARAMS",
+    "CUDA_MEM_FREE_NODE_PARAMS_st",
     "CUDA_CHILD_GRAPH_NODE_PARAMS",
+    "CUDA_CHILD_GRAPH_NODE_PARAMS_st",
     "CUDA_EVENT_RECORD_NODE_PARAMS",
+    "CUDA_EVENT_RECORD_NODE_PARAMS_st",
     "CUDA_EVENT_WAIT_NODE_PARAMS",
+    "CUDA_EVENT_WAIT_NODE_PARAMS_st",
     "CUgraphNodeParams",
+    "CUgraphNodeParams_st",
     "CUcheckpointLockArgs",
+    "CUcheckpointLockArgs_st",
     "CUcheckpointCheckpointArgs",
+    "CUcheckpointCheckpointArgs_st",
     "CUcheckpointGpuPair",
+    "CUcheckpointGpuPair_st",
     "CUcheckpointRestoreArgs",
+    "CUcheckpointRestoreArgs_st",
     "CUcheckpointUnlockArgs",
+    "CUcheckpointUnlockArgs_st",
     "CUmemDecompressParams",
+    "CUmemDecompressParams_st",
     "CUdevSmResource",
+    "CUdevSmResource_st",
     "CUdevResource",
+    "CUdevResource_st",
+    "CUdevResource_v1",
     "cuGetErrorString",
     "cuGetErrorName",
     "cuInit",

@@ -1802,6 +1802,7 @@ class char1:
     @x.setter
     def x(self, value: int) -> None: ...
 
+
 class uchar1:
     """Struct uchar1 of the C API."""
     sizeof: int
@@ -1811,6 +1812,7 @@ class uchar1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 class char2:
     """Struct char2 of the C API."""
@@ -1826,6 +1828,7 @@ class char2:
     @y.setter
     def y(self, value: int) -> None: ...
 
+
 class uchar2:
     """Struct uchar2 of the C API."""
     sizeof: int
@@ -1839,6 +1842,7 @@ class uchar2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 class char3:
     """Struct char3 of the C API."""
@@ -1858,6 +1862,7 @@ class char3:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class uchar3:
     """Struct uchar3 of the C API."""
     sizeof: int
@@ -1875,6 +1880,7 @@ class uchar3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class char4:
     """Struct char4 of the C API."""
@@ -1898,6 +1904,7 @@ class char4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class uchar4:
     """Struct uchar4 of the C API."""
     sizeof: int
@@ -1920,6 +1927,7 @@ class uchar4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class short1:
     """Struct short1 of the C API."""
     sizeof: int
@@ -1930,6 +1938,7 @@ class short1:
     @x.setter
     def x(self, value: int) -> None: ...
 
+
 class ushort1:
     """Struct ushort1 of the C API."""
     sizeof: int
@@ -1939,6 +1948,7 @@ class ushort1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 class short2:
     """Struct short2 of the C API."""
@@ -1954,6 +1964,7 @@ class short2:
     @y.setter
     def y(self, value: int) -> None: ...
 
+
 class ushort2:
     """Struct ushort2 of the C API."""
     sizeof: int
@@ -1967,6 +1978,7 @@ class ushort2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 class short3:
     """Struct short3 of the C API."""
@@ -1986,6 +1998,7 @@ class short3:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class ushort3:
     """Struct ushort3 of the C API."""
     sizeof: int
@@ -2003,6 +2016,7 @@ class ushort3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class short4:
     """Struct short4 of the C API."""
@@ -2026,6 +2040,7 @@ class short4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class ushort4:
     """Struct ushort4 of the C API."""
     sizeof: int
@@ -2048,6 +2063,7 @@ class ushort4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class int1:
     """Struct int1 of the C API."""
     sizeof: int
@@ -2058,6 +2074,7 @@ class int1:
     @x.setter
     def x(self, value: int) -> None: ...
 
+
 class uint1:
     """Struct uint1 of the C API."""
     sizeof: int
@@ -2067,6 +2084,7 @@ class uint1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 class int2:
     """Struct int2 of the C API."""
@@ -2082,6 +2100,7 @@ class int2:
     @y.setter
     def y(self, value: int) -> None: ...
 
+
 class uint2:
     """Struct uint2 of the C API."""
     sizeof: int
@@ -2095,6 +2114,7 @@ class uint2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 class int3:
     """Struct int3 of the C API."""
@@ -2114,6 +2134,7 @@ class int3:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class uint3:
     """Struct uint3 of the C API."""
     sizeof: int
@@ -2131,6 +2152,7 @@ class uint3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class int4:
     """Struct int4 of the C API."""
@@ -2154,6 +2176,7 @@ class int4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class uint4:
     """Struct uint4 of the C API."""
     sizeof: int
@@ -2176,6 +2199,7 @@ class uint4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class long1:
     """Struct long1 of the C API."""
     sizeof: int
@@ -2186,6 +2210,7 @@ class long1:
     @x.setter
     def x(self, value: int) -> None: ...
 
+
 class ulong1:
     """Struct ulong1 of the C API."""
     sizeof: int
@@ -2195,6 +2220,7 @@ class ulong1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 class long2:
     """Struct long2 of the C API."""
@@ -2210,6 +2236,7 @@ class long2:
     @y.setter
     def y(self, value: int) -> None: ...
 
+
 class ulong2:
     """Struct ulong2 of the C API."""
     sizeof: int
@@ -2223,6 +2250,7 @@ class ulong2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 class long3:
     """Struct long3 of the C API."""
@@ -2242,6 +2270,7 @@ class long3:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class ulong3:
     """Struct ulong3 of the C API."""
     sizeof: int
@@ -2259,6 +2288,7 @@ class ulong3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class long4:
     """Struct long4 of the C API."""
@@ -2282,6 +2312,7 @@ class long4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class ulong4:
     """Struct ulong4 of the C API."""
     sizeof: int
@@ -2303,6 +2334,7 @@ class ulong4:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 class long4_16a:
     """Struct long4_16a of the C API."""
@@ -2326,6 +2358,7 @@ class long4_16a:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class ulong4_16a:
     """Struct ulong4_16a of the C API."""
     sizeof: int
@@ -2347,6 +2380,7 @@ class ulong4_16a:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 class long4_32a:
     """Struct long4_32a of the C API."""
@@ -2370,6 +2404,7 @@ class long4_32a:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class ulong4_32a:
     """Struct ulong4_32a of the C API."""
     sizeof: int
@@ -2392,6 +2427,7 @@ class ulong4_32a:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class float1:
     """Struct float1 of the C API."""
     sizeof: int
@@ -2401,6 +2437,7 @@ class float1:
     def x(self) -> float: ...
     @x.setter
     def x(self, value: float) -> None: ...
+
 
 class float2:
     """Struct float2 of the C API."""
@@ -2415,6 +2452,7 @@ class float2:
     def y(self) -> float: ...
     @y.setter
     def y(self, value: float) -> None: ...
+
 
 class float3:
     """Struct float3 of the C API."""
@@ -2433,6 +2471,7 @@ class float3:
     def z(self) -> float: ...
     @z.setter
     def z(self, value: float) -> None: ...
+
 
 class float4:
     """Struct float4 of the C API."""
@@ -2456,6 +2495,7 @@ class float4:
     @w.setter
     def w(self, value: float) -> None: ...
 
+
 class longlong1:
     """Struct longlong1 of the C API."""
     sizeof: int
@@ -2466,6 +2506,7 @@ class longlong1:
     @x.setter
     def x(self, value: int) -> None: ...
 
+
 class ulonglong1:
     """Struct ulonglong1 of the C API."""
     sizeof: int
@@ -2475,6 +2516,7 @@ class ulonglong1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 class longlong2:
     """Struct longlong2 of the C API."""
@@ -2490,6 +2532,7 @@ class longlong2:
     @y.setter
     def y(self, value: int) -> None: ...
 
+
 class ulonglong2:
     """Struct ulonglong2 of the C API."""
     sizeof: int
@@ -2503,6 +2546,7 @@ class ulonglong2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 class longlong3:
     """Struct longlong3 of the C API."""
@@ -2522,6 +2566,7 @@ class longlong3:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class ulonglong3:
     """Struct ulonglong3 of the C API."""
     sizeof: int
@@ -2539,6 +2584,7 @@ class ulonglong3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class longlong4:
     """Struct longlong4 of the C API."""
@@ -2562,6 +2608,7 @@ class longlong4:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class longlong4_16a:
     """Struct longlong4_16a of the C API."""
     sizeof: int
@@ -2583,6 +2630,7 @@ class longlong4_16a:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 class longlong4_32a:
     """Struct longlong4_32a of the C API."""
@@ -2606,6 +2654,7 @@ class longlong4_32a:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class ulonglong4:
     """Struct ulonglong4 of the C API."""
     sizeof: int
@@ -2627,6 +2676,7 @@ class ulonglong4:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 class ulonglong4_16a:
     """Struct ulonglong4_16a of the C API."""
@@ -2650,6 +2700,7 @@ class ulonglong4_16a:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class ulonglong4_32a:
     """Struct ulonglong4_32a of the C API."""
     sizeof: int
@@ -2672,6 +2723,7 @@ class ulonglong4_32a:
     @w.setter
     def w(self, value: int) -> None: ...
 
+
 class double1:
     """Struct double1 of the C API."""
     sizeof: int
@@ -2681,6 +2733,7 @@ class double1:
     def x(self) -> float: ...
     @x.setter
     def x(self, value: float) -> None: ...
+
 
 class double2:
     """Struct double2 of the C API."""
@@ -2695,6 +2748,7 @@ class double2:
     def y(self) -> float: ...
     @y.setter
     def y(self, value: float) -> None: ...
+
 
 class double3:
     """Struct double3 of the C API."""
@@ -2713,6 +2767,7 @@ class double3:
     def z(self) -> float: ...
     @z.setter
     def z(self, value: float) -> None: ...
+
 
 class double4:
     """Struct double4 of the C API."""
@@ -2736,6 +2791,7 @@ class double4:
     @w.setter
     def w(self, value: float) -> None: ...
 
+
 class double4_16a:
     """Struct double4_16a of the C API."""
     sizeof: int
@@ -2758,6 +2814,7 @@ class double4_16a:
     @w.setter
     def w(self, value: float) -> None: ...
 
+
 class double4_32a:
     """Struct double4_32a of the C API."""
     sizeof: int
@@ -2779,6 +2836,7 @@ class double4_32a:
     def w(self) -> float: ...
     @w.setter
     def w(self, value: float) -> None: ...
+
 
 class dim3:
     """Struct dim3 of the C API.
@@ -2803,6 +2861,7 @@ class dim3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class cudaChannelFormatDesc:
     """Struct cudaChannelFormatDesc of the C API.
@@ -2833,6 +2892,7 @@ class cudaChannelFormatDesc:
     @f.setter
     def f(self, value: cudaChannelFormatKind | int) -> None: ...
 
+
 class cudaArraySparseProperties_tileExtent:
     """Struct cudaArraySparseProperties_tileExtent of the C API."""
     sizeof: int
@@ -2850,6 +2910,7 @@ class cudaArraySparseProperties_tileExtent:
     def depth(self) -> int: ...
     @depth.setter
     def depth(self, value: int) -> None: ...
+
 
 class cudaArraySparseProperties:
     """Struct cudaArraySparseProperties of the C API.
@@ -2880,6 +2941,7 @@ class cudaArraySparseProperties:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaArrayMemoryRequirements:
     """Struct cudaArrayMemoryRequirements of the C API.
 
@@ -2900,6 +2962,7 @@ class cudaArrayMemoryRequirements:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class cudaPitchedPtr:
     """Struct cudaPitchedPtr of the C API.
@@ -2928,6 +2991,7 @@ class cudaPitchedPtr:
     @ysize.setter
     def ysize(self, value: int) -> None: ...
 
+
 class cudaExtent:
     """Struct cudaExtent of the C API.
 
@@ -2951,6 +3015,7 @@ class cudaExtent:
     @depth.setter
     def depth(self, value: int) -> None: ...
 
+
 class cudaPos:
     """Struct cudaPos of the C API.
 
@@ -2973,6 +3038,7 @@ class cudaPos:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class cudaMemcpy3DParms:
     """Struct cudaMemcpy3DParms of the C API.
@@ -3015,6 +3081,7 @@ class cudaMemcpy3DParms:
     @kind.setter
     def kind(self, value: cudaMemcpyKind | int) -> None: ...
 
+
 class cudaMemcpyNodeParams:
     """Struct cudaMemcpyNodeParams of the C API.
 
@@ -3035,6 +3102,7 @@ class cudaMemcpyNodeParams:
     def copyParams(self) -> cudaMemcpy3DParms: ...
     @copyParams.setter
     def copyParams(self, value: cudaMemcpy3DParms) -> None: ...
+
 
 class cudaMemcpy3DPeerParms:
     """Struct cudaMemcpy3DPeerParms of the C API.
@@ -3081,6 +3149,7 @@ class cudaMemcpy3DPeerParms:
     @extent.setter
     def extent(self, value: cudaExtent) -> None: ...
 
+
 class cudaMemsetParams:
     """Struct cudaMemsetParams of the C API.
 
@@ -3114,6 +3183,7 @@ class cudaMemsetParams:
     @height.setter
     def height(self, value: int) -> None: ...
 
+
 class cudaMemsetParamsV2:
     """Struct cudaMemsetParamsV2 of the C API.
 
@@ -3146,6 +3216,7 @@ class cudaMemsetParamsV2:
     def height(self) -> int: ...
     @height.setter
     def height(self, value: int) -> None: ...
+
 
 class cudaAccessPolicyWindow:
     """Struct cudaAccessPolicyWindow of the C API.
@@ -3184,6 +3255,7 @@ class cudaAccessPolicyWindow:
     @missProp.setter
     def missProp(self, value: cudaAccessProperty | int) -> None: ...
 
+
 class cudaHostNodeParams:
     """Struct cudaHostNodeParams of the C API.
 
@@ -3200,6 +3272,7 @@ class cudaHostNodeParams:
     def userData(self) -> int: ...
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
+
 
 class cudaHostNodeParamsV2:
     """Struct cudaHostNodeParamsV2 of the C API.
@@ -3218,6 +3291,7 @@ class cudaHostNodeParamsV2:
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaResourceDesc_res_array:
     """Struct cudaResourceDesc_res_array of the C API."""
     sizeof: int
@@ -3228,6 +3302,7 @@ class cudaResourceDesc_res_array:
     @array.setter
     def array(self, value: cudaArray_t | int | None) -> None: ...
 
+
 class cudaResourceDesc_res_mipmap:
     """Struct cudaResourceDesc_res_mipmap of the C API."""
     sizeof: int
@@ -3237,6 +3312,7 @@ class cudaResourceDesc_res_mipmap:
     def mipmap(self) -> cudaMipmappedArray_t: ...
     @mipmap.setter
     def mipmap(self, value: cudaMipmappedArray_t | int | None) -> None: ...
+
 
 class cudaResourceDesc_res_linear:
     """Struct cudaResourceDesc_res_linear of the C API."""
@@ -3255,6 +3331,7 @@ class cudaResourceDesc_res_linear:
     def sizeInBytes(self) -> int: ...
     @sizeInBytes.setter
     def sizeInBytes(self, value: int) -> None: ...
+
 
 class cudaResourceDesc_res_pitch2D:
     """Struct cudaResourceDesc_res_pitch2D of the C API."""
@@ -3282,6 +3359,7 @@ class cudaResourceDesc_res_pitch2D:
     @pitchInBytes.setter
     def pitchInBytes(self, value: int) -> None: ...
 
+
 class cudaResourceDesc_res_reserved:
     """Struct cudaResourceDesc_res_reserved of the C API."""
     sizeof: int
@@ -3291,6 +3369,7 @@ class cudaResourceDesc_res_reserved:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class cudaResourceDesc_res:
     """Union cudaResourceDesc_res of the C API."""
@@ -3318,6 +3397,7 @@ class cudaResourceDesc_res:
     @reserved.setter
     def reserved(self, value: cudaResourceDesc_res_reserved) -> None: ...
 
+
 class cudaResourceDesc:
     """Struct cudaResourceDesc of the C API.
 
@@ -3338,6 +3418,7 @@ class cudaResourceDesc:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 class cudaResourceViewDesc:
     """Struct cudaResourceViewDesc of the C API.
@@ -3384,6 +3465,7 @@ class cudaResourceViewDesc:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaPointerAttributes:
     """Struct cudaPointerAttributes of the C API.
 
@@ -3412,6 +3494,7 @@ class cudaPointerAttributes:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class cudaFuncAttributes:
     """Struct cudaFuncAttributes of the C API.
@@ -3490,6 +3573,7 @@ class cudaFuncAttributes:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaMemLocation:
     """Struct cudaMemLocation of the C API.
 
@@ -3510,6 +3594,7 @@ class cudaMemLocation:
     @id.setter
     def id(self, value: int) -> None: ...
 
+
 class cudaMemAccessDesc:
     """Struct cudaMemAccessDesc of the C API.
 
@@ -3526,6 +3611,7 @@ class cudaMemAccessDesc:
     def flags(self) -> cudaMemAccessFlags: ...
     @flags.setter
     def flags(self, value: cudaMemAccessFlags | int) -> None: ...
+
 
 class cudaMemPoolProps:
     """Struct cudaMemPoolProps of the C API.
@@ -3564,6 +3650,7 @@ class cudaMemPoolProps:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaMemPoolPtrExportData:
     """Struct cudaMemPoolPtrExportData of the C API.
 
@@ -3576,6 +3663,7 @@ class cudaMemPoolPtrExportData:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class cudaMemAllocNodeParams:
     """Struct cudaMemAllocNodeParams of the C API.
@@ -3606,6 +3694,7 @@ class cudaMemAllocNodeParams:
     @dptr.setter
     def dptr(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaMemAllocNodeParamsV2:
     """Struct cudaMemAllocNodeParamsV2 of the C API.
 
@@ -3635,6 +3724,7 @@ class cudaMemAllocNodeParamsV2:
     @dptr.setter
     def dptr(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaMemFreeNodeParams:
     """Struct cudaMemFreeNodeParams of the C API.
 
@@ -3647,6 +3737,7 @@ class cudaMemFreeNodeParams:
     def dptr(self) -> int: ...
     @dptr.setter
     def dptr(self, value: int | Buffer | None) -> None: ...
+
 
 class cudaMemcpyAttributes:
     """Struct cudaMemcpyAttributes of the C API.
@@ -3673,6 +3764,7 @@ class cudaMemcpyAttributes:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 class cudaOffset3D:
     """Struct cudaOffset3D of the C API.
 
@@ -3693,6 +3785,7 @@ class cudaOffset3D:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 class cudaMemcpy3DOperand_op_ptr:
     """Struct cudaMemcpy3DOperand_op_ptr of the C API.
@@ -3719,6 +3812,7 @@ class cudaMemcpy3DOperand_op_ptr:
     @locHint.setter
     def locHint(self, value: cudaMemLocation) -> None: ...
 
+
 class cudaMemcpy3DOperand_op_array:
     """Struct cudaMemcpy3DOperand_op_array of the C API.
 
@@ -3736,6 +3830,7 @@ class cudaMemcpy3DOperand_op_array:
     @offset.setter
     def offset(self, value: cudaOffset3D) -> None: ...
 
+
 class cudaMemcpy3DOperand_op:
     """Union cudaMemcpy3DOperand_op of the C API."""
     sizeof: int
@@ -3749,6 +3844,7 @@ class cudaMemcpy3DOperand_op:
     def array(self) -> cudaMemcpy3DOperand_op_array: ...
     @array.setter
     def array(self, value: cudaMemcpy3DOperand_op_array) -> None: ...
+
 
 class cudaMemcpy3DOperand:
     """Struct cudaMemcpy3DOperand of the C API.
@@ -3766,6 +3862,7 @@ class cudaMemcpy3DOperand:
     def op(self) -> cudaMemcpy3DOperand_op: ...
     @op.setter
     def op(self, value: cudaMemcpy3DOperand_op) -> None: ...
+
 
 class cudaMemcpy3DBatchOp:
     """Struct cudaMemcpy3DBatchOp of the C API."""
@@ -3793,6 +3890,7 @@ class cudaMemcpy3DBatchOp:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 class CUuuid:
     """Struct CUuuid of the C API."""
     sizeof: int
@@ -3802,6 +3900,10 @@ class CUuuid:
     def bytes_(self) -> bytes: ...
     @bytes_.setter
     def bytes_(self, value: bytes) -> None: ...
+
+CUuuid_st = CUuuid
+
+cudaUUID_t = CUuuid
 
 class cudaDeviceProp:
     """Struct cudaDeviceProp of the C API.
@@ -4184,6 +4286,7 @@ class cudaDeviceProp:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaIpcEventHandle_t:
     """Struct cudaIpcEventHandle_t of the C API.
 
@@ -4196,6 +4299,8 @@ class cudaIpcEventHandle_t:
     def reserved(self) -> bytes: ...
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
+
+cudaIpcEventHandle_st = cudaIpcEventHandle_t
 
 class cudaIpcMemHandle_t:
     """Struct cudaIpcMemHandle_t of the C API.
@@ -4210,6 +4315,8 @@ class cudaIpcMemHandle_t:
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
 
+cudaIpcMemHandle_st = cudaIpcMemHandle_t
+
 class cudaMemFabricHandle_t:
     """Struct cudaMemFabricHandle_t of the C API."""
     sizeof: int
@@ -4219,6 +4326,8 @@ class cudaMemFabricHandle_t:
     def reserved(self) -> bytes: ...
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
+
+cudaMemFabricHandle_st = cudaMemFabricHandle_t
 
 class cudaExternalMemoryHandleDesc_handle_win32:
     """Struct cudaExternalMemoryHandleDesc_handle_win32 of the C API.
@@ -4249,6 +4358,7 @@ class cudaExternalMemoryHandleDesc_handle_win32:
     @name.setter
     def name(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaExternalMemoryHandleDesc_handle:
     """Union cudaExternalMemoryHandleDesc_handle of the C API."""
     sizeof: int
@@ -4266,6 +4376,7 @@ class cudaExternalMemoryHandleDesc_handle:
     def nvSciBufObject(self) -> int: ...
     @nvSciBufObject.setter
     def nvSciBufObject(self, value: int | Buffer | None) -> None: ...
+
 
 class cudaExternalMemoryHandleDesc:
     """Struct cudaExternalMemoryHandleDesc of the C API.
@@ -4296,6 +4407,7 @@ class cudaExternalMemoryHandleDesc:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaExternalMemoryBufferDesc:
     """Struct cudaExternalMemoryBufferDesc of the C API.
 
@@ -4320,6 +4432,7 @@ class cudaExternalMemoryBufferDesc:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class cudaExternalMemoryMipmappedArrayDesc:
     """Struct cudaExternalMemoryMipmappedArrayDesc of the C API.
@@ -4354,6 +4467,7 @@ class cudaExternalMemoryMipmappedArrayDesc:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaExternalSemaphoreHandleDesc_handle_win32:
     """Struct cudaExternalSemaphoreHandleDesc_handle_win32 of the C API.
 
@@ -4383,6 +4497,7 @@ class cudaExternalSemaphoreHandleDesc_handle_win32:
     @name.setter
     def name(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaExternalSemaphoreHandleDesc_handle:
     """Union cudaExternalSemaphoreHandleDesc_handle of the C API."""
     sizeof: int
@@ -4400,6 +4515,7 @@ class cudaExternalSemaphoreHandleDesc_handle:
     def nvSciSyncObj(self) -> int: ...
     @nvSciSyncObj.setter
     def nvSciSyncObj(self, value: int | Buffer | None) -> None: ...
+
 
 class cudaExternalSemaphoreHandleDesc:
     """Struct cudaExternalSemaphoreHandleDesc of the C API.
@@ -4426,6 +4542,7 @@ class cudaExternalSemaphoreHandleDesc:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaExternalSemaphoreSignalParams_params_fence:
     """Struct cudaExternalSemaphoreSignalParams_params_fence of the C API.
 
@@ -4438,6 +4555,7 @@ class cudaExternalSemaphoreSignalParams_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 class cudaExternalSemaphoreSignalParams_params_nvSciSync:
     """Union cudaExternalSemaphoreSignalParams_params_nvSciSync of the C API."""
@@ -4453,6 +4571,7 @@ class cudaExternalSemaphoreSignalParams_params_nvSciSync:
     @reserved.setter
     def reserved(self, value: int) -> None: ...
 
+
 class cudaExternalSemaphoreSignalParams_params_keyedMutex:
     """Struct cudaExternalSemaphoreSignalParams_params_keyedMutex of the C API.
 
@@ -4465,6 +4584,7 @@ class cudaExternalSemaphoreSignalParams_params_keyedMutex:
     def key(self) -> int: ...
     @key.setter
     def key(self, value: int) -> None: ...
+
 
 class cudaExternalSemaphoreSignalParams_params:
     """Struct cudaExternalSemaphoreSignalParams_params of the C API."""
@@ -4488,6 +4608,7 @@ class cudaExternalSemaphoreSignalParams_params:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaExternalSemaphoreSignalParams:
     """Struct cudaExternalSemaphoreSignalParams of the C API.
 
@@ -4509,6 +4630,7 @@ class cudaExternalSemaphoreSignalParams:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaExternalSemaphoreWaitParams_params_fence:
     """Struct cudaExternalSemaphoreWaitParams_params_fence of the C API.
 
@@ -4521,6 +4643,7 @@ class cudaExternalSemaphoreWaitParams_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 class cudaExternalSemaphoreWaitParams_params_nvSciSync:
     """Union cudaExternalSemaphoreWaitParams_params_nvSciSync of the C API."""
@@ -4535,6 +4658,7 @@ class cudaExternalSemaphoreWaitParams_params_nvSciSync:
     def reserved(self) -> int: ...
     @reserved.setter
     def reserved(self, value: int) -> None: ...
+
 
 class cudaExternalSemaphoreWaitParams_params_keyedMutex:
     """Struct cudaExternalSemaphoreWaitParams_params_keyedMutex of the C API.
@@ -4552,6 +4676,7 @@ class cudaExternalSemaphoreWaitParams_params_keyedMutex:
     def timeoutMs(self) -> int: ...
     @timeoutMs.setter
     def timeoutMs(self, value: int) -> None: ...
+
 
 class cudaExternalSemaphoreWaitParams_params:
     """Struct cudaExternalSemaphoreWaitParams_params of the C API."""
@@ -4575,6 +4700,7 @@ class cudaExternalSemaphoreWaitParams_params:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 class cudaExternalSemaphoreWaitParams:
     """Struct cudaExternalSemaphoreWaitParams of the C API.
 
@@ -4595,6 +4721,7 @@ class cudaExternalSemaphoreWaitParams:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 class cudalibraryHostUniversalFunctionAndDataTable:
     """Struct cudalibraryHostUniversalFunctionAndDataTable of the C API."""
@@ -4617,6 +4744,7 @@ class cudalibraryHostUniversalFunctionAndDataTable:
     def dataWindowSize(self) -> int: ...
     @dataWindowSize.setter
     def dataWindowSize(self, value: int) -> None: ...
+
 
 class cudaKernelNodeParams:
     """Struct cudaKernelNodeParams of the C API.
@@ -4651,6 +4779,7 @@ class cudaKernelNodeParams:
     @extra.setter
     def extra(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaKernelNodeParamsV2:
     """Struct cudaKernelNodeParamsV2 of the C API.
 
@@ -4684,6 +4813,7 @@ class cudaKernelNodeParamsV2:
     @extra.setter
     def extra(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaExternalSemaphoreSignalNodeParams:
     """Struct cudaExternalSemaphoreSignalNodeParams of the C API.
 
@@ -4704,6 +4834,7 @@ class cudaExternalSemaphoreSignalNodeParams:
     def numExtSems(self) -> int: ...
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
+
 
 class cudaExternalSemaphoreSignalNodeParamsV2:
     """Struct cudaExternalSemaphoreSignalNodeParamsV2 of the C API.
@@ -4726,6 +4857,7 @@ class cudaExternalSemaphoreSignalNodeParamsV2:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+
 class cudaExternalSemaphoreWaitNodeParams:
     """Struct cudaExternalSemaphoreWaitNodeParams of the C API.
 
@@ -4747,6 +4879,7 @@ class cudaExternalSemaphoreWaitNodeParams:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+
 class cudaExternalSemaphoreWaitNodeParamsV2:
     """Struct cudaExternalSemaphoreWaitNodeParamsV2 of the C API.
 
@@ -4767,6 +4900,7 @@ class cudaExternalSemaphoreWaitNodeParamsV2:
     def numExtSems(self) -> int: ...
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
+
 
 class cudaConditionalNodeParams:
     """Struct cudaConditionalNodeParams of the C API.
@@ -4793,6 +4927,7 @@ class cudaConditionalNodeParams:
     @phGraph_out.setter
     def phGraph_out(self, value: int | Buffer | None) -> None: ...
 
+
 class cudaChildGraphNodeParams:
     """Struct cudaChildGraphNodeParams of the C API.
 
@@ -4810,6 +4945,7 @@ class cudaChildGraphNodeParams:
     @ownership.setter
     def ownership(self, value: cudaGraphChildGraphNodeOwnership | int) -> None: ...
 
+
 class cudaEventRecordNodeParams:
     """Struct cudaEventRecordNodeParams of the C API.
 
@@ -4823,6 +4959,7 @@ class cudaEventRecordNodeParams:
     @event.setter
     def event(self, value: cudaEvent_t | int | None) -> None: ...
 
+
 class cudaEventWaitNodeParams:
     """Struct cudaEventWaitNodeParams of the C API.
 
@@ -4835,6 +4972,7 @@ class cudaEventWaitNodeParams:
     def event(self) -> cudaEvent_t: ...
     @event.setter
     def event(self, value: cudaEvent_t | int | None) -> None: ...
+
 
 class cudaGraphNodeParams:
     """Struct cudaGraphNodeParams of the C API.
@@ -4909,6 +5047,7 @@ class cudaGraphNodeParams:
     @reserved2.setter
     def reserved2(self, value: int) -> None: ...
 
+
 class cudaGraphEdgeData:
     """Struct cudaGraphEdgeData of the C API.
 
@@ -4936,6 +5075,8 @@ class cudaGraphEdgeData:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+cudaGraphEdgeData_st = cudaGraphEdgeData
+
 class cudaGraphInstantiateParams:
     """Struct cudaGraphInstantiateParams of the C API.
 
@@ -4961,6 +5102,8 @@ class cudaGraphInstantiateParams:
     @result_out.setter
     def result_out(self, value: cudaGraphInstantiateResult | int) -> None: ...
 
+cudaGraphInstantiateParams_st = cudaGraphInstantiateParams
+
 class cudaGraphExecUpdateResultInfo:
     """Struct cudaGraphExecUpdateResultInfo of the C API.
 
@@ -4982,6 +5125,8 @@ class cudaGraphExecUpdateResultInfo:
     @errorFromNode.setter
     def errorFromNode(self, value: cudaGraphNode_t | int | None) -> None: ...
 
+cudaGraphExecUpdateResultInfo_st = cudaGraphExecUpdateResultInfo
+
 class cudaGraphKernelNodeUpdate_updateData_param:
     """Struct cudaGraphKernelNodeUpdate_updateData_param of the C API."""
     sizeof: int
@@ -5000,6 +5145,7 @@ class cudaGraphKernelNodeUpdate_updateData_param:
     @size.setter
     def size(self, value: int) -> None: ...
 
+
 class cudaGraphKernelNodeUpdate_updateData:
     """Union cudaGraphKernelNodeUpdate_updateData of the C API."""
     sizeof: int
@@ -5017,6 +5163,7 @@ class cudaGraphKernelNodeUpdate_updateData:
     def isEnabled(self) -> int: ...
     @isEnabled.setter
     def isEnabled(self, value: int) -> None: ...
+
 
 class cudaGraphKernelNodeUpdate:
     """Struct cudaGraphKernelNodeUpdate of the C API.
@@ -5038,6 +5185,7 @@ class cudaGraphKernelNodeUpdate:
     def updateData(self) -> cudaGraphKernelNodeUpdate_updateData: ...
     @updateData.setter
     def updateData(self, value: cudaGraphKernelNodeUpdate_updateData) -> None: ...
+
 
 class cudaLaunchMemSyncDomainMap:
     """Struct cudaLaunchMemSyncDomainMap of the C API.
@@ -5063,6 +5211,8 @@ class cudaLaunchMemSyncDomainMap:
     def remote(self) -> int: ...
     @remote.setter
     def remote(self, value: int) -> None: ...
+
+cudaLaunchMemSyncDomainMap_st = cudaLaunchMemSyncDomainMap
 
 class cudaLaunchAttributeValue_clusterDim:
     """Struct cudaLaunchAttributeValue_clusterDim of the C API.
@@ -5093,6 +5243,7 @@ class cudaLaunchAttributeValue_clusterDim:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class cudaLaunchAttributeValue_programmaticEvent:
     """Struct cudaLaunchAttributeValue_programmaticEvent of the C API.
 
@@ -5118,6 +5269,7 @@ class cudaLaunchAttributeValue_programmaticEvent:
     def triggerAtBlockStart(self) -> int: ...
     @triggerAtBlockStart.setter
     def triggerAtBlockStart(self, value: int) -> None: ...
+
 
 class cudaLaunchAttributeValue_preferredClusterDim:
     """Struct cudaLaunchAttributeValue_preferredClusterDim of the C API.
@@ -5150,6 +5302,7 @@ class cudaLaunchAttributeValue_preferredClusterDim:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 class cudaLaunchAttributeValue_launchCompletionEvent:
     """Struct cudaLaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -5171,6 +5324,7 @@ class cudaLaunchAttributeValue_launchCompletionEvent:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 class cudaLaunchAttributeValue_deviceUpdatableKernelNode:
     """Struct cudaLaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -5190,6 +5344,7 @@ class cudaLaunchAttributeValue_deviceUpdatableKernelNode:
     def devNode(self) -> cudaGraphDeviceNode_t: ...
     @devNode.setter
     def devNode(self, value: cudaGraphDeviceNode_t | int | None) -> None: ...
+
 
 class cudaLaunchAttributeValue:
     """Union cudaLaunchAttributeValue of the C API.
@@ -5264,6 +5419,7 @@ class cudaLaunchAttributeValue:
     @nvlinkUtilCentricScheduling.setter
     def nvlinkUtilCentricScheduling(self, value: int) -> None: ...
 
+
 class cudaLaunchAttribute:
     """Struct cudaLaunchAttribute of the C API.
 
@@ -5284,6 +5440,8 @@ class cudaLaunchAttribute:
     def val(self) -> cudaLaunchAttributeValue: ...
     @val.setter
     def val(self, value: cudaLaunchAttributeValue) -> None: ...
+
+cudaLaunchAttribute_st = cudaLaunchAttribute
 
 class cudaLaunchConfig_t:
     """Struct cudaLaunchConfig_t of the C API.
@@ -5318,6 +5476,8 @@ class cudaLaunchConfig_t:
     @numAttrs.setter
     def numAttrs(self, value: int) -> None: ...
 
+cudaLaunchConfig_st = cudaLaunchConfig_t
+
 class cudaAsyncNotificationInfo_t_info_overBudget:
     """Struct cudaAsyncNotificationInfo_t_info_overBudget of the C API."""
     sizeof: int
@@ -5328,6 +5488,7 @@ class cudaAsyncNotificationInfo_t_info_overBudget:
     @bytesOverBudget.setter
     def bytesOverBudget(self, value: int) -> None: ...
 
+
 class cudaAsyncNotificationInfo_t_info:
     """Union cudaAsyncNotificationInfo_t_info of the C API."""
     sizeof: int
@@ -5337,6 +5498,7 @@ class cudaAsyncNotificationInfo_t_info:
     def overBudget(self) -> cudaAsyncNotificationInfo_t_info_overBudget: ...
     @overBudget.setter
     def overBudget(self, value: cudaAsyncNotificationInfo_t_info_overBudget) -> None: ...
+
 
 class cudaAsyncNotificationInfo_t:
     """Struct cudaAsyncNotificationInfo_t of the C API.
@@ -5355,16 +5517,20 @@ class cudaAsyncNotificationInfo_t:
     @info.setter
     def info(self, value: cudaAsyncNotificationInfo_t_info) -> None: ...
 
+cudaAsyncNotificationInfo = cudaAsyncNotificationInfo_t
+
 class cudaTextureDesc:
     """Struct cudaTextureDesc of the C API.
 
     CUDA texture descriptor
-
-    Fields without a Python property yet: addressMode, borderColor.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
+    @property
+    def addressMode(self) -> list[cudaTextureAddressMode]: ...
+    @addressMode.setter
+    def addressMode(self, value: Sequence[cudaTextureAddressMode | int]) -> None: ...
     @property
     def filterMode(self) -> cudaTextureFilterMode: ...
     @filterMode.setter
@@ -5377,6 +5543,10 @@ class cudaTextureDesc:
     def sRGB(self) -> int: ...
     @sRGB.setter
     def sRGB(self, value: int) -> None: ...
+    @property
+    def borderColor(self) -> list[float]: ...
+    @borderColor.setter
+    def borderColor(self, value: Sequence[float]) -> None: ...
     @property
     def normalizedCoords(self) -> int: ...
     @normalizedCoords.setter
@@ -5409,6 +5579,7 @@ class cudaTextureDesc:
     def seamlessCubemap(self) -> int: ...
     @seamlessCubemap.setter
     def seamlessCubemap(self, value: int) -> None: ...
+
 
 def cudaDeviceReset() -> tuple[cudaError_t]:
     """cudaDeviceReset()

@@ -4874,6 +4874,7 @@ cdef inline c.char1* _as_char1_ptr(object o, const char* name) except NULL:
 set_type_attr(char1, "sizeof", sizeof(c.char1))
 
 
+
 cdef class uchar1(Struct):
     """Struct uchar1 of the C API."""
     _fields = ("x", )
@@ -4926,6 +4927,7 @@ cdef inline c.uchar1* _as_uchar1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uchar1, "sizeof", sizeof(c.uchar1))
+
 
 
 cdef class char2(Struct):
@@ -4992,6 +4994,7 @@ cdef inline c.char2* _as_char2_ptr(object o, const char* name) except NULL:
 set_type_attr(char2, "sizeof", sizeof(c.char2))
 
 
+
 cdef class uchar2(Struct):
     """Struct uchar2 of the C API."""
     _fields = ("x", "y", )
@@ -5054,6 +5057,7 @@ cdef inline c.uchar2* _as_uchar2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uchar2, "sizeof", sizeof(c.uchar2))
+
 
 
 cdef class char3(Struct):
@@ -5130,6 +5134,7 @@ cdef inline c.char3* _as_char3_ptr(object o, const char* name) except NULL:
 set_type_attr(char3, "sizeof", sizeof(c.char3))
 
 
+
 cdef class uchar3(Struct):
     """Struct uchar3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -5202,6 +5207,7 @@ cdef inline c.uchar3* _as_uchar3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uchar3, "sizeof", sizeof(c.uchar3))
+
 
 
 cdef class char4(Struct):
@@ -5288,6 +5294,7 @@ cdef inline c.char4* _as_char4_ptr(object o, const char* name) except NULL:
 set_type_attr(char4, "sizeof", sizeof(c.char4))
 
 
+
 cdef class uchar4(Struct):
     """Struct uchar4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -5372,6 +5379,7 @@ cdef inline c.uchar4* _as_uchar4_ptr(object o, const char* name) except NULL:
 set_type_attr(uchar4, "sizeof", sizeof(c.uchar4))
 
 
+
 cdef class short1(Struct):
     """Struct short1 of the C API."""
     _fields = ("x", )
@@ -5426,6 +5434,7 @@ cdef inline c.short1* _as_short1_ptr(object o, const char* name) except NULL:
 set_type_attr(short1, "sizeof", sizeof(c.short1))
 
 
+
 cdef class ushort1(Struct):
     """Struct ushort1 of the C API."""
     _fields = ("x", )
@@ -5478,6 +5487,7 @@ cdef inline c.ushort1* _as_ushort1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ushort1, "sizeof", sizeof(c.ushort1))
+
 
 
 cdef class short2(Struct):
@@ -5544,6 +5554,7 @@ cdef inline c.short2* _as_short2_ptr(object o, const char* name) except NULL:
 set_type_attr(short2, "sizeof", sizeof(c.short2))
 
 
+
 cdef class ushort2(Struct):
     """Struct ushort2 of the C API."""
     _fields = ("x", "y", )
@@ -5606,6 +5617,7 @@ cdef inline c.ushort2* _as_ushort2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ushort2, "sizeof", sizeof(c.ushort2))
+
 
 
 cdef class short3(Struct):
@@ -5682,6 +5694,7 @@ cdef inline c.short3* _as_short3_ptr(object o, const char* name) except NULL:
 set_type_attr(short3, "sizeof", sizeof(c.short3))
 
 
+
 cdef class ushort3(Struct):
     """Struct ushort3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -5754,6 +5767,7 @@ cdef inline c.ushort3* _as_ushort3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ushort3, "sizeof", sizeof(c.ushort3))
+
 
 
 cdef class short4(Struct):
@@ -5840,6 +5854,7 @@ cdef inline c.short4* _as_short4_ptr(object o, const char* name) except NULL:
 set_type_attr(short4, "sizeof", sizeof(c.short4))
 
 
+
 cdef class ushort4(Struct):
     """Struct ushort4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -5924,6 +5939,7 @@ cdef inline c.ushort4* _as_ushort4_ptr(object o, const char* name) except NULL:
 set_type_attr(ushort4, "sizeof", sizeof(c.ushort4))
 
 
+
 cdef class int1(Struct):
     """Struct int1 of the C API."""
     _fields = ("x", )
@@ -5978,6 +5994,7 @@ cdef inline c.int1* _as_int1_ptr(object o, const char* name) except NULL:
 set_type_attr(int1, "sizeof", sizeof(c.int1))
 
 
+
 cdef class uint1(Struct):
     """Struct uint1 of the C API."""
     _fields = ("x", )
@@ -6030,6 +6047,7 @@ cdef inline c.uint1* _as_uint1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uint1, "sizeof", sizeof(c.uint1))
+
 
 
 cdef class int2(Struct):
@@ -6096,6 +6114,7 @@ cdef inline c.int2* _as_int2_ptr(object o, const char* name) except NULL:
 set_type_attr(int2, "sizeof", sizeof(c.int2))
 
 
+
 cdef class uint2(Struct):
     """Struct uint2 of the C API."""
     _fields = ("x", "y", )
@@ -6158,6 +6177,7 @@ cdef inline c.uint2* _as_uint2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uint2, "sizeof", sizeof(c.uint2))
+
 
 
 cdef class int3(Struct):
@@ -6234,6 +6254,7 @@ cdef inline c.int3* _as_int3_ptr(object o, const char* name) except NULL:
 set_type_attr(int3, "sizeof", sizeof(c.int3))
 
 
+
 cdef class uint3(Struct):
     """Struct uint3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -6306,6 +6327,7 @@ cdef inline c.uint3* _as_uint3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uint3, "sizeof", sizeof(c.uint3))
+
 
 
 cdef class int4(Struct):
@@ -6392,6 +6414,7 @@ cdef inline c.int4* _as_int4_ptr(object o, const char* name) except NULL:
 set_type_attr(int4, "sizeof", sizeof(c.int4))
 
 
+
 cdef class uint4(Struct):
     """Struct uint4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -6476,6 +6499,7 @@ cdef inline c.uint4* _as_uint4_ptr(object o, const char* name) except NULL:
 set_type_attr(uint4, "sizeof", sizeof(c.uint4))
 
 
+
 cdef class long1(Struct):
     """Struct long1 of the C API."""
     _fields = ("x", )
@@ -6530,6 +6554,7 @@ cdef inline c.long1* _as_long1_ptr(object o, const char* name) except NULL:
 set_type_attr(long1, "sizeof", sizeof(c.long1))
 
 
+
 cdef class ulong1(Struct):
     """Struct ulong1 of the C API."""
     _fields = ("x", )
@@ -6582,6 +6607,7 @@ cdef inline c.ulong1* _as_ulong1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong1, "sizeof", sizeof(c.ulong1))
+
 
 
 cdef class long2(Struct):
@@ -6648,6 +6674,7 @@ cdef inline c.long2* _as_long2_ptr(object o, const char* name) except NULL:
 set_type_attr(long2, "sizeof", sizeof(c.long2))
 
 
+
 cdef class ulong2(Struct):
     """Struct ulong2 of the C API."""
     _fields = ("x", "y", )
@@ -6710,6 +6737,7 @@ cdef inline c.ulong2* _as_ulong2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong2, "sizeof", sizeof(c.ulong2))
+
 
 
 cdef class long3(Struct):
@@ -6786,6 +6814,7 @@ cdef inline c.long3* _as_long3_ptr(object o, const char* name) except NULL:
 set_type_attr(long3, "sizeof", sizeof(c.long3))
 
 
+
 cdef class ulong3(Struct):
     """Struct ulong3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -6858,6 +6887,7 @@ cdef inline c.ulong3* _as_ulong3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong3, "sizeof", sizeof(c.ulong3))
+
 
 
 cdef class long4(Struct):
@@ -6944,6 +6974,7 @@ cdef inline c.long4* _as_long4_ptr(object o, const char* name) except NULL:
 set_type_attr(long4, "sizeof", sizeof(c.long4))
 
 
+
 cdef class ulong4(Struct):
     """Struct ulong4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -7026,6 +7057,7 @@ cdef inline c.ulong4* _as_ulong4_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong4, "sizeof", sizeof(c.ulong4))
+
 
 
 cdef class long4_16a(Struct):
@@ -7112,6 +7144,7 @@ cdef inline c.long4_16a* _as_long4_16a_ptr(object o, const char* name) except NU
 set_type_attr(long4_16a, "sizeof", sizeof(c.long4_16a))
 
 
+
 cdef class ulong4_16a(Struct):
     """Struct ulong4_16a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -7194,6 +7227,7 @@ cdef inline c.ulong4_16a* _as_ulong4_16a_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulong4_16a, "sizeof", sizeof(c.ulong4_16a))
+
 
 
 cdef class long4_32a(Struct):
@@ -7280,6 +7314,7 @@ cdef inline c.long4_32a* _as_long4_32a_ptr(object o, const char* name) except NU
 set_type_attr(long4_32a, "sizeof", sizeof(c.long4_32a))
 
 
+
 cdef class ulong4_32a(Struct):
     """Struct ulong4_32a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -7364,6 +7399,7 @@ cdef inline c.ulong4_32a* _as_ulong4_32a_ptr(object o, const char* name) except 
 set_type_attr(ulong4_32a, "sizeof", sizeof(c.ulong4_32a))
 
 
+
 cdef class float1(Struct):
     """Struct float1 of the C API."""
     _fields = ("x", )
@@ -7416,6 +7452,7 @@ cdef inline c.float1* _as_float1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(float1, "sizeof", sizeof(c.float1))
+
 
 
 cdef class float2(Struct):
@@ -7480,6 +7517,7 @@ cdef inline c.float2* _as_float2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(float2, "sizeof", sizeof(c.float2))
+
 
 
 cdef class float3(Struct):
@@ -7554,6 +7592,7 @@ cdef inline c.float3* _as_float3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(float3, "sizeof", sizeof(c.float3))
+
 
 
 cdef class float4(Struct):
@@ -7640,6 +7679,7 @@ cdef inline c.float4* _as_float4_ptr(object o, const char* name) except NULL:
 set_type_attr(float4, "sizeof", sizeof(c.float4))
 
 
+
 cdef class longlong1(Struct):
     """Struct longlong1 of the C API."""
     _fields = ("x", )
@@ -7694,6 +7734,7 @@ cdef inline c.longlong1* _as_longlong1_ptr(object o, const char* name) except NU
 set_type_attr(longlong1, "sizeof", sizeof(c.longlong1))
 
 
+
 cdef class ulonglong1(Struct):
     """Struct ulonglong1 of the C API."""
     _fields = ("x", )
@@ -7746,6 +7787,7 @@ cdef inline c.ulonglong1* _as_ulonglong1_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong1, "sizeof", sizeof(c.ulonglong1))
+
 
 
 cdef class longlong2(Struct):
@@ -7812,6 +7854,7 @@ cdef inline c.longlong2* _as_longlong2_ptr(object o, const char* name) except NU
 set_type_attr(longlong2, "sizeof", sizeof(c.longlong2))
 
 
+
 cdef class ulonglong2(Struct):
     """Struct ulonglong2 of the C API."""
     _fields = ("x", "y", )
@@ -7874,6 +7917,7 @@ cdef inline c.ulonglong2* _as_ulonglong2_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong2, "sizeof", sizeof(c.ulonglong2))
+
 
 
 cdef class longlong3(Struct):
@@ -7950,6 +7994,7 @@ cdef inline c.longlong3* _as_longlong3_ptr(object o, const char* name) except NU
 set_type_attr(longlong3, "sizeof", sizeof(c.longlong3))
 
 
+
 cdef class ulonglong3(Struct):
     """Struct ulonglong3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -8022,6 +8067,7 @@ cdef inline c.ulonglong3* _as_ulonglong3_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong3, "sizeof", sizeof(c.ulonglong3))
+
 
 
 cdef class longlong4(Struct):
@@ -8108,6 +8154,7 @@ cdef inline c.longlong4* _as_longlong4_ptr(object o, const char* name) except NU
 set_type_attr(longlong4, "sizeof", sizeof(c.longlong4))
 
 
+
 cdef class longlong4_16a(Struct):
     """Struct longlong4_16a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8190,6 +8237,7 @@ cdef inline c.longlong4_16a* _as_longlong4_16a_ptr(object o, const char* name) e
 
 
 set_type_attr(longlong4_16a, "sizeof", sizeof(c.longlong4_16a))
+
 
 
 cdef class longlong4_32a(Struct):
@@ -8276,6 +8324,7 @@ cdef inline c.longlong4_32a* _as_longlong4_32a_ptr(object o, const char* name) e
 set_type_attr(longlong4_32a, "sizeof", sizeof(c.longlong4_32a))
 
 
+
 cdef class ulonglong4(Struct):
     """Struct ulonglong4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8358,6 +8407,7 @@ cdef inline c.ulonglong4* _as_ulonglong4_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong4, "sizeof", sizeof(c.ulonglong4))
+
 
 
 cdef class ulonglong4_16a(Struct):
@@ -8444,6 +8494,7 @@ cdef inline c.ulonglong4_16a* _as_ulonglong4_16a_ptr(object o, const char* name)
 set_type_attr(ulonglong4_16a, "sizeof", sizeof(c.ulonglong4_16a))
 
 
+
 cdef class ulonglong4_32a(Struct):
     """Struct ulonglong4_32a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8528,6 +8579,7 @@ cdef inline c.ulonglong4_32a* _as_ulonglong4_32a_ptr(object o, const char* name)
 set_type_attr(ulonglong4_32a, "sizeof", sizeof(c.ulonglong4_32a))
 
 
+
 cdef class double1(Struct):
     """Struct double1 of the C API."""
     _fields = ("x", )
@@ -8580,6 +8632,7 @@ cdef inline c.double1* _as_double1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(double1, "sizeof", sizeof(c.double1))
+
 
 
 cdef class double2(Struct):
@@ -8644,6 +8697,7 @@ cdef inline c.double2* _as_double2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(double2, "sizeof", sizeof(c.double2))
+
 
 
 cdef class double3(Struct):
@@ -8718,6 +8772,7 @@ cdef inline c.double3* _as_double3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(double3, "sizeof", sizeof(c.double3))
+
 
 
 cdef class double4(Struct):
@@ -8804,6 +8859,7 @@ cdef inline c.double4* _as_double4_ptr(object o, const char* name) except NULL:
 set_type_attr(double4, "sizeof", sizeof(c.double4))
 
 
+
 cdef class double4_16a(Struct):
     """Struct double4_16a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8886,6 +8942,7 @@ cdef inline c.double4_16a* _as_double4_16a_ptr(object o, const char* name) excep
 
 
 set_type_attr(double4_16a, "sizeof", sizeof(c.double4_16a))
+
 
 
 cdef class double4_32a(Struct):
@@ -8972,6 +9029,7 @@ cdef inline c.double4_32a* _as_double4_32a_ptr(object o, const char* name) excep
 set_type_attr(double4_32a, "sizeof", sizeof(c.double4_32a))
 
 
+
 cdef class dim3(Struct):
     """Struct dim3 of the C API.
 
@@ -9050,6 +9108,7 @@ cdef inline c.dim3* _as_dim3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(dim3, "sizeof", sizeof(c.dim3))
+
 
 
 cdef class cudaChannelFormatDesc(Struct):
@@ -9149,6 +9208,7 @@ cdef inline c.cudaChannelFormatDesc* _as_cudaChannelFormatDesc_ptr(object o, con
 set_type_attr(cudaChannelFormatDesc, "sizeof", sizeof(c.cudaChannelFormatDesc))
 
 
+
 cdef class cudaArraySparseProperties_tileExtent(Struct):
     """Struct cudaArraySparseProperties_tileExtent of the C API."""
     _fields = ("width", "height", "depth", )
@@ -9221,6 +9281,7 @@ cdef inline c.cudaArraySparseProperties_tileExtent* _as_cudaArraySparsePropertie
 
 
 set_type_attr(cudaArraySparseProperties_tileExtent, "sizeof", sizeof(c.cudaArraySparseProperties_tileExtent))
+
 
 
 cdef class cudaArraySparseProperties(Struct):
@@ -9323,6 +9384,7 @@ cdef inline c.cudaArraySparseProperties* _as_cudaArraySparseProperties_ptr(objec
 set_type_attr(cudaArraySparseProperties, "sizeof", sizeof(c.cudaArraySparseProperties))
 
 
+
 cdef class cudaArrayMemoryRequirements(Struct):
     """Struct cudaArrayMemoryRequirements of the C API.
 
@@ -9401,6 +9463,7 @@ cdef inline c.cudaArrayMemoryRequirements* _as_cudaArrayMemoryRequirements_ptr(o
 
 
 set_type_attr(cudaArrayMemoryRequirements, "sizeof", sizeof(c.cudaArrayMemoryRequirements))
+
 
 
 cdef class cudaPitchedPtr(Struct):
@@ -9495,6 +9558,7 @@ cdef inline c.cudaPitchedPtr* _as_cudaPitchedPtr_ptr(object o, const char* name)
 set_type_attr(cudaPitchedPtr, "sizeof", sizeof(c.cudaPitchedPtr))
 
 
+
 cdef class cudaExtent(Struct):
     """Struct cudaExtent of the C API.
 
@@ -9574,6 +9638,7 @@ cdef inline c.cudaExtent* _as_cudaExtent_ptr(object o, const char* name) except 
 set_type_attr(cudaExtent, "sizeof", sizeof(c.cudaExtent))
 
 
+
 cdef class cudaPos(Struct):
     """Struct cudaPos of the C API.
 
@@ -9651,6 +9716,7 @@ cdef inline c.cudaPos* _as_cudaPos_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(cudaPos, "sizeof", sizeof(c.cudaPos))
+
 
 
 cdef class cudaMemcpy3DParms(Struct):
@@ -9780,6 +9846,7 @@ cdef inline c.cudaMemcpy3DParms* _as_cudaMemcpy3DParms_ptr(object o, const char*
 set_type_attr(cudaMemcpy3DParms, "sizeof", sizeof(c.cudaMemcpy3DParms))
 
 
+
 cdef class cudaMemcpyNodeParams(Struct):
     """Struct cudaMemcpyNodeParams of the C API.
 
@@ -9858,6 +9925,7 @@ cdef inline c.cudaMemcpyNodeParams* _as_cudaMemcpyNodeParams_ptr(object o, const
 
 
 set_type_attr(cudaMemcpyNodeParams, "sizeof", sizeof(c.cudaMemcpyNodeParams))
+
 
 
 cdef class cudaMemcpy3DPeerParms(Struct):
@@ -9997,6 +10065,7 @@ cdef inline c.cudaMemcpy3DPeerParms* _as_cudaMemcpy3DPeerParms_ptr(object o, con
 set_type_attr(cudaMemcpy3DPeerParms, "sizeof", sizeof(c.cudaMemcpy3DPeerParms))
 
 
+
 cdef class cudaMemsetParams(Struct):
     """Struct cudaMemsetParams of the C API.
 
@@ -10105,6 +10174,7 @@ cdef inline c.cudaMemsetParams* _as_cudaMemsetParams_ptr(object o, const char* n
 
 
 set_type_attr(cudaMemsetParams, "sizeof", sizeof(c.cudaMemsetParams))
+
 
 
 cdef class cudaMemsetParamsV2(Struct):
@@ -10217,6 +10287,7 @@ cdef inline c.cudaMemsetParamsV2* _as_cudaMemsetParamsV2_ptr(object o, const cha
 set_type_attr(cudaMemsetParamsV2, "sizeof", sizeof(c.cudaMemsetParamsV2))
 
 
+
 cdef class cudaAccessPolicyWindow(Struct):
     """Struct cudaAccessPolicyWindow of the C API.
 
@@ -10325,6 +10396,7 @@ cdef inline c.cudaAccessPolicyWindow* _as_cudaAccessPolicyWindow_ptr(object o, c
 set_type_attr(cudaAccessPolicyWindow, "sizeof", sizeof(c.cudaAccessPolicyWindow))
 
 
+
 cdef class cudaHostNodeParams(Struct):
     """Struct cudaHostNodeParams of the C API.
 
@@ -10396,6 +10468,7 @@ cdef inline c.cudaHostNodeParams* _as_cudaHostNodeParams_ptr(object o, const cha
 
 
 set_type_attr(cudaHostNodeParams, "sizeof", sizeof(c.cudaHostNodeParams))
+
 
 
 cdef class cudaHostNodeParamsV2(Struct):
@@ -10471,6 +10544,7 @@ cdef inline c.cudaHostNodeParamsV2* _as_cudaHostNodeParamsV2_ptr(object o, const
 set_type_attr(cudaHostNodeParamsV2, "sizeof", sizeof(c.cudaHostNodeParamsV2))
 
 
+
 cdef class cudaResourceDesc_res_array(Struct):
     """Struct cudaResourceDesc_res_array of the C API."""
     _fields = ("array", )
@@ -10525,6 +10599,7 @@ cdef inline c.cudaResourceDesc_res_array* _as_cudaResourceDesc_res_array_ptr(obj
 set_type_attr(cudaResourceDesc_res_array, "sizeof", sizeof(c.cudaResourceDesc_res_array))
 
 
+
 cdef class cudaResourceDesc_res_mipmap(Struct):
     """Struct cudaResourceDesc_res_mipmap of the C API."""
     _fields = ("mipmap", )
@@ -10577,6 +10652,7 @@ cdef inline c.cudaResourceDesc_res_mipmap* _as_cudaResourceDesc_res_mipmap_ptr(o
 
 
 set_type_attr(cudaResourceDesc_res_mipmap, "sizeof", sizeof(c.cudaResourceDesc_res_mipmap))
+
 
 
 cdef class cudaResourceDesc_res_linear(Struct):
@@ -10654,6 +10730,7 @@ cdef inline c.cudaResourceDesc_res_linear* _as_cudaResourceDesc_res_linear_ptr(o
 
 
 set_type_attr(cudaResourceDesc_res_linear, "sizeof", sizeof(c.cudaResourceDesc_res_linear))
+
 
 
 cdef class cudaResourceDesc_res_pitch2D(Struct):
@@ -10753,6 +10830,7 @@ cdef inline c.cudaResourceDesc_res_pitch2D* _as_cudaResourceDesc_res_pitch2D_ptr
 set_type_attr(cudaResourceDesc_res_pitch2D, "sizeof", sizeof(c.cudaResourceDesc_res_pitch2D))
 
 
+
 cdef class cudaResourceDesc_res_reserved(Struct):
     """Struct cudaResourceDesc_res_reserved of the C API."""
     _fields = ("reserved", )
@@ -10808,6 +10886,7 @@ cdef inline c.cudaResourceDesc_res_reserved* _as_cudaResourceDesc_res_reserved_p
 
 
 set_type_attr(cudaResourceDesc_res_reserved, "sizeof", sizeof(c.cudaResourceDesc_res_reserved))
+
 
 
 cdef class cudaResourceDesc_res(Struct):
@@ -10904,6 +10983,7 @@ cdef inline c.cudaResourceDesc_res* _as_cudaResourceDesc_res_ptr(object o, const
 set_type_attr(cudaResourceDesc_res, "sizeof", sizeof(c.cudaResourceDesc_res))
 
 
+
 cdef class cudaResourceDesc(Struct):
     """Struct cudaResourceDesc of the C API.
 
@@ -10979,6 +11059,7 @@ cdef inline c.cudaResourceDesc* _as_cudaResourceDesc_ptr(object o, const char* n
 
 
 set_type_attr(cudaResourceDesc, "sizeof", sizeof(c.cudaResourceDesc))
+
 
 
 cdef class cudaResourceViewDesc(Struct):
@@ -11121,6 +11202,7 @@ cdef inline c.cudaResourceViewDesc* _as_cudaResourceViewDesc_ptr(object o, const
 set_type_attr(cudaResourceViewDesc, "sizeof", sizeof(c.cudaResourceViewDesc))
 
 
+
 cdef class cudaPointerAttributes(Struct):
     """Struct cudaPointerAttributes of the C API.
 
@@ -11237,6 +11319,7 @@ cdef inline c.cudaPointerAttributes* _as_cudaPointerAttributes_ptr(object o, con
 
 
 set_type_attr(cudaPointerAttributes, "sizeof", sizeof(c.cudaPointerAttributes))
+
 
 
 cdef class cudaFuncAttributes(Struct):
@@ -11500,6 +11583,7 @@ cdef inline c.cudaFuncAttributes* _as_cudaFuncAttributes_ptr(object o, const cha
 set_type_attr(cudaFuncAttributes, "sizeof", sizeof(c.cudaFuncAttributes))
 
 
+
 cdef class cudaMemLocation(Struct):
     """Struct cudaMemLocation of the C API.
 
@@ -11570,6 +11654,7 @@ cdef inline c.cudaMemLocation* _as_cudaMemLocation_ptr(object o, const char* nam
 set_type_attr(cudaMemLocation, "sizeof", sizeof(c.cudaMemLocation))
 
 
+
 cdef class cudaMemAccessDesc(Struct):
     """Struct cudaMemAccessDesc of the C API.
 
@@ -11635,6 +11720,7 @@ cdef inline c.cudaMemAccessDesc* _as_cudaMemAccessDesc_ptr(object o, const char*
 
 
 set_type_attr(cudaMemAccessDesc, "sizeof", sizeof(c.cudaMemAccessDesc))
+
 
 
 cdef class cudaMemPoolProps(Struct):
@@ -11763,6 +11849,7 @@ cdef inline c.cudaMemPoolProps* _as_cudaMemPoolProps_ptr(object o, const char* n
 set_type_attr(cudaMemPoolProps, "sizeof", sizeof(c.cudaMemPoolProps))
 
 
+
 cdef class cudaMemPoolPtrExportData(Struct):
     """Struct cudaMemPoolPtrExportData of the C API.
 
@@ -11821,6 +11908,7 @@ cdef inline c.cudaMemPoolPtrExportData* _as_cudaMemPoolPtrExportData_ptr(object 
 
 
 set_type_attr(cudaMemPoolPtrExportData, "sizeof", sizeof(c.cudaMemPoolPtrExportData))
+
 
 
 cdef class cudaMemAllocNodeParams(Struct):
@@ -11940,6 +12028,7 @@ cdef inline c.cudaMemAllocNodeParams* _as_cudaMemAllocNodeParams_ptr(object o, c
 set_type_attr(cudaMemAllocNodeParams, "sizeof", sizeof(c.cudaMemAllocNodeParams))
 
 
+
 cdef class cudaMemAllocNodeParamsV2(Struct):
     """Struct cudaMemAllocNodeParamsV2 of the C API.
 
@@ -12057,6 +12146,7 @@ cdef inline c.cudaMemAllocNodeParamsV2* _as_cudaMemAllocNodeParamsV2_ptr(object 
 set_type_attr(cudaMemAllocNodeParamsV2, "sizeof", sizeof(c.cudaMemAllocNodeParamsV2))
 
 
+
 cdef class cudaMemFreeNodeParams(Struct):
     """Struct cudaMemFreeNodeParams of the C API.
 
@@ -12115,6 +12205,7 @@ cdef inline c.cudaMemFreeNodeParams* _as_cudaMemFreeNodeParams_ptr(object o, con
 
 
 set_type_attr(cudaMemFreeNodeParams, "sizeof", sizeof(c.cudaMemFreeNodeParams))
+
 
 
 cdef class cudaMemcpyAttributes(Struct):
@@ -12204,6 +12295,7 @@ cdef inline c.cudaMemcpyAttributes* _as_cudaMemcpyAttributes_ptr(object o, const
 set_type_attr(cudaMemcpyAttributes, "sizeof", sizeof(c.cudaMemcpyAttributes))
 
 
+
 cdef class cudaOffset3D(Struct):
     """Struct cudaOffset3D of the C API.
 
@@ -12279,6 +12371,7 @@ cdef inline c.cudaOffset3D* _as_cudaOffset3D_ptr(object o, const char* name) exc
 
 
 set_type_attr(cudaOffset3D, "sizeof", sizeof(c.cudaOffset3D))
+
 
 
 cdef class cudaMemcpy3DOperand_op_ptr(Struct):
@@ -12371,6 +12464,7 @@ cdef inline c.cudaMemcpy3DOperand_op_ptr* _as_cudaMemcpy3DOperand_op_ptr_ptr(obj
 set_type_attr(cudaMemcpy3DOperand_op_ptr, "sizeof", sizeof(c.cudaMemcpy3DOperand_op_ptr))
 
 
+
 cdef class cudaMemcpy3DOperand_op_array(Struct):
     """Struct cudaMemcpy3DOperand_op_array of the C API.
 
@@ -12438,6 +12532,7 @@ cdef inline c.cudaMemcpy3DOperand_op_array* _as_cudaMemcpy3DOperand_op_array_ptr
 set_type_attr(cudaMemcpy3DOperand_op_array, "sizeof", sizeof(c.cudaMemcpy3DOperand_op_array))
 
 
+
 cdef class cudaMemcpy3DOperand_op(Struct):
     """Union cudaMemcpy3DOperand_op of the C API."""
     _fields = ("ptr", "array", )
@@ -12500,6 +12595,7 @@ cdef inline c.cudaMemcpy3DOperand_op* _as_cudaMemcpy3DOperand_op_ptr(object o, c
 
 
 set_type_attr(cudaMemcpy3DOperand_op, "sizeof", sizeof(c.cudaMemcpy3DOperand_op))
+
 
 
 cdef class cudaMemcpy3DOperand(Struct):
@@ -12567,6 +12663,7 @@ cdef inline c.cudaMemcpy3DOperand* _as_cudaMemcpy3DOperand_ptr(object o, const c
 
 
 set_type_attr(cudaMemcpy3DOperand, "sizeof", sizeof(c.cudaMemcpy3DOperand))
+
 
 
 cdef class cudaMemcpy3DBatchOp(Struct):
@@ -12663,6 +12760,7 @@ cdef inline c.cudaMemcpy3DBatchOp* _as_cudaMemcpy3DBatchOp_ptr(object o, const c
 set_type_attr(cudaMemcpy3DBatchOp, "sizeof", sizeof(c.cudaMemcpy3DBatchOp))
 
 
+
 cdef class CUuuid(Struct):
     """Struct CUuuid of the C API."""
     _fields = ("bytes_", )
@@ -12716,6 +12814,8 @@ cdef inline c.CUuuid* _as_CUuuid_ptr(object o, const char* name) except NULL:
 
 set_type_attr(CUuuid, "sizeof", sizeof(c.CUuuid))
 
+CUuuid_st = CUuuid
+cudaUUID_t = CUuuid
 
 cdef class cudaDeviceProp(Struct):
     """Struct cudaDeviceProp of the C API.
@@ -13745,6 +13845,7 @@ cdef inline c.cudaDeviceProp* _as_cudaDeviceProp_ptr(object o, const char* name)
 set_type_attr(cudaDeviceProp, "sizeof", sizeof(c.cudaDeviceProp))
 
 
+
 cdef class cudaIpcEventHandle_t(Struct):
     """Struct cudaIpcEventHandle_t of the C API.
 
@@ -13801,6 +13902,7 @@ cdef inline c.cudaIpcEventHandle_t* _as_cudaIpcEventHandle_t_ptr(object o, const
 
 set_type_attr(cudaIpcEventHandle_t, "sizeof", sizeof(c.cudaIpcEventHandle_t))
 
+cudaIpcEventHandle_st = cudaIpcEventHandle_t
 
 cdef class cudaIpcMemHandle_t(Struct):
     """Struct cudaIpcMemHandle_t of the C API.
@@ -13858,6 +13960,7 @@ cdef inline c.cudaIpcMemHandle_t* _as_cudaIpcMemHandle_t_ptr(object o, const cha
 
 set_type_attr(cudaIpcMemHandle_t, "sizeof", sizeof(c.cudaIpcMemHandle_t))
 
+cudaIpcMemHandle_st = cudaIpcMemHandle_t
 
 cdef class cudaMemFabricHandle_t(Struct):
     """Struct cudaMemFabricHandle_t of the C API."""
@@ -13912,6 +14015,7 @@ cdef inline c.cudaMemFabricHandle_t* _as_cudaMemFabricHandle_t_ptr(object o, con
 
 set_type_attr(cudaMemFabricHandle_t, "sizeof", sizeof(c.cudaMemFabricHandle_t))
 
+cudaMemFabricHandle_st = cudaMemFabricHandle_t
 
 cdef class cudaExternalMemoryHandleDesc_handle_win32(Struct):
     """Struct cudaExternalMemoryHandleDesc_handle_win32 of the C API.
@@ -13997,6 +14101,7 @@ cdef inline c.cudaExternalMemoryHandleDesc_handle_win32* _as_cudaExternalMemoryH
 
 
 set_type_attr(cudaExternalMemoryHandleDesc_handle_win32, "sizeof", sizeof(c.cudaExternalMemoryHandleDesc_handle_win32))
+
 
 
 cdef class cudaExternalMemoryHandleDesc_handle(Struct):
@@ -14089,6 +14194,7 @@ cdef inline c.cudaExternalMemoryHandleDesc_handle* _as_cudaExternalMemoryHandleD
 
 
 set_type_attr(cudaExternalMemoryHandleDesc_handle, "sizeof", sizeof(c.cudaExternalMemoryHandleDesc_handle))
+
 
 
 cdef class cudaExternalMemoryHandleDesc(Struct):
@@ -14191,6 +14297,7 @@ cdef inline c.cudaExternalMemoryHandleDesc* _as_cudaExternalMemoryHandleDesc_ptr
 set_type_attr(cudaExternalMemoryHandleDesc, "sizeof", sizeof(c.cudaExternalMemoryHandleDesc))
 
 
+
 cdef class cudaExternalMemoryBufferDesc(Struct):
     """Struct cudaExternalMemoryBufferDesc of the C API.
 
@@ -14279,6 +14386,7 @@ cdef inline c.cudaExternalMemoryBufferDesc* _as_cudaExternalMemoryBufferDesc_ptr
 
 
 set_type_attr(cudaExternalMemoryBufferDesc, "sizeof", sizeof(c.cudaExternalMemoryBufferDesc))
+
 
 
 cdef class cudaExternalMemoryMipmappedArrayDesc(Struct):
@@ -14393,6 +14501,7 @@ cdef inline c.cudaExternalMemoryMipmappedArrayDesc* _as_cudaExternalMemoryMipmap
 set_type_attr(cudaExternalMemoryMipmappedArrayDesc, "sizeof", sizeof(c.cudaExternalMemoryMipmappedArrayDesc))
 
 
+
 cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
     """Struct cudaExternalSemaphoreHandleDesc_handle_win32 of the C API.
 
@@ -14477,6 +14586,7 @@ cdef inline c.cudaExternalSemaphoreHandleDesc_handle_win32* _as_cudaExternalSema
 
 
 set_type_attr(cudaExternalSemaphoreHandleDesc_handle_win32, "sizeof", sizeof(c.cudaExternalSemaphoreHandleDesc_handle_win32))
+
 
 
 cdef class cudaExternalSemaphoreHandleDesc_handle(Struct):
@@ -14571,6 +14681,7 @@ cdef inline c.cudaExternalSemaphoreHandleDesc_handle* _as_cudaExternalSemaphoreH
 set_type_attr(cudaExternalSemaphoreHandleDesc_handle, "sizeof", sizeof(c.cudaExternalSemaphoreHandleDesc_handle))
 
 
+
 cdef class cudaExternalSemaphoreHandleDesc(Struct):
     """Struct cudaExternalSemaphoreHandleDesc of the C API.
 
@@ -14661,6 +14772,7 @@ cdef inline c.cudaExternalSemaphoreHandleDesc* _as_cudaExternalSemaphoreHandleDe
 set_type_attr(cudaExternalSemaphoreHandleDesc, "sizeof", sizeof(c.cudaExternalSemaphoreHandleDesc))
 
 
+
 cdef class cudaExternalSemaphoreSignalParams_params_fence(Struct):
     """Struct cudaExternalSemaphoreSignalParams_params_fence of the C API.
 
@@ -14716,6 +14828,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams_params_fence* _as_cudaExternalSe
 
 
 set_type_attr(cudaExternalSemaphoreSignalParams_params_fence, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams_params_fence))
+
 
 
 cdef class cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
@@ -14786,6 +14899,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams_params_nvSciSync* _as_cudaExtern
 set_type_attr(cudaExternalSemaphoreSignalParams_params_nvSciSync, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams_params_nvSciSync))
 
 
+
 cdef class cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
     """Struct cudaExternalSemaphoreSignalParams_params_keyedMutex of the C API.
 
@@ -14841,6 +14955,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams_params_keyedMutex* _as_cudaExter
 
 
 set_type_attr(cudaExternalSemaphoreSignalParams_params_keyedMutex, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams_params_keyedMutex))
+
 
 
 cdef class cudaExternalSemaphoreSignalParams_params(Struct):
@@ -14930,6 +15045,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams_params* _as_cudaExternalSemaphor
 set_type_attr(cudaExternalSemaphoreSignalParams_params, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams_params))
 
 
+
 cdef class cudaExternalSemaphoreSignalParams(Struct):
     """Struct cudaExternalSemaphoreSignalParams of the C API.
 
@@ -15017,6 +15133,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams* _as_cudaExternalSemaphoreSignal
 set_type_attr(cudaExternalSemaphoreSignalParams, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams))
 
 
+
 cdef class cudaExternalSemaphoreWaitParams_params_fence(Struct):
     """Struct cudaExternalSemaphoreWaitParams_params_fence of the C API.
 
@@ -15072,6 +15189,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams_params_fence* _as_cudaExternalSema
 
 
 set_type_attr(cudaExternalSemaphoreWaitParams_params_fence, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams_params_fence))
+
 
 
 cdef class cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
@@ -15142,6 +15260,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams_params_nvSciSync* _as_cudaExternal
 set_type_attr(cudaExternalSemaphoreWaitParams_params_nvSciSync, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams_params_nvSciSync))
 
 
+
 cdef class cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
     """Struct cudaExternalSemaphoreWaitParams_params_keyedMutex of the C API.
 
@@ -15207,6 +15326,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams_params_keyedMutex* _as_cudaExterna
 
 
 set_type_attr(cudaExternalSemaphoreWaitParams_params_keyedMutex, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams_params_keyedMutex))
+
 
 
 cdef class cudaExternalSemaphoreWaitParams_params(Struct):
@@ -15296,6 +15416,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams_params* _as_cudaExternalSemaphoreW
 set_type_attr(cudaExternalSemaphoreWaitParams_params, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams_params))
 
 
+
 cdef class cudaExternalSemaphoreWaitParams(Struct):
     """Struct cudaExternalSemaphoreWaitParams of the C API.
 
@@ -15381,6 +15502,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams* _as_cudaExternalSemaphoreWaitPara
 
 
 set_type_attr(cudaExternalSemaphoreWaitParams, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams))
+
 
 
 cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
@@ -15471,6 +15593,7 @@ cdef inline c.cudalibraryHostUniversalFunctionAndDataTable* _as_cudalibraryHostU
 
 
 set_type_attr(cudalibraryHostUniversalFunctionAndDataTable, "sizeof", sizeof(c.cudalibraryHostUniversalFunctionAndDataTable))
+
 
 
 cdef class cudaKernelNodeParams(Struct):
@@ -15589,6 +15712,7 @@ cdef inline c.cudaKernelNodeParams* _as_cudaKernelNodeParams_ptr(object o, const
 set_type_attr(cudaKernelNodeParams, "sizeof", sizeof(c.cudaKernelNodeParams))
 
 
+
 cdef class cudaKernelNodeParamsV2(Struct):
     """Struct cudaKernelNodeParamsV2 of the C API.
 
@@ -15705,6 +15829,7 @@ cdef inline c.cudaKernelNodeParamsV2* _as_cudaKernelNodeParamsV2_ptr(object o, c
 set_type_attr(cudaKernelNodeParamsV2, "sizeof", sizeof(c.cudaKernelNodeParamsV2))
 
 
+
 cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
     """Struct cudaExternalSemaphoreSignalNodeParams of the C API.
 
@@ -15800,6 +15925,7 @@ cdef inline c.cudaExternalSemaphoreSignalNodeParams* _as_cudaExternalSemaphoreSi
 
 
 set_type_attr(cudaExternalSemaphoreSignalNodeParams, "sizeof", sizeof(c.cudaExternalSemaphoreSignalNodeParams))
+
 
 
 cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
@@ -15899,6 +16025,7 @@ cdef inline c.cudaExternalSemaphoreSignalNodeParamsV2* _as_cudaExternalSemaphore
 set_type_attr(cudaExternalSemaphoreSignalNodeParamsV2, "sizeof", sizeof(c.cudaExternalSemaphoreSignalNodeParamsV2))
 
 
+
 cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
     """Struct cudaExternalSemaphoreWaitNodeParams of the C API.
 
@@ -15996,6 +16123,7 @@ cdef inline c.cudaExternalSemaphoreWaitNodeParams* _as_cudaExternalSemaphoreWait
 set_type_attr(cudaExternalSemaphoreWaitNodeParams, "sizeof", sizeof(c.cudaExternalSemaphoreWaitNodeParams))
 
 
+
 cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
     """Struct cudaExternalSemaphoreWaitNodeParamsV2 of the C API.
 
@@ -16091,6 +16219,7 @@ cdef inline c.cudaExternalSemaphoreWaitNodeParamsV2* _as_cudaExternalSemaphoreWa
 
 
 set_type_attr(cudaExternalSemaphoreWaitNodeParamsV2, "sizeof", sizeof(c.cudaExternalSemaphoreWaitNodeParamsV2))
+
 
 
 cdef class cudaConditionalNodeParams(Struct):
@@ -16203,6 +16332,7 @@ cdef inline c.cudaConditionalNodeParams* _as_cudaConditionalNodeParams_ptr(objec
 set_type_attr(cudaConditionalNodeParams, "sizeof", sizeof(c.cudaConditionalNodeParams))
 
 
+
 cdef class cudaChildGraphNodeParams(Struct):
     """Struct cudaChildGraphNodeParams of the C API.
 
@@ -16274,6 +16404,7 @@ cdef inline c.cudaChildGraphNodeParams* _as_cudaChildGraphNodeParams_ptr(object 
 set_type_attr(cudaChildGraphNodeParams, "sizeof", sizeof(c.cudaChildGraphNodeParams))
 
 
+
 cdef class cudaEventRecordNodeParams(Struct):
     """Struct cudaEventRecordNodeParams of the C API.
 
@@ -16331,6 +16462,7 @@ cdef inline c.cudaEventRecordNodeParams* _as_cudaEventRecordNodeParams_ptr(objec
 set_type_attr(cudaEventRecordNodeParams, "sizeof", sizeof(c.cudaEventRecordNodeParams))
 
 
+
 cdef class cudaEventWaitNodeParams(Struct):
     """Struct cudaEventWaitNodeParams of the C API.
 
@@ -16386,6 +16518,7 @@ cdef inline c.cudaEventWaitNodeParams* _as_cudaEventWaitNodeParams_ptr(object o,
 
 
 set_type_attr(cudaEventWaitNodeParams, "sizeof", sizeof(c.cudaEventWaitNodeParams))
+
 
 
 cdef class cudaGraphNodeParams(Struct):
@@ -16601,6 +16734,7 @@ cdef inline c.cudaGraphNodeParams* _as_cudaGraphNodeParams_ptr(object o, const c
 set_type_attr(cudaGraphNodeParams, "sizeof", sizeof(c.cudaGraphNodeParams))
 
 
+
 cdef class cudaGraphEdgeData(Struct):
     """Struct cudaGraphEdgeData of the C API.
 
@@ -16710,6 +16844,7 @@ cdef inline c.cudaGraphEdgeData* _as_cudaGraphEdgeData_ptr(object o, const char*
 
 set_type_attr(cudaGraphEdgeData, "sizeof", sizeof(c.cudaGraphEdgeData))
 
+cudaGraphEdgeData_st = cudaGraphEdgeData
 
 cdef class cudaGraphInstantiateParams(Struct):
     """Struct cudaGraphInstantiateParams of the C API.
@@ -16797,6 +16932,7 @@ cdef inline c.cudaGraphInstantiateParams* _as_cudaGraphInstantiateParams_ptr(obj
 
 set_type_attr(cudaGraphInstantiateParams, "sizeof", sizeof(c.cudaGraphInstantiateParams))
 
+cudaGraphInstantiateParams_st = cudaGraphInstantiateParams
 
 cdef class cudaGraphExecUpdateResultInfo(Struct):
     """Struct cudaGraphExecUpdateResultInfo of the C API.
@@ -16876,6 +17012,7 @@ cdef inline c.cudaGraphExecUpdateResultInfo* _as_cudaGraphExecUpdateResultInfo_p
 
 set_type_attr(cudaGraphExecUpdateResultInfo, "sizeof", sizeof(c.cudaGraphExecUpdateResultInfo))
 
+cudaGraphExecUpdateResultInfo_st = cudaGraphExecUpdateResultInfo
 
 cdef class cudaGraphKernelNodeUpdate_updateData_param(Struct):
     """Struct cudaGraphKernelNodeUpdate_updateData_param of the C API."""
@@ -16954,6 +17091,7 @@ cdef inline c.cudaGraphKernelNodeUpdate_updateData_param* _as_cudaGraphKernelNod
 set_type_attr(cudaGraphKernelNodeUpdate_updateData_param, "sizeof", sizeof(c.cudaGraphKernelNodeUpdate_updateData_param))
 
 
+
 cdef class cudaGraphKernelNodeUpdate_updateData(Struct):
     """Union cudaGraphKernelNodeUpdate_updateData of the C API."""
     _fields = ("gridDim", "param", "isEnabled", )
@@ -17026,6 +17164,7 @@ cdef inline c.cudaGraphKernelNodeUpdate_updateData* _as_cudaGraphKernelNodeUpdat
 
 
 set_type_attr(cudaGraphKernelNodeUpdate_updateData, "sizeof", sizeof(c.cudaGraphKernelNodeUpdate_updateData))
+
 
 
 cdef class cudaGraphKernelNodeUpdate(Struct):
@@ -17105,6 +17244,7 @@ cdef inline c.cudaGraphKernelNodeUpdate* _as_cudaGraphKernelNodeUpdate_ptr(objec
 set_type_attr(cudaGraphKernelNodeUpdate, "sizeof", sizeof(c.cudaGraphKernelNodeUpdate))
 
 
+
 cdef class cudaLaunchMemSyncDomainMap(Struct):
     """Struct cudaLaunchMemSyncDomainMap of the C API.
 
@@ -17179,6 +17319,7 @@ cdef inline c.cudaLaunchMemSyncDomainMap* _as_cudaLaunchMemSyncDomainMap_ptr(obj
 
 set_type_attr(cudaLaunchMemSyncDomainMap, "sizeof", sizeof(c.cudaLaunchMemSyncDomainMap))
 
+cudaLaunchMemSyncDomainMap_st = cudaLaunchMemSyncDomainMap
 
 cdef class cudaLaunchAttributeValue_clusterDim(Struct):
     """Struct cudaLaunchAttributeValue_clusterDim of the C API.
@@ -17265,6 +17406,7 @@ cdef inline c.cudaLaunchAttributeValue_clusterDim* _as_cudaLaunchAttributeValue_
 set_type_attr(cudaLaunchAttributeValue_clusterDim, "sizeof", sizeof(c.cudaLaunchAttributeValue_clusterDim))
 
 
+
 cdef class cudaLaunchAttributeValue_programmaticEvent(Struct):
     """Struct cudaLaunchAttributeValue_programmaticEvent of the C API.
 
@@ -17345,6 +17487,7 @@ cdef inline c.cudaLaunchAttributeValue_programmaticEvent* _as_cudaLaunchAttribut
 
 
 set_type_attr(cudaLaunchAttributeValue_programmaticEvent, "sizeof", sizeof(c.cudaLaunchAttributeValue_programmaticEvent))
+
 
 
 cdef class cudaLaunchAttributeValue_preferredClusterDim(Struct):
@@ -17434,6 +17577,7 @@ cdef inline c.cudaLaunchAttributeValue_preferredClusterDim* _as_cudaLaunchAttrib
 set_type_attr(cudaLaunchAttributeValue_preferredClusterDim, "sizeof", sizeof(c.cudaLaunchAttributeValue_preferredClusterDim))
 
 
+
 cdef class cudaLaunchAttributeValue_launchCompletionEvent(Struct):
     """Struct cudaLaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -17505,6 +17649,7 @@ cdef inline c.cudaLaunchAttributeValue_launchCompletionEvent* _as_cudaLaunchAttr
 set_type_attr(cudaLaunchAttributeValue_launchCompletionEvent, "sizeof", sizeof(c.cudaLaunchAttributeValue_launchCompletionEvent))
 
 
+
 cdef class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
     """Struct cudaLaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -17573,6 +17718,7 @@ cdef inline c.cudaLaunchAttributeValue_deviceUpdatableKernelNode* _as_cudaLaunch
 
 
 set_type_attr(cudaLaunchAttributeValue_deviceUpdatableKernelNode, "sizeof", sizeof(c.cudaLaunchAttributeValue_deviceUpdatableKernelNode))
+
 
 
 cdef class cudaLaunchAttributeValue(Struct):
@@ -17821,6 +17967,7 @@ cdef inline c.cudaLaunchAttributeValue* _as_cudaLaunchAttributeValue_ptr(object 
 set_type_attr(cudaLaunchAttributeValue, "sizeof", sizeof(c.cudaLaunchAttributeValue))
 
 
+
 cdef class cudaLaunchAttribute(Struct):
     """Struct cudaLaunchAttribute of the C API.
 
@@ -17897,6 +18044,7 @@ cdef inline c.cudaLaunchAttribute* _as_cudaLaunchAttribute_ptr(object o, const c
 
 set_type_attr(cudaLaunchAttribute, "sizeof", sizeof(c.cudaLaunchAttribute))
 
+cudaLaunchAttribute_st = cudaLaunchAttribute
 
 cdef class cudaLaunchConfig_t(Struct):
     """Struct cudaLaunchConfig_t of the C API.
@@ -18021,6 +18169,7 @@ cdef inline c.cudaLaunchConfig_t* _as_cudaLaunchConfig_t_ptr(object o, const cha
 
 set_type_attr(cudaLaunchConfig_t, "sizeof", sizeof(c.cudaLaunchConfig_t))
 
+cudaLaunchConfig_st = cudaLaunchConfig_t
 
 cdef class cudaAsyncNotificationInfo_t_info_overBudget(Struct):
     """Struct cudaAsyncNotificationInfo_t_info_overBudget of the C API."""
@@ -18076,6 +18225,7 @@ cdef inline c.cudaAsyncNotificationInfo_t_info_overBudget* _as_cudaAsyncNotifica
 set_type_attr(cudaAsyncNotificationInfo_t_info_overBudget, "sizeof", sizeof(c.cudaAsyncNotificationInfo_t_info_overBudget))
 
 
+
 cdef class cudaAsyncNotificationInfo_t_info(Struct):
     """Union cudaAsyncNotificationInfo_t_info of the C API."""
     _fields = ("overBudget", )
@@ -18128,6 +18278,7 @@ cdef inline c.cudaAsyncNotificationInfo_t_info* _as_cudaAsyncNotificationInfo_t_
 
 
 set_type_attr(cudaAsyncNotificationInfo_t_info, "sizeof", sizeof(c.cudaAsyncNotificationInfo_t_info))
+
 
 
 cdef class cudaAsyncNotificationInfo_t(Struct):
@@ -18196,15 +18347,14 @@ cdef inline c.cudaAsyncNotificationInfo_t* _as_cudaAsyncNotificationInfo_t_ptr(o
 
 set_type_attr(cudaAsyncNotificationInfo_t, "sizeof", sizeof(c.cudaAsyncNotificationInfo_t))
 
+cudaAsyncNotificationInfo = cudaAsyncNotificationInfo_t
 
 cdef class cudaTextureDesc(Struct):
     """Struct cudaTextureDesc of the C API.
 
     CUDA texture descriptor
-
-    Fields without a Python property yet: addressMode, borderColor.
     """
-    _fields = ("filterMode", "readMode", "sRGB", "normalizedCoords", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "disableTrilinearOptimization", "seamlessCubemap", )
+    _fields = ("addressMode", "filterMode", "readMode", "sRGB", "borderColor", "normalizedCoords", "maxAnisotropy", "mipmapFilterMode", "mipmapLevelBias", "minMipmapLevelClamp", "maxMipmapLevelClamp", "disableTrilinearOptimization", "seamlessCubemap", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.cudaTextureDesc))
@@ -18228,6 +18378,19 @@ cdef class cudaTextureDesc(Struct):
 
     def __repr__(self):
         return "<cudaTextureDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
+
+    @property
+    def addressMode(self):
+        """Texture address mode for up to 3 dimensions"""
+        return [_cudaTextureAddressMode_of(self._ptr.addressMode[i]) for i in range(3)]
+
+    @addressMode.setter
+    def addressMode(self, value):
+        if len(value) != 3:
+            raise ValueError(f"addressMode: expected 3 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.addressMode[i] = <c.cudaTextureAddressMode>as_unsigned(item, b"addressMode", UINT32_MAX)
+
 
     @property
     def filterMode(self):
@@ -18257,6 +18420,19 @@ cdef class cudaTextureDesc(Struct):
     @sRGB.setter
     def sRGB(self, value):
         self._ptr.sRGB = <int>as_signed(value, b"sRGB", INT32_MIN, INT32_MAX)
+
+
+    @property
+    def borderColor(self):
+        """Texture Border Color"""
+        return [self._ptr.borderColor[i] for i in range(4)]
+
+    @borderColor.setter
+    def borderColor(self, value):
+        if len(value) != 4:
+            raise ValueError(f"borderColor: expected 4 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.borderColor[i] = <float>as_double(item, b"borderColor")
 
 
     @property
@@ -18354,6 +18530,7 @@ cdef inline c.cudaTextureDesc* _as_cudaTextureDesc_ptr(object o, const char* nam
 
 
 set_type_attr(cudaTextureDesc, "sizeof", sizeof(c.cudaTextureDesc))
+
 
 
 cdef void _trampoline_cudaDeviceRegisterAsyncNotification_callbackFunc(c.cudaAsyncNotificationInfo_t* a0, void* a1, c.cudaAsyncCallbackHandle_t a2) noexcept with gil:
@@ -19833,11 +20010,14 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
     else:
         if not isinstance(operations, (list, tuple)):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
-        if len(operations) != operations_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if operations_count < 0 or len(operations) < operations_count:
             raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
-        operations_storage = bytearray(max(len(operations), 1) * sizeof(c.cudaAtomicOperation))
+        operations_storage = bytearray(max(operations_count, 1) * sizeof(c.cudaAtomicOperation))
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
-        for i, item in enumerate(operations):
+        for i in range(operations_count):
+            item = operations[i]
             _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
 
     with nogil:
@@ -20174,11 +20354,14 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     else:
         if not isinstance(operations, (list, tuple)):
             raise TypeError(f"operations: expected a list, got {type(operations).__name__}")
-        if len(operations) != operations_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if operations_count < 0 or len(operations) < operations_count:
             raise ValueError(f"operations: {len(operations)} items, but count is { operations_count }")
-        operations_storage = bytearray(max(len(operations), 1) * sizeof(c.cudaAtomicOperation))
+        operations_storage = bytearray(max(operations_count, 1) * sizeof(c.cudaAtomicOperation))
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
-        for i, item in enumerate(operations):
+        for i in range(operations_count):
+            item = operations[i]
             _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
 
     with nogil:
@@ -21456,11 +21639,14 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.cudaGraphNode_t))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_dependencies = <c.cudaGraphNode_t*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_cudaGraphNode_t(item, b"dependencies")
 
     with nogil:
@@ -21703,11 +21889,14 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, nu
     else:
         if not isinstance(dependencies, (list, tuple)):
             raise TypeError(f"dependencies: expected a list, got {type(dependencies).__name__}")
-        if len(dependencies) != dependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dependencies_count < 0 or len(dependencies) < dependencies_count:
             raise ValueError(f"dependencies: {len(dependencies)} items, but numDependencies is { dependencies_count }")
-        dependencies_storage = bytearray(max(len(dependencies), 1) * sizeof(c.cudaGraphNode_t))
+        dependencies_storage = bytearray(max(dependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_dependencies = <c.cudaGraphNode_t*><char*>dependencies_storage
-        for i, item in enumerate(dependencies):
+        for i in range(dependencies_count):
+            item = dependencies[i]
             _c_dependencies[i] = _as_cudaGraphNode_t(item, b"dependencies")
 
     with nogil:
@@ -22763,11 +22952,14 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stre
     else:
         if not isinstance(extSemArray, (list, tuple)):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
-        if len(extSemArray) != extSemArray_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
             raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
-        extSemArray_storage = bytearray(max(len(extSemArray), 1) * sizeof(c.cudaExternalSemaphore_t))
+        extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.cudaExternalSemaphore_t))
         _c_extSemArray = <c.cudaExternalSemaphore_t*><char*>extSemArray_storage
-        for i, item in enumerate(extSemArray):
+        for i in range(extSemArray_count):
+            item = extSemArray[i]
             _c_extSemArray[i] = _as_cudaExternalSemaphore_t(item, b"extSemArray")
 
     with nogil:
@@ -22877,11 +23069,14 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
     else:
         if not isinstance(extSemArray, (list, tuple)):
             raise TypeError(f"extSemArray: expected a list, got {type(extSemArray).__name__}")
-        if len(extSemArray) != extSemArray_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if extSemArray_count < 0 or len(extSemArray) < extSemArray_count:
             raise ValueError(f"extSemArray: {len(extSemArray)} items, but numExtSems is { extSemArray_count }")
-        extSemArray_storage = bytearray(max(len(extSemArray), 1) * sizeof(c.cudaExternalSemaphore_t))
+        extSemArray_storage = bytearray(max(extSemArray_count, 1) * sizeof(c.cudaExternalSemaphore_t))
         _c_extSemArray = <c.cudaExternalSemaphore_t*><char*>extSemArray_storage
-        for i, item in enumerate(extSemArray):
+        for i in range(extSemArray_count):
+            item = extSemArray[i]
             _c_extSemArray[i] = _as_cudaExternalSemaphore_t(item, b"extSemArray")
 
     with nogil:
@@ -26538,11 +26733,14 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
     else:
         if not isinstance(dsts, (list, tuple)):
             raise TypeError(f"dsts: expected a list, got {type(dsts).__name__}")
-        if len(dsts) != dsts_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dsts_count < 0 or len(dsts) < dsts_count:
             raise ValueError(f"dsts: {len(dsts)} items, but count is { dsts_count }")
-        dsts_storage = bytearray(max(len(dsts), 1) * sizeof(void*))
+        dsts_storage = bytearray(max(dsts_count, 1) * sizeof(void*))
         _c_dsts = <void**><char*>dsts_storage
-        for i, item in enumerate(dsts):
+        for i in range(dsts_count):
+            item = dsts[i]
             _c_dsts[i] = <void*>address_kept(item, b"dsts", dsts_keep)
     cdef bytearray srcs_storage = None
     cdef list srcs_keep = []
@@ -26554,11 +26752,14 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
     else:
         if not isinstance(srcs, (list, tuple)):
             raise TypeError(f"srcs: expected a list, got {type(srcs).__name__}")
-        if len(srcs) != srcs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if srcs_count < 0 or len(srcs) < srcs_count:
             raise ValueError(f"srcs: {len(srcs)} items, but count is { srcs_count }")
-        srcs_storage = bytearray(max(len(srcs), 1) * sizeof(const void*))
+        srcs_storage = bytearray(max(srcs_count, 1) * sizeof(const void*))
         _c_srcs = <const void**><char*>srcs_storage
-        for i, item in enumerate(srcs):
+        for i in range(srcs_count):
+            item = srcs[i]
             _c_srcs[i] = <const void*>address_kept(item, b"srcs", srcs_keep)
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -26570,11 +26771,14 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
     cdef bytearray attrsIdxs_storage = None
     cdef list attrsIdxs_keep = []
@@ -26586,11 +26790,14 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
     else:
         if not isinstance(attrsIdxs, (list, tuple)):
             raise TypeError(f"attrsIdxs: expected a list, got {type(attrsIdxs).__name__}")
-        if len(attrsIdxs) != attrsIdxs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if attrsIdxs_count < 0 or len(attrsIdxs) < attrsIdxs_count:
             raise ValueError(f"attrsIdxs: {len(attrsIdxs)} items, but numAttrs is { attrsIdxs_count }")
-        attrsIdxs_storage = bytearray(max(len(attrsIdxs), 1) * sizeof(size_t))
+        attrsIdxs_storage = bytearray(max(attrsIdxs_count, 1) * sizeof(size_t))
         _c_attrsIdxs = <size_t*><char*>attrsIdxs_storage
-        for i, item in enumerate(attrsIdxs):
+        for i in range(attrsIdxs_count):
+            item = attrsIdxs[i]
             _c_attrsIdxs[i] = <size_t>as_unsigned(item, b"attrsIdxs", UINT64_MAX)
 
     with nogil:
@@ -27700,11 +27907,14 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != dptrs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dptrs_count < 0 or len(dptrs) < dptrs_count:
             raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
-        dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(void*))
+        dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(void*))
         _c_dptrs = <void**><char*>dptrs_storage
-        for i, item in enumerate(dptrs):
+        for i in range(dptrs_count):
+            item = dptrs[i]
             _c_dptrs[i] = <void*>address_kept(item, b"dptrs", dptrs_keep)
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -27716,11 +27926,14 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
     cdef bytearray prefetchLocIdxs_storage = None
     cdef list prefetchLocIdxs_keep = []
@@ -27732,11 +27945,14 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
-        if len(prefetchLocIdxs) != prefetchLocIdxs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
             raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
-        prefetchLocIdxs_storage = bytearray(max(len(prefetchLocIdxs), 1) * sizeof(size_t))
+        prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
-        for i, item in enumerate(prefetchLocIdxs):
+        for i in range(prefetchLocIdxs_count):
+            item = prefetchLocIdxs[i]
             _c_prefetchLocIdxs[i] = <size_t>as_unsigned(item, b"prefetchLocIdxs", UINT64_MAX)
 
     with nogil:
@@ -27802,11 +28018,14 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != dptrs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dptrs_count < 0 or len(dptrs) < dptrs_count:
             raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
-        dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(void*))
+        dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(void*))
         _c_dptrs = <void**><char*>dptrs_storage
-        for i, item in enumerate(dptrs):
+        for i in range(dptrs_count):
+            item = dptrs[i]
             _c_dptrs[i] = <void*>address_kept(item, b"dptrs", dptrs_keep)
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -27818,11 +28037,14 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
 
     with nogil:
@@ -27911,11 +28133,14 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
     else:
         if not isinstance(dptrs, (list, tuple)):
             raise TypeError(f"dptrs: expected a list, got {type(dptrs).__name__}")
-        if len(dptrs) != dptrs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dptrs_count < 0 or len(dptrs) < dptrs_count:
             raise ValueError(f"dptrs: {len(dptrs)} items, but count is { dptrs_count }")
-        dptrs_storage = bytearray(max(len(dptrs), 1) * sizeof(void*))
+        dptrs_storage = bytearray(max(dptrs_count, 1) * sizeof(void*))
         _c_dptrs = <void**><char*>dptrs_storage
-        for i, item in enumerate(dptrs):
+        for i in range(dptrs_count):
+            item = dptrs[i]
             _c_dptrs[i] = <void*>address_kept(item, b"dptrs", dptrs_keep)
     cdef bytearray sizes_storage = None
     cdef list sizes_keep = []
@@ -27927,11 +28152,14 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
     else:
         if not isinstance(sizes, (list, tuple)):
             raise TypeError(f"sizes: expected a list, got {type(sizes).__name__}")
-        if len(sizes) != sizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if sizes_count < 0 or len(sizes) < sizes_count:
             raise ValueError(f"sizes: {len(sizes)} items, but count is { sizes_count }")
-        sizes_storage = bytearray(max(len(sizes), 1) * sizeof(size_t))
+        sizes_storage = bytearray(max(sizes_count, 1) * sizeof(size_t))
         _c_sizes = <size_t*><char*>sizes_storage
-        for i, item in enumerate(sizes):
+        for i in range(sizes_count):
+            item = sizes[i]
             _c_sizes[i] = <size_t>as_unsigned(item, b"sizes", UINT64_MAX)
     cdef bytearray prefetchLocIdxs_storage = None
     cdef list prefetchLocIdxs_keep = []
@@ -27943,11 +28171,14 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
     else:
         if not isinstance(prefetchLocIdxs, (list, tuple)):
             raise TypeError(f"prefetchLocIdxs: expected a list, got {type(prefetchLocIdxs).__name__}")
-        if len(prefetchLocIdxs) != prefetchLocIdxs_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if prefetchLocIdxs_count < 0 or len(prefetchLocIdxs) < prefetchLocIdxs_count:
             raise ValueError(f"prefetchLocIdxs: {len(prefetchLocIdxs)} items, but numPrefetchLocs is { prefetchLocIdxs_count }")
-        prefetchLocIdxs_storage = bytearray(max(len(prefetchLocIdxs), 1) * sizeof(size_t))
+        prefetchLocIdxs_storage = bytearray(max(prefetchLocIdxs_count, 1) * sizeof(size_t))
         _c_prefetchLocIdxs = <size_t*><char*>prefetchLocIdxs_storage
-        for i, item in enumerate(prefetchLocIdxs):
+        for i in range(prefetchLocIdxs_count):
+            item = prefetchLocIdxs[i]
             _c_prefetchLocIdxs[i] = <size_t>as_unsigned(item, b"prefetchLocIdxs", UINT64_MAX)
 
     with nogil:
@@ -28264,11 +28495,14 @@ def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr
     else:
         if not isinstance(data, (list, tuple)):
             raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        if len(data) != data_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if data_count < 0 or len(data) < data_count:
             raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
-        data_storage = bytearray(max(len(data), 1) * sizeof(void*))
+        data_storage = bytearray(max(data_count, 1) * sizeof(void*))
         _c_data = <void**><char*>data_storage
-        for i, item in enumerate(data):
+        for i in range(data_count):
+            item = data[i]
             _c_data[i] = <void*>address_kept(item, b"data", data_keep)
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
@@ -28280,11 +28514,14 @@ def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr
     else:
         if not isinstance(dataSizes, (list, tuple)):
             raise TypeError(f"dataSizes: expected a list, got {type(dataSizes).__name__}")
-        if len(dataSizes) != dataSizes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if dataSizes_count < 0 or len(dataSizes) < dataSizes_count:
             raise ValueError(f"dataSizes: {len(dataSizes)} items, but numAttributes is { dataSizes_count }")
-        dataSizes_storage = bytearray(max(len(dataSizes), 1) * sizeof(size_t))
+        dataSizes_storage = bytearray(max(dataSizes_count, 1) * sizeof(size_t))
         _c_dataSizes = <size_t*><char*>dataSizes_storage
-        for i, item in enumerate(dataSizes):
+        for i in range(dataSizes_count):
+            item = dataSizes[i]
             _c_dataSizes[i] = <size_t>as_unsigned(item, b"dataSizes", UINT64_MAX)
     cdef bytearray attributes_storage = None
     cdef list attributes_keep = []
@@ -28296,11 +28533,14 @@ def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr
     else:
         if not isinstance(attributes, (list, tuple)):
             raise TypeError(f"attributes: expected a list, got {type(attributes).__name__}")
-        if len(attributes) != attributes_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if attributes_count < 0 or len(attributes) < attributes_count:
             raise ValueError(f"attributes: {len(attributes)} items, but numAttributes is { attributes_count }")
-        attributes_storage = bytearray(max(len(attributes), 1) * sizeof(c.cudaMemRangeAttribute))
+        attributes_storage = bytearray(max(attributes_count, 1) * sizeof(c.cudaMemRangeAttribute))
         _c_attributes = <c.cudaMemRangeAttribute*><char*>attributes_storage
-        for i, item in enumerate(attributes):
+        for i in range(attributes_count):
+            item = attributes[i]
             _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(item, b"attributes", UINT32_MAX)
 
     with nogil:
@@ -28961,11 +29201,14 @@ def cudaMemPoolSetAccess(memPool, descList, count):
     else:
         if not isinstance(descList, (list, tuple)):
             raise TypeError(f"descList: expected a list, got {type(descList).__name__}")
-        if len(descList) != descList_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if descList_count < 0 or len(descList) < descList_count:
             raise ValueError(f"descList: {len(descList)} items, but count is { descList_count }")
-        descList_storage = bytearray(max(len(descList), 1) * sizeof(c.cudaMemAccessDesc))
+        descList_storage = bytearray(max(descList_count, 1) * sizeof(c.cudaMemAccessDesc))
         _c_descList = <c.cudaMemAccessDesc*><char*>descList_storage
-        for i, item in enumerate(descList):
+        for i in range(descList_count):
+            item = descList[i]
             _c_descList[i] = _as_cudaMemAccessDesc_ptr(item, b"descList")[0]
 
     with nogil:
@@ -29910,11 +30153,14 @@ def cudaGraphicsMapResources(count, resources, stream):
     else:
         if not isinstance(resources, (list, tuple)):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
-        if len(resources) != resources_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if resources_count < 0 or len(resources) < resources_count:
             raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
-        resources_storage = bytearray(max(len(resources), 1) * sizeof(c.cudaGraphicsResource_t))
+        resources_storage = bytearray(max(resources_count, 1) * sizeof(c.cudaGraphicsResource_t))
         _c_resources = <c.cudaGraphicsResource_t*><char*>resources_storage
-        for i, item in enumerate(resources):
+        for i in range(resources_count):
+            item = resources[i]
             _c_resources[i] = _as_cudaGraphicsResource_t(item, b"resources")
 
     with nogil:
@@ -29976,11 +30222,14 @@ def cudaGraphicsUnmapResources(count, resources, stream):
     else:
         if not isinstance(resources, (list, tuple)):
             raise TypeError(f"resources: expected a list, got {type(resources).__name__}")
-        if len(resources) != resources_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if resources_count < 0 or len(resources) < resources_count:
             raise ValueError(f"resources: {len(resources)} items, but count is { resources_count }")
-        resources_storage = bytearray(max(len(resources), 1) * sizeof(c.cudaGraphicsResource_t))
+        resources_storage = bytearray(max(resources_count, 1) * sizeof(c.cudaGraphicsResource_t))
         _c_resources = <c.cudaGraphicsResource_t*><char*>resources_storage
-        for i, item in enumerate(resources):
+        for i in range(resources_count):
+            item = resources[i]
             _c_resources[i] = _as_cudaGraphicsResource_t(item, b"resources")
 
     with nogil:
@@ -31160,11 +31409,14 @@ def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -31458,11 +31710,14 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -31523,11 +31778,14 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -31588,11 +31846,14 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -31650,11 +31911,14 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -31934,11 +32198,14 @@ def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32098,11 +32365,14 @@ def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32258,11 +32528,14 @@ def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32375,11 +32648,14 @@ def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32426,11 +32702,14 @@ def cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32530,11 +32809,14 @@ def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32638,11 +32920,14 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependenci
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32750,11 +33035,14 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32862,11 +33150,14 @@ def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -32941,11 +33232,14 @@ def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -33549,11 +33843,14 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(from_, (list, tuple)):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
-        if len(from_) != from__count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if from__count < 0 or len(from_) < from__count:
             raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
-        from__storage = bytearray(max(len(from_), 1) * sizeof(c.cudaGraphNode_t))
+        from__storage = bytearray(max(from__count, 1) * sizeof(c.cudaGraphNode_t))
         _c_from_ = <c.cudaGraphNode_t*><char*>from__storage
-        for i, item in enumerate(from_):
+        for i in range(from__count):
+            item = from_[i]
             _c_from_[i] = _as_cudaGraphNode_t(item, b"from_")
     cdef bytearray to_storage = None
     cdef list to_keep = []
@@ -33565,11 +33862,14 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(to, (list, tuple)):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
-        if len(to) != to_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if to_count < 0 or len(to) < to_count:
             raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
-        to_storage = bytearray(max(len(to), 1) * sizeof(c.cudaGraphNode_t))
+        to_storage = bytearray(max(to_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_to = <c.cudaGraphNode_t*><char*>to_storage
-        for i, item in enumerate(to):
+        for i in range(to_count):
+            item = to[i]
             _c_to[i] = _as_cudaGraphNode_t(item, b"to")
 
     with nogil:
@@ -33637,11 +33937,14 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(from_, (list, tuple)):
             raise TypeError(f"from_: expected a list, got {type(from_).__name__}")
-        if len(from_) != from__count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if from__count < 0 or len(from_) < from__count:
             raise ValueError(f"from_: {len(from_)} items, but numDependencies is { from__count }")
-        from__storage = bytearray(max(len(from_), 1) * sizeof(c.cudaGraphNode_t))
+        from__storage = bytearray(max(from__count, 1) * sizeof(c.cudaGraphNode_t))
         _c_from_ = <c.cudaGraphNode_t*><char*>from__storage
-        for i, item in enumerate(from_):
+        for i in range(from__count):
+            item = from_[i]
             _c_from_[i] = _as_cudaGraphNode_t(item, b"from_")
     cdef bytearray to_storage = None
     cdef list to_keep = []
@@ -33653,11 +33956,14 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
     else:
         if not isinstance(to, (list, tuple)):
             raise TypeError(f"to: expected a list, got {type(to).__name__}")
-        if len(to) != to_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if to_count < 0 or len(to) < to_count:
             raise ValueError(f"to: {len(to)} items, but numDependencies is { to_count }")
-        to_storage = bytearray(max(len(to), 1) * sizeof(c.cudaGraphNode_t))
+        to_storage = bytearray(max(to_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_to = <c.cudaGraphNode_t*><char*>to_storage
-        for i, item in enumerate(to):
+        for i in range(to_count):
+            item = to[i]
             _c_to[i] = _as_cudaGraphNode_t(item, b"to")
 
     with nogil:
@@ -35224,11 +35530,14 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, node
     else:
         if not isinstance(pDependencies, (list, tuple)):
             raise TypeError(f"pDependencies: expected a list, got {type(pDependencies).__name__}")
-        if len(pDependencies) != pDependencies_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if pDependencies_count < 0 or len(pDependencies) < pDependencies_count:
             raise ValueError(f"pDependencies: {len(pDependencies)} items, but numDependencies is { pDependencies_count }")
-        pDependencies_storage = bytearray(max(len(pDependencies), 1) * sizeof(c.cudaGraphNode_t))
+        pDependencies_storage = bytearray(max(pDependencies_count, 1) * sizeof(c.cudaGraphNode_t))
         _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage
-        for i, item in enumerate(pDependencies):
+        for i in range(pDependencies_count):
+            item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
 
     with nogil:
@@ -35560,11 +35869,14 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     else:
         if not isinstance(jitOptions, (list, tuple)):
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
-        if len(jitOptions) != jitOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
             raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
-        jitOptions_storage = bytearray(max(len(jitOptions), 1) * sizeof(c.cudaJitOption))
+        jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.cudaJitOption))
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
-        for i, item in enumerate(jitOptions):
+        for i in range(jitOptions_count):
+            item = jitOptions[i]
             _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(item, b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
@@ -35576,11 +35888,14 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if len(jitOptionsValues) != jitOptionsValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
-        jitOptionsValues_storage = bytearray(max(len(jitOptionsValues), 1) * sizeof(void*))
+        jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
-        for i, item in enumerate(jitOptionsValues):
+        for i in range(jitOptionsValues_count):
+            item = jitOptionsValues[i]
             _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
@@ -35592,11 +35907,14 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     else:
         if not isinstance(libraryOptions, (list, tuple)):
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
-        if len(libraryOptions) != libraryOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
             raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
-        libraryOptions_storage = bytearray(max(len(libraryOptions), 1) * sizeof(c.cudaLibraryOption))
+        libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.cudaLibraryOption))
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
-        for i, item in enumerate(libraryOptions):
+        for i in range(libraryOptions_count):
+            item = libraryOptions[i]
             _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
@@ -35608,11 +35926,14 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
-        if len(libraryOptionValues) != libraryOptionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
             raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
-        libraryOptionValues_storage = bytearray(max(len(libraryOptionValues), 1) * sizeof(void*))
+        libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
-        for i, item in enumerate(libraryOptionValues):
+        for i in range(libraryOptionValues_count):
+            item = libraryOptionValues[i]
             _c_libraryOptionValues[i] = <void*>address_kept(item, b"libraryOptionValues", libraryOptionValues_keep)
 
     with nogil:
@@ -35711,11 +36032,14 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     else:
         if not isinstance(jitOptions, (list, tuple)):
             raise TypeError(f"jitOptions: expected a list, got {type(jitOptions).__name__}")
-        if len(jitOptions) != jitOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptions_count < 0 or len(jitOptions) < jitOptions_count:
             raise ValueError(f"jitOptions: {len(jitOptions)} items, but numJitOptions is { jitOptions_count }")
-        jitOptions_storage = bytearray(max(len(jitOptions), 1) * sizeof(c.cudaJitOption))
+        jitOptions_storage = bytearray(max(jitOptions_count, 1) * sizeof(c.cudaJitOption))
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
-        for i, item in enumerate(jitOptions):
+        for i in range(jitOptions_count):
+            item = jitOptions[i]
             _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(item, b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
@@ -35727,11 +36051,14 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        if len(jitOptionsValues) != jitOptionsValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
-        jitOptionsValues_storage = bytearray(max(len(jitOptionsValues), 1) * sizeof(void*))
+        jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
-        for i, item in enumerate(jitOptionsValues):
+        for i in range(jitOptionsValues_count):
+            item = jitOptionsValues[i]
             _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
@@ -35743,11 +36070,14 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     else:
         if not isinstance(libraryOptions, (list, tuple)):
             raise TypeError(f"libraryOptions: expected a list, got {type(libraryOptions).__name__}")
-        if len(libraryOptions) != libraryOptions_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptions_count < 0 or len(libraryOptions) < libraryOptions_count:
             raise ValueError(f"libraryOptions: {len(libraryOptions)} items, but numLibraryOptions is { libraryOptions_count }")
-        libraryOptions_storage = bytearray(max(len(libraryOptions), 1) * sizeof(c.cudaLibraryOption))
+        libraryOptions_storage = bytearray(max(libraryOptions_count, 1) * sizeof(c.cudaLibraryOption))
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
-        for i, item in enumerate(libraryOptions):
+        for i in range(libraryOptions_count):
+            item = libraryOptions[i]
             _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
@@ -35759,11 +36089,14 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     else:
         if not isinstance(libraryOptionValues, (list, tuple)):
             raise TypeError(f"libraryOptionValues: expected a list, got {type(libraryOptionValues).__name__}")
-        if len(libraryOptionValues) != libraryOptionValues_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if libraryOptionValues_count < 0 or len(libraryOptionValues) < libraryOptionValues_count:
             raise ValueError(f"libraryOptionValues: {len(libraryOptionValues)} items, but numLibraryOptions is { libraryOptionValues_count }")
-        libraryOptionValues_storage = bytearray(max(len(libraryOptionValues), 1) * sizeof(void*))
+        libraryOptionValues_storage = bytearray(max(libraryOptionValues_count, 1) * sizeof(void*))
         _c_libraryOptionValues = <void**><char*>libraryOptionValues_storage
-        for i, item in enumerate(libraryOptionValues):
+        for i in range(libraryOptionValues_count):
+            item = libraryOptionValues[i]
             _c_libraryOptionValues[i] = <void*>address_kept(item, b"libraryOptionValues", libraryOptionValues_keep)
 
     with nogil:
@@ -36110,11 +36443,14 @@ def cudaLibraryEnumerateKernels(kernels, numKernels, lib):
     else:
         if not isinstance(kernels, (list, tuple)):
             raise TypeError(f"kernels: expected a list, got {type(kernels).__name__}")
-        if len(kernels) != kernels_count:
+        # As in C, the call reads the first `count` items: more are ignored,
+        # fewer would be read past the end.
+        if kernels_count < 0 or len(kernels) < kernels_count:
             raise ValueError(f"kernels: {len(kernels)} items, but numKernels is { kernels_count }")
-        kernels_storage = bytearray(max(len(kernels), 1) * sizeof(c.cudaKernel_t))
+        kernels_storage = bytearray(max(kernels_count, 1) * sizeof(c.cudaKernel_t))
         _c_kernels = <c.cudaKernel_t*><char*>kernels_storage
-        for i, item in enumerate(kernels):
+        for i in range(kernels_count):
+            item = kernels[i]
             _c_kernels[i] = _as_cudaKernel_t(item, b"kernels")
 
     with nogil:
@@ -36614,10 +36950,15 @@ __all__ = [
     "cudaMemcpy3DOperand",
     "cudaMemcpy3DBatchOp",
     "CUuuid",
+    "CUuuid_st",
+    "cudaUUID_t",
     "cudaDeviceProp",
     "cudaIpcEventHandle_t",
+    "cudaIpcEventHandle_st",
     "cudaIpcMemHandle_t",
+    "cudaIpcMemHandle_st",
     "cudaMemFabricHandle_t",
+    "cudaMemFabricHandle_st",
     "cudaExternalMemoryHandleDesc_handle_win32",
     "cudaExternalMemoryHandleDesc_handle",
     "cudaExternalMemoryHandleDesc",
@@ -36649,12 +36990,16 @@ __all__ = [
     "cudaEventWaitNodeParams",
     "cudaGraphNodeParams",
     "cudaGraphEdgeData",
+    "cudaGraphEdgeData_st",
     "cudaGraphInstantiateParams",
+    "cudaGraphInstantiateParams_st",
     "cudaGraphExecUpdateResultInfo",
+    "cudaGraphExecUpdateResultInfo_st",
     "cudaGraphKernelNodeUpdate_updateData_param",
     "cudaGraphKernelNodeUpdate_updateData",
     "cudaGraphKernelNodeUpdate",
     "cudaLaunchMemSyncDomainMap",
+    "cudaLaunchMemSyncDomainMap_st",
     "cudaLaunchAttributeValue_clusterDim",
     "cudaLaunchAttributeValue_programmaticEvent",
     "cudaLaunchAttributeValue_preferredClusterDim",
@@ -36662,10 +37007,13 @@ __all__ = [
     "cudaLaunchAttributeValue_deviceUpdatableKernelNode",
     "cudaLaunchAttributeValue",
     "cudaLaunchAttribute",
+    "cudaLaunchAttribute_st",
     "cudaLaunchConfig_t",
+    "cudaLaunchConfig_st",
     "cudaAsyncNotificationInfo_t_info_overBudget",
     "cudaAsyncNotificationInfo_t_info",
     "cudaAsyncNotificationInfo_t",
+    "cudaAsyncNotificationInfo",
     "cudaTextureDesc",
     "cudaDeviceReset",
     "cudaDeviceSynchronize",

@@ -243,3 +243,61 @@ def test_unknown_default_stream_mode_is_a_clear_error():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(ROOT), CUBIND_DEFAULT_STREAM="sometimes"))
     assert done.returncode != 0 and "CUBIND_DEFAULT_STREAM must be one of" in done.stderr
+
+
+def test_integral_floats_are_integers(gpu_reason):
+    import numpy as np
+
+    if gpu_reason is None:
+        pytest.skip("a GPU is present: the call would select a device")
+    # Accepted (the call then fails only for want of a driver) ...
+    for value in (0.0, np.float32(0.0), np.float64(0.0)):
+        err, = cudart.cudaSetDevice(value)
+        assert isinstance(err, cudart.cudaError_t) and err != cudart.cudaError_t.cudaSuccess
+    # ... a fraction, NaN or infinity is not an integer.
+    for value in (0.5, np.float32(1.25), float("nan"), float("inf")):
+        with pytest.raises((TypeError, OverflowError, ValueError), match="device"):
+            cudart.cudaSetDevice(value)
+    with pytest.raises(OverflowError, match="device"):
+        cudart.cudaSetDevice(2.0**40)
+
+
+def test_grid_sizes_computed_with_division_launch(fake_driver):
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import cuda
+        n, block = 1000, 128
+        err, = cuda.cuLaunchKernel(1, (n + block - 1) / block // 1, 1.0, 1, block, 1, 1, 0, None, None, None)
+        print(int(err))
+    """)], cwd=ROOT, capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), CUBIND_CUDA_LIBRARY=str(fake_driver)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0"]
+
+
+def test_structs_answer_to_their_tag_and_typedef_names():
+    import cuda
+
+    assert cuda.CUDA_MEMCPY2D_st is cuda.CUDA_MEMCPY2D
+    assert cuda.CUDA_TEXTURE_DESC_st is cuda.CUDA_TEXTURE_DESC
+    assert cuda.CUstreamAttrValue is cuda.CUlaunchAttributeValue
+    assert cuda.CUuuid_st is cuda.CUuuid
+    assert "CUDA_MEMCPY2D_st" in cuda.__all__
+    assert cudart.cudaUUID_t is cudart.CUuuid and cudart.cudaGraphEdgeData_st is cudart.cudaGraphEdgeData
+
+
+def test_fixed_arrays_of_enums_and_floats():
+    import cuda
+
+    desc = cuda.CUDA_TEXTURE_DESC()
+    wrap = cuda.CUaddress_mode.CU_TR_ADDRESS_MODE_WRAP
+    clamp = cuda.CUaddress_mode.CU_TR_ADDRESS_MODE_CLAMP
+    desc.addressMode = [clamp, wrap, clamp]
+    assert desc.addressMode == [clamp, wrap, clamp]
+    assert isinstance(desc.addressMode[0], cuda.CUaddress_mode)
+    desc.borderColor = [0.5, 1.0, 0.0, 0.25]
+    assert desc.borderColor == [0.5, 1.0, 0.0, 0.25]
+    with pytest.raises(ValueError, match="borderColor"):
+        desc.borderColor = [1.0]
+    runtime = cudart.cudaTextureDesc()
+    runtime.addressMode = [cudart.cudaTextureAddressMode.cudaAddressModeMirror] * 3
+    assert runtime.addressMode[2] == cudart.cudaTextureAddressMode.cudaAddressModeMirror

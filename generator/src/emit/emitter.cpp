@@ -18,12 +18,6 @@ using namespace cubind::model;
 
 namespace {
 
-Data strings(const std::vector<std::string>& items) {
-  Data out(Data::type::list);
-  for (const auto& s : items) out.push_back(Data(s));
-  return out;
-}
-
 std::string join_headers(const Model& m) {
   std::string out;
   for (const auto& h : m.headers) out += (out.empty() ? "" : ", ") + h;
@@ -101,6 +95,7 @@ class LibraryEmitter {
       v.set("code", templates_.fragment("record.pyx", v, Shape::Raw, r.name));
       records.push_back(v);
       all.push_back(v.get("name")->string_value());
+      all.insert(all.end(), r.aliases.begin(), r.aliases.end());
     }
     for (const auto& f : m.functions) {
       if (!f.skip_reason.empty()) continue;

@@ -104,6 +104,7 @@ View py_record_view(const Record& r, const Context& ctx) {
   if (!unsupported.empty()) doc += "\n\nFields without a Python property yet: " + unsupported + ".";
   d.set("doc", docstring(doc, "    "));
   d.set("fields", list_of(fields));
+  d.set("aliases", strings(r.aliases));
   return d;
 }
 

@@ -98,6 +98,12 @@ Data list_of(std::vector<View> items) {
   return out;
 }
 
+Data strings(const std::vector<std::string>& items) {
+  Data out(Data::type::list);
+  for (const auto& s : items) out.push_back(Data(s));
+  return out;
+}
+
 const Templates::Source& Templates::source(const std::string& name) const {
   auto it = cache_.find(name);
   if (it != cache_.end()) return it->second;

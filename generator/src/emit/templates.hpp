@@ -31,6 +31,8 @@ class View : public Data {
 
 // A list of views or fragments; items know whether they are the last.
 Data list_of(std::vector<View> items);
+// A list of strings, rendered with {{.}}.
+Data strings(const std::vector<std::string>& items);
 
 // How a fragment's text is trimmed before it goes into another template.
 enum class Shape {

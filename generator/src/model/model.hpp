@@ -125,6 +125,10 @@ struct Record {
   int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;  // typedef name, tag, or synthesised for anonymous nested records
   std::string public_name;  // the class users see (passes: CUDA_MEMCPY2D for CUDA_MEMCPY2D_v2)
+  // Other names of the same type users reach for: its tag and the typedefs
+  // of it (CUDA_MEMCPY2D_st, CUDA_MEMCPY2D_v2, CUstreamAttrValue), bound to
+  // the same class (passes).
+  std::vector<std::string> aliases;
   std::string tag;
   bool is_union = false;
   bool is_complete = false;

@@ -121,6 +121,7 @@ json record_json(const Record& r) {
   j["complete"] = r.is_complete;
   if (r.is_anonymous) j["anonymous"] = true;
   put(j, "parent", r.parent);
+  if (!r.aliases.empty()) j["aliases"] = r.aliases;
   j["size"] = r.size;
   j["align"] = r.align;
   json fields = json::array();

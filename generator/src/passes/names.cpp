@@ -37,6 +37,18 @@ void name_records(Model& model) {
     for (auto& r : model.records)
       if (r.name == t.type.canonical && is_version_of(r.name, t.name)) r.public_name = t.name;
   }
+  // Every other name of the type, in the headers' order, each once.
+  for (auto& r : model.records) {
+    auto add = [&](const std::string& name) {
+      if (!name.empty() && name != r.public_name &&
+          std::find(r.aliases.begin(), r.aliases.end(), name) == r.aliases.end())
+        r.aliases.push_back(name);
+    };
+    add(r.tag);
+    if (r.parent.empty()) add(r.name);  // a nested record's name is made up
+    for (const auto& t : model.typedefs)
+      if (t.type.kind == TypeKind::Record && t.type.canonical == r.name) add(t.name);
+  }
 }
 
 void mark_integer_handles(Model& model, const spec::Spec& spec) {
