@@ -113,7 +113,7 @@ class build_ext(_build_ext):
         # Cython regenerates a .c file when its .pyx or a .pxd it cimports is
         # newer, not when the directives or Cython change: those are recorded
         # here, and a change regenerates every module once.
-        stamp = os.path.join(os.path.dirname(os.path.abspath(self.build_temp)), "cubind-cython.json")
+        stamp = os.path.join(os.path.dirname(self.build_temp) or ".", "cubind-cython.json")
         options = json.loads(json.dumps({"cython": Cython.__version__, "directives": CYTHON_DIRECTIVES,
                                          "overridden": OVERRIDDEN_HEADER_DIRECTIVES}))
         try:
