@@ -124,7 +124,7 @@ def _header_declarations(text):
         for ch in params + ",":
             if ch == "," and depth == 0:
                 pointer = re.search(r"\(\s*(?:CUDA_CB\s*)?\*\s*(\w+)\s*\)", part)  # int (*callback)(void*)
-                words = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[[^\]]*\]|=.*", "", part))  # arrays, defaults
+                words = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[[^\]]*\]|=.*|__dv\(.*", "", part))  # arrays, defaults
                 if pointer:
                     names.append(pointer.group(1))
                 elif words and words != ["void"]:
