@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "passes/passes.hpp"
@@ -35,7 +37,49 @@ void apply_aliases(model::Model& model) {
   }
 }
 
+namespace {
+
+// The same type but for const, which a call converts (`const char **` is
+// passed where `const char *const *` is declared).
+bool same_but_const(const model::Type& a, const model::Type& b) {
+  if (a.kind != b.kind || a.name != b.name || a.canonical != b.canonical || a.inner.size() != b.inner.size())
+    return false;
+  for (size_t i = 0; i < a.inner.size(); ++i)
+    if (!same_but_const(a.inner[i], b.inner[i])) return false;
+  return true;
+}
+
+bool same_parameters(const model::Function& a, const model::Function& b) {
+  if (a.params.size() != b.params.size()) return false;
+  for (size_t i = 0; i < a.params.size(); ++i)
+    if (!same_but_const(a.params[i].type, b.params[i].type)) return false;
+  return true;
+}
+
+}  // namespace
+
+void merge_abi_symbols(model::Model& model, const spec::Spec& spec) {
+  const auto& rule = spec.conventions.abi_symbol;
+  if (!rule) return;
+  const std::regex match(rule->match);
+  std::set<std::string> merged;
+  for (auto& f : model.functions) {
+    if (!std::regex_match(f.name, match)) continue;
+    const std::regex symbol(std::regex_replace(f.name, match, rule->replace));
+    for (const auto& g : model.functions) {
+      if (&g == &f || !std::regex_match(g.name, symbol) || !same_parameters(f, g)) continue;
+      f.alias_of = g.name;
+      merged.insert(g.name);
+      break;
+    }
+  }
+  model.functions.erase(std::remove_if(model.functions.begin(), model.functions.end(),
+                                       [&](const model::Function& f) { return merged.count(f.name) != 0; }),
+                        model.functions.end());
+}
+
 void run_passes(model::Model& model, const spec::Spec& spec) {
+  merge_abi_symbols(model, spec);
   apply_aliases(model);
   name_records(model);
   mark_integer_handles(model, spec);

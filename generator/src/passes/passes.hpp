@@ -11,6 +11,9 @@ namespace cubind::passes {
 // ABI version whose prototype (under the name users call) matches the
 // declaration. The one place the alias rule lives.
 void apply_aliases(model::Model& model);
+// Inline wrappers and the versioned symbols they forward to (spec
+// conventions.abi_symbol): one function, bound under the wrapper's name.
+void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 
 // Public names of records (unversioned typedefs) and integer handles.
 void name_records(model::Model& model);

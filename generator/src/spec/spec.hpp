@@ -49,6 +49,11 @@ struct Conventions {
   // (ECMAScript regexes matching the start of a one-line text up to a word
   // boundary, case-insensitively).
   std::vector<std::string> output_wording;
+  // A header that declares each function twice, an inline wrapper and the
+  // versioned ABI symbol it forwards to (nvJitLink.h: nvJitLinkCreate calls
+  // __nvJitLinkCreate_13_0): the rewrite of the wrapper's name is a regex
+  // the ABI symbol's name matches. The wrapper is bound, calling that symbol.
+  std::optional<Rewrite> abi_symbol;
 };
 
 struct Skip {

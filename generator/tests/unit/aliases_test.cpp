@@ -3,6 +3,8 @@
 
 #include "model/model.hpp"
 #include "passes/passes.hpp"
+#include "spec/spec.hpp"
+#include "unit/builders.hpp"
 
 namespace {
 
@@ -75,6 +77,39 @@ TEST(ApplyAliases, EveryAliasedFunctionIsRenamed) {
   EXPECT_EQ(m.functions[1].name, "g");
   EXPECT_EQ(m.functions[1].alias_of, "g_v3");
   EXPECT_EQ(m.functions[2].name, "h");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(MergeAbiSymbols, WrapperCallsTheVersionedSymbolItForwardsTo) {
+  using namespace builders;
+  Model m;
+  Function wrapper = fn("libCreate", {param("options", ptr(ptr(char_t(true))))});
+  Function symbol = fn("__libCreate_13_0", {param("options", ptr(ptr(char_t(true), true)))});
+  Function other = fn("__libCreate_13_0_extra", {param("options", ptr(ptr(char_t(true))))});
+  Function mismatch = fn("libDestroy", {param("h", handle_t())});
+  Function mismatch_symbol = fn("__libDestroy_13_0", {param("h", int_t())});
+  m.functions = {symbol, wrapper, other, mismatch, mismatch_symbol};
+  cubind::spec::Spec s;
+  s.conventions.abi_symbol = cubind::spec::Rewrite{"^(lib\\w+)$", "__$1_[0-9]+_[0-9]+"};
+  cubind::passes::merge_abi_symbols(m, s);
+  ASSERT_NE(m.function("libCreate"), nullptr);
+  EXPECT_EQ(m.function("libCreate")->alias_of, "__libCreate_13_0");
+  EXPECT_EQ(m.function("__libCreate_13_0"), nullptr);  // one function, bound under the wrapper's name
+  EXPECT_NE(m.function("__libCreate_13_0_extra"), nullptr);  // does not match the rewrite
+  // Parameters that differ beyond const: not a forwarder.
+  EXPECT_EQ(m.function("libDestroy")->alias_of, "");
+  EXPECT_NE(m.function("__libDestroy_13_0"), nullptr);
+}
+
+TEST(MergeAbiSymbols, WithoutTheConventionNothingMerges) {
+  using namespace builders;
+  Model m;
+  m.functions = {fn("libCreate", {}), fn("__libCreate_13_0", {})};
+  cubind::passes::merge_abi_symbols(m, cubind::spec::Spec{});
+  EXPECT_EQ(m.functions.size(), 2u);
 }
 
 }  // namespace
