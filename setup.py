@@ -60,6 +60,8 @@ MODULES = [
     ("cuda.cruntime", True),
     ("nvrtc._nvrtc", True),
     ("nvrtc.cnvrtc", True),
+    ("nvjitlink._nvjitlink", True),
+    ("nvjitlink.cnvjitlink", True),
     ("cubind._convert", False),
     ("cubind._loader", False),
 ]
