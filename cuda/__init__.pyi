@@ -22234,8 +22234,8 @@ def cuGraphNodeGetType(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUgra
         Pointer to return the node type
     """
 
-def cuGraphGetNodes(hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphNode | None, int | None]:
-    """cuGraphGetNodes(hGraph)
+def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int) -> tuple[CUresult, list[CUgraphNode] | None, int | None]:
+    """cuGraphGetNodes(hGraph, numNodes)
 
     Returns a graph's nodes
 
@@ -22257,6 +22257,8 @@ def cuGraphGetNodes(hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphNode
     ----------
     hGraph
         Graph to query
+    numNodes
+        See description
 
     Returns
     -------
@@ -22265,14 +22267,14 @@ def cuGraphGetNodes(hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphNode
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    nodes : CUgraphNode
+    nodes : list[CUgraphNode]
         Pointer to return the nodes
     numNodes : int
         See description
     """
 
-def cuGraphGetRootNodes(hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphNode | None, int | None]:
-    """cuGraphGetRootNodes(hGraph)
+def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int) -> tuple[CUresult, list[CUgraphNode] | None, int | None]:
+    """cuGraphGetRootNodes(hGraph, numRootNodes)
 
     Returns a graph's root nodes
 
@@ -22294,6 +22296,8 @@ def cuGraphGetRootNodes(hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraph
     ----------
     hGraph
         Graph to query
+    numRootNodes
+        See description
 
     Returns
     -------
@@ -22302,14 +22306,14 @@ def cuGraphGetRootNodes(hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraph
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    rootNodes : CUgraphNode
+    rootNodes : list[CUgraphNode]
         Pointer to return the root nodes
     numRootNodes : int
         See description
     """
 
-def cuGraphGetEdges(hGraph: CUgraph | int | None, edgeData: CUgraphEdgeData | int | None) -> tuple[CUresult, CUgraphNode | None, CUgraphNode | None, int | None]:
-    """cuGraphGetEdges(hGraph, edgeData)
+def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int) -> tuple[CUresult, list[CUgraphNode] | None, list[CUgraphNode] | None, list[CUgraphEdgeData] | None, int | None]:
+    """cuGraphGetEdges(hGraph, numEdges)
 
     Returns a graph's dependency edges
 
@@ -22337,8 +22341,8 @@ def cuGraphGetEdges(hGraph: CUgraph | int | None, edgeData: CUgraphEdgeData | in
     ----------
     hGraph
         Graph to get the edges from
-    edgeData
-        Optional location to return edge data
+    numEdges
+        See description
 
     Returns
     -------
@@ -22348,16 +22352,18 @@ def cuGraphGetEdges(hGraph: CUgraph | int | None, edgeData: CUgraphEdgeData | in
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    from : CUgraphNode
+    from : list[CUgraphNode]
         Location to return edge endpoints
-    to : CUgraphNode
+    to : list[CUgraphNode]
         Location to return edge endpoints
+    edgeData : list[CUgraphEdgeData]
+        Optional location to return edge data
     numEdges : int
         See description
     """
 
-def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, edgeData: CUgraphEdgeData | int | None) -> tuple[CUresult, CUgraphNode | None, int | None]:
-    """cuGraphNodeGetDependencies(hNode, edgeData)
+def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies: int) -> tuple[CUresult, list[CUgraphNode] | None, list[CUgraphEdgeData] | None, int | None]:
+    """cuGraphNodeGetDependencies(hNode, numDependencies)
 
     Returns a node's dependencies
 
@@ -22383,8 +22389,8 @@ def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, edgeData: CUgrap
     ----------
     hNode
         Node to query
-    edgeData
-        Optional array to return edge data for each dependency
+    numDependencies
+        See description
 
     Returns
     -------
@@ -22394,14 +22400,16 @@ def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, edgeData: CUgrap
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    dependencies : CUgraphNode
+    dependencies : list[CUgraphNode]
         Pointer to return the dependencies
+    edgeData : list[CUgraphEdgeData]
+        Optional array to return edge data for each dependency
     numDependencies : int
         See description
     """
 
-def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, edgeData: CUgraphEdgeData | int | None) -> tuple[CUresult, CUgraphNode | None, int | None]:
-    """cuGraphNodeGetDependentNodes(hNode, edgeData)
+def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, numDependentNodes: int) -> tuple[CUresult, list[CUgraphNode] | None, list[CUgraphEdgeData] | None, int | None]:
+    """cuGraphNodeGetDependentNodes(hNode, numDependentNodes)
 
     Returns a node's dependent nodes
 
@@ -22428,8 +22436,8 @@ def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, edgeData: CUgr
     ----------
     hNode
         Node to query
-    edgeData
-        Optional pointer to return edge data for dependent nodes
+    numDependentNodes
+        See description
 
     Returns
     -------
@@ -22439,8 +22447,10 @@ def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, edgeData: CUgr
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    dependentNodes : CUgraphNode
+    dependentNodes : list[CUgraphNode]
         Pointer to return the dependent nodes
+    edgeData : list[CUgraphEdgeData]
+        Optional pointer to return edge data for dependent nodes
     numDependentNodes : int
         See description
     """
@@ -27601,8 +27611,8 @@ def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, type: CUdevResourceT
         Output pointer to a CUdevResource structure
     """
 
-def cuDevSmResourceSplitByCount(nbGroups: Sequence[int] | None, input: CUdevResource | int | None, remaining: CUdevResource | int | None, useFlags: int, minCount: int) -> tuple[CUresult, CUdevResource | None]:
-    """cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount)
+def cuDevSmResourceSplitByCount(nbGroups: int, input: CUdevResource | int | None, useFlags: int, minCount: int) -> tuple[CUresult, list[CUdevResource] | None, int | None, CUdevResource | None]:
+    """cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount)
 
     Splits CU_DEV_RESOURCE_TYPE_SM resources.
 
@@ -27654,8 +27664,6 @@ def cuDevSmResourceSplitByCount(nbGroups: Sequence[int] | None, input: CUdevReso
         This is a pointer, specifying the number of groups that would be or should be created as described below.
     input
         Input SM resource to be split. Must be a valid CU_DEV_RESOURCE_TYPE_SM resource.
-    remaining
-        If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     useFlags
         Flags specifying how these partitions are used or which constraints to abide by when splitting the input. Zero is valid for default behavior.
     minCount
@@ -27671,8 +27679,12 @@ def cuDevSmResourceSplitByCount(nbGroups: Sequence[int] | None, input: CUdevReso
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_RESOURCE_TYPE,
         CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
-    result : CUdevResource
+    result : list[CUdevResource]
         Output array of CUdevResource resources. Can be NULL to query the number of groups.
+    nbGroups : int
+        This is a pointer, specifying the number of groups that would be or should be created as described below.
+    remaining : CUdevResource
+        If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     """
 
 def cuDevResourceGenerateDesc(resources: CUdevResource | int | None, nbResources: int) -> tuple[CUresult, CUdevResourceDesc | None]:

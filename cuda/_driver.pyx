@@ -40239,8 +40239,8 @@ def cuGraphNodeGetType(hNode):
 
 
 
-def cuGraphGetNodes(hGraph):
-    """cuGraphGetNodes(hGraph)
+def cuGraphGetNodes(hGraph, numNodes):
+    """cuGraphGetNodes(hGraph, numNodes)
 
     Returns a graph's nodes
 
@@ -40262,6 +40262,8 @@ def cuGraphGetNodes(hGraph):
     ----------
     hGraph
         Graph to query
+    numNodes
+        See description
 
     Returns
     -------
@@ -40270,28 +40272,33 @@ def cuGraphGetNodes(hGraph):
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    nodes : CUgraphNode
+    nodes : list[CUgraphNode]
         Pointer to return the nodes
     numNodes : int
         See description
     """
     cdef int _err
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
-    cdef CUgraphNode nodes_handle = CUgraphNode.__new__(CUgraphNode)
-    cdef size_t _c_numNodes = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numNodes = <size_t>as_unsigned(numNodes, b"numNodes", UINT64_MAX)
+    cdef size_t numNodes_capacity = _c_numNodes
+    # As many items as the capacity in numNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray nodes_storage = bytearray(max(numNodes_capacity, 1) * sizeof(c.CUgraphNode))
+    cdef c.CUgraphNode* _c_nodes = <c.CUgraphNode*><char*>nodes_storage if numNodes_capacity else NULL
 
     with nogil:
-        _err = c.cuGraphGetNodes(_c_hGraph, &nodes_handle._ptr, &_c_numNodes)
+        _err = c.cuGraphGetNodes(_c_hGraph, _c_nodes, &_c_numNodes)
 
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
-    return (_CUresult_of(_err), nodes_handle, _c_numNodes,)
+    return (_CUresult_of(_err), [_new_CUgraphNode(_c_nodes[i]) for i in range(min(numNodes_capacity, _c_numNodes))], _c_numNodes,)
 
 
 
 
-def cuGraphGetRootNodes(hGraph):
-    """cuGraphGetRootNodes(hGraph)
+def cuGraphGetRootNodes(hGraph, numRootNodes):
+    """cuGraphGetRootNodes(hGraph, numRootNodes)
 
     Returns a graph's root nodes
 
@@ -40313,6 +40320,8 @@ def cuGraphGetRootNodes(hGraph):
     ----------
     hGraph
         Graph to query
+    numRootNodes
+        See description
 
     Returns
     -------
@@ -40321,28 +40330,33 @@ def cuGraphGetRootNodes(hGraph):
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    rootNodes : CUgraphNode
+    rootNodes : list[CUgraphNode]
         Pointer to return the root nodes
     numRootNodes : int
         See description
     """
     cdef int _err
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
-    cdef CUgraphNode rootNodes_handle = CUgraphNode.__new__(CUgraphNode)
-    cdef size_t _c_numRootNodes = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numRootNodes = <size_t>as_unsigned(numRootNodes, b"numRootNodes", UINT64_MAX)
+    cdef size_t numRootNodes_capacity = _c_numRootNodes
+    # As many items as the capacity in numRootNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray rootNodes_storage = bytearray(max(numRootNodes_capacity, 1) * sizeof(c.CUgraphNode))
+    cdef c.CUgraphNode* _c_rootNodes = <c.CUgraphNode*><char*>rootNodes_storage if numRootNodes_capacity else NULL
 
     with nogil:
-        _err = c.cuGraphGetRootNodes(_c_hGraph, &rootNodes_handle._ptr, &_c_numRootNodes)
+        _err = c.cuGraphGetRootNodes(_c_hGraph, _c_rootNodes, &_c_numRootNodes)
 
     if _err != 0:
         return (_CUresult_of(_err), None, None,)
-    return (_CUresult_of(_err), rootNodes_handle, _c_numRootNodes,)
+    return (_CUresult_of(_err), [_new_CUgraphNode(_c_rootNodes[i]) for i in range(min(numRootNodes_capacity, _c_numRootNodes))], _c_numRootNodes,)
 
 
 
 
-def cuGraphGetEdges(hGraph, edgeData):
-    """cuGraphGetEdges(hGraph, edgeData)
+def cuGraphGetEdges(hGraph, numEdges):
+    """cuGraphGetEdges(hGraph, numEdges)
 
     Returns a graph's dependency edges
 
@@ -40370,8 +40384,8 @@ def cuGraphGetEdges(hGraph, edgeData):
     ----------
     hGraph
         Graph to get the edges from
-    edgeData
-        Optional location to return edge data
+    numEdges
+        See description
 
     Returns
     -------
@@ -40381,36 +40395,45 @@ def cuGraphGetEdges(hGraph, edgeData):
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    from : CUgraphNode
+    from : list[CUgraphNode]
         Location to return edge endpoints
-    to : CUgraphNode
+    to : list[CUgraphNode]
         Location to return edge endpoints
+    edgeData : list[CUgraphEdgeData]
+        Optional location to return edge data
     numEdges : int
         See description
     """
     cdef int _err
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
-    cdef CUgraphNode from__handle = CUgraphNode.__new__(CUgraphNode)
-    cdef CUgraphNode to_handle = CUgraphNode.__new__(CUgraphNode)
-    cdef c.CUgraphEdgeData* _c_edgeData = NULL
-    if isinstance(edgeData, CUgraphEdgeData):
-        _c_edgeData = (<CUgraphEdgeData>edgeData)._ptr
-    elif edgeData is not None:
-        _c_edgeData = <c.CUgraphEdgeData*>as_address(edgeData, b"edgeData")
-    cdef size_t _c_numEdges = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numEdges = <size_t>as_unsigned(numEdges, b"numEdges", UINT64_MAX)
+    cdef size_t numEdges_capacity = _c_numEdges
+    # As many items as the capacity in numEdges: NULL for none, so that the
+    # call only counts.
+    cdef bytearray from__storage = bytearray(max(numEdges_capacity, 1) * sizeof(c.CUgraphNode))
+    cdef c.CUgraphNode* _c_from_ = <c.CUgraphNode*><char*>from__storage if numEdges_capacity else NULL
+    # As many items as the capacity in numEdges: NULL for none, so that the
+    # call only counts.
+    cdef bytearray to_storage = bytearray(max(numEdges_capacity, 1) * sizeof(c.CUgraphNode))
+    cdef c.CUgraphNode* _c_to = <c.CUgraphNode*><char*>to_storage if numEdges_capacity else NULL
+    # As many items as the capacity in numEdges: NULL for none, so that the
+    # call only counts.
+    cdef bytearray edgeData_storage = bytearray(max(numEdges_capacity, 1) * sizeof(c.CUgraphEdgeData))
+    cdef c.CUgraphEdgeData* _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage if numEdges_capacity else NULL
 
     with nogil:
-        _err = c.cuGraphGetEdges(_c_hGraph, &from__handle._ptr, &to_handle._ptr, _c_edgeData, &_c_numEdges)
+        _err = c.cuGraphGetEdges(_c_hGraph, _c_from_, _c_to, _c_edgeData, &_c_numEdges)
 
     if _err != 0:
-        return (_CUresult_of(_err), None, None, None,)
-    return (_CUresult_of(_err), from__handle, to_handle, _c_numEdges,)
+        return (_CUresult_of(_err), None, None, None, None,)
+    return (_CUresult_of(_err), [_new_CUgraphNode(_c_from_[i]) for i in range(min(numEdges_capacity, _c_numEdges))], [_new_CUgraphNode(_c_to[i]) for i in range(min(numEdges_capacity, _c_numEdges))], [_copy_CUgraphEdgeData(&_c_edgeData[i]) for i in range(min(numEdges_capacity, _c_numEdges))], _c_numEdges,)
 
 
 
 
-def cuGraphNodeGetDependencies(hNode, edgeData):
-    """cuGraphNodeGetDependencies(hNode, edgeData)
+def cuGraphNodeGetDependencies(hNode, numDependencies):
+    """cuGraphNodeGetDependencies(hNode, numDependencies)
 
     Returns a node's dependencies
 
@@ -40436,8 +40459,8 @@ def cuGraphNodeGetDependencies(hNode, edgeData):
     ----------
     hNode
         Node to query
-    edgeData
-        Optional array to return edge data for each dependency
+    numDependencies
+        See description
 
     Returns
     -------
@@ -40447,33 +40470,39 @@ def cuGraphNodeGetDependencies(hNode, edgeData):
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    dependencies : CUgraphNode
+    dependencies : list[CUgraphNode]
         Pointer to return the dependencies
+    edgeData : list[CUgraphEdgeData]
+        Optional array to return edge data for each dependency
     numDependencies : int
         See description
     """
     cdef int _err
     cdef c.CUgraphNode _c_hNode = _as_CUgraphNode(hNode, b"hNode")
-    cdef CUgraphNode dependencies_handle = CUgraphNode.__new__(CUgraphNode)
-    cdef c.CUgraphEdgeData* _c_edgeData = NULL
-    if isinstance(edgeData, CUgraphEdgeData):
-        _c_edgeData = (<CUgraphEdgeData>edgeData)._ptr
-    elif edgeData is not None:
-        _c_edgeData = <c.CUgraphEdgeData*>as_address(edgeData, b"edgeData")
-    cdef size_t _c_numDependencies = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
+    cdef size_t numDependencies_capacity = _c_numDependencies
+    # As many items as the capacity in numDependencies: NULL for none, so that the
+    # call only counts.
+    cdef bytearray dependencies_storage = bytearray(max(numDependencies_capacity, 1) * sizeof(c.CUgraphNode))
+    cdef c.CUgraphNode* _c_dependencies = <c.CUgraphNode*><char*>dependencies_storage if numDependencies_capacity else NULL
+    # As many items as the capacity in numDependencies: NULL for none, so that the
+    # call only counts.
+    cdef bytearray edgeData_storage = bytearray(max(numDependencies_capacity, 1) * sizeof(c.CUgraphEdgeData))
+    cdef c.CUgraphEdgeData* _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage if numDependencies_capacity else NULL
 
     with nogil:
-        _err = c.cuGraphNodeGetDependencies(_c_hNode, &dependencies_handle._ptr, _c_edgeData, &_c_numDependencies)
+        _err = c.cuGraphNodeGetDependencies(_c_hNode, _c_dependencies, _c_edgeData, &_c_numDependencies)
 
     if _err != 0:
-        return (_CUresult_of(_err), None, None,)
-    return (_CUresult_of(_err), dependencies_handle, _c_numDependencies,)
+        return (_CUresult_of(_err), None, None, None,)
+    return (_CUresult_of(_err), [_new_CUgraphNode(_c_dependencies[i]) for i in range(min(numDependencies_capacity, _c_numDependencies))], [_copy_CUgraphEdgeData(&_c_edgeData[i]) for i in range(min(numDependencies_capacity, _c_numDependencies))], _c_numDependencies,)
 
 
 
 
-def cuGraphNodeGetDependentNodes(hNode, edgeData):
-    """cuGraphNodeGetDependentNodes(hNode, edgeData)
+def cuGraphNodeGetDependentNodes(hNode, numDependentNodes):
+    """cuGraphNodeGetDependentNodes(hNode, numDependentNodes)
 
     Returns a node's dependent nodes
 
@@ -40500,8 +40529,8 @@ def cuGraphNodeGetDependentNodes(hNode, edgeData):
     ----------
     hNode
         Node to query
-    edgeData
-        Optional pointer to return edge data for dependent nodes
+    numDependentNodes
+        See description
 
     Returns
     -------
@@ -40511,27 +40540,33 @@ def cuGraphNodeGetDependentNodes(hNode, edgeData):
         CUDA_ERROR_DEINITIALIZED,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
-    dependentNodes : CUgraphNode
+    dependentNodes : list[CUgraphNode]
         Pointer to return the dependent nodes
+    edgeData : list[CUgraphEdgeData]
+        Optional pointer to return edge data for dependent nodes
     numDependentNodes : int
         See description
     """
     cdef int _err
     cdef c.CUgraphNode _c_hNode = _as_CUgraphNode(hNode, b"hNode")
-    cdef CUgraphNode dependentNodes_handle = CUgraphNode.__new__(CUgraphNode)
-    cdef c.CUgraphEdgeData* _c_edgeData = NULL
-    if isinstance(edgeData, CUgraphEdgeData):
-        _c_edgeData = (<CUgraphEdgeData>edgeData)._ptr
-    elif edgeData is not None:
-        _c_edgeData = <c.CUgraphEdgeData*>as_address(edgeData, b"edgeData")
-    cdef size_t _c_numDependentNodes = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numDependentNodes = <size_t>as_unsigned(numDependentNodes, b"numDependentNodes", UINT64_MAX)
+    cdef size_t numDependentNodes_capacity = _c_numDependentNodes
+    # As many items as the capacity in numDependentNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray dependentNodes_storage = bytearray(max(numDependentNodes_capacity, 1) * sizeof(c.CUgraphNode))
+    cdef c.CUgraphNode* _c_dependentNodes = <c.CUgraphNode*><char*>dependentNodes_storage if numDependentNodes_capacity else NULL
+    # As many items as the capacity in numDependentNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray edgeData_storage = bytearray(max(numDependentNodes_capacity, 1) * sizeof(c.CUgraphEdgeData))
+    cdef c.CUgraphEdgeData* _c_edgeData = <c.CUgraphEdgeData*><char*>edgeData_storage if numDependentNodes_capacity else NULL
 
     with nogil:
-        _err = c.cuGraphNodeGetDependentNodes(_c_hNode, &dependentNodes_handle._ptr, _c_edgeData, &_c_numDependentNodes)
+        _err = c.cuGraphNodeGetDependentNodes(_c_hNode, _c_dependentNodes, _c_edgeData, &_c_numDependentNodes)
 
     if _err != 0:
-        return (_CUresult_of(_err), None, None,)
-    return (_CUresult_of(_err), dependentNodes_handle, _c_numDependentNodes,)
+        return (_CUresult_of(_err), None, None, None,)
+    return (_CUresult_of(_err), [_new_CUgraphNode(_c_dependentNodes[i]) for i in range(min(numDependentNodes_capacity, _c_numDependentNodes))], [_copy_CUgraphEdgeData(&_c_edgeData[i]) for i in range(min(numDependentNodes_capacity, _c_numDependentNodes))], _c_numDependentNodes,)
 
 
 
@@ -47623,8 +47658,8 @@ def cuGreenCtxGetDevResource(hCtx, type):
 
 
 
-def cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount):
-    """cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount)
+def cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount):
+    """cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount)
 
     Splits CU_DEV_RESOURCE_TYPE_SM resources.
 
@@ -47676,8 +47711,6 @@ def cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount):
         This is a pointer, specifying the number of groups that would be or should be created as described below.
     input
         Input SM resource to be split. Must be a valid CU_DEV_RESOURCE_TYPE_SM resource.
-    remaining
-        If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     useFlags
         Flags specifying how these partitions are used or which constraints to abide by when splitting the input. Zero is valid for default behavior.
     minCount
@@ -47693,49 +47726,36 @@ def cuDevSmResourceSplitByCount(nbGroups, input, remaining, useFlags, minCount):
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_RESOURCE_TYPE,
         CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION
-    result : CUdevResource
+    result : list[CUdevResource]
         Output array of CUdevResource resources. Can be NULL to query the number of groups.
+    nbGroups : int
+        This is a pointer, specifying the number of groups that would be or should be created as described below.
+    remaining : CUdevResource
+        If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     """
     cdef int _err
-    cdef CUdevResource result_record = CUdevResource.__new__(CUdevResource)
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef unsigned int _c_nbGroups = <unsigned int>as_unsigned(nbGroups, b"nbGroups", UINT32_MAX)
+    cdef unsigned int nbGroups_capacity = _c_nbGroups
     cdef c.CUdevResource* _c_input = NULL
     if isinstance(input, CUdevResource):
         _c_input = (<CUdevResource>input)._ptr
     elif input is not None:
         _c_input = <c.CUdevResource*>as_address(input, b"input")
-    cdef c.CUdevResource* _c_remaining = NULL
-    if isinstance(remaining, CUdevResource):
-        _c_remaining = (<CUdevResource>remaining)._ptr
-    elif remaining is not None:
-        _c_remaining = <c.CUdevResource*>as_address(remaining, b"remaining")
+    cdef CUdevResource remaining_record = CUdevResource.__new__(CUdevResource)
     cdef unsigned int _c_useFlags = <unsigned int>as_unsigned(useFlags, b"useFlags", UINT32_MAX)
     cdef unsigned int _c_minCount = <unsigned int>as_unsigned(minCount, b"minCount", UINT32_MAX)
-    cdef bytearray nbGroups_storage = None
-    cdef list nbGroups_keep = []
-    cdef unsigned int* _c_nbGroups = NULL
-    cdef long long nbGroups_count = _c_minCount
-    if nbGroups is None:
-        if nbGroups_count != 0:
-            raise ValueError(f"nbGroups: None, but minCount is { nbGroups_count }")
-    else:
-        if not isinstance(nbGroups, (list, tuple)):
-            raise TypeError(f"nbGroups: expected a list, got {type(nbGroups).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
-        if nbGroups_count < 0 or len(nbGroups) < nbGroups_count:
-            raise ValueError(f"nbGroups: {len(nbGroups)} items, but minCount is { nbGroups_count }")
-        nbGroups_storage = bytearray(max(nbGroups_count, 1) * sizeof(unsigned int))
-        _c_nbGroups = <unsigned int*><char*>nbGroups_storage
-        for i in range(nbGroups_count):
-            item = nbGroups[i]
-            _c_nbGroups[i] = <unsigned int>as_unsigned(item, b"nbGroups", UINT32_MAX)
+    # As many items as the capacity in nbGroups: NULL for none, so that the
+    # call only counts.
+    cdef bytearray result_storage = bytearray(max(nbGroups_capacity, 1) * sizeof(c.CUdevResource))
+    cdef c.CUdevResource* _c_result = <c.CUdevResource*><char*>result_storage if nbGroups_capacity else NULL
 
     with nogil:
-        _err = c.cuDevSmResourceSplitByCount(result_record._ptr, _c_nbGroups, _c_input, _c_remaining, _c_useFlags, _c_minCount)
+        _err = c.cuDevSmResourceSplitByCount(_c_result, &_c_nbGroups, _c_input, remaining_record._ptr, _c_useFlags, _c_minCount)
 
     if _err != 0:
-        return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), result_record,)
+        return (_CUresult_of(_err), None, None, None,)
+    return (_CUresult_of(_err), [_copy_CUdevResource(&_c_result[i]) for i in range(min(nbGroups_capacity, _c_nbGroups))], _c_nbGroups, remaining_record,)
 
 
 

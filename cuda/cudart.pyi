@@ -16169,8 +16169,8 @@ def cudaGraphNodeGetType(node: cudaGraphNode_t | int | None) -> tuple[cudaError_
         Pointer to return the node type
     """
 
-def cudaGraphGetNodes(graph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t | None, int | None]:
-    """cudaGraphGetNodes(graph)
+def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t] | None, int | None]:
+    """cudaGraphGetNodes(graph, numNodes)
 
     Returns a graph's nodes
 
@@ -16192,20 +16192,22 @@ def cudaGraphGetNodes(graph: cudaGraph_t | int | None) -> tuple[cudaError_t, cud
     ----------
     graph
         Graph to query
+    numNodes
+        See description
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
-    nodes : cudaGraphNode_t
+    nodes : list[cudaGraphNode_t]
         Pointer to return the nodes
     numNodes : int
         See description
     """
 
-def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t | None, int | None]:
-    """cudaGraphGetRootNodes(graph)
+def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t] | None, int | None]:
+    """cudaGraphGetRootNodes(graph, pNumRootNodes)
 
     Returns a graph's root nodes
 
@@ -16227,20 +16229,22 @@ def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None) -> tuple[cudaError_t,
     ----------
     graph
         Graph to query
+    pNumRootNodes
+        See description
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
-    pRootNodes : cudaGraphNode_t
+    pRootNodes : list[cudaGraphNode_t]
         Pointer to return the root nodes
     pNumRootNodes : int
         See description
     """
 
-def cudaGraphGetEdges(graph: cudaGraph_t | int | None, edgeData: cudaGraphEdgeData | int | None) -> tuple[cudaError_t, cudaGraphNode_t | None, cudaGraphNode_t | None, int | None]:
-    """cudaGraphGetEdges(graph, edgeData)
+def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int) -> tuple[cudaError_t, list[cudaGraphNode_t] | None, list[cudaGraphNode_t] | None, list[cudaGraphEdgeData] | None, int | None]:
+    """cudaGraphGetEdges(graph, numEdges)
 
     Returns a graph's dependency edges
 
@@ -16268,8 +16272,8 @@ def cudaGraphGetEdges(graph: cudaGraph_t | int | None, edgeData: cudaGraphEdgeDa
     ----------
     graph
         Graph to get the edges from
-    edgeData
-        Optional location to return edge data
+    numEdges
+        See description
 
     Returns
     -------
@@ -16277,16 +16281,18 @@ def cudaGraphGetEdges(graph: cudaGraph_t | int | None, edgeData: cudaGraphEdgeDa
         cudaSuccess,
         cudaErrorLossyQuery,
         cudaErrorInvalidValue
-    from : cudaGraphNode_t
+    from : list[cudaGraphNode_t]
         Location to return edge endpoints
-    to : cudaGraphNode_t
+    to : list[cudaGraphNode_t]
         Location to return edge endpoints
+    edgeData : list[cudaGraphEdgeData]
+        Optional location to return edge data
     numEdges : int
         See description
     """
 
-def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, edgeData: cudaGraphEdgeData | int | None) -> tuple[cudaError_t, cudaGraphNode_t | None, int | None]:
-    """cudaGraphNodeGetDependencies(node, edgeData)
+def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDependencies: int) -> tuple[cudaError_t, list[cudaGraphNode_t] | None, list[cudaGraphEdgeData] | None, int | None]:
+    """cudaGraphNodeGetDependencies(node, pNumDependencies)
 
     Returns a node's dependencies
 
@@ -16312,8 +16318,8 @@ def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, edgeData: c
     ----------
     node
         Node to query
-    edgeData
-        Optional array to return edge data for each dependency
+    pNumDependencies
+        See description
 
     Returns
     -------
@@ -16321,14 +16327,16 @@ def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, edgeData: c
         cudaSuccess,
         cudaErrorLossyQuery,
         cudaErrorInvalidValue
-    pDependencies : cudaGraphNode_t
+    pDependencies : list[cudaGraphNode_t]
         Pointer to return the dependencies
+    edgeData : list[cudaGraphEdgeData]
+        Optional array to return edge data for each dependency
     pNumDependencies : int
         See description
     """
 
-def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, edgeData: cudaGraphEdgeData | int | None) -> tuple[cudaError_t, cudaGraphNode_t | None, int | None]:
-    """cudaGraphNodeGetDependentNodes(node, edgeData)
+def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDependentNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t] | None, list[cudaGraphEdgeData] | None, int | None]:
+    """cudaGraphNodeGetDependentNodes(node, pNumDependentNodes)
 
     Returns a node's dependent nodes
 
@@ -16355,8 +16363,8 @@ def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, edgeData:
     ----------
     node
         Node to query
-    edgeData
-        Optional pointer to return edge data for dependent nodes
+    pNumDependentNodes
+        See description
 
     Returns
     -------
@@ -16364,8 +16372,10 @@ def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, edgeData:
         cudaSuccess,
         cudaErrorLossyQuery,
         cudaErrorInvalidValue
-    pDependentNodes : cudaGraphNode_t
+    pDependentNodes : list[cudaGraphNode_t]
         Pointer to return the dependent nodes
+    edgeData : list[cudaGraphEdgeData]
+        Optional pointer to return edge data for dependent nodes
     pNumDependentNodes : int
         See description
     """

@@ -33501,8 +33501,8 @@ def cudaGraphNodeGetType(node):
 
 
 
-def cudaGraphGetNodes(graph):
-    """cudaGraphGetNodes(graph)
+def cudaGraphGetNodes(graph, numNodes):
+    """cudaGraphGetNodes(graph, numNodes)
 
     Returns a graph's nodes
 
@@ -33524,34 +33524,41 @@ def cudaGraphGetNodes(graph):
     ----------
     graph
         Graph to query
+    numNodes
+        See description
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
-    nodes : cudaGraphNode_t
+    nodes : list[cudaGraphNode_t]
         Pointer to return the nodes
     numNodes : int
         See description
     """
     cdef int _err
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
-    cdef cudaGraphNode_t nodes_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
-    cdef size_t _c_numNodes = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numNodes = <size_t>as_unsigned(numNodes, b"numNodes", UINT64_MAX)
+    cdef size_t numNodes_capacity = _c_numNodes
+    # As many items as the capacity in numNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray nodes_storage = bytearray(max(numNodes_capacity, 1) * sizeof(c.cudaGraphNode_t))
+    cdef c.cudaGraphNode_t* _c_nodes = <c.cudaGraphNode_t*><char*>nodes_storage if numNodes_capacity else NULL
 
     with nogil:
-        _err = c.cudaGraphGetNodes(_c_graph, &nodes_handle._ptr, &_c_numNodes)
+        _err = c.cudaGraphGetNodes(_c_graph, _c_nodes, &_c_numNodes)
 
     if _err != 0:
         return (_cudaError_t_of(_err), None, None,)
-    return (_cudaError_t_of(_err), nodes_handle, _c_numNodes,)
+    return (_cudaError_t_of(_err), [_new_cudaGraphNode_t(_c_nodes[i]) for i in range(min(numNodes_capacity, _c_numNodes))], _c_numNodes,)
 
 
 
 
-def cudaGraphGetRootNodes(graph):
-    """cudaGraphGetRootNodes(graph)
+def cudaGraphGetRootNodes(graph, pNumRootNodes):
+    """cudaGraphGetRootNodes(graph, pNumRootNodes)
 
     Returns a graph's root nodes
 
@@ -33573,34 +33580,41 @@ def cudaGraphGetRootNodes(graph):
     ----------
     graph
         Graph to query
+    pNumRootNodes
+        See description
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
-    pRootNodes : cudaGraphNode_t
+    pRootNodes : list[cudaGraphNode_t]
         Pointer to return the root nodes
     pNumRootNodes : int
         See description
     """
     cdef int _err
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
-    cdef cudaGraphNode_t pRootNodes_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
-    cdef size_t _c_pNumRootNodes = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_pNumRootNodes = <size_t>as_unsigned(pNumRootNodes, b"pNumRootNodes", UINT64_MAX)
+    cdef size_t pNumRootNodes_capacity = _c_pNumRootNodes
+    # As many items as the capacity in pNumRootNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray pRootNodes_storage = bytearray(max(pNumRootNodes_capacity, 1) * sizeof(c.cudaGraphNode_t))
+    cdef c.cudaGraphNode_t* _c_pRootNodes = <c.cudaGraphNode_t*><char*>pRootNodes_storage if pNumRootNodes_capacity else NULL
 
     with nogil:
-        _err = c.cudaGraphGetRootNodes(_c_graph, &pRootNodes_handle._ptr, &_c_pNumRootNodes)
+        _err = c.cudaGraphGetRootNodes(_c_graph, _c_pRootNodes, &_c_pNumRootNodes)
 
     if _err != 0:
         return (_cudaError_t_of(_err), None, None,)
-    return (_cudaError_t_of(_err), pRootNodes_handle, _c_pNumRootNodes,)
+    return (_cudaError_t_of(_err), [_new_cudaGraphNode_t(_c_pRootNodes[i]) for i in range(min(pNumRootNodes_capacity, _c_pNumRootNodes))], _c_pNumRootNodes,)
 
 
 
 
-def cudaGraphGetEdges(graph, edgeData):
-    """cudaGraphGetEdges(graph, edgeData)
+def cudaGraphGetEdges(graph, numEdges):
+    """cudaGraphGetEdges(graph, numEdges)
 
     Returns a graph's dependency edges
 
@@ -33628,8 +33642,8 @@ def cudaGraphGetEdges(graph, edgeData):
     ----------
     graph
         Graph to get the edges from
-    edgeData
-        Optional location to return edge data
+    numEdges
+        See description
 
     Returns
     -------
@@ -33637,36 +33651,45 @@ def cudaGraphGetEdges(graph, edgeData):
         cudaSuccess,
         cudaErrorLossyQuery,
         cudaErrorInvalidValue
-    from : cudaGraphNode_t
+    from : list[cudaGraphNode_t]
         Location to return edge endpoints
-    to : cudaGraphNode_t
+    to : list[cudaGraphNode_t]
         Location to return edge endpoints
+    edgeData : list[cudaGraphEdgeData]
+        Optional location to return edge data
     numEdges : int
         See description
     """
     cdef int _err
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
-    cdef cudaGraphNode_t from__handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
-    cdef cudaGraphNode_t to_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
-    cdef c.cudaGraphEdgeData* _c_edgeData = NULL
-    if isinstance(edgeData, cudaGraphEdgeData):
-        _c_edgeData = (<cudaGraphEdgeData>edgeData)._ptr
-    elif edgeData is not None:
-        _c_edgeData = <c.cudaGraphEdgeData*>as_address(edgeData, b"edgeData")
-    cdef size_t _c_numEdges = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_numEdges = <size_t>as_unsigned(numEdges, b"numEdges", UINT64_MAX)
+    cdef size_t numEdges_capacity = _c_numEdges
+    # As many items as the capacity in numEdges: NULL for none, so that the
+    # call only counts.
+    cdef bytearray from__storage = bytearray(max(numEdges_capacity, 1) * sizeof(c.cudaGraphNode_t))
+    cdef c.cudaGraphNode_t* _c_from_ = <c.cudaGraphNode_t*><char*>from__storage if numEdges_capacity else NULL
+    # As many items as the capacity in numEdges: NULL for none, so that the
+    # call only counts.
+    cdef bytearray to_storage = bytearray(max(numEdges_capacity, 1) * sizeof(c.cudaGraphNode_t))
+    cdef c.cudaGraphNode_t* _c_to = <c.cudaGraphNode_t*><char*>to_storage if numEdges_capacity else NULL
+    # As many items as the capacity in numEdges: NULL for none, so that the
+    # call only counts.
+    cdef bytearray edgeData_storage = bytearray(max(numEdges_capacity, 1) * sizeof(c.cudaGraphEdgeData))
+    cdef c.cudaGraphEdgeData* _c_edgeData = <c.cudaGraphEdgeData*><char*>edgeData_storage if numEdges_capacity else NULL
 
     with nogil:
-        _err = c.cudaGraphGetEdges(_c_graph, &from__handle._ptr, &to_handle._ptr, _c_edgeData, &_c_numEdges)
+        _err = c.cudaGraphGetEdges(_c_graph, _c_from_, _c_to, _c_edgeData, &_c_numEdges)
 
     if _err != 0:
-        return (_cudaError_t_of(_err), None, None, None,)
-    return (_cudaError_t_of(_err), from__handle, to_handle, _c_numEdges,)
+        return (_cudaError_t_of(_err), None, None, None, None,)
+    return (_cudaError_t_of(_err), [_new_cudaGraphNode_t(_c_from_[i]) for i in range(min(numEdges_capacity, _c_numEdges))], [_new_cudaGraphNode_t(_c_to[i]) for i in range(min(numEdges_capacity, _c_numEdges))], [_copy_cudaGraphEdgeData(&_c_edgeData[i]) for i in range(min(numEdges_capacity, _c_numEdges))], _c_numEdges,)
 
 
 
 
-def cudaGraphNodeGetDependencies(node, edgeData):
-    """cudaGraphNodeGetDependencies(node, edgeData)
+def cudaGraphNodeGetDependencies(node, pNumDependencies):
+    """cudaGraphNodeGetDependencies(node, pNumDependencies)
 
     Returns a node's dependencies
 
@@ -33692,8 +33715,8 @@ def cudaGraphNodeGetDependencies(node, edgeData):
     ----------
     node
         Node to query
-    edgeData
-        Optional array to return edge data for each dependency
+    pNumDependencies
+        See description
 
     Returns
     -------
@@ -33701,33 +33724,39 @@ def cudaGraphNodeGetDependencies(node, edgeData):
         cudaSuccess,
         cudaErrorLossyQuery,
         cudaErrorInvalidValue
-    pDependencies : cudaGraphNode_t
+    pDependencies : list[cudaGraphNode_t]
         Pointer to return the dependencies
+    edgeData : list[cudaGraphEdgeData]
+        Optional array to return edge data for each dependency
     pNumDependencies : int
         See description
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef cudaGraphNode_t pDependencies_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
-    cdef c.cudaGraphEdgeData* _c_edgeData = NULL
-    if isinstance(edgeData, cudaGraphEdgeData):
-        _c_edgeData = (<cudaGraphEdgeData>edgeData)._ptr
-    elif edgeData is not None:
-        _c_edgeData = <c.cudaGraphEdgeData*>as_address(edgeData, b"edgeData")
-    cdef size_t _c_pNumDependencies = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_pNumDependencies = <size_t>as_unsigned(pNumDependencies, b"pNumDependencies", UINT64_MAX)
+    cdef size_t pNumDependencies_capacity = _c_pNumDependencies
+    # As many items as the capacity in pNumDependencies: NULL for none, so that the
+    # call only counts.
+    cdef bytearray pDependencies_storage = bytearray(max(pNumDependencies_capacity, 1) * sizeof(c.cudaGraphNode_t))
+    cdef c.cudaGraphNode_t* _c_pDependencies = <c.cudaGraphNode_t*><char*>pDependencies_storage if pNumDependencies_capacity else NULL
+    # As many items as the capacity in pNumDependencies: NULL for none, so that the
+    # call only counts.
+    cdef bytearray edgeData_storage = bytearray(max(pNumDependencies_capacity, 1) * sizeof(c.cudaGraphEdgeData))
+    cdef c.cudaGraphEdgeData* _c_edgeData = <c.cudaGraphEdgeData*><char*>edgeData_storage if pNumDependencies_capacity else NULL
 
     with nogil:
-        _err = c.cudaGraphNodeGetDependencies(_c_node, &pDependencies_handle._ptr, _c_edgeData, &_c_pNumDependencies)
+        _err = c.cudaGraphNodeGetDependencies(_c_node, _c_pDependencies, _c_edgeData, &_c_pNumDependencies)
 
     if _err != 0:
-        return (_cudaError_t_of(_err), None, None,)
-    return (_cudaError_t_of(_err), pDependencies_handle, _c_pNumDependencies,)
+        return (_cudaError_t_of(_err), None, None, None,)
+    return (_cudaError_t_of(_err), [_new_cudaGraphNode_t(_c_pDependencies[i]) for i in range(min(pNumDependencies_capacity, _c_pNumDependencies))], [_copy_cudaGraphEdgeData(&_c_edgeData[i]) for i in range(min(pNumDependencies_capacity, _c_pNumDependencies))], _c_pNumDependencies,)
 
 
 
 
-def cudaGraphNodeGetDependentNodes(node, edgeData):
-    """cudaGraphNodeGetDependentNodes(node, edgeData)
+def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes):
+    """cudaGraphNodeGetDependentNodes(node, pNumDependentNodes)
 
     Returns a node's dependent nodes
 
@@ -33754,8 +33783,8 @@ def cudaGraphNodeGetDependentNodes(node, edgeData):
     ----------
     node
         Node to query
-    edgeData
-        Optional pointer to return edge data for dependent nodes
+    pNumDependentNodes
+        See description
 
     Returns
     -------
@@ -33763,27 +33792,33 @@ def cudaGraphNodeGetDependentNodes(node, edgeData):
         cudaSuccess,
         cudaErrorLossyQuery,
         cudaErrorInvalidValue
-    pDependentNodes : cudaGraphNode_t
+    pDependentNodes : list[cudaGraphNode_t]
         Pointer to return the dependent nodes
+    edgeData : list[cudaGraphEdgeData]
+        Optional pointer to return edge data for dependent nodes
     pNumDependentNodes : int
         See description
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef cudaGraphNode_t pDependentNodes_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
-    cdef c.cudaGraphEdgeData* _c_edgeData = NULL
-    if isinstance(edgeData, cudaGraphEdgeData):
-        _c_edgeData = (<cudaGraphEdgeData>edgeData)._ptr
-    elif edgeData is not None:
-        _c_edgeData = <c.cudaGraphEdgeData*>as_address(edgeData, b"edgeData")
-    cdef size_t _c_pNumDependentNodes = 0
+    # In: the capacity of the arrays it counts; out: the count the call wrote.
+    cdef size_t _c_pNumDependentNodes = <size_t>as_unsigned(pNumDependentNodes, b"pNumDependentNodes", UINT64_MAX)
+    cdef size_t pNumDependentNodes_capacity = _c_pNumDependentNodes
+    # As many items as the capacity in pNumDependentNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray pDependentNodes_storage = bytearray(max(pNumDependentNodes_capacity, 1) * sizeof(c.cudaGraphNode_t))
+    cdef c.cudaGraphNode_t* _c_pDependentNodes = <c.cudaGraphNode_t*><char*>pDependentNodes_storage if pNumDependentNodes_capacity else NULL
+    # As many items as the capacity in pNumDependentNodes: NULL for none, so that the
+    # call only counts.
+    cdef bytearray edgeData_storage = bytearray(max(pNumDependentNodes_capacity, 1) * sizeof(c.cudaGraphEdgeData))
+    cdef c.cudaGraphEdgeData* _c_edgeData = <c.cudaGraphEdgeData*><char*>edgeData_storage if pNumDependentNodes_capacity else NULL
 
     with nogil:
-        _err = c.cudaGraphNodeGetDependentNodes(_c_node, &pDependentNodes_handle._ptr, _c_edgeData, &_c_pNumDependentNodes)
+        _err = c.cudaGraphNodeGetDependentNodes(_c_node, _c_pDependentNodes, _c_edgeData, &_c_pNumDependentNodes)
 
     if _err != 0:
-        return (_cudaError_t_of(_err), None, None,)
-    return (_cudaError_t_of(_err), pDependentNodes_handle, _c_pNumDependentNodes,)
+        return (_cudaError_t_of(_err), None, None, None,)
+    return (_cudaError_t_of(_err), [_new_cudaGraphNode_t(_c_pDependentNodes[i]) for i in range(min(pNumDependentNodes_capacity, _c_pNumDependentNodes))], [_copy_cudaGraphEdgeData(&_c_edgeData[i]) for i in range(min(pNumDependentNodes_capacity, _c_pNumDependentNodes))], _c_pNumDependentNodes,)
 
 
 

@@ -151,6 +151,27 @@ def test_graph_capture_instantiate_launch(device, stream):
     ok(rt.cudaFree(d))
 
 
+def test_graph_nodes_by_capacity(device, stream):
+    import cuda
+
+    d = ok(rt.cudaMalloc(64))
+    ok(rt.cudaStreamBeginCapture(stream, rt.cudaStreamCaptureMode.cudaStreamCaptureModeGlobal))
+    for value in (1, 2, 3):
+        ok(rt.cudaMemsetAsync(d, value, 64, stream))
+    graph = ok(rt.cudaStreamEndCapture(stream))
+    nodes, count = ok(rt.cudaGraphGetNodes(graph, 0))
+    assert nodes == [] and count == 3
+    nodes, count = ok(rt.cudaGraphGetNodes(graph, count))
+    assert count == 3 and len(nodes) == 3 and all(isinstance(n, rt.cudaGraphNode_t) for n in nodes)
+    # The driver's form, on the same graph (runtime handle to a driver call).
+    nodes, count = ok(cuda.cuGraphGetNodes(graph, 8))
+    assert count == 3 and len(nodes) == 3
+    frm, to, edges, count = ok(cuda.cuGraphGetEdges(graph, 8))
+    assert count == 2 and len(frm) == len(to) == len(edges) == 2
+    ok(rt.cudaGraphDestroy(graph))
+    ok(rt.cudaFree(d))
+
+
 def test_runtime_only_kernel_flow(device):
     import subprocess
     import sys

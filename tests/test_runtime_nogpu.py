@@ -301,3 +301,19 @@ def test_fixed_arrays_of_enums_and_floats():
     runtime = cudart.cudaTextureDesc()
     runtime.addressMode = [cudart.cudaTextureAddressMode.cudaAddressModeMirror] * 3
     assert runtime.addressMode[2] == cudart.cudaTextureAddressMode.cudaAddressModeMirror
+
+
+def test_in_out_counts_take_a_capacity(gpu_reason):
+    import cuda
+
+    # cuGraphGetNodes(hGraph, numNodes): the capacity is an int input; the
+    # nodes and the count come back (a GPU test checks the values).
+    with pytest.raises(TypeError, match="numNodes"):
+        cuda.cuGraphGetNodes(None, "all")
+    with pytest.raises(OverflowError, match="numNodes"):
+        cuda.cuGraphGetNodes(None, -1)
+    with pytest.raises(TypeError, match="nbGroups"):
+        cuda.cuDevSmResourceSplitByCount(None, cuda.CUdevResource(), 0, 2)
+    if gpu_reason is not None:
+        err, nodes, count = cudart.cudaGraphGetNodes(None, 4)
+        assert err != cudart.cudaError_t.cudaSuccess and nodes is None and count is None

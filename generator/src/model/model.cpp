@@ -68,6 +68,8 @@ const char* to_string(Role role) {
     case Role::OutAddress: return "out_address";
     case Role::OutBuffer: return "out_buffer";
     case Role::KernelParams: return "kernel_params";
+    case Role::InOutArray: return "inout_array";
+    case Role::InOutCount: return "inout_count";
   }
   return "unresolved";
 }

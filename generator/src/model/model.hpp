@@ -55,6 +55,8 @@ enum class Role {
   OutAddress,   // void** written by the call: an int address is returned
   OutBuffer,    // char* filled by the call with a length parameter: bytes are returned
   KernelParams, // void** of kernel arguments (cuLaunchKernel): the four forms of API.md
+  InOutArray,   // T* the call fills up to a capacity the caller gives in its count: a list is returned
+  InOutCount,   // the size_t* capacity of an InOutArray, which the call overwrites with the count
 };
 
 struct Param {

@@ -87,6 +87,26 @@ Conversion array_element(const Type& e, const Model& m) {
   return c;
 }
 
+// How each item of an array the call filled comes back to Python.
+Conversion out_element(const Type& e, const Model& m) {
+  if (e.kind == TypeKind::Handle) {
+    Conversion c = named("params/out_element_handle", e);
+    c.handle = e.name;
+    return c;
+  }
+  if (e.kind == TypeKind::Record) {
+    Conversion c = named("params/out_element_record", e);
+    c.record_class = record_class(m, e.canonical);
+    return c;
+  }
+  if (e.kind == TypeKind::Enum) {
+    Conversion c = named("params/out_element_enum", e);
+    c.enum_name = e.canonical;
+    return c;
+  }
+  return named("params/out_element_value", e);
+}
+
 Conversion out_scalar(const Type& pointee) {
   if (pointee.kind == TypeKind::Enum) {
     Conversion c = output("params/out_enum", pointee);
@@ -231,6 +251,20 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       Conversion c = output("params/out_array", t.pointee());
       c.late = true;
       set_query(c, f, p.query_function, m, true);
+      return c;
+    }
+    case Role::InOutCount: {
+      Conversion c = named("params/inout_count", t.pointee());
+      c.range = range_of(t.pointee(), m);
+      c.output = true;
+      return c;
+    }
+    case Role::InOutArray: {
+      Conversion c = output("params/inout_array", without_const(t.pointee()));
+      c.late = true;
+      c.count_param = p.count_param;
+      c.ownership = Ownership::Returned;
+      c.element.push_back(out_element(t.pointee(), m));
       return c;
     }
     case Role::InOutHandle: {

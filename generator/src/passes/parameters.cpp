@@ -210,6 +210,26 @@ void link_lengths(Function& f, const spec::Conventions& conv) {
   }
 }
 
+// An array filled up to a capacity: its count is read as the capacity and
+// returned as the count the call wrote.
+void link_inout_counts(Function& f) {
+  for (auto& p : f.params) {
+    if (p.role != Role::InOutArray) continue;
+    p.direction = Direction::Out;
+    Param* count = nullptr;
+    for (auto& c : f.params)
+      if (c.name == p.count_param) count = &c;
+    if (!count || count->type.kind != TypeKind::Pointer || count->type.pointee().kind != TypeKind::Integer) {
+      p.role = Role::Unresolved;
+      p.skip_reason = "in/out array without an integer* count parameter";
+      continue;
+    }
+    count->role = Role::InOutCount;
+    count->direction = Direction::InOut;
+    count->skip_reason.clear();
+  }
+}
+
 // A callback hands back the void* that follows it.
 void link_userdata(Function& f) {
   for (size_t i = 0; i < f.params.size(); ++i) {
@@ -262,6 +282,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
     }
     link_counts(f, spec.conventions);
     link_lengths(f, spec.conventions);
+    link_inout_counts(f);
     link_userdata(f);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;

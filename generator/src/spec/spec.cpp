@@ -114,7 +114,8 @@ std::optional<model::Role> role_from_string(const std::string& text) {
   for (Role role : {Role::Scalar, Role::Enum, Role::Handle, Role::Record, Role::String, Role::StringArray,
                     Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
                     Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle, Role::RecordIn,
-                    Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams})
+                    Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams, Role::InOutArray,
+                    Role::InOutCount})
     if (text == model::to_string(role)) return role;
   return std::nullopt;
 }

@@ -142,6 +142,25 @@ TEST(AssignConversions, QueriesNameTheirArguments) {
   EXPECT_EQ(out.query_result.canonical, "int");
 }
 
+TEST(AssignConversions, InOutArraysAndTheirCount) {
+  Function f = with_roles(fn("caseGetNodes", {param("nodes", ptr(handle_t())), param("recs", ptr(record_v2())),
+                                              param("numNodes", ptr(size_t_t()))}),
+                          {Role::InOutArray, Role::InOutArray, Role::InOutCount});
+  f.params[0].count_param = f.params[1].count_param = "numNodes";
+  const Model m = convert({f});
+  const Conversion& count = conv(m, "caseGetNodes", "numNodes");
+  EXPECT_EQ(count.name, "params/inout_count");
+  EXPECT_TRUE(count.input && count.output);  // a capacity in, the count out
+  EXPECT_EQ(count.range.bits, 64);
+  const Conversion& nodes = conv(m, "caseGetNodes", "nodes");
+  EXPECT_EQ(nodes.name, "params/inout_array");
+  EXPECT_FALSE(nodes.input);
+  EXPECT_TRUE(nodes.output && nodes.late);
+  EXPECT_EQ(nodes.count_param, "numNodes");
+  EXPECT_EQ(nodes.element.at(0).name, "params/out_element_handle");
+  EXPECT_EQ(conv(m, "caseGetNodes", "recs").element.at(0).name, "params/out_element_record");
+}
+
 TEST(AssignConversions, CallbacksConvertEachArgument) {
   const Type cb = callback_t("", {handle_t(), ptr(void_t()), enum_t("caseMode"), int_t()});
   Function f = with_roles(fn("caseLaunchHost", {param("fn", cb), param("userData", ptr(void_t()))}),

@@ -653,3 +653,22 @@ TEST(InferParameters, AnotherLibrarysConventions) {
   EXPECT_EQ(param_of(m, "lib_get_log", "log").query_function, "lib_get_log_size");
   EXPECT_EQ(param_of(m, "lib_describe", "out").count_param, "capacity");
 }
+
+TEST(InferParameters, AnInOutArrayMakesItsCountACapacity) {
+  const spec::Spec s = spec_with(R"(
+[functions.caseGetNodes.params.nodes]
+role = "inout_array"
+count_param = "numNodes"
+[functions.caseBad.params.nodes]
+role = "inout_array"
+count_param = "n"
+)");
+  const Model m = infer({fn("caseGetNodes", {param("nodes", ptr(handle_t())), param("numNodes", ptr(size_t_t()))}),
+                         fn("caseBad", {param("nodes", ptr(handle_t())), param("n", size_t_t())})},
+                        s);
+  EXPECT_EQ(param_of(m, "caseGetNodes", "nodes").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseGetNodes", "numNodes").role, Role::InOutCount);
+  EXPECT_EQ(param_of(m, "caseGetNodes", "numNodes").direction, Direction::InOut);
+  // A count passed by value cannot carry the count back.
+  EXPECT_EQ(param_of(m, "caseBad", "nodes").skip_reason, "in/out array without an integer* count parameter");
+}

@@ -12,6 +12,11 @@
  *   caseGetScale     float* -> params/out_float (stub: float)
  *   caseGetMode      an enum* -> params/out_enum (an enum member)
  *   caseGetCount     int* -> params/out_value (stub: int)
+ *   caseGetNodes     spec.toml: nodes and edges are inout_array counted by
+ *                    numNodes, which becomes inout_count: the capacity is an
+ *                    input, the count an output; nodes come back as a list of
+ *                    handles (out_element_handle), edges as records
+ *                    (out_element_record), both NULL when the capacity is 0
  */
 #ifndef CASE_OUTPUTS_H
 #define CASE_OUTPUTS_H
@@ -64,5 +69,12 @@ caseResult caseGetMode(caseMode *mode);
  * \param count - Returned count
  */
 caseResult caseGetCount(int *count);
+
+typedef struct caseNode_st *caseNode;
+typedef struct caseEdge_st {
+  int kind;
+} caseEdge;
+
+caseResult caseGetNodes(caseNode *nodes, caseEdge *edges, size_t *numNodes);
 
 #endif
