@@ -17,6 +17,8 @@
  *                    input, the count an output; nodes come back as a list of
  *                    handles (out_element_handle), edges as records
  *                    (out_element_record), both NULL when the capacity is 0
+ *   caseGetModes     the same for enum items (out_element_enum: members back)
+ *                    and int items (out_element_value), counted by count
  */
 #ifndef CASE_OUTPUTS_H
 #define CASE_OUTPUTS_H
@@ -76,5 +78,6 @@ typedef struct caseEdge_st {
 } caseEdge;
 
 caseResult caseGetNodes(caseNode *nodes, caseEdge *edges, size_t *numNodes);
+caseResult caseGetModes(caseMode *modes, int *levels, unsigned int *count);
 
 #endif
