@@ -35,6 +35,16 @@ cdef extern from "cuda.h" nogil:
                             unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra)
 
 
+cdef extern from "cuda_runtime_api.h" nogil:
+    ctypedef int cudaError_t
+    ctypedef struct dim3:
+        unsigned int x, y, z
+    cudaError_t c_cudaGetDevice "cudaGetDevice"(int* device)
+    cudaError_t c_cudaStreamQuery "cudaStreamQuery"(CUstream stream)
+    cudaError_t c_cudaLaunchKernel "cudaLaunchKernel"(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                                                      size_t sharedMem, CUstream stream)
+
+
 cdef extern from "nvrtc.h" nogil:
     ctypedef int nvrtcResult
     nvrtcResult c_nvrtcVersion "nvrtcVersion"(int* major, int* minor)
@@ -65,8 +75,11 @@ def cuDeviceGetAttribute(int attrib, int dev):
     return (r, value)
 
 
-def cuPointerGetAttribute(uintptr_t data, int attribute, CUdeviceptr ptr):
-    return _status(c_cuPointerGetAttribute(<void*>data, <CUpointer_attribute>attribute, ptr))
+def cuPointerGetAttribute(int attribute, CUdeviceptr ptr):
+    # MEMORY_TYPE, the attribute timed: an unsigned int, returned as an int.
+    cdef unsigned int value = 0
+    cdef CUresult r = c_cuPointerGetAttribute(&value, <CUpointer_attribute>attribute, ptr)
+    return (r, value)
 
 
 def cuEventRecord(uintptr_t event, uintptr_t stream):
@@ -104,3 +117,28 @@ def nvrtcVersion():
     cdef int major, minor
     cdef nvrtcResult r = c_nvrtcVersion(&major, &minor)
     return (r, major, minor)
+
+
+def cudaGetDevice():
+    cdef int device
+    cdef cudaError_t r = c_cudaGetDevice(&device)
+    return (r, device)
+
+
+def cudaStreamQuery(uintptr_t stream):
+    cdef cudaError_t r
+    with nogil:
+        r = c_cudaStreamQuery(<CUstream>stream)
+    return _status(r)
+
+
+# A dim3 comes as an (x, y, z) tuple of ints: the least a Python caller can hand over.
+def cudaLaunchKernel(uintptr_t f, (unsigned int, unsigned int, unsigned int) grid,
+                     (unsigned int, unsigned int, unsigned int) block, uintptr_t params, size_t shared,
+                     uintptr_t stream):
+    cdef dim3 g = dim3(grid[0], grid[1], grid[2])
+    cdef dim3 b = dim3(block[0], block[1], block[2])
+    cdef cudaError_t r
+    with nogil:
+        r = c_cudaLaunchKernel(<const void*>f, g, b, <void**>params, shared, <CUstream>stream)
+    return _status(r)

@@ -55,3 +55,9 @@ def args11_ret1_nogil(a, b, c, d, e, f, g, h, i, j, k):
     with nogil:
         _nothing()
     return (0,)
+
+
+def args6_ret1_nogil(a, b, c, d, e, f):
+    with nogil:
+        _nothing()
+    return (0,)

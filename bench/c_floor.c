@@ -7,6 +7,7 @@
  * calls, their arguments and the kernels match bench/worker.py so that the
  * rows of the table compare like with like. */
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,23 @@ static unsigned int memtype;
 static long long host8;
 static int major_, minor_;
 static void *args5[5], *args16[16], *args256[256];
+/* The runtime rows launch the driver library's CUkernel as a cudaKernel_t. */
+static CUlibrary library;
+static CUkernel rt_saxpy;
+static int device_;
+
+#define RT_CHECK(call)                                                       \
+    do {                                                                     \
+        cudaError_t err_ = (call);                                           \
+        if (err_ != cudaSuccess) {                                           \
+            fprintf(stderr, "c_floor: %s failed: %d\n", #call, (int)err_);  \
+            exit(1);                                                         \
+        }                                                                    \
+    } while (0)
 
 static void sync_stream(void) { CHECK(cuStreamSynchronize(stream)); }
+
+static const dim3 dim3_1 = {1, 1, 1}, dim3_32 = {32, 1, 1};
 
 /* One timed call: `body` in a loop of `iters_`. */
 #define CALL(fn, body)                                                       \
@@ -76,6 +92,9 @@ CALL(launch_0, CHECK(cuLaunchKernel(k0, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL
 CALL(launch_5, CHECK(cuLaunchKernel(saxpy, 1, 1, 1, 32, 1, 1, 0, stream, args5, NULL)))
 CALL(launch_16, CHECK(cuLaunchKernel(ptr16, 1, 1, 1, 32, 1, 1, 0, stream, args16, NULL)))
 CALL(launch_256, CHECK(cuLaunchKernel(int256, 1, 1, 1, 32, 1, 1, 0, stream, args256, NULL)))
+CALL(rt_get_device, RT_CHECK(cudaGetDevice(&device_)))
+CALL(rt_stream_query, cudaError_t s_ = cudaStreamQuery((cudaStream_t)stream); (void)s_)
+CALL(rt_launch_5, RT_CHECK(cudaLaunchKernel((const void *)rt_saxpy, dim3_1, dim3_32, args5, 0, (cudaStream_t)stream)))
 CALL(nvrtc_version, if (nvrtcVersion(&major_, &minor_) != NVRTC_SUCCESS) exit(1))
 
 /* The rows, named as bench/worker.py names them; `sync` ends each sample
@@ -98,6 +117,10 @@ static const struct {
     {"cuLaunchKernel_16ptr", launch_16, 1},
     {"cuLaunchKernel_256int", launch_256, 1},
     {"nvrtcVersion", nvrtc_version, 0},
+    {"cudaGetDevice", rt_get_device, 0},
+    {"cudaStreamQuery", rt_stream_query, 0},
+    {"cudaLaunchKernel_5_values", rt_launch_5, 1},
+    {"cudaLaunchKernel_5_packed", rt_launch_5, 1},
 };
 #define NCALLS (sizeof CALLS / sizeof CALLS[0])
 
@@ -129,6 +152,8 @@ int main(int argc, char **argv) {
     CHECK(cuModuleGetFunction(&saxpy, module, "saxpy"));
     CHECK(cuModuleGetFunction(&ptr16, module, "ptr16"));
     CHECK(cuModuleGetFunction(&int256, module, "int256"));
+    CHECK(cuLibraryLoadData(&library, ptx, NULL, NULL, 0, NULL, NULL, 0));
+    CHECK(cuLibraryGetKernel(&rt_saxpy, library, "saxpy"));
     CHECK(cuStreamCreate(&stream, 0));
     CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
     CHECK(cuMemAlloc(&dbuf, 3 * 32 * sizeof(float)));
@@ -167,6 +192,7 @@ int main(int argc, char **argv) {
     CHECK(cuEventDestroy(event));
     CHECK(cuStreamDestroy(stream));
     CHECK(cuModuleUnload(module));
+    CHECK(cuLibraryUnload(library));
     CHECK(cuCtxDestroy(ctx));
     free(ptx);
     return 0;

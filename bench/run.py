@@ -70,15 +70,17 @@ def cuda_root():
 
 
 def build_fake_driver():
-    """tests/fake_driver/fake_libcuda.c as libcuda.so.1 (and libcuda.so to link against)."""
+    """tests/fake_driver/: fake_libcuda.c as libcuda.so.1 and fake_libcudart.c as
+    libcudart.so.13 (each with the unversioned name to link against)."""
     fake = os.path.join(BUILD, "fake")
     os.makedirs(fake, exist_ok=True)
-    lib = os.path.join(fake, "libcuda.so.1")
-    source = os.path.join(ROOT, "tests", "fake_driver", "fake_libcuda.c")
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", lib, source], check=True)
-    link = os.path.join(fake, "libcuda.so")
-    if not os.path.lexists(link):
-        os.symlink("libcuda.so.1", link)
+    for source, soname, link in (("fake_libcuda.c", "libcuda.so.1", "libcuda.so"),
+                                 ("fake_libcudart.c", "libcudart.so.13", "libcudart.so")):
+        lib = os.path.join(fake, soname)
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", lib,
+                        os.path.join(ROOT, "tests", "fake_driver", source)], check=True)
+        if not os.path.lexists(os.path.join(fake, link)):
+            os.symlink(soname, os.path.join(fake, link))
     return fake
 
 
@@ -87,7 +89,7 @@ def build_c_floor(cuda, fake):
     lib64 = os.path.join(cuda, "lib64")
     driver_dir = fake or os.path.join(lib64, "stubs")   # link-time only: the real one loads at run time
     subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "c_floor.c"), f"-I{cuda}/include",
-                    f"-L{lib64}", f"-L{driver_dir}", f"-Wl,-rpath,{lib64}", "-lnvrtc", "-lcuda"], check=True)
+                    f"-L{driver_dir}", f"-L{lib64}", f"-Wl,-rpath,{lib64}", "-lnvrtc", "-lcudart", "-lcuda"], check=True)
     return exe
 
 
@@ -96,8 +98,8 @@ def build_floors(cuda, fake):
     out = os.path.join(BUILD, "pyfloor")
     lib64 = os.path.join(cuda, "lib64")
     driver_dir = fake or os.path.join(lib64, "stubs")
-    bare = dict(include_dirs=[os.path.join(cuda, "include")], library_dirs=[lib64, driver_dir],
-                runtime_library_dirs=[lib64], libraries=["cuda", "nvrtc"])
+    bare = dict(include_dirs=[os.path.join(cuda, "include")], library_dirs=[driver_dir, lib64],
+                runtime_library_dirs=[lib64], libraries=["cuda", "nvrtc", "cudart"])
     code = ("import sys; from setuptools import setup, Extension; from Cython.Build import cythonize; "
             f"setup(script_args=['build_ext', '-b', {out!r}, '-t', {out + '/tmp'!r}], "
             f"ext_modules=cythonize([Extension('_pyfloor', [{os.path.join(HERE, '_pyfloor.pyx')!r}]), "
@@ -130,7 +132,8 @@ def compile_ptx():
 def env_for(backend, fake, pyfloor_dir):
     """cubind's workers see the repository; the others must not (our `cuda`
     package would be imported in place of the namespace package)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CUBIND_CUDA_LIBRARY")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "CUBIND_CUDA_LIBRARY", "CUBIND_CUDART_LIBRARY")}
     if backend == "cubind":
         env["PYTHONPATH"] = ROOT
     elif backend == "pyfloor":
@@ -139,6 +142,7 @@ def env_for(backend, fake, pyfloor_dir):
         env["PYTHONPATH"] = ROOT + os.pathsep + pyfloor_dir
     if fake:
         env["CUBIND_CUDA_LIBRARY"] = os.path.join(fake, "libcuda.so.1")
+        env["CUBIND_CUDART_LIBRARY"] = os.path.join(fake, "libcudart.so.13")
         env["LD_LIBRARY_PATH"] = fake + os.pathsep + env.get("LD_LIBRARY_PATH", "")
     return env
 
@@ -274,12 +278,12 @@ def target(call, m):
         return "≤ 0.5× cuda.bindings", ours <= 0.5 * theirs
     if call.startswith("import") or not all(isinstance(v, float) for v in (c, ours)):
         return "", None
-    if call == "cuLaunchKernel_5_values":
+    if call in ("cuLaunchKernel_5_values", "cudaLaunchKernel_5_values"):
         ok = ours <= 1.3 * c and (not isinstance(theirs, float) or ours <= 0.6 * theirs)
         return "≤ 1.3× C, ≤ 0.6× cuda.bindings", ok
-    if call == "cuLaunchKernel_5_packed":
+    if call in ("cuLaunchKernel_5_packed", "cudaLaunchKernel_5_packed"):
         return "≤ 1.15× C", ours <= 1.15 * c
-    if call.startswith("cuLaunchKernel"):
+    if call in worker.LAUNCHES:
         return "", None
     by_ratio = isinstance(theirs, float) and ours - c <= 0.25 * (theirs - c)
     by_floor = isinstance(floor, float) and ours <= floor + c + 15

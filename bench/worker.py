@@ -54,7 +54,7 @@ SHAPES = {
     "cuCtxGetCurrent": (0, 2, False),
     "cuDeviceGet": (1, 2, False),
     "cuDeviceGetAttribute": (2, 2, False),
-    "cuPointerGetAttribute": (3, 1, False),
+    "cuPointerGetAttribute": (2, 2, False),
     "cuEventRecord": (2, 1, True),
     "cuStreamQuery": (1, 1, True),
     "cuMemcpyHtoDAsync_8B": (4, 1, True),
@@ -64,8 +64,14 @@ SHAPES = {
     "cuLaunchKernel_16ptr": (11, 1, True),
     "cuLaunchKernel_256int": (11, 1, True),
     "nvrtcVersion": (0, 3, False),
+    # The runtime (cuda.cudart): its kernel is the driver library's CUkernel,
+    # which the runtime takes as its cudaKernel_t.
+    "cudaGetDevice": (0, 2, False),
+    "cudaStreamQuery": (1, 1, True),
+    "cudaLaunchKernel_5_values": (6, 1, True),
+    "cudaLaunchKernel_5_packed": (6, 1, True),
 }
-LAUNCHES = {name for name in SHAPES if name.startswith("cuLaunchKernel")}
+LAUNCHES = {name for name in SHAPES if name.startswith(("cuLaunchKernel", "cudaLaunchKernel"))}
 
 
 def _ok(result, call):
@@ -92,6 +98,7 @@ def _packed(values_and_types):
 def rows_cubind(ptx):
     import cuda
     import nvrtc
+    from cuda import cudart
     _ok(cuda.cuInit(0), "cuInit")
     _, dev = _ok(cuda.cuDeviceGet(0), "cuDeviceGet")
     _, ctx = _ok(cuda.cuCtxCreate(None, 0, dev), "cuCtxCreate")
@@ -121,7 +128,8 @@ def rows_cubind(ptx):
         "cuCtxGetCurrent": (cuda.cuCtxGetCurrent, (), None),
         "cuDeviceGet": (cuda.cuDeviceGet, (0,), None),
         "cuDeviceGetAttribute": (cuda.cuDeviceGetAttribute, (attr, dev), None),
-        "cuPointerGetAttribute": (cuda.cuPointerGetAttribute, (ctypes.addressof(memtype), ptr_attr, dbuf), None),
+        # The classic form: (attribute, ptr) -> (err, value typed by the attribute).
+        "cuPointerGetAttribute": (cuda.cuPointerGetAttribute, (ptr_attr, dbuf), None),
         "cuEventRecord": (cuda.cuEventRecord, (event, stream), sync),
         "cuStreamQuery": (cuda.cuStreamQuery, (stream,), None),
         "cuMemcpyHtoDAsync_8B": (cuda.cuMemcpyHtoDAsync, (dbuf, ctypes.addressof(host8), 8, stream), sync),
@@ -132,12 +140,26 @@ def rows_cubind(ptx):
         "cuLaunchKernel_256int": launch(k["int256"], ints256),
         "nvrtcVersion": (nvrtc.nvrtcVersion, (), None),
     }
-    return rows, (keep5, packed5, host8, memtype, ctx)
+    _, library = _ok(cuda.cuLibraryLoadData(ptx, None, None, 0, None, None, 0), "cuLibraryLoadData")
+    _, kernel = _ok(cuda.cuLibraryGetKernel(library, b"saxpy"), "cuLibraryGetKernel")
+    grid, block = cudart.dim3(x=1, y=1, z=1), cudart.dim3(x=32, y=1, z=1)
+
+    def runtime_launch(params):
+        return (cudart.cudaLaunchKernel, (kernel, grid, block, params, 0, stream), sync)
+
+    rows.update({
+        "cudaGetDevice": (cudart.cudaGetDevice, (), None),
+        "cudaStreamQuery": (cudart.cudaStreamQuery, (stream,), None),
+        "cudaLaunchKernel_5_values": runtime_launch(values5),
+        "cudaLaunchKernel_5_packed": runtime_launch(packed5.ctypes.data),
+    })
+    return rows, (keep5, packed5, host8, memtype, ctx, library)
 
 
 def rows_cuda_bindings(ptx):
     from cuda.bindings import driver as cb
     from cuda.bindings import nvrtc as cbn
+    from cuda.bindings import runtime as cbr
     _ok(cb.cuInit(0), "cuInit")
     _, dev = _ok(cb.cuDeviceGet(0), "cuDeviceGet")
     ctx_params = cb.CUctxCreateParams() if hasattr(cb, "CUctxCreateParams") else None
@@ -167,7 +189,6 @@ def rows_cuda_bindings(ptx):
         "cuCtxGetCurrent": (cb.cuCtxGetCurrent, (), None),
         "cuDeviceGet": (cb.cuDeviceGet, (0,), None),
         "cuDeviceGetAttribute": (cb.cuDeviceGetAttribute, (attr, dev), None),
-        # Its form returns the value: (attribute, ptr) -> (err, value).
         "cuPointerGetAttribute": (cb.cuPointerGetAttribute, (ptr_attr, dbuf), None),
         "cuEventRecord": (cb.cuEventRecord, (event, stream), sync),
         "cuStreamQuery": (cb.cuStreamQuery, (stream,), None),
@@ -179,7 +200,25 @@ def rows_cuda_bindings(ptx):
         "cuLaunchKernel_256int": launch(k["int256"], ints256),
         "nvrtcVersion": (cbn.nvrtcVersion, (), None),
     }
-    return rows, (keep5, packed5, host8, ctx)
+    _, library = _ok(cb.cuLibraryLoadData(ptx, None, None, 0, None, None, 0), "cuLibraryLoadData")
+    _, kernel = _ok(cb.cuLibraryGetKernel(library, b"saxpy"), "cuLibraryGetKernel")
+    grid, block = cbr.dim3(), cbr.dim3()
+    grid.x, grid.y, grid.z = 1, 1, 1
+    block.x, block.y, block.z = 32, 1, 1
+
+    rows.update({
+        "cudaGetDevice": (cbr.cudaGetDevice, (), None),
+        "cudaStreamQuery": (cbr.cudaStreamQuery, (stream,), None),
+    })
+    # cuda.bindings 13 leaves cudaLaunchKernel unbound (its `const void *func`);
+    # a later version may bind it: its func is then the kernel's address.
+    if hasattr(cbr, "cudaLaunchKernel"):
+        def runtime_launch(params):
+            return (cbr.cudaLaunchKernel, (int(kernel), grid, block, params, 0, stream), sync)
+
+        rows["cudaLaunchKernel_5_values"] = runtime_launch(values5)
+        rows["cudaLaunchKernel_5_packed"] = runtime_launch(packed5.ctypes.data)
+    return rows, (keep5, packed5, host8, ctx, library)
 
 
 def rows_cupy(ptx):
@@ -216,6 +255,8 @@ def rows_cupy(ptx):
         "cuLaunchKernel_0": launch(k["k0"], 0),
         "cuLaunchKernel_5_packed": launch(k["saxpy"], packed5.ctypes.data),
         "nvrtcVersion": (cnv.getVersion, (), None),
+        "cudaGetDevice": (runtime.getDevice, (), None),
+        "cudaStreamQuery": (runtime.streamQuery, (stream,), None),
     }
     return rows, (keep5, packed5, host8)
 
@@ -230,7 +271,17 @@ def rows_pyfloor(ptx):
 
 
 BARE_CALLS = ("cuCtxGetCurrent", "cuDeviceGet", "cuDeviceGetAttribute", "cuPointerGetAttribute", "cuEventRecord",
-              "cuStreamQuery", "cuMemcpyHtoDAsync_8B", "cuLaunchKernel_0", "cuLaunchKernel_5_packed", "nvrtcVersion")
+              "cuStreamQuery", "cuMemcpyHtoDAsync_8B", "cuLaunchKernel_0", "cuLaunchKernel_5_packed", "nvrtcVersion",
+              "cudaGetDevice", "cudaStreamQuery", "cudaLaunchKernel_5_packed")
+
+
+def _plain(value):
+    """A handle or pointer as an int; a dim3 as the (x, y, z) C tuple _bare takes."""
+    if value is None:
+        return 0
+    if hasattr(value, "x") and hasattr(value, "z"):
+        return (value.x, value.y, value.z)
+    return int(value)
 
 
 def bare_of(rows):
@@ -239,8 +290,7 @@ def bare_of(rows):
     plain = {}
     for name in BARE_CALLS:
         fn, args, after = rows[name]
-        ints = tuple(0 if a is None else int(a) for a in args)
-        plain[name] = (getattr(_bare, fn.__name__), ints, after)
+        plain[name] = (getattr(_bare, fn.__name__), tuple(_plain(a) for a in args), after)
     return plain
 
 

@@ -159,6 +159,10 @@ cdef inline object kernel_params(object params, const char* name, void*** out, K
         out[0] = <void**>as_address(params, name)
         return None
     return kernel_params_slow(params, name, out, space)
+# A value typed by an attribute, given as its raw bytes (a ctypes instance,
+# a numpy array, a bytearray: a buffer without __index__): copied into `buf`;
+# 1 when it was one, 0 for a value to convert by its type.
+cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1
 # An int address, None, or a buffer (held in `keep` for the call).
 cdef void* address_kept(object o, const char* name, list keep) except? NULL
 

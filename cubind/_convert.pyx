@@ -21,6 +21,11 @@ cdef str _type_name(object o):
     return type(o).__name__
 
 
+cdef bint _is_ctypes_scalar(object o):
+    # ctypes' simple types (c_int, c_float...) all derive from _SimpleCData.
+    return any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:])
+
+
 cdef object _index(object o, const char* name, str accepted):
     try:
         return PyNumber_Index(o)
@@ -29,6 +34,8 @@ cdef object _index(object o, const char* name, str accepted):
 
 
 cdef object _integer(object o, const char* name):
+    if _is_ctypes_scalar(o):   # c_int(5): its value
+        o = o.value
     # Samples compute grid sizes with `/`: a float with an integral value is
     # that integer; any other float is a mistake worth a TypeError.
     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")
@@ -54,6 +61,8 @@ cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long 
 
 
 cdef double double_slow(object o, const char* name) except? -1.0:
+    if _is_ctypes_scalar(o):
+        o = o.value
     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")
     return float(o)
@@ -115,6 +124,20 @@ cdef char* writable_buffer(object o, const char* name, size_t need, char* scratc
     if <size_t>size < need:
         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
     return data
+
+
+cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
+    if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):
+        return 0
+    cdef Py_buffer view
+    PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
+    try:
+        if <size_t>view.len < size:
+            raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")
+        memcpy(buf, view.buf, size)
+    finally:
+        PyBuffer_Release(&view)
+    return 1
 
 
 cdef object buffer_view_slow(object o):
@@ -210,6 +233,8 @@ cdef enum:
     _KIND_BOOL = 5
     _KIND_SIGNED = 6
     _KIND_UNSIGNED = 7
+    _KIND_CHAR = 8      # c_char: a 1-byte bytes or an int in -128..255
+    _KIND_WCHAR = 9     # c_wchar: a 1-character str or an int
 
 cdef dict _kinds = None   # ctypes type (or None) -> kind
 cdef object _NO_KIND = object()
@@ -271,6 +296,9 @@ cdef dict _ctypes_kinds():
         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
+    # Last: the scan of the C arrays below meets the common kinds first.
+    kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
+    kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
     _nkinds = 0
     for t, code in kinds.items():
         if _nkinds < _MAX_KINDS:
@@ -300,8 +328,8 @@ cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
             code = kinds.get(base)
             if code is not None:
                 return code
-    raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer or float "
-                    f"type, c_bool, c_void_p, or None for a handle or struct object")
+    raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
+                    f"character type, c_bool, c_void_p, or None for an enum member, a handle or a struct")
 
 
 cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:
@@ -350,11 +378,41 @@ cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) exc
     return address_slow(value, _where(name, i).encode())
 
 
-cdef void* _arg_storage(object value, const char* name, Py_ssize_t i) except? NULL:
+cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:
+    """Type None: where the argument's bytes are. An enum member is its value
+    at the enum's C size (4 bytes) in `slot`; a handle, a cubind struct or a
+    ctypes Structure/Union lends its own storage (the values tuple keeps it)."""
+    import ctypes
+    import enum
+    if isinstance(value, enum.Enum) and isinstance(value, int):
+        _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
+        return slot
+    if isinstance(value, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+        return <void*><uintptr_t>ctypes.addressof(value)
     get_ptr = getattr(value, "getPtr", None)
     if get_ptr is None:
-        raise TypeError(f"{_where(name, i)}: type None needs a handle or struct object, got {_type_name(value)}")
+        raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
+                        f"(cubind's or ctypes'), got {_type_name(value)}")
     return <void*><uintptr_t>get_ptr()
+
+
+cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:
+    """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
+    character or an int."""
+    cdef int size = code >> 8
+    if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
+        if len(value) != 1:
+            raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
+        value = value[0]
+    elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
+        if len(value) != 1:
+            raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
+        value = ord(value)
+    low = -128 if size == 1 else -(1 << (8 * size - 1))
+    v = signed_slow(value, _where(name, i).encode(), low, (1 << (8 * size)) - 1)
+    cdef unsigned long long u = <unsigned long long><long long>v
+    memcpy(slot, &u, size)
+    return 0
 
 
 cdef tuple _as_tuple(object seq, const char* name, str part):
@@ -405,7 +463,7 @@ cdef object _pack_kernel_params(tuple params, const char* name, void*** out, Ker
         slots[i] = 0
         ptrs[i] = &slots[i]
         if code == _KIND_HANDLE:
-            ptrs[i] = _arg_storage(value, name, i)
+            ptrs[i] = _arg_storage(value, &slots[i], name, i)
         elif code == _KIND_FLOAT:
             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
         elif code == _KIND_DOUBLE:
@@ -414,6 +472,8 @@ cdef object _pack_kernel_params(tuple params, const char* name, void*** out, Ker
             (<void**>&slots[i])[0] = _arg_address(value, name, i)
         elif code == _KIND_BOOL:
             (<unsigned char*>&slots[i])[0] = 1 if value else 0
+        elif (code & 0xff) >= _KIND_CHAR:
+            _store_char(&slots[i], value, code, name, i)
         else:
             _store_integer(&slots[i], value, code, name, i)
     out[0] = ptrs

@@ -2354,6 +2354,28 @@ class CUlogsCallbackHandle:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class cuuint32_t:
+    """Opaque handle cuuint32_t.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class cuuint64_t:
+    """Opaque handle cuuint64_t.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class CUdeviceptr:
     """Opaque handle CUdeviceptr.
 
@@ -2398,6 +2420,17 @@ class CUsurfObject:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class CUgraphConditionalHandle:
+    """Opaque handle CUgraphConditionalHandle.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class CUmemGenericAllocationHandle:
     """Opaque handle CUmemGenericAllocationHandle.
 
@@ -2429,6 +2462,7 @@ class CUuuid:
     def bytes_(self) -> bytes: ...
     @bytes_.setter
     def bytes_(self, value: bytes) -> None: ...
+    bytes = bytes_
 
 CUuuid_st = CUuuid
 
@@ -2448,6 +2482,7 @@ class CUmemFabricHandle:
     @data.setter
     def data(self, value: Sequence[int]) -> None: ...
 
+
 CUmemFabricHandle_st = CUmemFabricHandle
 
 CUmemFabricHandle_v1 = CUmemFabricHandle
@@ -2465,6 +2500,7 @@ class CUipcEventHandle:
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
 
+
 CUipcEventHandle_st = CUipcEventHandle
 
 CUipcEventHandle_v1 = CUipcEventHandle
@@ -2481,6 +2517,7 @@ class CUipcMemHandle:
     def reserved(self) -> bytes: ...
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
+
 
 CUipcMemHandle_st = CUipcMemHandle
 
@@ -2500,13 +2537,13 @@ class CUstreamMemOpWaitValueParams_st:
     @address.setter
     def address(self, value: CUdeviceptr | int | None) -> None: ...
     @property
-    def value(self) -> int: ...
+    def value(self) -> cuuint32_t: ...
     @value.setter
-    def value(self, value: int) -> None: ...
+    def value(self, value: cuuint32_t | int | None) -> None: ...
     @property
-    def value64(self) -> int: ...
+    def value64(self) -> cuuint64_t: ...
     @value64.setter
-    def value64(self, value: int) -> None: ...
+    def value64(self, value: cuuint64_t | int | None) -> None: ...
     @property
     def flags(self) -> int: ...
     @flags.setter
@@ -2515,6 +2552,7 @@ class CUstreamMemOpWaitValueParams_st:
     def alias(self) -> CUdeviceptr: ...
     @alias.setter
     def alias(self, value: CUdeviceptr | int | None) -> None: ...
+
 
 
 class CUstreamMemOpWriteValueParams_st:
@@ -2531,13 +2569,13 @@ class CUstreamMemOpWriteValueParams_st:
     @address.setter
     def address(self, value: CUdeviceptr | int | None) -> None: ...
     @property
-    def value(self) -> int: ...
+    def value(self) -> cuuint32_t: ...
     @value.setter
-    def value(self, value: int) -> None: ...
+    def value(self, value: cuuint32_t | int | None) -> None: ...
     @property
-    def value64(self) -> int: ...
+    def value64(self) -> cuuint64_t: ...
     @value64.setter
-    def value64(self, value: int) -> None: ...
+    def value64(self, value: cuuint64_t | int | None) -> None: ...
     @property
     def flags(self) -> int: ...
     @flags.setter
@@ -2546,6 +2584,7 @@ class CUstreamMemOpWriteValueParams_st:
     def alias(self) -> CUdeviceptr: ...
     @alias.setter
     def alias(self, value: CUdeviceptr | int | None) -> None: ...
+
 
 
 class CUstreamMemOpFlushRemoteWritesParams_st:
@@ -2563,6 +2602,7 @@ class CUstreamMemOpFlushRemoteWritesParams_st:
     def flags(self, value: int) -> None: ...
 
 
+
 class CUstreamMemOpMemoryBarrierParams_st:
     """Struct CUstreamMemOpMemoryBarrierParams_st of the C API."""
     sizeof: int
@@ -2578,10 +2618,13 @@ class CUstreamMemOpMemoryBarrierParams_st:
     def flags(self, value: int) -> None: ...
 
 
+
 class CUstreamBatchMemOpParams:
     """Union CUstreamBatchMemOpParams of the C API.
 
     Per-operation parameters for cuStreamBatchMemOp
+
+    Fields without a Python property yet: pad.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
@@ -2606,10 +2649,7 @@ class CUstreamBatchMemOpParams:
     def memoryBarrier(self) -> CUstreamMemOpMemoryBarrierParams_st: ...
     @memoryBarrier.setter
     def memoryBarrier(self, value: CUstreamMemOpMemoryBarrierParams_st) -> None: ...
-    @property
-    def pad(self) -> list[int]: ...
-    @pad.setter
-    def pad(self, value: Sequence[int]) -> None: ...
+
 
 CUstreamBatchMemOpParams_union = CUstreamBatchMemOpParams
 
@@ -2643,6 +2683,7 @@ class CUDA_BATCH_MEM_OP_NODE_PARAMS:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st = CUDA_BATCH_MEM_OP_NODE_PARAMS
 
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS
@@ -2672,6 +2713,7 @@ class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2
 
 class CUasyncNotificationInfo_info_overBudget:
@@ -2685,6 +2727,7 @@ class CUasyncNotificationInfo_info_overBudget:
     def bytesOverBudget(self, value: int) -> None: ...
 
 
+
 class CUasyncNotificationInfo_info:
     """Union CUasyncNotificationInfo_info of the C API."""
     sizeof: int
@@ -2694,6 +2737,7 @@ class CUasyncNotificationInfo_info:
     def overBudget(self) -> CUasyncNotificationInfo_info_overBudget: ...
     @overBudget.setter
     def overBudget(self, value: CUasyncNotificationInfo_info_overBudget) -> None: ...
+
 
 
 class CUasyncNotificationInfo:
@@ -2712,6 +2756,7 @@ class CUasyncNotificationInfo:
     def info(self) -> CUasyncNotificationInfo_info: ...
     @info.setter
     def info(self, value: CUasyncNotificationInfo_info) -> None: ...
+
 
 CUasyncNotificationInfo_st = CUasyncNotificationInfo
 
@@ -2764,6 +2809,7 @@ class CUdevprop:
     @textureAlign.setter
     def textureAlign(self, value: int) -> None: ...
 
+
 CUdevprop_st = CUdevprop
 
 CUdevprop_v1 = CUdevprop
@@ -2805,6 +2851,7 @@ class CUaccessPolicyWindow:
     def missProp(self) -> CUaccessProperty: ...
     @missProp.setter
     def missProp(self, value: CUaccessProperty | int) -> None: ...
+
 
 CUaccessPolicyWindow_st = CUaccessPolicyWindow
 
@@ -2858,6 +2905,7 @@ class CUDA_KERNEL_NODE_PARAMS_v1:
     def extra(self) -> int: ...
     @extra.setter
     def extra(self, value: int | Buffer | None) -> None: ...
+
 
 CUDA_KERNEL_NODE_PARAMS_st = CUDA_KERNEL_NODE_PARAMS_v1
 
@@ -2917,6 +2965,7 @@ class CUDA_KERNEL_NODE_PARAMS:
     def ctx(self) -> CUcontext: ...
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
+
 
 CUDA_KERNEL_NODE_PARAMS_v2_st = CUDA_KERNEL_NODE_PARAMS
 
@@ -2979,6 +3028,7 @@ class CUDA_KERNEL_NODE_PARAMS_v3:
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
 
+
 CUDA_KERNEL_NODE_PARAMS_v3_st = CUDA_KERNEL_NODE_PARAMS_v3
 
 class CUDA_MEMSET_NODE_PARAMS:
@@ -3013,6 +3063,7 @@ class CUDA_MEMSET_NODE_PARAMS:
     def height(self) -> int: ...
     @height.setter
     def height(self, value: int) -> None: ...
+
 
 CUDA_MEMSET_NODE_PARAMS_st = CUDA_MEMSET_NODE_PARAMS
 
@@ -3055,6 +3106,7 @@ class CUDA_MEMSET_NODE_PARAMS_v2:
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
 
+
 CUDA_MEMSET_NODE_PARAMS_v2_st = CUDA_MEMSET_NODE_PARAMS_v2
 
 class CUDA_HOST_NODE_PARAMS:
@@ -3073,6 +3125,7 @@ class CUDA_HOST_NODE_PARAMS:
     def userData(self) -> int: ...
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
+
 
 CUDA_HOST_NODE_PARAMS_st = CUDA_HOST_NODE_PARAMS
 
@@ -3095,6 +3148,7 @@ class CUDA_HOST_NODE_PARAMS_v2:
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
 
+
 CUDA_HOST_NODE_PARAMS_v2_st = CUDA_HOST_NODE_PARAMS_v2
 
 class CUDA_CONDITIONAL_NODE_PARAMS:
@@ -3106,9 +3160,9 @@ class CUDA_CONDITIONAL_NODE_PARAMS:
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> CUgraphConditionalHandle: ...
     @handle.setter
-    def handle(self, value: int) -> None: ...
+    def handle(self, value: CUgraphConditionalHandle | int | None) -> None: ...
     @property
     def type(self) -> CUgraphConditionalNodeType: ...
     @type.setter
@@ -3125,6 +3179,7 @@ class CUDA_CONDITIONAL_NODE_PARAMS:
     def ctx(self) -> CUcontext: ...
     @ctx.setter
     def ctx(self, value: CUcontext | int | None) -> None: ...
+
 
 
 class CUgraphEdgeData:
@@ -3154,6 +3209,7 @@ class CUgraphEdgeData:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUgraphEdgeData_st = CUgraphEdgeData
 
 class CUDA_GRAPH_INSTANTIATE_PARAMS:
@@ -3165,9 +3221,9 @@ class CUDA_GRAPH_INSTANTIATE_PARAMS:
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
     @property
-    def flags(self) -> int: ...
+    def flags(self) -> cuuint64_t: ...
     @flags.setter
-    def flags(self, value: int) -> None: ...
+    def flags(self, value: cuuint64_t | int | None) -> None: ...
     @property
     def hUploadStream(self) -> CUstream: ...
     @hUploadStream.setter
@@ -3180,6 +3236,7 @@ class CUDA_GRAPH_INSTANTIATE_PARAMS:
     def result_out(self) -> CUgraphInstantiateResult: ...
     @result_out.setter
     def result_out(self, value: CUgraphInstantiateResult | int) -> None: ...
+
 
 CUDA_GRAPH_INSTANTIATE_PARAMS_st = CUDA_GRAPH_INSTANTIATE_PARAMS
 
@@ -3207,6 +3264,7 @@ class CUlaunchMemSyncDomainMap:
     def remote(self) -> int: ...
     @remote.setter
     def remote(self, value: int) -> None: ...
+
 
 CUlaunchMemSyncDomainMap_st = CUlaunchMemSyncDomainMap
 
@@ -3240,6 +3298,7 @@ class CUlaunchAttributeValue_clusterDim:
     def z(self, value: int) -> None: ...
 
 
+
 class CUlaunchAttributeValue_programmaticEvent:
     """Struct CUlaunchAttributeValue_programmaticEvent of the C API.
 
@@ -3266,6 +3325,7 @@ class CUlaunchAttributeValue_programmaticEvent:
     def triggerAtBlockStart(self, value: int) -> None: ...
 
 
+
 class CUlaunchAttributeValue_launchCompletionEvent:
     """Struct CUlaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -3285,6 +3345,7 @@ class CUlaunchAttributeValue_launchCompletionEvent:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 
 class CUlaunchAttributeValue_preferredClusterDim:
@@ -3319,6 +3380,7 @@ class CUlaunchAttributeValue_preferredClusterDim:
     def z(self, value: int) -> None: ...
 
 
+
 class CUlaunchAttributeValue_deviceUpdatableKernelNode:
     """Struct CUlaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -3338,6 +3400,7 @@ class CUlaunchAttributeValue_deviceUpdatableKernelNode:
     def devNode(self) -> CUgraphDeviceNode: ...
     @devNode.setter
     def devNode(self, value: CUgraphDeviceNode | int | None) -> None: ...
+
 
 
 class CUlaunchAttributeValue:
@@ -3413,6 +3476,7 @@ class CUlaunchAttributeValue:
     @nvlinkUtilCentricScheduling.setter
     def nvlinkUtilCentricScheduling(self, value: int) -> None: ...
 
+
 CUlaunchAttributeValue_union = CUlaunchAttributeValue
 
 CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue
@@ -3443,6 +3507,7 @@ class CUlaunchAttribute:
     def value(self) -> CUlaunchAttributeValue: ...
     @value.setter
     def value(self, value: CUlaunchAttributeValue) -> None: ...
+
 
 CUlaunchAttribute_st = CUlaunchAttribute
 
@@ -3495,6 +3560,7 @@ class CUlaunchConfig:
     @numAttrs.setter
     def numAttrs(self, value: int) -> None: ...
 
+
 CUlaunchConfig_st = CUlaunchConfig
 
 class CUexecAffinitySmCount:
@@ -3510,6 +3576,7 @@ class CUexecAffinitySmCount:
     @val.setter
     def val(self, value: int) -> None: ...
 
+
 CUexecAffinitySmCount_st = CUexecAffinitySmCount
 
 CUexecAffinitySmCount_v1 = CUexecAffinitySmCount
@@ -3523,6 +3590,7 @@ class CUexecAffinityParam_v1_param:
     def smCount(self) -> CUexecAffinitySmCount: ...
     @smCount.setter
     def smCount(self, value: CUexecAffinitySmCount) -> None: ...
+
 
 
 class CUexecAffinityParam:
@@ -3541,6 +3609,7 @@ class CUexecAffinityParam:
     def param(self) -> CUexecAffinityParam_v1_param: ...
     @param.setter
     def param(self, value: CUexecAffinityParam_v1_param) -> None: ...
+
 
 CUexecAffinityParam_st = CUexecAffinityParam
 
@@ -3562,6 +3631,7 @@ class CUctxCigParam:
     def sharedData(self) -> int: ...
     @sharedData.setter
     def sharedData(self, value: int | Buffer | None) -> None: ...
+
 
 CUctxCigParam_st = CUctxCigParam
 
@@ -3588,6 +3658,7 @@ class CUctxCreateParams:
     @cigParams.setter
     def cigParams(self, value: Sequence[CUctxCigParam] | int | Buffer | None) -> None: ...
 
+
 CUctxCreateParams_st = CUctxCreateParams
 
 class CUlibraryHostUniversalFunctionAndDataTable:
@@ -3611,6 +3682,7 @@ class CUlibraryHostUniversalFunctionAndDataTable:
     def dataWindowSize(self) -> int: ...
     @dataWindowSize.setter
     def dataWindowSize(self, value: int) -> None: ...
+
 
 CUlibraryHostUniversalFunctionAndDataTable_st = CUlibraryHostUniversalFunctionAndDataTable
 
@@ -3686,6 +3758,7 @@ class CUDA_MEMCPY2D:
     def Height(self) -> int: ...
     @Height.setter
     def Height(self, value: int) -> None: ...
+
 
 CUDA_MEMCPY2D_st = CUDA_MEMCPY2D
 
@@ -3800,6 +3873,7 @@ class CUDA_MEMCPY3D:
     @Depth.setter
     def Depth(self, value: int) -> None: ...
 
+
 CUDA_MEMCPY3D_st = CUDA_MEMCPY3D
 
 CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D
@@ -3913,6 +3987,7 @@ class CUDA_MEMCPY3D_PEER:
     @Depth.setter
     def Depth(self, value: int) -> None: ...
 
+
 CUDA_MEMCPY3D_PEER_st = CUDA_MEMCPY3D_PEER
 
 CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER
@@ -3942,6 +4017,7 @@ class CUDA_MEMCPY_NODE_PARAMS:
     @copyParams.setter
     def copyParams(self, value: CUDA_MEMCPY3D) -> None: ...
 
+
 CUDA_MEMCPY_NODE_PARAMS_st = CUDA_MEMCPY_NODE_PARAMS
 
 class CUDA_ARRAY_DESCRIPTOR:
@@ -3968,6 +4044,7 @@ class CUDA_ARRAY_DESCRIPTOR:
     def NumChannels(self) -> int: ...
     @NumChannels.setter
     def NumChannels(self, value: int) -> None: ...
+
 
 CUDA_ARRAY_DESCRIPTOR_st = CUDA_ARRAY_DESCRIPTOR
 
@@ -4006,6 +4083,7 @@ class CUDA_ARRAY3D_DESCRIPTOR:
     @Flags.setter
     def Flags(self, value: int) -> None: ...
 
+
 CUDA_ARRAY3D_DESCRIPTOR_st = CUDA_ARRAY3D_DESCRIPTOR
 
 CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR
@@ -4027,6 +4105,7 @@ class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent:
     def depth(self) -> int: ...
     @depth.setter
     def depth(self, value: int) -> None: ...
+
 
 
 class CUDA_ARRAY_SPARSE_PROPERTIES:
@@ -4058,6 +4137,7 @@ class CUDA_ARRAY_SPARSE_PROPERTIES:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_ARRAY_SPARSE_PROPERTIES_st = CUDA_ARRAY_SPARSE_PROPERTIES
 
 CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES
@@ -4083,6 +4163,7 @@ class CUDA_ARRAY_MEMORY_REQUIREMENTS:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_ARRAY_MEMORY_REQUIREMENTS_st = CUDA_ARRAY_MEMORY_REQUIREMENTS
 
 CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS
@@ -4098,6 +4179,7 @@ class CUDA_RESOURCE_DESC_v1_res_array:
     def hArray(self, value: CUarray | int | None) -> None: ...
 
 
+
 class CUDA_RESOURCE_DESC_v1_res_mipmap:
     """Struct CUDA_RESOURCE_DESC_v1_res_mipmap of the C API."""
     sizeof: int
@@ -4107,6 +4189,7 @@ class CUDA_RESOURCE_DESC_v1_res_mipmap:
     def hMipmappedArray(self) -> CUmipmappedArray: ...
     @hMipmappedArray.setter
     def hMipmappedArray(self, value: CUmipmappedArray | int | None) -> None: ...
+
 
 
 class CUDA_RESOURCE_DESC_v1_res_linear:
@@ -4130,6 +4213,7 @@ class CUDA_RESOURCE_DESC_v1_res_linear:
     def sizeInBytes(self) -> int: ...
     @sizeInBytes.setter
     def sizeInBytes(self, value: int) -> None: ...
+
 
 
 class CUDA_RESOURCE_DESC_v1_res_pitch2D:
@@ -4163,6 +4247,7 @@ class CUDA_RESOURCE_DESC_v1_res_pitch2D:
     def pitchInBytes(self, value: int) -> None: ...
 
 
+
 class CUDA_RESOURCE_DESC_v1_res_reserved:
     """Struct CUDA_RESOURCE_DESC_v1_res_reserved of the C API."""
     sizeof: int
@@ -4172,6 +4257,7 @@ class CUDA_RESOURCE_DESC_v1_res_reserved:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class CUDA_RESOURCE_DESC_v1_res:
@@ -4201,6 +4287,7 @@ class CUDA_RESOURCE_DESC_v1_res:
     def reserved(self, value: CUDA_RESOURCE_DESC_v1_res_reserved) -> None: ...
 
 
+
 class CUDA_RESOURCE_DESC:
     """Struct CUDA_RESOURCE_DESC of the C API.
 
@@ -4221,6 +4308,7 @@ class CUDA_RESOURCE_DESC:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 CUDA_RESOURCE_DESC_st = CUDA_RESOURCE_DESC
 
@@ -4275,6 +4363,7 @@ class CUDA_TEXTURE_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_TEXTURE_DESC_st = CUDA_TEXTURE_DESC
 
 CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC
@@ -4324,6 +4413,7 @@ class CUDA_RESOURCE_VIEW_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_RESOURCE_VIEW_DESC_st = CUDA_RESOURCE_VIEW_DESC
 
 CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC
@@ -4332,14 +4422,14 @@ class CUtensorMap:
     """Struct CUtensorMap of the C API.
 
     Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
+
+    Fields without a Python property yet: opaque.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
-    @property
-    def opaque(self) -> list[int]: ...
-    @opaque.setter
-    def opaque(self, value: Sequence[int]) -> None: ...
+
+
 
 CUtensorMap_st = CUtensorMap
 
@@ -4359,6 +4449,7 @@ class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS:
     def vaSpaceToken(self) -> int: ...
     @vaSpaceToken.setter
     def vaSpaceToken(self, value: int) -> None: ...
+
 
 CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
 
@@ -4413,6 +4504,7 @@ class CUDA_LAUNCH_PARAMS:
     @kernelParams.setter
     def kernelParams(self, value: int | Buffer | None) -> None: ...
 
+
 CUDA_LAUNCH_PARAMS_st = CUDA_LAUNCH_PARAMS
 
 CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS
@@ -4447,6 +4539,7 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32:
     def name(self, value: int | Buffer | None) -> None: ...
 
 
+
 class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle:
     """Union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle of the C API."""
     sizeof: int
@@ -4464,6 +4557,7 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle:
     def nvSciBufObject(self) -> int: ...
     @nvSciBufObject.setter
     def nvSciBufObject(self, value: int | Buffer | None) -> None: ...
+
 
 
 class CUDA_EXTERNAL_MEMORY_HANDLE_DESC:
@@ -4495,6 +4589,7 @@ class CUDA_EXTERNAL_MEMORY_HANDLE_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
 
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
@@ -4524,6 +4619,7 @@ class CUDA_EXTERNAL_MEMORY_BUFFER_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
 
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
@@ -4552,6 +4648,7 @@ class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 
@@ -4587,6 +4684,7 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32:
     def name(self, value: int | Buffer | None) -> None: ...
 
 
+
 class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle:
     """Union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle of the C API."""
     sizeof: int
@@ -4604,6 +4702,7 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle:
     def nvSciSyncObj(self) -> int: ...
     @nvSciSyncObj.setter
     def nvSciSyncObj(self, value: int | Buffer | None) -> None: ...
+
 
 
 class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC:
@@ -4631,6 +4730,7 @@ class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
@@ -4649,6 +4749,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence:
     def value(self, value: int) -> None: ...
 
 
+
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync:
     """Union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync of the C API."""
     sizeof: int
@@ -4664,6 +4765,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync:
     def reserved(self, value: int) -> None: ...
 
 
+
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex:
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -4676,6 +4778,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex:
     def key(self) -> int: ...
     @key.setter
     def key(self, value: int) -> None: ...
+
 
 
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params:
@@ -4701,6 +4804,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS:
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS of the C API.
 
@@ -4722,6 +4826,7 @@ class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
 
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
@@ -4738,6 +4843,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync:
@@ -4759,6 +4865,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync:
     def reserved(self, value: int) -> None: ...
 
 
+
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex:
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -4775,6 +4882,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex:
     def timeoutMs(self) -> int: ...
     @timeoutMs.setter
     def timeoutMs(self, value: int) -> None: ...
+
 
 
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params:
@@ -4800,6 +4908,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS:
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS of the C API.
 
@@ -4820,6 +4929,7 @@ class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 
@@ -4846,6 +4956,7 @@ class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
 
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
@@ -4871,6 +4982,7 @@ class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2
 
 class CUDA_EXT_SEM_WAIT_NODE_PARAMS:
@@ -4893,6 +5005,7 @@ class CUDA_EXT_SEM_WAIT_NODE_PARAMS:
     def numExtSems(self) -> int: ...
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
+
 
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS
 
@@ -4919,6 +5032,7 @@ class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2:
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
 
+
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2
 
 class CUarrayMapInfo_v1_resource:
@@ -4934,6 +5048,7 @@ class CUarrayMapInfo_v1_resource:
     def array(self) -> CUarray: ...
     @array.setter
     def array(self, value: CUarray | int | None) -> None: ...
+
 
 
 class CUarrayMapInfo_v1_subresource_sparseLevel:
@@ -4975,6 +5090,7 @@ class CUarrayMapInfo_v1_subresource_sparseLevel:
     def extentDepth(self, value: int) -> None: ...
 
 
+
 class CUarrayMapInfo_v1_subresource_miptail:
     """Struct CUarrayMapInfo_v1_subresource_miptail of the C API."""
     sizeof: int
@@ -4994,6 +5110,7 @@ class CUarrayMapInfo_v1_subresource_miptail:
     def size(self, value: int) -> None: ...
 
 
+
 class CUarrayMapInfo_v1_subresource:
     """Union CUarrayMapInfo_v1_subresource of the C API."""
     sizeof: int
@@ -5009,6 +5126,7 @@ class CUarrayMapInfo_v1_subresource:
     def miptail(self, value: CUarrayMapInfo_v1_subresource_miptail) -> None: ...
 
 
+
 class CUarrayMapInfo_v1_memHandle:
     """Union CUarrayMapInfo_v1_memHandle of the C API."""
     sizeof: int
@@ -5018,6 +5136,7 @@ class CUarrayMapInfo_v1_memHandle:
     def memHandle(self) -> CUmemGenericAllocationHandle: ...
     @memHandle.setter
     def memHandle(self, value: CUmemGenericAllocationHandle | int | None) -> None: ...
+
 
 
 class CUarrayMapInfo:
@@ -5073,6 +5192,7 @@ class CUarrayMapInfo:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUarrayMapInfo_st = CUarrayMapInfo
 
 CUarrayMapInfo_v1 = CUarrayMapInfo
@@ -5093,6 +5213,7 @@ class CUmemLocation:
     def id(self) -> int: ...
     @id.setter
     def id(self, value: int) -> None: ...
+
 
 CUmemLocation_st = CUmemLocation
 
@@ -5119,6 +5240,7 @@ class CUmemAllocationProp_v1_allocFlags:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class CUmemAllocationProp:
@@ -5150,6 +5272,7 @@ class CUmemAllocationProp:
     @allocFlags.setter
     def allocFlags(self, value: CUmemAllocationProp_v1_allocFlags) -> None: ...
 
+
 CUmemAllocationProp_st = CUmemAllocationProp
 
 CUmemAllocationProp_v1 = CUmemAllocationProp
@@ -5179,6 +5302,7 @@ class CUmulticastObjectProp:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 CUmulticastObjectProp_st = CUmulticastObjectProp
 
 CUmulticastObjectProp_v1 = CUmulticastObjectProp
@@ -5199,6 +5323,7 @@ class CUmemAccessDesc:
     def flags(self) -> CUmemAccess_flags: ...
     @flags.setter
     def flags(self, value: CUmemAccess_flags | int) -> None: ...
+
 
 CUmemAccessDesc_st = CUmemAccessDesc
 
@@ -5224,6 +5349,7 @@ class CUgraphExecUpdateResultInfo:
     def errorFromNode(self) -> CUgraphNode: ...
     @errorFromNode.setter
     def errorFromNode(self, value: CUgraphNode | int | None) -> None: ...
+
 
 CUgraphExecUpdateResultInfo_st = CUgraphExecUpdateResultInfo
 
@@ -5266,6 +5392,7 @@ class CUmemPoolProps:
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
 
+
 CUmemPoolProps_st = CUmemPoolProps
 
 CUmemPoolProps_v1 = CUmemPoolProps
@@ -5282,6 +5409,7 @@ class CUmemPoolPtrExportData:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 CUmemPoolPtrExportData_st = CUmemPoolPtrExportData
 
@@ -5312,6 +5440,7 @@ class CUmemcpyAttributes:
     @flags.setter
     def flags(self, value: int) -> None: ...
 
+
 CUmemcpyAttributes_st = CUmemcpyAttributes
 
 CUmemcpyAttributes_v1 = CUmemcpyAttributes
@@ -5337,6 +5466,7 @@ class CUoffset3D:
     @z.setter
     def z(self, value: int) -> None: ...
 
+
 CUoffset3D_st = CUoffset3D
 
 CUoffset3D_v1 = CUoffset3D
@@ -5361,6 +5491,7 @@ class CUextent3D:
     def depth(self) -> int: ...
     @depth.setter
     def depth(self, value: int) -> None: ...
+
 
 CUextent3D_st = CUextent3D
 
@@ -5392,6 +5523,7 @@ class CUmemcpy3DOperand_v1_op_ptr:
     def locHint(self, value: CUmemLocation) -> None: ...
 
 
+
 class CUmemcpy3DOperand_v1_op_array:
     """Struct CUmemcpy3DOperand_v1_op_array of the C API.
 
@@ -5410,6 +5542,7 @@ class CUmemcpy3DOperand_v1_op_array:
     def offset(self, value: CUoffset3D) -> None: ...
 
 
+
 class CUmemcpy3DOperand_v1_op:
     """Union CUmemcpy3DOperand_v1_op of the C API."""
     sizeof: int
@@ -5423,6 +5556,7 @@ class CUmemcpy3DOperand_v1_op:
     def array(self) -> CUmemcpy3DOperand_v1_op_array: ...
     @array.setter
     def array(self, value: CUmemcpy3DOperand_v1_op_array) -> None: ...
+
 
 
 class CUmemcpy3DOperand:
@@ -5441,6 +5575,7 @@ class CUmemcpy3DOperand:
     def op(self) -> CUmemcpy3DOperand_v1_op: ...
     @op.setter
     def op(self, value: CUmemcpy3DOperand_v1_op) -> None: ...
+
 
 CUmemcpy3DOperand_st = CUmemcpy3DOperand
 
@@ -5471,6 +5606,7 @@ class CUDA_MEMCPY3D_BATCH_OP:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 CUDA_MEMCPY3D_BATCH_OP_st = CUDA_MEMCPY3D_BATCH_OP
 
@@ -5505,6 +5641,7 @@ class CUDA_MEM_ALLOC_NODE_PARAMS:
     @dptr.setter
     def dptr(self, value: CUdeviceptr | int | None) -> None: ...
 
+
 CUDA_MEM_ALLOC_NODE_PARAMS_v1_st = CUDA_MEM_ALLOC_NODE_PARAMS
 
 CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS
@@ -5538,6 +5675,7 @@ class CUDA_MEM_ALLOC_NODE_PARAMS_v2:
     @dptr.setter
     def dptr(self, value: CUdeviceptr | int | None) -> None: ...
 
+
 CUDA_MEM_ALLOC_NODE_PARAMS_v2_st = CUDA_MEM_ALLOC_NODE_PARAMS_v2
 
 class CUDA_MEM_FREE_NODE_PARAMS:
@@ -5552,6 +5690,7 @@ class CUDA_MEM_FREE_NODE_PARAMS:
     def dptr(self) -> CUdeviceptr: ...
     @dptr.setter
     def dptr(self, value: CUdeviceptr | int | None) -> None: ...
+
 
 CUDA_MEM_FREE_NODE_PARAMS_st = CUDA_MEM_FREE_NODE_PARAMS
 
@@ -5572,6 +5711,7 @@ class CUDA_CHILD_GRAPH_NODE_PARAMS:
     @ownership.setter
     def ownership(self, value: CUgraphChildGraphNodeOwnership | int) -> None: ...
 
+
 CUDA_CHILD_GRAPH_NODE_PARAMS_st = CUDA_CHILD_GRAPH_NODE_PARAMS
 
 class CUDA_EVENT_RECORD_NODE_PARAMS:
@@ -5587,6 +5727,7 @@ class CUDA_EVENT_RECORD_NODE_PARAMS:
     @event.setter
     def event(self, value: CUevent | int | None) -> None: ...
 
+
 CUDA_EVENT_RECORD_NODE_PARAMS_st = CUDA_EVENT_RECORD_NODE_PARAMS
 
 class CUDA_EVENT_WAIT_NODE_PARAMS:
@@ -5601,6 +5742,7 @@ class CUDA_EVENT_WAIT_NODE_PARAMS:
     def event(self) -> CUevent: ...
     @event.setter
     def event(self, value: CUevent | int | None) -> None: ...
+
 
 CUDA_EVENT_WAIT_NODE_PARAMS_st = CUDA_EVENT_WAIT_NODE_PARAMS
 
@@ -5681,12 +5823,15 @@ class CUgraphNodeParams:
     @reserved2.setter
     def reserved2(self, value: int) -> None: ...
 
+
 CUgraphNodeParams_st = CUgraphNodeParams
 
 class CUcheckpointLockArgs:
     """Struct CUcheckpointLockArgs of the C API.
 
     CUDA checkpoint optional lock arguments
+
+    Fields without a Python property yet: reserved1.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
@@ -5699,10 +5844,7 @@ class CUcheckpointLockArgs:
     def reserved0(self) -> int: ...
     @reserved0.setter
     def reserved0(self, value: int) -> None: ...
-    @property
-    def reserved1(self) -> list[int]: ...
-    @reserved1.setter
-    def reserved1(self, value: Sequence[int]) -> None: ...
+
 
 CUcheckpointLockArgs_st = CUcheckpointLockArgs
 
@@ -5710,14 +5852,14 @@ class CUcheckpointCheckpointArgs:
     """Struct CUcheckpointCheckpointArgs of the C API.
 
     CUDA checkpoint optional checkpoint arguments
+
+    Fields without a Python property yet: reserved.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
-    @property
-    def reserved(self) -> list[int]: ...
-    @reserved.setter
-    def reserved(self, value: Sequence[int]) -> None: ...
+
+
 
 CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
 
@@ -5737,6 +5879,7 @@ class CUcheckpointGpuPair:
     def newUuid(self) -> CUuuid: ...
     @newUuid.setter
     def newUuid(self, value: CUuuid) -> None: ...
+
 
 CUcheckpointGpuPair_st = CUcheckpointGpuPair
 
@@ -5761,9 +5904,10 @@ class CUcheckpointRestoreArgs:
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
     @property
-    def reserved1(self) -> int: ...
+    def reserved1(self) -> cuuint64_t: ...
     @reserved1.setter
-    def reserved1(self, value: int) -> None: ...
+    def reserved1(self, value: cuuint64_t | int | None) -> None: ...
+
 
 CUcheckpointRestoreArgs_st = CUcheckpointRestoreArgs
 
@@ -5771,14 +5915,14 @@ class CUcheckpointUnlockArgs:
     """Struct CUcheckpointUnlockArgs of the C API.
 
     CUDA checkpoint optional unlock arguments
+
+    Fields without a Python property yet: reserved.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
-    @property
-    def reserved(self) -> list[int]: ...
-    @reserved.setter
-    def reserved(self, value: Sequence[int]) -> None: ...
+
+
 
 CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs
 
@@ -5816,6 +5960,7 @@ class CUmemDecompressParams:
     @padding.setter
     def padding(self, value: Sequence[int]) -> None: ...
 
+
 CUmemDecompressParams_st = CUmemDecompressParams
 
 class CUdevSmResource:
@@ -5839,6 +5984,7 @@ class CUdevSmResource:
     def smCoscheduledAlignment(self) -> int: ...
     @smCoscheduledAlignment.setter
     def smCoscheduledAlignment(self, value: int) -> None: ...
+
 
 CUdevSmResource_st = CUdevSmResource
 
@@ -5878,6 +6024,7 @@ class CUdevResource:
     def _oversize(self) -> list[int]: ...
     @_oversize.setter
     def _oversize(self, value: Sequence[int]) -> None: ...
+
 
 CUdevResource_st = CUdevResource
 
@@ -14957,7 +15104,7 @@ def cuMemPoolTrimTo(pool: CUmemoryPool | int | None, minBytesToKeep: int) -> tup
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int, value: int | Buffer | None) -> tuple[CUresult]:
+def cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int, value: int | cuuint64_t | int | Buffer) -> tuple[CUresult]:
     """cuMemPoolSetAttribute(pool, attr, value)
 
     Sets attributes of a memory pool
@@ -15008,8 +15155,8 @@ def cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int, value: int | Buffer | None) -> tuple[CUresult]:
-    """cuMemPoolGetAttribute(pool, attr, value)
+def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int) -> tuple[CUresult, int | cuuint64_t | None]:
+    """cuMemPoolGetAttribute(pool, attr)
 
     Gets attributes of a memory pool
 
@@ -15052,8 +15199,6 @@ def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
         The memory pool to get attributes of
     attr
         The attribute to get
-    value
-        Retrieved value
 
     Returns
     -------
@@ -15061,6 +15206,8 @@ def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
         CUDA_SUCCESS,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
+    value : int | cuuint64_t
+        Retrieved value
     """
 
 def cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAccessDesc] | None, count: int) -> tuple[CUresult]:
@@ -15787,8 +15934,8 @@ def cuMulticastGetGranularity(prop: CUmulticastObjectProp | int | None, option: 
         Returned granularity.
     """
 
-def cuPointerGetAttribute(data: int | Buffer | None, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
-    """cuPointerGetAttribute(data, attribute, ptr)
+def cuPointerGetAttribute(attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult, CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool | None]:
+    """cuPointerGetAttribute(attribute, ptr)
 
     Returns information about a pointer
 
@@ -15971,8 +16118,6 @@ def cuPointerGetAttribute(data: int | Buffer | None, attribute: CUpointer_attrib
 
     Parameters
     ----------
-    data
-        Returned pointer attribute value
     attribute
         Pointer attribute to query
     ptr
@@ -15987,6 +16132,8 @@ def cuPointerGetAttribute(data: int | Buffer | None, attribute: CUpointer_attrib
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool
+        Returned pointer attribute value
     """
 
 def cuMemPrefetchAsync(devPtr: CUdeviceptr | int | None, count: int, location: CUmemLocation, flags: int, hStream: CUstream | int | None) -> tuple[CUresult]:
@@ -16353,8 +16500,8 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None,
     CUresult
     """
 
-def cuMemRangeGetAttribute(data: int | Buffer | None, dataSize: int, attribute: CUmem_range_attribute | int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult]:
-    """cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count)
+def cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult, int | list[int] | CUmemLocationType | None]:
+    """cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)
 
     Query an attribute of a given memory range
 
@@ -16421,8 +16568,6 @@ def cuMemRangeGetAttribute(data: int | Buffer | None, dataSize: int, attribute: 
 
     Parameters
     ----------
-    data
-        A pointers to a memory location where the result of each attribute query will be written to.
     dataSize
         Array containing the size of data
     attribute
@@ -16438,6 +16583,8 @@ def cuMemRangeGetAttribute(data: int | Buffer | None, dataSize: int, attribute: 
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : int | list[int] | CUmemLocationType
+        A pointers to a memory location where the result of each attribute query will be written to.
     """
 
 def cuMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult]:
@@ -16492,7 +16639,7 @@ def cuMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSize
         CUDA_ERROR_INVALID_DEVICE
     """
 
-def cuPointerSetAttribute(value: int | Buffer | None, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
+def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool | int | Buffer, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
     """cuPointerSetAttribute(value, attribute, ptr)
 
     Set attributes on a previously allocated memory region
@@ -16541,8 +16688,8 @@ def cuPointerSetAttribute(value: int | Buffer | None, attribute: CUpointer_attri
         CUDA_ERROR_INVALID_DEVICE
     """
 
-def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None, data: Sequence[int | Buffer | None] | None, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
-    """cuPointerGetAttributes(numAttributes, attributes, data, ptr)
+def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None, ptr: CUdeviceptr | int | None) -> tuple[CUresult, list[CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool] | None]:
+    """cuPointerGetAttributes(numAttributes, attributes, ptr)
 
     Returns information about a pointer.
 
@@ -16582,8 +16729,6 @@ def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None,
         Number of attributes to query
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
-    data
-        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     ptr
         Pointer to query
 
@@ -16595,6 +16740,8 @@ def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None,
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : list[CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool]
+        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
 
 def cuStreamCreate(Flags: int) -> tuple[CUresult, CUstream | None]:
@@ -18660,7 +18807,7 @@ def cuDestroyExternalSemaphore(extSem: CUexternalSemaphore | int | None) -> tupl
         CUDA_ERROR_INVALID_HANDLE
     """
 
-def cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: int, flags: int) -> tuple[CUresult]:
+def cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint32_t | int | None, flags: int) -> tuple[CUresult]:
     """cuStreamWaitValue32(stream, addr, value, flags)
 
     Wait on a memory location
@@ -18712,7 +18859,7 @@ def cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int |
         CUDA_ERROR_NOT_SUPPORTED
     """
 
-def cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: int, flags: int) -> tuple[CUresult]:
+def cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint64_t | int | None, flags: int) -> tuple[CUresult]:
     """cuStreamWaitValue64(stream, addr, value, flags)
 
     Wait on a memory location
@@ -18763,7 +18910,7 @@ def cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int |
         CUDA_ERROR_NOT_SUPPORTED
     """
 
-def cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: int, flags: int) -> tuple[CUresult]:
+def cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint32_t | int | None, flags: int) -> tuple[CUresult]:
     """cuStreamWriteValue32(stream, addr, value, flags)
 
     Write a value to memory
@@ -18800,7 +18947,7 @@ def cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int 
         CUDA_ERROR_NOT_SUPPORTED
     """
 
-def cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: int, flags: int) -> tuple[CUresult]:
+def cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint64_t | int | None, flags: int) -> tuple[CUresult]:
     """cuStreamWriteValue64(stream, addr, value, flags)
 
     Write a value to memory
@@ -22064,8 +22211,8 @@ def cuDeviceGraphMemTrim(device: CUdevice | int | None) -> tuple[CUresult]:
         CUDA_ERROR_INVALID_DEVICE
     """
 
-def cuDeviceGetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem_attribute | int, value: int | Buffer | None) -> tuple[CUresult]:
-    """cuDeviceGetGraphMemAttribute(device, attr, value)
+def cuDeviceGetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem_attribute | int) -> tuple[CUresult, cuuint64_t | None]:
+    """cuDeviceGetGraphMemAttribute(device, attr)
 
     Query asynchronous allocation attributes related to graphs
 
@@ -22090,17 +22237,17 @@ def cuDeviceGetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem
         Specifies the scope of the query
     attr
         attribute to get
-    value
-        retrieved value
 
     Returns
     -------
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_DEVICE
+    value : cuuint64_t
+        retrieved value
     """
 
-def cuDeviceSetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem_attribute | int, value: int | Buffer | None) -> tuple[CUresult]:
+def cuDeviceSetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem_attribute | int, value: cuuint64_t | int | Buffer) -> tuple[CUresult]:
     """cuDeviceSetGraphMemAttribute(device, attr, value)
 
     Set asynchronous allocation attributes related to graphs
@@ -22754,7 +22901,7 @@ def cuGraphInstantiateWithParams(hGraph: CUgraph | int | None, instantiateParams
         Returns instantiated graph
     """
 
-def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult, int | None]:
+def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult, cuuint64_t | None]:
     """cuGraphExecGetFlags(hGraphExec)
 
     Query the instantiation flags of an executable graph
@@ -22777,7 +22924,7 @@ def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult,
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
-    flags : int
+    flags : cuuint64_t
         Returns the instantiation flags
     """
 
@@ -23447,8 +23594,8 @@ def cuGraphDestroy(hGraph: CUgraph | int | None) -> tuple[CUresult]:
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | int | None, resultInfo: CUgraphExecUpdateResultInfo | int | None) -> tuple[CUresult]:
-    """cuGraphExecUpdate(hGraphExec, hGraph, resultInfo)
+def cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphExecUpdateResultInfo | None]:
+    """cuGraphExecUpdate(hGraphExec, hGraph)
 
     Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -23535,14 +23682,14 @@ def cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | in
         The instantiated graph to be updated
     hGraph
         The graph containing the updated parameters
-    resultInfo
-        the error info structure
 
     Returns
     -------
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+    resultInfo : CUgraphExecUpdateResultInfo
+        the error info structure
     """
 
 def cuGraphKernelNodeCopyAttributes(dst: CUgraphNode | int | None, src: CUgraphNode | int | None) -> tuple[CUresult]:
@@ -23952,7 +24099,7 @@ def cuGraphExecNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgrap
         CUDA_ERROR_NOT_SUPPORTED
     """
 
-def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext | int | None, defaultLaunchValue: int, flags: int) -> tuple[CUresult, int | None]:
+def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext | int | None, defaultLaunchValue: int, flags: int) -> tuple[CUresult, CUgraphConditionalHandle | None]:
     """cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags)
 
     Create a conditional handle
@@ -23985,7 +24132,7 @@ def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext 
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_SUPPORTED
-    pHandle_out : int
+    pHandle_out : CUgraphConditionalHandle
         Pointer used to return the handle to the caller.
     """
 
@@ -25867,7 +26014,7 @@ def cuSurfObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, surfO
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuTensorMapEncodeTiled(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: int, globalAddress: int | Buffer | None, globalDim: Sequence[int] | None, globalStrides: Sequence[int] | None, boxDim: Sequence[int] | None, elementStrides: Sequence[int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
+def cuTensorMapEncodeTiled(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int | None, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
     """cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
 
     Create a tensor map descriptor object representing tiled memory region
@@ -26053,7 +26200,7 @@ def cuTensorMapEncodeTiled(tensorMap: CUtensorMap | int | None, tensorDataType: 
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuTensorMapEncodeIm2col(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: int, globalAddress: int | Buffer | None, globalDim: Sequence[int] | None, globalStrides: Sequence[int] | None, pixelBoxLowerCorner: Sequence[int] | None, pixelBoxUpperCorner: Sequence[int] | None, channelsPerPixel: int, pixelsPerColumn: int, elementStrides: Sequence[int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
+def cuTensorMapEncodeIm2col(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int | None, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: Sequence[int] | None, pixelBoxUpperCorner: Sequence[int] | None, channelsPerPixel: cuuint32_t | int | None, pixelsPerColumn: cuuint32_t | int | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
     """cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
 
     Create a tensor map descriptor object representing im2col memory region
@@ -26258,7 +26405,7 @@ def cuTensorMapEncodeIm2col(tensorMap: CUtensorMap | int | None, tensorDataType:
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuTensorMapEncodeIm2colWide(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: int, globalAddress: int | Buffer | None, globalDim: Sequence[int] | None, globalStrides: Sequence[int] | None, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: int, pixelsPerColumn: int, elementStrides: Sequence[int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
+def cuTensorMapEncodeIm2colWide(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int | None, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int | None, pixelsPerColumn: cuuint32_t | int | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
     """cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
 
     Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
@@ -27010,7 +27157,7 @@ def cuGraphicsUnmapResources(count: int, resources: Sequence[CUgraphicsResource 
         CUDA_ERROR_UNKNOWN
     """
 
-def cuGetProcAddress(symbol: bytes | str | None, cudaVersion: int, flags: int) -> tuple[CUresult, int | None, CUdriverProcAddressQueryResult | None]:
+def cuGetProcAddress(symbol: bytes | str | None, cudaVersion: int, flags: cuuint64_t | int | None) -> tuple[CUresult, int | None, CUdriverProcAddressQueryResult | None]:
     """cuGetProcAddress(symbol, cudaVersion, flags)
 
     Returns the requested driver API function pointer
@@ -27664,6 +27811,8 @@ def cuDevSmResourceSplitByCount(nbGroups: int, input: CUdevResource | int | None
         This is a pointer, specifying the number of groups that would be or should be created as described below.
     input
         Input SM resource to be split. Must be a valid CU_DEV_RESOURCE_TYPE_SM resource.
+    remaining
+        If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     useFlags
         Flags specifying how these partitions are used or which constraints to abide by when splitting the input. Zero is valid for default behavior.
     minCount

@@ -107,6 +107,14 @@ cdef class CUlogsCallbackHandle:
     cdef c.CUlogsCallbackHandle _ptr
 
 
+cdef class cuuint32_t:
+    cdef c.cuuint32_t _ptr
+
+
+cdef class cuuint64_t:
+    cdef c.cuuint64_t _ptr
+
+
 cdef class CUdeviceptr:
     cdef c.CUdeviceptr _ptr
 
@@ -121,6 +129,10 @@ cdef class CUtexObject:
 
 cdef class CUsurfObject:
     cdef c.CUsurfObject _ptr
+
+
+cdef class CUgraphConditionalHandle:
+    cdef c.CUgraphConditionalHandle _ptr
 
 
 cdef class CUmemGenericAllocationHandle:

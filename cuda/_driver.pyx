@@ -5038,18 +5038,32 @@ cdef class CUcontext:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUcontext_peer = None
+
+
 cdef inline c.CUcontext _as_CUcontext(object o, const char* name) except? NULL:
-    if type(o) is CUcontext:
+    if type(o) is CUcontext or type(o) is _CUcontext_peer:
         return (<CUcontext>o)._ptr
+    return _as_CUcontext_other(o, name)
+
+
+cdef c.CUcontext _as_CUcontext_other(object o, const char* name) except? NULL:
+    global _CUcontext_peer
     if isinstance(o, CUcontext):
         return (<CUcontext>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUcontext, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUctx_st":
         raise TypeError(f"{name.decode()}: expected CUcontext, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUcontext.__basicsize__:
+        _CUcontext_peer = type(o)
+        return (<CUcontext>o)._ptr
     return <c.CUcontext>as_address(o, name)
 
 
@@ -5097,18 +5111,32 @@ cdef class CUmodule:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUmodule_peer = None
+
+
 cdef inline c.CUmodule _as_CUmodule(object o, const char* name) except? NULL:
-    if type(o) is CUmodule:
+    if type(o) is CUmodule or type(o) is _CUmodule_peer:
         return (<CUmodule>o)._ptr
+    return _as_CUmodule_other(o, name)
+
+
+cdef c.CUmodule _as_CUmodule_other(object o, const char* name) except? NULL:
+    global _CUmodule_peer
     if isinstance(o, CUmodule):
         return (<CUmodule>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmodule, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUmod_st":
         raise TypeError(f"{name.decode()}: expected CUmodule, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUmodule.__basicsize__:
+        _CUmodule_peer = type(o)
+        return (<CUmodule>o)._ptr
     return <c.CUmodule>as_address(o, name)
 
 
@@ -5156,18 +5184,32 @@ cdef class CUfunction:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUfunction_peer = None
+
+
 cdef inline c.CUfunction _as_CUfunction(object o, const char* name) except? NULL:
-    if type(o) is CUfunction:
+    if type(o) is CUfunction or type(o) is _CUfunction_peer:
         return (<CUfunction>o)._ptr
+    return _as_CUfunction_other(o, name)
+
+
+cdef c.CUfunction _as_CUfunction_other(object o, const char* name) except? NULL:
+    global _CUfunction_peer
     if isinstance(o, CUfunction):
         return (<CUfunction>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUfunction, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUfunc_st":
         raise TypeError(f"{name.decode()}: expected CUfunction, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUfunction.__basicsize__:
+        _CUfunction_peer = type(o)
+        return (<CUfunction>o)._ptr
     return <c.CUfunction>as_address(o, name)
 
 
@@ -5215,18 +5257,32 @@ cdef class CUlibrary:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUlibrary_peer = None
+
+
 cdef inline c.CUlibrary _as_CUlibrary(object o, const char* name) except? NULL:
-    if type(o) is CUlibrary:
+    if type(o) is CUlibrary or type(o) is _CUlibrary_peer:
         return (<CUlibrary>o)._ptr
+    return _as_CUlibrary_other(o, name)
+
+
+cdef c.CUlibrary _as_CUlibrary_other(object o, const char* name) except? NULL:
+    global _CUlibrary_peer
     if isinstance(o, CUlibrary):
         return (<CUlibrary>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlibrary, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUlib_st":
         raise TypeError(f"{name.decode()}: expected CUlibrary, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUlibrary.__basicsize__:
+        _CUlibrary_peer = type(o)
+        return (<CUlibrary>o)._ptr
     return <c.CUlibrary>as_address(o, name)
 
 
@@ -5274,18 +5330,32 @@ cdef class CUkernel:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUkernel_peer = None
+
+
 cdef inline c.CUkernel _as_CUkernel(object o, const char* name) except? NULL:
-    if type(o) is CUkernel:
+    if type(o) is CUkernel or type(o) is _CUkernel_peer:
         return (<CUkernel>o)._ptr
+    return _as_CUkernel_other(o, name)
+
+
+cdef c.CUkernel _as_CUkernel_other(object o, const char* name) except? NULL:
+    global _CUkernel_peer
     if isinstance(o, CUkernel):
         return (<CUkernel>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUkernel, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUkern_st":
         raise TypeError(f"{name.decode()}: expected CUkernel, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUkernel.__basicsize__:
+        _CUkernel_peer = type(o)
+        return (<CUkernel>o)._ptr
     return <c.CUkernel>as_address(o, name)
 
 
@@ -5333,18 +5403,32 @@ cdef class CUarray:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUarray_peer = None
+
+
 cdef inline c.CUarray _as_CUarray(object o, const char* name) except? NULL:
-    if type(o) is CUarray:
+    if type(o) is CUarray or type(o) is _CUarray_peer:
         return (<CUarray>o)._ptr
+    return _as_CUarray_other(o, name)
+
+
+cdef c.CUarray _as_CUarray_other(object o, const char* name) except? NULL:
+    global _CUarray_peer
     if isinstance(o, CUarray):
         return (<CUarray>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUarray, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUarray_st":
         raise TypeError(f"{name.decode()}: expected CUarray, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUarray.__basicsize__:
+        _CUarray_peer = type(o)
+        return (<CUarray>o)._ptr
     return <c.CUarray>as_address(o, name)
 
 
@@ -5392,18 +5476,32 @@ cdef class CUmipmappedArray:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUmipmappedArray_peer = None
+
+
 cdef inline c.CUmipmappedArray _as_CUmipmappedArray(object o, const char* name) except? NULL:
-    if type(o) is CUmipmappedArray:
+    if type(o) is CUmipmappedArray or type(o) is _CUmipmappedArray_peer:
         return (<CUmipmappedArray>o)._ptr
+    return _as_CUmipmappedArray_other(o, name)
+
+
+cdef c.CUmipmappedArray _as_CUmipmappedArray_other(object o, const char* name) except? NULL:
+    global _CUmipmappedArray_peer
     if isinstance(o, CUmipmappedArray):
         return (<CUmipmappedArray>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmipmappedArray, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUmipmappedArray_st":
         raise TypeError(f"{name.decode()}: expected CUmipmappedArray, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUmipmappedArray.__basicsize__:
+        _CUmipmappedArray_peer = type(o)
+        return (<CUmipmappedArray>o)._ptr
     return <c.CUmipmappedArray>as_address(o, name)
 
 
@@ -5451,18 +5549,32 @@ cdef class CUtexref:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUtexref_peer = None
+
+
 cdef inline c.CUtexref _as_CUtexref(object o, const char* name) except? NULL:
-    if type(o) is CUtexref:
+    if type(o) is CUtexref or type(o) is _CUtexref_peer:
         return (<CUtexref>o)._ptr
+    return _as_CUtexref_other(o, name)
+
+
+cdef c.CUtexref _as_CUtexref_other(object o, const char* name) except? NULL:
+    global _CUtexref_peer
     if isinstance(o, CUtexref):
         return (<CUtexref>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUtexref, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUtexref_st":
         raise TypeError(f"{name.decode()}: expected CUtexref, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUtexref.__basicsize__:
+        _CUtexref_peer = type(o)
+        return (<CUtexref>o)._ptr
     return <c.CUtexref>as_address(o, name)
 
 
@@ -5510,18 +5622,32 @@ cdef class CUsurfref:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUsurfref_peer = None
+
+
 cdef inline c.CUsurfref _as_CUsurfref(object o, const char* name) except? NULL:
-    if type(o) is CUsurfref:
+    if type(o) is CUsurfref or type(o) is _CUsurfref_peer:
         return (<CUsurfref>o)._ptr
+    return _as_CUsurfref_other(o, name)
+
+
+cdef c.CUsurfref _as_CUsurfref_other(object o, const char* name) except? NULL:
+    global _CUsurfref_peer
     if isinstance(o, CUsurfref):
         return (<CUsurfref>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUsurfref, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUsurfref_st":
         raise TypeError(f"{name.decode()}: expected CUsurfref, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUsurfref.__basicsize__:
+        _CUsurfref_peer = type(o)
+        return (<CUsurfref>o)._ptr
     return <c.CUsurfref>as_address(o, name)
 
 
@@ -5569,18 +5695,32 @@ cdef class CUevent:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUevent_peer = None
+
+
 cdef inline c.CUevent _as_CUevent(object o, const char* name) except? NULL:
-    if type(o) is CUevent:
+    if type(o) is CUevent or type(o) is _CUevent_peer:
         return (<CUevent>o)._ptr
+    return _as_CUevent_other(o, name)
+
+
+cdef c.CUevent _as_CUevent_other(object o, const char* name) except? NULL:
+    global _CUevent_peer
     if isinstance(o, CUevent):
         return (<CUevent>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUevent, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUevent_st":
         raise TypeError(f"{name.decode()}: expected CUevent, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUevent.__basicsize__:
+        _CUevent_peer = type(o)
+        return (<CUevent>o)._ptr
     return <c.CUevent>as_address(o, name)
 
 
@@ -5628,18 +5768,32 @@ cdef class CUstream:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUstream_peer = None
+
+
 cdef inline c.CUstream _as_CUstream(object o, const char* name) except? NULL:
-    if type(o) is CUstream:
+    if type(o) is CUstream or type(o) is _CUstream_peer:
         return (<CUstream>o)._ptr
+    return _as_CUstream_other(o, name)
+
+
+cdef c.CUstream _as_CUstream_other(object o, const char* name) except? NULL:
+    global _CUstream_peer
     if isinstance(o, CUstream):
         return (<CUstream>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUstream, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUstream_st":
         raise TypeError(f"{name.decode()}: expected CUstream, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUstream.__basicsize__:
+        _CUstream_peer = type(o)
+        return (<CUstream>o)._ptr
     return <c.CUstream>as_address(o, name)
 
 
@@ -5687,18 +5841,32 @@ cdef class CUgraphicsResource:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUgraphicsResource_peer = None
+
+
 cdef inline c.CUgraphicsResource _as_CUgraphicsResource(object o, const char* name) except? NULL:
-    if type(o) is CUgraphicsResource:
+    if type(o) is CUgraphicsResource or type(o) is _CUgraphicsResource_peer:
         return (<CUgraphicsResource>o)._ptr
+    return _as_CUgraphicsResource_other(o, name)
+
+
+cdef c.CUgraphicsResource _as_CUgraphicsResource_other(object o, const char* name) except? NULL:
+    global _CUgraphicsResource_peer
     if isinstance(o, CUgraphicsResource):
         return (<CUgraphicsResource>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphicsResource, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphicsResource_st":
         raise TypeError(f"{name.decode()}: expected CUgraphicsResource, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUgraphicsResource.__basicsize__:
+        _CUgraphicsResource_peer = type(o)
+        return (<CUgraphicsResource>o)._ptr
     return <c.CUgraphicsResource>as_address(o, name)
 
 
@@ -5746,18 +5914,32 @@ cdef class CUexternalMemory:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUexternalMemory_peer = None
+
+
 cdef inline c.CUexternalMemory _as_CUexternalMemory(object o, const char* name) except? NULL:
-    if type(o) is CUexternalMemory:
+    if type(o) is CUexternalMemory or type(o) is _CUexternalMemory_peer:
         return (<CUexternalMemory>o)._ptr
+    return _as_CUexternalMemory_other(o, name)
+
+
+cdef c.CUexternalMemory _as_CUexternalMemory_other(object o, const char* name) except? NULL:
+    global _CUexternalMemory_peer
     if isinstance(o, CUexternalMemory):
         return (<CUexternalMemory>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUexternalMemory, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUextMemory_st":
         raise TypeError(f"{name.decode()}: expected CUexternalMemory, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUexternalMemory.__basicsize__:
+        _CUexternalMemory_peer = type(o)
+        return (<CUexternalMemory>o)._ptr
     return <c.CUexternalMemory>as_address(o, name)
 
 
@@ -5805,18 +5987,32 @@ cdef class CUexternalSemaphore:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUexternalSemaphore_peer = None
+
+
 cdef inline c.CUexternalSemaphore _as_CUexternalSemaphore(object o, const char* name) except? NULL:
-    if type(o) is CUexternalSemaphore:
+    if type(o) is CUexternalSemaphore or type(o) is _CUexternalSemaphore_peer:
         return (<CUexternalSemaphore>o)._ptr
+    return _as_CUexternalSemaphore_other(o, name)
+
+
+cdef c.CUexternalSemaphore _as_CUexternalSemaphore_other(object o, const char* name) except? NULL:
+    global _CUexternalSemaphore_peer
     if isinstance(o, CUexternalSemaphore):
         return (<CUexternalSemaphore>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUexternalSemaphore, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUextSemaphore_st":
         raise TypeError(f"{name.decode()}: expected CUexternalSemaphore, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUexternalSemaphore.__basicsize__:
+        _CUexternalSemaphore_peer = type(o)
+        return (<CUexternalSemaphore>o)._ptr
     return <c.CUexternalSemaphore>as_address(o, name)
 
 
@@ -5864,18 +6060,32 @@ cdef class CUgraph:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUgraph_peer = None
+
+
 cdef inline c.CUgraph _as_CUgraph(object o, const char* name) except? NULL:
-    if type(o) is CUgraph:
+    if type(o) is CUgraph or type(o) is _CUgraph_peer:
         return (<CUgraph>o)._ptr
+    return _as_CUgraph_other(o, name)
+
+
+cdef c.CUgraph _as_CUgraph_other(object o, const char* name) except? NULL:
+    global _CUgraph_peer
     if isinstance(o, CUgraph):
         return (<CUgraph>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraph, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraph_st":
         raise TypeError(f"{name.decode()}: expected CUgraph, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUgraph.__basicsize__:
+        _CUgraph_peer = type(o)
+        return (<CUgraph>o)._ptr
     return <c.CUgraph>as_address(o, name)
 
 
@@ -5923,18 +6133,32 @@ cdef class CUgraphNode:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUgraphNode_peer = None
+
+
 cdef inline c.CUgraphNode _as_CUgraphNode(object o, const char* name) except? NULL:
-    if type(o) is CUgraphNode:
+    if type(o) is CUgraphNode or type(o) is _CUgraphNode_peer:
         return (<CUgraphNode>o)._ptr
+    return _as_CUgraphNode_other(o, name)
+
+
+cdef c.CUgraphNode _as_CUgraphNode_other(object o, const char* name) except? NULL:
+    global _CUgraphNode_peer
     if isinstance(o, CUgraphNode):
         return (<CUgraphNode>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphNode, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphNode_st":
         raise TypeError(f"{name.decode()}: expected CUgraphNode, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUgraphNode.__basicsize__:
+        _CUgraphNode_peer = type(o)
+        return (<CUgraphNode>o)._ptr
     return <c.CUgraphNode>as_address(o, name)
 
 
@@ -5982,18 +6206,32 @@ cdef class CUgraphExec:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUgraphExec_peer = None
+
+
 cdef inline c.CUgraphExec _as_CUgraphExec(object o, const char* name) except? NULL:
-    if type(o) is CUgraphExec:
+    if type(o) is CUgraphExec or type(o) is _CUgraphExec_peer:
         return (<CUgraphExec>o)._ptr
+    return _as_CUgraphExec_other(o, name)
+
+
+cdef c.CUgraphExec _as_CUgraphExec_other(object o, const char* name) except? NULL:
+    global _CUgraphExec_peer
     if isinstance(o, CUgraphExec):
         return (<CUgraphExec>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphExec, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphExec_st":
         raise TypeError(f"{name.decode()}: expected CUgraphExec, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUgraphExec.__basicsize__:
+        _CUgraphExec_peer = type(o)
+        return (<CUgraphExec>o)._ptr
     return <c.CUgraphExec>as_address(o, name)
 
 
@@ -6041,18 +6279,32 @@ cdef class CUmemoryPool:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUmemoryPool_peer = None
+
+
 cdef inline c.CUmemoryPool _as_CUmemoryPool(object o, const char* name) except? NULL:
-    if type(o) is CUmemoryPool:
+    if type(o) is CUmemoryPool or type(o) is _CUmemoryPool_peer:
         return (<CUmemoryPool>o)._ptr
+    return _as_CUmemoryPool_other(o, name)
+
+
+cdef c.CUmemoryPool _as_CUmemoryPool_other(object o, const char* name) except? NULL:
+    global _CUmemoryPool_peer
     if isinstance(o, CUmemoryPool):
         return (<CUmemoryPool>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmemoryPool, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUmemPoolHandle_st":
         raise TypeError(f"{name.decode()}: expected CUmemoryPool, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUmemoryPool.__basicsize__:
+        _CUmemoryPool_peer = type(o)
+        return (<CUmemoryPool>o)._ptr
     return <c.CUmemoryPool>as_address(o, name)
 
 
@@ -6100,18 +6352,32 @@ cdef class CUuserObject:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUuserObject_peer = None
+
+
 cdef inline c.CUuserObject _as_CUuserObject(object o, const char* name) except? NULL:
-    if type(o) is CUuserObject:
+    if type(o) is CUuserObject or type(o) is _CUuserObject_peer:
         return (<CUuserObject>o)._ptr
+    return _as_CUuserObject_other(o, name)
+
+
+cdef c.CUuserObject _as_CUuserObject_other(object o, const char* name) except? NULL:
+    global _CUuserObject_peer
     if isinstance(o, CUuserObject):
         return (<CUuserObject>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUuserObject, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUuserObject_st":
         raise TypeError(f"{name.decode()}: expected CUuserObject, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUuserObject.__basicsize__:
+        _CUuserObject_peer = type(o)
+        return (<CUuserObject>o)._ptr
     return <c.CUuserObject>as_address(o, name)
 
 
@@ -6159,18 +6425,32 @@ cdef class CUgraphDeviceNode:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUgraphDeviceNode_peer = None
+
+
 cdef inline c.CUgraphDeviceNode _as_CUgraphDeviceNode(object o, const char* name) except? NULL:
-    if type(o) is CUgraphDeviceNode:
+    if type(o) is CUgraphDeviceNode or type(o) is _CUgraphDeviceNode_peer:
         return (<CUgraphDeviceNode>o)._ptr
+    return _as_CUgraphDeviceNode_other(o, name)
+
+
+cdef c.CUgraphDeviceNode _as_CUgraphDeviceNode_other(object o, const char* name) except? NULL:
+    global _CUgraphDeviceNode_peer
     if isinstance(o, CUgraphDeviceNode):
         return (<CUgraphDeviceNode>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphDeviceNode, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphDeviceUpdatableNode_st":
         raise TypeError(f"{name.decode()}: expected CUgraphDeviceNode, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUgraphDeviceNode.__basicsize__:
+        _CUgraphDeviceNode_peer = type(o)
+        return (<CUgraphDeviceNode>o)._ptr
     return <c.CUgraphDeviceNode>as_address(o, name)
 
 
@@ -6218,18 +6498,32 @@ cdef class CUasyncCallbackHandle:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUasyncCallbackHandle_peer = None
+
+
 cdef inline c.CUasyncCallbackHandle _as_CUasyncCallbackHandle(object o, const char* name) except? NULL:
-    if type(o) is CUasyncCallbackHandle:
+    if type(o) is CUasyncCallbackHandle or type(o) is _CUasyncCallbackHandle_peer:
         return (<CUasyncCallbackHandle>o)._ptr
+    return _as_CUasyncCallbackHandle_other(o, name)
+
+
+cdef c.CUasyncCallbackHandle _as_CUasyncCallbackHandle_other(object o, const char* name) except? NULL:
+    global _CUasyncCallbackHandle_peer
     if isinstance(o, CUasyncCallbackHandle):
         return (<CUasyncCallbackHandle>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUasyncCallbackHandle, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUasyncCallbackEntry_st":
         raise TypeError(f"{name.decode()}: expected CUasyncCallbackHandle, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUasyncCallbackHandle.__basicsize__:
+        _CUasyncCallbackHandle_peer = type(o)
+        return (<CUasyncCallbackHandle>o)._ptr
     return <c.CUasyncCallbackHandle>as_address(o, name)
 
 
@@ -6281,18 +6575,32 @@ cdef class CUgreenCtx:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUgreenCtx_peer = None
+
+
 cdef inline c.CUgreenCtx _as_CUgreenCtx(object o, const char* name) except? NULL:
-    if type(o) is CUgreenCtx:
+    if type(o) is CUgreenCtx or type(o) is _CUgreenCtx_peer:
         return (<CUgreenCtx>o)._ptr
+    return _as_CUgreenCtx_other(o, name)
+
+
+cdef c.CUgreenCtx _as_CUgreenCtx_other(object o, const char* name) except? NULL:
+    global _CUgreenCtx_peer
     if isinstance(o, CUgreenCtx):
         return (<CUgreenCtx>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgreenCtx, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgreenCtx_st":
         raise TypeError(f"{name.decode()}: expected CUgreenCtx, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUgreenCtx.__basicsize__:
+        _CUgreenCtx_peer = type(o)
+        return (<CUgreenCtx>o)._ptr
     return <c.CUgreenCtx>as_address(o, name)
 
 
@@ -6340,18 +6648,32 @@ cdef class CUlinkState:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUlinkState_peer = None
+
+
 cdef inline c.CUlinkState _as_CUlinkState(object o, const char* name) except? NULL:
-    if type(o) is CUlinkState:
+    if type(o) is CUlinkState or type(o) is _CUlinkState_peer:
         return (<CUlinkState>o)._ptr
+    return _as_CUlinkState_other(o, name)
+
+
+cdef c.CUlinkState _as_CUlinkState_other(object o, const char* name) except? NULL:
+    global _CUlinkState_peer
     if isinstance(o, CUlinkState):
         return (<CUlinkState>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlinkState, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUlinkState_st":
         raise TypeError(f"{name.decode()}: expected CUlinkState, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUlinkState.__basicsize__:
+        _CUlinkState_peer = type(o)
+        return (<CUlinkState>o)._ptr
     return <c.CUlinkState>as_address(o, name)
 
 
@@ -6403,18 +6725,32 @@ cdef class CUdevResourceDesc:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUdevResourceDesc_peer = None
+
+
 cdef inline c.CUdevResourceDesc _as_CUdevResourceDesc(object o, const char* name) except? NULL:
-    if type(o) is CUdevResourceDesc:
+    if type(o) is CUdevResourceDesc or type(o) is _CUdevResourceDesc_peer:
         return (<CUdevResourceDesc>o)._ptr
+    return _as_CUdevResourceDesc_other(o, name)
+
+
+cdef c.CUdevResourceDesc _as_CUdevResourceDesc_other(object o, const char* name) except? NULL:
+    global _CUdevResourceDesc_peer
     if isinstance(o, CUdevResourceDesc):
         return (<CUdevResourceDesc>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdevResourceDesc, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUdevResourceDesc_st":
         raise TypeError(f"{name.decode()}: expected CUdevResourceDesc, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUdevResourceDesc.__basicsize__:
+        _CUdevResourceDesc_peer = type(o)
+        return (<CUdevResourceDesc>o)._ptr
     return <c.CUdevResourceDesc>as_address(o, name)
 
 
@@ -6462,18 +6798,32 @@ cdef class CUlogsCallbackHandle:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _CUlogsCallbackHandle_peer = None
+
+
 cdef inline c.CUlogsCallbackHandle _as_CUlogsCallbackHandle(object o, const char* name) except? NULL:
-    if type(o) is CUlogsCallbackHandle:
+    if type(o) is CUlogsCallbackHandle or type(o) is _CUlogsCallbackHandle_peer:
         return (<CUlogsCallbackHandle>o)._ptr
+    return _as_CUlogsCallbackHandle_other(o, name)
+
+
+cdef c.CUlogsCallbackHandle _as_CUlogsCallbackHandle_other(object o, const char* name) except? NULL:
+    global _CUlogsCallbackHandle_peer
     if isinstance(o, CUlogsCallbackHandle):
         return (<CUlogsCallbackHandle>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogsCallbackHandle, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUlogsCallbackEntry_st":
         raise TypeError(f"{name.decode()}: expected CUlogsCallbackHandle, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == CUlogsCallbackHandle.__basicsize__:
+        _CUlogsCallbackHandle_peer = type(o)
+        return (<CUlogsCallbackHandle>o)._ptr
     return <c.CUlogsCallbackHandle>as_address(o, name)
 
 
@@ -6482,6 +6832,112 @@ set_type_attr(CUlogsCallbackHandle, "_c_struct", "CUlogsCallbackEntry_st")
 
 cdef inline CUlogsCallbackHandle _new_CUlogsCallbackHandle(c.CUlogsCallbackHandle value):
     cdef CUlogsCallbackHandle h = CUlogsCallbackHandle.__new__(CUlogsCallbackHandle)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class cuuint32_t:
+    """Opaque handle cuuint32_t.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = _as_cuuint32_t(value, b"value")
+
+    def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cuuint32_t>other)._ptr
+
+    def __hash__(self):
+        return hash(self._ptr)
+
+    def __repr__(self):
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<cuuint32_t {self._ptr}>"
+
+    def getPtr(self):
+        """The address of the stored value, for C functions taking a cuuint32_t*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline c.cuuint32_t _as_cuuint32_t(object o, const char* name) except? 0:
+    if type(o) is cuuint32_t:
+        return (<cuuint32_t>o)._ptr
+    if o is None:
+        return 0
+    if isinstance(o, cuuint32_t):
+        return (<cuuint32_t>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cuuint32_t, an int or None, got {type(o).__name__}")
+    return <c.cuuint32_t>as_unsigned(o, name, UINT32_MAX)
+
+
+cdef inline cuuint32_t _new_cuuint32_t(c.cuuint32_t value):
+    cdef cuuint32_t h = cuuint32_t.__new__(cuuint32_t)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class cuuint64_t:
+    """Opaque handle cuuint64_t.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = _as_cuuint64_t(value, b"value")
+
+    def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cuuint64_t>other)._ptr
+
+    def __hash__(self):
+        return hash(self._ptr)
+
+    def __repr__(self):
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<cuuint64_t {self._ptr}>"
+
+    def getPtr(self):
+        """The address of the stored value, for C functions taking a cuuint64_t*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline c.cuuint64_t _as_cuuint64_t(object o, const char* name) except? 0:
+    if type(o) is cuuint64_t:
+        return (<cuuint64_t>o)._ptr
+    if o is None:
+        return 0
+    if isinstance(o, cuuint64_t):
+        return (<cuuint64_t>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cuuint64_t, an int or None, got {type(o).__name__}")
+    return <c.cuuint64_t>as_unsigned(o, name, UINT64_MAX)
+
+
+cdef inline cuuint64_t _new_cuuint64_t(c.cuuint64_t value):
+    cdef cuuint64_t h = cuuint64_t.__new__(cuuint64_t)
     h._ptr = value
     return h
 
@@ -6513,7 +6969,8 @@ cdef class CUdeviceptr:
         return hash(self._ptr)
 
     def __repr__(self):
-        return f"<CUdeviceptr {self._ptr:#x}>"
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUdeviceptr {self._ptr}>"
 
     def getPtr(self):
         """The address of the stored value, for C functions taking a CUdeviceptr*."""
@@ -6565,7 +7022,8 @@ cdef class CUdevice:
         return hash(self._ptr)
 
     def __repr__(self):
-        return f"<CUdevice {self._ptr:#x}>"
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUdevice {self._ptr}>"
 
     def getPtr(self):
         """The address of the stored value, for C functions taking a CUdevice*."""
@@ -6617,7 +7075,8 @@ cdef class CUtexObject:
         return hash(self._ptr)
 
     def __repr__(self):
-        return f"<CUtexObject {self._ptr:#x}>"
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUtexObject {self._ptr}>"
 
     def getPtr(self):
         """The address of the stored value, for C functions taking a CUtexObject*."""
@@ -6669,7 +7128,8 @@ cdef class CUsurfObject:
         return hash(self._ptr)
 
     def __repr__(self):
-        return f"<CUsurfObject {self._ptr:#x}>"
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUsurfObject {self._ptr}>"
 
     def getPtr(self):
         """The address of the stored value, for C functions taking a CUsurfObject*."""
@@ -6690,6 +7150,59 @@ cdef inline c.CUsurfObject _as_CUsurfObject(object o, const char* name) except? 
 
 cdef inline CUsurfObject _new_CUsurfObject(c.CUsurfObject value):
     cdef CUsurfObject h = CUsurfObject.__new__(CUsurfObject)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class CUgraphConditionalHandle:
+    """Opaque handle CUgraphConditionalHandle.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = _as_CUgraphConditionalHandle(value, b"value")
+
+    def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<CUgraphConditionalHandle>other)._ptr
+
+    def __hash__(self):
+        return hash(self._ptr)
+
+    def __repr__(self):
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUgraphConditionalHandle {self._ptr}>"
+
+    def getPtr(self):
+        """The address of the stored value, for C functions taking a CUgraphConditionalHandle*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline c.CUgraphConditionalHandle _as_CUgraphConditionalHandle(object o, const char* name) except? 0:
+    if type(o) is CUgraphConditionalHandle:
+        return (<CUgraphConditionalHandle>o)._ptr
+    if o is None:
+        return 0
+    if isinstance(o, CUgraphConditionalHandle):
+        return (<CUgraphConditionalHandle>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected CUgraphConditionalHandle, an int or None, got {type(o).__name__}")
+    return <c.CUgraphConditionalHandle>as_unsigned(o, name, UINT64_MAX)
+
+
+cdef inline CUgraphConditionalHandle _new_CUgraphConditionalHandle(c.CUgraphConditionalHandle value):
+    cdef CUgraphConditionalHandle h = CUgraphConditionalHandle.__new__(CUgraphConditionalHandle)
     h._ptr = value
     return h
 
@@ -6721,7 +7234,8 @@ cdef class CUmemGenericAllocationHandle:
         return hash(self._ptr)
 
     def __repr__(self):
-        return f"<CUmemGenericAllocationHandle {self._ptr:#x}>"
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUmemGenericAllocationHandle {self._ptr}>"
 
     def getPtr(self):
         """The address of the stored value, for C functions taking a CUmemGenericAllocationHandle*."""
@@ -6773,7 +7287,8 @@ cdef class CUlogIterator:
         return hash(self._ptr)
 
     def __repr__(self):
-        return f"<CUlogIterator {self._ptr:#x}>"
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<CUlogIterator {self._ptr}>"
 
     def getPtr(self):
         """The address of the stored value, for C functions taking a CUlogIterator*."""
@@ -6850,6 +7365,7 @@ cdef inline c.CUuuid* _as_CUuuid_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(CUuuid, "sizeof", sizeof(c.CUuuid))
+set_type_attr(CUuuid, "bytes", CUuuid.bytes_)
 
 CUuuid_st = CUuuid
 
@@ -6915,6 +7431,7 @@ cdef inline c.CUmemFabricHandle_v1* _as_CUmemFabricHandle_ptr(object o, const ch
 
 set_type_attr(CUmemFabricHandle, "sizeof", sizeof(c.CUmemFabricHandle_v1))
 
+
 CUmemFabricHandle_st = CUmemFabricHandle
 CUmemFabricHandle_v1 = CUmemFabricHandle
 
@@ -6973,6 +7490,7 @@ cdef inline c.CUipcEventHandle_v1* _as_CUipcEventHandle_ptr(object o, const char
 
 
 set_type_attr(CUipcEventHandle, "sizeof", sizeof(c.CUipcEventHandle_v1))
+
 
 CUipcEventHandle_st = CUipcEventHandle
 CUipcEventHandle_v1 = CUipcEventHandle
@@ -7033,6 +7551,7 @@ cdef inline c.CUipcMemHandle_v1* _as_CUipcMemHandle_ptr(object o, const char* na
 
 set_type_attr(CUipcMemHandle, "sizeof", sizeof(c.CUipcMemHandle_v1))
 
+
 CUipcMemHandle_st = CUipcMemHandle
 CUipcMemHandle_v1 = CUipcMemHandle
 
@@ -7086,21 +7605,21 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
     @property
     def value(self):
         """"""
-        return self._ptr.value
+        return _new_cuuint32_t(self._ptr.value)
 
     @value.setter
     def value(self, value):
-        self._ptr.value = <c.cuuint32_t>as_unsigned(value, b"value", UINT32_MAX)
+        self._ptr.value = _as_cuuint32_t(value, b"value")
 
 
     @property
     def value64(self):
         """"""
-        return self._ptr.value64
+        return _new_cuuint64_t(self._ptr.value64)
 
     @value64.setter
     def value64(self, value):
-        self._ptr.value64 = <c.cuuint64_t>as_unsigned(value, b"value64", UINT64_MAX)
+        self._ptr.value64 = _as_cuuint64_t(value, b"value64")
 
 
     @property
@@ -7138,6 +7657,7 @@ cdef inline c.CUstreamMemOpWaitValueParams_st* _as_CUstreamMemOpWaitValueParams_
 
 
 set_type_attr(CUstreamMemOpWaitValueParams_st, "sizeof", sizeof(c.CUstreamMemOpWaitValueParams_st))
+
 
 
 
@@ -7191,21 +7711,21 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
     @property
     def value(self):
         """"""
-        return self._ptr.value
+        return _new_cuuint32_t(self._ptr.value)
 
     @value.setter
     def value(self, value):
-        self._ptr.value = <c.cuuint32_t>as_unsigned(value, b"value", UINT32_MAX)
+        self._ptr.value = _as_cuuint32_t(value, b"value")
 
 
     @property
     def value64(self):
         """"""
-        return self._ptr.value64
+        return _new_cuuint64_t(self._ptr.value64)
 
     @value64.setter
     def value64(self, value):
-        self._ptr.value64 = <c.cuuint64_t>as_unsigned(value, b"value64", UINT64_MAX)
+        self._ptr.value64 = _as_cuuint64_t(value, b"value64")
 
 
     @property
@@ -7243,6 +7763,7 @@ cdef inline c.CUstreamMemOpWriteValueParams_st* _as_CUstreamMemOpWriteValueParam
 
 
 set_type_attr(CUstreamMemOpWriteValueParams_st, "sizeof", sizeof(c.CUstreamMemOpWriteValueParams_st))
+
 
 
 
@@ -7311,6 +7832,7 @@ set_type_attr(CUstreamMemOpFlushRemoteWritesParams_st, "sizeof", sizeof(c.CUstre
 
 
 
+
 cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
     """Struct CUstreamMemOpMemoryBarrierParams_st of the C API."""
     _fields = ("operation", "flags", )
@@ -7376,12 +7898,15 @@ set_type_attr(CUstreamMemOpMemoryBarrierParams_st, "sizeof", sizeof(c.CUstreamMe
 
 
 
+
 cdef class CUstreamBatchMemOpParams(Struct):
     """Union CUstreamBatchMemOpParams of the C API.
 
     Per-operation parameters for cuStreamBatchMemOp
+
+    Fields without a Python property yet: pad.
     """
-    _fields = ("operation", "waitValue", "writeValue", "flushRemoteWrites", "memoryBarrier", "pad", )
+    _fields = ("operation", "waitValue", "writeValue", "flushRemoteWrites", "memoryBarrier", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUstreamBatchMemOpParams_v1))
@@ -7456,19 +7981,6 @@ cdef class CUstreamBatchMemOpParams(Struct):
         self._ptr.memoryBarrier = _as_CUstreamMemOpMemoryBarrierParams_st_ptr(value, b"memoryBarrier")[0]
 
 
-    @property
-    def pad(self):
-        """"""
-        return [self._ptr.pad[i] for i in range(6)]
-
-    @pad.setter
-    def pad(self, value):
-        if len(value) != 6:
-            raise ValueError(f"pad: expected 6 items, got {len(value)}")
-        for i, item in enumerate(value):
-            self._ptr.pad[i] = <c.cuuint64_t>as_unsigned(item, b"pad", UINT64_MAX)
-
-
 
 # A new object holding a copy of a struct C returned by value.
 cdef inline CUstreamBatchMemOpParams _copy_CUstreamBatchMemOpParams(const c.CUstreamBatchMemOpParams_v1* value):
@@ -7484,6 +7996,7 @@ cdef inline c.CUstreamBatchMemOpParams_v1* _as_CUstreamBatchMemOpParams_ptr(obje
 
 
 set_type_attr(CUstreamBatchMemOpParams, "sizeof", sizeof(c.CUstreamBatchMemOpParams_v1))
+
 
 CUstreamBatchMemOpParams_union = CUstreamBatchMemOpParams
 CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams
@@ -7594,6 +8107,7 @@ cdef inline c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1* _as_CUDA_BATCH_MEM_OP_NODE_PARAM
 
 set_type_attr(CUDA_BATCH_MEM_OP_NODE_PARAMS, "sizeof", sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1))
 
+
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st = CUDA_BATCH_MEM_OP_NODE_PARAMS
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS
 
@@ -7700,6 +8214,7 @@ cdef inline c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2* _as_CUDA_BATCH_MEM_OP_NODE_PARAM
 
 set_type_attr(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2))
 
+
 CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2
 
 cdef class CUasyncNotificationInfo_info_overBudget(Struct):
@@ -7757,6 +8272,7 @@ set_type_attr(CUasyncNotificationInfo_info_overBudget, "sizeof", sizeof(c.CUasyn
 
 
 
+
 cdef class CUasyncNotificationInfo_info(Struct):
     """Union CUasyncNotificationInfo_info of the C API."""
     _fields = ("overBudget", )
@@ -7809,6 +8325,7 @@ cdef inline c.CUasyncNotificationInfo_info* _as_CUasyncNotificationInfo_info_ptr
 
 
 set_type_attr(CUasyncNotificationInfo_info, "sizeof", sizeof(c.CUasyncNotificationInfo_info))
+
 
 
 
@@ -7877,6 +8394,7 @@ cdef inline c.CUasyncNotificationInfo* _as_CUasyncNotificationInfo_ptr(object o,
 
 
 set_type_attr(CUasyncNotificationInfo, "sizeof", sizeof(c.CUasyncNotificationInfo))
+
 
 CUasyncNotificationInfo_st = CUasyncNotificationInfo
 
@@ -8032,6 +8550,7 @@ cdef inline c.CUdevprop_v1* _as_CUdevprop_ptr(object o, const char* name) except
 
 set_type_attr(CUdevprop, "sizeof", sizeof(c.CUdevprop_v1))
 
+
 CUdevprop_st = CUdevprop
 CUdevprop_v1 = CUdevprop
 
@@ -8142,6 +8661,7 @@ cdef inline c.CUaccessPolicyWindow_v1* _as_CUaccessPolicyWindow_ptr(object o, co
 
 
 set_type_attr(CUaccessPolicyWindow, "sizeof", sizeof(c.CUaccessPolicyWindow_v1))
+
 
 CUaccessPolicyWindow_st = CUaccessPolicyWindow
 CUaccessPolicyWindow_v1 = CUaccessPolicyWindow
@@ -8297,6 +8817,7 @@ cdef inline c.CUDA_KERNEL_NODE_PARAMS_v1* _as_CUDA_KERNEL_NODE_PARAMS_v1_ptr(obj
 
 
 set_type_attr(CUDA_KERNEL_NODE_PARAMS_v1, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAMS_v1))
+
 
 CUDA_KERNEL_NODE_PARAMS_st = CUDA_KERNEL_NODE_PARAMS_v1
 
@@ -8471,6 +8992,7 @@ cdef inline c.CUDA_KERNEL_NODE_PARAMS_v2* _as_CUDA_KERNEL_NODE_PARAMS_ptr(object
 
 
 set_type_attr(CUDA_KERNEL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAMS_v2))
+
 
 CUDA_KERNEL_NODE_PARAMS_v2_st = CUDA_KERNEL_NODE_PARAMS
 CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS
@@ -8647,6 +9169,7 @@ cdef inline c.CUDA_KERNEL_NODE_PARAMS_v3* _as_CUDA_KERNEL_NODE_PARAMS_v3_ptr(obj
 
 set_type_attr(CUDA_KERNEL_NODE_PARAMS_v3, "sizeof", sizeof(c.CUDA_KERNEL_NODE_PARAMS_v3))
 
+
 CUDA_KERNEL_NODE_PARAMS_v3_st = CUDA_KERNEL_NODE_PARAMS_v3
 
 cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
@@ -8754,6 +9277,7 @@ cdef inline c.CUDA_MEMSET_NODE_PARAMS_v1* _as_CUDA_MEMSET_NODE_PARAMS_ptr(object
 
 
 set_type_attr(CUDA_MEMSET_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEMSET_NODE_PARAMS_v1))
+
 
 CUDA_MEMSET_NODE_PARAMS_st = CUDA_MEMSET_NODE_PARAMS
 CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS
@@ -8874,6 +9398,7 @@ cdef inline c.CUDA_MEMSET_NODE_PARAMS_v2* _as_CUDA_MEMSET_NODE_PARAMS_v2_ptr(obj
 
 set_type_attr(CUDA_MEMSET_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_MEMSET_NODE_PARAMS_v2))
 
+
 CUDA_MEMSET_NODE_PARAMS_v2_st = CUDA_MEMSET_NODE_PARAMS_v2
 
 cdef class CUDA_HOST_NODE_PARAMS(Struct):
@@ -8947,6 +9472,7 @@ cdef inline c.CUDA_HOST_NODE_PARAMS_v1* _as_CUDA_HOST_NODE_PARAMS_ptr(object o, 
 
 
 set_type_attr(CUDA_HOST_NODE_PARAMS, "sizeof", sizeof(c.CUDA_HOST_NODE_PARAMS_v1))
+
 
 CUDA_HOST_NODE_PARAMS_st = CUDA_HOST_NODE_PARAMS
 CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS
@@ -9023,6 +9549,7 @@ cdef inline c.CUDA_HOST_NODE_PARAMS_v2* _as_CUDA_HOST_NODE_PARAMS_v2_ptr(object 
 
 set_type_attr(CUDA_HOST_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_HOST_NODE_PARAMS_v2))
 
+
 CUDA_HOST_NODE_PARAMS_v2_st = CUDA_HOST_NODE_PARAMS_v2
 
 cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
@@ -9060,11 +9587,11 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
         """Conditional node handle.
                                             Handles must be created in advance of creating the node
                                             using cuGraphConditionalHandleCreate."""
-        return self._ptr.handle
+        return _new_CUgraphConditionalHandle(self._ptr.handle)
 
     @handle.setter
     def handle(self, value):
-        self._ptr.handle = <c.CUgraphConditionalHandle>as_unsigned(value, b"handle", UINT64_MAX)
+        self._ptr.handle = _as_CUgraphConditionalHandle(value, b"handle")
 
 
     @property
@@ -9144,6 +9671,7 @@ cdef inline c.CUDA_CONDITIONAL_NODE_PARAMS* _as_CUDA_CONDITIONAL_NODE_PARAMS_ptr
 
 
 set_type_attr(CUDA_CONDITIONAL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_CONDITIONAL_NODE_PARAMS))
+
 
 
 
@@ -9256,6 +9784,7 @@ cdef inline c.CUgraphEdgeData* _as_CUgraphEdgeData_ptr(object o, const char* nam
 
 set_type_attr(CUgraphEdgeData, "sizeof", sizeof(c.CUgraphEdgeData))
 
+
 CUgraphEdgeData_st = CUgraphEdgeData
 
 cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
@@ -9291,11 +9820,11 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
     @property
     def flags(self):
         """Instantiation flags"""
-        return self._ptr.flags
+        return _new_cuuint64_t(self._ptr.flags)
 
     @flags.setter
     def flags(self, value):
-        self._ptr.flags = <c.cuuint64_t>as_unsigned(value, b"flags", UINT64_MAX)
+        self._ptr.flags = _as_cuuint64_t(value, b"flags")
 
 
     @property
@@ -9343,6 +9872,7 @@ cdef inline c.CUDA_GRAPH_INSTANTIATE_PARAMS* _as_CUDA_GRAPH_INSTANTIATE_PARAMS_p
 
 
 set_type_attr(CUDA_GRAPH_INSTANTIATE_PARAMS, "sizeof", sizeof(c.CUDA_GRAPH_INSTANTIATE_PARAMS))
+
 
 CUDA_GRAPH_INSTANTIATE_PARAMS_st = CUDA_GRAPH_INSTANTIATE_PARAMS
 
@@ -9419,6 +9949,7 @@ cdef inline c.CUlaunchMemSyncDomainMap* _as_CUlaunchMemSyncDomainMap_ptr(object 
 
 
 set_type_attr(CUlaunchMemSyncDomainMap, "sizeof", sizeof(c.CUlaunchMemSyncDomainMap))
+
 
 CUlaunchMemSyncDomainMap_st = CUlaunchMemSyncDomainMap
 
@@ -9508,6 +10039,7 @@ set_type_attr(CUlaunchAttributeValue_clusterDim, "sizeof", sizeof(c.CUlaunchAttr
 
 
 
+
 cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
     """Struct CUlaunchAttributeValue_programmaticEvent of the C API.
 
@@ -9590,6 +10122,7 @@ set_type_attr(CUlaunchAttributeValue_programmaticEvent, "sizeof", sizeof(c.CUlau
 
 
 
+
 cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
     """Struct CUlaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -9658,6 +10191,7 @@ cdef inline c.CUlaunchAttributeValue_launchCompletionEvent* _as_CUlaunchAttribut
 
 
 set_type_attr(CUlaunchAttributeValue_launchCompletionEvent, "sizeof", sizeof(c.CUlaunchAttributeValue_launchCompletionEvent))
+
 
 
 
@@ -9749,6 +10283,7 @@ set_type_attr(CUlaunchAttributeValue_preferredClusterDim, "sizeof", sizeof(c.CUl
 
 
 
+
 cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
     """Struct CUlaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -9817,6 +10352,7 @@ cdef inline c.CUlaunchAttributeValue_deviceUpdatableKernelNode* _as_CUlaunchAttr
 
 
 set_type_attr(CUlaunchAttributeValue_deviceUpdatableKernelNode, "sizeof", sizeof(c.CUlaunchAttributeValue_deviceUpdatableKernelNode))
+
 
 
 
@@ -10063,6 +10599,7 @@ cdef inline c.CUlaunchAttributeValue* _as_CUlaunchAttributeValue_ptr(object o, c
 
 set_type_attr(CUlaunchAttributeValue, "sizeof", sizeof(c.CUlaunchAttributeValue))
 
+
 CUlaunchAttributeValue_union = CUlaunchAttributeValue
 CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue
 CUkernelNodeAttrValue = CUlaunchAttributeValue
@@ -10144,6 +10681,7 @@ cdef inline c.CUlaunchAttribute* _as_CUlaunchAttribute_ptr(object o, const char*
 
 
 set_type_attr(CUlaunchAttribute, "sizeof", sizeof(c.CUlaunchAttribute))
+
 
 CUlaunchAttribute_st = CUlaunchAttribute
 
@@ -10310,6 +10848,7 @@ cdef inline c.CUlaunchConfig* _as_CUlaunchConfig_ptr(object o, const char* name)
 
 set_type_attr(CUlaunchConfig, "sizeof", sizeof(c.CUlaunchConfig))
 
+
 CUlaunchConfig_st = CUlaunchConfig
 
 cdef class CUexecAffinitySmCount(Struct):
@@ -10368,6 +10907,7 @@ cdef inline c.CUexecAffinitySmCount_v1* _as_CUexecAffinitySmCount_ptr(object o, 
 
 set_type_attr(CUexecAffinitySmCount, "sizeof", sizeof(c.CUexecAffinitySmCount_v1))
 
+
 CUexecAffinitySmCount_st = CUexecAffinitySmCount
 CUexecAffinitySmCount_v1 = CUexecAffinitySmCount
 
@@ -10423,6 +10963,7 @@ cdef inline c.CUexecAffinityParam_v1_param* _as_CUexecAffinityParam_v1_param_ptr
 
 
 set_type_attr(CUexecAffinityParam_v1_param, "sizeof", sizeof(c.CUexecAffinityParam_v1_param))
+
 
 
 
@@ -10491,6 +11032,7 @@ cdef inline c.CUexecAffinityParam_v1* _as_CUexecAffinityParam_ptr(object o, cons
 
 
 set_type_attr(CUexecAffinityParam, "sizeof", sizeof(c.CUexecAffinityParam_v1))
+
 
 CUexecAffinityParam_st = CUexecAffinityParam
 CUexecAffinityParam_v1 = CUexecAffinityParam
@@ -10563,6 +11105,7 @@ cdef inline c.CUctxCigParam* _as_CUctxCigParam_ptr(object o, const char* name) e
 
 
 set_type_attr(CUctxCigParam, "sizeof", sizeof(c.CUctxCigParam))
+
 
 CUctxCigParam_st = CUctxCigParam
 
@@ -10678,6 +11221,7 @@ cdef inline c.CUctxCreateParams* _as_CUctxCreateParams_ptr(object o, const char*
 
 set_type_attr(CUctxCreateParams, "sizeof", sizeof(c.CUctxCreateParams))
 
+
 CUctxCreateParams_st = CUctxCreateParams
 
 cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
@@ -10768,6 +11312,7 @@ cdef inline c.CUlibraryHostUniversalFunctionAndDataTable* _as_CUlibraryHostUnive
 
 
 set_type_attr(CUlibraryHostUniversalFunctionAndDataTable, "sizeof", sizeof(c.CUlibraryHostUniversalFunctionAndDataTable))
+
 
 CUlibraryHostUniversalFunctionAndDataTable_st = CUlibraryHostUniversalFunctionAndDataTable
 
@@ -10982,6 +11527,7 @@ cdef inline c.CUDA_MEMCPY2D_v2* _as_CUDA_MEMCPY2D_ptr(object o, const char* name
 
 
 set_type_attr(CUDA_MEMCPY2D, "sizeof", sizeof(c.CUDA_MEMCPY2D_v2))
+
 
 CUDA_MEMCPY2D_st = CUDA_MEMCPY2D
 CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D
@@ -11294,6 +11840,7 @@ cdef inline c.CUDA_MEMCPY3D_v2* _as_CUDA_MEMCPY3D_ptr(object o, const char* name
 
 set_type_attr(CUDA_MEMCPY3D, "sizeof", sizeof(c.CUDA_MEMCPY3D_v2))
 
+
 CUDA_MEMCPY3D_st = CUDA_MEMCPY3D
 CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D
 
@@ -11599,6 +12146,7 @@ cdef inline c.CUDA_MEMCPY3D_PEER_v1* _as_CUDA_MEMCPY3D_PEER_ptr(object o, const 
 
 set_type_attr(CUDA_MEMCPY3D_PEER, "sizeof", sizeof(c.CUDA_MEMCPY3D_PEER_v1))
 
+
 CUDA_MEMCPY3D_PEER_st = CUDA_MEMCPY3D_PEER
 CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER
 
@@ -11688,6 +12236,7 @@ cdef inline c.CUDA_MEMCPY_NODE_PARAMS* _as_CUDA_MEMCPY_NODE_PARAMS_ptr(object o,
 
 set_type_attr(CUDA_MEMCPY_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEMCPY_NODE_PARAMS))
 
+
 CUDA_MEMCPY_NODE_PARAMS_st = CUDA_MEMCPY_NODE_PARAMS
 
 cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
@@ -11775,6 +12324,7 @@ cdef inline c.CUDA_ARRAY_DESCRIPTOR_v2* _as_CUDA_ARRAY_DESCRIPTOR_ptr(object o, 
 
 
 set_type_attr(CUDA_ARRAY_DESCRIPTOR, "sizeof", sizeof(c.CUDA_ARRAY_DESCRIPTOR_v2))
+
 
 CUDA_ARRAY_DESCRIPTOR_st = CUDA_ARRAY_DESCRIPTOR
 CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR
@@ -11885,6 +12435,7 @@ cdef inline c.CUDA_ARRAY3D_DESCRIPTOR_v2* _as_CUDA_ARRAY3D_DESCRIPTOR_ptr(object
 
 set_type_attr(CUDA_ARRAY3D_DESCRIPTOR, "sizeof", sizeof(c.CUDA_ARRAY3D_DESCRIPTOR_v2))
 
+
 CUDA_ARRAY3D_DESCRIPTOR_st = CUDA_ARRAY3D_DESCRIPTOR
 CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR
 
@@ -11960,6 +12511,7 @@ cdef inline c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent* _as_CUDA_ARRAY_SPARSE_
 
 
 set_type_attr(CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent, "sizeof", sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent))
+
 
 
 
@@ -12062,6 +12614,7 @@ cdef inline c.CUDA_ARRAY_SPARSE_PROPERTIES_v1* _as_CUDA_ARRAY_SPARSE_PROPERTIES_
 
 set_type_attr(CUDA_ARRAY_SPARSE_PROPERTIES, "sizeof", sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1))
 
+
 CUDA_ARRAY_SPARSE_PROPERTIES_st = CUDA_ARRAY_SPARSE_PROPERTIES
 CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES
 
@@ -12144,6 +12697,7 @@ cdef inline c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1* _as_CUDA_ARRAY_MEMORY_REQUIREME
 
 set_type_attr(CUDA_ARRAY_MEMORY_REQUIREMENTS, "sizeof", sizeof(c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1))
 
+
 CUDA_ARRAY_MEMORY_REQUIREMENTS_st = CUDA_ARRAY_MEMORY_REQUIREMENTS
 CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS
 
@@ -12202,6 +12756,7 @@ set_type_attr(CUDA_RESOURCE_DESC_v1_res_array, "sizeof", sizeof(c.CUDA_RESOURCE_
 
 
 
+
 cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
     """Struct CUDA_RESOURCE_DESC_v1_res_mipmap of the C API."""
     _fields = ("hMipmappedArray", )
@@ -12254,6 +12809,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_mipmap* _as_CUDA_RESOURCE_DESC_v1_res_mi
 
 
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_mipmap, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_mipmap))
+
 
 
 
@@ -12339,6 +12895,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_linear* _as_CUDA_RESOURCE_DESC_v1_res_li
 
 
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_linear, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_linear))
+
 
 
 
@@ -12447,6 +13004,7 @@ set_type_attr(CUDA_RESOURCE_DESC_v1_res_pitch2D, "sizeof", sizeof(c.CUDA_RESOURC
 
 
 
+
 cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
     """Struct CUDA_RESOURCE_DESC_v1_res_reserved of the C API."""
     _fields = ("reserved", )
@@ -12502,6 +13060,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1_res_reserved* _as_CUDA_RESOURCE_DESC_v1_res_
 
 
 set_type_attr(CUDA_RESOURCE_DESC_v1_res_reserved, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1_res_reserved))
+
 
 
 
@@ -12600,6 +13159,7 @@ set_type_attr(CUDA_RESOURCE_DESC_v1_res, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v
 
 
 
+
 cdef class CUDA_RESOURCE_DESC(Struct):
     """Struct CUDA_RESOURCE_DESC of the C API.
 
@@ -12675,6 +13235,7 @@ cdef inline c.CUDA_RESOURCE_DESC_v1* _as_CUDA_RESOURCE_DESC_ptr(object o, const 
 
 
 set_type_attr(CUDA_RESOURCE_DESC, "sizeof", sizeof(c.CUDA_RESOURCE_DESC_v1))
+
 
 CUDA_RESOURCE_DESC_st = CUDA_RESOURCE_DESC
 CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC
@@ -12834,6 +13395,7 @@ cdef inline c.CUDA_TEXTURE_DESC_v1* _as_CUDA_TEXTURE_DESC_ptr(object o, const ch
 
 set_type_attr(CUDA_TEXTURE_DESC, "sizeof", sizeof(c.CUDA_TEXTURE_DESC_v1))
 
+
 CUDA_TEXTURE_DESC_st = CUDA_TEXTURE_DESC
 CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC
 
@@ -12976,6 +13538,7 @@ cdef inline c.CUDA_RESOURCE_VIEW_DESC_v1* _as_CUDA_RESOURCE_VIEW_DESC_ptr(object
 
 set_type_attr(CUDA_RESOURCE_VIEW_DESC, "sizeof", sizeof(c.CUDA_RESOURCE_VIEW_DESC_v1))
 
+
 CUDA_RESOURCE_VIEW_DESC_st = CUDA_RESOURCE_VIEW_DESC
 CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC
 
@@ -12983,8 +13546,10 @@ cdef class CUtensorMap(Struct):
     """Struct CUtensorMap of the C API.
 
     Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
+
+    Fields without a Python property yet: opaque.
     """
-    _fields = ("opaque", )
+    _fields = ()
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUtensorMap))
@@ -13009,18 +13574,6 @@ cdef class CUtensorMap(Struct):
     def __repr__(self):
         return "<CUtensorMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
-    @property
-    def opaque(self):
-        """"""
-        return [self._ptr.opaque[i] for i in range(16)]
-
-    @opaque.setter
-    def opaque(self, value):
-        if len(value) != 16:
-            raise ValueError(f"opaque: expected 16 items, got {len(value)}")
-        for i, item in enumerate(value):
-            self._ptr.opaque[i] = <c.cuuint64_t>as_unsigned(item, b"opaque", UINT64_MAX)
-
 
 
 # A new object holding a copy of a struct C returned by value.
@@ -13037,6 +13590,7 @@ cdef inline c.CUtensorMap* _as_CUtensorMap_ptr(object o, const char* name) excep
 
 
 set_type_attr(CUtensorMap, "sizeof", sizeof(c.CUtensorMap))
+
 
 CUtensorMap_st = CUtensorMap
 
@@ -13105,6 +13659,7 @@ cdef inline c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1* _as_CUDA_POINTER_ATTRIBUTE_P
 
 
 set_type_attr(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS, "sizeof", sizeof(c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1))
+
 
 CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
 CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS
@@ -13258,6 +13813,7 @@ cdef inline c.CUDA_LAUNCH_PARAMS_v1* _as_CUDA_LAUNCH_PARAMS_ptr(object o, const 
 
 set_type_attr(CUDA_LAUNCH_PARAMS, "sizeof", sizeof(c.CUDA_LAUNCH_PARAMS_v1))
 
+
 CUDA_LAUNCH_PARAMS_st = CUDA_LAUNCH_PARAMS
 CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS
 
@@ -13345,6 +13901,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32* _as_CUDA_EXTERNA
 
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32))
+
 
 
 
@@ -13438,6 +13995,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle* _as_CUDA_EXTERNAL_MEMO
 
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle))
+
 
 
 
@@ -13540,6 +14098,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_HAND
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_HANDLE_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1))
 
+
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
 CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC
 
@@ -13631,6 +14190,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1* _as_CUDA_EXTERNAL_MEMORY_BUFF
 
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_BUFFER_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1))
+
 
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
 CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC
@@ -13725,6 +14285,7 @@ cdef inline c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1* _as_CUDA_EXTERNAL_ME
 
 set_type_attr(CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1))
 
+
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC
 
@@ -13812,6 +14373,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32* _as_CUDA_EXTE
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32))
+
 
 
 
@@ -13908,6 +14470,7 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle, "sizeof", sizeof(c.
 
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC of the C API.
 
@@ -13997,6 +14560,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1* _as_CUDA_EXTERNAL_SEMAPHOR
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1))
 
+
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 
@@ -14055,6 +14619,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence* _as_CUDA_EX
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence))
+
 
 
 
@@ -14127,6 +14692,7 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync, "sizeof
 
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -14182,6 +14748,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex* _as_CU
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex))
+
 
 
 
@@ -14273,6 +14840,7 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params, "sizeof", sizeof(
 
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS of the C API.
 
@@ -14359,6 +14927,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1* _as_CUDA_EXTERNAL_SEMAPH
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1))
 
+
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
 CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS
 
@@ -14417,6 +14986,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence* _as_CUDA_EXTE
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence))
+
 
 
 
@@ -14492,6 +15062,7 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync, "sizeof",
 
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex of the C API.
 
@@ -14557,6 +15128,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex* _as_CUDA
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex))
+
 
 
 
@@ -14649,6 +15221,7 @@ set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params, "sizeof", sizeof(c.
 
 
 
+
 cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
     """Struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS of the C API.
 
@@ -14733,6 +15306,7 @@ cdef inline c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1* _as_CUDA_EXTERNAL_SEMAPHOR
 
 
 set_type_attr(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, "sizeof", sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1))
+
 
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
 CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS
@@ -14833,6 +15407,7 @@ cdef inline c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1* _as_CUDA_EXT_SEM_SIGNAL_NODE_P
 
 set_type_attr(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1))
 
+
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS
 
@@ -14932,6 +15507,7 @@ cdef inline c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2* _as_CUDA_EXT_SEM_SIGNAL_NODE_P
 
 set_type_attr(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2))
 
+
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2
 
 cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
@@ -15029,6 +15605,7 @@ cdef inline c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1* _as_CUDA_EXT_SEM_WAIT_NODE_PARAM
 
 
 set_type_attr(CUDA_EXT_SEM_WAIT_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1))
+
 
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS
@@ -15129,6 +15706,7 @@ cdef inline c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2* _as_CUDA_EXT_SEM_WAIT_NODE_PARAM
 
 set_type_attr(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2))
 
+
 CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2
 
 cdef class CUarrayMapInfo_v1_resource(Struct):
@@ -15193,6 +15771,7 @@ cdef inline c.CUarrayMapInfo_v1_resource* _as_CUarrayMapInfo_v1_resource_ptr(obj
 
 
 set_type_attr(CUarrayMapInfo_v1_resource, "sizeof", sizeof(c.CUarrayMapInfo_v1_resource))
+
 
 
 
@@ -15321,6 +15900,7 @@ set_type_attr(CUarrayMapInfo_v1_subresource_sparseLevel, "sizeof", sizeof(c.CUar
 
 
 
+
 cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
     """Struct CUarrayMapInfo_v1_subresource_miptail of the C API."""
     _fields = ("layer", "offset", "size", )
@@ -15396,6 +15976,7 @@ set_type_attr(CUarrayMapInfo_v1_subresource_miptail, "sizeof", sizeof(c.CUarrayM
 
 
 
+
 cdef class CUarrayMapInfo_v1_subresource(Struct):
     """Union CUarrayMapInfo_v1_subresource of the C API."""
     _fields = ("sparseLevel", "miptail", )
@@ -15461,6 +16042,7 @@ set_type_attr(CUarrayMapInfo_v1_subresource, "sizeof", sizeof(c.CUarrayMapInfo_v
 
 
 
+
 cdef class CUarrayMapInfo_v1_memHandle(Struct):
     """Union CUarrayMapInfo_v1_memHandle of the C API."""
     _fields = ("memHandle", )
@@ -15513,6 +16095,7 @@ cdef inline c.CUarrayMapInfo_v1_memHandle* _as_CUarrayMapInfo_v1_memHandle_ptr(o
 
 
 set_type_attr(CUarrayMapInfo_v1_memHandle, "sizeof", sizeof(c.CUarrayMapInfo_v1_memHandle))
+
 
 
 
@@ -15675,6 +16258,7 @@ cdef inline c.CUarrayMapInfo_v1* _as_CUarrayMapInfo_ptr(object o, const char* na
 
 set_type_attr(CUarrayMapInfo, "sizeof", sizeof(c.CUarrayMapInfo_v1))
 
+
 CUarrayMapInfo_st = CUarrayMapInfo
 CUarrayMapInfo_v1 = CUarrayMapInfo
 
@@ -15743,6 +16327,7 @@ cdef inline c.CUmemLocation_v1* _as_CUmemLocation_ptr(object o, const char* name
 
 
 set_type_attr(CUmemLocation, "sizeof", sizeof(c.CUmemLocation_v1))
+
 
 CUmemLocation_st = CUmemLocation
 CUmemLocation_v1 = CUmemLocation
@@ -15839,6 +16424,7 @@ cdef inline c.CUmemAllocationProp_v1_allocFlags* _as_CUmemAllocationProp_v1_allo
 
 
 set_type_attr(CUmemAllocationProp_v1_allocFlags, "sizeof", sizeof(c.CUmemAllocationProp_v1_allocFlags))
+
 
 
 
@@ -15945,6 +16531,7 @@ cdef inline c.CUmemAllocationProp_v1* _as_CUmemAllocationProp_ptr(object o, cons
 
 set_type_attr(CUmemAllocationProp, "sizeof", sizeof(c.CUmemAllocationProp_v1))
 
+
 CUmemAllocationProp_st = CUmemAllocationProp
 CUmemAllocationProp_v1 = CUmemAllocationProp
 
@@ -16037,6 +16624,7 @@ cdef inline c.CUmulticastObjectProp_v1* _as_CUmulticastObjectProp_ptr(object o, 
 
 set_type_attr(CUmulticastObjectProp, "sizeof", sizeof(c.CUmulticastObjectProp_v1))
 
+
 CUmulticastObjectProp_st = CUmulticastObjectProp
 CUmulticastObjectProp_v1 = CUmulticastObjectProp
 
@@ -16105,6 +16693,7 @@ cdef inline c.CUmemAccessDesc_v1* _as_CUmemAccessDesc_ptr(object o, const char* 
 
 
 set_type_attr(CUmemAccessDesc, "sizeof", sizeof(c.CUmemAccessDesc_v1))
+
 
 CUmemAccessDesc_st = CUmemAccessDesc
 CUmemAccessDesc_v1 = CUmemAccessDesc
@@ -16186,6 +16775,7 @@ cdef inline c.CUgraphExecUpdateResultInfo_v1* _as_CUgraphExecUpdateResultInfo_pt
 
 
 set_type_attr(CUgraphExecUpdateResultInfo, "sizeof", sizeof(c.CUgraphExecUpdateResultInfo_v1))
+
 
 CUgraphExecUpdateResultInfo_st = CUgraphExecUpdateResultInfo
 CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo
@@ -16315,6 +16905,7 @@ cdef inline c.CUmemPoolProps_v1* _as_CUmemPoolProps_ptr(object o, const char* na
 
 set_type_attr(CUmemPoolProps, "sizeof", sizeof(c.CUmemPoolProps_v1))
 
+
 CUmemPoolProps_st = CUmemPoolProps
 CUmemPoolProps_v1 = CUmemPoolProps
 
@@ -16376,6 +16967,7 @@ cdef inline c.CUmemPoolPtrExportData_v1* _as_CUmemPoolPtrExportData_ptr(object o
 
 
 set_type_attr(CUmemPoolPtrExportData, "sizeof", sizeof(c.CUmemPoolPtrExportData_v1))
+
 
 CUmemPoolPtrExportData_st = CUmemPoolPtrExportData
 CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData
@@ -16466,6 +17058,7 @@ cdef inline c.CUmemcpyAttributes_v1* _as_CUmemcpyAttributes_ptr(object o, const 
 
 set_type_attr(CUmemcpyAttributes, "sizeof", sizeof(c.CUmemcpyAttributes_v1))
 
+
 CUmemcpyAttributes_st = CUmemcpyAttributes
 CUmemcpyAttributes_v1 = CUmemcpyAttributes
 
@@ -16545,6 +17138,7 @@ cdef inline c.CUoffset3D_v1* _as_CUoffset3D_ptr(object o, const char* name) exce
 
 set_type_attr(CUoffset3D, "sizeof", sizeof(c.CUoffset3D_v1))
 
+
 CUoffset3D_st = CUoffset3D
 CUoffset3D_v1 = CUoffset3D
 
@@ -16623,6 +17217,7 @@ cdef inline c.CUextent3D_v1* _as_CUextent3D_ptr(object o, const char* name) exce
 
 
 set_type_attr(CUextent3D, "sizeof", sizeof(c.CUextent3D_v1))
+
 
 CUextent3D_st = CUextent3D
 CUextent3D_v1 = CUextent3D
@@ -16715,6 +17310,7 @@ set_type_attr(CUmemcpy3DOperand_v1_op_ptr, "sizeof", sizeof(c.CUmemcpy3DOperand_
 
 
 
+
 cdef class CUmemcpy3DOperand_v1_op_array(Struct):
     """Struct CUmemcpy3DOperand_v1_op_array of the C API.
 
@@ -16783,6 +17379,7 @@ set_type_attr(CUmemcpy3DOperand_v1_op_array, "sizeof", sizeof(c.CUmemcpy3DOperan
 
 
 
+
 cdef class CUmemcpy3DOperand_v1_op(Struct):
     """Union CUmemcpy3DOperand_v1_op of the C API."""
     _fields = ("ptr", "array", )
@@ -16845,6 +17442,7 @@ cdef inline c.CUmemcpy3DOperand_v1_op* _as_CUmemcpy3DOperand_v1_op_ptr(object o,
 
 
 set_type_attr(CUmemcpy3DOperand_v1_op, "sizeof", sizeof(c.CUmemcpy3DOperand_v1_op))
+
 
 
 
@@ -16913,6 +17511,7 @@ cdef inline c.CUmemcpy3DOperand_v1* _as_CUmemcpy3DOperand_ptr(object o, const ch
 
 
 set_type_attr(CUmemcpy3DOperand, "sizeof", sizeof(c.CUmemcpy3DOperand_v1))
+
 
 CUmemcpy3DOperand_st = CUmemcpy3DOperand
 CUmemcpy3DOperand_v1 = CUmemcpy3DOperand
@@ -17009,6 +17608,7 @@ cdef inline c.CUDA_MEMCPY3D_BATCH_OP_v1* _as_CUDA_MEMCPY3D_BATCH_OP_ptr(object o
 
 
 set_type_attr(CUDA_MEMCPY3D_BATCH_OP, "sizeof", sizeof(c.CUDA_MEMCPY3D_BATCH_OP_v1))
+
 
 CUDA_MEMCPY3D_BATCH_OP_st = CUDA_MEMCPY3D_BATCH_OP
 CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP
@@ -17127,6 +17727,7 @@ cdef inline c.CUDA_MEM_ALLOC_NODE_PARAMS_v1* _as_CUDA_MEM_ALLOC_NODE_PARAMS_ptr(
 
 set_type_attr(CUDA_MEM_ALLOC_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v1))
 
+
 CUDA_MEM_ALLOC_NODE_PARAMS_v1_st = CUDA_MEM_ALLOC_NODE_PARAMS
 CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS
 
@@ -17244,6 +17845,7 @@ cdef inline c.CUDA_MEM_ALLOC_NODE_PARAMS_v2* _as_CUDA_MEM_ALLOC_NODE_PARAMS_v2_p
 
 set_type_attr(CUDA_MEM_ALLOC_NODE_PARAMS_v2, "sizeof", sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v2))
 
+
 CUDA_MEM_ALLOC_NODE_PARAMS_v2_st = CUDA_MEM_ALLOC_NODE_PARAMS_v2
 
 cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
@@ -17301,6 +17903,7 @@ cdef inline c.CUDA_MEM_FREE_NODE_PARAMS* _as_CUDA_MEM_FREE_NODE_PARAMS_ptr(objec
 
 
 set_type_attr(CUDA_MEM_FREE_NODE_PARAMS, "sizeof", sizeof(c.CUDA_MEM_FREE_NODE_PARAMS))
+
 
 CUDA_MEM_FREE_NODE_PARAMS_st = CUDA_MEM_FREE_NODE_PARAMS
 
@@ -17374,6 +17977,7 @@ cdef inline c.CUDA_CHILD_GRAPH_NODE_PARAMS* _as_CUDA_CHILD_GRAPH_NODE_PARAMS_ptr
 
 set_type_attr(CUDA_CHILD_GRAPH_NODE_PARAMS, "sizeof", sizeof(c.CUDA_CHILD_GRAPH_NODE_PARAMS))
 
+
 CUDA_CHILD_GRAPH_NODE_PARAMS_st = CUDA_CHILD_GRAPH_NODE_PARAMS
 
 cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
@@ -17432,6 +18036,7 @@ cdef inline c.CUDA_EVENT_RECORD_NODE_PARAMS* _as_CUDA_EVENT_RECORD_NODE_PARAMS_p
 
 set_type_attr(CUDA_EVENT_RECORD_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EVENT_RECORD_NODE_PARAMS))
 
+
 CUDA_EVENT_RECORD_NODE_PARAMS_st = CUDA_EVENT_RECORD_NODE_PARAMS
 
 cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
@@ -17489,6 +18094,7 @@ cdef inline c.CUDA_EVENT_WAIT_NODE_PARAMS* _as_CUDA_EVENT_WAIT_NODE_PARAMS_ptr(o
 
 
 set_type_attr(CUDA_EVENT_WAIT_NODE_PARAMS, "sizeof", sizeof(c.CUDA_EVENT_WAIT_NODE_PARAMS))
+
 
 CUDA_EVENT_WAIT_NODE_PARAMS_st = CUDA_EVENT_WAIT_NODE_PARAMS
 
@@ -17714,14 +18320,17 @@ cdef inline c.CUgraphNodeParams* _as_CUgraphNodeParams_ptr(object o, const char*
 
 set_type_attr(CUgraphNodeParams, "sizeof", sizeof(c.CUgraphNodeParams))
 
+
 CUgraphNodeParams_st = CUgraphNodeParams
 
 cdef class CUcheckpointLockArgs(Struct):
     """Struct CUcheckpointLockArgs of the C API.
 
     CUDA checkpoint optional lock arguments
+
+    Fields without a Python property yet: reserved1.
     """
-    _fields = ("timeoutMs", "reserved0", "reserved1", )
+    _fields = ("timeoutMs", "reserved0", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUcheckpointLockArgs))
@@ -17766,19 +18375,6 @@ cdef class CUcheckpointLockArgs(Struct):
         self._ptr.reserved0 = <unsigned int>as_unsigned(value, b"reserved0", UINT32_MAX)
 
 
-    @property
-    def reserved1(self):
-        """Reserved for future use, must be zeroed"""
-        return [self._ptr.reserved1[i] for i in range(7)]
-
-    @reserved1.setter
-    def reserved1(self, value):
-        if len(value) != 7:
-            raise ValueError(f"reserved1: expected 7 items, got {len(value)}")
-        for i, item in enumerate(value):
-            self._ptr.reserved1[i] = <c.cuuint64_t>as_unsigned(item, b"reserved1", UINT64_MAX)
-
-
 
 # A new object holding a copy of a struct C returned by value.
 cdef inline CUcheckpointLockArgs _copy_CUcheckpointLockArgs(const c.CUcheckpointLockArgs* value):
@@ -17795,14 +18391,17 @@ cdef inline c.CUcheckpointLockArgs* _as_CUcheckpointLockArgs_ptr(object o, const
 
 set_type_attr(CUcheckpointLockArgs, "sizeof", sizeof(c.CUcheckpointLockArgs))
 
+
 CUcheckpointLockArgs_st = CUcheckpointLockArgs
 
 cdef class CUcheckpointCheckpointArgs(Struct):
     """Struct CUcheckpointCheckpointArgs of the C API.
 
     CUDA checkpoint optional checkpoint arguments
+
+    Fields without a Python property yet: reserved.
     """
-    _fields = ("reserved", )
+    _fields = ()
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUcheckpointCheckpointArgs))
@@ -17827,18 +18426,6 @@ cdef class CUcheckpointCheckpointArgs(Struct):
     def __repr__(self):
         return "<CUcheckpointCheckpointArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
-    @property
-    def reserved(self):
-        """Reserved for future use, must be zeroed"""
-        return [self._ptr.reserved[i] for i in range(8)]
-
-    @reserved.setter
-    def reserved(self, value):
-        if len(value) != 8:
-            raise ValueError(f"reserved: expected 8 items, got {len(value)}")
-        for i, item in enumerate(value):
-            self._ptr.reserved[i] = <c.cuuint64_t>as_unsigned(item, b"reserved", UINT64_MAX)
-
 
 
 # A new object holding a copy of a struct C returned by value.
@@ -17855,6 +18442,7 @@ cdef inline c.CUcheckpointCheckpointArgs* _as_CUcheckpointCheckpointArgs_ptr(obj
 
 
 set_type_attr(CUcheckpointCheckpointArgs, "sizeof", sizeof(c.CUcheckpointCheckpointArgs))
+
 
 CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
 
@@ -17923,6 +18511,7 @@ cdef inline c.CUcheckpointGpuPair* _as_CUcheckpointGpuPair_ptr(object o, const c
 
 
 set_type_attr(CUcheckpointGpuPair, "sizeof", sizeof(c.CUcheckpointGpuPair))
+
 
 CUcheckpointGpuPair_st = CUcheckpointGpuPair
 
@@ -18006,11 +18595,11 @@ cdef class CUcheckpointRestoreArgs(Struct):
     @property
     def reserved1(self):
         """Reserved for future use, must be zeroed"""
-        return self._ptr.reserved1
+        return _new_cuuint64_t(self._ptr.reserved1)
 
     @reserved1.setter
     def reserved1(self, value):
-        self._ptr.reserved1 = <c.cuuint64_t>as_unsigned(value, b"reserved1", UINT64_MAX)
+        self._ptr.reserved1 = _as_cuuint64_t(value, b"reserved1")
 
 
 
@@ -18029,14 +18618,17 @@ cdef inline c.CUcheckpointRestoreArgs* _as_CUcheckpointRestoreArgs_ptr(object o,
 
 set_type_attr(CUcheckpointRestoreArgs, "sizeof", sizeof(c.CUcheckpointRestoreArgs))
 
+
 CUcheckpointRestoreArgs_st = CUcheckpointRestoreArgs
 
 cdef class CUcheckpointUnlockArgs(Struct):
     """Struct CUcheckpointUnlockArgs of the C API.
 
     CUDA checkpoint optional unlock arguments
+
+    Fields without a Python property yet: reserved.
     """
-    _fields = ("reserved", )
+    _fields = ()
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUcheckpointUnlockArgs))
@@ -18061,18 +18653,6 @@ cdef class CUcheckpointUnlockArgs(Struct):
     def __repr__(self):
         return "<CUcheckpointUnlockArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
-    @property
-    def reserved(self):
-        """Reserved for future use, must be zeroed"""
-        return [self._ptr.reserved[i] for i in range(8)]
-
-    @reserved.setter
-    def reserved(self, value):
-        if len(value) != 8:
-            raise ValueError(f"reserved: expected 8 items, got {len(value)}")
-        for i, item in enumerate(value):
-            self._ptr.reserved[i] = <c.cuuint64_t>as_unsigned(item, b"reserved", UINT64_MAX)
-
 
 
 # A new object holding a copy of a struct C returned by value.
@@ -18089,6 +18669,7 @@ cdef inline c.CUcheckpointUnlockArgs* _as_CUcheckpointUnlockArgs_ptr(object o, c
 
 
 set_type_attr(CUcheckpointUnlockArgs, "sizeof", sizeof(c.CUcheckpointUnlockArgs))
+
 
 CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs
 
@@ -18226,6 +18807,7 @@ cdef inline c.CUmemDecompressParams* _as_CUmemDecompressParams_ptr(object o, con
 
 set_type_attr(CUmemDecompressParams, "sizeof", sizeof(c.CUmemDecompressParams))
 
+
 CUmemDecompressParams_st = CUmemDecompressParams
 
 cdef class CUdevSmResource(Struct):
@@ -18307,6 +18889,7 @@ cdef inline c.CUdevSmResource* _as_CUdevSmResource_ptr(object o, const char* nam
 
 
 set_type_attr(CUdevSmResource, "sizeof", sizeof(c.CUdevSmResource))
+
 
 CUdevSmResource_st = CUdevSmResource
 
@@ -18414,6 +18997,7 @@ cdef inline c.CUdevResource_v1* _as_CUdevResource_ptr(object o, const char* name
 
 set_type_attr(CUdevResource, "sizeof", sizeof(c.CUdevResource_v1))
 
+
 CUdevResource_st = CUdevResource
 CUdevResource_v1 = CUdevResource
 
@@ -18472,6 +19056,390 @@ cdef void _trampoline_cuLogsRegisterCallback_callbackFunc(void* a0, c.CUlogLevel
     except BaseException as exc:
         report_unraisable(exc, box[0])
 
+
+# The value each CUgraphMem_attribute reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _CUgraphMem_attribute_value:
+    c.cuuint64_t v0
+
+
+cdef size_t _CUgraphMem_attribute_size(int attribute, const char* name) except 0:
+    if attribute == 0:  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        return sizeof(c.cuuint64_t)
+    if attribute == 1:  # CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        return sizeof(c.cuuint64_t)
+    if attribute == 2:  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        return sizeof(c.cuuint64_t)
+    if attribute == 3:  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+        return sizeof(c.cuuint64_t)
+    raise ValueError(f"{name.decode()}: CUgraphMem_attribute {attribute} has no known value type")
+
+
+cdef object _CUgraphMem_attribute_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 0:  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 1:  # CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 2:  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 3:  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    return None
+
+
+cdef int _CUgraphMem_attribute_store(int attribute, object item, void* buf, const char* name) except -1:
+    cdef size_t size = _CUgraphMem_attribute_size(attribute, name)
+    if raw_value_into(item, buf, size, b"value"):
+        return 0
+    if attribute == 0:  # CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 1:  # CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 2:  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 3:  # CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    return 0
+
+# The value each CUmemPool_attribute reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _CUmemPool_attribute_value:
+    int v0
+    c.cuuint64_t v1
+
+
+cdef size_t _CUmemPool_attribute_size(int attribute, const char* name) except 0:
+    if attribute == 1:  # CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+        return sizeof(int)
+    if attribute == 2:  # CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+        return sizeof(int)
+    if attribute == 3:  # CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+        return sizeof(int)
+    if attribute == 4:  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        return sizeof(c.cuuint64_t)
+    if attribute == 5:  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+        return sizeof(c.cuuint64_t)
+    if attribute == 6:  # CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+        return sizeof(c.cuuint64_t)
+    if attribute == 7:  # CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+        return sizeof(c.cuuint64_t)
+    if attribute == 8:  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+        return sizeof(c.cuuint64_t)
+    raise ValueError(f"{name.decode()}: CUmemPool_attribute {attribute} has no known value type")
+
+
+cdef object _CUmemPool_attribute_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 1:  # CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+        return (<int*>buf)[i]
+    if attribute == 2:  # CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+        return (<int*>buf)[i]
+    if attribute == 3:  # CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+        return (<int*>buf)[i]
+    if attribute == 4:  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 5:  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 6:  # CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 7:  # CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    if attribute == 8:  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+        return _new_cuuint64_t((<c.cuuint64_t*>buf)[i])
+    return None
+
+
+cdef int _CUmemPool_attribute_store(int attribute, object item, void* buf, const char* name) except -1:
+    cdef size_t size = _CUmemPool_attribute_size(attribute, name)
+    if raw_value_into(item, buf, size, b"value"):
+        return 0
+    if attribute == 1:  # CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 2:  # CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 3:  # CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 4:  # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 5:  # CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 6:  # CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 7:  # CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    if attribute == 8:  # CU_MEMPOOL_ATTR_USED_MEM_HIGH
+        (<c.cuuint64_t*>buf)[0] = _as_cuuint64_t(item, b"value")
+        return 0
+
+    return 0
+
+# The value each CUmem_range_attribute reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _CUmem_range_attribute_value:
+    int v0
+    c.CUmemLocationType v1
+
+
+cdef size_t _CUmem_range_attribute_size(int attribute, const char* name) except 0:
+    if attribute == 1:  # CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        return sizeof(int)
+    if attribute == 2:  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+        return sizeof(int)
+    if attribute == 3:  # CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+        return sizeof(int)
+    if attribute == 4:  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+        return sizeof(int)
+    if attribute == 5:  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+        return sizeof(c.CUmemLocationType)
+    if attribute == 6:  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+        return sizeof(int)
+    if attribute == 7:  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+        return sizeof(c.CUmemLocationType)
+    if attribute == 8:  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+        return sizeof(int)
+    raise ValueError(f"{name.decode()}: CUmem_range_attribute {attribute} has no known value type")
+
+
+cdef object _CUmem_range_attribute_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 1:  # CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        return (<int*>buf)[i]
+    if attribute == 2:  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+        return (<int*>buf)[i]
+    if attribute == 3:  # CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+        return [(<int*>buf)[i] for i in range(<Py_ssize_t>(size // sizeof(int)))]
+    if attribute == 4:  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+        return (<int*>buf)[i]
+    if attribute == 5:  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+        return _CUmemLocationType_of((<c.CUmemLocationType*>buf)[i])
+    if attribute == 6:  # CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+        return (<int*>buf)[i]
+    if attribute == 7:  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+        return _CUmemLocationType_of((<c.CUmemLocationType*>buf)[i])
+    if attribute == 8:  # CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+        return (<int*>buf)[i]
+    return None
+
+
+# The value each CUpointer_attribute reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _CUpointer_attribute_value:
+    c.CUcontext v0
+    c.CUmemorytype v1
+    c.CUdeviceptr v2
+    void* v3
+    c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS v4
+    unsigned int v5
+    unsigned long long v6
+    int v7
+    size_t v8
+    c.CUmemoryPool v9
+
+
+cdef size_t _CUpointer_attribute_size(int attribute, const char* name) except 0:
+    if attribute == 1:  # CU_POINTER_ATTRIBUTE_CONTEXT
+        return sizeof(c.CUcontext)
+    if attribute == 2:  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        return sizeof(c.CUmemorytype)
+    if attribute == 3:  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+        return sizeof(c.CUdeviceptr)
+    if attribute == 4:  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+        return sizeof(void*)
+    if attribute == 5:  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+        return sizeof(c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS)
+    if attribute == 6:  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+        return sizeof(unsigned int)
+    if attribute == 7:  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+        return sizeof(unsigned long long)
+    if attribute == 8:  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+        return sizeof(unsigned int)
+    if attribute == 9:  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        return sizeof(int)
+    if attribute == 10:  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+        return sizeof(unsigned int)
+    if attribute == 11:  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+        return sizeof(c.CUdeviceptr)
+    if attribute == 12:  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+        return sizeof(size_t)
+    if attribute == 13:  # CU_POINTER_ATTRIBUTE_MAPPED
+        return sizeof(unsigned int)
+    if attribute == 14:  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+        return sizeof(unsigned long long)
+    if attribute == 15:  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+        return sizeof(unsigned int)
+    if attribute == 16:  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+        return sizeof(unsigned int)
+    if attribute == 17:  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+        return sizeof(c.CUmemoryPool)
+    if attribute == 18:  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+        return sizeof(size_t)
+    if attribute == 19:  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+        return sizeof(c.CUdeviceptr)
+    if attribute == 20:  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+        return sizeof(unsigned long long)
+    if attribute == 21:  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+        return sizeof(unsigned int)
+    raise ValueError(f"{name.decode()}: CUpointer_attribute {attribute} has no known value type")
+
+
+cdef object _CUpointer_attribute_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 1:  # CU_POINTER_ATTRIBUTE_CONTEXT
+        return _new_CUcontext((<c.CUcontext*>buf)[i])
+    if attribute == 2:  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        return _CUmemorytype_of((<c.CUmemorytype*>buf)[i])
+    if attribute == 3:  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+        return _new_CUdeviceptr((<c.CUdeviceptr*>buf)[i])
+    if attribute == 4:  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+        return <uintptr_t>(<void**>buf)[i]
+    if attribute == 5:  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+        return _copy_CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(&(<c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS*>buf)[i])
+    if attribute == 6:  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+        return (<unsigned int*>buf)[i]
+    if attribute == 7:  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+        return (<unsigned long long*>buf)[i]
+    if attribute == 8:  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+        return (<unsigned int*>buf)[i]
+    if attribute == 9:  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        return (<int*>buf)[i]
+    if attribute == 10:  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+        return (<unsigned int*>buf)[i]
+    if attribute == 11:  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+        return _new_CUdeviceptr((<c.CUdeviceptr*>buf)[i])
+    if attribute == 12:  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+        return (<size_t*>buf)[i]
+    if attribute == 13:  # CU_POINTER_ATTRIBUTE_MAPPED
+        return (<unsigned int*>buf)[i]
+    if attribute == 14:  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+        return (<unsigned long long*>buf)[i]
+    if attribute == 15:  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+        return (<unsigned int*>buf)[i]
+    if attribute == 16:  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+        return (<unsigned int*>buf)[i]
+    if attribute == 17:  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+        return _new_CUmemoryPool((<c.CUmemoryPool*>buf)[i])
+    if attribute == 18:  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+        return (<size_t*>buf)[i]
+    if attribute == 19:  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+        return _new_CUdeviceptr((<c.CUdeviceptr*>buf)[i])
+    if attribute == 20:  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+        return (<unsigned long long*>buf)[i]
+    if attribute == 21:  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+        return (<unsigned int*>buf)[i]
+    return None
+
+
+cdef int _CUpointer_attribute_store(int attribute, object item, void* buf, const char* name) except -1:
+    cdef size_t size = _CUpointer_attribute_size(attribute, name)
+    if raw_value_into(item, buf, size, b"value"):
+        return 0
+    if attribute == 1:  # CU_POINTER_ATTRIBUTE_CONTEXT
+        (<c.CUcontext*>buf)[0] = _as_CUcontext(item, b"value")
+        return 0
+
+    if attribute == 2:  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        (<c.CUmemorytype*>buf)[0] = <c.CUmemorytype>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 3:  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
+        (<c.CUdeviceptr*>buf)[0] = _as_CUdeviceptr(item, b"value")
+        return 0
+
+    if attribute == 4:  # CU_POINTER_ATTRIBUTE_HOST_POINTER
+
+        raise TypeError(f"value: CU_POINTER_ATTRIBUTE_HOST_POINTER cannot be set (an address value is read-only)")
+    if attribute == 5:  # CU_POINTER_ATTRIBUTE_P2P_TOKENS
+        (<c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS*>buf)[0] = _as_CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_ptr(item, b"value")[0]
+        return 0
+
+    if attribute == 6:  # CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 7:  # CU_POINTER_ATTRIBUTE_BUFFER_ID
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 8:  # CU_POINTER_ATTRIBUTE_IS_MANAGED
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 9:  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 10:  # CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 11:  # CU_POINTER_ATTRIBUTE_RANGE_START_ADDR
+        (<c.CUdeviceptr*>buf)[0] = _as_CUdeviceptr(item, b"value")
+        return 0
+
+    if attribute == 12:  # CU_POINTER_ATTRIBUTE_RANGE_SIZE
+        (<size_t*>buf)[0] = <size_t>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 13:  # CU_POINTER_ATTRIBUTE_MAPPED
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 14:  # CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 15:  # CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 16:  # CU_POINTER_ATTRIBUTE_ACCESS_FLAGS
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    if attribute == 17:  # CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+        (<c.CUmemoryPool*>buf)[0] = _as_CUmemoryPool(item, b"value")
+        return 0
+
+    if attribute == 18:  # CU_POINTER_ATTRIBUTE_MAPPING_SIZE
+        (<size_t*>buf)[0] = <size_t>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 19:  # CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR
+        (<c.CUdeviceptr*>buf)[0] = _as_CUdeviceptr(item, b"value")
+        return 0
+
+    if attribute == 20:  # CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 21:  # CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    return 0
 
 
 # Python callables handed to C, kept alive while C may call them.
@@ -30435,19 +31403,19 @@ def cuMemPoolSetAttribute(pool, attr, value):
     cdef int _err
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
     cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    cdef _CUmemPool_attribute_value _c_value
+    _CUmemPool_attribute_store(_c_attr, value, &_c_value, b"attr")
 
     with nogil:
-        _err = c.cuMemPoolSetAttribute(_c_pool, _c_attr, _c_value)
+        _err = c.cuMemPoolSetAttribute(_c_pool, _c_attr, &_c_value)
 
 
     return _CUresult_of_result(_err)
 
 
 
-def cuMemPoolGetAttribute(pool, attr, value):
-    """cuMemPoolGetAttribute(pool, attr, value)
+def cuMemPoolGetAttribute(pool, attr):
+    """cuMemPoolGetAttribute(pool, attr)
 
     Gets attributes of a memory pool
 
@@ -30490,8 +31458,6 @@ def cuMemPoolGetAttribute(pool, attr, value):
         The memory pool to get attributes of
     attr
         The attribute to get
-    value
-        Retrieved value
 
     Returns
     -------
@@ -30499,18 +31465,24 @@ def cuMemPoolGetAttribute(pool, attr, value):
         CUDA_SUCCESS,
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_VALUE
+    value : int | cuuint64_t
+        Retrieved value
     """
     cdef int _err
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
     cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t value_size = _CUmemPool_attribute_size(_c_attr, b"attr")
+    cdef _CUmemPool_attribute_value _c_value
 
     with nogil:
-        _err = c.cuMemPoolGetAttribute(_c_pool, _c_attr, _c_value)
+        _err = c.cuMemPoolGetAttribute(_c_pool, _c_attr, &_c_value)
 
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), _CUmemPool_attribute_value_of(_c_attr, &_c_value, value_size),)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -31529,8 +32501,8 @@ def cuMulticastGetGranularity(prop, option):
 
 
 
-def cuPointerGetAttribute(data, attribute, ptr):
-    """cuPointerGetAttribute(data, attribute, ptr)
+def cuPointerGetAttribute(attribute, ptr):
+    """cuPointerGetAttribute(attribute, ptr)
 
     Returns information about a pointer
 
@@ -31713,8 +32685,6 @@ def cuPointerGetAttribute(data, attribute, ptr):
 
     Parameters
     ----------
-    data
-        Returned pointer attribute value
     attribute
         Pointer attribute to query
     ptr
@@ -31729,17 +32699,23 @@ def cuPointerGetAttribute(data, attribute, ptr):
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool
+        Returned pointer attribute value
     """
     cdef int _err
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = view_address(data_view) if data_view is not None else as_address(data, b"data")
     cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_ptr = _as_CUdeviceptr(ptr, b"ptr")
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t data_size = _CUpointer_attribute_size(_c_attribute, b"attribute")
+    cdef _CUpointer_attribute_value _c_data
 
 
-    _err = c.cuPointerGetAttribute(_c_data, _c_attribute, _c_ptr)
+    _err = c.cuPointerGetAttribute(&_c_data, _c_attribute, _c_ptr)
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), _CUpointer_attribute_value_of(_c_attribute, &_c_data, data_size),)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -32334,8 +33310,8 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
 
 
 
-def cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
-    """cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count)
+def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
+    """cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)
 
     Query an attribute of a given memory range
 
@@ -32402,8 +33378,6 @@ def cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
 
     Parameters
     ----------
-    data
-        A pointers to a memory location where the result of each attribute query will be written to.
     dataSize
         Array containing the size of data
     attribute
@@ -32419,20 +33393,27 @@ def cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : int | list[int] | CUmemLocationType
+        A pointers to a memory location where the result of each attribute query will be written to.
     """
     cdef int _err
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = view_address(data_view) if data_view is not None else as_address(data, b"data")
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
     cdef c.CUmem_range_attribute _c_attribute = <c.CUmem_range_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
+    # dataSize bytes, as the caller asks (an array attribute fills them all),
+    # and never less than the attribute's value takes.
+    cdef size_t data_size = max(<size_t>_c_dataSize, _CUmem_range_attribute_size(_c_attribute, b"attribute"))
+    cdef bytearray data_storage = bytearray(data_size)
+    cdef void* _c_data = <void*><char*>data_storage
 
     with nogil:
         _err = c.cuMemRangeGetAttribute(_c_data, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
 
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), _CUmem_range_attribute_value_of(_c_attribute, _c_data, _c_dataSize),)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -32606,21 +33587,21 @@ def cuPointerSetAttribute(value, attribute, ptr):
         CUDA_ERROR_INVALID_DEVICE
     """
     cdef int _err
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
     cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_ptr = _as_CUdeviceptr(ptr, b"ptr")
+    cdef _CUpointer_attribute_value _c_value
+    _CUpointer_attribute_store(_c_attribute, value, &_c_value, b"attribute")
 
     with nogil:
-        _err = c.cuPointerSetAttribute(_c_value, _c_attribute, _c_ptr)
+        _err = c.cuPointerSetAttribute(&_c_value, _c_attribute, _c_ptr)
 
 
     return _CUresult_of_result(_err)
 
 
 
-def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
-    """cuPointerGetAttributes(numAttributes, attributes, data, ptr)
+def cuPointerGetAttributes(numAttributes, attributes, ptr):
+    """cuPointerGetAttributes(numAttributes, attributes, ptr)
 
     Returns information about a pointer.
 
@@ -32660,8 +33641,6 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
         Number of attributes to query
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
-    data
-        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     ptr
         Pointer to query
 
@@ -32673,6 +33652,8 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : list[CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool]
+        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
     cdef int _err
     cdef unsigned int _c_numAttributes = <unsigned int>as_unsigned(numAttributes, b"numAttributes", UINT32_MAX)
@@ -32696,30 +33677,24 @@ def cuPointerGetAttributes(numAttributes, attributes, data, ptr):
         for i in range(attributes_count):
             item = attributes[i]
             _c_attributes[i] = <c.CUpointer_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
-    cdef bytearray data_storage = None
-    cdef list data_keep = []
-    cdef void** _c_data = NULL
-    cdef long long data_count = _c_numAttributes
-    if data is None:
-        if data_count != 0:
-            raise ValueError(f"data: None, but numAttributes is { data_count }")
-    else:
-        if not isinstance(data, (list, tuple)):
-            raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
-        if data_count < 0 or len(data) < data_count:
-            raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
-        data_storage = bytearray(max(data_count, 1) * sizeof(void*))
-        _c_data = <void**><char*>data_storage
-        for i in range(data_count):
-            item = data[i]
-            _c_data[i] = <void*>address_kept(item, b"data", data_keep)
+    # A value per attribute, each in storage of the union of their types; an
+    # unknown attribute is refused before C could write past it.
+    cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
+    cdef bytearray data_storage = bytearray(max(data_n, 1) * sizeof(_CUpointer_attribute_value))
+    cdef bytearray data_slots = bytearray(max(data_n, 1) * sizeof(void*))
+    cdef _CUpointer_attribute_value* data_values = <_CUpointer_attribute_value*><char*>data_storage
+    cdef void** _c_data = <void**><char*>data_slots
+    cdef Py_ssize_t data_i
+    for data_i in range(data_n):
+        _CUpointer_attribute_size(_c_attributes[data_i], b"attributes")
+        _c_data[data_i] = &data_values[data_i]
 
 
     _err = c.cuPointerGetAttributes(_c_numAttributes, _c_attributes, _c_data, _c_ptr)
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), [_CUpointer_attribute_value_of(_c_attributes[i], &data_values[i], sizeof(_CUpointer_attribute_value)) for i in range(data_n)],)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -35451,7 +36426,7 @@ def cuStreamWaitValue32(stream, addr, value, flags):
     cdef int _err
     cdef c.CUstream _c_stream = _as_CUstream(stream, b"stream")
     cdef c.CUdeviceptr _c_addr = _as_CUdeviceptr(addr, b"addr")
-    cdef c.cuuint32_t _c_value = <c.cuuint32_t>as_unsigned(value, b"value", UINT32_MAX)
+    cdef c.cuuint32_t _c_value = _as_cuuint32_t(value, b"value")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -35515,7 +36490,7 @@ def cuStreamWaitValue64(stream, addr, value, flags):
     cdef int _err
     cdef c.CUstream _c_stream = _as_CUstream(stream, b"stream")
     cdef c.CUdeviceptr _c_addr = _as_CUdeviceptr(addr, b"addr")
-    cdef c.cuuint64_t _c_value = <c.cuuint64_t>as_unsigned(value, b"value", UINT64_MAX)
+    cdef c.cuuint64_t _c_value = _as_cuuint64_t(value, b"value")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -35565,7 +36540,7 @@ def cuStreamWriteValue32(stream, addr, value, flags):
     cdef int _err
     cdef c.CUstream _c_stream = _as_CUstream(stream, b"stream")
     cdef c.CUdeviceptr _c_addr = _as_CUdeviceptr(addr, b"addr")
-    cdef c.cuuint32_t _c_value = <c.cuuint32_t>as_unsigned(value, b"value", UINT32_MAX)
+    cdef c.cuuint32_t _c_value = _as_cuuint32_t(value, b"value")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -35617,7 +36592,7 @@ def cuStreamWriteValue64(stream, addr, value, flags):
     cdef int _err
     cdef c.CUstream _c_stream = _as_CUstream(stream, b"stream")
     cdef c.CUdeviceptr _c_addr = _as_CUdeviceptr(addr, b"addr")
-    cdef c.cuuint64_t _c_value = <c.cuuint64_t>as_unsigned(value, b"value", UINT64_MAX)
+    cdef c.cuuint64_t _c_value = _as_cuuint64_t(value, b"value")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -40003,8 +40978,8 @@ def cuDeviceGraphMemTrim(device):
 
 
 
-def cuDeviceGetGraphMemAttribute(device, attr, value):
-    """cuDeviceGetGraphMemAttribute(device, attr, value)
+def cuDeviceGetGraphMemAttribute(device, attr):
+    """cuDeviceGetGraphMemAttribute(device, attr)
 
     Query asynchronous allocation attributes related to graphs
 
@@ -40029,26 +41004,30 @@ def cuDeviceGetGraphMemAttribute(device, attr, value):
         Specifies the scope of the query
     attr
         attribute to get
-    value
-        retrieved value
 
     Returns
     -------
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_DEVICE
+    value : cuuint64_t
+        retrieved value
     """
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
     cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t value_size = _CUgraphMem_attribute_size(_c_attr, b"attr")
+    cdef _CUgraphMem_attribute_value _c_value
 
     with nogil:
-        _err = c.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, _c_value)
+        _err = c.cuDeviceGetGraphMemAttribute(_c_device, _c_attr, &_c_value)
 
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), _CUgraphMem_attribute_value_of(_c_attr, &_c_value, value_size),)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -40087,11 +41066,11 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
     cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    cdef _CUgraphMem_attribute_value _c_value
+    _CUgraphMem_attribute_store(_c_attr, value, &_c_value, b"attr")
 
     with nogil:
-        _err = c.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, _c_value)
+        _err = c.cuDeviceSetGraphMemAttribute(_c_device, _c_attr, &_c_value)
 
 
     return _CUresult_of_result(_err)
@@ -41071,19 +42050,19 @@ def cuGraphExecGetFlags(hGraphExec):
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
-    flags : int
+    flags : cuuint64_t
         Returns the instantiation flags
     """
     cdef int _err
     cdef c.CUgraphExec _c_hGraphExec = _as_CUgraphExec(hGraphExec, b"hGraphExec")
-    cdef c.cuuint64_t _c_flags = 0
+    cdef cuuint64_t flags_handle = cuuint64_t.__new__(cuuint64_t)
 
     with nogil:
-        _err = c.cuGraphExecGetFlags(_c_hGraphExec, &_c_flags)
+        _err = c.cuGraphExecGetFlags(_c_hGraphExec, &flags_handle._ptr)
 
     if _err != 0:
         return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), _c_flags,)
+    return (_CUresult_of(_err), flags_handle,)
 
 
 
@@ -41956,8 +42935,8 @@ def cuGraphDestroy(hGraph):
 
 
 
-def cuGraphExecUpdate(hGraphExec, hGraph, resultInfo):
-    """cuGraphExecUpdate(hGraphExec, hGraph, resultInfo)
+def cuGraphExecUpdate(hGraphExec, hGraph):
+    """cuGraphExecUpdate(hGraphExec, hGraph)
 
     Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -42044,29 +43023,27 @@ def cuGraphExecUpdate(hGraphExec, hGraph, resultInfo):
         The instantiated graph to be updated
     hGraph
         The graph containing the updated parameters
-    resultInfo
-        the error info structure
 
     Returns
     -------
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE,
+    resultInfo : CUgraphExecUpdateResultInfo
+        the error info structure
     """
     cdef int _err
     cdef c.CUgraphExec _c_hGraphExec = _as_CUgraphExec(hGraphExec, b"hGraphExec")
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
-    cdef c.CUgraphExecUpdateResultInfo* _c_resultInfo = NULL
-    if isinstance(resultInfo, CUgraphExecUpdateResultInfo):
-        _c_resultInfo = (<CUgraphExecUpdateResultInfo>resultInfo)._ptr
-    elif resultInfo is not None:
-        _c_resultInfo = <c.CUgraphExecUpdateResultInfo*>as_address(resultInfo, b"resultInfo")
+    cdef CUgraphExecUpdateResultInfo resultInfo_record = CUgraphExecUpdateResultInfo.__new__(CUgraphExecUpdateResultInfo)
 
     with nogil:
-        _err = c.cuGraphExecUpdate(_c_hGraphExec, _c_hGraph, _c_resultInfo)
+        _err = c.cuGraphExecUpdate(_c_hGraphExec, _c_hGraph, resultInfo_record._ptr)
 
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), resultInfo_record,)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -42726,22 +43703,22 @@ def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_SUPPORTED
-    pHandle_out : int
+    pHandle_out : CUgraphConditionalHandle
         Pointer used to return the handle to the caller.
     """
     cdef int _err
-    cdef c.CUgraphConditionalHandle _c_pHandle_out = 0
+    cdef CUgraphConditionalHandle pHandle_out_handle = CUgraphConditionalHandle.__new__(CUgraphConditionalHandle)
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
     cdef c.CUcontext _c_ctx = _as_CUcontext(ctx, b"ctx")
     cdef unsigned int _c_defaultLaunchValue = <unsigned int>as_unsigned(defaultLaunchValue, b"defaultLaunchValue", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
-        _err = c.cuGraphConditionalHandleCreate(&_c_pHandle_out, _c_hGraph, _c_ctx, _c_defaultLaunchValue, _c_flags)
+        _err = c.cuGraphConditionalHandleCreate(&pHandle_out_handle._ptr, _c_hGraph, _c_ctx, _c_defaultLaunchValue, _c_flags)
 
     if _err != 0:
         return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), _c_pHandle_out,)
+    return (_CUresult_of(_err), pHandle_out_handle,)
 
 
 
@@ -45425,7 +46402,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
     cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
-    cdef c.cuuint32_t _c_tensorRank = <c.cuuint32_t>as_unsigned(tensorRank, b"tensorRank", UINT32_MAX)
+    cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
@@ -45450,7 +46427,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i in range(globalDim_count):
             item = globalDim[i]
-            _c_globalDim[i] = <c.cuuint64_t>as_unsigned(item, b"globalDim", UINT64_MAX)
+            _c_globalDim[i] = _as_cuuint64_t(item, b"globalDim")
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
     cdef c.cuuint64_t* _c_globalStrides = NULL
@@ -45469,7 +46446,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i in range(globalStrides_count):
             item = globalStrides[i]
-            _c_globalStrides[i] = <c.cuuint64_t>as_unsigned(item, b"globalStrides", UINT64_MAX)
+            _c_globalStrides[i] = _as_cuuint64_t(item, b"globalStrides")
     cdef bytearray boxDim_storage = None
     cdef list boxDim_keep = []
     cdef c.cuuint32_t* _c_boxDim = NULL
@@ -45488,7 +46465,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_boxDim = <c.cuuint32_t*><char*>boxDim_storage
         for i in range(boxDim_count):
             item = boxDim[i]
-            _c_boxDim[i] = <c.cuuint32_t>as_unsigned(item, b"boxDim", UINT32_MAX)
+            _c_boxDim[i] = _as_cuuint32_t(item, b"boxDim")
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
     cdef c.cuuint32_t* _c_elementStrides = NULL
@@ -45507,7 +46484,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i in range(elementStrides_count):
             item = elementStrides[i]
-            _c_elementStrides[i] = <c.cuuint32_t>as_unsigned(item, b"elementStrides", UINT32_MAX)
+            _c_elementStrides[i] = _as_cuuint32_t(item, b"elementStrides")
 
     with nogil:
         _err = c.cuTensorMapEncodeTiled(_c_tensorMap, _c_tensorDataType, _c_tensorRank, _c_globalAddress, _c_globalDim, _c_globalStrides, _c_boxDim, _c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
@@ -45728,11 +46705,11 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
     cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
-    cdef c.cuuint32_t _c_tensorRank = <c.cuuint32_t>as_unsigned(tensorRank, b"tensorRank", UINT32_MAX)
+    cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
-    cdef c.cuuint32_t _c_channelsPerPixel = <c.cuuint32_t>as_unsigned(channelsPerPixel, b"channelsPerPixel", UINT32_MAX)
-    cdef c.cuuint32_t _c_pixelsPerColumn = <c.cuuint32_t>as_unsigned(pixelsPerColumn, b"pixelsPerColumn", UINT32_MAX)
+    cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
+    cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
     cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
     cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
     cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
@@ -45755,7 +46732,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i in range(globalDim_count):
             item = globalDim[i]
-            _c_globalDim[i] = <c.cuuint64_t>as_unsigned(item, b"globalDim", UINT64_MAX)
+            _c_globalDim[i] = _as_cuuint64_t(item, b"globalDim")
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
     cdef c.cuuint64_t* _c_globalStrides = NULL
@@ -45774,7 +46751,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i in range(globalStrides_count):
             item = globalStrides[i]
-            _c_globalStrides[i] = <c.cuuint64_t>as_unsigned(item, b"globalStrides", UINT64_MAX)
+            _c_globalStrides[i] = _as_cuuint64_t(item, b"globalStrides")
     cdef bytearray pixelBoxLowerCorner_storage = None
     cdef list pixelBoxLowerCorner_keep = []
     cdef int* _c_pixelBoxLowerCorner = NULL
@@ -45831,7 +46808,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i in range(elementStrides_count):
             item = elementStrides[i]
-            _c_elementStrides[i] = <c.cuuint32_t>as_unsigned(item, b"elementStrides", UINT32_MAX)
+            _c_elementStrides[i] = _as_cuuint32_t(item, b"elementStrides")
 
     with nogil:
         _err = c.cuTensorMapEncodeIm2col(_c_tensorMap, _c_tensorDataType, _c_tensorRank, _c_globalAddress, _c_globalDim, _c_globalStrides, _c_pixelBoxLowerCorner, _c_pixelBoxUpperCorner, _c_channelsPerPixel, _c_pixelsPerColumn, _c_elementStrides, _c_interleave, _c_swizzle, _c_l2Promotion, _c_oobFill)
@@ -46051,13 +47028,13 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
     cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
-    cdef c.cuuint32_t _c_tensorRank = <c.cuuint32_t>as_unsigned(tensorRank, b"tensorRank", UINT32_MAX)
+    cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef int _c_pixelBoxLowerCornerWidth = <int>as_signed(pixelBoxLowerCornerWidth, b"pixelBoxLowerCornerWidth", INT32_MIN, INT32_MAX)
     cdef int _c_pixelBoxUpperCornerWidth = <int>as_signed(pixelBoxUpperCornerWidth, b"pixelBoxUpperCornerWidth", INT32_MIN, INT32_MAX)
-    cdef c.cuuint32_t _c_channelsPerPixel = <c.cuuint32_t>as_unsigned(channelsPerPixel, b"channelsPerPixel", UINT32_MAX)
-    cdef c.cuuint32_t _c_pixelsPerColumn = <c.cuuint32_t>as_unsigned(pixelsPerColumn, b"pixelsPerColumn", UINT32_MAX)
+    cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
+    cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
     cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
     cdef c.CUtensorMapIm2ColWideMode _c_mode = <c.CUtensorMapIm2ColWideMode>as_unsigned(mode, b"mode", UINT32_MAX)
     cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
@@ -46081,7 +47058,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
         _c_globalDim = <c.cuuint64_t*><char*>globalDim_storage
         for i in range(globalDim_count):
             item = globalDim[i]
-            _c_globalDim[i] = <c.cuuint64_t>as_unsigned(item, b"globalDim", UINT64_MAX)
+            _c_globalDim[i] = _as_cuuint64_t(item, b"globalDim")
     cdef bytearray globalStrides_storage = None
     cdef list globalStrides_keep = []
     cdef c.cuuint64_t* _c_globalStrides = NULL
@@ -46100,7 +47077,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
         _c_globalStrides = <c.cuuint64_t*><char*>globalStrides_storage
         for i in range(globalStrides_count):
             item = globalStrides[i]
-            _c_globalStrides[i] = <c.cuuint64_t>as_unsigned(item, b"globalStrides", UINT64_MAX)
+            _c_globalStrides[i] = _as_cuuint64_t(item, b"globalStrides")
     cdef bytearray elementStrides_storage = None
     cdef list elementStrides_keep = []
     cdef c.cuuint32_t* _c_elementStrides = NULL
@@ -46119,7 +47096,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
         _c_elementStrides = <c.cuuint32_t*><char*>elementStrides_storage
         for i in range(elementStrides_count):
             item = elementStrides[i]
-            _c_elementStrides[i] = <c.cuuint32_t>as_unsigned(item, b"elementStrides", UINT32_MAX)
+            _c_elementStrides[i] = _as_cuuint32_t(item, b"elementStrides")
 
     with nogil:
         _err = c.cuTensorMapEncodeIm2colWide(_c_tensorMap, _c_tensorDataType, _c_tensorRank, _c_globalAddress, _c_globalDim, _c_globalStrides, _c_pixelBoxLowerCornerWidth, _c_pixelBoxUpperCornerWidth, _c_channelsPerPixel, _c_pixelsPerColumn, _c_elementStrides, _c_interleave, _c_mode, _c_swizzle, _c_l2Promotion, _c_oobFill)
@@ -46973,7 +47950,7 @@ def cuGetProcAddress(symbol, cudaVersion, flags):
     cdef const char* _c_symbol = cstring_ptr(symbol_bytes)
     cdef void* _c_pfn = NULL
     cdef int _c_cudaVersion = <int>as_signed(cudaVersion, b"cudaVersion", INT32_MIN, INT32_MAX)
-    cdef c.cuuint64_t _c_flags = <c.cuuint64_t>as_unsigned(flags, b"flags", UINT64_MAX)
+    cdef c.cuuint64_t _c_flags = _as_cuuint64_t(flags, b"flags")
     cdef c.CUdriverProcAddressQueryResult _c_symbolStatus
 
     with nogil:
@@ -47711,6 +48688,8 @@ def cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount):
         This is a pointer, specifying the number of groups that would be or should be created as described below.
     input
         Input SM resource to be split. Must be a valid CU_DEV_RESOURCE_TYPE_SM resource.
+    remaining
+        If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     useFlags
         Flags specifying how these partitions are used or which constraints to abide by when splitting the input. Zero is valid for default behavior.
     minCount
@@ -48734,10 +49713,13 @@ __all__ = [
     "CUlinkState",
     "CUdevResourceDesc",
     "CUlogsCallbackHandle",
+    "cuuint32_t",
+    "cuuint64_t",
     "CUdeviceptr",
     "CUdevice",
     "CUtexObject",
     "CUsurfObject",
+    "CUgraphConditionalHandle",
     "CUmemGenericAllocationHandle",
     "CUlogIterator",
     "CUuuid",

@@ -331,7 +331,7 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
         if mode not in ("legacy", "per-thread"):
             raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of ['legacy', 'per-thread'], got {mode!r}")
         _per_thread = mode == "per-thread"
-        _library = open_library("cuda", ("libcudart.so.13", ), "CUBIND_CUDART_LIBRARY",
+        _library = open_library("cudart", ("libcudart.so.13", ), "CUBIND_CUDART_LIBRARY",
                                 ("nvidia/cu13/lib", "nvidia/cuda_runtime/lib", ))
     if _per_thread:
         for suffix in (b"_ptds", b"_ptsz", ):
@@ -340,7 +340,7 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
                 return 0
     slot[0] = find_symbol(_library, symbol)
     if slot[0] == NULL:
-        raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded cuda library")
+        raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded cudart library")
     return 0
 
 

@@ -87,6 +87,10 @@ cdef class cudaLogsCallbackHandle:
     cdef c.cudaLogsCallbackHandle _ptr
 
 
+cdef class cudaGraphConditionalHandle:
+    cdef c.cudaGraphConditionalHandle _ptr
+
+
 cdef class char1(Struct):
     cdef c.char1 _value
     cdef c.char1* _ptr

@@ -1792,6 +1792,19 @@ class cudaLogsCallbackHandle:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class cudaGraphConditionalHandle:
+    """Opaque handle cudaGraphConditionalHandle.
+
+    CUDA handle for conditional graph nodes
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class char1:
     """Struct char1 of the C API."""
     sizeof: int
@@ -1803,6 +1816,7 @@ class char1:
     def x(self, value: int) -> None: ...
 
 
+
 class uchar1:
     """Struct uchar1 of the C API."""
     sizeof: int
@@ -1812,6 +1826,7 @@ class uchar1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 
 class char2:
@@ -1829,6 +1844,7 @@ class char2:
     def y(self, value: int) -> None: ...
 
 
+
 class uchar2:
     """Struct uchar2 of the C API."""
     sizeof: int
@@ -1842,6 +1858,7 @@ class uchar2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 
 class char3:
@@ -1863,6 +1880,7 @@ class char3:
     def z(self, value: int) -> None: ...
 
 
+
 class uchar3:
     """Struct uchar3 of the C API."""
     sizeof: int
@@ -1880,6 +1898,7 @@ class uchar3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class char4:
@@ -1905,6 +1924,7 @@ class char4:
     def w(self, value: int) -> None: ...
 
 
+
 class uchar4:
     """Struct uchar4 of the C API."""
     sizeof: int
@@ -1928,6 +1948,7 @@ class uchar4:
     def w(self, value: int) -> None: ...
 
 
+
 class short1:
     """Struct short1 of the C API."""
     sizeof: int
@@ -1939,6 +1960,7 @@ class short1:
     def x(self, value: int) -> None: ...
 
 
+
 class ushort1:
     """Struct ushort1 of the C API."""
     sizeof: int
@@ -1948,6 +1970,7 @@ class ushort1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 
 class short2:
@@ -1965,6 +1988,7 @@ class short2:
     def y(self, value: int) -> None: ...
 
 
+
 class ushort2:
     """Struct ushort2 of the C API."""
     sizeof: int
@@ -1978,6 +2002,7 @@ class ushort2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 
 class short3:
@@ -1999,6 +2024,7 @@ class short3:
     def z(self, value: int) -> None: ...
 
 
+
 class ushort3:
     """Struct ushort3 of the C API."""
     sizeof: int
@@ -2016,6 +2042,7 @@ class ushort3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class short4:
@@ -2041,6 +2068,7 @@ class short4:
     def w(self, value: int) -> None: ...
 
 
+
 class ushort4:
     """Struct ushort4 of the C API."""
     sizeof: int
@@ -2064,6 +2092,7 @@ class ushort4:
     def w(self, value: int) -> None: ...
 
 
+
 class int1:
     """Struct int1 of the C API."""
     sizeof: int
@@ -2075,6 +2104,7 @@ class int1:
     def x(self, value: int) -> None: ...
 
 
+
 class uint1:
     """Struct uint1 of the C API."""
     sizeof: int
@@ -2084,6 +2114,7 @@ class uint1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 
 class int2:
@@ -2101,6 +2132,7 @@ class int2:
     def y(self, value: int) -> None: ...
 
 
+
 class uint2:
     """Struct uint2 of the C API."""
     sizeof: int
@@ -2114,6 +2146,7 @@ class uint2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 
 class int3:
@@ -2135,6 +2168,7 @@ class int3:
     def z(self, value: int) -> None: ...
 
 
+
 class uint3:
     """Struct uint3 of the C API."""
     sizeof: int
@@ -2152,6 +2186,7 @@ class uint3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class int4:
@@ -2177,6 +2212,7 @@ class int4:
     def w(self, value: int) -> None: ...
 
 
+
 class uint4:
     """Struct uint4 of the C API."""
     sizeof: int
@@ -2200,6 +2236,7 @@ class uint4:
     def w(self, value: int) -> None: ...
 
 
+
 class long1:
     """Struct long1 of the C API."""
     sizeof: int
@@ -2211,6 +2248,7 @@ class long1:
     def x(self, value: int) -> None: ...
 
 
+
 class ulong1:
     """Struct ulong1 of the C API."""
     sizeof: int
@@ -2220,6 +2258,7 @@ class ulong1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 
 class long2:
@@ -2237,6 +2276,7 @@ class long2:
     def y(self, value: int) -> None: ...
 
 
+
 class ulong2:
     """Struct ulong2 of the C API."""
     sizeof: int
@@ -2250,6 +2290,7 @@ class ulong2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 
 class long3:
@@ -2271,6 +2312,7 @@ class long3:
     def z(self, value: int) -> None: ...
 
 
+
 class ulong3:
     """Struct ulong3 of the C API."""
     sizeof: int
@@ -2288,6 +2330,7 @@ class ulong3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class long4:
@@ -2313,6 +2356,7 @@ class long4:
     def w(self, value: int) -> None: ...
 
 
+
 class ulong4:
     """Struct ulong4 of the C API."""
     sizeof: int
@@ -2334,6 +2378,7 @@ class ulong4:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 
 class long4_16a:
@@ -2359,6 +2404,7 @@ class long4_16a:
     def w(self, value: int) -> None: ...
 
 
+
 class ulong4_16a:
     """Struct ulong4_16a of the C API."""
     sizeof: int
@@ -2380,6 +2426,7 @@ class ulong4_16a:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 
 class long4_32a:
@@ -2405,6 +2452,7 @@ class long4_32a:
     def w(self, value: int) -> None: ...
 
 
+
 class ulong4_32a:
     """Struct ulong4_32a of the C API."""
     sizeof: int
@@ -2428,6 +2476,7 @@ class ulong4_32a:
     def w(self, value: int) -> None: ...
 
 
+
 class float1:
     """Struct float1 of the C API."""
     sizeof: int
@@ -2437,6 +2486,7 @@ class float1:
     def x(self) -> float: ...
     @x.setter
     def x(self, value: float) -> None: ...
+
 
 
 class float2:
@@ -2452,6 +2502,7 @@ class float2:
     def y(self) -> float: ...
     @y.setter
     def y(self, value: float) -> None: ...
+
 
 
 class float3:
@@ -2471,6 +2522,7 @@ class float3:
     def z(self) -> float: ...
     @z.setter
     def z(self, value: float) -> None: ...
+
 
 
 class float4:
@@ -2496,6 +2548,7 @@ class float4:
     def w(self, value: float) -> None: ...
 
 
+
 class longlong1:
     """Struct longlong1 of the C API."""
     sizeof: int
@@ -2507,6 +2560,7 @@ class longlong1:
     def x(self, value: int) -> None: ...
 
 
+
 class ulonglong1:
     """Struct ulonglong1 of the C API."""
     sizeof: int
@@ -2516,6 +2570,7 @@ class ulonglong1:
     def x(self) -> int: ...
     @x.setter
     def x(self, value: int) -> None: ...
+
 
 
 class longlong2:
@@ -2533,6 +2588,7 @@ class longlong2:
     def y(self, value: int) -> None: ...
 
 
+
 class ulonglong2:
     """Struct ulonglong2 of the C API."""
     sizeof: int
@@ -2546,6 +2602,7 @@ class ulonglong2:
     def y(self) -> int: ...
     @y.setter
     def y(self, value: int) -> None: ...
+
 
 
 class longlong3:
@@ -2567,6 +2624,7 @@ class longlong3:
     def z(self, value: int) -> None: ...
 
 
+
 class ulonglong3:
     """Struct ulonglong3 of the C API."""
     sizeof: int
@@ -2584,6 +2642,7 @@ class ulonglong3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class longlong4:
@@ -2609,6 +2668,7 @@ class longlong4:
     def w(self, value: int) -> None: ...
 
 
+
 class longlong4_16a:
     """Struct longlong4_16a of the C API."""
     sizeof: int
@@ -2630,6 +2690,7 @@ class longlong4_16a:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 
 class longlong4_32a:
@@ -2655,6 +2716,7 @@ class longlong4_32a:
     def w(self, value: int) -> None: ...
 
 
+
 class ulonglong4:
     """Struct ulonglong4 of the C API."""
     sizeof: int
@@ -2676,6 +2738,7 @@ class ulonglong4:
     def w(self) -> int: ...
     @w.setter
     def w(self, value: int) -> None: ...
+
 
 
 class ulonglong4_16a:
@@ -2701,6 +2764,7 @@ class ulonglong4_16a:
     def w(self, value: int) -> None: ...
 
 
+
 class ulonglong4_32a:
     """Struct ulonglong4_32a of the C API."""
     sizeof: int
@@ -2724,6 +2788,7 @@ class ulonglong4_32a:
     def w(self, value: int) -> None: ...
 
 
+
 class double1:
     """Struct double1 of the C API."""
     sizeof: int
@@ -2733,6 +2798,7 @@ class double1:
     def x(self) -> float: ...
     @x.setter
     def x(self, value: float) -> None: ...
+
 
 
 class double2:
@@ -2748,6 +2814,7 @@ class double2:
     def y(self) -> float: ...
     @y.setter
     def y(self, value: float) -> None: ...
+
 
 
 class double3:
@@ -2767,6 +2834,7 @@ class double3:
     def z(self) -> float: ...
     @z.setter
     def z(self, value: float) -> None: ...
+
 
 
 class double4:
@@ -2792,6 +2860,7 @@ class double4:
     def w(self, value: float) -> None: ...
 
 
+
 class double4_16a:
     """Struct double4_16a of the C API."""
     sizeof: int
@@ -2813,6 +2882,7 @@ class double4_16a:
     def w(self) -> float: ...
     @w.setter
     def w(self, value: float) -> None: ...
+
 
 
 class double4_32a:
@@ -2838,6 +2908,7 @@ class double4_32a:
     def w(self, value: float) -> None: ...
 
 
+
 class dim3:
     """Struct dim3 of the C API.
 
@@ -2861,6 +2932,7 @@ class dim3:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class cudaChannelFormatDesc:
@@ -2893,6 +2965,7 @@ class cudaChannelFormatDesc:
     def f(self, value: cudaChannelFormatKind | int) -> None: ...
 
 
+
 class cudaArraySparseProperties_tileExtent:
     """Struct cudaArraySparseProperties_tileExtent of the C API."""
     sizeof: int
@@ -2910,6 +2983,7 @@ class cudaArraySparseProperties_tileExtent:
     def depth(self) -> int: ...
     @depth.setter
     def depth(self, value: int) -> None: ...
+
 
 
 class cudaArraySparseProperties:
@@ -2942,6 +3016,7 @@ class cudaArraySparseProperties:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaArrayMemoryRequirements:
     """Struct cudaArrayMemoryRequirements of the C API.
 
@@ -2962,6 +3037,7 @@ class cudaArrayMemoryRequirements:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class cudaPitchedPtr:
@@ -2992,6 +3068,7 @@ class cudaPitchedPtr:
     def ysize(self, value: int) -> None: ...
 
 
+
 class cudaExtent:
     """Struct cudaExtent of the C API.
 
@@ -3016,6 +3093,7 @@ class cudaExtent:
     def depth(self, value: int) -> None: ...
 
 
+
 class cudaPos:
     """Struct cudaPos of the C API.
 
@@ -3038,6 +3116,7 @@ class cudaPos:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class cudaMemcpy3DParms:
@@ -3082,6 +3161,7 @@ class cudaMemcpy3DParms:
     def kind(self, value: cudaMemcpyKind | int) -> None: ...
 
 
+
 class cudaMemcpyNodeParams:
     """Struct cudaMemcpyNodeParams of the C API.
 
@@ -3102,6 +3182,7 @@ class cudaMemcpyNodeParams:
     def copyParams(self) -> cudaMemcpy3DParms: ...
     @copyParams.setter
     def copyParams(self, value: cudaMemcpy3DParms) -> None: ...
+
 
 
 class cudaMemcpy3DPeerParms:
@@ -3150,6 +3231,7 @@ class cudaMemcpy3DPeerParms:
     def extent(self, value: cudaExtent) -> None: ...
 
 
+
 class cudaMemsetParams:
     """Struct cudaMemsetParams of the C API.
 
@@ -3184,6 +3266,7 @@ class cudaMemsetParams:
     def height(self, value: int) -> None: ...
 
 
+
 class cudaMemsetParamsV2:
     """Struct cudaMemsetParamsV2 of the C API.
 
@@ -3216,6 +3299,7 @@ class cudaMemsetParamsV2:
     def height(self) -> int: ...
     @height.setter
     def height(self, value: int) -> None: ...
+
 
 
 class cudaAccessPolicyWindow:
@@ -3256,6 +3340,7 @@ class cudaAccessPolicyWindow:
     def missProp(self, value: cudaAccessProperty | int) -> None: ...
 
 
+
 class cudaHostNodeParams:
     """Struct cudaHostNodeParams of the C API.
 
@@ -3272,6 +3357,7 @@ class cudaHostNodeParams:
     def userData(self) -> int: ...
     @userData.setter
     def userData(self, value: int | Buffer | None) -> None: ...
+
 
 
 class cudaHostNodeParamsV2:
@@ -3292,6 +3378,7 @@ class cudaHostNodeParamsV2:
     def userData(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaResourceDesc_res_array:
     """Struct cudaResourceDesc_res_array of the C API."""
     sizeof: int
@@ -3303,6 +3390,7 @@ class cudaResourceDesc_res_array:
     def array(self, value: cudaArray_t | int | None) -> None: ...
 
 
+
 class cudaResourceDesc_res_mipmap:
     """Struct cudaResourceDesc_res_mipmap of the C API."""
     sizeof: int
@@ -3312,6 +3400,7 @@ class cudaResourceDesc_res_mipmap:
     def mipmap(self) -> cudaMipmappedArray_t: ...
     @mipmap.setter
     def mipmap(self, value: cudaMipmappedArray_t | int | None) -> None: ...
+
 
 
 class cudaResourceDesc_res_linear:
@@ -3331,6 +3420,7 @@ class cudaResourceDesc_res_linear:
     def sizeInBytes(self) -> int: ...
     @sizeInBytes.setter
     def sizeInBytes(self, value: int) -> None: ...
+
 
 
 class cudaResourceDesc_res_pitch2D:
@@ -3360,6 +3450,7 @@ class cudaResourceDesc_res_pitch2D:
     def pitchInBytes(self, value: int) -> None: ...
 
 
+
 class cudaResourceDesc_res_reserved:
     """Struct cudaResourceDesc_res_reserved of the C API."""
     sizeof: int
@@ -3369,6 +3460,7 @@ class cudaResourceDesc_res_reserved:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class cudaResourceDesc_res:
@@ -3398,6 +3490,7 @@ class cudaResourceDesc_res:
     def reserved(self, value: cudaResourceDesc_res_reserved) -> None: ...
 
 
+
 class cudaResourceDesc:
     """Struct cudaResourceDesc of the C API.
 
@@ -3418,6 +3511,7 @@ class cudaResourceDesc:
     def flags(self) -> int: ...
     @flags.setter
     def flags(self, value: int) -> None: ...
+
 
 
 class cudaResourceViewDesc:
@@ -3466,6 +3560,7 @@ class cudaResourceViewDesc:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaPointerAttributes:
     """Struct cudaPointerAttributes of the C API.
 
@@ -3494,6 +3589,7 @@ class cudaPointerAttributes:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class cudaFuncAttributes:
@@ -3574,6 +3670,7 @@ class cudaFuncAttributes:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaMemLocation:
     """Struct cudaMemLocation of the C API.
 
@@ -3595,6 +3692,7 @@ class cudaMemLocation:
     def id(self, value: int) -> None: ...
 
 
+
 class cudaMemAccessDesc:
     """Struct cudaMemAccessDesc of the C API.
 
@@ -3611,6 +3709,7 @@ class cudaMemAccessDesc:
     def flags(self) -> cudaMemAccessFlags: ...
     @flags.setter
     def flags(self, value: cudaMemAccessFlags | int) -> None: ...
+
 
 
 class cudaMemPoolProps:
@@ -3651,6 +3750,7 @@ class cudaMemPoolProps:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaMemPoolPtrExportData:
     """Struct cudaMemPoolPtrExportData of the C API.
 
@@ -3663,6 +3763,7 @@ class cudaMemPoolPtrExportData:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class cudaMemAllocNodeParams:
@@ -3695,6 +3796,7 @@ class cudaMemAllocNodeParams:
     def dptr(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaMemAllocNodeParamsV2:
     """Struct cudaMemAllocNodeParamsV2 of the C API.
 
@@ -3725,6 +3827,7 @@ class cudaMemAllocNodeParamsV2:
     def dptr(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaMemFreeNodeParams:
     """Struct cudaMemFreeNodeParams of the C API.
 
@@ -3737,6 +3840,7 @@ class cudaMemFreeNodeParams:
     def dptr(self) -> int: ...
     @dptr.setter
     def dptr(self, value: int | Buffer | None) -> None: ...
+
 
 
 class cudaMemcpyAttributes:
@@ -3765,6 +3869,7 @@ class cudaMemcpyAttributes:
     def flags(self, value: int) -> None: ...
 
 
+
 class cudaOffset3D:
     """Struct cudaOffset3D of the C API.
 
@@ -3785,6 +3890,7 @@ class cudaOffset3D:
     def z(self) -> int: ...
     @z.setter
     def z(self, value: int) -> None: ...
+
 
 
 class cudaMemcpy3DOperand_op_ptr:
@@ -3813,6 +3919,7 @@ class cudaMemcpy3DOperand_op_ptr:
     def locHint(self, value: cudaMemLocation) -> None: ...
 
 
+
 class cudaMemcpy3DOperand_op_array:
     """Struct cudaMemcpy3DOperand_op_array of the C API.
 
@@ -3831,6 +3938,7 @@ class cudaMemcpy3DOperand_op_array:
     def offset(self, value: cudaOffset3D) -> None: ...
 
 
+
 class cudaMemcpy3DOperand_op:
     """Union cudaMemcpy3DOperand_op of the C API."""
     sizeof: int
@@ -3844,6 +3952,7 @@ class cudaMemcpy3DOperand_op:
     def array(self) -> cudaMemcpy3DOperand_op_array: ...
     @array.setter
     def array(self, value: cudaMemcpy3DOperand_op_array) -> None: ...
+
 
 
 class cudaMemcpy3DOperand:
@@ -3862,6 +3971,7 @@ class cudaMemcpy3DOperand:
     def op(self) -> cudaMemcpy3DOperand_op: ...
     @op.setter
     def op(self, value: cudaMemcpy3DOperand_op) -> None: ...
+
 
 
 class cudaMemcpy3DBatchOp:
@@ -3891,6 +4001,7 @@ class cudaMemcpy3DBatchOp:
     def flags(self, value: int) -> None: ...
 
 
+
 class CUuuid:
     """Struct CUuuid of the C API."""
     sizeof: int
@@ -3900,6 +4011,7 @@ class CUuuid:
     def bytes_(self) -> bytes: ...
     @bytes_.setter
     def bytes_(self, value: bytes) -> None: ...
+    bytes = bytes_
 
 CUuuid_st = CUuuid
 
@@ -4287,6 +4399,7 @@ class cudaDeviceProp:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaIpcEventHandle_t:
     """Struct cudaIpcEventHandle_t of the C API.
 
@@ -4299,6 +4412,7 @@ class cudaIpcEventHandle_t:
     def reserved(self) -> bytes: ...
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
+
 
 cudaIpcEventHandle_st = cudaIpcEventHandle_t
 
@@ -4315,6 +4429,7 @@ class cudaIpcMemHandle_t:
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
 
+
 cudaIpcMemHandle_st = cudaIpcMemHandle_t
 
 class cudaMemFabricHandle_t:
@@ -4326,6 +4441,7 @@ class cudaMemFabricHandle_t:
     def reserved(self) -> bytes: ...
     @reserved.setter
     def reserved(self, value: bytes) -> None: ...
+
 
 cudaMemFabricHandle_st = cudaMemFabricHandle_t
 
@@ -4359,6 +4475,7 @@ class cudaExternalMemoryHandleDesc_handle_win32:
     def name(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaExternalMemoryHandleDesc_handle:
     """Union cudaExternalMemoryHandleDesc_handle of the C API."""
     sizeof: int
@@ -4376,6 +4493,7 @@ class cudaExternalMemoryHandleDesc_handle:
     def nvSciBufObject(self) -> int: ...
     @nvSciBufObject.setter
     def nvSciBufObject(self, value: int | Buffer | None) -> None: ...
+
 
 
 class cudaExternalMemoryHandleDesc:
@@ -4408,6 +4526,7 @@ class cudaExternalMemoryHandleDesc:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaExternalMemoryBufferDesc:
     """Struct cudaExternalMemoryBufferDesc of the C API.
 
@@ -4432,6 +4551,7 @@ class cudaExternalMemoryBufferDesc:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class cudaExternalMemoryMipmappedArrayDesc:
@@ -4468,6 +4588,7 @@ class cudaExternalMemoryMipmappedArrayDesc:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaExternalSemaphoreHandleDesc_handle_win32:
     """Struct cudaExternalSemaphoreHandleDesc_handle_win32 of the C API.
 
@@ -4498,6 +4619,7 @@ class cudaExternalSemaphoreHandleDesc_handle_win32:
     def name(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaExternalSemaphoreHandleDesc_handle:
     """Union cudaExternalSemaphoreHandleDesc_handle of the C API."""
     sizeof: int
@@ -4515,6 +4637,7 @@ class cudaExternalSemaphoreHandleDesc_handle:
     def nvSciSyncObj(self) -> int: ...
     @nvSciSyncObj.setter
     def nvSciSyncObj(self, value: int | Buffer | None) -> None: ...
+
 
 
 class cudaExternalSemaphoreHandleDesc:
@@ -4543,6 +4666,7 @@ class cudaExternalSemaphoreHandleDesc:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaExternalSemaphoreSignalParams_params_fence:
     """Struct cudaExternalSemaphoreSignalParams_params_fence of the C API.
 
@@ -4555,6 +4679,7 @@ class cudaExternalSemaphoreSignalParams_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreSignalParams_params_nvSciSync:
@@ -4572,6 +4697,7 @@ class cudaExternalSemaphoreSignalParams_params_nvSciSync:
     def reserved(self, value: int) -> None: ...
 
 
+
 class cudaExternalSemaphoreSignalParams_params_keyedMutex:
     """Struct cudaExternalSemaphoreSignalParams_params_keyedMutex of the C API.
 
@@ -4584,6 +4710,7 @@ class cudaExternalSemaphoreSignalParams_params_keyedMutex:
     def key(self) -> int: ...
     @key.setter
     def key(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreSignalParams_params:
@@ -4609,6 +4736,7 @@ class cudaExternalSemaphoreSignalParams_params:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaExternalSemaphoreSignalParams:
     """Struct cudaExternalSemaphoreSignalParams of the C API.
 
@@ -4631,6 +4759,7 @@ class cudaExternalSemaphoreSignalParams:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaExternalSemaphoreWaitParams_params_fence:
     """Struct cudaExternalSemaphoreWaitParams_params_fence of the C API.
 
@@ -4643,6 +4772,7 @@ class cudaExternalSemaphoreWaitParams_params_fence:
     def value(self) -> int: ...
     @value.setter
     def value(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreWaitParams_params_nvSciSync:
@@ -4658,6 +4788,7 @@ class cudaExternalSemaphoreWaitParams_params_nvSciSync:
     def reserved(self) -> int: ...
     @reserved.setter
     def reserved(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreWaitParams_params_keyedMutex:
@@ -4676,6 +4807,7 @@ class cudaExternalSemaphoreWaitParams_params_keyedMutex:
     def timeoutMs(self) -> int: ...
     @timeoutMs.setter
     def timeoutMs(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreWaitParams_params:
@@ -4701,6 +4833,7 @@ class cudaExternalSemaphoreWaitParams_params:
     def reserved(self, value: Sequence[int]) -> None: ...
 
 
+
 class cudaExternalSemaphoreWaitParams:
     """Struct cudaExternalSemaphoreWaitParams of the C API.
 
@@ -4721,6 +4854,7 @@ class cudaExternalSemaphoreWaitParams:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 
 class cudalibraryHostUniversalFunctionAndDataTable:
@@ -4744,6 +4878,7 @@ class cudalibraryHostUniversalFunctionAndDataTable:
     def dataWindowSize(self) -> int: ...
     @dataWindowSize.setter
     def dataWindowSize(self, value: int) -> None: ...
+
 
 
 class cudaKernelNodeParams:
@@ -4780,6 +4915,7 @@ class cudaKernelNodeParams:
     def extra(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaKernelNodeParamsV2:
     """Struct cudaKernelNodeParamsV2 of the C API.
 
@@ -4814,6 +4950,7 @@ class cudaKernelNodeParamsV2:
     def extra(self, value: int | Buffer | None) -> None: ...
 
 
+
 class cudaExternalSemaphoreSignalNodeParams:
     """Struct cudaExternalSemaphoreSignalNodeParams of the C API.
 
@@ -4834,6 +4971,7 @@ class cudaExternalSemaphoreSignalNodeParams:
     def numExtSems(self) -> int: ...
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreSignalNodeParamsV2:
@@ -4858,6 +4996,7 @@ class cudaExternalSemaphoreSignalNodeParamsV2:
     def numExtSems(self, value: int) -> None: ...
 
 
+
 class cudaExternalSemaphoreWaitNodeParams:
     """Struct cudaExternalSemaphoreWaitNodeParams of the C API.
 
@@ -4878,6 +5017,7 @@ class cudaExternalSemaphoreWaitNodeParams:
     def numExtSems(self) -> int: ...
     @numExtSems.setter
     def numExtSems(self, value: int) -> None: ...
+
 
 
 class cudaExternalSemaphoreWaitNodeParamsV2:
@@ -4902,6 +5042,7 @@ class cudaExternalSemaphoreWaitNodeParamsV2:
     def numExtSems(self, value: int) -> None: ...
 
 
+
 class cudaConditionalNodeParams:
     """Struct cudaConditionalNodeParams of the C API.
 
@@ -4911,9 +5052,9 @@ class cudaConditionalNodeParams:
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> cudaGraphConditionalHandle: ...
     @handle.setter
-    def handle(self, value: int) -> None: ...
+    def handle(self, value: cudaGraphConditionalHandle | int | None) -> None: ...
     @property
     def type(self) -> cudaGraphConditionalNodeType: ...
     @type.setter
@@ -4926,6 +5067,7 @@ class cudaConditionalNodeParams:
     def phGraph_out(self) -> int: ...
     @phGraph_out.setter
     def phGraph_out(self, value: int | Buffer | None) -> None: ...
+
 
 
 class cudaChildGraphNodeParams:
@@ -4946,6 +5088,7 @@ class cudaChildGraphNodeParams:
     def ownership(self, value: cudaGraphChildGraphNodeOwnership | int) -> None: ...
 
 
+
 class cudaEventRecordNodeParams:
     """Struct cudaEventRecordNodeParams of the C API.
 
@@ -4960,6 +5103,7 @@ class cudaEventRecordNodeParams:
     def event(self, value: cudaEvent_t | int | None) -> None: ...
 
 
+
 class cudaEventWaitNodeParams:
     """Struct cudaEventWaitNodeParams of the C API.
 
@@ -4972,6 +5116,7 @@ class cudaEventWaitNodeParams:
     def event(self) -> cudaEvent_t: ...
     @event.setter
     def event(self, value: cudaEvent_t | int | None) -> None: ...
+
 
 
 class cudaGraphNodeParams:
@@ -5048,6 +5193,7 @@ class cudaGraphNodeParams:
     def reserved2(self, value: int) -> None: ...
 
 
+
 class cudaGraphEdgeData:
     """Struct cudaGraphEdgeData of the C API.
 
@@ -5074,6 +5220,7 @@ class cudaGraphEdgeData:
     def reserved(self) -> list[int]: ...
     @reserved.setter
     def reserved(self, value: Sequence[int]) -> None: ...
+
 
 cudaGraphEdgeData_st = cudaGraphEdgeData
 
@@ -5102,6 +5249,7 @@ class cudaGraphInstantiateParams:
     @result_out.setter
     def result_out(self, value: cudaGraphInstantiateResult | int) -> None: ...
 
+
 cudaGraphInstantiateParams_st = cudaGraphInstantiateParams
 
 class cudaGraphExecUpdateResultInfo:
@@ -5125,6 +5273,7 @@ class cudaGraphExecUpdateResultInfo:
     @errorFromNode.setter
     def errorFromNode(self, value: cudaGraphNode_t | int | None) -> None: ...
 
+
 cudaGraphExecUpdateResultInfo_st = cudaGraphExecUpdateResultInfo
 
 class cudaGraphKernelNodeUpdate_updateData_param:
@@ -5146,6 +5295,7 @@ class cudaGraphKernelNodeUpdate_updateData_param:
     def size(self, value: int) -> None: ...
 
 
+
 class cudaGraphKernelNodeUpdate_updateData:
     """Union cudaGraphKernelNodeUpdate_updateData of the C API."""
     sizeof: int
@@ -5163,6 +5313,7 @@ class cudaGraphKernelNodeUpdate_updateData:
     def isEnabled(self) -> int: ...
     @isEnabled.setter
     def isEnabled(self, value: int) -> None: ...
+
 
 
 class cudaGraphKernelNodeUpdate:
@@ -5185,6 +5336,7 @@ class cudaGraphKernelNodeUpdate:
     def updateData(self) -> cudaGraphKernelNodeUpdate_updateData: ...
     @updateData.setter
     def updateData(self, value: cudaGraphKernelNodeUpdate_updateData) -> None: ...
+
 
 
 class cudaLaunchMemSyncDomainMap:
@@ -5211,6 +5363,7 @@ class cudaLaunchMemSyncDomainMap:
     def remote(self) -> int: ...
     @remote.setter
     def remote(self, value: int) -> None: ...
+
 
 cudaLaunchMemSyncDomainMap_st = cudaLaunchMemSyncDomainMap
 
@@ -5244,6 +5397,7 @@ class cudaLaunchAttributeValue_clusterDim:
     def z(self, value: int) -> None: ...
 
 
+
 class cudaLaunchAttributeValue_programmaticEvent:
     """Struct cudaLaunchAttributeValue_programmaticEvent of the C API.
 
@@ -5269,6 +5423,7 @@ class cudaLaunchAttributeValue_programmaticEvent:
     def triggerAtBlockStart(self) -> int: ...
     @triggerAtBlockStart.setter
     def triggerAtBlockStart(self, value: int) -> None: ...
+
 
 
 class cudaLaunchAttributeValue_preferredClusterDim:
@@ -5303,6 +5458,7 @@ class cudaLaunchAttributeValue_preferredClusterDim:
     def z(self, value: int) -> None: ...
 
 
+
 class cudaLaunchAttributeValue_launchCompletionEvent:
     """Struct cudaLaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -5325,6 +5481,7 @@ class cudaLaunchAttributeValue_launchCompletionEvent:
     def flags(self, value: int) -> None: ...
 
 
+
 class cudaLaunchAttributeValue_deviceUpdatableKernelNode:
     """Struct cudaLaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -5344,6 +5501,7 @@ class cudaLaunchAttributeValue_deviceUpdatableKernelNode:
     def devNode(self) -> cudaGraphDeviceNode_t: ...
     @devNode.setter
     def devNode(self, value: cudaGraphDeviceNode_t | int | None) -> None: ...
+
 
 
 class cudaLaunchAttributeValue:
@@ -5420,6 +5578,7 @@ class cudaLaunchAttributeValue:
     def nvlinkUtilCentricScheduling(self, value: int) -> None: ...
 
 
+
 class cudaLaunchAttribute:
     """Struct cudaLaunchAttribute of the C API.
 
@@ -5440,6 +5599,7 @@ class cudaLaunchAttribute:
     def val(self) -> cudaLaunchAttributeValue: ...
     @val.setter
     def val(self, value: cudaLaunchAttributeValue) -> None: ...
+
 
 cudaLaunchAttribute_st = cudaLaunchAttribute
 
@@ -5476,6 +5636,7 @@ class cudaLaunchConfig_t:
     @numAttrs.setter
     def numAttrs(self, value: int) -> None: ...
 
+
 cudaLaunchConfig_st = cudaLaunchConfig_t
 
 class cudaAsyncNotificationInfo_t_info_overBudget:
@@ -5489,6 +5650,7 @@ class cudaAsyncNotificationInfo_t_info_overBudget:
     def bytesOverBudget(self, value: int) -> None: ...
 
 
+
 class cudaAsyncNotificationInfo_t_info:
     """Union cudaAsyncNotificationInfo_t_info of the C API."""
     sizeof: int
@@ -5498,6 +5660,7 @@ class cudaAsyncNotificationInfo_t_info:
     def overBudget(self) -> cudaAsyncNotificationInfo_t_info_overBudget: ...
     @overBudget.setter
     def overBudget(self, value: cudaAsyncNotificationInfo_t_info_overBudget) -> None: ...
+
 
 
 class cudaAsyncNotificationInfo_t:
@@ -5516,6 +5679,7 @@ class cudaAsyncNotificationInfo_t:
     def info(self) -> cudaAsyncNotificationInfo_t_info: ...
     @info.setter
     def info(self, value: cudaAsyncNotificationInfo_t_info) -> None: ...
+
 
 cudaAsyncNotificationInfo = cudaAsyncNotificationInfo_t
 
@@ -5579,6 +5743,7 @@ class cudaTextureDesc:
     def seamlessCubemap(self) -> int: ...
     @seamlessCubemap.setter
     def seamlessCubemap(self, value: int) -> None: ...
+
 
 
 def cudaDeviceReset() -> tuple[cudaError_t]:
@@ -12820,8 +12985,8 @@ def cudaMemAdvise(devPtr: int | Buffer | None, count: int, advice: cudaMemoryAdv
         cudaErrorInvalidDevice
     """
 
-def cudaMemRangeGetAttribute(data: int | Buffer | None, dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t]:
-    """cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count)
+def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, int | list[int] | cudaMemLocationType | None]:
+    """cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count)
 
     Query an attribute of a given memory range
 
@@ -12888,8 +13053,6 @@ def cudaMemRangeGetAttribute(data: int | Buffer | None, dataSize: int, attribute
 
     Parameters
     ----------
-    data
-        A pointers to a memory location where the result of each attribute query will be written to.
     dataSize
         Array containing the size of data
     attribute
@@ -12904,6 +13067,8 @@ def cudaMemRangeGetAttribute(data: int | Buffer | None, dataSize: int, attribute
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
+    data : int | list[int] | cudaMemLocationType
+        A pointers to a memory location where the result of each attribute query will be written to.
     """
 
 def cudaMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t]:
@@ -13320,7 +13485,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | int | None, minBytesToKeep: int) 
         cudaErrorInvalidValue
     """
 
-def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int, value: int | Buffer | None) -> tuple[cudaError_t]:
+def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int, value: int | Buffer) -> tuple[cudaError_t]:
     """cudaMemPoolSetAttribute(memPool, attr, value)
 
     Sets attributes of a memory pool
@@ -13370,8 +13535,8 @@ def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPo
         cudaErrorInvalidValue
     """
 
-def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int, value: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaMemPoolGetAttribute(memPool, attr, value)
+def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int) -> tuple[cudaError_t, int | None]:
+    """cudaMemPoolGetAttribute(memPool, attr)
 
     Gets attributes of a memory pool
 
@@ -13414,14 +13579,14 @@ def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPo
         cudaMemPool_t
     attr
         The attribute to get
-    value
-        Retrieved value
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
+    value : int
+        Retrieved value
     """
 
 def cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence[cudaMemAccessDesc] | None, count: int) -> tuple[cudaError_t]:
@@ -16036,8 +16201,8 @@ def cudaDeviceGraphMemTrim(device: int) -> tuple[cudaError_t]:
     cudaError_t
     """
 
-def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaDeviceGetGraphMemAttribute(device, attr, value)
+def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> tuple[cudaError_t, int | None]:
+    """cudaDeviceGetGraphMemAttribute(device, attr)
 
     Parameters
     ----------
@@ -16045,15 +16210,14 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
         int
     attr
         enum cudaGraphMemAttributeType
-    value
-        void *
 
     Returns
     -------
     cudaError_t
+    value : int
     """
 
-def cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: int | Buffer | None) -> tuple[cudaError_t]:
+def cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: int | Buffer) -> tuple[cudaError_t]:
     """cudaDeviceSetGraphMemAttribute(device, attr, value)
 
     Parameters
@@ -17127,8 +17291,8 @@ def cudaGraphNodeGetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cud
     isEnabled : int
     """
 
-def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGraph_t | int | None, resultInfo: cudaGraphExecUpdateResultInfo | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecUpdate(hGraphExec, hGraph, resultInfo)
+def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphExecUpdateResultInfo | None]:
+    """cudaGraphExecUpdate(hGraphExec, hGraph)
 
     Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -17214,14 +17378,14 @@ def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGr
         The instantiated graph to be updated
     hGraph
         The graph containing the updated parameters
-    resultInfo
-        the error info structure
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorGraphExecUpdateFailure,
+    resultInfo : cudaGraphExecUpdateResultInfo
+        the error info structure
     """
 
 def cudaGraphUpload(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
@@ -17651,7 +17815,7 @@ def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cu
         cudaErrorNotSupported
     """
 
-def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLaunchValue: int, flags: int) -> tuple[cudaError_t, int | None]:
+def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLaunchValue: int, flags: int) -> tuple[cudaError_t, cudaGraphConditionalHandle | None]:
     """cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags)
 
     Create a conditional handle
@@ -17680,7 +17844,7 @@ def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLau
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_SUPPORTED
-    pHandle_out : int
+    pHandle_out : cudaGraphConditionalHandle
         Pointer used to return the handle to the caller.
     """
 

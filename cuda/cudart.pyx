@@ -3639,18 +3639,32 @@ cdef class cudaArray_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaArray_t_peer = None
+
+
 cdef inline c.cudaArray_t _as_cudaArray_t(object o, const char* name) except? NULL:
-    if type(o) is cudaArray_t:
+    if type(o) is cudaArray_t or type(o) is _cudaArray_t_peer:
         return (<cudaArray_t>o)._ptr
+    return _as_cudaArray_t_other(o, name)
+
+
+cdef c.cudaArray_t _as_cudaArray_t_other(object o, const char* name) except? NULL:
+    global _cudaArray_t_peer
     if isinstance(o, cudaArray_t):
         return (<cudaArray_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaArray_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "cudaArray":
         raise TypeError(f"{name.decode()}: expected cudaArray_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaArray_t.__basicsize__:
+        _cudaArray_t_peer = type(o)
+        return (<cudaArray_t>o)._ptr
     return <c.cudaArray_t>as_address(o, name)
 
 
@@ -3700,18 +3714,32 @@ cdef class cudaArray_const_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaArray_const_t_peer = None
+
+
 cdef inline c.cudaArray_const_t _as_cudaArray_const_t(object o, const char* name) except? NULL:
-    if type(o) is cudaArray_const_t:
+    if type(o) is cudaArray_const_t or type(o) is _cudaArray_const_t_peer:
         return (<cudaArray_const_t>o)._ptr
+    return _as_cudaArray_const_t_other(o, name)
+
+
+cdef c.cudaArray_const_t _as_cudaArray_const_t_other(object o, const char* name) except? NULL:
+    global _cudaArray_const_t_peer
     if isinstance(o, cudaArray_const_t):
         return (<cudaArray_const_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaArray_const_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "cudaArray":
         raise TypeError(f"{name.decode()}: expected cudaArray_const_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaArray_const_t.__basicsize__:
+        _cudaArray_const_t_peer = type(o)
+        return (<cudaArray_const_t>o)._ptr
     return <c.cudaArray_const_t>as_address(o, name)
 
 
@@ -3761,18 +3789,32 @@ cdef class cudaMipmappedArray_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaMipmappedArray_t_peer = None
+
+
 cdef inline c.cudaMipmappedArray_t _as_cudaMipmappedArray_t(object o, const char* name) except? NULL:
-    if type(o) is cudaMipmappedArray_t:
+    if type(o) is cudaMipmappedArray_t or type(o) is _cudaMipmappedArray_t_peer:
         return (<cudaMipmappedArray_t>o)._ptr
+    return _as_cudaMipmappedArray_t_other(o, name)
+
+
+cdef c.cudaMipmappedArray_t _as_cudaMipmappedArray_t_other(object o, const char* name) except? NULL:
+    global _cudaMipmappedArray_t_peer
     if isinstance(o, cudaMipmappedArray_t):
         return (<cudaMipmappedArray_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "cudaMipmappedArray":
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaMipmappedArray_t.__basicsize__:
+        _cudaMipmappedArray_t_peer = type(o)
+        return (<cudaMipmappedArray_t>o)._ptr
     return <c.cudaMipmappedArray_t>as_address(o, name)
 
 
@@ -3822,18 +3864,32 @@ cdef class cudaMipmappedArray_const_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaMipmappedArray_const_t_peer = None
+
+
 cdef inline c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t(object o, const char* name) except? NULL:
-    if type(o) is cudaMipmappedArray_const_t:
+    if type(o) is cudaMipmappedArray_const_t or type(o) is _cudaMipmappedArray_const_t_peer:
         return (<cudaMipmappedArray_const_t>o)._ptr
+    return _as_cudaMipmappedArray_const_t_other(o, name)
+
+
+cdef c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t_other(object o, const char* name) except? NULL:
+    global _cudaMipmappedArray_const_t_peer
     if isinstance(o, cudaMipmappedArray_const_t):
         return (<cudaMipmappedArray_const_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_const_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "cudaMipmappedArray":
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_const_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaMipmappedArray_const_t.__basicsize__:
+        _cudaMipmappedArray_const_t_peer = type(o)
+        return (<cudaMipmappedArray_const_t>o)._ptr
     return <c.cudaMipmappedArray_const_t>as_address(o, name)
 
 
@@ -3883,18 +3939,32 @@ cdef class cudaStream_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaStream_t_peer = None
+
+
 cdef inline c.cudaStream_t _as_cudaStream_t(object o, const char* name) except? NULL:
-    if type(o) is cudaStream_t:
+    if type(o) is cudaStream_t or type(o) is _cudaStream_t_peer:
         return (<cudaStream_t>o)._ptr
+    return _as_cudaStream_t_other(o, name)
+
+
+cdef c.cudaStream_t _as_cudaStream_t_other(object o, const char* name) except? NULL:
+    global _cudaStream_t_peer
     if isinstance(o, cudaStream_t):
         return (<cudaStream_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaStream_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUstream_st":
         raise TypeError(f"{name.decode()}: expected cudaStream_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaStream_t.__basicsize__:
+        _cudaStream_t_peer = type(o)
+        return (<cudaStream_t>o)._ptr
     return <c.cudaStream_t>as_address(o, name)
 
 
@@ -3944,18 +4014,32 @@ cdef class cudaEvent_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaEvent_t_peer = None
+
+
 cdef inline c.cudaEvent_t _as_cudaEvent_t(object o, const char* name) except? NULL:
-    if type(o) is cudaEvent_t:
+    if type(o) is cudaEvent_t or type(o) is _cudaEvent_t_peer:
         return (<cudaEvent_t>o)._ptr
+    return _as_cudaEvent_t_other(o, name)
+
+
+cdef c.cudaEvent_t _as_cudaEvent_t_other(object o, const char* name) except? NULL:
+    global _cudaEvent_t_peer
     if isinstance(o, cudaEvent_t):
         return (<cudaEvent_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaEvent_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUevent_st":
         raise TypeError(f"{name.decode()}: expected cudaEvent_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaEvent_t.__basicsize__:
+        _cudaEvent_t_peer = type(o)
+        return (<cudaEvent_t>o)._ptr
     return <c.cudaEvent_t>as_address(o, name)
 
 
@@ -4005,18 +4089,32 @@ cdef class cudaGraphicsResource_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaGraphicsResource_t_peer = None
+
+
 cdef inline c.cudaGraphicsResource_t _as_cudaGraphicsResource_t(object o, const char* name) except? NULL:
-    if type(o) is cudaGraphicsResource_t:
+    if type(o) is cudaGraphicsResource_t or type(o) is _cudaGraphicsResource_t_peer:
         return (<cudaGraphicsResource_t>o)._ptr
+    return _as_cudaGraphicsResource_t_other(o, name)
+
+
+cdef c.cudaGraphicsResource_t _as_cudaGraphicsResource_t_other(object o, const char* name) except? NULL:
+    global _cudaGraphicsResource_t_peer
     if isinstance(o, cudaGraphicsResource_t):
         return (<cudaGraphicsResource_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphicsResource_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "cudaGraphicsResource":
         raise TypeError(f"{name.decode()}: expected cudaGraphicsResource_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaGraphicsResource_t.__basicsize__:
+        _cudaGraphicsResource_t_peer = type(o)
+        return (<cudaGraphicsResource_t>o)._ptr
     return <c.cudaGraphicsResource_t>as_address(o, name)
 
 
@@ -4066,18 +4164,32 @@ cdef class cudaExternalMemory_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaExternalMemory_t_peer = None
+
+
 cdef inline c.cudaExternalMemory_t _as_cudaExternalMemory_t(object o, const char* name) except? NULL:
-    if type(o) is cudaExternalMemory_t:
+    if type(o) is cudaExternalMemory_t or type(o) is _cudaExternalMemory_t_peer:
         return (<cudaExternalMemory_t>o)._ptr
+    return _as_cudaExternalMemory_t_other(o, name)
+
+
+cdef c.cudaExternalMemory_t _as_cudaExternalMemory_t_other(object o, const char* name) except? NULL:
+    global _cudaExternalMemory_t_peer
     if isinstance(o, cudaExternalMemory_t):
         return (<cudaExternalMemory_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaExternalMemory_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUexternalMemory_st":
         raise TypeError(f"{name.decode()}: expected cudaExternalMemory_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaExternalMemory_t.__basicsize__:
+        _cudaExternalMemory_t_peer = type(o)
+        return (<cudaExternalMemory_t>o)._ptr
     return <c.cudaExternalMemory_t>as_address(o, name)
 
 
@@ -4127,18 +4239,32 @@ cdef class cudaExternalSemaphore_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaExternalSemaphore_t_peer = None
+
+
 cdef inline c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t(object o, const char* name) except? NULL:
-    if type(o) is cudaExternalSemaphore_t:
+    if type(o) is cudaExternalSemaphore_t or type(o) is _cudaExternalSemaphore_t_peer:
         return (<cudaExternalSemaphore_t>o)._ptr
+    return _as_cudaExternalSemaphore_t_other(o, name)
+
+
+cdef c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t_other(object o, const char* name) except? NULL:
+    global _cudaExternalSemaphore_t_peer
     if isinstance(o, cudaExternalSemaphore_t):
         return (<cudaExternalSemaphore_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaExternalSemaphore_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUexternalSemaphore_st":
         raise TypeError(f"{name.decode()}: expected cudaExternalSemaphore_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaExternalSemaphore_t.__basicsize__:
+        _cudaExternalSemaphore_t_peer = type(o)
+        return (<cudaExternalSemaphore_t>o)._ptr
     return <c.cudaExternalSemaphore_t>as_address(o, name)
 
 
@@ -4188,18 +4314,32 @@ cdef class cudaGraph_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaGraph_t_peer = None
+
+
 cdef inline c.cudaGraph_t _as_cudaGraph_t(object o, const char* name) except? NULL:
-    if type(o) is cudaGraph_t:
+    if type(o) is cudaGraph_t or type(o) is _cudaGraph_t_peer:
         return (<cudaGraph_t>o)._ptr
+    return _as_cudaGraph_t_other(o, name)
+
+
+cdef c.cudaGraph_t _as_cudaGraph_t_other(object o, const char* name) except? NULL:
+    global _cudaGraph_t_peer
     if isinstance(o, cudaGraph_t):
         return (<cudaGraph_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraph_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraph_st":
         raise TypeError(f"{name.decode()}: expected cudaGraph_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaGraph_t.__basicsize__:
+        _cudaGraph_t_peer = type(o)
+        return (<cudaGraph_t>o)._ptr
     return <c.cudaGraph_t>as_address(o, name)
 
 
@@ -4249,18 +4389,32 @@ cdef class cudaGraphNode_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaGraphNode_t_peer = None
+
+
 cdef inline c.cudaGraphNode_t _as_cudaGraphNode_t(object o, const char* name) except? NULL:
-    if type(o) is cudaGraphNode_t:
+    if type(o) is cudaGraphNode_t or type(o) is _cudaGraphNode_t_peer:
         return (<cudaGraphNode_t>o)._ptr
+    return _as_cudaGraphNode_t_other(o, name)
+
+
+cdef c.cudaGraphNode_t _as_cudaGraphNode_t_other(object o, const char* name) except? NULL:
+    global _cudaGraphNode_t_peer
     if isinstance(o, cudaGraphNode_t):
         return (<cudaGraphNode_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphNode_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphNode_st":
         raise TypeError(f"{name.decode()}: expected cudaGraphNode_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaGraphNode_t.__basicsize__:
+        _cudaGraphNode_t_peer = type(o)
+        return (<cudaGraphNode_t>o)._ptr
     return <c.cudaGraphNode_t>as_address(o, name)
 
 
@@ -4310,18 +4464,32 @@ cdef class cudaUserObject_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaUserObject_t_peer = None
+
+
 cdef inline c.cudaUserObject_t _as_cudaUserObject_t(object o, const char* name) except? NULL:
-    if type(o) is cudaUserObject_t:
+    if type(o) is cudaUserObject_t or type(o) is _cudaUserObject_t_peer:
         return (<cudaUserObject_t>o)._ptr
+    return _as_cudaUserObject_t_other(o, name)
+
+
+cdef c.cudaUserObject_t _as_cudaUserObject_t_other(object o, const char* name) except? NULL:
+    global _cudaUserObject_t_peer
     if isinstance(o, cudaUserObject_t):
         return (<cudaUserObject_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaUserObject_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUuserObject_st":
         raise TypeError(f"{name.decode()}: expected cudaUserObject_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaUserObject_t.__basicsize__:
+        _cudaUserObject_t_peer = type(o)
+        return (<cudaUserObject_t>o)._ptr
     return <c.cudaUserObject_t>as_address(o, name)
 
 
@@ -4371,18 +4539,32 @@ cdef class cudaFunction_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaFunction_t_peer = None
+
+
 cdef inline c.cudaFunction_t _as_cudaFunction_t(object o, const char* name) except? NULL:
-    if type(o) is cudaFunction_t:
+    if type(o) is cudaFunction_t or type(o) is _cudaFunction_t_peer:
         return (<cudaFunction_t>o)._ptr
+    return _as_cudaFunction_t_other(o, name)
+
+
+cdef c.cudaFunction_t _as_cudaFunction_t_other(object o, const char* name) except? NULL:
+    global _cudaFunction_t_peer
     if isinstance(o, cudaFunction_t):
         return (<cudaFunction_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaFunction_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUfunc_st":
         raise TypeError(f"{name.decode()}: expected cudaFunction_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaFunction_t.__basicsize__:
+        _cudaFunction_t_peer = type(o)
+        return (<cudaFunction_t>o)._ptr
     return <c.cudaFunction_t>as_address(o, name)
 
 
@@ -4432,18 +4614,32 @@ cdef class cudaKernel_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaKernel_t_peer = None
+
+
 cdef inline c.cudaKernel_t _as_cudaKernel_t(object o, const char* name) except? NULL:
-    if type(o) is cudaKernel_t:
+    if type(o) is cudaKernel_t or type(o) is _cudaKernel_t_peer:
         return (<cudaKernel_t>o)._ptr
+    return _as_cudaKernel_t_other(o, name)
+
+
+cdef c.cudaKernel_t _as_cudaKernel_t_other(object o, const char* name) except? NULL:
+    global _cudaKernel_t_peer
     if isinstance(o, cudaKernel_t):
         return (<cudaKernel_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaKernel_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUkern_st":
         raise TypeError(f"{name.decode()}: expected cudaKernel_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaKernel_t.__basicsize__:
+        _cudaKernel_t_peer = type(o)
+        return (<cudaKernel_t>o)._ptr
     return <c.cudaKernel_t>as_address(o, name)
 
 
@@ -4493,18 +4689,32 @@ cdef class cudaLibrary_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaLibrary_t_peer = None
+
+
 cdef inline c.cudaLibrary_t _as_cudaLibrary_t(object o, const char* name) except? NULL:
-    if type(o) is cudaLibrary_t:
+    if type(o) is cudaLibrary_t or type(o) is _cudaLibrary_t_peer:
         return (<cudaLibrary_t>o)._ptr
+    return _as_cudaLibrary_t_other(o, name)
+
+
+cdef c.cudaLibrary_t _as_cudaLibrary_t_other(object o, const char* name) except? NULL:
+    global _cudaLibrary_t_peer
     if isinstance(o, cudaLibrary_t):
         return (<cudaLibrary_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLibrary_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUlib_st":
         raise TypeError(f"{name.decode()}: expected cudaLibrary_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaLibrary_t.__basicsize__:
+        _cudaLibrary_t_peer = type(o)
+        return (<cudaLibrary_t>o)._ptr
     return <c.cudaLibrary_t>as_address(o, name)
 
 
@@ -4554,18 +4764,32 @@ cdef class cudaMemPool_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaMemPool_t_peer = None
+
+
 cdef inline c.cudaMemPool_t _as_cudaMemPool_t(object o, const char* name) except? NULL:
-    if type(o) is cudaMemPool_t:
+    if type(o) is cudaMemPool_t or type(o) is _cudaMemPool_t_peer:
         return (<cudaMemPool_t>o)._ptr
+    return _as_cudaMemPool_t_other(o, name)
+
+
+cdef c.cudaMemPool_t _as_cudaMemPool_t_other(object o, const char* name) except? NULL:
+    global _cudaMemPool_t_peer
     if isinstance(o, cudaMemPool_t):
         return (<cudaMemPool_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaMemPool_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUmemPoolHandle_st":
         raise TypeError(f"{name.decode()}: expected cudaMemPool_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaMemPool_t.__basicsize__:
+        _cudaMemPool_t_peer = type(o)
+        return (<cudaMemPool_t>o)._ptr
     return <c.cudaMemPool_t>as_address(o, name)
 
 
@@ -4615,18 +4839,32 @@ cdef class cudaGraphExec_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaGraphExec_t_peer = None
+
+
 cdef inline c.cudaGraphExec_t _as_cudaGraphExec_t(object o, const char* name) except? NULL:
-    if type(o) is cudaGraphExec_t:
+    if type(o) is cudaGraphExec_t or type(o) is _cudaGraphExec_t_peer:
         return (<cudaGraphExec_t>o)._ptr
+    return _as_cudaGraphExec_t_other(o, name)
+
+
+cdef c.cudaGraphExec_t _as_cudaGraphExec_t_other(object o, const char* name) except? NULL:
+    global _cudaGraphExec_t_peer
     if isinstance(o, cudaGraphExec_t):
         return (<cudaGraphExec_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphExec_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphExec_st":
         raise TypeError(f"{name.decode()}: expected cudaGraphExec_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaGraphExec_t.__basicsize__:
+        _cudaGraphExec_t_peer = type(o)
+        return (<cudaGraphExec_t>o)._ptr
     return <c.cudaGraphExec_t>as_address(o, name)
 
 
@@ -4676,18 +4914,32 @@ cdef class cudaGraphDeviceNode_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaGraphDeviceNode_t_peer = None
+
+
 cdef inline c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t(object o, const char* name) except? NULL:
-    if type(o) is cudaGraphDeviceNode_t:
+    if type(o) is cudaGraphDeviceNode_t or type(o) is _cudaGraphDeviceNode_t_peer:
         return (<cudaGraphDeviceNode_t>o)._ptr
+    return _as_cudaGraphDeviceNode_t_other(o, name)
+
+
+cdef c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t_other(object o, const char* name) except? NULL:
+    global _cudaGraphDeviceNode_t_peer
     if isinstance(o, cudaGraphDeviceNode_t):
         return (<cudaGraphDeviceNode_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphDeviceNode_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUgraphDeviceUpdatableNode_st":
         raise TypeError(f"{name.decode()}: expected cudaGraphDeviceNode_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaGraphDeviceNode_t.__basicsize__:
+        _cudaGraphDeviceNode_t_peer = type(o)
+        return (<cudaGraphDeviceNode_t>o)._ptr
     return <c.cudaGraphDeviceNode_t>as_address(o, name)
 
 
@@ -4737,18 +4989,32 @@ cdef class cudaAsyncCallbackHandle_t:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaAsyncCallbackHandle_t_peer = None
+
+
 cdef inline c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t(object o, const char* name) except? NULL:
-    if type(o) is cudaAsyncCallbackHandle_t:
+    if type(o) is cudaAsyncCallbackHandle_t or type(o) is _cudaAsyncCallbackHandle_t_peer:
         return (<cudaAsyncCallbackHandle_t>o)._ptr
+    return _as_cudaAsyncCallbackHandle_t_other(o, name)
+
+
+cdef c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t_other(object o, const char* name) except? NULL:
+    global _cudaAsyncCallbackHandle_t_peer
     if isinstance(o, cudaAsyncCallbackHandle_t):
         return (<cudaAsyncCallbackHandle_t>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallbackHandle_t, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "cudaAsyncCallbackEntry":
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallbackHandle_t, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaAsyncCallbackHandle_t.__basicsize__:
+        _cudaAsyncCallbackHandle_t_peer = type(o)
+        return (<cudaAsyncCallbackHandle_t>o)._ptr
     return <c.cudaAsyncCallbackHandle_t>as_address(o, name)
 
 
@@ -4796,18 +5062,32 @@ cdef class cudaLogsCallbackHandle:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _cudaLogsCallbackHandle_peer = None
+
+
 cdef inline c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle(object o, const char* name) except? NULL:
-    if type(o) is cudaLogsCallbackHandle:
+    if type(o) is cudaLogsCallbackHandle or type(o) is _cudaLogsCallbackHandle_peer:
         return (<cudaLogsCallbackHandle>o)._ptr
+    return _as_cudaLogsCallbackHandle_other(o, name)
+
+
+cdef c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle_other(object o, const char* name) except? NULL:
+    global _cudaLogsCallbackHandle_peer
     if isinstance(o, cudaLogsCallbackHandle):
         return (<cudaLogsCallbackHandle>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLogsCallbackHandle, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "CUlogsCallbackEntry_st":
         raise TypeError(f"{name.decode()}: expected cudaLogsCallbackHandle, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == cudaLogsCallbackHandle.__basicsize__:
+        _cudaLogsCallbackHandle_peer = type(o)
+        return (<cudaLogsCallbackHandle>o)._ptr
     return <c.cudaLogsCallbackHandle>as_address(o, name)
 
 
@@ -4816,6 +5096,61 @@ set_type_attr(cudaLogsCallbackHandle, "_c_struct", "CUlogsCallbackEntry_st")
 
 cdef inline cudaLogsCallbackHandle _new_cudaLogsCallbackHandle(c.cudaLogsCallbackHandle value):
     cdef cudaLogsCallbackHandle h = cudaLogsCallbackHandle.__new__(cudaLogsCallbackHandle)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class cudaGraphConditionalHandle:
+    """Opaque handle cudaGraphConditionalHandle.
+
+    CUDA handle for conditional graph nodes
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = _as_cudaGraphConditionalHandle(value, b"value")
+
+    def __int__(self):
+        return self._ptr
+
+    def __index__(self):
+        # An integer in C: usable wherever an address or an int is taken.
+        return self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cudaGraphConditionalHandle>other)._ptr
+
+    def __hash__(self):
+        return hash(self._ptr)
+
+    def __repr__(self):
+        # A value, printed as one (hex(h) gives the address form).
+        return f"<cudaGraphConditionalHandle {self._ptr}>"
+
+    def getPtr(self):
+        """The address of the stored value, for C functions taking a cudaGraphConditionalHandle*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline c.cudaGraphConditionalHandle _as_cudaGraphConditionalHandle(object o, const char* name) except? 0:
+    if type(o) is cudaGraphConditionalHandle:
+        return (<cudaGraphConditionalHandle>o)._ptr
+    if o is None:
+        return 0
+    if isinstance(o, cudaGraphConditionalHandle):
+        return (<cudaGraphConditionalHandle>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cudaGraphConditionalHandle, an int or None, got {type(o).__name__}")
+    return <c.cudaGraphConditionalHandle>as_unsigned(o, name, UINT64_MAX)
+
+
+cdef inline cudaGraphConditionalHandle _new_cudaGraphConditionalHandle(c.cudaGraphConditionalHandle value):
+    cdef cudaGraphConditionalHandle h = cudaGraphConditionalHandle.__new__(cudaGraphConditionalHandle)
     h._ptr = value
     return h
 
@@ -4875,6 +5210,7 @@ set_type_attr(char1, "sizeof", sizeof(c.char1))
 
 
 
+
 cdef class uchar1(Struct):
     """Struct uchar1 of the C API."""
     _fields = ("x", )
@@ -4927,6 +5263,7 @@ cdef inline c.uchar1* _as_uchar1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uchar1, "sizeof", sizeof(c.uchar1))
+
 
 
 
@@ -4995,6 +5332,7 @@ set_type_attr(char2, "sizeof", sizeof(c.char2))
 
 
 
+
 cdef class uchar2(Struct):
     """Struct uchar2 of the C API."""
     _fields = ("x", "y", )
@@ -5057,6 +5395,7 @@ cdef inline c.uchar2* _as_uchar2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uchar2, "sizeof", sizeof(c.uchar2))
+
 
 
 
@@ -5135,6 +5474,7 @@ set_type_attr(char3, "sizeof", sizeof(c.char3))
 
 
 
+
 cdef class uchar3(Struct):
     """Struct uchar3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -5207,6 +5547,7 @@ cdef inline c.uchar3* _as_uchar3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uchar3, "sizeof", sizeof(c.uchar3))
+
 
 
 
@@ -5295,6 +5636,7 @@ set_type_attr(char4, "sizeof", sizeof(c.char4))
 
 
 
+
 cdef class uchar4(Struct):
     """Struct uchar4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -5380,6 +5722,7 @@ set_type_attr(uchar4, "sizeof", sizeof(c.uchar4))
 
 
 
+
 cdef class short1(Struct):
     """Struct short1 of the C API."""
     _fields = ("x", )
@@ -5435,6 +5778,7 @@ set_type_attr(short1, "sizeof", sizeof(c.short1))
 
 
 
+
 cdef class ushort1(Struct):
     """Struct ushort1 of the C API."""
     _fields = ("x", )
@@ -5487,6 +5831,7 @@ cdef inline c.ushort1* _as_ushort1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ushort1, "sizeof", sizeof(c.ushort1))
+
 
 
 
@@ -5555,6 +5900,7 @@ set_type_attr(short2, "sizeof", sizeof(c.short2))
 
 
 
+
 cdef class ushort2(Struct):
     """Struct ushort2 of the C API."""
     _fields = ("x", "y", )
@@ -5617,6 +5963,7 @@ cdef inline c.ushort2* _as_ushort2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ushort2, "sizeof", sizeof(c.ushort2))
+
 
 
 
@@ -5695,6 +6042,7 @@ set_type_attr(short3, "sizeof", sizeof(c.short3))
 
 
 
+
 cdef class ushort3(Struct):
     """Struct ushort3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -5767,6 +6115,7 @@ cdef inline c.ushort3* _as_ushort3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ushort3, "sizeof", sizeof(c.ushort3))
+
 
 
 
@@ -5855,6 +6204,7 @@ set_type_attr(short4, "sizeof", sizeof(c.short4))
 
 
 
+
 cdef class ushort4(Struct):
     """Struct ushort4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -5940,6 +6290,7 @@ set_type_attr(ushort4, "sizeof", sizeof(c.ushort4))
 
 
 
+
 cdef class int1(Struct):
     """Struct int1 of the C API."""
     _fields = ("x", )
@@ -5995,6 +6346,7 @@ set_type_attr(int1, "sizeof", sizeof(c.int1))
 
 
 
+
 cdef class uint1(Struct):
     """Struct uint1 of the C API."""
     _fields = ("x", )
@@ -6047,6 +6399,7 @@ cdef inline c.uint1* _as_uint1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uint1, "sizeof", sizeof(c.uint1))
+
 
 
 
@@ -6115,6 +6468,7 @@ set_type_attr(int2, "sizeof", sizeof(c.int2))
 
 
 
+
 cdef class uint2(Struct):
     """Struct uint2 of the C API."""
     _fields = ("x", "y", )
@@ -6177,6 +6531,7 @@ cdef inline c.uint2* _as_uint2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uint2, "sizeof", sizeof(c.uint2))
+
 
 
 
@@ -6255,6 +6610,7 @@ set_type_attr(int3, "sizeof", sizeof(c.int3))
 
 
 
+
 cdef class uint3(Struct):
     """Struct uint3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -6327,6 +6683,7 @@ cdef inline c.uint3* _as_uint3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(uint3, "sizeof", sizeof(c.uint3))
+
 
 
 
@@ -6415,6 +6772,7 @@ set_type_attr(int4, "sizeof", sizeof(c.int4))
 
 
 
+
 cdef class uint4(Struct):
     """Struct uint4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -6500,6 +6858,7 @@ set_type_attr(uint4, "sizeof", sizeof(c.uint4))
 
 
 
+
 cdef class long1(Struct):
     """Struct long1 of the C API."""
     _fields = ("x", )
@@ -6555,6 +6914,7 @@ set_type_attr(long1, "sizeof", sizeof(c.long1))
 
 
 
+
 cdef class ulong1(Struct):
     """Struct ulong1 of the C API."""
     _fields = ("x", )
@@ -6607,6 +6967,7 @@ cdef inline c.ulong1* _as_ulong1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong1, "sizeof", sizeof(c.ulong1))
+
 
 
 
@@ -6675,6 +7036,7 @@ set_type_attr(long2, "sizeof", sizeof(c.long2))
 
 
 
+
 cdef class ulong2(Struct):
     """Struct ulong2 of the C API."""
     _fields = ("x", "y", )
@@ -6737,6 +7099,7 @@ cdef inline c.ulong2* _as_ulong2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong2, "sizeof", sizeof(c.ulong2))
+
 
 
 
@@ -6815,6 +7178,7 @@ set_type_attr(long3, "sizeof", sizeof(c.long3))
 
 
 
+
 cdef class ulong3(Struct):
     """Struct ulong3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -6887,6 +7251,7 @@ cdef inline c.ulong3* _as_ulong3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong3, "sizeof", sizeof(c.ulong3))
+
 
 
 
@@ -6975,6 +7340,7 @@ set_type_attr(long4, "sizeof", sizeof(c.long4))
 
 
 
+
 cdef class ulong4(Struct):
     """Struct ulong4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -7057,6 +7423,7 @@ cdef inline c.ulong4* _as_ulong4_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(ulong4, "sizeof", sizeof(c.ulong4))
+
 
 
 
@@ -7145,6 +7512,7 @@ set_type_attr(long4_16a, "sizeof", sizeof(c.long4_16a))
 
 
 
+
 cdef class ulong4_16a(Struct):
     """Struct ulong4_16a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -7227,6 +7595,7 @@ cdef inline c.ulong4_16a* _as_ulong4_16a_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulong4_16a, "sizeof", sizeof(c.ulong4_16a))
+
 
 
 
@@ -7315,6 +7684,7 @@ set_type_attr(long4_32a, "sizeof", sizeof(c.long4_32a))
 
 
 
+
 cdef class ulong4_32a(Struct):
     """Struct ulong4_32a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -7400,6 +7770,7 @@ set_type_attr(ulong4_32a, "sizeof", sizeof(c.ulong4_32a))
 
 
 
+
 cdef class float1(Struct):
     """Struct float1 of the C API."""
     _fields = ("x", )
@@ -7452,6 +7823,7 @@ cdef inline c.float1* _as_float1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(float1, "sizeof", sizeof(c.float1))
+
 
 
 
@@ -7517,6 +7889,7 @@ cdef inline c.float2* _as_float2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(float2, "sizeof", sizeof(c.float2))
+
 
 
 
@@ -7592,6 +7965,7 @@ cdef inline c.float3* _as_float3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(float3, "sizeof", sizeof(c.float3))
+
 
 
 
@@ -7680,6 +8054,7 @@ set_type_attr(float4, "sizeof", sizeof(c.float4))
 
 
 
+
 cdef class longlong1(Struct):
     """Struct longlong1 of the C API."""
     _fields = ("x", )
@@ -7735,6 +8110,7 @@ set_type_attr(longlong1, "sizeof", sizeof(c.longlong1))
 
 
 
+
 cdef class ulonglong1(Struct):
     """Struct ulonglong1 of the C API."""
     _fields = ("x", )
@@ -7787,6 +8163,7 @@ cdef inline c.ulonglong1* _as_ulonglong1_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong1, "sizeof", sizeof(c.ulonglong1))
+
 
 
 
@@ -7855,6 +8232,7 @@ set_type_attr(longlong2, "sizeof", sizeof(c.longlong2))
 
 
 
+
 cdef class ulonglong2(Struct):
     """Struct ulonglong2 of the C API."""
     _fields = ("x", "y", )
@@ -7917,6 +8295,7 @@ cdef inline c.ulonglong2* _as_ulonglong2_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong2, "sizeof", sizeof(c.ulonglong2))
+
 
 
 
@@ -7995,6 +8374,7 @@ set_type_attr(longlong3, "sizeof", sizeof(c.longlong3))
 
 
 
+
 cdef class ulonglong3(Struct):
     """Struct ulonglong3 of the C API."""
     _fields = ("x", "y", "z", )
@@ -8067,6 +8447,7 @@ cdef inline c.ulonglong3* _as_ulonglong3_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong3, "sizeof", sizeof(c.ulonglong3))
+
 
 
 
@@ -8155,6 +8536,7 @@ set_type_attr(longlong4, "sizeof", sizeof(c.longlong4))
 
 
 
+
 cdef class longlong4_16a(Struct):
     """Struct longlong4_16a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8237,6 +8619,7 @@ cdef inline c.longlong4_16a* _as_longlong4_16a_ptr(object o, const char* name) e
 
 
 set_type_attr(longlong4_16a, "sizeof", sizeof(c.longlong4_16a))
+
 
 
 
@@ -8325,6 +8708,7 @@ set_type_attr(longlong4_32a, "sizeof", sizeof(c.longlong4_32a))
 
 
 
+
 cdef class ulonglong4(Struct):
     """Struct ulonglong4 of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8407,6 +8791,7 @@ cdef inline c.ulonglong4* _as_ulonglong4_ptr(object o, const char* name) except 
 
 
 set_type_attr(ulonglong4, "sizeof", sizeof(c.ulonglong4))
+
 
 
 
@@ -8495,6 +8880,7 @@ set_type_attr(ulonglong4_16a, "sizeof", sizeof(c.ulonglong4_16a))
 
 
 
+
 cdef class ulonglong4_32a(Struct):
     """Struct ulonglong4_32a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8580,6 +8966,7 @@ set_type_attr(ulonglong4_32a, "sizeof", sizeof(c.ulonglong4_32a))
 
 
 
+
 cdef class double1(Struct):
     """Struct double1 of the C API."""
     _fields = ("x", )
@@ -8632,6 +9019,7 @@ cdef inline c.double1* _as_double1_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(double1, "sizeof", sizeof(c.double1))
+
 
 
 
@@ -8697,6 +9085,7 @@ cdef inline c.double2* _as_double2_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(double2, "sizeof", sizeof(c.double2))
+
 
 
 
@@ -8772,6 +9161,7 @@ cdef inline c.double3* _as_double3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(double3, "sizeof", sizeof(c.double3))
+
 
 
 
@@ -8860,6 +9250,7 @@ set_type_attr(double4, "sizeof", sizeof(c.double4))
 
 
 
+
 cdef class double4_16a(Struct):
     """Struct double4_16a of the C API."""
     _fields = ("x", "y", "z", "w", )
@@ -8942,6 +9333,7 @@ cdef inline c.double4_16a* _as_double4_16a_ptr(object o, const char* name) excep
 
 
 set_type_attr(double4_16a, "sizeof", sizeof(c.double4_16a))
+
 
 
 
@@ -9030,6 +9422,7 @@ set_type_attr(double4_32a, "sizeof", sizeof(c.double4_32a))
 
 
 
+
 cdef class dim3(Struct):
     """Struct dim3 of the C API.
 
@@ -9108,6 +9501,7 @@ cdef inline c.dim3* _as_dim3_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(dim3, "sizeof", sizeof(c.dim3))
+
 
 
 
@@ -9209,6 +9603,7 @@ set_type_attr(cudaChannelFormatDesc, "sizeof", sizeof(c.cudaChannelFormatDesc))
 
 
 
+
 cdef class cudaArraySparseProperties_tileExtent(Struct):
     """Struct cudaArraySparseProperties_tileExtent of the C API."""
     _fields = ("width", "height", "depth", )
@@ -9281,6 +9676,7 @@ cdef inline c.cudaArraySparseProperties_tileExtent* _as_cudaArraySparsePropertie
 
 
 set_type_attr(cudaArraySparseProperties_tileExtent, "sizeof", sizeof(c.cudaArraySparseProperties_tileExtent))
+
 
 
 
@@ -9385,6 +9781,7 @@ set_type_attr(cudaArraySparseProperties, "sizeof", sizeof(c.cudaArraySparsePrope
 
 
 
+
 cdef class cudaArrayMemoryRequirements(Struct):
     """Struct cudaArrayMemoryRequirements of the C API.
 
@@ -9463,6 +9860,7 @@ cdef inline c.cudaArrayMemoryRequirements* _as_cudaArrayMemoryRequirements_ptr(o
 
 
 set_type_attr(cudaArrayMemoryRequirements, "sizeof", sizeof(c.cudaArrayMemoryRequirements))
+
 
 
 
@@ -9559,6 +9957,7 @@ set_type_attr(cudaPitchedPtr, "sizeof", sizeof(c.cudaPitchedPtr))
 
 
 
+
 cdef class cudaExtent(Struct):
     """Struct cudaExtent of the C API.
 
@@ -9639,6 +10038,7 @@ set_type_attr(cudaExtent, "sizeof", sizeof(c.cudaExtent))
 
 
 
+
 cdef class cudaPos(Struct):
     """Struct cudaPos of the C API.
 
@@ -9716,6 +10116,7 @@ cdef inline c.cudaPos* _as_cudaPos_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(cudaPos, "sizeof", sizeof(c.cudaPos))
+
 
 
 
@@ -9847,6 +10248,7 @@ set_type_attr(cudaMemcpy3DParms, "sizeof", sizeof(c.cudaMemcpy3DParms))
 
 
 
+
 cdef class cudaMemcpyNodeParams(Struct):
     """Struct cudaMemcpyNodeParams of the C API.
 
@@ -9925,6 +10327,7 @@ cdef inline c.cudaMemcpyNodeParams* _as_cudaMemcpyNodeParams_ptr(object o, const
 
 
 set_type_attr(cudaMemcpyNodeParams, "sizeof", sizeof(c.cudaMemcpyNodeParams))
+
 
 
 
@@ -10066,6 +10469,7 @@ set_type_attr(cudaMemcpy3DPeerParms, "sizeof", sizeof(c.cudaMemcpy3DPeerParms))
 
 
 
+
 cdef class cudaMemsetParams(Struct):
     """Struct cudaMemsetParams of the C API.
 
@@ -10174,6 +10578,7 @@ cdef inline c.cudaMemsetParams* _as_cudaMemsetParams_ptr(object o, const char* n
 
 
 set_type_attr(cudaMemsetParams, "sizeof", sizeof(c.cudaMemsetParams))
+
 
 
 
@@ -10288,6 +10693,7 @@ set_type_attr(cudaMemsetParamsV2, "sizeof", sizeof(c.cudaMemsetParamsV2))
 
 
 
+
 cdef class cudaAccessPolicyWindow(Struct):
     """Struct cudaAccessPolicyWindow of the C API.
 
@@ -10397,6 +10803,7 @@ set_type_attr(cudaAccessPolicyWindow, "sizeof", sizeof(c.cudaAccessPolicyWindow)
 
 
 
+
 cdef class cudaHostNodeParams(Struct):
     """Struct cudaHostNodeParams of the C API.
 
@@ -10468,6 +10875,7 @@ cdef inline c.cudaHostNodeParams* _as_cudaHostNodeParams_ptr(object o, const cha
 
 
 set_type_attr(cudaHostNodeParams, "sizeof", sizeof(c.cudaHostNodeParams))
+
 
 
 
@@ -10545,6 +10953,7 @@ set_type_attr(cudaHostNodeParamsV2, "sizeof", sizeof(c.cudaHostNodeParamsV2))
 
 
 
+
 cdef class cudaResourceDesc_res_array(Struct):
     """Struct cudaResourceDesc_res_array of the C API."""
     _fields = ("array", )
@@ -10600,6 +11009,7 @@ set_type_attr(cudaResourceDesc_res_array, "sizeof", sizeof(c.cudaResourceDesc_re
 
 
 
+
 cdef class cudaResourceDesc_res_mipmap(Struct):
     """Struct cudaResourceDesc_res_mipmap of the C API."""
     _fields = ("mipmap", )
@@ -10652,6 +11062,7 @@ cdef inline c.cudaResourceDesc_res_mipmap* _as_cudaResourceDesc_res_mipmap_ptr(o
 
 
 set_type_attr(cudaResourceDesc_res_mipmap, "sizeof", sizeof(c.cudaResourceDesc_res_mipmap))
+
 
 
 
@@ -10730,6 +11141,7 @@ cdef inline c.cudaResourceDesc_res_linear* _as_cudaResourceDesc_res_linear_ptr(o
 
 
 set_type_attr(cudaResourceDesc_res_linear, "sizeof", sizeof(c.cudaResourceDesc_res_linear))
+
 
 
 
@@ -10831,6 +11243,7 @@ set_type_attr(cudaResourceDesc_res_pitch2D, "sizeof", sizeof(c.cudaResourceDesc_
 
 
 
+
 cdef class cudaResourceDesc_res_reserved(Struct):
     """Struct cudaResourceDesc_res_reserved of the C API."""
     _fields = ("reserved", )
@@ -10886,6 +11299,7 @@ cdef inline c.cudaResourceDesc_res_reserved* _as_cudaResourceDesc_res_reserved_p
 
 
 set_type_attr(cudaResourceDesc_res_reserved, "sizeof", sizeof(c.cudaResourceDesc_res_reserved))
+
 
 
 
@@ -10984,6 +11398,7 @@ set_type_attr(cudaResourceDesc_res, "sizeof", sizeof(c.cudaResourceDesc_res))
 
 
 
+
 cdef class cudaResourceDesc(Struct):
     """Struct cudaResourceDesc of the C API.
 
@@ -11059,6 +11474,7 @@ cdef inline c.cudaResourceDesc* _as_cudaResourceDesc_ptr(object o, const char* n
 
 
 set_type_attr(cudaResourceDesc, "sizeof", sizeof(c.cudaResourceDesc))
+
 
 
 
@@ -11203,6 +11619,7 @@ set_type_attr(cudaResourceViewDesc, "sizeof", sizeof(c.cudaResourceViewDesc))
 
 
 
+
 cdef class cudaPointerAttributes(Struct):
     """Struct cudaPointerAttributes of the C API.
 
@@ -11319,6 +11736,7 @@ cdef inline c.cudaPointerAttributes* _as_cudaPointerAttributes_ptr(object o, con
 
 
 set_type_attr(cudaPointerAttributes, "sizeof", sizeof(c.cudaPointerAttributes))
+
 
 
 
@@ -11584,6 +12002,7 @@ set_type_attr(cudaFuncAttributes, "sizeof", sizeof(c.cudaFuncAttributes))
 
 
 
+
 cdef class cudaMemLocation(Struct):
     """Struct cudaMemLocation of the C API.
 
@@ -11655,6 +12074,7 @@ set_type_attr(cudaMemLocation, "sizeof", sizeof(c.cudaMemLocation))
 
 
 
+
 cdef class cudaMemAccessDesc(Struct):
     """Struct cudaMemAccessDesc of the C API.
 
@@ -11720,6 +12140,7 @@ cdef inline c.cudaMemAccessDesc* _as_cudaMemAccessDesc_ptr(object o, const char*
 
 
 set_type_attr(cudaMemAccessDesc, "sizeof", sizeof(c.cudaMemAccessDesc))
+
 
 
 
@@ -11850,6 +12271,7 @@ set_type_attr(cudaMemPoolProps, "sizeof", sizeof(c.cudaMemPoolProps))
 
 
 
+
 cdef class cudaMemPoolPtrExportData(Struct):
     """Struct cudaMemPoolPtrExportData of the C API.
 
@@ -11908,6 +12330,7 @@ cdef inline c.cudaMemPoolPtrExportData* _as_cudaMemPoolPtrExportData_ptr(object 
 
 
 set_type_attr(cudaMemPoolPtrExportData, "sizeof", sizeof(c.cudaMemPoolPtrExportData))
+
 
 
 
@@ -12029,6 +12452,7 @@ set_type_attr(cudaMemAllocNodeParams, "sizeof", sizeof(c.cudaMemAllocNodeParams)
 
 
 
+
 cdef class cudaMemAllocNodeParamsV2(Struct):
     """Struct cudaMemAllocNodeParamsV2 of the C API.
 
@@ -12147,6 +12571,7 @@ set_type_attr(cudaMemAllocNodeParamsV2, "sizeof", sizeof(c.cudaMemAllocNodeParam
 
 
 
+
 cdef class cudaMemFreeNodeParams(Struct):
     """Struct cudaMemFreeNodeParams of the C API.
 
@@ -12205,6 +12630,7 @@ cdef inline c.cudaMemFreeNodeParams* _as_cudaMemFreeNodeParams_ptr(object o, con
 
 
 set_type_attr(cudaMemFreeNodeParams, "sizeof", sizeof(c.cudaMemFreeNodeParams))
+
 
 
 
@@ -12296,6 +12722,7 @@ set_type_attr(cudaMemcpyAttributes, "sizeof", sizeof(c.cudaMemcpyAttributes))
 
 
 
+
 cdef class cudaOffset3D(Struct):
     """Struct cudaOffset3D of the C API.
 
@@ -12371,6 +12798,7 @@ cdef inline c.cudaOffset3D* _as_cudaOffset3D_ptr(object o, const char* name) exc
 
 
 set_type_attr(cudaOffset3D, "sizeof", sizeof(c.cudaOffset3D))
+
 
 
 
@@ -12465,6 +12893,7 @@ set_type_attr(cudaMemcpy3DOperand_op_ptr, "sizeof", sizeof(c.cudaMemcpy3DOperand
 
 
 
+
 cdef class cudaMemcpy3DOperand_op_array(Struct):
     """Struct cudaMemcpy3DOperand_op_array of the C API.
 
@@ -12533,6 +12962,7 @@ set_type_attr(cudaMemcpy3DOperand_op_array, "sizeof", sizeof(c.cudaMemcpy3DOpera
 
 
 
+
 cdef class cudaMemcpy3DOperand_op(Struct):
     """Union cudaMemcpy3DOperand_op of the C API."""
     _fields = ("ptr", "array", )
@@ -12595,6 +13025,7 @@ cdef inline c.cudaMemcpy3DOperand_op* _as_cudaMemcpy3DOperand_op_ptr(object o, c
 
 
 set_type_attr(cudaMemcpy3DOperand_op, "sizeof", sizeof(c.cudaMemcpy3DOperand_op))
+
 
 
 
@@ -12663,6 +13094,7 @@ cdef inline c.cudaMemcpy3DOperand* _as_cudaMemcpy3DOperand_ptr(object o, const c
 
 
 set_type_attr(cudaMemcpy3DOperand, "sizeof", sizeof(c.cudaMemcpy3DOperand))
+
 
 
 
@@ -12761,6 +13193,7 @@ set_type_attr(cudaMemcpy3DBatchOp, "sizeof", sizeof(c.cudaMemcpy3DBatchOp))
 
 
 
+
 cdef class CUuuid(Struct):
     """Struct CUuuid of the C API."""
     _fields = ("bytes_", )
@@ -12813,6 +13246,7 @@ cdef inline c.CUuuid* _as_CUuuid_ptr(object o, const char* name) except NULL:
 
 
 set_type_attr(CUuuid, "sizeof", sizeof(c.CUuuid))
+set_type_attr(CUuuid, "bytes", CUuuid.bytes_)
 
 CUuuid_st = CUuuid
 cudaUUID_t = CUuuid
@@ -13846,6 +14280,7 @@ set_type_attr(cudaDeviceProp, "sizeof", sizeof(c.cudaDeviceProp))
 
 
 
+
 cdef class cudaIpcEventHandle_t(Struct):
     """Struct cudaIpcEventHandle_t of the C API.
 
@@ -13901,6 +14336,7 @@ cdef inline c.cudaIpcEventHandle_t* _as_cudaIpcEventHandle_t_ptr(object o, const
 
 
 set_type_attr(cudaIpcEventHandle_t, "sizeof", sizeof(c.cudaIpcEventHandle_t))
+
 
 cudaIpcEventHandle_st = cudaIpcEventHandle_t
 
@@ -13960,6 +14396,7 @@ cdef inline c.cudaIpcMemHandle_t* _as_cudaIpcMemHandle_t_ptr(object o, const cha
 
 set_type_attr(cudaIpcMemHandle_t, "sizeof", sizeof(c.cudaIpcMemHandle_t))
 
+
 cudaIpcMemHandle_st = cudaIpcMemHandle_t
 
 cdef class cudaMemFabricHandle_t(Struct):
@@ -14014,6 +14451,7 @@ cdef inline c.cudaMemFabricHandle_t* _as_cudaMemFabricHandle_t_ptr(object o, con
 
 
 set_type_attr(cudaMemFabricHandle_t, "sizeof", sizeof(c.cudaMemFabricHandle_t))
+
 
 cudaMemFabricHandle_st = cudaMemFabricHandle_t
 
@@ -14101,6 +14539,7 @@ cdef inline c.cudaExternalMemoryHandleDesc_handle_win32* _as_cudaExternalMemoryH
 
 
 set_type_attr(cudaExternalMemoryHandleDesc_handle_win32, "sizeof", sizeof(c.cudaExternalMemoryHandleDesc_handle_win32))
+
 
 
 
@@ -14194,6 +14633,7 @@ cdef inline c.cudaExternalMemoryHandleDesc_handle* _as_cudaExternalMemoryHandleD
 
 
 set_type_attr(cudaExternalMemoryHandleDesc_handle, "sizeof", sizeof(c.cudaExternalMemoryHandleDesc_handle))
+
 
 
 
@@ -14298,6 +14738,7 @@ set_type_attr(cudaExternalMemoryHandleDesc, "sizeof", sizeof(c.cudaExternalMemor
 
 
 
+
 cdef class cudaExternalMemoryBufferDesc(Struct):
     """Struct cudaExternalMemoryBufferDesc of the C API.
 
@@ -14386,6 +14827,7 @@ cdef inline c.cudaExternalMemoryBufferDesc* _as_cudaExternalMemoryBufferDesc_ptr
 
 
 set_type_attr(cudaExternalMemoryBufferDesc, "sizeof", sizeof(c.cudaExternalMemoryBufferDesc))
+
 
 
 
@@ -14502,6 +14944,7 @@ set_type_attr(cudaExternalMemoryMipmappedArrayDesc, "sizeof", sizeof(c.cudaExter
 
 
 
+
 cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
     """Struct cudaExternalSemaphoreHandleDesc_handle_win32 of the C API.
 
@@ -14586,6 +15029,7 @@ cdef inline c.cudaExternalSemaphoreHandleDesc_handle_win32* _as_cudaExternalSema
 
 
 set_type_attr(cudaExternalSemaphoreHandleDesc_handle_win32, "sizeof", sizeof(c.cudaExternalSemaphoreHandleDesc_handle_win32))
+
 
 
 
@@ -14682,6 +15126,7 @@ set_type_attr(cudaExternalSemaphoreHandleDesc_handle, "sizeof", sizeof(c.cudaExt
 
 
 
+
 cdef class cudaExternalSemaphoreHandleDesc(Struct):
     """Struct cudaExternalSemaphoreHandleDesc of the C API.
 
@@ -14773,6 +15218,7 @@ set_type_attr(cudaExternalSemaphoreHandleDesc, "sizeof", sizeof(c.cudaExternalSe
 
 
 
+
 cdef class cudaExternalSemaphoreSignalParams_params_fence(Struct):
     """Struct cudaExternalSemaphoreSignalParams_params_fence of the C API.
 
@@ -14828,6 +15274,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams_params_fence* _as_cudaExternalSe
 
 
 set_type_attr(cudaExternalSemaphoreSignalParams_params_fence, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams_params_fence))
+
 
 
 
@@ -14900,6 +15347,7 @@ set_type_attr(cudaExternalSemaphoreSignalParams_params_nvSciSync, "sizeof", size
 
 
 
+
 cdef class cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
     """Struct cudaExternalSemaphoreSignalParams_params_keyedMutex of the C API.
 
@@ -14955,6 +15403,7 @@ cdef inline c.cudaExternalSemaphoreSignalParams_params_keyedMutex* _as_cudaExter
 
 
 set_type_attr(cudaExternalSemaphoreSignalParams_params_keyedMutex, "sizeof", sizeof(c.cudaExternalSemaphoreSignalParams_params_keyedMutex))
+
 
 
 
@@ -15046,6 +15495,7 @@ set_type_attr(cudaExternalSemaphoreSignalParams_params, "sizeof", sizeof(c.cudaE
 
 
 
+
 cdef class cudaExternalSemaphoreSignalParams(Struct):
     """Struct cudaExternalSemaphoreSignalParams of the C API.
 
@@ -15134,6 +15584,7 @@ set_type_attr(cudaExternalSemaphoreSignalParams, "sizeof", sizeof(c.cudaExternal
 
 
 
+
 cdef class cudaExternalSemaphoreWaitParams_params_fence(Struct):
     """Struct cudaExternalSemaphoreWaitParams_params_fence of the C API.
 
@@ -15189,6 +15640,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams_params_fence* _as_cudaExternalSema
 
 
 set_type_attr(cudaExternalSemaphoreWaitParams_params_fence, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams_params_fence))
+
 
 
 
@@ -15261,6 +15713,7 @@ set_type_attr(cudaExternalSemaphoreWaitParams_params_nvSciSync, "sizeof", sizeof
 
 
 
+
 cdef class cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
     """Struct cudaExternalSemaphoreWaitParams_params_keyedMutex of the C API.
 
@@ -15326,6 +15779,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams_params_keyedMutex* _as_cudaExterna
 
 
 set_type_attr(cudaExternalSemaphoreWaitParams_params_keyedMutex, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams_params_keyedMutex))
+
 
 
 
@@ -15417,6 +15871,7 @@ set_type_attr(cudaExternalSemaphoreWaitParams_params, "sizeof", sizeof(c.cudaExt
 
 
 
+
 cdef class cudaExternalSemaphoreWaitParams(Struct):
     """Struct cudaExternalSemaphoreWaitParams of the C API.
 
@@ -15502,6 +15957,7 @@ cdef inline c.cudaExternalSemaphoreWaitParams* _as_cudaExternalSemaphoreWaitPara
 
 
 set_type_attr(cudaExternalSemaphoreWaitParams, "sizeof", sizeof(c.cudaExternalSemaphoreWaitParams))
+
 
 
 
@@ -15593,6 +16049,7 @@ cdef inline c.cudalibraryHostUniversalFunctionAndDataTable* _as_cudalibraryHostU
 
 
 set_type_attr(cudalibraryHostUniversalFunctionAndDataTable, "sizeof", sizeof(c.cudalibraryHostUniversalFunctionAndDataTable))
+
 
 
 
@@ -15713,6 +16170,7 @@ set_type_attr(cudaKernelNodeParams, "sizeof", sizeof(c.cudaKernelNodeParams))
 
 
 
+
 cdef class cudaKernelNodeParamsV2(Struct):
     """Struct cudaKernelNodeParamsV2 of the C API.
 
@@ -15830,6 +16288,7 @@ set_type_attr(cudaKernelNodeParamsV2, "sizeof", sizeof(c.cudaKernelNodeParamsV2)
 
 
 
+
 cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
     """Struct cudaExternalSemaphoreSignalNodeParams of the C API.
 
@@ -15925,6 +16384,7 @@ cdef inline c.cudaExternalSemaphoreSignalNodeParams* _as_cudaExternalSemaphoreSi
 
 
 set_type_attr(cudaExternalSemaphoreSignalNodeParams, "sizeof", sizeof(c.cudaExternalSemaphoreSignalNodeParams))
+
 
 
 
@@ -16026,6 +16486,7 @@ set_type_attr(cudaExternalSemaphoreSignalNodeParamsV2, "sizeof", sizeof(c.cudaEx
 
 
 
+
 cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
     """Struct cudaExternalSemaphoreWaitNodeParams of the C API.
 
@@ -16121,6 +16582,7 @@ cdef inline c.cudaExternalSemaphoreWaitNodeParams* _as_cudaExternalSemaphoreWait
 
 
 set_type_attr(cudaExternalSemaphoreWaitNodeParams, "sizeof", sizeof(c.cudaExternalSemaphoreWaitNodeParams))
+
 
 
 
@@ -16222,6 +16684,7 @@ set_type_attr(cudaExternalSemaphoreWaitNodeParamsV2, "sizeof", sizeof(c.cudaExte
 
 
 
+
 cdef class cudaConditionalNodeParams(Struct):
     """Struct cudaConditionalNodeParams of the C API.
 
@@ -16257,11 +16720,11 @@ cdef class cudaConditionalNodeParams(Struct):
         """Conditional node handle.
                                                   Handles must be created in advance of creating the node
                                                   using cudaGraphConditionalHandleCreate."""
-        return self._ptr.handle
+        return _new_cudaGraphConditionalHandle(self._ptr.handle)
 
     @handle.setter
     def handle(self, value):
-        self._ptr.handle = <c.cudaGraphConditionalHandle>as_unsigned(value, b"handle", UINT64_MAX)
+        self._ptr.handle = _as_cudaGraphConditionalHandle(value, b"handle")
 
 
     @property
@@ -16330,6 +16793,7 @@ cdef inline c.cudaConditionalNodeParams* _as_cudaConditionalNodeParams_ptr(objec
 
 
 set_type_attr(cudaConditionalNodeParams, "sizeof", sizeof(c.cudaConditionalNodeParams))
+
 
 
 
@@ -16405,6 +16869,7 @@ set_type_attr(cudaChildGraphNodeParams, "sizeof", sizeof(c.cudaChildGraphNodePar
 
 
 
+
 cdef class cudaEventRecordNodeParams(Struct):
     """Struct cudaEventRecordNodeParams of the C API.
 
@@ -16463,6 +16928,7 @@ set_type_attr(cudaEventRecordNodeParams, "sizeof", sizeof(c.cudaEventRecordNodeP
 
 
 
+
 cdef class cudaEventWaitNodeParams(Struct):
     """Struct cudaEventWaitNodeParams of the C API.
 
@@ -16518,6 +16984,7 @@ cdef inline c.cudaEventWaitNodeParams* _as_cudaEventWaitNodeParams_ptr(object o,
 
 
 set_type_attr(cudaEventWaitNodeParams, "sizeof", sizeof(c.cudaEventWaitNodeParams))
+
 
 
 
@@ -16735,6 +17202,7 @@ set_type_attr(cudaGraphNodeParams, "sizeof", sizeof(c.cudaGraphNodeParams))
 
 
 
+
 cdef class cudaGraphEdgeData(Struct):
     """Struct cudaGraphEdgeData of the C API.
 
@@ -16844,6 +17312,7 @@ cdef inline c.cudaGraphEdgeData* _as_cudaGraphEdgeData_ptr(object o, const char*
 
 set_type_attr(cudaGraphEdgeData, "sizeof", sizeof(c.cudaGraphEdgeData))
 
+
 cudaGraphEdgeData_st = cudaGraphEdgeData
 
 cdef class cudaGraphInstantiateParams(Struct):
@@ -16932,6 +17401,7 @@ cdef inline c.cudaGraphInstantiateParams* _as_cudaGraphInstantiateParams_ptr(obj
 
 set_type_attr(cudaGraphInstantiateParams, "sizeof", sizeof(c.cudaGraphInstantiateParams))
 
+
 cudaGraphInstantiateParams_st = cudaGraphInstantiateParams
 
 cdef class cudaGraphExecUpdateResultInfo(Struct):
@@ -17011,6 +17481,7 @@ cdef inline c.cudaGraphExecUpdateResultInfo* _as_cudaGraphExecUpdateResultInfo_p
 
 
 set_type_attr(cudaGraphExecUpdateResultInfo, "sizeof", sizeof(c.cudaGraphExecUpdateResultInfo))
+
 
 cudaGraphExecUpdateResultInfo_st = cudaGraphExecUpdateResultInfo
 
@@ -17092,6 +17563,7 @@ set_type_attr(cudaGraphKernelNodeUpdate_updateData_param, "sizeof", sizeof(c.cud
 
 
 
+
 cdef class cudaGraphKernelNodeUpdate_updateData(Struct):
     """Union cudaGraphKernelNodeUpdate_updateData of the C API."""
     _fields = ("gridDim", "param", "isEnabled", )
@@ -17164,6 +17636,7 @@ cdef inline c.cudaGraphKernelNodeUpdate_updateData* _as_cudaGraphKernelNodeUpdat
 
 
 set_type_attr(cudaGraphKernelNodeUpdate_updateData, "sizeof", sizeof(c.cudaGraphKernelNodeUpdate_updateData))
+
 
 
 
@@ -17245,6 +17718,7 @@ set_type_attr(cudaGraphKernelNodeUpdate, "sizeof", sizeof(c.cudaGraphKernelNodeU
 
 
 
+
 cdef class cudaLaunchMemSyncDomainMap(Struct):
     """Struct cudaLaunchMemSyncDomainMap of the C API.
 
@@ -17318,6 +17792,7 @@ cdef inline c.cudaLaunchMemSyncDomainMap* _as_cudaLaunchMemSyncDomainMap_ptr(obj
 
 
 set_type_attr(cudaLaunchMemSyncDomainMap, "sizeof", sizeof(c.cudaLaunchMemSyncDomainMap))
+
 
 cudaLaunchMemSyncDomainMap_st = cudaLaunchMemSyncDomainMap
 
@@ -17407,6 +17882,7 @@ set_type_attr(cudaLaunchAttributeValue_clusterDim, "sizeof", sizeof(c.cudaLaunch
 
 
 
+
 cdef class cudaLaunchAttributeValue_programmaticEvent(Struct):
     """Struct cudaLaunchAttributeValue_programmaticEvent of the C API.
 
@@ -17487,6 +17963,7 @@ cdef inline c.cudaLaunchAttributeValue_programmaticEvent* _as_cudaLaunchAttribut
 
 
 set_type_attr(cudaLaunchAttributeValue_programmaticEvent, "sizeof", sizeof(c.cudaLaunchAttributeValue_programmaticEvent))
+
 
 
 
@@ -17578,6 +18055,7 @@ set_type_attr(cudaLaunchAttributeValue_preferredClusterDim, "sizeof", sizeof(c.c
 
 
 
+
 cdef class cudaLaunchAttributeValue_launchCompletionEvent(Struct):
     """Struct cudaLaunchAttributeValue_launchCompletionEvent of the C API.
 
@@ -17650,6 +18128,7 @@ set_type_attr(cudaLaunchAttributeValue_launchCompletionEvent, "sizeof", sizeof(c
 
 
 
+
 cdef class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
     """Struct cudaLaunchAttributeValue_deviceUpdatableKernelNode of the C API.
 
@@ -17718,6 +18197,7 @@ cdef inline c.cudaLaunchAttributeValue_deviceUpdatableKernelNode* _as_cudaLaunch
 
 
 set_type_attr(cudaLaunchAttributeValue_deviceUpdatableKernelNode, "sizeof", sizeof(c.cudaLaunchAttributeValue_deviceUpdatableKernelNode))
+
 
 
 
@@ -17968,6 +18448,7 @@ set_type_attr(cudaLaunchAttributeValue, "sizeof", sizeof(c.cudaLaunchAttributeVa
 
 
 
+
 cdef class cudaLaunchAttribute(Struct):
     """Struct cudaLaunchAttribute of the C API.
 
@@ -18043,6 +18524,7 @@ cdef inline c.cudaLaunchAttribute* _as_cudaLaunchAttribute_ptr(object o, const c
 
 
 set_type_attr(cudaLaunchAttribute, "sizeof", sizeof(c.cudaLaunchAttribute))
+
 
 cudaLaunchAttribute_st = cudaLaunchAttribute
 
@@ -18169,6 +18651,7 @@ cdef inline c.cudaLaunchConfig_t* _as_cudaLaunchConfig_t_ptr(object o, const cha
 
 set_type_attr(cudaLaunchConfig_t, "sizeof", sizeof(c.cudaLaunchConfig_t))
 
+
 cudaLaunchConfig_st = cudaLaunchConfig_t
 
 cdef class cudaAsyncNotificationInfo_t_info_overBudget(Struct):
@@ -18226,6 +18709,7 @@ set_type_attr(cudaAsyncNotificationInfo_t_info_overBudget, "sizeof", sizeof(c.cu
 
 
 
+
 cdef class cudaAsyncNotificationInfo_t_info(Struct):
     """Union cudaAsyncNotificationInfo_t_info of the C API."""
     _fields = ("overBudget", )
@@ -18278,6 +18762,7 @@ cdef inline c.cudaAsyncNotificationInfo_t_info* _as_cudaAsyncNotificationInfo_t_
 
 
 set_type_attr(cudaAsyncNotificationInfo_t_info, "sizeof", sizeof(c.cudaAsyncNotificationInfo_t_info))
+
 
 
 
@@ -18346,6 +18831,7 @@ cdef inline c.cudaAsyncNotificationInfo_t* _as_cudaAsyncNotificationInfo_t_ptr(o
 
 
 set_type_attr(cudaAsyncNotificationInfo_t, "sizeof", sizeof(c.cudaAsyncNotificationInfo_t))
+
 
 cudaAsyncNotificationInfo = cudaAsyncNotificationInfo_t
 
@@ -18533,6 +19019,7 @@ set_type_attr(cudaTextureDesc, "sizeof", sizeof(c.cudaTextureDesc))
 
 
 
+
 cdef void _trampoline_cudaDeviceRegisterAsyncNotification_callbackFunc(c.cudaAsyncNotificationInfo_t* a0, void* a1, c.cudaAsyncCallbackHandle_t a2) noexcept with gil:
     # a1 is the (callable, user data) tuple the binding passed to C.
     cdef object box = <object>a1
@@ -18587,6 +19074,193 @@ cdef void _trampoline_cudaUserObjectCreate_destroy(void* a0) noexcept with gil:
         box[0](box[1])
     except BaseException as exc:
         report_unraisable(exc, box[0])
+
+
+# The value each cudaGraphMemAttributeType reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _cudaGraphMemAttributeType_value:
+    unsigned long long v0
+
+
+cdef size_t _cudaGraphMemAttributeType_size(int attribute, const char* name) except 0:
+    if attribute == 0:  # cudaGraphMemAttrUsedMemCurrent
+        return sizeof(unsigned long long)
+    if attribute == 1:  # cudaGraphMemAttrUsedMemHigh
+        return sizeof(unsigned long long)
+    if attribute == 2:  # cudaGraphMemAttrReservedMemCurrent
+        return sizeof(unsigned long long)
+    if attribute == 3:  # cudaGraphMemAttrReservedMemHigh
+        return sizeof(unsigned long long)
+    raise ValueError(f"{name.decode()}: cudaGraphMemAttributeType {attribute} has no known value type")
+
+
+cdef object _cudaGraphMemAttributeType_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 0:  # cudaGraphMemAttrUsedMemCurrent
+        return (<unsigned long long*>buf)[i]
+    if attribute == 1:  # cudaGraphMemAttrUsedMemHigh
+        return (<unsigned long long*>buf)[i]
+    if attribute == 2:  # cudaGraphMemAttrReservedMemCurrent
+        return (<unsigned long long*>buf)[i]
+    if attribute == 3:  # cudaGraphMemAttrReservedMemHigh
+        return (<unsigned long long*>buf)[i]
+    return None
+
+
+cdef int _cudaGraphMemAttributeType_store(int attribute, object item, void* buf, const char* name) except -1:
+    cdef size_t size = _cudaGraphMemAttributeType_size(attribute, name)
+    if raw_value_into(item, buf, size, b"value"):
+        return 0
+    if attribute == 0:  # cudaGraphMemAttrUsedMemCurrent
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 1:  # cudaGraphMemAttrUsedMemHigh
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 2:  # cudaGraphMemAttrReservedMemCurrent
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 3:  # cudaGraphMemAttrReservedMemHigh
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    return 0
+
+# The value each cudaMemPoolAttr reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _cudaMemPoolAttr_value:
+    int v0
+    unsigned long long v1
+
+
+cdef size_t _cudaMemPoolAttr_size(int attribute, const char* name) except 0:
+    if attribute == 1:  # cudaMemPoolReuseFollowEventDependencies
+        return sizeof(int)
+    if attribute == 2:  # cudaMemPoolReuseAllowOpportunistic
+        return sizeof(int)
+    if attribute == 3:  # cudaMemPoolReuseAllowInternalDependencies
+        return sizeof(int)
+    if attribute == 4:  # cudaMemPoolAttrReleaseThreshold
+        return sizeof(unsigned long long)
+    if attribute == 5:  # cudaMemPoolAttrReservedMemCurrent
+        return sizeof(unsigned long long)
+    if attribute == 6:  # cudaMemPoolAttrReservedMemHigh
+        return sizeof(unsigned long long)
+    if attribute == 7:  # cudaMemPoolAttrUsedMemCurrent
+        return sizeof(unsigned long long)
+    if attribute == 8:  # cudaMemPoolAttrUsedMemHigh
+        return sizeof(unsigned long long)
+    raise ValueError(f"{name.decode()}: cudaMemPoolAttr {attribute} has no known value type")
+
+
+cdef object _cudaMemPoolAttr_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 1:  # cudaMemPoolReuseFollowEventDependencies
+        return (<int*>buf)[i]
+    if attribute == 2:  # cudaMemPoolReuseAllowOpportunistic
+        return (<int*>buf)[i]
+    if attribute == 3:  # cudaMemPoolReuseAllowInternalDependencies
+        return (<int*>buf)[i]
+    if attribute == 4:  # cudaMemPoolAttrReleaseThreshold
+        return (<unsigned long long*>buf)[i]
+    if attribute == 5:  # cudaMemPoolAttrReservedMemCurrent
+        return (<unsigned long long*>buf)[i]
+    if attribute == 6:  # cudaMemPoolAttrReservedMemHigh
+        return (<unsigned long long*>buf)[i]
+    if attribute == 7:  # cudaMemPoolAttrUsedMemCurrent
+        return (<unsigned long long*>buf)[i]
+    if attribute == 8:  # cudaMemPoolAttrUsedMemHigh
+        return (<unsigned long long*>buf)[i]
+    return None
+
+
+cdef int _cudaMemPoolAttr_store(int attribute, object item, void* buf, const char* name) except -1:
+    cdef size_t size = _cudaMemPoolAttr_size(attribute, name)
+    if raw_value_into(item, buf, size, b"value"):
+        return 0
+    if attribute == 1:  # cudaMemPoolReuseFollowEventDependencies
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 2:  # cudaMemPoolReuseAllowOpportunistic
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 3:  # cudaMemPoolReuseAllowInternalDependencies
+        (<int*>buf)[0] = <int>as_signed(item, b"value", INT32_MIN, INT32_MAX)
+        return 0
+
+    if attribute == 4:  # cudaMemPoolAttrReleaseThreshold
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 5:  # cudaMemPoolAttrReservedMemCurrent
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 6:  # cudaMemPoolAttrReservedMemHigh
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 7:  # cudaMemPoolAttrUsedMemCurrent
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    if attribute == 8:  # cudaMemPoolAttrUsedMemHigh
+        (<unsigned long long*>buf)[0] = <unsigned long long>as_unsigned(item, b"value", UINT64_MAX)
+        return 0
+
+    return 0
+
+# The value each cudaMemRangeAttribute reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _cudaMemRangeAttribute_value:
+    int v0
+    c.cudaMemLocationType v1
+
+
+cdef size_t _cudaMemRangeAttribute_size(int attribute, const char* name) except 0:
+    if attribute == 1:  # cudaMemRangeAttributeReadMostly
+        return sizeof(int)
+    if attribute == 2:  # cudaMemRangeAttributePreferredLocation
+        return sizeof(int)
+    if attribute == 3:  # cudaMemRangeAttributeAccessedBy
+        return sizeof(int)
+    if attribute == 4:  # cudaMemRangeAttributeLastPrefetchLocation
+        return sizeof(int)
+    if attribute == 5:  # cudaMemRangeAttributePreferredLocationType
+        return sizeof(c.cudaMemLocationType)
+    if attribute == 6:  # cudaMemRangeAttributePreferredLocationId
+        return sizeof(int)
+    if attribute == 7:  # cudaMemRangeAttributeLastPrefetchLocationType
+        return sizeof(c.cudaMemLocationType)
+    if attribute == 8:  # cudaMemRangeAttributeLastPrefetchLocationId
+        return sizeof(int)
+    raise ValueError(f"{name.decode()}: cudaMemRangeAttribute {attribute} has no known value type")
+
+
+cdef object _cudaMemRangeAttribute_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 1:  # cudaMemRangeAttributeReadMostly
+        return (<int*>buf)[i]
+    if attribute == 2:  # cudaMemRangeAttributePreferredLocation
+        return (<int*>buf)[i]
+    if attribute == 3:  # cudaMemRangeAttributeAccessedBy
+        return [(<int*>buf)[i] for i in range(<Py_ssize_t>(size // sizeof(int)))]
+    if attribute == 4:  # cudaMemRangeAttributeLastPrefetchLocation
+        return (<int*>buf)[i]
+    if attribute == 5:  # cudaMemRangeAttributePreferredLocationType
+        return _cudaMemLocationType_of((<c.cudaMemLocationType*>buf)[i])
+    if attribute == 6:  # cudaMemRangeAttributePreferredLocationId
+        return (<int*>buf)[i]
+    if attribute == 7:  # cudaMemRangeAttributeLastPrefetchLocationType
+        return _cudaMemLocationType_of((<c.cudaMemLocationType*>buf)[i])
+    if attribute == 8:  # cudaMemRangeAttributeLastPrefetchLocationId
+        return (<int*>buf)[i]
+    return None
 
 
 
@@ -28330,8 +29004,8 @@ def cudaMemAdvise(devPtr, count, advice, location):
 
 
 
-def cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
-    """cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count)
+def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
+    """cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count)
 
     Query an attribute of a given memory range
 
@@ -28398,8 +29072,6 @@ def cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
 
     Parameters
     ----------
-    data
-        A pointers to a memory location where the result of each attribute query will be written to.
     dataSize
         Array containing the size of data
     attribute
@@ -28414,21 +29086,28 @@ def cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count):
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
+    data : int | list[int] | cudaMemLocationType
+        A pointers to a memory location where the result of each attribute query will be written to.
     """
     cdef int _err
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = view_address(data_view) if data_view is not None else as_address(data, b"data")
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
     cdef c.cudaMemRangeAttribute _c_attribute = <c.cudaMemRangeAttribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
     cdef object devPtr_view = buffer_view(devPtr)
     cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
+    # dataSize bytes, as the caller asks (an array attribute fills them all),
+    # and never less than the attribute's value takes.
+    cdef size_t data_size = max(<size_t>_c_dataSize, _cudaMemRangeAttribute_size(_c_attribute, b"attribute"))
+    cdef bytearray data_storage = bytearray(data_size)
+    cdef void* _c_data = <void*><char*>data_storage
 
     with nogil:
         _err = c.cudaMemRangeGetAttribute(_c_data, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
 
+    if _err != 0:
+        return (_cudaError_t_of(_err), None,)
+    return (_cudaError_t_of(_err), _cudaMemRangeAttribute_value_of(_c_attribute, _c_data, _c_dataSize),)
 
-    return _cudaError_t_of_result(_err)
 
 
 
@@ -29088,19 +29767,19 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
     cdef int _err
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
     cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    cdef _cudaMemPoolAttr_value _c_value
+    _cudaMemPoolAttr_store(_c_attr, value, &_c_value, b"attr")
 
     with nogil:
-        _err = c.cudaMemPoolSetAttribute(_c_memPool, _c_attr, _c_value)
+        _err = c.cudaMemPoolSetAttribute(_c_memPool, _c_attr, &_c_value)
 
 
     return _cudaError_t_of_result(_err)
 
 
 
-def cudaMemPoolGetAttribute(memPool, attr, value):
-    """cudaMemPoolGetAttribute(memPool, attr, value)
+def cudaMemPoolGetAttribute(memPool, attr):
+    """cudaMemPoolGetAttribute(memPool, attr)
 
     Gets attributes of a memory pool
 
@@ -29143,26 +29822,30 @@ def cudaMemPoolGetAttribute(memPool, attr, value):
         cudaMemPool_t
     attr
         The attribute to get
-    value
-        Retrieved value
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
+    value : int
+        Retrieved value
     """
     cdef int _err
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
     cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t value_size = _cudaMemPoolAttr_size(_c_attr, b"attr")
+    cdef _cudaMemPoolAttr_value _c_value
 
     with nogil:
-        _err = c.cudaMemPoolGetAttribute(_c_memPool, _c_attr, _c_value)
+        _err = c.cudaMemPoolGetAttribute(_c_memPool, _c_attr, &_c_value)
 
+    if _err != 0:
+        return (_cudaError_t_of(_err), None,)
+    return (_cudaError_t_of(_err), _cudaMemPoolAttr_value_of(_c_attr, &_c_value, value_size),)
 
-    return _cudaError_t_of_result(_err)
 
 
 
@@ -33302,8 +33985,8 @@ def cudaDeviceGraphMemTrim(device):
 
 
 
-def cudaDeviceGetGraphMemAttribute(device, attr, value):
-    """cudaDeviceGetGraphMemAttribute(device, attr, value)
+def cudaDeviceGetGraphMemAttribute(device, attr):
+    """cudaDeviceGetGraphMemAttribute(device, attr)
 
     Parameters
     ----------
@@ -33311,24 +33994,27 @@ def cudaDeviceGetGraphMemAttribute(device, attr, value):
         int
     attr
         enum cudaGraphMemAttributeType
-    value
-        void *
 
     Returns
     -------
     cudaError_t
+    value : int
     """
     cdef int _err
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
     cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t value_size = _cudaGraphMemAttributeType_size(_c_attr, b"attr")
+    cdef _cudaGraphMemAttributeType_value _c_value
 
     with nogil:
-        _err = c.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, _c_value)
+        _err = c.cudaDeviceGetGraphMemAttribute(_c_device, _c_attr, &_c_value)
 
+    if _err != 0:
+        return (_cudaError_t_of(_err), None,)
+    return (_cudaError_t_of(_err), _cudaGraphMemAttributeType_value_of(_c_attr, &_c_value, value_size),)
 
-    return _cudaError_t_of_result(_err)
 
 
 
@@ -33351,11 +34037,11 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
     cdef int _err
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
     cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(attr, b"attr", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
+    cdef _cudaGraphMemAttributeType_value _c_value
+    _cudaGraphMemAttributeType_store(_c_attr, value, &_c_value, b"attr")
 
     with nogil:
-        _err = c.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, _c_value)
+        _err = c.cudaDeviceSetGraphMemAttribute(_c_device, _c_attr, &_c_value)
 
 
     return _cudaError_t_of_result(_err)
@@ -34958,8 +35644,8 @@ def cudaGraphNodeGetEnabled(hGraphExec, hNode):
 
 
 
-def cudaGraphExecUpdate(hGraphExec, hGraph, resultInfo):
-    """cudaGraphExecUpdate(hGraphExec, hGraph, resultInfo)
+def cudaGraphExecUpdate(hGraphExec, hGraph):
+    """cudaGraphExecUpdate(hGraphExec, hGraph)
 
     Check whether an executable graph can be updated with a graph and perform the update if possible
 
@@ -35045,29 +35731,27 @@ def cudaGraphExecUpdate(hGraphExec, hGraph, resultInfo):
         The instantiated graph to be updated
     hGraph
         The graph containing the updated parameters
-    resultInfo
-        the error info structure
 
     Returns
     -------
     cudaError_t
         cudaSuccess,
         cudaErrorGraphExecUpdateFailure,
+    resultInfo : cudaGraphExecUpdateResultInfo
+        the error info structure
     """
     cdef int _err
     cdef c.cudaGraphExec_t _c_hGraphExec = _as_cudaGraphExec_t(hGraphExec, b"hGraphExec")
     cdef c.cudaGraph_t _c_hGraph = _as_cudaGraph_t(hGraph, b"hGraph")
-    cdef c.cudaGraphExecUpdateResultInfo* _c_resultInfo = NULL
-    if isinstance(resultInfo, cudaGraphExecUpdateResultInfo):
-        _c_resultInfo = (<cudaGraphExecUpdateResultInfo>resultInfo)._ptr
-    elif resultInfo is not None:
-        _c_resultInfo = <c.cudaGraphExecUpdateResultInfo*>as_address(resultInfo, b"resultInfo")
+    cdef cudaGraphExecUpdateResultInfo resultInfo_record = cudaGraphExecUpdateResultInfo.__new__(cudaGraphExecUpdateResultInfo)
 
     with nogil:
-        _err = c.cudaGraphExecUpdate(_c_hGraphExec, _c_hGraph, _c_resultInfo)
+        _err = c.cudaGraphExecUpdate(_c_hGraphExec, _c_hGraph, resultInfo_record._ptr)
 
+    if _err != 0:
+        return (_cudaError_t_of(_err), None,)
+    return (_cudaError_t_of(_err), resultInfo_record,)
 
-    return _cudaError_t_of_result(_err)
 
 
 
@@ -35730,21 +36414,21 @@ def cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags):
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_SUPPORTED
-    pHandle_out : int
+    pHandle_out : cudaGraphConditionalHandle
         Pointer used to return the handle to the caller.
     """
     cdef int _err
-    cdef c.cudaGraphConditionalHandle _c_pHandle_out = 0
+    cdef cudaGraphConditionalHandle pHandle_out_handle = cudaGraphConditionalHandle.__new__(cudaGraphConditionalHandle)
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef unsigned int _c_defaultLaunchValue = <unsigned int>as_unsigned(defaultLaunchValue, b"defaultLaunchValue", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
-        _err = c.cudaGraphConditionalHandleCreate(&_c_pHandle_out, _c_graph, _c_defaultLaunchValue, _c_flags)
+        _err = c.cudaGraphConditionalHandleCreate(&pHandle_out_handle._ptr, _c_graph, _c_defaultLaunchValue, _c_flags)
 
     if _err != 0:
         return (_cudaError_t_of(_err), None,)
-    return (_cudaError_t_of(_err), _c_pHandle_out,)
+    return (_cudaError_t_of(_err), pHandle_out_handle,)
 
 
 
@@ -36886,6 +37570,7 @@ __all__ = [
     "cudaGraphDeviceNode_t",
     "cudaAsyncCallbackHandle_t",
     "cudaLogsCallbackHandle",
+    "cudaGraphConditionalHandle",
     "char1",
     "uchar1",
     "char2",

@@ -4,16 +4,15 @@
 Allocates device memory (cuMemAlloc) and page-locked host memory
 (cuMemAllocHost), then queries, for a pointer into the middle of each, its
 memory type, device ordinal, owning context, managed flag and the range it
-belongs to. cuPointerGetAttribute writes the attribute into a buffer the
-caller provides, exactly as in C: here a one-element numpy array of the
-attribute's C type. Every answer is checked against what was allocated.
+belongs to. As in NVIDIA's CUDA Python, cuPointerGetAttribute(attribute, ptr)
+returns the value typed by its attribute: a CUmemorytype member, a CUcontext,
+a CUdeviceptr, an int. Every answer is checked against what was allocated.
 
     python examples/pointer_attributes.py
 """
 
 import argparse
 
-import numpy as np
 from _driver_common import call, exit_with, gpu_context, open_gpu
 
 NBYTES = 1 << 20
@@ -27,23 +26,12 @@ def main(argv=None):
     cuda, dev = open_gpu()
     A = cuda.CUpointer_attribute
     M = cuda.CUmemorytype
-    # attribute -> numpy type of its C value
-    queries = {
-        A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE: np.uint32,       # CUmemorytype
-        A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: np.int32,     # int
-        A.CU_POINTER_ATTRIBUTE_CONTEXT: np.uint64,           # CUcontext
-        A.CU_POINTER_ATTRIBUTE_IS_MANAGED: np.uint32,        # bool, in an unsigned int
-        A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: np.uint64,  # CUdeviceptr
-        A.CU_POINTER_ATTRIBUTE_RANGE_SIZE: np.uint64,        # size_t
-    }
+    queries = (A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+               A.CU_POINTER_ATTRIBUTE_CONTEXT, A.CU_POINTER_ATTRIBUTE_IS_MANAGED,
+               A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, A.CU_POINTER_ATTRIBUTE_RANGE_SIZE)
 
     def attributes(ptr):
-        out = {}
-        for attribute, dtype in queries.items():
-            value = np.zeros(1, dtype=dtype)
-            call(cuda.cuPointerGetAttribute, value, attribute, ptr)
-            out[attribute] = int(value[0])
-        return out
+        return {attribute: call(cuda.cuPointerGetAttribute, attribute, ptr) for attribute in queries}
 
     with gpu_context(cuda, dev) as ctx:
         dptr = call(cuda.cuMemAlloc, NBYTES)
@@ -57,7 +45,7 @@ def main(argv=None):
         finally:
             call(cuda.cuMemFreeHost, host)
 
-    common = {A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int(dev), A.CU_POINTER_ATTRIBUTE_CONTEXT: int(ctx),
+    common = {A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int(dev), A.CU_POINTER_ATTRIBUTE_CONTEXT: ctx,
               A.CU_POINTER_ATTRIBUTE_IS_MANAGED: 0, A.CU_POINTER_ATTRIBUTE_RANGE_SIZE: NBYTES}
     want_device = {**common, A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE: M.CU_MEMORYTYPE_DEVICE,
                    A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: int(dptr)}
@@ -70,15 +58,17 @@ def main(argv=None):
             # The driver may round a range up to its allocation granularity.
             if attribute == A.CU_POINTER_ATTRIBUTE_RANGE_SIZE:
                 ok = value >= want[attribute]
+            elif attribute == A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:   # a CUdeviceptr
+                ok = int(value) == want[attribute]
             else:
                 ok = value == want[attribute]
-            if attribute == A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE and value in M:
-                shown = M(value).name
+            if attribute == A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+                shown = value.name
             elif attribute in (A.CU_POINTER_ATTRIBUTE_CONTEXT, A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR):
                 shown = hex(value)
             else:
                 shown = str(value)
-            print(f"    {attribute.name:<40} {shown}{'' if ok else f'   WRONG, expected {want[attribute]:#x}'}")
+            print(f"    {attribute.name:<40} {shown}{'' if ok else f'   WRONG, expected {want[attribute]!r}'}")
             good &= ok
     return good
 

@@ -157,18 +157,32 @@ cdef class nvJitLinkHandle:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _nvJitLinkHandle_peer = None
+
+
 cdef inline c.nvJitLinkHandle _as_nvJitLinkHandle(object o, const char* name) except? NULL:
-    if type(o) is nvJitLinkHandle:
+    if type(o) is nvJitLinkHandle or type(o) is _nvJitLinkHandle_peer:
         return (<nvJitLinkHandle>o)._ptr
+    return _as_nvJitLinkHandle_other(o, name)
+
+
+cdef c.nvJitLinkHandle _as_nvJitLinkHandle_other(object o, const char* name) except? NULL:
+    global _nvJitLinkHandle_peer
     if isinstance(o, nvJitLinkHandle):
         return (<nvJitLinkHandle>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected nvJitLinkHandle, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "nvJitLink":
         raise TypeError(f"{name.decode()}: expected nvJitLinkHandle, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == nvJitLinkHandle.__basicsize__:
+        _nvJitLinkHandle_peer = type(o)
+        return (<nvJitLinkHandle>o)._ptr
     return <c.nvJitLinkHandle>as_address(o, name)
 
 
@@ -179,6 +193,7 @@ cdef inline nvJitLinkHandle _new_nvJitLinkHandle(c.nvJitLinkHandle value):
     cdef nvJitLinkHandle h = nvJitLinkHandle.__new__(nvJitLinkHandle)
     h._ptr = value
     return h
+
 
 
 

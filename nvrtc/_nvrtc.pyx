@@ -113,18 +113,32 @@ cdef class nvrtcProgram:
         return <uintptr_t>&self._ptr
 
 
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _nvrtcProgram_peer = None
+
+
 cdef inline c.nvrtcProgram _as_nvrtcProgram(object o, const char* name) except? NULL:
-    if type(o) is nvrtcProgram:
+    if type(o) is nvrtcProgram or type(o) is _nvrtcProgram_peer:
         return (<nvrtcProgram>o)._ptr
+    return _as_nvrtcProgram_other(o, name)
+
+
+cdef c.nvrtcProgram _as_nvrtcProgram_other(object o, const char* name) except? NULL:
+    global _nvrtcProgram_peer
     if isinstance(o, nvrtcProgram):
         return (<nvrtcProgram>o)._ptr
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected nvrtcProgram, an int or None, got {type(o).__name__}")
-    # A handle class of another module (the runtime's cudaStream_t for the
-    # driver's CUstream) passes when it wraps the same C type, and only then.
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
     tag = getattr(type(o), "_c_struct", None)
     if tag is not None and tag != "_nvrtcProgram":
         raise TypeError(f"{name.decode()}: expected nvrtcProgram, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == nvrtcProgram.__basicsize__:
+        _nvrtcProgram_peer = type(o)
+        return (<nvrtcProgram>o)._ptr
     return <c.nvrtcProgram>as_address(o, name)
 
 
@@ -147,6 +161,7 @@ cdef int _trampoline_nvrtcSetFlowCallback_callback(void* a0, void* a1) noexcept 
     except BaseException as exc:
         report_unraisable(exc, box[0])
         return 1
+
 
 
 # Python callables handed to C, kept alive while C may call them.

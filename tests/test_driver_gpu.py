@@ -877,31 +877,93 @@ def test_occupancy(cuda, kernel):
 # -- pointer attributes -------------------------------------------------------------
 
 
-def _pointer_attribute(cuda, attribute, ptr, dtype):
-    value = np.zeros(1, dtype=dtype)
-    ok(cuda.cuPointerGetAttribute, value, attribute, ptr)
-    return int(value[0])
-
-
 def test_pointer_attributes_of_device_memory(cuda, cu_context, cu_device, device_alloc):
     A = cuda.CUpointer_attribute
     dptr = device_alloc(1 << 20)
     inner = int(dptr) + 4096
-    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, inner, np.uint32) == \
-        cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
-    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr, np.int32) == int(cu_device)
-    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_CONTEXT, dptr, np.uint64) == int(cu_context)
-    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, inner, np.uint64) == int(dptr)
-    assert _pointer_attribute(cuda, A.CU_POINTER_ATTRIBUTE_RANGE_SIZE, inner, np.uint64) >= 1 << 20
+    memory_type = ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, inner)
+    assert memory_type is cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, dptr) == int(cu_device)
+    context = ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_CONTEXT, dptr)
+    assert isinstance(context, cuda.CUcontext) and context == cu_context
+    start = ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, inner)
+    assert isinstance(start, cuda.CUdeviceptr) and int(start) == int(dptr)
+    assert ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_RANGE_SIZE, inner) >= 1 << 20
+    assert ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_IS_MANAGED, dptr) == 0
+    handle_types = ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, dptr)
+    assert isinstance(handle_types, int)
     base, size = ok(cuda.cuMemGetAddressRange, inner)
     assert int(base) == int(dptr) and size >= 1 << 20
 
 
+def test_pointer_get_attributes_returns_a_typed_list(cuda, cu_context, device_alloc):
+    A = cuda.CUpointer_attribute
+    dptr = device_alloc(4096)
+    wanted = [A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, A.CU_POINTER_ATTRIBUTE_CONTEXT, A.CU_POINTER_ATTRIBUTE_RANGE_SIZE]
+    memory_type, context, size = ok(cuda.cuPointerGetAttributes, len(wanted), wanted, dptr)
+    assert memory_type is cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert context == cu_context and size >= 4096
+    assert ok(cuda.cuPointerGetAttributes, 1, wanted, dptr) == [memory_type]   # C reads the first count
+
+
 def test_pointer_attributes_of_pinned_host_memory(cuda, pinned):
     host = pinned(4096)
-    memory_type = _pointer_attribute(cuda, cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                     host.ctypes.data, np.uint32)
-    assert memory_type == cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    A = cuda.CUpointer_attribute
+    memory_type = ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, host.ctypes.data)
+    assert memory_type is cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    assert ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_HOST_POINTER, host.ctypes.data) == host.ctypes.data
+
+
+def test_pointer_set_attribute_sync_memops(cuda, device_alloc):
+    A = cuda.CUpointer_attribute
+    dptr = device_alloc(4096)
+    ok(cuda.cuPointerSetAttribute, 1, A.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, dptr)
+    assert ok(cuda.cuPointerGetAttribute, A.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, dptr) == 1
+    with pytest.raises(TypeError, match="value: CU_POINTER_ATTRIBUTE_HOST_POINTER cannot be set"):
+        cuda.cuPointerSetAttribute(0, A.CU_POINTER_ATTRIBUTE_HOST_POINTER, dptr)
+
+
+def test_mem_pool_attributes_typed_and_raw(cuda, cu_device):
+    A = cuda.CUmemPool_attribute
+    pool = ok(cuda.cuDeviceGetDefaultMemPool, cu_device)
+    old = ok(cuda.cuMemPoolGetAttribute, pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    try:
+        ok(cuda.cuMemPoolSetAttribute, pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 1 << 30)
+        assert ok(cuda.cuMemPoolGetAttribute, pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 1 << 30
+        # A buffer holding the raw C value is still accepted.
+        ok(cuda.cuMemPoolSetAttribute, pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.c_uint64(1 << 20))
+        assert ok(cuda.cuMemPoolGetAttribute, pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) == 1 << 20
+    finally:
+        ok(cuda.cuMemPoolSetAttribute, pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, old)
+    assert ok(cuda.cuMemPoolGetAttribute, pool, A.CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC) in (0, 1)
+    with pytest.raises(OverflowError, match="value"):
+        cuda.cuMemPoolSetAttribute(pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, -1)
+    with pytest.raises(ValueError, match="value: 4 bytes given"):
+        cuda.cuMemPoolSetAttribute(pool, A.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.c_uint32(1))
+
+
+def test_graph_mem_attributes(cuda, cu_device):
+    A = cuda.CUgraphMem_attribute
+    for attribute in A:
+        value = ok(cuda.cuDeviceGetGraphMemAttribute, cu_device, attribute)
+        assert isinstance(value, int) and value >= 0
+    ok(cuda.cuDeviceSetGraphMemAttribute, cu_device, A.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, 0)
+
+
+def test_mem_range_attributes_of_managed_memory(cuda, cu_device):
+    A = cuda.CUmem_range_attribute
+    managed = ok(cuda.cuMemAllocManaged, 1 << 16, cuda.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL)
+    try:
+        location = cuda.CUmemLocation()
+        location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+        location.id = int(cu_device)
+        ok(cuda.cuMemAdvise, managed, 1 << 16, cuda.CUmem_advise.CU_MEM_ADVISE_SET_ACCESSED_BY, location)
+        ok(cuda.cuMemAdvise, managed, 1 << 16, cuda.CUmem_advise.CU_MEM_ADVISE_SET_READ_MOSTLY, location)
+        assert ok(cuda.cuMemRangeGetAttribute, 4, A.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, managed, 1 << 16) == 1
+        accessed_by = ok(cuda.cuMemRangeGetAttribute, 12, A.CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, managed, 1 << 16)
+        assert accessed_by[0] == int(cu_device) and len(accessed_by) == 3
+    finally:
+        ok(cuda.cuMemFree, managed)
 
 
 # -- examples ------------------------------------------------------------------------
@@ -928,18 +990,17 @@ def test_queries_that_keep_the_gil_never_wait_for_a_host_function(cuda, kernel, 
     launch(cuda, spin, 1, 1, ((200_000_000, None), (ctypes.c_longlong, ctypes.c_void_p)), stream=cu_stream)
     ok(cuda.cuLaunchHostFunc, cu_stream, lambda _: ran.append(True), None)
     attr = cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-    memtype = ctypes.c_uint(0)
+    memtype = None
     queries = 0
     while not ran and queries < 5_000_000:
         ok(cuda.cuCtxGetCurrent)
         ok(cuda.cuDeviceGetAttribute, attr, 0)
-        ok(cuda.cuPointerGetAttribute, ctypes.addressof(memtype),
-           cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr)
+        memtype = ok(cuda.cuPointerGetAttribute, cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr)
         ok(cuda.cuStreamGetPriority, cu_stream)
         queries += 1
     ok(cuda.cuStreamSynchronize, cu_stream)
     assert ran == [True]
-    assert memtype.value == cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert memtype == cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
 
 
 def test_tensor_map_encode_tiled(cuda, device_alloc, compute_capability):

@@ -846,3 +846,45 @@ def test_integer_handles_are_indices_and_pass_as_addresses():
                                     0, 0, 0, 0)
     except OSError as exc:
         assert "CUBIND_CUDA_LIBRARY" in str(exc)
+
+
+# -- values typed by an attribute (bindings/driver.toml attribute_types) --------------
+
+
+@needs_cuda
+def test_attribute_values_take_the_classic_signatures():
+    # The void* value is gone from the getters: it comes back typed.
+    assert cuda.cuPointerGetAttribute.__doc__.startswith("cuPointerGetAttribute(attribute, ptr)")
+    assert cuda.cuMemPoolGetAttribute.__doc__.startswith("cuMemPoolGetAttribute(pool, attr)")
+    assert cuda.cuMemPoolSetAttribute.__doc__.startswith("cuMemPoolSetAttribute(pool, attr, value)")
+    assert cuda.cuDeviceGetGraphMemAttribute.__doc__.startswith("cuDeviceGetGraphMemAttribute(device, attr)")
+    assert cuda.cuMemRangeGetAttribute.__doc__.startswith("cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)")
+
+
+@needs_cuda
+def test_an_attribute_without_a_known_type_is_refused_before_c():
+    # C would write a value of unknown size: the call stops first, GPU or not.
+    with pytest.raises(ValueError, match="attribute: CUpointer_attribute 999 has no known value type"):
+        cuda.cuPointerGetAttribute(999, 0)
+    with pytest.raises(ValueError, match="attr: CUmemPool_attribute 77 has no known value type"):
+        cuda.cuMemPoolSetAttribute(None, 77, 0)
+    with pytest.raises(ValueError, match="attributes: CUpointer_attribute 999 has no known value type"):
+        cuda.cuPointerGetAttributes(2, [cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT, 999], 0)
+    assert cuda.cuPointerGetAttributes.__doc__.startswith("cuPointerGetAttributes(numAttributes, attributes, ptr)")
+
+
+@needs_cuda
+def test_attribute_values_are_converted_by_their_type_before_c():
+    A = cuda.CUpointer_attribute
+    with pytest.raises(TypeError, match="value: CU_POINTER_ATTRIBUTE_HOST_POINTER cannot be set"):
+        cuda.cuPointerSetAttribute(0, A.CU_POINTER_ATTRIBUTE_HOST_POINTER, 0)
+    with pytest.raises(OverflowError, match="value"):
+        cuda.cuPointerSetAttribute(2**32, A.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 0)
+    with pytest.raises(TypeError, match="value"):
+        cuda.cuPointerSetAttribute("1", A.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 0)
+    P = cuda.CUmemPool_attribute
+    # A raw value (a buffer without __index__) must hold the attribute's C type.
+    with pytest.raises(ValueError, match="value: 4 bytes given, the attribute's value takes 8"):
+        cuda.cuMemPoolSetAttribute(None, P.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.c_uint32(1))
+    with pytest.raises(TypeError, match="pool"):
+        cuda.cuMemPoolSetAttribute("pool", P.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 1)

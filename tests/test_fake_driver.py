@@ -114,6 +114,41 @@ def test_numpy_scalars_and_int_subclasses_convert(fake_driver):
     assert got == [low_bytes("i", -7), low_bytes("f", 0.5), 1, 1]
 
 
+def test_character_types_ctypes_instances_enums_and_ctypes_structs(fake_driver):
+    got = run(fake_driver, """
+        class Pair(ctypes.Structure):
+            _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float)]
+        values = (b"A", 200, -1, "Z", ctypes.c_int(-9), ctypes.c_double(0.25), ctypes.c_bool(True),
+                  cuda.CUresult.CUDA_ERROR_INVALID_VALUE, Pair(7, 1.5))
+        types = (ctypes.c_char, ctypes.c_char, ctypes.c_char, ctypes.c_wchar, ctypes.c_int, ctypes.c_double,
+                 ctypes.c_bool, None, None)
+        print(json.dumps(launch((values, types), 9)))
+    """)
+    assert got[:4] == [ord("A"), 200, 0xFF, ord("Z")]
+    assert got[4:7] == [low_bytes("i", -9), low_bytes("d", 0.25), 1]
+    assert got[7] == 1   # the enum's value, 4 bytes
+    assert got[8] == low_bytes("i", 7) | low_bytes("f", 1.5) << 32
+
+
+def test_bad_character_and_none_typed_values_name_the_argument(fake_driver):
+    got = run(fake_driver, """
+        out = []
+        for values, types in (((b"AB",), (ctypes.c_char,)), ((256,), (ctypes.c_char,)), (("ab",), (ctypes.c_wchar,)),
+                              ((1.5,), (None,)), ((ctypes.c_int(1),), (ctypes.c_float,))):
+            try:
+                launch((values, types), 1)
+                out.append("accepted")
+            except (TypeError, ValueError, OverflowError) as exc:
+                out.append(type(exc).__name__ + ": " + str(exc))
+        print(json.dumps(out))
+    """)
+    assert got[0] == "ValueError: kernelParams[0]: c_char takes 1 byte, got 2"
+    assert got[1].startswith("OverflowError: kernelParams[0]: 256 is out of range")
+    assert got[2] == "ValueError: kernelParams[0]: c_wchar takes 1 character, got 2"
+    assert got[3].startswith("TypeError: kernelParams[0]: type None needs an enum member")
+    assert got[4] == "accepted"   # a c_int instance where a float goes: its value, as C would convert
+
+
 def test_prepacked_array_as_buffer_and_as_address(fake_driver):
     pytest.importorskip("numpy")
     got = run(fake_driver, """
@@ -156,3 +191,15 @@ def test_unknown_default_stream_mode_is_a_clear_error(fake_driver):
             print(json.dumps(str(exc)))
     """, env={"CUBIND_DEFAULT_STREAM": "sometimes"})
     assert "CUBIND_DEFAULT_STREAM" in got and "per-thread" in got
+
+
+def test_driver_and_runtime_are_separate_libraries(fake_driver):
+    # Both live in the `cuda` package; the loader once cached them under one
+    # name, so a runtime call after a driver call looked in libcuda.
+    out = run(fake_driver, """
+        from cuda import cudart
+        err, = cuda.cuInit(0)
+        name = cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorInvalidValue)
+        print(json.dumps([int(err), name.decode()]))
+    """)
+    assert out == [0, "cudaErrorInvalidValue"]

@@ -134,6 +134,42 @@ def test_stream_ordered_allocation_and_pool(device, stream):
     ok(rt.cudaMemPoolTrimTo(pool, 0))
 
 
+def test_pool_and_graph_memory_attributes_are_typed(device, stream):
+    A = rt.cudaMemPoolAttr
+    pool = ok(rt.cudaDeviceGetDefaultMemPool(device))
+    old = ok(rt.cudaMemPoolGetAttribute(pool, A.cudaMemPoolAttrReleaseThreshold))
+    try:
+        ok(rt.cudaMemPoolSetAttribute(pool, A.cudaMemPoolAttrReleaseThreshold, 64 << 20))
+        assert ok(rt.cudaMemPoolGetAttribute(pool, A.cudaMemPoolAttrReleaseThreshold)) == 64 << 20
+        ptr = ok(rt.cudaMallocAsync(1 << 20, stream))
+        ok(rt.cudaStreamSynchronize(stream))
+        assert ok(rt.cudaMemPoolGetAttribute(pool, A.cudaMemPoolAttrUsedMemCurrent)) >= 1 << 20
+        ok(rt.cudaFreeAsync(ptr, stream))
+        ok(rt.cudaStreamSynchronize(stream))
+    finally:
+        ok(rt.cudaMemPoolSetAttribute(pool, A.cudaMemPoolAttrReleaseThreshold, old))
+    assert ok(rt.cudaMemPoolGetAttribute(pool, A.cudaMemPoolReuseAllowOpportunistic)) in (0, 1)
+    for attribute in rt.cudaGraphMemAttributeType:
+        assert ok(rt.cudaDeviceGetGraphMemAttribute(device, attribute)) >= 0
+    ok(rt.cudaDeviceSetGraphMemAttribute(device, rt.cudaGraphMemAttributeType.cudaGraphMemAttrUsedMemHigh, 0))
+
+
+def test_mem_range_attributes_of_managed_memory(device):
+    A = rt.cudaMemRangeAttribute
+    managed = ok(rt.cudaMallocManaged(1 << 16, rt.cudaMemAttachGlobal))
+    try:
+        location = rt.cudaMemLocation()
+        location.type = rt.cudaMemLocationType.cudaMemLocationTypeDevice
+        location.id = device
+        ok(rt.cudaMemAdvise(managed, 1 << 16, rt.cudaMemoryAdvise.cudaMemAdviseSetAccessedBy, location))
+        accessed_by = ok(rt.cudaMemRangeGetAttribute(8, A.cudaMemRangeAttributeAccessedBy, managed, 1 << 16))
+        assert accessed_by[0] == device and len(accessed_by) == 2
+        kind = ok(rt.cudaMemRangeGetAttribute(4, A.cudaMemRangeAttributePreferredLocationType, managed, 1 << 16))
+        assert isinstance(kind, rt.cudaMemLocationType)
+    finally:
+        ok(rt.cudaFree(managed))
+
+
 def test_graph_capture_instantiate_launch(device, stream):
     n = 64
     d = ok(rt.cudaMalloc(n))
@@ -185,7 +221,8 @@ def test_runtime_only_kernel_flow(device):
 
 
 def test_driver_entry_point(device):
-    fn, status = ok(rt.cudaGetDriverEntryPoint(b"cuDriverGetVersion", rt.cudaEnableDefault))
+    flags = rt.cudaGetDriverEntryPointFlags.cudaEnableDefault
+    fn, status = ok(rt.cudaGetDriverEntryPoint(b"cuDriverGetVersion", flags))
     assert fn and status == rt.cudaDriverEntryPointQueryResult.cudaDriverEntryPointSuccess
     version = ctypes.c_int()
     assert ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))(fn)(ctypes.byref(version)) == 0

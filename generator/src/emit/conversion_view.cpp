@@ -1,5 +1,6 @@
 #include "emit/conversion_view.hpp"
 
+#include "emit/attributes.hpp"
 #include "emit/names.hpp"
 
 namespace cubind::emit {
@@ -46,6 +47,23 @@ void set_query(View& d, const Conversion& c, const Context& ctx) {
   if (c.query_result.kind != TypeKind::Unknown) d.set("count_ctype", ctx.py_names.cython(c.query_result));
 }
 
+void set_attribute(View& d, const Conversion& c, const Context& ctx) {
+  if (c.attribute_enum.empty()) return;
+  const AttributeTable* table = ctx.model.attribute_table(c.attribute_enum);
+  if (!table) return;
+  const AttributeNames names = attribute_names(c.attribute_enum);
+  d.set("attribute", safe_name(c.attribute_param));
+  d.set("attribute_cname", c_local(safe_name(c.attribute_param)));
+  d.set("union", names.union_name);
+  d.set("size_of", names.size_of);
+  if (c.output) {
+    d.set("value_of", names.value_of);
+  } else {
+    d.set("store", names.store);
+  }
+  d.set("value_stub", attribute_value_stub(*table, c.output, ctx));
+}
+
 }  // namespace
 
 View conversion_view(const Conversion& c, const std::string& name, const Context& ctx) {
@@ -60,6 +78,7 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (!c.record_class.empty()) d.set("rclass", c.record_class);
   set_count(d, c);
   set_query(d, c, ctx);
+  set_attribute(d, c, ctx);
   if (!c.callback_type.empty()) d.set("cb_type", c.callback_type);
   if (!c.userdata_param.empty()) {
     d.set("userdata", safe_name(c.userdata_param));

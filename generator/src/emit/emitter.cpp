@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emit/context.hpp"
+#include "emit/attributes.hpp"
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
 #include "emit/functions.hpp"
@@ -66,7 +67,7 @@ class LibraryEmitter {
     d.set("headers", strings(m.headers));
     d.set("main_header", m.headers.front());
     View resolver;
-    resolver.set("library", s.library);
+    resolver.set("library", s.loader_name);
     resolver.set("sonames", strings(s.sonames));
     resolver.set("wheel_subdirs", strings(s.wheel_subdirs));
     resolver.set("env_var", s.env_var);
@@ -109,6 +110,8 @@ class LibraryEmitter {
       constants.push_back(constant_view(k));
       all.push_back(k.name);
     }
+    std::vector<View> attribute_tables;
+    for (const auto& t : m.attribute_tables) attribute_tables.push_back(View().set("code", attribute_table_code(t, ctx_)));
     std::vector<View> rendered_trampolines;
     for (const auto& t : trampolines)
       rendered_trampolines.push_back(
@@ -120,6 +123,7 @@ class LibraryEmitter {
     d.set("functions", list_of(functions));
     d.set("c_functions", list_of(c_functions));
     d.set("trampolines", list_of(rendered_trampolines));
+    d.set("attribute_tables", list_of(attribute_tables));
     d.set("fn_typedefs", list_of(fn_typedefs));
     d.set("constants", list_of(constants));
     d.set("all", strings(all));

@@ -82,7 +82,7 @@ View py_record_view(const Record& r, const Context& ctx) {
   View d;
   d.set("name", cls);
   d.set("cname", r.name);
-  std::vector<View> fields;
+  std::vector<View> fields, field_aliases;
   std::string unsupported;
   visible_fields(ctx.model, r, [&](const Field& f) {
     if (!f.conversion.bound()) {
@@ -99,11 +99,16 @@ View py_record_view(const Record& r, const Context& ctx) {
     field.set("stub", slot(f.conversion, fd, "stub", label, ctx));
     field.set("stub_set", slot(f.conversion, fd, "stub_set", label, ctx));
     fields.push_back(field);
+    // A field renamed only for Cython (`bytes_`) is also reachable under its
+    // C name, as users of the classic bindings spell it (`uuid.bytes`).
+    if (name != f.name && !is_python_keyword(f.name))
+      field_aliases.push_back(View().set("alias", f.name).set("field", name));
   });
   std::string doc = entity_docstring(r.doc, (r.is_union ? "Union " : "Struct ") + cls + " of the C API.");
   if (!unsupported.empty()) doc += "\n\nFields without a Python property yet: " + unsupported + ".";
   d.set("doc", docstring(doc, "    "));
   d.set("fields", list_of(fields));
+  d.set("field_aliases", list_of(field_aliases));
   d.set("aliases", strings(r.aliases));
   return d;
 }

@@ -56,6 +56,10 @@ struct Conversion {
   // user data C hands back.
   std::string callback_type;
   std::string userdata_param;
+  // Values typed by an attribute: the attribute enum (its AttributeTable)
+  // and the parameter holding the attribute.
+  std::string attribute_enum;
+  std::string attribute_param;
   // The conversion of each item (arrays), at most one.
   std::vector<Conversion> element;
   // Callbacks: how C's arguments reach the Python callable, in order.

@@ -17,6 +17,11 @@ const Function* Model::function(const std::string& name) const { return find_nam
 const Enum* Model::enumeration(const std::string& name) const { return find_named(enums, name); }
 const Handle* Model::handle(const std::string& name) const { return find_named(handles, name); }
 const Record* Model::record(const std::string& name) const { return find_named(records, name); }
+const AttributeTable* Model::attribute_table(const std::string& enum_name) const {
+  for (const auto& t : attribute_tables)
+    if (t.enum_name == enum_name) return &t;
+  return nullptr;
+}
 
 const char* to_string(TypeKind kind) {
   switch (kind) {
@@ -70,6 +75,8 @@ const char* to_string(Role role) {
     case Role::KernelParams: return "kernel_params";
     case Role::InOutArray: return "inout_array";
     case Role::InOutCount: return "inout_count";
+    case Role::AttributeOut: return "attribute_out";
+    case Role::AttributeIn: return "attribute_in";
   }
   return "unresolved";
 }

@@ -57,6 +57,8 @@ enum class Role {
   KernelParams, // void** of kernel arguments (cuLaunchKernel): the four forms of API.md
   InOutArray,   // T* the call fills up to a capacity the caller gives in its count: a list is returned
   InOutCount,   // the size_t* capacity of an InOutArray, which the call overwrites with the count
+  AttributeOut, // void* the call writes with the value of an attribute: returned typed by the attribute
+  AttributeIn,  // void* the call reads the value of an attribute from: taken typed by the attribute
 };
 
 struct Param {
@@ -71,6 +73,7 @@ struct Param {
   std::string userdata_param;  // Callback: the void* it receives back
   bool called_once = false;    // Callback: C calls it once, then forgets it
   std::string on_error_return;  // Callback: returned to C when the Python callable raises (spec)
+  std::string attribute_param;  // AttributeOut/In: the parameter holding the attribute
   std::string skip_reason;     // non-empty when this parameter cannot be bound
   Conversion conversion;       // how it crosses into C (conversion pass)
 };
@@ -197,6 +200,24 @@ struct AbiPrototype {
   int version = 0;
 };
 
+// The value one member of an attribute enum reads or writes (the spec's
+// attribute_types, resolved against the headers' types).
+struct AttributeValue {
+  std::string member;
+  int64_t value = 0;
+  Type type;              // the value's type; an array's element type
+  bool is_array = false;  // as many items as the size the caller gives
+  Conversion out;         // C to Python (conversion pass)
+  Conversion in;          // Python to C; skip_reason where it cannot be set
+};
+
+struct AttributeTable {
+  std::string enum_name;
+  // The parameter name the values are taken from (AttributeIn), for errors.
+  std::string value_param;
+  std::vector<AttributeValue> values;
+};
+
 struct Model {
   std::string library;
   std::vector<std::string> headers;
@@ -210,11 +231,13 @@ struct Model {
   std::vector<Constant> constants;
   std::vector<Alias> aliases;
   std::vector<AbiPrototype> abi_prototypes;
+  std::vector<AttributeTable> attribute_tables;
 
   const Function* function(const std::string& name) const;
   const Enum* enumeration(const std::string& name) const;
   const Handle* handle(const std::string& name) const;
   const Record* record(const std::string& name) const;
+  const AttributeTable* attribute_table(const std::string& enum_name) const;
 };
 
 const char* to_string(Direction direction);

@@ -51,6 +51,8 @@ json conversion_json(const Conversion& c) {
   if (!c.query_args.empty()) j["query_args"] = c.query_args;
   put(j, "callback_type", c.callback_type);
   put(j, "userdata_param", c.userdata_param);
+  put(j, "attribute_enum", c.attribute_enum);
+  put(j, "attribute_param", c.attribute_param);
   if (!c.element.empty()) j["element"] = conversion_json(c.element.front());
   if (!c.arguments.empty()) {
     json args = json::array();
@@ -79,6 +81,7 @@ json param_json(const Param& p) {
   put(j, "userdata_param", p.userdata_param);
   if (p.called_once) j["called_once"] = true;
   put(j, "on_error_return", p.on_error_return);
+  put(j, "attribute_param", p.attribute_param);
   put(j, "skip_reason", p.skip_reason);
   put_conversion(j, "conversion", p.conversion);
   return j;
@@ -197,6 +200,20 @@ json to_json(const Model& model) {
     return jt;
   });
   j["constants"] = list(model.constants, constant_json);
+  if (!model.attribute_tables.empty()) {
+    j["attribute_tables"] = list(model.attribute_tables, [](const AttributeTable& t) {
+      json jt = {{"enum", t.enum_name}};
+      put(jt, "value_param", t.value_param);
+      jt["values"] = list(t.values, [](const AttributeValue& v) {
+        json jv = {{"member", v.member}, {"value", v.value}, {"type", to_json(v.type)}};
+        if (v.is_array) jv["array"] = true;
+        put_conversion(jv, "out", v.out);
+        put_conversion(jv, "in", v.in);
+        return jv;
+      });
+      return jt;
+    });
+  }
   j["aliases"] = list(model.aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
   return j;
 }

@@ -83,7 +83,9 @@ void run_passes(model::Model& model, const spec::Spec& spec) {
   apply_aliases(model);
   name_records(model);
   mark_integer_handles(model, spec);
+  resolve_attribute_types(model, spec);
   infer_parameters(model, spec);
+  link_attributes(model);
   apply_filters(model, spec);
   assign_conversions(model);
   mark_gil(model, spec);

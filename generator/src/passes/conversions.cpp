@@ -104,7 +104,44 @@ Conversion out_element(const Type& e, const Model& m) {
     c.enum_name = e.canonical;
     return c;
   }
+  if (e.kind == TypeKind::Pointer) return named("params/out_element_address", e);
   return named("params/out_element_value", e);
+}
+
+// A value typed by an attribute: returned (out) or taken (in) by the
+// conversions of its attribute table.
+Conversion attribute_value(const Param& p, const Function& f, const Model& m) {
+  const AttributeTable* table = attribute_table_of(m, f, p);
+  if (!table) {
+    Conversion none;
+    none.skip_reason = "no attribute table for " + p.attribute_param;
+    return none;
+  }
+  const bool out = p.role == Role::AttributeOut;
+  const Param* attribute = attribute_param_of(f, p);
+  // An array of attributes (counted like any array) gives a list of values.
+  const bool many = attribute->type.kind == TypeKind::Pointer;
+  const char* name = !out    ? "params/attribute_in"
+                     : many  ? "params/attribute_out_array"
+                     : p.count_param.empty() ? "params/attribute_out"
+                                             : "params/attribute_out_sized";
+  Conversion c = out ? output(name, p.type) : named(name, p.type);
+  c.late = true;  // reads the attribute's C value
+  c.attribute_enum = table->enum_name;
+  c.attribute_param = p.attribute_param;
+  c.count_param = many ? attribute->count_param : p.count_param;
+  return c;
+}
+
+// How Python sets one attribute's value: an address cannot be kept alive
+// past the call, so pointer-typed values are read-only.
+Conversion attribute_in(const AttributeValue& v, const Model& m) {
+  if (v.type.kind == TypeKind::Pointer || v.is_array) {
+    Conversion none;
+    none.skip_reason = v.is_array ? "an array value is read-only" : "an address value is read-only";
+    return none;
+  }
+  return array_element(v.type, m);
 }
 
 Conversion out_scalar(const Type& pointee) {
@@ -272,6 +309,8 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.handle = t.pointee().name;
       return c;
     }
+    case Role::AttributeOut:
+    case Role::AttributeIn: return attribute_value(p, f, m);
     case Role::Unresolved: break;
   }
   Conversion none;
@@ -427,6 +466,12 @@ void assign_conversions(Model& model) {
   for (auto& r : model.records)
     for (auto& field : r.fields)
       if (!field.name.empty()) field.conversion = field_conversion(field, model);
+  for (auto& t : model.attribute_tables) {
+    for (auto& v : t.values) {
+      v.out = out_element(v.type, model);
+      v.in = attribute_in(v, model);
+    }
+  }
 }
 
 }  // namespace cubind::passes

@@ -266,6 +266,7 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (!o.userdata_param.empty()) p.userdata_param = o.userdata_param;
   if (o.called_once) p.called_once = true;
   if (o.on_error_return) p.on_error_return = std::to_string(*o.on_error_return);
+  if (!o.attribute_param.empty()) p.attribute_param = o.attribute_param;
 }
 
 }  // namespace

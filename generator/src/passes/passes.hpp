@@ -2,6 +2,9 @@
 // one thing and records it in the model, so --dump-model shows the result.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "model/model.hpp"
 #include "spec/spec.hpp"
 
@@ -18,6 +21,15 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_records(model::Model& model);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+
+// The spec's attribute_types resolved against the headers' types; then, once
+// roles are known, each attribute-typed value linked to its table.
+std::optional<model::Type> type_named(const model::Model& model, const std::string& name);
+void resolve_attribute_types(model::Model& model, const spec::Spec& spec);
+void link_attributes(model::Model& model);
+const model::Param* attribute_param_of(const model::Function& f, const model::Param& p);
+const model::AttributeTable* attribute_table_of(const model::Model& model, const model::Function& f,
+                                                const model::Param& p);
 
 // Role and direction of every parameter: general rules, then the spec's overrides.
 void infer_parameters(model::Model& model, const spec::Spec& spec);

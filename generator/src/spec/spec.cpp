@@ -92,11 +92,25 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.query_function = r.string(*ptable, "query_function", false, pwhere);
       o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
       o.called_once = (*ptable)["called_once"].value_or(false);
+      o.attribute_param = r.string(*ptable, "attribute", false, pwhere);
       if (const toml::node* e = ptable->get("on_error_return")) {
         if (!e->value<int64_t>()) r.fail(pwhere + "on_error_return", "expected an integer");
         o.on_error_return = *e->value<int64_t>();
       }
       spec.overrides.push_back(o);
+    }
+  }
+}
+
+void read_attribute_types(const Reader& r, const toml::table& tables, Spec& spec) {
+  for (const auto& [ename, enode] : tables) {
+    const std::string where = "attribute_types." + std::string(ename.str()) + ".";
+    const toml::table* members = enode.as_table();
+    if (!members) r.fail(where, "expected a table of member = \"C type\"");
+    for (const auto& [member, type] : *members) {
+      const std::string m(member.str());
+      if (!type.value<std::string>()) r.fail(where + m, "expected a C type name");
+      spec.attribute_types.push_back({std::string(ename.str()), m, *type.value<std::string>()});
     }
   }
 }
@@ -115,7 +129,7 @@ std::optional<model::Role> role_from_string(const std::string& text) {
                     Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
                     Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle, Role::RecordIn,
                     Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams, Role::InOutArray,
-                    Role::InOutCount})
+                    Role::InOutCount, Role::AttributeOut, Role::AttributeIn})
     if (text == model::to_string(role)) return role;
   return std::nullopt;
 }
@@ -153,6 +167,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.integer_handles = r.strings(*lib, "integer_handles", "library.");
 
   if (const toml::table* loader = root["loader"].as_table()) {
+    spec.loader_name = r.string(*loader, "name", false, "loader.");
     spec.sonames = r.strings(*loader, "sonames", "loader.");
     spec.env_var = r.string(*loader, "env_var", true, "loader.");
     spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
@@ -160,9 +175,11 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
     spec.per_thread_suffixes = r.strings(*loader, "per_thread_suffixes", "loader.");
   }
+  if (spec.loader_name.empty()) spec.loader_name = spec.library;
   if (const toml::table* conventions = root["conventions"].as_table())
     spec.conventions = read_conventions(r, *conventions);
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
+  if (const toml::table* types = root["attribute_types"].as_table()) read_attribute_types(r, *types, spec);
   if (const toml::array* skips = root["skip"].as_array()) {
     for (const auto& node : *skips) {
       const toml::table* t = node.as_table();

@@ -23,6 +23,19 @@ struct ParamOverride {
   // Callbacks that can report failure: what the binding returns to C when
   // the Python callable raises (NVRTC's flow callback: 1 cancels).
   std::optional<int64_t> on_error_return;
+  // attribute_out/attribute_in: the parameter holding the attribute whose
+  // value type (attribute_types) the void* carries.
+  std::string attribute_param;
+};
+
+// The C type of the value one member of an attribute enum reads or writes
+// (`[attribute_types.<enum>]`, from the header's documentation): a type name
+// the headers declare or a C builtin; "T[]" for an array filling the size
+// the caller gives.
+struct AttributeType {
+  std::string enum_name;
+  std::string member;
+  std::string type;
 };
 
 // A name rewritten by an ECMAScript regex: `fGetPTX` -> `fGetPTXSize`.
@@ -75,6 +88,9 @@ struct Spec {
   std::vector<std::string> clang_args;
   std::vector<std::string> integer_handles;  // integer typedefs bound as handle classes
   // Loader
+  // The loader's cache key and the name its errors use; two libraries of one
+  // package (the driver and the runtime, both in `cuda`) need their own.
+  std::string loader_name;
   std::vector<std::string> sonames;
   std::string env_var;
   std::vector<std::string> wheel_subdirs;
@@ -89,6 +105,7 @@ struct Spec {
   // Passes
   Conventions conventions;
   std::vector<ParamOverride> overrides;
+  std::vector<AttributeType> attribute_types;
   std::vector<Skip> skips;
   // Functions (ECMAScript regexes over the whole name) that keep the GIL
   // during the C call: they return at once, never wait on the device or on

@@ -1,0 +1,83 @@
+#include "emit/attributes.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "emit/conversion_view.hpp"
+
+namespace cubind::emit {
+
+using namespace cubind::model;
+
+namespace {
+
+std::string text_of(const View& fragment) { return fragment.get("text")->string_value(); }
+
+// The element conversions read and write through `buf` cast to the value's type.
+View element_view(const Conversion& c, const std::string& ctype, const std::string& name, const Context& ctx) {
+  View d = conversion_view(c, name, ctx);
+  d.set("cname", "(<" + ctype + "*>buf)");
+  return d;
+}
+
+}  // namespace
+
+AttributeNames attribute_names(const std::string& enum_name) {
+  const std::string base = "_" + enum_name;
+  return {base + "_value", base + "_size", base + "_value_of", base + "_store"};
+}
+
+std::string attribute_value_stub(const AttributeTable& table, bool out, const Context& ctx) {
+  std::vector<std::string> types;
+  for (const auto& v : table.values) {
+    const Conversion& c = out ? v.out : v.in;
+    if (!c.bound()) continue;
+    const std::string ctype = ctx.py_names.cython(v.type);
+    std::string stub = text_of(slot(c, element_view(c, ctype, "value", ctx), "stub", table.enum_name, ctx));
+    if (v.is_array) stub = "list[" + stub + "]";
+    if (std::find(types.begin(), types.end(), stub) == types.end()) types.push_back(stub);
+  }
+  if (!out) types.push_back("Buffer");
+  std::string joined;
+  for (const auto& t : types) joined += (joined.empty() ? "" : " | ") + t;
+  return joined;
+}
+
+View attribute_table_code(const AttributeTable& table, const Context& ctx) {
+  const AttributeNames names = attribute_names(table.enum_name);
+  View d;
+  d.set("enum", table.enum_name);
+  d.set("union", names.union_name);
+  d.set("size_of", names.size_of);
+  d.set("value_of", names.value_of);
+  std::vector<std::string> member_types;
+  std::vector<View> members, values;
+  const std::string value_param = table.value_param.empty() ? "value" : table.value_param;
+  for (const auto& v : table.values) {
+    const std::string ctype = ctx.py_names.cython(v.type);
+    if (std::find(member_types.begin(), member_types.end(), ctype) == member_types.end()) {
+      member_types.push_back(ctype);
+      members.push_back(View().set("ctype", ctype).set("field", "v" + std::to_string(members.size())));
+    }
+    View dv;
+    dv.set("member", v.member);
+    dv.set("value", std::to_string(v.value));
+    dv.set("ctype", ctype);
+    dv.flag("array", v.is_array);
+    dv.set("item", slot(v.out, element_view(v.out, ctype, value_param, ctx), "item", table.enum_name + "." + v.member, ctx));
+    if (!table.value_param.empty()) {
+      dv.flag("settable", v.in.bound());
+      if (v.in.bound())
+        dv.set("in_item", slot(v.in, element_view(v.in, ctype, value_param, ctx), "item", table.enum_name + "." + v.member, ctx));
+      else
+        dv.set("reason", v.in.skip_reason);
+    }
+    values.push_back(dv);
+  }
+  d.set("members", list_of(members));
+  d.set("values", list_of(values));
+  if (!table.value_param.empty()) d.set("store", View().set("store", names.store).set("value_param", value_param));
+  return ctx.templates.fragment("attribute_table.pyx", d, Shape::Raw, table.enum_name);
+}
+
+}  // namespace cubind::emit

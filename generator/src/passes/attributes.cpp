@@ -1,0 +1,166 @@
+// Values typed by an attribute (`cuPointerGetAttribute(attribute, ptr)`):
+// the spec's attribute_types resolved against the headers' types, and the
+// parameters that carry such a value linked to their attribute.
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "passes/passes.hpp"
+
+namespace cubind::passes {
+
+using namespace cubind::model;
+
+namespace {
+
+Type scalar(TypeKind kind, const std::string& spelling, int64_t size, bool is_signed) {
+  Type t;
+  t.kind = kind;
+  t.spelling = spelling;
+  t.canonical = spelling;
+  t.size = size;
+  t.is_signed = is_signed;
+  return t;
+}
+
+std::optional<Type> builtin(const std::string& name) {
+  static const std::map<std::string, Type> builtins = {
+      {"int", scalar(TypeKind::Integer, "int", 4, true)},
+      {"unsigned int", scalar(TypeKind::Integer, "unsigned int", 4, false)},
+      {"long long", scalar(TypeKind::Integer, "long long", 8, true)},
+      {"unsigned long long", scalar(TypeKind::Integer, "unsigned long long", 8, false)},
+      {"size_t", [] {
+         Type t = scalar(TypeKind::Integer, "size_t", 8, false);
+         t.name = "size_t";
+         return t;
+       }()},
+      {"bool", scalar(TypeKind::Bool, "bool", 1, false)},
+  };
+  if (auto it = builtins.find(name); it != builtins.end()) return it->second;
+  if (name == "void*") {
+    Type t = scalar(TypeKind::Pointer, "void *", 8, false);
+    t.inner.push_back(scalar(TypeKind::Void, "void", -1, false));
+    return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Type> type_named(const Model& m, const std::string& name) {
+  if (auto t = builtin(name)) return t;
+  const Typedef* td = nullptr;
+  for (const auto& t : m.typedefs)
+    if (t.name == name) td = &t;
+  if (const Handle* h = m.handle(name)) {
+    Type t;
+    t.kind = TypeKind::Handle;
+    t.spelling = t.name = name;
+    t.size = 8;
+    if (h->is_integer && td) {
+      t.canonical = td->type.canonical;
+      t.size = td->type.size;
+    }
+    return t;
+  }
+  if (const Enum* e = m.enumeration(name)) {
+    Type t;
+    t.kind = TypeKind::Enum;
+    t.spelling = t.name = name;
+    t.canonical = e->name;
+    t.size = 4;
+    t.is_signed = e->is_signed;
+    return t;
+  }
+  if (const Record* r = m.record(name)) {
+    Type t;
+    t.kind = TypeKind::Record;
+    t.spelling = t.name = t.canonical = name;
+    t.size = r->size;
+    return t;
+  }
+  if (td) {
+    Type t = td->type;
+    t.spelling = t.name = name;
+    return t;
+  }
+  return std::nullopt;
+}
+
+void resolve_attribute_types(Model& model, const spec::Spec& spec) {
+  for (const auto& a : spec.attribute_types) {
+    const std::string where = "attribute_types." + a.enum_name + "." + a.member + ": ";
+    const Enum* e = model.enumeration(a.enum_name);
+    if (!e) throw std::runtime_error(where + "no enum " + a.enum_name + " in the headers");
+    const EnumValue* member = nullptr;
+    for (const auto& v : e->values)
+      if (v.name == a.member) member = &v;
+    if (!member) throw std::runtime_error(where + a.enum_name + " has no member " + a.member);
+    AttributeValue value;
+    value.member = member->name;
+    value.value = member->value;
+    std::string type_name = a.type;
+    if (type_name.size() > 2 && type_name.compare(type_name.size() - 2, 2, "[]") == 0) {
+      value.is_array = true;
+      type_name.resize(type_name.size() - 2);
+    }
+    const auto type = type_named(model, type_name);
+    if (!type) throw std::runtime_error(where + "unknown C type '" + a.type + "'");
+    value.type = *type;
+    AttributeTable* table = nullptr;
+    for (auto& t : model.attribute_tables)
+      if (t.enum_name == a.enum_name) table = &t;
+    if (!table) {
+      model.attribute_tables.push_back({a.enum_name, "", {}});
+      table = &model.attribute_tables.back();
+    }
+    table->values.push_back(value);
+  }
+  // The header's order: the dispatch tests the common low members first.
+  for (auto& t : model.attribute_tables)
+    std::stable_sort(t.values.begin(), t.values.end(),
+                     [](const AttributeValue& a, const AttributeValue& b) { return a.value < b.value; });
+}
+
+const Param* attribute_param_of(const Function& f, const Param& p) {
+  for (const auto& a : f.params)
+    if (a.name == p.attribute_param) return &a;
+  return nullptr;
+}
+
+// The attribute parameter holds one attribute, or an array of them
+// (`cuPointerGetAttributes(numAttributes, attributes, data, ptr)`).
+const AttributeTable* attribute_table_of(const Model& model, const Function& f, const Param& p) {
+  const Param* a = attribute_param_of(f, p);
+  if (!a) return nullptr;
+  const Type& t = a->type.kind == TypeKind::Pointer ? a->type.pointee() : a->type;
+  if (t.kind != TypeKind::Enum) return nullptr;
+  for (const auto& table : model.attribute_tables)
+    if (table.enum_name == t.canonical || table.enum_name == t.name) return &table;
+  return nullptr;
+}
+
+// After the roles: the attribute parameter named by the spec must hold one
+// of the resolved attribute enums.
+void link_attributes(Model& model) {
+  for (auto& f : model.functions) {
+    for (auto& p : f.params) {
+      if (p.role != Role::AttributeOut && p.role != Role::AttributeIn) continue;
+      const AttributeTable* found = attribute_table_of(model, f, p);
+      if (!found) {
+        p.role = Role::Unresolved;
+        p.skip_reason = "no attribute_types for the attribute parameter '" + p.attribute_param + "'";
+        continue;
+      }
+      p.direction = p.role == Role::AttributeOut ? Direction::Out : Direction::In;
+      if (p.role != Role::AttributeIn) continue;
+      AttributeTable& table = model.attribute_tables[found - model.attribute_tables.data()];
+      if (!table.value_param.empty() && table.value_param != p.name)
+        throw std::runtime_error(f.name + "." + p.name + ": " + table.enum_name + " values are already taken as '" +
+                                 table.value_param + "'");
+      table.value_param = p.name;
+    }
+  }
+}
+
+}  // namespace cubind::passes
