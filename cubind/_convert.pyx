@@ -201,8 +201,17 @@ cdef class Struct:
 
 
 cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
+    if isinstance(value, (list, tuple)):
+        # C's char holds -128..127 or 0..255 depending on the platform: both
+        # spellings of a byte are taken.
+        items = [_integer(v, name) for v in value]
+        for i, v in enumerate(items):
+            if not -128 <= v <= 255:
+                raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
+        value = bytes([v & 0xFF for v in items])
     if not isinstance(value, (bytes, bytearray)):
-        raise TypeError(f"{name.decode()}: expected bytes of at most {size} bytes, got {_type_name(value)}")
+        raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
+                        f"got {_type_name(value)}")
     if <size_t>len(value) > size:
         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
     memset(field, 0, size)
@@ -384,7 +393,8 @@ cdef void* _arg_storage(object value, unsigned long long* slot, const char* name
     ctypes Structure/Union lends its own storage (the values tuple keeps it)."""
     import ctypes
     import enum
-    if isinstance(value, enum.Enum) and isinstance(value, int):
+    from cubind._enum import CEnum
+    if isinstance(value, (CEnum, enum.Enum)) and isinstance(value, int):
         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
         return slot
     if isinstance(value, (ctypes.Structure, ctypes.Union, ctypes.Array)):
@@ -408,8 +418,9 @@ cdef int _store_char(void* slot, object value, int code, const char* name, Py_ss
         if len(value) != 1:
             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
         value = ord(value)
-    low = -128 if size == 1 else -(1 << (8 * size - 1))
-    v = signed_slow(value, _where(name, i).encode(), low, (1 << (8 * size)) - 1)
+    cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
+    cdef long long high = (<long long>1 << (8 * size)) - 1
+    v = signed_slow(value, _where(name, i).encode(), low, high)
     cdef unsigned long long u = <unsigned long long><long long>v
     memcpy(slot, &u, size)
     return 0

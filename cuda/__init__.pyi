@@ -2623,8 +2623,6 @@ class CUstreamBatchMemOpParams:
     """Union CUstreamBatchMemOpParams of the C API.
 
     Per-operation parameters for cuStreamBatchMemOp
-
-    Fields without a Python property yet: pad.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
@@ -2649,6 +2647,10 @@ class CUstreamBatchMemOpParams:
     def memoryBarrier(self) -> CUstreamMemOpMemoryBarrierParams_st: ...
     @memoryBarrier.setter
     def memoryBarrier(self, value: CUstreamMemOpMemoryBarrierParams_st) -> None: ...
+    @property
+    def pad(self) -> list[int]: ...
+    @pad.setter
+    def pad(self, value: Sequence[int]) -> None: ...
 
 
 CUstreamBatchMemOpParams_union = CUstreamBatchMemOpParams
@@ -4422,13 +4424,14 @@ class CUtensorMap:
     """Struct CUtensorMap of the C API.
 
     Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
-
-    Fields without a Python property yet: opaque.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
-
+    @property
+    def opaque(self) -> list[int]: ...
+    @opaque.setter
+    def opaque(self, value: Sequence[int]) -> None: ...
 
 
 CUtensorMap_st = CUtensorMap
@@ -5830,8 +5833,6 @@ class CUcheckpointLockArgs:
     """Struct CUcheckpointLockArgs of the C API.
 
     CUDA checkpoint optional lock arguments
-
-    Fields without a Python property yet: reserved1.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
@@ -5844,6 +5845,10 @@ class CUcheckpointLockArgs:
     def reserved0(self) -> int: ...
     @reserved0.setter
     def reserved0(self, value: int) -> None: ...
+    @property
+    def reserved1(self) -> list[int]: ...
+    @reserved1.setter
+    def reserved1(self, value: Sequence[int]) -> None: ...
 
 
 CUcheckpointLockArgs_st = CUcheckpointLockArgs
@@ -5852,13 +5857,14 @@ class CUcheckpointCheckpointArgs:
     """Struct CUcheckpointCheckpointArgs of the C API.
 
     CUDA checkpoint optional checkpoint arguments
-
-    Fields without a Python property yet: reserved.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
-
+    @property
+    def reserved(self) -> list[int]: ...
+    @reserved.setter
+    def reserved(self, value: Sequence[int]) -> None: ...
 
 
 CUcheckpointCheckpointArgs_st = CUcheckpointCheckpointArgs
@@ -5915,13 +5921,14 @@ class CUcheckpointUnlockArgs:
     """Struct CUcheckpointUnlockArgs of the C API.
 
     CUDA checkpoint optional unlock arguments
-
-    Fields without a Python property yet: reserved.
     """
     sizeof: int
     def __init__(self, **fields: object) -> None: ...
     def getPtr(self) -> int: ...
-
+    @property
+    def reserved(self) -> list[int]: ...
+    @reserved.setter
+    def reserved(self, value: Sequence[int]) -> None: ...
 
 
 CUcheckpointUnlockArgs_st = CUcheckpointUnlockArgs

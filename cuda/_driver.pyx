@@ -5047,6 +5047,8 @@ cdef type _CUcontext_peer = None
 cdef inline c.CUcontext _as_CUcontext(object o, const char* name) except? NULL:
     if type(o) is CUcontext or type(o) is _CUcontext_peer:
         return (<CUcontext>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUcontext_other(o, name)
 
 
@@ -5054,6 +5056,8 @@ cdef c.CUcontext _as_CUcontext_other(object o, const char* name) except? NULL:
     global _CUcontext_peer
     if isinstance(o, CUcontext):
         return (<CUcontext>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUcontext>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUcontext, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5120,6 +5124,8 @@ cdef type _CUmodule_peer = None
 cdef inline c.CUmodule _as_CUmodule(object o, const char* name) except? NULL:
     if type(o) is CUmodule or type(o) is _CUmodule_peer:
         return (<CUmodule>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUmodule_other(o, name)
 
 
@@ -5127,6 +5133,8 @@ cdef c.CUmodule _as_CUmodule_other(object o, const char* name) except? NULL:
     global _CUmodule_peer
     if isinstance(o, CUmodule):
         return (<CUmodule>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUmodule>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmodule, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5193,6 +5201,8 @@ cdef type _CUfunction_peer = None
 cdef inline c.CUfunction _as_CUfunction(object o, const char* name) except? NULL:
     if type(o) is CUfunction or type(o) is _CUfunction_peer:
         return (<CUfunction>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUfunction_other(o, name)
 
 
@@ -5200,6 +5210,8 @@ cdef c.CUfunction _as_CUfunction_other(object o, const char* name) except? NULL:
     global _CUfunction_peer
     if isinstance(o, CUfunction):
         return (<CUfunction>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUfunction>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUfunction, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5266,6 +5278,8 @@ cdef type _CUlibrary_peer = None
 cdef inline c.CUlibrary _as_CUlibrary(object o, const char* name) except? NULL:
     if type(o) is CUlibrary or type(o) is _CUlibrary_peer:
         return (<CUlibrary>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUlibrary_other(o, name)
 
 
@@ -5273,6 +5287,8 @@ cdef c.CUlibrary _as_CUlibrary_other(object o, const char* name) except? NULL:
     global _CUlibrary_peer
     if isinstance(o, CUlibrary):
         return (<CUlibrary>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUlibrary>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlibrary, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5339,6 +5355,8 @@ cdef type _CUkernel_peer = None
 cdef inline c.CUkernel _as_CUkernel(object o, const char* name) except? NULL:
     if type(o) is CUkernel or type(o) is _CUkernel_peer:
         return (<CUkernel>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUkernel_other(o, name)
 
 
@@ -5346,6 +5364,8 @@ cdef c.CUkernel _as_CUkernel_other(object o, const char* name) except? NULL:
     global _CUkernel_peer
     if isinstance(o, CUkernel):
         return (<CUkernel>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUkernel>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUkernel, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5412,6 +5432,8 @@ cdef type _CUarray_peer = None
 cdef inline c.CUarray _as_CUarray(object o, const char* name) except? NULL:
     if type(o) is CUarray or type(o) is _CUarray_peer:
         return (<CUarray>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUarray_other(o, name)
 
 
@@ -5419,6 +5441,8 @@ cdef c.CUarray _as_CUarray_other(object o, const char* name) except? NULL:
     global _CUarray_peer
     if isinstance(o, CUarray):
         return (<CUarray>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUarray>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUarray, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5485,6 +5509,8 @@ cdef type _CUmipmappedArray_peer = None
 cdef inline c.CUmipmappedArray _as_CUmipmappedArray(object o, const char* name) except? NULL:
     if type(o) is CUmipmappedArray or type(o) is _CUmipmappedArray_peer:
         return (<CUmipmappedArray>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUmipmappedArray_other(o, name)
 
 
@@ -5492,6 +5518,8 @@ cdef c.CUmipmappedArray _as_CUmipmappedArray_other(object o, const char* name) e
     global _CUmipmappedArray_peer
     if isinstance(o, CUmipmappedArray):
         return (<CUmipmappedArray>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUmipmappedArray>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmipmappedArray, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5558,6 +5586,8 @@ cdef type _CUtexref_peer = None
 cdef inline c.CUtexref _as_CUtexref(object o, const char* name) except? NULL:
     if type(o) is CUtexref or type(o) is _CUtexref_peer:
         return (<CUtexref>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUtexref_other(o, name)
 
 
@@ -5565,6 +5595,8 @@ cdef c.CUtexref _as_CUtexref_other(object o, const char* name) except? NULL:
     global _CUtexref_peer
     if isinstance(o, CUtexref):
         return (<CUtexref>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUtexref>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUtexref, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5631,6 +5663,8 @@ cdef type _CUsurfref_peer = None
 cdef inline c.CUsurfref _as_CUsurfref(object o, const char* name) except? NULL:
     if type(o) is CUsurfref or type(o) is _CUsurfref_peer:
         return (<CUsurfref>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUsurfref_other(o, name)
 
 
@@ -5638,6 +5672,8 @@ cdef c.CUsurfref _as_CUsurfref_other(object o, const char* name) except? NULL:
     global _CUsurfref_peer
     if isinstance(o, CUsurfref):
         return (<CUsurfref>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUsurfref>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUsurfref, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5704,6 +5740,8 @@ cdef type _CUevent_peer = None
 cdef inline c.CUevent _as_CUevent(object o, const char* name) except? NULL:
     if type(o) is CUevent or type(o) is _CUevent_peer:
         return (<CUevent>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUevent_other(o, name)
 
 
@@ -5711,6 +5749,8 @@ cdef c.CUevent _as_CUevent_other(object o, const char* name) except? NULL:
     global _CUevent_peer
     if isinstance(o, CUevent):
         return (<CUevent>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUevent>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUevent, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5777,6 +5817,8 @@ cdef type _CUstream_peer = None
 cdef inline c.CUstream _as_CUstream(object o, const char* name) except? NULL:
     if type(o) is CUstream or type(o) is _CUstream_peer:
         return (<CUstream>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUstream_other(o, name)
 
 
@@ -5784,6 +5826,8 @@ cdef c.CUstream _as_CUstream_other(object o, const char* name) except? NULL:
     global _CUstream_peer
     if isinstance(o, CUstream):
         return (<CUstream>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUstream>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUstream, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5850,6 +5894,8 @@ cdef type _CUgraphicsResource_peer = None
 cdef inline c.CUgraphicsResource _as_CUgraphicsResource(object o, const char* name) except? NULL:
     if type(o) is CUgraphicsResource or type(o) is _CUgraphicsResource_peer:
         return (<CUgraphicsResource>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUgraphicsResource_other(o, name)
 
 
@@ -5857,6 +5903,8 @@ cdef c.CUgraphicsResource _as_CUgraphicsResource_other(object o, const char* nam
     global _CUgraphicsResource_peer
     if isinstance(o, CUgraphicsResource):
         return (<CUgraphicsResource>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUgraphicsResource>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphicsResource, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5923,6 +5971,8 @@ cdef type _CUexternalMemory_peer = None
 cdef inline c.CUexternalMemory _as_CUexternalMemory(object o, const char* name) except? NULL:
     if type(o) is CUexternalMemory or type(o) is _CUexternalMemory_peer:
         return (<CUexternalMemory>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUexternalMemory_other(o, name)
 
 
@@ -5930,6 +5980,8 @@ cdef c.CUexternalMemory _as_CUexternalMemory_other(object o, const char* name) e
     global _CUexternalMemory_peer
     if isinstance(o, CUexternalMemory):
         return (<CUexternalMemory>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUexternalMemory>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUexternalMemory, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5996,6 +6048,8 @@ cdef type _CUexternalSemaphore_peer = None
 cdef inline c.CUexternalSemaphore _as_CUexternalSemaphore(object o, const char* name) except? NULL:
     if type(o) is CUexternalSemaphore or type(o) is _CUexternalSemaphore_peer:
         return (<CUexternalSemaphore>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUexternalSemaphore_other(o, name)
 
 
@@ -6003,6 +6057,8 @@ cdef c.CUexternalSemaphore _as_CUexternalSemaphore_other(object o, const char* n
     global _CUexternalSemaphore_peer
     if isinstance(o, CUexternalSemaphore):
         return (<CUexternalSemaphore>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUexternalSemaphore>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUexternalSemaphore, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6069,6 +6125,8 @@ cdef type _CUgraph_peer = None
 cdef inline c.CUgraph _as_CUgraph(object o, const char* name) except? NULL:
     if type(o) is CUgraph or type(o) is _CUgraph_peer:
         return (<CUgraph>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUgraph_other(o, name)
 
 
@@ -6076,6 +6134,8 @@ cdef c.CUgraph _as_CUgraph_other(object o, const char* name) except? NULL:
     global _CUgraph_peer
     if isinstance(o, CUgraph):
         return (<CUgraph>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUgraph>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraph, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6142,6 +6202,8 @@ cdef type _CUgraphNode_peer = None
 cdef inline c.CUgraphNode _as_CUgraphNode(object o, const char* name) except? NULL:
     if type(o) is CUgraphNode or type(o) is _CUgraphNode_peer:
         return (<CUgraphNode>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUgraphNode_other(o, name)
 
 
@@ -6149,6 +6211,8 @@ cdef c.CUgraphNode _as_CUgraphNode_other(object o, const char* name) except? NUL
     global _CUgraphNode_peer
     if isinstance(o, CUgraphNode):
         return (<CUgraphNode>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUgraphNode>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphNode, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6215,6 +6279,8 @@ cdef type _CUgraphExec_peer = None
 cdef inline c.CUgraphExec _as_CUgraphExec(object o, const char* name) except? NULL:
     if type(o) is CUgraphExec or type(o) is _CUgraphExec_peer:
         return (<CUgraphExec>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUgraphExec_other(o, name)
 
 
@@ -6222,6 +6288,8 @@ cdef c.CUgraphExec _as_CUgraphExec_other(object o, const char* name) except? NUL
     global _CUgraphExec_peer
     if isinstance(o, CUgraphExec):
         return (<CUgraphExec>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUgraphExec>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphExec, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6288,6 +6356,8 @@ cdef type _CUmemoryPool_peer = None
 cdef inline c.CUmemoryPool _as_CUmemoryPool(object o, const char* name) except? NULL:
     if type(o) is CUmemoryPool or type(o) is _CUmemoryPool_peer:
         return (<CUmemoryPool>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUmemoryPool_other(o, name)
 
 
@@ -6295,6 +6365,8 @@ cdef c.CUmemoryPool _as_CUmemoryPool_other(object o, const char* name) except? N
     global _CUmemoryPool_peer
     if isinstance(o, CUmemoryPool):
         return (<CUmemoryPool>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUmemoryPool>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmemoryPool, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6361,6 +6433,8 @@ cdef type _CUuserObject_peer = None
 cdef inline c.CUuserObject _as_CUuserObject(object o, const char* name) except? NULL:
     if type(o) is CUuserObject or type(o) is _CUuserObject_peer:
         return (<CUuserObject>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUuserObject_other(o, name)
 
 
@@ -6368,6 +6442,8 @@ cdef c.CUuserObject _as_CUuserObject_other(object o, const char* name) except? N
     global _CUuserObject_peer
     if isinstance(o, CUuserObject):
         return (<CUuserObject>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUuserObject>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUuserObject, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6434,6 +6510,8 @@ cdef type _CUgraphDeviceNode_peer = None
 cdef inline c.CUgraphDeviceNode _as_CUgraphDeviceNode(object o, const char* name) except? NULL:
     if type(o) is CUgraphDeviceNode or type(o) is _CUgraphDeviceNode_peer:
         return (<CUgraphDeviceNode>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUgraphDeviceNode_other(o, name)
 
 
@@ -6441,6 +6519,8 @@ cdef c.CUgraphDeviceNode _as_CUgraphDeviceNode_other(object o, const char* name)
     global _CUgraphDeviceNode_peer
     if isinstance(o, CUgraphDeviceNode):
         return (<CUgraphDeviceNode>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUgraphDeviceNode>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphDeviceNode, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6507,6 +6587,8 @@ cdef type _CUasyncCallbackHandle_peer = None
 cdef inline c.CUasyncCallbackHandle _as_CUasyncCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is CUasyncCallbackHandle or type(o) is _CUasyncCallbackHandle_peer:
         return (<CUasyncCallbackHandle>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUasyncCallbackHandle_other(o, name)
 
 
@@ -6514,6 +6596,8 @@ cdef c.CUasyncCallbackHandle _as_CUasyncCallbackHandle_other(object o, const cha
     global _CUasyncCallbackHandle_peer
     if isinstance(o, CUasyncCallbackHandle):
         return (<CUasyncCallbackHandle>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUasyncCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUasyncCallbackHandle, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6584,6 +6668,8 @@ cdef type _CUgreenCtx_peer = None
 cdef inline c.CUgreenCtx _as_CUgreenCtx(object o, const char* name) except? NULL:
     if type(o) is CUgreenCtx or type(o) is _CUgreenCtx_peer:
         return (<CUgreenCtx>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUgreenCtx_other(o, name)
 
 
@@ -6591,6 +6677,8 @@ cdef c.CUgreenCtx _as_CUgreenCtx_other(object o, const char* name) except? NULL:
     global _CUgreenCtx_peer
     if isinstance(o, CUgreenCtx):
         return (<CUgreenCtx>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUgreenCtx>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgreenCtx, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6657,6 +6745,8 @@ cdef type _CUlinkState_peer = None
 cdef inline c.CUlinkState _as_CUlinkState(object o, const char* name) except? NULL:
     if type(o) is CUlinkState or type(o) is _CUlinkState_peer:
         return (<CUlinkState>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUlinkState_other(o, name)
 
 
@@ -6664,6 +6754,8 @@ cdef c.CUlinkState _as_CUlinkState_other(object o, const char* name) except? NUL
     global _CUlinkState_peer
     if isinstance(o, CUlinkState):
         return (<CUlinkState>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUlinkState>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlinkState, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6734,6 +6826,8 @@ cdef type _CUdevResourceDesc_peer = None
 cdef inline c.CUdevResourceDesc _as_CUdevResourceDesc(object o, const char* name) except? NULL:
     if type(o) is CUdevResourceDesc or type(o) is _CUdevResourceDesc_peer:
         return (<CUdevResourceDesc>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUdevResourceDesc_other(o, name)
 
 
@@ -6741,6 +6835,8 @@ cdef c.CUdevResourceDesc _as_CUdevResourceDesc_other(object o, const char* name)
     global _CUdevResourceDesc_peer
     if isinstance(o, CUdevResourceDesc):
         return (<CUdevResourceDesc>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUdevResourceDesc>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdevResourceDesc, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6807,6 +6903,8 @@ cdef type _CUlogsCallbackHandle_peer = None
 cdef inline c.CUlogsCallbackHandle _as_CUlogsCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is CUlogsCallbackHandle or type(o) is _CUlogsCallbackHandle_peer:
         return (<CUlogsCallbackHandle>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_CUlogsCallbackHandle_other(o, name)
 
 
@@ -6814,6 +6912,8 @@ cdef c.CUlogsCallbackHandle _as_CUlogsCallbackHandle_other(object o, const char*
     global _CUlogsCallbackHandle_peer
     if isinstance(o, CUlogsCallbackHandle):
         return (<CUlogsCallbackHandle>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.CUlogsCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogsCallbackHandle, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -6855,9 +6955,12 @@ cdef class cuuint32_t:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<cuuint32_t>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<cuuint32_t>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -6908,9 +7011,12 @@ cdef class cuuint64_t:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<cuuint64_t>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<cuuint64_t>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -6961,9 +7067,12 @@ cdef class CUdeviceptr:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUdeviceptr>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUdeviceptr>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7014,9 +7123,12 @@ cdef class CUdevice:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUdevice>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUdevice>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7067,9 +7179,12 @@ cdef class CUtexObject:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUtexObject>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUtexObject>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7120,9 +7235,12 @@ cdef class CUsurfObject:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUsurfObject>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUsurfObject>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7173,9 +7291,12 @@ cdef class CUgraphConditionalHandle:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUgraphConditionalHandle>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUgraphConditionalHandle>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7226,9 +7347,12 @@ cdef class CUmemGenericAllocationHandle:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUmemGenericAllocationHandle>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUmemGenericAllocationHandle>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7279,9 +7403,12 @@ cdef class CUlogIterator:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<CUlogIterator>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<CUlogIterator>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)
@@ -7903,10 +8030,8 @@ cdef class CUstreamBatchMemOpParams(Struct):
     """Union CUstreamBatchMemOpParams of the C API.
 
     Per-operation parameters for cuStreamBatchMemOp
-
-    Fields without a Python property yet: pad.
     """
-    _fields = ("operation", "waitValue", "writeValue", "flushRemoteWrites", "memoryBarrier", )
+    _fields = ("operation", "waitValue", "writeValue", "flushRemoteWrites", "memoryBarrier", "pad", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUstreamBatchMemOpParams_v1))
@@ -7979,6 +8104,19 @@ cdef class CUstreamBatchMemOpParams(Struct):
     @memoryBarrier.setter
     def memoryBarrier(self, value):
         self._ptr.memoryBarrier = _as_CUstreamMemOpMemoryBarrierParams_st_ptr(value, b"memoryBarrier")[0]
+
+
+    @property
+    def pad(self):
+        """"""
+        return [self._ptr.pad[i] for i in range(6)]
+
+    @pad.setter
+    def pad(self, value):
+        if len(value) != 6:
+            raise ValueError(f"pad: expected 6 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.pad[i] = <c.cuuint64_t>as_unsigned(item, b"pad", UINT64_MAX)
 
 
 
@@ -13546,10 +13684,8 @@ cdef class CUtensorMap(Struct):
     """Struct CUtensorMap of the C API.
 
     Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
-
-    Fields without a Python property yet: opaque.
     """
-    _fields = ()
+    _fields = ("opaque", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUtensorMap))
@@ -13573,6 +13709,18 @@ cdef class CUtensorMap(Struct):
 
     def __repr__(self):
         return "<CUtensorMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
+
+    @property
+    def opaque(self):
+        """"""
+        return [self._ptr.opaque[i] for i in range(16)]
+
+    @opaque.setter
+    def opaque(self, value):
+        if len(value) != 16:
+            raise ValueError(f"opaque: expected 16 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.opaque[i] = <c.cuuint64_t>as_unsigned(item, b"opaque", UINT64_MAX)
 
 
 
@@ -18327,10 +18475,8 @@ cdef class CUcheckpointLockArgs(Struct):
     """Struct CUcheckpointLockArgs of the C API.
 
     CUDA checkpoint optional lock arguments
-
-    Fields without a Python property yet: reserved1.
     """
-    _fields = ("timeoutMs", "reserved0", )
+    _fields = ("timeoutMs", "reserved0", "reserved1", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUcheckpointLockArgs))
@@ -18375,6 +18521,19 @@ cdef class CUcheckpointLockArgs(Struct):
         self._ptr.reserved0 = <unsigned int>as_unsigned(value, b"reserved0", UINT32_MAX)
 
 
+    @property
+    def reserved1(self):
+        """Reserved for future use, must be zeroed"""
+        return [self._ptr.reserved1[i] for i in range(7)]
+
+    @reserved1.setter
+    def reserved1(self, value):
+        if len(value) != 7:
+            raise ValueError(f"reserved1: expected 7 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.reserved1[i] = <c.cuuint64_t>as_unsigned(item, b"reserved1", UINT64_MAX)
+
+
 
 # A new object holding a copy of a struct C returned by value.
 cdef inline CUcheckpointLockArgs _copy_CUcheckpointLockArgs(const c.CUcheckpointLockArgs* value):
@@ -18398,10 +18557,8 @@ cdef class CUcheckpointCheckpointArgs(Struct):
     """Struct CUcheckpointCheckpointArgs of the C API.
 
     CUDA checkpoint optional checkpoint arguments
-
-    Fields without a Python property yet: reserved.
     """
-    _fields = ()
+    _fields = ("reserved", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUcheckpointCheckpointArgs))
@@ -18425,6 +18582,18 @@ cdef class CUcheckpointCheckpointArgs(Struct):
 
     def __repr__(self):
         return "<CUcheckpointCheckpointArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
+
+    @property
+    def reserved(self):
+        """Reserved for future use, must be zeroed"""
+        return [self._ptr.reserved[i] for i in range(8)]
+
+    @reserved.setter
+    def reserved(self, value):
+        if len(value) != 8:
+            raise ValueError(f"reserved: expected 8 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.reserved[i] = <c.cuuint64_t>as_unsigned(item, b"reserved", UINT64_MAX)
 
 
 
@@ -18625,10 +18794,8 @@ cdef class CUcheckpointUnlockArgs(Struct):
     """Struct CUcheckpointUnlockArgs of the C API.
 
     CUDA checkpoint optional unlock arguments
-
-    Fields without a Python property yet: reserved.
     """
-    _fields = ()
+    _fields = ("reserved", )
 
     def __cinit__(self):
         memset(&self._value, 0, sizeof(c.CUcheckpointUnlockArgs))
@@ -18652,6 +18819,18 @@ cdef class CUcheckpointUnlockArgs(Struct):
 
     def __repr__(self):
         return "<CUcheckpointUnlockArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
+
+    @property
+    def reserved(self):
+        """Reserved for future use, must be zeroed"""
+        return [self._ptr.reserved[i] for i in range(8)]
+
+    @reserved.setter
+    def reserved(self, value):
+        if len(value) != 8:
+            raise ValueError(f"reserved: expected 8 items, got {len(value)}")
+        for i, item in enumerate(value):
+            self._ptr.reserved[i] = <c.cuuint64_t>as_unsigned(item, b"reserved", UINT64_MAX)
 
 
 

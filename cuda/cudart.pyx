@@ -3648,6 +3648,8 @@ cdef type _cudaArray_t_peer = None
 cdef inline c.cudaArray_t _as_cudaArray_t(object o, const char* name) except? NULL:
     if type(o) is cudaArray_t or type(o) is _cudaArray_t_peer:
         return (<cudaArray_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaArray_t_other(o, name)
 
 
@@ -3655,6 +3657,8 @@ cdef c.cudaArray_t _as_cudaArray_t_other(object o, const char* name) except? NUL
     global _cudaArray_t_peer
     if isinstance(o, cudaArray_t):
         return (<cudaArray_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaArray_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaArray_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -3723,6 +3727,8 @@ cdef type _cudaArray_const_t_peer = None
 cdef inline c.cudaArray_const_t _as_cudaArray_const_t(object o, const char* name) except? NULL:
     if type(o) is cudaArray_const_t or type(o) is _cudaArray_const_t_peer:
         return (<cudaArray_const_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaArray_const_t_other(o, name)
 
 
@@ -3730,6 +3736,8 @@ cdef c.cudaArray_const_t _as_cudaArray_const_t_other(object o, const char* name)
     global _cudaArray_const_t_peer
     if isinstance(o, cudaArray_const_t):
         return (<cudaArray_const_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaArray_const_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaArray_const_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -3798,6 +3806,8 @@ cdef type _cudaMipmappedArray_t_peer = None
 cdef inline c.cudaMipmappedArray_t _as_cudaMipmappedArray_t(object o, const char* name) except? NULL:
     if type(o) is cudaMipmappedArray_t or type(o) is _cudaMipmappedArray_t_peer:
         return (<cudaMipmappedArray_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaMipmappedArray_t_other(o, name)
 
 
@@ -3805,6 +3815,8 @@ cdef c.cudaMipmappedArray_t _as_cudaMipmappedArray_t_other(object o, const char*
     global _cudaMipmappedArray_t_peer
     if isinstance(o, cudaMipmappedArray_t):
         return (<cudaMipmappedArray_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaMipmappedArray_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -3873,6 +3885,8 @@ cdef type _cudaMipmappedArray_const_t_peer = None
 cdef inline c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t(object o, const char* name) except? NULL:
     if type(o) is cudaMipmappedArray_const_t or type(o) is _cudaMipmappedArray_const_t_peer:
         return (<cudaMipmappedArray_const_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaMipmappedArray_const_t_other(o, name)
 
 
@@ -3880,6 +3894,8 @@ cdef c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t_other(object o,
     global _cudaMipmappedArray_const_t_peer
     if isinstance(o, cudaMipmappedArray_const_t):
         return (<cudaMipmappedArray_const_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaMipmappedArray_const_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_const_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -3948,6 +3964,8 @@ cdef type _cudaStream_t_peer = None
 cdef inline c.cudaStream_t _as_cudaStream_t(object o, const char* name) except? NULL:
     if type(o) is cudaStream_t or type(o) is _cudaStream_t_peer:
         return (<cudaStream_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaStream_t_other(o, name)
 
 
@@ -3955,6 +3973,8 @@ cdef c.cudaStream_t _as_cudaStream_t_other(object o, const char* name) except? N
     global _cudaStream_t_peer
     if isinstance(o, cudaStream_t):
         return (<cudaStream_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaStream_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaStream_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4023,6 +4043,8 @@ cdef type _cudaEvent_t_peer = None
 cdef inline c.cudaEvent_t _as_cudaEvent_t(object o, const char* name) except? NULL:
     if type(o) is cudaEvent_t or type(o) is _cudaEvent_t_peer:
         return (<cudaEvent_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaEvent_t_other(o, name)
 
 
@@ -4030,6 +4052,8 @@ cdef c.cudaEvent_t _as_cudaEvent_t_other(object o, const char* name) except? NUL
     global _cudaEvent_t_peer
     if isinstance(o, cudaEvent_t):
         return (<cudaEvent_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaEvent_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaEvent_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4098,6 +4122,8 @@ cdef type _cudaGraphicsResource_t_peer = None
 cdef inline c.cudaGraphicsResource_t _as_cudaGraphicsResource_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphicsResource_t or type(o) is _cudaGraphicsResource_t_peer:
         return (<cudaGraphicsResource_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaGraphicsResource_t_other(o, name)
 
 
@@ -4105,6 +4131,8 @@ cdef c.cudaGraphicsResource_t _as_cudaGraphicsResource_t_other(object o, const c
     global _cudaGraphicsResource_t_peer
     if isinstance(o, cudaGraphicsResource_t):
         return (<cudaGraphicsResource_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaGraphicsResource_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphicsResource_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4173,6 +4201,8 @@ cdef type _cudaExternalMemory_t_peer = None
 cdef inline c.cudaExternalMemory_t _as_cudaExternalMemory_t(object o, const char* name) except? NULL:
     if type(o) is cudaExternalMemory_t or type(o) is _cudaExternalMemory_t_peer:
         return (<cudaExternalMemory_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaExternalMemory_t_other(o, name)
 
 
@@ -4180,6 +4210,8 @@ cdef c.cudaExternalMemory_t _as_cudaExternalMemory_t_other(object o, const char*
     global _cudaExternalMemory_t_peer
     if isinstance(o, cudaExternalMemory_t):
         return (<cudaExternalMemory_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaExternalMemory_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaExternalMemory_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4248,6 +4280,8 @@ cdef type _cudaExternalSemaphore_t_peer = None
 cdef inline c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t(object o, const char* name) except? NULL:
     if type(o) is cudaExternalSemaphore_t or type(o) is _cudaExternalSemaphore_t_peer:
         return (<cudaExternalSemaphore_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaExternalSemaphore_t_other(o, name)
 
 
@@ -4255,6 +4289,8 @@ cdef c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t_other(object o, const
     global _cudaExternalSemaphore_t_peer
     if isinstance(o, cudaExternalSemaphore_t):
         return (<cudaExternalSemaphore_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaExternalSemaphore_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaExternalSemaphore_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4323,6 +4359,8 @@ cdef type _cudaGraph_t_peer = None
 cdef inline c.cudaGraph_t _as_cudaGraph_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraph_t or type(o) is _cudaGraph_t_peer:
         return (<cudaGraph_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaGraph_t_other(o, name)
 
 
@@ -4330,6 +4368,8 @@ cdef c.cudaGraph_t _as_cudaGraph_t_other(object o, const char* name) except? NUL
     global _cudaGraph_t_peer
     if isinstance(o, cudaGraph_t):
         return (<cudaGraph_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaGraph_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraph_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4398,6 +4438,8 @@ cdef type _cudaGraphNode_t_peer = None
 cdef inline c.cudaGraphNode_t _as_cudaGraphNode_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphNode_t or type(o) is _cudaGraphNode_t_peer:
         return (<cudaGraphNode_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaGraphNode_t_other(o, name)
 
 
@@ -4405,6 +4447,8 @@ cdef c.cudaGraphNode_t _as_cudaGraphNode_t_other(object o, const char* name) exc
     global _cudaGraphNode_t_peer
     if isinstance(o, cudaGraphNode_t):
         return (<cudaGraphNode_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaGraphNode_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphNode_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4473,6 +4517,8 @@ cdef type _cudaUserObject_t_peer = None
 cdef inline c.cudaUserObject_t _as_cudaUserObject_t(object o, const char* name) except? NULL:
     if type(o) is cudaUserObject_t or type(o) is _cudaUserObject_t_peer:
         return (<cudaUserObject_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaUserObject_t_other(o, name)
 
 
@@ -4480,6 +4526,8 @@ cdef c.cudaUserObject_t _as_cudaUserObject_t_other(object o, const char* name) e
     global _cudaUserObject_t_peer
     if isinstance(o, cudaUserObject_t):
         return (<cudaUserObject_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaUserObject_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaUserObject_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4548,6 +4596,8 @@ cdef type _cudaFunction_t_peer = None
 cdef inline c.cudaFunction_t _as_cudaFunction_t(object o, const char* name) except? NULL:
     if type(o) is cudaFunction_t or type(o) is _cudaFunction_t_peer:
         return (<cudaFunction_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaFunction_t_other(o, name)
 
 
@@ -4555,6 +4605,8 @@ cdef c.cudaFunction_t _as_cudaFunction_t_other(object o, const char* name) excep
     global _cudaFunction_t_peer
     if isinstance(o, cudaFunction_t):
         return (<cudaFunction_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaFunction_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaFunction_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4623,6 +4675,8 @@ cdef type _cudaKernel_t_peer = None
 cdef inline c.cudaKernel_t _as_cudaKernel_t(object o, const char* name) except? NULL:
     if type(o) is cudaKernel_t or type(o) is _cudaKernel_t_peer:
         return (<cudaKernel_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaKernel_t_other(o, name)
 
 
@@ -4630,6 +4684,8 @@ cdef c.cudaKernel_t _as_cudaKernel_t_other(object o, const char* name) except? N
     global _cudaKernel_t_peer
     if isinstance(o, cudaKernel_t):
         return (<cudaKernel_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaKernel_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaKernel_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4698,6 +4754,8 @@ cdef type _cudaLibrary_t_peer = None
 cdef inline c.cudaLibrary_t _as_cudaLibrary_t(object o, const char* name) except? NULL:
     if type(o) is cudaLibrary_t or type(o) is _cudaLibrary_t_peer:
         return (<cudaLibrary_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaLibrary_t_other(o, name)
 
 
@@ -4705,6 +4763,8 @@ cdef c.cudaLibrary_t _as_cudaLibrary_t_other(object o, const char* name) except?
     global _cudaLibrary_t_peer
     if isinstance(o, cudaLibrary_t):
         return (<cudaLibrary_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaLibrary_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLibrary_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4773,6 +4833,8 @@ cdef type _cudaMemPool_t_peer = None
 cdef inline c.cudaMemPool_t _as_cudaMemPool_t(object o, const char* name) except? NULL:
     if type(o) is cudaMemPool_t or type(o) is _cudaMemPool_t_peer:
         return (<cudaMemPool_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaMemPool_t_other(o, name)
 
 
@@ -4780,6 +4842,8 @@ cdef c.cudaMemPool_t _as_cudaMemPool_t_other(object o, const char* name) except?
     global _cudaMemPool_t_peer
     if isinstance(o, cudaMemPool_t):
         return (<cudaMemPool_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaMemPool_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaMemPool_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4848,6 +4912,8 @@ cdef type _cudaGraphExec_t_peer = None
 cdef inline c.cudaGraphExec_t _as_cudaGraphExec_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphExec_t or type(o) is _cudaGraphExec_t_peer:
         return (<cudaGraphExec_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaGraphExec_t_other(o, name)
 
 
@@ -4855,6 +4921,8 @@ cdef c.cudaGraphExec_t _as_cudaGraphExec_t_other(object o, const char* name) exc
     global _cudaGraphExec_t_peer
     if isinstance(o, cudaGraphExec_t):
         return (<cudaGraphExec_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaGraphExec_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphExec_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4923,6 +4991,8 @@ cdef type _cudaGraphDeviceNode_t_peer = None
 cdef inline c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphDeviceNode_t or type(o) is _cudaGraphDeviceNode_t_peer:
         return (<cudaGraphDeviceNode_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaGraphDeviceNode_t_other(o, name)
 
 
@@ -4930,6 +5000,8 @@ cdef c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t_other(object o, const cha
     global _cudaGraphDeviceNode_t_peer
     if isinstance(o, cudaGraphDeviceNode_t):
         return (<cudaGraphDeviceNode_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaGraphDeviceNode_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphDeviceNode_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -4998,6 +5070,8 @@ cdef type _cudaAsyncCallbackHandle_t_peer = None
 cdef inline c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t(object o, const char* name) except? NULL:
     if type(o) is cudaAsyncCallbackHandle_t or type(o) is _cudaAsyncCallbackHandle_t_peer:
         return (<cudaAsyncCallbackHandle_t>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaAsyncCallbackHandle_t_other(o, name)
 
 
@@ -5005,6 +5079,8 @@ cdef c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t_other(object o, c
     global _cudaAsyncCallbackHandle_t_peer
     if isinstance(o, cudaAsyncCallbackHandle_t):
         return (<cudaAsyncCallbackHandle_t>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaAsyncCallbackHandle_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallbackHandle_t, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5071,6 +5147,8 @@ cdef type _cudaLogsCallbackHandle_peer = None
 cdef inline c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is cudaLogsCallbackHandle or type(o) is _cudaLogsCallbackHandle_peer:
         return (<cudaLogsCallbackHandle>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_cudaLogsCallbackHandle_other(o, name)
 
 
@@ -5078,6 +5156,8 @@ cdef c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle_other(object o, const c
     global _cudaLogsCallbackHandle_peer
     if isinstance(o, cudaLogsCallbackHandle):
         return (<cudaLogsCallbackHandle>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.cudaLogsCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLogsCallbackHandle, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,
@@ -5121,9 +5201,12 @@ cdef class cudaGraphConditionalHandle:
         return self._ptr
 
     def __eq__(self, other):
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._ptr == (<cudaGraphConditionalHandle>other)._ptr
+        # A value: equal to the int it holds (hash(h) is that int's hash too).
+        if type(other) is type(self):
+            return self._ptr == (<cudaGraphConditionalHandle>other)._ptr
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self._ptr == other
+        return NotImplemented
 
     def __hash__(self):
         return hash(self._ptr)

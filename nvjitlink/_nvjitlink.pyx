@@ -166,6 +166,8 @@ cdef type _nvJitLinkHandle_peer = None
 cdef inline c.nvJitLinkHandle _as_nvJitLinkHandle(object o, const char* name) except? NULL:
     if type(o) is nvJitLinkHandle or type(o) is _nvJitLinkHandle_peer:
         return (<nvJitLinkHandle>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_nvJitLinkHandle_other(o, name)
 
 
@@ -173,6 +175,8 @@ cdef c.nvJitLinkHandle _as_nvJitLinkHandle_other(object o, const char* name) exc
     global _nvJitLinkHandle_peer
     if isinstance(o, nvJitLinkHandle):
         return (<nvJitLinkHandle>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.nvJitLinkHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected nvJitLinkHandle, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,

@@ -122,6 +122,8 @@ cdef type _nvrtcProgram_peer = None
 cdef inline c.nvrtcProgram _as_nvrtcProgram(object o, const char* name) except? NULL:
     if type(o) is nvrtcProgram or type(o) is _nvrtcProgram_peer:
         return (<nvrtcProgram>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
     return _as_nvrtcProgram_other(o, name)
 
 
@@ -129,6 +131,8 @@ cdef c.nvrtcProgram _as_nvrtcProgram_other(object o, const char* name) except? N
     global _nvrtcProgram_peer
     if isinstance(o, nvrtcProgram):
         return (<nvrtcProgram>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.nvrtcProgram>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected nvrtcProgram, an int or None, got {type(o).__name__}")
     # A handle class of another module passes when it wraps the same C type,

@@ -946,7 +946,7 @@ def test_graph_mem_attributes(cuda, cu_device):
     A = cuda.CUgraphMem_attribute
     for attribute in A:
         value = ok(cuda.cuDeviceGetGraphMemAttribute, cu_device, attribute)
-        assert isinstance(value, int) and value >= 0
+        assert isinstance(value, cuda.cuuint64_t) and int(value) >= 0   # the docs' value type
     ok(cuda.cuDeviceSetGraphMemAttribute, cu_device, A.CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, 0)
 
 

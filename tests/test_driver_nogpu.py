@@ -27,7 +27,7 @@ STUB = Path("/usr/local/cuda/lib64/stubs/libcuda.so")
 GENERATOR = Path(os.environ.get("CUBIND_GEN", ROOT / "generator" / "build" / "cubind-gen"))
 DRIVER_SPEC = ROOT / "bindings" / "driver.toml"
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
-DRIVER_EXAMPLES = [p for p in EXAMPLES if p.name not in ("saxpy.py", "_driver_common.py")]
+DRIVER_EXAMPLES = [p for p in EXAMPLES if p.name != "saxpy.py" and not p.name.startswith("_")]
 
 
 
@@ -681,7 +681,7 @@ def _bad_calls():
          TypeError, r"kernelParams\[0\]"),
         ("launch_params_none_type_int", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
                                                                  ((5,), (None,)), None),
-         TypeError, r"kernelParams\[0\].*handle or struct"),
+         TypeError, r"kernelParams\[0\].*a handle or a struct"),
         ("launch_params_pointer_str", lambda: C.cuLaunchKernel(0, 1, 1, 1, 1, 1, 1, 0, None,
                                                                (("p",), (ctypes.c_void_p,)), None),
          TypeError, r"kernelParams\[0\]"),
@@ -888,3 +888,27 @@ def test_attribute_values_are_converted_by_their_type_before_c():
         cuda.cuMemPoolSetAttribute(None, P.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, ctypes.c_uint32(1))
     with pytest.raises(TypeError, match="pool"):
         cuda.cuMemPoolSetAttribute("pool", P.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 1)
+
+
+@needs_cuda
+def test_value_classes_field_aliases_and_char_arrays():
+    # Value holders users build, as in NVIDIA's bindings.
+    big = cuda.cuuint64_t(1 << 40)
+    assert int(big) == 1 << 40 and repr(big) == f"<cuuint64_t {1 << 40}>" and hex(big) == hex(1 << 40)
+    assert repr(cuda.CUdevice(3)) == "<CUdevice 3>"
+    params = cuda.CUstreamBatchMemOpParams()
+    params.writeValue.value64 = big
+    assert int(params.writeValue.value64) == 1 << 40
+    params.writeValue.value64 = 7   # a plain int too
+    assert int(params.writeValue.value64) == 7
+    with pytest.raises(OverflowError):
+        cuda.cuuint32_t(1 << 32)
+    # A field renamed for Cython is also there under its C name.
+    uuid = cuda.CUuuid()
+    uuid.bytes = bytes(range(16))
+    assert uuid.bytes == uuid.bytes_ == bytes(range(16))
+    # char arrays take ints as C does, -128..255.
+    uuid.bytes = [-1, 255, 0, 65]
+    assert uuid.bytes[:4] == b"\xff\xff\x00A"
+    with pytest.raises(OverflowError, match=r"bytes_\[1\]: 256 does not fit in a char"):
+        uuid.bytes = [0, 256]

@@ -370,7 +370,9 @@ Conversion fixed_array(const Type& t, const Model& m) {
   Conversion c;
   if (e.kind == TypeKind::Integer && e.canonical == "char") {
     c = named("fields/chars", t);
-  } else if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool) {
+  } else if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool ||
+             (e.kind == TypeKind::Handle && !e.canonical.empty())) {
+    // Integer value classes (cuuint64_t) among them read back as plain ints.
     c = named("fields/array", e);
     c.range = range_of(e, m);
   } else if (e.kind == TypeKind::Record) {

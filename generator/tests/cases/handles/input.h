@@ -9,6 +9,12 @@
  *               typedef)
  *   functions   handles by value (role handle), handle* out (out_scalar),
  *               handle* annotated [in] (inout_handle), a handle result.
+ *   integer handles  spec.toml's integer_handles: caseDevice (a typedef of
+ *               int through caseDevice_v1) and caseU64 become value classes
+ *               (integer_handle.pyx: int(), __index__, equal to their int,
+ *               printed in decimal); caseGetDevice returns one, caseSetValue
+ *               takes one or an int; casePayload.words, a fixed array of
+ *               caseU64, reads as a list of ints (fields/array).
  */
 #ifndef CASE_HANDLES_H
 #define CASE_HANDLES_H
@@ -41,5 +47,15 @@ caseResult caseCtxDestroy(caseContext *ctx);
 caseResult caseStreamSynchronize(caseStream stream, caseEvent event);
 caseResult caseModuleLoad(caseModule *module, caseContext ctx);
 caseContext caseCtxGetCurrent(void);
+
+typedef int caseDevice_v1;
+typedef caseDevice_v1 caseDevice;
+typedef unsigned long long caseU64;
+typedef struct casePayload_st {
+    caseU64 words[4];
+    caseDevice device;
+} casePayload;
+caseResult caseGetDevice(caseDevice *device, int ordinal);
+caseResult caseSetValue(caseDevice device, caseU64 value);
 
 #endif
