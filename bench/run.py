@@ -89,7 +89,8 @@ def build_c_floor(cuda, fake):
     lib64 = os.path.join(cuda, "lib64")
     driver_dir = fake or os.path.join(lib64, "stubs")   # link-time only: the real one loads at run time
     subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "c_floor.c"), f"-I{cuda}/include",
-                    f"-L{driver_dir}", f"-L{lib64}", f"-Wl,-rpath,{lib64}", "-lnvrtc", "-lcudart", "-lcuda"], check=True)
+                    f"-L{driver_dir}", f"-L{lib64}", f"-Wl,-rpath,{lib64}", "-lnvrtc", "-lcudart", "-lcuda"],
+                   check=True)
     return exe
 
 
