@@ -1042,3 +1042,9 @@ def test_per_thread_default_stream_opt_in_runs(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "per-thread ok" in done.stdout
+
+
+def test_profiler_start_and_stop(cuda, cu_context):
+    # cudaProfiler.h, bound with cuda.h: a no-op success without a profiler attached.
+    ok(cuda.cuProfilerStart)
+    ok(cuda.cuProfilerStop)

@@ -43,6 +43,8 @@ def test_driver_report_accounts_for_every_function():
     report = run_generator("--spec", str(ROOT / "bindings" / "driver.toml"), "--report")
     bound, total = map(int, re.search(r"cuda.h: (\d+)/(\d+) functions bound", report).groups())
     assert bound >= 442 and total >= 449
+    assert "cudaProfiler.h: 3/3 functions bound" in report
+    total = int(re.search(r"total: \d+/(\d+) functions bound", report).group(1))
     lines = [line for line in report.splitlines() if line.startswith("  ") and " field " not in line]
     assert len(lines) == total
     for line in lines:

@@ -227,3 +227,8 @@ def test_driver_entry_point(device):
     version = ctypes.c_int()
     assert ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int))(fn)(ctypes.byref(version)) == 0
     assert version.value >= 13000
+
+
+def test_profiler_start_and_stop(device):
+    ok(rt.cudaProfilerStart())
+    ok(rt.cudaProfilerStop())
