@@ -1942,6 +1942,9 @@ cdef extern from "cuda.h" nogil:
         CU_OUT_CSV
     ctypedef CUoutput_mode_enum CUoutput_mode
 
+cdef extern from "cudaProfiler.h":
+    pass
+
 
 
 cdef CUresult cuGetErrorString(CUresult error, const char** pStr) except? CUDA_ERROR_UNKNOWN nogil

@@ -30,6 +30,7 @@ cdef extern from "nvrtc.h" nogil:
     cdef struct _nvrtcProgram_struct "_nvrtcProgram"
     ctypedef _nvrtcProgram_struct* nvrtcProgram
 
+
 ctypedef int (*nvrtcSetFlowCallback_callback_t)(void*, void*) noexcept
 
 cdef const char* nvrtcGetErrorString(nvrtcResult result) except? NULL nogil

@@ -317,3 +317,16 @@ def test_in_out_counts_take_a_capacity(gpu_reason):
     if gpu_reason is not None:
         err, nodes, count = cudart.cudaGraphGetNodes(None, 4)
         assert err != cudart.cudaError_t.cudaSuccess and nodes is None and count is None
+
+
+def test_header_only_constructors_run_without_a_library():
+    # driver_functions.h defines make_cudaPos & co. inline: compiled into the
+    # C layer, they need no libcudart and no GPU (NVIDIA's samples call them).
+    pos = cudart.make_cudaPos(1, 2, 3)
+    assert isinstance(pos, cudart.cudaPos) and (pos.x, pos.y, pos.z) == (1, 2, 3)
+    extent = cudart.make_cudaExtent(64, 32, 8)
+    assert (extent.width, extent.height, extent.depth) == (64, 32, 8)
+    pitched = cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32)
+    assert (pitched.ptr, pitched.pitch, pitched.xsize, pitched.ysize) == (0x1000, 256, 64, 32)
+    with pytest.raises(OverflowError, match="x"):
+        cudart.make_cudaPos(-1, 0, 0)

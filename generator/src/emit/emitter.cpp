@@ -66,6 +66,8 @@ class LibraryEmitter {
     d.set("py_module", s.py_module);
     d.set("headers", strings(m.headers));
     d.set("main_header", m.headers.front());
+    // The spec's other headers declare types the C code names too.
+    d.set("other_headers", strings(std::vector<std::string>(m.headers.begin() + 1, m.headers.end())));
     View resolver;
     resolver.set("library", s.loader_name);
     resolver.set("sonames", strings(s.sonames));

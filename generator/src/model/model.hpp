@@ -84,6 +84,10 @@ struct Function {
   std::vector<Param> params;
   Doc doc;
   std::string header;
+  // A static inline definition in the header (driver_functions.h's
+  // make_cudaPos): compiled into the C layer from the header, not looked up
+  // in the library, which has no such symbol.
+  bool header_only = false;
   // Filled by passes:
   bool returns_status = false;  // result is the library's status enum
   std::string skip_reason;

@@ -94,6 +94,7 @@ json function_json(const Function& f) {
   j["params"] = params;
   j["returns_status"] = f.returns_status;
   put(j, "alias_of", f.alias_of);
+  if (f.header_only) j["header_only"] = true;
   if (f.abi_version) j["abi_version"] = f.abi_version;
   if (!f.releases_gil) j["releases_gil"] = false;
   put(j, "skip_reason", f.skip_reason);

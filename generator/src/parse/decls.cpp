@@ -64,6 +64,8 @@ void DeclCollector::add_function(CXCursor c, const std::string& header) {
     p.type = types_.convert(clang_getCursorType(arg));
     f.params.push_back(p);
   }
+  // Bodies are skipped when parsing: internal linkage or `inline` says it.
+  f.header_only = clang_Cursor_getStorageClass(c) == CX_SC_Static || clang_Cursor_isFunctionInlined(c);
   f.doc = doc_of(c);
   model_.functions.push_back(f);
 }

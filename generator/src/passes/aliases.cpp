@@ -69,6 +69,7 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec) {
     for (const auto& g : model.functions) {
       if (&g == &f || !std::regex_match(g.name, symbol) || !same_parameters(f, g)) continue;
       f.alias_of = g.name;
+      f.header_only = false;  // the wrapper's symbol is called, not its inline body
       merged.insert(g.name);
       break;
     }
