@@ -130,9 +130,12 @@ def compile_ptx():
     return path
 
 
-def env_for(backend, fake, pyfloor_dir):
+def env_for(backend, fake, pyfloor_dir, cudart):
     """cubind's workers see the repository; the others must not (our `cuda`
-    package would be imported in place of the namespace package)."""
+    package would be imported in place of the namespace package). cubind
+    opens `cudart`, the runtime the C floor and the bare call link against,
+    so that the runtime rows compare one library (its loader would otherwise
+    prefer NVIDIA's wheel, a different build)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "CUBIND_CUDA_LIBRARY", "CUBIND_CUDART_LIBRARY")}
     if backend == "cubind":
@@ -141,6 +144,8 @@ def env_for(backend, fake, pyfloor_dir):
         env["PYTHONPATH"] = pyfloor_dir
     elif backend == "bare":   # cubind makes the context, the module, the stream
         env["PYTHONPATH"] = ROOT + os.pathsep + pyfloor_dir
+    if backend in ("cubind", "bare") and not fake:
+        env["CUBIND_CUDART_LIBRARY"] = cudart
     if fake:
         env["CUBIND_CUDA_LIBRARY"] = os.path.join(fake, "libcuda.so.1")
         env["CUBIND_CUDART_LIBRARY"] = os.path.join(fake, "libcudart.so.13")
@@ -366,7 +371,8 @@ def main():
     pyfloor_dir = build_floors(cuda, fake)
     args.ptx = compile_ptx()
     wanted = tuple(b for b in BACKENDS if b in args.backends.split(","))
-    envs = {b: env_for(b, fake, pyfloor_dir) for b in wanted}
+    cudart = os.path.realpath(os.path.join(cuda, "lib64", "libcudart.so"))
+    envs = {b: env_for(b, fake, pyfloor_dir, cudart) for b in wanted}
     # The fake driver stands in for cubind only: the others would need a real one.
     backends = tuple(b for b in wanted if available(b, envs[b]) and not (fake and b in ("cuda_bindings", "cupy")))
 

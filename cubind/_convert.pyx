@@ -86,6 +86,12 @@ cdef void* address_slow(object o, const char* name) except? NULL:
     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
     v = _index(o, name, "an int address, a buffer or None")
+    # A handle's address (its __index__) is the common case here: checked in
+    # C, without Python int arithmetic.
+    cdef int overflow = 0
+    cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
+    if overflow == 0 and s >= 0:
+        return <void*><size_t>s
     if v < 0 or v >> _ADDRESS_BITS:
         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
     return <void*><size_t>v
