@@ -232,3 +232,25 @@ def test_driver_entry_point(device):
 def test_profiler_start_and_stop(device):
     ok(rt.cudaProfilerStart())
     ok(rt.cudaProfilerStop())
+
+
+@pytest.mark.parametrize("mode,same_as,other", [("legacy", "cudaStreamLegacy", "cudaStreamPerThread"),
+                                                ("per-thread", "cudaStreamPerThread", "cudaStreamLegacy")])
+def test_default_stream_variant_on_the_gpu(mode, same_as, other):
+    # CUBIND_DEFAULT_STREAM=per-thread calls the _ptsz/_ptds symbols: the
+    # default stream (None) is then the thread's own stream, which has its own
+    # id; by default it is the legacy stream. A fresh interpreter per mode.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("from cuda import cudart as rt\n"
+            "assert rt.cudaSetDevice(0)[0] == 0\n"
+            f"err, default = rt.cudaStreamGetId(None)\nerr2, named = rt.cudaStreamGetId(rt.{same_as})\n"
+            f"err3, other = rt.cudaStreamGetId(rt.{other})\n"
+            "print(int(err), int(err2), default == named, default != other)\n")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(root), CUBIND_DEFAULT_STREAM=mode))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "0", "True", "True"], done.stdout
