@@ -471,7 +471,9 @@ cdef unsigned long long _proc_flags = 0
 DEFAULT_STREAM_FLAGS = {"legacy": 1, "per-thread": 2}
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
+# 1 when the library lacks the function and `missing_ok`: the caller returns
+# the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library, _proc_address, _proc_flags
     cdef int found = 0
     cdef int rc
@@ -490,6 +492,8 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
     if rc != 0 or slot[0] == NULL:
         slot[0] = find_symbol(_library, symbol)
     if slot[0] == NULL:
+        if missing_ok:
+            return 1
         raise FunctionNotFoundError(f"{name.decode()} ({symbol.decode()}) is not in the loaded driver "
                                     f"(cuGetProcAddress returned {rc}, status {found})")
     return 0
@@ -498,2687 +502,4031 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
 
 cdef CUresult cuGetErrorString(CUresult error, const char** pStr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGetErrorString == NULL:
-        _resolve(&_p_cuGetErrorString, b"cuGetErrorString", b"cuGetErrorString", 6000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGetErrorString, b"cuGetErrorString", b"cuGetErrorString", 6000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUresult, const char**) noexcept nogil>_p_cuGetErrorString)(error, pStr)
 
 
 cdef CUresult cuGetErrorName(CUresult error, const char** pStr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGetErrorName == NULL:
-        _resolve(&_p_cuGetErrorName, b"cuGetErrorName", b"cuGetErrorName", 6000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGetErrorName, b"cuGetErrorName", b"cuGetErrorName", 6000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUresult, const char**) noexcept nogil>_p_cuGetErrorName)(error, pStr)
 
 
 cdef CUresult cuInit(unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuInit == NULL:
-        _resolve(&_p_cuInit, b"cuInit", b"cuInit", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuInit, b"cuInit", b"cuInit", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int) noexcept nogil>_p_cuInit)(Flags)
 
 
 cdef CUresult cuDriverGetVersion(int* driverVersion) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDriverGetVersion == NULL:
-        _resolve(&_p_cuDriverGetVersion, b"cuDriverGetVersion", b"cuDriverGetVersion", 2020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDriverGetVersion, b"cuDriverGetVersion", b"cuDriverGetVersion", 2020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*) noexcept nogil>_p_cuDriverGetVersion)(driverVersion)
 
 
 cdef CUresult cuDeviceGet(CUdevice* device, int ordinal) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGet == NULL:
-        _resolve(&_p_cuDeviceGet, b"cuDeviceGet", b"cuDeviceGet", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGet, b"cuDeviceGet", b"cuDeviceGet", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice*, int) noexcept nogil>_p_cuDeviceGet)(device, ordinal)
 
 
 cdef CUresult cuDeviceGetCount(int* count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetCount == NULL:
-        _resolve(&_p_cuDeviceGetCount, b"cuDeviceGetCount", b"cuDeviceGetCount", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetCount, b"cuDeviceGetCount", b"cuDeviceGetCount", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*) noexcept nogil>_p_cuDeviceGetCount)(count)
 
 
 cdef CUresult cuDeviceGetName(char* name, int len, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetName == NULL:
-        _resolve(&_p_cuDeviceGetName, b"cuDeviceGetName", b"cuDeviceGetName", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetName, b"cuDeviceGetName", b"cuDeviceGetName", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(char*, int, CUdevice) noexcept nogil>_p_cuDeviceGetName)(name, len, dev)
 
 
 cdef CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetUuid == NULL:
-        _resolve(&_p_cuDeviceGetUuid, b"cuDeviceGetUuid_v2", b"cuDeviceGetUuid", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetUuid, b"cuDeviceGetUuid_v2", b"cuDeviceGetUuid", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUuuid*, CUdevice) noexcept nogil>_p_cuDeviceGetUuid)(uuid, dev)
 
 
 cdef CUresult cuDeviceTotalMem(size_t* bytes_, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceTotalMem == NULL:
-        _resolve(&_p_cuDeviceTotalMem, b"cuDeviceTotalMem_v2", b"cuDeviceTotalMem", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceTotalMem, b"cuDeviceTotalMem_v2", b"cuDeviceTotalMem", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, CUdevice) noexcept nogil>_p_cuDeviceTotalMem)(bytes_, dev)
 
 
 cdef CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetTexture1DLinearMaxWidth == NULL:
-        _resolve(&_p_cuDeviceGetTexture1DLinearMaxWidth, b"cuDeviceGetTexture1DLinearMaxWidth", b"cuDeviceGetTexture1DLinearMaxWidth", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetTexture1DLinearMaxWidth, b"cuDeviceGetTexture1DLinearMaxWidth", b"cuDeviceGetTexture1DLinearMaxWidth", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, CUarray_format, unsigned int, CUdevice) noexcept nogil>_p_cuDeviceGetTexture1DLinearMaxWidth)(maxWidthInElements, format, numChannels, dev)
 
 
 cdef CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetAttribute == NULL:
-        _resolve(&_p_cuDeviceGetAttribute, b"cuDeviceGetAttribute", b"cuDeviceGetAttribute", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetAttribute, b"cuDeviceGetAttribute", b"cuDeviceGetAttribute", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUdevice_attribute, CUdevice) noexcept nogil>_p_cuDeviceGetAttribute)(pi, attrib, dev)
 
 
 cdef CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetHostAtomicCapabilities == NULL:
-        _resolve(&_p_cuDeviceGetHostAtomicCapabilities, b"cuDeviceGetHostAtomicCapabilities", b"cuDeviceGetHostAtomicCapabilities", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetHostAtomicCapabilities, b"cuDeviceGetHostAtomicCapabilities", b"cuDeviceGetHostAtomicCapabilities", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice) noexcept nogil>_p_cuDeviceGetHostAtomicCapabilities)(capabilities, operations, count, dev)
 
 
 cdef CUresult cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetNvSciSyncAttributes == NULL:
-        _resolve(&_p_cuDeviceGetNvSciSyncAttributes, b"cuDeviceGetNvSciSyncAttributes", b"cuDeviceGetNvSciSyncAttributes", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetNvSciSyncAttributes, b"cuDeviceGetNvSciSyncAttributes", b"cuDeviceGetNvSciSyncAttributes", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUdevice, int) noexcept nogil>_p_cuDeviceGetNvSciSyncAttributes)(nvSciSyncAttrList, dev, flags)
 
 
 cdef CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceSetMemPool == NULL:
-        _resolve(&_p_cuDeviceSetMemPool, b"cuDeviceSetMemPool", b"cuDeviceSetMemPool", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceSetMemPool, b"cuDeviceSetMemPool", b"cuDeviceSetMemPool", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, CUmemoryPool) noexcept nogil>_p_cuDeviceSetMemPool)(dev, pool)
 
 
 cdef CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetMemPool == NULL:
-        _resolve(&_p_cuDeviceGetMemPool, b"cuDeviceGetMemPool", b"cuDeviceGetMemPool", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetMemPool, b"cuDeviceGetMemPool", b"cuDeviceGetMemPool", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool*, CUdevice) noexcept nogil>_p_cuDeviceGetMemPool)(pool, dev)
 
 
 cdef CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetDefaultMemPool == NULL:
-        _resolve(&_p_cuDeviceGetDefaultMemPool, b"cuDeviceGetDefaultMemPool", b"cuDeviceGetDefaultMemPool", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetDefaultMemPool, b"cuDeviceGetDefaultMemPool", b"cuDeviceGetDefaultMemPool", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool*, CUdevice) noexcept nogil>_p_cuDeviceGetDefaultMemPool)(pool_out, dev)
 
 
 cdef CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetExecAffinitySupport == NULL:
-        _resolve(&_p_cuDeviceGetExecAffinitySupport, b"cuDeviceGetExecAffinitySupport", b"cuDeviceGetExecAffinitySupport", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetExecAffinitySupport, b"cuDeviceGetExecAffinitySupport", b"cuDeviceGetExecAffinitySupport", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUexecAffinityType, CUdevice) noexcept nogil>_p_cuDeviceGetExecAffinitySupport)(pi, type, dev)
 
 
 cdef CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFlushGPUDirectRDMAWrites == NULL:
-        _resolve(&_p_cuFlushGPUDirectRDMAWrites, b"cuFlushGPUDirectRDMAWrites", b"cuFlushGPUDirectRDMAWrites", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFlushGPUDirectRDMAWrites, b"cuFlushGPUDirectRDMAWrites", b"cuFlushGPUDirectRDMAWrites", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) noexcept nogil>_p_cuFlushGPUDirectRDMAWrites)(target, scope)
 
 
 cdef CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetProperties == NULL:
-        _resolve(&_p_cuDeviceGetProperties, b"cuDeviceGetProperties", b"cuDeviceGetProperties", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetProperties, b"cuDeviceGetProperties", b"cuDeviceGetProperties", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevprop*, CUdevice) noexcept nogil>_p_cuDeviceGetProperties)(prop, dev)
 
 
 cdef CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceComputeCapability == NULL:
-        _resolve(&_p_cuDeviceComputeCapability, b"cuDeviceComputeCapability", b"cuDeviceComputeCapability", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceComputeCapability, b"cuDeviceComputeCapability", b"cuDeviceComputeCapability", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, int*, CUdevice) noexcept nogil>_p_cuDeviceComputeCapability)(major, minor, dev)
 
 
 cdef CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevicePrimaryCtxRetain == NULL:
-        _resolve(&_p_cuDevicePrimaryCtxRetain, b"cuDevicePrimaryCtxRetain", b"cuDevicePrimaryCtxRetain", 7000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevicePrimaryCtxRetain, b"cuDevicePrimaryCtxRetain", b"cuDevicePrimaryCtxRetain", 7000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext*, CUdevice) noexcept nogil>_p_cuDevicePrimaryCtxRetain)(pctx, dev)
 
 
 cdef CUresult cuDevicePrimaryCtxRelease(CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevicePrimaryCtxRelease == NULL:
-        _resolve(&_p_cuDevicePrimaryCtxRelease, b"cuDevicePrimaryCtxRelease_v2", b"cuDevicePrimaryCtxRelease", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevicePrimaryCtxRelease, b"cuDevicePrimaryCtxRelease_v2", b"cuDevicePrimaryCtxRelease", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice) noexcept nogil>_p_cuDevicePrimaryCtxRelease)(dev)
 
 
 cdef CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevicePrimaryCtxSetFlags == NULL:
-        _resolve(&_p_cuDevicePrimaryCtxSetFlags, b"cuDevicePrimaryCtxSetFlags_v2", b"cuDevicePrimaryCtxSetFlags", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevicePrimaryCtxSetFlags, b"cuDevicePrimaryCtxSetFlags_v2", b"cuDevicePrimaryCtxSetFlags", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, unsigned int) noexcept nogil>_p_cuDevicePrimaryCtxSetFlags)(dev, flags)
 
 
 cdef CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevicePrimaryCtxGetState == NULL:
-        _resolve(&_p_cuDevicePrimaryCtxGetState, b"cuDevicePrimaryCtxGetState", b"cuDevicePrimaryCtxGetState", 7000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevicePrimaryCtxGetState, b"cuDevicePrimaryCtxGetState", b"cuDevicePrimaryCtxGetState", 7000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, unsigned int*, int*) noexcept nogil>_p_cuDevicePrimaryCtxGetState)(dev, flags, active)
 
 
 cdef CUresult cuDevicePrimaryCtxReset(CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevicePrimaryCtxReset == NULL:
-        _resolve(&_p_cuDevicePrimaryCtxReset, b"cuDevicePrimaryCtxReset_v2", b"cuDevicePrimaryCtxReset", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevicePrimaryCtxReset, b"cuDevicePrimaryCtxReset_v2", b"cuDevicePrimaryCtxReset", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice) noexcept nogil>_p_cuDevicePrimaryCtxReset)(dev)
 
 
 cdef CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxCreate == NULL:
-        _resolve(&_p_cuCtxCreate, b"cuCtxCreate_v4", b"cuCtxCreate", 12050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxCreate, b"cuCtxCreate_v4", b"cuCtxCreate", 12050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned int, CUdevice) noexcept nogil>_p_cuCtxCreate)(pctx, ctxCreateParams, flags, dev)
 
 
 cdef CUresult cuCtxDestroy(CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxDestroy == NULL:
-        _resolve(&_p_cuCtxDestroy, b"cuCtxDestroy_v2", b"cuCtxDestroy", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxDestroy, b"cuCtxDestroy_v2", b"cuCtxDestroy", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext) noexcept nogil>_p_cuCtxDestroy)(ctx)
 
 
 cdef CUresult cuCtxPushCurrent(CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxPushCurrent == NULL:
-        _resolve(&_p_cuCtxPushCurrent, b"cuCtxPushCurrent_v2", b"cuCtxPushCurrent", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxPushCurrent, b"cuCtxPushCurrent_v2", b"cuCtxPushCurrent", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext) noexcept nogil>_p_cuCtxPushCurrent)(ctx)
 
 
 cdef CUresult cuCtxPopCurrent(CUcontext* pctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxPopCurrent == NULL:
-        _resolve(&_p_cuCtxPopCurrent, b"cuCtxPopCurrent_v2", b"cuCtxPopCurrent", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxPopCurrent, b"cuCtxPopCurrent_v2", b"cuCtxPopCurrent", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext*) noexcept nogil>_p_cuCtxPopCurrent)(pctx)
 
 
 cdef CUresult cuCtxSetCurrent(CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSetCurrent == NULL:
-        _resolve(&_p_cuCtxSetCurrent, b"cuCtxSetCurrent", b"cuCtxSetCurrent", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSetCurrent, b"cuCtxSetCurrent", b"cuCtxSetCurrent", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext) noexcept nogil>_p_cuCtxSetCurrent)(ctx)
 
 
 cdef CUresult cuCtxGetCurrent(CUcontext* pctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetCurrent == NULL:
-        _resolve(&_p_cuCtxGetCurrent, b"cuCtxGetCurrent", b"cuCtxGetCurrent", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetCurrent, b"cuCtxGetCurrent", b"cuCtxGetCurrent", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext*) noexcept nogil>_p_cuCtxGetCurrent)(pctx)
 
 
 cdef CUresult cuCtxGetDevice(CUdevice* device) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetDevice == NULL:
-        _resolve(&_p_cuCtxGetDevice, b"cuCtxGetDevice", b"cuCtxGetDevice", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetDevice, b"cuCtxGetDevice", b"cuCtxGetDevice", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice*) noexcept nogil>_p_cuCtxGetDevice)(device)
 
 
 cdef CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetDevice_v2 == NULL:
-        _resolve(&_p_cuCtxGetDevice_v2, b"cuCtxGetDevice_v2", b"cuCtxGetDevice_v2", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetDevice_v2, b"cuCtxGetDevice_v2", b"cuCtxGetDevice_v2", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice*, CUcontext) noexcept nogil>_p_cuCtxGetDevice_v2)(device, ctx)
 
 
 cdef CUresult cuCtxGetFlags(unsigned int* flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetFlags == NULL:
-        _resolve(&_p_cuCtxGetFlags, b"cuCtxGetFlags", b"cuCtxGetFlags", 7000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetFlags, b"cuCtxGetFlags", b"cuCtxGetFlags", 7000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*) noexcept nogil>_p_cuCtxGetFlags)(flags)
 
 
 cdef CUresult cuCtxSetFlags(unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSetFlags == NULL:
-        _resolve(&_p_cuCtxSetFlags, b"cuCtxSetFlags", b"cuCtxSetFlags", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSetFlags, b"cuCtxSetFlags", b"cuCtxSetFlags", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int) noexcept nogil>_p_cuCtxSetFlags)(flags)
 
 
 cdef CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetId == NULL:
-        _resolve(&_p_cuCtxGetId, b"cuCtxGetId", b"cuCtxGetId", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetId, b"cuCtxGetId", b"cuCtxGetId", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext, unsigned long long*) noexcept nogil>_p_cuCtxGetId)(ctx, ctxId)
 
 
 cdef CUresult cuCtxSynchronize() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSynchronize == NULL:
-        _resolve(&_p_cuCtxSynchronize, b"cuCtxSynchronize", b"cuCtxSynchronize", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSynchronize, b"cuCtxSynchronize", b"cuCtxSynchronize", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)() noexcept nogil>_p_cuCtxSynchronize)()
 
 
 cdef CUresult cuCtxSynchronize_v2(CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSynchronize_v2 == NULL:
-        _resolve(&_p_cuCtxSynchronize_v2, b"cuCtxSynchronize_v2", b"cuCtxSynchronize_v2", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSynchronize_v2, b"cuCtxSynchronize_v2", b"cuCtxSynchronize_v2", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext) noexcept nogil>_p_cuCtxSynchronize_v2)(ctx)
 
 
 cdef CUresult cuCtxSetLimit(CUlimit limit, size_t value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSetLimit == NULL:
-        _resolve(&_p_cuCtxSetLimit, b"cuCtxSetLimit", b"cuCtxSetLimit", 3010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSetLimit, b"cuCtxSetLimit", b"cuCtxSetLimit", 3010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlimit, size_t) noexcept nogil>_p_cuCtxSetLimit)(limit, value)
 
 
 cdef CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetLimit == NULL:
-        _resolve(&_p_cuCtxGetLimit, b"cuCtxGetLimit", b"cuCtxGetLimit", 3010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetLimit, b"cuCtxGetLimit", b"cuCtxGetLimit", 3010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, CUlimit) noexcept nogil>_p_cuCtxGetLimit)(pvalue, limit)
 
 
 cdef CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetCacheConfig == NULL:
-        _resolve(&_p_cuCtxGetCacheConfig, b"cuCtxGetCacheConfig", b"cuCtxGetCacheConfig", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetCacheConfig, b"cuCtxGetCacheConfig", b"cuCtxGetCacheConfig", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunc_cache*) noexcept nogil>_p_cuCtxGetCacheConfig)(pconfig)
 
 
 cdef CUresult cuCtxSetCacheConfig(CUfunc_cache config) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSetCacheConfig == NULL:
-        _resolve(&_p_cuCtxSetCacheConfig, b"cuCtxSetCacheConfig", b"cuCtxSetCacheConfig", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSetCacheConfig, b"cuCtxSetCacheConfig", b"cuCtxSetCacheConfig", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunc_cache) noexcept nogil>_p_cuCtxSetCacheConfig)(config)
 
 
 cdef CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetApiVersion == NULL:
-        _resolve(&_p_cuCtxGetApiVersion, b"cuCtxGetApiVersion", b"cuCtxGetApiVersion", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetApiVersion, b"cuCtxGetApiVersion", b"cuCtxGetApiVersion", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext, unsigned int*) noexcept nogil>_p_cuCtxGetApiVersion)(ctx, version)
 
 
 cdef CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetStreamPriorityRange == NULL:
-        _resolve(&_p_cuCtxGetStreamPriorityRange, b"cuCtxGetStreamPriorityRange", b"cuCtxGetStreamPriorityRange", 5050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetStreamPriorityRange, b"cuCtxGetStreamPriorityRange", b"cuCtxGetStreamPriorityRange", 5050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, int*) noexcept nogil>_p_cuCtxGetStreamPriorityRange)(leastPriority, greatestPriority)
 
 
 cdef CUresult cuCtxResetPersistingL2Cache() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxResetPersistingL2Cache == NULL:
-        _resolve(&_p_cuCtxResetPersistingL2Cache, b"cuCtxResetPersistingL2Cache", b"cuCtxResetPersistingL2Cache", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxResetPersistingL2Cache, b"cuCtxResetPersistingL2Cache", b"cuCtxResetPersistingL2Cache", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)() noexcept nogil>_p_cuCtxResetPersistingL2Cache)()
 
 
 cdef CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetExecAffinity == NULL:
-        _resolve(&_p_cuCtxGetExecAffinity, b"cuCtxGetExecAffinity", b"cuCtxGetExecAffinity", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetExecAffinity, b"cuCtxGetExecAffinity", b"cuCtxGetExecAffinity", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUexecAffinityParam*, CUexecAffinityType) noexcept nogil>_p_cuCtxGetExecAffinity)(pExecAffinity, type)
 
 
 cdef CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxRecordEvent == NULL:
-        _resolve(&_p_cuCtxRecordEvent, b"cuCtxRecordEvent", b"cuCtxRecordEvent", 12050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxRecordEvent, b"cuCtxRecordEvent", b"cuCtxRecordEvent", 12050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext, CUevent) noexcept nogil>_p_cuCtxRecordEvent)(hCtx, hEvent)
 
 
 cdef CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxWaitEvent == NULL:
-        _resolve(&_p_cuCtxWaitEvent, b"cuCtxWaitEvent", b"cuCtxWaitEvent", 12050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxWaitEvent, b"cuCtxWaitEvent", b"cuCtxWaitEvent", 12050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext, CUevent) noexcept nogil>_p_cuCtxWaitEvent)(hCtx, hEvent)
 
 
 cdef CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxAttach == NULL:
-        _resolve(&_p_cuCtxAttach, b"cuCtxAttach", b"cuCtxAttach", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxAttach, b"cuCtxAttach", b"cuCtxAttach", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext*, unsigned int) noexcept nogil>_p_cuCtxAttach)(pctx, flags)
 
 
 cdef CUresult cuCtxDetach(CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxDetach == NULL:
-        _resolve(&_p_cuCtxDetach, b"cuCtxDetach", b"cuCtxDetach", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxDetach, b"cuCtxDetach", b"cuCtxDetach", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext) noexcept nogil>_p_cuCtxDetach)(ctx)
 
 
 cdef CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetSharedMemConfig == NULL:
-        _resolve(&_p_cuCtxGetSharedMemConfig, b"cuCtxGetSharedMemConfig", b"cuCtxGetSharedMemConfig", 4020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetSharedMemConfig, b"cuCtxGetSharedMemConfig", b"cuCtxGetSharedMemConfig", 4020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUsharedconfig*) noexcept nogil>_p_cuCtxGetSharedMemConfig)(pConfig)
 
 
 cdef CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxSetSharedMemConfig == NULL:
-        _resolve(&_p_cuCtxSetSharedMemConfig, b"cuCtxSetSharedMemConfig", b"cuCtxSetSharedMemConfig", 4020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxSetSharedMemConfig, b"cuCtxSetSharedMemConfig", b"cuCtxSetSharedMemConfig", 4020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUsharedconfig) noexcept nogil>_p_cuCtxSetSharedMemConfig)(config)
 
 
 cdef CUresult cuModuleLoad(CUmodule* module, const char* fname) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleLoad == NULL:
-        _resolve(&_p_cuModuleLoad, b"cuModuleLoad", b"cuModuleLoad", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleLoad, b"cuModuleLoad", b"cuModuleLoad", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule*, const char*) noexcept nogil>_p_cuModuleLoad)(module, fname)
 
 
 cdef CUresult cuModuleLoadData(CUmodule* module, const void* image) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleLoadData == NULL:
-        _resolve(&_p_cuModuleLoadData, b"cuModuleLoadData", b"cuModuleLoadData", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleLoadData, b"cuModuleLoadData", b"cuModuleLoadData", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule*, const void*) noexcept nogil>_p_cuModuleLoadData)(module, image)
 
 
 cdef CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleLoadDataEx == NULL:
-        _resolve(&_p_cuModuleLoadDataEx, b"cuModuleLoadDataEx", b"cuModuleLoadDataEx", 2010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleLoadDataEx, b"cuModuleLoadDataEx", b"cuModuleLoadDataEx", 2010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule*, const void*, unsigned int, CUjit_option*, void**) noexcept nogil>_p_cuModuleLoadDataEx)(module, image, numOptions, options, optionValues)
 
 
 cdef CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleLoadFatBinary == NULL:
-        _resolve(&_p_cuModuleLoadFatBinary, b"cuModuleLoadFatBinary", b"cuModuleLoadFatBinary", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleLoadFatBinary, b"cuModuleLoadFatBinary", b"cuModuleLoadFatBinary", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule*, const void*) noexcept nogil>_p_cuModuleLoadFatBinary)(module, fatCubin)
 
 
 cdef CUresult cuModuleUnload(CUmodule hmod) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleUnload == NULL:
-        _resolve(&_p_cuModuleUnload, b"cuModuleUnload", b"cuModuleUnload", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleUnload, b"cuModuleUnload", b"cuModuleUnload", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule) noexcept nogil>_p_cuModuleUnload)(hmod)
 
 
 cdef CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleGetLoadingMode == NULL:
-        _resolve(&_p_cuModuleGetLoadingMode, b"cuModuleGetLoadingMode", b"cuModuleGetLoadingMode", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleGetLoadingMode, b"cuModuleGetLoadingMode", b"cuModuleGetLoadingMode", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmoduleLoadingMode*) noexcept nogil>_p_cuModuleGetLoadingMode)(mode)
 
 
 cdef CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleGetFunction == NULL:
-        _resolve(&_p_cuModuleGetFunction, b"cuModuleGetFunction", b"cuModuleGetFunction", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleGetFunction, b"cuModuleGetFunction", b"cuModuleGetFunction", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction*, CUmodule, const char*) noexcept nogil>_p_cuModuleGetFunction)(hfunc, hmod, name)
 
 
 cdef CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleGetFunctionCount == NULL:
-        _resolve(&_p_cuModuleGetFunctionCount, b"cuModuleGetFunctionCount", b"cuModuleGetFunctionCount", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleGetFunctionCount, b"cuModuleGetFunctionCount", b"cuModuleGetFunctionCount", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*, CUmodule) noexcept nogil>_p_cuModuleGetFunctionCount)(count, mod)
 
 
 cdef CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleEnumerateFunctions == NULL:
-        _resolve(&_p_cuModuleEnumerateFunctions, b"cuModuleEnumerateFunctions", b"cuModuleEnumerateFunctions", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleEnumerateFunctions, b"cuModuleEnumerateFunctions", b"cuModuleEnumerateFunctions", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction*, unsigned int, CUmodule) noexcept nogil>_p_cuModuleEnumerateFunctions)(functions, numFunctions, mod)
 
 
 cdef CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes_, CUmodule hmod, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleGetGlobal == NULL:
-        _resolve(&_p_cuModuleGetGlobal, b"cuModuleGetGlobal_v2", b"cuModuleGetGlobal", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleGetGlobal, b"cuModuleGetGlobal_v2", b"cuModuleGetGlobal", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, CUmodule, const char*) noexcept nogil>_p_cuModuleGetGlobal)(dptr, bytes_, hmod, name)
 
 
 cdef CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLinkCreate == NULL:
-        _resolve(&_p_cuLinkCreate, b"cuLinkCreate_v2", b"cuLinkCreate", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLinkCreate, b"cuLinkCreate_v2", b"cuLinkCreate", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int, CUjit_option*, void**, CUlinkState*) noexcept nogil>_p_cuLinkCreate)(numOptions, options, optionValues, stateOut)
 
 
 cdef CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLinkAddData == NULL:
-        _resolve(&_p_cuLinkAddData, b"cuLinkAddData_v2", b"cuLinkAddData", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLinkAddData, b"cuLinkAddData_v2", b"cuLinkAddData", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlinkState, CUjitInputType, void*, size_t, const char*, unsigned int, CUjit_option*, void**) noexcept nogil>_p_cuLinkAddData)(state, type, data, size, name, numOptions, options, optionValues)
 
 
 cdef CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLinkAddFile == NULL:
-        _resolve(&_p_cuLinkAddFile, b"cuLinkAddFile_v2", b"cuLinkAddFile", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLinkAddFile, b"cuLinkAddFile_v2", b"cuLinkAddFile", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlinkState, CUjitInputType, const char*, unsigned int, CUjit_option*, void**) noexcept nogil>_p_cuLinkAddFile)(state, type, path, numOptions, options, optionValues)
 
 
 cdef CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLinkComplete == NULL:
-        _resolve(&_p_cuLinkComplete, b"cuLinkComplete", b"cuLinkComplete", 5050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLinkComplete, b"cuLinkComplete", b"cuLinkComplete", 5050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlinkState, void**, size_t*) noexcept nogil>_p_cuLinkComplete)(state, cubinOut, sizeOut)
 
 
 cdef CUresult cuLinkDestroy(CUlinkState state) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLinkDestroy == NULL:
-        _resolve(&_p_cuLinkDestroy, b"cuLinkDestroy", b"cuLinkDestroy", 5050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLinkDestroy, b"cuLinkDestroy", b"cuLinkDestroy", 5050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlinkState) noexcept nogil>_p_cuLinkDestroy)(state)
 
 
 cdef CUresult cuModuleGetTexRef(CUtexref* pTexRef, CUmodule hmod, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleGetTexRef == NULL:
-        _resolve(&_p_cuModuleGetTexRef, b"cuModuleGetTexRef", b"cuModuleGetTexRef", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleGetTexRef, b"cuModuleGetTexRef", b"cuModuleGetTexRef", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref*, CUmodule, const char*) noexcept nogil>_p_cuModuleGetTexRef)(pTexRef, hmod, name)
 
 
 cdef CUresult cuModuleGetSurfRef(CUsurfref* pSurfRef, CUmodule hmod, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuModuleGetSurfRef == NULL:
-        _resolve(&_p_cuModuleGetSurfRef, b"cuModuleGetSurfRef", b"cuModuleGetSurfRef", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuModuleGetSurfRef, b"cuModuleGetSurfRef", b"cuModuleGetSurfRef", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUsurfref*, CUmodule, const char*) noexcept nogil>_p_cuModuleGetSurfRef)(pSurfRef, hmod, name)
 
 
 cdef CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryLoadData == NULL:
-        _resolve(&_p_cuLibraryLoadData, b"cuLibraryLoadData", b"cuLibraryLoadData", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryLoadData, b"cuLibraryLoadData", b"cuLibraryLoadData", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlibrary*, const void*, CUjit_option*, void**, unsigned int, CUlibraryOption*, void**, unsigned int) noexcept nogil>_p_cuLibraryLoadData)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
 
 
 cdef CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryLoadFromFile == NULL:
-        _resolve(&_p_cuLibraryLoadFromFile, b"cuLibraryLoadFromFile", b"cuLibraryLoadFromFile", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryLoadFromFile, b"cuLibraryLoadFromFile", b"cuLibraryLoadFromFile", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlibrary*, const char*, CUjit_option*, void**, unsigned int, CUlibraryOption*, void**, unsigned int) noexcept nogil>_p_cuLibraryLoadFromFile)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
 
 
 cdef CUresult cuLibraryUnload(CUlibrary library) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryUnload == NULL:
-        _resolve(&_p_cuLibraryUnload, b"cuLibraryUnload", b"cuLibraryUnload", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryUnload, b"cuLibraryUnload", b"cuLibraryUnload", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlibrary) noexcept nogil>_p_cuLibraryUnload)(library)
 
 
 cdef CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryGetKernel == NULL:
-        _resolve(&_p_cuLibraryGetKernel, b"cuLibraryGetKernel", b"cuLibraryGetKernel", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryGetKernel, b"cuLibraryGetKernel", b"cuLibraryGetKernel", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUkernel*, CUlibrary, const char*) noexcept nogil>_p_cuLibraryGetKernel)(pKernel, library, name)
 
 
 cdef CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryGetKernelCount == NULL:
-        _resolve(&_p_cuLibraryGetKernelCount, b"cuLibraryGetKernelCount", b"cuLibraryGetKernelCount", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryGetKernelCount, b"cuLibraryGetKernelCount", b"cuLibraryGetKernelCount", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*, CUlibrary) noexcept nogil>_p_cuLibraryGetKernelCount)(count, lib)
 
 
 cdef CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryEnumerateKernels == NULL:
-        _resolve(&_p_cuLibraryEnumerateKernels, b"cuLibraryEnumerateKernels", b"cuLibraryEnumerateKernels", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryEnumerateKernels, b"cuLibraryEnumerateKernels", b"cuLibraryEnumerateKernels", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUkernel*, unsigned int, CUlibrary) noexcept nogil>_p_cuLibraryEnumerateKernels)(kernels, numKernels, lib)
 
 
 cdef CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryGetModule == NULL:
-        _resolve(&_p_cuLibraryGetModule, b"cuLibraryGetModule", b"cuLibraryGetModule", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryGetModule, b"cuLibraryGetModule", b"cuLibraryGetModule", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule*, CUlibrary) noexcept nogil>_p_cuLibraryGetModule)(pMod, library)
 
 
 cdef CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelGetFunction == NULL:
-        _resolve(&_p_cuKernelGetFunction, b"cuKernelGetFunction", b"cuKernelGetFunction", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelGetFunction, b"cuKernelGetFunction", b"cuKernelGetFunction", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction*, CUkernel) noexcept nogil>_p_cuKernelGetFunction)(pFunc, kernel)
 
 
 cdef CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelGetLibrary == NULL:
-        _resolve(&_p_cuKernelGetLibrary, b"cuKernelGetLibrary", b"cuKernelGetLibrary", 12050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelGetLibrary, b"cuKernelGetLibrary", b"cuKernelGetLibrary", 12050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlibrary*, CUkernel) noexcept nogil>_p_cuKernelGetLibrary)(pLib, kernel)
 
 
 cdef CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes_, CUlibrary library, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryGetGlobal == NULL:
-        _resolve(&_p_cuLibraryGetGlobal, b"cuLibraryGetGlobal", b"cuLibraryGetGlobal", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryGetGlobal, b"cuLibraryGetGlobal", b"cuLibraryGetGlobal", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, CUlibrary, const char*) noexcept nogil>_p_cuLibraryGetGlobal)(dptr, bytes_, library, name)
 
 
 cdef CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes_, CUlibrary library, const char* name) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryGetManaged == NULL:
-        _resolve(&_p_cuLibraryGetManaged, b"cuLibraryGetManaged", b"cuLibraryGetManaged", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryGetManaged, b"cuLibraryGetManaged", b"cuLibraryGetManaged", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, CUlibrary, const char*) noexcept nogil>_p_cuLibraryGetManaged)(dptr, bytes_, library, name)
 
 
 cdef CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLibraryGetUnifiedFunction == NULL:
-        _resolve(&_p_cuLibraryGetUnifiedFunction, b"cuLibraryGetUnifiedFunction", b"cuLibraryGetUnifiedFunction", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLibraryGetUnifiedFunction, b"cuLibraryGetUnifiedFunction", b"cuLibraryGetUnifiedFunction", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void**, CUlibrary, const char*) noexcept nogil>_p_cuLibraryGetUnifiedFunction)(fptr, library, symbol)
 
 
 cdef CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelGetAttribute == NULL:
-        _resolve(&_p_cuKernelGetAttribute, b"cuKernelGetAttribute", b"cuKernelGetAttribute", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelGetAttribute, b"cuKernelGetAttribute", b"cuKernelGetAttribute", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUfunction_attribute, CUkernel, CUdevice) noexcept nogil>_p_cuKernelGetAttribute)(pi, attrib, kernel, dev)
 
 
 cdef CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelSetAttribute == NULL:
-        _resolve(&_p_cuKernelSetAttribute, b"cuKernelSetAttribute", b"cuKernelSetAttribute", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelSetAttribute, b"cuKernelSetAttribute", b"cuKernelSetAttribute", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction_attribute, int, CUkernel, CUdevice) noexcept nogil>_p_cuKernelSetAttribute)(attrib, val, kernel, dev)
 
 
 cdef CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelSetCacheConfig == NULL:
-        _resolve(&_p_cuKernelSetCacheConfig, b"cuKernelSetCacheConfig", b"cuKernelSetCacheConfig", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelSetCacheConfig, b"cuKernelSetCacheConfig", b"cuKernelSetCacheConfig", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUkernel, CUfunc_cache, CUdevice) noexcept nogil>_p_cuKernelSetCacheConfig)(kernel, config, dev)
 
 
 cdef CUresult cuKernelGetName(const char** name, CUkernel hfunc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelGetName == NULL:
-        _resolve(&_p_cuKernelGetName, b"cuKernelGetName", b"cuKernelGetName", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelGetName, b"cuKernelGetName", b"cuKernelGetName", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const char**, CUkernel) noexcept nogil>_p_cuKernelGetName)(name, hfunc)
 
 
 cdef CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuKernelGetParamInfo == NULL:
-        _resolve(&_p_cuKernelGetParamInfo, b"cuKernelGetParamInfo", b"cuKernelGetParamInfo", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuKernelGetParamInfo, b"cuKernelGetParamInfo", b"cuKernelGetParamInfo", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUkernel, size_t, size_t*, size_t*) noexcept nogil>_p_cuKernelGetParamInfo)(kernel, paramIndex, paramOffset, paramSize)
 
 
 cdef CUresult cuMemGetInfo(size_t* free, size_t* total) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetInfo == NULL:
-        _resolve(&_p_cuMemGetInfo, b"cuMemGetInfo_v2", b"cuMemGetInfo", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetInfo, b"cuMemGetInfo_v2", b"cuMemGetInfo", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, size_t*) noexcept nogil>_p_cuMemGetInfo)(free, total)
 
 
 cdef CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAlloc == NULL:
-        _resolve(&_p_cuMemAlloc, b"cuMemAlloc_v2", b"cuMemAlloc", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAlloc, b"cuMemAlloc_v2", b"cuMemAlloc", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t) noexcept nogil>_p_cuMemAlloc)(dptr, bytesize)
 
 
 cdef CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAllocPitch == NULL:
-        _resolve(&_p_cuMemAllocPitch, b"cuMemAllocPitch_v2", b"cuMemAllocPitch", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAllocPitch, b"cuMemAllocPitch_v2", b"cuMemAllocPitch", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, size_t, size_t, unsigned int) noexcept nogil>_p_cuMemAllocPitch)(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)
 
 
 cdef CUresult cuMemFree(CUdeviceptr dptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemFree == NULL:
-        _resolve(&_p_cuMemFree, b"cuMemFree_v2", b"cuMemFree", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemFree, b"cuMemFree_v2", b"cuMemFree", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr) noexcept nogil>_p_cuMemFree)(dptr)
 
 
 cdef CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetAddressRange == NULL:
-        _resolve(&_p_cuMemGetAddressRange, b"cuMemGetAddressRange_v2", b"cuMemGetAddressRange", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetAddressRange, b"cuMemGetAddressRange_v2", b"cuMemGetAddressRange", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr) noexcept nogil>_p_cuMemGetAddressRange)(pbase, psize, dptr)
 
 
 cdef CUresult cuMemAllocHost(void** pp, size_t bytesize) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAllocHost == NULL:
-        _resolve(&_p_cuMemAllocHost, b"cuMemAllocHost_v2", b"cuMemAllocHost", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAllocHost, b"cuMemAllocHost_v2", b"cuMemAllocHost", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void**, size_t) noexcept nogil>_p_cuMemAllocHost)(pp, bytesize)
 
 
 cdef CUresult cuMemFreeHost(void* p) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemFreeHost == NULL:
-        _resolve(&_p_cuMemFreeHost, b"cuMemFreeHost", b"cuMemFreeHost", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemFreeHost, b"cuMemFreeHost", b"cuMemFreeHost", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*) noexcept nogil>_p_cuMemFreeHost)(p)
 
 
 cdef CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemHostAlloc == NULL:
-        _resolve(&_p_cuMemHostAlloc, b"cuMemHostAlloc", b"cuMemHostAlloc", 2020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemHostAlloc, b"cuMemHostAlloc", b"cuMemHostAlloc", 2020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void**, size_t, unsigned int) noexcept nogil>_p_cuMemHostAlloc)(pp, bytesize, Flags)
 
 
 cdef CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemHostGetDevicePointer == NULL:
-        _resolve(&_p_cuMemHostGetDevicePointer, b"cuMemHostGetDevicePointer_v2", b"cuMemHostGetDevicePointer", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemHostGetDevicePointer, b"cuMemHostGetDevicePointer_v2", b"cuMemHostGetDevicePointer", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, void*, unsigned int) noexcept nogil>_p_cuMemHostGetDevicePointer)(pdptr, p, Flags)
 
 
 cdef CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemHostGetFlags == NULL:
-        _resolve(&_p_cuMemHostGetFlags, b"cuMemHostGetFlags", b"cuMemHostGetFlags", 2030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemHostGetFlags, b"cuMemHostGetFlags", b"cuMemHostGetFlags", 2030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*, void*) noexcept nogil>_p_cuMemHostGetFlags)(pFlags, p)
 
 
 cdef CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAllocManaged == NULL:
-        _resolve(&_p_cuMemAllocManaged, b"cuMemAllocManaged", b"cuMemAllocManaged", 6000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAllocManaged, b"cuMemAllocManaged", b"cuMemAllocManaged", 6000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t, unsigned int) noexcept nogil>_p_cuMemAllocManaged)(dptr, bytesize, flags)
 
 
 cdef CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData, CUasyncCallbackHandle* callback) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceRegisterAsyncNotification == NULL:
-        _resolve(&_p_cuDeviceRegisterAsyncNotification, b"cuDeviceRegisterAsyncNotification", b"cuDeviceRegisterAsyncNotification", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceRegisterAsyncNotification, b"cuDeviceRegisterAsyncNotification", b"cuDeviceRegisterAsyncNotification", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, CUasyncCallback, void*, CUasyncCallbackHandle*) noexcept nogil>_p_cuDeviceRegisterAsyncNotification)(device, callbackFunc, userData, callback)
 
 
 cdef CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceUnregisterAsyncNotification == NULL:
-        _resolve(&_p_cuDeviceUnregisterAsyncNotification, b"cuDeviceUnregisterAsyncNotification", b"cuDeviceUnregisterAsyncNotification", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceUnregisterAsyncNotification, b"cuDeviceUnregisterAsyncNotification", b"cuDeviceUnregisterAsyncNotification", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, CUasyncCallbackHandle) noexcept nogil>_p_cuDeviceUnregisterAsyncNotification)(device, callback)
 
 
 cdef CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetByPCIBusId == NULL:
-        _resolve(&_p_cuDeviceGetByPCIBusId, b"cuDeviceGetByPCIBusId", b"cuDeviceGetByPCIBusId", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetByPCIBusId, b"cuDeviceGetByPCIBusId", b"cuDeviceGetByPCIBusId", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice*, const char*) noexcept nogil>_p_cuDeviceGetByPCIBusId)(dev, pciBusId)
 
 
 cdef CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetPCIBusId == NULL:
-        _resolve(&_p_cuDeviceGetPCIBusId, b"cuDeviceGetPCIBusId", b"cuDeviceGetPCIBusId", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetPCIBusId, b"cuDeviceGetPCIBusId", b"cuDeviceGetPCIBusId", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(char*, int, CUdevice) noexcept nogil>_p_cuDeviceGetPCIBusId)(pciBusId, len, dev)
 
 
 cdef CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuIpcGetEventHandle == NULL:
-        _resolve(&_p_cuIpcGetEventHandle, b"cuIpcGetEventHandle", b"cuIpcGetEventHandle", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuIpcGetEventHandle, b"cuIpcGetEventHandle", b"cuIpcGetEventHandle", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUipcEventHandle*, CUevent) noexcept nogil>_p_cuIpcGetEventHandle)(pHandle, event)
 
 
 cdef CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuIpcOpenEventHandle == NULL:
-        _resolve(&_p_cuIpcOpenEventHandle, b"cuIpcOpenEventHandle", b"cuIpcOpenEventHandle", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuIpcOpenEventHandle, b"cuIpcOpenEventHandle", b"cuIpcOpenEventHandle", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent*, CUipcEventHandle) noexcept nogil>_p_cuIpcOpenEventHandle)(phEvent, handle)
 
 
 cdef CUresult cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuIpcGetMemHandle == NULL:
-        _resolve(&_p_cuIpcGetMemHandle, b"cuIpcGetMemHandle", b"cuIpcGetMemHandle", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuIpcGetMemHandle, b"cuIpcGetMemHandle", b"cuIpcGetMemHandle", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUipcMemHandle*, CUdeviceptr) noexcept nogil>_p_cuIpcGetMemHandle)(pHandle, dptr)
 
 
 cdef CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuIpcOpenMemHandle == NULL:
-        _resolve(&_p_cuIpcOpenMemHandle, b"cuIpcOpenMemHandle_v2", b"cuIpcOpenMemHandle", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuIpcOpenMemHandle, b"cuIpcOpenMemHandle_v2", b"cuIpcOpenMemHandle", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, CUipcMemHandle, unsigned int) noexcept nogil>_p_cuIpcOpenMemHandle)(pdptr, handle, Flags)
 
 
 cdef CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuIpcCloseMemHandle == NULL:
-        _resolve(&_p_cuIpcCloseMemHandle, b"cuIpcCloseMemHandle", b"cuIpcCloseMemHandle", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuIpcCloseMemHandle, b"cuIpcCloseMemHandle", b"cuIpcCloseMemHandle", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr) noexcept nogil>_p_cuIpcCloseMemHandle)(dptr)
 
 
 cdef CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemHostRegister == NULL:
-        _resolve(&_p_cuMemHostRegister, b"cuMemHostRegister_v2", b"cuMemHostRegister", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemHostRegister, b"cuMemHostRegister_v2", b"cuMemHostRegister", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, size_t, unsigned int) noexcept nogil>_p_cuMemHostRegister)(p, bytesize, Flags)
 
 
 cdef CUresult cuMemHostUnregister(void* p) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemHostUnregister == NULL:
-        _resolve(&_p_cuMemHostUnregister, b"cuMemHostUnregister", b"cuMemHostUnregister", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemHostUnregister, b"cuMemHostUnregister", b"cuMemHostUnregister", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*) noexcept nogil>_p_cuMemHostUnregister)(p)
 
 
 cdef CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy == NULL:
-        _resolve(&_p_cuMemcpy, b"cuMemcpy", b"cuMemcpy", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy, b"cuMemcpy", b"cuMemcpy", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUdeviceptr, size_t) noexcept nogil>_p_cuMemcpy)(dst, src, ByteCount)
 
 
 cdef CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyPeer == NULL:
-        _resolve(&_p_cuMemcpyPeer, b"cuMemcpyPeer", b"cuMemcpyPeer", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyPeer, b"cuMemcpyPeer", b"cuMemcpyPeer", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t) noexcept nogil>_p_cuMemcpyPeer)(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
 
 
 cdef CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyHtoD == NULL:
-        _resolve(&_p_cuMemcpyHtoD, b"cuMemcpyHtoD_v2", b"cuMemcpyHtoD", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyHtoD, b"cuMemcpyHtoD_v2", b"cuMemcpyHtoD", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, const void*, size_t) noexcept nogil>_p_cuMemcpyHtoD)(dstDevice, srcHost, ByteCount)
 
 
 cdef CUresult cuMemcpyDtoH(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyDtoH == NULL:
-        _resolve(&_p_cuMemcpyDtoH, b"cuMemcpyDtoH_v2", b"cuMemcpyDtoH", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyDtoH, b"cuMemcpyDtoH_v2", b"cuMemcpyDtoH", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUdeviceptr, size_t) noexcept nogil>_p_cuMemcpyDtoH)(dstHost, srcDevice, ByteCount)
 
 
 cdef CUresult cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyDtoD == NULL:
-        _resolve(&_p_cuMemcpyDtoD, b"cuMemcpyDtoD_v2", b"cuMemcpyDtoD", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyDtoD, b"cuMemcpyDtoD_v2", b"cuMemcpyDtoD", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUdeviceptr, size_t) noexcept nogil>_p_cuMemcpyDtoD)(dstDevice, srcDevice, ByteCount)
 
 
 cdef CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyDtoA == NULL:
-        _resolve(&_p_cuMemcpyDtoA, b"cuMemcpyDtoA_v2", b"cuMemcpyDtoA", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyDtoA, b"cuMemcpyDtoA_v2", b"cuMemcpyDtoA", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray, size_t, CUdeviceptr, size_t) noexcept nogil>_p_cuMemcpyDtoA)(dstArray, dstOffset, srcDevice, ByteCount)
 
 
 cdef CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyAtoD == NULL:
-        _resolve(&_p_cuMemcpyAtoD, b"cuMemcpyAtoD_v2", b"cuMemcpyAtoD", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyAtoD, b"cuMemcpyAtoD_v2", b"cuMemcpyAtoD", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUarray, size_t, size_t) noexcept nogil>_p_cuMemcpyAtoD)(dstDevice, srcArray, srcOffset, ByteCount)
 
 
 cdef CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyHtoA == NULL:
-        _resolve(&_p_cuMemcpyHtoA, b"cuMemcpyHtoA_v2", b"cuMemcpyHtoA", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyHtoA, b"cuMemcpyHtoA_v2", b"cuMemcpyHtoA", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray, size_t, const void*, size_t) noexcept nogil>_p_cuMemcpyHtoA)(dstArray, dstOffset, srcHost, ByteCount)
 
 
 cdef CUresult cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyAtoH == NULL:
-        _resolve(&_p_cuMemcpyAtoH, b"cuMemcpyAtoH_v2", b"cuMemcpyAtoH", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyAtoH, b"cuMemcpyAtoH_v2", b"cuMemcpyAtoH", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUarray, size_t, size_t) noexcept nogil>_p_cuMemcpyAtoH)(dstHost, srcArray, srcOffset, ByteCount)
 
 
 cdef CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyAtoA == NULL:
-        _resolve(&_p_cuMemcpyAtoA, b"cuMemcpyAtoA_v2", b"cuMemcpyAtoA", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyAtoA, b"cuMemcpyAtoA_v2", b"cuMemcpyAtoA", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray, size_t, CUarray, size_t, size_t) noexcept nogil>_p_cuMemcpyAtoA)(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
 
 
 cdef CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy2D == NULL:
-        _resolve(&_p_cuMemcpy2D, b"cuMemcpy2D_v2", b"cuMemcpy2D", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy2D, b"cuMemcpy2D_v2", b"cuMemcpy2D", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY2D*) noexcept nogil>_p_cuMemcpy2D)(pCopy)
 
 
 cdef CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* pCopy) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy2DUnaligned == NULL:
-        _resolve(&_p_cuMemcpy2DUnaligned, b"cuMemcpy2DUnaligned_v2", b"cuMemcpy2DUnaligned", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy2DUnaligned, b"cuMemcpy2DUnaligned_v2", b"cuMemcpy2DUnaligned", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY2D*) noexcept nogil>_p_cuMemcpy2DUnaligned)(pCopy)
 
 
 cdef CUresult cuMemcpy3D(const CUDA_MEMCPY3D* pCopy) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy3D == NULL:
-        _resolve(&_p_cuMemcpy3D, b"cuMemcpy3D_v2", b"cuMemcpy3D", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy3D, b"cuMemcpy3D_v2", b"cuMemcpy3D", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY3D*) noexcept nogil>_p_cuMemcpy3D)(pCopy)
 
 
 cdef CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy3DPeer == NULL:
-        _resolve(&_p_cuMemcpy3DPeer, b"cuMemcpy3DPeer", b"cuMemcpy3DPeer", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy3DPeer, b"cuMemcpy3DPeer", b"cuMemcpy3DPeer", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY3D_PEER*) noexcept nogil>_p_cuMemcpy3DPeer)(pCopy)
 
 
 cdef CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyAsync == NULL:
-        _resolve(&_p_cuMemcpyAsync, b"cuMemcpyAsync", b"cuMemcpyAsync", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyAsync, b"cuMemcpyAsync", b"cuMemcpyAsync", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream) noexcept nogil>_p_cuMemcpyAsync)(dst, src, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyPeerAsync == NULL:
-        _resolve(&_p_cuMemcpyPeerAsync, b"cuMemcpyPeerAsync", b"cuMemcpyPeerAsync", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyPeerAsync, b"cuMemcpyPeerAsync", b"cuMemcpyPeerAsync", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream) noexcept nogil>_p_cuMemcpyPeerAsync)(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyHtoDAsync == NULL:
-        _resolve(&_p_cuMemcpyHtoDAsync, b"cuMemcpyHtoDAsync_v2", b"cuMemcpyHtoDAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyHtoDAsync, b"cuMemcpyHtoDAsync_v2", b"cuMemcpyHtoDAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, const void*, size_t, CUstream) noexcept nogil>_p_cuMemcpyHtoDAsync)(dstDevice, srcHost, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpyDtoHAsync(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyDtoHAsync == NULL:
-        _resolve(&_p_cuMemcpyDtoHAsync, b"cuMemcpyDtoHAsync_v2", b"cuMemcpyDtoHAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyDtoHAsync, b"cuMemcpyDtoHAsync_v2", b"cuMemcpyDtoHAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUdeviceptr, size_t, CUstream) noexcept nogil>_p_cuMemcpyDtoHAsync)(dstHost, srcDevice, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyDtoDAsync == NULL:
-        _resolve(&_p_cuMemcpyDtoDAsync, b"cuMemcpyDtoDAsync_v2", b"cuMemcpyDtoDAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyDtoDAsync, b"cuMemcpyDtoDAsync_v2", b"cuMemcpyDtoDAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream) noexcept nogil>_p_cuMemcpyDtoDAsync)(dstDevice, srcDevice, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyHtoAAsync == NULL:
-        _resolve(&_p_cuMemcpyHtoAAsync, b"cuMemcpyHtoAAsync_v2", b"cuMemcpyHtoAAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyHtoAAsync, b"cuMemcpyHtoAAsync_v2", b"cuMemcpyHtoAAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray, size_t, const void*, size_t, CUstream) noexcept nogil>_p_cuMemcpyHtoAAsync)(dstArray, dstOffset, srcHost, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyAtoHAsync == NULL:
-        _resolve(&_p_cuMemcpyAtoHAsync, b"cuMemcpyAtoHAsync_v2", b"cuMemcpyAtoHAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyAtoHAsync, b"cuMemcpyAtoHAsync_v2", b"cuMemcpyAtoHAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUarray, size_t, size_t, CUstream) noexcept nogil>_p_cuMemcpyAtoHAsync)(dstHost, srcArray, srcOffset, ByteCount, hStream)
 
 
 cdef CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* pCopy, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy2DAsync == NULL:
-        _resolve(&_p_cuMemcpy2DAsync, b"cuMemcpy2DAsync_v2", b"cuMemcpy2DAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy2DAsync, b"cuMemcpy2DAsync_v2", b"cuMemcpy2DAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY2D*, CUstream) noexcept nogil>_p_cuMemcpy2DAsync)(pCopy, hStream)
 
 
 cdef CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* pCopy, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy3DAsync == NULL:
-        _resolve(&_p_cuMemcpy3DAsync, b"cuMemcpy3DAsync_v2", b"cuMemcpy3DAsync", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy3DAsync, b"cuMemcpy3DAsync_v2", b"cuMemcpy3DAsync", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY3D*, CUstream) noexcept nogil>_p_cuMemcpy3DAsync)(pCopy, hStream)
 
 
 cdef CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy3DPeerAsync == NULL:
-        _resolve(&_p_cuMemcpy3DPeerAsync, b"cuMemcpy3DPeerAsync", b"cuMemcpy3DPeerAsync", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy3DPeerAsync, b"cuMemcpy3DPeerAsync", b"cuMemcpy3DPeerAsync", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUDA_MEMCPY3D_PEER*, CUstream) noexcept nogil>_p_cuMemcpy3DPeerAsync)(pCopy, hStream)
 
 
 cdef CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpyBatchAsync == NULL:
-        _resolve(&_p_cuMemcpyBatchAsync, b"cuMemcpyBatchAsync_v2", b"cuMemcpyBatchAsync", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpyBatchAsync, b"cuMemcpyBatchAsync_v2", b"cuMemcpyBatchAsync", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, CUstream) noexcept nogil>_p_cuMemcpyBatchAsync)(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
 
 
 cdef CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemcpy3DBatchAsync == NULL:
-        _resolve(&_p_cuMemcpy3DBatchAsync, b"cuMemcpy3DBatchAsync_v2", b"cuMemcpy3DBatchAsync", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemcpy3DBatchAsync, b"cuMemcpy3DBatchAsync_v2", b"cuMemcpy3DBatchAsync", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP*, unsigned long long, CUstream) noexcept nogil>_p_cuMemcpy3DBatchAsync)(numOps, opList, flags, hStream)
 
 
 cdef CUresult cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD8 == NULL:
-        _resolve(&_p_cuMemsetD8, b"cuMemsetD8_v2", b"cuMemsetD8", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD8, b"cuMemsetD8_v2", b"cuMemsetD8", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, unsigned char, size_t) noexcept nogil>_p_cuMemsetD8)(dstDevice, uc, N)
 
 
 cdef CUresult cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD16 == NULL:
-        _resolve(&_p_cuMemsetD16, b"cuMemsetD16_v2", b"cuMemsetD16", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD16, b"cuMemsetD16_v2", b"cuMemsetD16", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, unsigned short, size_t) noexcept nogil>_p_cuMemsetD16)(dstDevice, us, N)
 
 
 cdef CUresult cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD32 == NULL:
-        _resolve(&_p_cuMemsetD32, b"cuMemsetD32_v2", b"cuMemsetD32", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD32, b"cuMemsetD32_v2", b"cuMemsetD32", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, unsigned int, size_t) noexcept nogil>_p_cuMemsetD32)(dstDevice, ui, N)
 
 
 cdef CUresult cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD2D8 == NULL:
-        _resolve(&_p_cuMemsetD2D8, b"cuMemsetD2D8_v2", b"cuMemsetD2D8", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD2D8, b"cuMemsetD2D8_v2", b"cuMemsetD2D8", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, unsigned char, size_t, size_t) noexcept nogil>_p_cuMemsetD2D8)(dstDevice, dstPitch, uc, Width, Height)
 
 
 cdef CUresult cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD2D16 == NULL:
-        _resolve(&_p_cuMemsetD2D16, b"cuMemsetD2D16_v2", b"cuMemsetD2D16", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD2D16, b"cuMemsetD2D16_v2", b"cuMemsetD2D16", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, unsigned short, size_t, size_t) noexcept nogil>_p_cuMemsetD2D16)(dstDevice, dstPitch, us, Width, Height)
 
 
 cdef CUresult cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD2D32 == NULL:
-        _resolve(&_p_cuMemsetD2D32, b"cuMemsetD2D32_v2", b"cuMemsetD2D32", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD2D32, b"cuMemsetD2D32_v2", b"cuMemsetD2D32", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, unsigned int, size_t, size_t) noexcept nogil>_p_cuMemsetD2D32)(dstDevice, dstPitch, ui, Width, Height)
 
 
 cdef CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD8Async == NULL:
-        _resolve(&_p_cuMemsetD8Async, b"cuMemsetD8Async", b"cuMemsetD8Async", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD8Async, b"cuMemsetD8Async", b"cuMemsetD8Async", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, unsigned char, size_t, CUstream) noexcept nogil>_p_cuMemsetD8Async)(dstDevice, uc, N, hStream)
 
 
 cdef CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD16Async == NULL:
-        _resolve(&_p_cuMemsetD16Async, b"cuMemsetD16Async", b"cuMemsetD16Async", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD16Async, b"cuMemsetD16Async", b"cuMemsetD16Async", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, unsigned short, size_t, CUstream) noexcept nogil>_p_cuMemsetD16Async)(dstDevice, us, N, hStream)
 
 
 cdef CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD32Async == NULL:
-        _resolve(&_p_cuMemsetD32Async, b"cuMemsetD32Async", b"cuMemsetD32Async", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD32Async, b"cuMemsetD32Async", b"cuMemsetD32Async", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream) noexcept nogil>_p_cuMemsetD32Async)(dstDevice, ui, N, hStream)
 
 
 cdef CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD2D8Async == NULL:
-        _resolve(&_p_cuMemsetD2D8Async, b"cuMemsetD2D8Async", b"cuMemsetD2D8Async", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD2D8Async, b"cuMemsetD2D8Async", b"cuMemsetD2D8Async", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream) noexcept nogil>_p_cuMemsetD2D8Async)(dstDevice, dstPitch, uc, Width, Height, hStream)
 
 
 cdef CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD2D16Async == NULL:
-        _resolve(&_p_cuMemsetD2D16Async, b"cuMemsetD2D16Async", b"cuMemsetD2D16Async", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD2D16Async, b"cuMemsetD2D16Async", b"cuMemsetD2D16Async", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream) noexcept nogil>_p_cuMemsetD2D16Async)(dstDevice, dstPitch, us, Width, Height, hStream)
 
 
 cdef CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemsetD2D32Async == NULL:
-        _resolve(&_p_cuMemsetD2D32Async, b"cuMemsetD2D32Async", b"cuMemsetD2D32Async", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemsetD2D32Async, b"cuMemsetD2D32Async", b"cuMemsetD2D32Async", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream) noexcept nogil>_p_cuMemsetD2D32Async)(dstDevice, dstPitch, ui, Width, Height, hStream)
 
 
 cdef CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArrayCreate == NULL:
-        _resolve(&_p_cuArrayCreate, b"cuArrayCreate_v2", b"cuArrayCreate", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArrayCreate, b"cuArrayCreate_v2", b"cuArrayCreate", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, const CUDA_ARRAY_DESCRIPTOR*) noexcept nogil>_p_cuArrayCreate)(pHandle, pAllocateArray)
 
 
 cdef CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArrayGetDescriptor == NULL:
-        _resolve(&_p_cuArrayGetDescriptor, b"cuArrayGetDescriptor_v2", b"cuArrayGetDescriptor", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArrayGetDescriptor, b"cuArrayGetDescriptor_v2", b"cuArrayGetDescriptor", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_ARRAY_DESCRIPTOR*, CUarray) noexcept nogil>_p_cuArrayGetDescriptor)(pArrayDescriptor, hArray)
 
 
 cdef CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArrayGetSparseProperties == NULL:
-        _resolve(&_p_cuArrayGetSparseProperties, b"cuArrayGetSparseProperties", b"cuArrayGetSparseProperties", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArrayGetSparseProperties, b"cuArrayGetSparseProperties", b"cuArrayGetSparseProperties", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_ARRAY_SPARSE_PROPERTIES*, CUarray) noexcept nogil>_p_cuArrayGetSparseProperties)(sparseProperties, array)
 
 
 cdef CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUmipmappedArray mipmap) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMipmappedArrayGetSparseProperties == NULL:
-        _resolve(&_p_cuMipmappedArrayGetSparseProperties, b"cuMipmappedArrayGetSparseProperties", b"cuMipmappedArrayGetSparseProperties", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMipmappedArrayGetSparseProperties, b"cuMipmappedArrayGetSparseProperties", b"cuMipmappedArrayGetSparseProperties", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_ARRAY_SPARSE_PROPERTIES*, CUmipmappedArray) noexcept nogil>_p_cuMipmappedArrayGetSparseProperties)(sparseProperties, mipmap)
 
 
 cdef CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUarray array, CUdevice device) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArrayGetMemoryRequirements == NULL:
-        _resolve(&_p_cuArrayGetMemoryRequirements, b"cuArrayGetMemoryRequirements", b"cuArrayGetMemoryRequirements", 11060)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArrayGetMemoryRequirements, b"cuArrayGetMemoryRequirements", b"cuArrayGetMemoryRequirements", 11060, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUarray, CUdevice) noexcept nogil>_p_cuArrayGetMemoryRequirements)(memoryRequirements, array, device)
 
 
 cdef CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUmipmappedArray mipmap, CUdevice device) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMipmappedArrayGetMemoryRequirements == NULL:
-        _resolve(&_p_cuMipmappedArrayGetMemoryRequirements, b"cuMipmappedArrayGetMemoryRequirements", b"cuMipmappedArrayGetMemoryRequirements", 11060)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMipmappedArrayGetMemoryRequirements, b"cuMipmappedArrayGetMemoryRequirements", b"cuMipmappedArrayGetMemoryRequirements", 11060, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_ARRAY_MEMORY_REQUIREMENTS*, CUmipmappedArray, CUdevice) noexcept nogil>_p_cuMipmappedArrayGetMemoryRequirements)(memoryRequirements, mipmap, device)
 
 
 cdef CUresult cuArrayGetPlane(CUarray* pPlaneArray, CUarray hArray, unsigned int planeIdx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArrayGetPlane == NULL:
-        _resolve(&_p_cuArrayGetPlane, b"cuArrayGetPlane", b"cuArrayGetPlane", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArrayGetPlane, b"cuArrayGetPlane", b"cuArrayGetPlane", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, CUarray, unsigned int) noexcept nogil>_p_cuArrayGetPlane)(pPlaneArray, hArray, planeIdx)
 
 
 cdef CUresult cuArrayDestroy(CUarray hArray) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArrayDestroy == NULL:
-        _resolve(&_p_cuArrayDestroy, b"cuArrayDestroy", b"cuArrayDestroy", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArrayDestroy, b"cuArrayDestroy", b"cuArrayDestroy", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray) noexcept nogil>_p_cuArrayDestroy)(hArray)
 
 
 cdef CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArray3DCreate == NULL:
-        _resolve(&_p_cuArray3DCreate, b"cuArray3DCreate_v2", b"cuArray3DCreate", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArray3DCreate, b"cuArray3DCreate_v2", b"cuArray3DCreate", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, const CUDA_ARRAY3D_DESCRIPTOR*) noexcept nogil>_p_cuArray3DCreate)(pHandle, pAllocateArray)
 
 
 cdef CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor, CUarray hArray) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuArray3DGetDescriptor == NULL:
-        _resolve(&_p_cuArray3DGetDescriptor, b"cuArray3DGetDescriptor_v2", b"cuArray3DGetDescriptor", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuArray3DGetDescriptor, b"cuArray3DGetDescriptor_v2", b"cuArray3DGetDescriptor", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_ARRAY3D_DESCRIPTOR*, CUarray) noexcept nogil>_p_cuArray3DGetDescriptor)(pArrayDescriptor, hArray)
 
 
 cdef CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMipmappedArrayCreate == NULL:
-        _resolve(&_p_cuMipmappedArrayCreate, b"cuMipmappedArrayCreate", b"cuMipmappedArrayCreate", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMipmappedArrayCreate, b"cuMipmappedArrayCreate", b"cuMipmappedArrayCreate", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned int) noexcept nogil>_p_cuMipmappedArrayCreate)(pHandle, pMipmappedArrayDesc, numMipmapLevels)
 
 
 cdef CUresult cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMipmappedArrayGetLevel == NULL:
-        _resolve(&_p_cuMipmappedArrayGetLevel, b"cuMipmappedArrayGetLevel", b"cuMipmappedArrayGetLevel", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMipmappedArrayGetLevel, b"cuMipmappedArrayGetLevel", b"cuMipmappedArrayGetLevel", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, CUmipmappedArray, unsigned int) noexcept nogil>_p_cuMipmappedArrayGetLevel)(pLevelArray, hMipmappedArray, level)
 
 
 cdef CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMipmappedArrayDestroy == NULL:
-        _resolve(&_p_cuMipmappedArrayDestroy, b"cuMipmappedArrayDestroy", b"cuMipmappedArrayDestroy", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMipmappedArrayDestroy, b"cuMipmappedArrayDestroy", b"cuMipmappedArrayDestroy", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmipmappedArray) noexcept nogil>_p_cuMipmappedArrayDestroy)(hMipmappedArray)
 
 
 cdef CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetHandleForAddressRange == NULL:
-        _resolve(&_p_cuMemGetHandleForAddressRange, b"cuMemGetHandleForAddressRange", b"cuMemGetHandleForAddressRange", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetHandleForAddressRange, b"cuMemGetHandleForAddressRange", b"cuMemGetHandleForAddressRange", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) noexcept nogil>_p_cuMemGetHandleForAddressRange)(handle, dptr, size, handleType, flags)
 
 
 cdef CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, size_t count, unsigned int flags, size_t* errorIndex, CUstream stream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemBatchDecompressAsync == NULL:
-        _resolve(&_p_cuMemBatchDecompressAsync, b"cuMemBatchDecompressAsync", b"cuMemBatchDecompressAsync", 12060)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemBatchDecompressAsync, b"cuMemBatchDecompressAsync", b"cuMemBatchDecompressAsync", 12060, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemDecompressParams*, size_t, unsigned int, size_t*, CUstream) noexcept nogil>_p_cuMemBatchDecompressAsync)(paramsArray, count, flags, errorIndex, stream)
 
 
 cdef CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAddressReserve == NULL:
-        _resolve(&_p_cuMemAddressReserve, b"cuMemAddressReserve", b"cuMemAddressReserve", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAddressReserve, b"cuMemAddressReserve", b"cuMemAddressReserve", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) noexcept nogil>_p_cuMemAddressReserve)(ptr, size, alignment, addr, flags)
 
 
 cdef CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAddressFree == NULL:
-        _resolve(&_p_cuMemAddressFree, b"cuMemAddressFree", b"cuMemAddressFree", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAddressFree, b"cuMemAddressFree", b"cuMemAddressFree", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t) noexcept nogil>_p_cuMemAddressFree)(ptr, size)
 
 
 cdef CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemCreate == NULL:
-        _resolve(&_p_cuMemCreate, b"cuMemCreate", b"cuMemCreate", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemCreate, b"cuMemCreate", b"cuMemCreate", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) noexcept nogil>_p_cuMemCreate)(handle, size, prop, flags)
 
 
 cdef CUresult cuMemRelease(CUmemGenericAllocationHandle handle) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemRelease == NULL:
-        _resolve(&_p_cuMemRelease, b"cuMemRelease", b"cuMemRelease", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemRelease, b"cuMemRelease", b"cuMemRelease", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle) noexcept nogil>_p_cuMemRelease)(handle)
 
 
 cdef CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemMap == NULL:
-        _resolve(&_p_cuMemMap, b"cuMemMap", b"cuMemMap", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemMap, b"cuMemMap", b"cuMemMap", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) noexcept nogil>_p_cuMemMap)(ptr, size, offset, handle, flags)
 
 
 cdef CUresult cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int count, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemMapArrayAsync == NULL:
-        _resolve(&_p_cuMemMapArrayAsync, b"cuMemMapArrayAsync", b"cuMemMapArrayAsync", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemMapArrayAsync, b"cuMemMapArrayAsync", b"cuMemMapArrayAsync", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarrayMapInfo*, unsigned int, CUstream) noexcept nogil>_p_cuMemMapArrayAsync)(mapInfoList, count, hStream)
 
 
 cdef CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemUnmap == NULL:
-        _resolve(&_p_cuMemUnmap, b"cuMemUnmap", b"cuMemUnmap", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemUnmap, b"cuMemUnmap", b"cuMemUnmap", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t) noexcept nogil>_p_cuMemUnmap)(ptr, size)
 
 
 cdef CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemSetAccess == NULL:
-        _resolve(&_p_cuMemSetAccess, b"cuMemSetAccess", b"cuMemSetAccess", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemSetAccess, b"cuMemSetAccess", b"cuMemSetAccess", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) noexcept nogil>_p_cuMemSetAccess)(ptr, size, desc, count)
 
 
 cdef CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetAccess == NULL:
-        _resolve(&_p_cuMemGetAccess, b"cuMemGetAccess", b"cuMemGetAccess", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetAccess, b"cuMemGetAccess", b"cuMemGetAccess", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned long long*, const CUmemLocation*, CUdeviceptr) noexcept nogil>_p_cuMemGetAccess)(flags, location, ptr)
 
 
 cdef CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemExportToShareableHandle == NULL:
-        _resolve(&_p_cuMemExportToShareableHandle, b"cuMemExportToShareableHandle", b"cuMemExportToShareableHandle", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemExportToShareableHandle, b"cuMemExportToShareableHandle", b"cuMemExportToShareableHandle", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUmemGenericAllocationHandle, CUmemAllocationHandleType, unsigned long long) noexcept nogil>_p_cuMemExportToShareableHandle)(shareableHandle, handle, handleType, flags)
 
 
 cdef CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle, CUmemAllocationHandleType shHandleType) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemImportFromShareableHandle == NULL:
-        _resolve(&_p_cuMemImportFromShareableHandle, b"cuMemImportFromShareableHandle", b"cuMemImportFromShareableHandle", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemImportFromShareableHandle, b"cuMemImportFromShareableHandle", b"cuMemImportFromShareableHandle", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType) noexcept nogil>_p_cuMemImportFromShareableHandle)(handle, osHandle, shHandleType)
 
 
 cdef CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetAllocationGranularity == NULL:
-        _resolve(&_p_cuMemGetAllocationGranularity, b"cuMemGetAllocationGranularity", b"cuMemGetAllocationGranularity", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetAllocationGranularity, b"cuMemGetAllocationGranularity", b"cuMemGetAllocationGranularity", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) noexcept nogil>_p_cuMemGetAllocationGranularity)(granularity, prop, option)
 
 
 cdef CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetAllocationPropertiesFromHandle == NULL:
-        _resolve(&_p_cuMemGetAllocationPropertiesFromHandle, b"cuMemGetAllocationPropertiesFromHandle", b"cuMemGetAllocationPropertiesFromHandle", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetAllocationPropertiesFromHandle, b"cuMemGetAllocationPropertiesFromHandle", b"cuMemGetAllocationPropertiesFromHandle", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemAllocationProp*, CUmemGenericAllocationHandle) noexcept nogil>_p_cuMemGetAllocationPropertiesFromHandle)(prop, handle)
 
 
 cdef CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemRetainAllocationHandle == NULL:
-        _resolve(&_p_cuMemRetainAllocationHandle, b"cuMemRetainAllocationHandle", b"cuMemRetainAllocationHandle", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemRetainAllocationHandle, b"cuMemRetainAllocationHandle", b"cuMemRetainAllocationHandle", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle*, void*) noexcept nogil>_p_cuMemRetainAllocationHandle)(handle, addr)
 
 
 cdef CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemFreeAsync == NULL:
-        _resolve(&_p_cuMemFreeAsync, b"cuMemFreeAsync", b"cuMemFreeAsync", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemFreeAsync, b"cuMemFreeAsync", b"cuMemFreeAsync", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, CUstream) noexcept nogil>_p_cuMemFreeAsync)(dptr, hStream)
 
 
 cdef CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAllocAsync == NULL:
-        _resolve(&_p_cuMemAllocAsync, b"cuMemAllocAsync", b"cuMemAllocAsync", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAllocAsync, b"cuMemAllocAsync", b"cuMemAllocAsync", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t, CUstream) noexcept nogil>_p_cuMemAllocAsync)(dptr, bytesize, hStream)
 
 
 cdef CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolTrimTo == NULL:
-        _resolve(&_p_cuMemPoolTrimTo, b"cuMemPoolTrimTo", b"cuMemPoolTrimTo", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolTrimTo, b"cuMemPoolTrimTo", b"cuMemPoolTrimTo", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool, size_t) noexcept nogil>_p_cuMemPoolTrimTo)(pool, minBytesToKeep)
 
 
 cdef CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolSetAttribute == NULL:
-        _resolve(&_p_cuMemPoolSetAttribute, b"cuMemPoolSetAttribute", b"cuMemPoolSetAttribute", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolSetAttribute, b"cuMemPoolSetAttribute", b"cuMemPoolSetAttribute", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool, CUmemPool_attribute, void*) noexcept nogil>_p_cuMemPoolSetAttribute)(pool, attr, value)
 
 
 cdef CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolGetAttribute == NULL:
-        _resolve(&_p_cuMemPoolGetAttribute, b"cuMemPoolGetAttribute", b"cuMemPoolGetAttribute", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolGetAttribute, b"cuMemPoolGetAttribute", b"cuMemPoolGetAttribute", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool, CUmemPool_attribute, void*) noexcept nogil>_p_cuMemPoolGetAttribute)(pool, attr, value)
 
 
 cdef CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolSetAccess == NULL:
-        _resolve(&_p_cuMemPoolSetAccess, b"cuMemPoolSetAccess", b"cuMemPoolSetAccess", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolSetAccess, b"cuMemPoolSetAccess", b"cuMemPoolSetAccess", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool, const CUmemAccessDesc*, size_t) noexcept nogil>_p_cuMemPoolSetAccess)(pool, map, count)
 
 
 cdef CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLocation* location) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolGetAccess == NULL:
-        _resolve(&_p_cuMemPoolGetAccess, b"cuMemPoolGetAccess", b"cuMemPoolGetAccess", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolGetAccess, b"cuMemPoolGetAccess", b"cuMemPoolGetAccess", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemAccess_flags*, CUmemoryPool, CUmemLocation*) noexcept nogil>_p_cuMemPoolGetAccess)(flags, memPool, location)
 
 
 cdef CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolCreate == NULL:
-        _resolve(&_p_cuMemPoolCreate, b"cuMemPoolCreate", b"cuMemPoolCreate", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolCreate, b"cuMemPoolCreate", b"cuMemPoolCreate", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool*, const CUmemPoolProps*) noexcept nogil>_p_cuMemPoolCreate)(pool, poolProps)
 
 
 cdef CUresult cuMemPoolDestroy(CUmemoryPool pool) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolDestroy == NULL:
-        _resolve(&_p_cuMemPoolDestroy, b"cuMemPoolDestroy", b"cuMemPoolDestroy", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolDestroy, b"cuMemPoolDestroy", b"cuMemPoolDestroy", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool) noexcept nogil>_p_cuMemPoolDestroy)(pool)
 
 
 cdef CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location, CUmemAllocationType type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetDefaultMemPool == NULL:
-        _resolve(&_p_cuMemGetDefaultMemPool, b"cuMemGetDefaultMemPool", b"cuMemGetDefaultMemPool", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetDefaultMemPool, b"cuMemGetDefaultMemPool", b"cuMemGetDefaultMemPool", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) noexcept nogil>_p_cuMemGetDefaultMemPool)(pool_out, location, type)
 
 
 cdef CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemGetMemPool == NULL:
-        _resolve(&_p_cuMemGetMemPool, b"cuMemGetMemPool", b"cuMemGetMemPool", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemGetMemPool, b"cuMemGetMemPool", b"cuMemGetMemPool", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool*, CUmemLocation*, CUmemAllocationType) noexcept nogil>_p_cuMemGetMemPool)(pool, location, type)
 
 
 cdef CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemSetMemPool == NULL:
-        _resolve(&_p_cuMemSetMemPool, b"cuMemSetMemPool", b"cuMemSetMemPool", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemSetMemPool, b"cuMemSetMemPool", b"cuMemSetMemPool", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemLocation*, CUmemAllocationType, CUmemoryPool) noexcept nogil>_p_cuMemSetMemPool)(location, type, pool)
 
 
 cdef CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAllocFromPoolAsync == NULL:
-        _resolve(&_p_cuMemAllocFromPoolAsync, b"cuMemAllocFromPoolAsync", b"cuMemAllocFromPoolAsync", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAllocFromPoolAsync, b"cuMemAllocFromPoolAsync", b"cuMemAllocFromPoolAsync", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t, CUmemoryPool, CUstream) noexcept nogil>_p_cuMemAllocFromPoolAsync)(dptr, bytesize, pool, hStream)
 
 
 cdef CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolExportToShareableHandle == NULL:
-        _resolve(&_p_cuMemPoolExportToShareableHandle, b"cuMemPoolExportToShareableHandle", b"cuMemPoolExportToShareableHandle", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolExportToShareableHandle, b"cuMemPoolExportToShareableHandle", b"cuMemPoolExportToShareableHandle", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUmemoryPool, CUmemAllocationHandleType, unsigned long long) noexcept nogil>_p_cuMemPoolExportToShareableHandle)(handle_out, pool, handleType, flags)
 
 
 cdef CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolImportFromShareableHandle == NULL:
-        _resolve(&_p_cuMemPoolImportFromShareableHandle, b"cuMemPoolImportFromShareableHandle", b"cuMemPoolImportFromShareableHandle", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolImportFromShareableHandle, b"cuMemPoolImportFromShareableHandle", b"cuMemPoolImportFromShareableHandle", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemoryPool*, void*, CUmemAllocationHandleType, unsigned long long) noexcept nogil>_p_cuMemPoolImportFromShareableHandle)(pool_out, handle, handleType, flags)
 
 
 cdef CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolExportPointer == NULL:
-        _resolve(&_p_cuMemPoolExportPointer, b"cuMemPoolExportPointer", b"cuMemPoolExportPointer", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolExportPointer, b"cuMemPoolExportPointer", b"cuMemPoolExportPointer", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemPoolPtrExportData*, CUdeviceptr) noexcept nogil>_p_cuMemPoolExportPointer)(shareData_out, ptr)
 
 
 cdef CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData* shareData) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPoolImportPointer == NULL:
-        _resolve(&_p_cuMemPoolImportPointer, b"cuMemPoolImportPointer", b"cuMemPoolImportPointer", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPoolImportPointer, b"cuMemPoolImportPointer", b"cuMemPoolImportPointer", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, CUmemoryPool, CUmemPoolPtrExportData*) noexcept nogil>_p_cuMemPoolImportPointer)(ptr_out, pool, shareData)
 
 
 cdef CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle, const CUmulticastObjectProp* prop) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMulticastCreate == NULL:
-        _resolve(&_p_cuMulticastCreate, b"cuMulticastCreate", b"cuMulticastCreate", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMulticastCreate, b"cuMulticastCreate", b"cuMulticastCreate", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle*, const CUmulticastObjectProp*) noexcept nogil>_p_cuMulticastCreate)(mcHandle, prop)
 
 
 cdef CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMulticastAddDevice == NULL:
-        _resolve(&_p_cuMulticastAddDevice, b"cuMulticastAddDevice", b"cuMulticastAddDevice", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMulticastAddDevice, b"cuMulticastAddDevice", b"cuMulticastAddDevice", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle, CUdevice) noexcept nogil>_p_cuMulticastAddDevice)(mcHandle, dev)
 
 
 cdef CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMulticastBindMem == NULL:
-        _resolve(&_p_cuMulticastBindMem, b"cuMulticastBindMem", b"cuMulticastBindMem", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMulticastBindMem, b"cuMulticastBindMem", b"cuMulticastBindMem", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, size_t, size_t, unsigned long long) noexcept nogil>_p_cuMulticastBindMem)(mcHandle, mcOffset, memHandle, memOffset, size, flags)
 
 
 cdef CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMulticastBindAddr == NULL:
-        _resolve(&_p_cuMulticastBindAddr, b"cuMulticastBindAddr", b"cuMulticastBindAddr", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMulticastBindAddr, b"cuMulticastBindAddr", b"cuMulticastBindAddr", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle, size_t, CUdeviceptr, size_t, unsigned long long) noexcept nogil>_p_cuMulticastBindAddr)(mcHandle, mcOffset, memptr, size, flags)
 
 
 cdef CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMulticastUnbind == NULL:
-        _resolve(&_p_cuMulticastUnbind, b"cuMulticastUnbind", b"cuMulticastUnbind", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMulticastUnbind, b"cuMulticastUnbind", b"cuMulticastUnbind", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmemGenericAllocationHandle, CUdevice, size_t, size_t) noexcept nogil>_p_cuMulticastUnbind)(mcHandle, dev, mcOffset, size)
 
 
 cdef CUresult cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMulticastGetGranularity == NULL:
-        _resolve(&_p_cuMulticastGetGranularity, b"cuMulticastGetGranularity", b"cuMulticastGetGranularity", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMulticastGetGranularity, b"cuMulticastGetGranularity", b"cuMulticastGetGranularity", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, const CUmulticastObjectProp*, CUmulticastGranularity_flags) noexcept nogil>_p_cuMulticastGetGranularity)(granularity, prop, option)
 
 
 cdef CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuPointerGetAttribute == NULL:
-        _resolve(&_p_cuPointerGetAttribute, b"cuPointerGetAttribute", b"cuPointerGetAttribute", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuPointerGetAttribute, b"cuPointerGetAttribute", b"cuPointerGetAttribute", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, CUpointer_attribute, CUdeviceptr) noexcept nogil>_p_cuPointerGetAttribute)(data, attribute, ptr)
 
 
 cdef CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPrefetchAsync == NULL:
-        _resolve(&_p_cuMemPrefetchAsync, b"cuMemPrefetchAsync_v2", b"cuMemPrefetchAsync", 12020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPrefetchAsync, b"cuMemPrefetchAsync_v2", b"cuMemPrefetchAsync", 12020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream) noexcept nogil>_p_cuMemPrefetchAsync)(devPtr, count, location, flags, hStream)
 
 
 cdef CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemAdvise == NULL:
-        _resolve(&_p_cuMemAdvise, b"cuMemAdvise_v2", b"cuMemAdvise", 12020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemAdvise, b"cuMemAdvise_v2", b"cuMemAdvise", 12020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation) noexcept nogil>_p_cuMemAdvise)(devPtr, count, advice, location)
 
 
 cdef CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemPrefetchBatchAsync == NULL:
-        _resolve(&_p_cuMemPrefetchBatchAsync, b"cuMemPrefetchBatchAsync", b"cuMemPrefetchBatchAsync", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemPrefetchBatchAsync, b"cuMemPrefetchBatchAsync", b"cuMemPrefetchBatchAsync", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) noexcept nogil>_p_cuMemPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
 
 
 cdef CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemDiscardBatchAsync == NULL:
-        _resolve(&_p_cuMemDiscardBatchAsync, b"cuMemDiscardBatchAsync", b"cuMemDiscardBatchAsync", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemDiscardBatchAsync, b"cuMemDiscardBatchAsync", b"cuMemDiscardBatchAsync", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream) noexcept nogil>_p_cuMemDiscardBatchAsync)(dptrs, sizes, count, flags, hStream)
 
 
 cdef CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemDiscardAndPrefetchBatchAsync == NULL:
-        _resolve(&_p_cuMemDiscardAndPrefetchBatchAsync, b"cuMemDiscardAndPrefetchBatchAsync", b"cuMemDiscardAndPrefetchBatchAsync", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemDiscardAndPrefetchBatchAsync, b"cuMemDiscardAndPrefetchBatchAsync", b"cuMemDiscardAndPrefetchBatchAsync", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t, unsigned long long, CUstream) noexcept nogil>_p_cuMemDiscardAndPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
 
 
 cdef CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemRangeGetAttribute == NULL:
-        _resolve(&_p_cuMemRangeGetAttribute, b"cuMemRangeGetAttribute", b"cuMemRangeGetAttribute", 8000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemRangeGetAttribute, b"cuMemRangeGetAttribute", b"cuMemRangeGetAttribute", 8000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void*, size_t, CUmem_range_attribute, CUdeviceptr, size_t) noexcept nogil>_p_cuMemRangeGetAttribute)(data, dataSize, attribute, devPtr, count)
 
 
 cdef CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuMemRangeGetAttributes == NULL:
-        _resolve(&_p_cuMemRangeGetAttributes, b"cuMemRangeGetAttributes", b"cuMemRangeGetAttributes", 8000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuMemRangeGetAttributes, b"cuMemRangeGetAttributes", b"cuMemRangeGetAttributes", 8000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(void**, size_t*, CUmem_range_attribute*, size_t, CUdeviceptr, size_t) noexcept nogil>_p_cuMemRangeGetAttributes)(data, dataSizes, attributes, numAttributes, devPtr, count)
 
 
 cdef CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuPointerSetAttribute == NULL:
-        _resolve(&_p_cuPointerSetAttribute, b"cuPointerSetAttribute", b"cuPointerSetAttribute", 6000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuPointerSetAttribute, b"cuPointerSetAttribute", b"cuPointerSetAttribute", 6000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const void*, CUpointer_attribute, CUdeviceptr) noexcept nogil>_p_cuPointerSetAttribute)(value, attribute, ptr)
 
 
 cdef CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuPointerGetAttributes == NULL:
-        _resolve(&_p_cuPointerGetAttributes, b"cuPointerGetAttributes", b"cuPointerGetAttributes", 7000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuPointerGetAttributes, b"cuPointerGetAttributes", b"cuPointerGetAttributes", 7000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr) noexcept nogil>_p_cuPointerGetAttributes)(numAttributes, attributes, data, ptr)
 
 
 cdef CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamCreate == NULL:
-        _resolve(&_p_cuStreamCreate, b"cuStreamCreate", b"cuStreamCreate", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamCreate, b"cuStreamCreate", b"cuStreamCreate", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream*, unsigned int) noexcept nogil>_p_cuStreamCreate)(phStream, Flags)
 
 
 cdef CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamCreateWithPriority == NULL:
-        _resolve(&_p_cuStreamCreateWithPriority, b"cuStreamCreateWithPriority", b"cuStreamCreateWithPriority", 5050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamCreateWithPriority, b"cuStreamCreateWithPriority", b"cuStreamCreateWithPriority", 5050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream*, unsigned int, int) noexcept nogil>_p_cuStreamCreateWithPriority)(phStream, flags, priority)
 
 
 cdef CUresult cuStreamGetPriority(CUstream hStream, int* priority) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetPriority == NULL:
-        _resolve(&_p_cuStreamGetPriority, b"cuStreamGetPriority", b"cuStreamGetPriority", 5050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetPriority, b"cuStreamGetPriority", b"cuStreamGetPriority", 5050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, int*) noexcept nogil>_p_cuStreamGetPriority)(hStream, priority)
 
 
 cdef CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetDevice == NULL:
-        _resolve(&_p_cuStreamGetDevice, b"cuStreamGetDevice", b"cuStreamGetDevice", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetDevice, b"cuStreamGetDevice", b"cuStreamGetDevice", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUdevice*) noexcept nogil>_p_cuStreamGetDevice)(hStream, device)
 
 
 cdef CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetFlags == NULL:
-        _resolve(&_p_cuStreamGetFlags, b"cuStreamGetFlags", b"cuStreamGetFlags", 5050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetFlags, b"cuStreamGetFlags", b"cuStreamGetFlags", 5050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, unsigned int*) noexcept nogil>_p_cuStreamGetFlags)(hStream, flags)
 
 
 cdef CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetId == NULL:
-        _resolve(&_p_cuStreamGetId, b"cuStreamGetId", b"cuStreamGetId", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetId, b"cuStreamGetId", b"cuStreamGetId", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, unsigned long long*) noexcept nogil>_p_cuStreamGetId)(hStream, streamId)
 
 
 cdef CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetCtx == NULL:
-        _resolve(&_p_cuStreamGetCtx, b"cuStreamGetCtx", b"cuStreamGetCtx", 9020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetCtx, b"cuStreamGetCtx", b"cuStreamGetCtx", 9020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUcontext*) noexcept nogil>_p_cuStreamGetCtx)(hStream, pctx)
 
 
 cdef CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetCtx_v2 == NULL:
-        _resolve(&_p_cuStreamGetCtx_v2, b"cuStreamGetCtx_v2", b"cuStreamGetCtx_v2", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetCtx_v2, b"cuStreamGetCtx_v2", b"cuStreamGetCtx_v2", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUcontext*, CUgreenCtx*) noexcept nogil>_p_cuStreamGetCtx_v2)(hStream, pCtx, pGreenCtx)
 
 
 cdef CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamWaitEvent == NULL:
-        _resolve(&_p_cuStreamWaitEvent, b"cuStreamWaitEvent", b"cuStreamWaitEvent", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamWaitEvent, b"cuStreamWaitEvent", b"cuStreamWaitEvent", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUevent, unsigned int) noexcept nogil>_p_cuStreamWaitEvent)(hStream, hEvent, Flags)
 
 
 cdef CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamAddCallback == NULL:
-        _resolve(&_p_cuStreamAddCallback, b"cuStreamAddCallback", b"cuStreamAddCallback", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamAddCallback, b"cuStreamAddCallback", b"cuStreamAddCallback", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUstreamCallback, void*, unsigned int) noexcept nogil>_p_cuStreamAddCallback)(hStream, callback, userData, flags)
 
 
 cdef CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamBeginCapture == NULL:
-        _resolve(&_p_cuStreamBeginCapture, b"cuStreamBeginCapture_v2", b"cuStreamBeginCapture", 10010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamBeginCapture, b"cuStreamBeginCapture_v2", b"cuStreamBeginCapture", 10010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUstreamCaptureMode) noexcept nogil>_p_cuStreamBeginCapture)(hStream, mode)
 
 
 cdef CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamBeginCaptureToGraph == NULL:
-        _resolve(&_p_cuStreamBeginCaptureToGraph, b"cuStreamBeginCaptureToGraph", b"cuStreamBeginCaptureToGraph", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamBeginCaptureToGraph, b"cuStreamBeginCaptureToGraph", b"cuStreamBeginCaptureToGraph", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUstreamCaptureMode) noexcept nogil>_p_cuStreamBeginCaptureToGraph)(hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
 
 
 cdef CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuThreadExchangeStreamCaptureMode == NULL:
-        _resolve(&_p_cuThreadExchangeStreamCaptureMode, b"cuThreadExchangeStreamCaptureMode", b"cuThreadExchangeStreamCaptureMode", 10010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuThreadExchangeStreamCaptureMode, b"cuThreadExchangeStreamCaptureMode", b"cuThreadExchangeStreamCaptureMode", 10010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstreamCaptureMode*) noexcept nogil>_p_cuThreadExchangeStreamCaptureMode)(mode)
 
 
 cdef CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamEndCapture == NULL:
-        _resolve(&_p_cuStreamEndCapture, b"cuStreamEndCapture", b"cuStreamEndCapture", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamEndCapture, b"cuStreamEndCapture", b"cuStreamEndCapture", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUgraph*) noexcept nogil>_p_cuStreamEndCapture)(hStream, phGraph)
 
 
 cdef CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamIsCapturing == NULL:
-        _resolve(&_p_cuStreamIsCapturing, b"cuStreamIsCapturing", b"cuStreamIsCapturing", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamIsCapturing, b"cuStreamIsCapturing", b"cuStreamIsCapturing", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUstreamCaptureStatus*) noexcept nogil>_p_cuStreamIsCapturing)(hStream, captureStatus)
 
 
 cdef CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamUpdateCaptureDependencies == NULL:
-        _resolve(&_p_cuStreamUpdateCaptureDependencies, b"cuStreamUpdateCaptureDependencies_v2", b"cuStreamUpdateCaptureDependencies", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamUpdateCaptureDependencies, b"cuStreamUpdateCaptureDependencies_v2", b"cuStreamUpdateCaptureDependencies", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned int) noexcept nogil>_p_cuStreamUpdateCaptureDependencies)(hStream, dependencies, dependencyData, numDependencies, flags)
 
 
 cdef CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamAttachMemAsync == NULL:
-        _resolve(&_p_cuStreamAttachMemAsync, b"cuStreamAttachMemAsync", b"cuStreamAttachMemAsync", 6000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamAttachMemAsync, b"cuStreamAttachMemAsync", b"cuStreamAttachMemAsync", 6000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUdeviceptr, size_t, unsigned int) noexcept nogil>_p_cuStreamAttachMemAsync)(hStream, dptr, length, flags)
 
 
 cdef CUresult cuStreamQuery(CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamQuery == NULL:
-        _resolve(&_p_cuStreamQuery, b"cuStreamQuery", b"cuStreamQuery", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamQuery, b"cuStreamQuery", b"cuStreamQuery", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream) noexcept nogil>_p_cuStreamQuery)(hStream)
 
 
 cdef CUresult cuStreamSynchronize(CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamSynchronize == NULL:
-        _resolve(&_p_cuStreamSynchronize, b"cuStreamSynchronize", b"cuStreamSynchronize", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamSynchronize, b"cuStreamSynchronize", b"cuStreamSynchronize", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream) noexcept nogil>_p_cuStreamSynchronize)(hStream)
 
 
 cdef CUresult cuStreamDestroy(CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamDestroy == NULL:
-        _resolve(&_p_cuStreamDestroy, b"cuStreamDestroy_v2", b"cuStreamDestroy", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamDestroy, b"cuStreamDestroy_v2", b"cuStreamDestroy", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream) noexcept nogil>_p_cuStreamDestroy)(hStream)
 
 
 cdef CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamCopyAttributes == NULL:
-        _resolve(&_p_cuStreamCopyAttributes, b"cuStreamCopyAttributes", b"cuStreamCopyAttributes", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamCopyAttributes, b"cuStreamCopyAttributes", b"cuStreamCopyAttributes", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUstream) noexcept nogil>_p_cuStreamCopyAttributes)(dst, src)
 
 
 cdef CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetAttribute == NULL:
-        _resolve(&_p_cuStreamGetAttribute, b"cuStreamGetAttribute", b"cuStreamGetAttribute", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetAttribute, b"cuStreamGetAttribute", b"cuStreamGetAttribute", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUstreamAttrID, CUstreamAttrValue*) noexcept nogil>_p_cuStreamGetAttribute)(hStream, attr, value_out)
 
 
 cdef CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamSetAttribute == NULL:
-        _resolve(&_p_cuStreamSetAttribute, b"cuStreamSetAttribute", b"cuStreamSetAttribute", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamSetAttribute, b"cuStreamSetAttribute", b"cuStreamSetAttribute", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUstreamAttrID, const CUstreamAttrValue*) noexcept nogil>_p_cuStreamSetAttribute)(hStream, attr, value)
 
 
 cdef CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventCreate == NULL:
-        _resolve(&_p_cuEventCreate, b"cuEventCreate", b"cuEventCreate", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventCreate, b"cuEventCreate", b"cuEventCreate", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent*, unsigned int) noexcept nogil>_p_cuEventCreate)(phEvent, Flags)
 
 
 cdef CUresult cuEventRecord(CUevent hEvent, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventRecord == NULL:
-        _resolve(&_p_cuEventRecord, b"cuEventRecord", b"cuEventRecord", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventRecord, b"cuEventRecord", b"cuEventRecord", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent, CUstream) noexcept nogil>_p_cuEventRecord)(hEvent, hStream)
 
 
 cdef CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventRecordWithFlags == NULL:
-        _resolve(&_p_cuEventRecordWithFlags, b"cuEventRecordWithFlags", b"cuEventRecordWithFlags", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventRecordWithFlags, b"cuEventRecordWithFlags", b"cuEventRecordWithFlags", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent, CUstream, unsigned int) noexcept nogil>_p_cuEventRecordWithFlags)(hEvent, hStream, flags)
 
 
 cdef CUresult cuEventQuery(CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventQuery == NULL:
-        _resolve(&_p_cuEventQuery, b"cuEventQuery", b"cuEventQuery", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventQuery, b"cuEventQuery", b"cuEventQuery", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent) noexcept nogil>_p_cuEventQuery)(hEvent)
 
 
 cdef CUresult cuEventSynchronize(CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventSynchronize == NULL:
-        _resolve(&_p_cuEventSynchronize, b"cuEventSynchronize", b"cuEventSynchronize", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventSynchronize, b"cuEventSynchronize", b"cuEventSynchronize", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent) noexcept nogil>_p_cuEventSynchronize)(hEvent)
 
 
 cdef CUresult cuEventDestroy(CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventDestroy == NULL:
-        _resolve(&_p_cuEventDestroy, b"cuEventDestroy_v2", b"cuEventDestroy", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventDestroy, b"cuEventDestroy_v2", b"cuEventDestroy", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUevent) noexcept nogil>_p_cuEventDestroy)(hEvent)
 
 
 cdef CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventElapsedTime == NULL:
-        _resolve(&_p_cuEventElapsedTime, b"cuEventElapsedTime_v2", b"cuEventElapsedTime", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuEventElapsedTime, b"cuEventElapsedTime_v2", b"cuEventElapsedTime", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(float*, CUevent, CUevent) noexcept nogil>_p_cuEventElapsedTime)(pMilliseconds, hStart, hEnd)
 
 
 cdef CUresult cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuImportExternalMemory == NULL:
-        _resolve(&_p_cuImportExternalMemory, b"cuImportExternalMemory", b"cuImportExternalMemory", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuImportExternalMemory, b"cuImportExternalMemory", b"cuImportExternalMemory", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUexternalMemory*, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC*) noexcept nogil>_p_cuImportExternalMemory)(extMem_out, memHandleDesc)
 
 
 cdef CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuExternalMemoryGetMappedBuffer == NULL:
-        _resolve(&_p_cuExternalMemoryGetMappedBuffer, b"cuExternalMemoryGetMappedBuffer", b"cuExternalMemoryGetMappedBuffer", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuExternalMemoryGetMappedBuffer, b"cuExternalMemoryGetMappedBuffer", b"cuExternalMemoryGetMappedBuffer", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC*) noexcept nogil>_p_cuExternalMemoryGetMappedBuffer)(devPtr, extMem, bufferDesc)
 
 
 cdef CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuExternalMemoryGetMappedMipmappedArray == NULL:
-        _resolve(&_p_cuExternalMemoryGetMappedMipmappedArray, b"cuExternalMemoryGetMappedMipmappedArray", b"cuExternalMemoryGetMappedMipmappedArray", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuExternalMemoryGetMappedMipmappedArray, b"cuExternalMemoryGetMappedMipmappedArray", b"cuExternalMemoryGetMappedMipmappedArray", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmipmappedArray*, CUexternalMemory, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC*) noexcept nogil>_p_cuExternalMemoryGetMappedMipmappedArray)(mipmap, extMem, mipmapDesc)
 
 
 cdef CUresult cuDestroyExternalMemory(CUexternalMemory extMem) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDestroyExternalMemory == NULL:
-        _resolve(&_p_cuDestroyExternalMemory, b"cuDestroyExternalMemory", b"cuDestroyExternalMemory", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDestroyExternalMemory, b"cuDestroyExternalMemory", b"cuDestroyExternalMemory", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUexternalMemory) noexcept nogil>_p_cuDestroyExternalMemory)(extMem)
 
 
 cdef CUresult cuImportExternalSemaphore(CUexternalSemaphore* extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuImportExternalSemaphore == NULL:
-        _resolve(&_p_cuImportExternalSemaphore, b"cuImportExternalSemaphore", b"cuImportExternalSemaphore", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuImportExternalSemaphore, b"cuImportExternalSemaphore", b"cuImportExternalSemaphore", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC*) noexcept nogil>_p_cuImportExternalSemaphore)(extSem_out, semHandleDesc)
 
 
 cdef CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuSignalExternalSemaphoresAsync == NULL:
-        _resolve(&_p_cuSignalExternalSemaphoresAsync, b"cuSignalExternalSemaphoresAsync", b"cuSignalExternalSemaphoresAsync", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuSignalExternalSemaphoresAsync, b"cuSignalExternalSemaphoresAsync", b"cuSignalExternalSemaphoresAsync", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS*, unsigned int, CUstream) noexcept nogil>_p_cuSignalExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream)
 
 
 cdef CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuWaitExternalSemaphoresAsync == NULL:
-        _resolve(&_p_cuWaitExternalSemaphoresAsync, b"cuWaitExternalSemaphoresAsync", b"cuWaitExternalSemaphoresAsync", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuWaitExternalSemaphoresAsync, b"cuWaitExternalSemaphoresAsync", b"cuWaitExternalSemaphoresAsync", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUexternalSemaphore*, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS*, unsigned int, CUstream) noexcept nogil>_p_cuWaitExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream)
 
 
 cdef CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDestroyExternalSemaphore == NULL:
-        _resolve(&_p_cuDestroyExternalSemaphore, b"cuDestroyExternalSemaphore", b"cuDestroyExternalSemaphore", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDestroyExternalSemaphore, b"cuDestroyExternalSemaphore", b"cuDestroyExternalSemaphore", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUexternalSemaphore) noexcept nogil>_p_cuDestroyExternalSemaphore)(extSem)
 
 
 cdef CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamWaitValue32 == NULL:
-        _resolve(&_p_cuStreamWaitValue32, b"cuStreamWaitValue32_v2", b"cuStreamWaitValue32", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamWaitValue32, b"cuStreamWaitValue32_v2", b"cuStreamWaitValue32", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int) noexcept nogil>_p_cuStreamWaitValue32)(stream, addr, value, flags)
 
 
 cdef CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamWaitValue64 == NULL:
-        _resolve(&_p_cuStreamWaitValue64, b"cuStreamWaitValue64_v2", b"cuStreamWaitValue64", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamWaitValue64, b"cuStreamWaitValue64_v2", b"cuStreamWaitValue64", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int) noexcept nogil>_p_cuStreamWaitValue64)(stream, addr, value, flags)
 
 
 cdef CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamWriteValue32 == NULL:
-        _resolve(&_p_cuStreamWriteValue32, b"cuStreamWriteValue32_v2", b"cuStreamWriteValue32", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamWriteValue32, b"cuStreamWriteValue32_v2", b"cuStreamWriteValue32", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int) noexcept nogil>_p_cuStreamWriteValue32)(stream, addr, value, flags)
 
 
 cdef CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamWriteValue64 == NULL:
-        _resolve(&_p_cuStreamWriteValue64, b"cuStreamWriteValue64_v2", b"cuStreamWriteValue64", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamWriteValue64, b"cuStreamWriteValue64_v2", b"cuStreamWriteValue64", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int) noexcept nogil>_p_cuStreamWriteValue64)(stream, addr, value, flags)
 
 
 cdef CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamBatchMemOp == NULL:
-        _resolve(&_p_cuStreamBatchMemOp, b"cuStreamBatchMemOp_v2", b"cuStreamBatchMemOp", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamBatchMemOp, b"cuStreamBatchMemOp_v2", b"cuStreamBatchMemOp", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int) noexcept nogil>_p_cuStreamBatchMemOp)(stream, count, paramArray, flags)
 
 
 cdef CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncGetAttribute == NULL:
-        _resolve(&_p_cuFuncGetAttribute, b"cuFuncGetAttribute", b"cuFuncGetAttribute", 2020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncGetAttribute, b"cuFuncGetAttribute", b"cuFuncGetAttribute", 2020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUfunction_attribute, CUfunction) noexcept nogil>_p_cuFuncGetAttribute)(pi, attrib, hfunc)
 
 
 cdef CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncSetAttribute == NULL:
-        _resolve(&_p_cuFuncSetAttribute, b"cuFuncSetAttribute", b"cuFuncSetAttribute", 9000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncSetAttribute, b"cuFuncSetAttribute", b"cuFuncSetAttribute", 9000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, CUfunction_attribute, int) noexcept nogil>_p_cuFuncSetAttribute)(hfunc, attrib, value)
 
 
 cdef CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncSetCacheConfig == NULL:
-        _resolve(&_p_cuFuncSetCacheConfig, b"cuFuncSetCacheConfig", b"cuFuncSetCacheConfig", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncSetCacheConfig, b"cuFuncSetCacheConfig", b"cuFuncSetCacheConfig", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, CUfunc_cache) noexcept nogil>_p_cuFuncSetCacheConfig)(hfunc, config)
 
 
 cdef CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncGetModule == NULL:
-        _resolve(&_p_cuFuncGetModule, b"cuFuncGetModule", b"cuFuncGetModule", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncGetModule, b"cuFuncGetModule", b"cuFuncGetModule", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmodule*, CUfunction) noexcept nogil>_p_cuFuncGetModule)(hmod, hfunc)
 
 
 cdef CUresult cuFuncGetName(const char** name, CUfunction hfunc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncGetName == NULL:
-        _resolve(&_p_cuFuncGetName, b"cuFuncGetName", b"cuFuncGetName", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncGetName, b"cuFuncGetName", b"cuFuncGetName", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const char**, CUfunction) noexcept nogil>_p_cuFuncGetName)(name, hfunc)
 
 
 cdef CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncGetParamInfo == NULL:
-        _resolve(&_p_cuFuncGetParamInfo, b"cuFuncGetParamInfo", b"cuFuncGetParamInfo", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncGetParamInfo, b"cuFuncGetParamInfo", b"cuFuncGetParamInfo", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, size_t, size_t*, size_t*) noexcept nogil>_p_cuFuncGetParamInfo)(func, paramIndex, paramOffset, paramSize)
 
 
 cdef CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncIsLoaded == NULL:
-        _resolve(&_p_cuFuncIsLoaded, b"cuFuncIsLoaded", b"cuFuncIsLoaded", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncIsLoaded, b"cuFuncIsLoaded", b"cuFuncIsLoaded", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunctionLoadingState*, CUfunction) noexcept nogil>_p_cuFuncIsLoaded)(state, function)
 
 
 cdef CUresult cuFuncLoad(CUfunction function) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncLoad == NULL:
-        _resolve(&_p_cuFuncLoad, b"cuFuncLoad", b"cuFuncLoad", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncLoad, b"cuFuncLoad", b"cuFuncLoad", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction) noexcept nogil>_p_cuFuncLoad)(function)
 
 
 cdef CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchKernel == NULL:
-        _resolve(&_p_cuLaunchKernel, b"cuLaunchKernel", b"cuLaunchKernel", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchKernel, b"cuLaunchKernel", b"cuLaunchKernel", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**, void**) noexcept nogil>_p_cuLaunchKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
 
 
 cdef CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchKernelEx == NULL:
-        _resolve(&_p_cuLaunchKernelEx, b"cuLaunchKernelEx", b"cuLaunchKernelEx", 11060)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchKernelEx, b"cuLaunchKernelEx", b"cuLaunchKernelEx", 11060, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**) noexcept nogil>_p_cuLaunchKernelEx)(config, f, kernelParams, extra)
 
 
 cdef CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchCooperativeKernel == NULL:
-        _resolve(&_p_cuLaunchCooperativeKernel, b"cuLaunchCooperativeKernel", b"cuLaunchCooperativeKernel", 9000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchCooperativeKernel, b"cuLaunchCooperativeKernel", b"cuLaunchCooperativeKernel", 9000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**) noexcept nogil>_p_cuLaunchCooperativeKernel)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
 
 
 cdef CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchCooperativeKernelMultiDevice == NULL:
-        _resolve(&_p_cuLaunchCooperativeKernelMultiDevice, b"cuLaunchCooperativeKernelMultiDevice", b"cuLaunchCooperativeKernelMultiDevice", 9000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchCooperativeKernelMultiDevice, b"cuLaunchCooperativeKernelMultiDevice", b"cuLaunchCooperativeKernelMultiDevice", 9000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_LAUNCH_PARAMS*, unsigned int, unsigned int) noexcept nogil>_p_cuLaunchCooperativeKernelMultiDevice)(launchParamsList, numDevices, flags)
 
 
 cdef CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchHostFunc == NULL:
-        _resolve(&_p_cuLaunchHostFunc, b"cuLaunchHostFunc", b"cuLaunchHostFunc", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchHostFunc, b"cuLaunchHostFunc", b"cuLaunchHostFunc", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUhostFn, void*) noexcept nogil>_p_cuLaunchHostFunc)(hStream, fn, userData)
 
 
 cdef CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncSetBlockShape == NULL:
-        _resolve(&_p_cuFuncSetBlockShape, b"cuFuncSetBlockShape", b"cuFuncSetBlockShape", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncSetBlockShape, b"cuFuncSetBlockShape", b"cuFuncSetBlockShape", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, int, int) noexcept nogil>_p_cuFuncSetBlockShape)(hfunc, x, y, z)
 
 
 cdef CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes_) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncSetSharedSize == NULL:
-        _resolve(&_p_cuFuncSetSharedSize, b"cuFuncSetSharedSize", b"cuFuncSetSharedSize", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncSetSharedSize, b"cuFuncSetSharedSize", b"cuFuncSetSharedSize", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, unsigned int) noexcept nogil>_p_cuFuncSetSharedSize)(hfunc, bytes_)
 
 
 cdef CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuParamSetSize == NULL:
-        _resolve(&_p_cuParamSetSize, b"cuParamSetSize", b"cuParamSetSize", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuParamSetSize, b"cuParamSetSize", b"cuParamSetSize", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, unsigned int) noexcept nogil>_p_cuParamSetSize)(hfunc, numbytes)
 
 
 cdef CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuParamSeti == NULL:
-        _resolve(&_p_cuParamSeti, b"cuParamSeti", b"cuParamSeti", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuParamSeti, b"cuParamSeti", b"cuParamSeti", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, unsigned int) noexcept nogil>_p_cuParamSeti)(hfunc, offset, value)
 
 
 cdef CUresult cuParamSetf(CUfunction hfunc, int offset, float value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuParamSetf == NULL:
-        _resolve(&_p_cuParamSetf, b"cuParamSetf", b"cuParamSetf", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuParamSetf, b"cuParamSetf", b"cuParamSetf", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, float) noexcept nogil>_p_cuParamSetf)(hfunc, offset, value)
 
 
 cdef CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuParamSetv == NULL:
-        _resolve(&_p_cuParamSetv, b"cuParamSetv", b"cuParamSetv", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuParamSetv, b"cuParamSetv", b"cuParamSetv", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, void*, unsigned int) noexcept nogil>_p_cuParamSetv)(hfunc, offset, ptr, numbytes)
 
 
 cdef CUresult cuLaunch(CUfunction f) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunch == NULL:
-        _resolve(&_p_cuLaunch, b"cuLaunch", b"cuLaunch", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunch, b"cuLaunch", b"cuLaunch", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction) noexcept nogil>_p_cuLaunch)(f)
 
 
 cdef CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchGrid == NULL:
-        _resolve(&_p_cuLaunchGrid, b"cuLaunchGrid", b"cuLaunchGrid", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchGrid, b"cuLaunchGrid", b"cuLaunchGrid", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, int) noexcept nogil>_p_cuLaunchGrid)(f, grid_width, grid_height)
 
 
 cdef CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLaunchGridAsync == NULL:
-        _resolve(&_p_cuLaunchGridAsync, b"cuLaunchGridAsync", b"cuLaunchGridAsync", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLaunchGridAsync, b"cuLaunchGridAsync", b"cuLaunchGridAsync", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, int, CUstream) noexcept nogil>_p_cuLaunchGridAsync)(f, grid_width, grid_height, hStream)
 
 
 cdef CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuParamSetTexRef == NULL:
-        _resolve(&_p_cuParamSetTexRef, b"cuParamSetTexRef", b"cuParamSetTexRef", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuParamSetTexRef, b"cuParamSetTexRef", b"cuParamSetTexRef", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, int, CUtexref) noexcept nogil>_p_cuParamSetTexRef)(hfunc, texunit, hTexRef)
 
 
 cdef CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuFuncSetSharedMemConfig == NULL:
-        _resolve(&_p_cuFuncSetSharedMemConfig, b"cuFuncSetSharedMemConfig", b"cuFuncSetSharedMemConfig", 4020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuFuncSetSharedMemConfig, b"cuFuncSetSharedMemConfig", b"cuFuncSetSharedMemConfig", 4020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfunction, CUsharedconfig) noexcept nogil>_p_cuFuncSetSharedMemConfig)(hfunc, config)
 
 
 cdef CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphCreate == NULL:
-        _resolve(&_p_cuGraphCreate, b"cuGraphCreate", b"cuGraphCreate", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphCreate, b"cuGraphCreate", b"cuGraphCreate", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph*, unsigned int) noexcept nogil>_p_cuGraphCreate)(phGraph, flags)
 
 
 cdef CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddKernelNode == NULL:
-        _resolve(&_p_cuGraphAddKernelNode, b"cuGraphAddKernelNode_v2", b"cuGraphAddKernelNode", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddKernelNode, b"cuGraphAddKernelNode_v2", b"cuGraphAddKernelNode", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_KERNEL_NODE_PARAMS*) noexcept nogil>_p_cuGraphAddKernelNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphKernelNodeGetParams == NULL:
-        _resolve(&_p_cuGraphKernelNodeGetParams, b"cuGraphKernelNodeGetParams_v2", b"cuGraphKernelNodeGetParams", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphKernelNodeGetParams, b"cuGraphKernelNodeGetParams_v2", b"cuGraphKernelNodeGetParams", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*) noexcept nogil>_p_cuGraphKernelNodeGetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphKernelNodeSetParams == NULL:
-        _resolve(&_p_cuGraphKernelNodeSetParams, b"cuGraphKernelNodeSetParams_v2", b"cuGraphKernelNodeSetParams", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphKernelNodeSetParams, b"cuGraphKernelNodeSetParams_v2", b"cuGraphKernelNodeSetParams", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*) noexcept nogil>_p_cuGraphKernelNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddMemcpyNode == NULL:
-        _resolve(&_p_cuGraphAddMemcpyNode, b"cuGraphAddMemcpyNode", b"cuGraphAddMemcpyNode", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddMemcpyNode, b"cuGraphAddMemcpyNode", b"cuGraphAddMemcpyNode", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMCPY3D*, CUcontext) noexcept nogil>_p_cuGraphAddMemcpyNode)(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx)
 
 
 cdef CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphMemcpyNodeGetParams == NULL:
-        _resolve(&_p_cuGraphMemcpyNodeGetParams, b"cuGraphMemcpyNodeGetParams", b"cuGraphMemcpyNodeGetParams", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphMemcpyNodeGetParams, b"cuGraphMemcpyNodeGetParams", b"cuGraphMemcpyNodeGetParams", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_MEMCPY3D*) noexcept nogil>_p_cuGraphMemcpyNodeGetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphMemcpyNodeSetParams == NULL:
-        _resolve(&_p_cuGraphMemcpyNodeSetParams, b"cuGraphMemcpyNodeSetParams", b"cuGraphMemcpyNodeSetParams", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphMemcpyNodeSetParams, b"cuGraphMemcpyNodeSetParams", b"cuGraphMemcpyNodeSetParams", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_MEMCPY3D*) noexcept nogil>_p_cuGraphMemcpyNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddMemsetNode == NULL:
-        _resolve(&_p_cuGraphAddMemsetNode, b"cuGraphAddMemsetNode", b"cuGraphAddMemsetNode", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddMemsetNode, b"cuGraphAddMemsetNode", b"cuGraphAddMemsetNode", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) noexcept nogil>_p_cuGraphAddMemsetNode)(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx)
 
 
 cdef CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphMemsetNodeGetParams == NULL:
-        _resolve(&_p_cuGraphMemsetNodeGetParams, b"cuGraphMemsetNodeGetParams", b"cuGraphMemsetNodeGetParams", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphMemsetNodeGetParams, b"cuGraphMemsetNodeGetParams", b"cuGraphMemsetNodeGetParams", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*) noexcept nogil>_p_cuGraphMemsetNodeGetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphMemsetNodeSetParams == NULL:
-        _resolve(&_p_cuGraphMemsetNodeSetParams, b"cuGraphMemsetNodeSetParams", b"cuGraphMemsetNodeSetParams", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphMemsetNodeSetParams, b"cuGraphMemsetNodeSetParams", b"cuGraphMemsetNodeSetParams", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*) noexcept nogil>_p_cuGraphMemsetNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddHostNode == NULL:
-        _resolve(&_p_cuGraphAddHostNode, b"cuGraphAddHostNode", b"cuGraphAddHostNode", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddHostNode, b"cuGraphAddHostNode", b"cuGraphAddHostNode", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_HOST_NODE_PARAMS*) noexcept nogil>_p_cuGraphAddHostNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphHostNodeGetParams == NULL:
-        _resolve(&_p_cuGraphHostNodeGetParams, b"cuGraphHostNodeGetParams", b"cuGraphHostNodeGetParams", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphHostNodeGetParams, b"cuGraphHostNodeGetParams", b"cuGraphHostNodeGetParams", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_HOST_NODE_PARAMS*) noexcept nogil>_p_cuGraphHostNodeGetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphHostNodeSetParams == NULL:
-        _resolve(&_p_cuGraphHostNodeSetParams, b"cuGraphHostNodeSetParams", b"cuGraphHostNodeSetParams", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphHostNodeSetParams, b"cuGraphHostNodeSetParams", b"cuGraphHostNodeSetParams", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_HOST_NODE_PARAMS*) noexcept nogil>_p_cuGraphHostNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddChildGraphNode == NULL:
-        _resolve(&_p_cuGraphAddChildGraphNode, b"cuGraphAddChildGraphNode", b"cuGraphAddChildGraphNode", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddChildGraphNode, b"cuGraphAddChildGraphNode", b"cuGraphAddChildGraphNode", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph) noexcept nogil>_p_cuGraphAddChildGraphNode)(phGraphNode, hGraph, dependencies, numDependencies, childGraph)
 
 
 cdef CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphChildGraphNodeGetGraph == NULL:
-        _resolve(&_p_cuGraphChildGraphNodeGetGraph, b"cuGraphChildGraphNodeGetGraph", b"cuGraphChildGraphNodeGetGraph", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphChildGraphNodeGetGraph, b"cuGraphChildGraphNodeGetGraph", b"cuGraphChildGraphNodeGetGraph", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUgraph*) noexcept nogil>_p_cuGraphChildGraphNodeGetGraph)(hNode, phGraph)
 
 
 cdef CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddEmptyNode == NULL:
-        _resolve(&_p_cuGraphAddEmptyNode, b"cuGraphAddEmptyNode", b"cuGraphAddEmptyNode", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddEmptyNode, b"cuGraphAddEmptyNode", b"cuGraphAddEmptyNode", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t) noexcept nogil>_p_cuGraphAddEmptyNode)(phGraphNode, hGraph, dependencies, numDependencies)
 
 
 cdef CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddEventRecordNode == NULL:
-        _resolve(&_p_cuGraphAddEventRecordNode, b"cuGraphAddEventRecordNode", b"cuGraphAddEventRecordNode", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddEventRecordNode, b"cuGraphAddEventRecordNode", b"cuGraphAddEventRecordNode", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent) noexcept nogil>_p_cuGraphAddEventRecordNode)(phGraphNode, hGraph, dependencies, numDependencies, event)
 
 
 cdef CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphEventRecordNodeGetEvent == NULL:
-        _resolve(&_p_cuGraphEventRecordNodeGetEvent, b"cuGraphEventRecordNodeGetEvent", b"cuGraphEventRecordNodeGetEvent", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphEventRecordNodeGetEvent, b"cuGraphEventRecordNodeGetEvent", b"cuGraphEventRecordNodeGetEvent", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUevent*) noexcept nogil>_p_cuGraphEventRecordNodeGetEvent)(hNode, event_out)
 
 
 cdef CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphEventRecordNodeSetEvent == NULL:
-        _resolve(&_p_cuGraphEventRecordNodeSetEvent, b"cuGraphEventRecordNodeSetEvent", b"cuGraphEventRecordNodeSetEvent", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphEventRecordNodeSetEvent, b"cuGraphEventRecordNodeSetEvent", b"cuGraphEventRecordNodeSetEvent", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUevent) noexcept nogil>_p_cuGraphEventRecordNodeSetEvent)(hNode, event)
 
 
 cdef CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddEventWaitNode == NULL:
-        _resolve(&_p_cuGraphAddEventWaitNode, b"cuGraphAddEventWaitNode", b"cuGraphAddEventWaitNode", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddEventWaitNode, b"cuGraphAddEventWaitNode", b"cuGraphAddEventWaitNode", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent) noexcept nogil>_p_cuGraphAddEventWaitNode)(phGraphNode, hGraph, dependencies, numDependencies, event)
 
 
 cdef CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphEventWaitNodeGetEvent == NULL:
-        _resolve(&_p_cuGraphEventWaitNodeGetEvent, b"cuGraphEventWaitNodeGetEvent", b"cuGraphEventWaitNodeGetEvent", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphEventWaitNodeGetEvent, b"cuGraphEventWaitNodeGetEvent", b"cuGraphEventWaitNodeGetEvent", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUevent*) noexcept nogil>_p_cuGraphEventWaitNodeGetEvent)(hNode, event_out)
 
 
 cdef CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphEventWaitNodeSetEvent == NULL:
-        _resolve(&_p_cuGraphEventWaitNodeSetEvent, b"cuGraphEventWaitNodeSetEvent", b"cuGraphEventWaitNodeSetEvent", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphEventWaitNodeSetEvent, b"cuGraphEventWaitNodeSetEvent", b"cuGraphEventWaitNodeSetEvent", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUevent) noexcept nogil>_p_cuGraphEventWaitNodeSetEvent)(hNode, event)
 
 
 cdef CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddExternalSemaphoresSignalNode == NULL:
-        _resolve(&_p_cuGraphAddExternalSemaphoresSignalNode, b"cuGraphAddExternalSemaphoresSignalNode", b"cuGraphAddExternalSemaphoresSignalNode", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddExternalSemaphoresSignalNode, b"cuGraphAddExternalSemaphoresSignalNode", b"cuGraphAddExternalSemaphoresSignalNode", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) noexcept nogil>_p_cuGraphAddExternalSemaphoresSignalNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExternalSemaphoresSignalNodeGetParams == NULL:
-        _resolve(&_p_cuGraphExternalSemaphoresSignalNodeGetParams, b"cuGraphExternalSemaphoresSignalNodeGetParams", b"cuGraphExternalSemaphoresSignalNodeGetParams", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExternalSemaphoresSignalNodeGetParams, b"cuGraphExternalSemaphoresSignalNodeGetParams", b"cuGraphExternalSemaphoresSignalNodeGetParams", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) noexcept nogil>_p_cuGraphExternalSemaphoresSignalNodeGetParams)(hNode, params_out)
 
 
 cdef CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExternalSemaphoresSignalNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExternalSemaphoresSignalNodeSetParams, b"cuGraphExternalSemaphoresSignalNodeSetParams", b"cuGraphExternalSemaphoresSignalNodeSetParams", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExternalSemaphoresSignalNodeSetParams, b"cuGraphExternalSemaphoresSignalNodeSetParams", b"cuGraphExternalSemaphoresSignalNodeSetParams", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) noexcept nogil>_p_cuGraphExternalSemaphoresSignalNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddExternalSemaphoresWaitNode == NULL:
-        _resolve(&_p_cuGraphAddExternalSemaphoresWaitNode, b"cuGraphAddExternalSemaphoresWaitNode", b"cuGraphAddExternalSemaphoresWaitNode", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddExternalSemaphoresWaitNode, b"cuGraphAddExternalSemaphoresWaitNode", b"cuGraphAddExternalSemaphoresWaitNode", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) noexcept nogil>_p_cuGraphAddExternalSemaphoresWaitNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS* params_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExternalSemaphoresWaitNodeGetParams == NULL:
-        _resolve(&_p_cuGraphExternalSemaphoresWaitNodeGetParams, b"cuGraphExternalSemaphoresWaitNodeGetParams", b"cuGraphExternalSemaphoresWaitNodeGetParams", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExternalSemaphoresWaitNodeGetParams, b"cuGraphExternalSemaphoresWaitNodeGetParams", b"cuGraphExternalSemaphoresWaitNodeGetParams", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS*) noexcept nogil>_p_cuGraphExternalSemaphoresWaitNodeGetParams)(hNode, params_out)
 
 
 cdef CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExternalSemaphoresWaitNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExternalSemaphoresWaitNodeSetParams, b"cuGraphExternalSemaphoresWaitNodeSetParams", b"cuGraphExternalSemaphoresWaitNodeSetParams", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExternalSemaphoresWaitNodeSetParams, b"cuGraphExternalSemaphoresWaitNodeSetParams", b"cuGraphExternalSemaphoresWaitNodeSetParams", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) noexcept nogil>_p_cuGraphExternalSemaphoresWaitNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddBatchMemOpNode == NULL:
-        _resolve(&_p_cuGraphAddBatchMemOpNode, b"cuGraphAddBatchMemOpNode", b"cuGraphAddBatchMemOpNode", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddBatchMemOpNode, b"cuGraphAddBatchMemOpNode", b"cuGraphAddBatchMemOpNode", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) noexcept nogil>_p_cuGraphAddBatchMemOpNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphBatchMemOpNodeGetParams == NULL:
-        _resolve(&_p_cuGraphBatchMemOpNodeGetParams, b"cuGraphBatchMemOpNodeGetParams", b"cuGraphBatchMemOpNodeGetParams", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphBatchMemOpNodeGetParams, b"cuGraphBatchMemOpNodeGetParams", b"cuGraphBatchMemOpNodeGetParams", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS*) noexcept nogil>_p_cuGraphBatchMemOpNodeGetParams)(hNode, nodeParams_out)
 
 
 cdef CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphBatchMemOpNodeSetParams == NULL:
-        _resolve(&_p_cuGraphBatchMemOpNodeSetParams, b"cuGraphBatchMemOpNodeSetParams", b"cuGraphBatchMemOpNodeSetParams", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphBatchMemOpNodeSetParams, b"cuGraphBatchMemOpNodeSetParams", b"cuGraphBatchMemOpNodeSetParams", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) noexcept nogil>_p_cuGraphBatchMemOpNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecBatchMemOpNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecBatchMemOpNodeSetParams, b"cuGraphExecBatchMemOpNodeSetParams", b"cuGraphExecBatchMemOpNodeSetParams", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecBatchMemOpNodeSetParams, b"cuGraphExecBatchMemOpNodeSetParams", b"cuGraphExecBatchMemOpNodeSetParams", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS*) noexcept nogil>_p_cuGraphExecBatchMemOpNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddMemAllocNode == NULL:
-        _resolve(&_p_cuGraphAddMemAllocNode, b"cuGraphAddMemAllocNode", b"cuGraphAddMemAllocNode", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddMemAllocNode, b"cuGraphAddMemAllocNode", b"cuGraphAddMemAllocNode", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUDA_MEM_ALLOC_NODE_PARAMS*) noexcept nogil>_p_cuGraphAddMemAllocNode)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphMemAllocNodeGetParams == NULL:
-        _resolve(&_p_cuGraphMemAllocNodeGetParams, b"cuGraphMemAllocNodeGetParams", b"cuGraphMemAllocNodeGetParams", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphMemAllocNodeGetParams, b"cuGraphMemAllocNodeGetParams", b"cuGraphMemAllocNodeGetParams", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*) noexcept nogil>_p_cuGraphMemAllocNodeGetParams)(hNode, params_out)
 
 
 cdef CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddMemFreeNode == NULL:
-        _resolve(&_p_cuGraphAddMemFreeNode, b"cuGraphAddMemFreeNode", b"cuGraphAddMemFreeNode", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddMemFreeNode, b"cuGraphAddMemFreeNode", b"cuGraphAddMemFreeNode", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr) noexcept nogil>_p_cuGraphAddMemFreeNode)(phGraphNode, hGraph, dependencies, numDependencies, dptr)
 
 
 cdef CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphMemFreeNodeGetParams == NULL:
-        _resolve(&_p_cuGraphMemFreeNodeGetParams, b"cuGraphMemFreeNodeGetParams", b"cuGraphMemFreeNodeGetParams", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphMemFreeNodeGetParams, b"cuGraphMemFreeNodeGetParams", b"cuGraphMemFreeNodeGetParams", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUdeviceptr*) noexcept nogil>_p_cuGraphMemFreeNodeGetParams)(hNode, dptr_out)
 
 
 cdef CUresult cuDeviceGraphMemTrim(CUdevice device) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGraphMemTrim == NULL:
-        _resolve(&_p_cuDeviceGraphMemTrim, b"cuDeviceGraphMemTrim", b"cuDeviceGraphMemTrim", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGraphMemTrim, b"cuDeviceGraphMemTrim", b"cuDeviceGraphMemTrim", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice) noexcept nogil>_p_cuDeviceGraphMemTrim)(device)
 
 
 cdef CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetGraphMemAttribute == NULL:
-        _resolve(&_p_cuDeviceGetGraphMemAttribute, b"cuDeviceGetGraphMemAttribute", b"cuDeviceGetGraphMemAttribute", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetGraphMemAttribute, b"cuDeviceGetGraphMemAttribute", b"cuDeviceGetGraphMemAttribute", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, CUgraphMem_attribute, void*) noexcept nogil>_p_cuDeviceGetGraphMemAttribute)(device, attr, value)
 
 
 cdef CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceSetGraphMemAttribute == NULL:
-        _resolve(&_p_cuDeviceSetGraphMemAttribute, b"cuDeviceSetGraphMemAttribute", b"cuDeviceSetGraphMemAttribute", 11040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceSetGraphMemAttribute, b"cuDeviceSetGraphMemAttribute", b"cuDeviceSetGraphMemAttribute", 11040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, CUgraphMem_attribute, void*) noexcept nogil>_p_cuDeviceSetGraphMemAttribute)(device, attr, value)
 
 
 cdef CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphClone == NULL:
-        _resolve(&_p_cuGraphClone, b"cuGraphClone", b"cuGraphClone", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphClone, b"cuGraphClone", b"cuGraphClone", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph*, CUgraph) noexcept nogil>_p_cuGraphClone)(phGraphClone, originalGraph)
 
 
 cdef CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeFindInClone == NULL:
-        _resolve(&_p_cuGraphNodeFindInClone, b"cuGraphNodeFindInClone", b"cuGraphNodeFindInClone", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeFindInClone, b"cuGraphNodeFindInClone", b"cuGraphNodeFindInClone", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraphNode, CUgraph) noexcept nogil>_p_cuGraphNodeFindInClone)(phNode, hOriginalNode, hClonedGraph)
 
 
 cdef CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeGetType == NULL:
-        _resolve(&_p_cuGraphNodeGetType, b"cuGraphNodeGetType", b"cuGraphNodeGetType", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeGetType, b"cuGraphNodeGetType", b"cuGraphNodeGetType", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUgraphNodeType*) noexcept nogil>_p_cuGraphNodeGetType)(hNode, type)
 
 
 cdef CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphGetNodes == NULL:
-        _resolve(&_p_cuGraphGetNodes, b"cuGraphGetNodes", b"cuGraphGetNodes", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphGetNodes, b"cuGraphGetNodes", b"cuGraphGetNodes", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, CUgraphNode*, size_t*) noexcept nogil>_p_cuGraphGetNodes)(hGraph, nodes, numNodes)
 
 
 cdef CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphGetRootNodes == NULL:
-        _resolve(&_p_cuGraphGetRootNodes, b"cuGraphGetRootNodes", b"cuGraphGetRootNodes", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphGetRootNodes, b"cuGraphGetRootNodes", b"cuGraphGetRootNodes", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, CUgraphNode*, size_t*) noexcept nogil>_p_cuGraphGetRootNodes)(hGraph, rootNodes, numRootNodes)
 
 
 cdef CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from_, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphGetEdges == NULL:
-        _resolve(&_p_cuGraphGetEdges, b"cuGraphGetEdges_v2", b"cuGraphGetEdges", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphGetEdges, b"cuGraphGetEdges_v2", b"cuGraphGetEdges", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*) noexcept nogil>_p_cuGraphGetEdges)(hGraph, from_, to, edgeData, numEdges)
 
 
 cdef CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeGetDependencies == NULL:
-        _resolve(&_p_cuGraphNodeGetDependencies, b"cuGraphNodeGetDependencies_v2", b"cuGraphNodeGetDependencies", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeGetDependencies, b"cuGraphNodeGetDependencies_v2", b"cuGraphNodeGetDependencies", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*) noexcept nogil>_p_cuGraphNodeGetDependencies)(hNode, dependencies, edgeData, numDependencies)
 
 
 cdef CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeGetDependentNodes == NULL:
-        _resolve(&_p_cuGraphNodeGetDependentNodes, b"cuGraphNodeGetDependentNodes_v2", b"cuGraphNodeGetDependentNodes", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeGetDependentNodes, b"cuGraphNodeGetDependentNodes_v2", b"cuGraphNodeGetDependentNodes", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*) noexcept nogil>_p_cuGraphNodeGetDependentNodes)(hNode, dependentNodes, edgeData, numDependentNodes)
 
 
 cdef CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from_, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddDependencies == NULL:
-        _resolve(&_p_cuGraphAddDependencies, b"cuGraphAddDependencies_v2", b"cuGraphAddDependencies", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddDependencies, b"cuGraphAddDependencies_v2", b"cuGraphAddDependencies", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*, size_t) noexcept nogil>_p_cuGraphAddDependencies)(hGraph, from_, to, edgeData, numDependencies)
 
 
 cdef CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from_, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphRemoveDependencies == NULL:
-        _resolve(&_p_cuGraphRemoveDependencies, b"cuGraphRemoveDependencies_v2", b"cuGraphRemoveDependencies", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphRemoveDependencies, b"cuGraphRemoveDependencies_v2", b"cuGraphRemoveDependencies", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*, size_t) noexcept nogil>_p_cuGraphRemoveDependencies)(hGraph, from_, to, edgeData, numDependencies)
 
 
 cdef CUresult cuGraphDestroyNode(CUgraphNode hNode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphDestroyNode == NULL:
-        _resolve(&_p_cuGraphDestroyNode, b"cuGraphDestroyNode", b"cuGraphDestroyNode", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphDestroyNode, b"cuGraphDestroyNode", b"cuGraphDestroyNode", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode) noexcept nogil>_p_cuGraphDestroyNode)(hNode)
 
 
 cdef CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphInstantiate == NULL:
-        _resolve(&_p_cuGraphInstantiate, b"cuGraphInstantiateWithFlags", b"cuGraphInstantiate", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphInstantiate, b"cuGraphInstantiateWithFlags", b"cuGraphInstantiate", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec*, CUgraph, unsigned long long) noexcept nogil>_p_cuGraphInstantiate)(phGraphExec, hGraph, flags)
 
 
 cdef CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphInstantiateWithParams == NULL:
-        _resolve(&_p_cuGraphInstantiateWithParams, b"cuGraphInstantiateWithParams", b"cuGraphInstantiateWithParams", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphInstantiateWithParams, b"cuGraphInstantiateWithParams", b"cuGraphInstantiateWithParams", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec*, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS*) noexcept nogil>_p_cuGraphInstantiateWithParams)(phGraphExec, hGraph, instantiateParams)
 
 
 cdef CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecGetFlags == NULL:
-        _resolve(&_p_cuGraphExecGetFlags, b"cuGraphExecGetFlags", b"cuGraphExecGetFlags", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecGetFlags, b"cuGraphExecGetFlags", b"cuGraphExecGetFlags", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, cuuint64_t*) noexcept nogil>_p_cuGraphExecGetFlags)(hGraphExec, flags)
 
 
 cdef CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecKernelNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecKernelNodeSetParams, b"cuGraphExecKernelNodeSetParams_v2", b"cuGraphExecKernelNodeSetParams", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecKernelNodeSetParams, b"cuGraphExecKernelNodeSetParams_v2", b"cuGraphExecKernelNodeSetParams", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*) noexcept nogil>_p_cuGraphExecKernelNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecMemcpyNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecMemcpyNodeSetParams, b"cuGraphExecMemcpyNodeSetParams", b"cuGraphExecMemcpyNodeSetParams", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecMemcpyNodeSetParams, b"cuGraphExecMemcpyNodeSetParams", b"cuGraphExecMemcpyNodeSetParams", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext) noexcept nogil>_p_cuGraphExecMemcpyNodeSetParams)(hGraphExec, hNode, copyParams, ctx)
 
 
 cdef CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecMemsetNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecMemsetNodeSetParams, b"cuGraphExecMemsetNodeSetParams", b"cuGraphExecMemsetNodeSetParams", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecMemsetNodeSetParams, b"cuGraphExecMemsetNodeSetParams", b"cuGraphExecMemsetNodeSetParams", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) noexcept nogil>_p_cuGraphExecMemsetNodeSetParams)(hGraphExec, hNode, memsetParams, ctx)
 
 
 cdef CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecHostNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecHostNodeSetParams, b"cuGraphExecHostNodeSetParams", b"cuGraphExecHostNodeSetParams", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecHostNodeSetParams, b"cuGraphExecHostNodeSetParams", b"cuGraphExecHostNodeSetParams", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS*) noexcept nogil>_p_cuGraphExecHostNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecChildGraphNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecChildGraphNodeSetParams, b"cuGraphExecChildGraphNodeSetParams", b"cuGraphExecChildGraphNodeSetParams", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecChildGraphNodeSetParams, b"cuGraphExecChildGraphNodeSetParams", b"cuGraphExecChildGraphNodeSetParams", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, CUgraph) noexcept nogil>_p_cuGraphExecChildGraphNodeSetParams)(hGraphExec, hNode, childGraph)
 
 
 cdef CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecEventRecordNodeSetEvent == NULL:
-        _resolve(&_p_cuGraphExecEventRecordNodeSetEvent, b"cuGraphExecEventRecordNodeSetEvent", b"cuGraphExecEventRecordNodeSetEvent", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecEventRecordNodeSetEvent, b"cuGraphExecEventRecordNodeSetEvent", b"cuGraphExecEventRecordNodeSetEvent", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, CUevent) noexcept nogil>_p_cuGraphExecEventRecordNodeSetEvent)(hGraphExec, hNode, event)
 
 
 cdef CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecEventWaitNodeSetEvent == NULL:
-        _resolve(&_p_cuGraphExecEventWaitNodeSetEvent, b"cuGraphExecEventWaitNodeSetEvent", b"cuGraphExecEventWaitNodeSetEvent", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecEventWaitNodeSetEvent, b"cuGraphExecEventWaitNodeSetEvent", b"cuGraphExecEventWaitNodeSetEvent", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, CUevent) noexcept nogil>_p_cuGraphExecEventWaitNodeSetEvent)(hGraphExec, hNode, event)
 
 
 cdef CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecExternalSemaphoresSignalNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecExternalSemaphoresSignalNodeSetParams, b"cuGraphExecExternalSemaphoresSignalNodeSetParams", b"cuGraphExecExternalSemaphoresSignalNodeSetParams", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecExternalSemaphoresSignalNodeSetParams, b"cuGraphExecExternalSemaphoresSignalNodeSetParams", b"cuGraphExecExternalSemaphoresSignalNodeSetParams", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS*) noexcept nogil>_p_cuGraphExecExternalSemaphoresSignalNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecExternalSemaphoresWaitNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecExternalSemaphoresWaitNodeSetParams, b"cuGraphExecExternalSemaphoresWaitNodeSetParams", b"cuGraphExecExternalSemaphoresWaitNodeSetParams", 11020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecExternalSemaphoresWaitNodeSetParams, b"cuGraphExecExternalSemaphoresWaitNodeSetParams", b"cuGraphExecExternalSemaphoresWaitNodeSetParams", 11020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS*) noexcept nogil>_p_cuGraphExecExternalSemaphoresWaitNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeSetEnabled == NULL:
-        _resolve(&_p_cuGraphNodeSetEnabled, b"cuGraphNodeSetEnabled", b"cuGraphNodeSetEnabled", 11060)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeSetEnabled, b"cuGraphNodeSetEnabled", b"cuGraphNodeSetEnabled", 11060, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, unsigned int) noexcept nogil>_p_cuGraphNodeSetEnabled)(hGraphExec, hNode, isEnabled)
 
 
 cdef CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeGetEnabled == NULL:
-        _resolve(&_p_cuGraphNodeGetEnabled, b"cuGraphNodeGetEnabled", b"cuGraphNodeGetEnabled", 11060)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeGetEnabled, b"cuGraphNodeGetEnabled", b"cuGraphNodeGetEnabled", 11060, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, unsigned int*) noexcept nogil>_p_cuGraphNodeGetEnabled)(hGraphExec, hNode, isEnabled)
 
 
 cdef CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphUpload == NULL:
-        _resolve(&_p_cuGraphUpload, b"cuGraphUpload", b"cuGraphUpload", 11010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphUpload, b"cuGraphUpload", b"cuGraphUpload", 11010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUstream) noexcept nogil>_p_cuGraphUpload)(hGraphExec, hStream)
 
 
 cdef CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphLaunch == NULL:
-        _resolve(&_p_cuGraphLaunch, b"cuGraphLaunch", b"cuGraphLaunch", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphLaunch, b"cuGraphLaunch", b"cuGraphLaunch", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUstream) noexcept nogil>_p_cuGraphLaunch)(hGraphExec, hStream)
 
 
 cdef CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecDestroy == NULL:
-        _resolve(&_p_cuGraphExecDestroy, b"cuGraphExecDestroy", b"cuGraphExecDestroy", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecDestroy, b"cuGraphExecDestroy", b"cuGraphExecDestroy", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec) noexcept nogil>_p_cuGraphExecDestroy)(hGraphExec)
 
 
 cdef CUresult cuGraphDestroy(CUgraph hGraph) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphDestroy == NULL:
-        _resolve(&_p_cuGraphDestroy, b"cuGraphDestroy", b"cuGraphDestroy", 10000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphDestroy, b"cuGraphDestroy", b"cuGraphDestroy", 10000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph) noexcept nogil>_p_cuGraphDestroy)(hGraph)
 
 
 cdef CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecUpdate == NULL:
-        _resolve(&_p_cuGraphExecUpdate, b"cuGraphExecUpdate_v2", b"cuGraphExecUpdate", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecUpdate, b"cuGraphExecUpdate_v2", b"cuGraphExecUpdate", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*) noexcept nogil>_p_cuGraphExecUpdate)(hGraphExec, hGraph, resultInfo)
 
 
 cdef CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphKernelNodeCopyAttributes == NULL:
-        _resolve(&_p_cuGraphKernelNodeCopyAttributes, b"cuGraphKernelNodeCopyAttributes", b"cuGraphKernelNodeCopyAttributes", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphKernelNodeCopyAttributes, b"cuGraphKernelNodeCopyAttributes", b"cuGraphKernelNodeCopyAttributes", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUgraphNode) noexcept nogil>_p_cuGraphKernelNodeCopyAttributes)(dst, src)
 
 
 cdef CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* value_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphKernelNodeGetAttribute == NULL:
-        _resolve(&_p_cuGraphKernelNodeGetAttribute, b"cuGraphKernelNodeGetAttribute", b"cuGraphKernelNodeGetAttribute", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphKernelNodeGetAttribute, b"cuGraphKernelNodeGetAttribute", b"cuGraphKernelNodeGetAttribute", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue*) noexcept nogil>_p_cuGraphKernelNodeGetAttribute)(hNode, attr, value_out)
 
 
 cdef CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphKernelNodeSetAttribute == NULL:
-        _resolve(&_p_cuGraphKernelNodeSetAttribute, b"cuGraphKernelNodeSetAttribute", b"cuGraphKernelNodeSetAttribute", 11000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphKernelNodeSetAttribute, b"cuGraphKernelNodeSetAttribute", b"cuGraphKernelNodeSetAttribute", 11000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUkernelNodeAttrID, const CUkernelNodeAttrValue*) noexcept nogil>_p_cuGraphKernelNodeSetAttribute)(hNode, attr, value)
 
 
 cdef CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphDebugDotPrint == NULL:
-        _resolve(&_p_cuGraphDebugDotPrint, b"cuGraphDebugDotPrint", b"cuGraphDebugDotPrint", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphDebugDotPrint, b"cuGraphDebugDotPrint", b"cuGraphDebugDotPrint", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, const char*, unsigned int) noexcept nogil>_p_cuGraphDebugDotPrint)(hGraph, path, flags)
 
 
 cdef CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuUserObjectCreate == NULL:
-        _resolve(&_p_cuUserObjectCreate, b"cuUserObjectCreate", b"cuUserObjectCreate", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuUserObjectCreate, b"cuUserObjectCreate", b"cuUserObjectCreate", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUuserObject*, void*, CUhostFn, unsigned int, unsigned int) noexcept nogil>_p_cuUserObjectCreate)(object_out, ptr, destroy, initialRefcount, flags)
 
 
 cdef CUresult cuUserObjectRetain(CUuserObject object_, unsigned int count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuUserObjectRetain == NULL:
-        _resolve(&_p_cuUserObjectRetain, b"cuUserObjectRetain", b"cuUserObjectRetain", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuUserObjectRetain, b"cuUserObjectRetain", b"cuUserObjectRetain", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUuserObject, unsigned int) noexcept nogil>_p_cuUserObjectRetain)(object_, count)
 
 
 cdef CUresult cuUserObjectRelease(CUuserObject object_, unsigned int count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuUserObjectRelease == NULL:
-        _resolve(&_p_cuUserObjectRelease, b"cuUserObjectRelease", b"cuUserObjectRelease", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuUserObjectRelease, b"cuUserObjectRelease", b"cuUserObjectRelease", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUuserObject, unsigned int) noexcept nogil>_p_cuUserObjectRelease)(object_, count)
 
 
 cdef CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object_, unsigned int count, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphRetainUserObject == NULL:
-        _resolve(&_p_cuGraphRetainUserObject, b"cuGraphRetainUserObject", b"cuGraphRetainUserObject", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphRetainUserObject, b"cuGraphRetainUserObject", b"cuGraphRetainUserObject", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, CUuserObject, unsigned int, unsigned int) noexcept nogil>_p_cuGraphRetainUserObject)(graph, object_, count, flags)
 
 
 cdef CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object_, unsigned int count) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphReleaseUserObject == NULL:
-        _resolve(&_p_cuGraphReleaseUserObject, b"cuGraphReleaseUserObject", b"cuGraphReleaseUserObject", 11030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphReleaseUserObject, b"cuGraphReleaseUserObject", b"cuGraphReleaseUserObject", 11030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraph, CUuserObject, unsigned int) noexcept nogil>_p_cuGraphReleaseUserObject)(graph, object_, count)
 
 
 cdef CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphAddNode == NULL:
-        _resolve(&_p_cuGraphAddNode, b"cuGraphAddNode_v2", b"cuGraphAddNode", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphAddNode, b"cuGraphAddNode_v2", b"cuGraphAddNode", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t, CUgraphNodeParams*) noexcept nogil>_p_cuGraphAddNode)(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams)
 
 
 cdef CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphNodeSetParams == NULL:
-        _resolve(&_p_cuGraphNodeSetParams, b"cuGraphNodeSetParams", b"cuGraphNodeSetParams", 12020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphNodeSetParams, b"cuGraphNodeSetParams", b"cuGraphNodeSetParams", 12020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphNode, CUgraphNodeParams*) noexcept nogil>_p_cuGraphNodeSetParams)(hNode, nodeParams)
 
 
 cdef CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphExecNodeSetParams == NULL:
-        _resolve(&_p_cuGraphExecNodeSetParams, b"cuGraphExecNodeSetParams", b"cuGraphExecNodeSetParams", 12020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphExecNodeSetParams, b"cuGraphExecNodeSetParams", b"cuGraphExecNodeSetParams", 12020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphExec, CUgraphNode, CUgraphNodeParams*) noexcept nogil>_p_cuGraphExecNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphConditionalHandleCreate == NULL:
-        _resolve(&_p_cuGraphConditionalHandleCreate, b"cuGraphConditionalHandleCreate", b"cuGraphConditionalHandleCreate", 12030)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphConditionalHandleCreate, b"cuGraphConditionalHandleCreate", b"cuGraphConditionalHandleCreate", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int, unsigned int) noexcept nogil>_p_cuGraphConditionalHandleCreate)(pHandle_out, hGraph, ctx, defaultLaunchValue, flags)
 
 
 cdef CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyMaxActiveBlocksPerMultiprocessor == NULL:
-        _resolve(&_p_cuOccupancyMaxActiveBlocksPerMultiprocessor, b"cuOccupancyMaxActiveBlocksPerMultiprocessor", b"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyMaxActiveBlocksPerMultiprocessor, b"cuOccupancyMaxActiveBlocksPerMultiprocessor", b"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUfunction, int, size_t) noexcept nogil>_p_cuOccupancyMaxActiveBlocksPerMultiprocessor)(numBlocks, func, blockSize, dynamicSMemSize)
 
 
 cdef CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags == NULL:
-        _resolve(&_p_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, b"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", b"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, b"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", b"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUfunction, int, size_t, unsigned int) noexcept nogil>_p_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)(numBlocks, func, blockSize, dynamicSMemSize, flags)
 
 
 cdef CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyMaxPotentialBlockSize == NULL:
-        _resolve(&_p_cuOccupancyMaxPotentialBlockSize, b"cuOccupancyMaxPotentialBlockSize", b"cuOccupancyMaxPotentialBlockSize", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyMaxPotentialBlockSize, b"cuOccupancyMaxPotentialBlockSize", b"cuOccupancyMaxPotentialBlockSize", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int) noexcept nogil>_p_cuOccupancyMaxPotentialBlockSize)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
 
 
 cdef CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyMaxPotentialBlockSizeWithFlags == NULL:
-        _resolve(&_p_cuOccupancyMaxPotentialBlockSizeWithFlags, b"cuOccupancyMaxPotentialBlockSizeWithFlags", b"cuOccupancyMaxPotentialBlockSizeWithFlags", 7000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyMaxPotentialBlockSizeWithFlags, b"cuOccupancyMaxPotentialBlockSizeWithFlags", b"cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, int*, CUfunction, CUoccupancyB2DSize, size_t, int, unsigned int) noexcept nogil>_p_cuOccupancyMaxPotentialBlockSizeWithFlags)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
 
 
 cdef CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyAvailableDynamicSMemPerBlock == NULL:
-        _resolve(&_p_cuOccupancyAvailableDynamicSMemPerBlock, b"cuOccupancyAvailableDynamicSMemPerBlock", b"cuOccupancyAvailableDynamicSMemPerBlock", 10020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyAvailableDynamicSMemPerBlock, b"cuOccupancyAvailableDynamicSMemPerBlock", b"cuOccupancyAvailableDynamicSMemPerBlock", 10020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, CUfunction, int, int) noexcept nogil>_p_cuOccupancyAvailableDynamicSMemPerBlock)(dynamicSmemSize, func, numBlocks, blockSize)
 
 
 cdef CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyMaxPotentialClusterSize == NULL:
-        _resolve(&_p_cuOccupancyMaxPotentialClusterSize, b"cuOccupancyMaxPotentialClusterSize", b"cuOccupancyMaxPotentialClusterSize", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyMaxPotentialClusterSize, b"cuOccupancyMaxPotentialClusterSize", b"cuOccupancyMaxPotentialClusterSize", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUfunction, const CUlaunchConfig*) noexcept nogil>_p_cuOccupancyMaxPotentialClusterSize)(clusterSize, func, config)
 
 
 cdef CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuOccupancyMaxActiveClusters == NULL:
-        _resolve(&_p_cuOccupancyMaxActiveClusters, b"cuOccupancyMaxActiveClusters", b"cuOccupancyMaxActiveClusters", 11070)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuOccupancyMaxActiveClusters, b"cuOccupancyMaxActiveClusters", b"cuOccupancyMaxActiveClusters", 11070, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUfunction, const CUlaunchConfig*) noexcept nogil>_p_cuOccupancyMaxActiveClusters)(numClusters, func, config)
 
 
 cdef CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetArray == NULL:
-        _resolve(&_p_cuTexRefSetArray, b"cuTexRefSetArray", b"cuTexRefSetArray", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetArray, b"cuTexRefSetArray", b"cuTexRefSetArray", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, CUarray, unsigned int) noexcept nogil>_p_cuTexRefSetArray)(hTexRef, hArray, Flags)
 
 
 cdef CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetMipmappedArray == NULL:
-        _resolve(&_p_cuTexRefSetMipmappedArray, b"cuTexRefSetMipmappedArray", b"cuTexRefSetMipmappedArray", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetMipmappedArray, b"cuTexRefSetMipmappedArray", b"cuTexRefSetMipmappedArray", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, CUmipmappedArray, unsigned int) noexcept nogil>_p_cuTexRefSetMipmappedArray)(hTexRef, hMipmappedArray, Flags)
 
 
 cdef CUresult cuTexRefSetAddress(size_t* ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes_) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetAddress == NULL:
-        _resolve(&_p_cuTexRefSetAddress, b"cuTexRefSetAddress_v2", b"cuTexRefSetAddress", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetAddress, b"cuTexRefSetAddress_v2", b"cuTexRefSetAddress", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(size_t*, CUtexref, CUdeviceptr, size_t) noexcept nogil>_p_cuTexRefSetAddress)(ByteOffset, hTexRef, dptr, bytes_)
 
 
 cdef CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetAddress2D == NULL:
-        _resolve(&_p_cuTexRefSetAddress2D, b"cuTexRefSetAddress2D_v3", b"cuTexRefSetAddress2D", 4010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetAddress2D, b"cuTexRefSetAddress2D_v3", b"cuTexRefSetAddress2D", 4010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, const CUDA_ARRAY_DESCRIPTOR*, CUdeviceptr, size_t) noexcept nogil>_p_cuTexRefSetAddress2D)(hTexRef, desc, dptr, Pitch)
 
 
 cdef CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetFormat == NULL:
-        _resolve(&_p_cuTexRefSetFormat, b"cuTexRefSetFormat", b"cuTexRefSetFormat", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetFormat, b"cuTexRefSetFormat", b"cuTexRefSetFormat", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, CUarray_format, int) noexcept nogil>_p_cuTexRefSetFormat)(hTexRef, fmt, NumPackedComponents)
 
 
 cdef CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetAddressMode == NULL:
-        _resolve(&_p_cuTexRefSetAddressMode, b"cuTexRefSetAddressMode", b"cuTexRefSetAddressMode", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetAddressMode, b"cuTexRefSetAddressMode", b"cuTexRefSetAddressMode", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, int, CUaddress_mode) noexcept nogil>_p_cuTexRefSetAddressMode)(hTexRef, dim, am)
 
 
 cdef CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetFilterMode == NULL:
-        _resolve(&_p_cuTexRefSetFilterMode, b"cuTexRefSetFilterMode", b"cuTexRefSetFilterMode", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetFilterMode, b"cuTexRefSetFilterMode", b"cuTexRefSetFilterMode", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, CUfilter_mode) noexcept nogil>_p_cuTexRefSetFilterMode)(hTexRef, fm)
 
 
 cdef CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetMipmapFilterMode == NULL:
-        _resolve(&_p_cuTexRefSetMipmapFilterMode, b"cuTexRefSetMipmapFilterMode", b"cuTexRefSetMipmapFilterMode", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetMipmapFilterMode, b"cuTexRefSetMipmapFilterMode", b"cuTexRefSetMipmapFilterMode", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, CUfilter_mode) noexcept nogil>_p_cuTexRefSetMipmapFilterMode)(hTexRef, fm)
 
 
 cdef CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetMipmapLevelBias == NULL:
-        _resolve(&_p_cuTexRefSetMipmapLevelBias, b"cuTexRefSetMipmapLevelBias", b"cuTexRefSetMipmapLevelBias", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetMipmapLevelBias, b"cuTexRefSetMipmapLevelBias", b"cuTexRefSetMipmapLevelBias", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, float) noexcept nogil>_p_cuTexRefSetMipmapLevelBias)(hTexRef, bias)
 
 
 cdef CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetMipmapLevelClamp == NULL:
-        _resolve(&_p_cuTexRefSetMipmapLevelClamp, b"cuTexRefSetMipmapLevelClamp", b"cuTexRefSetMipmapLevelClamp", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetMipmapLevelClamp, b"cuTexRefSetMipmapLevelClamp", b"cuTexRefSetMipmapLevelClamp", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, float, float) noexcept nogil>_p_cuTexRefSetMipmapLevelClamp)(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
 
 
 cdef CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetMaxAnisotropy == NULL:
-        _resolve(&_p_cuTexRefSetMaxAnisotropy, b"cuTexRefSetMaxAnisotropy", b"cuTexRefSetMaxAnisotropy", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetMaxAnisotropy, b"cuTexRefSetMaxAnisotropy", b"cuTexRefSetMaxAnisotropy", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, unsigned int) noexcept nogil>_p_cuTexRefSetMaxAnisotropy)(hTexRef, maxAniso)
 
 
 cdef CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetBorderColor == NULL:
-        _resolve(&_p_cuTexRefSetBorderColor, b"cuTexRefSetBorderColor", b"cuTexRefSetBorderColor", 8000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetBorderColor, b"cuTexRefSetBorderColor", b"cuTexRefSetBorderColor", 8000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, float*) noexcept nogil>_p_cuTexRefSetBorderColor)(hTexRef, pBorderColor)
 
 
 cdef CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefSetFlags == NULL:
-        _resolve(&_p_cuTexRefSetFlags, b"cuTexRefSetFlags", b"cuTexRefSetFlags", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefSetFlags, b"cuTexRefSetFlags", b"cuTexRefSetFlags", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref, unsigned int) noexcept nogil>_p_cuTexRefSetFlags)(hTexRef, Flags)
 
 
 cdef CUresult cuTexRefGetAddress(CUdeviceptr* pdptr, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetAddress == NULL:
-        _resolve(&_p_cuTexRefGetAddress, b"cuTexRefGetAddress_v2", b"cuTexRefGetAddress", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetAddress, b"cuTexRefGetAddress_v2", b"cuTexRefGetAddress", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, CUtexref) noexcept nogil>_p_cuTexRefGetAddress)(pdptr, hTexRef)
 
 
 cdef CUresult cuTexRefGetArray(CUarray* phArray, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetArray == NULL:
-        _resolve(&_p_cuTexRefGetArray, b"cuTexRefGetArray", b"cuTexRefGetArray", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetArray, b"cuTexRefGetArray", b"cuTexRefGetArray", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, CUtexref) noexcept nogil>_p_cuTexRefGetArray)(phArray, hTexRef)
 
 
 cdef CUresult cuTexRefGetMipmappedArray(CUmipmappedArray* phMipmappedArray, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetMipmappedArray == NULL:
-        _resolve(&_p_cuTexRefGetMipmappedArray, b"cuTexRefGetMipmappedArray", b"cuTexRefGetMipmappedArray", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetMipmappedArray, b"cuTexRefGetMipmappedArray", b"cuTexRefGetMipmappedArray", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmipmappedArray*, CUtexref) noexcept nogil>_p_cuTexRefGetMipmappedArray)(phMipmappedArray, hTexRef)
 
 
 cdef CUresult cuTexRefGetAddressMode(CUaddress_mode* pam, CUtexref hTexRef, int dim) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetAddressMode == NULL:
-        _resolve(&_p_cuTexRefGetAddressMode, b"cuTexRefGetAddressMode", b"cuTexRefGetAddressMode", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetAddressMode, b"cuTexRefGetAddressMode", b"cuTexRefGetAddressMode", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUaddress_mode*, CUtexref, int) noexcept nogil>_p_cuTexRefGetAddressMode)(pam, hTexRef, dim)
 
 
 cdef CUresult cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetFilterMode == NULL:
-        _resolve(&_p_cuTexRefGetFilterMode, b"cuTexRefGetFilterMode", b"cuTexRefGetFilterMode", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetFilterMode, b"cuTexRefGetFilterMode", b"cuTexRefGetFilterMode", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfilter_mode*, CUtexref) noexcept nogil>_p_cuTexRefGetFilterMode)(pfm, hTexRef)
 
 
 cdef CUresult cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetFormat == NULL:
-        _resolve(&_p_cuTexRefGetFormat, b"cuTexRefGetFormat", b"cuTexRefGetFormat", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetFormat, b"cuTexRefGetFormat", b"cuTexRefGetFormat", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray_format*, int*, CUtexref) noexcept nogil>_p_cuTexRefGetFormat)(pFormat, pNumChannels, hTexRef)
 
 
 cdef CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetMipmapFilterMode == NULL:
-        _resolve(&_p_cuTexRefGetMipmapFilterMode, b"cuTexRefGetMipmapFilterMode", b"cuTexRefGetMipmapFilterMode", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetMipmapFilterMode, b"cuTexRefGetMipmapFilterMode", b"cuTexRefGetMipmapFilterMode", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUfilter_mode*, CUtexref) noexcept nogil>_p_cuTexRefGetMipmapFilterMode)(pfm, hTexRef)
 
 
 cdef CUresult cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetMipmapLevelBias == NULL:
-        _resolve(&_p_cuTexRefGetMipmapLevelBias, b"cuTexRefGetMipmapLevelBias", b"cuTexRefGetMipmapLevelBias", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetMipmapLevelBias, b"cuTexRefGetMipmapLevelBias", b"cuTexRefGetMipmapLevelBias", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(float*, CUtexref) noexcept nogil>_p_cuTexRefGetMipmapLevelBias)(pbias, hTexRef)
 
 
 cdef CUresult cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetMipmapLevelClamp == NULL:
-        _resolve(&_p_cuTexRefGetMipmapLevelClamp, b"cuTexRefGetMipmapLevelClamp", b"cuTexRefGetMipmapLevelClamp", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetMipmapLevelClamp, b"cuTexRefGetMipmapLevelClamp", b"cuTexRefGetMipmapLevelClamp", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(float*, float*, CUtexref) noexcept nogil>_p_cuTexRefGetMipmapLevelClamp)(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef)
 
 
 cdef CUresult cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetMaxAnisotropy == NULL:
-        _resolve(&_p_cuTexRefGetMaxAnisotropy, b"cuTexRefGetMaxAnisotropy", b"cuTexRefGetMaxAnisotropy", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetMaxAnisotropy, b"cuTexRefGetMaxAnisotropy", b"cuTexRefGetMaxAnisotropy", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUtexref) noexcept nogil>_p_cuTexRefGetMaxAnisotropy)(pmaxAniso, hTexRef)
 
 
 cdef CUresult cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetBorderColor == NULL:
-        _resolve(&_p_cuTexRefGetBorderColor, b"cuTexRefGetBorderColor", b"cuTexRefGetBorderColor", 8000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetBorderColor, b"cuTexRefGetBorderColor", b"cuTexRefGetBorderColor", 8000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(float*, CUtexref) noexcept nogil>_p_cuTexRefGetBorderColor)(pBorderColor, hTexRef)
 
 
 cdef CUresult cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefGetFlags == NULL:
-        _resolve(&_p_cuTexRefGetFlags, b"cuTexRefGetFlags", b"cuTexRefGetFlags", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefGetFlags, b"cuTexRefGetFlags", b"cuTexRefGetFlags", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*, CUtexref) noexcept nogil>_p_cuTexRefGetFlags)(pFlags, hTexRef)
 
 
 cdef CUresult cuTexRefCreate(CUtexref* pTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefCreate == NULL:
-        _resolve(&_p_cuTexRefCreate, b"cuTexRefCreate", b"cuTexRefCreate", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefCreate, b"cuTexRefCreate", b"cuTexRefCreate", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref*) noexcept nogil>_p_cuTexRefCreate)(pTexRef)
 
 
 cdef CUresult cuTexRefDestroy(CUtexref hTexRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexRefDestroy == NULL:
-        _resolve(&_p_cuTexRefDestroy, b"cuTexRefDestroy", b"cuTexRefDestroy", 2000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexRefDestroy, b"cuTexRefDestroy", b"cuTexRefDestroy", 2000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexref) noexcept nogil>_p_cuTexRefDestroy)(hTexRef)
 
 
 cdef CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuSurfRefSetArray == NULL:
-        _resolve(&_p_cuSurfRefSetArray, b"cuSurfRefSetArray", b"cuSurfRefSetArray", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuSurfRefSetArray, b"cuSurfRefSetArray", b"cuSurfRefSetArray", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUsurfref, CUarray, unsigned int) noexcept nogil>_p_cuSurfRefSetArray)(hSurfRef, hArray, Flags)
 
 
 cdef CUresult cuSurfRefGetArray(CUarray* phArray, CUsurfref hSurfRef) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuSurfRefGetArray == NULL:
-        _resolve(&_p_cuSurfRefGetArray, b"cuSurfRefGetArray", b"cuSurfRefGetArray", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuSurfRefGetArray, b"cuSurfRefGetArray", b"cuSurfRefGetArray", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, CUsurfref) noexcept nogil>_p_cuSurfRefGetArray)(phArray, hSurfRef)
 
 
 cdef CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexObjectCreate == NULL:
-        _resolve(&_p_cuTexObjectCreate, b"cuTexObjectCreate", b"cuTexObjectCreate", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexObjectCreate, b"cuTexObjectCreate", b"cuTexObjectCreate", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexObject*, const CUDA_RESOURCE_DESC*, const CUDA_TEXTURE_DESC*, const CUDA_RESOURCE_VIEW_DESC*) noexcept nogil>_p_cuTexObjectCreate)(pTexObject, pResDesc, pTexDesc, pResViewDesc)
 
 
 cdef CUresult cuTexObjectDestroy(CUtexObject texObject) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexObjectDestroy == NULL:
-        _resolve(&_p_cuTexObjectDestroy, b"cuTexObjectDestroy", b"cuTexObjectDestroy", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexObjectDestroy, b"cuTexObjectDestroy", b"cuTexObjectDestroy", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtexObject) noexcept nogil>_p_cuTexObjectDestroy)(texObject)
 
 
 cdef CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexObjectGetResourceDesc == NULL:
-        _resolve(&_p_cuTexObjectGetResourceDesc, b"cuTexObjectGetResourceDesc", b"cuTexObjectGetResourceDesc", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexObjectGetResourceDesc, b"cuTexObjectGetResourceDesc", b"cuTexObjectGetResourceDesc", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_RESOURCE_DESC*, CUtexObject) noexcept nogil>_p_cuTexObjectGetResourceDesc)(pResDesc, texObject)
 
 
 cdef CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexObjectGetTextureDesc == NULL:
-        _resolve(&_p_cuTexObjectGetTextureDesc, b"cuTexObjectGetTextureDesc", b"cuTexObjectGetTextureDesc", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexObjectGetTextureDesc, b"cuTexObjectGetTextureDesc", b"cuTexObjectGetTextureDesc", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_TEXTURE_DESC*, CUtexObject) noexcept nogil>_p_cuTexObjectGetTextureDesc)(pTexDesc, texObject)
 
 
 cdef CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTexObjectGetResourceViewDesc == NULL:
-        _resolve(&_p_cuTexObjectGetResourceViewDesc, b"cuTexObjectGetResourceViewDesc", b"cuTexObjectGetResourceViewDesc", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTexObjectGetResourceViewDesc, b"cuTexObjectGetResourceViewDesc", b"cuTexObjectGetResourceViewDesc", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_RESOURCE_VIEW_DESC*, CUtexObject) noexcept nogil>_p_cuTexObjectGetResourceViewDesc)(pResViewDesc, texObject)
 
 
 cdef CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuSurfObjectCreate == NULL:
-        _resolve(&_p_cuSurfObjectCreate, b"cuSurfObjectCreate", b"cuSurfObjectCreate", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuSurfObjectCreate, b"cuSurfObjectCreate", b"cuSurfObjectCreate", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUsurfObject*, const CUDA_RESOURCE_DESC*) noexcept nogil>_p_cuSurfObjectCreate)(pSurfObject, pResDesc)
 
 
 cdef CUresult cuSurfObjectDestroy(CUsurfObject surfObject) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuSurfObjectDestroy == NULL:
-        _resolve(&_p_cuSurfObjectDestroy, b"cuSurfObjectDestroy", b"cuSurfObjectDestroy", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuSurfObjectDestroy, b"cuSurfObjectDestroy", b"cuSurfObjectDestroy", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUsurfObject) noexcept nogil>_p_cuSurfObjectDestroy)(surfObject)
 
 
 cdef CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuSurfObjectGetResourceDesc == NULL:
-        _resolve(&_p_cuSurfObjectGetResourceDesc, b"cuSurfObjectGetResourceDesc", b"cuSurfObjectGetResourceDesc", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuSurfObjectGetResourceDesc, b"cuSurfObjectGetResourceDesc", b"cuSurfObjectGetResourceDesc", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUDA_RESOURCE_DESC*, CUsurfObject) noexcept nogil>_p_cuSurfObjectGetResourceDesc)(pResDesc, surfObject)
 
 
 cdef CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTensorMapEncodeTiled == NULL:
-        _resolve(&_p_cuTensorMapEncodeTiled, b"cuTensorMapEncodeTiled", b"cuTensorMapEncodeTiled", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTensorMapEncodeTiled, b"cuTensorMapEncodeTiled", b"cuTensorMapEncodeTiled", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) noexcept nogil>_p_cuTensorMapEncodeTiled)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
 
 
 cdef CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTensorMapEncodeIm2col == NULL:
-        _resolve(&_p_cuTensorMapEncodeIm2col, b"cuTensorMapEncodeIm2col", b"cuTensorMapEncodeIm2col", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTensorMapEncodeIm2col, b"cuTensorMapEncodeIm2col", b"cuTensorMapEncodeIm2col", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) noexcept nogil>_p_cuTensorMapEncodeIm2col)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
 
 
 cdef CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTensorMapEncodeIm2colWide == NULL:
-        _resolve(&_p_cuTensorMapEncodeIm2colWide, b"cuTensorMapEncodeIm2colWide", b"cuTensorMapEncodeIm2colWide", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTensorMapEncodeIm2colWide, b"cuTensorMapEncodeIm2colWide", b"cuTensorMapEncodeIm2colWide", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t, cuuint32_t, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) noexcept nogil>_p_cuTensorMapEncodeIm2colWide)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
 
 
 cdef CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuTensorMapReplaceAddress == NULL:
-        _resolve(&_p_cuTensorMapReplaceAddress, b"cuTensorMapReplaceAddress", b"cuTensorMapReplaceAddress", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuTensorMapReplaceAddress, b"cuTensorMapReplaceAddress", b"cuTensorMapReplaceAddress", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUtensorMap*, void*) noexcept nogil>_p_cuTensorMapReplaceAddress)(tensorMap, globalAddress)
 
 
 cdef CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceCanAccessPeer == NULL:
-        _resolve(&_p_cuDeviceCanAccessPeer, b"cuDeviceCanAccessPeer", b"cuDeviceCanAccessPeer", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceCanAccessPeer, b"cuDeviceCanAccessPeer", b"cuDeviceCanAccessPeer", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUdevice, CUdevice) noexcept nogil>_p_cuDeviceCanAccessPeer)(canAccessPeer, dev, peerDev)
 
 
 cdef CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxEnablePeerAccess == NULL:
-        _resolve(&_p_cuCtxEnablePeerAccess, b"cuCtxEnablePeerAccess", b"cuCtxEnablePeerAccess", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxEnablePeerAccess, b"cuCtxEnablePeerAccess", b"cuCtxEnablePeerAccess", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext, unsigned int) noexcept nogil>_p_cuCtxEnablePeerAccess)(peerContext, Flags)
 
 
 cdef CUresult cuCtxDisablePeerAccess(CUcontext peerContext) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxDisablePeerAccess == NULL:
-        _resolve(&_p_cuCtxDisablePeerAccess, b"cuCtxDisablePeerAccess", b"cuCtxDisablePeerAccess", 4000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxDisablePeerAccess, b"cuCtxDisablePeerAccess", b"cuCtxDisablePeerAccess", 4000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext) noexcept nogil>_p_cuCtxDisablePeerAccess)(peerContext)
 
 
 cdef CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetP2PAttribute == NULL:
-        _resolve(&_p_cuDeviceGetP2PAttribute, b"cuDeviceGetP2PAttribute", b"cuDeviceGetP2PAttribute", 8000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetP2PAttribute, b"cuDeviceGetP2PAttribute", b"cuDeviceGetP2PAttribute", 8000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int*, CUdevice_P2PAttribute, CUdevice, CUdevice) noexcept nogil>_p_cuDeviceGetP2PAttribute)(value, attrib, srcDevice, dstDevice)
 
 
 cdef CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetP2PAtomicCapabilities == NULL:
-        _resolve(&_p_cuDeviceGetP2PAtomicCapabilities, b"cuDeviceGetP2PAtomicCapabilities", b"cuDeviceGetP2PAtomicCapabilities", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetP2PAtomicCapabilities, b"cuDeviceGetP2PAtomicCapabilities", b"cuDeviceGetP2PAtomicCapabilities", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int*, const CUatomicOperation*, unsigned int, CUdevice, CUdevice) noexcept nogil>_p_cuDeviceGetP2PAtomicCapabilities)(capabilities, operations, count, srcDevice, dstDevice)
 
 
 cdef CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsUnregisterResource == NULL:
-        _resolve(&_p_cuGraphicsUnregisterResource, b"cuGraphicsUnregisterResource", b"cuGraphicsUnregisterResource", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsUnregisterResource, b"cuGraphicsUnregisterResource", b"cuGraphicsUnregisterResource", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphicsResource) noexcept nogil>_p_cuGraphicsUnregisterResource)(resource)
 
 
 cdef CUresult cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsSubResourceGetMappedArray == NULL:
-        _resolve(&_p_cuGraphicsSubResourceGetMappedArray, b"cuGraphicsSubResourceGetMappedArray", b"cuGraphicsSubResourceGetMappedArray", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsSubResourceGetMappedArray, b"cuGraphicsSubResourceGetMappedArray", b"cuGraphicsSubResourceGetMappedArray", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUarray*, CUgraphicsResource, unsigned int, unsigned int) noexcept nogil>_p_cuGraphicsSubResourceGetMappedArray)(pArray, resource, arrayIndex, mipLevel)
 
 
 cdef CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray* pMipmappedArray, CUgraphicsResource resource) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsResourceGetMappedMipmappedArray == NULL:
-        _resolve(&_p_cuGraphicsResourceGetMappedMipmappedArray, b"cuGraphicsResourceGetMappedMipmappedArray", b"cuGraphicsResourceGetMappedMipmappedArray", 5000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsResourceGetMappedMipmappedArray, b"cuGraphicsResourceGetMappedMipmappedArray", b"cuGraphicsResourceGetMappedMipmappedArray", 5000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUmipmappedArray*, CUgraphicsResource) noexcept nogil>_p_cuGraphicsResourceGetMappedMipmappedArray)(pMipmappedArray, resource)
 
 
 cdef CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr* pDevPtr, size_t* pSize, CUgraphicsResource resource) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsResourceGetMappedPointer == NULL:
-        _resolve(&_p_cuGraphicsResourceGetMappedPointer, b"cuGraphicsResourceGetMappedPointer_v2", b"cuGraphicsResourceGetMappedPointer", 3020)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsResourceGetMappedPointer, b"cuGraphicsResourceGetMappedPointer_v2", b"cuGraphicsResourceGetMappedPointer", 3020, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdeviceptr*, size_t*, CUgraphicsResource) noexcept nogil>_p_cuGraphicsResourceGetMappedPointer)(pDevPtr, pSize, resource)
 
 
 cdef CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsResourceSetMapFlags == NULL:
-        _resolve(&_p_cuGraphicsResourceSetMapFlags, b"cuGraphicsResourceSetMapFlags_v2", b"cuGraphicsResourceSetMapFlags", 6050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsResourceSetMapFlags, b"cuGraphicsResourceSetMapFlags_v2", b"cuGraphicsResourceSetMapFlags", 6050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgraphicsResource, unsigned int) noexcept nogil>_p_cuGraphicsResourceSetMapFlags)(resource, flags)
 
 
 cdef CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsMapResources == NULL:
-        _resolve(&_p_cuGraphicsMapResources, b"cuGraphicsMapResources", b"cuGraphicsMapResources", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsMapResources, b"cuGraphicsMapResources", b"cuGraphicsMapResources", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int, CUgraphicsResource*, CUstream) noexcept nogil>_p_cuGraphicsMapResources)(count, resources, hStream)
 
 
 cdef CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsUnmapResources == NULL:
-        _resolve(&_p_cuGraphicsUnmapResources, b"cuGraphicsUnmapResources", b"cuGraphicsUnmapResources", 3000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGraphicsUnmapResources, b"cuGraphicsUnmapResources", b"cuGraphicsUnmapResources", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(unsigned int, CUgraphicsResource*, CUstream) noexcept nogil>_p_cuGraphicsUnmapResources)(count, resources, hStream)
 
 
 cdef CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGetProcAddress == NULL:
-        _resolve(&_p_cuGetProcAddress, b"cuGetProcAddress_v2", b"cuGetProcAddress", 12000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGetProcAddress, b"cuGetProcAddress_v2", b"cuGetProcAddress", 12000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*) noexcept nogil>_p_cuGetProcAddress)(symbol, pfn, cudaVersion, flags, symbolStatus)
 
 
 cdef CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCoredumpGetAttribute == NULL:
-        _resolve(&_p_cuCoredumpGetAttribute, b"cuCoredumpGetAttribute", b"cuCoredumpGetAttribute", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCoredumpGetAttribute, b"cuCoredumpGetAttribute", b"cuCoredumpGetAttribute", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcoredumpSettings, void*, size_t*) noexcept nogil>_p_cuCoredumpGetAttribute)(attrib, value, size)
 
 
 cdef CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCoredumpGetAttributeGlobal == NULL:
-        _resolve(&_p_cuCoredumpGetAttributeGlobal, b"cuCoredumpGetAttributeGlobal", b"cuCoredumpGetAttributeGlobal", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCoredumpGetAttributeGlobal, b"cuCoredumpGetAttributeGlobal", b"cuCoredumpGetAttributeGlobal", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcoredumpSettings, void*, size_t*) noexcept nogil>_p_cuCoredumpGetAttributeGlobal)(attrib, value, size)
 
 
 cdef CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCoredumpSetAttribute == NULL:
-        _resolve(&_p_cuCoredumpSetAttribute, b"cuCoredumpSetAttribute", b"cuCoredumpSetAttribute", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCoredumpSetAttribute, b"cuCoredumpSetAttribute", b"cuCoredumpSetAttribute", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcoredumpSettings, void*, size_t*) noexcept nogil>_p_cuCoredumpSetAttribute)(attrib, value, size)
 
 
 cdef CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCoredumpSetAttributeGlobal == NULL:
-        _resolve(&_p_cuCoredumpSetAttributeGlobal, b"cuCoredumpSetAttributeGlobal", b"cuCoredumpSetAttributeGlobal", 12010)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCoredumpSetAttributeGlobal, b"cuCoredumpSetAttributeGlobal", b"cuCoredumpSetAttributeGlobal", 12010, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcoredumpSettings, void*, size_t*) noexcept nogil>_p_cuCoredumpSetAttributeGlobal)(attrib, value, size)
 
 
 cdef CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxCreate == NULL:
-        _resolve(&_p_cuGreenCtxCreate, b"cuGreenCtxCreate", b"cuGreenCtxCreate", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxCreate, b"cuGreenCtxCreate", b"cuGreenCtxCreate", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned int) noexcept nogil>_p_cuGreenCtxCreate)(phCtx, desc, dev, flags)
 
 
 cdef CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxDestroy == NULL:
-        _resolve(&_p_cuGreenCtxDestroy, b"cuGreenCtxDestroy", b"cuGreenCtxDestroy", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxDestroy, b"cuGreenCtxDestroy", b"cuGreenCtxDestroy", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgreenCtx) noexcept nogil>_p_cuGreenCtxDestroy)(hCtx)
 
 
 cdef CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxFromGreenCtx == NULL:
-        _resolve(&_p_cuCtxFromGreenCtx, b"cuCtxFromGreenCtx", b"cuCtxFromGreenCtx", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxFromGreenCtx, b"cuCtxFromGreenCtx", b"cuCtxFromGreenCtx", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext*, CUgreenCtx) noexcept nogil>_p_cuCtxFromGreenCtx)(pContext, hCtx)
 
 
 cdef CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDeviceGetDevResource == NULL:
-        _resolve(&_p_cuDeviceGetDevResource, b"cuDeviceGetDevResource", b"cuDeviceGetDevResource", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDeviceGetDevResource, b"cuDeviceGetDevResource", b"cuDeviceGetDevResource", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevice, CUdevResource*, CUdevResourceType) noexcept nogil>_p_cuDeviceGetDevResource)(device, resource, type)
 
 
 cdef CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUdevResourceType type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCtxGetDevResource == NULL:
-        _resolve(&_p_cuCtxGetDevResource, b"cuCtxGetDevResource", b"cuCtxGetDevResource", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCtxGetDevResource, b"cuCtxGetDevResource", b"cuCtxGetDevResource", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUcontext, CUdevResource*, CUdevResourceType) noexcept nogil>_p_cuCtxGetDevResource)(hCtx, resource, type)
 
 
 cdef CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, CUdevResourceType type) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxGetDevResource == NULL:
-        _resolve(&_p_cuGreenCtxGetDevResource, b"cuGreenCtxGetDevResource", b"cuGreenCtxGetDevResource", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxGetDevResource, b"cuGreenCtxGetDevResource", b"cuGreenCtxGetDevResource", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgreenCtx, CUdevResource*, CUdevResourceType) noexcept nogil>_p_cuGreenCtxGetDevResource)(hCtx, resource, type)
 
 
 cdef CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevSmResourceSplitByCount == NULL:
-        _resolve(&_p_cuDevSmResourceSplitByCount, b"cuDevSmResourceSplitByCount", b"cuDevSmResourceSplitByCount", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevSmResourceSplitByCount, b"cuDevSmResourceSplitByCount", b"cuDevSmResourceSplitByCount", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevResource*, unsigned int*, const CUdevResource*, CUdevResource*, unsigned int, unsigned int) noexcept nogil>_p_cuDevSmResourceSplitByCount)(result, nbGroups, input, remaining, useFlags, minCount)
 
 
 cdef CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources, unsigned int nbResources) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuDevResourceGenerateDesc == NULL:
-        _resolve(&_p_cuDevResourceGenerateDesc, b"cuDevResourceGenerateDesc", b"cuDevResourceGenerateDesc", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuDevResourceGenerateDesc, b"cuDevResourceGenerateDesc", b"cuDevResourceGenerateDesc", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUdevResourceDesc*, CUdevResource*, unsigned int) noexcept nogil>_p_cuDevResourceGenerateDesc)(phDesc, resources, nbResources)
 
 
 cdef CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxRecordEvent == NULL:
-        _resolve(&_p_cuGreenCtxRecordEvent, b"cuGreenCtxRecordEvent", b"cuGreenCtxRecordEvent", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxRecordEvent, b"cuGreenCtxRecordEvent", b"cuGreenCtxRecordEvent", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgreenCtx, CUevent) noexcept nogil>_p_cuGreenCtxRecordEvent)(hCtx, hEvent)
 
 
 cdef CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxWaitEvent == NULL:
-        _resolve(&_p_cuGreenCtxWaitEvent, b"cuGreenCtxWaitEvent", b"cuGreenCtxWaitEvent", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxWaitEvent, b"cuGreenCtxWaitEvent", b"cuGreenCtxWaitEvent", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgreenCtx, CUevent) noexcept nogil>_p_cuGreenCtxWaitEvent)(hCtx, hEvent)
 
 
 cdef CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx* phCtx) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuStreamGetGreenCtx == NULL:
-        _resolve(&_p_cuStreamGetGreenCtx, b"cuStreamGetGreenCtx", b"cuStreamGetGreenCtx", 12040)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetGreenCtx, b"cuStreamGetGreenCtx", b"cuStreamGetGreenCtx", 12040, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream, CUgreenCtx*) noexcept nogil>_p_cuStreamGetGreenCtx)(hStream, phCtx)
 
 
 cdef CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxStreamCreate == NULL:
-        _resolve(&_p_cuGreenCtxStreamCreate, b"cuGreenCtxStreamCreate", b"cuGreenCtxStreamCreate", 12050)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxStreamCreate, b"cuGreenCtxStreamCreate", b"cuGreenCtxStreamCreate", 12050, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUstream*, CUgreenCtx, unsigned int, int) noexcept nogil>_p_cuGreenCtxStreamCreate)(phStream, greenCtx, flags, priority)
 
 
 cdef CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* greenCtxId) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGreenCtxGetId == NULL:
-        _resolve(&_p_cuGreenCtxGetId, b"cuGreenCtxGetId", b"cuGreenCtxGetId", 12090)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGreenCtxGetId, b"cuGreenCtxGetId", b"cuGreenCtxGetId", 12090, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUgreenCtx, unsigned long long*) noexcept nogil>_p_cuGreenCtxGetId)(greenCtx, greenCtxId)
 
 
 cdef CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData, CUlogsCallbackHandle* callback_out) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLogsRegisterCallback == NULL:
-        _resolve(&_p_cuLogsRegisterCallback, b"cuLogsRegisterCallback", b"cuLogsRegisterCallback", 12090)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLogsRegisterCallback, b"cuLogsRegisterCallback", b"cuLogsRegisterCallback", 12090, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlogsCallback, void*, CUlogsCallbackHandle*) noexcept nogil>_p_cuLogsRegisterCallback)(callbackFunc, userData, callback_out)
 
 
 cdef CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLogsUnregisterCallback == NULL:
-        _resolve(&_p_cuLogsUnregisterCallback, b"cuLogsUnregisterCallback", b"cuLogsUnregisterCallback", 12090)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLogsUnregisterCallback, b"cuLogsUnregisterCallback", b"cuLogsUnregisterCallback", 12090, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlogsCallbackHandle) noexcept nogil>_p_cuLogsUnregisterCallback)(callback)
 
 
 cdef CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLogsCurrent == NULL:
-        _resolve(&_p_cuLogsCurrent, b"cuLogsCurrent", b"cuLogsCurrent", 12090)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLogsCurrent, b"cuLogsCurrent", b"cuLogsCurrent", 12090, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlogIterator*, unsigned int) noexcept nogil>_p_cuLogsCurrent)(iterator_out, flags)
 
 
 cdef CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuLogsDumpToFile == NULL:
-        _resolve(&_p_cuLogsDumpToFile, b"cuLogsDumpToFile", b"cuLogsDumpToFile", 12090)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuLogsDumpToFile, b"cuLogsDumpToFile", b"cuLogsDumpToFile", 12090, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(CUlogIterator*, const char*, unsigned int) noexcept nogil>_p_cuLogsDumpToFile)(iterator, pathToFile, flags)
 
 
 cdef CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int* tid) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCheckpointProcessGetRestoreThreadId == NULL:
-        _resolve(&_p_cuCheckpointProcessGetRestoreThreadId, b"cuCheckpointProcessGetRestoreThreadId", b"cuCheckpointProcessGetRestoreThreadId", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCheckpointProcessGetRestoreThreadId, b"cuCheckpointProcessGetRestoreThreadId", b"cuCheckpointProcessGetRestoreThreadId", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int, int*) noexcept nogil>_p_cuCheckpointProcessGetRestoreThreadId)(pid, tid)
 
 
 cdef CUresult cuCheckpointProcessGetState(int pid, CUprocessState* state) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCheckpointProcessGetState == NULL:
-        _resolve(&_p_cuCheckpointProcessGetState, b"cuCheckpointProcessGetState", b"cuCheckpointProcessGetState", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCheckpointProcessGetState, b"cuCheckpointProcessGetState", b"cuCheckpointProcessGetState", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int, CUprocessState*) noexcept nogil>_p_cuCheckpointProcessGetState)(pid, state)
 
 
 cdef CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCheckpointProcessLock == NULL:
-        _resolve(&_p_cuCheckpointProcessLock, b"cuCheckpointProcessLock", b"cuCheckpointProcessLock", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCheckpointProcessLock, b"cuCheckpointProcessLock", b"cuCheckpointProcessLock", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int, CUcheckpointLockArgs*) noexcept nogil>_p_cuCheckpointProcessLock)(pid, args)
 
 
 cdef CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCheckpointProcessCheckpoint == NULL:
-        _resolve(&_p_cuCheckpointProcessCheckpoint, b"cuCheckpointProcessCheckpoint", b"cuCheckpointProcessCheckpoint", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCheckpointProcessCheckpoint, b"cuCheckpointProcessCheckpoint", b"cuCheckpointProcessCheckpoint", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int, CUcheckpointCheckpointArgs*) noexcept nogil>_p_cuCheckpointProcessCheckpoint)(pid, args)
 
 
 cdef CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCheckpointProcessRestore == NULL:
-        _resolve(&_p_cuCheckpointProcessRestore, b"cuCheckpointProcessRestore", b"cuCheckpointProcessRestore", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCheckpointProcessRestore, b"cuCheckpointProcessRestore", b"cuCheckpointProcessRestore", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int, CUcheckpointRestoreArgs*) noexcept nogil>_p_cuCheckpointProcessRestore)(pid, args)
 
 
 cdef CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuCheckpointProcessUnlock == NULL:
-        _resolve(&_p_cuCheckpointProcessUnlock, b"cuCheckpointProcessUnlock", b"cuCheckpointProcessUnlock", 12080)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuCheckpointProcessUnlock, b"cuCheckpointProcessUnlock", b"cuCheckpointProcessUnlock", 12080, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(int, CUcheckpointUnlockArgs*) noexcept nogil>_p_cuCheckpointProcessUnlock)(pid, args)
 
 
 cdef CUresult cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuProfilerInitialize == NULL:
-        _resolve(&_p_cuProfilerInitialize, b"cuProfilerInitialize", b"cuProfilerInitialize", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuProfilerInitialize, b"cuProfilerInitialize", b"cuProfilerInitialize", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)(const char*, const char*, CUoutput_mode) noexcept nogil>_p_cuProfilerInitialize)(configFile, outputFile, outputMode)
 
 
 cdef CUresult cuProfilerStart() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuProfilerStart == NULL:
-        _resolve(&_p_cuProfilerStart, b"cuProfilerStart", b"cuProfilerStart", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuProfilerStart, b"cuProfilerStart", b"cuProfilerStart", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)() noexcept nogil>_p_cuProfilerStart)()
 
 
 cdef CUresult cuProfilerStop() except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuProfilerStop == NULL:
-        _resolve(&_p_cuProfilerStop, b"cuProfilerStop", b"cuProfilerStop", 13000)
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuProfilerStop, b"cuProfilerStop", b"cuProfilerStop", 13000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
     return (<CUresult (*)() noexcept nogil>_p_cuProfilerStop)()

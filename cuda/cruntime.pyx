@@ -326,7 +326,9 @@ cdef size_t _library = 0
 cdef bint _per_thread = False
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
+# 1 when the library lacks the function and `missing_ok`: the caller returns
+# the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library, _per_thread
     if _library == 0:
         # Opt-in: CUBIND_DEFAULT_STREAM=per-thread calls the per-thread default
@@ -345,6 +347,8 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
                 return 0
     slot[0] = find_symbol(_library, symbol)
     if slot[0] == NULL:
+        if missing_ok:
+            return 1
         raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded cudart library")
     return 0
 
@@ -352,1861 +356,2171 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
 
 cdef cudaError_t cudaDeviceReset() except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceReset == NULL:
-        _resolve(&_p_cudaDeviceReset, b"cudaDeviceReset", b"cudaDeviceReset", 13000)
+
+        _resolve(&_p_cudaDeviceReset, b"cudaDeviceReset", b"cudaDeviceReset", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaDeviceReset)()
 
 
 cdef cudaError_t cudaDeviceSynchronize() except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceSynchronize == NULL:
-        _resolve(&_p_cudaDeviceSynchronize, b"cudaDeviceSynchronize", b"cudaDeviceSynchronize", 13000)
+
+        _resolve(&_p_cudaDeviceSynchronize, b"cudaDeviceSynchronize", b"cudaDeviceSynchronize", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaDeviceSynchronize)()
 
 
 cdef cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceSetLimit == NULL:
-        _resolve(&_p_cudaDeviceSetLimit, b"cudaDeviceSetLimit", b"cudaDeviceSetLimit", 13000)
+
+        _resolve(&_p_cudaDeviceSetLimit, b"cudaDeviceSetLimit", b"cudaDeviceSetLimit", 13000, False)
     return (<cudaError_t (*)(cudaLimit, size_t) noexcept nogil>_p_cudaDeviceSetLimit)(limit, value)
 
 
 cdef cudaError_t cudaDeviceGetLimit(size_t* pValue, cudaLimit limit) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetLimit == NULL:
-        _resolve(&_p_cudaDeviceGetLimit, b"cudaDeviceGetLimit", b"cudaDeviceGetLimit", 13000)
+
+        _resolve(&_p_cudaDeviceGetLimit, b"cudaDeviceGetLimit", b"cudaDeviceGetLimit", 13000, False)
     return (<cudaError_t (*)(size_t*, cudaLimit) noexcept nogil>_p_cudaDeviceGetLimit)(pValue, limit)
 
 
 cdef cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const cudaChannelFormatDesc* fmtDesc, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetTexture1DLinearMaxWidth == NULL:
-        _resolve(&_p_cudaDeviceGetTexture1DLinearMaxWidth, b"cudaDeviceGetTexture1DLinearMaxWidth", b"cudaDeviceGetTexture1DLinearMaxWidth", 13000)
+
+        _resolve(&_p_cudaDeviceGetTexture1DLinearMaxWidth, b"cudaDeviceGetTexture1DLinearMaxWidth", b"cudaDeviceGetTexture1DLinearMaxWidth", 13000, False)
     return (<cudaError_t (*)(size_t*, const cudaChannelFormatDesc*, int) noexcept nogil>_p_cudaDeviceGetTexture1DLinearMaxWidth)(maxWidthInElements, fmtDesc, device)
 
 
 cdef cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* pCacheConfig) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetCacheConfig == NULL:
-        _resolve(&_p_cudaDeviceGetCacheConfig, b"cudaDeviceGetCacheConfig", b"cudaDeviceGetCacheConfig", 13000)
+
+        _resolve(&_p_cudaDeviceGetCacheConfig, b"cudaDeviceGetCacheConfig", b"cudaDeviceGetCacheConfig", 13000, False)
     return (<cudaError_t (*)(cudaFuncCache*) noexcept nogil>_p_cudaDeviceGetCacheConfig)(pCacheConfig)
 
 
 cdef cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetStreamPriorityRange == NULL:
-        _resolve(&_p_cudaDeviceGetStreamPriorityRange, b"cudaDeviceGetStreamPriorityRange", b"cudaDeviceGetStreamPriorityRange", 13000)
+
+        _resolve(&_p_cudaDeviceGetStreamPriorityRange, b"cudaDeviceGetStreamPriorityRange", b"cudaDeviceGetStreamPriorityRange", 13000, False)
     return (<cudaError_t (*)(int*, int*) noexcept nogil>_p_cudaDeviceGetStreamPriorityRange)(leastPriority, greatestPriority)
 
 
 cdef cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache cacheConfig) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceSetCacheConfig == NULL:
-        _resolve(&_p_cudaDeviceSetCacheConfig, b"cudaDeviceSetCacheConfig", b"cudaDeviceSetCacheConfig", 13000)
+
+        _resolve(&_p_cudaDeviceSetCacheConfig, b"cudaDeviceSetCacheConfig", b"cudaDeviceSetCacheConfig", 13000, False)
     return (<cudaError_t (*)(cudaFuncCache) noexcept nogil>_p_cudaDeviceSetCacheConfig)(cacheConfig)
 
 
 cdef cudaError_t cudaDeviceGetByPCIBusId(int* device, const char* pciBusId) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetByPCIBusId == NULL:
-        _resolve(&_p_cudaDeviceGetByPCIBusId, b"cudaDeviceGetByPCIBusId", b"cudaDeviceGetByPCIBusId", 13000)
+
+        _resolve(&_p_cudaDeviceGetByPCIBusId, b"cudaDeviceGetByPCIBusId", b"cudaDeviceGetByPCIBusId", 13000, False)
     return (<cudaError_t (*)(int*, const char*) noexcept nogil>_p_cudaDeviceGetByPCIBusId)(device, pciBusId)
 
 
 cdef cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetPCIBusId == NULL:
-        _resolve(&_p_cudaDeviceGetPCIBusId, b"cudaDeviceGetPCIBusId", b"cudaDeviceGetPCIBusId", 13000)
+
+        _resolve(&_p_cudaDeviceGetPCIBusId, b"cudaDeviceGetPCIBusId", b"cudaDeviceGetPCIBusId", 13000, False)
     return (<cudaError_t (*)(char*, int, int) noexcept nogil>_p_cudaDeviceGetPCIBusId)(pciBusId, len, device)
 
 
 cdef cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t* handle, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaIpcGetEventHandle == NULL:
-        _resolve(&_p_cudaIpcGetEventHandle, b"cudaIpcGetEventHandle", b"cudaIpcGetEventHandle", 13000)
+
+        _resolve(&_p_cudaIpcGetEventHandle, b"cudaIpcGetEventHandle", b"cudaIpcGetEventHandle", 13000, False)
     return (<cudaError_t (*)(cudaIpcEventHandle_t*, cudaEvent_t) noexcept nogil>_p_cudaIpcGetEventHandle)(handle, event)
 
 
 cdef cudaError_t cudaIpcOpenEventHandle(cudaEvent_t* event, cudaIpcEventHandle_t handle) except? cudaErrorApiFailureBase nogil:
     if _p_cudaIpcOpenEventHandle == NULL:
-        _resolve(&_p_cudaIpcOpenEventHandle, b"cudaIpcOpenEventHandle", b"cudaIpcOpenEventHandle", 13000)
+
+        _resolve(&_p_cudaIpcOpenEventHandle, b"cudaIpcOpenEventHandle", b"cudaIpcOpenEventHandle", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t*, cudaIpcEventHandle_t) noexcept nogil>_p_cudaIpcOpenEventHandle)(event, handle)
 
 
 cdef cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* devPtr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaIpcGetMemHandle == NULL:
-        _resolve(&_p_cudaIpcGetMemHandle, b"cudaIpcGetMemHandle", b"cudaIpcGetMemHandle", 13000)
+
+        _resolve(&_p_cudaIpcGetMemHandle, b"cudaIpcGetMemHandle", b"cudaIpcGetMemHandle", 13000, False)
     return (<cudaError_t (*)(cudaIpcMemHandle_t*, void*) noexcept nogil>_p_cudaIpcGetMemHandle)(handle, devPtr)
 
 
 cdef cudaError_t cudaIpcOpenMemHandle(void** devPtr, cudaIpcMemHandle_t handle, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaIpcOpenMemHandle == NULL:
-        _resolve(&_p_cudaIpcOpenMemHandle, b"cudaIpcOpenMemHandle", b"cudaIpcOpenMemHandle", 13000)
+
+        _resolve(&_p_cudaIpcOpenMemHandle, b"cudaIpcOpenMemHandle", b"cudaIpcOpenMemHandle", 13000, False)
     return (<cudaError_t (*)(void**, cudaIpcMemHandle_t, unsigned int) noexcept nogil>_p_cudaIpcOpenMemHandle)(devPtr, handle, flags)
 
 
 cdef cudaError_t cudaIpcCloseMemHandle(void* devPtr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaIpcCloseMemHandle == NULL:
-        _resolve(&_p_cudaIpcCloseMemHandle, b"cudaIpcCloseMemHandle", b"cudaIpcCloseMemHandle", 13000)
+
+        _resolve(&_p_cudaIpcCloseMemHandle, b"cudaIpcCloseMemHandle", b"cudaIpcCloseMemHandle", 13000, False)
     return (<cudaError_t (*)(void*) noexcept nogil>_p_cudaIpcCloseMemHandle)(devPtr)
 
 
 cdef cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTarget target, cudaFlushGPUDirectRDMAWritesScope scope) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceFlushGPUDirectRDMAWrites == NULL:
-        _resolve(&_p_cudaDeviceFlushGPUDirectRDMAWrites, b"cudaDeviceFlushGPUDirectRDMAWrites", b"cudaDeviceFlushGPUDirectRDMAWrites", 13000)
+
+        _resolve(&_p_cudaDeviceFlushGPUDirectRDMAWrites, b"cudaDeviceFlushGPUDirectRDMAWrites", b"cudaDeviceFlushGPUDirectRDMAWrites", 13000, False)
     return (<cudaError_t (*)(cudaFlushGPUDirectRDMAWritesTarget, cudaFlushGPUDirectRDMAWritesScope) noexcept nogil>_p_cudaDeviceFlushGPUDirectRDMAWrites)(target, scope)
 
 
 cdef cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void* userData, cudaAsyncCallbackHandle_t* callback) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceRegisterAsyncNotification == NULL:
-        _resolve(&_p_cudaDeviceRegisterAsyncNotification, b"cudaDeviceRegisterAsyncNotification", b"cudaDeviceRegisterAsyncNotification", 13000)
+
+        _resolve(&_p_cudaDeviceRegisterAsyncNotification, b"cudaDeviceRegisterAsyncNotification", b"cudaDeviceRegisterAsyncNotification", 13000, False)
     return (<cudaError_t (*)(int, cudaAsyncCallback, void*, cudaAsyncCallbackHandle_t*) noexcept nogil>_p_cudaDeviceRegisterAsyncNotification)(device, callbackFunc, userData, callback)
 
 
 cdef cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceUnregisterAsyncNotification == NULL:
-        _resolve(&_p_cudaDeviceUnregisterAsyncNotification, b"cudaDeviceUnregisterAsyncNotification", b"cudaDeviceUnregisterAsyncNotification", 13000)
+
+        _resolve(&_p_cudaDeviceUnregisterAsyncNotification, b"cudaDeviceUnregisterAsyncNotification", b"cudaDeviceUnregisterAsyncNotification", 13000, False)
     return (<cudaError_t (*)(int, cudaAsyncCallbackHandle_t) noexcept nogil>_p_cudaDeviceUnregisterAsyncNotification)(device, callback)
 
 
 cdef cudaError_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig* pConfig) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetSharedMemConfig == NULL:
-        _resolve(&_p_cudaDeviceGetSharedMemConfig, b"cudaDeviceGetSharedMemConfig", b"cudaDeviceGetSharedMemConfig", 13000)
+
+        _resolve(&_p_cudaDeviceGetSharedMemConfig, b"cudaDeviceGetSharedMemConfig", b"cudaDeviceGetSharedMemConfig", 13000, False)
     return (<cudaError_t (*)(cudaSharedMemConfig*) noexcept nogil>_p_cudaDeviceGetSharedMemConfig)(pConfig)
 
 
 cdef cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig config) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceSetSharedMemConfig == NULL:
-        _resolve(&_p_cudaDeviceSetSharedMemConfig, b"cudaDeviceSetSharedMemConfig", b"cudaDeviceSetSharedMemConfig", 13000)
+
+        _resolve(&_p_cudaDeviceSetSharedMemConfig, b"cudaDeviceSetSharedMemConfig", b"cudaDeviceSetSharedMemConfig", 13000, False)
     return (<cudaError_t (*)(cudaSharedMemConfig) noexcept nogil>_p_cudaDeviceSetSharedMemConfig)(config)
 
 
 cdef cudaError_t cudaGetLastError() except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetLastError == NULL:
-        _resolve(&_p_cudaGetLastError, b"cudaGetLastError", b"cudaGetLastError", 13000)
+
+        _resolve(&_p_cudaGetLastError, b"cudaGetLastError", b"cudaGetLastError", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaGetLastError)()
 
 
 cdef cudaError_t cudaPeekAtLastError() except? cudaErrorApiFailureBase nogil:
     if _p_cudaPeekAtLastError == NULL:
-        _resolve(&_p_cudaPeekAtLastError, b"cudaPeekAtLastError", b"cudaPeekAtLastError", 13000)
+
+        _resolve(&_p_cudaPeekAtLastError, b"cudaPeekAtLastError", b"cudaPeekAtLastError", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaPeekAtLastError)()
 
 
 cdef const char* cudaGetErrorName(cudaError_t error) except? NULL nogil:
     if _p_cudaGetErrorName == NULL:
-        _resolve(&_p_cudaGetErrorName, b"cudaGetErrorName", b"cudaGetErrorName", 13000)
+
+        _resolve(&_p_cudaGetErrorName, b"cudaGetErrorName", b"cudaGetErrorName", 13000, False)
     return (<const char* (*)(cudaError_t) noexcept nogil>_p_cudaGetErrorName)(error)
 
 
 cdef const char* cudaGetErrorString(cudaError_t error) except? NULL nogil:
     if _p_cudaGetErrorString == NULL:
-        _resolve(&_p_cudaGetErrorString, b"cudaGetErrorString", b"cudaGetErrorString", 13000)
+
+        _resolve(&_p_cudaGetErrorString, b"cudaGetErrorString", b"cudaGetErrorString", 13000, False)
     return (<const char* (*)(cudaError_t) noexcept nogil>_p_cudaGetErrorString)(error)
 
 
 cdef cudaError_t cudaGetDeviceCount(int* count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetDeviceCount == NULL:
-        _resolve(&_p_cudaGetDeviceCount, b"cudaGetDeviceCount", b"cudaGetDeviceCount", 13000)
+
+        _resolve(&_p_cudaGetDeviceCount, b"cudaGetDeviceCount", b"cudaGetDeviceCount", 13000, False)
     return (<cudaError_t (*)(int*) noexcept nogil>_p_cudaGetDeviceCount)(count)
 
 
 cdef cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetDeviceProperties == NULL:
-        _resolve(&_p_cudaGetDeviceProperties, b"cudaGetDeviceProperties", b"cudaGetDeviceProperties", 13000)
+
+        _resolve(&_p_cudaGetDeviceProperties, b"cudaGetDeviceProperties", b"cudaGetDeviceProperties", 13000, False)
     return (<cudaError_t (*)(cudaDeviceProp*, int) noexcept nogil>_p_cudaGetDeviceProperties)(prop, device)
 
 
 cdef cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetAttribute == NULL:
-        _resolve(&_p_cudaDeviceGetAttribute, b"cudaDeviceGetAttribute", b"cudaDeviceGetAttribute", 13000)
+
+        _resolve(&_p_cudaDeviceGetAttribute, b"cudaDeviceGetAttribute", b"cudaDeviceGetAttribute", 13000, False)
     return (<cudaError_t (*)(int*, cudaDeviceAttr, int) noexcept nogil>_p_cudaDeviceGetAttribute)(value, attr, device)
 
 
 cdef cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const cudaAtomicOperation* operations, unsigned int count, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetHostAtomicCapabilities == NULL:
-        _resolve(&_p_cudaDeviceGetHostAtomicCapabilities, b"cudaDeviceGetHostAtomicCapabilities", b"cudaDeviceGetHostAtomicCapabilities", 13000)
+
+        _resolve(&_p_cudaDeviceGetHostAtomicCapabilities, b"cudaDeviceGetHostAtomicCapabilities", b"cudaDeviceGetHostAtomicCapabilities", 13000, False)
     return (<cudaError_t (*)(unsigned int*, const cudaAtomicOperation*, unsigned int, int) noexcept nogil>_p_cudaDeviceGetHostAtomicCapabilities)(capabilities, operations, count, device)
 
 
 cdef cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetDefaultMemPool == NULL:
-        _resolve(&_p_cudaDeviceGetDefaultMemPool, b"cudaDeviceGetDefaultMemPool", b"cudaDeviceGetDefaultMemPool", 13000)
+
+        _resolve(&_p_cudaDeviceGetDefaultMemPool, b"cudaDeviceGetDefaultMemPool", b"cudaDeviceGetDefaultMemPool", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t*, int) noexcept nogil>_p_cudaDeviceGetDefaultMemPool)(memPool, device)
 
 
 cdef cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceSetMemPool == NULL:
-        _resolve(&_p_cudaDeviceSetMemPool, b"cudaDeviceSetMemPool", b"cudaDeviceSetMemPool", 13000)
+
+        _resolve(&_p_cudaDeviceSetMemPool, b"cudaDeviceSetMemPool", b"cudaDeviceSetMemPool", 13000, False)
     return (<cudaError_t (*)(int, cudaMemPool_t) noexcept nogil>_p_cudaDeviceSetMemPool)(device, memPool)
 
 
 cdef cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetMemPool == NULL:
-        _resolve(&_p_cudaDeviceGetMemPool, b"cudaDeviceGetMemPool", b"cudaDeviceGetMemPool", 13000)
+
+        _resolve(&_p_cudaDeviceGetMemPool, b"cudaDeviceGetMemPool", b"cudaDeviceGetMemPool", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t*, int) noexcept nogil>_p_cudaDeviceGetMemPool)(memPool, device)
 
 
 cdef cudaError_t cudaDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, int device, int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetNvSciSyncAttributes == NULL:
-        _resolve(&_p_cudaDeviceGetNvSciSyncAttributes, b"cudaDeviceGetNvSciSyncAttributes", b"cudaDeviceGetNvSciSyncAttributes", 13000)
+
+        _resolve(&_p_cudaDeviceGetNvSciSyncAttributes, b"cudaDeviceGetNvSciSyncAttributes", b"cudaDeviceGetNvSciSyncAttributes", 13000, False)
     return (<cudaError_t (*)(void*, int, int) noexcept nogil>_p_cudaDeviceGetNvSciSyncAttributes)(nvSciSyncAttrList, device, flags)
 
 
 cdef cudaError_t cudaDeviceGetP2PAttribute(int* value, cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetP2PAttribute == NULL:
-        _resolve(&_p_cudaDeviceGetP2PAttribute, b"cudaDeviceGetP2PAttribute", b"cudaDeviceGetP2PAttribute", 13000)
+
+        _resolve(&_p_cudaDeviceGetP2PAttribute, b"cudaDeviceGetP2PAttribute", b"cudaDeviceGetP2PAttribute", 13000, False)
     return (<cudaError_t (*)(int*, cudaDeviceP2PAttr, int, int) noexcept nogil>_p_cudaDeviceGetP2PAttribute)(value, attr, srcDevice, dstDevice)
 
 
 cdef cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const cudaAtomicOperation* operations, unsigned int count, int srcDevice, int dstDevice) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetP2PAtomicCapabilities == NULL:
-        _resolve(&_p_cudaDeviceGetP2PAtomicCapabilities, b"cudaDeviceGetP2PAtomicCapabilities", b"cudaDeviceGetP2PAtomicCapabilities", 13000)
+
+        _resolve(&_p_cudaDeviceGetP2PAtomicCapabilities, b"cudaDeviceGetP2PAtomicCapabilities", b"cudaDeviceGetP2PAtomicCapabilities", 13000, False)
     return (<cudaError_t (*)(unsigned int*, const cudaAtomicOperation*, unsigned int, int, int) noexcept nogil>_p_cudaDeviceGetP2PAtomicCapabilities)(capabilities, operations, count, srcDevice, dstDevice)
 
 
 cdef cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp* prop) except? cudaErrorApiFailureBase nogil:
     if _p_cudaChooseDevice == NULL:
-        _resolve(&_p_cudaChooseDevice, b"cudaChooseDevice", b"cudaChooseDevice", 13000)
+
+        _resolve(&_p_cudaChooseDevice, b"cudaChooseDevice", b"cudaChooseDevice", 13000, False)
     return (<cudaError_t (*)(int*, const cudaDeviceProp*) noexcept nogil>_p_cudaChooseDevice)(device, prop)
 
 
 cdef cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaInitDevice == NULL:
-        _resolve(&_p_cudaInitDevice, b"cudaInitDevice", b"cudaInitDevice", 13000)
+
+        _resolve(&_p_cudaInitDevice, b"cudaInitDevice", b"cudaInitDevice", 13000, False)
     return (<cudaError_t (*)(int, unsigned int, unsigned int) noexcept nogil>_p_cudaInitDevice)(device, deviceFlags, flags)
 
 
 cdef cudaError_t cudaSetDevice(int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaSetDevice == NULL:
-        _resolve(&_p_cudaSetDevice, b"cudaSetDevice", b"cudaSetDevice", 13000)
+
+        _resolve(&_p_cudaSetDevice, b"cudaSetDevice", b"cudaSetDevice", 13000, False)
     return (<cudaError_t (*)(int) noexcept nogil>_p_cudaSetDevice)(device)
 
 
 cdef cudaError_t cudaGetDevice(int* device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetDevice == NULL:
-        _resolve(&_p_cudaGetDevice, b"cudaGetDevice", b"cudaGetDevice", 13000)
+
+        _resolve(&_p_cudaGetDevice, b"cudaGetDevice", b"cudaGetDevice", 13000, False)
     return (<cudaError_t (*)(int*) noexcept nogil>_p_cudaGetDevice)(device)
 
 
 cdef cudaError_t cudaSetValidDevices(int* device_arr, int len) except? cudaErrorApiFailureBase nogil:
     if _p_cudaSetValidDevices == NULL:
-        _resolve(&_p_cudaSetValidDevices, b"cudaSetValidDevices", b"cudaSetValidDevices", 13000)
+
+        _resolve(&_p_cudaSetValidDevices, b"cudaSetValidDevices", b"cudaSetValidDevices", 13000, False)
     return (<cudaError_t (*)(int*, int) noexcept nogil>_p_cudaSetValidDevices)(device_arr, len)
 
 
 cdef cudaError_t cudaSetDeviceFlags(unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaSetDeviceFlags == NULL:
-        _resolve(&_p_cudaSetDeviceFlags, b"cudaSetDeviceFlags", b"cudaSetDeviceFlags", 13000)
+
+        _resolve(&_p_cudaSetDeviceFlags, b"cudaSetDeviceFlags", b"cudaSetDeviceFlags", 13000, False)
     return (<cudaError_t (*)(unsigned int) noexcept nogil>_p_cudaSetDeviceFlags)(flags)
 
 
 cdef cudaError_t cudaGetDeviceFlags(unsigned int* flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetDeviceFlags == NULL:
-        _resolve(&_p_cudaGetDeviceFlags, b"cudaGetDeviceFlags", b"cudaGetDeviceFlags", 13000)
+
+        _resolve(&_p_cudaGetDeviceFlags, b"cudaGetDeviceFlags", b"cudaGetDeviceFlags", 13000, False)
     return (<cudaError_t (*)(unsigned int*) noexcept nogil>_p_cudaGetDeviceFlags)(flags)
 
 
 cdef cudaError_t cudaStreamCreate(cudaStream_t* pStream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamCreate == NULL:
-        _resolve(&_p_cudaStreamCreate, b"cudaStreamCreate", b"cudaStreamCreate", 13000)
+
+        _resolve(&_p_cudaStreamCreate, b"cudaStreamCreate", b"cudaStreamCreate", 13000, False)
     return (<cudaError_t (*)(cudaStream_t*) noexcept nogil>_p_cudaStreamCreate)(pStream)
 
 
 cdef cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamCreateWithFlags == NULL:
-        _resolve(&_p_cudaStreamCreateWithFlags, b"cudaStreamCreateWithFlags", b"cudaStreamCreateWithFlags", 13000)
+
+        _resolve(&_p_cudaStreamCreateWithFlags, b"cudaStreamCreateWithFlags", b"cudaStreamCreateWithFlags", 13000, False)
     return (<cudaError_t (*)(cudaStream_t*, unsigned int) noexcept nogil>_p_cudaStreamCreateWithFlags)(pStream, flags)
 
 
 cdef cudaError_t cudaStreamCreateWithPriority(cudaStream_t* pStream, unsigned int flags, int priority) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamCreateWithPriority == NULL:
-        _resolve(&_p_cudaStreamCreateWithPriority, b"cudaStreamCreateWithPriority", b"cudaStreamCreateWithPriority", 13000)
+
+        _resolve(&_p_cudaStreamCreateWithPriority, b"cudaStreamCreateWithPriority", b"cudaStreamCreateWithPriority", 13000, False)
     return (<cudaError_t (*)(cudaStream_t*, unsigned int, int) noexcept nogil>_p_cudaStreamCreateWithPriority)(pStream, flags, priority)
 
 
 cdef cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamGetPriority == NULL:
-        _resolve(&_p_cudaStreamGetPriority, b"cudaStreamGetPriority", b"cudaStreamGetPriority", 13000)
+
+        _resolve(&_p_cudaStreamGetPriority, b"cudaStreamGetPriority", b"cudaStreamGetPriority", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, int*) noexcept nogil>_p_cudaStreamGetPriority)(hStream, priority)
 
 
 cdef cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamGetFlags == NULL:
-        _resolve(&_p_cudaStreamGetFlags, b"cudaStreamGetFlags", b"cudaStreamGetFlags", 13000)
+
+        _resolve(&_p_cudaStreamGetFlags, b"cudaStreamGetFlags", b"cudaStreamGetFlags", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, unsigned int*) noexcept nogil>_p_cudaStreamGetFlags)(hStream, flags)
 
 
 cdef cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamGetId == NULL:
-        _resolve(&_p_cudaStreamGetId, b"cudaStreamGetId", b"cudaStreamGetId", 13000)
+
+        _resolve(&_p_cudaStreamGetId, b"cudaStreamGetId", b"cudaStreamGetId", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, unsigned long long*) noexcept nogil>_p_cudaStreamGetId)(hStream, streamId)
 
 
 cdef cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int* device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamGetDevice == NULL:
-        _resolve(&_p_cudaStreamGetDevice, b"cudaStreamGetDevice", b"cudaStreamGetDevice", 13000)
+
+        _resolve(&_p_cudaStreamGetDevice, b"cudaStreamGetDevice", b"cudaStreamGetDevice", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, int*) noexcept nogil>_p_cudaStreamGetDevice)(hStream, device)
 
 
 cdef cudaError_t cudaCtxResetPersistingL2Cache() except? cudaErrorApiFailureBase nogil:
     if _p_cudaCtxResetPersistingL2Cache == NULL:
-        _resolve(&_p_cudaCtxResetPersistingL2Cache, b"cudaCtxResetPersistingL2Cache", b"cudaCtxResetPersistingL2Cache", 13000)
+
+        _resolve(&_p_cudaCtxResetPersistingL2Cache, b"cudaCtxResetPersistingL2Cache", b"cudaCtxResetPersistingL2Cache", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaCtxResetPersistingL2Cache)()
 
 
 cdef cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamCopyAttributes == NULL:
-        _resolve(&_p_cudaStreamCopyAttributes, b"cudaStreamCopyAttributes", b"cudaStreamCopyAttributes", 13000)
+
+        _resolve(&_p_cudaStreamCopyAttributes, b"cudaStreamCopyAttributes", b"cudaStreamCopyAttributes", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaStream_t) noexcept nogil>_p_cudaStreamCopyAttributes)(dst, src)
 
 
 cdef cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamGetAttribute == NULL:
-        _resolve(&_p_cudaStreamGetAttribute, b"cudaStreamGetAttribute", b"cudaStreamGetAttribute", 13000)
+
+        _resolve(&_p_cudaStreamGetAttribute, b"cudaStreamGetAttribute", b"cudaStreamGetAttribute", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*) noexcept nogil>_p_cudaStreamGetAttribute)(hStream, attr, value_out)
 
 
 cdef cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue* value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamSetAttribute == NULL:
-        _resolve(&_p_cudaStreamSetAttribute, b"cudaStreamSetAttribute", b"cudaStreamSetAttribute", 13000)
+
+        _resolve(&_p_cudaStreamSetAttribute, b"cudaStreamSetAttribute", b"cudaStreamSetAttribute", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) noexcept nogil>_p_cudaStreamSetAttribute)(hStream, attr, value)
 
 
 cdef cudaError_t cudaStreamDestroy(cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamDestroy == NULL:
-        _resolve(&_p_cudaStreamDestroy, b"cudaStreamDestroy", b"cudaStreamDestroy", 13000)
+
+        _resolve(&_p_cudaStreamDestroy, b"cudaStreamDestroy", b"cudaStreamDestroy", 13000, False)
     return (<cudaError_t (*)(cudaStream_t) noexcept nogil>_p_cudaStreamDestroy)(stream)
 
 
 cdef cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamWaitEvent == NULL:
-        _resolve(&_p_cudaStreamWaitEvent, b"cudaStreamWaitEvent", b"cudaStreamWaitEvent", 13000)
+
+        _resolve(&_p_cudaStreamWaitEvent, b"cudaStreamWaitEvent", b"cudaStreamWaitEvent", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaEvent_t, unsigned int) noexcept nogil>_p_cudaStreamWaitEvent)(stream, event, flags)
 
 
 cdef cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamAddCallback == NULL:
-        _resolve(&_p_cudaStreamAddCallback, b"cudaStreamAddCallback", b"cudaStreamAddCallback", 13000)
+
+        _resolve(&_p_cudaStreamAddCallback, b"cudaStreamAddCallback", b"cudaStreamAddCallback", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaStreamCallback_t, void*, unsigned int) noexcept nogil>_p_cudaStreamAddCallback)(stream, callback, userData, flags)
 
 
 cdef cudaError_t cudaStreamSynchronize(cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamSynchronize == NULL:
-        _resolve(&_p_cudaStreamSynchronize, b"cudaStreamSynchronize", b"cudaStreamSynchronize", 13000)
+
+        _resolve(&_p_cudaStreamSynchronize, b"cudaStreamSynchronize", b"cudaStreamSynchronize", 13000, False)
     return (<cudaError_t (*)(cudaStream_t) noexcept nogil>_p_cudaStreamSynchronize)(stream)
 
 
 cdef cudaError_t cudaStreamQuery(cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamQuery == NULL:
-        _resolve(&_p_cudaStreamQuery, b"cudaStreamQuery", b"cudaStreamQuery", 13000)
+
+        _resolve(&_p_cudaStreamQuery, b"cudaStreamQuery", b"cudaStreamQuery", 13000, False)
     return (<cudaError_t (*)(cudaStream_t) noexcept nogil>_p_cudaStreamQuery)(stream)
 
 
 cdef cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void* devPtr, size_t length, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamAttachMemAsync == NULL:
-        _resolve(&_p_cudaStreamAttachMemAsync, b"cudaStreamAttachMemAsync", b"cudaStreamAttachMemAsync", 13000)
+
+        _resolve(&_p_cudaStreamAttachMemAsync, b"cudaStreamAttachMemAsync", b"cudaStreamAttachMemAsync", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, void*, size_t, unsigned int) noexcept nogil>_p_cudaStreamAttachMemAsync)(stream, devPtr, length, flags)
 
 
 cdef cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamBeginCapture == NULL:
-        _resolve(&_p_cudaStreamBeginCapture, b"cudaStreamBeginCapture", b"cudaStreamBeginCapture", 13000)
+
+        _resolve(&_p_cudaStreamBeginCapture, b"cudaStreamBeginCapture", b"cudaStreamBeginCapture", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaStreamCaptureMode) noexcept nogil>_p_cudaStreamBeginCapture)(stream, mode)
 
 
 cdef cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, cudaStreamCaptureMode mode) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamBeginCaptureToGraph == NULL:
-        _resolve(&_p_cudaStreamBeginCaptureToGraph, b"cudaStreamBeginCaptureToGraph", b"cudaStreamBeginCaptureToGraph", 13000)
+
+        _resolve(&_p_cudaStreamBeginCaptureToGraph, b"cudaStreamBeginCaptureToGraph", b"cudaStreamBeginCaptureToGraph", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaStreamCaptureMode) noexcept nogil>_p_cudaStreamBeginCaptureToGraph)(stream, graph, dependencies, dependencyData, numDependencies, mode)
 
 
 cdef cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) except? cudaErrorApiFailureBase nogil:
     if _p_cudaThreadExchangeStreamCaptureMode == NULL:
-        _resolve(&_p_cudaThreadExchangeStreamCaptureMode, b"cudaThreadExchangeStreamCaptureMode", b"cudaThreadExchangeStreamCaptureMode", 13000)
+
+        _resolve(&_p_cudaThreadExchangeStreamCaptureMode, b"cudaThreadExchangeStreamCaptureMode", b"cudaThreadExchangeStreamCaptureMode", 13000, False)
     return (<cudaError_t (*)(cudaStreamCaptureMode*) noexcept nogil>_p_cudaThreadExchangeStreamCaptureMode)(mode)
 
 
 cdef cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamEndCapture == NULL:
-        _resolve(&_p_cudaStreamEndCapture, b"cudaStreamEndCapture", b"cudaStreamEndCapture", 13000)
+
+        _resolve(&_p_cudaStreamEndCapture, b"cudaStreamEndCapture", b"cudaStreamEndCapture", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaGraph_t*) noexcept nogil>_p_cudaStreamEndCapture)(stream, pGraph)
 
 
 cdef cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamIsCapturing == NULL:
-        _resolve(&_p_cudaStreamIsCapturing, b"cudaStreamIsCapturing", b"cudaStreamIsCapturing", 13000)
+
+        _resolve(&_p_cudaStreamIsCapturing, b"cudaStreamIsCapturing", b"cudaStreamIsCapturing", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaStreamCaptureStatus*) noexcept nogil>_p_cudaStreamIsCapturing)(stream, pCaptureStatus)
 
 
 cdef cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaStreamUpdateCaptureDependencies == NULL:
-        _resolve(&_p_cudaStreamUpdateCaptureDependencies, b"cudaStreamUpdateCaptureDependencies", b"cudaStreamUpdateCaptureDependencies", 13000)
+
+        _resolve(&_p_cudaStreamUpdateCaptureDependencies, b"cudaStreamUpdateCaptureDependencies", b"cudaStreamUpdateCaptureDependencies", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, unsigned int) noexcept nogil>_p_cudaStreamUpdateCaptureDependencies)(stream, dependencies, dependencyData, numDependencies, flags)
 
 
 cdef cudaError_t cudaEventCreate(cudaEvent_t* event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventCreate == NULL:
-        _resolve(&_p_cudaEventCreate, b"cudaEventCreate", b"cudaEventCreate", 13000)
+
+        _resolve(&_p_cudaEventCreate, b"cudaEventCreate", b"cudaEventCreate", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t*) noexcept nogil>_p_cudaEventCreate)(event)
 
 
 cdef cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventCreateWithFlags == NULL:
-        _resolve(&_p_cudaEventCreateWithFlags, b"cudaEventCreateWithFlags", b"cudaEventCreateWithFlags", 13000)
+
+        _resolve(&_p_cudaEventCreateWithFlags, b"cudaEventCreateWithFlags", b"cudaEventCreateWithFlags", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t*, unsigned int) noexcept nogil>_p_cudaEventCreateWithFlags)(event, flags)
 
 
 cdef cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventRecord == NULL:
-        _resolve(&_p_cudaEventRecord, b"cudaEventRecord", b"cudaEventRecord", 13000)
+
+        _resolve(&_p_cudaEventRecord, b"cudaEventRecord", b"cudaEventRecord", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t, cudaStream_t) noexcept nogil>_p_cudaEventRecord)(event, stream)
 
 
 cdef cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventRecordWithFlags == NULL:
-        _resolve(&_p_cudaEventRecordWithFlags, b"cudaEventRecordWithFlags", b"cudaEventRecordWithFlags", 13000)
+
+        _resolve(&_p_cudaEventRecordWithFlags, b"cudaEventRecordWithFlags", b"cudaEventRecordWithFlags", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t, cudaStream_t, unsigned int) noexcept nogil>_p_cudaEventRecordWithFlags)(event, stream, flags)
 
 
 cdef cudaError_t cudaEventQuery(cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventQuery == NULL:
-        _resolve(&_p_cudaEventQuery, b"cudaEventQuery", b"cudaEventQuery", 13000)
+
+        _resolve(&_p_cudaEventQuery, b"cudaEventQuery", b"cudaEventQuery", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t) noexcept nogil>_p_cudaEventQuery)(event)
 
 
 cdef cudaError_t cudaEventSynchronize(cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventSynchronize == NULL:
-        _resolve(&_p_cudaEventSynchronize, b"cudaEventSynchronize", b"cudaEventSynchronize", 13000)
+
+        _resolve(&_p_cudaEventSynchronize, b"cudaEventSynchronize", b"cudaEventSynchronize", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t) noexcept nogil>_p_cudaEventSynchronize)(event)
 
 
 cdef cudaError_t cudaEventDestroy(cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventDestroy == NULL:
-        _resolve(&_p_cudaEventDestroy, b"cudaEventDestroy", b"cudaEventDestroy", 13000)
+
+        _resolve(&_p_cudaEventDestroy, b"cudaEventDestroy", b"cudaEventDestroy", 13000, False)
     return (<cudaError_t (*)(cudaEvent_t) noexcept nogil>_p_cudaEventDestroy)(event)
 
 
 cdef cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventElapsedTime == NULL:
-        _resolve(&_p_cudaEventElapsedTime, b"cudaEventElapsedTime", b"cudaEventElapsedTime", 13000)
+
+        _resolve(&_p_cudaEventElapsedTime, b"cudaEventElapsedTime", b"cudaEventElapsedTime", 13000, False)
     return (<cudaError_t (*)(float*, cudaEvent_t, cudaEvent_t) noexcept nogil>_p_cudaEventElapsedTime)(ms, start, end)
 
 
 cdef cudaError_t cudaImportExternalMemory(cudaExternalMemory_t* extMem_out, const cudaExternalMemoryHandleDesc* memHandleDesc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaImportExternalMemory == NULL:
-        _resolve(&_p_cudaImportExternalMemory, b"cudaImportExternalMemory", b"cudaImportExternalMemory", 13000)
+
+        _resolve(&_p_cudaImportExternalMemory, b"cudaImportExternalMemory", b"cudaImportExternalMemory", 13000, False)
     return (<cudaError_t (*)(cudaExternalMemory_t*, const cudaExternalMemoryHandleDesc*) noexcept nogil>_p_cudaImportExternalMemory)(extMem_out, memHandleDesc)
 
 
 cdef cudaError_t cudaExternalMemoryGetMappedBuffer(void** devPtr, cudaExternalMemory_t extMem, const cudaExternalMemoryBufferDesc* bufferDesc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaExternalMemoryGetMappedBuffer == NULL:
-        _resolve(&_p_cudaExternalMemoryGetMappedBuffer, b"cudaExternalMemoryGetMappedBuffer", b"cudaExternalMemoryGetMappedBuffer", 13000)
+
+        _resolve(&_p_cudaExternalMemoryGetMappedBuffer, b"cudaExternalMemoryGetMappedBuffer", b"cudaExternalMemoryGetMappedBuffer", 13000, False)
     return (<cudaError_t (*)(void**, cudaExternalMemory_t, const cudaExternalMemoryBufferDesc*) noexcept nogil>_p_cudaExternalMemoryGetMappedBuffer)(devPtr, extMem, bufferDesc)
 
 
 cdef cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t* mipmap, cudaExternalMemory_t extMem, const cudaExternalMemoryMipmappedArrayDesc* mipmapDesc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaExternalMemoryGetMappedMipmappedArray == NULL:
-        _resolve(&_p_cudaExternalMemoryGetMappedMipmappedArray, b"cudaExternalMemoryGetMappedMipmappedArray", b"cudaExternalMemoryGetMappedMipmappedArray", 13000)
+
+        _resolve(&_p_cudaExternalMemoryGetMappedMipmappedArray, b"cudaExternalMemoryGetMappedMipmappedArray", b"cudaExternalMemoryGetMappedMipmappedArray", 13000, False)
     return (<cudaError_t (*)(cudaMipmappedArray_t*, cudaExternalMemory_t, const cudaExternalMemoryMipmappedArrayDesc*) noexcept nogil>_p_cudaExternalMemoryGetMappedMipmappedArray)(mipmap, extMem, mipmapDesc)
 
 
 cdef cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDestroyExternalMemory == NULL:
-        _resolve(&_p_cudaDestroyExternalMemory, b"cudaDestroyExternalMemory", b"cudaDestroyExternalMemory", 13000)
+
+        _resolve(&_p_cudaDestroyExternalMemory, b"cudaDestroyExternalMemory", b"cudaDestroyExternalMemory", 13000, False)
     return (<cudaError_t (*)(cudaExternalMemory_t) noexcept nogil>_p_cudaDestroyExternalMemory)(extMem)
 
 
 cdef cudaError_t cudaImportExternalSemaphore(cudaExternalSemaphore_t* extSem_out, const cudaExternalSemaphoreHandleDesc* semHandleDesc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaImportExternalSemaphore == NULL:
-        _resolve(&_p_cudaImportExternalSemaphore, b"cudaImportExternalSemaphore", b"cudaImportExternalSemaphore", 13000)
+
+        _resolve(&_p_cudaImportExternalSemaphore, b"cudaImportExternalSemaphore", b"cudaImportExternalSemaphore", 13000, False)
     return (<cudaError_t (*)(cudaExternalSemaphore_t*, const cudaExternalSemaphoreHandleDesc*) noexcept nogil>_p_cudaImportExternalSemaphore)(extSem_out, semHandleDesc)
 
 
 cdef cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t* extSemArray, const cudaExternalSemaphoreSignalParams* paramsArray, unsigned int numExtSems, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaSignalExternalSemaphoresAsync == NULL:
-        _resolve(&_p_cudaSignalExternalSemaphoresAsync, b"cudaSignalExternalSemaphoresAsync", b"cudaSignalExternalSemaphoresAsync", 13000)
+
+        _resolve(&_p_cudaSignalExternalSemaphoresAsync, b"cudaSignalExternalSemaphoresAsync", b"cudaSignalExternalSemaphoresAsync", 13000, False)
     return (<cudaError_t (*)(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreSignalParams*, unsigned int, cudaStream_t) noexcept nogil>_p_cudaSignalExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream)
 
 
 cdef cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t* extSemArray, const cudaExternalSemaphoreWaitParams* paramsArray, unsigned int numExtSems, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaWaitExternalSemaphoresAsync == NULL:
-        _resolve(&_p_cudaWaitExternalSemaphoresAsync, b"cudaWaitExternalSemaphoresAsync", b"cudaWaitExternalSemaphoresAsync", 13000)
+
+        _resolve(&_p_cudaWaitExternalSemaphoresAsync, b"cudaWaitExternalSemaphoresAsync", b"cudaWaitExternalSemaphoresAsync", 13000, False)
     return (<cudaError_t (*)(const cudaExternalSemaphore_t*, const cudaExternalSemaphoreWaitParams*, unsigned int, cudaStream_t) noexcept nogil>_p_cudaWaitExternalSemaphoresAsync)(extSemArray, paramsArray, numExtSems, stream)
 
 
 cdef cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t extSem) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDestroyExternalSemaphore == NULL:
-        _resolve(&_p_cudaDestroyExternalSemaphore, b"cudaDestroyExternalSemaphore", b"cudaDestroyExternalSemaphore", 13000)
+
+        _resolve(&_p_cudaDestroyExternalSemaphore, b"cudaDestroyExternalSemaphore", b"cudaDestroyExternalSemaphore", 13000, False)
     return (<cudaError_t (*)(cudaExternalSemaphore_t) noexcept nogil>_p_cudaDestroyExternalSemaphore)(extSem)
 
 
 cdef cudaError_t cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLaunchKernel == NULL:
-        _resolve(&_p_cudaLaunchKernel, b"cudaLaunchKernel", b"cudaLaunchKernel", 13000)
+
+        _resolve(&_p_cudaLaunchKernel, b"cudaLaunchKernel", b"cudaLaunchKernel", 13000, False)
     return (<cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t) noexcept nogil>_p_cudaLaunchKernel)(func, gridDim, blockDim, args, sharedMem, stream)
 
 
 cdef cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLaunchKernelExC == NULL:
-        _resolve(&_p_cudaLaunchKernelExC, b"cudaLaunchKernelExC", b"cudaLaunchKernelExC", 13000)
+
+        _resolve(&_p_cudaLaunchKernelExC, b"cudaLaunchKernelExC", b"cudaLaunchKernelExC", 13000, False)
     return (<cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**) noexcept nogil>_p_cudaLaunchKernelExC)(config, func, args)
 
 
 cdef cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLaunchCooperativeKernel == NULL:
-        _resolve(&_p_cudaLaunchCooperativeKernel, b"cudaLaunchCooperativeKernel", b"cudaLaunchCooperativeKernel", 13000)
+
+        _resolve(&_p_cudaLaunchCooperativeKernel, b"cudaLaunchCooperativeKernel", b"cudaLaunchCooperativeKernel", 13000, False)
     return (<cudaError_t (*)(const void*, dim3, dim3, void**, size_t, cudaStream_t) noexcept nogil>_p_cudaLaunchCooperativeKernel)(func, gridDim, blockDim, args, sharedMem, stream)
 
 
 cdef cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache cacheConfig) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFuncSetCacheConfig == NULL:
-        _resolve(&_p_cudaFuncSetCacheConfig, b"cudaFuncSetCacheConfig", b"cudaFuncSetCacheConfig", 13000)
+
+        _resolve(&_p_cudaFuncSetCacheConfig, b"cudaFuncSetCacheConfig", b"cudaFuncSetCacheConfig", 13000, False)
     return (<cudaError_t (*)(const void*, cudaFuncCache) noexcept nogil>_p_cudaFuncSetCacheConfig)(func, cacheConfig)
 
 
 cdef cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFuncGetAttributes == NULL:
-        _resolve(&_p_cudaFuncGetAttributes, b"cudaFuncGetAttributes", b"cudaFuncGetAttributes", 13000)
+
+        _resolve(&_p_cudaFuncGetAttributes, b"cudaFuncGetAttributes", b"cudaFuncGetAttributes", 13000, False)
     return (<cudaError_t (*)(cudaFuncAttributes*, const void*) noexcept nogil>_p_cudaFuncGetAttributes)(attr, func)
 
 
 cdef cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFuncSetAttribute == NULL:
-        _resolve(&_p_cudaFuncSetAttribute, b"cudaFuncSetAttribute", b"cudaFuncSetAttribute", 13000)
+
+        _resolve(&_p_cudaFuncSetAttribute, b"cudaFuncSetAttribute", b"cudaFuncSetAttribute", 13000, False)
     return (<cudaError_t (*)(const void*, cudaFuncAttribute, int) noexcept nogil>_p_cudaFuncSetAttribute)(func, attr, value)
 
 
 cdef cudaError_t cudaFuncGetName(const char** name, const void* func) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFuncGetName == NULL:
-        _resolve(&_p_cudaFuncGetName, b"cudaFuncGetName", b"cudaFuncGetName", 13000)
+
+        _resolve(&_p_cudaFuncGetName, b"cudaFuncGetName", b"cudaFuncGetName", 13000, False)
     return (<cudaError_t (*)(const char**, const void*) noexcept nogil>_p_cudaFuncGetName)(name, func)
 
 
 cdef cudaError_t cudaFuncGetParamInfo(const void* func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFuncGetParamInfo == NULL:
-        _resolve(&_p_cudaFuncGetParamInfo, b"cudaFuncGetParamInfo", b"cudaFuncGetParamInfo", 13000)
+
+        _resolve(&_p_cudaFuncGetParamInfo, b"cudaFuncGetParamInfo", b"cudaFuncGetParamInfo", 13000, False)
     return (<cudaError_t (*)(const void*, size_t, size_t*, size_t*) noexcept nogil>_p_cudaFuncGetParamInfo)(func, paramIndex, paramOffset, paramSize)
 
 
 cdef cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLaunchHostFunc == NULL:
-        _resolve(&_p_cudaLaunchHostFunc, b"cudaLaunchHostFunc", b"cudaLaunchHostFunc", 13000)
+
+        _resolve(&_p_cudaLaunchHostFunc, b"cudaLaunchHostFunc", b"cudaLaunchHostFunc", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaHostFn_t, void*) noexcept nogil>_p_cudaLaunchHostFunc)(stream, fn, userData)
 
 
 cdef cudaError_t cudaFuncSetSharedMemConfig(const void* func, cudaSharedMemConfig config) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFuncSetSharedMemConfig == NULL:
-        _resolve(&_p_cudaFuncSetSharedMemConfig, b"cudaFuncSetSharedMemConfig", b"cudaFuncSetSharedMemConfig", 13000)
+
+        _resolve(&_p_cudaFuncSetSharedMemConfig, b"cudaFuncSetSharedMemConfig", b"cudaFuncSetSharedMemConfig", 13000, False)
     return (<cudaError_t (*)(const void*, cudaSharedMemConfig) noexcept nogil>_p_cudaFuncSetSharedMemConfig)(func, config)
 
 
 cdef cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize) except? cudaErrorApiFailureBase nogil:
     if _p_cudaOccupancyMaxActiveBlocksPerMultiprocessor == NULL:
-        _resolve(&_p_cudaOccupancyMaxActiveBlocksPerMultiprocessor, b"cudaOccupancyMaxActiveBlocksPerMultiprocessor", b"cudaOccupancyMaxActiveBlocksPerMultiprocessor", 13000)
+
+        _resolve(&_p_cudaOccupancyMaxActiveBlocksPerMultiprocessor, b"cudaOccupancyMaxActiveBlocksPerMultiprocessor", b"cudaOccupancyMaxActiveBlocksPerMultiprocessor", 13000, False)
     return (<cudaError_t (*)(int*, const void*, int, size_t) noexcept nogil>_p_cudaOccupancyMaxActiveBlocksPerMultiprocessor)(numBlocks, func, blockSize, dynamicSMemSize)
 
 
 cdef cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, const void* func, int numBlocks, int blockSize) except? cudaErrorApiFailureBase nogil:
     if _p_cudaOccupancyAvailableDynamicSMemPerBlock == NULL:
-        _resolve(&_p_cudaOccupancyAvailableDynamicSMemPerBlock, b"cudaOccupancyAvailableDynamicSMemPerBlock", b"cudaOccupancyAvailableDynamicSMemPerBlock", 13000)
+
+        _resolve(&_p_cudaOccupancyAvailableDynamicSMemPerBlock, b"cudaOccupancyAvailableDynamicSMemPerBlock", b"cudaOccupancyAvailableDynamicSMemPerBlock", 13000, False)
     return (<cudaError_t (*)(size_t*, const void*, int, int) noexcept nogil>_p_cudaOccupancyAvailableDynamicSMemPerBlock)(dynamicSmemSize, func, numBlocks, blockSize)
 
 
 cdef cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const void* func, int blockSize, size_t dynamicSMemSize, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags == NULL:
-        _resolve(&_p_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, b"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", b"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 13000)
+
+        _resolve(&_p_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, b"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", b"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 13000, False)
     return (<cudaError_t (*)(int*, const void*, int, size_t, unsigned int) noexcept nogil>_p_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)(numBlocks, func, blockSize, dynamicSMemSize, flags)
 
 
 cdef cudaError_t cudaOccupancyMaxPotentialClusterSize(int* clusterSize, const void* func, const cudaLaunchConfig_t* launchConfig) except? cudaErrorApiFailureBase nogil:
     if _p_cudaOccupancyMaxPotentialClusterSize == NULL:
-        _resolve(&_p_cudaOccupancyMaxPotentialClusterSize, b"cudaOccupancyMaxPotentialClusterSize", b"cudaOccupancyMaxPotentialClusterSize", 13000)
+
+        _resolve(&_p_cudaOccupancyMaxPotentialClusterSize, b"cudaOccupancyMaxPotentialClusterSize", b"cudaOccupancyMaxPotentialClusterSize", 13000, False)
     return (<cudaError_t (*)(int*, const void*, const cudaLaunchConfig_t*) noexcept nogil>_p_cudaOccupancyMaxPotentialClusterSize)(clusterSize, func, launchConfig)
 
 
 cdef cudaError_t cudaOccupancyMaxActiveClusters(int* numClusters, const void* func, const cudaLaunchConfig_t* launchConfig) except? cudaErrorApiFailureBase nogil:
     if _p_cudaOccupancyMaxActiveClusters == NULL:
-        _resolve(&_p_cudaOccupancyMaxActiveClusters, b"cudaOccupancyMaxActiveClusters", b"cudaOccupancyMaxActiveClusters", 13000)
+
+        _resolve(&_p_cudaOccupancyMaxActiveClusters, b"cudaOccupancyMaxActiveClusters", b"cudaOccupancyMaxActiveClusters", 13000, False)
     return (<cudaError_t (*)(int*, const void*, const cudaLaunchConfig_t*) noexcept nogil>_p_cudaOccupancyMaxActiveClusters)(numClusters, func, launchConfig)
 
 
 cdef cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocManaged == NULL:
-        _resolve(&_p_cudaMallocManaged, b"cudaMallocManaged", b"cudaMallocManaged", 13000)
+
+        _resolve(&_p_cudaMallocManaged, b"cudaMallocManaged", b"cudaMallocManaged", 13000, False)
     return (<cudaError_t (*)(void**, size_t, unsigned int) noexcept nogil>_p_cudaMallocManaged)(devPtr, size, flags)
 
 
 cdef cudaError_t cudaMalloc(void** devPtr, size_t size) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMalloc == NULL:
-        _resolve(&_p_cudaMalloc, b"cudaMalloc", b"cudaMalloc", 13000)
+
+        _resolve(&_p_cudaMalloc, b"cudaMalloc", b"cudaMalloc", 13000, False)
     return (<cudaError_t (*)(void**, size_t) noexcept nogil>_p_cudaMalloc)(devPtr, size)
 
 
 cdef cudaError_t cudaMallocHost(void** ptr, size_t size) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocHost == NULL:
-        _resolve(&_p_cudaMallocHost, b"cudaMallocHost", b"cudaMallocHost", 13000)
+
+        _resolve(&_p_cudaMallocHost, b"cudaMallocHost", b"cudaMallocHost", 13000, False)
     return (<cudaError_t (*)(void**, size_t) noexcept nogil>_p_cudaMallocHost)(ptr, size)
 
 
 cdef cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocPitch == NULL:
-        _resolve(&_p_cudaMallocPitch, b"cudaMallocPitch", b"cudaMallocPitch", 13000)
+
+        _resolve(&_p_cudaMallocPitch, b"cudaMallocPitch", b"cudaMallocPitch", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, size_t, size_t) noexcept nogil>_p_cudaMallocPitch)(devPtr, pitch, width, height)
 
 
 cdef cudaError_t cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocArray == NULL:
-        _resolve(&_p_cudaMallocArray, b"cudaMallocArray", b"cudaMallocArray", 13000)
+
+        _resolve(&_p_cudaMallocArray, b"cudaMallocArray", b"cudaMallocArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t*, const cudaChannelFormatDesc*, size_t, size_t, unsigned int) noexcept nogil>_p_cudaMallocArray)(array, desc, width, height, flags)
 
 
 cdef cudaError_t cudaFree(void* devPtr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFree == NULL:
-        _resolve(&_p_cudaFree, b"cudaFree", b"cudaFree", 13000)
+
+        _resolve(&_p_cudaFree, b"cudaFree", b"cudaFree", 13000, False)
     return (<cudaError_t (*)(void*) noexcept nogil>_p_cudaFree)(devPtr)
 
 
 cdef cudaError_t cudaFreeHost(void* ptr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFreeHost == NULL:
-        _resolve(&_p_cudaFreeHost, b"cudaFreeHost", b"cudaFreeHost", 13000)
+
+        _resolve(&_p_cudaFreeHost, b"cudaFreeHost", b"cudaFreeHost", 13000, False)
     return (<cudaError_t (*)(void*) noexcept nogil>_p_cudaFreeHost)(ptr)
 
 
 cdef cudaError_t cudaFreeArray(cudaArray_t array) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFreeArray == NULL:
-        _resolve(&_p_cudaFreeArray, b"cudaFreeArray", b"cudaFreeArray", 13000)
+
+        _resolve(&_p_cudaFreeArray, b"cudaFreeArray", b"cudaFreeArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t) noexcept nogil>_p_cudaFreeArray)(array)
 
 
 cdef cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFreeMipmappedArray == NULL:
-        _resolve(&_p_cudaFreeMipmappedArray, b"cudaFreeMipmappedArray", b"cudaFreeMipmappedArray", 13000)
+
+        _resolve(&_p_cudaFreeMipmappedArray, b"cudaFreeMipmappedArray", b"cudaFreeMipmappedArray", 13000, False)
     return (<cudaError_t (*)(cudaMipmappedArray_t) noexcept nogil>_p_cudaFreeMipmappedArray)(mipmappedArray)
 
 
 cdef cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaHostAlloc == NULL:
-        _resolve(&_p_cudaHostAlloc, b"cudaHostAlloc", b"cudaHostAlloc", 13000)
+
+        _resolve(&_p_cudaHostAlloc, b"cudaHostAlloc", b"cudaHostAlloc", 13000, False)
     return (<cudaError_t (*)(void**, size_t, unsigned int) noexcept nogil>_p_cudaHostAlloc)(pHost, size, flags)
 
 
 cdef cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaHostRegister == NULL:
-        _resolve(&_p_cudaHostRegister, b"cudaHostRegister", b"cudaHostRegister", 13000)
+
+        _resolve(&_p_cudaHostRegister, b"cudaHostRegister", b"cudaHostRegister", 13000, False)
     return (<cudaError_t (*)(void*, size_t, unsigned int) noexcept nogil>_p_cudaHostRegister)(ptr, size, flags)
 
 
 cdef cudaError_t cudaHostUnregister(void* ptr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaHostUnregister == NULL:
-        _resolve(&_p_cudaHostUnregister, b"cudaHostUnregister", b"cudaHostUnregister", 13000)
+
+        _resolve(&_p_cudaHostUnregister, b"cudaHostUnregister", b"cudaHostUnregister", 13000, False)
     return (<cudaError_t (*)(void*) noexcept nogil>_p_cudaHostUnregister)(ptr)
 
 
 cdef cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaHostGetDevicePointer == NULL:
-        _resolve(&_p_cudaHostGetDevicePointer, b"cudaHostGetDevicePointer", b"cudaHostGetDevicePointer", 13000)
+
+        _resolve(&_p_cudaHostGetDevicePointer, b"cudaHostGetDevicePointer", b"cudaHostGetDevicePointer", 13000, False)
     return (<cudaError_t (*)(void**, void*, unsigned int) noexcept nogil>_p_cudaHostGetDevicePointer)(pDevice, pHost, flags)
 
 
 cdef cudaError_t cudaHostGetFlags(unsigned int* pFlags, void* pHost) except? cudaErrorApiFailureBase nogil:
     if _p_cudaHostGetFlags == NULL:
-        _resolve(&_p_cudaHostGetFlags, b"cudaHostGetFlags", b"cudaHostGetFlags", 13000)
+
+        _resolve(&_p_cudaHostGetFlags, b"cudaHostGetFlags", b"cudaHostGetFlags", 13000, False)
     return (<cudaError_t (*)(unsigned int*, void*) noexcept nogil>_p_cudaHostGetFlags)(pFlags, pHost)
 
 
 cdef cudaError_t cudaMalloc3D(cudaPitchedPtr* pitchedDevPtr, cudaExtent extent) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMalloc3D == NULL:
-        _resolve(&_p_cudaMalloc3D, b"cudaMalloc3D", b"cudaMalloc3D", 13000)
+
+        _resolve(&_p_cudaMalloc3D, b"cudaMalloc3D", b"cudaMalloc3D", 13000, False)
     return (<cudaError_t (*)(cudaPitchedPtr*, cudaExtent) noexcept nogil>_p_cudaMalloc3D)(pitchedDevPtr, extent)
 
 
 cdef cudaError_t cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent extent, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMalloc3DArray == NULL:
-        _resolve(&_p_cudaMalloc3DArray, b"cudaMalloc3DArray", b"cudaMalloc3DArray", 13000)
+
+        _resolve(&_p_cudaMalloc3DArray, b"cudaMalloc3DArray", b"cudaMalloc3DArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int) noexcept nogil>_p_cudaMalloc3DArray)(array, desc, extent, flags)
 
 
 cdef cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t* mipmappedArray, const cudaChannelFormatDesc* desc, cudaExtent extent, unsigned int numLevels, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocMipmappedArray == NULL:
-        _resolve(&_p_cudaMallocMipmappedArray, b"cudaMallocMipmappedArray", b"cudaMallocMipmappedArray", 13000)
+
+        _resolve(&_p_cudaMallocMipmappedArray, b"cudaMallocMipmappedArray", b"cudaMallocMipmappedArray", 13000, False)
     return (<cudaError_t (*)(cudaMipmappedArray_t*, const cudaChannelFormatDesc*, cudaExtent, unsigned int, unsigned int) noexcept nogil>_p_cudaMallocMipmappedArray)(mipmappedArray, desc, extent, numLevels, flags)
 
 
 cdef cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t* levelArray, cudaMipmappedArray_const_t mipmappedArray, unsigned int level) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetMipmappedArrayLevel == NULL:
-        _resolve(&_p_cudaGetMipmappedArrayLevel, b"cudaGetMipmappedArrayLevel", b"cudaGetMipmappedArrayLevel", 13000)
+
+        _resolve(&_p_cudaGetMipmappedArrayLevel, b"cudaGetMipmappedArrayLevel", b"cudaGetMipmappedArrayLevel", 13000, False)
     return (<cudaError_t (*)(cudaArray_t*, cudaMipmappedArray_const_t, unsigned int) noexcept nogil>_p_cudaGetMipmappedArrayLevel)(levelArray, mipmappedArray, level)
 
 
 cdef cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy3D == NULL:
-        _resolve(&_p_cudaMemcpy3D, b"cudaMemcpy3D", b"cudaMemcpy3D", 13000)
+
+        _resolve(&_p_cudaMemcpy3D, b"cudaMemcpy3D", b"cudaMemcpy3D", 13000, False)
     return (<cudaError_t (*)(const cudaMemcpy3DParms*) noexcept nogil>_p_cudaMemcpy3D)(p)
 
 
 cdef cudaError_t cudaMemcpy3DPeer(const cudaMemcpy3DPeerParms* p) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy3DPeer == NULL:
-        _resolve(&_p_cudaMemcpy3DPeer, b"cudaMemcpy3DPeer", b"cudaMemcpy3DPeer", 13000)
+
+        _resolve(&_p_cudaMemcpy3DPeer, b"cudaMemcpy3DPeer", b"cudaMemcpy3DPeer", 13000, False)
     return (<cudaError_t (*)(const cudaMemcpy3DPeerParms*) noexcept nogil>_p_cudaMemcpy3DPeer)(p)
 
 
 cdef cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy3DAsync == NULL:
-        _resolve(&_p_cudaMemcpy3DAsync, b"cudaMemcpy3DAsync", b"cudaMemcpy3DAsync", 13000)
+
+        _resolve(&_p_cudaMemcpy3DAsync, b"cudaMemcpy3DAsync", b"cudaMemcpy3DAsync", 13000, False)
     return (<cudaError_t (*)(const cudaMemcpy3DParms*, cudaStream_t) noexcept nogil>_p_cudaMemcpy3DAsync)(p, stream)
 
 
 cdef cudaError_t cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms* p, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy3DPeerAsync == NULL:
-        _resolve(&_p_cudaMemcpy3DPeerAsync, b"cudaMemcpy3DPeerAsync", b"cudaMemcpy3DPeerAsync", 13000)
+
+        _resolve(&_p_cudaMemcpy3DPeerAsync, b"cudaMemcpy3DPeerAsync", b"cudaMemcpy3DPeerAsync", 13000, False)
     return (<cudaError_t (*)(const cudaMemcpy3DPeerParms*, cudaStream_t) noexcept nogil>_p_cudaMemcpy3DPeerAsync)(p, stream)
 
 
 cdef cudaError_t cudaMemGetInfo(size_t* free, size_t* total) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemGetInfo == NULL:
-        _resolve(&_p_cudaMemGetInfo, b"cudaMemGetInfo", b"cudaMemGetInfo", 13000)
+
+        _resolve(&_p_cudaMemGetInfo, b"cudaMemGetInfo", b"cudaMemGetInfo", 13000, False)
     return (<cudaError_t (*)(size_t*, size_t*) noexcept nogil>_p_cudaMemGetInfo)(free, total)
 
 
 cdef cudaError_t cudaArrayGetInfo(cudaChannelFormatDesc* desc, cudaExtent* extent, unsigned int* flags, cudaArray_t array) except? cudaErrorApiFailureBase nogil:
     if _p_cudaArrayGetInfo == NULL:
-        _resolve(&_p_cudaArrayGetInfo, b"cudaArrayGetInfo", b"cudaArrayGetInfo", 13000)
+
+        _resolve(&_p_cudaArrayGetInfo, b"cudaArrayGetInfo", b"cudaArrayGetInfo", 13000, False)
     return (<cudaError_t (*)(cudaChannelFormatDesc*, cudaExtent*, unsigned int*, cudaArray_t) noexcept nogil>_p_cudaArrayGetInfo)(desc, extent, flags, array)
 
 
 cdef cudaError_t cudaArrayGetPlane(cudaArray_t* pPlaneArray, cudaArray_t hArray, unsigned int planeIdx) except? cudaErrorApiFailureBase nogil:
     if _p_cudaArrayGetPlane == NULL:
-        _resolve(&_p_cudaArrayGetPlane, b"cudaArrayGetPlane", b"cudaArrayGetPlane", 13000)
+
+        _resolve(&_p_cudaArrayGetPlane, b"cudaArrayGetPlane", b"cudaArrayGetPlane", 13000, False)
     return (<cudaError_t (*)(cudaArray_t*, cudaArray_t, unsigned int) noexcept nogil>_p_cudaArrayGetPlane)(pPlaneArray, hArray, planeIdx)
 
 
 cdef cudaError_t cudaArrayGetMemoryRequirements(cudaArrayMemoryRequirements* memoryRequirements, cudaArray_t array, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaArrayGetMemoryRequirements == NULL:
-        _resolve(&_p_cudaArrayGetMemoryRequirements, b"cudaArrayGetMemoryRequirements", b"cudaArrayGetMemoryRequirements", 13000)
+
+        _resolve(&_p_cudaArrayGetMemoryRequirements, b"cudaArrayGetMemoryRequirements", b"cudaArrayGetMemoryRequirements", 13000, False)
     return (<cudaError_t (*)(cudaArrayMemoryRequirements*, cudaArray_t, int) noexcept nogil>_p_cudaArrayGetMemoryRequirements)(memoryRequirements, array, device)
 
 
 cdef cudaError_t cudaMipmappedArrayGetMemoryRequirements(cudaArrayMemoryRequirements* memoryRequirements, cudaMipmappedArray_t mipmap, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMipmappedArrayGetMemoryRequirements == NULL:
-        _resolve(&_p_cudaMipmappedArrayGetMemoryRequirements, b"cudaMipmappedArrayGetMemoryRequirements", b"cudaMipmappedArrayGetMemoryRequirements", 13000)
+
+        _resolve(&_p_cudaMipmappedArrayGetMemoryRequirements, b"cudaMipmappedArrayGetMemoryRequirements", b"cudaMipmappedArrayGetMemoryRequirements", 13000, False)
     return (<cudaError_t (*)(cudaArrayMemoryRequirements*, cudaMipmappedArray_t, int) noexcept nogil>_p_cudaMipmappedArrayGetMemoryRequirements)(memoryRequirements, mipmap, device)
 
 
 cdef cudaError_t cudaArrayGetSparseProperties(cudaArraySparseProperties* sparseProperties, cudaArray_t array) except? cudaErrorApiFailureBase nogil:
     if _p_cudaArrayGetSparseProperties == NULL:
-        _resolve(&_p_cudaArrayGetSparseProperties, b"cudaArrayGetSparseProperties", b"cudaArrayGetSparseProperties", 13000)
+
+        _resolve(&_p_cudaArrayGetSparseProperties, b"cudaArrayGetSparseProperties", b"cudaArrayGetSparseProperties", 13000, False)
     return (<cudaError_t (*)(cudaArraySparseProperties*, cudaArray_t) noexcept nogil>_p_cudaArrayGetSparseProperties)(sparseProperties, array)
 
 
 cdef cudaError_t cudaMipmappedArrayGetSparseProperties(cudaArraySparseProperties* sparseProperties, cudaMipmappedArray_t mipmap) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMipmappedArrayGetSparseProperties == NULL:
-        _resolve(&_p_cudaMipmappedArrayGetSparseProperties, b"cudaMipmappedArrayGetSparseProperties", b"cudaMipmappedArrayGetSparseProperties", 13000)
+
+        _resolve(&_p_cudaMipmappedArrayGetSparseProperties, b"cudaMipmappedArrayGetSparseProperties", b"cudaMipmappedArrayGetSparseProperties", 13000, False)
     return (<cudaError_t (*)(cudaArraySparseProperties*, cudaMipmappedArray_t) noexcept nogil>_p_cudaMipmappedArrayGetSparseProperties)(sparseProperties, mipmap)
 
 
 cdef cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy == NULL:
-        _resolve(&_p_cudaMemcpy, b"cudaMemcpy", b"cudaMemcpy", 13000)
+
+        _resolve(&_p_cudaMemcpy, b"cudaMemcpy", b"cudaMemcpy", 13000, False)
     return (<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpy)(dst, src, count, kind)
 
 
 cdef cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyPeer == NULL:
-        _resolve(&_p_cudaMemcpyPeer, b"cudaMemcpyPeer", b"cudaMemcpyPeer", 13000)
+
+        _resolve(&_p_cudaMemcpyPeer, b"cudaMemcpyPeer", b"cudaMemcpyPeer", 13000, False)
     return (<cudaError_t (*)(void*, int, const void*, int, size_t) noexcept nogil>_p_cudaMemcpyPeer)(dst, dstDevice, src, srcDevice, count)
 
 
 cdef cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2D == NULL:
-        _resolve(&_p_cudaMemcpy2D, b"cudaMemcpy2D", b"cudaMemcpy2D", 13000)
+
+        _resolve(&_p_cudaMemcpy2D, b"cudaMemcpy2D", b"cudaMemcpy2D", 13000, False)
     return (<cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpy2D)(dst, dpitch, src, spitch, width, height, kind)
 
 
 cdef cudaError_t cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2DToArray == NULL:
-        _resolve(&_p_cudaMemcpy2DToArray, b"cudaMemcpy2DToArray", b"cudaMemcpy2DToArray", 13000)
+
+        _resolve(&_p_cudaMemcpy2DToArray, b"cudaMemcpy2DToArray", b"cudaMemcpy2DToArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpy2DToArray)(dst, wOffset, hOffset, src, spitch, width, height, kind)
 
 
 cdef cudaError_t cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2DFromArray == NULL:
-        _resolve(&_p_cudaMemcpy2DFromArray, b"cudaMemcpy2DFromArray", b"cudaMemcpy2DFromArray", 13000)
+
+        _resolve(&_p_cudaMemcpy2DFromArray, b"cudaMemcpy2DFromArray", b"cudaMemcpy2DFromArray", 13000, False)
     return (<cudaError_t (*)(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpy2DFromArray)(dst, dpitch, src, wOffset, hOffset, width, height, kind)
 
 
 cdef cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2DArrayToArray == NULL:
-        _resolve(&_p_cudaMemcpy2DArrayToArray, b"cudaMemcpy2DArrayToArray", b"cudaMemcpy2DArrayToArray", 13000)
+
+        _resolve(&_p_cudaMemcpy2DArrayToArray, b"cudaMemcpy2DArrayToArray", b"cudaMemcpy2DArrayToArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpy2DArrayToArray)(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind)
 
 
 cdef cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyToSymbol == NULL:
-        _resolve(&_p_cudaMemcpyToSymbol, b"cudaMemcpyToSymbol", b"cudaMemcpyToSymbol", 13000)
+
+        _resolve(&_p_cudaMemcpyToSymbol, b"cudaMemcpyToSymbol", b"cudaMemcpyToSymbol", 13000, False)
     return (<cudaError_t (*)(const void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpyToSymbol)(symbol, src, count, offset, kind)
 
 
 cdef cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyFromSymbol == NULL:
-        _resolve(&_p_cudaMemcpyFromSymbol, b"cudaMemcpyFromSymbol", b"cudaMemcpyFromSymbol", 13000)
+
+        _resolve(&_p_cudaMemcpyFromSymbol, b"cudaMemcpyFromSymbol", b"cudaMemcpyFromSymbol", 13000, False)
     return (<cudaError_t (*)(void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpyFromSymbol)(dst, symbol, count, offset, kind)
 
 
 cdef cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyAsync == NULL:
-        _resolve(&_p_cudaMemcpyAsync, b"cudaMemcpyAsync", b"cudaMemcpyAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyAsync, b"cudaMemcpyAsync", b"cudaMemcpyAsync", 13000, False)
     return (<cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpyAsync)(dst, src, count, kind, stream)
 
 
 cdef cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, size_t count, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyPeerAsync == NULL:
-        _resolve(&_p_cudaMemcpyPeerAsync, b"cudaMemcpyPeerAsync", b"cudaMemcpyPeerAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyPeerAsync, b"cudaMemcpyPeerAsync", b"cudaMemcpyPeerAsync", 13000, False)
     return (<cudaError_t (*)(void*, int, const void*, int, size_t, cudaStream_t) noexcept nogil>_p_cudaMemcpyPeerAsync)(dst, dstDevice, src, srcDevice, count, stream)
 
 
 cdef cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes, size_t count, cudaMemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyBatchAsync == NULL:
-        _resolve(&_p_cudaMemcpyBatchAsync, b"cudaMemcpyBatchAsync", b"cudaMemcpyBatchAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyBatchAsync, b"cudaMemcpyBatchAsync", b"cudaMemcpyBatchAsync", 13000, False)
     return (<cudaError_t (*)(void* const*, const void* const*, const size_t*, size_t, cudaMemcpyAttributes*, size_t*, size_t, cudaStream_t) noexcept nogil>_p_cudaMemcpyBatchAsync)(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream)
 
 
 cdef cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, cudaMemcpy3DBatchOp* opList, unsigned long long flags, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy3DBatchAsync == NULL:
-        _resolve(&_p_cudaMemcpy3DBatchAsync, b"cudaMemcpy3DBatchAsync", b"cudaMemcpy3DBatchAsync", 13000)
+
+        _resolve(&_p_cudaMemcpy3DBatchAsync, b"cudaMemcpy3DBatchAsync", b"cudaMemcpy3DBatchAsync", 13000, False)
     return (<cudaError_t (*)(size_t, cudaMemcpy3DBatchOp*, unsigned long long, cudaStream_t) noexcept nogil>_p_cudaMemcpy3DBatchAsync)(numOps, opList, flags, stream)
 
 
 cdef cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2DAsync == NULL:
-        _resolve(&_p_cudaMemcpy2DAsync, b"cudaMemcpy2DAsync", b"cudaMemcpy2DAsync", 13000)
+
+        _resolve(&_p_cudaMemcpy2DAsync, b"cudaMemcpy2DAsync", b"cudaMemcpy2DAsync", 13000, False)
     return (<cudaError_t (*)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpy2DAsync)(dst, dpitch, src, spitch, width, height, kind, stream)
 
 
 cdef cudaError_t cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2DToArrayAsync == NULL:
-        _resolve(&_p_cudaMemcpy2DToArrayAsync, b"cudaMemcpy2DToArrayAsync", b"cudaMemcpy2DToArrayAsync", 13000)
+
+        _resolve(&_p_cudaMemcpy2DToArrayAsync, b"cudaMemcpy2DToArrayAsync", b"cudaMemcpy2DToArrayAsync", 13000, False)
     return (<cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpy2DToArrayAsync)(dst, wOffset, hOffset, src, spitch, width, height, kind, stream)
 
 
 cdef cudaError_t cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpy2DFromArrayAsync == NULL:
-        _resolve(&_p_cudaMemcpy2DFromArrayAsync, b"cudaMemcpy2DFromArrayAsync", b"cudaMemcpy2DFromArrayAsync", 13000)
+
+        _resolve(&_p_cudaMemcpy2DFromArrayAsync, b"cudaMemcpy2DFromArrayAsync", b"cudaMemcpy2DFromArrayAsync", 13000, False)
     return (<cudaError_t (*)(void*, size_t, cudaArray_const_t, size_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpy2DFromArrayAsync)(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream)
 
 
 cdef cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyToSymbolAsync == NULL:
-        _resolve(&_p_cudaMemcpyToSymbolAsync, b"cudaMemcpyToSymbolAsync", b"cudaMemcpyToSymbolAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyToSymbolAsync, b"cudaMemcpyToSymbolAsync", b"cudaMemcpyToSymbolAsync", 13000, False)
     return (<cudaError_t (*)(const void*, const void*, size_t, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpyToSymbolAsync)(symbol, src, count, offset, kind, stream)
 
 
 cdef cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyFromSymbolAsync == NULL:
-        _resolve(&_p_cudaMemcpyFromSymbolAsync, b"cudaMemcpyFromSymbolAsync", b"cudaMemcpyFromSymbolAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyFromSymbolAsync, b"cudaMemcpyFromSymbolAsync", b"cudaMemcpyFromSymbolAsync", 13000, False)
     return (<cudaError_t (*)(void*, const void*, size_t, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpyFromSymbolAsync)(dst, symbol, count, offset, kind, stream)
 
 
 cdef cudaError_t cudaMemset(void* devPtr, int value, size_t count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemset == NULL:
-        _resolve(&_p_cudaMemset, b"cudaMemset", b"cudaMemset", 13000)
+
+        _resolve(&_p_cudaMemset, b"cudaMemset", b"cudaMemset", 13000, False)
     return (<cudaError_t (*)(void*, int, size_t) noexcept nogil>_p_cudaMemset)(devPtr, value, count)
 
 
 cdef cudaError_t cudaMemset2D(void* devPtr, size_t pitch, int value, size_t width, size_t height) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemset2D == NULL:
-        _resolve(&_p_cudaMemset2D, b"cudaMemset2D", b"cudaMemset2D", 13000)
+
+        _resolve(&_p_cudaMemset2D, b"cudaMemset2D", b"cudaMemset2D", 13000, False)
     return (<cudaError_t (*)(void*, size_t, int, size_t, size_t) noexcept nogil>_p_cudaMemset2D)(devPtr, pitch, value, width, height)
 
 
 cdef cudaError_t cudaMemset3D(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemset3D == NULL:
-        _resolve(&_p_cudaMemset3D, b"cudaMemset3D", b"cudaMemset3D", 13000)
+
+        _resolve(&_p_cudaMemset3D, b"cudaMemset3D", b"cudaMemset3D", 13000, False)
     return (<cudaError_t (*)(cudaPitchedPtr, int, cudaExtent) noexcept nogil>_p_cudaMemset3D)(pitchedDevPtr, value, extent)
 
 
 cdef cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemsetAsync == NULL:
-        _resolve(&_p_cudaMemsetAsync, b"cudaMemsetAsync", b"cudaMemsetAsync", 13000)
+
+        _resolve(&_p_cudaMemsetAsync, b"cudaMemsetAsync", b"cudaMemsetAsync", 13000, False)
     return (<cudaError_t (*)(void*, int, size_t, cudaStream_t) noexcept nogil>_p_cudaMemsetAsync)(devPtr, value, count, stream)
 
 
 cdef cudaError_t cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemset2DAsync == NULL:
-        _resolve(&_p_cudaMemset2DAsync, b"cudaMemset2DAsync", b"cudaMemset2DAsync", 13000)
+
+        _resolve(&_p_cudaMemset2DAsync, b"cudaMemset2DAsync", b"cudaMemset2DAsync", 13000, False)
     return (<cudaError_t (*)(void*, size_t, int, size_t, size_t, cudaStream_t) noexcept nogil>_p_cudaMemset2DAsync)(devPtr, pitch, value, width, height, stream)
 
 
 cdef cudaError_t cudaMemset3DAsync(cudaPitchedPtr pitchedDevPtr, int value, cudaExtent extent, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemset3DAsync == NULL:
-        _resolve(&_p_cudaMemset3DAsync, b"cudaMemset3DAsync", b"cudaMemset3DAsync", 13000)
+
+        _resolve(&_p_cudaMemset3DAsync, b"cudaMemset3DAsync", b"cudaMemset3DAsync", 13000, False)
     return (<cudaError_t (*)(cudaPitchedPtr, int, cudaExtent, cudaStream_t) noexcept nogil>_p_cudaMemset3DAsync)(pitchedDevPtr, value, extent, stream)
 
 
 cdef cudaError_t cudaGetSymbolAddress(void** devPtr, const void* symbol) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetSymbolAddress == NULL:
-        _resolve(&_p_cudaGetSymbolAddress, b"cudaGetSymbolAddress", b"cudaGetSymbolAddress", 13000)
+
+        _resolve(&_p_cudaGetSymbolAddress, b"cudaGetSymbolAddress", b"cudaGetSymbolAddress", 13000, False)
     return (<cudaError_t (*)(void**, const void*) noexcept nogil>_p_cudaGetSymbolAddress)(devPtr, symbol)
 
 
 cdef cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetSymbolSize == NULL:
-        _resolve(&_p_cudaGetSymbolSize, b"cudaGetSymbolSize", b"cudaGetSymbolSize", 13000)
+
+        _resolve(&_p_cudaGetSymbolSize, b"cudaGetSymbolSize", b"cudaGetSymbolSize", 13000, False)
     return (<cudaError_t (*)(size_t*, const void*) noexcept nogil>_p_cudaGetSymbolSize)(size, symbol)
 
 
 cdef cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count, cudaMemLocation location, unsigned int flags, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPrefetchAsync == NULL:
-        _resolve(&_p_cudaMemPrefetchAsync, b"cudaMemPrefetchAsync", b"cudaMemPrefetchAsync", 13000)
+
+        _resolve(&_p_cudaMemPrefetchAsync, b"cudaMemPrefetchAsync", b"cudaMemPrefetchAsync", 13000, False)
     return (<cudaError_t (*)(const void*, size_t, cudaMemLocation, unsigned int, cudaStream_t) noexcept nogil>_p_cudaMemPrefetchAsync)(devPtr, count, location, flags, stream)
 
 
 cdef cudaError_t cudaMemPrefetchBatchAsync(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPrefetchBatchAsync == NULL:
-        _resolve(&_p_cudaMemPrefetchBatchAsync, b"cudaMemPrefetchBatchAsync", b"cudaMemPrefetchBatchAsync", 13000)
+
+        _resolve(&_p_cudaMemPrefetchBatchAsync, b"cudaMemPrefetchBatchAsync", b"cudaMemPrefetchBatchAsync", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) noexcept nogil>_p_cudaMemPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)
 
 
 cdef cudaError_t cudaMemDiscardBatchAsync(void** dptrs, size_t* sizes, size_t count, unsigned long long flags, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemDiscardBatchAsync == NULL:
-        _resolve(&_p_cudaMemDiscardBatchAsync, b"cudaMemDiscardBatchAsync", b"cudaMemDiscardBatchAsync", 13000)
+
+        _resolve(&_p_cudaMemDiscardBatchAsync, b"cudaMemDiscardBatchAsync", b"cudaMemDiscardBatchAsync", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, size_t, unsigned long long, cudaStream_t) noexcept nogil>_p_cudaMemDiscardBatchAsync)(dptrs, sizes, count, flags, stream)
 
 
 cdef cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemDiscardAndPrefetchBatchAsync == NULL:
-        _resolve(&_p_cudaMemDiscardAndPrefetchBatchAsync, b"cudaMemDiscardAndPrefetchBatchAsync", b"cudaMemDiscardAndPrefetchBatchAsync", 13000)
+
+        _resolve(&_p_cudaMemDiscardAndPrefetchBatchAsync, b"cudaMemDiscardAndPrefetchBatchAsync", b"cudaMemDiscardAndPrefetchBatchAsync", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, size_t, cudaMemLocation*, size_t*, size_t, unsigned long long, cudaStream_t) noexcept nogil>_p_cudaMemDiscardAndPrefetchBatchAsync)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)
 
 
 cdef cudaError_t cudaMemAdvise(const void* devPtr, size_t count, cudaMemoryAdvise advice, cudaMemLocation location) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemAdvise == NULL:
-        _resolve(&_p_cudaMemAdvise, b"cudaMemAdvise", b"cudaMemAdvise", 13000)
+
+        _resolve(&_p_cudaMemAdvise, b"cudaMemAdvise", b"cudaMemAdvise", 13000, False)
     return (<cudaError_t (*)(const void*, size_t, cudaMemoryAdvise, cudaMemLocation) noexcept nogil>_p_cudaMemAdvise)(devPtr, count, advice, location)
 
 
 cdef cudaError_t cudaMemRangeGetAttribute(void* data, size_t dataSize, cudaMemRangeAttribute attribute, const void* devPtr, size_t count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemRangeGetAttribute == NULL:
-        _resolve(&_p_cudaMemRangeGetAttribute, b"cudaMemRangeGetAttribute", b"cudaMemRangeGetAttribute", 13000)
+
+        _resolve(&_p_cudaMemRangeGetAttribute, b"cudaMemRangeGetAttribute", b"cudaMemRangeGetAttribute", 13000, False)
     return (<cudaError_t (*)(void*, size_t, cudaMemRangeAttribute, const void*, size_t) noexcept nogil>_p_cudaMemRangeGetAttribute)(data, dataSize, attribute, devPtr, count)
 
 
 cdef cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes, cudaMemRangeAttribute* attributes, size_t numAttributes, const void* devPtr, size_t count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemRangeGetAttributes == NULL:
-        _resolve(&_p_cudaMemRangeGetAttributes, b"cudaMemRangeGetAttributes", b"cudaMemRangeGetAttributes", 13000)
+
+        _resolve(&_p_cudaMemRangeGetAttributes, b"cudaMemRangeGetAttributes", b"cudaMemRangeGetAttributes", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, cudaMemRangeAttribute*, size_t, const void*, size_t) noexcept nogil>_p_cudaMemRangeGetAttributes)(data, dataSizes, attributes, numAttributes, devPtr, count)
 
 
 cdef cudaError_t cudaMemcpyToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyToArray == NULL:
-        _resolve(&_p_cudaMemcpyToArray, b"cudaMemcpyToArray", b"cudaMemcpyToArray", 13000)
+
+        _resolve(&_p_cudaMemcpyToArray, b"cudaMemcpyToArray", b"cudaMemcpyToArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpyToArray)(dst, wOffset, hOffset, src, count, kind)
 
 
 cdef cudaError_t cudaMemcpyFromArray(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyFromArray == NULL:
-        _resolve(&_p_cudaMemcpyFromArray, b"cudaMemcpyFromArray", b"cudaMemcpyFromArray", 13000)
+
+        _resolve(&_p_cudaMemcpyFromArray, b"cudaMemcpyFromArray", b"cudaMemcpyFromArray", 13000, False)
     return (<cudaError_t (*)(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpyFromArray)(dst, src, wOffset, hOffset, count, kind)
 
 
 cdef cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyArrayToArray == NULL:
-        _resolve(&_p_cudaMemcpyArrayToArray, b"cudaMemcpyArrayToArray", b"cudaMemcpyArrayToArray", 13000)
+
+        _resolve(&_p_cudaMemcpyArrayToArray, b"cudaMemcpyArrayToArray", b"cudaMemcpyArrayToArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t, size_t, size_t, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaMemcpyArrayToArray)(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind)
 
 
 cdef cudaError_t cudaMemcpyToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyToArrayAsync == NULL:
-        _resolve(&_p_cudaMemcpyToArrayAsync, b"cudaMemcpyToArrayAsync", b"cudaMemcpyToArrayAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyToArrayAsync, b"cudaMemcpyToArrayAsync", b"cudaMemcpyToArrayAsync", 13000, False)
     return (<cudaError_t (*)(cudaArray_t, size_t, size_t, const void*, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpyToArrayAsync)(dst, wOffset, hOffset, src, count, kind, stream)
 
 
 cdef cudaError_t cudaMemcpyFromArrayAsync(void* dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, cudaMemcpyKind kind, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemcpyFromArrayAsync == NULL:
-        _resolve(&_p_cudaMemcpyFromArrayAsync, b"cudaMemcpyFromArrayAsync", b"cudaMemcpyFromArrayAsync", 13000)
+
+        _resolve(&_p_cudaMemcpyFromArrayAsync, b"cudaMemcpyFromArrayAsync", b"cudaMemcpyFromArrayAsync", 13000, False)
     return (<cudaError_t (*)(void*, cudaArray_const_t, size_t, size_t, size_t, cudaMemcpyKind, cudaStream_t) noexcept nogil>_p_cudaMemcpyFromArrayAsync)(dst, src, wOffset, hOffset, count, kind, stream)
 
 
 cdef cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocAsync == NULL:
-        _resolve(&_p_cudaMallocAsync, b"cudaMallocAsync", b"cudaMallocAsync", 13000)
+
+        _resolve(&_p_cudaMallocAsync, b"cudaMallocAsync", b"cudaMallocAsync", 13000, False)
     return (<cudaError_t (*)(void**, size_t, cudaStream_t) noexcept nogil>_p_cudaMallocAsync)(devPtr, size, hStream)
 
 
 cdef cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaFreeAsync == NULL:
-        _resolve(&_p_cudaFreeAsync, b"cudaFreeAsync", b"cudaFreeAsync", 13000)
+
+        _resolve(&_p_cudaFreeAsync, b"cudaFreeAsync", b"cudaFreeAsync", 13000, False)
     return (<cudaError_t (*)(void*, cudaStream_t) noexcept nogil>_p_cudaFreeAsync)(devPtr, hStream)
 
 
 cdef cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolTrimTo == NULL:
-        _resolve(&_p_cudaMemPoolTrimTo, b"cudaMemPoolTrimTo", b"cudaMemPoolTrimTo", 13000)
+
+        _resolve(&_p_cudaMemPoolTrimTo, b"cudaMemPoolTrimTo", b"cudaMemPoolTrimTo", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t, size_t) noexcept nogil>_p_cudaMemPoolTrimTo)(memPool, minBytesToKeep)
 
 
 cdef cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolSetAttribute == NULL:
-        _resolve(&_p_cudaMemPoolSetAttribute, b"cudaMemPoolSetAttribute", b"cudaMemPoolSetAttribute", 13000)
+
+        _resolve(&_p_cudaMemPoolSetAttribute, b"cudaMemPoolSetAttribute", b"cudaMemPoolSetAttribute", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t, cudaMemPoolAttr, void*) noexcept nogil>_p_cudaMemPoolSetAttribute)(memPool, attr, value)
 
 
 cdef cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, cudaMemPoolAttr attr, void* value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolGetAttribute == NULL:
-        _resolve(&_p_cudaMemPoolGetAttribute, b"cudaMemPoolGetAttribute", b"cudaMemPoolGetAttribute", 13000)
+
+        _resolve(&_p_cudaMemPoolGetAttribute, b"cudaMemPoolGetAttribute", b"cudaMemPoolGetAttribute", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t, cudaMemPoolAttr, void*) noexcept nogil>_p_cudaMemPoolGetAttribute)(memPool, attr, value)
 
 
 cdef cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const cudaMemAccessDesc* descList, size_t count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolSetAccess == NULL:
-        _resolve(&_p_cudaMemPoolSetAccess, b"cudaMemPoolSetAccess", b"cudaMemPoolSetAccess", 13000)
+
+        _resolve(&_p_cudaMemPoolSetAccess, b"cudaMemPoolSetAccess", b"cudaMemPoolSetAccess", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t, const cudaMemAccessDesc*, size_t) noexcept nogil>_p_cudaMemPoolSetAccess)(memPool, descList, count)
 
 
 cdef cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMemPool_t memPool, cudaMemLocation* location) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolGetAccess == NULL:
-        _resolve(&_p_cudaMemPoolGetAccess, b"cudaMemPoolGetAccess", b"cudaMemPoolGetAccess", 13000)
+
+        _resolve(&_p_cudaMemPoolGetAccess, b"cudaMemPoolGetAccess", b"cudaMemPoolGetAccess", 13000, False)
     return (<cudaError_t (*)(cudaMemAccessFlags*, cudaMemPool_t, cudaMemLocation*) noexcept nogil>_p_cudaMemPoolGetAccess)(flags, memPool, location)
 
 
 cdef cudaError_t cudaMemPoolCreate(cudaMemPool_t* memPool, const cudaMemPoolProps* poolProps) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolCreate == NULL:
-        _resolve(&_p_cudaMemPoolCreate, b"cudaMemPoolCreate", b"cudaMemPoolCreate", 13000)
+
+        _resolve(&_p_cudaMemPoolCreate, b"cudaMemPoolCreate", b"cudaMemPoolCreate", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t*, const cudaMemPoolProps*) noexcept nogil>_p_cudaMemPoolCreate)(memPool, poolProps)
 
 
 cdef cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolDestroy == NULL:
-        _resolve(&_p_cudaMemPoolDestroy, b"cudaMemPoolDestroy", b"cudaMemPoolDestroy", 13000)
+
+        _resolve(&_p_cudaMemPoolDestroy, b"cudaMemPoolDestroy", b"cudaMemPoolDestroy", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t) noexcept nogil>_p_cudaMemPoolDestroy)(memPool)
 
 
 cdef cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* memPool, cudaMemLocation* location, cudaMemAllocationType type) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemGetDefaultMemPool == NULL:
-        _resolve(&_p_cudaMemGetDefaultMemPool, b"cudaMemGetDefaultMemPool", b"cudaMemGetDefaultMemPool", 13000)
+
+        _resolve(&_p_cudaMemGetDefaultMemPool, b"cudaMemGetDefaultMemPool", b"cudaMemGetDefaultMemPool", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) noexcept nogil>_p_cudaMemGetDefaultMemPool)(memPool, location, type)
 
 
 cdef cudaError_t cudaMemGetMemPool(cudaMemPool_t* memPool, cudaMemLocation* location, cudaMemAllocationType type) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemGetMemPool == NULL:
-        _resolve(&_p_cudaMemGetMemPool, b"cudaMemGetMemPool", b"cudaMemGetMemPool", 13000)
+
+        _resolve(&_p_cudaMemGetMemPool, b"cudaMemGetMemPool", b"cudaMemGetMemPool", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t*, cudaMemLocation*, cudaMemAllocationType) noexcept nogil>_p_cudaMemGetMemPool)(memPool, location, type)
 
 
 cdef cudaError_t cudaMemSetMemPool(cudaMemLocation* location, cudaMemAllocationType type, cudaMemPool_t memPool) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemSetMemPool == NULL:
-        _resolve(&_p_cudaMemSetMemPool, b"cudaMemSetMemPool", b"cudaMemSetMemPool", 13000)
+
+        _resolve(&_p_cudaMemSetMemPool, b"cudaMemSetMemPool", b"cudaMemSetMemPool", 13000, False)
     return (<cudaError_t (*)(cudaMemLocation*, cudaMemAllocationType, cudaMemPool_t) noexcept nogil>_p_cudaMemSetMemPool)(location, type, memPool)
 
 
 cdef cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMallocFromPoolAsync == NULL:
-        _resolve(&_p_cudaMallocFromPoolAsync, b"cudaMallocFromPoolAsync", b"cudaMallocFromPoolAsync", 13000)
+
+        _resolve(&_p_cudaMallocFromPoolAsync, b"cudaMallocFromPoolAsync", b"cudaMallocFromPoolAsync", 13000, False)
     return (<cudaError_t (*)(void**, size_t, cudaMemPool_t, cudaStream_t) noexcept nogil>_p_cudaMallocFromPoolAsync)(ptr, size, memPool, stream)
 
 
 cdef cudaError_t cudaMemPoolExportToShareableHandle(void* shareableHandle, cudaMemPool_t memPool, cudaMemAllocationHandleType handleType, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolExportToShareableHandle == NULL:
-        _resolve(&_p_cudaMemPoolExportToShareableHandle, b"cudaMemPoolExportToShareableHandle", b"cudaMemPoolExportToShareableHandle", 13000)
+
+        _resolve(&_p_cudaMemPoolExportToShareableHandle, b"cudaMemPoolExportToShareableHandle", b"cudaMemPoolExportToShareableHandle", 13000, False)
     return (<cudaError_t (*)(void*, cudaMemPool_t, cudaMemAllocationHandleType, unsigned int) noexcept nogil>_p_cudaMemPoolExportToShareableHandle)(shareableHandle, memPool, handleType, flags)
 
 
 cdef cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t* memPool, void* shareableHandle, cudaMemAllocationHandleType handleType, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolImportFromShareableHandle == NULL:
-        _resolve(&_p_cudaMemPoolImportFromShareableHandle, b"cudaMemPoolImportFromShareableHandle", b"cudaMemPoolImportFromShareableHandle", 13000)
+
+        _resolve(&_p_cudaMemPoolImportFromShareableHandle, b"cudaMemPoolImportFromShareableHandle", b"cudaMemPoolImportFromShareableHandle", 13000, False)
     return (<cudaError_t (*)(cudaMemPool_t*, void*, cudaMemAllocationHandleType, unsigned int) noexcept nogil>_p_cudaMemPoolImportFromShareableHandle)(memPool, shareableHandle, handleType, flags)
 
 
 cdef cudaError_t cudaMemPoolExportPointer(cudaMemPoolPtrExportData* exportData, void* ptr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolExportPointer == NULL:
-        _resolve(&_p_cudaMemPoolExportPointer, b"cudaMemPoolExportPointer", b"cudaMemPoolExportPointer", 13000)
+
+        _resolve(&_p_cudaMemPoolExportPointer, b"cudaMemPoolExportPointer", b"cudaMemPoolExportPointer", 13000, False)
     return (<cudaError_t (*)(cudaMemPoolPtrExportData*, void*) noexcept nogil>_p_cudaMemPoolExportPointer)(exportData, ptr)
 
 
 cdef cudaError_t cudaMemPoolImportPointer(void** ptr, cudaMemPool_t memPool, cudaMemPoolPtrExportData* exportData) except? cudaErrorApiFailureBase nogil:
     if _p_cudaMemPoolImportPointer == NULL:
-        _resolve(&_p_cudaMemPoolImportPointer, b"cudaMemPoolImportPointer", b"cudaMemPoolImportPointer", 13000)
+
+        _resolve(&_p_cudaMemPoolImportPointer, b"cudaMemPoolImportPointer", b"cudaMemPoolImportPointer", 13000, False)
     return (<cudaError_t (*)(void**, cudaMemPool_t, cudaMemPoolPtrExportData*) noexcept nogil>_p_cudaMemPoolImportPointer)(ptr, memPool, exportData)
 
 
 cdef cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaPointerGetAttributes == NULL:
-        _resolve(&_p_cudaPointerGetAttributes, b"cudaPointerGetAttributes", b"cudaPointerGetAttributes", 13000)
+
+        _resolve(&_p_cudaPointerGetAttributes, b"cudaPointerGetAttributes", b"cudaPointerGetAttributes", 13000, False)
     return (<cudaError_t (*)(cudaPointerAttributes*, const void*) noexcept nogil>_p_cudaPointerGetAttributes)(attributes, ptr)
 
 
 cdef cudaError_t cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceCanAccessPeer == NULL:
-        _resolve(&_p_cudaDeviceCanAccessPeer, b"cudaDeviceCanAccessPeer", b"cudaDeviceCanAccessPeer", 13000)
+
+        _resolve(&_p_cudaDeviceCanAccessPeer, b"cudaDeviceCanAccessPeer", b"cudaDeviceCanAccessPeer", 13000, False)
     return (<cudaError_t (*)(int*, int, int) noexcept nogil>_p_cudaDeviceCanAccessPeer)(canAccessPeer, device, peerDevice)
 
 
 cdef cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceEnablePeerAccess == NULL:
-        _resolve(&_p_cudaDeviceEnablePeerAccess, b"cudaDeviceEnablePeerAccess", b"cudaDeviceEnablePeerAccess", 13000)
+
+        _resolve(&_p_cudaDeviceEnablePeerAccess, b"cudaDeviceEnablePeerAccess", b"cudaDeviceEnablePeerAccess", 13000, False)
     return (<cudaError_t (*)(int, unsigned int) noexcept nogil>_p_cudaDeviceEnablePeerAccess)(peerDevice, flags)
 
 
 cdef cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceDisablePeerAccess == NULL:
-        _resolve(&_p_cudaDeviceDisablePeerAccess, b"cudaDeviceDisablePeerAccess", b"cudaDeviceDisablePeerAccess", 13000)
+
+        _resolve(&_p_cudaDeviceDisablePeerAccess, b"cudaDeviceDisablePeerAccess", b"cudaDeviceDisablePeerAccess", 13000, False)
     return (<cudaError_t (*)(int) noexcept nogil>_p_cudaDeviceDisablePeerAccess)(peerDevice)
 
 
 cdef cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t resource) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsUnregisterResource == NULL:
-        _resolve(&_p_cudaGraphicsUnregisterResource, b"cudaGraphicsUnregisterResource", b"cudaGraphicsUnregisterResource", 13000)
+
+        _resolve(&_p_cudaGraphicsUnregisterResource, b"cudaGraphicsUnregisterResource", b"cudaGraphicsUnregisterResource", 13000, False)
     return (<cudaError_t (*)(cudaGraphicsResource_t) noexcept nogil>_p_cudaGraphicsUnregisterResource)(resource)
 
 
 cdef cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t resource, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsResourceSetMapFlags == NULL:
-        _resolve(&_p_cudaGraphicsResourceSetMapFlags, b"cudaGraphicsResourceSetMapFlags", b"cudaGraphicsResourceSetMapFlags", 13000)
+
+        _resolve(&_p_cudaGraphicsResourceSetMapFlags, b"cudaGraphicsResourceSetMapFlags", b"cudaGraphicsResourceSetMapFlags", 13000, False)
     return (<cudaError_t (*)(cudaGraphicsResource_t, unsigned int) noexcept nogil>_p_cudaGraphicsResourceSetMapFlags)(resource, flags)
 
 
 cdef cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResource_t* resources, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsMapResources == NULL:
-        _resolve(&_p_cudaGraphicsMapResources, b"cudaGraphicsMapResources", b"cudaGraphicsMapResources", 13000)
+
+        _resolve(&_p_cudaGraphicsMapResources, b"cudaGraphicsMapResources", b"cudaGraphicsMapResources", 13000, False)
     return (<cudaError_t (*)(int, cudaGraphicsResource_t*, cudaStream_t) noexcept nogil>_p_cudaGraphicsMapResources)(count, resources, stream)
 
 
 cdef cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsResource_t* resources, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsUnmapResources == NULL:
-        _resolve(&_p_cudaGraphicsUnmapResources, b"cudaGraphicsUnmapResources", b"cudaGraphicsUnmapResources", 13000)
+
+        _resolve(&_p_cudaGraphicsUnmapResources, b"cudaGraphicsUnmapResources", b"cudaGraphicsUnmapResources", 13000, False)
     return (<cudaError_t (*)(int, cudaGraphicsResource_t*, cudaStream_t) noexcept nogil>_p_cudaGraphicsUnmapResources)(count, resources, stream)
 
 
 cdef cudaError_t cudaGraphicsResourceGetMappedPointer(void** devPtr, size_t* size, cudaGraphicsResource_t resource) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsResourceGetMappedPointer == NULL:
-        _resolve(&_p_cudaGraphicsResourceGetMappedPointer, b"cudaGraphicsResourceGetMappedPointer", b"cudaGraphicsResourceGetMappedPointer", 13000)
+
+        _resolve(&_p_cudaGraphicsResourceGetMappedPointer, b"cudaGraphicsResourceGetMappedPointer", b"cudaGraphicsResourceGetMappedPointer", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, cudaGraphicsResource_t) noexcept nogil>_p_cudaGraphicsResourceGetMappedPointer)(devPtr, size, resource)
 
 
 cdef cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t* array, cudaGraphicsResource_t resource, unsigned int arrayIndex, unsigned int mipLevel) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsSubResourceGetMappedArray == NULL:
-        _resolve(&_p_cudaGraphicsSubResourceGetMappedArray, b"cudaGraphicsSubResourceGetMappedArray", b"cudaGraphicsSubResourceGetMappedArray", 13000)
+
+        _resolve(&_p_cudaGraphicsSubResourceGetMappedArray, b"cudaGraphicsSubResourceGetMappedArray", b"cudaGraphicsSubResourceGetMappedArray", 13000, False)
     return (<cudaError_t (*)(cudaArray_t*, cudaGraphicsResource_t, unsigned int, unsigned int) noexcept nogil>_p_cudaGraphicsSubResourceGetMappedArray)(array, resource, arrayIndex, mipLevel)
 
 
 cdef cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmappedArray_t* mipmappedArray, cudaGraphicsResource_t resource) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsResourceGetMappedMipmappedArray == NULL:
-        _resolve(&_p_cudaGraphicsResourceGetMappedMipmappedArray, b"cudaGraphicsResourceGetMappedMipmappedArray", b"cudaGraphicsResourceGetMappedMipmappedArray", 13000)
+
+        _resolve(&_p_cudaGraphicsResourceGetMappedMipmappedArray, b"cudaGraphicsResourceGetMappedMipmappedArray", b"cudaGraphicsResourceGetMappedMipmappedArray", 13000, False)
     return (<cudaError_t (*)(cudaMipmappedArray_t*, cudaGraphicsResource_t) noexcept nogil>_p_cudaGraphicsResourceGetMappedMipmappedArray)(mipmappedArray, resource)
 
 
 cdef cudaError_t cudaGetChannelDesc(cudaChannelFormatDesc* desc, cudaArray_const_t array) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetChannelDesc == NULL:
-        _resolve(&_p_cudaGetChannelDesc, b"cudaGetChannelDesc", b"cudaGetChannelDesc", 13000)
+
+        _resolve(&_p_cudaGetChannelDesc, b"cudaGetChannelDesc", b"cudaGetChannelDesc", 13000, False)
     return (<cudaError_t (*)(cudaChannelFormatDesc*, cudaArray_const_t) noexcept nogil>_p_cudaGetChannelDesc)(desc, array)
 
 
 cdef cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, cudaChannelFormatKind f) except * nogil:
     if _p_cudaCreateChannelDesc == NULL:
-        _resolve(&_p_cudaCreateChannelDesc, b"cudaCreateChannelDesc", b"cudaCreateChannelDesc", 13000)
+
+        _resolve(&_p_cudaCreateChannelDesc, b"cudaCreateChannelDesc", b"cudaCreateChannelDesc", 13000, False)
     return (<cudaChannelFormatDesc (*)(int, int, int, int, cudaChannelFormatKind) noexcept nogil>_p_cudaCreateChannelDesc)(x, y, z, w, f)
 
 
 cdef cudaError_t cudaCreateTextureObject(cudaTextureObject_t* pTexObject, const cudaResourceDesc* pResDesc, const cudaTextureDesc* pTexDesc, const cudaResourceViewDesc* pResViewDesc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaCreateTextureObject == NULL:
-        _resolve(&_p_cudaCreateTextureObject, b"cudaCreateTextureObject", b"cudaCreateTextureObject", 13000)
+
+        _resolve(&_p_cudaCreateTextureObject, b"cudaCreateTextureObject", b"cudaCreateTextureObject", 13000, False)
     return (<cudaError_t (*)(cudaTextureObject_t*, const cudaResourceDesc*, const cudaTextureDesc*, const cudaResourceViewDesc*) noexcept nogil>_p_cudaCreateTextureObject)(pTexObject, pResDesc, pTexDesc, pResViewDesc)
 
 
 cdef cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDestroyTextureObject == NULL:
-        _resolve(&_p_cudaDestroyTextureObject, b"cudaDestroyTextureObject", b"cudaDestroyTextureObject", 13000)
+
+        _resolve(&_p_cudaDestroyTextureObject, b"cudaDestroyTextureObject", b"cudaDestroyTextureObject", 13000, False)
     return (<cudaError_t (*)(cudaTextureObject_t) noexcept nogil>_p_cudaDestroyTextureObject)(texObject)
 
 
 cdef cudaError_t cudaGetTextureObjectResourceDesc(cudaResourceDesc* pResDesc, cudaTextureObject_t texObject) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetTextureObjectResourceDesc == NULL:
-        _resolve(&_p_cudaGetTextureObjectResourceDesc, b"cudaGetTextureObjectResourceDesc", b"cudaGetTextureObjectResourceDesc", 13000)
+
+        _resolve(&_p_cudaGetTextureObjectResourceDesc, b"cudaGetTextureObjectResourceDesc", b"cudaGetTextureObjectResourceDesc", 13000, False)
     return (<cudaError_t (*)(cudaResourceDesc*, cudaTextureObject_t) noexcept nogil>_p_cudaGetTextureObjectResourceDesc)(pResDesc, texObject)
 
 
 cdef cudaError_t cudaGetTextureObjectTextureDesc(cudaTextureDesc* pTexDesc, cudaTextureObject_t texObject) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetTextureObjectTextureDesc == NULL:
-        _resolve(&_p_cudaGetTextureObjectTextureDesc, b"cudaGetTextureObjectTextureDesc", b"cudaGetTextureObjectTextureDesc", 13000)
+
+        _resolve(&_p_cudaGetTextureObjectTextureDesc, b"cudaGetTextureObjectTextureDesc", b"cudaGetTextureObjectTextureDesc", 13000, False)
     return (<cudaError_t (*)(cudaTextureDesc*, cudaTextureObject_t) noexcept nogil>_p_cudaGetTextureObjectTextureDesc)(pTexDesc, texObject)
 
 
 cdef cudaError_t cudaGetTextureObjectResourceViewDesc(cudaResourceViewDesc* pResViewDesc, cudaTextureObject_t texObject) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetTextureObjectResourceViewDesc == NULL:
-        _resolve(&_p_cudaGetTextureObjectResourceViewDesc, b"cudaGetTextureObjectResourceViewDesc", b"cudaGetTextureObjectResourceViewDesc", 13000)
+
+        _resolve(&_p_cudaGetTextureObjectResourceViewDesc, b"cudaGetTextureObjectResourceViewDesc", b"cudaGetTextureObjectResourceViewDesc", 13000, False)
     return (<cudaError_t (*)(cudaResourceViewDesc*, cudaTextureObject_t) noexcept nogil>_p_cudaGetTextureObjectResourceViewDesc)(pResViewDesc, texObject)
 
 
 cdef cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t* pSurfObject, const cudaResourceDesc* pResDesc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaCreateSurfaceObject == NULL:
-        _resolve(&_p_cudaCreateSurfaceObject, b"cudaCreateSurfaceObject", b"cudaCreateSurfaceObject", 13000)
+
+        _resolve(&_p_cudaCreateSurfaceObject, b"cudaCreateSurfaceObject", b"cudaCreateSurfaceObject", 13000, False)
     return (<cudaError_t (*)(cudaSurfaceObject_t*, const cudaResourceDesc*) noexcept nogil>_p_cudaCreateSurfaceObject)(pSurfObject, pResDesc)
 
 
 cdef cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDestroySurfaceObject == NULL:
-        _resolve(&_p_cudaDestroySurfaceObject, b"cudaDestroySurfaceObject", b"cudaDestroySurfaceObject", 13000)
+
+        _resolve(&_p_cudaDestroySurfaceObject, b"cudaDestroySurfaceObject", b"cudaDestroySurfaceObject", 13000, False)
     return (<cudaError_t (*)(cudaSurfaceObject_t) noexcept nogil>_p_cudaDestroySurfaceObject)(surfObject)
 
 
 cdef cudaError_t cudaGetSurfaceObjectResourceDesc(cudaResourceDesc* pResDesc, cudaSurfaceObject_t surfObject) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetSurfaceObjectResourceDesc == NULL:
-        _resolve(&_p_cudaGetSurfaceObjectResourceDesc, b"cudaGetSurfaceObjectResourceDesc", b"cudaGetSurfaceObjectResourceDesc", 13000)
+
+        _resolve(&_p_cudaGetSurfaceObjectResourceDesc, b"cudaGetSurfaceObjectResourceDesc", b"cudaGetSurfaceObjectResourceDesc", 13000, False)
     return (<cudaError_t (*)(cudaResourceDesc*, cudaSurfaceObject_t) noexcept nogil>_p_cudaGetSurfaceObjectResourceDesc)(pResDesc, surfObject)
 
 
 cdef cudaError_t cudaDriverGetVersion(int* driverVersion) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDriverGetVersion == NULL:
-        _resolve(&_p_cudaDriverGetVersion, b"cudaDriverGetVersion", b"cudaDriverGetVersion", 13000)
+
+        _resolve(&_p_cudaDriverGetVersion, b"cudaDriverGetVersion", b"cudaDriverGetVersion", 13000, False)
     return (<cudaError_t (*)(int*) noexcept nogil>_p_cudaDriverGetVersion)(driverVersion)
 
 
 cdef cudaError_t cudaRuntimeGetVersion(int* runtimeVersion) except? cudaErrorApiFailureBase nogil:
     if _p_cudaRuntimeGetVersion == NULL:
-        _resolve(&_p_cudaRuntimeGetVersion, b"cudaRuntimeGetVersion", b"cudaRuntimeGetVersion", 13000)
+
+        _resolve(&_p_cudaRuntimeGetVersion, b"cudaRuntimeGetVersion", b"cudaRuntimeGetVersion", 13000, False)
     return (<cudaError_t (*)(int*) noexcept nogil>_p_cudaRuntimeGetVersion)(runtimeVersion)
 
 
 cdef cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void* userData, cudaLogsCallbackHandle* callback_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLogsRegisterCallback == NULL:
-        _resolve(&_p_cudaLogsRegisterCallback, b"cudaLogsRegisterCallback", b"cudaLogsRegisterCallback", 13000)
+
+        _resolve(&_p_cudaLogsRegisterCallback, b"cudaLogsRegisterCallback", b"cudaLogsRegisterCallback", 13000, False)
     return (<cudaError_t (*)(cudaLogsCallback_t, void*, cudaLogsCallbackHandle*) noexcept nogil>_p_cudaLogsRegisterCallback)(callbackFunc, userData, callback_out)
 
 
 cdef cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLogsUnregisterCallback == NULL:
-        _resolve(&_p_cudaLogsUnregisterCallback, b"cudaLogsUnregisterCallback", b"cudaLogsUnregisterCallback", 13000)
+
+        _resolve(&_p_cudaLogsUnregisterCallback, b"cudaLogsUnregisterCallback", b"cudaLogsUnregisterCallback", 13000, False)
     return (<cudaError_t (*)(cudaLogsCallbackHandle) noexcept nogil>_p_cudaLogsUnregisterCallback)(callback)
 
 
 cdef cudaError_t cudaLogsCurrent(cudaLogIterator* iterator_out, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLogsCurrent == NULL:
-        _resolve(&_p_cudaLogsCurrent, b"cudaLogsCurrent", b"cudaLogsCurrent", 13000)
+
+        _resolve(&_p_cudaLogsCurrent, b"cudaLogsCurrent", b"cudaLogsCurrent", 13000, False)
     return (<cudaError_t (*)(cudaLogIterator*, unsigned int) noexcept nogil>_p_cudaLogsCurrent)(iterator_out, flags)
 
 
 cdef cudaError_t cudaLogsDumpToFile(cudaLogIterator* iterator, const char* pathToFile, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLogsDumpToFile == NULL:
-        _resolve(&_p_cudaLogsDumpToFile, b"cudaLogsDumpToFile", b"cudaLogsDumpToFile", 13000)
+
+        _resolve(&_p_cudaLogsDumpToFile, b"cudaLogsDumpToFile", b"cudaLogsDumpToFile", 13000, False)
     return (<cudaError_t (*)(cudaLogIterator*, const char*, unsigned int) noexcept nogil>_p_cudaLogsDumpToFile)(iterator, pathToFile, flags)
 
 
 cdef cudaError_t cudaGraphCreate(cudaGraph_t* pGraph, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphCreate == NULL:
-        _resolve(&_p_cudaGraphCreate, b"cudaGraphCreate", b"cudaGraphCreate", 13000)
+
+        _resolve(&_p_cudaGraphCreate, b"cudaGraphCreate", b"cudaGraphCreate", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t*, unsigned int) noexcept nogil>_p_cudaGraphCreate)(pGraph, flags)
 
 
 cdef cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const cudaKernelNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddKernelNode == NULL:
-        _resolve(&_p_cudaGraphAddKernelNode, b"cudaGraphAddKernelNode", b"cudaGraphAddKernelNode", 13000)
+
+        _resolve(&_p_cudaGraphAddKernelNode, b"cudaGraphAddKernelNode", b"cudaGraphAddKernelNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaKernelNodeParams*) noexcept nogil>_p_cudaGraphAddKernelNode)(pGraphNode, graph, pDependencies, numDependencies, pNodeParams)
 
 
 cdef cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKernelNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphKernelNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphKernelNodeGetParams, b"cudaGraphKernelNodeGetParams", b"cudaGraphKernelNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphKernelNodeGetParams, b"cudaGraphKernelNodeGetParams", b"cudaGraphKernelNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaKernelNodeParams*) noexcept nogil>_p_cudaGraphKernelNodeGetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphKernelNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphKernelNodeSetParams, b"cudaGraphKernelNodeSetParams", b"cudaGraphKernelNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphKernelNodeSetParams, b"cudaGraphKernelNodeSetParams", b"cudaGraphKernelNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const cudaKernelNodeParams*) noexcept nogil>_p_cudaGraphKernelNodeSetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphKernelNodeCopyAttributes == NULL:
-        _resolve(&_p_cudaGraphKernelNodeCopyAttributes, b"cudaGraphKernelNodeCopyAttributes", b"cudaGraphKernelNodeCopyAttributes", 13000)
+
+        _resolve(&_p_cudaGraphKernelNodeCopyAttributes, b"cudaGraphKernelNodeCopyAttributes", b"cudaGraphKernelNodeCopyAttributes", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t) noexcept nogil>_p_cudaGraphKernelNodeCopyAttributes)(hDst, hSrc)
 
 
 cdef cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, cudaLaunchAttributeValue* value_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphKernelNodeGetAttribute == NULL:
-        _resolve(&_p_cudaGraphKernelNodeGetAttribute, b"cudaGraphKernelNodeGetAttribute", b"cudaGraphKernelNodeGetAttribute", 13000)
+
+        _resolve(&_p_cudaGraphKernelNodeGetAttribute, b"cudaGraphKernelNodeGetAttribute", b"cudaGraphKernelNodeGetAttribute", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaLaunchAttributeID, cudaLaunchAttributeValue*) noexcept nogil>_p_cudaGraphKernelNodeGetAttribute)(hNode, attr, value_out)
 
 
 cdef cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue* value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphKernelNodeSetAttribute == NULL:
-        _resolve(&_p_cudaGraphKernelNodeSetAttribute, b"cudaGraphKernelNodeSetAttribute", b"cudaGraphKernelNodeSetAttribute", 13000)
+
+        _resolve(&_p_cudaGraphKernelNodeSetAttribute, b"cudaGraphKernelNodeSetAttribute", b"cudaGraphKernelNodeSetAttribute", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaLaunchAttributeID, const cudaLaunchAttributeValue*) noexcept nogil>_p_cudaGraphKernelNodeSetAttribute)(hNode, attr, value)
 
 
 cdef cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const cudaMemcpy3DParms* pCopyParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemcpyNode == NULL:
-        _resolve(&_p_cudaGraphAddMemcpyNode, b"cudaGraphAddMemcpyNode", b"cudaGraphAddMemcpyNode", 13000)
+
+        _resolve(&_p_cudaGraphAddMemcpyNode, b"cudaGraphAddMemcpyNode", b"cudaGraphAddMemcpyNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaMemcpy3DParms*) noexcept nogil>_p_cudaGraphAddMemcpyNode)(pGraphNode, graph, pDependencies, numDependencies, pCopyParams)
 
 
 cdef cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemcpyNodeToSymbol == NULL:
-        _resolve(&_p_cudaGraphAddMemcpyNodeToSymbol, b"cudaGraphAddMemcpyNodeToSymbol", b"cudaGraphAddMemcpyNodeToSymbol", 13000)
+
+        _resolve(&_p_cudaGraphAddMemcpyNodeToSymbol, b"cudaGraphAddMemcpyNodeToSymbol", b"cudaGraphAddMemcpyNodeToSymbol", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphAddMemcpyNodeToSymbol)(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind)
 
 
 cdef cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemcpyNodeFromSymbol == NULL:
-        _resolve(&_p_cudaGraphAddMemcpyNodeFromSymbol, b"cudaGraphAddMemcpyNodeFromSymbol", b"cudaGraphAddMemcpyNodeFromSymbol", 13000)
+
+        _resolve(&_p_cudaGraphAddMemcpyNodeFromSymbol, b"cudaGraphAddMemcpyNodeFromSymbol", b"cudaGraphAddMemcpyNodeFromSymbol", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphAddMemcpyNodeFromSymbol)(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind)
 
 
 cdef cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, void* dst, const void* src, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemcpyNode1D == NULL:
-        _resolve(&_p_cudaGraphAddMemcpyNode1D, b"cudaGraphAddMemcpyNode1D", b"cudaGraphAddMemcpyNode1D", 13000)
+
+        _resolve(&_p_cudaGraphAddMemcpyNode1D, b"cudaGraphAddMemcpyNode1D", b"cudaGraphAddMemcpyNode1D", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*, const void*, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphAddMemcpyNode1D)(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind)
 
 
 cdef cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, cudaMemcpy3DParms* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemcpyNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphMemcpyNodeGetParams, b"cudaGraphMemcpyNodeGetParams", b"cudaGraphMemcpyNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphMemcpyNodeGetParams, b"cudaGraphMemcpyNodeGetParams", b"cudaGraphMemcpyNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaMemcpy3DParms*) noexcept nogil>_p_cudaGraphMemcpyNodeGetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemcpyNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphMemcpyNodeSetParams, b"cudaGraphMemcpyNodeSetParams", b"cudaGraphMemcpyNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphMemcpyNodeSetParams, b"cudaGraphMemcpyNodeSetParams", b"cudaGraphMemcpyNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const cudaMemcpy3DParms*) noexcept nogil>_p_cudaGraphMemcpyNodeSetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemcpyNodeSetParamsToSymbol == NULL:
-        _resolve(&_p_cudaGraphMemcpyNodeSetParamsToSymbol, b"cudaGraphMemcpyNodeSetParamsToSymbol", b"cudaGraphMemcpyNodeSetParamsToSymbol", 13000)
+
+        _resolve(&_p_cudaGraphMemcpyNodeSetParamsToSymbol, b"cudaGraphMemcpyNodeSetParamsToSymbol", b"cudaGraphMemcpyNodeSetParamsToSymbol", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphMemcpyNodeSetParamsToSymbol)(node, symbol, src, count, offset, kind)
 
 
 cdef cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemcpyNodeSetParamsFromSymbol == NULL:
-        _resolve(&_p_cudaGraphMemcpyNodeSetParamsFromSymbol, b"cudaGraphMemcpyNodeSetParamsFromSymbol", b"cudaGraphMemcpyNodeSetParamsFromSymbol", 13000)
+
+        _resolve(&_p_cudaGraphMemcpyNodeSetParamsFromSymbol, b"cudaGraphMemcpyNodeSetParamsFromSymbol", b"cudaGraphMemcpyNodeSetParamsFromSymbol", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphMemcpyNodeSetParamsFromSymbol)(node, dst, symbol, count, offset, kind)
 
 
 cdef cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst, const void* src, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemcpyNodeSetParams1D == NULL:
-        _resolve(&_p_cudaGraphMemcpyNodeSetParams1D, b"cudaGraphMemcpyNodeSetParams1D", b"cudaGraphMemcpyNodeSetParams1D", 13000)
+
+        _resolve(&_p_cudaGraphMemcpyNodeSetParams1D, b"cudaGraphMemcpyNodeSetParams1D", b"cudaGraphMemcpyNodeSetParams1D", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, void*, const void*, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphMemcpyNodeSetParams1D)(node, dst, src, count, kind)
 
 
 cdef cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const cudaMemsetParams* pMemsetParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemsetNode == NULL:
-        _resolve(&_p_cudaGraphAddMemsetNode, b"cudaGraphAddMemsetNode", b"cudaGraphAddMemsetNode", 13000)
+
+        _resolve(&_p_cudaGraphAddMemsetNode, b"cudaGraphAddMemsetNode", b"cudaGraphAddMemsetNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaMemsetParams*) noexcept nogil>_p_cudaGraphAddMemsetNode)(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams)
 
 
 cdef cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, cudaMemsetParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemsetNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphMemsetNodeGetParams, b"cudaGraphMemsetNodeGetParams", b"cudaGraphMemsetNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphMemsetNodeGetParams, b"cudaGraphMemsetNodeGetParams", b"cudaGraphMemsetNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaMemsetParams*) noexcept nogil>_p_cudaGraphMemsetNodeGetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const cudaMemsetParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemsetNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphMemsetNodeSetParams, b"cudaGraphMemsetNodeSetParams", b"cudaGraphMemsetNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphMemsetNodeSetParams, b"cudaGraphMemsetNodeSetParams", b"cudaGraphMemsetNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const cudaMemsetParams*) noexcept nogil>_p_cudaGraphMemsetNodeSetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const cudaHostNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddHostNode == NULL:
-        _resolve(&_p_cudaGraphAddHostNode, b"cudaGraphAddHostNode", b"cudaGraphAddHostNode", 13000)
+
+        _resolve(&_p_cudaGraphAddHostNode, b"cudaGraphAddHostNode", b"cudaGraphAddHostNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaHostNodeParams*) noexcept nogil>_p_cudaGraphAddHostNode)(pGraphNode, graph, pDependencies, numDependencies, pNodeParams)
 
 
 cdef cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, cudaHostNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphHostNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphHostNodeGetParams, b"cudaGraphHostNodeGetParams", b"cudaGraphHostNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphHostNodeGetParams, b"cudaGraphHostNodeGetParams", b"cudaGraphHostNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaHostNodeParams*) noexcept nogil>_p_cudaGraphHostNodeGetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphHostNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphHostNodeSetParams, b"cudaGraphHostNodeSetParams", b"cudaGraphHostNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphHostNodeSetParams, b"cudaGraphHostNodeSetParams", b"cudaGraphHostNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const cudaHostNodeParams*) noexcept nogil>_p_cudaGraphHostNodeSetParams)(node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, cudaGraph_t childGraph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddChildGraphNode == NULL:
-        _resolve(&_p_cudaGraphAddChildGraphNode, b"cudaGraphAddChildGraphNode", b"cudaGraphAddChildGraphNode", 13000)
+
+        _resolve(&_p_cudaGraphAddChildGraphNode, b"cudaGraphAddChildGraphNode", b"cudaGraphAddChildGraphNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaGraph_t) noexcept nogil>_p_cudaGraphAddChildGraphNode)(pGraphNode, graph, pDependencies, numDependencies, childGraph)
 
 
 cdef cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t* pGraph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphChildGraphNodeGetGraph == NULL:
-        _resolve(&_p_cudaGraphChildGraphNodeGetGraph, b"cudaGraphChildGraphNodeGetGraph", b"cudaGraphChildGraphNodeGetGraph", 13000)
+
+        _resolve(&_p_cudaGraphChildGraphNodeGetGraph, b"cudaGraphChildGraphNodeGetGraph", b"cudaGraphChildGraphNodeGetGraph", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaGraph_t*) noexcept nogil>_p_cudaGraphChildGraphNodeGetGraph)(node, pGraph)
 
 
 cdef cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddEmptyNode == NULL:
-        _resolve(&_p_cudaGraphAddEmptyNode, b"cudaGraphAddEmptyNode", b"cudaGraphAddEmptyNode", 13000)
+
+        _resolve(&_p_cudaGraphAddEmptyNode, b"cudaGraphAddEmptyNode", b"cudaGraphAddEmptyNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t) noexcept nogil>_p_cudaGraphAddEmptyNode)(pGraphNode, graph, pDependencies, numDependencies)
 
 
 cdef cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddEventRecordNode == NULL:
-        _resolve(&_p_cudaGraphAddEventRecordNode, b"cudaGraphAddEventRecordNode", b"cudaGraphAddEventRecordNode", 13000)
+
+        _resolve(&_p_cudaGraphAddEventRecordNode, b"cudaGraphAddEventRecordNode", b"cudaGraphAddEventRecordNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaEvent_t) noexcept nogil>_p_cudaGraphAddEventRecordNode)(pGraphNode, graph, pDependencies, numDependencies, event)
 
 
 cdef cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphEventRecordNodeGetEvent == NULL:
-        _resolve(&_p_cudaGraphEventRecordNodeGetEvent, b"cudaGraphEventRecordNodeGetEvent", b"cudaGraphEventRecordNodeGetEvent", 13000)
+
+        _resolve(&_p_cudaGraphEventRecordNodeGetEvent, b"cudaGraphEventRecordNodeGetEvent", b"cudaGraphEventRecordNodeGetEvent", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaEvent_t*) noexcept nogil>_p_cudaGraphEventRecordNodeGetEvent)(node, event_out)
 
 
 cdef cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphEventRecordNodeSetEvent == NULL:
-        _resolve(&_p_cudaGraphEventRecordNodeSetEvent, b"cudaGraphEventRecordNodeSetEvent", b"cudaGraphEventRecordNodeSetEvent", 13000)
+
+        _resolve(&_p_cudaGraphEventRecordNodeSetEvent, b"cudaGraphEventRecordNodeSetEvent", b"cudaGraphEventRecordNodeSetEvent", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaEvent_t) noexcept nogil>_p_cudaGraphEventRecordNodeSetEvent)(node, event)
 
 
 cdef cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddEventWaitNode == NULL:
-        _resolve(&_p_cudaGraphAddEventWaitNode, b"cudaGraphAddEventWaitNode", b"cudaGraphAddEventWaitNode", 13000)
+
+        _resolve(&_p_cudaGraphAddEventWaitNode, b"cudaGraphAddEventWaitNode", b"cudaGraphAddEventWaitNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaEvent_t) noexcept nogil>_p_cudaGraphAddEventWaitNode)(pGraphNode, graph, pDependencies, numDependencies, event)
 
 
 cdef cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t* event_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphEventWaitNodeGetEvent == NULL:
-        _resolve(&_p_cudaGraphEventWaitNodeGetEvent, b"cudaGraphEventWaitNodeGetEvent", b"cudaGraphEventWaitNodeGetEvent", 13000)
+
+        _resolve(&_p_cudaGraphEventWaitNodeGetEvent, b"cudaGraphEventWaitNodeGetEvent", b"cudaGraphEventWaitNodeGetEvent", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaEvent_t*) noexcept nogil>_p_cudaGraphEventWaitNodeGetEvent)(node, event_out)
 
 
 cdef cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphEventWaitNodeSetEvent == NULL:
-        _resolve(&_p_cudaGraphEventWaitNodeSetEvent, b"cudaGraphEventWaitNodeSetEvent", b"cudaGraphEventWaitNodeSetEvent", 13000)
+
+        _resolve(&_p_cudaGraphEventWaitNodeSetEvent, b"cudaGraphEventWaitNodeSetEvent", b"cudaGraphEventWaitNodeSetEvent", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaEvent_t) noexcept nogil>_p_cudaGraphEventWaitNodeSetEvent)(node, event)
 
 
 cdef cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const cudaExternalSemaphoreSignalNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddExternalSemaphoresSignalNode == NULL:
-        _resolve(&_p_cudaGraphAddExternalSemaphoresSignalNode, b"cudaGraphAddExternalSemaphoresSignalNode", b"cudaGraphAddExternalSemaphoresSignalNode", 13000)
+
+        _resolve(&_p_cudaGraphAddExternalSemaphoresSignalNode, b"cudaGraphAddExternalSemaphoresSignalNode", b"cudaGraphAddExternalSemaphoresSignalNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreSignalNodeParams*) noexcept nogil>_p_cudaGraphAddExternalSemaphoresSignalNode)(pGraphNode, graph, pDependencies, numDependencies, nodeParams)
 
 
 cdef cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, cudaExternalSemaphoreSignalNodeParams* params_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExternalSemaphoresSignalNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphExternalSemaphoresSignalNodeGetParams, b"cudaGraphExternalSemaphoresSignalNodeGetParams", b"cudaGraphExternalSemaphoresSignalNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphExternalSemaphoresSignalNodeGetParams, b"cudaGraphExternalSemaphoresSignalNodeGetParams", b"cudaGraphExternalSemaphoresSignalNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaExternalSemaphoreSignalNodeParams*) noexcept nogil>_p_cudaGraphExternalSemaphoresSignalNodeGetParams)(hNode, params_out)
 
 
 cdef cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const cudaExternalSemaphoreSignalNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExternalSemaphoresSignalNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExternalSemaphoresSignalNodeSetParams, b"cudaGraphExternalSemaphoresSignalNodeSetParams", b"cudaGraphExternalSemaphoresSignalNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExternalSemaphoresSignalNodeSetParams, b"cudaGraphExternalSemaphoresSignalNodeSetParams", b"cudaGraphExternalSemaphoresSignalNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) noexcept nogil>_p_cudaGraphExternalSemaphoresSignalNodeSetParams)(hNode, nodeParams)
 
 
 cdef cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, const cudaExternalSemaphoreWaitNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddExternalSemaphoresWaitNode == NULL:
-        _resolve(&_p_cudaGraphAddExternalSemaphoresWaitNode, b"cudaGraphAddExternalSemaphoresWaitNode", b"cudaGraphAddExternalSemaphoresWaitNode", 13000)
+
+        _resolve(&_p_cudaGraphAddExternalSemaphoresWaitNode, b"cudaGraphAddExternalSemaphoresWaitNode", b"cudaGraphAddExternalSemaphoresWaitNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, const cudaExternalSemaphoreWaitNodeParams*) noexcept nogil>_p_cudaGraphAddExternalSemaphoresWaitNode)(pGraphNode, graph, pDependencies, numDependencies, nodeParams)
 
 
 cdef cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, cudaExternalSemaphoreWaitNodeParams* params_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExternalSemaphoresWaitNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphExternalSemaphoresWaitNodeGetParams, b"cudaGraphExternalSemaphoresWaitNodeGetParams", b"cudaGraphExternalSemaphoresWaitNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphExternalSemaphoresWaitNodeGetParams, b"cudaGraphExternalSemaphoresWaitNodeGetParams", b"cudaGraphExternalSemaphoresWaitNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaExternalSemaphoreWaitNodeParams*) noexcept nogil>_p_cudaGraphExternalSemaphoresWaitNodeGetParams)(hNode, params_out)
 
 
 cdef cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const cudaExternalSemaphoreWaitNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExternalSemaphoresWaitNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExternalSemaphoresWaitNodeSetParams, b"cudaGraphExternalSemaphoresWaitNodeSetParams", b"cudaGraphExternalSemaphoresWaitNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExternalSemaphoresWaitNodeSetParams, b"cudaGraphExternalSemaphoresWaitNodeSetParams", b"cudaGraphExternalSemaphoresWaitNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) noexcept nogil>_p_cudaGraphExternalSemaphoresWaitNodeSetParams)(hNode, nodeParams)
 
 
 cdef cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, cudaMemAllocNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemAllocNode == NULL:
-        _resolve(&_p_cudaGraphAddMemAllocNode, b"cudaGraphAddMemAllocNode", b"cudaGraphAddMemAllocNode", 13000)
+
+        _resolve(&_p_cudaGraphAddMemAllocNode, b"cudaGraphAddMemAllocNode", b"cudaGraphAddMemAllocNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, cudaMemAllocNodeParams*) noexcept nogil>_p_cudaGraphAddMemAllocNode)(pGraphNode, graph, pDependencies, numDependencies, nodeParams)
 
 
 cdef cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cudaMemAllocNodeParams* params_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemAllocNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphMemAllocNodeGetParams, b"cudaGraphMemAllocNodeGetParams", b"cudaGraphMemAllocNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphMemAllocNodeGetParams, b"cudaGraphMemAllocNodeGetParams", b"cudaGraphMemAllocNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaMemAllocNodeParams*) noexcept nogil>_p_cudaGraphMemAllocNodeGetParams)(node, params_out)
 
 
 cdef cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, size_t numDependencies, void* dptr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddMemFreeNode == NULL:
-        _resolve(&_p_cudaGraphAddMemFreeNode, b"cudaGraphAddMemFreeNode", b"cudaGraphAddMemFreeNode", 13000)
+
+        _resolve(&_p_cudaGraphAddMemFreeNode, b"cudaGraphAddMemFreeNode", b"cudaGraphAddMemFreeNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, size_t, void*) noexcept nogil>_p_cudaGraphAddMemFreeNode)(pGraphNode, graph, pDependencies, numDependencies, dptr)
 
 
 cdef cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void* dptr_out) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphMemFreeNodeGetParams == NULL:
-        _resolve(&_p_cudaGraphMemFreeNodeGetParams, b"cudaGraphMemFreeNodeGetParams", b"cudaGraphMemFreeNodeGetParams", 13000)
+
+        _resolve(&_p_cudaGraphMemFreeNodeGetParams, b"cudaGraphMemFreeNodeGetParams", b"cudaGraphMemFreeNodeGetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, void*) noexcept nogil>_p_cudaGraphMemFreeNodeGetParams)(node, dptr_out)
 
 
 cdef cudaError_t cudaDeviceGraphMemTrim(int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGraphMemTrim == NULL:
-        _resolve(&_p_cudaDeviceGraphMemTrim, b"cudaDeviceGraphMemTrim", b"cudaDeviceGraphMemTrim", 13000)
+
+        _resolve(&_p_cudaDeviceGraphMemTrim, b"cudaDeviceGraphMemTrim", b"cudaDeviceGraphMemTrim", 13000, False)
     return (<cudaError_t (*)(int) noexcept nogil>_p_cudaDeviceGraphMemTrim)(device)
 
 
 cdef cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceGetGraphMemAttribute == NULL:
-        _resolve(&_p_cudaDeviceGetGraphMemAttribute, b"cudaDeviceGetGraphMemAttribute", b"cudaDeviceGetGraphMemAttribute", 13000)
+
+        _resolve(&_p_cudaDeviceGetGraphMemAttribute, b"cudaDeviceGetGraphMemAttribute", b"cudaDeviceGetGraphMemAttribute", 13000, False)
     return (<cudaError_t (*)(int, cudaGraphMemAttributeType, void*) noexcept nogil>_p_cudaDeviceGetGraphMemAttribute)(device, attr, value)
 
 
 cdef cudaError_t cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value) except? cudaErrorApiFailureBase nogil:
     if _p_cudaDeviceSetGraphMemAttribute == NULL:
-        _resolve(&_p_cudaDeviceSetGraphMemAttribute, b"cudaDeviceSetGraphMemAttribute", b"cudaDeviceSetGraphMemAttribute", 13000)
+
+        _resolve(&_p_cudaDeviceSetGraphMemAttribute, b"cudaDeviceSetGraphMemAttribute", b"cudaDeviceSetGraphMemAttribute", 13000, False)
     return (<cudaError_t (*)(int, cudaGraphMemAttributeType, void*) noexcept nogil>_p_cudaDeviceSetGraphMemAttribute)(device, attr, value)
 
 
 cdef cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone, cudaGraph_t originalGraph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphClone == NULL:
-        _resolve(&_p_cudaGraphClone, b"cudaGraphClone", b"cudaGraphClone", 13000)
+
+        _resolve(&_p_cudaGraphClone, b"cudaGraphClone", b"cudaGraphClone", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t*, cudaGraph_t) noexcept nogil>_p_cudaGraphClone)(pGraphClone, originalGraph)
 
 
 cdef cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t* pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeFindInClone == NULL:
-        _resolve(&_p_cudaGraphNodeFindInClone, b"cudaGraphNodeFindInClone", b"cudaGraphNodeFindInClone", 13000)
+
+        _resolve(&_p_cudaGraphNodeFindInClone, b"cudaGraphNodeFindInClone", b"cudaGraphNodeFindInClone", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraphNode_t, cudaGraph_t) noexcept nogil>_p_cudaGraphNodeFindInClone)(pNode, originalNode, clonedGraph)
 
 
 cdef cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType* pType) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeGetType == NULL:
-        _resolve(&_p_cudaGraphNodeGetType, b"cudaGraphNodeGetType", b"cudaGraphNodeGetType", 13000)
+
+        _resolve(&_p_cudaGraphNodeGetType, b"cudaGraphNodeGetType", b"cudaGraphNodeGetType", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaGraphNodeType*) noexcept nogil>_p_cudaGraphNodeGetType)(node, pType)
 
 
 cdef cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphGetNodes == NULL:
-        _resolve(&_p_cudaGraphGetNodes, b"cudaGraphGetNodes", b"cudaGraphGetNodes", 13000)
+
+        _resolve(&_p_cudaGraphGetNodes, b"cudaGraphGetNodes", b"cudaGraphGetNodes", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, cudaGraphNode_t*, size_t*) noexcept nogil>_p_cudaGraphGetNodes)(graph, nodes, numNodes)
 
 
 cdef cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t* pRootNodes, size_t* pNumRootNodes) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphGetRootNodes == NULL:
-        _resolve(&_p_cudaGraphGetRootNodes, b"cudaGraphGetRootNodes", b"cudaGraphGetRootNodes", 13000)
+
+        _resolve(&_p_cudaGraphGetRootNodes, b"cudaGraphGetRootNodes", b"cudaGraphGetRootNodes", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, cudaGraphNode_t*, size_t*) noexcept nogil>_p_cudaGraphGetRootNodes)(graph, pRootNodes, pNumRootNodes)
 
 
 cdef cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t* from_, cudaGraphNode_t* to, cudaGraphEdgeData* edgeData, size_t* numEdges) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphGetEdges == NULL:
-        _resolve(&_p_cudaGraphGetEdges, b"cudaGraphGetEdges", b"cudaGraphGetEdges", 13000)
+
+        _resolve(&_p_cudaGraphGetEdges, b"cudaGraphGetEdges", b"cudaGraphGetEdges", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, cudaGraphNode_t*, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*) noexcept nogil>_p_cudaGraphGetEdges)(graph, from_, to, edgeData, numEdges)
 
 
 cdef cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t* pDependencies, cudaGraphEdgeData* edgeData, size_t* pNumDependencies) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeGetDependencies == NULL:
-        _resolve(&_p_cudaGraphNodeGetDependencies, b"cudaGraphNodeGetDependencies", b"cudaGraphNodeGetDependencies", 13000)
+
+        _resolve(&_p_cudaGraphNodeGetDependencies, b"cudaGraphNodeGetDependencies", b"cudaGraphNodeGetDependencies", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*) noexcept nogil>_p_cudaGraphNodeGetDependencies)(node, pDependencies, edgeData, pNumDependencies)
 
 
 cdef cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t* pDependentNodes, cudaGraphEdgeData* edgeData, size_t* pNumDependentNodes) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeGetDependentNodes == NULL:
-        _resolve(&_p_cudaGraphNodeGetDependentNodes, b"cudaGraphNodeGetDependentNodes", b"cudaGraphNodeGetDependentNodes", 13000)
+
+        _resolve(&_p_cudaGraphNodeGetDependentNodes, b"cudaGraphNodeGetDependentNodes", b"cudaGraphNodeGetDependentNodes", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaGraphNode_t*, cudaGraphEdgeData*, size_t*) noexcept nogil>_p_cudaGraphNodeGetDependentNodes)(node, pDependentNodes, edgeData, pNumDependentNodes)
 
 
 cdef cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t* from_, const cudaGraphNode_t* to, const cudaGraphEdgeData* edgeData, size_t numDependencies) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddDependencies == NULL:
-        _resolve(&_p_cudaGraphAddDependencies, b"cudaGraphAddDependencies", b"cudaGraphAddDependencies", 13000)
+
+        _resolve(&_p_cudaGraphAddDependencies, b"cudaGraphAddDependencies", b"cudaGraphAddDependencies", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) noexcept nogil>_p_cudaGraphAddDependencies)(graph, from_, to, edgeData, numDependencies)
 
 
 cdef cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t* from_, const cudaGraphNode_t* to, const cudaGraphEdgeData* edgeData, size_t numDependencies) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphRemoveDependencies == NULL:
-        _resolve(&_p_cudaGraphRemoveDependencies, b"cudaGraphRemoveDependencies", b"cudaGraphRemoveDependencies", 13000)
+
+        _resolve(&_p_cudaGraphRemoveDependencies, b"cudaGraphRemoveDependencies", b"cudaGraphRemoveDependencies", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, const cudaGraphNode_t*, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t) noexcept nogil>_p_cudaGraphRemoveDependencies)(graph, from_, to, edgeData, numDependencies)
 
 
 cdef cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphDestroyNode == NULL:
-        _resolve(&_p_cudaGraphDestroyNode, b"cudaGraphDestroyNode", b"cudaGraphDestroyNode", 13000)
+
+        _resolve(&_p_cudaGraphDestroyNode, b"cudaGraphDestroyNode", b"cudaGraphDestroyNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t) noexcept nogil>_p_cudaGraphDestroyNode)(node)
 
 
 cdef cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphInstantiate == NULL:
-        _resolve(&_p_cudaGraphInstantiate, b"cudaGraphInstantiate", b"cudaGraphInstantiate", 13000)
+
+        _resolve(&_p_cudaGraphInstantiate, b"cudaGraphInstantiate", b"cudaGraphInstantiate", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, unsigned long long) noexcept nogil>_p_cudaGraphInstantiate)(pGraphExec, graph, flags)
 
 
 cdef cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphInstantiateWithFlags == NULL:
-        _resolve(&_p_cudaGraphInstantiateWithFlags, b"cudaGraphInstantiateWithFlags", b"cudaGraphInstantiateWithFlags", 13000)
+
+        _resolve(&_p_cudaGraphInstantiateWithFlags, b"cudaGraphInstantiateWithFlags", b"cudaGraphInstantiateWithFlags", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, unsigned long long) noexcept nogil>_p_cudaGraphInstantiateWithFlags)(pGraphExec, graph, flags)
 
 
 cdef cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams* instantiateParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphInstantiateWithParams == NULL:
-        _resolve(&_p_cudaGraphInstantiateWithParams, b"cudaGraphInstantiateWithParams", b"cudaGraphInstantiateWithParams", 13000)
+
+        _resolve(&_p_cudaGraphInstantiateWithParams, b"cudaGraphInstantiateWithParams", b"cudaGraphInstantiateWithParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*) noexcept nogil>_p_cudaGraphInstantiateWithParams)(pGraphExec, graph, instantiateParams)
 
 
 cdef cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long* flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecGetFlags == NULL:
-        _resolve(&_p_cudaGraphExecGetFlags, b"cudaGraphExecGetFlags", b"cudaGraphExecGetFlags", 13000)
+
+        _resolve(&_p_cudaGraphExecGetFlags, b"cudaGraphExecGetFlags", b"cudaGraphExecGetFlags", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, unsigned long long*) noexcept nogil>_p_cudaGraphExecGetFlags)(graphExec, flags)
 
 
 cdef cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaKernelNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecKernelNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecKernelNodeSetParams, b"cudaGraphExecKernelNodeSetParams", b"cudaGraphExecKernelNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecKernelNodeSetParams, b"cudaGraphExecKernelNodeSetParams", b"cudaGraphExecKernelNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const cudaKernelNodeParams*) noexcept nogil>_p_cudaGraphExecKernelNodeSetParams)(hGraphExec, node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaMemcpy3DParms* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecMemcpyNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecMemcpyNodeSetParams, b"cudaGraphExecMemcpyNodeSetParams", b"cudaGraphExecMemcpyNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecMemcpyNodeSetParams, b"cudaGraphExecMemcpyNodeSetParams", b"cudaGraphExecMemcpyNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const cudaMemcpy3DParms*) noexcept nogil>_p_cudaGraphExecMemcpyNodeSetParams)(hGraphExec, node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecMemcpyNodeSetParamsToSymbol == NULL:
-        _resolve(&_p_cudaGraphExecMemcpyNodeSetParamsToSymbol, b"cudaGraphExecMemcpyNodeSetParamsToSymbol", b"cudaGraphExecMemcpyNodeSetParamsToSymbol", 13000)
+
+        _resolve(&_p_cudaGraphExecMemcpyNodeSetParamsToSymbol, b"cudaGraphExecMemcpyNodeSetParamsToSymbol", b"cudaGraphExecMemcpyNodeSetParamsToSymbol", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphExecMemcpyNodeSetParamsToSymbol)(hGraphExec, node, symbol, src, count, offset, kind)
 
 
 cdef cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecMemcpyNodeSetParamsFromSymbol == NULL:
-        _resolve(&_p_cudaGraphExecMemcpyNodeSetParamsFromSymbol, b"cudaGraphExecMemcpyNodeSetParamsFromSymbol", b"cudaGraphExecMemcpyNodeSetParamsFromSymbol", 13000)
+
+        _resolve(&_p_cudaGraphExecMemcpyNodeSetParamsFromSymbol, b"cudaGraphExecMemcpyNodeSetParamsFromSymbol", b"cudaGraphExecMemcpyNodeSetParamsFromSymbol", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, void*, const void*, size_t, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphExecMemcpyNodeSetParamsFromSymbol)(hGraphExec, node, dst, symbol, count, offset, kind)
 
 
 cdef cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* src, size_t count, cudaMemcpyKind kind) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecMemcpyNodeSetParams1D == NULL:
-        _resolve(&_p_cudaGraphExecMemcpyNodeSetParams1D, b"cudaGraphExecMemcpyNodeSetParams1D", b"cudaGraphExecMemcpyNodeSetParams1D", 13000)
+
+        _resolve(&_p_cudaGraphExecMemcpyNodeSetParams1D, b"cudaGraphExecMemcpyNodeSetParams1D", b"cudaGraphExecMemcpyNodeSetParams1D", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, void*, const void*, size_t, cudaMemcpyKind) noexcept nogil>_p_cudaGraphExecMemcpyNodeSetParams1D)(hGraphExec, node, dst, src, count, kind)
 
 
 cdef cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaMemsetParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecMemsetNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecMemsetNodeSetParams, b"cudaGraphExecMemsetNodeSetParams", b"cudaGraphExecMemsetNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecMemsetNodeSetParams, b"cudaGraphExecMemsetNodeSetParams", b"cudaGraphExecMemsetNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const cudaMemsetParams*) noexcept nogil>_p_cudaGraphExecMemsetNodeSetParams)(hGraphExec, node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaHostNodeParams* pNodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecHostNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecHostNodeSetParams, b"cudaGraphExecHostNodeSetParams", b"cudaGraphExecHostNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecHostNodeSetParams, b"cudaGraphExecHostNodeSetParams", b"cudaGraphExecHostNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const cudaHostNodeParams*) noexcept nogil>_p_cudaGraphExecHostNodeSetParams)(hGraphExec, node, pNodeParams)
 
 
 cdef cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, cudaGraph_t childGraph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecChildGraphNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecChildGraphNodeSetParams, b"cudaGraphExecChildGraphNodeSetParams", b"cudaGraphExecChildGraphNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecChildGraphNodeSetParams, b"cudaGraphExecChildGraphNodeSetParams", b"cudaGraphExecChildGraphNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t) noexcept nogil>_p_cudaGraphExecChildGraphNodeSetParams)(hGraphExec, node, childGraph)
 
 
 cdef cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecEventRecordNodeSetEvent == NULL:
-        _resolve(&_p_cudaGraphExecEventRecordNodeSetEvent, b"cudaGraphExecEventRecordNodeSetEvent", b"cudaGraphExecEventRecordNodeSetEvent", 13000)
+
+        _resolve(&_p_cudaGraphExecEventRecordNodeSetEvent, b"cudaGraphExecEventRecordNodeSetEvent", b"cudaGraphExecEventRecordNodeSetEvent", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t) noexcept nogil>_p_cudaGraphExecEventRecordNodeSetEvent)(hGraphExec, hNode, event)
 
 
 cdef cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, cudaEvent_t event) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecEventWaitNodeSetEvent == NULL:
-        _resolve(&_p_cudaGraphExecEventWaitNodeSetEvent, b"cudaGraphExecEventWaitNodeSetEvent", b"cudaGraphExecEventWaitNodeSetEvent", 13000)
+
+        _resolve(&_p_cudaGraphExecEventWaitNodeSetEvent, b"cudaGraphExecEventWaitNodeSetEvent", b"cudaGraphExecEventWaitNodeSetEvent", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t) noexcept nogil>_p_cudaGraphExecEventWaitNodeSetEvent)(hGraphExec, hNode, event)
 
 
 cdef cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const cudaExternalSemaphoreSignalNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecExternalSemaphoresSignalNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecExternalSemaphoresSignalNodeSetParams, b"cudaGraphExecExternalSemaphoresSignalNodeSetParams", b"cudaGraphExecExternalSemaphoresSignalNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecExternalSemaphoresSignalNodeSetParams, b"cudaGraphExecExternalSemaphoresSignalNodeSetParams", b"cudaGraphExecExternalSemaphoresSignalNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreSignalNodeParams*) noexcept nogil>_p_cudaGraphExecExternalSemaphoresSignalNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const cudaExternalSemaphoreWaitNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecExternalSemaphoresWaitNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecExternalSemaphoresWaitNodeSetParams, b"cudaGraphExecExternalSemaphoresWaitNodeSetParams", b"cudaGraphExecExternalSemaphoresWaitNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecExternalSemaphoresWaitNodeSetParams, b"cudaGraphExecExternalSemaphoresWaitNodeSetParams", b"cudaGraphExecExternalSemaphoresWaitNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, const cudaExternalSemaphoreWaitNodeParams*) noexcept nogil>_p_cudaGraphExecExternalSemaphoresWaitNodeSetParams)(hGraphExec, hNode, nodeParams)
 
 
 cdef cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeSetEnabled == NULL:
-        _resolve(&_p_cudaGraphNodeSetEnabled, b"cudaGraphNodeSetEnabled", b"cudaGraphNodeSetEnabled", 13000)
+
+        _resolve(&_p_cudaGraphNodeSetEnabled, b"cudaGraphNodeSetEnabled", b"cudaGraphNodeSetEnabled", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, unsigned int) noexcept nogil>_p_cudaGraphNodeSetEnabled)(hGraphExec, hNode, isEnabled)
 
 
 cdef cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int* isEnabled) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeGetEnabled == NULL:
-        _resolve(&_p_cudaGraphNodeGetEnabled, b"cudaGraphNodeGetEnabled", b"cudaGraphNodeGetEnabled", 13000)
+
+        _resolve(&_p_cudaGraphNodeGetEnabled, b"cudaGraphNodeGetEnabled", b"cudaGraphNodeGetEnabled", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, unsigned int*) noexcept nogil>_p_cudaGraphNodeGetEnabled)(hGraphExec, hNode, isEnabled)
 
 
 cdef cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo* resultInfo) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecUpdate == NULL:
-        _resolve(&_p_cudaGraphExecUpdate, b"cudaGraphExecUpdate", b"cudaGraphExecUpdate", 13000)
+
+        _resolve(&_p_cudaGraphExecUpdate, b"cudaGraphExecUpdate", b"cudaGraphExecUpdate", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo*) noexcept nogil>_p_cudaGraphExecUpdate)(hGraphExec, hGraph, resultInfo)
 
 
 cdef cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphUpload == NULL:
-        _resolve(&_p_cudaGraphUpload, b"cudaGraphUpload", b"cudaGraphUpload", 13000)
+
+        _resolve(&_p_cudaGraphUpload, b"cudaGraphUpload", b"cudaGraphUpload", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaStream_t) noexcept nogil>_p_cudaGraphUpload)(graphExec, stream)
 
 
 cdef cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphLaunch == NULL:
-        _resolve(&_p_cudaGraphLaunch, b"cudaGraphLaunch", b"cudaGraphLaunch", 13000)
+
+        _resolve(&_p_cudaGraphLaunch, b"cudaGraphLaunch", b"cudaGraphLaunch", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaStream_t) noexcept nogil>_p_cudaGraphLaunch)(graphExec, stream)
 
 
 cdef cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecDestroy == NULL:
-        _resolve(&_p_cudaGraphExecDestroy, b"cudaGraphExecDestroy", b"cudaGraphExecDestroy", 13000)
+
+        _resolve(&_p_cudaGraphExecDestroy, b"cudaGraphExecDestroy", b"cudaGraphExecDestroy", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t) noexcept nogil>_p_cudaGraphExecDestroy)(graphExec)
 
 
 cdef cudaError_t cudaGraphDestroy(cudaGraph_t graph) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphDestroy == NULL:
-        _resolve(&_p_cudaGraphDestroy, b"cudaGraphDestroy", b"cudaGraphDestroy", 13000)
+
+        _resolve(&_p_cudaGraphDestroy, b"cudaGraphDestroy", b"cudaGraphDestroy", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t) noexcept nogil>_p_cudaGraphDestroy)(graph)
 
 
 cdef cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphDebugDotPrint == NULL:
-        _resolve(&_p_cudaGraphDebugDotPrint, b"cudaGraphDebugDotPrint", b"cudaGraphDebugDotPrint", 13000)
+
+        _resolve(&_p_cudaGraphDebugDotPrint, b"cudaGraphDebugDotPrint", b"cudaGraphDebugDotPrint", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, const char*, unsigned int) noexcept nogil>_p_cudaGraphDebugDotPrint)(graph, path, flags)
 
 
 cdef cudaError_t cudaUserObjectCreate(cudaUserObject_t* object_out, void* ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaUserObjectCreate == NULL:
-        _resolve(&_p_cudaUserObjectCreate, b"cudaUserObjectCreate", b"cudaUserObjectCreate", 13000)
+
+        _resolve(&_p_cudaUserObjectCreate, b"cudaUserObjectCreate", b"cudaUserObjectCreate", 13000, False)
     return (<cudaError_t (*)(cudaUserObject_t*, void*, cudaHostFn_t, unsigned int, unsigned int) noexcept nogil>_p_cudaUserObjectCreate)(object_out, ptr, destroy, initialRefcount, flags)
 
 
 cdef cudaError_t cudaUserObjectRetain(cudaUserObject_t object_, unsigned int count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaUserObjectRetain == NULL:
-        _resolve(&_p_cudaUserObjectRetain, b"cudaUserObjectRetain", b"cudaUserObjectRetain", 13000)
+
+        _resolve(&_p_cudaUserObjectRetain, b"cudaUserObjectRetain", b"cudaUserObjectRetain", 13000, False)
     return (<cudaError_t (*)(cudaUserObject_t, unsigned int) noexcept nogil>_p_cudaUserObjectRetain)(object_, count)
 
 
 cdef cudaError_t cudaUserObjectRelease(cudaUserObject_t object_, unsigned int count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaUserObjectRelease == NULL:
-        _resolve(&_p_cudaUserObjectRelease, b"cudaUserObjectRelease", b"cudaUserObjectRelease", 13000)
+
+        _resolve(&_p_cudaUserObjectRelease, b"cudaUserObjectRelease", b"cudaUserObjectRelease", 13000, False)
     return (<cudaError_t (*)(cudaUserObject_t, unsigned int) noexcept nogil>_p_cudaUserObjectRelease)(object_, count)
 
 
 cdef cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object_, unsigned int count, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphRetainUserObject == NULL:
-        _resolve(&_p_cudaGraphRetainUserObject, b"cudaGraphRetainUserObject", b"cudaGraphRetainUserObject", 13000)
+
+        _resolve(&_p_cudaGraphRetainUserObject, b"cudaGraphRetainUserObject", b"cudaGraphRetainUserObject", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int) noexcept nogil>_p_cudaGraphRetainUserObject)(graph, object_, count, flags)
 
 
 cdef cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object_, unsigned int count) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphReleaseUserObject == NULL:
-        _resolve(&_p_cudaGraphReleaseUserObject, b"cudaGraphReleaseUserObject", b"cudaGraphReleaseUserObject", 13000)
+
+        _resolve(&_p_cudaGraphReleaseUserObject, b"cudaGraphReleaseUserObject", b"cudaGraphReleaseUserObject", 13000, False)
     return (<cudaError_t (*)(cudaGraph_t, cudaUserObject_t, unsigned int) noexcept nogil>_p_cudaGraphReleaseUserObject)(graph, object_, count)
 
 
 cdef cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, cudaGraphNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphAddNode == NULL:
-        _resolve(&_p_cudaGraphAddNode, b"cudaGraphAddNode", b"cudaGraphAddNode", 13000)
+
+        _resolve(&_p_cudaGraphAddNode, b"cudaGraphAddNode", b"cudaGraphAddNode", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, const cudaGraphEdgeData*, size_t, cudaGraphNodeParams*) noexcept nogil>_p_cudaGraphAddNode)(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams)
 
 
 cdef cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, cudaGraphNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphNodeSetParams, b"cudaGraphNodeSetParams", b"cudaGraphNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphNodeSetParams, b"cudaGraphNodeSetParams", b"cudaGraphNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphNode_t, cudaGraphNodeParams*) noexcept nogil>_p_cudaGraphNodeSetParams)(node, nodeParams)
 
 
 cdef cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, cudaGraphNodeParams* nodeParams) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphExecNodeSetParams == NULL:
-        _resolve(&_p_cudaGraphExecNodeSetParams, b"cudaGraphExecNodeSetParams", b"cudaGraphExecNodeSetParams", 13000)
+
+        _resolve(&_p_cudaGraphExecNodeSetParams, b"cudaGraphExecNodeSetParams", b"cudaGraphExecNodeSetParams", 13000, False)
     return (<cudaError_t (*)(cudaGraphExec_t, cudaGraphNode_t, cudaGraphNodeParams*) noexcept nogil>_p_cudaGraphExecNodeSetParams)(graphExec, node, nodeParams)
 
 
 cdef cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph, unsigned int defaultLaunchValue, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphConditionalHandleCreate == NULL:
-        _resolve(&_p_cudaGraphConditionalHandleCreate, b"cudaGraphConditionalHandleCreate", b"cudaGraphConditionalHandleCreate", 13000)
+
+        _resolve(&_p_cudaGraphConditionalHandleCreate, b"cudaGraphConditionalHandleCreate", b"cudaGraphConditionalHandleCreate", 13000, False)
     return (<cudaError_t (*)(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int, unsigned int) noexcept nogil>_p_cudaGraphConditionalHandleCreate)(pHandle_out, graph, defaultLaunchValue, flags)
 
 
 cdef cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetDriverEntryPoint == NULL:
-        _resolve(&_p_cudaGetDriverEntryPoint, b"cudaGetDriverEntryPoint", b"cudaGetDriverEntryPoint", 13000)
+
+        _resolve(&_p_cudaGetDriverEntryPoint, b"cudaGetDriverEntryPoint", b"cudaGetDriverEntryPoint", 13000, False)
     return (<cudaError_t (*)(const char*, void**, unsigned long long, cudaDriverEntryPointQueryResult*) noexcept nogil>_p_cudaGetDriverEntryPoint)(symbol, funcPtr, flags, driverStatus)
 
 
 cdef cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int cudaVersion, unsigned long long flags, cudaDriverEntryPointQueryResult* driverStatus) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetDriverEntryPointByVersion == NULL:
-        _resolve(&_p_cudaGetDriverEntryPointByVersion, b"cudaGetDriverEntryPointByVersion", b"cudaGetDriverEntryPointByVersion", 13000)
+
+        _resolve(&_p_cudaGetDriverEntryPointByVersion, b"cudaGetDriverEntryPointByVersion", b"cudaGetDriverEntryPointByVersion", 13000, False)
     return (<cudaError_t (*)(const char*, void**, unsigned int, unsigned long long, cudaDriverEntryPointQueryResult*) noexcept nogil>_p_cudaGetDriverEntryPointByVersion)(symbol, funcPtr, cudaVersion, flags, driverStatus)
 
 
 cdef cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* code, cudaJitOption* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, cudaLibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryLoadData == NULL:
-        _resolve(&_p_cudaLibraryLoadData, b"cudaLibraryLoadData", b"cudaLibraryLoadData", 13000)
+
+        _resolve(&_p_cudaLibraryLoadData, b"cudaLibraryLoadData", b"cudaLibraryLoadData", 13000, False)
     return (<cudaError_t (*)(cudaLibrary_t*, const void*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) noexcept nogil>_p_cudaLibraryLoadData)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
 
 
 cdef cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t* library, const char* fileName, cudaJitOption* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, cudaLibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryLoadFromFile == NULL:
-        _resolve(&_p_cudaLibraryLoadFromFile, b"cudaLibraryLoadFromFile", b"cudaLibraryLoadFromFile", 13000)
+
+        _resolve(&_p_cudaLibraryLoadFromFile, b"cudaLibraryLoadFromFile", b"cudaLibraryLoadFromFile", 13000, False)
     return (<cudaError_t (*)(cudaLibrary_t*, const char*, cudaJitOption*, void**, unsigned int, cudaLibraryOption*, void**, unsigned int) noexcept nogil>_p_cudaLibraryLoadFromFile)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
 
 
 cdef cudaError_t cudaLibraryUnload(cudaLibrary_t library) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryUnload == NULL:
-        _resolve(&_p_cudaLibraryUnload, b"cudaLibraryUnload", b"cudaLibraryUnload", 13000)
+
+        _resolve(&_p_cudaLibraryUnload, b"cudaLibraryUnload", b"cudaLibraryUnload", 13000, False)
     return (<cudaError_t (*)(cudaLibrary_t) noexcept nogil>_p_cudaLibraryUnload)(library)
 
 
 cdef cudaError_t cudaLibraryGetKernel(cudaKernel_t* pKernel, cudaLibrary_t library, const char* name) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryGetKernel == NULL:
-        _resolve(&_p_cudaLibraryGetKernel, b"cudaLibraryGetKernel", b"cudaLibraryGetKernel", 13000)
+
+        _resolve(&_p_cudaLibraryGetKernel, b"cudaLibraryGetKernel", b"cudaLibraryGetKernel", 13000, False)
     return (<cudaError_t (*)(cudaKernel_t*, cudaLibrary_t, const char*) noexcept nogil>_p_cudaLibraryGetKernel)(pKernel, library, name)
 
 
 cdef cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes_, cudaLibrary_t library, const char* name) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryGetGlobal == NULL:
-        _resolve(&_p_cudaLibraryGetGlobal, b"cudaLibraryGetGlobal", b"cudaLibraryGetGlobal", 13000)
+
+        _resolve(&_p_cudaLibraryGetGlobal, b"cudaLibraryGetGlobal", b"cudaLibraryGetGlobal", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, cudaLibrary_t, const char*) noexcept nogil>_p_cudaLibraryGetGlobal)(dptr, bytes_, library, name)
 
 
 cdef cudaError_t cudaLibraryGetManaged(void** dptr, size_t* bytes_, cudaLibrary_t library, const char* name) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryGetManaged == NULL:
-        _resolve(&_p_cudaLibraryGetManaged, b"cudaLibraryGetManaged", b"cudaLibraryGetManaged", 13000)
+
+        _resolve(&_p_cudaLibraryGetManaged, b"cudaLibraryGetManaged", b"cudaLibraryGetManaged", 13000, False)
     return (<cudaError_t (*)(void**, size_t*, cudaLibrary_t, const char*) noexcept nogil>_p_cudaLibraryGetManaged)(dptr, bytes_, library, name)
 
 
 cdef cudaError_t cudaLibraryGetUnifiedFunction(void** fptr, cudaLibrary_t library, const char* symbol) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryGetUnifiedFunction == NULL:
-        _resolve(&_p_cudaLibraryGetUnifiedFunction, b"cudaLibraryGetUnifiedFunction", b"cudaLibraryGetUnifiedFunction", 13000)
+
+        _resolve(&_p_cudaLibraryGetUnifiedFunction, b"cudaLibraryGetUnifiedFunction", b"cudaLibraryGetUnifiedFunction", 13000, False)
     return (<cudaError_t (*)(void**, cudaLibrary_t, const char*) noexcept nogil>_p_cudaLibraryGetUnifiedFunction)(fptr, library, symbol)
 
 
 cdef cudaError_t cudaLibraryGetKernelCount(unsigned int* count, cudaLibrary_t lib) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryGetKernelCount == NULL:
-        _resolve(&_p_cudaLibraryGetKernelCount, b"cudaLibraryGetKernelCount", b"cudaLibraryGetKernelCount", 13000)
+
+        _resolve(&_p_cudaLibraryGetKernelCount, b"cudaLibraryGetKernelCount", b"cudaLibraryGetKernelCount", 13000, False)
     return (<cudaError_t (*)(unsigned int*, cudaLibrary_t) noexcept nogil>_p_cudaLibraryGetKernelCount)(count, lib)
 
 
 cdef cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t* kernels, unsigned int numKernels, cudaLibrary_t lib) except? cudaErrorApiFailureBase nogil:
     if _p_cudaLibraryEnumerateKernels == NULL:
-        _resolve(&_p_cudaLibraryEnumerateKernels, b"cudaLibraryEnumerateKernels", b"cudaLibraryEnumerateKernels", 13000)
+
+        _resolve(&_p_cudaLibraryEnumerateKernels, b"cudaLibraryEnumerateKernels", b"cudaLibraryEnumerateKernels", 13000, False)
     return (<cudaError_t (*)(cudaKernel_t*, unsigned int, cudaLibrary_t) noexcept nogil>_p_cudaLibraryEnumerateKernels)(kernels, numKernels, lib)
 
 
 cdef cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, cudaFuncAttribute attr, int value, int device) except? cudaErrorApiFailureBase nogil:
     if _p_cudaKernelSetAttributeForDevice == NULL:
-        _resolve(&_p_cudaKernelSetAttributeForDevice, b"cudaKernelSetAttributeForDevice", b"cudaKernelSetAttributeForDevice", 13000)
+
+        _resolve(&_p_cudaKernelSetAttributeForDevice, b"cudaKernelSetAttributeForDevice", b"cudaKernelSetAttributeForDevice", 13000, False)
     return (<cudaError_t (*)(cudaKernel_t, cudaFuncAttribute, int, int) noexcept nogil>_p_cudaKernelSetAttributeForDevice)(kernel, attr, value, device)
 
 
 cdef cudaError_t cudaGetExportTable(const void** ppExportTable, const cudaUUID_t* pExportTableId) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetExportTable == NULL:
-        _resolve(&_p_cudaGetExportTable, b"cudaGetExportTable", b"cudaGetExportTable", 13000)
+
+        _resolve(&_p_cudaGetExportTable, b"cudaGetExportTable", b"cudaGetExportTable", 13000, False)
     return (<cudaError_t (*)(const void**, const cudaUUID_t*) noexcept nogil>_p_cudaGetExportTable)(ppExportTable, pExportTableId)
 
 
 cdef cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetFuncBySymbol == NULL:
-        _resolve(&_p_cudaGetFuncBySymbol, b"cudaGetFuncBySymbol", b"cudaGetFuncBySymbol", 13000)
+
+        _resolve(&_p_cudaGetFuncBySymbol, b"cudaGetFuncBySymbol", b"cudaGetFuncBySymbol", 13000, False)
     return (<cudaError_t (*)(cudaFunction_t*, const void*) noexcept nogil>_p_cudaGetFuncBySymbol)(functionPtr, symbolPtr)
 
 
 cdef cudaError_t cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGetKernel == NULL:
-        _resolve(&_p_cudaGetKernel, b"cudaGetKernel", b"cudaGetKernel", 13000)
+
+        _resolve(&_p_cudaGetKernel, b"cudaGetKernel", b"cudaGetKernel", 13000, False)
     return (<cudaError_t (*)(cudaKernel_t*, const void*) noexcept nogil>_p_cudaGetKernel)(kernelPtr, entryFuncAddr)
 
 
 cdef cudaError_t cudaProfilerStart() except? cudaErrorApiFailureBase nogil:
     if _p_cudaProfilerStart == NULL:
-        _resolve(&_p_cudaProfilerStart, b"cudaProfilerStart", b"cudaProfilerStart", 13000)
+
+        _resolve(&_p_cudaProfilerStart, b"cudaProfilerStart", b"cudaProfilerStart", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaProfilerStart)()
 
 
 cdef cudaError_t cudaProfilerStop() except? cudaErrorApiFailureBase nogil:
     if _p_cudaProfilerStop == NULL:
-        _resolve(&_p_cudaProfilerStop, b"cudaProfilerStop", b"cudaProfilerStop", 13000)
+
+        _resolve(&_p_cudaProfilerStop, b"cudaProfilerStop", b"cudaProfilerStop", 13000, False)
     return (<cudaError_t (*)() noexcept nogil>_p_cudaProfilerStop)()
 
 # Defined inline in driver_functions.h: compiled in, no symbol to look up.

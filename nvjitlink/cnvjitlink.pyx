@@ -26,13 +26,17 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
+# 1 when the library lacks the function and `missing_ok`: the caller returns
+# the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("nvjitlink", ("libnvJitLink.so.13", "libnvJitLink.so", ), "CUBIND_NVJITLINK_LIBRARY",
                                 ("nvidia/cu13/lib", "nvidia/nvjitlink/lib", ))
     slot[0] = find_symbol(_library, symbol)
     if slot[0] == NULL:
+        if missing_ok:
+            return 1
         raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded nvjitlink library")
     return 0
 
@@ -40,83 +44,97 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
 
 cdef nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, unsigned int numOptions, const char** options) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkCreate == NULL:
-        _resolve(&_p_nvJitLinkCreate, b"__nvJitLinkCreate_13_0", b"nvJitLinkCreate", 13000)
+
+        _resolve(&_p_nvJitLinkCreate, b"__nvJitLinkCreate_13_0", b"nvJitLinkCreate", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle*, unsigned int, const char**) noexcept nogil>_p_nvJitLinkCreate)(handle, numOptions, options)
 
 
 cdef nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkDestroy == NULL:
-        _resolve(&_p_nvJitLinkDestroy, b"__nvJitLinkDestroy_13_0", b"nvJitLinkDestroy", 13000)
+
+        _resolve(&_p_nvJitLinkDestroy, b"__nvJitLinkDestroy_13_0", b"nvJitLinkDestroy", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle*) noexcept nogil>_p_nvJitLinkDestroy)(handle)
 
 
 cdef nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkAddData == NULL:
-        _resolve(&_p_nvJitLinkAddData, b"__nvJitLinkAddData_13_0", b"nvJitLinkAddData", 13000)
+
+        _resolve(&_p_nvJitLinkAddData, b"__nvJitLinkAddData_13_0", b"nvJitLinkAddData", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, nvJitLinkInputType, const void*, size_t, const char*) noexcept nogil>_p_nvJitLinkAddData)(handle, inputType, data, size, name)
 
 
 cdef nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkAddFile == NULL:
-        _resolve(&_p_nvJitLinkAddFile, b"__nvJitLinkAddFile_13_0", b"nvJitLinkAddFile", 13000)
+
+        _resolve(&_p_nvJitLinkAddFile, b"__nvJitLinkAddFile_13_0", b"nvJitLinkAddFile", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, nvJitLinkInputType, const char*) noexcept nogil>_p_nvJitLinkAddFile)(handle, inputType, fileName)
 
 
 cdef nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkComplete == NULL:
-        _resolve(&_p_nvJitLinkComplete, b"__nvJitLinkComplete_13_0", b"nvJitLinkComplete", 13000)
+
+        _resolve(&_p_nvJitLinkComplete, b"__nvJitLinkComplete_13_0", b"nvJitLinkComplete", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle) noexcept nogil>_p_nvJitLinkComplete)(handle)
 
 
 cdef nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetLinkedCubinSize == NULL:
-        _resolve(&_p_nvJitLinkGetLinkedCubinSize, b"__nvJitLinkGetLinkedCubinSize_13_0", b"nvJitLinkGetLinkedCubinSize", 13000)
+
+        _resolve(&_p_nvJitLinkGetLinkedCubinSize, b"__nvJitLinkGetLinkedCubinSize_13_0", b"nvJitLinkGetLinkedCubinSize", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, size_t*) noexcept nogil>_p_nvJitLinkGetLinkedCubinSize)(handle, size)
 
 
 cdef nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetLinkedCubin == NULL:
-        _resolve(&_p_nvJitLinkGetLinkedCubin, b"__nvJitLinkGetLinkedCubin_13_0", b"nvJitLinkGetLinkedCubin", 13000)
+
+        _resolve(&_p_nvJitLinkGetLinkedCubin, b"__nvJitLinkGetLinkedCubin_13_0", b"nvJitLinkGetLinkedCubin", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, void*) noexcept nogil>_p_nvJitLinkGetLinkedCubin)(handle, cubin)
 
 
 cdef nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetLinkedPtxSize == NULL:
-        _resolve(&_p_nvJitLinkGetLinkedPtxSize, b"__nvJitLinkGetLinkedPtxSize_13_0", b"nvJitLinkGetLinkedPtxSize", 13000)
+
+        _resolve(&_p_nvJitLinkGetLinkedPtxSize, b"__nvJitLinkGetLinkedPtxSize_13_0", b"nvJitLinkGetLinkedPtxSize", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, size_t*) noexcept nogil>_p_nvJitLinkGetLinkedPtxSize)(handle, size)
 
 
 cdef nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetLinkedPtx == NULL:
-        _resolve(&_p_nvJitLinkGetLinkedPtx, b"__nvJitLinkGetLinkedPtx_13_0", b"nvJitLinkGetLinkedPtx", 13000)
+
+        _resolve(&_p_nvJitLinkGetLinkedPtx, b"__nvJitLinkGetLinkedPtx_13_0", b"nvJitLinkGetLinkedPtx", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, char*) noexcept nogil>_p_nvJitLinkGetLinkedPtx)(handle, ptx)
 
 
 cdef nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t* size) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetErrorLogSize == NULL:
-        _resolve(&_p_nvJitLinkGetErrorLogSize, b"__nvJitLinkGetErrorLogSize_13_0", b"nvJitLinkGetErrorLogSize", 13000)
+
+        _resolve(&_p_nvJitLinkGetErrorLogSize, b"__nvJitLinkGetErrorLogSize_13_0", b"nvJitLinkGetErrorLogSize", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, size_t*) noexcept nogil>_p_nvJitLinkGetErrorLogSize)(handle, size)
 
 
 cdef nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetErrorLog == NULL:
-        _resolve(&_p_nvJitLinkGetErrorLog, b"__nvJitLinkGetErrorLog_13_0", b"nvJitLinkGetErrorLog", 13000)
+
+        _resolve(&_p_nvJitLinkGetErrorLog, b"__nvJitLinkGetErrorLog_13_0", b"nvJitLinkGetErrorLog", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, char*) noexcept nogil>_p_nvJitLinkGetErrorLog)(handle, log)
 
 
 cdef nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t* size) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetInfoLogSize == NULL:
-        _resolve(&_p_nvJitLinkGetInfoLogSize, b"__nvJitLinkGetInfoLogSize_13_0", b"nvJitLinkGetInfoLogSize", 13000)
+
+        _resolve(&_p_nvJitLinkGetInfoLogSize, b"__nvJitLinkGetInfoLogSize_13_0", b"nvJitLinkGetInfoLogSize", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, size_t*) noexcept nogil>_p_nvJitLinkGetInfoLogSize)(handle, size)
 
 
 cdef nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkGetInfoLog == NULL:
-        _resolve(&_p_nvJitLinkGetInfoLog, b"__nvJitLinkGetInfoLog_13_0", b"nvJitLinkGetInfoLog", 13000)
+
+        _resolve(&_p_nvJitLinkGetInfoLog, b"__nvJitLinkGetInfoLog_13_0", b"nvJitLinkGetInfoLog", 13000, False)
     return (<nvJitLinkResult (*)(nvJitLinkHandle, char*) noexcept nogil>_p_nvJitLinkGetInfoLog)(handle, log)
 
 
 cdef nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil:
     if _p_nvJitLinkVersion == NULL:
-        _resolve(&_p_nvJitLinkVersion, b"nvJitLinkVersion", b"nvJitLinkVersion", 13000)
+
+        _resolve(&_p_nvJitLinkVersion, b"nvJitLinkVersion", b"nvJitLinkVersion", 13000, False)
     return (<nvJitLinkResult (*)(unsigned int*, unsigned int*) noexcept nogil>_p_nvJitLinkVersion)(major, minor)

@@ -36,13 +36,17 @@ class FunctionNotFoundError(RuntimeError):
 cdef size_t _library = 0
 
 
-cdef int _resolve(void** slot, const char* symbol, const char* name, int version) except -1 with gil:
+# 1 when the library lacks the function and `missing_ok`: the caller returns
+# the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
+cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library
     if _library == 0:
         _library = open_library("nvrtc", ("libnvrtc.so.13", "libnvrtc.so", ), "CUBIND_NVRTC_LIBRARY",
                                 ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib", ))
     slot[0] = find_symbol(_library, symbol)
     if slot[0] == NULL:
+        if missing_ok:
+            return 1
         raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded nvrtc library")
     return 0
 
@@ -50,143 +54,167 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
 
 cdef const char* nvrtcGetErrorString(nvrtcResult result) except? NULL nogil:
     if _p_nvrtcGetErrorString == NULL:
-        _resolve(&_p_nvrtcGetErrorString, b"nvrtcGetErrorString", b"nvrtcGetErrorString", 13000)
+
+        _resolve(&_p_nvrtcGetErrorString, b"nvrtcGetErrorString", b"nvrtcGetErrorString", 13000, False)
     return (<const char* (*)(nvrtcResult) noexcept nogil>_p_nvrtcGetErrorString)(result)
 
 
 cdef nvrtcResult nvrtcVersion(int* major, int* minor) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcVersion == NULL:
-        _resolve(&_p_nvrtcVersion, b"nvrtcVersion", b"nvrtcVersion", 13000)
+
+        _resolve(&_p_nvrtcVersion, b"nvrtcVersion", b"nvrtcVersion", 13000, False)
     return (<nvrtcResult (*)(int*, int*) noexcept nogil>_p_nvrtcVersion)(major, minor)
 
 
 cdef nvrtcResult nvrtcGetNumSupportedArchs(int* numArchs) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetNumSupportedArchs == NULL:
-        _resolve(&_p_nvrtcGetNumSupportedArchs, b"nvrtcGetNumSupportedArchs", b"nvrtcGetNumSupportedArchs", 13000)
+
+        _resolve(&_p_nvrtcGetNumSupportedArchs, b"nvrtcGetNumSupportedArchs", b"nvrtcGetNumSupportedArchs", 13000, False)
     return (<nvrtcResult (*)(int*) noexcept nogil>_p_nvrtcGetNumSupportedArchs)(numArchs)
 
 
 cdef nvrtcResult nvrtcGetSupportedArchs(int* supportedArchs) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetSupportedArchs == NULL:
-        _resolve(&_p_nvrtcGetSupportedArchs, b"nvrtcGetSupportedArchs", b"nvrtcGetSupportedArchs", 13000)
+
+        _resolve(&_p_nvrtcGetSupportedArchs, b"nvrtcGetSupportedArchs", b"nvrtcGetSupportedArchs", 13000, False)
     return (<nvrtcResult (*)(int*) noexcept nogil>_p_nvrtcGetSupportedArchs)(supportedArchs)
 
 
 cdef nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcCreateProgram == NULL:
-        _resolve(&_p_nvrtcCreateProgram, b"nvrtcCreateProgram", b"nvrtcCreateProgram", 13000)
+
+        _resolve(&_p_nvrtcCreateProgram, b"nvrtcCreateProgram", b"nvrtcCreateProgram", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*) noexcept nogil>_p_nvrtcCreateProgram)(prog, src, name, numHeaders, headers, includeNames)
 
 
 cdef nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcDestroyProgram == NULL:
-        _resolve(&_p_nvrtcDestroyProgram, b"nvrtcDestroyProgram", b"nvrtcDestroyProgram", 13000)
+
+        _resolve(&_p_nvrtcDestroyProgram, b"nvrtcDestroyProgram", b"nvrtcDestroyProgram", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram*) noexcept nogil>_p_nvrtcDestroyProgram)(prog)
 
 
 cdef nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcCompileProgram == NULL:
-        _resolve(&_p_nvrtcCompileProgram, b"nvrtcCompileProgram", b"nvrtcCompileProgram", 13000)
+
+        _resolve(&_p_nvrtcCompileProgram, b"nvrtcCompileProgram", b"nvrtcCompileProgram", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, int, const char* const*) noexcept nogil>_p_nvrtcCompileProgram)(prog, numOptions, options)
 
 
 cdef nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t* ptxSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPTXSize == NULL:
-        _resolve(&_p_nvrtcGetPTXSize, b"nvrtcGetPTXSize", b"nvrtcGetPTXSize", 13000)
+
+        _resolve(&_p_nvrtcGetPTXSize, b"nvrtcGetPTXSize", b"nvrtcGetPTXSize", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetPTXSize)(prog, ptxSizeRet)
 
 
 cdef nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPTX == NULL:
-        _resolve(&_p_nvrtcGetPTX, b"nvrtcGetPTX", b"nvrtcGetPTX", 13000)
+
+        _resolve(&_p_nvrtcGetPTX, b"nvrtcGetPTX", b"nvrtcGetPTX", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetPTX)(prog, ptx)
 
 
 cdef nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* cubinSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetCUBINSize == NULL:
-        _resolve(&_p_nvrtcGetCUBINSize, b"nvrtcGetCUBINSize", b"nvrtcGetCUBINSize", 13000)
+
+        _resolve(&_p_nvrtcGetCUBINSize, b"nvrtcGetCUBINSize", b"nvrtcGetCUBINSize", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetCUBINSize)(prog, cubinSizeRet)
 
 
 cdef nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetCUBIN == NULL:
-        _resolve(&_p_nvrtcGetCUBIN, b"nvrtcGetCUBIN", b"nvrtcGetCUBIN", 13000)
+
+        _resolve(&_p_nvrtcGetCUBIN, b"nvrtcGetCUBIN", b"nvrtcGetCUBIN", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetCUBIN)(prog, cubin)
 
 
 cdef nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* LTOIRSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetLTOIRSize == NULL:
-        _resolve(&_p_nvrtcGetLTOIRSize, b"nvrtcGetLTOIRSize", b"nvrtcGetLTOIRSize", 13000)
+
+        _resolve(&_p_nvrtcGetLTOIRSize, b"nvrtcGetLTOIRSize", b"nvrtcGetLTOIRSize", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetLTOIRSize)(prog, LTOIRSizeRet)
 
 
 cdef nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetLTOIR == NULL:
-        _resolve(&_p_nvrtcGetLTOIR, b"nvrtcGetLTOIR", b"nvrtcGetLTOIR", 13000)
+
+        _resolve(&_p_nvrtcGetLTOIR, b"nvrtcGetLTOIR", b"nvrtcGetLTOIR", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetLTOIR)(prog, LTOIR)
 
 
 cdef nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t* optixirSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetOptiXIRSize == NULL:
-        _resolve(&_p_nvrtcGetOptiXIRSize, b"nvrtcGetOptiXIRSize", b"nvrtcGetOptiXIRSize", 13000)
+
+        _resolve(&_p_nvrtcGetOptiXIRSize, b"nvrtcGetOptiXIRSize", b"nvrtcGetOptiXIRSize", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetOptiXIRSize)(prog, optixirSizeRet)
 
 
 cdef nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetOptiXIR == NULL:
-        _resolve(&_p_nvrtcGetOptiXIR, b"nvrtcGetOptiXIR", b"nvrtcGetOptiXIR", 13000)
+
+        _resolve(&_p_nvrtcGetOptiXIR, b"nvrtcGetOptiXIR", b"nvrtcGetOptiXIR", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetOptiXIR)(prog, optixir)
 
 
 cdef nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* logSizeRet) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetProgramLogSize == NULL:
-        _resolve(&_p_nvrtcGetProgramLogSize, b"nvrtcGetProgramLogSize", b"nvrtcGetProgramLogSize", 13000)
+
+        _resolve(&_p_nvrtcGetProgramLogSize, b"nvrtcGetProgramLogSize", b"nvrtcGetProgramLogSize", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetProgramLogSize)(prog, logSizeRet)
 
 
 cdef nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char* log) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetProgramLog == NULL:
-        _resolve(&_p_nvrtcGetProgramLog, b"nvrtcGetProgramLog", b"nvrtcGetProgramLog", 13000)
+
+        _resolve(&_p_nvrtcGetProgramLog, b"nvrtcGetProgramLog", b"nvrtcGetProgramLog", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, char*) noexcept nogil>_p_nvrtcGetProgramLog)(prog, log)
 
 
 cdef nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcAddNameExpression == NULL:
-        _resolve(&_p_nvrtcAddNameExpression, b"nvrtcAddNameExpression", b"nvrtcAddNameExpression", 13000)
+
+        _resolve(&_p_nvrtcAddNameExpression, b"nvrtcAddNameExpression", b"nvrtcAddNameExpression", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, const char* const) noexcept nogil>_p_nvrtcAddNameExpression)(prog, name_expression)
 
 
 cdef nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression, const char** lowered_name) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetLoweredName == NULL:
-        _resolve(&_p_nvrtcGetLoweredName, b"nvrtcGetLoweredName", b"nvrtcGetLoweredName", 13000)
+
+        _resolve(&_p_nvrtcGetLoweredName, b"nvrtcGetLoweredName", b"nvrtcGetLoweredName", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, const char* const, const char**) noexcept nogil>_p_nvrtcGetLoweredName)(prog, name_expression, lowered_name)
 
 
 cdef nvrtcResult nvrtcGetPCHHeapSize(size_t* ret) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPCHHeapSize == NULL:
-        _resolve(&_p_nvrtcGetPCHHeapSize, b"nvrtcGetPCHHeapSize", b"nvrtcGetPCHHeapSize", 13000)
+
+        _resolve(&_p_nvrtcGetPCHHeapSize, b"nvrtcGetPCHHeapSize", b"nvrtcGetPCHHeapSize", 13000, False)
     return (<nvrtcResult (*)(size_t*) noexcept nogil>_p_nvrtcGetPCHHeapSize)(ret)
 
 
 cdef nvrtcResult nvrtcSetPCHHeapSize(size_t size) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcSetPCHHeapSize == NULL:
-        _resolve(&_p_nvrtcSetPCHHeapSize, b"nvrtcSetPCHHeapSize", b"nvrtcSetPCHHeapSize", 13000)
+
+        _resolve(&_p_nvrtcSetPCHHeapSize, b"nvrtcSetPCHHeapSize", b"nvrtcSetPCHHeapSize", 13000, False)
     return (<nvrtcResult (*)(size_t) noexcept nogil>_p_nvrtcSetPCHHeapSize)(size)
 
 
 cdef nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPCHCreateStatus == NULL:
-        _resolve(&_p_nvrtcGetPCHCreateStatus, b"nvrtcGetPCHCreateStatus", b"nvrtcGetPCHCreateStatus", 13000)
+
+        _resolve(&_p_nvrtcGetPCHCreateStatus, b"nvrtcGetPCHCreateStatus", b"nvrtcGetPCHCreateStatus", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram) noexcept nogil>_p_nvrtcGetPCHCreateStatus)(prog)
 
 
 cdef nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t* size) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcGetPCHHeapSizeRequired == NULL:
-        _resolve(&_p_nvrtcGetPCHHeapSizeRequired, b"nvrtcGetPCHHeapSizeRequired", b"nvrtcGetPCHHeapSizeRequired", 13000)
+
+        _resolve(&_p_nvrtcGetPCHHeapSizeRequired, b"nvrtcGetPCHHeapSizeRequired", b"nvrtcGetPCHHeapSizeRequired", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, size_t*) noexcept nogil>_p_nvrtcGetPCHHeapSizeRequired)(prog, size)
 
 
 cdef nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, nvrtcSetFlowCallback_callback_t callback, void* payload) except? NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED nogil:
     if _p_nvrtcSetFlowCallback == NULL:
-        _resolve(&_p_nvrtcSetFlowCallback, b"nvrtcSetFlowCallback", b"nvrtcSetFlowCallback", 13000)
+
+        _resolve(&_p_nvrtcSetFlowCallback, b"nvrtcSetFlowCallback", b"nvrtcSetFlowCallback", 13000, False)
     return (<nvrtcResult (*)(nvrtcProgram, nvrtcSetFlowCallback_callback_t, void*) noexcept nogil>_p_nvrtcSetFlowCallback)(prog, callback, payload)

@@ -203,3 +203,19 @@ def test_driver_and_runtime_are_separate_libraries(fake_driver):
         print(json.dumps([int(err), name.decode()]))
     """)
     assert out == [0, "cudaErrorInvalidValue"]
+
+
+def test_a_function_the_driver_lacks_returns_not_found_when_called(fake_driver):
+    # Headers newer than the driver: importing and every other call work; the
+    # missing one returns CUDA_ERROR_NOT_FOUND (bindings/driver.toml
+    # missing_function_status), asked for at the header's ABI version.
+    got = run(fake_driver, """
+        err_init, = cuda.cuInit(0)
+        err_missing, = cuda.cuCtxSynchronize()
+        err_again, = cuda.cuCtxSynchronize()
+        err_other, = cuda.cuStreamQuery(None)
+        asked = [r for r in requests() if r[0] == "cuCtxSynchronize"]
+        print(json.dumps([int(err_init), err_missing.name, err_again.name, int(err_other), asked[:1]]))
+    """, env={"FAKE_MISSING": "cuCtxSynchronize"})
+    assert got[:4] == [0, "CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_NOT_FOUND", 0]
+    assert got[4][0][0] == "cuCtxSynchronize" and got[4][0][1] >= 2000

@@ -9,6 +9,7 @@
  * bench/run.py --smoke also uses it to run the benchmark harness end to end in
  * CI; numbers taken with it say nothing about a real driver. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef unsigned long long cuuint64_t;
@@ -39,12 +40,20 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     return 0;
 }
 
+/* FAKE_MISSING names a function this "driver" lacks, as an older driver
+ * would: cuGetProcAddress reports it not found (CUDA_ERROR_NOT_FOUND, 500). */
 int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
+    const char *missing = getenv("FAKE_MISSING");
     if (fake_request_count < FAKE_MAX_REQUESTS) {
         struct fake_request *r = &fake_requests[fake_request_count++];
         strncpy(r->symbol, symbol, sizeof r->symbol - 1);
         r->version = version;
         r->flags = flags;
+    }
+    if (missing && strcmp(symbol, missing) == 0) {
+        *pfn = NULL;
+        if (status) *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+        return 500;
     }
     *pfn = strcmp(symbol, "cuLaunchKernel") == 0 ? (void *)fake_launch : (void *)fake_success;
     if (status) *status = 0;

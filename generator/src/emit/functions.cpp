@@ -51,6 +51,8 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   d.set("name", f.name);
   d.set("symbol", f.alias_of.empty() ? f.name : f.alias_of);
   d.flag("header_only", f.header_only);
+  if (f.returns_status && !ctx.spec.missing_function_status.empty())
+    d.set("missing_status", ctx.spec.missing_function_status);
   if (f.header_only) d.set("header", f.header);
   d.set("abi_version", std::to_string(f.abi_version ? f.abi_version : cuda_version_number(ctx.model.cuda_version)));
   d.set("c_result", ctx.c_names.cython(f.result));

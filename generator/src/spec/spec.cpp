@@ -174,6 +174,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
     spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
     spec.per_thread_suffixes = r.strings(*loader, "per_thread_suffixes", "loader.");
+    spec.missing_function_status = r.string(*loader, "missing_function_status", false, "loader.");
   }
   if (spec.loader_name.empty()) spec.loader_name = spec.library;
   if (const toml::table* conventions = root["conventions"].as_table())

@@ -102,6 +102,9 @@ struct Spec {
   // exports (the runtime's `cudaMemcpy_ptds`, `cudaMemcpyAsync_ptsz`), tried
   // in order under CUBIND_DEFAULT_STREAM=per-thread.
   std::vector<std::string> per_thread_suffixes;
+  // The status a function the loaded library lacks returns (a member of
+  // status_type); empty: FunctionNotFoundError is raised.
+  std::string missing_function_status;
   // Passes
   Conventions conventions;
   std::vector<ParamOverride> overrides;

@@ -15,6 +15,10 @@
  *               printed in decimal); caseGetDevice returns one, caseSetValue
  *               takes one or an int; casePayload.words, a fixed array of
  *               caseU64, reads as a list of ints (fields/array).
+ *   loader      spec.toml resolves through caseGetProcAddress
+ *               (resolve_proc_address.pyx); status functions the loaded
+ *               library lacks return CASE_ERROR (c_layer.pyx: missing_status),
+ *               caseCtxGetCurrent (no status) raises FunctionNotFoundError.
  */
 #ifndef CASE_HANDLES_H
 #define CASE_HANDLES_H
