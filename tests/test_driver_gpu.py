@@ -1048,3 +1048,37 @@ def test_profiler_start_and_stop(cuda, cu_context):
     # cudaProfiler.h, bound with cuda.h: a no-op success without a profiler attached.
     ok(cuda.cuProfilerStart)
     ok(cuda.cuProfilerStop)
+
+
+ECHO_SRC = r"""
+struct Pair { int a; float b; };
+struct Dim { unsigned int x, y, z; };
+extern "C" __global__ void echo(long long *ints, double *reals, char c, bool b, signed char sc, short s, int i,
+                                long long ll, float f, double d, Pair p, int e, wchar_t w, Dim dim)
+{
+    ints[0] = (unsigned char)c; ints[1] = b; ints[2] = sc; ints[3] = s; ints[4] = i; ints[5] = ll;
+    ints[6] = p.a; ints[7] = e; ints[8] = w; ints[9] = dim.x; ints[10] = dim.y; ints[11] = dim.z;
+    reals[0] = f; reals[1] = d; reals[2] = p.b;
+}
+"""
+
+
+def test_every_scalar_type_and_structs_by_value_round_trip(cuda, kernel, device_alloc):
+    # Issue 12 item 4: each (values, types) form reaches the kernel as C would pass it.
+    class Pair(ctypes.Structure):
+        _fields_ = [("a", ctypes.c_int), ("b", ctypes.c_float)]
+
+    from cuda import cudart
+    f = kernel(ECHO_SRC, "echo")
+    ints, reals = device_alloc(12 * 8), device_alloc(3 * 8)
+    values = (ints, reals, b"A", True, -5, -300, 123456, -(2**40), np.float32(1.5), ctypes.c_double(-2.25),
+              Pair(7, 0.5), cuda.CUresult.CUDA_ERROR_INVALID_VALUE, "Z", cudart.dim3(x=3, y=4, z=5))
+    types = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char, ctypes.c_bool, ctypes.c_byte, ctypes.c_short,
+             ctypes.c_int, ctypes.c_longlong, ctypes.c_float, ctypes.c_double, None, None, ctypes.c_wchar, None)
+    launch(cuda, f, 1, 1, (values, types))
+    ok(cuda.cuCtxSynchronize)
+    got_ints, got_reals = np.zeros(12, dtype=np.int64), np.zeros(3, dtype=np.float64)
+    ok(cuda.cuMemcpyDtoH, got_ints, ints, got_ints.nbytes)
+    ok(cuda.cuMemcpyDtoH, got_reals, reals, got_reals.nbytes)
+    assert got_ints.tolist() == [ord("A"), 1, -5, -300, 123456, -(2**40), 7, 1, ord("Z"), 3, 4, 5]
+    assert got_reals.tolist() == [1.5, -2.25, 0.5]
