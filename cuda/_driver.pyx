@@ -9814,14 +9814,27 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
                                             CU_GRAPH_COND_TYPE_SWITCH:
                                             phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
                                             no body graph is executed."""
-        return <uintptr_t>self._ptr.phGraph_out
+        # size items, as C reads them; None for a NULL pointer.
+        if self._ptr.phGraph_out == NULL:
+            return None
+        return [_new_CUgraph(self._ptr.phGraph_out[i]) for i in range(self._ptr.size)]
 
     @phGraph_out.setter
     def phGraph_out(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.phGraph_out, view)
-        self._ptr.phGraph_out = <c.CUgraph*>(view_address(view) if view is not None else as_address(value, b"phGraph_out"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.phGraph_out, None)
+            self._ptr.phGraph_out = <c.CUgraph*>as_address(value, b"phGraph_out")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.CUgraph))
+        cdef c.CUgraph* array = <c.CUgraph*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_CUgraph(item, b"phGraph_out")
+        self._root()._keep(<uintptr_t>&self._ptr.phGraph_out, storage)
+        self._ptr.phGraph_out = array
+
 
 
     @property
@@ -15532,14 +15545,27 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.CUexternalSemaphore*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.CUexternalSemaphore*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.CUexternalSemaphore))
+        cdef c.CUexternalSemaphore* array = <c.CUexternalSemaphore*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_CUexternalSemaphore(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -15632,14 +15658,27 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.CUexternalSemaphore*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.CUexternalSemaphore*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.CUexternalSemaphore))
+        cdef c.CUexternalSemaphore* array = <c.CUexternalSemaphore*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_CUexternalSemaphore(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -15731,14 +15770,27 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.CUexternalSemaphore*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.CUexternalSemaphore*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.CUexternalSemaphore))
+        cdef c.CUexternalSemaphore* array = <c.CUexternalSemaphore*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_CUexternalSemaphore(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -15831,14 +15883,27 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.CUexternalSemaphore*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.CUexternalSemaphore*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.CUexternalSemaphore))
+        cdef c.CUexternalSemaphore* array = <c.CUexternalSemaphore*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_CUexternalSemaphore(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property

@@ -16405,14 +16405,27 @@ cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.cudaExternalSemaphore_t))
+        cdef c.cudaExternalSemaphore_t* array = <c.cudaExternalSemaphore_t*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_cudaExternalSemaphore_t(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -16504,14 +16517,27 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.cudaExternalSemaphore_t))
+        cdef c.cudaExternalSemaphore_t* array = <c.cudaExternalSemaphore_t*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_cudaExternalSemaphore_t(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -16603,14 +16629,27 @@ cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.cudaExternalSemaphore_t))
+        cdef c.cudaExternalSemaphore_t* array = <c.cudaExternalSemaphore_t*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_cudaExternalSemaphore_t(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -16702,14 +16741,27 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        return <uintptr_t>self._ptr.extSemArray
+        # numExtSems items, as C reads them; None for a NULL pointer.
+        if self._ptr.extSemArray == NULL:
+            return None
+        return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
     def extSemArray(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, view)
-        self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>(view_address(view) if view is not None else as_address(value, b"extSemArray"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.extSemArray, None)
+            self._ptr.extSemArray = <c.cudaExternalSemaphore_t*>as_address(value, b"extSemArray")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.cudaExternalSemaphore_t))
+        cdef c.cudaExternalSemaphore_t* array = <c.cudaExternalSemaphore_t*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_cudaExternalSemaphore_t(item, b"extSemArray")
+        self._root()._keep(<uintptr_t>&self._ptr.extSemArray, storage)
+        self._ptr.extSemArray = array
+
 
 
     @property
@@ -16851,14 +16903,27 @@ cdef class cudaConditionalNodeParams(Struct):
                                                   cudaGraphCondTypeSwitch:
                                                   phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
                                                   no body graph is executed."""
-        return <uintptr_t>self._ptr.phGraph_out
+        # size items, as C reads them; None for a NULL pointer.
+        if self._ptr.phGraph_out == NULL:
+            return None
+        return [_new_cudaGraph_t(self._ptr.phGraph_out[i]) for i in range(self._ptr.size)]
 
     @phGraph_out.setter
     def phGraph_out(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.phGraph_out, view)
-        self._ptr.phGraph_out = <c.cudaGraph_t*>(view_address(view) if view is not None else as_address(value, b"phGraph_out"))
+        # A list of handles, copied into storage the struct keeps alive; the
+        # count field is the caller's to set, as in C. An int address passes as is.
+        if value is None or isinstance(value, int):
+            self._root()._keep(<uintptr_t>&self._ptr.phGraph_out, None)
+            self._ptr.phGraph_out = <c.cudaGraph_t*>as_address(value, b"phGraph_out")
+            return
+        items = list(value)
+        storage = bytearray(max(len(items), 1) * sizeof(c.cudaGraph_t))
+        cdef c.cudaGraph_t* array = <c.cudaGraph_t*><char*>storage
+        for i, item in enumerate(items):
+            array[i] = _as_cudaGraph_t(item, b"phGraph_out")
+        self._root()._keep(<uintptr_t>&self._ptr.phGraph_out, storage)
+        self._ptr.phGraph_out = array
+
 
 
 

@@ -912,3 +912,14 @@ def test_value_classes_field_aliases_and_char_arrays():
     assert uuid.bytes[:4] == b"\xff\xff\x00A"
     with pytest.raises(OverflowError, match=r"bytes_\[1\]: 256 does not fit in a char"):
         uuid.bytes = [0, 256]
+
+
+@needs_cuda
+def test_ext_sem_array_field_set_from_a_list():
+    # A pointer field counted by a sibling (bindings/driver.toml [fields]).
+    params = cuda.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS()
+    params.extSemArray = [cuda.CUexternalSemaphore(0x10), 0x20]
+    params.numExtSems = 2
+    assert [int(s) for s in params.extSemArray] == [0x10, 0x20]
+    params.extSemArray = None
+    assert params.extSemArray is None

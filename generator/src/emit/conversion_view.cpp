@@ -77,6 +77,7 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (!c.enum_name.empty()) d.set("enum_of", enum_of_function(c.enum_name));
   if (!c.record_class.empty()) d.set("rclass", c.record_class);
   set_count(d, c);
+  if (!c.count_field.empty()) d.set("count_field", c.count_field);
   set_query(d, c, ctx);
   set_attribute(d, c, ctx);
   if (!c.callback_type.empty()) d.set("cb_type", c.callback_type);

@@ -47,6 +47,7 @@ struct Conversion {
   std::string count_param;
   int count_offset = 0;
   int64_t fixed_count = -1;
+  std::string count_field;  // fields: the sibling field counting a pointer's items
   // Sizes known from another call: its name, the caller's parameters it is
   // given (in order, before the output it writes), the type of that output.
   std::string query_function;

@@ -127,6 +127,9 @@ struct Field {
   int bit_width = -1;
   int64_t offset_bits = -1;
   Doc doc;
+  // A pointer to an array whose length is another field of the record
+  // (spec [fields]: CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out by size).
+  std::string count_field;
   Conversion conversion;  // the Python property's (conversion pass); skip_reason when none
 };
 

@@ -45,6 +45,7 @@ json conversion_json(const Conversion& c) {
   put(j, "enum", c.enum_name);
   put(j, "record_class", c.record_class);
   put(j, "count_param", c.count_param);
+  put(j, "count_field", c.count_field);
   if (c.count_offset) j["count_offset"] = c.count_offset;
   if (c.fixed_count >= 0) j["fixed_count"] = c.fixed_count;
   put(j, "query_function", c.query_function);
@@ -132,6 +133,7 @@ json record_json(const Record& r) {
   for (const auto& f : r.fields) {
     json jf = {{"name", f.name}, {"type", to_json(f.type)}, {"offset_bits", f.offset_bits}};
     if (f.bit_width >= 0) jf["bit_width"] = f.bit_width;
+    put(jf, "count_field", f.count_field);
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);
     fields.push_back(jf);

@@ -84,6 +84,7 @@ void run_passes(model::Model& model, const spec::Spec& spec) {
   apply_aliases(model);
   name_records(model);
   mark_integer_handles(model, spec);
+  apply_field_counts(model, spec);
   resolve_attribute_types(model, spec);
   infer_parameters(model, spec);
   link_attributes(model);

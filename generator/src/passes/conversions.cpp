@@ -426,6 +426,15 @@ Conversion field_conversion(const Field& f, const Model& m) {
     }
     case TypeKind::Array: return fixed_array(t, m);
     case TypeKind::Pointer:
+      if (!f.count_field.empty() && t.pointee().kind == TypeKind::Handle) {
+        // A list of handles: read as count_field items, set from a list the
+        // struct keeps alive.
+        Conversion c = named("fields/handle_array", without_const(t.pointee()));
+        c.handle = t.pointee().name;
+        c.count_field = f.count_field;
+        c.ownership = Ownership::Struct;
+        return c;
+      }
       if (t.pointee().kind == TypeKind::Record) {
         Conversion c = named("fields/record_pointer", without_const(t.pointee()));
         c.record_class = record_class(m, t.pointee().canonical);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <stdexcept>
 
 #include "passes/passes.hpp"
 
@@ -48,6 +49,27 @@ void name_records(Model& model) {
     if (r.parent.empty()) add(r.name);  // a nested record's name is made up
     for (const auto& t : model.typedefs)
       if (t.type.kind == TypeKind::Record && t.type.canonical == r.name) add(t.name);
+  }
+}
+
+void apply_field_counts(Model& model, const spec::Spec& spec) {
+  for (const auto& fc : spec.field_counts) {
+    Field* target = nullptr;
+    for (auto& r : model.records) {
+      const bool named = r.name == fc.record || r.public_name == fc.record ||
+                         std::find(r.aliases.begin(), r.aliases.end(), fc.record) != r.aliases.end();
+      if (!named) continue;
+      bool has_count = false;
+      for (auto& f : r.fields) {
+        if (f.name == fc.field) target = &f;
+        has_count |= f.name == fc.count_field;
+      }
+      if (target && !has_count)
+        throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
+      if (target) break;
+    }
+    if (!target) throw std::runtime_error("fields." + fc.record + "." + fc.field + ": no such field");
+    target->count_field = fc.count_field;
   }
 }
 

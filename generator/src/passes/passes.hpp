@@ -21,6 +21,8 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_records(model::Model& model);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+// Pointer fields counted by a sibling field (spec [fields]).
+void apply_field_counts(model::Model& model, const spec::Spec& spec);
 
 // The spec's attribute_types resolved against the headers' types; then, once
 // roles are known, each attribute-typed value linked to its table.

@@ -181,6 +181,19 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.conventions = read_conventions(r, *conventions);
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
   if (const toml::table* types = root["attribute_types"].as_table()) read_attribute_types(r, *types, spec);
+  if (const toml::table* records = root["fields"].as_table()) {
+    for (const auto& [rname, rnode] : *records) {
+      const std::string where = "fields." + std::string(rname.str()) + ".";
+      const toml::table* fields = rnode.as_table();
+      if (!fields) r.fail(where, "expected a table of fields");
+      for (const auto& [fname, fnode] : *fields) {
+        const toml::table* t = fnode.as_table();
+        if (!t) r.fail(where + std::string(fname.str()), "expected a table");
+        spec.field_counts.push_back({std::string(rname.str()), std::string(fname.str()),
+                                     r.string(*t, "count_field", true, where + std::string(fname.str()) + ".")});
+      }
+    }
+  }
   if (const toml::array* skips = root["skip"].as_array()) {
     for (const auto& node : *skips) {
       const toml::table* t = node.as_table();

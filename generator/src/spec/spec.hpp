@@ -32,6 +32,14 @@ struct ParamOverride {
 // (`[attribute_types.<enum>]`, from the header's documentation): a type name
 // the headers declare or a C builtin; "T[]" for an array filling the size
 // the caller gives.
+// A record's pointer field that points to an array counted by a sibling
+// field (`[fields.<record>.<field>] count_field = "..."`).
+struct FieldCount {
+  std::string record;
+  std::string field;
+  std::string count_field;
+};
+
 struct AttributeType {
   std::string enum_name;
   std::string member;
@@ -109,6 +117,7 @@ struct Spec {
   Conventions conventions;
   std::vector<ParamOverride> overrides;
   std::vector<AttributeType> attribute_types;
+  std::vector<FieldCount> field_counts;
   std::vector<Skip> skips;
   // Functions (ECMAScript regexes over the whole name) that keep the GIL
   // during the C call: they return at once, never wait on the device or on

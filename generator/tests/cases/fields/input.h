@@ -17,6 +17,8 @@
  *   weights    float[2]        -> fields/float_array
  *   modes      enum[2]         -> fields/enum_array (enum members back)
  *   streams    handle[2]       -> skipped: report.txt names the field and why
+ *   outs       handle*         -> fields/handle_array: spec.toml counts it by
+ *              numOuts (a list of outs read, a list set and kept by the struct)
  * and in fragments/stub.pyi.txt a class with a typed property per field.
  */
 #ifndef CASE_FIELDS_H
@@ -48,6 +50,8 @@ typedef struct caseAll_st {
   float weights[2];
   caseMode modes[2];
   caseStream streams[2];
+  caseStream *outs;
+  unsigned int numOuts;
 } caseAll;
 
 caseResult caseUse(const caseAll *all);
