@@ -85,8 +85,12 @@ class CEnum(int, metaclass=_EnumMeta):
 
 
 def dense_table(cls, limit=4096):
-    """Members indexed by value, for enums whose values are small and non-negative."""
+    """Members indexed by value, for the values in [0, limit): one index finds
+    them. Others (negative values, and outliers such as cudaError_t's
+    cudaErrorApiFailureBase = 10000, which once left the runtime's status
+    with no table at all) go to the dict."""
     values = cls._value2member_
-    if not values or min(values) < 0 or max(values) >= limit:
+    small = [v for v in values if 0 <= v < limit]
+    if not small:
         return ()
-    return tuple(values.get(v) for v in range(max(values) + 1))
+    return tuple(values.get(v) for v in range(max(small) + 1))
