@@ -393,23 +393,39 @@ cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) exc
     return address_slow(value, _where(name, i).encode())
 
 
-cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:
-    """Type None: where the argument's bytes are. An enum member is its value
-    at the enum's C size (4 bytes) in `slot`; a handle, a cubind struct or a
-    ctypes Structure/Union lends its own storage (the values tuple keeps it)."""
+# The classes _arg_storage tells apart, imported once, on first need.
+cdef tuple _enum_types = None
+cdef tuple _ctypes_aggregates = None
+
+
+cdef int _import_arg_types() except -1:
+    global _enum_types, _ctypes_aggregates
     import ctypes
     import enum
     from cubind._enum import CEnum
-    if isinstance(value, (CEnum, enum.Enum)) and isinstance(value, int):
+    _enum_types = (CEnum, enum.Enum)
+    _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
+    return 0
+
+
+cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:
+    """Type None: where the argument's bytes are. A handle or a cubind struct
+    lends its own storage (getPtr(), the common case, asked first); an enum
+    member is its value at the enum's C size (4 bytes) in `slot`; a ctypes
+    Structure/Union lends its buffer (the values tuple keeps it alive)."""
+    get_ptr = getattr(value, "getPtr", None)
+    if get_ptr is not None:
+        return <void*><uintptr_t>get_ptr()
+    if _enum_types is None:
+        _import_arg_types()
+    if isinstance(value, _enum_types) and isinstance(value, int):
         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
         return slot
-    if isinstance(value, (ctypes.Structure, ctypes.Union, ctypes.Array)):
+    if isinstance(value, _ctypes_aggregates):
+        import ctypes
         return <void*><uintptr_t>ctypes.addressof(value)
-    get_ptr = getattr(value, "getPtr", None)
-    if get_ptr is None:
-        raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
-                        f"(cubind's or ctypes'), got {_type_name(value)}")
-    return <void*><uintptr_t>get_ptr()
+    raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
+                    f"(cubind's or ctypes'), got {_type_name(value)}")
 
 
 cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:
