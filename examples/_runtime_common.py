@@ -1,8 +1,6 @@
 """What the runtime examples share: the status check, the device, a kernel
 compiled by NVRTC and loaded through the runtime alone."""
 
-import sys
-
 import nvrtc
 from cuda import cudart
 
@@ -40,7 +38,3 @@ def load_kernel(source, name, arch):
     check(nvrtc.nvrtcDestroyProgram(prog))
     library = check(cudart.cudaLibraryLoadData(bytes(cubin), None, None, 0, None, None, 0))
     return library, check(cudart.cudaLibraryGetKernel(library, name.encode()))
-
-
-def run(main):
-    sys.exit(main())

@@ -6,9 +6,10 @@ place (cudaGraphExecUpdate, which returns its result info) and launched again.
 Both results are checked. Without a GPU it says so and exits 0."""
 
 import ctypes
+import sys
 
 import numpy as np
-from _runtime_common import check, load_kernel, open_device, run
+from _runtime_common import check, load_kernel, open_device
 
 from cuda import cudart
 
@@ -74,4 +75,4 @@ def main():
 
 
 if __name__ == "__main__":
-    run(main)
+    sys.exit(main())

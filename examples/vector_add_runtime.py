@@ -8,8 +8,8 @@ import ctypes
 import sys
 
 import numpy as np
+from _runtime_common import check, load_kernel, open_device
 
-import nvrtc
 from cuda import cudart
 
 SOURCE = b"""
@@ -20,41 +20,13 @@ extern "C" __global__ void vector_add(const float *a, const float *b, float *c, 
 """
 
 
-def check(result):
-    """The outputs of a binding's (err, outputs...) tuple; raise on a bad status."""
-    err, *outputs = result
-    if err not in (cudart.cudaError_t.cudaSuccess, nvrtc.nvrtcResult.NVRTC_SUCCESS):
-        raise RuntimeError(f"CUDA error: {err!r}")
-    return outputs[0] if len(outputs) == 1 else (tuple(outputs) or None)
-
-
-def compile_cubin(arch):
-    prog = check(nvrtc.nvrtcCreateProgram(SOURCE, b"vector_add.cu", 0, [], []))
-    opts = [f"--gpu-architecture=sm_{arch}".encode()]
-    err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        log = bytearray(check(nvrtc.nvrtcGetProgramLogSize(prog)))
-        nvrtc.nvrtcGetProgramLog(prog, log)
-        raise RuntimeError(log.decode(errors="replace"))
-    cubin = bytearray(check(nvrtc.nvrtcGetCUBINSize(prog)))
-    check(nvrtc.nvrtcGetCUBIN(prog, cubin))
-    check(nvrtc.nvrtcDestroyProgram(prog))
-    return bytes(cubin)
-
-
 def main():
-    err, count = cudart.cudaGetDeviceCount()
-    if err != cudart.cudaError_t.cudaSuccess or not count:
-        print(f"No GPU available: cudaGetDeviceCount returned {getattr(err, 'name', err)}; skipping.")
+    arch = open_device()
+    if arch is None:
         return 0
-    check(cudart.cudaSetDevice(0))
-    prop = check(cudart.cudaGetDeviceProperties(0))
-    arch = prop.major * 10 + prop.minor
-    name = prop.name.split(b"\0")[0].decode()
+    name = check(cudart.cudaGetDeviceProperties(0)).name.split(b"\0")[0].decode()
     print(f"device 0: {name}, sm_{arch}")
-
-    library = check(cudart.cudaLibraryLoadData(compile_cubin(arch), None, None, 0, None, None, 0))
-    kernel = check(cudart.cudaLibraryGetKernel(library, b"vector_add"))
+    library, kernel = load_kernel(SOURCE, "vector_add", arch)
 
     n = 1 << 20
     a = np.random.default_rng(0).random(n, dtype=np.float32)
