@@ -62,6 +62,8 @@ MODULES = [
     ("nvrtc.cnvrtc", True),
     ("nvjitlink._nvjitlink", True),
     ("nvjitlink.cnvjitlink", True),
+    ("nvvm._nvvm", True),
+    ("nvvm.cnvvm", True),
     ("cubind._convert", False),
     ("cubind._loader", False),
 ]

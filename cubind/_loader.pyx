@@ -15,10 +15,11 @@ The places below are tried in this order; the first that opens wins:
    ``site.getusersitepackages()`` and ``sys.path``, for each entry of
    ``wheel_subdirs`` (e.g. ``nvidia/cu13/lib``), for each soname: that file.
 4. ``$CUDA_HOME`` then ``$CUDA_PATH``: ``<root>/lib64/<soname>`` for each
-   soname, then ``<root>/lib/<soname>`` for each soname.
+   soname, then ``<root>/lib/<soname>`` for each soname (``toolkit_subdirs``
+   replaces lib64, lib for a library kept elsewhere: libNVVM's ``nvvm/lib64``).
 5. The system loader: ``dlopen(soname)`` (``LD_LIBRARY_PATH``, ldconfig cache, ...).
 6. ``/usr/local/cuda/lib64/<soname>`` for each soname, then
-   ``/usr/local/cuda/lib/<soname>`` for each soname.
+   ``/usr/local/cuda/lib/<soname>`` for each soname (or ``toolkit_subdirs``).
 
 Libraries are opened with ``RTLD_NOW | RTLD_LOCAL``.  The driver stub
 (``lib64/stubs/libcuda.so``) is never picked: a candidate path with a
@@ -59,14 +60,16 @@ class LibraryNotFoundError(OSError):
 cdef dict _handles = {}   # libname -> handle (size_t)
 
 _LOADED = "already loaded"
+_TOOLKIT_SUBDIRS = ("lib64", "lib")
 _SYSTEM = "system loader"
 
 
-cdef size_t open_library(str libname, tuple sonames, str env_var, tuple wheel_subdirs) except 0:
+cdef size_t open_library(str libname, tuple sonames, str env_var, tuple wheel_subdirs,
+                         tuple toolkit_subdirs=_TOOLKIT_SUBDIRS) except 0:
     cdef size_t handle = _handles.get(libname, 0)
     if handle:
         return handle
-    handle = _search(libname, sonames, env_var, wheel_subdirs)
+    handle = _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs)
     return _handles.setdefault(libname, handle)
 
 
@@ -74,9 +77,9 @@ cdef void* find_symbol(size_t handle, const char* name) noexcept nogil:
     return dlsym(<void*>handle, name)
 
 
-def load(str libname, sonames, str env_var, wheel_subdirs):
+def load(str libname, sonames, str env_var, wheel_subdirs, toolkit_subdirs=_TOOLKIT_SUBDIRS):
     """Python wrapper of open_library: the (cached) handle of `libname` as an int."""
-    return open_library(libname, tuple(sonames), env_var, tuple(wheel_subdirs))
+    return open_library(libname, tuple(sonames), env_var, tuple(wheel_subdirs), tuple(toolkit_subdirs))
 
 
 def library_path(handle):
@@ -140,7 +143,7 @@ def _site_dirs():
     return out
 
 
-def search_candidates(libname, sonames, env_var, wheel_subdirs):
+def search_candidates(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs=_TOOLKIT_SUBDIRS):
     """The places to try, in order, as (where, path_or_soname) pairs.
 
     `where` is the env var name (steps 1 and 4), "already loaded",
@@ -159,10 +162,10 @@ def search_candidates(libname, sonames, env_var, wheel_subdirs):
     for var in ("CUDA_HOME", "CUDA_PATH"):
         root = os.environ.get(var)
         if root:
-            for lib in ("lib64", "lib"):
+            for lib in toolkit_subdirs:
                 found += [(var, os.path.join(root, lib, s)) for s in sonames]
     found += [(_SYSTEM, s) for s in sonames]
-    for lib in ("lib64", "lib"):
+    for lib in toolkit_subdirs:
         found += [("/usr/local/cuda", os.path.join("/usr/local/cuda", lib, s)) for s in sonames]
 
     seen = set()
@@ -175,10 +178,10 @@ def search_candidates(libname, sonames, env_var, wheel_subdirs):
     return out
 
 
-def _search(libname, sonames, env_var, wheel_subdirs):
+def _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs):
     """Try the candidates in order; return a handle or raise LibraryNotFoundError."""
     report = []
-    for where, target in search_candidates(libname, sonames, env_var, wheel_subdirs):
+    for where, target in search_candidates(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs):
         is_override = bool(env_var) and where == env_var
         flags = RTLD_NOW | RTLD_LOCAL
         if where == _LOADED:

@@ -30,9 +30,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # Public modules: (module, its stubs, the header its functions come from).
 PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.pyi", "cuda_runtime_api.h"),
-          ("nvrtc", "nvrtc/__init__.pyi", "nvrtc.h"), ("nvjitlink", "nvjitlink/__init__.pyi", "nvJitLink.h")]
+          ("nvrtc", "nvrtc/__init__.pyi", "nvrtc.h"), ("nvjitlink", "nvjitlink/__init__.pyi", "nvJitLink.h"),
+          ("nvvm", "nvvm/__init__.pyi", "nvvm.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
-           "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "cubind._convert", "cubind._loader")
+           "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm", "cubind._convert", "cubind._loader")
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 
@@ -197,10 +198,10 @@ def test_wheel_contents(wheel):
         assert [n for n in files if n.startswith(stem + ".") and n.endswith(".so")], module
     for expected in PXD + STUBS + ["cubind/py.typed", "cuda/py.typed",
                            "nvrtc/py.typed", "nvjitlink/py.typed", "cuda/__init__.py", "nvrtc/__init__.py",
-                           "nvjitlink/__init__.py", "cubind/__init__.py"]:
+                           "nvjitlink/__init__.py", "nvvm/py.typed", "nvvm/__init__.py", "cubind/__init__.py"]:
         assert expected in files, expected
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
-    assert all(n.split("/")[0] in ("cuda", "nvrtc", "nvjitlink", "cubind") for n in files), files
+    assert all(n.split("/")[0] in ("cuda", "nvrtc", "nvjitlink", "nvvm", "cubind") for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
 
 

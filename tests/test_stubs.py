@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-STUBS = ["cuda/__init__.pyi", "cuda/cudart.pyi", "nvrtc/__init__.pyi", "nvjitlink/__init__.pyi"]
+STUBS = ["cuda/__init__.pyi", "cuda/cudart.pyi", "nvrtc/__init__.pyi", "nvjitlink/__init__.pyi", "nvvm/__init__.pyi"]
 
 
 def mypy(*args):

@@ -13,7 +13,7 @@ std::string plain_text(const std::string& doxygen) {
       {std::regex(R"(\\#)"), "\x01"},  // an escaped '#' survives the '#name' rule below
       {std::regex(R"(\\deprecated\b)"), "Deprecated:"},
       {std::regex(R"((\w)::(\w))"), "$1.$2"},
-      {std::regex(R"(\\link\s+#?(\w+)\s+([^\\]*?)\s*\\endlink)"), "$2"},
+      {std::regex(R"(\\link\s+(?:#|::)?(\w+)\s+([^\\]*?)\s*\\endlink)"), "$2"},
       {std::regex(R"(\\ref\s+#?(\w+))"), "$1"},
       {std::regex(R"(\\(p|c|e|b|a|em)\s+)"), ""},
       {std::regex(R"(::(\w))"), "$1"},

@@ -72,6 +72,7 @@ class LibraryEmitter {
     resolver.set("library", s.loader_name);
     resolver.set("sonames", strings(s.sonames));
     resolver.set("wheel_subdirs", strings(s.wheel_subdirs));
+    if (!s.toolkit_subdirs.empty()) resolver.set("toolkit", View().set("subdirs", strings(s.toolkit_subdirs)));
     resolver.set("env_var", s.env_var);
     if (!s.proc_address_function.empty()) resolver.set("proc_address_function", s.proc_address_function);
     if (!s.per_thread_suffixes.empty()) resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));

@@ -171,6 +171,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     spec.sonames = r.strings(*loader, "sonames", "loader.");
     spec.env_var = r.string(*loader, "env_var", true, "loader.");
     spec.wheel_subdirs = r.strings(*loader, "wheel_subdirs", "loader.");
+    spec.toolkit_subdirs = r.strings(*loader, "toolkit_subdirs", "loader.");
     spec.proc_address_function = r.string(*loader, "proc_address_function", false, "loader.");
     spec.abi_typedefs_header = r.string(*loader, "abi_typedefs_header", false, "loader.");
     spec.per_thread_suffixes = r.strings(*loader, "per_thread_suffixes", "loader.");

@@ -102,6 +102,9 @@ struct Spec {
   std::vector<std::string> sonames;
   std::string env_var;
   std::vector<std::string> wheel_subdirs;
+  // Directories of a toolkit root (CUDA_HOME, /usr/local/cuda) holding the
+  // library; empty: the loader's own (lib64, lib).
+  std::vector<std::string> toolkit_subdirs;
   // Symbols resolved through the driver's cuGetProcAddress with this version
   // (empty: plain dlsym).
   std::string proc_address_function;

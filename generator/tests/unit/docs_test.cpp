@@ -14,6 +14,8 @@ namespace model = cubind::model;
 TEST(PlainText, LinkKeepsItsText) {
   EXPECT_EQ(plain_text("- \\link #nvrtcResult NVRTC_SUCCESS \\endlink"), "- NVRTC_SUCCESS");
   EXPECT_EQ(plain_text("\\link nvrtcResult the result codes\\endlink."), "the result codes.");
+  // libNVVM writes the target with doxygen's `::` marker.
+  EXPECT_EQ(plain_text("- \\link ::nvvmResult NVVM_SUCCESS \\endlink"), "- NVVM_SUCCESS");
   EXPECT_EQ(plain_text("- \\link #nvrtcResult NVRTC_SUCCESS \\endlink\n- \\link #nvrtcResult "
                        "NVRTC_ERROR_INVALID_INPUT \\endlink"),
             "- NVRTC_SUCCESS\n- NVRTC_ERROR_INVALID_INPUT");

@@ -26,6 +26,7 @@ clang_args = ["-DFOO=1", "-std=gnu11"]
 sonames = ["libnvrtc.so.13", "libnvrtc.so"]
 env_var = "CUBIND_NVRTC_LIBRARY"
 wheel_subdirs = ["nvidia/cu13/lib"]
+toolkit_subdirs = ["nvvm/lib64", "lib64"]
 
 [functions.nvrtcGetLog.params.log]
 role = "buffer"
@@ -89,6 +90,7 @@ TEST(SpecParse, FullSpec) {
   EXPECT_EQ(s.sonames, (std::vector<std::string>{"libnvrtc.so.13", "libnvrtc.so"}));
   EXPECT_EQ(s.env_var, "CUBIND_NVRTC_LIBRARY");
   EXPECT_EQ(s.wheel_subdirs, std::vector<std::string>{"nvidia/cu13/lib"});
+  EXPECT_EQ(s.toolkit_subdirs, (std::vector<std::string>{"nvvm/lib64", "lib64"}));
 
   ASSERT_EQ(s.overrides.size(), 4u);
   const spec::ParamOverride* log = s.override_for("nvrtcGetLog", "log");
