@@ -10,6 +10,7 @@
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
 #include "emit/functions.hpp"
+#include "passes/passes.hpp"
 #include "emit/names.hpp"
 #include "emit/records.hpp"
 
@@ -70,9 +71,11 @@ class LibraryEmitter {
     d.set("other_headers", strings(std::vector<std::string>(m.headers.begin() + 1, m.headers.end())));
     View resolver;
     resolver.set("library", s.loader_name);
-    resolver.set("sonames", strings(s.sonames));
-    resolver.set("wheel_subdirs", strings(s.wheel_subdirs));
-    if (!s.toolkit_subdirs.empty()) resolver.set("toolkit", View().set("subdirs", strings(s.toolkit_subdirs)));
+    resolver.set("sonames", strings(passes::expand_loader_names(s.sonames, m.cuda_version)));
+    resolver.set("wheel_subdirs", strings(passes::expand_loader_names(s.wheel_subdirs, m.cuda_version)));
+    if (!s.toolkit_subdirs.empty())
+      resolver.set("toolkit",
+                   View().set("subdirs", strings(passes::expand_loader_names(s.toolkit_subdirs, m.cuda_version))));
     resolver.set("env_var", s.env_var);
     if (!s.proc_address_function.empty()) resolver.set("proc_address_function", s.proc_address_function);
     if (!s.per_thread_suffixes.empty()) resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));

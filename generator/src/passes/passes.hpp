@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/model.hpp"
 #include "spec/spec.hpp"
@@ -48,6 +49,11 @@ void assign_conversions(model::Model& model);
 model::Conversion field_conversion(const model::Field& field, const model::Model& model);
 // The C layer's name for the type of an unnamed function pointer parameter.
 std::string callback_typedef_name(const std::string& function, const std::string& param);
+
+// A loader name of the spec (soname, wheel folder) for this toolkit:
+// `{cuda_major}` becomes the headers' major version ("12.9" -> "12").
+std::string expand_loader_name(const std::string& pattern, const std::string& cuda_version);
+std::vector<std::string> expand_loader_names(const std::vector<std::string>& patterns, const std::string& cuda_version);
 
 void run_passes(model::Model& model, const spec::Spec& spec);
 
