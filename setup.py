@@ -66,6 +66,7 @@ MODULES = [
     ("nvvm.cnvvm", True),
     ("cubind._convert", False),
     ("cubind._loader", False),
+    ("cubind._launch", True),
 ]
 
 

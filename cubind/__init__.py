@@ -1,3 +1,65 @@
-"""Runtime support for the cubind CUDA bindings (library loading)."""
+"""cubind's Pythonic layer: CUDA without status tuples.
+
+Built on the 1:1 modules (``import cuda``, ``from cuda import cudart``,
+``import nvrtc``) and their cimportable C level, it gives:
+
+- :class:`Device` (primary contexts, properties, ``with device:``),
+  :class:`Stream` and :class:`Event` (``__cuda_stream__`` both ways);
+- :class:`Program` (NVRTC, with an on-disk compile cache) and :class:`Module`;
+- :class:`Kernel`: ``kernel(grid, block, *args, stream=, shared_mem=)`` with each
+  argument typed by the kernel's own parameter list (a Python float to a
+  ``float`` parameter is a float32, a device array its pointer, ...), and
+  :func:`launch` with a :class:`LaunchConfig` (clusters, cooperative launch,
+  launch attributes);
+- :class:`Array` (``to_gpu``, ``empty``, ``zeros``, ``from_dlpack``) and the typed
+  :class:`DeviceArray`, exchanged with other libraries through
+  ``__cuda_array_interface__`` and DLPack;
+- :class:`CUDAError` and :class:`CompileError` instead of status codes.
+
+Importing it loads no CUDA library: the driver and NVRTC are opened on first
+use. ``docs/pythonic.md`` describes the layer.
+
+    import numpy as np, cubind
+    saxpy = cubind.Program(SRC).compile().get_kernel("saxpy")
+    x, y, out = cubind.to_gpu(hx), cubind.to_gpu(hy), cubind.empty(n, np.float32)
+    saxpy((n + 255) // 256, 256, 2.0, x, y, out, n)
+    result = out.get()
+"""
 
 __version__ = "0.1.0"
+
+# Every public name is made on first use: the 1:1 modules import cubind's
+# support modules (cubind._loader, ...), so this file runs on every
+# `import cuda` and must cost nothing there. The launch path also imports the
+# `cuda` package, the arrays numpy.
+_LAZY = {
+    **dict.fromkeys(("CUDAError", "CompileError"), "._errors"),
+    **dict.fromkeys(("Device", "current_device", "ensure_context"), "._context"),
+    **dict.fromkeys(("Program", "Module", "default_arch"), "._program"),
+    **dict.fromkeys(("Stream", "Event"), "._stream"),
+    **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._kernel"),
+    **dict.fromkeys(("Array", "DeviceArray", "to_gpu", "empty", "zeros", "from_dlpack"), "._array"),
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'cubind' has no attribute {name!r}")
+    import importlib
+
+    value = globals()[name] = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = [
+    "CUDAError", "CompileError",
+    "Device", "current_device", "ensure_context",
+    "Stream", "Event",
+    "Program", "Module", "default_arch",
+    "Kernel", "LaunchConfig", "launch",
+    "Array", "DeviceArray", "to_gpu", "empty", "zeros", "from_dlpack",
+]

@@ -33,7 +33,8 @@ PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.
           ("nvrtc", "nvrtc/__init__.pyi", "nvrtc.h"), ("nvjitlink", "nvjitlink/__init__.pyi", "nvJitLink.h"),
           ("nvvm", "nvvm/__init__.pyi", "nvvm.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
-           "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm", "cubind._convert", "cubind._loader")
+           "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
+           "cubind._convert", "cubind._loader", "cubind._launch")
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 

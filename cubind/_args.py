@@ -1,0 +1,174 @@
+"""One kernel argument to the bytes its parameter takes.
+
+The launch path (cubind/_launch.pyx) packs Python floats and ints itself and
+comes here for everything else: numpy scalars and ctypes values (their own
+bytes, which must be the parameter's size), device arrays of any library
+(their device pointer), structs by value, and the errors. Each array type's
+way to its pointer is found once and kept in :data:`POINTER_GETTERS`, which
+the launch path reads first.
+"""
+
+import ctypes
+import math
+import operator
+import struct
+
+from ._params import ANY, BYTES, F32, F64, INT
+
+__all__ = ["convert", "POINTER_GETTERS", "count_error", "describe"]
+
+# type -> callable giving a device address; filled as types are first seen.
+POINTER_GETTERS: dict = {}
+
+_CTYPES_VALUES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
+_F32_MAX = 3.4028234663852886e38
+
+
+def describe(kernel, param):
+    return f"{kernel}: parameter {param.index} ({param.text})"
+
+
+def count_error(kernel, params, got):
+    shown = ", ".join(p.text for p in params)
+    return TypeError(f"{kernel} takes {len(params)} argument{'' if len(params) == 1 else 's'} "
+                     f"({shown}), got {got}")
+
+
+def _type_name(value):
+    t = type(value)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _explicit_bytes(value):
+    """The bytes of a value that says its own C type (numpy scalar, ctypes
+    instance), or None."""
+    if isinstance(value, _CTYPES_VALUES):
+        return ctypes.string_at(ctypes.addressof(value), ctypes.sizeof(value))
+    tobytes = getattr(value, "tobytes", None)
+    if tobytes is not None and getattr(value, "shape", None) == () and hasattr(value, "dtype") \
+            and type(value).__module__ == "numpy":
+        return tobytes()  # a numpy scalar (np.float32(1), a structured np.void)
+    return None
+
+
+def _pointer_getter(value):
+    """How to get a device address from objects of ``value``'s type, or None
+    where they are not device memory."""
+    t = type(value)
+    try:
+        cai = hasattr(value, "__cuda_array_interface__")
+    except Exception:  # a property refusing (a PyTorch CPU tensor): not device memory
+        cai = False
+    if cai or hasattr(t, "__dlpack__"):
+        ptr = getattr(value, "ptr", None)
+        if ptr is not None and not callable(ptr) and hasattr(ptr, "__index__"):
+            return operator.attrgetter("ptr")  # cubind.Array, PyCUDA
+        data_ptr = getattr(getattr(value, "data", None), "ptr", None)
+        if data_ptr is not None and t.__module__.startswith("cupy"):
+            return operator.attrgetter("data.ptr")
+        if cai:
+            return _cai_pointer
+    if t.__module__.startswith("cupy") and hasattr(t, "ptr"):  # cupy.cuda.MemoryPointer
+        return operator.attrgetter("ptr")
+    return None
+
+
+def _cai_pointer(value):
+    return value.__cuda_array_interface__["data"][0]
+
+
+def _int_bytes(kernel, param, number, size, signed):
+    bits = 8 * size
+    low = -(1 << (bits - 1))
+    high = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    if not low <= number <= high:
+        raise OverflowError(f"{describe(kernel, param)}: {number} is out of range [{low}, {high}]")
+    return (number & ((1 << bits) - 1)).to_bytes(size, "little")
+
+
+def _float_bytes(kernel, param, number, size):
+    number = float(number)
+    if size == 4:
+        if math.isfinite(number) and abs(number) > _F32_MAX:
+            raise OverflowError(f"{describe(kernel, param)}: {number} is out of range for a float32")
+        return struct.pack("<f", number)
+    return struct.pack("<d", number)
+
+
+def _host_hint(value):
+    if hasattr(type(value), "__array_interface__") or isinstance(value, (bytes, bytearray, memoryview, list, tuple)):
+        return " (host memory: copy it to the device first, e.g. cubind.to_gpu)"
+    return ""
+
+
+def convert(kernel, param, value):
+    """``value`` as the ``param.size`` bytes ``param`` takes. TypeError or
+    OverflowError name the kernel, the parameter index and its type."""
+    size = param.size
+    raw = _explicit_bytes(value)
+    if raw is not None:
+        if len(raw) != size:
+            raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is {len(raw)} bytes, "
+                            f"the parameter {size}")
+        return raw
+    if param.kind == BYTES or param.kind == ANY and isinstance(value, (bytes, bytearray, memoryview)):
+        return _struct_bytes(kernel, param, value)
+    if size == 8 and param.kind in (INT, ANY):
+        getter = POINTER_GETTERS.get(type(value))
+        if getter is None:
+            getter = _pointer_getter(value)
+            if getter is not None:
+                POINTER_GETTERS[type(value)] = getter
+        if getter is not None:
+            try:
+                address = operator.index(getter(value))
+            except (AttributeError, RuntimeError, TypeError) as exc:  # e.g. a CPU tensor's CAI
+                raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is not device memory "
+                                f"({exc})") from exc
+            return _int_bytes(kernel, param, address, 8, False)
+    if isinstance(value, float):
+        if param.kind == F32 or (param.kind == ANY and size == 4):
+            return _float_bytes(kernel, param, value, 4)
+        if param.kind == F64 or (param.kind == ANY and size == 8):
+            return _float_bytes(kernel, param, value, 8)
+        if param.kind == INT and value.is_integer():
+            return _int_bytes(kernel, param, int(value), size, param.signed)
+        raise TypeError(f"{describe(kernel, param)}: expected an int, got float {value!r}")
+    index = getattr(type(value), "__index__", None)
+    if index is not None and not _host_hint(value):
+        number = index(value)
+        if param.kind in (F32, F64):
+            return _float_bytes(kernel, param, number, size)
+        return _int_bytes(kernel, param, number, size, param.signed)
+    raise TypeError(f"{describe(kernel, param)}: cannot pass {_type_name(value)}; expected "
+                    f"{_expected(param)}{_host_hint(value)}")
+
+
+def _expected(param):
+    if param.kind == F32 or param.kind == F64:
+        return "a float, an int, or a numpy scalar / ctypes value of its size"
+    if param.kind == INT and param.size == 8 or param.kind == ANY and param.size == 8:
+        return ("a device array (__cuda_array_interface__, .ptr), a CUdeviceptr, an int, "
+                "or a numpy scalar / ctypes value of 8 bytes")
+    if param.kind == ANY and param.size == 4:
+        return "an int, a float (as float32), or a numpy scalar / ctypes value of 4 bytes"
+    if param.kind == ANY:
+        return f"an int, bytes, or a numpy scalar / ctypes value of {param.size} bytes"
+    return f"an int, or a numpy scalar / ctypes value of {param.size} bytes"
+
+
+def _struct_bytes(kernel, param, value):
+    """A by-value struct/vector: bytes-like or any contiguous buffer of its size."""
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(f"{describe(kernel, param)}: a {param.size}-byte struct by value takes bytes, a "
+                        f"ctypes.Structure, a numpy structured scalar or a buffer of {param.size} bytes, "
+                        f"not {_type_name(value)}") from None
+    with view:
+        if not view.c_contiguous:
+            raise TypeError(f"{describe(kernel, param)}: the buffer is not contiguous")
+        if view.nbytes != param.size:
+            raise TypeError(f"{describe(kernel, param)}: {_type_name(value)} is {view.nbytes} bytes, "
+                            f"the parameter {param.size}")
+        return view.tobytes()

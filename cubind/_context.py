@@ -1,0 +1,293 @@
+"""Devices and their primary contexts.
+
+The layer works in primary contexts only, as the runtime API and the array
+libraries it exchanges memory with do: a context cubind makes current is the
+device's primary context, retained once per process and released at exit, so
+a CuPy or PyTorch array on the same device lives in the same context as ours.
+A context the user made current (their own ``cuCtxCreate``, another library's)
+is respected: :func:`ensure_context` only acts where none is current.
+"""
+
+import operator
+import threading
+import weakref
+
+from ._errors import CUDAError, check
+
+__all__ = ["Device", "ensure_context", "current_device"]
+
+_ATTRIBUTE_PREFIX = "CU_DEVICE_ATTRIBUTE_"
+_NOT_INITIALIZED = 3  # CUDA_ERROR_NOT_INITIALIZED
+_NO_DEVICE = 100  # CUDA_ERROR_NO_DEVICE
+
+_lock = threading.Lock()
+_primary: dict = {}  # ordinal -> retained primary CUcontext
+_release_keys: list = []  # keep the finalizers' anchors alive until exit
+_state = {"initialized": False}
+
+
+def _cuda():
+    """The driver module, after cuInit(0) once per process."""
+    import cuda
+
+    if not _state["initialized"]:
+        check(cuda.cuInit(0), "cuInit")
+        _state["initialized"] = True
+    return cuda
+
+
+def ensure_context():
+    """The ordinal of the device whose context is current, making device 0's
+    primary context current first where none is.
+
+    One driver call when a context is current (two the first time, for
+    ``cuInit``): the array helpers and launches call it on every entry.
+    """
+    import cuda
+
+    err, ctx = cuda.cuCtxGetCurrent()
+    if err == _NOT_INITIALIZED:
+        _cuda()
+        err, ctx = cuda.cuCtxGetCurrent()
+    if err != 0:
+        raise CUDAError(err, "cuCtxGetCurrent")
+    if ctx is None or int(ctx) == 0:
+        check(cuda.cuCtxSetCurrent(_primary_context(0)), "cuCtxSetCurrent")
+        return 0
+    return int(check(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+
+
+def current_device():
+    """The :class:`Device` whose context is current (device 0's primary
+    context made current where none is)."""
+    return Device(ensure_context())
+
+
+def _primary_context(ordinal):
+    """Device ``ordinal``'s primary context, retained on first use; released
+    when the interpreter exits, after the streams, events and modules made in
+    it (weakref finalizers run newest first at exit)."""
+    ctx = _primary.get(ordinal)
+    if ctx is not None:
+        return ctx
+    cuda = _cuda()
+    with _lock:
+        ctx = _primary.get(ordinal)
+        if ctx is None:
+            dev = check(cuda.cuDeviceGet(ordinal), "cuDeviceGet")
+            ctx = check(cuda.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+            anchor = _Anchor()
+            _release_keys.append(anchor)
+            weakref.finalize(anchor, _release_primary, dev)
+            _primary[ordinal] = ctx
+    return ctx
+
+
+class _Anchor:
+    """An object whose finalizer releases one primary context at exit."""
+
+
+def _release_primary(dev):
+    import cuda
+
+    try:
+        cuda.cuDevicePrimaryCtxRelease(dev)
+    except Exception:  # at exit the driver may already be unloading: nothing to report to
+        pass
+
+
+def _attribute_enum(attribute):
+    """A ``CUdevice_attribute`` from a member, an int, or a name with or without
+    the ``CU_DEVICE_ATTRIBUTE_`` prefix (any case)."""
+    import cuda
+
+    enum = cuda.CUdevice_attribute
+    if isinstance(attribute, str):
+        name = attribute.upper()
+        if not name.startswith(_ATTRIBUTE_PREFIX):
+            name = _ATTRIBUTE_PREFIX + name
+        member = getattr(enum, name, None)
+        if not isinstance(member, enum):
+            close = sorted(m.name[len(_ATTRIBUTE_PREFIX):].lower() for m in enum
+                           if attribute.lower().replace("cu_device_attribute_", "") in m.name.lower())
+            hint = f"; did you mean one of {close[:5]}?" if close else ""
+            raise ValueError(f"attribute: {attribute!r} is not a CUdevice_attribute{hint}")
+        return member
+    try:
+        return enum(operator.index(attribute))
+    except TypeError:
+        raise TypeError(f"attribute: expected a CUdevice_attribute member, its name or its value, "
+                        f"not {type(attribute).__name__}") from None
+    except ValueError:
+        raise ValueError(f"attribute: {attribute!r} is not a CUdevice_attribute value") from None
+
+
+class Device:
+    """A CUDA device and its primary context.
+
+    ``Device(n)`` is the same object each time for the same ordinal;
+    ``Device()`` is the device whose context is current (device 0 where none
+    is). Properties read the device without making its context current;
+    :meth:`set_current`, ``with device:`` and :meth:`synchronize` use its
+    primary context, retained once and released when the interpreter exits.
+    """
+
+    _instances: dict = {}
+
+    def __new__(cls, ordinal=None):
+        if isinstance(ordinal, Device):
+            return ordinal
+        if ordinal is None:
+            ordinal = ensure_context()
+        else:
+            try:
+                ordinal = operator.index(ordinal)
+            except TypeError:
+                raise TypeError(f"device: expected a device ordinal (int), a Device or None, "
+                                f"not {type(ordinal).__name__}") from None
+        self = cls._instances.get(ordinal)
+        if self is not None:
+            return self
+        count = Device.count()
+        if not 0 <= ordinal < count:
+            raise ValueError(f"device: ordinal {ordinal} is out of range ({count} device"
+                             f"{'' if count == 1 else 's'} present)")
+        self = super().__new__(cls)
+        self._ordinal = ordinal
+        self._handle = check(_cuda().cuDeviceGet(ordinal), "cuDeviceGet")
+        self._default_stream = None
+        self._cache = {}
+        return cls._instances.setdefault(ordinal, self)
+
+    @staticmethod
+    def count():
+        """How many CUDA devices there are (0 where the driver finds none; a
+        missing driver library raises its loader error, an ``OSError``)."""
+        import cuda
+
+        err, = cuda.cuInit(0)
+        if err == _NO_DEVICE:
+            return 0
+        if err != 0:
+            raise CUDAError(err, "cuInit")
+        _state["initialized"] = True
+        return int(check(cuda.cuDeviceGetCount(), "cuDeviceGetCount"))
+
+    # -- identity -------------------------------------------------------------
+
+    @property
+    def ordinal(self):
+        """The device's ordinal (``cuDeviceGet``'s argument)."""
+        return self._ordinal
+
+    @property
+    def handle(self):
+        """The ``cuda.CUdevice`` for the 1:1 functions."""
+        return self._handle
+
+    def __int__(self):
+        return self._ordinal
+
+    def __index__(self):
+        return self._ordinal
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other._ordinal == self._ordinal
+
+    def __hash__(self):
+        return hash((Device, self._ordinal))
+
+    def __repr__(self):
+        try:
+            return f"<cubind.Device {self._ordinal}: {self.name} ({self.arch})>"
+        except Exception:  # a repr must not fail because the driver did
+            return f"<cubind.Device {self._ordinal}>"
+
+    # -- properties -----------------------------------------------------------
+
+    @property
+    def name(self):
+        """The device's name (``cuDeviceGetName``)."""
+        if "name" not in self._cache:
+            raw = check(_cuda().cuDeviceGetName(256, self._handle), "cuDeviceGetName")
+            self._cache["name"] = raw.split(b"\0", 1)[0].decode(errors="replace")
+        return self._cache["name"]
+
+    @property
+    def uuid(self):
+        """The device's 16-byte UUID (``cuDeviceGetUuid``)."""
+        return check(_cuda().cuDeviceGetUuid(self._handle), "cuDeviceGetUuid").bytes
+
+    @property
+    def compute_capability(self):
+        """``(major, minor)``."""
+        if "cc" not in self._cache:
+            self._cache["cc"] = (self.attribute("COMPUTE_CAPABILITY_MAJOR"),
+                                 self.attribute("COMPUTE_CAPABILITY_MINOR"))
+        return self._cache["cc"]
+
+    @property
+    def arch(self):
+        """The real architecture NVRTC names the device by: ``"sm_90"``."""
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+    @property
+    def multiprocessor_count(self):
+        """Number of streaming multiprocessors."""
+        return self.attribute("MULTIPROCESSOR_COUNT")
+
+    @property
+    def total_memory(self):
+        """Bytes of device memory (``cuDeviceTotalMem``)."""
+        return int(check(_cuda().cuDeviceTotalMem(self._handle), "cuDeviceTotalMem"))
+
+    def attribute(self, attribute):
+        """Any ``CUdevice_attribute``: the member, its value, or its name with or
+        without the prefix, any case (``"max_threads_per_block"``,
+        ``"CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"``)."""
+        member = _attribute_enum(attribute)
+        return int(check(_cuda().cuDeviceGetAttribute(member, self._handle), "cuDeviceGetAttribute"))
+
+    def mem_info(self):
+        """``(free, total)`` bytes of device memory, read in the device's context."""
+        with self:
+            free, total = check(_cuda().cuMemGetInfo(), "cuMemGetInfo")
+        return int(free), int(total)
+
+    # -- context --------------------------------------------------------------
+
+    @property
+    def context(self):
+        """The device's primary context (``cuda.CUcontext``), retained on first use."""
+        return _primary_context(self._ordinal)
+
+    def set_current(self):
+        """Makes the device's primary context current in this thread (replacing
+        whatever context was current)."""
+        check(_cuda().cuCtxSetCurrent(_primary_context(self._ordinal)), "cuCtxSetCurrent")
+
+    def __enter__(self):
+        check(_cuda().cuCtxPushCurrent(_primary_context(self._ordinal)), "cuCtxPushCurrent")
+        return self
+
+    def __exit__(self, *exc):
+        # Popping restores the context current before __enter__, whatever the
+        # block made current meanwhile (set_current replaces the top only).
+        check(_cuda().cuCtxPopCurrent(), "cuCtxPopCurrent")
+        return False
+
+    def synchronize(self):
+        """Waits for all work on the device (in its primary context)."""
+        with self:
+            check(_cuda().cuCtxSynchronize(), "cuCtxSynchronize")
+
+    @property
+    def default_stream(self):
+        """The device's default stream (the NULL stream of its primary context;
+        ``CUBIND_DEFAULT_STREAM=per-thread`` makes it the per-thread one)."""
+        if self._default_stream is None:
+            from ._stream import Stream
+
+            self._default_stream = Stream._default_for(self)
+        return self._default_stream

@@ -1,0 +1,269 @@
+"""Kernels: launching with arguments typed by the kernel's own parameters,
+launch configurations with attributes, occupancy and function attributes.
+
+A :class:`Kernel` is a ``CUkernel`` of a context-independent ``CUlibrary``:
+it launches in whatever context is current (device 0's primary context is
+made current when none is), so one compiled module serves every device.
+"""
+
+import operator
+
+from ._args import POINTER_GETTERS
+from ._context import Device, _cuda, ensure_context
+from ._errors import check
+from ._launch import KernelBase, Plan, dims, launch
+from ._params import params_from_sizes
+
+__all__ = ["Kernel", "LaunchConfig", "launch"]
+
+def _seed_pointer_getters():
+    import cuda
+
+    POINTER_GETTERS.setdefault(cuda.CUdeviceptr, operator.index)
+
+
+_seed_pointer_getters()
+_MAX_PARAMS = 32768  # more than the driver allows (32764 bytes of parameters)
+_FUNC_PREFIX = "CU_FUNC_ATTRIBUTE_"
+_LAUNCH_PREFIX = "CU_LAUNCH_ATTRIBUTE_"
+
+
+def _enum_member(enum, prefix, value, param):
+    """A member of ``enum`` from itself, its value or its name (any case, with
+    or without ``prefix``)."""
+    if isinstance(value, str):
+        name = value.upper()
+        member = getattr(enum, name if name.startswith(prefix) else prefix + name, None)
+        if not isinstance(member, enum):
+            names = ", ".join(m.name[len(prefix):].lower() for m in enum)
+            raise ValueError(f"{param}: {value!r} is not a {enum.__name__} (one of: {names})")
+        return member
+    try:
+        return enum(operator.index(value))
+    except TypeError:
+        raise TypeError(f"{param}: expected a {enum.__name__} member, its name or its value, "
+                        f"not {type(value).__name__}") from None
+    except ValueError:
+        raise ValueError(f"{param}: {value!r} is not a {enum.__name__} value") from None
+
+
+def _sizes_from_driver(handle):
+    """Parameter sizes from cuKernelGetParamInfo, until it says there are no more."""
+    cuda = _cuda()
+    sizes = []
+    for index in range(_MAX_PARAMS):
+        err, _offset, size = cuda.cuKernelGetParamInfo(handle, index)
+        if err != 0 or not size:
+            break
+        sizes.append(int(size))
+    return sizes
+
+
+def _block_threads(block):
+    x, y, z = dims(block, "block")
+    return x * y * z
+
+
+class Kernel(KernelBase):
+    """A kernel of a :class:`cubind.Module` (``module.get_kernel(name)``).
+
+    ``kernel(grid, block, *args, stream=None, shared_mem=0)`` launches it:
+    ``grid`` and ``block`` are an int or 1 to 3 ints, each argument becomes
+    what the kernel's parameter of that position takes (see
+    ``docs/pythonic.md``: a Python float to a ``float`` parameter is a
+    float32, a device array its pointer, ...). ``params`` lists the parameters
+    as the launch sees them.
+    """
+
+    @classmethod
+    def _from_library(cls, module, handle, name, params):
+        self = cls()
+        self._module = module
+        self._handle = handle
+        self._name = name
+        if params is None:  # no PTX: sizes from the driver
+            params = params_from_sizes(_sizes_from_driver(handle))
+            self._typed_by = "cuKernelGetParamInfo"
+        else:
+            self._typed_by = "PTX"
+        self._set_launch(int(handle), Plan(name, params))
+        return self
+
+    def __repr__(self):
+        return f"<cubind.Kernel {self._name} ({len(self.params)} parameters, typed by {self._typed_by})>"
+
+    @property
+    def name(self):
+        """The kernel's name in the module (the lowered name for C++)."""
+        return self._name
+
+    @property
+    def module(self):
+        return self._module
+
+    @property
+    def handle(self):
+        """The ``cuda.CUkernel`` (which ``cuLaunchKernel`` also takes as a function)."""
+        return self._handle
+
+    @property
+    def params(self):
+        """The parameters, as :class:`cubind._params.Param` tuples."""
+        return list(self.plan.params)
+
+    @property
+    def typed_by(self):
+        """"PTX" (float vs integer known) or "cuKernelGetParamInfo" (sizes only)."""
+        return self._typed_by
+
+    def function(self):
+        """The ``CUfunction`` of this kernel in the current context."""
+        ensure_context()
+        return check(_cuda().cuKernelGetFunction(self._handle), "cuKernelGetFunction")
+
+    # -- attributes -------------------------------------------------------------
+
+    def attribute(self, attribute, device=None):
+        """A ``CUfunction_attribute`` by member, value or name (``"num_regs"``)
+        on ``device`` (default: the current one)."""
+        cuda = _cuda()
+        member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
+        dev = Device(device).handle if device is not None else ensure_context()
+        return int(check(cuda.cuKernelGetAttribute(member, self._handle, dev), "cuKernelGetAttribute"))
+
+    def set_attribute(self, attribute, value, device=None):
+        """Sets a ``CUfunction_attribute`` (e.g. ``"max_dynamic_shared_size_bytes"``)."""
+        cuda = _cuda()
+        member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
+        dev = Device(device).handle if device is not None else ensure_context()
+        check(cuda.cuKernelSetAttribute(member, operator.index(value), self._handle, dev), "cuKernelSetAttribute")
+
+    @property
+    def num_regs(self):
+        """Registers per thread."""
+        return self.attribute("NUM_REGS")
+
+    @property
+    def max_threads_per_block(self):
+        """The most threads a block of this kernel may have."""
+        return self.attribute("MAX_THREADS_PER_BLOCK")
+
+    @property
+    def shared_size_bytes(self):
+        """Static shared memory per block."""
+        return self.attribute("SHARED_SIZE_BYTES")
+
+    @property
+    def local_size_bytes(self):
+        """Local memory per thread."""
+        return self.attribute("LOCAL_SIZE_BYTES")
+
+    # -- occupancy ------------------------------------------------------------
+
+    def max_active_blocks(self, block, shared_mem=0):
+        """Blocks of ``block`` threads (an int or 1 to 3 ints) that fit on one
+        multiprocessor at once with ``shared_mem`` dynamic shared bytes each."""
+        return int(check(_cuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            self.function(), _block_threads(block), operator.index(shared_mem)),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+
+    def suggested_block_size(self, shared_mem=0, block_size_limit=0):
+        """``(min_grid_size, block_size)``: the block size reaching the highest
+        occupancy, and the smallest grid that fills the device with it."""
+        grid, block = check(_cuda().cuOccupancyMaxPotentialBlockSize(
+            self.function(), None, operator.index(shared_mem), operator.index(block_size_limit)),
+            "cuOccupancyMaxPotentialBlockSize")
+        return int(grid), int(block)
+
+    def max_active_clusters(self, config):
+        """Clusters of ``config`` (a :class:`LaunchConfig` with ``cluster``)
+        that can be co-resident on the device."""
+        if not isinstance(config, LaunchConfig):
+            raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}")
+        return int(check(_cuda().cuOccupancyMaxActiveClusters(self.function(), config._struct),
+                         "cuOccupancyMaxActiveClusters"))
+
+
+# Launch attributes with a scalar value, and the union field it sets.
+_SCALAR_FIELDS = {
+    "COOPERATIVE": "cooperative",
+    "SYNCHRONIZATION_POLICY": "syncPolicy",
+    "CLUSTER_SCHEDULING_POLICY_PREFERENCE": "clusterSchedulingPolicyPreference",
+    "PROGRAMMATIC_STREAM_SERIALIZATION": "programmaticStreamSerializationAllowed",
+    "PRIORITY": "priority",
+    "MEM_SYNC_DOMAIN": "memSyncDomain",
+    "PREFERRED_SHARED_MEMORY_CARVEOUT": "sharedMemCarveout",
+    "NVLINK_UTIL_CENTRIC_SCHEDULING": "nvlinkUtilCentricScheduling",
+}
+_DIM_FIELDS = {"CLUSTER_DIMENSION": "clusterDim", "PREFERRED_CLUSTER_DIMENSION": "preferredClusterDim"}
+
+
+def _attribute(cuda, key, value):
+    """A ``CUlaunchAttribute`` for ``key`` (member, value or name) = ``value``."""
+    member = _enum_member(cuda.CUlaunchAttributeID, _LAUNCH_PREFIX, key, "attributes")
+    short = member.name[len(_LAUNCH_PREFIX):]
+    attr = cuda.CUlaunchAttribute()
+    attr.id = member
+    where = f"attributes[{short.lower()!r}]"
+    if isinstance(value, cuda.CUlaunchAttributeValue):
+        attr.value = value
+    elif short in _DIM_FIELDS:
+        x, y, z = dims(value, where)
+        field = getattr(attr.value, _DIM_FIELDS[short])
+        field.x, field.y, field.z = x, y, z
+    elif short in _SCALAR_FIELDS:
+        try:
+            setattr(attr.value, _SCALAR_FIELDS[short], operator.index(value))
+        except TypeError:
+            raise TypeError(f"{where}: expected an int, not {type(value).__name__}") from None
+    else:
+        raise TypeError(f"{where}: this attribute takes a cuda.CUlaunchAttributeValue")
+    return attr
+
+
+class LaunchConfig:
+    """How to launch a kernel with :func:`launch` (``cuLaunchKernelEx``).
+
+    ``grid``, ``block``: an int or 1 to 3 ints; ``shared_mem``: dynamic shared
+    bytes; ``stream``: any stream (None: the default stream); ``cluster``:
+    thread-block cluster dimensions (compute capability 9.0+); ``cooperative``:
+    a cooperative launch (grid-wide sync); ``attributes``: any other launch
+    attributes, ``{name or CUlaunchAttributeID: value}``, e.g.
+    ``{"priority": 1}``.
+    """
+
+    def __init__(self, grid, block, shared_mem=0, stream=None, cluster=None, cooperative=False, attributes=None):
+        cuda = _cuda()
+        self.grid = dims(grid, "grid")
+        self.block = dims(block, "block")
+        self.shared_mem = operator.index(shared_mem)
+        if not 0 <= self.shared_mem <= 0xFFFFFFFF:
+            raise OverflowError(f"shared_mem: {shared_mem} is out of range for an unsigned 32-bit byte count")
+        self.stream = stream
+        self.cluster = dims(cluster, "cluster") if cluster is not None else None
+        self.cooperative = bool(cooperative)
+        items = dict(attributes or {})
+        attrs = []
+        if self.cluster is not None:
+            attrs.append(_attribute(cuda, "CLUSTER_DIMENSION", self.cluster))
+        if self.cooperative:
+            attrs.append(_attribute(cuda, "COOPERATIVE", 1))
+        attrs += [_attribute(cuda, key, value) for key, value in items.items()]
+        self.attributes = items
+        struct = cuda.CUlaunchConfig()
+        struct.gridDimX, struct.gridDimY, struct.gridDimZ = self.grid
+        struct.blockDimX, struct.blockDimY, struct.blockDimZ = self.block
+        struct.sharedMemBytes = self.shared_mem
+        if attrs:
+            struct.attrs = attrs  # the struct keeps the array alive
+        struct.numAttrs = len(attrs)
+        self._struct = struct
+        self._addr = struct.getPtr()
+
+    def __repr__(self):
+        extra = "".join(f", {k}={v!r}" for k, v in (("cluster", self.cluster), ("stream", self.stream)) if v)
+        if self.cooperative:
+            extra += ", cooperative=True"
+        if self.attributes:
+            extra += f", attributes={self.attributes!r}"
+        return f"LaunchConfig(grid={self.grid}, block={self.block}, shared_mem={self.shared_mem}{extra})"

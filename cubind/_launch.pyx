@@ -1,0 +1,381 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""The launch hot path: a kernel's packing plan and the calls into the driver.
+
+A :class:`Plan` is made once per kernel from its parameter list (offsets and
+kinds); a launch packs its arguments into a buffer on the C stack and calls
+``cuLaunchKernel``/``cuLaunchKernelEx`` through the cimported C level with the
+GIL released, as the 1:1 function does. Python floats and ints to float and
+integer parameters are packed here; every other value goes through
+cubind/_args.py (numpy scalars, ctypes values, device arrays, structs), and
+device arrays of a type seen before take its cached pointer getter.
+"""
+
+from libc.float cimport FLT_MAX
+from libc.math cimport fabs, isfinite
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong
+from cpython.tuple cimport PyTuple_GET_ITEM
+
+cimport cuda.cdriver as cdrv
+
+from cubind._args import POINTER_GETTERS, convert, count_error, describe
+from cubind._errors import CUDAError
+from cubind._handles import stream_handle
+
+# Kinds: the numbers of cubind/_params.py.
+cdef enum:
+    K_F32 = 0
+    K_F64 = 1
+    K_INT = 2
+    K_BYTES = 3
+    K_ANY = 4
+    STACK_WORDS = 512   # 4 KiB of argument bytes on the C stack (the classic parameter limit)
+    STACK_PARAMS = 64
+
+cdef int INVALID_CONTEXT = 201
+cdef object _MISSING = object()
+cdef object _StreamType = None
+
+
+cdef class Plan:
+    """How to pack one kernel's arguments: per parameter its kind, size,
+    signedness and offset in the argument buffer (8-byte slots, 16-aligned
+    for large structs)."""
+
+    cdef readonly int n
+    cdef readonly Py_ssize_t total
+    cdef readonly object params
+    cdef readonly object name
+    cdef int* kinds
+    cdef int* sizes
+    cdef int* signs
+    cdef Py_ssize_t* offsets
+
+    def __cinit__(self, name, params):
+        cdef Py_ssize_t i, offset = 0, align
+        self.name = name
+        self.params = tuple(params)
+        self.n = len(self.params)
+        count = self.n if self.n else 1
+        self.kinds = <int*>malloc(count * sizeof(int))
+        self.sizes = <int*>malloc(count * sizeof(int))
+        self.signs = <int*>malloc(count * sizeof(int))
+        self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
+        if not (self.kinds and self.sizes and self.signs and self.offsets):
+            raise MemoryError()
+        for i, param in enumerate(self.params):
+            self.kinds[i] = param.kind
+            self.sizes[i] = param.size
+            self.signs[i] = param.signed
+            align = 16 if param.size > 8 else 8
+            offset = (offset + align - 1) // align * align
+            self.offsets[i] = offset
+            offset += max(param.size, 8)
+        self.total = offset
+
+    def __dealloc__(self):
+        free(self.kinds)
+        free(self.sizes)
+        free(self.signs)
+        free(self.offsets)
+
+    cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs) except -1:
+        """Packs ``args[start:]``."""
+        cdef Py_ssize_t i
+        cdef int kind, size
+        cdef char* p
+        cdef double d
+        cdef object value, getter, address
+        if len(args) - start != self.n:
+            raise count_error(self.name, self.params, len(args) - start)
+        for i in range(self.n):
+            p = buf + self.offsets[i]
+            ptrs[i] = p
+            value = <object>PyTuple_GET_ITEM(args, i + start)
+            kind = self.kinds[i]
+            size = self.sizes[i]
+            if type(value) is float:
+                if kind == K_F32 or (kind == K_ANY and size == 4):
+                    d = PyFloat_AS_DOUBLE(value)
+                    if fabs(d) > FLT_MAX and isfinite(d):
+                        convert(self.name, self.params[i], value)  # raises the OverflowError
+                    (<float*>p)[0] = <float>d
+                    continue
+                if kind == K_F64 or (kind == K_ANY and size == 8):
+                    (<double*>p)[0] = PyFloat_AS_DOUBLE(value)
+                    continue
+            elif type(value) is int:
+                if kind == K_INT or kind == K_ANY:
+                    self.pack_int(i, value, p)
+                    continue
+            elif size == 8 and (kind == K_INT or kind == K_ANY):
+                getter = POINTER_GETTERS.get(type(value))
+                if getter is not None:
+                    try:
+                        address = int(getter(value))
+                    except Exception:
+                        address = None  # the slow path says why, naming the parameter
+                    if address is not None:
+                        self.pack_int(i, address, p)
+                        continue
+            self.pack_slow(i, value, p)
+        return 0
+
+    cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:
+        cdef long long s
+        cdef unsigned long long u
+        cdef long long one = 1
+        cdef int size = self.sizes[i]
+        try:
+            s = PyLong_AsLongLong(value)
+        except OverflowError:
+            if size == 8 and not self.signs[i] and value > 0:
+                try:
+                    u = PyLong_AsUnsignedLongLong(value)
+                except OverflowError:
+                    pass
+                else:
+                    memcpy(p, &u, 8)
+                    return 0
+            return self.pack_slow(i, value, p)  # raises the OverflowError naming the parameter
+        # Unsigned parameters take negative values too (their two's complement,
+        # as C converts); PTX says .u32 for a C int, so signedness is unknown.
+        if size < 8:
+            if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]
+                                                    else (one << (8 * size)) - 1):
+                return self.pack_slow(i, value, p)
+        memcpy(p, &s, size)  # little-endian: the low bytes
+        return 0
+
+    cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:
+        cdef bytes raw = convert(self.name, self.params[i], value)
+        memcpy(p, <const char*>raw, self.sizes[i])
+        return 0
+
+    def pack_bytes(self, *args):
+        """The packed argument slots as a list of bytes (for tests and tools)."""
+        cdef char* buf = <char*>malloc(self.total if self.total else 8)
+        cdef void** ptrs = <void**>malloc((self.n if self.n else 1) * sizeof(void*))
+        try:
+            self.pack(args, 0, buf, ptrs)
+            return [(<char*>ptrs[i])[:self.sizes[i]] for i in range(self.n)]
+        finally:
+            free(buf)
+            free(ptrs)
+
+
+cdef int _dim(object value, str what, int index, unsigned int* out) except -1:
+    if type(value) is not int:
+        try:
+            value = value.__index__()
+        except AttributeError:
+            raise TypeError(f"{_where(what, index)}: expected an int, not {type(value).__name__}") from None
+    if value < 1 or value > 0xFFFFFFFF:
+        if value < 1:
+            raise ValueError(f"{_where(what, index)}: each dimension must be at least 1, got {value}")
+        raise OverflowError(f"{_where(what, index)}: {value} does not fit an unsigned 32-bit dimension")
+    out[0] = <unsigned int>value
+    return 0
+
+
+cdef str _where(str what, int index):
+    return what if index < 0 else f"{what}[{index}]"
+
+
+cdef int _dim3(object value, str what, unsigned int* out) except -1:
+    cdef Py_ssize_t n, i
+    out[0] = out[1] = out[2] = 1
+    if type(value) is int:
+        return _dim(value, what, -1, out)
+    if type(value) is tuple or isinstance(value, (tuple, list)):
+        n = len(value)
+        if n < 1 or n > 3:
+            raise ValueError(f"{what}: expected 1 to 3 dimensions, got {n}")
+        for i in range(n):
+            _dim(value[i], what, i, out + i)
+        return 0
+    return _dim(value, what, -1, out)
+
+
+cdef uintptr_t _stream_value(object stream) except? 0:
+    global _StreamType
+    if stream is None:
+        return 0
+    if type(stream) is int:
+        return <uintptr_t>stream
+    if _StreamType is None:
+        from cubind._stream import Stream
+        _StreamType = Stream
+    if type(stream) is _StreamType:
+        raw = stream._raw
+        if raw is None:
+            raise ValueError("stream: the stream is closed")
+        return <uintptr_t>raw
+    return <uintptr_t>stream_handle(stream, "stream")
+
+
+cdef long long _shared(object value) except -1:
+    if type(value) is not int:
+        try:
+            value = value.__index__()
+        except AttributeError:
+            raise TypeError(f"shared_mem: expected an int, not {type(value).__name__}") from None
+    if value < 0 or value > 0xFFFFFFFF:
+        raise OverflowError(f"shared_mem: {value} is out of range for an unsigned 32-bit byte count")
+    return value
+
+
+cdef int _options(dict options, uintptr_t* hstream, unsigned int* smem, name) except -1:
+    cdef Py_ssize_t known = 0
+    value = options.get("stream", _MISSING)
+    if value is not _MISSING:
+        hstream[0] = _stream_value(value)
+        known += 1
+    value = options.get("shared_mem", _MISSING)
+    if value is not _MISSING:
+        smem[0] = <unsigned int>_shared(value)
+        known += 1
+    if known != len(options):
+        extra = sorted(set(options) - {"stream", "shared_mem"})
+        raise TypeError(f"{name}: unexpected keyword argument {extra[0]!r} (a launch takes stream= and shared_mem=)")
+    return 0
+
+
+cdef _raise(int err, str call):
+    import cuda
+    raise CUDAError(cuda.CUresult(err), call)
+
+
+cdef class KernelBase:
+    """The launchable part of :class:`cubind.Kernel`: the driver handle and
+    the packing plan. ``kernel(grid, block, *args, stream=None, shared_mem=0)``
+    launches it."""
+
+    cdef uintptr_t _func
+    cdef Plan _plan
+    cdef bint _closed
+
+    def _set_launch(self, uintptr_t func, Plan plan):
+        self._func = func
+        self._plan = plan
+        self._closed = False
+
+    def _invalidate(self):
+        self._closed = True
+
+    @property
+    def plan(self):
+        return self._plan
+
+    def __call__(self, *args, **options):
+        # (grid, block, *args, stream=None, shared_mem=0), parsed by hand:
+        # Cython's parsing of keyword-only arguments after *args cost 200 ns.
+        cdef unsigned int g[3]
+        cdef unsigned int b[3]
+        cdef unsigned int smem = 0
+        cdef uintptr_t hstream = 0
+        cdef unsigned long long stack_words[STACK_WORDS]
+        cdef void* stack_ptrs[STACK_PARAMS]
+        cdef char* buf = <char*>stack_words
+        cdef void** ptrs = stack_ptrs
+        cdef cdrv.CUresult err
+        cdef Plan plan = self._plan
+        if plan is None:
+            raise TypeError("kernel: not made by Module.get_kernel")
+        if self._closed:
+            raise ValueError(f"{plan.name}: its module was closed")
+        if len(args) < 2:
+            raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
+        if options:
+            _options(options, &hstream, &smem, plan.name)
+        _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
+        _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
+        if plan.total > STACK_WORDS * 8 or plan.n > STACK_PARAMS:
+            buf = <char*>malloc(plan.total)
+            ptrs = <void**>malloc(plan.n * sizeof(void*))
+            if buf == NULL or ptrs == NULL:
+                free(buf)
+                free(ptrs)
+                raise MemoryError()
+        try:
+            plan.pack(args, 2, buf, ptrs)
+            for attempt in range(2):
+                with nogil:
+                    err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],
+                                              smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)
+                if err != INVALID_CONTEXT or attempt:
+                    break
+                _make_context()  # the first launch in a thread with no context: use the device's
+            if err != 0:
+                _raise(err, "cuLaunchKernel")
+        finally:
+            if buf != <char*>stack_words:
+                free(buf)
+                free(ptrs)
+
+    cdef _launch_ex(self, uintptr_t config_addr, stream, tuple args):
+        """cuLaunchKernelEx with a copy of the CUlaunchConfig at ``config_addr``
+        (owned by the caller's LaunchConfig) and ``stream``."""
+        cdef cdrv.CUlaunchConfig cfg
+        cdef unsigned long long stack_words[STACK_WORDS]
+        cdef void* stack_ptrs[STACK_PARAMS]
+        cdef char* buf = <char*>stack_words
+        cdef void** ptrs = stack_ptrs
+        cdef cdrv.CUresult err
+        cdef Plan plan = self._plan
+        if plan is None:
+            raise TypeError("kernel: not made by Module.get_kernel")
+        if self._closed:
+            raise ValueError(f"{plan.name}: its module was closed")
+        cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
+        cfg.hStream = <cdrv.CUstream>_stream_value(stream)
+        if plan.total > STACK_WORDS * 8 or plan.n > STACK_PARAMS:
+            buf = <char*>malloc(plan.total)
+            ptrs = <void**>malloc(plan.n * sizeof(void*))
+            if buf == NULL or ptrs == NULL:
+                free(buf)
+                free(ptrs)
+                raise MemoryError()
+        try:
+            plan.pack(args, 0, buf, ptrs)
+            for attempt in range(2):
+                with nogil:
+                    err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)
+                if err != INVALID_CONTEXT or attempt:
+                    break
+                _make_context()
+            if err != 0:
+                _raise(err, "cuLaunchKernelEx")
+        finally:
+            if buf != <char*>stack_words:
+                free(buf)
+                free(ptrs)
+
+
+def launch(config, kernel, *args):
+    """Launches ``kernel`` with ``config`` (a :class:`cubind.LaunchConfig`)
+    and ``args``, typed as ``kernel(...)`` types them, through
+    ``cuLaunchKernelEx``."""
+    try:
+        address = config._addr
+        stream = config.stream
+    except AttributeError:
+        raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}") from None
+    if not isinstance(kernel, KernelBase):
+        raise TypeError(f"kernel: expected a cubind.Kernel, not {type(kernel).__name__}")
+    (<KernelBase>kernel)._launch_ex(address, stream, args)
+
+
+def _make_context():
+    from cubind._context import ensure_context
+    ensure_context()
+
+
+def dims(value, what):
+    """``value`` (an int or 1 to 3 ints) as a 3-tuple, checked as a launch checks it."""
+    cdef unsigned int out[3]
+    _dim3(value, what, out)
+    return (out[0], out[1], out[2])
