@@ -15,6 +15,7 @@ import weakref
 from . import _cache
 from ._errors import CompileError, CUDAError, check
 from ._params import parse_ptx_entries
+from ._toolkit import toolkit_include_options
 
 __all__ = ["Program", "Module", "default_arch"]
 
@@ -128,9 +129,13 @@ class Program:
     ``name_expressions``: C++ names to instantiate and look up after the
     compile (``"reduce<float, 256>"``), for templates and overloads.
     ``headers``: ``{include name: source}`` for ``#include "name"``.
+    ``include_toolkit``: add the CUDA toolkit's include directory after the
+    given options (``<cooperative_groups.h>``, ``<cuda_fp16.h>``, ... work).
     """
 
-    def __init__(self, source, options=(), name_expressions=(), headers=None, name="program.cu"):
+    def __init__(self, source, options=(), name_expressions=(), headers=None, name="program.cu",
+                 include_toolkit=True):
+        self.include_toolkit = bool(include_toolkit)
         self.source = _text(source, "source")
         self.name = _text(name, "name")
         if isinstance(options, (str, bytes)):
@@ -160,6 +165,8 @@ class Program:
             options.insert(0, _arch_option(default_arch() if arch is None else arch, target))
         if target == "ltoir" and "-dlto" not in options and "--dlink-time-opt" not in options:
             options.append("-dlto")
+        if self.include_toolkit:
+            options += [o for o in toolkit_include_options() if o not in options]
         return options
 
     def compile(self, target="ptx", arch=None):

@@ -35,7 +35,8 @@ PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
            "cubind._convert", "cubind._loader", "cubind._launch")
-PXD = [name.replace(".", "/") + ".pxd" for name in MODULES]
+# Every module but the Pythonic layer's launch path ships its C level for cimport.
+PXD = [name.replace(".", "/") + ".pxd" for name in MODULES if name != "cubind._launch"]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 
 
@@ -122,7 +123,7 @@ def _header_declarations(text):
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.DOTALL)
     declarations = {}
     # Declarations end with ';', nvJitLink.h's inline wrappers with their body.
-    for name, params in re.findall(r"\b((?:cu|nvrtc|nvJitLink)\w+)\s*\(([^;{}]*?)\)\s*[;{]", text):
+    for name, params in re.findall(r"\b((?:cu|nvrtc|nvJitLink|nvvm)\w+)\s*\(([^;{}]*?)\)\s*[;{]", text):
         names, depth, part = [], 0, ""
         for ch in params + ",":
             if ch == "," and depth == 0:

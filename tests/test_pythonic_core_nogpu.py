@@ -94,13 +94,23 @@ def test_headers_are_included_by_name():
     assert "k" in module.entries and str(struct.unpack("<I", struct.pack("<f", 3.5))[0]).encode() in module.code
 
 
+def test_the_toolkits_headers_are_found_unless_turned_off():
+    source = ("#include <cooperative_groups.h>\n#include <cuda_fp16.h>\n"
+              'extern "C" __global__ void half_one(__half *x) { *x = __float2half(1.0f); }')
+    assert b".entry half_one" in cubind.Program(source).compile("ptx", arch=90).code
+    with pytest.raises(cubind.CompileError, match="cooperative_groups.h") as caught:
+        cubind.Program(source, include_toolkit=False).compile("ptx", arch=90)
+    assert not [o for o in caught.value.options if o.startswith("-I")]
+
+
 def test_compile_error_has_the_log_and_the_options():
     with pytest.raises(cubind.CompileError) as info:
         cubind.Program('extern "C" __global__ void k() { undefined_thing(); }', options=["-std=c++17"],
                        name="broken.cu").compile(arch=75)
     err = info.value
     assert "undefined_thing" in err.log and "broken.cu" in err.log
-    assert err.options == ["--gpu-architecture=compute_75", "-std=c++17"]
+    assert err.options[:2] == ["--gpu-architecture=compute_75", "-std=c++17"]
+    assert all(o.startswith("-I") for o in err.options[2:])  # the toolkit's headers
     assert "broken.cu" in str(err) and "-std=c++17" in str(err) and "undefined_thing" in str(err)
 
 
