@@ -90,7 +90,8 @@ def compile_kernel(src, arch, kind="PTX", name="kernel.cu", options=()):
 @contextlib.contextmanager
 def gpu_context(cuda, dev):
     """A new context on ``dev``, current inside the block, destroyed after it."""
-    ctx = call(cuda.cuCtxCreate, None, 0, dev)
+    # CUDA 13's cuCtxCreate_v4 takes (ctxCreateParams, flags, dev), 12.x's _v2 (flags, dev).
+    ctx = call(cuda.cuCtxCreate, *((None, 0, dev) if cuda.CUDA_VERSION >= 13000 else (0, dev)))
     try:
         yield ctx
     finally:

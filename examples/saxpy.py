@@ -110,7 +110,10 @@ def run_saxpy(cuda, dev, ptx, n):
     hout = np.zeros(n, dtype=np.float32)
     nbytes = hx.nbytes
     with contextlib.ExitStack() as cleanup:  # frees everything, newest first
-        ctx = call(cuda.cuCtxCreate, None, 0, dev)
+        # cuda.h maps cuCtxCreate to _v4 (ctxCreateParams, flags, dev) from
+        # CUDA 13 on, to _v2 (flags, dev) before: the binding follows its headers.
+        create_args = (None, 0, dev) if cuda.CUDA_VERSION >= 13000 else (0, dev)
+        ctx = call(cuda.cuCtxCreate, *create_args)
         cleanup.callback(call, cuda.cuCtxDestroy, ctx)
         module = call(cuda.cuModuleLoadData, ptx)
         cleanup.callback(call, cuda.cuModuleUnload, module)
