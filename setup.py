@@ -67,6 +67,7 @@ MODULES = [
     ("cubind._convert", False),
     ("cubind._loader", False),
     ("cubind._launch", True),
+    ("cubind._dlpack", False),
 ]
 
 

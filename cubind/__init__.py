@@ -38,7 +38,8 @@ _LAZY = {
     **dict.fromkeys(("Program", "Module", "default_arch"), "._program"),
     **dict.fromkeys(("Stream", "Event"), "._stream"),
     **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._kernel"),
-    **dict.fromkeys(("Array", "DeviceArray", "to_gpu", "empty", "zeros", "from_dlpack"), "._array"),
+    **dict.fromkeys(("Array", "DeviceArray", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
+                     "from_dlpack"), "._array"),
 }
 
 
@@ -61,5 +62,5 @@ __all__ = [
     "Stream", "Event",
     "Program", "Module", "default_arch",
     "Kernel", "LaunchConfig", "launch",
-    "Array", "DeviceArray", "to_gpu", "empty", "zeros", "from_dlpack",
+    "Array", "DeviceArray", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
 ]

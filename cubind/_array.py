@@ -1,0 +1,568 @@
+"""``cubind.Array``: an n-dimensional array in GPU memory.
+
+PyCUDA's ``gpuarray`` in spirit (``to_gpu``, ``get``, ``ptr``, slicing), with
+numpy's conventions for shapes, strides (bytes) and the default dtype
+(float64), and zero-copy exchange with every array library through
+``__cuda_array_interface__`` v3 and DLPack.
+
+Streams: an array belongs to the stream it was made on (``stream=`` of
+:func:`empty`, :func:`to_gpu`...; ``None`` is the default stream). Every
+operation takes ``stream=``; ``None`` means the array's own stream. Transfers
+to and from the host wait for completion unless a stream is passed (then they
+are queued, and the host buffer is kept alive until they are done); device
+work (``fill``, ``astype``, device-to-device copies) is queued and returns at
+once, as a kernel launch does. Work on another stream is ordered after the
+array's own with an event, so memory made on one stream may be used on another.
+"""
+
+import operator
+
+import numpy as np
+
+from . import _array_copy, _interop, _launch, _layout, _pending
+from ._context import ensure_context
+from ._device_array import DeviceArray
+from ._dtypes import as_dtype
+from ._handles import stream_handle
+from ._memory import DeviceMemory, ForeignMemory
+
+__all__ = ["Array", "DeviceArray", "to_gpu", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack", "asarray"]
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+class Array:
+    """An array in GPU memory: ``shape``, ``dtype``, byte ``strides``, and the
+    device address of its first element, ``ptr``.
+
+    ``Array(shape, dtype=numpy.float64, stream=None)`` allocates (uninitialised,
+    as :func:`empty`). Indexing with ints, slices (any step), ``...`` and
+    ``None`` gives views sharing the memory; the memory is freed when the last
+    array using it goes, or at :meth:`free` / the end of a ``with`` block,
+    after which every view refuses use.
+    """
+
+    __slots__ = ("_mem", "_offset", "_shape", "_strides", "_dtype", "_stream", "_sh", "_readonly", "_contiguous",
+                 "__weakref__")
+
+    def __init__(self, shape, dtype=_FLOAT64, stream=None):
+        shape = _layout.normalize_shape(shape)
+        dtype = as_dtype(dtype)
+        sh = stream_handle(stream)
+        mem = DeviceMemory(_layout.size_of(shape) * dtype.itemsize, stream)
+        self._set(mem, 0, shape, _layout.c_strides(shape, dtype.itemsize), dtype, stream, sh, False)
+
+    def _set(self, mem, offset, shape, strides, dtype, stream, sh, readonly):
+        self._mem = mem
+        self._offset = offset
+        self._shape = shape
+        self._strides = strides
+        self._dtype = dtype
+        self._stream = stream
+        self._sh = sh
+        self._readonly = readonly
+        self._contiguous = None  # worked out on first use: every transfer asks
+
+    @classmethod
+    def _make(cls, mem, offset, shape, strides, dtype, stream, sh, readonly=False):
+        self = cls.__new__(cls)
+        self._set(mem, offset, shape, strides, dtype, stream, sh, readonly)
+        return self
+
+    def _view(self, offset, shape, strides, dtype=None):
+        return Array._make(self._mem, offset, shape, strides, dtype or self._dtype, self._stream, self._sh,
+                           self._readonly)
+
+    @classmethod
+    def from_ptr(cls, ptr, shape, dtype=_FLOAT64, strides=None, owner=None, stream=None, readonly=False,
+                 device=None):
+        """An array over device memory at ``ptr`` that cubind does not own:
+        ``owner`` (any object) is kept alive as long as the array is; the
+        memory is never freed by cubind. ``strides`` in bytes (default C
+        order); ``device``: the ordinal (default: asked of the driver)."""
+        try:
+            ptr = operator.index(ptr)
+        except TypeError:
+            raise TypeError(f"ptr: expected a device address (int, CUdeviceptr), not {type(ptr).__name__}") from None
+        shape = _layout.normalize_shape(shape)
+        dtype = as_dtype(dtype)
+        strides = _strides_arg(strides, shape, dtype)
+        if device is not None:
+            device = operator.index(device)
+        return cls._make(ForeignMemory(ptr, owner, device), 0, shape, strides, dtype, stream, stream_handle(stream),
+                         bool(readonly))
+
+    # -- what it is -----------------------------------------------------------------
+
+    @property
+    def shape(self):
+        """The length of each axis (a tuple)."""
+        return self._shape
+
+    @property
+    def dtype(self):
+        """The element type (a ``numpy.dtype``)."""
+        return self._dtype
+
+    @property
+    def strides(self):
+        """Bytes between neighbours along each axis (a tuple, as numpy's)."""
+        return self._strides
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return _layout.size_of(self._shape)
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        """Bytes of the elements (not of the memory a view lies in)."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def c_contiguous(self):
+        """Whether the elements are in C order with no gaps."""
+        if self._contiguous is None:
+            self._contiguous = _layout.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
+        return self._contiguous
+
+    @property
+    def readonly(self):
+        """Whether the producer marked the memory read-only (DLPack, CAI);
+        writes through cubind are refused."""
+        return self._readonly
+
+    @property
+    def ptr(self):
+        """The device address of the first element (an int), for kernels and
+        the 1:1 functions. A released array raises ValueError."""
+        base = self._mem.ptr
+        if base is None:
+            raise ValueError(_FREED)
+        return base + self._offset
+
+    @property
+    def memory(self):
+        """The owner of the memory this array and its views share."""
+        return self._mem
+
+    @property
+    def freed(self):
+        """Whether the memory was released (by :meth:`free`)."""
+        return self._mem.ptr is None
+
+    @property
+    def stream(self):
+        """The stream the array was made on (``None``: the default stream)."""
+        return self._stream
+
+    @property
+    def stream_handle(self):
+        """The raw handle of :attr:`stream` (0 for the default stream)."""
+        return self._sh
+
+    @property
+    def device_ordinal(self):
+        """The ordinal of the device whose memory this is."""
+        mem = self._mem
+        if mem.device is None:
+            mem.device = _device_of(self.ptr)
+        return mem.device
+
+    @property
+    def device(self):
+        """The :class:`cubind.Device` whose memory this is."""
+        from ._context import Device
+
+        return Device(self.device_ordinal)
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d array")
+        return self._shape[0]
+
+    def __repr__(self):
+        where = "freed" if self._mem.ptr is None else f"ptr=0x{self._mem.ptr + self._offset:x}"
+        stream = "" if self._stream is None else f", stream={self._sh:#x}"
+        return f"cubind.Array(shape={self._shape}, dtype={self._dtype}, {where}{stream})"
+
+    def __array__(self, dtype=None, copy=None):
+        # As CuPy: an implicit copy to the host would hide a transfer (and a
+        # synchronization) in any numpy call.
+        raise TypeError("a cubind.Array is GPU memory: use .get() to copy it to a numpy array")
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self._shape[0]):
+            yield self[i]
+
+    # -- views ------------------------------------------------------------------------
+
+    def __getitem__(self, key):
+        self._check_alive()
+        offset, shape, strides = _layout.index(self._shape, self._strides, key)
+        return self._view(self._offset + offset, shape, strides)
+
+    def __setitem__(self, key, value):
+        view = self[key]
+        if isinstance(value, Array) or _interop.is_device_object(value):
+            view.copy_from(value)
+        elif np.ndim(value) == 0:
+            view.fill(value)
+        else:
+            host = np.asarray(value, dtype=view.dtype)
+            try:
+                host = np.broadcast_to(host, view.shape)
+            except ValueError:
+                raise ValueError(f"value: shape {host.shape} cannot be broadcast to {view.shape}") from None
+            view.set(host)
+
+    def reshape(self, *shape):
+        """A view with a new shape (one axis may be -1); the array must be
+        C-contiguous (copy it first otherwise)."""
+        self._check_alive()
+        new_shape = _layout.reshape(self._shape, shape[0] if len(shape) == 1 else shape)
+        if not self.c_contiguous:
+            raise ValueError(f"reshape needs a C-contiguous array (strides {self._strides} are not); "
+                             f"use .copy().reshape(...)")
+        return self._view(self._offset, new_shape, _layout.c_strides(new_shape, self.itemsize))
+
+    def ravel(self):
+        """A 1-D view of a C-contiguous array."""
+        return self.reshape(-1)
+
+    def transpose(self, *axes):
+        """A view with the axes permuted (reversed when none are given)."""
+        self._check_alive()
+        shape, strides = _layout.transpose(self._shape, self._strides, axes)
+        return self._view(self._offset, shape, strides)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def view(self, dtype):
+        """The same bytes as ``dtype`` of the same item size."""
+        dtype = as_dtype(dtype)
+        if dtype.itemsize != self.itemsize:
+            raise ValueError(f"dtype: {dtype} has item size {dtype.itemsize}, the array's is {self.itemsize} "
+                             f"(views may only reinterpret items of the same size)")
+        return self._view(self._offset, self._shape, self._strides, dtype)
+
+    # -- moving data -------------------------------------------------------------------
+
+    def get(self, out=None, stream=None):
+        """The elements as a numpy array (``out`` where given: same shape and
+        dtype). Without ``stream`` the copy is done on return; with one it is
+        queued there, and ``out`` (then C-contiguous) is filled when the
+        stream gets to it."""
+        sync = stream is None
+        if out is None:
+            host = np.empty(self._shape, self._dtype)
+        else:
+            host = _check_out(out, self._shape, self._dtype, sync)
+        op = self._op_stream(stream)
+        self._order_before(op)
+        _array_copy.to_host(self, host, op, sync)
+        if out is not None and host is not out:
+            out[...] = host
+        return out if out is not None else host
+
+    def set(self, host, stream=None):
+        """Copies host data (a numpy array or anything ``numpy.asarray`` takes,
+        of this shape) into the array; returns the array. Without ``stream``
+        the host buffer may be reused on return; with one the copy is queued."""
+        self.copy_from(host, stream)
+        return self
+
+    def copy_from(self, src, stream=None):
+        """Copies ``src`` into this array: host data (numpy, buffer, list), a
+        cubind array, or any device array (``__cuda_array_interface__`` or
+        DLPack on a CUDA device). Same shape; same dtype for arrays (use
+        :meth:`astype` to convert)."""
+        self._check_writable()
+        if not isinstance(src, np.ndarray) and (isinstance(src, Array) or _interop.is_device_object(src)):
+            op = self._op_stream(stream)
+            src = src if isinstance(src, Array) else asarray(src, stream=op)
+            _check_same(src.shape, src.dtype, self, "src")
+            src._check_alive()
+            self._order_before(op, src)
+            if src._mem is self._mem and _overlap(src, self):
+                src = src.copy(stream=op)
+            _array_copy.device_to_device(self, src, op)
+            self._hold(op, src)
+            return
+        host = _host_source(src, self._dtype, "src")
+        _check_same(host.shape, host.dtype, self, "src")
+        op = self._op_stream(stream)
+        self._order_before(op)
+        _array_copy.to_device(self, np.ascontiguousarray(host), op, stream is None)
+
+    def copy_to(self, dst, stream=None):
+        """Copies this array into ``dst``: a numpy array (as ``get(out=dst)``),
+        a cubind array or any device array. Same shape and dtype."""
+        if isinstance(dst, np.ndarray):
+            self.get(out=dst, stream=stream)
+        elif isinstance(dst, Array) or _interop.is_device_object(dst):
+            target = dst if isinstance(dst, Array) else asarray(dst, stream=self._op_stream(stream))
+            target.copy_from(self, stream=stream)
+        else:
+            raise TypeError(f"dst: expected a numpy array or a device array, not {type(dst).__name__}")
+
+    def copy(self, stream=None):
+        """A C-contiguous copy in new memory (on ``stream``, else this array's)."""
+        self._check_alive()
+        out = empty(self._shape, self._dtype, stream=stream if stream is not None else self._stream)
+        out.copy_from(self, stream=stream)
+        return out
+
+    def astype(self, dtype, stream=None):
+        """A C-contiguous copy converted to ``dtype`` by the copy kernel, as
+        numpy's ``astype`` converts (complex to real keeps the real part)."""
+        dtype = as_dtype(dtype)
+        self._check_alive()
+        out = empty(self._shape, dtype, stream=stream if stream is not None else self._stream)
+        op = out._sh
+        self._order_before(op)
+        _array_copy.device_to_device(out, self, op)
+        self._hold(op)
+        return out
+
+    def fill(self, value, stream=None):
+        """Sets every element to ``value`` (a memset where the element's bytes
+        allow, else the fill kernel); returns the array."""
+        self._check_writable()
+        if np.ndim(value) != 0:
+            raise ValueError(f"value: expected a scalar, got an array of shape {np.shape(value)}")
+        try:
+            scalar = np.asarray(value, dtype=self._dtype)
+        except (OverflowError, ValueError, TypeError) as exc:
+            raise type(exc)(f"value: {value!r} does not convert to {self._dtype} ({exc})") from None
+        op = self._op_stream(stream)
+        self._order_before(op)
+        _array_copy.fill(self, scalar, op)
+        self._hold(op)
+        return self
+
+    def item(self):
+        """The one element of a size-1 array, as a Python scalar (waits for it)."""
+        if self.size != 1:
+            raise ValueError(f"item() needs an array of size 1, this one has {self.size}")
+        return self.get().item()
+
+    # -- release --------------------------------------------------------------------------
+
+    def free(self):
+        """Releases the memory now, for this array and all its views (which
+        then raise ValueError on use); idempotent. Memory a library took
+        through DLPack is freed once it lets go."""
+        self._mem.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+        return False
+
+    # -- interop ---------------------------------------------------------------------------
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3, with ``stream``: the stream the array's work is queued on
+        (1 for the legacy default stream), for the consumer to wait for."""
+        self._check_alive()
+        return _interop.export_cai(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing the memory (versioned where ``max_version``
+        is 1.x or later), after making the consumer's ``stream`` wait for
+        this array's work."""
+        self._check_alive()
+        return _interop.export_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(2, ordinal)``: DLPack's kDLCUDA and the device."""
+        self._check_alive()
+        return _interop.dlpack_device(self)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _check_alive(self):
+        if self._mem.ptr is None:
+            raise ValueError(_FREED)
+
+    def _check_writable(self):
+        self._check_alive()
+        if self._readonly:
+            raise ValueError("the array is read-only (its producer marked the memory so)")
+
+    def _op_stream(self, stream):
+        self._check_alive()
+        ensure_context()
+        return self._sh if stream is None else stream_handle(stream)
+
+    def _order_before(self, op, *others):
+        """Orders ``op`` after the work queued on the streams of this array and
+        ``others`` where those differ from it."""
+        for array in (self, *others):
+            if array._sh != op:
+                _pending.order(op, array._sh)
+
+    def _hold(self, op, *others):
+        """Keeps the memories alive until ``op``'s work is done where a release
+        on another stream could overtake it."""
+        mems = [a._mem for a in (self, *others) if (a._mem.stream or 0) != op]
+        if mems:
+            _pending.hold(op, *mems)
+
+
+_launch.register_array_type(Array)  # kernels read an Array's pointer from its slots
+
+_FREED = "the array's memory was released (free() or the end of its 'with' block); it can no longer be used"
+
+
+def _strides_arg(strides, shape, dtype):
+    if strides is None:
+        return _layout.c_strides(shape, dtype.itemsize)
+    try:
+        strides = tuple(int(s) for s in strides)
+    except TypeError:
+        raise TypeError(f"strides: expected a sequence of ints, not {strides!r}") from None
+    if len(strides) != len(shape):
+        raise ValueError(f"strides: {len(strides)} strides for {len(shape)} axes")
+    return strides
+
+
+def _device_of(ptr):
+    """The ordinal of the device holding ``ptr`` (the current one for NULL)."""
+    if not ptr:
+        return ensure_context()
+    import cuda
+
+    from ._errors import check
+
+    attr = cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    return int(check(cuda.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute"))
+
+
+def _check_same(shape, dtype, array, param):
+    if tuple(shape) != array.shape:
+        raise ValueError(f"{param}: shape {tuple(shape)} does not match the array's {array.shape}")
+    if dtype != array.dtype:
+        raise TypeError(f"{param}: dtype {dtype} differs from the array's {array.dtype} (convert with astype)")
+
+
+def _check_out(out, shape, dtype, sync):
+    """``out`` itself where the copy can write it directly, else a
+    contiguous buffer to copy from afterwards."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out: expected a numpy array, not {type(out).__name__}")
+    _check_same(out.shape, out.dtype, _Shape(shape, dtype), "out")
+    if not out.flags.writeable:
+        raise ValueError("out: the numpy array is read-only")
+    if out.flags.c_contiguous:
+        return out
+    if not sync:
+        raise ValueError("out: must be C-contiguous for a copy queued on a stream")
+    return np.empty(shape, dtype)
+
+
+class _Shape:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def _host_source(src, dtype, param):
+    """``src`` as a numpy array: arrays as they are (their dtype is checked
+    by the caller), other data converted to ``dtype``."""
+    if isinstance(src, np.ndarray):
+        return src
+    try:
+        return np.asarray(src, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{param}: cannot copy {type(src).__name__} to a {dtype} array ({exc})") from None
+
+
+def _overlap(a, b):
+    """Whether two views of one memory touch a common byte."""
+    a_low, a_high = _layout.extent(a.shape, a.strides, a.itemsize)
+    b_low, b_high = _layout.extent(b.shape, b.strides, b.itemsize)
+    if a_low == a_high or b_low == b_high:
+        return False
+    return a._offset + a_low < b._offset + b_high and b._offset + b_low < a._offset + a_high
+
+
+# -- making arrays ------------------------------------------------------------------------
+
+def empty(shape, dtype=_FLOAT64, stream=None):
+    """An uninitialised array (``dtype`` defaults to float64, as numpy's);
+    allocated in ``stream``'s order where one is given (``cuMemAllocAsync``,
+    freed with ``cuMemFreeAsync`` there)."""
+    return Array(shape, dtype, stream)
+
+
+def zeros(shape, dtype=_FLOAT64, stream=None):
+    """An array of zeros (``dtype`` defaults to float64, as numpy's)."""
+    out = Array(shape, dtype, stream)
+    out.fill(0)
+    return out
+
+
+def empty_like(array, dtype=None, stream=None):
+    """An uninitialised C-contiguous array of ``array``'s shape (and dtype)."""
+    return Array(array.shape, array.dtype if dtype is None else dtype, stream)
+
+
+def zeros_like(array, dtype=None, stream=None):
+    """Zeros of ``array``'s shape (and dtype)."""
+    return zeros(array.shape, array.dtype if dtype is None else dtype, stream)
+
+
+def to_gpu(host, stream=None):
+    """A new array holding a copy of ``host`` (a numpy array or anything
+    ``numpy.asarray`` takes), on ``stream`` where given (the copy is then
+    queued there, and ``host`` kept alive until it is done)."""
+    data = np.asarray(host)
+    as_dtype(data.dtype, "host")
+    out = Array(data.shape, data.dtype, stream)
+    out.set(data, stream=stream)
+    return out
+
+
+def asarray(obj, stream=None):
+    """``obj`` as a cubind array: itself for a cubind array, the same memory
+    for a device array of another library (``__cuda_array_interface__`` or
+    DLPack on a CUDA device), else a copy of host data (as :func:`to_gpu`).
+    ``stream`` is the stream the result's work goes on; the producer's
+    pending work is ordered before it."""
+    if isinstance(obj, Array):
+        return obj
+    if hasattr(obj, "__cuda_array_interface__"):
+        sh = stream_handle(stream)
+        mem, shape, strides, dtype, readonly = _interop.import_cai(obj, sh)
+        return Array._make(mem, 0, shape, strides, dtype, stream, sh, readonly)
+    if _interop.is_device_object(obj):
+        return from_dlpack(obj, stream=stream)
+    return to_gpu(obj, stream=stream)
+
+
+def from_dlpack(obj, stream=None):
+    """An array sharing the memory of ``obj``: any object with ``__dlpack__``
+    on a CUDA device (a PyTorch tensor, a CuPy or JAX array), or a DLPack
+    capsule. The producer orders its pending work before ``stream`` (the
+    stream the result's work goes on; ``None``: the default stream)."""
+    sh = stream_handle(stream)
+    mem, shape, strides, dtype, readonly = _interop.import_dlpack(obj, sh)
+    return Array._make(mem, 0, shape, strides, dtype, stream, sh, readonly)
