@@ -12,6 +12,7 @@ stream, a block of 32 threads over 32 elements, in these forms:
   ``stream=``: what the keyword costs (CPython builds a dict for it);
 - ``kernel(... arrays)``: the same with objects exposing
   ``__cuda_array_interface__`` for the pointers (the array-library case);
+- ``kernel(... cubind.Array)``: no keywords, the pointers from cubind arrays;
 - ``launch(config, ...)``: ``cubind.launch`` with a ``LaunchConfig``
   (``cuLaunchKernelEx``);
 - 1:1 ``(values, types)``: ``cuda.cuLaunchKernel(..., ((2.0, x, y, out, 32),
@@ -106,6 +107,9 @@ def main():
         free.append(ptr)
     x, y, out = (int(p) for p in free)
     arrays = [DeviceBuffer(p) for p in free]
+    import numpy as np
+
+    device_arrays = [cubind.empty(N, np.float32) for _ in range(3)]
     func = cuda.CUfunction(int(kernel.handle))  # a CUkernel is launched as a CUfunction
     raw_stream = stream.handle
     types = (C.c_float, C.c_void_p, C.c_void_p, C.c_void_p, C.c_size_t)
@@ -120,6 +124,7 @@ def main():
         "kernel(...)": lambda: kernel(1, N, 2.0, x, y, out, N, stream=stream),
         "kernel(...) no keywords": lambda: kernel(1, N, 2.0, x, y, out, N),
         "kernel(... arrays)": lambda: kernel(1, N, 2.0, *arrays, N, stream=stream),
+        "kernel(... cubind.Array)": lambda: kernel(1, N, 2.0, *device_arrays, N),
         "launch(config, ...)": lambda: cubind.launch(config, kernel, 2.0, x, y, out, N),
         "1:1 (values, types)": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, (values, types), None),
         "1:1 pre-packed": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, packed_addr, None),

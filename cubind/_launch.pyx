@@ -38,6 +38,14 @@ cdef enum:
 cdef int INVALID_CONTEXT = 201
 cdef object _MISSING = object()
 cdef object _StreamType = None
+# cubind.Array, registered by cubind._array: its pointer is read from its
+# slots here (a property call per argument was most of a launch's cost).
+cdef object _ArrayType = None
+
+
+def register_array_type(array_type):
+    global _ArrayType
+    _ArrayType = array_type
 
 
 cdef class Plan:
@@ -110,6 +118,11 @@ cdef class Plan:
             elif type(value) is int:
                 if kind == K_INT or kind == K_ANY:
                     self.pack_int(i, value, p)
+                    continue
+            elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
+                address = value._mem.ptr
+                if address is not None:  # None: freed, and the slow path says so
+                    self.pack_int(i, address + value._offset, p)
                     continue
             elif size == 8 and (kind == K_INT or kind == K_ANY):
                 getter = POINTER_GETTERS.get(type(value))
