@@ -34945,6 +34945,76 @@ def cuStreamIsCapturing(hStream):
 
 
 
+def cuStreamGetCaptureInfo(hStream):
+    """cuStreamGetCaptureInfo(hStream)
+
+    Query a stream's capture state
+
+    Query stream state related to stream capture.
+
+    If called on CU_STREAM_LEGACY (the \"null stream\") while a stream not created
+    with CU_STREAM_NON_BLOCKING is capturing, returns CUDA_ERROR_STREAM_CAPTURE_IMPLICIT.
+
+    Valid data (other than capture status) is returned only if both of the following are true:
+    - the call returns CUDA_SUCCESS
+    - the returned capture status is CU_STREAM_CAPTURE_STATUS_ACTIVE
+
+    If edgeData_out is non-NULL then dependencies_out must be as well. If
+    dependencies_out is non-NULL and edgeData_out is NULL, but there is non-zero edge
+    data for one or more of the current stream dependencies, the call will return
+    CUDA_ERROR_LOSSY_QUERY.
+
+    See also: 
+    cuStreamBeginCapture,
+    cuStreamIsCapturing,
+    cuStreamUpdateCaptureDependencies
+
+    Parameters
+    ----------
+    hStream
+        The stream to query
+
+    Returns
+    -------
+    CUresult
+        CUDA_SUCCESS,
+        CUDA_ERROR_INVALID_VALUE,
+        CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+        CUDA_ERROR_LOSSY_QUERY
+    captureStatus_out : CUstreamCaptureStatus
+        Location to return the capture status of the stream; required
+    id_out : cuuint64_t
+        Optional location to return an id for the capture sequence, which is unique over the lifetime of the process
+    graph_out : CUgraph
+        Optional location to return the graph being captured into. All operations other than destroy and node removal are permitted on the graph while the capture sequence is in progress. This API does not transfer ownership of the graph, which is transferred or destroyed at cuStreamEndCapture. Note that the graph handle may be invalidated before end of capture for certain errors. Nodes that are or become unreachable from the original stream at cuStreamEndCapture due to direct actions on the graph do not trigger CUDA_ERROR_STREAM_CAPTURE_UNJOINED.
+    dependencies_out : list[CUgraphNode]
+        Optional location to store a pointer to an array of nodes. The next node to be captured in the stream will depend on this set of nodes, absent operations such as event wait which modify this set. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated. The node handles may be copied out and are valid until they or the graph is destroyed. The driver-owned array may also be passed directly to APIs that operate on the graph (not the stream) without copying.
+    edgeData_out : list[CUgraphEdgeData]
+        Optional location to store a pointer to an array of graph edge data. This array parallels dependencies_out; the next node to be added has an edge to dependencies_out[i] with annotation edgeData_out[i] for each i. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated.
+    numDependencies_out : int
+        Optional location to store the size of the array returned in dependencies_out.
+    """
+    cdef int _err
+    cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
+    cdef c.CUstreamCaptureStatus _c_captureStatus_out
+    cdef cuuint64_t id_out_handle = cuuint64_t.__new__(cuuint64_t)
+    cdef CUgraph graph_out_handle = CUgraph.__new__(CUgraph)
+    # The library's own array, read after the call into a list of numDependencies_out items.
+    cdef c.CUgraphNode* _c_dependencies_out = NULL
+    # The library's own array, read after the call into a list of numDependencies_out items.
+    cdef c.CUgraphEdgeData* _c_edgeData_out = NULL
+    cdef size_t _c_numDependencies_out = 0
+
+    with nogil:
+        _err = c.cuStreamGetCaptureInfo(_c_hStream, &_c_captureStatus_out, &id_out_handle._ptr, &graph_out_handle._ptr, <const c.CUgraphNode**>&_c_dependencies_out, <const c.CUgraphEdgeData**>&_c_edgeData_out, &_c_numDependencies_out)
+
+    if _err != 0:
+        return (_CUresult_of(_err), None, None, None, None, None, None,)
+    return (_CUresult_of(_err), _CUstreamCaptureStatus_of(_c_captureStatus_out), id_out_handle, graph_out_handle, [_new_CUgraphNode(_c_dependencies_out[i]) for i in range(_c_numDependencies_out if _c_dependencies_out != NULL else 0)], [_copy_CUgraphEdgeData(&_c_edgeData_out[i]) for i in range(_c_numDependencies_out if _c_edgeData_out != NULL else 0)], _c_numDependencies_out,)
+
+
+
+
 def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags):
     """cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags)
 
@@ -50634,6 +50704,7 @@ __all__ = [
     "cuThreadExchangeStreamCaptureMode",
     "cuStreamEndCapture",
     "cuStreamIsCapturing",
+    "cuStreamGetCaptureInfo",
     "cuStreamUpdateCaptureDependencies",
     "cuStreamAttachMemAsync",
     "cuStreamQuery",

@@ -2170,6 +2170,7 @@ cdef CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, cons
 cdef CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuStreamQuery(CUstream hStream) except? CUDA_ERROR_UNKNOWN nogil

@@ -226,6 +226,7 @@ cdef void* _p_cuStreamBeginCaptureToGraph = NULL
 cdef void* _p_cuThreadExchangeStreamCaptureMode = NULL
 cdef void* _p_cuStreamEndCapture = NULL
 cdef void* _p_cuStreamIsCapturing = NULL
+cdef void* _p_cuStreamGetCaptureInfo = NULL
 cdef void* _p_cuStreamUpdateCaptureDependencies = NULL
 cdef void* _p_cuStreamAttachMemAsync = NULL
 cdef void* _p_cuStreamQuery = NULL
@@ -2505,6 +2506,15 @@ cdef CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captu
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUstream, CUstreamCaptureStatus*) noexcept nogil>_p_cuStreamIsCapturing)(hStream, captureStatus)
+
+
+cdef CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) except? CUDA_ERROR_UNKNOWN nogil:
+    if _p_cuStreamGetCaptureInfo == NULL:
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuStreamGetCaptureInfo, b"cuStreamGetCaptureInfo_v3", b"cuStreamGetCaptureInfo", 12030, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
+    return (<CUresult (*)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*, const CUgraphNode**, const CUgraphEdgeData**, size_t*) noexcept nogil>_p_cuStreamGetCaptureInfo)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
 
 
 cdef CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:

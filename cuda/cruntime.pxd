@@ -1693,6 +1693,7 @@ cdef cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t 
 cdef cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* pCaptureStatus) except? cudaErrorApiFailureBase nogil
+cdef cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out, unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEventCreate(cudaEvent_t* event) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) except? cudaErrorApiFailureBase nogil

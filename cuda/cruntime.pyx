@@ -66,6 +66,7 @@ cdef void* _p_cudaStreamBeginCaptureToGraph = NULL
 cdef void* _p_cudaThreadExchangeStreamCaptureMode = NULL
 cdef void* _p_cudaStreamEndCapture = NULL
 cdef void* _p_cudaStreamIsCapturing = NULL
+cdef void* _p_cudaStreamGetCaptureInfo = NULL
 cdef void* _p_cudaStreamUpdateCaptureDependencies = NULL
 cdef void* _p_cudaEventCreate = NULL
 cdef void* _p_cudaEventCreateWithFlags = NULL
@@ -793,6 +794,13 @@ cdef cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureSta
 
         _resolve(&_p_cudaStreamIsCapturing, b"cudaStreamIsCapturing", b"cudaStreamIsCapturing", 13000, False)
     return (<cudaError_t (*)(cudaStream_t, cudaStreamCaptureStatus*) noexcept nogil>_p_cudaStreamIsCapturing)(stream, pCaptureStatus)
+
+
+cdef cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* captureStatus_out, unsigned long long* id_out, cudaGraph_t* graph_out, const cudaGraphNode_t** dependencies_out, const cudaGraphEdgeData** edgeData_out, size_t* numDependencies_out) except? cudaErrorApiFailureBase nogil:
+    if _p_cudaStreamGetCaptureInfo == NULL:
+
+        _resolve(&_p_cudaStreamGetCaptureInfo, b"cudaStreamGetCaptureInfo", b"cudaStreamGetCaptureInfo", 13000, False)
+    return (<cudaError_t (*)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) noexcept nogil>_p_cudaStreamGetCaptureInfo)(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out)
 
 
 cdef cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) except? cudaErrorApiFailureBase nogil:

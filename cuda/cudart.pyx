@@ -22649,6 +22649,76 @@ def cudaStreamIsCapturing(stream):
 
 
 
+def cudaStreamGetCaptureInfo(stream):
+    """cudaStreamGetCaptureInfo(stream)
+
+    Query a stream's capture state
+
+    Query stream state related to stream capture.
+
+    If called on cudaStreamLegacy (the \"null stream\") while a stream not created
+    with cudaStreamNonBlocking is capturing, returns cudaErrorStreamCaptureImplicit.
+
+    Valid data (other than capture status) is returned only if both of the following are true:
+    - the call returns cudaSuccess
+    - the returned capture status is cudaStreamCaptureStatusActive
+
+    If edgeData_out is non-NULL then dependencies_out must be as well. If
+    dependencies_out is non-NULL and edgeData_out is NULL, but there is non-zero edge
+    data for one or more of the current stream dependencies, the call will return
+    cudaErrorLossyQuery.
+
+    See also: 
+    cudaStreamBeginCapture,
+    cudaStreamIsCapturing,
+    cudaStreamUpdateCaptureDependencies
+
+    Parameters
+    ----------
+    stream
+        The stream to query
+
+    Returns
+    -------
+    cudaError_t
+        cudaSuccess,
+        cudaErrorInvalidValue,
+        cudaErrorStreamCaptureImplicit,
+        cudaErrorLossyQuery
+    captureStatus_out : cudaStreamCaptureStatus
+        Location to return the capture status of the stream; required
+    id_out : int
+        Optional location to return an id for the capture sequence, which is unique over the lifetime of the process
+    graph_out : cudaGraph_t
+        Optional location to return the graph being captured into. All operations other than destroy and node removal are permitted on the graph while the capture sequence is in progress. This API does not transfer ownership of the graph, which is transferred or destroyed at cudaStreamEndCapture. Note that the graph handle may be invalidated before end of capture for certain errors. Nodes that are or become unreachable from the original stream at cudaStreamEndCapture due to direct actions on the graph do not trigger cudaErrorStreamCaptureUnjoined.
+    dependencies_out : list[cudaGraphNode_t]
+        Optional location to store a pointer to an array of nodes. The next node to be captured in the stream will depend on this set of nodes, absent operations such as event wait which modify this set. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated. The node handles may be copied out and are valid until they or the graph is destroyed. The driver-owned array may also be passed directly to APIs that operate on the graph (not the stream) without copying.
+    edgeData_out : list[cudaGraphEdgeData]
+        Optional location to store a pointer to an array of graph edge data. This array parallels dependencies_out; the next node to be added has an edge to dependencies_out[i] with annotation edgeData_out[i] for each i. The array pointer is valid until the next API call which operates on the stream or until the capture is terminated.
+    numDependencies_out : int
+        Optional location to store the size of the array returned in dependencies_out.
+    """
+    cdef int _err
+    cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef c.cudaStreamCaptureStatus _c_captureStatus_out
+    cdef unsigned long long _c_id_out = 0
+    cdef cudaGraph_t graph_out_handle = cudaGraph_t.__new__(cudaGraph_t)
+    # The library's own array, read after the call into a list of numDependencies_out items.
+    cdef c.cudaGraphNode_t* _c_dependencies_out = NULL
+    # The library's own array, read after the call into a list of numDependencies_out items.
+    cdef c.cudaGraphEdgeData* _c_edgeData_out = NULL
+    cdef size_t _c_numDependencies_out = 0
+
+    with nogil:
+        _err = c.cudaStreamGetCaptureInfo(_c_stream, &_c_captureStatus_out, &_c_id_out, &graph_out_handle._ptr, <const c.cudaGraphNode_t**>&_c_dependencies_out, <const c.cudaGraphEdgeData**>&_c_edgeData_out, &_c_numDependencies_out)
+
+    if _err != 0:
+        return (_cudaError_t_of(_err), None, None, None, None, None, None,)
+    return (_cudaError_t_of(_err), _cudaStreamCaptureStatus_of(_c_captureStatus_out), _c_id_out, graph_out_handle, [_new_cudaGraphNode_t(_c_dependencies_out[i]) for i in range(_c_numDependencies_out if _c_dependencies_out != NULL else 0)], [_copy_cudaGraphEdgeData(&_c_edgeData_out[i]) for i in range(_c_numDependencies_out if _c_edgeData_out != NULL else 0)], _c_numDependencies_out,)
+
+
+
+
 def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags):
     """cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags)
 
@@ -38122,6 +38192,7 @@ __all__ = [
     "cudaThreadExchangeStreamCaptureMode",
     "cudaStreamEndCapture",
     "cudaStreamIsCapturing",
+    "cudaStreamGetCaptureInfo",
     "cudaStreamUpdateCaptureDependencies",
     "cudaEventCreate",
     "cudaEventCreateWithFlags",

@@ -77,6 +77,7 @@ const char* to_string(Role role) {
     case Role::InOutCount: return "inout_count";
     case Role::AttributeOut: return "attribute_out";
     case Role::AttributeIn: return "attribute_in";
+    case Role::ReturnedArray: return "returned_array";
   }
   return "unresolved";
 }

@@ -59,6 +59,7 @@ enum class Role {
   InOutCount,   // the size_t* capacity of an InOutArray, which the call overwrites with the count
   AttributeOut, // void* the call writes with the value of an attribute: returned typed by the attribute
   AttributeIn,  // void* the call reads the value of an attribute from: taken typed by the attribute
+  ReturnedArray,  // const T** the call points at an array it owns, counted by an output: a list is returned
 };
 
 struct Param {

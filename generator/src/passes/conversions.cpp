@@ -304,6 +304,13 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.element.push_back(out_element(t.pointee(), m));
       return c;
     }
+    case Role::ReturnedArray: {
+      const Type element = without_const(t.pointee().pointee());
+      Conversion c = output("params/returned_array", element);
+      c.count_param = p.count_param;
+      c.element.push_back(out_element(element, m));
+      return c;
+    }
     case Role::InOutHandle: {
       Conversion c = named("params/inout_handle", t.pointee());
       c.handle = t.pointee().name;

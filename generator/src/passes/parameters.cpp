@@ -95,6 +95,12 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
     p.direction = Direction::Out;
   } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && has_count(f, c)) {
     p.role = Role::Array;  // void* values (JIT option values): ints or buffers
+  } else if (pointee.kind == TypeKind::Pointer && !pointee.is_const && pointee.pointee().is_const &&
+             (pointee.pointee().kind == TypeKind::Handle || pointee.pointee().kind == TypeKind::Record)) {
+    // `const CUgraphNode **dependencies_out`: the call points it at an array
+    // of its own; the count comes in another output (link_returned_counts).
+    p.role = Role::ReturnedArray;
+    p.direction = Direction::Out;
   } else if (pointee.kind == TypeKind::Record) {
     const bool out = !pointee.is_const && documented_as_output(doc, c);
     p.role = out ? Role::RecordOut : Role::RecordIn;
@@ -230,6 +236,25 @@ void link_inout_counts(Function& f) {
   }
 }
 
+// An array the library owns and points an output at is counted by an
+// integer output named for a count (`numDependencies_out`); several such
+// arrays may share it. The count stays an output of its own.
+void link_returned_counts(Function& f, const spec::Conventions& conv) {
+  for (auto& p : f.params) {
+    if (p.role != Role::ReturnedArray || !p.count_param.empty()) continue;
+    for (const auto& c : f.params) {
+      if (c.role == Role::OutScalar && c.type.pointee().kind == TypeKind::Integer && is_count_name(c.name, conv)) {
+        p.count_param = c.name;
+        break;
+      }
+    }
+    if (p.count_param.empty()) {
+      p.role = Role::Unresolved;
+      p.skip_reason = "returned array without an integer count output";
+    }
+  }
+}
+
 // A callback hands back the void* that follows it.
 void link_userdata(Function& f) {
   for (size_t i = 0; i < f.params.size(); ++i) {
@@ -284,6 +309,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
     link_counts(f, spec.conventions);
     link_lengths(f, spec.conventions);
     link_inout_counts(f);
+    link_returned_counts(f, spec.conventions);
     link_userdata(f);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;

@@ -672,3 +672,22 @@ count_param = "n"
   // A count passed by value cannot carry the count back.
   EXPECT_EQ(param_of(m, "caseBad", "nodes").skip_reason, "in/out array without an integer* count parameter");
 }
+
+TEST(InferParameters, ArraysTheLibraryOwnsAreReturnedWithTheirCountOutput) {
+  Type const_handle = handle_t();
+  const_handle.is_const = true;
+  Type const_record = record_t();
+  const_record.is_const = true;
+  const Model m = infer({fn("caseGetCaptureInfo", {param("deps_out", ptr(ptr(const_handle))),
+                                                   param("edges_out", ptr(ptr(const_record))),
+                                                   param("numDeps_out", ptr(size_t_t()))}),
+                         fn("caseGetOrphans", {param("nodes_out", ptr(ptr(const_handle)))})});
+  const Param& deps = param_of(m, "caseGetCaptureInfo", "deps_out");
+  EXPECT_EQ(deps.role, Role::ReturnedArray);
+  EXPECT_EQ(deps.direction, Direction::Out);
+  EXPECT_EQ(deps.count_param, "numDeps_out");
+  EXPECT_EQ(param_of(m, "caseGetCaptureInfo", "edges_out").count_param, "numDeps_out");
+  // The shared count stays an output of its own.
+  EXPECT_EQ(param_of(m, "caseGetCaptureInfo", "numDeps_out").role, Role::OutScalar);
+  EXPECT_EQ(param_of(m, "caseGetOrphans", "nodes_out").skip_reason, "returned array without an integer count output");
+}
