@@ -72,6 +72,35 @@ static int device_;
     } while (0)
 
 static void sync_stream(void) { CHECK(cuStreamSynchronize(stream)); }
+static void sync_default(void) { CHECK(cuStreamSynchronize(NULL)); }
+
+/* The copies: pageable host memory (malloc'd, every page touched) to and
+ * from one device allocation of the largest size. cuMemcpyHtoD/DtoH and
+ * cuLaunchKernelEx are taken from cuGetProcAddress, as cubind takes every
+ * entry point (the test suite's fake driver exports no such names to link
+ * against). */
+typedef CUresult (CUDAAPI *memcpy_htod_t)(CUdeviceptr, const void *, size_t);
+typedef CUresult (CUDAAPI *memcpy_dtoh_t)(void *, CUdeviceptr, size_t);
+static memcpy_htod_t memcpy_htod;
+static memcpy_dtoh_t memcpy_dtoh;
+/* cubind.launch's call, for its row. */
+typedef CUresult (CUDAAPI *launch_ex_t)(const CUlaunchConfig *, CUfunction, void **, void **);
+static launch_ex_t launch_ex;
+static CUlaunchConfig config5;
+static void *host_in, *host_out;
+static CUdeviceptr dcopy;
+#define COPY_MAX ((size_t)256 << 20)
+
+/* NULL where the driver lacks it: the rows that need it are then reported
+ * in the ready line's errors instead of timed. */
+static void *entry_point(const char *symbol) {
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult found;
+    if (cuGetProcAddress(symbol, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+        found != CU_GET_PROC_ADDRESS_SUCCESS)
+        return NULL;
+    return fn;
+}
 
 static const dim3 dim3_1 = {1, 1, 1}, dim3_32 = {32, 1, 1};
 
@@ -96,13 +125,27 @@ CALL(rt_get_device, RT_CHECK(cudaGetDevice(&device_)))
 CALL(rt_stream_query, cudaError_t s_ = cudaStreamQuery((cudaStream_t)stream); (void)s_)
 CALL(rt_launch_5, RT_CHECK(cudaLaunchKernel((const void *)rt_saxpy, dim3_1, dim3_32, args5, 0, (cudaStream_t)stream)))
 CALL(nvrtc_version, if (nvrtcVersion(&major_, &minor_) != NVRTC_SUCCESS) exit(1))
+/* The Pythonic rows without a stream launch on the default stream. */
+CALL(launch_5_default, CHECK(cuLaunchKernel(saxpy, 1, 1, 1, 32, 1, 1, 0, NULL, args5, NULL)))
+CALL(launch_5_ex, CHECK(launch_ex(&config5, saxpy, args5, NULL)))
+/* HtoD (Array.set), DtoH (Array.get), and what to_gpu does: allocate, copy, free. */
+#define COPIES(size, bytes)                                                                    \
+    CALL(htod_##size, CHECK(memcpy_htod(dcopy, host_in, bytes)))                               \
+    CALL(dtoh_##size, CHECK(memcpy_dtoh(host_out, dcopy, bytes)))                              \
+    CALL(to_gpu_##size, CUdeviceptr p_ = 0; CHECK(cuMemAlloc(&p_, bytes));                      \
+         CHECK(memcpy_htod(p_, host_in, bytes)); CHECK(cuMemFree(p_)))
+COPIES(4k, (size_t)4 << 10)
+COPIES(1m, (size_t)1 << 20)
+COPIES(256m, (size_t)256 << 20)
 
 /* The rows, named as bench/worker.py names them; `sync` ends each sample
- * with cuStreamSynchronize, as the Python loops do. */
+ * with cuStreamSynchronize, as the Python loops do: 1 of the stream, 2 of
+ * the default stream. */
 static const struct {
     const char *name;
     void (*run)(long);
     int sync;
+    void **needs;   /* an entry point from cuGetProcAddress the row calls */
 } CALLS[] = {
     {"cuCtxGetCurrent", ctx_get_current, 0},
     {"cuDeviceGet", device_get, 0},
@@ -121,16 +164,31 @@ static const struct {
     {"cudaStreamQuery", rt_stream_query, 0},
     {"cudaLaunchKernel_5_values", rt_launch_5, 1},
     {"cudaLaunchKernel_5_packed", rt_launch_5, 1},
+    {"saxpy_pythonic", launch_5_default, 2},
+    {"saxpy_pythonic_stream", launch_5, 1},
+    {"saxpy_pythonic_arrays", launch_5_default, 2},
+    {"saxpy_launch_config", launch_5_ex, 1, (void **)&launch_ex},
+    {"HtoD_set_4KiB", htod_4k, 2, (void **)&memcpy_htod},
+    {"HtoD_set_1MiB", htod_1m, 2, (void **)&memcpy_htod},
+    {"HtoD_set_256MiB", htod_256m, 2, (void **)&memcpy_htod},
+    {"DtoH_get_4KiB", dtoh_4k, 2, (void **)&memcpy_dtoh},
+    {"DtoH_get_1MiB", dtoh_1m, 2, (void **)&memcpy_dtoh},
+    {"DtoH_get_256MiB", dtoh_256m, 2, (void **)&memcpy_dtoh},
+    {"HtoD_to_gpu_4KiB", to_gpu_4k, 2, (void **)&memcpy_htod},
+    {"HtoD_to_gpu_1MiB", to_gpu_1m, 2, (void **)&memcpy_htod},
+    {"HtoD_to_gpu_256MiB", to_gpu_256m, 2, (void **)&memcpy_htod},
 };
+#define AVAILABLE(i) (!CALLS[i].needs || *CALLS[i].needs)
 #define NCALLS (sizeof CALLS / sizeof CALLS[0])
 
 /* Times `iters` calls of row `i` after a short warm-up; ns per call. */
 static double sample(size_t i, long iters) {
+    void (*sync)(void) = CALLS[i].sync == 1 ? sync_stream : CALLS[i].sync == 2 ? sync_default : NULL;
     CALLS[i].run(iters / 10 + 1);
-    if (CALLS[i].sync) sync_stream();
+    if (sync) sync();
     double t0 = now_ns();
     CALLS[i].run(iters);
-    if (CALLS[i].sync) sync_stream();
+    if (sync) sync();
     return (now_ns() - t0) / iters;
 }
 
@@ -157,6 +215,21 @@ int main(int argc, char **argv) {
     CHECK(cuStreamCreate(&stream, 0));
     CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
     CHECK(cuMemAlloc(&dbuf, 3 * 32 * sizeof(float)));
+    CHECK(cuMemAlloc(&dcopy, COPY_MAX));
+    memcpy_htod = (memcpy_htod_t)entry_point("cuMemcpyHtoD");
+    memcpy_dtoh = (memcpy_dtoh_t)entry_point("cuMemcpyDtoH");
+    launch_ex = (launch_ex_t)entry_point("cuLaunchKernelEx");
+    config5.gridDimX = config5.gridDimY = config5.gridDimZ = 1;
+    config5.blockDimX = 32, config5.blockDimY = config5.blockDimZ = 1;
+    config5.hStream = stream;
+    host_in = malloc(COPY_MAX);
+    host_out = malloc(COPY_MAX);
+    if (!host_in || !host_out) {
+        fprintf(stderr, "c_floor: no memory for the copies\n");
+        return 1;
+    }
+    memset(host_in, 1, COPY_MAX);
+    memset(host_out, 0, COPY_MAX);
 
     static float a = 2.0f;
     static CUdeviceptr x, y, out;
@@ -171,8 +244,13 @@ int main(int argc, char **argv) {
     /* The protocol of bench/worker.py: a ready line, then one line per
      * request "<call> <iterations>" answered with ns per call. */
     printf("{\"calls\": [");
-    for (size_t i = 0; i < NCALLS; i++) printf("%s\"%s\"", i ? ", " : "", CALLS[i].name);
-    printf("], \"errors\": {}, \"cuInit_first_call\": %.2f}\n", init_ns);
+    for (size_t i = 0, n = 0; i < NCALLS; i++)
+        if (AVAILABLE(i)) printf("%s\"%s\"", n++ ? ", " : "", CALLS[i].name);
+    printf("], \"errors\": {");
+    for (size_t i = 0, n = 0; i < NCALLS; i++)
+        if (!AVAILABLE(i))
+            printf("%s\"%s\": \"cuGetProcAddress found no entry point it calls\"", n++ ? ", " : "", CALLS[i].name);
+    printf("}, \"cuInit_first_call\": %.2f}\n", init_ns);
     fflush(stdout);
     char line[256], name[200];
     long iters;
@@ -180,7 +258,7 @@ int main(int argc, char **argv) {
         if (sscanf(line, "%199s %ld", name, &iters) != 2 || iters <= 0) break;
         size_t i = 0;
         while (i < NCALLS && strcmp(CALLS[i].name, name) != 0) i++;
-        if (i == NCALLS) {
+        if (i == NCALLS || !AVAILABLE(i)) {
             fprintf(stderr, "c_floor: unknown call %s\n", name);
             return 1;
         }
@@ -189,6 +267,9 @@ int main(int argc, char **argv) {
     }
 
     CHECK(cuMemFree(dbuf));
+    CHECK(cuMemFree(dcopy));
+    free(host_in);
+    free(host_out);
     CHECK(cuEventDestroy(event));
     CHECK(cuStreamDestroy(stream));
     CHECK(cuModuleUnload(module));

@@ -5,9 +5,10 @@
 serves run.py: first one JSON line, {"calls": [names it can time], "errors":
 {name: why it cannot}}, then for each request line "<call> <iterations>" one
 line, the nanoseconds per call of that many calls (after a short warm-up). The
-backends: cubind, cuda_bindings (NVIDIA's cuda-bindings), cupy, pyfloor (the
-Python-call floor of _pyfloor.pyx), bare (_bare.pyx: the C call behind that
-floor, nothing checked). run.py keeps one process per backend and asks each in
+backends: cubind, cuda_bindings (NVIDIA's cuda-bindings), cuda_core (NVIDIA's
+cuda.core, for the Pythonic launch rows), cupy, pyfloor (the Python-call floor
+of _pyfloor.pyx), bare (_bare.pyx: the C call behind that floor, nothing
+checked). run.py keeps one process per backend and asks each in
 turn for the same call, so that every backend's sample of a call is taken
 within milliseconds of the others'.
 """
@@ -20,28 +21,33 @@ import time
 
 # Loops are compiled per arity so that each iteration is exactly one call of a
 # local with local arguments: the same work for every backend.
+# Keyword arguments (`stream=`, `out=`) are written into the call as keywords.
 _LOOPS = {}
 
 
-def _loop(arity):
-    if arity not in _LOOPS:
-        names = ", ".join(f"a{i}" for i in range(arity))
-        src = (f"def loop(n, f{', ' if arity else ''}{names}):\n"
+def _loop(arity, keywords=()):
+    key = (arity, keywords)
+    if key not in _LOOPS:
+        names = [f"a{i}" for i in range(arity)]
+        params = ", ".join(["n", "f"] + names + [f"k_{k}" for k in keywords])
+        call = ", ".join(names + [f"{k}=k_{k}" for k in keywords])
+        src = (f"def loop({params}):\n"
                f"    for _ in range(n):\n"
-               f"        f({names})\n")
+               f"        f({call})\n")
         scope = {}
         exec(src, scope)
-        _LOOPS[arity] = scope["loop"]
-    return _LOOPS[arity]
+        _LOOPS[key] = scope["loop"]
+    return _LOOPS[key]
 
 
-def _sample(fn, args, iters, after):
-    loop = _loop(len(args))
-    loop(iters // 10 + 1, fn, *args)   # warm up: another process ran on this core
+def _sample(fn, args, iters, after, kwargs=None):
+    kwargs = kwargs or {}
+    loop = _loop(len(args), tuple(kwargs))
+    loop(iters // 10 + 1, fn, *args, *kwargs.values())   # warm up: another process ran on this core
     if after:
         after()
     t0 = time.perf_counter_ns()
-    loop(iters, fn, *args)
+    loop(iters, fn, *args, *kwargs.values())
     if after:
         after()
     return (time.perf_counter_ns() - t0) / iters
@@ -71,7 +77,40 @@ SHAPES = {
     "cudaLaunchKernel_5_values": (6, 1, True),
     "cudaLaunchKernel_5_packed": (6, 1, True),
 }
-LAUNCHES = {name for name in SHAPES if name.startswith(("cuLaunchKernel", "cudaLaunchKernel"))}
+
+# Calls that are no 1:1 driver call (no Python-call floor, no bare call): the
+# Pythonic layer's saxpy launch with plain Python values (5 arguments) against
+# C's cuLaunchKernel, CuPy's RawModule function and cuda.core's launch, and
+# host<->device copies of pageable memory against C's cuMemcpyHtoD/DtoH.
+#   saxpy_pythonic         kernel(1, 32, 2.0, x, y, out, 32): the default stream
+#   saxpy_pythonic_stream  the same with stream=s
+#   saxpy_pythonic_arrays  as saxpy_pythonic with each library's arrays for x, y, out
+#   saxpy_launch_config    cubind.launch(config, kernel, ...) (cuLaunchKernelEx), config with s
+PYTHONIC_LAUNCHES = ("saxpy_pythonic", "saxpy_pythonic_stream", "saxpy_pythonic_arrays", "saxpy_launch_config")
+# Copies of each size: HtoD_set (Array.set(host)), DtoH_get (Array.get(out=host)),
+# HtoD_to_gpu (cubind.to_gpu(host): allocation, copy and release included).
+COPY_SIZES = {"4KiB": 4 << 10, "1MiB": 1 << 20, "256MiB": 256 << 20}
+COPY_KINDS = ("HtoD_set", "DtoH_get", "HtoD_to_gpu")
+COPIES = tuple(f"{kind}_{size}" for kind in COPY_KINDS for size in COPY_SIZES)
+CALLS = tuple(SHAPES) + PYTHONIC_LAUNCHES + COPIES
+LAUNCHES = {name for name in SHAPES if name.startswith(("cuLaunchKernel", "cudaLaunchKernel"))} | set(
+    PYTHONIC_LAUNCHES)
+
+
+def copy_bytes(call):
+    """The size a copy row moves (None for other rows)."""
+    for size, nbytes in COPY_SIZES.items():
+        if call in COPIES and call.endswith("_" + size):
+            return nbytes
+    return None
+
+
+def _host_buffers():
+    """Per size: pageable host arrays (float32) to copy from and into, every
+    page touched before timing."""
+    import numpy as np
+    return {size: (np.full(nbytes // 4, 1.0, np.float32), np.full(nbytes // 4, 0.0, np.float32))
+            for size, nbytes in COPY_SIZES.items()}
 
 
 def _ok(result, call):
@@ -156,6 +195,45 @@ def rows_cubind(ptx):
     return rows, (keep5, packed5, host8, memtype, ctx, library)
 
 
+def rows_cubind_pythonic(ptx):
+    """The 1:1 rows, and the Pythonic layer's: the saxpy launch typed by its
+    PTX (x, y, out plain int addresses, or cubind arrays) and the copies of a
+    cubind.Array. Everything runs in the context rows_cubind made current (the
+    layer uses a current context as it is). No NVRTC here: the process may
+    have the fake driver, and the kernel comes from run.py's PTX."""
+    import numpy as np
+
+    import cubind
+    import cuda
+    rows, keep = rows_cubind(ptx)
+    module = cubind.Module.load(ptx)
+    kernel = module.get_kernel("saxpy")
+    stream = cubind.Stream()
+    err, dbuf = cuda.cuMemAlloc(3 * 32 * 4)
+    _ok(err, "cuMemAlloc")
+    x, y, out = int(dbuf), int(dbuf) + 128, int(dbuf) + 256
+    arrays = [cubind.empty(32, np.float32) for _ in range(3)]
+    config = cubind.LaunchConfig(1, 32, stream=stream)
+
+    def sync_default():
+        _ok(cuda.cuStreamSynchronize(None), "cuStreamSynchronize")
+
+    rows.update({
+        "saxpy_pythonic": (kernel, (1, 32, 2.0, x, y, out, 32), sync_default),
+        "saxpy_pythonic_stream": (kernel, (1, 32, 2.0, x, y, out, 32), stream.synchronize, {"stream": stream}),
+        "saxpy_pythonic_arrays": (kernel, (1, 32, 2.0, *arrays, 32), sync_default),
+        "saxpy_launch_config": (cubind.launch, (config, kernel, 2.0, x, y, out, 32), stream.synchronize),
+    })
+    hosts = _host_buffers()
+    devices = {}
+    for size, (host, host_out) in hosts.items():
+        devices[size] = device = cubind.empty(host.shape, host.dtype)
+        rows[f"HtoD_set_{size}"] = (device.set, (host,), sync_default)
+        rows[f"DtoH_get_{size}"] = (device.get, (), sync_default, {"out": host_out})
+        rows[f"HtoD_to_gpu_{size}"] = (cubind.to_gpu, (host,), sync_default)
+    return rows, (keep, module, stream, dbuf, arrays, config, hosts, devices)
+
+
 def rows_cuda_bindings(ptx):
     from cuda.bindings import driver as cb
     from cuda.bindings import nvrtc as cbn
@@ -218,7 +296,65 @@ def rows_cuda_bindings(ptx):
 
         rows["cudaLaunchKernel_5_values"] = runtime_launch(values5)
         rows["cudaLaunchKernel_5_packed"] = runtime_launch(packed5.ctypes.data)
-    return rows, (keep5, packed5, host8, ctx, library)
+
+    # The copies through the 1:1 call (cuda.bindings has no array type; its
+    # Pythonic launch is cuda.core's, the cuda_core backend).
+    hosts = _host_buffers()
+    _, dcopy = _ok(cb.cuMemAlloc(max(COPY_SIZES.values())), "cuMemAlloc")
+
+    def sync_default():
+        _ok(cb.cuStreamSynchronize(cb.CUstream(0)), "cuStreamSynchronize")
+
+    for size, (host, host_out) in hosts.items():
+        rows[f"HtoD_set_{size}"] = (cb.cuMemcpyHtoD, (dcopy, host.ctypes.data, host.nbytes), sync_default)
+        rows[f"DtoH_get_{size}"] = (cb.cuMemcpyDtoH, (host_out.ctypes.data, dcopy, host.nbytes), sync_default)
+    return rows, (keep5, packed5, host8, ctx, library, hosts, dcopy)
+
+
+def _cuda_core():
+    """cuda.core's names: the package itself in recent releases,
+    cuda.core.experimental in older ones."""
+    try:
+        import cuda.core as core
+        from cuda.core import launch  # noqa: F401  (older releases have only the experimental namespace)
+    except ImportError:
+        import cuda.core.experimental as core
+    return core
+
+
+def rows_cuda_core(ptx):
+    """NVIDIA's Pythonic layer: launch(stream, config, kernel, *args) with the
+    arguments it documents (numpy scalars for the float and the size_t: it
+    passes a Python float as a double; ints are pointer-sized); its Buffers
+    for the arrays row. In the device's primary context, its own process."""
+    import numpy as np
+    core = _cuda_core()
+    dev = core.Device(0)
+    dev.set_current()
+    try:   # cubind's and CuPy's streams are blocking ones; cuda.core's default is non-blocking
+        stream = dev.create_stream(options=core.StreamOptions(nonblocking=False))
+    except (AttributeError, TypeError):
+        stream = dev.create_stream()
+    code = core.ObjectCode.from_ptx(ptx) if hasattr(core.ObjectCode, "from_ptx") else core.ObjectCode(ptx, "ptx")
+    kernel = code.get_kernel("saxpy")
+    buffers = [dev.allocate(32 * 4, stream=stream) for _ in range(3)]
+    stream.sync()
+    x, y, out = (int(b.handle) for b in buffers)
+    config = core.LaunchConfig(grid=1, block=32)
+    a, n = np.float32(2.0), np.uint64(32)
+    launch = core.launch
+    rows = {
+        "saxpy_pythonic_stream": (launch, (stream, config, kernel, a, x, y, out, n), stream.sync),
+        "saxpy_launch_config": (launch, (stream, config, kernel, a, x, y, out, n), stream.sync),
+    }
+    default = getattr(dev, "default_stream", None)
+    if default is None:
+        reason = f"this cuda.core ({getattr(core, '__version__', '?')}) has no Device.default_stream"
+        rows["saxpy_pythonic"] = rows["saxpy_pythonic_arrays"] = reason
+    else:
+        rows["saxpy_pythonic"] = (launch, (default, config, kernel, a, x, y, out, n), default.sync)
+        rows["saxpy_pythonic_arrays"] = (launch, (default, config, kernel, a, *buffers, n), default.sync)
+    return rows, (dev, stream, code, buffers)
 
 
 def rows_cupy(ptx):
@@ -258,7 +394,45 @@ def rows_cupy(ptx):
         "cudaGetDevice": (runtime.getDevice, (), None),
         "cudaStreamQuery": (runtime.streamQuery, (stream,), None),
     }
-    return rows, (keep5, packed5, host8)
+    keep = (keep5, packed5, host8)
+    try:
+        more, keep_more = _rows_cupy_pythonic(cupy)
+    except Exception as exc:   # an older CuPy: the 1:1 rows still run
+        why = f"{type(exc).__name__}: {exc}"
+        more, keep_more = {name: why for name in PYTHONIC_LAUNCHES[:3] + COPIES}, None
+    rows.update(more)
+    return rows, (keep, keep_more)
+
+
+def _rows_cupy_pythonic(cupy):
+    """CuPy's Pythonic forms: a RawModule's function (what RawKernel calls)
+    with ((1,), (32,), (np.float32(2.0), x, y, out, np.uint64(32))), on the
+    current (default) stream or with stream=; ndarray.set/get and
+    cupy.asarray (its memory pool: the allocation is usually a cache hit)."""
+    import numpy as np
+    saxpy = cupy.RawModule(path=PTX_PATH).get_function("saxpy")
+    stream = cupy.cuda.Stream(non_blocking=False)
+    arrays = [cupy.empty(32, np.float32) for _ in range(3)]
+    x, y, out = (a.data.ptr for a in arrays)
+    a, n = np.float32(2.0), np.uint64(32)
+    null = cupy.cuda.Stream.null
+
+    def sync_default():
+        null.synchronize()
+
+    rows = {
+        "saxpy_pythonic": (saxpy, ((1,), (32,), (a, x, y, out, n)), sync_default),
+        "saxpy_pythonic_stream": (saxpy, ((1,), (32,), (a, x, y, out, n)), stream.synchronize, {"stream": stream}),
+        "saxpy_pythonic_arrays": (saxpy, ((1,), (32,), (a, *arrays, n)), sync_default),
+    }
+    hosts = _host_buffers()
+    devices = {}
+    for size, (host, host_out) in hosts.items():
+        devices[size] = device = cupy.empty(host.shape, host.dtype)
+        rows[f"HtoD_set_{size}"] = (device.set, (host,), sync_default)
+        rows[f"DtoH_get_{size}"] = (device.get, (), sync_default, {"out": host_out})
+        rows[f"HtoD_to_gpu_{size}"] = (cupy.asarray, (host,), sync_default)
+    return rows, (saxpy, stream, arrays, hosts, devices)
 
 
 def rows_pyfloor(ptx):
@@ -289,7 +463,7 @@ def bare_of(rows):
     import _bare
     plain = {}
     for name in BARE_CALLS:
-        fn, args, after = rows[name]
+        fn, args, after = rows[name][:3]
         plain[name] = (getattr(_bare, fn.__name__), tuple(_plain(a) for a in args), after)
     return plain
 
@@ -300,19 +474,28 @@ def rows_bare(ptx):
     return bare_of(rows), keep
 
 
-BACKENDS = {"cubind": rows_cubind, "cuda_bindings": rows_cuda_bindings, "cupy": rows_cupy,
-            "pyfloor": rows_pyfloor, "bare": rows_bare}
+BACKENDS = {"cubind": rows_cubind_pythonic, "cuda_bindings": rows_cuda_bindings, "cuda_core": rows_cuda_core,
+            "cupy": rows_cupy, "pyfloor": rows_pyfloor, "bare": rows_bare}
+PTX_PATH = None   # the kernels' PTX file (CuPy's RawModule loads from a path)
 
 
 def _checked(backend, rows):
-    """Each call once, outside timing: a call that fails is reported, not timed."""
+    """Each call once, outside timing: a call that fails is reported, not
+    timed; so is a row given as a string (why the backend cannot make it).
+    A row is (function, positional arguments, what ends a sample[, keywords])."""
     calls, errors = [], {}
-    for name, (fn, args, _) in rows.items():
+    for name, row in rows.items():
+        if isinstance(row, str):
+            errors[name] = row
+            continue
+        fn, args, after, *kwargs = row
         try:
-            if backend in ("cubind", "cuda_bindings", "bare"):   # CuPy raises on its own
-                _ok(fn(*args), name)
-            else:
-                fn(*args)
+            result = fn(*args, **(kwargs[0] if kwargs else {}))
+            # The 1:1 bindings return a status; CuPy, cuda.core and the Pythonic layer raise.
+            if backend in ("cuda_bindings", "bare") or (backend == "cubind" and name in SHAPES):
+                _ok(result, name)
+            if after:
+                after()
             calls.append(name)
         except Exception as exc:
             errors[name] = f"{type(exc).__name__}: {exc}"
@@ -320,17 +503,25 @@ def _checked(backend, rows):
 
 
 def main():
-    backend, ptx_path = sys.argv[1], sys.argv[2]
-    with open(ptx_path, "rb") as f:
+    global PTX_PATH
+    backend, PTX_PATH = sys.argv[1], sys.argv[2]
+    with open(PTX_PATH, "rb") as f:
         ptx = f.read()
-    rows, keep = BACKENDS[backend](ptx)
+    try:
+        rows, keep = BACKENDS[backend](ptx)
+    except Exception as exc:
+        if backend != "cuda_core":
+            raise
+        # No usable cuda.core (too old, no device): its rows say why, the run goes on.
+        why = f"{type(exc).__name__}: {exc}"
+        rows, keep = {name: why for name in PYTHONIC_LAUNCHES}, None
     calls, errors = _checked(backend, rows)
     print(json.dumps({"calls": calls, "errors": errors}), flush=True)
     gc.disable()   # as timeit does: a collection landing in one sample is noise
     for line in sys.stdin:
         name, iters = line.split()
-        fn, args, after = rows[name]
-        print(f"{_sample(fn, args, int(iters), after):.3f}", flush=True)
+        fn, args, after, *kwargs = rows[name]
+        print(f"{_sample(fn, args, int(iters), after, kwargs[0] if kwargs else None):.3f}", flush=True)
     del keep
 
 
