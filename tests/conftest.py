@@ -6,7 +6,6 @@ inside the fixtures that need it, and GPU detection uses plain ctypes.
 
 import ctypes
 import functools
-import os
 from pathlib import Path
 
 import pytest
@@ -69,21 +68,16 @@ def pytest_collection_modifyitems(config, items):
 # --------------------------------------------------------------------------
 
 
-def _cuda_roots():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            yield Path(os.environ[var])
-    yield Path("/usr/local/cuda")
-
-
 @pytest.fixture(scope="session")
 def nvrtc_header():
     """Text of the nvrtc.h the bindings were generated from (skip if absent)."""
-    for root in _cuda_roots():
-        header = root / "include" / "nvrtc.h"
-        if header.is_file():
-            return header.read_text()
-    pytest.skip("nvrtc.h not found under CUDA_HOME, CUDA_PATH or /usr/local/cuda")
+    from tests._toolkit import cuda_include, header
+
+    path = header("nvrtc.h")
+    if path is None:
+        pytest.skip(f"nvrtc.h not found in {cuda_include()} (CUBIND_CUDA_INCLUDE, CUDA_HOME, CUDA_PATH, nvcc, "
+                    "/usr/local/cuda)")
+    return path.read_text()
 
 
 # --------------------------------------------------------------------------

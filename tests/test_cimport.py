@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._toolkit import cuda_include, pythonpath
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "cimport_ext" / "consumer.pyx"
 
@@ -25,16 +27,6 @@ extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned 
 """
 
 
-def _cuda_include():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and (Path(root) / "include" / "cuda.h").exists():
-            return str(Path(root) / "include")
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        return str(Path(nvcc).resolve().parent.parent / "include")
-    return None
-
-
 @pytest.fixture(scope="module")
 def consumer_dir(tmp_path_factory):
     pytest.importorskip("Cython")
@@ -42,9 +34,10 @@ def consumer_dir(tmp_path_factory):
         import cuda._driver  # noqa: F401
     except ImportError:
         pytest.skip("cubind's cuda package is not built")
-    include = _cuda_include()
-    if include is None:
-        pytest.skip("CUDA headers not found")
+    include = cuda_include()   # the headers the package was built from: its .pxd files declare their structs
+    if include is None or not (include / "cuda.h").is_file():
+        pytest.skip(f"cuda.h not found in {include}")
+    include = str(include)
     build = tmp_path_factory.mktemp("consumer")
     shutil.copy(SOURCE, build / "consumer.pyx")
     setup = textwrap.dedent(f"""
@@ -60,7 +53,7 @@ def consumer_dir(tmp_path_factory):
 
 
 def run(consumer_dir, body, **env):
-    full = dict(os.environ, PYTHONPATH=os.pathsep.join([str(consumer_dir), str(ROOT)]), **env)
+    full = dict(os.environ, PYTHONPATH=pythonpath(consumer_dir, ROOT), **env)
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(body)], env=full, cwd=consumer_dir,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests._toolkit import ctx_create_args, pythonpath
+
 pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +137,7 @@ def test_failing_call_returns_status_and_none(cuda):
 
 
 def test_context_create_push_pop(driver, cu_device):
-    ctx = ok(driver.cuCtxCreate, None, 0, cu_device)
+    ctx = ok(driver.cuCtxCreate, *ctx_create_args(driver, 0, cu_device))
     try:
         assert isinstance(ctx, driver.CUcontext) and int(ctx) != 0
         assert ok(driver.cuCtxGetCurrent) == ctx
@@ -154,7 +156,7 @@ def test_saxpy_flow(driver, cu_device, device_arch, compile_program, get_output,
     rng = np.random.default_rng(1)
     hx, hy = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     hout = np.zeros(n, dtype=np.float32)
-    ctx = ok(cuda.cuCtxCreate, None, 0, cu_device)
+    ctx = ok(cuda.cuCtxCreate, *ctx_create_args(cuda, 0, cu_device))
     try:
         module = ok(cuda.cuModuleLoadData, ptx)
         f = ok(cuda.cuModuleGetFunction, module, b"saxpy")
@@ -764,7 +766,7 @@ def test_callback_exception_does_not_kill_the_process():
         import cuda
         assert cuda.cuInit(0)[0] == 0
         err, dev = cuda.cuDeviceGet(0)
-        err, ctx = cuda.cuCtxCreate(None, 0, dev)
+        err, ctx = cuda.cuCtxCreate(*((None, 0, dev) if cuda.CUDA_VERSION >= 13000 else (0, dev)))
         err, stream = cuda.cuStreamCreate(0)
         def boom(data):
             raise RuntimeError("callback failed on purpose")
@@ -773,7 +775,7 @@ def test_callback_exception_does_not_kill_the_process():
         print("survived")
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+                          env={**os.environ, "PYTHONPATH": pythonpath()}, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "survived"
     assert "callback failed on purpose" in proc.stderr   # reported by the default unraisablehook
@@ -972,7 +974,7 @@ def test_mem_range_attributes_of_managed_memory(cuda, cu_device):
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs_and_checks_itself(driver, example):
     proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+                          env={**os.environ, "PYTHONPATH": pythonpath()}, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No GPU available" not in proc.stdout, proc.stdout
 
@@ -1038,7 +1040,7 @@ def test_per_thread_default_stream_opt_in_runs(tmp_path):
         assert host.tolist() == [7] * 4
         print("per-thread ok")
     """)
-    env = dict(os.environ, CUBIND_DEFAULT_STREAM="per-thread", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, CUBIND_DEFAULT_STREAM="per-thread", PYTHONPATH=pythonpath())
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "per-thread ok" in done.stdout

@@ -5,7 +5,8 @@ Nothing here needs a driver. Loading is checked in fresh interpreters (the
 loader caches what it finds per process); everything else runs in-process and
 never reaches a C call: conversion errors are raised before the library is
 looked up. Struct layouts are checked against x86-64 offsets and sizes taken
-from gcc on CUDA 13.0's cuda.h.
+from gcc on CUDA 13.0's cuda.h (the same in 12.9 and 13.5). The headers are the
+ones the build comes from (tests/_toolkit.py), API forms those of its version.
 """
 
 import ctypes
@@ -21,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from tests._toolkit import cuda_include, cuda_version, header, pythonpath
+
 ROOT = Path(__file__).resolve().parent.parent
-CUDA_H = Path("/usr/local/cuda/include/cuda.h")
+CUDA_H = header("cuda.h")
 STUB = Path("/usr/local/cuda/lib64/stubs/libcuda.so")
 GENERATOR = Path(os.environ.get("CUBIND_GEN", ROOT / "generator" / "build" / "cubind-gen"))
 DRIVER_SPEC = ROOT / "bindings" / "driver.toml"
@@ -43,14 +46,17 @@ def _import_cubind_driver():
 cuda = _import_cubind_driver()
 needs_cuda = pytest.mark.skipif(cuda is None, reason="cubind's cuda driver package is not built")
 needs_x86_64 = pytest.mark.skipif(platform.machine() != "x86_64", reason="layouts measured on x86-64")
-needs_header = pytest.mark.skipif(not CUDA_H.is_file(), reason=f"{CUDA_H} not found")
+needs_header = pytest.mark.skipif(CUDA_H is None, reason=f"cuda.h not found in {cuda_include()}")
+# The form of the API this build has: 13.x's cuCtxCreate is cuCtxCreate_v4(ctxCreateParams, flags, dev),
+# 12.x's cuCtxCreate_v2(flags, dev) (with cuCtxCreate_v4 a function of its own).
+CUDA_13 = cuda is not None and cuda.CUDA_VERSION >= 13000
 
 
 def run_python(code, env=None, check=True):
     """Run ``code`` in a fresh interpreter with no CUDA environment; return the process."""
     clean = {k: v for k, v in os.environ.items()
              if k not in ("CUDA_HOME", "CUDA_PATH", "CUBIND_CUDA_LIBRARY", "LD_LIBRARY_PATH", "LD_PRELOAD")}
-    clean.update(env or {}, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    clean.update(env or {}, PYTHONPATH=pythonpath())
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=clean, cwd=ROOT,
                           capture_output=True, text=True, timeout=120, check=False)
     if check:
@@ -216,7 +222,8 @@ def test_from_cuda_import_cuda_is_the_same_api():
 @needs_header
 def test_version_constants():
     header_version = int(re.search(r"^#define CUDA_VERSION (\d+)", CUDA_H.read_text(), re.MULTILINE)[1])
-    assert cuda.CUDA_VERSION == header_version == 13000
+    assert cuda.CUDA_VERSION == header_version == cuda_version()
+    assert header_version >= 12000 and header_version % 10 == 0   # 12090, 13000, 13050, ...
     assert cuda.CU_LAUNCH_PARAM_END == 0
     assert (cuda.CU_LAUNCH_PARAM_BUFFER_POINTER, cuda.CU_LAUNCH_PARAM_BUFFER_SIZE) == (1, 2)
     assert cuda.CU_MEMHOSTALLOC_DEVICEMAP == 2
@@ -642,8 +649,11 @@ def _bad_calls():
         ("device_get_float", lambda: C.cuDeviceGet(0.25), TypeError, "ordinal"),
         ("init_str", lambda: C.cuInit("0"), TypeError, "Flags"),
         ("init_negative", lambda: C.cuInit(-1), OverflowError, "Flags"),
-        ("ctx_create_dev", lambda: C.cuCtxCreate(None, 0, "dev"), TypeError, "dev"),
-        ("ctx_create_params", lambda: C.cuCtxCreate("p", 0, 0), TypeError, "ctxCreateParams"),
+        *([("ctx_create_dev", lambda: C.cuCtxCreate(None, 0, "dev"), TypeError, "dev"),
+           ("ctx_create_params", lambda: C.cuCtxCreate("p", 0, 0), TypeError, "ctxCreateParams")] if CUDA_13 else
+          [("ctx_create_dev", lambda: C.cuCtxCreate(0, "dev"), TypeError, "dev"),
+           ("ctx_create_flags", lambda: C.cuCtxCreate("f", 0), TypeError, "flags"),
+           ("ctx_create_v4_params", lambda: C.cuCtxCreate_v4("p", 0, 0), TypeError, "ctxCreateParams")]),
         ("stream_sync_str", lambda: C.cuStreamSynchronize("s"), TypeError, "hStream"),
         ("stream_sync_2_64", lambda: C.cuStreamSynchronize(2**64), OverflowError, "hStream"),
         ("stream_sync_event", lambda: C.cuStreamSynchronize(C.CUevent(1)), TypeError, "hStream"),
@@ -752,7 +762,9 @@ def coverage_report():
         pytest.skip(f"the generator is not built ({GENERATOR})")
     if not DRIVER_SPEC.exists():
         pytest.skip(f"no driver spec ({DRIVER_SPEC})")
-    proc = subprocess.run([str(GENERATOR), "--spec", str(DRIVER_SPEC), "-I", "/usr/local/cuda/include", "--report"],
+    if cuda_include() is None:
+        pytest.skip("no CUDA headers")
+    proc = subprocess.run([str(GENERATOR), "--spec", str(DRIVER_SPEC), "-I", str(cuda_include()), "--report"],
                           capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -794,16 +806,21 @@ def test_no_abi_suffixed_names():
     pairs = re.findall(r"^[ \t]*#define\s+(cu\w+)\s+(?:__CUDA_API_PT(?:DS|SZ)\()?(cu\w+)\)?[ \t]*$",
                        CUDA_H.read_text(), re.MULTILINE)
     targets = {target for name, target in pairs if target != name and re.search(r"_v\d+$", target)}
-    assert "cuMemAlloc_v2" in targets and "cuCtxCreate_v4" in targets
+    assert "cuMemAlloc_v2" in targets and ("cuCtxCreate_v4" if CUDA_13 else "cuCtxCreate_v2") in targets
     assert not [name for name in targets if hasattr(cuda, name)]
     assert not [name for name in dir(cuda) if re.search(r"_pt(sz|ds)$", name)]
-    # Functions whose own name carries a version (no #define) keep it.
-    assert callable(cuda.cuCtxSynchronize_v2) and callable(cuda.cuCtxSynchronize)
+    # Functions whose own name carries a version (no #define) keep it: 13.x's
+    # cuCtxSynchronize_v2(ctx), 12.x's cuCtxCreate_v4 (cuCtxCreate is _v2 there).
+    if CUDA_13:
+        assert callable(cuda.cuCtxSynchronize_v2) and callable(cuda.cuCtxSynchronize)
+    else:
+        assert callable(cuda.cuCtxCreate_v4) and callable(cuda.cuCtxCreate)
 
 
 @needs_cuda
 @pytest.mark.parametrize("name,words", [("cuMemAlloc", ["bytesize"]), ("cuLaunchKernel", ["kernelParams"]),
-                                        ("cuCtxCreate", ["ctxCreateParams", "flags", "dev"])])
+                                        ("cuCtxCreate", ["ctxCreateParams", "flags", "dev"] if CUDA_13 else
+                                         ["cuCtxCreate(flags, dev)"])])
 def test_docstrings_describe_python_signature(name, words):
     doc = getattr(cuda, name).__doc__
     assert doc and name in doc
@@ -819,7 +836,7 @@ def test_example_without_gpu_says_so_and_exits_0(example, gpu_reason):
     if gpu_reason is None:
         pytest.skip("a GPU is present: tests/test_driver_gpu.py runs the examples")
     proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+                          env={**os.environ, "PYTHONPATH": pythonpath()}, check=False)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 1 and re.fullmatch(r"No GPU available: .+; skipping\.", lines[0]), proc.stdout

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._toolkit import pythonpath
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -40,7 +42,7 @@ def requests():
 
 def run(fake_driver, body, env=None):
     code = PRELUDE.format(lib=str(fake_driver)) + textwrap.dedent(body)
-    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=str(ROOT), **(env or {}))
+    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(), **(env or {}))
     done = subprocess.run([sys.executable, "-c", code], env=full_env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

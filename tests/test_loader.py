@@ -13,15 +13,23 @@ import pytest
 
 import cubind
 from cubind import _loader
+from tests._toolkit import cuda_major_minor, library, pythonpath
 
-CUDA = Path("/usr/local/cuda")
-NVRTC = CUDA / "lib64" / "libnvrtc.so.13"
+CUDA = Path("/usr/local/cuda")   # the toolkit whose driver stub the stub tests use
 STUB = CUDA / "lib64" / "stubs" / "libcuda.so"
-NVRTC_ARGS = (("libnvrtc.so.13",), "CUBIND_NVRTC_LIBRARY", ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"))
+# NVRTC of the build's major version (libnvrtc.so.12 for 12.x headers), from NVIDIA's
+# wheels on sys.path or a toolkit: what this process opens, the nvrtc package later
+# finds already loaded, so it must be the library the package itself would open.
+NVRTC_MAJOR = (cuda_major_minor() or (13, 0))[0]
+NVRTC_SONAME = f"libnvrtc.so.{NVRTC_MAJOR}"
+NVRTC_WHEEL_DIRS = (f"nvidia/cu{NVRTC_MAJOR}/lib", "nvidia/cuda_nvrtc/lib")
+NVRTC = library(NVRTC_SONAME, NVRTC_WHEEL_DIRS)
+NVRTC_HOME = NVRTC.parent.parent if NVRTC else CUDA   # a root whose lib64/ or lib/ holds it, as CUDA_HOME
+NVRTC_ARGS = ((NVRTC_SONAME,), "CUBIND_NVRTC_LIBRARY", NVRTC_WHEEL_DIRS)
 LibraryNotFoundError = _loader.LibraryNotFoundError
 REPO = Path(cubind.__file__).resolve().parent.parent
 
-needs_nvrtc = pytest.mark.skipif(not NVRTC.exists(), reason="no CUDA toolkit NVRTC")
+needs_nvrtc = pytest.mark.skipif(NVRTC is None, reason=f"no {NVRTC_SONAME} in a wheel or toolkit")
 needs_stub = pytest.mark.skipif(not STUB.exists(), reason="no CUDA driver stub")
 
 _counter = itertools.count()
@@ -52,7 +60,7 @@ def nvrtc_version(handle):
 def run_python(code, **env):
     """Run `code` in a fresh interpreter (a clean set of loaded libraries); return stdout."""
     full_env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
-    full_env.update(env, PYTHONPATH=str(REPO))
+    full_env.update(env, PYTHONPATH=pythonpath(REPO))
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full_env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
@@ -78,13 +86,13 @@ def test_import_is_light():
 @pytest.mark.parametrize("cuda_home", [True, False])
 def test_finds_nvrtc(clean_env, cuda_home):
     if cuda_home:
-        clean_env.setenv("CUDA_HOME", str(CUDA))
+        clean_env.setenv("CUDA_HOME", str(NVRTC_HOME))
     handle = _loader.load(fresh("nvrtc"), *NVRTC_ARGS)
     assert handle
     path = _loader.library_path(handle)
-    assert os.path.basename(path) == "libnvrtc.so.13"
+    assert os.path.basename(path) == NVRTC_SONAME
     assert "stubs" not in Path(os.path.realpath(path)).parts
-    assert nvrtc_version(handle)[0] == 13
+    assert nvrtc_version(handle)[0] == NVRTC_MAJOR
     assert _loader._symbol_address(handle, "nvrtcNoSuchFunction") == 0
 
 
@@ -105,18 +113,18 @@ def test_bad_handle_is_refused():
 
 @needs_nvrtc
 def test_env_override_wins(clean_env, tmp_path):
-    lib = copy(NVRTC, tmp_path / "override" / "libnvrtc.so.13")
+    lib = copy(NVRTC, tmp_path / "override" / NVRTC_SONAME)
     clean_env.setenv("CUBIND_NVRTC_LIBRARY", str(lib))
-    clean_env.setenv("CUDA_HOME", str(CUDA))
+    clean_env.setenv("CUDA_HOME", str(NVRTC_HOME))
     handle = _loader.load(fresh("nvrtc"), *NVRTC_ARGS)
     assert _loader.library_path(handle) == str(lib)
-    assert nvrtc_version(handle)[0] == 13
+    assert nvrtc_version(handle)[0] == NVRTC_MAJOR
 
 
 def test_env_override_missing_file_raises(clean_env, tmp_path):
-    missing = tmp_path / "nope" / "libnvrtc.so.13"
+    missing = tmp_path / "nope" / NVRTC_SONAME
     clean_env.setenv("CUBIND_NVRTC_LIBRARY", str(missing))
-    clean_env.setenv("CUDA_HOME", str(CUDA))   # would succeed if the search fell through
+    clean_env.setenv("CUDA_HOME", str(NVRTC_HOME))   # would succeed if the search fell through
     with pytest.raises(LibraryNotFoundError) as info:
         _loader.load(fresh("nvrtc"), *NVRTC_ARGS)
     msg = str(info.value)
@@ -251,10 +259,10 @@ def test_stub_from_system_loader_is_rejected(tmp_path):
 
 @needs_nvrtc
 def test_cuda_home_beats_system_loader(tmp_path):
-    lib = copy(NVRTC, tmp_path / "toolkit" / "lib64" / "libnvrtc.so.13")
-    code = """
+    lib = copy(NVRTC, tmp_path / "toolkit" / "lib64" / NVRTC_SONAME)
+    code = f"""
         from cubind import _loader
-        h = _loader.load("nvrtc", ("libnvrtc.so.13",), "CUBIND_NVRTC_LIBRARY", ())
+        h = _loader.load("nvrtc", ({NVRTC_SONAME!r},), "CUBIND_NVRTC_LIBRARY", ())
         print(_loader.library_path(h))
     """
     assert run_python(code, CUDA_HOME=str(lib.parent.parent)).strip() == str(lib)
@@ -262,12 +270,12 @@ def test_cuda_home_beats_system_loader(tmp_path):
 
 @needs_nvrtc
 def test_already_loaded_beats_cuda_home(tmp_path):
-    lib = copy(NVRTC, tmp_path / "preloaded" / "libnvrtc.so.13")
+    lib = copy(NVRTC, tmp_path / "preloaded" / NVRTC_SONAME)
     code = f"""
         import ctypes
         from cubind import _loader
         ctypes.CDLL({str(lib)!r})
-        h = _loader.load("nvrtc", ("libnvrtc.so.13",), "CUBIND_NVRTC_LIBRARY", ())
+        h = _loader.load("nvrtc", ({NVRTC_SONAME!r},), "CUBIND_NVRTC_LIBRARY", ())
         print(_loader.library_path(h))
     """
-    assert run_python(code, CUDA_HOME=str(CUDA)).strip() == str(lib)
+    assert run_python(code, CUDA_HOME=str(NVRTC_HOME)).strip() == str(lib)

@@ -4,13 +4,12 @@ name expressions, headers, PCH, flow callbacks. Needs NVRTC, not a GPU."""
 import ctypes
 import gc
 import re
-import shutil
-import subprocess
 import sys
 
 import pytest
 
 import nvrtc
+from tests._toolkit import cuda_major_minor
 
 R = nvrtc.nvrtcResult
 
@@ -26,33 +25,23 @@ SYNTAX_ERROR_LINE = 3
 TEMPLATE_SRC = "template<typename T> __global__ void k(T* p) { p[0] = T(); }\n"
 
 
-def _nvcc_version():
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    try:
-        out = subprocess.run(
-            [nvcc, "--version"], capture_output=True, text=True, check=False
-        ).stdout
-    except OSError:
-        return None
-    match = re.search(r"release (\d+)\.(\d+)", out)
-    return (int(match[1]), int(match[2])) if match else None
-
-
 # -- queries ---------------------------------------------------------------
 
 
-def test_version_major_is_13():
+def test_version_major_is_the_headers():
     err, major, minor = nvrtc.nvrtcVersion()
     assert err == R.NVRTC_SUCCESS
-    assert major == 13
+    assert major == (cuda_major_minor() or (13, 0))[0]   # libnvrtc.so.12 for 12.x headers, .so.13 for 13.x
     assert isinstance(minor, int) and minor >= 0
 
 
 def test_version_matches_toolkit():
-    toolkit = _nvcc_version()
-    if toolkit != (13, 0):
-        pytest.skip(f"toolkit is {toolkit}, not 13.0 (from nvcc --version)")
-    assert nvrtc.nvrtcVersion() == (R.NVRTC_SUCCESS, 13, 0)
+    toolkit = cuda_major_minor()
+    if toolkit is None:
+        pytest.skip("no cuda.h to read the toolkit's version from")
+    err, major, minor = nvrtc.nvrtcVersion()
+    assert err == R.NVRTC_SUCCESS
+    assert major == toolkit[0] and minor >= toolkit[1], (major, minor, toolkit)
 
 
 def test_supported_archs_include_90_and_match_count():

@@ -39,7 +39,7 @@ def _header_functions(header_text):
 
 def test_enum_members_match_header(nvrtc_header):
     expected = _header_enum(nvrtc_header)
-    assert len(expected) >= 18
+    assert len(expected) >= 17   # 12.9: 17, 13.0: 18, 13.5: 19
     assert {m.name: m.value for m in R} == expected
 
 
@@ -65,7 +65,7 @@ def test_enum_name_value_repr():
 
 def test_enum_iteration_len_membership():
     members = list(R)
-    assert len(members) == len(R) >= 18
+    assert len(members) == len(R) >= 17
     assert members[0] is R.NVRTC_SUCCESS
     assert [m.value for m in members] == sorted(m.value for m in members)
     assert all(isinstance(m, R) for m in members)
@@ -79,7 +79,7 @@ def test_enum_lookup_by_value():
     assert R(np.int32(4)) is R.NVRTC_ERROR_INVALID_PROGRAM
 
 
-@pytest.mark.parametrize("value", [9999, -1, 18])
+@pytest.mark.parametrize("value", [9999, -1, max(m.value for m in R) + 1])
 def test_enum_lookup_unknown_value(value):
     with pytest.raises(ValueError):
         R(value)

@@ -10,6 +10,8 @@ import ctypes
 import numpy as np
 import pytest
 
+from tests._toolkit import pythonpath
+
 pytestmark = pytest.mark.gpu
 
 cudart = pytest.importorskip("cuda.cudart", reason="cubind's cuda.cudart is not built")
@@ -215,7 +217,7 @@ def test_runtime_only_kernel_flow(device):
 
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, str(root / "examples" / "vector_add_runtime.py")], capture_output=True,
-                          text=True, env={"PYTHONPATH": str(root), **__import__("os").environ}, timeout=300)
+                          text=True, env={**__import__("os").environ, "PYTHONPATH": pythonpath()}, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "ok" in done.stdout
 
@@ -243,14 +245,12 @@ def test_default_stream_variant_on_the_gpu(mode, same_as, other):
     import os
     import subprocess
     import sys
-    from pathlib import Path
     code = ("from cuda import cudart as rt\n"
             "assert rt.cudaSetDevice(0)[0] == 0\n"
             f"err, default = rt.cudaStreamGetId(None)\nerr2, named = rt.cudaStreamGetId(rt.{same_as})\n"
             f"err3, other = rt.cudaStreamGetId(rt.{other})\n"
             "print(int(err), int(err2), default == named, default != other)\n")
-    root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(root), CUBIND_DEFAULT_STREAM=mode))
+                          env=dict(os.environ, PYTHONPATH=pythonpath(), CUBIND_DEFAULT_STREAM=mode))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "0", "True", "True"], done.stdout

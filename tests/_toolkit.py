@@ -1,0 +1,95 @@
+"""Which CUDA toolkit this build comes from, for the tests that read its
+headers, point the generator at them, compile C or Cython against them, or
+expect its version.
+
+One source of truth: ``CUBIND_CUDA_INCLUDE`` (set by scripts/toolkit-build.sh
+to the headers of another toolkit's wheels), else the search setup.py makes
+(``CUDA_HOME``, ``CUDA_PATH``, the toolkit of ``nvcc``, ``/usr/local/cuda``).
+"""
+
+import functools
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _toolkit_roots():
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            yield Path(os.environ[var])
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        yield Path(os.path.realpath(nvcc)).parent.parent
+    yield Path("/usr/local/cuda")
+
+
+@functools.cache
+def cuda_include():
+    """The include directory the bindings were generated and built from (None if there is none)."""
+    if os.environ.get("CUBIND_CUDA_INCLUDE"):
+        return Path(os.environ["CUBIND_CUDA_INCLUDE"])   # taken as given: never another toolkit's
+    for root in _toolkit_roots():
+        if (root / "include" / "cuda.h").is_file():
+            return root / "include"
+    return None
+
+
+def header(name):
+    """The path of ``name`` (e.g. "cuda.h") in that include directory, or None."""
+    include = cuda_include()
+    path = include / name if include else None
+    return path if path and path.is_file() else None
+
+
+@functools.cache
+def cuda_version():
+    """``CUDA_VERSION`` of that cuda.h (12090, 13000, ...), or None without one."""
+    path = header("cuda.h")
+    if path is None:
+        return None
+    match = re.search(r"^#define CUDA_VERSION (\d+)", path.read_text(), re.MULTILINE)
+    return int(match[1]) if match else None
+
+
+def cuda_major_minor():
+    """(major, minor) of that cuda.h: (12, 9), (13, 0), ...; None without one."""
+    version = cuda_version()
+    return None if version is None else (version // 1000, version % 1000 // 10)
+
+
+def is_cuda_13_0():
+    """True where the headers are CUDA 13.0's, the ones exact counts were taken from."""
+    return cuda_version() == 13000
+
+
+def pythonpath(*first):
+    """``PYTHONPATH`` for a child interpreter: ``first`` (default: the repository)
+    ahead of the caller's, which stays (it may hold the toolkit's wheels)."""
+    parts = [str(p) for p in (first or (ROOT,))]
+    return os.pathsep.join(filter(None, [*parts, os.environ.get("PYTHONPATH")]))
+
+
+def library(soname, wheel_subdirs=()):
+    """A file named ``soname``: in NVIDIA's wheels on ``sys.path`` (the loader's
+    order: ``wheel_subdirs`` under each entry), then a toolkit's lib64/lib. None if none."""
+    for entry in sys.path:
+        for sub in wheel_subdirs:
+            path = Path(entry or ".") / sub / soname
+            if path.is_file():
+                return path
+    for root in _toolkit_roots():
+        for lib in ("lib64", "lib"):
+            path = root / lib / soname
+            if path.is_file():
+                return path
+    return None
+
+
+def ctx_create_args(cuda, flags, dev):
+    """cuCtxCreate's arguments in the form of the build's version: 13.x's is
+    cuCtxCreate_v4(ctxCreateParams, flags, dev), 12.x's cuCtxCreate_v2(flags, dev)."""
+    return (None, flags, dev) if cuda.CUDA_VERSION >= 13000 else (flags, dev)
