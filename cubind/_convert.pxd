@@ -163,6 +163,10 @@ cdef inline object kernel_params(object params, const char* name, void*** out, K
 # a numpy array, a bytearray: a buffer without __index__): copied into `buf`;
 # 1 when it was one, 0 for a value to convert by its type.
 cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1
+# A NUL-terminated string the call wrote into a char[size]: the bytes before the NUL.
+cdef bytes fixed_string_of(const char* p, size_t size)
+# bytes, or str as UTF-8, into a char[size] with its NUL; too long is a ValueError.
+cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1
 # An int address, None, or a buffer (held in `keep` for the call).
 cdef void* address_kept(object o, const char* name, list keep) except? NULL
 

@@ -146,6 +146,31 @@ cdef int raw_value_into(object o, void* buf, size_t size, const char* name) exce
     return 1
 
 
+cdef extern from "<string.h>":
+    size_t strnlen(const char* s, size_t maxlen) nogil
+
+
+cdef bytes fixed_string_of(const char* p, size_t size):
+    return p[:strnlen(p, size)]
+
+
+cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
+    cdef bytes data
+    if isinstance(item, str):
+        data = (<str>item).encode()
+    elif isinstance(item, (bytes, bytearray)):
+        data = bytes(item)
+    else:
+        raise TypeError(f"{name.decode()}: expected bytes or str, got {_type_name(item)}")
+    if b"\0" in data:
+        raise ValueError(f"{name.decode()}: a NUL inside the string would end it early")
+    if <size_t>len(data) >= size:
+        raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
+    memcpy(buf, <const char*>data, len(data))
+    buf[len(data)] = 0
+    return 0
+
+
 cdef object buffer_view_slow(object o):
     if not PyObject_CheckBuffer(o):
         return None

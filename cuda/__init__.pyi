@@ -16607,8 +16607,8 @@ def cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int
         A pointers to a memory location where the result of each attribute query will be written to.
     """
 
-def cuMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult]:
-    """cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count)
+def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult, list[int | list[int] | CUmemLocationType] | None]:
+    """cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
 
     Query attributes of a given memory range.
 
@@ -16636,8 +16636,6 @@ def cuMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSize
 
     Parameters
     ----------
-    data
-        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     dataSizes
         Array containing the sizes of each result
     attributes
@@ -16657,6 +16655,8 @@ def cuMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSize
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : list[int | list[int] | CUmemLocationType]
+        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
 
 def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool | int | Buffer, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
@@ -27296,8 +27296,8 @@ def cuGetProcAddress(symbol: bytes | str | None, cudaVersion: int, flags: cuuint
         Optional location to store the status of the search for symbol based on cudaVersion. See CUdriverProcAddressQueryResult for possible values.
     """
 
-def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int, value: int | Buffer | None) -> tuple[CUresult, int | None]:
-    """cuCoredumpGetAttribute(attrib, value)
+def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int) -> tuple[CUresult, bool | bytes | int | None]:
+    """cuCoredumpGetAttribute(attrib)
 
     Allows caller to fetch a coredump attribute value for the current context
 
@@ -27357,8 +27357,8 @@ def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int, value: int | Buffer
     ----------
     attrib
         The enum defining which value to fetch.
-    value
-        void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
@@ -27370,12 +27370,12 @@ def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int, value: int | Buffer
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_CONTEXT_IS_DESTROYED
-    size : int
-        The size of the memory region value points to.
+    value : bool | bytes | int
+        void* containing the requested data.
     """
 
-def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | Buffer | None) -> tuple[CUresult, int | None]:
-    """cuCoredumpGetAttributeGlobal(attrib, value)
+def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int) -> tuple[CUresult, bool | bytes | int | None]:
+    """cuCoredumpGetAttributeGlobal(attrib)
 
     Allows caller to fetch a coredump attribute value for the entire application
 
@@ -27434,19 +27434,19 @@ def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | 
     ----------
     attrib
         The enum defining which value to fetch.
-    value
-        void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE
-    size : int
-        The size of the memory region value points to.
+    value : bool | bytes | int
+        void* containing the requested data.
     """
 
-def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | Buffer | None) -> tuple[CUresult, int | None]:
+def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | bytes | str | Buffer) -> tuple[CUresult]:
     """cuCoredumpSetAttribute(attrib, value)
 
     Allows caller to set a coredump attribute value for the current context
@@ -27515,6 +27515,8 @@ def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | Buffer
         The enum defining which value to set.
     value
         void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
@@ -27527,11 +27529,9 @@ def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | Buffer
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_CONTEXT_IS_DESTROYED,
         CUDA_ERROR_NOT_SUPPORTED
-    size : int
-        The size of the memory region value points to.
     """
 
-def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | Buffer | None) -> tuple[CUresult, int | None]:
+def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | bytes | str | Buffer) -> tuple[CUresult]:
     """cuCoredumpSetAttributeGlobal(attrib, value)
 
     Allows caller to set a coredump attribute value globally
@@ -27602,6 +27602,8 @@ def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | 
         The enum defining which value to set.
     value
         void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
@@ -27609,8 +27611,6 @@ def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | 
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_PERMITTED
-    size : int
-        The size of the memory region value points to.
     """
 
 def cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int | None, flags: int) -> tuple[CUresult, CUgreenCtx | None]:

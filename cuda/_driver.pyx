@@ -19341,6 +19341,83 @@ cdef void _trampoline_cuLogsRegisterCallback_callbackFunc(void* a0, c.CUlogLevel
         report_unraisable(exc, box[0])
 
 
+# The value each CUcoredumpSettings reads or writes, typed by the attribute
+# (bindings: attribute_types).
+cdef union _CUcoredumpSettings_value:
+    unsigned char v0
+    char v1[1024]
+    unsigned int v2
+
+
+cdef size_t _CUcoredumpSettings_size(int attribute, const char* name) except 0:
+    if attribute == 1:  # CU_COREDUMP_ENABLE_ON_EXCEPTION
+        return sizeof(unsigned char)
+    if attribute == 2:  # CU_COREDUMP_TRIGGER_HOST
+        return sizeof(unsigned char)
+    if attribute == 3:  # CU_COREDUMP_LIGHTWEIGHT
+        return sizeof(unsigned char)
+    if attribute == 4:  # CU_COREDUMP_ENABLE_USER_TRIGGER
+        return sizeof(unsigned char)
+    if attribute == 5:  # CU_COREDUMP_FILE
+        return 1024
+    if attribute == 6:  # CU_COREDUMP_PIPE
+        return 1024
+    if attribute == 7:  # CU_COREDUMP_GENERATION_FLAGS
+        return sizeof(unsigned int)
+    raise ValueError(f"{name.decode()}: CUcoredumpSettings {attribute} has no known value type")
+
+
+cdef object _CUcoredumpSettings_value_of(int attribute, const void* buf, size_t size):
+    cdef Py_ssize_t i = 0
+    if attribute == 1:  # CU_COREDUMP_ENABLE_ON_EXCEPTION
+        return (<unsigned char*>buf)[i] != 0
+    if attribute == 2:  # CU_COREDUMP_TRIGGER_HOST
+        return (<unsigned char*>buf)[i] != 0
+    if attribute == 3:  # CU_COREDUMP_LIGHTWEIGHT
+        return (<unsigned char*>buf)[i] != 0
+    if attribute == 4:  # CU_COREDUMP_ENABLE_USER_TRIGGER
+        return (<unsigned char*>buf)[i] != 0
+    if attribute == 5:  # CU_COREDUMP_FILE
+        return fixed_string_of(<const char*>(<char*>buf), size)
+    if attribute == 6:  # CU_COREDUMP_PIPE
+        return fixed_string_of(<const char*>(<char*>buf), size)
+    if attribute == 7:  # CU_COREDUMP_GENERATION_FLAGS
+        return (<unsigned int*>buf)[i]
+    return None
+
+
+cdef int _CUcoredumpSettings_store(int attribute, object item, void* buf, const char* name) except -1:
+    cdef size_t size = _CUcoredumpSettings_size(attribute, name)
+    if attribute == 5:  # CU_COREDUMP_FILE: a string, before the raw bytes of the whole buffer
+        fixed_string_into(item, <char*>buf, size, b"value")
+        return 0
+    if attribute == 6:  # CU_COREDUMP_PIPE: a string, before the raw bytes of the whole buffer
+        fixed_string_into(item, <char*>buf, size, b"value")
+        return 0
+    if raw_value_into(item, buf, size, b"value"):
+        return 0
+    if attribute == 1:  # CU_COREDUMP_ENABLE_ON_EXCEPTION
+        (<unsigned char*>buf)[0] = <bint>as_unsigned(item, b"value", 1)
+        return 0
+
+    if attribute == 2:  # CU_COREDUMP_TRIGGER_HOST
+        (<unsigned char*>buf)[0] = <bint>as_unsigned(item, b"value", 1)
+        return 0
+
+    if attribute == 3:  # CU_COREDUMP_LIGHTWEIGHT
+        (<unsigned char*>buf)[0] = <bint>as_unsigned(item, b"value", 1)
+        return 0
+
+    if attribute == 4:  # CU_COREDUMP_ENABLE_USER_TRIGGER
+        (<unsigned char*>buf)[0] = <bint>as_unsigned(item, b"value", 1)
+        return 0
+
+    if attribute == 7:  # CU_COREDUMP_GENERATION_FLAGS
+        (<unsigned int*>buf)[0] = <unsigned int>as_unsigned(item, b"value", UINT32_MAX)
+        return 0
+
+    return 0
+
 # The value each CUgraphMem_attribute reads or writes, typed by the attribute
 # (bindings: attribute_types).
 cdef union _CUgraphMem_attribute_value:
@@ -33701,8 +33778,8 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
 
 
 
-def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count):
-    """cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count)
+def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
+    """cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
 
     Query attributes of a given memory range.
 
@@ -33730,8 +33807,6 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
 
     Parameters
     ----------
-    data
-        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     dataSizes
         Array containing the sizes of each result
     attributes
@@ -33751,30 +33826,26 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_INVALID_DEVICE
+    data : list[int | list[int] | CUmemLocationType]
+        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
     cdef int _err
     cdef size_t _c_numAttributes = <size_t>as_unsigned(numAttributes, b"numAttributes", UINT64_MAX)
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef bytearray data_storage = None
+    # A value per attribute in the dataSizes bytes the caller gives for it (an
+    # array attribute fills them all), never less than its type takes: an
+    # unknown attribute is refused before C could write past it.
+    cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
     cdef list data_keep = []
-    cdef void** _c_data = NULL
-    cdef long long data_count = _c_numAttributes
-    if data is None:
-        if data_count != 0:
-            raise ValueError(f"data: None, but numAttributes is { data_count }")
-    else:
-        if not isinstance(data, (list, tuple)):
-            raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
-        if data_count < 0 or len(data) < data_count:
-            raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
-        data_storage = bytearray(max(data_count, 1) * sizeof(void*))
-        _c_data = <void**><char*>data_storage
-        for i in range(data_count):
-            item = data[i]
-            _c_data[i] = <void*>address_kept(item, b"data", data_keep)
+    cdef bytearray data_slots = bytearray(max(data_n, 1) * sizeof(void*))
+    cdef void** _c_data = <void**><char*>data_slots
+    cdef bytearray data_item
+    cdef Py_ssize_t data_i
+    for data_i in range(data_n):
+        data_item = bytearray(max(<size_t>_c_dataSizes[data_i], _CUmem_range_attribute_size(_c_attributes[data_i], b"attributes")))
+        data_keep.append(data_item)
+        _c_data[data_i] = <void*><char*>data_item
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
     cdef size_t* _c_dataSizes = NULL
@@ -33817,8 +33888,10 @@ def cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, 
     with nogil:
         _err = c.cuMemRangeGetAttributes(_c_data, _c_dataSizes, _c_attributes, _c_numAttributes, _c_devPtr, _c_count)
 
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), [_CUmem_range_attribute_value_of(_c_attributes[i], _c_data[i], _c_dataSizes[i]) for i in range(data_n)],)
 
-    return _CUresult_of_result(_err)
 
 
 
@@ -48317,8 +48390,8 @@ def cuGetProcAddress(symbol, cudaVersion, flags):
 
 
 
-def cuCoredumpGetAttribute(attrib, value):
-    """cuCoredumpGetAttribute(attrib, value)
+def cuCoredumpGetAttribute(attrib):
+    """cuCoredumpGetAttribute(attrib)
 
     Allows caller to fetch a coredump attribute value for the current context
 
@@ -48378,8 +48451,8 @@ def cuCoredumpGetAttribute(attrib, value):
     ----------
     attrib
         The enum defining which value to fetch.
-    value
-        void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
@@ -48391,27 +48464,30 @@ def cuCoredumpGetAttribute(attrib, value):
         CUDA_ERROR_NOT_INITIALIZED,
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_CONTEXT_IS_DESTROYED
-    size : int
-        The size of the memory region value points to.
+    value : bool | bytes | int
+        void* containing the requested data.
     """
     cdef int _err
     cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
-    cdef size_t _c_size = 0
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t value_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
+    cdef _CUcoredumpSettings_value _c_value
+    # In: the size of the value's C type, which the attribute fixes.
+    cdef size_t _c_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
 
     with nogil:
-        _err = c.cuCoredumpGetAttribute(_c_attrib, _c_value, &_c_size)
+        _err = c.cuCoredumpGetAttribute(_c_attrib, &_c_value, &_c_size)
 
     if _err != 0:
         return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), _c_size,)
+    return (_CUresult_of(_err), _CUcoredumpSettings_value_of(_c_attrib, &_c_value, value_size),)
 
 
 
 
-def cuCoredumpGetAttributeGlobal(attrib, value):
-    """cuCoredumpGetAttributeGlobal(attrib, value)
+def cuCoredumpGetAttributeGlobal(attrib):
+    """cuCoredumpGetAttributeGlobal(attrib)
 
     Allows caller to fetch a coredump attribute value for the entire application
 
@@ -48470,29 +48546,32 @@ def cuCoredumpGetAttributeGlobal(attrib, value):
     ----------
     attrib
         The enum defining which value to fetch.
-    value
-        void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
     CUresult
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE
-    size : int
-        The size of the memory region value points to.
+    value : bool | bytes | int
+        void* containing the requested data.
     """
     cdef int _err
     cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
-    cdef size_t _c_size = 0
+    # The value's C type follows the attribute: an unknown one is refused
+    # before C could write past the storage.
+    cdef size_t value_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
+    cdef _CUcoredumpSettings_value _c_value
+    # In: the size of the value's C type, which the attribute fixes.
+    cdef size_t _c_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
 
     with nogil:
-        _err = c.cuCoredumpGetAttributeGlobal(_c_attrib, _c_value, &_c_size)
+        _err = c.cuCoredumpGetAttributeGlobal(_c_attrib, &_c_value, &_c_size)
 
     if _err != 0:
         return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), _c_size,)
+    return (_CUresult_of(_err), _CUcoredumpSettings_value_of(_c_attrib, &_c_value, value_size),)
 
 
 
@@ -48566,6 +48645,8 @@ def cuCoredumpSetAttribute(attrib, value):
         The enum defining which value to set.
     value
         void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
@@ -48578,22 +48659,19 @@ def cuCoredumpSetAttribute(attrib, value):
         CUDA_ERROR_INVALID_CONTEXT,
         CUDA_ERROR_CONTEXT_IS_DESTROYED,
         CUDA_ERROR_NOT_SUPPORTED
-    size : int
-        The size of the memory region value points to.
     """
     cdef int _err
     cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
-    cdef size_t _c_size = 0
+    cdef _CUcoredumpSettings_value _c_value
+    _CUcoredumpSettings_store(_c_attrib, value, &_c_value, b"attrib")
+    # In: the size of the value's C type, which the attribute fixes.
+    cdef size_t _c_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
 
     with nogil:
-        _err = c.cuCoredumpSetAttribute(_c_attrib, _c_value, &_c_size)
+        _err = c.cuCoredumpSetAttribute(_c_attrib, &_c_value, &_c_size)
 
-    if _err != 0:
-        return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), _c_size,)
 
+    return _CUresult_of_result(_err)
 
 
 
@@ -48668,6 +48746,8 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
         The enum defining which value to set.
     value
         void* containing the requested data.
+    size
+        The size of the memory region value points to.
 
     Returns
     -------
@@ -48675,22 +48755,19 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_PERMITTED
-    size : int
-        The size of the memory region value points to.
     """
     cdef int _err
     cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
-    cdef object value_view = buffer_view(value)
-    cdef void* _c_value = view_address(value_view) if value_view is not None else as_address(value, b"value")
-    cdef size_t _c_size = 0
+    cdef _CUcoredumpSettings_value _c_value
+    _CUcoredumpSettings_store(_c_attrib, value, &_c_value, b"attrib")
+    # In: the size of the value's C type, which the attribute fixes.
+    cdef size_t _c_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
 
     with nogil:
-        _err = c.cuCoredumpSetAttributeGlobal(_c_attrib, _c_value, &_c_size)
+        _err = c.cuCoredumpSetAttributeGlobal(_c_attrib, &_c_value, &_c_size)
 
-    if _err != 0:
-        return (_CUresult_of(_err), None,)
-    return (_CUresult_of(_err), _c_size,)
 
+    return _CUresult_of_result(_err)
 
 
 

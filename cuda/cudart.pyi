@@ -13121,8 +13121,8 @@ def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | i
         A pointers to a memory location where the result of each attribute query will be written to.
     """
 
-def cudaMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t]:
-    """cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count)
+def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, list[int | list[int] | cudaMemLocationType] | None]:
+    """cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
 
     Query attributes of a given memory range.
 
@@ -13150,8 +13150,6 @@ def cudaMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSi
 
     Parameters
     ----------
-    data
-        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     dataSizes
         Array containing the sizes of each result
     attributes
@@ -13168,6 +13166,8 @@ def cudaMemRangeGetAttributes(data: Sequence[int | Buffer | None] | None, dataSi
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
+    data : list[int | list[int] | cudaMemLocationType]
+        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
 
 def cudaMemcpyToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:

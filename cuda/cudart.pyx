@@ -29329,8 +29329,8 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
 
 
 
-def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count):
-    """cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count)
+def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
+    """cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
 
     Query attributes of a given memory range.
 
@@ -29358,8 +29358,6 @@ def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr
 
     Parameters
     ----------
-    data
-        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     dataSizes
         Array containing the sizes of each result
     attributes
@@ -29376,31 +29374,27 @@ def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr
     cudaError_t
         cudaSuccess,
         cudaErrorInvalidValue
+    data : list[int | list[int] | cudaMemLocationType]
+        A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
     cdef int _err
     cdef size_t _c_numAttributes = <size_t>as_unsigned(numAttributes, b"numAttributes", UINT64_MAX)
     cdef object devPtr_view = buffer_view(devPtr)
     cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef bytearray data_storage = None
+    # A value per attribute in the dataSizes bytes the caller gives for it (an
+    # array attribute fills them all), never less than its type takes: an
+    # unknown attribute is refused before C could write past it.
+    cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
     cdef list data_keep = []
-    cdef void** _c_data = NULL
-    cdef long long data_count = _c_numAttributes
-    if data is None:
-        if data_count != 0:
-            raise ValueError(f"data: None, but numAttributes is { data_count }")
-    else:
-        if not isinstance(data, (list, tuple)):
-            raise TypeError(f"data: expected a list, got {type(data).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
-        if data_count < 0 or len(data) < data_count:
-            raise ValueError(f"data: {len(data)} items, but numAttributes is { data_count }")
-        data_storage = bytearray(max(data_count, 1) * sizeof(void*))
-        _c_data = <void**><char*>data_storage
-        for i in range(data_count):
-            item = data[i]
-            _c_data[i] = <void*>address_kept(item, b"data", data_keep)
+    cdef bytearray data_slots = bytearray(max(data_n, 1) * sizeof(void*))
+    cdef void** _c_data = <void**><char*>data_slots
+    cdef bytearray data_item
+    cdef Py_ssize_t data_i
+    for data_i in range(data_n):
+        data_item = bytearray(max(<size_t>_c_dataSizes[data_i], _cudaMemRangeAttribute_size(_c_attributes[data_i], b"attributes")))
+        data_keep.append(data_item)
+        _c_data[data_i] = <void*><char*>data_item
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
     cdef size_t* _c_dataSizes = NULL
@@ -29443,8 +29437,10 @@ def cudaMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr
     with nogil:
         _err = c.cudaMemRangeGetAttributes(_c_data, _c_dataSizes, _c_attributes, _c_numAttributes, _c_devPtr, _c_count)
 
+    if _err != 0:
+        return (_cudaError_t_of(_err), None,)
+    return (_cudaError_t_of(_err), [_cudaMemRangeAttribute_value_of(_c_attributes[i], _c_data[i], _c_dataSizes[i]) for i in range(data_n)],)
 
-    return _cudaError_t_of_result(_err)
 
 
 

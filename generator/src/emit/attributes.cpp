@@ -22,6 +22,11 @@ View element_view(const Conversion& c, const std::string& ctype, const std::stri
 
 }  // namespace
 
+// A C bool is one byte, a Cython bint an int: bools are kept as unsigned char.
+std::string value_ctype(const AttributeValue& v, const Context& ctx) {
+  return v.type.kind == TypeKind::Bool ? "unsigned char" : ctx.py_names.cython(v.type);
+}
+
 AttributeNames attribute_names(const std::string& enum_name) {
   const std::string base = "_" + enum_name;
   return {base + "_value", base + "_size", base + "_value_of", base + "_store"};
@@ -32,7 +37,7 @@ std::string attribute_value_stub(const AttributeTable& table, bool out, const Co
   for (const auto& v : table.values) {
     const Conversion& c = out ? v.out : v.in;
     if (!c.bound()) continue;
-    const std::string ctype = ctx.py_names.cython(v.type);
+    const std::string ctype = value_ctype(v, ctx);
     std::string stub = text_of(slot(c, element_view(c, ctype, "value", ctx), "stub", table.enum_name, ctx));
     if (v.is_array) stub = "list[" + stub + "]";
     if (std::find(types.begin(), types.end(), stub) == types.end()) types.push_back(stub);
@@ -51,20 +56,29 @@ View attribute_table_code(const AttributeTable& table, const Context& ctx) {
   d.set("size_of", names.size_of);
   d.set("value_of", names.value_of);
   std::vector<std::string> member_types;
-  std::vector<View> members, values;
+  std::vector<View> members, values, strings, stored;
   const std::string value_param = table.value_param.empty() ? "value" : table.value_param;
   for (const auto& v : table.values) {
-    const std::string ctype = ctx.py_names.cython(v.type);
-    if (std::find(member_types.begin(), member_types.end(), ctype) == member_types.end()) {
-      member_types.push_back(ctype);
-      members.push_back(View().set("ctype", ctype).set("field", "v" + std::to_string(members.size())));
+    const std::string ctype = value_ctype(v, ctx);
+    // A string's storage is a char array in the union: `char v3[1024]`.
+    const std::string dims = v.string_size ? "[" + std::to_string(v.string_size) + "]" : "";
+    if (std::find(member_types.begin(), member_types.end(), ctype + dims) == member_types.end()) {
+      member_types.push_back(ctype + dims);
+      members.push_back(View().set("ctype", ctype).set("field", "v" + std::to_string(members.size()) + dims));
     }
     View dv;
     dv.set("member", v.member);
     dv.set("value", std::to_string(v.value));
-    dv.set("ctype", ctype);
+    dv.set("size", v.string_size ? std::to_string(v.string_size) : "sizeof(" + ctype + ")");
     dv.flag("array", v.is_array);
     dv.set("item", slot(v.out, element_view(v.out, ctype, value_param, ctx), "item", table.enum_name + "." + v.member, ctx));
+    if (v.string_size) {  // set by fixed_string_into, not an element conversion
+      values.push_back(dv);
+      if (!table.value_param.empty())
+        strings.push_back(View().set("member", v.member).set("value", std::to_string(v.value)));
+      continue;
+    }
+    dv.set("ctype", ctype);
     if (!table.value_param.empty()) {
       dv.flag("settable", v.in.bound());
       if (v.in.bound())
@@ -73,9 +87,12 @@ View attribute_table_code(const AttributeTable& table, const Context& ctx) {
         dv.set("reason", v.in.skip_reason);
     }
     values.push_back(dv);
+    stored.push_back(dv);
   }
   d.set("members", list_of(members));
   d.set("values", list_of(values));
+  d.set("strings", list_of(strings));
+  d.set("stored", list_of(stored));
   if (!table.value_param.empty()) d.set("store", View().set("store", names.store).set("value_param", value_param));
   return ctx.templates.fragment("attribute_table.pyx", d, Shape::Raw, table.enum_name);
 }

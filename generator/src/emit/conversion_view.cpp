@@ -54,6 +54,10 @@ void set_attribute(View& d, const Conversion& c, const Context& ctx) {
   const AttributeNames names = attribute_names(c.attribute_enum);
   d.set("attribute", safe_name(c.attribute_param));
   d.set("attribute_cname", c_local(safe_name(c.attribute_param)));
+  if (!c.sizes_param.empty()) {
+    d.set("sizes", c.sizes_param);
+    d.set("sizes_cname", c_local(safe_name(c.sizes_param)));
+  }
   d.set("union", names.union_name);
   d.set("size_of", names.size_of);
   if (c.output) {

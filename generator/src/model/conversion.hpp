@@ -61,6 +61,8 @@ struct Conversion {
   // and the parameter holding the attribute.
   std::string attribute_enum;
   std::string attribute_param;
+  // An array of attribute values: the array parameter giving each one's size.
+  std::string sizes_param;
   // The conversion of each item (arrays), at most one.
   std::vector<Conversion> element;
   // Callbacks: how C's arguments reach the Python callable, in order.

@@ -78,6 +78,7 @@ const char* to_string(Role role) {
     case Role::AttributeOut: return "attribute_out";
     case Role::AttributeIn: return "attribute_in";
     case Role::ReturnedArray: return "returned_array";
+    case Role::AttributeSize: return "attribute_size";
   }
   return "unresolved";
 }

@@ -60,6 +60,7 @@ enum class Role {
   AttributeOut, // void* the call writes with the value of an attribute: returned typed by the attribute
   AttributeIn,  // void* the call reads the value of an attribute from: taken typed by the attribute
   ReturnedArray,  // const T** the call points at an array it owns, counted by an output: a list is returned
+  AttributeSize,  // size_t* the call reads as the size of an attribute's value (and may overwrite): hidden
 };
 
 struct Param {
@@ -215,6 +216,7 @@ struct AttributeValue {
   int64_t value = 0;
   Type type;              // the value's type; an array's element type
   bool is_array = false;  // as many items as the size the caller gives
+  int64_t string_size = 0;  // > 0: a NUL-terminated string in a char[string_size]
   Conversion out;         // C to Python (conversion pass)
   Conversion in;          // Python to C; skip_reason where it cannot be set
 };

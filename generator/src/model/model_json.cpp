@@ -54,6 +54,7 @@ json conversion_json(const Conversion& c) {
   put(j, "userdata_param", c.userdata_param);
   put(j, "attribute_enum", c.attribute_enum);
   put(j, "attribute_param", c.attribute_param);
+  put(j, "sizes_param", c.sizes_param);
   if (!c.element.empty()) j["element"] = conversion_json(c.element.front());
   if (!c.arguments.empty()) {
     json args = json::array();
@@ -210,6 +211,7 @@ json to_json(const Model& model) {
       jt["values"] = list(t.values, [](const AttributeValue& v) {
         json jv = {{"member", v.member}, {"value", v.value}, {"type", to_json(v.type)}};
         if (v.is_array) jv["array"] = true;
+        if (v.string_size) jv["string_size"] = v.string_size;
         put_conversion(jv, "out", v.out);
         put_conversion(jv, "in", v.in);
         return jv;

@@ -3,6 +3,7 @@
 // parameters that carry such a value linked to their attribute.
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <stdexcept>
 
 #include "passes/passes.hpp"
@@ -35,6 +36,7 @@ std::optional<Type> builtin(const std::string& name) {
          return t;
        }()},
       {"bool", scalar(TypeKind::Bool, "bool", 1, false)},
+      {"char", scalar(TypeKind::Integer, "char", 1, true)},
   };
   if (auto it = builtins.find(name); it != builtins.end()) return it->second;
   if (name == "void*") {
@@ -100,6 +102,14 @@ void resolve_attribute_types(Model& model, const spec::Spec& spec) {
     value.member = member->name;
     value.value = member->value;
     std::string type_name = a.type;
+    // "char[1024]": a string the call writes NUL-terminated into that many bytes.
+    static const std::regex fixed_string(R"(char\[([0-9]+)\])");
+    std::smatch size;
+    if (std::regex_match(type_name, size, fixed_string)) {
+      value.string_size = std::stoll(size[1]);
+      if (value.string_size < 2) throw std::runtime_error(where + "a string needs room for a character and its NUL");
+      type_name = "char";
+    }
     if (type_name.size() > 2 && type_name.compare(type_name.size() - 2, 2, "[]") == 0) {
       value.is_array = true;
       type_name.resize(type_name.size() - 2);
@@ -145,11 +155,15 @@ const AttributeTable* attribute_table_of(const Model& model, const Function& f, 
 void link_attributes(Model& model) {
   for (auto& f : model.functions) {
     for (auto& p : f.params) {
-      if (p.role != Role::AttributeOut && p.role != Role::AttributeIn) continue;
+      if (p.role != Role::AttributeOut && p.role != Role::AttributeIn && p.role != Role::AttributeSize) continue;
       const AttributeTable* found = attribute_table_of(model, f, p);
       if (!found) {
         p.role = Role::Unresolved;
         p.skip_reason = "no attribute_types for the attribute parameter '" + p.attribute_param + "'";
+        continue;
+      }
+      if (p.role == Role::AttributeSize) {
+        p.direction = Direction::In;
         continue;
       }
       p.direction = p.role == Role::AttributeOut ? Direction::Out : Direction::In;

@@ -121,21 +121,27 @@ Conversion attribute_value(const Param& p, const Function& f, const Model& m) {
   const Param* attribute = attribute_param_of(f, p);
   // An array of attributes (counted like any array) gives a list of values.
   const bool many = attribute->type.kind == TypeKind::Pointer;
-  const char* name = !out    ? "params/attribute_in"
-                     : many  ? "params/attribute_out_array"
-                     : p.count_param.empty() ? "params/attribute_out"
-                                             : "params/attribute_out_sized";
+  // An array of values may take its sizes from an array of the caller's
+  // (`cuMemRangeGetAttributes(data, dataSizes, attributes, ...)`).
+  const bool sized = !p.count_param.empty();
+  const char* name = !out           ? "params/attribute_in"
+                     : many && sized ? "params/attribute_out_array_sized"
+                     : many          ? "params/attribute_out_array"
+                     : sized         ? "params/attribute_out_sized"
+                                     : "params/attribute_out";
   Conversion c = out ? output(name, p.type) : named(name, p.type);
   c.late = true;  // reads the attribute's C value
   c.attribute_enum = table->enum_name;
   c.attribute_param = p.attribute_param;
   c.count_param = many ? attribute->count_param : p.count_param;
+  if (many && sized) c.sizes_param = p.count_param;
   return c;
 }
 
 // How Python sets one attribute's value: an address cannot be kept alive
 // past the call, so pointer-typed values are read-only.
 Conversion attribute_in(const AttributeValue& v, const Model& m) {
+  if (v.string_size) return named("params/in_element_string", v.type);
   if (v.type.kind == TypeKind::Pointer || v.is_array) {
     Conversion none;
     none.skip_reason = v.is_array ? "an array value is read-only" : "an address value is read-only";
@@ -318,6 +324,16 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
     }
     case Role::AttributeOut:
     case Role::AttributeIn: return attribute_value(p, f, m);
+    case Role::AttributeSize: {
+      // Set to the size of the attribute's value: the caller never sees it.
+      const AttributeTable* table = attribute_table_of(m, f, p);
+      Conversion c = named("params/attribute_size", t.pointee());
+      c.input = false;
+      c.late = true;  // reads the attribute's C value
+      c.attribute_enum = table ? table->enum_name : "";
+      c.attribute_param = p.attribute_param;
+      return c;
+    }
     case Role::Unresolved: break;
   }
   Conversion none;
@@ -486,7 +502,9 @@ void assign_conversions(Model& model) {
       if (!field.name.empty()) field.conversion = field_conversion(field, model);
   for (auto& t : model.attribute_tables) {
     for (auto& v : t.values) {
-      v.out = out_element(v.type, model);
+      v.out = v.string_size                     ? named("params/out_element_string", v.type)
+              : v.type.kind == TypeKind::Bool ? named("params/out_element_bool", v.type)
+                                              : out_element(v.type, model);
       v.in = attribute_in(v, model);
     }
   }

@@ -129,7 +129,8 @@ std::optional<model::Role> role_from_string(const std::string& text) {
                     Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
                     Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle, Role::RecordIn,
                     Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams, Role::InOutArray,
-                    Role::InOutCount, Role::AttributeOut, Role::AttributeIn, Role::ReturnedArray})
+                    Role::InOutCount, Role::AttributeOut, Role::AttributeIn, Role::ReturnedArray,
+                    Role::AttributeSize})
     if (text == model::to_string(role)) return role;
   return std::nullopt;
 }

@@ -16,6 +16,9 @@
  *                     settable types | Buffer)
  *   caseRangeGetAttribute  data: attribute_out sized by dataSize ->
  *                     params/attribute_out_sized (arrays fill dataSize bytes)
+ *   caseRangeGetAttributes  data: a value per attribute of the array
+ *                     `attributes`, each in the bytes dataSizes gives for it ->
+ *                     params/attribute_out_array_sized (a list comes back)
  *   out_element_address  the void* member's value comes back as an int
  */
 #ifndef CASE_ATTRIBUTES_H
@@ -48,5 +51,8 @@ caseResult caseGetAttribute(void *data, caseAttr attribute, unsigned long long p
 caseResult caseSetAttribute(const void *value, caseAttr attribute, unsigned long long ptr);
 /** Returns in data (dataSize bytes) the value of attribute over [ptr, ptr + count). */
 caseResult caseRangeGetAttribute(void *data, size_t dataSize, caseAttr attribute, unsigned long long ptr, size_t count);
+/** Returns in data[i] (dataSizes[i] bytes) the value of attributes[i] over [ptr, ptr + count). */
+caseResult caseRangeGetAttributes(void **data, size_t *dataSizes, caseAttr *attributes, size_t numAttributes,
+                                  unsigned long long ptr, size_t count);
 
 #endif

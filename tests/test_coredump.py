@@ -1,0 +1,57 @@
+"""The coredump settings (cuCoredumpGet/SetAttribute and their Global forms):
+the classic signatures, the value typed by the setting (bool, int, bytes),
+and the size the driver reads through a pointer set from that type."""
+
+import inspect
+
+import pytest
+from conftest import driver_ok
+
+cuda = pytest.importorskip("cuda")
+S = cuda.CUcoredumpSettings
+
+
+def test_signatures_are_the_classic_ones():
+    for name in ("cuCoredumpGetAttribute", "cuCoredumpGetAttributeGlobal"):
+        assert list(inspect.signature(getattr(cuda, name)).parameters) == ["attrib"]
+    for name in ("cuCoredumpSetAttribute", "cuCoredumpSetAttributeGlobal"):
+        assert list(inspect.signature(getattr(cuda, name)).parameters) == ["attrib", "value"]
+
+
+@pytest.mark.parametrize("attrib,value,exc,words", [
+    (S.CU_COREDUMP_FILE, b"x" * 1024, ValueError, "at most 1023"),
+    (S.CU_COREDUMP_FILE, b"a\0b", ValueError, "NUL"),
+    (S.CU_COREDUMP_PIPE, 42, TypeError, "bytes or str"),
+    (S.CU_COREDUMP_ENABLE_ON_EXCEPTION, 2, OverflowError, "value"),
+    (S.CU_COREDUMP_MAX, 1, ValueError, "no known value type"),
+])
+def test_bad_values_are_refused_before_the_driver(attrib, value, exc, words):
+    with pytest.raises(exc, match=words):
+        cuda.cuCoredumpSetAttributeGlobal(attrib, value)
+
+
+@pytest.mark.gpu
+def test_global_settings_round_trip(driver):
+    path = driver_ok(cuda.cuCoredumpGetAttributeGlobal, S.CU_COREDUMP_FILE)
+    assert isinstance(path, bytes) and path  # the default names core.cuda.HOSTNAME.PID
+    enabled = driver_ok(cuda.cuCoredumpGetAttributeGlobal, S.CU_COREDUMP_ENABLE_ON_EXCEPTION)
+    assert enabled is False or enabled is True
+    flags = driver_ok(cuda.cuCoredumpGetAttributeGlobal, S.CU_COREDUMP_GENERATION_FLAGS)
+    assert isinstance(flags, int)
+    try:
+        assert cuda.cuCoredumpSetAttributeGlobal(S.CU_COREDUMP_FILE, "/tmp/cubind-core.%p") == (0,)
+        assert driver_ok(cuda.cuCoredumpGetAttributeGlobal, S.CU_COREDUMP_FILE) == b"/tmp/cubind-core.%p"
+        assert cuda.cuCoredumpSetAttributeGlobal(S.CU_COREDUMP_ENABLE_ON_EXCEPTION, not enabled) == (0,)
+        assert driver_ok(cuda.cuCoredumpGetAttributeGlobal, S.CU_COREDUMP_ENABLE_ON_EXCEPTION) is (not enabled)
+    finally:
+        cuda.cuCoredumpSetAttributeGlobal(S.CU_COREDUMP_FILE, path)
+        cuda.cuCoredumpSetAttributeGlobal(S.CU_COREDUMP_ENABLE_ON_EXCEPTION, enabled)
+    assert driver_ok(cuda.cuCoredumpGetAttributeGlobal, S.CU_COREDUMP_FILE) == path
+
+
+@pytest.mark.gpu
+def test_context_settings_read_back(driver, cu_context):
+    pipe = driver_ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_PIPE)
+    assert isinstance(pipe, bytes) and pipe
+    trigger = driver_ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_ENABLE_USER_TRIGGER)
+    assert trigger is False or trigger is True
