@@ -32,7 +32,7 @@ def _nvrtc_call(fn, *args):
     if result[0] != 0:
         raise CompileError("<nvrtc>", f"{fn.__name__} returned {getattr(result[0], 'name', result[0])}", [],
                            code=result[0])
-    return result[1] if len(result) == 2 else None
+    return result[1] if len(result) == 2 else (result[1:] or None)
 
 
 def _supported_archs():
@@ -166,7 +166,7 @@ class Program:
         if target == "ltoir" and "-dlto" not in options and "--dlink-time-opt" not in options:
             options.append("-dlto")
         if self.include_toolkit:
-            options += [o for o in toolkit_include_options() if o not in options]
+            options += [o for o in toolkit_include_options(_nvrtc_version()[0]) if o not in options]
         return options
 
     def compile(self, target="ptx", arch=None):

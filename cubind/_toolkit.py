@@ -2,8 +2,9 @@
 
 NVRTC searches no directory by default, so ``#include <cooperative_groups.h>``
 or ``<cuda_fp16.h>`` fails unless the toolkit's include directory is given.
-Looked for where the loader looks for libraries: CUDA_HOME, CUDA_PATH, beside
-``nvcc``, NVIDIA's pip wheels, /usr/local/cuda.
+Looked for in CUDA_HOME, CUDA_PATH, beside ``nvcc``, /usr/local/cuda, then
+NVIDIA's pip wheels, and taken only where its headers are of the CUDA major
+version of the NVRTC in use.
 """
 
 import functools
@@ -17,25 +18,41 @@ __all__ = ["toolkit_include_options"]
 _PROBE = "cooperative_groups.h"
 
 
-def _candidates():
+def _candidates(major):
+    # A toolkit first: its include directory is complete (crt/, cccl/), where
+    # a wheel's holds only that wheel's headers. Each is taken only if its
+    # headers are of NVRTC's major version (below).
     for var in ("CUDA_HOME", "CUDA_PATH"):
         if os.environ.get(var):
             yield os.path.join(os.environ[var], "include")
     nvcc = shutil.which("nvcc")
     if nvcc:
         yield os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
-    for site in sys.path:
-        for sub in ("nvidia/cu13/include", "nvidia/cuda_runtime/include"):
-            yield os.path.join(site or ".", sub)
     yield "/usr/local/cuda/include"
+    for site in sys.path:
+        for sub in (f"nvidia/cu{major}/include", "nvidia/cuda_runtime/include"):
+            yield os.path.join(site or ".", sub)
 
 
-@functools.lru_cache(maxsize=1)
-def toolkit_include_options():
-    """``-I`` options for the first toolkit include directory found (and its
-    ``cccl`` directory, where CUDA 13 keeps libcu++), or none."""
-    for path in _candidates():
-        if os.path.isfile(os.path.join(path, _PROBE)):
+def _major_of(path):
+    """The CUDA major version of the headers in ``path`` (cuda.h's CUDA_VERSION), or None."""
+    try:
+        with open(os.path.join(path, "cuda.h"), encoding="latin-1") as header:
+            for line in header:
+                if line.startswith("#define CUDA_VERSION"):
+                    return int(line.split()[2]) // 1000
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def toolkit_include_options(major):
+    """``-I`` options for the first toolkit include directory found whose
+    headers are of CUDA ``major`` (NVRTC's: another major's headers do not
+    compile with it), with its ``cccl`` directory (libcu++ in CUDA 13), or none."""
+    for path in _candidates(major):
+        if os.path.isfile(os.path.join(path, _PROBE)) and _major_of(path) in (major, None):
             options = [f"-I{path}"]
             if os.path.isdir(os.path.join(path, "cccl")):
                 options.append(f"-I{os.path.join(path, 'cccl')}")

@@ -695,3 +695,26 @@ def test_device_out_of_range_is_a_value_error(fake_driver, ptx_file):
         print(json.dumps([cubind.Device.count(), error(lambda: cubind.Device(0)), cubind.ensure_context()]))
     """)
     assert got == [0, "ValueError: device: ordinal 0 is out of range (0 devices present)", 0]
+
+
+def test_the_cache_key_has_the_real_nvrtc_version():
+    import nvrtc
+    from cubind import _program
+
+    assert _program._nvrtc_version() == list(nvrtc.nvrtcVersion()[1:]) and _program._nvrtc_version()[0] >= 12
+
+
+def test_the_toolkit_headers_match_nvrtcs_major(tmp_path, monkeypatch):
+    from cubind import _toolkit
+
+    other = tmp_path / "include"  # a toolkit of another major, named by CUDA_HOME
+    other.mkdir(parents=True)
+    (other / "cooperative_groups.h").write_text("")
+    (other / "cuda.h").write_text("#define CUDA_VERSION 99000\n")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    _toolkit.toolkit_include_options.cache_clear()
+    try:
+        assert f"-I{other}" not in _toolkit.toolkit_include_options(13)
+        assert _toolkit.toolkit_include_options(99)[0] == f"-I{other}"
+    finally:
+        _toolkit.toolkit_include_options.cache_clear()
