@@ -41,7 +41,7 @@ cdef size_t _library = 0
 cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library
     if _library == 0:
-        _library = open_library("nvrtc", ("libnvrtc.so.13", "libnvrtc.so", ), "CUBIND_NVRTC_LIBRARY",
+        _library = open_library("nvrtc", ("libnvrtc.so.13", ), "CUBIND_NVRTC_LIBRARY",
                                 ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib", ))
     slot[0] = find_symbol(_library, symbol)
     if slot[0] == NULL:
