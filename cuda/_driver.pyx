@@ -33833,19 +33833,6 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
     cdef size_t _c_numAttributes = <size_t>as_unsigned(numAttributes, b"numAttributes", UINT64_MAX)
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    # A value per attribute in the dataSizes bytes the caller gives for it (an
-    # array attribute fills them all), never less than its type takes: an
-    # unknown attribute is refused before C could write past it.
-    cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
-    cdef list data_keep = []
-    cdef bytearray data_slots = bytearray(max(data_n, 1) * sizeof(void*))
-    cdef void** _c_data = <void**><char*>data_slots
-    cdef bytearray data_item
-    cdef Py_ssize_t data_i
-    for data_i in range(data_n):
-        data_item = bytearray(max(<size_t>_c_dataSizes[data_i], _CUmem_range_attribute_size(_c_attributes[data_i], b"attributes")))
-        data_keep.append(data_item)
-        _c_data[data_i] = <void*><char*>data_item
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
     cdef size_t* _c_dataSizes = NULL
@@ -33884,6 +33871,19 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
         for i in range(attributes_count):
             item = attributes[i]
             _c_attributes[i] = <c.CUmem_range_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
+    # A value per attribute in the dataSizes bytes the caller gives for it (an
+    # array attribute fills them all), never less than its type takes: an
+    # unknown attribute is refused before C could write past it.
+    cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
+    cdef list data_keep = []
+    cdef bytearray data_slots = bytearray(max(data_n, 1) * sizeof(void*))
+    cdef void** _c_data = <void**><char*>data_slots
+    cdef bytearray data_item
+    cdef Py_ssize_t data_i
+    for data_i in range(data_n):
+        data_item = bytearray(max(<size_t>_c_dataSizes[data_i], _CUmem_range_attribute_size(_c_attributes[data_i], b"attributes")))
+        data_keep.append(data_item)
+        _c_data[data_i] = <void*><char*>data_item
 
     with nogil:
         _err = c.cuMemRangeGetAttributes(_c_data, _c_dataSizes, _c_attributes, _c_numAttributes, _c_devPtr, _c_count)

@@ -22,6 +22,7 @@ import pytest
 import cubind
 from cubind import _cache, _program
 from cubind._params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_entries
+from tests._toolkit import pythonpath
 
 np = pytest.importorskip("numpy")
 
@@ -137,7 +138,8 @@ def test_an_architecture_option_wins_over_the_default():
 def test_without_a_driver_the_default_is_nvrtcs_oldest_architecture():
     code = "import cubind, nvrtc; print(cubind.default_arch(), min(nvrtc.nvrtcGetSupportedArchs()[1]))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), CUBIND_CUDA_LIBRARY="/nonexistent/libcuda.so.1"))
+                          env=dict(os.environ, PYTHONPATH=pythonpath(ROOT),
+                                   CUBIND_CUDA_LIBRARY="/nonexistent/libcuda.so.1"))
     assert done.returncode == 0, done.stderr
     default, oldest = done.stdout.split()
     assert default == oldest
@@ -240,7 +242,7 @@ def test_concurrent_processes_share_the_cache_safely(cache_dir):
         outs = [cubind.Program(src).compile("cubin", arch=75) for _ in range(3)]
         print(hashlib.sha256(outs[-1].code).hexdigest(), outs[-1].from_cache)
     """)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), CUBIND_CACHE_DIR=str(cache_dir))
+    env = dict(os.environ, PYTHONPATH=pythonpath(ROOT), CUBIND_CACHE_DIR=str(cache_dir))
     procs = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=env, text=True) for _ in range(4)]
     results = [p.communicate(SRC) for p in procs]
@@ -489,7 +491,7 @@ def test_import_opens_no_library_and_stays_light():
     code = ("import sys, cubind; print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('cuda', 'nvrtc', 'numpy', 'nvjitlink')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                          env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -534,7 +536,7 @@ def ptx_file(tmp_path_factory, module):
 
 def run_fake(fake_driver, ptx_file, body, env=None):
     code = PRELUDE.format(lib=str(fake_driver), ptx=str(ptx_file)) + textwrap.dedent(body)
-    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=str(ROOT), **(env or {}))
+    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(ROOT), **(env or {}))
     done = subprocess.run([sys.executable, "-c", code], env=full_env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

@@ -45,6 +45,19 @@ IntegerBounds integer_bounds(const Type& t) {
   return {"as_unsigned", "", "UINT" + bits + "_MAX"};
 }
 
+namespace {
+
+// Whether record `holder` has `member` as an anonymous member (an unnamed field).
+bool has_anonymous_member(const Model& m, const std::string& holder, const std::string& member) {
+  const Record* h = m.record(holder);
+  if (!h) return false;
+  for (const auto& f : h->fields)
+    if (f.name.empty() && f.type.kind == TypeKind::Record && f.type.canonical == member) return true;
+  return false;
+}
+
+}  // namespace
+
 std::string record_c_spelling(const Model& m, const Record& r) {
   if (!r.tag.empty()) return (r.is_union ? "union " : "struct ") + r.tag;
   if (r.parent.empty()) return r.name;
@@ -53,8 +66,15 @@ std::string record_c_spelling(const Model& m, const Record& r) {
   for (const auto& f : parent->fields) {
     const bool array = f.type.kind == TypeKind::Array;
     const Type& t = array ? f.type.pointee() : f.type;
-    if (t.kind == TypeKind::Record && t.canonical == r.name && !f.name.empty())
-      return "__typeof__(((" + record_c_spelling(m, *parent) + "*)0)->" + f.name + (array ? "[0]" : "") + ")";
+    if (t.kind != TypeKind::Record || t.canonical != r.name || f.name.empty()) continue;
+    // An anonymous member has no C name of its own: its fields are reached
+    // through the record holding it (`((struct CUmemLocation_st*)0)->localized`
+    // for a struct inside an unnamed union), so the path starts at the nearest
+    // ancestor that is not one.
+    const Record* base = parent;
+    while (base->tag.empty() && !base->parent.empty() && has_anonymous_member(m, base->parent, base->name))
+      base = m.record(base->parent);
+    return "__typeof__(((" + record_c_spelling(m, *base) + "*)0)->" + f.name + (array ? "[0]" : "") + ")";
   }
   throw std::runtime_error("record " + r.name + " has no field in " + r.parent);
 }

@@ -185,9 +185,13 @@ class LibraryEmitter {
       d.set("args", list_of(args));
       decls.emplace_back(c.order, templates_.fragment("c_callback.pxd", d, Shape::Lines, c.name));
     }
-    for (const auto& r : m.records)
-      if (!is_anonymous_member(m, r))
-        decls.emplace_back(r.order, templates_.fragment("c_record.pxd", c_record_view(r, ctx_), Shape::Lines, r.name));
+    for (const auto& r : m.records) {
+      if (is_anonymous_member(m, r)) continue;
+      if (r.forward_order >= 0)
+        decls.emplace_back(r.forward_order,
+                           templates_.fragment("c_record_forward.pxd", c_record_forward_view(r), Shape::Lines, r.name));
+      decls.emplace_back(r.order, templates_.fragment("c_record.pxd", c_record_view(r, ctx_), Shape::Lines, r.name));
+    }
     std::stable_sort(decls.begin(), decls.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<View> out;
     for (auto& [order, fragment] : decls) out.push_back(fragment);

@@ -34,7 +34,10 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
   d.set("params", list_of(params));
   d.set("py_args", list_of(args));
   if (c.ownership == Ownership::Once) d.flag("once", true);
-  if (!c.error_value.empty()) d.set("error_value", c.error_value);
+  // The value is a number: Cython takes one for an enum only cast to it.
+  if (!c.error_value.empty())
+    d.set("error_value", cb.inner[0].kind == TypeKind::Enum ? "<" + ctx.py_names.cython(cb.inner[0]) + ">" + c.error_value
+                                                            : c.error_value);
   return d;
 }
 
@@ -122,9 +125,10 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   }
   // Statements last: they may return early with the outputs as None.
   std::vector<View> statements;
-  for (bool late : {false, true})
+  const auto phase = [](const Conversion& c) { return c.last ? 2 : c.late ? 1 : 0; };
+  for (int p = 0; p < 3; ++p)
     for (size_t i = 0; i < f.params.size(); ++i)
-      if (f.params[i].conversion.late == late)
+      if (phase(f.params[i].conversion) == p)
         statements.push_back(slot(f.params[i].conversion, views[i], "pre", f.name + "." + f.params[i].name, ctx, {&d}));
   d.set("statements", list_of(statements));
   return d;

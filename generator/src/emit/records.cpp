@@ -67,13 +67,23 @@ View c_record_view(const Record& r, const Context& ctx) {
   d.set("name", r.name);
   if (!r.tag.empty()) {
     d.set("tag", r.tag);
-    if (r.name != r.tag) d.set("typedef", r.name);
+    // A record declared forward was typedef'd there (c_record_forward_view).
+    if (r.name != r.tag && r.forward_order < 0) d.set("typedef", r.name);
   } else if (!r.parent.empty()) {
     d.set("c_spelling", record_c_spelling(ctx.model, r));
   }
   std::vector<View> fields;
   visible_fields(ctx.model, r, [&](const Field& f) { fields.push_back(c_field_view(f, ctx.c_names)); });
   d.set("fields", list_of(fields));
+  return d;
+}
+
+View c_record_forward_view(const Record& r) {
+  if (r.tag.empty()) throw std::runtime_error("record " + r.name + " is used before its definition but has no tag");
+  View d;
+  d.set("kind", r.is_union ? "union" : "struct");
+  d.set("tag", r.tag);
+  if (r.name != r.tag) d.set("typedef", r.name);
   return d;
 }
 

@@ -13,6 +13,8 @@ namespace cubind::emit {
 bool is_anonymous_member(const model::Model& model, const model::Record& r);
 
 View c_record_view(const model::Record& r, const Context& ctx);
+// The forward declaration of a record C names before defining it, with its typedef.
+View c_record_forward_view(const model::Record& r);
 View py_record_view(const model::Record& r, const Context& ctx);
 
 }  // namespace cubind::emit

@@ -74,6 +74,7 @@ struct Conversion {
   bool input = true;    // taken from the Python caller
   bool output = false;  // returned to the Python caller
   bool late = false;    // converted after the others: reads their C values
+  bool last = false;    // converted after the late ones: reads arrays that are late themselves
 
   bool bound() const { return !name.empty(); }
 };

@@ -148,6 +148,10 @@ struct Record {
   bool is_complete = false;
   bool is_anonymous = false;
   std::string parent;  // enclosing record for nested definitions
+  // Where C names the record before defining it (`typedef struct X_st X;`
+  // long before `struct X_st {...}`, a pointer to itself among its fields):
+  // the position of its forward declaration, emitted there; -1 when none.
+  int forward_order = -1;
   int64_t size = -1;
   int64_t align = -1;
   std::vector<Field> fields;

@@ -55,6 +55,7 @@ json conversion_json(const Conversion& c) {
   put(j, "attribute_enum", c.attribute_enum);
   put(j, "attribute_param", c.attribute_param);
   put(j, "sizes_param", c.sizes_param);
+  if (c.last) j["last"] = true;
   if (!c.element.empty()) j["element"] = conversion_json(c.element.front());
   if (!c.arguments.empty()) {
     json args = json::array();
@@ -127,6 +128,7 @@ json record_json(const Record& r) {
   j["complete"] = r.is_complete;
   if (r.is_anonymous) j["anonymous"] = true;
   put(j, "parent", r.parent);
+  if (r.forward_order >= 0) j["forward_declared"] = true;
   if (!r.aliases.empty()) j["aliases"] = r.aliases;
   j["size"] = r.size;
   j["align"] = r.align;

@@ -49,6 +49,29 @@ void DeclCollector::collect(CXCursor unit) {
   });
 }
 
+// C may name a record before its definition: a typedef of its tag
+// (`typedef struct X_st X_v1;` thousands of lines before `struct X_st {...}`),
+// a pointer to a record defined further on, or to itself among its own fields.
+// The Cython declarations follow the headers' order, so such a record is
+// declared forward at its first use; `forward_` keeps that position.
+void DeclCollector::note_use(CXType type) {
+  type = clang_getCanonicalType(type);
+  while (type.kind == CXType_Pointer || type.kind == CXType_ConstantArray || type.kind == CXType_IncompleteArray)
+    type = clang_getCanonicalType(type.kind == CXType_Pointer ? clang_getPointeeType(type)
+                                                              : clang_getArrayElementType(type));
+  if (type.kind == CXType_FunctionProto) {
+    note_use(clang_getResultType(type));
+    for (int i = 0; i < clang_getNumArgTypes(type); ++i) note_use(clang_getArgType(type, static_cast<unsigned>(i)));
+    return;
+  }
+  if (type.kind != CXType_Record) return;
+  const CXCursor decl = clang_getTypeDeclaration(type);
+  // A record never defined is opaque: a handle declares it itself.
+  if (clang_Cursor_isNull(clang_getCursorDefinition(decl))) return;
+  const std::string id = usr(decl);
+  if (!defined_.count(id) && !forward_.count(id)) forward_.emplace(id, order_++);
+}
+
 void DeclCollector::add_function(CXCursor c, const std::string& header) {
   Function f;
   f.name = spelling(c);
@@ -130,25 +153,32 @@ void DeclCollector::add_record(CXCursor c, const std::string& header, const std:
       Field f;
       f.name = spelling(child);
       f.type = types_.convert(clang_getCursorType(child));
+      note_use(clang_getCursorType(child));
       if (clang_Cursor_isBitField(child)) f.bit_width = clang_getFieldDeclBitWidth(child);
       f.offset_bits = clang_Cursor_getOffsetOfField(child);
       f.doc = doc_of(child);
       r.fields.push_back(f);
     }
   });
+  // Read after the fields: a pointer to itself among them declares it forward.
+  const auto forward = forward_.find(usr(c));
+  if (forward != forward_.end()) r.forward_order = forward->second;
   r.order = order_++;
+  defined_.insert(usr(c));
   model_.records.push_back(r);
 }
 
 void DeclCollector::add_typedef(CXCursor c, const std::string& header) {
   const std::string name = spelling(c);
   const CXType underlying = unwrap(clang_getTypedefDeclUnderlyingType(c));
+  const Type type = types_.convert(clang_getCursorType(c));
+  // A handle's record is declared by the handle itself.
+  if (type.kind != TypeKind::Handle) note_use(underlying);
   if (underlying.kind == CXType_Record || underlying.kind == CXType_Enum) {
     const CXCursor decl = clang_getTypeDeclaration(underlying);
     if (name_of(decl) == name) return;  // this typedef is the entity's own name
   }
   if (!seen_.insert("typedef:" + name).second) return;
-  const Type type = types_.convert(clang_getCursorType(c));
   if (type.kind == TypeKind::Handle) {
     const CXType pointee = clang_getPointeeType(clang_getCanonicalType(clang_getCursorType(c)));
     Handle h;

@@ -27,12 +27,15 @@ class DeclCollector {
   void add_typedef(CXCursor c, const std::string& header);
   model::Field anonymous_member(CXCursor record, CXType parent_type);
   std::string name_of(CXCursor decl) const;
+  void note_use(CXType type);
 
   model::Model& model_;
   const NameTable& names_;
   TypeConverter types_;
   const std::map<std::string, std::string>& files_;
   std::set<std::string> seen_;  // USRs and function names already added
+  std::set<std::string> defined_;  // USRs of the records whose definition is complete
+  std::map<std::string, int> forward_;  // USR of a record used before its definition -> its forward declaration's order
   int order_ = 0;
 };
 

@@ -131,6 +131,7 @@ Conversion attribute_value(const Param& p, const Function& f, const Model& m) {
                                      : "params/attribute_out";
   Conversion c = out ? output(name, p.type) : named(name, p.type);
   c.late = true;  // reads the attribute's C value
+  c.last = many;  // reads the attribute array (and the sizes array), converted late themselves
   c.attribute_enum = table->enum_name;
   c.attribute_param = p.attribute_param;
   c.count_param = many ? attribute->count_param : p.count_param;
@@ -192,7 +193,18 @@ Conversion callback_argument(const Type& t, bool is_userdata) {
   }
 }
 
-Conversion callback(const Param& p, const Function& f) {
+// An enum's largest member: the failure value C rarely returns (a status
+// enum's last error code, CUDA_ERROR_UNKNOWN); null when it is not known.
+const EnumValue* largest_member(const Type& t, const Model& m) {
+  const Enum* e = m.enumeration(t.canonical);
+  if (!e || e->values.empty()) return nullptr;
+  const EnumValue* largest = &e->values.front();
+  for (const auto& v : e->values)
+    if (v.value > largest->value) largest = &v;
+  return largest;
+}
+
+Conversion callback(const Param& p, const Function& f, const Model& m) {
   const Type& t = p.type;
   Conversion c = named(p.userdata_param.empty() ? "params/in_callback_raw" : "params/in_callback", t);
   c.late = true;
@@ -201,8 +213,18 @@ Conversion callback(const Param& p, const Function& f) {
   if (p.userdata_param.empty()) return c;
   c.ownership = p.called_once ? Ownership::Once : Ownership::Registry;
   // A callback returning a value tells C something when Python raised: the
-  // spec's failure value where C can take one, else 0 (C carries on).
-  if (t.inner[0].kind != TypeKind::Void) c.error_value = p.on_error_return.empty() ? "0" : p.on_error_return;
+  // spec's failure value where C can take one, else 0 (C carries on). An enum
+  // (CUgraphRecaptureCallback's CUresult) is a status: the failure is the
+  // value the C layer reports one with, its largest member (CUDA_ERROR_UNKNOWN).
+  const Type& result = t.inner[0];
+  if (!p.on_error_return.empty()) {
+    c.error_value = p.on_error_return;
+  } else if (result.kind == TypeKind::Enum) {
+    const EnumValue* failure = largest_member(result, m);
+    c.error_value = std::to_string(failure ? failure->value : 0);
+  } else if (result.kind != TypeKind::Void) {
+    c.error_value = "0";
+  }
   const int user = userdata_index(t);
   for (size_t i = 1; i < t.inner.size(); ++i)
     c.arguments.push_back(callback_argument(t.inner[i], static_cast<int>(i - 1) == user));
@@ -286,7 +308,7 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.ownership = Ownership::Call;
       return c;
     }
-    case Role::Callback: return callback(p, f);
+    case Role::Callback: return callback(p, f, m);
     case Role::UserData: return named("params/in_userdata", t);
     case Role::OutScalar: return out_scalar(t.pointee());
     case Role::OutString: return output("params/out_string", t.pointee());
@@ -350,12 +372,8 @@ std::string error_value(const Type& result, const Model& m) {
     case TypeKind::Pointer:
     case TypeKind::Handle: return "NULL";
     case TypeKind::Enum: {
-      const Enum* e = m.enumeration(result.canonical);
-      if (!e || e->values.empty()) return "";
-      const EnumValue* largest = &e->values.front();
-      for (const auto& v : e->values)
-        if (v.value > largest->value) largest = &v;
-      return largest->name;
+      const EnumValue* largest = largest_member(result, m);
+      return largest ? largest->name : "";
     }
     default: return "-1";
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <stdexcept>
 
 #include "passes/passes.hpp"
 
@@ -296,7 +297,36 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
 
 }  // namespace
 
+// An override must name a parameter the function has in these headers: a
+// renamed parameter (13.5's `remainder` for `remaining`) would otherwise lose
+// its override without a word. A function these headers lack is another
+// version's: its overrides wait for it.
+void check_overrides(const Model& model, const spec::Spec& spec) {
+  std::string errors;
+  for (const auto& o : spec.overrides) {
+    if (o.optional) continue;
+    bool function_seen = false, param_seen = false;
+    std::string params;
+    for (const auto& f : model.functions) {
+      if (f.name != o.function && f.alias_of != o.function) continue;
+      function_seen = true;
+      for (const auto& p : f.params) {
+        param_seen = param_seen || o.names(p.name);
+        params += (params.empty() ? "" : ", ") + p.name;
+      }
+    }
+    if (function_seen && !param_seen)
+      errors += "\n  functions." + o.function + ".params." + o.param + ": " + o.function +
+                " has no such parameter (its parameters: " + params + ")";
+  }
+  if (!errors.empty())
+    throw std::runtime_error("spec overrides of parameters these headers do not declare (list a renamed "
+                             "parameter's other names in other_names, or set optional = true where some versions "
+                             "lack it):" + errors);
+}
+
 void infer_parameters(Model& model, const spec::Spec& spec) {
+  check_overrides(model, spec);
   for (auto& f : model.functions) {
     f.returns_status = f.result.kind == TypeKind::Enum && f.result.name == spec.status_type;
     for (auto& p : f.params) {

@@ -1,5 +1,6 @@
 #include "spec/spec.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -93,6 +94,8 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
       o.called_once = (*ptable)["called_once"].value_or(false);
       o.attribute_param = r.string(*ptable, "attribute", false, pwhere);
+      o.other_names = r.strings(*ptable, "other_names", pwhere);
+      o.optional = (*ptable)["optional"].value_or(false);
       if (const toml::node* e = ptable->get("on_error_return")) {
         if (!e->value<int64_t>()) r.fail(pwhere + "on_error_return", "expected an integer");
         o.on_error_return = *e->value<int64_t>();
@@ -117,9 +120,13 @@ void read_attribute_types(const Reader& r, const toml::table& tables, Spec& spec
 
 }  // namespace
 
+bool ParamOverride::names(const std::string& name) const {
+  return param == name || std::find(other_names.begin(), other_names.end(), name) != other_names.end();
+}
+
 const ParamOverride* Spec::override_for(const std::string& function, const std::string& param) const {
   for (const auto& o : overrides)
-    if (o.function == function && o.param == param) return &o;
+    if (o.function == function && o.names(param)) return &o;
   return nullptr;
 }
 

@@ -13,6 +13,14 @@ namespace cubind::spec {
 struct ParamOverride {
   std::string function;
   std::string param;
+  // The parameter's names in other versions' headers (`other_names`:
+  // cuDevSmResourceSplitByCount's `remaining` is `remainder` in CUDA 13.5):
+  // the override applies under any of them.
+  std::vector<std::string> other_names;
+  // A parameter some versions' headers lack (`optional = true`); any other
+  // override naming a parameter the function does not have fails the
+  // generation, so that a rename is not silently ignored.
+  bool optional = false;
   std::optional<model::Direction> direction;
   std::optional<model::Role> role;
   std::string count_param;
@@ -26,6 +34,8 @@ struct ParamOverride {
   // attribute_out/attribute_in: the parameter holding the attribute whose
   // value type (attribute_types) the void* carries.
   std::string attribute_param;
+
+  bool names(const std::string& name) const;
 };
 
 // The C type of the value one member of an attribute enum reads or writes

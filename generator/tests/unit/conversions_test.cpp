@@ -185,6 +185,29 @@ TEST(AssignConversions, CallbacksConvertEachArgument) {
   EXPECT_TRUE(r.arguments.empty());
 }
 
+// What C is told when the Python callable raised: a status enum's failure
+// (its largest member, as the C layer's), the spec's value, else 0.
+TEST(AssignConversions, CallbackErrorReturnValues) {
+  auto with_userdata = [](const std::string& name, Type cb) {
+    Function f = with_roles(fn(name, {param("fn", cb), param("userData", ptr(void_t()))}),
+                            {Role::Callback, Role::UserData});
+    f.params[0].userdata_param = "userData";
+    return f;
+  };
+  Type status_cb = callback_t("caseRecapture_t", {ptr(void_t())});
+  status_cb.inner[0] = enum_t("caseResult");
+  Type void_cb = callback_t("caseHost_t", {ptr(void_t())});
+  void_cb.inner[0] = void_t();
+  Function told = with_userdata("caseTold", callback_t("caseProgress_t", {ptr(void_t())}));
+  told.params[0].on_error_return = "1";
+  const Model m = convert({with_userdata("caseRecapture", status_cb), with_userdata("caseHost", void_cb),
+                           with_userdata("caseProgress", callback_t("caseProgress_t", {ptr(void_t())})), told});
+  EXPECT_EQ(conv(m, "caseRecapture", "fn").error_value, "999");  // CASE_ERROR_LAST
+  EXPECT_EQ(conv(m, "caseHost", "fn").error_value, "");
+  EXPECT_EQ(conv(m, "caseProgress", "fn").error_value, "0");
+  EXPECT_EQ(conv(m, "caseTold", "fn").error_value, "1");
+}
+
 TEST(AssignConversions, ResultsAndTheirErrorValues) {
   Function status = fn("caseStatus", {});
   status.returns_status = true;

@@ -499,14 +499,59 @@ query_function = "caseTextSize"
   EXPECT_EQ(param_of(m, "caseGetText", "text").query_function, "caseTextSize");
 }
 
-TEST(InferParameters, OverrideOfAnotherParameterChangesNothing) {
+TEST(InferParameters, OptionalOverrideOfAnAbsentParameterChangesNothing) {
+  // A parameter some versions' headers lack (12.x's cuGraphAddDependencies has no edgeData).
   const spec::Spec s = spec_with(R"(
 [functions.caseGetLog.params.other]
+optional = true
 role = "buffer"
 )");
   const Model m = infer({fn("caseGetLog", {param("log", ptr(char_t()))})}, s);
   EXPECT_EQ(param_of(m, "caseGetLog", "log").role, Role::Unresolved);
   EXPECT_NE(param_of(m, "caseGetLog", "log").skip_reason, "");
+}
+
+TEST(InferParameters, OverrideOfAnAbsentParameterFails) {
+  // A renamed parameter would otherwise lose its override without a word.
+  const spec::Spec s = spec_with(R"(
+[functions.caseGetLog.params.other]
+role = "buffer"
+[functions.caseGetLog.params.log]
+role = "buffer"
+query_function = "caseGetLogLength"
+)");
+  try {
+    infer({fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))})}, s);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("functions.caseGetLog.params.other: caseGetLog has no such parameter "
+                                         "(its parameters: h, log)"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("params.log:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(InferParameters, OverrideOfAFunctionTheHeadersLackIsKept) {
+  // Another version's function (13.x's cuGraphAddNode_v2 in 12.x headers): nothing to check.
+  const spec::Spec s = spec_with(R"(
+[functions.caseNewer.params.items]
+role = "array"
+)");
+  EXPECT_NO_THROW(infer({fn("caseGetLog", {param("log", ptr(char_t()))})}, s));
+}
+
+TEST(InferParameters, OverrideAppliesUnderTheParametersOtherNames) {
+  // 13.5 renamed cuDevSmResourceSplitByCount's `remaining` to `remainder`.
+  const spec::Spec s = spec_with(R"(
+[functions.caseSplit.params.remaining]
+other_names = ["remainder"]
+role = "record_out"
+)");
+  const Model old_form = infer({fn("caseSplit", {param("remaining", ptr(record_t()))})}, s);
+  EXPECT_EQ(param_of(old_form, "caseSplit", "remaining").role, Role::RecordOut);
+  const Model new_form = infer({fn("caseSplit", {param("remainder", ptr(record_t()))})}, s);
+  EXPECT_EQ(param_of(new_form, "caseSplit", "remainder").role, Role::RecordOut);
 }
 
 TEST(InferParameters, DirectionOnlyOverrideKeepsTheRuleRole) {

@@ -46,6 +46,8 @@ count_param = "items"
 role = "array"
 count_param = "rank"
 count_offset = -1
+other_names = ["stride", "pitches"]
+optional = true
 
 [gil]
 keep = ["nvrtcVersion", "nvrtcGet.*Size"]
@@ -113,6 +115,12 @@ TEST(SpecParse, FullSpec) {
   const spec::ParamOverride* strides = s.override_for("nvrtcSetStrides", "strides");
   ASSERT_NE(strides, nullptr);
   EXPECT_EQ(strides->count_offset, -1);
+  EXPECT_TRUE(strides->optional);
+  EXPECT_FALSE(log->optional);
+  EXPECT_TRUE(log->other_names.empty());
+  // Found under any of its names.
+  EXPECT_EQ(s.override_for("nvrtcSetStrides", "pitches"), strides);
+  EXPECT_EQ(s.override_for("nvrtcSetStrides", "stride"), strides);
   EXPECT_EQ(s.keep_gil, (std::vector<std::string>{"nvrtcVersion", "nvrtcGet.*Size"}));
   EXPECT_EQ(s.override_for("nvrtcGetLog", "prog"), nullptr);
   EXPECT_EQ(s.override_for("nvrtcOther", "log"), nullptr);

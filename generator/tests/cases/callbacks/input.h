@@ -19,7 +19,12 @@
  *              caseOnDone: a callback without any void* (no user data: only a
  *              C function address is accepted);
  *              caseGetProc: a pointer to a function pointer, skipped with the
- *              reason in report.txt
+ *              reason in report.txt;
+ *              caseBeginRecapture: its callback caseRecaptureFn returns the
+ *              status enum (CUDA 13.5's CUgraphRecaptureCallback): when the
+ *              Python callable raises, the trampoline returns the status's
+ *              failure cast to it, `return <c.caseResult>1` (CASE_ERROR, the
+ *              largest member, as the C layer's error value)
  */
 #ifndef CASE_CALLBACKS_H
 #define CASE_CALLBACKS_H
@@ -63,5 +68,10 @@ typedef void (*caseDoneFn)(int status);
 caseResult caseOnDone(caseStream stream, caseDoneFn fn, unsigned int flags);
 
 caseResult caseGetProc(const char *symbol, caseHostFn *pfn);
+
+/** Called for each mismatch; anything but CASE_SUCCESS ends the recapture. */
+typedef caseResult (*caseRecaptureFn)(void *data, int status);
+
+caseResult caseBeginRecapture(caseStream stream, caseRecaptureFn callback, void *userData);
 
 #endif

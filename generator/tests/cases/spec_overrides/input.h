@@ -15,6 +15,13 @@
  *   caseGetText      an alias of caseGetText_v2 (char* without a size query);
  *                    the override is keyed by the ABI symbol caseGetText_v2
  *                    and still applies: buffer sized by caseTextLength
+ *   caseSplit        its output `remainder` is `remaining` in older headers:
+ *                    the override keyed by the old name lists the new one in
+ *                    other_names and applies (record_out)
+ *   caseAddEdges     the override of `edgeData` (a parameter other versions'
+ *                    headers have) is optional: nothing fails, edges stays an
+ *                    input array (an override naming a parameter the function
+ *                    lacks, without optional, fails the generation)
  *   caseInternalA/B  skipped by the spec's [[skip]] pattern, with its reason
  *   caseInternal     not matched: the pattern must match the whole name
  */
@@ -37,6 +44,13 @@ caseResult caseReset(caseObject *obj);
 caseResult caseTextLength(caseObject obj, size_t *size);
 caseResult caseGetText(caseObject obj, char *text);
 caseResult caseSetStrides(unsigned int rank, const unsigned long long *strides);
+typedef struct caseGroup_st {
+  unsigned int count;
+} caseGroup;
+
+caseResult caseSplit(const caseGroup *input, caseGroup *remainder);
+caseResult caseAddEdges(const int *edges, size_t numEdges);
+
 caseResult caseInternalA(caseObject obj);
 caseResult caseInternalB(int flags);
 caseResult caseInternal(void);

@@ -13,6 +13,13 @@
  *   caseBits          bit-fields: bit_width and bit offsets
  *   casePointers      pointer fields: void*, const char*, struct pointers (by
  *                     typedef, by tag), handle, pointer to pointer
+ *   caseLocation_anon0            an unnamed union member (CUDA 13.5's
+ *                                 CUmemLocation) holding `int id` and
+ *   caseLocation_anon0_localized  the unnamed struct type of its field
+ *                                 `localized`: its C spelling in the .pxd goes
+ *                                 through caseLocation, the nearest record that
+ *                                 is not an anonymous member:
+ *                                 __typeof__(((struct caseLocation_st*)0)->localized)
  * and one function per struct-by-value/pointer form (roles record / record_in).
  */
 #ifndef CASE_STRUCTS_H
@@ -73,8 +80,20 @@ typedef struct casePointers_st {
   char **names;
 } casePointers;
 
+typedef struct caseLocation_st {
+  int type;
+  union {
+    int id;
+    struct {
+      unsigned char deviceId;
+      unsigned char domainId;
+    } localized;
+  };
+} caseLocation;
+
 caseResult caseLaunch(caseDim3 grid, caseDim3 block, caseHandle h);
 caseResult caseConfigure(const caseOuter *config, const caseArrays *arrays);
 caseResult caseSetBits(caseBits bits);
+caseResult caseSetLocation(const caseLocation *location);
 
 #endif
