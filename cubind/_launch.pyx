@@ -262,6 +262,20 @@ cdef _raise(int err, str call):
     raise CUDAError(cuda.CUresult(err), call)
 
 
+cdef int _heap_buffers(Plan plan, char** buf, void*** ptrs) except -1:
+    """Moves the argument buffers to the heap where the plan outgrows the
+    caller's stack arrays (which ``*buf``/``*ptrs`` point at until then)."""
+    if plan.total <= STACK_WORDS * 8 and plan.n <= STACK_PARAMS:
+        return 0
+    buf[0] = <char*>malloc(plan.total)
+    ptrs[0] = <void**>malloc(plan.n * sizeof(void*))
+    if buf[0] == NULL or ptrs[0] == NULL:
+        free(buf[0])
+        free(ptrs[0])
+        raise MemoryError()
+    return 0
+
+
 cdef class KernelBase:
     """The launchable part of :class:`cubind.Kernel`: the driver handle and
     the packing plan. ``kernel(grid, block, *args, stream=None, shared_mem=0)``
@@ -306,13 +320,7 @@ cdef class KernelBase:
             _options(options, &hstream, &smem, plan.name)
         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
-        if plan.total > STACK_WORDS * 8 or plan.n > STACK_PARAMS:
-            buf = <char*>malloc(plan.total)
-            ptrs = <void**>malloc(plan.n * sizeof(void*))
-            if buf == NULL or ptrs == NULL:
-                free(buf)
-                free(ptrs)
-                raise MemoryError()
+        _heap_buffers(plan, &buf, &ptrs)
         try:
             plan.pack(args, 2, buf, ptrs)
             for attempt in range(2):
@@ -345,13 +353,7 @@ cdef class KernelBase:
             raise ValueError(f"{plan.name}: its module was closed")
         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
-        if plan.total > STACK_WORDS * 8 or plan.n > STACK_PARAMS:
-            buf = <char*>malloc(plan.total)
-            ptrs = <void**>malloc(plan.n * sizeof(void*))
-            if buf == NULL or ptrs == NULL:
-                free(buf)
-                free(ptrs)
-                raise MemoryError()
+        _heap_buffers(plan, &buf, &ptrs)
         try:
             plan.pack(args, 0, buf, ptrs)
             for attempt in range(2):

@@ -720,3 +720,25 @@ def test_the_toolkit_headers_match_nvrtcs_major(tmp_path, monkeypatch):
         assert _toolkit.toolkit_include_options(99)[0] == f"-I{other}"
     finally:
         _toolkit.toolkit_include_options.cache_clear()
+
+
+def test_cubind_arrays_pass_their_pointers_and_a_freed_one_is_refused(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        import numpy as np
+        saxpy = module.get_kernel("saxpy")
+        a = cubind.empty(64, np.float32)
+        view = a[4:]  # read from the array's slots in the launch path: the offset counts
+        record(5)
+        saxpy(1, 32, 2.0, a, view, a, 64)
+        first = recorded(5)
+        a.free()
+        try:
+            saxpy(1, 32, 2.0, a, view, a, 64)
+            refused = None
+        except ValueError as exc:
+            refused = str(exc)
+        print(json.dumps([first, a.memory.ptr, refused]))
+    """)
+    first, ptr_after_free, refused = got
+    assert first[2] - first[1] == 16 and first[3] == first[1]  # 4 float32s in, and the same array again
+    assert ptr_after_free is None and "released" in refused
