@@ -68,6 +68,7 @@ MODULES = [
     ("cubind._loader", False),
     ("cubind._launch", True),
     ("cubind._dlpack", False),
+    ("cubind._memory", False),
 ]
 
 

@@ -22,7 +22,8 @@ import numpy as np
 from . import _array_copy, _interop, _launch, _layout, _pending
 from ._context import ensure_context
 from ._device_array import DeviceArray
-from ._dtypes import as_dtype
+from ._dtypes import C_TYPES, as_dtype
+from ._errors import check
 from ._handles import stream_handle
 from ._memory import DeviceMemory, ForeignMemory
 
@@ -271,8 +272,11 @@ class Array:
         else:
             host = _check_out(out, self._shape, self._dtype, sync)
         op = self._op_stream(stream)
-        self._order_before(op)
-        _array_copy.to_host(self, host, op, sync)
+        if sync and op == 0 and self.c_contiguous:  # the usual case: one copy, nothing to order or plan
+            _array_copy.contiguous_to_host(host, self.ptr)
+        else:
+            self._order_before(op)
+            _array_copy.to_host(self, host, op, sync)
         if out is not None and host is not out:
             out[...] = host
         return out if out is not None else host
@@ -304,6 +308,9 @@ class Array:
         host = _host_source(src, self._dtype, "src")
         _check_same(host.shape, host.dtype, self, "src")
         op = self._op_stream(stream)
+        if stream is None and op == 0 and self.c_contiguous and host.flags.c_contiguous:  # as get's
+            _array_copy.contiguous_to_device(self.ptr, host)
+            return
         self._order_before(op)
         _array_copy.to_device(self, np.ascontiguousarray(host), op, stream is None)
 
@@ -449,8 +456,6 @@ def _device_of(ptr):
         return ensure_context()
     import cuda
 
-    from ._errors import check
-
     attr = cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
     return int(check(cuda.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute"))
 
@@ -465,6 +470,10 @@ def _check_same(shape, dtype, array, param):
 def _check_out(out, shape, dtype, sync):
     """``out`` itself where the copy can write it directly, else a
     contiguous buffer to copy from afterwards."""
+    if type(out) is np.ndarray and out.shape == shape and out.dtype == dtype:
+        flags = out.flags
+        if flags.writeable and flags.c_contiguous:  # the usual case, checked at a fraction of the cost below
+            return out
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out: expected a numpy array, not {type(out).__name__}")
     _check_same(out.shape, out.dtype, _Shape(shape, dtype), "out")
@@ -534,10 +543,23 @@ def to_gpu(host, stream=None):
     """A new array holding a copy of ``host`` (a numpy array or anything
     ``numpy.asarray`` takes), on ``stream`` where given (the copy is then
     queued there, and ``host`` kept alive until it is done)."""
+    if stream is None and type(host) is np.ndarray and host.dtype in C_TYPES and host.flags.c_contiguous:
+        return _to_gpu_contiguous(host)
     data = np.asarray(host)
     as_dtype(data.dtype, "host")
     out = Array(data.shape, data.dtype, stream)
     out.set(data, stream=stream)
+    return out
+
+
+def _to_gpu_contiguous(host):
+    """:func:`to_gpu`'s common case, a C-contiguous numpy array of a supported
+    dtype to the default stream: one allocation and one copy, with none of
+    the planning, ordering and checks a copy into an existing array needs
+    (each is trivially satisfied by a new array)."""
+    mem = DeviceMemory(host.nbytes)
+    out = Array._make(mem, 0, host.shape, _layout.c_strides(host.shape, host.itemsize), host.dtype, None, 0)
+    _array_copy.contiguous_to_device(mem.ptr, host)
     return out
 
 

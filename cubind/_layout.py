@@ -25,6 +25,12 @@ MANY_NARROW_ROWS = 4096
 
 def normalize_shape(shape, param="shape"):
     """``shape`` (an int or a sequence of ints) as a tuple of ints >= 0."""
+    if type(shape) is tuple:  # the usual case (a numpy shape), at a fraction of the general path's cost
+        for n in shape:
+            if type(n) is not int or n < 0:
+                break
+        else:
+            return shape
     try:
         dims = (operator.index(shape),)
     except TypeError:
@@ -47,6 +53,8 @@ def size_of(shape):
 
 def c_strides(shape, itemsize):
     """The byte strides of a C-contiguous array of ``shape``."""
+    if len(shape) == 1:
+        return (itemsize,)
     strides = []
     step = itemsize
     for n in reversed(shape):

@@ -26,6 +26,7 @@ import cubind._array_kernels as kernels
 from cubind import _dlpack, _layout, _pending
 from cubind._array import Array, DeviceArray, asarray, empty, from_dlpack, to_gpu, zeros
 from cubind._dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
+from cubind._errors import CUDAError
 
 cuda = pytest.importorskip("cuda")
 if not hasattr(cuda, "cuMemAlloc"):
@@ -996,6 +997,45 @@ def test_memory_is_freed_with_the_last_reference(gpu):
     del view
     gc.collect()
     assert gpu.allocs == {} and gpu.names().count("cuMemFree") == 1
+
+
+def test_to_gpu_of_a_contiguous_array_is_one_allocation_and_one_copy(gpu):
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    gpu.calls.clear()
+    a = to_gpu(host)
+    assert [n for n in gpu.names() if not n.startswith("cuCtx")] == ["cuMemAlloc", "cuMemcpyHtoD"]
+    assert a.shape == (3, 4) and a.strides == (16, 4) and a.dtype == np.float32 and a.stream is None
+    np.testing.assert_array_equal(a.get(), host)
+    # the general path: non-contiguous, other sequences, a stream, an empty array
+    np.testing.assert_array_equal(to_gpu(host[:, ::2]).get(), host[:, ::2])
+    np.testing.assert_array_equal(to_gpu([[1, 2], [3, 4]]).get(), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(to_gpu(host, stream=0x42).get(), host)
+    assert to_gpu(np.empty((0, 3), np.int8)).shape == (0, 3)
+
+
+def test_to_gpu_refuses_unsupported_dtypes_on_either_path(gpu):
+    with pytest.raises(TypeError, match="host: .*not supported"):
+        to_gpu(np.array(["a"]))
+    with pytest.raises(TypeError, match="host: >f4 is not in the machine's byte order"):
+        to_gpu(np.arange(3, dtype=">f4"))
+    assert gpu.allocs == {}
+
+
+def test_a_failed_copy_in_to_gpu_frees_its_allocation(gpu, monkeypatch):
+    monkeypatch.setattr(cuda, "cuMemcpyHtoD", lambda dst, src, n: (INVALID_VALUE,))
+    with pytest.raises(CUDAError, match="cuMemcpyHtoD"):
+        to_gpu(np.arange(4.0))
+    gc.collect()
+    assert gpu.allocs == {}
+
+
+def test_release_from_another_context_pushes_the_memorys_own(gpu, monkeypatch):
+    a = to_gpu(np.arange(4.0))
+    monkeypatch.setattr(cuda, "cuCtxGetCurrent", lambda: (0, 0xD0))  # another context is current now
+    gpu.calls.clear()
+    a.free()
+    assert gpu.names() == ["cuCtxPushCurrent", "cuMemFree", "cuCtxPopCurrent"]
+    assert gpu.calls[0] == ("cuCtxPushCurrent", (0xC0,))
 
 
 def test_stream_allocation_is_stream_ordered(gpu):

@@ -1,3 +1,4 @@
+# cython: language_level=3
 """Owners of the device memory behind arrays.
 
 An array and all its views share one owner; the memory goes when the owner
@@ -10,25 +11,49 @@ allocation and release are ordered with the work queued there.
 :class:`ForeignMemory` is memory another library owns (through
 ``__cuda_array_interface__``, DLPack or a raw pointer): releasing it drops the
 reference that kept the other library's object alive.
+
+Compiled, because every array made and dropped (``to_gpu``, ``empty``, each
+temporary) creates and releases one owner: as Python classes they were most of
+what ``to_gpu`` cost above its three driver calls (bench/copies_inprocess.py).
+The driver is still called through the ``cuda`` module's functions, not its C
+level, so that the no-GPU tests can stand an emulated driver in for it.
 """
 
 import sys
 
-from . import _pending
-from ._context import ensure_context
-from ._errors import check
-from ._handles import stream_handle
+from cubind import _pending
+from cubind._errors import CUDAError
+from cubind._handles import stream_handle
 
 __all__ = ["DeviceMemory", "ForeignMemory"]
 
-
-def _driver():
-    import cuda
-
-    return cuda
+cdef object _cuda = None
+cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
+cdef object _ensure_context = None
 
 
-class _Owner:
+cdef object _driver():
+    global _cuda
+    if _cuda is None:
+        import cuda
+
+        _cuda = cuda
+    return _cuda
+
+
+cdef object _ok(tuple result, str call):
+    """The output of a 1:1 call of one output, or CUDAError."""
+    if result[0] != 0:
+        raise CUDAError(result[0], call)
+    return result[1]
+
+
+cdef object _status(tuple result, str call):
+    if result[0] != 0:
+        raise CUDAError(result[0], call)
+
+
+cdef class _Owner:
     """What both owners share: ``ptr`` (``None`` once released for cubind),
     and release deferred while DLPack consumers still hold the memory.
 
@@ -37,7 +62,13 @@ class _Owner:
     (its capsule's deleter ends the last export).
     """
 
-    __slots__ = ()
+    cdef public object ptr
+    cdef public object device
+    cdef public object stream
+    cdef object _address
+    cdef readonly int _exports
+    cdef bint _deferred
+    cdef object __weakref__
 
     def export(self):
         """Counts one DLPack export; :meth:`unexport` ends it."""
@@ -60,46 +91,58 @@ class _Owner:
             return
         self._free()
 
+    cdef _free(self):
+        pass
 
-class DeviceMemory(_Owner):
+
+cdef class DeviceMemory(_Owner):
     """``nbytes`` of device memory in the current context (device 0's primary
     context where none is current); stream-ordered on ``stream`` where one is
     given (``None``: synchronous ``cuMemAlloc``)."""
 
-    __slots__ = ("ptr", "nbytes", "device", "stream", "_stream_obj", "_ctx", "_address", "_exports", "_deferred",
-                 "__weakref__")
+    cdef readonly object nbytes
+    cdef object _stream_obj
+    cdef object _ctx
 
     def __init__(self, nbytes, stream=None):
-        self.ptr = None  # a failed allocation leaves nothing for __del__ to free
-        self._exports, self._deferred, self._address = 0, False, None
         cuda = _driver()
-        self.device = ensure_context()
+        # A failed allocation leaves ptr None: nothing for __del__ to free.
+        self.device = _current_device(cuda)
+        self._ctx = int(_ok(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent") or 0)
         self.nbytes = nbytes
         # The stream object itself is kept so that a CuPy, PyTorch or cubind
         # stream is not destroyed before the memory ordered on it is freed.
         self._stream_obj = stream
         self.stream = None if stream is None else stream_handle(stream)
-        self._ctx = int(check(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent") or 0)
         if nbytes == 0:  # the driver refuses empty allocations; nothing needs an address
             self.ptr = 0
         elif self.stream is None:
-            self.ptr = int(check(cuda.cuMemAlloc(nbytes), "cuMemAlloc"))
+            self.ptr = int(_ok(cuda.cuMemAlloc(nbytes), "cuMemAlloc"))
         else:
-            self.ptr = int(check(cuda.cuMemAllocAsync(nbytes, self.stream), "cuMemAllocAsync"))
+            self.ptr = int(_ok(cuda.cuMemAllocAsync(nbytes, self.stream), "cuMemAllocAsync"))
 
-    def _free(self):
+    cdef _free(self):
         # After work already queued that uses it through cubind, in the order
-        # of its allocation stream.
-        ptr = self._address
+        # of its allocation stream; in its own context, which a release from a
+        # collector in another thread may not find current.
         if self.nbytes == 0:
             return
         cuda = _driver()
-        with _CurrentContext(cuda, self._ctx):
-            _pending.wait_for(self, self.stream)
+        ptr = self._address
+        err, current = cuda.cuCtxGetCurrent()
+        pushed = self._ctx and (err != 0 or current is None or int(current) != self._ctx)
+        if pushed:
+            _status(cuda.cuCtxPushCurrent(self._ctx), "cuCtxPushCurrent")
+        try:
+            if _held:
+                _pending.wait_for(self, self.stream)
             if self.stream is None:
-                check(cuda.cuMemFree(ptr), "cuMemFree")
+                _status(cuda.cuMemFree(ptr), "cuMemFree")
             else:
-                check(cuda.cuMemFreeAsync(ptr, self.stream), "cuMemFreeAsync")
+                _status(cuda.cuMemFreeAsync(ptr, self.stream), "cuMemFreeAsync")
+        finally:
+            if pushed:
+                cuda.cuCtxPopCurrent()
         self._stream_obj = None
 
     def __del__(self):
@@ -114,15 +157,15 @@ class DeviceMemory(_Owner):
         return f"<cubind DeviceMemory {state}, {self.nbytes} bytes, device {self.device}>"
 
 
-class ForeignMemory(_Owner):
+cdef class ForeignMemory(_Owner):
     """Memory another object owns, at ``ptr``; ``owner`` is kept alive until
     :meth:`release`, which also calls ``on_release`` (a DLPack deleter)."""
 
-    __slots__ = ("ptr", "owner", "device", "dlpack_type", "stream", "_on_release", "_address", "_exports",
-                 "_deferred", "__weakref__")
+    cdef public object owner
+    cdef public object dlpack_type
+    cdef object _on_release
 
     def __init__(self, ptr, owner, device=None, on_release=None, dlpack_type=None):
-        self._exports, self._deferred, self._address = 0, False, None
         self.ptr = int(ptr)
         self.owner = owner
         self.device = device
@@ -130,7 +173,7 @@ class ForeignMemory(_Owner):
         self.stream = None
         self._on_release = on_release
 
-    def _free(self):
+    cdef _free(self):
         done, self._on_release = self._on_release, None
         self.owner = None
         if done is not None:
@@ -141,23 +184,15 @@ class ForeignMemory(_Owner):
         return f"<cubind ForeignMemory {state}, owner {type(self.owner).__name__}>"
 
 
-class _CurrentContext:
-    """Makes ``ctx`` current for a block where another (or none) is, as a
-    release from a collector in any thread needs."""
+cdef object _current_device(cuda):
+    """The ordinal of the current context's device; where none is current,
+    what :func:`cubind._context.ensure_context` makes current."""
+    global _ensure_context
+    err, ctx = cuda.cuCtxGetCurrent()
+    if err == 0 and ctx is not None and int(ctx) != 0:
+        return int(_ok(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+    if _ensure_context is None:
+        from cubind._context import ensure_context
 
-    __slots__ = ("cuda", "ctx", "pushed")
-
-    def __init__(self, cuda, ctx):
-        self.cuda, self.ctx, self.pushed = cuda, ctx, False
-
-    def __enter__(self):
-        err, current = self.cuda.cuCtxGetCurrent()
-        if self.ctx and (err != 0 or current is None or int(current) != self.ctx):
-            check(self.cuda.cuCtxPushCurrent(self.ctx), "cuCtxPushCurrent")
-            self.pushed = True
-        return self
-
-    def __exit__(self, *exc):
-        if self.pushed:
-            self.cuda.cuCtxPopCurrent()
-        return False
+        _ensure_context = ensure_context
+    return _ensure_context()
