@@ -112,6 +112,7 @@ class Array:
 
     @property
     def ndim(self):
+        """Number of axes."""
         return len(self._shape)
 
     @property
@@ -121,6 +122,7 @@ class Array:
 
     @property
     def itemsize(self):
+        """Bytes per element."""
         return self._dtype.itemsize
 
     @property
@@ -249,6 +251,7 @@ class Array:
 
     @property
     def T(self):
+        """The transposed view (axes reversed), as :meth:`transpose`."""
         return self.transpose()
 
     def view(self, dtype):

@@ -118,6 +118,7 @@ class DeviceArray:
 
     @property
     def ptr(self):
+        """The device address (as :meth:`device_data`)."""
         return self.device_data()
 
     def free(self):
@@ -136,18 +137,22 @@ class DeviceArray:
 
     @property
     def shape(self):
+        """The host array's shape, which the device copy shares."""
         return self._host.shape
 
     @property
     def dtype(self):
+        """The element type (the class's fixed dtype)."""
         return self._host.dtype
 
     @property
     def size(self):
+        """Number of elements."""
         return self._host.size
 
     @property
     def nbytes(self):
+        """Bytes of the elements."""
         return self._host.nbytes
 
     def __len__(self):
@@ -159,12 +164,15 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self):
+        """The device copy's ``__cuda_array_interface__`` (v3)."""
         return self.array.__cuda_array_interface__
 
     def __dlpack__(self, **kwargs):
+        """Exports the device copy through DLPack (as :meth:`cubind.Array.__dlpack__`)."""
         return self.array.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
+        """``(kDLCUDA, device ordinal)`` of the device copy."""
         return self.array.__dlpack_device__()
 
 

@@ -99,6 +99,7 @@ class Kernel(KernelBase):
 
     @property
     def module(self):
+        """The :class:`Module` the kernel comes from (kept loaded while the kernel lives)."""
         return self._module
 
     @property

@@ -295,6 +295,7 @@ cdef class KernelBase:
 
     @property
     def plan(self):
+        """The packing plan made from the kernel's parameter list: per parameter its kind, size and offset."""
         return self._plan
 
     def __call__(self, *args, **options):

@@ -125,6 +125,7 @@ class Stream:
 
     @property
     def closed(self):
+        """Whether :meth:`close` ended the stream (it then refuses use)."""
         return self._raw is None
 
     @property
@@ -141,10 +142,12 @@ class Stream:
 
     @property
     def priority(self):
+        """The stream's priority (lower numbers are higher priority), as the driver reports it."""
         return int(self._call("cuStreamGetPriority"))
 
     @property
     def flags(self):
+        """The stream's creation flags (``CU_STREAM_NON_BLOCKING`` or 0), as the driver reports them."""
         return int(self._call("cuStreamGetFlags"))
 
     def __eq__(self, other):
@@ -255,6 +258,7 @@ class Event:
 
     @property
     def timing(self):
+        """Whether the event records time (:meth:`elapsed_time` needs it at both ends)."""
         return self._timing
 
     def record(self, stream=None):

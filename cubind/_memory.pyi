@@ -1,0 +1,32 @@
+"""Types of cubind/_memory.pyx: the owners of the device memory behind arrays."""
+
+from typing import Callable
+
+from cubind import _StreamLike
+
+__all__ = ["DeviceMemory", "ForeignMemory"]
+
+class _Owner:
+    """What both owners share: ``ptr`` is None once released."""
+    ptr: int | None
+    device: int | None  # the device ordinal (None: not known yet)
+    stream: int | None  # the raw handle of the allocation's stream (None: synchronous)
+    @property
+    def _exports(self) -> int: ...
+    def export(self) -> None: ...
+    def unexport(self) -> None: ...
+    def release(self) -> None: ...
+
+class DeviceMemory(_Owner):
+    """``nbytes`` of device memory in the current context, stream-ordered on ``stream`` where given."""
+    @property
+    def nbytes(self) -> int: ...
+    def __init__(self, nbytes: int, stream: _StreamLike = ...) -> None: ...
+    def __del__(self) -> None: ...
+
+class ForeignMemory(_Owner):
+    """Memory another object (``owner``) owns; ``on_release`` runs at :meth:`release`."""
+    owner: object
+    dlpack_type: int | None  # DLPack's device type where the memory came from DLPack
+    def __init__(self, ptr: int, owner: object, device: int | None = ...,
+                 on_release: Callable[[], object] | None = ..., dlpack_type: int | None = ...) -> None: ...
