@@ -30,6 +30,10 @@ cdef extern from "cuda.h" nogil:
     CUresult c_cuStreamQuery "cuStreamQuery"(CUstream hStream)
     CUresult c_cuMemcpyHtoDAsync "cuMemcpyHtoDAsync"(CUdeviceptr dstDevice, const void* srcHost,
                                                      size_t ByteCount, CUstream hStream)
+    CUresult c_cuMemAlloc "cuMemAlloc"(CUdeviceptr* dptr, size_t bytesize)
+    CUresult c_cuMemFree "cuMemFree"(CUdeviceptr dptr)
+    CUresult c_cuMemcpyHtoD "cuMemcpyHtoD"(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount)
+    CUresult c_cuMemcpyDtoH "cuMemcpyDtoH"(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount)
     CUresult c_cuLaunchKernel "cuLaunchKernel"(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                             unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
                             unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra)
@@ -141,4 +145,34 @@ def cudaLaunchKernel(uintptr_t f, (unsigned int, unsigned int, unsigned int) gri
     cdef cudaError_t r
     with nogil:
         r = c_cudaLaunchKernel(<const void*>f, g, b, <void**>params, shared, <CUstream>stream)
+    return _status(r)
+
+
+# The copy rows' C calls (host addresses as ints), in a process whose device
+# allocations are the cubind worker's: what a 1 MiB cuMemAlloc/cuMemFree costs
+# depends on the allocations already live (alloc_state.c), so C's own process
+# is no reference for to_gpu's allocation.
+def cuMemcpyHtoD(CUdeviceptr dst, uintptr_t src, size_t count):
+    cdef CUresult r
+    with nogil:
+        r = c_cuMemcpyHtoD(dst, <const void*>src, count)
+    return _status(r)
+
+
+def cuMemcpyDtoH(uintptr_t dst, CUdeviceptr src, size_t count):
+    cdef CUresult r
+    with nogil:
+        r = c_cuMemcpyDtoH(<void*>dst, src, count)
+    return _status(r)
+
+
+def to_gpu(uintptr_t src, size_t count):
+    """What to_gpu does: allocate, copy, free (the free as the array goes)."""
+    cdef CUdeviceptr p = 0
+    cdef CUresult r
+    with nogil:
+        r = c_cuMemAlloc(&p, count)
+        if r == 0:
+            r = c_cuMemcpyHtoD(p, <const void*>src, count)
+            c_cuMemFree(p)
     return _status(r)

@@ -468,10 +468,29 @@ def bare_of(rows):
     return plain
 
 
+def bare_copies(rows):
+    """The copy rows as _bare's C calls on the same host and device buffers."""
+    import _bare
+    plain = {}
+    for size, nbytes in COPY_SIZES.items():
+        set_fn, (host,), after = rows[f"HtoD_set_{size}"][:3]
+        device = set_fn.__self__
+        host_out = rows[f"DtoH_get_{size}"][3]["out"]
+        plain[f"HtoD_set_{size}"] = (_bare.cuMemcpyHtoD, (device.ptr, host.ctypes.data, nbytes), after)
+        plain[f"DtoH_get_{size}"] = (_bare.cuMemcpyDtoH, (host_out.ctypes.data, device.ptr, nbytes), after)
+        plain[f"HtoD_to_gpu_{size}"] = (_bare.to_gpu, (host.ctypes.data, nbytes), after)
+    return plain
+
+
 def rows_bare(ptx):
-    """cubind sets up (context, module, stream); the calls are _bare's."""
-    rows, keep = rows_cubind(ptx)
-    return bare_of(rows), keep
+    """cubind sets up (context, module, stream, and the Pythonic rows' arrays,
+    so that the device allocations live are the cubind worker's); the calls
+    are _bare's."""
+    rows, keep = rows_cubind_pythonic(ptx)
+    plain = bare_of(rows)
+    if all(call in rows and not isinstance(rows[call], str) for call in COPIES):
+        plain.update(bare_copies(rows))
+    return plain, keep
 
 
 BACKENDS = {"cubind": rows_cubind_pythonic, "cuda_bindings": rows_cuda_bindings, "cuda_core": rows_cuda_core,
