@@ -561,9 +561,10 @@ def _to_gpu_contiguous(host):
     the planning, ordering and checks a copy into an existing array needs
     (each is trivially satisfied by a new array)."""
     mem = DeviceMemory(host.nbytes)
-    out = Array._make(mem, 0, host.shape, _layout.c_strides(host.shape, host.itemsize), host.dtype, None, 0)
+    # The copy straight after the allocation: on the H100, Python work between
+    # the two made the pair measurably slower (bench/README.md, copies).
     _array_copy.contiguous_to_device(mem.ptr, host)
-    return out
+    return Array._make(mem, 0, host.shape, _layout.c_strides(host.shape, host.itemsize), host.dtype, None, 0)
 
 
 def asarray(obj, stream=None):

@@ -22,6 +22,7 @@ level, so that the no-GPU tests can stand an emulated driver in for it.
 import sys
 
 from cubind import _pending
+from cubind._context import ensure_context
 from cubind._errors import CUDAError
 from cubind._handles import stream_handle
 
@@ -29,7 +30,6 @@ __all__ = ["DeviceMemory", "ForeignMemory"]
 
 cdef object _cuda = None
 cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
-cdef object _ensure_context = None
 
 
 cdef object _driver():
@@ -107,8 +107,13 @@ cdef class DeviceMemory(_Owner):
     def __init__(self, nbytes, stream=None):
         cuda = _driver()
         # A failed allocation leaves ptr None: nothing for __del__ to free.
-        self.device = _current_device(cuda)
-        self._ctx = int(_ok(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent") or 0)
+        err, ctx = cuda.cuCtxGetCurrent()
+        if err == 0 and ctx is not None and int(ctx) != 0:
+            self.device = int(_ok(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+        else:  # none current (or the driver not initialized): ensure_context makes one so
+            self.device = ensure_context()
+            ctx = _ok(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        self._ctx = int(ctx or 0)
         self.nbytes = nbytes
         # The stream object itself is kept so that a CuPy, PyTorch or cubind
         # stream is not destroyed before the memory ordered on it is freed.
@@ -182,17 +187,3 @@ cdef class ForeignMemory(_Owner):
     def __repr__(self):
         state = "released" if self.ptr is None else f"0x{self.ptr:x}"
         return f"<cubind ForeignMemory {state}, owner {type(self.owner).__name__}>"
-
-
-cdef object _current_device(cuda):
-    """The ordinal of the current context's device; where none is current,
-    what :func:`cubind._context.ensure_context` makes current."""
-    global _ensure_context
-    err, ctx = cuda.cuCtxGetCurrent()
-    if err == 0 and ctx is not None and int(ctx) != 0:
-        return int(_ok(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
-    if _ensure_context is None:
-        from cubind._context import ensure_context
-
-        _ensure_context = ensure_context
-    return _ensure_context()
