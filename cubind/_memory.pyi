@@ -4,7 +4,7 @@ from typing import Callable
 
 from cubind import _StreamLike
 
-__all__ = ["DeviceMemory", "ForeignMemory"]
+__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver"]
 
 class _Owner:
     """What both owners share: ``ptr`` is None once released."""
@@ -30,3 +30,6 @@ class ForeignMemory(_Owner):
     dlpack_type: int | None  # DLPack's device type where the memory came from DLPack
     def __init__(self, ptr: int, owner: object, device: int | None = ...,
                  on_release: Callable[[], object] | None = ..., dlpack_type: int | None = ...) -> None: ...
+
+def use_python_driver(on: bool) -> bool:
+    """Routes DeviceMemory's driver calls through the ``cuda`` module's functions (tests); returns the previous setting."""

@@ -12,23 +12,33 @@ allocation and release are ordered with the work queued there.
 ``__cuda_array_interface__``, DLPack or a raw pointer): releasing it drops the
 reference that kept the other library's object alive.
 
-Compiled, because every array made and dropped (``to_gpu``, ``empty``, each
-temporary) creates and releases one owner: as Python classes they were most of
-what ``to_gpu`` cost above its three driver calls (bench/copies_inprocess.py).
-The driver is still called through the ``cuda`` module's functions, not its C
-level, so that the no-GPU tests can stand an emulated driver in for it.
+Compiled, and calling the driver through its C level, because every array
+made and dropped (``to_gpu``, ``empty``, each temporary) creates and releases
+one owner: as Python classes they were most of what ``to_gpu`` cost above its
+driver calls, and on the H100 even a few Python-level calls between a 1 MiB
+copy and its allocation or free cost microseconds each (bench/README.md,
+copies). :func:`use_python_driver` routes the calls through the ``cuda``
+module's functions instead, for the no-GPU tests' emulated driver.
 """
 
 import sys
+
+from libc.stdint cimport uintptr_t
+
+cimport cuda.cdriver as cdrv
 
 from cubind import _pending
 from cubind._context import ensure_context
 from cubind._errors import CUDAError
 from cubind._handles import stream_handle
 
-__all__ = ["DeviceMemory", "ForeignMemory"]
+__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver"]
 
 cdef object _cuda = None
+# How DeviceMemory reaches the driver: through its C level (every allocation
+# and release does), or, set by use_python_driver(), through the cuda
+# module's functions, which the no-GPU tests replace with an emulated GPU.
+cdef bint _through_python = False
 cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
 
 
@@ -39,6 +49,19 @@ cdef object _driver():
 
         _cuda = cuda
     return _cuda
+
+
+def use_python_driver(bint on):
+    """Routes DeviceMemory's driver calls through the ``cuda`` module's
+    functions (``True``) or their C level (``False``, the default); returns
+    the previous setting. For tests that emulate the driver in Python."""
+    global _through_python
+    previous, _through_python = _through_python, on
+    return previous
+
+
+cdef _fail(int err, str call):
+    raise CUDAError(_driver().CUresult(err), call)
 
 
 cdef object _ok(tuple result, str call):
@@ -102,24 +125,65 @@ cdef class DeviceMemory(_Owner):
 
     cdef readonly object nbytes
     cdef object _stream_obj
-    cdef object _ctx
+    cdef uintptr_t _ctx
+    cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
 
     def __init__(self, nbytes, stream=None):
-        cuda = _driver()
         # A failed allocation leaves ptr None: nothing for __del__ to free.
-        err, ctx = cuda.cuCtxGetCurrent()
-        if err == 0 and ctx is not None and int(ctx) != 0:
-            self.device = int(_ok(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
-        else:  # none current (or the driver not initialized): ensure_context makes one so
-            self.device = ensure_context()
-            ctx = _ok(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent")
-        self._ctx = int(ctx or 0)
+        if nbytes < 0:
+            raise OverflowError(f"nbytes: {nbytes} is negative")
         self.nbytes = nbytes
         # The stream object itself is kept so that a CuPy, PyTorch or cubind
         # stream is not destroyed before the memory ordered on it is freed.
         self._stream_obj = stream
         self.stream = None if stream is None else stream_handle(stream)
-        if nbytes == 0:  # the driver refuses empty allocations; nothing needs an address
+        if _through_python:
+            self._python_route = True
+            self._allocate_python(nbytes)
+            return
+        cdef cdrv.CUcontext ctx = NULL
+        cdef cdrv.CUdevice dev = 0
+        cdef cdrv.CUdeviceptr ptr = 0
+        cdef size_t n = nbytes
+        cdef cdrv.CUstream hstream = NULL
+        cdef cdrv.CUresult err = cdrv.cuCtxGetCurrent(&ctx)
+        if err == 0 and ctx != NULL:
+            err = cdrv.cuCtxGetDevice(&dev)
+            if err != 0:
+                _fail(err, "cuCtxGetDevice")
+            self.device = dev
+        else:  # none current (or the driver not initialized): ensure_context makes one so
+            self.device = ensure_context()
+            err = cdrv.cuCtxGetCurrent(&ctx)
+            if err != 0:
+                _fail(err, "cuCtxGetCurrent")
+        self._ctx = <uintptr_t>ctx
+        if n == 0:  # the driver refuses empty allocations; nothing needs an address
+            self.ptr = 0
+            return
+        if self.stream is None:
+            with nogil:
+                err = cdrv.cuMemAlloc(&ptr, n)
+            if err != 0:
+                _fail(err, "cuMemAlloc")
+        else:
+            hstream = <cdrv.CUstream><uintptr_t>self.stream
+            with nogil:
+                err = cdrv.cuMemAllocAsync(&ptr, n, hstream)
+            if err != 0:
+                _fail(err, "cuMemAllocAsync")
+        self.ptr = ptr
+
+    cdef _allocate_python(self, nbytes):
+        cuda = _driver()
+        err, ctx = cuda.cuCtxGetCurrent()
+        if err == 0 and ctx is not None and int(ctx) != 0:
+            self.device = int(_ok(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
+        else:
+            self.device = ensure_context()
+            ctx = _ok(cuda.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        self._ctx = int(ctx or 0)
+        if nbytes == 0:
             self.ptr = 0
         elif self.stream is None:
             self.ptr = int(_ok(cuda.cuMemAlloc(nbytes), "cuMemAlloc"))
@@ -132,6 +196,38 @@ cdef class DeviceMemory(_Owner):
         # collector in another thread may not find current.
         if self.nbytes == 0:
             return
+        if self._python_route:
+            self._free_python()
+            return
+        cdef cdrv.CUcontext current = NULL
+        cdef cdrv.CUdeviceptr ptr = self._address
+        cdef cdrv.CUstream hstream = NULL
+        cdef cdrv.CUresult err = cdrv.cuCtxGetCurrent(&current)
+        cdef bint pushed = self._ctx != 0 and (err != 0 or <uintptr_t>current != self._ctx)
+        if pushed:
+            err = cdrv.cuCtxPushCurrent(<cdrv.CUcontext>self._ctx)
+            if err != 0:
+                _fail(err, "cuCtxPushCurrent")
+        try:
+            if _held:
+                _pending.wait_for(self, self.stream)
+            if self.stream is None:
+                with nogil:
+                    err = cdrv.cuMemFree(ptr)
+                if err != 0:
+                    _fail(err, "cuMemFree")
+            else:
+                hstream = <cdrv.CUstream><uintptr_t>self.stream
+                with nogil:
+                    err = cdrv.cuMemFreeAsync(ptr, hstream)
+                if err != 0:
+                    _fail(err, "cuMemFreeAsync")
+        finally:
+            if pushed:
+                cdrv.cuCtxPopCurrent(&current)
+        self._stream_obj = None
+
+    cdef _free_python(self):
         cuda = _driver()
         ptr = self._address
         err, current = cuda.cuCtxGetCurrent()

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import cubind._array_kernels as kernels
-from cubind import _dlpack, _layout, _pending
+from cubind import _dlpack, _layout, _memory, _pending
 from cubind._array import Array, DeviceArray, asarray, empty, from_dlpack, to_gpu, zeros
 from cubind._dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
 from cubind._errors import CUDAError
@@ -249,7 +249,9 @@ def gpu(monkeypatch):
 
         monkeypatch.setattr(cuda, name, recorded)
     monkeypatch.setattr(kernels, "_kernel", emulated.kernel)
+    previous = _memory.use_python_driver(True)  # DeviceMemory calls the emulated functions too
     yield emulated
+    _memory.use_python_driver(previous)
     _pending._pending.clear()  # what a test left queued goes with its emulator
     emulated.calls.clear()
     gc.collect()
@@ -1036,6 +1038,18 @@ def test_release_from_another_context_pushes_the_memorys_own(gpu, monkeypatch):
     a.free()
     assert gpu.names() == ["cuCtxPushCurrent", "cuMemFree", "cuCtxPopCurrent"]
     assert gpu.calls[0] == ("cuCtxPushCurrent", (0xC0,))
+
+
+def test_device_memory_refuses_a_negative_size_on_either_route():
+    from cubind._memory import DeviceMemory
+
+    for python_route in (False, True):
+        previous = _memory.use_python_driver(python_route)
+        try:
+            with pytest.raises(OverflowError, match="nbytes: -1 is negative"):
+                DeviceMemory(-1)
+        finally:
+            assert _memory.use_python_driver(previous) is python_route
 
 
 def test_stream_allocation_is_stream_ordered(gpu):
