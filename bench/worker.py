@@ -113,6 +113,20 @@ def _host_buffers():
             for size, nbytes in COPY_SIZES.items()}
 
 
+def _copy_rows(empty, to_device, after):
+    """The copy rows of an array library with ``set(host)``, ``get(out=)``,
+    ``empty(shape, dtype)`` and a ``to_device(host)`` (to_gpu, asarray):
+    (rows, host buffers, device arrays), all kept by the caller."""
+    rows, devices = {}, {}
+    hosts = _host_buffers()
+    for size, (host, host_out) in hosts.items():
+        devices[size] = device = empty(host.shape, host.dtype)
+        rows[f"HtoD_set_{size}"] = (device.set, (host,), after)
+        rows[f"DtoH_get_{size}"] = (device.get, (), after, {"out": host_out})
+        rows[f"HtoD_to_gpu_{size}"] = (to_device, (host,), after)
+    return rows, hosts, devices
+
+
 def _ok(result, call):
     err = result[0] if isinstance(result, tuple) else result
     if int(err) != 0:
@@ -224,13 +238,8 @@ def rows_cubind_pythonic(ptx):
         "saxpy_pythonic_arrays": (kernel, (1, 32, 2.0, *arrays, 32), sync_default),
         "saxpy_launch_config": (cubind.launch, (config, kernel, 2.0, x, y, out, 32), stream.synchronize),
     })
-    hosts = _host_buffers()
-    devices = {}
-    for size, (host, host_out) in hosts.items():
-        devices[size] = device = cubind.empty(host.shape, host.dtype)
-        rows[f"HtoD_set_{size}"] = (device.set, (host,), sync_default)
-        rows[f"DtoH_get_{size}"] = (device.get, (), sync_default, {"out": host_out})
-        rows[f"HtoD_to_gpu_{size}"] = (cubind.to_gpu, (host,), sync_default)
+    copies, hosts, devices = _copy_rows(cubind.empty, cubind.to_gpu, sync_default)
+    rows.update(copies)
     return rows, (keep, module, stream, dbuf, arrays, config, hosts, devices)
 
 
@@ -425,13 +434,8 @@ def _rows_cupy_pythonic(cupy):
         "saxpy_pythonic_stream": (saxpy, ((1,), (32,), (a, x, y, out, n)), stream.synchronize, {"stream": stream}),
         "saxpy_pythonic_arrays": (saxpy, ((1,), (32,), (a, *arrays, n)), sync_default),
     }
-    hosts = _host_buffers()
-    devices = {}
-    for size, (host, host_out) in hosts.items():
-        devices[size] = device = cupy.empty(host.shape, host.dtype)
-        rows[f"HtoD_set_{size}"] = (device.set, (host,), sync_default)
-        rows[f"DtoH_get_{size}"] = (device.get, (), sync_default, {"out": host_out})
-        rows[f"HtoD_to_gpu_{size}"] = (cupy.asarray, (host,), sync_default)
+    copies, hosts, devices = _copy_rows(cupy.empty, cupy.asarray, sync_default)
+    rows.update(copies)
     return rows, (saxpy, stream, arrays, hosts, devices)
 
 

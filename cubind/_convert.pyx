@@ -68,18 +68,24 @@ cdef double double_slow(object o, const char* name) except? -1.0:
     return float(o)
 
 
-cdef object cstring_slow(object o, const char* name):
-    if o is None:
-        return None
+cdef bytes _c_bytes(object o, const char* name, str expected):
+    """``o`` (str, as UTF-8, or bytes) as the bytes of a C string, refusing a
+    NUL inside; ``expected`` names what the parameter takes."""
     if isinstance(o, str):
         b = (<str>o).encode("utf-8")
     elif isinstance(o, (bytes, bytearray)):
         b = bytes(o)
     else:
-        raise TypeError(f"{name.decode()}: expected bytes, str or None, got {_type_name(o)}")
+        raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
     if b"\0" in b:
         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")
     return b
+
+
+cdef object cstring_slow(object o, const char* name):
+    if o is None:
+        return None
+    return _c_bytes(o, name, "bytes, str or None")
 
 
 cdef void* address_slow(object o, const char* name) except? NULL:
@@ -155,15 +161,7 @@ cdef bytes fixed_string_of(const char* p, size_t size):
 
 
 cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
-    cdef bytes data
-    if isinstance(item, str):
-        data = (<str>item).encode()
-    elif isinstance(item, (bytes, bytearray)):
-        data = bytes(item)
-    else:
-        raise TypeError(f"{name.decode()}: expected bytes or str, got {_type_name(item)}")
-    if b"\0" in data:
-        raise ValueError(f"{name.decode()}: a NUL inside the string would end it early")
+    cdef bytes data = _c_bytes(item, name, "bytes or str")
     if <size_t>len(data) >= size:
         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
     memcpy(buf, <const char*>data, len(data))
