@@ -15,11 +15,12 @@ not change. ``CUBIND_NO_COMPILE=1`` turns "would compile" into an error, for
 checks that must reuse that build (tests/test_packaging.py).
 """
 
+import importlib.util
 import json
 import os
 import re
-import shutil
 import sys
+import threading
 import time
 
 from setuptools import Extension, setup
@@ -51,39 +52,75 @@ CYTHON_DIRECTIVES = {
 # ordinary comment; tracebacks still name it).
 OVERRIDDEN_HEADER_DIRECTIVES = ("embedsignature",)
 
-# (module, needs the CUDA headers); the driver's Python layer first: it takes
-# most of the build, so it starts at once while the others share the rest.
+# The driver's Python layer first: it takes most of the build, so it starts
+# at once while the others share the rest.
 MODULES = [
-    ("cuda._driver", True),
-    ("cuda.cudart", True),
-    ("cuda.cdriver", True),
-    ("cuda.cruntime", True),
-    ("nvrtc._nvrtc", True),
-    ("nvrtc.cnvrtc", True),
-    ("nvjitlink._nvjitlink", True),
-    ("nvjitlink.cnvjitlink", True),
-    ("nvvm._nvvm", True),
-    ("nvvm.cnvvm", True),
-    ("cubind._convert", False),
-    ("cubind._loader", False),
-    ("cubind._launch", True),
-    ("cubind._dlpack", False),
-    ("cubind._memory", False),
+    "cuda._driver",
+    "cuda.cudart",
+    "cuda.cdriver",
+    "cuda.cruntime",
+    "nvrtc._nvrtc",
+    "nvrtc.cnvrtc",
+    "nvjitlink._nvjitlink",
+    "nvjitlink.cnvjitlink",
+    "nvvm._nvvm",
+    "nvvm.cnvvm",
+    "cubind._convert",
+    "cubind._loader",
+    "cubind._launch",
+    "cubind._dlpack",
+    "cubind._memory",
 ]
 
+ROOT = os.path.dirname(os.path.abspath(__file__))
 
-def cuda_include_dir():
-    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        candidates.append(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))))
-    candidates.append("/usr/local/cuda")
-    for root in filter(None, candidates):
-        include = os.path.join(root, "include")
-        if os.path.exists(os.path.join(include, "cuda.h")):
-            return include
-    sys.exit("cubind: CUDA headers not found; set CUDA_HOME to the toolkit (searched: "
-             + ", ".join(filter(None, candidates)) + ")")
+
+def _load_cuda_paths():
+    """cubind/_cuda_paths.py, loaded by path: the package is not built yet."""
+    spec = importlib.util.spec_from_file_location("_cubind_cuda_paths", os.path.join(ROOT, "cubind", "_cuda_paths.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+cimport\s+([\w, ]+)|cimport\s+([\w.]+))", re.M)
+EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"<>*]+)"', re.M)
+
+
+def extern_headers(pyx):
+    """The headers the module's C includes: its ``cdef extern from "h"`` and
+    those of every .pxd of this tree it cimports, its own .pxd first."""
+    headers, seen = [], set()
+    pyx = os.path.join(ROOT, pyx)
+    pending = [pyx[:-len(".pyx")] + ".pxd", pyx]
+    while pending:
+        path = pending.pop(0)
+        if path in seen or not os.path.isfile(path):
+            continue
+        seen.add(path)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        headers += [h for h in EXTERN.findall(text) if h not in headers]
+        for package, names, module in CIMPORT.findall(text):
+            if module:
+                pending.append(os.path.join(ROOT, *module.split(".")) + ".pxd")
+            else:
+                base = os.path.join(ROOT, *package.split("."))
+                pending.append(base + ".pxd")
+                pending += [os.path.join(base, n.strip()) + ".pxd" for n in names.split(",") if n.strip()]
+    return headers
+
+
+def cuda_include_dirs(ext, paths):
+    """The include directories of the CUDA headers ``ext``'s sources include
+    (Python's own headers aside), from the first CUDA installation holding
+    them all; raises paths.HeaderNotFound naming the module and every place looked."""
+    python = paths.python_include_dirs()
+    headers = [h for pyx in ext.sources for h in extern_headers(pyx)
+               if not any(os.path.isfile(os.path.join(d, h)) for d in python)]
+    if not headers:
+        return None, []
+    return paths.find_headers(headers, module=ext.name)
 
 
 def log(message):
@@ -102,16 +139,32 @@ class build_ext(_build_ext):
             # the two large modules took 280 s compiled side by side, 211 s
             # one after the other. -j N overrides.
             self.parallel = max(1, (os.cpu_count() or 1) // 2)
-        include = cuda_include_dir()
-        for ext in self.extensions:
-            if getattr(ext, "needs_cuda", False) and include not in ext.include_dirs:
-                ext.include_dirs.append(include)
 
     def run(self):
         self._start = time.monotonic()
+        self._find_headers()
         self._cythonize()
         super().run()
         log(f"done in {time.monotonic() - self._start:.0f} s")
+
+    def _find_headers(self):
+        """Each module's CUDA include directories, all found before anything
+        is cythonized or compiled; every missing header is reported at once."""
+        paths = _load_cuda_paths()
+        errors, used = [], {}
+        for ext in self.extensions:
+            try:
+                root, dirs = cuda_include_dirs(ext, paths)
+            except paths.HeaderNotFound as exc:
+                errors.append(str(exc))
+                continue
+            ext.include_dirs += [d for d in dirs if d not in ext.include_dirs]
+            if root is not None:
+                used.setdefault((root.where, root.path), []).append(ext.name)
+        if errors:
+            sys.exit("\n\n".join(["cubind: CUDA headers missing, nothing was compiled."] + errors))
+        for (where, path), names in used.items():
+            log(f"CUDA headers from {path} ({where}) for {len(names)} modules")
 
     def _elapsed(self):
         return f"{time.monotonic() - self._start:.0f} s"
@@ -163,10 +216,66 @@ class build_ext(_build_ext):
         if os.environ.get("CUBIND_NO_COMPILE"):
             raise SystemExit(f"cubind: CUBIND_NO_COMPILE is set but {ext.name} would be compiled")
         size = sum(os.path.getsize(s) for s in ext.sources) / 1e6
-        log(f"{ext.name}: compiling {size:.1f} MB of C ({self._elapsed()})")
+        last = _last_times(self.build_temp).get(ext.name)
+        log(f"{ext.name}: compiling {size:.1f} MB of C ({self._elapsed()})"
+            + (f", {last:.0f} s the last time" if last else ""))
         start = time.monotonic()
-        super().build_extension(ext)
-        log(f"{ext.name}: compiled in {time.monotonic() - start:.0f} s ({self._elapsed()})")
+        with _Heartbeat(ext.name, start, last):
+            super().build_extension(ext)
+        took = time.monotonic() - start
+        _record_time(self.build_temp, ext.name, took)
+        log(f"{ext.name}: compiled in {took:.0f} s ({self._elapsed()})")
+
+
+class _Heartbeat:
+    """A line every HEARTBEAT_S seconds while one module compiles: the
+    driver's and the runtime's C take minutes each, and a build silent that
+    long looks hung."""
+
+    HEARTBEAT_S = 20
+
+    def __init__(self, name, start, expected):
+        self.name, self.start, self.expected = name, start, expected
+        self.done = threading.Event()
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+    def _beat(self):
+        while not self.done.wait(self.HEARTBEAT_S):
+            spent = time.monotonic() - self.start
+            of = f" of about {self.expected:.0f} s" if self.expected and self.expected > spent else ""
+            log(f"{self.name}: still compiling, {spent:.0f} s{of}")
+
+
+_times_lock = threading.Lock()
+
+
+def _times_file(build_temp):
+    return os.path.join(os.path.dirname(build_temp) or ".", "cubind-times.json")
+
+
+def _last_times(build_temp):
+    try:
+        with open(_times_file(build_temp)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _record_time(build_temp, name, seconds):
+    with _times_lock:   # modules compile in parallel threads
+        times = _last_times(build_temp)
+        times[name] = round(seconds, 1)
+        os.makedirs(os.path.dirname(_times_file(build_temp)), exist_ok=True)
+        with open(_times_file(build_temp), "w") as f:
+            json.dump(times, f, indent=1, sort_keys=True)
 
 
 def _wrap(pyx, wrappers):
@@ -234,10 +343,8 @@ def extensions():
     flags = [os.environ.get("CUBIND_OPT", "-O2"), "-g0", "-Wno-sign-compare", "-Wno-misleading-indentation",
              "-Wno-deprecated-declarations"]
     exts = []
-    for name, needs_cuda in MODULES:
-        ext = Extension(name, [name.replace(".", "/") + ".pyx"], extra_compile_args=flags)
-        ext.needs_cuda = needs_cuda
-        exts.append(ext)
+    for name in MODULES:
+        exts.append(Extension(name, [name.replace(".", "/") + ".pyx"], extra_compile_args=flags))
     return exts
 
 

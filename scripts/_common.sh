@@ -10,13 +10,14 @@ PY=$VENV/bin/python
 
 step() { printf '\n== %s\n' "$*"; }
 
-cuda_include() {
-  local root
-  for root in "${CUDA_HOME:-}" "${CUDA_PATH:-}" "$(dirname "$(dirname "$(readlink -f "$(command -v nvcc 2>/dev/null || echo /nonexistent/bin/nvcc)")")")" /usr/local/cuda; do
-    [ -n "$root" ] && [ -f "$root/include/cuda.h" ] && { echo "$root/include"; return; }
-  done
-  echo "CUDA headers not found: set CUDA_HOME" >&2
-  return 1
+# cuda_include_args SPEC...: -I options for the headers the specs parse (and
+# what those include), from the one CUDA search (cubind/_cuda_paths.py) that
+# setup.py and the loader use too.
+cuda_include_args() {
+  local specs=() spec dirs
+  for spec in "$@"; do specs+=(--spec "$spec"); done
+  dirs=$("$BASE_PYTHON" "$ROOT/cubind/_cuda_paths.py" include-dirs "${specs[@]}") || return 1
+  while IFS= read -r dir; do printf -- '-I\n%s\n' "$dir"; done <<<"$dirs"
 }
 
 # apt_install WHY PACKAGE...: installs the Debian packages not installed yet,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates every library in bindings/ from a toolkit's headers.
 #   scripts/regenerate.sh [--cuda-include DIR]... [--report] [OUT_DIR]
-# Default: the installed toolkit's include directory, into the repository
-# itself. --cuda-include (repeatable) names other headers, e.g. those of
+# Default: the headers' directories found as setup.py finds them
+# (cubind/_cuda_paths.py: CUDA_HOME, else nvcc, conda, wheels, the system),
+# into the repository itself. --cuda-include (repeatable) names other headers, e.g. those of
 # NVIDIA's pip wheels for another CUDA version (.../nvidia/cuda_runtime/include,
 # .../nvidia/cuda_nvrtc/include, ...); generate those into a build directory,
 # not over the committed files. --report prints each library's coverage.
@@ -20,7 +21,10 @@ done
 out=${1:-$ROOT}
 gen=${CUBIND_GEN:-$ROOT/generator/build/cubind-gen}
 [ -x "$gen" ] || { install_generator_deps; build_generator; }
-[ ${#includes[@]} -gt 0 ] || includes=(-I "$(cuda_include)")
+if [ ${#includes[@]} -eq 0 ]; then
+  found=$(cuda_include_args "$ROOT"/bindings/*.toml)
+  mapfile -t includes <<<"$found"
+fi
 for spec in "$ROOT"/bindings/*.toml; do
   "$gen" --spec "$spec" "${includes[@]}" --templates "$ROOT/templates" --out "$out" "${report[@]}"
 done

@@ -39,7 +39,7 @@ fi
 
 step "$name: regenerating into $work/tree"
 mkdir -p "$work/tree"
-CUBIND_GEN=$gen bash "$ROOT/scripts/regenerate.sh" --cuda-include "$work/root/include" --report "$work/tree" \
+CUDA_HOME=$work/root CUBIND_GEN=$gen bash "$ROOT/scripts/regenerate.sh" --report "$work/tree" \
   | tee "$work/tree/REPORT.txt" | grep -E '^(total|[A-Za-z_]+\.h): '
 # The working tree's own files (tracked or new, not ignored) complete the tree;
 # generated files are not overwritten.

@@ -4,45 +4,43 @@ expect its version.
 
 One source of truth: ``CUBIND_CUDA_INCLUDE`` (set by scripts/toolkit-build.sh
 to the headers of another toolkit's wheels), else the search setup.py makes
-(``CUDA_HOME``, ``CUDA_PATH``, the toolkit of ``nvcc``, ``/usr/local/cuda``).
+(cubind/_cuda_paths.py).
 """
 
 import functools
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _toolkit_roots():
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            yield Path(os.environ[var])
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        yield Path(os.path.realpath(nvcc)).parent.parent
-    yield Path("/usr/local/cuda")
+def _paths():
+    from cubind import _cuda_paths  # the search setup.py makes
+
+    return _cuda_paths
 
 
 @functools.cache
 def cuda_include():
-    """The include directory the bindings were generated and built from (None if there is none)."""
+    """The include directory of cuda.h the bindings were generated and built from (None if there is none)."""
     if os.environ.get("CUBIND_CUDA_INCLUDE"):
         return Path(os.environ["CUBIND_CUDA_INCLUDE"])   # taken as given: never another toolkit's
-    for root in _toolkit_roots():
-        if (root / "include" / "cuda.h").is_file():
-            return root / "include"
-    return None
+    return header("cuda.h").parent if header("cuda.h") else None
 
 
 def header(name):
-    """The path of ``name`` (e.g. "cuda.h") in that include directory, or None."""
-    include = cuda_include()
-    path = include / name if include else None
-    return path if path and path.is_file() else None
+    """The path of ``name`` (e.g. "cuda.h", "nvvm.h") where the build finds it, or None."""
+    if os.environ.get("CUBIND_CUDA_INCLUDE"):
+        path = Path(os.environ["CUBIND_CUDA_INCLUDE"]) / name
+        return path if path.is_file() else None
+    paths = _paths()
+    try:
+        _root, dirs = paths.find_headers([name])
+    except paths.HeaderNotFound:
+        return None
+    return next(Path(d) / name for d in dirs if (Path(d) / name).is_file())
 
 
 @functools.cache
@@ -81,9 +79,9 @@ def library(soname, wheel_subdirs=()):
             path = Path(entry or ".") / sub / soname
             if path.is_file():
                 return path
-    for root in _toolkit_roots():
-        for lib in ("lib64", "lib"):
-            path = root / lib / soname
+    for root in _paths().roots(wheels=False):
+        for lib in root.lib_dirs(("lib64", "lib")):
+            path = Path(lib) / soname
             if path.is_file():
                 return path
     return None

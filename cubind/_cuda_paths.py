@@ -1,0 +1,273 @@
+"""Where a CUDA installation keeps its headers and libraries, in every layout
+it comes in: one search for the build (setup.py), the scripts that
+regenerate the bindings, the library loader and ``cubind.Program``.
+
+The layouts:
+
+- a toolkit tree, NVIDIA's runfile/deb/rpm (``/usr/local/cuda``): ``include/``,
+  ``nvvm/include/``, ``targets/<arch>-linux/include/``; ``lib64/``, ``nvvm/lib64/``;
+- conda's ``cuda-*`` packages (``$CONDA_PREFIX``): ``targets/<arch>-linux/include``,
+  ``include/``, ``nvvm/include/``; ``lib/``, ``nvvm/lib64/``;
+- NVIDIA's pip wheels (``site-packages/nvidia``): ``cu13/include`` (CUDA 13's
+  merged wheels) and one ``<component>/include`` per wheel (``cuda_runtime``,
+  ``cuda_nvrtc``, ``cuda_nvcc/nvvm/include``, ...);
+- Debian's ``nvidia-cuda-toolkit``: ``/usr/include``, ``/usr/lib/nvidia-cuda-toolkit``.
+
+``CUDA_HOME`` (then ``CUDA_PATH``), when set, is the installation: nothing else
+is searched, and it may be any of the layouts
+(``CUDA_HOME=.../site-packages/nvidia/cu13`` too). Otherwise roots are taken in
+this order: the toolkit of the ``nvcc`` on ``PATH``, ``CONDA_PREFIX``, the wheels
+in the Python environment (and in ``VIRTUAL_ENV``, which a build-isolated
+``pip install`` leaves set), Debian's, ``/usr/local/cuda``, ``/opt/cuda``.
+
+This file imports nothing of cubind: setup.py loads it by path before
+anything is built, and ``python cubind/_cuda_paths.py include-dirs cuda.h ...``
+serves the shell scripts.
+"""
+
+import glob
+import os
+import platform
+import re
+import shutil
+import sys
+import sysconfig
+
+__all__ = ["Root", "roots", "site_dirs", "find_headers", "HeaderNotFound"]
+
+_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}.get(
+    platform.machine().lower(), platform.machine().lower())
+
+
+class HeaderNotFound(Exception):
+    """A header none of the roots holds; the message names every place looked."""
+
+
+class Root:
+    """One CUDA installation: where it was found (``where``), its directory, and
+    its include and library directories that exist, in search order."""
+
+    def __init__(self, where, path, includes, libs):
+        self.where, self.path = where, path
+        self.includes = _existing(includes)
+        self.libs = _existing(libs)
+
+    def __repr__(self):
+        return f"Root({self.where!r}, {self.path!r})"
+
+    def lib_dirs(self, subdirs):
+        """The library directories for a library kept in ``subdirs`` of a
+        toolkit (``("lib64", "lib")``, libNVVM's ``("nvvm/lib64",)``), in
+        this layout: the toolkit's own, then under ``targets/<arch>``."""
+        if self.where == "site-packages":
+            return []   # wheels are searched by their own subdirectories (the spec's wheel_subdirs)
+        dirs = [os.path.join(self.path, sub) for sub in subdirs]
+        dirs += [os.path.join(self.path, "targets", f"{_ARCH}-linux", sub) for sub in subdirs]
+        if self.path == "/usr":   # Debian: the multiarch library directory
+            dirs.append(f"/usr/lib/{platform.machine()}-linux-gnu")
+        return dirs
+
+
+def _existing(paths):
+    out = []
+    for path in paths:
+        if os.path.isdir(path) and path not in out:
+            out.append(path)
+    return out
+
+
+def _tree(where, path):
+    """A toolkit, conda or merged-wheel tree rooted at ``path``."""
+    if os.path.realpath(path) == "/usr":   # Debian's nvcc is /usr/bin/nvcc
+        return _debian(where)
+    includes = [os.path.join(path, "include"),
+                os.path.join(path, "targets", f"{_ARCH}-linux", "include"),
+                os.path.join(path, "nvvm", "include")]
+    libs = [os.path.join(path, "lib64"), os.path.join(path, "lib"),
+            os.path.join(path, "targets", f"{_ARCH}-linux", "lib"), os.path.join(path, "nvvm", "lib64")]
+    if os.path.isdir(os.path.join(path, "cu13")) or os.path.isdir(os.path.join(path, "cuda_runtime")):
+        return _wheels(where, path)   # the variable names site-packages/nvidia itself
+    return Root(where, path, includes, libs)
+
+
+def _wheels(where, nvidia):
+    """NVIDIA's wheels under ``nvidia``: the merged ``cu<major>`` trees first
+    (newest), then each component's directories."""
+    merged = sorted(glob.glob(os.path.join(nvidia, "cu[0-9]*")), reverse=True)
+    parts = [d for d in sorted(glob.glob(os.path.join(nvidia, "*"))) if d not in merged]
+    includes, libs = [], []
+    for d in merged + parts:
+        includes += [os.path.join(d, "include"), os.path.join(d, "nvvm", "include")]
+        libs += [os.path.join(d, "lib"), os.path.join(d, "nvvm", "lib64")]
+    return Root(where, nvidia, includes, libs)
+
+
+def _debian(where):
+    """Debian's packages: headers in /usr/include, the toolkit's own files in
+    /usr/lib/nvidia-cuda-toolkit, libraries in the multiarch directory."""
+    return Root(where, "/usr",
+                ["/usr/include", "/usr/lib/nvidia-cuda-toolkit/include", "/usr/lib/nvidia-cuda-toolkit/nvvm/include"],
+                [f"/usr/lib/{platform.machine()}-linux-gnu", "/usr/lib/nvidia-cuda-toolkit/nvvm/lib64"])
+
+
+def site_dirs():
+    """The Python environment's package directories: ``site``'s, then
+    ``sys.path``'s, then ``VIRTUAL_ENV``'s, existing ones once each."""
+    import site
+
+    dirs = []
+    if hasattr(site, "getsitepackages"):   # missing in some old virtualenvs
+        dirs += site.getsitepackages()
+    if hasattr(site, "getusersitepackages"):
+        dirs.append(site.getusersitepackages())
+    dirs += sys.path
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:
+        dirs += glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))
+    out = []
+    for d in dirs:
+        d = os.path.abspath(d) if d else d   # sys.path may hold "" or relative entries
+        if d and d not in out and os.path.isdir(d):
+            out.append(d)
+    return out
+
+
+def _nvcc_root():
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    return root
+
+
+def roots(wheels=True):
+    """Every CUDA installation to search, in order (see the module's
+    docstring); the same directory only once, at its first place. When
+    CUDA_HOME or CUDA_PATH is set, it is the choice: nothing else is searched,
+    so that a header missing there is an error, not one of another CUDA."""
+    chosen = [_tree(var, os.path.abspath(os.path.expanduser(os.environ[var])))
+              for var in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(var)]
+    if chosen:
+        return _once(chosen)
+    found = []
+    nvcc = _nvcc_root()
+    if nvcc:
+        found.append(_tree("nvcc on PATH", nvcc))
+    if os.environ.get("CONDA_PREFIX"):
+        found.append(_tree("CONDA_PREFIX", os.environ["CONDA_PREFIX"]))
+    if wheels:
+        for d in site_dirs():
+            if os.path.isdir(os.path.join(d, "nvidia")):
+                found.append(_wheels("site-packages", os.path.join(d, "nvidia")))
+    found += fallback_roots()
+    return _once(found)
+
+
+def fallback_roots():
+    """The places searched last, whatever else is found: the system's."""
+    return [_debian("Debian's nvidia-cuda-toolkit"), _tree("/usr/local/cuda", "/usr/local/cuda"),
+            _tree("/opt/cuda", "/opt/cuda")]
+
+
+def _once(found):
+    out, seen = [], set()
+    for root in found:
+        key = os.path.realpath(root.path)
+        if key not in seen:
+            seen.add(key)
+            out.append(root)
+    return out
+
+
+def find_headers(headers, module="cubind", candidates=None):
+    """``(root, include_dirs)``: the first root that holds every one of
+    ``headers``, and the include directories of its that they and the headers
+    they include need (in the root's order: a wheel's ``cuda_runtime.h``
+    includes ``crt/`` headers another wheel holds). Raises HeaderNotFound
+    naming the module, the headers missing and every place looked."""
+    candidates = roots() if candidates is None else candidates
+    looked = []
+    for root in candidates:
+        missing = [h for h in headers if _locate(h, root.includes) is None]
+        if not missing:
+            return root, _needed_dirs(headers, root.includes)
+        looked.append((root, missing))
+    lines = [f"{module}: cannot find the CUDA header{'s' if len(headers) > 1 else ''} "
+             f"{', '.join(headers)}. Looked in:"]
+    for root, missing in looked:
+        places = ", ".join(root.includes) or f"{root.path} (no include directory)"
+        lines.append(f"  {root.where}: {places}: missing {', '.join(missing)}")
+    unset = [v for v in ("CUDA_HOME", "CUDA_PATH") if not os.environ.get(v)]
+    lines.append("Set CUDA_HOME to a CUDA toolkit (/usr/local/cuda-13.0), a conda environment with "
+                 "cuda-* packages, or site-packages/nvidia/cu13 of NVIDIA's wheels"
+                 + (f" (not set: {', '.join(unset)})." if unset else "."))
+    raise HeaderNotFound("\n".join(lines))
+
+
+def _locate(header, dirs):
+    return next((d for d in dirs if os.path.isfile(os.path.join(d, header))), None)
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def _needed_dirs(headers, dirs):
+    """The directories of ``dirs`` that ``headers`` and everything they
+    include resolve through; an include none of them holds is the C
+    library's (or behind a condition) and is left to the compiler."""
+    needed, pending, seen = set(), [(h, None) for h in headers], set()
+    while pending:
+        header, beside = pending.pop()
+        if beside and os.path.isfile(os.path.join(beside, header)):
+            path = os.path.join(beside, header)   # "x.h" next to the file including it
+        else:
+            where = _locate(header, dirs)
+            if where is None:
+                continue
+            needed.add(where)
+            path = os.path.join(where, header)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            with open(path, encoding="latin-1") as f:
+                text = f.read()
+        except OSError:
+            continue
+        pending += [(name, os.path.dirname(path)) for name in _INCLUDE.findall(text)]
+    return [d for d in dirs if d in needed]
+
+
+def python_include_dirs():
+    """Python's own header directories (where Python.h is), not CUDA's."""
+    paths = sysconfig.get_paths()
+    return _existing([paths.get("include", ""), paths.get("platinclude", "")])
+
+
+def spec_headers(spec):
+    """The ``headers = [...]`` of a bindings/*.toml spec (read without a TOML
+    parser: the scripts run under any Python 3)."""
+    with open(spec, encoding="utf-8") as f:
+        match = re.search(r"^headers\s*=\s*\[([^\]]*)\]", f.read(), re.M)
+    return re.findall(r'"([^"]+)"', match.group(1)) if match else []
+
+
+def _main(argv):
+    usage = ("usage: _cuda_paths.py include-dirs (HEADER | --spec FILE)...\n"
+             "prints the include directories holding the headers (and what they include), one a line")
+    if len(argv) < 2 or argv[0] != "include-dirs":
+        sys.exit(usage)
+    headers, args = [], iter(argv[1:])
+    for arg in args:
+        for header in (spec_headers(next(args, "")) if arg == "--spec" else [arg]):
+            if header not in headers:
+                headers.append(header)
+    try:
+        _root, dirs = find_headers(headers, module="cubind-gen")
+    except HeaderNotFound as exc:
+        sys.exit(str(exc))
+    print("\n".join(dirs))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
