@@ -14,12 +14,15 @@ The places below are tried in this order; the first that opens wins:
 3. NVIDIA's pip wheels: for each directory of ``site.getsitepackages()``,
    ``site.getusersitepackages()`` and ``sys.path``, for each entry of
    ``wheel_subdirs`` (e.g. ``nvidia/cu13/lib``), for each soname: that file.
-4. ``$CUDA_HOME`` then ``$CUDA_PATH``: ``<root>/lib64/<soname>`` for each
-   soname, then ``<root>/lib/<soname>`` for each soname (``toolkit_subdirs``
-   replaces lib64, lib for a library kept elsewhere: libNVVM's ``nvvm/lib64``).
+4. The CUDA installations ``cubind/_cuda_paths.py`` finds, as the build
+   does: ``$CUDA_HOME`` then ``$CUDA_PATH`` when set, else the toolkit of the
+   ``nvcc`` on ``PATH`` and ``$CONDA_PREFIX``: ``<root>/lib64/<soname>`` for each
+   soname, then ``<root>/lib/<soname>``, then the same under
+   ``targets/<arch>-linux`` (``toolkit_subdirs`` replaces lib64, lib for a
+   library kept elsewhere: libNVVM's ``nvvm/lib64``).
 5. The system loader: ``dlopen(soname)`` (``LD_LIBRARY_PATH``, ldconfig cache, ...).
-6. ``/usr/local/cuda/lib64/<soname>`` for each soname, then
-   ``/usr/local/cuda/lib/<soname>`` for each soname (or ``toolkit_subdirs``).
+6. The system's installations: Debian's multiarch directory,
+   ``/usr/local/cuda``, ``/opt/cuda`` (``toolkit_subdirs`` as above).
 
 Libraries are opened with ``RTLD_NOW | RTLD_LOCAL``.  The driver stub
 (``lib64/stubs/libcuda.so``) is never picked: a candidate path with a
@@ -125,24 +128,6 @@ def _in_stubs(path):
     return "stubs" in os.path.normpath(path).split(os.sep)
 
 
-def _site_dirs():
-    import site   # already imported unless python -S; only needed here
-    dirs = []
-    if hasattr(site, "getsitepackages"):   # missing in some old virtualenvs
-        dirs += site.getsitepackages()
-    if hasattr(site, "getusersitepackages"):
-        dirs.append(site.getusersitepackages())
-    dirs += sys.path
-    seen = set()
-    out = []
-    for d in dirs:
-        d = os.path.abspath(d) if d else d   # sys.path may hold "" or relative entries
-        if d and d not in seen and os.path.isdir(d):
-            seen.add(d)
-            out.append(d)
-    return out
-
-
 def search_candidates(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs=_TOOLKIT_SUBDIRS):
     """The places to try, in order, as (where, path_or_soname) pairs.
 
@@ -156,17 +141,20 @@ def search_candidates(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs=
     if override:
         found.append((env_var, os.path.abspath(os.path.expanduser(override))))
     found += [(_LOADED, s) for s in sonames]
-    for d in _site_dirs():
+    from cubind import _cuda_paths   # the search setup.py makes too; imported on the first open only
+
+    for d in _cuda_paths.site_dirs():
         for sub in wheel_subdirs:
             found += [("site-packages", os.path.join(d, sub, s)) for s in sonames]
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        root = os.environ.get(var)
-        if root:
-            for lib in toolkit_subdirs:
-                found += [(var, os.path.join(root, lib, s)) for s in sonames]
+    fallbacks = {root.where for root in _cuda_paths.fallback_roots()}
+    toolkits = [r for r in _cuda_paths.roots(wheels=False) if r.where not in fallbacks]
+    for root in toolkits:
+        for lib in root.lib_dirs(toolkit_subdirs):
+            found += [(root.where, os.path.join(lib, s)) for s in sonames]
     found += [(_SYSTEM, s) for s in sonames]
-    for lib in toolkit_subdirs:
-        found += [("/usr/local/cuda", os.path.join("/usr/local/cuda", lib, s)) for s in sonames]
+    for root in _cuda_paths.fallback_roots():
+        for lib in root.lib_dirs(toolkit_subdirs):
+            found += [(root.where, os.path.join(lib, s)) for s in sonames]
 
     seen = set()
     out = []

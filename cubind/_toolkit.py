@@ -2,15 +2,14 @@
 
 NVRTC searches no directory by default, so ``#include <cooperative_groups.h>``
 or ``<cuda_fp16.h>`` fails unless the toolkit's include directory is given.
-Looked for in CUDA_HOME, CUDA_PATH, beside ``nvcc``, /usr/local/cuda, then
-NVIDIA's pip wheels, and taken only where its headers are of the CUDA major
-version of the NVRTC in use.
+Looked for where the build looks for CUDA's headers (cubind/_cuda_paths.py),
+and taken only where they are of the CUDA major version of the NVRTC in use.
 """
 
 import functools
 import os
-import shutil
-import sys
+
+from . import _cuda_paths
 
 __all__ = ["toolkit_include_options"]
 
@@ -19,19 +18,14 @@ _PROBE = "cooperative_groups.h"
 
 
 def _candidates(major):
-    # A toolkit first: its include directory is complete (crt/, cccl/), where
-    # a wheel's holds only that wheel's headers. Each is taken only if its
-    # headers are of NVRTC's major version (below).
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            yield os.path.join(os.environ[var], "include")
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        yield os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
-    yield "/usr/local/cuda/include"
-    for site in sys.path:
-        for sub in (f"nvidia/cu{major}/include", "nvidia/cuda_runtime/include"):
-            yield os.path.join(site or ".", sub)
+    # The include directories of every CUDA installation, in the order the
+    # build searches them (cubind/_cuda_paths.py): a toolkit's include
+    # directory is complete (crt/, cccl/), a wheel's holds only that wheel's
+    # headers. Each is taken only if its headers are of NVRTC's major version (below).
+    for root in _cuda_paths.roots():
+        yield from root.includes
+    for site in _cuda_paths.site_dirs():
+        yield os.path.join(site, f"nvidia/cu{major}/include")
 
 
 def _major_of(path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import cubind
-from cubind import _loader
+from cubind import _cuda_paths, _loader
 from tests._toolkit import cuda_major_minor, library, pythonpath
 
 CUDA = Path("/usr/local/cuda")   # the toolkit whose driver stub the stub tests use
@@ -69,7 +69,7 @@ def run_python(code, **env):
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    for var in ("CUDA_HOME", "CUDA_PATH", "CUBIND_NVRTC_LIBRARY", "CUBIND_CUDA_LIBRARY"):
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUBIND_NVRTC_LIBRARY", "CUBIND_CUDA_LIBRARY", "CONDA_PREFIX", "VIRTUAL_ENV"):
         monkeypatch.delenv(var, raising=False)
     return monkeypatch
 
@@ -149,6 +149,10 @@ def test_missing_library_lists_every_place(clean_env, tmp_path):
         assert f"{where}: {target}: " in msg
 
 
+# A toolkit's library directories, in the loader's order: its own, then targets/<arch>-linux's.
+LIB_DIRS = ["lib64", "lib", f"targets/{_cuda_paths._ARCH}-linux/lib64", f"targets/{_cuda_paths._ARCH}-linux/lib"]
+
+
 def test_search_candidates_order(clean_env, tmp_path):
     site_dir, user_dir, path_dir = (tmp_path / d for d in ("site", "user", "path"))
     for d in (site_dir, user_dir, path_dir):
@@ -168,21 +172,21 @@ def test_search_candidates_order(clean_env, tmp_path):
              for d in (site_dir, user_dir, path_dir) for sub in ("a/lib", "b/lib") for s in sonames]
     want += [(var, str(tmp_path / root / lib / s))
              for var, root in (("CUDA_HOME", "home"), ("CUDA_PATH", "cpath"))
-             for lib in ("lib64", "lib") for s in sonames]
+             for lib in LIB_DIRS for s in sonames]
     want += [("system loader", s) for s in sonames]
-    want += [("/usr/local/cuda", f"/usr/local/cuda/{lib}/{s}") for lib in ("lib64", "lib") for s in sonames]
-    assert got == want
+    assert got[:len(want)] == want
+    # then the system's installations (cubind/_cuda_paths.py's fallback roots), after the system loader
+    assert [w for w, _ in got[len(want):]] == sorted(
+        (w for w, _ in got[len(want):]), key=["Debian's nvidia-cuda-toolkit", "/usr/local/cuda", "/opt/cuda"].index)
+    assert ("/usr/local/cuda", "/usr/local/cuda/lib64/libx.so.1") in got
 
 
 def test_search_candidates_without_env(clean_env):
     clean_env.setenv("CUDA_HOME", "/usr/local/cuda")
     got = _loader.search_candidates("x", ("libx.so.1",), "CUBIND_X_LIBRARY", ())
-    assert got == [
-        ("already loaded", "libx.so.1"),
-        ("CUDA_HOME", "/usr/local/cuda/lib64/libx.so.1"),
-        ("CUDA_HOME", "/usr/local/cuda/lib/libx.so.1"),
-        ("system loader", "libx.so.1"),
-    ]   # the /usr/local/cuda entries duplicate CUDA_HOME's and are listed once
+    assert got[:6] == [("already loaded", "libx.so.1")] + [
+        ("CUDA_HOME", f"/usr/local/cuda/{lib}/libx.so.1") for lib in LIB_DIRS] + [("system loader", "libx.so.1")]
+    assert all(where != "/usr/local/cuda" for where, _ in got)   # it duplicates CUDA_HOME's: listed once
 
 
 @needs_stub
