@@ -1942,6 +1942,7 @@ cdef extern from "cuda.h" nogil:
         CU_OUT_CSV
     ctypedef CUoutput_mode_enum CUoutput_mode
 
+
 cdef extern from "cudaProfiler.h":
     pass
 

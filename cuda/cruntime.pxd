@@ -1601,16 +1601,22 @@ cdef extern from "cuda_runtime_api.h" nogil:
         MINOR_VERSION
         PATCH_LEVEL
     ctypedef libraryPropertyType_t libraryPropertyType
-    ctypedef cudaDataType cudaDataType_t
-    ctypedef cudaEmulationStrategy cudaEmulationStrategy_t
-    ctypedef cudaEmulationMantissaControl cudaEmulationMantissaControl_t
-    ctypedef cudaEmulationSpecialValuesSupport cudaEmulationSpecialValuesSupport_t
-    ctypedef libraryPropertyType libraryPropertyType_t
+
+# Included as the umbrella header includes it: directly, it warns.
+cdef extern from *:
+    """
+    #if !defined(__CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__)
+    #define __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+    #define CUBIND_UNDEF___CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+    #endif
+    #include "driver_functions.h"
+    #if defined(CUBIND_UNDEF___CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__)
+    #undef __CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+    #undef CUBIND_UNDEF___CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__
+    #endif
+    """
 
 cdef extern from "cuda_profiler_api.h":
-    pass
-
-cdef extern from "driver_functions.h":
     pass
 
 cdef extern from "driver_types.h":

@@ -44,6 +44,7 @@ cdef extern from "nvJitLink.h" nogil:
 
 
 
+
 cdef nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, unsigned int numOptions, const char** options) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil
 cdef nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil
 cdef nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) except? NVJITLINK_ERROR_LTO_NOT_ENABLED nogil

@@ -31,6 +31,7 @@ cdef extern from "nvrtc.h" nogil:
     ctypedef _nvrtcProgram_struct* nvrtcProgram
 
 
+
 ctypedef int (*nvrtcSetFlowCallback_callback_t)(void*, void*) noexcept
 
 cdef const char* nvrtcGetErrorString(nvrtcResult result) except? NULL nogil

@@ -26,6 +26,7 @@ cdef extern from "nvvm.h" nogil:
 
 
 
+
 cdef const char* nvvmGetErrorString(nvvmResult result) except? NULL nogil
 cdef nvvmResult nvvmVersion(int* major, int* minor) except? NVVM_ERROR_CANCELLED nogil
 cdef nvvmResult nvvmIRVersion(int* majorIR, int* minorIR, int* majorDbg, int* minorDbg) except? NVVM_ERROR_CANCELLED nogil

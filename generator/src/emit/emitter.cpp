@@ -68,7 +68,17 @@ class LibraryEmitter {
     d.set("headers", strings(m.headers));
     d.set("main_header", m.headers.front());
     // The spec's other headers declare types the C code names too.
-    d.set("other_headers", strings(std::vector<std::string>(m.headers.begin() + 1, m.headers.end())));
+    std::vector<std::string> others;
+    std::vector<View> internal;
+    for (auto h = m.headers.begin() + 1; h != m.headers.end(); ++h) {
+      const auto& names = s.internal_headers;
+      if (std::find(names.begin(), names.end(), *h) == names.end())
+        others.push_back(*h);
+      else
+        internal.push_back(View().set("header", *h).set("macro", s.internal_macro));
+    }
+    d.set("other_headers", strings(others));
+    d.set("internal_headers", list_of(internal));
     View resolver;
     resolver.set("library", s.loader_name);
     resolver.set("sonames", strings(passes::expand_loader_names(s.sonames, m.cuda_version)));

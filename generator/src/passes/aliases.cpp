@@ -83,6 +83,7 @@ void run_passes(model::Model& model, const spec::Spec& spec) {
   merge_abi_symbols(model, spec);
   apply_aliases(model);
   name_records(model);
+  drop_tag_typedefs(model);
   mark_integer_handles(model, spec);
   apply_field_counts(model, spec);
   resolve_attribute_types(model, spec);

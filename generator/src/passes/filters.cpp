@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <regex>
+#include <set>
 
 #include "passes/passes.hpp"
 
@@ -45,6 +47,20 @@ void apply_filters(Model& model, const spec::Spec& spec) {
       }
     }
   }
+}
+
+void drop_tag_typedefs(Model& model) {
+  std::set<std::string> tags;
+  for (const auto& e : model.enums)
+    if (!e.tag.empty()) tags.insert(e.tag);
+  for (const auto& r : model.records)
+    if (!r.tag.empty()) tags.insert(r.tag);
+  auto& t = model.typedefs;
+  t.erase(std::remove_if(t.begin(), t.end(),
+                         [&](const Typedef& d) {
+                           return tags.count(d.name) && (d.type.kind == TypeKind::Enum || d.type.kind == TypeKind::Record);
+                         }),
+          t.end());
 }
 
 void mark_gil(Model& model, const spec::Spec& spec) {

@@ -40,6 +40,11 @@ void infer_parameters(model::Model& model, const spec::Spec& spec);
 // Marks functions the binding cannot or must not bind, with the reason.
 void apply_filters(model::Model& model, const spec::Spec& spec);
 
+// Drops `typedef enum X X;` and `typedef struct X X;`: the C layer already
+// declares the tag X as a type (`cdef enum X`), and Cython warns at a second
+// declaration of the name ("'cudaDataType_t' redeclared").
+void drop_tag_typedefs(model::Model& model);
+
 // Which calls keep the GIL (spec [gil] keep); every other call releases it.
 void mark_gil(model::Model& model, const spec::Spec& spec);
 

@@ -168,6 +168,11 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   if (auto stub = r.string(*lib, "stub", false, "library."); !stub.empty()) spec.stub = stub;
   spec.headers = r.strings(*lib, "headers", "library.");
   if (spec.headers.empty()) r.fail("library.headers", "needs at least one header");
+  spec.internal_headers = r.strings(*lib, "internal_headers", "library.");
+  spec.internal_macro = r.string(*lib, "internal_macro", !spec.internal_headers.empty(), "library.");
+  for (const auto& h : spec.internal_headers)
+    if (std::find(spec.headers.begin(), spec.headers.end(), h) == spec.headers.end())
+      r.fail("library.internal_headers", h + " is not one of library.headers");
   spec.status_type = r.string(*lib, "status_type", true, "library.");
   spec.version_header = r.string(*lib, "version_header", false, "library.");
   spec.version_macro = r.string(*lib, "version_macro", false, "library.");

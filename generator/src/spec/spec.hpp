@@ -100,6 +100,12 @@ struct Spec {
   // the package re-exports the Python layer, else the module's.
   std::string stub = "__init__.pyi";
   std::vector<std::string> headers;
+  // Headers the library's umbrella header includes with a macro defined
+  // (`internal_macro`): included directly they warn (CUDA's
+  // driver_functions.h, through crt/host_defines.h), so the C layer includes
+  // them as the umbrella does.
+  std::vector<std::string> internal_headers;
+  std::string internal_macro;
   std::string status_type;  // the enum every call returns ("nvrtcResult")
   std::string version_header;
   std::string version_macro;

@@ -14,6 +14,9 @@
  *             caseSizeBase, caseSize likewise for unsigned long;
  *             caseFlags -> enum caseFlags_v1; caseMemcpy2D -> record
  *             caseMemcpy2D_v2; caseLaunchConfig -> record caseLaunchConfig_v1
+ *             (not caseMode_t: `typedef enum caseMode_t caseMode_t;` names
+ *             the tag the C layer declares already, and Cython warns at a
+ *             second declaration)
  *   functions parameters spelled with the typedef the header uses: a
  *             caseDeviceptr* is an out_scalar, caseDeviceptr and caseSize by
  *             value are scalars, pointers to const records are record_in.
@@ -31,6 +34,9 @@ typedef caseSizeBase caseSize;
 
 typedef enum caseFlags_enum { CASE_FLAGS_NONE = 0, CASE_FLAGS_ALL = 3 } caseFlags_v1;
 typedef caseFlags_v1 caseFlags;
+
+typedef enum caseMode_t { CASE_MODE_A = 0, CASE_MODE_B = 1 } caseMode;
+typedef enum caseMode_t caseMode_t;
 
 /** Parameters of a 2-D copy. */
 typedef struct caseMemcpy2D_st {
@@ -52,5 +58,6 @@ caseResult caseMemAlloc(caseDeviceptr *dptr, caseSize bytesize);
 caseResult caseMemFree(caseDeviceptr dptr);
 caseResult caseMemcpy2DCall(const caseMemcpy2D *pCopy, caseFlags flags);
 caseResult caseLaunch(const caseLaunchConfig *config);
+caseResult caseSetMode(caseMode_t mode);
 
 #endif
