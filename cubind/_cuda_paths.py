@@ -61,10 +61,11 @@ class Root:
         this layout: the toolkit's own, then under ``targets/<arch>``."""
         if self.where == "site-packages":
             return []   # wheels are searched by their own subdirectories (the spec's wheel_subdirs)
+        if self.path == "/usr":   # Debian: the multiarch directory, and the toolkit's own (libNVVM)
+            return [f"/usr/lib/{platform.machine()}-linux-gnu"] + [
+                os.path.join("/usr/lib/nvidia-cuda-toolkit", sub) for sub in subdirs if sub.startswith("nvvm")]
         dirs = [os.path.join(self.path, sub) for sub in subdirs]
         dirs += [os.path.join(self.path, "targets", f"{_ARCH}-linux", sub) for sub in subdirs]
-        if self.path == "/usr":   # Debian: the multiarch library directory
-            dirs.append(f"/usr/lib/{platform.machine()}-linux-gnu")
         return dirs
 
 
