@@ -17,8 +17,22 @@ __all__ = ["hold", "sweep", "wait_for", "order", "pending_count"]
 _CU_EVENT_DISABLE_TIMING = 0x2
 _CUDA_ERROR_NOT_READY = 600
 
+# Every read and change of _pending happens under _lock, and an entry's event
+# is queried, waited on or destroyed only while the entry is in the list
+# (under the lock) or after exactly one thread took it out: a thread can never
+# use an event another destroyed. The objects are released outside the lock
+# (their release may hold again). cubind/_memory.pyx reads the list's
+# emptiness without the lock, as a hint only: a stale answer costs a sweep,
+# or skips waiting for work that did not hold the object when it looked.
 _lock = threading.Lock()
-_pending = []  # [(CUevent, tuple of objects kept alive)]
+_pending = []  # [_Entry]
+
+
+class _Entry:
+    __slots__ = ("event", "objects", "pins")
+
+    def __init__(self, event, objects):
+        self.event, self.objects, self.pins = event, objects, 0
 
 
 def _driver():
@@ -43,7 +57,7 @@ def hold(stream, *objects):
     sweep()
     event = _event(cuda, stream)
     with _lock:
-        _pending.append((event, objects))
+        _pending.append(_Entry(event, objects))
 
 
 def sweep():
@@ -52,39 +66,44 @@ def sweep():
         return 0
     cuda = _driver()
     with _lock:
-        entries = list(_pending)
-    done = []
-    for entry in entries:
-        err, = cuda.cuEventQuery(entry[0])
-        if err != _CUDA_ERROR_NOT_READY:  # done, or failed: either way nothing will use the objects
-            done.append(entry)
-    with _lock:
-        for entry in done:
-            _pending.remove(entry)
+        # Queried under the lock: outside it another thread could take the
+        # entry out and destroy its event first. A query is a few hundred ns.
+        done = [e for e in _pending if not e.pins and cuda.cuEventQuery(e.event)[0] != _CUDA_ERROR_NOT_READY]
+        if done:   # done, or failed: either way nothing will use the objects
+            taken = {id(e) for e in done}
+            _pending[:] = [e for e in _pending if id(e) not in taken]
         remaining = len(_pending)
-    for event, _objects in done:  # the objects go here, outside the lock: their release may hold again
-        cuda.cuEventDestroy(event)
-    return remaining
+    for entry in done:   # taken out by this thread alone
+        cuda.cuEventDestroy(entry.event)
+    return remaining   # the objects go with `done`, outside the lock: their release may hold again
 
 
 def pending_count():
     """Entries still held (for tests and diagnostics)."""
-    return len(_pending)
+    with _lock:
+        return len(_pending)
 
 
 def wait_for(obj, stream=None):
     """Makes ``stream`` (a raw handle; ``None``: the calling thread) wait for
     queued work that holds ``obj``."""
     with _lock:
-        events = [event for event, objects in _pending if any(o is obj for o in objects)]
-    if not events:
+        entries = [e for e in _pending if any(o is obj for o in e.objects)]
+        for entry in entries:
+            entry.pins += 1   # a pinned entry stays in the list, its event alive, until unpinned
+    if not entries:
         return
     cuda = _driver()
-    for event in events:
-        if stream is None:
-            check(cuda.cuEventSynchronize(event), "cuEventSynchronize")
-        else:
-            check(cuda.cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent")
+    try:
+        for entry in entries:
+            if stream is None:
+                check(cuda.cuEventSynchronize(entry.event), "cuEventSynchronize")
+            else:
+                check(cuda.cuStreamWaitEvent(stream, entry.event, 0), "cuStreamWaitEvent")
+    finally:
+        with _lock:
+            for entry in entries:
+                entry.pins -= 1
 
 
 def order(after, before):
