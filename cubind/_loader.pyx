@@ -37,6 +37,7 @@ line, with the dlerror of each failed dlopen.
 
 import os
 import sys
+import threading
 
 from posix.dlfcn cimport dlclose, dlerror, dlopen, dlsym, RTLD_LOCAL, RTLD_NOW
 
@@ -61,6 +62,7 @@ class LibraryNotFoundError(OSError):
 
 
 cdef dict _handles = {}   # libname -> handle (size_t)
+_open_lock = threading.Lock()
 
 _LOADED = "already loaded"
 _TOOLKIT_SUBDIRS = ("lib64", "lib")
@@ -72,8 +74,12 @@ cdef size_t open_library(str libname, tuple sonames, str env_var, tuple wheel_su
     cdef size_t handle = _handles.get(libname, 0)
     if handle:
         return handle
-    handle = _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs)
-    return _handles.setdefault(libname, handle)
+    with _open_lock:   # threads calling their first function at once: one searches, the others take its handle
+        handle = _handles.get(libname, 0)
+        if not handle:
+            handle = _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs)
+            _handles[libname] = handle
+    return handle
 
 
 cdef void* find_symbol(size_t handle, const char* name) noexcept nogil:

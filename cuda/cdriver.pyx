@@ -478,17 +478,20 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
     global _library, _proc_address, _proc_flags
     cdef int found = 0
     cdef int rc
+    cdef _proc_address_t address
     if _proc_address == NULL:
-        _library = open_library("cuda", ("libcuda.so.1", ), "CUBIND_CUDA_LIBRARY",
-                                ())
-        _proc_address = <_proc_address_t>find_symbol(_library, b"cuGetProcAddress_v2")
-        if _proc_address == NULL:
-            raise FunctionNotFoundError("cuGetProcAddress_v2 is not in the loaded driver: it predates CUDA 12.5")
-        # Opt-in: CUBIND_DEFAULT_STREAM=per-thread gives the *_ptsz/_ptds variants.
+        # Set up completely before _proc_address is published: another thread
+        # that finds it set goes straight on with _library and _proc_flags.
         mode = os.environ.get("CUBIND_DEFAULT_STREAM", "legacy")
         if mode not in DEFAULT_STREAM_FLAGS:
             raise ValueError(f"CUBIND_DEFAULT_STREAM must be one of {sorted(DEFAULT_STREAM_FLAGS)}, got {mode!r}")
-        _proc_flags = DEFAULT_STREAM_FLAGS[mode]
+        _proc_flags = DEFAULT_STREAM_FLAGS[mode]   # opt-in: per-thread gives the *_ptsz/_ptds variants
+        _library = open_library("cuda", ("libcuda.so.1", ), "CUBIND_CUDA_LIBRARY",
+                                ())
+        address = <_proc_address_t>find_symbol(_library, b"cuGetProcAddress_v2")
+        if address == NULL:
+            raise FunctionNotFoundError("cuGetProcAddress_v2 is not in the loaded driver: it predates CUDA 12.5")
+        _proc_address = address
     rc = _proc_address(name, slot, version, _proc_flags, &found)
     if rc != 0 or slot[0] == NULL:
         slot[0] = find_symbol(_library, symbol)

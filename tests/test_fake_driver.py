@@ -221,3 +221,30 @@ def test_a_function_the_driver_lacks_returns_not_found_when_called(fake_driver):
     """, env={"FAKE_MISSING": "cuCtxSynchronize"})
     assert got[:4] == [0, "CUDA_ERROR_NOT_FOUND", "CUDA_ERROR_NOT_FOUND", 0]
     assert got[4][0][0] == "cuCtxSynchronize" and got[4][0][1] >= 2000
+
+
+def test_sixteen_threads_resolving_their_first_functions_at_once(fake_driver):
+    """The loader opened and cuGetProcAddress set up by 16 threads at the same
+    instant: every function is resolved with the per-thread flags asked for
+    (the flags were set after the resolver was published, so a thread could
+    resolve the legacy variants), and every call succeeds."""
+    got = run(fake_driver, """
+        import threading
+        names = ["cuInit", "cuDeviceGetCount", "cuDriverGetVersion", "cuCtxGetCurrent", "cuCtxSynchronize",
+                 "cuStreamQuery", "cuStreamSynchronize", "cuEventQuery", "cuEventSynchronize", "cuMemGetInfo",
+                 "cuCtxGetFlags", "cuCtxGetApiVersion", "cuProfilerStart", "cuProfilerStop", "cuCtxPopCurrent",
+                 "cuCtxPushCurrent"]
+        args = {"cuInit": (0,), "cuStreamQuery": (0,), "cuStreamSynchronize": (0,), "cuEventQuery": (0,),
+                "cuEventSynchronize": (0,), "cuCtxGetApiVersion": (0,), "cuCtxPushCurrent": (0,)}
+        start, results = threading.Barrier(len(names)), {}
+        def call(name):
+            start.wait()
+            results[name] = int(getattr(cuda, name)(*args.get(name, ()))[0])
+        threads = [threading.Thread(target=call, args=(n,)) for n in names]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(json.dumps({"results": results, "requests": requests()}))
+    """, env={"CUBIND_DEFAULT_STREAM": "per-thread"})
+    assert set(got["results"].values()) == {0}, got["results"]
+    assert len(got["results"]) == 16
+    assert {flags for _, _, flags in got["requests"]} == {2}
