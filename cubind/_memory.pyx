@@ -23,16 +23,17 @@ module's functions instead, for the no-GPU tests' emulated driver.
 
 import sys
 
+from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
 
 from cubind import _pending
 from cubind._context import ensure_context
-from cubind._errors import CUDAError
+from cubind._errors import STICKY, CUDAError
 from cubind._handles import stream_handle
 
-__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver"]
+__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count"]
 
 cdef object _cuda = None
 # How DeviceMemory reaches the driver: through its C level (every allocation
@@ -40,6 +41,16 @@ cdef object _cuda = None
 # module's functions, which the no-GPU tests replace with an emulated GPU.
 cdef bint _through_python = False
 cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
+# Every DeviceMemory not yet freed, by id: a weak reference each, so that what
+# is still referenced when the interpreter exits (a module global of the
+# user's program, a reference cycle) is freed before the primary contexts are
+# released (cubind._lifetime), and so that Device.reset() can drop what died
+# with a context. One dict insert and one delete per allocation, atomic under
+# the GIL: no lock.
+cdef dict _live = {}
+# Errors after which a release has nothing left to free: the context was
+# destroyed (709), the driver deinitialized (4), or a sticky error poisoned it.
+_GONE = frozenset((4, 709)) | STICKY
 
 
 cdef object _driver():
@@ -173,6 +184,7 @@ cdef class DeviceMemory(_Owner):
             if err != 0:
                 _fail(err, "cuMemAllocAsync")
         self.ptr = ptr
+        _live[id(self)] = PyWeakref_NewRef(self, None)
 
     cdef _allocate_python(self, nbytes):
         cuda = _driver()
@@ -189,6 +201,8 @@ cdef class DeviceMemory(_Owner):
             self.ptr = int(_ok(cuda.cuMemAlloc(nbytes), "cuMemAlloc"))
         else:
             self.ptr = int(_ok(cuda.cuMemAllocAsync(nbytes, self.stream), "cuMemAllocAsync"))
+        if nbytes:
+            _live[id(self)] = PyWeakref_NewRef(self, None)
 
     cdef _free(self):
         # After work already queued that uses it through cubind, in the order
@@ -196,6 +210,7 @@ cdef class DeviceMemory(_Owner):
         # collector in another thread may not find current.
         if self.nbytes == 0:
             return
+        _live.pop(id(self), None)
         if self._python_route:
             self._free_python()
             return
@@ -246,16 +261,70 @@ cdef class DeviceMemory(_Owner):
                 cuda.cuCtxPopCurrent()
         self._stream_obj = None
 
+    cdef _abandon(self):
+        # The memory died with its context (Device.reset()): forget the
+        # address without a driver call; every view refuses use.
+        _live.pop(id(self), None)
+        self.ptr = None
+        self._address = None
+        self._deferred = False
+        self._stream_obj = None
+
     def __del__(self):
         if self.ptr is None:
             return
-        if sys.is_finalizing():  # the driver may be gone; the process is ending anyway
+        if sys.is_finalizing():  # the driver may be gone; cubind's exit hook freed what it could before
             return
-        self.release()
+        try:
+            self.release()
+        except CUDAError as exc:
+            # A collector has no caller to tell: after a sticky error (already
+            # raised by the call that met it) or a destroyed context there is
+            # nothing left to free; other failures still print.
+            if int(exc.code) not in _GONE:
+                raise
 
     def __repr__(self):
         state = "released" if self.ptr is None else f"0x{self.ptr:x}"
         return f"<cubind DeviceMemory {state}, {self.nbytes} bytes, device {self.device}>"
+
+
+def live_count():
+    """DeviceMemory owners allocated and not yet freed (for tests and diagnostics)."""
+    return sum(1 for ref in list(_live.values()) if <object>PyWeakref_GetObject(ref) is not None)
+
+
+def release_all():
+    """Frees every DeviceMemory still alive, newest first, without raising:
+    cubind's exit hook calls it before the primary contexts are released."""
+    cdef DeviceMemory mem
+    for ref in reversed(list(_live.values())):
+        obj = <object>PyWeakref_GetObject(ref)
+        if obj is None:
+            continue
+        mem = obj
+        try:
+            mem.release()
+            if mem._deferred:  # a DLPack consumer still holds it, but the context is about to go
+                mem._deferred = False
+                mem._free()
+        except Exception:  # at exit there is no caller to tell; the driver frees the rest with the context
+            mem._abandon()
+    _live.clear()
+
+
+def abandon(contexts):
+    """Forgets, without a driver call, every DeviceMemory allocated in one of
+    ``contexts`` (CUcontext values as ints): Device.reset() destroyed them."""
+    cdef DeviceMemory mem
+    wanted = {int(c) for c in contexts}
+    for ref in list(_live.values()):
+        obj = <object>PyWeakref_GetObject(ref)
+        if obj is None:
+            continue
+        mem = obj
+        if mem._ctx in wanted:
+            mem._abandon()
 
 
 cdef class ForeignMemory(_Owner):
