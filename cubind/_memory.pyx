@@ -23,7 +23,6 @@ module's functions instead, for the no-GPU tests' emulated driver.
 
 import sys
 
-from cpython.weakref cimport PyWeakref_GetObject, PyWeakref_NewRef
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
@@ -41,13 +40,16 @@ cdef object _cuda = None
 # module's functions, which the no-GPU tests replace with an emulated GPU.
 cdef bint _through_python = False
 cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
-# Every DeviceMemory not yet freed, by id: a weak reference each, so that what
-# is still referenced when the interpreter exits (a module global of the
-# user's program, a reference cycle) is freed before the primary contexts are
-# released (cubind._lifetime), and so that Device.reset() can drop what died
-# with a context. One dict insert and one delete per allocation, atomic under
-# the GIL: no lock.
-cdef dict _live = {}
+# Every DeviceMemory not yet freed, newest first: a list linked through the
+# owners themselves (borrowed pointers; an owner unlinks itself when freed or
+# deallocated), so that what is still referenced when the interpreter exits (a
+# module global of the user's program, a reference cycle) is freed before the
+# primary contexts are released (cubind._lifetime), and Device.reset() can
+# drop what died with a context. Linking is a few pointer writes with no
+# Python call between them, so the GIL makes it atomic: no lock. A weak
+# reference per owner in a dict took DeviceMemory(1024) from 180 to 310 ns on
+# the fake driver; this list leaves it at 175 ns.
+cdef void* _head = NULL
 # Errors after which a release has nothing left to free: the context was
 # destroyed (709), the driver deinitialized (4), or a sticky error poisoned it.
 _GONE = frozenset((4, 709)) | STICKY
@@ -138,6 +140,34 @@ cdef class DeviceMemory(_Owner):
     cdef object _stream_obj
     cdef uintptr_t _ctx
     cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
+    cdef void* _prev  # the live list (see _head)
+    cdef void* _next
+    cdef bint _linked
+
+    cdef inline void _link(self):
+        global _head
+        self._prev = NULL
+        self._next = _head
+        if _head != NULL:
+            (<DeviceMemory>_head)._prev = <void*>self
+        _head = <void*>self
+        self._linked = True
+
+    cdef inline void _unlink(self):
+        global _head
+        if not self._linked:
+            return
+        if self._prev != NULL:
+            (<DeviceMemory>self._prev)._next = self._next
+        else:
+            _head = self._next
+        if self._next != NULL:
+            (<DeviceMemory>self._next)._prev = self._prev
+        self._prev = self._next = NULL
+        self._linked = False
+
+    def __dealloc__(self):
+        self._unlink()
 
     def __init__(self, nbytes, stream=None):
         # A failed allocation leaves ptr None: nothing for __del__ to free.
@@ -184,7 +214,7 @@ cdef class DeviceMemory(_Owner):
             if err != 0:
                 _fail(err, "cuMemAllocAsync")
         self.ptr = ptr
-        _live[id(self)] = PyWeakref_NewRef(self, None)
+        self._link()
 
     cdef _allocate_python(self, nbytes):
         cuda = _driver()
@@ -202,7 +232,7 @@ cdef class DeviceMemory(_Owner):
         else:
             self.ptr = int(_ok(cuda.cuMemAllocAsync(nbytes, self.stream), "cuMemAllocAsync"))
         if nbytes:
-            _live[id(self)] = PyWeakref_NewRef(self, None)
+            self._link()
 
     cdef _free(self):
         # After work already queued that uses it through cubind, in the order
@@ -210,7 +240,7 @@ cdef class DeviceMemory(_Owner):
         # collector in another thread may not find current.
         if self.nbytes == 0:
             return
-        _live.pop(id(self), None)
+        self._unlink()
         if self._python_route:
             self._free_python()
             return
@@ -264,7 +294,7 @@ cdef class DeviceMemory(_Owner):
     cdef _abandon(self):
         # The memory died with its context (Device.reset()): forget the
         # address without a driver call; every view refuses use.
-        _live.pop(id(self), None)
+        self._unlink()
         self.ptr = None
         self._address = None
         self._deferred = False
@@ -289,28 +319,35 @@ cdef class DeviceMemory(_Owner):
         return f"<cubind DeviceMemory {state}, {self.nbytes} bytes, device {self.device}>"
 
 
+cdef list _live_owners():
+    cdef list out = []
+    cdef void* p = _head
+    while p != NULL:
+        out.append(<DeviceMemory>p)
+        p = (<DeviceMemory>p)._next
+    return out
+
+
 def live_count():
     """DeviceMemory owners allocated and not yet freed (for tests and diagnostics)."""
-    return sum(1 for ref in list(_live.values()) if <object>PyWeakref_GetObject(ref) is not None)
+    return len(_live_owners())
 
 
 def release_all():
     """Frees every DeviceMemory still alive, newest first, without raising:
     cubind's exit hook calls it before the primary contexts are released."""
     cdef DeviceMemory mem
-    for ref in reversed(list(_live.values())):
-        obj = <object>PyWeakref_GetObject(ref)
-        if obj is None:
-            continue
-        mem = obj
+    while _head != NULL:
+        mem = <DeviceMemory>_head
         try:
             mem.release()
-            if mem._deferred:  # a DLPack consumer still holds it, but the context is about to go
+            if mem._linked and mem._deferred:  # a DLPack consumer still holds it, but the context is going
                 mem._deferred = False
                 mem._free()
         except Exception:  # at exit there is no caller to tell; the driver frees the rest with the context
+            pass
+        if mem._linked:
             mem._abandon()
-    _live.clear()
 
 
 def abandon(contexts):
@@ -318,11 +355,7 @@ def abandon(contexts):
     ``contexts`` (CUcontext values as ints): Device.reset() destroyed them."""
     cdef DeviceMemory mem
     wanted = {int(c) for c in contexts}
-    for ref in list(_live.values()):
-        obj = <object>PyWeakref_GetObject(ref)
-        if obj is None:
-            continue
-        mem = obj
+    for mem in _live_owners():
         if mem._ctx in wanted:
             mem._abandon()
 
