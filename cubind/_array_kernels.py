@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from . import _lifetime
 from ._dtypes import C_TYPES
 from ._layout import size_of
 
@@ -134,6 +135,15 @@ def _kernel(key, source, name):
                 kernel = module.get_kernel(name)
                 _kernels[key] = kernel
     return kernel
+
+
+def _forget_kernels(_contexts):
+    # Device.reset() unloaded their modules: compile (from the disk cache) anew.
+    with _lock:
+        _kernels.clear()
+
+
+_lifetime.on_reset(_forget_kernels)
 
 
 def _boxes(shape, *stride_lists):

@@ -10,8 +10,8 @@ is respected: :func:`ensure_context` only acts where none is current.
 
 import operator
 import threading
-import weakref
 
+from . import _lifetime
 from ._errors import CUDAError, check
 
 __all__ = ["Device", "ensure_context", "current_device"]
@@ -22,7 +22,6 @@ _NO_DEVICE = 100  # CUDA_ERROR_NO_DEVICE
 
 _lock = threading.Lock()
 _primary: dict = {}  # ordinal -> retained primary CUcontext
-_release_keys: list = []  # keep the finalizers' anchors alive until exit
 _state = {"initialized": False}
 
 
@@ -65,8 +64,8 @@ def current_device():
 
 def _primary_context(ordinal):
     """Device ``ordinal``'s primary context, retained on first use; released
-    when the interpreter exits, after the streams, events and modules made in
-    it (weakref finalizers run newest first at exit)."""
+    when the interpreter exits, after the memory, streams, events and modules
+    made in it (cubind._lifetime)."""
     ctx = _primary.get(ordinal)
     if ctx is not None:
         return ctx
@@ -76,24 +75,18 @@ def _primary_context(ordinal):
         if ctx is None:
             dev = check(cuda.cuDeviceGet(ordinal), "cuDeviceGet")
             ctx = check(cuda.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-            anchor = _Anchor()
-            _release_keys.append(anchor)
-            weakref.finalize(anchor, _release_primary, dev)
+            _lifetime.retained_primary(ordinal, dev)
             _primary[ordinal] = ctx
     return ctx
 
 
-class _Anchor:
-    """An object whose finalizer releases one primary context at exit."""
-
-
-def _release_primary(dev):
+def current_context():
+    """The current CUcontext as an int (0 where none is): what the layer's
+    objects record as theirs, for Device.reset()."""
     import cuda
 
-    try:
-        cuda.cuDevicePrimaryCtxRelease(dev)
-    except Exception:  # at exit the driver may already be unloading: nothing to report to
-        pass
+    err, ctx = cuda.cuCtxGetCurrent()
+    return int(ctx or 0) if err == 0 else 0
 
 
 def _attribute_enum(attribute):
@@ -281,6 +274,34 @@ class Device:
         """Waits for all work on the device (in its primary context)."""
         with self:
             check(_cuda().cuCtxSynchronize(), "cuCtxSynchronize")
+
+    def reset(self):
+        """Destroys the device's primary context and everything in it
+        (``cuDevicePrimaryCtxReset``), so that the device is usable again in
+        this process after a sticky error (an illegal address in a kernel).
+
+        Every array, stream and event of cubind in that context is invalid
+        afterwards and refuses use with an error; loaded modules are unloaded
+        (a module reloads on its next use; kernels got from it before refuse
+        use: call ``get_kernel`` again). Other libraries' objects in the
+        context (CuPy, PyTorch) are destroyed too: they must not be used
+        after. A new primary context is retained at once (and made current
+        where the old one was)."""
+        cuda = _cuda()
+        with _lock:
+            old = _primary.pop(self._ordinal, None)
+        was_current = old is not None and current_context() == int(old)
+        if old is not None:
+            _lifetime.reset_contexts({int(old)})
+        check(cuda.cuDevicePrimaryCtxReset(self._handle), "cuDevicePrimaryCtxReset")
+        if old is not None:
+            # Our retain outlives the reset (the driver says so); give it back
+            # and retain afresh, so the handle we hand out is the new context's.
+            if _lifetime.released_primary(self._ordinal):
+                check(cuda.cuDevicePrimaryCtxRelease(self._handle), "cuDevicePrimaryCtxRelease")
+            new = _primary_context(self._ordinal)
+            if was_current:
+                check(cuda.cuCtxSetCurrent(new), "cuCtxSetCurrent")
 
     @property
     def default_stream(self):

@@ -4,7 +4,17 @@ Every call into the 1:1 modules from the layer goes through :func:`check`, so
 no status tuple reaches a user and every failure names the C call that failed.
 """
 
-__all__ = ["CUDAError", "CompileError", "check"]
+__all__ = ["CUDAError", "CompileError", "check", "STICKY"]
+
+# Errors after which the context cannot be used again (cuda.h: "any further
+# CUDA work will return the same error"): illegal address, launch timeout,
+# device assert, hardware stack error, illegal instruction, misaligned
+# address, invalid address space, invalid PC, launch failure, tensor memory
+# leak. The runtime's codes have the same values.
+STICKY = frozenset((700, 702, 710, 714, 715, 716, 717, 718, 719, 721))
+_STICKY_ADVICE = ("the context is unusable after this error: every later call in it fails. Start a new process, "
+                  "or call cubind.Device(n).reset() to destroy the device's primary context and make a new one "
+                  "(every array, stream, event and kernel of the old context then refuses use)")
 
 
 class CUDAError(RuntimeError):
@@ -12,7 +22,9 @@ class CUDAError(RuntimeError):
 
     ``code`` is the status enum member (``cuda.CUresult`` or
     ``cudart.cudaError_t``), ``name`` its name, ``message`` the library's own
-    description of it, ``call`` the C function that returned it.
+    description of it, ``call`` the C function that returned it. ``sticky``
+    says the error poisoned the context (see :data:`STICKY`): the message then
+    says what to do.
     """
 
     def __init__(self, code, call=None):
@@ -20,8 +32,10 @@ class CUDAError(RuntimeError):
         self.call = call
         self.name = getattr(code, "name", str(int(code)))
         self.message = _describe(code)
+        self.sticky = int(code) in STICKY
         where = f"{call}: " if call else ""
-        super().__init__(f"{where}{self.name} ({int(code)}): {self.message}")
+        advice = f"; {_STICKY_ADVICE}" if self.sticky else ""
+        super().__init__(f"{where}{self.name} ({int(code)}): {self.message}{advice}")
 
 
 class CompileError(RuntimeError):

@@ -10,7 +10,8 @@ import operator
 
 from ._args import POINTER_GETTERS
 from ._context import Device, _cuda, ensure_context
-from ._errors import check
+from ._cubin import param_count
+from ._errors import CUDAError, check
 from ._launch import KernelBase, Plan, dims, launch
 from ._params import params_from_sizes
 
@@ -47,12 +48,17 @@ def _enum_member(enum, prefix, value, param):
         raise ValueError(f"{param}: {value!r} is not a {enum.__name__} value") from None
 
 
-def _sizes_from_driver(handle):
-    """Parameter sizes from cuKernelGetParamInfo, until it says there are no more."""
+def _sizes_from_driver(handle, code, name):
+    """Parameter sizes from cuKernelGetParamInfo: for as many parameters as
+    the CUBIN says the kernel has; where it cannot say (a fatbin), until the
+    driver says there are no more (a failed call a sanitizer reports)."""
     cuda = _cuda()
+    count = param_count(code, name)
     sizes = []
-    for index in range(_MAX_PARAMS):
+    for index in range(_MAX_PARAMS if count is None else count):
         err, _offset, size = cuda.cuKernelGetParamInfo(handle, index)
+        if err != 0 and count is not None:
+            raise CUDAError(err, "cuKernelGetParamInfo")
         if err != 0 or not size:
             break
         sizes.append(int(size))
@@ -82,7 +88,7 @@ class Kernel(KernelBase):
         self._handle = handle
         self._name = name
         if params is None:  # no PTX: sizes from the driver
-            params = params_from_sizes(_sizes_from_driver(handle))
+            params = params_from_sizes(_sizes_from_driver(handle, module.code, name))
             self._typed_by = "cuKernelGetParamInfo"
         else:
             self._typed_by = "PTX"

@@ -1,10 +1,10 @@
 """Types of cubind/_memory.pyx: the owners of the device memory behind arrays."""
 
-from typing import Callable
+from typing import Callable, Iterable
 
 from cubind import _StreamLike
 
-__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver"]
+__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count"]
 
 class _Owner:
     """What both owners share: ``ptr`` is None once released."""
@@ -33,3 +33,12 @@ class ForeignMemory(_Owner):
 
 def use_python_driver(on: bool) -> bool:
     """Routes DeviceMemory's driver calls through the ``cuda`` module's functions (tests); returns the previous setting."""
+
+def live_count() -> int:
+    """DeviceMemory owners allocated and not yet freed."""
+
+def release_all() -> None:
+    """Frees every DeviceMemory still alive (cubind's exit hook), without raising."""
+
+def abandon(contexts: Iterable[int]) -> None:
+    """Forgets, without a driver call, the DeviceMemory allocated in ``contexts`` (Device.reset())."""

@@ -15,7 +15,7 @@ and a mangled name says no more than the PTX does.
 import re
 from collections import namedtuple
 
-__all__ = ["Param", "parse_ptx_entries", "params_from_sizes", "F32", "F64", "INT", "BYTES", "ANY"]
+__all__ = ["Param", "parse_ptx_entries", "ptx_globals", "params_from_sizes", "F32", "F64", "INT", "BYTES", "ANY"]
 
 # Kinds, shared with cubind/_launch.pyx (same numbers there).
 F32, F64, INT, BYTES, ANY = 0, 1, 2, 3, 4
@@ -30,6 +30,10 @@ _SCALARS = {
 _ENTRY = re.compile(r"\.entry\s+([\w$.]+)\s*\(([^)]*)\)", re.S)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _NAME = re.compile(r"^([\w$.%]+)(?:\[(\d+)\])?$")
+# A variable in the global or constant state space: its name is the last
+# identifier before the array bounds, the initializer or the semicolon.
+_GLOBAL = re.compile(r"^[ \t]*(?:\.(?:visible|weak|extern|common)\s+)*\.(?:global|const)\s+[^;={]*?([\w$.%]+)"
+                     r"\s*(?:\[[^\]]*\]\s*)*(?:=|;)", re.M)
 
 
 # (typing.NamedTuple would double the import time of `import cubind`.)
@@ -49,6 +53,13 @@ def parse_ptx_entries(ptx):
         decls = [d.strip() for d in match.group(2).split(",") if d.strip()]
         entries[match.group(1)] = [_parse_param(i, d) for i, d in enumerate(decls)]
     return entries
+
+
+def ptx_globals(ptx):
+    """The names of the ``__device__``/``__constant__`` variables ``ptx`` declares."""
+    if isinstance(ptx, (bytes, bytearray, memoryview)):
+        ptx = bytes(ptx).rstrip(b"\0").decode("utf-8", errors="replace")
+    return {m.group(1) for m in _GLOBAL.finditer(_COMMENT.sub("", ptx))}
 
 
 def _parse_param(index, decl):

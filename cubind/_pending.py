@@ -12,7 +12,7 @@ import threading
 
 from ._errors import CUDAError, check
 
-__all__ = ["hold", "sweep", "wait_for", "order", "pending_count"]
+__all__ = ["hold", "sweep", "wait_for", "order", "pending_count", "drop"]
 
 _CU_EVENT_DISABLE_TIMING = 0x2
 _CUDA_ERROR_NOT_READY = 600
@@ -117,3 +117,15 @@ def order(after, before):
         check(cuda.cuStreamWaitEvent(after, event, 0), "cuStreamWaitEvent")
     finally:
         cuda.cuEventDestroy(event)  # released once the recorded work completes
+
+
+def drop(destroy=False):
+    """Forgets every hold: at a context reset, whose events died with it, or
+    at exit (``destroy``: destroy the events, ignoring failures)."""
+    with _lock:
+        entries = list(_pending)
+        _pending.clear()
+    if destroy and entries:
+        cuda = _driver()
+        for event, _objects in entries:
+            cuda.cuEventDestroy(event)

@@ -12,9 +12,9 @@ import os
 import re
 import weakref
 
-from . import _cache
+from . import _cache, _lifetime
 from ._errors import CompileError, CUDAError, check
-from ._params import parse_ptx_entries
+from ._params import parse_ptx_entries, ptx_globals
 from ._toolkit import toolkit_include_options
 
 __all__ = ["Program", "Module", "default_arch"]
@@ -50,11 +50,15 @@ def _device_capability():
         err, = cuda.cuInit(0)
         if err != 0:
             return None
-        err, dev = cuda.cuCtxGetDevice()
-        if err != 0:  # no context current: device 0
+        # cuCtxGetCurrent first: cuCtxGetDevice fails where no context is
+        # current, and a failed call is an error in a sanitizer's report.
+        err, ctx = cuda.cuCtxGetCurrent()
+        if err == 0 and ctx is not None and int(ctx) != 0:
+            err, dev = cuda.cuCtxGetDevice()
+        else:
             err, dev = cuda.cuDeviceGet(0)
-            if err != 0:
-                return None
+        if err != 0:
+            return None
         attr = cuda.CUdevice_attribute
         err, major = cuda.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
         err2, minor = cuda.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
@@ -315,8 +319,11 @@ class Module:
             ensure_context()
             code = self.code if self.kind != "ptx" else self.code.rstrip(b"\0") + b"\0"
             library = check(cuda.cuLibraryLoadData(code, [], [], 0, [], [], 0), "cuLibraryLoadData")
-            self._finalizer = weakref.finalize(self, _unload, library)
+            # A CUlibrary belongs to no context (None); a reset unloads it all
+            # the same (_reset_modules), since its kernels' code died there.
+            self._finalizer = _lifetime.track(self, None, _unload, library)
             self._library = library
+            _loaded.add(self)
         return self._library
 
     @property
@@ -369,9 +376,13 @@ class Module:
 
         from ._context import ensure_context
 
+        lowered = self._lowered(name)
+        if self.ptx and lowered not in ptx_globals(self.ptx):
+            # Asked of the PTX rather than the driver: a lookup that fails is
+            # an error in a sanitizer's report of the user's program.
+            raise ValueError(f"global {name!r} is not in the module")
         library = self.handle
         ensure_context()
-        lowered = self._lowered(name)
         err, dptr, nbytes = cuda.cuLibraryGetGlobal(library, lowered.encode())
         if err == _NOT_FOUND:
             raise ValueError(f"global {name!r} is not in the module")
@@ -386,3 +397,22 @@ class Module:
         for kernel in self._kernels.values():
             kernel._invalidate()
         self._kernels.clear()
+
+    def _reset(self):
+        # Device.reset(): unload, and load again on next use; kernels got
+        # before refuse use.
+        self.close()
+        self._finalizer = None
+        self._library = None
+
+
+_loaded = weakref.WeakSet()  # modules whose library is loaded
+
+
+def _reset_modules(_contexts):
+    for module in list(_loaded):
+        module._reset()
+    _loaded.clear()
+
+
+_lifetime.on_reset(_reset_modules)

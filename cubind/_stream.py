@@ -8,9 +8,9 @@ stream), keeping the foreign object alive and never destroying it. Both speak
 """
 
 import operator
-import weakref
 
-from ._context import Device, _cuda, ensure_context
+from . import _lifetime
+from ._context import Device, _cuda, current_context, ensure_context
 from ._errors import CUDAError, check
 from ._handles import stream_handle
 
@@ -21,6 +21,9 @@ _STREAM_NON_BLOCKING = 0x1
 _EVENT_DISABLE_TIMING = 0x2
 _EVENT_BLOCKING_SYNC = 0x1
 _EVENT_INTERPROCESS = 0x4
+
+
+_LOST = "{0}: its context was destroyed by Device.reset(); make a new {0}"
 
 
 def _destroy_stream(handle):
@@ -69,11 +72,13 @@ class Stream:
             device = Device(device)
             with device:
                 handle = check(cuda.cuStreamCreateWithPriority(flags, priority), "cuStreamCreateWithPriority")
+                context = current_context()
         else:
             ensure_context()
             handle = check(cuda.cuStreamCreateWithPriority(flags, priority), "cuStreamCreateWithPriority")
+            context = current_context()
         self._set(handle, None, device)
-        self._finalizer = weakref.finalize(self, _destroy_stream, handle)
+        self._finalizer = _lifetime.track(self, context, _destroy_stream, handle)
 
     def _set(self, handle, owner, device):
         self._handle = handle
@@ -121,7 +126,11 @@ class Stream:
 
     def _check_open(self):
         if self._raw is None:
-            raise ValueError("stream: the stream is closed")
+            raise ValueError(_LOST.format("stream") if self._owner is _LOST else "stream: the stream is closed")
+
+    def _context_lost(self):
+        self._raw = None
+        self._owner = _LOST
 
     @property
     def closed(self):
@@ -244,7 +253,7 @@ class Event:
         self._handle = handle
         self._raw = int(handle)
         self._timing = bool(timing) and not interprocess
-        self._finalizer = weakref.finalize(self, _destroy_event, handle)
+        self._finalizer = _lifetime.track(self, current_context(), _destroy_event, handle)
 
     @property
     def handle(self):
@@ -254,12 +263,16 @@ class Event:
 
     def _check_open(self):
         if self._raw is None:
-            raise ValueError("event: the event is closed")
+            raise ValueError(_LOST.format("event") if self._timing is None else "event: the event is closed")
+
+    def _context_lost(self):
+        self._raw = None
+        self._timing = None
 
     @property
     def timing(self):
         """Whether the event records time (:meth:`elapsed_time` needs it at both ends)."""
-        return self._timing
+        return bool(self._timing)
 
     def record(self, stream=None):
         """Records the event on ``stream`` (any stream; None: the default

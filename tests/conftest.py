@@ -50,6 +50,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "gpu: the test needs a usable GPU and driver (skipped otherwise)"
     )
+    config.addinivalue_line(
+        "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/sanitize.sh deselects "
+        "it: a sanitizer reports every failed call)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):

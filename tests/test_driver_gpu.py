@@ -121,6 +121,7 @@ def test_driver_version_and_memory_info(cuda):
     assert type(free) is int and 0 < free <= total
 
 
+@pytest.mark.provokes_api_error
 def test_error_name_and_string(cuda):
     R = cuda.CUresult
     assert cuda.cuGetErrorName(R.CUDA_ERROR_INVALID_VALUE) == (R.CUDA_SUCCESS, b"CUDA_ERROR_INVALID_VALUE")
@@ -129,6 +130,7 @@ def test_error_name_and_string(cuda):
     assert cuda.cuGetErrorName(12345) == (R.CUDA_ERROR_INVALID_VALUE, None)   # on error every output is None
 
 
+@pytest.mark.provokes_api_error
 def test_failing_call_returns_status_and_none(cuda):
     err, dptr = cuda.cuMemAlloc(0)
     assert err is cuda.CUresult.CUDA_ERROR_INVALID_VALUE and dptr is None
@@ -354,6 +356,7 @@ extern "C" __global__ void bump(unsigned int by) { atomicAdd(&counter, by); }
 """
 
 
+@pytest.mark.provokes_api_error
 @pytest.mark.parametrize("kind", ["PTX", "CUBIN"])
 def test_module_from_ptx_and_cubin(cuda, compile_for_device, kind):
     image = compile_for_device(GLOBAL_SRC, kind)
@@ -392,6 +395,7 @@ def test_module_load_data_ex_info_log(cuda, compile_for_device):
     assert not bytes(error).strip(b"\0")
 
 
+@pytest.mark.provokes_api_error
 def test_module_load_data_ex_error_log(cuda):
     bad_ptx = b".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry broken()\n{\n    bogus;\n}\n\0"
     J = cuda.CUjit_option
@@ -1005,6 +1009,7 @@ def test_queries_that_keep_the_gil_never_wait_for_a_host_function(cuda, kernel, 
     assert memtype == cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
 
 
+@pytest.mark.provokes_api_error
 def test_tensor_map_encode_tiled(cuda, device_alloc, compute_capability):
     if compute_capability < (9, 0):
         pytest.skip("tensor maps need sm_90")

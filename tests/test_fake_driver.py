@@ -33,7 +33,8 @@ def launch(params, n):
     return recorded(n)
 def requests():
     class Request(ctypes.Structure):
-        _fields_ = [("symbol", ctypes.c_char * 64), ("version", ctypes.c_int), ("flags", ctypes.c_ulonglong)]
+        _fields_ = [("symbol", ctypes.c_char * 64), ("version", ctypes.c_int), ("flags", ctypes.c_ulonglong),
+                    ("rc", ctypes.c_int)]
     count = ctypes.c_int.in_dll(fake, "fake_request_count").value
     table = (Request * 4096).in_dll(fake, "fake_requests")
     return [(r.symbol.decode(), r.version, r.flags) for r in table[:count]]

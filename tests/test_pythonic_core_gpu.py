@@ -272,6 +272,7 @@ def test_globals_and_lowered_names(module, driver):
         module.get_global("no_such_variable")
 
 
+@pytest.mark.provokes_api_error
 def test_driver_refusals_are_cuda_errors(module):
     fill = module.get_kernel("fill<int>")
     with pytest.raises(cubind.CUDAError) as info:
@@ -386,3 +387,58 @@ def test_packing_is_exact_for_every_width(module, dmem):
     out = dmem(np.zeros(5, np.float64))
     narrow(1, 1, np.int8(-1), np.int16(2), np.uint8(3), np.int64(4), np.float64(5.0), out)
     assert list(dmem.get(out, np.zeros(5, np.float64))) == [-1, 2, 3, 4, 5]
+
+
+RESET_SCRIPT = r"""
+import numpy as np
+import cubind
+
+SOURCE = r'''
+extern "C" __global__ void poke(int *p) { p[threadIdx.x] = 1; }
+extern "C" __global__ void saxpy(float a, const float *x, const float *y, float *out, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a * x[i] + y[i];
+}
+'''
+module = cubind.Program(SOURCE).compile()
+old = cubind.to_gpu(np.zeros(4, np.float32))
+stream = cubind.Stream()
+module.get_kernel("poke")(1, 32, 0x10)  # an illegal address: a sticky error
+try:
+    old.get()
+    raise SystemExit("no error after an illegal address")
+except cubind.CUDAError as exc:
+    assert exc.sticky and exc.name == "CUDA_ERROR_ILLEGAL_ADDRESS", exc
+    assert "Device(n).reset()" in str(exc), exc
+del old  # collected in the poisoned context: nothing may print
+cubind.Device(0).reset()
+try:
+    stream.synchronize()
+    raise SystemExit("a stream of the reset context was used")
+except ValueError as exc:
+    assert "Device.reset()" in str(exc), exc
+n = 1 << 16
+x, y = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+out = cubind.empty(n, np.float32)
+module.get_kernel("saxpy")((n + 255) // 256, 256, 2.0, cubind.to_gpu(x), cubind.to_gpu(y), out, n)
+assert np.allclose(out.get(), np.float32(2.0) * x + y)
+print("reset ok")
+"""
+
+
+@pytest.mark.provokes_api_error
+def test_reset_recovers_the_device_after_an_illegal_address(tmp_path):
+    # In a subprocess: the sticky error must not poison the rest of the suite.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", RESET_SCRIPT], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "reset ok"
+    assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -5,10 +5,21 @@
  *   - each cuGetProcAddress_v2 request (symbol, version, flags), so tests can
  *     check the ABI version and the per-thread default stream opt-in;
  *   - the kernelParams of the last cuLaunchKernel: fake_record_args values of
- *     8 bytes each, read through the pointers the binding packed.
+ *     8 bytes each, read through the pointers the binding packed;
+ *   - with FAKE_CALL_LOG=path, one line per call that makes or releases
+ *     something (memory, streams, events, libraries, primary contexts), in
+ *     order, appended at once so that calls made at interpreter exit are in it.
+ * Contexts, memory, streams, events and libraries get distinct fake handles.
+ * FAKE_FAULT_ON_LAUNCH=1 makes the first launch poison the context as a kernel
+ * writing to an illegal address would: every later call fails with
+ * CUDA_ERROR_ILLEGAL_ADDRESS (700) until cuDevicePrimaryCtxReset.
+ * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
+ * cuGetProcAddress refuses a newer version with CUDA_ERROR_INVALID_VALUE, as
+ * the real driver does.
  * bench/run.py --smoke also uses it to run the benchmark harness end to end in
  * CI; numbers taken with it say nothing about a real driver. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +32,7 @@ struct fake_request {
     char symbol[64];
     int version;
     cuuint64_t flags;
+    int rc;
 };
 
 struct fake_request fake_requests[FAKE_MAX_REQUESTS];
@@ -30,32 +42,154 @@ int fake_record_args = 0;
 unsigned long long fake_args[FAKE_MAX_ARGS];
 int fake_launch_count = 0;
 
-static int fake_success(void) { return 0; }
+static int fake_sticky = 0;
+static void *fake_current = NULL;
+static void *fake_stack[64];
+static int fake_depth = 0;
+static unsigned long long fake_next_handle = 0x10000;
+
+static void fake_log(const char *name, unsigned long long arg) {
+    const char *path = getenv("FAKE_CALL_LOG");
+    if (!path) return;
+    FILE *f = fopen(path, "a");
+    if (!f) return;
+    fprintf(f, "%s 0x%llx\n", name, arg);
+    fclose(f);
+}
+
+static unsigned long long fake_new(const char *name, unsigned long long size) {
+    unsigned long long h = fake_next_handle;
+    fake_next_handle += (size + 0xffff) & ~0xffffULL;
+    if (size == 0) fake_next_handle += 0x10000;
+    fake_log(name, h);
+    return h;
+}
+
+static int fake_success(void) { return fake_sticky; }
+static int fake_ok(void) { return 0; }
+static int fake_driver_version(void) {
+    const char *v = getenv("FAKE_DRIVER_VERSION");
+    return v ? atoi(v) : 13000;
+}
+static int f_cuDriverGetVersion(int *v) { *v = fake_driver_version(); return 0; }
+static int f_cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return 101; *d = 0; return 0; }
+static int f_cuDeviceGetCount(int *c) {
+    const char *n = getenv("FAKE_DEVICE_COUNT"); /* default 0: "no GPU" for the tests that want that */
+    *c = n ? atoi(n) : 0;
+    return 0;
+}
+static int f_cuGetErrorString(int e, const char **s) { (void)e; *s = "fake error"; return 0; }
+static int f_cuCtxGetCurrent(void **ctx) { *ctx = fake_current; return 0; }
+static int f_cuCtxSetCurrent(void *ctx) { fake_current = ctx; return 0; }
+static int f_cuCtxGetDevice(int *d) { if (!fake_current) return 201; *d = 0; return fake_sticky; }
+static int f_cuCtxPushCurrent(void *ctx) {
+    if (fake_depth < 64) fake_stack[fake_depth++] = fake_current;
+    fake_current = ctx;
+    return 0;
+}
+static int f_cuCtxPopCurrent(void **ctx) {
+    if (ctx) *ctx = fake_current;
+    fake_current = fake_depth ? fake_stack[--fake_depth] : NULL;
+    return 0;
+}
+static int f_cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = (void *)(0xC000ULL + dev); fake_log("cuDevicePrimaryCtxRetain", dev); return 0; }
+static int f_cuDevicePrimaryCtxRelease(int dev) { fake_log("cuDevicePrimaryCtxRelease", dev); return 0; }
+static int f_cuDevicePrimaryCtxReset(int dev) { fake_log("cuDevicePrimaryCtxReset", dev); fake_sticky = 0; return 0; }
+static int f_cuMemAlloc(unsigned long long *p, size_t n) {
+    if (fake_sticky) return fake_sticky;
+    *p = fake_new("cuMemAlloc", n);
+    return 0;
+}
+static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) { (void)s; return f_cuMemAlloc(p, n); }
+static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_sticky; fake_log("cuMemFree", p); return 0; }
+static int f_cuMemFreeAsync(unsigned long long p, void *s) { (void)s; return f_cuMemFree(p); }
+static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
+    (void)flags; (void)prio;
+    if (fake_sticky) return fake_sticky;
+    *s = (void *)fake_new("cuStreamCreate", 0);
+    return 0;
+}
+static int f_cuStreamDestroy(void *s) { if (fake_sticky) return fake_sticky; fake_log("cuStreamDestroy", (unsigned long long)s); return 0; }
+static int f_cuEventCreate(void **e, unsigned flags) {
+    (void)flags;
+    if (fake_sticky) return fake_sticky;
+    *e = (void *)fake_new("cuEventCreate", 0);
+    return 0;
+}
+static int f_cuEventDestroy(void *e) { if (fake_sticky) return fake_sticky; fake_log("cuEventDestroy", (unsigned long long)e); return 0; }
+static int f_cuLibraryLoadData(void **lib) {
+    if (fake_sticky) return fake_sticky;
+    *lib = (void *)fake_new("cuLibraryLoadData", 0);
+    return 0;
+}
+static int f_cuLibraryUnload(void *lib) { fake_log("cuLibraryUnload", (unsigned long long)lib); return 0; }
+static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)lib; (void)name; *k = (void *)0x4000; return fake_sticky; }
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
     (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
     fake_launch_count++;
+    if (fake_sticky) return fake_sticky;
+    static int faulted = 0;
+    if (getenv("FAKE_FAULT_ON_LAUNCH") && !faulted++) fake_sticky = 700;
     for (int i = 0; i < fake_record_args && i < FAKE_MAX_ARGS; i++) memcpy(&fake_args[i], params[i], 8);
     return 0;
 }
 
+static const struct { const char *name; void *fn; } fake_table[] = {
+    {"cuLaunchKernel", (void *)fake_launch},
+    {"cuInit", (void *)fake_ok},
+    {"cuGetErrorName", (void *)fake_ok},
+    {"cuGetErrorString", (void *)f_cuGetErrorString},
+    {"cuDriverGetVersion", (void *)f_cuDriverGetVersion},
+    {"cuDeviceGet", (void *)f_cuDeviceGet},
+    {"cuDeviceGetCount", (void *)f_cuDeviceGetCount},
+    {"cuCtxGetCurrent", (void *)f_cuCtxGetCurrent},
+    {"cuCtxSetCurrent", (void *)f_cuCtxSetCurrent},
+    {"cuCtxGetDevice", (void *)f_cuCtxGetDevice},
+    {"cuCtxPushCurrent", (void *)f_cuCtxPushCurrent},
+    {"cuCtxPopCurrent", (void *)f_cuCtxPopCurrent},
+    {"cuDevicePrimaryCtxRetain", (void *)f_cuDevicePrimaryCtxRetain},
+    {"cuDevicePrimaryCtxRelease", (void *)f_cuDevicePrimaryCtxRelease},
+    {"cuDevicePrimaryCtxReset", (void *)f_cuDevicePrimaryCtxReset},
+    {"cuMemAlloc", (void *)f_cuMemAlloc},
+    {"cuMemAllocAsync", (void *)f_cuMemAllocAsync},
+    {"cuMemFree", (void *)f_cuMemFree},
+    {"cuMemFreeAsync", (void *)f_cuMemFreeAsync},
+    {"cuStreamCreateWithPriority", (void *)f_cuStreamCreateWithPriority},
+    {"cuStreamDestroy", (void *)f_cuStreamDestroy},
+    {"cuEventCreate", (void *)f_cuEventCreate},
+    {"cuEventDestroy", (void *)f_cuEventDestroy},
+    {"cuLibraryLoadData", (void *)f_cuLibraryLoadData},
+    {"cuLibraryUnload", (void *)f_cuLibraryUnload},
+    {"cuLibraryGetKernel", (void *)f_cuLibraryGetKernel},
+};
+
 /* FAKE_MISSING names a function this "driver" lacks, as an older driver
- * would: cuGetProcAddress reports it not found (CUDA_ERROR_NOT_FOUND, 500). */
+ * would: cuGetProcAddress succeeds with a NULL pointer and the status
+ * CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, as documented. */
 int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
     const char *missing = getenv("FAKE_MISSING");
+    struct fake_request *r = NULL;
     if (fake_request_count < FAKE_MAX_REQUESTS) {
-        struct fake_request *r = &fake_requests[fake_request_count++];
+        r = &fake_requests[fake_request_count++];
         strncpy(r->symbol, symbol, sizeof r->symbol - 1);
         r->version = version;
         r->flags = flags;
+        r->rc = 0;
+    }
+    if (version > fake_driver_version() || flags > 2) {
+        if (r) r->rc = 1;
+        return 1; /* CUDA_ERROR_INVALID_VALUE */
     }
     if (missing && strcmp(symbol, missing) == 0) {
         *pfn = NULL;
         if (status) *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
-        return 500;
+        return 0;
     }
-    *pfn = strcmp(symbol, "cuLaunchKernel") == 0 ? (void *)fake_launch : (void *)fake_success;
+    *pfn = (void *)fake_success;
+    for (size_t i = 0; i < sizeof fake_table / sizeof fake_table[0]; i++)
+        if (strcmp(symbol, fake_table[i].name) == 0) *pfn = fake_table[i].fn;
     if (status) *status = 0;
     return 0;
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# compute-sanitizer (memcheck, full leak check, every API error reported) over
+# the GPU test files and every example, on a GPU machine with the tree built
+# in place (this script builds nothing). Tests that make a CUDA call fail on
+# purpose are deselected (-m "not provokes_api_error"): the sanitizer reports
+# each failed call. Prints one summary line per file or example and exits
+# non-zero unless every one says 0 errors.
+#
+#   scripts/sanitize.sh                # PYTHON=python3 and compute-sanitizer from PATH or CUDA_HOME
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 2
+PYTHON="${PYTHON:-python3}"
+SANITIZER="${SANITIZER:-$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")}"
+[ -x "$SANITIZER" ] || { echo "sanitize.sh: compute-sanitizer not found (set SANITIZER=)" >&2; exit 2; }
+LOGS="${SANITIZE_LOGS:-$ROOT/.sanitize}"
+mkdir -p "$LOGS"
+FLAGS=(--tool memcheck --leak-check full --report-api-errors all --error-exitcode 0)
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+failed=0
+
+summarize() {  # name, log, exit status of the program
+    local summary
+    summary="$(grep -h "ERROR SUMMARY" "$2" | tail -n 1 | sed 's/^=* *//')"
+    [ -n "$summary" ] || summary="ERROR SUMMARY: none printed"
+    echo "$1: $summary"
+    if [ "$summary" != "ERROR SUMMARY: 0 errors" ] || [ "$3" -ne 0 ]; then
+        [ "$3" -ne 0 ] && echo "$1: exited with status $3 (log: $2)"
+        failed=1
+    fi
+}
+
+for test in tests/*_gpu.py; do
+    log="$LOGS/$(basename "$test" .py).log"
+    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" -m pytest -q -p no:cacheprovider -m "not provokes_api_error" "$test" \
+        >"$log" 2>&1
+    summarize "$test" "$log" $?
+done
+for example in examples/*.py; do
+    case "$(basename "$example")" in _*) continue ;; esac
+    log="$LOGS/example_$(basename "$example" .py).log"
+    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" "$example" >"$log" 2>&1
+    summarize "$example" "$log" $?
+done
+[ "$failed" -eq 0 ] || echo "sanitize.sh: not clean; the logs are in $LOGS" >&2
+exit "$failed"
