@@ -127,5 +127,5 @@ def drop(destroy=False):
         _pending.clear()
     if destroy and entries:
         cuda = _driver()
-        for event, _objects in entries:
-            cuda.cuEventDestroy(event)
+        for entry in entries:
+            cuda.cuEventDestroy(entry.event)
