@@ -170,10 +170,14 @@ class Device:
     def __new__(cls, ordinal=None):
         if isinstance(ordinal, Device):
             return ordinal
-        ordinal = ensure_context() if ordinal is None else _ordinal(ordinal)
+        if ordinal is None:
+            ordinal = ensure_context()
+        elif type(ordinal) is not int:
+            ordinal = _ordinal(ordinal)
         self = cls._instances.get(ordinal)
-        if self is not None:
+        if self is not None:  # a device made before: its ordinal was checked then
             return self
+        _ordinal(ordinal)
         count = _device_count()
         if not 0 <= ordinal < count:
             raise ValueError(f"device: ordinal {ordinal} is out of range ({count} device"
