@@ -48,7 +48,16 @@ def __getattr__(name):
         raise AttributeError(f"module 'cubind' has no attribute {name!r}")
     import importlib
 
-    value = globals()[name] = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    try:
+        module = importlib.import_module(_LAZY[name], __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != "numpy":
+            raise
+        # A declared dependency, but an environment can still lack it (a
+        # --no-deps install, a vendored tree): say what to install.
+        raise ModuleNotFoundError(f"cubind.{name} needs numpy, which is not installed (pip install numpy)",
+                                  name="numpy") from exc
+    value = globals()[name] = getattr(module, name)
     return value
 
 

@@ -534,12 +534,21 @@ def zeros(shape, dtype=_FLOAT64, stream=None):
 
 def empty_like(array, dtype=None, stream=None):
     """An uninitialised C-contiguous array of ``array``'s shape (and dtype)."""
-    return Array(array.shape, array.dtype if dtype is None else dtype, stream)
+    shape, like = _like(array)
+    return Array(shape, like if dtype is None else dtype, stream)
 
 
 def zeros_like(array, dtype=None, stream=None):
     """Zeros of ``array``'s shape (and dtype)."""
-    return zeros(array.shape, array.dtype if dtype is None else dtype, stream)
+    shape, like = _like(array)
+    return zeros(shape, like if dtype is None else dtype, stream)
+
+
+def _like(array):
+    try:
+        return array.shape, array.dtype
+    except AttributeError:
+        raise TypeError(f"array: expected an array (with shape and dtype), not {type(array).__name__}") from None
 
 
 def to_gpu(host, stream=None):
@@ -548,7 +557,10 @@ def to_gpu(host, stream=None):
     queued there, and ``host`` kept alive until it is done)."""
     if stream is None and type(host) is np.ndarray and host.dtype in C_TYPES and host.flags.c_contiguous:
         return _to_gpu_contiguous(host)
-    data = np.asarray(host)
+    try:
+        data = np.asarray(host)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"host: {type(host).__name__} is not array data numpy reads ({exc})") from None
     as_dtype(data.dtype, "host")
     out = Array(data.shape, data.dtype, stream)
     out.set(data, stream=stream)

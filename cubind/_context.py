@@ -9,6 +9,7 @@ is respected: :func:`ensure_context` only acts where none is current.
 """
 
 import operator
+import os
 import threading
 
 from . import _lifetime
@@ -19,6 +20,7 @@ __all__ = ["Device", "ensure_context", "current_device"]
 _ATTRIBUTE_PREFIX = "CU_DEVICE_ATTRIBUTE_"
 _NOT_INITIALIZED = 3  # CUDA_ERROR_NOT_INITIALIZED
 _NO_DEVICE = 100  # CUDA_ERROR_NO_DEVICE
+_INT_MAX = 2**31 - 1  # cuDeviceGet's ordinal is a C int
 
 _lock = threading.Lock()
 _primary: dict = {}  # ordinal -> retained primary CUcontext
@@ -80,6 +82,37 @@ def _primary_context(ordinal):
     return ctx
 
 
+def _ordinal(value):
+    """``value`` as a device ordinal ``cuDeviceGet`` can take, checked
+    without the driver (whether that device exists is the driver's to say)."""
+    try:
+        ordinal = operator.index(value)
+    except TypeError:
+        raise TypeError(f"device: expected a device ordinal (int), a Device or None, "
+                        f"not {type(value).__name__}") from None
+    if ordinal < 0:
+        raise ValueError(f"device: ordinal {ordinal} is negative")
+    if ordinal > _INT_MAX:
+        raise OverflowError(f"device: ordinal {ordinal} does not fit cuDeviceGet's int")
+    return ordinal
+
+
+def _device_count():
+    """The driver's device count (0 for ``CUDA_ERROR_NO_DEVICE``); a missing
+    driver library raises the loader's error, which :class:`Device` passes on
+    (a user asking for a device is told the driver is missing, not that there
+    are 0 devices)."""
+    import cuda
+
+    err, = cuda.cuInit(0)
+    if err == _NO_DEVICE:
+        return 0
+    if err != 0:
+        raise CUDAError(err, "cuInit")
+    _state["initialized"] = True
+    return int(check(cuda.cuDeviceGetCount(), "cuDeviceGetCount"))
+
+
 def current_context():
     """The current CUcontext as an int (0 where none is): what the layer's
     objects record as theirs, for Device.reset()."""
@@ -132,16 +165,13 @@ class Device:
             return ordinal
         if ordinal is None:
             ordinal = ensure_context()
-        else:
-            try:
-                ordinal = operator.index(ordinal)
-            except TypeError:
-                raise TypeError(f"device: expected a device ordinal (int), a Device or None, "
-                                f"not {type(ordinal).__name__}") from None
+        elif type(ordinal) is not int:
+            ordinal = _ordinal(ordinal)
         self = cls._instances.get(ordinal)
-        if self is not None:
+        if self is not None:  # a device made before: its ordinal was checked then
             return self
-        count = Device.count()
+        _ordinal(ordinal)
+        count = _device_count()
         if not 0 <= ordinal < count:
             raise ValueError(f"device: ordinal {ordinal} is out of range ({count} device"
                              f"{'' if count == 1 else 's'} present)")
@@ -154,17 +184,21 @@ class Device:
 
     @staticmethod
     def count():
-        """How many CUDA devices there are (0 where the driver finds none; a
-        missing driver library raises its loader error, an ``OSError``)."""
-        import cuda
+        """How many CUDA devices there are: 0 where there is no driver library
+        (``libcuda.so.1`` not found) or the driver finds no device
+        (``CUDA_ERROR_NO_DEVICE``), as ``torch.cuda.device_count()``. Any other
+        failure raises: a driver that fails otherwise, or a
+        ``CUBIND_CUDA_LIBRARY`` that names no loadable library."""
+        from ._loader import LibraryNotFoundError
 
-        err, = cuda.cuInit(0)
-        if err == _NO_DEVICE:
+        try:
+            return _device_count()
+        except LibraryNotFoundError:
+            # The variable is the user saying where the driver is: a wrong
+            # path is a mistake to report, not the absence of a driver.
+            if os.environ.get("CUBIND_CUDA_LIBRARY"):
+                raise
             return 0
-        if err != 0:
-            raise CUDAError(err, "cuInit")
-        _state["initialized"] = True
-        return int(check(cuda.cuDeviceGetCount(), "cuDeviceGetCount"))
 
     # -- identity -------------------------------------------------------------
 

@@ -14,6 +14,7 @@ are checked and errors raise.
 import numpy as np
 
 from ._dtypes import as_dtype
+from ._handles import stream_handle
 
 __all__ = ["DeviceArray"]
 
@@ -54,6 +55,7 @@ class DeviceArray:
         want = fixed if fixed is not None else (None if dtype is None else as_dtype(dtype))
         self._host = _host_buffer(host, want)
         as_dtype(self._host.dtype, "host")
+        stream_handle(stream, "stream")  # refused now rather than at the first transfer
         self._array = None
         self._stream = stream
 

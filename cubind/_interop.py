@@ -170,8 +170,11 @@ def import_dlpack(obj, stream):
             capsule = obj.__dlpack__(stream=token, max_version=(1, 1))
         except TypeError:  # a producer older than DLPack 1.0 takes no max_version
             capsule = obj.__dlpack__(stream=token)
-    else:
+    elif type(obj).__name__ == "PyCapsule":
         capsule = obj
+    else:
+        raise TypeError(f"obj: expected an object with __dlpack__ (a PyTorch tensor, a CuPy or JAX array) or a "
+                        f"DLPack capsule, not {type(obj).__name__}")
     owner, info = consume_capsule(capsule)
     _check_device_type(info["device_type"])
     dtype = from_dlpack_code(info["code"], info["bits"], info["lanes"])

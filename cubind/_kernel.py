@@ -12,6 +12,7 @@ from ._args import POINTER_GETTERS
 from ._context import Device, _cuda, ensure_context
 from ._cubin import param_count
 from ._errors import CUDAError, check
+from ._handles import stream_handle
 from ._launch import KernelBase, Plan, dims, launch
 from ._params import params_from_sizes
 
@@ -65,6 +66,13 @@ def _sizes_from_driver(handle, code, name):
     return sizes
 
 
+def _int_arg(value, param):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{param}: expected an int, not {type(value).__name__}") from None
+
+
 def _block_threads(block):
     x, y, z = dims(block, "block")
     return x * y * z
@@ -96,6 +104,8 @@ class Kernel(KernelBase):
         return self
 
     def __repr__(self):
+        if self.plan is None:
+            return "<cubind.Kernel (not made by Module.get_kernel)>"
         return f"<cubind.Kernel {self._name} ({len(self.params)} parameters, typed by {self._typed_by})>"
 
     @property
@@ -133,17 +143,20 @@ class Kernel(KernelBase):
     def attribute(self, attribute, device=None):
         """A ``CUfunction_attribute`` by member, value or name (``"num_regs"``)
         on ``device`` (default: the current one)."""
-        cuda = _cuda()
+        import cuda
+
         member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
         dev = Device(device).handle if device is not None else ensure_context()
         return int(check(cuda.cuKernelGetAttribute(member, self._handle, dev), "cuKernelGetAttribute"))
 
     def set_attribute(self, attribute, value, device=None):
         """Sets a ``CUfunction_attribute`` (e.g. ``"max_dynamic_shared_size_bytes"``)."""
-        cuda = _cuda()
+        import cuda
+
         member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
+        value = _int_arg(value, "value")
         dev = Device(device).handle if device is not None else ensure_context()
-        check(cuda.cuKernelSetAttribute(member, operator.index(value), self._handle, dev), "cuKernelSetAttribute")
+        check(cuda.cuKernelSetAttribute(member, value, self._handle, dev), "cuKernelSetAttribute")
 
     @property
     def num_regs(self):
@@ -170,16 +183,16 @@ class Kernel(KernelBase):
     def max_active_blocks(self, block, shared_mem=0):
         """Blocks of ``block`` threads (an int or 1 to 3 ints) that fit on one
         multiprocessor at once with ``shared_mem`` dynamic shared bytes each."""
+        threads, shared_mem = _block_threads(block), _int_arg(shared_mem, "shared_mem")
         return int(check(_cuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            self.function(), _block_threads(block), operator.index(shared_mem)),
-            "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+            self.function(), threads, shared_mem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
 
     def suggested_block_size(self, shared_mem=0, block_size_limit=0):
         """``(min_grid_size, block_size)``: the block size reaching the highest
         occupancy, and the smallest grid that fills the device with it."""
-        grid, block = check(_cuda().cuOccupancyMaxPotentialBlockSize(
-            self.function(), None, operator.index(shared_mem), operator.index(block_size_limit)),
-            "cuOccupancyMaxPotentialBlockSize")
+        shared_mem, limit = _int_arg(shared_mem, "shared_mem"), _int_arg(block_size_limit, "block_size_limit")
+        grid, block = check(_cuda().cuOccupancyMaxPotentialBlockSize(self.function(), None, shared_mem, limit),
+                            "cuOccupancyMaxPotentialBlockSize")
         return int(grid), int(block)
 
     def max_active_clusters(self, config):
@@ -240,16 +253,27 @@ class LaunchConfig:
     """
 
     def __init__(self, grid, block, shared_mem=0, stream=None, cluster=None, cooperative=False, attributes=None):
-        cuda = _cuda()
+        # Only the driver module's types are used here, never the driver: a
+        # configuration is checked and built where there is no GPU too.
+        import cuda
+
         self.grid = dims(grid, "grid")
         self.block = dims(block, "block")
-        self.shared_mem = operator.index(shared_mem)
+        try:
+            self.shared_mem = operator.index(shared_mem)
+        except TypeError:
+            raise TypeError(f"shared_mem: expected an int, not {type(shared_mem).__name__}") from None
         if not 0 <= self.shared_mem <= 0xFFFFFFFF:
             raise OverflowError(f"shared_mem: {shared_mem} is out of range for an unsigned 32-bit byte count")
+        stream_handle(stream, "stream")  # the launch reads it again: this only refuses a non-stream early
         self.stream = stream
         self.cluster = dims(cluster, "cluster") if cluster is not None else None
         self.cooperative = bool(cooperative)
-        items = dict(attributes or {})
+        try:
+            items = dict(attributes or {})
+        except (TypeError, ValueError):
+            raise TypeError(f"attributes: expected a mapping of launch attributes to values, "
+                            f"not {type(attributes).__name__}") from None
         attrs = []
         if self.cluster is not None:
             attrs.append(_attribute(cuda, "CLUSTER_DIMENSION", self.cluster))

@@ -32,7 +32,9 @@ is closed again and the search goes on.
 
 When nothing is found, ``LibraryNotFoundError`` (an ``OSError``) names the
 library, the environment variable to set and every place searched, one per
-line, with the dlerror of each failed dlopen.
+line, with the dlerror of each failed dlopen. For the driver (``libcuda``) it
+says that the NVIDIA driver, not the toolkit, provides it; for the others it
+advises ``CUDA_HOME`` only where neither it nor ``CUDA_PATH`` is set.
 """
 
 import os
@@ -203,13 +205,36 @@ def _search(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs):
                 continue
         return handle
 
-    unset = [v for v in (env_var, "CUDA_HOME", "CUDA_PATH") if v and not os.environ.get(v)]
-    lines = [
-        f"cubind: cannot find the {libname} library ({', '.join(sonames)}).",
-        f"Set {env_var} to the full path of the library file, or CUDA_HOME to "
-        f"the CUDA toolkit root. Searched, in order:",
-    ]
+    raise LibraryNotFoundError("\n".join(_not_found_lines(libname, sonames, env_var, report)))
+
+
+def _is_driver(sonames):
+    return any(s.startswith("libcuda.so") for s in sonames)
+
+
+def _not_found_lines(libname, sonames, env_var, report):
+    """The message of a failed search: what is missing, what to set, where we looked."""
+    names = ", ".join(sonames)
+    if _is_driver(sonames):
+        # The toolkit ships only the driver's link stub, never libcuda.so.1:
+        # pointing the user at CUDA_HOME would send them to the wrong package.
+        lines = [
+            f"cubind: cannot find the CUDA driver library ({names}).",
+            f"It comes with the NVIDIA GPU driver, not with the CUDA toolkit (CUDA_HOME does not provide it): "
+            f"on a machine with a GPU, install the NVIDIA driver; where it is installed out of the system "
+            f"loader's sight, set {env_var} to the full path of {sonames[0]}. Searched, in order:",
+        ]
+        unset = [env_var] if env_var and not os.environ.get(env_var) else []
+    else:
+        roots = [f"{v}={os.environ[v]}" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+        where = (f"; {' and '.join(roots)} {'does' if len(roots) == 1 else 'do'} not hold it" if roots
+                 else ", or CUDA_HOME to the CUDA toolkit root")
+        lines = [
+            f"cubind: cannot find the {libname} library ({names}).",
+            f"Set {env_var} to the full path of the library file{where}. Searched, in order:",
+        ]
+        unset = [v for v in (env_var, "CUDA_HOME", "CUDA_PATH") if v and not os.environ.get(v)]
     lines += ["  " + line for line in report]
     if unset:
         lines.append(f"  (not set: {', '.join(unset)})")
-    raise LibraryNotFoundError("\n".join(lines))
+    return lines

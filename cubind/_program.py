@@ -270,6 +270,8 @@ class Module:
     def __init__(self, code, kind, *, ptx=None, log="", lowered_names=None, name=None, from_cache=False):
         if kind not in ("ptx", "cubin", "fatbin", "ltoir"):
             raise ValueError(f"kind: expected 'ptx', 'cubin', 'fatbin' or 'ltoir', not {kind!r}")
+        if not isinstance(code, (bytes, bytearray, memoryview)):  # bytes(3) would be three NULs
+            raise TypeError(f"code: expected bytes (PTX, a CUBIN, a fatbin or LTO-IR), not {type(code).__name__}")
         self.code = bytes(code)
         self.kind = kind
         self.ptx = ptx if ptx is None or isinstance(ptx, bytes) else _text(ptx, "ptx").encode()

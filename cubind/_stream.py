@@ -21,6 +21,8 @@ _STREAM_NON_BLOCKING = 0x1
 _EVENT_DISABLE_TIMING = 0x2
 _EVENT_BLOCKING_SYNC = 0x1
 _EVENT_INTERPROCESS = 0x4
+_UINT_MAX = 2**32 - 1
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 _LOST = "{0}: its context was destroyed by Device.reset(); make a new {0}"
@@ -65,11 +67,15 @@ class Stream:
     __slots__ = ("_raw", "_handle", "_owner", "_finalizer", "_device", "__weakref__")
 
     def __init__(self, *, non_blocking=False, priority=None, flags=None, device=None):
-        cuda = _cuda()
-        flags = _STREAM_NON_BLOCKING if non_blocking else 0 if flags is None else _flag(flags, "flags")
-        priority = 0 if priority is None else _flag(priority, "priority")
+        # Every argument is checked before the driver is asked for anything.
+        flags = 0 if flags is None else _flag(flags, "flags", 0, _UINT_MAX)
+        if non_blocking:
+            flags = _STREAM_NON_BLOCKING
+        priority = 0 if priority is None else _flag(priority, "priority", _INT_MIN, _INT_MAX)
         if device is not None:
             device = Device(device)
+        cuda = _cuda()
+        if device is not None:
             with device:
                 handle = check(cuda.cuStreamCreateWithPriority(flags, priority), "cuStreamCreateWithPriority")
                 context = current_context()
@@ -96,8 +102,9 @@ class Stream:
         if isinstance(stream, Stream):
             return stream
         raw = stream_handle(stream, "stream")
+        device = Device(device) if device is not None else None
         self = cls.__new__(cls)
-        self._set(_cuda().CUstream(raw), stream, Device(device) if device is not None else None)
+        self._set(_cuda().CUstream(raw), stream, device)
         return self
 
     @classmethod
@@ -335,8 +342,12 @@ class Event:
         return "<cubind.Event (closed)>" if self._raw is None else f"<cubind.Event 0x{self._raw:x}>"
 
 
-def _flag(value, param):
+def _flag(value, param, low, high):
+    """An int argument within the C type the driver takes it as."""
     try:
-        return operator.index(value)
+        value = operator.index(value)
     except TypeError:
         raise TypeError(f"{param}: expected an int, not {type(value).__name__}") from None
+    if not low <= value <= high:
+        raise OverflowError(f"{param}: {value} is out of range ({low} to {high})")
+    return value

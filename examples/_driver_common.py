@@ -41,13 +41,35 @@ def open_gpu():
     try:
         (err,) = cuda.cuInit(0)
     except OSError as exc:   # cubind's LibraryNotFoundError: no libcuda.so.1
-        raise NoGPU(str(exc).splitlines()[0].rstrip(".")) from exc
+        raise NoGPU(loader_reason(exc)) from exc
     if err != cuda.CUresult.CUDA_SUCCESS:
         raise NoGPU(f"cuInit returned {err.name}")
     err, dev = cuda.cuDeviceGet(0)
     if err != cuda.CUresult.CUDA_SUCCESS:
         raise NoGPU(f"cuDeviceGet(0) returned {err.name}")
     return cuda, dev
+
+
+def loader_reason(exc):
+    """The loader error's gist: its whole message lists every place searched."""
+    first = str(exc).splitlines()[0].rstrip(".")
+    if first.startswith("cubind: cannot find the CUDA driver library"):
+        return "no CUDA driver (libcuda.so.1 not found)"
+    return first.removeprefix("cubind: ")
+
+
+def describe_launch(module, kernel, grid, block, args):
+    """``kernel(grid, block, *args)`` as the launch would hand it to the
+    driver: each argument beside its parameter's PTX type."""
+    params = module.entries[module.lowered_names.get(kernel, kernel)]
+    shown = ", ".join(_value(arg, param.text) for param, arg in zip(params, args))
+    return f"{kernel} on grid {grid}, block {block} with ({shown})"
+
+
+def _value(arg, ptx_type):
+    if getattr(arg, "shape", None) is not None:
+        return f"{arg.dtype}[{arg.size}] ({ptx_type} device pointer)"
+    return f"{arg!r} ({ptx_type})"
 
 
 def compute_capability(cuda, dev):

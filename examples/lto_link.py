@@ -6,6 +6,7 @@ import ctypes
 import sys
 
 import numpy as np
+from _driver_common import loader_reason
 
 import nvjitlink
 import nvrtc
@@ -56,8 +57,10 @@ def open_gpu():
         import cuda
 
         err, = cuda.cuInit(0)
-    except (ImportError, OSError) as exc:
-        return None, str(exc).splitlines()[0].rstrip(".")
+    except ImportError as exc:
+        return None, str(exc)
+    except OSError as exc:  # cubind's LibraryNotFoundError
+        return None, loader_reason(exc)
     if err != cuda.CUresult.CUDA_SUCCESS:
         return None, f"cuInit returned {err.name}"
     return cuda, ""

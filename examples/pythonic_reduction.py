@@ -6,7 +6,8 @@ and writes one partial sum per block; launched again on the partial sums
 until one value is left. The template is instantiated for float, double and
 int through ``name_expressions``, and each instance is fetched by the C++
 name it was asked for (``module.get_kernel("block_sum<float, 256>")``). The
-result is checked against numpy. Without a GPU it says so and exits 0.
+result is checked against numpy. Without a GPU it still compiles (NVRTC
+needs none), says what it would launch and exits 0.
 
     python examples/pythonic_reduction.py --n 3000000
 """
@@ -14,7 +15,7 @@ result is checked against numpy. Without a GPU it says so and exits 0.
 import argparse
 
 import numpy as np
-from _driver_common import exit_with, open_gpu
+from _driver_common import NoGPU, describe_launch, exit_with, open_gpu
 
 import cubind
 
@@ -54,9 +55,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=3_000_000, help="element count")
     args = parser.parse_args(argv)
-    open_gpu()  # raises NoGPU, which exit_with reports, where there is none
     names = {dtype: f"block_sum<{ctype}, {BLOCK}>" for dtype, ctype in TYPES.items()}
-    module = cubind.Program(SOURCE, name_expressions=list(names.values())).compile()
+    module = cubind.Program(SOURCE, name_expressions=list(names.values())).compile()  # NVRTC: no GPU needed
+    try:
+        open_gpu()
+    except NoGPU as exc:
+        blocks = (args.n + 2 * BLOCK - 1) // (2 * BLOCK)
+        first = describe_launch(module, names[np.float32], blocks, BLOCK,
+                                (np.empty(args.n, np.float32), np.empty(blocks, np.float32), args.n))
+        print(f"No GPU available: {exc}; compiled {', '.join(names.values())} to {len(module.code)} bytes of PTX "
+              f"for compute_{cubind.default_arch()}; with a GPU it would launch {first}, then again on the "
+              f"partial sums until one is left, for each type.")
+        return True
     rng = np.random.default_rng(0)
     good = True
     for dtype, name in names.items():

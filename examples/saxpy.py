@@ -72,7 +72,10 @@ def open_gpu():
     try:
         (err,) = cuda.cuInit(0)
     except OSError as exc:  # cubind's LibraryNotFoundError is an OSError
-        raise NoGPU(str(exc).splitlines()[0]) from exc
+        first = str(exc).splitlines()[0].rstrip(".")  # the rest lists every place searched
+        if first.startswith("cubind: cannot find the CUDA driver library"):
+            raise NoGPU("no CUDA driver (libcuda.so.1 not found)") from exc
+        raise NoGPU(first.removeprefix("cubind: ")) from exc
     if err != cuda.CUresult.CUDA_SUCCESS:
         raise NoGPU(f"cuInit returned {err.name}")
     err, dev = cuda.cuDeviceGet(0)
@@ -167,7 +170,8 @@ def main(argv=None):
             print("   ", line.strip())
 
     if cuda is None:
-        print(f"No GPU available: {no_gpu}; skipping the launch part.")
+        print(f"No GPU available: {no_gpu}; compiled saxpy to {len(ptx)} bytes of PTX for compute_{arch}, "
+              f"the launch needs a GPU.")
         return 0
     if not run_saxpy(cuda, dev, ptx, args.n):
         print(f"saxpy on {args.n} elements: WRONG result")

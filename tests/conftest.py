@@ -6,6 +6,9 @@ inside the fixtures that need it, and GPU detection uses plain ctypes.
 
 import ctypes
 import functools
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,6 +49,14 @@ def gpu_unavailable_reason():
     return None
 
 
+# Caches the suite would otherwise fill in the user's home: cubind's compile
+# cache (~/.cache/cubind) and the driver's JIT cache (~/.nv/ComputeCache).
+# Set at configure time, not in a fixture: collection already calls cuInit
+# (gpu_unavailable_reason), and subprocesses the tests start inherit them.
+_CACHE_VARIABLES = {"CUBIND_CACHE_DIR": "cubind-cache", "CUDA_CACHE_PATH": "cuda-jit-cache"}
+_session_caches: dict = {}
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "gpu: the test needs a usable GPU and driver (skipped otherwise)"
@@ -54,6 +65,24 @@ def pytest_configure(config):
         "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/sanitize.sh deselects "
         "it: a sanitizer reports every failed call)"
     )
+    root = tempfile.mkdtemp(prefix="cubind-tests-")
+    _session_caches["root"] = root
+    for variable, name in _CACHE_VARIABLES.items():
+        _session_caches[variable] = os.environ.get(variable)
+        os.environ[variable] = os.path.join(root, name)
+
+
+def pytest_unconfigure(config):
+    root = _session_caches.pop("root", None)
+    if root is None:
+        return
+    for variable in _CACHE_VARIABLES:
+        previous = _session_caches.pop(variable)
+        if previous is None:
+            os.environ.pop(variable, None)
+        else:
+            os.environ[variable] = previous
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -283,3 +283,53 @@ def test_already_loaded_beats_cuda_home(tmp_path):
         print(_loader.library_path(h))
     """
     assert run_python(code, CUDA_HOME=str(NVRTC_HOME)).strip() == str(lib)
+
+
+# -- what the not-found message advises --------------------------------------------
+
+MISSING_DRIVER = """
+    from cubind import _loader
+    try:
+        _loader.load("cuda-missing", ("libcuda.so.cubind-missing",), "CUBIND_CUDA_LIBRARY", ())
+    except OSError as exc:
+        print(exc)
+"""
+MISSING_TOOLKIT_LIBRARY = """
+    from cubind import _loader
+    try:
+        _loader.load("nvrtc-missing", ("libnvrtc_cubind_missing.so.13",), "CUBIND_NVRTC_LIBRARY", ())
+    except OSError as exc:
+        print(exc)
+"""
+
+
+def advice(message):
+    """The message's lines before the list of places searched."""
+    return message.split("Searched, in order:")[0]
+
+
+@pytest.mark.parametrize("cuda_home", [None, "/opt/some-toolkit"])
+def test_a_missing_driver_points_at_the_nvidia_driver_not_the_toolkit(tmp_path, cuda_home):
+    # libcuda.so.1 comes with the NVIDIA driver: CUDA_HOME can never supply it,
+    # set or not, so the message must not send the user there.
+    env = {"CUDA_HOME": cuda_home} if cuda_home else {}
+    msg = run_python(MISSING_DRIVER, CUBIND_CUDA_LIBRARY="", **env)  # a soname no machine has
+    head = advice(msg)
+    assert head.startswith("cubind: cannot find the CUDA driver library (libcuda.so.cubind-missing).")
+    assert "NVIDIA GPU driver, not with the CUDA toolkit" in head
+    assert "set CUBIND_CUDA_LIBRARY to the full path" in head
+    assert "CUDA_HOME to" not in msg and "CUDA_HOME=" not in msg
+    assert msg.rstrip().endswith("(not set: CUBIND_CUDA_LIBRARY)")
+
+
+def test_a_missing_toolkit_library_advises_cuda_home_only_where_unset():
+    unset = run_python(MISSING_TOOLKIT_LIBRARY, CUBIND_NVRTC_LIBRARY="")
+    assert "Set CUBIND_NVRTC_LIBRARY to the full path of the library file, or CUDA_HOME to the CUDA toolkit root." \
+        in advice(unset)
+    assert "(not set: CUBIND_NVRTC_LIBRARY, CUDA_HOME, CUDA_PATH)" in unset
+    given = run_python(MISSING_TOOLKIT_LIBRARY, CUBIND_NVRTC_LIBRARY="", CUDA_HOME="/opt/some-toolkit")
+    head = advice(given)
+    assert "CUDA_HOME to" not in head
+    assert "Set CUBIND_NVRTC_LIBRARY to the full path of the library file; CUDA_HOME=/opt/some-toolkit does not " \
+           "hold it." in head
+    assert "(not set: CUBIND_NVRTC_LIBRARY, CUDA_PATH)" in given

@@ -206,6 +206,10 @@ def test_wheel_contents(wheel):
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
     assert all(n.split("/")[0] in ("cuda", "nvrtc", "nvjitlink", "nvvm", "cubind") for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
+    (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+                if line.startswith("Requires-Dist:")]
+    assert "Requires-Dist: numpy" in requires, requires  # the Pythonic layer's arrays need it
 
 
 @pytest.fixture(scope="module")
