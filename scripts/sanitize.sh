@@ -17,6 +17,9 @@ LOGS="${SANITIZE_LOGS:-$ROOT/.sanitize}"
 mkdir -p "$LOGS"
 FLAGS=(--tool memcheck --leak-check full --report-api-errors all --error-exitcode 0)
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# The thread stress test's rounds under the sanitizer (each call is checked, about 20x slower):
+# its 1000 rounds run without it (the GPU suite); under it, what it checks is every thread's kind of call.
+export CUBIND_STRESS_ROUNDS="${CUBIND_STRESS_ROUNDS:-40}"
 failed=0
 
 summarize() {  # name, log, exit status of the program
