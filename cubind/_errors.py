@@ -12,9 +12,9 @@ __all__ = ["CUDAError", "CompileError", "check", "STICKY"]
 # address, invalid address space, invalid PC, launch failure, tensor memory
 # leak. The runtime's codes have the same values.
 STICKY = frozenset((700, 702, 710, 714, 715, 716, 717, 718, 719, 721))
-_STICKY_ADVICE = ("the context is unusable after this error: every later call in it fails. Start a new process, "
-                  "or call cubind.Device(n).reset() to destroy the device's primary context and make a new one "
-                  "(every array, stream, event and kernel of the old context then refuses use)")
+_STICKY_ADVICE = ("the context is unusable after this error, and CUDA keeps the error for the life of the process: "
+                  "every later call fails. Start a new process (cubind.Device(n).reset() destroys the context, but "
+                  "the driver refuses a new one in this process after such an error)")
 
 
 class CUDAError(RuntimeError):

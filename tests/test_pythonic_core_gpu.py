@@ -389,7 +389,7 @@ def test_packing_is_exact_for_every_width(module, dmem):
     assert list(dmem.get(out, np.zeros(5, np.float64))) == [-1, 2, 3, 4, 5]
 
 
-RESET_SCRIPT = r"""
+FAULT_PRELUDE = r"""
 import numpy as np
 import cubind
 
@@ -402,6 +402,16 @@ extern "C" __global__ void saxpy(float a, const float *x, const float *y, float 
 }
 '''
 module = cubind.Program(SOURCE).compile()
+
+def saxpy_runs():
+    n = 1 << 16
+    x, y = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+    out = cubind.empty(n, np.float32)
+    module.get_kernel("saxpy")((n + 255) // 256, 256, 2.0, cubind.to_gpu(x), cubind.to_gpu(y), out, n)
+    assert np.allclose(out.get(), np.float32(2.0) * x + y)
+"""
+
+STICKY_SCRIPT = FAULT_PRELUDE + r"""
 old = cubind.to_gpu(np.zeros(4, np.float32))
 stream = cubind.Stream()
 module.get_kernel("poke")(1, 32, 0x10)  # an illegal address: a sticky error
@@ -410,26 +420,35 @@ try:
     raise SystemExit("no error after an illegal address")
 except cubind.CUDAError as exc:
     assert exc.sticky and exc.name == "CUDA_ERROR_ILLEGAL_ADDRESS", exc
-    assert "Device(n).reset()" in str(exc), exc
-del old  # collected in the poisoned context: nothing may print
+    assert "Start a new process" in str(exc), exc
+del old, stream  # collected in the poisoned context: nothing may print
+try:
+    cubind.Device(0).reset()   # driver 580 refuses a new context after a sticky error
+    saxpy_runs()
+    print("recovered")
+except cubind.CUDAError as exc:
+    assert exc.sticky and "Start a new process" in str(exc), exc
+    print("refused")
+"""
+
+RESET_SCRIPT = FAULT_PRELUDE + r"""
+old = cubind.to_gpu(np.zeros(4, np.float32))
+stream = cubind.Stream()
+saxpy_runs()
 cubind.Device(0).reset()
 try:
     stream.synchronize()
     raise SystemExit("a stream of the reset context was used")
 except ValueError as exc:
     assert "Device.reset()" in str(exc), exc
-n = 1 << 16
-x, y = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
-out = cubind.empty(n, np.float32)
-module.get_kernel("saxpy")((n + 255) // 256, 256, 2.0, cubind.to_gpu(x), cubind.to_gpu(y), out, n)
-assert np.allclose(out.get(), np.float32(2.0) * x + y)
+del old, stream
+saxpy_runs()   # the module reloads into the new context
 print("reset ok")
 """
 
 
-@pytest.mark.provokes_api_error
-def test_reset_recovers_the_device_after_an_illegal_address(tmp_path):
-    # In a subprocess: the sticky error must not poison the rest of the suite.
+def _run_script(script):
+    # In a subprocess: a sticky error or a reset must not reach the rest of the suite.
     import os
     import subprocess
     import sys
@@ -437,8 +456,19 @@ def test_reset_recovers_the_device_after_an_illegal_address(tmp_path):
 
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", RESET_SCRIPT], cwd=root, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.strip() == "reset ok"
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.provokes_api_error
+def test_a_sticky_error_is_clear_and_releases_are_quiet():
+    # Whether the driver lets reset() make a new context after it is the driver's; driver 580 refuses,
+    # and then reset() says so as the error itself does.
+    assert _run_script(STICKY_SCRIPT) in ("refused", "recovered")
+
+
+def test_reset_destroys_the_context_and_the_device_works_on():
+    assert _run_script(RESET_SCRIPT) == "reset ok"
