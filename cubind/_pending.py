@@ -24,7 +24,15 @@ _CUDA_ERROR_NOT_READY = 600
 # (their release may hold again). cubind/_memory.pyx reads the list's
 # emptiness without the lock, as a hint only: a stale answer costs a sweep,
 # or skips waiting for work that did not hold the object when it looked.
-_lock = threading.Lock()
+#
+# The lock is reentrant: any allocation inside a critical section may start a
+# garbage collection whose finalizers free memory (DeviceMemory.release ->
+# wait_for) or queue work (hold) in this same thread; with a plain Lock that
+# thread waited on itself forever. Such a nested call never takes entries out
+# and never pins (the outer section may be walking the list): it only appends
+# or waits in place, and the outer sections take out only the entry they just
+# looked at, by index, so appends meanwhile are harmless.
+_lock = threading.RLock()
 _pending = []  # [_Entry]
 
 
@@ -65,13 +73,20 @@ def sweep():
     if not _pending:
         return 0
     cuda = _driver()
+    if _lock._is_owned():   # a finalizer run inside one of our own sections: the outer call sweeps
+        return len(_pending)
+    done = []
     with _lock:
         # Queried under the lock: outside it another thread could take the
         # entry out and destroy its event first. A query is a few hundred ns.
-        done = [e for e in _pending if not e.pins and cuda.cuEventQuery(e.event)[0] != _CUDA_ERROR_NOT_READY]
-        if done:   # done, or failed: either way nothing will use the objects
-            taken = {id(e) for e in done}
-            _pending[:] = [e for e in _pending if id(e) not in taken]
+        i = 0
+        while i < len(_pending):
+            entry = _pending[i]
+            if not entry.pins and cuda.cuEventQuery(entry.event)[0] != _CUDA_ERROR_NOT_READY:
+                del _pending[i]   # done, or failed: either way nothing will use the objects
+                done.append(entry)
+            else:
+                i += 1
         remaining = len(_pending)
     for entry in done:   # taken out by this thread alone
         cuda.cuEventDestroy(entry.event)
@@ -87,6 +102,9 @@ def pending_count():
 def wait_for(obj, stream=None):
     """Makes ``stream`` (a raw handle; ``None``: the calling thread) wait for
     queued work that holds ``obj``."""
+    if _lock._is_owned():
+        _wait_nested(obj, stream)
+        return
     with _lock:
         entries = [e for e in _pending if any(o is obj for o in e.objects)]
         for entry in entries:
@@ -104,6 +122,22 @@ def wait_for(obj, stream=None):
         with _lock:
             for entry in entries:
                 entry.pins -= 1
+
+
+def _wait_nested(obj, stream):
+    """wait_for from a finalizer run inside one of our own sections (this
+    thread holds the lock): waits in place, under the lock, on the listed
+    (hence live) events, without pinning. Rare: the memory of an unreachable
+    array is held only where another array's release ran inside a section."""
+    cuda = _driver()
+    with _lock:
+        for i in range(len(_pending) - 1, -1, -1):   # appends meanwhile are newer work: not obj's
+            entry = _pending[i]
+            if any(o is obj for o in entry.objects):
+                if stream is None:
+                    check(cuda.cuEventSynchronize(entry.event), "cuEventSynchronize")
+                else:
+                    check(cuda.cuStreamWaitEvent(stream, entry.event, 0), "cuStreamWaitEvent")
 
 
 def order(after, before):

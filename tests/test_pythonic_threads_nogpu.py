@@ -1,0 +1,317 @@
+"""The Pythonic layer under threads, without a GPU.
+
+16 threads drive arrays through a thread-safe emulated driver whose events
+complete after a few queries, so that pending work piles up and every thread
+sweeps, waits on and frees entries others made. The emulator refuses what a
+real driver would crash on (an event used or destroyed after its
+destruction, memory freed twice) and counts it; the test asserts none
+happened, every value read back matches numpy, and everything held was let
+go. tests/test_pythonic_threads_gpu.py does the same on a GPU.
+"""
+
+import gc
+import itertools
+import os
+import queue
+import random
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+cuda = pytest.importorskip("cuda")
+if not hasattr(cuda, "cuMemAlloc"):
+    pytest.skip("cubind's cuda driver package is not built", allow_module_level=True)
+
+import cubind._array_kernels as kernels  # noqa: E402
+from cubind import _memory, _pending  # noqa: E402
+from cubind._array import empty, to_gpu  # noqa: E402
+
+NOT_READY, INVALID_VALUE, INVALID_HANDLE = 600, 1, 400
+THREADS = 16
+ITERATIONS = int(os.environ.get("CUBIND_THREADS_NOGPU_ITERATIONS", "200"))
+
+
+class ThreadedGPU:
+    """The driver functions the arrays call, over host memory, safe to call
+    from any thread; copies happen at once (the values are then right
+    whatever the stream order), events complete after 0-3 queries."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.allocs = {}  # address -> numpy buffer
+        self.events = {}  # live handle -> queries left before it reports done
+        self.handles = itertools.count(0x10000)
+        self.violations = []
+
+    def _violation(self, text):
+        with self.lock:
+            self.violations.append(text)
+
+    def _alloc(self, nbytes):
+        buf = np.full(nbytes, 0xCD, np.uint8)
+        with self.lock:
+            self.allocs[buf.ctypes.data] = buf
+        return 0, buf.ctypes.data
+
+    def _buffer(self, addr, nbytes):
+        addr = int(addr)
+        with self.lock:
+            for base, buf in self.allocs.items():
+                if base <= addr and addr + nbytes <= base + buf.size:
+                    return buf[addr - base:addr - base + nbytes]
+        raise AssertionError(f"device access of {nbytes} bytes at {addr:#x} outside every live allocation")
+
+    def cuMemAlloc(self, nbytes):
+        return self._alloc(nbytes)
+
+    def cuMemAllocAsync(self, nbytes, stream):
+        return self._alloc(nbytes)
+
+    def cuMemFree(self, ptr):
+        with self.lock:
+            freed = self.allocs.pop(int(ptr), None)
+        if freed is None:
+            self._violation(f"cuMemFree of {int(ptr):#x}, not allocated")
+            return (INVALID_VALUE,)
+        return (0,)
+
+    def cuMemFreeAsync(self, ptr, stream):
+        return self.cuMemFree(ptr)
+
+    def cuMemcpyHtoD(self, dst, src, n):
+        self._buffer(dst, n)[:] = np.frombuffer(memoryview(src).cast("B"), np.uint8)[:n]
+        return (0,)
+
+    def cuMemcpyHtoDAsync(self, dst, src, n, stream):
+        return self.cuMemcpyHtoD(dst, src, n)
+
+    def cuMemcpyDtoH(self, dst, src, n):
+        np.frombuffer(memoryview(dst).cast("B"), np.uint8)[:n] = self._buffer(src, n)
+        return (0,)
+
+    def cuMemcpyDtoHAsync(self, dst, src, n, stream):
+        return self.cuMemcpyDtoH(dst, src, n)
+
+    def cuMemcpyDtoDAsync(self, dst, src, n, stream):
+        self._buffer(dst, n)[:] = self._buffer(src, n)
+        return (0,)
+
+    def cuMemsetD8Async(self, ptr, value, count, stream):
+        self._buffer(ptr, count)[:] = value
+        return (0,)
+
+    def cuMemsetD16Async(self, ptr, value, count, stream):
+        self._buffer(ptr, 2 * count).view(np.uint16)[:] = value
+        return (0,)
+
+    def cuMemsetD32Async(self, ptr, value, count, stream):
+        self._buffer(ptr, 4 * count).view(np.uint32)[:] = value
+        return (0,)
+
+    def cuCtxGetCurrent(self):
+        return 0, 0xC0
+
+    def cuCtxGetDevice(self):
+        return 0, 0
+
+    def cuCtxPushCurrent(self, ctx):
+        return (0,)
+
+    def cuCtxPopCurrent(self):
+        return 0, 0xC0
+
+    def cuStreamSynchronize(self, stream):
+        return (0,)
+
+    def cuEventCreate(self, flags):
+        with self.lock:
+            handle = next(self.handles)
+            self.events[handle] = random.randrange(4)
+        return 0, handle
+
+    def _live(self, call, event):
+        time.sleep(0)  # another thread's turn: where a destroy would slip in between
+        with self.lock:
+            if int(event) in self.events:
+                return True
+        self._violation(f"{call} on event {int(event):#x} after its destruction")
+        return False
+
+    def cuEventRecord(self, event, stream):
+        return (0 if self._live("cuEventRecord", event) else INVALID_HANDLE,)
+
+    def cuEventQuery(self, event):
+        if not self._live("cuEventQuery", event):
+            return (INVALID_HANDLE,)
+        with self.lock:
+            left = self.events.get(int(event), 0)
+            if left:
+                self.events[int(event)] = left - 1
+        return (NOT_READY if left else 0,)
+
+    def cuEventSynchronize(self, event):
+        if not self._live("cuEventSynchronize", event):
+            return (INVALID_HANDLE,)
+        with self.lock:
+            if int(event) in self.events:
+                self.events[int(event)] = 0
+        return (0,)
+
+    def cuStreamWaitEvent(self, stream, event, flags):
+        return (0 if self._live("cuStreamWaitEvent", event) else INVALID_HANDLE,)
+
+    def cuEventDestroy(self, event):
+        with self.lock:
+            gone = self.events.pop(int(event), None) is None
+        if gone:
+            self._violation(f"cuEventDestroy of event {int(event):#x}, already destroyed")
+            return (INVALID_HANDLE,)
+        return (0,)
+
+
+@pytest.fixture
+def threaded_gpu(monkeypatch):
+    emulated = ThreadedGPU()
+    for name in (n for n in vars(ThreadedGPU) if n.startswith("cu")):
+        monkeypatch.setattr(cuda, name, getattr(emulated, name))
+
+    def no_kernels(key, source, name):
+        raise AssertionError(f"the test's layouts need no {name} kernel")
+
+    monkeypatch.setattr(kernels, "_kernel", no_kernels)
+    previous_route = _memory.use_python_driver(True)
+    previous_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    yield emulated
+    sys.setswitchinterval(previous_interval)
+    _memory.use_python_driver(previous_route)
+    _pending._pending.clear()
+    gc.collect()
+
+
+def _worker(index, shared_stream, handover, errors, barrier):
+    rng = np.random.default_rng(index)
+    own = 0x100 + index
+    try:
+        barrier.wait()
+        for i in range(ITERATIONS):
+            host = rng.standard_normal(8).astype(np.float32)
+            a = to_gpu(host, stream=own)  # held until the copy's event is done
+            np.testing.assert_array_equal(a[2:6].get(stream=own), host[2:6])
+            b = empty(8, np.float32, stream=shared_stream)
+            b.fill(float(i), stream=own)  # on another stream than b's: ordered and held
+            b[4:].copy_from(a[:4], stream=shared_stream)
+            expect = np.concatenate([np.full(4, i, np.float32), host[:4]])
+            np.testing.assert_array_equal(b.get(stream=own), expect)
+            if i % 3 == 0:
+                a.free()  # waits for the work still holding its memory
+            else:
+                handover.put((a, host))  # another thread checks it and drops it
+            if i % 5 == 0:
+                _pending.sweep()
+            try:
+                theirs, their_host = handover.get_nowait()
+            except queue.Empty:
+                pass
+            else:
+                np.testing.assert_array_equal(theirs.get(stream=own), their_host)
+                if i % 2:
+                    theirs.free()
+                del theirs
+            _pending.wait_for(b.memory, own)
+            if i % 50 == 0:
+                gc.collect()
+    except BaseException as exc:  # reported by the main thread
+        errors.append((index, exc))
+
+
+def test_arrays_from_16_threads_share_the_pending_work_safely(threaded_gpu):
+    shared_stream = 0x99
+    handover = queue.Queue()
+    errors = []
+    barrier = threading.Barrier(THREADS)
+    threads = [threading.Thread(target=_worker, args=(k, shared_stream, handover, errors, barrier))
+               for k in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    assert not threaded_gpu.violations, threaded_gpu.violations[:5]
+    while not handover.empty():
+        a, host = handover.get()
+        np.testing.assert_array_equal(a.get(), host)
+        del a
+    # Every event completes after at most 3 queries: a few sweeps release all.
+    for _ in range(4):
+        _pending.sweep()
+    assert _pending.pending_count() == 0
+    gc.collect()
+    assert not threaded_gpu.allocs, f"{len(threaded_gpu.allocs)} allocations never freed"
+    assert not threaded_gpu.events, f"{len(threaded_gpu.events)} events never destroyed"
+    assert not threaded_gpu.violations, threaded_gpu.violations[:5]
+
+
+def test_wait_for_pins_the_event_it_synchronizes_on(threaded_gpu):
+    """A thread synchronizing on an entry's event while others sweep: the
+    event stays until the synchronize returns."""
+    mem = object()
+    entered, release = threading.Event(), threading.Event()
+    synchronize = threaded_gpu.cuEventSynchronize
+
+    def slow_synchronize(event):
+        entered.set()
+        release.wait(10)
+        return synchronize(event)
+
+    cuda.cuEventSynchronize = slow_synchronize  # monkeypatch restores it
+    _pending.hold(0x42, mem)
+    event = _pending._pending[0].event
+    threaded_gpu.events[int(event)] = 0  # its work is done: any sweep would drop it
+    waiter = threading.Thread(target=_pending.wait_for, args=(mem,))
+    waiter.start()
+    assert entered.wait(10)
+    assert _pending.sweep() == 1  # pinned: kept, event alive
+    assert int(event) in threaded_gpu.events
+    release.set()
+    waiter.join()
+    assert _pending.sweep() == 0
+    assert not threaded_gpu.violations, threaded_gpu.violations
+
+
+def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu):
+    """A garbage collection can start at any allocation inside _pending's
+    critical sections and run a finalizer that frees memory (wait_for) or
+    queues work (hold): it must neither deadlock nor disturb the sweep."""
+    held = object()
+    _pending.hold(0x42, held)
+    _pending.hold(0x43, object())
+    for entry in _pending._pending:
+        threaded_gpu.events[int(entry.event)] = 0
+    query = threaded_gpu.cuEventQuery
+    nested = []
+
+    def query_running_a_finalizer(event):
+        if not nested:
+            nested.append(True)
+            _pending.wait_for(held)  # as DeviceMemory.release() from a __del__ would
+            _pending.wait_for(held, 0x44)
+            _pending.hold(0x45, object())  # queued meanwhile: kept by the outer sweep
+        return query(event)
+
+    cuda.cuEventQuery = query_running_a_finalizer
+    sweeper = threading.Thread(target=_pending.sweep, daemon=True)
+    sweeper.start()
+    sweeper.join(10)
+    assert not sweeper.is_alive(), "sweep deadlocked on a nested wait_for"
+    assert nested
+    cuda.cuEventQuery = query
+    for _ in range(4):
+        _pending.sweep()
+    assert _pending.pending_count() == 0
+    assert not threaded_gpu.events
+    assert not threaded_gpu.violations, threaded_gpu.violations
+
