@@ -43,7 +43,7 @@ class DeviceArray:
         if sub is None:
             sub = type(f"DeviceArray_{dtype.name}", (DeviceArray,), {"fixed_dtype": dtype, "__slots__": ()})
             sub.__module__ = cls.__module__
-            cls._typed[dtype] = sub
+            sub = cls._typed.setdefault(dtype, sub)  # racing threads all get the first one made
         return sub
 
     __slots__ = ("_host", "_array", "_stream")

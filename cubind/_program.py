@@ -10,6 +10,7 @@ device), which is why compiling needs no GPU.
 
 import os
 import re
+import threading
 import weakref
 
 from . import _cache, _lifetime
@@ -25,6 +26,7 @@ _ARCH_OPTIONS = ("-arch", "--gpu-architecture")
 _NOT_FOUND = 500  # CUDA_ERROR_NOT_FOUND
 _ELF = b"\x7fELF"
 _FATBIN = b"\x50\xed\x55\xba"
+_load_lock = threading.Lock()  # Module.handle's first load
 
 
 def _nvrtc_call(fn, *args):
@@ -107,21 +109,26 @@ def _nvrtc_version():
     return list(_nvrtc_call(nvrtc.nvrtcVersion) or ())
 
 
-_driver_version_cache: list = []
+_UNKNOWN = object()
+_driver_version_value = _UNKNOWN
 
 
 def _driver_version():
     """The driver's version, or None where no driver library exists: then it
     cannot matter to what is compiled or loaded."""
-    if not _driver_version_cache:
+    global _driver_version_value
+    version = _driver_version_value
+    if version is _UNKNOWN:
         try:
             import cuda
 
             err, version = cuda.cuDriverGetVersion()
-            _driver_version_cache.append(int(version) if err == 0 else None)
+            version = int(version) if err == 0 else None
         except OSError:
-            _driver_version_cache.append(None)
-    return _driver_version_cache[0]
+            version = None
+        # Threads racing here all find the same value: publishing it twice is harmless.
+        _driver_version_value = version
+    return version
 
 
 class Program:
@@ -311,22 +318,31 @@ class Module:
     @property
     def handle(self):
         """The ``cuda.CUlibrary``, loaded on first use."""
-        if self._library is None:
-            if self.kind == "ltoir":
-                raise ValueError("an LTO-IR module cannot be loaded: link it first (nvjitlink)")
-            import cuda
+        library = self._library
+        if library is None:
+            library = self._load()
+        return library
 
-            from ._context import ensure_context
+    def _load(self):
+        if self.kind == "ltoir":
+            raise ValueError("an LTO-IR module cannot be loaded: link it first (nvjitlink)")
+        import cuda
 
-            ensure_context()
-            code = self.code if self.kind != "ptx" else self.code.rstrip(b"\0") + b"\0"
-            library = check(cuda.cuLibraryLoadData(code, [], [], 0, [], [], 0), "cuLibraryLoadData")
-            # A CUlibrary belongs to no context (None); a reset unloads it all
-            # the same (_reset_modules), since its kernels' code died there.
-            self._finalizer = _lifetime.track(self, None, _unload, library)
-            self._library = library
-            _loaded.add(self)
-        return self._library
+        from ._context import ensure_context
+
+        # Under the lock: threads racing to the first use must share one
+        # library, or a __device__ variable one writes is not the one another reads.
+        with _load_lock:
+            if self._library is None:
+                ensure_context()
+                code = self.code if self.kind != "ptx" else self.code.rstrip(b"\0") + b"\0"
+                library = check(cuda.cuLibraryLoadData(code, [], [], 0, [], [], 0), "cuLibraryLoadData")
+                # A CUlibrary belongs to no context (None); a reset unloads it all
+                # the same (_reset_modules), since its kernels' code died there.
+                self._finalizer = _lifetime.track(self, None, _unload, library)
+                self._library = library
+                _loaded.add(self)
+            return self._library
 
     @property
     def entries(self):
@@ -360,8 +376,7 @@ class Module:
         from ._kernel import Kernel
 
         kernel = Kernel._from_library(self, handle, lowered, self.entries.get(lowered))
-        self._kernels[name] = kernel
-        return kernel
+        return self._kernels.setdefault(name, kernel)  # a thread that got here first wins: one Kernel per name
 
     def _missing(self, name, lowered):
         shown = name if lowered == name else f"{name} ({lowered})"
@@ -396,7 +411,7 @@ class Module:
         """Unloads the module now (idempotent); its kernels become unusable."""
         if self._finalizer is not None:
             self._finalizer()
-        for kernel in self._kernels.values():
+        for kernel in list(self._kernels.values()):  # a copy: another thread may be adding one
             kernel._invalidate()
         self._kernels.clear()
 
