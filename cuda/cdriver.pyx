@@ -479,6 +479,7 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
     cdef int found = 0
     cdef int rc
     cdef _proc_address_t address
+    cdef void* function = NULL
     if _proc_address == NULL:
         # Set up completely before _proc_address is published: another thread
         # that finds it set goes straight on with _library and _proc_flags.
@@ -492,14 +493,18 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
         if address == NULL:
             raise FunctionNotFoundError("cuGetProcAddress_v2 is not in the loaded driver: it predates CUDA 12.5")
         _proc_address = address
-    rc = _proc_address(name, slot, version, _proc_flags, &found)
-    if rc != 0 or slot[0] == NULL:
-        slot[0] = find_symbol(_library, symbol)
-    if slot[0] == NULL:
+    # Into a local, then one store: another thread may already be calling
+    # through the slot, and must never see it pass through another value.
+    # Threads racing here store the same pointer (benign).
+    rc = _proc_address(name, &function, version, _proc_flags, &found)
+    if rc != 0 or function == NULL:
+        function = find_symbol(_library, symbol)
+    if function == NULL:
         if missing_ok:
             return 1
         raise FunctionNotFoundError(f"{name.decode()} ({symbol.decode()}) is not in the loaded driver "
                                     f"(cuGetProcAddress returned {rc}, status {found})")
+    slot[0] = function
     return 0
 
 

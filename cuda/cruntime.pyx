@@ -331,6 +331,7 @@ cdef bint _per_thread = False
 # the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
 cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library, _per_thread
+    cdef void* function = NULL
     if _library == 0:
         # Opt-in: CUBIND_DEFAULT_STREAM=per-thread calls the per-thread default
         # stream variants (_ptds _ptsz ) where the library has them.
@@ -341,16 +342,21 @@ cdef int _resolve(void** slot, const char* symbol, const char* name, int version
         _per_thread = mode == "per-thread"
         _library = open_library("cudart", ("libcudart.so.13", ), "CUBIND_CUDART_LIBRARY",
                                 ("nvidia/cu13/lib", "nvidia/cuda_runtime/lib", ))
+    # Into a local, then one store: another thread may already be calling
+    # through the slot, and must never see it pass through NULL (a variant
+    # the library lacks). Threads racing here store the same pointer (benign).
     if _per_thread:
         for suffix in (b"_ptds", b"_ptsz", ):
-            slot[0] = find_symbol(_library, <bytes>symbol + suffix)
-            if slot[0] != NULL:
-                return 0
-    slot[0] = find_symbol(_library, symbol)
-    if slot[0] == NULL:
+            function = find_symbol(_library, <bytes>symbol + suffix)
+            if function != NULL:
+                break
+    if function == NULL:
+        function = find_symbol(_library, symbol)
+    if function == NULL:
         if missing_ok:
             return 1
         raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded cudart library")
+    slot[0] = function
     return 0
 
 

@@ -30,14 +30,20 @@ cdef size_t _library = 0
 # the status the spec gives for that (the driver's CUDA_ERROR_NOT_FOUND).
 cdef int _resolve(void** slot, const char* symbol, const char* name, int version, bint missing_ok) except -1 with gil:
     global _library
+    cdef void* function = NULL
     if _library == 0:
         _library = open_library("nvjitlink", ("libnvJitLink.so.13", ), "CUBIND_NVJITLINK_LIBRARY",
                                 ("nvidia/cu13/lib", "nvidia/nvjitlink/lib", ))
-    slot[0] = find_symbol(_library, symbol)
-    if slot[0] == NULL:
+    # Into a local, then one store: another thread may already be calling
+    # through the slot, and must never see it pass through NULL (a variant
+    # the library lacks). Threads racing here store the same pointer (benign).
+    if function == NULL:
+        function = find_symbol(_library, symbol)
+    if function == NULL:
         if missing_ok:
             return 1
         raise FunctionNotFoundError(f"{symbol.decode()} is not in the loaded nvjitlink library")
+    slot[0] = function
     return 0
 
 
