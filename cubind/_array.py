@@ -280,6 +280,10 @@ class Array:
         else:
             self._order_before(op)
             _array_copy.to_host(self, host, op, sync)
+        if sync and _pending._pending:
+            # The copy waited for the work before it: what that work held goes
+            # now, not at the next hold (memory of arrays already let go).
+            _pending.sweep()
         if out is not None and host is not out:
             out[...] = host
         return out if out is not None else host

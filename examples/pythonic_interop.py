@@ -49,6 +49,8 @@ def with_cupy(cp):
     b[::2].fill(-1)  # written by cubind, read by CuPy
     good &= x.get().tolist() == [-1, 1, -1, 3, -1, 5, -1, 7, -1, 9]
     print(f"CuPy {cp.__version__}: both ways, no copy: {'ok' if good else 'FAILED'}")
+    del a, b, c, d, x
+    cp.get_default_memory_pool().free_all_blocks()  # CuPy's pool keeps freed blocks to the end otherwise
     return good
 
 
@@ -70,6 +72,8 @@ def with_torch(torch):
     b[1].fill(3.5)  # written by cubind, read by torch
     good &= x[:, 1].tolist() == [3.5, 3.5] and x[:, 0].tolist() == [0.0, 0.0]
     print(f"torch {torch.__version__}: both ways, no copy: {'ok' if good else 'FAILED'}")
+    del a, b, t, u, x
+    torch.cuda.empty_cache()  # as CuPy's pool: the caching allocator gives its blocks back only when asked
     return good
 
 
