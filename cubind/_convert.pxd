@@ -148,6 +148,20 @@ cdef inline void* view_address(object view) noexcept:
     return PyMemoryView_GET_BUFFER(view).buf
 
 
+cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1
+
+
+# The address of a buffer argument the call reads or writes `need` bytes of
+# (`size_name`: the parameter or query giving them): a smaller one is a
+# ValueError before C could run past its end. The Py_buffer is already held.
+cdef inline void* sized_view_address(object view, size_t need, const char* name,
+                                     const char* size_name) except? NULL:
+    cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
+    if <size_t>size < need:
+        buffer_too_small(size, need, name, size_name)
+    return PyMemoryView_GET_BUFFER(view).buf
+
+
 # kernelParams/extra (API.md's four forms): sets *out, returns what must stay
 # alive until the C call returns; `space` lives in the caller's frame. None
 # and an int address, the forms of a hot launch loop, are answered inline.

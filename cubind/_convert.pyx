@@ -169,6 +169,11 @@ cdef int fixed_string_into(object item, char* buf, size_t size, const char* name
     return 0
 
 
+cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
+    raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "
+                     f"{size_name.decode()}")
+
+
 cdef object buffer_view_slow(object o):
     if not PyObject_CheckBuffer(o):
         return None

@@ -23463,12 +23463,12 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     cdef int _err
     cdef c.CUlinkState _c_state = _as_CUlinkState(state, b"state")
     cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(type, b"type", UINT32_MAX)
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = view_address(data_view) if data_view is not None else as_address(data, b"data")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
     cdef unsigned int _c_numOptions = <unsigned int>as_unsigned(numOptions, b"numOptions", UINT32_MAX)
+    cdef object data_view = buffer_view(data)
+    cdef void* _c_data = sized_view_address(data_view, _c_size, b"data", b"size") if data_view is not None else as_address(data, b"data")
     cdef bytearray options_storage = None
     cdef list options_keep = []
     cdef c.CUjit_option* _c_options = NULL
@@ -26406,10 +26406,10 @@ def cuMemHostRegister(p, bytesize, Flags):
         CUDA_ERROR_NOT_SUPPORTED
     """
     cdef int _err
-    cdef object p_view = buffer_view(p)
-    cdef void* _c_p = view_address(p_view) if p_view is not None else as_address(p, b"p")
     cdef size_t _c_bytesize = <size_t>as_unsigned(bytesize, b"bytesize", UINT64_MAX)
     cdef unsigned int _c_Flags = <unsigned int>as_unsigned(Flags, b"Flags", UINT32_MAX)
+    cdef object p_view = buffer_view(p)
+    cdef void* _c_p = sized_view_address(p_view, _c_bytesize, b"p", b"bytesize") if p_view is not None else as_address(p, b"p")
 
     with nogil:
         _err = c.cuMemHostRegister(_c_p, _c_bytesize, _c_Flags)
@@ -26612,9 +26612,9 @@ def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
     """
     cdef int _err
     cdef c.CUdeviceptr _c_dstDevice = _as_CUdeviceptr(dstDevice, b"dstDevice")
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = view_address(srcHost_view) if srcHost_view is not None else as_address(srcHost, b"srcHost")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
+    cdef object srcHost_view = buffer_view(srcHost)
+    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoD(_c_dstDevice, _c_srcHost, _c_ByteCount)
@@ -26665,10 +26665,10 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = view_address(dstHost_view) if dstHost_view is not None else as_address(dstHost, b"dstHost")
     cdef c.CUdeviceptr _c_srcDevice = _as_CUdeviceptr(srcDevice, b"srcDevice")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
+    cdef object dstHost_view = buffer_view(dstHost)
+    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
 
     with nogil:
         _err = c.cuMemcpyDtoH(_c_dstHost, _c_srcDevice, _c_ByteCount)
@@ -26891,9 +26891,9 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
     cdef int _err
     cdef c.CUarray _c_dstArray = _as_CUarray(dstArray, b"dstArray")
     cdef size_t _c_dstOffset = <size_t>as_unsigned(dstOffset, b"dstOffset", UINT64_MAX)
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = view_address(srcHost_view) if srcHost_view is not None else as_address(srcHost, b"srcHost")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
+    cdef object srcHost_view = buffer_view(srcHost)
+    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoA(_c_dstArray, _c_dstOffset, _c_srcHost, _c_ByteCount)
@@ -26946,11 +26946,11 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = view_address(dstHost_view) if dstHost_view is not None else as_address(dstHost, b"dstHost")
     cdef c.CUarray _c_srcArray = _as_CUarray(srcArray, b"srcArray")
     cdef size_t _c_srcOffset = <size_t>as_unsigned(srcOffset, b"srcOffset", UINT64_MAX)
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
+    cdef object dstHost_view = buffer_view(dstHost)
+    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
 
     with nogil:
         _err = c.cuMemcpyAtoH(_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount)
@@ -27779,10 +27779,10 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
     """
     cdef int _err
     cdef c.CUdeviceptr _c_dstDevice = _as_CUdeviceptr(dstDevice, b"dstDevice")
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = view_address(srcHost_view) if srcHost_view is not None else as_address(srcHost, b"srcHost")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
+    cdef object srcHost_view = buffer_view(srcHost)
+    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoDAsync(_c_dstDevice, _c_srcHost, _c_ByteCount, _c_hStream)
@@ -27838,11 +27838,11 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
         CUDA_ERROR_INVALID_HANDLE
     """
     cdef int _err
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = view_address(dstHost_view) if dstHost_view is not None else as_address(dstHost, b"dstHost")
     cdef c.CUdeviceptr _c_srcDevice = _as_CUdeviceptr(srcDevice, b"srcDevice")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
+    cdef object dstHost_view = buffer_view(dstHost)
+    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
 
     with nogil:
         _err = c.cuMemcpyDtoHAsync(_c_dstHost, _c_srcDevice, _c_ByteCount, _c_hStream)
@@ -27962,10 +27962,10 @@ def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
     cdef int _err
     cdef c.CUarray _c_dstArray = _as_CUarray(dstArray, b"dstArray")
     cdef size_t _c_dstOffset = <size_t>as_unsigned(dstOffset, b"dstOffset", UINT64_MAX)
-    cdef object srcHost_view = buffer_view(srcHost)
-    cdef void* _c_srcHost = view_address(srcHost_view) if srcHost_view is not None else as_address(srcHost, b"srcHost")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
+    cdef object srcHost_view = buffer_view(srcHost)
+    cdef void* _c_srcHost = sized_view_address(srcHost_view, _c_ByteCount, b"srcHost", b"ByteCount") if srcHost_view is not None else as_address(srcHost, b"srcHost")
 
     with nogil:
         _err = c.cuMemcpyHtoAAsync(_c_dstArray, _c_dstOffset, _c_srcHost, _c_ByteCount, _c_hStream)
@@ -28023,12 +28023,12 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
         CUDA_ERROR_INVALID_HANDLE
     """
     cdef int _err
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = view_address(dstHost_view) if dstHost_view is not None else as_address(dstHost, b"dstHost")
     cdef c.CUarray _c_srcArray = _as_CUarray(srcArray, b"srcArray")
     cdef size_t _c_srcOffset = <size_t>as_unsigned(srcOffset, b"srcOffset", UINT64_MAX)
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
+    cdef object dstHost_view = buffer_view(dstHost)
+    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
 
     with nogil:
         _err = c.cuMemcpyAtoHAsync(_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount, _c_hStream)
@@ -38706,9 +38706,9 @@ def cuParamSetv(hfunc, offset, ptr, numbytes):
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
     cdef int _c_offset = <int>as_signed(offset, b"offset", INT32_MIN, INT32_MAX)
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = view_address(ptr_view) if ptr_view is not None else as_address(ptr, b"ptr")
     cdef unsigned int _c_numbytes = <unsigned int>as_unsigned(numbytes, b"numbytes", UINT32_MAX)
+    cdef object ptr_view = buffer_view(ptr)
+    cdef void* _c_ptr = sized_view_address(ptr_view, _c_numbytes, b"ptr", b"numbytes") if ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cuParamSetv(_c_hfunc, _c_offset, _c_ptr, _c_numbytes)

@@ -22329,10 +22329,10 @@ def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
     """
     cdef int _err
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_length = <size_t>as_unsigned(length, b"length", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_length, b"devPtr", b"length") if devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaStreamAttachMemAsync(_c_stream, _c_devPtr, _c_length, _c_flags)
@@ -25609,10 +25609,10 @@ def cudaHostRegister(ptr, size, flags):
         cudaErrorNotSupported
     """
     cdef int _err
-    cdef object ptr_view = buffer_view(ptr)
-    cdef void* _c_ptr = view_address(ptr_view) if ptr_view is not None else as_address(ptr, b"ptr")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
+    cdef object ptr_view = buffer_view(ptr)
+    cdef void* _c_ptr = sized_view_address(ptr_view, _c_size, b"ptr", b"size") if ptr_view is not None else as_address(ptr, b"ptr")
 
     with nogil:
         _err = c.cudaHostRegister(_c_ptr, _c_size, _c_flags)
@@ -26897,12 +26897,12 @@ def cudaMemcpy(dst, src, count, kind):
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpy(_c_dst, _c_src, _c_count, _c_kind)
@@ -26953,13 +26953,13 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
         cudaErrorInvalidDevice
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
     cdef int _c_dstDevice = <int>as_signed(dstDevice, b"dstDevice", INT32_MIN, INT32_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef int _c_srcDevice = <int>as_signed(srcDevice, b"srcDevice", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyPeer(_c_dst, _c_dstDevice, _c_src, _c_srcDevice, _c_count)
@@ -27319,13 +27319,13 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
         cudaErrorNoKernelImageForDevice
     """
     cdef int _err
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToSymbol(_c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -27383,13 +27383,13 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
         cudaErrorNoKernelImageForDevice
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaMemcpyFromSymbol(_c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -27459,13 +27459,13 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyAsync(_c_dst, _c_src, _c_count, _c_kind, _c_stream)
@@ -27516,14 +27516,14 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
         cudaErrorInvalidDevice
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
     cdef int _c_dstDevice = <int>as_signed(dstDevice, b"dstDevice", INT32_MIN, INT32_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef int _c_srcDevice = <int>as_signed(srcDevice, b"srcDevice", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyPeerAsync(_c_dst, _c_dstDevice, _c_src, _c_srcDevice, _c_count, _c_stream)
@@ -28100,14 +28100,14 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
         cudaErrorNoKernelImageForDevice
     """
     cdef int _err
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToSymbolAsync(_c_symbol, _c_src, _c_count, _c_offset, _c_kind, _c_stream)
@@ -28173,14 +28173,14 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
         cudaErrorNoKernelImageForDevice
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaMemcpyFromSymbolAsync(_c_dst, _c_symbol, _c_count, _c_offset, _c_kind, _c_stream)
@@ -28222,10 +28222,10 @@ def cudaMemset(devPtr, value, count):
         cudaErrorInvalidValue,
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemset(_c_devPtr, _c_value, _c_count)
@@ -28392,11 +28392,11 @@ def cudaMemsetAsync(devPtr, value, count, stream):
         cudaErrorInvalidValue,
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemsetAsync(_c_devPtr, _c_value, _c_count, _c_stream)
@@ -28713,12 +28713,12 @@ def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
         cudaErrorInvalidDevice
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemLocation* _c_location = _as_cudaMemLocation_ptr(location, b"location")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemPrefetchAsync(_c_devPtr, _c_count, _c_location[0], _c_flags, _c_stream)
@@ -29208,11 +29208,11 @@ def cudaMemAdvise(devPtr, count, advice, location):
         cudaErrorInvalidDevice
     """
     cdef int _err
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemoryAdvise _c_advice = <c.cudaMemoryAdvise>as_unsigned(advice, b"advice", UINT32_MAX)
     cdef c.cudaMemLocation* _c_location = _as_cudaMemLocation_ptr(location, b"location")
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemAdvise(_c_devPtr, _c_count, _c_advice, _c_location[0])
@@ -29310,14 +29310,14 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     cdef int _err
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
     cdef c.cudaMemRangeAttribute _c_attribute = <c.cudaMemRangeAttribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     # dataSize bytes, as the caller asks (an array attribute fills them all),
     # and never less than the attribute's value takes.
     cdef size_t data_size = max(<size_t>_c_dataSize, _cudaMemRangeAttribute_size(_c_attribute, b"attribute"))
     cdef bytearray data_storage = bytearray(data_size)
     cdef void* _c_data = <void*><char*>data_storage
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
 
     with nogil:
         _err = c.cudaMemRangeGetAttribute(_c_data, _c_dataSize, _c_attribute, _c_devPtr, _c_count)
@@ -29379,8 +29379,6 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
     """
     cdef int _err
     cdef size_t _c_numAttributes = <size_t>as_unsigned(numAttributes, b"numAttributes", UINT64_MAX)
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = view_address(devPtr_view) if devPtr_view is not None else as_address(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef bytearray dataSizes_storage = None
     cdef list dataSizes_keep = []
@@ -29420,6 +29418,8 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         for i in range(attributes_count):
             item = attributes[i]
             _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(item, b"attributes", UINT32_MAX)
+    cdef object devPtr_view = buffer_view(devPtr)
+    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
     # A value per attribute in the dataSizes bytes the caller gives for it (an
     # array attribute fills them all), never less than its type takes: an
     # unknown attribute is refused before C could write past it.
@@ -29497,10 +29497,10 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     cdef c.cudaArray_t _c_dst = _as_cudaArray_t(dst, b"dst")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToArray(_c_dst, _c_wOffset, _c_hOffset, _c_src, _c_count, _c_kind)
@@ -29559,13 +29559,13 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
     cdef c.cudaArray_const_t _c_src = _as_cudaArray_const_t(src, b"src")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
 
     with nogil:
         _err = c.cudaMemcpyFromArray(_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind)
@@ -29705,11 +29705,11 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     cdef c.cudaArray_t _c_dst = _as_cudaArray_t(dst, b"dst")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaMemcpyToArrayAsync(_c_dst, _c_wOffset, _c_hOffset, _c_src, _c_count, _c_kind, _c_stream)
@@ -29775,14 +29775,14 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
         cudaErrorInvalidMemcpyDirection
     """
     cdef int _err
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
     cdef c.cudaArray_const_t _c_src = _as_cudaArray_const_t(src, b"src")
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
 
     with nogil:
         _err = c.cudaMemcpyFromArrayAsync(_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind, _c_stream)
@@ -32658,10 +32658,6 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
     cdef cudaGraphNode_t pGraphNode_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
@@ -32684,6 +32680,10 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
         for i in range(pDependencies_count):
             item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphAddMemcpyNodeToSymbol(&pGraphNode_handle._ptr, _c_graph, _c_pDependencies, _c_numDependencies, _c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -32726,10 +32726,6 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
     cdef cudaGraphNode_t pGraphNode_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
@@ -32752,6 +32748,10 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
         for i in range(pDependencies_count):
             item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGraphAddMemcpyNodeFromSymbol(&pGraphNode_handle._ptr, _c_graph, _c_pDependencies, _c_numDependencies, _c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -32792,10 +32792,6 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
     cdef cudaGraphNode_t pGraphNode_handle = cudaGraphNode_t.__new__(cudaGraphNode_t)
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
@@ -32817,6 +32813,10 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
         for i in range(pDependencies_count):
             item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphAddMemcpyNode1D(&pGraphNode_handle._ptr, _c_graph, _c_pDependencies, _c_numDependencies, _c_dst, _c_src, _c_count, _c_kind)
@@ -32936,13 +32936,13 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphMemcpyNodeSetParamsToSymbol(_c_node, _c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -32976,13 +32976,13 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGraphMemcpyNodeSetParamsFromSymbol(_c_node, _c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -33014,12 +33014,12 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphMemcpyNodeSetParams1D(_c_node, _c_dst, _c_src, _c_count, _c_kind)
@@ -35415,13 +35415,13 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
     cdef int _err
     cdef c.cudaGraphExec_t _c_hGraphExec = _as_cudaGraphExec_t(hGraphExec, b"hGraphExec")
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphExecMemcpyNodeSetParamsToSymbol(_c_hGraphExec, _c_node, _c_symbol, _c_src, _c_count, _c_offset, _c_kind)
@@ -35458,13 +35458,13 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
     cdef int _err
     cdef c.cudaGraphExec_t _c_hGraphExec = _as_cudaGraphExec_t(hGraphExec, b"hGraphExec")
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object symbol_view = buffer_view(symbol)
-    cdef void* _c_symbol = view_address(symbol_view) if symbol_view is not None else as_address(symbol, b"symbol")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object symbol_view = buffer_view(symbol)
+    cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
     with nogil:
         _err = c.cudaGraphExecMemcpyNodeSetParamsFromSymbol(_c_hGraphExec, _c_node, _c_dst, _c_symbol, _c_count, _c_offset, _c_kind)
@@ -35499,12 +35499,12 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
     cdef int _err
     cdef c.cudaGraphExec_t _c_hGraphExec = _as_cudaGraphExec_t(hGraphExec, b"hGraphExec")
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = view_address(dst_view) if dst_view is not None else as_address(dst, b"dst")
-    cdef object src_view = buffer_view(src)
-    cdef void* _c_src = view_address(src_view) if src_view is not None else as_address(src, b"src")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef object dst_view = buffer_view(dst)
+    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef object src_view = buffer_view(src)
+    cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
     with nogil:
         _err = c.cudaGraphExecMemcpyNodeSetParams1D(_c_hGraphExec, _c_node, _c_dst, _c_src, _c_count, _c_kind)

@@ -286,11 +286,11 @@ def nvJitLinkAddData(handle, inputType, data, size, name):
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
     cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(inputType, b"inputType", UINT32_MAX)
-    cdef object data_view = buffer_view(data)
-    cdef void* _c_data = view_address(data_view) if data_view is not None else as_address(data, b"data")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
+    cdef object data_view = buffer_view(data)
+    cdef void* _c_data = sized_view_address(data_view, _c_size, b"data", b"size") if data_view is not None else as_address(data, b"data")
 
     with nogil:
         _err = c.nvJitLinkAddData(_c_handle, _c_inputType, _c_data, _c_size, _c_name)
@@ -397,7 +397,13 @@ def nvJitLinkGetLinkedCubin(handle, cubin):
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
     cdef object cubin_view = buffer_view(cubin)
-    cdef void* _c_cubin = view_address(cubin_view) if cubin_view is not None else as_address(cubin, b"cubin")
+    cdef size_t cubin_needed = 0
+    if cubin_view is not None:
+        with nogil:
+            _err = c.nvJitLinkGetLinkedCubinSize(_c_handle, &cubin_needed)
+        if _err != 0:
+            return (_nvJitLinkResult_of(_err),)
+    cdef void* _c_cubin = sized_view_address(cubin_view, cubin_needed, b"cubin", b"nvJitLinkGetLinkedCubinSize") if cubin_view is not None else as_address(cubin, b"cubin")
 
     with nogil:
         _err = c.nvJitLinkGetLinkedCubin(_c_handle, _c_cubin)

@@ -5,6 +5,26 @@
 namespace cubind::emit {
 
 namespace {
+// What a void* buffer object given to the call must hold: the reviewer of a
+// new toolkit sees which pairings the rules made and which buffers stay
+// unchecked (a missing byte_count_params name shows up here).
+std::string buffer_line(const model::Function& f, const model::Param& p) {
+  const model::Conversion& c = p.conversion;
+  std::string holds;
+  if (!c.query_function.empty()) {
+    holds = "holds what " + c.query_function + " gives";
+  } else if (!c.count_param.empty()) {
+    holds = "holds " + c.count_param + " bytes";
+  } else {
+    holds = "unchecked: no byte count or size query";
+  }
+  return "  buffer   " + f.name + "." + p.name + ": " + holds + "\n";
+}
+
+bool is_void_buffer(const model::Param& p) {
+  return p.role == model::Role::VoidPtr && p.conversion.bound();
+}
+
 std::string percent(size_t part, size_t whole) {
   char buffer[16];
   snprintf(buffer, sizeof buffer, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 100.0);
@@ -25,6 +45,8 @@ std::string coverage_report(const model::Model& model) {
       if (f.skip_reason.empty()) {
         ++bound;
         lines += "  bound    " + name + "\n";
+        for (const auto& p : f.params)
+          if (is_void_buffer(p)) lines += buffer_line(f, p);
       } else {
         lines += "  skipped  " + name + ": " + f.skip_reason + "\n";
       }

@@ -69,9 +69,11 @@ struct Param {
   // Filled by passes:
   Direction direction = Direction::In;
   Role role = Role::Unresolved;
-  std::string count_param;     // Array/StringArray: the parameter counting it
+  // Array/StringArray: the parameter counting it; OutBuffer: its length;
+  // VoidPtr: the bytes the call reads or writes there.
+  std::string count_param;
   int count_offset = 0;        // items = count_param + count_offset (strides: rank - 1)
-  std::string query_function;  // Buffer/OutArray: the function giving the size/count
+  std::string query_function;  // Buffer/OutArray/VoidPtr: the function giving the size/count
   std::string userdata_param;  // Callback: the void* it receives back
   bool called_once = false;    // Callback: C calls it once, then forgets it
   std::string on_error_return;  // Callback: returned to C when the Python callable raises (spec)

@@ -304,8 +304,20 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       return c;
     }
     case Role::VoidPtr: {
-      Conversion c = named("params/in_voidptr", t);
+      // A buffer object must hold the bytes the call reads or writes; an
+      // int address stays the caller's word, as in C.
+      const char* name = !p.query_function.empty() ? "params/in_voidptr_queried"
+                         : !p.count_param.empty()  ? "params/in_voidptr_sized"
+                                                   : "params/in_voidptr";
+      Conversion c = named(name, t);
       c.ownership = Ownership::Call;
+      if (!p.query_function.empty()) {
+        c.late = true;  // the query reads the other parameters' C values
+        set_query(c, f, p.query_function, m, false);
+      } else if (!p.count_param.empty()) {
+        c.late = true;  // reads the byte count's C value
+        c.count_param = p.count_param;
+      }
       return c;
     }
     case Role::Callback: return callback(p, f, m);

@@ -89,7 +89,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
       p.skip_reason = "char** without const";
     }
   } else if (is_void(pointee)) {
-    p.role = Role::VoidPtr;
+    p.role = Role::VoidPtr;  // its size: link_buffer_sizes
   } else if (pointee.kind == TypeKind::Pointer && is_void(pointee.pointee()) && !pointee.is_const &&
              documented_as_output(doc, c)) {
     p.role = Role::OutAddress;
@@ -213,6 +213,26 @@ void link_lengths(Function& f, const spec::Conventions& conv) {
     if (p.count_param.empty()) {
       p.role = Role::Unresolved;
       p.skip_reason = "char* output without a length parameter";
+    }
+  }
+}
+
+// A void* is read or written for as many bytes as a sibling query gives
+// (nvJitLinkGetLinkedCubin has nvJitLinkGetLinkedCubinSize), else as the
+// integer parameter the spec names for byte counts says (`cuMemcpyDtoH(dstHost,
+// srcDevice, ByteCount)`, both sides of `cudaMemcpy(dst, src, count, kind)`).
+// A count the spec gave stays. After link_userdata: user data has no size.
+void link_buffer_sizes(Function& f, const Model& m, const spec::Conventions& conv) {
+  const auto& names = conv.byte_count_params;
+  for (auto& p : f.params) {
+    if (p.role != Role::VoidPtr || !p.count_param.empty() || !p.query_function.empty()) continue;
+    p.query_function = sibling(f, conv.size_query, m);
+    if (!p.query_function.empty()) continue;
+    for (const auto& c : f.params) {
+      if (c.type.kind == TypeKind::Integer && std::find(names.begin(), names.end(), c.name) != names.end()) {
+        p.count_param = c.name;
+        break;
+      }
     }
   }
 }
@@ -341,6 +361,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
     link_inout_counts(f);
     link_returned_counts(f, spec.conventions);
     link_userdata(f);
+    link_buffer_sizes(f, model, spec.conventions);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;
   }

@@ -61,6 +61,7 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.size_query = rewrite(r, t, "size_query", where);
   c.count_query = rewrite(r, t, "count_query", where);
   c.length_params = r.strings(t, "length_params", where);
+  c.byte_count_params = r.strings(t, "byte_count_params", where);
   c.output_wording = r.strings(t, "output_wording", where);
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
   return c;

@@ -76,6 +76,12 @@ struct Conventions {
   std::optional<Rewrite> count_query;
   // The integer parameter that gives a char* output's length.
   std::vector<std::string> length_params;
+  // The integer parameter that gives, in bytes, what the call reads from or
+  // writes to every void* of its function (`cuMemcpyHtoD(dst, srcHost,
+  // ByteCount)`): a buffer object given there must hold that many bytes.
+  // Exact names: a `size` that sizes a device range, not the void*, is left
+  // out of the library's list (and the one function that needs it says so).
+  std::vector<std::string> byte_count_params;
   // How a header's doc comment words an output it does not annotate [out]
   // (ECMAScript regexes matching the start of a one-line text up to a word
   // boundary, case-insensitively).

@@ -142,6 +142,40 @@ TEST(AssignConversions, QueriesNameTheirArguments) {
   EXPECT_EQ(out.query_result.canonical, "int");
 }
 
+TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
+  Function size = fn("caseGetImageSize", {param("h", handle_t()), param("size", ptr(size_t_t()))});
+  size.skip_reason = "not under test";
+  Function image = with_roles(fn("caseGetImage", {param("h", handle_t()), param("image", ptr(void_t()))}),
+                              {Role::Handle, Role::VoidPtr});
+  image.params[1].query_function = "caseGetImageSize";
+  Function copy = with_roles(fn("caseCopy", {param("dst", ptr(void_t())), param("src", ptr(void_t(true))),
+                                             param("count", size_t_t())}),
+                             {Role::VoidPtr, Role::VoidPtr, Role::Scalar});
+  copy.params[0].count_param = copy.params[1].count_param = "count";
+  Function load = with_roles(fn("caseLoad", {param("image", ptr(void_t(true)))}), {Role::VoidPtr});
+  const Model m = convert({size, image, copy, load});
+
+  const Conversion& queried = conv(m, "caseGetImage", "image");
+  EXPECT_EQ(queried.name, "params/in_voidptr_queried");
+  EXPECT_EQ(queried.query_function, "caseGetImageSize");
+  EXPECT_EQ(queried.query_args, std::vector<std::string>{"h"});
+  EXPECT_TRUE(queried.late);  // the query reads h's C value
+  EXPECT_TRUE(queried.input);
+  EXPECT_FALSE(queried.output);
+  for (const char* side : {"dst", "src"}) {
+    const Conversion& sized = conv(m, "caseCopy", side);
+    EXPECT_EQ(sized.name, "params/in_voidptr_sized") << side;
+    EXPECT_EQ(sized.count_param, "count") << side;
+    EXPECT_TRUE(sized.late) << side;  // reads count's C value
+    EXPECT_EQ(sized.ownership, Ownership::Call) << side;
+  }
+  // Without a size the int-or-buffer conversion stays as it was.
+  const Conversion& plain = conv(m, "caseLoad", "image");
+  EXPECT_EQ(plain.name, "params/in_voidptr");
+  EXPECT_FALSE(plain.late);
+  EXPECT_EQ(plain.count_param, "");
+}
+
 TEST(AssignConversions, InOutArraysAndTheirCount) {
   Function f = with_roles(fn("caseGetNodes", {param("nodes", ptr(handle_t())), param("recs", ptr(record_v2())),
                                               param("numNodes", ptr(size_t_t()))}),

@@ -321,6 +321,69 @@ TEST(InferParameters, VoidPointersAreVoidPtr) {
   EXPECT_EQ(param_of(m, "caseCopy", "dst").direction, Direction::In);
 }
 
+// ---- the bytes a void* buffer is read or written for ----
+
+spec::Spec byte_count_spec() {
+  spec::Spec s = basic_spec();
+  s.conventions.byte_count_params = {"ByteCount", "count"};
+  return s;
+}
+
+TEST(InferParameters, VoidPointerIsPairedWithTheSpecsByteCount) {
+  // cuda.h: cuMemcpyDtoH(dstHost, srcDevice, ByteCount); cuda_runtime_api.h:
+  // cudaMemcpy(dst, src, count, kind): both sides hold count bytes.
+  const Model m = infer({
+      fn("caseCopyDtoH", {param("dstHost", ptr(void_t())), param("srcDevice", size_t_t()),
+                          param("ByteCount", size_t_t())}),
+      fn("caseCopy", {param("dst", ptr(void_t())), param("src", ptr(void_t(true))), param("count", size_t_t()),
+                      param("kind", enum_t("caseKind"))}),
+  },
+                        byte_count_spec());
+  EXPECT_EQ(param_of(m, "caseCopyDtoH", "dstHost").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseCopyDtoH", "dstHost").count_param, "ByteCount");
+  EXPECT_EQ(param_of(m, "caseCopy", "dst").count_param, "count");
+  EXPECT_EQ(param_of(m, "caseCopy", "src").count_param, "count");
+  // The byte count stays an input of its own.
+  EXPECT_EQ(param_of(m, "caseCopy", "count").role, Role::Scalar);
+  EXPECT_EQ(param_of(m, "caseCopyDtoH", "ByteCount").role, Role::Scalar);
+}
+
+TEST(InferParameters, VoidPointerKeepsNoSizeWithoutAByteCountName) {
+  // cuMemGetHandleForAddressRange(handle, dptr, size, ...): `size` sizes the
+  // device range, so the driver's spec leaves it out; a size_t* is no count.
+  const Model m = infer({
+      fn("caseRange", {param("handle", ptr(void_t())), param("dptr", size_t_t()), param("size", size_t_t())}),
+      fn("caseGetData", {param("data", ptr(void_t())), param("ByteCount", ptr(size_t_t()))}),
+  },
+                        byte_count_spec());
+  EXPECT_EQ(param_of(m, "caseRange", "handle").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseRange", "handle").count_param, "");
+  EXPECT_EQ(param_of(m, "caseGetData", "data").count_param, "");
+}
+
+TEST(InferParameters, VoidPointerWithSizeSiblingTakesTheQuery) {
+  // nvJitLink.h: nvJitLinkGetLinkedCubin(handle, void* cubin) has
+  // nvJitLinkGetLinkedCubinSize, as nvrtcGetPTX's char* has nvrtcGetPTXSize.
+  const Model m = infer({
+      fn("caseGetCubinSize", {param("h", handle_t()), param("size", ptr(size_t_t()))}),
+      fn("caseGetCubin", {param("h", handle_t()), param("cubin", ptr(void_t())), param("count", size_t_t())}),
+  },
+                        byte_count_spec());
+  const Param& p = param_of(m, "caseGetCubin", "cubin");
+  EXPECT_EQ(p.role, Role::VoidPtr);
+  EXPECT_EQ(p.direction, Direction::In);
+  EXPECT_EQ(p.query_function, "caseGetCubinSize");
+  EXPECT_EQ(p.count_param, "");  // the query wins over a byte count
+}
+
+TEST(InferParameters, UserDataHasNoByteCount) {
+  const Model m = infer({fn("caseHostFunc", {param("fn", callback_t("caseHostFn", {ptr(void_t())})),
+                                             param("userData", ptr(void_t())), param("ByteCount", size_t_t())})},
+                        byte_count_spec());
+  EXPECT_EQ(param_of(m, "caseHostFunc", "userData").role, Role::UserData);
+  EXPECT_EQ(param_of(m, "caseHostFunc", "userData").count_param, "");
+}
+
 TEST(InferParameters, CallbackFollowedByVoidPointerIsCallbackAndUserData) {
   const Model m = infer({fn("caseSetCallback", {param("h", handle_t()), param("callback", callback_t()),
                                                 param("payload", ptr(void_t()))})});
@@ -448,6 +511,18 @@ count_param = "total"
   // A count named by the spec is not searched for: both integers stay inputs.
   EXPECT_EQ(param_of(m, "caseSetItems", "numItems").role, Role::Scalar);
   EXPECT_EQ(param_of(m, "caseSetItems", "total").role, Role::Scalar);
+}
+
+TEST(InferParameters, SpecCountParamPairsAVoidPointer) {
+  spec::Spec s = spec_with(R"(
+[functions.caseAddData.params.data]
+count_param = "size"
+)");
+  s.conventions.byte_count_params = {"ByteCount"};
+  const Model m = infer({fn("caseAddData", {param("data", ptr(void_t(true))), param("size", size_t_t())})}, s);
+  EXPECT_EQ(param_of(m, "caseAddData", "data").role, Role::VoidPtr);
+  EXPECT_EQ(param_of(m, "caseAddData", "data").count_param, "size");
+  EXPECT_EQ(param_of(m, "caseAddData", "size").role, Role::Scalar);
 }
 
 TEST(InferParameters, OverrideUserDataParamLinksTheCallback) {

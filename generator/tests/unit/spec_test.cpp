@@ -215,11 +215,13 @@ count_prefixes = ["num"]
 count_suffixes = ["Count"]
 count_names = ["count"]
 length_params = ["len"]
+byte_count_params = ["ByteCount", "count"]
 size_query = { match = "^(.*)$", replace = "$1Size" }
 )",
                                    "c.toml");
   EXPECT_EQ(s.conventions.count_prefixes, std::vector<std::string>{"num"});
   EXPECT_EQ(s.conventions.length_params, std::vector<std::string>{"len"});
+  EXPECT_EQ(s.conventions.byte_count_params, (std::vector<std::string>{"ByteCount", "count"}));
   ASSERT_TRUE(s.conventions.size_query.has_value());
   EXPECT_EQ(s.conventions.size_query->replace, "$1Size");
   EXPECT_FALSE(s.conventions.count_query.has_value());
