@@ -2,7 +2,7 @@
 # compute-sanitizer (memcheck, full leak check, every API error reported) over
 # the GPU test files and every example, on a GPU machine with the tree built
 # in place (this script builds nothing). Tests that make a CUDA call fail on
-# purpose are deselected (-m "not provokes_api_error"): the sanitizer reports
+# purpose are deselected (-m "not provokes_api_error and not foreign_allocator"): the sanitizer reports
 # each failed call. Prints one summary line per file or example and exits
 # non-zero unless every one says 0 errors.
 #
@@ -20,6 +20,8 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 # The thread stress test's rounds under the sanitizer (each call is checked, about 20x slower):
 # its 1000 rounds run without it (the GPU suite); under it, what it checks is every thread's kind of call.
 export CUBIND_STRESS_ROUNDS="${CUBIND_STRESS_ROUNDS:-40}"
+# Tests that measure free device memory skip: under the sanitizer freed memory comes back to the count late.
+export CUBIND_UNDER_SANITIZER=1
 failed=0
 
 summarize() {  # name, log, exit status of the program
@@ -35,14 +37,20 @@ summarize() {  # name, log, exit status of the program
 
 for test in tests/*_gpu.py; do
     log="$LOGS/$(basename "$test" .py).log"
-    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" -m pytest -q -p no:cacheprovider -m "not provokes_api_error" "$test" \
+    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" -m pytest -q -p no:cacheprovider -m "not provokes_api_error and not foreign_allocator" "$test" \
         >"$log" 2>&1
     summarize "$test" "$log" $?
 done
 for example in examples/*.py; do
     case "$(basename "$example")" in _*) continue ;; esac
     log="$LOGS/example_$(basename "$example" .py).log"
-    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" "$example" >"$log" 2>&1
+    flags=("${FLAGS[@]}")
+    if [ "$(basename "$example")" = pythonic_interop.py ]; then
+        # CuPy's and PyTorch's caching allocators keep what they were handed to exit: API errors checked, leaks not.
+        flags=(--tool memcheck --leak-check no --report-api-errors all --error-exitcode 0)
+        echo "$example: leak check off (CuPy's and PyTorch's caching allocators keep their memory to exit)"
+    fi
+    "$SANITIZER" "${flags[@]}" "$PYTHON" "$example" >"$log" 2>&1
     summarize "$example" "$log" $?
 done
 [ "$failed" -eq 0 ] || echo "sanitize.sh: not clean; the logs are in $LOGS" >&2

@@ -65,6 +65,10 @@ def pytest_configure(config):
         "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/sanitize.sh deselects "
         "it: a sanitizer reports every failed call)"
     )
+    config.addinivalue_line(
+        "markers", "foreign_allocator: the test hands memory to CuPy's or PyTorch's caching allocator, which keeps "
+        "it to the process's exit (scripts/sanitize.sh deselects it: the sanitizer counts that memory as leaked)"
+    )
     root = tempfile.mkdtemp(prefix="cubind-tests-")
     _session_caches["root"] = root
     for variable, name in _CACHE_VARIABLES.items():

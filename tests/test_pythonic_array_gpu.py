@@ -4,6 +4,7 @@ streams, release of memory, and zero-copy exchange with CuPy, PyTorch, Numba
 and JAX (each skipped where not installed)."""
 
 import gc
+import os
 import warnings
 
 import numpy as np
@@ -211,6 +212,8 @@ def test_stream_ordered_memory_returns_to_the_pool(cuda, stream):
 # -- release ----------------------------------------------------------------------------
 
 
+@pytest.mark.skipif(bool(os.environ.get("CUBIND_UNDER_SANITIZER")), reason="under compute-sanitizer, freed memory "
+                    "returns to the free count later than cuMemFree (the run reports no leak at exit)")
 def test_memory_is_released_with_the_last_reference(cuda):
     gc.collect()
     before = free_bytes(cuda)
@@ -259,6 +262,7 @@ def test_a_kernel_takes_the_array_and_its_views():
 # -- interop: each library both ways ---------------------------------------------------------
 
 
+@pytest.mark.foreign_allocator
 def test_cupy_both_ways():
     cp = pytest.importorskip("cupy")
     a = to_gpu(np.arange(12, dtype=np.float32).reshape(3, 4))
@@ -279,6 +283,7 @@ def test_cupy_both_ways():
     assert x.get().tolist() == [1, 5] * 5
 
 
+@pytest.mark.foreign_allocator
 def test_pytorch_both_ways():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():

@@ -334,6 +334,7 @@ def test_occupancy_and_function_attributes(module, device):
 # -- other libraries' streams and arrays -------------------------------------------------
 
 
+@pytest.mark.foreign_allocator
 def test_cupy_streams_and_arrays(module):
     cupy = pytest.importorskip("cupy")
     saxpy = module.get_kernel("saxpy")
@@ -356,6 +357,7 @@ def test_cupy_streams_and_arrays(module):
     assert int(wrapped) == theirs.ptr and not wrapped.owned
 
 
+@pytest.mark.foreign_allocator
 def test_torch_streams_and_tensors(module):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
