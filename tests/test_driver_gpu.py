@@ -1046,6 +1046,7 @@ def test_per_thread_default_stream_opt_in_runs(tmp_path):
         host = np.zeros(4, dtype=np.uint32)
         ok(cuda.cuMemcpyDtoH(host, dptr, 16))
         assert host.tolist() == [7] * 4
+        ok(cuda.cuMemFree(dptr))
         print("per-thread ok")
     """)
     env = dict(os.environ, CUBIND_DEFAULT_STREAM="per-thread", PYTHONPATH=pythonpath())
