@@ -59,7 +59,9 @@ step "$name: the no-GPU suite against this build"
 # the wheels (site/), as a user's pip install would give them; its headers are
 # CUBIND_CUDA_INCLUDE for the tests (tests/_toolkit.py) and CUDA_HOME, as for the
 # build, for cubind.Program (an inherited CUDA_HOME names another toolkit). Not
-# here: the drift check (against the committed files) and the packaging builds.
+# here: the drift check (against the committed files), the packaging builds and
+# the check of the docs' paths (the tree holds no docs; the repository's run checks them).
 cd "$work/tree"
 PYTHONPATH=$work/site CUBIND_GEN=$gen CUBIND_CUDA_INCLUDE=$work/root/include CUDA_HOME=$work/root \
-  "$PY" -m pytest -q -ra -p no:cacheprovider tests --deselect tests/test_drift.py --deselect tests/test_packaging.py "$@"
+  "$PY" -m pytest -q -ra -p no:cacheprovider tests --deselect tests/test_drift.py --deselect tests/test_packaging.py \
+  --deselect tests/test_docs_paths.py "$@"
