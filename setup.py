@@ -65,19 +65,20 @@ MODULES = [
     "nvjitlink.cnvjitlink",
     "nvvm._nvvm",
     "nvvm.cnvvm",
-    "cubind._convert",
-    "cubind._loader",
-    "cubind._launch",
-    "cubind._dlpack",
-    "cubind._memory",
+    "cubind._bind.convert",
+    "cubind._bind.loader",
+    "cubind._core.launch",
+    "cubind._interop.dlpack",
+    "cubind._memory.memory",
 ]
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load_cuda_paths():
-    """cubind/_cuda_paths.py, loaded by path: the package is not built yet."""
-    spec = importlib.util.spec_from_file_location("_cubind_cuda_paths", os.path.join(ROOT, "cubind", "_cuda_paths.py"))
+    """cubind/_bind/cuda_paths.py, loaded by path: the package is not built yet."""
+    path = os.path.join(ROOT, "cubind", "_bind", "cuda_paths.py")
+    spec = importlib.util.spec_from_file_location("_cubind_cuda_paths", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

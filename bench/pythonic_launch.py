@@ -13,7 +13,7 @@ stream, a block of 32 threads over 32 elements, in these forms:
 - ``kernel(... arrays)``: the same with objects exposing
   ``__cuda_array_interface__`` for the pointers (the array-library case);
 - ``kernel(... cubind.Array)``: no keywords, the pointers from cubind arrays;
-- ``launch(config, ...)``: ``cubind.launch`` with a ``LaunchConfig``
+- ``launch(stream, config, ...)``: ``cubind.launch`` with a ``LaunchConfig``
   (``cuLaunchKernelEx``);
 - 1:1 ``(values, types)``: ``cuda.cuLaunchKernel(..., ((2.0, x, y, out, 32),
   (c_float, c_void_p, c_void_p, c_void_p, c_size_t)), None)``;
@@ -117,7 +117,7 @@ def main():
     slots = [C.c_float(2.0), C.c_void_p(int(x)), C.c_void_p(int(y)), C.c_void_p(int(out)), C.c_size_t(N)]
     packed = (C.c_void_p * 5)(*[C.addressof(s) for s in slots])
     packed_addr = C.addressof(packed)
-    config = cubind.LaunchConfig(1, N, stream=stream)
+    config = cubind.LaunchConfig(1, N)
     launch_1to1 = cuda.cuLaunchKernel
 
     forms = {
@@ -125,7 +125,7 @@ def main():
         "kernel(...) no keywords": lambda: kernel(1, N, 2.0, x, y, out, N),
         "kernel(... arrays)": lambda: kernel(1, N, 2.0, *arrays, N, stream=stream),
         "kernel(... cubind.Array)": lambda: kernel(1, N, 2.0, *device_arrays, N),
-        "launch(config, ...)": lambda: cubind.launch(config, kernel, 2.0, x, y, out, N),
+        "launch(stream, config, ...)": lambda: cubind.launch(stream, config, kernel, 2.0, x, y, out, N),
         "1:1 (values, types)": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, (values, types), None),
         "1:1 pre-packed": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, packed_addr, None),
     }

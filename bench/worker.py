@@ -85,7 +85,7 @@ SHAPES = {
 #   saxpy_pythonic         kernel(1, 32, 2.0, x, y, out, 32): the default stream
 #   saxpy_pythonic_stream  the same with stream=s
 #   saxpy_pythonic_arrays  as saxpy_pythonic with each library's arrays for x, y, out
-#   saxpy_launch_config    cubind.launch(config, kernel, ...) (cuLaunchKernelEx), config with s
+#   saxpy_launch_config    cubind.launch(s, config, kernel, ...) (cuLaunchKernelEx)
 PYTHONIC_LAUNCHES = ("saxpy_pythonic", "saxpy_pythonic_stream", "saxpy_pythonic_arrays", "saxpy_launch_config")
 # Copies of each size: HtoD_set (Array.set(host)), DtoH_get (Array.get(out=host)),
 # HtoD_to_gpu (cubind.to_gpu(host): allocation, copy and release included).
@@ -227,7 +227,7 @@ def rows_cubind_pythonic(ptx):
     _ok(err, "cuMemAlloc")
     x, y, out = int(dbuf), int(dbuf) + 128, int(dbuf) + 256
     arrays = [cubind.empty(32, np.float32) for _ in range(3)]
-    config = cubind.LaunchConfig(1, 32, stream=stream)
+    config = cubind.LaunchConfig(1, 32)
 
     def sync_default():
         _ok(cuda.cuStreamSynchronize(None), "cuStreamSynchronize")
@@ -236,7 +236,7 @@ def rows_cubind_pythonic(ptx):
         "saxpy_pythonic": (kernel, (1, 32, 2.0, x, y, out, 32), sync_default),
         "saxpy_pythonic_stream": (kernel, (1, 32, 2.0, x, y, out, 32), stream.synchronize, {"stream": stream}),
         "saxpy_pythonic_arrays": (kernel, (1, 32, 2.0, *arrays, 32), sync_default),
-        "saxpy_launch_config": (cubind.launch, (config, kernel, 2.0, x, y, out, 32), stream.synchronize),
+        "saxpy_launch_config": (cubind.launch, (stream, config, kernel, 2.0, x, y, out, 32), stream.synchronize),
     })
     copies, hosts, devices = _copy_rows(cubind.empty, cubind.to_gpu, sync_default)
     rows.update(copies)

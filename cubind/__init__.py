@@ -29,17 +29,17 @@ use. ``docs/pythonic.md`` describes the layer.
 __version__ = "0.1.0"
 
 # Every public name is made on first use: the 1:1 modules import cubind's
-# support modules (cubind._loader, ...), so this file runs on every
+# support modules (cubind._bind.loader, ...), so this file runs on every
 # `import cuda` and must cost nothing there. The launch path also imports the
 # `cuda` package, the arrays numpy.
 _LAZY = {
-    **dict.fromkeys(("CUDAError", "CompileError"), "._errors"),
-    **dict.fromkeys(("Device", "current_device", "ensure_context"), "._context"),
-    **dict.fromkeys(("Program", "Module", "default_arch"), "._program"),
-    **dict.fromkeys(("Stream", "Event"), "._stream"),
-    **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._kernel"),
-    **dict.fromkeys(("Array", "DeviceArray", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
-                     "from_dlpack"), "._array"),
+    **dict.fromkeys(("CUDAError", "CompileError"), "._core.errors"),
+    **dict.fromkeys(("Device", "current_device", "ensure_context"), "._core.context"),
+    **dict.fromkeys(("Program", "Module", "default_arch"), "._core.program"),
+    **dict.fromkeys(("Stream", "Event", "current_stream"), "._core.stream"),
+    **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._core.kernel"),
+    **dict.fromkeys(("Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
+                     "from_dlpack"), "._arrays.array"),
 }
 
 
@@ -68,8 +68,8 @@ def __dir__():
 __all__ = [
     "CUDAError", "CompileError",
     "Device", "current_device", "ensure_context",
-    "Stream", "Event",
+    "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",
     "Kernel", "LaunchConfig", "launch",
-    "Array", "DeviceArray", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
+    "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
 ]

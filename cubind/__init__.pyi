@@ -18,8 +18,8 @@ import numpy.typing as npt
 import cuda
 import nvrtc
 from cuda import cudart
-from cubind._launch import Plan as _Plan
-from cubind._memory import DeviceMemory, ForeignMemory
+from cubind._core.launch import Plan as _Plan
+from cubind._memory.memory import DeviceMemory, ForeignMemory
 
 if sys.version_info >= (3, 13):
     from types import CapsuleType as _PyCapsule
@@ -31,10 +31,10 @@ __version__: str
 __all__ = [
     "CUDAError", "CompileError",
     "Device", "current_device", "ensure_context",
-    "Stream", "Event",
+    "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",
     "Kernel", "LaunchConfig", "launch",
-    "Array", "DeviceArray", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
+    "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
 ]
 
 # -- what arguments take (typing only: none of these exists at runtime) -------
@@ -84,9 +84,8 @@ _Scalar: TypeAlias = bool | int | float | complex | np.generic
 _Device: TypeAlias = Device | SupportsIndex
 _Arch: TypeAlias = int | str
 
-_D = TypeVar("_D", bound=DeviceArray)
 
-# -- cubind._errors -----------------------------------------------------------
+# -- cubind._core.errors -----------------------------------------------------------
 
 class CUDAError(RuntimeError):
     """A CUDA driver or runtime call failed."""
@@ -105,7 +104,7 @@ class CompileError(RuntimeError):
     program_name: str
     def __init__(self, name: str, log: str, options: Iterable[str], code: nvrtc.nvrtcResult | None = ...) -> None: ...
 
-# -- cubind._context ----------------------------------------------------------
+# -- cubind._core.context ----------------------------------------------------------
 
 class Device:
     """A CUDA device and its primary context; one object per ordinal."""
@@ -146,8 +145,9 @@ class Device:
 
 def ensure_context() -> int: ...
 def current_device() -> Device: ...
+def current_stream() -> Stream | None: ...
 
-# -- cubind._stream -----------------------------------------------------------
+# -- cubind._core.stream -----------------------------------------------------------
 
 class Stream:
     """A CUDA stream, owned by cubind or wrapping a foreign one."""
@@ -197,12 +197,12 @@ class Event:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
-# -- cubind._program ----------------------------------------------------------
+# -- cubind._core.program ----------------------------------------------------------
 
 class _Param(NamedTuple):
-    """One kernel parameter (``cubind._params.Param`` at runtime)."""
+    """One kernel parameter (``cubind._core.params.Param`` at runtime)."""
     index: int  # type: ignore[assignment]  # shadows tuple.index, as the runtime field does
-    kind: int  # cubind._params: F32 0, F64 1, INT 2, BYTES 3, ANY 4
+    kind: int  # cubind._core.params: F32 0, F64 1, INT 2, BYTES 3, ANY 4
     size: int
     signed: bool = ...
     pointer: bool = ...
@@ -249,7 +249,7 @@ class Module:
     def get_global(self, name: str | bytes) -> tuple[cuda.CUdeviceptr, int]: ...
     def close(self) -> None: ...
 
-# -- cubind._kernel (launching: cubind._launch) -------------------------------
+# -- cubind._core.kernel (launching: cubind._core.launch) -------------------------------
 
 class Kernel:
     """A kernel of a Module; ``kernel(grid, block, *args, stream=, shared_mem=)`` launches it."""
@@ -292,19 +292,18 @@ class LaunchConfig:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     shared_mem: int
-    stream: _StreamLike
     cluster: tuple[int, int, int] | None
     cooperative: bool
     # Keys: an attribute's name ("priority"), a cuda.CUlaunchAttributeID or its
     # value; values: an int, 1 to 3 ints (dimensions) or a cuda.CUlaunchAttributeValue.
     attributes: dict[Any, SupportsIndex | _Dims | cuda.CUlaunchAttributeValue]
-    def __init__(self, grid: _Dims, block: _Dims, shared_mem: SupportsIndex = ..., stream: _StreamLike = ...,
+    def __init__(self, grid: _Dims, block: _Dims, shared_mem: SupportsIndex = ...,
                  cluster: _Dims | None = ..., cooperative: bool = ...,
                  attributes: Mapping[Any, SupportsIndex | _Dims | cuda.CUlaunchAttributeValue] | None = ...) -> None: ...
 
-def launch(config: LaunchConfig, kernel: Kernel, *args: Any) -> None: ...
+def launch(stream: _StreamLike, config: LaunchConfig, kernel: Kernel, *args: Any) -> None: ...
 
-# -- cubind._array ------------------------------------------------------------
+# -- cubind._arrays.array ------------------------------------------------------------
 
 class Array:
     """An n-dimensional array in GPU memory."""
@@ -382,47 +381,3 @@ def to_gpu(host: npt.ArrayLike, stream: _StreamLike = ...) -> Array: ...
 def asarray(obj: _DeviceArrayLike | npt.ArrayLike, stream: _StreamLike = ...) -> Array: ...
 def from_dlpack(obj: _SupportsDLPack | _PyCapsule, stream: _StreamLike = ...) -> Array: ...
 
-# -- cubind._device_array -----------------------------------------------------
-
-class _DeviceArrayType(type):
-    # ``DeviceArray[numpy.float32]`` (runtime: DeviceArray.__class_getitem__),
-    # spelled as a metaclass method because type checkers index classes so.
-    def __getitem__(cls, dtype: npt.DTypeLike) -> type[DeviceArray]: ...
-
-class DeviceArray(metaclass=_DeviceArrayType):
-    """A host buffer (shared, not copied) and its device copy."""
-    fixed_dtype: ClassVar[np.dtype[Any] | None]
-    def __class_getitem__(cls, dtype: npt.DTypeLike) -> type[DeviceArray]: ...
-    @classmethod
-    def typed(cls, dtype: npt.DTypeLike) -> type[DeviceArray]: ...
-    def __init__(self, host: npt.NDArray[Any] | bytes | bytearray | memoryview, dtype: npt.DTypeLike | None = ...,
-                 stream: _StreamLike = ...) -> None: ...
-    @classmethod
-    def wrap(cls: type[_D], array: Array, host: npt.NDArray[Any] | None = ...) -> _D: ...
-    def host_data(self) -> npt.NDArray[Any]: ...
-    def allocate(self: _D) -> _D: ...
-    @property
-    def allocated(self) -> bool: ...
-    @property
-    def array(self) -> Array: ...
-    def to_device(self: _D, stream: _StreamLike = ...) -> _D: ...
-    def to_host(self: _D, stream: _StreamLike = ...) -> _D: ...
-    def device_data(self) -> int: ...
-    @property
-    def ptr(self) -> int: ...
-    def free(self) -> None: ...
-    def __enter__(self: _D) -> _D: ...
-    def __exit__(self, *exc: object) -> Literal[False]: ...
-    @property
-    def shape(self) -> tuple[int, ...]: ...
-    @property
-    def dtype(self) -> np.dtype[Any]: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def nbytes(self) -> int: ...
-    def __len__(self) -> int: ...
-    @property
-    def __cuda_array_interface__(self) -> dict[str, Any]: ...
-    def __dlpack__(self, **kwargs: Any) -> _PyCapsule: ...
-    def __dlpack_device__(self) -> tuple[int, int]: ...

@@ -16,7 +16,7 @@ import sys as _sys
 __path__ += [p for p in (_os.path.join(e, "cuda") for e in _sys.path if isinstance(e, str) and e)
              if p not in __path__ and _os.path.isdir(p)]
 
-from cubind._exports import reexport as _reexport  # noqa: E402
+from cubind._bind.exports import reexport as _reexport  # noqa: E402
 from cuda import _driver  # noqa: E402
 
 _enum_getattr, __dir__ = _reexport(globals(), _driver)

@@ -6,8 +6,8 @@ from libc.stdint cimport *
 from libc.string cimport memcpy, memset
 
 cimport cuda.cruntime as c
-from cubind._convert cimport *
-from cubind._enum import CEnum as _CEnum, dense_table as _dense_table
+from cubind._bind.convert cimport *
+from cubind._bind.enum import CEnum as _CEnum, dense_table as _dense_table
 
 
 cdef object _cudaError_t_class = None

@@ -2,10 +2,10 @@
 
 Every function of ``nvrtc.h`` with its C name; each returns a tuple whose
 first element is an ``nvrtcResult``, then the outputs. The library is found
-and opened on the first call (see ``cubind._loader``), never at import.
+and opened on the first call (see ``cubind._bind.loader``), never at import.
 """
 
-from cubind._exports import reexport as _reexport
+from cubind._bind.exports import reexport as _reexport
 from nvrtc import _nvrtc
 
 __getattr__, __dir__ = _reexport(globals(), _nvrtc)

@@ -2,11 +2,11 @@
 
 Every function of ``nvvm.h`` with its C name; each returns a tuple whose
 first element is an ``nvvmResult``, then the outputs. The library is found
-and opened on the first call (see ``cubind._loader``; in a toolkit it lives
+and opened on the first call (see ``cubind._bind.loader``; in a toolkit it lives
 in ``nvvm/lib64``), never at import.
 """
 
-from cubind._exports import reexport as _reexport
+from cubind._bind.exports import reexport as _reexport
 from nvvm import _nvvm
 
 __getattr__, __dir__ = _reexport(globals(), _nvvm)

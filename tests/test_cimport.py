@@ -63,7 +63,7 @@ def run(consumer_dir, body, **env):
 def test_cimported_call_without_driver_raises_the_loader_error(consumer_dir, tmp_path):
     out = run(consumer_dir, """
         import consumer
-        from cubind._loader import LibraryNotFoundError
+        from cubind._bind.loader import LibraryNotFoundError
         try:
             consumer.driver_version()
         except LibraryNotFoundError as exc:

@@ -2,7 +2,7 @@
 
 Every repository path a doc gives in backticks or as a link target is looked
 up among the files a clone has: ``tests/test_x.py::test_y`` is the file,
-``cubind/_convert`` a compiled module's name (any file of that stem), ``NAME``
+``cubind/_bind/convert`` a compiled module's name (any file of that stem), ``NAME``
 in ``scripts/toolkits/NAME.txt`` a placeholder (any name). Fenced code blocks
 are read word by word (a command names files too; a bracket there is code).
 """
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ["README.md", "docs/pythonic.md", "docs/pythonic_array.md", "docs/API.md", "bench/README.md"]
+DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/pythonic.md",
+        "docs/pythonic_array.md", "docs/API.md", "bench/README.md"]
 PREFIXES = ("tests/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
             "bindings/", "seeds/")
 # docs/API.md must stay word for word the project's external contract; its
@@ -99,4 +100,4 @@ def test_the_scan_finds_references_and_misses():
     found = {path for doc in DOCS for _, path in references(doc)}
     assert {"docs/pythonic_array.md", "examples/pythonic_saxpy.py", "seeds/004_*.txt"} <= found
     assert not exists("examples/no_such_example.py") and exists("scripts/toolkits/NAME.txt")
-    assert exists("cubind/_convert") and exists("tests/test_loader.py")
+    assert exists("cubind/_bind/convert") and exists("tests/test_loader.py")

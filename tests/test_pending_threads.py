@@ -1,4 +1,4 @@
-"""cubind/_pending.py from many threads at once, without a GPU.
+"""cubind/_core/pending.py from many threads at once, without a GPU.
 
 The driver is a Python stand-in that checks what a real driver would crash
 on: an event queried, waited on or destroyed after it was destroyed, or
@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from cubind import _pending
+from cubind._core import pending as _pending
 
 THREADS, ROUNDS = 16, 200
 

@@ -22,11 +22,14 @@ import weakref
 import numpy as np
 import pytest
 
-import cubind._array_kernels as kernels
-from cubind import _dlpack, _layout, _memory, _pending
-from cubind._array import Array, DeviceArray, asarray, empty, from_dlpack, to_gpu, zeros
-from cubind._dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
-from cubind._errors import CUDAError
+import cubind._arrays.kernels as kernels
+from cubind._arrays.array import Array, asarray, empty, from_dlpack, to_gpu, zeros
+from cubind._core import pending as _pending
+from cubind._core.errors import CUDAError
+from cubind._interop import dlpack as _dlpack
+from cubind._memory import layout as _layout
+from cubind._memory import memory as _memory
+from cubind._memory.dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
 
 cuda = pytest.importorskip("cuda")
 if not hasattr(cuda, "cuMemAlloc"):
@@ -1041,7 +1044,7 @@ def test_release_from_another_context_pushes_the_memorys_own(gpu, monkeypatch):
 
 
 def test_device_memory_refuses_a_negative_size_on_either_route():
-    from cubind._memory import DeviceMemory
+    from cubind._memory.memory import DeviceMemory
 
     for python_route in (False, True):
         previous = _memory.use_python_driver(python_route)
@@ -1117,43 +1120,6 @@ def test_free_waits_for_queued_work_that_uses_the_memory(gpu):
     a.free()
     names = gpu.names()
     assert names.index("cuEventSynchronize") < names.index("cuMemFree")
-
-
-def test_device_array_low_level_form(gpu):
-    A = np.array([1, 2, 3, 4, 5, 6], dtype=np.int64)
-    da = DeviceArray[np.int64](A)
-    assert type(da).__name__ == "DeviceArray_int64" and DeviceArray.typed("int64") is type(da)
-    assert da.host_data() is A and not da.allocated
-    with pytest.raises(ValueError, match="call allocate\\(\\) first"):
-        da.device_data()
-    with pytest.raises(ValueError, match="nothing on the device"):
-        da.to_host()
-    da.allocate()
-    assert da.allocated and da.device_data() == da.array.ptr == da.ptr
-    da.to_device()
-    da.array.fill(9)  # "a kernel" works on the device side
-    da.to_host()
-    np.testing.assert_array_equal(A, [9] * 6)  # written into the caller's buffer
-    assert da.__cuda_array_interface__["data"][0] == da.device_data()
-    with da:
-        pass
-    assert not da.allocated
-    with pytest.raises(TypeError, match="host: the buffer holds float64, not int64"):
-        DeviceArray[np.int64](np.zeros(3))
-    with pytest.raises(TypeError, match="dtype: DeviceArray_int64 holds int64, not float32"):
-        DeviceArray[np.int64](A, dtype=np.float32)
-    raw = bytearray(16)
-    db = DeviceArray(raw, dtype=np.float32)
-    assert db.shape == (4,) and db.host_data().dtype == np.float32
-    db.to_device().array.fill(1.0)
-    db.to_host()
-    assert np.frombuffer(raw, np.float32).tolist() == [1.0] * 4
-    with pytest.raises(ValueError, match="whole number"):
-        DeviceArray(bytearray(6), dtype=np.float32)
-    wrapped = DeviceArray.wrap(db.array)
-    assert wrapped.array is db.array
-    with pytest.raises(TypeError, match="array: expected a cubind.Array"):
-        DeviceArray.wrap(np.zeros(3))
 
 
 def test_item_and_zero_sized_arrays(gpu):

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 import cubind
-from cubind import _cache, _program
-from cubind._params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_entries
+from cubind._core import cache as _cache
+from cubind._core import program as _program
+from cubind._core.params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_entries
 from tests._toolkit import pythonpath
 
 np = pytest.importorskip("numpy")
@@ -291,7 +292,7 @@ def test_unparseable_declaration_is_a_clear_error():
 
 
 def plan_for(params, name="k"):
-    from cubind._launch import Plan
+    from cubind._core.launch import Plan
 
     return Plan(name, params)
 
@@ -419,7 +420,7 @@ def test_many_parameters_and_large_structs_leave_the_stack_buffer():
 
 
 def test_a_new_array_type_is_learned_once(module):
-    from cubind._args import POINTER_GETTERS
+    from cubind._core.args import POINTER_GETTERS
 
     class Fresh(CAIArray):
         pass
@@ -451,7 +452,7 @@ def test_an_array_that_refuses_its_pointer_is_a_type_error(module):
 
 
 def test_launch_dimensions():
-    from cubind._launch import dims
+    from cubind._core.launch import dims
 
     assert dims(4, "grid") == (4, 1, 1) and dims((2, 3), "grid") == (2, 3, 1) and dims([1, 2, 3], "b") == (1, 2, 3)
     assert dims(np.int64(5), "grid") == (5, 1, 1)
@@ -468,7 +469,7 @@ def test_launch_dimensions():
 
 
 def test_device_attribute_names():
-    from cubind._context import _attribute_enum
+    from cubind._core.context import _attribute_enum
 
     member = _attribute_enum("max_threads_per_block")
     assert member.name == "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"
@@ -498,7 +499,7 @@ def test_import_opens_no_library_and_stays_light():
 
 def test_public_names():
     for name in ("Device", "Stream", "Event", "Program", "Module", "Kernel", "LaunchConfig", "launch",
-                 "CUDAError", "CompileError", "Array", "DeviceArray", "to_gpu", "empty", "zeros", "from_dlpack"):
+                 "CUDAError", "CompileError", "Array", "current_stream", "to_gpu", "empty", "zeros", "from_dlpack"):
         assert hasattr(cubind, name), name
         assert name in dir(cubind)
     with pytest.raises(AttributeError):
@@ -518,6 +519,8 @@ def recorded(n):
     return list((ctypes.c_ulonglong * n).in_dll(fake, "fake_args"))
 def launches():
     return ctypes.c_int.in_dll(fake, "fake_launch_count").value
+def last_stream():
+    return ctypes.c_ulonglong.in_dll(fake, "fake_last_stream").value
 def error(fn):
     try:
         fn()
@@ -631,17 +634,17 @@ def test_launch_config_and_launch_ex(fake_driver, ptx_file):
                                      attributes={"priority": 1})
         s = config._struct
         attrs = [(a.id.name, a.value.clusterDim.x) for a in s.attrs]
-        cubind.launch(config, saxpy, 1.0, 0, 0, 0, 0)
-        out = [[s.gridDimX, s.gridDimY, s.blockDimX, s.sharedMemBytes, s.numAttrs], attrs, repr(config),
-               error(lambda: cubind.launch(config, saxpy, 1.0)),
-               error(lambda: cubind.launch(saxpy, config)),
+        cubind.launch(0x99, config, saxpy, 1.0, 0, 0, 0, 0)
+        out = [[s.gridDimX, s.gridDimY, s.blockDimX, s.sharedMemBytes, s.numAttrs, last_stream()], attrs, repr(config),
+               error(lambda: cubind.launch(None, config, saxpy, 1.0)),
+               error(lambda: cubind.launch(None, saxpy, config)),
                error(lambda: cubind.LaunchConfig(1, 1, attributes={"no_such": 1})),
                error(lambda: cubind.LaunchConfig(1, 1, attributes={"priority": "high"})),
                error(lambda: cubind.LaunchConfig(1, 1, cluster=(1, 0))),
                error(lambda: cubind.LaunchConfig(1, 1, attributes={"access_policy_window": 1}))]
         print(json.dumps(out))
     """)
-    assert got[0] == [4, 1, 128, 64, 3]
+    assert got[0] == [4, 1, 128, 64, 3, 0x99]
     assert got[1] == [["CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", 2], ["CU_LAUNCH_ATTRIBUTE_COOPERATIVE", 1],
                       ["CU_LAUNCH_ATTRIBUTE_PRIORITY", 1]]
     assert "cluster=(2, 1, 1)" in got[2] and "cooperative=True" in got[2]
@@ -675,6 +678,7 @@ def test_streams_events_and_modules_close(fake_driver, ptx_file):
         with cubind.Stream(non_blocking=True, priority=0) as s:
             e = s.record()
             owned = s.owned
+        s.close()  # leaving `with` made it current for the block; it does not close it
         with cubind.Event(timing=False) as plain:
             pass
         module.close()
@@ -701,13 +705,13 @@ def test_device_out_of_range_is_a_value_error(fake_driver, ptx_file):
 
 def test_the_cache_key_has_the_real_nvrtc_version():
     import nvrtc
-    from cubind import _program
+    from cubind._core import program as _program
 
     assert _program._nvrtc_version() == list(nvrtc.nvrtcVersion()[1:]) and _program._nvrtc_version()[0] >= 12
 
 
 def test_the_toolkit_headers_match_nvrtcs_major(tmp_path, monkeypatch):
-    from cubind import _toolkit
+    from cubind._core import toolkit as _toolkit
 
     other = tmp_path / "include"  # a toolkit of another major, named by CUDA_HOME
     other.mkdir(parents=True)
@@ -742,3 +746,37 @@ def test_cubind_arrays_pass_their_pointers_and_a_freed_one_is_refused(fake_drive
     first, ptr_after_free, refused = got
     assert first[2] - first[1] == 16 and first[3] == first[1]  # 4 float32s in, and the same array again
     assert ptr_after_free is None and "released" in refused
+
+
+def test_with_stream_makes_it_current_per_thread_and_nested(fake_driver, ptx_file):
+    # CuPy's meaning of `with stream:`: the layer's calls given no stream use
+    # it; blocks nest, belong to their thread, and leave the stream open.
+    got = run_fake(fake_driver, ptx_file, """
+        import threading
+        saxpy = module.get_kernel("saxpy")
+        config = cubind.LaunchConfig(1, 32)
+        a, b = cubind.Stream(), cubind.Stream()
+        seen = []
+        def launch_both():
+            saxpy(1, 1, 1.0, 0, 0, 0, 0)
+            seen.append(last_stream())
+            cubind.launch(None, config, saxpy, 1.0, 0, 0, 0, 0)
+            seen.append(last_stream())
+        launch_both()
+        with a:
+            launch_both()
+            with b:
+                launch_both()
+                saxpy(1, 1, 1.0, 0, 0, 0, 0, stream=a)  # an explicit stream wins
+                seen.append(last_stream())
+                other = []
+                t = threading.Thread(target=lambda: other.append(cubind.current_stream()))
+                t.start(); t.join()
+            inner_left = cubind.current_stream() is a
+        print(json.dumps([seen, [int(a), int(b)], other == [None], inner_left, cubind.current_stream() is None,
+                          a.closed, b.closed, error(lambda: a.close() or a.__enter__())]))
+    """)
+    seen, (a, b) = got[0], got[1]
+    assert seen == [0, 0, a, a, b, b, a]
+    assert got[2:7] == [True, True, True, False, False]
+    assert got[7] == "ValueError: stream: the stream is closed"

@@ -1,4 +1,4 @@
-"""The Pythonic layer's stubs (cubind/__init__.pyi, cubind/_memory.pyi) agree
+"""The Pythonic layer's stubs (cubind/__init__.pyi, cubind/_memory/memory.pyi) agree
 with the code, the layer is documented, and mypy checks code against them.
 
 The stubs are read with ``ast`` and compared with the runtime objects: the
@@ -22,7 +22,8 @@ import pytest
 import cubind
 
 ROOT = Path(__file__).resolve().parent.parent
-STUBS = {"cubind": ROOT / "cubind" / "__init__.pyi", "cubind._memory": ROOT / "cubind" / "_memory.pyi"}
+STUBS = {"cubind": ROOT / "cubind" / "__init__.pyi",
+         "cubind._memory.memory": ROOT / "cubind" / "_memory" / "memory.pyi"}
 P = inspect.Parameter
 
 # Dunders that are part of the classes' interface (protocols, operators, context
@@ -282,9 +283,9 @@ def test_stub_exports_exactly_cubind_all():
 
 
 def test_memory_stub_exports_exactly_its_all():
-    from cubind import _memory
+    from cubind._memory import memory as _memory
 
-    tree = stub_tree("cubind._memory")
+    tree = stub_tree("cubind._memory.memory")
     assert exported_names(tree) == set(_memory.__all__)
     assert stub_all(tree) == _memory.__all__
 
@@ -302,7 +303,7 @@ def test_stub_members_exist_at_runtime_as_the_same_kind_and_signature():
     # Only compiled slots with no readable signature (Kernel.__call__, the
     # __init__ and __del__ of the Cython memory owners) may be skipped.
     assert len(skipped) <= 5, skipped
-    assert len(checked) >= 100, f"only {len(checked)} signatures compared: {checked}"
+    assert len(checked) >= 90, f"only {len(checked)} signatures compared: {checked}"
     assert len(properties) >= 50, f"only {len(properties)} properties checked: {properties}"
 
 
@@ -337,7 +338,7 @@ def test_every_public_runtime_member_is_in_the_stub():
 
 
 def test_param_tuple_fields_match_the_runtime():
-    from cubind._params import Param
+    from cubind._core.params import Param
 
     node = next(n for n in top_level(stub_tree("cubind")) if isinstance(n, ast.ClassDef) and n.name == "_Param")
     assert tuple(class_members(node)) == Param._fields
@@ -362,7 +363,7 @@ def undocumented_members():
                 if isinstance(raw, (staticmethod, classmethod)):
                     raw = raw.__func__
                 if not (callable(raw) or inspect.isdatadescriptor(raw)):
-                    continue  # plain data (DeviceArray.fixed_dtype): the class docstring says what it is
+                    continue  # plain data: the class docstring says what it is
                 if not (raw.__doc__ or "").strip():
                     missing.add(f"{name}.{attr}")
     return missing
@@ -412,8 +413,11 @@ def saxpy(a: float, hx: npt.NDArray[np.float32], hy: npt.NDArray[np.float32]) ->
         start.record(stream)
         kernel((n + 255) // 256, 256, a, x, y, out, n, stream=stream)
         block: list[int] = [256, 1]
-        config = cubind.LaunchConfig(grid=(n + 255) // 256, block=block, stream=stream, attributes={"priority": 0})
-        cubind.launch(config, kernel, a, x, y, out, n)
+        config = cubind.LaunchConfig(grid=(n + 255) // 256, block=block, attributes={"priority": 0})
+        cubind.launch(stream, config, kernel, a, x, y, out, n)
+        with stream:
+            current: cubind.Stream | None = cubind.current_stream()
+            kernel((n + 255) // 256, 256, a, x, y, out, n)
         end = stream.record()
         end.synchronize()
         ms: float = end - start
@@ -436,9 +440,9 @@ def saxpy(a: float, hx: npt.NDArray[np.float32], hy: npt.NDArray[np.float32]) ->
         cubind.Device(0).synchronize()
     except cubind.CUDAError as exc:
         print(exc.code, exc.name, exc.message, exc.call)
-    da = cubind.DeviceArray[np.float32](hx).to_device()
-    address: int = da.device_data()
-    print(address, da.to_host().host_data().sum(), cubind.current_device().total_memory, cubind.ensure_context())
+    device_copy = cubind.to_gpu(hx)
+    address: int = device_copy.ptr
+    print(address, device_copy.get(out=hx).sum(), cubind.current_device().total_memory, cubind.ensure_context())
     return result
 '''
 

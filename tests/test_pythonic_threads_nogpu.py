@@ -25,9 +25,10 @@ cuda = pytest.importorskip("cuda")
 if not hasattr(cuda, "cuMemAlloc"):
     pytest.skip("cubind's cuda driver package is not built", allow_module_level=True)
 
-import cubind._array_kernels as kernels  # noqa: E402
-from cubind import _memory, _pending  # noqa: E402
-from cubind._array import empty, to_gpu  # noqa: E402
+import cubind._arrays.kernels as kernels  # noqa: E402
+from cubind._arrays.array import empty, to_gpu  # noqa: E402
+from cubind._core import pending as _pending  # noqa: E402
+from cubind._memory import memory as _memory  # noqa: E402
 
 NOT_READY, INVALID_VALUE, INVALID_HANDLE = 600, 1, 400
 THREADS = 16

@@ -8,7 +8,7 @@ arrays handed to the next thread to release (or to leave to gc.collect()),
 events recorded on one stream and waited on by another, and compiles of one
 source by several threads at once with the compile cache on. On b53cf2a
 eight threads doing a third of this crashed the interpreter in
-cubind/_pending.py. The host-side version without a GPU is
+cubind/_core/pending.py. The host-side version without a GPU is
 tests/test_pending_threads.py.
 """
 

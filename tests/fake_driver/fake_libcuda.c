@@ -41,6 +41,7 @@ int fake_request_count = 0;
 int fake_record_args = 0;
 unsigned long long fake_args[FAKE_MAX_ARGS];
 int fake_launch_count = 0;
+unsigned long long fake_last_stream = 0; /* the stream of the last cuLaunchKernel[Ex] */
 
 static int fake_sticky = 0;
 static void *fake_current = NULL;
@@ -127,8 +128,9 @@ static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)l
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)stream; (void)extra;
+    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)extra;
     fake_launch_count++;
+    fake_last_stream = (unsigned long long)stream;
     if (fake_sticky) return fake_sticky;
     static int faulted = 0;
     if (getenv("FAKE_FAULT_ON_LAUNCH") && !faulted++) fake_sticky = 700;
@@ -136,7 +138,15 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     return 0;
 }
 
+/* CUlaunchConfig: seven unsigned ints of dimensions and shared bytes, then hStream at offset 32. */
+static int fake_launch_ex(const void *config, void *f, void **params, void **extra) {
+    void *stream;
+    memcpy(&stream, (const char *)config + 32, sizeof stream);
+    return fake_launch(f, 0, 0, 0, 0, 0, 0, 0, stream, params, extra);
+}
+
 static const struct { const char *name; void *fn; } fake_table[] = {
+    {"cuLaunchKernelEx", (void *)fake_launch_ex},
     {"cuLaunchKernel", (void *)fake_launch},
     {"cuInit", (void *)fake_ok},
     {"cuGetErrorName", (void *)fake_ok},

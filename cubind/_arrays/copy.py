@@ -1,7 +1,7 @@
 """Moving array elements: host to device, device to host, device to device,
 and filling, for any layout.
 
-Each transfer is planned by :func:`cubind._layout.plan_copy`: one
+Each transfer is planned by :func:`cubind._memory.layout.plan_copy`: one
 ``cuMemcpy`` where both sides are contiguous, a few ``cuMemcpy2D`` where the
 layout is rows at a fixed pitch (a column block of a matrix), else the
 strided copy kernel, through a contiguous device buffer where one side is on
@@ -10,28 +10,23 @@ contiguous copy or buffer).
 
 ``stream`` is a raw handle; ``sync`` says whether the host waits for the
 transfer. When it does not, the host buffer and the device memory are kept
-alive (:mod:`cubind._pending`) until the work on the stream is done.
+alive (:mod:`cubind._core.pending`) until the work on the stream is done.
 """
 
 import numpy as np
 
-from . import _pending
-from ._array_kernels import copy_strided, fill_strided
-from ._errors import check
-from ._layout import Plan, collapse, plan_copy
-from ._memory import DeviceMemory
+from cubind._arrays.kernels import copy_strided, fill_strided
+from cubind._core import pending as _pending
+from cubind._core.driver import module as _driver
+from cubind._core.errors import check
+from cubind._memory.layout import Plan, collapse, plan_copy
+from cubind._memory.memory import DeviceMemory
 
 __all__ = ["to_device", "to_host", "contiguous_to_device", "contiguous_to_host", "device_to_device", "fill"]
 
 # Both sides C-contiguous (the host side always is here): one copy of the
 # host array's bytes, with no planning.
 _CONTIGUOUS = Plan("contiguous", None, 0, 0, 0, 0, (), None, None, None)
-
-
-def _driver():
-    import cuda
-
-    return cuda
 
 
 def _memcpy_2d(cuda, plan, src, src_host, dst, dst_host, stream, sync):

@@ -27,14 +27,15 @@ from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
 
-from cubind import _pending
-from cubind._context import ensure_context
-from cubind._errors import STICKY, CUDAError
-from cubind._handles import stream_handle
+from cubind._core import lifetime as _lifetime
+from cubind._core import pending as _pending
+from cubind._core.context import ensure_context
+from cubind._core.driver import module as _driver
+from cubind._core.errors import STICKY, CUDAError
+from cubind._core.handles import stream_handle
 
 __all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count"]
 
-cdef object _cuda = None
 # How DeviceMemory reaches the driver: through its C level (every allocation
 # and release does), or, set by use_python_driver(), through the cuda
 # module's functions, which the no-GPU tests replace with an emulated GPU.
@@ -44,24 +45,20 @@ cdef list _held = _pending._pending  # entries of queued work holding objects: a
 # owners themselves (borrowed pointers; an owner unlinks itself when freed or
 # deallocated), so that what is still referenced when the interpreter exits (a
 # module global of the user's program, a reference cycle) is freed before the
-# primary contexts are released (cubind._lifetime), and Device.reset() can
+# primary contexts are released (cubind._core.lifetime), and Device.reset() can
 # drop what died with a context. Linking is a few pointer writes with no
 # Python call between them, so the GIL makes it atomic: no lock. A weak
 # reference per owner in a dict took DeviceMemory(1024) from 180 to 310 ns on
 # the fake driver; this list leaves it at 175 ns.
 cdef void* _head = NULL
+# Set by release_all() at exit: stream-ordered memory is then freed on the
+# legacy default stream after its context synchronized, not on its own stream,
+# which the program may already have destroyed (a raw handle cubind does not
+# own): a free ordered on a dead stream is undefined behaviour.
+cdef bint _exiting = False
 # Errors after which a release has nothing left to free: the context was
 # destroyed (709), the driver deinitialized (4), or a sticky error poisoned it.
 _GONE = frozenset((4, 709)) | STICKY
-
-
-cdef object _driver():
-    global _cuda
-    if _cuda is None:
-        import cuda
-
-        _cuda = cuda
-    return _cuda
 
 
 def use_python_driver(bint on):
@@ -262,7 +259,11 @@ cdef class DeviceMemory(_Owner):
                 if err != 0:
                     _fail(err, "cuMemFree")
             else:
-                hstream = <cdrv.CUstream><uintptr_t>self.stream
+                if _exiting:
+                    with nogil:
+                        cdrv.cuCtxSynchronize()
+                else:
+                    hstream = <cdrv.CUstream><uintptr_t>self.stream
                 with nogil:
                     err = cdrv.cuMemFreeAsync(ptr, hstream)
                 if err != 0:
@@ -284,6 +285,9 @@ cdef class DeviceMemory(_Owner):
                 _pending.wait_for(self, self.stream)
             if self.stream is None:
                 _status(cuda.cuMemFree(ptr), "cuMemFree")
+            elif _exiting:
+                cuda.cuCtxSynchronize()
+                _status(cuda.cuMemFreeAsync(ptr, 0), "cuMemFreeAsync")
             else:
                 _status(cuda.cuMemFreeAsync(ptr, self.stream), "cuMemFreeAsync")
         finally:
@@ -336,7 +340,9 @@ def live_count():
 def release_all():
     """Frees every DeviceMemory still alive, newest first, without raising:
     cubind's exit hook calls it before the primary contexts are released."""
+    global _exiting
     cdef DeviceMemory mem
+    _exiting = True
     while _head != NULL:
         mem = <DeviceMemory>_head
         try:
@@ -397,3 +403,6 @@ cdef class ForeignMemory(_Owner):
     def __repr__(self):
         state = "released" if self.ptr is None else f"0x{self.ptr:x}"
         return f"<cubind ForeignMemory {state}, owner {type(self.owner).__name__}>"
+
+
+_lifetime.register_memory(release_all, abandon)

@@ -9,12 +9,14 @@ stream), keeping the foreign object alive and never destroying it. Both speak
 
 import operator
 
-from . import _lifetime
-from ._context import Device, _cuda, current_context, ensure_context
-from ._errors import CUDAError, check
-from ._handles import stream_handle
+from cubind._core import lifetime as _lifetime
+from cubind._core.context import Device, current_context, ensure_context
+from cubind._core.driver import initialized as _cuda
+from cubind._core.errors import CUDAError, check
+from cubind._core.handles import current as _current
+from cubind._core.handles import current_stream, stream_handle
 
-__all__ = ["Stream", "Event"]
+__all__ = ["Stream", "Event", "current_stream"]
 
 _NOT_READY = 600  # CUDA_ERROR_NOT_READY
 _STREAM_NON_BLOCKING = 0x1
@@ -237,10 +239,15 @@ class Stream:
             self._raw = None
 
     def __enter__(self):
+        """Makes the stream this thread's current one for the block: the
+        layer's calls given no stream (launches, copies, allocations) use it,
+        as under CuPy's ``with stream:``. Blocks nest; the stream stays open."""
+        self._check_open()
+        _current.push(self)
         return self
 
     def __exit__(self, *exc):
-        self.close()
+        _current.pop(self)
         return False
 
 
@@ -351,3 +358,6 @@ def _flag(value, param, low, high):
     if not low <= value <= high:
         raise OverflowError(f"{param}: {value} is out of range ({low} to {high})")
     return value
+
+
+Device._make_default_stream = Stream._default_for

@@ -8,19 +8,19 @@ made current when none is), so one compiled module serves every device.
 
 import operator
 
-from ._args import POINTER_GETTERS
-from ._context import Device, _cuda, ensure_context
-from ._cubin import param_count
-from ._errors import CUDAError, check
-from ._handles import stream_handle
-from ._launch import KernelBase, Plan, dims, launch
-from ._params import params_from_sizes
+from cubind._core.args import POINTER_GETTERS
+from cubind._core.context import Device, ensure_context
+from cubind._core.cubin import param_count
+from cubind._core.driver import initialized as _cuda
+from cubind._core.driver import module as _driver_module
+from cubind._core.errors import CUDAError, check
+from cubind._core.launch import KernelBase, Plan, dims, launch
+from cubind._core.params import params_from_sizes
 
 __all__ = ["Kernel", "LaunchConfig", "launch"]
 
 def _seed_pointer_getters():
-    import cuda
-
+    cuda = _driver_module()
     POINTER_GETTERS.setdefault(cuda.CUdeviceptr, operator.index)
 
 
@@ -125,7 +125,7 @@ class Kernel(KernelBase):
 
     @property
     def params(self):
-        """The parameters, as :class:`cubind._params.Param` tuples."""
+        """The parameters, as :class:`cubind._core.params.Param` tuples."""
         return list(self.plan.params)
 
     @property
@@ -143,16 +143,14 @@ class Kernel(KernelBase):
     def attribute(self, attribute, device=None):
         """A ``CUfunction_attribute`` by member, value or name (``"num_regs"``)
         on ``device`` (default: the current one)."""
-        import cuda
-
+        cuda = _driver_module()
         member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
         dev = Device(device).handle if device is not None else ensure_context()
         return int(check(cuda.cuKernelGetAttribute(member, self._handle, dev), "cuKernelGetAttribute"))
 
     def set_attribute(self, attribute, value, device=None):
         """Sets a ``CUfunction_attribute`` (e.g. ``"max_dynamic_shared_size_bytes"``)."""
-        import cuda
-
+        cuda = _driver_module()
         member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
         value = _int_arg(value, "value")
         dev = Device(device).handle if device is not None else ensure_context()
@@ -245,18 +243,17 @@ class LaunchConfig:
     """How to launch a kernel with :func:`launch` (``cuLaunchKernelEx``).
 
     ``grid``, ``block``: an int or 1 to 3 ints; ``shared_mem``: dynamic shared
-    bytes; ``stream``: any stream (None: the default stream); ``cluster``:
+    bytes; ``cluster``:
     thread-block cluster dimensions (compute capability 9.0+); ``cooperative``:
     a cooperative launch (grid-wide sync); ``attributes``: any other launch
     attributes, ``{name or CUlaunchAttributeID: value}``, e.g.
     ``{"priority": 1}``.
     """
 
-    def __init__(self, grid, block, shared_mem=0, stream=None, cluster=None, cooperative=False, attributes=None):
+    def __init__(self, grid, block, shared_mem=0, cluster=None, cooperative=False, attributes=None):
         # Only the driver module's types are used here, never the driver: a
         # configuration is checked and built where there is no GPU too.
-        import cuda
-
+        cuda = _driver_module()
         self.grid = dims(grid, "grid")
         self.block = dims(block, "block")
         try:
@@ -265,8 +262,6 @@ class LaunchConfig:
             raise TypeError(f"shared_mem: expected an int, not {type(shared_mem).__name__}") from None
         if not 0 <= self.shared_mem <= 0xFFFFFFFF:
             raise OverflowError(f"shared_mem: {shared_mem} is out of range for an unsigned 32-bit byte count")
-        stream_handle(stream, "stream")  # the launch reads it again: this only refuses a non-stream early
-        self.stream = stream
         self.cluster = dims(cluster, "cluster") if cluster is not None else None
         self.cooperative = bool(cooperative)
         try:
@@ -292,7 +287,7 @@ class LaunchConfig:
         self._addr = struct.getPtr()
 
     def __repr__(self):
-        extra = "".join(f", {k}={v!r}" for k, v in (("cluster", self.cluster), ("stream", self.stream)) if v)
+        extra = f", cluster={self.cluster!r}" if self.cluster else ""
         if self.cooperative:
             extra += ", cooperative=True"
         if self.attributes:

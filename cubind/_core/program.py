@@ -13,10 +13,12 @@ import re
 import threading
 import weakref
 
-from . import _cache, _lifetime
-from ._errors import CompileError, CUDAError, check
-from ._params import parse_ptx_entries, ptx_globals
-from ._toolkit import toolkit_include_options
+from cubind._core import cache as _cache
+from cubind._core import lifetime as _lifetime
+from cubind._core.driver import module as _driver_module
+from cubind._core.errors import CompileError, CUDAError, check
+from cubind._core.params import parse_ptx_entries, ptx_globals
+from cubind._core.toolkit import toolkit_include_options
 
 __all__ = ["Program", "Module", "default_arch"]
 
@@ -47,8 +49,7 @@ def _device_capability():
     """The current device's (else device 0's) compute capability as an int
     (90), or None where there is no driver or no GPU."""
     try:
-        import cuda
-
+        cuda = _driver_module()
         err, = cuda.cuInit(0)
         if err != 0:
             return None
@@ -120,8 +121,7 @@ def _driver_version():
     version = _driver_version_value
     if version is _UNKNOWN:
         try:
-            import cuda
-
+            cuda = _driver_module()
             err, version = cuda.cuDriverGetVersion()
             version = int(version) if err == 0 else None
         except OSError:
@@ -247,8 +247,7 @@ def _read(size_fn, get_fn, prog):
 
 def _unload(library):
     try:
-        import cuda
-
+        cuda = _driver_module()
         cuda.cuLibraryUnload(library)
     except Exception:  # a finalizer has no caller to tell; at exit the driver may be gone
         pass
@@ -326,9 +325,8 @@ class Module:
     def _load(self):
         if self.kind == "ltoir":
             raise ValueError("an LTO-IR module cannot be loaded: link it first (nvjitlink)")
-        import cuda
-
-        from ._context import ensure_context
+        cuda = _driver_module()
+        from cubind._core.context import ensure_context
 
         # Under the lock: threads racing to the first use must share one
         # library, or a __device__ variable one writes is not the one another reads.
@@ -366,14 +364,13 @@ class Module:
         lowered = self._lowered(name)
         if self.entries and lowered not in self.entries:
             raise ValueError(self._missing(name, lowered))
-        import cuda
-
+        cuda = _driver_module()
         err, handle = cuda.cuLibraryGetKernel(self.handle, lowered.encode())
         if err == _NOT_FOUND:
             raise ValueError(self._missing(name, lowered))
         if err != 0:
             raise CUDAError(err, "cuLibraryGetKernel")
-        from ._kernel import Kernel
+        from cubind._core.kernel import Kernel
 
         kernel = Kernel._from_library(self, handle, lowered, self.entries.get(lowered))
         return self._kernels.setdefault(name, kernel)  # a thread that got here first wins: one Kernel per name
@@ -389,9 +386,8 @@ class Module:
     def get_global(self, name):
         """``(CUdeviceptr, nbytes)`` of the ``__device__``/``__constant__``
         variable ``name`` (or name expression), in the current context."""
-        import cuda
-
-        from ._context import ensure_context
+        cuda = _driver_module()
+        from cubind._core.context import ensure_context
 
         lowered = self._lowered(name)
         if self.ptx and lowered not in ptx_globals(self.ptx):

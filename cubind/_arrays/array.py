@@ -19,15 +19,20 @@ import operator
 
 import numpy as np
 
-from . import _array_copy, _interop, _launch, _layout, _pending
-from ._context import ensure_context
-from ._device_array import DeviceArray
-from ._dtypes import C_TYPES, as_dtype
-from ._errors import check
-from ._handles import stream_handle
-from ._memory import DeviceMemory, ForeignMemory
+from cubind._arrays import copy as _array_copy
+from cubind._core import launch as _launch
+from cubind._core import pending as _pending
+from cubind._core.context import ensure_context
+from cubind._core.driver import module as _driver_module
+from cubind._core.errors import check
+from cubind._core.handles import current as _current
+from cubind._core.handles import or_current, stream_handle
+from cubind._interop import exchange as _interop
+from cubind._memory import layout as _layout
+from cubind._memory.dtypes import C_TYPES, as_dtype
+from cubind._memory.memory import DeviceMemory, ForeignMemory
 
-__all__ = ["Array", "DeviceArray", "to_gpu", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack", "asarray"]
+__all__ = ["Array", "to_gpu", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack", "asarray"]
 
 _FLOAT64 = np.dtype(np.float64)
 
@@ -47,6 +52,7 @@ class Array:
                  "__weakref__")
 
     def __init__(self, shape, dtype=_FLOAT64, stream=None):
+        stream = or_current(stream)
         shape = _layout.normalize_shape(shape)
         dtype = as_dtype(dtype)
         sh = stream_handle(stream)
@@ -183,7 +189,7 @@ class Array:
     @property
     def device(self):
         """The :class:`cubind.Device` whose memory this is."""
-        from ._context import Device
+        from cubind._core.context import Device
 
         return Device(self.device_ordinal)
 
@@ -423,7 +429,11 @@ class Array:
     def _op_stream(self, stream):
         self._check_alive()
         ensure_context()
-        return self._sh if stream is None else stream_handle(stream)
+        if stream is None:
+            stream = _current.top  # the innermost `with stream:` block, else the array's own
+            if stream is None:
+                return self._sh
+        return stream_handle(stream)
 
     def _order_before(self, op, *others):
         """Orders ``op`` after the work queued on the streams of this array and
@@ -461,8 +471,7 @@ def _device_of(ptr):
     """The ordinal of the device holding ``ptr`` (the current one for NULL)."""
     if not ptr:
         return ensure_context()
-    import cuda
-
+    cuda = _driver_module()
     attr = cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
     return int(check(cuda.cuPointerGetAttribute(attr, ptr), "cuPointerGetAttribute"))
 
@@ -559,6 +568,7 @@ def to_gpu(host, stream=None):
     """A new array holding a copy of ``host`` (a numpy array or anything
     ``numpy.asarray`` takes), on ``stream`` where given (the copy is then
     queued there, and ``host`` kept alive until it is done)."""
+    stream = or_current(stream)
     if stream is None and type(host) is np.ndarray and host.dtype in C_TYPES and host.flags.c_contiguous:
         return _to_gpu_contiguous(host)
     try:

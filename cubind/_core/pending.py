@@ -10,7 +10,8 @@ new hold) drops those whose work is done; :func:`wait_for` lets an explicit
 
 import threading
 
-from ._errors import CUDAError, check
+from cubind._core.driver import module as _driver
+from cubind._core.errors import CUDAError, check
 
 __all__ = ["hold", "sweep", "wait_for", "order", "pending_count", "drop"]
 
@@ -21,7 +22,7 @@ _CUDA_ERROR_NOT_READY = 600
 # is queried, waited on or destroyed only while the entry is in the list
 # (under the lock) or after exactly one thread took it out: a thread can never
 # use an event another destroyed. The objects are released outside the lock
-# (their release may hold again). cubind/_memory.pyx reads the list's
+# (their release may hold again). cubind/_memory/memory.pyx reads the list's
 # emptiness without the lock, as a hint only: a stale answer costs a sweep,
 # or skips waiting for work that did not hold the object when it looked.
 #
@@ -41,12 +42,6 @@ class _Entry:
 
     def __init__(self, event, objects):
         self.event, self.objects, self.pins = event, objects, 0
-
-
-def _driver():
-    import cuda
-
-    return cuda
 
 
 def _event(cuda, stream):

@@ -12,9 +12,9 @@ import threading
 
 import numpy as np
 
-from . import _lifetime
-from ._dtypes import C_TYPES
-from ._layout import size_of
+from cubind._core import lifetime as _lifetime
+from cubind._memory.dtypes import C_TYPES
+from cubind._memory.layout import size_of
 
 __all__ = ["copy_strided", "fill_strided", "convert_expr", "PRELUDE", "copy_kernel_source", "fill_kernel_source",
            "KERNEL_AXES"]
@@ -126,7 +126,7 @@ _kernels = {}  # (kind, *types, device) -> Kernel
 def _kernel(key, source, name):
     kernel = _kernels.get(key)
     if kernel is None:
-        from ._program import Program
+        from cubind._core.program import Program
 
         with _lock:
             kernel = _kernels.get(key)

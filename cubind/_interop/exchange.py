@@ -12,10 +12,10 @@ import os
 
 import numpy as np
 
-from . import _pending
-from ._dtypes import as_dtype, dlpack_code, from_dlpack_code
-from ._layout import c_strides, normalize_shape
-from ._memory import ForeignMemory
+from cubind._core import pending as _pending
+from cubind._memory.dtypes import as_dtype, dlpack_code, from_dlpack_code
+from cubind._memory.layout import c_strides, normalize_shape
+from cubind._memory.memory import ForeignMemory
 
 __all__ = ["default_stream_token", "export_cai", "import_cai", "export_dlpack", "import_dlpack", "dlpack_device",
            "is_device_object"]
@@ -128,7 +128,7 @@ def export_dlpack(array, stream=None, max_version=None, dl_device=None, copy=Non
     """A DLPack capsule of ``array`` (``__dlpack__``): versioned (DLPack 1.x)
     where ``max_version`` allows, after making the consumer's ``stream`` wait
     for the array's (``None``: the legacy default stream, -1: no wait)."""
-    from ._dlpack import DLPACK_MINOR, FLAG_IS_COPIED, FLAG_READ_ONLY, make_capsule
+    from cubind._interop.dlpack import DLPACK_MINOR, FLAG_IS_COPIED, FLAG_READ_ONLY, make_capsule
 
     if dl_device is not None and tuple(dl_device) != dlpack_device(array):
         raise BufferError(f"dl_device: {tuple(dl_device)} is not the array's device {dlpack_device(array)}; "
@@ -160,7 +160,7 @@ def import_dlpack(obj, stream):
     """``(memory, shape, strides, dtype, readonly)`` from an object with
     ``__dlpack__`` on a CUDA device (or a DLPack capsule), the producer having
     ordered its work before ``stream`` (a raw handle)."""
-    from ._dlpack import FLAG_READ_ONLY, consume_capsule
+    from cubind._interop.dlpack import FLAG_READ_ONLY, consume_capsule
 
     if hasattr(obj, "__dlpack__"):
         device_type = int(obj.__dlpack_device__()[0]) if hasattr(obj, "__dlpack_device__") else KDL_CUDA

@@ -21,7 +21,7 @@ in the Python environment (and in ``VIRTUAL_ENV``, which a build-isolated
 ``pip install`` leaves set), Debian's, ``/usr/local/cuda``, ``/opt/cuda``.
 
 This file imports nothing of cubind: setup.py loads it by path before
-anything is built, and ``python cubind/_cuda_paths.py include-dirs cuda.h ...``
+anything is built, and ``python cubind/_bind/cuda_paths.py include-dirs cuda.h ...``
 serves the shell scripts.
 """
 

@@ -6,7 +6,7 @@ kinds); a launch packs its arguments into a buffer on the C stack and calls
 ``cuLaunchKernel``/``cuLaunchKernelEx`` through the cimported C level with the
 GIL released, as the 1:1 function does. Python floats and ints to float and
 integer parameters are packed here; every other value goes through
-cubind/_args.py (numpy scalars, ctypes values, device arrays, structs), and
+cubind/_core/args.py (numpy scalars, ctypes values, device arrays, structs), and
 device arrays of a type seen before take its cached pointer getter.
 """
 
@@ -21,11 +21,13 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 
 cimport cuda.cdriver as cdrv
 
-from cubind._args import POINTER_GETTERS, convert, count_error, describe
-from cubind._errors import CUDAError
-from cubind._handles import stream_handle
+from cubind._core.args import POINTER_GETTERS, convert, count_error, describe
+from cubind._core.errors import CUDAError
+from cubind._core.handles import stream_handle
+from cubind._core.driver import module as _driver_module
+from cubind._core.handles import current as _current
 
-# Kinds: the numbers of cubind/_params.py.
+# Kinds: the numbers of cubind/_core/params.py.
 cdef enum:
     K_F32 = 0
     K_F64 = 1
@@ -38,7 +40,7 @@ cdef enum:
 cdef int INVALID_CONTEXT = 201
 cdef object _MISSING = object()
 cdef object _StreamType = None
-# cubind.Array, registered by cubind._array: its pointer is read from its
+# cubind.Array, registered by cubind._arrays.array: its pointer is read from its
 # slots here (a property call per argument was most of a launch's cost).
 cdef object _ArrayType = None
 
@@ -216,11 +218,13 @@ cdef int _dim3(object value, str what, unsigned int* out) except -1:
 cdef uintptr_t _stream_value(object stream) except? 0:
     global _StreamType
     if stream is None:
-        return 0
+        stream = _current.top  # the innermost `with stream:` of this thread
+        if stream is None:
+            return 0
     if type(stream) is int:
         return <uintptr_t>stream
     if _StreamType is None:
-        from cubind._stream import Stream
+        from cubind._core.stream import Stream
         _StreamType = Stream
     if type(stream) is _StreamType:
         raw = stream._raw
@@ -258,7 +262,7 @@ cdef int _options(dict options, uintptr_t* hstream, unsigned int* smem, name) ex
 
 
 cdef _raise(int err, str call):
-    import cuda
+    cuda = _driver_module()
     raise CUDAError(cuda.CUresult(err), call)
 
 
@@ -319,6 +323,8 @@ cdef class KernelBase:
             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
         if options:
             _options(options, &hstream, &smem, plan.name)
+        if _current.top is not None and "stream" not in options:
+            hstream = _stream_value(None)
         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
         _heap_buffers(plan, &buf, &ptrs)
@@ -371,14 +377,18 @@ cdef class KernelBase:
                 free(ptrs)
 
 
-def launch(config, kernel, *args):
-    """Launches ``kernel`` with ``config`` (a :class:`cubind.LaunchConfig`)
-    and ``args``, typed as ``kernel(...)`` types them, through
-    ``cuLaunchKernelEx``."""
+def launch(stream, config, kernel, *args):
+    """Launches ``kernel`` on ``stream`` (any stream; None: this thread's
+    current stream, else the default one) with ``config`` (a
+    :class:`cubind.LaunchConfig`) and ``args``, typed as ``kernel(...)``
+    types them, through ``cuLaunchKernelEx``: cuda.core's
+    ``launch(stream, config, kernel, *args)``."""
     try:
         address = config._addr
-        stream = config.stream
     except AttributeError:
+        if hasattr(stream, "_addr"):
+            raise TypeError("launch(stream, config, kernel, *args): the stream comes first, as in cuda.core "
+                            "(launch(config, kernel, ...) with the stream in LaunchConfig is gone)") from None
         raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}") from None
     if not isinstance(kernel, KernelBase):
         raise TypeError(f"kernel: expected a cubind.Kernel, not {type(kernel).__name__}")
@@ -386,7 +396,7 @@ def launch(config, kernel, *args):
 
 
 def _make_context():
-    from cubind._context import ensure_context
+    from cubind._core.context import ensure_context
     ensure_context()
 
 

@@ -19,13 +19,27 @@ import itertools
 import threading
 import weakref
 
-__all__ = ["track", "retained_primary", "released_primary", "reset_contexts", "on_reset"]
+from cubind._core import pending as _pending
+from cubind._core.driver import module as _driver_module
+
+__all__ = ["track", "retained_primary", "released_primary", "reset_contexts", "on_reset", "register_memory"]
 
 _lock = threading.Lock()
 _keys = itertools.count()
 _resources: dict = {}  # key -> (context as int, or None for a context-independent handle; finalizer)
 _primaries: list = []  # (ordinal, CUdevice) retained, in retain order
 _reset_hooks: list = []  # callables(contexts: set of ints) run by reset_contexts
+# The device-memory owners' two releases, registered by cubind._memory (a layer
+# above this one, which it must not import): free everything at exit; free or
+# forget what lives in contexts about to be reset. Run before anything else,
+# while the streams memory is ordered on still exist.
+_memory_release = {"all": None, "contexts": None}
+
+
+def register_memory(release_all, abandon):
+    """``release_all()`` frees every live device allocation (at exit);
+    ``abandon(contexts)`` those of contexts a reset destroys."""
+    _memory_release["all"], _memory_release["contexts"] = release_all, abandon
 
 
 def _run(key, fn, args):
@@ -73,10 +87,9 @@ def on_reset(hook):
 def reset_contexts(contexts):
     """Forgets everything the layer made in ``contexts`` (ints): memory,
     streams and events; runs the reset hooks (modules, kernel caches)."""
-    from . import _memory, _pending
-
     contexts = {int(c) for c in contexts}
-    _memory.abandon(contexts)
+    if _memory_release["contexts"] is not None:
+        _memory_release["contexts"](contexts)
     _pending.drop()
     with _lock:
         gone = [key for key, (ctx, _f) in _resources.items() if ctx in contexts]
@@ -98,9 +111,8 @@ def _quietly(fn, *args):
 
 
 def _at_exit():
-    from . import _memory, _pending
-
-    _quietly(_memory.release_all)
+    if _memory_release["all"] is not None:
+        _quietly(_memory_release["all"])
     _quietly(_pending.drop, True)
     with _lock:
         finalizers = [f for _ctx, f in reversed(list(_resources.values()))]
@@ -111,8 +123,7 @@ def _at_exit():
         primaries = list(reversed(_primaries))
         _primaries.clear()
     if primaries:
-        import cuda
-
+        cuda = _driver_module()
         for _ordinal, device in primaries:
             _quietly(cuda.cuDevicePrimaryCtxRelease, device)
 

@@ -12,8 +12,9 @@ import operator
 import os
 import threading
 
-from . import _lifetime
-from ._errors import CUDAError, check
+from cubind._core import driver
+from cubind._core import lifetime as _lifetime
+from cubind._core.errors import CUDAError, check
 
 __all__ = ["Device", "ensure_context", "current_device"]
 
@@ -24,17 +25,6 @@ _INT_MAX = 2**31 - 1  # cuDeviceGet's ordinal is a C int
 
 _lock = threading.Lock()
 _primary: dict = {}  # ordinal -> retained primary CUcontext
-_state = {"initialized": False}
-
-
-def _cuda():
-    """The driver module, after cuInit(0) once per process."""
-    import cuda
-
-    if not _state["initialized"]:
-        check(cuda.cuInit(0), "cuInit")
-        _state["initialized"] = True
-    return cuda
 
 
 def ensure_context():
@@ -44,11 +34,10 @@ def ensure_context():
     One driver call when a context is current (two the first time, for
     ``cuInit``): the array helpers and launches call it on every entry.
     """
-    import cuda
-
+    cuda = driver.module()
     err, ctx = cuda.cuCtxGetCurrent()
     if err == _NOT_INITIALIZED:
-        _cuda()
+        driver.initialized()
         err, ctx = cuda.cuCtxGetCurrent()
     if err != 0:
         raise CUDAError(err, "cuCtxGetCurrent")
@@ -67,11 +56,11 @@ def current_device():
 def _primary_context(ordinal):
     """Device ``ordinal``'s primary context, retained on first use; released
     when the interpreter exits, after the memory, streams, events and modules
-    made in it (cubind._lifetime)."""
+    made in it (cubind._core.lifetime)."""
     ctx = _primary.get(ordinal)
     if ctx is not None:
         return ctx
-    cuda = _cuda()
+    cuda = driver.initialized()
     with _lock:
         ctx = _primary.get(ordinal)
         if ctx is None:
@@ -102,22 +91,18 @@ def _device_count():
     driver library raises the loader's error, which :class:`Device` passes on
     (a user asking for a device is told the driver is missing, not that there
     are 0 devices)."""
-    import cuda
-
-    err, = cuda.cuInit(0)
+    err = driver.try_init()
     if err == _NO_DEVICE:
         return 0
     if err != 0:
         raise CUDAError(err, "cuInit")
-    _state["initialized"] = True
-    return int(check(cuda.cuDeviceGetCount(), "cuDeviceGetCount"))
+    return int(check(driver.module().cuDeviceGetCount(), "cuDeviceGetCount"))
 
 
 def current_context():
     """The current CUcontext as an int (0 where none is): what the layer's
     objects record as theirs, for Device.reset()."""
-    import cuda
-
+    cuda = driver.module()
     err, ctx = cuda.cuCtxGetCurrent()
     return int(ctx or 0) if err == 0 else 0
 
@@ -125,8 +110,7 @@ def current_context():
 def _attribute_enum(attribute):
     """A ``CUdevice_attribute`` from a member, an int, or a name with or without
     the ``CU_DEVICE_ATTRIBUTE_`` prefix (any case)."""
-    import cuda
-
+    cuda = driver.module()
     enum = cuda.CUdevice_attribute
     if isinstance(attribute, str):
         name = attribute.upper()
@@ -177,7 +161,7 @@ class Device:
                              f"{'' if count == 1 else 's'} present)")
         self = super().__new__(cls)
         self._ordinal = ordinal
-        self._handle = check(_cuda().cuDeviceGet(ordinal), "cuDeviceGet")
+        self._handle = check(driver.initialized().cuDeviceGet(ordinal), "cuDeviceGet")
         self._default_stream = None
         self._cache = {}
         return cls._instances.setdefault(ordinal, self)
@@ -189,7 +173,7 @@ class Device:
         (``CUDA_ERROR_NO_DEVICE``), as ``torch.cuda.device_count()``. Any other
         failure raises: a driver that fails otherwise, or a
         ``CUBIND_CUDA_LIBRARY`` that names no loadable library."""
-        from ._loader import LibraryNotFoundError
+        from cubind._bind.loader import LibraryNotFoundError
 
         try:
             return _device_count()
@@ -236,14 +220,14 @@ class Device:
     def name(self):
         """The device's name (``cuDeviceGetName``)."""
         if "name" not in self._cache:
-            raw = check(_cuda().cuDeviceGetName(256, self._handle), "cuDeviceGetName")
+            raw = check(driver.initialized().cuDeviceGetName(256, self._handle), "cuDeviceGetName")
             self._cache["name"] = raw.split(b"\0", 1)[0].decode(errors="replace")
         return self._cache["name"]
 
     @property
     def uuid(self):
         """The device's 16-byte UUID (``cuDeviceGetUuid``)."""
-        return check(_cuda().cuDeviceGetUuid(self._handle), "cuDeviceGetUuid").bytes
+        return check(driver.initialized().cuDeviceGetUuid(self._handle), "cuDeviceGetUuid").bytes
 
     @property
     def compute_capability(self):
@@ -267,19 +251,19 @@ class Device:
     @property
     def total_memory(self):
         """Bytes of device memory (``cuDeviceTotalMem``)."""
-        return int(check(_cuda().cuDeviceTotalMem(self._handle), "cuDeviceTotalMem"))
+        return int(check(driver.initialized().cuDeviceTotalMem(self._handle), "cuDeviceTotalMem"))
 
     def attribute(self, attribute):
         """Any ``CUdevice_attribute``: the member, its value, or its name with or
         without the prefix, any case (``"max_threads_per_block"``,
         ``"CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"``)."""
         member = _attribute_enum(attribute)
-        return int(check(_cuda().cuDeviceGetAttribute(member, self._handle), "cuDeviceGetAttribute"))
+        return int(check(driver.initialized().cuDeviceGetAttribute(member, self._handle), "cuDeviceGetAttribute"))
 
     def mem_info(self):
         """``(free, total)`` bytes of device memory, read in the device's context."""
         with self:
-            free, total = check(_cuda().cuMemGetInfo(), "cuMemGetInfo")
+            free, total = check(driver.initialized().cuMemGetInfo(), "cuMemGetInfo")
         return int(free), int(total)
 
     # -- context --------------------------------------------------------------
@@ -292,22 +276,22 @@ class Device:
     def set_current(self):
         """Makes the device's primary context current in this thread (replacing
         whatever context was current)."""
-        check(_cuda().cuCtxSetCurrent(_primary_context(self._ordinal)), "cuCtxSetCurrent")
+        check(driver.initialized().cuCtxSetCurrent(_primary_context(self._ordinal)), "cuCtxSetCurrent")
 
     def __enter__(self):
-        check(_cuda().cuCtxPushCurrent(_primary_context(self._ordinal)), "cuCtxPushCurrent")
+        check(driver.initialized().cuCtxPushCurrent(_primary_context(self._ordinal)), "cuCtxPushCurrent")
         return self
 
     def __exit__(self, *exc):
         # Popping restores the context current before __enter__, whatever the
         # block made current meanwhile (set_current replaces the top only).
-        check(_cuda().cuCtxPopCurrent(), "cuCtxPopCurrent")
+        check(driver.initialized().cuCtxPopCurrent(), "cuCtxPopCurrent")
         return False
 
     def synchronize(self):
         """Waits for all work on the device (in its primary context)."""
         with self:
-            check(_cuda().cuCtxSynchronize(), "cuCtxSynchronize")
+            check(driver.initialized().cuCtxSynchronize(), "cuCtxSynchronize")
 
     def reset(self):
         """Destroys the device's primary context and everything in it
@@ -321,7 +305,7 @@ class Device:
         context (CuPy, PyTorch) are destroyed too: they must not be used
         after. A new primary context is retained at once (and made current
         where the old one was)."""
-        cuda = _cuda()
+        cuda = driver.initialized()
         with _lock:
             old = _primary.pop(self._ordinal, None)
         was_current = old is not None and current_context() == int(old)
@@ -337,12 +321,14 @@ class Device:
             if was_current:
                 check(cuda.cuCtxSetCurrent(new), "cuCtxSetCurrent")
 
+    # Installed by cubind._core.stream, which imports this module (a Stream
+    # knows its Device); cubind._core's __init__ imports it, so it is always set.
+    _make_default_stream = None
+
     @property
     def default_stream(self):
         """The device's default stream (the NULL stream of its primary context;
         ``CUBIND_DEFAULT_STREAM=per-thread`` makes it the per-thread one)."""
         if self._default_stream is None:
-            from ._stream import Stream
-
-            self._default_stream = Stream._default_for(self)
+            self._default_stream = Device._make_default_stream(self)
         return self._default_stream

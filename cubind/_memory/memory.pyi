@@ -1,4 +1,4 @@
-"""Types of cubind/_memory.pyx: the owners of the device memory behind arrays."""
+"""Types of cubind/_memory/memory.pyx: the owners of the device memory behind arrays."""
 
 from typing import Callable, Iterable
 

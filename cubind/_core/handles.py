@@ -4,7 +4,47 @@ A stream may come from cubind, from the 1:1 modules, or from another library
 (CuPy, PyTorch, cuda.core); the layer accepts each wherever a stream is taken.
 """
 
-__all__ = ["stream_handle"]
+import threading
+
+__all__ = ["stream_handle", "current", "current_stream", "or_current"]
+
+
+class _Current(threading.local):
+    """Per thread: the streams entered with ``with stream:``, innermost last
+    (``top`` is the innermost, None outside any)."""
+
+    top = None
+
+    def __init__(self):
+        self.stack = []
+
+    def push(self, stream):
+        self.stack.append(stream)
+        self.top = stream
+
+    def pop(self, stream):
+        # Exits out of order (a generator's block closed late) remove the
+        # right entry: the innermost entry of this stream.
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i] is stream:
+                del self.stack[i]
+                break
+        self.top = self.stack[-1] if self.stack else None
+
+
+current = _Current()
+
+
+def current_stream():
+    """The stream of the innermost ``with stream:`` block of this thread, or
+    None (the layer's calls then use the default stream, or an array's own)."""
+    return current.top
+
+
+def or_current(stream):
+    """``stream``, or where it is None, this thread's current stream (None
+    where no ``with stream:`` block is open)."""
+    return current.top if stream is None else stream
 
 
 def stream_handle(stream, param="stream"):
