@@ -25,7 +25,6 @@ from cubind._core import pending as _pending
 from cubind._core.context import ensure_context
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import check
-from cubind._core.handles import current as _current
 from cubind._core.handles import or_current, stream_handle
 from cubind._interop import exchange as _interop
 from cubind._memory import layout as _layout
@@ -430,7 +429,7 @@ class Array:
         self._check_alive()
         ensure_context()
         if stream is None:
-            stream = _current.top  # the innermost `with stream:` block, else the array's own
+            stream = or_current(None)  # the innermost `with stream:` block, else the array's own
             if stream is None:
                 return self._sh
         return stream_handle(stream)

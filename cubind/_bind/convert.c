@@ -1692,7 +1692,20 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
 struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 typedef struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 
-/* "cubind/_bind/convert.pxd":129
+/* "cubind/_bind/convert.pxd":81
+ * # declared .u32 may be a C int, so both ranges are taken and the value's two's
+ * # complement is stored, as C converts.
+ * cdef enum:             # <<<<<<<<<<<<<<
+ *     SIGN_SIGNED = 0
+ *     SIGN_UNSIGNED = 1
+*/
+enum  {
+  __pyx_e_6cubind_5_bind_7convert_SIGN_SIGNED = 0,
+  __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED = 1,
+  __pyx_e_6cubind_5_bind_7convert_SIGN_EITHER = 2
+};
+
+/* "cubind/_bind/convert.pxd":166
  * # to KERNEL_INLINE_ARGS of them (more go to the heap): a launch in the
  * # (values, types) form then allocates nothing.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1703,7 +1716,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS = 24
 };
 
-/* "cubind/_bind/convert.pxd":132
+/* "cubind/_bind/convert.pxd":169
  *     KERNEL_INLINE_ARGS = 24
  * 
  * ctypedef struct KernelArgSpace:             # <<<<<<<<<<<<<<
@@ -1745,7 +1758,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert__MAX_KINDS = 16
 };
 
-/* "cubind/_bind/convert.pxd":107
+/* "cubind/_bind/convert.pxd":144
  * 
  * # A `const char* const*` built from a list of bytes/str, alive as long as it is.
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1760,7 +1773,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_CStringArray {
 };
 
 
-/* "cubind/_bind/convert.pxd":117
+/* "cubind/_bind/convert.pxd":154
  * # Base of the generated struct classes: what a struct keeps alive (buffers and
  * # arrays its pointer fields point into), kept on the outermost struct.
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -3434,6 +3447,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *, char c
 static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *, char const *); /*proto*/
 static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *); /*proto*/
+static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *, int, int, void *); /*proto*/
 static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *, char const *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *); /*proto*/
 static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObject *); /*proto*/
@@ -4291,7 +4305,353 @@ static CYTHON_INLINE unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_as_un
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":76
+/* "cubind/_bind/convert.pxd":87
+ * 
+ * 
+ * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
+ *     """Writes the exact int ``o`` as ``size`` little-endian bytes at ``slot``
+ *     where it is in range (True); False leaves the packer's slow path to
+*/
+
+static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__pyx_v_o, int __pyx_v_size, int __pyx_v_sign, void *__pyx_v_slot) {
+  int __pyx_v_overflow;
+  PY_LONG_LONG __pyx_v_v;
+  int __pyx_v_bits;
+  int __pyx_r;
+  int __pyx_t_1;
+  PY_LONG_LONG __pyx_t_2;
+  int __pyx_t_3;
+
+  /* "cubind/_bind/convert.pxd":91
+ *     where it is in range (True); False leaves the packer's slow path to
+ *     convert it or raise an error naming the parameter."""
+ *     cdef int overflow = 0             # <<<<<<<<<<<<<<
+ *     cdef long long v
+ *     cdef int bits = 8 * size
+*/
+  __pyx_v_overflow = 0;
+
+  /* "cubind/_bind/convert.pxd":93
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     cdef int bits = 8 * size             # <<<<<<<<<<<<<<
+ *     if not PyLong_CheckExact(o):
+ *         return False
+*/
+  __pyx_v_bits = (8 * __pyx_v_size);
+
+  /* "cubind/_bind/convert.pxd":94
+ *     cdef long long v
+ *     cdef int bits = 8 * size
+ *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return False
+ *     if long_is_compact(o):
+*/
+  __pyx_t_1 = (!PyLong_CheckExact(__pyx_v_o));
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":95
+ *     cdef int bits = 8 * size
+ *     if not PyLong_CheckExact(o):
+ *         return False             # <<<<<<<<<<<<<<
+ *     if long_is_compact(o):
+ *         v = long_compact_value(o)
+*/
+    {
+
+      __pyx_r = 0;
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":94
+ *     cdef long long v
+ *     cdef int bits = 8 * size
+ *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return False
+ *     if long_is_compact(o):
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":96
+ *     if not PyLong_CheckExact(o):
+ *         return False
+ *     if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *         v = long_compact_value(o)
+ *     else:
+*/
+  __pyx_t_1 = CUBIND_LONG_IS_COMPACT(__pyx_v_o);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":97
+ *         return False
+ *     if long_is_compact(o):
+ *         v = long_compact_value(o)             # <<<<<<<<<<<<<<
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+*/
+    __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_o);
+
+    /* "cubind/_bind/convert.pxd":96
+ *     if not PyLong_CheckExact(o):
+ *         return False
+ *     if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *         v = long_compact_value(o)
+ *     else:
+*/
+    goto __pyx_L4;
+  }
+
+  /* "cubind/_bind/convert.pxd":99
+ *         v = long_compact_value(o)
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
+ *         if overflow:
+ *             return False
+*/
+  /*else*/ {
+    __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
+
+    /* "cubind/_bind/convert.pxd":100
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow:             # <<<<<<<<<<<<<<
+ *             return False
+ *     if size < 8:
+*/
+    __pyx_t_1 = (__pyx_v_overflow != 0);
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":101
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow:
+ *             return False             # <<<<<<<<<<<<<<
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":100
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow:             # <<<<<<<<<<<<<<
+ *             return False
+ *     if size < 8:
+*/
+    }
+  }
+  __pyx_L4:;
+
+  /* "cubind/_bind/convert.pxd":102
+ *         if overflow:
+ *             return False
+ *     if size < 8:             # <<<<<<<<<<<<<<
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+*/
+  __pyx_t_1 = (__pyx_v_size < 8);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":103
+ *             return False
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+*/
+    __pyx_t_1 = (__pyx_v_sign == __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED);
+
+    if (__pyx_t_1) {
+
+      __pyx_t_2 = 0;
+    } else {
+
+      __pyx_t_2 = (-(1LL << (__pyx_v_bits - 1)));
+    }
+
+    __pyx_t_1 = (__pyx_v_v < __pyx_t_2);
+
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":104
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False             # <<<<<<<<<<<<<<
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":103
+ *             return False
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":105
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+*/
+    __pyx_t_1 = (__pyx_v_sign == __pyx_e_6cubind_5_bind_7convert_SIGN_SIGNED);
+
+    if (__pyx_t_1) {
+
+      __pyx_t_2 = ((1LL << (__pyx_v_bits - 1)) - 1);
+    } else {
+
+      __pyx_t_2 = ((1LL << __pyx_v_bits) - 1);
+    }
+
+    __pyx_t_1 = (__pyx_v_v > __pyx_t_2);
+
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":106
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False             # <<<<<<<<<<<<<<
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+ *         return False
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":105
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":102
+ *         if overflow:
+ *             return False
+ *     if size < 8:             # <<<<<<<<<<<<<<
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+*/
+    goto __pyx_L6;
+  }
+
+  /* "cubind/_bind/convert.pxd":107
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
+ *         return False
+ *     memcpy(slot, &v, size)
+*/
+  __pyx_t_3 = (__pyx_v_sign == __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED);
+
+  if (__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_3;
+
+    goto __pyx_L9_bool_binop_done;
+  }
+  __pyx_t_3 = (__pyx_v_v < 0);
+
+
+  __pyx_t_1 = __pyx_t_3;
+
+  __pyx_L9_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":108
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+ *         return False             # <<<<<<<<<<<<<<
+ *     memcpy(slot, &v, size)
+ *     return True
+*/
+    {
+
+      __pyx_r = 0;
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":107
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
+ *         return False
+ *     memcpy(slot, &v, size)
+*/
+  }
+  __pyx_L6:;
+
+  /* "cubind/_bind/convert.pxd":109
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+ *         return False
+ *     memcpy(slot, &v, size)             # <<<<<<<<<<<<<<
+ *     return True
+ * 
+*/
+  (void)(memcpy(__pyx_v_slot, (&__pyx_v_v), __pyx_v_size));
+
+  /* "cubind/_bind/convert.pxd":110
+ *         return False
+ *     memcpy(slot, &v, size)
+ *     return True             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  {
+
+    __pyx_r = 1;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":87
+ * 
+ * 
+ * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
+ *     """Writes the exact int ``o`` as ``size`` little-endian bytes at ``slot``
+ *     where it is in range (True); False leaves the packer's slow path to
+*/
+
+  /* function exit code */
+  __pyx_L0:;
+
+
+
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":113
  * 
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -4307,7 +4667,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":77
+  /* "cubind/_bind/convert.pxd":114
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4319,7 +4679,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":78
+    /* "cubind/_bind/convert.pxd":115
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):
  *         return PyFloat_AS_DOUBLE(o)             # <<<<<<<<<<<<<<
@@ -4332,7 +4692,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":77
+    /* "cubind/_bind/convert.pxd":114
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4341,20 +4701,20 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":79
+  /* "cubind/_bind/convert.pxd":116
  *     if PyFloat_CheckExact(o):
  *         return PyFloat_AS_DOUBLE(o)
  *     return double_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 79, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 116, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_2;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":76
+  /* "cubind/_bind/convert.pxd":113
  * 
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -4371,7 +4731,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":83
+/* "cubind/_bind/convert.pxd":120
  * 
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -4390,7 +4750,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("as_cstring", 0);
 
-  /* "cubind/_bind/convert.pxd":84
+  /* "cubind/_bind/convert.pxd":121
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
@@ -4416,7 +4776,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":85
+    /* "cubind/_bind/convert.pxd":122
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
  *         return o             # <<<<<<<<<<<<<<
@@ -4434,7 +4794,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":84
+    /* "cubind/_bind/convert.pxd":121
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
@@ -4443,14 +4803,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
 */
   }
 
-  /* "cubind/_bind/convert.pxd":86
+  /* "cubind/_bind/convert.pxd":123
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
  *         return o
  *     return cstring_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 86, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 123, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -4463,7 +4823,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":83
+  /* "cubind/_bind/convert.pxd":120
  * 
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -4482,7 +4842,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":89
+/* "cubind/_bind/convert.pxd":126
  * 
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
@@ -4495,7 +4855,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   void *__pyx_t_1;
   int __pyx_t_2;
 
-  /* "cubind/_bind/convert.pxd":90
+  /* "cubind/_bind/convert.pxd":127
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:
  *     return NULL if b is None else PyBytes_AS_STRING(b)             # <<<<<<<<<<<<<<
@@ -4516,7 +4876,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":89
+  /* "cubind/_bind/convert.pxd":126
  * 
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
@@ -4530,7 +4890,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":94
+/* "cubind/_bind/convert.pxd":131
  * 
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -4549,7 +4909,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":95
+  /* "cubind/_bind/convert.pxd":132
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -4558,7 +4918,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pxd":97
+  /* "cubind/_bind/convert.pxd":134
  *     cdef int overflow = 0
  *     cdef long long v
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -4569,7 +4929,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":98
+    /* "cubind/_bind/convert.pxd":135
  *     cdef long long v
  *     if o is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -4582,7 +4942,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":97
+    /* "cubind/_bind/convert.pxd":134
  *     cdef int overflow = 0
  *     cdef long long v
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -4591,7 +4951,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":99
+  /* "cubind/_bind/convert.pxd":136
  *     if o is None:
  *         return NULL
  *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4603,7 +4963,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":100
+    /* "cubind/_bind/convert.pxd":137
  *         return NULL
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
@@ -4612,7 +4972,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pxd":101
+    /* "cubind/_bind/convert.pxd":138
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -4638,7 +4998,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":102
+      /* "cubind/_bind/convert.pxd":139
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -4651,7 +5011,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":101
+      /* "cubind/_bind/convert.pxd":138
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -4660,7 +5020,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
     }
 
-    /* "cubind/_bind/convert.pxd":99
+    /* "cubind/_bind/convert.pxd":136
  *     if o is None:
  *         return NULL
  *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4669,20 +5029,20 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":103
+  /* "cubind/_bind/convert.pxd":140
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     return address_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 103, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 140, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":94
+  /* "cubind/_bind/convert.pxd":131
  * 
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -4701,7 +5061,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":141
+/* "cubind/_bind/convert.pxd":178
  * # A memoryview of a buffer argument, or None for an int address or None. The
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
@@ -4720,7 +5080,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_view", 0);
 
-  /* "cubind/_bind/convert.pxd":142
+  /* "cubind/_bind/convert.pxd":179
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4745,7 +5105,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":143
+    /* "cubind/_bind/convert.pxd":180
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):
  *         return None             # <<<<<<<<<<<<<<
@@ -4762,7 +5122,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":142
+    /* "cubind/_bind/convert.pxd":179
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4771,14 +5131,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
 */
   }
 
-  /* "cubind/_bind/convert.pxd":144
+  /* "cubind/_bind/convert.pxd":181
  *     if o is None or PyLong_CheckExact(o):
  *         return None
  *     return buffer_view_slow(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 144, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 181, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -4791,7 +5151,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":141
+  /* "cubind/_bind/convert.pxd":178
  * # A memoryview of a buffer argument, or None for an int address or None. The
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
@@ -4810,7 +5170,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":147
+/* "cubind/_bind/convert.pxd":184
  * 
  * 
  * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
@@ -4821,7 +5181,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
 static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject *__pyx_v_view) {
   void *__pyx_r;
 
-  /* "cubind/_bind/convert.pxd":148
+  /* "cubind/_bind/convert.pxd":185
  * 
  * cdef inline void* view_address(object view) noexcept:
  *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
@@ -4834,7 +5194,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":147
+  /* "cubind/_bind/convert.pxd":184
  * 
  * 
  * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
@@ -4848,7 +5208,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":157
+/* "cubind/_bind/convert.pxd":194
  * # (`size_name`: the parameter or query giving them): a smaller one is a
  * # ValueError before C could run past its end. The Py_buffer is already held.
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
@@ -4866,7 +5226,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":159
+  /* "cubind/_bind/convert.pxd":196
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len             # <<<<<<<<<<<<<<
@@ -4877,7 +5237,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
 
   __pyx_v_size = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pxd":160
+  /* "cubind/_bind/convert.pxd":197
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -4889,17 +5249,17 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pxd":161
+    /* "cubind/_bind/convert.pxd":198
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:
  *         buffer_too_small(size, need, name, size_name)             # <<<<<<<<<<<<<<
  *     return PyMemoryView_GET_BUFFER(view).buf
  * 
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 161, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 198, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pxd":160
+    /* "cubind/_bind/convert.pxd":197
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -4908,7 +5268,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
 */
   }
 
-  /* "cubind/_bind/convert.pxd":162
+  /* "cubind/_bind/convert.pxd":199
  *     if <size_t>size < need:
  *         buffer_too_small(size, need, name, size_name)
  *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
@@ -4921,7 +5281,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":157
+  /* "cubind/_bind/convert.pxd":194
  * # (`size_name`: the parameter or query giving them): a smaller one is a
  * # ValueError before C could run past its end. The Py_buffer is already held.
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
@@ -4939,7 +5299,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":168
+/* "cubind/_bind/convert.pxd":205
  * # alive until the C call returns; `space` lives in the caller's frame. None
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -4958,7 +5318,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params", 0);
 
-  /* "cubind/_bind/convert.pxd":169
+  /* "cubind/_bind/convert.pxd":206
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:             # <<<<<<<<<<<<<<
@@ -4969,7 +5329,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":170
+    /* "cubind/_bind/convert.pxd":207
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:
  *         out[0] = NULL             # <<<<<<<<<<<<<<
@@ -4978,7 +5338,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
     (__pyx_v_out[0]) = NULL;
 
-    /* "cubind/_bind/convert.pxd":171
+    /* "cubind/_bind/convert.pxd":208
  *     if params is None:
  *         out[0] = NULL
  *         return None             # <<<<<<<<<<<<<<
@@ -4995,7 +5355,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":169
+    /* "cubind/_bind/convert.pxd":206
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:             # <<<<<<<<<<<<<<
@@ -5004,7 +5364,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
   }
 
-  /* "cubind/_bind/convert.pxd":172
+  /* "cubind/_bind/convert.pxd":209
  *         out[0] = NULL
  *         return None
  *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
@@ -5016,18 +5376,18 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":173
+    /* "cubind/_bind/convert.pxd":210
  *         return None
  *     if PyLong_CheckExact(params):
  *         out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *         return None
  *     return kernel_params_slow(params, name, out, space)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 173, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 210, __pyx_L1_error)
     (__pyx_v_out[0]) = ((void **)__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pxd":174
+    /* "cubind/_bind/convert.pxd":211
  *     if PyLong_CheckExact(params):
  *         out[0] = <void**>as_address(params, name)
  *         return None             # <<<<<<<<<<<<<<
@@ -5044,7 +5404,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":172
+    /* "cubind/_bind/convert.pxd":209
  *         out[0] = NULL
  *         return None
  *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
@@ -5053,14 +5413,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
   }
 
-  /* "cubind/_bind/convert.pxd":175
+  /* "cubind/_bind/convert.pxd":212
  *         out[0] = <void**>as_address(params, name)
  *         return None
  *     return kernel_params_slow(params, name, out, space)             # <<<<<<<<<<<<<<
  * # A value typed by an attribute, given as its raw bytes (a ctypes instance,
  * # a numpy array, a bytearray: a buffer without __index__): copied into `buf`;
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 175, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 212, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -5073,7 +5433,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":168
+  /* "cubind/_bind/convert.pxd":205
  * # alive until the C call returns; `space` lives in the caller's frame. None
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -12680,23 +13040,20 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 
 static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, PyObject *__pyx_v_value, int __pyx_v_code, char const *__pyx_v_name, Py_ssize_t __pyx_v_i) {
   int __pyx_v_size;
-  PY_LONG_LONG __pyx_v_v;
+  int __pyx_v_signed;
   PY_LONG_LONG __pyx_v_high;
   unsigned PY_LONG_LONG __pyx_v_u;
   unsigned PY_LONG_LONG __pyx_v_top;
-  int __pyx_v_overflow;
   int __pyx_r;
   __Pyx_RefNannyDeclarations
   int __pyx_t_1;
-  PY_LONG_LONG __pyx_t_2;
-  int __pyx_t_3;
-  int __pyx_t_4;
-  int __pyx_t_5;
-  PyObject *__pyx_t_6 = NULL;
-  PyObject *__pyx_t_7 = NULL;
-  char const *__pyx_t_8;
-  char const *__pyx_t_9;
-  unsigned PY_LONG_LONG __pyx_t_10;
+  int __pyx_t_2;
+  PyObject *__pyx_t_3 = NULL;
+  PyObject *__pyx_t_4 = NULL;
+  char const *__pyx_t_5;
+  PY_LONG_LONG __pyx_t_6;
+  char const *__pyx_t_7;
+  unsigned PY_LONG_LONG __pyx_t_8;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
@@ -12706,304 +13063,158 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
  *     """value as a C integer of the kind's size and signedness, its low bytes
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
- *     cdef long long v, high
- *     cdef unsigned long long u
+ *     cdef bint signed = (code & 0xff) == _KIND_SIGNED
+ *     cdef long long high
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":384
- *     cdef long long v, high
+  /* "cubind/_bind/convert.pyx":382
+ *     written to slot (little-endian); the slow paths name `name[i]`."""
+ *     cdef int size = code >> 8
+ *     cdef bint signed = (code & 0xff) == _KIND_SIGNED             # <<<<<<<<<<<<<<
+ *     cdef long long high
+ *     cdef unsigned long long u
+*/
+  __pyx_v_signed = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED);
+
+  /* "cubind/_bind/convert.pyx":385
+ *     cdef long long high
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)             # <<<<<<<<<<<<<<
- *     cdef int overflow = 0
- *     if not PyLong_CheckExact(value):
+ *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
+ *         return 0
 */
   __pyx_v_top = (0xffffffffffffffffULL >> (64 - (8 * __pyx_v_size)));
 
-  /* "cubind/_bind/convert.pyx":385
+  /* "cubind/_bind/convert.pyx":386
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
- *     cdef int overflow = 0             # <<<<<<<<<<<<<<
- *     if not PyLong_CheckExact(value):
- *         v, overflow = 0, 1   # the slow paths below convert or raise
+ *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
+ *         return 0
+ *     # Not an exact int, or out of range: converted (int subclasses, __index__)
 */
-  __pyx_v_overflow = 0;
+  if (__pyx_v_signed) {
 
-  /* "cubind/_bind/convert.pyx":386
- *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
- *     cdef int overflow = 0
- *     if not PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
- *         v, overflow = 0, 1   # the slow paths below convert or raise
- *     elif long_is_compact(value):
-*/
-  __pyx_t_1 = (!PyLong_CheckExact(__pyx_v_value));
+    __pyx_t_1 = __pyx_e_6cubind_5_bind_7convert_SIGN_SIGNED;
+  } else {
 
-  if (__pyx_t_1) {
+    __pyx_t_1 = __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED;
+  }
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_store_int(__pyx_v_value, __pyx_v_size, __pyx_t_1, __pyx_v_slot);
+
+
+  if (__pyx_t_2) {
 
 
     /* "cubind/_bind/convert.pyx":387
- *     cdef int overflow = 0
- *     if not PyLong_CheckExact(value):
- *         v, overflow = 0, 1   # the slow paths below convert or raise             # <<<<<<<<<<<<<<
- *     elif long_is_compact(value):
- *         v = long_compact_value(value)
+ *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
+ *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
+ *         return 0             # <<<<<<<<<<<<<<
+ *     # Not an exact int, or out of range: converted (int subclasses, __index__)
+ *     # or refused with an error naming the argument.
 */
-    __pyx_t_2 = 0;
+    {
 
-    __pyx_t_3 = 1;
-
-    __pyx_v_v = __pyx_t_2;
-    __pyx_v_overflow = __pyx_t_3;
+      __pyx_r = 0;
+    }
+    goto __pyx_L0;
 
     /* "cubind/_bind/convert.pyx":386
+ *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
- *     cdef int overflow = 0
- *     if not PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
- *         v, overflow = 0, 1   # the slow paths below convert or raise
- *     elif long_is_compact(value):
+ *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
+ *         return 0
+ *     # Not an exact int, or out of range: converted (int subclasses, __index__)
 */
-    goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":388
- *     if not PyLong_CheckExact(value):
- *         v, overflow = 0, 1   # the slow paths below convert or raise
- *     elif long_is_compact(value):             # <<<<<<<<<<<<<<
- *         v = long_compact_value(value)
- *     else:
-*/
-  __pyx_t_1 = CUBIND_LONG_IS_COMPACT(__pyx_v_value);
-
-  if (__pyx_t_1) {
-
-
-    /* "cubind/_bind/convert.pyx":389
- *         v, overflow = 0, 1   # the slow paths below convert or raise
- *     elif long_is_compact(value):
- *         v = long_compact_value(value)             # <<<<<<<<<<<<<<
- *     else:
- *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
-*/
-    __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_value);
-
-    /* "cubind/_bind/convert.pyx":388
- *     if not PyLong_CheckExact(value):
- *         v, overflow = 0, 1   # the slow paths below convert or raise
- *     elif long_is_compact(value):             # <<<<<<<<<<<<<<
- *         v = long_compact_value(value)
- *     else:
-*/
-    goto __pyx_L3;
-  }
-
-  /* "cubind/_bind/convert.pyx":391
- *         v = long_compact_value(value)
- *     else:
- *         v = PyLong_AsLongLongAndOverflow(value, &overflow)             # <<<<<<<<<<<<<<
- *     if (code & 0xff) == _KIND_SIGNED:
+  /* "cubind/_bind/convert.pyx":390
+ *     # Not an exact int, or out of range: converted (int subclasses, __index__)
+ *     # or refused with an error naming the argument.
+ *     if signed:             # <<<<<<<<<<<<<<
  *         high = <long long>(top >> 1)
+ *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
 */
-  /*else*/ {
-    __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_value, (&__pyx_v_overflow));
-  }
-  __pyx_L3:;
+  if (__pyx_v_signed) {
 
-  /* "cubind/_bind/convert.pyx":392
- *     else:
- *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
- *     if (code & 0xff) == _KIND_SIGNED:             # <<<<<<<<<<<<<<
- *         high = <long long>(top >> 1)
- *         if overflow or not -high - 1 <= v <= high:
-*/
-  __pyx_t_1 = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED);
-
-  if (__pyx_t_1) {
-
-
-    /* "cubind/_bind/convert.pyx":393
- *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
- *     if (code & 0xff) == _KIND_SIGNED:
+    /* "cubind/_bind/convert.pyx":391
+ *     # or refused with an error naming the argument.
+ *     if signed:
  *         high = <long long>(top >> 1)             # <<<<<<<<<<<<<<
- *         if overflow or not -high - 1 <= v <= high:
- *             v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
+ *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
+ *     else:
 */
     __pyx_v_high = ((PY_LONG_LONG)(__pyx_v_top >> 1));
 
-    /* "cubind/_bind/convert.pyx":394
- *     if (code & 0xff) == _KIND_SIGNED:
- *         high = <long long>(top >> 1)
- *         if overflow or not -high - 1 <= v <= high:             # <<<<<<<<<<<<<<
- *             v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
- *         u = <unsigned long long>v
-*/
-    __pyx_t_4 = (__pyx_v_overflow != 0);
-
-    if (!__pyx_t_4) {
-
-    } else {
-
-      __pyx_t_1 = __pyx_t_4;
-
-      goto __pyx_L6_bool_binop_done;
-    }
-    __pyx_t_4 = (((-__pyx_v_high) - 1) <= __pyx_v_v);
-    if (__pyx_t_4) {
-      __pyx_t_4 = (__pyx_v_v <= __pyx_v_high);
-    }
-    __pyx_t_5 = (!__pyx_t_4);
-
-
-
-    __pyx_t_1 = __pyx_t_5;
-
-    __pyx_L6_bool_binop_done:;
-    if (__pyx_t_1) {
-
-
-      /* "cubind/_bind/convert.pyx":395
- *         high = <long long>(top >> 1)
- *         if overflow or not -high - 1 <= v <= high:
- *             v = signed_slow(value, _where(name, i).encode(), -high - 1, high)             # <<<<<<<<<<<<<<
- *         u = <unsigned long long>v
- *     else:
-*/
-      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 395, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_6);
-      if (unlikely(__pyx_t_6 == Py_None)) {
-        PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-        __PYX_ERR(0, 395, __pyx_L1_error)
-      }
-      __pyx_t_7 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_6), NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 395, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_7);
-      __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __pyx_t_8 = __Pyx_PyBytes_AsString(__pyx_t_7); if (unlikely((!__pyx_t_8) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
-      __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_8, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_2 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-
-      __pyx_v_v = __pyx_t_2;
-
-      /* "cubind/_bind/convert.pyx":394
- *     if (code & 0xff) == _KIND_SIGNED:
- *         high = <long long>(top >> 1)
- *         if overflow or not -high - 1 <= v <= high:             # <<<<<<<<<<<<<<
- *             v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
- *         u = <unsigned long long>v
-*/
-    }
-
-    /* "cubind/_bind/convert.pyx":396
- *         if overflow or not -high - 1 <= v <= high:
- *             v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
- *         u = <unsigned long long>v             # <<<<<<<<<<<<<<
- *     else:
- *         if overflow or v < 0 or <unsigned long long>v > top:
-*/
-    __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_v_v);
-
     /* "cubind/_bind/convert.pyx":392
- *     else:
- *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
- *     if (code & 0xff) == _KIND_SIGNED:             # <<<<<<<<<<<<<<
+ *     if signed:
  *         high = <long long>(top >> 1)
- *         if overflow or not -high - 1 <= v <= high:
+ *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)             # <<<<<<<<<<<<<<
+ *     else:
+ *         u = unsigned_slow(value, _where(name, i).encode(), top)
+*/
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 392, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_3);
+    if (unlikely(__pyx_t_3 == Py_None)) {
+      PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
+      __PYX_ERR(0, 392, __pyx_L1_error)
+    }
+    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 392, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 392, __pyx_L1_error)
+    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 392, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+
+    __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_t_6);
+
+
+    /* "cubind/_bind/convert.pyx":390
+ *     # Not an exact int, or out of range: converted (int subclasses, __index__)
+ *     # or refused with an error naming the argument.
+ *     if signed:             # <<<<<<<<<<<<<<
+ *         high = <long long>(top >> 1)
+ *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
 */
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":398
- *         u = <unsigned long long>v
+  /* "cubind/_bind/convert.pyx":394
+ *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
  *     else:
- *         if overflow or v < 0 or <unsigned long long>v > top:             # <<<<<<<<<<<<<<
- *             u = unsigned_slow(value, _where(name, i).encode(), top)
- *         else:
-*/
-  /*else*/ {
-    __pyx_t_5 = (__pyx_v_overflow != 0);
-
-    if (!__pyx_t_5) {
-
-    } else {
-
-      __pyx_t_1 = __pyx_t_5;
-
-      goto __pyx_L9_bool_binop_done;
-    }
-    __pyx_t_5 = (__pyx_v_v < 0);
-
-    if (!__pyx_t_5) {
-
-    } else {
-
-      __pyx_t_1 = __pyx_t_5;
-
-      goto __pyx_L9_bool_binop_done;
-    }
-    __pyx_t_5 = (((unsigned PY_LONG_LONG)__pyx_v_v) > __pyx_v_top);
-
-
-    __pyx_t_1 = __pyx_t_5;
-
-    __pyx_L9_bool_binop_done:;
-    if (__pyx_t_1) {
-
-
-      /* "cubind/_bind/convert.pyx":399
- *     else:
- *         if overflow or v < 0 or <unsigned long long>v > top:
- *             u = unsigned_slow(value, _where(name, i).encode(), top)             # <<<<<<<<<<<<<<
- *         else:
- *             u = <unsigned long long>v
-*/
-      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 399, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_7);
-      if (unlikely(__pyx_t_7 == Py_None)) {
-        PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-        __PYX_ERR(0, 399, __pyx_L1_error)
-      }
-      __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 399, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_6);
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_9 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_9) && PyErr_Occurred())) __PYX_ERR(0, 399, __pyx_L1_error)
-      __pyx_t_10 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_9, __pyx_v_top); if (unlikely(__pyx_t_10 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 399, __pyx_L1_error)
-      __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-
-      __pyx_v_u = __pyx_t_10;
-
-      /* "cubind/_bind/convert.pyx":398
- *         u = <unsigned long long>v
- *     else:
- *         if overflow or v < 0 or <unsigned long long>v > top:             # <<<<<<<<<<<<<<
- *             u = unsigned_slow(value, _where(name, i).encode(), top)
- *         else:
-*/
-      goto __pyx_L8;
-    }
-
-    /* "cubind/_bind/convert.pyx":401
- *             u = unsigned_slow(value, _where(name, i).encode(), top)
- *         else:
- *             u = <unsigned long long>v             # <<<<<<<<<<<<<<
+ *         u = unsigned_slow(value, _where(name, i).encode(), top)             # <<<<<<<<<<<<<<
  *     memcpy(slot, &u, size)
  *     return 0
 */
-    /*else*/ {
-      __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_v_v);
+  /*else*/ {
+    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    if (unlikely(__pyx_t_4 == Py_None)) {
+      PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
+      __PYX_ERR(0, 394, __pyx_L1_error)
     }
-    __pyx_L8:;
+    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_3);
+    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 394, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+
+    __pyx_v_u = __pyx_t_8;
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":402
- *         else:
- *             u = <unsigned long long>v
+  /* "cubind/_bind/convert.pyx":395
+ *     else:
+ *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":403
- *             u = <unsigned long long>v
+  /* "cubind/_bind/convert.pyx":396
+ *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
  * 
@@ -13025,12 +13236,11 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 
   /* function exit code */
   __pyx_L1_error:;
-  __Pyx_XDECREF(__pyx_t_6);
-  __Pyx_XDECREF(__pyx_t_7);
+  __Pyx_XDECREF(__pyx_t_3);
+  __Pyx_XDECREF(__pyx_t_4);
   __Pyx_AddTraceback("cubind._bind.convert._store_integer", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = -1;
   __pyx_L0:;
-
 
 
 
@@ -13041,7 +13251,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":406
+/* "cubind/_bind/convert.pyx":399
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -13062,7 +13272,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_double", 0);
 
-  /* "cubind/_bind/convert.pyx":407
+  /* "cubind/_bind/convert.pyx":400
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13074,7 +13284,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":408
+    /* "cubind/_bind/convert.pyx":401
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -13087,7 +13297,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":407
+    /* "cubind/_bind/convert.pyx":400
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13096,24 +13306,24 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":409
+  /* "cubind/_bind/convert.pyx":402
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)
  *     return double_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 409, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 402, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 409, __pyx_L1_error)
+    __PYX_ERR(0, 402, __pyx_L1_error)
   }
-  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 409, __pyx_L1_error)
+  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 402, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 409, __pyx_L1_error)
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 409, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 402, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 402, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
   {
@@ -13121,7 +13331,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":406
+  /* "cubind/_bind/convert.pyx":399
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -13141,7 +13351,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":412
+/* "cubind/_bind/convert.pyx":405
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13165,7 +13375,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_address", 0);
 
-  /* "cubind/_bind/convert.pyx":413
+  /* "cubind/_bind/convert.pyx":406
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -13174,7 +13384,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":415
+  /* "cubind/_bind/convert.pyx":408
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13186,7 +13396,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":416
+    /* "cubind/_bind/convert.pyx":409
  *     cdef long long v
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)             # <<<<<<<<<<<<<<
@@ -13195,7 +13405,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_value, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pyx":417
+    /* "cubind/_bind/convert.pyx":410
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -13221,7 +13431,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":418
+      /* "cubind/_bind/convert.pyx":411
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -13234,7 +13444,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":417
+      /* "cubind/_bind/convert.pyx":410
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -13243,7 +13453,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     }
 
-    /* "cubind/_bind/convert.pyx":415
+    /* "cubind/_bind/convert.pyx":408
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13252,7 +13462,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":419
+  /* "cubind/_bind/convert.pyx":412
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -13263,7 +13473,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":420
+    /* "cubind/_bind/convert.pyx":413
  *             return <void*><size_t>v
  *     if value is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -13276,7 +13486,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":419
+    /* "cubind/_bind/convert.pyx":412
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -13285,24 +13495,24 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":421
+  /* "cubind/_bind/convert.pyx":414
  *     if value is None:
  *         return NULL
  *     return address_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 421, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 414, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   if (unlikely(__pyx_t_3 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 421, __pyx_L1_error)
+    __PYX_ERR(0, 414, __pyx_L1_error)
   }
-  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 421, __pyx_L1_error)
+  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 414, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 421, __pyx_L1_error)
-  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 421, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
+  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
   {
@@ -13310,7 +13520,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":412
+  /* "cubind/_bind/convert.pyx":405
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13332,7 +13542,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":429
+/* "cubind/_bind/convert.pyx":422
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -13357,33 +13567,33 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_import_arg_types", 0);
 
-  /* "cubind/_bind/convert.pyx":431
+  /* "cubind/_bind/convert.pyx":424
  * cdef int _import_arg_types() except -1:
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes             # <<<<<<<<<<<<<<
  *     import enum
  *     from cubind._bind.enum import CEnum
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 431, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 424, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":432
+  /* "cubind/_bind/convert.pyx":425
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes
  *     import enum             # <<<<<<<<<<<<<<
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 432, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 425, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_enum = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":433
+  /* "cubind/_bind/convert.pyx":426
  *     import ctypes
  *     import enum
  *     from cubind._bind.enum import CEnum             # <<<<<<<<<<<<<<
@@ -13392,14 +13602,14 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
-    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 433, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 426, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
     __pyx_t_3 = 0; {
-      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 433, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 426, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
       switch (__pyx_t_3) {
         case 0:
@@ -13413,49 +13623,49 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":434
+  /* "cubind/_bind/convert.pyx":427
  *     import enum
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)             # <<<<<<<<<<<<<<
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 434, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 427, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 434, __pyx_L1_error)
+  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 427, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_INCREF(__pyx_v_CEnum);
   __Pyx_GIVEREF(__pyx_v_CEnum);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 434, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 427, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 434, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 427, __pyx_L1_error);
   __pyx_t_1 = 0;
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__enum_types);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)__pyx_t_4));
   __Pyx_GIVEREF(__pyx_t_4);
   __pyx_t_4 = 0;
 
-  /* "cubind/_bind/convert.pyx":435
+  /* "cubind/_bind/convert.pyx":428
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 435, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 428, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 435, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 428, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 435, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 428, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 435, __pyx_L1_error)
+  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 428, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 435, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 428, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 435, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 428, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 435, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 428, __pyx_L1_error);
   __pyx_t_4 = 0;
   __pyx_t_1 = 0;
   __pyx_t_5 = 0;
@@ -13464,7 +13674,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   __Pyx_GIVEREF(__pyx_t_6);
   __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":436
+  /* "cubind/_bind/convert.pyx":429
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0             # <<<<<<<<<<<<<<
@@ -13477,7 +13687,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":429
+  /* "cubind/_bind/convert.pyx":422
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -13502,7 +13712,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":439
+/* "cubind/_bind/convert.pyx":432
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13534,19 +13744,19 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_storage", 0);
 
-  /* "cubind/_bind/convert.pyx":444
+  /* "cubind/_bind/convert.pyx":437
  *     member is its value at the enum's C size (4 bytes) in `slot`; a ctypes
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)             # <<<<<<<<<<<<<<
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
 */
-  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 444, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 437, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_get_ptr = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":445
+  /* "cubind/_bind/convert.pyx":438
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -13557,7 +13767,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":446
+    /* "cubind/_bind/convert.pyx":439
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()             # <<<<<<<<<<<<<<
@@ -13584,10 +13794,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_4, __pyx_callargs+__pyx_t_5, (1-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 446, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 439, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 446, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 439, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -13596,7 +13806,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":445
+    /* "cubind/_bind/convert.pyx":438
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -13605,7 +13815,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":447
+  /* "cubind/_bind/convert.pyx":440
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -13616,17 +13826,17 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":448
+    /* "cubind/_bind/convert.pyx":441
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:
  *         _import_arg_types()             # <<<<<<<<<<<<<<
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
 */
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 448, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 441, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pyx":447
+    /* "cubind/_bind/convert.pyx":440
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -13635,7 +13845,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":449
+  /* "cubind/_bind/convert.pyx":442
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -13644,7 +13854,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__enum_types;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 442, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_8) {
 
@@ -13662,14 +13872,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":450
+    /* "cubind/_bind/convert.pyx":443
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)             # <<<<<<<<<<<<<<
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
 */
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 450, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 443, __pyx_L1_error)
     if (__pyx_t_2) {
 
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED;
@@ -13678,11 +13888,11 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED;
     }
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 450, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 443, __pyx_L1_error)
 
 
 
-    /* "cubind/_bind/convert.pyx":451
+    /* "cubind/_bind/convert.pyx":444
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot             # <<<<<<<<<<<<<<
@@ -13695,7 +13905,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":449
+    /* "cubind/_bind/convert.pyx":442
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -13704,7 +13914,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":452
+  /* "cubind/_bind/convert.pyx":445
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -13713,25 +13923,25 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__ctypes_aggregates;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 452, __pyx_L1_error)
+  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 445, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":453
+    /* "cubind/_bind/convert.pyx":446
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
 */
-    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 453, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 446, __pyx_L1_error)
     __pyx_t_1 = __pyx_t_10;
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_v_ctypes = __pyx_t_1;
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":454
+    /* "cubind/_bind/convert.pyx":447
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)             # <<<<<<<<<<<<<<
@@ -13745,10 +13955,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_value};
       __pyx_t_1 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_addressof, __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 454, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 447, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 454, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 447, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -13757,7 +13967,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":452
+    /* "cubind/_bind/convert.pyx":445
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -13766,7 +13976,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":455
+  /* "cubind/_bind/convert.pyx":448
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -13774,29 +13984,29 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
  * 
 */
   __pyx_t_4 = NULL;
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 455, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 448, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 455, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 448, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":456
+  /* "cubind/_bind/convert.pyx":449
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
  *                     f"(cubind's or ctypes'), got {_type_name(value)}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 456, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 456, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_t_13[0] = __pyx_t_11;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_type_None_needs_an_enum_member;
   __pyx_t_13[2] = __pyx_t_12;
 
-  /* "cubind/_bind/convert.pyx":455
+  /* "cubind/_bind/convert.pyx":448
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -13812,7 +14022,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   __pyx_t_7 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_3 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_14, __pyx_t_7);
-  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 455, __pyx_L1_error)
+  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 448, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -13822,14 +14032,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 455, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 448, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 455, __pyx_L1_error)
+  __PYX_ERR(0, 448, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":439
+  /* "cubind/_bind/convert.pyx":432
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13854,7 +14064,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":459
+/* "cubind/_bind/convert.pyx":452
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13891,7 +14101,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   __Pyx_RefNannySetupContext("_store_char", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":462
+  /* "cubind/_bind/convert.pyx":455
  *     """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
  *     character or an int."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -13900,7 +14110,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":463
+  /* "cubind/_bind/convert.pyx":456
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -13938,21 +14148,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":464
+    /* "cubind/_bind/convert.pyx":457
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
 */
-    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 464, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 457, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_4 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":465
+      /* "cubind/_bind/convert.pyx":458
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -13960,13 +14170,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
 */
       __pyx_t_6 = NULL;
-      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 458, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 458, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 465, __pyx_L1_error)
-      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 458, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 458, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
 
       __pyx_t_9[0] = __pyx_t_8;
@@ -13981,7 +14191,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_4, __pyx_t_10);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 465, __pyx_L1_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 458, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -13991,14 +14201,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 465, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 458, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 465, __pyx_L1_error)
+      __PYX_ERR(0, 458, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":464
+      /* "cubind/_bind/convert.pyx":457
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -14007,19 +14217,19 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":466
+    /* "cubind/_bind/convert.pyx":459
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]             # <<<<<<<<<<<<<<
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
 */
-    __pyx_t_5 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 466, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 459, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
     __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":463
+    /* "cubind/_bind/convert.pyx":456
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -14029,7 +14239,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":467
+  /* "cubind/_bind/convert.pyx":460
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -14054,21 +14264,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":468
+    /* "cubind/_bind/convert.pyx":461
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
 */
-    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 468, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 461, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_4 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":469
+      /* "cubind/_bind/convert.pyx":462
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -14076,13 +14286,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
 */
       __pyx_t_11 = NULL;
-      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 469, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 462, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
-      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 469, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 462, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 469, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 469, __pyx_L1_error)
+      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 462, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 462, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
       __pyx_t_9[0] = __pyx_t_7;
@@ -14097,7 +14307,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_4, __pyx_t_10);
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 469, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 462, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14107,14 +14317,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
         __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 469, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 462, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 469, __pyx_L1_error)
+      __PYX_ERR(0, 462, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":468
+      /* "cubind/_bind/convert.pyx":461
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -14123,21 +14333,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":470
+    /* "cubind/_bind/convert.pyx":463
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)             # <<<<<<<<<<<<<<
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
 */
-    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 470, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 470, __pyx_L1_error)
+    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 463, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 463, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
     __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":467
+    /* "cubind/_bind/convert.pyx":460
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -14147,7 +14357,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":471
+  /* "cubind/_bind/convert.pyx":464
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))             # <<<<<<<<<<<<<<
@@ -14166,7 +14376,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 
   __pyx_v_low = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":472
+  /* "cubind/_bind/convert.pyx":465
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1             # <<<<<<<<<<<<<<
@@ -14175,29 +14385,29 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_high = ((((PY_LONG_LONG)1) << (8 * __pyx_v_size)) - 1);
 
-  /* "cubind/_bind/convert.pyx":473
+  /* "cubind/_bind/convert.pyx":466
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)             # <<<<<<<<<<<<<<
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
 */
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 473, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 466, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   if (unlikely(__pyx_t_5 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 473, __pyx_L1_error)
+    __PYX_ERR(0, 466, __pyx_L1_error)
   }
-  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_5), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 473, __pyx_L1_error)
+  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_5), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 466, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 473, __pyx_L1_error)
-  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 473, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 466, __pyx_L1_error)
+  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 466, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_v_v = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":474
+  /* "cubind/_bind/convert.pyx":467
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v             # <<<<<<<<<<<<<<
@@ -14206,7 +14416,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_u = ((unsigned PY_LONG_LONG)((PY_LONG_LONG)__pyx_v_v));
 
-  /* "cubind/_bind/convert.pyx":475
+  /* "cubind/_bind/convert.pyx":468
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -14215,7 +14425,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":476
+  /* "cubind/_bind/convert.pyx":469
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14228,7 +14438,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":459
+  /* "cubind/_bind/convert.pyx":452
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14257,7 +14467,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":479
+/* "cubind/_bind/convert.pyx":472
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -14285,7 +14495,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_as_tuple", 0);
 
-  /* "cubind/_bind/convert.pyx":480
+  /* "cubind/_bind/convert.pyx":473
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -14312,7 +14522,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":481
+    /* "cubind/_bind/convert.pyx":474
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")             # <<<<<<<<<<<<<<
@@ -14320,15 +14530,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 481, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 474, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 474, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 474, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 474, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 474, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -14345,7 +14555,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 481, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 474, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -14356,14 +14566,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 481, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 474, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 481, __pyx_L1_error)
+    __PYX_ERR(0, 474, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":480
+    /* "cubind/_bind/convert.pyx":473
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -14372,14 +14582,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
 */
   }
 
-  /* "cubind/_bind/convert.pyx":482
+  /* "cubind/_bind/convert.pyx":475
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")
  *     return tuple(seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 482, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 475, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -14392,7 +14602,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":479
+  /* "cubind/_bind/convert.pyx":472
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -14416,7 +14626,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":485
+/* "cubind/_bind/convert.pyx":478
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -14463,7 +14673,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_pack_kernel_params", 0);
 
-  /* "cubind/_bind/convert.pyx":490
+  /* "cubind/_bind/convert.pyx":483
  *     cdef void** ptrs
  *     cdef unsigned long long* slots
  *     cdef int code = 0             # <<<<<<<<<<<<<<
@@ -14472,7 +14682,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   __pyx_v_code = 0;
 
-  /* "cubind/_bind/convert.pyx":491
+  /* "cubind/_bind/convert.pyx":484
  *     cdef unsigned long long* slots
  *     cdef int code = 0
  *     cdef object prev = _NO_KIND             # <<<<<<<<<<<<<<
@@ -14482,7 +14692,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
   __pyx_v_prev = __pyx_v_6cubind_5_bind_7convert__NO_KIND;
 
-  /* "cubind/_bind/convert.pyx":493
+  /* "cubind/_bind/convert.pyx":486
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -14491,16 +14701,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_params == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 493, __pyx_L1_error)
+    __PYX_ERR(0, 486, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 493, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 486, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != 2);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":494
+    /* "cubind/_bind/convert.pyx":487
  *     cdef object keep
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")             # <<<<<<<<<<<<<<
@@ -14508,16 +14718,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     if type(values) is not tuple:
 */
     __pyx_t_4 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 494, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 487, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 487, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_params == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 494, __pyx_L1_error)
+      __PYX_ERR(0, 487, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 494, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 487, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 487, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
     __pyx_t_7[0] = __pyx_t_5;
@@ -14532,7 +14742,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_7[0]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_7, 3, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 494, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 487, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14542,14 +14752,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 494, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 487, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 494, __pyx_L1_error)
+    __PYX_ERR(0, 487, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":493
+    /* "cubind/_bind/convert.pyx":486
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -14558,7 +14768,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":495
+  /* "cubind/_bind/convert.pyx":488
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params             # <<<<<<<<<<<<<<
@@ -14571,7 +14781,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(size != 2)) {
       if (size > 2) __Pyx_RaiseTooManyValuesError(2);
       else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-      __PYX_ERR(0, 495, __pyx_L1_error)
+      __PYX_ERR(0, 488, __pyx_L1_error)
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
     __pyx_t_3 = PyTuple_GET_ITEM(sequence, 0);
@@ -14579,20 +14789,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_9 = PyTuple_GET_ITEM(sequence, 1);
     __Pyx_INCREF(__pyx_t_9);
     #else
-    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 488, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 488, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     #endif
   } else {
-    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 495, __pyx_L1_error)
+    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 488, __pyx_L1_error)
   }
   __pyx_v_values = __pyx_t_3;
   __pyx_t_3 = 0;
   __pyx_v_types = __pyx_t_9;
   __pyx_t_9 = 0;
 
-  /* "cubind/_bind/convert.pyx":496
+  /* "cubind/_bind/convert.pyx":489
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -14603,19 +14813,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":497
+    /* "cubind/_bind/convert.pyx":490
  *     values, types = params
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")             # <<<<<<<<<<<<<<
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 497, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 490, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_values, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":496
+    /* "cubind/_bind/convert.pyx":489
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -14624,7 +14834,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":498
+  /* "cubind/_bind/convert.pyx":491
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -14635,19 +14845,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":499
+    /* "cubind/_bind/convert.pyx":492
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")             # <<<<<<<<<<<<<<
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 499, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 492, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_types, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":498
+    /* "cubind/_bind/convert.pyx":491
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -14656,7 +14866,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":500
+  /* "cubind/_bind/convert.pyx":493
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)             # <<<<<<<<<<<<<<
@@ -14665,12 +14875,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_values == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 500, __pyx_L1_error)
+    __PYX_ERR(0, 493, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 500, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 493, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pyx":501
+  /* "cubind/_bind/convert.pyx":494
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -14679,16 +14889,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_types == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 501, __pyx_L1_error)
+    __PYX_ERR(0, 494, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 501, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != __pyx_v_n);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":502
+    /* "cubind/_bind/convert.pyx":495
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
  *         raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")             # <<<<<<<<<<<<<<
@@ -14696,18 +14906,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
 */
     __pyx_t_3 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 502, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 502, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 495, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 502, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 495, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 502, __pyx_L1_error)
+      __PYX_ERR(0, 495, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 502, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 502, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 495, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __pyx_t_11[0] = __pyx_t_4;
@@ -14725,7 +14935,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]);
     #endif
     __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 6, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 502, __pyx_L1_error)
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 495, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14736,14 +14946,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 502, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 495, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 502, __pyx_L1_error)
+    __PYX_ERR(0, 495, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":501
+    /* "cubind/_bind/convert.pyx":494
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -14752,7 +14962,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":505
+  /* "cubind/_bind/convert.pyx":498
  *     # Handle and struct values lend their own storage: the tuple holding them
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values             # <<<<<<<<<<<<<<
@@ -14762,7 +14972,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_values);
   __pyx_v_keep = __pyx_v_values;
 
-  /* "cubind/_bind/convert.pyx":506
+  /* "cubind/_bind/convert.pyx":499
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -14774,7 +14984,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":507
+    /* "cubind/_bind/convert.pyx":500
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs             # <<<<<<<<<<<<<<
@@ -14785,7 +14995,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_ptrs = __pyx_t_13;
 
-    /* "cubind/_bind/convert.pyx":508
+    /* "cubind/_bind/convert.pyx":501
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs
  *         slots = space.slots             # <<<<<<<<<<<<<<
@@ -14796,7 +15006,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_slots = __pyx_t_14;
 
-    /* "cubind/_bind/convert.pyx":506
+    /* "cubind/_bind/convert.pyx":499
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -14806,7 +15016,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     goto __pyx_L7;
   }
 
-  /* "cubind/_bind/convert.pyx":510
+  /* "cubind/_bind/convert.pyx":503
  *         slots = space.slots
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
@@ -14814,12 +15024,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
 */
   /*else*/ {
-    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 510, __pyx_L1_error)
+    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 503, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":511
+    /* "cubind/_bind/convert.pyx":504
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values             # <<<<<<<<<<<<<<
@@ -14831,7 +15041,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __Pyx_GOTREF(__pyx_v_args->keep);
     __Pyx_DECREF_SET(__pyx_v_args->keep, __pyx_v_values);
 
-    /* "cubind/_bind/convert.pyx":512
+    /* "cubind/_bind/convert.pyx":505
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))             # <<<<<<<<<<<<<<
@@ -14840,7 +15050,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_args->heap = PyMem_Malloc((__pyx_v_n * ((sizeof(void *)) + (sizeof(unsigned PY_LONG_LONG)))));
 
-    /* "cubind/_bind/convert.pyx":513
+    /* "cubind/_bind/convert.pyx":506
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -14852,16 +15062,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":514
+      /* "cubind/_bind/convert.pyx":507
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 514, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 507, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":513
+      /* "cubind/_bind/convert.pyx":506
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -14870,7 +15080,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":515
+    /* "cubind/_bind/convert.pyx":508
  *         if args.heap == NULL:
  *             raise MemoryError()
  *         ptrs = <void**>args.heap             # <<<<<<<<<<<<<<
@@ -14879,7 +15089,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_ptrs = ((void **)__pyx_v_args->heap);
 
-    /* "cubind/_bind/convert.pyx":516
+    /* "cubind/_bind/convert.pyx":509
  *             raise MemoryError()
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)             # <<<<<<<<<<<<<<
@@ -14888,7 +15098,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_slots = ((unsigned PY_LONG_LONG *)(__pyx_v_ptrs + __pyx_v_n));
 
-    /* "cubind/_bind/convert.pyx":517
+    /* "cubind/_bind/convert.pyx":510
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args             # <<<<<<<<<<<<<<
@@ -14900,7 +15110,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   __pyx_L7:;
 
-  /* "cubind/_bind/convert.pyx":518
+  /* "cubind/_bind/convert.pyx":511
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args
  *     for i in range(n):             # <<<<<<<<<<<<<<
@@ -14914,7 +15124,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   for (__pyx_t_16 = 0; __pyx_t_16 < __pyx_t_15; __pyx_t_16+=1) {
     __pyx_v_i = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":519
+    /* "cubind/_bind/convert.pyx":512
  *         keep = args
  *     for i in range(n):
  *         value = (<tuple>values)[i]             # <<<<<<<<<<<<<<
@@ -14923,14 +15133,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_values == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 519, __pyx_L1_error)
+      __PYX_ERR(0, 512, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_values), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":520
+    /* "cubind/_bind/convert.pyx":513
  *     for i in range(n):
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]             # <<<<<<<<<<<<<<
@@ -14939,14 +15149,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 520, __pyx_L1_error)
+      __PYX_ERR(0, 513, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_types), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_kind, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":521
+    /* "cubind/_bind/convert.pyx":514
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -14957,17 +15167,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":522
+      /* "cubind/_bind/convert.pyx":515
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)             # <<<<<<<<<<<<<<
  *             prev = kind
  *         slots[i] = 0
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 522, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 515, __pyx_L1_error)
       __pyx_v_code = __pyx_t_8;
 
-      /* "cubind/_bind/convert.pyx":523
+      /* "cubind/_bind/convert.pyx":516
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)
  *             prev = kind             # <<<<<<<<<<<<<<
@@ -14977,7 +15187,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __Pyx_INCREF(__pyx_v_kind);
       __Pyx_DECREF_SET(__pyx_v_prev, __pyx_v_kind);
 
-      /* "cubind/_bind/convert.pyx":521
+      /* "cubind/_bind/convert.pyx":514
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -14986,7 +15196,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":524
+    /* "cubind/_bind/convert.pyx":517
  *             code = _kind_of(kind, name, i)
  *             prev = kind
  *         slots[i] = 0             # <<<<<<<<<<<<<<
@@ -14995,7 +15205,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_slots[__pyx_v_i]) = 0;
 
-    /* "cubind/_bind/convert.pyx":525
+    /* "cubind/_bind/convert.pyx":518
  *             prev = kind
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]             # <<<<<<<<<<<<<<
@@ -15004,7 +15214,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_ptrs[__pyx_v_i]) = (&(__pyx_v_slots[__pyx_v_i]));
 
-    /* "cubind/_bind/convert.pyx":526
+    /* "cubind/_bind/convert.pyx":519
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -15016,18 +15226,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":527
+      /* "cubind/_bind/convert.pyx":520
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 527, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 520, __pyx_L1_error)
       (__pyx_v_ptrs[__pyx_v_i]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":526
+      /* "cubind/_bind/convert.pyx":519
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -15037,7 +15247,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":528
+    /* "cubind/_bind/convert.pyx":521
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -15049,18 +15259,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":529
+      /* "cubind/_bind/convert.pyx":522
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 529, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 522, __pyx_L1_error)
       (((float *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = ((float)__pyx_t_18);
 
 
-      /* "cubind/_bind/convert.pyx":528
+      /* "cubind/_bind/convert.pyx":521
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -15070,7 +15280,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":530
+    /* "cubind/_bind/convert.pyx":523
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -15082,18 +15292,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":531
+      /* "cubind/_bind/convert.pyx":524
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 531, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 524, __pyx_L1_error)
       (((double *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_18;
 
 
-      /* "cubind/_bind/convert.pyx":530
+      /* "cubind/_bind/convert.pyx":523
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -15103,7 +15313,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":532
+    /* "cubind/_bind/convert.pyx":525
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -15115,18 +15325,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":533
+      /* "cubind/_bind/convert.pyx":526
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 533, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 526, __pyx_L1_error)
       (((void **)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":532
+      /* "cubind/_bind/convert.pyx":525
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -15136,7 +15346,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":534
+    /* "cubind/_bind/convert.pyx":527
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -15148,14 +15358,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":535
+      /* "cubind/_bind/convert.pyx":528
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0             # <<<<<<<<<<<<<<
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)
 */
-      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 535, __pyx_L1_error)
+      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 528, __pyx_L1_error)
       if (__pyx_t_2) {
 
         __pyx_t_19 = 1;
@@ -15167,7 +15377,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       (((unsigned char *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_19;
 
 
-      /* "cubind/_bind/convert.pyx":534
+      /* "cubind/_bind/convert.pyx":527
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -15177,7 +15387,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":536
+    /* "cubind/_bind/convert.pyx":529
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -15189,17 +15399,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":537
+      /* "cubind/_bind/convert.pyx":530
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 537, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 530, __pyx_L1_error)
 
 
-      /* "cubind/_bind/convert.pyx":536
+      /* "cubind/_bind/convert.pyx":529
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -15209,7 +15419,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":539
+    /* "cubind/_bind/convert.pyx":532
  *             _store_char(&slots[i], value, code, name, i)
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
@@ -15217,14 +15427,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     return keep
 */
     /*else*/ {
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 539, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 532, __pyx_L1_error)
 
     }
     __pyx_L12:;
   }
 
 
-  /* "cubind/_bind/convert.pyx":540
+  /* "cubind/_bind/convert.pyx":533
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs             # <<<<<<<<<<<<<<
@@ -15233,7 +15443,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   (__pyx_v_out[0]) = __pyx_v_ptrs;
 
-  /* "cubind/_bind/convert.pyx":541
+  /* "cubind/_bind/convert.pyx":534
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs
  *     return keep             # <<<<<<<<<<<<<<
@@ -15251,7 +15461,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":485
+  /* "cubind/_bind/convert.pyx":478
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -15287,7 +15497,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":544
+/* "cubind/_bind/convert.pyx":537
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -15301,7 +15511,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pyx":547
+  /* "cubind/_bind/convert.pyx":540
  *     # Extension types refuse setattr; their dict takes the attribute (as the
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value             # <<<<<<<<<<<<<<
@@ -15310,11 +15520,11 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   if (unlikely(((PyObject *)((PyTypeObject *)__pyx_v_cls)->tp_dict) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 547, __pyx_L1_error)
+    __PYX_ERR(0, 540, __pyx_L1_error)
   }
-  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 547, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 540, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":548
+  /* "cubind/_bind/convert.pyx":541
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)             # <<<<<<<<<<<<<<
@@ -15322,7 +15532,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   PyType_Modified(((PyTypeObject *)__pyx_v_cls));
 
-  /* "cubind/_bind/convert.pyx":549
+  /* "cubind/_bind/convert.pyx":542
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)
  *     return 0             # <<<<<<<<<<<<<<
@@ -15333,7 +15543,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":544
+  /* "cubind/_bind/convert.pyx":537
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -17385,7 +17595,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":425
+  /* "cubind/_bind/convert.pyx":418
  * 
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None             # <<<<<<<<<<<<<<
@@ -17397,7 +17607,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":426
+  /* "cubind/_bind/convert.pyx":419
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None
  * cdef tuple _ctypes_aggregates = None             # <<<<<<<<<<<<<<

@@ -8,7 +8,7 @@ from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_CheckExact
 from cpython.long cimport PyLong_Check, PyLong_CheckExact
 from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from libc.stdint cimport uintptr_t
-from libc.string cimport memchr
+from libc.string cimport memchr, memcpy
 
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object o, int* overflow)
@@ -71,6 +71,43 @@ cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned 
         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:
             return <unsigned long long>v
     return unsigned_slow(o, name, high)
+
+
+# Kernel arguments: both packers (the 1:1 cuLaunchKernel's (values, types)
+# form in convert.pyx, the Pythonic launch's plan in cubind/_core/launch.pyx)
+# write an int argument through store_int. SIGN_EITHER is PTX's: a parameter
+# declared .u32 may be a C int, so both ranges are taken and the value's two's
+# complement is stored, as C converts.
+cdef enum:
+    SIGN_SIGNED = 0
+    SIGN_UNSIGNED = 1
+    SIGN_EITHER = 2
+
+
+cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:
+    """Writes the exact int ``o`` as ``size`` little-endian bytes at ``slot``
+    where it is in range (True); False leaves the packer's slow path to
+    convert it or raise an error naming the parameter."""
+    cdef int overflow = 0
+    cdef long long v
+    cdef int bits = 8 * size
+    if not PyLong_CheckExact(o):
+        return False
+    if long_is_compact(o):
+        v = long_compact_value(o)
+    else:
+        v = PyLong_AsLongLongAndOverflow(o, &overflow)
+        if overflow:
+            return False
+    if size < 8:
+        if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+            return False
+        if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+            return False
+    elif sign == SIGN_UNSIGNED and v < 0:
+        return False
+    memcpy(slot, &v, size)
+    return True
 
 
 cdef inline double as_double(object o, const char* name) except? -1.0:

@@ -379,26 +379,19 @@ cdef int _store_integer(void* slot, object value, int code, const char* name, Py
     """value as a C integer of the kind's size and signedness, its low bytes
     written to slot (little-endian); the slow paths name `name[i]`."""
     cdef int size = code >> 8
-    cdef long long v, high
+    cdef bint signed = (code & 0xff) == _KIND_SIGNED
+    cdef long long high
     cdef unsigned long long u
     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
-    cdef int overflow = 0
-    if not PyLong_CheckExact(value):
-        v, overflow = 0, 1   # the slow paths below convert or raise
-    elif long_is_compact(value):
-        v = long_compact_value(value)
-    else:
-        v = PyLong_AsLongLongAndOverflow(value, &overflow)
-    if (code & 0xff) == _KIND_SIGNED:
+    if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
+        return 0
+    # Not an exact int, or out of range: converted (int subclasses, __index__)
+    # or refused with an error naming the argument.
+    if signed:
         high = <long long>(top >> 1)
-        if overflow or not -high - 1 <= v <= high:
-            v = signed_slow(value, _where(name, i).encode(), -high - 1, high)
-        u = <unsigned long long>v
+        u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
     else:
-        if overflow or v < 0 or <unsigned long long>v > top:
-            u = unsigned_slow(value, _where(name, i).encode(), top)
-        else:
-            u = <unsigned long long>v
+        u = unsigned_slow(value, _where(name, i).encode(), top)
     memcpy(slot, &u, size)
     return 0
 

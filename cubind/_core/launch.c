@@ -1286,6 +1286,18 @@ static int __Pyx_init_tpflags_variables(void) {
 #include <stdio.h>
 #include "cuda.h"
 #include "cudaProfiler.h"
+
+    #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_LIMITED_API)
+    #define CUBIND_LONG_IS_COMPACT(o) PyUnstable_Long_IsCompact((PyLongObject *)(o))
+    #define CUBIND_LONG_COMPACT_VALUE(o) ((long long)PyUnstable_Long_CompactValue((PyLongObject *)(o)))
+    #elif !defined(Py_LIMITED_API)
+    #define CUBIND_LONG_IS_COMPACT(o) (Py_SIZE(o) >= -1 && Py_SIZE(o) <= 1)
+    #define CUBIND_LONG_COMPACT_VALUE(o) ((long long)Py_SIZE(o) * (long long)((PyLongObject *)(o))->ob_digit[0])
+    #else
+    #define CUBIND_LONG_IS_COMPACT(o) 0
+    #define CUBIND_LONG_COMPACT_VALUE(o) 0
+    #endif
+    
 #ifdef _OPENMP
 #include <omp.h>
 #endif /* _OPENMP */
@@ -1504,6 +1516,7 @@ static const char * const __pyx_cfilenm = __FILE__;
 
 static const char* const __pyx_f[] = {
   "cubind/_core/launch.pyx",
+  "cubind/_bind/convert.pxd",
   "(tree fragment)",
   ".venv/lib/python3.11/site-packages/Cython/Includes/cpython/type.pxd",
 };
@@ -1691,10 +1704,50 @@ static const char* const __pyx_f[] = {
 /* #### Code section: type_declarations ### */
 
 /*--- Type declarations ---*/
+struct __pyx_obj_6cubind_5_bind_7convert_CStringArray;
+struct __pyx_obj_6cubind_5_bind_7convert_Struct;
 struct __pyx_obj_6cubind_5_core_6launch_Plan;
 struct __pyx_obj_6cubind_5_core_6launch_KernelBase;
+struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
+typedef struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 
-/* "cubind/_core/launch.pyx":31
+/* "cubind/_bind/convert.pxd":81
+ * # declared .u32 may be a C int, so both ranges are taken and the value's two's
+ * # complement is stored, as C converts.
+ * cdef enum:             # <<<<<<<<<<<<<<
+ *     SIGN_SIGNED = 0
+ *     SIGN_UNSIGNED = 1
+*/
+enum  {
+  __pyx_e_6cubind_5_bind_7convert_SIGN_SIGNED = 0,
+  __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED = 1,
+  __pyx_e_6cubind_5_bind_7convert_SIGN_EITHER = 2
+};
+
+/* "cubind/_bind/convert.pxd":166
+ * # to KERNEL_INLINE_ARGS of them (more go to the heap): a launch in the
+ * # (values, types) form then allocates nothing.
+ * cdef enum:             # <<<<<<<<<<<<<<
+ *     KERNEL_INLINE_ARGS = 24
+ * 
+*/
+enum  {
+  __pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS = 24
+};
+
+/* "cubind/_bind/convert.pxd":169
+ *     KERNEL_INLINE_ARGS = 24
+ * 
+ * ctypedef struct KernelArgSpace:             # <<<<<<<<<<<<<<
+ *     void* ptrs[KERNEL_INLINE_ARGS]
+ *     unsigned long long slots[KERNEL_INLINE_ARGS]
+*/
+struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace {
+  void *ptrs[__pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS];
+  unsigned PY_LONG_LONG slots[__pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS];
+};
+
+/* "cubind/_core/launch.pyx":34
  * 
  * # Kinds: the numbers of cubind/_core/params.py.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1711,7 +1764,37 @@ enum  {
   __pyx_e_6cubind_5_core_6launch_STACK_PARAMS = 64
 };
 
-/* "cubind/_core/launch.pyx":53
+/* "cubind/_bind/convert.pxd":144
+ * 
+ * # A `const char* const*` built from a list of bytes/str, alive as long as it is.
+ * cdef class CStringArray:             # <<<<<<<<<<<<<<
+ *     cdef const char** ptr
+ *     cdef list _keep
+*/
+struct __pyx_obj_6cubind_5_bind_7convert_CStringArray {
+  PyObject_HEAD
+  struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtab;
+  char const **ptr;
+  PyObject *_keep;
+};
+
+
+/* "cubind/_bind/convert.pxd":154
+ * # Base of the generated struct classes: what a struct keeps alive (buffers and
+ * # arrays its pointer fields point into), kept on the outermost struct.
+ * cdef class Struct:             # <<<<<<<<<<<<<<
+ *     cdef object _owner
+ *     cdef dict _refs
+*/
+struct __pyx_obj_6cubind_5_bind_7convert_Struct {
+  PyObject_HEAD
+  struct __pyx_vtabstruct_6cubind_5_bind_7convert_Struct *__pyx_vtab;
+  PyObject *_owner;
+  PyObject *_refs;
+};
+
+
+/* "cubind/_core/launch.pyx":56
  * 
  * 
  * cdef class Plan:             # <<<<<<<<<<<<<<
@@ -1732,7 +1815,7 @@ struct __pyx_obj_6cubind_5_core_6launch_Plan {
 };
 
 
-/* "cubind/_core/launch.pyx":283
+/* "cubind/_core/launch.pyx":269
  * 
  * 
  * cdef class KernelBase:             # <<<<<<<<<<<<<<
@@ -1749,7 +1832,37 @@ struct __pyx_obj_6cubind_5_core_6launch_KernelBase {
 
 
 
-/* "cubind/_core/launch.pyx":53
+/* "cubind/_bind/convert.pxd":144
+ * 
+ * # A `const char* const*` built from a list of bytes/str, alive as long as it is.
+ * cdef class CStringArray:             # <<<<<<<<<<<<<<
+ *     cdef const char** ptr
+ *     cdef list _keep
+*/
+
+struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray {
+  struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *(*create)(PyObject *, char const *, PY_LONG_LONG, char const *);
+};
+static struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray;
+
+
+/* "cubind/_bind/convert.pxd":154
+ * # Base of the generated struct classes: what a struct keeps alive (buffers and
+ * # arrays its pointer fields point into), kept on the outermost struct.
+ * cdef class Struct:             # <<<<<<<<<<<<<<
+ *     cdef object _owner
+ *     cdef dict _refs
+*/
+
+struct __pyx_vtabstruct_6cubind_5_bind_7convert_Struct {
+  struct __pyx_obj_6cubind_5_bind_7convert_Struct *(*_root)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *);
+  PyObject *(*_kept)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t);
+  int (*_keep)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t, PyObject *);
+};
+static struct __pyx_vtabstruct_6cubind_5_bind_7convert_Struct *__pyx_vtabptr_6cubind_5_bind_7convert_Struct;
+
+
+/* "cubind/_core/launch.pyx":56
  * 
  * 
  * cdef class Plan:             # <<<<<<<<<<<<<<
@@ -1765,7 +1878,7 @@ struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan {
 static struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *__pyx_vtabptr_6cubind_5_core_6launch_Plan;
 
 
-/* "cubind/_core/launch.pyx":283
+/* "cubind/_core/launch.pyx":269
  * 
  * 
  * cdef class KernelBase:             # <<<<<<<<<<<<<<
@@ -1941,6 +2054,12 @@ static CYTHON_INLINE PyObject* __Pyx_PyObject_GetAttrStrNoError(PyObject* obj, P
 
 /* GetBuiltinName.proto */
 static PyObject *__Pyx_GetBuiltinName(PyObject *name);
+
+/* FloatExceptionCheck.proto */
+#define __PYX_CHECK_FLOAT_EXCEPTION(value, error_value)\
+    ((error_value) == (error_value) ?\
+     (value) == (error_value) :\
+     (value) != (value))
 
 /* CopyObjectArray.proto (used by TupleOrListFromArrayImpl) */
 #if CYTHON_COMPILING_IN_CPYTHON
@@ -2385,17 +2504,6 @@ static CYTHON_INLINE void __Pyx__ExceptionReset(PyThreadState *tstate, PyObject 
 /* PyException_Check.proto */
 #define __Pyx_PyExc_Exception_Check(obj)  __Pyx_TypeCheck(obj, PyExc_Exception)
 
-/* PyOverflowError_Check.proto */
-#define __Pyx_PyExc_OverflowError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_OverflowError)
-
-/* GetException.proto */
-#if CYTHON_FAST_THREAD_STATE
-#define __Pyx_GetException(type, value, tb)  __Pyx__GetException(__pyx_tstate, type, value, tb)
-static int __Pyx__GetException(PyThreadState *tstate, PyObject **type, PyObject **value, PyObject **tb);
-#else
-static int __Pyx_GetException(PyObject **type, PyObject **value, PyObject **tb);
-#endif
-
 /* RaiseErrorWithObjectType1.proto (used by RaiseUnexpectedTypeError) */
 #define __Pyx_RaiseTypeErrorWithObjectType1(message, arg, obj) __Pyx_RaiseErrorWithObjectType1(PyExc_TypeError, message, arg, obj)
 #define __Pyx_RaiseErrorWithObjectType1(exc_type, message, arg, obj) __Pyx_RaiseErrorWithType1(exc_type, message, arg, Py_TYPE(obj))
@@ -2411,6 +2519,14 @@ static void __Pyx_RejectKeywords(const char* function_name, PyObject *kwds);
 
 /* ListCompAppendAndDecref.proto */
 static CYTHON_INLINE int __Pyx_ListComp_AppendAndDecref(PyObject* list, PyObject* x);
+
+/* GetException.proto */
+#if CYTHON_FAST_THREAD_STATE
+#define __Pyx_GetException(type, value, tb)  __Pyx__GetException(__pyx_tstate, type, value, tb)
+static int __Pyx__GetException(PyThreadState *tstate, PyObject **type, PyObject **value, PyObject **tb);
+#else
+static int __Pyx_GetException(PyObject **type, PyObject **value, PyObject **tb);
+#endif
 
 /* SwapException.proto */
 #if CYTHON_FAST_THREAD_STATE
@@ -2465,6 +2581,9 @@ static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, 
 
 /* PyValueError_Check.proto */
 #define __Pyx_PyExc_ValueError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_ValueError)
+
+/* PyOverflowError_Check.proto */
+#define __Pyx_PyExc_OverflowError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_OverflowError)
 
 /* BuildPyUnicode.proto (used by COrdinalToPyUnicode) */
 static PyObject* __Pyx_PyUnicode_BuildFromAscii(Py_ssize_t ulength, const char* chars, int clength,
@@ -2913,8 +3032,6 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 
 /* Module declarations from "cpython.float" */
 
-/* Module declarations from "cpython.long" */
-
 /* Module declarations from "libc.stdio" */
 
 /* Module declarations from "__builtin__" */
@@ -2931,7 +3048,26 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 static CUresult (*__pyx_f_4cuda_7cdriver_cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **); /*proto*/
 static CUresult (*__pyx_f_4cuda_7cdriver_cuLaunchKernelEx)(CUlaunchConfig const *, CUfunction, void **, void **); /*proto*/
 
+/* Module declarations from "cpython.bytes" */
+
+/* Module declarations from "cpython.long" */
+
+/* Module declarations from "cpython.memoryview" */
+
+/* Module declarations from "cubind._bind.convert" */
+static PY_LONG_LONG (*__pyx_f_6cubind_5_bind_7convert_signed_slow)(PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG); /*proto*/
+static unsigned PY_LONG_LONG (*__pyx_f_6cubind_5_bind_7convert_unsigned_slow)(PyObject *, char const *, unsigned PY_LONG_LONG); /*proto*/
+static double (*__pyx_f_6cubind_5_bind_7convert_double_slow)(PyObject *, char const *); /*proto*/
+static PyObject *(*__pyx_f_6cubind_5_bind_7convert_cstring_slow)(PyObject *, char const *); /*proto*/
+static void *(*__pyx_f_6cubind_5_bind_7convert_address_slow)(PyObject *, char const *); /*proto*/
+static PyObject *(*__pyx_f_6cubind_5_bind_7convert_buffer_view_slow)(PyObject *); /*proto*/
+static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *, int, int, void *); /*proto*/
+static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *, char const *); /*proto*/
+static PyObject *(*__pyx_f_6cubind_5_bind_7convert_kernel_params_slow)(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *); /*proto*/
+static int (*__pyx_f_6cubind_5_bind_7convert_buffer_too_small)(Py_ssize_t, size_t, char const *, char const *); /*proto*/
+
 /* Module declarations from "cubind._core.launch" */
+static PyObject *__pyx_v_6cubind_5_core_6launch__open_blocks = 0;
 static int __pyx_v_6cubind_5_core_6launch_INVALID_CONTEXT;
 static PyObject *__pyx_v_6cubind_5_core_6launch__MISSING = 0;
 static PyObject *__pyx_v_6cubind_5_core_6launch__StreamType = 0;
@@ -3049,6 +3185,8 @@ namespace {
     PyObject *__pyx_empty_bytes;
     PyObject *__pyx_empty_unicode;
     PyTypeObject *__pyx_ptype_7cpython_4type_type;
+    PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_CStringArray;
+    PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_Struct;
     PyObject *__pyx_type_6cubind_5_core_6launch_Plan;
     PyObject *__pyx_type_6cubind_5_core_6launch_KernelBase;
     PyTypeObject *__pyx_ptype_6cubind_5_core_6launch_Plan;
@@ -3057,7 +3195,7 @@ namespace {
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_items;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_pop;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_values;
-    PyObject *__pyx_string_tab[110];
+    PyObject *__pyx_string_tab[112];
     PyObject *__pyx_number_tab[5];
 /* #### Code section: module_state_contents ### */
 /* PyFrozenDict.module_state_decls */
@@ -3189,23 +3327,25 @@ static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_stati
 #define __pyx_n_u_module_2 __pyx_string_tab[90]
 #define __pyx_n_u_name __pyx_string_tab[91]
 #define __pyx_n_u_object __pyx_string_tab[92]
-#define __pyx_n_u_params __pyx_string_tab[93]
-#define __pyx_n_u_plan __pyx_string_tab[94]
-#define __pyx_n_u_pop __pyx_string_tab[95]
-#define __pyx_n_u_ptr __pyx_string_tab[96]
-#define __pyx_n_u_register_array_type __pyx_string_tab[97]
-#define __pyx_n_u_setdefault __pyx_string_tab[98]
-#define __pyx_n_u_shared_mem_2 __pyx_string_tab[99]
-#define __pyx_n_u_signed __pyx_string_tab[100]
-#define __pyx_n_u_size __pyx_string_tab[101]
-#define __pyx_n_u_stream __pyx_string_tab[102]
-#define __pyx_n_u_stream_handle __pyx_string_tab[103]
-#define __pyx_n_u_top __pyx_string_tab[104]
-#define __pyx_n_u_update __pyx_string_tab[105]
-#define __pyx_n_u_value __pyx_string_tab[106]
-#define __pyx_n_u_values __pyx_string_tab[107]
-#define __pyx_n_u_what __pyx_string_tab[108]
-#define __pyx_kp_b_CUresult_CUfunction_unsigned_int __pyx_string_tab[109]
+#define __pyx_n_u_open_blocks __pyx_string_tab[93]
+#define __pyx_n_u_params __pyx_string_tab[94]
+#define __pyx_n_u_plan __pyx_string_tab[95]
+#define __pyx_n_u_pop __pyx_string_tab[96]
+#define __pyx_n_u_ptr __pyx_string_tab[97]
+#define __pyx_n_u_register_array_type __pyx_string_tab[98]
+#define __pyx_n_u_setdefault __pyx_string_tab[99]
+#define __pyx_n_u_shared_mem_2 __pyx_string_tab[100]
+#define __pyx_n_u_signed __pyx_string_tab[101]
+#define __pyx_n_u_size __pyx_string_tab[102]
+#define __pyx_n_u_stream __pyx_string_tab[103]
+#define __pyx_n_u_stream_handle __pyx_string_tab[104]
+#define __pyx_n_u_top __pyx_string_tab[105]
+#define __pyx_n_u_update __pyx_string_tab[106]
+#define __pyx_n_u_value __pyx_string_tab[107]
+#define __pyx_n_u_values __pyx_string_tab[108]
+#define __pyx_n_u_what __pyx_string_tab[109]
+#define __pyx_kp_b_CUresult_CUfunction_unsigned_int __pyx_string_tab[110]
+#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[111]
 #define __pyx_int_0 __pyx_number_tab[0]
 #define __pyx_int_1 __pyx_number_tab[1]
 #define __pyx_int_8 __pyx_number_tab[2]
@@ -3226,6 +3366,8 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   __Pyx_State_RemoveModule(NULL);
   #endif
   Py_CLEAR(clear_module_state->__pyx_ptype_7cpython_4type_type);
+  Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert_CStringArray);
+  Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert_Struct);
   Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_core_6launch_Plan);
   Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_core_6launch_Plan);
   Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_core_6launch_KernelBase);
@@ -3234,7 +3376,7 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_values.method);
-  for (int i=0; i<110; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<112; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<5; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_clear_contents ### */
 /* #### Code section: module_state_clear_end ### */
@@ -3253,6 +3395,8 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   __Pyx_VISIT_CONST(traverse_module_state->__pyx_empty_bytes);
   __Pyx_VISIT_CONST(traverse_module_state->__pyx_empty_unicode);
   Py_VISIT(traverse_module_state->__pyx_ptype_7cpython_4type_type);
+  Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert_CStringArray);
+  Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert_Struct);
   Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_core_6launch_Plan);
   Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_core_6launch_Plan);
   Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_core_6launch_KernelBase);
@@ -3261,7 +3405,7 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_values.method);
-  for (int i=0; i<110; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<112; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<5; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_traverse_contents ### */
 /* #### Code section: module_state_traverse_end ### */
@@ -3270,7 +3414,1510 @@ return 0;
 #endif
 /* #### Code section: module_code ### */
 
-/* "cubind/_core/launch.pyx":48
+/* "cubind/_bind/convert.pxd":50
+ * 
+ * 
+ * cdef inline long long as_signed(object o, const char* name, long long low, long long high) except? -1:             # <<<<<<<<<<<<<<
+ *     cdef int overflow = 0
+ *     cdef long long v
+*/
+
+static CYTHON_INLINE PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_as_signed(PyObject *__pyx_v_o, char const *__pyx_v_name, PY_LONG_LONG __pyx_v_low, PY_LONG_LONG __pyx_v_high) {
+  int __pyx_v_overflow;
+  PY_LONG_LONG __pyx_v_v;
+  PY_LONG_LONG __pyx_r;
+  int __pyx_t_1;
+  int __pyx_t_2;
+  PY_LONG_LONG __pyx_t_3;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+
+  /* "cubind/_bind/convert.pxd":51
+ * 
+ * cdef inline long long as_signed(object o, const char* name, long long low, long long high) except? -1:
+ *     cdef int overflow = 0             # <<<<<<<<<<<<<<
+ *     cdef long long v
+ *     if PyLong_Check(o):   # int and its subclasses (enums, bool)
+*/
+  __pyx_v_overflow = 0;
+
+  /* "cubind/_bind/convert.pxd":53
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     if PyLong_Check(o):   # int and its subclasses (enums, bool)             # <<<<<<<<<<<<<<
+ *         if long_is_compact(o):
+ *             v = long_compact_value(o)
+*/
+  __pyx_t_1 = PyLong_Check(__pyx_v_o);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":54
+ *     cdef long long v
+ *     if PyLong_Check(o):   # int and its subclasses (enums, bool)
+ *         if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *             v = long_compact_value(o)
+ *         else:
+*/
+    __pyx_t_1 = CUBIND_LONG_IS_COMPACT(__pyx_v_o);
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":55
+ *     if PyLong_Check(o):   # int and its subclasses (enums, bool)
+ *         if long_is_compact(o):
+ *             v = long_compact_value(o)             # <<<<<<<<<<<<<<
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+*/
+      __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_o);
+
+      /* "cubind/_bind/convert.pxd":54
+ *     cdef long long v
+ *     if PyLong_Check(o):   # int and its subclasses (enums, bool)
+ *         if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *             v = long_compact_value(o)
+ *         else:
+*/
+      goto __pyx_L4;
+    }
+
+    /* "cubind/_bind/convert.pxd":57
+ *             v = long_compact_value(o)
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
+ *         if overflow == 0 and low <= v <= high:
+ *             return v
+*/
+    /*else*/ {
+      __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
+    }
+    __pyx_L4:;
+
+    /* "cubind/_bind/convert.pxd":58
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and low <= v <= high:             # <<<<<<<<<<<<<<
+ *             return v
+ *     return signed_slow(o, name, low, high)
+*/
+    __pyx_t_2 = (__pyx_v_overflow == 0);
+
+    if (__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_1 = __pyx_t_2;
+
+      goto __pyx_L6_bool_binop_done;
+    }
+    __pyx_t_2 = (__pyx_v_low <= __pyx_v_v);
+    if (__pyx_t_2) {
+      __pyx_t_2 = (__pyx_v_v <= __pyx_v_high);
+    }
+
+    __pyx_t_1 = __pyx_t_2;
+
+    __pyx_L6_bool_binop_done:;
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":59
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and low <= v <= high:
+ *             return v             # <<<<<<<<<<<<<<
+ *     return signed_slow(o, name, low, high)
+ * 
+*/
+      {
+
+        __pyx_r = __pyx_v_v;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":58
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and low <= v <= high:             # <<<<<<<<<<<<<<
+ *             return v
+ *     return signed_slow(o, name, low, high)
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":53
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     if PyLong_Check(o):   # int and its subclasses (enums, bool)             # <<<<<<<<<<<<<<
+ *         if long_is_compact(o):
+ *             v = long_compact_value(o)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":60
+ *         if overflow == 0 and low <= v <= high:
+ *             return v
+ *     return signed_slow(o, name, low, high)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_o, __pyx_v_name, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_3 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(1, 60, __pyx_L1_error)
+  {
+    __pyx_r = __pyx_t_3;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":50
+ * 
+ * 
+ * cdef inline long long as_signed(object o, const char* name, long long low, long long high) except? -1:             # <<<<<<<<<<<<<<
+ *     cdef int overflow = 0
+ *     cdef long long v
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.as_signed", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = -1LL;
+  __pyx_L0:;
+
+
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":63
+ * 
+ * 
+ * cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned long long high) except? 0:             # <<<<<<<<<<<<<<
+ *     cdef int overflow = 0
+ *     cdef long long v
+*/
+
+static CYTHON_INLINE unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_as_unsigned(PyObject *__pyx_v_o, char const *__pyx_v_name, unsigned PY_LONG_LONG __pyx_v_high) {
+  int __pyx_v_overflow;
+  PY_LONG_LONG __pyx_v_v;
+  unsigned PY_LONG_LONG __pyx_r;
+  int __pyx_t_1;
+  int __pyx_t_2;
+  unsigned PY_LONG_LONG __pyx_t_3;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+
+  /* "cubind/_bind/convert.pxd":64
+ * 
+ * cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned long long high) except? 0:
+ *     cdef int overflow = 0             # <<<<<<<<<<<<<<
+ *     cdef long long v
+ *     if PyLong_Check(o):
+*/
+  __pyx_v_overflow = 0;
+
+  /* "cubind/_bind/convert.pxd":66
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     if PyLong_Check(o):             # <<<<<<<<<<<<<<
+ *         if long_is_compact(o):
+ *             v = long_compact_value(o)
+*/
+  __pyx_t_1 = PyLong_Check(__pyx_v_o);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":67
+ *     cdef long long v
+ *     if PyLong_Check(o):
+ *         if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *             v = long_compact_value(o)
+ *         else:
+*/
+    __pyx_t_1 = CUBIND_LONG_IS_COMPACT(__pyx_v_o);
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":68
+ *     if PyLong_Check(o):
+ *         if long_is_compact(o):
+ *             v = long_compact_value(o)             # <<<<<<<<<<<<<<
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+*/
+      __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_o);
+
+      /* "cubind/_bind/convert.pxd":67
+ *     cdef long long v
+ *     if PyLong_Check(o):
+ *         if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *             v = long_compact_value(o)
+ *         else:
+*/
+      goto __pyx_L4;
+    }
+
+    /* "cubind/_bind/convert.pxd":70
+ *             v = long_compact_value(o)
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
+ *         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:
+ *             return <unsigned long long>v
+*/
+    /*else*/ {
+      __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
+    }
+    __pyx_L4:;
+
+    /* "cubind/_bind/convert.pxd":71
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:             # <<<<<<<<<<<<<<
+ *             return <unsigned long long>v
+ *     return unsigned_slow(o, name, high)
+*/
+    __pyx_t_2 = (__pyx_v_overflow == 0);
+
+    if (__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_1 = __pyx_t_2;
+
+      goto __pyx_L6_bool_binop_done;
+    }
+    __pyx_t_2 = (__pyx_v_v >= 0);
+
+    if (__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_1 = __pyx_t_2;
+
+      goto __pyx_L6_bool_binop_done;
+    }
+    __pyx_t_2 = (((unsigned PY_LONG_LONG)__pyx_v_v) <= __pyx_v_high);
+
+
+    __pyx_t_1 = __pyx_t_2;
+
+    __pyx_L6_bool_binop_done:;
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":72
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:
+ *             return <unsigned long long>v             # <<<<<<<<<<<<<<
+ *     return unsigned_slow(o, name, high)
+ * 
+*/
+      {
+
+        __pyx_r = ((unsigned PY_LONG_LONG)__pyx_v_v);
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":71
+ *         else:
+ *             v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:             # <<<<<<<<<<<<<<
+ *             return <unsigned long long>v
+ *     return unsigned_slow(o, name, high)
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":66
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     if PyLong_Check(o):             # <<<<<<<<<<<<<<
+ *         if long_is_compact(o):
+ *             v = long_compact_value(o)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":73
+ *         if overflow == 0 and v >= 0 and <unsigned long long>v <= high:
+ *             return <unsigned long long>v
+ *     return unsigned_slow(o, name, high)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_o, __pyx_v_name, __pyx_v_high); if (unlikely(__pyx_t_3 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(1, 73, __pyx_L1_error)
+  {
+    __pyx_r = __pyx_t_3;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":63
+ * 
+ * 
+ * cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned long long high) except? 0:             # <<<<<<<<<<<<<<
+ *     cdef int overflow = 0
+ *     cdef long long v
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.as_unsigned", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+
+
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":87
+ * 
+ * 
+ * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
+ *     """Writes the exact int ``o`` as ``size`` little-endian bytes at ``slot``
+ *     where it is in range (True); False leaves the packer's slow path to
+*/
+
+static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__pyx_v_o, int __pyx_v_size, int __pyx_v_sign, void *__pyx_v_slot) {
+  int __pyx_v_overflow;
+  PY_LONG_LONG __pyx_v_v;
+  int __pyx_v_bits;
+  int __pyx_r;
+  int __pyx_t_1;
+  PY_LONG_LONG __pyx_t_2;
+  int __pyx_t_3;
+
+  /* "cubind/_bind/convert.pxd":91
+ *     where it is in range (True); False leaves the packer's slow path to
+ *     convert it or raise an error naming the parameter."""
+ *     cdef int overflow = 0             # <<<<<<<<<<<<<<
+ *     cdef long long v
+ *     cdef int bits = 8 * size
+*/
+  __pyx_v_overflow = 0;
+
+  /* "cubind/_bind/convert.pxd":93
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     cdef int bits = 8 * size             # <<<<<<<<<<<<<<
+ *     if not PyLong_CheckExact(o):
+ *         return False
+*/
+  __pyx_v_bits = (8 * __pyx_v_size);
+
+  /* "cubind/_bind/convert.pxd":94
+ *     cdef long long v
+ *     cdef int bits = 8 * size
+ *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return False
+ *     if long_is_compact(o):
+*/
+  __pyx_t_1 = (!PyLong_CheckExact(__pyx_v_o));
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":95
+ *     cdef int bits = 8 * size
+ *     if not PyLong_CheckExact(o):
+ *         return False             # <<<<<<<<<<<<<<
+ *     if long_is_compact(o):
+ *         v = long_compact_value(o)
+*/
+    {
+
+      __pyx_r = 0;
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":94
+ *     cdef long long v
+ *     cdef int bits = 8 * size
+ *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return False
+ *     if long_is_compact(o):
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":96
+ *     if not PyLong_CheckExact(o):
+ *         return False
+ *     if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *         v = long_compact_value(o)
+ *     else:
+*/
+  __pyx_t_1 = CUBIND_LONG_IS_COMPACT(__pyx_v_o);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":97
+ *         return False
+ *     if long_is_compact(o):
+ *         v = long_compact_value(o)             # <<<<<<<<<<<<<<
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+*/
+    __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_o);
+
+    /* "cubind/_bind/convert.pxd":96
+ *     if not PyLong_CheckExact(o):
+ *         return False
+ *     if long_is_compact(o):             # <<<<<<<<<<<<<<
+ *         v = long_compact_value(o)
+ *     else:
+*/
+    goto __pyx_L4;
+  }
+
+  /* "cubind/_bind/convert.pxd":99
+ *         v = long_compact_value(o)
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
+ *         if overflow:
+ *             return False
+*/
+  /*else*/ {
+    __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
+
+    /* "cubind/_bind/convert.pxd":100
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow:             # <<<<<<<<<<<<<<
+ *             return False
+ *     if size < 8:
+*/
+    __pyx_t_1 = (__pyx_v_overflow != 0);
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":101
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow:
+ *             return False             # <<<<<<<<<<<<<<
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":100
+ *     else:
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow:             # <<<<<<<<<<<<<<
+ *             return False
+ *     if size < 8:
+*/
+    }
+  }
+  __pyx_L4:;
+
+  /* "cubind/_bind/convert.pxd":102
+ *         if overflow:
+ *             return False
+ *     if size < 8:             # <<<<<<<<<<<<<<
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+*/
+  __pyx_t_1 = (__pyx_v_size < 8);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":103
+ *             return False
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+*/
+    __pyx_t_1 = (__pyx_v_sign == __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED);
+
+    if (__pyx_t_1) {
+
+      __pyx_t_2 = 0;
+    } else {
+
+      __pyx_t_2 = (-(1LL << (__pyx_v_bits - 1)));
+    }
+
+    __pyx_t_1 = (__pyx_v_v < __pyx_t_2);
+
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":104
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False             # <<<<<<<<<<<<<<
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":103
+ *             return False
+ *     if size < 8:
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":105
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+*/
+    __pyx_t_1 = (__pyx_v_sign == __pyx_e_6cubind_5_bind_7convert_SIGN_SIGNED);
+
+    if (__pyx_t_1) {
+
+      __pyx_t_2 = ((1LL << (__pyx_v_bits - 1)) - 1);
+    } else {
+
+      __pyx_t_2 = ((1LL << __pyx_v_bits) - 1);
+    }
+
+    __pyx_t_1 = (__pyx_v_v > __pyx_t_2);
+
+
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":106
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False             # <<<<<<<<<<<<<<
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+ *         return False
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":105
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":102
+ *         if overflow:
+ *             return False
+ *     if size < 8:             # <<<<<<<<<<<<<<
+ *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
+ *             return False
+*/
+    goto __pyx_L6;
+  }
+
+  /* "cubind/_bind/convert.pxd":107
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
+ *         return False
+ *     memcpy(slot, &v, size)
+*/
+  __pyx_t_3 = (__pyx_v_sign == __pyx_e_6cubind_5_bind_7convert_SIGN_UNSIGNED);
+
+  if (__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_3;
+
+    goto __pyx_L9_bool_binop_done;
+  }
+  __pyx_t_3 = (__pyx_v_v < 0);
+
+
+  __pyx_t_1 = __pyx_t_3;
+
+  __pyx_L9_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":108
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+ *         return False             # <<<<<<<<<<<<<<
+ *     memcpy(slot, &v, size)
+ *     return True
+*/
+    {
+
+      __pyx_r = 0;
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":107
+ *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
+ *             return False
+ *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
+ *         return False
+ *     memcpy(slot, &v, size)
+*/
+  }
+  __pyx_L6:;
+
+  /* "cubind/_bind/convert.pxd":109
+ *     elif sign == SIGN_UNSIGNED and v < 0:
+ *         return False
+ *     memcpy(slot, &v, size)             # <<<<<<<<<<<<<<
+ *     return True
+ * 
+*/
+  (void)(memcpy(__pyx_v_slot, (&__pyx_v_v), __pyx_v_size));
+
+  /* "cubind/_bind/convert.pxd":110
+ *         return False
+ *     memcpy(slot, &v, size)
+ *     return True             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  {
+
+    __pyx_r = 1;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":87
+ * 
+ * 
+ * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
+ *     """Writes the exact int ``o`` as ``size`` little-endian bytes at ``slot``
+ *     where it is in range (True); False leaves the packer's slow path to
+*/
+
+  /* function exit code */
+  __pyx_L0:;
+
+
+
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":113
+ * 
+ * 
+ * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
+ *     if PyFloat_CheckExact(o):
+ *         return PyFloat_AS_DOUBLE(o)
+*/
+
+static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *__pyx_v_o, char const *__pyx_v_name) {
+  double __pyx_r;
+  int __pyx_t_1;
+  double __pyx_t_2;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+
+  /* "cubind/_bind/convert.pxd":114
+ * 
+ * cdef inline double as_double(object o, const char* name) except? -1.0:
+ *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return PyFloat_AS_DOUBLE(o)
+ *     return double_slow(o, name)
+*/
+  __pyx_t_1 = PyFloat_CheckExact(__pyx_v_o);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":115
+ * cdef inline double as_double(object o, const char* name) except? -1.0:
+ *     if PyFloat_CheckExact(o):
+ *         return PyFloat_AS_DOUBLE(o)             # <<<<<<<<<<<<<<
+ *     return double_slow(o, name)
+ * 
+*/
+    {
+
+      __pyx_r = PyFloat_AS_DOUBLE(__pyx_v_o);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":114
+ * 
+ * cdef inline double as_double(object o, const char* name) except? -1.0:
+ *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return PyFloat_AS_DOUBLE(o)
+ *     return double_slow(o, name)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":116
+ *     if PyFloat_CheckExact(o):
+ *         return PyFloat_AS_DOUBLE(o)
+ *     return double_slow(o, name)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 116, __pyx_L1_error)
+  {
+    __pyx_r = __pyx_t_2;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":113
+ * 
+ * 
+ * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
+ *     if PyFloat_CheckExact(o):
+ *         return PyFloat_AS_DOUBLE(o)
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.as_double", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = (-1.0);
+  __pyx_L0:;
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":120
+ * 
+ * # bytes for a `const char*`: the object to keep alive for the call, or None.
+ * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
+ *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
+ *         return o
+*/
+
+static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObject *__pyx_v_o, char const *__pyx_v_name) {
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_t_1;
+  int __pyx_t_2;
+  PyObject *__pyx_t_3 = NULL;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("as_cstring", 0);
+
+  /* "cubind/_bind/convert.pxd":121
+ * # bytes for a `const char*`: the object to keep alive for the call, or None.
+ * cdef inline object as_cstring(object o, const char* name):
+ *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
+ *         return o
+ *     return cstring_slow(o, name)
+*/
+  __pyx_t_2 = PyBytes_CheckExact(__pyx_v_o);
+
+  if (__pyx_t_2) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_2;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  __pyx_t_2 = (memchr(PyBytes_AS_STRING(__pyx_v_o), 0, ((size_t)PyBytes_GET_SIZE(__pyx_v_o))) == NULL);
+
+
+  __pyx_t_1 = __pyx_t_2;
+
+  __pyx_L4_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":122
+ * cdef inline object as_cstring(object o, const char* name):
+ *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
+ *         return o             # <<<<<<<<<<<<<<
+ *     return cstring_slow(o, name)
+ * 
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_o);
+        __pyx_r = __pyx_v_o;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":121
+ * # bytes for a `const char*`: the object to keep alive for the call, or None.
+ * cdef inline object as_cstring(object o, const char* name):
+ *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
+ *         return o
+ *     return cstring_slow(o, name)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":123
+ *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
+ *         return o
+ *     return cstring_slow(o, name)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 123, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_3;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_3 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":120
+ * 
+ * # bytes for a `const char*`: the object to keep alive for the call, or None.
+ * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
+ *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
+ *         return o
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_3);
+  __Pyx_AddTraceback("cubind._bind.convert.as_cstring", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":126
+ * 
+ * 
+ * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
+ *     return NULL if b is None else PyBytes_AS_STRING(b)
+ * 
+*/
+
+static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyObject *__pyx_v_b) {
+  char const *__pyx_r;
+  void *__pyx_t_1;
+  int __pyx_t_2;
+
+  /* "cubind/_bind/convert.pxd":127
+ * 
+ * cdef inline const char* cstring_ptr(object b) noexcept:
+ *     return NULL if b is None else PyBytes_AS_STRING(b)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_2 = (__pyx_v_b == Py_None);
+  if (__pyx_t_2) {
+
+    __pyx_t_1 = NULL;
+  } else {
+
+    __pyx_t_1 = PyBytes_AS_STRING(__pyx_v_b);
+  }
+
+  {
+    __pyx_r = __pyx_t_1;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":126
+ * 
+ * 
+ * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
+ *     return NULL if b is None else PyBytes_AS_STRING(b)
+ * 
+*/
+
+  /* function exit code */
+  __pyx_L0:;
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":131
+ * 
+ * # An int address or None; buffers go through buffer_view/view_address.
+ * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
+ *     cdef int overflow = 0
+ *     cdef long long v
+*/
+
+static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *__pyx_v_o, char const *__pyx_v_name) {
+  int __pyx_v_overflow;
+  PY_LONG_LONG __pyx_v_v;
+  void *__pyx_r;
+  int __pyx_t_1;
+  int __pyx_t_2;
+  void *__pyx_t_3;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+
+  /* "cubind/_bind/convert.pxd":132
+ * # An int address or None; buffers go through buffer_view/view_address.
+ * cdef inline void* as_address(object o, const char* name) except? NULL:
+ *     cdef int overflow = 0             # <<<<<<<<<<<<<<
+ *     cdef long long v
+ *     if o is None:
+*/
+  __pyx_v_overflow = 0;
+
+  /* "cubind/_bind/convert.pxd":134
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     if o is None:             # <<<<<<<<<<<<<<
+ *         return NULL
+ *     if PyLong_CheckExact(o):
+*/
+  __pyx_t_1 = (__pyx_v_o == Py_None);
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":135
+ *     cdef long long v
+ *     if o is None:
+ *         return NULL             # <<<<<<<<<<<<<<
+ *     if PyLong_CheckExact(o):
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+*/
+    {
+
+      __pyx_r = NULL;
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":134
+ *     cdef int overflow = 0
+ *     cdef long long v
+ *     if o is None:             # <<<<<<<<<<<<<<
+ *         return NULL
+ *     if PyLong_CheckExact(o):
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":136
+ *     if o is None:
+ *         return NULL
+ *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0:
+*/
+  __pyx_t_1 = PyLong_CheckExact(__pyx_v_o);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":137
+ *         return NULL
+ *     if PyLong_CheckExact(o):
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
+ *         if overflow == 0 and v >= 0:
+ *             return <void*><size_t>v
+*/
+    __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
+
+    /* "cubind/_bind/convert.pxd":138
+ *     if PyLong_CheckExact(o):
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
+ *             return <void*><size_t>v
+ *     return address_slow(o, name)
+*/
+    __pyx_t_2 = (__pyx_v_overflow == 0);
+
+    if (__pyx_t_2) {
+
+    } else {
+
+      __pyx_t_1 = __pyx_t_2;
+
+      goto __pyx_L6_bool_binop_done;
+    }
+    __pyx_t_2 = (__pyx_v_v >= 0);
+
+
+    __pyx_t_1 = __pyx_t_2;
+
+    __pyx_L6_bool_binop_done:;
+    if (__pyx_t_1) {
+
+
+      /* "cubind/_bind/convert.pxd":139
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0:
+ *             return <void*><size_t>v             # <<<<<<<<<<<<<<
+ *     return address_slow(o, name)
+ * 
+*/
+      {
+
+        __pyx_r = ((void *)((size_t)__pyx_v_v));
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_bind/convert.pxd":138
+ *     if PyLong_CheckExact(o):
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
+ *             return <void*><size_t>v
+ *     return address_slow(o, name)
+*/
+    }
+
+    /* "cubind/_bind/convert.pxd":136
+ *     if o is None:
+ *         return NULL
+ *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
+ *         if overflow == 0 and v >= 0:
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":140
+ *         if overflow == 0 and v >= 0:
+ *             return <void*><size_t>v
+ *     return address_slow(o, name)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 140, __pyx_L1_error)
+  {
+    __pyx_r = __pyx_t_3;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":131
+ * 
+ * # An int address or None; buffers go through buffer_view/view_address.
+ * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
+ *     cdef int overflow = 0
+ *     cdef long long v
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.as_address", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __pyx_L0:;
+
+
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":178
+ * # A memoryview of a buffer argument, or None for an int address or None. The
+ * # common int is answered inline; only other objects pay a call.
+ * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
+ *     if o is None or PyLong_CheckExact(o):
+ *         return None
+*/
+
+static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObject *__pyx_v_o) {
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_t_1;
+  int __pyx_t_2;
+  PyObject *__pyx_t_3 = NULL;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("buffer_view", 0);
+
+  /* "cubind/_bind/convert.pxd":179
+ * # common int is answered inline; only other objects pay a call.
+ * cdef inline object buffer_view(object o):
+ *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return None
+ *     return buffer_view_slow(o)
+*/
+  __pyx_t_2 = (__pyx_v_o == Py_None);
+  if (!__pyx_t_2) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_2;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  __pyx_t_2 = PyLong_CheckExact(__pyx_v_o);
+
+
+  __pyx_t_1 = __pyx_t_2;
+
+  __pyx_L4_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":180
+ * cdef inline object buffer_view(object o):
+ *     if o is None or PyLong_CheckExact(o):
+ *         return None             # <<<<<<<<<<<<<<
+ *     return buffer_view_slow(o)
+ * 
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __pyx_r = Py_None; __Pyx_INCREF(Py_None);
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":179
+ * # common int is answered inline; only other objects pay a call.
+ * cdef inline object buffer_view(object o):
+ *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return None
+ *     return buffer_view_slow(o)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":181
+ *     if o is None or PyLong_CheckExact(o):
+ *         return None
+ *     return buffer_view_slow(o)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 181, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_3;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_3 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":178
+ * # A memoryview of a buffer argument, or None for an int address or None. The
+ * # common int is answered inline; only other objects pay a call.
+ * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
+ *     if o is None or PyLong_CheckExact(o):
+ *         return None
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_3);
+  __Pyx_AddTraceback("cubind._bind.convert.buffer_view", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":184
+ * 
+ * 
+ * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
+ *     return PyMemoryView_GET_BUFFER(view).buf
+ * 
+*/
+
+static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject *__pyx_v_view) {
+  void *__pyx_r;
+
+  /* "cubind/_bind/convert.pxd":185
+ * 
+ * cdef inline void* view_address(object view) noexcept:
+ *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  {
+
+    __pyx_r = PyMemoryView_GET_BUFFER(__pyx_v_view)->buf;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":184
+ * 
+ * 
+ * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
+ *     return PyMemoryView_GET_BUFFER(view).buf
+ * 
+*/
+
+  /* function exit code */
+  __pyx_L0:;
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":194
+ * # (`size_name`: the parameter or query giving them): a smaller one is a
+ * # ValueError before C could run past its end. The Py_buffer is already held.
+ * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
+ *                                      const char* size_name) except? NULL:
+ *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
+*/
+
+static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(PyObject *__pyx_v_view, size_t __pyx_v_need, char const *__pyx_v_name, char const *__pyx_v_size_name) {
+  Py_ssize_t __pyx_v_size;
+  void *__pyx_r;
+  Py_ssize_t __pyx_t_1;
+  int __pyx_t_2;
+  int __pyx_t_3;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+
+  /* "cubind/_bind/convert.pxd":196
+ * cdef inline void* sized_view_address(object view, size_t need, const char* name,
+ *                                      const char* size_name) except? NULL:
+ *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len             # <<<<<<<<<<<<<<
+ *     if <size_t>size < need:
+ *         buffer_too_small(size, need, name, size_name)
+*/
+  __pyx_t_1 = PyMemoryView_GET_BUFFER(__pyx_v_view)->len;
+
+  __pyx_v_size = __pyx_t_1;
+
+  /* "cubind/_bind/convert.pxd":197
+ *                                      const char* size_name) except? NULL:
+ *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
+ *     if <size_t>size < need:             # <<<<<<<<<<<<<<
+ *         buffer_too_small(size, need, name, size_name)
+ *     return PyMemoryView_GET_BUFFER(view).buf
+*/
+  __pyx_t_2 = (((size_t)__pyx_v_size) < __pyx_v_need);
+
+  if (__pyx_t_2) {
+
+
+    /* "cubind/_bind/convert.pxd":198
+ *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
+ *     if <size_t>size < need:
+ *         buffer_too_small(size, need, name, size_name)             # <<<<<<<<<<<<<<
+ *     return PyMemoryView_GET_BUFFER(view).buf
+ * 
+*/
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 198, __pyx_L1_error)
+
+
+    /* "cubind/_bind/convert.pxd":197
+ *                                      const char* size_name) except? NULL:
+ *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
+ *     if <size_t>size < need:             # <<<<<<<<<<<<<<
+ *         buffer_too_small(size, need, name, size_name)
+ *     return PyMemoryView_GET_BUFFER(view).buf
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":199
+ *     if <size_t>size < need:
+ *         buffer_too_small(size, need, name, size_name)
+ *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  {
+
+    __pyx_r = PyMemoryView_GET_BUFFER(__pyx_v_view)->buf;
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":194
+ * # (`size_name`: the parameter or query giving them): a smaller one is a
+ * # ValueError before C could run past its end. The Py_buffer is already held.
+ * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
+ *                                      const char* size_name) except? NULL:
+ *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.sized_view_address", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __pyx_L0:;
+
+
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":205
+ * # alive until the C call returns; `space` lives in the caller's frame. None
+ * # and an int address, the forms of a hot launch loop, are answered inline.
+ * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
+ *     if params is None:
+ *         out[0] = NULL
+*/
+
+static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyObject *__pyx_v_params, char const *__pyx_v_name, void ***__pyx_v_out, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *__pyx_v_space) {
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_t_1;
+  void *__pyx_t_2;
+  PyObject *__pyx_t_3 = NULL;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("kernel_params", 0);
+
+  /* "cubind/_bind/convert.pxd":206
+ * # and an int address, the forms of a hot launch loop, are answered inline.
+ * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
+ *     if params is None:             # <<<<<<<<<<<<<<
+ *         out[0] = NULL
+ *         return None
+*/
+  __pyx_t_1 = (__pyx_v_params == Py_None);
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":207
+ * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
+ *     if params is None:
+ *         out[0] = NULL             # <<<<<<<<<<<<<<
+ *         return None
+ *     if PyLong_CheckExact(params):
+*/
+    (__pyx_v_out[0]) = NULL;
+
+    /* "cubind/_bind/convert.pxd":208
+ *     if params is None:
+ *         out[0] = NULL
+ *         return None             # <<<<<<<<<<<<<<
+ *     if PyLong_CheckExact(params):
+ *         out[0] = <void**>as_address(params, name)
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __pyx_r = Py_None; __Pyx_INCREF(Py_None);
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":206
+ * # and an int address, the forms of a hot launch loop, are answered inline.
+ * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
+ *     if params is None:             # <<<<<<<<<<<<<<
+ *         out[0] = NULL
+ *         return None
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":209
+ *         out[0] = NULL
+ *         return None
+ *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
+ *         out[0] = <void**>as_address(params, name)
+ *         return None
+*/
+  __pyx_t_1 = PyLong_CheckExact(__pyx_v_params);
+
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":210
+ *         return None
+ *     if PyLong_CheckExact(params):
+ *         out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
+ *         return None
+ *     return kernel_params_slow(params, name, out, space)
+*/
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 210, __pyx_L1_error)
+    (__pyx_v_out[0]) = ((void **)__pyx_t_2);
+
+
+    /* "cubind/_bind/convert.pxd":211
+ *     if PyLong_CheckExact(params):
+ *         out[0] = <void**>as_address(params, name)
+ *         return None             # <<<<<<<<<<<<<<
+ *     return kernel_params_slow(params, name, out, space)
+ * # A value typed by an attribute, given as its raw bytes (a ctypes instance,
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __pyx_r = Py_None; __Pyx_INCREF(Py_None);
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":209
+ *         out[0] = NULL
+ *         return None
+ *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
+ *         out[0] = <void**>as_address(params, name)
+ *         return None
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":212
+ *         out[0] = <void**>as_address(params, name)
+ *         return None
+ *     return kernel_params_slow(params, name, out, space)             # <<<<<<<<<<<<<<
+ * # A value typed by an attribute, given as its raw bytes (a ctypes instance,
+ * # a numpy array, a bytearray: a buffer without __index__): copied into `buf`;
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 212, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_3;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_3 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":205
+ * # alive until the C call returns; `space` lives in the caller's frame. None
+ * # and an int address, the forms of a hot launch loop, are answered inline.
+ * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
+ *     if params is None:
+ *         out[0] = NULL
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_3);
+  __Pyx_AddTraceback("cubind._bind.convert.kernel_params", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_core/launch.pyx":51
  * 
  * 
  * def register_array_type(array_type):             # <<<<<<<<<<<<<<
@@ -3318,32 +4965,32 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_array_type,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 48, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 51, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 48, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 51, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "register_array_type", 0) < (0)) __PYX_ERR(0, 48, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "register_array_type", 0) < (0)) __PYX_ERR(0, 51, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 1; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("register_array_type", 1, 1, 1, i); __PYX_ERR(0, 48, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("register_array_type", 1, 1, 1, i); __PYX_ERR(0, 51, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 1)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 48, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 51, __pyx_L3_error)
     }
     __pyx_v_array_type = values[0];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("register_array_type", 1, 1, 1, __pyx_nargs); __PYX_ERR(0, 48, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("register_array_type", 1, 1, 1, __pyx_nargs); __PYX_ERR(0, 51, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -3369,7 +5016,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_register_array_type(CYTHON_UNUS
   __Pyx_RefNannyDeclarations
   __Pyx_RefNannySetupContext("register_array_type", 0);
 
-  /* "cubind/_core/launch.pyx":50
+  /* "cubind/_core/launch.pyx":53
  * def register_array_type(array_type):
  *     global _ArrayType
  *     _ArrayType = array_type             # <<<<<<<<<<<<<<
@@ -3381,7 +5028,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_register_array_type(CYTHON_UNUS
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_core_6launch__ArrayType, __pyx_v_array_type);
   __Pyx_GIVEREF(__pyx_v_array_type);
 
-  /* "cubind/_core/launch.pyx":48
+  /* "cubind/_core/launch.pyx":51
  * 
  * 
  * def register_array_type(array_type):             # <<<<<<<<<<<<<<
@@ -3396,7 +5043,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_register_array_type(CYTHON_UNUS
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":67
+/* "cubind/_core/launch.pyx":70
  *     cdef Py_ssize_t* offsets
  * 
  *     def __cinit__(self, name, params):             # <<<<<<<<<<<<<<
@@ -3443,39 +5090,39 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_name,&__pyx_mstate_global->__pyx_n_u_params,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL_TPNEW(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 67, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 70, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 67, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 70, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 67, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 70, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__cinit__", 0) < (0)) __PYX_ERR(0, 67, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__cinit__", 0) < (0)) __PYX_ERR(0, 70, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 2; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__cinit__", 1, 2, 2, i); __PYX_ERR(0, 67, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__cinit__", 1, 2, 2, i); __PYX_ERR(0, 70, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 2)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 67, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 70, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL_TPNEW(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 67, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 70, __pyx_L3_error)
     }
     __pyx_v_name = values[0];
     __pyx_v_params = values[1];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__cinit__", 1, 2, 2, __pyx_nargs); __PYX_ERR(0, 67, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__cinit__", 1, 2, 2, __pyx_nargs); __PYX_ERR(0, 70, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -3523,7 +5170,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("__cinit__", 0);
 
-  /* "cubind/_core/launch.pyx":68
+  /* "cubind/_core/launch.pyx":71
  * 
  *     def __cinit__(self, name, params):
  *         cdef Py_ssize_t i, offset = 0, align             # <<<<<<<<<<<<<<
@@ -3532,7 +5179,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 */
   __pyx_v_offset = 0;
 
-  /* "cubind/_core/launch.pyx":69
+  /* "cubind/_core/launch.pyx":72
  *     def __cinit__(self, name, params):
  *         cdef Py_ssize_t i, offset = 0, align
  *         self.name = name             # <<<<<<<<<<<<<<
@@ -3544,21 +5191,21 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   __Pyx_GOTREF(__pyx_v_self->name);
   __Pyx_DECREF_SET(__pyx_v_self->name, __pyx_v_name);
 
-  /* "cubind/_core/launch.pyx":70
+  /* "cubind/_core/launch.pyx":73
  *         cdef Py_ssize_t i, offset = 0, align
  *         self.name = name
  *         self.params = tuple(params)             # <<<<<<<<<<<<<<
  *         self.n = len(self.params)
  *         count = self.n if self.n else 1
 */
-  __pyx_t_1 = __Pyx_PySequence_Tuple(__pyx_v_params); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 70, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PySequence_Tuple(__pyx_v_params); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 73, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_1);
   __Pyx_GOTREF(__pyx_v_self->params);
   __Pyx_DECREF_SET(__pyx_v_self->params, __pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":71
+  /* "cubind/_core/launch.pyx":74
  *         self.name = name
  *         self.params = tuple(params)
  *         self.n = len(self.params)             # <<<<<<<<<<<<<<
@@ -3567,11 +5214,11 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 */
   __pyx_t_1 = __pyx_v_self->params;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = PyObject_Length(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 71, __pyx_L1_error)
+  __pyx_t_2 = PyObject_Length(__pyx_t_1); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 74, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_v_self->n = __pyx_t_2;
 
-  /* "cubind/_core/launch.pyx":72
+  /* "cubind/_core/launch.pyx":75
  *         self.params = tuple(params)
  *         self.n = len(self.params)
  *         count = self.n if self.n else 1             # <<<<<<<<<<<<<<
@@ -3581,9 +5228,9 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   __pyx_t_3 = (__pyx_v_self->n != 0);
 
   if (__pyx_t_3) {
-    __pyx_t_4 = __Pyx_PyLong_From_int(__pyx_v_self->n); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 72, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_From_int(__pyx_v_self->n); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 75, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    if (__Pyx_PyInt_FromNumber(&__pyx_t_4, NULL, 0) < (0)) __PYX_ERR(0, 72, __pyx_L1_error)
+    if (__Pyx_PyInt_FromNumber(&__pyx_t_4, NULL, 0) < (0)) __PYX_ERR(0, 75, __pyx_L1_error)
     __pyx_t_1 = __pyx_t_4;
     __pyx_t_4 = 0;
   } else {
@@ -3594,75 +5241,75 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   __pyx_v_count = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":73
+  /* "cubind/_core/launch.pyx":76
  *         self.n = len(self.params)
  *         count = self.n if self.n else 1
  *         self.kinds = <int*>malloc(count * sizeof(int))             # <<<<<<<<<<<<<<
  *         self.sizes = <int*>malloc(count * sizeof(int))
  *         self.signs = <int*>malloc(count * sizeof(int))
 */
-  __pyx_t_1 = __Pyx_PyLong_FromSize_t((sizeof(int))); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 73, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_FromSize_t((sizeof(int))); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 76, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_1); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 73, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_1); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 76, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_4); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 73, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_4); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 76, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __pyx_v_self->kinds = ((int *)malloc(__pyx_t_5));
 
 
-  /* "cubind/_core/launch.pyx":74
+  /* "cubind/_core/launch.pyx":77
  *         count = self.n if self.n else 1
  *         self.kinds = <int*>malloc(count * sizeof(int))
  *         self.sizes = <int*>malloc(count * sizeof(int))             # <<<<<<<<<<<<<<
  *         self.signs = <int*>malloc(count * sizeof(int))
  *         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
 */
-  __pyx_t_4 = __Pyx_PyLong_FromSize_t((sizeof(int))); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 74, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_FromSize_t((sizeof(int))); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 77, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_4); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 74, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_4); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 77, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 74, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 77, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_v_self->sizes = ((int *)malloc(__pyx_t_5));
 
 
-  /* "cubind/_core/launch.pyx":75
+  /* "cubind/_core/launch.pyx":78
  *         self.kinds = <int*>malloc(count * sizeof(int))
  *         self.sizes = <int*>malloc(count * sizeof(int))
  *         self.signs = <int*>malloc(count * sizeof(int))             # <<<<<<<<<<<<<<
  *         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):
 */
-  __pyx_t_1 = __Pyx_PyLong_FromSize_t((sizeof(int))); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 75, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_FromSize_t((sizeof(int))); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 78, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_1); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 75, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_1); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 78, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_4); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 75, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_4); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 78, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __pyx_v_self->signs = ((int *)malloc(__pyx_t_5));
 
 
-  /* "cubind/_core/launch.pyx":76
+  /* "cubind/_core/launch.pyx":79
  *         self.sizes = <int*>malloc(count * sizeof(int))
  *         self.signs = <int*>malloc(count * sizeof(int))
  *         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))             # <<<<<<<<<<<<<<
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):
  *             raise MemoryError()
 */
-  __pyx_t_4 = __Pyx_PyLong_FromSize_t((sizeof(Py_ssize_t))); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 76, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_FromSize_t((sizeof(Py_ssize_t))); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 79, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_4); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 76, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyNumber_Multiply_int_int(__pyx_v_count, __pyx_t_4); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 79, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 76, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_5 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 79, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_v_self->offsets = ((Py_ssize_t *)malloc(__pyx_t_5));
 
 
-  /* "cubind/_core/launch.pyx":77
+  /* "cubind/_core/launch.pyx":80
  *         self.signs = <int*>malloc(count * sizeof(int))
  *         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):             # <<<<<<<<<<<<<<
@@ -3711,16 +5358,16 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   if (unlikely(__pyx_t_6)) {
 
 
-    /* "cubind/_core/launch.pyx":78
+    /* "cubind/_core/launch.pyx":81
  *         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         for i, param in enumerate(self.params):
  *             self.kinds[i] = param.kind
 */
-    PyErr_NoMemory(); __PYX_ERR(0, 78, __pyx_L1_error)
+    PyErr_NoMemory(); __PYX_ERR(0, 81, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":77
+    /* "cubind/_core/launch.pyx":80
  *         self.signs = <int*>malloc(count * sizeof(int))
  *         self.offsets = <Py_ssize_t*>malloc(count * sizeof(Py_ssize_t))
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):             # <<<<<<<<<<<<<<
@@ -3729,7 +5376,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 */
   }
 
-  /* "cubind/_core/launch.pyx":79
+  /* "cubind/_core/launch.pyx":82
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):
  *             raise MemoryError()
  *         for i, param in enumerate(self.params):             # <<<<<<<<<<<<<<
@@ -3743,9 +5390,9 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
     __pyx_t_7 = 0;
     __pyx_t_8 = NULL;
   } else {
-    __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_self->params); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 79, __pyx_L1_error)
+    __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_v_self->params); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 82, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 79, __pyx_L1_error)
+    __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 82, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_8)) {
@@ -3753,7 +5400,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 79, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 82, __pyx_L1_error)
           #endif
           if (__pyx_t_7 >= __pyx_temp) break;
         }
@@ -3763,7 +5410,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 79, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 82, __pyx_L1_error)
           #endif
           if (__pyx_t_7 >= __pyx_temp) break;
         }
@@ -3774,13 +5421,13 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
         #endif
         ++__pyx_t_7;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 79, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 82, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_8(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 79, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 82, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -3792,58 +5439,58 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
     __pyx_v_i = __pyx_t_2;
     __pyx_t_2 = (__pyx_t_2 + 1);
 
-    /* "cubind/_core/launch.pyx":80
+    /* "cubind/_core/launch.pyx":83
  *             raise MemoryError()
  *         for i, param in enumerate(self.params):
  *             self.kinds[i] = param.kind             # <<<<<<<<<<<<<<
  *             self.sizes[i] = param.size
  *             self.signs[i] = param.signed
 */
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_kind); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 80, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_kind); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 83, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_4); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 80, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_4); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 83, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     (__pyx_v_self->kinds[__pyx_v_i]) = __pyx_t_9;
 
 
-    /* "cubind/_core/launch.pyx":81
+    /* "cubind/_core/launch.pyx":84
  *         for i, param in enumerate(self.params):
  *             self.kinds[i] = param.kind
  *             self.sizes[i] = param.size             # <<<<<<<<<<<<<<
  *             self.signs[i] = param.signed
  *             align = 16 if param.size > 8 else 8
 */
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_size); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 81, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_size); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 84, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_4); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 81, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_4); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 84, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     (__pyx_v_self->sizes[__pyx_v_i]) = __pyx_t_9;
 
 
-    /* "cubind/_core/launch.pyx":82
+    /* "cubind/_core/launch.pyx":85
  *             self.kinds[i] = param.kind
  *             self.sizes[i] = param.size
  *             self.signs[i] = param.signed             # <<<<<<<<<<<<<<
  *             align = 16 if param.size > 8 else 8
  *             offset = (offset + align - 1) // align * align
 */
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_signed); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_signed); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 85, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_4); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyLong_As_int(__pyx_t_4); if (unlikely((__pyx_t_9 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 85, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     (__pyx_v_self->signs[__pyx_v_i]) = __pyx_t_9;
 
 
-    /* "cubind/_core/launch.pyx":83
+    /* "cubind/_core/launch.pyx":86
  *             self.sizes[i] = param.size
  *             self.signs[i] = param.signed
  *             align = 16 if param.size > 8 else 8             # <<<<<<<<<<<<<<
  *             offset = (offset + align - 1) // align * align
  *             self.offsets[i] = offset
 */
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_size); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 83, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_size); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 86, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_6 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_t_4, __pyx_mstate_global->__pyx_int_8, Py_GT); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 83, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_t_4, __pyx_mstate_global->__pyx_int_8, Py_GT); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 86, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     if (__pyx_t_6) {
 
@@ -3855,7 +5502,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 
     __pyx_v_align = __pyx_t_10;
 
-    /* "cubind/_core/launch.pyx":84
+    /* "cubind/_core/launch.pyx":87
  *             self.signs[i] = param.signed
  *             align = 16 if param.size > 8 else 8
  *             offset = (offset + align - 1) // align * align             # <<<<<<<<<<<<<<
@@ -3866,16 +5513,16 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 
     if (unlikely(__pyx_v_align == 0)) {
       PyErr_SetString(PyExc_ZeroDivisionError, "integer division or modulo by zero");
-      __PYX_ERR(0, 84, __pyx_L1_error)
+      __PYX_ERR(0, 87, __pyx_L1_error)
     }
     else if (sizeof(Py_ssize_t) == sizeof(long) && (!(((Py_ssize_t)-1) > 0)) && unlikely(__pyx_v_align == (Py_ssize_t)-1)  && unlikely(__Pyx_UNARY_NEG_WOULD_OVERFLOW(__pyx_t_10))) {
       PyErr_SetString(PyExc_OverflowError, "value too large to perform division");
-      __PYX_ERR(0, 84, __pyx_L1_error)
+      __PYX_ERR(0, 87, __pyx_L1_error)
     }
     __pyx_v_offset = (__Pyx_div_Py_ssize_t(__pyx_t_10, __pyx_v_align, 0) * __pyx_v_align);
 
 
-    /* "cubind/_core/launch.pyx":85
+    /* "cubind/_core/launch.pyx":88
  *             align = 16 if param.size > 8 else 8
  *             offset = (offset + align - 1) // align * align
  *             self.offsets[i] = offset             # <<<<<<<<<<<<<<
@@ -3884,25 +5531,25 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 */
     (__pyx_v_self->offsets[__pyx_v_i]) = __pyx_v_offset;
 
-    /* "cubind/_core/launch.pyx":86
+    /* "cubind/_core/launch.pyx":89
  *             offset = (offset + align - 1) // align * align
  *             self.offsets[i] = offset
  *             offset += max(param.size, 8)             # <<<<<<<<<<<<<<
  *         self.total = offset
  * 
 */
-    __pyx_t_4 = PyLong_FromSsize_t(__pyx_v_offset); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 86, __pyx_L1_error)
+    __pyx_t_4 = PyLong_FromSsize_t(__pyx_v_offset); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 89, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
     __pyx_t_11 = 8;
-    __pyx_t_12 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_size); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 86, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyObject_GetAttrStr(__pyx_v_param, __pyx_mstate_global->__pyx_n_u_size); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 89, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
-    __pyx_t_14 = __Pyx_PyLong_From_long(__pyx_t_11); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 86, __pyx_L1_error)
+    __pyx_t_14 = __Pyx_PyLong_From_long(__pyx_t_11); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 89, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_14);
-    __pyx_t_6 = __Pyx_PyObject_CompareBoolGt_int_object(__pyx_t_14, __pyx_t_12, Py_GT); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 86, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_CompareBoolGt_int_object(__pyx_t_14, __pyx_t_12, Py_GT); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 89, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
     if (__pyx_t_6) {
-      __pyx_t_14 = __Pyx_PyLong_From_long(__pyx_t_11); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 86, __pyx_L1_error)
+      __pyx_t_14 = __Pyx_PyLong_From_long(__pyx_t_11); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 89, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_14);
       __pyx_t_13 = __pyx_t_14;
       __pyx_t_14 = 0;
@@ -3912,15 +5559,15 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
     }
 
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-    __pyx_t_12 = __Pyx_PyNumber_InPlaceAdd_int_object(__pyx_t_4, __pyx_t_13); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 86, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyNumber_InPlaceAdd_int_object(__pyx_t_4, __pyx_t_13); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 89, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
-    __pyx_t_10 = __Pyx_PyIndex_AsSsize_t(__pyx_t_12); if (unlikely((__pyx_t_10 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 86, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_PyIndex_AsSsize_t(__pyx_t_12); if (unlikely((__pyx_t_10 == (Py_ssize_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 89, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
     __pyx_v_offset = __pyx_t_10;
 
-    /* "cubind/_core/launch.pyx":79
+    /* "cubind/_core/launch.pyx":82
  *         if not (self.kinds and self.sizes and self.signs and self.offsets):
  *             raise MemoryError()
  *         for i, param in enumerate(self.params):             # <<<<<<<<<<<<<<
@@ -3930,7 +5577,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":87
+  /* "cubind/_core/launch.pyx":90
  *             self.offsets[i] = offset
  *             offset += max(param.size, 8)
  *         self.total = offset             # <<<<<<<<<<<<<<
@@ -3939,7 +5586,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
 */
   __pyx_v_self->total = __pyx_v_offset;
 
-  /* "cubind/_core/launch.pyx":67
+  /* "cubind/_core/launch.pyx":70
  *     cdef Py_ssize_t* offsets
  * 
  *     def __cinit__(self, name, params):             # <<<<<<<<<<<<<<
@@ -3969,7 +5616,7 @@ static int __pyx_pf_6cubind_5_core_6launch_4Plan___cinit__(struct __pyx_obj_6cub
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":89
+/* "cubind/_core/launch.pyx":92
  *         self.total = offset
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -3992,7 +5639,7 @@ static void __pyx_pw_6cubind_5_core_6launch_4Plan_3__dealloc__(PyObject *__pyx_v
 
 static void __pyx_pf_6cubind_5_core_6launch_4Plan_2__dealloc__(struct __pyx_obj_6cubind_5_core_6launch_Plan *__pyx_v_self) {
 
-  /* "cubind/_core/launch.pyx":90
+  /* "cubind/_core/launch.pyx":93
  * 
  *     def __dealloc__(self):
  *         free(self.kinds)             # <<<<<<<<<<<<<<
@@ -4001,7 +5648,7 @@ static void __pyx_pf_6cubind_5_core_6launch_4Plan_2__dealloc__(struct __pyx_obj_
 */
   free(__pyx_v_self->kinds);
 
-  /* "cubind/_core/launch.pyx":91
+  /* "cubind/_core/launch.pyx":94
  *     def __dealloc__(self):
  *         free(self.kinds)
  *         free(self.sizes)             # <<<<<<<<<<<<<<
@@ -4010,7 +5657,7 @@ static void __pyx_pf_6cubind_5_core_6launch_4Plan_2__dealloc__(struct __pyx_obj_
 */
   free(__pyx_v_self->sizes);
 
-  /* "cubind/_core/launch.pyx":92
+  /* "cubind/_core/launch.pyx":95
  *         free(self.kinds)
  *         free(self.sizes)
  *         free(self.signs)             # <<<<<<<<<<<<<<
@@ -4019,7 +5666,7 @@ static void __pyx_pf_6cubind_5_core_6launch_4Plan_2__dealloc__(struct __pyx_obj_
 */
   free(__pyx_v_self->signs);
 
-  /* "cubind/_core/launch.pyx":93
+  /* "cubind/_core/launch.pyx":96
  *         free(self.sizes)
  *         free(self.signs)
  *         free(self.offsets)             # <<<<<<<<<<<<<<
@@ -4028,7 +5675,7 @@ static void __pyx_pf_6cubind_5_core_6launch_4Plan_2__dealloc__(struct __pyx_obj_
 */
   free(__pyx_v_self->offsets);
 
-  /* "cubind/_core/launch.pyx":89
+  /* "cubind/_core/launch.pyx":92
  *         self.total = offset
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -4040,7 +5687,7 @@ static void __pyx_pf_6cubind_5_core_6launch_4Plan_2__dealloc__(struct __pyx_obj_
 
 }
 
-/* "cubind/_core/launch.pyx":95
+/* "cubind/_core/launch.pyx":98
  *         free(self.offsets)
  * 
  *     cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs) except -1:             # <<<<<<<<<<<<<<
@@ -4079,7 +5726,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("pack", 0);
 
-  /* "cubind/_core/launch.pyx":102
+  /* "cubind/_core/launch.pyx":105
  *         cdef double d
  *         cdef object value, getter, address
  *         if len(args) - start != self.n:             # <<<<<<<<<<<<<<
@@ -4088,16 +5735,16 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
   if (unlikely(__pyx_v_args == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 102, __pyx_L1_error)
+    __PYX_ERR(0, 105, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_args); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 102, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_args); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 105, __pyx_L1_error)
   __pyx_t_2 = ((__pyx_t_1 - __pyx_v_start) != __pyx_v_self->n);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_core/launch.pyx":103
+    /* "cubind/_core/launch.pyx":106
  *         cdef object value, getter, address
  *         if len(args) - start != self.n:
  *             raise count_error(self.name, self.params, len(args) - start)             # <<<<<<<<<<<<<<
@@ -4105,14 +5752,14 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
  *             p = buf + self.offsets[i]
 */
     __pyx_t_4 = NULL;
-    __Pyx_GetModuleGlobalName(__pyx_t_5, __pyx_mstate_global->__pyx_n_u_count_error); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 103, __pyx_L1_error)
+    __Pyx_GetModuleGlobalName(__pyx_t_5, __pyx_mstate_global->__pyx_n_u_count_error); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 106, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     if (unlikely(__pyx_v_args == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 103, __pyx_L1_error)
+      __PYX_ERR(0, 106, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_args); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 103, __pyx_L1_error)
-    __pyx_t_6 = PyLong_FromSsize_t((__pyx_t_1 - __pyx_v_start)); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 103, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_args); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 106, __pyx_L1_error)
+    __pyx_t_6 = PyLong_FromSsize_t((__pyx_t_1 - __pyx_v_start)); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 106, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
     __pyx_t_7 = 1;
@@ -4133,14 +5780,14 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 103, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 106, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 103, __pyx_L1_error)
+    __PYX_ERR(0, 106, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":102
+    /* "cubind/_core/launch.pyx":105
  *         cdef double d
  *         cdef object value, getter, address
  *         if len(args) - start != self.n:             # <<<<<<<<<<<<<<
@@ -4149,7 +5796,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
   }
 
-  /* "cubind/_core/launch.pyx":104
+  /* "cubind/_core/launch.pyx":107
  *         if len(args) - start != self.n:
  *             raise count_error(self.name, self.params, len(args) - start)
  *         for i in range(self.n):             # <<<<<<<<<<<<<<
@@ -4163,7 +5810,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
   for (__pyx_t_1 = 0; __pyx_t_1 < __pyx_t_9; __pyx_t_1+=1) {
     __pyx_v_i = __pyx_t_1;
 
-    /* "cubind/_core/launch.pyx":105
+    /* "cubind/_core/launch.pyx":108
  *             raise count_error(self.name, self.params, len(args) - start)
  *         for i in range(self.n):
  *             p = buf + self.offsets[i]             # <<<<<<<<<<<<<<
@@ -4172,7 +5819,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
     __pyx_v_p = (__pyx_v_buf + (__pyx_v_self->offsets[__pyx_v_i]));
 
-    /* "cubind/_core/launch.pyx":106
+    /* "cubind/_core/launch.pyx":109
  *         for i in range(self.n):
  *             p = buf + self.offsets[i]
  *             ptrs[i] = p             # <<<<<<<<<<<<<<
@@ -4181,7 +5828,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
     (__pyx_v_ptrs[__pyx_v_i]) = __pyx_v_p;
 
-    /* "cubind/_core/launch.pyx":107
+    /* "cubind/_core/launch.pyx":110
  *             p = buf + self.offsets[i]
  *             ptrs[i] = p
  *             value = <object>PyTuple_GET_ITEM(args, i + start)             # <<<<<<<<<<<<<<
@@ -4196,7 +5843,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
     __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_core/launch.pyx":108
+    /* "cubind/_core/launch.pyx":111
  *             ptrs[i] = p
  *             value = <object>PyTuple_GET_ITEM(args, i + start)
  *             kind = self.kinds[i]             # <<<<<<<<<<<<<<
@@ -4205,7 +5852,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
     __pyx_v_kind = (__pyx_v_self->kinds[__pyx_v_i]);
 
-    /* "cubind/_core/launch.pyx":109
+    /* "cubind/_core/launch.pyx":112
  *             value = <object>PyTuple_GET_ITEM(args, i + start)
  *             kind = self.kinds[i]
  *             size = self.sizes[i]             # <<<<<<<<<<<<<<
@@ -4214,7 +5861,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
     __pyx_v_size = (__pyx_v_self->sizes[__pyx_v_i]);
 
-    /* "cubind/_core/launch.pyx":110
+    /* "cubind/_core/launch.pyx":113
  *             kind = self.kinds[i]
  *             size = self.sizes[i]
  *             if type(value) is float:             # <<<<<<<<<<<<<<
@@ -4225,7 +5872,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":111
+      /* "cubind/_core/launch.pyx":114
  *             size = self.sizes[i]
  *             if type(value) is float:
  *                 if kind == K_F32 or (kind == K_ANY and size == 4):             # <<<<<<<<<<<<<<
@@ -4261,7 +5908,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":112
+        /* "cubind/_core/launch.pyx":115
  *             if type(value) is float:
  *                 if kind == K_F32 or (kind == K_ANY and size == 4):
  *                     d = PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -4270,7 +5917,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         __pyx_v_d = PyFloat_AS_DOUBLE(__pyx_v_value);
 
-        /* "cubind/_core/launch.pyx":113
+        /* "cubind/_core/launch.pyx":116
  *                 if kind == K_F32 or (kind == K_ANY and size == 4):
  *                     d = PyFloat_AS_DOUBLE(value)
  *                     if fabs(d) > FLT_MAX and isfinite(d):             # <<<<<<<<<<<<<<
@@ -4296,7 +5943,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
         if (__pyx_t_2) {
 
 
-          /* "cubind/_core/launch.pyx":114
+          /* "cubind/_core/launch.pyx":117
  *                     d = PyFloat_AS_DOUBLE(value)
  *                     if fabs(d) > FLT_MAX and isfinite(d):
  *                         convert(self.name, self.params[i], value)  # raises the OverflowError             # <<<<<<<<<<<<<<
@@ -4304,9 +5951,9 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
  *                     continue
 */
           __pyx_t_5 = NULL;
-          __Pyx_GetModuleGlobalName(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_convert); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 114, __pyx_L1_error)
+          __Pyx_GetModuleGlobalName(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_convert); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 117, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_6);
-          __pyx_t_4 = __Pyx_GetItemInt(__pyx_v_self->params, __pyx_v_i, Py_ssize_t, 1, PyLong_FromSsize_t, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 114, __pyx_L1_error)
+          __pyx_t_4 = __Pyx_GetItemInt(__pyx_v_self->params, __pyx_v_i, Py_ssize_t, 1, PyLong_FromSsize_t, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 117, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_4);
           __pyx_t_7 = 1;
           #if CYTHON_UNPACK_METHODS
@@ -4326,12 +5973,12 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
             __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
             __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
             __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-            if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 114, __pyx_L1_error)
+            if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 117, __pyx_L1_error)
             __Pyx_GOTREF(__pyx_t_3);
           }
           __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-          /* "cubind/_core/launch.pyx":113
+          /* "cubind/_core/launch.pyx":116
  *                 if kind == K_F32 or (kind == K_ANY and size == 4):
  *                     d = PyFloat_AS_DOUBLE(value)
  *                     if fabs(d) > FLT_MAX and isfinite(d):             # <<<<<<<<<<<<<<
@@ -4340,7 +5987,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         }
 
-        /* "cubind/_core/launch.pyx":115
+        /* "cubind/_core/launch.pyx":118
  *                     if fabs(d) > FLT_MAX and isfinite(d):
  *                         convert(self.name, self.params[i], value)  # raises the OverflowError
  *                     (<float*>p)[0] = <float>d             # <<<<<<<<<<<<<<
@@ -4349,7 +5996,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         (((float *)__pyx_v_p)[0]) = ((float)__pyx_v_d);
 
-        /* "cubind/_core/launch.pyx":116
+        /* "cubind/_core/launch.pyx":119
  *                         convert(self.name, self.params[i], value)  # raises the OverflowError
  *                     (<float*>p)[0] = <float>d
  *                     continue             # <<<<<<<<<<<<<<
@@ -4358,7 +6005,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         goto __pyx_L4_continue;
 
-        /* "cubind/_core/launch.pyx":111
+        /* "cubind/_core/launch.pyx":114
  *             size = self.sizes[i]
  *             if type(value) is float:
  *                 if kind == K_F32 or (kind == K_ANY and size == 4):             # <<<<<<<<<<<<<<
@@ -4367,7 +6014,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
       }
 
-      /* "cubind/_core/launch.pyx":117
+      /* "cubind/_core/launch.pyx":120
  *                     (<float*>p)[0] = <float>d
  *                     continue
  *                 if kind == K_F64 or (kind == K_ANY and size == 8):             # <<<<<<<<<<<<<<
@@ -4403,7 +6050,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":118
+        /* "cubind/_core/launch.pyx":121
  *                     continue
  *                 if kind == K_F64 or (kind == K_ANY and size == 8):
  *                     (<double*>p)[0] = PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -4412,7 +6059,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         (((double *)__pyx_v_p)[0]) = PyFloat_AS_DOUBLE(__pyx_v_value);
 
-        /* "cubind/_core/launch.pyx":119
+        /* "cubind/_core/launch.pyx":122
  *                 if kind == K_F64 or (kind == K_ANY and size == 8):
  *                     (<double*>p)[0] = PyFloat_AS_DOUBLE(value)
  *                     continue             # <<<<<<<<<<<<<<
@@ -4421,7 +6068,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         goto __pyx_L4_continue;
 
-        /* "cubind/_core/launch.pyx":117
+        /* "cubind/_core/launch.pyx":120
  *                     (<float*>p)[0] = <float>d
  *                     continue
  *                 if kind == K_F64 or (kind == K_ANY and size == 8):             # <<<<<<<<<<<<<<
@@ -4430,7 +6077,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
       }
 
-      /* "cubind/_core/launch.pyx":110
+      /* "cubind/_core/launch.pyx":113
  *             kind = self.kinds[i]
  *             size = self.sizes[i]
  *             if type(value) is float:             # <<<<<<<<<<<<<<
@@ -4440,7 +6087,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       goto __pyx_L6;
     }
 
-    /* "cubind/_core/launch.pyx":120
+    /* "cubind/_core/launch.pyx":123
  *                     (<double*>p)[0] = PyFloat_AS_DOUBLE(value)
  *                     continue
  *             elif type(value) is int:             # <<<<<<<<<<<<<<
@@ -4451,7 +6098,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":121
+      /* "cubind/_core/launch.pyx":124
  *                     continue
  *             elif type(value) is int:
  *                 if kind == K_INT or kind == K_ANY:             # <<<<<<<<<<<<<<
@@ -4462,17 +6109,17 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
         case __pyx_e_6cubind_5_core_6launch_K_INT:
         case __pyx_e_6cubind_5_core_6launch_K_ANY:
 
-        /* "cubind/_core/launch.pyx":122
+        /* "cubind/_core/launch.pyx":125
  *             elif type(value) is int:
  *                 if kind == K_INT or kind == K_ANY:
  *                     self.pack_int(i, value, p)             # <<<<<<<<<<<<<<
  *                     continue
  *             elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
 */
-        __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_int(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 122, __pyx_L1_error)
+        __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_int(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 125, __pyx_L1_error)
 
 
-        /* "cubind/_core/launch.pyx":123
+        /* "cubind/_core/launch.pyx":126
  *                 if kind == K_INT or kind == K_ANY:
  *                     self.pack_int(i, value, p)
  *                     continue             # <<<<<<<<<<<<<<
@@ -4481,7 +6128,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         goto __pyx_L4_continue;
 
-        /* "cubind/_core/launch.pyx":121
+        /* "cubind/_core/launch.pyx":124
  *                     continue
  *             elif type(value) is int:
  *                 if kind == K_INT or kind == K_ANY:             # <<<<<<<<<<<<<<
@@ -4492,7 +6139,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
         default: break;
       }
 
-      /* "cubind/_core/launch.pyx":120
+      /* "cubind/_core/launch.pyx":123
  *                     (<double*>p)[0] = PyFloat_AS_DOUBLE(value)
  *                     continue
  *             elif type(value) is int:             # <<<<<<<<<<<<<<
@@ -4502,7 +6149,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       goto __pyx_L6;
     }
 
-    /* "cubind/_core/launch.pyx":124
+    /* "cubind/_core/launch.pyx":127
  *                     self.pack_int(i, value, p)
  *                     continue
  *             elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):             # <<<<<<<<<<<<<<
@@ -4544,22 +6191,22 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":125
+      /* "cubind/_core/launch.pyx":128
  *                     continue
  *             elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
  *                 address = value._mem.ptr             # <<<<<<<<<<<<<<
  *                 if address is not None:  # None: freed, and the slow path says so
  *                     self.pack_int(i, address + value._offset, p)
 */
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_mem); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 125, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_mem); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 128, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ptr); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 125, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ptr); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 128, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_XDECREF_SET(__pyx_v_address, __pyx_t_6);
       __pyx_t_6 = 0;
 
-      /* "cubind/_core/launch.pyx":126
+      /* "cubind/_core/launch.pyx":129
  *             elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
  *                 address = value._mem.ptr
  *                 if address is not None:  # None: freed, and the slow path says so             # <<<<<<<<<<<<<<
@@ -4570,23 +6217,23 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":127
+        /* "cubind/_core/launch.pyx":130
  *                 address = value._mem.ptr
  *                 if address is not None:  # None: freed, and the slow path says so
  *                     self.pack_int(i, address + value._offset, p)             # <<<<<<<<<<<<<<
  *                     continue
  *             elif size == 8 and (kind == K_INT or kind == K_ANY):
 */
-        __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_offset); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 127, __pyx_L1_error)
+        __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_offset); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 130, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_6);
-        __pyx_t_3 = __Pyx_PyNumber_Add_object_object(__pyx_v_address, __pyx_t_6); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 127, __pyx_L1_error)
+        __pyx_t_3 = __Pyx_PyNumber_Add_object_object(__pyx_v_address, __pyx_t_6); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 130, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_3);
         __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_int(__pyx_v_self, __pyx_v_i, __pyx_t_3, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 127, __pyx_L1_error)
+        __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_int(__pyx_v_self, __pyx_v_i, __pyx_t_3, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 130, __pyx_L1_error)
         __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
 
-        /* "cubind/_core/launch.pyx":128
+        /* "cubind/_core/launch.pyx":131
  *                 if address is not None:  # None: freed, and the slow path says so
  *                     self.pack_int(i, address + value._offset, p)
  *                     continue             # <<<<<<<<<<<<<<
@@ -4595,7 +6242,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         goto __pyx_L4_continue;
 
-        /* "cubind/_core/launch.pyx":126
+        /* "cubind/_core/launch.pyx":129
  *             elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
  *                 address = value._mem.ptr
  *                 if address is not None:  # None: freed, and the slow path says so             # <<<<<<<<<<<<<<
@@ -4604,7 +6251,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
       }
 
-      /* "cubind/_core/launch.pyx":124
+      /* "cubind/_core/launch.pyx":127
  *                     self.pack_int(i, value, p)
  *                     continue
  *             elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):             # <<<<<<<<<<<<<<
@@ -4614,7 +6261,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       goto __pyx_L6;
     }
 
-    /* "cubind/_core/launch.pyx":129
+    /* "cubind/_core/launch.pyx":132
  *                     self.pack_int(i, address + value._offset, p)
  *                     continue
  *             elif size == 8 and (kind == K_INT or kind == K_ANY):             # <<<<<<<<<<<<<<
@@ -4647,7 +6294,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":130
+      /* "cubind/_core/launch.pyx":133
  *                     continue
  *             elif size == 8 and (kind == K_INT or kind == K_ANY):
  *                 getter = POINTER_GETTERS.get(type(value))             # <<<<<<<<<<<<<<
@@ -4655,9 +6302,9 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
  *                     try:
 */
       __pyx_t_6 = NULL;
-      __Pyx_GetModuleGlobalName(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_POINTER_GETTERS); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 130, __pyx_L1_error)
+      __Pyx_GetModuleGlobalName(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_POINTER_GETTERS); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 133, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
-      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_get); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 130, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_get); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 133, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
       __pyx_t_7 = 1;
@@ -4677,13 +6324,13 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
         __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_5, __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 130, __pyx_L1_error)
+        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 133, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_3);
       }
       __Pyx_XDECREF_SET(__pyx_v_getter, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_core/launch.pyx":131
+      /* "cubind/_core/launch.pyx":134
  *             elif size == 8 and (kind == K_INT or kind == K_ANY):
  *                 getter = POINTER_GETTERS.get(type(value))
  *                 if getter is not None:             # <<<<<<<<<<<<<<
@@ -4694,7 +6341,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":132
+        /* "cubind/_core/launch.pyx":135
  *                 getter = POINTER_GETTERS.get(type(value))
  *                 if getter is not None:
  *                     try:             # <<<<<<<<<<<<<<
@@ -4710,7 +6357,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
           __Pyx_XGOTREF(__pyx_t_15);
           /*try:*/ {
 
-            /* "cubind/_core/launch.pyx":133
+            /* "cubind/_core/launch.pyx":136
  *                 if getter is not None:
  *                     try:
  *                         address = int(getter(value))             # <<<<<<<<<<<<<<
@@ -4737,16 +6384,16 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
               __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_6, __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
               __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
               __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-              if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 133, __pyx_L25_error)
+              if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 136, __pyx_L25_error)
               __Pyx_GOTREF(__pyx_t_3);
             }
-            __pyx_t_6 = __Pyx_PyNumber_Int(__pyx_t_3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L25_error)
+            __pyx_t_6 = __Pyx_PyNumber_Int(__pyx_t_3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 136, __pyx_L25_error)
             __Pyx_GOTREF(__pyx_t_6);
             __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
             __Pyx_XDECREF_SET(__pyx_v_address, __pyx_t_6);
             __pyx_t_6 = 0;
 
-            /* "cubind/_core/launch.pyx":132
+            /* "cubind/_core/launch.pyx":135
  *                 getter = POINTER_GETTERS.get(type(value))
  *                 if getter is not None:
  *                     try:             # <<<<<<<<<<<<<<
@@ -4764,7 +6411,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
           __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
           __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-          /* "cubind/_core/launch.pyx":134
+          /* "cubind/_core/launch.pyx":137
  *                     try:
  *                         address = int(getter(value))
  *                     except Exception:             # <<<<<<<<<<<<<<
@@ -4775,7 +6422,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
           if (__pyx_t_12) {
             __Pyx_ErrRestore(0,0,0);
 
-            /* "cubind/_core/launch.pyx":135
+            /* "cubind/_core/launch.pyx":138
  *                         address = int(getter(value))
  *                     except Exception:
  *                         address = None  # the slow path says why, naming the parameter             # <<<<<<<<<<<<<<
@@ -4788,7 +6435,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
           }
           goto __pyx_L27_except_error;
 
-          /* "cubind/_core/launch.pyx":132
+          /* "cubind/_core/launch.pyx":135
  *                 getter = POINTER_GETTERS.get(type(value))
  *                 if getter is not None:
  *                     try:             # <<<<<<<<<<<<<<
@@ -4809,7 +6456,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
           __pyx_L32_try_end:;
         }
 
-        /* "cubind/_core/launch.pyx":136
+        /* "cubind/_core/launch.pyx":139
  *                     except Exception:
  *                         address = None  # the slow path says why, naming the parameter
  *                     if address is not None:             # <<<<<<<<<<<<<<
@@ -4820,17 +6467,17 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
         if (__pyx_t_2) {
 
 
-          /* "cubind/_core/launch.pyx":137
+          /* "cubind/_core/launch.pyx":140
  *                         address = None  # the slow path says why, naming the parameter
  *                     if address is not None:
  *                         self.pack_int(i, address, p)             # <<<<<<<<<<<<<<
  *                         continue
  *             self.pack_slow(i, value, p)
 */
-          __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_int(__pyx_v_self, __pyx_v_i, __pyx_v_address, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 137, __pyx_L1_error)
+          __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_int(__pyx_v_self, __pyx_v_i, __pyx_v_address, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 140, __pyx_L1_error)
 
 
-          /* "cubind/_core/launch.pyx":138
+          /* "cubind/_core/launch.pyx":141
  *                     if address is not None:
  *                         self.pack_int(i, address, p)
  *                         continue             # <<<<<<<<<<<<<<
@@ -4839,7 +6486,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
           goto __pyx_L4_continue;
 
-          /* "cubind/_core/launch.pyx":136
+          /* "cubind/_core/launch.pyx":139
  *                     except Exception:
  *                         address = None  # the slow path says why, naming the parameter
  *                     if address is not None:             # <<<<<<<<<<<<<<
@@ -4848,7 +6495,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
         }
 
-        /* "cubind/_core/launch.pyx":131
+        /* "cubind/_core/launch.pyx":134
  *             elif size == 8 and (kind == K_INT or kind == K_ANY):
  *                 getter = POINTER_GETTERS.get(type(value))
  *                 if getter is not None:             # <<<<<<<<<<<<<<
@@ -4857,7 +6504,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
 */
       }
 
-      /* "cubind/_core/launch.pyx":129
+      /* "cubind/_core/launch.pyx":132
  *                     self.pack_int(i, address + value._offset, p)
  *                     continue
  *             elif size == 8 and (kind == K_INT or kind == K_ANY):             # <<<<<<<<<<<<<<
@@ -4867,20 +6514,20 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
     }
     __pyx_L6:;
 
-    /* "cubind/_core/launch.pyx":139
+    /* "cubind/_core/launch.pyx":142
  *                         self.pack_int(i, address, p)
  *                         continue
  *             self.pack_slow(i, value, p)             # <<<<<<<<<<<<<<
  *         return 0
  * 
 */
-    __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_slow(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 139, __pyx_L1_error)
+    __pyx_t_12 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_slow(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_12 == ((int)-1))) __PYX_ERR(0, 142, __pyx_L1_error)
 
     __pyx_L4_continue:;
   }
 
 
-  /* "cubind/_core/launch.pyx":140
+  /* "cubind/_core/launch.pyx":143
  *                         continue
  *             self.pack_slow(i, value, p)
  *         return 0             # <<<<<<<<<<<<<<
@@ -4893,7 +6540,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":95
+  /* "cubind/_core/launch.pyx":98
  *         free(self.offsets)
  * 
  *     cdef int pack(self, tuple args, Py_ssize_t start, char* buf, void** ptrs) except -1:             # <<<<<<<<<<<<<<
@@ -4923,446 +6570,100 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack(struct __pyx_obj_6cubind_5_
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":142
+/* "cubind/_core/launch.pyx":145
  *         return 0
  * 
  *     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:             # <<<<<<<<<<<<<<
- *         cdef long long s
- *         cdef unsigned long long u
+ *         # The 1:1 layer's writer (cubind._bind.convert.store_int). Unsigned
+ *         # parameters take negative values too: PTX says .u32 for a C int.
 */
 
 static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_int(struct __pyx_obj_6cubind_5_core_6launch_Plan *__pyx_v_self, Py_ssize_t __pyx_v_i, PyObject *__pyx_v_value, char *__pyx_v_p) {
-  PY_LONG_LONG __pyx_v_s;
-  unsigned PY_LONG_LONG __pyx_v_u;
-  PY_LONG_LONG __pyx_v_one;
-  int __pyx_v_size;
   int __pyx_r;
-  __Pyx_RefNannyDeclarations
-  PyObject *__pyx_t_1 = NULL;
-  PyObject *__pyx_t_2 = NULL;
-  PyObject *__pyx_t_3 = NULL;
-  PY_LONG_LONG __pyx_t_4;
-  int __pyx_t_5;
-  PyObject *__pyx_t_6 = NULL;
-  PyObject *__pyx_t_7 = NULL;
-  PyObject *__pyx_t_8 = NULL;
-  int __pyx_t_9;
-  int __pyx_t_10;
-  PyObject *__pyx_t_11 = NULL;
-  PyObject *__pyx_t_12 = NULL;
-  PyObject *__pyx_t_13 = NULL;
-  unsigned PY_LONG_LONG __pyx_t_14;
-  PY_LONG_LONG __pyx_t_15;
+  int __pyx_t_1;
+  int __pyx_t_2;
+  int __pyx_t_3;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
-  __Pyx_RefNannySetupContext("pack_int", 0);
 
-  /* "cubind/_core/launch.pyx":145
- *         cdef long long s
- *         cdef unsigned long long u
- *         cdef long long one = 1             # <<<<<<<<<<<<<<
- *         cdef int size = self.sizes[i]
- *         try:
+  /* "cubind/_core/launch.pyx":148
+ *         # The 1:1 layer's writer (cubind._bind.convert.store_int). Unsigned
+ *         # parameters take negative values too: PTX says .u32 for a C int.
+ *         if store_int(value, self.sizes[i], SIGN_SIGNED if self.signs[i] else SIGN_EITHER, p):             # <<<<<<<<<<<<<<
+ *             return 0
+ *         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
 */
-  __pyx_v_one = 1;
+  __pyx_t_2 = ((__pyx_v_self->signs[__pyx_v_i]) != 0);
 
-  /* "cubind/_core/launch.pyx":146
- *         cdef unsigned long long u
- *         cdef long long one = 1
- *         cdef int size = self.sizes[i]             # <<<<<<<<<<<<<<
- *         try:
- *             s = PyLong_AsLongLong(value)
-*/
-  __pyx_v_size = (__pyx_v_self->sizes[__pyx_v_i]);
+  if (__pyx_t_2) {
 
-  /* "cubind/_core/launch.pyx":147
- *         cdef long long one = 1
- *         cdef int size = self.sizes[i]
- *         try:             # <<<<<<<<<<<<<<
- *             s = PyLong_AsLongLong(value)
- *         except OverflowError:
-*/
-  {
-    __Pyx_PyThreadState_declare
-    __Pyx_PyThreadState_assign
-    __Pyx_ExceptionSave(&__pyx_t_1, &__pyx_t_2, &__pyx_t_3);
-    __Pyx_XGOTREF(__pyx_t_1);
-    __Pyx_XGOTREF(__pyx_t_2);
-    __Pyx_XGOTREF(__pyx_t_3);
-    /*try:*/ {
+    __pyx_t_1 = __pyx_e_6cubind_5_bind_7convert_SIGN_SIGNED;
+  } else {
 
-      /* "cubind/_core/launch.pyx":148
- *         cdef int size = self.sizes[i]
- *         try:
- *             s = PyLong_AsLongLong(value)             # <<<<<<<<<<<<<<
- *         except OverflowError:
- *             if size == 8 and not self.signs[i] and value > 0:
-*/
-      __pyx_t_4 = PyLong_AsLongLong(__pyx_v_value); if (unlikely(__pyx_t_4 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 148, __pyx_L3_error)
-      __pyx_v_s = __pyx_t_4;
+    __pyx_t_1 = __pyx_e_6cubind_5_bind_7convert_SIGN_EITHER;
+  }
 
-      /* "cubind/_core/launch.pyx":147
- *         cdef long long one = 1
- *         cdef int size = self.sizes[i]
- *         try:             # <<<<<<<<<<<<<<
- *             s = PyLong_AsLongLong(value)
- *         except OverflowError:
-*/
-    }
-    __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    goto __pyx_L8_try_end;
-    __pyx_L3_error:;
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_store_int(__pyx_v_value, (__pyx_v_self->sizes[__pyx_v_i]), __pyx_t_1, __pyx_v_p);
+
+
+  if (__pyx_t_2) {
+
 
     /* "cubind/_core/launch.pyx":149
- *         try:
- *             s = PyLong_AsLongLong(value)
- *         except OverflowError:             # <<<<<<<<<<<<<<
- *             if size == 8 and not self.signs[i] and value > 0:
- *                 try:
-*/
-    __pyx_t_5 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_OverflowError))));
-    if (__pyx_t_5) {
-      __Pyx_AddTraceback("cubind._core.launch.Plan.pack_int", __pyx_clineno, __pyx_lineno, __pyx_filename);
-      if (__Pyx_GetException(&__pyx_t_6, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 149, __pyx_L5_except_error)
-      __Pyx_XGOTREF(__pyx_t_6);
-      __Pyx_XGOTREF(__pyx_t_7);
-      __Pyx_XGOTREF(__pyx_t_8);
-
-      /* "cubind/_core/launch.pyx":150
- *             s = PyLong_AsLongLong(value)
- *         except OverflowError:
- *             if size == 8 and not self.signs[i] and value > 0:             # <<<<<<<<<<<<<<
- *                 try:
- *                     u = PyLong_AsUnsignedLongLong(value)
-*/
-      __pyx_t_10 = (__pyx_v_size == 8);
-
-      if (__pyx_t_10) {
-
-      } else {
-
-        __pyx_t_9 = __pyx_t_10;
-
-        goto __pyx_L12_bool_binop_done;
-      }
-      __pyx_t_10 = (!((__pyx_v_self->signs[__pyx_v_i]) != 0));
-
-      if (__pyx_t_10) {
-
-      } else {
-
-        __pyx_t_9 = __pyx_t_10;
-
-        goto __pyx_L12_bool_binop_done;
-      }
-      __pyx_t_10 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_GT); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 150, __pyx_L5_except_error)
-
-      __pyx_t_9 = __pyx_t_10;
-
-      __pyx_L12_bool_binop_done:;
-      if (__pyx_t_9) {
-
-
-        /* "cubind/_core/launch.pyx":151
- *         except OverflowError:
- *             if size == 8 and not self.signs[i] and value > 0:
- *                 try:             # <<<<<<<<<<<<<<
- *                     u = PyLong_AsUnsignedLongLong(value)
- *                 except OverflowError:
-*/
-        {
-          __Pyx_PyThreadState_declare
-          __Pyx_PyThreadState_assign
-          __Pyx_ExceptionSave(&__pyx_t_11, &__pyx_t_12, &__pyx_t_13);
-          __Pyx_XGOTREF(__pyx_t_11);
-          __Pyx_XGOTREF(__pyx_t_12);
-          __Pyx_XGOTREF(__pyx_t_13);
-          /*try:*/ {
-
-            /* "cubind/_core/launch.pyx":152
- *             if size == 8 and not self.signs[i] and value > 0:
- *                 try:
- *                     u = PyLong_AsUnsignedLongLong(value)             # <<<<<<<<<<<<<<
- *                 except OverflowError:
- *                     pass
-*/
-            __pyx_t_14 = PyLong_AsUnsignedLongLong(__pyx_v_value); if (unlikely(__pyx_t_14 == ((unsigned PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 152, __pyx_L15_error)
-            __pyx_v_u = __pyx_t_14;
-
-            /* "cubind/_core/launch.pyx":151
- *         except OverflowError:
- *             if size == 8 and not self.signs[i] and value > 0:
- *                 try:             # <<<<<<<<<<<<<<
- *                     u = PyLong_AsUnsignedLongLong(value)
- *                 except OverflowError:
-*/
-          }
-
-          /* "cubind/_core/launch.pyx":156
- *                     pass
- *                 else:
- *                     memcpy(p, &u, 8)             # <<<<<<<<<<<<<<
- *                     return 0
- *             return self.pack_slow(i, value, p)  # raises the OverflowError naming the parameter
-*/
-          /*else:*/ {
-            (void)(memcpy(__pyx_v_p, (&__pyx_v_u), 8));
-
-            /* "cubind/_core/launch.pyx":157
- *                 else:
- *                     memcpy(p, &u, 8)
- *                     return 0             # <<<<<<<<<<<<<<
- *             return self.pack_slow(i, value, p)  # raises the OverflowError naming the parameter
- *         # Unsigned parameters take negative values too (their two's complement,
-*/
-            {
-
-              __pyx_r = 0;
-            }
-            __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-            __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-            __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-            goto __pyx_L18_except_return;
-          }
-          __pyx_L15_error:;
-
-          /* "cubind/_core/launch.pyx":153
- *                 try:
- *                     u = PyLong_AsUnsignedLongLong(value)
- *                 except OverflowError:             # <<<<<<<<<<<<<<
- *                     pass
- *                 else:
-*/
-          __pyx_t_5 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_OverflowError))));
-          if (__pyx_t_5) {
-            __Pyx_ErrRestore(0,0,0);
-            goto __pyx_L16_exception_handled;
-          }
-          goto __pyx_L17_except_error;
-
-          /* "cubind/_core/launch.pyx":151
- *         except OverflowError:
- *             if size == 8 and not self.signs[i] and value > 0:
- *                 try:             # <<<<<<<<<<<<<<
- *                     u = PyLong_AsUnsignedLongLong(value)
- *                 except OverflowError:
-*/
-          __pyx_L17_except_error:;
-          __Pyx_XGIVEREF(__pyx_t_11);
-          __Pyx_XGIVEREF(__pyx_t_12);
-          __Pyx_XGIVEREF(__pyx_t_13);
-          __Pyx_ExceptionReset(__pyx_t_11, __pyx_t_12, __pyx_t_13);
-          goto __pyx_L5_except_error;
-          __pyx_L18_except_return:;
-          __Pyx_XGIVEREF(__pyx_t_11);
-          __Pyx_XGIVEREF(__pyx_t_12);
-          __Pyx_XGIVEREF(__pyx_t_13);
-          __Pyx_ExceptionReset(__pyx_t_11, __pyx_t_12, __pyx_t_13);
-          goto __pyx_L6_except_return;
-          __pyx_L16_exception_handled:;
-          __Pyx_XGIVEREF(__pyx_t_11);
-          __Pyx_XGIVEREF(__pyx_t_12);
-          __Pyx_XGIVEREF(__pyx_t_13);
-          __Pyx_ExceptionReset(__pyx_t_11, __pyx_t_12, __pyx_t_13);
-        }
-
-        /* "cubind/_core/launch.pyx":150
- *             s = PyLong_AsLongLong(value)
- *         except OverflowError:
- *             if size == 8 and not self.signs[i] and value > 0:             # <<<<<<<<<<<<<<
- *                 try:
- *                     u = PyLong_AsUnsignedLongLong(value)
-*/
-      }
-
-      /* "cubind/_core/launch.pyx":158
- *                     memcpy(p, &u, 8)
- *                     return 0
- *             return self.pack_slow(i, value, p)  # raises the OverflowError naming the parameter             # <<<<<<<<<<<<<<
- *         # Unsigned parameters take negative values too (their two's complement,
- *         # as C converts); PTX says .u32 for a C int, so signedness is unknown.
-*/
-      __pyx_t_5 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_slow(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_5 == ((int)-1))) __PYX_ERR(0, 158, __pyx_L5_except_error)
-      {
-        __pyx_r = __pyx_t_5;
-      }
-      __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      goto __pyx_L6_except_return;
-    }
-    goto __pyx_L5_except_error;
-
-    /* "cubind/_core/launch.pyx":147
- *         cdef long long one = 1
- *         cdef int size = self.sizes[i]
- *         try:             # <<<<<<<<<<<<<<
- *             s = PyLong_AsLongLong(value)
- *         except OverflowError:
-*/
-    __pyx_L5_except_error:;
-    __Pyx_XGIVEREF(__pyx_t_1);
-    __Pyx_XGIVEREF(__pyx_t_2);
-    __Pyx_XGIVEREF(__pyx_t_3);
-    __Pyx_ExceptionReset(__pyx_t_1, __pyx_t_2, __pyx_t_3);
-    goto __pyx_L1_error;
-    __pyx_L6_except_return:;
-    __Pyx_XGIVEREF(__pyx_t_1);
-    __Pyx_XGIVEREF(__pyx_t_2);
-    __Pyx_XGIVEREF(__pyx_t_3);
-    __Pyx_ExceptionReset(__pyx_t_1, __pyx_t_2, __pyx_t_3);
-    goto __pyx_L0;
-    __pyx_L8_try_end:;
-  }
-
-  /* "cubind/_core/launch.pyx":161
- *         # Unsigned parameters take negative values too (their two's complement,
- *         # as C converts); PTX says .u32 for a C int, so signedness is unknown.
- *         if size < 8:             # <<<<<<<<<<<<<<
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]
- *                                                     else (one << (8 * size)) - 1):
-*/
-  __pyx_t_9 = (__pyx_v_size < 8);
-
-  if (__pyx_t_9) {
-
-
-    /* "cubind/_core/launch.pyx":162
- *         # as C converts); PTX says .u32 for a C int, so signedness is unknown.
- *         if size < 8:
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]             # <<<<<<<<<<<<<<
- *                                                     else (one << (8 * size)) - 1):
- *                 return self.pack_slow(i, value, p)
-*/
-    __pyx_t_10 = (__pyx_v_s < (-(__pyx_v_one << ((8 * __pyx_v_size) - 1))));
-
-    if (!__pyx_t_10) {
-
-    } else {
-
-      __pyx_t_9 = __pyx_t_10;
-
-      goto __pyx_L27_bool_binop_done;
-    }
-    __pyx_t_10 = ((__pyx_v_self->signs[__pyx_v_i]) != 0);
-
-    if (__pyx_t_10) {
-
-      __pyx_t_15 = ((__pyx_v_one << ((8 * __pyx_v_size) - 1)) - 1);
-    } else {
-
-      /* "cubind/_core/launch.pyx":163
- *         if size < 8:
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]
- *                                                     else (one << (8 * size)) - 1):             # <<<<<<<<<<<<<<
- *                 return self.pack_slow(i, value, p)
- *         memcpy(p, &s, size)  # little-endian: the low bytes
-*/
-
-      __pyx_t_15 = ((__pyx_v_one << (8 * __pyx_v_size)) - 1);
-    }
-
-
-    /* "cubind/_core/launch.pyx":162
- *         # as C converts); PTX says .u32 for a C int, so signedness is unknown.
- *         if size < 8:
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]             # <<<<<<<<<<<<<<
- *                                                     else (one << (8 * size)) - 1):
- *                 return self.pack_slow(i, value, p)
-*/
-    __pyx_t_10 = (__pyx_v_s > __pyx_t_15);
-
-
-
-    __pyx_t_9 = __pyx_t_10;
-
-    __pyx_L27_bool_binop_done:;
-    if (__pyx_t_9) {
-
-
-      /* "cubind/_core/launch.pyx":164
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]
- *                                                     else (one << (8 * size)) - 1):
- *                 return self.pack_slow(i, value, p)             # <<<<<<<<<<<<<<
- *         memcpy(p, &s, size)  # little-endian: the low bytes
- *         return 0
-*/
-      __pyx_t_5 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_slow(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_5 == ((int)-1))) __PYX_ERR(0, 164, __pyx_L1_error)
-      {
-        __pyx_r = __pyx_t_5;
-      }
-      goto __pyx_L0;
-
-      /* "cubind/_core/launch.pyx":162
- *         # as C converts); PTX says .u32 for a C int, so signedness is unknown.
- *         if size < 8:
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]             # <<<<<<<<<<<<<<
- *                                                     else (one << (8 * size)) - 1):
- *                 return self.pack_slow(i, value, p)
-*/
-    }
-
-    /* "cubind/_core/launch.pyx":161
- *         # Unsigned parameters take negative values too (their two's complement,
- *         # as C converts); PTX says .u32 for a C int, so signedness is unknown.
- *         if size < 8:             # <<<<<<<<<<<<<<
- *             if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]
- *                                                     else (one << (8 * size)) - 1):
-*/
-  }
-
-  /* "cubind/_core/launch.pyx":165
- *                                                     else (one << (8 * size)) - 1):
- *                 return self.pack_slow(i, value, p)
- *         memcpy(p, &s, size)  # little-endian: the low bytes             # <<<<<<<<<<<<<<
- *         return 0
+ *         # parameters take negative values too: PTX says .u32 for a C int.
+ *         if store_int(value, self.sizes[i], SIGN_SIGNED if self.signs[i] else SIGN_EITHER, p):
+ *             return 0             # <<<<<<<<<<<<<<
+ *         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
  * 
 */
-  (void)(memcpy(__pyx_v_p, (&__pyx_v_s), __pyx_v_size));
+    {
 
-  /* "cubind/_core/launch.pyx":166
- *                 return self.pack_slow(i, value, p)
- *         memcpy(p, &s, size)  # little-endian: the low bytes
- *         return 0             # <<<<<<<<<<<<<<
+      __pyx_r = 0;
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_core/launch.pyx":148
+ *         # The 1:1 layer's writer (cubind._bind.convert.store_int). Unsigned
+ *         # parameters take negative values too: PTX says .u32 for a C int.
+ *         if store_int(value, self.sizes[i], SIGN_SIGNED if self.signs[i] else SIGN_EITHER, p):             # <<<<<<<<<<<<<<
+ *             return 0
+ *         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
+*/
+  }
+
+  /* "cubind/_core/launch.pyx":150
+ *         if store_int(value, self.sizes[i], SIGN_SIGNED if self.signs[i] else SIGN_EITHER, p):
+ *             return 0
+ *         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter             # <<<<<<<<<<<<<<
  * 
  *     cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:
 */
+  __pyx_t_3 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack_slow(__pyx_v_self, __pyx_v_i, __pyx_v_value, __pyx_v_p); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 150, __pyx_L1_error)
   {
-
-    __pyx_r = 0;
+    __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":142
+  /* "cubind/_core/launch.pyx":145
  *         return 0
  * 
  *     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:             # <<<<<<<<<<<<<<
- *         cdef long long s
- *         cdef unsigned long long u
+ *         # The 1:1 layer's writer (cubind._bind.convert.store_int). Unsigned
+ *         # parameters take negative values too: PTX says .u32 for a C int.
 */
 
   /* function exit code */
   __pyx_L1_error:;
-  __Pyx_XDECREF(__pyx_t_6);
-  __Pyx_XDECREF(__pyx_t_7);
-  __Pyx_XDECREF(__pyx_t_8);
   __Pyx_AddTraceback("cubind._core.launch.Plan.pack_int", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = -1;
   __pyx_L0:;
 
-
-
-
-
-  __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":168
- *         return 0
+/* "cubind/_core/launch.pyx":152
+ *         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
  * 
  *     cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:             # <<<<<<<<<<<<<<
  *         cdef bytes raw = convert(self.name, self.params[i], value)
@@ -5384,7 +6685,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_slow(struct __pyx_obj_6cubi
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("pack_slow", 0);
 
-  /* "cubind/_core/launch.pyx":169
+  /* "cubind/_core/launch.pyx":153
  * 
  *     cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:
  *         cdef bytes raw = convert(self.name, self.params[i], value)             # <<<<<<<<<<<<<<
@@ -5392,9 +6693,9 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_slow(struct __pyx_obj_6cubi
  *         return 0
 */
   __pyx_t_2 = NULL;
-  __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_convert); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 169, __pyx_L1_error)
+  __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_convert); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 153, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_GetItemInt(__pyx_v_self->params, __pyx_v_i, Py_ssize_t, 1, PyLong_FromSsize_t, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 169, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_GetItemInt(__pyx_v_self->params, __pyx_v_i, Py_ssize_t, 1, PyLong_FromSsize_t, 0, 0, 1, __Pyx_ReferenceSharing_SharedReference); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 153, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __pyx_t_5 = 1;
   #if CYTHON_UNPACK_METHODS
@@ -5414,14 +6715,14 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_slow(struct __pyx_obj_6cubi
     __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 169, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 153, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
-  if (!(likely(PyBytes_CheckExact(__pyx_t_1))||((__pyx_t_1) == Py_None) || __Pyx_RaiseUnexpectedTypeError("bytes", __pyx_t_1))) __PYX_ERR(0, 169, __pyx_L1_error)
+  if (!(likely(PyBytes_CheckExact(__pyx_t_1))||((__pyx_t_1) == Py_None) || __Pyx_RaiseUnexpectedTypeError("bytes", __pyx_t_1))) __PYX_ERR(0, 153, __pyx_L1_error)
   __pyx_v_raw = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":170
+  /* "cubind/_core/launch.pyx":154
  *     cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:
  *         cdef bytes raw = convert(self.name, self.params[i], value)
  *         memcpy(p, <const char*>raw, self.sizes[i])             # <<<<<<<<<<<<<<
@@ -5430,13 +6731,13 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_slow(struct __pyx_obj_6cubi
 */
   if (unlikely(__pyx_v_raw == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 170, __pyx_L1_error)
+    __PYX_ERR(0, 154, __pyx_L1_error)
   }
-  __pyx_t_6 = __Pyx_PyBytes_AsString(__pyx_v_raw); if (unlikely((!__pyx_t_6) && PyErr_Occurred())) __PYX_ERR(0, 170, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyBytes_AsString(__pyx_v_raw); if (unlikely((!__pyx_t_6) && PyErr_Occurred())) __PYX_ERR(0, 154, __pyx_L1_error)
   (void)(memcpy(__pyx_v_p, ((char const *)__pyx_t_6), (__pyx_v_self->sizes[__pyx_v_i])));
 
 
-  /* "cubind/_core/launch.pyx":171
+  /* "cubind/_core/launch.pyx":155
  *         cdef bytes raw = convert(self.name, self.params[i], value)
  *         memcpy(p, <const char*>raw, self.sizes[i])
  *         return 0             # <<<<<<<<<<<<<<
@@ -5449,8 +6750,8 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_slow(struct __pyx_obj_6cubi
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":168
- *         return 0
+  /* "cubind/_core/launch.pyx":152
+ *         return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
  * 
  *     cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:             # <<<<<<<<<<<<<<
  *         cdef bytes raw = convert(self.name, self.params[i], value)
@@ -5472,7 +6773,7 @@ static int __pyx_f_6cubind_5_core_6launch_4Plan_pack_slow(struct __pyx_obj_6cubi
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":173
+/* "cubind/_core/launch.pyx":157
  *         return 0
  * 
  *     def pack_bytes(self, *args):             # <<<<<<<<<<<<<<
@@ -5534,7 +6835,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("pack_bytes", 0);
 
-  /* "cubind/_core/launch.pyx":175
+  /* "cubind/_core/launch.pyx":159
  *     def pack_bytes(self, *args):
  *         """The packed argument slots as a list of bytes (for tests and tools)."""
  *         cdef char* buf = <char*>malloc(self.total if self.total else 8)             # <<<<<<<<<<<<<<
@@ -5554,7 +6855,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
   __pyx_v_buf = ((char *)malloc(__pyx_t_1));
 
 
-  /* "cubind/_core/launch.pyx":176
+  /* "cubind/_core/launch.pyx":160
  *         """The packed argument slots as a list of bytes (for tests and tools)."""
  *         cdef char* buf = <char*>malloc(self.total if self.total else 8)
  *         cdef void** ptrs = <void**>malloc((self.n if self.n else 1) * sizeof(void*))             # <<<<<<<<<<<<<<
@@ -5574,7 +6875,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
   __pyx_v_ptrs = ((void **)malloc((__pyx_t_1 * (sizeof(void *)))));
 
 
-  /* "cubind/_core/launch.pyx":177
+  /* "cubind/_core/launch.pyx":161
  *         cdef char* buf = <char*>malloc(self.total if self.total else 8)
  *         cdef void** ptrs = <void**>malloc((self.n if self.n else 1) * sizeof(void*))
  *         try:             # <<<<<<<<<<<<<<
@@ -5583,17 +6884,17 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
 */
   /*try:*/ {
 
-    /* "cubind/_core/launch.pyx":178
+    /* "cubind/_core/launch.pyx":162
  *         cdef void** ptrs = <void**>malloc((self.n if self.n else 1) * sizeof(void*))
  *         try:
  *             self.pack(args, 0, buf, ptrs)             # <<<<<<<<<<<<<<
  *             return [(<char*>ptrs[i])[:self.sizes[i]] for i in range(self.n)]
  *         finally:
 */
-    __pyx_t_3 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack(__pyx_v_self, __pyx_v_args, 0, __pyx_v_buf, __pyx_v_ptrs); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 178, __pyx_L4_error)
+    __pyx_t_3 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_self->__pyx_vtab)->pack(__pyx_v_self, __pyx_v_args, 0, __pyx_v_buf, __pyx_v_ptrs); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 162, __pyx_L4_error)
 
 
-    /* "cubind/_core/launch.pyx":179
+    /* "cubind/_core/launch.pyx":163
  *         try:
  *             self.pack(args, 0, buf, ptrs)
  *             return [(<char*>ptrs[i])[:self.sizes[i]] for i in range(self.n)]             # <<<<<<<<<<<<<<
@@ -5601,7 +6902,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
  *             free(buf)
 */
     { /* enter inner scope */
-      __pyx_t_4 = PyList_New(0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 179, __pyx_L4_error)
+      __pyx_t_4 = PyList_New(0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 163, __pyx_L4_error)
       __Pyx_GOTREF(__pyx_t_4);
 
       __pyx_t_3 = __pyx_v_self->n;
@@ -5609,10 +6910,10 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
 
       for (__pyx_t_6 = 0; __pyx_t_6 < __pyx_t_5; __pyx_t_6+=1) {
         __pyx_7genexpr__pyx_v_i = __pyx_t_6;
-        __pyx_t_7 = __Pyx_PyBytes_FromStringAndSize(((char *)(__pyx_v_ptrs[__pyx_7genexpr__pyx_v_i])) + 0, (__pyx_v_self->sizes[__pyx_7genexpr__pyx_v_i]) - 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 179, __pyx_L4_error)
+        __pyx_t_7 = __Pyx_PyBytes_FromStringAndSize(((char *)(__pyx_v_ptrs[__pyx_7genexpr__pyx_v_i])) + 0, (__pyx_v_self->sizes[__pyx_7genexpr__pyx_v_i]) - 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 163, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_GIVEREF(__pyx_t_7);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_4, __pyx_t_7))) __PYX_ERR(0, 179, __pyx_L4_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_4, __pyx_t_7))) __PYX_ERR(0, 163, __pyx_L4_error)
         __pyx_t_7 = 0;
       }
 
@@ -5629,7 +6930,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
     goto __pyx_L3_return;
   }
 
-  /* "cubind/_core/launch.pyx":181
+  /* "cubind/_core/launch.pyx":165
  *             return [(<char*>ptrs[i])[:self.sizes[i]] for i in range(self.n)]
  *         finally:
  *             free(buf)             # <<<<<<<<<<<<<<
@@ -5656,7 +6957,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
       {
         free(__pyx_v_buf);
 
-        /* "cubind/_core/launch.pyx":182
+        /* "cubind/_core/launch.pyx":166
  *         finally:
  *             free(buf)
  *             free(ptrs)             # <<<<<<<<<<<<<<
@@ -5681,7 +6982,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
       __pyx_t_14 = __pyx_r;
       __pyx_r = 0;
 
-      /* "cubind/_core/launch.pyx":181
+      /* "cubind/_core/launch.pyx":165
  *             return [(<char*>ptrs[i])[:self.sizes[i]] for i in range(self.n)]
  *         finally:
  *             free(buf)             # <<<<<<<<<<<<<<
@@ -5690,7 +6991,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
 */
       free(__pyx_v_buf);
 
-      /* "cubind/_core/launch.pyx":182
+      /* "cubind/_core/launch.pyx":166
  *         finally:
  *             free(buf)
  *             free(ptrs)             # <<<<<<<<<<<<<<
@@ -5704,7 +7005,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
     }
   }
 
-  /* "cubind/_core/launch.pyx":173
+  /* "cubind/_core/launch.pyx":157
  *         return 0
  * 
  *     def pack_bytes(self, *args):             # <<<<<<<<<<<<<<
@@ -5727,7 +7028,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_4pack_bytes(struct __pyx_
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":58
+/* "cubind/_core/launch.pyx":61
  *     for large structs)."""
  * 
  *     cdef readonly int n             # <<<<<<<<<<<<<<
@@ -5766,7 +7067,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_1n___get__(struct __pyx_o
       __Pyx_INCREF(__pyx_t_1);
       __Pyx_PyCriticalSection_Begin(&__pyx_cs, (PyObject*)__pyx_t_1);
       /*try:*/ {
-        __pyx_t_2 = __Pyx_PyLong_From_int(__pyx_v_self->n); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 58, __pyx_L4_error)
+        __pyx_t_2 = __Pyx_PyLong_From_int(__pyx_v_self->n); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 61, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_2);
         {
           PyObject *__pyx_temp;
@@ -5809,7 +7110,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_1n___get__(struct __pyx_o
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":59
+/* "cubind/_core/launch.pyx":62
  * 
  *     cdef readonly int n
  *     cdef readonly Py_ssize_t total             # <<<<<<<<<<<<<<
@@ -5848,7 +7149,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_5total___get__(struct __p
       __Pyx_INCREF(__pyx_t_1);
       __Pyx_PyCriticalSection_Begin(&__pyx_cs, (PyObject*)__pyx_t_1);
       /*try:*/ {
-        __pyx_t_2 = PyLong_FromSsize_t(__pyx_v_self->total); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 59, __pyx_L4_error)
+        __pyx_t_2 = PyLong_FromSsize_t(__pyx_v_self->total); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 62, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_2);
         {
           PyObject *__pyx_temp;
@@ -5891,7 +7192,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_5total___get__(struct __p
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":60
+/* "cubind/_core/launch.pyx":63
  *     cdef readonly int n
  *     cdef readonly Py_ssize_t total
  *     cdef readonly object params             # <<<<<<<<<<<<<<
@@ -5958,7 +7259,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_6params___get__(struct __
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":61
+/* "cubind/_core/launch.pyx":64
  *     cdef readonly Py_ssize_t total
  *     cdef readonly object params
  *     cdef readonly object name             # <<<<<<<<<<<<<<
@@ -6088,7 +7389,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_6__reduce_cython__(CYTHON
  *     raise TypeError, "no default __reduce__ due to non-trivial __cinit__"
 */
   __Pyx_Raise(((PyObject *)(((PyTypeObject*)PyExc_TypeError))), __pyx_mstate_global->__pyx_kp_u_no_default___reduce___due_to_non, 0, 0);
-  __PYX_ERR(1, 2, __pyx_L1_error)
+  __PYX_ERR(2, 2, __pyx_L1_error)
 
   /* "(tree fragment)":1
  * def __reduce_cython__(self):             # <<<<<<<<<<<<<<
@@ -6151,32 +7452,32 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_pyx_state,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(1, 3, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(2, 3, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(1, 3, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(2, 3, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__setstate_cython__", 0) < (0)) __PYX_ERR(1, 3, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__setstate_cython__", 0) < (0)) __PYX_ERR(2, 3, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 1; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, i); __PYX_ERR(1, 3, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, i); __PYX_ERR(2, 3, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 1)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(1, 3, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(2, 3, __pyx_L3_error)
     }
     __pyx_v___pyx_state = values[0];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, __pyx_nargs); __PYX_ERR(1, 3, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, __pyx_nargs); __PYX_ERR(2, 3, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -6211,7 +7512,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_8__setstate_cython__(CYTH
  *     raise TypeError, "no default __reduce__ due to non-trivial __cinit__"             # <<<<<<<<<<<<<<
 */
   __Pyx_Raise(((PyObject *)(((PyTypeObject*)PyExc_TypeError))), __pyx_mstate_global->__pyx_kp_u_no_default___reduce___due_to_non, 0, 0);
-  __PYX_ERR(1, 4, __pyx_L1_error)
+  __PYX_ERR(2, 4, __pyx_L1_error)
 
   /* "(tree fragment)":3
  * def __reduce_cython__(self):
@@ -6229,7 +7530,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4Plan_8__setstate_cython__(CYTH
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":185
+/* "cubind/_core/launch.pyx":169
  * 
  * 
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:             # <<<<<<<<<<<<<<
@@ -6265,7 +7566,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
   __Pyx_RefNannySetupContext("_dim", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_core/launch.pyx":186
+  /* "cubind/_core/launch.pyx":170
  * 
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:
  *     if type(value) is not int:             # <<<<<<<<<<<<<<
@@ -6276,7 +7577,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":187
+    /* "cubind/_core/launch.pyx":171
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:
  *     if type(value) is not int:
  *         try:             # <<<<<<<<<<<<<<
@@ -6292,7 +7593,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
       __Pyx_XGOTREF(__pyx_t_4);
       /*try:*/ {
 
-        /* "cubind/_core/launch.pyx":188
+        /* "cubind/_core/launch.pyx":172
  *     if type(value) is not int:
  *         try:
  *             value = value.__index__()             # <<<<<<<<<<<<<<
@@ -6306,13 +7607,13 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
           PyObject *__pyx_callargs[2] = {__pyx_t_6, NULL};
           __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_index, __pyx_callargs+__pyx_t_7, (1-__pyx_t_7) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 188, __pyx_L4_error)
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 172, __pyx_L4_error)
           __Pyx_GOTREF(__pyx_t_5);
         }
         __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
         __pyx_t_5 = 0;
 
-        /* "cubind/_core/launch.pyx":187
+        /* "cubind/_core/launch.pyx":171
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:
  *     if type(value) is not int:
  *         try:             # <<<<<<<<<<<<<<
@@ -6328,7 +7629,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-      /* "cubind/_core/launch.pyx":189
+      /* "cubind/_core/launch.pyx":173
  *         try:
  *             value = value.__index__()
  *         except AttributeError:             # <<<<<<<<<<<<<<
@@ -6338,12 +7639,12 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
       __pyx_t_8 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_AttributeError))));
       if (__pyx_t_8) {
         __Pyx_AddTraceback("cubind._core.launch._dim", __pyx_clineno, __pyx_lineno, __pyx_filename);
-        if (__Pyx_GetException(&__pyx_t_5, &__pyx_t_6, &__pyx_t_9) < 0) __PYX_ERR(0, 189, __pyx_L6_except_error)
+        if (__Pyx_GetException(&__pyx_t_5, &__pyx_t_6, &__pyx_t_9) < 0) __PYX_ERR(0, 173, __pyx_L6_except_error)
         __Pyx_XGOTREF(__pyx_t_5);
         __Pyx_XGOTREF(__pyx_t_6);
         __Pyx_XGOTREF(__pyx_t_9);
 
-        /* "cubind/_core/launch.pyx":190
+        /* "cubind/_core/launch.pyx":174
  *             value = value.__index__()
  *         except AttributeError:
  *             raise TypeError(f"{_where(what, index)}: expected an int, not {type(value).__name__}") from None             # <<<<<<<<<<<<<<
@@ -6351,14 +7652,14 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
  *         if value < 1:
 */
         __pyx_t_11 = NULL;
-        __pyx_t_12 = __pyx_f_6cubind_5_core_6launch__where(__pyx_v_what, __pyx_v_index); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 190, __pyx_L6_except_error)
+        __pyx_t_12 = __pyx_f_6cubind_5_core_6launch__where(__pyx_v_what, __pyx_v_index); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 174, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_12);
-        __pyx_t_13 = __Pyx_PyUnicode_Unicode(__pyx_t_12); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 190, __pyx_L6_except_error)
+        __pyx_t_13 = __Pyx_PyUnicode_Unicode(__pyx_t_12); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 174, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_13);
         __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-        __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_value)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 190, __pyx_L6_except_error)
+        __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_value)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 174, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_12);
-        __pyx_t_14 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 190, __pyx_L6_except_error)
+        __pyx_t_14 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 174, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_14);
         __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
         __pyx_t_15[0] = __pyx_t_13;
@@ -6373,7 +7674,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
         __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[2]);
         #endif
         __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_15, 3, __pyx_t_16, __pyx_t_8);
-        if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 190, __pyx_L6_except_error)
+        if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 174, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_12);
         __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
         __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
@@ -6383,16 +7684,16 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
           __pyx_t_10 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
           __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 190, __pyx_L6_except_error)
+          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 174, __pyx_L6_except_error)
           __Pyx_GOTREF(__pyx_t_10);
         }
         __Pyx_Raise(__pyx_t_10, 0, 0, Py_None);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-        __PYX_ERR(0, 190, __pyx_L6_except_error)
+        __PYX_ERR(0, 174, __pyx_L6_except_error)
       }
       goto __pyx_L6_except_error;
 
-      /* "cubind/_core/launch.pyx":187
+      /* "cubind/_core/launch.pyx":171
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:
  *     if type(value) is not int:
  *         try:             # <<<<<<<<<<<<<<
@@ -6408,7 +7709,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
       __pyx_L9_try_end:;
     }
 
-    /* "cubind/_core/launch.pyx":186
+    /* "cubind/_core/launch.pyx":170
  * 
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:
  *     if type(value) is not int:             # <<<<<<<<<<<<<<
@@ -6417,14 +7718,14 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
 */
   }
 
-  /* "cubind/_core/launch.pyx":191
+  /* "cubind/_core/launch.pyx":175
  *         except AttributeError:
  *             raise TypeError(f"{_where(what, index)}: expected an int, not {type(value).__name__}") from None
  *     if value < 1 or value > 0xFFFFFFFF:             # <<<<<<<<<<<<<<
  *         if value < 1:
  *             raise ValueError(f"{_where(what, index)}: each dimension must be at least 1, got {value}")
 */
-  __pyx_t_17 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_1, Py_LT); if (unlikely((__pyx_t_17 < 0))) __PYX_ERR(0, 191, __pyx_L1_error)
+  __pyx_t_17 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_1, Py_LT); if (unlikely((__pyx_t_17 < 0))) __PYX_ERR(0, 175, __pyx_L1_error)
   if (!__pyx_t_17) {
 
   } else {
@@ -6433,7 +7734,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
 
     goto __pyx_L13_bool_binop_done;
   }
-  __pyx_t_17 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_4294967295, Py_GT); if (unlikely((__pyx_t_17 < 0))) __PYX_ERR(0, 191, __pyx_L1_error)
+  __pyx_t_17 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_4294967295, Py_GT); if (unlikely((__pyx_t_17 < 0))) __PYX_ERR(0, 175, __pyx_L1_error)
 
   __pyx_t_1 = __pyx_t_17;
 
@@ -6441,18 +7742,18 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":192
+    /* "cubind/_core/launch.pyx":176
  *             raise TypeError(f"{_where(what, index)}: expected an int, not {type(value).__name__}") from None
  *     if value < 1 or value > 0xFFFFFFFF:
  *         if value < 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(what, index)}: each dimension must be at least 1, got {value}")
  *         raise OverflowError(f"{_where(what, index)}: {value} does not fit an unsigned 32-bit dimension")
 */
-    __pyx_t_1 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_1, Py_LT); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 192, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_1, Py_LT); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 176, __pyx_L1_error)
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_core/launch.pyx":193
+      /* "cubind/_core/launch.pyx":177
  *     if value < 1 or value > 0xFFFFFFFF:
  *         if value < 1:
  *             raise ValueError(f"{_where(what, index)}: each dimension must be at least 1, got {value}")             # <<<<<<<<<<<<<<
@@ -6460,12 +7761,12 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
  *     out[0] = <unsigned int>value
 */
       __pyx_t_6 = NULL;
-      __pyx_t_5 = __pyx_f_6cubind_5_core_6launch__where(__pyx_v_what, __pyx_v_index); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_5 = __pyx_f_6cubind_5_core_6launch__where(__pyx_v_what, __pyx_v_index); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 177, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
-      __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_5); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_5); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 177, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_10);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 177, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
       __pyx_t_15[0] = __pyx_t_10;
       __pyx_t_15[1] = __pyx_mstate_global->__pyx_kp_u_each_dimension_must_be_at_least;
@@ -6479,7 +7780,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
       __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[2]);
       #endif
       __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_15, 3, __pyx_t_16, __pyx_t_8);
-      if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 193, __pyx_L1_error)
+      if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 177, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_12);
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -6489,14 +7790,14 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
         __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-        if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 193, __pyx_L1_error)
+        if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 177, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_9);
       }
       __Pyx_Raise(__pyx_t_9, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      __PYX_ERR(0, 193, __pyx_L1_error)
+      __PYX_ERR(0, 177, __pyx_L1_error)
 
-      /* "cubind/_core/launch.pyx":192
+      /* "cubind/_core/launch.pyx":176
  *             raise TypeError(f"{_where(what, index)}: expected an int, not {type(value).__name__}") from None
  *     if value < 1 or value > 0xFFFFFFFF:
  *         if value < 1:             # <<<<<<<<<<<<<<
@@ -6505,7 +7806,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
 */
     }
 
-    /* "cubind/_core/launch.pyx":194
+    /* "cubind/_core/launch.pyx":178
  *         if value < 1:
  *             raise ValueError(f"{_where(what, index)}: each dimension must be at least 1, got {value}")
  *         raise OverflowError(f"{_where(what, index)}: {value} does not fit an unsigned 32-bit dimension")             # <<<<<<<<<<<<<<
@@ -6513,12 +7814,12 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
  *     return 0
 */
     __pyx_t_12 = NULL;
-    __pyx_t_6 = __pyx_f_6cubind_5_core_6launch__where(__pyx_v_what, __pyx_v_index); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 194, __pyx_L1_error)
+    __pyx_t_6 = __pyx_f_6cubind_5_core_6launch__where(__pyx_v_what, __pyx_v_index); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 178, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
-    __pyx_t_5 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 194, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 178, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-    __pyx_t_6 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 194, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 178, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_18[0] = __pyx_t_5;
     __pyx_t_18[1] = __pyx_mstate_global->__pyx_kp_u__2;
@@ -6533,7 +7834,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_18[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_18[2]);
     #endif
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_18, 4, __pyx_t_16, __pyx_t_8);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 194, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 178, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -6543,14 +7844,14 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_12); __pyx_t_12 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 194, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 178, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 194, __pyx_L1_error)
+    __PYX_ERR(0, 178, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":191
+    /* "cubind/_core/launch.pyx":175
  *         except AttributeError:
  *             raise TypeError(f"{_where(what, index)}: expected an int, not {type(value).__name__}") from None
  *     if value < 1 or value > 0xFFFFFFFF:             # <<<<<<<<<<<<<<
@@ -6559,18 +7860,18 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
 */
   }
 
-  /* "cubind/_core/launch.pyx":195
+  /* "cubind/_core/launch.pyx":179
  *             raise ValueError(f"{_where(what, index)}: each dimension must be at least 1, got {value}")
  *         raise OverflowError(f"{_where(what, index)}: {value} does not fit an unsigned 32-bit dimension")
  *     out[0] = <unsigned int>value             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_19 = __Pyx_PyLong_As_unsigned_int(__pyx_v_value); if (unlikely((__pyx_t_19 == (unsigned int)-1) && PyErr_Occurred())) __PYX_ERR(0, 195, __pyx_L1_error)
+  __pyx_t_19 = __Pyx_PyLong_As_unsigned_int(__pyx_v_value); if (unlikely((__pyx_t_19 == (unsigned int)-1) && PyErr_Occurred())) __PYX_ERR(0, 179, __pyx_L1_error)
   (__pyx_v_out[0]) = ((unsigned int)__pyx_t_19);
 
 
-  /* "cubind/_core/launch.pyx":196
+  /* "cubind/_core/launch.pyx":180
  *         raise OverflowError(f"{_where(what, index)}: {value} does not fit an unsigned 32-bit dimension")
  *     out[0] = <unsigned int>value
  *     return 0             # <<<<<<<<<<<<<<
@@ -6583,7 +7884,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":185
+  /* "cubind/_core/launch.pyx":169
  * 
  * 
  * cdef int _dim(object value, str what, int index, unsigned int* out) except -1:             # <<<<<<<<<<<<<<
@@ -6610,7 +7911,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim(PyObject *__pyx_v_value, PyObject
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":199
+/* "cubind/_core/launch.pyx":183
  * 
  * 
  * cdef str _where(str what, int index):             # <<<<<<<<<<<<<<
@@ -6634,7 +7935,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__where(PyObject *__pyx_v_what, i
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_where", 0);
 
-  /* "cubind/_core/launch.pyx":200
+  /* "cubind/_core/launch.pyx":184
  * 
  * cdef str _where(str what, int index):
  *     return what if index < 0 else f"{what}[{index}]"             # <<<<<<<<<<<<<<
@@ -6647,9 +7948,9 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__where(PyObject *__pyx_v_what, i
     __Pyx_INCREF(__pyx_v_what);
     __pyx_t_1 = __pyx_v_what;
   } else {
-    __pyx_t_3 = __Pyx_PyUnicode_Unicode(__pyx_v_what); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyUnicode_Unicode(__pyx_v_what); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 184, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_4 = __Pyx_PyUnicode_From_int(__pyx_v_index, 0, ' ', 'd'); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyUnicode_From_int(__pyx_v_index, 0, ' ', 'd'); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 184, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __pyx_t_5[0] = __pyx_t_3;
     __pyx_t_5[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -6664,7 +7965,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__where(PyObject *__pyx_v_what, i
     __pyx_t_7 |= __Pyx_PyUnicode_KIND_04(__pyx_t_5[0]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_5, 4, __pyx_t_6, __pyx_t_7);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 200, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 184, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
@@ -6683,7 +7984,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__where(PyObject *__pyx_v_what, i
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":199
+  /* "cubind/_core/launch.pyx":183
  * 
  * 
  * cdef str _where(str what, int index):             # <<<<<<<<<<<<<<
@@ -6705,7 +8006,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__where(PyObject *__pyx_v_what, i
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":203
+/* "cubind/_core/launch.pyx":187
  * 
  * 
  * cdef int _dim3(object value, str what, unsigned int* out) except -1:             # <<<<<<<<<<<<<<
@@ -6737,7 +8038,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_dim3", 0);
 
-  /* "cubind/_core/launch.pyx":205
+  /* "cubind/_core/launch.pyx":189
  * cdef int _dim3(object value, str what, unsigned int* out) except -1:
  *     cdef Py_ssize_t n, i
  *     out[0] = out[1] = out[2] = 1             # <<<<<<<<<<<<<<
@@ -6748,7 +8049,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
   (__pyx_v_out[1]) = 1;
   (__pyx_v_out[2]) = 1;
 
-  /* "cubind/_core/launch.pyx":206
+  /* "cubind/_core/launch.pyx":190
  *     cdef Py_ssize_t n, i
  *     out[0] = out[1] = out[2] = 1
  *     if type(value) is int:             # <<<<<<<<<<<<<<
@@ -6759,20 +8060,20 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":207
+    /* "cubind/_core/launch.pyx":191
  *     out[0] = out[1] = out[2] = 1
  *     if type(value) is int:
  *         return _dim(value, what, -1, out)             # <<<<<<<<<<<<<<
  *     if type(value) is tuple or isinstance(value, (tuple, list)):
  *         n = len(value)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim(__pyx_v_value, __pyx_v_what, -1, __pyx_v_out); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 207, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim(__pyx_v_value, __pyx_v_what, -1, __pyx_v_out); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 191, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_2;
     }
     goto __pyx_L0;
 
-    /* "cubind/_core/launch.pyx":206
+    /* "cubind/_core/launch.pyx":190
  *     cdef Py_ssize_t n, i
  *     out[0] = out[1] = out[2] = 1
  *     if type(value) is int:             # <<<<<<<<<<<<<<
@@ -6781,7 +8082,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
 */
   }
 
-  /* "cubind/_core/launch.pyx":208
+  /* "cubind/_core/launch.pyx":192
  *     if type(value) is int:
  *         return _dim(value, what, -1, out)
  *     if type(value) is tuple or isinstance(value, (tuple, list)):             # <<<<<<<<<<<<<<
@@ -6818,17 +8119,17 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":209
+    /* "cubind/_core/launch.pyx":193
  *         return _dim(value, what, -1, out)
  *     if type(value) is tuple or isinstance(value, (tuple, list)):
  *         n = len(value)             # <<<<<<<<<<<<<<
  *         if n < 1 or n > 3:
  *             raise ValueError(f"{what}: expected 1 to 3 dimensions, got {n}")
 */
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 209, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 193, __pyx_L1_error)
     __pyx_v_n = __pyx_t_5;
 
-    /* "cubind/_core/launch.pyx":210
+    /* "cubind/_core/launch.pyx":194
  *     if type(value) is tuple or isinstance(value, (tuple, list)):
  *         n = len(value)
  *         if n < 1 or n > 3:             # <<<<<<<<<<<<<<
@@ -6854,7 +8155,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_core/launch.pyx":211
+      /* "cubind/_core/launch.pyx":195
  *         n = len(value)
  *         if n < 1 or n > 3:
  *             raise ValueError(f"{what}: expected 1 to 3 dimensions, got {n}")             # <<<<<<<<<<<<<<
@@ -6862,9 +8163,9 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
  *             _dim(value[i], what, i, out + i)
 */
       __pyx_t_7 = NULL;
-      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_v_what); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 211, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_v_what); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 195, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
-      __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 211, __pyx_L1_error)
+      __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 195, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
       __pyx_t_10[0] = __pyx_t_8;
       __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u_expected_1_to_3_dimensions_got;
@@ -6878,7 +8179,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
       __pyx_t_2 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_5, __pyx_t_2);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 211, __pyx_L1_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 195, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -6888,14 +8189,14 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
         __pyx_t_6 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 211, __pyx_L1_error)
+        if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 195, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_6);
       }
       __Pyx_Raise(__pyx_t_6, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __PYX_ERR(0, 211, __pyx_L1_error)
+      __PYX_ERR(0, 195, __pyx_L1_error)
 
-      /* "cubind/_core/launch.pyx":210
+      /* "cubind/_core/launch.pyx":194
  *     if type(value) is tuple or isinstance(value, (tuple, list)):
  *         n = len(value)
  *         if n < 1 or n > 3:             # <<<<<<<<<<<<<<
@@ -6904,7 +8205,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
 */
     }
 
-    /* "cubind/_core/launch.pyx":212
+    /* "cubind/_core/launch.pyx":196
  *         if n < 1 or n > 3:
  *             raise ValueError(f"{what}: expected 1 to 3 dimensions, got {n}")
  *         for i in range(n):             # <<<<<<<<<<<<<<
@@ -6918,22 +8219,22 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
     for (__pyx_t_14 = 0; __pyx_t_14 < __pyx_t_13; __pyx_t_14+=1) {
       __pyx_v_i = __pyx_t_14;
 
-      /* "cubind/_core/launch.pyx":213
+      /* "cubind/_core/launch.pyx":197
  *             raise ValueError(f"{what}: expected 1 to 3 dimensions, got {n}")
  *         for i in range(n):
  *             _dim(value[i], what, i, out + i)             # <<<<<<<<<<<<<<
  *         return 0
  *     return _dim(value, what, -1, out)
 */
-      __pyx_t_6 = __Pyx_GetItemInt(__pyx_v_value, __pyx_v_i, Py_ssize_t, 1, PyLong_FromSsize_t, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 213, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_GetItemInt(__pyx_v_value, __pyx_v_i, Py_ssize_t, 1, PyLong_FromSsize_t, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 197, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
-      __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim(__pyx_t_6, __pyx_v_what, __pyx_v_i, (__pyx_v_out + __pyx_v_i)); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 213, __pyx_L1_error)
+      __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim(__pyx_t_6, __pyx_v_what, __pyx_v_i, (__pyx_v_out + __pyx_v_i)); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 197, __pyx_L1_error)
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
     }
 
 
-    /* "cubind/_core/launch.pyx":214
+    /* "cubind/_core/launch.pyx":198
  *         for i in range(n):
  *             _dim(value[i], what, i, out + i)
  *         return 0             # <<<<<<<<<<<<<<
@@ -6946,7 +8247,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
     }
     goto __pyx_L0;
 
-    /* "cubind/_core/launch.pyx":208
+    /* "cubind/_core/launch.pyx":192
  *     if type(value) is int:
  *         return _dim(value, what, -1, out)
  *     if type(value) is tuple or isinstance(value, (tuple, list)):             # <<<<<<<<<<<<<<
@@ -6955,20 +8256,20 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
 */
   }
 
-  /* "cubind/_core/launch.pyx":215
+  /* "cubind/_core/launch.pyx":199
  *             _dim(value[i], what, i, out + i)
  *         return 0
  *     return _dim(value, what, -1, out)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim(__pyx_v_value, __pyx_v_what, -1, __pyx_v_out); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 215, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim(__pyx_v_value, __pyx_v_what, -1, __pyx_v_out); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 199, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_2;
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":203
+  /* "cubind/_core/launch.pyx":187
  * 
  * 
  * cdef int _dim3(object value, str what, unsigned int* out) except -1:             # <<<<<<<<<<<<<<
@@ -6993,7 +8294,7 @@ static int __pyx_f_6cubind_5_core_6launch__dim3(PyObject *__pyx_v_value, PyObjec
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":218
+/* "cubind/_core/launch.pyx":202
  * 
  * 
  * cdef uintptr_t _stream_value(object stream) except? 0:             # <<<<<<<<<<<<<<
@@ -7007,57 +8308,98 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
   uintptr_t __pyx_r;
   __Pyx_RefNannyDeclarations
   int __pyx_t_1;
-  PyObject *__pyx_t_2 = NULL;
+  int __pyx_t_2;
   PyObject *__pyx_t_3 = NULL;
-  uintptr_t __pyx_t_4;
-  PyObject *__pyx_t_5 = NULL;
-  Py_ssize_t __pyx_t_6;
-  size_t __pyx_t_7;
-  PyObject *__pyx_t_8 = NULL;
+  PyObject *__pyx_t_4 = NULL;
+  uintptr_t __pyx_t_5;
+  PyObject *__pyx_t_6 = NULL;
+  Py_ssize_t __pyx_t_7;
+  size_t __pyx_t_8;
+  PyObject *__pyx_t_9 = NULL;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_stream_value", 0);
   __Pyx_INCREF(__pyx_v_stream);
 
-  /* "cubind/_core/launch.pyx":220
+  /* "cubind/_core/launch.pyx":204
  * cdef uintptr_t _stream_value(object stream) except? 0:
  *     global _StreamType
  *     if stream is None:             # <<<<<<<<<<<<<<
- *         stream = _current.top  # the innermost `with stream:` of this thread
- *         if stream is None:
+ *         if not _open_blocks[0]:
+ *             return 0
 */
   __pyx_t_1 = (__pyx_v_stream == Py_None);
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":221
+    /* "cubind/_core/launch.pyx":205
  *     global _StreamType
  *     if stream is None:
+ *         if not _open_blocks[0]:             # <<<<<<<<<<<<<<
+ *             return 0
+ *         stream = _current.top  # the innermost `with stream:` of this thread
+*/
+    if (unlikely(__pyx_v_6cubind_5_core_6launch__open_blocks == Py_None)) {
+      PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+      __PYX_ERR(0, 205, __pyx_L1_error)
+    }
+    __pyx_t_1 = __Pyx_PyObject_IsTrue(__Pyx_PyList_GET_ITEM(__pyx_v_6cubind_5_core_6launch__open_blocks, 0)); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_2 = (!__pyx_t_1);
+
+
+    if (__pyx_t_2) {
+
+
+      /* "cubind/_core/launch.pyx":206
+ *     if stream is None:
+ *         if not _open_blocks[0]:
+ *             return 0             # <<<<<<<<<<<<<<
+ *         stream = _current.top  # the innermost `with stream:` of this thread
+ *         if stream is None:
+*/
+      {
+
+        __pyx_r = 0;
+      }
+      goto __pyx_L0;
+
+      /* "cubind/_core/launch.pyx":205
+ *     global _StreamType
+ *     if stream is None:
+ *         if not _open_blocks[0]:             # <<<<<<<<<<<<<<
+ *             return 0
+ *         stream = _current.top  # the innermost `with stream:` of this thread
+*/
+    }
+
+    /* "cubind/_core/launch.pyx":207
+ *         if not _open_blocks[0]:
+ *             return 0
  *         stream = _current.top  # the innermost `with stream:` of this thread             # <<<<<<<<<<<<<<
  *         if stream is None:
  *             return 0
 */
-    __Pyx_GetModuleGlobalName(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_current); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 221, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_2);
-    __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_top); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 221, __pyx_L1_error)
+    __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_current); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 207, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __Pyx_DECREF_SET(__pyx_v_stream, __pyx_t_3);
-    __pyx_t_3 = 0;
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_top); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 207, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+    __Pyx_DECREF_SET(__pyx_v_stream, __pyx_t_4);
+    __pyx_t_4 = 0;
 
-    /* "cubind/_core/launch.pyx":222
- *     if stream is None:
+    /* "cubind/_core/launch.pyx":208
+ *             return 0
  *         stream = _current.top  # the innermost `with stream:` of this thread
  *         if stream is None:             # <<<<<<<<<<<<<<
  *             return 0
  *     if type(stream) is int:
 */
-    __pyx_t_1 = (__pyx_v_stream == Py_None);
-    if (__pyx_t_1) {
+    __pyx_t_2 = (__pyx_v_stream == Py_None);
+    if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":223
+      /* "cubind/_core/launch.pyx":209
  *         stream = _current.top  # the innermost `with stream:` of this thread
  *         if stream is None:
  *             return 0             # <<<<<<<<<<<<<<
@@ -7070,8 +8412,8 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
       }
       goto __pyx_L0;
 
-      /* "cubind/_core/launch.pyx":222
- *     if stream is None:
+      /* "cubind/_core/launch.pyx":208
+ *             return 0
  *         stream = _current.top  # the innermost `with stream:` of this thread
  *         if stream is None:             # <<<<<<<<<<<<<<
  *             return 0
@@ -7079,42 +8421,42 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 */
     }
 
-    /* "cubind/_core/launch.pyx":220
+    /* "cubind/_core/launch.pyx":204
  * cdef uintptr_t _stream_value(object stream) except? 0:
  *     global _StreamType
  *     if stream is None:             # <<<<<<<<<<<<<<
- *         stream = _current.top  # the innermost `with stream:` of this thread
- *         if stream is None:
+ *         if not _open_blocks[0]:
+ *             return 0
 */
   }
 
-  /* "cubind/_core/launch.pyx":224
+  /* "cubind/_core/launch.pyx":210
  *         if stream is None:
  *             return 0
  *     if type(stream) is int:             # <<<<<<<<<<<<<<
  *         return <uintptr_t>stream
  *     if _StreamType is None:
 */
-  __pyx_t_1 = (((PyObject *)Py_TYPE(__pyx_v_stream)) == ((PyObject *)(&PyLong_Type)));
-  if (__pyx_t_1) {
+  __pyx_t_2 = (((PyObject *)Py_TYPE(__pyx_v_stream)) == ((PyObject *)(&PyLong_Type)));
+  if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":225
+    /* "cubind/_core/launch.pyx":211
  *             return 0
  *     if type(stream) is int:
  *         return <uintptr_t>stream             # <<<<<<<<<<<<<<
  *     if _StreamType is None:
  *         from cubind._core.stream import Stream
 */
-    __pyx_t_4 = __Pyx_PyLong_As_size_t(__pyx_v_stream); if (unlikely((__pyx_t_4 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 225, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_v_stream); if (unlikely((__pyx_t_5 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 211, __pyx_L1_error)
     {
 
-      __pyx_r = ((uintptr_t)__pyx_t_4);
+      __pyx_r = ((uintptr_t)__pyx_t_5);
     }
 
     goto __pyx_L0;
 
-    /* "cubind/_core/launch.pyx":224
+    /* "cubind/_core/launch.pyx":210
  *         if stream is None:
  *             return 0
  *     if type(stream) is int:             # <<<<<<<<<<<<<<
@@ -7123,18 +8465,18 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_core/launch.pyx":226
+  /* "cubind/_core/launch.pyx":212
  *     if type(stream) is int:
  *         return <uintptr_t>stream
  *     if _StreamType is None:             # <<<<<<<<<<<<<<
  *         from cubind._core.stream import Stream
  *         _StreamType = Stream
 */
-  __pyx_t_1 = (__pyx_v_6cubind_5_core_6launch__StreamType == Py_None);
-  if (__pyx_t_1) {
+  __pyx_t_2 = (__pyx_v_6cubind_5_core_6launch__StreamType == Py_None);
+  if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":227
+    /* "cubind/_core/launch.pyx":213
  *         return <uintptr_t>stream
  *     if _StreamType is None:
  *         from cubind._core.stream import Stream             # <<<<<<<<<<<<<<
@@ -7143,28 +8485,28 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 */
     {
       PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_Stream};
-      __pyx_t_5 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__core_stream, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 227, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__core_stream, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 213, __pyx_L1_error)
     }
-    __pyx_t_3 = __pyx_t_5;
-    __Pyx_GOTREF(__pyx_t_3);
+    __pyx_t_4 = __pyx_t_6;
+    __Pyx_GOTREF(__pyx_t_4);
     {
       PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_Stream};
-      __pyx_t_6 = 0; {
-        __pyx_t_2 = __Pyx_ImportFrom(__pyx_t_3, __pyx_imported_names[__pyx_t_6]); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 227, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_2);
-        switch (__pyx_t_6) {
+      __pyx_t_7 = 0; {
+        __pyx_t_3 = __Pyx_ImportFrom(__pyx_t_4, __pyx_imported_names[__pyx_t_7]); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 213, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_3);
+        switch (__pyx_t_7) {
           case 0:
-          __Pyx_INCREF(__pyx_t_2);
-          __pyx_v_Stream = __pyx_t_2;
+          __Pyx_INCREF(__pyx_t_3);
+          __pyx_v_Stream = __pyx_t_3;
           break;
           default:;
         }
-        __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+        __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       }
     }
-    __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
-    /* "cubind/_core/launch.pyx":228
+    /* "cubind/_core/launch.pyx":214
  *     if _StreamType is None:
  *         from cubind._core.stream import Stream
  *         _StreamType = Stream             # <<<<<<<<<<<<<<
@@ -7176,7 +8518,7 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
     __Pyx_DECREF_SET(__pyx_v_6cubind_5_core_6launch__StreamType, __pyx_v_Stream);
     __Pyx_GIVEREF(__pyx_v_Stream);
 
-    /* "cubind/_core/launch.pyx":226
+    /* "cubind/_core/launch.pyx":212
  *     if type(stream) is int:
  *         return <uintptr_t>stream
  *     if _StreamType is None:             # <<<<<<<<<<<<<<
@@ -7185,61 +8527,61 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_core/launch.pyx":229
+  /* "cubind/_core/launch.pyx":215
  *         from cubind._core.stream import Stream
  *         _StreamType = Stream
  *     if type(stream) is _StreamType:             # <<<<<<<<<<<<<<
  *         raw = stream._raw
  *         if raw is None:
 */
-  __pyx_t_1 = (((PyObject *)Py_TYPE(__pyx_v_stream)) == __pyx_v_6cubind_5_core_6launch__StreamType);
-  if (__pyx_t_1) {
+  __pyx_t_2 = (((PyObject *)Py_TYPE(__pyx_v_stream)) == __pyx_v_6cubind_5_core_6launch__StreamType);
+  if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":230
+    /* "cubind/_core/launch.pyx":216
  *         _StreamType = Stream
  *     if type(stream) is _StreamType:
  *         raw = stream._raw             # <<<<<<<<<<<<<<
  *         if raw is None:
  *             raise ValueError("stream: the stream is closed")
 */
-    __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_stream, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 230, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_3);
-    __pyx_v_raw = __pyx_t_3;
-    __pyx_t_3 = 0;
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_stream, __pyx_mstate_global->__pyx_n_u_raw); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 216, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    __pyx_v_raw = __pyx_t_4;
+    __pyx_t_4 = 0;
 
-    /* "cubind/_core/launch.pyx":231
+    /* "cubind/_core/launch.pyx":217
  *     if type(stream) is _StreamType:
  *         raw = stream._raw
  *         if raw is None:             # <<<<<<<<<<<<<<
  *             raise ValueError("stream: the stream is closed")
  *         return <uintptr_t>raw
 */
-    __pyx_t_1 = (__pyx_v_raw == Py_None);
-    if (unlikely(__pyx_t_1)) {
+    __pyx_t_2 = (__pyx_v_raw == Py_None);
+    if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_core/launch.pyx":232
+      /* "cubind/_core/launch.pyx":218
  *         raw = stream._raw
  *         if raw is None:
  *             raise ValueError("stream: the stream is closed")             # <<<<<<<<<<<<<<
  *         return <uintptr_t>raw
  *     return <uintptr_t>stream_handle(stream, "stream")
 */
-      __pyx_t_2 = NULL;
-      __pyx_t_7 = 1;
+      __pyx_t_3 = NULL;
+      __pyx_t_8 = 1;
       {
-        PyObject *__pyx_callargs[2] = {__pyx_t_2, __pyx_mstate_global->__pyx_kp_u_stream_the_stream_is_closed};
-        __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-        __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
-        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 232, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_3);
+        PyObject *__pyx_callargs[2] = {__pyx_t_3, __pyx_mstate_global->__pyx_kp_u_stream_the_stream_is_closed};
+        __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_8, (2-__pyx_t_8) | (__pyx_t_8*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
+        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 218, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_4);
       }
-      __Pyx_Raise(__pyx_t_3, 0, 0, 0);
-      __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-      __PYX_ERR(0, 232, __pyx_L1_error)
+      __Pyx_Raise(__pyx_t_4, 0, 0, 0);
+      __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+      __PYX_ERR(0, 218, __pyx_L1_error)
 
-      /* "cubind/_core/launch.pyx":231
+      /* "cubind/_core/launch.pyx":217
  *     if type(stream) is _StreamType:
  *         raw = stream._raw
  *         if raw is None:             # <<<<<<<<<<<<<<
@@ -7248,22 +8590,22 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 */
     }
 
-    /* "cubind/_core/launch.pyx":233
+    /* "cubind/_core/launch.pyx":219
  *         if raw is None:
  *             raise ValueError("stream: the stream is closed")
  *         return <uintptr_t>raw             # <<<<<<<<<<<<<<
  *     return <uintptr_t>stream_handle(stream, "stream")
  * 
 */
-    __pyx_t_4 = __Pyx_PyLong_As_size_t(__pyx_v_raw); if (unlikely((__pyx_t_4 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 233, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_v_raw); if (unlikely((__pyx_t_5 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 219, __pyx_L1_error)
     {
 
-      __pyx_r = ((uintptr_t)__pyx_t_4);
+      __pyx_r = ((uintptr_t)__pyx_t_5);
     }
 
     goto __pyx_L0;
 
-    /* "cubind/_core/launch.pyx":229
+    /* "cubind/_core/launch.pyx":215
  *         from cubind._core.stream import Stream
  *         _StreamType = Stream
  *     if type(stream) is _StreamType:             # <<<<<<<<<<<<<<
@@ -7272,46 +8614,46 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_core/launch.pyx":234
+  /* "cubind/_core/launch.pyx":220
  *             raise ValueError("stream: the stream is closed")
  *         return <uintptr_t>raw
  *     return <uintptr_t>stream_handle(stream, "stream")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = NULL;
-  __Pyx_GetModuleGlobalName(__pyx_t_8, __pyx_mstate_global->__pyx_n_u_stream_handle); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 234, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_8);
-  __pyx_t_7 = 1;
+  __pyx_t_3 = NULL;
+  __Pyx_GetModuleGlobalName(__pyx_t_9, __pyx_mstate_global->__pyx_n_u_stream_handle); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 220, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_9);
+  __pyx_t_8 = 1;
   #if CYTHON_UNPACK_METHODS
-  if (unlikely(PyMethod_Check(__pyx_t_8))) {
-    __pyx_t_2 = PyMethod_GET_SELF(__pyx_t_8);
-    assert(__pyx_t_2);
-    PyObject* __pyx__function = PyMethod_GET_FUNCTION(__pyx_t_8);
-    __Pyx_INCREF(__pyx_t_2);
+  if (unlikely(PyMethod_Check(__pyx_t_9))) {
+    __pyx_t_3 = PyMethod_GET_SELF(__pyx_t_9);
+    assert(__pyx_t_3);
+    PyObject* __pyx__function = PyMethod_GET_FUNCTION(__pyx_t_9);
+    __Pyx_INCREF(__pyx_t_3);
     __Pyx_INCREF(__pyx__function);
-    __Pyx_DECREF_SET(__pyx_t_8, __pyx__function);
-    __pyx_t_7 = 0;
+    __Pyx_DECREF_SET(__pyx_t_9, __pyx__function);
+    __pyx_t_8 = 0;
   }
   #endif
   {
-    PyObject *__pyx_callargs[3] = {__pyx_t_2, __pyx_v_stream, __pyx_mstate_global->__pyx_n_u_stream};
-    __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_8, __pyx_callargs+__pyx_t_7, (3-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-    __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 234, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_3);
+    PyObject *__pyx_callargs[3] = {__pyx_t_3, __pyx_v_stream, __pyx_mstate_global->__pyx_n_u_stream};
+    __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_9, __pyx_callargs+__pyx_t_8, (3-__pyx_t_8) | (__pyx_t_8*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+    __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
+    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 220, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
   }
-  __pyx_t_4 = __Pyx_PyLong_As_size_t(__pyx_t_3); if (unlikely((__pyx_t_4 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 234, __pyx_L1_error)
-  __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+  __pyx_t_5 = __Pyx_PyLong_As_size_t(__pyx_t_4); if (unlikely((__pyx_t_5 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 220, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   {
 
-    __pyx_r = ((uintptr_t)__pyx_t_4);
+    __pyx_r = ((uintptr_t)__pyx_t_5);
   }
 
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":218
+  /* "cubind/_core/launch.pyx":202
  * 
  * 
  * cdef uintptr_t _stream_value(object stream) except? 0:             # <<<<<<<<<<<<<<
@@ -7321,9 +8663,9 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
 
   /* function exit code */
   __pyx_L1_error:;
-  __Pyx_XDECREF(__pyx_t_2);
   __Pyx_XDECREF(__pyx_t_3);
-  __Pyx_XDECREF(__pyx_t_8);
+  __Pyx_XDECREF(__pyx_t_4);
+  __Pyx_XDECREF(__pyx_t_9);
   __Pyx_AddTraceback("cubind._core.launch._stream_value", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = 0;
   __pyx_L0:;
@@ -7335,7 +8677,7 @@ static uintptr_t __pyx_f_6cubind_5_core_6launch__stream_value(PyObject *__pyx_v_
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":237
+/* "cubind/_core/launch.pyx":223
  * 
  * 
  * cdef long long _shared(object value) except -1:             # <<<<<<<<<<<<<<
@@ -7369,7 +8711,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
   __Pyx_RefNannySetupContext("_shared", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_core/launch.pyx":238
+  /* "cubind/_core/launch.pyx":224
  * 
  * cdef long long _shared(object value) except -1:
  *     if type(value) is not int:             # <<<<<<<<<<<<<<
@@ -7380,7 +8722,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":239
+    /* "cubind/_core/launch.pyx":225
  * cdef long long _shared(object value) except -1:
  *     if type(value) is not int:
  *         try:             # <<<<<<<<<<<<<<
@@ -7396,7 +8738,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
       __Pyx_XGOTREF(__pyx_t_4);
       /*try:*/ {
 
-        /* "cubind/_core/launch.pyx":240
+        /* "cubind/_core/launch.pyx":226
  *     if type(value) is not int:
  *         try:
  *             value = value.__index__()             # <<<<<<<<<<<<<<
@@ -7410,13 +8752,13 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
           PyObject *__pyx_callargs[2] = {__pyx_t_6, NULL};
           __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_index, __pyx_callargs+__pyx_t_7, (1-__pyx_t_7) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
-          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 240, __pyx_L4_error)
+          if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 226, __pyx_L4_error)
           __Pyx_GOTREF(__pyx_t_5);
         }
         __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
         __pyx_t_5 = 0;
 
-        /* "cubind/_core/launch.pyx":239
+        /* "cubind/_core/launch.pyx":225
  * cdef long long _shared(object value) except -1:
  *     if type(value) is not int:
  *         try:             # <<<<<<<<<<<<<<
@@ -7432,7 +8774,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-      /* "cubind/_core/launch.pyx":241
+      /* "cubind/_core/launch.pyx":227
  *         try:
  *             value = value.__index__()
  *         except AttributeError:             # <<<<<<<<<<<<<<
@@ -7442,12 +8784,12 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
       __pyx_t_8 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_AttributeError))));
       if (__pyx_t_8) {
         __Pyx_AddTraceback("cubind._core.launch._shared", __pyx_clineno, __pyx_lineno, __pyx_filename);
-        if (__Pyx_GetException(&__pyx_t_5, &__pyx_t_6, &__pyx_t_9) < 0) __PYX_ERR(0, 241, __pyx_L6_except_error)
+        if (__Pyx_GetException(&__pyx_t_5, &__pyx_t_6, &__pyx_t_9) < 0) __PYX_ERR(0, 227, __pyx_L6_except_error)
         __Pyx_XGOTREF(__pyx_t_5);
         __Pyx_XGOTREF(__pyx_t_6);
         __Pyx_XGOTREF(__pyx_t_9);
 
-        /* "cubind/_core/launch.pyx":242
+        /* "cubind/_core/launch.pyx":228
  *             value = value.__index__()
  *         except AttributeError:
  *             raise TypeError(f"shared_mem: expected an int, not {type(value).__name__}") from None             # <<<<<<<<<<<<<<
@@ -7455,12 +8797,12 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
  *         raise OverflowError(f"shared_mem: {value} is out of range for an unsigned 32-bit byte count")
 */
         __pyx_t_11 = NULL;
-        __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_value)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 242, __pyx_L6_except_error)
+        __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_value)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 228, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_12);
-        __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 242, __pyx_L6_except_error)
+        __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 228, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_13);
         __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-        __pyx_t_12 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_shared_mem_expected_an_int_not, __pyx_t_13); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 242, __pyx_L6_except_error)
+        __pyx_t_12 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_shared_mem_expected_an_int_not, __pyx_t_13); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 228, __pyx_L6_except_error)
         __Pyx_GOTREF(__pyx_t_12);
         __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
         __pyx_t_7 = 1;
@@ -7469,16 +8811,16 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
           __pyx_t_10 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
           __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 242, __pyx_L6_except_error)
+          if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 228, __pyx_L6_except_error)
           __Pyx_GOTREF(__pyx_t_10);
         }
         __Pyx_Raise(__pyx_t_10, 0, 0, Py_None);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-        __PYX_ERR(0, 242, __pyx_L6_except_error)
+        __PYX_ERR(0, 228, __pyx_L6_except_error)
       }
       goto __pyx_L6_except_error;
 
-      /* "cubind/_core/launch.pyx":239
+      /* "cubind/_core/launch.pyx":225
  * cdef long long _shared(object value) except -1:
  *     if type(value) is not int:
  *         try:             # <<<<<<<<<<<<<<
@@ -7494,7 +8836,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
       __pyx_L9_try_end:;
     }
 
-    /* "cubind/_core/launch.pyx":238
+    /* "cubind/_core/launch.pyx":224
  * 
  * cdef long long _shared(object value) except -1:
  *     if type(value) is not int:             # <<<<<<<<<<<<<<
@@ -7503,14 +8845,14 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
 */
   }
 
-  /* "cubind/_core/launch.pyx":243
+  /* "cubind/_core/launch.pyx":229
  *         except AttributeError:
  *             raise TypeError(f"shared_mem: expected an int, not {type(value).__name__}") from None
  *     if value < 0 or value > 0xFFFFFFFF:             # <<<<<<<<<<<<<<
  *         raise OverflowError(f"shared_mem: {value} is out of range for an unsigned 32-bit byte count")
  *     return value
 */
-  __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 243, __pyx_L1_error)
+  __pyx_t_14 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 229, __pyx_L1_error)
   if (!__pyx_t_14) {
 
   } else {
@@ -7519,7 +8861,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
 
     goto __pyx_L13_bool_binop_done;
   }
-  __pyx_t_14 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_4294967295, Py_GT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 243, __pyx_L1_error)
+  __pyx_t_14 = __Pyx_PyObject_CompareBoolGt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_4294967295, Py_GT); if (unlikely((__pyx_t_14 < 0))) __PYX_ERR(0, 229, __pyx_L1_error)
 
   __pyx_t_1 = __pyx_t_14;
 
@@ -7527,7 +8869,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_core/launch.pyx":244
+    /* "cubind/_core/launch.pyx":230
  *             raise TypeError(f"shared_mem: expected an int, not {type(value).__name__}") from None
  *     if value < 0 or value > 0xFFFFFFFF:
  *         raise OverflowError(f"shared_mem: {value} is out of range for an unsigned 32-bit byte count")             # <<<<<<<<<<<<<<
@@ -7535,7 +8877,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
  * 
 */
     __pyx_t_6 = NULL;
-    __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 244, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 230, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __pyx_t_15[0] = __pyx_mstate_global->__pyx_kp_u_shared_mem;
     __pyx_t_15[1] = __pyx_t_5;
@@ -7549,7 +8891,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[1]);
     #endif
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_15, 3, __pyx_t_16, __pyx_t_8);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 244, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 230, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __pyx_t_7 = 1;
@@ -7558,14 +8900,14 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_7, (2-__pyx_t_7) | (__pyx_t_7*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 244, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 230, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 244, __pyx_L1_error)
+    __PYX_ERR(0, 230, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":243
+    /* "cubind/_core/launch.pyx":229
  *         except AttributeError:
  *             raise TypeError(f"shared_mem: expected an int, not {type(value).__name__}") from None
  *     if value < 0 or value > 0xFFFFFFFF:             # <<<<<<<<<<<<<<
@@ -7574,20 +8916,20 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
 */
   }
 
-  /* "cubind/_core/launch.pyx":245
+  /* "cubind/_core/launch.pyx":231
  *     if value < 0 or value > 0xFFFFFFFF:
  *         raise OverflowError(f"shared_mem: {value} is out of range for an unsigned 32-bit byte count")
  *     return value             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_17 = __Pyx_PyLong_As_PY_LONG_LONG(__pyx_v_value); if (unlikely((__pyx_t_17 == (PY_LONG_LONG)-1) && PyErr_Occurred())) __PYX_ERR(0, 245, __pyx_L1_error)
+  __pyx_t_17 = __Pyx_PyLong_As_PY_LONG_LONG(__pyx_v_value); if (unlikely((__pyx_t_17 == (PY_LONG_LONG)-1) && PyErr_Occurred())) __PYX_ERR(0, 231, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_17;
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":237
+  /* "cubind/_core/launch.pyx":223
  * 
  * 
  * cdef long long _shared(object value) except -1:             # <<<<<<<<<<<<<<
@@ -7613,7 +8955,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_core_6launch__shared(PyObject *__pyx_v_val
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":248
+/* "cubind/_core/launch.pyx":234
  * 
  * 
  * cdef int _options(dict options, uintptr_t* hstream, unsigned int* smem, name) except -1:             # <<<<<<<<<<<<<<
@@ -7644,7 +8986,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_options", 0);
 
-  /* "cubind/_core/launch.pyx":249
+  /* "cubind/_core/launch.pyx":235
  * 
  * cdef int _options(dict options, uintptr_t* hstream, unsigned int* smem, name) except -1:
  *     cdef Py_ssize_t known = 0             # <<<<<<<<<<<<<<
@@ -7653,7 +8995,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   __pyx_v_known = 0;
 
-  /* "cubind/_core/launch.pyx":250
+  /* "cubind/_core/launch.pyx":236
  * cdef int _options(dict options, uintptr_t* hstream, unsigned int* smem, name) except -1:
  *     cdef Py_ssize_t known = 0
  *     value = options.get("stream", _MISSING)             # <<<<<<<<<<<<<<
@@ -7662,14 +9004,14 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   if (unlikely(__pyx_v_options == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 250, __pyx_L1_error)
+    __PYX_ERR(0, 236, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_options, __pyx_mstate_global->__pyx_n_u_stream, __pyx_v_6cubind_5_core_6launch__MISSING); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 250, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_options, __pyx_mstate_global->__pyx_n_u_stream, __pyx_v_6cubind_5_core_6launch__MISSING); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 236, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_value = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":251
+  /* "cubind/_core/launch.pyx":237
  *     cdef Py_ssize_t known = 0
  *     value = options.get("stream", _MISSING)
  *     if value is not _MISSING:             # <<<<<<<<<<<<<<
@@ -7680,18 +9022,18 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
   if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":252
+    /* "cubind/_core/launch.pyx":238
  *     value = options.get("stream", _MISSING)
  *     if value is not _MISSING:
  *         hstream[0] = _stream_value(value)             # <<<<<<<<<<<<<<
  *         known += 1
  *     value = options.get("shared_mem", _MISSING)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_core_6launch__stream_value(__pyx_v_value); if (unlikely(__pyx_t_3 == ((uintptr_t)0) && PyErr_Occurred())) __PYX_ERR(0, 252, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_core_6launch__stream_value(__pyx_v_value); if (unlikely(__pyx_t_3 == ((uintptr_t)0) && PyErr_Occurred())) __PYX_ERR(0, 238, __pyx_L1_error)
     (__pyx_v_hstream[0]) = __pyx_t_3;
 
 
-    /* "cubind/_core/launch.pyx":253
+    /* "cubind/_core/launch.pyx":239
  *     if value is not _MISSING:
  *         hstream[0] = _stream_value(value)
  *         known += 1             # <<<<<<<<<<<<<<
@@ -7700,7 +9042,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
     __pyx_v_known = (__pyx_v_known + 1);
 
-    /* "cubind/_core/launch.pyx":251
+    /* "cubind/_core/launch.pyx":237
  *     cdef Py_ssize_t known = 0
  *     value = options.get("stream", _MISSING)
  *     if value is not _MISSING:             # <<<<<<<<<<<<<<
@@ -7709,7 +9051,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   }
 
-  /* "cubind/_core/launch.pyx":254
+  /* "cubind/_core/launch.pyx":240
  *         hstream[0] = _stream_value(value)
  *         known += 1
  *     value = options.get("shared_mem", _MISSING)             # <<<<<<<<<<<<<<
@@ -7718,14 +9060,14 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   if (unlikely(__pyx_v_options == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 254, __pyx_L1_error)
+    __PYX_ERR(0, 240, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_options, __pyx_mstate_global->__pyx_n_u_shared_mem_2, __pyx_v_6cubind_5_core_6launch__MISSING); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 254, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_options, __pyx_mstate_global->__pyx_n_u_shared_mem_2, __pyx_v_6cubind_5_core_6launch__MISSING); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 240, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":255
+  /* "cubind/_core/launch.pyx":241
  *         known += 1
  *     value = options.get("shared_mem", _MISSING)
  *     if value is not _MISSING:             # <<<<<<<<<<<<<<
@@ -7736,18 +9078,18 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
   if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":256
+    /* "cubind/_core/launch.pyx":242
  *     value = options.get("shared_mem", _MISSING)
  *     if value is not _MISSING:
  *         smem[0] = <unsigned int>_shared(value)             # <<<<<<<<<<<<<<
  *         known += 1
  *     if known != len(options):
 */
-    __pyx_t_4 = __pyx_f_6cubind_5_core_6launch__shared(__pyx_v_value); if (unlikely(__pyx_t_4 == ((PY_LONG_LONG)-1LL))) __PYX_ERR(0, 256, __pyx_L1_error)
+    __pyx_t_4 = __pyx_f_6cubind_5_core_6launch__shared(__pyx_v_value); if (unlikely(__pyx_t_4 == ((PY_LONG_LONG)-1LL))) __PYX_ERR(0, 242, __pyx_L1_error)
     (__pyx_v_smem[0]) = ((unsigned int)__pyx_t_4);
 
 
-    /* "cubind/_core/launch.pyx":257
+    /* "cubind/_core/launch.pyx":243
  *     if value is not _MISSING:
  *         smem[0] = <unsigned int>_shared(value)
  *         known += 1             # <<<<<<<<<<<<<<
@@ -7756,7 +9098,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
     __pyx_v_known = (__pyx_v_known + 1);
 
-    /* "cubind/_core/launch.pyx":255
+    /* "cubind/_core/launch.pyx":241
  *         known += 1
  *     value = options.get("shared_mem", _MISSING)
  *     if value is not _MISSING:             # <<<<<<<<<<<<<<
@@ -7765,7 +9107,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   }
 
-  /* "cubind/_core/launch.pyx":258
+  /* "cubind/_core/launch.pyx":244
  *         smem[0] = <unsigned int>_shared(value)
  *         known += 1
  *     if known != len(options):             # <<<<<<<<<<<<<<
@@ -7774,40 +9116,40 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   if (unlikely(__pyx_v_options == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 258, __pyx_L1_error)
+    __PYX_ERR(0, 244, __pyx_L1_error)
   }
-  __pyx_t_5 = PyDict_Size(__pyx_v_options); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 258, __pyx_L1_error)
+  __pyx_t_5 = PyDict_Size(__pyx_v_options); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 244, __pyx_L1_error)
   __pyx_t_2 = (__pyx_v_known != __pyx_t_5);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_core/launch.pyx":259
+    /* "cubind/_core/launch.pyx":245
  *         known += 1
  *     if known != len(options):
  *         extra = sorted(set(options) - {"stream", "shared_mem"})             # <<<<<<<<<<<<<<
  *         raise TypeError(f"{name}: unexpected keyword argument {extra[0]!r} (a launch takes stream= and shared_mem=)")
  *     return 0
 */
-    __pyx_t_1 = PySet_New(__pyx_v_options); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 259, __pyx_L1_error)
+    __pyx_t_1 = PySet_New(__pyx_v_options); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 245, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_6 = PySet_New(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 259, __pyx_L1_error)
+    __pyx_t_6 = PySet_New(0); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 245, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
-    if (PySet_Add(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_stream) < (0)) __PYX_ERR(0, 259, __pyx_L1_error)
-    if (PySet_Add(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_shared_mem_2) < (0)) __PYX_ERR(0, 259, __pyx_L1_error)
-    __pyx_t_7 = PyNumber_Subtract(__pyx_t_1, __pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 259, __pyx_L1_error)
+    if (PySet_Add(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_stream) < (0)) __PYX_ERR(0, 245, __pyx_L1_error)
+    if (PySet_Add(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_shared_mem_2) < (0)) __PYX_ERR(0, 245, __pyx_L1_error)
+    __pyx_t_7 = PyNumber_Subtract(__pyx_t_1, __pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 245, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-    __pyx_t_6 = PySequence_List(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 259, __pyx_L1_error)
+    __pyx_t_6 = PySequence_List(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 245, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    if (unlikely((PyList_Sort(__pyx_t_6) < 0))) __PYX_ERR(0, 259, __pyx_L1_error)
+    if (unlikely((PyList_Sort(__pyx_t_6) < 0))) __PYX_ERR(0, 245, __pyx_L1_error)
     __pyx_v_extra = __pyx_t_6;
     __pyx_t_6 = 0;
 
-    /* "cubind/_core/launch.pyx":260
+    /* "cubind/_core/launch.pyx":246
  *     if known != len(options):
  *         extra = sorted(set(options) - {"stream", "shared_mem"})
  *         raise TypeError(f"{name}: unexpected keyword argument {extra[0]!r} (a launch takes stream= and shared_mem=)")             # <<<<<<<<<<<<<<
@@ -7815,9 +9157,9 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
  * 
 */
     __pyx_t_7 = NULL;
-    __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 260, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_FormatSimple(__pyx_v_name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 246, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_8 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__Pyx_PyList_GET_ITEM(__pyx_v_extra, 0)), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 260, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__Pyx_PyList_GET_ITEM(__pyx_v_extra, 0)), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 246, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __pyx_t_9[0] = __pyx_t_1;
     __pyx_t_9[1] = __pyx_mstate_global->__pyx_kp_u_unexpected_keyword_argument;
@@ -7832,7 +9174,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
     __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_9[2]);
     #endif
     __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 4, __pyx_t_5, __pyx_t_10);
-    if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 260, __pyx_L1_error)
+    if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 246, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_11);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
@@ -7842,14 +9184,14 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
       __pyx_t_6 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 260, __pyx_L1_error)
+      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 246, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
     }
     __Pyx_Raise(__pyx_t_6, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-    __PYX_ERR(0, 260, __pyx_L1_error)
+    __PYX_ERR(0, 246, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":258
+    /* "cubind/_core/launch.pyx":244
  *         smem[0] = <unsigned int>_shared(value)
  *         known += 1
  *     if known != len(options):             # <<<<<<<<<<<<<<
@@ -7858,7 +9200,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
 */
   }
 
-  /* "cubind/_core/launch.pyx":261
+  /* "cubind/_core/launch.pyx":247
  *         extra = sorted(set(options) - {"stream", "shared_mem"})
  *         raise TypeError(f"{name}: unexpected keyword argument {extra[0]!r} (a launch takes stream= and shared_mem=)")
  *     return 0             # <<<<<<<<<<<<<<
@@ -7871,7 +9213,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":248
+  /* "cubind/_core/launch.pyx":234
  * 
  * 
  * cdef int _options(dict options, uintptr_t* hstream, unsigned int* smem, name) except -1:             # <<<<<<<<<<<<<<
@@ -7897,7 +9239,7 @@ static int __pyx_f_6cubind_5_core_6launch__options(PyObject *__pyx_v_options, ui
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":264
+/* "cubind/_core/launch.pyx":250
  * 
  * 
  * cdef _raise(int err, str call):             # <<<<<<<<<<<<<<
@@ -7921,7 +9263,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_raise", 0);
 
-  /* "cubind/_core/launch.pyx":265
+  /* "cubind/_core/launch.pyx":251
  * 
  * cdef _raise(int err, str call):
  *     cuda = _driver_module()             # <<<<<<<<<<<<<<
@@ -7929,7 +9271,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
  * 
 */
   __pyx_t_2 = NULL;
-  __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_driver_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 265, __pyx_L1_error)
+  __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_driver_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 251, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4 = 1;
   #if CYTHON_UNPACK_METHODS
@@ -7948,13 +9290,13 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_3, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 265, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 251, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __pyx_v_cuda = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":266
+  /* "cubind/_core/launch.pyx":252
  * cdef _raise(int err, str call):
  *     cuda = _driver_module()
  *     raise CUDAError(cuda.CUresult(err), call)             # <<<<<<<<<<<<<<
@@ -7962,11 +9304,11 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
  * 
 */
   __pyx_t_3 = NULL;
-  __Pyx_GetModuleGlobalName(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_CUDAError); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 266, __pyx_L1_error)
+  __Pyx_GetModuleGlobalName(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_CUDAError); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 252, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __pyx_t_6 = __pyx_v_cuda;
   __Pyx_INCREF(__pyx_t_6);
-  __pyx_t_7 = __Pyx_PyLong_From_int(__pyx_v_err); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 266, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyLong_From_int(__pyx_v_err); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 252, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __pyx_t_4 = 0;
   {
@@ -7974,7 +9316,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
     __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_CUresult, __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 266, __pyx_L1_error)
+    if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 252, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
   }
   __pyx_t_4 = 1;
@@ -7995,14 +9337,14 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 266, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 252, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 266, __pyx_L1_error)
+  __PYX_ERR(0, 252, __pyx_L1_error)
 
-  /* "cubind/_core/launch.pyx":264
+  /* "cubind/_core/launch.pyx":250
  * 
  * 
  * cdef _raise(int err, str call):             # <<<<<<<<<<<<<<
@@ -8026,7 +9368,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch__raise(int __pyx_v_err, PyObject
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":269
+/* "cubind/_core/launch.pyx":255
  * 
  * 
  * cdef int _heap_buffers(Plan plan, char** buf, void*** ptrs) except -1:             # <<<<<<<<<<<<<<
@@ -8042,7 +9384,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_core/launch.pyx":272
+  /* "cubind/_core/launch.pyx":258
  *     """Moves the argument buffers to the heap where the plan outgrows the
  *     caller's stack arrays (which ``*buf``/``*ptrs`` point at until then)."""
  *     if plan.total <= STACK_WORDS * 8 and plan.n <= STACK_PARAMS:             # <<<<<<<<<<<<<<
@@ -8068,7 +9410,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
   if (__pyx_t_1) {
 
 
-    /* "cubind/_core/launch.pyx":273
+    /* "cubind/_core/launch.pyx":259
  *     caller's stack arrays (which ``*buf``/``*ptrs`` point at until then)."""
  *     if plan.total <= STACK_WORDS * 8 and plan.n <= STACK_PARAMS:
  *         return 0             # <<<<<<<<<<<<<<
@@ -8081,7 +9423,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
     }
     goto __pyx_L0;
 
-    /* "cubind/_core/launch.pyx":272
+    /* "cubind/_core/launch.pyx":258
  *     """Moves the argument buffers to the heap where the plan outgrows the
  *     caller's stack arrays (which ``*buf``/``*ptrs`` point at until then)."""
  *     if plan.total <= STACK_WORDS * 8 and plan.n <= STACK_PARAMS:             # <<<<<<<<<<<<<<
@@ -8090,7 +9432,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
 */
   }
 
-  /* "cubind/_core/launch.pyx":274
+  /* "cubind/_core/launch.pyx":260
  *     if plan.total <= STACK_WORDS * 8 and plan.n <= STACK_PARAMS:
  *         return 0
  *     buf[0] = <char*>malloc(plan.total)             # <<<<<<<<<<<<<<
@@ -8099,7 +9441,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
 */
   (__pyx_v_buf[0]) = ((char *)malloc(__pyx_v_plan->total));
 
-  /* "cubind/_core/launch.pyx":275
+  /* "cubind/_core/launch.pyx":261
  *         return 0
  *     buf[0] = <char*>malloc(plan.total)
  *     ptrs[0] = <void**>malloc(plan.n * sizeof(void*))             # <<<<<<<<<<<<<<
@@ -8108,7 +9450,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
 */
   (__pyx_v_ptrs[0]) = ((void **)malloc((__pyx_v_plan->n * (sizeof(void *)))));
 
-  /* "cubind/_core/launch.pyx":276
+  /* "cubind/_core/launch.pyx":262
  *     buf[0] = <char*>malloc(plan.total)
  *     ptrs[0] = <void**>malloc(plan.n * sizeof(void*))
  *     if buf[0] == NULL or ptrs[0] == NULL:             # <<<<<<<<<<<<<<
@@ -8134,7 +9476,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_core/launch.pyx":277
+    /* "cubind/_core/launch.pyx":263
  *     ptrs[0] = <void**>malloc(plan.n * sizeof(void*))
  *     if buf[0] == NULL or ptrs[0] == NULL:
  *         free(buf[0])             # <<<<<<<<<<<<<<
@@ -8143,7 +9485,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
 */
     free((__pyx_v_buf[0]));
 
-    /* "cubind/_core/launch.pyx":278
+    /* "cubind/_core/launch.pyx":264
  *     if buf[0] == NULL or ptrs[0] == NULL:
  *         free(buf[0])
  *         free(ptrs[0])             # <<<<<<<<<<<<<<
@@ -8152,16 +9494,16 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
 */
     free((__pyx_v_ptrs[0]));
 
-    /* "cubind/_core/launch.pyx":279
+    /* "cubind/_core/launch.pyx":265
  *         free(buf[0])
  *         free(ptrs[0])
  *         raise MemoryError()             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-    PyErr_NoMemory(); __PYX_ERR(0, 279, __pyx_L1_error)
+    PyErr_NoMemory(); __PYX_ERR(0, 265, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":276
+    /* "cubind/_core/launch.pyx":262
  *     buf[0] = <char*>malloc(plan.total)
  *     ptrs[0] = <void**>malloc(plan.n * sizeof(void*))
  *     if buf[0] == NULL or ptrs[0] == NULL:             # <<<<<<<<<<<<<<
@@ -8170,7 +9512,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
 */
   }
 
-  /* "cubind/_core/launch.pyx":280
+  /* "cubind/_core/launch.pyx":266
  *         free(ptrs[0])
  *         raise MemoryError()
  *     return 0             # <<<<<<<<<<<<<<
@@ -8183,7 +9525,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":269
+  /* "cubind/_core/launch.pyx":255
  * 
  * 
  * cdef int _heap_buffers(Plan plan, char** buf, void*** ptrs) except -1:             # <<<<<<<<<<<<<<
@@ -8200,7 +9542,7 @@ static int __pyx_f_6cubind_5_core_6launch__heap_buffers(struct __pyx_obj_6cubind
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":292
+/* "cubind/_core/launch.pyx":278
  *     cdef bint _closed
  * 
  *     def _set_launch(self, uintptr_t func, Plan plan):             # <<<<<<<<<<<<<<
@@ -8248,39 +9590,39 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_func,&__pyx_mstate_global->__pyx_n_u_plan,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 292, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 278, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 292, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 278, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 292, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 278, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "_set_launch", 0) < (0)) __PYX_ERR(0, 292, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "_set_launch", 0) < (0)) __PYX_ERR(0, 278, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 2; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("_set_launch", 1, 2, 2, i); __PYX_ERR(0, 292, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("_set_launch", 1, 2, 2, i); __PYX_ERR(0, 278, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 2)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 292, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 278, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 292, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 278, __pyx_L3_error)
     }
-    __pyx_v_func = __Pyx_PyLong_As_size_t(values[0]); if (unlikely((__pyx_v_func == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 292, __pyx_L3_error)
+    __pyx_v_func = __Pyx_PyLong_As_size_t(values[0]); if (unlikely((__pyx_v_func == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 278, __pyx_L3_error)
     __pyx_v_plan = ((struct __pyx_obj_6cubind_5_core_6launch_Plan *)values[1]);
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("_set_launch", 1, 2, 2, __pyx_nargs); __PYX_ERR(0, 292, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("_set_launch", 1, 2, 2, __pyx_nargs); __PYX_ERR(0, 278, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -8291,7 +9633,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_plan), __pyx_mstate_global->__pyx_ptype_6cubind_5_core_6launch_Plan, 1, "plan", 0))) __PYX_ERR(0, 292, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v_plan), __pyx_mstate_global->__pyx_ptype_6cubind_5_core_6launch_Plan, 1, "plan", 0))) __PYX_ERR(0, 278, __pyx_L1_error)
   __pyx_r = __pyx_pf_6cubind_5_core_6launch_10KernelBase__set_launch(((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v_self), __pyx_v_func, __pyx_v_plan);
 
   /* function exit code */
@@ -8317,7 +9659,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase__set_launch(struct
   __Pyx_RefNannyDeclarations
   __Pyx_RefNannySetupContext("_set_launch", 0);
 
-  /* "cubind/_core/launch.pyx":293
+  /* "cubind/_core/launch.pyx":279
  * 
  *     def _set_launch(self, uintptr_t func, Plan plan):
  *         self._func = func             # <<<<<<<<<<<<<<
@@ -8326,7 +9668,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase__set_launch(struct
 */
   __pyx_v_self->_func = __pyx_v_func;
 
-  /* "cubind/_core/launch.pyx":294
+  /* "cubind/_core/launch.pyx":280
  *     def _set_launch(self, uintptr_t func, Plan plan):
  *         self._func = func
  *         self._plan = plan             # <<<<<<<<<<<<<<
@@ -8338,7 +9680,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase__set_launch(struct
   __Pyx_GOTREF((PyObject *)__pyx_v_self->_plan);
   __Pyx_DECREF_SET(__pyx_v_self->_plan, __pyx_v_plan);
 
-  /* "cubind/_core/launch.pyx":295
+  /* "cubind/_core/launch.pyx":281
  *         self._func = func
  *         self._plan = plan
  *         self._closed = False             # <<<<<<<<<<<<<<
@@ -8347,7 +9689,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase__set_launch(struct
 */
   __pyx_v_self->_closed = 0;
 
-  /* "cubind/_core/launch.pyx":292
+  /* "cubind/_core/launch.pyx":278
  *     cdef bint _closed
  * 
  *     def _set_launch(self, uintptr_t func, Plan plan):             # <<<<<<<<<<<<<<
@@ -8362,7 +9704,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase__set_launch(struct
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":297
+/* "cubind/_core/launch.pyx":283
  *         self._closed = False
  * 
  *     def _invalidate(self):             # <<<<<<<<<<<<<<
@@ -8417,7 +9759,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_2_invalidate(struc
   __Pyx_RefNannyDeclarations
   __Pyx_RefNannySetupContext("_invalidate", 0);
 
-  /* "cubind/_core/launch.pyx":298
+  /* "cubind/_core/launch.pyx":284
  * 
  *     def _invalidate(self):
  *         self._closed = True             # <<<<<<<<<<<<<<
@@ -8426,7 +9768,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_2_invalidate(struc
 */
   __pyx_v_self->_closed = 1;
 
-  /* "cubind/_core/launch.pyx":297
+  /* "cubind/_core/launch.pyx":283
  *         self._closed = False
  * 
  *     def _invalidate(self):             # <<<<<<<<<<<<<<
@@ -8441,7 +9783,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_2_invalidate(struc
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":300
+/* "cubind/_core/launch.pyx":286
  *         self._closed = True
  * 
  *     @property             # <<<<<<<<<<<<<<
@@ -8469,7 +9811,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4plan___get__(stru
   __Pyx_RefNannyDeclarations
   __Pyx_RefNannySetupContext("__get__", 0);
 
-  /* "cubind/_core/launch.pyx":303
+  /* "cubind/_core/launch.pyx":289
  *     def plan(self):
  *         """The packing plan made from the kernel's parameter list: per parameter its kind, size and offset."""
  *         return self._plan             # <<<<<<<<<<<<<<
@@ -8487,7 +9829,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4plan___get__(stru
   }
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":300
+  /* "cubind/_core/launch.pyx":286
  *         self._closed = True
  * 
  *     @property             # <<<<<<<<<<<<<<
@@ -8502,7 +9844,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4plan___get__(stru
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":305
+/* "cubind/_core/launch.pyx":291
  *         return self._plan
  * 
  *     def __call__(self, *args, **options):             # <<<<<<<<<<<<<<
@@ -8590,7 +9932,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("__call__", 0);
 
-  /* "cubind/_core/launch.pyx":310
+  /* "cubind/_core/launch.pyx":296
  *         cdef unsigned int g[3]
  *         cdef unsigned int b[3]
  *         cdef unsigned int smem = 0             # <<<<<<<<<<<<<<
@@ -8599,7 +9941,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   __pyx_v_smem = 0;
 
-  /* "cubind/_core/launch.pyx":311
+  /* "cubind/_core/launch.pyx":297
  *         cdef unsigned int b[3]
  *         cdef unsigned int smem = 0
  *         cdef uintptr_t hstream = 0             # <<<<<<<<<<<<<<
@@ -8608,7 +9950,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   __pyx_v_hstream = 0;
 
-  /* "cubind/_core/launch.pyx":314
+  /* "cubind/_core/launch.pyx":300
  *         cdef unsigned long long stack_words[STACK_WORDS]
  *         cdef void* stack_ptrs[STACK_PARAMS]
  *         cdef char* buf = <char*>stack_words             # <<<<<<<<<<<<<<
@@ -8617,7 +9959,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   __pyx_v_buf = ((char *)__pyx_v_stack_words);
 
-  /* "cubind/_core/launch.pyx":315
+  /* "cubind/_core/launch.pyx":301
  *         cdef void* stack_ptrs[STACK_PARAMS]
  *         cdef char* buf = <char*>stack_words
  *         cdef void** ptrs = stack_ptrs             # <<<<<<<<<<<<<<
@@ -8626,7 +9968,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   __pyx_v_ptrs = __pyx_v_stack_ptrs;
 
-  /* "cubind/_core/launch.pyx":317
+  /* "cubind/_core/launch.pyx":303
  *         cdef void** ptrs = stack_ptrs
  *         cdef cdrv.CUresult err
  *         cdef Plan plan = self._plan             # <<<<<<<<<<<<<<
@@ -8638,7 +9980,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
   __pyx_v_plan = ((struct __pyx_obj_6cubind_5_core_6launch_Plan *)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":318
+  /* "cubind/_core/launch.pyx":304
  *         cdef cdrv.CUresult err
  *         cdef Plan plan = self._plan
  *         if plan is None:             # <<<<<<<<<<<<<<
@@ -8649,7 +9991,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_core/launch.pyx":319
+    /* "cubind/_core/launch.pyx":305
  *         cdef Plan plan = self._plan
  *         if plan is None:
  *             raise TypeError("kernel: not made by Module.get_kernel")             # <<<<<<<<<<<<<<
@@ -8662,14 +10004,14 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
       PyObject *__pyx_callargs[2] = {__pyx_t_3, __pyx_mstate_global->__pyx_kp_u_kernel_not_made_by_Module_get_ke};
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 319, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 305, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 319, __pyx_L1_error)
+    __PYX_ERR(0, 305, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":318
+    /* "cubind/_core/launch.pyx":304
  *         cdef cdrv.CUresult err
  *         cdef Plan plan = self._plan
  *         if plan is None:             # <<<<<<<<<<<<<<
@@ -8678,7 +10020,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   }
 
-  /* "cubind/_core/launch.pyx":320
+  /* "cubind/_core/launch.pyx":306
  *         if plan is None:
  *             raise TypeError("kernel: not made by Module.get_kernel")
  *         if self._closed:             # <<<<<<<<<<<<<<
@@ -8687,7 +10029,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   if (unlikely(__pyx_v_self->_closed)) {
 
-    /* "cubind/_core/launch.pyx":321
+    /* "cubind/_core/launch.pyx":307
  *             raise TypeError("kernel: not made by Module.get_kernel")
  *         if self._closed:
  *             raise ValueError(f"{plan.name}: its module was closed")             # <<<<<<<<<<<<<<
@@ -8695,9 +10037,9 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
  *             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
 */
     __pyx_t_3 = NULL;
-    __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_plan->name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 321, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_plan->name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 307, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
-    __pyx_t_6 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_its_module_was_closed); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 321, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_its_module_was_closed); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 307, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __pyx_t_4 = 1;
@@ -8706,14 +10048,14 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 321, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 307, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 321, __pyx_L1_error)
+    __PYX_ERR(0, 307, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":320
+    /* "cubind/_core/launch.pyx":306
  *         if plan is None:
  *             raise TypeError("kernel: not made by Module.get_kernel")
  *         if self._closed:             # <<<<<<<<<<<<<<
@@ -8722,21 +10064,21 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   }
 
-  /* "cubind/_core/launch.pyx":322
+  /* "cubind/_core/launch.pyx":308
  *         if self._closed:
  *             raise ValueError(f"{plan.name}: its module was closed")
  *         if len(args) < 2:             # <<<<<<<<<<<<<<
  *             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
  *         if options:
 */
-  __pyx_t_7 = __Pyx_PyTuple_GET_SIZE(__pyx_v_args); if (unlikely(__pyx_t_7 == ((Py_ssize_t)-1))) __PYX_ERR(0, 322, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyTuple_GET_SIZE(__pyx_v_args); if (unlikely(__pyx_t_7 == ((Py_ssize_t)-1))) __PYX_ERR(0, 308, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_7 < 2);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_core/launch.pyx":323
+    /* "cubind/_core/launch.pyx":309
  *             raise ValueError(f"{plan.name}: its module was closed")
  *         if len(args) < 2:
  *             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")             # <<<<<<<<<<<<<<
@@ -8744,9 +10086,9 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
  *             _options(options, &hstream, &smem, plan.name)
 */
     __pyx_t_6 = NULL;
-    __pyx_t_3 = __Pyx_PyObject_FormatSimple(__pyx_v_plan->name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 323, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyObject_FormatSimple(__pyx_v_plan->name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 309, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_5 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_3, __pyx_mstate_global->__pyx_kp_u_a_launch_takes_grid_and_block_f); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 323, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_3, __pyx_mstate_global->__pyx_kp_u_a_launch_takes_grid_and_block_f); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 309, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __pyx_t_4 = 1;
@@ -8755,14 +10097,14 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 323, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 309, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 323, __pyx_L1_error)
+    __PYX_ERR(0, 309, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":322
+    /* "cubind/_core/launch.pyx":308
  *         if self._closed:
  *             raise ValueError(f"{plan.name}: its module was closed")
  *         if len(args) < 2:             # <<<<<<<<<<<<<<
@@ -8771,54 +10113,67 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   }
 
-  /* "cubind/_core/launch.pyx":324
+  /* "cubind/_core/launch.pyx":310
  *         if len(args) < 2:
  *             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
  *         if options:             # <<<<<<<<<<<<<<
  *             _options(options, &hstream, &smem, plan.name)
- *         if _current.top is not None and "stream" not in options:
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:
 */
   {
     Py_ssize_t __pyx_temp = __Pyx_PyDict_GET_SIZE(__pyx_v_options);
-    if (unlikely(((!CYTHON_ASSUME_SAFE_SIZE) && __pyx_temp < 0))) __PYX_ERR(0, 324, __pyx_L1_error)
+    if (unlikely(((!CYTHON_ASSUME_SAFE_SIZE) && __pyx_temp < 0))) __PYX_ERR(0, 310, __pyx_L1_error)
     __pyx_t_2 = (__pyx_temp != 0);
   }
 
   if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":325
+    /* "cubind/_core/launch.pyx":311
  *             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
  *         if options:
  *             _options(options, &hstream, &smem, plan.name)             # <<<<<<<<<<<<<<
- *         if _current.top is not None and "stream" not in options:
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:
  *             hstream = _stream_value(None)
 */
     __pyx_t_1 = __pyx_v_plan->name;
     __Pyx_INCREF(__pyx_t_1);
-    __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__options(__pyx_v_options, (&__pyx_v_hstream), (&__pyx_v_smem), __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 325, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__options(__pyx_v_options, (&__pyx_v_hstream), (&__pyx_v_smem), __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 311, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
 
-    /* "cubind/_core/launch.pyx":324
+    /* "cubind/_core/launch.pyx":310
  *         if len(args) < 2:
  *             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
  *         if options:             # <<<<<<<<<<<<<<
  *             _options(options, &hstream, &smem, plan.name)
- *         if _current.top is not None and "stream" not in options:
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:
 */
   }
 
-  /* "cubind/_core/launch.pyx":326
+  /* "cubind/_core/launch.pyx":312
  *         if options:
  *             _options(options, &hstream, &smem, plan.name)
- *         if _current.top is not None and "stream" not in options:             # <<<<<<<<<<<<<<
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:             # <<<<<<<<<<<<<<
  *             hstream = _stream_value(None)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
 */
-  __Pyx_GetModuleGlobalName(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_current); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 326, __pyx_L1_error)
+  if (unlikely(__pyx_v_6cubind_5_core_6launch__open_blocks == Py_None)) {
+    PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
+    __PYX_ERR(0, 312, __pyx_L1_error)
+  }
+  __pyx_t_9 = __Pyx_PyObject_IsTrue(__Pyx_PyList_GET_ITEM(__pyx_v_6cubind_5_core_6launch__open_blocks, 0)); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 312, __pyx_L1_error)
+  if (__pyx_t_9) {
+
+  } else {
+
+    __pyx_t_2 = __pyx_t_9;
+
+    goto __pyx_L8_bool_binop_done;
+  }
+  __Pyx_GetModuleGlobalName(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_current); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 312, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_top); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 326, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_top); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 312, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __pyx_t_9 = (__pyx_t_5 != Py_None);
@@ -8831,7 +10186,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 
     goto __pyx_L8_bool_binop_done;
   }
-  __pyx_t_9 = (__Pyx_PyDict_ContainsTF(__pyx_mstate_global->__pyx_n_u_stream, __pyx_v_options, Py_NE)); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 326, __pyx_L1_error)
+  __pyx_t_9 = (__Pyx_PyDict_ContainsTF(__pyx_mstate_global->__pyx_n_u_stream, __pyx_v_options, Py_NE)); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 312, __pyx_L1_error)
 
   __pyx_t_2 = __pyx_t_9;
 
@@ -8839,27 +10194,27 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
   if (__pyx_t_2) {
 
 
-    /* "cubind/_core/launch.pyx":327
+    /* "cubind/_core/launch.pyx":313
  *             _options(options, &hstream, &smem, plan.name)
- *         if _current.top is not None and "stream" not in options:
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:
  *             hstream = _stream_value(None)             # <<<<<<<<<<<<<<
  *         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
 */
-    __pyx_t_10 = __pyx_f_6cubind_5_core_6launch__stream_value(Py_None); if (unlikely(__pyx_t_10 == ((uintptr_t)0) && PyErr_Occurred())) __PYX_ERR(0, 327, __pyx_L1_error)
+    __pyx_t_10 = __pyx_f_6cubind_5_core_6launch__stream_value(Py_None); if (unlikely(__pyx_t_10 == ((uintptr_t)0) && PyErr_Occurred())) __PYX_ERR(0, 313, __pyx_L1_error)
     __pyx_v_hstream = __pyx_t_10;
 
-    /* "cubind/_core/launch.pyx":326
+    /* "cubind/_core/launch.pyx":312
  *         if options:
  *             _options(options, &hstream, &smem, plan.name)
- *         if _current.top is not None and "stream" not in options:             # <<<<<<<<<<<<<<
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:             # <<<<<<<<<<<<<<
  *             hstream = _stream_value(None)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
 */
   }
 
-  /* "cubind/_core/launch.pyx":328
- *         if _current.top is not None and "stream" not in options:
+  /* "cubind/_core/launch.pyx":314
+ *         if _open_blocks[0] and _current.top is not None and "stream" not in options:
  *             hstream = _stream_value(None)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)             # <<<<<<<<<<<<<<
  *         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
@@ -8867,11 +10222,11 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   __pyx_t_11 = PyTuple_GET_ITEM(__pyx_v_args, 0);
 
-  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__dim3(((PyObject *)__pyx_t_11), __pyx_mstate_global->__pyx_n_u_grid, __pyx_v_g); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 328, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__dim3(((PyObject *)__pyx_t_11), __pyx_mstate_global->__pyx_n_u_grid, __pyx_v_g); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 314, __pyx_L1_error)
 
 
 
-  /* "cubind/_core/launch.pyx":329
+  /* "cubind/_core/launch.pyx":315
  *             hstream = _stream_value(None)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)             # <<<<<<<<<<<<<<
@@ -8880,21 +10235,21 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   __pyx_t_11 = PyTuple_GET_ITEM(__pyx_v_args, 1);
 
-  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__dim3(((PyObject *)__pyx_t_11), __pyx_mstate_global->__pyx_n_u_block, __pyx_v_b); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 329, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__dim3(((PyObject *)__pyx_t_11), __pyx_mstate_global->__pyx_n_u_block, __pyx_v_b); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 315, __pyx_L1_error)
 
 
 
-  /* "cubind/_core/launch.pyx":330
+  /* "cubind/_core/launch.pyx":316
  *         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
  *         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
  *         _heap_buffers(plan, &buf, &ptrs)             # <<<<<<<<<<<<<<
  *         try:
  *             plan.pack(args, 2, buf, ptrs)
 */
-  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__heap_buffers(__pyx_v_plan, (&__pyx_v_buf), (&__pyx_v_ptrs)); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 330, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__heap_buffers(__pyx_v_plan, (&__pyx_v_buf), (&__pyx_v_ptrs)); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 316, __pyx_L1_error)
 
 
-  /* "cubind/_core/launch.pyx":331
+  /* "cubind/_core/launch.pyx":317
  *         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
  *         _heap_buffers(plan, &buf, &ptrs)
  *         try:             # <<<<<<<<<<<<<<
@@ -8903,17 +10258,17 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
   /*try:*/ {
 
-    /* "cubind/_core/launch.pyx":332
+    /* "cubind/_core/launch.pyx":318
  *         _heap_buffers(plan, &buf, &ptrs)
  *         try:
  *             plan.pack(args, 2, buf, ptrs)             # <<<<<<<<<<<<<<
  *             for attempt in range(2):
  *                 with nogil:
 */
-    __pyx_t_8 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_plan->__pyx_vtab)->pack(__pyx_v_plan, __pyx_v_args, 2, __pyx_v_buf, __pyx_v_ptrs); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 332, __pyx_L11_error)
+    __pyx_t_8 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_plan->__pyx_vtab)->pack(__pyx_v_plan, __pyx_v_args, 2, __pyx_v_buf, __pyx_v_ptrs); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 318, __pyx_L12_error)
 
 
-    /* "cubind/_core/launch.pyx":333
+    /* "cubind/_core/launch.pyx":319
  *         try:
  *             plan.pack(args, 2, buf, ptrs)
  *             for attempt in range(2):             # <<<<<<<<<<<<<<
@@ -8923,7 +10278,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
     for (__pyx_t_12 = 0; __pyx_t_12 < 2; __pyx_t_12+=1) {
       __pyx_v_attempt = __pyx_t_12;
 
-      /* "cubind/_core/launch.pyx":334
+      /* "cubind/_core/launch.pyx":320
  *             plan.pack(args, 2, buf, ptrs)
  *             for attempt in range(2):
  *                 with nogil:             # <<<<<<<<<<<<<<
@@ -8936,7 +10291,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
           __Pyx_FastGIL_Remember();
           /*try:*/ {
 
-            /* "cubind/_core/launch.pyx":336
+            /* "cubind/_core/launch.pyx":322
  *                 with nogil:
  *                     err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],
  *                                               smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)             # <<<<<<<<<<<<<<
@@ -8954,19 +10309,19 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
             }
 
 
-            /* "cubind/_core/launch.pyx":335
+            /* "cubind/_core/launch.pyx":321
  *             for attempt in range(2):
  *                 with nogil:
  *                     err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],             # <<<<<<<<<<<<<<
  *                                               smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:
 */
-            __pyx_t_14 = __pyx_f_4cuda_7cdriver_cuLaunchKernel(((CUfunction)__pyx_v_self->_func), (__pyx_v_g[0]), (__pyx_v_g[1]), (__pyx_v_g[2]), (__pyx_v_b[0]), (__pyx_v_b[1]), (__pyx_v_b[2]), __pyx_v_smem, ((CUstream)__pyx_v_hstream), __pyx_t_13, NULL); if (unlikely(__pyx_t_14 == ((enum cudaError_enum)CUDA_ERROR_UNKNOWN) && __Pyx_ErrOccurredWithGIL())) __PYX_ERR(0, 335, __pyx_L18_error)
+            __pyx_t_14 = __pyx_f_4cuda_7cdriver_cuLaunchKernel(((CUfunction)__pyx_v_self->_func), (__pyx_v_g[0]), (__pyx_v_g[1]), (__pyx_v_g[2]), (__pyx_v_b[0]), (__pyx_v_b[1]), (__pyx_v_b[2]), __pyx_v_smem, ((CUstream)__pyx_v_hstream), __pyx_t_13, NULL); if (unlikely(__pyx_t_14 == ((enum cudaError_enum)CUDA_ERROR_UNKNOWN) && __Pyx_ErrOccurredWithGIL())) __PYX_ERR(0, 321, __pyx_L19_error)
 
             __pyx_v_err = __pyx_t_14;
           }
 
-          /* "cubind/_core/launch.pyx":334
+          /* "cubind/_core/launch.pyx":320
  *             plan.pack(args, 2, buf, ptrs)
  *             for attempt in range(2):
  *                 with nogil:             # <<<<<<<<<<<<<<
@@ -8977,18 +10332,18 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
             /*normal exit:*/{
               __Pyx_FastGIL_Forget();
               PyEval_RestoreThread(_save);
-              goto __pyx_L19;
+              goto __pyx_L20;
             }
-            __pyx_L18_error: {
+            __pyx_L19_error: {
               __Pyx_FastGIL_Forget();
               PyEval_RestoreThread(_save);
-              goto __pyx_L11_error;
+              goto __pyx_L12_error;
             }
-            __pyx_L19:;
+            __pyx_L20:;
           }
       }
 
-      /* "cubind/_core/launch.pyx":337
+      /* "cubind/_core/launch.pyx":323
  *                     err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],
  *                                               smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:             # <<<<<<<<<<<<<<
@@ -9003,27 +10358,27 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 
         __pyx_t_2 = __pyx_t_9;
 
-        goto __pyx_L21_bool_binop_done;
+        goto __pyx_L22_bool_binop_done;
       }
       __pyx_t_9 = (__pyx_v_attempt != 0);
 
 
       __pyx_t_2 = __pyx_t_9;
 
-      __pyx_L21_bool_binop_done:;
+      __pyx_L22_bool_binop_done:;
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":338
+        /* "cubind/_core/launch.pyx":324
  *                                               smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:
  *                     break             # <<<<<<<<<<<<<<
  *                 _make_context()  # the first launch in a thread with no context: use the device's
  *             if err != 0:
 */
-        goto __pyx_L14_break;
+        goto __pyx_L15_break;
 
-        /* "cubind/_core/launch.pyx":337
+        /* "cubind/_core/launch.pyx":323
  *                     err = cdrv.cuLaunchKernel(<cdrv.CUfunction>self._func, g[0], g[1], g[2], b[0], b[1], b[2],
  *                                               smem, <cdrv.CUstream>hstream, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:             # <<<<<<<<<<<<<<
@@ -9032,7 +10387,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
       }
 
-      /* "cubind/_core/launch.pyx":339
+      /* "cubind/_core/launch.pyx":325
  *                 if err != INVALID_CONTEXT or attempt:
  *                     break
  *                 _make_context()  # the first launch in a thread with no context: use the device's             # <<<<<<<<<<<<<<
@@ -9040,7 +10395,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
  *                 _raise(err, "cuLaunchKernel")
 */
       __pyx_t_1 = NULL;
-      __Pyx_GetModuleGlobalName(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_make_context); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 339, __pyx_L11_error)
+      __Pyx_GetModuleGlobalName(__pyx_t_6, __pyx_mstate_global->__pyx_n_u_make_context); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 325, __pyx_L12_error)
       __Pyx_GOTREF(__pyx_t_6);
       __pyx_t_4 = 1;
       #if CYTHON_UNPACK_METHODS
@@ -9059,14 +10414,14 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_6, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
         __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 339, __pyx_L11_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 325, __pyx_L12_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     }
-    __pyx_L14_break:;
+    __pyx_L15_break:;
 
-    /* "cubind/_core/launch.pyx":340
+    /* "cubind/_core/launch.pyx":326
  *                     break
  *                 _make_context()  # the first launch in a thread with no context: use the device's
  *             if err != 0:             # <<<<<<<<<<<<<<
@@ -9078,18 +10433,18 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
     if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":341
+      /* "cubind/_core/launch.pyx":327
  *                 _make_context()  # the first launch in a thread with no context: use the device's
  *             if err != 0:
  *                 _raise(err, "cuLaunchKernel")             # <<<<<<<<<<<<<<
  *         finally:
  *             if buf != <char*>stack_words:
 */
-      __pyx_t_5 = __pyx_f_6cubind_5_core_6launch__raise(__pyx_v_err, __pyx_mstate_global->__pyx_n_u_cuLaunchKernel); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 341, __pyx_L11_error)
+      __pyx_t_5 = __pyx_f_6cubind_5_core_6launch__raise(__pyx_v_err, __pyx_mstate_global->__pyx_n_u_cuLaunchKernel); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 327, __pyx_L12_error)
       __Pyx_GOTREF(__pyx_t_5);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
-      /* "cubind/_core/launch.pyx":340
+      /* "cubind/_core/launch.pyx":326
  *                     break
  *                 _make_context()  # the first launch in a thread with no context: use the device's
  *             if err != 0:             # <<<<<<<<<<<<<<
@@ -9099,7 +10454,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
     }
   }
 
-  /* "cubind/_core/launch.pyx":343
+  /* "cubind/_core/launch.pyx":329
  *                 _raise(err, "cuLaunchKernel")
  *         finally:
  *             if buf != <char*>stack_words:             # <<<<<<<<<<<<<<
@@ -9113,7 +10468,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":344
+        /* "cubind/_core/launch.pyx":330
  *         finally:
  *             if buf != <char*>stack_words:
  *                 free(buf)             # <<<<<<<<<<<<<<
@@ -9122,7 +10477,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
         free(__pyx_v_buf);
 
-        /* "cubind/_core/launch.pyx":345
+        /* "cubind/_core/launch.pyx":331
  *             if buf != <char*>stack_words:
  *                 free(buf)
  *                 free(ptrs)             # <<<<<<<<<<<<<<
@@ -9131,7 +10486,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
         free(__pyx_v_ptrs);
 
-        /* "cubind/_core/launch.pyx":343
+        /* "cubind/_core/launch.pyx":329
  *                 _raise(err, "cuLaunchKernel")
  *         finally:
  *             if buf != <char*>stack_words:             # <<<<<<<<<<<<<<
@@ -9139,9 +10494,9 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
  *                 free(ptrs)
 */
       }
-      goto __pyx_L12;
+      goto __pyx_L13;
     }
-    __pyx_L11_error:;
+    __pyx_L12_error:;
     /*exception exit:*/{
       __Pyx_PyThreadState_declare
       __Pyx_PyThreadState_assign
@@ -9165,7 +10520,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
         if (__pyx_t_2) {
 
 
-          /* "cubind/_core/launch.pyx":344
+          /* "cubind/_core/launch.pyx":330
  *         finally:
  *             if buf != <char*>stack_words:
  *                 free(buf)             # <<<<<<<<<<<<<<
@@ -9174,7 +10529,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
           free(__pyx_v_buf);
 
-          /* "cubind/_core/launch.pyx":345
+          /* "cubind/_core/launch.pyx":331
  *             if buf != <char*>stack_words:
  *                 free(buf)
  *                 free(ptrs)             # <<<<<<<<<<<<<<
@@ -9183,7 +10538,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
 */
           free(__pyx_v_ptrs);
 
-          /* "cubind/_core/launch.pyx":343
+          /* "cubind/_core/launch.pyx":329
  *                 _raise(err, "cuLaunchKernel")
  *         finally:
  *             if buf != <char*>stack_words:             # <<<<<<<<<<<<<<
@@ -9204,10 +10559,10 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
       __pyx_lineno = __pyx_t_8; __pyx_clineno = __pyx_t_15; __pyx_filename = __pyx_t_16;
       goto __pyx_L1_error;
     }
-    __pyx_L12:;
+    __pyx_L13:;
   }
 
-  /* "cubind/_core/launch.pyx":305
+  /* "cubind/_core/launch.pyx":291
  *         return self._plan
  * 
  *     def __call__(self, *args, **options):             # <<<<<<<<<<<<<<
@@ -9242,7 +10597,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_4__call__(struct _
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":347
+/* "cubind/_core/launch.pyx":333
  *                 free(ptrs)
  * 
  *     cdef _launch_ex(self, uintptr_t config_addr, stream, tuple args):             # <<<<<<<<<<<<<<
@@ -9286,7 +10641,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_launch_ex", 0);
 
-  /* "cubind/_core/launch.pyx":353
+  /* "cubind/_core/launch.pyx":339
  *         cdef unsigned long long stack_words[STACK_WORDS]
  *         cdef void* stack_ptrs[STACK_PARAMS]
  *         cdef char* buf = <char*>stack_words             # <<<<<<<<<<<<<<
@@ -9295,7 +10650,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   __pyx_v_buf = ((char *)__pyx_v_stack_words);
 
-  /* "cubind/_core/launch.pyx":354
+  /* "cubind/_core/launch.pyx":340
  *         cdef void* stack_ptrs[STACK_PARAMS]
  *         cdef char* buf = <char*>stack_words
  *         cdef void** ptrs = stack_ptrs             # <<<<<<<<<<<<<<
@@ -9304,7 +10659,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   __pyx_v_ptrs = __pyx_v_stack_ptrs;
 
-  /* "cubind/_core/launch.pyx":356
+  /* "cubind/_core/launch.pyx":342
  *         cdef void** ptrs = stack_ptrs
  *         cdef cdrv.CUresult err
  *         cdef Plan plan = self._plan             # <<<<<<<<<<<<<<
@@ -9316,7 +10671,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
   __pyx_v_plan = ((struct __pyx_obj_6cubind_5_core_6launch_Plan *)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":357
+  /* "cubind/_core/launch.pyx":343
  *         cdef cdrv.CUresult err
  *         cdef Plan plan = self._plan
  *         if plan is None:             # <<<<<<<<<<<<<<
@@ -9327,7 +10682,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_core/launch.pyx":358
+    /* "cubind/_core/launch.pyx":344
  *         cdef Plan plan = self._plan
  *         if plan is None:
  *             raise TypeError("kernel: not made by Module.get_kernel")             # <<<<<<<<<<<<<<
@@ -9340,14 +10695,14 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
       PyObject *__pyx_callargs[2] = {__pyx_t_3, __pyx_mstate_global->__pyx_kp_u_kernel_not_made_by_Module_get_ke};
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 358, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 344, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 358, __pyx_L1_error)
+    __PYX_ERR(0, 344, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":357
+    /* "cubind/_core/launch.pyx":343
  *         cdef cdrv.CUresult err
  *         cdef Plan plan = self._plan
  *         if plan is None:             # <<<<<<<<<<<<<<
@@ -9356,7 +10711,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   }
 
-  /* "cubind/_core/launch.pyx":359
+  /* "cubind/_core/launch.pyx":345
  *         if plan is None:
  *             raise TypeError("kernel: not made by Module.get_kernel")
  *         if self._closed:             # <<<<<<<<<<<<<<
@@ -9365,7 +10720,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   if (unlikely(__pyx_v_self->_closed)) {
 
-    /* "cubind/_core/launch.pyx":360
+    /* "cubind/_core/launch.pyx":346
  *             raise TypeError("kernel: not made by Module.get_kernel")
  *         if self._closed:
  *             raise ValueError(f"{plan.name}: its module was closed")             # <<<<<<<<<<<<<<
@@ -9373,9 +10728,9 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
  *         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
 */
     __pyx_t_3 = NULL;
-    __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_plan->name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 360, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_plan->name, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 346, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
-    __pyx_t_6 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_its_module_was_closed); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 360, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_5, __pyx_mstate_global->__pyx_kp_u_its_module_was_closed); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 346, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __pyx_t_4 = 1;
@@ -9384,14 +10739,14 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 360, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 346, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 360, __pyx_L1_error)
+    __PYX_ERR(0, 346, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":359
+    /* "cubind/_core/launch.pyx":345
  *         if plan is None:
  *             raise TypeError("kernel: not made by Module.get_kernel")
  *         if self._closed:             # <<<<<<<<<<<<<<
@@ -9400,7 +10755,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   }
 
-  /* "cubind/_core/launch.pyx":361
+  /* "cubind/_core/launch.pyx":347
  *         if self._closed:
  *             raise ValueError(f"{plan.name}: its module was closed")
  *         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]             # <<<<<<<<<<<<<<
@@ -9409,28 +10764,28 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   __pyx_v_cfg = (((CUlaunchConfig *)__pyx_v_config_addr)[0]);
 
-  /* "cubind/_core/launch.pyx":362
+  /* "cubind/_core/launch.pyx":348
  *             raise ValueError(f"{plan.name}: its module was closed")
  *         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
  *         cfg.hStream = <cdrv.CUstream>_stream_value(stream)             # <<<<<<<<<<<<<<
  *         _heap_buffers(plan, &buf, &ptrs)
  *         try:
 */
-  __pyx_t_7 = __pyx_f_6cubind_5_core_6launch__stream_value(__pyx_v_stream); if (unlikely(__pyx_t_7 == ((uintptr_t)0) && PyErr_Occurred())) __PYX_ERR(0, 362, __pyx_L1_error)
+  __pyx_t_7 = __pyx_f_6cubind_5_core_6launch__stream_value(__pyx_v_stream); if (unlikely(__pyx_t_7 == ((uintptr_t)0) && PyErr_Occurred())) __PYX_ERR(0, 348, __pyx_L1_error)
   __pyx_v_cfg.hStream = ((CUstream)__pyx_t_7);
 
 
-  /* "cubind/_core/launch.pyx":363
+  /* "cubind/_core/launch.pyx":349
  *         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
  *         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
  *         _heap_buffers(plan, &buf, &ptrs)             # <<<<<<<<<<<<<<
  *         try:
  *             plan.pack(args, 0, buf, ptrs)
 */
-  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__heap_buffers(__pyx_v_plan, (&__pyx_v_buf), (&__pyx_v_ptrs)); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 363, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_core_6launch__heap_buffers(__pyx_v_plan, (&__pyx_v_buf), (&__pyx_v_ptrs)); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 349, __pyx_L1_error)
 
 
-  /* "cubind/_core/launch.pyx":364
+  /* "cubind/_core/launch.pyx":350
  *         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
  *         _heap_buffers(plan, &buf, &ptrs)
  *         try:             # <<<<<<<<<<<<<<
@@ -9439,17 +10794,17 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
   /*try:*/ {
 
-    /* "cubind/_core/launch.pyx":365
+    /* "cubind/_core/launch.pyx":351
  *         _heap_buffers(plan, &buf, &ptrs)
  *         try:
  *             plan.pack(args, 0, buf, ptrs)             # <<<<<<<<<<<<<<
  *             for attempt in range(2):
  *                 with nogil:
 */
-    __pyx_t_8 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_plan->__pyx_vtab)->pack(__pyx_v_plan, __pyx_v_args, 0, __pyx_v_buf, __pyx_v_ptrs); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 365, __pyx_L6_error)
+    __pyx_t_8 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_Plan *)__pyx_v_plan->__pyx_vtab)->pack(__pyx_v_plan, __pyx_v_args, 0, __pyx_v_buf, __pyx_v_ptrs); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 351, __pyx_L6_error)
 
 
-    /* "cubind/_core/launch.pyx":366
+    /* "cubind/_core/launch.pyx":352
  *         try:
  *             plan.pack(args, 0, buf, ptrs)
  *             for attempt in range(2):             # <<<<<<<<<<<<<<
@@ -9459,7 +10814,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
     for (__pyx_t_9 = 0; __pyx_t_9 < 2; __pyx_t_9+=1) {
       __pyx_v_attempt = __pyx_t_9;
 
-      /* "cubind/_core/launch.pyx":367
+      /* "cubind/_core/launch.pyx":353
  *             plan.pack(args, 0, buf, ptrs)
  *             for attempt in range(2):
  *                 with nogil:             # <<<<<<<<<<<<<<
@@ -9472,7 +10827,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
           __Pyx_FastGIL_Remember();
           /*try:*/ {
 
-            /* "cubind/_core/launch.pyx":368
+            /* "cubind/_core/launch.pyx":354
  *             for attempt in range(2):
  *                 with nogil:
  *                     err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)             # <<<<<<<<<<<<<<
@@ -9489,12 +10844,12 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
               __pyx_t_10 = NULL;
             }
 
-            __pyx_t_11 = __pyx_f_4cuda_7cdriver_cuLaunchKernelEx((&__pyx_v_cfg), ((CUfunction)__pyx_v_self->_func), __pyx_t_10, NULL); if (unlikely(__pyx_t_11 == ((enum cudaError_enum)CUDA_ERROR_UNKNOWN) && __Pyx_ErrOccurredWithGIL())) __PYX_ERR(0, 368, __pyx_L13_error)
+            __pyx_t_11 = __pyx_f_4cuda_7cdriver_cuLaunchKernelEx((&__pyx_v_cfg), ((CUfunction)__pyx_v_self->_func), __pyx_t_10, NULL); if (unlikely(__pyx_t_11 == ((enum cudaError_enum)CUDA_ERROR_UNKNOWN) && __Pyx_ErrOccurredWithGIL())) __PYX_ERR(0, 354, __pyx_L13_error)
 
             __pyx_v_err = __pyx_t_11;
           }
 
-          /* "cubind/_core/launch.pyx":367
+          /* "cubind/_core/launch.pyx":353
  *             plan.pack(args, 0, buf, ptrs)
  *             for attempt in range(2):
  *                 with nogil:             # <<<<<<<<<<<<<<
@@ -9516,7 +10871,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
           }
       }
 
-      /* "cubind/_core/launch.pyx":369
+      /* "cubind/_core/launch.pyx":355
  *                 with nogil:
  *                     err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:             # <<<<<<<<<<<<<<
@@ -9542,7 +10897,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":370
+        /* "cubind/_core/launch.pyx":356
  *                     err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:
  *                     break             # <<<<<<<<<<<<<<
@@ -9551,7 +10906,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
         goto __pyx_L9_break;
 
-        /* "cubind/_core/launch.pyx":369
+        /* "cubind/_core/launch.pyx":355
  *                 with nogil:
  *                     err = cdrv.cuLaunchKernelEx(&cfg, <cdrv.CUfunction>self._func, ptrs if plan.n else NULL, NULL)
  *                 if err != INVALID_CONTEXT or attempt:             # <<<<<<<<<<<<<<
@@ -9560,7 +10915,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
       }
 
-      /* "cubind/_core/launch.pyx":371
+      /* "cubind/_core/launch.pyx":357
  *                 if err != INVALID_CONTEXT or attempt:
  *                     break
  *                 _make_context()             # <<<<<<<<<<<<<<
@@ -9568,7 +10923,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
  *                 _raise(err, "cuLaunchKernelEx")
 */
       __pyx_t_6 = NULL;
-      __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_make_context); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 371, __pyx_L6_error)
+      __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_make_context); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 357, __pyx_L6_error)
       __Pyx_GOTREF(__pyx_t_3);
       __pyx_t_4 = 1;
       #if CYTHON_UNPACK_METHODS
@@ -9587,14 +10942,14 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_3, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 371, __pyx_L6_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 357, __pyx_L6_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     }
     __pyx_L9_break:;
 
-    /* "cubind/_core/launch.pyx":372
+    /* "cubind/_core/launch.pyx":358
  *                     break
  *                 _make_context()
  *             if err != 0:             # <<<<<<<<<<<<<<
@@ -9606,18 +10961,18 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
     if (__pyx_t_2) {
 
 
-      /* "cubind/_core/launch.pyx":373
+      /* "cubind/_core/launch.pyx":359
  *                 _make_context()
  *             if err != 0:
  *                 _raise(err, "cuLaunchKernelEx")             # <<<<<<<<<<<<<<
  *         finally:
  *             if buf != <char*>stack_words:
 */
-      __pyx_t_1 = __pyx_f_6cubind_5_core_6launch__raise(__pyx_v_err, __pyx_mstate_global->__pyx_n_u_cuLaunchKernelEx); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 373, __pyx_L6_error)
+      __pyx_t_1 = __pyx_f_6cubind_5_core_6launch__raise(__pyx_v_err, __pyx_mstate_global->__pyx_n_u_cuLaunchKernelEx); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 359, __pyx_L6_error)
       __Pyx_GOTREF(__pyx_t_1);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-      /* "cubind/_core/launch.pyx":372
+      /* "cubind/_core/launch.pyx":358
  *                     break
  *                 _make_context()
  *             if err != 0:             # <<<<<<<<<<<<<<
@@ -9627,7 +10982,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
     }
   }
 
-  /* "cubind/_core/launch.pyx":375
+  /* "cubind/_core/launch.pyx":361
  *                 _raise(err, "cuLaunchKernelEx")
  *         finally:
  *             if buf != <char*>stack_words:             # <<<<<<<<<<<<<<
@@ -9641,7 +10996,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
       if (__pyx_t_2) {
 
 
-        /* "cubind/_core/launch.pyx":376
+        /* "cubind/_core/launch.pyx":362
  *         finally:
  *             if buf != <char*>stack_words:
  *                 free(buf)             # <<<<<<<<<<<<<<
@@ -9650,7 +11005,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
         free(__pyx_v_buf);
 
-        /* "cubind/_core/launch.pyx":377
+        /* "cubind/_core/launch.pyx":363
  *             if buf != <char*>stack_words:
  *                 free(buf)
  *                 free(ptrs)             # <<<<<<<<<<<<<<
@@ -9659,7 +11014,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
         free(__pyx_v_ptrs);
 
-        /* "cubind/_core/launch.pyx":375
+        /* "cubind/_core/launch.pyx":361
  *                 _raise(err, "cuLaunchKernelEx")
  *         finally:
  *             if buf != <char*>stack_words:             # <<<<<<<<<<<<<<
@@ -9693,7 +11048,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
         if (__pyx_t_2) {
 
 
-          /* "cubind/_core/launch.pyx":376
+          /* "cubind/_core/launch.pyx":362
  *         finally:
  *             if buf != <char*>stack_words:
  *                 free(buf)             # <<<<<<<<<<<<<<
@@ -9702,7 +11057,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
           free(__pyx_v_buf);
 
-          /* "cubind/_core/launch.pyx":377
+          /* "cubind/_core/launch.pyx":363
  *             if buf != <char*>stack_words:
  *                 free(buf)
  *                 free(ptrs)             # <<<<<<<<<<<<<<
@@ -9711,7 +11066,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
 */
           free(__pyx_v_ptrs);
 
-          /* "cubind/_core/launch.pyx":375
+          /* "cubind/_core/launch.pyx":361
  *                 _raise(err, "cuLaunchKernelEx")
  *         finally:
  *             if buf != <char*>stack_words:             # <<<<<<<<<<<<<<
@@ -9735,7 +11090,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex(struct _
     __pyx_L7:;
   }
 
-  /* "cubind/_core/launch.pyx":347
+  /* "cubind/_core/launch.pyx":333
  *                 free(ptrs)
  * 
  *     cdef _launch_ex(self, uintptr_t config_addr, stream, tuple args):             # <<<<<<<<<<<<<<
@@ -9853,19 +11208,19 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_6__reduce_cython__
  *         _dict = getattr(self, '__dict__', None)
  *     if _dict is not None and _dict:
 */
-        __pyx_t_2 = __Pyx_PyBool_FromLong(__pyx_v_self->_closed); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 6, __pyx_L4_error)
+        __pyx_t_2 = __Pyx_PyBool_FromLong(__pyx_v_self->_closed); if (unlikely(!__pyx_t_2)) __PYX_ERR(2, 6, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_2);
-        __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_self->_func); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 6, __pyx_L4_error)
+        __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_self->_func); if (unlikely(!__pyx_t_3)) __PYX_ERR(2, 6, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_3);
-        __pyx_t_4 = PyTuple_New(3); if (unlikely(!__pyx_t_4)) __PYX_ERR(1, 6, __pyx_L4_error)
+        __pyx_t_4 = PyTuple_New(3); if (unlikely(!__pyx_t_4)) __PYX_ERR(2, 6, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_4);
         __Pyx_GIVEREF(__pyx_t_2);
-        if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_t_2) != (0)) __PYX_ERR(1, 6, __pyx_L4_error);
+        if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_t_2) != (0)) __PYX_ERR(2, 6, __pyx_L4_error);
         __Pyx_GIVEREF(__pyx_t_3);
-        if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_3) != (0)) __PYX_ERR(1, 6, __pyx_L4_error);
+        if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_3) != (0)) __PYX_ERR(2, 6, __pyx_L4_error);
         __Pyx_INCREF((PyObject *)__pyx_v_self->_plan);
         __Pyx_GIVEREF((PyObject *)__pyx_v_self->_plan);
-        if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 2, ((PyObject *)__pyx_v_self->_plan)) != (0)) __PYX_ERR(1, 6, __pyx_L4_error);
+        if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 2, ((PyObject *)__pyx_v_self->_plan)) != (0)) __PYX_ERR(2, 6, __pyx_L4_error);
         __pyx_t_2 = 0;
         __pyx_t_3 = 0;
         __pyx_v_state = ((PyObject*)__pyx_t_4);
@@ -9878,7 +11233,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_6__reduce_cython__
  *     if _dict is not None and _dict:
  *         state += (_dict,)
 */
-        __pyx_t_4 = __Pyx_GetAttr3(((PyObject *)__pyx_v_self), __pyx_mstate_global->__pyx_n_u_dict, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(1, 7, __pyx_L4_error)
+        __pyx_t_4 = __Pyx_GetAttr3(((PyObject *)__pyx_v_self), __pyx_mstate_global->__pyx_n_u_dict, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(2, 7, __pyx_L4_error)
         __Pyx_GOTREF(__pyx_t_4);
         __pyx_v__dict = __pyx_t_4;
         __pyx_t_4 = 0;
@@ -9921,7 +11276,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_6__reduce_cython__
 
     goto __pyx_L7_bool_binop_done;
   }
-  __pyx_t_6 = __Pyx_PyObject_IsTrue(__pyx_v__dict); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(1, 8, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_IsTrue(__pyx_v__dict); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(2, 8, __pyx_L1_error)
 
   __pyx_t_5 = __pyx_t_6;
 
@@ -9936,12 +11291,12 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_6__reduce_cython__
  *         use_setstate = True
  *     else:
 */
-    __pyx_t_1 = PyTuple_New(1); if (unlikely(!__pyx_t_1)) __PYX_ERR(1, 9, __pyx_L1_error)
+    __pyx_t_1 = PyTuple_New(1); if (unlikely(!__pyx_t_1)) __PYX_ERR(2, 9, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_INCREF(__pyx_v__dict);
     __Pyx_GIVEREF(__pyx_v__dict);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_v__dict) != (0)) __PYX_ERR(1, 9, __pyx_L1_error);
-    __pyx_t_4 = PyNumber_InPlaceAdd(__pyx_v_state, __pyx_t_1); if (unlikely(!__pyx_t_4)) __PYX_ERR(1, 9, __pyx_L1_error)
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_v__dict) != (0)) __PYX_ERR(2, 9, __pyx_L1_error);
+    __pyx_t_4 = PyNumber_InPlaceAdd(__pyx_v_state, __pyx_t_1); if (unlikely(!__pyx_t_4)) __PYX_ERR(2, 9, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF_SET(__pyx_v_state, ((PyObject*)__pyx_t_4));
@@ -9995,28 +11350,28 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_6__reduce_cython__
  *     else:
  *         return __pyx_unpickle_KernelBase, (type(self), 0x06a30a0, state)
 */
-    __Pyx_GetModuleGlobalName(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_pyx_unpickle_KernelBase); if (unlikely(!__pyx_t_4)) __PYX_ERR(1, 14, __pyx_L1_error)
+    __Pyx_GetModuleGlobalName(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_pyx_unpickle_KernelBase); if (unlikely(!__pyx_t_4)) __PYX_ERR(2, 14, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_1 = PyTuple_New(3); if (unlikely(!__pyx_t_1)) __PYX_ERR(1, 14, __pyx_L1_error)
+    __pyx_t_1 = PyTuple_New(3); if (unlikely(!__pyx_t_1)) __PYX_ERR(2, 14, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_INCREF(((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self))));
     __Pyx_GIVEREF(((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self))));
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, ((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self)))) != (0)) __PYX_ERR(1, 14, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, ((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self)))) != (0)) __PYX_ERR(2, 14, __pyx_L1_error);
     __Pyx_INCREF(__pyx_mstate_global->__pyx_int_6959264);
     __Pyx_GIVEREF(__pyx_mstate_global->__pyx_int_6959264);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_mstate_global->__pyx_int_6959264) != (0)) __PYX_ERR(1, 14, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_mstate_global->__pyx_int_6959264) != (0)) __PYX_ERR(2, 14, __pyx_L1_error);
     __Pyx_INCREF(Py_None);
     __Pyx_GIVEREF(Py_None);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, Py_None) != (0)) __PYX_ERR(1, 14, __pyx_L1_error);
-    __pyx_t_3 = PyTuple_New(3); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 14, __pyx_L1_error)
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, Py_None) != (0)) __PYX_ERR(2, 14, __pyx_L1_error);
+    __pyx_t_3 = PyTuple_New(3); if (unlikely(!__pyx_t_3)) __PYX_ERR(2, 14, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_GIVEREF(__pyx_t_4);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_3, 0, __pyx_t_4) != (0)) __PYX_ERR(1, 14, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_3, 0, __pyx_t_4) != (0)) __PYX_ERR(2, 14, __pyx_L1_error);
     __Pyx_GIVEREF(__pyx_t_1);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_3, 1, __pyx_t_1) != (0)) __PYX_ERR(1, 14, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_3, 1, __pyx_t_1) != (0)) __PYX_ERR(2, 14, __pyx_L1_error);
     __Pyx_INCREF(__pyx_v_state);
     __Pyx_GIVEREF(__pyx_v_state);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_3, 2, __pyx_v_state) != (0)) __PYX_ERR(1, 14, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_3, 2, __pyx_v_state) != (0)) __PYX_ERR(2, 14, __pyx_L1_error);
     __pyx_t_4 = 0;
     __pyx_t_1 = 0;
     {
@@ -10047,25 +11402,25 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_6__reduce_cython__
  *     __pyx_unpickle_KernelBase__set_state(self, __pyx_state)
 */
   /*else*/ {
-    __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_pyx_unpickle_KernelBase); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 16, __pyx_L1_error)
+    __Pyx_GetModuleGlobalName(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_pyx_unpickle_KernelBase); if (unlikely(!__pyx_t_3)) __PYX_ERR(2, 16, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_1 = PyTuple_New(3); if (unlikely(!__pyx_t_1)) __PYX_ERR(1, 16, __pyx_L1_error)
+    __pyx_t_1 = PyTuple_New(3); if (unlikely(!__pyx_t_1)) __PYX_ERR(2, 16, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_INCREF(((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self))));
     __Pyx_GIVEREF(((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self))));
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, ((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self)))) != (0)) __PYX_ERR(1, 16, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, ((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self)))) != (0)) __PYX_ERR(2, 16, __pyx_L1_error);
     __Pyx_INCREF(__pyx_mstate_global->__pyx_int_6959264);
     __Pyx_GIVEREF(__pyx_mstate_global->__pyx_int_6959264);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_mstate_global->__pyx_int_6959264) != (0)) __PYX_ERR(1, 16, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_mstate_global->__pyx_int_6959264) != (0)) __PYX_ERR(2, 16, __pyx_L1_error);
     __Pyx_INCREF(__pyx_v_state);
     __Pyx_GIVEREF(__pyx_v_state);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_v_state) != (0)) __PYX_ERR(1, 16, __pyx_L1_error);
-    __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(1, 16, __pyx_L1_error)
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_v_state) != (0)) __PYX_ERR(2, 16, __pyx_L1_error);
+    __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(2, 16, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_3);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_t_3) != (0)) __PYX_ERR(1, 16, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_t_3) != (0)) __PYX_ERR(2, 16, __pyx_L1_error);
     __Pyx_GIVEREF(__pyx_t_1);
-    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(1, 16, __pyx_L1_error);
+    if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(2, 16, __pyx_L1_error);
     __pyx_t_3 = 0;
     __pyx_t_1 = 0;
     {
@@ -10149,32 +11504,32 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_pyx_state,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(1, 17, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(2, 17, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(1, 17, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(2, 17, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__setstate_cython__", 0) < (0)) __PYX_ERR(1, 17, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__setstate_cython__", 0) < (0)) __PYX_ERR(2, 17, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 1; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, i); __PYX_ERR(1, 17, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, i); __PYX_ERR(2, 17, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 1)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(1, 17, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(2, 17, __pyx_L3_error)
     }
     __pyx_v___pyx_state = values[0];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, __pyx_nargs); __PYX_ERR(1, 17, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__setstate_cython__", 1, 1, 1, __pyx_nargs); __PYX_ERR(2, 17, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -10212,12 +11567,12 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_8__setstate_cython
 */
   __pyx_t_1 = __pyx_v___pyx_state;
   __Pyx_INCREF(__pyx_t_1);
-  if (!(likely(PyTuple_CheckExact(__pyx_t_1))||((__pyx_t_1) == Py_None) || __Pyx_RaiseUnexpectedTypeError("tuple", __pyx_t_1))) __PYX_ERR(1, 18, __pyx_L1_error)
+  if (!(likely(PyTuple_CheckExact(__pyx_t_1))||((__pyx_t_1) == Py_None) || __Pyx_RaiseUnexpectedTypeError("tuple", __pyx_t_1))) __PYX_ERR(2, 18, __pyx_L1_error)
   if (unlikely(__pyx_t_1 == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "cannot pass None into a C function argument that is declared \047not None\047");
-    __PYX_ERR(1, 18, __pyx_L1_error)
+    __PYX_ERR(2, 18, __pyx_L1_error)
   }
-  __pyx_t_2 = __pyx_f_6cubind_5_core_6launch___pyx_unpickle_KernelBase__set_state(__pyx_v_self, ((PyObject*)__pyx_t_1)); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 18, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_core_6launch___pyx_unpickle_KernelBase__set_state(__pyx_v_self, ((PyObject*)__pyx_t_1)); if (unlikely(!__pyx_t_2)) __PYX_ERR(2, 18, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
@@ -10243,7 +11598,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_10KernelBase_8__setstate_cython
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":380
+/* "cubind/_core/launch.pyx":366
  * 
  * 
  * def launch(stream, config, kernel, *args):             # <<<<<<<<<<<<<<
@@ -10300,39 +11655,39 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_stream,&__pyx_mstate_global->__pyx_n_u_config,&__pyx_mstate_global->__pyx_n_u_kernel,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 380, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 366, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         default:
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 380, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 366, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 380, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 366, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 380, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 366, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
       const Py_ssize_t used_pos_args = (kwd_pos_args < 3) ? kwd_pos_args : 3;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, used_pos_args, __pyx_kwds_len, "launch", 0) < (0)) __PYX_ERR(0, 380, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, used_pos_args, __pyx_kwds_len, "launch", 0) < (0)) __PYX_ERR(0, 366, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 3; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("launch", 0, 3, 3, i); __PYX_ERR(0, 380, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("launch", 0, 3, 3, i); __PYX_ERR(0, 366, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs < 3)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 380, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 366, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 380, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 366, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 380, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(0, 366, __pyx_L3_error)
     }
     __pyx_v_stream = values[0];
     __pyx_v_config = values[1];
@@ -10340,7 +11695,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("launch", 0, 3, 3, __pyx_nargs); __PYX_ERR(0, 380, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("launch", 0, 3, 3, __pyx_nargs); __PYX_ERR(0, 366, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -10387,7 +11742,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("launch", 0);
 
-  /* "cubind/_core/launch.pyx":386
+  /* "cubind/_core/launch.pyx":372
  *     types them, through ``cuLaunchKernelEx``: cuda.core's
  *     ``launch(stream, config, kernel, *args)``."""
  *     try:             # <<<<<<<<<<<<<<
@@ -10403,19 +11758,19 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
     __Pyx_XGOTREF(__pyx_t_3);
     /*try:*/ {
 
-      /* "cubind/_core/launch.pyx":387
+      /* "cubind/_core/launch.pyx":373
  *     ``launch(stream, config, kernel, *args)``."""
  *     try:
  *         address = config._addr             # <<<<<<<<<<<<<<
  *     except AttributeError:
  *         if hasattr(stream, "_addr"):
 */
-      __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_config, __pyx_mstate_global->__pyx_n_u_addr); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 387, __pyx_L3_error)
+      __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_config, __pyx_mstate_global->__pyx_n_u_addr); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 373, __pyx_L3_error)
       __Pyx_GOTREF(__pyx_t_4);
       __pyx_v_address = __pyx_t_4;
       __pyx_t_4 = 0;
 
-      /* "cubind/_core/launch.pyx":386
+      /* "cubind/_core/launch.pyx":372
  *     types them, through ``cuLaunchKernelEx``: cuda.core's
  *     ``launch(stream, config, kernel, *args)``."""
  *     try:             # <<<<<<<<<<<<<<
@@ -10430,7 +11785,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
     __pyx_L3_error:;
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
 
-    /* "cubind/_core/launch.pyx":388
+    /* "cubind/_core/launch.pyx":374
  *     try:
  *         address = config._addr
  *     except AttributeError:             # <<<<<<<<<<<<<<
@@ -10440,23 +11795,23 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
     __pyx_t_5 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_AttributeError))));
     if (__pyx_t_5) {
       __Pyx_AddTraceback("cubind._core.launch.launch", __pyx_clineno, __pyx_lineno, __pyx_filename);
-      if (__Pyx_GetException(&__pyx_t_4, &__pyx_t_6, &__pyx_t_7) < 0) __PYX_ERR(0, 388, __pyx_L5_except_error)
+      if (__Pyx_GetException(&__pyx_t_4, &__pyx_t_6, &__pyx_t_7) < 0) __PYX_ERR(0, 374, __pyx_L5_except_error)
       __Pyx_XGOTREF(__pyx_t_4);
       __Pyx_XGOTREF(__pyx_t_6);
       __Pyx_XGOTREF(__pyx_t_7);
 
-      /* "cubind/_core/launch.pyx":389
+      /* "cubind/_core/launch.pyx":375
  *         address = config._addr
  *     except AttributeError:
  *         if hasattr(stream, "_addr"):             # <<<<<<<<<<<<<<
  *             raise TypeError("launch(stream, config, kernel, *args): the stream comes first, as in cuda.core "
  *                             "(launch(config, kernel, ...) with the stream in LaunchConfig is gone)") from None
 */
-      __pyx_t_8 = __Pyx_HasAttr(__pyx_v_stream, __pyx_mstate_global->__pyx_n_u_addr); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 389, __pyx_L5_except_error)
+      __pyx_t_8 = __Pyx_HasAttr(__pyx_v_stream, __pyx_mstate_global->__pyx_n_u_addr); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 375, __pyx_L5_except_error)
       if (unlikely(__pyx_t_8)) {
 
 
-        /* "cubind/_core/launch.pyx":390
+        /* "cubind/_core/launch.pyx":376
  *     except AttributeError:
  *         if hasattr(stream, "_addr"):
  *             raise TypeError("launch(stream, config, kernel, *args): the stream comes first, as in cuda.core "             # <<<<<<<<<<<<<<
@@ -10469,11 +11824,11 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
           PyObject *__pyx_callargs[2] = {__pyx_t_10, __pyx_mstate_global->__pyx_kp_u_launch_stream_config_kernel_args};
           __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
-          if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 390, __pyx_L5_except_error)
+          if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 376, __pyx_L5_except_error)
           __Pyx_GOTREF(__pyx_t_9);
         }
 
-        /* "cubind/_core/launch.pyx":391
+        /* "cubind/_core/launch.pyx":377
  *         if hasattr(stream, "_addr"):
  *             raise TypeError("launch(stream, config, kernel, *args): the stream comes first, as in cuda.core "
  *                             "(launch(config, kernel, ...) with the stream in LaunchConfig is gone)") from None             # <<<<<<<<<<<<<<
@@ -10482,9 +11837,9 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
 */
         __Pyx_Raise(__pyx_t_9, 0, 0, Py_None);
         __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-        __PYX_ERR(0, 390, __pyx_L5_except_error)
+        __PYX_ERR(0, 376, __pyx_L5_except_error)
 
-        /* "cubind/_core/launch.pyx":389
+        /* "cubind/_core/launch.pyx":375
  *         address = config._addr
  *     except AttributeError:
  *         if hasattr(stream, "_addr"):             # <<<<<<<<<<<<<<
@@ -10493,7 +11848,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
 */
       }
 
-      /* "cubind/_core/launch.pyx":392
+      /* "cubind/_core/launch.pyx":378
  *             raise TypeError("launch(stream, config, kernel, *args): the stream comes first, as in cuda.core "
  *                             "(launch(config, kernel, ...) with the stream in LaunchConfig is gone)") from None
  *         raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}") from None             # <<<<<<<<<<<<<<
@@ -10501,12 +11856,12 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
  *         raise TypeError(f"kernel: expected a cubind.Kernel, not {type(kernel).__name__}")
 */
       __pyx_t_10 = NULL;
-      __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_config)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 392, __pyx_L5_except_error)
+      __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_config)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 378, __pyx_L5_except_error)
       __Pyx_GOTREF(__pyx_t_12);
-      __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 392, __pyx_L5_except_error)
+      __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 378, __pyx_L5_except_error)
       __Pyx_GOTREF(__pyx_t_13);
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      __pyx_t_12 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_config_expected_a_cubind_LaunchC, __pyx_t_13); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 392, __pyx_L5_except_error)
+      __pyx_t_12 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_config_expected_a_cubind_LaunchC, __pyx_t_13); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 378, __pyx_L5_except_error)
       __Pyx_GOTREF(__pyx_t_12);
       __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
       __pyx_t_11 = 1;
@@ -10515,16 +11870,16 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
         __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-        if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 392, __pyx_L5_except_error)
+        if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 378, __pyx_L5_except_error)
         __Pyx_GOTREF(__pyx_t_9);
       }
       __Pyx_Raise(__pyx_t_9, 0, 0, Py_None);
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      __PYX_ERR(0, 392, __pyx_L5_except_error)
+      __PYX_ERR(0, 378, __pyx_L5_except_error)
     }
     goto __pyx_L5_except_error;
 
-    /* "cubind/_core/launch.pyx":386
+    /* "cubind/_core/launch.pyx":372
  *     types them, through ``cuLaunchKernelEx``: cuda.core's
  *     ``launch(stream, config, kernel, *args)``."""
  *     try:             # <<<<<<<<<<<<<<
@@ -10540,7 +11895,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
     __pyx_L8_try_end:;
   }
 
-  /* "cubind/_core/launch.pyx":393
+  /* "cubind/_core/launch.pyx":379
  *                             "(launch(config, kernel, ...) with the stream in LaunchConfig is gone)") from None
  *         raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}") from None
  *     if not isinstance(kernel, KernelBase):             # <<<<<<<<<<<<<<
@@ -10554,7 +11909,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
   if (unlikely(__pyx_t_14)) {
 
 
-    /* "cubind/_core/launch.pyx":394
+    /* "cubind/_core/launch.pyx":380
  *         raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}") from None
  *     if not isinstance(kernel, KernelBase):
  *         raise TypeError(f"kernel: expected a cubind.Kernel, not {type(kernel).__name__}")             # <<<<<<<<<<<<<<
@@ -10562,12 +11917,12 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
  * 
 */
     __pyx_t_6 = NULL;
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_kernel)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_kernel)), __pyx_mstate_global->__pyx_n_u_name_2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 380, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_t_4, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_t_4, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 380, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __pyx_t_4 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_kernel_expected_a_cubind_Kernel, __pyx_t_9); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyUnicode_Concat(__pyx_mstate_global->__pyx_kp_u_kernel_expected_a_cubind_Kernel, __pyx_t_9); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 380, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_11 = 1;
@@ -10576,14 +11931,14 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
       __pyx_t_7 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 394, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 380, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
     }
     __Pyx_Raise(__pyx_t_7, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __PYX_ERR(0, 394, __pyx_L1_error)
+    __PYX_ERR(0, 380, __pyx_L1_error)
 
-    /* "cubind/_core/launch.pyx":393
+    /* "cubind/_core/launch.pyx":379
  *                             "(launch(config, kernel, ...) with the stream in LaunchConfig is gone)") from None
  *         raise TypeError(f"config: expected a cubind.LaunchConfig, not {type(config).__name__}") from None
  *     if not isinstance(kernel, KernelBase):             # <<<<<<<<<<<<<<
@@ -10592,20 +11947,20 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
 */
   }
 
-  /* "cubind/_core/launch.pyx":395
+  /* "cubind/_core/launch.pyx":381
  *     if not isinstance(kernel, KernelBase):
  *         raise TypeError(f"kernel: expected a cubind.Kernel, not {type(kernel).__name__}")
  *     (<KernelBase>kernel)._launch_ex(address, stream, args)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_15 = __Pyx_PyLong_As_size_t(__pyx_v_address); if (unlikely((__pyx_t_15 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
-  __pyx_t_7 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_KernelBase *)((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v_kernel)->__pyx_vtab)->_launch_ex(((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v_kernel), __pyx_t_15, __pyx_v_stream, __pyx_v_args); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyLong_As_size_t(__pyx_v_address); if (unlikely((__pyx_t_15 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 381, __pyx_L1_error)
+  __pyx_t_7 = ((struct __pyx_vtabstruct_6cubind_5_core_6launch_KernelBase *)((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v_kernel)->__pyx_vtab)->_launch_ex(((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v_kernel), __pyx_t_15, __pyx_v_stream, __pyx_v_args); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 381, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
 
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_core/launch.pyx":380
+  /* "cubind/_core/launch.pyx":366
  * 
  * 
  * def launch(stream, config, kernel, *args):             # <<<<<<<<<<<<<<
@@ -10633,7 +11988,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_2launch(CYTHON_UNUSED PyObject 
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":398
+/* "cubind/_core/launch.pyx":384
  * 
  * 
  * def _make_context():             # <<<<<<<<<<<<<<
@@ -10673,7 +12028,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4_make_context(CYTHON_UNUSED Py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_make_context", 0);
 
-  /* "cubind/_core/launch.pyx":399
+  /* "cubind/_core/launch.pyx":385
  * 
  * def _make_context():
  *     from cubind._core.context import ensure_context             # <<<<<<<<<<<<<<
@@ -10682,14 +12037,14 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4_make_context(CYTHON_UNUSED Py
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_ensure_context};
-    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__core_context, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 399, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__core_context, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 385, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_ensure_context};
     __pyx_t_3 = 0; {
-      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 399, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 385, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
       switch (__pyx_t_3) {
         case 0:
@@ -10703,7 +12058,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4_make_context(CYTHON_UNUSED Py
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":400
+  /* "cubind/_core/launch.pyx":386
  * def _make_context():
  *     from cubind._core.context import ensure_context
  *     ensure_context()             # <<<<<<<<<<<<<<
@@ -10730,12 +12085,12 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4_make_context(CYTHON_UNUSED Py
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_5, __pyx_callargs+__pyx_t_6, (1-__pyx_t_6) | (__pyx_t_6*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 400, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 386, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_core/launch.pyx":398
+  /* "cubind/_core/launch.pyx":384
  * 
  * 
  * def _make_context():             # <<<<<<<<<<<<<<
@@ -10759,7 +12114,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_4_make_context(CYTHON_UNUSED Py
   return __pyx_r;
 }
 
-/* "cubind/_core/launch.pyx":403
+/* "cubind/_core/launch.pyx":389
  * 
  * 
  * def dims(value, what):             # <<<<<<<<<<<<<<
@@ -10808,39 +12163,39 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_value,&__pyx_mstate_global->__pyx_n_u_what,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 403, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(0, 389, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 403, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 389, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 403, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 389, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "dims", 0) < (0)) __PYX_ERR(0, 403, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "dims", 0) < (0)) __PYX_ERR(0, 389, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 2; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("dims", 1, 2, 2, i); __PYX_ERR(0, 403, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("dims", 1, 2, 2, i); __PYX_ERR(0, 389, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 2)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 403, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(0, 389, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 403, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(0, 389, __pyx_L3_error)
     }
     __pyx_v_value = values[0];
     __pyx_v_what = values[1];
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("dims", 1, 2, 2, __pyx_nargs); __PYX_ERR(0, 403, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("dims", 1, 2, 2, __pyx_nargs); __PYX_ERR(0, 389, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -10875,7 +12230,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_6dims(CYTHON_UNUSED PyObject *_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("dims", 0);
 
-  /* "cubind/_core/launch.pyx":406
+  /* "cubind/_core/launch.pyx":392
  *     """``value`` (an int or 1 to 3 ints) as a 3-tuple, checked as a launch checks it."""
  *     cdef unsigned int out[3]
  *     _dim3(value, what, out)             # <<<<<<<<<<<<<<
@@ -10883,30 +12238,30 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_6dims(CYTHON_UNUSED PyObject *_
 */
   __pyx_t_1 = __pyx_v_what;
   __Pyx_INCREF(__pyx_t_1);
-  if (!(likely(PyUnicode_CheckExact(__pyx_t_1))||((__pyx_t_1) == Py_None) || __Pyx_RaiseUnexpectedTypeError("str", __pyx_t_1))) __PYX_ERR(0, 406, __pyx_L1_error)
-  __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim3(__pyx_v_value, ((PyObject*)__pyx_t_1), __pyx_v_out); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 406, __pyx_L1_error)
+  if (!(likely(PyUnicode_CheckExact(__pyx_t_1))||((__pyx_t_1) == Py_None) || __Pyx_RaiseUnexpectedTypeError("str", __pyx_t_1))) __PYX_ERR(0, 392, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_core_6launch__dim3(__pyx_v_value, ((PyObject*)__pyx_t_1), __pyx_v_out); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 392, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
 
-  /* "cubind/_core/launch.pyx":407
+  /* "cubind/_core/launch.pyx":393
  *     cdef unsigned int out[3]
  *     _dim3(value, what, out)
  *     return (out[0], out[1], out[2])             # <<<<<<<<<<<<<<
 */
-  __pyx_t_1 = __Pyx_PyLong_From_unsigned_int((__pyx_v_out[0])); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 407, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_From_unsigned_int((__pyx_v_out[0])); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyLong_From_unsigned_int((__pyx_v_out[1])); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 407, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From_unsigned_int((__pyx_v_out[1])); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From_unsigned_int((__pyx_v_out[2])); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 407, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From_unsigned_int((__pyx_v_out[2])); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_5 = PyTuple_New(3); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 407, __pyx_L1_error)
+  __pyx_t_5 = PyTuple_New(3); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 407, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 393, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 407, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 393, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 407, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_5, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 393, __pyx_L1_error);
   __pyx_t_1 = 0;
   __pyx_t_3 = 0;
   __pyx_t_4 = 0;
@@ -10921,7 +12276,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_6dims(CYTHON_UNUSED PyObject *_
   __pyx_t_5 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_core/launch.pyx":403
+  /* "cubind/_core/launch.pyx":389
  * 
  * 
  * def dims(value, what):             # <<<<<<<<<<<<<<
@@ -10994,46 +12349,46 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   {
     PyObject ** const __pyx_pyargnames[] = {&__pyx_mstate_global->__pyx_n_u_pyx_type,&__pyx_mstate_global->__pyx_n_u_pyx_checksum,&__pyx_mstate_global->__pyx_n_u_pyx_state,0};
     const Py_ssize_t __pyx_kwds_len = (__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
-    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(1, 4, __pyx_L3_error)
+    if (unlikely(__pyx_kwds_len < 0)) __PYX_ERR(2, 4, __pyx_L3_error)
     if (__pyx_kwds_len > 0) {
       switch (__pyx_nargs) {
         case  3:
         values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(1, 4, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(2, 4, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  2:
         values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(1, 4, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(2, 4, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  1:
         values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(1, 4, __pyx_L3_error)
+        if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(2, 4, __pyx_L3_error)
         CYTHON_FALLTHROUGH;
         case  0: break;
         default: goto __pyx_L5_argtuple_error;
       }
       const Py_ssize_t kwd_pos_args = __pyx_nargs;
-      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__pyx_unpickle_KernelBase", 0) < (0)) __PYX_ERR(1, 4, __pyx_L3_error)
+      if (__Pyx_ParseKeywords(__pyx_kwds, __pyx_kwvalues, __pyx_pyargnames, 0, values, kwd_pos_args, __pyx_kwds_len, "__pyx_unpickle_KernelBase", 0) < (0)) __PYX_ERR(2, 4, __pyx_L3_error)
       for (Py_ssize_t i = __pyx_nargs; i < 3; i++) {
-        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__pyx_unpickle_KernelBase", 1, 3, 3, i); __PYX_ERR(1, 4, __pyx_L3_error) }
+        if (unlikely(!values[i])) { __Pyx_RaiseArgtupleInvalid("__pyx_unpickle_KernelBase", 1, 3, 3, i); __PYX_ERR(2, 4, __pyx_L3_error) }
       }
     } else if (unlikely(__pyx_nargs != 3)) {
       goto __pyx_L5_argtuple_error;
     } else {
       values[0] = __Pyx_ArgRef_FASTCALL(__pyx_args, 0);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(1, 4, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[0])) __PYX_ERR(2, 4, __pyx_L3_error)
       values[1] = __Pyx_ArgRef_FASTCALL(__pyx_args, 1);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(1, 4, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[1])) __PYX_ERR(2, 4, __pyx_L3_error)
       values[2] = __Pyx_ArgRef_FASTCALL(__pyx_args, 2);
-      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(1, 4, __pyx_L3_error)
+      if (!CYTHON_ASSUME_SAFE_MACROS && unlikely(!values[2])) __PYX_ERR(2, 4, __pyx_L3_error)
     }
     __pyx_v___pyx_type = values[0];
-    __pyx_v___pyx_checksum = __Pyx_PyLong_As_long(values[1]); if (unlikely((__pyx_v___pyx_checksum == (long)-1) && PyErr_Occurred())) __PYX_ERR(1, 4, __pyx_L3_error)
+    __pyx_v___pyx_checksum = __Pyx_PyLong_As_long(values[1]); if (unlikely((__pyx_v___pyx_checksum == (long)-1) && PyErr_Occurred())) __PYX_ERR(2, 4, __pyx_L3_error)
     __pyx_v___pyx_state = ((PyObject*)values[2]);
   }
   goto __pyx_L6_skip;
   __pyx_L5_argtuple_error:;
-  __Pyx_RaiseArgtupleInvalid("__pyx_unpickle_KernelBase", 1, 3, 3, __pyx_nargs); __PYX_ERR(1, 4, __pyx_L3_error)
+  __Pyx_RaiseArgtupleInvalid("__pyx_unpickle_KernelBase", 1, 3, 3, __pyx_nargs); __PYX_ERR(2, 4, __pyx_L3_error)
   __pyx_L6_skip:;
   goto __pyx_L4_argument_unpacking_done;
   __pyx_L3_error:;
@@ -11044,7 +12399,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v___pyx_state), (&PyTuple_Type), 1, "__pyx_state", 1))) __PYX_ERR(1, 4, __pyx_L1_error)
+  if (unlikely(!__Pyx_ArgTypeTest(((PyObject *)__pyx_v___pyx_state), (&PyTuple_Type), 1, "__pyx_state", 1))) __PYX_ERR(2, 4, __pyx_L1_error)
   __pyx_r = __pyx_pf_6cubind_5_core_6launch_8__pyx_unpickle_KernelBase(__pyx_self, __pyx_v___pyx_type, __pyx_v___pyx_checksum, __pyx_v___pyx_state);
 
   /* function exit code */
@@ -11086,7 +12441,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_8__pyx_unpickle_KernelBase(CYTH
  *     __pyx_result = KernelBase.__new__(__pyx_type)
  *     if __pyx_state is not None:
 */
-  __pyx_t_1 = __Pyx_CheckUnpickleChecksum(__pyx_v___pyx_checksum, 0x06a30a0, 0xe04d0c8, 0x840680a, __pyx_k_closed__func__plan); if (unlikely(__pyx_t_1 == ((int)-1))) __PYX_ERR(1, 6, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_CheckUnpickleChecksum(__pyx_v___pyx_checksum, 0x06a30a0, 0xe04d0c8, 0x840680a, __pyx_k_closed__func__plan); if (unlikely(__pyx_t_1 == ((int)-1))) __PYX_ERR(2, 6, __pyx_L1_error)
 
 
   /* "(tree fragment)":7
@@ -11103,7 +12458,7 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_8__pyx_unpickle_KernelBase(CYTH
     PyObject *__pyx_callargs[2] = {__pyx_t_3, __pyx_v___pyx_type};
     __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_new, __pyx_callargs+__pyx_t_4, (2-__pyx_t_4) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 7, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(2, 7, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __pyx_v___pyx_result = __pyx_t_2;
@@ -11129,9 +12484,9 @@ static PyObject *__pyx_pf_6cubind_5_core_6launch_8__pyx_unpickle_KernelBase(CYTH
 */
     if (unlikely(__pyx_v___pyx_state == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "cannot pass None into a C function argument that is declared \047not None\047");
-      __PYX_ERR(1, 9, __pyx_L1_error)
+      __PYX_ERR(2, 9, __pyx_L1_error)
     }
-    __pyx_t_2 = __pyx_f_6cubind_5_core_6launch___pyx_unpickle_KernelBase__set_state(((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v___pyx_result), __pyx_v___pyx_state); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 9, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_core_6launch___pyx_unpickle_KernelBase__set_state(((struct __pyx_obj_6cubind_5_core_6launch_KernelBase *)__pyx_v___pyx_result), __pyx_v___pyx_state); if (unlikely(!__pyx_t_2)) __PYX_ERR(2, 9, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
@@ -11209,13 +12564,13 @@ static PyObject *__pyx_f_6cubind_5_core_6launch___pyx_unpickle_KernelBase__set_s
  *     __pyx_result._closed = __pyx_state[0]; __pyx_result._func = __pyx_state[1]; __pyx_result._plan = __pyx_state[2]             # <<<<<<<<<<<<<<
  *     __Pyx_UpdateUnpickledDict(__pyx_result, __pyx_state, 3)
 */
-  __pyx_t_1 = __Pyx_PyObject_IsTrue(__Pyx_PyTuple_GET_ITEM(__pyx_v___pyx_state, 0)); if (unlikely((__pyx_t_1 == (int)-1) && PyErr_Occurred())) __PYX_ERR(1, 12, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_IsTrue(__Pyx_PyTuple_GET_ITEM(__pyx_v___pyx_state, 0)); if (unlikely((__pyx_t_1 == (int)-1) && PyErr_Occurred())) __PYX_ERR(2, 12, __pyx_L1_error)
   __pyx_v___pyx_result->_closed = __pyx_t_1;
-  __pyx_t_2 = __Pyx_PyLong_As_size_t(__Pyx_PyTuple_GET_ITEM(__pyx_v___pyx_state, 1)); if (unlikely((__pyx_t_2 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(1, 12, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyLong_As_size_t(__Pyx_PyTuple_GET_ITEM(__pyx_v___pyx_state, 1)); if (unlikely((__pyx_t_2 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(2, 12, __pyx_L1_error)
   __pyx_v___pyx_result->_func = __pyx_t_2;
   __pyx_t_3 = __Pyx_PyTuple_GET_ITEM(__pyx_v___pyx_state, 2);
   __Pyx_INCREF(__pyx_t_3);
-  if (!(likely(((__pyx_t_3) == Py_None) || likely(__Pyx_TypeTest(__pyx_t_3, __pyx_mstate_global->__pyx_ptype_6cubind_5_core_6launch_Plan))))) __PYX_ERR(1, 12, __pyx_L1_error)
+  if (!(likely(((__pyx_t_3) == Py_None) || likely(__Pyx_TypeTest(__pyx_t_3, __pyx_mstate_global->__pyx_ptype_6cubind_5_core_6launch_Plan))))) __PYX_ERR(2, 12, __pyx_L1_error)
   __Pyx_GIVEREF(__pyx_t_3);
   __Pyx_GOTREF((PyObject *)__pyx_v___pyx_result->_plan);
   __Pyx_DECREF_SET(__pyx_v___pyx_result->_plan, ((struct __pyx_obj_6cubind_5_core_6launch_Plan *)__pyx_t_3));
@@ -11226,7 +12581,7 @@ static PyObject *__pyx_f_6cubind_5_core_6launch___pyx_unpickle_KernelBase__set_s
  *     __pyx_result._closed = __pyx_state[0]; __pyx_result._func = __pyx_state[1]; __pyx_result._plan = __pyx_state[2]
  *     __Pyx_UpdateUnpickledDict(__pyx_result, __pyx_state, 3)             # <<<<<<<<<<<<<<
 */
-  __pyx_t_4 = __Pyx_UpdateUnpickledDict(((PyObject *)__pyx_v___pyx_result), __pyx_v___pyx_state, 3); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(1, 13, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_UpdateUnpickledDict(((PyObject *)__pyx_v___pyx_result), __pyx_v___pyx_state, 3); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(2, 13, __pyx_L1_error)
 
 
   /* "(tree fragment)":11
@@ -11750,6 +13105,7 @@ static int __Pyx_modinit_Global_init_code(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   __Pyx_RefNannySetupContext("__Pyx_modinit_Global_init_code", 0);
   /*--- Global init code ---*/
+  __pyx_v_6cubind_5_core_6launch__open_blocks = ((PyObject*)Py_None); Py_INCREF(Py_None);
   __pyx_v_6cubind_5_core_6launch__MISSING = Py_None; Py_INCREF(Py_None);
   __pyx_v_6cubind_5_core_6launch__StreamType = Py_None; Py_INCREF(Py_None);
   __pyx_v_6cubind_5_core_6launch__ArrayType = Py_None; Py_INCREF(Py_None);
@@ -11788,14 +13144,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_core_6launch_Plan(__pyx_mst
   __pyx_vtable_6cubind_5_core_6launch_Plan.pack_int = (int (*)(struct __pyx_obj_6cubind_5_core_6launch_Plan *, Py_ssize_t, PyObject *, char *))__pyx_f_6cubind_5_core_6launch_4Plan_pack_int;
   __pyx_vtable_6cubind_5_core_6launch_Plan.pack_slow = (int (*)(struct __pyx_obj_6cubind_5_core_6launch_Plan *, Py_ssize_t, PyObject *, char *))__pyx_f_6cubind_5_core_6launch_4Plan_pack_slow;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_core_6launch_Plan_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan)) __PYX_ERR(0, 53, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_core_6launch_Plan_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan)) __PYX_ERR(0, 56, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan = &__pyx_type_6cubind_5_core_6launch_Plan;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 53, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 56, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan);
@@ -11805,9 +13161,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_core_6launch_Plan(__pyx_mst
     __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan, __pyx_vtabptr_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 53, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Plan, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 53, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 53, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan, __pyx_vtabptr_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 56, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Plan, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 56, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_Plan) < (0)) __PYX_ERR(0, 56, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -11826,14 +13182,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_core_6launch_KernelBase(__p
   __pyx_vtabptr_6cubind_5_core_6launch_KernelBase = &__pyx_vtable_6cubind_5_core_6launch_KernelBase;
   __pyx_vtable_6cubind_5_core_6launch_KernelBase._launch_ex = (PyObject *(*)(struct __pyx_obj_6cubind_5_core_6launch_KernelBase *, uintptr_t, PyObject *, PyObject *))__pyx_f_6cubind_5_core_6launch_10KernelBase__launch_ex;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_core_6launch_KernelBase_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase)) __PYX_ERR(0, 283, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_core_6launch_KernelBase_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase)) __PYX_ERR(0, 269, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase = &__pyx_type_6cubind_5_core_6launch_KernelBase;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 283, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 269, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase);
@@ -11843,9 +13199,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_core_6launch_KernelBase(__p
     __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase, __pyx_vtabptr_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 283, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelBase, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 283, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 283, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase, __pyx_vtabptr_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 269, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelBase, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 269, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_core_6launch_KernelBase) < (0)) __PYX_ERR(0, 269, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -11862,7 +13218,7 @@ static int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   __Pyx_RefNannySetupContext("__Pyx_modinit_Type_import_code", 0);
   /*--- Type import code ---*/
-  __pyx_t_1 = PyImport_ImportModule(__Pyx_BUILTIN_MODULE_NAME); if (unlikely(!__pyx_t_1)) __PYX_ERR(2, 9, __pyx_L1_error)
+  __pyx_t_1 = PyImport_ImportModule(__Pyx_BUILTIN_MODULE_NAME); if (unlikely(!__pyx_t_1)) __PYX_ERR(3, 9, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_mstate->__pyx_ptype_7cpython_4type_type = __Pyx_ImportType_3_3_1(__pyx_t_1, __Pyx_BUILTIN_MODULE_NAME, "type",
   #if defined(PYPY_VERSION_NUM) && PYPY_VERSION_NUM < 0x050B0000
@@ -11872,7 +13228,30 @@ static int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate) {
   #else
   sizeof(PyHeapTypeObject), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(PyHeapTypeObject),
   #endif
-  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_7cpython_4type_type) __PYX_ERR(2, 9, __pyx_L1_error)
+  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_7cpython_4type_type) __PYX_ERR(3, 9, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  __pyx_t_1 = PyImport_ImportModule("cubind._bind.convert"); if (unlikely(!__pyx_t_1)) __PYX_ERR(1, 144, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = __Pyx_ImportType_3_3_1(__pyx_t_1, "cubind._bind.convert", "CStringArray",
+  #if defined(PYPY_VERSION_NUM) && PYPY_VERSION_NUM < 0x050B0000
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray),
+  #elif CYTHON_COMPILING_IN_LIMITED_API
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray),
+  #else
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray),
+  #endif
+  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) __PYX_ERR(1, 144, __pyx_L1_error)
+  if (unlikely(__Pyx_GetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, (void**)&__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) != 1)) __PYX_ERR(1, 144, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = __Pyx_ImportType_3_3_1(__pyx_t_1, "cubind._bind.convert", "Struct",
+  #if defined(PYPY_VERSION_NUM) && PYPY_VERSION_NUM < 0x050B0000
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert_Struct), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_Struct),
+  #elif CYTHON_COMPILING_IN_LIMITED_API
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert_Struct), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_Struct),
+  #else
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert_Struct), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_Struct),
+  #endif
+  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) __PYX_ERR(1, 154, __pyx_L1_error)
+  if (unlikely(__Pyx_GetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, (void**)&__pyx_vtabptr_6cubind_5_bind_7convert_Struct) != 1)) __PYX_ERR(1, 154, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_RefNannyFinishContext();
   return 0;
@@ -11909,6 +13288,26 @@ static int __Pyx_modinit_Function_import_code(__pyx_mstatetype *__pyx_mstate) {
     #endif
     const char * __pyx_import_name = __pyx_import_signature + 212;
     void (**const __pyx_import_pointers[])(void) = {(void (**)(void))&__pyx_f_4cuda_7cdriver_cuLaunchKernel, (void (**)(void))&__pyx_f_4cuda_7cdriver_cuLaunchKernelEx, (void (**)(void)) NULL};
+    void (**const *__pyx_import_pointer)(void) = __pyx_import_pointers;
+    const char *__pyx_import_current_signature = __pyx_import_signature;
+    while (*__pyx_import_pointer) {
+      if (__Pyx_ImportFunction_3_3_1(__pyx_t_1, __pyx_import_name, *__pyx_import_pointer, __pyx_import_current_signature) < (0)) __PYX_ERR(0, 1, __pyx_L1_error)
+      ++__pyx_import_pointer;
+      __pyx_import_name = strchr(__pyx_import_name, '\0') + 1;
+      __pyx_import_signature = strchr(__pyx_import_signature, '\0') + 1;
+      if (*__pyx_import_signature != '\0') __pyx_import_current_signature = __pyx_import_signature;
+    }
+    __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  }
+  {
+    __pyx_t_1 = PyImport_ImportModule("cubind._bind.convert"); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 1, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+    const char * __pyx_import_signature = __Pyx_PyBytes_AsString(__pyx_mstate_global->__pyx_kp_b_PY_LONG_LONG_PyObject_char_const);
+    #if !CYTHON_ASSUME_SAFE_MACROS
+    if (unlikely(!__pyx_import_signature)) __PYX_ERR(0, 1, __pyx_L1_error)
+    #endif
+    const char * __pyx_import_name = __pyx_import_signature + 417;
+    void (**const __pyx_import_pointers[])(void) = {(void (**)(void))&__pyx_f_6cubind_5_bind_7convert_signed_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_view_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_cstring_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_kernel_params_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_double_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_too_small, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_unsigned_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_address_slow, (void (**)(void)) NULL};
     void (**const *__pyx_import_pointer)(void) = __pyx_import_pointers;
     const char *__pyx_import_current_signature = __pyx_import_signature;
     while (*__pyx_import_pointer) {
@@ -12214,7 +13613,7 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
   /*--- Execution code ---*/
 
   /* "cubind/_core/launch.pyx":24
- * cimport cuda.cdriver as cdrv
+ * from cubind._bind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
  * 
  * from cubind._core.args import POINTER_GETTERS, convert, count_error, describe             # <<<<<<<<<<<<<<
  * from cubind._core.errors import CUDAError
@@ -12290,7 +13689,7 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
  * from cubind._core.handles import stream_handle
  * from cubind._core.driver import module as _driver_module             # <<<<<<<<<<<<<<
  * from cubind._core.handles import current as _current
- * 
+ * from cubind._core.handles import open_blocks
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_module_2};
@@ -12318,8 +13717,8 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
  * from cubind._core.handles import stream_handle
  * from cubind._core.driver import module as _driver_module
  * from cubind._core.handles import current as _current             # <<<<<<<<<<<<<<
+ * from cubind._core.handles import open_blocks
  * 
- * # Kinds: the numbers of cubind/_core/params.py.
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_current_2};
@@ -12343,7 +13742,46 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
   }
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_core/launch.pyx":40
+  /* "cubind/_core/launch.pyx":29
+ * from cubind._core.driver import module as _driver_module
+ * from cubind._core.handles import current as _current
+ * from cubind._core.handles import open_blocks             # <<<<<<<<<<<<<<
+ * 
+ * cdef list _open_blocks = open_blocks  # `with stream:` blocks open: the thread-local is read only then
+*/
+  {
+    PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_open_blocks};
+    __pyx_t_1 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__core_handles, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 29, __pyx_L1_error)
+  }
+  __pyx_t_2 = __pyx_t_1;
+  __Pyx_GOTREF(__pyx_t_2);
+  {
+    PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_open_blocks};
+    __pyx_t_3 = 0; {
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_2, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 29, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_4);
+      if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_imported_names[__pyx_t_3], __pyx_t_4) < (0)) __PYX_ERR(0, 29, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+    }
+  }
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+
+  /* "cubind/_core/launch.pyx":31
+ * from cubind._core.handles import open_blocks
+ * 
+ * cdef list _open_blocks = open_blocks  # `with stream:` blocks open: the thread-local is read only then             # <<<<<<<<<<<<<<
+ * 
+ * # Kinds: the numbers of cubind/_core/params.py.
+*/
+  __Pyx_GetModuleGlobalName(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_open_blocks); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 31, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  if (!(likely(PyList_CheckExact(__pyx_t_2))||((__pyx_t_2) == Py_None) || __Pyx_RaiseUnexpectedTypeError("list", __pyx_t_2))) __PYX_ERR(0, 31, __pyx_L1_error)
+  __Pyx_XGOTREF(__pyx_v_6cubind_5_core_6launch__open_blocks);
+  __Pyx_DECREF_SET(__pyx_v_6cubind_5_core_6launch__open_blocks, ((PyObject*)__pyx_t_2));
+  __Pyx_GIVEREF(__pyx_t_2);
+  __pyx_t_2 = 0;
+
+  /* "cubind/_core/launch.pyx":43
  *     STACK_PARAMS = 64
  * 
  * cdef int INVALID_CONTEXT = 201             # <<<<<<<<<<<<<<
@@ -12352,7 +13790,7 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
 */
   __pyx_v_6cubind_5_core_6launch_INVALID_CONTEXT = 0xC9;
 
-  /* "cubind/_core/launch.pyx":41
+  /* "cubind/_core/launch.pyx":44
  * 
  * cdef int INVALID_CONTEXT = 201
  * cdef object _MISSING = object()             # <<<<<<<<<<<<<<
@@ -12365,7 +13803,7 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_4, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_5, (1-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 41, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 44, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_6cubind_5_core_6launch__MISSING);
@@ -12373,7 +13811,7 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "cubind/_core/launch.pyx":42
+  /* "cubind/_core/launch.pyx":45
  * cdef int INVALID_CONTEXT = 201
  * cdef object _MISSING = object()
  * cdef object _StreamType = None             # <<<<<<<<<<<<<<
@@ -12385,7 +13823,7 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_core_6launch__StreamType, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_core/launch.pyx":45
+  /* "cubind/_core/launch.pyx":48
  * # cubind.Array, registered by cubind._arrays.array: its pointer is read from its
  * # slots here (a property call per argument was most of a launch's cost).
  * cdef object _ArrayType = None             # <<<<<<<<<<<<<<
@@ -12397,52 +13835,52 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_core_6launch__ArrayType, Py_None);
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_core/launch.pyx":48
+  /* "cubind/_core/launch.pyx":51
  * 
  * 
  * def register_array_type(array_type):             # <<<<<<<<<<<<<<
  *     global _ArrayType
  *     _ArrayType = array_type
 */
-  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_1register_array_type, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 48, __pyx_L1_error)
+  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_1register_array_type, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 51, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_register_array_type, __pyx_t_2) < (0)) __PYX_ERR(0, 48, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_register_array_type, __pyx_t_2) < (0)) __PYX_ERR(0, 51, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_core/launch.pyx":380
+  /* "cubind/_core/launch.pyx":366
  * 
  * 
  * def launch(stream, config, kernel, *args):             # <<<<<<<<<<<<<<
  *     """Launches ``kernel`` on ``stream`` (any stream; None: this thread's
  *     current stream, else the default one) with ``config`` (a
 */
-  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_3launch, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 380, __pyx_L1_error)
+  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_3launch, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_launch, __pyx_t_2) < (0)) __PYX_ERR(0, 380, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_launch, __pyx_t_2) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_core/launch.pyx":398
+  /* "cubind/_core/launch.pyx":384
  * 
  * 
  * def _make_context():             # <<<<<<<<<<<<<<
  *     from cubind._core.context import ensure_context
  *     ensure_context()
 */
-  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_5_make_context, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 398, __pyx_L1_error)
+  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_5_make_context, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_make_context, __pyx_t_2) < (0)) __PYX_ERR(0, 398, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_make_context, __pyx_t_2) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_core/launch.pyx":403
+  /* "cubind/_core/launch.pyx":389
  * 
  * 
  * def dims(value, what):             # <<<<<<<<<<<<<<
  *     """``value`` (an int or 1 to 3 ints) as a 3-tuple, checked as a launch checks it."""
  *     cdef unsigned int out[3]
 */
-  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_7dims, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 403, __pyx_L1_error)
+  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_7dims, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_dims, __pyx_t_2) < (0)) __PYX_ERR(0, 403, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_dims, __pyx_t_2) < (0)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "(tree fragment)":4
@@ -12452,9 +13890,9 @@ __Pyx_RefNannySetupContext("PyInit_launch", 0);
  *     cdef object __pyx_result
  *     __Pyx_CheckUnpickleChecksum(__pyx_checksum, 0x06a30a0, 0xe04d0c8, 0x840680a, b'_closed, _func, _plan')
 */
-  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_9__pyx_unpickle_KernelBase, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(1, 4, __pyx_L1_error)
+  __pyx_t_2 = PyCFunction_NewEx(&__pyx_mdef_6cubind_5_core_6launch_9__pyx_unpickle_KernelBase, NULL, __pyx_mstate_global->__pyx_n_u_cubind__core_launch); if (unlikely(!__pyx_t_2)) __PYX_ERR(2, 4, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_pyx_unpickle_KernelBase, __pyx_t_2) < (0)) __PYX_ERR(1, 4, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_mstate_global->__pyx_d, __pyx_mstate_global->__pyx_n_u_pyx_unpickle_KernelBase, __pyx_t_2) < (0)) __PYX_ERR(2, 4, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
   /* "cubind/_core/launch.pyx":1
@@ -12507,8 +13945,8 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 41, __pyx_L1_error)
-  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 79, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 44, __pyx_L1_error)
+  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 82, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -12540,38 +13978,38 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{41},{42},{50},{1},{2},{65},{41},{34},{23},{23},{30},{1},{4},{179},{1},{1},{8},{44},{7},{6},{2},{9},{38},{37},{148},{50},{12},{33},{28},{9},{8},{10},{15},{4},{6},{20},{8},{12},{9},{8},{10},{8},{7},{14},{11},{10},{25},{14},{12},{10},{17},{13},{12},{12},{19},{8},{5},{8},{14},{13},{4},{7},{4},{10},{5},{18},{6},{7},{11},{14},{16},{17},{20},{19},{19},{20},{19},{19},{7},{8},{4},{14},{9},{4},{3},{4},{5},{6},{4},{6},{6},{4},{6},{6},{4},{3},{3},{19},{10},{10},{6},{4},{6},{13},{3},{6},{5},{6},{4}};
-    const struct { const unsigned int length: 8; } bytes_length_index[] = {{243}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{41},{42},{50},{1},{2},{65},{41},{34},{23},{23},{30},{1},{4},{179},{1},{1},{8},{44},{7},{6},{2},{9},{38},{37},{148},{50},{12},{33},{28},{9},{8},{10},{15},{4},{6},{20},{8},{12},{9},{8},{10},{8},{7},{14},{11},{10},{25},{14},{12},{10},{17},{13},{12},{12},{19},{8},{5},{8},{14},{13},{4},{7},{4},{10},{5},{18},{6},{7},{11},{14},{16},{17},{20},{19},{19},{20},{19},{19},{7},{8},{4},{14},{9},{4},{3},{4},{5},{6},{4},{6},{6},{4},{6},{11},{6},{4},{3},{3},{19},{10},{10},{6},{4},{6},{13},{3},{6},{5},{6},{4}};
+    const struct { const unsigned int length: 10; } bytes_length_index[] = {{243},{533}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (906 bytes) */
-static const char cstring[] = "x\332\265U\333\216\0337\014\315\247\360-\366\302k M\036\n\003A\221:n\021\264\335.\222\354S\021\010\032\2113V\255\221\246\272\370\322\257\357\321\310\327\315\276\326\200G\034\211\244\310\303C\016M$Y\231\235ZS\222\033\216\024S`\331\277\047\3514\305\265\014\254E\317\375\373)i\217S\347\023\265&\341\224\262\213\246s\254\351\355\017\367\r\266\264\351\031[\336\221\211\344s\"\337R\220\256cj}x\311\2409$&\345\263K\363\005-\350Y\034]0z\014\242\261^mpi\210iA\033\016\216\355\244\034\316\352\311\214\356d\350\342tA,a|\211\242\317\021w0\311D\226%\34473\352\020>\024\367\003\253\204@\336P\362\364\366b\023\277\323@\330\306\245\331\230\367\202L\212\324{\235-\323NFR\326G\326\013$v\326\337\360a\347\003\354B\227\3414\321O\017\336\361\203G\246i\215H\226\207\264\256\010i\266\246\341 \023\333C\001\335\300>\024%G\217\253\307\373w?\276\033\263\017\3747<\243,\271QV\306\010d\200k\223\215M\306Q:\014\034\347\364\251\245\203\317\344\030\021 \243\001z\327\006i\315\216\"\247\"\320k\351\220\214LHW\300\334\270\3565\000\010\270\304l\271X\377\"m\344\371_\337\244\326\002\232\254\274kMw\215\t\251\334\030\247\347\277\217\365Z\216\347\025\"m\242l,\263+\317N\231X%]\313\366\222\217\337\306\223j}\322*r/5\203!\364\307\010\367\274\343$\352q%\311\244\322tF\352x\373\346\350\347D\206\222j\325\201J\017\020F\002\315\010e\003n*k9W>0M\216\376\236\373\231\317\347S\332\231\264\276\366\004\313\353\234K\031;\224w\352<\312\331\312l\023\t\201\216\311\212\205 \235G<\235w\367(\357\326H\213Se\234IB\\:kA\327\362\213\304\253\267\337\344dN\354[>}\374\260\n\301\207\345S\340\210\010*\240?\313\310\217\177~z\370\272\372,~]}\305\362\345\321J\367e\264\026\342\361\260\307\377#8\047\036x\237>s+\204.o\370\001\352\010~p\221Q!\336\027\241\227\306\215\353X\216\"9\331\327\225we\031\340Q\255Ymb\356\353\333\321I\021\013M\253\224\335`\324\006\036.a\326\203m*D)\236\376\311\322\236\234\237\260<Kj\354\237\253\215\032\036\310}\016(^\305\177\226/v\211cI\023\354\016B\345\020\320\244B\243<\034N\311\365\230?\002|H@\246TE\370\266-\027\004\271\223!\310\303""\230\3168{\2245\216\001\222HA*n$vFb\340\t\177i\234m\202KuT\256\304\251i\337\276\255\366\307^\020\205\221\363B\340\233\215c(7{5\342\233\255\361\236[K\014\023m\371v\257\362\375f\253r\352\010\206\206~\300d\302PD\367\306\034\316X\260\303H+\003\253\205\007\260\244\014a\223\270\217\265g6pX\235W\034K=|S\246\327 \203\354\343\000\376\r~\030\022\256\351L\304\264\023\0278\201\357\261\203.\335P\277\026\321\374\3135\300\372\0245\251\344\207<h\004\263\2256\327G\334a\302\236\332\200&\313\247\022g\231s\263\313\247g\354\251\377\343m\371t\232H[\217\017\327\335\335Y\230\276\272\216\311^\317\017\000\213\357\322]\261\276\304\372\275\375-]^=g\317\177\316R\347/";
-    PyObject *data = __Pyx_DecompressString(cstring, 906, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1066 bytes) */
+static const char cstring[] = "x\332\265Vmo\3336\020\316O\271o\265\003\307@\327n\035\014\024C\347fE\261.1\232\346\303P\024\004E\236d\316\024\251\361\305\216\367\353w$eKJ\263\242_\026 \342\211\274;\336=\367\334\3110\343\240y4b\013\201\357\320\203\017\016y\373\032\270\221\340\267\334\241d-\266\257\347 -\235\032\033\240V\201N!\032\257\032\203\022^\374pU\321\226T-\322\2265\240<\330\030\300\326\340\270i\020j\353\2362\250\216\001A\330h\302r\005+x\024G\343\224\314AT\332\212\035]\352|X\301\016\235A=K\207\213r\262\200K\356\032?_\001r2\036\242h\243\247;\020x\000\215\234\344\347\013h(|R|\350P\004\n\3449\004\013/\006\033\377\225\006\205\255LX\344\274W\240\202\207\326\312\250\021\016\334\203\320\326\243\\Qbg\375\035\036\017\326\221\235k\"9\r\360\313\2155xc)\323\260\245H\326\307\260-\010I\324\252B\307\003\352c\002]\221\275KJ\0066\327\233\253\227?\277\314\331;\374\213<SYb%4\367\236\220!\\\253\250tP\006\302\261C\277\204\3675\034m\004\203\024\001e\324\221\336\330 l\321\200\307\220\004x\306\r%\303\003\245\313\310\\\231\346\031\001\340\350\022\265\307d\375\033\327\036\227\237\277p)\031i\242\260\246V\315\030\023\020\261RF.?\344z\255\363y\201H*\317+\215h\322\263\021\312\027I\226\262=\345\343\367|R\254OZIn\271Db\010\374\221\341^6\030X9.$\231\025\232.@\364\267\357z?\0472\244T\213\016\251\264\004B&\320\002\250l\204\233\210\222/\205u\010\263\336\337c?\313\345r\016\007\025\266cOd9\3169\225\261\241\362\316\215\245r\326<\352\000\214Q\307D\201\214\201\214\031Oc\315\025\225w\257\270\246S\241\214\n\214\r\235\265\202\261\374$\361\312\355\223\234\324\211}\353\373\267o\256\235\263n}\357\320S\004\005\320_\271\307\315\355\373\233O\327\037\331\273\353O\264\334m47w\331\232\261\315\361\201\376\337\022\347\330\r>\204\217X3&\323\033\375\021\324\236\370\201I\246\n\341C\022Z\256L^s9\222dx[V<\244\245#\217b\213b\347c[\336z\047IL4-R4\235\022;\3620\204Y\016\366!\021%y\372;r}r~\302\362,\211\334?\243\215\022\036\221\373\034\220\037\305\177\226\007\273\200>\245I\354vLD\347\250I\231\244\362\240;%\327\322\374a\304\207@\310\244\2520[\327\351\002""\307\017\3349~\314\351\344\331#\2642H \261\340\270\300\212\323N&\006=\311_\310\263\215a\252\216\210\2058%\355\351\333\365C\337\013,1r\231\010<\331\350C\231\354\225\210\047[\371\236\251%\r\023\251q\272W\370>\331*\234\352\301\220\244\357h2\321P\244\356\365\321\235\261@C#-\r\254\232<\020K\322\020V\001[_zfG\016\213\363\202c\252\207\255\322\364\262\035\032\226\001\363\035w\274\365\035Q\261\263]\027\350\306Fy\032|l@\226\240\356\233ih\214\362\341\360\352\037,\261\226\047+\371\221\377\330I\212k\317u,\017\177\240a{\352\010\230\255\357S\310i\344-\206\257Pn\257\377\343m}\177\032N{K\337\260\313\313\2630\277\030\307\244\307\243\2040\246O\324e\262\036b\375\332~\312\234\213\307D\332\374\311>\334\336\274\313\017\230m\216\267\031\377\344V\020\226\303%c\275\351\333\374b\260\0329\370\217\355\251\337\357R:\047CR?\035\330O\205\216\354G\226\227W}\377\364C\342\215k\356:\352\257t\201\264\221\306\004|#\004*A:f>\261\205Q9N\3534\210\251\321\271\200\337\013\340\223\006\363\213\222\3327\242+V\314k{\270\250b]\023\363\367\212&h\336\020\351g\200i\312Ki*V\032\246l\225\344\047\306\301Z\346[\256\3659\205r\234\306\033\372b\367/\007l\237;";
+    PyObject *data = __Pyx_DecompressString(cstring, 1066, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1285 bytes) */
-static const char cstring[] = "\377 (a laun\377ch takes\377 stream=\377 and sha\377red_mem=\357) do\033\000not\357 fit\033\000 un\377signed 3\3672-b\020\000dime\376\020\000on is o\377ut of ra\177nge for\035\021\377byte cou\177nt.: : y\014\357grid\200\002blo\373ckr\000rst: \177kernel(\031\001\373, \025\002, *ar\177gs): ea\302\000\376|\007must be\177 at lea\t\000\3171, g\274\000&\000xp\367ect\267\0001 toW 3 \261\006s\021\016a\313\000\357nt, \364\001: i\377ts modul\377e was cl_osed:\207 eJ\005\277keywor\266\000r\373gu\214 t ?NooneNo\347\000th\207\000\357Cyth\234#del\377iberatel\265y\361!i\217\000r \"\000n\377 PEP-484\316\376\"rej\251\000\224@ub\237class\237@\325 b\377uiltin t\377ypes. If\177 you ne\213@\332\317\000p%\000 s\047\007th\277en set[\000e\357 \047an\302@ati\367on_<\000ing\047\272\376\000r\216 ive\214!F\377alse.[]a\367dd_\354@econ\367fig\253(a cu\277bind.L\263bC\374\033\002\235#disabl\367een\002\001gcis\022\004\003d\261C0\021K\314B\333#\036\005\376\341amade by\373 M\352\".get_\264\366C\247\204\003(\241\204\003, \230\003,\340\222d\203g\361\000\304\204\004\340`mes\346\273c, \264@\265 cud\377a.core (\374I\0048\r...) w\017ith ?\010\357 \350\t\345\204\001\375g\334@)no de\377fault __\377reduce__\367 du\313\"non-\177trivial\033\000\177cinit__\320\205\007!:\333\205\010\331)\356h\215\206\003:}\n\366e\377CUDAErro?rCUres\177\000\313#\377BasePOIN\177TER_GET\004\000\277SPlanS\330\206\002_\257_Pyx\001\000D\361`_\377NextRef_\273_d\n\001___\350 s\267tat\277\000__\343@e}x\021\000_main\003\002\334\371\204\002\016\001nam\036\002ne\365w\035\001pO\000chec?ksum__\n\001>\004\370\025\001\243\204\001\017\003unpic\317kle_\235\007(\003vt<\265ag\001qualU\005\304%B\315&c\273\205\002\216\001\340$\231\003s\234`\216\211\005set\267\006\003\006.\007t\373es\375 _addr\377_current;_d\234@er_\325\206\003\351\000\177ke_cont\227 \336\370\210\001_off]\001ra\277warray\263\205\001e\276\221\210\002cline\242 _\377tracebac\375k\247\205\003convermt\327\210\002_e\232Acu\247\205\003\314\351\204\003\000\013Ex\311\205\004r\000re\001.\312""\210\001\004\n\204\004\030\n\254\003+\nc\002\375s>\nhandle\240\006\013\347\212\003e\n\355\212\003\206$d-\000r\377ibedimse\357nsur\203&enu\375m\254\210\002funcge}t\236\212\001items\217\212\003\303kij\000\305\213\002\235\211\003\235aob\376\272\210\001paramsp\276\375`poppt\361 g\347ist\356 \305\047setx\273\205\004\352\213\007\331\213\003size\216\214\003\372\224\214\003_\317\003topup\377datevalu~\000\002eswhat\377\204\005O (CU\244\001\344\210\001,\242\214\007\301i\311\212\001\261\214\006\000\013\000\031\027\036CU\376\212\210\005void **[, \002\004)\000\210\tl\251\211\010\016\271\210\001st (\000\240\t.\017\257k\001\000\256m";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1285, 1987);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1507 bytes) */
+static const char cstring[] = "\377 (a laun\377ch takes\377 stream=\377 and sha\377red_mem=\357) do\033\000not\357 fit\033\000 un\377signed 3\3672-b\020\000dime\376\020\000on is o\377ut of ra\177nge for\035\021\377byte cou\177nt.: : y\014\357grid\200\002blo\373ckr\000rst: \177kernel(\031\001\373, \025\002, *ar\177gs): ea\302\000\376|\007must be\177 at lea\t\000\3171, g\274\000&\000xp\367ect\267\0001 toW 3 \261\006s\021\016a\313\000\357nt, \364\001: i\377ts modul\377e was cl_osed:\207 eJ\005\277keywor\266\000r\373gu\214 t ?NooneNo\347\000th\207\000\357Cyth\234#del\377iberatel\265y\361!i\217\000r \"\000n\377 PEP-484\316\376\"rej\251\000\224@ub\237class\237@\325 b\377uiltin t\377ypes. If\177 you ne\213@\332\317\000p%\000 s\047\007th\277en set[\000e\357 \047an\302@ati\367on_<\000ing\047\272\376\000r\216 ive\214!F\377alse.[]a\367dd_\354@econ\367fig\253(a cu\277bind.L\263bC\374\033\002\235#disabl\367een\002\001gcis\022\004\003d\261C0\021K\314B\333#\036\005\376\341amade by\373 M\352\".get_\264\366C\247\204\003(\241\204\003, \230\003,\340\222d\203g\361\000\304\204\004\340`mes\346\273c, \264@\265 cud\377a.core (\374I\0048\r...) w\017ith ?\010\357 \350\t\345\204\001\375g\334@)no de\377fault __\377reduce__\367 du\313\"non-\177trivial\033\000\177cinit__\320\205\007!:\333\205\010\331)\356h\215\206\003:}\n\366e\377CUDAErro?rCUres\177\000\313#\377BasePOIN\177TER_GET\004\000\277SPlanS\330\206\002_\257_Pyx\001\000D\361`_\377NextRef_\273_d\n\001___\350 s\267tat\277\000__\343@e}x\021\000_main\003\002\334\371\204\002\016\001nam\036\002ne\365w\035\001pO\000chec?ksum__\n\001>\004\370\025\001\243\204\001\017\003unpic\317kle_\235\007(\003vt<\265ag\001qualU\005\304%B\315&c\273\205\002\216\001\340$\231\003s\234`\216\211\005set\267\006\003\006.\007t\373es\375 _addr\377_current;_d\234@er_\325\206\003\351\000\177ke_cont\227 \336\370\210\001_off]\001ra\277warray\263\205\001e\276\221\210\002cline\242 _\377tracebac\375k\247\205\003convermt\327\210\002_e\232Acu\247\205\003\314\351\204\003\000\013Ex\311\205\004r\000re\001.\312""\210\001\004\n\204\004\030\n\254\003+\nc\002\375s>\nhandle\240\006\013\347\212\003e\n\355\212\003\206$d-\000r\377ibedimse\357nsur\203&enu\375m\254\210\002funcge}t\236\212\001items\217\212\003\303kij\000\305\213\002\235\211\003\235aob\276\272\210\001open_\302\212\002s\377paramspl\177anpoppt\374 \317gist\371 \320\047se\361t\306\205\004\365\213\007\344\213\003size\364\231\214\003\237\214\003_\332\003topu\377pdateval\375u\000\002eswhat\236\212\205\005 (CU\257\001\357\210\001,\202\255\214\007i\324\212\001\274\214\006\000\013\000\031\027\036C\375U\225\210\005void *\267*, \002\004)\000\210\tl\034\264\211\010\304\210\001st (\000\240\t.\017\372\272k\000\271mPY_LO\373NG\000\002 (PyO<\373\"S\001char[\007\034\t\033, *\t)\000,\0076\010\000\024\203, L\t\000\"\204&\224 \243\207\003t\273_6\313\213\003_5_\324\213\001_\3717\271\205\004\236\207\004ArgSp\377ace *)\000d\337ouble\301\027)\000\354\324@\366\001_s\252a_t,\201 \000\005\364\013\252\013\303\220\006\231\201%\034\022)\331\000\353C\3406)\000\255\221\003_s\377low\000buff\177er_view\013\003\177cstring\030\003\302\344\220\003_\253\205\003+\003\367\0030\nto\377o_small\0008\207\222\005V\003\333\210\001essd\002";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1507, 2531);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (1987 bytes) */
-static const char bytes[] = " (a launch takes stream= and shared_mem=) does not fit an unsigned 32-bit dimension is out of range for an unsigned 32-bit byte count.: : a launch takes grid and block first: kernel(grid, block, *args): each dimension must be at least 1, got : expected 1 to 3 dimensions, got : expected an int, not : its module was closed: unexpected keyword argument ?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]add_noteconfig: expected a cubind.LaunchConfig, not disableenablegcisenabledkernel: expected a cubind.Kernel, not kernel: not made by Module.get_kernellaunch(stream, config, kernel, *args): the stream comes first, as in cuda.core (launch(config, kernel, ...) with the stream in LaunchConfig is gone)no default __reduce__ due to non-trivial __cinit__shared_mem: shared_mem: expected an int, not stream: the stream is closedCUDAErrorCUresultKernelBasePOINTER_GETTERSPlanStream__Pyx_PyDict_NextRef__dict____getstate____index____main____module____name____new____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_KernelBase__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___addr_current_driver_module_make_context_mem_offset_rawarray_typeblockcline_in_tracebackconfigconvertcount_errorcuLaunchKernelcuLaunchKernelExcubind._core.argscubind._core.contextcubind._core.drivercubind._core.errorscubind._core.handlescubind._core.launchcubind._core.streamcurrentdescribedimsensure_contextenumeratefuncgetgriditemskernelkindlaunchmodulenameobjectparamsplanpopptrregister_array_typesetdefaultshared_memsignedsizestreamstream_handletopupdatevaluevalueswhatCUresult (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **)\000CUresult (CUlaunchConfig const *, CUfunction, void **, void **)\000cuLaunchKernel\000cuLaunchKernel""Ex";
+    #else /* compression: none (2531 bytes) */
+static const char bytes[] = " (a launch takes stream= and shared_mem=) does not fit an unsigned 32-bit dimension is out of range for an unsigned 32-bit byte count.: : a launch takes grid and block first: kernel(grid, block, *args): each dimension must be at least 1, got : expected 1 to 3 dimensions, got : expected an int, not : its module was closed: unexpected keyword argument ?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]add_noteconfig: expected a cubind.LaunchConfig, not disableenablegcisenabledkernel: expected a cubind.Kernel, not kernel: not made by Module.get_kernellaunch(stream, config, kernel, *args): the stream comes first, as in cuda.core (launch(config, kernel, ...) with the stream in LaunchConfig is gone)no default __reduce__ due to non-trivial __cinit__shared_mem: shared_mem: expected an int, not stream: the stream is closedCUDAErrorCUresultKernelBasePOINTER_GETTERSPlanStream__Pyx_PyDict_NextRef__dict____getstate____index____main____module____name____new____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_KernelBase__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___addr_current_driver_module_make_context_mem_offset_rawarray_typeblockcline_in_tracebackconfigconvertcount_errorcuLaunchKernelcuLaunchKernelExcubind._core.argscubind._core.contextcubind._core.drivercubind._core.errorscubind._core.handlescubind._core.launchcubind._core.streamcurrentdescribedimsensure_contextenumeratefuncgetgriditemskernelkindlaunchmodulenameobjectopen_blocksparamsplanpopptrregister_array_typesetdefaultshared_memsignedsizestreamstream_handletopupdatevaluevalueswhatCUresult (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **)\000CUresult (CUlaunchConfig const *, CUfunction, void **, void **)\000cuLaunchKernel\000cuL""aunchKernelExPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000double (PyObject *, char const *)\000int (Py_ssize_t, size_t, char const *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void *(PyObject *, char const *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000double_slow\000buffer_too_small\000unsigned_slow\000address_slow";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
     #endif
     PyObject **stringtab = __pyx_mstate->__pyx_string_tab;
     Py_ssize_t pos = 0;
-    for (int i = 0; i < 109; i++) {
+    for (int i = 0; i < 110; i++) {
       Py_ssize_t bytes_length = str_length_index[i].length;
       PyObject *string = PyUnicode_DecodeUTF8(bytes + pos, bytes_length, NULL);
       if (likely(string) && i >= 29) PyUnicode_InternInPlace(&string);
@@ -12582,8 +14020,8 @@ static const char bytes[] = " (a launch takes stream= and shared_mem=) does not 
       stringtab[i] = string;
       pos += bytes_length;
     }
-    for (int i = 109; i < 110; i++) {
-      Py_ssize_t bytes_length = bytes_length_index[i-109].length;
+    for (int i = 110; i < 112; i++) {
+      Py_ssize_t bytes_length = bytes_length_index[i-110].length;
       PyObject *string = PyBytes_FromStringAndSize(bytes + pos, bytes_length);
       stringtab[i] = string;
       pos += bytes_length;
@@ -12593,15 +14031,15 @@ static const char bytes[] = " (a launch takes stream= and shared_mem=) does not 
       }
     }
     Py_XDECREF(data);
-    for (Py_ssize_t i = 0; i < 110; i++) {
+    for (Py_ssize_t i = 0; i < 112; i++) {
       if (unlikely(PyObject_Hash(stringtab[i]) == -1)) {
         __PYX_ERR(0, 1, __pyx_L1_error)
       }
     }
     #if CYTHON_IMMORTAL_CONSTANTS
     {
-      PyObject **table = stringtab + 109;
-      for (Py_ssize_t i=0; i<1; ++i) {
+      PyObject **table = stringtab + 110;
+      for (Py_ssize_t i=0; i<2; ++i) {
         #if PY_VERSION_HEX >= 0x030F0000
         PyUnstable_SetImmortal(table[i]);
         #elif CYTHON_COMPILING_IN_CPYTHON_FREETHREADING
@@ -15054,6 +16492,80 @@ static CYTHON_INLINE void __Pyx__ExceptionReset(PyThreadState *tstate, PyObject 
 }
 #endif
 
+/* RaiseErrorWithObjectType1 (used by RaiseUnexpectedTypeError) */
+static void __Pyx_RaiseErrorWithType1(PyObject* exc_type, const char* message, const char *arg, PyTypeObject *type_obj) {
+    __Pyx_TypeName type_name = __Pyx_PyType_GetFullyQualifiedName(type_obj);
+    #if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX < 0x030d0000
+    if (unlikely(!type_name)) return;
+    #endif
+    PyErr_Format(exc_type, message, arg, type_name);
+    __Pyx_DECREF_TypeName(type_name);
+}
+
+/* RaiseUnexpectedTypeError */
+static int __Pyx_RaiseUnexpectedTypeError(const char *expected, PyObject *obj) {
+    __Pyx_RaiseTypeErrorWithObjectType1(
+        "Expected %.42s, got " __Pyx_FMT_TYPENAME,
+        expected, obj);
+    return 0;
+}
+
+/* RejectKeywords */
+static void __Pyx_RejectKeywords(const char* function_name, PyObject *kwds) {
+    PyObject *key = NULL;
+    if (CYTHON_VECTORCALL && likely(PyTuple_Check(kwds))) {
+        key = __Pyx_PySequence_ITEM(kwds, 0);
+    } else {
+#if CYTHON_AVOID_BORROWED_REFS
+        PyObject *pos = NULL;
+#else
+        Py_ssize_t pos = 0;
+#endif
+#if !CYTHON_COMPILING_IN_PYPY || defined(PyArg_ValidateKeywordArguments)
+        if (unlikely(!PyArg_ValidateKeywordArguments(kwds))) return;
+#endif
+        __Pyx_PyDict_NextRef(kwds, &pos, &key, NULL);
+#if CYTHON_AVOID_BORROWED_REFS
+        Py_XDECREF(pos);
+#endif
+    }
+    if (likely(key)) {
+        PyErr_Format(PyExc_TypeError,
+            "%s() got an unexpected keyword argument '%U'",
+            function_name, key);
+        Py_DECREF(key);
+    }
+}
+
+/* ListAppendAndDecrefInternal (used by ListCompAppendAndDecref) */
+#if CYTHON_USE_PYLIST_INTERNALS && CYTHON_ASSUME_SAFE_MACROS && CYTHON_ASSUME_SAFE_SIZE
+static CYTHON_INLINE void __Pyx__ListComp_AppendAndDecref(PyObject* list, Py_ssize_t len, PyObject* x) {
+    PyList_SET_ITEM(list, len, x);
+    Py_SET_SIZE(list, len + 1);
+}
+#endif
+
+/* ListCompAppendAndDecref */
+#if CYTHON_USE_PYLIST_INTERNALS && CYTHON_ASSUME_SAFE_MACROS && CYTHON_ASSUME_SAFE_SIZE
+static CYTHON_INLINE int __Pyx_ListComp_AppendAndDecref(PyObject* list, PyObject* x) {
+    PyListObject* L = (PyListObject*) list;
+    Py_ssize_t len = Py_SIZE(list);
+    if (likely(L->allocated > len)) {
+        __Pyx__ListComp_AppendAndDecref(list, len, x);
+        return 0;
+    }
+    int result = PyList_Append(list, x);
+    Py_DECREF(x);
+    return result;
+}
+#else
+static CYTHON_INLINE int __Pyx_ListComp_AppendAndDecref(PyObject* list, PyObject* x) {
+    int result = PyList_Append(list, x);
+    Py_DECREF(x);
+    return result;
+}
+#endif
+
 /* GetException */
 #if CYTHON_FAST_THREAD_STATE
 static int __Pyx__GetException(PyThreadState *tstate, PyObject **type, PyObject **value, PyObject **tb)
@@ -15156,80 +16668,6 @@ bad:
     return -1;
 #endif
 }
-
-/* RaiseErrorWithObjectType1 (used by RaiseUnexpectedTypeError) */
-static void __Pyx_RaiseErrorWithType1(PyObject* exc_type, const char* message, const char *arg, PyTypeObject *type_obj) {
-    __Pyx_TypeName type_name = __Pyx_PyType_GetFullyQualifiedName(type_obj);
-    #if CYTHON_COMPILING_IN_LIMITED_API && __PYX_LIMITED_VERSION_HEX < 0x030d0000
-    if (unlikely(!type_name)) return;
-    #endif
-    PyErr_Format(exc_type, message, arg, type_name);
-    __Pyx_DECREF_TypeName(type_name);
-}
-
-/* RaiseUnexpectedTypeError */
-static int __Pyx_RaiseUnexpectedTypeError(const char *expected, PyObject *obj) {
-    __Pyx_RaiseTypeErrorWithObjectType1(
-        "Expected %.42s, got " __Pyx_FMT_TYPENAME,
-        expected, obj);
-    return 0;
-}
-
-/* RejectKeywords */
-static void __Pyx_RejectKeywords(const char* function_name, PyObject *kwds) {
-    PyObject *key = NULL;
-    if (CYTHON_VECTORCALL && likely(PyTuple_Check(kwds))) {
-        key = __Pyx_PySequence_ITEM(kwds, 0);
-    } else {
-#if CYTHON_AVOID_BORROWED_REFS
-        PyObject *pos = NULL;
-#else
-        Py_ssize_t pos = 0;
-#endif
-#if !CYTHON_COMPILING_IN_PYPY || defined(PyArg_ValidateKeywordArguments)
-        if (unlikely(!PyArg_ValidateKeywordArguments(kwds))) return;
-#endif
-        __Pyx_PyDict_NextRef(kwds, &pos, &key, NULL);
-#if CYTHON_AVOID_BORROWED_REFS
-        Py_XDECREF(pos);
-#endif
-    }
-    if (likely(key)) {
-        PyErr_Format(PyExc_TypeError,
-            "%s() got an unexpected keyword argument '%U'",
-            function_name, key);
-        Py_DECREF(key);
-    }
-}
-
-/* ListAppendAndDecrefInternal (used by ListCompAppendAndDecref) */
-#if CYTHON_USE_PYLIST_INTERNALS && CYTHON_ASSUME_SAFE_MACROS && CYTHON_ASSUME_SAFE_SIZE
-static CYTHON_INLINE void __Pyx__ListComp_AppendAndDecref(PyObject* list, Py_ssize_t len, PyObject* x) {
-    PyList_SET_ITEM(list, len, x);
-    Py_SET_SIZE(list, len + 1);
-}
-#endif
-
-/* ListCompAppendAndDecref */
-#if CYTHON_USE_PYLIST_INTERNALS && CYTHON_ASSUME_SAFE_MACROS && CYTHON_ASSUME_SAFE_SIZE
-static CYTHON_INLINE int __Pyx_ListComp_AppendAndDecref(PyObject* list, PyObject* x) {
-    PyListObject* L = (PyListObject*) list;
-    Py_ssize_t len = Py_SIZE(list);
-    if (likely(L->allocated > len)) {
-        __Pyx__ListComp_AppendAndDecref(list, len, x);
-        return 0;
-    }
-    int result = PyList_Append(list, x);
-    Py_DECREF(x);
-    return result;
-}
-#else
-static CYTHON_INLINE int __Pyx_ListComp_AppendAndDecref(PyObject* list, PyObject* x) {
-    int result = PyList_Append(list, x);
-    Py_DECREF(x);
-    return result;
-}
-#endif
 
 /* SwapException */
 #if CYTHON_FAST_THREAD_STATE

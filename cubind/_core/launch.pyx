@@ -16,16 +16,19 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.long cimport PyLong_AsLongLong, PyLong_AsUnsignedLongLong
 from cpython.tuple cimport PyTuple_GET_ITEM
 
 cimport cuda.cdriver as cdrv
+from cubind._bind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
 from cubind._core.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
 from cubind._core.driver import module as _driver_module
 from cubind._core.handles import current as _current
+from cubind._core.handles import open_blocks
+
+cdef list _open_blocks = open_blocks  # `with stream:` blocks open: the thread-local is read only then
 
 # Kinds: the numbers of cubind/_core/params.py.
 cdef enum:
@@ -140,30 +143,11 @@ cdef class Plan:
         return 0
 
     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:
-        cdef long long s
-        cdef unsigned long long u
-        cdef long long one = 1
-        cdef int size = self.sizes[i]
-        try:
-            s = PyLong_AsLongLong(value)
-        except OverflowError:
-            if size == 8 and not self.signs[i] and value > 0:
-                try:
-                    u = PyLong_AsUnsignedLongLong(value)
-                except OverflowError:
-                    pass
-                else:
-                    memcpy(p, &u, 8)
-                    return 0
-            return self.pack_slow(i, value, p)  # raises the OverflowError naming the parameter
-        # Unsigned parameters take negative values too (their two's complement,
-        # as C converts); PTX says .u32 for a C int, so signedness is unknown.
-        if size < 8:
-            if s < -(one << (8 * size - 1)) or s > ((one << (8 * size - 1)) - 1 if self.signs[i]
-                                                    else (one << (8 * size)) - 1):
-                return self.pack_slow(i, value, p)
-        memcpy(p, &s, size)  # little-endian: the low bytes
-        return 0
+        # The 1:1 layer's writer (cubind._bind.convert.store_int). Unsigned
+        # parameters take negative values too: PTX says .u32 for a C int.
+        if store_int(value, self.sizes[i], SIGN_SIGNED if self.signs[i] else SIGN_EITHER, p):
+            return 0
+        return self.pack_slow(i, value, p)  # converts (2**63 and above for .u64) or raises naming the parameter
 
     cdef int pack_slow(self, Py_ssize_t i, object value, char* p) except -1:
         cdef bytes raw = convert(self.name, self.params[i], value)
@@ -218,6 +202,8 @@ cdef int _dim3(object value, str what, unsigned int* out) except -1:
 cdef uintptr_t _stream_value(object stream) except? 0:
     global _StreamType
     if stream is None:
+        if not _open_blocks[0]:
+            return 0
         stream = _current.top  # the innermost `with stream:` of this thread
         if stream is None:
             return 0
@@ -323,7 +309,7 @@ cdef class KernelBase:
             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
         if options:
             _options(options, &hstream, &smem, plan.name)
-        if _current.top is not None and "stream" not in options:
+        if _open_blocks[0] and _current.top is not None and "stream" not in options:
             hstream = _stream_value(None)
         _dim3(<object>PyTuple_GET_ITEM(args, 0), "grid", g)
         _dim3(<object>PyTuple_GET_ITEM(args, 1), "block", b)
