@@ -19,6 +19,11 @@ __path__ += [p for p in (_os.path.join(e, "cuda") for e in _sys.path if isinstan
 from cubind._bind.exports import reexport as _reexport  # noqa: E402
 from cuda import _driver  # noqa: E402
 
+if _os.environ.get("CUBIND_CUDA_BINDINGS", "") not in ("", "0"):  # serve cuda.bindings (cubind.compat)
+    from cubind.compat import install as _install
+
+    _install()
+
 _enum_getattr, __dir__ = _reexport(globals(), _driver)
 
 

@@ -1,0 +1,84 @@
+"""NVIDIA's ``cuda.bindings.nvvm`` API over cubind's ``nvvm``: functions that
+raise :class:`nvvmError` and return values, programs as ints."""
+
+import enum
+
+import nvvm as _nv
+
+__all__ = ["Result", "nvvmError", "version", "ir_version", "create_program", "destroy_program",
+           "add_module_to_program", "lazy_add_module_to_program", "compile_program", "verify_program",
+           "get_compiled_result_size", "get_compiled_result", "get_program_log_size", "get_program_log"]
+
+Result = enum.IntEnum("Result", {name[len("NVVM_"):]: int(getattr(_nv.nvvmResult, name))
+                                 for name in dir(_nv.nvvmResult) if name.startswith("NVVM_")})
+
+
+class nvvmError(Exception):
+    """A status other than NVVM_SUCCESS; ``.status`` is the :class:`Result`."""
+
+    def __init__(self, status):
+        self.status = Result(int(status))
+        super().__init__(f"{self.status.name} ({int(status)})")
+
+    def __reduce__(self):
+        return type(self), (int(self.status),)
+
+
+def _check(result):
+    if int(result[0]) != 0:
+        raise nvvmError(result[0])
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def _text(value):
+    return value.encode() if isinstance(value, str) else value
+
+
+def version():
+    major, minor = _check(_nv.nvvmVersion())
+    return int(major), int(minor)
+
+
+def ir_version():
+    return tuple(int(v) for v in _check(_nv.nvvmIRVersion()))
+
+
+def create_program():
+    """A new program, as an int."""
+    return int(_check(_nv.nvvmCreateProgram()))
+
+
+def destroy_program(prog):
+    _check(_nv.nvvmDestroyProgram(_nv.nvvmProgram(int(prog))))
+
+
+def add_module_to_program(prog, buffer, size, name):
+    _check(_nv.nvvmAddModuleToProgram(prog, _text(buffer), size, _text(name)))
+
+
+def lazy_add_module_to_program(prog, buffer, size, name):
+    _check(_nv.nvvmLazyAddModuleToProgram(prog, _text(buffer), size, _text(name)))
+
+
+def compile_program(prog, num_options, options):
+    _check(_nv.nvvmCompileProgram(prog, num_options, [_text(o) for o in options]))
+
+
+def verify_program(prog, num_options, options):
+    _check(_nv.nvvmVerifyProgram(prog, num_options, [_text(o) for o in options]))
+
+
+def get_compiled_result_size(prog):
+    return int(_check(_nv.nvvmGetCompiledResultSize(prog)))
+
+
+def get_compiled_result(prog, buffer):
+    _check(_nv.nvvmGetCompiledResult(prog, buffer))
+
+
+def get_program_log_size(prog):
+    return int(_check(_nv.nvvmGetProgramLogSize(prog)))
+
+
+def get_program_log(prog, buffer):
+    _check(_nv.nvvmGetProgramLog(prog, buffer))
