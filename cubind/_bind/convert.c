@@ -1728,7 +1728,7 @@ struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace {
   unsigned PY_LONG_LONG slots[__pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS];
 };
 
-/* "cubind/_bind/convert.pyx":271
+/* "cubind/_bind/convert.pyx":274
  * # The kinds of value a ctypes type stands for; integers carry their size in
  * # bytes in the bits above.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1747,7 +1747,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert__KIND_WCHAR = 9
 };
 
-/* "cubind/_bind/convert.pyx":326
+/* "cubind/_bind/convert.pyx":329
  * # dozen pointers costs less than a dict look-up (the objects stay alive in
  * # _kinds' keys).
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1788,7 +1788,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_Struct {
 };
 
 
-/* "cubind/_bind/convert.pyx":286
+/* "cubind/_bind/convert.pyx":289
  * 
  * 
  * @cython.freelist(8)             # <<<<<<<<<<<<<<
@@ -1818,7 +1818,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr {
 };
 
 
-/* "cubind/_bind/convert.pyx":107
+/* "cubind/_bind/convert.pyx":110
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
@@ -1833,7 +1833,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr {
 
 
 
-/* "cubind/_bind/convert.pyx":183
+/* "cubind/_bind/convert.pyx":186
  * 
  * 
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1847,7 +1847,7 @@ struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray {
 static struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray;
 
 
-/* "cubind/_bind/convert.pyx":223
+/* "cubind/_bind/convert.pyx":226
  * 
  * 
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -2167,77 +2167,6 @@ static void __Pyx_Raise(PyObject *type, PyObject *value, PyObject *tb, PyObject 
 static CYTHON_INLINE int __Pyx_HasAttr(PyObject *, PyObject *);
 #endif
 
-/* PyObjectFastCallMethod.proto */
-#if CYTHON_VECTORCALL
-#define __Pyx_PyObject_FastCallMethod(name, args, nargsf) PyObject_VectorcallMethod(name, args, nargsf, NULL)
-#else
-static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf);
-#endif
-
-/* PyObjectFormatAndDecref.proto */
-static CYTHON_INLINE PyObject* __Pyx_PyObject_FormatSimpleAndDecref(PyObject* s, PyObject* f);
-static CYTHON_INLINE PyObject* __Pyx_PyObject_FormatAndDecref(PyObject* s, PyObject* f);
-
-/* PyObjectCompare.proto */
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_int_object(PyObject *op1, PyObject *op2, int pyop);
-
-/* PyObjectCompare.proto */
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_object_int(PyObject *op1, PyObject *op2, int pyop);
-
-/* PyOverflowError_Check.proto */
-#define __Pyx_PyExc_OverflowError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_OverflowError)
-
-/* PyObjectFormatSimple.proto */
-#if CYTHON_COMPILING_IN_PYPY
-    #define __Pyx_PyObject_FormatSimple(s, f) (\
-        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
-        PyObject_Format(s, f))
-#elif CYTHON_USE_TYPE_SLOTS
-    #define __Pyx_PyObject_FormatSimple(s, f) (\
-        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
-        likely(PyLong_CheckExact(s)) ? PyLong_Type.tp_repr(s) :\
-        likely(PyFloat_CheckExact(s)) ? PyFloat_Type.tp_repr(s) :\
-        PyObject_Format(s, f))
-#else
-    #define __Pyx_PyObject_FormatSimple(s, f) (\
-        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
-        PyObject_Format(s, f))
-#endif
-
-/* BuildPyUnicode.proto (used by COrdinalToPyUnicode) */
-static PyObject* __Pyx_PyUnicode_BuildFromAscii(Py_ssize_t ulength, const char* chars, int clength,
-                                                int prepend_sign, char padding_char);
-
-/* COrdinalToPyUnicode.proto (used by CIntToPyUnicode) */
-static CYTHON_INLINE int __Pyx_CheckUnicodeValue(int value);
-static CYTHON_INLINE PyObject* __Pyx_PyUnicode_FromOrdinal_Padded(int value, Py_ssize_t width, char padding_char);
-
-/* GCCDiagnostics.proto (used by CIntToPyUnicode) */
-#if !defined(__INTEL_COMPILER) && defined(__GNUC__) && (__GNUC__ > 4 || (__GNUC__ == 4 && __GNUC_MINOR__ >= 6))
-#define __Pyx_HAS_GCC_DIAGNOSTIC
-#endif
-
-/* IncludeStdlibH.proto (used by CIntToPyUnicode) */
-#include <stdlib.h>
-
-/* CIntToPyUnicode.proto */
-#define __Pyx_PyUnicode_From_PY_LONG_LONG(value, width, padding_char, format_char) (\
-    ((format_char) == ('c')) ?\
-        __Pyx_uchar___Pyx_PyUnicode_From_PY_LONG_LONG(value, width, padding_char) :\
-        __Pyx____Pyx_PyUnicode_From_PY_LONG_LONG(value, width, padding_char, format_char)\
-    )
-static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_PY_LONG_LONG(PY_LONG_LONG value, Py_ssize_t width, char padding_char);
-static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_PY_LONG_LONG(PY_LONG_LONG value, Py_ssize_t width, char padding_char, char format_char);
-
-/* CIntToPyUnicode.proto */
-#define __Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(value, width, padding_char, format_char) (\
-    ((format_char) == ('c')) ?\
-        __Pyx_uchar___Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(value, width, padding_char) :\
-        __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(value, width, padding_char, format_char)\
-    )
-static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(unsigned PY_LONG_LONG value, Py_ssize_t width, char padding_char);
-static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(unsigned PY_LONG_LONG value, Py_ssize_t width, char padding_char, char format_char);
-
 /* PyObjectCallOneArg.proto (used by pyobject_as_double) */
 static CYTHON_INLINE PyObject* __Pyx_PyObject_CallOneArg(PyObject *func, PyObject *arg);
 
@@ -2419,6 +2348,70 @@ static double __Pyx__PyObject_AsDouble(PyObject* obj);
  PyLong_AsDouble(obj) : __Pyx__PyObject_AsDouble(obj))
 #endif
 
+/* PyObjectFormatAndDecref.proto */
+static CYTHON_INLINE PyObject* __Pyx_PyObject_FormatSimpleAndDecref(PyObject* s, PyObject* f);
+static CYTHON_INLINE PyObject* __Pyx_PyObject_FormatAndDecref(PyObject* s, PyObject* f);
+
+/* PyObjectCompare.proto */
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_int_object(PyObject *op1, PyObject *op2, int pyop);
+
+/* PyObjectCompare.proto */
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLe_object_int(PyObject *op1, PyObject *op2, int pyop);
+
+/* PyOverflowError_Check.proto */
+#define __Pyx_PyExc_OverflowError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_OverflowError)
+
+/* PyObjectFormatSimple.proto */
+#if CYTHON_COMPILING_IN_PYPY
+    #define __Pyx_PyObject_FormatSimple(s, f) (\
+        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
+        PyObject_Format(s, f))
+#elif CYTHON_USE_TYPE_SLOTS
+    #define __Pyx_PyObject_FormatSimple(s, f) (\
+        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
+        likely(PyLong_CheckExact(s)) ? PyLong_Type.tp_repr(s) :\
+        likely(PyFloat_CheckExact(s)) ? PyFloat_Type.tp_repr(s) :\
+        PyObject_Format(s, f))
+#else
+    #define __Pyx_PyObject_FormatSimple(s, f) (\
+        likely(PyUnicode_CheckExact(s)) ? (Py_INCREF(s), s) :\
+        PyObject_Format(s, f))
+#endif
+
+/* BuildPyUnicode.proto (used by COrdinalToPyUnicode) */
+static PyObject* __Pyx_PyUnicode_BuildFromAscii(Py_ssize_t ulength, const char* chars, int clength,
+                                                int prepend_sign, char padding_char);
+
+/* COrdinalToPyUnicode.proto (used by CIntToPyUnicode) */
+static CYTHON_INLINE int __Pyx_CheckUnicodeValue(int value);
+static CYTHON_INLINE PyObject* __Pyx_PyUnicode_FromOrdinal_Padded(int value, Py_ssize_t width, char padding_char);
+
+/* GCCDiagnostics.proto (used by CIntToPyUnicode) */
+#if !defined(__INTEL_COMPILER) && defined(__GNUC__) && (__GNUC__ > 4 || (__GNUC__ == 4 && __GNUC_MINOR__ >= 6))
+#define __Pyx_HAS_GCC_DIAGNOSTIC
+#endif
+
+/* IncludeStdlibH.proto (used by CIntToPyUnicode) */
+#include <stdlib.h>
+
+/* CIntToPyUnicode.proto */
+#define __Pyx_PyUnicode_From_PY_LONG_LONG(value, width, padding_char, format_char) (\
+    ((format_char) == ('c')) ?\
+        __Pyx_uchar___Pyx_PyUnicode_From_PY_LONG_LONG(value, width, padding_char) :\
+        __Pyx____Pyx_PyUnicode_From_PY_LONG_LONG(value, width, padding_char, format_char)\
+    )
+static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_PY_LONG_LONG(PY_LONG_LONG value, Py_ssize_t width, char padding_char);
+static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_PY_LONG_LONG(PY_LONG_LONG value, Py_ssize_t width, char padding_char, char format_char);
+
+/* CIntToPyUnicode.proto */
+#define __Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(value, width, padding_char, format_char) (\
+    ((format_char) == ('c')) ?\
+        __Pyx_uchar___Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(value, width, padding_char) :\
+        __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(value, width, padding_char, format_char)\
+    )
+static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(unsigned PY_LONG_LONG value, Py_ssize_t width, char padding_char);
+static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(unsigned PY_LONG_LONG value, Py_ssize_t width, char padding_char, char format_char);
+
 /* BytesContains.proto */
 static CYTHON_INLINE int __Pyx_BytesContains(char character, PyObject* bytes, int eq);
 
@@ -2480,6 +2473,13 @@ static PyObject *__Pyx__Import(PyObject *name, PyObject *const *imported_names, 
 
 /* Import.proto */
 static CYTHON_INLINE PyObject *__Pyx_Import(PyObject *name, PyObject *const *imported_names, Py_ssize_t len_imported_names, PyObject *qualname, int level);
+
+/* PyObjectFastCallMethod.proto */
+#if CYTHON_VECTORCALL
+#define __Pyx_PyObject_FastCallMethod(name, args, nargsf) PyObject_VectorcallMethod(name, args, nargsf, NULL)
+#else
+static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf);
+#endif
 
 /* CIntToPyUnicode.proto */
 #define __Pyx_PyUnicode_From_size_t(value, width, padding_char, format_char) (\
@@ -3751,7 +3751,7 @@ static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_stati
 #define __pyx_kp_u_expected_a_float_got __pyx_string_tab[33]
 #define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[34]
 #define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[35]
-#define __pyx_kp_u_expected_an_int_got_the_non_int __pyx_string_tab[36]
+#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[36]
 #define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[37]
 #define __pyx_kp_u_the_buffer_of __pyx_string_tab[38]
 #define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[39]
@@ -5954,14 +5954,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__index(PyObject *__pyx_v_o, cha
 */
 
 static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, char const *__pyx_v_name) {
+  double __pyx_v_f;
   PyObject *__pyx_r = NULL;
   __Pyx_RefNannyDeclarations
   int __pyx_t_1;
   PyObject *__pyx_t_2 = NULL;
   int __pyx_t_3;
   int __pyx_t_4;
-  PyObject *__pyx_t_5 = NULL;
-  size_t __pyx_t_6;
+  double __pyx_t_5;
+  PyObject *__pyx_t_6 = NULL;
   Py_ssize_t __pyx_t_7;
   PyObject *__pyx_t_8 = NULL;
   PyObject *__pyx_t_9 = NULL;
@@ -5969,6 +5970,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
   PyObject *__pyx_t_11[5];
   int __pyx_t_12;
   PyObject *__pyx_t_13 = NULL;
+  size_t __pyx_t_14;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
@@ -5980,7 +5982,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
  * cdef object _integer(object o, const char* name):
  *     if _is_ctypes_scalar(o):   # c_int(5): its value             # <<<<<<<<<<<<<<
  *         o = o.value
- *     # Samples compute grid sizes with `/`: a float with an integral value is
+ *     # C converts a float given for an integer toward zero, and NVIDIA's samples
 */
   __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 37, __pyx_L1_error)
   if (__pyx_t_1) {
@@ -5990,8 +5992,8 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
  * cdef object _integer(object o, const char* name):
  *     if _is_ctypes_scalar(o):   # c_int(5): its value
  *         o = o.value             # <<<<<<<<<<<<<<
- *     # Samples compute grid sizes with `/`: a float with an integral value is
- *     # that integer; any other float is a mistake worth a TypeError.
+ *     # C converts a float given for an integer toward zero, and NVIDIA's samples
+ *     # rely on it (`gridDimX=n / 256`, `int(dptr) + stride` with a float
 */
     __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 38, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
@@ -6003,16 +6005,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
  * cdef object _integer(object o, const char* name):
  *     if _is_ctypes_scalar(o):   # c_int(5): its value             # <<<<<<<<<<<<<<
  *         o = o.value
- *     # Samples compute grid sizes with `/`: a float with an integral value is
+ *     # C converts a float given for an integer toward zero, and NVIDIA's samples
 */
   }
 
-  /* "cubind/_bind/convert.pyx":41
- *     # Samples compute grid sizes with `/`: a float with an integral value is
- *     # that integer; any other float is a mistake worth a TypeError.
+  /* "cubind/_bind/convert.pyx":43
+ *     # stride): the classic convention does the same. NaN and the infinities
+ *     # have no integer value: a TypeError, as the contract (docs/API.md) says.
  *     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")             # <<<<<<<<<<<<<<
  *                                 and not hasattr(type(o), "__index__")):
- *         if o.is_integer():
+ *         f = float(o)
 */
   __pyx_t_3 = PyFloat_Check(__pyx_v_o); 
   if (!__pyx_t_3) {
@@ -6023,7 +6025,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_3 = __Pyx_HasAttr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_is_integer); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 41, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_HasAttr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_is_integer); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 43, __pyx_L1_error)
   if (__pyx_t_3) {
 
   } else {
@@ -6033,14 +6035,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
     goto __pyx_L5_bool_binop_done;
   }
 
-  /* "cubind/_bind/convert.pyx":42
- *     # that integer; any other float is a mistake worth a TypeError.
+  /* "cubind/_bind/convert.pyx":44
+ *     # have no integer value: a TypeError, as the contract (docs/API.md) says.
  *     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")
  *                                 and not hasattr(type(o), "__index__")):             # <<<<<<<<<<<<<<
- *         if o.is_integer():
- *             return int(o)
+ *         f = float(o)
+ *         if f != f or f - f != 0:
 */
-  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_float); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 41, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_float); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 43, __pyx_L1_error)
   if (__pyx_t_3) {
 
   } else {
@@ -6049,7 +6051,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 42, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 44, __pyx_L1_error)
   __pyx_t_4 = (!__pyx_t_3);
 
 
@@ -6058,135 +6060,149 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
 
   __pyx_L5_bool_binop_done:;
 
-  /* "cubind/_bind/convert.pyx":41
- *     # Samples compute grid sizes with `/`: a float with an integral value is
- *     # that integer; any other float is a mistake worth a TypeError.
+  /* "cubind/_bind/convert.pyx":43
+ *     # stride): the classic convention does the same. NaN and the infinities
+ *     # have no integer value: a TypeError, as the contract (docs/API.md) says.
  *     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")             # <<<<<<<<<<<<<<
  *                                 and not hasattr(type(o), "__index__")):
- *         if o.is_integer():
+ *         f = float(o)
 */
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":43
+    /* "cubind/_bind/convert.pyx":45
  *     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")
  *                                 and not hasattr(type(o), "__index__")):
- *         if o.is_integer():             # <<<<<<<<<<<<<<
- *             return int(o)
- *         raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")
+ *         f = float(o)             # <<<<<<<<<<<<<<
+ *         if f != f or f - f != 0:
+ *             raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")
 */
-    __pyx_t_5 = __pyx_v_o;
-    __Pyx_INCREF(__pyx_t_5);
-    __pyx_t_6 = 0;
-    {
-      PyObject *__pyx_callargs[2] = {__pyx_t_5, NULL};
-      __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_is_integer, __pyx_callargs+__pyx_t_6, (1-__pyx_t_6) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 43, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_2);
-    }
-    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_2); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 43, __pyx_L1_error)
-    __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    if (__pyx_t_1) {
+    __pyx_t_5 = __Pyx_PyObject_AsDouble(__pyx_v_o); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)((double)-1))) && PyErr_Occurred())) __PYX_ERR(0, 45, __pyx_L1_error)
+    __pyx_v_f = __pyx_t_5;
 
-
-      /* "cubind/_bind/convert.pyx":44
+    /* "cubind/_bind/convert.pyx":46
  *                                 and not hasattr(type(o), "__index__")):
- *         if o.is_integer():
- *             return int(o)             # <<<<<<<<<<<<<<
- *         raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")
+ *         f = float(o)
+ *         if f != f or f - f != 0:             # <<<<<<<<<<<<<<
+ *             raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")
+ *         return int(f)
+*/
+    __pyx_t_4 = (__pyx_v_f != __pyx_v_f);
+
+    if (!__pyx_t_4) {
+
+    } else {
+
+      __pyx_t_1 = __pyx_t_4;
+
+      goto __pyx_L10_bool_binop_done;
+    }
+    __pyx_t_4 = ((__pyx_v_f - __pyx_v_f) != 0.0);
+
+
+    __pyx_t_1 = __pyx_t_4;
+
+    __pyx_L10_bool_binop_done:;
+    if (unlikely(__pyx_t_1)) {
+
+
+      /* "cubind/_bind/convert.pyx":47
+ *         f = float(o)
+ *         if f != f or f - f != 0:
+ *             raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")             # <<<<<<<<<<<<<<
+ *         return int(f)
  *     return _index(o, name, "an int")
 */
-      __pyx_t_2 = __Pyx_PyNumber_Int(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 44, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_2);
-      {
-        PyObject *__pyx_temp;
-        {
-          __pyx_temp = __pyx_r;
-          __pyx_r = __pyx_t_2;
-        }
-        __Pyx_XDECREF(__pyx_temp);
-      }
-      __pyx_t_2 = 0;
-      goto __pyx_L0;
+      __pyx_t_6 = NULL;
+      __pyx_t_7 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_7 == ((Py_ssize_t)-1))) __PYX_ERR(0, 47, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_7, NULL, NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 47, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_8);
 
-      /* "cubind/_bind/convert.pyx":43
- *     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")
+      __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 47, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 47, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_10);
+      __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+      __pyx_t_9 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_o), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 47, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __pyx_t_11[0] = __pyx_t_8;
+      __pyx_t_11[1] = __pyx_mstate_global->__pyx_kp_u_expected_an_int_or_a_finite_flo;
+      __pyx_t_11[2] = __pyx_t_10;
+      __pyx_t_11[3] = __pyx_mstate_global->__pyx_kp_u__2;
+      __pyx_t_11[4] = __pyx_t_9;
+      __pyx_t_7 = 42;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_7 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[2]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[4]);
+      #endif
+      __pyx_t_12 = 0;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_12 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[4]);
+      #endif
+      __pyx_t_13 = __Pyx_PyUnicode_Join(__pyx_t_11, 5, __pyx_t_7, __pyx_t_12);
+      if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 47, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_13);
+      __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
+      __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+      __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+      __pyx_t_14 = 1;
+      {
+        PyObject *__pyx_callargs[2] = {__pyx_t_6, __pyx_t_13};
+        __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_14, (2-__pyx_t_14) | (__pyx_t_14*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
+        __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 47, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_2);
+      }
+      __Pyx_Raise(__pyx_t_2, 0, 0, 0);
+      __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+      __PYX_ERR(0, 47, __pyx_L1_error)
+
+      /* "cubind/_bind/convert.pyx":46
  *                                 and not hasattr(type(o), "__index__")):
- *         if o.is_integer():             # <<<<<<<<<<<<<<
- *             return int(o)
- *         raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")
+ *         f = float(o)
+ *         if f != f or f - f != 0:             # <<<<<<<<<<<<<<
+ *             raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")
+ *         return int(f)
 */
     }
 
-    /* "cubind/_bind/convert.pyx":45
- *         if o.is_integer():
- *             return int(o)
- *         raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")             # <<<<<<<<<<<<<<
+    /* "cubind/_bind/convert.pyx":48
+ *         if f != f or f - f != 0:
+ *             raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")
+ *         return int(f)             # <<<<<<<<<<<<<<
  *     return _index(o, name, "an int")
  * 
 */
-    __pyx_t_5 = NULL;
-    __pyx_t_7 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_7 == ((Py_ssize_t)-1))) __PYX_ERR(0, 45, __pyx_L1_error)
-    __pyx_t_8 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_7, NULL, NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 45, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_8);
-
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 45, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 45, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_10);
-    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __pyx_t_9 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_o), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 45, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_11[0] = __pyx_t_8;
-    __pyx_t_11[1] = __pyx_mstate_global->__pyx_kp_u_expected_an_int_got_the_non_int;
-    __pyx_t_11[2] = __pyx_t_10;
-    __pyx_t_11[3] = __pyx_mstate_global->__pyx_kp_u__2;
-    __pyx_t_11[4] = __pyx_t_9;
-    __pyx_t_7 = 41;
-    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-    __pyx_t_7 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[2]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[4]);
-    #endif
-    __pyx_t_12 = 0;
-    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-    __pyx_t_12 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[4]);
-    #endif
-    __pyx_t_13 = __Pyx_PyUnicode_Join(__pyx_t_11, 5, __pyx_t_7, __pyx_t_12);
-    if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 45, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_13);
-    __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __pyx_t_6 = 1;
+    __pyx_t_2 = PyLong_FromDouble(__pyx_v_f); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 48, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
     {
-      PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_t_13};
-      __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_6, (2-__pyx_t_6) | (__pyx_t_6*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 45, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_2);
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __pyx_r = __pyx_t_2;
+      }
+      __Pyx_XDECREF(__pyx_temp);
     }
-    __Pyx_Raise(__pyx_t_2, 0, 0, 0);
-    __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 45, __pyx_L1_error)
+    __pyx_t_2 = 0;
+    goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":41
- *     # Samples compute grid sizes with `/`: a float with an integral value is
- *     # that integer; any other float is a mistake worth a TypeError.
+    /* "cubind/_bind/convert.pyx":43
+ *     # stride): the classic convention does the same. NaN and the infinities
+ *     # have no integer value: a TypeError, as the contract (docs/API.md) says.
  *     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")             # <<<<<<<<<<<<<<
  *                                 and not hasattr(type(o), "__index__")):
- *         if o.is_integer():
+ *         f = float(o)
 */
   }
 
-  /* "cubind/_bind/convert.pyx":46
- *             return int(o)
- *         raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")
+  /* "cubind/_bind/convert.pyx":49
+ *             raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")
+ *         return int(f)
  *     return _index(o, name, "an int")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 46, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 49, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   {
     PyObject *__pyx_temp;
@@ -6210,7 +6226,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
   /* function exit code */
   __pyx_L1_error:;
   __Pyx_XDECREF(__pyx_t_2);
-  __Pyx_XDECREF(__pyx_t_5);
+  __Pyx_XDECREF(__pyx_t_6);
   __Pyx_XDECREF(__pyx_t_8);
   __Pyx_XDECREF(__pyx_t_9);
   __Pyx_XDECREF(__pyx_t_10);
@@ -6218,13 +6234,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *__pyx_v_o, c
   __Pyx_AddTraceback("cubind._bind.convert._integer", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = 0;
   __pyx_L0:;
+
   __Pyx_XDECREF(__pyx_v_o);
   __Pyx_XGIVEREF(__pyx_r);
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":49
+/* "cubind/_bind/convert.pyx":52
  * 
  * 
  * cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1:             # <<<<<<<<<<<<<<
@@ -6255,32 +6272,32 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("signed_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":50
+  /* "cubind/_bind/convert.pyx":53
  * 
  * cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1:
  *     v = _integer(o, name)             # <<<<<<<<<<<<<<
  *     if not low <= v <= high:
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [{low}, {high}]")
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 50, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 53, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_v = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":51
+  /* "cubind/_bind/convert.pyx":54
  * cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1:
  *     v = _integer(o, name)
  *     if not low <= v <= high:             # <<<<<<<<<<<<<<
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [{low}, {high}]")
  *     return v
 */
-  __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_v_low); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 51, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_v_low); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 54, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_t_1, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 51, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_t_1, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 54, __pyx_L1_error)
   if (__pyx_t_2) {
-    __pyx_t_3 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_v_high); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 51, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyLong_From_PY_LONG_LONG(__pyx_v_high); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 54, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_t_3, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 51, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_t_3, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 54, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
@@ -6290,7 +6307,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
   if (unlikely(__pyx_t_4)) {
 
 
-    /* "cubind/_bind/convert.pyx":52
+    /* "cubind/_bind/convert.pyx":55
  *     v = _integer(o, name)
  *     if not low <= v <= high:
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [{low}, {high}]")             # <<<<<<<<<<<<<<
@@ -6298,15 +6315,15 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
  * 
 */
     __pyx_t_3 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 52, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 52, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 55, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 55, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 52, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 55, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_low, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 52, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_low, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 55, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_high, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 52, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_high, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 55, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_t_10[0] = __pyx_t_6;
     __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -6328,7 +6345,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
     #endif
     __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_10, 8, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 52, __pyx_L1_error)
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 55, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -6340,14 +6357,14 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_13, (2-__pyx_t_13) | (__pyx_t_13*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 52, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 55, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 52, __pyx_L1_error)
+    __PYX_ERR(0, 55, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":51
+    /* "cubind/_bind/convert.pyx":54
  * cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1:
  *     v = _integer(o, name)
  *     if not low <= v <= high:             # <<<<<<<<<<<<<<
@@ -6356,20 +6373,20 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":53
+  /* "cubind/_bind/convert.pyx":56
  *     if not low <= v <= high:
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [{low}, {high}]")
  *     return v             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_14 = __Pyx_PyLong_As_PY_LONG_LONG(__pyx_v_v); if (unlikely((__pyx_t_14 == (PY_LONG_LONG)-1) && PyErr_Occurred())) __PYX_ERR(0, 53, __pyx_L1_error)
+  __pyx_t_14 = __Pyx_PyLong_As_PY_LONG_LONG(__pyx_v_v); if (unlikely((__pyx_t_14 == (PY_LONG_LONG)-1) && PyErr_Occurred())) __PYX_ERR(0, 56, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_14;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":49
+  /* "cubind/_bind/convert.pyx":52
  * 
  * 
  * cdef long long signed_slow(object o, const char* name, long long low, long long high) except? -1:             # <<<<<<<<<<<<<<
@@ -6395,7 +6412,7 @@ static PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_signed_slow(PyObject *__pyx_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":56
+/* "cubind/_bind/convert.pyx":59
  * 
  * 
  * cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0:             # <<<<<<<<<<<<<<
@@ -6425,30 +6442,30 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("unsigned_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":57
+  /* "cubind/_bind/convert.pyx":60
  * 
  * cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0:
  *     v = _integer(o, name)             # <<<<<<<<<<<<<<
  *     if not 0 <= v <= high:
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [0, {high}]")
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 57, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 60, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_v = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":58
+  /* "cubind/_bind/convert.pyx":61
  * cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0:
  *     v = _integer(o, name)
  *     if not 0 <= v <= high:             # <<<<<<<<<<<<<<
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [0, {high}]")
  *     return v
 */
-  __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 58, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_0, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 61, __pyx_L1_error)
   if (__pyx_t_2) {
-    __pyx_t_1 = __Pyx_PyLong_From_unsigned_PY_LONG_LONG(__pyx_v_high); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 58, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyLong_From_unsigned_PY_LONG_LONG(__pyx_v_high); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 61, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_t_1, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 58, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_t_1, Py_LE); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 61, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   }
   __pyx_t_3 = (!__pyx_t_2);
@@ -6457,7 +6474,7 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
   if (unlikely(__pyx_t_3)) {
 
 
-    /* "cubind/_bind/convert.pyx":59
+    /* "cubind/_bind/convert.pyx":62
  *     v = _integer(o, name)
  *     if not 0 <= v <= high:
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [0, {high}]")             # <<<<<<<<<<<<<<
@@ -6465,13 +6482,13 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 59, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 59, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 62, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 62, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 59, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 62, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(__pyx_v_high, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 59, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(__pyx_v_high, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 62, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __pyx_t_9[0] = __pyx_t_6;
     __pyx_t_9[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -6488,7 +6505,7 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
     __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_9[2]);
     #endif
     __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 6, __pyx_t_5, __pyx_t_10);
-    if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 59, __pyx_L1_error)
+    if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 62, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_11);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -6499,14 +6516,14 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 59, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 62, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 59, __pyx_L1_error)
+    __PYX_ERR(0, 62, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":58
+    /* "cubind/_bind/convert.pyx":61
  * cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0:
  *     v = _integer(o, name)
  *     if not 0 <= v <= high:             # <<<<<<<<<<<<<<
@@ -6515,20 +6532,20 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
 */
   }
 
-  /* "cubind/_bind/convert.pyx":60
+  /* "cubind/_bind/convert.pyx":63
  *     if not 0 <= v <= high:
  *         raise OverflowError(f"{name.decode()}: {v} is out of range for its C type [0, {high}]")
  *     return v             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_13 = __Pyx_PyLong_As_unsigned_PY_LONG_LONG(__pyx_v_v); if (unlikely((__pyx_t_13 == (unsigned PY_LONG_LONG)-1) && PyErr_Occurred())) __PYX_ERR(0, 60, __pyx_L1_error)
+  __pyx_t_13 = __Pyx_PyLong_As_unsigned_PY_LONG_LONG(__pyx_v_v); if (unlikely((__pyx_t_13 == (unsigned PY_LONG_LONG)-1) && PyErr_Occurred())) __PYX_ERR(0, 63, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_13;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":56
+  /* "cubind/_bind/convert.pyx":59
  * 
  * 
  * cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long long high) except? 0:             # <<<<<<<<<<<<<<
@@ -6553,7 +6570,7 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":63
+/* "cubind/_bind/convert.pyx":66
  * 
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -6583,30 +6600,30 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
   __Pyx_RefNannySetupContext("double_slow", 0);
   __Pyx_INCREF(__pyx_v_o);
 
-  /* "cubind/_bind/convert.pyx":64
+  /* "cubind/_bind/convert.pyx":67
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:
  *     if _is_ctypes_scalar(o):             # <<<<<<<<<<<<<<
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 64, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":65
+    /* "cubind/_bind/convert.pyx":68
  * cdef double double_slow(object o, const char* name) except? -1.0:
  *     if _is_ctypes_scalar(o):
  *         o = o.value             # <<<<<<<<<<<<<<
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
  *         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")
 */
-    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 65, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 68, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF_SET(__pyx_v_o, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":64
+    /* "cubind/_bind/convert.pyx":67
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:
  *     if _is_ctypes_scalar(o):             # <<<<<<<<<<<<<<
@@ -6615,7 +6632,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":66
+  /* "cubind/_bind/convert.pyx":69
  *     if _is_ctypes_scalar(o):
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -6653,7 +6670,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_float); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_float); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 69, __pyx_L1_error)
   __pyx_t_4 = (!__pyx_t_3);
 
 
@@ -6665,7 +6682,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_4 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 66, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 69, __pyx_L1_error)
   __pyx_t_3 = (!__pyx_t_4);
 
 
@@ -6676,7 +6693,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":67
+    /* "cubind/_bind/convert.pyx":70
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
  *         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")             # <<<<<<<<<<<<<<
@@ -6684,13 +6701,13 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
  * 
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 67, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 67, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 70, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 70, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 67, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 70, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 67, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 70, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_7;
@@ -6705,7 +6722,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 67, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 70, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -6715,14 +6732,14 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 67, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 70, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __Pyx_Raise(__pyx_t_2, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 67, __pyx_L1_error)
+    __PYX_ERR(0, 70, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":66
+    /* "cubind/_bind/convert.pyx":69
  *     if _is_ctypes_scalar(o):
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -6731,20 +6748,20 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":68
+  /* "cubind/_bind/convert.pyx":71
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
  *         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")
  *     return float(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_13 = __Pyx_PyObject_AsDouble(__pyx_v_o); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_13, ((double)((double)-1))) && PyErr_Occurred())) __PYX_ERR(0, 68, __pyx_L1_error)
+  __pyx_t_13 = __Pyx_PyObject_AsDouble(__pyx_v_o); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_13, ((double)((double)-1))) && PyErr_Occurred())) __PYX_ERR(0, 71, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_13;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":63
+  /* "cubind/_bind/convert.pyx":66
  * 
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -6768,7 +6785,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":71
+/* "cubind/_bind/convert.pyx":74
  * 
  * 
  * cdef bytes _c_bytes(object o, const char* name, str expected):             # <<<<<<<<<<<<<<
@@ -6797,7 +6814,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_c_bytes", 0);
 
-  /* "cubind/_bind/convert.pyx":74
+  /* "cubind/_bind/convert.pyx":77
  *     """``o`` (str, as UTF-8, or bytes) as the bytes of a C string, refusing a
  *     NUL inside; ``expected`` names what the parameter takes."""
  *     if isinstance(o, str):             # <<<<<<<<<<<<<<
@@ -6808,7 +6825,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":75
+    /* "cubind/_bind/convert.pyx":78
  *     NUL inside; ``expected`` names what the parameter takes."""
  *     if isinstance(o, str):
  *         b = (<str>o).encode("utf-8")             # <<<<<<<<<<<<<<
@@ -6817,14 +6834,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
 */
     if (unlikely(__pyx_v_o == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 75, __pyx_L1_error)
+      __PYX_ERR(0, 78, __pyx_L1_error)
     }
-    __pyx_t_2 = PyUnicode_AsUTF8String(((PyObject*)__pyx_v_o)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 75, __pyx_L1_error)
+    __pyx_t_2 = PyUnicode_AsUTF8String(((PyObject*)__pyx_v_o)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 78, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_b = ((PyObject*)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":74
+    /* "cubind/_bind/convert.pyx":77
  *     """``o`` (str, as UTF-8, or bytes) as the bytes of a C string, refusing a
  *     NUL inside; ``expected`` names what the parameter takes."""
  *     if isinstance(o, str):             # <<<<<<<<<<<<<<
@@ -6834,7 +6851,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":76
+  /* "cubind/_bind/convert.pyx":79
  *     if isinstance(o, str):
  *         b = (<str>o).encode("utf-8")
  *     elif isinstance(o, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -6858,7 +6875,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   if (likely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":77
+    /* "cubind/_bind/convert.pyx":80
  *         b = (<str>o).encode("utf-8")
  *     elif isinstance(o, (bytes, bytearray)):
  *         b = bytes(o)             # <<<<<<<<<<<<<<
@@ -6871,13 +6888,13 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_o};
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(&PyBytes_Type), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 77, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 80, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __pyx_v_b = ((PyObject*)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":76
+    /* "cubind/_bind/convert.pyx":79
  *     if isinstance(o, str):
  *         b = (<str>o).encode("utf-8")
  *     elif isinstance(o, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -6887,7 +6904,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":79
+  /* "cubind/_bind/convert.pyx":82
  *         b = bytes(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")             # <<<<<<<<<<<<<<
@@ -6896,15 +6913,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
 */
   /*else*/ {
     __pyx_t_4 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 79, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 79, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 82, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_v_expected); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 79, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_v_expected); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 82, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 79, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 82, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 79, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 82, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_11[0] = __pyx_t_7;
@@ -6921,7 +6938,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
     __pyx_t_12 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[4]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_11, 5, __pyx_t_6, __pyx_t_12);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 79, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 82, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
@@ -6932,27 +6949,27 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 79, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 82, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __Pyx_Raise(__pyx_t_2, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 79, __pyx_L1_error)
+    __PYX_ERR(0, 82, __pyx_L1_error)
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":80
+  /* "cubind/_bind/convert.pyx":83
  *     else:
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
  *     if b"\0" in b:             # <<<<<<<<<<<<<<
  *         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")
  *     return b
 */
-  __pyx_t_1 = (__Pyx_BytesContains('\x00', __pyx_v_b, Py_EQ)); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 80, __pyx_L1_error)
+  __pyx_t_1 = (__Pyx_BytesContains('\x00', __pyx_v_b, Py_EQ)); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 83, __pyx_L1_error)
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":81
+    /* "cubind/_bind/convert.pyx":84
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
  *     if b"\0" in b:
  *         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")             # <<<<<<<<<<<<<<
@@ -6960,11 +6977,11 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
  * 
 */
     __pyx_t_9 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 81, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 81, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 84, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 84, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_10 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_4, __pyx_mstate_global->__pyx_kp_u_embedded_NUL_character_C_would); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 81, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_4, __pyx_mstate_global->__pyx_kp_u_embedded_NUL_character_C_would); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 84, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __pyx_t_5 = 1;
@@ -6973,14 +6990,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_9); __pyx_t_9 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 81, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 84, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __Pyx_Raise(__pyx_t_2, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 81, __pyx_L1_error)
+    __PYX_ERR(0, 84, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":80
+    /* "cubind/_bind/convert.pyx":83
  *     else:
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
  *     if b"\0" in b:             # <<<<<<<<<<<<<<
@@ -6989,7 +7006,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":82
+  /* "cubind/_bind/convert.pyx":85
  *     if b"\0" in b:
  *         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")
  *     return b             # <<<<<<<<<<<<<<
@@ -7007,7 +7024,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":71
+  /* "cubind/_bind/convert.pyx":74
  * 
  * 
  * cdef bytes _c_bytes(object o, const char* name, str expected):             # <<<<<<<<<<<<<<
@@ -7032,7 +7049,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":85
+/* "cubind/_bind/convert.pyx":88
  * 
  * 
  * cdef object cstring_slow(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -7050,7 +7067,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("cstring_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":86
+  /* "cubind/_bind/convert.pyx":89
  * 
  * cdef object cstring_slow(object o, const char* name):
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7061,7 +7078,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":87
+    /* "cubind/_bind/convert.pyx":90
  * cdef object cstring_slow(object o, const char* name):
  *     if o is None:
  *         return None             # <<<<<<<<<<<<<<
@@ -7078,7 +7095,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":86
+    /* "cubind/_bind/convert.pyx":89
  * 
  * cdef object cstring_slow(object o, const char* name):
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7087,14 +7104,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":88
+  /* "cubind/_bind/convert.pyx":91
  *     if o is None:
  *         return None
  *     return _c_bytes(o, name, "bytes, str or None")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_str_or_None); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 88, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_str_or_None); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 91, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   {
     PyObject *__pyx_temp;
@@ -7107,7 +7124,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   __pyx_t_2 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":85
+  /* "cubind/_bind/convert.pyx":88
  * 
  * 
  * cdef object cstring_slow(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -7126,7 +7143,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":91
+/* "cubind/_bind/convert.pyx":94
  * 
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7158,7 +7175,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("address_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":92
+  /* "cubind/_bind/convert.pyx":95
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:
  *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
@@ -7196,7 +7213,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":93
+    /* "cubind/_bind/convert.pyx":96
  * cdef void* address_slow(object o, const char* name) except? NULL:
  *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
  *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")             # <<<<<<<<<<<<<<
@@ -7204,13 +7221,13 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
  *     # A handle's address (its __index__) is the common case here: checked in
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 93, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 93, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 96, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 96, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 93, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 96, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 93, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 96, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_7;
@@ -7225,7 +7242,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 93, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 96, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -7235,14 +7252,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
       __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 93, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 96, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
     }
     __Pyx_Raise(__pyx_t_4, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __PYX_ERR(0, 93, __pyx_L1_error)
+    __PYX_ERR(0, 96, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":92
+    /* "cubind/_bind/convert.pyx":95
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:
  *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
@@ -7251,19 +7268,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":94
+  /* "cubind/_bind/convert.pyx":97
  *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
  *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
  *     v = _index(o, name, "an int address, a buffer or None")             # <<<<<<<<<<<<<<
  *     # A handle's address (its __index__) is the common case here: checked in
  *     # C, without Python int arithmetic.
 */
-  __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int_address_a_buffer_or_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 94, __pyx_L1_error)
+  __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int_address_a_buffer_or_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __pyx_v_v = __pyx_t_4;
   __pyx_t_4 = 0;
 
-  /* "cubind/_bind/convert.pyx":97
+  /* "cubind/_bind/convert.pyx":100
  *     # A handle's address (its __index__) is the common case here: checked in
  *     # C, without Python int arithmetic.
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -7272,7 +7289,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":98
+  /* "cubind/_bind/convert.pyx":101
  *     # C, without Python int arithmetic.
  *     cdef int overflow = 0
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)             # <<<<<<<<<<<<<<
@@ -7281,7 +7298,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   __pyx_v_s = PyLong_AsLongLongAndOverflow(__pyx_v_v, (&__pyx_v_overflow));
 
-  /* "cubind/_bind/convert.pyx":99
+  /* "cubind/_bind/convert.pyx":102
  *     cdef int overflow = 0
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
  *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
@@ -7307,7 +7324,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":100
+    /* "cubind/_bind/convert.pyx":103
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
  *     if overflow == 0 and s >= 0:
  *         return <void*><size_t>s             # <<<<<<<<<<<<<<
@@ -7320,7 +7337,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":99
+    /* "cubind/_bind/convert.pyx":102
  *     cdef int overflow = 0
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
  *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
@@ -7329,14 +7346,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":101
+  /* "cubind/_bind/convert.pyx":104
  *     if overflow == 0 and s >= 0:
  *         return <void*><size_t>s
  *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
  *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
  *     return <void*><size_t>v
 */
-  __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 101, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 104, __pyx_L1_error)
   if (!__pyx_t_2) {
 
   } else {
@@ -7345,12 +7362,12 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 
     goto __pyx_L12_bool_binop_done;
   }
-  __pyx_t_4 = __Pyx_PyLong_From_int(__pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 101, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From_int(__pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 104, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_8 = PyNumber_Rshift(__pyx_v_v, __pyx_t_4); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 101, __pyx_L1_error)
+  __pyx_t_8 = PyNumber_Rshift(__pyx_v_v, __pyx_t_4); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 104, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_t_8); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 101, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_t_8); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 104, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_t_1 = __pyx_t_2;
@@ -7359,7 +7376,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":102
+    /* "cubind/_bind/convert.pyx":105
  *         return <void*><size_t>s
  *     if v < 0 or v >> _ADDRESS_BITS:
  *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")             # <<<<<<<<<<<<<<
@@ -7367,11 +7384,11 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 102, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 102, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 105, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 105, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
-    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 102, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 105, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_t_13[0] = __pyx_t_5;
     __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_address;
@@ -7386,7 +7403,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 105, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -7396,14 +7413,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
       __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 102, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 105, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
     }
     __Pyx_Raise(__pyx_t_8, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 102, __pyx_L1_error)
+    __PYX_ERR(0, 105, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":101
+    /* "cubind/_bind/convert.pyx":104
  *     if overflow == 0 and s >= 0:
  *         return <void*><size_t>s
  *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
@@ -7412,14 +7429,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":103
+  /* "cubind/_bind/convert.pyx":106
  *     if v < 0 or v >> _ADDRESS_BITS:
  *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
  *     return <void*><size_t>v             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_12 = __Pyx_PyLong_As_size_t(__pyx_v_v); if (unlikely((__pyx_t_12 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 103, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyLong_As_size_t(__pyx_v_v); if (unlikely((__pyx_t_12 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 106, __pyx_L1_error)
   {
 
     __pyx_r = ((void *)((size_t)__pyx_t_12));
@@ -7427,7 +7444,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":91
+  /* "cubind/_bind/convert.pyx":94
  * 
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7454,7 +7471,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 }
 static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "cubind/_bind/convert.pyx":107
+/* "cubind/_bind/convert.pyx":110
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
@@ -7474,7 +7491,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 107, __pyx_L1_error)
+    __PYX_ERR(0, 110, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -7482,7 +7499,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_is_c_function_locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 107, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_is_c_function_locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -7519,16 +7536,16 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 107, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 107, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 110, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 110, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 107, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 107, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 110, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -7536,7 +7553,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 107, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7546,7 +7563,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 107, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7557,13 +7574,13 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 107, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 110, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 107, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 110, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -7574,9 +7591,9 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
     __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_4);
     __pyx_t_4 = 0;
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 107, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_CFuncPtr, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 107, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_CFuncPtr, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     if (__pyx_t_5) {
 
@@ -7628,7 +7645,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":106
+/* "cubind/_bind/convert.pyx":109
  * 
  * 
  * cdef bint is_c_function(object o):             # <<<<<<<<<<<<<<
@@ -7648,29 +7665,29 @@ static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("is_c_function", 0);
 
-  /* "cubind/_bind/convert.pyx":107
+  /* "cubind/_bind/convert.pyx":110
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 107, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 107, __pyx_L1_error)
+  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 107, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 107, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   {
     __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":106
+  /* "cubind/_bind/convert.pyx":109
  * 
  * 
  * cdef bint is_c_function(object o):             # <<<<<<<<<<<<<<
@@ -7691,7 +7708,7 @@ static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":110
+/* "cubind/_bind/convert.pyx":113
  * 
  * 
  * cdef void* function_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7716,7 +7733,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("function_address", 0);
 
-  /* "cubind/_bind/convert.pyx":112
+  /* "cubind/_bind/convert.pyx":115
  * cdef void* function_address(object o, const char* name) except? NULL:
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7727,7 +7744,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":113
+    /* "cubind/_bind/convert.pyx":116
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -7740,7 +7757,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":112
+    /* "cubind/_bind/convert.pyx":115
  * cdef void* function_address(object o, const char* name) except? NULL:
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7749,31 +7766,31 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":114
+  /* "cubind/_bind/convert.pyx":117
  *     if o is None:
  *         return NULL
  *     if is_c_function(o):             # <<<<<<<<<<<<<<
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_is_c_function(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 114, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_is_c_function(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 117, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":115
+    /* "cubind/_bind/convert.pyx":118
  *         return NULL
  *     if is_c_function(o):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
  *     return address_slow(o, name)
 */
-    __pyx_t_3 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 115, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 118, __pyx_L1_error)
     __pyx_t_2 = __pyx_t_3;
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_ctypes = __pyx_t_2;
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":116
+    /* "cubind/_bind/convert.pyx":119
  *     if is_c_function(o):
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)             # <<<<<<<<<<<<<<
@@ -7782,7 +7799,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
     __pyx_t_5 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_5);
-    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 116, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_7 = 0;
     {
@@ -7790,17 +7807,17 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
       __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_cast, __pyx_callargs+__pyx_t_7, (3-__pyx_t_7) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 116, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 119, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
-    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 116, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 119, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_6); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 116, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_6); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
     if (!__pyx_t_1) {
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     } else {
-      __pyx_t_7 = __Pyx_PyLong_As_size_t(__pyx_t_6); if (unlikely((__pyx_t_7 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 116, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_As_size_t(__pyx_t_6); if (unlikely((__pyx_t_7 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 119, __pyx_L1_error)
       __pyx_t_4 = __pyx_t_7;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
       goto __pyx_L5_bool_binop_done;
@@ -7815,7 +7832,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":114
+    /* "cubind/_bind/convert.pyx":117
  *     if o is None:
  *         return NULL
  *     if is_c_function(o):             # <<<<<<<<<<<<<<
@@ -7824,20 +7841,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":117
+  /* "cubind/_bind/convert.pyx":120
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
  *     return address_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 117, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 120, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_8;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":110
+  /* "cubind/_bind/convert.pyx":113
  * 
  * 
  * cdef void* function_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7859,7 +7876,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":120
+/* "cubind/_bind/convert.pyx":123
  * 
  * 
  * cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:             # <<<<<<<<<<<<<<
@@ -7890,7 +7907,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("writable_buffer", 0);
 
-  /* "cubind/_bind/convert.pyx":123
+  /* "cubind/_bind/convert.pyx":126
  *     cdef Py_ssize_t size
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -7902,7 +7919,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":124
+    /* "cubind/_bind/convert.pyx":127
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):
  *         size = PyByteArray_GET_SIZE(o)             # <<<<<<<<<<<<<<
@@ -7911,7 +7928,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_size = PyByteArray_GET_SIZE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":125
+    /* "cubind/_bind/convert.pyx":128
  *     if PyByteArray_CheckExact(o):
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)             # <<<<<<<<<<<<<<
@@ -7920,7 +7937,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_data = PyByteArray_AS_STRING(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":123
+    /* "cubind/_bind/convert.pyx":126
  *     cdef Py_ssize_t size
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -7930,7 +7947,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":126
+  /* "cubind/_bind/convert.pyx":129
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -7942,7 +7959,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (likely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":127
+    /* "cubind/_bind/convert.pyx":130
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):
  *         size = PyBytes_GET_SIZE(o)             # <<<<<<<<<<<<<<
@@ -7951,7 +7968,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_size = PyBytes_GET_SIZE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":130
+    /* "cubind/_bind/convert.pyx":133
  *         # CPython shares its empty and one-byte bytes objects: never write into
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:             # <<<<<<<<<<<<<<
@@ -7977,7 +7994,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":131
+      /* "cubind/_bind/convert.pyx":134
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:
  *             return scratch             # <<<<<<<<<<<<<<
@@ -7990,7 +8007,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":130
+      /* "cubind/_bind/convert.pyx":133
  *         # CPython shares its empty and one-byte bytes objects: never write into
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:             # <<<<<<<<<<<<<<
@@ -7999,7 +8016,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     }
 
-    /* "cubind/_bind/convert.pyx":132
+    /* "cubind/_bind/convert.pyx":135
  *         if size <= 1 and need <= 1:
  *             return scratch
  *         data = PyBytes_AS_STRING(o)             # <<<<<<<<<<<<<<
@@ -8008,7 +8025,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_data = PyBytes_AS_STRING(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":126
+    /* "cubind/_bind/convert.pyx":129
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -8018,7 +8035,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":134
+  /* "cubind/_bind/convert.pyx":137
  *         data = PyBytes_AS_STRING(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "             # <<<<<<<<<<<<<<
@@ -8027,23 +8044,23 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
   /*else*/ {
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 134, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 134, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 137, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 134, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    /* "cubind/_bind/convert.pyx":135
+    /* "cubind/_bind/convert.pyx":138
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")             # <<<<<<<<<<<<<<
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 135, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 138, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 135, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 138, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -8052,7 +8069,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_10[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_10[4] = __pyx_t_9;
 
-    /* "cubind/_bind/convert.pyx":134
+    /* "cubind/_bind/convert.pyx":137
  *         data = PyBytes_AS_STRING(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "             # <<<<<<<<<<<<<<
@@ -8068,7 +8085,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 134, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -8079,16 +8096,16 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 134, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 137, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 134, __pyx_L1_error)
+    __PYX_ERR(0, 137, __pyx_L1_error)
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":136
+  /* "cubind/_bind/convert.pyx":139
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -8100,7 +8117,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":137
+    /* "cubind/_bind/convert.pyx":140
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")             # <<<<<<<<<<<<<<
@@ -8108,13 +8125,13 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
  * 
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 137, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 137, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 140, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 140, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 137, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 140, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 137, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 140, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_13[0] = __pyx_t_4;
     __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_buffer_of;
@@ -8131,7 +8148,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]);
     #endif
     __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 137, __pyx_L1_error)
+    if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 140, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -8142,14 +8159,14 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 137, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 140, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 137, __pyx_L1_error)
+    __PYX_ERR(0, 140, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":136
+    /* "cubind/_bind/convert.pyx":139
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -8158,7 +8175,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
   }
 
-  /* "cubind/_bind/convert.pyx":138
+  /* "cubind/_bind/convert.pyx":141
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
  *     return data             # <<<<<<<<<<<<<<
@@ -8171,7 +8188,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":120
+  /* "cubind/_bind/convert.pyx":123
  * 
  * 
  * cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:             # <<<<<<<<<<<<<<
@@ -8197,7 +8214,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":141
+/* "cubind/_bind/convert.pyx":144
  * 
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8234,7 +8251,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("raw_value_into", 0);
 
-  /* "cubind/_bind/convert.pyx":142
+  /* "cubind/_bind/convert.pyx":145
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -8251,7 +8268,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 
     goto __pyx_L4_bool_binop_done;
   }
-  __pyx_t_2 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 142, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 145, __pyx_L1_error)
 
   __pyx_t_1 = __pyx_t_2;
 
@@ -8259,7 +8276,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":143
+    /* "cubind/_bind/convert.pyx":146
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):
  *         return 0             # <<<<<<<<<<<<<<
@@ -8272,7 +8289,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":142
+    /* "cubind/_bind/convert.pyx":145
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -8281,17 +8298,17 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
   }
 
-  /* "cubind/_bind/convert.pyx":145
+  /* "cubind/_bind/convert.pyx":148
  *         return 0
  *     cdef Py_buffer view
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *     try:
  *         if <size_t>view.len < size:
 */
-  __pyx_t_3 = PyObject_GetBuffer(__pyx_v_o, (&__pyx_v_view), PyBUF_SIMPLE); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 145, __pyx_L1_error)
+  __pyx_t_3 = PyObject_GetBuffer(__pyx_v_o, (&__pyx_v_view), PyBUF_SIMPLE); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 148, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":146
+  /* "cubind/_bind/convert.pyx":149
  *     cdef Py_buffer view
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:             # <<<<<<<<<<<<<<
@@ -8300,7 +8317,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
   /*try:*/ {
 
-    /* "cubind/_bind/convert.pyx":147
+    /* "cubind/_bind/convert.pyx":150
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:
  *         if <size_t>view.len < size:             # <<<<<<<<<<<<<<
@@ -8312,7 +8329,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":148
+      /* "cubind/_bind/convert.pyx":151
  *     try:
  *         if <size_t>view.len < size:
  *             raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")             # <<<<<<<<<<<<<<
@@ -8320,13 +8337,13 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
  *     finally:
 */
       __pyx_t_5 = NULL;
-      __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 148, __pyx_L7_error)
-      __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 148, __pyx_L7_error)
+      __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 151, __pyx_L7_error)
+      __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_7);
 
-      __pyx_t_8 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_view.len, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 148, __pyx_L7_error)
+      __pyx_t_8 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_view.len, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 151, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_8);
-      __pyx_t_9 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 148, __pyx_L7_error)
+      __pyx_t_9 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 151, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_9);
       __pyx_t_10[0] = __pyx_t_7;
       __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -8342,7 +8359,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
       __pyx_t_3 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_6, __pyx_t_3);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 148, __pyx_L7_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 151, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
@@ -8353,14 +8370,14 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
         __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 148, __pyx_L7_error)
+        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 151, __pyx_L7_error)
         __Pyx_GOTREF(__pyx_t_4);
       }
       __Pyx_Raise(__pyx_t_4, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      __PYX_ERR(0, 148, __pyx_L7_error)
+      __PYX_ERR(0, 151, __pyx_L7_error)
 
-      /* "cubind/_bind/convert.pyx":147
+      /* "cubind/_bind/convert.pyx":150
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:
  *         if <size_t>view.len < size:             # <<<<<<<<<<<<<<
@@ -8369,7 +8386,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
     }
 
-    /* "cubind/_bind/convert.pyx":149
+    /* "cubind/_bind/convert.pyx":152
  *         if <size_t>view.len < size:
  *             raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")
  *         memcpy(buf, view.buf, size)             # <<<<<<<<<<<<<<
@@ -8379,7 +8396,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     (void)(memcpy(__pyx_v_buf, __pyx_v_view.buf, __pyx_v_size));
   }
 
-  /* "cubind/_bind/convert.pyx":151
+  /* "cubind/_bind/convert.pyx":154
  *         memcpy(buf, view.buf, size)
  *     finally:
  *         PyBuffer_Release(&view)             # <<<<<<<<<<<<<<
@@ -8429,7 +8446,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     __pyx_L8:;
   }
 
-  /* "cubind/_bind/convert.pyx":152
+  /* "cubind/_bind/convert.pyx":155
  *     finally:
  *         PyBuffer_Release(&view)
  *     return 1             # <<<<<<<<<<<<<<
@@ -8442,7 +8459,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":141
+  /* "cubind/_bind/convert.pyx":144
  * 
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8467,7 +8484,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":159
+/* "cubind/_bind/convert.pyx":162
  * 
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):             # <<<<<<<<<<<<<<
@@ -8484,14 +8501,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("fixed_string_of", 0);
 
-  /* "cubind/_bind/convert.pyx":160
+  /* "cubind/_bind/convert.pyx":163
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):
  *     return p[:strnlen(p, size)]             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_PyBytes_FromStringAndSize(__pyx_v_p + 0, strnlen(__pyx_v_p, __pyx_v_size) - 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 160, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyBytes_FromStringAndSize(__pyx_v_p + 0, strnlen(__pyx_v_p, __pyx_v_size) - 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 163, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -8504,7 +8521,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":159
+  /* "cubind/_bind/convert.pyx":162
  * 
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):             # <<<<<<<<<<<<<<
@@ -8523,7 +8540,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":163
+/* "cubind/_bind/convert.pyx":166
  * 
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8552,19 +8569,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("fixed_string_into", 0);
 
-  /* "cubind/_bind/convert.pyx":164
+  /* "cubind/_bind/convert.pyx":167
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")             # <<<<<<<<<<<<<<
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_item, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_or_str); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 164, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_item, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_or_str); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 167, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_data = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":165
+  /* "cubind/_bind/convert.pyx":168
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:             # <<<<<<<<<<<<<<
@@ -8573,16 +8590,16 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 165, __pyx_L1_error)
+    __PYX_ERR(0, 168, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 165, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 168, __pyx_L1_error)
   __pyx_t_3 = (((size_t)__pyx_t_2) >= __pyx_v_size);
 
 
   if (unlikely(__pyx_t_3)) {
 
 
-    /* "cubind/_bind/convert.pyx":166
+    /* "cubind/_bind/convert.pyx":169
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")             # <<<<<<<<<<<<<<
@@ -8590,19 +8607,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
  *     buf[len(data)] = 0
 */
     __pyx_t_4 = NULL;
-    __pyx_t_2 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 166, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_2, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 166, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 169, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_2, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 169, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_data == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 166, __pyx_L1_error)
+      __PYX_ERR(0, 169, __pyx_L1_error)
     }
-    __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 166, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 166, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 169, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 169, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t((__pyx_v_size - 1), 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 166, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t((__pyx_v_size - 1), 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 169, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_8[0] = __pyx_t_5;
     __pyx_t_8[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -8619,7 +8636,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]);
     #endif
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 6, __pyx_t_2, __pyx_t_9);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 166, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 169, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -8630,14 +8647,14 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 166, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 169, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 166, __pyx_L1_error)
+    __PYX_ERR(0, 169, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":165
+    /* "cubind/_bind/convert.pyx":168
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:             # <<<<<<<<<<<<<<
@@ -8646,7 +8663,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   }
 
-  /* "cubind/_bind/convert.pyx":167
+  /* "cubind/_bind/convert.pyx":170
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
  *     memcpy(buf, <const char*>data, len(data))             # <<<<<<<<<<<<<<
@@ -8655,19 +8672,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 167, __pyx_L1_error)
+    __PYX_ERR(0, 170, __pyx_L1_error)
   }
-  __pyx_t_12 = __Pyx_PyBytes_AsString(__pyx_v_data); if (unlikely((!__pyx_t_12) && PyErr_Occurred())) __PYX_ERR(0, 167, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyBytes_AsString(__pyx_v_data); if (unlikely((!__pyx_t_12) && PyErr_Occurred())) __PYX_ERR(0, 170, __pyx_L1_error)
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 167, __pyx_L1_error)
+    __PYX_ERR(0, 170, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 167, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 170, __pyx_L1_error)
   (void)(memcpy(__pyx_v_buf, ((char const *)__pyx_t_12), __pyx_t_2));
 
 
 
-  /* "cubind/_bind/convert.pyx":168
+  /* "cubind/_bind/convert.pyx":171
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
  *     memcpy(buf, <const char*>data, len(data))
  *     buf[len(data)] = 0             # <<<<<<<<<<<<<<
@@ -8676,13 +8693,13 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 168, __pyx_L1_error)
+    __PYX_ERR(0, 171, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 168, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 171, __pyx_L1_error)
   (__pyx_v_buf[__pyx_t_2]) = 0;
 
 
-  /* "cubind/_bind/convert.pyx":169
+  /* "cubind/_bind/convert.pyx":172
  *     memcpy(buf, <const char*>data, len(data))
  *     buf[len(data)] = 0
  *     return 0             # <<<<<<<<<<<<<<
@@ -8695,7 +8712,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":163
+  /* "cubind/_bind/convert.pyx":166
  * 
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8720,7 +8737,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":172
+/* "cubind/_bind/convert.pyx":175
  * 
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:             # <<<<<<<<<<<<<<
@@ -8747,7 +8764,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_too_small", 0);
 
-  /* "cubind/_bind/convert.pyx":173
+  /* "cubind/_bind/convert.pyx":176
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "             # <<<<<<<<<<<<<<
@@ -8755,24 +8772,24 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
  * 
 */
   __pyx_t_2 = NULL;
-  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 173, __pyx_L1_error)
-  __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 173, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 176, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 176, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
 
-  __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 173, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 176, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 173, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 176, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
 
-  /* "cubind/_bind/convert.pyx":174
+  /* "cubind/_bind/convert.pyx":177
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "
  *                      f"{size_name.decode()}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_size_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 174, __pyx_L1_error)
-  __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_size_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 174, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_size_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 177, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_size_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 177, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
 
   __pyx_t_8[0] = __pyx_t_4;
@@ -8783,7 +8800,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   __pyx_t_8[5] = __pyx_mstate_global->__pyx_kp_u_bytes_of;
   __pyx_t_8[6] = __pyx_t_7;
 
-  /* "cubind/_bind/convert.pyx":173
+  /* "cubind/_bind/convert.pyx":176
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "             # <<<<<<<<<<<<<<
@@ -8802,7 +8819,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_8[6]);
   #endif
   __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 7, __pyx_t_3, __pyx_t_9);
-  if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 173, __pyx_L1_error)
+  if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 176, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_10);
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -8814,14 +8831,14 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 173, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 176, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 173, __pyx_L1_error)
+  __PYX_ERR(0, 176, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":172
+  /* "cubind/_bind/convert.pyx":175
  * 
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:             # <<<<<<<<<<<<<<
@@ -8845,7 +8862,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":177
+/* "cubind/_bind/convert.pyx":180
  * 
  * 
  * cdef object buffer_view_slow(object o):             # <<<<<<<<<<<<<<
@@ -8863,7 +8880,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_view_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":178
+  /* "cubind/_bind/convert.pyx":181
  * 
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):             # <<<<<<<<<<<<<<
@@ -8875,7 +8892,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":179
+    /* "cubind/_bind/convert.pyx":182
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):
  *         return None             # <<<<<<<<<<<<<<
@@ -8892,7 +8909,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":178
+    /* "cubind/_bind/convert.pyx":181
  * 
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):             # <<<<<<<<<<<<<<
@@ -8901,14 +8918,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":180
+  /* "cubind/_bind/convert.pyx":183
  *     if not PyObject_CheckBuffer(o):
  *         return None
  *     return memoryview(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = PyMemoryView_FromObject(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 180, __pyx_L1_error)
+  __pyx_t_2 = PyMemoryView_FromObject(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 183, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   {
     PyObject *__pyx_temp;
@@ -8921,7 +8938,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   __pyx_t_2 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":177
+  /* "cubind/_bind/convert.pyx":180
  * 
  * 
  * cdef object buffer_view_slow(object o):             # <<<<<<<<<<<<<<
@@ -8940,7 +8957,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":184
+/* "cubind/_bind/convert.pyx":187
  * 
  * cdef class CStringArray:
  *     @staticmethod             # <<<<<<<<<<<<<<
@@ -8983,19 +9000,19 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("create", 0);
 
-  /* "cubind/_bind/convert.pyx":186
+  /* "cubind/_bind/convert.pyx":189
  *     @staticmethod
  *     cdef CStringArray create(object items, const char* name, long long count, const char* count_name):
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)             # <<<<<<<<<<<<<<
  *         cdef Py_ssize_t i
  *         if items is None:
 */
-  __pyx_t_1 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_CStringArray(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_CStringArray), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 186, __pyx_L1_error)
+  __pyx_t_1 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_CStringArray(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_CStringArray), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 189, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_self = ((struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":188
+  /* "cubind/_bind/convert.pyx":191
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)
  *         cdef Py_ssize_t i
  *         if items is None:             # <<<<<<<<<<<<<<
@@ -9006,7 +9023,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":189
+    /* "cubind/_bind/convert.pyx":192
  *         cdef Py_ssize_t i
  *         if items is None:
  *             if count != 0:             # <<<<<<<<<<<<<<
@@ -9018,7 +9035,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":190
+      /* "cubind/_bind/convert.pyx":193
  *         if items is None:
  *             if count != 0:
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")             # <<<<<<<<<<<<<<
@@ -9026,15 +9043,15 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         if not isinstance(items, (list, tuple)):
 */
       __pyx_t_3 = NULL;
-      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 190, __pyx_L1_error)
-      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 190, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 193, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
 
-      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 190, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 190, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 193, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
-      __pyx_t_7 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 190, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 193, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_8[0] = __pyx_t_5;
       __pyx_t_8[1] = __pyx_mstate_global->__pyx_kp_u_None_but;
@@ -9050,7 +9067,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_8[2]);
       #endif
       __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 5, __pyx_t_4, __pyx_t_9);
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 190, __pyx_L1_error)
+      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 193, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_10);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9061,14 +9078,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 190, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 193, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 190, __pyx_L1_error)
+      __PYX_ERR(0, 193, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":189
+      /* "cubind/_bind/convert.pyx":192
  *         cdef Py_ssize_t i
  *         if items is None:
  *             if count != 0:             # <<<<<<<<<<<<<<
@@ -9077,7 +9094,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":191
+    /* "cubind/_bind/convert.pyx":194
  *             if count != 0:
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self             # <<<<<<<<<<<<<<
@@ -9095,7 +9112,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":188
+    /* "cubind/_bind/convert.pyx":191
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)
  *         cdef Py_ssize_t i
  *         if items is None:             # <<<<<<<<<<<<<<
@@ -9104,7 +9121,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":192
+  /* "cubind/_bind/convert.pyx":195
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self
  *         if not isinstance(items, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -9131,7 +9148,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":193
+    /* "cubind/_bind/convert.pyx":196
  *             return self
  *         if not isinstance(items, (list, tuple)):
  *             raise TypeError(f"{name.decode()}: expected a list of bytes or str, got {_type_name(items)}")             # <<<<<<<<<<<<<<
@@ -9139,13 +9156,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         # fewer would be read past the end.
 */
     __pyx_t_10 = NULL;
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 193, __pyx_L1_error)
-    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 193, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 196, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_items); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 193, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_items); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_6 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 193, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __pyx_t_13[0] = __pyx_t_3;
@@ -9160,7 +9177,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_4, __pyx_t_9);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 193, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9170,14 +9187,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 193, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 196, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 193, __pyx_L1_error)
+    __PYX_ERR(0, 196, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":192
+    /* "cubind/_bind/convert.pyx":195
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self
  *         if not isinstance(items, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -9186,7 +9203,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":196
+  /* "cubind/_bind/convert.pyx":199
  *         # As in C, the call reads the first `count` items: more are ignored,
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:             # <<<<<<<<<<<<<<
@@ -9203,7 +9220,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 
     goto __pyx_L9_bool_binop_done;
   }
-  __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 196, __pyx_L1_error)
+  __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 199, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_4 < __pyx_v_count);
 
 
@@ -9214,7 +9231,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":197
+    /* "cubind/_bind/convert.pyx":200
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")             # <<<<<<<<<<<<<<
@@ -9222,19 +9239,19 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         for i, item in enumerate(items[:count]):
 */
     __pyx_t_7 = NULL;
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 197, __pyx_L1_error)
-    __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 197, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 200, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
 
-    __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 197, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 197, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 200, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 197, __pyx_L1_error)
-    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 197, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 200, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
 
-    __pyx_t_5 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 197, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 200, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __pyx_t_14[0] = __pyx_t_10;
     __pyx_t_14[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -9255,7 +9272,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_14[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_14[4]);
     #endif
     __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_14, 7, __pyx_t_4, __pyx_t_9);
-    if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 197, __pyx_L1_error)
+    if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 200, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9267,14 +9284,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 197, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 200, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 197, __pyx_L1_error)
+    __PYX_ERR(0, 200, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":196
+    /* "cubind/_bind/convert.pyx":199
  *         # As in C, the call reads the first `count` items: more are ignored,
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:             # <<<<<<<<<<<<<<
@@ -9283,21 +9300,21 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":198
+  /* "cubind/_bind/convert.pyx":201
  *         if count < 0 or len(items) < count:
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []             # <<<<<<<<<<<<<<
  *         for i, item in enumerate(items[:count]):
  *             if item is None:
 */
-  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 198, __pyx_L1_error)
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 201, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_1);
   __Pyx_GOTREF(__pyx_v_self->_keep);
   __Pyx_DECREF_SET(__pyx_v_self->_keep, ((PyObject*)__pyx_t_1));
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":199
+  /* "cubind/_bind/convert.pyx":202
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):             # <<<<<<<<<<<<<<
@@ -9306,16 +9323,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
 
   __pyx_t_4 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_v_items, 0, __pyx_v_count, NULL, NULL, NULL, 0, 1, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 199, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_v_items, 0, __pyx_v_count, NULL, NULL, NULL, 0, 1, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 202, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   if (likely(PyList_CheckExact(__pyx_t_1)) || PyTuple_CheckExact(__pyx_t_1)) {
     __pyx_t_15 = __pyx_t_1; __Pyx_INCREF(__pyx_t_15);
     __pyx_t_16 = 0;
     __pyx_t_17 = NULL;
   } else {
-    __pyx_t_16 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 199, __pyx_L1_error)
+    __pyx_t_16 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 202, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
-    __pyx_t_17 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_17)) __PYX_ERR(0, 199, __pyx_L1_error)
+    __pyx_t_17 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_17)) __PYX_ERR(0, 202, __pyx_L1_error)
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   for (;;) {
@@ -9324,7 +9341,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 199, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 202, __pyx_L1_error)
           #endif
           if (__pyx_t_16 >= __pyx_temp) break;
         }
@@ -9334,7 +9351,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 199, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 202, __pyx_L1_error)
           #endif
           if (__pyx_t_16 >= __pyx_temp) break;
         }
@@ -9345,13 +9362,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         #endif
         ++__pyx_t_16;
       }
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 199, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 202, __pyx_L1_error)
     } else {
       __pyx_t_1 = __pyx_t_17(__pyx_t_15);
       if (unlikely(!__pyx_t_1)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 199, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 202, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -9363,7 +9380,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_v_i = __pyx_t_4;
     __pyx_t_4 = (__pyx_t_4 + 1);
 
-    /* "cubind/_bind/convert.pyx":200
+    /* "cubind/_bind/convert.pyx":203
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):
  *             if item is None:             # <<<<<<<<<<<<<<
@@ -9374,7 +9391,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     if (unlikely(__pyx_t_12)) {
 
 
-      /* "cubind/_bind/convert.pyx":201
+      /* "cubind/_bind/convert.pyx":204
  *         for i, item in enumerate(items[:count]):
  *             if item is None:
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")             # <<<<<<<<<<<<<<
@@ -9382,11 +9399,11 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
 */
       __pyx_t_7 = NULL;
-      __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 201, __pyx_L1_error)
-      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 201, __pyx_L1_error)
+      __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 204, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 204, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
 
-      __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 201, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 204, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __pyx_t_19[0] = __pyx_t_5;
       __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__6;
@@ -9401,7 +9418,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_19[0]);
       #endif
       __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_19, 4, __pyx_t_18, __pyx_t_9);
-      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 201, __pyx_L1_error)
+      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 204, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -9411,14 +9428,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
         __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 201, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 204, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 201, __pyx_L1_error)
+      __PYX_ERR(0, 204, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":200
+      /* "cubind/_bind/convert.pyx":203
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):
  *             if item is None:             # <<<<<<<<<<<<<<
@@ -9427,7 +9444,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":202
+    /* "cubind/_bind/convert.pyx":205
  *             if item is None:
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))             # <<<<<<<<<<<<<<
@@ -9436,13 +9453,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     if (unlikely(__pyx_v_self->_keep == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-      __PYX_ERR(0, 202, __pyx_L1_error)
+      __PYX_ERR(0, 205, __pyx_L1_error)
     }
-    __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 202, __pyx_L1_error)
-    __pyx_t_1 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 205, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 205, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_19[0] = __pyx_t_1;
     __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__6;
@@ -9457,23 +9474,23 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_19[0]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_19, 4, __pyx_t_18, __pyx_t_9);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 202, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 205, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-    __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 205, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_20 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_20) && PyErr_Occurred())) __PYX_ERR(0, 202, __pyx_L1_error)
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_item, __pyx_t_20); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_20 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_20) && PyErr_Occurred())) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_item, __pyx_t_20); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 205, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-    __pyx_t_21 = __Pyx_PyList_Append(__pyx_v_self->_keep, __pyx_t_7); if (unlikely(__pyx_t_21 == ((int)-1))) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_21 = __Pyx_PyList_Append(__pyx_v_self->_keep, __pyx_t_7); if (unlikely(__pyx_t_21 == ((int)-1))) __PYX_ERR(0, 205, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
 
-    /* "cubind/_bind/convert.pyx":199
+    /* "cubind/_bind/convert.pyx":202
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):             # <<<<<<<<<<<<<<
@@ -9483,7 +9500,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
   __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
-  /* "cubind/_bind/convert.pyx":203
+  /* "cubind/_bind/convert.pyx":206
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))             # <<<<<<<<<<<<<<
@@ -9507,7 +9524,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   __pyx_v_self->ptr = ((char const **)PyMem_Malloc((__pyx_t_24 * (sizeof(char *)))));
 
 
-  /* "cubind/_bind/convert.pyx":204
+  /* "cubind/_bind/convert.pyx":207
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:             # <<<<<<<<<<<<<<
@@ -9519,16 +9536,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":205
+    /* "cubind/_bind/convert.pyx":208
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])
 */
-    PyErr_NoMemory(); __PYX_ERR(0, 205, __pyx_L1_error)
+    PyErr_NoMemory(); __PYX_ERR(0, 208, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":204
+    /* "cubind/_bind/convert.pyx":207
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:             # <<<<<<<<<<<<<<
@@ -9537,7 +9554,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":206
+  /* "cubind/_bind/convert.pyx":209
  *         if self.ptr == NULL:
  *             raise MemoryError()
  *         for i in range(count):             # <<<<<<<<<<<<<<
@@ -9551,7 +9568,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   for (__pyx_t_4 = 0; __pyx_t_4 < __pyx_t_23; __pyx_t_4+=1) {
     __pyx_v_i = __pyx_t_4;
 
-    /* "cubind/_bind/convert.pyx":207
+    /* "cubind/_bind/convert.pyx":210
  *             raise MemoryError()
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])             # <<<<<<<<<<<<<<
@@ -9560,7 +9577,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     if (unlikely(__pyx_v_self->_keep == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 207, __pyx_L1_error)
+      __PYX_ERR(0, 210, __pyx_L1_error)
     }
     __pyx_t_15 = __Pyx_PyList_GET_ITEM(__pyx_v_self->_keep, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_15);
@@ -9569,7 +9586,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
 
 
-  /* "cubind/_bind/convert.pyx":208
+  /* "cubind/_bind/convert.pyx":211
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])
  *         return self             # <<<<<<<<<<<<<<
@@ -9587,7 +9604,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":184
+  /* "cubind/_bind/convert.pyx":187
  * 
  * cdef class CStringArray:
  *     @staticmethod             # <<<<<<<<<<<<<<
@@ -9615,7 +9632,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":210
+/* "cubind/_bind/convert.pyx":213
  *         return self
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -9638,7 +9655,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_12CStringArray_1__dealloc__(PyObjec
 
 static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":211
+  /* "cubind/_bind/convert.pyx":214
  * 
  *     def __dealloc__(self):
  *         PyMem_Free(self.ptr)             # <<<<<<<<<<<<<<
@@ -9647,7 +9664,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct _
 */
   PyMem_Free(__pyx_v_self->ptr);
 
-  /* "cubind/_bind/convert.pyx":210
+  /* "cubind/_bind/convert.pyx":213
  *         return self
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -9863,7 +9880,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_12CStringArray_4__setstate_cyt
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":214
+/* "cubind/_bind/convert.pyx":217
  * 
  * 
  * cdef void report_unraisable(object exc, object where) noexcept:             # <<<<<<<<<<<<<<
@@ -9876,7 +9893,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
   PyObject *__pyx_t_2 = NULL;
   PyObject *__pyx_t_3 = NULL;
 
-  /* "cubind/_bind/convert.pyx":216
+  /* "cubind/_bind/convert.pyx":219
  * cdef void report_unraisable(object exc, object where) noexcept:
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:             # <<<<<<<<<<<<<<
@@ -9887,7 +9904,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
     (void)__pyx_t_1; (void)__pyx_t_2; (void)__pyx_t_3; /* mark used */
     /*try:*/ {
 
-      /* "cubind/_bind/convert.pyx":217
+      /* "cubind/_bind/convert.pyx":220
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:
  *         PyErr_SetObject(type(exc), exc)             # <<<<<<<<<<<<<<
@@ -9896,7 +9913,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 */
       PyErr_SetObject(((PyObject *)Py_TYPE(__pyx_v_exc)), __pyx_v_exc);
 
-      /* "cubind/_bind/convert.pyx":216
+      /* "cubind/_bind/convert.pyx":219
  * cdef void report_unraisable(object exc, object where) noexcept:
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:             # <<<<<<<<<<<<<<
@@ -9906,7 +9923,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
     }
   }
 
-  /* "cubind/_bind/convert.pyx":220
+  /* "cubind/_bind/convert.pyx":223
  *     except BaseException:
  *         pass
  *     PyErr_WriteUnraisable(where)             # <<<<<<<<<<<<<<
@@ -9915,7 +9932,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 */
   PyErr_WriteUnraisable(__pyx_v_where);
 
-  /* "cubind/_bind/convert.pyx":214
+  /* "cubind/_bind/convert.pyx":217
  * 
  * 
  * cdef void report_unraisable(object exc, object where) noexcept:             # <<<<<<<<<<<<<<
@@ -9927,7 +9944,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 
 }
 
-/* "cubind/_bind/convert.pyx":224
+/* "cubind/_bind/convert.pyx":227
  * 
  * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
@@ -9946,7 +9963,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_root", 0);
 
-  /* "cubind/_bind/convert.pyx":225
+  /* "cubind/_bind/convert.pyx":228
  * cdef class Struct:
  *     cdef Struct _root(self):
  *         return self._owner if isinstance(self._owner, Struct) else self             # <<<<<<<<<<<<<<
@@ -9958,7 +9975,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_3 = __Pyx_TypeCheck(__pyx_t_2, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct); 
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   if (__pyx_t_3) {
-    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 225, __pyx_L1_error)
+    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 228, __pyx_L1_error)
     __Pyx_INCREF(__pyx_v_self->_owner);
     __pyx_t_1 = __pyx_v_self->_owner;
   } else {
@@ -9977,7 +9994,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":224
+  /* "cubind/_bind/convert.pyx":227
  * 
  * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
@@ -9997,7 +10014,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":227
+/* "cubind/_bind/convert.pyx":230
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -10017,7 +10034,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":228
+  /* "cubind/_bind/convert.pyx":231
  * 
  *     cdef object _kept(self, uintptr_t key):
  *         return None if self._refs is None else self._refs.get(key)             # <<<<<<<<<<<<<<
@@ -10031,11 +10048,11 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   } else {
     if (unlikely(__pyx_v_self->_refs == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-      __PYX_ERR(0, 228, __pyx_L1_error)
+      __PYX_ERR(0, 231, __pyx_L1_error)
     }
-    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 228, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 231, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 228, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 231, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __pyx_t_1 = __pyx_t_4;
@@ -10053,7 +10070,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":227
+  /* "cubind/_bind/convert.pyx":230
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -10074,7 +10091,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":230
+/* "cubind/_bind/convert.pyx":233
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -10092,7 +10109,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_keep", 0);
 
-  /* "cubind/_bind/convert.pyx":231
+  /* "cubind/_bind/convert.pyx":234
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -10103,21 +10120,21 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":232
+    /* "cubind/_bind/convert.pyx":235
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:
  *             self._refs = {}             # <<<<<<<<<<<<<<
  *         self._refs[key] = value
  *         return 0
 */
-    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 232, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 235, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_GIVEREF(__pyx_t_2);
     __Pyx_GOTREF(__pyx_v_self->_refs);
     __Pyx_DECREF_SET(__pyx_v_self->_refs, ((PyObject*)__pyx_t_2));
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":231
+    /* "cubind/_bind/convert.pyx":234
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -10126,7 +10143,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   }
 
-  /* "cubind/_bind/convert.pyx":233
+  /* "cubind/_bind/convert.pyx":236
  *         if self._refs is None:
  *             self._refs = {}
  *         self._refs[key] = value             # <<<<<<<<<<<<<<
@@ -10135,14 +10152,14 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   if (unlikely(__pyx_v_self->_refs == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 233, __pyx_L1_error)
+    __PYX_ERR(0, 236, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 233, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 236, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 233, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 236, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":234
+  /* "cubind/_bind/convert.pyx":237
  *             self._refs = {}
  *         self._refs[key] = value
  *         return 0             # <<<<<<<<<<<<<<
@@ -10155,7 +10172,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":230
+  /* "cubind/_bind/convert.pyx":233
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -10654,7 +10671,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":237
+/* "cubind/_bind/convert.pyx":240
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -10694,7 +10711,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   __Pyx_RefNannySetupContext("set_chars", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":238
+  /* "cubind/_bind/convert.pyx":241
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -10718,7 +10735,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":241
+    /* "cubind/_bind/convert.pyx":244
  *         # C's char holds -128..127 or 0..255 depending on the platform: both
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]             # <<<<<<<<<<<<<<
@@ -10726,16 +10743,16 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *             if not -128 <= v <= 255:
 */
     { /* enter inner scope */
-      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 241, __pyx_L8_error)
+      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 244, __pyx_L8_error)
       __Pyx_GOTREF(__pyx_t_3);
       if (likely(PyList_CheckExact(__pyx_v_value)) || PyTuple_CheckExact(__pyx_v_value)) {
         __pyx_t_4 = __pyx_v_value; __Pyx_INCREF(__pyx_t_4);
         __pyx_t_5 = 0;
         __pyx_t_6 = NULL;
       } else {
-        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 241, __pyx_L8_error)
+        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 244, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_4);
-        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 241, __pyx_L8_error)
+        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 244, __pyx_L8_error)
       }
       for (;;) {
         if (likely(!__pyx_t_6)) {
@@ -10743,7 +10760,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 241, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 244, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -10753,7 +10770,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 241, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 244, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -10764,13 +10781,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             #endif
             ++__pyx_t_5;
           }
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 241, __pyx_L8_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 244, __pyx_L8_error)
         } else {
           __pyx_t_7 = __pyx_t_6(__pyx_t_4);
           if (unlikely(!__pyx_t_7)) {
             PyObject* exc_type = PyErr_Occurred();
             if (exc_type) {
-              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 241, __pyx_L8_error)
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 244, __pyx_L8_error)
               PyErr_Clear();
             }
             break;
@@ -10779,10 +10796,10 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_XDECREF_SET(__pyx_8genexpr2__pyx_v_v, __pyx_t_7);
         __pyx_t_7 = 0;
-        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr2__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 241, __pyx_L8_error)
+        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr2__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 244, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_GIVEREF(__pyx_t_7);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 241, __pyx_L8_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 244, __pyx_L8_error)
         __pyx_t_7 = 0;
       }
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
@@ -10796,7 +10813,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_v_items = ((PyObject*)__pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":242
+    /* "cubind/_bind/convert.pyx":245
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -10811,34 +10828,34 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       {
         Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
         #if !CYTHON_ASSUME_SAFE_SIZE
-        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 242, __pyx_L1_error)
+        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 245, __pyx_L1_error)
         #endif
         if (__pyx_t_5 >= __pyx_temp) break;
       }
       __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_4, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
       ++__pyx_t_5;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 242, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 245, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_XDECREF_SET(__pyx_v_v, __pyx_t_7);
       __pyx_t_7 = 0;
       __Pyx_INCREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_i, __pyx_t_3);
-      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 242, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 245, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_3);
       __pyx_t_3 = __pyx_t_7;
       __pyx_t_7 = 0;
 
-      /* "cubind/_bind/convert.pyx":243
+      /* "cubind/_bind/convert.pyx":246
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
 */
-      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 243, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 246, __pyx_L1_error)
       if (__pyx_t_1) {
-        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 243, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 246, __pyx_L1_error)
       }
       __pyx_t_2 = (!__pyx_t_1);
 
@@ -10846,7 +10863,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       if (unlikely(__pyx_t_2)) {
 
 
-        /* "cubind/_bind/convert.pyx":244
+        /* "cubind/_bind/convert.pyx":247
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")             # <<<<<<<<<<<<<<
@@ -10854,13 +10871,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if not isinstance(value, (bytes, bytearray)):
 */
         __pyx_t_8 = NULL;
-        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 244, __pyx_L1_error)
-        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 244, __pyx_L1_error)
+        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 247, __pyx_L1_error)
+        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 247, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_10);
 
-        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 244, __pyx_L1_error)
+        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 247, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_11);
-        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 244, __pyx_L1_error)
+        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 247, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_12);
         __pyx_t_13[0] = __pyx_t_10;
         __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u__6;
@@ -10877,7 +10894,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[4]);
         #endif
         __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_9, __pyx_t_14);
-        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 244, __pyx_L1_error)
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 247, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_15);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
@@ -10888,14 +10905,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
           __pyx_t_7 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
           __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 244, __pyx_L1_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 247, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
         }
         __Pyx_Raise(__pyx_t_7, 0, 0, 0);
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-        __PYX_ERR(0, 244, __pyx_L1_error)
+        __PYX_ERR(0, 247, __pyx_L1_error)
 
-        /* "cubind/_bind/convert.pyx":243
+        /* "cubind/_bind/convert.pyx":246
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
@@ -10904,7 +10921,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
       }
 
-      /* "cubind/_bind/convert.pyx":242
+      /* "cubind/_bind/convert.pyx":245
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -10915,7 +10932,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":245
+    /* "cubind/_bind/convert.pyx":248
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])             # <<<<<<<<<<<<<<
@@ -10924,7 +10941,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
     __pyx_t_4 = NULL;
     { /* enter inner scope */
-      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 245, __pyx_L19_error)
+      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 248, __pyx_L19_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_15 = __pyx_v_items; __Pyx_INCREF(__pyx_t_15);
       __pyx_t_5 = 0;
@@ -10932,20 +10949,20 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 245, __pyx_L19_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 248, __pyx_L19_error)
           #endif
           if (__pyx_t_5 >= __pyx_temp) break;
         }
         __pyx_t_8 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_15, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
         ++__pyx_t_5;
-        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 245, __pyx_L19_error)
+        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 248, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
         __Pyx_XDECREF_SET(__pyx_8genexpr3__pyx_v_v, __pyx_t_8);
         __pyx_t_8 = 0;
-        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr3__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 245, __pyx_L19_error)
+        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr3__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 248, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
         __Pyx_GIVEREF(__pyx_t_8);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 245, __pyx_L19_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 248, __pyx_L19_error)
         __pyx_t_8 = 0;
       }
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
@@ -10962,13 +10979,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(&PyBytes_Type), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 245, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 248, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":238
+    /* "cubind/_bind/convert.pyx":241
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -10977,7 +10994,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":246
+  /* "cubind/_bind/convert.pyx":249
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -11004,7 +11021,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":247
+    /* "cubind/_bind/convert.pyx":250
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -11012,23 +11029,23 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if <size_t>len(value) > size:
 */
     __pyx_t_7 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 247, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 247, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 250, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 250, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 247, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 250, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
 
-    /* "cubind/_bind/convert.pyx":248
+    /* "cubind/_bind/convert.pyx":251
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")             # <<<<<<<<<<<<<<
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 248, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 251, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 248, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 251, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_17[0] = __pyx_t_4;
@@ -11037,7 +11054,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_17[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_17[4] = __pyx_t_12;
 
-    /* "cubind/_bind/convert.pyx":247
+    /* "cubind/_bind/convert.pyx":250
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -11053,7 +11070,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_17[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 247, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 250, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
@@ -11064,14 +11081,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 247, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 250, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 247, __pyx_L1_error)
+    __PYX_ERR(0, 250, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":246
+    /* "cubind/_bind/convert.pyx":249
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -11080,21 +11097,21 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":249
+  /* "cubind/_bind/convert.pyx":252
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
 */
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 249, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 252, __pyx_L1_error)
   __pyx_t_1 = (((size_t)__pyx_t_5) > __pyx_v_size);
 
 
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":250
+    /* "cubind/_bind/convert.pyx":253
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")             # <<<<<<<<<<<<<<
@@ -11102,15 +11119,15 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     memcpy(field, <char*>value, len(value))
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 250, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 250, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 253, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 253, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 250, __pyx_L1_error)
-    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 250, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 253, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 253, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 250, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 253, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __pyx_t_17[0] = __pyx_t_7;
     __pyx_t_17[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -11126,7 +11143,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]);
     #endif
     __pyx_t_4 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 250, __pyx_L1_error)
+    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 253, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -11137,14 +11154,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 250, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 253, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 250, __pyx_L1_error)
+    __PYX_ERR(0, 253, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":249
+    /* "cubind/_bind/convert.pyx":252
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
@@ -11153,7 +11170,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":251
+  /* "cubind/_bind/convert.pyx":254
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)             # <<<<<<<<<<<<<<
@@ -11162,20 +11179,20 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   (void)(memset(__pyx_v_field, 0, __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":252
+  /* "cubind/_bind/convert.pyx":255
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 252, __pyx_L1_error)
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 252, __pyx_L1_error)
+  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 255, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 255, __pyx_L1_error)
   (void)(memcpy(__pyx_v_field, ((char *)__pyx_t_18), __pyx_t_5));
 
 
 
-  /* "cubind/_bind/convert.pyx":253
+  /* "cubind/_bind/convert.pyx":256
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))
  *     return 0             # <<<<<<<<<<<<<<
@@ -11188,7 +11205,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":237
+  /* "cubind/_bind/convert.pyx":240
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -11220,7 +11237,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":256
+/* "cubind/_bind/convert.pyx":259
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -11241,19 +11258,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("address_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":257
+  /* "cubind/_bind/convert.pyx":260
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)             # <<<<<<<<<<<<<<
  *     if view is None:
  *         return as_address(o, name)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 257, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 260, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_view = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":258
+  /* "cubind/_bind/convert.pyx":261
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -11264,20 +11281,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":259
+    /* "cubind/_bind/convert.pyx":262
  *     view = buffer_view(o)
  *     if view is None:
  *         return as_address(o, name)             # <<<<<<<<<<<<<<
  *     keep.append(view)
  *     return view_address(view)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 259, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 262, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_3;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":258
+    /* "cubind/_bind/convert.pyx":261
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -11286,7 +11303,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":260
+  /* "cubind/_bind/convert.pyx":263
  *     if view is None:
  *         return as_address(o, name)
  *     keep.append(view)             # <<<<<<<<<<<<<<
@@ -11295,12 +11312,12 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   if (unlikely(__pyx_v_keep == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-    __PYX_ERR(0, 260, __pyx_L1_error)
+    __PYX_ERR(0, 263, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 260, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 263, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":261
+  /* "cubind/_bind/convert.pyx":264
  *         return as_address(o, name)
  *     keep.append(view)
  *     return view_address(view)             # <<<<<<<<<<<<<<
@@ -11313,7 +11330,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":256
+  /* "cubind/_bind/convert.pyx":259
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -11333,7 +11350,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":296
+/* "cubind/_bind/convert.pyx":299
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -11356,7 +11373,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_10KernelArgs_1__dealloc__(PyObject 
 
 static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":297
+  /* "cubind/_bind/convert.pyx":300
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -11365,7 +11382,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   if (__pyx_v_self->has_view) {
 
-    /* "cubind/_bind/convert.pyx":298
+    /* "cubind/_bind/convert.pyx":301
  *     def __dealloc__(self):
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)             # <<<<<<<<<<<<<<
@@ -11374,7 +11391,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
     PyBuffer_Release((&__pyx_v_self->view));
 
-    /* "cubind/_bind/convert.pyx":297
+    /* "cubind/_bind/convert.pyx":300
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -11383,7 +11400,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   }
 
-  /* "cubind/_bind/convert.pyx":299
+  /* "cubind/_bind/convert.pyx":302
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)
  *         PyMem_Free(self.heap)             # <<<<<<<<<<<<<<
@@ -11392,7 +11409,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   PyMem_Free(__pyx_v_self->heap);
 
-  /* "cubind/_bind/convert.pyx":296
+  /* "cubind/_bind/convert.pyx":299
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -11608,7 +11625,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_10KernelArgs_4__setstate_cytho
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":302
+/* "cubind/_bind/convert.pyx":305
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -11654,7 +11671,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":305
+  /* "cubind/_bind/convert.pyx":308
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -11665,14 +11682,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":306
+    /* "cubind/_bind/convert.pyx":309
  *     cdef KernelArgs args
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)             # <<<<<<<<<<<<<<
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 306, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 309, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     {
       PyObject *__pyx_temp;
@@ -11685,7 +11702,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_2 = 0;
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":305
+    /* "cubind/_bind/convert.pyx":308
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -11694,7 +11711,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":307
+  /* "cubind/_bind/convert.pyx":310
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -11706,19 +11723,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":308
+    /* "cubind/_bind/convert.pyx":311
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
 */
-    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 308, __pyx_L1_error)
+    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 311, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":309
+    /* "cubind/_bind/convert.pyx":312
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -11734,17 +11751,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __Pyx_XGOTREF(__pyx_t_5);
       /*try:*/ {
 
-        /* "cubind/_bind/convert.pyx":310
+        /* "cubind/_bind/convert.pyx":313
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
 */
-        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 310, __pyx_L5_error)
+        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 313, __pyx_L5_error)
 
 
-        /* "cubind/_bind/convert.pyx":309
+        /* "cubind/_bind/convert.pyx":312
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -11759,7 +11776,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L5_error:;
       __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-      /* "cubind/_bind/convert.pyx":311
+      /* "cubind/_bind/convert.pyx":314
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -11769,7 +11786,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_6 = __Pyx_PyErr_ExceptionMatches2(((PyObject *)(((PyTypeObject*)PyExc_BufferError))), ((PyObject *)(((PyTypeObject*)PyExc_ValueError))));
       if (__pyx_t_6) {
         __Pyx_AddTraceback("cubind._bind.convert.kernel_params_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
-        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 311, __pyx_L7_except_error)
+        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 314, __pyx_L7_except_error)
         __Pyx_XGOTREF(__pyx_t_2);
         __Pyx_XGOTREF(__pyx_t_7);
         __Pyx_XGOTREF(__pyx_t_8);
@@ -11777,7 +11794,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
         __pyx_v_exc = __pyx_t_7;
         /*try:*/ {
 
-          /* "cubind/_bind/convert.pyx":312
+          /* "cubind/_bind/convert.pyx":315
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None             # <<<<<<<<<<<<<<
@@ -11785,16 +11802,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *         out[0] = <void**>args.view.buf
 */
           __pyx_t_10 = NULL;
-          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 312, __pyx_L16_error)
-          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 312, __pyx_L16_error)
+          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 315, __pyx_L16_error)
+          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 315, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_12);
 
-          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 312, __pyx_L16_error)
+          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 315, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
-          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 312, __pyx_L16_error)
+          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 315, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_14);
           __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
-          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 312, __pyx_L16_error)
+          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 315, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
           __pyx_t_15[0] = __pyx_t_12;
           __pyx_t_15[1] = __pyx_mstate_global->__pyx_kp_u_the_buffer_of;
@@ -11810,7 +11827,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
           __pyx_t_6 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[4]);
           #endif
           __pyx_t_16 = __Pyx_PyUnicode_Join(__pyx_t_15, 5, __pyx_t_11, __pyx_t_6);
-          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 312, __pyx_L16_error)
+          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 315, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_16);
           __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
           __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
@@ -11821,15 +11838,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
             __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
             __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
             __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
-            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 312, __pyx_L16_error)
+            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 315, __pyx_L16_error)
             __Pyx_GOTREF(__pyx_t_9);
           }
           __Pyx_Raise(__pyx_t_9, 0, 0, Py_None);
           __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-          __PYX_ERR(0, 312, __pyx_L16_error)
+          __PYX_ERR(0, 315, __pyx_L16_error)
         }
 
-        /* "cubind/_bind/convert.pyx":311
+        /* "cubind/_bind/convert.pyx":314
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -11876,7 +11893,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       }
       goto __pyx_L7_except_error;
 
-      /* "cubind/_bind/convert.pyx":309
+      /* "cubind/_bind/convert.pyx":312
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -11892,7 +11909,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L10_try_end:;
     }
 
-    /* "cubind/_bind/convert.pyx":313
+    /* "cubind/_bind/convert.pyx":316
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True             # <<<<<<<<<<<<<<
@@ -11901,7 +11918,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     __pyx_v_args->has_view = 1;
 
-    /* "cubind/_bind/convert.pyx":314
+    /* "cubind/_bind/convert.pyx":317
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf             # <<<<<<<<<<<<<<
@@ -11910,7 +11927,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     (__pyx_v_out[0]) = ((void **)__pyx_v_args->view.buf);
 
-    /* "cubind/_bind/convert.pyx":315
+    /* "cubind/_bind/convert.pyx":318
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf
  *         return args             # <<<<<<<<<<<<<<
@@ -11928,7 +11945,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":307
+    /* "cubind/_bind/convert.pyx":310
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -11937,7 +11954,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":316
+  /* "cubind/_bind/convert.pyx":319
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -11979,7 +11996,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":317
+    /* "cubind/_bind/convert.pyx":320
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -11987,28 +12004,28 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *     out[0] = <void**>as_address(params, name)
 */
     __pyx_t_7 = NULL;
-    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 317, __pyx_L1_error)
-    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 317, __pyx_L1_error)
+    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 320, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 320, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pyx":318
+    /* "cubind/_bind/convert.pyx":321
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")             # <<<<<<<<<<<<<<
  *     out[0] = <void**>as_address(params, name)
  *     return None
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 318, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 321, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 318, __pyx_L1_error)
+    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 321, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_16);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_27[0] = __pyx_t_2;
     __pyx_t_27[1] = __pyx_mstate_global->__pyx_kp_u_expected_None_an_int_address_a;
     __pyx_t_27[2] = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":317
+    /* "cubind/_bind/convert.pyx":320
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -12024,7 +12041,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_18 |= __Pyx_PyUnicode_KIND_04(__pyx_t_27[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_27[2]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_27, 3, __pyx_t_11, __pyx_t_18);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 317, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 320, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
@@ -12034,14 +12051,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 317, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 320, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
     }
     __Pyx_Raise(__pyx_t_8, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 317, __pyx_L1_error)
+    __PYX_ERR(0, 320, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":316
+    /* "cubind/_bind/convert.pyx":319
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -12050,18 +12067,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":319
+  /* "cubind/_bind/convert.pyx":322
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *     return None
  * 
 */
-  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 319, __pyx_L1_error)
+  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 322, __pyx_L1_error)
   (__pyx_v_out[0]) = ((void **)__pyx_t_28);
 
 
-  /* "cubind/_bind/convert.pyx":320
+  /* "cubind/_bind/convert.pyx":323
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)
  *     return None             # <<<<<<<<<<<<<<
@@ -12078,7 +12095,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":302
+  /* "cubind/_bind/convert.pyx":305
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -12107,7 +12124,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":333
+/* "cubind/_bind/convert.pyx":336
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -12140,100 +12157,100 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_ctypes_kinds", 0);
 
-  /* "cubind/_bind/convert.pyx":335
+  /* "cubind/_bind/convert.pyx":338
  * cdef dict _ctypes_kinds():
  *     global _kinds, _nkinds
  *     import ctypes             # <<<<<<<<<<<<<<
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 335, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 338, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":336
+  /* "cubind/_bind/convert.pyx":339
  *     global _kinds, _nkinds
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,             # <<<<<<<<<<<<<<
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
 */
-  __pyx_t_1 = __Pyx_PyDict_NewPresized(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_NewPresized(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 336, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 336, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 336, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":337
+  /* "cubind/_bind/convert.pyx":340
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
 */
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 337, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 340, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 337, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 340, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 336, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 337, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 340, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 337, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 340, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 336, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":338
+  /* "cubind/_bind/convert.pyx":341
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 341, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 341, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 341, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 341, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 341, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 341, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 338, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 338, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 338, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 338, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 338, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
   __pyx_t_1 = 0;
   __pyx_t_3 = 0;
   __pyx_t_4 = 0;
@@ -12250,19 +12267,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 338, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 341, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_7);
     __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":339
+    /* "cubind/_bind/convert.pyx":342
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
 */
-    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 339, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 342, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -12271,20 +12288,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 339, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 342, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 339, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 342, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 339, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 342, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 339, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 342, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":338
+    /* "cubind/_bind/convert.pyx":341
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
@@ -12294,35 +12311,35 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":340
+  /* "cubind/_bind/convert.pyx":343
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
 */
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 343, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 343, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 343, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 343, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 343, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 343, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 340, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 340, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 340, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_7);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 340, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 340, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
   __pyx_t_6 = 0;
   __pyx_t_5 = 0;
   __pyx_t_4 = 0;
@@ -12339,19 +12356,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_3, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 340, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 343, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":341
+    /* "cubind/_bind/convert.pyx":344
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
 */
-    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 341, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 344, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -12360,20 +12377,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 341, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 344, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 341, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 344, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 341, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 344, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 341, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 344, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":340
+    /* "cubind/_bind/convert.pyx":343
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
@@ -12383,33 +12400,33 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":343
+  /* "cubind/_bind/convert.pyx":346
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)             # <<<<<<<<<<<<<<
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
 */
-  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 346, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 346, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 343, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 346, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":344
+  /* "cubind/_bind/convert.pyx":347
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)             # <<<<<<<<<<<<<<
  *     _nkinds = 0
  *     for t, code in kinds.items():
 */
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 344, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 347, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4 = __pyx_v_ctypes;
   __Pyx_INCREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 344, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 347, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_t_9 = 0;
   {
@@ -12417,23 +12434,23 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 344, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 347, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
   }
-  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 344, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 347, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 344, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 347, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 344, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 347, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 344, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 347, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":345
+  /* "cubind/_bind/convert.pyx":348
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0             # <<<<<<<<<<<<<<
@@ -12442,7 +12459,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":346
+  /* "cubind/_bind/convert.pyx":349
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
  *     for t, code in kinds.items():             # <<<<<<<<<<<<<<
@@ -12450,7 +12467,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
  *             _kind_types[_nkinds] = <PyObject*>t
 */
   __pyx_t_8 = 0;
-  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 346, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 349, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_7);
   __pyx_t_7 = __pyx_t_1;
@@ -12458,7 +12475,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   while (1) {
     __pyx_t_12 = __Pyx_dict_iter_next(__pyx_t_7, __pyx_t_10, &__pyx_t_8, &__pyx_t_1, &__pyx_t_3, NULL, __pyx_t_11);
     if (unlikely(__pyx_t_12 == 0)) break;
-    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 346, __pyx_L1_error)
+    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 349, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
@@ -12466,7 +12483,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __Pyx_XDECREF_SET(__pyx_v_code, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":347
+    /* "cubind/_bind/convert.pyx":350
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -12478,7 +12495,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     if (__pyx_t_13) {
 
 
-      /* "cubind/_bind/convert.pyx":348
+      /* "cubind/_bind/convert.pyx":351
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t             # <<<<<<<<<<<<<<
@@ -12487,18 +12504,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       (__pyx_v_6cubind_5_bind_7convert__kind_types[__pyx_v_6cubind_5_bind_7convert__nkinds]) = ((PyObject *)__pyx_v_t);
 
-      /* "cubind/_bind/convert.pyx":349
+      /* "cubind/_bind/convert.pyx":352
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code             # <<<<<<<<<<<<<<
  *             _nkinds += 1
  *     _kinds = kinds
 */
-      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 349, __pyx_L1_error)
+      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 352, __pyx_L1_error)
       (__pyx_v_6cubind_5_bind_7convert__kind_codes[__pyx_v_6cubind_5_bind_7convert__nkinds]) = __pyx_t_12;
 
 
-      /* "cubind/_bind/convert.pyx":350
+      /* "cubind/_bind/convert.pyx":353
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1             # <<<<<<<<<<<<<<
@@ -12507,7 +12524,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       __pyx_v_6cubind_5_bind_7convert__nkinds = (__pyx_v_6cubind_5_bind_7convert__nkinds + 1);
 
-      /* "cubind/_bind/convert.pyx":347
+      /* "cubind/_bind/convert.pyx":350
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -12518,7 +12535,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":351
+  /* "cubind/_bind/convert.pyx":354
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1
  *     _kinds = kinds             # <<<<<<<<<<<<<<
@@ -12530,7 +12547,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, __pyx_v_kinds);
   __Pyx_GIVEREF(__pyx_v_kinds);
 
-  /* "cubind/_bind/convert.pyx":352
+  /* "cubind/_bind/convert.pyx":355
  *             _nkinds += 1
  *     _kinds = kinds
  *     return kinds             # <<<<<<<<<<<<<<
@@ -12548,7 +12565,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":333
+  /* "cubind/_bind/convert.pyx":336
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -12576,7 +12593,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":355
+/* "cubind/_bind/convert.pyx":358
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -12598,18 +12615,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_where", 0);
 
-  /* "cubind/_bind/convert.pyx":356
+  /* "cubind/_bind/convert.pyx":359
  * 
  * cdef str _where(const char* name, Py_ssize_t i):
  *     return f"{name.decode()}[{i}]"             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 356, __pyx_L1_error)
-  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 359, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 359, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
 
-  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 359, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4[0] = __pyx_t_2;
   __pyx_t_4[1] = __pyx_mstate_global->__pyx_kp_u__6;
@@ -12624,7 +12641,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_5 |= __Pyx_PyUnicode_KIND_04(__pyx_t_4[0]);
   #endif
   __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_4, 4, __pyx_t_1, __pyx_t_5);
-  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 356, __pyx_L1_error)
+  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 359, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -12639,7 +12656,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":355
+  /* "cubind/_bind/convert.pyx":358
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -12660,7 +12677,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":359
+/* "cubind/_bind/convert.pyx":362
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -12693,7 +12710,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kind_of", 0);
 
-  /* "cubind/_bind/convert.pyx":360
+  /* "cubind/_bind/convert.pyx":363
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()             # <<<<<<<<<<<<<<
@@ -12705,7 +12722,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__kinds);
     __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__kinds;
   } else {
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 360, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 363, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __pyx_t_1 = __pyx_t_3;
     __pyx_t_3 = 0;
@@ -12714,7 +12731,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":362
+  /* "cubind/_bind/convert.pyx":365
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()
  *     cdef int k
  *     for k in range(_nkinds):             # <<<<<<<<<<<<<<
@@ -12728,7 +12745,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   for (__pyx_t_6 = 0; __pyx_t_6 < __pyx_t_5; __pyx_t_6+=1) {
     __pyx_v_k = __pyx_t_6;
 
-    /* "cubind/_bind/convert.pyx":363
+    /* "cubind/_bind/convert.pyx":366
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -12740,7 +12757,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":364
+      /* "cubind/_bind/convert.pyx":367
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]             # <<<<<<<<<<<<<<
@@ -12753,7 +12770,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":363
+      /* "cubind/_bind/convert.pyx":366
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -12764,7 +12781,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   }
 
 
-  /* "cubind/_bind/convert.pyx":365
+  /* "cubind/_bind/convert.pyx":368
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)             # <<<<<<<<<<<<<<
@@ -12773,14 +12790,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   if (unlikely(__pyx_v_kinds == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 365, __pyx_L1_error)
+    __PYX_ERR(0, 368, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 365, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 368, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_code = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":366
+  /* "cubind/_bind/convert.pyx":369
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
@@ -12791,20 +12808,20 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":367
+    /* "cubind/_bind/convert.pyx":370
  *     cdef object code = kinds.get(kind)
  *     if code is not None:
  *         return code             # <<<<<<<<<<<<<<
  *     # A subclass of a ctypes scalar type packs as its base type.
  *     if isinstance(kind, type):
 */
-    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 367, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 370, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_4;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":366
+    /* "cubind/_bind/convert.pyx":369
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
@@ -12813,7 +12830,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   }
 
-  /* "cubind/_bind/convert.pyx":369
+  /* "cubind/_bind/convert.pyx":372
  *         return code
  *     # A subclass of a ctypes scalar type packs as its base type.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
@@ -12824,16 +12841,16 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":370
+    /* "cubind/_bind/convert.pyx":373
  *     # A subclass of a ctypes scalar type packs as its base type.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
  *             code = kinds.get(base)
  *             if code is not None:
 */
-    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 370, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 373, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 370, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 373, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     if (likely(PyList_CheckExact(__pyx_t_3)) || PyTuple_CheckExact(__pyx_t_3)) {
@@ -12841,9 +12858,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __pyx_t_7 = 0;
       __pyx_t_8 = NULL;
     } else {
-      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 370, __pyx_L1_error)
+      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 373, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 370, __pyx_L1_error)
+      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 373, __pyx_L1_error)
     }
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     for (;;) {
@@ -12852,7 +12869,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 370, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 373, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -12862,7 +12879,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 370, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 373, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -12873,13 +12890,13 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           #endif
           ++__pyx_t_7;
         }
-        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 370, __pyx_L1_error)
+        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 373, __pyx_L1_error)
       } else {
         __pyx_t_3 = __pyx_t_8(__pyx_t_1);
         if (unlikely(!__pyx_t_3)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 370, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 373, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
@@ -12889,7 +12906,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __Pyx_XDECREF_SET(__pyx_v_base, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":371
+      /* "cubind/_bind/convert.pyx":374
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)             # <<<<<<<<<<<<<<
@@ -12898,14 +12915,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       if (unlikely(__pyx_v_kinds == Py_None)) {
         PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-        __PYX_ERR(0, 371, __pyx_L1_error)
+        __PYX_ERR(0, 374, __pyx_L1_error)
       }
-      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 371, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 374, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_DECREF_SET(__pyx_v_code, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":372
+      /* "cubind/_bind/convert.pyx":375
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
@@ -12916,21 +12933,21 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       if (__pyx_t_2) {
 
 
-        /* "cubind/_bind/convert.pyx":373
+        /* "cubind/_bind/convert.pyx":376
  *             code = kinds.get(base)
  *             if code is not None:
  *                 return code             # <<<<<<<<<<<<<<
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
  *                     f"character type, c_bool, c_void_p, or None for an enum member, a handle or a struct")
 */
-        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 373, __pyx_L1_error)
+        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 376, __pyx_L1_error)
         {
           __pyx_r = __pyx_t_4;
         }
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "cubind/_bind/convert.pyx":372
+        /* "cubind/_bind/convert.pyx":375
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
@@ -12939,7 +12956,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       }
 
-      /* "cubind/_bind/convert.pyx":370
+      /* "cubind/_bind/convert.pyx":373
  *     # A subclass of a ctypes scalar type packs as its base type.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
@@ -12949,7 +12966,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     }
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":369
+    /* "cubind/_bind/convert.pyx":372
  *         return code
  *     # A subclass of a ctypes scalar type packs as its base type.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
@@ -12958,7 +12975,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   }
 
-  /* "cubind/_bind/convert.pyx":374
+  /* "cubind/_bind/convert.pyx":377
  *             if code is not None:
  *                 return code
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "             # <<<<<<<<<<<<<<
@@ -12966,12 +12983,12 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
  * 
 */
   __pyx_t_3 = NULL;
-  __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 377, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_9);
-  __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 377, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_10);
   __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-  __pyx_t_9 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_9 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 377, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_9);
   __pyx_t_11[0] = __pyx_t_10;
   __pyx_t_11[1] = __pyx_mstate_global->__pyx_kp_u_unsupported_argument_type;
@@ -12986,7 +13003,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_t_4 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]);
   #endif
   __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 4, __pyx_t_7, __pyx_t_4);
-  if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 374, __pyx_L1_error)
+  if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 377, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
   __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -12996,14 +13013,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_13, (2-__pyx_t_13) | (__pyx_t_13*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 374, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 377, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 374, __pyx_L1_error)
+  __PYX_ERR(0, 377, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":359
+  /* "cubind/_bind/convert.pyx":362
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13030,7 +13047,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":378
+/* "cubind/_bind/convert.pyx":381
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13059,7 +13076,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_store_integer", 0);
 
-  /* "cubind/_bind/convert.pyx":381
+  /* "cubind/_bind/convert.pyx":384
  *     """value as a C integer of the kind's size and signedness, its low bytes
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -13068,7 +13085,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":382
+  /* "cubind/_bind/convert.pyx":385
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8
  *     cdef bint signed = (code & 0xff) == _KIND_SIGNED             # <<<<<<<<<<<<<<
@@ -13077,7 +13094,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_signed = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED);
 
-  /* "cubind/_bind/convert.pyx":385
+  /* "cubind/_bind/convert.pyx":388
  *     cdef long long high
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)             # <<<<<<<<<<<<<<
@@ -13086,7 +13103,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_top = (0xffffffffffffffffULL >> (64 - (8 * __pyx_v_size)));
 
-  /* "cubind/_bind/convert.pyx":386
+  /* "cubind/_bind/convert.pyx":389
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -13106,7 +13123,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":387
+    /* "cubind/_bind/convert.pyx":390
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
  *         return 0             # <<<<<<<<<<<<<<
@@ -13119,7 +13136,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":386
+    /* "cubind/_bind/convert.pyx":389
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -13128,7 +13145,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":390
+  /* "cubind/_bind/convert.pyx":393
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -13137,7 +13154,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   if (__pyx_v_signed) {
 
-    /* "cubind/_bind/convert.pyx":391
+    /* "cubind/_bind/convert.pyx":394
  *     # or refused with an error naming the argument.
  *     if signed:
  *         high = <long long>(top >> 1)             # <<<<<<<<<<<<<<
@@ -13146,30 +13163,30 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
     __pyx_v_high = ((PY_LONG_LONG)(__pyx_v_top >> 1));
 
-    /* "cubind/_bind/convert.pyx":392
+    /* "cubind/_bind/convert.pyx":395
  *     if signed:
  *         high = <long long>(top >> 1)
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)             # <<<<<<<<<<<<<<
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 392, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 395, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     if (unlikely(__pyx_t_3 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 392, __pyx_L1_error)
+      __PYX_ERR(0, 395, __pyx_L1_error)
     }
-    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 392, __pyx_L1_error)
+    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 395, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 392, __pyx_L1_error)
-    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 392, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
+    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
     __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_t_6);
 
 
-    /* "cubind/_bind/convert.pyx":390
+    /* "cubind/_bind/convert.pyx":393
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -13179,7 +13196,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":394
+  /* "cubind/_bind/convert.pyx":397
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)             # <<<<<<<<<<<<<<
@@ -13187,24 +13204,24 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
  *     return 0
 */
   /*else*/ {
-    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 397, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     if (unlikely(__pyx_t_4 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 394, __pyx_L1_error)
+      __PYX_ERR(0, 397, __pyx_L1_error)
     }
-    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 397, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 394, __pyx_L1_error)
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 394, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 397, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 397, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
     __pyx_v_u = __pyx_t_8;
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":395
+  /* "cubind/_bind/convert.pyx":398
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -13213,7 +13230,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":396
+  /* "cubind/_bind/convert.pyx":399
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -13226,7 +13243,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":378
+  /* "cubind/_bind/convert.pyx":381
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13251,7 +13268,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":399
+/* "cubind/_bind/convert.pyx":402
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -13272,7 +13289,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_double", 0);
 
-  /* "cubind/_bind/convert.pyx":400
+  /* "cubind/_bind/convert.pyx":403
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13284,7 +13301,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":401
+    /* "cubind/_bind/convert.pyx":404
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -13297,7 +13314,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":400
+    /* "cubind/_bind/convert.pyx":403
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13306,24 +13323,24 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":402
+  /* "cubind/_bind/convert.pyx":405
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)
  *     return double_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 402, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 405, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 402, __pyx_L1_error)
+    __PYX_ERR(0, 405, __pyx_L1_error)
   }
-  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 402, __pyx_L1_error)
+  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 405, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 402, __pyx_L1_error)
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 402, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 405, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 405, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
   {
@@ -13331,7 +13348,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":399
+  /* "cubind/_bind/convert.pyx":402
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -13351,7 +13368,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":405
+/* "cubind/_bind/convert.pyx":408
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13375,7 +13392,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_address", 0);
 
-  /* "cubind/_bind/convert.pyx":406
+  /* "cubind/_bind/convert.pyx":409
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -13384,7 +13401,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":408
+  /* "cubind/_bind/convert.pyx":411
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13396,7 +13413,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":409
+    /* "cubind/_bind/convert.pyx":412
  *     cdef long long v
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)             # <<<<<<<<<<<<<<
@@ -13405,7 +13422,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_value, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pyx":410
+    /* "cubind/_bind/convert.pyx":413
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -13431,7 +13448,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":411
+      /* "cubind/_bind/convert.pyx":414
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -13444,7 +13461,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":410
+      /* "cubind/_bind/convert.pyx":413
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -13453,7 +13470,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     }
 
-    /* "cubind/_bind/convert.pyx":408
+    /* "cubind/_bind/convert.pyx":411
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13462,7 +13479,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":412
+  /* "cubind/_bind/convert.pyx":415
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -13473,7 +13490,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":413
+    /* "cubind/_bind/convert.pyx":416
  *             return <void*><size_t>v
  *     if value is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -13486,7 +13503,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":412
+    /* "cubind/_bind/convert.pyx":415
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -13495,24 +13512,24 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":414
+  /* "cubind/_bind/convert.pyx":417
  *     if value is None:
  *         return NULL
  *     return address_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 414, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 417, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   if (unlikely(__pyx_t_3 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 414, __pyx_L1_error)
+    __PYX_ERR(0, 417, __pyx_L1_error)
   }
-  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 414, __pyx_L1_error)
+  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 417, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
-  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 417, __pyx_L1_error)
+  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 417, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
   {
@@ -13520,7 +13537,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":405
+  /* "cubind/_bind/convert.pyx":408
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13542,7 +13559,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":422
+/* "cubind/_bind/convert.pyx":425
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -13567,33 +13584,33 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_import_arg_types", 0);
 
-  /* "cubind/_bind/convert.pyx":424
+  /* "cubind/_bind/convert.pyx":427
  * cdef int _import_arg_types() except -1:
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes             # <<<<<<<<<<<<<<
  *     import enum
  *     from cubind._bind.enum import CEnum
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 424, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 427, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":425
+  /* "cubind/_bind/convert.pyx":428
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes
  *     import enum             # <<<<<<<<<<<<<<
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 425, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 428, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_enum = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":426
+  /* "cubind/_bind/convert.pyx":429
  *     import ctypes
  *     import enum
  *     from cubind._bind.enum import CEnum             # <<<<<<<<<<<<<<
@@ -13602,14 +13619,14 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
-    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 426, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 429, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
     __pyx_t_3 = 0; {
-      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 426, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 429, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
       switch (__pyx_t_3) {
         case 0:
@@ -13623,49 +13640,49 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":427
+  /* "cubind/_bind/convert.pyx":430
  *     import enum
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)             # <<<<<<<<<<<<<<
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 427, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 430, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 427, __pyx_L1_error)
+  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 430, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_INCREF(__pyx_v_CEnum);
   __Pyx_GIVEREF(__pyx_v_CEnum);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 427, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 430, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 427, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 430, __pyx_L1_error);
   __pyx_t_1 = 0;
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__enum_types);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)__pyx_t_4));
   __Pyx_GIVEREF(__pyx_t_4);
   __pyx_t_4 = 0;
 
-  /* "cubind/_bind/convert.pyx":428
+  /* "cubind/_bind/convert.pyx":431
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 428, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 431, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 428, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 431, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 428, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 431, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 428, __pyx_L1_error)
+  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 431, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 428, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 431, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 428, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 431, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 428, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 431, __pyx_L1_error);
   __pyx_t_4 = 0;
   __pyx_t_1 = 0;
   __pyx_t_5 = 0;
@@ -13674,7 +13691,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   __Pyx_GIVEREF(__pyx_t_6);
   __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":429
+  /* "cubind/_bind/convert.pyx":432
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0             # <<<<<<<<<<<<<<
@@ -13687,7 +13704,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":422
+  /* "cubind/_bind/convert.pyx":425
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -13712,7 +13729,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":432
+/* "cubind/_bind/convert.pyx":435
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13744,19 +13761,19 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_storage", 0);
 
-  /* "cubind/_bind/convert.pyx":437
+  /* "cubind/_bind/convert.pyx":440
  *     member is its value at the enum's C size (4 bytes) in `slot`; a ctypes
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)             # <<<<<<<<<<<<<<
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
 */
-  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 437, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 440, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_get_ptr = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":438
+  /* "cubind/_bind/convert.pyx":441
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -13767,7 +13784,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":439
+    /* "cubind/_bind/convert.pyx":442
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()             # <<<<<<<<<<<<<<
@@ -13794,10 +13811,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_4, __pyx_callargs+__pyx_t_5, (1-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 439, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 442, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 439, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 442, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -13806,7 +13823,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":438
+    /* "cubind/_bind/convert.pyx":441
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -13815,7 +13832,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":440
+  /* "cubind/_bind/convert.pyx":443
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -13826,17 +13843,17 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":441
+    /* "cubind/_bind/convert.pyx":444
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:
  *         _import_arg_types()             # <<<<<<<<<<<<<<
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
 */
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 441, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 444, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pyx":440
+    /* "cubind/_bind/convert.pyx":443
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -13845,7 +13862,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":442
+  /* "cubind/_bind/convert.pyx":445
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -13854,7 +13871,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__enum_types;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 442, __pyx_L1_error)
+  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 445, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_8) {
 
@@ -13872,14 +13889,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":443
+    /* "cubind/_bind/convert.pyx":446
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)             # <<<<<<<<<<<<<<
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
 */
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 443, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 446, __pyx_L1_error)
     if (__pyx_t_2) {
 
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED;
@@ -13888,11 +13905,11 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED;
     }
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 443, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 446, __pyx_L1_error)
 
 
 
-    /* "cubind/_bind/convert.pyx":444
+    /* "cubind/_bind/convert.pyx":447
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot             # <<<<<<<<<<<<<<
@@ -13905,7 +13922,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":442
+    /* "cubind/_bind/convert.pyx":445
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -13914,7 +13931,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":445
+  /* "cubind/_bind/convert.pyx":448
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -13923,25 +13940,25 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__ctypes_aggregates;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 445, __pyx_L1_error)
+  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 448, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":446
+    /* "cubind/_bind/convert.pyx":449
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
 */
-    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 446, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 449, __pyx_L1_error)
     __pyx_t_1 = __pyx_t_10;
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_v_ctypes = __pyx_t_1;
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":447
+    /* "cubind/_bind/convert.pyx":450
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)             # <<<<<<<<<<<<<<
@@ -13955,10 +13972,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_value};
       __pyx_t_1 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_addressof, __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 447, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 450, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 447, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 450, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -13967,7 +13984,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":445
+    /* "cubind/_bind/convert.pyx":448
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -13976,7 +13993,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":448
+  /* "cubind/_bind/convert.pyx":451
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -13984,29 +14001,29 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
  * 
 */
   __pyx_t_4 = NULL;
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 448, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 451, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 448, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 451, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":449
+  /* "cubind/_bind/convert.pyx":452
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
  *                     f"(cubind's or ctypes'), got {_type_name(value)}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 452, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 452, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_t_13[0] = __pyx_t_11;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_type_None_needs_an_enum_member;
   __pyx_t_13[2] = __pyx_t_12;
 
-  /* "cubind/_bind/convert.pyx":448
+  /* "cubind/_bind/convert.pyx":451
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -14022,7 +14039,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   __pyx_t_7 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_3 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_14, __pyx_t_7);
-  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 448, __pyx_L1_error)
+  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 451, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -14032,14 +14049,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 448, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 451, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 448, __pyx_L1_error)
+  __PYX_ERR(0, 451, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":432
+  /* "cubind/_bind/convert.pyx":435
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14064,7 +14081,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":452
+/* "cubind/_bind/convert.pyx":455
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14101,7 +14118,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   __Pyx_RefNannySetupContext("_store_char", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":455
+  /* "cubind/_bind/convert.pyx":458
  *     """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
  *     character or an int."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -14110,7 +14127,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":456
+  /* "cubind/_bind/convert.pyx":459
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -14148,21 +14165,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":457
+    /* "cubind/_bind/convert.pyx":460
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
 */
-    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 457, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 460, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_4 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":458
+      /* "cubind/_bind/convert.pyx":461
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -14170,13 +14187,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
 */
       __pyx_t_6 = NULL;
-      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 458, __pyx_L1_error)
+      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 461, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 458, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 461, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 458, __pyx_L1_error)
-      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 458, __pyx_L1_error)
+      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 461, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 461, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
 
       __pyx_t_9[0] = __pyx_t_8;
@@ -14191,7 +14208,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_4, __pyx_t_10);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 458, __pyx_L1_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 461, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -14201,14 +14218,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 458, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 461, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 458, __pyx_L1_error)
+      __PYX_ERR(0, 461, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":457
+      /* "cubind/_bind/convert.pyx":460
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -14217,19 +14234,19 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":459
+    /* "cubind/_bind/convert.pyx":462
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]             # <<<<<<<<<<<<<<
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
 */
-    __pyx_t_5 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 459, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 462, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
     __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":456
+    /* "cubind/_bind/convert.pyx":459
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -14239,7 +14256,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":460
+  /* "cubind/_bind/convert.pyx":463
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -14264,21 +14281,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":461
+    /* "cubind/_bind/convert.pyx":464
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
 */
-    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 461, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 464, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_4 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":462
+      /* "cubind/_bind/convert.pyx":465
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -14286,13 +14303,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
 */
       __pyx_t_11 = NULL;
-      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 462, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 465, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
-      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 462, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 465, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 462, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 462, __pyx_L1_error)
+      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 465, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
       __pyx_t_9[0] = __pyx_t_7;
@@ -14307,7 +14324,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_4, __pyx_t_10);
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 462, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 465, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14317,14 +14334,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
         __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 462, __pyx_L1_error)
+        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 465, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_5);
       }
       __Pyx_Raise(__pyx_t_5, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 462, __pyx_L1_error)
+      __PYX_ERR(0, 465, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":461
+      /* "cubind/_bind/convert.pyx":464
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -14333,21 +14350,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":463
+    /* "cubind/_bind/convert.pyx":466
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)             # <<<<<<<<<<<<<<
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
 */
-    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 463, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 463, __pyx_L1_error)
+    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 466, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 466, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
     __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":460
+    /* "cubind/_bind/convert.pyx":463
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -14357,7 +14374,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":464
+  /* "cubind/_bind/convert.pyx":467
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))             # <<<<<<<<<<<<<<
@@ -14376,7 +14393,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 
   __pyx_v_low = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":465
+  /* "cubind/_bind/convert.pyx":468
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1             # <<<<<<<<<<<<<<
@@ -14385,29 +14402,29 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_high = ((((PY_LONG_LONG)1) << (8 * __pyx_v_size)) - 1);
 
-  /* "cubind/_bind/convert.pyx":466
+  /* "cubind/_bind/convert.pyx":469
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)             # <<<<<<<<<<<<<<
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
 */
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 466, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 469, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
   if (unlikely(__pyx_t_5 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 466, __pyx_L1_error)
+    __PYX_ERR(0, 469, __pyx_L1_error)
   }
-  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_5), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 466, __pyx_L1_error)
+  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_5), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 469, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 466, __pyx_L1_error)
-  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 466, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 469, __pyx_L1_error)
+  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 469, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_v_v = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":467
+  /* "cubind/_bind/convert.pyx":470
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v             # <<<<<<<<<<<<<<
@@ -14416,7 +14433,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_u = ((unsigned PY_LONG_LONG)((PY_LONG_LONG)__pyx_v_v));
 
-  /* "cubind/_bind/convert.pyx":468
+  /* "cubind/_bind/convert.pyx":471
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -14425,7 +14442,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":469
+  /* "cubind/_bind/convert.pyx":472
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14438,7 +14455,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":452
+  /* "cubind/_bind/convert.pyx":455
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14467,7 +14484,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":472
+/* "cubind/_bind/convert.pyx":475
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -14495,7 +14512,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_as_tuple", 0);
 
-  /* "cubind/_bind/convert.pyx":473
+  /* "cubind/_bind/convert.pyx":476
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -14522,7 +14539,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":474
+    /* "cubind/_bind/convert.pyx":477
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")             # <<<<<<<<<<<<<<
@@ -14530,15 +14547,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 474, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 474, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 477, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 477, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 474, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 477, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 474, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 477, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 474, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 477, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -14555,7 +14572,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 474, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 477, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -14566,14 +14583,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 474, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 477, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 474, __pyx_L1_error)
+    __PYX_ERR(0, 477, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":473
+    /* "cubind/_bind/convert.pyx":476
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -14582,14 +14599,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
 */
   }
 
-  /* "cubind/_bind/convert.pyx":475
+  /* "cubind/_bind/convert.pyx":478
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")
  *     return tuple(seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 475, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 478, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -14602,7 +14619,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":472
+  /* "cubind/_bind/convert.pyx":475
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -14626,7 +14643,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":478
+/* "cubind/_bind/convert.pyx":481
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -14673,7 +14690,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_pack_kernel_params", 0);
 
-  /* "cubind/_bind/convert.pyx":483
+  /* "cubind/_bind/convert.pyx":486
  *     cdef void** ptrs
  *     cdef unsigned long long* slots
  *     cdef int code = 0             # <<<<<<<<<<<<<<
@@ -14682,7 +14699,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   __pyx_v_code = 0;
 
-  /* "cubind/_bind/convert.pyx":484
+  /* "cubind/_bind/convert.pyx":487
  *     cdef unsigned long long* slots
  *     cdef int code = 0
  *     cdef object prev = _NO_KIND             # <<<<<<<<<<<<<<
@@ -14692,7 +14709,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
   __pyx_v_prev = __pyx_v_6cubind_5_bind_7convert__NO_KIND;
 
-  /* "cubind/_bind/convert.pyx":486
+  /* "cubind/_bind/convert.pyx":489
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -14701,16 +14718,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_params == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 486, __pyx_L1_error)
+    __PYX_ERR(0, 489, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 486, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 489, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != 2);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":487
+    /* "cubind/_bind/convert.pyx":490
  *     cdef object keep
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")             # <<<<<<<<<<<<<<
@@ -14718,16 +14735,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     if type(values) is not tuple:
 */
     __pyx_t_4 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 487, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 487, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 490, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 490, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_params == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 487, __pyx_L1_error)
+      __PYX_ERR(0, 490, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 487, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 487, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 490, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 490, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
     __pyx_t_7[0] = __pyx_t_5;
@@ -14742,7 +14759,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_7[0]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_7, 3, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 487, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 490, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14752,14 +14769,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 487, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 490, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 487, __pyx_L1_error)
+    __PYX_ERR(0, 490, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":486
+    /* "cubind/_bind/convert.pyx":489
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -14768,7 +14785,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":488
+  /* "cubind/_bind/convert.pyx":491
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params             # <<<<<<<<<<<<<<
@@ -14781,7 +14798,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(size != 2)) {
       if (size > 2) __Pyx_RaiseTooManyValuesError(2);
       else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-      __PYX_ERR(0, 488, __pyx_L1_error)
+      __PYX_ERR(0, 491, __pyx_L1_error)
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
     __pyx_t_3 = PyTuple_GET_ITEM(sequence, 0);
@@ -14789,20 +14806,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_9 = PyTuple_GET_ITEM(sequence, 1);
     __Pyx_INCREF(__pyx_t_9);
     #else
-    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 488, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 491, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 488, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 491, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     #endif
   } else {
-    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 488, __pyx_L1_error)
+    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 491, __pyx_L1_error)
   }
   __pyx_v_values = __pyx_t_3;
   __pyx_t_3 = 0;
   __pyx_v_types = __pyx_t_9;
   __pyx_t_9 = 0;
 
-  /* "cubind/_bind/convert.pyx":489
+  /* "cubind/_bind/convert.pyx":492
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -14813,19 +14830,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":490
+    /* "cubind/_bind/convert.pyx":493
  *     values, types = params
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")             # <<<<<<<<<<<<<<
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 490, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 493, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_values, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":489
+    /* "cubind/_bind/convert.pyx":492
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -14834,7 +14851,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":491
+  /* "cubind/_bind/convert.pyx":494
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -14845,19 +14862,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":492
+    /* "cubind/_bind/convert.pyx":495
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")             # <<<<<<<<<<<<<<
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 492, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 495, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_types, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":491
+    /* "cubind/_bind/convert.pyx":494
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -14866,7 +14883,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":493
+  /* "cubind/_bind/convert.pyx":496
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)             # <<<<<<<<<<<<<<
@@ -14875,12 +14892,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_values == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 493, __pyx_L1_error)
+    __PYX_ERR(0, 496, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 493, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 496, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pyx":494
+  /* "cubind/_bind/convert.pyx":497
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -14889,16 +14906,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_types == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 494, __pyx_L1_error)
+    __PYX_ERR(0, 497, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 497, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != __pyx_v_n);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":495
+    /* "cubind/_bind/convert.pyx":498
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
  *         raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")             # <<<<<<<<<<<<<<
@@ -14906,18 +14923,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
 */
     __pyx_t_3 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 495, __pyx_L1_error)
+      __PYX_ERR(0, 498, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __pyx_t_11[0] = __pyx_t_4;
@@ -14935,7 +14952,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]);
     #endif
     __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 6, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 495, __pyx_L1_error)
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14946,14 +14963,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 495, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 498, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 495, __pyx_L1_error)
+    __PYX_ERR(0, 498, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":494
+    /* "cubind/_bind/convert.pyx":497
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -14962,7 +14979,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":498
+  /* "cubind/_bind/convert.pyx":501
  *     # Handle and struct values lend their own storage: the tuple holding them
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values             # <<<<<<<<<<<<<<
@@ -14972,7 +14989,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_values);
   __pyx_v_keep = __pyx_v_values;
 
-  /* "cubind/_bind/convert.pyx":499
+  /* "cubind/_bind/convert.pyx":502
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -14984,7 +15001,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":500
+    /* "cubind/_bind/convert.pyx":503
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs             # <<<<<<<<<<<<<<
@@ -14995,7 +15012,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_ptrs = __pyx_t_13;
 
-    /* "cubind/_bind/convert.pyx":501
+    /* "cubind/_bind/convert.pyx":504
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs
  *         slots = space.slots             # <<<<<<<<<<<<<<
@@ -15006,7 +15023,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_slots = __pyx_t_14;
 
-    /* "cubind/_bind/convert.pyx":499
+    /* "cubind/_bind/convert.pyx":502
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -15016,7 +15033,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     goto __pyx_L7;
   }
 
-  /* "cubind/_bind/convert.pyx":503
+  /* "cubind/_bind/convert.pyx":506
  *         slots = space.slots
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
@@ -15024,12 +15041,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
 */
   /*else*/ {
-    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 503, __pyx_L1_error)
+    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 506, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":504
+    /* "cubind/_bind/convert.pyx":507
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values             # <<<<<<<<<<<<<<
@@ -15041,7 +15058,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __Pyx_GOTREF(__pyx_v_args->keep);
     __Pyx_DECREF_SET(__pyx_v_args->keep, __pyx_v_values);
 
-    /* "cubind/_bind/convert.pyx":505
+    /* "cubind/_bind/convert.pyx":508
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))             # <<<<<<<<<<<<<<
@@ -15050,7 +15067,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_args->heap = PyMem_Malloc((__pyx_v_n * ((sizeof(void *)) + (sizeof(unsigned PY_LONG_LONG)))));
 
-    /* "cubind/_bind/convert.pyx":506
+    /* "cubind/_bind/convert.pyx":509
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -15062,16 +15079,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":507
+      /* "cubind/_bind/convert.pyx":510
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 507, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 510, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":506
+      /* "cubind/_bind/convert.pyx":509
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -15080,7 +15097,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":508
+    /* "cubind/_bind/convert.pyx":511
  *         if args.heap == NULL:
  *             raise MemoryError()
  *         ptrs = <void**>args.heap             # <<<<<<<<<<<<<<
@@ -15089,7 +15106,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_ptrs = ((void **)__pyx_v_args->heap);
 
-    /* "cubind/_bind/convert.pyx":509
+    /* "cubind/_bind/convert.pyx":512
  *             raise MemoryError()
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)             # <<<<<<<<<<<<<<
@@ -15098,7 +15115,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_slots = ((unsigned PY_LONG_LONG *)(__pyx_v_ptrs + __pyx_v_n));
 
-    /* "cubind/_bind/convert.pyx":510
+    /* "cubind/_bind/convert.pyx":513
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args             # <<<<<<<<<<<<<<
@@ -15110,7 +15127,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   __pyx_L7:;
 
-  /* "cubind/_bind/convert.pyx":511
+  /* "cubind/_bind/convert.pyx":514
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args
  *     for i in range(n):             # <<<<<<<<<<<<<<
@@ -15124,7 +15141,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   for (__pyx_t_16 = 0; __pyx_t_16 < __pyx_t_15; __pyx_t_16+=1) {
     __pyx_v_i = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":512
+    /* "cubind/_bind/convert.pyx":515
  *         keep = args
  *     for i in range(n):
  *         value = (<tuple>values)[i]             # <<<<<<<<<<<<<<
@@ -15133,14 +15150,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_values == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 512, __pyx_L1_error)
+      __PYX_ERR(0, 515, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_values), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":513
+    /* "cubind/_bind/convert.pyx":516
  *     for i in range(n):
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]             # <<<<<<<<<<<<<<
@@ -15149,14 +15166,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 513, __pyx_L1_error)
+      __PYX_ERR(0, 516, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_types), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_kind, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":514
+    /* "cubind/_bind/convert.pyx":517
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -15167,17 +15184,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":515
+      /* "cubind/_bind/convert.pyx":518
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)             # <<<<<<<<<<<<<<
  *             prev = kind
  *         slots[i] = 0
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 515, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 518, __pyx_L1_error)
       __pyx_v_code = __pyx_t_8;
 
-      /* "cubind/_bind/convert.pyx":516
+      /* "cubind/_bind/convert.pyx":519
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)
  *             prev = kind             # <<<<<<<<<<<<<<
@@ -15187,7 +15204,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __Pyx_INCREF(__pyx_v_kind);
       __Pyx_DECREF_SET(__pyx_v_prev, __pyx_v_kind);
 
-      /* "cubind/_bind/convert.pyx":514
+      /* "cubind/_bind/convert.pyx":517
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -15196,7 +15213,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":517
+    /* "cubind/_bind/convert.pyx":520
  *             code = _kind_of(kind, name, i)
  *             prev = kind
  *         slots[i] = 0             # <<<<<<<<<<<<<<
@@ -15205,7 +15222,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_slots[__pyx_v_i]) = 0;
 
-    /* "cubind/_bind/convert.pyx":518
+    /* "cubind/_bind/convert.pyx":521
  *             prev = kind
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]             # <<<<<<<<<<<<<<
@@ -15214,7 +15231,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_ptrs[__pyx_v_i]) = (&(__pyx_v_slots[__pyx_v_i]));
 
-    /* "cubind/_bind/convert.pyx":519
+    /* "cubind/_bind/convert.pyx":522
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -15226,18 +15243,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":520
+      /* "cubind/_bind/convert.pyx":523
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 520, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 523, __pyx_L1_error)
       (__pyx_v_ptrs[__pyx_v_i]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":519
+      /* "cubind/_bind/convert.pyx":522
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -15247,7 +15264,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":521
+    /* "cubind/_bind/convert.pyx":524
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -15259,18 +15276,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":522
+      /* "cubind/_bind/convert.pyx":525
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 522, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 525, __pyx_L1_error)
       (((float *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = ((float)__pyx_t_18);
 
 
-      /* "cubind/_bind/convert.pyx":521
+      /* "cubind/_bind/convert.pyx":524
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -15280,7 +15297,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":523
+    /* "cubind/_bind/convert.pyx":526
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -15292,18 +15309,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":524
+      /* "cubind/_bind/convert.pyx":527
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 524, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 527, __pyx_L1_error)
       (((double *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_18;
 
 
-      /* "cubind/_bind/convert.pyx":523
+      /* "cubind/_bind/convert.pyx":526
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -15313,7 +15330,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":525
+    /* "cubind/_bind/convert.pyx":528
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -15325,18 +15342,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":526
+      /* "cubind/_bind/convert.pyx":529
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 526, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 529, __pyx_L1_error)
       (((void **)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":525
+      /* "cubind/_bind/convert.pyx":528
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -15346,7 +15363,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":527
+    /* "cubind/_bind/convert.pyx":530
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -15358,14 +15375,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":528
+      /* "cubind/_bind/convert.pyx":531
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0             # <<<<<<<<<<<<<<
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)
 */
-      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 528, __pyx_L1_error)
+      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 531, __pyx_L1_error)
       if (__pyx_t_2) {
 
         __pyx_t_19 = 1;
@@ -15377,7 +15394,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       (((unsigned char *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_19;
 
 
-      /* "cubind/_bind/convert.pyx":527
+      /* "cubind/_bind/convert.pyx":530
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -15387,7 +15404,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":529
+    /* "cubind/_bind/convert.pyx":532
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -15399,17 +15416,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":530
+      /* "cubind/_bind/convert.pyx":533
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 530, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 533, __pyx_L1_error)
 
 
-      /* "cubind/_bind/convert.pyx":529
+      /* "cubind/_bind/convert.pyx":532
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -15419,7 +15436,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":532
+    /* "cubind/_bind/convert.pyx":535
  *             _store_char(&slots[i], value, code, name, i)
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
@@ -15427,14 +15444,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     return keep
 */
     /*else*/ {
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 532, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 535, __pyx_L1_error)
 
     }
     __pyx_L12:;
   }
 
 
-  /* "cubind/_bind/convert.pyx":533
+  /* "cubind/_bind/convert.pyx":536
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs             # <<<<<<<<<<<<<<
@@ -15443,7 +15460,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   (__pyx_v_out[0]) = __pyx_v_ptrs;
 
-  /* "cubind/_bind/convert.pyx":534
+  /* "cubind/_bind/convert.pyx":537
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs
  *     return keep             # <<<<<<<<<<<<<<
@@ -15461,7 +15478,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":478
+  /* "cubind/_bind/convert.pyx":481
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -15497,7 +15514,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":537
+/* "cubind/_bind/convert.pyx":540
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -15511,7 +15528,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pyx":540
+  /* "cubind/_bind/convert.pyx":543
  *     # Extension types refuse setattr; their dict takes the attribute (as the
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value             # <<<<<<<<<<<<<<
@@ -15520,11 +15537,11 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   if (unlikely(((PyObject *)((PyTypeObject *)__pyx_v_cls)->tp_dict) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 540, __pyx_L1_error)
+    __PYX_ERR(0, 543, __pyx_L1_error)
   }
-  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 540, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 543, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":541
+  /* "cubind/_bind/convert.pyx":544
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)             # <<<<<<<<<<<<<<
@@ -15532,7 +15549,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   PyType_Modified(((PyTypeObject *)__pyx_v_cls));
 
-  /* "cubind/_bind/convert.pyx":542
+  /* "cubind/_bind/convert.pyx":545
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)
  *     return 0             # <<<<<<<<<<<<<<
@@ -15543,7 +15560,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":537
+  /* "cubind/_bind/convert.pyx":540
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -17042,14 +17059,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_CStringArray(
   __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray = &__pyx_vtable_6cubind_5_bind_7convert_CStringArray;
   __pyx_vtable_6cubind_5_bind_7convert_CStringArray.create = (struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *(*)(PyObject *, char const *, PY_LONG_LONG, char const *))__pyx_f_6cubind_5_bind_7convert_12CStringArray_create;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_CStringArray_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray)) __PYX_ERR(0, 183, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_CStringArray_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray)) __PYX_ERR(0, 186, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = &__pyx_type_6cubind_5_bind_7convert_CStringArray;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 183, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray);
@@ -17059,9 +17076,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_CStringArray(
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 183, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_CStringArray, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 183, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 183, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_CStringArray, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -17082,14 +17099,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
   __pyx_vtable_6cubind_5_bind_7convert_Struct._kept = (PyObject *(*)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t))__pyx_f_6cubind_5_bind_7convert_6Struct__kept;
   __pyx_vtable_6cubind_5_bind_7convert_Struct._keep = (int (*)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t, PyObject *))__pyx_f_6cubind_5_bind_7convert_6Struct__keep;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_Struct_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct)) __PYX_ERR(0, 223, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_Struct_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct)) __PYX_ERR(0, 226, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = &__pyx_type_6cubind_5_bind_7convert_Struct;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 223, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct);
@@ -17099,9 +17116,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 223, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 223, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 223, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -17118,14 +17135,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert_KernelArgs ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 286, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 289, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = &__pyx_type_6cubind_5_bind_7convert_KernelArgs;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 286, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 289, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs);
@@ -17135,8 +17152,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 286, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 286, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 289, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 289, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -17186,14 +17203,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 107, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 110, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 107, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 110, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
@@ -17553,7 +17570,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS = (8 * (sizeof(void *)));
 
-  /* "cubind/_bind/convert.pyx":282
+  /* "cubind/_bind/convert.pyx":285
  *     _KIND_WCHAR = 9     # c_wchar: a 1-character str or an int
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind             # <<<<<<<<<<<<<<
@@ -17565,7 +17582,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":283
+  /* "cubind/_bind/convert.pyx":286
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind
  * cdef object _NO_KIND = object()             # <<<<<<<<<<<<<<
@@ -17578,7 +17595,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 283, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 286, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
@@ -17586,7 +17603,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":330
+  /* "cubind/_bind/convert.pyx":333
  * cdef PyObject* _kind_types[_MAX_KINDS]
  * cdef int _kind_codes[_MAX_KINDS]
  * cdef int _nkinds = 0             # <<<<<<<<<<<<<<
@@ -17595,7 +17612,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":418
+  /* "cubind/_bind/convert.pyx":421
  * 
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None             # <<<<<<<<<<<<<<
@@ -17607,7 +17624,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":419
+  /* "cubind/_bind/convert.pyx":422
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None
  * cdef tuple _ctypes_aggregates = None             # <<<<<<<<<<<<<<
@@ -17681,8 +17698,8 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 283, __pyx_L1_error)
-  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 199, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 286, __pyx_L1_error)
+  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 202, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -17754,31 +17771,31 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{1},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{44},{24},{39},{39},{40},{48},{16},{82},{28},{115},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{34},{9},{6},{6},{6},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{1},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{44},{24},{39},{39},{41},{48},{16},{82},{28},{115},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{34},{9},{6},{6},{6},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6}};
     const struct { const unsigned int length: 11; } bytes_length_index[] = {{1045},{2}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1315 bytes) */
-static const char cstring[] = "x\332\235W\353n\032G\024\346Q\346\237!\"\264\211\2224BU\253\210$U\325\310Au\363\243\212\254\3210{\026\266\236\235\331\316\305\230>I\037\267\347\262\300\342`\047j\024\226\271\234\353w\276s\026+\265\332eH\252\n\312\207\254\352&\253\306\253\376p\335\334\202\237\252\274\001er\216\315\252d\270H\352\326\270\002*\233\033\024\351%\233\244Rk\234\203\210\322\306\263J\177\345\001*\250\372M\250\373\343)ZTmH\371\260_\243{e\215\2470V\240J\202j\2560.2q\214\314(\2731Q\215\237>{\376z6{\376\362\345\204o\306\333&o\330\353\345\247\017\023\n\207>\241d\362\030\215_\203\252CD\355.4>c\224\347n\233\234\324B\345]\007\352\363W\005\276\237\242\213\014-F\216\260(\325\226\304q\033\225K\347@\241\270kR\356\363\"\235\036\270\304\362S%7\263\271\232\253\313\340A\314\314\225\251\252\010)\341jU\352\032#\305\010\346\312jN[0\177\306\220\211>]mO\356hc,\346\270\027\200v\005\025\225\000\2419\336\252\361BmCq\225\312\261xk20|\t\313\354\327\264\2140A\335\273\016P\272R\203\345X\322\230JR\023qsH\273\036\212Jb\310\007\004}\237\031\356\007\251\231\270.-\034o\211#T\247{N\304\372!\243\275}\303H\230\030\315\216\324\016\034Cn90\351\236l\355\202\311glP\235H\253W\217\004\302\227b\047I\220\224$wVL\216\tO\037\374Sb\334:\0327\224\023_c\316u\357\037\3450S\t\237[c\316&\206<`\356\221cn\253D\356\300\227V\265T\344H\320b\367UB?Cy\024\213\315a\313\252\361\325\005Gm\031\320\213\311>\362\342S\351\272\0209\370}1\330\315\234z\220\032N\310\313Y\220\017\206\221M\035\270D\022Sd\342*\004G\337\267\241\251t7\335\243$\275\367\r\241\376L\322\227\201\271\210>\026\273\274\t\236Z\261\002\327\240\026\262\324\355\230\243\342\226F\315\362\335\362\351\213\327/\320~\245\"\374\205\360\342,*+\353\214\260\t\353Z\032\227qvp\0363\365k\255v\2410\200*\007\325\241\334P\001!\367*\201\224\357\202\347\221\311M\360\032\325\2615.T\325Dt\202\243\221\264\337\033\227`\366\371\372z\256\256\277(\357\220J\224\031\222G\2439\020\222<\334\026\202\332\320F?#q\265\277\225\232~\247\371i\203\277\205\230g\335\356\256j\222Y9\000O\317\265m\222\254\252\004\256\236m\300tS^\3356""\260\035L\333\336\200 b\324R\200\017+\202\223\253\3275\366\306a\372\254\334a\030\377C\367\r\365\351\342\035\222`\361\036G\3162\307\305\025\217\033\276\240\363\337 zpo\342:]1\037\344Y\"|\362T\201\253\246\305)\260xk\262\321z\271\273\303\317[d\202\276\204\273\374;\324ZW\264\303\177LQZ\254!\047,\037\320\032\201\202;Z\264\246\361\374\035\252\342\370\252\215\201\276\274iy\353aK_\210\246\266\246k\016\353\r\330\233TZ\331\365viI\304\222U\361\234,h\211\\\016o3U\200\254\374]\214\333;\211P\025;\\Y\006np \321\"\025\017\201\245A:\207\365Q\0179BY7IK\317\352d\2153q\366\243\013\270H?\315\326\340\221\242\261\247\\\250\245c\361\211\364\222W\214\325U(\030\255\025\014-\242\206\017\027\374Z\236\262J\033\034\030V\027\321+,S\344\252\034\245J/&\323\240\177OY\034\313\026\331\000hYg\234\037\2602\366\306\272\220\300\272$q\013\267g\314\355YO\257\2233\032$\207\017M\205>1,7\376Gb\021\004\272F\222Q\347~\221?\336\366\323\214\337\340x\226\205\256]\350\260_\260Wr\005\265).\247\346\037\010u\336\304\260\345\310JW\2417~7\311\013j\371\247\376\360\361\362\027~\250\361r\367Qh\377d*\277S0\370\304\273\241\334\351n2:j\r\014<p|j\367\233\204\246\212\n\240\236<\301U\317W\375J\340\324/\031O\375C\017\262>4\340U\207\225\271\347\340\324(A\243\363d\304\247\217y\027\301\376\024-\n\301\324#I\321X<\201\342\336\301\336\326=\333\017\351\357\001\370\212\370\037X\340\243\312P\375L(:\355m\235\263y\326\303\375\230\037\316\037\337\311\315\332\343@\375Vv\235U\230\2148\355\361C\231\010(\217\224\341k\022\247\346$\002\235\\\330\216\344E\246\351%#\007V~W\312\346\206I\246;\374\365\320&9\252\233;\322\025\241P\217\266\330\231<4\305R\317\031\221=\351\355SM\3049\214\242\331jnN\331\322\374\344\001M\177\302\354#\313!h\376\203\205\257)\251t@]\274D\240\037E8\320\243\2217\352\250\237\232}\300\275\177\335\237\036no\240\313\377\276\371\017\007\021\303\365";
-    PyObject *data = __Pyx_DecompressString(cstring, 1315, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1312 bytes) */
+static const char cstring[] = "x\332\235W\353n\032G\024\346Q\346\237!\"\264\211\2224BU\253\210$U\325\310Au\363\243\212\242\3210{\026\246\336\235\331\316\305\230>I\037\267\347\262\300\342`\307j\024\226\271\234\353w\276s\026+\265\332eH\252\n\312\207\254j\227\225\363\252?\\\273\033\360S\2257\240L\316\321\255J\206\213\244nLS@es\215\"\275\244K*\265\246i \242\264\361\254\322_y\200\n\252~\023\352\376x\212\026U\033R>\354\327\350^Y\343)\214\025\250\222\240\232+\214\213L\034#3\312nLT\343\247\317\236\277\236\315\236\277|9\341\233\361\326\345\r{\275\374\364aB\341\320\047\224L\036\243\361kPu\210\250\335\005\3473Fy\356\326\345\244\026*\357:P\237\277)\360\375\024]dh1r\204E\251\266$\216\333\250\\\272\006\024\2127.\345>/\322\351\201K,?Ur3\233\253\271\272\014\036\304\314\\\231\252\212\220\022\256V\245\2561R\214`\256\254\346\264\005\363g\014\231\350\323\325\366\344\2166\306b\216{\001hWPQ\t\020\232\343\255\032/\3246\224\246R9\026oM\006\206/a\231\375\232\226\021&\250{\333\001JWj\260\034K\032SIj\"n\016i\327CQI\014\371\200\240\3573\303\375 5\023\327\245\205\343-q\204\352t\307\211X?d\264\267o\030\t\023\243\331\221\332\201c\310\255\006L\272#[7\301\34436\250N\244\325\253G\002\341k\261\223$HJ\222;/\3069\324\316#C\356q+\316\306,\270\017\00051U\211\237{c\3165\031\022\201\311G\236\271\257\022\371\003_Z\325R\225#a\213\355W\t\377\014%R,v\207-+\347\253\013\016\3332\242\027\223}D\305\247\322u!r\364\373j\260\23395!u\234\260\227\032gM>8!6u \023IL\221\212\253\020\032\372\276\t\256\322\335t\017\2234\337#B\375\231\244/\003\223\021},vy\023<\365b\005\215C-\244i\263c\222\212[\2325\313w\313\247/^\277@\373\225\212\360\027\302\213\303\250\254lc\204NX\330\342\232\214\303\203\363\230\251_k\265\013\205\001T9\250\016\345\206\n\010\271W\t2c\177\301\003\311d\027\274Fu\354\215\013U\271\210Np6\222\366{\323$\230}\376\362e\256\276|U\336!\227(3d\217Fs ,\271\277/\004\265\241\215~H\342j\177+5\375N\363\323\006\177\0031\317\272\335m\345\222Y5\000\236\236k\353\222\254\252\004M=\333\200\351\246\274\272q\260\035\214\333\336\200 b\324R\200\017+\202\223\253""\3279{\335`\372\254\334a\030\377C\367\r5\352\342\035\222`\361\036g\3162\307\305\025\317\033\276\240\363\337 zh\336\304u\272b>\310\263D\370\344\251\002W\256\3051\260xk\262\321z\271\273\305\317[d\202\276\204\333\374;\324ZW\264\303\177LQZ\254!\047,\037\320\032\201\202[Z\264\306y\376\016Ui\370\252\215\201\276\274iy\353aK_\210\246\266\246s\207\365\006\354u*\255\354z\273\264$b\311\252xN\026\264D.\2077\231*@V\376.\246\331;\211P\025;\\Y\006np \321\"\025\017\201\245A:\207\365Q\0179BY\273\244\245gu\262\2461q\366c\023p\221~\232\255\301#EcO\271PK\307\342\023\351%\357\030\253\253P0Z+\030ZD\r\037M\360ky\312*mp`X]D\257\260L\221\253r\224*\275\230L\203\376Eeq.[d\003\240e\235q~\300\312\330k\333\204\004\266I\022\267p{\306\334\236\365\364:9\243Ar\370\320T\350\023\303r\343\177$\026A\240k$\031u\356W\371\343m?\315\370\025\216gY\350\332\205\016\373\005{%WP\233\322\344\344\376\201P\347M\014[\216\254t\025z\343\227\223\274\241\226\177\352\017\037/\177\341\207\032/w\037\205\366O\246\362C\005\203O\274\033\312\235\356&\243\243\326\300\300=\307\247v\037%4UT\000\365\344\t\256z\276\352W\002\247~\311x\352\037z\220\365\241\001\257:\254\314\035\007\247F\t\032\235\047#>}\310\273\010\366\247hQ\010\246\036H\212\306\342\t\024w\016\366\266\356\330\276O\177\017\3007\304\377\300\002\037U\206\352gB\321io\353\234\315\263\036\356\306|\177\376\370Nvk\217\003\365\261\354:\2530\031q\332\343\3732\021P\036(\303\267$N\315I\004:5a;\222\027\231\246\227\214\034X\371a)\233k&\231\356\360\327C\233\344\250v\267\244+B\241\036m\2613yh\212\245\2363\"{\322\333\247\232\210s\030E\263\325\334\234\262\245\371\311\003\232\376\206\331G\226C\320\374\027\013_SR\351\200\272x\211@?\212p\240G#o\324Q?5\373\200{\377\272?=\334^C\227\377}\363\037\177\335\303\375";
+    PyObject *data = __Pyx_DecompressString(cstring, 1312, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1895 bytes) */
-static const char cstring[] = "\377  bytes \377do not f\337it in\r\005gi\377ven, the\377 attribu\377te\047s val?ue tak5\0008\004\377is small\233er+\000an.\002S\004n\337eeded`\004of\372j\004,O\000 mostz\007\006g|\000 can\203\001\377be used:\361 \225\000\232\000\217\010a ch\377ar (-128\277..255)\257\002(\357with\244\002NUL\363) \214\000\000\001out \376o\000range f\377or a poi\343nt\243\000\256\000\r\016its\377 C type \373[ \001\0350,  i\277tems, \224  \347 mu\311\000\265\000a t\337uple k\000li\217st, \323\002Q\001\262$s\366+\002, \024\003.: :\337 NoneA\003: \177address\023\000\317buff\315 \260 : \023c_\362\002\356#1\257BT\003\027\001\231w\017\n\234!ac\341\000\031\005eOmbed\377!\230  \025\006\377 (C woul\377d truncakte\343Bs\344@ng\357A\377re): exp-eI\000d \000\010(\373B\365\000\022\320\002)\334\003\356\006f\037\t\323\003\215`\350\362 \322\005\367@ \321\007arg\337ument\360\005es\206\266!a V\014\317#\311\006\216\005a>\271\204\002array\355!\305\204\003~\341`at lea\332`\376\267\010a float01\020\244A\244a8\004r \202 Y\017\003n \272\010\333A\260C\263\204\001Z\t\"\002\274\360C\264\205\001non-\356ag\047ral\271)\360\205\003(\217\204\002x\005?ints) \271\003\226\205\002\241:\366\205\002\374I\230\204\002\253a \323\205\001s\377 an enum\353 m\341Ar\327!han\365d\371ca\304\001uct \377(cubind\047\352\326\"c\206\204\002\047\260D: u\377nsupport\307ed \204F\377\204\002\031\000se\347 a ,\003\372\001ege\340a\000\302\"\334\204\001\302g\260\205\001, c\337_bool\004\001vo\037id_p,\236%\366\205\003\210\200 \315?\206\205\001No\207\204\002\301@Cy\367tho\365 s de\377liberate\313ly\233Ai\335\204\001\345\207\003PE\337P-484\210 d \377rejects \377subclass\376\312af built\373in\325\206\002s. If\357 you\274\" to\363 p%\000%\tthen\257 set\362\210\002\047\213\210\002a\377tion_typ\377ing\047 dir\277ective:\001F\377alse.[]]\307: ]\244\205\010\271o\340\206\001adGd_n\333\000\213\205\003\375\204\027r\215\207\002\304\203\204\t\240\212\002,\225\204\001\362e\316C/_\376\326A/conver\377t.pyxdis\277ableen\002\001g\367cis\004\003dsel\177f.heap,""\005\002\317view\343\211\010:\004edn\216!a P\363#ob\313!>\265\211\002pickl\374\000B\002\327ptr\0101A\244\206\001CE\377numCFunc\037PtrCS\352\207\002\024\002\024\001\377KernelAr\273gs\026\000uct\000\003u\357reUn\376!Sim\377pleCData___Pyx\001\000D\207`\377_NextRefw__d\n\001___\345\206\002\376\005\000_getsta\373te\010\001index\336\021\001main\003\002od\273ul\026\002mro*\001n;am%\002new9\001\313 \337_capi\003\006he\177cksum__\026\001\260Q\004!\001\257\213\001\017\003un\244\"e\231_\272\003$\003vt\216A\213\001q\367ual]\005redu\tc\224\002\003\004c\351\204\002\262\001\024\004\250\003/set_\221\005s\304\010\003\006\336.\007test\373\000is\375_\340\206\003_scala\337r.<lo\006\000s>\377.genexpr6\335\213\004of\254\206\003c_\200\217\001\335\213\003_c_dou\275`c\276#\377c_intc_l\347ong\000\003\004\003shoUr\024\000u2\003u\037\002u\037\003\260\002\002\004\004 \004\210\207\003c_\243\214\002c\257astc\307`eW\000_\377tracebac\377kclosecl)s\230\210\003\252\210\003.\327\204\002.\325\204\004\007\n\000\360\210\001\364\210\001\003\002\222\207\001\322\004\354@\357@\326`>\377\001_func\266\206\001\357\016L\236 \217\212\002er\275\216\002\221 t\345\204\003\377popsends\377etdefaul\377tsizeoft\357hrow\276\216\002upd\347ate\374\220\002\200\215\003PY_\357LONG\000\002 (P\333yO\255\205\003*,\242\220\003co\317nst \013\000\034\t, \006*\t)\000,\0076\010\000\024J\013\000\";, \213\212\001 **\222\000\265\204\003\267t_6\215\213\003_5\273\207\002_\2657\272\207\004_\370\205\006Sp\227@ \341*\220\n\365\221\002\311\006\227!_t)\005\000\213\222\002*\340\030#\003\212$O\000\333c\206\2237)\000\252\217\001\376\n\002\014D\005,\301 O\n\346$/\016\371\005\020\034Ty\303pe\265G\277I\315G\223\006_s\200\317\005o\021\226M\314\002\243#\252\007\225u)\377\000unsigne\263d \266\203%\034\022)\000\363B(\270\262\025\220c\233\204\026)\000\000\003\034,\371 \215)\255\003_slow%\000\265\224\003_\341\213\001\013\003c\322\223\003\030\003\375k\341\212\002_param\375s+\003fixed_~\036\004of\000wri\257\211\003\242\377\224\003\000\217\210\003W\003\317""\206\n\000-\ni\377nto\000raw_\014\236\230\002\270\210\001o\000\274\211\001\234\212\002\277\230\001\222\005\217too_\254\230\002\032\002\317\227\001s\354\355&\275\003re\221\221\001_un\213ra\314\215\003\000\223\226\004\252\004\325\207\004_\374\251\226\004\025\006kept\230A";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1895, 3415);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1888 bytes) */
+static const char cstring[] = "\377  bytes \377do not f\337it in\r\005gi\377ven, the\377 attribu\377te\047s val?ue tak5\0008\004\377is small\233er+\000an.\002S\004n\337eeded`\004of\372j\004,O\000 mostz\007\006g|\000 can\203\001\377be used:\361 \225\000\232\000\217\010a ch\377ar (-128\277..255)\257\002(\357with\244\002NUL\363) \214\000\000\001out \376o\000range f\377or a poi\343nt\243\000\256\000\r\016its\377 C type \373[ \001\0350,  i\277tems, \224  \347 mu\311\000\265\000a t\337uple k\000li\217st, \323\002Q\001\262$s\366+\002, \024\003.: :\337 NoneA\003: \177address\023\000\317buff\315 \260 : \023c_\362\002\356#1\257BT\003\027\001\231w\017\n\234!ac\341\000\031\005eOmbed\377!\230  \025\006\377 (C woul\377d truncakte\343Bs\344@ng\357A\377re): exp-eI\000d \000\010(\373B\365\000\022\320\002)\334\003\356\006f\037\t\323\003\215`\350\362 \322\005\367@ \321\007arg\337ument\360\005es\206\266!a V\014\317#\311\006\216\005a>\271\204\002array\355!\305\204\003~\341`at lea\332`\376\267\010a float01\020\244A\244a8\004r \202 Y\017\003n \272\010\333A\260C\263\204\001Z\t!\003\216\347bfin\237``\024\361\205\003(\374\220\204\002y\005ints) \204\272\003\227\205\002:\367\205\002\375I\231\204\002\254a \376\324\205\001s an en\257um m\342Ar\330!h\327and\372ca\305\001uc\377t (cubin\253d\047\327\"c\207\204\002\047\261D:\377 unsuppo\037rted \205F\200\205\002\031\000\237se a ,\003\373\001e\203gea\000\303\"\335\204\001\303g\261\205\001,\177 c_bool\004\001\177void_p,\237%4\367\205\003\210\200 ?\207\205\001No\210\204\002\302@\337Cytho\366 s \377delibera/tely\234Ai\336\204\001\346\207\003\177PEP-484\210 \377d reject\377s subcla\373ss\313af bui\357ltin\326\206\002s. \277If you\274\" \317to p%\000%\tth\277en set\363\210\002\047\376\214\210\002ation_t\377yping\047 d\377irective\376:\001False.[\037]]: ]\245\205\010\272o\341\206\001\037add_n\333\000\214\205\003\376\204\027\021r\216\207\002\204\204\t\241\212\002,\226\204\001\363e\316C\373/_\326A/conv\377ert.pyxd\377isableen\336\002\001gcis\004\003ds\377elf.heap=,\005\002view\344\211""\010:\004\273ed\216!a P\363#o\371b\313!\266\211\002pickl\\\374\000B\002ptr\0101A\245\206\001\377CEnumCFu\177ncPtrCS\353\207\002\374\024\002\024\001Kernel\357Args\026\000uct\276\000\003ureUn\376!S\377impleCDa\177ta__Pyx\001\000\375D\207`_NextR\337ef__d\n\001__\371_\346\206\002\005\000_gets\357tate\010\001ind{ex\021\001main\003\002\357odul\026\002mro\356*\001nam%\002new|9\001\313 _capi\003\006\377hecksum_\301_\026\001Q\004!\001\260\213\001\017\003unf\244\"e_\272\003$\003vt\216A\336\213\001qual]\005re\047duc\224\002\003\004c\351\204\002\262\001\274\024\004\250\003set_\221\005sx\304\010\003\006.\007test\373\000\367is_\340\206\003_sca\177lar.<lo\006\000\377s>.genex\333pr\336\213\004of\254\206\003c_|\201\217\001\336\213\003c_dou\275`\375c\276#c_intc\237_long\000\003\004\003sWhor\024\000u2\003u\037\002\301u\037\003\002\002\004\004 \004\210\207\003c_\276\244\214\002castc\307`e\376W\000_traceb\377ackclose\247cls\230\210\003\252\210\003.\327\204\002.\000\325\204\004\007\n\360\210\001\364\210\001\003\002\222\207\001\322\004\354@\370\357@\326`\377\001_funcp\266\206\001\357\016\236 \203\217\001ger\276\216\002\372\221 t\345\204\003popse\377ndsetdef\377aultsize\177ofthrow\277\216\002?update\375\220\002\201\215\003\177PY_LONG\000\002\337 (PyO\255\205\003*,~\243\220\003const \013\0006\034\t, *\t)\000,\0076\010\330\000\024J\013\000\", \213\212\001 *\271*\222\000\265\204\003t_6\215\213\003_\2555\273\207\002_7\272\207\004_\370\205\006S\rp\227@ *\220\n\366\221\002\311\006\227!/_t)\000\214\222\002*\340\030#\0030\212$O\000\333c\2237)\000\253\217\001\376\n\014\002\014D\005, O\n\346$/\016\371\005\036\020\034Type\265G\277I\315G\006\223\006_s\317\005o\021\226M\314\002\243#\374\252\007\225u)\000unsi\237gned \266\203%\034\022)\305\000\363B(\262\025\220c\233\204\026)\000\315\000\003\034, \215)\255\003_s/low\000\266\224\003_\341\213\001\013\003\351c\323\223\003\030\003k\341\212\002_pa\357rams+\003fix\367ed_\036\004of\000w\023ri\257\211\003\200\225\003\000\217\210\003W\003\317\206\n\375\000-\ninto""\000rgaw_\237\230\002\270\210\001o\000\274\211\001x\234\212\002\300\230\001\222\005too_\255\230\002d\032\002\320\227\001s\355&\275\003re\221\221\001__unra\314\215\003\000\224\226\004\344\252\004\325\207\004_\252\226\004\025\006kep\007t\230A";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1888, 3416);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (3415 bytes) */
-static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int, got the non-integral : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, c_void_p, or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstat""e_cython____test___is_ctypes_scalar.<locals>.genexpraddressofc_boolc_bytec_charc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevaluesPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230A";
+    #else /* compression: none (3416 bytes) */
+static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, c_void_p, or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setsta""te_cython____test___is_ctypes_scalar.<locals>.genexpraddressofc_boolc_bytec_charc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevaluesPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230A";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
@@ -17908,7 +17925,7 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
     __pyx_mstate_global->__pyx_codeobj_tab[0] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[0])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 107};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 110};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
     __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
   }
@@ -19009,30 +19026,165 @@ static CYTHON_INLINE int __Pyx_HasAttr(PyObject *o, PyObject *n) {
 }
 #endif
 
-/* PyObjectFastCallMethod */
-#if !CYTHON_VECTORCALL
-static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf) {
-    PyObject *result;
-    switch (__Pyx_PyVectorcall_NARGS(nargsf)) {
-        case 1:
-            return PyObject_CallMethodObjArgs(args[0], name, NULL);
-        case 2:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], NULL);
-        case 3:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], NULL);
-        case 4:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], NULL);
-        case 5:
-            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], args[4], NULL);
-    }
-    PyObject *attr = PyObject_GetAttr(args[0], name);
-    if (unlikely(!attr))
-        return NULL;
-    result = __Pyx_PyObject_FastCall(attr, args+1, nargsf - 1);
-    Py_DECREF(attr);
-    return result;
+/* PyObjectCallOneArg (used by pyobject_as_double) */
+static CYTHON_INLINE PyObject* __Pyx_PyObject_CallOneArg(PyObject *func, PyObject *arg) {
+    PyObject *args[2] = {NULL, arg};
+    return __Pyx_PyObject_FastCall(func, args+1, 1 | __Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET);
 }
+
+/* pybytes_as_double (used by pyobject_as_double) */
+static double __Pyx_SlowPyString_AsDouble(PyObject *obj) {
+    PyObject *float_value = PyFloat_FromString(obj);
+    if (likely(float_value)) {
+        double value = __Pyx_PyFloat_AS_DOUBLE(float_value);
+        Py_DECREF(float_value);
+        return value;
+    }
+    return (double)-1;
+}
+static const char* __Pyx__PyBytes_AsDouble_Copy(const char* start, char* buffer, Py_ssize_t length) {
+    int last_was_punctuation = 1;
+    int parse_error_found = 0;
+    Py_ssize_t i;
+    for (i=0; i < length; i++) {
+        char chr = start[i];
+        int is_punctuation = (chr == '_') | (chr == '.') | (chr == 'e') | (chr == 'E');
+        *buffer = chr;
+        buffer += (chr != '_');
+        parse_error_found |= last_was_punctuation & is_punctuation;
+        last_was_punctuation = is_punctuation;
+    }
+    parse_error_found |= last_was_punctuation;
+    *buffer = '\0';
+    return unlikely(parse_error_found) ? NULL : buffer;
+}
+static double __Pyx__PyBytes_AsDouble_inf_nan(const char* start, Py_ssize_t length) {
+    int matches = 1;
+    char sign = start[0];
+    int is_signed = (sign == '+') | (sign == '-');
+    start += is_signed;
+    length -= is_signed;
+    switch (start[0]) {
+        #ifdef Py_NAN
+        case 'n':
+        case 'N':
+            if (unlikely(length != 3)) goto parse_failure;
+            matches &= (start[1] == 'a' || start[1] == 'A');
+            matches &= (start[2] == 'n' || start[2] == 'N');
+            if (unlikely(!matches)) goto parse_failure;
+            return (sign == '-') ? -Py_NAN : Py_NAN;
+        #endif
+        case 'i':
+        case 'I':
+            if (unlikely(length < 3)) goto parse_failure;
+            matches &= (start[1] == 'n' || start[1] == 'N');
+            matches &= (start[2] == 'f' || start[2] == 'F');
+            if (likely(length == 3 && matches))
+                return (sign == '-') ? -Py_HUGE_VAL : Py_HUGE_VAL;
+            if (unlikely(length != 8)) goto parse_failure;
+            matches &= (start[3] == 'i' || start[3] == 'I');
+            matches &= (start[4] == 'n' || start[4] == 'N');
+            matches &= (start[5] == 'i' || start[5] == 'I');
+            matches &= (start[6] == 't' || start[6] == 'T');
+            matches &= (start[7] == 'y' || start[7] == 'Y');
+            if (unlikely(!matches)) goto parse_failure;
+            return (sign == '-') ? -Py_HUGE_VAL : Py_HUGE_VAL;
+        case '.': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+            break;
+        default:
+            goto parse_failure;
+    }
+    return 0.0;
+parse_failure:
+    return -1.0;
+}
+static CYTHON_INLINE int __Pyx__PyBytes_AsDouble_IsSpace(char ch) {
+    return (ch == 0x20) | !((ch < 0x9) | (ch > 0xd));
+}
+CYTHON_UNUSED static double __Pyx__PyBytes_AsDouble(PyObject *obj, const char* start, Py_ssize_t length) {
+    double value;
+    Py_ssize_t i, digits;
+    const char *last = start + length;
+    char *end;
+    int valid_parse;
+    while (__Pyx__PyBytes_AsDouble_IsSpace(*start))
+        start++;
+    while (start < last - 1 && __Pyx__PyBytes_AsDouble_IsSpace(last[-1]))
+        last--;
+    length = last - start;
+    if (unlikely(length <= 0)) goto fallback;
+    value = __Pyx__PyBytes_AsDouble_inf_nan(start, length);
+    if (value != 0.0) {
+        if (unlikely(value == -1.0)) goto fallback;
+        return value;
+    }
+    digits = 0;
+    for (i=0; i < length; digits += start[i++] != '_');
+    if (likely(digits == length)) {
+        value = PyOS_string_to_double(start, &end, NULL);
+        valid_parse = (end == last);
+    } else if (digits < 40) {
+        char number[40];
+        last = __Pyx__PyBytes_AsDouble_Copy(start, number, length);
+        if (unlikely(!last)) goto fallback;
+        value = PyOS_string_to_double(number, &end, NULL);
+        valid_parse = (end == last);
+    } else {
+        char *number = (char*) PyMem_Malloc(((size_t) digits + 1) * sizeof(char));
+        if (unlikely(!number)) goto fallback;
+        last = __Pyx__PyBytes_AsDouble_Copy(start, number, length);
+        if (unlikely(!last)) {
+            PyMem_Free(number);
+            goto fallback;
+        }
+        value = PyOS_string_to_double(number, &end, NULL);
+        valid_parse = (end == last);
+        PyMem_Free(number);
+    }
+    if (likely(valid_parse) || (value == (double)-1 && PyErr_Occurred())) {
+        return value;
+    }
+fallback:
+    return __Pyx_SlowPyString_AsDouble(obj);
+}
+
+/* pyobject_as_double */
+static double __Pyx__PyObject_AsDouble(PyObject* obj) {
+    if (PyUnicode_CheckExact(obj)) {
+        return __Pyx_PyUnicode_AsDouble(obj);
+    } else if (PyBytes_CheckExact(obj)) {
+        return __Pyx_PyBytes_AsDouble(obj);
+    } else if (PyByteArray_CheckExact(obj)) {
+        return __Pyx_PyByteArray_AsDouble(obj);
+    } else {
+        PyObject* float_value;
+#if !CYTHON_USE_TYPE_SLOTS
+        float_value = PyNumber_Float(obj);  if ((0)) goto bad;
+        (void)&__Pyx_PyObject_CallOneArg;
+#else
+        PyNumberMethods *nb = Py_TYPE(obj)->tp_as_number;
+        if (likely(nb) && likely(nb->nb_float)) {
+            float_value = nb->nb_float(obj);
+            if (likely(float_value) && unlikely(!PyFloat_Check(float_value))) {
+                __Pyx_RaiseTypeErrorWithObjectType(
+                    "__float__ returned non-float (type " __Pyx_FMT_TYPENAME ")",
+                    float_value);
+                Py_DECREF(float_value);
+                goto bad;
+            }
+        } else {
+            float_value = __Pyx_PyObject_CallOneArg((PyObject*)&PyFloat_Type, obj);
+        }
 #endif
+        if (likely(float_value)) {
+            double value = __Pyx_PyFloat_AS_DOUBLE(float_value);
+            Py_DECREF(float_value);
+            return value;
+        }
+    }
+bad:
+    return (double)-1;
+}
 
 /* PyObjectFormatAndDecref */
 static CYTHON_INLINE PyObject* __Pyx_PyObject_FormatSimpleAndDecref(PyObject* s, PyObject* f) {
@@ -19660,166 +19812,6 @@ static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG
     return __Pyx_PyUnicode_BuildFromAscii(ulength, dpos, (int) length, prepend_sign, padding_char);
 }
 
-/* PyObjectCallOneArg (used by pyobject_as_double) */
-static CYTHON_INLINE PyObject* __Pyx_PyObject_CallOneArg(PyObject *func, PyObject *arg) {
-    PyObject *args[2] = {NULL, arg};
-    return __Pyx_PyObject_FastCall(func, args+1, 1 | __Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET);
-}
-
-/* pybytes_as_double (used by pyobject_as_double) */
-static double __Pyx_SlowPyString_AsDouble(PyObject *obj) {
-    PyObject *float_value = PyFloat_FromString(obj);
-    if (likely(float_value)) {
-        double value = __Pyx_PyFloat_AS_DOUBLE(float_value);
-        Py_DECREF(float_value);
-        return value;
-    }
-    return (double)-1;
-}
-static const char* __Pyx__PyBytes_AsDouble_Copy(const char* start, char* buffer, Py_ssize_t length) {
-    int last_was_punctuation = 1;
-    int parse_error_found = 0;
-    Py_ssize_t i;
-    for (i=0; i < length; i++) {
-        char chr = start[i];
-        int is_punctuation = (chr == '_') | (chr == '.') | (chr == 'e') | (chr == 'E');
-        *buffer = chr;
-        buffer += (chr != '_');
-        parse_error_found |= last_was_punctuation & is_punctuation;
-        last_was_punctuation = is_punctuation;
-    }
-    parse_error_found |= last_was_punctuation;
-    *buffer = '\0';
-    return unlikely(parse_error_found) ? NULL : buffer;
-}
-static double __Pyx__PyBytes_AsDouble_inf_nan(const char* start, Py_ssize_t length) {
-    int matches = 1;
-    char sign = start[0];
-    int is_signed = (sign == '+') | (sign == '-');
-    start += is_signed;
-    length -= is_signed;
-    switch (start[0]) {
-        #ifdef Py_NAN
-        case 'n':
-        case 'N':
-            if (unlikely(length != 3)) goto parse_failure;
-            matches &= (start[1] == 'a' || start[1] == 'A');
-            matches &= (start[2] == 'n' || start[2] == 'N');
-            if (unlikely(!matches)) goto parse_failure;
-            return (sign == '-') ? -Py_NAN : Py_NAN;
-        #endif
-        case 'i':
-        case 'I':
-            if (unlikely(length < 3)) goto parse_failure;
-            matches &= (start[1] == 'n' || start[1] == 'N');
-            matches &= (start[2] == 'f' || start[2] == 'F');
-            if (likely(length == 3 && matches))
-                return (sign == '-') ? -Py_HUGE_VAL : Py_HUGE_VAL;
-            if (unlikely(length != 8)) goto parse_failure;
-            matches &= (start[3] == 'i' || start[3] == 'I');
-            matches &= (start[4] == 'n' || start[4] == 'N');
-            matches &= (start[5] == 'i' || start[5] == 'I');
-            matches &= (start[6] == 't' || start[6] == 'T');
-            matches &= (start[7] == 'y' || start[7] == 'Y');
-            if (unlikely(!matches)) goto parse_failure;
-            return (sign == '-') ? -Py_HUGE_VAL : Py_HUGE_VAL;
-        case '.': case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
-            break;
-        default:
-            goto parse_failure;
-    }
-    return 0.0;
-parse_failure:
-    return -1.0;
-}
-static CYTHON_INLINE int __Pyx__PyBytes_AsDouble_IsSpace(char ch) {
-    return (ch == 0x20) | !((ch < 0x9) | (ch > 0xd));
-}
-CYTHON_UNUSED static double __Pyx__PyBytes_AsDouble(PyObject *obj, const char* start, Py_ssize_t length) {
-    double value;
-    Py_ssize_t i, digits;
-    const char *last = start + length;
-    char *end;
-    int valid_parse;
-    while (__Pyx__PyBytes_AsDouble_IsSpace(*start))
-        start++;
-    while (start < last - 1 && __Pyx__PyBytes_AsDouble_IsSpace(last[-1]))
-        last--;
-    length = last - start;
-    if (unlikely(length <= 0)) goto fallback;
-    value = __Pyx__PyBytes_AsDouble_inf_nan(start, length);
-    if (value != 0.0) {
-        if (unlikely(value == -1.0)) goto fallback;
-        return value;
-    }
-    digits = 0;
-    for (i=0; i < length; digits += start[i++] != '_');
-    if (likely(digits == length)) {
-        value = PyOS_string_to_double(start, &end, NULL);
-        valid_parse = (end == last);
-    } else if (digits < 40) {
-        char number[40];
-        last = __Pyx__PyBytes_AsDouble_Copy(start, number, length);
-        if (unlikely(!last)) goto fallback;
-        value = PyOS_string_to_double(number, &end, NULL);
-        valid_parse = (end == last);
-    } else {
-        char *number = (char*) PyMem_Malloc(((size_t) digits + 1) * sizeof(char));
-        if (unlikely(!number)) goto fallback;
-        last = __Pyx__PyBytes_AsDouble_Copy(start, number, length);
-        if (unlikely(!last)) {
-            PyMem_Free(number);
-            goto fallback;
-        }
-        value = PyOS_string_to_double(number, &end, NULL);
-        valid_parse = (end == last);
-        PyMem_Free(number);
-    }
-    if (likely(valid_parse) || (value == (double)-1 && PyErr_Occurred())) {
-        return value;
-    }
-fallback:
-    return __Pyx_SlowPyString_AsDouble(obj);
-}
-
-/* pyobject_as_double */
-static double __Pyx__PyObject_AsDouble(PyObject* obj) {
-    if (PyUnicode_CheckExact(obj)) {
-        return __Pyx_PyUnicode_AsDouble(obj);
-    } else if (PyBytes_CheckExact(obj)) {
-        return __Pyx_PyBytes_AsDouble(obj);
-    } else if (PyByteArray_CheckExact(obj)) {
-        return __Pyx_PyByteArray_AsDouble(obj);
-    } else {
-        PyObject* float_value;
-#if !CYTHON_USE_TYPE_SLOTS
-        float_value = PyNumber_Float(obj);  if ((0)) goto bad;
-        (void)&__Pyx_PyObject_CallOneArg;
-#else
-        PyNumberMethods *nb = Py_TYPE(obj)->tp_as_number;
-        if (likely(nb) && likely(nb->nb_float)) {
-            float_value = nb->nb_float(obj);
-            if (likely(float_value) && unlikely(!PyFloat_Check(float_value))) {
-                __Pyx_RaiseTypeErrorWithObjectType(
-                    "__float__ returned non-float (type " __Pyx_FMT_TYPENAME ")",
-                    float_value);
-                Py_DECREF(float_value);
-                goto bad;
-            }
-        } else {
-            float_value = __Pyx_PyObject_CallOneArg((PyObject*)&PyFloat_Type, obj);
-        }
-#endif
-        if (likely(float_value)) {
-            double value = __Pyx_PyFloat_AS_DOUBLE(float_value);
-            Py_DECREF(float_value);
-            return value;
-        }
-    }
-bad:
-    return (double)-1;
-}
-
 /* BytesContains */
 static CYTHON_INLINE int __Pyx_BytesContains(char character, PyObject* bytes, int eq) {
     const Py_ssize_t length = __Pyx_PyBytes_GET_SIZE(bytes);
@@ -20188,6 +20180,31 @@ bad:
 static PyObject *__Pyx_Import(PyObject *name, PyObject *const *imported_names, Py_ssize_t len_imported_names, PyObject *qualname, int level) {
     return __Pyx__Import(name, imported_names, len_imported_names, qualname, __pyx_mstate_global->__pyx_d, level);
 }
+
+/* PyObjectFastCallMethod */
+#if !CYTHON_VECTORCALL
+static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf) {
+    PyObject *result;
+    switch (__Pyx_PyVectorcall_NARGS(nargsf)) {
+        case 1:
+            return PyObject_CallMethodObjArgs(args[0], name, NULL);
+        case 2:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], NULL);
+        case 3:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], NULL);
+        case 4:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], NULL);
+        case 5:
+            return PyObject_CallMethodObjArgs(args[0], name, args[1], args[2], args[3], args[4], NULL);
+    }
+    PyObject *attr = PyObject_GetAttr(args[0], name);
+    if (unlikely(!attr))
+        return NULL;
+    result = __Pyx_PyObject_FastCall(attr, args+1, nargsf - 1);
+    Py_DECREF(attr);
+    return result;
+}
+#endif
 
 /* CIntToPyUnicode */
 static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_size_t(size_t value, Py_ssize_t width, char padding_char) {

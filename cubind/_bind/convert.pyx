@@ -36,13 +36,16 @@ cdef object _index(object o, const char* name, str accepted):
 cdef object _integer(object o, const char* name):
     if _is_ctypes_scalar(o):   # c_int(5): its value
         o = o.value
-    # Samples compute grid sizes with `/`: a float with an integral value is
-    # that integer; any other float is a mistake worth a TypeError.
+    # C converts a float given for an integer toward zero, and NVIDIA's samples
+    # rely on it (`gridDimX=n / 256`, `int(dptr) + stride` with a float
+    # stride): the classic convention does the same. NaN and the infinities
+    # have no integer value: a TypeError, as the contract (docs/API.md) says.
     if isinstance(o, float) or (hasattr(o, "is_integer") and hasattr(type(o), "__float__")
                                 and not hasattr(type(o), "__index__")):
-        if o.is_integer():
-            return int(o)
-        raise TypeError(f"{name.decode()}: expected an int, got the non-integral {_type_name(o)} {o!r}")
+        f = float(o)
+        if f != f or f - f != 0:
+            raise TypeError(f"{name.decode()}: expected an int or a finite float, got {_type_name(o)} {o!r}")
+        return int(f)
     return _index(o, name, "an int")
 
 
