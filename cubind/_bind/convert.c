@@ -1689,6 +1689,8 @@ struct __pyx_obj_6cubind_5_bind_7convert_Struct;
 struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs;
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr;
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
 struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 typedef struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 
@@ -1728,7 +1730,7 @@ struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace {
   unsigned PY_LONG_LONG slots[__pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS];
 };
 
-/* "cubind/_bind/convert.pyx":274
+/* "cubind/_bind/convert.pyx":288
  * # The kinds of value a ctypes type stands for; integers carry their size in
  * # bytes in the bits above.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1747,7 +1749,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert__KIND_WCHAR = 9
 };
 
-/* "cubind/_bind/convert.pyx":329
+/* "cubind/_bind/convert.pyx":343
  * # dozen pointers costs less than a dict look-up (the objects stay alive in
  * # _kinds' keys).
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1788,7 +1790,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_Struct {
 };
 
 
-/* "cubind/_bind/convert.pyx":289
+/* "cubind/_bind/convert.pyx":303
  * 
  * 
  * @cython.freelist(8)             # <<<<<<<<<<<<<<
@@ -1818,12 +1820,12 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr {
 };
 
 
-/* "cubind/_bind/convert.pyx":110
- * 
- * cdef bint is_c_function(object o):
- *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
- * 
- * 
+/* "cubind/_bind/convert.pyx":97
+ *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
 */
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr {
   PyObject_HEAD
@@ -1832,8 +1834,36 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr {
 };
 
 
+/* "cubind/_bind/convert.pyx":99
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
+ *         return None  # c_int and the other scalars: not addresses
+ *     import ctypes
+*/
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr {
+  PyObject_HEAD
+  PyObject *__pyx_genexpr_arg_0;
+  PyObject *__pyx_v_cls;
+};
 
-/* "cubind/_bind/convert.pyx":186
+
+/* "cubind/_bind/convert.pyx":124
+ * 
+ * cdef bint is_c_function(object o):
+ *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr {
+  PyObject_HEAD
+  PyObject *__pyx_genexpr_arg_0;
+  PyObject *__pyx_v_cls;
+};
+
+
+
+/* "cubind/_bind/convert.pyx":200
  * 
  * 
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1847,7 +1877,7 @@ struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray {
 static struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray;
 
 
-/* "cubind/_bind/convert.pyx":226
+/* "cubind/_bind/convert.pyx":240
  * 
  * 
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -2453,8 +2483,15 @@ static CYTHON_INLINE int __Pyx_BytesContains(char character, PyObject* bytes, in
     ((unlikely((left) == Py_None) || unlikely((right) == Py_None)) ?\
     PyNumber_InPlaceAdd(left, right) : __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_SharedReferenceInPlace(left, right))
 
-/* PyObjectCompare.proto */
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop);
+/* GetAttr3.proto */
+static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *, PyObject *, PyObject *);
+
+/* PyUnicodeContains.proto */
+static CYTHON_INLINE int __Pyx_PyUnicode_ContainsTF(PyObject* substring, PyObject* text, int eq) {
+    if (substring == text) return (eq == Py_EQ);
+    int result = PyUnicode_Contains(text, substring);
+    return unlikely(result < 0) ? -1 : (result == (eq == Py_EQ));
+}
 
 /* CopyObjectArray.proto (used by TupleOrListFromArrayImpl) */
 #if CYTHON_COMPILING_IN_CPYTHON
@@ -2480,6 +2517,9 @@ static CYTHON_INLINE PyObject *__Pyx_Import(PyObject *name, PyObject *const *imp
 #else
 static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *args, size_t nargsf);
 #endif
+
+/* PyObjectCompare.proto */
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop);
 
 /* CIntToPyUnicode.proto */
 #define __Pyx_PyUnicode_From_size_t(value, width, padding_char, format_char) (\
@@ -2746,9 +2786,6 @@ static CYTHON_INLINE PyObject* __Pyx_CallUnboundCMethod1(__Pyx_CachedCFunction* 
 #else
 #define __Pyx_CallUnboundCMethod1(cfunc, self, arg)  __Pyx__CallUnboundCMethod1(cfunc, self, arg)
 #endif
-
-/* GetAttr3.proto */
-static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *, PyObject *, PyObject *);
 
 /* PyDictVersioning.proto (used by GetModuleGlobalName) */
 #if CYTHON_USE_DICT_VERSIONS && CYTHON_USE_TYPE_SLOTS
@@ -3160,13 +3197,13 @@ static CYTHON_INLINE PyObject* __Pyx_PyLong_From_unsigned_PY_LONG_LONG(unsigned 
 static CYTHON_INLINE unsigned PY_LONG_LONG __Pyx_PyLong_As_unsigned_PY_LONG_LONG(PyObject *);
 
 /* CIntToPy.proto */
+static CYTHON_INLINE PyObject* __Pyx_PyLong_From_long(long value);
+
+/* CIntToPy.proto */
 static CYTHON_INLINE PyObject* __Pyx_PyLong_From_int(int value);
 
 /* CIntFromPy.proto */
 static CYTHON_INLINE size_t __Pyx_PyLong_As_size_t(PyObject *);
-
-/* CIntToPy.proto */
-static CYTHON_INLINE PyObject* __Pyx_PyLong_From_long(long value);
 
 /* CIntToPy.proto */
 static CYTHON_INLINE PyObject* __Pyx_PyLong_From___pyx_anon_enum(int value);
@@ -3458,6 +3495,7 @@ static int __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(PyObject *); /*prot
 static PyObject *__pyx_f_6cubind_5_bind_7convert__index(PyObject *, char const *, PyObject *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert__integer(PyObject *, char const *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *, char const *, PyObject *); /*proto*/
+static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *, Py_ssize_t); /*proto*/
 static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *, char const *, Py_ssize_t); /*proto*/
@@ -3485,6 +3523,8 @@ static const char __pyx_k_owner__refs[] = "_owner, _refs";
 static const char __pyx_k_Slow_paths_of_the_argument_conve[] = "Slow paths of the argument conversions (see _convert.pxd).";
 /* #### Code section: decls ### */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_17_is_ctypes_scalar_genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
 static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_12CStringArray_2__reduce_cython__(CYTHON_UNUSED struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self); /* proto */
@@ -3610,6 +3650,52 @@ static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_1_genex
 #if CYTHON_VECTORCALL_TPNEW
 static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
 #endif
+static PyObject *__pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+static PyObject *__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyTypeObject *t, PyObject *a, PyObject *k); /*proto*/
+#endif
+#if !CYTHON_VECTORCALL_TPNEW
+#define __pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr __pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr
+#endif
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
+#endif
+static PyObject *__pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+static PyObject *__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyTypeObject *t, PyObject *a, PyObject *k); /*proto*/
+#endif
+#if !CYTHON_VECTORCALL_TPNEW
+#define __pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr __pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr
+#endif
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
+#endif
 /* #### Code section: late_includes ### */
 /* #### Code section: module_state ### */
 /* SmallCodeConfig */
@@ -3639,18 +3725,22 @@ namespace {
     PyObject *__pyx_type_6cubind_5_bind_7convert_KernelArgs;
     PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct__genexpr;
     PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
+    PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
+    PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_CStringArray;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_Struct;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_KernelArgs;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct__genexpr;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
+    PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
+    PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_get;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_items;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_pop;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_values;
     PyObject *__pyx_slice[1];
-    PyObject *__pyx_codeobj_tab[2];
-    PyObject *__pyx_string_tab[141];
+    PyObject *__pyx_codeobj_tab[4];
+    PyObject *__pyx_string_tab[150];
     PyObject *__pyx_number_tab[6];
 /* #### Code section: module_state_contents ### */
 /* PyFrozenDict.module_state_decls */
@@ -3672,6 +3762,16 @@ int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct__genexpr;
 #if CYTHON_USE_FREELISTS
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr[8];
 int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
+#endif
+
+#if CYTHON_USE_FREELISTS
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr[8];
+int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
+#endif
+
+#if CYTHON_USE_FREELISTS
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr[8];
+int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
 #endif
 /* CodeObjectCache.module_state_decls */
 struct __Pyx_CodeObjectCache __pyx_code_cache;
@@ -3715,147 +3815,156 @@ static __pyx_mstatetype __pyx_mstate_global_static =
 static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_static;
 #endif
 /* #### Code section: constant_name_defines ### */
-#define __pyx_kp_u__2 __pyx_string_tab[0]
-#define __pyx_kp_u_bytes_do_not_fit_in __pyx_string_tab[1]
-#define __pyx_kp_u_bytes_given_the_attribute_s_val __pyx_string_tab[2]
-#define __pyx_kp_u_bytes_is_smaller_than_the __pyx_string_tab[3]
-#define __pyx_kp_u_bytes_needed __pyx_string_tab[4]
-#define __pyx_kp_u_bytes_of __pyx_string_tab[5]
-#define __pyx_kp_u_bytes_at_most __pyx_string_tab[6]
-#define __pyx_kp_u_bytes_got __pyx_string_tab[7]
-#define __pyx_kp_u_cannot_be_used __pyx_string_tab[8]
-#define __pyx_kp_u_does_not_fit_in_a_char_128_255 __pyx_string_tab[9]
-#define __pyx_kp_u_fit_with_the_NUL __pyx_string_tab[10]
-#define __pyx_kp_u_is __pyx_string_tab[11]
-#define __pyx_kp_u_is_out_of_range_for_a_pointer __pyx_string_tab[12]
-#define __pyx_kp_u_is_out_of_range_for_its_C_type __pyx_string_tab[13]
-#define __pyx_kp_u_is_out_of_range_for_its_C_type_2 __pyx_string_tab[14]
-#define __pyx_kp_u_items_but __pyx_string_tab[15]
-#define __pyx_kp_u_must_be_a_tuple_or_list_got __pyx_string_tab[16]
-#define __pyx_kp_u_types_2 __pyx_string_tab[17]
-#define __pyx_kp_u_values_but __pyx_string_tab[18]
-#define __pyx_kp_u__4 __pyx_string_tab[19]
-#define __pyx_kp_u_got __pyx_string_tab[20]
-#define __pyx_kp_u__8 __pyx_string_tab[21]
-#define __pyx_kp_u__3 __pyx_string_tab[22]
-#define __pyx_kp_u_None_but __pyx_string_tab[23]
-#define __pyx_kp_u_address __pyx_string_tab[24]
-#define __pyx_kp_u_buffer_of __pyx_string_tab[25]
-#define __pyx_kp_u_c_char_takes_1_byte_got __pyx_string_tab[26]
-#define __pyx_kp_u_c_wchar_takes_1_character_got __pyx_string_tab[27]
-#define __pyx_kp_u_embedded_NUL_character_C_would __pyx_string_tab[28]
-#define __pyx_kp_u_expected __pyx_string_tab[29]
-#define __pyx_kp_u_expected_values_types_got_a_tup __pyx_string_tab[30]
-#define __pyx_kp_u_expected_None_an_int_address_a __pyx_string_tab[31]
-#define __pyx_kp_u_expected_a_bytearray_or_bytes_o __pyx_string_tab[32]
-#define __pyx_kp_u_expected_a_float_got __pyx_string_tab[33]
-#define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[34]
-#define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[35]
-#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[36]
-#define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[37]
-#define __pyx_kp_u_the_buffer_of __pyx_string_tab[38]
-#define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[39]
-#define __pyx_kp_u_unsupported_argument_type __pyx_string_tab[40]
-#define __pyx_kp_u_use_a_ctypes_integer_float_or_c __pyx_string_tab[41]
-#define __pyx_kp_u_ __pyx_string_tab[42]
-#define __pyx_kp_u_None __pyx_string_tab[43]
-#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[44]
-#define __pyx_kp_u__6 __pyx_string_tab[45]
-#define __pyx_kp_u__5 __pyx_string_tab[46]
-#define __pyx_kp_u__7 __pyx_string_tab[47]
-#define __pyx_kp_u_expected_bytes_or_str_got_None __pyx_string_tab[48]
-#define __pyx_kp_u_add_note __pyx_string_tab[49]
-#define __pyx_kp_u_an_int __pyx_string_tab[50]
-#define __pyx_kp_u_an_int_address_a_buffer_or_None __pyx_string_tab[51]
-#define __pyx_kp_u_bytes_or_str __pyx_string_tab[52]
-#define __pyx_kp_u_bytes_str_or_None __pyx_string_tab[53]
-#define __pyx_kp_u_cubind__bind_convert_pyx __pyx_string_tab[54]
-#define __pyx_kp_u_disable __pyx_string_tab[55]
-#define __pyx_kp_u_enable __pyx_string_tab[56]
-#define __pyx_kp_u_gc __pyx_string_tab[57]
-#define __pyx_kp_u_isenabled __pyx_string_tab[58]
-#define __pyx_kp_u_self_heap_self_view_cannot_be_co __pyx_string_tab[59]
-#define __pyx_kp_u_self_ptr_cannot_be_converted_to __pyx_string_tab[60]
-#define __pyx_n_u_Array __pyx_string_tab[61]
-#define __pyx_n_u_CEnum __pyx_string_tab[62]
-#define __pyx_n_u_CFuncPtr __pyx_string_tab[63]
-#define __pyx_n_u_CStringArray __pyx_string_tab[64]
-#define __pyx_n_u_Enum __pyx_string_tab[65]
-#define __pyx_n_u_KernelArgs __pyx_string_tab[66]
-#define __pyx_n_u_Struct __pyx_string_tab[67]
-#define __pyx_n_u_Structure __pyx_string_tab[68]
-#define __pyx_n_u_Union __pyx_string_tab[69]
-#define __pyx_n_u_SimpleCData __pyx_string_tab[70]
-#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[71]
-#define __pyx_n_u_dict __pyx_string_tab[72]
-#define __pyx_n_u_float __pyx_string_tab[73]
-#define __pyx_n_u_getstate __pyx_string_tab[74]
-#define __pyx_n_u_index __pyx_string_tab[75]
-#define __pyx_n_u_main __pyx_string_tab[76]
-#define __pyx_n_u_module __pyx_string_tab[77]
-#define __pyx_n_u_mro __pyx_string_tab[78]
-#define __pyx_n_u_name __pyx_string_tab[79]
-#define __pyx_n_u_new __pyx_string_tab[80]
-#define __pyx_n_u_pyx_capi __pyx_string_tab[81]
-#define __pyx_n_u_pyx_checksum __pyx_string_tab[82]
-#define __pyx_n_u_pyx_state __pyx_string_tab[83]
-#define __pyx_n_u_pyx_type __pyx_string_tab[84]
-#define __pyx_n_u_pyx_unpickle_Struct __pyx_string_tab[85]
-#define __pyx_n_u_pyx_vtable __pyx_string_tab[86]
-#define __pyx_n_u_qualname __pyx_string_tab[87]
-#define __pyx_n_u_reduce __pyx_string_tab[88]
-#define __pyx_n_u_reduce_cython __pyx_string_tab[89]
-#define __pyx_n_u_reduce_ex __pyx_string_tab[90]
-#define __pyx_n_u_set_name __pyx_string_tab[91]
-#define __pyx_n_u_setstate __pyx_string_tab[92]
-#define __pyx_n_u_setstate_cython __pyx_string_tab[93]
-#define __pyx_n_u_test __pyx_string_tab[94]
-#define __pyx_n_u_is_ctypes_scalar_locals_genexpr __pyx_string_tab[95]
-#define __pyx_n_u_addressof __pyx_string_tab[96]
-#define __pyx_n_u_c_bool __pyx_string_tab[97]
-#define __pyx_n_u_c_byte __pyx_string_tab[98]
-#define __pyx_n_u_c_char __pyx_string_tab[99]
-#define __pyx_n_u_c_double __pyx_string_tab[100]
-#define __pyx_n_u_c_float __pyx_string_tab[101]
-#define __pyx_n_u_c_int __pyx_string_tab[102]
-#define __pyx_n_u_c_long __pyx_string_tab[103]
-#define __pyx_n_u_c_longlong __pyx_string_tab[104]
-#define __pyx_n_u_c_short __pyx_string_tab[105]
-#define __pyx_n_u_c_ubyte __pyx_string_tab[106]
-#define __pyx_n_u_c_uint __pyx_string_tab[107]
-#define __pyx_n_u_c_ulong __pyx_string_tab[108]
-#define __pyx_n_u_c_ulonglong __pyx_string_tab[109]
-#define __pyx_n_u_c_ushort __pyx_string_tab[110]
-#define __pyx_n_u_c_void_p __pyx_string_tab[111]
-#define __pyx_n_u_c_wchar __pyx_string_tab[112]
-#define __pyx_n_u_cast __pyx_string_tab[113]
-#define __pyx_n_u_cline_in_traceback __pyx_string_tab[114]
-#define __pyx_n_u_close __pyx_string_tab[115]
-#define __pyx_n_u_cls __pyx_string_tab[116]
-#define __pyx_n_u_ctypes __pyx_string_tab[117]
-#define __pyx_n_u_cubind__bind_convert __pyx_string_tab[118]
-#define __pyx_n_u_cubind__bind_enum __pyx_string_tab[119]
-#define __pyx_n_u_enum __pyx_string_tab[120]
-#define __pyx_n_u_enumerate __pyx_string_tab[121]
-#define __pyx_n_u_genexpr __pyx_string_tab[122]
-#define __pyx_n_u_get __pyx_string_tab[123]
-#define __pyx_n_u_getPtr __pyx_string_tab[124]
-#define __pyx_n_u_is_c_function_locals_genexpr __pyx_string_tab[125]
-#define __pyx_n_u_is_integer __pyx_string_tab[126]
-#define __pyx_n_u_items __pyx_string_tab[127]
-#define __pyx_n_u_next __pyx_string_tab[128]
-#define __pyx_n_u_object __pyx_string_tab[129]
-#define __pyx_n_u_pop __pyx_string_tab[130]
-#define __pyx_n_u_send __pyx_string_tab[131]
-#define __pyx_n_u_setdefault __pyx_string_tab[132]
-#define __pyx_n_u_sizeof __pyx_string_tab[133]
-#define __pyx_n_u_throw __pyx_string_tab[134]
-#define __pyx_n_u_types __pyx_string_tab[135]
-#define __pyx_n_u_update __pyx_string_tab[136]
-#define __pyx_n_u_value __pyx_string_tab[137]
-#define __pyx_n_u_values __pyx_string_tab[138]
-#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[139]
-#define __pyx_kp_b_iso88591_A __pyx_string_tab[140]
+#define __pyx_kp_u__6 __pyx_string_tab[0]
+#define __pyx_kp_u__2 __pyx_string_tab[1]
+#define __pyx_kp_u_bytes_do_not_fit_in __pyx_string_tab[2]
+#define __pyx_kp_u_bytes_given_the_attribute_s_val __pyx_string_tab[3]
+#define __pyx_kp_u_bytes_is_smaller_than_the __pyx_string_tab[4]
+#define __pyx_kp_u_bytes_needed __pyx_string_tab[5]
+#define __pyx_kp_u_bytes_of __pyx_string_tab[6]
+#define __pyx_kp_u_bytes_at_most __pyx_string_tab[7]
+#define __pyx_kp_u_bytes_got __pyx_string_tab[8]
+#define __pyx_kp_u_cannot_be_used __pyx_string_tab[9]
+#define __pyx_kp_u_does_not_fit_in_a_char_128_255 __pyx_string_tab[10]
+#define __pyx_kp_u_fit_with_the_NUL __pyx_string_tab[11]
+#define __pyx_kp_u_is __pyx_string_tab[12]
+#define __pyx_kp_u_is_out_of_range_for_a_pointer __pyx_string_tab[13]
+#define __pyx_kp_u_is_out_of_range_for_its_C_type __pyx_string_tab[14]
+#define __pyx_kp_u_is_out_of_range_for_its_C_type_2 __pyx_string_tab[15]
+#define __pyx_kp_u_items_but __pyx_string_tab[16]
+#define __pyx_kp_u_must_be_a_tuple_or_list_got __pyx_string_tab[17]
+#define __pyx_kp_u_types_2 __pyx_string_tab[18]
+#define __pyx_kp_u_values_but __pyx_string_tab[19]
+#define __pyx_kp_u__4 __pyx_string_tab[20]
+#define __pyx_kp_u_got __pyx_string_tab[21]
+#define __pyx_kp_u__9 __pyx_string_tab[22]
+#define __pyx_kp_u__3 __pyx_string_tab[23]
+#define __pyx_kp_u_None_but __pyx_string_tab[24]
+#define __pyx_kp_u_address __pyx_string_tab[25]
+#define __pyx_kp_u_buffer_of __pyx_string_tab[26]
+#define __pyx_kp_u_c_char_takes_1_byte_got __pyx_string_tab[27]
+#define __pyx_kp_u_c_wchar_takes_1_character_got __pyx_string_tab[28]
+#define __pyx_kp_u_embedded_NUL_character_C_would __pyx_string_tab[29]
+#define __pyx_kp_u_expected __pyx_string_tab[30]
+#define __pyx_kp_u_expected_values_types_got_a_tup __pyx_string_tab[31]
+#define __pyx_kp_u_expected_None_an_int_address_a __pyx_string_tab[32]
+#define __pyx_kp_u_expected_a_bytearray_or_bytes_o __pyx_string_tab[33]
+#define __pyx_kp_u_expected_a_float_got __pyx_string_tab[34]
+#define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[35]
+#define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[36]
+#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[37]
+#define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[38]
+#define __pyx_kp_u_the_buffer_of __pyx_string_tab[39]
+#define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[40]
+#define __pyx_kp_u_unsupported_argument_type __pyx_string_tab[41]
+#define __pyx_kp_u_use_a_ctypes_integer_float_or_c __pyx_string_tab[42]
+#define __pyx_kp_u_ __pyx_string_tab[43]
+#define __pyx_kp_u_None __pyx_string_tab[44]
+#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[45]
+#define __pyx_kp_u__7 __pyx_string_tab[46]
+#define __pyx_kp_u__5 __pyx_string_tab[47]
+#define __pyx_kp_u__8 __pyx_string_tab[48]
+#define __pyx_kp_u_expected_bytes_or_str_got_None __pyx_string_tab[49]
+#define __pyx_kp_u_add_note __pyx_string_tab[50]
+#define __pyx_kp_u_an_int __pyx_string_tab[51]
+#define __pyx_kp_u_an_int_address_a_buffer_or_None __pyx_string_tab[52]
+#define __pyx_kp_u_bytes_or_str __pyx_string_tab[53]
+#define __pyx_kp_u_bytes_str_or_None __pyx_string_tab[54]
+#define __pyx_kp_u_cubind__bind_convert_pyx __pyx_string_tab[55]
+#define __pyx_kp_u_disable __pyx_string_tab[56]
+#define __pyx_kp_u_enable __pyx_string_tab[57]
+#define __pyx_kp_u_gc __pyx_string_tab[58]
+#define __pyx_kp_u_isenabled __pyx_string_tab[59]
+#define __pyx_kp_u_self_heap_self_view_cannot_be_co __pyx_string_tab[60]
+#define __pyx_kp_u_self_ptr_cannot_be_converted_to __pyx_string_tab[61]
+#define __pyx_n_u_Array __pyx_string_tab[62]
+#define __pyx_n_u_CEnum __pyx_string_tab[63]
+#define __pyx_n_u_CFuncPtr __pyx_string_tab[64]
+#define __pyx_n_u_CStringArray __pyx_string_tab[65]
+#define __pyx_n_u_Enum __pyx_string_tab[66]
+#define __pyx_n_u_KernelArgs __pyx_string_tab[67]
+#define __pyx_n_u_Struct __pyx_string_tab[68]
+#define __pyx_n_u_Structure __pyx_string_tab[69]
+#define __pyx_n_u_Union __pyx_string_tab[70]
+#define __pyx_n_u_Pointer __pyx_string_tab[71]
+#define __pyx_n_u_SimpleCData __pyx_string_tab[72]
+#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[73]
+#define __pyx_n_u_dict __pyx_string_tab[74]
+#define __pyx_n_u_float __pyx_string_tab[75]
+#define __pyx_n_u_getstate __pyx_string_tab[76]
+#define __pyx_n_u_index __pyx_string_tab[77]
+#define __pyx_n_u_main __pyx_string_tab[78]
+#define __pyx_n_u_module __pyx_string_tab[79]
+#define __pyx_n_u_mro __pyx_string_tab[80]
+#define __pyx_n_u_name __pyx_string_tab[81]
+#define __pyx_n_u_new __pyx_string_tab[82]
+#define __pyx_n_u_pyx_capi __pyx_string_tab[83]
+#define __pyx_n_u_pyx_checksum __pyx_string_tab[84]
+#define __pyx_n_u_pyx_state __pyx_string_tab[85]
+#define __pyx_n_u_pyx_type __pyx_string_tab[86]
+#define __pyx_n_u_pyx_unpickle_Struct __pyx_string_tab[87]
+#define __pyx_n_u_pyx_vtable __pyx_string_tab[88]
+#define __pyx_n_u_qualname __pyx_string_tab[89]
+#define __pyx_n_u_reduce __pyx_string_tab[90]
+#define __pyx_n_u_reduce_cython __pyx_string_tab[91]
+#define __pyx_n_u_reduce_ex __pyx_string_tab[92]
+#define __pyx_n_u_set_name __pyx_string_tab[93]
+#define __pyx_n_u_setstate __pyx_string_tab[94]
+#define __pyx_n_u_setstate_cython __pyx_string_tab[95]
+#define __pyx_n_u_test __pyx_string_tab[96]
+#define __pyx_n_u_ctypes_2 __pyx_string_tab[97]
+#define __pyx_n_u_ctypes_pointer_value_locals_gen __pyx_string_tab[98]
+#define __pyx_n_u_is_ctypes_scalar_locals_genexpr __pyx_string_tab[99]
+#define __pyx_n_u_type __pyx_string_tab[100]
+#define __pyx_n_u_addressof __pyx_string_tab[101]
+#define __pyx_n_u_c_bool __pyx_string_tab[102]
+#define __pyx_n_u_c_byte __pyx_string_tab[103]
+#define __pyx_n_u_c_char __pyx_string_tab[104]
+#define __pyx_n_u_c_char_p __pyx_string_tab[105]
+#define __pyx_n_u_c_double __pyx_string_tab[106]
+#define __pyx_n_u_c_float __pyx_string_tab[107]
+#define __pyx_n_u_c_int __pyx_string_tab[108]
+#define __pyx_n_u_c_long __pyx_string_tab[109]
+#define __pyx_n_u_c_longlong __pyx_string_tab[110]
+#define __pyx_n_u_c_short __pyx_string_tab[111]
+#define __pyx_n_u_c_ubyte __pyx_string_tab[112]
+#define __pyx_n_u_c_uint __pyx_string_tab[113]
+#define __pyx_n_u_c_ulong __pyx_string_tab[114]
+#define __pyx_n_u_c_ulonglong __pyx_string_tab[115]
+#define __pyx_n_u_c_ushort __pyx_string_tab[116]
+#define __pyx_n_u_c_void_p __pyx_string_tab[117]
+#define __pyx_n_u_c_wchar __pyx_string_tab[118]
+#define __pyx_n_u_c_wchar_p __pyx_string_tab[119]
+#define __pyx_n_u_cast __pyx_string_tab[120]
+#define __pyx_n_u_cline_in_traceback __pyx_string_tab[121]
+#define __pyx_n_u_close __pyx_string_tab[122]
+#define __pyx_n_u_cls __pyx_string_tab[123]
+#define __pyx_n_u_ctypes __pyx_string_tab[124]
+#define __pyx_n_u_cubind__bind_convert __pyx_string_tab[125]
+#define __pyx_n_u_cubind__bind_enum __pyx_string_tab[126]
+#define __pyx_n_u_enum __pyx_string_tab[127]
+#define __pyx_n_u_enumerate __pyx_string_tab[128]
+#define __pyx_n_u_genexpr __pyx_string_tab[129]
+#define __pyx_n_u_get __pyx_string_tab[130]
+#define __pyx_n_u_getPtr __pyx_string_tab[131]
+#define __pyx_n_u_is_c_function_locals_genexpr __pyx_string_tab[132]
+#define __pyx_n_u_is_integer __pyx_string_tab[133]
+#define __pyx_n_u_items __pyx_string_tab[134]
+#define __pyx_n_u_next __pyx_string_tab[135]
+#define __pyx_n_u_object __pyx_string_tab[136]
+#define __pyx_n_u_pop __pyx_string_tab[137]
+#define __pyx_n_u_send __pyx_string_tab[138]
+#define __pyx_n_u_setdefault __pyx_string_tab[139]
+#define __pyx_n_u_sizeof __pyx_string_tab[140]
+#define __pyx_n_u_throw __pyx_string_tab[141]
+#define __pyx_n_u_types __pyx_string_tab[142]
+#define __pyx_n_u_update __pyx_string_tab[143]
+#define __pyx_n_u_value __pyx_string_tab[144]
+#define __pyx_n_u_values __pyx_string_tab[145]
+#define __pyx_n_u_zZP __pyx_string_tab[146]
+#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[147]
+#define __pyx_kp_b_iso88591__10 __pyx_string_tab[148]
+#define __pyx_kp_b_iso88591_A __pyx_string_tab[149]
 #define __pyx_int_0 __pyx_number_tab[0]
 #define __pyx_int_1 __pyx_number_tab[1]
 #define __pyx_int_8 __pyx_number_tab[2]
@@ -3887,13 +3996,17 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct__genexpr);
   Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
   Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_get.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_values.method);
   for (int i=0; i<1; ++i) { Py_CLEAR(clear_module_state->__pyx_slice[i]); }
-  for (int i=0; i<2; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<141; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<4; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
+  for (int i=0; i<150; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<6; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_clear_contents ### */
 /* CommonTypesMetaclass.module_state_clear */
@@ -3928,13 +4041,17 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct__genexpr);
   Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
   Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_get.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_values.method);
   for (int i=0; i<1; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_slice[i]); }
-  for (int i=0; i<2; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<141; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<4; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
+  for (int i=0; i<150; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<6; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_traverse_contents ### */
 /* CommonTypesMetaclass.module_state_traverse */
@@ -7142,344 +7259,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "cubind/_bind/convert.pyx":94
- * 
- * 
- * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
- *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
- *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
+/* "cubind/_bind/convert.pyx":97
+ *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
 */
 
-static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, char const *__pyx_v_name) {
-  PyObject *__pyx_v_v = NULL;
-  int __pyx_v_overflow;
-  PY_LONG_LONG __pyx_v_s;
-  void *__pyx_r;
-  __Pyx_RefNannyDeclarations
-  int __pyx_t_1;
-  int __pyx_t_2;
-  int __pyx_t_3;
-  PyObject *__pyx_t_4 = NULL;
-  PyObject *__pyx_t_5 = NULL;
-  Py_ssize_t __pyx_t_6;
-  PyObject *__pyx_t_7 = NULL;
-  PyObject *__pyx_t_8 = NULL;
-  PyObject *__pyx_t_9 = NULL;
-  PyObject *__pyx_t_10[3];
-  int __pyx_t_11;
-  size_t __pyx_t_12;
-  PyObject *__pyx_t_13[4];
-  int __pyx_lineno = 0;
-  const char *__pyx_filename = NULL;
-  int __pyx_clineno = 0;
-  __Pyx_RefNannySetupContext("address_slow", 0);
-
-  /* "cubind/_bind/convert.pyx":95
- * 
- * cdef void* address_slow(object o, const char* name) except? NULL:
- *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
- *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
- *     v = _index(o, name, "an int address, a buffer or None")
-*/
-  __pyx_t_2 = PyObject_CheckBuffer(__pyx_v_o);
-
-  if (!__pyx_t_2) {
-
-  } else {
-
-    __pyx_t_1 = __pyx_t_2;
-
-    goto __pyx_L4_bool_binop_done;
-  }
-  __pyx_t_3 = PyUnicode_Check(__pyx_v_o); 
-  if (!__pyx_t_3) {
-
-  } else {
-
-    __pyx_t_2 = __pyx_t_3;
-
-    goto __pyx_L6_bool_binop_done;
-  }
-  __pyx_t_3 = PyFloat_Check(__pyx_v_o); 
-
-  __pyx_t_2 = __pyx_t_3;
-
-  __pyx_L6_bool_binop_done:;
-
-  __pyx_t_1 = __pyx_t_2;
-
-  __pyx_L4_bool_binop_done:;
-  if (unlikely(__pyx_t_1)) {
-
-
-    /* "cubind/_bind/convert.pyx":96
- * cdef void* address_slow(object o, const char* name) except? NULL:
- *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
- *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")             # <<<<<<<<<<<<<<
- *     v = _index(o, name, "an int address, a buffer or None")
- *     # A handle's address (its __index__) is the common case here: checked in
-*/
-    __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 96, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 96, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_7);
-
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 96, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 96, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_9);
-    __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __pyx_t_10[0] = __pyx_t_7;
-    __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u_expected_an_int_address_or_None;
-    __pyx_t_10[2] = __pyx_t_9;
-    __pyx_t_6 = 39;
-    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-    __pyx_t_6 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_10[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_10[2]);
-    #endif
-    __pyx_t_11 = 0;
-    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-    __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
-    #endif
-    __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 96, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_8);
-    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __pyx_t_12 = 1;
-    {
-      PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_t_8};
-      __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 96, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_4);
-    }
-    __Pyx_Raise(__pyx_t_4, 0, 0, 0);
-    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __PYX_ERR(0, 96, __pyx_L1_error)
-
-    /* "cubind/_bind/convert.pyx":95
- * 
- * cdef void* address_slow(object o, const char* name) except? NULL:
- *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
- *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
- *     v = _index(o, name, "an int address, a buffer or None")
-*/
-  }
-
-  /* "cubind/_bind/convert.pyx":97
- *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
- *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
- *     v = _index(o, name, "an int address, a buffer or None")             # <<<<<<<<<<<<<<
- *     # A handle's address (its __index__) is the common case here: checked in
- *     # C, without Python int arithmetic.
-*/
-  __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int_address_a_buffer_or_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_4);
-  __pyx_v_v = __pyx_t_4;
-  __pyx_t_4 = 0;
-
-  /* "cubind/_bind/convert.pyx":100
- *     # A handle's address (its __index__) is the common case here: checked in
- *     # C, without Python int arithmetic.
- *     cdef int overflow = 0             # <<<<<<<<<<<<<<
- *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
- *     if overflow == 0 and s >= 0:
-*/
-  __pyx_v_overflow = 0;
-
-  /* "cubind/_bind/convert.pyx":101
- *     # C, without Python int arithmetic.
- *     cdef int overflow = 0
- *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)             # <<<<<<<<<<<<<<
- *     if overflow == 0 and s >= 0:
- *         return <void*><size_t>s
-*/
-  __pyx_v_s = PyLong_AsLongLongAndOverflow(__pyx_v_v, (&__pyx_v_overflow));
-
-  /* "cubind/_bind/convert.pyx":102
- *     cdef int overflow = 0
- *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
- *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
- *         return <void*><size_t>s
- *     if v < 0 or v >> _ADDRESS_BITS:
-*/
-  __pyx_t_2 = (__pyx_v_overflow == 0);
-
-  if (__pyx_t_2) {
-
-  } else {
-
-    __pyx_t_1 = __pyx_t_2;
-
-    goto __pyx_L9_bool_binop_done;
-  }
-  __pyx_t_2 = (__pyx_v_s >= 0);
-
-
-  __pyx_t_1 = __pyx_t_2;
-
-  __pyx_L9_bool_binop_done:;
-  if (__pyx_t_1) {
-
-
-    /* "cubind/_bind/convert.pyx":103
- *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
- *     if overflow == 0 and s >= 0:
- *         return <void*><size_t>s             # <<<<<<<<<<<<<<
- *     if v < 0 or v >> _ADDRESS_BITS:
- *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
-*/
-    {
-
-      __pyx_r = ((void *)((size_t)__pyx_v_s));
-    }
-    goto __pyx_L0;
-
-    /* "cubind/_bind/convert.pyx":102
- *     cdef int overflow = 0
- *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
- *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
- *         return <void*><size_t>s
- *     if v < 0 or v >> _ADDRESS_BITS:
-*/
-  }
-
-  /* "cubind/_bind/convert.pyx":104
- *     if overflow == 0 and s >= 0:
- *         return <void*><size_t>s
- *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
- *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
- *     return <void*><size_t>v
-*/
-  __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 104, __pyx_L1_error)
-  if (!__pyx_t_2) {
-
-  } else {
-
-    __pyx_t_1 = __pyx_t_2;
-
-    goto __pyx_L12_bool_binop_done;
-  }
-  __pyx_t_4 = __Pyx_PyLong_From_int(__pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 104, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_8 = PyNumber_Rshift(__pyx_v_v, __pyx_t_4); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 104, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_8);
-  __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_t_8); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 104, __pyx_L1_error)
-  __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-
-  __pyx_t_1 = __pyx_t_2;
-
-  __pyx_L12_bool_binop_done:;
-  if (unlikely(__pyx_t_1)) {
-
-
-    /* "cubind/_bind/convert.pyx":105
- *         return <void*><size_t>s
- *     if v < 0 or v >> _ADDRESS_BITS:
- *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")             # <<<<<<<<<<<<<<
- *     return <void*><size_t>v
- * 
-*/
-    __pyx_t_4 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 105, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 105, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_5);
-
-    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 105, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_13[0] = __pyx_t_5;
-    __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_address;
-    __pyx_t_13[2] = __pyx_t_9;
-    __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u_is_out_of_range_for_a_pointer;
-    __pyx_t_6 = 40;
-    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-    __pyx_t_6 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_13[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_13[2]);
-    #endif
-    __pyx_t_11 = 0;
-    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-    __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
-    #endif
-    __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 105, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_7);
-    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __pyx_t_12 = 1;
-    {
-      PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_t_7};
-      __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
-      __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 105, __pyx_L1_error)
-      __Pyx_GOTREF(__pyx_t_8);
-    }
-    __Pyx_Raise(__pyx_t_8, 0, 0, 0);
-    __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 105, __pyx_L1_error)
-
-    /* "cubind/_bind/convert.pyx":104
- *     if overflow == 0 and s >= 0:
- *         return <void*><size_t>s
- *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
- *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
- *     return <void*><size_t>v
-*/
-  }
-
-  /* "cubind/_bind/convert.pyx":106
- *     if v < 0 or v >> _ADDRESS_BITS:
- *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
- *     return <void*><size_t>v             # <<<<<<<<<<<<<<
- * 
- * 
-*/
-  __pyx_t_12 = __Pyx_PyLong_As_size_t(__pyx_v_v); if (unlikely((__pyx_t_12 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 106, __pyx_L1_error)
-  {
-
-    __pyx_r = ((void *)((size_t)__pyx_t_12));
-  }
-
-  goto __pyx_L0;
-
-  /* "cubind/_bind/convert.pyx":94
- * 
- * 
- * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
- *     if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
- *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
-*/
-
-  /* function exit code */
-  __pyx_L1_error:;
-  __Pyx_XDECREF(__pyx_t_4);
-  __Pyx_XDECREF(__pyx_t_5);
-  __Pyx_XDECREF(__pyx_t_7);
-  __Pyx_XDECREF(__pyx_t_8);
-  __Pyx_XDECREF(__pyx_t_9);
-  __Pyx_AddTraceback("cubind._bind.convert.address_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
-  __pyx_r = NULL;
-  __pyx_L0:;
-  __Pyx_XDECREF(__pyx_v_v);
-
-
-
-  __Pyx_RefNannyFinishContext();
-  return __pyx_r;
-}
-static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
-
-/* "cubind/_bind/convert.pyx":110
- * 
- * cdef bint is_c_function(object o):
- *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
- * 
- * 
-*/
-
-static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
   struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *__pyx_cur_scope;
   PyObject *__pyx_r = NULL;
   __Pyx_RefNannyDeclarations
@@ -7491,7 +7281,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 110, __pyx_L1_error)
+    __PYX_ERR(0, 97, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -7499,7 +7289,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_is_c_function_locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_ctypes_pointer_value_locals_gen, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 97, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -7507,7 +7297,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
 
   /* function exit code */
   __pyx_L1_error:;
-  __Pyx_AddTraceback("cubind._bind.convert.is_c_function.genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __Pyx_AddTraceback("cubind._bind.convert._ctypes_pointer_value.genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = NULL;
   __Pyx_DECREF((PyObject *)__pyx_cur_scope);
   __Pyx_XGIVEREF(__pyx_r);
@@ -7515,9 +7305,201 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   return __pyx_r;
 }
 
-static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value) /* generator body */
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value) /* generator body */
 {
   struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *__pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *)__pyx_generator->closure);
+  PyObject *__pyx_r = NULL;
+  PyObject *__pyx_t_1 = NULL;
+  Py_ssize_t __pyx_t_2;
+  PyObject *(*__pyx_t_3)(PyObject *);
+  PyObject *__pyx_t_4 = NULL;
+  int __pyx_t_5;
+  int __pyx_t_6;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannyDeclarations
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  switch (__pyx_generator->resume_label) {
+    case 0: goto __pyx_L3_first_run;
+    default: /* CPython raises the right error here */
+    __Pyx_RefNannyFinishContext();
+    return NULL;
+  }
+  __pyx_L3_first_run:;
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 97, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 97, __pyx_L1_error) }
+  if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
+    __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
+    __pyx_t_2 = 0;
+    __pyx_t_3 = NULL;
+  } else {
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 97, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 97, __pyx_L1_error)
+  }
+  for (;;) {
+    if (likely(!__pyx_t_3)) {
+      if (likely(PyList_CheckExact(__pyx_t_1))) {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+          #endif
+          if (__pyx_t_2 >= __pyx_temp) break;
+        }
+        __pyx_t_4 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_1, __pyx_t_2, __Pyx_ReferenceSharing_OwnStrongReference);
+        ++__pyx_t_2;
+      } else {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+          #endif
+          if (__pyx_t_2 >= __pyx_temp) break;
+        }
+        #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+        __pyx_t_4 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_2));
+        #else
+        __pyx_t_4 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_2);
+        #endif
+        ++__pyx_t_2;
+      }
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
+    } else {
+      __pyx_t_4 = __pyx_t_3(__pyx_t_1);
+      if (unlikely(!__pyx_t_4)) {
+        PyObject* exc_type = PyErr_Occurred();
+        if (exc_type) {
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 97, __pyx_L1_error)
+          PyErr_Clear();
+        }
+        break;
+      }
+    }
+    __Pyx_GOTREF(__pyx_t_4);
+    __Pyx_XGOTREF(__pyx_cur_scope->__pyx_v_cls);
+    __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
+    __Pyx_GIVEREF(__pyx_t_4);
+    __pyx_t_4 = 0;
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    __pyx_t_6 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+    if (!__pyx_t_6) {
+
+    } else {
+
+      __pyx_t_5 = __pyx_t_6;
+
+      goto __pyx_L7_bool_binop_done;
+    }
+    __pyx_t_6 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_SimpleCData, Py_EQ); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+
+    __pyx_t_5 = __pyx_t_6;
+
+    __pyx_L7_bool_binop_done:;
+    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+    __pyx_t_6 = __pyx_t_5;
+
+
+    if (__pyx_t_6) {
+
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(Py_True);
+          __pyx_r = Py_True;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      goto __pyx_L0;
+    }
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  /*else*/ {
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(Py_False);
+        __pyx_r = Py_False;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+  }
+  CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
+
+  /* function exit code */
+  goto __pyx_L0;
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_4);
+  if (__Pyx_PyErr_Occurred()) {
+    __Pyx_Generator_Replace_StopIteration(0);
+    __Pyx_AddTraceback("genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  }
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  #if !CYTHON_USE_EXC_INFO_STACK
+  __Pyx_Coroutine_ResetAndClearException(__pyx_generator);
+  #endif
+  __pyx_generator->resume_label = -1;
+  __Pyx_Coroutine_clear((PyObject*)__pyx_generator);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
+
+/* "cubind/_bind/convert.pyx":99
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
+ *         return None  # c_int and the other scalars: not addresses
+ *     import ctypes
+*/
+
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *__pyx_cur_scope;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  __pyx_cur_scope = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, __pyx_mstate_global->__pyx_empty_tuple, NULL);
+  if (unlikely(!__pyx_cur_scope)) {
+    __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)Py_None);
+    __Pyx_INCREF(Py_None);
+    __PYX_ERR(0, 99, __pyx_L1_error)
+  } else {
+    __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
+  }
+  __pyx_cur_scope->__pyx_genexpr_arg_0 = __pyx_genexpr_arg_0;
+  __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  {
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_ctypes_pointer_value_locals_gen, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 99, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_cur_scope);
+    __Pyx_RefNannyFinishContext();
+    return (PyObject *) gen;
+  }
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert._ctypes_pointer_value.genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __Pyx_DECREF((PyObject *)__pyx_cur_scope);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value) /* generator body */
+{
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *__pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)__pyx_generator->closure);
   PyObject *__pyx_r = NULL;
   PyObject *__pyx_t_1 = NULL;
   Py_ssize_t __pyx_t_2;
@@ -7536,16 +7518,16 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 110, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 110, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 99, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 99, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 99, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -7553,7 +7535,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7563,7 +7545,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7574,13 +7556,13 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 110, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 99, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 110, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 99, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -7591,9 +7573,9 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
     __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_4);
     __pyx_t_4 = 0;
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 99, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_CFuncPtr, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_SimpleCData, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     if (__pyx_t_5) {
 
@@ -7645,7 +7627,787 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":109
+/* "cubind/_bind/convert.pyx":94
+ * 
+ * 
+ * cdef object _ctypes_pointer_value(object o):             # <<<<<<<<<<<<<<
+ *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+*/
+
+static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject *__pyx_v_o) {
+  PyObject *__pyx_v_ctypes = NULL;
+  PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1 = 0;
+  PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2 = 0;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  PyObject *__pyx_t_1 = NULL;
+  PyObject *__pyx_t_2 = NULL;
+  int __pyx_t_3;
+  int __pyx_t_4;
+  PyObject *__pyx_t_5 = NULL;
+  PyObject *__pyx_t_6 = NULL;
+  PyObject *__pyx_t_7 = NULL;
+  size_t __pyx_t_8;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("_ctypes_pointer_value", 0);
+
+  /* "cubind/_bind/convert.pyx":97
+ *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
+*/
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_t_2 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  __pyx_t_1 = __pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexpr(NULL, __pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  __pyx_t_2 = __Pyx_Generator_GetInlinedResult(__pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_2); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  __pyx_t_4 = (!__pyx_t_3);
+
+
+  if (__pyx_t_4) {
+
+
+    /* "cubind/_bind/convert.pyx":98
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
+ *         return None             # <<<<<<<<<<<<<<
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
+ *         return None  # c_int and the other scalars: not addresses
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __pyx_r = Py_None; __Pyx_INCREF(Py_None);
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pyx":97
+ *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":99
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
+ *         return None  # c_int and the other scalars: not addresses
+ *     import ctypes
+*/
+  __pyx_t_2 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_t_2, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  if (__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_4 = __pyx_t_3;
+
+    goto __pyx_L5_bool_binop_done;
+  }
+  __pyx_t_1 = __Pyx_GetAttr3(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_type, __pyx_mstate_global->__pyx_kp_u__6); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_t_3 = (__Pyx_PyUnicode_ContainsTF(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_zZP, Py_NE)); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+
+  __pyx_t_4 = __pyx_t_3;
+
+  __pyx_L5_bool_binop_done:;
+  if (__pyx_t_4) {
+
+
+    /* "cubind/_bind/convert.pyx":100
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
+ *         return None  # c_int and the other scalars: not addresses             # <<<<<<<<<<<<<<
+ *     import ctypes
+ *     return ctypes.cast(o, ctypes.c_void_p).value or 0
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __pyx_r = Py_None; __Pyx_INCREF(Py_None);
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pyx":99
+ *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
+ *         return None
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
+ *         return None  # c_int and the other scalars: not addresses
+ *     import ctypes
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":101
+ *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
+ *         return None  # c_int and the other scalars: not addresses
+ *     import ctypes             # <<<<<<<<<<<<<<
+ *     return ctypes.cast(o, ctypes.c_void_p).value or 0
+ * 
+*/
+  __pyx_t_5 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 101, __pyx_L1_error)
+  __pyx_t_1 = __pyx_t_5;
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_v_ctypes = __pyx_t_1;
+  __pyx_t_1 = 0;
+
+  /* "cubind/_bind/convert.pyx":102
+ *         return None  # c_int and the other scalars: not addresses
+ *     import ctypes
+ *     return ctypes.cast(o, ctypes.c_void_p).value or 0             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_6 = __pyx_v_ctypes;
+  __Pyx_INCREF(__pyx_t_6);
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_7);
+  __pyx_t_8 = 0;
+  {
+    PyObject *__pyx_callargs[3] = {__pyx_t_6, __pyx_v_o, __pyx_t_7};
+    __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_cast, __pyx_callargs+__pyx_t_8, (3-__pyx_t_8) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+    __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
+    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 102, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
+  }
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_7);
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  __pyx_t_4 = __Pyx_PyObject_IsTrue(__pyx_t_7); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 102, __pyx_L1_error)
+  if (!__pyx_t_4) {
+    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+  } else {
+    __Pyx_INCREF(__pyx_t_7);
+    __pyx_t_1 = __pyx_t_7;
+    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+    goto __pyx_L7_bool_binop_done;
+  }
+  __pyx_t_7 = __Pyx_PyLong_From_long(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_7);
+  __pyx_t_1 = __pyx_t_7;
+  __pyx_t_7 = 0;
+  __pyx_L7_bool_binop_done:;
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_1;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_1 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pyx":94
+ * 
+ * 
+ * cdef object _ctypes_pointer_value(object o):             # <<<<<<<<<<<<<<
+ *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+ *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_2);
+  __Pyx_XDECREF(__pyx_t_6);
+  __Pyx_XDECREF(__pyx_t_7);
+  __Pyx_AddTraceback("cubind._bind.convert._ctypes_pointer_value", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XDECREF(__pyx_v_ctypes);
+  __Pyx_XDECREF(__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1);
+  __Pyx_XDECREF(__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pyx":105
+ * 
+ * 
+ * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
+ *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
+ *     if pointer is not None:
+*/
+
+static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, char const *__pyx_v_name) {
+  PyObject *__pyx_v_pointer = NULL;
+  PyObject *__pyx_v_v = NULL;
+  int __pyx_v_overflow;
+  PY_LONG_LONG __pyx_v_s;
+  void *__pyx_r;
+  __Pyx_RefNannyDeclarations
+  PyObject *__pyx_t_1 = NULL;
+  int __pyx_t_2;
+  int __pyx_t_3;
+  int __pyx_t_4;
+  PyObject *__pyx_t_5 = NULL;
+  Py_ssize_t __pyx_t_6;
+  PyObject *__pyx_t_7 = NULL;
+  PyObject *__pyx_t_8 = NULL;
+  PyObject *__pyx_t_9 = NULL;
+  PyObject *__pyx_t_10[3];
+  int __pyx_t_11;
+  size_t __pyx_t_12;
+  PyObject *__pyx_t_13[4];
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("address_slow", 0);
+  __Pyx_INCREF(__pyx_v_o);
+
+  /* "cubind/_bind/convert.pyx":106
+ * 
+ * cdef void* address_slow(object o, const char* name) except? NULL:
+ *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol             # <<<<<<<<<<<<<<
+ *     if pointer is not None:
+ *         o = pointer
+*/
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 106, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_v_pointer = __pyx_t_1;
+  __pyx_t_1 = 0;
+
+  /* "cubind/_bind/convert.pyx":107
+ * cdef void* address_slow(object o, const char* name) except? NULL:
+ *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
+ *     if pointer is not None:             # <<<<<<<<<<<<<<
+ *         o = pointer
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+*/
+  __pyx_t_2 = (__pyx_v_pointer != Py_None);
+  if (__pyx_t_2) {
+
+
+    /* "cubind/_bind/convert.pyx":108
+ *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
+ *     if pointer is not None:
+ *         o = pointer             # <<<<<<<<<<<<<<
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+ *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
+*/
+    __Pyx_INCREF(__pyx_v_pointer);
+    __Pyx_DECREF_SET(__pyx_v_o, __pyx_v_pointer);
+
+    /* "cubind/_bind/convert.pyx":107
+ * cdef void* address_slow(object o, const char* name) except? NULL:
+ *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
+ *     if pointer is not None:             # <<<<<<<<<<<<<<
+ *         o = pointer
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+*/
+    goto __pyx_L3;
+  }
+
+  /* "cubind/_bind/convert.pyx":109
+ *     if pointer is not None:
+ *         o = pointer
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
+ *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
+ *     v = _index(o, name, "an int address, a buffer or None")
+*/
+  __pyx_t_3 = PyObject_CheckBuffer(__pyx_v_o);
+
+  if (!__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_2 = __pyx_t_3;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  __pyx_t_4 = PyUnicode_Check(__pyx_v_o); 
+  if (!__pyx_t_4) {
+
+  } else {
+
+    __pyx_t_3 = __pyx_t_4;
+
+    goto __pyx_L6_bool_binop_done;
+  }
+  __pyx_t_4 = PyFloat_Check(__pyx_v_o); 
+
+  __pyx_t_3 = __pyx_t_4;
+
+  __pyx_L6_bool_binop_done:;
+
+  __pyx_t_2 = __pyx_t_3;
+
+  __pyx_L4_bool_binop_done:;
+  if (unlikely(__pyx_t_2)) {
+
+
+    /* "cubind/_bind/convert.pyx":110
+ *         o = pointer
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+ *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")             # <<<<<<<<<<<<<<
+ *     v = _index(o, name, "an int address, a buffer or None")
+ *     # A handle's address (its __index__) is the common case here: checked in
+*/
+    __pyx_t_5 = NULL;
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_7);
+
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_8);
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_9);
+    __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
+    __pyx_t_10[0] = __pyx_t_7;
+    __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u_expected_an_int_address_or_None;
+    __pyx_t_10[2] = __pyx_t_9;
+    __pyx_t_6 = 39;
+    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+    __pyx_t_6 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_10[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_10[2]);
+    #endif
+    __pyx_t_11 = 0;
+    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+    __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
+    #endif
+    __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_6, __pyx_t_11);
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_8);
+    __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+    __pyx_t_12 = 1;
+    {
+      PyObject *__pyx_callargs[2] = {__pyx_t_5, __pyx_t_8};
+      __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_1);
+    }
+    __Pyx_Raise(__pyx_t_1, 0, 0, 0);
+    __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+    __PYX_ERR(0, 110, __pyx_L1_error)
+
+    /* "cubind/_bind/convert.pyx":109
+ *     if pointer is not None:
+ *         o = pointer
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
+ *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
+ *     v = _index(o, name, "an int address, a buffer or None")
+*/
+  }
+  __pyx_L3:;
+
+  /* "cubind/_bind/convert.pyx":111
+ *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+ *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
+ *     v = _index(o, name, "an int address, a buffer or None")             # <<<<<<<<<<<<<<
+ *     # A handle's address (its __index__) is the common case here: checked in
+ *     # C, without Python int arithmetic.
+*/
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int_address_a_buffer_or_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 111, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_v_v = __pyx_t_1;
+  __pyx_t_1 = 0;
+
+  /* "cubind/_bind/convert.pyx":114
+ *     # A handle's address (its __index__) is the common case here: checked in
+ *     # C, without Python int arithmetic.
+ *     cdef int overflow = 0             # <<<<<<<<<<<<<<
+ *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
+ *     if overflow == 0 and s >= 0:
+*/
+  __pyx_v_overflow = 0;
+
+  /* "cubind/_bind/convert.pyx":115
+ *     # C, without Python int arithmetic.
+ *     cdef int overflow = 0
+ *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)             # <<<<<<<<<<<<<<
+ *     if overflow == 0 and s >= 0:
+ *         return <void*><size_t>s
+*/
+  __pyx_v_s = PyLong_AsLongLongAndOverflow(__pyx_v_v, (&__pyx_v_overflow));
+
+  /* "cubind/_bind/convert.pyx":116
+ *     cdef int overflow = 0
+ *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
+ *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
+ *         return <void*><size_t>s
+ *     if v < 0 or v >> _ADDRESS_BITS:
+*/
+  __pyx_t_3 = (__pyx_v_overflow == 0);
+
+  if (__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_2 = __pyx_t_3;
+
+    goto __pyx_L9_bool_binop_done;
+  }
+  __pyx_t_3 = (__pyx_v_s >= 0);
+
+
+  __pyx_t_2 = __pyx_t_3;
+
+  __pyx_L9_bool_binop_done:;
+  if (__pyx_t_2) {
+
+
+    /* "cubind/_bind/convert.pyx":117
+ *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
+ *     if overflow == 0 and s >= 0:
+ *         return <void*><size_t>s             # <<<<<<<<<<<<<<
+ *     if v < 0 or v >> _ADDRESS_BITS:
+ *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
+*/
+    {
+
+      __pyx_r = ((void *)((size_t)__pyx_v_s));
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pyx":116
+ *     cdef int overflow = 0
+ *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
+ *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
+ *         return <void*><size_t>s
+ *     if v < 0 or v >> _ADDRESS_BITS:
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":118
+ *     if overflow == 0 and s >= 0:
+ *         return <void*><size_t>s
+ *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
+ *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
+ *     return <void*><size_t>v
+*/
+  __pyx_t_3 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 118, __pyx_L1_error)
+  if (!__pyx_t_3) {
+
+  } else {
+
+    __pyx_t_2 = __pyx_t_3;
+
+    goto __pyx_L12_bool_binop_done;
+  }
+  __pyx_t_1 = __Pyx_PyLong_From_int(__pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 118, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_t_8 = PyNumber_Rshift(__pyx_v_v, __pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 118, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_8);
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_8); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 118, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
+
+  __pyx_t_2 = __pyx_t_3;
+
+  __pyx_L12_bool_binop_done:;
+  if (unlikely(__pyx_t_2)) {
+
+
+    /* "cubind/_bind/convert.pyx":119
+ *         return <void*><size_t>s
+ *     if v < 0 or v >> _ADDRESS_BITS:
+ *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")             # <<<<<<<<<<<<<<
+ *     return <void*><size_t>v
+ * 
+*/
+    __pyx_t_1 = NULL;
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_5);
+
+    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_9);
+    __pyx_t_13[0] = __pyx_t_5;
+    __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_address;
+    __pyx_t_13[2] = __pyx_t_9;
+    __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u_is_out_of_range_for_a_pointer;
+    __pyx_t_6 = 40;
+    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+    __pyx_t_6 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_13[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_13[2]);
+    #endif
+    __pyx_t_11 = 0;
+    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+    __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
+    #endif
+    __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_6, __pyx_t_11);
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_7);
+    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+    __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+    __pyx_t_12 = 1;
+    {
+      PyObject *__pyx_callargs[2] = {__pyx_t_1, __pyx_t_7};
+      __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+      __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
+      __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 119, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_8);
+    }
+    __Pyx_Raise(__pyx_t_8, 0, 0, 0);
+    __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
+    __PYX_ERR(0, 119, __pyx_L1_error)
+
+    /* "cubind/_bind/convert.pyx":118
+ *     if overflow == 0 and s >= 0:
+ *         return <void*><size_t>s
+ *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
+ *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
+ *     return <void*><size_t>v
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":120
+ *     if v < 0 or v >> _ADDRESS_BITS:
+ *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
+ *     return <void*><size_t>v             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_12 = __Pyx_PyLong_As_size_t(__pyx_v_v); if (unlikely((__pyx_t_12 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 120, __pyx_L1_error)
+  {
+
+    __pyx_r = ((void *)((size_t)__pyx_t_12));
+  }
+
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pyx":105
+ * 
+ * 
+ * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
+ *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
+ *     if pointer is not None:
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_5);
+  __Pyx_XDECREF(__pyx_t_7);
+  __Pyx_XDECREF(__pyx_t_8);
+  __Pyx_XDECREF(__pyx_t_9);
+  __Pyx_AddTraceback("cubind._bind.convert.address_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __pyx_L0:;
+  __Pyx_XDECREF(__pyx_v_pointer);
+  __Pyx_XDECREF(__pyx_v_v);
+
+
+  __Pyx_XDECREF(__pyx_v_o);
+
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
+
+/* "cubind/_bind/convert.pyx":124
+ * 
+ * cdef bint is_c_function(object o):
+ *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *__pyx_cur_scope;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  __pyx_cur_scope = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, __pyx_mstate_global->__pyx_empty_tuple, NULL);
+  if (unlikely(!__pyx_cur_scope)) {
+    __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)Py_None);
+    __Pyx_INCREF(Py_None);
+    __PYX_ERR(0, 124, __pyx_L1_error)
+  } else {
+    __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
+  }
+  __pyx_cur_scope->__pyx_genexpr_arg_0 = __pyx_genexpr_arg_0;
+  __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  {
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[3]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_is_c_function_locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_cur_scope);
+    __Pyx_RefNannyFinishContext();
+    return (PyObject *) gen;
+  }
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.is_c_function.genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __Pyx_DECREF((PyObject *)__pyx_cur_scope);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value) /* generator body */
+{
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *__pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)__pyx_generator->closure);
+  PyObject *__pyx_r = NULL;
+  PyObject *__pyx_t_1 = NULL;
+  Py_ssize_t __pyx_t_2;
+  PyObject *(*__pyx_t_3)(PyObject *);
+  PyObject *__pyx_t_4 = NULL;
+  int __pyx_t_5;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannyDeclarations
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  switch (__pyx_generator->resume_label) {
+    case 0: goto __pyx_L3_first_run;
+    default: /* CPython raises the right error here */
+    __Pyx_RefNannyFinishContext();
+    return NULL;
+  }
+  __pyx_L3_first_run:;
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 124, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 124, __pyx_L1_error) }
+  if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
+    __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
+    __pyx_t_2 = 0;
+    __pyx_t_3 = NULL;
+  } else {
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_1);
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 124, __pyx_L1_error)
+  }
+  for (;;) {
+    if (likely(!__pyx_t_3)) {
+      if (likely(PyList_CheckExact(__pyx_t_1))) {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+          #endif
+          if (__pyx_t_2 >= __pyx_temp) break;
+        }
+        __pyx_t_4 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_1, __pyx_t_2, __Pyx_ReferenceSharing_OwnStrongReference);
+        ++__pyx_t_2;
+      } else {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+          #endif
+          if (__pyx_t_2 >= __pyx_temp) break;
+        }
+        #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+        __pyx_t_4 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_1, __pyx_t_2));
+        #else
+        __pyx_t_4 = __Pyx_PySequence_ITEM(__pyx_t_1, __pyx_t_2);
+        #endif
+        ++__pyx_t_2;
+      }
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 124, __pyx_L1_error)
+    } else {
+      __pyx_t_4 = __pyx_t_3(__pyx_t_1);
+      if (unlikely(!__pyx_t_4)) {
+        PyObject* exc_type = PyErr_Occurred();
+        if (exc_type) {
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 124, __pyx_L1_error)
+          PyErr_Clear();
+        }
+        break;
+      }
+    }
+    __Pyx_GOTREF(__pyx_t_4);
+    __Pyx_XGOTREF(__pyx_cur_scope->__pyx_v_cls);
+    __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
+    __Pyx_GIVEREF(__pyx_t_4);
+    __pyx_t_4 = 0;
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_CFuncPtr, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+    if (__pyx_t_5) {
+
+      {
+        PyObject *__pyx_temp;
+        {
+          __pyx_temp = __pyx_r;
+          __Pyx_INCREF(Py_True);
+          __pyx_r = Py_True;
+        }
+        __Pyx_XDECREF(__pyx_temp);
+      }
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+      goto __pyx_L0;
+    }
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  /*else*/ {
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(Py_False);
+        __pyx_r = Py_False;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+  }
+  CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
+
+  /* function exit code */
+  goto __pyx_L0;
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_4);
+  if (__Pyx_PyErr_Occurred()) {
+    __Pyx_Generator_Replace_StopIteration(0);
+    __Pyx_AddTraceback("genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  }
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  #if !CYTHON_USE_EXC_INFO_STACK
+  __Pyx_Coroutine_ResetAndClearException(__pyx_generator);
+  #endif
+  __pyx_generator->resume_label = -1;
+  __Pyx_Coroutine_clear((PyObject*)__pyx_generator);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pyx":123
  * 
  * 
  * cdef bint is_c_function(object o):             # <<<<<<<<<<<<<<
@@ -7654,7 +8416,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1(__
 */
 
 static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
-  PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1 = 0;
+  PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3 = 0;
   int __pyx_r;
   __Pyx_RefNannyDeclarations
   PyObject *__pyx_t_1 = NULL;
@@ -7665,29 +8427,29 @@ static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("is_c_function", 0);
 
-  /* "cubind/_bind/convert.pyx":110
+  /* "cubind/_bind/convert.pyx":124
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 110, __pyx_L1_error)
+  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 124, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 110, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 124, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   {
     __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":109
+  /* "cubind/_bind/convert.pyx":123
  * 
  * 
  * cdef bint is_c_function(object o):             # <<<<<<<<<<<<<<
@@ -7702,13 +8464,13 @@ static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
   __Pyx_AddTraceback("cubind._bind.convert.is_c_function", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = -1;
   __pyx_L0:;
-  __Pyx_XDECREF(__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator1);
+  __Pyx_XDECREF(__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3);
 
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":113
+/* "cubind/_bind/convert.pyx":127
  * 
  * 
  * cdef void* function_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7733,7 +8495,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("function_address", 0);
 
-  /* "cubind/_bind/convert.pyx":115
+  /* "cubind/_bind/convert.pyx":129
  * cdef void* function_address(object o, const char* name) except? NULL:
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7744,7 +8506,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":116
+    /* "cubind/_bind/convert.pyx":130
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -7757,7 +8519,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":115
+    /* "cubind/_bind/convert.pyx":129
  * cdef void* function_address(object o, const char* name) except? NULL:
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7766,31 +8528,31 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":117
+  /* "cubind/_bind/convert.pyx":131
  *     if o is None:
  *         return NULL
  *     if is_c_function(o):             # <<<<<<<<<<<<<<
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_is_c_function(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 117, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_is_c_function(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 131, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":118
+    /* "cubind/_bind/convert.pyx":132
  *         return NULL
  *     if is_c_function(o):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
  *     return address_slow(o, name)
 */
-    __pyx_t_3 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 118, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 132, __pyx_L1_error)
     __pyx_t_2 = __pyx_t_3;
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_ctypes = __pyx_t_2;
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":119
+    /* "cubind/_bind/convert.pyx":133
  *     if is_c_function(o):
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)             # <<<<<<<<<<<<<<
@@ -7799,7 +8561,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
     __pyx_t_5 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_5);
-    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_7 = 0;
     {
@@ -7807,17 +8569,17 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
       __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_cast, __pyx_callargs+__pyx_t_7, (3-__pyx_t_7) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 119, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 133, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
-    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_6); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_6); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 133, __pyx_L1_error)
     if (!__pyx_t_1) {
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     } else {
-      __pyx_t_7 = __Pyx_PyLong_As_size_t(__pyx_t_6); if (unlikely((__pyx_t_7 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 119, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_As_size_t(__pyx_t_6); if (unlikely((__pyx_t_7 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 133, __pyx_L1_error)
       __pyx_t_4 = __pyx_t_7;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
       goto __pyx_L5_bool_binop_done;
@@ -7832,7 +8594,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":117
+    /* "cubind/_bind/convert.pyx":131
  *     if o is None:
  *         return NULL
  *     if is_c_function(o):             # <<<<<<<<<<<<<<
@@ -7841,20 +8603,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":120
+  /* "cubind/_bind/convert.pyx":134
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
  *     return address_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 120, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 134, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_8;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":113
+  /* "cubind/_bind/convert.pyx":127
  * 
  * 
  * cdef void* function_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7876,7 +8638,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":123
+/* "cubind/_bind/convert.pyx":137
  * 
  * 
  * cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:             # <<<<<<<<<<<<<<
@@ -7907,7 +8669,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("writable_buffer", 0);
 
-  /* "cubind/_bind/convert.pyx":126
+  /* "cubind/_bind/convert.pyx":140
  *     cdef Py_ssize_t size
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -7919,7 +8681,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":127
+    /* "cubind/_bind/convert.pyx":141
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):
  *         size = PyByteArray_GET_SIZE(o)             # <<<<<<<<<<<<<<
@@ -7928,7 +8690,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_size = PyByteArray_GET_SIZE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":128
+    /* "cubind/_bind/convert.pyx":142
  *     if PyByteArray_CheckExact(o):
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)             # <<<<<<<<<<<<<<
@@ -7937,7 +8699,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_data = PyByteArray_AS_STRING(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":126
+    /* "cubind/_bind/convert.pyx":140
  *     cdef Py_ssize_t size
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -7947,7 +8709,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":129
+  /* "cubind/_bind/convert.pyx":143
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -7959,7 +8721,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (likely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":130
+    /* "cubind/_bind/convert.pyx":144
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):
  *         size = PyBytes_GET_SIZE(o)             # <<<<<<<<<<<<<<
@@ -7968,7 +8730,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_size = PyBytes_GET_SIZE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":133
+    /* "cubind/_bind/convert.pyx":147
  *         # CPython shares its empty and one-byte bytes objects: never write into
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:             # <<<<<<<<<<<<<<
@@ -7994,7 +8756,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":134
+      /* "cubind/_bind/convert.pyx":148
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:
  *             return scratch             # <<<<<<<<<<<<<<
@@ -8007,7 +8769,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":133
+      /* "cubind/_bind/convert.pyx":147
  *         # CPython shares its empty and one-byte bytes objects: never write into
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:             # <<<<<<<<<<<<<<
@@ -8016,7 +8778,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     }
 
-    /* "cubind/_bind/convert.pyx":135
+    /* "cubind/_bind/convert.pyx":149
  *         if size <= 1 and need <= 1:
  *             return scratch
  *         data = PyBytes_AS_STRING(o)             # <<<<<<<<<<<<<<
@@ -8025,7 +8787,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_data = PyBytes_AS_STRING(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":129
+    /* "cubind/_bind/convert.pyx":143
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -8035,7 +8797,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":137
+  /* "cubind/_bind/convert.pyx":151
  *         data = PyBytes_AS_STRING(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "             # <<<<<<<<<<<<<<
@@ -8044,23 +8806,23 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
   /*else*/ {
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 137, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 137, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 151, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 151, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 137, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    /* "cubind/_bind/convert.pyx":138
+    /* "cubind/_bind/convert.pyx":152
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")             # <<<<<<<<<<<<<<
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 138, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 152, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 138, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 152, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -8069,7 +8831,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_10[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_10[4] = __pyx_t_9;
 
-    /* "cubind/_bind/convert.pyx":137
+    /* "cubind/_bind/convert.pyx":151
  *         data = PyBytes_AS_STRING(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "             # <<<<<<<<<<<<<<
@@ -8085,7 +8847,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 137, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 151, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -8096,16 +8858,16 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 137, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 151, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 137, __pyx_L1_error)
+    __PYX_ERR(0, 151, __pyx_L1_error)
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":139
+  /* "cubind/_bind/convert.pyx":153
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -8117,7 +8879,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":140
+    /* "cubind/_bind/convert.pyx":154
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")             # <<<<<<<<<<<<<<
@@ -8125,13 +8887,13 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
  * 
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 140, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 140, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 154, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 154, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 140, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 154, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 140, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 154, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_13[0] = __pyx_t_4;
     __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_buffer_of;
@@ -8148,7 +8910,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]);
     #endif
     __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 140, __pyx_L1_error)
+    if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 154, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -8159,14 +8921,14 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 140, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 154, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 140, __pyx_L1_error)
+    __PYX_ERR(0, 154, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":139
+    /* "cubind/_bind/convert.pyx":153
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -8175,7 +8937,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
   }
 
-  /* "cubind/_bind/convert.pyx":141
+  /* "cubind/_bind/convert.pyx":155
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
  *     return data             # <<<<<<<<<<<<<<
@@ -8188,7 +8950,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":123
+  /* "cubind/_bind/convert.pyx":137
  * 
  * 
  * cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:             # <<<<<<<<<<<<<<
@@ -8214,7 +8976,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":144
+/* "cubind/_bind/convert.pyx":158
  * 
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8251,7 +9013,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("raw_value_into", 0);
 
-  /* "cubind/_bind/convert.pyx":145
+  /* "cubind/_bind/convert.pyx":159
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -8268,7 +9030,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 
     goto __pyx_L4_bool_binop_done;
   }
-  __pyx_t_2 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 145, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 159, __pyx_L1_error)
 
   __pyx_t_1 = __pyx_t_2;
 
@@ -8276,7 +9038,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":146
+    /* "cubind/_bind/convert.pyx":160
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):
  *         return 0             # <<<<<<<<<<<<<<
@@ -8289,7 +9051,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":145
+    /* "cubind/_bind/convert.pyx":159
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -8298,17 +9060,17 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
   }
 
-  /* "cubind/_bind/convert.pyx":148
+  /* "cubind/_bind/convert.pyx":162
  *         return 0
  *     cdef Py_buffer view
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *     try:
  *         if <size_t>view.len < size:
 */
-  __pyx_t_3 = PyObject_GetBuffer(__pyx_v_o, (&__pyx_v_view), PyBUF_SIMPLE); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 148, __pyx_L1_error)
+  __pyx_t_3 = PyObject_GetBuffer(__pyx_v_o, (&__pyx_v_view), PyBUF_SIMPLE); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 162, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":149
+  /* "cubind/_bind/convert.pyx":163
  *     cdef Py_buffer view
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:             # <<<<<<<<<<<<<<
@@ -8317,7 +9079,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
   /*try:*/ {
 
-    /* "cubind/_bind/convert.pyx":150
+    /* "cubind/_bind/convert.pyx":164
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:
  *         if <size_t>view.len < size:             # <<<<<<<<<<<<<<
@@ -8329,7 +9091,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":151
+      /* "cubind/_bind/convert.pyx":165
  *     try:
  *         if <size_t>view.len < size:
  *             raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")             # <<<<<<<<<<<<<<
@@ -8337,13 +9099,13 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
  *     finally:
 */
       __pyx_t_5 = NULL;
-      __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 151, __pyx_L7_error)
-      __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L7_error)
+      __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 165, __pyx_L7_error)
+      __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 165, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_7);
 
-      __pyx_t_8 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_view.len, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 151, __pyx_L7_error)
+      __pyx_t_8 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_view.len, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 165, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_8);
-      __pyx_t_9 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 151, __pyx_L7_error)
+      __pyx_t_9 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 165, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_9);
       __pyx_t_10[0] = __pyx_t_7;
       __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -8359,7 +9121,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
       __pyx_t_3 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_6, __pyx_t_3);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 151, __pyx_L7_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 165, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
@@ -8370,14 +9132,14 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
         __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 151, __pyx_L7_error)
+        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 165, __pyx_L7_error)
         __Pyx_GOTREF(__pyx_t_4);
       }
       __Pyx_Raise(__pyx_t_4, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      __PYX_ERR(0, 151, __pyx_L7_error)
+      __PYX_ERR(0, 165, __pyx_L7_error)
 
-      /* "cubind/_bind/convert.pyx":150
+      /* "cubind/_bind/convert.pyx":164
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:
  *         if <size_t>view.len < size:             # <<<<<<<<<<<<<<
@@ -8386,7 +9148,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
     }
 
-    /* "cubind/_bind/convert.pyx":152
+    /* "cubind/_bind/convert.pyx":166
  *         if <size_t>view.len < size:
  *             raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")
  *         memcpy(buf, view.buf, size)             # <<<<<<<<<<<<<<
@@ -8396,7 +9158,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     (void)(memcpy(__pyx_v_buf, __pyx_v_view.buf, __pyx_v_size));
   }
 
-  /* "cubind/_bind/convert.pyx":154
+  /* "cubind/_bind/convert.pyx":168
  *         memcpy(buf, view.buf, size)
  *     finally:
  *         PyBuffer_Release(&view)             # <<<<<<<<<<<<<<
@@ -8446,7 +9208,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     __pyx_L8:;
   }
 
-  /* "cubind/_bind/convert.pyx":155
+  /* "cubind/_bind/convert.pyx":169
  *     finally:
  *         PyBuffer_Release(&view)
  *     return 1             # <<<<<<<<<<<<<<
@@ -8459,7 +9221,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":144
+  /* "cubind/_bind/convert.pyx":158
  * 
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8484,7 +9246,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":162
+/* "cubind/_bind/convert.pyx":176
  * 
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):             # <<<<<<<<<<<<<<
@@ -8501,14 +9263,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("fixed_string_of", 0);
 
-  /* "cubind/_bind/convert.pyx":163
+  /* "cubind/_bind/convert.pyx":177
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):
  *     return p[:strnlen(p, size)]             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_PyBytes_FromStringAndSize(__pyx_v_p + 0, strnlen(__pyx_v_p, __pyx_v_size) - 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 163, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyBytes_FromStringAndSize(__pyx_v_p + 0, strnlen(__pyx_v_p, __pyx_v_size) - 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 177, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -8521,7 +9283,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":162
+  /* "cubind/_bind/convert.pyx":176
  * 
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):             # <<<<<<<<<<<<<<
@@ -8540,7 +9302,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":166
+/* "cubind/_bind/convert.pyx":180
  * 
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8569,19 +9331,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("fixed_string_into", 0);
 
-  /* "cubind/_bind/convert.pyx":167
+  /* "cubind/_bind/convert.pyx":181
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")             # <<<<<<<<<<<<<<
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_item, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_or_str); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 167, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_item, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_or_str); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 181, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_data = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":168
+  /* "cubind/_bind/convert.pyx":182
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:             # <<<<<<<<<<<<<<
@@ -8590,16 +9352,16 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 168, __pyx_L1_error)
+    __PYX_ERR(0, 182, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 168, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 182, __pyx_L1_error)
   __pyx_t_3 = (((size_t)__pyx_t_2) >= __pyx_v_size);
 
 
   if (unlikely(__pyx_t_3)) {
 
 
-    /* "cubind/_bind/convert.pyx":169
+    /* "cubind/_bind/convert.pyx":183
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")             # <<<<<<<<<<<<<<
@@ -8607,19 +9369,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
  *     buf[len(data)] = 0
 */
     __pyx_t_4 = NULL;
-    __pyx_t_2 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 169, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_2, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 169, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 183, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_2, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 183, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_data == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 169, __pyx_L1_error)
+      __PYX_ERR(0, 183, __pyx_L1_error)
     }
-    __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 169, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 169, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 183, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 183, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t((__pyx_v_size - 1), 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 169, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t((__pyx_v_size - 1), 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 183, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_8[0] = __pyx_t_5;
     __pyx_t_8[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -8636,7 +9398,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]);
     #endif
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 6, __pyx_t_2, __pyx_t_9);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 169, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 183, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -8647,14 +9409,14 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 169, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 183, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 169, __pyx_L1_error)
+    __PYX_ERR(0, 183, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":168
+    /* "cubind/_bind/convert.pyx":182
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:             # <<<<<<<<<<<<<<
@@ -8663,7 +9425,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   }
 
-  /* "cubind/_bind/convert.pyx":170
+  /* "cubind/_bind/convert.pyx":184
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
  *     memcpy(buf, <const char*>data, len(data))             # <<<<<<<<<<<<<<
@@ -8672,19 +9434,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 170, __pyx_L1_error)
+    __PYX_ERR(0, 184, __pyx_L1_error)
   }
-  __pyx_t_12 = __Pyx_PyBytes_AsString(__pyx_v_data); if (unlikely((!__pyx_t_12) && PyErr_Occurred())) __PYX_ERR(0, 170, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyBytes_AsString(__pyx_v_data); if (unlikely((!__pyx_t_12) && PyErr_Occurred())) __PYX_ERR(0, 184, __pyx_L1_error)
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 170, __pyx_L1_error)
+    __PYX_ERR(0, 184, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 170, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 184, __pyx_L1_error)
   (void)(memcpy(__pyx_v_buf, ((char const *)__pyx_t_12), __pyx_t_2));
 
 
 
-  /* "cubind/_bind/convert.pyx":171
+  /* "cubind/_bind/convert.pyx":185
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
  *     memcpy(buf, <const char*>data, len(data))
  *     buf[len(data)] = 0             # <<<<<<<<<<<<<<
@@ -8693,13 +9455,13 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 171, __pyx_L1_error)
+    __PYX_ERR(0, 185, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 171, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 185, __pyx_L1_error)
   (__pyx_v_buf[__pyx_t_2]) = 0;
 
 
-  /* "cubind/_bind/convert.pyx":172
+  /* "cubind/_bind/convert.pyx":186
  *     memcpy(buf, <const char*>data, len(data))
  *     buf[len(data)] = 0
  *     return 0             # <<<<<<<<<<<<<<
@@ -8712,7 +9474,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":166
+  /* "cubind/_bind/convert.pyx":180
  * 
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -8737,7 +9499,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":175
+/* "cubind/_bind/convert.pyx":189
  * 
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:             # <<<<<<<<<<<<<<
@@ -8764,7 +9526,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_too_small", 0);
 
-  /* "cubind/_bind/convert.pyx":176
+  /* "cubind/_bind/convert.pyx":190
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "             # <<<<<<<<<<<<<<
@@ -8772,24 +9534,24 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
  * 
 */
   __pyx_t_2 = NULL;
-  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 176, __pyx_L1_error)
-  __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 176, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 190, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 190, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
 
-  __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 176, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 190, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 176, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 190, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
 
-  /* "cubind/_bind/convert.pyx":177
+  /* "cubind/_bind/convert.pyx":191
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "
  *                      f"{size_name.decode()}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_size_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 177, __pyx_L1_error)
-  __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_size_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 177, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_size_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 191, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_size_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 191, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
 
   __pyx_t_8[0] = __pyx_t_4;
@@ -8800,7 +9562,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   __pyx_t_8[5] = __pyx_mstate_global->__pyx_kp_u_bytes_of;
   __pyx_t_8[6] = __pyx_t_7;
 
-  /* "cubind/_bind/convert.pyx":176
+  /* "cubind/_bind/convert.pyx":190
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "             # <<<<<<<<<<<<<<
@@ -8819,7 +9581,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_8[6]);
   #endif
   __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 7, __pyx_t_3, __pyx_t_9);
-  if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 176, __pyx_L1_error)
+  if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 190, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_10);
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -8831,14 +9593,14 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 176, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 190, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 176, __pyx_L1_error)
+  __PYX_ERR(0, 190, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":175
+  /* "cubind/_bind/convert.pyx":189
  * 
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:             # <<<<<<<<<<<<<<
@@ -8862,7 +9624,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":180
+/* "cubind/_bind/convert.pyx":194
  * 
  * 
  * cdef object buffer_view_slow(object o):             # <<<<<<<<<<<<<<
@@ -8880,7 +9642,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_view_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":181
+  /* "cubind/_bind/convert.pyx":195
  * 
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):             # <<<<<<<<<<<<<<
@@ -8892,7 +9654,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":182
+    /* "cubind/_bind/convert.pyx":196
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):
  *         return None             # <<<<<<<<<<<<<<
@@ -8909,7 +9671,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":181
+    /* "cubind/_bind/convert.pyx":195
  * 
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):             # <<<<<<<<<<<<<<
@@ -8918,14 +9680,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":183
+  /* "cubind/_bind/convert.pyx":197
  *     if not PyObject_CheckBuffer(o):
  *         return None
  *     return memoryview(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = PyMemoryView_FromObject(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 183, __pyx_L1_error)
+  __pyx_t_2 = PyMemoryView_FromObject(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 197, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   {
     PyObject *__pyx_temp;
@@ -8938,7 +9700,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   __pyx_t_2 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":180
+  /* "cubind/_bind/convert.pyx":194
  * 
  * 
  * cdef object buffer_view_slow(object o):             # <<<<<<<<<<<<<<
@@ -8957,7 +9719,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":187
+/* "cubind/_bind/convert.pyx":201
  * 
  * cdef class CStringArray:
  *     @staticmethod             # <<<<<<<<<<<<<<
@@ -9000,19 +9762,19 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("create", 0);
 
-  /* "cubind/_bind/convert.pyx":189
+  /* "cubind/_bind/convert.pyx":203
  *     @staticmethod
  *     cdef CStringArray create(object items, const char* name, long long count, const char* count_name):
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)             # <<<<<<<<<<<<<<
  *         cdef Py_ssize_t i
  *         if items is None:
 */
-  __pyx_t_1 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_CStringArray(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_CStringArray), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 189, __pyx_L1_error)
+  __pyx_t_1 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_CStringArray(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_CStringArray), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 203, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_self = ((struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":191
+  /* "cubind/_bind/convert.pyx":205
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)
  *         cdef Py_ssize_t i
  *         if items is None:             # <<<<<<<<<<<<<<
@@ -9023,7 +9785,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":192
+    /* "cubind/_bind/convert.pyx":206
  *         cdef Py_ssize_t i
  *         if items is None:
  *             if count != 0:             # <<<<<<<<<<<<<<
@@ -9035,7 +9797,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":193
+      /* "cubind/_bind/convert.pyx":207
  *         if items is None:
  *             if count != 0:
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")             # <<<<<<<<<<<<<<
@@ -9043,15 +9805,15 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         if not isinstance(items, (list, tuple)):
 */
       __pyx_t_3 = NULL;
-      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 193, __pyx_L1_error)
-      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 207, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 207, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
 
-      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 193, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 207, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 207, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
-      __pyx_t_7 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 193, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 207, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_8[0] = __pyx_t_5;
       __pyx_t_8[1] = __pyx_mstate_global->__pyx_kp_u_None_but;
@@ -9067,7 +9829,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_8[2]);
       #endif
       __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 5, __pyx_t_4, __pyx_t_9);
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 193, __pyx_L1_error)
+      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 207, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_10);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9078,14 +9840,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 193, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 207, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 193, __pyx_L1_error)
+      __PYX_ERR(0, 207, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":192
+      /* "cubind/_bind/convert.pyx":206
  *         cdef Py_ssize_t i
  *         if items is None:
  *             if count != 0:             # <<<<<<<<<<<<<<
@@ -9094,7 +9856,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":194
+    /* "cubind/_bind/convert.pyx":208
  *             if count != 0:
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self             # <<<<<<<<<<<<<<
@@ -9112,7 +9874,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":191
+    /* "cubind/_bind/convert.pyx":205
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)
  *         cdef Py_ssize_t i
  *         if items is None:             # <<<<<<<<<<<<<<
@@ -9121,7 +9883,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":195
+  /* "cubind/_bind/convert.pyx":209
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self
  *         if not isinstance(items, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -9148,7 +9910,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":196
+    /* "cubind/_bind/convert.pyx":210
  *             return self
  *         if not isinstance(items, (list, tuple)):
  *             raise TypeError(f"{name.decode()}: expected a list of bytes or str, got {_type_name(items)}")             # <<<<<<<<<<<<<<
@@ -9156,13 +9918,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         # fewer would be read past the end.
 */
     __pyx_t_10 = NULL;
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 196, __pyx_L1_error)
-    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 196, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 210, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 210, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_items); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 196, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_items); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 210, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_6 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 196, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 210, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __pyx_t_13[0] = __pyx_t_3;
@@ -9177,7 +9939,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_4, __pyx_t_9);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 196, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 210, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9187,14 +9949,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 196, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 210, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 196, __pyx_L1_error)
+    __PYX_ERR(0, 210, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":195
+    /* "cubind/_bind/convert.pyx":209
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self
  *         if not isinstance(items, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -9203,7 +9965,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":199
+  /* "cubind/_bind/convert.pyx":213
  *         # As in C, the call reads the first `count` items: more are ignored,
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:             # <<<<<<<<<<<<<<
@@ -9220,7 +9982,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 
     goto __pyx_L9_bool_binop_done;
   }
-  __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 199, __pyx_L1_error)
+  __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 213, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_4 < __pyx_v_count);
 
 
@@ -9231,7 +9993,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":200
+    /* "cubind/_bind/convert.pyx":214
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")             # <<<<<<<<<<<<<<
@@ -9239,19 +10001,19 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         for i, item in enumerate(items[:count]):
 */
     __pyx_t_7 = NULL;
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 200, __pyx_L1_error)
-    __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
 
-    __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 200, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 200, __pyx_L1_error)
-    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
 
-    __pyx_t_5 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 200, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __pyx_t_14[0] = __pyx_t_10;
     __pyx_t_14[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -9272,7 +10034,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_14[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_14[4]);
     #endif
     __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_14, 7, __pyx_t_4, __pyx_t_9);
-    if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 200, __pyx_L1_error)
+    if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 214, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9284,14 +10046,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 200, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 214, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 200, __pyx_L1_error)
+    __PYX_ERR(0, 214, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":199
+    /* "cubind/_bind/convert.pyx":213
  *         # As in C, the call reads the first `count` items: more are ignored,
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:             # <<<<<<<<<<<<<<
@@ -9300,21 +10062,21 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":201
+  /* "cubind/_bind/convert.pyx":215
  *         if count < 0 or len(items) < count:
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []             # <<<<<<<<<<<<<<
  *         for i, item in enumerate(items[:count]):
  *             if item is None:
 */
-  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 201, __pyx_L1_error)
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 215, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_1);
   __Pyx_GOTREF(__pyx_v_self->_keep);
   __Pyx_DECREF_SET(__pyx_v_self->_keep, ((PyObject*)__pyx_t_1));
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":202
+  /* "cubind/_bind/convert.pyx":216
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):             # <<<<<<<<<<<<<<
@@ -9323,16 +10085,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
 
   __pyx_t_4 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_v_items, 0, __pyx_v_count, NULL, NULL, NULL, 0, 1, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 202, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_v_items, 0, __pyx_v_count, NULL, NULL, NULL, 0, 1, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 216, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   if (likely(PyList_CheckExact(__pyx_t_1)) || PyTuple_CheckExact(__pyx_t_1)) {
     __pyx_t_15 = __pyx_t_1; __Pyx_INCREF(__pyx_t_15);
     __pyx_t_16 = 0;
     __pyx_t_17 = NULL;
   } else {
-    __pyx_t_16 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_16 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 216, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
-    __pyx_t_17 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_17)) __PYX_ERR(0, 202, __pyx_L1_error)
+    __pyx_t_17 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_17)) __PYX_ERR(0, 216, __pyx_L1_error)
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   for (;;) {
@@ -9341,7 +10103,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 202, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 216, __pyx_L1_error)
           #endif
           if (__pyx_t_16 >= __pyx_temp) break;
         }
@@ -9351,7 +10113,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 202, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 216, __pyx_L1_error)
           #endif
           if (__pyx_t_16 >= __pyx_temp) break;
         }
@@ -9362,13 +10124,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         #endif
         ++__pyx_t_16;
       }
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 202, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 216, __pyx_L1_error)
     } else {
       __pyx_t_1 = __pyx_t_17(__pyx_t_15);
       if (unlikely(!__pyx_t_1)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 202, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 216, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -9380,7 +10142,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_v_i = __pyx_t_4;
     __pyx_t_4 = (__pyx_t_4 + 1);
 
-    /* "cubind/_bind/convert.pyx":203
+    /* "cubind/_bind/convert.pyx":217
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):
  *             if item is None:             # <<<<<<<<<<<<<<
@@ -9391,7 +10153,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     if (unlikely(__pyx_t_12)) {
 
 
-      /* "cubind/_bind/convert.pyx":204
+      /* "cubind/_bind/convert.pyx":218
  *         for i, item in enumerate(items[:count]):
  *             if item is None:
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")             # <<<<<<<<<<<<<<
@@ -9399,14 +10161,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
 */
       __pyx_t_7 = NULL;
-      __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 204, __pyx_L1_error)
-      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 204, __pyx_L1_error)
+      __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 218, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 218, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
 
-      __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 204, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 218, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __pyx_t_19[0] = __pyx_t_5;
-      __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__6;
+      __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__7;
       __pyx_t_19[2] = __pyx_t_3;
       __pyx_t_19[3] = __pyx_mstate_global->__pyx_kp_u_expected_bytes_or_str_got_None;
       __pyx_t_18 = 35;
@@ -9418,7 +10180,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_19[0]);
       #endif
       __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_19, 4, __pyx_t_18, __pyx_t_9);
-      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 204, __pyx_L1_error)
+      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 218, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -9428,14 +10190,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
         __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 204, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 218, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 204, __pyx_L1_error)
+      __PYX_ERR(0, 218, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":203
+      /* "cubind/_bind/convert.pyx":217
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):
  *             if item is None:             # <<<<<<<<<<<<<<
@@ -9444,7 +10206,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":205
+    /* "cubind/_bind/convert.pyx":219
  *             if item is None:
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))             # <<<<<<<<<<<<<<
@@ -9453,16 +10215,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     if (unlikely(__pyx_v_self->_keep == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-      __PYX_ERR(0, 205, __pyx_L1_error)
+      __PYX_ERR(0, 219, __pyx_L1_error)
     }
-    __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 205, __pyx_L1_error)
-    __pyx_t_1 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 219, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 219, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_19[0] = __pyx_t_1;
-    __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__6;
+    __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__7;
     __pyx_t_19[2] = __pyx_t_6;
     __pyx_t_19[3] = __pyx_mstate_global->__pyx_kp_u__5;
     __pyx_t_18 = 2;
@@ -9474,23 +10236,23 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_19[0]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_19, 4, __pyx_t_18, __pyx_t_9);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 205, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 219, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-    __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 219, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_20 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_20) && PyErr_Occurred())) __PYX_ERR(0, 205, __pyx_L1_error)
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_item, __pyx_t_20); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_20 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_20) && PyErr_Occurred())) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_item, __pyx_t_20); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 219, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-    __pyx_t_21 = __Pyx_PyList_Append(__pyx_v_self->_keep, __pyx_t_7); if (unlikely(__pyx_t_21 == ((int)-1))) __PYX_ERR(0, 205, __pyx_L1_error)
+    __pyx_t_21 = __Pyx_PyList_Append(__pyx_v_self->_keep, __pyx_t_7); if (unlikely(__pyx_t_21 == ((int)-1))) __PYX_ERR(0, 219, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
 
-    /* "cubind/_bind/convert.pyx":202
+    /* "cubind/_bind/convert.pyx":216
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):             # <<<<<<<<<<<<<<
@@ -9500,7 +10262,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
   __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
-  /* "cubind/_bind/convert.pyx":206
+  /* "cubind/_bind/convert.pyx":220
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))             # <<<<<<<<<<<<<<
@@ -9524,7 +10286,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   __pyx_v_self->ptr = ((char const **)PyMem_Malloc((__pyx_t_24 * (sizeof(char *)))));
 
 
-  /* "cubind/_bind/convert.pyx":207
+  /* "cubind/_bind/convert.pyx":221
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:             # <<<<<<<<<<<<<<
@@ -9536,16 +10298,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":208
+    /* "cubind/_bind/convert.pyx":222
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])
 */
-    PyErr_NoMemory(); __PYX_ERR(0, 208, __pyx_L1_error)
+    PyErr_NoMemory(); __PYX_ERR(0, 222, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":207
+    /* "cubind/_bind/convert.pyx":221
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:             # <<<<<<<<<<<<<<
@@ -9554,7 +10316,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":209
+  /* "cubind/_bind/convert.pyx":223
  *         if self.ptr == NULL:
  *             raise MemoryError()
  *         for i in range(count):             # <<<<<<<<<<<<<<
@@ -9568,7 +10330,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   for (__pyx_t_4 = 0; __pyx_t_4 < __pyx_t_23; __pyx_t_4+=1) {
     __pyx_v_i = __pyx_t_4;
 
-    /* "cubind/_bind/convert.pyx":210
+    /* "cubind/_bind/convert.pyx":224
  *             raise MemoryError()
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])             # <<<<<<<<<<<<<<
@@ -9577,7 +10339,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     if (unlikely(__pyx_v_self->_keep == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 210, __pyx_L1_error)
+      __PYX_ERR(0, 224, __pyx_L1_error)
     }
     __pyx_t_15 = __Pyx_PyList_GET_ITEM(__pyx_v_self->_keep, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_15);
@@ -9586,7 +10348,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
 
 
-  /* "cubind/_bind/convert.pyx":211
+  /* "cubind/_bind/convert.pyx":225
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])
  *         return self             # <<<<<<<<<<<<<<
@@ -9604,7 +10366,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":187
+  /* "cubind/_bind/convert.pyx":201
  * 
  * cdef class CStringArray:
  *     @staticmethod             # <<<<<<<<<<<<<<
@@ -9632,7 +10394,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":213
+/* "cubind/_bind/convert.pyx":227
  *         return self
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -9655,7 +10417,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_12CStringArray_1__dealloc__(PyObjec
 
 static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":214
+  /* "cubind/_bind/convert.pyx":228
  * 
  *     def __dealloc__(self):
  *         PyMem_Free(self.ptr)             # <<<<<<<<<<<<<<
@@ -9664,7 +10426,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct _
 */
   PyMem_Free(__pyx_v_self->ptr);
 
-  /* "cubind/_bind/convert.pyx":213
+  /* "cubind/_bind/convert.pyx":227
  *         return self
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -9880,7 +10642,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_12CStringArray_4__setstate_cyt
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":217
+/* "cubind/_bind/convert.pyx":231
  * 
  * 
  * cdef void report_unraisable(object exc, object where) noexcept:             # <<<<<<<<<<<<<<
@@ -9893,7 +10655,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
   PyObject *__pyx_t_2 = NULL;
   PyObject *__pyx_t_3 = NULL;
 
-  /* "cubind/_bind/convert.pyx":219
+  /* "cubind/_bind/convert.pyx":233
  * cdef void report_unraisable(object exc, object where) noexcept:
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:             # <<<<<<<<<<<<<<
@@ -9904,7 +10666,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
     (void)__pyx_t_1; (void)__pyx_t_2; (void)__pyx_t_3; /* mark used */
     /*try:*/ {
 
-      /* "cubind/_bind/convert.pyx":220
+      /* "cubind/_bind/convert.pyx":234
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:
  *         PyErr_SetObject(type(exc), exc)             # <<<<<<<<<<<<<<
@@ -9913,7 +10675,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 */
       PyErr_SetObject(((PyObject *)Py_TYPE(__pyx_v_exc)), __pyx_v_exc);
 
-      /* "cubind/_bind/convert.pyx":219
+      /* "cubind/_bind/convert.pyx":233
  * cdef void report_unraisable(object exc, object where) noexcept:
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:             # <<<<<<<<<<<<<<
@@ -9923,7 +10685,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
     }
   }
 
-  /* "cubind/_bind/convert.pyx":223
+  /* "cubind/_bind/convert.pyx":237
  *     except BaseException:
  *         pass
  *     PyErr_WriteUnraisable(where)             # <<<<<<<<<<<<<<
@@ -9932,7 +10694,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 */
   PyErr_WriteUnraisable(__pyx_v_where);
 
-  /* "cubind/_bind/convert.pyx":217
+  /* "cubind/_bind/convert.pyx":231
  * 
  * 
  * cdef void report_unraisable(object exc, object where) noexcept:             # <<<<<<<<<<<<<<
@@ -9944,7 +10706,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 
 }
 
-/* "cubind/_bind/convert.pyx":227
+/* "cubind/_bind/convert.pyx":241
  * 
  * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
@@ -9963,7 +10725,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_root", 0);
 
-  /* "cubind/_bind/convert.pyx":228
+  /* "cubind/_bind/convert.pyx":242
  * cdef class Struct:
  *     cdef Struct _root(self):
  *         return self._owner if isinstance(self._owner, Struct) else self             # <<<<<<<<<<<<<<
@@ -9975,7 +10737,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_3 = __Pyx_TypeCheck(__pyx_t_2, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct); 
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   if (__pyx_t_3) {
-    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 228, __pyx_L1_error)
+    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 242, __pyx_L1_error)
     __Pyx_INCREF(__pyx_v_self->_owner);
     __pyx_t_1 = __pyx_v_self->_owner;
   } else {
@@ -9994,7 +10756,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":227
+  /* "cubind/_bind/convert.pyx":241
  * 
  * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
@@ -10014,7 +10776,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":230
+/* "cubind/_bind/convert.pyx":244
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -10034,7 +10796,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":231
+  /* "cubind/_bind/convert.pyx":245
  * 
  *     cdef object _kept(self, uintptr_t key):
  *         return None if self._refs is None else self._refs.get(key)             # <<<<<<<<<<<<<<
@@ -10048,11 +10810,11 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   } else {
     if (unlikely(__pyx_v_self->_refs == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-      __PYX_ERR(0, 231, __pyx_L1_error)
+      __PYX_ERR(0, 245, __pyx_L1_error)
     }
-    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 231, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 245, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 231, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 245, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __pyx_t_1 = __pyx_t_4;
@@ -10070,7 +10832,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":230
+  /* "cubind/_bind/convert.pyx":244
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -10091,7 +10853,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":233
+/* "cubind/_bind/convert.pyx":247
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -10109,7 +10871,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_keep", 0);
 
-  /* "cubind/_bind/convert.pyx":234
+  /* "cubind/_bind/convert.pyx":248
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -10120,21 +10882,21 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":235
+    /* "cubind/_bind/convert.pyx":249
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:
  *             self._refs = {}             # <<<<<<<<<<<<<<
  *         self._refs[key] = value
  *         return 0
 */
-    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 235, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 249, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_GIVEREF(__pyx_t_2);
     __Pyx_GOTREF(__pyx_v_self->_refs);
     __Pyx_DECREF_SET(__pyx_v_self->_refs, ((PyObject*)__pyx_t_2));
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":234
+    /* "cubind/_bind/convert.pyx":248
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -10143,7 +10905,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   }
 
-  /* "cubind/_bind/convert.pyx":236
+  /* "cubind/_bind/convert.pyx":250
  *         if self._refs is None:
  *             self._refs = {}
  *         self._refs[key] = value             # <<<<<<<<<<<<<<
@@ -10152,14 +10914,14 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   if (unlikely(__pyx_v_self->_refs == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 236, __pyx_L1_error)
+    __PYX_ERR(0, 250, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 236, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 250, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 236, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 250, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":237
+  /* "cubind/_bind/convert.pyx":251
  *             self._refs = {}
  *         self._refs[key] = value
  *         return 0             # <<<<<<<<<<<<<<
@@ -10172,7 +10934,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":233
+  /* "cubind/_bind/convert.pyx":247
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -10671,7 +11433,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":240
+/* "cubind/_bind/convert.pyx":254
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -10683,8 +11445,8 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   PyObject *__pyx_v_items = NULL;
   PyObject *__pyx_v_i = NULL;
   PyObject *__pyx_v_v = NULL;
-  PyObject *__pyx_8genexpr2__pyx_v_v = NULL;
-  PyObject *__pyx_8genexpr3__pyx_v_v = NULL;
+  PyObject *__pyx_8genexpr4__pyx_v_v = NULL;
+  PyObject *__pyx_8genexpr5__pyx_v_v = NULL;
   int __pyx_r;
   __Pyx_RefNannyDeclarations
   int __pyx_t_1;
@@ -10711,7 +11473,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   __Pyx_RefNannySetupContext("set_chars", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":241
+  /* "cubind/_bind/convert.pyx":255
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -10735,7 +11497,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":244
+    /* "cubind/_bind/convert.pyx":258
  *         # C's char holds -128..127 or 0..255 depending on the platform: both
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]             # <<<<<<<<<<<<<<
@@ -10743,16 +11505,16 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *             if not -128 <= v <= 255:
 */
     { /* enter inner scope */
-      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 244, __pyx_L8_error)
+      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 258, __pyx_L8_error)
       __Pyx_GOTREF(__pyx_t_3);
       if (likely(PyList_CheckExact(__pyx_v_value)) || PyTuple_CheckExact(__pyx_v_value)) {
         __pyx_t_4 = __pyx_v_value; __Pyx_INCREF(__pyx_t_4);
         __pyx_t_5 = 0;
         __pyx_t_6 = NULL;
       } else {
-        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 244, __pyx_L8_error)
+        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 258, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_4);
-        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 244, __pyx_L8_error)
+        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 258, __pyx_L8_error)
       }
       for (;;) {
         if (likely(!__pyx_t_6)) {
@@ -10760,7 +11522,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 244, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 258, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -10770,7 +11532,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 244, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 258, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -10781,39 +11543,39 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             #endif
             ++__pyx_t_5;
           }
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 244, __pyx_L8_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 258, __pyx_L8_error)
         } else {
           __pyx_t_7 = __pyx_t_6(__pyx_t_4);
           if (unlikely(!__pyx_t_7)) {
             PyObject* exc_type = PyErr_Occurred();
             if (exc_type) {
-              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 244, __pyx_L8_error)
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 258, __pyx_L8_error)
               PyErr_Clear();
             }
             break;
           }
         }
         __Pyx_GOTREF(__pyx_t_7);
-        __Pyx_XDECREF_SET(__pyx_8genexpr2__pyx_v_v, __pyx_t_7);
+        __Pyx_XDECREF_SET(__pyx_8genexpr4__pyx_v_v, __pyx_t_7);
         __pyx_t_7 = 0;
-        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr2__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 244, __pyx_L8_error)
+        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr4__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 258, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_GIVEREF(__pyx_t_7);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 244, __pyx_L8_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 258, __pyx_L8_error)
         __pyx_t_7 = 0;
       }
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      __Pyx_XDECREF(__pyx_8genexpr2__pyx_v_v); __pyx_8genexpr2__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr4__pyx_v_v); __pyx_8genexpr4__pyx_v_v = 0;
       goto __pyx_L12_exit_scope;
       __pyx_L8_error:;
-      __Pyx_XDECREF(__pyx_8genexpr2__pyx_v_v); __pyx_8genexpr2__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr4__pyx_v_v); __pyx_8genexpr4__pyx_v_v = 0;
       goto __pyx_L1_error;
       __pyx_L12_exit_scope:;
     } /* exit inner scope */
     __pyx_v_items = ((PyObject*)__pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":245
+    /* "cubind/_bind/convert.pyx":259
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -10828,34 +11590,34 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       {
         Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
         #if !CYTHON_ASSUME_SAFE_SIZE
-        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 245, __pyx_L1_error)
+        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 259, __pyx_L1_error)
         #endif
         if (__pyx_t_5 >= __pyx_temp) break;
       }
       __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_4, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
       ++__pyx_t_5;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 245, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 259, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_XDECREF_SET(__pyx_v_v, __pyx_t_7);
       __pyx_t_7 = 0;
       __Pyx_INCREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_i, __pyx_t_3);
-      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 245, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 259, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_3);
       __pyx_t_3 = __pyx_t_7;
       __pyx_t_7 = 0;
 
-      /* "cubind/_bind/convert.pyx":246
+      /* "cubind/_bind/convert.pyx":260
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
 */
-      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 246, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 260, __pyx_L1_error)
       if (__pyx_t_1) {
-        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 246, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 260, __pyx_L1_error)
       }
       __pyx_t_2 = (!__pyx_t_1);
 
@@ -10863,7 +11625,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       if (unlikely(__pyx_t_2)) {
 
 
-        /* "cubind/_bind/convert.pyx":247
+        /* "cubind/_bind/convert.pyx":261
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")             # <<<<<<<<<<<<<<
@@ -10871,18 +11633,18 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if not isinstance(value, (bytes, bytearray)):
 */
         __pyx_t_8 = NULL;
-        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 247, __pyx_L1_error)
-        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 247, __pyx_L1_error)
+        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 261, __pyx_L1_error)
+        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 261, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_10);
 
-        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 247, __pyx_L1_error)
+        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 261, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_11);
-        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 247, __pyx_L1_error)
+        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 261, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_12);
         __pyx_t_13[0] = __pyx_t_10;
-        __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u__6;
+        __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u__7;
         __pyx_t_13[2] = __pyx_t_11;
-        __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u__7;
+        __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u__8;
         __pyx_t_13[4] = __pyx_t_12;
         __pyx_t_13[5] = __pyx_mstate_global->__pyx_kp_u_does_not_fit_in_a_char_128_255;
         __pyx_t_9 = 39;
@@ -10894,7 +11656,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[4]);
         #endif
         __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_9, __pyx_t_14);
-        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 247, __pyx_L1_error)
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 261, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_15);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
@@ -10905,14 +11667,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
           __pyx_t_7 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
           __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 247, __pyx_L1_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 261, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
         }
         __Pyx_Raise(__pyx_t_7, 0, 0, 0);
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-        __PYX_ERR(0, 247, __pyx_L1_error)
+        __PYX_ERR(0, 261, __pyx_L1_error)
 
-        /* "cubind/_bind/convert.pyx":246
+        /* "cubind/_bind/convert.pyx":260
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
@@ -10921,7 +11683,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
       }
 
-      /* "cubind/_bind/convert.pyx":245
+      /* "cubind/_bind/convert.pyx":259
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -10932,7 +11694,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":248
+    /* "cubind/_bind/convert.pyx":262
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])             # <<<<<<<<<<<<<<
@@ -10941,7 +11703,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
     __pyx_t_4 = NULL;
     { /* enter inner scope */
-      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 248, __pyx_L19_error)
+      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 262, __pyx_L19_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_15 = __pyx_v_items; __Pyx_INCREF(__pyx_t_15);
       __pyx_t_5 = 0;
@@ -10949,27 +11711,27 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 248, __pyx_L19_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 262, __pyx_L19_error)
           #endif
           if (__pyx_t_5 >= __pyx_temp) break;
         }
         __pyx_t_8 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_15, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
         ++__pyx_t_5;
-        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 248, __pyx_L19_error)
+        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 262, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
-        __Pyx_XDECREF_SET(__pyx_8genexpr3__pyx_v_v, __pyx_t_8);
+        __Pyx_XDECREF_SET(__pyx_8genexpr5__pyx_v_v, __pyx_t_8);
         __pyx_t_8 = 0;
-        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr3__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 248, __pyx_L19_error)
+        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr5__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 262, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
         __Pyx_GIVEREF(__pyx_t_8);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 248, __pyx_L19_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 262, __pyx_L19_error)
         __pyx_t_8 = 0;
       }
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      __Pyx_XDECREF(__pyx_8genexpr3__pyx_v_v); __pyx_8genexpr3__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v); __pyx_8genexpr5__pyx_v_v = 0;
       goto __pyx_L23_exit_scope;
       __pyx_L19_error:;
-      __Pyx_XDECREF(__pyx_8genexpr3__pyx_v_v); __pyx_8genexpr3__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v); __pyx_8genexpr5__pyx_v_v = 0;
       goto __pyx_L1_error;
       __pyx_L23_exit_scope:;
     } /* exit inner scope */
@@ -10979,13 +11741,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(&PyBytes_Type), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 248, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 262, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":241
+    /* "cubind/_bind/convert.pyx":255
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -10994,7 +11756,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":249
+  /* "cubind/_bind/convert.pyx":263
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -11021,7 +11783,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":250
+    /* "cubind/_bind/convert.pyx":264
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -11029,23 +11791,23 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if <size_t>len(value) > size:
 */
     __pyx_t_7 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 250, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 250, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 264, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 264, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 250, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 264, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
 
-    /* "cubind/_bind/convert.pyx":251
+    /* "cubind/_bind/convert.pyx":265
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")             # <<<<<<<<<<<<<<
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 251, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 265, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 251, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 265, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_17[0] = __pyx_t_4;
@@ -11054,7 +11816,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_17[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_17[4] = __pyx_t_12;
 
-    /* "cubind/_bind/convert.pyx":250
+    /* "cubind/_bind/convert.pyx":264
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -11070,7 +11832,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_17[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 250, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 264, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
@@ -11081,14 +11843,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 250, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 264, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 250, __pyx_L1_error)
+    __PYX_ERR(0, 264, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":249
+    /* "cubind/_bind/convert.pyx":263
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -11097,21 +11859,21 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":252
+  /* "cubind/_bind/convert.pyx":266
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
 */
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 252, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 266, __pyx_L1_error)
   __pyx_t_1 = (((size_t)__pyx_t_5) > __pyx_v_size);
 
 
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":253
+    /* "cubind/_bind/convert.pyx":267
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")             # <<<<<<<<<<<<<<
@@ -11119,15 +11881,15 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     memcpy(field, <char*>value, len(value))
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 253, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 253, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 267, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 267, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 253, __pyx_L1_error)
-    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 253, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 267, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 267, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 253, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 267, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __pyx_t_17[0] = __pyx_t_7;
     __pyx_t_17[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -11143,7 +11905,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]);
     #endif
     __pyx_t_4 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 253, __pyx_L1_error)
+    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 267, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -11154,14 +11916,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 253, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 267, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 253, __pyx_L1_error)
+    __PYX_ERR(0, 267, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":252
+    /* "cubind/_bind/convert.pyx":266
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
@@ -11170,7 +11932,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":254
+  /* "cubind/_bind/convert.pyx":268
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)             # <<<<<<<<<<<<<<
@@ -11179,20 +11941,20 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   (void)(memset(__pyx_v_field, 0, __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":255
+  /* "cubind/_bind/convert.pyx":269
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 255, __pyx_L1_error)
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 255, __pyx_L1_error)
+  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 269, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 269, __pyx_L1_error)
   (void)(memcpy(__pyx_v_field, ((char *)__pyx_t_18), __pyx_t_5));
 
 
 
-  /* "cubind/_bind/convert.pyx":256
+  /* "cubind/_bind/convert.pyx":270
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))
  *     return 0             # <<<<<<<<<<<<<<
@@ -11205,7 +11967,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":240
+  /* "cubind/_bind/convert.pyx":254
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -11229,15 +11991,15 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   __Pyx_XDECREF(__pyx_v_items);
   __Pyx_XDECREF(__pyx_v_i);
   __Pyx_XDECREF(__pyx_v_v);
-  __Pyx_XDECREF(__pyx_8genexpr2__pyx_v_v);
-  __Pyx_XDECREF(__pyx_8genexpr3__pyx_v_v);
+  __Pyx_XDECREF(__pyx_8genexpr4__pyx_v_v);
+  __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v);
   __Pyx_XDECREF(__pyx_v_value);
 
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":259
+/* "cubind/_bind/convert.pyx":273
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -11258,19 +12020,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("address_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":260
+  /* "cubind/_bind/convert.pyx":274
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)             # <<<<<<<<<<<<<<
  *     if view is None:
  *         return as_address(o, name)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 260, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 274, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_view = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":261
+  /* "cubind/_bind/convert.pyx":275
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -11281,20 +12043,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":262
+    /* "cubind/_bind/convert.pyx":276
  *     view = buffer_view(o)
  *     if view is None:
  *         return as_address(o, name)             # <<<<<<<<<<<<<<
  *     keep.append(view)
  *     return view_address(view)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 262, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 276, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_3;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":261
+    /* "cubind/_bind/convert.pyx":275
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -11303,7 +12065,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":263
+  /* "cubind/_bind/convert.pyx":277
  *     if view is None:
  *         return as_address(o, name)
  *     keep.append(view)             # <<<<<<<<<<<<<<
@@ -11312,12 +12074,12 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   if (unlikely(__pyx_v_keep == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-    __PYX_ERR(0, 263, __pyx_L1_error)
+    __PYX_ERR(0, 277, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 263, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 277, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":264
+  /* "cubind/_bind/convert.pyx":278
  *         return as_address(o, name)
  *     keep.append(view)
  *     return view_address(view)             # <<<<<<<<<<<<<<
@@ -11330,7 +12092,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":259
+  /* "cubind/_bind/convert.pyx":273
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -11350,7 +12112,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":299
+/* "cubind/_bind/convert.pyx":313
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -11373,7 +12135,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_10KernelArgs_1__dealloc__(PyObject 
 
 static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":300
+  /* "cubind/_bind/convert.pyx":314
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -11382,7 +12144,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   if (__pyx_v_self->has_view) {
 
-    /* "cubind/_bind/convert.pyx":301
+    /* "cubind/_bind/convert.pyx":315
  *     def __dealloc__(self):
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)             # <<<<<<<<<<<<<<
@@ -11391,7 +12153,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
     PyBuffer_Release((&__pyx_v_self->view));
 
-    /* "cubind/_bind/convert.pyx":300
+    /* "cubind/_bind/convert.pyx":314
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -11400,7 +12162,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   }
 
-  /* "cubind/_bind/convert.pyx":302
+  /* "cubind/_bind/convert.pyx":316
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)
  *         PyMem_Free(self.heap)             # <<<<<<<<<<<<<<
@@ -11409,7 +12171,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   PyMem_Free(__pyx_v_self->heap);
 
-  /* "cubind/_bind/convert.pyx":299
+  /* "cubind/_bind/convert.pyx":313
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -11625,7 +12387,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_10KernelArgs_4__setstate_cytho
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":305
+/* "cubind/_bind/convert.pyx":319
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -11671,7 +12433,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":308
+  /* "cubind/_bind/convert.pyx":322
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -11682,14 +12444,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":309
+    /* "cubind/_bind/convert.pyx":323
  *     cdef KernelArgs args
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)             # <<<<<<<<<<<<<<
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 309, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 323, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     {
       PyObject *__pyx_temp;
@@ -11702,7 +12464,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_2 = 0;
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":308
+    /* "cubind/_bind/convert.pyx":322
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -11711,7 +12473,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":310
+  /* "cubind/_bind/convert.pyx":324
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -11723,19 +12485,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":311
+    /* "cubind/_bind/convert.pyx":325
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
 */
-    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 311, __pyx_L1_error)
+    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 325, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":312
+    /* "cubind/_bind/convert.pyx":326
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -11751,17 +12513,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __Pyx_XGOTREF(__pyx_t_5);
       /*try:*/ {
 
-        /* "cubind/_bind/convert.pyx":313
+        /* "cubind/_bind/convert.pyx":327
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
 */
-        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 313, __pyx_L5_error)
+        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 327, __pyx_L5_error)
 
 
-        /* "cubind/_bind/convert.pyx":312
+        /* "cubind/_bind/convert.pyx":326
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -11776,7 +12538,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L5_error:;
       __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-      /* "cubind/_bind/convert.pyx":314
+      /* "cubind/_bind/convert.pyx":328
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -11786,7 +12548,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_6 = __Pyx_PyErr_ExceptionMatches2(((PyObject *)(((PyTypeObject*)PyExc_BufferError))), ((PyObject *)(((PyTypeObject*)PyExc_ValueError))));
       if (__pyx_t_6) {
         __Pyx_AddTraceback("cubind._bind.convert.kernel_params_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
-        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 314, __pyx_L7_except_error)
+        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 328, __pyx_L7_except_error)
         __Pyx_XGOTREF(__pyx_t_2);
         __Pyx_XGOTREF(__pyx_t_7);
         __Pyx_XGOTREF(__pyx_t_8);
@@ -11794,7 +12556,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
         __pyx_v_exc = __pyx_t_7;
         /*try:*/ {
 
-          /* "cubind/_bind/convert.pyx":315
+          /* "cubind/_bind/convert.pyx":329
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None             # <<<<<<<<<<<<<<
@@ -11802,16 +12564,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *         out[0] = <void**>args.view.buf
 */
           __pyx_t_10 = NULL;
-          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 315, __pyx_L16_error)
-          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 315, __pyx_L16_error)
+          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 329, __pyx_L16_error)
+          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 329, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_12);
 
-          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 315, __pyx_L16_error)
+          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 329, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
-          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 315, __pyx_L16_error)
+          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 329, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_14);
           __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
-          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 315, __pyx_L16_error)
+          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 329, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
           __pyx_t_15[0] = __pyx_t_12;
           __pyx_t_15[1] = __pyx_mstate_global->__pyx_kp_u_the_buffer_of;
@@ -11827,7 +12589,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
           __pyx_t_6 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[4]);
           #endif
           __pyx_t_16 = __Pyx_PyUnicode_Join(__pyx_t_15, 5, __pyx_t_11, __pyx_t_6);
-          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 315, __pyx_L16_error)
+          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 329, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_16);
           __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
           __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
@@ -11838,15 +12600,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
             __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
             __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
             __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
-            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 315, __pyx_L16_error)
+            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 329, __pyx_L16_error)
             __Pyx_GOTREF(__pyx_t_9);
           }
           __Pyx_Raise(__pyx_t_9, 0, 0, Py_None);
           __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-          __PYX_ERR(0, 315, __pyx_L16_error)
+          __PYX_ERR(0, 329, __pyx_L16_error)
         }
 
-        /* "cubind/_bind/convert.pyx":314
+        /* "cubind/_bind/convert.pyx":328
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -11893,7 +12655,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       }
       goto __pyx_L7_except_error;
 
-      /* "cubind/_bind/convert.pyx":312
+      /* "cubind/_bind/convert.pyx":326
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -11909,7 +12671,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L10_try_end:;
     }
 
-    /* "cubind/_bind/convert.pyx":316
+    /* "cubind/_bind/convert.pyx":330
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True             # <<<<<<<<<<<<<<
@@ -11918,7 +12680,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     __pyx_v_args->has_view = 1;
 
-    /* "cubind/_bind/convert.pyx":317
+    /* "cubind/_bind/convert.pyx":331
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf             # <<<<<<<<<<<<<<
@@ -11927,7 +12689,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     (__pyx_v_out[0]) = ((void **)__pyx_v_args->view.buf);
 
-    /* "cubind/_bind/convert.pyx":318
+    /* "cubind/_bind/convert.pyx":332
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf
  *         return args             # <<<<<<<<<<<<<<
@@ -11945,7 +12707,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":310
+    /* "cubind/_bind/convert.pyx":324
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -11954,7 +12716,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":319
+  /* "cubind/_bind/convert.pyx":333
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -11996,7 +12758,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":320
+    /* "cubind/_bind/convert.pyx":334
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -12004,28 +12766,28 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *     out[0] = <void**>as_address(params, name)
 */
     __pyx_t_7 = NULL;
-    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 320, __pyx_L1_error)
-    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 320, __pyx_L1_error)
+    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 334, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 334, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pyx":321
+    /* "cubind/_bind/convert.pyx":335
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")             # <<<<<<<<<<<<<<
  *     out[0] = <void**>as_address(params, name)
  *     return None
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 321, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 335, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 321, __pyx_L1_error)
+    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 335, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_16);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_27[0] = __pyx_t_2;
     __pyx_t_27[1] = __pyx_mstate_global->__pyx_kp_u_expected_None_an_int_address_a;
     __pyx_t_27[2] = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":320
+    /* "cubind/_bind/convert.pyx":334
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -12041,7 +12803,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_18 |= __Pyx_PyUnicode_KIND_04(__pyx_t_27[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_27[2]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_27, 3, __pyx_t_11, __pyx_t_18);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 320, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 334, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
@@ -12051,14 +12813,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 320, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 334, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
     }
     __Pyx_Raise(__pyx_t_8, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 320, __pyx_L1_error)
+    __PYX_ERR(0, 334, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":319
+    /* "cubind/_bind/convert.pyx":333
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -12067,18 +12829,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":322
+  /* "cubind/_bind/convert.pyx":336
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *     return None
  * 
 */
-  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 322, __pyx_L1_error)
+  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 336, __pyx_L1_error)
   (__pyx_v_out[0]) = ((void **)__pyx_t_28);
 
 
-  /* "cubind/_bind/convert.pyx":323
+  /* "cubind/_bind/convert.pyx":337
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)
  *     return None             # <<<<<<<<<<<<<<
@@ -12095,7 +12857,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":305
+  /* "cubind/_bind/convert.pyx":319
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -12124,7 +12886,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":336
+/* "cubind/_bind/convert.pyx":350
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -12157,100 +12919,122 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_ctypes_kinds", 0);
 
-  /* "cubind/_bind/convert.pyx":338
+  /* "cubind/_bind/convert.pyx":352
  * cdef dict _ctypes_kinds():
  *     global _kinds, _nkinds
  *     import ctypes             # <<<<<<<<<<<<<<
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
- *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
+ *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 338, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 352, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":339
+  /* "cubind/_bind/convert.pyx":353
  *     global _kinds, _nkinds
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,             # <<<<<<<<<<<<<<
- *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
- *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
+ *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
+ *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
 */
-  __pyx_t_1 = __Pyx_PyDict_NewPresized(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 339, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_NewPresized(7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 339, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 339, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 339, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 339, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 339, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":340
+  /* "cubind/_bind/convert.pyx":354
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
- *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}             # <<<<<<<<<<<<<<
+ *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,             # <<<<<<<<<<<<<<
+ *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
+ *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
+*/
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_4);
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+  __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_4);
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+  __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+
+  /* "cubind/_bind/convert.pyx":355
+ *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
+ *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
+ *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
 */
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 355, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 355, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar_p); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 355, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 340, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 355, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 339, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":341
- *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
- *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
+  /* "cubind/_bind/convert.pyx":356
+ *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
+ *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 341, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 356, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 341, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 356, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 341, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 356, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 341, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 356, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 341, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 356, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 341, __pyx_L1_error)
+  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 356, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 341, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
   __pyx_t_1 = 0;
   __pyx_t_3 = 0;
   __pyx_t_4 = 0;
@@ -12267,19 +13051,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 341, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 356, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_7);
     __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":342
- *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
+    /* "cubind/_bind/convert.pyx":357
+ *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
 */
-    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 342, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 357, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -12288,22 +13072,22 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 342, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 357, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 342, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 357, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 342, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 357, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 342, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 357, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":341
- *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
- *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
+    /* "cubind/_bind/convert.pyx":356
+ *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
+ *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
@@ -12311,35 +13095,35 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":343
+  /* "cubind/_bind/convert.pyx":358
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
 */
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 358, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 358, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 358, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 358, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 358, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 343, __pyx_L1_error)
+  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 358, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_7);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 343, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
   __pyx_t_6 = 0;
   __pyx_t_5 = 0;
   __pyx_t_4 = 0;
@@ -12356,19 +13140,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_3, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 343, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 358, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":344
+    /* "cubind/_bind/convert.pyx":359
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
 */
-    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 344, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 359, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -12377,20 +13161,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 344, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 359, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 344, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 359, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 344, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 359, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 344, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 359, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":343
+    /* "cubind/_bind/convert.pyx":358
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
@@ -12400,33 +13184,33 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":346
+  /* "cubind/_bind/convert.pyx":361
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)             # <<<<<<<<<<<<<<
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
 */
-  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 346, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 361, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 346, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 361, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 346, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 361, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":347
+  /* "cubind/_bind/convert.pyx":362
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)             # <<<<<<<<<<<<<<
  *     _nkinds = 0
  *     for t, code in kinds.items():
 */
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 347, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 362, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4 = __pyx_v_ctypes;
   __Pyx_INCREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 347, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 362, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_t_9 = 0;
   {
@@ -12434,23 +13218,23 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 347, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 362, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
   }
-  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 347, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 362, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 347, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 362, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 347, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 362, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 347, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 362, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":348
+  /* "cubind/_bind/convert.pyx":363
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0             # <<<<<<<<<<<<<<
@@ -12459,7 +13243,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":349
+  /* "cubind/_bind/convert.pyx":364
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
  *     for t, code in kinds.items():             # <<<<<<<<<<<<<<
@@ -12467,7 +13251,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
  *             _kind_types[_nkinds] = <PyObject*>t
 */
   __pyx_t_8 = 0;
-  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 349, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 364, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_7);
   __pyx_t_7 = __pyx_t_1;
@@ -12475,7 +13259,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   while (1) {
     __pyx_t_12 = __Pyx_dict_iter_next(__pyx_t_7, __pyx_t_10, &__pyx_t_8, &__pyx_t_1, &__pyx_t_3, NULL, __pyx_t_11);
     if (unlikely(__pyx_t_12 == 0)) break;
-    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 349, __pyx_L1_error)
+    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 364, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
@@ -12483,7 +13267,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __Pyx_XDECREF_SET(__pyx_v_code, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":350
+    /* "cubind/_bind/convert.pyx":365
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -12495,7 +13279,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     if (__pyx_t_13) {
 
 
-      /* "cubind/_bind/convert.pyx":351
+      /* "cubind/_bind/convert.pyx":366
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t             # <<<<<<<<<<<<<<
@@ -12504,18 +13288,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       (__pyx_v_6cubind_5_bind_7convert__kind_types[__pyx_v_6cubind_5_bind_7convert__nkinds]) = ((PyObject *)__pyx_v_t);
 
-      /* "cubind/_bind/convert.pyx":352
+      /* "cubind/_bind/convert.pyx":367
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code             # <<<<<<<<<<<<<<
  *             _nkinds += 1
  *     _kinds = kinds
 */
-      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 352, __pyx_L1_error)
+      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 367, __pyx_L1_error)
       (__pyx_v_6cubind_5_bind_7convert__kind_codes[__pyx_v_6cubind_5_bind_7convert__nkinds]) = __pyx_t_12;
 
 
-      /* "cubind/_bind/convert.pyx":353
+      /* "cubind/_bind/convert.pyx":368
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1             # <<<<<<<<<<<<<<
@@ -12524,7 +13308,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       __pyx_v_6cubind_5_bind_7convert__nkinds = (__pyx_v_6cubind_5_bind_7convert__nkinds + 1);
 
-      /* "cubind/_bind/convert.pyx":350
+      /* "cubind/_bind/convert.pyx":365
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -12535,7 +13319,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":354
+  /* "cubind/_bind/convert.pyx":369
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1
  *     _kinds = kinds             # <<<<<<<<<<<<<<
@@ -12547,7 +13331,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, __pyx_v_kinds);
   __Pyx_GIVEREF(__pyx_v_kinds);
 
-  /* "cubind/_bind/convert.pyx":355
+  /* "cubind/_bind/convert.pyx":370
  *             _nkinds += 1
  *     _kinds = kinds
  *     return kinds             # <<<<<<<<<<<<<<
@@ -12565,7 +13349,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":336
+  /* "cubind/_bind/convert.pyx":350
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -12593,7 +13377,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":358
+/* "cubind/_bind/convert.pyx":373
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -12615,21 +13399,21 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_where", 0);
 
-  /* "cubind/_bind/convert.pyx":359
+  /* "cubind/_bind/convert.pyx":374
  * 
  * cdef str _where(const char* name, Py_ssize_t i):
  *     return f"{name.decode()}[{i}]"             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 359, __pyx_L1_error)
-  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 359, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 374, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
 
-  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 359, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 374, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4[0] = __pyx_t_2;
-  __pyx_t_4[1] = __pyx_mstate_global->__pyx_kp_u__6;
+  __pyx_t_4[1] = __pyx_mstate_global->__pyx_kp_u__7;
   __pyx_t_4[2] = __pyx_t_3;
   __pyx_t_4[3] = __pyx_mstate_global->__pyx_kp_u__5;
   __pyx_t_1 = 2;
@@ -12641,7 +13425,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_5 |= __Pyx_PyUnicode_KIND_04(__pyx_t_4[0]);
   #endif
   __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_4, 4, __pyx_t_1, __pyx_t_5);
-  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 359, __pyx_L1_error)
+  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 374, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -12656,7 +13440,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":358
+  /* "cubind/_bind/convert.pyx":373
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -12677,7 +13461,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":362
+/* "cubind/_bind/convert.pyx":377
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -12700,17 +13484,19 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   int __pyx_t_6;
   Py_ssize_t __pyx_t_7;
   PyObject *(*__pyx_t_8)(PyObject *);
-  PyObject *__pyx_t_9 = NULL;
-  PyObject *__pyx_t_10 = NULL;
-  PyObject *__pyx_t_11[4];
+  int __pyx_t_9;
+  int __pyx_t_10;
+  PyObject *__pyx_t_11 = NULL;
   PyObject *__pyx_t_12 = NULL;
-  size_t __pyx_t_13;
+  PyObject *__pyx_t_13[4];
+  PyObject *__pyx_t_14 = NULL;
+  size_t __pyx_t_15;
   int __pyx_lineno = 0;
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kind_of", 0);
 
-  /* "cubind/_bind/convert.pyx":363
+  /* "cubind/_bind/convert.pyx":378
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()             # <<<<<<<<<<<<<<
@@ -12722,7 +13508,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__kinds);
     __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__kinds;
   } else {
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 363, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 378, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __pyx_t_1 = __pyx_t_3;
     __pyx_t_3 = 0;
@@ -12731,7 +13517,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":365
+  /* "cubind/_bind/convert.pyx":380
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()
  *     cdef int k
  *     for k in range(_nkinds):             # <<<<<<<<<<<<<<
@@ -12745,7 +13531,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   for (__pyx_t_6 = 0; __pyx_t_6 < __pyx_t_5; __pyx_t_6+=1) {
     __pyx_v_k = __pyx_t_6;
 
-    /* "cubind/_bind/convert.pyx":366
+    /* "cubind/_bind/convert.pyx":381
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -12757,7 +13543,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":367
+      /* "cubind/_bind/convert.pyx":382
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]             # <<<<<<<<<<<<<<
@@ -12770,7 +13556,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":366
+      /* "cubind/_bind/convert.pyx":381
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -12781,7 +13567,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   }
 
 
-  /* "cubind/_bind/convert.pyx":368
+  /* "cubind/_bind/convert.pyx":383
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)             # <<<<<<<<<<<<<<
@@ -12790,49 +13576,49 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   if (unlikely(__pyx_v_kinds == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 368, __pyx_L1_error)
+    __PYX_ERR(0, 383, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 368, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 383, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_code = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":369
+  /* "cubind/_bind/convert.pyx":384
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
  *         return code
- *     # A subclass of a ctypes scalar type packs as its base type.
+ *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
 */
   __pyx_t_2 = (__pyx_v_code != Py_None);
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":370
+    /* "cubind/_bind/convert.pyx":385
  *     cdef object code = kinds.get(kind)
  *     if code is not None:
  *         return code             # <<<<<<<<<<<<<<
- *     # A subclass of a ctypes scalar type packs as its base type.
- *     if isinstance(kind, type):
+ *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
+ *     # pointer type (POINTER(c_int)) as an address.
 */
-    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 370, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 385, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_4;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":369
+    /* "cubind/_bind/convert.pyx":384
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
  *         return code
- *     # A subclass of a ctypes scalar type packs as its base type.
+ *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
 */
   }
 
-  /* "cubind/_bind/convert.pyx":372
- *         return code
- *     # A subclass of a ctypes scalar type packs as its base type.
+  /* "cubind/_bind/convert.pyx":388
+ *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
+ *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
@@ -12841,16 +13627,16 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":373
- *     # A subclass of a ctypes scalar type packs as its base type.
+    /* "cubind/_bind/convert.pyx":389
+ *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
  *             code = kinds.get(base)
  *             if code is not None:
 */
-    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 373, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 389, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 373, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 389, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     if (likely(PyList_CheckExact(__pyx_t_3)) || PyTuple_CheckExact(__pyx_t_3)) {
@@ -12858,9 +13644,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __pyx_t_7 = 0;
       __pyx_t_8 = NULL;
     } else {
-      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 373, __pyx_L1_error)
+      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 389, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 373, __pyx_L1_error)
+      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 389, __pyx_L1_error)
     }
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     for (;;) {
@@ -12869,7 +13655,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 373, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 389, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -12879,7 +13665,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 373, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 389, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -12890,13 +13676,13 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           #endif
           ++__pyx_t_7;
         }
-        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 373, __pyx_L1_error)
+        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 389, __pyx_L1_error)
       } else {
         __pyx_t_3 = __pyx_t_8(__pyx_t_1);
         if (unlikely(!__pyx_t_3)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 373, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 389, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
@@ -12906,7 +13692,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __Pyx_XDECREF_SET(__pyx_v_base, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":374
+      /* "cubind/_bind/convert.pyx":390
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)             # <<<<<<<<<<<<<<
@@ -12915,49 +13701,118 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       if (unlikely(__pyx_v_kinds == Py_None)) {
         PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-        __PYX_ERR(0, 374, __pyx_L1_error)
+        __PYX_ERR(0, 390, __pyx_L1_error)
       }
-      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 374, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 390, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_DECREF_SET(__pyx_v_code, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":375
+      /* "cubind/_bind/convert.pyx":391
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
  *                 return code
- *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
 */
       __pyx_t_2 = (__pyx_v_code != Py_None);
       if (__pyx_t_2) {
 
 
-        /* "cubind/_bind/convert.pyx":376
+        /* "cubind/_bind/convert.pyx":392
  *             code = kinds.get(base)
  *             if code is not None:
  *                 return code             # <<<<<<<<<<<<<<
- *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
- *                     f"character type, c_bool, c_void_p, or None for an enum member, a handle or a struct")
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
+ *                 return _KIND_POINTER
 */
-        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 376, __pyx_L1_error)
+        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 392, __pyx_L1_error)
         {
           __pyx_r = __pyx_t_4;
         }
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "cubind/_bind/convert.pyx":375
+        /* "cubind/_bind/convert.pyx":391
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
  *                 return code
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
+*/
+      }
+
+      /* "cubind/_bind/convert.pyx":393
+ *             if code is not None:
+ *                 return code
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):             # <<<<<<<<<<<<<<
+ *                 return _KIND_POINTER
+ *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
+*/
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 393, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_3);
+      __pyx_t_9 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+      if (__pyx_t_9) {
+
+      } else {
+
+        __pyx_t_2 = __pyx_t_9;
+
+        goto __pyx_L12_bool_binop_done;
+      }
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 393, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_3);
+      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes_2, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
+      if (!__pyx_t_10) {
+
+      } else {
+
+        __pyx_t_9 = __pyx_t_10;
+
+        goto __pyx_L14_bool_binop_done;
+      }
+      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
+
+      __pyx_t_9 = __pyx_t_10;
+
+      __pyx_L14_bool_binop_done:;
+      __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
+      __pyx_t_10 = __pyx_t_9;
+
+
+
+      __pyx_t_2 = __pyx_t_10;
+
+      __pyx_L12_bool_binop_done:;
+      if (__pyx_t_2) {
+
+
+        /* "cubind/_bind/convert.pyx":394
+ *                 return code
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
+ *                 return _KIND_POINTER             # <<<<<<<<<<<<<<
+ *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
+ *                     f"character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None "
+*/
+        {
+
+          __pyx_r = __pyx_e_6cubind_5_bind_7convert__KIND_POINTER;
+        }
+        __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+        goto __pyx_L0;
+
+        /* "cubind/_bind/convert.pyx":393
+ *             if code is not None:
+ *                 return code
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):             # <<<<<<<<<<<<<<
+ *                 return _KIND_POINTER
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
 */
       }
 
-      /* "cubind/_bind/convert.pyx":373
- *     # A subclass of a ctypes scalar type packs as its base type.
+      /* "cubind/_bind/convert.pyx":389
+ *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
  *             code = kinds.get(base)
@@ -12966,61 +13821,61 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     }
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":372
- *         return code
- *     # A subclass of a ctypes scalar type packs as its base type.
+    /* "cubind/_bind/convert.pyx":388
+ *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
+ *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
 */
   }
 
-  /* "cubind/_bind/convert.pyx":377
- *             if code is not None:
- *                 return code
+  /* "cubind/_bind/convert.pyx":395
+ *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
+ *                 return _KIND_POINTER
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "             # <<<<<<<<<<<<<<
- *                     f"character type, c_bool, c_void_p, or None for an enum member, a handle or a struct")
- * 
+ *                     f"character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None "
+ *                     f"for an enum member, a handle or a struct")
 */
   __pyx_t_3 = NULL;
-  __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 377, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_9);
-  __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 377, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_10);
-  __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-  __pyx_t_9 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 377, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_9);
-  __pyx_t_11[0] = __pyx_t_10;
-  __pyx_t_11[1] = __pyx_mstate_global->__pyx_kp_u_unsupported_argument_type;
-  __pyx_t_11[2] = __pyx_t_9;
-  __pyx_t_11[3] = __pyx_mstate_global->__pyx_kp_u_use_a_ctypes_integer_float_or_c;
-  __pyx_t_7 = 143;
+  __pyx_t_11 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_11);
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_11); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_12);
+  __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
+  __pyx_t_11 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_11);
+  __pyx_t_13[0] = __pyx_t_12;
+  __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_unsupported_argument_type;
+  __pyx_t_13[2] = __pyx_t_11;
+  __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u_use_a_ctypes_integer_float_or_c;
+  __pyx_t_7 = 189;
   #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-  __pyx_t_7 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[2]);
+  __pyx_t_7 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_13[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_13[2]);
   #endif
   __pyx_t_4 = 0;
   #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-  __pyx_t_4 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]);
+  __pyx_t_4 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
-  __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 4, __pyx_t_7, __pyx_t_4);
-  if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 377, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_12);
-  __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-  __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-  __pyx_t_13 = 1;
+  __pyx_t_14 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_7, __pyx_t_4);
+  if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_14);
+  __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
+  __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
+  __pyx_t_15 = 1;
   {
-    PyObject *__pyx_callargs[2] = {__pyx_t_3, __pyx_t_12};
-    __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_13, (2-__pyx_t_13) | (__pyx_t_13*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+    PyObject *__pyx_callargs[2] = {__pyx_t_3, __pyx_t_14};
+    __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_15, (2-__pyx_t_15) | (__pyx_t_15*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 377, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 395, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 377, __pyx_L1_error)
+  __PYX_ERR(0, 395, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":362
+  /* "cubind/_bind/convert.pyx":377
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13032,9 +13887,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_L1_error:;
   __Pyx_XDECREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_3);
-  __Pyx_XDECREF(__pyx_t_9);
-  __Pyx_XDECREF(__pyx_t_10);
+  __Pyx_XDECREF(__pyx_t_11);
   __Pyx_XDECREF(__pyx_t_12);
+  __Pyx_XDECREF(__pyx_t_14);
   __Pyx_AddTraceback("cubind._bind.convert._kind_of", __pyx_clineno, __pyx_lineno, __pyx_filename);
   __pyx_r = -1;
   __pyx_L0:;
@@ -13047,7 +13902,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":381
+/* "cubind/_bind/convert.pyx":400
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13076,7 +13931,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_store_integer", 0);
 
-  /* "cubind/_bind/convert.pyx":384
+  /* "cubind/_bind/convert.pyx":403
  *     """value as a C integer of the kind's size and signedness, its low bytes
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -13085,7 +13940,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":385
+  /* "cubind/_bind/convert.pyx":404
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8
  *     cdef bint signed = (code & 0xff) == _KIND_SIGNED             # <<<<<<<<<<<<<<
@@ -13094,7 +13949,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_signed = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED);
 
-  /* "cubind/_bind/convert.pyx":388
+  /* "cubind/_bind/convert.pyx":407
  *     cdef long long high
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)             # <<<<<<<<<<<<<<
@@ -13103,7 +13958,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_top = (0xffffffffffffffffULL >> (64 - (8 * __pyx_v_size)));
 
-  /* "cubind/_bind/convert.pyx":389
+  /* "cubind/_bind/convert.pyx":408
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -13123,7 +13978,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":390
+    /* "cubind/_bind/convert.pyx":409
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
  *         return 0             # <<<<<<<<<<<<<<
@@ -13136,7 +13991,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":389
+    /* "cubind/_bind/convert.pyx":408
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -13145,7 +14000,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":393
+  /* "cubind/_bind/convert.pyx":412
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -13154,7 +14009,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   if (__pyx_v_signed) {
 
-    /* "cubind/_bind/convert.pyx":394
+    /* "cubind/_bind/convert.pyx":413
  *     # or refused with an error naming the argument.
  *     if signed:
  *         high = <long long>(top >> 1)             # <<<<<<<<<<<<<<
@@ -13163,30 +14018,30 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
     __pyx_v_high = ((PY_LONG_LONG)(__pyx_v_top >> 1));
 
-    /* "cubind/_bind/convert.pyx":395
+    /* "cubind/_bind/convert.pyx":414
  *     if signed:
  *         high = <long long>(top >> 1)
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)             # <<<<<<<<<<<<<<
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 395, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 414, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     if (unlikely(__pyx_t_3 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 395, __pyx_L1_error)
+      __PYX_ERR(0, 414, __pyx_L1_error)
     }
-    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 395, __pyx_L1_error)
+    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 414, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
-    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 395, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
+    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
     __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_t_6);
 
 
-    /* "cubind/_bind/convert.pyx":393
+    /* "cubind/_bind/convert.pyx":412
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -13196,7 +14051,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":397
+  /* "cubind/_bind/convert.pyx":416
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)             # <<<<<<<<<<<<<<
@@ -13204,24 +14059,24 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
  *     return 0
 */
   /*else*/ {
-    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 397, __pyx_L1_error)
+    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 416, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     if (unlikely(__pyx_t_4 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 397, __pyx_L1_error)
+      __PYX_ERR(0, 416, __pyx_L1_error)
     }
-    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 397, __pyx_L1_error)
+    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 416, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 397, __pyx_L1_error)
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 397, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 416, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 416, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
     __pyx_v_u = __pyx_t_8;
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":398
+  /* "cubind/_bind/convert.pyx":417
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -13230,7 +14085,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":399
+  /* "cubind/_bind/convert.pyx":418
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -13243,7 +14098,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":381
+  /* "cubind/_bind/convert.pyx":400
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13268,7 +14123,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":402
+/* "cubind/_bind/convert.pyx":421
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -13289,7 +14144,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_double", 0);
 
-  /* "cubind/_bind/convert.pyx":403
+  /* "cubind/_bind/convert.pyx":422
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13301,7 +14156,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":404
+    /* "cubind/_bind/convert.pyx":423
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -13314,7 +14169,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":403
+    /* "cubind/_bind/convert.pyx":422
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13323,24 +14178,24 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":405
+  /* "cubind/_bind/convert.pyx":424
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)
  *     return double_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 405, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 424, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 405, __pyx_L1_error)
+    __PYX_ERR(0, 424, __pyx_L1_error)
   }
-  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 405, __pyx_L1_error)
+  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 424, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 405, __pyx_L1_error)
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 405, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 424, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 424, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
   {
@@ -13348,7 +14203,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":402
+  /* "cubind/_bind/convert.pyx":421
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -13368,7 +14223,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":408
+/* "cubind/_bind/convert.pyx":427
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13392,7 +14247,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_address", 0);
 
-  /* "cubind/_bind/convert.pyx":409
+  /* "cubind/_bind/convert.pyx":428
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -13401,7 +14256,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":411
+  /* "cubind/_bind/convert.pyx":430
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13413,7 +14268,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":412
+    /* "cubind/_bind/convert.pyx":431
  *     cdef long long v
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)             # <<<<<<<<<<<<<<
@@ -13422,7 +14277,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_value, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pyx":413
+    /* "cubind/_bind/convert.pyx":432
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -13448,7 +14303,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":414
+      /* "cubind/_bind/convert.pyx":433
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -13461,7 +14316,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":413
+      /* "cubind/_bind/convert.pyx":432
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -13470,7 +14325,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     }
 
-    /* "cubind/_bind/convert.pyx":411
+    /* "cubind/_bind/convert.pyx":430
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -13479,7 +14334,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":415
+  /* "cubind/_bind/convert.pyx":434
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -13490,7 +14345,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":416
+    /* "cubind/_bind/convert.pyx":435
  *             return <void*><size_t>v
  *     if value is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -13503,7 +14358,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":415
+    /* "cubind/_bind/convert.pyx":434
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -13512,24 +14367,24 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":417
+  /* "cubind/_bind/convert.pyx":436
  *     if value is None:
  *         return NULL
  *     return address_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 417, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 436, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   if (unlikely(__pyx_t_3 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 417, __pyx_L1_error)
+    __PYX_ERR(0, 436, __pyx_L1_error)
   }
-  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 417, __pyx_L1_error)
+  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 436, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 417, __pyx_L1_error)
-  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 417, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 436, __pyx_L1_error)
+  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 436, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
   {
@@ -13537,7 +14392,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":408
+  /* "cubind/_bind/convert.pyx":427
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13559,7 +14414,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":425
+/* "cubind/_bind/convert.pyx":444
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -13584,33 +14439,33 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_import_arg_types", 0);
 
-  /* "cubind/_bind/convert.pyx":427
+  /* "cubind/_bind/convert.pyx":446
  * cdef int _import_arg_types() except -1:
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes             # <<<<<<<<<<<<<<
  *     import enum
  *     from cubind._bind.enum import CEnum
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 427, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 446, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":428
+  /* "cubind/_bind/convert.pyx":447
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes
  *     import enum             # <<<<<<<<<<<<<<
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 428, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 447, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_enum = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":429
+  /* "cubind/_bind/convert.pyx":448
  *     import ctypes
  *     import enum
  *     from cubind._bind.enum import CEnum             # <<<<<<<<<<<<<<
@@ -13619,14 +14474,14 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
-    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 429, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 448, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
     __pyx_t_3 = 0; {
-      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 429, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 448, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
       switch (__pyx_t_3) {
         case 0:
@@ -13640,49 +14495,49 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":430
+  /* "cubind/_bind/convert.pyx":449
  *     import enum
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)             # <<<<<<<<<<<<<<
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 430, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 430, __pyx_L1_error)
+  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_INCREF(__pyx_v_CEnum);
   __Pyx_GIVEREF(__pyx_v_CEnum);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 430, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 449, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 430, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 449, __pyx_L1_error);
   __pyx_t_1 = 0;
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__enum_types);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)__pyx_t_4));
   __Pyx_GIVEREF(__pyx_t_4);
   __pyx_t_4 = 0;
 
-  /* "cubind/_bind/convert.pyx":431
+  /* "cubind/_bind/convert.pyx":450
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 431, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 450, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 431, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 450, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 431, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 450, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 431, __pyx_L1_error)
+  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 450, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 431, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 450, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 431, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 450, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 431, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 450, __pyx_L1_error);
   __pyx_t_4 = 0;
   __pyx_t_1 = 0;
   __pyx_t_5 = 0;
@@ -13691,7 +14546,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   __Pyx_GIVEREF(__pyx_t_6);
   __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":432
+  /* "cubind/_bind/convert.pyx":451
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0             # <<<<<<<<<<<<<<
@@ -13704,7 +14559,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":425
+  /* "cubind/_bind/convert.pyx":444
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -13729,7 +14584,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":435
+/* "cubind/_bind/convert.pyx":454
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -13761,19 +14616,19 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_storage", 0);
 
-  /* "cubind/_bind/convert.pyx":440
+  /* "cubind/_bind/convert.pyx":459
  *     member is its value at the enum's C size (4 bytes) in `slot`; a ctypes
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)             # <<<<<<<<<<<<<<
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
 */
-  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 440, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 459, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_get_ptr = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":441
+  /* "cubind/_bind/convert.pyx":460
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -13784,7 +14639,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":442
+    /* "cubind/_bind/convert.pyx":461
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()             # <<<<<<<<<<<<<<
@@ -13811,10 +14666,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_4, __pyx_callargs+__pyx_t_5, (1-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 442, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 461, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 442, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 461, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -13823,7 +14678,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":441
+    /* "cubind/_bind/convert.pyx":460
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -13832,7 +14687,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":443
+  /* "cubind/_bind/convert.pyx":462
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -13843,17 +14698,17 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":444
+    /* "cubind/_bind/convert.pyx":463
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:
  *         _import_arg_types()             # <<<<<<<<<<<<<<
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
 */
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 444, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 463, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pyx":443
+    /* "cubind/_bind/convert.pyx":462
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -13862,7 +14717,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":445
+  /* "cubind/_bind/convert.pyx":464
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -13871,7 +14726,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__enum_types;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 445, __pyx_L1_error)
+  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 464, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_8) {
 
@@ -13889,14 +14744,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":446
+    /* "cubind/_bind/convert.pyx":465
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)             # <<<<<<<<<<<<<<
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
 */
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 446, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 465, __pyx_L1_error)
     if (__pyx_t_2) {
 
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED;
@@ -13905,11 +14760,11 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED;
     }
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 446, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 465, __pyx_L1_error)
 
 
 
-    /* "cubind/_bind/convert.pyx":447
+    /* "cubind/_bind/convert.pyx":466
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot             # <<<<<<<<<<<<<<
@@ -13922,7 +14777,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":445
+    /* "cubind/_bind/convert.pyx":464
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -13931,7 +14786,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":448
+  /* "cubind/_bind/convert.pyx":467
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -13940,25 +14795,25 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__ctypes_aggregates;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 448, __pyx_L1_error)
+  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 467, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":449
+    /* "cubind/_bind/convert.pyx":468
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
 */
-    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 449, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 468, __pyx_L1_error)
     __pyx_t_1 = __pyx_t_10;
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_v_ctypes = __pyx_t_1;
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":450
+    /* "cubind/_bind/convert.pyx":469
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)             # <<<<<<<<<<<<<<
@@ -13972,10 +14827,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_value};
       __pyx_t_1 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_addressof, __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 450, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 469, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 450, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 469, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -13984,7 +14839,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":448
+    /* "cubind/_bind/convert.pyx":467
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -13993,7 +14848,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":451
+  /* "cubind/_bind/convert.pyx":470
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -14001,29 +14856,29 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
  * 
 */
   __pyx_t_4 = NULL;
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 451, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 470, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 451, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 470, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":452
+  /* "cubind/_bind/convert.pyx":471
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
  *                     f"(cubind's or ctypes'), got {_type_name(value)}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 452, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 471, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 452, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 471, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_t_13[0] = __pyx_t_11;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_type_None_needs_an_enum_member;
   __pyx_t_13[2] = __pyx_t_12;
 
-  /* "cubind/_bind/convert.pyx":451
+  /* "cubind/_bind/convert.pyx":470
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -14039,7 +14894,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   __pyx_t_7 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_3 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_14, __pyx_t_7);
-  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 451, __pyx_L1_error)
+  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 470, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -14049,14 +14904,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 451, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 470, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 451, __pyx_L1_error)
+  __PYX_ERR(0, 470, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":435
+  /* "cubind/_bind/convert.pyx":454
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14081,7 +14936,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":455
+/* "cubind/_bind/convert.pyx":474
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14098,10 +14953,10 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   int __pyx_r;
   __Pyx_RefNannyDeclarations
   int __pyx_t_1;
-  int __pyx_t_2;
+  PyObject *__pyx_t_2 = NULL;
   int __pyx_t_3;
-  Py_ssize_t __pyx_t_4;
-  PyObject *__pyx_t_5 = NULL;
+  int __pyx_t_4;
+  Py_ssize_t __pyx_t_5;
   PyObject *__pyx_t_6 = NULL;
   PyObject *__pyx_t_7 = NULL;
   PyObject *__pyx_t_8 = NULL;
@@ -14118,68 +14973,100 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   __Pyx_RefNannySetupContext("_store_char", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":458
+  /* "cubind/_bind/convert.pyx":477
  *     """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
  *     character or an int."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
- *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
- *         if len(value) != 1:
+ *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
+ *         value = value.value
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":459
+  /* "cubind/_bind/convert.pyx":478
  *     character or an int."""
  *     cdef int size = code >> 8
+ *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value             # <<<<<<<<<<<<<<
+ *         value = value.value
+ *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
+*/
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_value); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 478, __pyx_L1_error)
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pyx":479
+ *     cdef int size = code >> 8
+ *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
+ *         value = value.value             # <<<<<<<<<<<<<<
+ *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
+ *         if len(value) != 1:
+*/
+    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 479, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
+    __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
+    __pyx_t_2 = 0;
+
+    /* "cubind/_bind/convert.pyx":478
+ *     character or an int."""
+ *     cdef int size = code >> 8
+ *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value             # <<<<<<<<<<<<<<
+ *         value = value.value
+ *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":480
+ *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
+ *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
 */
-  __pyx_t_2 = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_CHAR);
+  __pyx_t_3 = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_CHAR);
 
-  if (__pyx_t_2) {
-
-  } else {
-
-    __pyx_t_1 = __pyx_t_2;
-
-    goto __pyx_L4_bool_binop_done;
-  }
-  __pyx_t_3 = PyBytes_Check(__pyx_v_value); 
-  if (!__pyx_t_3) {
+  if (__pyx_t_3) {
 
   } else {
 
-    __pyx_t_2 = __pyx_t_3;
+    __pyx_t_1 = __pyx_t_3;
 
-    goto __pyx_L6_bool_binop_done;
+    goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_3 = PyByteArray_Check(__pyx_v_value); 
+  __pyx_t_4 = PyBytes_Check(__pyx_v_value); 
+  if (!__pyx_t_4) {
 
-  __pyx_t_2 = __pyx_t_3;
+  } else {
 
-  __pyx_L6_bool_binop_done:;
+    __pyx_t_3 = __pyx_t_4;
 
-  __pyx_t_1 = __pyx_t_2;
+    goto __pyx_L7_bool_binop_done;
+  }
+  __pyx_t_4 = PyByteArray_Check(__pyx_v_value); 
 
-  __pyx_L4_bool_binop_done:;
+  __pyx_t_3 = __pyx_t_4;
+
+  __pyx_L7_bool_binop_done:;
+
+  __pyx_t_1 = __pyx_t_3;
+
+  __pyx_L5_bool_binop_done:;
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":460
- *     cdef int size = code >> 8
+    /* "cubind/_bind/convert.pyx":481
+ *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
 */
-    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 460, __pyx_L1_error)
-    __pyx_t_1 = (__pyx_t_4 != 1);
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_1 = (__pyx_t_5 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":461
+      /* "cubind/_bind/convert.pyx":482
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -14187,46 +15074,46 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
 */
       __pyx_t_6 = NULL;
-      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 461, __pyx_L1_error)
+      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 482, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 461, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 482, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 461, __pyx_L1_error)
-      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 461, __pyx_L1_error)
+      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 482, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 482, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
 
       __pyx_t_9[0] = __pyx_t_8;
       __pyx_t_9[1] = __pyx_mstate_global->__pyx_kp_u_c_char_takes_1_byte_got;
       __pyx_t_9[2] = __pyx_t_7;
-      __pyx_t_4 = 27;
+      __pyx_t_5 = 27;
       #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-      __pyx_t_4 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[2]);
+      __pyx_t_5 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[2]);
       #endif
       __pyx_t_10 = 0;
       #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
-      __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_4, __pyx_t_10);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 461, __pyx_L1_error)
+      __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_5, __pyx_t_10);
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 482, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __pyx_t_12 = 1;
       {
         PyObject *__pyx_callargs[2] = {__pyx_t_6, __pyx_t_11};
-        __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 461, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_5);
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 482, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_2);
       }
-      __Pyx_Raise(__pyx_t_5, 0, 0, 0);
-      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 461, __pyx_L1_error)
+      __Pyx_Raise(__pyx_t_2, 0, 0, 0);
+      __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+      __PYX_ERR(0, 482, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":460
- *     cdef int size = code >> 8
+      /* "cubind/_bind/convert.pyx":481
+ *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
@@ -14234,68 +15121,68 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":462
+    /* "cubind/_bind/convert.pyx":483
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]             # <<<<<<<<<<<<<<
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
 */
-    __pyx_t_5 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 462, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_5);
-    __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
-    __pyx_t_5 = 0;
+    __pyx_t_2 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 483, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
+    __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
+    __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":459
- *     character or an int."""
- *     cdef int size = code >> 8
+    /* "cubind/_bind/convert.pyx":480
+ *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
+ *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
 */
-    goto __pyx_L3;
+    goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":463
+  /* "cubind/_bind/convert.pyx":484
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
 */
-  __pyx_t_2 = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_WCHAR);
+  __pyx_t_3 = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_WCHAR);
 
-  if (__pyx_t_2) {
+  if (__pyx_t_3) {
 
   } else {
 
-    __pyx_t_1 = __pyx_t_2;
+    __pyx_t_1 = __pyx_t_3;
 
-    goto __pyx_L9_bool_binop_done;
+    goto __pyx_L10_bool_binop_done;
   }
-  __pyx_t_2 = PyUnicode_Check(__pyx_v_value); 
+  __pyx_t_3 = PyUnicode_Check(__pyx_v_value); 
 
-  __pyx_t_1 = __pyx_t_2;
+  __pyx_t_1 = __pyx_t_3;
 
-  __pyx_L9_bool_binop_done:;
+  __pyx_L10_bool_binop_done:;
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":464
+    /* "cubind/_bind/convert.pyx":485
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
 */
-    __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 464, __pyx_L1_error)
-    __pyx_t_1 = (__pyx_t_4 != 1);
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 485, __pyx_L1_error)
+    __pyx_t_1 = (__pyx_t_5 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":465
+      /* "cubind/_bind/convert.pyx":486
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -14303,45 +15190,45 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
 */
       __pyx_t_11 = NULL;
-      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 486, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
-      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 486, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __pyx_t_4 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 465, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 486, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 486, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
       __pyx_t_9[0] = __pyx_t_7;
       __pyx_t_9[1] = __pyx_mstate_global->__pyx_kp_u_c_wchar_takes_1_character_got;
       __pyx_t_9[2] = __pyx_t_6;
-      __pyx_t_4 = 33;
+      __pyx_t_5 = 33;
       #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
-      __pyx_t_4 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[2]);
+      __pyx_t_5 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_9[2]);
       #endif
       __pyx_t_10 = 0;
       #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
-      __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_4, __pyx_t_10);
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 465, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_5, __pyx_t_10);
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 486, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
       __pyx_t_12 = 1;
       {
         PyObject *__pyx_callargs[2] = {__pyx_t_11, __pyx_t_8};
-        __pyx_t_5 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+        __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
         __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-        if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 465, __pyx_L1_error)
-        __Pyx_GOTREF(__pyx_t_5);
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 486, __pyx_L1_error)
+        __Pyx_GOTREF(__pyx_t_2);
       }
-      __Pyx_Raise(__pyx_t_5, 0, 0, 0);
-      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-      __PYX_ERR(0, 465, __pyx_L1_error)
+      __Pyx_Raise(__pyx_t_2, 0, 0, 0);
+      __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+      __PYX_ERR(0, 486, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":464
+      /* "cubind/_bind/convert.pyx":485
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -14350,21 +15237,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":466
+    /* "cubind/_bind/convert.pyx":487
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)             # <<<<<<<<<<<<<<
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
 */
-    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 466, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 466, __pyx_L1_error)
-    __Pyx_GOTREF(__pyx_t_5);
+    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 487, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 487, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
 
-    __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_5);
-    __pyx_t_5 = 0;
+    __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
+    __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":463
+    /* "cubind/_bind/convert.pyx":484
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -14372,9 +15259,9 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
 */
   }
-  __pyx_L3:;
+  __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":467
+  /* "cubind/_bind/convert.pyx":488
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))             # <<<<<<<<<<<<<<
@@ -14393,7 +15280,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 
   __pyx_v_low = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":468
+  /* "cubind/_bind/convert.pyx":489
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1             # <<<<<<<<<<<<<<
@@ -14402,29 +15289,29 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_high = ((((PY_LONG_LONG)1) << (8 * __pyx_v_size)) - 1);
 
-  /* "cubind/_bind/convert.pyx":469
+  /* "cubind/_bind/convert.pyx":490
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)             # <<<<<<<<<<<<<<
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
 */
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 469, __pyx_L1_error)
-  __Pyx_GOTREF(__pyx_t_5);
-  if (unlikely(__pyx_t_5 == Py_None)) {
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 490, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 469, __pyx_L1_error)
+    __PYX_ERR(0, 490, __pyx_L1_error)
   }
-  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_5), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 469, __pyx_L1_error)
+  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 490, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
-  __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 469, __pyx_L1_error)
-  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 469, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 490, __pyx_L1_error)
+  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 490, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_v_v = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":470
+  /* "cubind/_bind/convert.pyx":491
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v             # <<<<<<<<<<<<<<
@@ -14433,7 +15320,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_u = ((unsigned PY_LONG_LONG)((PY_LONG_LONG)__pyx_v_v));
 
-  /* "cubind/_bind/convert.pyx":471
+  /* "cubind/_bind/convert.pyx":492
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -14442,7 +15329,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":472
+  /* "cubind/_bind/convert.pyx":493
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14455,7 +15342,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":455
+  /* "cubind/_bind/convert.pyx":474
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14465,7 +15352,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 
   /* function exit code */
   __pyx_L1_error:;
-  __Pyx_XDECREF(__pyx_t_5);
+  __Pyx_XDECREF(__pyx_t_2);
   __Pyx_XDECREF(__pyx_t_6);
   __Pyx_XDECREF(__pyx_t_7);
   __Pyx_XDECREF(__pyx_t_8);
@@ -14484,7 +15371,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":475
+/* "cubind/_bind/convert.pyx":496
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -14512,7 +15399,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_as_tuple", 0);
 
-  /* "cubind/_bind/convert.pyx":476
+  /* "cubind/_bind/convert.pyx":497
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -14539,7 +15426,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":477
+    /* "cubind/_bind/convert.pyx":498
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")             # <<<<<<<<<<<<<<
@@ -14547,15 +15434,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 477, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 477, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 477, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 477, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 477, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -14572,7 +15459,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 477, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 498, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -14583,14 +15470,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 477, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 498, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 477, __pyx_L1_error)
+    __PYX_ERR(0, 498, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":476
+    /* "cubind/_bind/convert.pyx":497
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -14599,14 +15486,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
 */
   }
 
-  /* "cubind/_bind/convert.pyx":478
+  /* "cubind/_bind/convert.pyx":499
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")
  *     return tuple(seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 478, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 499, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -14619,7 +15506,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":475
+  /* "cubind/_bind/convert.pyx":496
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -14643,7 +15530,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":481
+/* "cubind/_bind/convert.pyx":502
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -14690,7 +15577,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_pack_kernel_params", 0);
 
-  /* "cubind/_bind/convert.pyx":486
+  /* "cubind/_bind/convert.pyx":507
  *     cdef void** ptrs
  *     cdef unsigned long long* slots
  *     cdef int code = 0             # <<<<<<<<<<<<<<
@@ -14699,7 +15586,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   __pyx_v_code = 0;
 
-  /* "cubind/_bind/convert.pyx":487
+  /* "cubind/_bind/convert.pyx":508
  *     cdef unsigned long long* slots
  *     cdef int code = 0
  *     cdef object prev = _NO_KIND             # <<<<<<<<<<<<<<
@@ -14709,7 +15596,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
   __pyx_v_prev = __pyx_v_6cubind_5_bind_7convert__NO_KIND;
 
-  /* "cubind/_bind/convert.pyx":489
+  /* "cubind/_bind/convert.pyx":510
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -14718,16 +15605,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_params == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 489, __pyx_L1_error)
+    __PYX_ERR(0, 510, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 489, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 510, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != 2);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":490
+    /* "cubind/_bind/convert.pyx":511
  *     cdef object keep
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")             # <<<<<<<<<<<<<<
@@ -14735,16 +15622,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     if type(values) is not tuple:
 */
     __pyx_t_4 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 490, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 490, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_params == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 490, __pyx_L1_error)
+      __PYX_ERR(0, 511, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 490, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 490, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
     __pyx_t_7[0] = __pyx_t_5;
@@ -14759,7 +15646,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_7[0]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_7, 3, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 490, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14769,14 +15656,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 490, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 511, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 490, __pyx_L1_error)
+    __PYX_ERR(0, 511, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":489
+    /* "cubind/_bind/convert.pyx":510
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -14785,7 +15672,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":491
+  /* "cubind/_bind/convert.pyx":512
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params             # <<<<<<<<<<<<<<
@@ -14798,7 +15685,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(size != 2)) {
       if (size > 2) __Pyx_RaiseTooManyValuesError(2);
       else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-      __PYX_ERR(0, 491, __pyx_L1_error)
+      __PYX_ERR(0, 512, __pyx_L1_error)
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
     __pyx_t_3 = PyTuple_GET_ITEM(sequence, 0);
@@ -14806,20 +15693,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_9 = PyTuple_GET_ITEM(sequence, 1);
     __Pyx_INCREF(__pyx_t_9);
     #else
-    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 491, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 512, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 491, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 512, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     #endif
   } else {
-    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 491, __pyx_L1_error)
+    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 512, __pyx_L1_error)
   }
   __pyx_v_values = __pyx_t_3;
   __pyx_t_3 = 0;
   __pyx_v_types = __pyx_t_9;
   __pyx_t_9 = 0;
 
-  /* "cubind/_bind/convert.pyx":492
+  /* "cubind/_bind/convert.pyx":513
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -14830,19 +15717,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":493
+    /* "cubind/_bind/convert.pyx":514
  *     values, types = params
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")             # <<<<<<<<<<<<<<
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 493, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 514, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_values, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":492
+    /* "cubind/_bind/convert.pyx":513
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -14851,7 +15738,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":494
+  /* "cubind/_bind/convert.pyx":515
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -14862,19 +15749,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":495
+    /* "cubind/_bind/convert.pyx":516
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")             # <<<<<<<<<<<<<<
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 495, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 516, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_types, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":494
+    /* "cubind/_bind/convert.pyx":515
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -14883,7 +15770,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":496
+  /* "cubind/_bind/convert.pyx":517
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)             # <<<<<<<<<<<<<<
@@ -14892,12 +15779,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_values == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 496, __pyx_L1_error)
+    __PYX_ERR(0, 517, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 496, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 517, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pyx":497
+  /* "cubind/_bind/convert.pyx":518
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -14906,16 +15793,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_types == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 497, __pyx_L1_error)
+    __PYX_ERR(0, 518, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 497, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 518, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != __pyx_v_n);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":498
+    /* "cubind/_bind/convert.pyx":519
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
  *         raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")             # <<<<<<<<<<<<<<
@@ -14923,18 +15810,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
 */
     __pyx_t_3 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 519, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 519, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 519, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 498, __pyx_L1_error)
+      __PYX_ERR(0, 519, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 519, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 519, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __pyx_t_11[0] = __pyx_t_4;
@@ -14952,7 +15839,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]);
     #endif
     __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 6, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 498, __pyx_L1_error)
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 519, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -14963,14 +15850,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 498, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 519, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 498, __pyx_L1_error)
+    __PYX_ERR(0, 519, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":497
+    /* "cubind/_bind/convert.pyx":518
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -14979,7 +15866,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":501
+  /* "cubind/_bind/convert.pyx":522
  *     # Handle and struct values lend their own storage: the tuple holding them
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values             # <<<<<<<<<<<<<<
@@ -14989,7 +15876,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_values);
   __pyx_v_keep = __pyx_v_values;
 
-  /* "cubind/_bind/convert.pyx":502
+  /* "cubind/_bind/convert.pyx":523
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -15001,7 +15888,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":503
+    /* "cubind/_bind/convert.pyx":524
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs             # <<<<<<<<<<<<<<
@@ -15012,7 +15899,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_ptrs = __pyx_t_13;
 
-    /* "cubind/_bind/convert.pyx":504
+    /* "cubind/_bind/convert.pyx":525
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs
  *         slots = space.slots             # <<<<<<<<<<<<<<
@@ -15023,7 +15910,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_slots = __pyx_t_14;
 
-    /* "cubind/_bind/convert.pyx":502
+    /* "cubind/_bind/convert.pyx":523
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -15033,7 +15920,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     goto __pyx_L7;
   }
 
-  /* "cubind/_bind/convert.pyx":506
+  /* "cubind/_bind/convert.pyx":527
  *         slots = space.slots
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
@@ -15041,12 +15928,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
 */
   /*else*/ {
-    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 506, __pyx_L1_error)
+    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 527, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":507
+    /* "cubind/_bind/convert.pyx":528
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values             # <<<<<<<<<<<<<<
@@ -15058,7 +15945,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __Pyx_GOTREF(__pyx_v_args->keep);
     __Pyx_DECREF_SET(__pyx_v_args->keep, __pyx_v_values);
 
-    /* "cubind/_bind/convert.pyx":508
+    /* "cubind/_bind/convert.pyx":529
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))             # <<<<<<<<<<<<<<
@@ -15067,7 +15954,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_args->heap = PyMem_Malloc((__pyx_v_n * ((sizeof(void *)) + (sizeof(unsigned PY_LONG_LONG)))));
 
-    /* "cubind/_bind/convert.pyx":509
+    /* "cubind/_bind/convert.pyx":530
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -15079,16 +15966,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":510
+      /* "cubind/_bind/convert.pyx":531
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 510, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 531, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":509
+      /* "cubind/_bind/convert.pyx":530
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -15097,7 +15984,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":511
+    /* "cubind/_bind/convert.pyx":532
  *         if args.heap == NULL:
  *             raise MemoryError()
  *         ptrs = <void**>args.heap             # <<<<<<<<<<<<<<
@@ -15106,7 +15993,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_ptrs = ((void **)__pyx_v_args->heap);
 
-    /* "cubind/_bind/convert.pyx":512
+    /* "cubind/_bind/convert.pyx":533
  *             raise MemoryError()
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)             # <<<<<<<<<<<<<<
@@ -15115,7 +16002,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_slots = ((unsigned PY_LONG_LONG *)(__pyx_v_ptrs + __pyx_v_n));
 
-    /* "cubind/_bind/convert.pyx":513
+    /* "cubind/_bind/convert.pyx":534
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args             # <<<<<<<<<<<<<<
@@ -15127,7 +16014,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   __pyx_L7:;
 
-  /* "cubind/_bind/convert.pyx":514
+  /* "cubind/_bind/convert.pyx":535
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args
  *     for i in range(n):             # <<<<<<<<<<<<<<
@@ -15141,7 +16028,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   for (__pyx_t_16 = 0; __pyx_t_16 < __pyx_t_15; __pyx_t_16+=1) {
     __pyx_v_i = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":515
+    /* "cubind/_bind/convert.pyx":536
  *         keep = args
  *     for i in range(n):
  *         value = (<tuple>values)[i]             # <<<<<<<<<<<<<<
@@ -15150,14 +16037,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_values == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 515, __pyx_L1_error)
+      __PYX_ERR(0, 536, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_values), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":516
+    /* "cubind/_bind/convert.pyx":537
  *     for i in range(n):
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]             # <<<<<<<<<<<<<<
@@ -15166,14 +16053,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 516, __pyx_L1_error)
+      __PYX_ERR(0, 537, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_types), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_kind, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":517
+    /* "cubind/_bind/convert.pyx":538
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -15184,17 +16071,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":518
+      /* "cubind/_bind/convert.pyx":539
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)             # <<<<<<<<<<<<<<
  *             prev = kind
  *         slots[i] = 0
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 518, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 539, __pyx_L1_error)
       __pyx_v_code = __pyx_t_8;
 
-      /* "cubind/_bind/convert.pyx":519
+      /* "cubind/_bind/convert.pyx":540
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)
  *             prev = kind             # <<<<<<<<<<<<<<
@@ -15204,7 +16091,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __Pyx_INCREF(__pyx_v_kind);
       __Pyx_DECREF_SET(__pyx_v_prev, __pyx_v_kind);
 
-      /* "cubind/_bind/convert.pyx":517
+      /* "cubind/_bind/convert.pyx":538
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -15213,7 +16100,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":520
+    /* "cubind/_bind/convert.pyx":541
  *             code = _kind_of(kind, name, i)
  *             prev = kind
  *         slots[i] = 0             # <<<<<<<<<<<<<<
@@ -15222,7 +16109,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_slots[__pyx_v_i]) = 0;
 
-    /* "cubind/_bind/convert.pyx":521
+    /* "cubind/_bind/convert.pyx":542
  *             prev = kind
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]             # <<<<<<<<<<<<<<
@@ -15231,7 +16118,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_ptrs[__pyx_v_i]) = (&(__pyx_v_slots[__pyx_v_i]));
 
-    /* "cubind/_bind/convert.pyx":522
+    /* "cubind/_bind/convert.pyx":543
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -15243,18 +16130,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":523
+      /* "cubind/_bind/convert.pyx":544
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 523, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 544, __pyx_L1_error)
       (__pyx_v_ptrs[__pyx_v_i]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":522
+      /* "cubind/_bind/convert.pyx":543
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -15264,7 +16151,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":524
+    /* "cubind/_bind/convert.pyx":545
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -15276,18 +16163,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":525
+      /* "cubind/_bind/convert.pyx":546
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 525, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 546, __pyx_L1_error)
       (((float *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = ((float)__pyx_t_18);
 
 
-      /* "cubind/_bind/convert.pyx":524
+      /* "cubind/_bind/convert.pyx":545
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -15297,7 +16184,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":526
+    /* "cubind/_bind/convert.pyx":547
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -15309,18 +16196,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":527
+      /* "cubind/_bind/convert.pyx":548
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 527, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 548, __pyx_L1_error)
       (((double *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_18;
 
 
-      /* "cubind/_bind/convert.pyx":526
+      /* "cubind/_bind/convert.pyx":547
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -15330,7 +16217,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":528
+    /* "cubind/_bind/convert.pyx":549
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -15342,18 +16229,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":529
+      /* "cubind/_bind/convert.pyx":550
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 529, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 550, __pyx_L1_error)
       (((void **)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":528
+      /* "cubind/_bind/convert.pyx":549
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -15363,7 +16250,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":530
+    /* "cubind/_bind/convert.pyx":551
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -15375,14 +16262,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":531
+      /* "cubind/_bind/convert.pyx":552
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0             # <<<<<<<<<<<<<<
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)
 */
-      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 531, __pyx_L1_error)
+      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 552, __pyx_L1_error)
       if (__pyx_t_2) {
 
         __pyx_t_19 = 1;
@@ -15394,7 +16281,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       (((unsigned char *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_19;
 
 
-      /* "cubind/_bind/convert.pyx":530
+      /* "cubind/_bind/convert.pyx":551
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -15404,7 +16291,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":532
+    /* "cubind/_bind/convert.pyx":553
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -15416,17 +16303,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":533
+      /* "cubind/_bind/convert.pyx":554
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 533, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 554, __pyx_L1_error)
 
 
-      /* "cubind/_bind/convert.pyx":532
+      /* "cubind/_bind/convert.pyx":553
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -15436,7 +16323,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":535
+    /* "cubind/_bind/convert.pyx":556
  *             _store_char(&slots[i], value, code, name, i)
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
@@ -15444,14 +16331,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     return keep
 */
     /*else*/ {
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 535, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 556, __pyx_L1_error)
 
     }
     __pyx_L12:;
   }
 
 
-  /* "cubind/_bind/convert.pyx":536
+  /* "cubind/_bind/convert.pyx":557
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs             # <<<<<<<<<<<<<<
@@ -15460,7 +16347,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   (__pyx_v_out[0]) = __pyx_v_ptrs;
 
-  /* "cubind/_bind/convert.pyx":537
+  /* "cubind/_bind/convert.pyx":558
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs
  *     return keep             # <<<<<<<<<<<<<<
@@ -15478,7 +16365,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":481
+  /* "cubind/_bind/convert.pyx":502
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -15514,7 +16401,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":540
+/* "cubind/_bind/convert.pyx":561
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -15528,7 +16415,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pyx":543
+  /* "cubind/_bind/convert.pyx":564
  *     # Extension types refuse setattr; their dict takes the attribute (as the
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value             # <<<<<<<<<<<<<<
@@ -15537,11 +16424,11 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   if (unlikely(((PyObject *)((PyTypeObject *)__pyx_v_cls)->tp_dict) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 543, __pyx_L1_error)
+    __PYX_ERR(0, 564, __pyx_L1_error)
   }
-  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 543, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 564, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":544
+  /* "cubind/_bind/convert.pyx":565
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)             # <<<<<<<<<<<<<<
@@ -15549,7 +16436,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   PyType_Modified(((PyTypeObject *)__pyx_v_cls));
 
-  /* "cubind/_bind/convert.pyx":545
+  /* "cubind/_bind/convert.pyx":566
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)
  *     return 0             # <<<<<<<<<<<<<<
@@ -15560,7 +16447,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":540
+  /* "cubind/_bind/convert.pyx":561
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -16966,6 +17853,428 @@ static PyTypeObject __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_gene
 };
 #endif
 
+static PyObject *__pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    CYTHON_UNUSED PyObject *const *args, CYTHON_UNUSED Py_ssize_t nargs, CYTHON_UNUSED PyObject *kwnames
+#else
+    CYTHON_UNUSED PyObject *a, CYTHON_UNUSED PyObject *k
+#endif
+) {
+  return o;
+}
+
+static PyObject *__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+) {
+  PyObject *o;
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr > 0) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(t, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr))))
+  {
+    o = (PyObject*)__pyx_mstate_global->__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr[--__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr];
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(Py_TYPE(o));
+    #endif
+    memset(o, 0, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr));
+    #if CYTHON_COMPILING_IN_LIMITED_API
+    (void) PyObject_Init(o, t);
+    #else
+    (void) PyObject_INIT(o, t);
+    #endif
+    PyObject_GC_Track(o);
+  } else
+  #endif
+  {
+    o = __Pyx_AllocateExtensionType(t, 1);
+  }
+  if (unlikely(!o)) return 0;
+  return __pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(o, 
+#if CYTHON_VECTORCALL_TPNEW
+    args, nargs, kwnames
+#else
+    a, k
+#endif
+);
+}
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyTypeObject *t, PyObject *a, PyObject *k) {
+  return __Pyx_CallTpnewAsVectorcall(__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, t, a, k);
+}
+#endif
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (unlikely((PyTypeObject*)t != __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr || __Pyx_PyType_HasFeature((PyTypeObject*)t, Py_TPFLAGS_IS_ABSTRACT))) {
+    return __Pyx_CallNewInitFromVectorcall((PyTypeObject*)t, args, nargsf, kwnames);
+  }
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *o = __pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr((PyTypeObject*)t, args, nargs, kwnames);
+  return o;
+}
+#endif
+
+static void __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyObject *o) {
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *p = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)o;
+  #if CYTHON_USE_TP_FINALIZE
+  if (unlikely(__Pyx_PyObject_GetSlot(o, tp_finalize, destructor)) && !__Pyx_PyObject_GC_IsFinalized(o)) {
+    if (__Pyx_PyObject_GetSlot(o, tp_dealloc, destructor) == __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr) {
+      if (PyObject_CallFinalizerFromDealloc(o)) return;
+    }
+  }
+  #endif
+  PyObject_GC_UnTrack(o);
+  Py_CLEAR(p->__pyx_genexpr_arg_0);
+  Py_CLEAR(p->__pyx_v_cls);
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr < 8) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(Py_TYPE(o), __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr))))
+  {
+    __pyx_mstate_global->__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr[__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr++] = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)o);
+  } else
+  #endif
+  {
+    PyTypeObject *tp = Py_TYPE(o);
+    #if CYTHON_USE_TYPE_SLOTS
+    (*tp->tp_free)(o);
+    #else
+    {
+      freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+      if (tp_free) tp_free(o);
+    }
+    #endif
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(tp);
+    #endif
+  }
+}
+
+static int __pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(PyObject *o, visitproc v, void *a) {
+  int e;
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *p = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)o;
+  {
+    e = __Pyx_call_type_traverse(o, 1, v, a);
+    if (e) return e;
+  }
+  if (p->__pyx_genexpr_arg_0) {
+    e = (*v)(p->__pyx_genexpr_arg_0, a); if (e) return e;
+  }
+  if (p->__pyx_v_cls) {
+    e = (*v)(p->__pyx_v_cls, a); if (e) return e;
+  }
+  return 0;
+}
+#if CYTHON_USE_TYPE_SPECS
+static PyType_Slot __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr_slots[] = {
+  {Py_tp_dealloc, (void *)__pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr},
+  {Py_tp_traverse, (void *)__pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr},
+  {Py_tp_new, (void *)__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr},
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  {Py_tp_vectorcall, (void *)__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr},
+  #endif
+  #endif
+  {0, 0},
+};
+static PyType_Spec __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr_spec = {
+  "cubind._bind.convert.__pyx_scope_struct_2_genexpr",
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr),
+  0,
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC,
+  __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr_slots,
+};
+#else
+
+static PyTypeObject __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr = {
+  PyVarObject_HEAD_INIT(0, 0)
+  "cubind._bind.convert.""__pyx_scope_struct_2_genexpr", /*tp_name*/
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr), /*tp_basicsize*/
+  0, /*tp_itemsize*/
+  __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, /*tp_dealloc*/
+  0, /*tp_vectorcall_offset*/
+  0, /*tp_getattr*/
+  0, /*tp_setattr*/
+  0, /*tp_as_async*/
+  0, /*tp_repr*/
+  0, /*tp_as_number*/
+  0, /*tp_as_sequence*/
+  0, /*tp_as_mapping*/
+  0, /*tp_hash*/
+  0, /*tp_call*/
+  0, /*tp_str*/
+  0, /*tp_getattro*/
+  0, /*tp_setattro*/
+  0, /*tp_as_buffer*/
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC, /*tp_flags*/
+  0, /*tp_doc*/
+  __pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, /*tp_traverse*/
+  0, /*tp_clear*/
+  0, /*tp_richcompare*/
+  0, /*tp_weaklistoffset*/
+  0, /*tp_iter*/
+  0, /*tp_iternext*/
+  0, /*tp_methods*/
+  0, /*tp_members*/
+  0, /*tp_getset*/
+  0, /*tp_base*/
+  0, /*tp_dict*/
+  0, /*tp_descr_get*/
+  0, /*tp_descr_set*/
+  #if !CYTHON_USE_TYPE_SPECS
+  0, /*tp_dictoffset*/
+  #endif
+  0, /*tp_init*/
+  0, /*tp_alloc*/
+  __pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, /*tp_new*/
+  0, /*tp_free*/
+  0, /*tp_is_gc*/
+  0, /*tp_bases*/
+  0, /*tp_mro*/
+  0, /*tp_cache*/
+  0, /*tp_subclasses*/
+  0, /*tp_weaklist*/
+  0, /*tp_del*/
+  0, /*tp_version_tag*/
+  #if CYTHON_USE_TP_FINALIZE
+  0, /*tp_finalize*/
+  #else
+  NULL, /*tp_finalize*/
+  #endif
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  __pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr, /*tp_vectorcall*/
+  #else
+  NULL, /*tp_vectorcall*/
+  #endif
+  #endif
+  #if __PYX_NEED_TP_PRINT_SLOT == 1
+  0, /*tp_print*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030C0000
+  0, /*tp_watched*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030d00A4
+  0, /*tp_versions_used*/
+  #endif
+  #if CYTHON_COMPILING_IN_PYPY && PY_VERSION_HEX < 0x030a0000
+  0, /*tp_pypy_flags*/
+  #endif
+};
+#endif
+
+static PyObject *__pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    CYTHON_UNUSED PyObject *const *args, CYTHON_UNUSED Py_ssize_t nargs, CYTHON_UNUSED PyObject *kwnames
+#else
+    CYTHON_UNUSED PyObject *a, CYTHON_UNUSED PyObject *k
+#endif
+) {
+  return o;
+}
+
+static PyObject *__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+) {
+  PyObject *o;
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr > 0) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(t, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr))))
+  {
+    o = (PyObject*)__pyx_mstate_global->__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr[--__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr];
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(Py_TYPE(o));
+    #endif
+    memset(o, 0, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr));
+    #if CYTHON_COMPILING_IN_LIMITED_API
+    (void) PyObject_Init(o, t);
+    #else
+    (void) PyObject_INIT(o, t);
+    #endif
+    PyObject_GC_Track(o);
+  } else
+  #endif
+  {
+    o = __Pyx_AllocateExtensionType(t, 1);
+  }
+  if (unlikely(!o)) return 0;
+  return __pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(o, 
+#if CYTHON_VECTORCALL_TPNEW
+    args, nargs, kwnames
+#else
+    a, k
+#endif
+);
+}
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyTypeObject *t, PyObject *a, PyObject *k) {
+  return __Pyx_CallTpnewAsVectorcall(__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, t, a, k);
+}
+#endif
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (unlikely((PyTypeObject*)t != __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr || __Pyx_PyType_HasFeature((PyTypeObject*)t, Py_TPFLAGS_IS_ABSTRACT))) {
+    return __Pyx_CallNewInitFromVectorcall((PyTypeObject*)t, args, nargsf, kwnames);
+  }
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *o = __pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr((PyTypeObject*)t, args, nargs, kwnames);
+  return o;
+}
+#endif
+
+static void __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *o) {
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *p = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)o;
+  #if CYTHON_USE_TP_FINALIZE
+  if (unlikely(__Pyx_PyObject_GetSlot(o, tp_finalize, destructor)) && !__Pyx_PyObject_GC_IsFinalized(o)) {
+    if (__Pyx_PyObject_GetSlot(o, tp_dealloc, destructor) == __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr) {
+      if (PyObject_CallFinalizerFromDealloc(o)) return;
+    }
+  }
+  #endif
+  PyObject_GC_UnTrack(o);
+  Py_CLEAR(p->__pyx_genexpr_arg_0);
+  Py_CLEAR(p->__pyx_v_cls);
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr < 8) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(Py_TYPE(o), __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr))))
+  {
+    __pyx_mstate_global->__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr[__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr++] = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)o);
+  } else
+  #endif
+  {
+    PyTypeObject *tp = Py_TYPE(o);
+    #if CYTHON_USE_TYPE_SLOTS
+    (*tp->tp_free)(o);
+    #else
+    {
+      freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+      if (tp_free) tp_free(o);
+    }
+    #endif
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(tp);
+    #endif
+  }
+}
+
+static int __pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *o, visitproc v, void *a) {
+  int e;
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *p = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)o;
+  {
+    e = __Pyx_call_type_traverse(o, 1, v, a);
+    if (e) return e;
+  }
+  if (p->__pyx_genexpr_arg_0) {
+    e = (*v)(p->__pyx_genexpr_arg_0, a); if (e) return e;
+  }
+  if (p->__pyx_v_cls) {
+    e = (*v)(p->__pyx_v_cls, a); if (e) return e;
+  }
+  return 0;
+}
+#if CYTHON_USE_TYPE_SPECS
+static PyType_Slot __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr_slots[] = {
+  {Py_tp_dealloc, (void *)__pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr},
+  {Py_tp_traverse, (void *)__pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr},
+  {Py_tp_new, (void *)__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr},
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  {Py_tp_vectorcall, (void *)__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr},
+  #endif
+  #endif
+  {0, 0},
+};
+static PyType_Spec __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr_spec = {
+  "cubind._bind.convert.__pyx_scope_struct_3_genexpr",
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr),
+  0,
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC,
+  __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr_slots,
+};
+#else
+
+static PyTypeObject __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr = {
+  PyVarObject_HEAD_INIT(0, 0)
+  "cubind._bind.convert.""__pyx_scope_struct_3_genexpr", /*tp_name*/
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr), /*tp_basicsize*/
+  0, /*tp_itemsize*/
+  __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, /*tp_dealloc*/
+  0, /*tp_vectorcall_offset*/
+  0, /*tp_getattr*/
+  0, /*tp_setattr*/
+  0, /*tp_as_async*/
+  0, /*tp_repr*/
+  0, /*tp_as_number*/
+  0, /*tp_as_sequence*/
+  0, /*tp_as_mapping*/
+  0, /*tp_hash*/
+  0, /*tp_call*/
+  0, /*tp_str*/
+  0, /*tp_getattro*/
+  0, /*tp_setattro*/
+  0, /*tp_as_buffer*/
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC, /*tp_flags*/
+  0, /*tp_doc*/
+  __pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, /*tp_traverse*/
+  0, /*tp_clear*/
+  0, /*tp_richcompare*/
+  0, /*tp_weaklistoffset*/
+  0, /*tp_iter*/
+  0, /*tp_iternext*/
+  0, /*tp_methods*/
+  0, /*tp_members*/
+  0, /*tp_getset*/
+  0, /*tp_base*/
+  0, /*tp_dict*/
+  0, /*tp_descr_get*/
+  0, /*tp_descr_set*/
+  #if !CYTHON_USE_TYPE_SPECS
+  0, /*tp_dictoffset*/
+  #endif
+  0, /*tp_init*/
+  0, /*tp_alloc*/
+  __pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, /*tp_new*/
+  0, /*tp_free*/
+  0, /*tp_is_gc*/
+  0, /*tp_bases*/
+  0, /*tp_mro*/
+  0, /*tp_cache*/
+  0, /*tp_subclasses*/
+  0, /*tp_weaklist*/
+  0, /*tp_del*/
+  0, /*tp_version_tag*/
+  #if CYTHON_USE_TP_FINALIZE
+  0, /*tp_finalize*/
+  #else
+  NULL, /*tp_finalize*/
+  #endif
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  __pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr, /*tp_vectorcall*/
+  #else
+  NULL, /*tp_vectorcall*/
+  #endif
+  #endif
+  #if __PYX_NEED_TP_PRINT_SLOT == 1
+  0, /*tp_print*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030C0000
+  0, /*tp_watched*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030d00A4
+  0, /*tp_versions_used*/
+  #endif
+  #if CYTHON_COMPILING_IN_PYPY && PY_VERSION_HEX < 0x030a0000
+  0, /*tp_pypy_flags*/
+  #endif
+};
+#endif
+
 static PyMethodDef __pyx_methods[] = {
   {0, 0, 0, 0}
 };
@@ -16983,6 +18292,8 @@ static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7con
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
+static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
+static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Variable_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Function_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
@@ -17059,14 +18370,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_CStringArray(
   __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray = &__pyx_vtable_6cubind_5_bind_7convert_CStringArray;
   __pyx_vtable_6cubind_5_bind_7convert_CStringArray.create = (struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *(*)(PyObject *, char const *, PY_LONG_LONG, char const *))__pyx_f_6cubind_5_bind_7convert_12CStringArray_create;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_CStringArray_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray)) __PYX_ERR(0, 186, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_CStringArray_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray)) __PYX_ERR(0, 200, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = &__pyx_type_6cubind_5_bind_7convert_CStringArray;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray);
@@ -17076,9 +18387,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_CStringArray(
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_CStringArray, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 186, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_CStringArray, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -17099,14 +18410,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
   __pyx_vtable_6cubind_5_bind_7convert_Struct._kept = (PyObject *(*)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t))__pyx_f_6cubind_5_bind_7convert_6Struct__kept;
   __pyx_vtable_6cubind_5_bind_7convert_Struct._keep = (int (*)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t, PyObject *))__pyx_f_6cubind_5_bind_7convert_6Struct__keep;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_Struct_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct)) __PYX_ERR(0, 226, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_Struct_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct)) __PYX_ERR(0, 240, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = &__pyx_type_6cubind_5_bind_7convert_Struct;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct);
@@ -17116,9 +18427,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 226, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -17135,14 +18446,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert_KernelArgs ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 289, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 303, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = &__pyx_type_6cubind_5_bind_7convert_KernelArgs;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 289, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 303, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs);
@@ -17152,8 +18463,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 289, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 289, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 303, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 303, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -17203,14 +18514,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 110, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 97, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 110, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 97, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
@@ -17218,6 +18529,72 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   #if !CYTHON_COMPILING_IN_LIMITED_API
   if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr->tp_getattro == PyObject_GenericGetAttr)) {
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr->tp_getattro = PyObject_GenericGetAttr;
+  }
+  #endif
+  __Pyx_RefNannyFinishContext();
+  return 0;
+  __pyx_L1_error:;
+  __Pyx_RefNannyFinishContext();
+  return -1;
+}
+
+static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(__pyx_mstatetype *__pyx_mstate) {
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  CYTHON_UNUSED_VAR(__pyx_mstate);
+  __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr", 0);
+  /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr ---*/
+  #if CYTHON_USE_TYPE_SPECS
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr)) __PYX_ERR(0, 99, __pyx_L1_error)
+  #else
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  #endif
+  #if !CYTHON_USE_TYPE_SPECS
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr) < (0)) __PYX_ERR(0, 99, __pyx_L1_error)
+  #endif
+  #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
+  PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr->tp_getattro == PyObject_GenericGetAttr)) {
+    __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr->tp_getattro = PyObject_GenericGetAttr;
+  }
+  #endif
+  __Pyx_RefNannyFinishContext();
+  return 0;
+  __pyx_L1_error:;
+  __Pyx_RefNannyFinishContext();
+  return -1;
+}
+
+static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(__pyx_mstatetype *__pyx_mstate) {
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  CYTHON_UNUSED_VAR(__pyx_mstate);
+  __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr", 0);
+  /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr ---*/
+  #if CYTHON_USE_TYPE_SPECS
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr)) __PYX_ERR(0, 124, __pyx_L1_error)
+  #else
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  #endif
+  #if !CYTHON_USE_TYPE_SPECS
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr) < (0)) __PYX_ERR(0, 124, __pyx_L1_error)
+  #endif
+  #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
+  PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr->tp_getattro == PyObject_GenericGetAttr)) {
+    __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
   __Pyx_RefNannyFinishContext();
@@ -17555,6 +18932,8 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
+  if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
+  if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Type_import_code(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   (void)__Pyx_modinit_Variable_import_code(__pyx_mstate);
   (void)__Pyx_modinit_Function_import_code(__pyx_mstate);
@@ -17570,7 +18949,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS = (8 * (sizeof(void *)));
 
-  /* "cubind/_bind/convert.pyx":285
+  /* "cubind/_bind/convert.pyx":299
  *     _KIND_WCHAR = 9     # c_wchar: a 1-character str or an int
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind             # <<<<<<<<<<<<<<
@@ -17582,7 +18961,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":286
+  /* "cubind/_bind/convert.pyx":300
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind
  * cdef object _NO_KIND = object()             # <<<<<<<<<<<<<<
@@ -17595,7 +18974,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 286, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 300, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
@@ -17603,7 +18982,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":333
+  /* "cubind/_bind/convert.pyx":347
  * cdef PyObject* _kind_types[_MAX_KINDS]
  * cdef int _kind_codes[_MAX_KINDS]
  * cdef int _nkinds = 0             # <<<<<<<<<<<<<<
@@ -17612,7 +18991,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":421
+  /* "cubind/_bind/convert.pyx":440
  * 
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None             # <<<<<<<<<<<<<<
@@ -17624,7 +19003,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":422
+  /* "cubind/_bind/convert.pyx":441
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None
  * cdef tuple _ctypes_aggregates = None             # <<<<<<<<<<<<<<
@@ -17698,8 +19077,8 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 286, __pyx_L1_error)
-  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 202, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 300, __pyx_L1_error)
+  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 216, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -17771,41 +19150,41 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{1},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{44},{24},{39},{39},{41},{48},{16},{82},{28},{115},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{34},{9},{6},{6},{6},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6}};
-    const struct { const unsigned int length: 11; } bytes_length_index[] = {{1045},{2}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{0},{1},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{44},{24},{39},{39},{41},{48},{16},{82},{28},{161},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{8},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{7},{38},{34},{6},{9},{6},{6},{6},{8},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{9},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6},{3}};
+    const struct { const unsigned int length: 11; } bytes_length_index[] = {{1045},{2},{2}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1312 bytes) */
-static const char cstring[] = "x\332\235W\353n\032G\024\346Q\346\237!\"\264\211\2224BU\253\210$U\325\310Au\363\243\212\242\3210{\026\246\336\235\331\316\305\230>I\037\267\347\262\300\342`\307j\024\226\271\234\353w\276s\026+\265\332eH\252\n\312\207\254j\227\225\363\252?\\\273\033\360S\2257\240L\316\321\255J\206\213\244nLS@es\215\"\275\244K*\265\246i \242\264\361\254\322_y\200\n\252~\023\352\376x\212\026U\033R>\354\327\350^Y\343)\214\025\250\222\240\232+\214\213L\034#3\312nLT\343\247\317\236\277\236\315\236\277|9\341\233\361\326\345\r{\275\374\364aB\341\320\047\224L\036\243\361kPu\210\250\335\005\3473Fy\356\326\345\244\026*\357:P\237\277)\360\375\024]dh1r\204E\251\266$\216\333\250\\\272\006\024\2127.\345>/\322\351\201K,?Ur3\233\253\271\272\014\036\304\314\\\231\252\212\220\022\256V\245\2561R\214`\256\254\346\264\005\363g\014\231\350\323\325\366\344\2166\306b\216{\001hWPQ\t\020\232\343\255\032/\3246\224\246R9\026oM\006\206/a\231\375\232\226\021&\250{\333\001JWj\260\034K\032SIj\"n\016i\327CQI\014\371\200\240\3573\303\375 5\023\327\245\205\343-q\204\352t\307\211X?d\264\267o\030\t\023\243\331\221\332\201c\310\255\006L\272#[7\301\34436\250N\244\325\253G\002\341k\261\223$HJ\222;/\3069\324\316#C\356q+\316\306,\270\017\00051U\211\237{c\3165\031\022\201\311G\236\271\257\022\371\003_Z\325R\225#a\213\355W\t\377\014%R,v\207-+\347\253\013\016\3332\242\027\223}D\305\247\322u!r\364\373j\260\23395!u\234\260\227\032gM>8!6u \023IL\221\212\253\020\032\372\276\t\256\322\335t\017\2234\337#B\375\231\244/\003\223\021},vy\023<\365b\005\215C-\244i\263c\222\212[\2325\313w\313\247/^\277@\373\225\212\360\027\302\213\303\250\254lc\204NX\330\342\232\214\303\203\363\230\251_k\265\013\205\001T9\250\016\345\206\n\010\271W\t2c\177\301\003\311d\027\274Fu\354\215\013U\271\210Np6\222\366{\323$\230}\376\362e\256\276|U\336!\227(3d\217Fs ,\271\277/\004\265\241\215~H\342j\177+5\375N\363\323\006\177\0031\317\272\335m\345\222Y5\000\236\236k\353\222\254\252\004M=\333\200\351\246\274\272q\260\035\214\333\336\200 b\324R\200\017+\202\223\253""\3279{\335`\372\254\334a\030\377C\367\r5\352\342\035\222`\361\036g\3162\307\305\025\317\033\276\240\363\337 zh\336\304u\272b>\310\263D\370\344\251\002W\256\3051\260xk\262\321z\271\273\305\317[d\202\276\204\333\374;\324ZW\264\303\177LQZ\254!\047,\037\320\032\201\202[Z\264\306y\376\016Ui\370\252\215\201\276\274iy\353aK_\210\246\266\246s\207\365\006\354u*\255\354z\273\264$b\311\252xN\026\264D.\2077\231*@V\376.\246\331;\211P\025;\\Y\006np \321\"\025\017\201\245A:\207\365Q\0179BY\273\244\245gu\262\2461q\366c\023p\221~\232\255\301#EcO\271PK\307\342\023\351%\357\030\253\253P0Z+\030ZD\r\037M\360ky\312*mp`X]D\257\260L\221\253r\224*\275\230L\203\376Eeq.[d\003\240e\235q~\300\312\330k\333\204\004\266I\022\267p{\306\334\236\365\364:9\243Ar\370\320T\350\023\303r\343\177$\026A\240k$\031u\356W\371\343m?\315\370\025\216gY\350\332\205\016\373\005{%WP\233\322\344\344\376\201P\347M\014[\216\254t\025z\343\227\223\274\241\226\177\352\017\037/\177\341\207\032/w\037\205\366O\246\362C\005\203O\274\033\312\235\356&\243\243\326\300\300=\307\247v\037%4UT\000\365\344\t\256z\276\352W\002\247~\311x\352\037z\220\365\241\001\257:\254\314\035\007\247F\t\032\235\047#>}\310\273\010\366\247hQ\010\246\036H\212\306\342\t\024w\016\366\266\356\330\276O\177\017\3007\304\377\300\002\037U\206\352gB\321io\353\234\315\263\036\356\306|\177\376\370Nvk\217\003\365\261\354:\2530\031q\332\343\3732\021P\036(\303\267$N\315I\004:5a;\222\027\231\246\227\214\034X\371a)\233k&\231\356\360\327C\233\344\250v\267\244+B\241\036m\2613yh\212\245\2363\"{\322\333\247\232\210s\030E\263\325\334\234\262\245\371\311\003\232\376\206\331G\226C\320\374\027\013_SR\351\200\272x\211@?\212p\240G#o\324Q?5\373\200{\377\272?=\334^C\227\377}\363\037\177\335\303\375";
-    PyObject *data = __Pyx_DecompressString(cstring, 1312, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1362 bytes) */
+static const char cstring[] = "x\332\235Wmo\3336\020\366\376\t\277\305.\\o-\332\2550\206\r\205\333\016\305\212\324h\332\017[Q\020\264t\262\265H\244\306\2278\356/\351\317\335\275P\266\2348M\260 \222\216\344\275\337s\047Y\251\325.BP\245S\326EU\325Q\325V\345\315u}\005v\252\342\006\224\211\321\327\253\024\341,\250+\323$P\321\\\"K\346\254\203\n\255i\032\360\310m,\213\344#\013PB\231\027\256\312\333S\324\250Z\027\342~\275F\363\2520\226\334X\201J\001\312\271B\277H\305\3013\243\212\215\361j\374\370\311\323\027\263\331\323\347\317\047|2\336\326q\303V\317?\275\233\220;t\271\024\311\2427v\r\252r\036\245;W\333\210^\236:\255cP\013\025w\035\250\317\3672\3744E\023\021Z\364\034\323\242T\233\002\373mTL]\003\n\331\233:\304\034\027\311\344\304\005\346\237*9\231\315\325\\\235;\013\242f\256LYz\010\001\251U\252*\364\024=\230\253Bs\330\222\363\047\2342\221\247\243\355\321\031-L\2011\366\014\320\256\240\244\022`j\016\247j\274P[\227\232RE\237la\"p\372\002\226\331\256\211\3640A\331\353\016\220\273T\003r,aL%\250\211\230\331\207]\rY%0\304\003&\275\217\014\327\203\320\214_\247\026\016\247\204\021\252\323\r#\242}\037Q\257\337p&\214\367fGb{\214!\266\0320\341\006o\3258\023O\350\240:\221T\026\367\224\204\333lGA\020\227\004w\232\215c\250j\213\010\271\303\254\030\0333c\357\000Jb\250\342?\367\306\234k2\004\002\203\217,s_\005\262\0076\265\252\245*{\312-\266_)\3703\024H*\260;\212\264\252my\306n\027\234\321\263I\357Q\262!u\235\363\354}_\r63\247&\244\216\023\364R\343\254\311\006\007\304\252\366`\"\216)Bq\345\\3=\210\364\335\306\352\306\205\276ru\251\273i\2063Q\313\367o\317?\276\3760\3768A\207rR\245U\037\020\330\357\304}\356\030\272\350\321b\0277\316R\347\226\320\324(\205\240nv\014iq\222&\323\362\365\362\361\263\027\317P\177\251<\374\203\305\300\321\225VEc\004|\010\203T7\021G\r\2070So+\265s\211\323\255\242S\035\362\r\005\260@V\005\210\\\2513\036_&\326\316j\024\307N:Se\355\321\010NR\222~c\232\000\263\317_\276\314\325\227[`\030\"\217\"C\254iT\007\202\251\273\273H\2626\324\221G*R\375\251 \340G\315\367\302\331+\360q\326\355\256\313:\230U""\003`\351\276.\352 T\031\240\251f\0330\335\224\251\253\032\266\203\341\234\025HF\214ZJ\342\335\212\322\311\325\353\352\342\262\301\360Y\270C7\376\207\354Kj\353\305k\004\301\342\rN\250e\364\213\013\236N|@\373\177\202\267\320\274\364\353p\301x\220{\362\360\311R\005\226\202>}Q\2678<\026\257L4Z/w\327x\275BD\350s\270\216\037\240\322\272\244\025\3761\260\211XC\014XF \032\023\006\327D\264\246\266\374tej\370\250\365\216\036\326\264\274\264\260\245\007fU\027\246\253\367\364\006\212\313\220ZYe\275D\022\300\204J\226\203\006-\021\310\346U\244J\220\226\177\223iz#\036\312T\014\251\202\0238\330\020o\021\222{\307\302 \234=}\220C\254P\324\322\263\375#\267\256\3469<\373\265q\005B\367\267\331\032,\242\326\353z\317\030\360\300\370\333\034\034]F\253\253d4\340\035\221)\335\337\317\200B\227.a\240\205\244\277\300\204\343\255qv-w\241\302\006\047T\241\223\310\047\346Ir\224\016\\)\263\311\234\311o\306\374\3005\276\021\nD\026\240\t\035qr\301\312\024\227E\343\002\024M\220p\244Of\334\047\263\014\325\243=\032J\373\213&L\216\027!\203\377\010R\312\214\256\020\2604\005n\245\005O\363\034\345\217\007\334\213\002\375\316u\330{\330w\261\204\312\244&\206\372+\270*n\274\333\262g\251+\321\032\227C\336\215_\377^.\377\322\357\336\237\377\30175^\356\336K\027=\232\312W\022\372\037x5\344;^MF\007\251\201\202;\266\217\365>\210i\252\250\030\352\321#\2442\354\365\317\222Q\375\234S\252\177\311y\326\373~\276\350\26087\014\034+\245\354\3508\031\361\356\367\254\013c\336E\215\0026\365\235\240h\312\036\245\342\306F\257\353\206\356\273\344\373\004\334\303\376\021k|\020\031\212\237pE\207^\327)\235\047-\334\364\371\356\370\361\203\240^[\234\317\017E\327I\201\311\210\303\036\337\025\211$\345;e\270\217\343X\235x\240C\343\266#y/jzg\311F!_\265\262\270d\220\351\016?]\332 [U}M\262\302\344\252\321\026\233\223g\257h\312\230\021\336\243\366>\226\304<\273\2217[\231\231\262\2441,\223\020\177@\365\236E\3474\377\\\342c\n*\354\263.V<\320\027\031\276\027\274\221\027\364(O\322\354p\266\337\317\327\375\351%t\361\333\017\337^\376\007J\204""\363\200";
+    PyObject *data = __Pyx_DecompressString(cstring, 1362, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1888 bytes) */
-static const char cstring[] = "\377  bytes \377do not f\337it in\r\005gi\377ven, the\377 attribu\377te\047s val?ue tak5\0008\004\377is small\233er+\000an.\002S\004n\337eeded`\004of\372j\004,O\000 mostz\007\006g|\000 can\203\001\377be used:\361 \225\000\232\000\217\010a ch\377ar (-128\277..255)\257\002(\357with\244\002NUL\363) \214\000\000\001out \376o\000range f\377or a poi\343nt\243\000\256\000\r\016its\377 C type \373[ \001\0350,  i\277tems, \224  \347 mu\311\000\265\000a t\337uple k\000li\217st, \323\002Q\001\262$s\366+\002, \024\003.: :\337 NoneA\003: \177address\023\000\317buff\315 \260 : \023c_\362\002\356#1\257BT\003\027\001\231w\017\n\234!ac\341\000\031\005eOmbed\377!\230  \025\006\377 (C woul\377d truncakte\343Bs\344@ng\357A\377re): exp-eI\000d \000\010(\373B\365\000\022\320\002)\334\003\356\006f\037\t\323\003\215`\350\362 \322\005\367@ \321\007arg\337ument\360\005es\206\266!a V\014\317#\311\006\216\005a>\271\204\002array\355!\305\204\003~\341`at lea\332`\376\267\010a float01\020\244A\244a8\004r \202 Y\017\003n \272\010\333A\260C\263\204\001Z\t!\003\216\347bfin\237``\024\361\205\003(\374\220\204\002y\005ints) \204\272\003\227\205\002:\367\205\002\375I\231\204\002\254a \376\324\205\001s an en\257um m\342Ar\330!h\327and\372ca\305\001uc\377t (cubin\253d\047\327\"c\207\204\002\047\261D:\377 unsuppo\037rted \205F\200\205\002\031\000\237se a ,\003\373\001e\203gea\000\303\"\335\204\001\303g\261\205\001,\177 c_bool\004\001\177void_p,\237%4\367\205\003\210\200 ?\207\205\001No\210\204\002\302@\337Cytho\366 s \377delibera/tely\234Ai\336\204\001\346\207\003\177PEP-484\210 \377d reject\377s subcla\373ss\313af bui\357ltin\326\206\002s. \277If you\274\" \317to p%\000%\tth\277en set\363\210\002\047\376\214\210\002ation_t\377yping\047 d\377irective\376:\001False.[\037]]: ]\245\205\010\272o\341\206\001\037add_n\333\000\214\205\003\376\204\027\021r\216\207\002\204\204\t\241\212\002,\226\204\001\363e\316C\373/_\326A/conv\377ert.pyxd\377isableen\336\002\001gcis\004\003ds\377elf.heap=,\005\002view\344\211""\010:\004\273ed\216!a P\363#o\371b\313!\266\211\002pickl\\\374\000B\002ptr\0101A\245\206\001\377CEnumCFu\177ncPtrCS\353\207\002\374\024\002\024\001Kernel\357Args\026\000uct\276\000\003ureUn\376!S\377impleCDa\177ta__Pyx\001\000\375D\207`_NextR\337ef__d\n\001__\371_\346\206\002\005\000_gets\357tate\010\001ind{ex\021\001main\003\002\357odul\026\002mro\356*\001nam%\002new|9\001\313 _capi\003\006\377hecksum_\301_\026\001Q\004!\001\260\213\001\017\003unf\244\"e_\272\003$\003vt\216A\336\213\001qual]\005re\047duc\224\002\003\004c\351\204\002\262\001\274\024\004\250\003set_\221\005sx\304\010\003\006.\007test\373\000\367is_\340\206\003_sca\177lar.<lo\006\000\377s>.genex\333pr\336\213\004of\254\206\003c_|\201\217\001\336\213\003c_dou\275`\375c\276#c_intc\237_long\000\003\004\003sWhor\024\000u2\003u\037\002\301u\037\003\002\002\004\004 \004\210\207\003c_\276\244\214\002castc\307`e\376W\000_traceb\377ackclose\247cls\230\210\003\252\210\003.\327\204\002.\000\325\204\004\007\n\360\210\001\364\210\001\003\002\222\207\001\322\004\354@\370\357@\326`\377\001_funcp\266\206\001\357\016\236 \203\217\001ger\276\216\002\372\221 t\345\204\003popse\377ndsetdef\377aultsize\177ofthrow\277\216\002?update\375\220\002\201\215\003\177PY_LONG\000\002\337 (PyO\255\205\003*,~\243\220\003const \013\0006\034\t, *\t)\000,\0076\010\330\000\024J\013\000\", \213\212\001 *\271*\222\000\265\204\003t_6\215\213\003_\2555\273\207\002_7\272\207\004_\370\205\006S\rp\227@ *\220\n\366\221\002\311\006\227!/_t)\000\214\222\002*\340\030#\0030\212$O\000\333c\2237)\000\253\217\001\376\n\014\002\014D\005, O\n\346$/\016\371\005\036\020\034Type\265G\277I\315G\006\223\006_s\317\005o\021\226M\314\002\243#\374\252\007\225u)\000unsi\237gned \266\203%\034\022)\305\000\363B(\262\025\220c\233\204\026)\000\315\000\003\034, \215)\255\003_s/low\000\266\224\003_\341\213\001\013\003\351c\323\223\003\030\003k\341\212\002_pa\357rams+\003fix\367ed_\036\004of\000w\023ri\257\211\003\200\225\003\000\217\210\003W\003\317\206\n\375\000-\ninto""\000rgaw_\237\230\002\270\210\001o\000\274\211\001x\234\212\002\300\230\001\222\005too_\255\230\002d\032\002\320\227\001s\355&\275\003re\221\221\001__unra\314\215\003\000\224\226\004\344\252\004\325\207\004_\252\226\004\025\006kep\007t\230A";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1888, 3416);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1958 bytes) */
+static const char cstring[] = "\377  bytes \377do not f\337it in\r\005gi\377ven, the\377 attribu\377te\047s val?ue tak5\0008\004\377is small\233er+\000an.\002S\004n\337eeded`\004of\372j\004,O\000 mostz\007\006g|\000 can\203\001\377be used:\361 \225\000\232\000\217\010a ch\377ar (-128\277..255)\257\002(\357with\244\002NUL\363) \214\000\000\001out \376o\000range f\377or a poi\343nt\243\000\256\000\r\016its\377 C type \373[ \001\0350,  i\277tems, \224  \347 mu\311\000\265\000a t\337uple k\000li\217st, \323\002Q\001\262$s\366+\002, \024\003.: :\337 NoneA\003: \177address\023\000\317buff\315 \260 : \023c_\362\002\356#1\257BT\003\027\001\231w\017\n\234!ac\341\000\031\005eOmbed\377!\230  \025\006\377 (C woul\377d truncakte\343Bs\344@ng\357A\377re): exp-eI\000d \000\010(\373B\365\000\022\320\002)\334\003\356\006f\037\t\323\003\215`\350\362 \322\005\367@ \321\007arg\337ument\360\005es\206\266!a V\014\317#\311\006\216\005a>\271\204\002array\355!\305\204\003~\341`at lea\332`\376\267\010a float01\020\244A\244a8\004r \202 Y\017\003n \272\010\333A\260C\263\204\001Z\t!\003\216\347bfin\237``\024\361\205\003(\374\220\204\002y\005ints) \204\272\003\227\205\002:\367\205\002\375I\231\204\002\254a \376\324\205\001s an en\257um m\342Ar\330!h\327and\372ca\305\001uc\377t (cubin\253d\047\327\"c\207\204\002\047\261D:\377 unsuppo\037rted \205F\200\205\002\031\000\237se a ,\003\373\001e\203gea\000\303\"\335\204\001\303g\261\205\001,\377 c_bool,\370)\007\346\205\005\317\205\002(c_vo\237id_p,\310\204\004\006\001P\377OINTER(T\215)\306`or\206\205\002\245\206\003\266\200 ?\346\265\205\001No\266\204\002\360@Cyt\373ho\244@s del\377iberatel\345y\312Ai\214\205\001\224\210\003PEP\357-484\266 d r\377ejects s\177ubclass\371a\377f builti\375n\204\207\002s. If \367you\352\" to \371p%\000%\tthen \327set\241\211\002\047\272\210\002at\377ion_typi\377ng\047 dire\337ctive:\001Fa\377lse.[]]:\343 ]\323\205\010\350o\217\207\001add\003_n\333\000\272\205\003\254\205\027\260#\262\204\t\317\212\002\261,\304\204\001\241\204\005\374C/_\204a/\377conver""t.\377pyxdisab\357leen\002\001gci\375s\004\003dself.\337heap,\005\002vi\263ew\222\212\010:\004ed\216!a\233 P\363#ob\313!\344\211\002p\317ickl\374\000B\002pt\365r\0101A\323\206\001CEnu\377mCFuncPt\307rCS\231\210\002\024\002\024\001Ke\377rnelArgs\356\026\000uct\000\003ure\353Un\376!P\346\212\003_Si\377mpleCDat\277a__Pyx\001\000D\376\217`_NextRe\357f__d\n\001___\374\234\207\002\005\000_getst\367ate\010\001inde\275x\021\001main\003\002owdul\026\002mro*\001wnam%\002new9\001\276\323 _capi\003\006h\377ecksum__`\026\001Q\004!\001\346\213\001\017\003un\254\"3e_\302\003$\003vt\226A\213\001\357qual]\005red\023uc\224\002\003\004c\361\204\002\262\001\024\004^\250\003set_\221\005s\304\010<\003\006.\007test\373\000\223\207\003\351_\000\004\242\215\004_\350\216\002.<l\377ocals>.g\377enexpr_i5s!\005s\026\000ar\020\017\331\0026\307\214\004of\225\207\003c_\352\217\001\307\214\003\376\315\214\003_pc_dou\357blec\371#c_i\377ntc_long\274\000\003\004\003shor\024\000u\n:\003u\037\002u\037\003\002\002\004\004 \004\306\342\207\003c_\225\215\002\000\004g\000as\277tcline`\000_\377tracebac\377kclosecl)s\222\211\003\244\211\003.\243\205\002.\241\205\004\007\n\200\352\211\001\356\211\001\003\002\336\207\001\213$\260`\263`P\373tr\226!_funcp\202\207\001\250.\265 \375\217\001ger\270\217\002\372\312 t\261\205\003popse\377ndsetdef\377aultsize\177ofthrow\271\217\002?update\367\221\002\373\215\003\377zZPPY_LO\373NG\000\002 (PyO\366\374\205\003*,\240\221\003cons\263t \013\000\034\t, *\t)\301\000,\0076\010\000\024J\013\000\", \316\361\212\001 **\222\000\374\204\003t_m6\212\214\003_5\212\210\002_7\211\210\004m_\307\206\006Sp\232@ *\220\nx\363\222\002\311\006\232!_t)\000\211\223\002\201*\340\030#\003\212$O\000\347c\2237)a\000\250\220\001\376\n\002\014D\005, O\n\360\346$/\016\371\005\020\034Type0\265G\277I\315G\223\006_s\317\005o\021\340\226M\314\002\243#\252\007\225u)\000u\377nsigned ,\266\203%\034\022)\000\363B(\262\025\220cn\233\204\026)\000\000\003\034, \215)~\255\003_slow\000\263\225\003I_\260\214\001""\013\003c\320\224\003\030\003k\260\213\002\177_params+\003\277fixed_\036\004o\237f\000wri\366\211\003\375\225\003\000\350\233\210\003W\003\322\206\n\000-\nint\237o\000raw\256\211\003\304\210\001o\271\000\203\212\001\204\211\003ttr\222\005tGoo_\252\231\002\032\002\315\230\001s\355&\366\275\003re\216\222\001_unrEa\233\216\003\000\221\227\004\252\004\330\207\004_\247\227\004\376\025\006kept\230\001\230\001A";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1958, 3543);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (3416 bytes) */
-static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, c_void_p, or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setsta""te_cython____test___is_ctypes_scalar.<locals>.genexpraddressofc_boolc_bytec_charc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevaluesPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230A";
+    #else /* compression: none (3543 bytes) */
+static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_Pointer_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce""_cython____reduce_ex____set_name____setstate____setstate_cython____test___ctypes_ctypes_pointer_value.<locals>.genexpr_is_ctypes_scalar.<locals>.genexpr_type_addressofc_boolc_bytec_charc_char_pc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharc_wchar_pcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevalueszZPPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230\001\230A";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
     #endif
     PyObject **stringtab = __pyx_mstate->__pyx_string_tab;
     Py_ssize_t pos = 0;
-    for (int i = 0; i < 139; i++) {
+    for (int i = 0; i < 147; i++) {
       Py_ssize_t bytes_length = str_length_index[i].length;
       PyObject *string = PyUnicode_DecodeUTF8(bytes + pos, bytes_length, NULL);
-      if (likely(string) && i >= 61) PyUnicode_InternInPlace(&string);
+      if (likely(string) && i >= 62) PyUnicode_InternInPlace(&string);
       if (unlikely(!string)) {
         Py_XDECREF(data);
         __PYX_ERR(0, 1, __pyx_L1_error)
@@ -17813,8 +19192,8 @@ static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\0
       stringtab[i] = string;
       pos += bytes_length;
     }
-    for (int i = 139; i < 141; i++) {
-      Py_ssize_t bytes_length = bytes_length_index[i-139].length;
+    for (int i = 147; i < 150; i++) {
+      Py_ssize_t bytes_length = bytes_length_index[i-147].length;
       PyObject *string = PyBytes_FromStringAndSize(bytes + pos, bytes_length);
       stringtab[i] = string;
       pos += bytes_length;
@@ -17824,15 +19203,15 @@ static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\0
       }
     }
     Py_XDECREF(data);
-    for (Py_ssize_t i = 0; i < 141; i++) {
+    for (Py_ssize_t i = 0; i < 150; i++) {
       if (unlikely(PyObject_Hash(stringtab[i]) == -1)) {
         __PYX_ERR(0, 1, __pyx_L1_error)
       }
     }
     #if CYTHON_IMMORTAL_CONSTANTS
     {
-      PyObject **table = stringtab + 139;
-      for (Py_ssize_t i=0; i<2; ++i) {
+      PyObject **table = stringtab + 147;
+      for (Py_ssize_t i=0; i<3; ++i) {
         #if PY_VERSION_HEX >= 0x030F0000
         PyUnstable_SetImmortal(table[i]);
         #elif CYTHON_COMPILING_IN_CPYTHON_FREETHREADING
@@ -17925,9 +19304,19 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
     __pyx_mstate_global->__pyx_codeobj_tab[0] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[0])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 110};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 97};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
     __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
+  }
+  {
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 99};
+    PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
+    __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__10, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
+  }
+  {
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 124};
+    PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
+    __pyx_mstate_global->__pyx_codeobj_tab[3] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[3])) goto bad;
   }
   Py_DECREF(tuple_dedup_map);
   return 0;
@@ -19895,143 +21284,36 @@ static CYTHON_INLINE PyObject *__Pyx_PyUnicode_ConcatInPlaceImpl(PyObject **p_le
   }
 #endif
 
-/* PyObjectCompare */
-#ifndef __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
-static int __Pyx_PyObject_CompareFloatIntBoolLt(PyObject *op1, PyObject *op2) {
-    double float_op1 = __Pyx_PyFloat_AS_DOUBLE(op1);
-    #if !CYTHON_ASSUME_SAFE_MACROS
-    if (unlikely(float_op1 == -1. && PyErr_Occurred())) return -1;
-    #endif
-    #if CYTHON_USE_PYLONG_INTERNALS
-    if (__Pyx_PyLong_IsCompact(op2)) {
-        Py_ssize_t iop2 = __Pyx_PyLong_CompactValue(op2);
-        if (float_op1 < ((double)iop2)) goto __pyx_return_true; else goto __pyx_return_false;
-    }
-    if (unlikely(!__Pyx_isfinite(float_op1))) {
-        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        int sign2 = __Pyx_PyLong_Sign(op2);
-        if (float_op1 >= 0.) {
-            if (sign2 < 0) goto __pyx_return_false;
-            if (float_op1 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
-        } else {
-            if (sign2 > 0) goto __pyx_return_true;
-            if (float_op1 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_false;
-        }
-    }
-    #else
-    if (unlikely(!__Pyx_isfinite(float_op1))) {
-        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        int overflow2;
-        long iop2 = PyLong_AsLongAndOverflow(op2, &overflow2);
-        if (likely(!overflow2)) {
-            if ((long long) iop2 >= (1LL << 53)) {
-                overflow2 = 1;
-            } else if ((long long) iop2 <= - (1LL << 53)) {
-                overflow2 = -1;
-            } else {
-                if (float_op1 < ((double) iop2)) goto __pyx_return_true; else goto __pyx_return_false;
-            }
-        }
-        if (overflow2 > 0) {
-            if (float_op1 < ((double) (1LL << 53))) goto __pyx_return_true;
-        } else {
-            if (float_op1 > - ((double) (1LL << 53))) goto __pyx_return_false;
-        }
-    }
-    #endif
-    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
+/* GetAttr3 */
+#if __PYX_LIMITED_VERSION_HEX < 0x030d0000
+static PyObject *__Pyx_GetAttr3Default(PyObject *d) {
+    __Pyx_PyThreadState_declare
+    __Pyx_PyThreadState_assign
+    if (unlikely(!__Pyx_PyErr_ExceptionMatches(PyExc_AttributeError)))
+        return NULL;
+    __Pyx_PyErr_Clear();
+    Py_INCREF(d);
+    return d;
 }
 #endif
-#if CYTHON_USE_PYLONG_INTERNALS
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
-    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
-    if (cmp == 0) {
-        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
-        if (size > 0) {
-            const digit* digits1 = __Pyx_PyLong_Digits(op1);
-            const digit* digits2 = __Pyx_PyLong_Digits(op2);
-            if (size == 1) {
-                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
-            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
-                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
-            } else {
-                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
-                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
-                }
-            }
-        }
-        if (cmp == 0) return 0;
-        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
-    }
-    return (cmp < 0);
-}
-#endif
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntLt(PyObject *op1, PyObject *op2) {
-    int result = __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
-    if (unlikely(result == -1)) return NULL;
-    return __Pyx_NewRef(result ? Py_True : Py_False);
-}
-#endif
+static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *o, PyObject *n, PyObject *d) {
+    PyObject *r;
+#if __PYX_LIMITED_VERSION_HEX >= 0x030d0000
+    int res = PyObject_GetOptionalAttr(o, n, &r);
+    return (res != 0) ? r : __Pyx_NewRef(d);
 #else
-#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
-static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
-    int overflow1, overflow2;
-    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
-    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
-    if (likely(!(overflow1 | overflow2))) {
-        if (iop1 < iop2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else if (overflow1 != overflow2) {
-        if (overflow1 < overflow2) goto __pyx_return_true; else goto __pyx_return_false;
-    } else {
-        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
-    }
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
-}
-#endif
-#endif
-static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop) {
-    CYTHON_UNUSED_VAR(pyop);
-    if (unlikely(op2 == Py_None)) {
-        goto __pyx_richcmp;
-    }
-    if (op1 == op2) goto __pyx_return_false;
-    if (PyFloat_CheckExact(op1)) {
-        if (likely(op2 != Py_None)) {
-            return __Pyx_PyObject_CompareFloatIntBoolLt(op1, op2);
+  #if CYTHON_USE_TYPE_SLOTS
+    if (likely(PyUnicode_Check(n))) {
+        r = __Pyx_PyObject_GetAttrStrNoError(o, n);
+        if (unlikely(!r) && likely(!PyErr_Occurred())) {
+            r = __Pyx_NewRef(d);
         }
-        goto __pyx_richcmp;
+        return r;
     }
-    if (likely(PyLong_CheckExact(op1))) {
-        if (op1 == op2) goto __pyx_return_false;
-        if (likely(op2 != Py_None)) {
-            return __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
-        }
-        goto __pyx_richcmp;
-    }
-    if ((0)) goto __pyx_richcmp;
-    if ((0)) goto __pyx_return_true;
-    if ((0)) goto __pyx_return_false;
-__pyx_richcmp:
-    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
-__pyx_return_true:
-    return 1;
-__pyx_return_false:
-    return 0;
+  #endif
+    r = PyObject_GetAttr(o, n);
+    return (likely(r)) ? r : __Pyx_GetAttr3Default(d);
+#endif
 }
 
 /* CopyObjectArray (used by TupleOrListFromArrayImpl) */
@@ -20205,6 +21487,145 @@ static PyObject *__Pyx_PyObject_FastCallMethod(PyObject *name, PyObject *const *
     return result;
 }
 #endif
+
+/* PyObjectCompare */
+#ifndef __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareFloatIntBoolLt
+static int __Pyx_PyObject_CompareFloatIntBoolLt(PyObject *op1, PyObject *op2) {
+    double float_op1 = __Pyx_PyFloat_AS_DOUBLE(op1);
+    #if !CYTHON_ASSUME_SAFE_MACROS
+    if (unlikely(float_op1 == -1. && PyErr_Occurred())) return -1;
+    #endif
+    #if CYTHON_USE_PYLONG_INTERNALS
+    if (__Pyx_PyLong_IsCompact(op2)) {
+        Py_ssize_t iop2 = __Pyx_PyLong_CompactValue(op2);
+        if (float_op1 < ((double)iop2)) goto __pyx_return_true; else goto __pyx_return_false;
+    }
+    if (unlikely(!__Pyx_isfinite(float_op1))) {
+        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int sign2 = __Pyx_PyLong_Sign(op2);
+        if (float_op1 >= 0.) {
+            if (sign2 < 0) goto __pyx_return_false;
+            if (float_op1 < (double) (1L << PyLong_SHIFT)) goto __pyx_return_true;
+        } else {
+            if (sign2 > 0) goto __pyx_return_true;
+            if (float_op1 > -(double) (1L << PyLong_SHIFT)) goto __pyx_return_false;
+        }
+    }
+    #else
+    if (unlikely(!__Pyx_isfinite(float_op1))) {
+        if (float_op1 < 0.0) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        int overflow2;
+        long iop2 = PyLong_AsLongAndOverflow(op2, &overflow2);
+        if (likely(!overflow2)) {
+            if ((long long) iop2 >= (1LL << 53)) {
+                overflow2 = 1;
+            } else if ((long long) iop2 <= - (1LL << 53)) {
+                overflow2 = -1;
+            } else {
+                if (float_op1 < ((double) iop2)) goto __pyx_return_true; else goto __pyx_return_false;
+            }
+        }
+        if (overflow2 > 0) {
+            if (float_op1 < ((double) (1LL << 53))) goto __pyx_return_true;
+        } else {
+            if (float_op1 > - ((double) (1LL << 53))) goto __pyx_return_false;
+        }
+    }
+    #endif
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#if CYTHON_USE_PYLONG_INTERNALS
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
+    Py_ssize_t cmp = __Pyx_PyLong_CompareSignAndSize(op1, op2);
+    if (cmp == 0) {
+        Py_ssize_t size = __Pyx_PyLong_DigitCount(op1);
+        if (size > 0) {
+            const digit* digits1 = __Pyx_PyLong_Digits(op1);
+            const digit* digits2 = __Pyx_PyLong_Digits(op2);
+            if (size == 1) {
+                cmp = (Py_ssize_t) digits1[0] - (Py_ssize_t) digits2[0];
+            } else if ((size == 2) && (8 * sizeof(Py_ssize_t) >= 2 * PyLong_SHIFT)) {
+                cmp = (Py_ssize_t) (((((size_t)digits1[1]) << PyLong_SHIFT) | (size_t)digits1[0])) - (Py_ssize_t) (((((size_t)digits2[1]) << PyLong_SHIFT) | (size_t)digits2[0]));
+            } else {
+                for (Py_ssize_t i=size-1; i >= 0 && !cmp; --i) {
+                    cmp = (Py_ssize_t) digits1[i] - (Py_ssize_t) digits2[i];
+                }
+            }
+        }
+        if (cmp == 0) return 0;
+        if (__Pyx_PyLong_IsNeg(op1)) cmp = -cmp;
+    }
+    return (cmp < 0);
+}
+#endif
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+static CYTHON_INLINE PyObject* __Pyx_PyObject_CompareIntIntLt(PyObject *op1, PyObject *op2) {
+    int result = __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
+    if (unlikely(result == -1)) return NULL;
+    return __Pyx_NewRef(result ? Py_True : Py_False);
+}
+#endif
+#else
+#ifndef __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+#define __Pyx_DEFINED_PyObject_CompareIntIntBoolLt
+static int __Pyx_PyObject_CompareIntIntBoolLt(PyObject *op1, PyObject *op2) {
+    int overflow1, overflow2;
+    long long iop1 = PyLong_AsLongLongAndOverflow(op1, &overflow1);
+    long long iop2 = PyLong_AsLongLongAndOverflow(op2, &overflow2);
+    if (likely(!(overflow1 | overflow2))) {
+        if (iop1 < iop2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else if (overflow1 != overflow2) {
+        if (overflow1 < overflow2) goto __pyx_return_true; else goto __pyx_return_false;
+    } else {
+        return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
+    }
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
+#endif
+#endif
+static CYTHON_INLINE int __Pyx_PyObject_CompareBoolLt_object_int(PyObject *op1, PyObject *op2, int pyop) {
+    CYTHON_UNUSED_VAR(pyop);
+    if (unlikely(op2 == Py_None)) {
+        goto __pyx_richcmp;
+    }
+    if (op1 == op2) goto __pyx_return_false;
+    if (PyFloat_CheckExact(op1)) {
+        if (likely(op2 != Py_None)) {
+            return __Pyx_PyObject_CompareFloatIntBoolLt(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    if (likely(PyLong_CheckExact(op1))) {
+        if (op1 == op2) goto __pyx_return_false;
+        if (likely(op2 != Py_None)) {
+            return __Pyx_PyObject_CompareIntIntBoolLt(op1, op2);
+        }
+        goto __pyx_richcmp;
+    }
+    if ((0)) goto __pyx_richcmp;
+    if ((0)) goto __pyx_return_true;
+    if ((0)) goto __pyx_return_false;
+__pyx_richcmp:
+    return __Pyx_PyObject_RichCompareBool(op1, op2, Py_LT);
+__pyx_return_true:
+    return 1;
+__pyx_return_false:
+    return 0;
+}
 
 /* CIntToPyUnicode */
 static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_size_t(size_t value, Py_ssize_t width, char padding_char) {
@@ -21416,38 +22837,6 @@ static PyObject* __Pyx_PyDict_GetItemDefault(PyObject* d, PyObject* key, PyObjec
     return value;
 }
 
-/* GetAttr3 */
-#if __PYX_LIMITED_VERSION_HEX < 0x030d0000
-static PyObject *__Pyx_GetAttr3Default(PyObject *d) {
-    __Pyx_PyThreadState_declare
-    __Pyx_PyThreadState_assign
-    if (unlikely(!__Pyx_PyErr_ExceptionMatches(PyExc_AttributeError)))
-        return NULL;
-    __Pyx_PyErr_Clear();
-    Py_INCREF(d);
-    return d;
-}
-#endif
-static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *o, PyObject *n, PyObject *d) {
-    PyObject *r;
-#if __PYX_LIMITED_VERSION_HEX >= 0x030d0000
-    int res = PyObject_GetOptionalAttr(o, n, &r);
-    return (res != 0) ? r : __Pyx_NewRef(d);
-#else
-  #if CYTHON_USE_TYPE_SLOTS
-    if (likely(PyUnicode_Check(n))) {
-        r = __Pyx_PyObject_GetAttrStrNoError(o, n);
-        if (unlikely(!r) && likely(!PyErr_Occurred())) {
-            r = __Pyx_NewRef(d);
-        }
-        return r;
-    }
-  #endif
-    r = PyObject_GetAttr(o, n);
-    return (likely(r)) ? r : __Pyx_GetAttr3Default(d);
-#endif
-}
-
 /* PyDictVersioning (used by GetModuleGlobalName) */
 #if CYTHON_USE_DICT_VERSIONS && CYTHON_USE_TYPE_SLOTS
 static CYTHON_INLINE PY_UINT64_T __Pyx_get_tp_dict_version(PyObject *obj) {
@@ -22186,7 +23575,7 @@ static PyObject* __Pyx_ImportFrom(PyObject* module, PyObject* name) {
         if (unlikely(!module_name_str)) { goto modbad; }
         module_name = PyUnicode_FromString(module_name_str);
         if (unlikely(!module_name)) { goto modbad; }
-        module_dot = PyUnicode_Concat(module_name, __pyx_mstate_global->__pyx_kp_u__8);
+        module_dot = PyUnicode_Concat(module_name, __pyx_mstate_global->__pyx_kp_u__9);
         if (unlikely(!module_dot)) { goto modbad; }
         full_name = PyUnicode_Concat(module_dot, name);
         if (unlikely(!full_name)) { goto modbad; }
@@ -24863,6 +26252,85 @@ static CYTHON_INLINE unsigned PY_LONG_LONG __Pyx_PyLong_As_unsigned_PY_LONG_LONG
 }
 
 /* CIntToPy */
+static CYTHON_INLINE PyObject* __Pyx_PyLong_From_long(long value) {
+#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#endif
+    const long neg_one = (long) -1, const_zero = (long) 0;
+#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
+#pragma GCC diagnostic pop
+#endif
+    const int is_unsigned = neg_one > const_zero;
+    if (is_unsigned) {
+        if (sizeof(long) < sizeof(long)) {
+            return PyLong_FromLong((long) value);
+        } else if (sizeof(long) <= sizeof(unsigned long)) {
+            return PyLong_FromUnsignedLong((unsigned long) value);
+#if !CYTHON_COMPILING_IN_PYPY
+        } else if (sizeof(long) <= sizeof(unsigned PY_LONG_LONG)) {
+            return PyLong_FromUnsignedLongLong((unsigned PY_LONG_LONG) value);
+#endif
+        }
+    } else {
+        if (sizeof(long) <= sizeof(long)) {
+            return PyLong_FromLong((long) value);
+        } else if (sizeof(long) <= sizeof(PY_LONG_LONG)) {
+            return PyLong_FromLongLong((PY_LONG_LONG) value);
+        }
+    }
+    {
+        unsigned char *bytes = (unsigned char *)&value;
+#if !CYTHON_COMPILING_IN_LIMITED_API && PY_VERSION_HEX >= 0x030d00A4
+        if (is_unsigned) {
+            return PyLong_FromUnsignedNativeBytes(bytes, sizeof(value), -1);
+        } else {
+            return PyLong_FromNativeBytes(bytes, sizeof(value), -1);
+        }
+#elif !CYTHON_COMPILING_IN_LIMITED_API && PY_VERSION_HEX < 0x030d0000
+        int one = 1; int little = (int)*(unsigned char *)&one;
+        return _PyLong_FromByteArray(bytes, sizeof(long),
+                                     little, !is_unsigned);
+#else
+        int one = 1; int little = (int)*(unsigned char *)&one;
+        PyObject *result = NULL, *kwds = NULL;
+        PyObject *py_bytes = NULL, *order_str = NULL, *from_bytes_str = NULL;;
+        py_bytes = PyBytes_FromStringAndSize((char*)bytes, sizeof(long));
+        if (!py_bytes) goto limited_bad;
+        from_bytes_str = PyUnicode_FromStringAndSize("from_bytes", 10);
+        if (!from_bytes_str) goto limited_bad;
+        order_str = PyUnicode_FromString(little ? "little" : "big");
+        if (!order_str) goto limited_bad;
+        {
+            PyObject *args[] = { (PyObject*)&PyLong_Type, py_bytes, order_str, Py_True };
+            if (!is_unsigned) {
+                PyObject *signed_str = PyUnicode_FromStringAndSize("signed", 6);
+                if (!signed_str) goto limited_bad;
+#if CYTHON_VECTORCALL
+                kwds = PyTuple_Pack(1, signed_str);
+#else
+                {
+                    PyObject *keys[] = {signed_str};
+                    PyObject *values[] = {Py_True};
+                    kwds = __Pyx_MakeKwargDict(keys, values, 1);
+                }
+#endif
+                Py_DECREF(signed_str);
+                if (unlikely(!kwds)) goto limited_bad;
+            }
+            result = __Pyx_Object_VectorcallMethodKwds(from_bytes_str, args, 3 | __Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET, kwds);
+        }
+        limited_bad:
+        Py_XDECREF(kwds);
+        Py_XDECREF(order_str);
+        Py_XDECREF(py_bytes);
+        Py_XDECREF(from_bytes_str);
+        return result;
+#endif
+    }
+}
+
+/* CIntToPy */
 static CYTHON_INLINE PyObject* __Pyx_PyLong_From_int(int value) {
 #ifdef __Pyx_HAS_GCC_DIAGNOSTIC
 #pragma GCC diagnostic push
@@ -25239,85 +26707,6 @@ static CYTHON_INLINE size_t __Pyx_PyLong_As_size_t(PyObject *x) {
         return __Pyx_PyLong___Pyx_PyLong_As_size_t(x);
     } else {
         return __Pyx_NonPyLong___Pyx_PyLong_As_size_t(x);
-    }
-}
-
-/* CIntToPy */
-static CYTHON_INLINE PyObject* __Pyx_PyLong_From_long(long value) {
-#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#endif
-    const long neg_one = (long) -1, const_zero = (long) 0;
-#ifdef __Pyx_HAS_GCC_DIAGNOSTIC
-#pragma GCC diagnostic pop
-#endif
-    const int is_unsigned = neg_one > const_zero;
-    if (is_unsigned) {
-        if (sizeof(long) < sizeof(long)) {
-            return PyLong_FromLong((long) value);
-        } else if (sizeof(long) <= sizeof(unsigned long)) {
-            return PyLong_FromUnsignedLong((unsigned long) value);
-#if !CYTHON_COMPILING_IN_PYPY
-        } else if (sizeof(long) <= sizeof(unsigned PY_LONG_LONG)) {
-            return PyLong_FromUnsignedLongLong((unsigned PY_LONG_LONG) value);
-#endif
-        }
-    } else {
-        if (sizeof(long) <= sizeof(long)) {
-            return PyLong_FromLong((long) value);
-        } else if (sizeof(long) <= sizeof(PY_LONG_LONG)) {
-            return PyLong_FromLongLong((PY_LONG_LONG) value);
-        }
-    }
-    {
-        unsigned char *bytes = (unsigned char *)&value;
-#if !CYTHON_COMPILING_IN_LIMITED_API && PY_VERSION_HEX >= 0x030d00A4
-        if (is_unsigned) {
-            return PyLong_FromUnsignedNativeBytes(bytes, sizeof(value), -1);
-        } else {
-            return PyLong_FromNativeBytes(bytes, sizeof(value), -1);
-        }
-#elif !CYTHON_COMPILING_IN_LIMITED_API && PY_VERSION_HEX < 0x030d0000
-        int one = 1; int little = (int)*(unsigned char *)&one;
-        return _PyLong_FromByteArray(bytes, sizeof(long),
-                                     little, !is_unsigned);
-#else
-        int one = 1; int little = (int)*(unsigned char *)&one;
-        PyObject *result = NULL, *kwds = NULL;
-        PyObject *py_bytes = NULL, *order_str = NULL, *from_bytes_str = NULL;;
-        py_bytes = PyBytes_FromStringAndSize((char*)bytes, sizeof(long));
-        if (!py_bytes) goto limited_bad;
-        from_bytes_str = PyUnicode_FromStringAndSize("from_bytes", 10);
-        if (!from_bytes_str) goto limited_bad;
-        order_str = PyUnicode_FromString(little ? "little" : "big");
-        if (!order_str) goto limited_bad;
-        {
-            PyObject *args[] = { (PyObject*)&PyLong_Type, py_bytes, order_str, Py_True };
-            if (!is_unsigned) {
-                PyObject *signed_str = PyUnicode_FromStringAndSize("signed", 6);
-                if (!signed_str) goto limited_bad;
-#if CYTHON_VECTORCALL
-                kwds = PyTuple_Pack(1, signed_str);
-#else
-                {
-                    PyObject *keys[] = {signed_str};
-                    PyObject *values[] = {Py_True};
-                    kwds = __Pyx_MakeKwargDict(keys, values, 1);
-                }
-#endif
-                Py_DECREF(signed_str);
-                if (unlikely(!kwds)) goto limited_bad;
-            }
-            result = __Pyx_Object_VectorcallMethodKwds(from_bytes_str, args, 3 | __Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET, kwds);
-        }
-        limited_bad:
-        Py_XDECREF(kwds);
-        Py_XDECREF(order_str);
-        Py_XDECREF(py_bytes);
-        Py_XDECREF(from_bytes_str);
-        return result;
-#endif
     }
 }
 

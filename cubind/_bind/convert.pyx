@@ -91,8 +91,22 @@ cdef object cstring_slow(object o, const char* name):
     return _c_bytes(o, name, "bytes, str or None")
 
 
+cdef object _ctypes_pointer_value(object o):
+    """The address a ctypes pointer instance holds (c_void_p, c_char_p,
+    c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
+    if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
+        return None
+    if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
+        return None  # c_int and the other scalars: not addresses
+    import ctypes
+    return ctypes.cast(o, ctypes.c_void_p).value or 0
+
+
 cdef void* address_slow(object o, const char* name) except? NULL:
-    if PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
+    pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
+    if pointer is not None:
+        o = pointer
+    elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
     v = _index(o, name, "an int address, a buffer or None")
     # A handle's address (its __index__) is the common case here: checked in
@@ -337,7 +351,8 @@ cdef dict _ctypes_kinds():
     global _kinds, _nkinds
     import ctypes
     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
-             ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL}
+             ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
+             ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
@@ -368,14 +383,18 @@ cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
     cdef object code = kinds.get(kind)
     if code is not None:
         return code
-    # A subclass of a ctypes scalar type packs as its base type.
+    # A subclass of a ctypes scalar type packs as its base type; a ctypes
+    # pointer type (POINTER(c_int)) as an address.
     if isinstance(kind, type):
         for base in (<type>kind).__mro__[1:]:
             code = kinds.get(base)
             if code is not None:
                 return code
+            if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
+                return _KIND_POINTER
     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
-                    f"character type, c_bool, c_void_p, or None for an enum member, a handle or a struct")
+                    f"character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None "
+                    f"for an enum member, a handle or a struct")
 
 
 cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:
@@ -456,6 +475,8 @@ cdef int _store_char(void* slot, object value, int code, const char* name, Py_ss
     """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
     character or an int."""
     cdef int size = code >> 8
+    if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
+        value = value.value
     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
         if len(value) != 1:
             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
