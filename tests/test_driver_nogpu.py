@@ -441,7 +441,7 @@ def test_handle_field_takes_handle_int_or_none():
 @needs_cuda
 @pytest.mark.parametrize("struct,field,bad", [
     ("CUDA_MEMCPY2D", "WidthInBytes", "x"),
-    ("CUDA_MEMCPY2D", "Height", 1.5),
+    ("CUDA_MEMCPY2D", "Height", float("nan")),  # a finite float converts toward zero, as in C
     ("CUDA_MEMCPY2D", "srcMemoryType", "CU_MEMORYTYPE_HOST"),
     ("CUDA_MEMCPY2D", "srcHost", 1.5),
     ("CUDA_MEMCPY2D", "dstDevice", "0"),
