@@ -145,9 +145,9 @@ def test_pch_heap_size_out_of_range(size, restore_pch_heap_size):
     assert nvrtc.nvrtcGetPCHHeapSize() == (R.NVRTC_SUCCESS, restore_pch_heap_size)
 
 
-@pytest.mark.parametrize("size", [1.5, "1", b"1", None])
+@pytest.mark.parametrize("size", [float("nan"), float("inf"), "1", b"1", None])
 def test_pch_heap_size_of_wrong_type(size):
-    # An integral float is an integer (API.md); these are not.
+    # A finite float converts toward zero (API.md); these are not integers.
     with pytest.raises(TypeError, match="size"):
         nvrtc.nvrtcSetPCHHeapSize(size)
 
