@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._helpers import import_cubind_driver, ok
+
 SAXPY_SRC = r"""
 extern "C" __global__
 void saxpy(float a, float *x, float *y, float *out, size_t n)
@@ -228,26 +230,6 @@ def restore_pch_heap_size():
 # --------------------------------------------------------------------------
 
 
-def import_cubind_driver():
-    """cubind's ``cuda`` module, or None where it is not built.
-
-    NVIDIA's ``cuda`` namespace package (cuda.bindings, cuda.pathfinder) makes
-    a bare ``import cuda`` succeed too; cubind's has the driver functions.
-    """
-    try:
-        import cuda
-    except ImportError:
-        return None
-    return cuda if hasattr(cuda, "cuInit") else None
-
-
-def driver_ok(fn, *args):
-    """Call a driver binding; assert CUDA_SUCCESS (naming the function); return its outputs."""
-    err, *outputs = fn(*args)
-    assert err == 0, f"{fn.__name__} returned {err!r}"
-    return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
 @pytest.fixture(scope="session")
 def gpu_reason():
     """None when a GPU and driver are usable, else why not (for tests that check the no-GPU path)."""
@@ -260,22 +242,22 @@ def driver():
     cuda = import_cubind_driver()
     if cuda is None:
         pytest.skip("cubind's cuda driver package is not built (import cuda has no cuInit)")
-    driver_ok(cuda.cuInit, 0)
+    ok(cuda.cuInit, 0)
     return cuda
 
 
 @pytest.fixture(scope="session")
 def cu_device(driver):
     """CUdevice 0."""
-    return driver_ok(driver.cuDeviceGet, 0)
+    return ok(driver.cuDeviceGet, 0)
 
 
 @pytest.fixture(scope="session")
 def compute_capability(driver, cu_device):
     """(major, minor) of device 0."""
     attr = driver.CUdevice_attribute
-    major = driver_ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
-    minor = driver_ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
+    major = ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
+    minor = ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
     return major, minor
 
 
@@ -295,7 +277,7 @@ def device_arch(compute_capability):
 
 @pytest.fixture(scope="session")
 def _cu_primary_context(driver, cu_device):
-    ctx = driver_ok(driver.cuDevicePrimaryCtxRetain, cu_device)
+    ctx = ok(driver.cuDevicePrimaryCtxRetain, cu_device)
     yield ctx
     driver.cuDevicePrimaryCtxRelease(cu_device)
 
@@ -303,16 +285,16 @@ def _cu_primary_context(driver, cu_device):
 @pytest.fixture
 def cu_context(driver, _cu_primary_context):
     """The primary context of device 0, made current; at teardown it must synchronize cleanly."""
-    driver_ok(driver.cuCtxSetCurrent, _cu_primary_context)
+    ok(driver.cuCtxSetCurrent, _cu_primary_context)
     yield _cu_primary_context
-    driver_ok(driver.cuCtxSetCurrent, _cu_primary_context)
-    driver_ok(driver.cuCtxSynchronize)
+    ok(driver.cuCtxSetCurrent, _cu_primary_context)
+    ok(driver.cuCtxSynchronize)
 
 
 @pytest.fixture
 def cu_stream(driver, cu_context):
     """A new stream in the current context, destroyed at teardown."""
-    stream = driver_ok(driver.cuStreamCreate, 0)
+    stream = ok(driver.cuStreamCreate, 0)
     yield stream
     driver.cuStreamDestroy(stream)
 
@@ -323,7 +305,7 @@ def device_alloc(driver, cu_context):
     allocated = []
 
     def alloc(nbytes):
-        dptr = driver_ok(driver.cuMemAlloc, nbytes)
+        dptr = ok(driver.cuMemAlloc, nbytes)
         allocated.append(dptr)
         return dptr
 
@@ -351,7 +333,7 @@ def load_module(driver, cu_context, compile_for_device):
     modules = []
 
     def load(src, kind="PTX", options=()):
-        module = driver_ok(driver.cuModuleLoadData, compile_for_device(src, kind, options))
+        module = ok(driver.cuModuleLoadData, compile_for_device(src, kind, options))
         modules.append(module)
         return module
 

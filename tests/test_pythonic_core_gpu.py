@@ -6,9 +6,9 @@ occupancy, and streams and arrays of CuPy and PyTorch."""
 import ctypes
 
 import pytest
-from conftest import driver_ok
 
 import cubind
+from tests._helpers import ok
 
 pytestmark = pytest.mark.gpu
 np = pytest.importorskip("numpy")
@@ -77,15 +77,15 @@ def dmem(driver, cu_context):
 
     def alloc(host):
         host = np.ascontiguousarray(host)
-        ptr = driver_ok(driver.cuMemAlloc, max(host.nbytes, 1))
+        ptr = ok(driver.cuMemAlloc, max(host.nbytes, 1))
         allocated.append(ptr)
-        driver_ok(driver.cuMemcpyHtoD, ptr, host, host.nbytes)
+        ok(driver.cuMemcpyHtoD, ptr, host, host.nbytes)
         return ptr
 
     def get(ptr, like):
         out = np.empty_like(like)
-        driver_ok(driver.cuCtxSynchronize)
-        driver_ok(driver.cuMemcpyDtoH, out, ptr, out.nbytes)
+        ok(driver.cuCtxSynchronize)
+        ok(driver.cuMemcpyDtoH, out, ptr, out.nbytes)
         return out
 
     alloc.get = get
@@ -100,20 +100,20 @@ def dmem(driver, cu_context):
 
 def test_device_properties_match_the_1to1_values(driver, cu_device, device):
     A = driver.CUdevice_attribute
-    name = driver_ok(driver.cuDeviceGetName, 256, cu_device).split(b"\0")[0].decode()
-    major = driver_ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
-    minor = driver_ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
-    sms = driver_ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device)
-    threads = driver_ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, cu_device)
+    name = ok(driver.cuDeviceGetName, 256, cu_device).split(b"\0")[0].decode()
+    major = ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
+    minor = ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
+    sms = ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device)
+    threads = ok(driver.cuDeviceGetAttribute, A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, cu_device)
     assert device.name == name and device.compute_capability == (major, minor)
     assert device.arch == f"sm_{major}{minor}" and device.multiprocessor_count == sms
     for spelling in ("max_threads_per_block", "MAX_THREADS_PER_BLOCK", "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
                      A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, int(A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)):
         assert device.attribute(spelling) == threads
-    assert device.total_memory == driver_ok(driver.cuDeviceTotalMem, cu_device)
+    assert device.total_memory == ok(driver.cuDeviceTotalMem, cu_device)
     free, total = device.mem_info()
     assert 0 < free <= total == device.total_memory
-    assert cubind.Device.count() == driver_ok(driver.cuDeviceGetCount)
+    assert cubind.Device.count() == ok(driver.cuDeviceGetCount)
     assert cubind.Device(0) is device and cubind.Device(device) is device and device == cubind.Device(0)
     assert hash(device) == hash(cubind.Device(0)) and int(device) == 0 and name in repr(device)
     assert len(device.uuid) == 16
@@ -122,23 +122,23 @@ def test_device_properties_match_the_1to1_values(driver, cu_device, device):
 
 
 def test_primary_context_set_current_and_with_restores(driver, cu_device, device):
-    own = driver_ok(driver.cuCtxCreate, None, 0, cu_device)  # current now
+    own = ok(driver.cuCtxCreate, None, 0, cu_device)  # current now
     try:
         with device:
-            assert int(driver_ok(driver.cuCtxGetCurrent)) == int(device.context)
+            assert int(ok(driver.cuCtxGetCurrent)) == int(device.context)
             device.synchronize()
-        assert int(driver_ok(driver.cuCtxGetCurrent)) == int(own)
+        assert int(ok(driver.cuCtxGetCurrent)) == int(own)
         device.set_current()
-        assert int(driver_ok(driver.cuCtxGetCurrent)) == int(device.context)
+        assert int(ok(driver.cuCtxGetCurrent)) == int(device.context)
     finally:
-        driver_ok(driver.cuCtxDestroy, own)
-    driver_ok(driver.cuCtxSetCurrent, None)
+        ok(driver.cuCtxDestroy, own)
+    ok(driver.cuCtxSetCurrent, None)
     assert cubind.ensure_context() == 0  # none current: device 0's primary context is made current
-    assert int(driver_ok(driver.cuCtxGetCurrent)) == int(device.context)
+    assert int(ok(driver.cuCtxGetCurrent)) == int(device.context)
     assert cubind.current_device() is device
-    primary = driver_ok(driver.cuDevicePrimaryCtxRetain, cu_device)
+    primary = ok(driver.cuDevicePrimaryCtxRetain, cu_device)
     assert int(primary) == int(device.context)
-    driver_ok(driver.cuDevicePrimaryCtxRelease, cu_device)
+    ok(driver.cuDevicePrimaryCtxRelease, cu_device)
 
 
 # -- streams and events ----------------------------------------------------------------
@@ -165,7 +165,7 @@ def test_stream_query_event_timing_and_subtraction(module, device):
 
 
 def test_stream_flags_priority_and_untimed_events(driver, cu_context, device):
-    low, high = driver_ok(driver.cuCtxGetStreamPriorityRange)
+    low, high = ok(driver.cuCtxGetStreamPriorityRange)
     with cubind.Stream(non_blocking=True, priority=high) as stream:
         assert stream.flags == 1 and stream.priority == high and stream.device == device
         plain = cubind.Event(timing=False).record(stream)
@@ -266,7 +266,7 @@ def test_globals_and_lowered_names(module, driver):
     ptr, size = module.get_global("counter")
     assert size == 4
     value = np.zeros(1, np.int32)
-    driver_ok(driver.cuMemcpyDtoH, value, ptr, 4)
+    ok(driver.cuMemcpyDtoH, value, ptr, 4)
     assert value[0] == 41
     with pytest.raises(ValueError, match="not in the module"):
         module.get_global("no_such_variable")
