@@ -1,4 +1,12 @@
-"""Shared pytest configuration: the ``gpu`` marker and NVRTC helper fixtures.
+"""Shared pytest configuration: the markers, the backend a test's CUDA calls go
+to, and the NVRTC and driver fixtures.
+
+One suite for every machine. A test that checks a behaviour the emulated
+driver can show takes the ``backend`` fixture (or ``array_gpu`` for
+cubind.Array): it runs against the real GPU where there is one and against the
+emulation otherwise (CUBIND_TEST_BACKEND=emulated forces the emulation on a
+GPU machine). A test that needs what only hardware does (a kernel's results,
+real memory, timing) is marked ``gpu`` and skips without one, naming why.
 
 Nothing heavy is imported at module level: the ``nvrtc`` package is imported
 inside the fixtures that need it, and GPU detection uses plain ctypes.
@@ -64,6 +72,10 @@ def pytest_configure(config):
         "markers", "gpu: the test needs a usable GPU and driver (skipped otherwise)"
     )
     config.addinivalue_line(
+        "markers", "backend: the test runs against the real GPU where there is one, else the emulated driver "
+        "(added to every test that takes the backend or array_gpu fixture)"
+    )
+    config.addinivalue_line(
         "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/sanitize.sh deselects "
         "it: a sanitizer reports every failed call)"
     )
@@ -91,7 +103,13 @@ def pytest_unconfigure(config):
     shutil.rmtree(root, ignore_errors=True)
 
 
+_BACKEND_FIXTURES = ("backend", "array_gpu")
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in _BACKEND_FIXTURES):
+            item.add_marker(pytest.mark.backend)
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
@@ -356,3 +374,73 @@ def fake_driver(tmp_path_factory):
     lib = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
     subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(source)], check=True)
     return lib
+
+
+# --------------------------------------------------------------------------
+# The backend: the real GPU where there is one, the emulated driver otherwise
+# --------------------------------------------------------------------------
+
+
+class Backend:
+    """Where a test's CUDA calls go. ``real``: the machine's driver and GPU;
+    otherwise tests/fake_driver, a libcuda.so.1 that succeeds at everything and
+    records what it was handed (``library`` is its path). Code that must load
+    the driver runs in a fresh interpreter (the driver is opened once per
+    process, and NVRTC must not compile in one that loaded the fake)."""
+
+    def __init__(self, library=None):
+        self.library = library
+        self.real = library is None
+        self.name = "real" if self.real else "emulated"
+
+    def __repr__(self):
+        return f"<Backend {self.name}>"
+
+    def env(self, **extra):
+        """Environment for a child interpreter on this backend (the repository first on PYTHONPATH)."""
+        from tests._toolkit import pythonpath
+
+        env = dict(os.environ, PYTHONPATH=pythonpath(), **extra)
+        if not self.real:
+            env["CUBIND_CUDA_LIBRARY"] = str(self.library)
+        return env
+
+    def run(self, code, timeout=300, **extra_env):
+        """Run ``code`` in a fresh interpreter on this backend; the finished process (not checked)."""
+        import subprocess
+        import sys
+
+        root = Path(__file__).resolve().parent.parent
+        return subprocess.run([sys.executable, "-c", code], cwd=root, env=self.env(**extra_env),
+                              capture_output=True, text=True, timeout=timeout)
+
+
+def _use_emulation():
+    return os.environ.get("CUBIND_TEST_BACKEND") == "emulated" or gpu_unavailable_reason() is not None
+
+
+@pytest.fixture(scope="session")
+def backend(request):
+    """The real GPU where there is one, else the emulated driver (tests/fake_driver)."""
+    if _use_emulation():
+        return Backend(request.getfixturevalue("fake_driver"))
+    return Backend()
+
+
+@pytest.fixture
+def array_gpu(request):
+    """What cubind.Array runs on: the real GPU where there is one, else the
+    driver functions it calls emulated over host memory (tests/_emulated_gpu.py;
+    the ``emulated_gpu`` fixture, for tests that look at the calls made)."""
+    if _use_emulation():
+        return request.getfixturevalue("emulated_gpu")
+    return Backend()
+
+
+@pytest.fixture
+def emulated_gpu(monkeypatch):
+    """The driver functions cubind.Array calls, emulated over host memory, on
+    every machine (a test that checks which calls or kernels were used)."""
+    from tests._emulated_gpu import install
+
+    yield from install(monkeypatch)
