@@ -931,7 +931,6 @@ def test_ext_sem_array_field_set_from_a_list():
 
 # == from test_driver_gpu.py ==================================================================================
 
-EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py") if not p.name.startswith("_"))
 
 
 @pytest.fixture(name="cuda")
@@ -1921,18 +1920,6 @@ def test_mem_range_attributes_of_managed_memory(cuda, cu_device):
 
 
 # -- examples ------------------------------------------------------------------------
-
-
-# pythonic_interop hands memory to CuPy and PyTorch, whose caching allocators keep it to exit.
-@pytest.mark.gpu
-@pytest.mark.parametrize("example", [pytest.param(p, marks=pytest.mark.foreign_allocator)
-                                     if p.stem == "pythonic_interop" else p for p in EXAMPLES],
-                         ids=[p.stem for p in EXAMPLES])
-def test_example_runs_and_checks_itself(driver, example):
-    proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": pythonpath()}, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "No GPU available" not in proc.stdout, proc.stdout
 
 
 # -- GIL policy, tensor maps, per-thread default stream -------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import cubind._context as _context
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +164,6 @@ def test_device_count_raises_where_the_named_driver_library_does_not_open():
 def test_device_count_follows_cuinit(monkeypatch, status, count):
     import cubind
     import cuda
-    from cubind import _context
 
     monkeypatch.setattr(cuda, "cuInit", lambda flags: (cuda.CUresult(status),))
     monkeypatch.setattr(cuda, "cuDeviceGetCount", lambda: (cuda.CUresult(0), 3))
