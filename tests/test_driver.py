@@ -34,7 +34,7 @@ import pytest
 from tests._helpers import import_cubind_driver, ok
 from tests._toolkit import ctx_create_args, cuda_include, cuda_version, header, pythonpath
 
-# == from test_driver_nogpu.py ================================================================================
+# == without a GPU: no driver, or the emulated one ==================================================
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_H = header("cuda.h")
@@ -929,7 +929,7 @@ def test_ext_sem_array_field_set_from_a_list():
     assert params.extSemArray is None
 
 
-# == from test_driver_gpu.py ==================================================================================
+# == on a real GPU (each test marked gpu) ===========================================================
 
 
 

@@ -35,7 +35,7 @@ from cubind._dtypes import SUPPORTED, as_dtype, dlpack_code, from_dlpack_code
 from tests._emulated_gpu import INVALID_VALUE
 from tests._helpers import ok
 
-# == from test_pythonic_array_nogpu.py ========================================================================
+# == dtypes, layouts, interfaces; the whole array on the emulated GPU ==============================
 
 cuda = pytest.importorskip("cuda")
 if not hasattr(cuda, "cuMemAlloc"):
@@ -992,7 +992,7 @@ def test_a_dlpack_only_producer_is_imported_by_asarray_and_copy_from(array_gpu):
     np.testing.assert_array_equal(c.get(), np.arange(6))
 
 
-# == from test_pythonic_array_gpu.py ==========================================================================
+# == values and streams: array_gpu (the real GPU or the emulated one), or marked gpu (real hardware only) ===
 
 @pytest.fixture(name="cuda", scope="module")
 def cuda_module():

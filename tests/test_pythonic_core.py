@@ -35,7 +35,7 @@ from cubind._params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_
 from tests._helpers import ok
 from tests._toolkit import pythonpath
 
-# == from test_pythonic_core_nogpu.py =========================================================================
+# == without a GPU: no driver, or the emulated one ==================================================
 
 np = pytest.importorskip("numpy")
 
@@ -751,7 +751,7 @@ def test_cubind_arrays_pass_their_pointers_and_a_freed_one_is_refused(fake_drive
     assert ptr_after_free is None and "released" in refused
 
 
-# == on a real GPU (was test_pythonic_core_gpu.py) =======================================================
+# == on a real GPU (each test marked gpu) ===========================================================
 
 KERNELS = r"""
 #include <cooperative_groups.h>

@@ -24,7 +24,7 @@ from tests._helpers import ok
 from tests._toolkit import cuda_version, pythonpath
 from tests.test_generator_cuda_h import run_generator
 
-# == from test_runtime_nogpu.py ===============================================================================
+# == without a GPU: no driver, or the emulated one ==================================================
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_SPEC = ROOT / "bindings" / "runtime.toml"
@@ -211,7 +211,7 @@ def test_runtime_takes_driver_handles(gpu_reason):
     import cuda
 
     if gpu_reason is None:
-        pytest.skip("a GPU is present: tests/test_runtime_gpu.py checks interop for real")
+        pytest.skip("a GPU is present: test_driver_stream_used_by_runtime_copy_and_back checks interop for real")
     err, = cudart.cudaStreamQuery(cuda.CUstream(0))
     assert err in (cudart.cudaError_t.cudaErrorNoDevice, cudart.cudaError_t.cudaErrorInsufficientDriver)
     err, = cudart.cudaEventQuery(cuda.CUevent(0x10))
@@ -357,7 +357,7 @@ def test_status_values_are_found_by_index_despite_an_outlier():
     assert cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorApiFailureBase) == b"cudaErrorApiFailureBase"
 
 
-# == from test_runtime_gpu.py =================================================================================
+# == on a real GPU (each test marked gpu) ===========================================================
 
 rt = cudart
 Err = cudart.cudaError_t

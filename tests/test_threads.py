@@ -40,7 +40,7 @@ import cubind._pending as _pending
 from cubind import empty, to_gpu
 from tests._helpers import import_cubind_driver
 
-# == from test_pending_threads.py ================================================================================
+# == cubind/_pending.py alone, against a checking driver ===========================================
 
 PENDING_THREADS, PENDING_ROUNDS = 16, 200
 
@@ -138,7 +138,7 @@ def test_hold_sweep_and_wait_from_many_threads(checking_driver):
     assert checking_driver.live == {}, "every event made was destroyed once"
 
 
-# == from test_pythonic_threads_nogpu.py ======================================================================
+# == arrays from 16 threads over a thread-safe emulated driver ====================================
 
 cuda = import_cubind_driver()
 
@@ -431,7 +431,7 @@ def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu):
     assert not threaded_gpu.violations, threaded_gpu.violations
 
 
-# == from test_threads_stress_gpu.py ================================================================================
+# == on a real GPU (marked gpu): the whole layer from 16 threads ===================================
 
 STRESS_THREADS = int(os.environ.get("CUBIND_STRESS_THREADS", "16"))
 STRESS_ROUNDS = int(os.environ.get("CUBIND_STRESS_ROUNDS", "1000"))
