@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # compute-sanitizer (memcheck, full leak check, every API error reported) over
-# the GPU test files and every example, on a GPU machine with the tree built
-# in place (this script builds nothing). Tests that make a CUDA call fail on
-# purpose are deselected (-m "not provokes_api_error and not foreign_allocator"): the sanitizer reports
-# each failed call. Prints one summary line per file or example and exits
-# non-zero unless every one says 0 errors.
+# the tests that reach the GPU and every example, on a GPU machine with the
+# tree built in place (this script builds nothing). The tests are selected by
+# marker, file by file: those marked gpu (real hardware only) and backend (the
+# real GPU where there is one; tests/conftest.py adds it). Tests that make a
+# CUDA call fail on purpose are deselected (not provokes_api_error and not
+# foreign_allocator): the sanitizer reports each failed call. Prints one
+# summary line per file or example and exits non-zero unless every one says 0
+# errors.
 #
 #   scripts/sanitize.sh                # PYTHON=python3 and compute-sanitizer from PATH or CUDA_HOME
 set -uo pipefail
@@ -35,10 +38,14 @@ summarize() {  # name, log, exit status of the program
     fi
 }
 
-for test in tests/*_gpu.py; do
+SELECT="(gpu or backend) and not provokes_api_error and not foreign_allocator"
+# The files that hold such tests (collection needs no GPU and no sanitizer).
+mapfile -t GPU_FILES < <("$PYTHON" -m pytest -q -p no:cacheprovider --collect-only -m "$SELECT" tests 2>/dev/null |
+    sed -n 's/::.*//p' | sort -u)
+[ "${#GPU_FILES[@]}" -gt 0 ] || { echo "sanitize.sh: no test selected by -m \"$SELECT\"" >&2; exit 2; }
+for test in "${GPU_FILES[@]}"; do
     log="$LOGS/$(basename "$test" .py).log"
-    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" -m pytest -q -p no:cacheprovider -m "not provokes_api_error and not foreign_allocator" "$test" \
-        >"$log" 2>&1
+    "$SANITIZER" "${FLAGS[@]}" "$PYTHON" -m pytest -q -p no:cacheprovider -m "$SELECT" "$test" >"$log" 2>&1
     summarize "$test" "$log" $?
 done
 for example in examples/*.py; do

@@ -1,4 +1,12 @@
-"""Shared pytest configuration: the ``gpu`` marker and NVRTC helper fixtures.
+"""Shared pytest configuration: the markers, the backend a test's CUDA calls go
+to, and the NVRTC and driver fixtures.
+
+One suite for every machine. A test that checks a behaviour the emulated
+driver can show takes the ``backend`` fixture (or ``array_gpu`` for
+cubind.Array): it runs against the real GPU where there is one and against the
+emulation otherwise (CUBIND_TEST_BACKEND=emulated forces the emulation on a
+GPU machine). A test that needs what only hardware does (a kernel's results,
+real memory, timing) is marked ``gpu`` and skips without one, naming why.
 
 Nothing heavy is imported at module level: the ``nvrtc`` package is imported
 inside the fixtures that need it, and GPU detection uses plain ctypes.
@@ -12,6 +20,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests._helpers import import_cubind_driver, ok
 
 SAXPY_SRC = r"""
 extern "C" __global__
@@ -62,6 +72,10 @@ def pytest_configure(config):
         "markers", "gpu: the test needs a usable GPU and driver (skipped otherwise)"
     )
     config.addinivalue_line(
+        "markers", "backend: the test runs against the real GPU where there is one, else the emulated driver "
+        "(added to every test that takes the backend or array_gpu fixture)"
+    )
+    config.addinivalue_line(
         "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/sanitize.sh deselects "
         "it: a sanitizer reports every failed call)"
     )
@@ -89,7 +103,13 @@ def pytest_unconfigure(config):
     shutil.rmtree(root, ignore_errors=True)
 
 
+_BACKEND_FIXTURES = ("backend", "array_gpu")
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in _BACKEND_FIXTURES):
+            item.add_marker(pytest.mark.backend)
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
@@ -228,26 +248,6 @@ def restore_pch_heap_size():
 # --------------------------------------------------------------------------
 
 
-def import_cubind_driver():
-    """cubind's ``cuda`` module, or None where it is not built.
-
-    NVIDIA's ``cuda`` namespace package (cuda.bindings, cuda.pathfinder) makes
-    a bare ``import cuda`` succeed too; cubind's has the driver functions.
-    """
-    try:
-        import cuda
-    except ImportError:
-        return None
-    return cuda if hasattr(cuda, "cuInit") else None
-
-
-def driver_ok(fn, *args):
-    """Call a driver binding; assert CUDA_SUCCESS (naming the function); return its outputs."""
-    err, *outputs = fn(*args)
-    assert err == 0, f"{fn.__name__} returned {err!r}"
-    return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
 @pytest.fixture(scope="session")
 def gpu_reason():
     """None when a GPU and driver are usable, else why not (for tests that check the no-GPU path)."""
@@ -260,22 +260,22 @@ def driver():
     cuda = import_cubind_driver()
     if cuda is None:
         pytest.skip("cubind's cuda driver package is not built (import cuda has no cuInit)")
-    driver_ok(cuda.cuInit, 0)
+    ok(cuda.cuInit, 0)
     return cuda
 
 
 @pytest.fixture(scope="session")
 def cu_device(driver):
     """CUdevice 0."""
-    return driver_ok(driver.cuDeviceGet, 0)
+    return ok(driver.cuDeviceGet, 0)
 
 
 @pytest.fixture(scope="session")
 def compute_capability(driver, cu_device):
     """(major, minor) of device 0."""
     attr = driver.CUdevice_attribute
-    major = driver_ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
-    minor = driver_ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
+    major = ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device)
+    minor = ok(driver.cuDeviceGetAttribute, attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device)
     return major, minor
 
 
@@ -295,7 +295,7 @@ def device_arch(compute_capability):
 
 @pytest.fixture(scope="session")
 def _cu_primary_context(driver, cu_device):
-    ctx = driver_ok(driver.cuDevicePrimaryCtxRetain, cu_device)
+    ctx = ok(driver.cuDevicePrimaryCtxRetain, cu_device)
     yield ctx
     driver.cuDevicePrimaryCtxRelease(cu_device)
 
@@ -303,16 +303,16 @@ def _cu_primary_context(driver, cu_device):
 @pytest.fixture
 def cu_context(driver, _cu_primary_context):
     """The primary context of device 0, made current; at teardown it must synchronize cleanly."""
-    driver_ok(driver.cuCtxSetCurrent, _cu_primary_context)
+    ok(driver.cuCtxSetCurrent, _cu_primary_context)
     yield _cu_primary_context
-    driver_ok(driver.cuCtxSetCurrent, _cu_primary_context)
-    driver_ok(driver.cuCtxSynchronize)
+    ok(driver.cuCtxSetCurrent, _cu_primary_context)
+    ok(driver.cuCtxSynchronize)
 
 
 @pytest.fixture
 def cu_stream(driver, cu_context):
     """A new stream in the current context, destroyed at teardown."""
-    stream = driver_ok(driver.cuStreamCreate, 0)
+    stream = ok(driver.cuStreamCreate, 0)
     yield stream
     driver.cuStreamDestroy(stream)
 
@@ -323,7 +323,7 @@ def device_alloc(driver, cu_context):
     allocated = []
 
     def alloc(nbytes):
-        dptr = driver_ok(driver.cuMemAlloc, nbytes)
+        dptr = ok(driver.cuMemAlloc, nbytes)
         allocated.append(dptr)
         return dptr
 
@@ -351,7 +351,7 @@ def load_module(driver, cu_context, compile_for_device):
     modules = []
 
     def load(src, kind="PTX", options=()):
-        module = driver_ok(driver.cuModuleLoadData, compile_for_device(src, kind, options))
+        module = ok(driver.cuModuleLoadData, compile_for_device(src, kind, options))
         modules.append(module)
         return module
 
@@ -374,3 +374,73 @@ def fake_driver(tmp_path_factory):
     lib = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
     subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(source)], check=True)
     return lib
+
+
+# --------------------------------------------------------------------------
+# The backend: the real GPU where there is one, the emulated driver otherwise
+# --------------------------------------------------------------------------
+
+
+class Backend:
+    """Where a test's CUDA calls go. ``real``: the machine's driver and GPU;
+    otherwise tests/fake_driver, a libcuda.so.1 that succeeds at everything and
+    records what it was handed (``library`` is its path). Code that must load
+    the driver runs in a fresh interpreter (the driver is opened once per
+    process, and NVRTC must not compile in one that loaded the fake)."""
+
+    def __init__(self, library=None):
+        self.library = library
+        self.real = library is None
+        self.name = "real" if self.real else "emulated"
+
+    def __repr__(self):
+        return f"<Backend {self.name}>"
+
+    def env(self, **extra):
+        """Environment for a child interpreter on this backend (the repository first on PYTHONPATH)."""
+        from tests._toolkit import pythonpath
+
+        env = dict(os.environ, PYTHONPATH=pythonpath(), **extra)
+        if not self.real:
+            env["CUBIND_CUDA_LIBRARY"] = str(self.library)
+        return env
+
+    def run(self, code, timeout=300, **extra_env):
+        """Run ``code`` in a fresh interpreter on this backend; the finished process (not checked)."""
+        import subprocess
+        import sys
+
+        root = Path(__file__).resolve().parent.parent
+        return subprocess.run([sys.executable, "-c", code], cwd=root, env=self.env(**extra_env),
+                              capture_output=True, text=True, timeout=timeout)
+
+
+def _use_emulation():
+    return os.environ.get("CUBIND_TEST_BACKEND") == "emulated" or gpu_unavailable_reason() is not None
+
+
+@pytest.fixture(scope="session")
+def backend(request):
+    """The real GPU where there is one, else the emulated driver (tests/fake_driver)."""
+    if _use_emulation():
+        return Backend(request.getfixturevalue("fake_driver"))
+    return Backend()
+
+
+@pytest.fixture
+def array_gpu(request):
+    """What cubind.Array runs on: the real GPU where there is one, else the
+    driver functions it calls emulated over host memory (tests/_emulated_gpu.py;
+    the ``emulated_gpu`` fixture, for tests that look at the calls made)."""
+    if _use_emulation():
+        return request.getfixturevalue("emulated_gpu")
+    return Backend()
+
+
+@pytest.fixture
+def emulated_gpu(monkeypatch):
+    """The driver functions cubind.Array calls, emulated over host memory, on
+    every machine (a test that checks which calls or kernels were used)."""
+    from tests._emulated_gpu import install
+
+    yield from install(monkeypatch)

@@ -5,7 +5,8 @@ gives for it in dataSizes (the classic signature: no data argument)."""
 import inspect
 
 import pytest
-from conftest import driver_ok
+
+from tests._helpers import ok
 
 cuda = pytest.importorskip("cuda")
 cudart = pytest.importorskip("cuda.cudart")
@@ -30,19 +31,19 @@ def test_bad_lists_are_refused_before_the_library():
 
 @pytest.mark.gpu
 def test_driver_list_matches_the_single_queries(driver, cu_context):
-    ptr = driver_ok(driver.cuMemAllocManaged, 1 << 16, driver.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL)
+    ptr = ok(driver.cuMemAllocManaged, 1 << 16, driver.CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL)
     try:
         attrs = [A.CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, A.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
                  A.CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, A.CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE]
         sizes = [4, 4, 12, 4]
-        values = driver_ok(driver.cuMemRangeGetAttributes, sizes, attrs, len(attrs), ptr, 1 << 16)
-        singles = [driver_ok(driver.cuMemRangeGetAttribute, size, attr, ptr, 1 << 16)
+        values = ok(driver.cuMemRangeGetAttributes, sizes, attrs, len(attrs), ptr, 1 << 16)
+        singles = [ok(driver.cuMemRangeGetAttribute, size, attr, ptr, 1 << 16)
                    for size, attr in zip(sizes, attrs)]
         assert values == singles
         assert values[0] == 0 and isinstance(values[2], list) and len(values[2]) == 3
         assert isinstance(values[3], driver.CUmemLocationType)
     finally:
-        driver_ok(driver.cuMemFree, ptr)
+        ok(driver.cuMemFree, ptr)
 
 
 @pytest.mark.gpu

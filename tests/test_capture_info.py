@@ -8,7 +8,8 @@ _v3 a function of its own: a 12.x build is checked in both forms."""
 import inspect
 
 import pytest
-from conftest import driver_ok
+
+from tests._helpers import ok
 
 cuda = pytest.importorskip("cuda")
 cudart = pytest.importorskip("cuda.cudart")
@@ -45,28 +46,28 @@ def test_without_a_driver_every_output_is_none(gpu_reason):
 @pytest.mark.gpu
 def test_driver_capture_lists_its_dependencies(driver, cu_context, cu_stream):
     status = driver.CUstreamCaptureStatus
-    dptr = driver_ok(driver.cuMemAlloc, 4096)
+    dptr = ok(driver.cuMemAlloc, 4096)
     try:
         idle = getattr(driver, DRIVER_INFO)(cu_stream)
         assert idle[0] == 0 and idle[1] == status.CU_STREAM_CAPTURE_STATUS_NONE
         assert idle[4] == [] and idle[6] == 0
-        driver_ok(driver.cuStreamBeginCapture, cu_stream, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
-        driver_ok(driver.cuMemsetD8Async, dptr, 1, 4096, cu_stream)
-        state, capture_id, graph, deps, edges, count = driver_ok(getattr(driver, DRIVER_INFO), cu_stream)
+        ok(driver.cuStreamBeginCapture, cu_stream, driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
+        ok(driver.cuMemsetD8Async, dptr, 1, 4096, cu_stream)
+        state, capture_id, graph, deps, edges, count = ok(getattr(driver, DRIVER_INFO), cu_stream)
         assert state == status.CU_STREAM_CAPTURE_STATUS_ACTIVE and int(capture_id) > 0 and int(graph) != 0
         assert count == 1 and len(deps) == 1 and len(edges) == 1
         assert isinstance(deps[0], driver.CUgraphNode) and isinstance(edges[0], driver.CUgraphEdgeData)
-        assert driver_ok(driver.cuGraphNodeGetType, deps[0]) == driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
+        assert ok(driver.cuGraphNodeGetType, deps[0]) == driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
         first = deps[0]
-        driver_ok(driver.cuMemsetD8Async, dptr, 2, 4096, cu_stream)
-        _, same_id, _, deps, _, count = driver_ok(getattr(driver, DRIVER_INFO), cu_stream)
+        ok(driver.cuMemsetD8Async, dptr, 2, 4096, cu_stream)
+        _, same_id, _, deps, _, count = ok(getattr(driver, DRIVER_INFO), cu_stream)
         assert same_id == capture_id and count == 1 and deps[0] != first
-        captured = driver_ok(driver.cuStreamEndCapture, cu_stream)
-        nodes, n = driver_ok(driver.cuGraphGetNodes, captured, 8)
+        captured = ok(driver.cuStreamEndCapture, cu_stream)
+        nodes, n = ok(driver.cuGraphGetNodes, captured, 8)
         assert n == 2 and first in nodes and deps[0] in nodes
-        driver_ok(driver.cuGraphDestroy, captured)
+        ok(driver.cuGraphDestroy, captured)
     finally:
-        driver_ok(driver.cuMemFree, dptr)
+        ok(driver.cuMemFree, dptr)
 
 
 @pytest.mark.gpu
@@ -85,7 +86,7 @@ def test_runtime_capture_lists_its_dependencies(driver, cu_context):
         assert count == 1 and len(deps) == 1 and len(edges) == 1
         assert isinstance(deps[0], cudart.cudaGraphNode_t) and isinstance(edges[0], cudart.cudaGraphEdgeData)
         # Runtime and driver handles are interchangeable: ask the driver about the node.
-        assert driver_ok(driver.cuGraphNodeGetType, deps[0]) == driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
+        assert ok(driver.cuGraphNodeGetType, deps[0]) == driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
         err, captured = cudart.cudaStreamEndCapture(stream)
         assert err == 0
         err, nodes, n = cudart.cudaGraphGetNodes(captured, 4)

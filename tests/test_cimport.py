@@ -93,9 +93,7 @@ def test_cimported_call_reaches_the_driver_through_cubinds_loader(consumer_dir, 
 def test_cimported_kernel_launch(consumer_dir, device_arch):
     out = run(consumer_dir, """
         import os, consumer, nvrtc
-        def ok(r):
-            assert r[0] == 0, r
-            return r[1] if len(r) > 1 else None
+        from tests._helpers import ok
         prog = ok(nvrtc.nvrtcCreateProgram(os.environ["FILL_SRC"].encode(), b"fill.cu", 0, None, None))
         ok(nvrtc.nvrtcCompileProgram(prog, 1, [f"--gpu-architecture=compute_{os.environ['ARCH']}".encode()]))
         ptx = bytearray(ok(nvrtc.nvrtcGetPTXSize(prog)))

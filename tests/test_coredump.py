@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import driver_ok
 
+from tests._helpers import ok
 from tests._toolkit import pythonpath
 
 cuda = pytest.importorskip("cuda")
@@ -79,11 +79,11 @@ def test_global_settings_round_trip(driver):
 def test_context_settings_round_trip(driver, cu_context):
     # Per context the driver answers these; the pipe and the user trigger it
     # keeps process-wide (CUDA_ERROR_INVALID_VALUE here, on driver 580).
-    assert driver_ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_TRIGGER_HOST) in (True, False)
-    assert isinstance(driver_ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_GENERATION_FLAGS), int)
-    path = driver_ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_FILE)
+    assert ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_TRIGGER_HOST) in (True, False)
+    assert isinstance(ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_GENERATION_FLAGS), int)
+    path = ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_FILE)
     try:
         assert cuda.cuCoredumpSetAttribute(S.CU_COREDUMP_FILE, b"/tmp/cubind-ctx-core") == (0,)
-        assert driver_ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_FILE) == b"/tmp/cubind-ctx-core"
+        assert ok(cuda.cuCoredumpGetAttribute, S.CU_COREDUMP_FILE) == b"/tmp/cubind-ctx-core"
     finally:
         cuda.cuCoredumpSetAttribute(S.CU_COREDUMP_FILE, path)

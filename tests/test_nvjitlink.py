@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tests._helpers import ok
 from tests._toolkit import cuda_major_minor
 from tests.test_generator_cuda_h import ROOT, run_generator
 
@@ -39,11 +40,6 @@ def lto_ir(source, name, arch="sm_90"):
     nvrtc.nvrtcDestroyProgram(prog)
     return bytes(ir)
 
-
-def ok(result):
-    err, *outputs = result
-    assert err == R.NVJITLINK_SUCCESS, err
-    return outputs[0] if len(outputs) == 1 else (tuple(outputs) or None)
 
 
 def test_lto_links_two_translation_units_into_a_cubin():

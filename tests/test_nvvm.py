@@ -7,6 +7,7 @@ import re
 import pytest
 from cubind._bind.loader import search_candidates
 
+from tests._helpers import ok
 from tests.test_generator_cuda_h import ROOT, run_generator
 
 nvvm = pytest.importorskip("nvvm", reason="cubind's nvvm package is not built")
@@ -43,11 +44,6 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() nounwind readnone
 !1 = !{i32 2, i32 0}
 """
 
-
-def ok(result):
-    err, *outputs = result
-    assert err == R.NVVM_SUCCESS, err
-    return outputs[0] if len(outputs) == 1 else (tuple(outputs) or None)
 
 
 def compile_ir(ir, options):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import cubind._core.driver as _driver
 from tests._toolkit import pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,7 +144,7 @@ def test_device_count_is_0_without_a_driver_library():
                           env=dict(env, PYTHONPATH=pythonpath(ROOT)))
     assert done.returncode == 0, done.stderr
     if done.stdout.strip() == "driver":
-        pytest.skip("a driver library is installed here (tests/test_pythonic_core_gpu.py counts real devices)")
+        pytest.skip("a driver library is installed here (the gpu tests of test_pythonic_core.py use real devices)")
     assert done.stdout.split() == ["none", "0"]
 
 
@@ -164,11 +165,10 @@ def test_device_count_raises_where_the_named_driver_library_does_not_open():
 def test_device_count_follows_cuinit(monkeypatch, status, count):
     import cubind
     import cuda
-    from cubind._core import driver
 
     monkeypatch.setattr(cuda, "cuInit", lambda flags: (cuda.CUresult(status),))
     monkeypatch.setattr(cuda, "cuDeviceGetCount", lambda: (cuda.CUresult(0), 3))
-    monkeypatch.setitem(driver._state, "initialized", driver._state["initialized"])
+    monkeypatch.setitem(_driver._state, "initialized", _driver._state["initialized"])
     assert cubind.Device.count() == count
 
 

@@ -1,12 +1,24 @@
-"""The Pythonic layer under threads, without a GPU.
+"""The Pythonic layer's pending work and arrays from many threads at once.
 
-16 threads drive arrays through a thread-safe emulated driver whose events
+On every machine, against drivers written in Python that check what a real
+driver would crash on (an event queried, waited on or destroyed after its
+destruction, memory freed twice) and count it: cubind/_pending.py alone, its
+driver's calls giving up the GIL as the binding's do around C (on b53cf2a two
+threads' sweeps took the same finished entry from one snapshot and both
+destroyed its event, the crash seen on the H200 with 8 threads); and 16
+threads driving arrays through a thread-safe emulated driver whose events
 complete after a few queries, so that pending work piles up and every thread
-sweeps, waits on and frees entries others made. The emulator refuses what a
-real driver would crash on (an event used or destroyed after its
-destruction, memory freed twice) and counts it; the test asserts none
-happened, every value read back matches numpy, and everything held was let
-go. tests/test_pythonic_threads_gpu.py does the same on a GPU.
+sweeps, waits on and frees entries others made.
+
+On a real GPU (marked ``gpu``): 16 threads (CUBIND_STRESS_THREADS) each run
+1000 rounds (CUBIND_STRESS_ROUNDS) mixing everything a program does with the
+layer: arrays made with to_gpu, empty and zeros, views, kernels launched on
+the thread's own stream and on a stream all threads share, reads checked
+against numpy, explicit free(), arrays handed to the next thread to release
+(or to leave to gc.collect()), events recorded on one stream and waited on by
+another, and compiles of one source by several threads at once with the
+compile cache on. On b53cf2a eight threads doing a third of this crashed the
+interpreter in cubind/_pending.py.
 """
 
 import gc
@@ -21,14 +33,114 @@ import time
 import numpy as np
 import pytest
 
-cuda = pytest.importorskip("cuda")
-if not hasattr(cuda, "cuMemAlloc"):
-    pytest.skip("cubind's cuda driver package is not built", allow_module_level=True)
+import cubind
+import cubind._arrays.kernels as kernels
+import cubind._core.pending as _pending
+import cubind._memory.memory as _memory
+from cubind import empty, to_gpu
+from tests._helpers import import_cubind_driver
 
-import cubind._arrays.kernels as kernels  # noqa: E402
-from cubind._arrays.array import empty, to_gpu  # noqa: E402
-from cubind._core import pending as _pending  # noqa: E402
-from cubind._memory import memory as _memory  # noqa: E402
+# == cubind/_pending.py alone, against a checking driver ===========================================
+
+PENDING_THREADS, PENDING_ROUNDS = 16, 200
+
+
+class CheckingDriver:
+    """Events that finish after a few queries; every misuse is recorded."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.live, self.misuse, self.ids = {}, [], itertools.count(1)
+
+    def _use(self, call, event):
+        time.sleep(0)   # the binding releases the GIL around every C call
+        with self.lock:
+            if event not in self.live:
+                self.misuse.append(f"{call} on destroyed event {event}")
+                return None
+            return self.live[event]
+
+    def cuEventCreate(self, flags):
+        with self.lock:
+            event = next(self.ids)
+            self.live[event] = 3   # NOT_READY for the first queries
+        return 0, event
+
+    def cuEventRecord(self, event, stream):
+        self._use("cuEventRecord", event)
+        return (0,)
+
+    def cuEventQuery(self, event):
+        left = self._use("cuEventQuery", event)
+        with self.lock:
+            if event in self.live and left:
+                self.live[event] = left - 1
+                return (600,)
+        return (0,)
+
+    def cuEventSynchronize(self, event):
+        self._use("cuEventSynchronize", event)
+        return (0,)
+
+    def cuStreamWaitEvent(self, stream, event, flags):
+        self._use("cuStreamWaitEvent", event)
+        return (0,)
+
+    def cuEventDestroy(self, event):
+        time.sleep(0)
+        with self.lock:
+            if self.live.pop(event, None) is None:
+                self.misuse.append(f"cuEventDestroy of destroyed event {event}")
+        return (0,)
+
+
+@pytest.fixture
+def checking_driver(monkeypatch):
+    fake = CheckingDriver()
+    monkeypatch.setattr(_pending, "_driver", lambda: fake)
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as CPython allows
+    yield fake
+    sys.setswitchinterval(previous)
+    with _pending._lock:
+        _pending._pending.clear()
+
+
+def test_hold_sweep_and_wait_from_many_threads(checking_driver):
+    errors, start = [], threading.Barrier(PENDING_THREADS)
+
+    class Buffer:   # what the entries keep alive
+        pass
+
+    def work(n):
+        try:
+            start.wait()
+            for i in range(PENDING_ROUNDS):
+                mine = Buffer()
+                _pending.hold(n, mine)
+                if i % 3 == 0:
+                    _pending.wait_for(mine, None if i % 2 else n)
+                _pending.sweep()
+                _pending.order(n, (n + 1) % PENDING_THREADS)
+        except Exception as exc:   # a ValueError from list.remove on b53cf2a
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(PENDING_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert checking_driver.misuse == []
+    while _pending.sweep():
+        pass
+    assert _pending.pending_count() == 0
+    assert checking_driver.live == {}, "every event made was destroyed once"
+
+
+# == arrays from 16 threads over a thread-safe emulated driver ====================================
+
+cuda = import_cubind_driver()
 
 NOT_READY, INVALID_VALUE, INVALID_HANDLE = 600, 1, 400
 THREADS = 16
@@ -175,6 +287,8 @@ class ThreadedGPU:
 
 @pytest.fixture
 def threaded_gpu(monkeypatch):
+    if cuda is None:
+        pytest.skip("cubind's cuda driver package is not built")
     emulated = ThreadedGPU()
     for name in (n for n in vars(ThreadedGPU) if n.startswith("cu")):
         monkeypatch.setattr(cuda, name, getattr(emulated, name))
@@ -316,3 +430,87 @@ def test_a_finalizer_inside_a_sweep_may_free_held_memory(threaded_gpu):
     assert not threaded_gpu.events
     assert not threaded_gpu.violations, threaded_gpu.violations
 
+
+# == on a real GPU (marked gpu): the whole layer from 16 threads ===================================
+
+STRESS_THREADS = int(os.environ.get("CUBIND_STRESS_THREADS", "16"))
+STRESS_ROUNDS = int(os.environ.get("CUBIND_STRESS_ROUNDS", "1000"))
+
+STRESS_SOURCE = r"""
+extern "C" __global__ void axpb(float *x, float a, float b, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = a * x[i] + b;
+}
+"""
+
+
+def _compile(tag):
+    # The same source for every thread with the same tag: concurrent compiles and cache writes of one entry.
+    return cubind.Program(STRESS_SOURCE + f"// {tag}\n").compile().get_kernel("axpb")
+
+
+@pytest.mark.gpu
+def test_many_threads_share_the_layer(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUBIND_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUBIND_NO_COMPILE_CACHE", raising=False)
+    shared = cubind.Stream()
+    handover = [queue.Queue() for _ in range(STRESS_THREADS)]
+    start = threading.Barrier(STRESS_THREADS)
+    errors = []
+
+    def work(n):
+        try:
+            start.wait()
+            kernel = _compile(n % 4)   # four sources, each compiled by STRESS_THREADS/4 threads at once
+            own = cubind.Stream()
+            rng = np.random.default_rng(n)
+            for i in range(STRESS_ROUNDS):
+                size = int(rng.integers(1, 3000))
+                host = rng.random(size, dtype=np.float32)
+                stream = shared if i % 5 == 0 else own
+                a = cubind.to_gpu(host, stream=stream)
+                kernel(((size + 127) // 128,), (128,), a, np.float32(2), np.float32(1), size, stream=stream)
+                want = host * np.float32(2) + np.float32(1)
+                if i % 7 == 0:
+                    view = a[1:] if size > 1 else a
+                    got = view.get(stream=stream)
+                    np.testing.assert_array_equal(got, want[1:] if size > 1 else want)
+                else:
+                    np.testing.assert_array_equal(a.get(stream=stream), want)
+                b = cubind.empty(size, np.float32, stream=own)
+                event = stream.record()
+                own.wait(event)   # b's copy on `own` follows a's kernel, wherever it ran
+                b.copy_from(a, stream=own)
+                if i % 3 == 0:
+                    b.free()
+                else:
+                    handover[(n + 1) % STRESS_THREADS].put((b, want))   # released (or checked) by the next thread
+                z = cubind.zeros(16, np.int32, stream=own)
+                if i % 11 == 0:
+                    assert not z.get(stream=own).any()
+                try:
+                    while True:
+                        theirs, expected = handover[n].get_nowait()
+                        if i % 2:
+                            np.testing.assert_array_equal(theirs.get(stream=own), expected)
+                        del theirs
+                except queue.Empty:
+                    pass
+                if i % 97 == 0:
+                    gc.collect()
+            own.synchronize()
+        except Exception as exc:
+            errors.append(f"thread {n}: {exc!r}")
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(STRESS_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for q in handover:
+        while not q.empty():
+            q.get()
+    gc.collect()
+    shared.synchronize()
+    assert errors == []
+    assert len(os.listdir(tmp_path / "cache")) > 0   # the threads' compiles went through the cache

@@ -1,9 +1,10 @@
-"""Every example on a machine without a GPU: a clean sentence, exit 0.
+"""Every example: on a real GPU (marked ``gpu``) it runs and checks itself;
+without a driver it says so in a clean sentence and exits 0.
 
-Each runs in a fresh interpreter whose ``CUBIND_CUDA_LIBRARY`` names a file
-that does not exist, so the no-GPU path is taken on any machine (the GPU run
-is tests/test_driver_gpu.py's). The examples that compile with NVRTC still do
-(compiling needs no GPU) and say what they would launch.
+For the second, each runs in a fresh interpreter whose ``CUBIND_CUDA_LIBRARY``
+names a file that does not exist, so the no-GPU path is taken on any machine.
+The examples that compile with NVRTC still do (compiling needs no GPU) and
+say what they would launch.
 """
 
 import os
@@ -83,3 +84,14 @@ def test_where_no_driver_is_installed_the_reason_is_one_plain_phrase(gpu_reason,
                           timeout=300, env=dict(env, PYTHONPATH=pythonpath(ROOT)), cwd=ROOT, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout.splitlines()[-1].startswith("No GPU available: no CUDA driver (libcuda.so.1 not found); ")
+
+
+# pythonic_interop hands memory to CuPy and PyTorch, whose caching allocators keep it to exit.
+@pytest.mark.gpu
+@pytest.mark.parametrize("example", [pytest.param(p, marks=pytest.mark.foreign_allocator)
+                                     if p.stem == "pythonic_interop" else p for p in EXAMPLES],
+                         ids=[p.stem for p in EXAMPLES])
+def test_example_runs_and_checks_itself(driver, example):
+    proc = run_example(example)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No GPU available" not in proc.stdout, proc.stdout

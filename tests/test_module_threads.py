@@ -1,4 +1,4 @@
-"""A Module's first use from 16 threads at once, on a GPU.
+"""A Module's first use from 16 threads at once, on a real GPU (marked ``gpu``).
 
 Before the load lock each racing thread loaded its own CUlibrary: a
 ``__device__`` variable written through one thread's kernel was not the one
@@ -13,8 +13,6 @@ import pytest
 
 import cubind
 
-pytestmark = pytest.mark.gpu
-
 THREADS = 16
 
 SOURCE = r"""
@@ -24,6 +22,7 @@ extern "C" __global__ void read(unsigned int *out) { *out = counter; }
 """
 
 
+@pytest.mark.gpu
 def test_first_use_from_16_threads_loads_the_module_once():
     module = cubind.Program(SOURCE, name="module_threads.cu").compile()
     barrier = threading.Barrier(THREADS)

@@ -1,0 +1,38 @@
+"""Helpers the test files share (imported, not fixtures): the one ``ok`` and the
+import of cubind's driver package.
+
+Kept out of conftest.py so that test files and the snippets they run in fresh
+interpreters (PYTHONPATH from tests/_toolkit.pythonpath) can import them.
+"""
+
+
+def ok(result, *args):
+    """Assert a binding's status is success (0) and return its outputs.
+
+    ``ok(fn, *args)`` calls ``fn(*args)`` and names ``fn`` on failure;
+    ``ok(result)`` checks a result the caller already has. Every module's
+    bindings return ``(status, *outputs)``: no output gives None, one output
+    itself, several a tuple.
+    """
+    name = None
+    if callable(result):
+        name = getattr(result, "__name__", repr(result))
+        result = result(*args)
+    status, *outputs = result
+    assert status == 0, f"{name} returned {status!r}" if name else status
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def import_cubind_driver():
+    """cubind's ``cuda`` module, or None where it is not built.
+
+    NVIDIA's ``cuda`` namespace package (cuda.bindings, cuda.pathfinder) makes
+    a bare ``import cuda`` succeed too; cubind's has the driver functions.
+    """
+    try:
+        import cuda
+    except ImportError:
+        return None
+    return cuda if hasattr(cuda, "cuInit") else None
