@@ -43,12 +43,6 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
 
 }  // namespace
 
-int cuda_version_number(const std::string& version) {
-  const auto dot = version.find('.');
-  if (dot == std::string::npos) return 0;
-  return std::stoi(version.substr(0, dot)) * 1000 + std::stoi(version.substr(dot + 1)) * 10;
-}
-
 View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Context& ctx) {
   View d;
   d.set("name", f.name);
@@ -57,7 +51,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   if (f.returns_status && !ctx.spec.missing_function_status.empty())
     d.set("missing_status", ctx.spec.missing_function_status);
   if (f.header_only) d.set("header", f.header);
-  d.set("abi_version", std::to_string(f.abi_version ? f.abi_version : cuda_version_number(ctx.model.cuda_version)));
+  d.set("abi_version", std::to_string(f.abi_version));
   d.set("c_result", ctx.c_names.cython(f.result));
   if (!f.result_conversion.error_value.empty()) d.set("error_value", f.result_conversion.error_value);
   std::vector<View> params;

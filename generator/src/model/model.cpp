@@ -23,6 +23,11 @@ const AttributeTable* Model::attribute_table(const std::string& enum_name) const
   return nullptr;
 }
 
+std::string version_text(int version) {
+  if (version == 0) return "";
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
 const char* to_string(TypeKind kind) {
   switch (kind) {
     case TypeKind::Void: return "void";

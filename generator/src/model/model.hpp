@@ -234,10 +234,25 @@ struct AttributeTable {
   std::vector<AttributeValue> values;
 };
 
+// Where the loader finds the library and how it resolves symbols, for the
+// toolkit the headers came from (loader pass).
+struct Loader {
+  // The spec's names with `{cuda_major}` expanded.
+  std::vector<std::string> sonames;
+  std::vector<std::string> wheel_subdirs;
+  std::vector<std::string> toolkit_subdirs;
+  // The template of the C layer's symbol resolver: by version through the
+  // spec's proc_address_function, else by plain dlsym.
+  std::string resolver;
+};
+
 struct Model {
   std::string library;
   std::vector<std::string> headers;
-  std::string cuda_version;  // "13.0"
+  // The version macro's value (CUDA_VERSION: 13000); 0 when the spec names
+  // none. Printed as text by version_text().
+  int cuda_version = 0;
+  Loader loader;
   std::vector<Function> functions;
   std::vector<Enum> enums;
   std::vector<Record> records;
@@ -255,6 +270,9 @@ struct Model {
   const Record* record(const std::string& name) const;
   const AttributeTable* attribute_table(const std::string& enum_name) const;
 };
+
+// 13000 -> "13.0"; 0 -> "".
+std::string version_text(int version);
 
 const char* to_string(Direction direction);
 const char* to_string(Role role);

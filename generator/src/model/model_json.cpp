@@ -187,6 +187,10 @@ json to_json(const Model& model) {
   j["library"] = model.library;
   j["headers"] = model.headers;
   j["cuda_version"] = model.cuda_version;
+  j["loader"] = {{"sonames", model.loader.sonames},
+                 {"wheel_subdirs", model.loader.wheel_subdirs},
+                 {"toolkit_subdirs", model.loader.toolkit_subdirs},
+                 {"resolver", model.loader.resolver}};
   j["functions"] = list(model.functions, function_json);
   j["enums"] = list(model.enums, enum_json);
   j["records"] = list(model.records, record_json);

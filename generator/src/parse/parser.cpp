@@ -176,10 +176,6 @@ std::map<std::string, std::string> function_signatures(CXCursor root, const std:
   return out;
 }
 
-std::string version_string(int64_t v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
 }  // namespace
 
 model::Model parse_headers(const ParseOptions& options) {
@@ -225,7 +221,7 @@ model::Model parse_headers(const ParseOptions& options) {
     auto version = eval.run({options.version_macro}, "");
     if (!version.count(options.version_macro))
       throw std::runtime_error("cannot evaluate " + options.version_macro + " from " + options.version_header);
-    model.cuda_version = version_string(version.at(options.version_macro).int_value);
+    model.cuda_version = static_cast<int>(version.at(options.version_macro).int_value);
   }
   return model;
 }
