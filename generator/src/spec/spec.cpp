@@ -133,13 +133,11 @@ const ParamOverride* Spec::override_for(const std::string& function, const std::
 
 std::optional<model::Role> role_from_string(const std::string& text) {
   using model::Role;
-  for (Role role : {Role::Scalar, Role::Enum, Role::Handle, Role::Record, Role::String, Role::StringArray,
-                    Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
-                    Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle, Role::RecordIn,
-                    Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams, Role::InOutArray,
-                    Role::InOutCount, Role::AttributeOut, Role::AttributeIn, Role::ReturnedArray,
-                    Role::AttributeSize})
-    if (text == model::to_string(role)) return role;
+  // Unresolved is what a pass starts from, never what a spec asks for.
+#define CUBIND_ROLE_PARSE(name, role_text) \
+  if (Role::name != Role::Unresolved && text == role_text) return Role::name;
+  CUBIND_ROLES(CUBIND_ROLE_PARSE)
+#undef CUBIND_ROLE_PARSE
   return std::nullopt;
 }
 
