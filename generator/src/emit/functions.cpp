@@ -5,7 +5,6 @@
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
 #include "emit/names.hpp"
-#include "passes/passes.hpp"
 
 namespace cubind::emit {
 
@@ -29,7 +28,7 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
     params.push_back(View().set("ctype", ctx.py_names.cython(a.c_type)).set("name", arg));
     args.push_back(ctx.templates.fragment(a.name, conversion_view(a, arg, ctx), Shape::Inline,
                                           f.name + "." + p.name + " " + arg));
-    if (a.name == "callback_args/userdata") d.set("box", arg);
+    if (static_cast<int>(i) == c.userdata_argument) d.set("box", arg);
   }
   d.set("params", list_of(params));
   d.set("py_args", list_of(args));
@@ -58,7 +57,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   for (const auto& p : f.params) {
     std::string type = ctx.c_names.cython(p.type);
     if (p.type.kind == TypeKind::FunctionPointer && p.type.name.empty()) {
-      type = passes::callback_typedef_name(f.name, p.name);
+      type = p.conversion.callback_type;
       std::vector<View> args;
       for (size_t i = 1; i < p.type.inner.size(); ++i) args.push_back(View().set("ctype", ctx.c_names.cython(p.type.inner[i])));
       fn_typedefs.push_back(

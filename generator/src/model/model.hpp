@@ -235,6 +235,13 @@ struct AttributeValue {
   Type type;              // the value's type; an array's element type
   bool is_array = false;  // as many items as the size the caller gives
   int64_t string_size = 0;  // > 0: a NUL-terminated string in a char[string_size]
+  // The C type the value is stored as in the table's union (conversion
+  // pass): `type`, but a C bool (one byte) as an unsigned char, since a
+  // Cython bint is an int.
+  Type storage;
+  // How Python sets it: through the element conversion `in`, or copied as
+  // a NUL-terminated string into the whole buffer (fixed_string_into).
+  enum class Setter { Element, FixedString } setter = Setter::Element;
   Conversion out;         // C to Python (conversion pass)
   Conversion in;          // Python to C; skip_reason where it cannot be set
 };

@@ -52,6 +52,7 @@ json conversion_json(const Conversion& c) {
   if (!c.query_args.empty()) j["query_args"] = c.query_args;
   put(j, "callback_type", c.callback_type);
   put(j, "userdata_param", c.userdata_param);
+  if (c.userdata_argument >= 0) j["userdata_argument"] = c.userdata_argument;
   put(j, "attribute_enum", c.attribute_enum);
   put(j, "attribute_param", c.attribute_param);
   put(j, "sizes_param", c.sizes_param);
@@ -218,6 +219,8 @@ json to_json(const Model& model) {
         json jv = {{"member", v.member}, {"value", v.value}, {"type", to_json(v.type)}};
         if (v.is_array) jv["array"] = true;
         if (v.string_size) jv["string_size"] = v.string_size;
+        if (v.storage.kind != v.type.kind) jv["storage"] = to_json(v.storage);
+        if (v.setter == AttributeValue::Setter::FixedString) jv["setter"] = "fixed_string";
         put_conversion(jv, "out", v.out);
         put_conversion(jv, "in", v.in);
         return jv;

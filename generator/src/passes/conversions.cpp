@@ -151,6 +151,17 @@ Conversion attribute_in(const AttributeValue& v, const Model& m) {
   return array_element(v.type, m);
 }
 
+// A C bool is one byte, a Cython bint an int: the union keeps it as the
+// one-byte integer it is.
+Type attribute_storage(const Type& t) {
+  if (t.kind != TypeKind::Bool) return t;
+  Type byte;
+  byte.kind = TypeKind::Integer;
+  byte.spelling = byte.canonical = "unsigned char";
+  byte.size = 1;
+  return byte;
+}
+
 Conversion out_scalar(const Type& pointee) {
   if (pointee.kind == TypeKind::Enum) {
     Conversion c = output("params/out_enum", pointee);
@@ -226,6 +237,7 @@ Conversion callback(const Param& p, const Function& f, const Model& m) {
     c.error_value = "0";
   }
   const int user = userdata_index(t);
+  c.userdata_argument = user;
   for (size_t i = 1; i < t.inner.size(); ++i)
     c.arguments.push_back(callback_argument(t.inner[i], static_cast<int>(i - 1) == user));
   return c;
@@ -536,6 +548,8 @@ void assign_conversions(Model& model) {
               : v.type.kind == TypeKind::Bool ? named("params/out_element_bool", v.type)
                                               : out_element(v.type, model);
       v.in = attribute_in(v, model);
+      v.storage = attribute_storage(v.type);
+      v.setter = v.string_size ? AttributeValue::Setter::FixedString : AttributeValue::Setter::Element;
     }
   }
 }
