@@ -85,7 +85,13 @@ class LibraryEmitter {
     if (!m.loader.toolkit_subdirs.empty())
       resolver.set("toolkit", View().set("subdirs", strings(m.loader.toolkit_subdirs)));
     resolver.set("env_var", s.env_var);
-    if (!s.proc_address_function.empty()) resolver.set("proc_address_function", s.proc_address_function);
+    if (!s.proc_address_function.empty()) {
+      resolver.set("proc_address_function", s.proc_address_function);
+      std::string flags;
+      for (const auto& [mode, flag] : s.conventions.default_stream_flags)
+        flags += (flags.empty() ? "\"" : ", \"") + mode + "\": " + std::to_string(flag);
+      resolver.set("default_stream_flags", "{" + flags + "}");
+    }
     if (!s.per_thread_suffixes.empty()) resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));
     d.set("resolver", templates_.fragment(m.loader.resolver, resolver, Shape::Raw, "resolver"));
 

@@ -135,6 +135,9 @@ struct Enum {
   std::vector<EnumValue> values;
   Doc doc;
   std::string header;
+  // The member that reports a failure (passes): returned to C when a Python
+  // callback raised, and the C layer's error value.
+  std::string failure_member;
 };
 
 struct Field {

@@ -118,6 +118,7 @@ json enum_json(const Enum& e) {
     values.push_back(jv);
   }
   j["values"] = values;
+  put(j, "failure_member", e.failure_member);
   put_doc(j, e.doc);
   return j;
 }

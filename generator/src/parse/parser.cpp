@@ -150,9 +150,10 @@ std::string signature(CXType function) {
   return out + ")";
 }
 
-// `PFN_<name>_v<version>` typedefs: the prototype of each name at each version.
-std::vector<model::AbiPrototype> abi_prototypes(CXCursor root, const std::string& file) {
-  static const std::regex pfn(R"(PFN_(\w+?)_v([0-9]+))");
+// The ABI typedefs (the spec's abi_prototype, `PFN_<name>_v<version>` for
+// CUDA): the prototype of each name at each version.
+std::vector<model::AbiPrototype> abi_prototypes(CXCursor root, const std::string& file, const std::string& pattern) {
+  const std::regex pfn(pattern);
   std::vector<model::AbiPrototype> out;
   visit_children(root, [&](CXCursor c) {
     if (clang_getCursorKind(c) != CXCursor_TypedefDecl || file_of(c) != file) return;
@@ -207,7 +208,8 @@ model::Model parse_headers(const ParseOptions& options) {
   model.aliases = classes.aliases;
 
   if (!options.abi_typedefs_header.empty()) {
-    model.abi_prototypes = abi_prototypes(root, locate(options.abi_typedefs_header, options.include_dirs));
+    model.abi_prototypes =
+        abi_prototypes(root, locate(options.abi_typedefs_header, options.include_dirs), options.abi_prototype);
     const auto signatures = function_signatures(root, paths);
     for (auto& f : model.functions) {
       auto it = signatures.find(f.name);

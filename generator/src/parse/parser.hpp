@@ -18,6 +18,7 @@ struct ParseOptions {
   // A header of `typedef R (*PFN_<name>_v<version>)(...)` prototypes: each
   // function's ABI version is the one whose prototype matches its declaration.
   std::string abi_typedefs_header;
+  std::string abi_prototype;  // the regex of its prototypes' names (spec conventions)
 };
 
 model::Model parse_headers(const ParseOptions& options);

@@ -204,15 +204,14 @@ Conversion callback_argument(const Type& t, bool is_userdata) {
   }
 }
 
-// An enum's largest member: the failure value C rarely returns (a status
-// enum's last error code, CUDA_ERROR_UNKNOWN); null when it is not known.
-const EnumValue* largest_member(const Type& t, const Model& m) {
+// The enum's member that reports a failure (mark_failure_members); null
+// when the enum is not known.
+const EnumValue* failure_member(const Type& t, const Model& m) {
   const Enum* e = m.enumeration(t.canonical);
-  if (!e || e->values.empty()) return nullptr;
-  const EnumValue* largest = &e->values.front();
+  if (!e) return nullptr;
   for (const auto& v : e->values)
-    if (v.value > largest->value) largest = &v;
-  return largest;
+    if (v.name == e->failure_member) return &v;
+  return nullptr;
 }
 
 Conversion callback(const Param& p, const Function& f, const Model& m) {
@@ -226,12 +225,12 @@ Conversion callback(const Param& p, const Function& f, const Model& m) {
   // A callback returning a value tells C something when Python raised: the
   // spec's failure value where C can take one, else 0 (C carries on). An enum
   // (CUgraphRecaptureCallback's CUresult) is a status: the failure is the
-  // value the C layer reports one with, its largest member (CUDA_ERROR_UNKNOWN).
+  // value the C layer reports one with, its failure member (CUDA_ERROR_UNKNOWN).
   const Type& result = t.inner[0];
   if (!p.on_error_return.empty()) {
     c.error_value = p.on_error_return;
   } else if (result.kind == TypeKind::Enum) {
-    const EnumValue* failure = largest_member(result, m);
+    const EnumValue* failure = failure_member(result, m);
     c.error_value = std::to_string(failure ? failure->value : 0);
   } else if (result.kind != TypeKind::Void) {
     c.error_value = "0";
@@ -396,8 +395,8 @@ std::string error_value(const Type& result, const Model& m) {
     case TypeKind::Pointer:
     case TypeKind::Handle: return "NULL";
     case TypeKind::Enum: {
-      const EnumValue* largest = largest_member(result, m);
-      return largest ? largest->name : "";
+      const EnumValue* failure = failure_member(result, m);
+      return failure ? failure->name : "";
     }
     default: return "-1";
   }

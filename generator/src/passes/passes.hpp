@@ -23,8 +23,11 @@ void choose_abi_versions(model::Model& model);
 void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 
 // Public names of records (unversioned typedefs) and integer handles.
-void name_records(model::Model& model);
+void name_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+// The member of each enum that reports a failure (spec
+// conventions.failure_members, else the largest).
+void mark_failure_members(model::Model& model, const spec::Spec& spec);
 // Pointer fields counted by a sibling field (spec [fields]).
 void apply_field_counts(model::Model& model, const spec::Spec& spec);
 

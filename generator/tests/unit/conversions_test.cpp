@@ -44,6 +44,7 @@ const Conversion& conv(const Model& m, const std::string& function, const std::s
 
 Model convert(std::vector<Function> functions) {
   Model m = model_with(std::move(functions));
+  passes::mark_failure_members(m, cubind::spec::Spec{});
   passes::assign_conversions(m);
   return m;
 }
@@ -377,4 +378,22 @@ TEST(AssignConversions, AttributeValuesKnowTheirStorageAndSetter) {
   EXPECT_EQ(v[1].setter, AttributeValue::Setter::FixedString);
   EXPECT_EQ(v[2].storage.canonical, "int");
   EXPECT_EQ(v[2].setter, AttributeValue::Setter::Element);
+}
+
+TEST(MarkFailureMembers, TheLargestUnlessTheSpecNamesOne) {
+  Model m = model_with({});
+  Enum status;
+  status.name = "caseStatus";
+  status.values = {{"CASE_OK", 0, {}}, {"CASE_FAILED", 1, {}}, {"CASE_UNKNOWN", 999, {}}};
+  m.enums = {status, status};
+  m.enums[1].name = "caseOther";
+  cubind::spec::Spec s = cubind::spec::parse(
+      "[library]\nname = \"c\"\nc_module = \"cc\"\npy_module = \"_c\"\nheaders = [\"c.h\"]\n"
+      "status_type = \"caseStatus\"\n[conventions]\nfailure_members = { caseOther = \"CASE_FAILED\" }\n",
+      "case.toml");
+  passes::mark_failure_members(m, s);
+  EXPECT_EQ(m.enums[0].failure_member, "CASE_UNKNOWN");
+  EXPECT_EQ(m.enums[1].failure_member, "CASE_FAILED");
+  s.conventions.failure_members["caseOther"] = "CASE_NOPE";
+  EXPECT_THROW(passes::mark_failure_members(m, s), std::runtime_error);
 }

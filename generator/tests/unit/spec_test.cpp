@@ -293,3 +293,30 @@ TEST(SpecStrings, Directions) {
 }
 
 }  // namespace
+
+TEST(SpecConventions, CudaRulesAreDefaultsTheSpecOverrides) {
+  const auto plain = cubind::spec::parse(kLibrary, "c.toml");
+  EXPECT_EQ(plain.conventions.version_suffix, "_v[0-9]+");
+  EXPECT_TRUE(plain.conventions.abi_prototype.empty());
+  EXPECT_TRUE(plain.conventions.default_stream_flags.empty());
+  const auto own = cubind::spec::parse(kLibrary +
+                                           "[loader]\nenv_var = \"C_LIB\"\nproc_address_function = \"cGetProc\"\n"
+                                           "abi_typedefs_header = \"cTypedefs.h\"\n"
+                                           "[conventions]\nversion_suffix = \"_V[0-9]+\"\n"
+                                           "abi_prototype = \"FN_(\\\\w+)_([0-9]+)\"\n"
+                                           "default_stream_flags = { legacy = 4, per-thread = 8 }\n",
+                                       "c.toml");
+  EXPECT_EQ(own.conventions.version_suffix, "_V[0-9]+");
+  EXPECT_EQ(own.conventions.abi_prototype, "FN_(\\w+)_([0-9]+)");
+  EXPECT_EQ(own.conventions.default_stream_flags.at("legacy"), 4);
+  EXPECT_EQ(own.conventions.default_stream_flags.at("per-thread"), 8);
+}
+
+TEST(SpecConventions, ProcAddressAndAbiTypedefsNeedTheirConventions) {
+  EXPECT_THROW(
+      cubind::spec::parse(kLibrary + "[loader]\nenv_var = \"C_LIB\"\nproc_address_function = \"cGetProc\"\n", "c.toml"),
+      std::runtime_error);
+  EXPECT_THROW(cubind::spec::parse(kLibrary + "[loader]\nenv_var = \"C_LIB\"\nabi_typedefs_header = \"cTypedefs.h\"\n",
+                                   "c.toml"),
+               std::runtime_error);
+}
