@@ -8,10 +8,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "parse/declaration_names.hpp"
 #include "parse/decls.hpp"
 #include "parse/libclang.hpp"
 #include "parse/macros.hpp"
-#include "parse/naming.hpp"
 
 namespace cubind::parse {
 
@@ -198,7 +198,7 @@ model::Model parse_headers(const ParseOptions& options) {
   model::Model model;
   model.library = options.library;
   model.headers = options.headers;
-  const NameTable names = name_records(root, paths);
+  const NameTable names = declaration_names(root, paths);
   DeclCollector(model, names, files).collect(root);
 
   std::set<std::string> functions;

@@ -23,7 +23,7 @@ void choose_abi_versions(model::Model& model);
 void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 
 // Public names of records (unversioned typedefs) and integer handles.
-void name_records(model::Model& model, const spec::Spec& spec);
+void name_public_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
 // The member of each enum that reports a failure (spec
 // conventions.failure_members, else the largest).

@@ -22,7 +22,7 @@ const Pass kPipeline[] = {
     {"apply_aliases", [](Model& m, const Spec&) { apply_aliases(m); }},
     {"choose_abi_versions", [](Model& m, const Spec&) { choose_abi_versions(m); }},
     {"resolve_loader", resolve_loader},
-    {"name_records", name_records},
+    {"name_public_records", name_public_records},
     {"mark_failure_members", mark_failure_members},
     {"drop_tag_typedefs", [](Model& m, const Spec&) { drop_tag_typedefs(m); }},
     {"mark_integer_handles", mark_integer_handles},

@@ -1,4 +1,5 @@
-// Which names users see: records by their unversioned typedef
+// Which names users see (the naming passes; parse keeps the declarations' own
+// names, emit/names.hpp only makes them safe in Python): records by their unversioned typedef
 // (`CUDA_MEMCPY2D`, not `CUDA_MEMCPY2D_v2` or `CUDA_MEMCPY2D_st`), and the
 // integer typedefs the spec declares handles (`CUdeviceptr`, `CUdevice`).
 #include <algorithm>
@@ -30,7 +31,7 @@ void retype(Type& t, const std::map<std::string, std::string>& handles) {
 
 }  // namespace
 
-void name_records(Model& model, const spec::Spec& spec) {
+void name_public_records(Model& model, const spec::Spec& spec) {
   const std::regex suffix(spec.conventions.version_suffix);
   for (auto& r : model.records) r.public_name = r.name;
   for (const auto& t : model.typedefs) {
@@ -82,8 +83,7 @@ void apply_field_counts(Model& model, const spec::Spec& spec) {
         if (f.name == fc.field) target = &f;
         has_count |= f.name == fc.count_field;
       }
-      if (target && !has_count)
-        throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
+      if (target && !has_count) throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
       if (target) break;
     }
     if (!target) throw std::runtime_error("fields." + fc.record + "." + fc.field + ": no such field");
