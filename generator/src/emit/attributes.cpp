@@ -22,10 +22,7 @@ View element_view(const Conversion& c, const std::string& ctype, const std::stri
 
 }  // namespace
 
-// A C bool is one byte, a Cython bint an int: bools are kept as unsigned char.
-std::string value_ctype(const AttributeValue& v, const Context& ctx) {
-  return v.type.kind == TypeKind::Bool ? "unsigned char" : ctx.py_names.cython(v.type);
-}
+std::string value_ctype(const AttributeValue& v, const Context& ctx) { return ctx.py_names.cython(v.storage); }
 
 AttributeNames attribute_names(const std::string& enum_name) {
   const std::string base = "_" + enum_name;
@@ -72,7 +69,7 @@ View attribute_table_code(const AttributeTable& table, const Context& ctx) {
     dv.set("size", v.string_size ? std::to_string(v.string_size) : "sizeof(" + ctype + ")");
     dv.flag("array", v.is_array);
     dv.set("item", slot(v.out, element_view(v.out, ctype, value_param, ctx), "item", table.enum_name + "." + v.member, ctx));
-    if (v.string_size) {  // set by fixed_string_into, not an element conversion
+    if (v.setter == AttributeValue::Setter::FixedString) {
       values.push_back(dv);
       if (!table.value_param.empty())
         strings.push_back(View().set("member", v.member).set("value", std::to_string(v.value)));

@@ -5,7 +5,6 @@
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
 #include "emit/names.hpp"
-#include "passes/passes.hpp"
 
 namespace cubind::emit {
 
@@ -29,7 +28,7 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
     params.push_back(View().set("ctype", ctx.py_names.cython(a.c_type)).set("name", arg));
     args.push_back(ctx.templates.fragment(a.name, conversion_view(a, arg, ctx), Shape::Inline,
                                           f.name + "." + p.name + " " + arg));
-    if (a.name == "callback_args/userdata") d.set("box", arg);
+    if (static_cast<int>(i) == c.userdata_argument) d.set("box", arg);
   }
   d.set("params", list_of(params));
   d.set("py_args", list_of(args));
@@ -43,12 +42,6 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
 
 }  // namespace
 
-int cuda_version_number(const std::string& version) {
-  const auto dot = version.find('.');
-  if (dot == std::string::npos) return 0;
-  return std::stoi(version.substr(0, dot)) * 1000 + std::stoi(version.substr(dot + 1)) * 10;
-}
-
 View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Context& ctx) {
   View d;
   d.set("name", f.name);
@@ -57,14 +50,14 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   if (f.returns_status && !ctx.spec.missing_function_status.empty())
     d.set("missing_status", ctx.spec.missing_function_status);
   if (f.header_only) d.set("header", f.header);
-  d.set("abi_version", std::to_string(f.abi_version ? f.abi_version : cuda_version_number(ctx.model.cuda_version)));
+  d.set("abi_version", std::to_string(f.abi_version));
   d.set("c_result", ctx.c_names.cython(f.result));
   if (!f.result_conversion.error_value.empty()) d.set("error_value", f.result_conversion.error_value);
   std::vector<View> params;
   for (const auto& p : f.params) {
     std::string type = ctx.c_names.cython(p.type);
     if (p.type.kind == TypeKind::FunctionPointer && p.type.name.empty()) {
-      type = passes::callback_typedef_name(f.name, p.name);
+      type = p.conversion.callback_type;
       std::vector<View> args;
       for (size_t i = 1; i < p.type.inner.size(); ++i) args.push_back(View().set("ctype", ctx.c_names.cython(p.type.inner[i])));
       fn_typedefs.push_back(

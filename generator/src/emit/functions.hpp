@@ -13,7 +13,4 @@ View c_function_view(const model::Function& f, std::vector<View>& fn_typedefs, c
 // `trampolines` gains the C entry points of the function's Python callbacks.
 View py_function_view(const model::Function& f, std::vector<View>& trampolines, const Context& ctx);
 
-// "13.0" -> 13000, the CUDA_VERSION the driver resolves symbols for.
-int cuda_version_number(const std::string& version);
-
 }  // namespace cubind::emit

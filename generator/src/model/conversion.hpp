@@ -57,6 +57,8 @@ struct Conversion {
   // user data C hands back.
   std::string callback_type;
   std::string userdata_param;
+  // The index in `arguments` of the one carrying the user data back; -1: none.
+  int userdata_argument = -1;
   // Values typed by an attribute: the attribute enum (its AttributeTable)
   // and the parameter holding the attribute.
   std::string attribute_enum;

@@ -23,6 +23,11 @@ const AttributeTable* Model::attribute_table(const std::string& enum_name) const
   return nullptr;
 }
 
+std::string version_text(int version) {
+  if (version == 0) return "";
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
 const char* to_string(TypeKind kind) {
   switch (kind) {
     case TypeKind::Void: return "void";
@@ -51,34 +56,11 @@ const char* to_string(Direction direction) {
 
 const char* to_string(Role role) {
   switch (role) {
-    case Role::Unresolved: return "unresolved";
-    case Role::Scalar: return "scalar";
-    case Role::Enum: return "enum";
-    case Role::Handle: return "handle";
-    case Role::Record: return "record";
-    case Role::String: return "string";
-    case Role::StringArray: return "string_array";
-    case Role::Array: return "array";
-    case Role::Count: return "count";
-    case Role::Buffer: return "buffer";
-    case Role::VoidPtr: return "void_ptr";
-    case Role::Callback: return "callback";
-    case Role::UserData: return "user_data";
-    case Role::OutScalar: return "out_scalar";
-    case Role::OutString: return "out_string";
-    case Role::OutArray: return "out_array";
-    case Role::InOutHandle: return "inout_handle";
-    case Role::RecordIn: return "record_in";
-    case Role::RecordOut: return "record_out";
-    case Role::OutAddress: return "out_address";
-    case Role::OutBuffer: return "out_buffer";
-    case Role::KernelParams: return "kernel_params";
-    case Role::InOutArray: return "inout_array";
-    case Role::InOutCount: return "inout_count";
-    case Role::AttributeOut: return "attribute_out";
-    case Role::AttributeIn: return "attribute_in";
-    case Role::ReturnedArray: return "returned_array";
-    case Role::AttributeSize: return "attribute_size";
+#define CUBIND_ROLE_TEXT(name, text) \
+  case Role::name:                   \
+    return text;
+    CUBIND_ROLES(CUBIND_ROLE_TEXT)
+#undef CUBIND_ROLE_TEXT
   }
   return "unresolved";
 }

@@ -32,35 +32,47 @@ struct Doc {
 // How a parameter crosses the Python boundary; decided by passes.
 enum class Direction { In, Out, InOut };
 
+// Every role, once: the enum, its text (--dump-model, the spec's `role =`)
+// and the spec parser all read this table.
+#define CUBIND_ROLES(X)                                                                                              \
+  X(Unresolved, "unresolved")                                                                                        \
+  X(Scalar, "scalar")              /* integer, float, bool by value */                                               \
+  X(Enum, "enum")                  /* enum by value */                                                               \
+  X(Handle, "handle")              /* opaque handle by value */                                                      \
+  X(Record, "record")              /* struct by value */                                                             \
+  X(String, "string")              /* const char* */                                                                 \
+  X(StringArray, "string_array")   /* const char* const* with a count parameter */                                   \
+  X(Array, "array")                /* const T* with a count parameter */                                             \
+  X(Count, "count")                /* the integer that counts an Array/StringArray */                                \
+  X(Buffer, "buffer")              /* caller-provided char* filled by the call, size from a query function */        \
+  X(VoidPtr, "void_ptr")           /* void* / const void* input */                                                   \
+  X(Callback, "callback")          /* function pointer */                                                            \
+  X(UserData, "user_data")         /* void* handed back to a Callback */                                             \
+  X(OutScalar, "out_scalar")       /* T* written by the call (integer, float, enum, handle) */                       \
+  X(OutString, "out_string")       /* const char** written by the call */                                            \
+  X(OutArray, "out_array")         /* T* filled with a count known from a query function */                          \
+  X(InOutHandle, "inout_handle")   /* handle* read and written by the call */                                        \
+  X(RecordIn, "record_in")         /* const struct* (or a struct* the call only reads); None passes NULL */          \
+  X(RecordOut, "record_out")       /* struct* the call fills: a new object is returned */                            \
+  X(OutAddress, "out_address")     /* void** written by the call: an int address is returned */                      \
+  X(OutBuffer, "out_buffer")       /* char* filled by the call with a length parameter: bytes are returned */        \
+  X(KernelParams, "kernel_params") /* void** of kernel arguments (cuLaunchKernel): the four forms of API.md */       \
+  X(InOutArray,                                                                                                      \
+    "inout_array") /* T* the call fills up to a capacity the caller gives in its count: a list is returned */        \
+  X(InOutCount, "inout_count") /* the size_t* capacity of an InOutArray, which the call overwrites with the count */ \
+  X(AttributeOut,                                                                                                    \
+    "attribute_out") /* void* the call writes with the value of an attribute: returned typed by the attribute */     \
+  X(AttributeIn,                                                                                                     \
+    "attribute_in") /* void* the call reads the value of an attribute from: taken typed by the attribute */          \
+  X(ReturnedArray,                                                                                                   \
+    "returned_array") /* const T** the call points at an array it owns, counted by an output: a list is returned */  \
+  X(AttributeSize,                                                                                                   \
+    "attribute_size") /* size_t* the call reads as the size of an attribute's value (and may overwrite): hidden */
+
 enum class Role {
-  Unresolved,
-  Scalar,       // integer, float, bool by value
-  Enum,         // enum by value
-  Handle,       // opaque handle by value
-  Record,       // struct by value
-  String,       // const char*
-  StringArray,  // const char* const* with a count parameter
-  Array,        // const T* with a count parameter
-  Count,        // the integer that counts an Array/StringArray
-  Buffer,       // caller-provided char* filled by the call, size from a query function
-  VoidPtr,      // void* / const void* input
-  Callback,     // function pointer
-  UserData,     // void* handed back to a Callback
-  OutScalar,    // T* written by the call (integer, float, enum, handle)
-  OutString,    // const char** written by the call
-  OutArray,     // T* filled with a count known from a query function
-  InOutHandle,  // handle* read and written by the call
-  RecordIn,     // const struct* (or a struct* the call only reads); None passes NULL
-  RecordOut,    // struct* the call fills: a new object is returned
-  OutAddress,   // void** written by the call: an int address is returned
-  OutBuffer,    // char* filled by the call with a length parameter: bytes are returned
-  KernelParams, // void** of kernel arguments (cuLaunchKernel): the four forms of API.md
-  InOutArray,   // T* the call fills up to a capacity the caller gives in its count: a list is returned
-  InOutCount,   // the size_t* capacity of an InOutArray, which the call overwrites with the count
-  AttributeOut, // void* the call writes with the value of an attribute: returned typed by the attribute
-  AttributeIn,  // void* the call reads the value of an attribute from: taken typed by the attribute
-  ReturnedArray,  // const T** the call points at an array it owns, counted by an output: a list is returned
-  AttributeSize,  // size_t* the call reads as the size of an attribute's value (and may overwrite): hidden
+#define CUBIND_ROLE_ENUM(name, text) name,
+  CUBIND_ROLES(CUBIND_ROLE_ENUM)
+#undef CUBIND_ROLE_ENUM
 };
 
 struct Param {
@@ -123,6 +135,9 @@ struct Enum {
   std::vector<EnumValue> values;
   Doc doc;
   std::string header;
+  // The member that reports a failure (passes): returned to C when a Python
+  // callback raised, and the C layer's error value.
+  std::string failure_member;
 };
 
 struct Field {
@@ -223,6 +238,13 @@ struct AttributeValue {
   Type type;              // the value's type; an array's element type
   bool is_array = false;  // as many items as the size the caller gives
   int64_t string_size = 0;  // > 0: a NUL-terminated string in a char[string_size]
+  // The C type the value is stored as in the table's union (conversion
+  // pass): `type`, but a C bool (one byte) as an unsigned char, since a
+  // Cython bint is an int.
+  Type storage;
+  // How Python sets it: through the element conversion `in`, or copied as
+  // a NUL-terminated string into the whole buffer (fixed_string_into).
+  enum class Setter { Element, FixedString } setter = Setter::Element;
   Conversion out;         // C to Python (conversion pass)
   Conversion in;          // Python to C; skip_reason where it cannot be set
 };
@@ -234,10 +256,25 @@ struct AttributeTable {
   std::vector<AttributeValue> values;
 };
 
+// Where the loader finds the library and how it resolves symbols, for the
+// toolkit the headers came from (loader pass).
+struct Loader {
+  // The spec's names with `{cuda_major}` expanded.
+  std::vector<std::string> sonames;
+  std::vector<std::string> wheel_subdirs;
+  std::vector<std::string> toolkit_subdirs;
+  // The template of the C layer's symbol resolver: by version through the
+  // spec's proc_address_function, else by plain dlsym.
+  std::string resolver;
+};
+
 struct Model {
   std::string library;
   std::vector<std::string> headers;
-  std::string cuda_version;  // "13.0"
+  // The version macro's value (CUDA_VERSION: 13000); 0 when the spec names
+  // none. Printed as text by version_text().
+  int cuda_version = 0;
+  Loader loader;
   std::vector<Function> functions;
   std::vector<Enum> enums;
   std::vector<Record> records;
@@ -255,6 +292,9 @@ struct Model {
   const Record* record(const std::string& name) const;
   const AttributeTable* attribute_table(const std::string& enum_name) const;
 };
+
+// 13000 -> "13.0"; 0 -> "".
+std::string version_text(int version);
 
 const char* to_string(Direction direction);
 const char* to_string(Role role);

@@ -52,6 +52,7 @@ json conversion_json(const Conversion& c) {
   if (!c.query_args.empty()) j["query_args"] = c.query_args;
   put(j, "callback_type", c.callback_type);
   put(j, "userdata_param", c.userdata_param);
+  if (c.userdata_argument >= 0) j["userdata_argument"] = c.userdata_argument;
   put(j, "attribute_enum", c.attribute_enum);
   put(j, "attribute_param", c.attribute_param);
   put(j, "sizes_param", c.sizes_param);
@@ -117,6 +118,7 @@ json enum_json(const Enum& e) {
     values.push_back(jv);
   }
   j["values"] = values;
+  put(j, "failure_member", e.failure_member);
   put_doc(j, e.doc);
   return j;
 }
@@ -187,6 +189,10 @@ json to_json(const Model& model) {
   j["library"] = model.library;
   j["headers"] = model.headers;
   j["cuda_version"] = model.cuda_version;
+  j["loader"] = {{"sonames", model.loader.sonames},
+                 {"wheel_subdirs", model.loader.wheel_subdirs},
+                 {"toolkit_subdirs", model.loader.toolkit_subdirs},
+                 {"resolver", model.loader.resolver}};
   j["functions"] = list(model.functions, function_json);
   j["enums"] = list(model.enums, enum_json);
   j["records"] = list(model.records, record_json);
@@ -214,6 +220,8 @@ json to_json(const Model& model) {
         json jv = {{"member", v.member}, {"value", v.value}, {"type", to_json(v.type)}};
         if (v.is_array) jv["array"] = true;
         if (v.string_size) jv["string_size"] = v.string_size;
+        if (v.storage.kind != v.type.kind) jv["storage"] = to_json(v.storage);
+        if (v.setter == AttributeValue::Setter::FixedString) jv["setter"] = "fixed_string";
         put_conversion(jv, "out", v.out);
         put_conversion(jv, "in", v.in);
         return jv;

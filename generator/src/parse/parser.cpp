@@ -8,10 +8,10 @@
 #include <set>
 #include <stdexcept>
 
+#include "parse/declaration_names.hpp"
 #include "parse/decls.hpp"
 #include "parse/libclang.hpp"
 #include "parse/macros.hpp"
-#include "parse/naming.hpp"
 
 namespace cubind::parse {
 
@@ -150,9 +150,10 @@ std::string signature(CXType function) {
   return out + ")";
 }
 
-// `PFN_<name>_v<version>` typedefs: the prototype of each name at each version.
-std::vector<model::AbiPrototype> abi_prototypes(CXCursor root, const std::string& file) {
-  static const std::regex pfn(R"(PFN_(\w+?)_v([0-9]+))");
+// The ABI typedefs (the spec's abi_prototype, `PFN_<name>_v<version>` for
+// CUDA): the prototype of each name at each version.
+std::vector<model::AbiPrototype> abi_prototypes(CXCursor root, const std::string& file, const std::string& pattern) {
+  const std::regex pfn(pattern);
   std::vector<model::AbiPrototype> out;
   visit_children(root, [&](CXCursor c) {
     if (clang_getCursorKind(c) != CXCursor_TypedefDecl || file_of(c) != file) return;
@@ -176,10 +177,6 @@ std::map<std::string, std::string> function_signatures(CXCursor root, const std:
   return out;
 }
 
-std::string version_string(int64_t v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
 }  // namespace
 
 model::Model parse_headers(const ParseOptions& options) {
@@ -201,7 +198,7 @@ model::Model parse_headers(const ParseOptions& options) {
   model::Model model;
   model.library = options.library;
   model.headers = options.headers;
-  const NameTable names = name_records(root, paths);
+  const NameTable names = declaration_names(root, paths);
   DeclCollector(model, names, files).collect(root);
 
   std::set<std::string> functions;
@@ -211,7 +208,8 @@ model::Model parse_headers(const ParseOptions& options) {
   model.aliases = classes.aliases;
 
   if (!options.abi_typedefs_header.empty()) {
-    model.abi_prototypes = abi_prototypes(root, locate(options.abi_typedefs_header, options.include_dirs));
+    model.abi_prototypes =
+        abi_prototypes(root, locate(options.abi_typedefs_header, options.include_dirs), options.abi_prototype);
     const auto signatures = function_signatures(root, paths);
     for (auto& f : model.functions) {
       auto it = signatures.find(f.name);
@@ -225,7 +223,7 @@ model::Model parse_headers(const ParseOptions& options) {
     auto version = eval.run({options.version_macro}, "");
     if (!version.count(options.version_macro))
       throw std::runtime_error("cannot evaluate " + options.version_macro + " from " + options.version_header);
-    model.cuda_version = version_string(version.at(options.version_macro).int_value);
+    model.cuda_version = static_cast<int>(version.at(options.version_macro).int_value);
   }
   return model;
 }

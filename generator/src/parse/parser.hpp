@@ -14,10 +14,11 @@ struct ParseOptions {
   std::vector<std::string> include_dirs;  // searched in order
   std::vector<std::string> clang_args;    // extra, from the spec
   std::string version_header;             // the header defining version_macro
-  std::string version_macro;              // e.g. CUDA_VERSION (13000 -> "13.0")
+  std::string version_macro;              // e.g. CUDA_VERSION (13000)
   // A header of `typedef R (*PFN_<name>_v<version>)(...)` prototypes: each
   // function's ABI version is the one whose prototype matches its declaration.
   std::string abi_typedefs_header;
+  std::string abi_prototype;  // the regex of its prototypes' names (spec conventions)
 };
 
 model::Model parse_headers(const ParseOptions& options);

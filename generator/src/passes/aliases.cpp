@@ -24,16 +24,22 @@ std::map<std::string, std::string> public_names(const model::Model& model) {
 
 void apply_aliases(model::Model& model) {
   const auto public_name = public_names(model);
-  std::map<std::pair<std::string, std::string>, int> versions;  // (name, signature) -> version
-  for (const auto& p : model.abi_prototypes) versions[{p.name, p.signature}] = p.version;
   for (auto& f : model.functions) {
     auto it = public_name.find(f.name);
     if (it != public_name.end()) {
       f.alias_of = f.name;
       f.name = it->second;
     }
+  }
+}
+
+void choose_abi_versions(model::Model& model) {
+  std::map<std::pair<std::string, std::string>, int> versions;  // (name, signature) -> version
+  for (const auto& p : model.abi_prototypes) versions[{p.name, p.signature}] = p.version;
+  for (auto& f : model.functions) {
     auto version = versions.find({f.name, f.abi_signature});
-    if (!f.abi_signature.empty() && version != versions.end()) f.abi_version = version->second;
+    const bool matched = !f.abi_signature.empty() && version != versions.end();
+    f.abi_version = matched ? version->second : model.cuda_version;
   }
 }
 
@@ -77,21 +83,6 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec) {
   model.functions.erase(std::remove_if(model.functions.begin(), model.functions.end(),
                                        [&](const model::Function& f) { return merged.count(f.name) != 0; }),
                         model.functions.end());
-}
-
-void run_passes(model::Model& model, const spec::Spec& spec) {
-  merge_abi_symbols(model, spec);
-  apply_aliases(model);
-  name_records(model);
-  drop_tag_typedefs(model);
-  mark_integer_handles(model, spec);
-  apply_field_counts(model, spec);
-  resolve_attribute_types(model, spec);
-  infer_parameters(model, spec);
-  link_attributes(model);
-  apply_filters(model, spec);
-  assign_conversions(model);
-  mark_gil(model, spec);
 }
 
 }  // namespace cubind::passes

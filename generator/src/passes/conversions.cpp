@@ -151,6 +151,17 @@ Conversion attribute_in(const AttributeValue& v, const Model& m) {
   return array_element(v.type, m);
 }
 
+// A C bool is one byte, a Cython bint an int: the union keeps it as the
+// one-byte integer it is.
+Type attribute_storage(const Type& t) {
+  if (t.kind != TypeKind::Bool) return t;
+  Type byte;
+  byte.kind = TypeKind::Integer;
+  byte.spelling = byte.canonical = "unsigned char";
+  byte.size = 1;
+  return byte;
+}
+
 Conversion out_scalar(const Type& pointee) {
   if (pointee.kind == TypeKind::Enum) {
     Conversion c = output("params/out_enum", pointee);
@@ -193,15 +204,14 @@ Conversion callback_argument(const Type& t, bool is_userdata) {
   }
 }
 
-// An enum's largest member: the failure value C rarely returns (a status
-// enum's last error code, CUDA_ERROR_UNKNOWN); null when it is not known.
-const EnumValue* largest_member(const Type& t, const Model& m) {
+// The enum's member that reports a failure (mark_failure_members); null
+// when the enum is not known.
+const EnumValue* failure_member(const Type& t, const Model& m) {
   const Enum* e = m.enumeration(t.canonical);
-  if (!e || e->values.empty()) return nullptr;
-  const EnumValue* largest = &e->values.front();
+  if (!e) return nullptr;
   for (const auto& v : e->values)
-    if (v.value > largest->value) largest = &v;
-  return largest;
+    if (v.name == e->failure_member) return &v;
+  return nullptr;
 }
 
 Conversion callback(const Param& p, const Function& f, const Model& m) {
@@ -215,17 +225,18 @@ Conversion callback(const Param& p, const Function& f, const Model& m) {
   // A callback returning a value tells C something when Python raised: the
   // spec's failure value where C can take one, else 0 (C carries on). An enum
   // (CUgraphRecaptureCallback's CUresult) is a status: the failure is the
-  // value the C layer reports one with, its largest member (CUDA_ERROR_UNKNOWN).
+  // value the C layer reports one with, its failure member (CUDA_ERROR_UNKNOWN).
   const Type& result = t.inner[0];
   if (!p.on_error_return.empty()) {
     c.error_value = p.on_error_return;
   } else if (result.kind == TypeKind::Enum) {
-    const EnumValue* failure = largest_member(result, m);
+    const EnumValue* failure = failure_member(result, m);
     c.error_value = std::to_string(failure ? failure->value : 0);
   } else if (result.kind != TypeKind::Void) {
     c.error_value = "0";
   }
   const int user = userdata_index(t);
+  c.userdata_argument = user;
   for (size_t i = 1; i < t.inner.size(); ++i)
     c.arguments.push_back(callback_argument(t.inner[i], static_cast<int>(i - 1) == user));
   return c;
@@ -384,8 +395,8 @@ std::string error_value(const Type& result, const Model& m) {
     case TypeKind::Pointer:
     case TypeKind::Handle: return "NULL";
     case TypeKind::Enum: {
-      const EnumValue* largest = largest_member(result, m);
-      return largest ? largest->name : "";
+      const EnumValue* failure = failure_member(result, m);
+      return failure ? failure->name : "";
     }
     default: return "-1";
   }
@@ -536,6 +547,8 @@ void assign_conversions(Model& model) {
               : v.type.kind == TypeKind::Bool ? named("params/out_element_bool", v.type)
                                               : out_element(v.type, model);
       v.in = attribute_in(v, model);
+      v.storage = attribute_storage(v.type);
+      v.setter = v.string_size ? AttributeValue::Setter::FixedString : AttributeValue::Setter::Element;
     }
   }
 }

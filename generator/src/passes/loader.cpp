@@ -8,14 +8,14 @@
 
 namespace cubind::passes {
 
-std::string expand_loader_name(const std::string& pattern, const std::string& cuda_version) {
+std::string expand_loader_name(const std::string& pattern, int cuda_version) {
   static const std::string placeholder = "{cuda_major}";
-  const std::string major = cuda_version.substr(0, cuda_version.find('.'));
   std::string out;
   for (size_t i = 0; i < pattern.size();) {
     if (pattern.compare(i, placeholder.size(), placeholder) == 0) {
-      if (major.empty()) throw std::runtime_error("'" + pattern + "' needs the CUDA version, and the headers give none");
-      out += major;
+      if (cuda_version == 0)
+        throw std::runtime_error("'" + pattern + "' needs the CUDA version, and the headers give none");
+      out += std::to_string(cuda_version / 1000);
       i += placeholder.size();
     } else if (pattern[i] == '{') {
       throw std::runtime_error("'" + pattern + "': the only placeholder in a loader name is {cuda_major}");
@@ -26,11 +26,17 @@ std::string expand_loader_name(const std::string& pattern, const std::string& cu
   return out;
 }
 
-std::vector<std::string> expand_loader_names(const std::vector<std::string>& patterns,
-                                             const std::string& cuda_version) {
+std::vector<std::string> expand_loader_names(const std::vector<std::string>& patterns, int cuda_version) {
   std::vector<std::string> out;
   for (const auto& p : patterns) out.push_back(expand_loader_name(p, cuda_version));
   return out;
+}
+
+void resolve_loader(model::Model& model, const spec::Spec& spec) {
+  model.loader.sonames = expand_loader_names(spec.sonames, model.cuda_version);
+  model.loader.wheel_subdirs = expand_loader_names(spec.wheel_subdirs, model.cuda_version);
+  model.loader.toolkit_subdirs = expand_loader_names(spec.toolkit_subdirs, model.cuda_version);
+  model.loader.resolver = spec.proc_address_function.empty() ? "resolve_dlsym.pyx" : "resolve_proc_address.pyx";
 }
 
 }  // namespace cubind::passes

@@ -151,17 +151,24 @@ std::string stem(std::string n, const spec::Conventions& c) {
   return n;
 }
 
+// One of the spec's count_names (`count`): it counts whatever it stands by,
+// and names no array.
+bool is_generic_count(const std::string& name, const spec::Conventions& c) {
+  return std::find(c.count_names.begin(), c.count_names.end(), name) != c.count_names.end();
+}
+
 int count_affinity(const Function& f, size_t array, size_t count, const spec::Conventions& conv) {
   const std::string a = stem(f.params[array].name, conv), c = stem(f.params[count].name, conv);
-  if (!c.empty() && c != "count" && (a.find(c) != std::string::npos || c.find(a) != std::string::npos)) return 3;
+  if (!c.empty() && !is_generic_count(c, conv) && (a.find(c) != std::string::npos || c.find(a) != std::string::npos))
+    return 3;
   if (count + 1 == array || array + 1 == count) return 2;
   return 1;
 }
 
 // A struct pointer counts as an array only with clear evidence: the count is
-// named for it, or a bare `count` follows it (`desc, count`).
+// named for it, or a generic count follows it (`desc, count`).
 bool counts_records(const Function& f, size_t array, size_t count, const spec::Conventions& c) {
-  return count_affinity(f, array, count, c) == 3 || (count == array + 1 && f.params[count].name == "count");
+  return count_affinity(f, array, count, c) == 3 || (count == array + 1 && is_generic_count(f.params[count].name, c));
 }
 
 // Links each array to its count. A struct pointer is an array only when a

@@ -1,4 +1,4 @@
-// Passes over the parsed model, run in order by run_passes(). Each decides
+// Passes over the parsed model, run in the order pipeline.cpp lists. Each decides
 // one thing and records it in the model, so --dump-model shows the result.
 #pragma once
 
@@ -15,13 +15,19 @@ namespace cubind::passes {
 // ABI version whose prototype (under the name users call) matches the
 // declaration. The one place the alias rule lives.
 void apply_aliases(model::Model& model);
+// The ABI version each function is resolved at: that of the prototype
+// matching its declaration, else the headers' own version (after aliases).
+void choose_abi_versions(model::Model& model);
 // Inline wrappers and the versioned symbols they forward to (spec
 // conventions.abi_symbol): one function, bound under the wrapper's name.
 void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 
 // Public names of records (unversioned typedefs) and integer handles.
-void name_records(model::Model& model);
+void name_public_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+// The member of each enum that reports a failure (spec
+// conventions.failure_members, else the largest).
+void mark_failure_members(model::Model& model, const spec::Spec& spec);
 // Pointer fields counted by a sibling field (spec [fields]).
 void apply_field_counts(model::Model& model, const spec::Spec& spec);
 
@@ -56,10 +62,14 @@ model::Conversion field_conversion(const model::Field& field, const model::Model
 std::string callback_typedef_name(const std::string& function, const std::string& param);
 
 // A loader name of the spec (soname, wheel folder) for this toolkit:
-// `{cuda_major}` becomes the headers' major version ("12.9" -> "12").
-std::string expand_loader_name(const std::string& pattern, const std::string& cuda_version);
-std::vector<std::string> expand_loader_names(const std::vector<std::string>& patterns, const std::string& cuda_version);
+// `{cuda_major}` becomes the headers' major version (12090 -> "12").
+std::string expand_loader_name(const std::string& pattern, int cuda_version);
+std::vector<std::string> expand_loader_names(const std::vector<std::string>& patterns, int cuda_version);
+// The model's loader: the spec's names expanded, the resolver chosen.
+void resolve_loader(model::Model& model, const spec::Spec& spec);
 
+// Every pass, in the order of passes/pipeline.cpp.
 void run_passes(model::Model& model, const spec::Spec& spec);
+std::vector<std::string> pass_names();
 
 }  // namespace cubind::passes

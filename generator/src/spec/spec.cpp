@@ -64,6 +64,25 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.byte_count_params = r.strings(t, "byte_count_params", where);
   c.output_wording = r.strings(t, "output_wording", where);
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
+  if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
+  if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
+  if (const toml::node* node = t.get("failure_members")) {
+    const toml::table* members = node->as_table();
+    if (!members) r.fail(where + "failure_members", "expected a table of enum = \"member\"");
+    for (const auto& [e, m] : *members) {
+      if (!m.value<std::string>()) r.fail(where + "failure_members." + std::string(e.str()), "expected a member name");
+      c.failure_members[std::string(e.str())] = *m.value<std::string>();
+    }
+  }
+  if (const toml::node* node = t.get("default_stream_flags")) {
+    const toml::table* flags = node->as_table();
+    if (!flags) r.fail(where + "default_stream_flags", "expected a table of mode = flag");
+    for (const auto& [mode, flag] : *flags) {
+      if (!flag.value<int64_t>())
+        r.fail(where + "default_stream_flags." + std::string(mode.str()), "expected an integer");
+      c.default_stream_flags[std::string(mode.str())] = *flag.value<int64_t>();
+    }
+  }
   return c;
 }
 
@@ -133,13 +152,11 @@ const ParamOverride* Spec::override_for(const std::string& function, const std::
 
 std::optional<model::Role> role_from_string(const std::string& text) {
   using model::Role;
-  for (Role role : {Role::Scalar, Role::Enum, Role::Handle, Role::Record, Role::String, Role::StringArray,
-                    Role::Array, Role::Count, Role::Buffer, Role::VoidPtr, Role::Callback, Role::UserData,
-                    Role::OutScalar, Role::OutString, Role::OutArray, Role::InOutHandle, Role::RecordIn,
-                    Role::RecordOut, Role::OutAddress, Role::OutBuffer, Role::KernelParams, Role::InOutArray,
-                    Role::InOutCount, Role::AttributeOut, Role::AttributeIn, Role::ReturnedArray,
-                    Role::AttributeSize})
-    if (text == model::to_string(role)) return role;
+  // Unresolved is what a pass starts from, never what a spec asks for.
+#define CUBIND_ROLE_PARSE(name, role_text) \
+  if (Role::name != Role::Unresolved && text == role_text) return Role::name;
+  CUBIND_ROLES(CUBIND_ROLE_PARSE)
+#undef CUBIND_ROLE_PARSE
   return std::nullopt;
 }
 
@@ -194,6 +211,10 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   if (spec.loader_name.empty()) spec.loader_name = spec.library;
   if (const toml::table* conventions = root["conventions"].as_table())
     spec.conventions = read_conventions(r, *conventions);
+  if (!spec.abi_typedefs_header.empty() && spec.conventions.abi_prototype.empty())
+    r.fail("conventions.abi_prototype", "needed with loader.abi_typedefs_header");
+  if (!spec.proc_address_function.empty() && spec.conventions.default_stream_flags.empty())
+    r.fail("conventions.default_stream_flags", "needed with loader.proc_address_function");
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
   if (const toml::table* types = root["attribute_types"].as_table()) read_attribute_types(r, *types, spec);
   if (const toml::table* records = root["fields"].as_table()) {

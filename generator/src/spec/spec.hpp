@@ -2,6 +2,7 @@
 // differs between NVRTC, the driver and the runtime lives here, not in C++.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,20 @@ struct Conventions {
   // __nvJitLinkCreate_13_0): the rewrite of the wrapper's name is a regex
   // the ABI symbol's name matches. The wrapper is bound, calling that symbol.
   std::optional<Rewrite> abi_symbol;
+  // The names of the ABI typedefs header's prototypes (loader
+  // abi_typedefs_header, which needs it): group 1 the function, group 2 the
+  // version.
+  std::string abi_prototype;
+  // The suffix of a versioned name (`X_v2`): a record is named by its
+  // unversioned typedef, an integer handle covers its versioned typedefs.
+  std::string version_suffix = R"(_v[0-9]+)";
+  // The member of an enum that reports a failure the binding raises (a
+  // Python callback's exception, the C layer's "check for an exception"
+  // value), by enum name; an enum not named here: its largest member.
+  std::map<std::string, std::string> failure_members;
+  // The proc-address function's flags for each CUBIND_DEFAULT_STREAM mode
+  // (needed with loader.proc_address_function).
+  std::map<std::string, int64_t> default_stream_flags;
 };
 
 struct Skip {

@@ -113,3 +113,18 @@ TEST(MergeAbiSymbols, WithoutTheConventionNothingMerges) {
 }
 
 }  // namespace
+
+TEST(ChooseAbiVersions, MatchingPrototypeElseTheHeadersVersion) {
+  cubind::model::Model m;
+  m.cuda_version = 13000;
+  cubind::model::Function old_form, plain;
+  old_form.name = "xSync";
+  old_form.abi_signature = "(void)";
+  plain.name = "xOther";
+  plain.abi_signature = "(int;)";
+  m.functions = {old_form, plain};
+  m.abi_prototypes = {{"xSync", "(void)", 2000}, {"xSync", "(int;)", 12000}};
+  cubind::passes::choose_abi_versions(m);
+  EXPECT_EQ(m.functions[0].abi_version, 2000);
+  EXPECT_EQ(m.functions[1].abi_version, 13000);
+}

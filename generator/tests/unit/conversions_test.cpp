@@ -44,6 +44,7 @@ const Conversion& conv(const Model& m, const std::string& function, const std::s
 
 Model convert(std::vector<Function> functions) {
   Model m = model_with(std::move(functions));
+  passes::mark_failure_members(m, cubind::spec::Spec{});
   passes::assign_conversions(m);
   return m;
 }
@@ -213,10 +214,12 @@ TEST(AssignConversions, CallbacksConvertEachArgument) {
   EXPECT_EQ(c.arguments[1].name, "callback_args/userdata");
   EXPECT_EQ(c.arguments[2].name, "callback_args/enum");
   EXPECT_EQ(c.arguments[3].name, "callback_args/value");
+  EXPECT_EQ(c.userdata_argument, 1);  // emit boxes this argument, by index, not by template name
   const Conversion& r = conv(m, "caseSetRaw", "fn");
   EXPECT_EQ(r.name, "params/in_callback_raw");
   EXPECT_EQ(r.callback_type, "caseRaw_t");
   EXPECT_TRUE(r.arguments.empty());
+  EXPECT_EQ(r.userdata_argument, -1);
 }
 
 // What C is told when the Python callable raised: a status enum's failure
@@ -349,3 +352,48 @@ TEST(AssignConversions, IntegerHandlesKnowTheirStorage) {
 }
 
 }  // namespace
+
+TEST(AssignConversions, AttributeValuesKnowTheirStorageAndSetter) {
+  Model m;
+  AttributeTable t;
+  t.enum_name = "caseAttr";
+  AttributeValue flag, path, count;
+  flag.member = "CASE_FLAG";
+  flag.type = builtin(TypeKind::Bool, "bool", false, 1);
+  path.member = "CASE_PATH";
+  path.type = char_t();
+  path.string_size = 64;
+  count.member = "CASE_COUNT";
+  count.type = int_t();
+  t.values = {flag, path, count};
+  m.attribute_tables = {t};
+  cubind::passes::assign_conversions(m);
+  const auto& v = m.attribute_tables[0].values;
+  // A C bool is one byte; the union keeps it as one, not as a Cython bint (an int).
+  EXPECT_EQ(v[0].storage.kind, TypeKind::Integer);
+  EXPECT_EQ(v[0].storage.canonical, "unsigned char");
+  EXPECT_EQ(v[0].storage.size, 1);
+  EXPECT_EQ(v[0].setter, AttributeValue::Setter::Element);
+  // A string is copied whole, not through an element conversion.
+  EXPECT_EQ(v[1].setter, AttributeValue::Setter::FixedString);
+  EXPECT_EQ(v[2].storage.canonical, "int");
+  EXPECT_EQ(v[2].setter, AttributeValue::Setter::Element);
+}
+
+TEST(MarkFailureMembers, TheLargestUnlessTheSpecNamesOne) {
+  Model m = model_with({});
+  Enum status;
+  status.name = "caseStatus";
+  status.values = {{"CASE_OK", 0, {}}, {"CASE_FAILED", 1, {}}, {"CASE_UNKNOWN", 999, {}}};
+  m.enums = {status, status};
+  m.enums[1].name = "caseOther";
+  cubind::spec::Spec s = cubind::spec::parse(
+      "[library]\nname = \"c\"\nc_module = \"cc\"\npy_module = \"_c\"\nheaders = [\"c.h\"]\n"
+      "status_type = \"caseStatus\"\n[conventions]\nfailure_members = { caseOther = \"CASE_FAILED\" }\n",
+      "case.toml");
+  passes::mark_failure_members(m, s);
+  EXPECT_EQ(m.enums[0].failure_member, "CASE_UNKNOWN");
+  EXPECT_EQ(m.enums[1].failure_member, "CASE_FAILED");
+  s.conventions.failure_members["caseOther"] = "CASE_NOPE";
+  EXPECT_THROW(passes::mark_failure_members(m, s), std::runtime_error);
+}

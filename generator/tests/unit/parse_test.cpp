@@ -77,9 +77,9 @@ TEST(ParseHeaders, HeaderNamesAreAsIncludedNotPaths) {
 }
 
 TEST(ParseHeaders, VersionMacro) {
-  EXPECT_EQ(parse("#define CASE_VERSION 13000\n", "CASE_VERSION").cuda_version, "13.0");
-  EXPECT_EQ(parse("#define CASE_VERSION 12040\n", "CASE_VERSION").cuda_version, "12.4");
-  EXPECT_EQ(parse("#define CASE_VERSION 12040\n").cuda_version, "");
+  EXPECT_EQ(parse("#define CASE_VERSION 13000\n", "CASE_VERSION").cuda_version, 13000);
+  EXPECT_EQ(parse("#define CASE_VERSION 12040\n", "CASE_VERSION").cuda_version, 12040);
+  EXPECT_EQ(parse("#define CASE_VERSION 12040\n").cuda_version, 0);
 }
 
 TEST(ParseHeaders, MissingVersionMacroIsAnError) {

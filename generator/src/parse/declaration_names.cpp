@@ -1,4 +1,4 @@
-#include "parse/naming.hpp"
+#include "parse/declaration_names.hpp"
 
 #include "parse/libclang.hpp"
 
@@ -37,7 +37,7 @@ void name_nested(CXCursor record, const std::string& parent, NameTable& names) {
 
 }  // namespace
 
-NameTable name_records(CXCursor unit, const std::set<std::string>& files) {
+NameTable declaration_names(CXCursor unit, const std::set<std::string>& files) {
   NameTable names;
   std::vector<CXCursor> records;
   visit_children(unit, [&](CXCursor c) {

@@ -1,4 +1,5 @@
-// Which names users see: records by their unversioned typedef
+// Which names users see (the naming passes; parse keeps the declarations' own
+// names, emit/names.hpp only makes them safe in Python): records by their unversioned typedef
 // (`CUDA_MEMCPY2D`, not `CUDA_MEMCPY2D_v2` or `CUDA_MEMCPY2D_st`), and the
 // integer typedefs the spec declares handles (`CUdeviceptr`, `CUdevice`).
 #include <algorithm>
@@ -14,8 +15,7 @@ using namespace cubind::model;
 
 namespace {
 
-bool is_version_of(const std::string& versioned, const std::string& base) {
-  static const std::regex suffix(R"(_v[0-9]+)");
+bool is_version_of(const std::string& versioned, const std::string& base, const std::regex& suffix) {
   return versioned.size() > base.size() && versioned.compare(0, base.size(), base) == 0 &&
          std::regex_match(versioned.substr(base.size()), suffix);
 }
@@ -31,12 +31,13 @@ void retype(Type& t, const std::map<std::string, std::string>& handles) {
 
 }  // namespace
 
-void name_records(Model& model) {
+void name_public_records(Model& model, const spec::Spec& spec) {
+  const std::regex suffix(spec.conventions.version_suffix);
   for (auto& r : model.records) r.public_name = r.name;
   for (const auto& t : model.typedefs) {
     if (t.type.kind != TypeKind::Record) continue;
     for (auto& r : model.records)
-      if (r.name == t.type.canonical && is_version_of(r.name, t.name)) r.public_name = t.name;
+      if (r.name == t.type.canonical && is_version_of(r.name, t.name, suffix)) r.public_name = t.name;
   }
   // Every other name of the type, in the headers' order, each once.
   for (auto& r : model.records) {
@@ -52,6 +53,24 @@ void name_records(Model& model) {
   }
 }
 
+void mark_failure_members(Model& model, const spec::Spec& spec) {
+  for (auto& e : model.enums) {
+    if (e.values.empty()) continue;
+    auto named = spec.conventions.failure_members.find(e.name);
+    if (named != spec.conventions.failure_members.end()) {
+      const bool found =
+          std::any_of(e.values.begin(), e.values.end(), [&](const EnumValue& v) { return v.name == named->second; });
+      if (!found) throw std::runtime_error("conventions.failure_members." + e.name + ": no member " + named->second);
+      e.failure_member = named->second;
+      continue;
+    }
+    const EnumValue* largest = &e.values.front();
+    for (const auto& v : e.values)
+      if (v.value > largest->value) largest = &v;
+    e.failure_member = largest->name;
+  }
+}
+
 void apply_field_counts(Model& model, const spec::Spec& spec) {
   for (const auto& fc : spec.field_counts) {
     Field* target = nullptr;
@@ -64,8 +83,7 @@ void apply_field_counts(Model& model, const spec::Spec& spec) {
         if (f.name == fc.field) target = &f;
         has_count |= f.name == fc.count_field;
       }
-      if (target && !has_count)
-        throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
+      if (target && !has_count) throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
       if (target) break;
     }
     if (!target) throw std::runtime_error("fields." + fc.record + "." + fc.field + ": no such field");
@@ -74,11 +92,12 @@ void apply_field_counts(Model& model, const spec::Spec& spec) {
 }
 
 void mark_integer_handles(Model& model, const spec::Spec& spec) {
+  const std::regex suffix(spec.conventions.version_suffix);
   std::map<std::string, std::string> names;  // typedef (or its versions) -> handle
   for (const auto& wanted : spec.integer_handles) {
     names[wanted] = wanted;
     for (const auto& t : model.typedefs)
-      if (is_version_of(t.name, wanted)) names[t.name] = wanted;
+      if (is_version_of(t.name, wanted, suffix)) names[t.name] = wanted;
   }
   for (const auto& t : model.typedefs) {
     if (std::find(spec.integer_handles.begin(), spec.integer_handles.end(), t.name) == spec.integer_handles.end())

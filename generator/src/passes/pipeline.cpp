@@ -1,0 +1,50 @@
+// The order of the passes: each reads what the ones above it decided.
+#include "passes/passes.hpp"
+
+namespace cubind::passes {
+
+namespace {
+
+using model::Model;
+using spec::Spec;
+
+struct Pass {
+  const char* name;
+  void (*run)(Model&, const Spec&);
+};
+
+// Aliases come first, so that every later pass (the spec's overrides and
+// skips among them) sees the names users call; roles before the filters,
+// which skip what has none; conversions last but for the GIL, of the
+// functions the filters kept.
+const Pass kPipeline[] = {
+    {"merge_abi_symbols", merge_abi_symbols},
+    {"apply_aliases", [](Model& m, const Spec&) { apply_aliases(m); }},
+    {"choose_abi_versions", [](Model& m, const Spec&) { choose_abi_versions(m); }},
+    {"resolve_loader", resolve_loader},
+    {"name_public_records", name_public_records},
+    {"mark_failure_members", mark_failure_members},
+    {"drop_tag_typedefs", [](Model& m, const Spec&) { drop_tag_typedefs(m); }},
+    {"mark_integer_handles", mark_integer_handles},
+    {"apply_field_counts", apply_field_counts},
+    {"resolve_attribute_types", resolve_attribute_types},
+    {"infer_parameters", infer_parameters},
+    {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
+    {"apply_filters", apply_filters},
+    {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
+    {"mark_gil", mark_gil},
+};
+
+}  // namespace
+
+std::vector<std::string> pass_names() {
+  std::vector<std::string> out;
+  for (const Pass& p : kPipeline) out.push_back(p.name);
+  return out;
+}
+
+void run_passes(Model& model, const Spec& spec) {
+  for (const Pass& p : kPipeline) p.run(model, spec);
+}
+
+}  // namespace cubind::passes
