@@ -23,8 +23,13 @@ import sys
 import threading
 import time
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext as _build_ext
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11: pyproject.toml's build requirements bring tomli
+    import tomli as tomllib
 
 try:
     from setuptools.modified import newer_group
@@ -52,27 +57,62 @@ CYTHON_DIRECTIVES = {
 # ordinary comment; tracebacks still name it).
 OVERRIDDEN_HEADER_DIRECTIVES = ("embedsignature",)
 
-# The driver's Python layer first: it takes most of the build, so it starts
-# at once while the others share the rest.
-MODULES = [
-    "cuda._driver",
-    "cuda.cudart",
-    "cuda.cdriver",
-    "cuda.cruntime",
-    "nvrtc._nvrtc",
-    "nvrtc.cnvrtc",
-    "nvjitlink._nvjitlink",
-    "nvjitlink.cnvjitlink",
-    "nvvm._nvvm",
-    "nvvm.cnvvm",
-    "cubind._bind.convert",
-    "cubind._bind.loader",
-    "cubind._core.launch",
-    "cubind._interop.dlpack",
-    "cubind._memory.memory",
-]
-
 ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+# -- what bindings/*.toml make ----------------------------------------------------------------
+# Each spec is a library: its package (`[library] name`) holds a C layer and a
+# Python layer (`c_module`, `py_module`). Two specs may share a package (the
+# driver and the runtime, both `cuda`). Nothing about one library is written
+# here: a new spec is a new package and two new modules.
+
+
+def spec_libraries(root):
+    """The ``[library]`` tables of ``<root>/bindings/*.toml``, in file order."""
+    libraries = []
+    for name in sorted(os.listdir(os.path.join(root, "bindings"))):
+        if name.endswith(".toml"):
+            with open(os.path.join(root, "bindings", name), "rb") as f:
+                libraries.append(tomllib.load(f)["library"])
+    return libraries
+
+
+def spec_packages(root):
+    """The packages the specs make, each once."""
+    return list(dict.fromkeys(library["name"] for library in spec_libraries(root)))
+
+
+def spec_modules(root):
+    """The extension modules the specs make: each library's C and Python layers."""
+    return [f"{library['name']}.{library[layer]}" for library in spec_libraries(root)
+            for layer in ("c_module", "py_module")]
+
+
+def cubind_modules(root):
+    """cubind's own compiled modules: every .pyx of the package (its runtime
+    support for the generated modules and the Pythonic layer's compiled parts)."""
+    found = []
+    for folder, _dirs, files in os.walk(os.path.join(root, "cubind")):
+        package = os.path.relpath(folder, root).replace(os.sep, ".")
+        found += [f"{package}.{name[:-len('.pyx')]}" for name in files if name.endswith(".pyx")]
+    return found
+
+
+def module_source(name):
+    return name.replace(".", "/") + ".pyx"
+
+
+def module_names(root):
+    """Every module to build, the largest source first: the driver's and the
+    runtime's Python layers take most of the build, so they start at once
+    while the others share the rest."""
+    names = spec_modules(root) + cubind_modules(root)
+    return sorted(names, key=lambda name: -os.path.getsize(os.path.join(root, module_source(name))))
+
+
+def packages(root):
+    """cubind (with any subpackages) and every package a spec makes."""
+    return find_packages(root, include=["cubind", "cubind.*"]) + spec_packages(root)
 
 
 def _load_cuda_paths():
@@ -88,11 +128,17 @@ CIMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+cimport\s+([\w, ]+)|cimport\s+([
 EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"<>*]+)"', re.M)
 
 
+def _pxd(*parts):
+    """A .pxd of the tree setup runs in, else of this one (a library built
+    outside it cimports cubind's)."""
+    here = os.path.join(*parts) + ".pxd"
+    return here if os.path.isfile(here) else os.path.join(ROOT, here)
+
+
 def extern_headers(pyx):
     """The headers the module's C includes: its ``cdef extern from "h"`` and
     those of every .pxd of this tree it cimports, its own .pxd first."""
     headers, seen = [], set()
-    pyx = os.path.join(ROOT, pyx)
     pending = [pyx[:-len(".pyx")] + ".pxd", pyx]
     while pending:
         path = pending.pop(0)
@@ -104,21 +150,21 @@ def extern_headers(pyx):
         headers += [h for h in EXTERN.findall(text) if h not in headers]
         for package, names, module in CIMPORT.findall(text):
             if module:
-                pending.append(os.path.join(ROOT, *module.split(".")) + ".pxd")
+                pending.append(_pxd(*module.split(".")))
             else:
-                base = os.path.join(ROOT, *package.split("."))
-                pending.append(base + ".pxd")
-                pending += [os.path.join(base, n.strip()) + ".pxd" for n in names.split(",") if n.strip()]
+                pending.append(_pxd(*package.split(".")))
+                pending += [_pxd(*package.split("."), n.strip()) for n in names.split(",") if n.strip()]
     return headers
 
 
-def cuda_include_dirs(ext, paths):
+def cuda_include_dirs(ext, paths, given=()):
     """The include directories of the CUDA headers ``ext``'s sources include
-    (Python's own headers aside), from the first CUDA installation holding
-    them all; raises paths.HeaderNotFound naming the module and every place looked."""
-    python = paths.python_include_dirs()
+    (Python's own headers and those in the ``given`` directories aside), from
+    the first CUDA installation holding them all; raises paths.HeaderNotFound
+    naming the module and every place looked."""
+    known = paths.python_include_dirs() + list(given)
     headers = [h for pyx in ext.sources for h in extern_headers(pyx)
-               if not any(os.path.isfile(os.path.join(d, h)) for d in python)]
+               if not any(os.path.isfile(os.path.join(d, h)) for d in known)]
     if not headers:
         return None, []
     return paths.find_headers(headers, module=ext.name)
@@ -155,7 +201,9 @@ class build_ext(_build_ext):
         errors, used = [], {}
         for ext in self.extensions:
             try:
-                root, dirs = cuda_include_dirs(ext, paths)
+                # A library that is not CUDA's has its headers where
+                # `build_ext -I` or the Extension says.
+                root, dirs = cuda_include_dirs(ext, paths, (self.include_dirs or []) + ext.include_dirs)
             except paths.HeaderNotFound as exc:
                 errors.append(str(exc))
                 continue
@@ -331,7 +379,9 @@ def _mtime(path):
         return None
 
 
-def extensions():
+def extensions(root=ROOT):
+    """The Extension of each module; sources are relative to ``root``, where
+    setup runs."""
     # -g0: Python's own CFLAGS ask for debug info, and gcc's variable
     # tracking for it on the driver's Python layer (one very large C file)
     # takes ten minutes at -O2; without it, -O2 takes under three, and the
@@ -344,9 +394,13 @@ def extensions():
     flags = [os.environ.get("CUBIND_OPT", "-O2"), "-g0", "-Wno-sign-compare", "-Wno-misleading-indentation",
              "-Wno-deprecated-declarations"]
     exts = []
-    for name in MODULES:
-        exts.append(Extension(name, [name.replace(".", "/") + ".pyx"], extra_compile_args=flags))
+    for name in module_names(root):
+        exts.append(Extension(name, [module_source(name)], extra_compile_args=flags))
     return exts
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": build_ext})
+# Run by `python setup.py` and by setuptools' build backend (both as
+# __main__); imported, it only defines the functions above (the end-to-end
+# test builds a spec's package with them).
+if __name__ == "__main__":
+    setup(packages=packages(ROOT), ext_modules=extensions(), cmdclass={"build_ext": build_ext})

@@ -28,6 +28,15 @@ use. ``docs/pythonic.md`` describes the layer.
 
 __version__ = "0.1.0"
 
+import os as _os
+
+# cuda.bindings served by cubind's modules (cubind.compat), asked for from the
+# environment: read here, which every import of cuda, nvrtc, ... runs first.
+if _os.environ.get("CUBIND_CUDA_BINDINGS", "") not in ("", "0"):
+    from cubind.compat import install as _install
+
+    _install()
+
 # Every public name is made on first use: the 1:1 modules import cubind's
 # support modules (cubind._bind.loader, ...), so this file runs on every
 # `import cuda` and must cost nothing there. The launch path also imports the

@@ -29,7 +29,17 @@ def generated_files(root):
 
 def test_regeneration_makes_files(regenerated):
     assert {str(p) for p in generated_files(regenerated)} >= {
-        "nvrtc/cnvrtc.pxd", "nvrtc/cnvrtc.pyx", "nvrtc/_nvrtc.pxd", "nvrtc/_nvrtc.pyx", "nvrtc/__init__.pyi"}
+        "nvrtc/cnvrtc.pxd", "nvrtc/cnvrtc.pyx", "nvrtc/_nvrtc.pxd", "nvrtc/_nvrtc.pyx", "nvrtc/__init__.pyi",
+        "nvrtc/__init__.py", "nvrtc/py.typed"}
+
+
+def test_each_package_is_generated_once(regenerated):
+    """Every package's __init__.py comes from its spec, the one whose stubs
+    are the package's (the runtime's spec adds cuda.cudart to cuda's)."""
+    made = {str(p) for p in generated_files(regenerated)}
+    assert {p for p in made if p.endswith("__init__.py")} == {
+        f"{package}/__init__.py" for package in ("cuda", "nvrtc", "nvjitlink", "nvvm")}
+    assert {"cuda/cudart.pyi", "cuda/py.typed"} <= made
 
 
 def test_committed_files_match_regeneration(regenerated):

@@ -71,6 +71,23 @@ def public_functions(module):
     return {name: getattr(module, name) for name in module.__all__ if inspect.isbuiltin(getattr(module, name))}
 
 
+def load_setup():
+    """setup.py as a module: imported, it defines its functions and builds nothing."""
+    spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_setup_takes_the_modules_and_packages_from_the_specs():
+    setup = load_setup()
+    assert sorted(setup.module_names(str(ROOT))) == sorted(MODULES)
+    subpackages = sorted(f"cubind.{p.name}" for p in (ROOT / "cubind").iterdir() if (p / "__init__.py").exists())
+    assert sorted(setup.packages(str(ROOT))) == sorted(["cubind", *subpackages, "cuda", "nvjitlink", "nvrtc", "nvvm"])
+    # The largest first: the driver's Python layer takes most of the build.
+    assert setup.module_names(str(ROOT))[0] == "cuda._driver"
+
+
 # -- signatures ------------------------------------------------------------------------------
 
 
@@ -284,7 +301,9 @@ def test_sdist_has_the_sources_and_no_generated_c(tmp_path):
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for module in MODULES:
         assert module.replace(".", "/") + ".pyx" in names, module
-    for expected in PXD + STUBS + ["setup.py", "pyproject.toml", "cuda/py.typed"]:
+    specs = [f"bindings/{spec.name}" for spec in (ROOT / "bindings").glob("*.toml")]
+    assert specs  # setup.py takes its packages and modules from them
+    for expected in PXD + STUBS + specs + ["setup.py", "pyproject.toml", "cuda/py.typed"]:
         assert expected in names, expected
     assert not [n for n in names if n.endswith((".c", ".so"))]
     assert not [n for n in names if n.startswith(("generator/", "templates/", "build/", "tests/"))]

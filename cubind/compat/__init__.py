@@ -6,9 +6,10 @@ import driver, runtime, nvrtc``; cuda.core 0.3 is one) run on cubind after::
     import cubind.compat
     cubind.compat.install()
 
-or with ``CUBIND_CUDA_BINDINGS=1`` in the environment, read when ``cuda`` is
-first imported. Nothing changes by default: cubind's modules and NVIDIA's
-``cuda.bindings`` coexist in one process.
+or with ``CUBIND_CUDA_BINDINGS=1`` in the environment, read when cubind is
+first imported (``import cuda``, ``nvrtc``, ... import it first). Nothing
+changes by default: cubind's modules and NVIDIA's ``cuda.bindings`` coexist in
+one process.
 
 ``install()`` puts a finder first on ``sys.meta_path`` that answers the
 names below with cubind's modules, imported when first asked for:
@@ -32,7 +33,6 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
-import os
 import sys
 import threading
 
@@ -135,10 +135,3 @@ class _Distribution(importlib.metadata.Distribution):
 
     def locate_file(self, path):
         return None
-
-
-def _from_environment():
-    if os.environ.get(ENVIRONMENT_VARIABLE, "") not in ("", "0"):
-        install()
-
-

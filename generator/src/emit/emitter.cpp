@@ -11,6 +11,7 @@
 #include "emit/docs.hpp"
 #include "emit/functions.hpp"
 #include "emit/names.hpp"
+#include "emit/package.hpp"
 #include "emit/records.hpp"
 
 namespace cubind::emit {
@@ -42,6 +43,8 @@ class LibraryEmitter {
                                      {"py_layer.pyx", ctx_.spec.py_module + ".pyx"},
                                      {"stub.pyi", ctx_.spec.stub}})
       files.push_back({dir + name, templates_.render(tmpl, root)});
+    for (auto& file : render_package(ctx_.model, ctx_.spec, templates_, root.get("banner")->string_value()))
+      files.push_back(std::move(file));
     const auto unused = templates_.unused_keys();
     if (!unused.empty()) {
       std::string keys;

@@ -238,6 +238,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     }
   }
   if (const toml::table* gil = root["gil"].as_table()) spec.keep_gil = r.strings(*gil, "keep", "gil.");
+  spec.package = read_package(toml_text, source_name);
   return spec;
 }
 

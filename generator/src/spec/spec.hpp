@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model.hpp"
+#include "spec/package.hpp"
 
 namespace cubind::spec {
 
@@ -163,6 +164,8 @@ struct Spec {
   // during the C call: they return at once, never wait on the device or on
   // another thread, and releasing the GIL would cost more than the call.
   std::vector<std::string> keep_gil;
+  // The package's __init__.py (`[package]`).
+  Package package;
 
   const ParamOverride* override_for(const std::string& function, const std::string& param) const;
 };
