@@ -119,3 +119,32 @@ def test_nvjitlink_in_nvidias_api_links_and_raises():
     assert got[2] is True
     assert got[3] is not None and got[3][0].startswith("ERROR_") and got[3][1].startswith("ERROR_")
     assert got[4] is True
+
+
+def test_nvvm_in_nvidias_api_compiles_and_raises():
+    from tests.test_nvvm import TWICE_IR
+
+    got = run(f"""
+        import json
+        import cubind.compat
+        cubind.compat.install()
+        from cuda.bindings import nvvm
+        ir = {TWICE_IR!r}
+        prog = nvvm.create_program()
+        nvvm.add_module_to_program(prog, ir, len(ir), "twice")
+        nvvm.compile_program(prog, 1, ["-arch=compute_90"])
+        ptx = bytearray(nvvm.get_compiled_result_size(prog))
+        nvvm.get_compiled_result(prog, ptx)
+        nvvm.destroy_program(prog)
+        bad = nvvm.create_program()
+        nvvm.add_module_to_program(bad, b"not IR", 6, "bad")
+        try:
+            nvvm.compile_program(bad, 0, [])
+            error = None
+        except nvvm.nvvmError as exc:
+            error = exc.status.name
+        log = bytearray(nvvm.get_program_log_size(bad))
+        nvvm.get_program_log(bad, log)
+        print(json.dumps([b".entry twice" in bytes(ptx), error, len(log) > 1, list(nvvm.version())]))
+    """)
+    assert got[0] is True and got[1] is not None and got[1].startswith("ERROR_") and got[2] is True

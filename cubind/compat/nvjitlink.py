@@ -6,42 +6,20 @@ an int, ``get_linked_cubin_size`` the size, the getters fill the caller's
 buffer). Code written for it (cuda.core's ``Linker``) runs on these.
 """
 
-import enum
-
 import nvjitlink as _nj
+
+from cubind.compat import _raising
 
 __all__ = ["InputType", "Result", "nvJitLinkError", "create", "destroy", "add_data", "add_file", "complete",
            "get_linked_cubin_size", "get_linked_cubin", "get_linked_ptx_size", "get_linked_ptx",
            "get_error_log_size", "get_error_log", "get_info_log_size", "get_info_log", "version"]
 
 
-def _members(c_enum, prefix):
-    return {name[len(prefix):]: int(getattr(c_enum, name)) for name in dir(c_enum) if name.startswith(prefix)}
-
-
-InputType = enum.IntEnum("InputType", _members(_nj.nvJitLinkInputType, "NVJITLINK_INPUT_"))
-Result = enum.IntEnum("Result", _members(_nj.nvJitLinkResult, "NVJITLINK_"))
-
-
-class nvJitLinkError(Exception):
-    """A status other than NVJITLINK_SUCCESS; ``.status`` is the :class:`Result`."""
-
-    def __init__(self, status):
-        self.status = Result(int(status))
-        super().__init__(f"{self.status.name} ({int(status)})")
-
-    def __reduce__(self):
-        return type(self), (int(self.status),)
-
-
-def _check(result):
-    if int(result[0]) != 0:
-        raise nvJitLinkError(result[0])
-    return result[1] if len(result) == 2 else result[1:]
-
-
-def _text(value):
-    return value.encode() if isinstance(value, str) else value
+InputType = _raising.result_enum("InputType", _nj.nvJitLinkInputType, "NVJITLINK_INPUT_")
+Result = _raising.result_enum("Result", _nj.nvJitLinkResult, "NVJITLINK_")
+nvJitLinkError = _raising.error_class("nvJitLinkError", Result, __name__)
+_check = _raising.checker(nvJitLinkError)
+_text = _raising.as_bytes
 
 
 def create(num_options, options):

@@ -1,37 +1,18 @@
 """NVIDIA's ``cuda.bindings.nvvm`` API over cubind's ``nvvm``: functions that
 raise :class:`nvvmError` and return values, programs as ints."""
 
-import enum
-
 import nvvm as _nv
+
+from cubind.compat import _raising
 
 __all__ = ["Result", "nvvmError", "version", "ir_version", "create_program", "destroy_program",
            "add_module_to_program", "lazy_add_module_to_program", "compile_program", "verify_program",
            "get_compiled_result_size", "get_compiled_result", "get_program_log_size", "get_program_log"]
 
-Result = enum.IntEnum("Result", {name[len("NVVM_"):]: int(getattr(_nv.nvvmResult, name))
-                                 for name in dir(_nv.nvvmResult) if name.startswith("NVVM_")})
-
-
-class nvvmError(Exception):
-    """A status other than NVVM_SUCCESS; ``.status`` is the :class:`Result`."""
-
-    def __init__(self, status):
-        self.status = Result(int(status))
-        super().__init__(f"{self.status.name} ({int(status)})")
-
-    def __reduce__(self):
-        return type(self), (int(self.status),)
-
-
-def _check(result):
-    if int(result[0]) != 0:
-        raise nvvmError(result[0])
-    return result[1] if len(result) == 2 else result[1:]
-
-
-def _text(value):
-    return value.encode() if isinstance(value, str) else value
+Result = _raising.result_enum("Result", _nv.nvvmResult, "NVVM_")
+nvvmError = _raising.error_class("nvvmError", Result, __name__)
+_check = _raising.checker(nvvmError)
+_text = _raising.as_bytes
 
 
 def version():
