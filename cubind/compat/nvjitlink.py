@@ -7,7 +7,6 @@ buffer). Code written for it (cuda.core's ``Linker``) runs on these.
 """
 
 import nvjitlink as _nj
-
 from cubind.compat import _raising
 
 __all__ = ["InputType", "Result", "nvJitLinkError", "create", "destroy", "add_data", "add_file", "complete",

@@ -2,7 +2,6 @@
 raise :class:`nvvmError` and return values, programs as ints."""
 
 import nvvm as _nv
-
 from cubind.compat import _raising
 
 __all__ = ["Result", "nvvmError", "version", "ir_version", "create_program", "destroy_program",
