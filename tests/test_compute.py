@@ -661,3 +661,40 @@ def test_gpu_destroy_releases_device_memory():
     mgr.destroy()
     assert not any(t.is_init() for t in tensors)
     assert device.mem_info()[0] > free_before - 32 * 2**20
+
+
+def test_threads_evaluating_sequences_that_share_a_tensor_while_push_constants_change(fake_driver, ptx_file):
+    got, _ = run_fake(fake_driver, ptx_file, """
+        import threading
+        mgr = kp.Manager(streams=4)
+        shared = mgr.tensor([1.0] * 64)
+        algo = mgr.algorithm([shared], module, entry="scale_by", push_consts=[1.0])
+        sequences = [mgr.sequence(i % 4).record(kp.OpAlgoDispatch(algo)) for i in range(8)]
+        start, errors, stop = threading.Barrier(9), [], threading.Event()
+        def evaluate(seq):
+            start.wait()
+            try:
+                for _ in range(200):
+                    seq.eval()
+            except Exception as exc:
+                errors.append(repr(exc))
+        def change():
+            start.wait()
+            value = 1.0
+            while not stop.is_set():
+                value += 1.0
+                algo.set_push_constants([value])
+        threads = [threading.Thread(target=evaluate, args=(s,)) for s in sequences]
+        changer = threading.Thread(target=change)
+        for t in threads + [changer]:
+            t.start()
+        for t in threads:
+            t.join()
+        stop.set()
+        changer.join()
+        print(json.dumps([errors, count("fake_graph_launch_count"), count("fake_instantiate_count"),
+                          [s.graph_instantiations for s in sequences],
+                          any(shared._last[1] is s.event for s in sequences)]))
+    """)
+    errors, launches, instantiations, per_sequence, last_is_known = got
+    assert errors == [] and launches == 1600 and instantiations == 8 and per_sequence == [1] * 8 and last_is_known
