@@ -13,6 +13,15 @@
  * FAKE_FAULT_ON_LAUNCH=1 makes the first launch poison the context as a kernel
  * writing to an illegal address would: every later call fails with
  * CUDA_ERROR_ILLEGAL_ADDRESS (700) until cuDevicePrimaryCtxReset.
+ * CUDA graphs (for cubind.compute's tests): graphs, nodes and executable
+ * graphs get fake handles; every node added is kept in fake_nodes (its kind,
+ * dependencies, and for a kernel node its grid, block and first
+ * fake_record_args arguments; for a copy its ends and size), instantiations,
+ * graph launches and kernel-node updates are counted, and graph and pinned
+ * host memory creation and release are logged like the rest. Pinned host
+ * memory is real (malloc), so a program may read and write it;
+ * cuLaunchHostFunc calls its function at once; fake_event_pending, set
+ * through ctypes, makes that many cuEventQuery calls answer "not ready".
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
  * cuGetProcAddress refuses a newer version with CUDA_ERROR_INVALID_VALUE, as
  * the real driver does.
@@ -145,6 +154,193 @@ static int fake_launch_ex(const void *config, void *f, void **params, void **ext
     return fake_launch(f, 0, 0, 0, 0, 0, 0, 0, stream, params, extra);
 }
 
+
+/* -- CUDA graphs ------------------------------------------------------------ */
+
+#define FAKE_MAX_NODES 4096
+#define FAKE_MAX_DEPS 16
+#define FAKE_NODE_ARGS 8
+
+enum { FAKE_NODE_KERNEL = 1, FAKE_NODE_MEMCPY = 2, FAKE_NODE_EMPTY = 3 };
+
+struct fake_node {
+    unsigned long long handle, graph;
+    int kind, ndeps;
+    unsigned long long deps[FAKE_MAX_DEPS];
+    unsigned grid[3], block[3];         /* kernel nodes */
+    unsigned long long args[FAKE_NODE_ARGS];
+    unsigned long long func, kern;
+    int src_type, dst_type;             /* memcpy nodes: CUmemorytype of each end */
+    unsigned long long src, dst, bytes;
+};
+
+/* CUDA_KERNEL_NODE_PARAMS_v2 as cuda.h lays it out. */
+struct fake_kernel_params {
+    unsigned long long func;
+    unsigned grid[3], block[3], shared;
+    void **params;
+    void **extra;
+    unsigned long long kern, ctx;
+};
+
+/* CUDA_MEMCPY3D: only the fields a 1-D copy sets are named. */
+struct fake_memcpy3d {
+    size_t srcXInBytes, srcY, srcZ, srcLOD;
+    int srcMemoryType;
+    const void *srcHost;
+    unsigned long long srcDevice;
+    void *srcArray, *reserved0;
+    size_t srcPitch, srcHeight;
+    size_t dstXInBytes, dstY, dstZ, dstLOD;
+    int dstMemoryType;
+    void *dstHost;
+    unsigned long long dstDevice;
+    void *dstArray, *reserved1;
+    size_t dstPitch, dstHeight;
+    size_t WidthInBytes, Height, Depth;
+};
+
+struct fake_node fake_nodes[FAKE_MAX_NODES];
+int fake_node_count = 0;
+int fake_instantiate_count = 0;
+int fake_graph_launch_count = 0;
+int fake_exec_update_count = 0;          /* cuGraphExecKernelNodeSetParams */
+unsigned long long fake_update_node = 0; /* the node of the last update, and its arguments */
+unsigned long long fake_update_args[FAKE_NODE_ARGS];
+int fake_stream_wait_count = 0;
+unsigned long long fake_last_wait_stream = 0, fake_last_wait_event = 0;
+int fake_host_func_count = 0;
+int fake_event_pending = 0; /* while above 0, cuEventQuery says CUDA_ERROR_NOT_READY (and counts it down) */
+
+static struct fake_node *fake_add_node(unsigned long long *out, void *graph, const unsigned long long *deps,
+                                       size_t n, int kind, const char *name) {
+    struct fake_node *node = fake_node_count < FAKE_MAX_NODES ? &fake_nodes[fake_node_count++] : NULL;
+    *out = fake_new(name, 0);
+    if (!node) return NULL;
+    memset(node, 0, sizeof *node);
+    node->handle = *out;
+    node->graph = (unsigned long long)graph;
+    node->kind = kind;
+    node->ndeps = (int)n;
+    for (size_t i = 0; i < n && i < FAKE_MAX_DEPS; i++) node->deps[i] = deps[i];
+    return node;
+}
+
+static void fake_copy_args(unsigned long long *dst, void **params) {
+    for (int i = 0; i < fake_record_args && i < FAKE_NODE_ARGS; i++) memcpy(&dst[i], params[i], 8);
+}
+
+static int f_cuGraphCreate(void **g, unsigned flags) {
+    (void)flags;
+    if (fake_sticky) return fake_sticky;
+    *g = (void *)fake_new("cuGraphCreate", 0);
+    return 0;
+}
+static int f_cuGraphDestroy(void *g) { fake_log("cuGraphDestroy", (unsigned long long)g); return fake_sticky; }
+static int f_cuGraphAddKernelNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
+                                  const struct fake_kernel_params *p) {
+    if (fake_sticky) return fake_sticky;
+    struct fake_node *node = fake_add_node(out, g, deps, n, FAKE_NODE_KERNEL, "cuGraphAddKernelNode");
+    if (node) {
+        memcpy(node->grid, p->grid, sizeof node->grid);
+        memcpy(node->block, p->block, sizeof node->block);
+        node->func = p->func;
+        node->kern = p->kern;
+        fake_copy_args(node->args, p->params);
+    }
+    return 0;
+}
+static int f_cuGraphAddMemcpyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
+                                  const struct fake_memcpy3d *c, void *ctx) {
+    (void)ctx;
+    if (fake_sticky) return fake_sticky;
+    struct fake_node *node = fake_add_node(out, g, deps, n, FAKE_NODE_MEMCPY, "cuGraphAddMemcpyNode");
+    if (node) {
+        node->src_type = c->srcMemoryType;
+        node->dst_type = c->dstMemoryType;
+        node->src = c->srcMemoryType == 1 ? (unsigned long long)c->srcHost : c->srcDevice;
+        node->dst = c->dstMemoryType == 1 ? (unsigned long long)c->dstHost : c->dstDevice;
+        node->bytes = c->WidthInBytes;
+    }
+    return 0;
+}
+static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n) {
+    if (fake_sticky) return fake_sticky;
+    fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddEmptyNode");
+    return 0;
+}
+static int f_cuGraphInstantiate(void **exec, void *g, unsigned long long flags) {
+    (void)g; (void)flags;
+    if (fake_sticky) return fake_sticky;
+    fake_instantiate_count++;
+    *exec = (void *)fake_new("cuGraphInstantiate", 0);
+    return 0;
+}
+static int f_cuGraphExecDestroy(void *exec) { fake_log("cuGraphExecDestroy", (unsigned long long)exec); return fake_sticky; }
+static int f_cuGraphLaunch(void *exec, void *stream) {
+    (void)exec;
+    if (fake_sticky) return fake_sticky;
+    fake_graph_launch_count++;
+    fake_last_stream = (unsigned long long)stream;
+    return 0;
+}
+static int f_cuGraphExecKernelNodeSetParams(void *exec, unsigned long long node, const struct fake_kernel_params *p) {
+    (void)exec;
+    if (fake_sticky) return fake_sticky;
+    fake_exec_update_count++;
+    fake_update_node = node;
+    fake_copy_args(fake_update_args, p->params);
+    return 0;
+}
+int fake_node_update_count = 0;          /* cuGraphKernelNodeSetParams (the graph's node, not the executable's) */
+static int f_cuGraphKernelNodeSetParams(unsigned long long node, const struct fake_kernel_params *p) {
+    (void)node; (void)p;
+    fake_node_update_count++;
+    return fake_sticky;
+}
+static int f_cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+    (void)flags;
+    fake_stream_wait_count++;
+    fake_last_wait_stream = (unsigned long long)stream;
+    fake_last_wait_event = (unsigned long long)event;
+    return fake_sticky;
+}
+static int f_cuLaunchHostFunc(void *stream, void (*fn)(void *), void *data) {
+    (void)stream;
+    if (fake_sticky) return fake_sticky;
+    fake_host_func_count++;
+    fn(data);
+    return 0;
+}
+static int f_cuEventQuery(void *event) {
+    (void)event;
+    if (fake_sticky) return fake_sticky;
+    if (fake_event_pending > 0) {
+        fake_event_pending--;
+        return 600; /* CUDA_ERROR_NOT_READY */
+    }
+    return 0;
+}
+static int f_cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+    (void)flags;
+    if (fake_sticky) return fake_sticky;
+    *p = calloc(1, n ? n : 1);
+    fake_log("cuMemHostAlloc", (unsigned long long)*p);
+    return 0;
+}
+static int f_cuMemFreeHost(void *p) { fake_log("cuMemFreeHost", (unsigned long long)p); free(p); return 0; }
+static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned flags) {
+    (void)flags;
+    *d = (unsigned long long)p; /* unified addressing: the same address */
+    return fake_sticky;
+}
+static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f, void *b2d, size_t shared, int limit) {
+    (void)f; (void)b2d; (void)shared;
+    *min_grid = 132;
+    *block = limit > 0 && limit < 256 ? limit : 256;
+    return fake_sticky;
+}
+
 static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuLaunchKernelEx", (void *)fake_launch_ex},
     {"cuLaunchKernel", (void *)fake_launch},
@@ -173,6 +369,23 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuLibraryLoadData", (void *)f_cuLibraryLoadData},
     {"cuLibraryUnload", (void *)f_cuLibraryUnload},
     {"cuLibraryGetKernel", (void *)f_cuLibraryGetKernel},
+    {"cuGraphCreate", (void *)f_cuGraphCreate},
+    {"cuGraphDestroy", (void *)f_cuGraphDestroy},
+    {"cuGraphAddKernelNode", (void *)f_cuGraphAddKernelNode},
+    {"cuGraphAddMemcpyNode", (void *)f_cuGraphAddMemcpyNode},
+    {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},
+    {"cuGraphInstantiate", (void *)f_cuGraphInstantiate},
+    {"cuGraphExecDestroy", (void *)f_cuGraphExecDestroy},
+    {"cuGraphLaunch", (void *)f_cuGraphLaunch},
+    {"cuGraphExecKernelNodeSetParams", (void *)f_cuGraphExecKernelNodeSetParams},
+    {"cuGraphKernelNodeSetParams", (void *)f_cuGraphKernelNodeSetParams},
+    {"cuStreamWaitEvent", (void *)f_cuStreamWaitEvent},
+    {"cuLaunchHostFunc", (void *)f_cuLaunchHostFunc},
+    {"cuEventQuery", (void *)f_cuEventQuery},
+    {"cuMemHostAlloc", (void *)f_cuMemHostAlloc},
+    {"cuMemFreeHost", (void *)f_cuMemFreeHost},
+    {"cuMemHostGetDevicePointer", (void *)f_cuMemHostGetDevicePointer},
+    {"cuOccupancyMaxPotentialBlockSize", (void *)f_cuOccupancyMaxPotentialBlockSize},
 };
 
 /* FAKE_MISSING names a function this "driver" lacks, as an older driver

@@ -1,0 +1,276 @@
+"""Sequence: operations recorded once into one CUDA graph, evaluated many
+times, in Kompute's terms.
+
+- ``record(op)`` adds the operation's nodes to the sequence's graph.
+- The first evaluation after recording instantiates the graph; every
+  evaluation launches that executable graph (one ``cuGraphLaunch``) on the
+  sequence's stream and records the sequence's event after it.
+- Push constants changed since the last evaluation (on an algorithm or a
+  dispatch) are written into the executable graph's kernel nodes with
+  ``cuGraphExecKernelNodeSetParams`` before the launch: never a new
+  recording or instantiation.
+- Before its launch, the stream waits for the last evaluation of any other
+  sequence on another stream that used one of its tensors (its event), so
+  sequences on several streams run at once where they share no tensor.
+"""
+
+import threading
+import weakref
+
+import cubind
+
+from .calls import check, cuda, log
+from .graph import Graph
+from .ops import OpAlgoDispatch, OpBase, check_op_tensors
+from .waiting import notify_when_reached, wait
+
+
+class Sequence:
+    """One sequence of a :class:`Manager` (``mgr.sequence()``)."""
+
+    def __init__(self, manager, stream):
+        self._manager = manager
+        self._stream = stream
+        self._stream_handle = int(stream)
+        with manager.device:
+            self._event = cubind.Event(timing=False)
+        self._lock = threading.RLock()
+        self._ops = []
+        self._tensors = []        # each tensor its operations use, once
+        self._subscribed = []     # tensors, algorithms and dispatches that know of this sequence
+        self._graph = None
+        self._finalizer = None
+        self._in_flight = False
+        self._invalid = None      # why it may not be evaluated (a tensor or algorithm was destroyed)
+        self._dirty = False       # push constants changed since the last evaluation
+        self._destroyed = False
+        self._instantiations = 0
+        log.debug("sequence created on stream 0x%x", self._stream_handle)
+
+    # -- what it is -------------------------------------------------------------------
+
+    @property
+    def manager(self):
+        return self._manager
+
+    @property
+    def stream(self):
+        return self._stream
+
+    @property
+    def event(self):
+        """Recorded after each evaluation's graph launch."""
+        return self._event
+
+    @property
+    def graph_instantiations(self):
+        """How many times this sequence instantiated a graph: once per
+        recording, however many evaluations and push-constant changes."""
+        return self._instantiations
+
+    def ops(self):
+        return list(self._ops)
+
+    def is_init(self):
+        return not self._destroyed
+
+    def is_recording(self):
+        """True while it has recorded operations not yet evaluated."""
+        with self._lock:
+            return self._graph is not None and self._graph.exec is None and bool(self._ops)
+
+    def is_running(self):
+        """True from ``eval_async`` until the device has finished it."""
+        with self._lock:
+            if self._in_flight and self._event.query():
+                self._in_flight = False
+            return self._in_flight
+
+    def __repr__(self):
+        state = "destroyed" if self._destroyed else f"{len(self._ops)} operations"
+        return f"<cubind.compute.Sequence ({state})>"
+
+    # -- recording ------------------------------------------------------------------------
+
+    def record(self, op):
+        """Adds ``op``'s nodes to the graph; returns the sequence (chaining)."""
+        if not isinstance(op, OpBase):
+            raise TypeError(f"record: expected an operation (cubind.compute.Op...), not {type(op).__name__}")
+        with self._lock:
+            self._check_alive("record")
+            if self.is_running():
+                raise RuntimeError("record: the sequence is running (eval_async without a finished eval_await); "
+                                   "eval_await() first")
+            check_op_tensors(op, self._manager)
+            if self._graph is None:
+                self._graph = Graph(self._manager.device)
+                self._finalizer = weakref.finalize(self, self._graph.destroy)
+            try:
+                op._record(self, self._graph)
+            except BaseException:
+                self._rebuild()  # the failed operation may have added some nodes
+                raise
+            self._ops.append(op)
+            self._track(op)
+        return self
+
+    def _track(self, op):
+        for tensor in op.tensors():
+            if not any(t is tensor for t in self._tensors):
+                self._tensors.append(tensor)
+                self._subscribe(tensor)
+        if isinstance(op, OpAlgoDispatch):  # told of push-constant changes and of its destruction
+            self._subscribe(op.algorithm)
+            self._subscribe(op)
+
+    def _subscribe(self, owner):
+        with owner._lock:
+            owner._users.add(self)
+        self._subscribed.append(owner)
+
+    def _rebuild(self):
+        ops = self._ops
+        self._reset()
+        for op in ops:
+            self.record(op)
+
+    def _reset(self):
+        """Back to empty: graph freed, no longer told of its old resources."""
+        for owner in self._subscribed:
+            with owner._lock:
+                owner._users.discard(self)
+        with self._manager._lock:
+            for tensor in self._tensors:
+                if tensor._last is not None and tensor._last[1] is self._event:
+                    tensor._last = None
+        if self._finalizer is not None:
+            self._finalizer()  # destroys the graph
+        self._graph = self._finalizer = None
+        self._ops, self._tensors, self._subscribed = [], [], []
+        self._invalid, self._dirty = None, False
+
+    def clear(self):
+        """Forgets every operation and frees the graph."""
+        with self._lock:
+            if self.is_running():
+                raise RuntimeError("clear: the sequence is running; eval_await() first")
+            self._reset()
+        return self
+
+    def rerecord(self):
+        """Records the same operations again into a new graph (after tensors
+        were remade, for one): the next evaluation instantiates it."""
+        with self._lock:
+            self._check_alive("rerecord")
+            if self.is_running():
+                raise RuntimeError("rerecord: the sequence is running; eval_await() first")
+            self._rebuild()
+        return self
+
+    # -- evaluating --------------------------------------------------------------------------
+
+    def eval(self, op=None):
+        """Evaluates and waits. With ``op``: clears, records ``op`` alone,
+        then evaluates (Kompute's one-shot form, ``mgr.sequence().eval(op)``)."""
+        return self.eval_async(op).eval_await()
+
+    def eval_async(self, op=None):
+        """Launches the graph and returns at once (the sequence, which
+        ``await`` and ``eval_await`` wait for)."""
+        if op is not None:
+            self.clear()
+            self.record(op)
+        with self._lock:
+            self._check_alive("eval")
+            if self._invalid is not None:
+                raise ValueError(f"eval: {self._invalid}; clear() and record again")
+            if self.is_running():
+                raise RuntimeError("eval: the sequence is still running from eval_async; eval_await() first")
+            if self._graph is None:
+                return self  # nothing recorded: nothing to run
+            if self._dirty:
+                self._update_push()
+            if self._graph.exec is None:
+                self._graph.instantiate()
+                self._instantiations += 1
+            self._manager._launch(self)
+            self._in_flight = True
+        return self
+
+    def _update_push(self):
+        """Kernel nodes whose push constants changed get their new arguments,
+        in the executable graph (or the graph, before it is instantiated)."""
+        self._dirty = False  # before reading the values: a change made meanwhile marks it again
+        graph = self._graph
+        with self._manager.device:
+            for node in graph.kernel_nodes:
+                push = node.dispatch.push_consts()
+                if push != node.push:
+                    graph.update_kernel(node, node.dispatch.algorithm._pack(push), push)
+
+    def _push_changed(self):
+        with self._lock:
+            self._dirty = True
+
+    def _launch_on_stream(self):
+        """The launch and the event after it (the manager orders it first)."""
+        driver = cuda()
+        self._graph.launch(self._stream_handle)
+        check(driver.cuEventRecord(self._event.handle, self._stream_handle), "cuEventRecord")
+
+    def eval_await(self, timeout=None):
+        """Waits for the evaluation in flight (if any); TimeoutError after
+        ``timeout`` seconds, leaving it running. Returns the sequence."""
+        with self._lock:
+            if not self._in_flight:
+                return self
+        wait(self._event, timeout, "eval_await")
+        with self._lock:
+            self._in_flight = False
+        return self
+
+    def __await__(self):
+        """``await seq.eval_async()``: waits without blocking the event loop."""
+        return self._await_async().__await__()
+
+    async def _await_async(self):
+        with self._lock:
+            if not self._in_flight:
+                return self
+        if not self._event.query():
+            await notify_when_reached(self._event, self._manager._notifier(), self._manager.device)
+        with self._lock:
+            self._in_flight = False
+        return self
+
+    # -- release -------------------------------------------------------------------------------
+
+    def _check_alive(self, what):
+        if self._destroyed:
+            raise ValueError(f"{what}: the sequence was destroyed (Sequence.destroy() or Manager.destroy())")
+        self._manager._check_alive(what)
+
+    def _await_quietly(self):
+        """Waits for an evaluation in flight before its resources go; an error
+        here (a sticky one) is the evaluation's, already past helping."""
+        try:
+            self.eval_await()
+        except cubind.CUDAError:
+            log.debug("waiting for a sequence before a release failed", exc_info=True)
+            with self._lock:
+                self._in_flight = False
+
+    def _invalidate(self, reason):
+        with self._lock:
+            self._invalid = reason
+
+    def destroy(self):
+        """Waits for an evaluation in flight, then frees the graph and the event."""
+        with self._lock:
+            if self._destroyed:
+                return
+            self._await_quietly()
+            self._reset()
+            self._destroyed = True
+            self._event.close()
+        log.debug("sequence destroyed")
