@@ -214,14 +214,19 @@ def test_tensor_copy_copies_device_and_host_data(fake_driver, ptx_file):
         mgr = kp.Manager()
         src, dst = mgr.tensor([1, 2, 3]), mgr.tensor([0, 0, 0])
         host = mgr.tensor([0, 0, 0], tensor_type=kp.TensorTypes.host)
-        mgr.sequence().eval(kp.OpTensorCopy([src, dst, host]))
+        seq = mgr.sequence().record(kp.OpTensorCopy([src, dst, host]))
+        before = dst.data().tolist()
+        seq.eval()
         print(json.dumps([nodes(), [src.host_ptr, src.device_ptr, dst.host_ptr, dst.device_ptr, host.host_ptr],
+                          [before, dst.data().tolist()],
                           error(lambda: kp.OpTensorCopy([src])),
                           error(lambda: mgr.sequence().record(kp.OpTensorCopy([src, mgr.tensor([1, 2])])))]))
     """)
-    nodes, (sh, sd, dh, dd, hh), one, mismatch = got
-    assert [(n["src"], n["dst"]) for n in nodes] == [(sd, dd), (sh, dh), (sd, hh)]
-    assert nodes[2]["dst_host"] and not nodes[0]["dst_host"]
+    nodes, (sh, sd, dh, dd, hh), host_data, one, mismatch = got
+    # The device data in the graph; the host data after the evaluation (Kompute's postEval).
+    assert [(n["src"], n["dst"]) for n in nodes] == [(sd, dd), (sd, hh)]
+    assert nodes[1]["dst_host"] and not nodes[0]["dst_host"]
+    assert host_data == [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]
     assert one == "ValueError: OpTensorCopy: tensors needs a source and at least one destination"
     assert mismatch == "ValueError: OpTensorCopy: tensors[1] has 8 bytes, the source 12"
 

@@ -907,6 +907,10 @@ def test_stream_query_event_timing_and_subtraction(gpu_module, device):
         elapsed = start.elapsed_time(end)
         assert 20 < elapsed < 2000
         assert end - start == elapsed
+        assert cubind.current_stream() is stream
+    # Leaving the block ends its being current (CuPy's meaning), not the stream.
+    assert cubind.current_stream() is None and not stream.closed
+    stream.close()
     assert stream.closed
 
 
@@ -1072,7 +1076,7 @@ def test_launch_config_with_cluster_dims(device, dmem):
 def test_launch_config_without_attributes_matches_the_call_form(gpu_module, dmem):
     fill = gpu_module.get_kernel("fill<float>")
     out = dmem(np.zeros(1000, np.float32))
-    cubind.launch(cubind.LaunchConfig((4, 1, 1), (256,)), fill, out, 4.5, 1000)
+    cubind.launch(None, cubind.LaunchConfig((4, 1, 1), (256,)), fill, out, 4.5, 1000)
     assert (dmem.get(out, np.zeros(1000, np.float32)) == 4.5).all()
 
 

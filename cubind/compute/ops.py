@@ -103,7 +103,7 @@ class OpTensorCopy(OpBase):
                 raise ValueError(f"OpTensorCopy: tensors[{i}] has {dst.nbytes} bytes, the source {src.nbytes}")
             graph.add_copy([src, dst], *_device_side(src), *_device_side(dst), src.nbytes)
             if dst.tensor_type() is TensorTypes.device and _host_data(src) is not None:
-                graph.add_copy([src, dst], _host_data(src), True, dst.host_ptr, True, src.nbytes)
+                sequence._post_copies.append((src, dst))  # after the evaluation, as Kompute's postEval
 
 
 class OpMemoryBarrier(OpBase):

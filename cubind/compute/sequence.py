@@ -14,6 +14,7 @@ times, in Kompute's terms.
   sequences on several streams run at once where they share no tensor.
 """
 
+import ctypes
 import threading
 import weakref
 
@@ -41,6 +42,10 @@ class Sequence:
         self._graph = None
         self._finalizer = None
         self._in_flight = False
+        # Kompute's postEval: host-data copies OpTensorCopy asks for, made in
+        # record order once an evaluation is seen finished (the host data of
+        # the source is then what the whole sequence left there).
+        self._post_copies = []    # (source tensor, destination tensor)
         self._invalid = None      # why it may not be evaluated (a tensor or algorithm was destroyed)
         self._dirty = False       # push constants changed since the last evaluation
         self._destroyed = False
@@ -83,7 +88,7 @@ class Sequence:
         """True from ``eval_async`` until the device has finished it."""
         with self._lock:
             if self._in_flight and self._event.query():
-                self._in_flight = False
+                self._finished()
             return self._in_flight
 
     def __repr__(self):
@@ -146,7 +151,7 @@ class Sequence:
         if self._finalizer is not None:
             self._finalizer()  # destroys the graph
         self._graph = self._finalizer = None
-        self._ops, self._tensors, self._subscribed = [], [], []
+        self._ops, self._tensors, self._subscribed, self._post_copies = [], [], [], []
         self._invalid, self._dirty = None, False
 
     def clear(self):
@@ -226,7 +231,8 @@ class Sequence:
                 return self
         wait(self._event, timeout, "eval_await")
         with self._lock:
-            self._in_flight = False
+            if self._in_flight:
+                self._finished()
         return self
 
     def __await__(self):
@@ -240,8 +246,17 @@ class Sequence:
         if not self._event.query():
             await notify_when_reached(self._event, self._manager._notifier(), self._manager.device)
         with self._lock:
-            self._in_flight = False
+            if self._in_flight:
+                self._finished()
         return self
+
+    def _finished(self):
+        """The evaluation is done: the host-data copies, then not running.
+        Called with the lock held."""
+        for src, dst in self._post_copies:
+            if src.is_init() and dst.is_init():
+                ctypes.memmove(dst.host_ptr, src.host_ptr, src.nbytes)
+        self._in_flight = False
 
     # -- release -------------------------------------------------------------------------------
 
