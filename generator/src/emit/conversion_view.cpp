@@ -15,6 +15,9 @@ std::string trampoline_name(const std::string& function, const std::string& para
 
 namespace {
 
+// The slots an item's template may have, in the order they are rendered.
+constexpr const char* kElementSlots[] = {"item", "get", "set", "stub", "stub_set"};
+
 void set_range(View& d, const IntRange& r) {
   if (!r.bits) return;
   Type t;
@@ -92,10 +95,13 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (c.ownership == Ownership::Once) d.flag("once", true);
   if (!c.error_value.empty()) d.set("error_value", c.error_value);
   if (!c.element.empty()) {
+    // The item's template fills the slots of its container's kind (params/
+    // elements convert `item`; fields/ elements read and write in place),
+    // each rendered as element_<slot>.
     const Conversion& e = c.element.front();
     const View ev = conversion_view(e, name, ctx);
-    d.set("element", slot(e, ev, "item", name, ctx));
-    d.set("element_stub", slot(e, ev, "stub", name, ctx));
+    for (const char* s : kElementSlots)
+      if (ctx.templates.defines(e.name, s)) d.set(std::string("element_") + s, slot(e, ev, s, name, ctx));
   }
   return d;
 }

@@ -13,7 +13,8 @@ View conversion_view(const model::Conversion& c, const std::string& name, const 
 
 // The conversion's template rendered for one slot of the function or class
 // that uses it: "pre" (statements), "arg"/"ret"/"item" (expressions), "stub"
-// (its .pyi type), "stub_set" (a field's setter type).
+// (its .pyi type), "stub_set" (a field's setter type); a field array's item
+// also "get"/"set" (the expressions reading and writing item i in place).
 View slot(const model::Conversion& c, const View& view, const std::string& slot, const std::string& label,
           const Context& ctx, const std::vector<const Data*>& parents = {});
 

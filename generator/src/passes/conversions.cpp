@@ -429,28 +429,44 @@ Conversion result_conversion(const Function& f, const Model& m) {
   return c;
 }
 
+// How a fixed array field reads and writes each item in place; none (a
+// skip reason) for an element type with no such conversion.
+Conversion field_element(const Type& e, const Model& m) {
+  if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool || (e.kind == TypeKind::Handle && !e.canonical.empty())) {
+    // Integer value classes (cuuint64_t) among them read back as plain ints.
+    Conversion c = named("fields/element_integer", e);
+    c.range = range_of(e, m);
+    return c;
+  }
+  if (e.kind == TypeKind::Record) {
+    Conversion c = named("fields/element_record", e);
+    c.record_class = record_class(m, e.canonical);
+    return c;
+  }
+  if (e.kind == TypeKind::Enum) {
+    Conversion c = named("fields/element_enum", e);
+    c.range = range_of(e, m);
+    c.enum_name = e.canonical;
+    return c;
+  }
+  if (e.kind == TypeKind::Floating) return named("fields/element_float", e);
+  Conversion none;
+  none.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
+  return none;
+}
+
+// A fixed array field: a char array is a string, any other one a list whose
+// items convert through their element.
 Conversion fixed_array(const Type& t, const Model& m) {
   const Type& e = t.pointee();
   Conversion c;
   if (e.kind == TypeKind::Integer && e.canonical == "char") {
     c = named("fields/chars", t);
-  } else if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool ||
-             (e.kind == TypeKind::Handle && !e.canonical.empty())) {
-    // Integer value classes (cuuint64_t) among them read back as plain ints.
-    c = named("fields/array", e);
-    c.range = range_of(e, m);
-  } else if (e.kind == TypeKind::Record) {
-    c = named("fields/record_array", t);
-    c.record_class = record_class(m, e.canonical);
-  } else if (e.kind == TypeKind::Enum) {
-    c = named("fields/enum_array", e);
-    c.range = range_of(e, m);
-    c.enum_name = e.canonical;
-  } else if (e.kind == TypeKind::Floating) {
-    c = named("fields/float_array", e);
   } else {
-    c.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
-    return c;
+    Conversion item = field_element(e, m);
+    if (!item.bound()) return item;
+    c = named("fields/array", e);
+    c.element.push_back(item);
   }
   c.fixed_count = t.count;
   return c;

@@ -316,20 +316,43 @@ TEST(AssignConversions, FieldsOfEachKind) {
   EXPECT_EQ(of(array_of(char_t(), 16)).name, "fields/chars");
   EXPECT_EQ(of(array_of(char_t(), 16)).fixed_count, 16);
   EXPECT_EQ(of(array_of(int_t(), 4)).name, "fields/array");
-  EXPECT_EQ(of(array_of(record_v2(), 2)).name, "fields/record_array");
   EXPECT_EQ(of(ptr(record_v2())).name, "fields/record_pointer");
   EXPECT_EQ(of(ptr(record_v2())).ownership, Ownership::Struct);
   EXPECT_EQ(of(ptr(void_t())).name, "fields/address");
   EXPECT_EQ(of(callback_t()).name, "fields/address");
-  EXPECT_EQ(of(array_of(float_t(), 3)).name, "fields/float_array");
-  Type mode = named(TypeKind::Enum, "caseMode", 4);
-  EXPECT_EQ(of(array_of(mode, 3)).name, "fields/enum_array");
-  EXPECT_EQ(of(array_of(mode, 3)).enum_name, "caseMode");
-  EXPECT_FALSE(of(array_of(mode, 3)).range.is_signed);
   // No template for an array of handles: a skip with its reason, not silence.
   const Conversion none = of(array_of(handle_t(), 3));
   EXPECT_FALSE(none.bound());
   EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of handle");
+}
+
+// A fixed array is one template, fields/array; what differs by element type
+// (how item i is read and written in place, its stub types) is the element's.
+TEST(AssignConversions, FixedArraysConvertEachItemThroughTheirElement) {
+  const Model m = model_with({});
+  auto of = [&](const Type& t) { return passes::field_conversion(field("f", t), m); };
+  auto element = [&](const Type& t) {
+    const Conversion c = of(t);
+    EXPECT_EQ(c.name, "fields/array");
+    EXPECT_EQ(c.fixed_count, 3);
+    EXPECT_EQ(c.element.size(), 1u);
+    return c.element.empty() ? Conversion{} : c.element.front();
+  };
+  const Conversion integer = element(array_of(int_t(), 3));
+  EXPECT_EQ(integer.name, "fields/element_integer");
+  EXPECT_EQ(integer.range.bits, 32);
+  EXPECT_TRUE(integer.range.is_signed);
+  EXPECT_EQ(element(array_of(float_t(), 3)).name, "fields/element_float");
+  const Conversion record = element(array_of(record_v2(), 3));
+  EXPECT_EQ(record.name, "fields/element_record");
+  EXPECT_EQ(record.record_class, "caseRecord");
+  EXPECT_EQ(record.c_type.name, record_v2().name);  // the item, not the array
+  const Conversion mode = element(array_of(named(TypeKind::Enum, "caseMode", 4), 3));
+  EXPECT_EQ(mode.name, "fields/element_enum");
+  EXPECT_EQ(mode.enum_name, "caseMode");
+  EXPECT_FALSE(mode.range.is_signed);
+  // A char array is a string, not a list of items.
+  EXPECT_TRUE(of(array_of(char_t(), 3)).element.empty());
 }
 
 TEST(AssignConversions, IntegerHandlesKnowTheirStorage) {
