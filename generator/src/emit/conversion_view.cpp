@@ -30,37 +30,38 @@ void set_range(View& d, const IntRange& r) {
   d.set("high", b.high);
 }
 
-void set_count(View& d, const Conversion& c) {
-  if (c.fixed_count >= 0) d.set("count", std::to_string(c.fixed_count));
-  if (c.count_param.empty()) return;
-  d.set("count", c.count_param);
-  d.set("count_cname", c_local(safe_name(c.count_param)));
-  if (c.count_offset != 0) {
-    d.set("offset_op", c.count_offset < 0 ? "-" : "+");
-    d.set("offset_amount", std::to_string(c.count_offset < 0 ? -c.count_offset : c.count_offset));
+void set_count(View& d, const Param& p) {
+  if (p.count_param.empty()) return;
+  d.set("count", p.count_param);
+  d.set("count_cname", c_local(safe_name(p.count_param)));
+  if (p.count_offset != 0) {
+    d.set("offset_op", p.count_offset < 0 ? "-" : "+");
+    d.set("offset_amount", std::to_string(p.count_offset < 0 ? -p.count_offset : p.count_offset));
   }
 }
 
-void set_query(View& d, const Conversion& c, const Context& ctx) {
-  if (c.query_function.empty()) return;
-  d.set("query", c.query_function);
+void set_query(View& d, const Param& p, const Context& ctx) {
+  if (p.query_function.empty()) return;
+  const Conversion& c = p.conversion;
+  d.set("query", p.query_function);
   std::vector<View> args;
   for (const auto& a : c.query_args) args.push_back(View().set("cname", c_local(safe_name(a))));
   d.set("query_args", list_of(args));
   if (c.query_result.kind != TypeKind::Unknown) d.set("count_ctype", ctx.py_names.cython(c.query_result));
 }
 
-void set_attribute(View& d, const Conversion& c, const Context& ctx) {
+void set_attribute(View& d, const Function& f, const Param& p, const Context& ctx) {
+  const Conversion& c = p.conversion;
   if (c.attribute_enum.empty()) return;
   const AttributeTable* table = ctx.model.attribute_table(c.attribute_enum);
   if (!table) return;
   const AttributeNames names = attribute_names(c.attribute_enum);
-  d.set("attribute", safe_name(c.attribute_param));
-  d.set("attribute_cname", c_local(safe_name(c.attribute_param)));
-  if (!c.sizes_param.empty()) {
-    d.set("sizes", c.sizes_param);
-    d.set("sizes_cname", c_local(safe_name(c.sizes_param)));
-  }
+  d.set("attribute", safe_name(p.attribute_param));
+  d.set("attribute_cname", c_local(safe_name(p.attribute_param)));
+  // An array of attributes: the parameter counting it counts the values.
+  for (const auto& a : f.params)
+    if (a.name == p.attribute_param && !a.count_param.empty())
+      d.set("attribute_count_cname", c_local(safe_name(a.count_param)));
   d.set("union", names.union_name);
   d.set("size_of", names.size_of);
   if (c.output) {
@@ -83,15 +84,9 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (c.c_type.kind == TypeKind::Enum) d.set("enum", c.c_type.canonical);  // the class, not a typedef of it
   if (!c.enum_name.empty()) d.set("enum_of", enum_of_function(c.enum_name));
   if (!c.record_class.empty()) d.set("rclass", c.record_class);
-  set_count(d, c);
+  if (c.fixed_count >= 0) d.set("count", std::to_string(c.fixed_count));
   if (!c.count_field.empty()) d.set("count_field", c.count_field);
-  set_query(d, c, ctx);
-  set_attribute(d, c, ctx);
   if (!c.callback_type.empty()) d.set("cb_type", c.callback_type);
-  if (!c.userdata_param.empty()) {
-    d.set("userdata", safe_name(c.userdata_param));
-    d.set("userdata_cname", c_local(safe_name(c.userdata_param)));
-  }
   if (c.ownership == Ownership::Once) d.flag("once", true);
   if (!c.error_value.empty()) d.set("error_value", c.error_value);
   if (!c.element.empty()) {
@@ -102,6 +97,18 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
     const View ev = conversion_view(e, name, ctx);
     for (const char* s : kElementSlots)
       if (ctx.templates.defines(e.name, s)) d.set(std::string("element_") + s, slot(e, ev, s, name, ctx));
+  }
+  return d;
+}
+
+View param_view(const Function& f, const Param& p, const Context& ctx) {
+  View d = conversion_view(p.conversion, safe_name(p.name), ctx);
+  set_count(d, p);
+  set_query(d, p, ctx);
+  set_attribute(d, f, p, ctx);
+  if (!p.userdata_param.empty()) {
+    d.set("userdata", safe_name(p.userdata_param));
+    d.set("userdata_cname", c_local(safe_name(p.userdata_param)));
   }
   return d;
 }

@@ -72,7 +72,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
 View py_function_view(const Function& f, std::vector<View>& trampolines, const Context& ctx) {
   std::vector<View> views;
   for (const auto& p : f.params) {
-    views.push_back(conversion_view(p.conversion, safe_name(p.name), ctx));
+    views.push_back(param_view(f, p, ctx));
     if (!p.conversion.arguments.empty()) views.back().set("trampoline", trampoline_name(f.name, p.name));
   }
   std::vector<View> inputs, call_args, outputs;

@@ -78,11 +78,15 @@ enum class Role {
 struct Param {
   std::string name;
   Type type;
-  // Filled by passes:
+  // Filled by passes. The role facts below (count_param to attribute_param)
+  // are stored here only: the parameter pass decides them (with the spec's
+  // overrides), the conversion pass and emit read them from the Param.
   Direction direction = Direction::In;
   Role role = Role::Unresolved;
-  // Array/StringArray: the parameter counting it; OutBuffer: its length;
-  // VoidPtr: the bytes the call reads or writes there.
+  // Array/StringArray/InOutArray/ReturnedArray: the parameter counting it;
+  // OutBuffer: its length; VoidPtr: the bytes the call reads or writes there;
+  // AttributeOut: the bytes of the value (an array of values: the array of
+  // each one's size).
   std::string count_param;
   int count_offset = 0;        // items = count_param + count_offset (strides: rank - 1)
   std::string query_function;  // Buffer/OutArray/VoidPtr: the function giving the size/count

@@ -97,7 +97,10 @@ TEST(AssignConversions, OutputsAreNotInputs) {
   EXPECT_EQ(conv(m, "caseOut", "mode").enum_name, "caseMode");
 }
 
-TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
+// The Param's role facts (count_param, count_offset, query_function,
+// userdata_param, attribute_param) stay on the Param: a conversion holds only
+// what it derives from them (its template, query_args, the element...).
+TEST(AssignConversions, ArraysCarryTheirElement) {
   Function f = with_roles(fn("caseArrays", {param("rank", int_t()), param("dims", ptr(size_t_t(), false)),
                                             param("handles", ptr(handle_t())), param("recs", ptr(record_v2())),
                                             param("values", ptr(ptr(void_t())))}),
@@ -109,8 +112,6 @@ TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
   const Conversion& dims = conv(m, "caseArrays", "dims");
   EXPECT_EQ(dims.name, "params/array");
   EXPECT_TRUE(dims.late);
-  EXPECT_EQ(dims.count_param, "rank");
-  EXPECT_EQ(dims.count_offset, -1);
   EXPECT_FALSE(dims.c_type.is_const);  // storage the binding fills
   ASSERT_EQ(dims.element.size(), 1u);
   EXPECT_EQ(dims.element[0].name, "params/element_integer");
@@ -134,7 +135,6 @@ TEST(AssignConversions, QueriesNameTheirArguments) {
   const Model m = convert({size, count, log, archs});
   const Conversion& buffer = conv(m, "caseGetLog", "log");
   EXPECT_EQ(buffer.name, "params/in_buffer");
-  EXPECT_EQ(buffer.query_function, "caseGetLogSize");
   EXPECT_EQ(buffer.query_args, std::vector<std::string>{"h"});
   EXPECT_EQ(buffer.query_result.kind, TypeKind::Unknown);  // always a size_t
   const Conversion& out = conv(m, "caseGetArchs", "archs");
@@ -158,7 +158,6 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
 
   const Conversion& queried = conv(m, "caseGetImage", "image");
   EXPECT_EQ(queried.name, "params/in_voidptr_queried");
-  EXPECT_EQ(queried.query_function, "caseGetImageSize");
   EXPECT_EQ(queried.query_args, std::vector<std::string>{"h"});
   EXPECT_TRUE(queried.late);  // the query reads h's C value
   EXPECT_TRUE(queried.input);
@@ -166,7 +165,6 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
   for (const char* side : {"dst", "src"}) {
     const Conversion& sized = conv(m, "caseCopy", side);
     EXPECT_EQ(sized.name, "params/in_voidptr_sized") << side;
-    EXPECT_EQ(sized.count_param, "count") << side;
     EXPECT_TRUE(sized.late) << side;  // reads count's C value
     EXPECT_EQ(sized.ownership, Ownership::Call) << side;
   }
@@ -174,7 +172,6 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
   const Conversion& plain = conv(m, "caseLoad", "image");
   EXPECT_EQ(plain.name, "params/in_voidptr");
   EXPECT_FALSE(plain.late);
-  EXPECT_EQ(plain.count_param, "");
 }
 
 TEST(AssignConversions, InOutArraysAndTheirCount) {
@@ -191,7 +188,6 @@ TEST(AssignConversions, InOutArraysAndTheirCount) {
   EXPECT_EQ(nodes.name, "params/inout_array");
   EXPECT_FALSE(nodes.input);
   EXPECT_TRUE(nodes.output && nodes.late);
-  EXPECT_EQ(nodes.count_param, "numNodes");
   EXPECT_EQ(nodes.element.at(0).name, "params/out_element_handle");
   EXPECT_EQ(conv(m, "caseGetNodes", "recs").element.at(0).name, "params/out_element_record");
 }

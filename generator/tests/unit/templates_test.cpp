@@ -126,4 +126,37 @@ TEST_F(TemplatesTest, AnElementIsRenderedInTheSlotsItsTemplateHas) {
   EXPECT_EQ(text(fv, "element_item"), "<none>");
 }
 
+// A parameter's view reads its role facts from the Param, where they are
+// stored once: the count (with its offset), the attribute array's count, the
+// user data.
+TEST_F(TemplatesTest, AParameterViewReadsTheParamsRoleFacts) {
+  using namespace cubind::model;
+  Templates t(dir_.string());
+  Model m;
+  const cubind::spec::Spec spec;
+  const Context ctx{m, spec, cubind::emit::TypeNames(m, ""), cubind::emit::TypeNames(m, "c."), t};
+  Function f;
+  f.name = "caseF";
+  Param dims;
+  dims.name = "dims";
+  dims.count_param = "rank";
+  dims.count_offset = -1;
+  dims.conversion.name = "params/array";
+  Param cb;
+  cb.name = "fn";
+  cb.userdata_param = "lambda";  // a Python keyword: the view spells it safely
+  cb.conversion.name = "params/in_callback";
+  f.params = {dims, cb};
+  const View dv = cubind::emit::param_view(f, f.params[0], ctx);
+  EXPECT_EQ(dv.get("count")->string_value(), "rank");
+  EXPECT_EQ(dv.get("count_cname")->string_value(), "_c_rank");
+  EXPECT_EQ(dv.get("offset_op")->string_value(), "-");
+  EXPECT_EQ(dv.get("offset_amount")->string_value(), "1");
+  EXPECT_EQ(dv.get("userdata"), nullptr);
+  const View cv = cubind::emit::param_view(f, f.params[1], ctx);
+  EXPECT_EQ(cv.get("count"), nullptr);
+  EXPECT_EQ(cv.get("userdata")->string_value(), "lambda_");
+  EXPECT_EQ(cv.get("userdata_cname")->string_value(), "_c_lambda_");
+}
+
 }  // namespace
