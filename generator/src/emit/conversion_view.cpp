@@ -1,7 +1,8 @@
 #include "emit/conversion_view.hpp"
 
+#include <stdexcept>
+
 #include "emit/attributes.hpp"
-#include "emit/names.hpp"
 
 namespace cubind::emit {
 
@@ -30,22 +31,29 @@ void set_range(View& d, const IntRange& r) {
   d.set("high", b.high);
 }
 
-void set_count(View& d, const Param& p) {
+// The Python name of a sibling parameter the Param names (name_python).
+const std::string& py_name_of(const Function& f, const std::string& name) {
+  for (const auto& p : f.params)
+    if (p.name == name) return p.py_name;
+  throw std::runtime_error(f.name + ": no parameter " + name);
+}
+
+void set_count(View& d, const Function& f, const Param& p) {
   if (p.count_param.empty()) return;
   d.set("count", p.count_param);
-  d.set("count_cname", c_local(safe_name(p.count_param)));
+  d.set("count_cname", c_local(py_name_of(f, p.count_param)));
   if (p.count_offset != 0) {
     d.set("offset_op", p.count_offset < 0 ? "-" : "+");
     d.set("offset_amount", std::to_string(p.count_offset < 0 ? -p.count_offset : p.count_offset));
   }
 }
 
-void set_query(View& d, const Param& p, const Context& ctx) {
+void set_query(View& d, const Function& f, const Param& p, const Context& ctx) {
   if (p.query_function.empty()) return;
   const Conversion& c = p.conversion;
   d.set("query", p.query_function);
   std::vector<View> args;
-  for (const auto& a : c.query_args) args.push_back(View().set("cname", c_local(safe_name(a))));
+  for (const auto& a : c.query_args) args.push_back(View().set("cname", c_local(py_name_of(f, a))));
   d.set("query_args", list_of(args));
   if (c.query_result.kind != TypeKind::Unknown) d.set("count_ctype", ctx.py_names.cython(c.query_result));
 }
@@ -56,12 +64,12 @@ void set_attribute(View& d, const Function& f, const Param& p, const Context& ct
   const AttributeTable* table = ctx.model.attribute_table(c.attribute_enum);
   if (!table) return;
   const AttributeNames names = attribute_names(c.attribute_enum);
-  d.set("attribute", safe_name(p.attribute_param));
-  d.set("attribute_cname", c_local(safe_name(p.attribute_param)));
+  d.set("attribute", py_name_of(f, p.attribute_param));
+  d.set("attribute_cname", c_local(py_name_of(f, p.attribute_param)));
   // An array of attributes: the parameter counting it counts the values.
   for (const auto& a : f.params)
     if (a.name == p.attribute_param && !a.count_param.empty())
-      d.set("attribute_count_cname", c_local(safe_name(a.count_param)));
+      d.set("attribute_count_cname", c_local(py_name_of(f, a.count_param)));
   d.set("union", names.union_name);
   d.set("size_of", names.size_of);
   if (c.output) {
@@ -102,13 +110,13 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
 }
 
 View param_view(const Function& f, const Param& p, const Context& ctx) {
-  View d = conversion_view(p.conversion, safe_name(p.name), ctx);
-  set_count(d, p);
-  set_query(d, p, ctx);
+  View d = conversion_view(p.conversion, p.py_name, ctx);
+  set_count(d, f, p);
+  set_query(d, f, p, ctx);
   set_attribute(d, f, p, ctx);
   if (!p.userdata_param.empty()) {
-    d.set("userdata", safe_name(p.userdata_param));
-    d.set("userdata_cname", c_local(safe_name(p.userdata_param)));
+    d.set("userdata", py_name_of(f, p.userdata_param));
+    d.set("userdata_cname", c_local(py_name_of(f, p.userdata_param)));
   }
   return d;
 }

@@ -71,6 +71,7 @@ void put_conversion(json& j, const char* key, const Conversion& c) {
 
 json param_json(const Param& p) {
   json j = {{"name", p.name}, {"type", to_json(p.type)}};
+  if (p.py_name != p.name) put(j, "py_name", p.py_name);
   j["direction"] = to_string(p.direction);
   j["role"] = to_string(p.role);
   put(j, "count_param", p.count_param);
@@ -132,6 +133,8 @@ json record_json(const Record& r) {
   for (const auto& f : r.fields) {
     json jf = {{"name", f.name}, {"type", to_json(f.type)}, {"offset_bits", f.offset_bits}};
     if (f.bit_width >= 0) jf["bit_width"] = f.bit_width;
+    if (f.py_name != f.name) put(jf, "py_name", f.py_name);
+    put(jf, "py_alias", f.py_alias);
     put(jf, "count_field", f.count_field);
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);

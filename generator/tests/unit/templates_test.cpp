@@ -137,23 +137,28 @@ TEST_F(TemplatesTest, AParameterViewReadsTheParamsRoleFacts) {
   const Context ctx{m, spec, cubind::emit::TypeNames(m, ""), cubind::emit::TypeNames(m, "c."), t};
   Function f;
   f.name = "caseF";
+  Param rank;
+  rank.name = rank.py_name = "rank";
+  Param user;
+  user.name = "lambda";
+  user.py_name = "lambda_";  // passes::name_python's name for a keyword
   Param dims;
-  dims.name = "dims";
+  dims.name = dims.py_name = "dims";
   dims.count_param = "rank";
   dims.count_offset = -1;
   dims.conversion.name = "params/array";
   Param cb;
-  cb.name = "fn";
-  cb.userdata_param = "lambda";  // a Python keyword: the view spells it safely
+  cb.name = cb.py_name = "fn";
+  cb.userdata_param = "lambda";  // read under its Python name
   cb.conversion.name = "params/in_callback";
-  f.params = {dims, cb};
-  const View dv = cubind::emit::param_view(f, f.params[0], ctx);
+  f.params = {rank, dims, cb, user};
+  const View dv = cubind::emit::param_view(f, f.params[1], ctx);
   EXPECT_EQ(dv.get("count")->string_value(), "rank");
   EXPECT_EQ(dv.get("count_cname")->string_value(), "_c_rank");
   EXPECT_EQ(dv.get("offset_op")->string_value(), "-");
   EXPECT_EQ(dv.get("offset_amount")->string_value(), "1");
   EXPECT_EQ(dv.get("userdata"), nullptr);
-  const View cv = cubind::emit::param_view(f, f.params[1], ctx);
+  const View cv = cubind::emit::param_view(f, f.params[2], ctx);
   EXPECT_EQ(cv.get("count"), nullptr);
   EXPECT_EQ(cv.get("userdata")->string_value(), "lambda_");
   EXPECT_EQ(cv.get("userdata_cname")->string_value(), "_c_lambda_");
