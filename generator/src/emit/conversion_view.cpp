@@ -1,7 +1,8 @@
 #include "emit/conversion_view.hpp"
 
+#include <stdexcept>
+
 #include "emit/attributes.hpp"
-#include "emit/names.hpp"
 
 namespace cubind::emit {
 
@@ -15,6 +16,9 @@ std::string trampoline_name(const std::string& function, const std::string& para
 
 namespace {
 
+// The slots an item's template may have, in the order they are rendered.
+constexpr const char* kElementSlots[] = {"item", "get", "set", "stub", "stub_set"};
+
 void set_range(View& d, const IntRange& r) {
   if (!r.bits) return;
   Type t;
@@ -27,37 +31,45 @@ void set_range(View& d, const IntRange& r) {
   d.set("high", b.high);
 }
 
-void set_count(View& d, const Conversion& c) {
-  if (c.fixed_count >= 0) d.set("count", std::to_string(c.fixed_count));
-  if (c.count_param.empty()) return;
-  d.set("count", c.count_param);
-  d.set("count_cname", c_local(safe_name(c.count_param)));
-  if (c.count_offset != 0) {
-    d.set("offset_op", c.count_offset < 0 ? "-" : "+");
-    d.set("offset_amount", std::to_string(c.count_offset < 0 ? -c.count_offset : c.count_offset));
+// The Python name of a sibling parameter the Param names (name_python).
+const std::string& py_name_of(const Function& f, const std::string& name) {
+  for (const auto& p : f.params)
+    if (p.name == name) return p.py_name;
+  throw std::runtime_error(f.name + ": no parameter " + name);
+}
+
+void set_count(View& d, const Function& f, const Param& p) {
+  if (p.count_param.empty()) return;
+  d.set("count", p.count_param);
+  d.set("count_cname", c_local(py_name_of(f, p.count_param)));
+  if (p.count_offset != 0) {
+    d.set("offset_op", p.count_offset < 0 ? "-" : "+");
+    d.set("offset_amount", std::to_string(p.count_offset < 0 ? -p.count_offset : p.count_offset));
   }
 }
 
-void set_query(View& d, const Conversion& c, const Context& ctx) {
-  if (c.query_function.empty()) return;
-  d.set("query", c.query_function);
+void set_query(View& d, const Function& f, const Param& p, const Context& ctx) {
+  if (p.query_function.empty()) return;
+  const Conversion& c = p.conversion;
+  d.set("query", p.query_function);
   std::vector<View> args;
-  for (const auto& a : c.query_args) args.push_back(View().set("cname", c_local(safe_name(a))));
+  for (const auto& a : c.query_args) args.push_back(View().set("cname", c_local(py_name_of(f, a))));
   d.set("query_args", list_of(args));
   if (c.query_result.kind != TypeKind::Unknown) d.set("count_ctype", ctx.py_names.cython(c.query_result));
 }
 
-void set_attribute(View& d, const Conversion& c, const Context& ctx) {
+void set_attribute(View& d, const Function& f, const Param& p, const Context& ctx) {
+  const Conversion& c = p.conversion;
   if (c.attribute_enum.empty()) return;
   const AttributeTable* table = ctx.model.attribute_table(c.attribute_enum);
   if (!table) return;
   const AttributeNames names = attribute_names(c.attribute_enum);
-  d.set("attribute", safe_name(c.attribute_param));
-  d.set("attribute_cname", c_local(safe_name(c.attribute_param)));
-  if (!c.sizes_param.empty()) {
-    d.set("sizes", c.sizes_param);
-    d.set("sizes_cname", c_local(safe_name(c.sizes_param)));
-  }
+  d.set("attribute", py_name_of(f, p.attribute_param));
+  d.set("attribute_cname", c_local(py_name_of(f, p.attribute_param)));
+  // An array of attributes: the parameter counting it counts the values.
+  for (const auto& a : f.params)
+    if (a.name == p.attribute_param && !a.count_param.empty())
+      d.set("attribute_count_cname", c_local(py_name_of(f, a.count_param)));
   d.set("union", names.union_name);
   d.set("size_of", names.size_of);
   if (c.output) {
@@ -80,22 +92,31 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (c.c_type.kind == TypeKind::Enum) d.set("enum", c.c_type.canonical);  // the class, not a typedef of it
   if (!c.enum_name.empty()) d.set("enum_of", enum_of_function(c.enum_name));
   if (!c.record_class.empty()) d.set("rclass", c.record_class);
-  set_count(d, c);
+  if (c.fixed_count >= 0) d.set("count", std::to_string(c.fixed_count));
   if (!c.count_field.empty()) d.set("count_field", c.count_field);
-  set_query(d, c, ctx);
-  set_attribute(d, c, ctx);
   if (!c.callback_type.empty()) d.set("cb_type", c.callback_type);
-  if (!c.userdata_param.empty()) {
-    d.set("userdata", safe_name(c.userdata_param));
-    d.set("userdata_cname", c_local(safe_name(c.userdata_param)));
-  }
   if (c.ownership == Ownership::Once) d.flag("once", true);
   if (!c.error_value.empty()) d.set("error_value", c.error_value);
   if (!c.element.empty()) {
+    // The item's template fills the slots of its container's kind (params/
+    // elements convert `item`; fields/ elements read and write in place),
+    // each rendered as element_<slot>.
     const Conversion& e = c.element.front();
     const View ev = conversion_view(e, name, ctx);
-    d.set("element", slot(e, ev, "item", name, ctx));
-    d.set("element_stub", slot(e, ev, "stub", name, ctx));
+    for (const char* s : kElementSlots)
+      if (ctx.templates.defines(e.name, s)) d.set(std::string("element_") + s, slot(e, ev, s, name, ctx));
+  }
+  return d;
+}
+
+View param_view(const Function& f, const Param& p, const Context& ctx) {
+  View d = conversion_view(p.conversion, p.py_name, ctx);
+  set_count(d, f, p);
+  set_query(d, f, p, ctx);
+  set_attribute(d, f, p, ctx);
+  if (!p.userdata_param.empty()) {
+    d.set("userdata", py_name_of(f, p.userdata_param));
+    d.set("userdata_cname", c_local(py_name_of(f, p.userdata_param)));
   }
   return d;
 }

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <regex>
-
-#include "emit/names.hpp"
 #include <sstream>
 
 namespace cubind::emit {
@@ -48,7 +46,7 @@ std::string function_docstring(const model::Function& f, const std::string& sign
   for (const auto& p : f.params) {
     if (p.direction == model::Direction::Out) continue;
     const model::DocParam* d = f.doc.param(p.name);
-    params += safe_name(p.name) + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
+    params += p.py_name + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
   }
   if (!params.empty()) out += "Parameters\n----------\n" + params + "\n";
   out += "Returns\n-------\n" + status + "\n";

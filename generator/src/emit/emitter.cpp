@@ -10,7 +10,6 @@
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
 #include "emit/functions.hpp"
-#include "emit/names.hpp"
 #include "emit/package.hpp"
 #include "emit/records.hpp"
 

@@ -4,7 +4,6 @@
 
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
-#include "emit/names.hpp"
 
 namespace cubind::emit {
 
@@ -63,7 +62,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
       fn_typedefs.push_back(
           View().set("name", type).set("result", ctx.c_names.cython(p.type.inner[0])).set("args", list_of(args)));
     }
-    params.push_back(View().set("ctype", type).set("name", safe_name(p.name)));
+    params.push_back(View().set("ctype", type).set("name", p.py_name));
   }
   d.set("params", list_of(params));
   return d;
@@ -72,7 +71,7 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
 View py_function_view(const Function& f, std::vector<View>& trampolines, const Context& ctx) {
   std::vector<View> views;
   for (const auto& p : f.params) {
-    views.push_back(conversion_view(p.conversion, safe_name(p.name), ctx));
+    views.push_back(param_view(f, p, ctx));
     if (!p.conversion.arguments.empty()) views.back().set("trampoline", trampoline_name(f.name, p.name));
   }
   std::vector<View> inputs, call_args, outputs;
@@ -84,8 +83,8 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     const std::string label = f.name + "." + p.name;
     call_args.push_back(slot(c, views[i], "arg", label, ctx));
     if (c.input) {
-      inputs.push_back(View().set("name", safe_name(p.name)).set("type", slot(c, views[i], "stub", label, ctx)));
-      signature += (signature.empty() ? "" : ", ") + safe_name(p.name);
+      inputs.push_back(View().set("name", p.py_name).set("type", slot(c, views[i], "stub", label, ctx)));
+      signature += (signature.empty() ? "" : ", ") + p.py_name;
     }
     if (c.output) {
       const View stub = slot(c, views[i], "stub", label, ctx);

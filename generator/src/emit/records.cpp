@@ -6,7 +6,6 @@
 
 #include "emit/conversion_view.hpp"
 #include "emit/docs.hpp"
-#include "emit/names.hpp"
 
 namespace cubind::emit {
 
@@ -33,9 +32,8 @@ void visible_fields(const Model& m, const Record& r, const std::function<void(co
 
 View c_field_view(const Field& f, const TypeNames& names) {
   View d;
-  const std::string safe = safe_name(f.name);
-  d.set("name", safe);
-  if (safe != f.name) d.set("c_name", f.name);
+  d.set("name", f.py_name);
+  if (f.py_name != f.name) d.set("c_name", f.name);
   const Type& t = f.type;
   if (t.kind == TypeKind::Array) {
     d.set("ctype", names.cython(t.pointee()));
@@ -99,7 +97,7 @@ View py_record_view(const Record& r, const Context& ctx) {
       unsupported += (unsupported.empty() ? "" : ", ") + f.name;
       return;
     }
-    const std::string name = safe_name(f.name);
+    const std::string& name = f.py_name;
     View fd = conversion_view(f.conversion, name, ctx);
     fd.set("doc", python_string_body(plain_text(f.doc.brief.empty() ? f.doc.body : f.doc.brief)));
     const std::string label = cls + "." + f.name;
@@ -109,10 +107,7 @@ View py_record_view(const Record& r, const Context& ctx) {
     field.set("stub", slot(f.conversion, fd, "stub", label, ctx));
     field.set("stub_set", slot(f.conversion, fd, "stub_set", label, ctx));
     fields.push_back(field);
-    // A field renamed only for Cython (`bytes_`) is also reachable under its
-    // C name, as users of the classic bindings spell it (`uuid.bytes`).
-    if (name != f.name && !is_python_keyword(f.name))
-      field_aliases.push_back(View().set("alias", f.name).set("field", name));
+    if (!f.py_alias.empty()) field_aliases.push_back(View().set("alias", f.py_alias).set("field", name));
   });
   std::string doc = entity_docstring(r.doc, (r.is_union ? "Union " : "Struct ") + cls + " of the C API.");
   if (!unsupported.empty()) doc += "\n\nFields without a Python property yet: " + unsupported + ".";

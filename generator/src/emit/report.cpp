@@ -9,12 +9,11 @@ namespace {
 // new toolkit sees which pairings the rules made and which buffers stay
 // unchecked (a missing byte_count_params name shows up here).
 std::string buffer_line(const model::Function& f, const model::Param& p) {
-  const model::Conversion& c = p.conversion;
   std::string holds;
-  if (!c.query_function.empty()) {
-    holds = "holds what " + c.query_function + " gives";
-  } else if (!c.count_param.empty()) {
-    holds = "holds " + c.count_param + " bytes";
+  if (!p.query_function.empty()) {
+    holds = "holds what " + p.query_function + " gives";
+  } else if (!p.count_param.empty()) {
+    holds = "holds " + p.count_param + " bytes";
   } else {
     holds = "unchecked: no byte count or size query";
   }

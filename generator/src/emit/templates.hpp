@@ -57,6 +57,10 @@ class Templates {
   View fragment(const std::string& name, const Data& view, Shape shape, const std::string& label,
                 const std::vector<const Data*>& parents = {});
 
+  // Whether `<dir>/<name>.mustache` has a section `key` ({{#key}} or {{^key}}):
+  // which slots an element's template fills (emit::conversion_view).
+  bool defines(const std::string& name, const std::string& key) const { return source(name).sections.count(key) > 0; }
+
   // Keys some view provided that no rendered template looked up.
   std::set<std::string> unused_keys() const;
 

@@ -43,28 +43,26 @@ struct Conversion {
   std::string handle;        // handle class converted to/from
   std::string enum_name;     // enum converted to/from
   std::string record_class;  // struct/union class converted to/from
-  // Arrays: items = count_param + count_offset, or a fixed count (fields).
-  std::string count_param;
-  int count_offset = 0;
+  // The relations of a parameter to its siblings (which one counts it, the
+  // query giving its size, the user data of a callback, the attribute typing
+  // it) are the Param's facts (model.hpp), decided by the parameter pass and
+  // read from there; a conversion holds only what it derives from them.
+  // Fixed arrays (fields): their count.
   int64_t fixed_count = -1;
   std::string count_field;  // fields: the sibling field counting a pointer's items
-  // Sizes known from another call: its name, the caller's parameters it is
-  // given (in order, before the output it writes), the type of that output.
-  std::string query_function;
+  // Sizes known from another call (Param::query_function): the caller's
+  // parameters it is given (in order, before the output it writes), the type
+  // of that output.
   std::vector<std::string> query_args;
   Type query_result;
-  // Callbacks: the C function pointer type and the parameter carrying the
-  // user data C hands back.
+  // Callbacks: the C function pointer type (the user data parameter is
+  // Param::userdata_param).
   std::string callback_type;
-  std::string userdata_param;
   // The index in `arguments` of the one carrying the user data back; -1: none.
   int userdata_argument = -1;
-  // Values typed by an attribute: the attribute enum (its AttributeTable)
-  // and the parameter holding the attribute.
+  // Values typed by an attribute: the attribute enum (its AttributeTable);
+  // the parameter holding the attribute is Param::attribute_param.
   std::string attribute_enum;
-  std::string attribute_param;
-  // An array of attribute values: the array parameter giving each one's size.
-  std::string sizes_param;
   // The conversion of each item (arrays), at most one.
   std::vector<Conversion> element;
   // Callbacks: how C's arguments reach the Python callable, in order.

@@ -78,11 +78,18 @@ enum class Role {
 struct Param {
   std::string name;
   Type type;
-  // Filled by passes:
+  // The name Python and Cython code spell (passes: name_python): `name`, or
+  // `from_` for a keyword, `bytes_` for a Cython type name.
+  std::string py_name;
+  // Filled by passes. The role facts below (count_param to attribute_param)
+  // are stored here only: the parameter pass decides them (with the spec's
+  // overrides), the conversion pass and emit read them from the Param.
   Direction direction = Direction::In;
   Role role = Role::Unresolved;
-  // Array/StringArray: the parameter counting it; OutBuffer: its length;
-  // VoidPtr: the bytes the call reads or writes there.
+  // Array/StringArray/InOutArray/ReturnedArray: the parameter counting it;
+  // OutBuffer: its length; VoidPtr: the bytes the call reads or writes there;
+  // AttributeOut: the bytes of the value (an array of values: the array of
+  // each one's size).
   std::string count_param;
   int count_offset = 0;        // items = count_param + count_offset (strides: rank - 1)
   std::string query_function;  // Buffer/OutArray/VoidPtr: the function giving the size/count
@@ -146,6 +153,11 @@ struct Field {
   int bit_width = -1;
   int64_t offset_bits = -1;
   Doc doc;
+  // The property's name (passes: name_python), as Param::py_name; and the C
+  // name as a second property where the two differ and Python can spell it
+  // (`uuid.bytes` beside `uuid.bytes_`), else empty.
+  std::string py_name;
+  std::string py_alias;
   // A pointer to an array whose length is another field of the record
   // (spec [fields]: CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out by size).
   std::string count_field;

@@ -44,18 +44,12 @@ json conversion_json(const Conversion& c) {
   put(j, "handle", c.handle);
   put(j, "enum", c.enum_name);
   put(j, "record_class", c.record_class);
-  put(j, "count_param", c.count_param);
   put(j, "count_field", c.count_field);
-  if (c.count_offset) j["count_offset"] = c.count_offset;
   if (c.fixed_count >= 0) j["fixed_count"] = c.fixed_count;
-  put(j, "query_function", c.query_function);
   if (!c.query_args.empty()) j["query_args"] = c.query_args;
   put(j, "callback_type", c.callback_type);
-  put(j, "userdata_param", c.userdata_param);
   if (c.userdata_argument >= 0) j["userdata_argument"] = c.userdata_argument;
   put(j, "attribute_enum", c.attribute_enum);
-  put(j, "attribute_param", c.attribute_param);
-  put(j, "sizes_param", c.sizes_param);
   if (c.last) j["last"] = true;
   if (!c.element.empty()) j["element"] = conversion_json(c.element.front());
   if (!c.arguments.empty()) {
@@ -77,6 +71,7 @@ void put_conversion(json& j, const char* key, const Conversion& c) {
 
 json param_json(const Param& p) {
   json j = {{"name", p.name}, {"type", to_json(p.type)}};
+  if (p.py_name != p.name) put(j, "py_name", p.py_name);
   j["direction"] = to_string(p.direction);
   j["role"] = to_string(p.role);
   put(j, "count_param", p.count_param);
@@ -138,6 +133,8 @@ json record_json(const Record& r) {
   for (const auto& f : r.fields) {
     json jf = {{"name", f.name}, {"type", to_json(f.type)}, {"offset_bits", f.offset_bits}};
     if (f.bit_width >= 0) jf["bit_width"] = f.bit_width;
+    if (f.py_name != f.name) put(jf, "py_name", f.py_name);
+    put(jf, "py_alias", f.py_alias);
     put(jf, "count_field", f.count_field);
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);

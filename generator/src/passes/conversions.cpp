@@ -60,7 +60,6 @@ const Param& find_param(const Function& f, const std::string& name) {
 void set_query(Conversion& c, const Function& f, const std::string& query, const Model& m, bool typed_result) {
   const Function* q = m.function(query);
   if (!q || q->params.empty()) throw std::runtime_error(f.name + ": bad query function " + query);
-  c.query_function = query;
   for (size_t i = 0; i + 1 < q->params.size(); ++i) c.query_args.push_back(find_param(f, q->params[i].name).name);
   if (typed_result) c.query_result = q->params.back().type.pointee();
 }
@@ -132,10 +131,9 @@ Conversion attribute_value(const Param& p, const Function& f, const Model& m) {
   Conversion c = out ? output(name, p.type) : named(name, p.type);
   c.late = true;  // reads the attribute's C value
   c.last = many;  // reads the attribute array (and the sizes array), converted late themselves
+  // Counted by the attribute array's own count (Param::count_param of the
+  // attribute parameter); a sized one's count_param gives the sizes.
   c.attribute_enum = table->enum_name;
-  c.attribute_param = p.attribute_param;
-  c.count_param = many ? attribute->count_param : p.count_param;
-  if (many && sized) c.sizes_param = p.count_param;
   return c;
 }
 
@@ -219,7 +217,6 @@ Conversion callback(const Param& p, const Function& f, const Model& m) {
   Conversion c = named(p.userdata_param.empty() ? "params/in_callback_raw" : "params/in_callback", t);
   c.late = true;
   c.callback_type = t.name.empty() ? callback_typedef_name(f.name, p.name) : t.name;
-  c.userdata_param = p.userdata_param;
   if (p.userdata_param.empty()) return c;
   c.ownership = p.called_once ? Ownership::Once : Ownership::Registry;
   // A callback returning a value tells C something when Python raised: the
@@ -266,15 +263,12 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
     case Role::StringArray: {
       Conversion c = named("params/in_string_array", t);
       c.late = true;
-      c.count_param = p.count_param;
       c.ownership = Ownership::Call;
       return c;
     }
     case Role::Array: {
       Conversion c = named("params/array", without_const(t.pointee()));
       c.late = true;
-      c.count_param = p.count_param;
-      c.count_offset = p.count_offset;
       c.element.push_back(array_element(t.pointee(), m));
       return c;
     }
@@ -299,7 +293,6 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
     case Role::OutBuffer: {
       Conversion c = output("params/out_buffer", t.pointee());
       c.late = true;
-      c.count_param = p.count_param;
       return c;
     }
     case Role::KernelParams: {
@@ -327,7 +320,6 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
         set_query(c, f, p.query_function, m, false);
       } else if (!p.count_param.empty()) {
         c.late = true;  // reads the byte count's C value
-        c.count_param = p.count_param;
       }
       return c;
     }
@@ -350,7 +342,6 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
     case Role::InOutArray: {
       Conversion c = output("params/inout_array", without_const(t.pointee()));
       c.late = true;
-      c.count_param = p.count_param;
       c.ownership = Ownership::Returned;
       c.element.push_back(out_element(t.pointee(), m));
       return c;
@@ -358,7 +349,6 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
     case Role::ReturnedArray: {
       const Type element = without_const(t.pointee().pointee());
       Conversion c = output("params/returned_array", element);
-      c.count_param = p.count_param;
       c.element.push_back(out_element(element, m));
       return c;
     }
@@ -376,7 +366,6 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.input = false;
       c.late = true;  // reads the attribute's C value
       c.attribute_enum = table ? table->enum_name : "";
-      c.attribute_param = p.attribute_param;
       return c;
     }
     case Role::Unresolved: break;
@@ -429,28 +418,44 @@ Conversion result_conversion(const Function& f, const Model& m) {
   return c;
 }
 
+// How a fixed array field reads and writes each item in place; none (a
+// skip reason) for an element type with no such conversion.
+Conversion field_element(const Type& e, const Model& m) {
+  if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool || (e.kind == TypeKind::Handle && !e.canonical.empty())) {
+    // Integer value classes (cuuint64_t) among them read back as plain ints.
+    Conversion c = named("fields/element_integer", e);
+    c.range = range_of(e, m);
+    return c;
+  }
+  if (e.kind == TypeKind::Record) {
+    Conversion c = named("fields/element_record", e);
+    c.record_class = record_class(m, e.canonical);
+    return c;
+  }
+  if (e.kind == TypeKind::Enum) {
+    Conversion c = named("fields/element_enum", e);
+    c.range = range_of(e, m);
+    c.enum_name = e.canonical;
+    return c;
+  }
+  if (e.kind == TypeKind::Floating) return named("fields/element_float", e);
+  Conversion none;
+  none.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
+  return none;
+}
+
+// A fixed array field: a char array is a string, any other one a list whose
+// items convert through their element.
 Conversion fixed_array(const Type& t, const Model& m) {
   const Type& e = t.pointee();
   Conversion c;
   if (e.kind == TypeKind::Integer && e.canonical == "char") {
     c = named("fields/chars", t);
-  } else if (e.kind == TypeKind::Integer || e.kind == TypeKind::Bool ||
-             (e.kind == TypeKind::Handle && !e.canonical.empty())) {
-    // Integer value classes (cuuint64_t) among them read back as plain ints.
-    c = named("fields/array", e);
-    c.range = range_of(e, m);
-  } else if (e.kind == TypeKind::Record) {
-    c = named("fields/record_array", t);
-    c.record_class = record_class(m, e.canonical);
-  } else if (e.kind == TypeKind::Enum) {
-    c = named("fields/enum_array", e);
-    c.range = range_of(e, m);
-    c.enum_name = e.canonical;
-  } else if (e.kind == TypeKind::Floating) {
-    c = named("fields/float_array", e);
   } else {
-    c.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
-    return c;
+    Conversion item = field_element(e, m);
+    if (!item.bound()) return item;
+    c = named("fields/array", e);
+    c.element.push_back(item);
   }
   c.fixed_count = t.count;
   return c;

@@ -1,10 +1,28 @@
-// Which names users see (the naming passes; parse keeps the declarations' own
-// names, emit/names.hpp only makes them safe in Python): records by their unversioned typedef
-// (`CUDA_MEMCPY2D`, not `CUDA_MEMCPY2D_v2` or `CUDA_MEMCPY2D_st`), and the
-// integer typedefs the spec declares handles (`CUdeviceptr`, `CUdevice`).
+// Naming, in one room. Where each naming decision lives:
+// - parse/declaration_names.cpp: the declarations' own names, and the names
+//   made up for nested records (`Outer_anon0`, `Outer_tag`); it needs
+//   libclang's cursors, so it stays in parse.
+// - here, the naming passes (model fields they fill in brackets):
+//   - name_public_records: the class users see, a record's unversioned
+//     typedef (`CUDA_MEMCPY2D`, not `CUDA_MEMCPY2D_v2` or `CUDA_MEMCPY2D_st`),
+//     and its other names bound to the same class [Record::public_name,
+//     aliases];
+//   - mark_integer_handles: the integer typedefs the spec declares handles
+//     (`CUdeviceptr`, `CUdevice`) [Handle, Type::kind];
+//   - name_python: names Python and Cython can spell, `from` -> `from_`,
+//     `bytes` -> `bytes_`, and the C name kept as a field's second property
+//     where Python can spell it [Param::py_name, Field::py_name, py_alias].
+// - the spec's [conventions] (bindings/*.toml) hold the library's naming
+//   rules these passes and passes/aliases.cpp apply: the version suffix and
+//   the ABI prototypes' and symbols' names.
+// - emit only reads these names; the spellings it derives mechanically from
+//   them for generated helpers (`_c_<param>` locals, `_<Enum>_of`,
+//   `_trampoline_<function>_<param>`: emit/context.hpp; an attribute table's
+//   function names: emit/attributes.hpp) decide nothing.
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 #include "passes/passes.hpp"
@@ -29,7 +47,47 @@ void retype(Type& t, const std::map<std::string, std::string>& handles) {
   t.name = it->second;
 }
 
+const std::set<std::string>& python_keywords() {
+  static const std::set<std::string> keywords = {
+      "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+      "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+      "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+      "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield",
+  };
+  return keywords;
+}
+
+// Cython keywords and built-in type names: a name Python could spell, but
+// not the Cython the generator writes.
+const std::set<std::string>& cython_reserved() {
+  static const std::set<std::string> reserved = {
+      "cdef",   "cpdef",    "ctypedef", "cimport", "include", "struct",   "union", "enum",     "extern", "inline",
+      "public", "readonly", "api",      "nogil",   "gil",     "noexcept", "const", "volatile", "signed", "unsigned",
+      "sizeof", "NULL",     "bytes",    "str",     "unicode", "int",      "long",  "float",    "double", "char",
+      "short",  "object",   "list",     "dict",    "tuple",   "set",      "bint",  "property",
+  };
+  return reserved;
+}
+
 }  // namespace
+
+bool is_python_keyword(const std::string& name) { return python_keywords().count(name) > 0; }
+
+std::string python_name(const std::string& c_name) {
+  return is_python_keyword(c_name) || cython_reserved().count(c_name) ? c_name + "_" : c_name;
+}
+
+void name_python(Model& model) {
+  for (auto& f : model.functions)
+    for (auto& p : f.params) p.py_name = python_name(p.name);
+  for (auto& r : model.records)
+    for (auto& field : r.fields) {
+      field.py_name = python_name(field.name);
+      // A field renamed only for Cython (`bytes_`) is also reachable under
+      // its C name, as users of the classic bindings spell it (`uuid.bytes`).
+      field.py_alias = field.py_name != field.name && !is_python_keyword(field.name) ? field.name : "";
+    }
+}
 
 void name_public_records(Model& model, const spec::Spec& spec) {
   const std::regex suffix(spec.conventions.version_suffix);

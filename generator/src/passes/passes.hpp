@@ -25,6 +25,12 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_public_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+// Python's names for parameters and fields (Param::py_name, Field::py_name,
+// Field::py_alias): C names that are Python keywords or Cython type names get
+// a trailing underscore (python_name), others are kept.
+void name_python(model::Model& model);
+std::string python_name(const std::string& c_name);
+bool is_python_keyword(const std::string& name);
 // The member of each enum that reports a failure (spec
 // conventions.failure_members, else the largest).
 void mark_failure_members(model::Model& model, const spec::Spec& spec);

@@ -15,8 +15,8 @@ struct Pass {
 
 // Aliases come first, so that every later pass (the spec's overrides and
 // skips among them) sees the names users call; roles before the filters,
-// which skip what has none; conversions last but for the GIL, of the
-// functions the filters kept.
+// which skip what has none; Python's names once every parameter and field
+// exists; conversions last but for the GIL, of the functions the filters kept.
 const Pass kPipeline[] = {
     {"merge_abi_symbols", merge_abi_symbols},
     {"apply_aliases", [](Model& m, const Spec&) { apply_aliases(m); }},
@@ -31,6 +31,7 @@ const Pass kPipeline[] = {
     {"infer_parameters", infer_parameters},
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
     {"apply_filters", apply_filters},
+    {"name_python", [](Model& m, const Spec&) { name_python(m); }},
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
     {"mark_gil", mark_gil},
 };

@@ -84,6 +84,7 @@ inline Type callback_t(const std::string& name = "", std::vector<Type> args = {p
 inline Param param(const std::string& name, const Type& type) {
   Param p;
   p.name = name;
+  p.py_name = name;  // as passes::name_python leaves a name Python can spell
   p.type = type;
   return p;
 }

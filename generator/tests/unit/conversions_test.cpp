@@ -97,7 +97,10 @@ TEST(AssignConversions, OutputsAreNotInputs) {
   EXPECT_EQ(conv(m, "caseOut", "mode").enum_name, "caseMode");
 }
 
-TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
+// The Param's role facts (count_param, count_offset, query_function,
+// userdata_param, attribute_param) stay on the Param: a conversion holds only
+// what it derives from them (its template, query_args, the element...).
+TEST(AssignConversions, ArraysCarryTheirElement) {
   Function f = with_roles(fn("caseArrays", {param("rank", int_t()), param("dims", ptr(size_t_t(), false)),
                                             param("handles", ptr(handle_t())), param("recs", ptr(record_v2())),
                                             param("values", ptr(ptr(void_t())))}),
@@ -109,8 +112,6 @@ TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
   const Conversion& dims = conv(m, "caseArrays", "dims");
   EXPECT_EQ(dims.name, "params/array");
   EXPECT_TRUE(dims.late);
-  EXPECT_EQ(dims.count_param, "rank");
-  EXPECT_EQ(dims.count_offset, -1);
   EXPECT_FALSE(dims.c_type.is_const);  // storage the binding fills
   ASSERT_EQ(dims.element.size(), 1u);
   EXPECT_EQ(dims.element[0].name, "params/element_integer");
@@ -134,7 +135,6 @@ TEST(AssignConversions, QueriesNameTheirArguments) {
   const Model m = convert({size, count, log, archs});
   const Conversion& buffer = conv(m, "caseGetLog", "log");
   EXPECT_EQ(buffer.name, "params/in_buffer");
-  EXPECT_EQ(buffer.query_function, "caseGetLogSize");
   EXPECT_EQ(buffer.query_args, std::vector<std::string>{"h"});
   EXPECT_EQ(buffer.query_result.kind, TypeKind::Unknown);  // always a size_t
   const Conversion& out = conv(m, "caseGetArchs", "archs");
@@ -158,7 +158,6 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
 
   const Conversion& queried = conv(m, "caseGetImage", "image");
   EXPECT_EQ(queried.name, "params/in_voidptr_queried");
-  EXPECT_EQ(queried.query_function, "caseGetImageSize");
   EXPECT_EQ(queried.query_args, std::vector<std::string>{"h"});
   EXPECT_TRUE(queried.late);  // the query reads h's C value
   EXPECT_TRUE(queried.input);
@@ -166,7 +165,6 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
   for (const char* side : {"dst", "src"}) {
     const Conversion& sized = conv(m, "caseCopy", side);
     EXPECT_EQ(sized.name, "params/in_voidptr_sized") << side;
-    EXPECT_EQ(sized.count_param, "count") << side;
     EXPECT_TRUE(sized.late) << side;  // reads count's C value
     EXPECT_EQ(sized.ownership, Ownership::Call) << side;
   }
@@ -174,7 +172,6 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
   const Conversion& plain = conv(m, "caseLoad", "image");
   EXPECT_EQ(plain.name, "params/in_voidptr");
   EXPECT_FALSE(plain.late);
-  EXPECT_EQ(plain.count_param, "");
 }
 
 TEST(AssignConversions, InOutArraysAndTheirCount) {
@@ -191,7 +188,6 @@ TEST(AssignConversions, InOutArraysAndTheirCount) {
   EXPECT_EQ(nodes.name, "params/inout_array");
   EXPECT_FALSE(nodes.input);
   EXPECT_TRUE(nodes.output && nodes.late);
-  EXPECT_EQ(nodes.count_param, "numNodes");
   EXPECT_EQ(nodes.element.at(0).name, "params/out_element_handle");
   EXPECT_EQ(conv(m, "caseGetNodes", "recs").element.at(0).name, "params/out_element_record");
 }
@@ -316,20 +312,43 @@ TEST(AssignConversions, FieldsOfEachKind) {
   EXPECT_EQ(of(array_of(char_t(), 16)).name, "fields/chars");
   EXPECT_EQ(of(array_of(char_t(), 16)).fixed_count, 16);
   EXPECT_EQ(of(array_of(int_t(), 4)).name, "fields/array");
-  EXPECT_EQ(of(array_of(record_v2(), 2)).name, "fields/record_array");
   EXPECT_EQ(of(ptr(record_v2())).name, "fields/record_pointer");
   EXPECT_EQ(of(ptr(record_v2())).ownership, Ownership::Struct);
   EXPECT_EQ(of(ptr(void_t())).name, "fields/address");
   EXPECT_EQ(of(callback_t()).name, "fields/address");
-  EXPECT_EQ(of(array_of(float_t(), 3)).name, "fields/float_array");
-  Type mode = named(TypeKind::Enum, "caseMode", 4);
-  EXPECT_EQ(of(array_of(mode, 3)).name, "fields/enum_array");
-  EXPECT_EQ(of(array_of(mode, 3)).enum_name, "caseMode");
-  EXPECT_FALSE(of(array_of(mode, 3)).range.is_signed);
   // No template for an array of handles: a skip with its reason, not silence.
   const Conversion none = of(array_of(handle_t(), 3));
   EXPECT_FALSE(none.bound());
   EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of handle");
+}
+
+// A fixed array is one template, fields/array; what differs by element type
+// (how item i is read and written in place, its stub types) is the element's.
+TEST(AssignConversions, FixedArraysConvertEachItemThroughTheirElement) {
+  const Model m = model_with({});
+  auto of = [&](const Type& t) { return passes::field_conversion(field("f", t), m); };
+  auto element = [&](const Type& t) {
+    const Conversion c = of(t);
+    EXPECT_EQ(c.name, "fields/array");
+    EXPECT_EQ(c.fixed_count, 3);
+    EXPECT_EQ(c.element.size(), 1u);
+    return c.element.empty() ? Conversion{} : c.element.front();
+  };
+  const Conversion integer = element(array_of(int_t(), 3));
+  EXPECT_EQ(integer.name, "fields/element_integer");
+  EXPECT_EQ(integer.range.bits, 32);
+  EXPECT_TRUE(integer.range.is_signed);
+  EXPECT_EQ(element(array_of(float_t(), 3)).name, "fields/element_float");
+  const Conversion record = element(array_of(record_v2(), 3));
+  EXPECT_EQ(record.name, "fields/element_record");
+  EXPECT_EQ(record.record_class, "caseRecord");
+  EXPECT_EQ(record.c_type.name, record_v2().name);  // the item, not the array
+  const Conversion mode = element(array_of(named(TypeKind::Enum, "caseMode", 4), 3));
+  EXPECT_EQ(mode.name, "fields/element_enum");
+  EXPECT_EQ(mode.enum_name, "caseMode");
+  EXPECT_FALSE(mode.range.is_signed);
+  // A char array is a string, not a list of items.
+  EXPECT_TRUE(of(array_of(char_t(), 3)).element.empty());
 }
 
 TEST(AssignConversions, IntegerHandlesKnowTheirStorage) {

@@ -85,13 +85,13 @@ model::Function sample_function() {
   model::Function f;
   f.name = "caseGetName";
   model::Param h;
-  h.name = "h";
+  h.name = h.py_name = "h";  // py_name: passes::name_python's
   h.type.spelling = "caseHandle";
   model::Param out;
-  out.name = "name";
+  out.name = out.py_name = "name";
   out.direction = model::Direction::Out;
   model::Param flags;
-  flags.name = "flags";
+  flags.name = flags.py_name = "flags";
   flags.type.spelling = "int";
   f.params = {h, out, flags};
   f.doc.brief = "Returns the \\p h name.";

@@ -1,0 +1,60 @@
+// passes/naming.cpp's name_python: the names Python and Cython code spell,
+// decided once and stored on the model, which emit only reads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "model/model.hpp"
+#include "passes/passes.hpp"
+#include "unit/builders.hpp"
+
+namespace {
+
+using namespace builders;
+namespace passes = cubind::passes;
+
+TEST(NamePython, KeywordsAndCythonNamesGetAnUnderscore) {
+  EXPECT_EQ(passes::python_name("from"), "from_");  // a Python keyword
+  EXPECT_EQ(passes::python_name("lambda"), "lambda_");
+  EXPECT_EQ(passes::python_name("bytes"), "bytes_");  // a Cython type name
+  EXPECT_EQ(passes::python_name("cdef"), "cdef_");    // a Cython keyword
+  EXPECT_EQ(passes::python_name("count"), "count");
+  EXPECT_EQ(passes::python_name("From"), "From");  // case matters
+}
+
+TEST(NamePython, ParamsAndFieldsStoreTheirNames) {
+  Model m;
+  Param from = param("from", int_t());
+  from.py_name.clear();
+  m.functions.push_back(fn("caseCopy", {from, param("size", int_t())}));
+  Record r;
+  r.name = "caseUuid";
+  Field bytes, in, anonymous, plain;
+  bytes.name = "bytes";
+  in.name = "in";
+  plain.name = "value";
+  r.fields = {bytes, in, anonymous, plain};
+  m.records.push_back(r);
+  passes::name_python(m);
+  EXPECT_EQ(m.functions[0].params[0].py_name, "from_");
+  EXPECT_EQ(m.functions[0].params[1].py_name, "size");
+  const auto& fields = m.records[0].fields;
+  EXPECT_EQ(fields[0].py_name, "bytes_");
+  EXPECT_EQ(fields[0].py_alias, "bytes");  // uuid.bytes still works, as in the classic bindings
+  EXPECT_EQ(fields[1].py_name, "in_");
+  EXPECT_EQ(fields[1].py_alias, "");  // Python cannot spell uuid.in
+  EXPECT_EQ(fields[2].py_name, "");   // an anonymous member has no property
+  EXPECT_EQ(fields[3].py_name, "value");
+  EXPECT_EQ(fields[3].py_alias, "");
+}
+
+TEST(NamePython, RunsAfterEveryPassThatAddsAName) {
+  const std::vector<std::string> order = passes::pass_names();
+  const auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  EXPECT_LT(at("name_python"), static_cast<long>(order.size()));
+  EXPECT_GT(at("name_python"), at("merge_abi_symbols"));
+  EXPECT_GT(at("name_python"), at("apply_aliases"));
+  EXPECT_LT(at("name_python"), at("assign_conversions"));
+}
+
+}  // namespace
