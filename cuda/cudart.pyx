@@ -20621,7 +20621,9 @@ def cudaGetErrorName(error):
 
     Returns
     -------
-    bytes | None
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : bytes | None
         char* pointer to a NULL-terminated string
     """
     cdef const char* _r
@@ -20629,7 +20631,7 @@ def cudaGetErrorName(error):
 
 
     _r = c.cudaGetErrorName(_c_error)
-    return None if _r == NULL else <bytes>_r
+    return (_cudaError_t_of(0), None if _r == NULL else <bytes>_r)
 
 
 
@@ -20651,7 +20653,9 @@ def cudaGetErrorString(error):
 
     Returns
     -------
-    bytes | None
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : bytes | None
         char* pointer to a NULL-terminated string
     """
     cdef const char* _r
@@ -20659,7 +20663,7 @@ def cudaGetErrorString(error):
 
 
     _r = c.cudaGetErrorString(_c_error)
-    return None if _r == NULL else <bytes>_r
+    return (_cudaError_t_of(0), None if _r == NULL else <bytes>_r)
 
 
 
@@ -31365,7 +31369,9 @@ def cudaCreateChannelDesc(x, y, z, w, f):
 
     Returns
     -------
-    cudaChannelFormatDesc
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaChannelFormatDesc
         Channel descriptor with format f
     """
     cdef c.cudaChannelFormatDesc _r
@@ -31377,7 +31383,7 @@ def cudaCreateChannelDesc(x, y, z, w, f):
 
 
     _r = c.cudaCreateChannelDesc(_c_x, _c_y, _c_z, _c_w, _c_f)
-    return _copy_cudaChannelFormatDesc(&_r)
+    return (_cudaError_t_of(0), _copy_cudaChannelFormatDesc(&_r))
 
 
 
@@ -37684,7 +37690,9 @@ def make_cudaPitchedPtr(d, p, xsz, ysz):
 
     Returns
     -------
-    cudaPitchedPtr
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaPitchedPtr
         cudaPitchedPtr specified by d, p, xsz, and ysz
     """
     cdef c.cudaPitchedPtr _r
@@ -37697,7 +37705,7 @@ def make_cudaPitchedPtr(d, p, xsz, ysz):
     with nogil:
         _r = c.make_cudaPitchedPtr(_c_d, _c_p, _c_xsz, _c_ysz)
 
-    return _copy_cudaPitchedPtr(&_r)
+    return (_cudaError_t_of(0), _copy_cudaPitchedPtr(&_r))
 
 
 
@@ -37722,7 +37730,9 @@ def make_cudaPos(x, y, z):
 
     Returns
     -------
-    cudaPos
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaPos
         cudaPos specified by x, y, and z
     """
     cdef c.cudaPos _r
@@ -37733,7 +37743,7 @@ def make_cudaPos(x, y, z):
     with nogil:
         _r = c.make_cudaPos(_c_x, _c_y, _c_z)
 
-    return _copy_cudaPos(&_r)
+    return (_cudaError_t_of(0), _copy_cudaPos(&_r))
 
 
 
@@ -37758,7 +37768,9 @@ def make_cudaExtent(w, h, d):
 
     Returns
     -------
-    cudaExtent
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaExtent
         cudaExtent specified by w, h, and d
     """
     cdef c.cudaExtent _r
@@ -37769,7 +37781,7 @@ def make_cudaExtent(w, h, d):
     with nogil:
         _r = c.make_cudaExtent(_c_w, _c_h, _c_d)
 
-    return _copy_cudaExtent(&_r)
+    return (_cudaError_t_of(0), _copy_cudaExtent(&_r))
 
 
 CUDART_VERSION = 13000

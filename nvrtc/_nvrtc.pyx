@@ -184,7 +184,9 @@ def nvrtcGetErrorString(result):
 
     Returns
     -------
-    bytes | None
+    nvrtcResult
+        Always NVRTC_SUCCESS: this function reports no error.
+    value : bytes | None
         Message string for the given nvrtcResult code.
     """
     cdef const char* _r
@@ -192,7 +194,7 @@ def nvrtcGetErrorString(result):
 
 
     _r = c.nvrtcGetErrorString(_c_result)
-    return None if _r == NULL else <bytes>_r
+    return (_nvrtcResult_of(0), None if _r == NULL else <bytes>_r)
 
 
 

@@ -165,7 +165,9 @@ def nvvmGetErrorString(result):
 
     Returns
     -------
-    bytes | None
+    nvvmResult
+        Always NVVM_SUCCESS: this function reports no error.
+    value : bytes | None
         Message string for the given nvvmResult code.
     """
     cdef const char* _r
@@ -173,7 +175,7 @@ def nvvmGetErrorString(result):
 
 
     _r = c.nvvmGetErrorString(_c_result)
-    return None if _r == NULL else <bytes>_r
+    return (_nvvmResult_of(0), None if _r == NULL else <bytes>_r)
 
 
 

@@ -66,3 +66,63 @@ def test_kernel_params_take_ctypes_instances_of_every_ctypes_type(fake_driver):
     assert args[0] & 0xFF == ord("Z") and args[1] & 0xFFFFFFFF == ord("x") and args[2] == 16
     assert args[3] == text_address and args[4] == x_address
     assert args[5] & 0xFF == 200 and args[6] == 0
+
+
+# -- every function returns a status first ------------------------------------
+
+
+def _value_functions():
+    from cuda import cudart
+    import nvrtc
+    import nvvm
+
+    S = cudart.cudaError_t.cudaSuccess
+    kind = cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat
+    return [
+        ("cudaGetErrorName", lambda: cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorInvalidValue),
+         S, b"cudaErrorInvalidValue"),
+        ("cudaGetErrorString", lambda: cudart.cudaGetErrorString(cudart.cudaError_t.cudaErrorNoDevice),
+         S, b"no CUDA-capable device is detected"),
+        ("nvrtcGetErrorString", lambda: nvrtc.nvrtcGetErrorString(nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION),
+         nvrtc.nvrtcResult.NVRTC_SUCCESS, b"NVRTC_ERROR_COMPILATION"),
+        ("nvvmGetErrorString", lambda: nvvm.nvvmGetErrorString(nvvm.nvvmResult.NVVM_ERROR_COMPILATION),
+         nvvm.nvvmResult.NVVM_SUCCESS, b"NVVM_ERROR_COMPILATION"),
+        ("cudaCreateChannelDesc", lambda: cudart.cudaCreateChannelDesc(32, 0, 0, 0, kind), S, None),
+        ("make_cudaPos", lambda: cudart.make_cudaPos(1, 2, 3), S, None),
+        ("make_cudaExtent", lambda: cudart.make_cudaExtent(4, 5, 6), S, None),
+        ("make_cudaPitchedPtr", lambda: cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32), S, None),
+    ]
+
+
+@pytest.mark.parametrize("index", range(8), ids=lambda i: _value_functions()[i][0])
+def test_a_function_returning_no_status_returns_success_then_its_value(index):
+    name, call, success, value = _value_functions()[index]
+    result = call()
+    assert isinstance(result, tuple) and len(result) == 2, name
+    err, got = result
+    assert err is success and type(err) is type(success)
+    if value is not None:
+        assert got == value
+
+
+def test_struct_results_come_second():
+    from cuda import cudart
+
+    err, desc = cudart.cudaCreateChannelDesc(8, 16, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindSigned)
+    assert err == cudart.cudaError_t.cudaSuccess
+    assert (desc.x, desc.y, desc.f) == (8, 16, cudart.cudaChannelFormatKind.cudaChannelFormatKindSigned)
+    err, extent = cudart.make_cudaExtent(64, 32, 8)
+    assert (extent.width, extent.height, extent.depth) == (64, 32, 8)
+
+
+def test_the_stubs_type_the_status_first():
+    import pathlib
+
+    from cuda import cudart
+    import nvrtc
+
+    stub = pathlib.Path(cudart.__file__).with_name("cudart.pyi").read_text()
+    assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:" in stub
+    assert "-> tuple[cudaError_t, cudaChannelFormatDesc]:" in stub
+    stub = (pathlib.Path(nvrtc.__file__).parent / "__init__.pyi").read_text()
+    assert "def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes | None]:" in stub

@@ -60,6 +60,13 @@ std::string function_docstring(const model::Function& f, const std::string& sign
   return out;
 }
 
+std::string value_docstring(const model::Function& f, const std::string& signature, const std::string& status,
+                            const std::string& success, const std::string& value_type) {
+  model::Function shown = f;
+  shown.doc.returns = "Always " + success + ": this function reports no error.";
+  return function_docstring(shown, signature, status, {{"value", value_type, f.doc.returns}});
+}
+
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback) {
   std::string out = doc.brief.empty() ? fallback : plain_text(doc.brief);
   if (!doc.body.empty()) out += "\n\n" + plain_text(doc.body);

@@ -21,6 +21,10 @@ struct DocOutput {
 // outputs under Returns, after the status.
 std::string function_docstring(const model::Function& f, const std::string& signature, const std::string& status,
                                const std::vector<DocOutput>& outputs);
+// The docstring of a function whose C return is not a status: the status
+// `success` under Returns, then the value as C's return documents it.
+std::string value_docstring(const model::Function& f, const std::string& signature, const std::string& status,
+                            const std::string& success, const std::string& value_type);
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback);
 
 // A docstring body indented to sit inside a def or class at `indent`, its

@@ -40,6 +40,14 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
   return d;
 }
 
+// The value of the status member a value function returns first.
+int64_t status_value(const std::string& member, const Context& ctx) {
+  if (const Enum* e = ctx.model.enumeration(ctx.spec.status_type))
+    for (const auto& v : e->values)
+      if (v.name == member) return v.value;
+  return 0;
+}
+
 }  // namespace
 
 View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Context& ctx) {
@@ -114,7 +122,9 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   } else {
     d.set("c_result", ctx.py_names.cython(f.result));
     d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
-    d.set("doc", docstring(function_docstring(f, sig, text_of(result_stub), {}), "    "));
+    d.set("status_class", ctx.spec.status_type);
+    d.set("success", std::to_string(status_value(f.success_status, ctx)));
+    d.set("doc", docstring(value_docstring(f, sig, ctx.spec.status_type, f.success_status, text_of(result_stub)), "    "));
   }
   // Statements last: they may return early with the outputs as None.
   std::vector<View> statements;

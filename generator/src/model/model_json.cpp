@@ -97,6 +97,7 @@ json function_json(const Function& f) {
   for (const auto& p : f.params) params.push_back(param_json(p));
   j["params"] = params;
   j["returns_status"] = f.returns_status;
+  put(j, "success_status", f.success_status);
   put(j, "alias_of", f.alias_of);
   if (f.header_only) j["header_only"] = true;
   if (f.abi_version) j["abi_version"] = f.abi_version;

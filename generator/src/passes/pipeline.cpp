@@ -31,6 +31,7 @@ const Pass kPipeline[] = {
     {"infer_parameters", infer_parameters},
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
     {"apply_filters", apply_filters},
+    {"mark_success_status", mark_success_status},
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
     {"mark_gil", mark_gil},
 };

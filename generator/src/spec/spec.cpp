@@ -66,6 +66,7 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
   if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
+  c.success_member = r.string(t, "success_member", false, where);
   if (const toml::node* node = t.get("failure_members")) {
     const toml::table* members = node->as_table();
     if (!members) r.fail(where + "failure_members", "expected a table of enum = \"member\"");
