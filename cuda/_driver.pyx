@@ -7756,7 +7756,8 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -7862,7 +7863,8 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -7968,7 +7970,8 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -8034,7 +8037,8 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -8103,7 +8107,8 @@ cdef class CUstreamBatchMemOpParams(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -8544,7 +8549,8 @@ cdef class CUasyncNotificationInfo(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUasyncNotificationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUasyncNotificationType>as_unsigned(as_enum(value, _CUasyncNotificationType_class, b"CUasyncNotificationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -8811,7 +8817,8 @@ cdef class CUaccessPolicyWindow(Struct):
 
     @hitProp.setter
     def hitProp(self, value):
-        self._ptr.hitProp = <c.CUaccessProperty>as_unsigned(value, b"hitProp", UINT32_MAX)
+        self._ptr.hitProp = <c.CUaccessProperty>as_unsigned(as_enum(value, _CUaccessProperty_class, b"CUaccessProperty", b"hitProp"), b"hitProp", UINT32_MAX)
+
 
 
     @property
@@ -8821,7 +8828,8 @@ cdef class CUaccessPolicyWindow(Struct):
 
     @missProp.setter
     def missProp(self, value):
-        self._ptr.missProp = <c.CUaccessProperty>as_unsigned(value, b"missProp", UINT32_MAX)
+        self._ptr.missProp = <c.CUaccessProperty>as_unsigned(as_enum(value, _CUaccessProperty_class, b"CUaccessProperty", b"missProp"), b"missProp", UINT32_MAX)
+
 
 
 
@@ -9779,7 +9787,8 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUgraphConditionalNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUgraphConditionalNodeType>as_unsigned(as_enum(value, _CUgraphConditionalNodeType_class, b"CUgraphConditionalNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -10045,7 +10054,8 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
 
     @result_out.setter
     def result_out(self, value):
-        self._ptr.result_out = <c.CUgraphInstantiateResult>as_unsigned(value, b"result_out", UINT32_MAX)
+        self._ptr.result_out = <c.CUgraphInstantiateResult>as_unsigned(as_enum(value, _CUgraphInstantiateResult_class, b"CUgraphInstantiateResult", b"result_out"), b"result_out", UINT32_MAX)
+
 
 
 
@@ -10617,7 +10627,8 @@ cdef class CUlaunchAttributeValue(Struct):
 
     @syncPolicy.setter
     def syncPolicy(self, value):
-        self._ptr.syncPolicy = <c.CUsynchronizationPolicy>as_unsigned(value, b"syncPolicy", UINT32_MAX)
+        self._ptr.syncPolicy = <c.CUsynchronizationPolicy>as_unsigned(as_enum(value, _CUsynchronizationPolicy_class, b"CUsynchronizationPolicy", b"syncPolicy"), b"syncPolicy", UINT32_MAX)
+
 
 
     @property
@@ -10647,7 +10658,8 @@ cdef class CUlaunchAttributeValue(Struct):
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        self._ptr.clusterSchedulingPolicyPreference = <c.CUclusterSchedulingPolicy>as_unsigned(value, b"clusterSchedulingPolicyPreference", UINT32_MAX)
+        self._ptr.clusterSchedulingPolicyPreference = <c.CUclusterSchedulingPolicy>as_unsigned(as_enum(value, _CUclusterSchedulingPolicy_class, b"CUclusterSchedulingPolicy", b"clusterSchedulingPolicyPreference"), b"clusterSchedulingPolicyPreference", UINT32_MAX)
+
 
 
     @property
@@ -10718,7 +10730,8 @@ with the following fields:
 
     @memSyncDomain.setter
     def memSyncDomain(self, value):
-        self._ptr.memSyncDomain = <c.CUlaunchMemSyncDomain>as_unsigned(value, b"memSyncDomain", UINT32_MAX)
+        self._ptr.memSyncDomain = <c.CUlaunchMemSyncDomain>as_unsigned(as_enum(value, _CUlaunchMemSyncDomain_class, b"CUlaunchMemSyncDomain", b"memSyncDomain"), b"memSyncDomain", UINT32_MAX)
+
 
 
     @property
@@ -10834,7 +10847,8 @@ cdef class CUlaunchAttribute(Struct):
 
     @id.setter
     def id(self, value):
-        self._ptr.id = <c.CUlaunchAttributeID>as_unsigned(value, b"id", UINT32_MAX)
+        self._ptr.id = <c.CUlaunchAttributeID>as_unsigned(as_enum(value, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"id"), b"id", UINT32_MAX)
+
 
 
     @property
@@ -11195,7 +11209,8 @@ cdef class CUexecAffinityParam(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUexecAffinityType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUexecAffinityType>as_unsigned(as_enum(value, _CUexecAffinityType_class, b"CUexecAffinityType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -11265,7 +11280,8 @@ cdef class CUctxCigParam(Struct):
 
     @sharedDataType.setter
     def sharedDataType(self, value):
-        self._ptr.sharedDataType = <c.CUcigDataType>as_unsigned(value, b"sharedDataType", UINT32_MAX)
+        self._ptr.sharedDataType = <c.CUcigDataType>as_unsigned(as_enum(value, _CUcigDataType_class, b"CUcigDataType", b"sharedDataType"), b"sharedDataType", UINT32_MAX)
+
 
 
     @property
@@ -11564,7 +11580,8 @@ cdef class CUDA_MEMCPY2D(Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(value, b"srcMemoryType", UINT32_MAX)
+        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"srcMemoryType"), b"srcMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -11637,7 +11654,8 @@ cdef class CUDA_MEMCPY2D(Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(value, b"dstMemoryType", UINT32_MAX)
+        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"dstMemoryType"), b"dstMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -11800,7 +11818,8 @@ cdef class CUDA_MEMCPY3D(Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(value, b"srcMemoryType", UINT32_MAX)
+        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"srcMemoryType"), b"srcMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -11916,7 +11935,8 @@ cdef class CUDA_MEMCPY3D(Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(value, b"dstMemoryType", UINT32_MAX)
+        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"dstMemoryType"), b"dstMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -12112,7 +12132,8 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(value, b"srcMemoryType", UINT32_MAX)
+        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"srcMemoryType"), b"srcMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -12225,7 +12246,8 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(value, b"dstMemoryType", UINT32_MAX)
+        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"dstMemoryType"), b"dstMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -12487,7 +12509,8 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
 
     @Format.setter
     def Format(self, value):
-        self._ptr.Format = <c.CUarray_format>as_unsigned(value, b"Format", UINT32_MAX)
+        self._ptr.Format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"Format"), b"Format", UINT32_MAX)
+
 
 
     @property
@@ -12587,7 +12610,8 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
 
     @Format.setter
     def Format(self, value):
-        self._ptr.Format = <c.CUarray_format>as_unsigned(value, b"Format", UINT32_MAX)
+        self._ptr.Format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"Format"), b"Format", UINT32_MAX)
+
 
 
     @property
@@ -13048,7 +13072,8 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.CUarray_format>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -13134,7 +13159,8 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.CUarray_format>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -13388,7 +13414,8 @@ cdef class CUDA_RESOURCE_DESC(Struct):
 
     @resType.setter
     def resType(self, value):
-        self._ptr.resType = <c.CUresourcetype>as_unsigned(value, b"resType", UINT32_MAX)
+        self._ptr.resType = <c.CUresourcetype>as_unsigned(as_enum(value, _CUresourcetype_class, b"CUresourcetype", b"resType"), b"resType", UINT32_MAX)
+
 
 
     @property
@@ -13481,7 +13508,8 @@ cdef class CUDA_TEXTURE_DESC(Struct):
 
     @filterMode.setter
     def filterMode(self, value):
-        self._ptr.filterMode = <c.CUfilter_mode>as_unsigned(value, b"filterMode", UINT32_MAX)
+        self._ptr.filterMode = <c.CUfilter_mode>as_unsigned(as_enum(value, _CUfilter_mode_class, b"CUfilter_mode", b"filterMode"), b"filterMode", UINT32_MAX)
+
 
 
     @property
@@ -13511,7 +13539,8 @@ cdef class CUDA_TEXTURE_DESC(Struct):
 
     @mipmapFilterMode.setter
     def mipmapFilterMode(self, value):
-        self._ptr.mipmapFilterMode = <c.CUfilter_mode>as_unsigned(value, b"mipmapFilterMode", UINT32_MAX)
+        self._ptr.mipmapFilterMode = <c.CUfilter_mode>as_unsigned(as_enum(value, _CUfilter_mode_class, b"CUfilter_mode", b"mipmapFilterMode"), b"mipmapFilterMode", UINT32_MAX)
+
 
 
     @property
@@ -13627,7 +13656,8 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.CUresourceViewFormat>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.CUresourceViewFormat>as_unsigned(as_enum(value, _CUresourceViewFormat_class, b"CUresourceViewFormat", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -14237,7 +14267,8 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUexternalMemoryHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUexternalMemoryHandleType>as_unsigned(as_enum(value, _CUexternalMemoryHandleType_class, b"CUexternalMemoryHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -14709,7 +14740,8 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUexternalSemaphoreHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUexternalSemaphoreHandleType>as_unsigned(as_enum(value, _CUexternalSemaphoreHandleType_class, b"CUexternalSemaphoreHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16389,7 +16421,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @resourceType.setter
     def resourceType(self, value):
-        self._ptr.resourceType = <c.CUresourcetype>as_unsigned(value, b"resourceType", UINT32_MAX)
+        self._ptr.resourceType = <c.CUresourcetype>as_unsigned(as_enum(value, _CUresourcetype_class, b"CUresourcetype", b"resourceType"), b"resourceType", UINT32_MAX)
+
 
 
     @property
@@ -16409,7 +16442,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @subresourceType.setter
     def subresourceType(self, value):
-        self._ptr.subresourceType = <c.CUarraySparseSubresourceType>as_unsigned(value, b"subresourceType", UINT32_MAX)
+        self._ptr.subresourceType = <c.CUarraySparseSubresourceType>as_unsigned(as_enum(value, _CUarraySparseSubresourceType_class, b"CUarraySparseSubresourceType", b"subresourceType"), b"subresourceType", UINT32_MAX)
+
 
 
     @property
@@ -16429,7 +16463,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @memOperationType.setter
     def memOperationType(self, value):
-        self._ptr.memOperationType = <c.CUmemOperationType>as_unsigned(value, b"memOperationType", UINT32_MAX)
+        self._ptr.memOperationType = <c.CUmemOperationType>as_unsigned(as_enum(value, _CUmemOperationType_class, b"CUmemOperationType", b"memOperationType"), b"memOperationType", UINT32_MAX)
+
 
 
     @property
@@ -16439,7 +16474,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @memHandleType.setter
     def memHandleType(self, value):
-        self._ptr.memHandleType = <c.CUmemHandleType>as_unsigned(value, b"memHandleType", UINT32_MAX)
+        self._ptr.memHandleType = <c.CUmemHandleType>as_unsigned(as_enum(value, _CUmemHandleType_class, b"CUmemHandleType", b"memHandleType"), b"memHandleType", UINT32_MAX)
+
 
 
     @property
@@ -16552,7 +16588,8 @@ cdef class CUmemLocation(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUmemLocationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUmemLocationType>as_unsigned(as_enum(value, _CUmemLocationType_class, b"CUmemLocationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16718,7 +16755,8 @@ cdef class CUmemAllocationProp(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUmemAllocationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUmemAllocationType>as_unsigned(as_enum(value, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16728,7 +16766,8 @@ cdef class CUmemAllocationProp(Struct):
 
     @requestedHandleTypes.setter
     def requestedHandleTypes(self, value):
-        self._ptr.requestedHandleTypes = <c.CUmemAllocationHandleType>as_unsigned(value, b"requestedHandleTypes", UINT32_MAX)
+        self._ptr.requestedHandleTypes = <c.CUmemAllocationHandleType>as_unsigned(as_enum(value, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"requestedHandleTypes"), b"requestedHandleTypes", UINT32_MAX)
+
 
 
     @property
@@ -16928,7 +16967,8 @@ cdef class CUmemAccessDesc(Struct):
 
     @flags.setter
     def flags(self, value):
-        self._ptr.flags = <c.CUmemAccess_flags>as_unsigned(value, b"flags", UINT32_MAX)
+        self._ptr.flags = <c.CUmemAccess_flags>as_unsigned(as_enum(value, _CUmemAccess_flags_class, b"CUmemAccess_flags", b"flags"), b"flags", UINT32_MAX)
+
 
 
 
@@ -16988,7 +17028,8 @@ cdef class CUgraphExecUpdateResultInfo(Struct):
 
     @result.setter
     def result(self, value):
-        self._ptr.result = <c.CUgraphExecUpdateResult>as_unsigned(value, b"result", UINT32_MAX)
+        self._ptr.result = <c.CUgraphExecUpdateResult>as_unsigned(as_enum(value, _CUgraphExecUpdateResult_class, b"CUgraphExecUpdateResult", b"result"), b"result", UINT32_MAX)
+
 
 
     @property
@@ -17070,7 +17111,8 @@ cdef class CUmemPoolProps(Struct):
 
     @allocType.setter
     def allocType(self, value):
-        self._ptr.allocType = <c.CUmemAllocationType>as_unsigned(value, b"allocType", UINT32_MAX)
+        self._ptr.allocType = <c.CUmemAllocationType>as_unsigned(as_enum(value, _CUmemAllocationType_class, b"CUmemAllocationType", b"allocType"), b"allocType", UINT32_MAX)
+
 
 
     @property
@@ -17080,7 +17122,8 @@ cdef class CUmemPoolProps(Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        self._ptr.handleTypes = <c.CUmemAllocationHandleType>as_unsigned(value, b"handleTypes", UINT32_MAX)
+        self._ptr.handleTypes = <c.CUmemAllocationHandleType>as_unsigned(as_enum(value, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleTypes"), b"handleTypes", UINT32_MAX)
+
 
 
     @property
@@ -17262,7 +17305,8 @@ cdef class CUmemcpyAttributes(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(as_enum(value, _CUmemcpySrcAccessOrder_class, b"CUmemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -17736,7 +17780,8 @@ cdef class CUmemcpy3DOperand(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUmemcpy3DOperandType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUmemcpy3DOperandType>as_unsigned(as_enum(value, _CUmemcpy3DOperandType_class, b"CUmemcpy3DOperandType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -17833,7 +17878,8 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(as_enum(value, _CUmemcpySrcAccessOrder_class, b"CUmemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -18211,7 +18257,8 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
 
     @ownership.setter
     def ownership(self, value):
-        self._ptr.ownership = <c.CUgraphChildGraphNodeOwnership>as_unsigned(value, b"ownership", UINT32_MAX)
+        self._ptr.ownership = <c.CUgraphChildGraphNodeOwnership>as_unsigned(as_enum(value, _CUgraphChildGraphNodeOwnership_class, b"CUgraphChildGraphNodeOwnership", b"ownership"), b"ownership", UINT32_MAX)
+
 
 
 
@@ -18388,7 +18435,8 @@ cdef class CUgraphNodeParams(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUgraphNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUgraphNodeType>as_unsigned(as_enum(value, _CUgraphNodeType_class, b"CUgraphNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -19059,7 +19107,8 @@ pointed to by CUmemDecompressParams_st.dstActBytes"""
 
     @algo.setter
     def algo(self, value):
-        self._ptr.algo = <c.CUmemDecompressAlgorithm>as_unsigned(value, b"algo", UINT32_MAX)
+        self._ptr.algo = <c.CUmemDecompressAlgorithm>as_unsigned(as_enum(value, _CUmemDecompressAlgorithm_class, b"CUmemDecompressAlgorithm", b"algo"), b"algo", UINT32_MAX)
+
 
 
     @property
@@ -19226,7 +19275,8 @@ cdef class CUdevResource(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUdevResourceType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUdevResourceType>as_unsigned(as_enum(value, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -19835,7 +19885,7 @@ def cuGetErrorString(error):
         Address of the string pointer.
     """
     cdef int _err
-    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(as_enum(error, _CUresult_class, b"CUresult", b"error"), b"error", UINT32_MAX)
     cdef const char* _c_pStr = NULL
 
 
@@ -19875,7 +19925,7 @@ def cuGetErrorName(error):
         Address of the string pointer.
     """
     cdef int _err
-    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(as_enum(error, _CUresult_class, b"CUresult", b"error"), b"error", UINT32_MAX)
     cdef const char* _c_pStr = NULL
 
 
@@ -20239,7 +20289,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev):
     """
     cdef int _err
     cdef size_t _c_maxWidthInElements = 0
-    cdef c.CUarray_format _c_format = <c.CUarray_format>as_unsigned(format, b"format", UINT32_MAX)
+    cdef c.CUarray_format _c_format = <c.CUarray_format>as_unsigned(as_enum(format, _CUarray_format_class, b"CUarray_format", b"format"), b"format", UINT32_MAX)
     cdef unsigned int _c_numChannels = <unsigned int>as_unsigned(numChannels, b"numChannels", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
@@ -20292,7 +20342,7 @@ def cuDeviceGetAttribute(attrib, dev):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUdevice_attribute _c_attrib = <c.CUdevice_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUdevice_attribute _c_attrib = <c.CUdevice_attribute>as_unsigned(as_enum(attrib, _CUdevice_attribute_class, b"CUdevice_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
 
@@ -20617,7 +20667,7 @@ def cuDeviceGetExecAffinitySupport(type, dev):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(as_enum(type, _CUexecAffinityType_class, b"CUexecAffinityType", b"type"), b"type", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
     with nogil:
@@ -20675,8 +20725,8 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
         CUDA_ERROR_INVALID_VALUE,
     """
     cdef int _err
-    cdef c.CUflushGPUDirectRDMAWritesTarget _c_target = <c.CUflushGPUDirectRDMAWritesTarget>as_unsigned(target, b"target", UINT32_MAX)
-    cdef c.CUflushGPUDirectRDMAWritesScope _c_scope = <c.CUflushGPUDirectRDMAWritesScope>as_unsigned(scope, b"scope", UINT32_MAX)
+    cdef c.CUflushGPUDirectRDMAWritesTarget _c_target = <c.CUflushGPUDirectRDMAWritesTarget>as_unsigned(as_enum(target, _CUflushGPUDirectRDMAWritesTarget_class, b"CUflushGPUDirectRDMAWritesTarget", b"target"), b"target", UINT32_MAX)
+    cdef c.CUflushGPUDirectRDMAWritesScope _c_scope = <c.CUflushGPUDirectRDMAWritesScope>as_unsigned(as_enum(scope, _CUflushGPUDirectRDMAWritesScope_class, b"CUflushGPUDirectRDMAWritesScope", b"scope"), b"scope", UINT32_MAX)
 
     with nogil:
         _err = c.cuFlushGPUDirectRDMAWrites(_c_target, _c_scope)
@@ -22011,7 +22061,7 @@ def cuCtxSetLimit(limit, value):
         CUDA_ERROR_INVALID_CONTEXT
     """
     cdef int _err
-    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(as_enum(limit, _CUlimit_class, b"CUlimit", b"limit"), b"limit", UINT32_MAX)
     cdef size_t _c_value = <size_t>as_unsigned(value, b"value", UINT64_MAX)
 
     with nogil:
@@ -22071,7 +22121,7 @@ def cuCtxGetLimit(limit):
     """
     cdef int _err
     cdef size_t _c_pvalue = 0
-    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(as_enum(limit, _CUlimit_class, b"CUlimit", b"limit"), b"limit", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxGetLimit(&_c_pvalue, _c_limit)
@@ -22198,7 +22248,7 @@ def cuCtxSetCacheConfig(config):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxSetCacheConfig(_c_config)
@@ -22375,7 +22425,7 @@ def cuCtxGetExecAffinity(type):
     """
     cdef int _err
     cdef CUexecAffinityParam pExecAffinity_record = CUexecAffinityParam.__new__(CUexecAffinityParam)
-    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(as_enum(type, _CUexecAffinityType_class, b"CUexecAffinityType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxGetExecAffinity(pExecAffinity_record._ptr, _c_type)
@@ -22727,7 +22777,7 @@ def cuCtxSetSharedMemConfig(config):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(as_enum(config, _CUsharedconfig_class, b"CUsharedconfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxSetSharedMemConfig(_c_config)
@@ -23462,7 +23512,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     """
     cdef int _err
     cdef c.CUlinkState _c_state = _as_CUlinkState(state, b"state")
-    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(as_enum(type, _CUjitInputType_class, b"CUjitInputType", b"type"), b"type", UINT32_MAX)
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
@@ -23568,7 +23618,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     """
     cdef int _err
     cdef c.CUlinkState _c_state = _as_CUlinkState(state, b"state")
-    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(as_enum(type, _CUjitInputType_class, b"CUjitInputType", b"type"), b"type", UINT32_MAX)
     cdef object path_bytes = as_cstring(path, b"path")
     cdef const char* _c_path = cstring_ptr(path_bytes)
     cdef unsigned int _c_numOptions = <unsigned int>as_unsigned(numOptions, b"numOptions", UINT32_MAX)
@@ -24711,7 +24761,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUkernel _c_kernel = _as_CUkernel(kernel, b"kernel")
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
@@ -24815,7 +24865,7 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
         CUDA_ERROR_OUT_OF_MEMORY
     """
     cdef int _err
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef int _c_val = <int>as_signed(val, b"val", INT32_MIN, INT32_MAX)
     cdef c.CUkernel _c_kernel = _as_CUkernel(kernel, b"kernel")
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
@@ -24895,7 +24945,7 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     """
     cdef int _err
     cdef c.CUkernel _c_kernel = _as_CUkernel(kernel, b"kernel")
-    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
     with nogil:
@@ -30602,7 +30652,7 @@ def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
     cdef void* _c_handle = view_address(handle_view) if handle_view is not None else as_address(handle, b"handle")
     cdef c.CUdeviceptr _c_dptr = _as_CUdeviceptr(dptr, b"dptr")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
-    cdef c.CUmemRangeHandleType _c_handleType = <c.CUmemRangeHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemRangeHandleType _c_handleType = <c.CUmemRangeHandleType>as_unsigned(as_enum(handleType, _CUmemRangeHandleType_class, b"CUmemRangeHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -31372,7 +31422,7 @@ def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
     cdef object shareableHandle_view = buffer_view(shareableHandle)
     cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.CUmemGenericAllocationHandle _c_handle = _as_CUmemGenericAllocationHandle(handle, b"handle")
-    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -31426,7 +31476,7 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
     cdef CUmemGenericAllocationHandle handle_handle = CUmemGenericAllocationHandle.__new__(CUmemGenericAllocationHandle)
     cdef object osHandle_view = buffer_view(osHandle)
     cdef void* _c_osHandle = view_address(osHandle_view) if osHandle_view is not None else as_address(osHandle, b"osHandle")
-    cdef c.CUmemAllocationHandleType _c_shHandleType = <c.CUmemAllocationHandleType>as_unsigned(shHandleType, b"shHandleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_shHandleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(shHandleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"shHandleType"), b"shHandleType", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemImportFromShareableHandle(&handle_handle._ptr, _c_osHandle, _c_shHandleType)
@@ -31475,7 +31525,7 @@ def cuMemGetAllocationGranularity(prop, option):
         _c_prop = (<CUmemAllocationProp>prop)._ptr
     elif prop is not None:
         _c_prop = <c.CUmemAllocationProp*>as_address(prop, b"prop")
-    cdef c.CUmemAllocationGranularity_flags _c_option = <c.CUmemAllocationGranularity_flags>as_unsigned(option, b"option", UINT32_MAX)
+    cdef c.CUmemAllocationGranularity_flags _c_option = <c.CUmemAllocationGranularity_flags>as_unsigned(as_enum(option, _CUmemAllocationGranularity_flags_class, b"CUmemAllocationGranularity_flags", b"option"), b"option", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemGetAllocationGranularity(&_c_granularity, _c_prop, _c_option)
@@ -31763,7 +31813,7 @@ def cuMemPoolSetAttribute(pool, attr, value):
     """
     cdef int _err
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
-    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(as_enum(attr, _CUmemPool_attribute_class, b"CUmemPool_attribute", b"attr"), b"attr", UINT32_MAX)
     cdef _CUmemPool_attribute_value _c_value
     _CUmemPool_attribute_store(_c_attr, value, &_c_value, b"attr")
 
@@ -31831,7 +31881,7 @@ def cuMemPoolGetAttribute(pool, attr):
     """
     cdef int _err
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
-    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(as_enum(attr, _CUmemPool_attribute_class, b"CUmemPool_attribute", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUmemPool_attribute_size(_c_attr, b"attr")
@@ -32103,7 +32153,7 @@ def cuMemGetDefaultMemPool(location, type):
         _c_location = (<CUmemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.CUmemLocation*>as_address(location, b"location")
-    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(as_enum(type, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemGetDefaultMemPool(&pool_out_handle._ptr, _c_location, _c_type)
@@ -32154,7 +32204,7 @@ def cuMemGetMemPool(location, type):
         _c_location = (<CUmemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.CUmemLocation*>as_address(location, b"location")
-    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(as_enum(type, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemGetMemPool(&pool_handle._ptr, _c_location, _c_type)
@@ -32210,7 +32260,7 @@ def cuMemSetMemPool(location, type, pool):
         _c_location = (<CUmemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.CUmemLocation*>as_address(location, b"location")
-    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(as_enum(type, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
 
     with nogil:
@@ -32324,7 +32374,7 @@ def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
     cdef object handle_out_view = buffer_view(handle_out)
     cdef void* _c_handle_out = view_address(handle_out_view) if handle_out_view is not None else as_address(handle_out, b"handle_out")
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
-    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -32375,7 +32425,7 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
     cdef CUmemoryPool pool_out_handle = CUmemoryPool.__new__(CUmemoryPool)
     cdef object handle_view = buffer_view(handle)
     cdef void* _c_handle = view_address(handle_view) if handle_view is not None else as_address(handle, b"handle")
-    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -32850,7 +32900,7 @@ def cuMulticastGetGranularity(prop, option):
         _c_prop = (<CUmulticastObjectProp>prop)._ptr
     elif prop is not None:
         _c_prop = <c.CUmulticastObjectProp*>as_address(prop, b"prop")
-    cdef c.CUmulticastGranularity_flags _c_option = <c.CUmulticastGranularity_flags>as_unsigned(option, b"option", UINT32_MAX)
+    cdef c.CUmulticastGranularity_flags _c_option = <c.CUmulticastGranularity_flags>as_unsigned(as_enum(option, _CUmulticastGranularity_flags_class, b"CUmulticastGranularity_flags", b"option"), b"option", UINT32_MAX)
 
     with nogil:
         _err = c.cuMulticastGetGranularity(&_c_granularity, _c_prop, _c_option)
@@ -33064,7 +33114,7 @@ def cuPointerGetAttribute(attribute, ptr):
         Returned pointer attribute value
     """
     cdef int _err
-    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(as_enum(attribute, _CUpointer_attribute_class, b"CUpointer_attribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_ptr = _as_CUdeviceptr(ptr, b"ptr")
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
@@ -33307,7 +33357,7 @@ def cuMemAdvise(devPtr, count, advice, location):
     cdef int _err
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.CUmem_advise _c_advice = <c.CUmem_advise>as_unsigned(advice, b"advice", UINT32_MAX)
+    cdef c.CUmem_advise _c_advice = <c.CUmem_advise>as_unsigned(as_enum(advice, _CUmem_advise_class, b"CUmem_advise", b"advice"), b"advice", UINT32_MAX)
     cdef c.CUmemLocation* _c_location = _as_CUmemLocation_ptr(location, b"location")
 
     with nogil:
@@ -33759,7 +33809,7 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """
     cdef int _err
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
-    cdef c.CUmem_range_attribute _c_attribute = <c.CUmem_range_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.CUmem_range_attribute _c_attribute = <c.CUmem_range_attribute>as_unsigned(as_enum(attribute, _CUmem_range_attribute_class, b"CUmem_range_attribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     # dataSize bytes, as the caller asks (an array attribute fills them all),
@@ -33944,7 +33994,7 @@ def cuPointerSetAttribute(value, attribute, ptr):
         CUDA_ERROR_INVALID_DEVICE
     """
     cdef int _err
-    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(as_enum(attribute, _CUpointer_attribute_class, b"CUpointer_attribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_ptr = _as_CUdeviceptr(ptr, b"ptr")
     cdef _CUpointer_attribute_value _c_value
     _CUpointer_attribute_store(_c_attribute, value, &_c_value, b"attribute")
@@ -34727,7 +34777,7 @@ def cuStreamBeginCapture(hStream, mode):
     """
     cdef int _err
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(as_enum(mode, _CUstreamCaptureMode_class, b"CUstreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
 
     with nogil:
         _err = c.cuStreamBeginCapture(_c_hStream, _c_mode)
@@ -34794,7 +34844,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(as_enum(mode, _CUstreamCaptureMode_class, b"CUstreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
@@ -35482,7 +35532,7 @@ def cuStreamGetAttribute(hStream, attr):
     """
     cdef int _err
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef CUlaunchAttributeValue value_out_record = CUlaunchAttributeValue.__new__(CUlaunchAttributeValue)
 
     with nogil:
@@ -35522,7 +35572,7 @@ def cuStreamSetAttribute(hStream, attr, value):
     """
     cdef int _err
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.CUstreamAttrValue* _c_value = NULL
     if isinstance(value, CUlaunchAttributeValue):
         _c_value = (<CUlaunchAttributeValue>value)._ptr
@@ -37200,7 +37250,7 @@ def cuFuncGetAttribute(attrib, hfunc):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
 
 
@@ -37287,7 +37337,7 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     """
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
 
     with nogil:
@@ -37349,7 +37399,7 @@ def cuFuncSetCacheConfig(hfunc, config):
     """
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
-    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuFuncSetCacheConfig(_c_hfunc, _c_config)
@@ -39043,7 +39093,7 @@ def cuFuncSetSharedMemConfig(hfunc, config):
     """
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
-    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(as_enum(config, _CUsharedconfig_class, b"CUsharedconfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuFuncSetSharedMemConfig(_c_hfunc, _c_config)
@@ -41442,7 +41492,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     """
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
-    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(as_enum(attr, _CUgraphMem_attribute_class, b"CUgraphMem_attribute", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUgraphMem_attribute_size(_c_attr, b"attr")
@@ -41492,7 +41542,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     """
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
-    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(as_enum(attr, _CUgraphMem_attribute_class, b"CUgraphMem_attribute", b"attr"), b"attr", UINT32_MAX)
     cdef _CUgraphMem_attribute_value _c_value
     _CUgraphMem_attribute_store(_c_attr, value, &_c_value, b"attr")
 
@@ -43536,7 +43586,7 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
     """
     cdef int _err
     cdef c.CUgraphNode _c_hNode = _as_CUgraphNode(hNode, b"hNode")
-    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef CUlaunchAttributeValue value_out_record = CUlaunchAttributeValue.__new__(CUlaunchAttributeValue)
 
     with nogil:
@@ -43575,7 +43625,7 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     """
     cdef int _err
     cdef c.CUgraphNode _c_hNode = _as_CUgraphNode(hNode, b"hNode")
-    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.CUkernelNodeAttrValue* _c_value = NULL
     if isinstance(value, CUlaunchAttributeValue):
         _c_value = (<CUlaunchAttributeValue>value)._ptr
@@ -44906,7 +44956,7 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     """
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
-    cdef c.CUarray_format _c_fmt = <c.CUarray_format>as_unsigned(fmt, b"fmt", UINT32_MAX)
+    cdef c.CUarray_format _c_fmt = <c.CUarray_format>as_unsigned(as_enum(fmt, _CUarray_format_class, b"CUarray_format", b"fmt"), b"fmt", UINT32_MAX)
     cdef int _c_NumPackedComponents = <int>as_signed(NumPackedComponents, b"NumPackedComponents", INT32_MIN, INT32_MAX)
 
     with nogil:
@@ -44970,7 +45020,7 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
     cdef int _c_dim = <int>as_signed(dim, b"dim", INT32_MIN, INT32_MAX)
-    cdef c.CUaddress_mode _c_am = <c.CUaddress_mode>as_unsigned(am, b"am", UINT32_MAX)
+    cdef c.CUaddress_mode _c_am = <c.CUaddress_mode>as_unsigned(as_enum(am, _CUaddress_mode_class, b"CUaddress_mode", b"am"), b"am", UINT32_MAX)
 
     with nogil:
         _err = c.cuTexRefSetAddressMode(_c_hTexRef, _c_dim, _c_am)
@@ -45024,7 +45074,7 @@ def cuTexRefSetFilterMode(hTexRef, fm):
     """
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
-    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(fm, b"fm", UINT32_MAX)
+    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(as_enum(fm, _CUfilter_mode_class, b"CUfilter_mode", b"fm"), b"fm", UINT32_MAX)
 
     with nogil:
         _err = c.cuTexRefSetFilterMode(_c_hTexRef, _c_fm)
@@ -45078,7 +45128,7 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     """
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
-    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(fm, b"fm", UINT32_MAX)
+    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(as_enum(fm, _CUfilter_mode_class, b"CUfilter_mode", b"fm"), b"fm", UINT32_MAX)
 
     with nogil:
         _err = c.cuTexRefSetMipmapFilterMode(_c_hTexRef, _c_fm)
@@ -46828,14 +46878,14 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
+    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
-    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
-    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
-    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
-    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(oobFill, b"oobFill", UINT32_MAX)
+    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
+    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
+    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
+    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(as_enum(oobFill, _CUtensorMapFloatOOBfill_class, b"CUtensorMapFloatOOBfill", b"oobFill"), b"oobFill", UINT32_MAX)
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
@@ -47131,16 +47181,16 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
+    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
     cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
-    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
-    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
-    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
-    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(oobFill, b"oobFill", UINT32_MAX)
+    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
+    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
+    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
+    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(as_enum(oobFill, _CUtensorMapFloatOOBfill_class, b"CUtensorMapFloatOOBfill", b"oobFill"), b"oobFill", UINT32_MAX)
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
@@ -47454,7 +47504,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
+    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
@@ -47462,11 +47512,11 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     cdef int _c_pixelBoxUpperCornerWidth = <int>as_signed(pixelBoxUpperCornerWidth, b"pixelBoxUpperCornerWidth", INT32_MIN, INT32_MAX)
     cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
     cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
-    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
-    cdef c.CUtensorMapIm2ColWideMode _c_mode = <c.CUtensorMapIm2ColWideMode>as_unsigned(mode, b"mode", UINT32_MAX)
-    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
-    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
-    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(oobFill, b"oobFill", UINT32_MAX)
+    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
+    cdef c.CUtensorMapIm2ColWideMode _c_mode = <c.CUtensorMapIm2ColWideMode>as_unsigned(as_enum(mode, _CUtensorMapIm2ColWideMode_class, b"CUtensorMapIm2ColWideMode", b"mode"), b"mode", UINT32_MAX)
+    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
+    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
+    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(as_enum(oobFill, _CUtensorMapFloatOOBfill_class, b"CUtensorMapFloatOOBfill", b"oobFill"), b"oobFill", UINT32_MAX)
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
@@ -47794,7 +47844,7 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     """
     cdef int _err
     cdef int _c_value = 0
-    cdef c.CUdevice_P2PAttribute _c_attrib = <c.CUdevice_P2PAttribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUdevice_P2PAttribute _c_attrib = <c.CUdevice_P2PAttribute>as_unsigned(as_enum(attrib, _CUdevice_P2PAttribute_class, b"CUdevice_P2PAttribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUdevice _c_srcDevice = _as_CUdevice(srcDevice, b"srcDevice")
     cdef c.CUdevice _c_dstDevice = _as_CUdevice(dstDevice, b"dstDevice")
 
@@ -48468,7 +48518,7 @@ def cuCoredumpGetAttribute(attrib):
         void* containing the requested data.
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
@@ -48558,7 +48608,7 @@ def cuCoredumpGetAttributeGlobal(attrib):
         void* containing the requested data.
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
@@ -48661,7 +48711,7 @@ def cuCoredumpSetAttribute(attrib, value):
         CUDA_ERROR_NOT_SUPPORTED
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     cdef _CUcoredumpSettings_value _c_value
     _CUcoredumpSettings_store(_c_attrib, value, &_c_value, b"attrib")
     # In: the size of the value's C type, which the attribute fixes.
@@ -48757,7 +48807,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
         CUDA_ERROR_NOT_PERMITTED
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     cdef _CUcoredumpSettings_value _c_value
     _CUcoredumpSettings_store(_c_attrib, value, &_c_value, b"attrib")
     # In: the size of the value's C type, which the attribute fixes.
@@ -48964,7 +49014,7 @@ def cuDeviceGetDevResource(device, type):
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
     cdef CUdevResource resource_record = CUdevResource.__new__(CUdevResource)
-    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(as_enum(type, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuDeviceGetDevResource(_c_device, resource_record._ptr, _c_type)
@@ -49010,7 +49060,7 @@ def cuCtxGetDevResource(hCtx, type):
     cdef int _err
     cdef c.CUcontext _c_hCtx = _as_CUcontext(hCtx, b"hCtx")
     cdef CUdevResource resource_record = CUdevResource.__new__(CUdevResource)
-    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(as_enum(type, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxGetDevResource(_c_hCtx, resource_record._ptr, _c_type)
@@ -49054,7 +49104,7 @@ def cuGreenCtxGetDevResource(hCtx, type):
     cdef int _err
     cdef c.CUgreenCtx _c_hCtx = _as_CUgreenCtx(hCtx, b"hCtx")
     cdef CUdevResource resource_record = CUdevResource.__new__(CUdevResource)
-    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(as_enum(type, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuGreenCtxGetDevResource(_c_hCtx, resource_record._ptr, _c_type)
@@ -50012,7 +50062,7 @@ def cuProfilerInitialize(configFile, outputFile, outputMode):
     cdef const char* _c_configFile = cstring_ptr(configFile_bytes)
     cdef object outputFile_bytes = as_cstring(outputFile, b"outputFile")
     cdef const char* _c_outputFile = cstring_ptr(outputFile_bytes)
-    cdef c.CUoutput_mode _c_outputMode = <c.CUoutput_mode>as_unsigned(outputMode, b"outputMode", UINT32_MAX)
+    cdef c.CUoutput_mode _c_outputMode = <c.CUoutput_mode>as_unsigned(as_enum(outputMode, _CUoutput_mode_class, b"CUoutput_mode", b"outputMode"), b"outputMode", UINT32_MAX)
 
     with nogil:
         _err = c.cuProfilerInitialize(_c_configFile, _c_outputFile, _c_outputMode)

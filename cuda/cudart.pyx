@@ -9665,7 +9665,8 @@ cdef class cudaChannelFormatDesc(Struct):
 
     @f.setter
     def f(self, value):
-        self._ptr.f = <c.cudaChannelFormatKind>as_unsigned(value, b"f", UINT32_MAX)
+        self._ptr.f = <c.cudaChannelFormatKind>as_unsigned(as_enum(value, _cudaChannelFormatKind_class, b"cudaChannelFormatKind", b"f"), b"f", UINT32_MAX)
+
 
 
 
@@ -10310,7 +10311,8 @@ cdef class cudaMemcpy3DParms(Struct):
 
     @kind.setter
     def kind(self, value):
-        self._ptr.kind = <c.cudaMemcpyKind>as_unsigned(value, b"kind", UINT32_MAX)
+        self._ptr.kind = <c.cudaMemcpyKind>as_unsigned(as_enum(value, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
+
 
 
 
@@ -10855,7 +10857,8 @@ cdef class cudaAccessPolicyWindow(Struct):
 
     @hitProp.setter
     def hitProp(self, value):
-        self._ptr.hitProp = <c.cudaAccessProperty>as_unsigned(value, b"hitProp", UINT32_MAX)
+        self._ptr.hitProp = <c.cudaAccessProperty>as_unsigned(as_enum(value, _cudaAccessProperty_class, b"cudaAccessProperty", b"hitProp"), b"hitProp", UINT32_MAX)
+
 
 
     @property
@@ -10865,7 +10868,8 @@ cdef class cudaAccessPolicyWindow(Struct):
 
     @missProp.setter
     def missProp(self, value):
-        self._ptr.missProp = <c.cudaAccessProperty>as_unsigned(value, b"missProp", UINT32_MAX)
+        self._ptr.missProp = <c.cudaAccessProperty>as_unsigned(as_enum(value, _cudaAccessProperty_class, b"cudaAccessProperty", b"missProp"), b"missProp", UINT32_MAX)
+
 
 
 
@@ -11519,7 +11523,8 @@ cdef class cudaResourceDesc(Struct):
 
     @resType.setter
     def resType(self, value):
-        self._ptr.resType = <c.cudaResourceType>as_unsigned(value, b"resType", UINT32_MAX)
+        self._ptr.resType = <c.cudaResourceType>as_unsigned(as_enum(value, _cudaResourceType_class, b"cudaResourceType", b"resType"), b"resType", UINT32_MAX)
+
 
 
     @property
@@ -11598,7 +11603,8 @@ cdef class cudaResourceViewDesc(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.cudaResourceViewFormat>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.cudaResourceViewFormat>as_unsigned(as_enum(value, _cudaResourceViewFormat_class, b"cudaResourceViewFormat", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -11741,7 +11747,8 @@ cudaMemoryTypeDevice or cudaMemoryTypeManaged."""
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaMemoryType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaMemoryType>as_unsigned(as_enum(value, _cudaMemoryType_class, b"cudaMemoryType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -12126,7 +12133,8 @@ cdef class cudaMemLocation(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaMemLocationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaMemLocationType>as_unsigned(as_enum(value, _cudaMemLocationType_class, b"cudaMemLocationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -12205,7 +12213,8 @@ cdef class cudaMemAccessDesc(Struct):
 
     @flags.setter
     def flags(self, value):
-        self._ptr.flags = <c.cudaMemAccessFlags>as_unsigned(value, b"flags", UINT32_MAX)
+        self._ptr.flags = <c.cudaMemAccessFlags>as_unsigned(as_enum(value, _cudaMemAccessFlags_class, b"cudaMemAccessFlags", b"flags"), b"flags", UINT32_MAX)
+
 
 
 
@@ -12264,7 +12273,8 @@ cdef class cudaMemPoolProps(Struct):
 
     @allocType.setter
     def allocType(self, value):
-        self._ptr.allocType = <c.cudaMemAllocationType>as_unsigned(value, b"allocType", UINT32_MAX)
+        self._ptr.allocType = <c.cudaMemAllocationType>as_unsigned(as_enum(value, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"allocType"), b"allocType", UINT32_MAX)
+
 
 
     @property
@@ -12274,7 +12284,8 @@ cdef class cudaMemPoolProps(Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        self._ptr.handleTypes = <c.cudaMemAllocationHandleType>as_unsigned(value, b"handleTypes", UINT32_MAX)
+        self._ptr.handleTypes = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(value, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleTypes"), b"handleTypes", UINT32_MAX)
+
 
 
     @property
@@ -12754,7 +12765,8 @@ cdef class cudaMemcpyAttributes(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(as_enum(value, _cudaMemcpySrcAccessOrder_class, b"cudaMemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -13149,7 +13161,8 @@ cdef class cudaMemcpy3DOperand(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaMemcpy3DOperandType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaMemcpy3DOperandType>as_unsigned(as_enum(value, _cudaMemcpy3DOperandType_class, b"cudaMemcpy3DOperandType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -13245,7 +13258,8 @@ cdef class cudaMemcpy3DBatchOp(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(as_enum(value, _cudaMemcpySrcAccessOrder_class, b"cudaMemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -14757,7 +14771,8 @@ cdef class cudaExternalMemoryHandleDesc(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaExternalMemoryHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaExternalMemoryHandleType>as_unsigned(as_enum(value, _cudaExternalMemoryHandleType_class, b"cudaExternalMemoryHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -15247,7 +15262,8 @@ cdef class cudaExternalSemaphoreHandleDesc(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaExternalSemaphoreHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaExternalSemaphoreHandleType>as_unsigned(as_enum(value, _cudaExternalSemaphoreHandleType_class, b"cudaExternalSemaphoreHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16869,7 +16885,8 @@ cdef class cudaConditionalNodeParams(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaGraphConditionalNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaGraphConditionalNodeType>as_unsigned(as_enum(value, _cudaGraphConditionalNodeType_class, b"cudaGraphConditionalNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16996,7 +17013,8 @@ cdef class cudaChildGraphNodeParams(Struct):
 
     @ownership.setter
     def ownership(self, value):
-        self._ptr.ownership = <c.cudaGraphChildGraphNodeOwnership>as_unsigned(value, b"ownership", UINT32_MAX)
+        self._ptr.ownership = <c.cudaGraphChildGraphNodeOwnership>as_unsigned(as_enum(value, _cudaGraphChildGraphNodeOwnership_class, b"cudaGraphChildGraphNodeOwnership", b"ownership"), b"ownership", UINT32_MAX)
+
 
 
 
@@ -17173,7 +17191,8 @@ cdef class cudaGraphNodeParams(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaGraphNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaGraphNodeType>as_unsigned(as_enum(value, _cudaGraphNodeType_class, b"cudaGraphNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -17530,7 +17549,8 @@ cdef class cudaGraphInstantiateParams(Struct):
 
     @result_out.setter
     def result_out(self, value):
-        self._ptr.result_out = <c.cudaGraphInstantiateResult>as_unsigned(value, b"result_out", UINT32_MAX)
+        self._ptr.result_out = <c.cudaGraphInstantiateResult>as_unsigned(as_enum(value, _cudaGraphInstantiateResult_class, b"cudaGraphInstantiateResult", b"result_out"), b"result_out", UINT32_MAX)
+
 
 
 
@@ -17589,7 +17609,8 @@ cdef class cudaGraphExecUpdateResultInfo(Struct):
 
     @result.setter
     def result(self, value):
-        self._ptr.result = <c.cudaGraphExecUpdateResult>as_unsigned(value, b"result", UINT32_MAX)
+        self._ptr.result = <c.cudaGraphExecUpdateResult>as_unsigned(as_enum(value, _cudaGraphExecUpdateResult_class, b"cudaGraphExecUpdateResult", b"result"), b"result", UINT32_MAX)
+
 
 
     @property
@@ -17835,7 +17856,8 @@ cdef class cudaGraphKernelNodeUpdate(Struct):
 
     @field.setter
     def field(self, value):
-        self._ptr.field = <c.cudaGraphKernelNodeField>as_unsigned(value, b"field", UINT32_MAX)
+        self._ptr.field = <c.cudaGraphKernelNodeField>as_unsigned(as_enum(value, _cudaGraphKernelNodeField_class, b"cudaGraphKernelNodeField", b"field"), b"field", UINT32_MAX)
+
 
 
     @property
@@ -18419,7 +18441,8 @@ cdef class cudaLaunchAttributeValue(Struct):
 
     @syncPolicy.setter
     def syncPolicy(self, value):
-        self._ptr.syncPolicy = <c.cudaSynchronizationPolicy>as_unsigned(value, b"syncPolicy", UINT32_MAX)
+        self._ptr.syncPolicy = <c.cudaSynchronizationPolicy>as_unsigned(as_enum(value, _cudaSynchronizationPolicy_class, b"cudaSynchronizationPolicy", b"syncPolicy"), b"syncPolicy", UINT32_MAX)
+
 
 
     @property
@@ -18449,7 +18472,8 @@ with the following fields:
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        self._ptr.clusterSchedulingPolicyPreference = <c.cudaClusterSchedulingPolicy>as_unsigned(value, b"clusterSchedulingPolicyPreference", UINT32_MAX)
+        self._ptr.clusterSchedulingPolicyPreference = <c.cudaClusterSchedulingPolicy>as_unsigned(as_enum(value, _cudaClusterSchedulingPolicy_class, b"cudaClusterSchedulingPolicy", b"clusterSchedulingPolicyPreference"), b"clusterSchedulingPolicyPreference", UINT32_MAX)
+
 
 
     @property
@@ -18508,7 +18532,8 @@ with the following fields:
 
     @memSyncDomain.setter
     def memSyncDomain(self, value):
-        self._ptr.memSyncDomain = <c.cudaLaunchMemSyncDomain>as_unsigned(value, b"memSyncDomain", UINT32_MAX)
+        self._ptr.memSyncDomain = <c.cudaLaunchMemSyncDomain>as_unsigned(as_enum(value, _cudaLaunchMemSyncDomain_class, b"cudaLaunchMemSyncDomain", b"memSyncDomain"), b"memSyncDomain", UINT32_MAX)
+
 
 
     @property
@@ -18634,7 +18659,8 @@ cdef class cudaLaunchAttribute(Struct):
 
     @id.setter
     def id(self, value):
-        self._ptr.id = <c.cudaLaunchAttributeID>as_unsigned(value, b"id", UINT32_MAX)
+        self._ptr.id = <c.cudaLaunchAttributeID>as_unsigned(as_enum(value, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"id"), b"id", UINT32_MAX)
+
 
 
     @property
@@ -18951,7 +18977,8 @@ cdef class cudaAsyncNotificationInfo_t(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaAsyncNotificationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaAsyncNotificationType>as_unsigned(as_enum(value, _cudaAsyncNotificationType_class, b"cudaAsyncNotificationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -19033,7 +19060,8 @@ cdef class cudaTextureDesc(Struct):
 
     @filterMode.setter
     def filterMode(self, value):
-        self._ptr.filterMode = <c.cudaTextureFilterMode>as_unsigned(value, b"filterMode", UINT32_MAX)
+        self._ptr.filterMode = <c.cudaTextureFilterMode>as_unsigned(as_enum(value, _cudaTextureFilterMode_class, b"cudaTextureFilterMode", b"filterMode"), b"filterMode", UINT32_MAX)
+
 
 
     @property
@@ -19043,7 +19071,8 @@ cdef class cudaTextureDesc(Struct):
 
     @readMode.setter
     def readMode(self, value):
-        self._ptr.readMode = <c.cudaTextureReadMode>as_unsigned(value, b"readMode", UINT32_MAX)
+        self._ptr.readMode = <c.cudaTextureReadMode>as_unsigned(as_enum(value, _cudaTextureReadMode_class, b"cudaTextureReadMode", b"readMode"), b"readMode", UINT32_MAX)
+
 
 
     @property
@@ -19096,7 +19125,8 @@ cdef class cudaTextureDesc(Struct):
 
     @mipmapFilterMode.setter
     def mipmapFilterMode(self, value):
-        self._ptr.mipmapFilterMode = <c.cudaTextureFilterMode>as_unsigned(value, b"mipmapFilterMode", UINT32_MAX)
+        self._ptr.mipmapFilterMode = <c.cudaTextureFilterMode>as_unsigned(as_enum(value, _cudaTextureFilterMode_class, b"cudaTextureFilterMode", b"mipmapFilterMode"), b"mipmapFilterMode", UINT32_MAX)
+
 
 
     @property
@@ -19578,7 +19608,7 @@ def cudaDeviceSetLimit(limit, value):
         cudaErrorMemoryAllocation
     """
     cdef int _err
-    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(as_enum(limit, _cudaLimit_class, b"cudaLimit", b"limit"), b"limit", UINT32_MAX)
     cdef size_t _c_value = <size_t>as_unsigned(value, b"value", UINT64_MAX)
 
     with nogil:
@@ -19630,7 +19660,7 @@ def cudaDeviceGetLimit(limit):
     """
     cdef int _err
     cdef size_t _c_pValue = 0
-    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(as_enum(limit, _cudaLimit_class, b"cudaLimit", b"limit"), b"limit", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceGetLimit(&_c_pValue, _c_limit)
@@ -19816,7 +19846,7 @@ def cudaDeviceSetCacheConfig(cacheConfig):
         cudaSuccess
     """
     cdef int _err
-    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(cacheConfig, b"cacheConfig", UINT32_MAX)
+    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(as_enum(cacheConfig, _cudaFuncCache_class, b"cudaFuncCache", b"cacheConfig"), b"cacheConfig", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceSetCacheConfig(_c_cacheConfig)
@@ -20259,8 +20289,8 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target, scope):
     cudaError_t
     """
     cdef int _err
-    cdef c.cudaFlushGPUDirectRDMAWritesTarget _c_target = <c.cudaFlushGPUDirectRDMAWritesTarget>as_unsigned(target, b"target", UINT32_MAX)
-    cdef c.cudaFlushGPUDirectRDMAWritesScope _c_scope = <c.cudaFlushGPUDirectRDMAWritesScope>as_unsigned(scope, b"scope", UINT32_MAX)
+    cdef c.cudaFlushGPUDirectRDMAWritesTarget _c_target = <c.cudaFlushGPUDirectRDMAWritesTarget>as_unsigned(as_enum(target, _cudaFlushGPUDirectRDMAWritesTarget_class, b"cudaFlushGPUDirectRDMAWritesTarget", b"target"), b"target", UINT32_MAX)
+    cdef c.cudaFlushGPUDirectRDMAWritesScope _c_scope = <c.cudaFlushGPUDirectRDMAWritesScope>as_unsigned(as_enum(scope, _cudaFlushGPUDirectRDMAWritesScope_class, b"cudaFlushGPUDirectRDMAWritesScope", b"scope"), b"scope", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceFlushGPUDirectRDMAWrites(_c_target, _c_scope)
@@ -20475,7 +20505,7 @@ def cudaDeviceSetSharedMemConfig(config):
         cudaErrorInvalidValue
     """
     cdef int _err
-    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(as_enum(config, _cudaSharedMemConfig_class, b"cudaSharedMemConfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceSetSharedMemConfig(_c_config)
@@ -20627,7 +20657,7 @@ def cudaGetErrorName(error):
         char* pointer to a NULL-terminated string
     """
     cdef const char* _r
-    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(as_enum(error, _cudaError_t_class, b"cudaError_t", b"error"), b"error", UINT32_MAX)
 
 
     _r = c.cudaGetErrorName(_c_error)
@@ -20659,7 +20689,7 @@ def cudaGetErrorString(error):
         char* pointer to a NULL-terminated string
     """
     cdef const char* _r
-    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(as_enum(error, _cudaError_t_class, b"cudaError_t", b"error"), b"error", UINT32_MAX)
 
 
     _r = c.cudaGetErrorString(_c_error)
@@ -20770,7 +20800,7 @@ def cudaDeviceGetAttribute(attr, device):
     """
     cdef int _err
     cdef int _c_value = 0
-    cdef c.cudaDeviceAttr _c_attr = <c.cudaDeviceAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaDeviceAttr _c_attr = <c.cudaDeviceAttr>as_unsigned(as_enum(attr, _cudaDeviceAttr_class, b"cudaDeviceAttr", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
 
 
@@ -21108,7 +21138,7 @@ def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
     """
     cdef int _err
     cdef int _c_value = 0
-    cdef c.cudaDeviceP2PAttr _c_attr = <c.cudaDeviceP2PAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaDeviceP2PAttr _c_attr = <c.cudaDeviceP2PAttr>as_unsigned(as_enum(attr, _cudaDeviceP2PAttr_class, b"cudaDeviceP2PAttr", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_srcDevice = <int>as_signed(srcDevice, b"srcDevice", INT32_MIN, INT32_MAX)
     cdef int _c_dstDevice = <int>as_signed(dstDevice, b"dstDevice", INT32_MIN, INT32_MAX)
 
@@ -22000,7 +22030,7 @@ def cudaStreamGetAttribute(hStream, attr):
     """
     cdef int _err
     cdef c.cudaStream_t _c_hStream = _as_cudaStream_t(hStream, b"hStream")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef cudaLaunchAttributeValue value_out_record = cudaLaunchAttributeValue.__new__(cudaLaunchAttributeValue)
 
     with nogil:
@@ -22040,7 +22070,7 @@ def cudaStreamSetAttribute(hStream, attr, value):
     """
     cdef int _err
     cdef c.cudaStream_t _c_hStream = _as_cudaStream_t(hStream, b"hStream")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.cudaLaunchAttributeValue* _c_value = NULL
     if isinstance(value, cudaLaunchAttributeValue):
         _c_value = (<cudaLaunchAttributeValue>value)._ptr
@@ -22387,7 +22417,7 @@ def cudaStreamBeginCapture(stream, mode):
     """
     cdef int _err
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(as_enum(mode, _cudaStreamCaptureMode_class, b"cudaStreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
 
     with nogil:
         _err = c.cudaStreamBeginCapture(_c_stream, _c_mode)
@@ -22454,7 +22484,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
     elif dependencyData is not None:
         _c_dependencyData = <c.cudaGraphEdgeData*>as_address(dependencyData, b"dependencyData")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(as_enum(mode, _cudaStreamCaptureMode_class, b"cudaStreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.cudaGraphNode_t* _c_dependencies = NULL
@@ -24314,7 +24344,7 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
     cdef int _err
     cdef object func_view = buffer_view(func)
     cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
-    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(cacheConfig, b"cacheConfig", UINT32_MAX)
+    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(as_enum(cacheConfig, _cudaFuncCache_class, b"cudaFuncCache", b"cacheConfig"), b"cacheConfig", UINT32_MAX)
 
     with nogil:
         _err = c.cudaFuncSetCacheConfig(_c_func, _c_cacheConfig)
@@ -24439,7 +24469,7 @@ def cudaFuncSetAttribute(func, attr, value):
     cdef int _err
     cdef object func_view = buffer_view(func)
     cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
-    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(as_enum(attr, _cudaFuncAttribute_class, b"cudaFuncAttribute", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
 
     with nogil:
@@ -24694,7 +24724,7 @@ def cudaFuncSetSharedMemConfig(func, config):
     cdef int _err
     cdef object func_view = buffer_view(func)
     cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
-    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(as_enum(config, _cudaSharedMemConfig_class, b"cudaSharedMemConfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cudaFuncSetSharedMemConfig(_c_func, _c_config)
@@ -26902,7 +26932,7 @@ def cudaMemcpy(dst, src, count, kind):
     """
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object src_view = buffer_view(src)
@@ -27038,7 +27068,7 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2D(_c_dst, _c_dpitch, _c_src, _c_spitch, _c_width, _c_height, _c_kind)
@@ -27114,7 +27144,7 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2DToArray(_c_dst, _c_wOffset, _c_hOffset, _c_src, _c_spitch, _c_width, _c_height, _c_kind)
@@ -27190,7 +27220,7 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2DFromArray(_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind)
@@ -27265,7 +27295,7 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
     cdef size_t _c_hOffsetSrc = <size_t>as_unsigned(hOffsetSrc, b"hOffsetSrc", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2DArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_width, _c_height, _c_kind)
@@ -27325,7 +27355,7 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
     cdef object src_view = buffer_view(src)
@@ -27389,7 +27419,7 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object symbol_view = buffer_view(symbol)
@@ -27464,7 +27494,7 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     """
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
@@ -27868,7 +27898,7 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
 
     with nogil:
@@ -27953,7 +27983,7 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
 
     with nogil:
@@ -28037,7 +28067,7 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
 
     with nogil:
@@ -28106,7 +28136,7 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
@@ -28179,7 +28209,7 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
@@ -29213,7 +29243,7 @@ def cudaMemAdvise(devPtr, count, advice, location):
     """
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemoryAdvise _c_advice = <c.cudaMemoryAdvise>as_unsigned(advice, b"advice", UINT32_MAX)
+    cdef c.cudaMemoryAdvise _c_advice = <c.cudaMemoryAdvise>as_unsigned(as_enum(advice, _cudaMemoryAdvise_class, b"cudaMemoryAdvise", b"advice"), b"advice", UINT32_MAX)
     cdef c.cudaMemLocation* _c_location = _as_cudaMemLocation_ptr(location, b"location")
     cdef object devPtr_view = buffer_view(devPtr)
     cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
@@ -29313,7 +29343,7 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """
     cdef int _err
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
-    cdef c.cudaMemRangeAttribute _c_attribute = <c.cudaMemRangeAttribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.cudaMemRangeAttribute _c_attribute = <c.cudaMemRangeAttribute>as_unsigned(as_enum(attribute, _cudaMemRangeAttribute_class, b"cudaMemRangeAttribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     # dataSize bytes, as the caller asks (an array attribute fills them all),
     # and never less than the attribute's value takes.
@@ -29502,7 +29532,7 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -29567,7 +29597,7 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
 
@@ -29639,7 +29669,7 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
     cdef size_t _c_wOffsetSrc = <size_t>as_unsigned(wOffsetSrc, b"wOffsetSrc", UINT64_MAX)
     cdef size_t _c_hOffsetSrc = <size_t>as_unsigned(hOffsetSrc, b"hOffsetSrc", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpyArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_count, _c_kind)
@@ -29710,7 +29740,7 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
@@ -29783,7 +29813,7 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
@@ -29984,7 +30014,7 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
     """
     cdef int _err
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
-    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(as_enum(attr, _cudaMemPoolAttr_class, b"cudaMemPoolAttr", b"attr"), b"attr", UINT32_MAX)
     cdef _cudaMemPoolAttr_value _c_value
     _cudaMemPoolAttr_store(_c_attr, value, &_c_value, b"attr")
 
@@ -30051,7 +30081,7 @@ def cudaMemPoolGetAttribute(memPool, attr):
     """
     cdef int _err
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
-    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(as_enum(attr, _cudaMemPoolAttr_class, b"cudaMemPoolAttr", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _cudaMemPoolAttr_size(_c_attr, b"attr")
@@ -30316,7 +30346,7 @@ def cudaMemGetDefaultMemPool(location, type):
         _c_location = (<cudaMemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.cudaMemLocation*>as_address(location, b"location")
-    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(as_enum(type, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemGetDefaultMemPool(&memPool_handle._ptr, _c_location, _c_type)
@@ -30371,7 +30401,7 @@ def cudaMemGetMemPool(location, type):
         _c_location = (<cudaMemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.cudaMemLocation*>as_address(location, b"location")
-    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(as_enum(type, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemGetMemPool(&memPool_handle._ptr, _c_location, _c_type)
@@ -30431,7 +30461,7 @@ def cudaMemSetMemPool(location, type, memPool):
         _c_location = (<cudaMemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.cudaMemLocation*>as_address(location, b"location")
-    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(as_enum(type, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"type"), b"type", UINT32_MAX)
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
 
     with nogil:
@@ -30539,7 +30569,7 @@ def cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, fla
     cdef object shareableHandle_view = buffer_view(shareableHandle)
     cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
-    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(handleType, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -30584,7 +30614,7 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
     cdef cudaMemPool_t memPool_handle = cudaMemPool_t.__new__(cudaMemPool_t)
     cdef object shareableHandle_view = buffer_view(shareableHandle)
     cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
-    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(handleType, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -31379,7 +31409,7 @@ def cudaCreateChannelDesc(x, y, z, w, f):
     cdef int _c_y = <int>as_signed(y, b"y", INT32_MIN, INT32_MAX)
     cdef int _c_z = <int>as_signed(z, b"z", INT32_MIN, INT32_MAX)
     cdef int _c_w = <int>as_signed(w, b"w", INT32_MIN, INT32_MAX)
-    cdef c.cudaChannelFormatKind _c_f = <c.cudaChannelFormatKind>as_unsigned(f, b"f", UINT32_MAX)
+    cdef c.cudaChannelFormatKind _c_f = <c.cudaChannelFormatKind>as_unsigned(as_enum(f, _cudaChannelFormatKind_class, b"cudaChannelFormatKind", b"f"), b"f", UINT32_MAX)
 
 
     _r = c.cudaCreateChannelDesc(_c_x, _c_y, _c_z, _c_w, _c_f)
@@ -32487,7 +32517,7 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_hNode = _as_cudaGraphNode_t(hNode, b"hNode")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef cudaLaunchAttributeValue value_out_record = cudaLaunchAttributeValue.__new__(cudaLaunchAttributeValue)
 
     with nogil:
@@ -32526,7 +32556,7 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_hNode = _as_cudaGraphNode_t(hNode, b"hNode")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.cudaLaunchAttributeValue* _c_value = NULL
     if isinstance(value, cudaLaunchAttributeValue):
         _c_value = (<cudaLaunchAttributeValue>value)._ptr
@@ -32666,7 +32696,7 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -32734,7 +32764,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -32799,7 +32829,7 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -32944,7 +32974,7 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
     cdef object src_view = buffer_view(src)
@@ -32984,7 +33014,7 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object symbol_view = buffer_view(symbol)
@@ -33021,7 +33051,7 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object src_view = buffer_view(src)
@@ -34222,7 +34252,7 @@ def cudaDeviceGetGraphMemAttribute(device, attr):
     """
     cdef int _err
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
-    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(as_enum(attr, _cudaGraphMemAttributeType_class, b"cudaGraphMemAttributeType", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _cudaGraphMemAttributeType_size(_c_attr, b"attr")
@@ -34256,7 +34286,7 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
     """
     cdef int _err
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
-    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(as_enum(attr, _cudaGraphMemAttributeType_class, b"cudaGraphMemAttributeType", b"attr"), b"attr", UINT32_MAX)
     cdef _cudaGraphMemAttributeType_value _c_value
     _cudaGraphMemAttributeType_store(_c_attr, value, &_c_value, b"attr")
 
@@ -35423,7 +35453,7 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
     cdef object src_view = buffer_view(src)
@@ -35466,7 +35496,7 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object symbol_view = buffer_view(symbol)
@@ -35506,7 +35536,7 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
     cdef c.cudaGraphExec_t _c_hGraphExec = _as_cudaGraphExec_t(hGraphExec, b"hGraphExec")
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object src_view = buffer_view(src)
@@ -37479,7 +37509,7 @@ def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
     """
     cdef int _err
     cdef c.cudaKernel_t _c_kernel = _as_cudaKernel_t(kernel, b"kernel")
-    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(as_enum(attr, _cudaFuncAttribute_class, b"cudaFuncAttribute", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
 

@@ -285,7 +285,7 @@ def nvJitLinkAddData(handle, inputType, data, size, name):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
-    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(inputType, b"inputType", UINT32_MAX)
+    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(as_enum(inputType, _nvJitLinkInputType_class, b"nvJitLinkInputType", b"inputType"), b"inputType", UINT32_MAX)
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
@@ -318,7 +318,7 @@ def nvJitLinkAddFile(handle, inputType, fileName):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
-    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(inputType, b"inputType", UINT32_MAX)
+    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(as_enum(inputType, _nvJitLinkInputType_class, b"nvJitLinkInputType", b"inputType"), b"inputType", UINT32_MAX)
     cdef object fileName_bytes = as_cstring(fileName, b"fileName")
     cdef const char* _c_fileName = cstring_ptr(fileName_bytes)
 

@@ -190,7 +190,7 @@ def nvrtcGetErrorString(result):
         Message string for the given nvrtcResult code.
     """
     cdef const char* _r
-    cdef c.nvrtcResult _c_result = <c.nvrtcResult>as_unsigned(result, b"result", UINT32_MAX)
+    cdef c.nvrtcResult _c_result = <c.nvrtcResult>as_unsigned(as_enum(result, _nvrtcResult_class, b"nvrtcResult", b"result"), b"result", UINT32_MAX)
 
 
     _r = c.nvrtcGetErrorString(_c_result)

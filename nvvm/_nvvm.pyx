@@ -171,7 +171,7 @@ def nvvmGetErrorString(result):
         Message string for the given nvvmResult code.
     """
     cdef const char* _r
-    cdef c.nvvmResult _c_result = <c.nvvmResult>as_unsigned(result, b"result", UINT32_MAX)
+    cdef c.nvvmResult _c_result = <c.nvvmResult>as_unsigned(as_enum(result, _nvvmResult_class, b"nvvmResult", b"result"), b"result", UINT32_MAX)
 
 
     _r = c.nvvmGetErrorString(_c_result)

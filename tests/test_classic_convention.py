@@ -126,3 +126,51 @@ def test_the_stubs_type_the_status_first():
     assert "-> tuple[cudaError_t, cudaChannelFormatDesc]:" in stub
     stub = (pathlib.Path(nvrtc.__file__).parent / "__init__.pyi").read_text()
     assert "def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes | None]:" in stub
+
+
+# -- an enum member of another enum class is a TypeError -----------------------
+
+
+def test_a_field_refuses_a_member_of_another_enum():
+    from cuda import cudart
+
+    s = cuda.CUDA_MEMCPY2D()
+    with pytest.raises(TypeError, match=r"srcMemoryType: expected a CUmemorytype.* member or an int, "
+                                        r"got cudaMemcpyKind\.cudaMemcpyHostToDevice"):
+        s.srcMemoryType = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+    assert s.srcMemoryType == 0  # nothing stored
+
+
+def test_a_field_takes_its_own_enum_and_plain_ints():
+    s = cuda.CUDA_MEMCPY2D()
+    s.srcMemoryType = cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert s.srcMemoryType is cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    s.dstMemoryType = 1
+    assert s.dstMemoryType is cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    s.dstMemoryType = True  # an int subclass that is no enum
+    assert s.dstMemoryType == 1
+
+
+def test_a_parameter_refuses_a_member_of_another_enum():
+    # Refused before any library is looked for.
+    with pytest.raises(TypeError, match=r"error: expected a CUresult.* member or an int, got CUdevice_attribute"):
+        cuda.cuGetErrorName(cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+    import nvrtc
+
+    with pytest.raises(TypeError, match=r"result: expected a nvrtcResult member or an int"):
+        nvrtc.nvrtcGetErrorString(cuda.CUresult.CUDA_ERROR_INVALID_VALUE)
+    err, text = nvrtc.nvrtcGetErrorString(nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION)
+    assert text == b"NVRTC_ERROR_COMPILATION"
+    assert nvrtc.nvrtcGetErrorString(6)[1] == b"NVRTC_ERROR_COMPILATION"
+
+
+def test_python_enums_of_other_classes_are_refused_too():
+    import enum
+
+    class Kind(enum.IntEnum):
+        HOST = 1
+
+    s = cuda.CUDA_MEMCPY2D()
+    with pytest.raises(TypeError, match=r"srcMemoryType: .*got Kind\.HOST"):
+        s.srcMemoryType = Kind.HOST
+

@@ -1507,7 +1507,7 @@ static const char* const __pyx_f[] = {
   "cubind/_bind/convert.pyx",
   "cubind/_bind/convert.pxd",
   "(tree fragment)",
-  ".venv/lib/python3.11/site-packages/Cython/Includes/cpython/type.pxd",
+  "cpython/type.pxd",
 };
 /* #### Code section: utility_code_proto_before_types ### */
 /* Atomics.proto (used by UnpackUnboundCMethod) */
@@ -1694,7 +1694,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
 struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 typedef struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 
-/* "cubind/_bind/convert.pxd":81
+/* "cubind/_bind/convert.pxd":94
  * # declared .u32 may be a C int, so both ranges are taken and the value's two's
  * # complement is stored, as C converts.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1707,7 +1707,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert_SIGN_EITHER = 2
 };
 
-/* "cubind/_bind/convert.pxd":166
+/* "cubind/_bind/convert.pxd":179
  * # to KERNEL_INLINE_ARGS of them (more go to the heap): a launch in the
  * # (values, types) form then allocates nothing.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1718,7 +1718,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS = 24
 };
 
-/* "cubind/_bind/convert.pxd":169
+/* "cubind/_bind/convert.pxd":182
  *     KERNEL_INLINE_ARGS = 24
  * 
  * ctypedef struct KernelArgSpace:             # <<<<<<<<<<<<<<
@@ -1730,7 +1730,7 @@ struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace {
   unsigned PY_LONG_LONG slots[__pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS];
 };
 
-/* "cubind/_bind/convert.pyx":288
+/* "cubind/_bind/convert.pyx":301
  * # The kinds of value a ctypes type stands for; integers carry their size in
  * # bytes in the bits above.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1749,7 +1749,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert__KIND_WCHAR = 9
 };
 
-/* "cubind/_bind/convert.pyx":343
+/* "cubind/_bind/convert.pyx":356
  * # dozen pointers costs less than a dict look-up (the objects stay alive in
  * # _kinds' keys).
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1760,7 +1760,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert__MAX_KINDS = 16
 };
 
-/* "cubind/_bind/convert.pxd":144
+/* "cubind/_bind/convert.pxd":157
  * 
  * # A `const char* const*` built from a list of bytes/str, alive as long as it is.
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1775,7 +1775,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_CStringArray {
 };
 
 
-/* "cubind/_bind/convert.pxd":154
+/* "cubind/_bind/convert.pxd":167
  * # Base of the generated struct classes: what a struct keeps alive (buffers and
  * # arrays its pointer fields point into), kept on the outermost struct.
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -1790,7 +1790,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_Struct {
 };
 
 
-/* "cubind/_bind/convert.pyx":303
+/* "cubind/_bind/convert.pyx":316
  * 
  * 
  * @cython.freelist(8)             # <<<<<<<<<<<<<<
@@ -1820,7 +1820,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr {
 };
 
 
-/* "cubind/_bind/convert.pyx":97
+/* "cubind/_bind/convert.pyx":110
  *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
  *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
@@ -1834,7 +1834,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr {
 };
 
 
-/* "cubind/_bind/convert.pyx":99
+/* "cubind/_bind/convert.pyx":112
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
  *         return None
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
@@ -1848,7 +1848,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr {
 };
 
 
-/* "cubind/_bind/convert.pyx":124
+/* "cubind/_bind/convert.pyx":137
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
@@ -1863,7 +1863,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr {
 
 
 
-/* "cubind/_bind/convert.pyx":200
+/* "cubind/_bind/convert.pyx":213
  * 
  * 
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1877,7 +1877,7 @@ struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray {
 static struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray;
 
 
-/* "cubind/_bind/convert.pyx":240
+/* "cubind/_bind/convert.pyx":253
  * 
  * 
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -2442,6 +2442,9 @@ static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_PY_LONG_LONG(PY_LONG_
 static CYTHON_INLINE PyObject* __Pyx_uchar___Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(unsigned PY_LONG_LONG value, Py_ssize_t width, char padding_char);
 static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG(unsigned PY_LONG_LONG value, Py_ssize_t width, char padding_char, char format_char);
 
+/* GetAttr3.proto */
+static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *, PyObject *, PyObject *);
+
 /* BytesContains.proto */
 static CYTHON_INLINE int __Pyx_BytesContains(char character, PyObject* bytes, int eq);
 
@@ -2482,9 +2485,6 @@ static CYTHON_INLINE int __Pyx_BytesContains(char character, PyObject* bytes, in
 #define __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_SharedReferenceInPlaceSafe(left, right)\
     ((unlikely((left) == Py_None) || unlikely((right) == Py_None)) ?\
     PyNumber_InPlaceAdd(left, right) : __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_SharedReferenceInPlace(left, right))
-
-/* GetAttr3.proto */
-static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *, PyObject *, PyObject *);
 
 /* PyUnicodeContains.proto */
 static CYTHON_INLINE int __Pyx_PyUnicode_ContainsTF(PyObject* substring, PyObject* text, int eq) {
@@ -3484,6 +3484,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *, char c
 static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *, char const *); /*proto*/
 static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *); /*proto*/
+static PyObject *__pyx_f_6cubind_5_bind_7convert_enum_slow(PyObject *, PyObject *, char const *, char const *); /*proto*/
 static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *, int, int, void *); /*proto*/
 static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *, char const *); /*proto*/
 static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *); /*proto*/
@@ -3740,7 +3741,7 @@ namespace {
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_values;
     PyObject *__pyx_slice[1];
     PyObject *__pyx_codeobj_tab[4];
-    PyObject *__pyx_string_tab[150];
+    PyObject *__pyx_string_tab[154];
     PyObject *__pyx_number_tab[6];
 /* #### Code section: module_state_contents ### */
 /* PyFrozenDict.module_state_decls */
@@ -3815,156 +3816,160 @@ static __pyx_mstatetype __pyx_mstate_global_static =
 static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_static;
 #endif
 /* #### Code section: constant_name_defines ### */
-#define __pyx_kp_u__6 __pyx_string_tab[0]
+#define __pyx_kp_u__7 __pyx_string_tab[0]
 #define __pyx_kp_u__2 __pyx_string_tab[1]
-#define __pyx_kp_u_bytes_do_not_fit_in __pyx_string_tab[2]
-#define __pyx_kp_u_bytes_given_the_attribute_s_val __pyx_string_tab[3]
-#define __pyx_kp_u_bytes_is_smaller_than_the __pyx_string_tab[4]
-#define __pyx_kp_u_bytes_needed __pyx_string_tab[5]
-#define __pyx_kp_u_bytes_of __pyx_string_tab[6]
-#define __pyx_kp_u_bytes_at_most __pyx_string_tab[7]
-#define __pyx_kp_u_bytes_got __pyx_string_tab[8]
-#define __pyx_kp_u_cannot_be_used __pyx_string_tab[9]
-#define __pyx_kp_u_does_not_fit_in_a_char_128_255 __pyx_string_tab[10]
-#define __pyx_kp_u_fit_with_the_NUL __pyx_string_tab[11]
-#define __pyx_kp_u_is __pyx_string_tab[12]
-#define __pyx_kp_u_is_out_of_range_for_a_pointer __pyx_string_tab[13]
-#define __pyx_kp_u_is_out_of_range_for_its_C_type __pyx_string_tab[14]
-#define __pyx_kp_u_is_out_of_range_for_its_C_type_2 __pyx_string_tab[15]
-#define __pyx_kp_u_items_but __pyx_string_tab[16]
-#define __pyx_kp_u_must_be_a_tuple_or_list_got __pyx_string_tab[17]
-#define __pyx_kp_u_types_2 __pyx_string_tab[18]
-#define __pyx_kp_u_values_but __pyx_string_tab[19]
-#define __pyx_kp_u__4 __pyx_string_tab[20]
-#define __pyx_kp_u_got __pyx_string_tab[21]
-#define __pyx_kp_u__9 __pyx_string_tab[22]
-#define __pyx_kp_u__3 __pyx_string_tab[23]
-#define __pyx_kp_u_None_but __pyx_string_tab[24]
-#define __pyx_kp_u_address __pyx_string_tab[25]
-#define __pyx_kp_u_buffer_of __pyx_string_tab[26]
-#define __pyx_kp_u_c_char_takes_1_byte_got __pyx_string_tab[27]
-#define __pyx_kp_u_c_wchar_takes_1_character_got __pyx_string_tab[28]
-#define __pyx_kp_u_embedded_NUL_character_C_would __pyx_string_tab[29]
-#define __pyx_kp_u_expected __pyx_string_tab[30]
-#define __pyx_kp_u_expected_values_types_got_a_tup __pyx_string_tab[31]
-#define __pyx_kp_u_expected_None_an_int_address_a __pyx_string_tab[32]
-#define __pyx_kp_u_expected_a_bytearray_or_bytes_o __pyx_string_tab[33]
-#define __pyx_kp_u_expected_a_float_got __pyx_string_tab[34]
-#define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[35]
-#define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[36]
-#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[37]
-#define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[38]
-#define __pyx_kp_u_the_buffer_of __pyx_string_tab[39]
-#define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[40]
-#define __pyx_kp_u_unsupported_argument_type __pyx_string_tab[41]
-#define __pyx_kp_u_use_a_ctypes_integer_float_or_c __pyx_string_tab[42]
-#define __pyx_kp_u_ __pyx_string_tab[43]
-#define __pyx_kp_u_None __pyx_string_tab[44]
-#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[45]
-#define __pyx_kp_u__7 __pyx_string_tab[46]
-#define __pyx_kp_u__5 __pyx_string_tab[47]
-#define __pyx_kp_u__8 __pyx_string_tab[48]
-#define __pyx_kp_u_expected_bytes_or_str_got_None __pyx_string_tab[49]
-#define __pyx_kp_u_add_note __pyx_string_tab[50]
-#define __pyx_kp_u_an_int __pyx_string_tab[51]
-#define __pyx_kp_u_an_int_address_a_buffer_or_None __pyx_string_tab[52]
-#define __pyx_kp_u_bytes_or_str __pyx_string_tab[53]
-#define __pyx_kp_u_bytes_str_or_None __pyx_string_tab[54]
-#define __pyx_kp_u_cubind__bind_convert_pyx __pyx_string_tab[55]
-#define __pyx_kp_u_disable __pyx_string_tab[56]
-#define __pyx_kp_u_enable __pyx_string_tab[57]
-#define __pyx_kp_u_gc __pyx_string_tab[58]
-#define __pyx_kp_u_isenabled __pyx_string_tab[59]
-#define __pyx_kp_u_self_heap_self_view_cannot_be_co __pyx_string_tab[60]
-#define __pyx_kp_u_self_ptr_cannot_be_converted_to __pyx_string_tab[61]
-#define __pyx_n_u_Array __pyx_string_tab[62]
-#define __pyx_n_u_CEnum __pyx_string_tab[63]
-#define __pyx_n_u_CFuncPtr __pyx_string_tab[64]
-#define __pyx_n_u_CStringArray __pyx_string_tab[65]
-#define __pyx_n_u_Enum __pyx_string_tab[66]
-#define __pyx_n_u_KernelArgs __pyx_string_tab[67]
-#define __pyx_n_u_Struct __pyx_string_tab[68]
-#define __pyx_n_u_Structure __pyx_string_tab[69]
-#define __pyx_n_u_Union __pyx_string_tab[70]
-#define __pyx_n_u_Pointer __pyx_string_tab[71]
-#define __pyx_n_u_SimpleCData __pyx_string_tab[72]
-#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[73]
-#define __pyx_n_u_dict __pyx_string_tab[74]
-#define __pyx_n_u_float __pyx_string_tab[75]
-#define __pyx_n_u_getstate __pyx_string_tab[76]
-#define __pyx_n_u_index __pyx_string_tab[77]
-#define __pyx_n_u_main __pyx_string_tab[78]
-#define __pyx_n_u_module __pyx_string_tab[79]
-#define __pyx_n_u_mro __pyx_string_tab[80]
-#define __pyx_n_u_name __pyx_string_tab[81]
-#define __pyx_n_u_new __pyx_string_tab[82]
-#define __pyx_n_u_pyx_capi __pyx_string_tab[83]
-#define __pyx_n_u_pyx_checksum __pyx_string_tab[84]
-#define __pyx_n_u_pyx_state __pyx_string_tab[85]
-#define __pyx_n_u_pyx_type __pyx_string_tab[86]
-#define __pyx_n_u_pyx_unpickle_Struct __pyx_string_tab[87]
-#define __pyx_n_u_pyx_vtable __pyx_string_tab[88]
-#define __pyx_n_u_qualname __pyx_string_tab[89]
-#define __pyx_n_u_reduce __pyx_string_tab[90]
-#define __pyx_n_u_reduce_cython __pyx_string_tab[91]
-#define __pyx_n_u_reduce_ex __pyx_string_tab[92]
-#define __pyx_n_u_set_name __pyx_string_tab[93]
-#define __pyx_n_u_setstate __pyx_string_tab[94]
-#define __pyx_n_u_setstate_cython __pyx_string_tab[95]
-#define __pyx_n_u_test __pyx_string_tab[96]
-#define __pyx_n_u_ctypes_2 __pyx_string_tab[97]
-#define __pyx_n_u_ctypes_pointer_value_locals_gen __pyx_string_tab[98]
-#define __pyx_n_u_is_ctypes_scalar_locals_genexpr __pyx_string_tab[99]
-#define __pyx_n_u_type __pyx_string_tab[100]
-#define __pyx_n_u_addressof __pyx_string_tab[101]
-#define __pyx_n_u_c_bool __pyx_string_tab[102]
-#define __pyx_n_u_c_byte __pyx_string_tab[103]
-#define __pyx_n_u_c_char __pyx_string_tab[104]
-#define __pyx_n_u_c_char_p __pyx_string_tab[105]
-#define __pyx_n_u_c_double __pyx_string_tab[106]
-#define __pyx_n_u_c_float __pyx_string_tab[107]
-#define __pyx_n_u_c_int __pyx_string_tab[108]
-#define __pyx_n_u_c_long __pyx_string_tab[109]
-#define __pyx_n_u_c_longlong __pyx_string_tab[110]
-#define __pyx_n_u_c_short __pyx_string_tab[111]
-#define __pyx_n_u_c_ubyte __pyx_string_tab[112]
-#define __pyx_n_u_c_uint __pyx_string_tab[113]
-#define __pyx_n_u_c_ulong __pyx_string_tab[114]
-#define __pyx_n_u_c_ulonglong __pyx_string_tab[115]
-#define __pyx_n_u_c_ushort __pyx_string_tab[116]
-#define __pyx_n_u_c_void_p __pyx_string_tab[117]
-#define __pyx_n_u_c_wchar __pyx_string_tab[118]
-#define __pyx_n_u_c_wchar_p __pyx_string_tab[119]
-#define __pyx_n_u_cast __pyx_string_tab[120]
-#define __pyx_n_u_cline_in_traceback __pyx_string_tab[121]
-#define __pyx_n_u_close __pyx_string_tab[122]
-#define __pyx_n_u_cls __pyx_string_tab[123]
-#define __pyx_n_u_ctypes __pyx_string_tab[124]
-#define __pyx_n_u_cubind__bind_convert __pyx_string_tab[125]
-#define __pyx_n_u_cubind__bind_enum __pyx_string_tab[126]
-#define __pyx_n_u_enum __pyx_string_tab[127]
-#define __pyx_n_u_enumerate __pyx_string_tab[128]
-#define __pyx_n_u_genexpr __pyx_string_tab[129]
-#define __pyx_n_u_get __pyx_string_tab[130]
-#define __pyx_n_u_getPtr __pyx_string_tab[131]
-#define __pyx_n_u_is_c_function_locals_genexpr __pyx_string_tab[132]
-#define __pyx_n_u_is_integer __pyx_string_tab[133]
-#define __pyx_n_u_items __pyx_string_tab[134]
-#define __pyx_n_u_next __pyx_string_tab[135]
-#define __pyx_n_u_object __pyx_string_tab[136]
-#define __pyx_n_u_pop __pyx_string_tab[137]
-#define __pyx_n_u_send __pyx_string_tab[138]
-#define __pyx_n_u_setdefault __pyx_string_tab[139]
-#define __pyx_n_u_sizeof __pyx_string_tab[140]
-#define __pyx_n_u_throw __pyx_string_tab[141]
-#define __pyx_n_u_types __pyx_string_tab[142]
-#define __pyx_n_u_update __pyx_string_tab[143]
-#define __pyx_n_u_value __pyx_string_tab[144]
-#define __pyx_n_u_values __pyx_string_tab[145]
-#define __pyx_n_u_zZP __pyx_string_tab[146]
-#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[147]
-#define __pyx_kp_b_iso88591__10 __pyx_string_tab[148]
-#define __pyx_kp_b_iso88591_A __pyx_string_tab[149]
+#define __pyx_kp_u_a_member_of_another_enum __pyx_string_tab[2]
+#define __pyx_kp_u_bytes_do_not_fit_in __pyx_string_tab[3]
+#define __pyx_kp_u_bytes_given_the_attribute_s_val __pyx_string_tab[4]
+#define __pyx_kp_u_bytes_is_smaller_than_the __pyx_string_tab[5]
+#define __pyx_kp_u_bytes_needed __pyx_string_tab[6]
+#define __pyx_kp_u_bytes_of __pyx_string_tab[7]
+#define __pyx_kp_u_bytes_at_most __pyx_string_tab[8]
+#define __pyx_kp_u_bytes_got __pyx_string_tab[9]
+#define __pyx_kp_u_cannot_be_used __pyx_string_tab[10]
+#define __pyx_kp_u_does_not_fit_in_a_char_128_255 __pyx_string_tab[11]
+#define __pyx_kp_u_fit_with_the_NUL __pyx_string_tab[12]
+#define __pyx_kp_u_is __pyx_string_tab[13]
+#define __pyx_kp_u_is_out_of_range_for_a_pointer __pyx_string_tab[14]
+#define __pyx_kp_u_is_out_of_range_for_its_C_type __pyx_string_tab[15]
+#define __pyx_kp_u_is_out_of_range_for_its_C_type_2 __pyx_string_tab[16]
+#define __pyx_kp_u_items_but __pyx_string_tab[17]
+#define __pyx_kp_u_member_or_an_int_got __pyx_string_tab[18]
+#define __pyx_kp_u_must_be_a_tuple_or_list_got __pyx_string_tab[19]
+#define __pyx_kp_u_types_2 __pyx_string_tab[20]
+#define __pyx_kp_u_values_but __pyx_string_tab[21]
+#define __pyx_kp_u__4 __pyx_string_tab[22]
+#define __pyx_kp_u_got __pyx_string_tab[23]
+#define __pyx_kp_u__6 __pyx_string_tab[24]
+#define __pyx_kp_u__3 __pyx_string_tab[25]
+#define __pyx_kp_u_None_but __pyx_string_tab[26]
+#define __pyx_kp_u_address __pyx_string_tab[27]
+#define __pyx_kp_u_buffer_of __pyx_string_tab[28]
+#define __pyx_kp_u_c_char_takes_1_byte_got __pyx_string_tab[29]
+#define __pyx_kp_u_c_wchar_takes_1_character_got __pyx_string_tab[30]
+#define __pyx_kp_u_embedded_NUL_character_C_would __pyx_string_tab[31]
+#define __pyx_kp_u_expected __pyx_string_tab[32]
+#define __pyx_kp_u_expected_values_types_got_a_tup __pyx_string_tab[33]
+#define __pyx_kp_u_expected_None_an_int_address_a __pyx_string_tab[34]
+#define __pyx_kp_u_expected_a __pyx_string_tab[35]
+#define __pyx_kp_u_expected_a_bytearray_or_bytes_o __pyx_string_tab[36]
+#define __pyx_kp_u_expected_a_float_got __pyx_string_tab[37]
+#define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[38]
+#define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[39]
+#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[40]
+#define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[41]
+#define __pyx_kp_u_the_buffer_of __pyx_string_tab[42]
+#define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[43]
+#define __pyx_kp_u_unsupported_argument_type __pyx_string_tab[44]
+#define __pyx_kp_u_use_a_ctypes_integer_float_or_c __pyx_string_tab[45]
+#define __pyx_kp_u_ __pyx_string_tab[46]
+#define __pyx_kp_u_None __pyx_string_tab[47]
+#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[48]
+#define __pyx_kp_u__8 __pyx_string_tab[49]
+#define __pyx_kp_u__5 __pyx_string_tab[50]
+#define __pyx_kp_u__9 __pyx_string_tab[51]
+#define __pyx_kp_u_expected_bytes_or_str_got_None __pyx_string_tab[52]
+#define __pyx_kp_u_add_note __pyx_string_tab[53]
+#define __pyx_kp_u_an_int __pyx_string_tab[54]
+#define __pyx_kp_u_an_int_address_a_buffer_or_None __pyx_string_tab[55]
+#define __pyx_kp_u_bytes_or_str __pyx_string_tab[56]
+#define __pyx_kp_u_bytes_str_or_None __pyx_string_tab[57]
+#define __pyx_kp_u_cubind__bind_convert_pyx __pyx_string_tab[58]
+#define __pyx_kp_u_disable __pyx_string_tab[59]
+#define __pyx_kp_u_enable __pyx_string_tab[60]
+#define __pyx_kp_u_gc __pyx_string_tab[61]
+#define __pyx_kp_u_isenabled __pyx_string_tab[62]
+#define __pyx_kp_u_self_heap_self_view_cannot_be_co __pyx_string_tab[63]
+#define __pyx_kp_u_self_ptr_cannot_be_converted_to __pyx_string_tab[64]
+#define __pyx_n_u_Array __pyx_string_tab[65]
+#define __pyx_n_u_CEnum __pyx_string_tab[66]
+#define __pyx_n_u_CFuncPtr __pyx_string_tab[67]
+#define __pyx_n_u_CStringArray __pyx_string_tab[68]
+#define __pyx_n_u_Enum __pyx_string_tab[69]
+#define __pyx_n_u_KernelArgs __pyx_string_tab[70]
+#define __pyx_n_u_Struct __pyx_string_tab[71]
+#define __pyx_n_u_Structure __pyx_string_tab[72]
+#define __pyx_n_u_Union __pyx_string_tab[73]
+#define __pyx_n_u_Pointer __pyx_string_tab[74]
+#define __pyx_n_u_SimpleCData __pyx_string_tab[75]
+#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[76]
+#define __pyx_n_u_dict __pyx_string_tab[77]
+#define __pyx_n_u_float __pyx_string_tab[78]
+#define __pyx_n_u_getstate __pyx_string_tab[79]
+#define __pyx_n_u_index __pyx_string_tab[80]
+#define __pyx_n_u_main __pyx_string_tab[81]
+#define __pyx_n_u_module __pyx_string_tab[82]
+#define __pyx_n_u_mro __pyx_string_tab[83]
+#define __pyx_n_u_name __pyx_string_tab[84]
+#define __pyx_n_u_new __pyx_string_tab[85]
+#define __pyx_n_u_pyx_capi __pyx_string_tab[86]
+#define __pyx_n_u_pyx_checksum __pyx_string_tab[87]
+#define __pyx_n_u_pyx_state __pyx_string_tab[88]
+#define __pyx_n_u_pyx_type __pyx_string_tab[89]
+#define __pyx_n_u_pyx_unpickle_Struct __pyx_string_tab[90]
+#define __pyx_n_u_pyx_vtable __pyx_string_tab[91]
+#define __pyx_n_u_qualname __pyx_string_tab[92]
+#define __pyx_n_u_reduce __pyx_string_tab[93]
+#define __pyx_n_u_reduce_cython __pyx_string_tab[94]
+#define __pyx_n_u_reduce_ex __pyx_string_tab[95]
+#define __pyx_n_u_set_name __pyx_string_tab[96]
+#define __pyx_n_u_setstate __pyx_string_tab[97]
+#define __pyx_n_u_setstate_cython __pyx_string_tab[98]
+#define __pyx_n_u_test __pyx_string_tab[99]
+#define __pyx_n_u_ctypes_2 __pyx_string_tab[100]
+#define __pyx_n_u_ctypes_pointer_value_locals_gen __pyx_string_tab[101]
+#define __pyx_n_u_is_ctypes_scalar_locals_genexpr __pyx_string_tab[102]
+#define __pyx_n_u_type __pyx_string_tab[103]
+#define __pyx_n_u_addressof __pyx_string_tab[104]
+#define __pyx_n_u_c_bool __pyx_string_tab[105]
+#define __pyx_n_u_c_byte __pyx_string_tab[106]
+#define __pyx_n_u_c_char __pyx_string_tab[107]
+#define __pyx_n_u_c_char_p __pyx_string_tab[108]
+#define __pyx_n_u_c_double __pyx_string_tab[109]
+#define __pyx_n_u_c_float __pyx_string_tab[110]
+#define __pyx_n_u_c_int __pyx_string_tab[111]
+#define __pyx_n_u_c_long __pyx_string_tab[112]
+#define __pyx_n_u_c_longlong __pyx_string_tab[113]
+#define __pyx_n_u_c_short __pyx_string_tab[114]
+#define __pyx_n_u_c_ubyte __pyx_string_tab[115]
+#define __pyx_n_u_c_uint __pyx_string_tab[116]
+#define __pyx_n_u_c_ulong __pyx_string_tab[117]
+#define __pyx_n_u_c_ulonglong __pyx_string_tab[118]
+#define __pyx_n_u_c_ushort __pyx_string_tab[119]
+#define __pyx_n_u_c_void_p __pyx_string_tab[120]
+#define __pyx_n_u_c_wchar __pyx_string_tab[121]
+#define __pyx_n_u_c_wchar_p __pyx_string_tab[122]
+#define __pyx_n_u_cast __pyx_string_tab[123]
+#define __pyx_n_u_cline_in_traceback __pyx_string_tab[124]
+#define __pyx_n_u_close __pyx_string_tab[125]
+#define __pyx_n_u_cls __pyx_string_tab[126]
+#define __pyx_n_u_ctypes __pyx_string_tab[127]
+#define __pyx_n_u_cubind__bind_convert __pyx_string_tab[128]
+#define __pyx_n_u_cubind__bind_enum __pyx_string_tab[129]
+#define __pyx_n_u_enum __pyx_string_tab[130]
+#define __pyx_n_u_enumerate __pyx_string_tab[131]
+#define __pyx_n_u_genexpr __pyx_string_tab[132]
+#define __pyx_n_u_get __pyx_string_tab[133]
+#define __pyx_n_u_getPtr __pyx_string_tab[134]
+#define __pyx_n_u_is_c_function_locals_genexpr __pyx_string_tab[135]
+#define __pyx_n_u_is_integer __pyx_string_tab[136]
+#define __pyx_n_u_items __pyx_string_tab[137]
+#define __pyx_n_u_name_2 __pyx_string_tab[138]
+#define __pyx_n_u_next __pyx_string_tab[139]
+#define __pyx_n_u_object __pyx_string_tab[140]
+#define __pyx_n_u_pop __pyx_string_tab[141]
+#define __pyx_n_u_send __pyx_string_tab[142]
+#define __pyx_n_u_setdefault __pyx_string_tab[143]
+#define __pyx_n_u_sizeof __pyx_string_tab[144]
+#define __pyx_n_u_throw __pyx_string_tab[145]
+#define __pyx_n_u_types __pyx_string_tab[146]
+#define __pyx_n_u_update __pyx_string_tab[147]
+#define __pyx_n_u_value __pyx_string_tab[148]
+#define __pyx_n_u_values __pyx_string_tab[149]
+#define __pyx_n_u_zZP __pyx_string_tab[150]
+#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[151]
+#define __pyx_kp_b_iso88591__10 __pyx_string_tab[152]
+#define __pyx_kp_b_iso88591_A __pyx_string_tab[153]
 #define __pyx_int_0 __pyx_number_tab[0]
 #define __pyx_int_1 __pyx_number_tab[1]
 #define __pyx_int_8 __pyx_number_tab[2]
@@ -4006,7 +4011,7 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_values.method);
   for (int i=0; i<1; ++i) { Py_CLEAR(clear_module_state->__pyx_slice[i]); }
   for (int i=0; i<4; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<150; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<154; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<6; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_clear_contents ### */
 /* CommonTypesMetaclass.module_state_clear */
@@ -4051,7 +4056,7 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_values.method);
   for (int i=0; i<1; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_slice[i]); }
   for (int i=0; i<4; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<150; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<154; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<6; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_traverse_contents ### */
 /* CommonTypesMetaclass.module_state_traverse */
@@ -4422,7 +4427,117 @@ static CYTHON_INLINE unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_as_un
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":87
+/* "cubind/_bind/convert.pxd":83
+ * 
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):             # <<<<<<<<<<<<<<
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o
+*/
+
+static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_enum(PyObject *__pyx_v_o, PyObject *__pyx_v_cls, char const *__pyx_v_enum_name, char const *__pyx_v_name) {
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_t_1;
+  int __pyx_t_2;
+  PyObject *__pyx_t_3 = NULL;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("as_enum", 0);
+
+  /* "cubind/_bind/convert.pxd":84
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+ *     if type(o) is cls or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return o
+ *     return enum_slow(o, cls, enum_name, name)
+*/
+  __pyx_t_2 = (((PyObject *)Py_TYPE(__pyx_v_o)) == __pyx_v_cls);
+  if (!__pyx_t_2) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_2;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  __pyx_t_2 = PyLong_CheckExact(__pyx_v_o);
+
+
+  __pyx_t_1 = __pyx_t_2;
+
+  __pyx_L4_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":85
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o             # <<<<<<<<<<<<<<
+ *     return enum_slow(o, cls, enum_name, name)
+ * 
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_o);
+        __pyx_r = __pyx_v_o;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":84
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+ *     if type(o) is cls or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return o
+ *     return enum_slow(o, cls, enum_name, name)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":86
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o
+ *     return enum_slow(o, cls, enum_name, name)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_enum_slow(__pyx_v_o, __pyx_v_cls, __pyx_v_enum_name, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 86, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_3;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_3 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":83
+ * 
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):             # <<<<<<<<<<<<<<
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_3);
+  __Pyx_AddTraceback("cubind._bind.convert.as_enum", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":100
  * 
  * 
  * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
@@ -4439,7 +4554,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   PY_LONG_LONG __pyx_t_2;
   int __pyx_t_3;
 
-  /* "cubind/_bind/convert.pxd":91
+  /* "cubind/_bind/convert.pxd":104
  *     where it is in range (True); False leaves the packer's slow path to
  *     convert it or raise an error naming the parameter."""
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -4448,7 +4563,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pxd":93
+  /* "cubind/_bind/convert.pxd":106
  *     cdef int overflow = 0
  *     cdef long long v
  *     cdef int bits = 8 * size             # <<<<<<<<<<<<<<
@@ -4457,7 +4572,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   __pyx_v_bits = (8 * __pyx_v_size);
 
-  /* "cubind/_bind/convert.pxd":94
+  /* "cubind/_bind/convert.pxd":107
  *     cdef long long v
  *     cdef int bits = 8 * size
  *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4469,7 +4584,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":95
+    /* "cubind/_bind/convert.pxd":108
  *     cdef int bits = 8 * size
  *     if not PyLong_CheckExact(o):
  *         return False             # <<<<<<<<<<<<<<
@@ -4482,7 +4597,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":94
+    /* "cubind/_bind/convert.pxd":107
  *     cdef long long v
  *     cdef int bits = 8 * size
  *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4491,7 +4606,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   }
 
-  /* "cubind/_bind/convert.pxd":96
+  /* "cubind/_bind/convert.pxd":109
  *     if not PyLong_CheckExact(o):
  *         return False
  *     if long_is_compact(o):             # <<<<<<<<<<<<<<
@@ -4503,7 +4618,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":97
+    /* "cubind/_bind/convert.pxd":110
  *         return False
  *     if long_is_compact(o):
  *         v = long_compact_value(o)             # <<<<<<<<<<<<<<
@@ -4512,7 +4627,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
     __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pxd":96
+    /* "cubind/_bind/convert.pxd":109
  *     if not PyLong_CheckExact(o):
  *         return False
  *     if long_is_compact(o):             # <<<<<<<<<<<<<<
@@ -4522,7 +4637,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pxd":99
+  /* "cubind/_bind/convert.pxd":112
  *         v = long_compact_value(o)
  *     else:
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
@@ -4532,7 +4647,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   /*else*/ {
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pxd":100
+    /* "cubind/_bind/convert.pxd":113
  *     else:
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow:             # <<<<<<<<<<<<<<
@@ -4544,7 +4659,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":101
+      /* "cubind/_bind/convert.pxd":114
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow:
  *             return False             # <<<<<<<<<<<<<<
@@ -4557,7 +4672,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":100
+      /* "cubind/_bind/convert.pxd":113
  *     else:
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow:             # <<<<<<<<<<<<<<
@@ -4568,7 +4683,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pxd":102
+  /* "cubind/_bind/convert.pxd":115
  *         if overflow:
  *             return False
  *     if size < 8:             # <<<<<<<<<<<<<<
@@ -4580,7 +4695,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":103
+    /* "cubind/_bind/convert.pxd":116
  *             return False
  *     if size < 8:
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
@@ -4603,7 +4718,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":104
+      /* "cubind/_bind/convert.pxd":117
  *     if size < 8:
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
  *             return False             # <<<<<<<<<<<<<<
@@ -4616,7 +4731,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":103
+      /* "cubind/_bind/convert.pxd":116
  *             return False
  *     if size < 8:
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
@@ -4625,7 +4740,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
     }
 
-    /* "cubind/_bind/convert.pxd":105
+    /* "cubind/_bind/convert.pxd":118
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
  *             return False
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
@@ -4648,7 +4763,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":106
+      /* "cubind/_bind/convert.pxd":119
  *             return False
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
  *             return False             # <<<<<<<<<<<<<<
@@ -4661,7 +4776,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":105
+      /* "cubind/_bind/convert.pxd":118
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
  *             return False
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
@@ -4670,7 +4785,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
     }
 
-    /* "cubind/_bind/convert.pxd":102
+    /* "cubind/_bind/convert.pxd":115
  *         if overflow:
  *             return False
  *     if size < 8:             # <<<<<<<<<<<<<<
@@ -4680,7 +4795,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     goto __pyx_L6;
   }
 
-  /* "cubind/_bind/convert.pxd":107
+  /* "cubind/_bind/convert.pxd":120
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
  *             return False
  *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
@@ -4706,7 +4821,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":108
+    /* "cubind/_bind/convert.pxd":121
  *             return False
  *     elif sign == SIGN_UNSIGNED and v < 0:
  *         return False             # <<<<<<<<<<<<<<
@@ -4719,7 +4834,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":107
+    /* "cubind/_bind/convert.pxd":120
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
  *             return False
  *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
@@ -4729,7 +4844,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   }
   __pyx_L6:;
 
-  /* "cubind/_bind/convert.pxd":109
+  /* "cubind/_bind/convert.pxd":122
  *     elif sign == SIGN_UNSIGNED and v < 0:
  *         return False
  *     memcpy(slot, &v, size)             # <<<<<<<<<<<<<<
@@ -4738,7 +4853,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_v), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pxd":110
+  /* "cubind/_bind/convert.pxd":123
  *         return False
  *     memcpy(slot, &v, size)
  *     return True             # <<<<<<<<<<<<<<
@@ -4751,7 +4866,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":87
+  /* "cubind/_bind/convert.pxd":100
  * 
  * 
  * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
@@ -4768,7 +4883,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":113
+/* "cubind/_bind/convert.pxd":126
  * 
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -4784,7 +4899,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":114
+  /* "cubind/_bind/convert.pxd":127
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4796,7 +4911,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":115
+    /* "cubind/_bind/convert.pxd":128
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):
  *         return PyFloat_AS_DOUBLE(o)             # <<<<<<<<<<<<<<
@@ -4809,7 +4924,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":114
+    /* "cubind/_bind/convert.pxd":127
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4818,20 +4933,20 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":116
+  /* "cubind/_bind/convert.pxd":129
  *     if PyFloat_CheckExact(o):
  *         return PyFloat_AS_DOUBLE(o)
  *     return double_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 116, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 129, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_2;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":113
+  /* "cubind/_bind/convert.pxd":126
  * 
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -4848,7 +4963,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":120
+/* "cubind/_bind/convert.pxd":133
  * 
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -4867,7 +4982,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("as_cstring", 0);
 
-  /* "cubind/_bind/convert.pxd":121
+  /* "cubind/_bind/convert.pxd":134
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
@@ -4893,7 +5008,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":122
+    /* "cubind/_bind/convert.pxd":135
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
  *         return o             # <<<<<<<<<<<<<<
@@ -4911,7 +5026,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":121
+    /* "cubind/_bind/convert.pxd":134
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
@@ -4920,14 +5035,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
 */
   }
 
-  /* "cubind/_bind/convert.pxd":123
+  /* "cubind/_bind/convert.pxd":136
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
  *         return o
  *     return cstring_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 123, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 136, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -4940,7 +5055,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":120
+  /* "cubind/_bind/convert.pxd":133
  * 
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -4959,7 +5074,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":126
+/* "cubind/_bind/convert.pxd":139
  * 
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
@@ -4972,7 +5087,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   void *__pyx_t_1;
   int __pyx_t_2;
 
-  /* "cubind/_bind/convert.pxd":127
+  /* "cubind/_bind/convert.pxd":140
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:
  *     return NULL if b is None else PyBytes_AS_STRING(b)             # <<<<<<<<<<<<<<
@@ -4993,7 +5108,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":126
+  /* "cubind/_bind/convert.pxd":139
  * 
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
@@ -5007,7 +5122,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":131
+/* "cubind/_bind/convert.pxd":144
  * 
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -5026,7 +5141,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":132
+  /* "cubind/_bind/convert.pxd":145
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -5035,7 +5150,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pxd":134
+  /* "cubind/_bind/convert.pxd":147
  *     cdef int overflow = 0
  *     cdef long long v
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -5046,7 +5161,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":135
+    /* "cubind/_bind/convert.pxd":148
  *     cdef long long v
  *     if o is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -5059,7 +5174,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":134
+    /* "cubind/_bind/convert.pxd":147
  *     cdef int overflow = 0
  *     cdef long long v
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -5068,7 +5183,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":136
+  /* "cubind/_bind/convert.pxd":149
  *     if o is None:
  *         return NULL
  *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -5080,7 +5195,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":137
+    /* "cubind/_bind/convert.pxd":150
  *         return NULL
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
@@ -5089,7 +5204,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pxd":138
+    /* "cubind/_bind/convert.pxd":151
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -5115,7 +5230,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":139
+      /* "cubind/_bind/convert.pxd":152
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -5128,7 +5243,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":138
+      /* "cubind/_bind/convert.pxd":151
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -5137,7 +5252,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
     }
 
-    /* "cubind/_bind/convert.pxd":136
+    /* "cubind/_bind/convert.pxd":149
  *     if o is None:
  *         return NULL
  *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -5146,20 +5261,20 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":140
+  /* "cubind/_bind/convert.pxd":153
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     return address_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 140, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 153, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":131
+  /* "cubind/_bind/convert.pxd":144
  * 
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -5178,7 +5293,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":178
+/* "cubind/_bind/convert.pxd":191
  * # A memoryview of a buffer argument, or None for an int address or None. The
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
@@ -5197,7 +5312,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_view", 0);
 
-  /* "cubind/_bind/convert.pxd":179
+  /* "cubind/_bind/convert.pxd":192
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -5222,7 +5337,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":180
+    /* "cubind/_bind/convert.pxd":193
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):
  *         return None             # <<<<<<<<<<<<<<
@@ -5239,7 +5354,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":179
+    /* "cubind/_bind/convert.pxd":192
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -5248,14 +5363,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
 */
   }
 
-  /* "cubind/_bind/convert.pxd":181
+  /* "cubind/_bind/convert.pxd":194
  *     if o is None or PyLong_CheckExact(o):
  *         return None
  *     return buffer_view_slow(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 181, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 194, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -5268,7 +5383,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":178
+  /* "cubind/_bind/convert.pxd":191
  * # A memoryview of a buffer argument, or None for an int address or None. The
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
@@ -5287,7 +5402,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":184
+/* "cubind/_bind/convert.pxd":197
  * 
  * 
  * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
@@ -5298,7 +5413,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
 static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject *__pyx_v_view) {
   void *__pyx_r;
 
-  /* "cubind/_bind/convert.pxd":185
+  /* "cubind/_bind/convert.pxd":198
  * 
  * cdef inline void* view_address(object view) noexcept:
  *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
@@ -5311,7 +5426,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":184
+  /* "cubind/_bind/convert.pxd":197
  * 
  * 
  * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
@@ -5325,7 +5440,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":194
+/* "cubind/_bind/convert.pxd":207
  * # (`size_name`: the parameter or query giving them): a smaller one is a
  * # ValueError before C could run past its end. The Py_buffer is already held.
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
@@ -5343,7 +5458,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":196
+  /* "cubind/_bind/convert.pxd":209
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len             # <<<<<<<<<<<<<<
@@ -5354,7 +5469,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
 
   __pyx_v_size = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pxd":197
+  /* "cubind/_bind/convert.pxd":210
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -5366,17 +5481,17 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pxd":198
+    /* "cubind/_bind/convert.pxd":211
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:
  *         buffer_too_small(size, need, name, size_name)             # <<<<<<<<<<<<<<
  *     return PyMemoryView_GET_BUFFER(view).buf
  * 
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 198, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 211, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pxd":197
+    /* "cubind/_bind/convert.pxd":210
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -5385,7 +5500,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
 */
   }
 
-  /* "cubind/_bind/convert.pxd":199
+  /* "cubind/_bind/convert.pxd":212
  *     if <size_t>size < need:
  *         buffer_too_small(size, need, name, size_name)
  *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
@@ -5398,7 +5513,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":194
+  /* "cubind/_bind/convert.pxd":207
  * # (`size_name`: the parameter or query giving them): a smaller one is a
  * # ValueError before C could run past its end. The Py_buffer is already held.
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
@@ -5416,7 +5531,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":205
+/* "cubind/_bind/convert.pxd":218
  * # alive until the C call returns; `space` lives in the caller's frame. None
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -5435,7 +5550,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params", 0);
 
-  /* "cubind/_bind/convert.pxd":206
+  /* "cubind/_bind/convert.pxd":219
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:             # <<<<<<<<<<<<<<
@@ -5446,7 +5561,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":207
+    /* "cubind/_bind/convert.pxd":220
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:
  *         out[0] = NULL             # <<<<<<<<<<<<<<
@@ -5455,7 +5570,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
     (__pyx_v_out[0]) = NULL;
 
-    /* "cubind/_bind/convert.pxd":208
+    /* "cubind/_bind/convert.pxd":221
  *     if params is None:
  *         out[0] = NULL
  *         return None             # <<<<<<<<<<<<<<
@@ -5472,7 +5587,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":206
+    /* "cubind/_bind/convert.pxd":219
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:             # <<<<<<<<<<<<<<
@@ -5481,7 +5596,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
   }
 
-  /* "cubind/_bind/convert.pxd":209
+  /* "cubind/_bind/convert.pxd":222
  *         out[0] = NULL
  *         return None
  *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
@@ -5493,18 +5608,18 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":210
+    /* "cubind/_bind/convert.pxd":223
  *         return None
  *     if PyLong_CheckExact(params):
  *         out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *         return None
  *     return kernel_params_slow(params, name, out, space)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 210, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 223, __pyx_L1_error)
     (__pyx_v_out[0]) = ((void **)__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pxd":211
+    /* "cubind/_bind/convert.pxd":224
  *     if PyLong_CheckExact(params):
  *         out[0] = <void**>as_address(params, name)
  *         return None             # <<<<<<<<<<<<<<
@@ -5521,7 +5636,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":209
+    /* "cubind/_bind/convert.pxd":222
  *         out[0] = NULL
  *         return None
  *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
@@ -5530,14 +5645,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
   }
 
-  /* "cubind/_bind/convert.pxd":212
+  /* "cubind/_bind/convert.pxd":225
  *         out[0] = <void**>as_address(params, name)
  *         return None
  *     return kernel_params_slow(params, name, out, space)             # <<<<<<<<<<<<<<
  * # A value typed by an attribute, given as its raw bytes (a ctypes instance,
  * # a numpy array, a bytearray: a buffer without __index__): copied into `buf`;
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 212, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 225, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -5550,7 +5665,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":205
+  /* "cubind/_bind/convert.pxd":218
  * # alive until the C call returns; `space` lives in the caller's frame. None
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -6690,6 +6805,308 @@ static unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_unsigned_slow(PyObj
 /* "cubind/_bind/convert.pyx":66
  * 
  * 
+ * cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):             # <<<<<<<<<<<<<<
+ *     if cls is not None and isinstance(o, cls):
+ *         return o
+*/
+
+static PyObject *__pyx_f_6cubind_5_bind_7convert_enum_slow(PyObject *__pyx_v_o, PyObject *__pyx_v_cls, char const *__pyx_v_enum_name, char const *__pyx_v_name) {
+  PyObject *__pyx_v_member = NULL;
+  PyObject *__pyx_v_shown = NULL;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_t_1;
+  int __pyx_t_2;
+  int __pyx_t_3;
+  PyObject *__pyx_t_4 = NULL;
+  PyObject *__pyx_t_5 = NULL;
+  PyObject *__pyx_t_6 = NULL;
+  PyObject *__pyx_t_7[3];
+  Py_ssize_t __pyx_t_8;
+  PyObject *__pyx_t_9 = NULL;
+  PyObject *__pyx_t_10 = NULL;
+  PyObject *__pyx_t_11[6];
+  PyObject *__pyx_t_12 = NULL;
+  size_t __pyx_t_13;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("enum_slow", 0);
+
+  /* "cubind/_bind/convert.pyx":67
+ * 
+ * cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):
+ *     if cls is not None and isinstance(o, cls):             # <<<<<<<<<<<<<<
+ *         return o
+ *     if _enum_types is None:
+*/
+  __pyx_t_2 = (__pyx_v_cls != Py_None);
+  if (__pyx_t_2) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_2;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  __pyx_t_2 = PyObject_IsInstance(__pyx_v_o, __pyx_v_cls); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 67, __pyx_L1_error)
+
+  __pyx_t_1 = __pyx_t_2;
+
+  __pyx_L4_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pyx":68
+ * cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):
+ *     if cls is not None and isinstance(o, cls):
+ *         return o             # <<<<<<<<<<<<<<
+ *     if _enum_types is None:
+ *         _import_arg_types()
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_o);
+        __pyx_r = __pyx_v_o;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pyx":67
+ * 
+ * cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):
+ *     if cls is not None and isinstance(o, cls):             # <<<<<<<<<<<<<<
+ *         return o
+ *     if _enum_types is None:
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":69
+ *     if cls is not None and isinstance(o, cls):
+ *         return o
+ *     if _enum_types is None:             # <<<<<<<<<<<<<<
+ *         _import_arg_types()
+ *     if isinstance(o, _enum_types):
+*/
+  __pyx_t_1 = (__pyx_v_6cubind_5_bind_7convert__enum_types == ((PyObject*)Py_None));
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pyx":70
+ *         return o
+ *     if _enum_types is None:
+ *         _import_arg_types()             # <<<<<<<<<<<<<<
+ *     if isinstance(o, _enum_types):
+ *         member = getattr(o, "name", None)
+*/
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 70, __pyx_L1_error)
+
+
+    /* "cubind/_bind/convert.pyx":69
+ *     if cls is not None and isinstance(o, cls):
+ *         return o
+ *     if _enum_types is None:             # <<<<<<<<<<<<<<
+ *         _import_arg_types()
+ *     if isinstance(o, _enum_types):
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":71
+ *     if _enum_types is None:
+ *         _import_arg_types()
+ *     if isinstance(o, _enum_types):             # <<<<<<<<<<<<<<
+ *         member = getattr(o, "name", None)
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+*/
+  __pyx_t_4 = __pyx_v_6cubind_5_bind_7convert__enum_types;
+  __Pyx_INCREF(__pyx_t_4);
+  __pyx_t_1 = PyObject_IsInstance(__pyx_v_o, __pyx_t_4); if (unlikely(__pyx_t_1 == ((int)-1))) __PYX_ERR(0, 71, __pyx_L1_error)
+  __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+  if (unlikely(__pyx_t_1)) {
+
+
+    /* "cubind/_bind/convert.pyx":72
+ *         _import_arg_types()
+ *     if isinstance(o, _enum_types):
+ *         member = getattr(o, "name", None)             # <<<<<<<<<<<<<<
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+ *         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "
+*/
+    __pyx_t_4 = __Pyx_GetAttr3(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_name_2, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 72, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_4);
+    __pyx_v_member = __pyx_t_4;
+    __pyx_t_4 = 0;
+
+    /* "cubind/_bind/convert.pyx":73
+ *     if isinstance(o, _enum_types):
+ *         member = getattr(o, "name", None)
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)             # <<<<<<<<<<<<<<
+ *         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "
+ *                         f"got {shown} (a member of another enum)")
+*/
+    __pyx_t_1 = (__pyx_v_member != Py_None);
+    if (__pyx_t_1) {
+      __pyx_t_5 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 73, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_5);
+      __pyx_t_6 = __Pyx_PyObject_FormatSimple(__pyx_t_5, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 73, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_6);
+      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __pyx_t_5 = __Pyx_PyObject_FormatSimple(__pyx_v_member, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 73, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_5);
+      __pyx_t_7[0] = __pyx_t_6;
+      __pyx_t_7[1] = __pyx_mstate_global->__pyx_kp_u__6;
+      __pyx_t_7[2] = __pyx_t_5;
+      __pyx_t_8 = 1;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_8 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_7[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_7[2]);
+      #endif
+      __pyx_t_3 = 0;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_3 |= __Pyx_PyUnicode_KIND_04(__pyx_t_7[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_7[2]);
+      #endif
+      __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_7, 3, __pyx_t_8, __pyx_t_3);
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 73, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+      __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __pyx_t_4 = __pyx_t_9;
+      __pyx_t_9 = 0;
+    } else {
+      __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 73, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __pyx_t_4 = __pyx_t_9;
+      __pyx_t_9 = 0;
+    }
+
+    __pyx_v_shown = ((PyObject*)__pyx_t_4);
+    __pyx_t_4 = 0;
+
+    /* "cubind/_bind/convert.pyx":74
+ *         member = getattr(o, "name", None)
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+ *         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "             # <<<<<<<<<<<<<<
+ *                         f"got {shown} (a member of another enum)")
+ *     return o
+*/
+    __pyx_t_9 = NULL;
+    __pyx_t_8 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_8 == ((Py_ssize_t)-1))) __PYX_ERR(0, 74, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_8, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 74, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_5);
+
+    __pyx_t_8 = __Pyx_ssize_strlen(__pyx_v_enum_name); if (unlikely(__pyx_t_8 == ((Py_ssize_t)-1))) __PYX_ERR(0, 74, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_enum_name, 0, __pyx_t_8, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 74, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_6);
+
+
+    /* "cubind/_bind/convert.pyx":75
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+ *         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "
+ *                         f"got {shown} (a member of another enum)")             # <<<<<<<<<<<<<<
+ *     return o
+ * 
+*/
+    __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_v_shown); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 75, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_10);
+    __pyx_t_11[0] = __pyx_t_5;
+    __pyx_t_11[1] = __pyx_mstate_global->__pyx_kp_u_expected_a;
+    __pyx_t_11[2] = __pyx_t_6;
+    __pyx_t_11[3] = __pyx_mstate_global->__pyx_kp_u_member_or_an_int_got;
+    __pyx_t_11[4] = __pyx_t_10;
+    __pyx_t_11[5] = __pyx_mstate_global->__pyx_kp_u_a_member_of_another_enum;
+
+    /* "cubind/_bind/convert.pyx":74
+ *         member = getattr(o, "name", None)
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+ *         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "             # <<<<<<<<<<<<<<
+ *                         f"got {shown} (a member of another enum)")
+ *     return o
+*/
+    __pyx_t_8 = 63;
+    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+    __pyx_t_8 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[2]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_11[4]);
+    #endif
+    __pyx_t_3 = 0;
+    #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+    __pyx_t_3 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[4]);
+    #endif
+    __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 6, __pyx_t_8, __pyx_t_3);
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 74, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_12);
+    __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
+    __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
+    __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+    __pyx_t_13 = 1;
+    {
+      PyObject *__pyx_callargs[2] = {__pyx_t_9, __pyx_t_12};
+      __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_13, (2-__pyx_t_13) | (__pyx_t_13*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
+      __Pyx_XDECREF(__pyx_t_9); __pyx_t_9 = 0;
+      __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 74, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_4);
+    }
+    __Pyx_Raise(__pyx_t_4, 0, 0, 0);
+    __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
+    __PYX_ERR(0, 74, __pyx_L1_error)
+
+    /* "cubind/_bind/convert.pyx":71
+ *     if _enum_types is None:
+ *         _import_arg_types()
+ *     if isinstance(o, _enum_types):             # <<<<<<<<<<<<<<
+ *         member = getattr(o, "name", None)
+ *         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+*/
+  }
+
+  /* "cubind/_bind/convert.pyx":76
+ *         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "
+ *                         f"got {shown} (a member of another enum)")
+ *     return o             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __Pyx_INCREF(__pyx_v_o);
+      __pyx_r = __pyx_v_o;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pyx":66
+ * 
+ * 
+ * cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):             # <<<<<<<<<<<<<<
+ *     if cls is not None and isinstance(o, cls):
+ *         return o
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_4);
+  __Pyx_XDECREF(__pyx_t_5);
+  __Pyx_XDECREF(__pyx_t_6);
+  __Pyx_XDECREF(__pyx_t_9);
+  __Pyx_XDECREF(__pyx_t_10);
+  __Pyx_XDECREF(__pyx_t_12);
+  __Pyx_AddTraceback("cubind._bind.convert.enum_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XDECREF(__pyx_v_member);
+  __Pyx_XDECREF(__pyx_v_shown);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pyx":79
+ * 
+ * 
  * cdef double double_slow(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
  *     if _is_ctypes_scalar(o):
  *         o = o.value
@@ -6717,30 +7134,30 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
   __Pyx_RefNannySetupContext("double_slow", 0);
   __Pyx_INCREF(__pyx_v_o);
 
-  /* "cubind/_bind/convert.pyx":67
+  /* "cubind/_bind/convert.pyx":80
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:
  *     if _is_ctypes_scalar(o):             # <<<<<<<<<<<<<<
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 67, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 80, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":68
+    /* "cubind/_bind/convert.pyx":81
  * cdef double double_slow(object o, const char* name) except? -1.0:
  *     if _is_ctypes_scalar(o):
  *         o = o.value             # <<<<<<<<<<<<<<
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
  *         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")
 */
-    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 68, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_o, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 81, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF_SET(__pyx_v_o, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":67
+    /* "cubind/_bind/convert.pyx":80
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:
  *     if _is_ctypes_scalar(o):             # <<<<<<<<<<<<<<
@@ -6749,7 +7166,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":69
+  /* "cubind/_bind/convert.pyx":82
  *     if _is_ctypes_scalar(o):
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -6787,7 +7204,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_float); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 69, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_float); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 82, __pyx_L1_error)
   __pyx_t_4 = (!__pyx_t_3);
 
 
@@ -6799,7 +7216,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_4 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 69, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 82, __pyx_L1_error)
   __pyx_t_3 = (!__pyx_t_4);
 
 
@@ -6810,7 +7227,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":70
+    /* "cubind/_bind/convert.pyx":83
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
  *         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")             # <<<<<<<<<<<<<<
@@ -6818,13 +7235,13 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
  * 
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 70, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 70, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 83, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 83, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 70, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 83, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 70, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 83, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_7;
@@ -6839,7 +7256,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 70, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 83, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -6849,14 +7266,14 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 70, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 83, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __Pyx_Raise(__pyx_t_2, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 70, __pyx_L1_error)
+    __PYX_ERR(0, 83, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":69
+    /* "cubind/_bind/convert.pyx":82
  *     if _is_ctypes_scalar(o):
  *         o = o.value
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -6865,20 +7282,20 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":71
+  /* "cubind/_bind/convert.pyx":84
  *     if isinstance(o, (str, bytes, bytearray)) or not hasattr(type(o), "__float__") and not hasattr(type(o), "__index__"):
  *         raise TypeError(f"{name.decode()}: expected a float, got {_type_name(o)}")
  *     return float(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_13 = __Pyx_PyObject_AsDouble(__pyx_v_o); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_13, ((double)((double)-1))) && PyErr_Occurred())) __PYX_ERR(0, 71, __pyx_L1_error)
+  __pyx_t_13 = __Pyx_PyObject_AsDouble(__pyx_v_o); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_13, ((double)((double)-1))) && PyErr_Occurred())) __PYX_ERR(0, 84, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_13;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":66
+  /* "cubind/_bind/convert.pyx":79
  * 
  * 
  * cdef double double_slow(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -6902,7 +7319,7 @@ static double __pyx_f_6cubind_5_bind_7convert_double_slow(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":74
+/* "cubind/_bind/convert.pyx":87
  * 
  * 
  * cdef bytes _c_bytes(object o, const char* name, str expected):             # <<<<<<<<<<<<<<
@@ -6931,7 +7348,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_c_bytes", 0);
 
-  /* "cubind/_bind/convert.pyx":77
+  /* "cubind/_bind/convert.pyx":90
  *     """``o`` (str, as UTF-8, or bytes) as the bytes of a C string, refusing a
  *     NUL inside; ``expected`` names what the parameter takes."""
  *     if isinstance(o, str):             # <<<<<<<<<<<<<<
@@ -6942,7 +7359,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":78
+    /* "cubind/_bind/convert.pyx":91
  *     NUL inside; ``expected`` names what the parameter takes."""
  *     if isinstance(o, str):
  *         b = (<str>o).encode("utf-8")             # <<<<<<<<<<<<<<
@@ -6951,14 +7368,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
 */
     if (unlikely(__pyx_v_o == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 78, __pyx_L1_error)
+      __PYX_ERR(0, 91, __pyx_L1_error)
     }
-    __pyx_t_2 = PyUnicode_AsUTF8String(((PyObject*)__pyx_v_o)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 78, __pyx_L1_error)
+    __pyx_t_2 = PyUnicode_AsUTF8String(((PyObject*)__pyx_v_o)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 91, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_b = ((PyObject*)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":77
+    /* "cubind/_bind/convert.pyx":90
  *     """``o`` (str, as UTF-8, or bytes) as the bytes of a C string, refusing a
  *     NUL inside; ``expected`` names what the parameter takes."""
  *     if isinstance(o, str):             # <<<<<<<<<<<<<<
@@ -6968,7 +7385,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":79
+  /* "cubind/_bind/convert.pyx":92
  *     if isinstance(o, str):
  *         b = (<str>o).encode("utf-8")
  *     elif isinstance(o, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -6992,7 +7409,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   if (likely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":80
+    /* "cubind/_bind/convert.pyx":93
  *         b = (<str>o).encode("utf-8")
  *     elif isinstance(o, (bytes, bytearray)):
  *         b = bytes(o)             # <<<<<<<<<<<<<<
@@ -7005,13 +7422,13 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_o};
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(&PyBytes_Type), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 80, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 93, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __pyx_v_b = ((PyObject*)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":79
+    /* "cubind/_bind/convert.pyx":92
  *     if isinstance(o, str):
  *         b = (<str>o).encode("utf-8")
  *     elif isinstance(o, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -7021,7 +7438,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":82
+  /* "cubind/_bind/convert.pyx":95
  *         b = bytes(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")             # <<<<<<<<<<<<<<
@@ -7030,15 +7447,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
 */
   /*else*/ {
     __pyx_t_4 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 82, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 95, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 95, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_v_expected); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_v_expected); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 95, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 95, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 82, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 95, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_11[0] = __pyx_t_7;
@@ -7055,7 +7472,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
     __pyx_t_12 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_11[4]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_11, 5, __pyx_t_6, __pyx_t_12);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 82, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 95, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
@@ -7066,27 +7483,27 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 82, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 95, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __Pyx_Raise(__pyx_t_2, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 82, __pyx_L1_error)
+    __PYX_ERR(0, 95, __pyx_L1_error)
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":83
+  /* "cubind/_bind/convert.pyx":96
  *     else:
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
  *     if b"\0" in b:             # <<<<<<<<<<<<<<
  *         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")
  *     return b
 */
-  __pyx_t_1 = (__Pyx_BytesContains('\x00', __pyx_v_b, Py_EQ)); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 83, __pyx_L1_error)
+  __pyx_t_1 = (__Pyx_BytesContains('\x00', __pyx_v_b, Py_EQ)); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 96, __pyx_L1_error)
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":84
+    /* "cubind/_bind/convert.pyx":97
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
  *     if b"\0" in b:
  *         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")             # <<<<<<<<<<<<<<
@@ -7094,11 +7511,11 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
  * 
 */
     __pyx_t_9 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 84, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 84, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_10 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_4, __pyx_mstate_global->__pyx_kp_u_embedded_NUL_character_C_would); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 84, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_4, __pyx_mstate_global->__pyx_kp_u_embedded_NUL_character_C_would); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 97, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __pyx_t_5 = 1;
@@ -7107,14 +7524,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
       __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_9); __pyx_t_9 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 84, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 97, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
     __Pyx_Raise(__pyx_t_2, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __PYX_ERR(0, 84, __pyx_L1_error)
+    __PYX_ERR(0, 97, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":83
+    /* "cubind/_bind/convert.pyx":96
  *     else:
  *         raise TypeError(f"{name.decode()}: expected {expected}, got {_type_name(o)}")
  *     if b"\0" in b:             # <<<<<<<<<<<<<<
@@ -7123,7 +7540,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":85
+  /* "cubind/_bind/convert.pyx":98
  *     if b"\0" in b:
  *         raise ValueError(f"{name.decode()}: embedded NUL character (C would truncate the string there)")
  *     return b             # <<<<<<<<<<<<<<
@@ -7141,7 +7558,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":74
+  /* "cubind/_bind/convert.pyx":87
  * 
  * 
  * cdef bytes _c_bytes(object o, const char* name, str expected):             # <<<<<<<<<<<<<<
@@ -7166,7 +7583,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__c_bytes(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":88
+/* "cubind/_bind/convert.pyx":101
  * 
  * 
  * cdef object cstring_slow(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -7184,7 +7601,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("cstring_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":89
+  /* "cubind/_bind/convert.pyx":102
  * 
  * cdef object cstring_slow(object o, const char* name):
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7195,7 +7612,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":90
+    /* "cubind/_bind/convert.pyx":103
  * cdef object cstring_slow(object o, const char* name):
  *     if o is None:
  *         return None             # <<<<<<<<<<<<<<
@@ -7212,7 +7629,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":89
+    /* "cubind/_bind/convert.pyx":102
  * 
  * cdef object cstring_slow(object o, const char* name):
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -7221,14 +7638,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":91
+  /* "cubind/_bind/convert.pyx":104
  *     if o is None:
  *         return None
  *     return _c_bytes(o, name, "bytes, str or None")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_str_or_None); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 91, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_str_or_None); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 104, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   {
     PyObject *__pyx_temp;
@@ -7241,7 +7658,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
   __pyx_t_2 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":88
+  /* "cubind/_bind/convert.pyx":101
  * 
  * 
  * cdef object cstring_slow(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -7261,7 +7678,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_cstring_slow(PyObject *__pyx_v_
 }
 static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "cubind/_bind/convert.pyx":97
+/* "cubind/_bind/convert.pyx":110
  *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
  *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
@@ -7281,7 +7698,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexp
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 97, __pyx_L1_error)
+    __PYX_ERR(0, 110, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -7289,7 +7706,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexp
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_ctypes_pointer_value_locals_gen, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2generator1, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[1]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_ctypes_pointer_value_locals_gen, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -7327,16 +7744,16 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 97, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 97, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 110, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 110, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 110, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -7344,7 +7761,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7354,7 +7771,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7365,13 +7782,13 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 110, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 97, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 110, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -7382,9 +7799,9 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
     __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_4);
     __pyx_t_4 = 0;
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 110, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_6 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
     if (!__pyx_t_6) {
 
     } else {
@@ -7393,7 +7810,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
 
       goto __pyx_L7_bool_binop_done;
     }
-    __pyx_t_6 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_SimpleCData, Py_EQ); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_SimpleCData, Py_EQ); if (unlikely((__pyx_t_6 < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
 
     __pyx_t_5 = __pyx_t_6;
 
@@ -7453,7 +7870,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_2gener
 }
 static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "cubind/_bind/convert.pyx":99
+/* "cubind/_bind/convert.pyx":112
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
  *         return None
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
@@ -7473,7 +7890,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genex
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 99, __pyx_L1_error)
+    __PYX_ERR(0, 112, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -7481,7 +7898,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genex
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_ctypes_pointer_value_locals_gen, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 99, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5generator2, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[2]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_ctypes_pointer_value_locals_gen, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 112, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -7518,16 +7935,16 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5gener
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 99, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 99, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 112, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 112, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 112, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 99, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 112, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -7535,7 +7952,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5gener
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7545,7 +7962,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5gener
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -7556,13 +7973,13 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5gener
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 99, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 112, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 99, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 112, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -7573,9 +7990,9 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5gener
     __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_4);
     __pyx_t_4 = 0;
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 99, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 112, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_SimpleCData, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_SimpleCData, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     if (__pyx_t_5) {
 
@@ -7627,7 +8044,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_21_ctypes_pointer_value_5gener
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":94
+/* "cubind/_bind/convert.pyx":107
  * 
  * 
  * cdef object _ctypes_pointer_value(object o):             # <<<<<<<<<<<<<<
@@ -7654,25 +8071,25 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_ctypes_pointer_value", 0);
 
-  /* "cubind/_bind/convert.pyx":97
+  /* "cubind/_bind/convert.pyx":110
  *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
  *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
  *         return None
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_2 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexpr(NULL, __pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __pyx_t_1 = __pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_genexpr(NULL, __pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_2 = __Pyx_Generator_GetInlinedResult(__pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Generator_GetInlinedResult(__pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_2); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 97, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_2); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 110, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   __pyx_t_4 = (!__pyx_t_3);
 
@@ -7680,7 +8097,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
   if (__pyx_t_4) {
 
 
-    /* "cubind/_bind/convert.pyx":98
+    /* "cubind/_bind/convert.pyx":111
  *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
  *         return None             # <<<<<<<<<<<<<<
@@ -7697,7 +8114,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":97
+    /* "cubind/_bind/convert.pyx":110
  *     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
  *     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):             # <<<<<<<<<<<<<<
@@ -7706,25 +8123,25 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
 */
   }
 
-  /* "cubind/_bind/convert.pyx":99
+  /* "cubind/_bind/convert.pyx":112
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
  *         return None
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
  *         return None  # c_int and the other scalars: not addresses
  *     import ctypes
 */
-  __pyx_t_2 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_t_2, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_t_2, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_21_ctypes_pointer_value_3genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_3) {
 
@@ -7734,9 +8151,9 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
 
     goto __pyx_L5_bool_binop_done;
   }
-  __pyx_t_1 = __Pyx_GetAttr3(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_type, __pyx_mstate_global->__pyx_kp_u__6); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_GetAttr3(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_type, __pyx_mstate_global->__pyx_kp_u__7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = (__Pyx_PyUnicode_ContainsTF(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_zZP, Py_NE)); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_t_3 = (__Pyx_PyUnicode_ContainsTF(__pyx_t_1, __pyx_mstate_global->__pyx_n_u_zZP, Py_NE)); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 112, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
   __pyx_t_4 = __pyx_t_3;
@@ -7745,7 +8162,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
   if (__pyx_t_4) {
 
 
-    /* "cubind/_bind/convert.pyx":100
+    /* "cubind/_bind/convert.pyx":113
  *         return None
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
  *         return None  # c_int and the other scalars: not addresses             # <<<<<<<<<<<<<<
@@ -7762,7 +8179,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":99
+    /* "cubind/_bind/convert.pyx":112
  *     if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
  *         return None
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":             # <<<<<<<<<<<<<<
@@ -7771,20 +8188,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
 */
   }
 
-  /* "cubind/_bind/convert.pyx":101
+  /* "cubind/_bind/convert.pyx":114
  *     if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
  *         return None  # c_int and the other scalars: not addresses
  *     import ctypes             # <<<<<<<<<<<<<<
  *     return ctypes.cast(o, ctypes.c_void_p).value or 0
  * 
 */
-  __pyx_t_5 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 101, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 114, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_5;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":102
+  /* "cubind/_bind/convert.pyx":115
  *         return None  # c_int and the other scalars: not addresses
  *     import ctypes
  *     return ctypes.cast(o, ctypes.c_void_p).value or 0             # <<<<<<<<<<<<<<
@@ -7793,7 +8210,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
 */
   __pyx_t_6 = __pyx_v_ctypes;
   __Pyx_INCREF(__pyx_t_6);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 115, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __pyx_t_8 = 0;
   {
@@ -7801,13 +8218,13 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
     __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_cast, __pyx_callargs+__pyx_t_8, (3-__pyx_t_8) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 102, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 115, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 115, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_4 = __Pyx_PyObject_IsTrue(__pyx_t_7); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 102, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_IsTrue(__pyx_t_7); if (unlikely((__pyx_t_4 < 0))) __PYX_ERR(0, 115, __pyx_L1_error)
   if (!__pyx_t_4) {
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   } else {
@@ -7816,7 +8233,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     goto __pyx_L7_bool_binop_done;
   }
-  __pyx_t_7 = __Pyx_PyLong_From_long(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 102, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyLong_From_long(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 115, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __pyx_t_1 = __pyx_t_7;
   __pyx_t_7 = 0;
@@ -7832,7 +8249,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":94
+  /* "cubind/_bind/convert.pyx":107
  * 
  * 
  * cdef object _ctypes_pointer_value(object o):             # <<<<<<<<<<<<<<
@@ -7857,7 +8274,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(PyObject 
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":105
+/* "cubind/_bind/convert.pyx":118
  * 
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -7891,19 +8308,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   __Pyx_RefNannySetupContext("address_slow", 0);
   __Pyx_INCREF(__pyx_v_o);
 
-  /* "cubind/_bind/convert.pyx":106
+  /* "cubind/_bind/convert.pyx":119
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:
  *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol             # <<<<<<<<<<<<<<
  *     if pointer is not None:
  *         o = pointer
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 106, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__ctypes_pointer_value(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 119, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_pointer = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":107
+  /* "cubind/_bind/convert.pyx":120
  * cdef void* address_slow(object o, const char* name) except? NULL:
  *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
  *     if pointer is not None:             # <<<<<<<<<<<<<<
@@ -7914,7 +8331,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":108
+    /* "cubind/_bind/convert.pyx":121
  *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
  *     if pointer is not None:
  *         o = pointer             # <<<<<<<<<<<<<<
@@ -7924,7 +8341,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     __Pyx_INCREF(__pyx_v_pointer);
     __Pyx_DECREF_SET(__pyx_v_o, __pyx_v_pointer);
 
-    /* "cubind/_bind/convert.pyx":107
+    /* "cubind/_bind/convert.pyx":120
  * cdef void* address_slow(object o, const char* name) except? NULL:
  *     pointer = _ctypes_pointer_value(o)  # before the buffer check: ctypes instances have the buffer protocol
  *     if pointer is not None:             # <<<<<<<<<<<<<<
@@ -7934,7 +8351,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":109
+  /* "cubind/_bind/convert.pyx":122
  *     if pointer is not None:
  *         o = pointer
  *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
@@ -7972,7 +8389,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":110
+    /* "cubind/_bind/convert.pyx":123
  *         o = pointer
  *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
  *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")             # <<<<<<<<<<<<<<
@@ -7980,13 +8397,13 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
  *     # A handle's address (its __index__) is the common case here: checked in
 */
     __pyx_t_5 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 110, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 123, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 123, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 123, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 110, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 123, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_7;
@@ -8001,7 +8418,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 3, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 110, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 123, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -8011,14 +8428,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 110, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 123, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 110, __pyx_L1_error)
+    __PYX_ERR(0, 123, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":109
+    /* "cubind/_bind/convert.pyx":122
  *     if pointer is not None:
  *         o = pointer
  *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):             # <<<<<<<<<<<<<<
@@ -8028,19 +8445,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":111
+  /* "cubind/_bind/convert.pyx":124
  *     elif PyObject_CheckBuffer(o) or isinstance(o, (str, float)):
  *         raise TypeError(f"{name.decode()}: expected an int address or None, got {_type_name(o)}")
  *     v = _index(o, name, "an int address, a buffer or None")             # <<<<<<<<<<<<<<
  *     # A handle's address (its __index__) is the common case here: checked in
  *     # C, without Python int arithmetic.
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int_address_a_buffer_or_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 111, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__index(__pyx_v_o, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_an_int_address_a_buffer_or_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_v = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":114
+  /* "cubind/_bind/convert.pyx":127
  *     # A handle's address (its __index__) is the common case here: checked in
  *     # C, without Python int arithmetic.
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -8049,7 +8466,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":115
+  /* "cubind/_bind/convert.pyx":128
  *     # C, without Python int arithmetic.
  *     cdef int overflow = 0
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)             # <<<<<<<<<<<<<<
@@ -8058,7 +8475,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   __pyx_v_s = PyLong_AsLongLongAndOverflow(__pyx_v_v, (&__pyx_v_overflow));
 
-  /* "cubind/_bind/convert.pyx":116
+  /* "cubind/_bind/convert.pyx":129
  *     cdef int overflow = 0
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
  *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
@@ -8084,7 +8501,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":117
+    /* "cubind/_bind/convert.pyx":130
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
  *     if overflow == 0 and s >= 0:
  *         return <void*><size_t>s             # <<<<<<<<<<<<<<
@@ -8097,7 +8514,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":116
+    /* "cubind/_bind/convert.pyx":129
  *     cdef int overflow = 0
  *     cdef long long s = PyLong_AsLongLongAndOverflow(v, &overflow)
  *     if overflow == 0 and s >= 0:             # <<<<<<<<<<<<<<
@@ -8106,14 +8523,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":118
+  /* "cubind/_bind/convert.pyx":131
  *     if overflow == 0 and s >= 0:
  *         return <void*><size_t>s
  *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
  *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
  *     return <void*><size_t>v
 */
-  __pyx_t_3 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 118, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 131, __pyx_L1_error)
   if (!__pyx_t_3) {
 
   } else {
@@ -8122,12 +8539,12 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 
     goto __pyx_L12_bool_binop_done;
   }
-  __pyx_t_1 = __Pyx_PyLong_From_int(__pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 118, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_From_int(__pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 131, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_8 = PyNumber_Rshift(__pyx_v_v, __pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 118, __pyx_L1_error)
+  __pyx_t_8 = PyNumber_Rshift(__pyx_v_v, __pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 131, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_8); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 118, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_8); if (unlikely((__pyx_t_3 < 0))) __PYX_ERR(0, 131, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_t_2 = __pyx_t_3;
@@ -8136,7 +8553,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":119
+    /* "cubind/_bind/convert.pyx":132
  *         return <void*><size_t>s
  *     if v < 0 or v >> _ADDRESS_BITS:
  *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")             # <<<<<<<<<<<<<<
@@ -8144,11 +8561,11 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
  * 
 */
     __pyx_t_1 = NULL;
-    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 119, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 132, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 132, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
-    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 119, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 132, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_t_13[0] = __pyx_t_5;
     __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_address;
@@ -8163,7 +8580,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_6, __pyx_t_11);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 119, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 132, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -8173,14 +8590,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
       __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 119, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 132, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
     }
     __Pyx_Raise(__pyx_t_8, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 119, __pyx_L1_error)
+    __PYX_ERR(0, 132, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":118
+    /* "cubind/_bind/convert.pyx":131
  *     if overflow == 0 and s >= 0:
  *         return <void*><size_t>s
  *     if v < 0 or v >> _ADDRESS_BITS:             # <<<<<<<<<<<<<<
@@ -8189,14 +8606,14 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":120
+  /* "cubind/_bind/convert.pyx":133
  *     if v < 0 or v >> _ADDRESS_BITS:
  *         raise OverflowError(f"{name.decode()}: address {v} is out of range for a pointer")
  *     return <void*><size_t>v             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_12 = __Pyx_PyLong_As_size_t(__pyx_v_v); if (unlikely((__pyx_t_12 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 120, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyLong_As_size_t(__pyx_v_v); if (unlikely((__pyx_t_12 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 133, __pyx_L1_error)
   {
 
     __pyx_r = ((void *)((size_t)__pyx_t_12));
@@ -8204,7 +8621,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":105
+  /* "cubind/_bind/convert.pyx":118
  * 
  * 
  * cdef void* address_slow(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -8233,7 +8650,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_slow(PyObject *__pyx_v_o, c
 }
 static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
 
-/* "cubind/_bind/convert.pyx":124
+/* "cubind/_bind/convert.pyx":137
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
@@ -8253,7 +8670,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   if (unlikely(!__pyx_cur_scope)) {
     __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *)Py_None);
     __Pyx_INCREF(Py_None);
-    __PYX_ERR(0, 124, __pyx_L1_error)
+    __PYX_ERR(0, 137, __pyx_L1_error)
   } else {
     __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
   }
@@ -8261,7 +8678,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
   __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
   {
-    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[3]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_is_c_function_locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[3]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_is_c_function_locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_DECREF(__pyx_cur_scope);
     __Pyx_RefNannyFinishContext();
     return (PyObject *) gen;
@@ -8298,16 +8715,16 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__
     return NULL;
   }
   __pyx_L3_first_run:;
-  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 124, __pyx_L1_error)
-  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 124, __pyx_L1_error) }
+  if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 137, __pyx_L1_error)
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 137, __pyx_L1_error) }
   if (likely(PyList_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) || PyTuple_CheckExact(__pyx_cur_scope->__pyx_genexpr_arg_0)) {
     __pyx_t_1 = __pyx_cur_scope->__pyx_genexpr_arg_0; __Pyx_INCREF(__pyx_t_1);
     __pyx_t_2 = 0;
     __pyx_t_3 = NULL;
   } else {
-    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_2 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_3 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 137, __pyx_L1_error)
   }
   for (;;) {
     if (likely(!__pyx_t_3)) {
@@ -8315,7 +8732,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 137, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -8325,7 +8742,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 137, __pyx_L1_error)
           #endif
           if (__pyx_t_2 >= __pyx_temp) break;
         }
@@ -8336,13 +8753,13 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__
         #endif
         ++__pyx_t_2;
       }
-      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 124, __pyx_L1_error)
+      if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 137, __pyx_L1_error)
     } else {
       __pyx_t_4 = __pyx_t_3(__pyx_t_1);
       if (unlikely(!__pyx_t_4)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 124, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 137, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -8353,9 +8770,9 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__
     __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_cls, __pyx_t_4);
     __Pyx_GIVEREF(__pyx_t_4);
     __pyx_t_4 = 0;
-    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_cur_scope->__pyx_v_cls, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
-    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_CFuncPtr, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 124, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_4, __pyx_mstate_global->__pyx_n_u_CFuncPtr, Py_EQ); if (unlikely((__pyx_t_5 < 0))) __PYX_ERR(0, 137, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     if (__pyx_t_5) {
 
@@ -8407,7 +8824,7 @@ static PyObject *__pyx_gb_6cubind_5_bind_7convert_13is_c_function_2generator3(__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":123
+/* "cubind/_bind/convert.pyx":136
  * 
  * 
  * cdef bint is_c_function(object o):             # <<<<<<<<<<<<<<
@@ -8427,29 +8844,29 @@ static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("is_c_function", 0);
 
-  /* "cubind/_bind/convert.pyx":124
+  /* "cubind/_bind/convert.pyx":137
  * 
  * cdef bint is_c_function(object o):
  *     return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 137, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 124, __pyx_L1_error)
+  __pyx_t_2 = __pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(NULL, __pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 137, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 124, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_Generator_GetInlinedResult(__pyx_t_2); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 137, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 124, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_IsTrue(__pyx_t_1); if (unlikely((__pyx_t_3 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 137, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   {
     __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":123
+  /* "cubind/_bind/convert.pyx":136
  * 
  * 
  * cdef bint is_c_function(object o):             # <<<<<<<<<<<<<<
@@ -8470,7 +8887,7 @@ static int __pyx_f_6cubind_5_bind_7convert_is_c_function(PyObject *__pyx_v_o) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":127
+/* "cubind/_bind/convert.pyx":140
  * 
  * 
  * cdef void* function_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -8495,7 +8912,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("function_address", 0);
 
-  /* "cubind/_bind/convert.pyx":129
+  /* "cubind/_bind/convert.pyx":142
  * cdef void* function_address(object o, const char* name) except? NULL:
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -8506,7 +8923,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":130
+    /* "cubind/_bind/convert.pyx":143
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -8519,7 +8936,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":129
+    /* "cubind/_bind/convert.pyx":142
  * cdef void* function_address(object o, const char* name) except? NULL:
  *     """A raw C function pointer: an int, None, or a ctypes function pointer."""
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -8528,31 +8945,31 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":131
+  /* "cubind/_bind/convert.pyx":144
  *     if o is None:
  *         return NULL
  *     if is_c_function(o):             # <<<<<<<<<<<<<<
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_is_c_function(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 131, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_is_c_function(__pyx_v_o); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 144, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":132
+    /* "cubind/_bind/convert.pyx":145
  *         return NULL
  *     if is_c_function(o):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
  *     return address_slow(o, name)
 */
-    __pyx_t_3 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 132, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 145, __pyx_L1_error)
     __pyx_t_2 = __pyx_t_3;
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_ctypes = __pyx_t_2;
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":133
+    /* "cubind/_bind/convert.pyx":146
  *     if is_c_function(o):
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)             # <<<<<<<<<<<<<<
@@ -8561,7 +8978,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
     __pyx_t_5 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_5);
-    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 146, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_7 = 0;
     {
@@ -8569,17 +8986,17 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
       __pyx_t_2 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_cast, __pyx_callargs+__pyx_t_7, (3-__pyx_t_7) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 133, __pyx_L1_error)
+      if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 146, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_2);
     }
-    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 133, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_t_2, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 146, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_6); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 133, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_IsTrue(__pyx_t_6); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 146, __pyx_L1_error)
     if (!__pyx_t_1) {
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     } else {
-      __pyx_t_7 = __Pyx_PyLong_As_size_t(__pyx_t_6); if (unlikely((__pyx_t_7 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 133, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_As_size_t(__pyx_t_6); if (unlikely((__pyx_t_7 == (size_t)-1) && PyErr_Occurred())) __PYX_ERR(0, 146, __pyx_L1_error)
       __pyx_t_4 = __pyx_t_7;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
       goto __pyx_L5_bool_binop_done;
@@ -8594,7 +9011,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":131
+    /* "cubind/_bind/convert.pyx":144
  *     if o is None:
  *         return NULL
  *     if is_c_function(o):             # <<<<<<<<<<<<<<
@@ -8603,20 +9020,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":134
+  /* "cubind/_bind/convert.pyx":147
  *         import ctypes
  *         return <void*><size_t>(ctypes.cast(o, ctypes.c_void_p).value or 0)
  *     return address_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 134, __pyx_L1_error)
+  __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_8 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 147, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_8;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":127
+  /* "cubind/_bind/convert.pyx":140
  * 
  * 
  * cdef void* function_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -8638,7 +9055,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_function_address(PyObject *__pyx_v_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":137
+/* "cubind/_bind/convert.pyx":150
  * 
  * 
  * cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:             # <<<<<<<<<<<<<<
@@ -8669,7 +9086,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("writable_buffer", 0);
 
-  /* "cubind/_bind/convert.pyx":140
+  /* "cubind/_bind/convert.pyx":153
  *     cdef Py_ssize_t size
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -8681,7 +9098,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":141
+    /* "cubind/_bind/convert.pyx":154
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):
  *         size = PyByteArray_GET_SIZE(o)             # <<<<<<<<<<<<<<
@@ -8690,7 +9107,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_size = PyByteArray_GET_SIZE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":142
+    /* "cubind/_bind/convert.pyx":155
  *     if PyByteArray_CheckExact(o):
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)             # <<<<<<<<<<<<<<
@@ -8699,7 +9116,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_data = PyByteArray_AS_STRING(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":140
+    /* "cubind/_bind/convert.pyx":153
  *     cdef Py_ssize_t size
  *     cdef char* data
  *     if PyByteArray_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -8709,7 +9126,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":143
+  /* "cubind/_bind/convert.pyx":156
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -8721,7 +9138,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (likely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":144
+    /* "cubind/_bind/convert.pyx":157
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):
  *         size = PyBytes_GET_SIZE(o)             # <<<<<<<<<<<<<<
@@ -8730,7 +9147,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_size = PyBytes_GET_SIZE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":147
+    /* "cubind/_bind/convert.pyx":160
  *         # CPython shares its empty and one-byte bytes objects: never write into
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:             # <<<<<<<<<<<<<<
@@ -8756,7 +9173,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":148
+      /* "cubind/_bind/convert.pyx":161
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:
  *             return scratch             # <<<<<<<<<<<<<<
@@ -8769,7 +9186,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":147
+      /* "cubind/_bind/convert.pyx":160
  *         # CPython shares its empty and one-byte bytes objects: never write into
  *         # them. A one-byte result is only the terminating NUL.
  *         if size <= 1 and need <= 1:             # <<<<<<<<<<<<<<
@@ -8778,7 +9195,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     }
 
-    /* "cubind/_bind/convert.pyx":149
+    /* "cubind/_bind/convert.pyx":162
  *         if size <= 1 and need <= 1:
  *             return scratch
  *         data = PyBytes_AS_STRING(o)             # <<<<<<<<<<<<<<
@@ -8787,7 +9204,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
     __pyx_v_data = PyBytes_AS_STRING(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pyx":143
+    /* "cubind/_bind/convert.pyx":156
  *         size = PyByteArray_GET_SIZE(o)
  *         data = PyByteArray_AS_STRING(o)
  *     elif PyBytes_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -8797,7 +9214,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     goto __pyx_L3;
   }
 
-  /* "cubind/_bind/convert.pyx":151
+  /* "cubind/_bind/convert.pyx":164
  *         data = PyBytes_AS_STRING(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "             # <<<<<<<<<<<<<<
@@ -8806,23 +9223,23 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
   /*else*/ {
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 151, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 151, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 164, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 164, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 151, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 164, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    /* "cubind/_bind/convert.pyx":152
+    /* "cubind/_bind/convert.pyx":165
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")             # <<<<<<<<<<<<<<
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 152, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_o); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 165, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 152, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 165, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -8831,7 +9248,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_10[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_10[4] = __pyx_t_9;
 
-    /* "cubind/_bind/convert.pyx":151
+    /* "cubind/_bind/convert.pyx":164
  *         data = PyBytes_AS_STRING(o)
  *     else:
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "             # <<<<<<<<<<<<<<
@@ -8847,7 +9264,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 151, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 164, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -8858,16 +9275,16 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 151, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 164, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 151, __pyx_L1_error)
+    __PYX_ERR(0, 164, __pyx_L1_error)
   }
   __pyx_L3:;
 
-  /* "cubind/_bind/convert.pyx":153
+  /* "cubind/_bind/convert.pyx":166
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -8879,7 +9296,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":154
+    /* "cubind/_bind/convert.pyx":167
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")             # <<<<<<<<<<<<<<
@@ -8887,13 +9304,13 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
  * 
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 154, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 154, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 167, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 167, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 154, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 167, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 154, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 167, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_13[0] = __pyx_t_4;
     __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_buffer_of;
@@ -8910,7 +9327,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]);
     #endif
     __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 154, __pyx_L1_error)
+    if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 167, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
@@ -8921,14 +9338,14 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 154, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 167, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 154, __pyx_L1_error)
+    __PYX_ERR(0, 167, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":153
+    /* "cubind/_bind/convert.pyx":166
  *         raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
  *                         f"got {_type_name(o)}")
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -8937,7 +9354,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
 */
   }
 
-  /* "cubind/_bind/convert.pyx":155
+  /* "cubind/_bind/convert.pyx":168
  *     if <size_t>size < need:
  *         raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
  *     return data             # <<<<<<<<<<<<<<
@@ -8950,7 +9367,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":137
+  /* "cubind/_bind/convert.pyx":150
  * 
  * 
  * cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:             # <<<<<<<<<<<<<<
@@ -8976,7 +9393,7 @@ static char *__pyx_f_6cubind_5_bind_7convert_writable_buffer(PyObject *__pyx_v_o
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":158
+/* "cubind/_bind/convert.pyx":171
  * 
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -9013,7 +9430,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("raw_value_into", 0);
 
-  /* "cubind/_bind/convert.pyx":159
+  /* "cubind/_bind/convert.pyx":172
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -9030,7 +9447,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 
     goto __pyx_L4_bool_binop_done;
   }
-  __pyx_t_2 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 159, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_HasAttr(((PyObject *)Py_TYPE(__pyx_v_o)), __pyx_mstate_global->__pyx_n_u_index); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 172, __pyx_L1_error)
 
   __pyx_t_1 = __pyx_t_2;
 
@@ -9038,7 +9455,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":160
+    /* "cubind/_bind/convert.pyx":173
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):
  *         return 0             # <<<<<<<<<<<<<<
@@ -9051,7 +9468,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":159
+    /* "cubind/_bind/convert.pyx":172
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:
  *     if not PyObject_CheckBuffer(o) or hasattr(type(o), "__index__"):             # <<<<<<<<<<<<<<
@@ -9060,17 +9477,17 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
   }
 
-  /* "cubind/_bind/convert.pyx":162
+  /* "cubind/_bind/convert.pyx":175
  *         return 0
  *     cdef Py_buffer view
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *     try:
  *         if <size_t>view.len < size:
 */
-  __pyx_t_3 = PyObject_GetBuffer(__pyx_v_o, (&__pyx_v_view), PyBUF_SIMPLE); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 162, __pyx_L1_error)
+  __pyx_t_3 = PyObject_GetBuffer(__pyx_v_o, (&__pyx_v_view), PyBUF_SIMPLE); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 175, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":163
+  /* "cubind/_bind/convert.pyx":176
  *     cdef Py_buffer view
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:             # <<<<<<<<<<<<<<
@@ -9079,7 +9496,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
   /*try:*/ {
 
-    /* "cubind/_bind/convert.pyx":164
+    /* "cubind/_bind/convert.pyx":177
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:
  *         if <size_t>view.len < size:             # <<<<<<<<<<<<<<
@@ -9091,7 +9508,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":165
+      /* "cubind/_bind/convert.pyx":178
  *     try:
  *         if <size_t>view.len < size:
  *             raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")             # <<<<<<<<<<<<<<
@@ -9099,13 +9516,13 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
  *     finally:
 */
       __pyx_t_5 = NULL;
-      __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 165, __pyx_L7_error)
-      __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 165, __pyx_L7_error)
+      __pyx_t_6 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_6 == ((Py_ssize_t)-1))) __PYX_ERR(0, 178, __pyx_L7_error)
+      __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_6, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 178, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_7);
 
-      __pyx_t_8 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_view.len, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 165, __pyx_L7_error)
+      __pyx_t_8 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_view.len, 0, ' ', 'd'); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 178, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_8);
-      __pyx_t_9 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 165, __pyx_L7_error)
+      __pyx_t_9 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 178, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_9);
       __pyx_t_10[0] = __pyx_t_7;
       __pyx_t_10[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -9121,7 +9538,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
       __pyx_t_3 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_6, __pyx_t_3);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 165, __pyx_L7_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 178, __pyx_L7_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
@@ -9132,14 +9549,14 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
         __pyx_t_4 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 165, __pyx_L7_error)
+        if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 178, __pyx_L7_error)
         __Pyx_GOTREF(__pyx_t_4);
       }
       __Pyx_Raise(__pyx_t_4, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      __PYX_ERR(0, 165, __pyx_L7_error)
+      __PYX_ERR(0, 178, __pyx_L7_error)
 
-      /* "cubind/_bind/convert.pyx":164
+      /* "cubind/_bind/convert.pyx":177
  *     PyObject_GetBuffer(o, &view, PyBUF_SIMPLE)
  *     try:
  *         if <size_t>view.len < size:             # <<<<<<<<<<<<<<
@@ -9148,7 +9565,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
 */
     }
 
-    /* "cubind/_bind/convert.pyx":166
+    /* "cubind/_bind/convert.pyx":179
  *         if <size_t>view.len < size:
  *             raise ValueError(f"{name.decode()}: {view.len} bytes given, the attribute's value takes {size}")
  *         memcpy(buf, view.buf, size)             # <<<<<<<<<<<<<<
@@ -9158,7 +9575,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     (void)(memcpy(__pyx_v_buf, __pyx_v_view.buf, __pyx_v_size));
   }
 
-  /* "cubind/_bind/convert.pyx":168
+  /* "cubind/_bind/convert.pyx":181
  *         memcpy(buf, view.buf, size)
  *     finally:
  *         PyBuffer_Release(&view)             # <<<<<<<<<<<<<<
@@ -9208,7 +9625,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
     __pyx_L8:;
   }
 
-  /* "cubind/_bind/convert.pyx":169
+  /* "cubind/_bind/convert.pyx":182
  *     finally:
  *         PyBuffer_Release(&view)
  *     return 1             # <<<<<<<<<<<<<<
@@ -9221,7 +9638,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":158
+  /* "cubind/_bind/convert.pyx":171
  * 
  * 
  * cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -9246,7 +9663,7 @@ static int __pyx_f_6cubind_5_bind_7convert_raw_value_into(PyObject *__pyx_v_o, v
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":176
+/* "cubind/_bind/convert.pyx":189
  * 
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):             # <<<<<<<<<<<<<<
@@ -9263,14 +9680,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("fixed_string_of", 0);
 
-  /* "cubind/_bind/convert.pyx":177
+  /* "cubind/_bind/convert.pyx":190
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):
  *     return p[:strnlen(p, size)]             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_PyBytes_FromStringAndSize(__pyx_v_p + 0, strnlen(__pyx_v_p, __pyx_v_size) - 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 177, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyBytes_FromStringAndSize(__pyx_v_p + 0, strnlen(__pyx_v_p, __pyx_v_size) - 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 190, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject *__pyx_temp;
@@ -9283,7 +9700,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":176
+  /* "cubind/_bind/convert.pyx":189
  * 
  * 
  * cdef bytes fixed_string_of(const char* p, size_t size):             # <<<<<<<<<<<<<<
@@ -9302,7 +9719,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_fixed_string_of(char const *__p
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":180
+/* "cubind/_bind/convert.pyx":193
  * 
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -9331,19 +9748,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("fixed_string_into", 0);
 
-  /* "cubind/_bind/convert.pyx":181
+  /* "cubind/_bind/convert.pyx":194
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")             # <<<<<<<<<<<<<<
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_item, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_or_str); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 181, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__c_bytes(__pyx_v_item, __pyx_v_name, __pyx_mstate_global->__pyx_kp_u_bytes_or_str); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 194, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_data = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":182
+  /* "cubind/_bind/convert.pyx":195
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:             # <<<<<<<<<<<<<<
@@ -9352,16 +9769,16 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 182, __pyx_L1_error)
+    __PYX_ERR(0, 195, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 182, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 195, __pyx_L1_error)
   __pyx_t_3 = (((size_t)__pyx_t_2) >= __pyx_v_size);
 
 
   if (unlikely(__pyx_t_3)) {
 
 
-    /* "cubind/_bind/convert.pyx":183
+    /* "cubind/_bind/convert.pyx":196
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")             # <<<<<<<<<<<<<<
@@ -9369,19 +9786,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
  *     buf[len(data)] = 0
 */
     __pyx_t_4 = NULL;
-    __pyx_t_2 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 183, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_2, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 183, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 196, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_2, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_data == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 183, __pyx_L1_error)
+      __PYX_ERR(0, 196, __pyx_L1_error)
     }
-    __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 183, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 183, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 196, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_2, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_From_size_t((__pyx_v_size - 1), 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 183, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_From_size_t((__pyx_v_size - 1), 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_8[0] = __pyx_t_5;
     __pyx_t_8[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -9398,7 +9815,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]);
     #endif
     __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 6, __pyx_t_2, __pyx_t_9);
-    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 183, __pyx_L1_error)
+    if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 196, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9409,14 +9826,14 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 183, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 196, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 183, __pyx_L1_error)
+    __PYX_ERR(0, 196, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":182
+    /* "cubind/_bind/convert.pyx":195
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:
  *     cdef bytes data = _c_bytes(item, name, "bytes or str")
  *     if <size_t>len(data) >= size:             # <<<<<<<<<<<<<<
@@ -9425,7 +9842,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   }
 
-  /* "cubind/_bind/convert.pyx":184
+  /* "cubind/_bind/convert.pyx":197
  *     if <size_t>len(data) >= size:
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
  *     memcpy(buf, <const char*>data, len(data))             # <<<<<<<<<<<<<<
@@ -9434,19 +9851,19 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "expected bytes, NoneType found");
-    __PYX_ERR(0, 184, __pyx_L1_error)
+    __PYX_ERR(0, 197, __pyx_L1_error)
   }
-  __pyx_t_12 = __Pyx_PyBytes_AsString(__pyx_v_data); if (unlikely((!__pyx_t_12) && PyErr_Occurred())) __PYX_ERR(0, 184, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyBytes_AsString(__pyx_v_data); if (unlikely((!__pyx_t_12) && PyErr_Occurred())) __PYX_ERR(0, 197, __pyx_L1_error)
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 184, __pyx_L1_error)
+    __PYX_ERR(0, 197, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 184, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 197, __pyx_L1_error)
   (void)(memcpy(__pyx_v_buf, ((char const *)__pyx_t_12), __pyx_t_2));
 
 
 
-  /* "cubind/_bind/convert.pyx":185
+  /* "cubind/_bind/convert.pyx":198
  *         raise ValueError(f"{name.decode()}: {len(data)} bytes, at most {size - 1} fit (with the NUL)")
  *     memcpy(buf, <const char*>data, len(data))
  *     buf[len(data)] = 0             # <<<<<<<<<<<<<<
@@ -9455,13 +9872,13 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
 */
   if (unlikely(__pyx_v_data == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 185, __pyx_L1_error)
+    __PYX_ERR(0, 198, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 185, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyBytes_GET_SIZE(__pyx_v_data); if (unlikely(__pyx_t_2 == ((Py_ssize_t)-1))) __PYX_ERR(0, 198, __pyx_L1_error)
   (__pyx_v_buf[__pyx_t_2]) = 0;
 
 
-  /* "cubind/_bind/convert.pyx":186
+  /* "cubind/_bind/convert.pyx":199
  *     memcpy(buf, <const char*>data, len(data))
  *     buf[len(data)] = 0
  *     return 0             # <<<<<<<<<<<<<<
@@ -9474,7 +9891,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":180
+  /* "cubind/_bind/convert.pyx":193
  * 
  * 
  * cdef int fixed_string_into(object item, char* buf, size_t size, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -9499,7 +9916,7 @@ static int __pyx_f_6cubind_5_bind_7convert_fixed_string_into(PyObject *__pyx_v_i
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":189
+/* "cubind/_bind/convert.pyx":202
  * 
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:             # <<<<<<<<<<<<<<
@@ -9526,7 +9943,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_too_small", 0);
 
-  /* "cubind/_bind/convert.pyx":190
+  /* "cubind/_bind/convert.pyx":203
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "             # <<<<<<<<<<<<<<
@@ -9534,24 +9951,24 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
  * 
 */
   __pyx_t_2 = NULL;
-  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 190, __pyx_L1_error)
-  __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 190, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 203, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 203, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
 
-  __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 190, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 203, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 190, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyUnicode_From_size_t(__pyx_v_need, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 203, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
 
-  /* "cubind/_bind/convert.pyx":191
+  /* "cubind/_bind/convert.pyx":204
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "
  *                      f"{size_name.decode()}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_size_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 191, __pyx_L1_error)
-  __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_size_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 191, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_ssize_strlen(__pyx_v_size_name); if (unlikely(__pyx_t_3 == ((Py_ssize_t)-1))) __PYX_ERR(0, 204, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_size_name, 0, __pyx_t_3, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 204, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
 
   __pyx_t_8[0] = __pyx_t_4;
@@ -9562,7 +9979,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   __pyx_t_8[5] = __pyx_mstate_global->__pyx_kp_u_bytes_of;
   __pyx_t_8[6] = __pyx_t_7;
 
-  /* "cubind/_bind/convert.pyx":190
+  /* "cubind/_bind/convert.pyx":203
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:
  *     raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes of "             # <<<<<<<<<<<<<<
@@ -9581,7 +9998,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_8[6]);
   #endif
   __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 7, __pyx_t_3, __pyx_t_9);
-  if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 190, __pyx_L1_error)
+  if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 203, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_10);
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
@@ -9593,14 +10010,14 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 190, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 203, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 190, __pyx_L1_error)
+  __PYX_ERR(0, 203, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":189
+  /* "cubind/_bind/convert.pyx":202
  * 
  * 
  * cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1:             # <<<<<<<<<<<<<<
@@ -9624,7 +10041,7 @@ static int __pyx_f_6cubind_5_bind_7convert_buffer_too_small(Py_ssize_t __pyx_v_s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":194
+/* "cubind/_bind/convert.pyx":207
  * 
  * 
  * cdef object buffer_view_slow(object o):             # <<<<<<<<<<<<<<
@@ -9642,7 +10059,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_view_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":195
+  /* "cubind/_bind/convert.pyx":208
  * 
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):             # <<<<<<<<<<<<<<
@@ -9654,7 +10071,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":196
+    /* "cubind/_bind/convert.pyx":209
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):
  *         return None             # <<<<<<<<<<<<<<
@@ -9671,7 +10088,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":195
+    /* "cubind/_bind/convert.pyx":208
  * 
  * cdef object buffer_view_slow(object o):
  *     if not PyObject_CheckBuffer(o):             # <<<<<<<<<<<<<<
@@ -9680,14 +10097,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":197
+  /* "cubind/_bind/convert.pyx":210
  *     if not PyObject_CheckBuffer(o):
  *         return None
  *     return memoryview(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = PyMemoryView_FromObject(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 197, __pyx_L1_error)
+  __pyx_t_2 = PyMemoryView_FromObject(__pyx_v_o); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 210, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   {
     PyObject *__pyx_temp;
@@ -9700,7 +10117,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   __pyx_t_2 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":194
+  /* "cubind/_bind/convert.pyx":207
  * 
  * 
  * cdef object buffer_view_slow(object o):             # <<<<<<<<<<<<<<
@@ -9719,7 +10136,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view_slow(PyObject *__py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":201
+/* "cubind/_bind/convert.pyx":214
  * 
  * cdef class CStringArray:
  *     @staticmethod             # <<<<<<<<<<<<<<
@@ -9762,19 +10179,19 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("create", 0);
 
-  /* "cubind/_bind/convert.pyx":203
+  /* "cubind/_bind/convert.pyx":216
  *     @staticmethod
  *     cdef CStringArray create(object items, const char* name, long long count, const char* count_name):
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)             # <<<<<<<<<<<<<<
  *         cdef Py_ssize_t i
  *         if items is None:
 */
-  __pyx_t_1 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_CStringArray(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_CStringArray), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 203, __pyx_L1_error)
+  __pyx_t_1 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_CStringArray(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_CStringArray), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 216, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_self = ((struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":205
+  /* "cubind/_bind/convert.pyx":218
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)
  *         cdef Py_ssize_t i
  *         if items is None:             # <<<<<<<<<<<<<<
@@ -9785,7 +10202,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":206
+    /* "cubind/_bind/convert.pyx":219
  *         cdef Py_ssize_t i
  *         if items is None:
  *             if count != 0:             # <<<<<<<<<<<<<<
@@ -9797,7 +10214,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":207
+      /* "cubind/_bind/convert.pyx":220
  *         if items is None:
  *             if count != 0:
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")             # <<<<<<<<<<<<<<
@@ -9805,15 +10222,15 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         if not isinstance(items, (list, tuple)):
 */
       __pyx_t_3 = NULL;
-      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 207, __pyx_L1_error)
-      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 207, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 220, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 220, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
 
-      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 207, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 207, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 220, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 220, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
-      __pyx_t_7 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 207, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 220, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_8[0] = __pyx_t_5;
       __pyx_t_8[1] = __pyx_mstate_global->__pyx_kp_u_None_but;
@@ -9829,7 +10246,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_8[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_8[2]);
       #endif
       __pyx_t_10 = __Pyx_PyUnicode_Join(__pyx_t_8, 5, __pyx_t_4, __pyx_t_9);
-      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 207, __pyx_L1_error)
+      if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 220, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_10);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9840,14 +10257,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 207, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 220, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 207, __pyx_L1_error)
+      __PYX_ERR(0, 220, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":206
+      /* "cubind/_bind/convert.pyx":219
  *         cdef Py_ssize_t i
  *         if items is None:
  *             if count != 0:             # <<<<<<<<<<<<<<
@@ -9856,7 +10273,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":208
+    /* "cubind/_bind/convert.pyx":221
  *             if count != 0:
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self             # <<<<<<<<<<<<<<
@@ -9874,7 +10291,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":205
+    /* "cubind/_bind/convert.pyx":218
  *         cdef CStringArray self = CStringArray.__new__(CStringArray)
  *         cdef Py_ssize_t i
  *         if items is None:             # <<<<<<<<<<<<<<
@@ -9883,7 +10300,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":209
+  /* "cubind/_bind/convert.pyx":222
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self
  *         if not isinstance(items, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -9910,7 +10327,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":210
+    /* "cubind/_bind/convert.pyx":223
  *             return self
  *         if not isinstance(items, (list, tuple)):
  *             raise TypeError(f"{name.decode()}: expected a list of bytes or str, got {_type_name(items)}")             # <<<<<<<<<<<<<<
@@ -9918,13 +10335,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         # fewer would be read past the end.
 */
     __pyx_t_10 = NULL;
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 210, __pyx_L1_error)
-    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 210, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 223, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 223, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_items); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 210, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_items); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 223, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_6 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 210, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 223, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __pyx_t_13[0] = __pyx_t_3;
@@ -9939,7 +10356,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_4, __pyx_t_9);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 210, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 223, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -9949,14 +10366,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 210, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 223, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 210, __pyx_L1_error)
+    __PYX_ERR(0, 223, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":209
+    /* "cubind/_bind/convert.pyx":222
  *                 raise ValueError(f"{name.decode()}: None, but {count_name.decode()} is {count}")
  *             return self
  *         if not isinstance(items, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -9965,7 +10382,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":213
+  /* "cubind/_bind/convert.pyx":226
  *         # As in C, the call reads the first `count` items: more are ignored,
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:             # <<<<<<<<<<<<<<
@@ -9982,7 +10399,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 
     goto __pyx_L9_bool_binop_done;
   }
-  __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 213, __pyx_L1_error)
+  __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 226, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_4 < __pyx_v_count);
 
 
@@ -9993,7 +10410,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":214
+    /* "cubind/_bind/convert.pyx":227
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")             # <<<<<<<<<<<<<<
@@ -10001,19 +10418,19 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         for i, item in enumerate(items[:count]):
 */
     __pyx_t_7 = NULL;
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 214, __pyx_L1_error)
-    __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 227, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 227, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_10);
 
-    __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 214, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_4 = PyObject_Length(__pyx_v_items); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 227, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_4, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 227, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 214, __pyx_L1_error)
-    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_ssize_strlen(__pyx_v_count_name); if (unlikely(__pyx_t_4 == ((Py_ssize_t)-1))) __PYX_ERR(0, 227, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_decode_c_string(__pyx_v_count_name, 0, __pyx_t_4, NULL, NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 227, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
 
-    __pyx_t_5 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 214, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_PY_LONG_LONG(__pyx_v_count, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 227, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __pyx_t_14[0] = __pyx_t_10;
     __pyx_t_14[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -10034,7 +10451,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_14[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_14[4]);
     #endif
     __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_14, 7, __pyx_t_4, __pyx_t_9);
-    if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 214, __pyx_L1_error)
+    if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 227, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -10046,14 +10463,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 214, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 227, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
     __Pyx_Raise(__pyx_t_1, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    __PYX_ERR(0, 214, __pyx_L1_error)
+    __PYX_ERR(0, 227, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":213
+    /* "cubind/_bind/convert.pyx":226
  *         # As in C, the call reads the first `count` items: more are ignored,
  *         # fewer would be read past the end.
  *         if count < 0 or len(items) < count:             # <<<<<<<<<<<<<<
@@ -10062,21 +10479,21 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":215
+  /* "cubind/_bind/convert.pyx":228
  *         if count < 0 or len(items) < count:
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []             # <<<<<<<<<<<<<<
  *         for i, item in enumerate(items[:count]):
  *             if item is None:
 */
-  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 215, __pyx_L1_error)
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 228, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_1);
   __Pyx_GOTREF(__pyx_v_self->_keep);
   __Pyx_DECREF_SET(__pyx_v_self->_keep, ((PyObject*)__pyx_t_1));
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":216
+  /* "cubind/_bind/convert.pyx":229
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):             # <<<<<<<<<<<<<<
@@ -10085,16 +10502,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
 
   __pyx_t_4 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_v_items, 0, __pyx_v_count, NULL, NULL, NULL, 0, 1, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 216, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetSlice(__pyx_v_items, 0, __pyx_v_count, NULL, NULL, NULL, 0, 1, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 229, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   if (likely(PyList_CheckExact(__pyx_t_1)) || PyTuple_CheckExact(__pyx_t_1)) {
     __pyx_t_15 = __pyx_t_1; __Pyx_INCREF(__pyx_t_15);
     __pyx_t_16 = 0;
     __pyx_t_17 = NULL;
   } else {
-    __pyx_t_16 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 216, __pyx_L1_error)
+    __pyx_t_16 = -1; __pyx_t_15 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 229, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
-    __pyx_t_17 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_17)) __PYX_ERR(0, 216, __pyx_L1_error)
+    __pyx_t_17 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_15); if (unlikely(!__pyx_t_17)) __PYX_ERR(0, 229, __pyx_L1_error)
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   for (;;) {
@@ -10103,7 +10520,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 216, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 229, __pyx_L1_error)
           #endif
           if (__pyx_t_16 >= __pyx_temp) break;
         }
@@ -10113,7 +10530,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         {
           Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 216, __pyx_L1_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 229, __pyx_L1_error)
           #endif
           if (__pyx_t_16 >= __pyx_temp) break;
         }
@@ -10124,13 +10541,13 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         #endif
         ++__pyx_t_16;
       }
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 216, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 229, __pyx_L1_error)
     } else {
       __pyx_t_1 = __pyx_t_17(__pyx_t_15);
       if (unlikely(!__pyx_t_1)) {
         PyObject* exc_type = PyErr_Occurred();
         if (exc_type) {
-          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 216, __pyx_L1_error)
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 229, __pyx_L1_error)
           PyErr_Clear();
         }
         break;
@@ -10142,7 +10559,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_v_i = __pyx_t_4;
     __pyx_t_4 = (__pyx_t_4 + 1);
 
-    /* "cubind/_bind/convert.pyx":217
+    /* "cubind/_bind/convert.pyx":230
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):
  *             if item is None:             # <<<<<<<<<<<<<<
@@ -10153,7 +10570,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     if (unlikely(__pyx_t_12)) {
 
 
-      /* "cubind/_bind/convert.pyx":218
+      /* "cubind/_bind/convert.pyx":231
  *         for i, item in enumerate(items[:count]):
  *             if item is None:
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")             # <<<<<<<<<<<<<<
@@ -10161,14 +10578,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
 */
       __pyx_t_7 = NULL;
-      __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 218, __pyx_L1_error)
-      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 218, __pyx_L1_error)
+      __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 231, __pyx_L1_error)
+      __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 231, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
 
-      __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 218, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 231, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __pyx_t_19[0] = __pyx_t_5;
-      __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__7;
+      __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__8;
       __pyx_t_19[2] = __pyx_t_3;
       __pyx_t_19[3] = __pyx_mstate_global->__pyx_kp_u_expected_bytes_or_str_got_None;
       __pyx_t_18 = 35;
@@ -10180,7 +10597,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
       __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_19[0]);
       #endif
       __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_19, 4, __pyx_t_18, __pyx_t_9);
-      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 218, __pyx_L1_error)
+      if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 231, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
       __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -10190,14 +10607,14 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
         __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_11, (2-__pyx_t_11) | (__pyx_t_11*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
         __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 218, __pyx_L1_error)
+        if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 231, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_1);
       }
       __Pyx_Raise(__pyx_t_1, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-      __PYX_ERR(0, 218, __pyx_L1_error)
+      __PYX_ERR(0, 231, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":217
+      /* "cubind/_bind/convert.pyx":230
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):
  *             if item is None:             # <<<<<<<<<<<<<<
@@ -10206,7 +10623,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":219
+    /* "cubind/_bind/convert.pyx":232
  *             if item is None:
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))             # <<<<<<<<<<<<<<
@@ -10215,16 +10632,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     if (unlikely(__pyx_v_self->_keep == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-      __PYX_ERR(0, 219, __pyx_L1_error)
+      __PYX_ERR(0, 232, __pyx_L1_error)
     }
-    __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 219, __pyx_L1_error)
-    __pyx_t_1 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_18 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_18 == ((Py_ssize_t)-1))) __PYX_ERR(0, 232, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_18, NULL, NULL, NULL); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 232, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 232, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __pyx_t_19[0] = __pyx_t_1;
-    __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__7;
+    __pyx_t_19[1] = __pyx_mstate_global->__pyx_kp_u__8;
     __pyx_t_19[2] = __pyx_t_6;
     __pyx_t_19[3] = __pyx_mstate_global->__pyx_kp_u__5;
     __pyx_t_18 = 2;
@@ -10236,23 +10653,23 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
     __pyx_t_9 |= __Pyx_PyUnicode_KIND_04(__pyx_t_19[0]);
     #endif
     __pyx_t_7 = __Pyx_PyUnicode_Join(__pyx_t_19, 4, __pyx_t_18, __pyx_t_9);
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 219, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 232, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-    __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_6 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_7), NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 232, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_20 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_20) && PyErr_Occurred())) __PYX_ERR(0, 219, __pyx_L1_error)
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_item, __pyx_t_20); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_20 = __Pyx_PyBytes_AsString(__pyx_t_6); if (unlikely((!__pyx_t_20) && PyErr_Occurred())) __PYX_ERR(0, 232, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_item, __pyx_t_20); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 232, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-    __pyx_t_21 = __Pyx_PyList_Append(__pyx_v_self->_keep, __pyx_t_7); if (unlikely(__pyx_t_21 == ((int)-1))) __PYX_ERR(0, 219, __pyx_L1_error)
+    __pyx_t_21 = __Pyx_PyList_Append(__pyx_v_self->_keep, __pyx_t_7); if (unlikely(__pyx_t_21 == ((int)-1))) __PYX_ERR(0, 232, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
 
-    /* "cubind/_bind/convert.pyx":216
+    /* "cubind/_bind/convert.pyx":229
  *             raise ValueError(f"{name.decode()}: {len(items)} items, but {count_name.decode()} is {count}")
  *         self._keep = []
  *         for i, item in enumerate(items[:count]):             # <<<<<<<<<<<<<<
@@ -10262,7 +10679,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
   __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
 
-  /* "cubind/_bind/convert.pyx":220
+  /* "cubind/_bind/convert.pyx":233
  *                 raise TypeError(f"{name.decode()}[{i}]: expected bytes or str, got None")
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))             # <<<<<<<<<<<<<<
@@ -10286,7 +10703,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   __pyx_v_self->ptr = ((char const **)PyMem_Malloc((__pyx_t_24 * (sizeof(char *)))));
 
 
-  /* "cubind/_bind/convert.pyx":221
+  /* "cubind/_bind/convert.pyx":234
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:             # <<<<<<<<<<<<<<
@@ -10298,16 +10715,16 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   if (unlikely(__pyx_t_12)) {
 
 
-    /* "cubind/_bind/convert.pyx":222
+    /* "cubind/_bind/convert.pyx":235
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])
 */
-    PyErr_NoMemory(); __PYX_ERR(0, 222, __pyx_L1_error)
+    PyErr_NoMemory(); __PYX_ERR(0, 235, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":221
+    /* "cubind/_bind/convert.pyx":234
  *             self._keep.append(cstring_slow(item, f"{name.decode()}[{i}]".encode()))
  *         self.ptr = <const char**>PyMem_Malloc(max(count, 1) * sizeof(char*))
  *         if self.ptr == NULL:             # <<<<<<<<<<<<<<
@@ -10316,7 +10733,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":223
+  /* "cubind/_bind/convert.pyx":236
  *         if self.ptr == NULL:
  *             raise MemoryError()
  *         for i in range(count):             # <<<<<<<<<<<<<<
@@ -10330,7 +10747,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   for (__pyx_t_4 = 0; __pyx_t_4 < __pyx_t_23; __pyx_t_4+=1) {
     __pyx_v_i = __pyx_t_4;
 
-    /* "cubind/_bind/convert.pyx":224
+    /* "cubind/_bind/convert.pyx":237
  *             raise MemoryError()
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])             # <<<<<<<<<<<<<<
@@ -10339,7 +10756,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
 */
     if (unlikely(__pyx_v_self->_keep == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 224, __pyx_L1_error)
+      __PYX_ERR(0, 237, __pyx_L1_error)
     }
     __pyx_t_15 = __Pyx_PyList_GET_ITEM(__pyx_v_self->_keep, __pyx_v_i);
     __Pyx_INCREF(__pyx_t_15);
@@ -10348,7 +10765,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
 
 
-  /* "cubind/_bind/convert.pyx":225
+  /* "cubind/_bind/convert.pyx":238
  *         for i in range(count):
  *             self.ptr[i] = PyBytes_AS_STRING(self._keep[i])
  *         return self             # <<<<<<<<<<<<<<
@@ -10366,7 +10783,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":201
+  /* "cubind/_bind/convert.pyx":214
  * 
  * cdef class CStringArray:
  *     @staticmethod             # <<<<<<<<<<<<<<
@@ -10394,7 +10811,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_f_6cubind_5_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":227
+/* "cubind/_bind/convert.pyx":240
  *         return self
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -10417,7 +10834,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_12CStringArray_1__dealloc__(PyObjec
 
 static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":228
+  /* "cubind/_bind/convert.pyx":241
  * 
  *     def __dealloc__(self):
  *         PyMem_Free(self.ptr)             # <<<<<<<<<<<<<<
@@ -10426,7 +10843,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct _
 */
   PyMem_Free(__pyx_v_self->ptr);
 
-  /* "cubind/_bind/convert.pyx":227
+  /* "cubind/_bind/convert.pyx":240
  *         return self
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -10642,7 +11059,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_12CStringArray_4__setstate_cyt
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":231
+/* "cubind/_bind/convert.pyx":244
  * 
  * 
  * cdef void report_unraisable(object exc, object where) noexcept:             # <<<<<<<<<<<<<<
@@ -10655,7 +11072,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
   PyObject *__pyx_t_2 = NULL;
   PyObject *__pyx_t_3 = NULL;
 
-  /* "cubind/_bind/convert.pyx":233
+  /* "cubind/_bind/convert.pyx":246
  * cdef void report_unraisable(object exc, object where) noexcept:
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:             # <<<<<<<<<<<<<<
@@ -10666,7 +11083,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
     (void)__pyx_t_1; (void)__pyx_t_2; (void)__pyx_t_3; /* mark used */
     /*try:*/ {
 
-      /* "cubind/_bind/convert.pyx":234
+      /* "cubind/_bind/convert.pyx":247
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:
  *         PyErr_SetObject(type(exc), exc)             # <<<<<<<<<<<<<<
@@ -10675,7 +11092,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 */
       PyErr_SetObject(((PyObject *)Py_TYPE(__pyx_v_exc)), __pyx_v_exc);
 
-      /* "cubind/_bind/convert.pyx":233
+      /* "cubind/_bind/convert.pyx":246
  * cdef void report_unraisable(object exc, object where) noexcept:
  *     # sys.unraisablehook only sees an exception that is set, not one caught.
  *     try:             # <<<<<<<<<<<<<<
@@ -10685,7 +11102,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
     }
   }
 
-  /* "cubind/_bind/convert.pyx":237
+  /* "cubind/_bind/convert.pyx":250
  *     except BaseException:
  *         pass
  *     PyErr_WriteUnraisable(where)             # <<<<<<<<<<<<<<
@@ -10694,7 +11111,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 */
   PyErr_WriteUnraisable(__pyx_v_where);
 
-  /* "cubind/_bind/convert.pyx":231
+  /* "cubind/_bind/convert.pyx":244
  * 
  * 
  * cdef void report_unraisable(object exc, object where) noexcept:             # <<<<<<<<<<<<<<
@@ -10706,7 +11123,7 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 
 }
 
-/* "cubind/_bind/convert.pyx":241
+/* "cubind/_bind/convert.pyx":254
  * 
  * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
@@ -10725,7 +11142,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_root", 0);
 
-  /* "cubind/_bind/convert.pyx":242
+  /* "cubind/_bind/convert.pyx":255
  * cdef class Struct:
  *     cdef Struct _root(self):
  *         return self._owner if isinstance(self._owner, Struct) else self             # <<<<<<<<<<<<<<
@@ -10737,7 +11154,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_3 = __Pyx_TypeCheck(__pyx_t_2, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct); 
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   if (__pyx_t_3) {
-    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 242, __pyx_L1_error)
+    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 255, __pyx_L1_error)
     __Pyx_INCREF(__pyx_v_self->_owner);
     __pyx_t_1 = __pyx_v_self->_owner;
   } else {
@@ -10756,7 +11173,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":241
+  /* "cubind/_bind/convert.pyx":254
  * 
  * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
@@ -10776,7 +11193,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":244
+/* "cubind/_bind/convert.pyx":257
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -10796,7 +11213,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":245
+  /* "cubind/_bind/convert.pyx":258
  * 
  *     cdef object _kept(self, uintptr_t key):
  *         return None if self._refs is None else self._refs.get(key)             # <<<<<<<<<<<<<<
@@ -10810,11 +11227,11 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   } else {
     if (unlikely(__pyx_v_self->_refs == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-      __PYX_ERR(0, 245, __pyx_L1_error)
+      __PYX_ERR(0, 258, __pyx_L1_error)
     }
-    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 245, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 258, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 245, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 258, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __pyx_t_1 = __pyx_t_4;
@@ -10832,7 +11249,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":244
+  /* "cubind/_bind/convert.pyx":257
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -10853,7 +11270,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":247
+/* "cubind/_bind/convert.pyx":260
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -10871,7 +11288,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_keep", 0);
 
-  /* "cubind/_bind/convert.pyx":248
+  /* "cubind/_bind/convert.pyx":261
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -10882,21 +11299,21 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":249
+    /* "cubind/_bind/convert.pyx":262
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:
  *             self._refs = {}             # <<<<<<<<<<<<<<
  *         self._refs[key] = value
  *         return 0
 */
-    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 249, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 262, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_GIVEREF(__pyx_t_2);
     __Pyx_GOTREF(__pyx_v_self->_refs);
     __Pyx_DECREF_SET(__pyx_v_self->_refs, ((PyObject*)__pyx_t_2));
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":248
+    /* "cubind/_bind/convert.pyx":261
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -10905,7 +11322,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   }
 
-  /* "cubind/_bind/convert.pyx":250
+  /* "cubind/_bind/convert.pyx":263
  *         if self._refs is None:
  *             self._refs = {}
  *         self._refs[key] = value             # <<<<<<<<<<<<<<
@@ -10914,14 +11331,14 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   if (unlikely(__pyx_v_self->_refs == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 250, __pyx_L1_error)
+    __PYX_ERR(0, 263, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 250, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 263, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 250, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 263, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":251
+  /* "cubind/_bind/convert.pyx":264
  *             self._refs = {}
  *         self._refs[key] = value
  *         return 0             # <<<<<<<<<<<<<<
@@ -10934,7 +11351,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":247
+  /* "cubind/_bind/convert.pyx":260
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -11433,7 +11850,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":254
+/* "cubind/_bind/convert.pyx":267
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -11473,7 +11890,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   __Pyx_RefNannySetupContext("set_chars", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":255
+  /* "cubind/_bind/convert.pyx":268
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -11497,7 +11914,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":258
+    /* "cubind/_bind/convert.pyx":271
  *         # C's char holds -128..127 or 0..255 depending on the platform: both
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]             # <<<<<<<<<<<<<<
@@ -11505,16 +11922,16 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *             if not -128 <= v <= 255:
 */
     { /* enter inner scope */
-      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 258, __pyx_L8_error)
+      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 271, __pyx_L8_error)
       __Pyx_GOTREF(__pyx_t_3);
       if (likely(PyList_CheckExact(__pyx_v_value)) || PyTuple_CheckExact(__pyx_v_value)) {
         __pyx_t_4 = __pyx_v_value; __Pyx_INCREF(__pyx_t_4);
         __pyx_t_5 = 0;
         __pyx_t_6 = NULL;
       } else {
-        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 258, __pyx_L8_error)
+        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 271, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_4);
-        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 258, __pyx_L8_error)
+        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 271, __pyx_L8_error)
       }
       for (;;) {
         if (likely(!__pyx_t_6)) {
@@ -11522,7 +11939,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 258, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 271, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -11532,7 +11949,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 258, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 271, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -11543,13 +11960,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             #endif
             ++__pyx_t_5;
           }
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 258, __pyx_L8_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 271, __pyx_L8_error)
         } else {
           __pyx_t_7 = __pyx_t_6(__pyx_t_4);
           if (unlikely(!__pyx_t_7)) {
             PyObject* exc_type = PyErr_Occurred();
             if (exc_type) {
-              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 258, __pyx_L8_error)
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 271, __pyx_L8_error)
               PyErr_Clear();
             }
             break;
@@ -11558,10 +11975,10 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_XDECREF_SET(__pyx_8genexpr4__pyx_v_v, __pyx_t_7);
         __pyx_t_7 = 0;
-        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr4__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 258, __pyx_L8_error)
+        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr4__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 271, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_GIVEREF(__pyx_t_7);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 258, __pyx_L8_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 271, __pyx_L8_error)
         __pyx_t_7 = 0;
       }
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
@@ -11575,7 +11992,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_v_items = ((PyObject*)__pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":259
+    /* "cubind/_bind/convert.pyx":272
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -11590,34 +12007,34 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       {
         Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
         #if !CYTHON_ASSUME_SAFE_SIZE
-        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 259, __pyx_L1_error)
+        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 272, __pyx_L1_error)
         #endif
         if (__pyx_t_5 >= __pyx_temp) break;
       }
       __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_4, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
       ++__pyx_t_5;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 259, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 272, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_XDECREF_SET(__pyx_v_v, __pyx_t_7);
       __pyx_t_7 = 0;
       __Pyx_INCREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_i, __pyx_t_3);
-      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 259, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 272, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_3);
       __pyx_t_3 = __pyx_t_7;
       __pyx_t_7 = 0;
 
-      /* "cubind/_bind/convert.pyx":260
+      /* "cubind/_bind/convert.pyx":273
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
 */
-      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 260, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 273, __pyx_L1_error)
       if (__pyx_t_1) {
-        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 260, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 273, __pyx_L1_error)
       }
       __pyx_t_2 = (!__pyx_t_1);
 
@@ -11625,7 +12042,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       if (unlikely(__pyx_t_2)) {
 
 
-        /* "cubind/_bind/convert.pyx":261
+        /* "cubind/_bind/convert.pyx":274
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")             # <<<<<<<<<<<<<<
@@ -11633,18 +12050,18 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if not isinstance(value, (bytes, bytearray)):
 */
         __pyx_t_8 = NULL;
-        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 261, __pyx_L1_error)
-        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 261, __pyx_L1_error)
+        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 274, __pyx_L1_error)
+        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 274, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_10);
 
-        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 261, __pyx_L1_error)
+        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 274, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_11);
-        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 261, __pyx_L1_error)
+        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 274, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_12);
         __pyx_t_13[0] = __pyx_t_10;
-        __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u__7;
+        __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u__8;
         __pyx_t_13[2] = __pyx_t_11;
-        __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u__8;
+        __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u__9;
         __pyx_t_13[4] = __pyx_t_12;
         __pyx_t_13[5] = __pyx_mstate_global->__pyx_kp_u_does_not_fit_in_a_char_128_255;
         __pyx_t_9 = 39;
@@ -11656,7 +12073,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[4]);
         #endif
         __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_9, __pyx_t_14);
-        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 261, __pyx_L1_error)
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 274, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_15);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
@@ -11667,14 +12084,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
           __pyx_t_7 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
           __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 261, __pyx_L1_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 274, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
         }
         __Pyx_Raise(__pyx_t_7, 0, 0, 0);
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-        __PYX_ERR(0, 261, __pyx_L1_error)
+        __PYX_ERR(0, 274, __pyx_L1_error)
 
-        /* "cubind/_bind/convert.pyx":260
+        /* "cubind/_bind/convert.pyx":273
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
@@ -11683,7 +12100,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
       }
 
-      /* "cubind/_bind/convert.pyx":259
+      /* "cubind/_bind/convert.pyx":272
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -11694,7 +12111,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":262
+    /* "cubind/_bind/convert.pyx":275
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])             # <<<<<<<<<<<<<<
@@ -11703,7 +12120,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
     __pyx_t_4 = NULL;
     { /* enter inner scope */
-      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 262, __pyx_L19_error)
+      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 275, __pyx_L19_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_15 = __pyx_v_items; __Pyx_INCREF(__pyx_t_15);
       __pyx_t_5 = 0;
@@ -11711,20 +12128,20 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 262, __pyx_L19_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 275, __pyx_L19_error)
           #endif
           if (__pyx_t_5 >= __pyx_temp) break;
         }
         __pyx_t_8 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_15, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
         ++__pyx_t_5;
-        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 262, __pyx_L19_error)
+        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 275, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
         __Pyx_XDECREF_SET(__pyx_8genexpr5__pyx_v_v, __pyx_t_8);
         __pyx_t_8 = 0;
-        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr5__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 262, __pyx_L19_error)
+        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr5__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 275, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
         __Pyx_GIVEREF(__pyx_t_8);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 262, __pyx_L19_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 275, __pyx_L19_error)
         __pyx_t_8 = 0;
       }
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
@@ -11741,13 +12158,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(&PyBytes_Type), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 262, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 275, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":255
+    /* "cubind/_bind/convert.pyx":268
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -11756,7 +12173,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":263
+  /* "cubind/_bind/convert.pyx":276
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -11783,7 +12200,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":264
+    /* "cubind/_bind/convert.pyx":277
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -11791,23 +12208,23 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if <size_t>len(value) > size:
 */
     __pyx_t_7 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 264, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 264, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 277, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 277, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 264, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 277, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
 
-    /* "cubind/_bind/convert.pyx":265
+    /* "cubind/_bind/convert.pyx":278
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")             # <<<<<<<<<<<<<<
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 265, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 278, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 265, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 278, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_17[0] = __pyx_t_4;
@@ -11816,7 +12233,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_17[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_17[4] = __pyx_t_12;
 
-    /* "cubind/_bind/convert.pyx":264
+    /* "cubind/_bind/convert.pyx":277
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -11832,7 +12249,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_17[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 264, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 277, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
@@ -11843,14 +12260,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 264, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 277, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 264, __pyx_L1_error)
+    __PYX_ERR(0, 277, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":263
+    /* "cubind/_bind/convert.pyx":276
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -11859,21 +12276,21 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":266
+  /* "cubind/_bind/convert.pyx":279
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
 */
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 266, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 279, __pyx_L1_error)
   __pyx_t_1 = (((size_t)__pyx_t_5) > __pyx_v_size);
 
 
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":267
+    /* "cubind/_bind/convert.pyx":280
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")             # <<<<<<<<<<<<<<
@@ -11881,15 +12298,15 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     memcpy(field, <char*>value, len(value))
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 267, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 267, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 280, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 280, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 267, __pyx_L1_error)
-    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 267, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 280, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 280, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 267, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 280, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __pyx_t_17[0] = __pyx_t_7;
     __pyx_t_17[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -11905,7 +12322,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]);
     #endif
     __pyx_t_4 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 267, __pyx_L1_error)
+    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 280, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -11916,14 +12333,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 267, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 280, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 267, __pyx_L1_error)
+    __PYX_ERR(0, 280, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":266
+    /* "cubind/_bind/convert.pyx":279
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
@@ -11932,7 +12349,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":268
+  /* "cubind/_bind/convert.pyx":281
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)             # <<<<<<<<<<<<<<
@@ -11941,20 +12358,20 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   (void)(memset(__pyx_v_field, 0, __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":269
+  /* "cubind/_bind/convert.pyx":282
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 269, __pyx_L1_error)
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 269, __pyx_L1_error)
+  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 282, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 282, __pyx_L1_error)
   (void)(memcpy(__pyx_v_field, ((char *)__pyx_t_18), __pyx_t_5));
 
 
 
-  /* "cubind/_bind/convert.pyx":270
+  /* "cubind/_bind/convert.pyx":283
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))
  *     return 0             # <<<<<<<<<<<<<<
@@ -11967,7 +12384,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":254
+  /* "cubind/_bind/convert.pyx":267
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -11999,7 +12416,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":273
+/* "cubind/_bind/convert.pyx":286
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -12020,19 +12437,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("address_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":274
+  /* "cubind/_bind/convert.pyx":287
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)             # <<<<<<<<<<<<<<
  *     if view is None:
  *         return as_address(o, name)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 274, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 287, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_view = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":275
+  /* "cubind/_bind/convert.pyx":288
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -12043,20 +12460,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":276
+    /* "cubind/_bind/convert.pyx":289
  *     view = buffer_view(o)
  *     if view is None:
  *         return as_address(o, name)             # <<<<<<<<<<<<<<
  *     keep.append(view)
  *     return view_address(view)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 276, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 289, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_3;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":275
+    /* "cubind/_bind/convert.pyx":288
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -12065,7 +12482,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":277
+  /* "cubind/_bind/convert.pyx":290
  *     if view is None:
  *         return as_address(o, name)
  *     keep.append(view)             # <<<<<<<<<<<<<<
@@ -12074,12 +12491,12 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   if (unlikely(__pyx_v_keep == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-    __PYX_ERR(0, 277, __pyx_L1_error)
+    __PYX_ERR(0, 290, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 277, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 290, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":278
+  /* "cubind/_bind/convert.pyx":291
  *         return as_address(o, name)
  *     keep.append(view)
  *     return view_address(view)             # <<<<<<<<<<<<<<
@@ -12092,7 +12509,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":273
+  /* "cubind/_bind/convert.pyx":286
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -12112,7 +12529,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":313
+/* "cubind/_bind/convert.pyx":326
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -12135,7 +12552,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_10KernelArgs_1__dealloc__(PyObject 
 
 static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":314
+  /* "cubind/_bind/convert.pyx":327
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -12144,7 +12561,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   if (__pyx_v_self->has_view) {
 
-    /* "cubind/_bind/convert.pyx":315
+    /* "cubind/_bind/convert.pyx":328
  *     def __dealloc__(self):
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)             # <<<<<<<<<<<<<<
@@ -12153,7 +12570,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
     PyBuffer_Release((&__pyx_v_self->view));
 
-    /* "cubind/_bind/convert.pyx":314
+    /* "cubind/_bind/convert.pyx":327
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -12162,7 +12579,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   }
 
-  /* "cubind/_bind/convert.pyx":316
+  /* "cubind/_bind/convert.pyx":329
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)
  *         PyMem_Free(self.heap)             # <<<<<<<<<<<<<<
@@ -12171,7 +12588,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   PyMem_Free(__pyx_v_self->heap);
 
-  /* "cubind/_bind/convert.pyx":313
+  /* "cubind/_bind/convert.pyx":326
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -12387,7 +12804,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_10KernelArgs_4__setstate_cytho
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":319
+/* "cubind/_bind/convert.pyx":332
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -12433,7 +12850,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":322
+  /* "cubind/_bind/convert.pyx":335
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -12444,14 +12861,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":323
+    /* "cubind/_bind/convert.pyx":336
  *     cdef KernelArgs args
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)             # <<<<<<<<<<<<<<
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 323, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 336, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     {
       PyObject *__pyx_temp;
@@ -12464,7 +12881,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_2 = 0;
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":322
+    /* "cubind/_bind/convert.pyx":335
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -12473,7 +12890,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":324
+  /* "cubind/_bind/convert.pyx":337
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -12485,19 +12902,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":325
+    /* "cubind/_bind/convert.pyx":338
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
 */
-    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 325, __pyx_L1_error)
+    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 338, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":326
+    /* "cubind/_bind/convert.pyx":339
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -12513,17 +12930,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __Pyx_XGOTREF(__pyx_t_5);
       /*try:*/ {
 
-        /* "cubind/_bind/convert.pyx":327
+        /* "cubind/_bind/convert.pyx":340
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
 */
-        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 327, __pyx_L5_error)
+        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 340, __pyx_L5_error)
 
 
-        /* "cubind/_bind/convert.pyx":326
+        /* "cubind/_bind/convert.pyx":339
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -12538,7 +12955,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L5_error:;
       __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-      /* "cubind/_bind/convert.pyx":328
+      /* "cubind/_bind/convert.pyx":341
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -12548,7 +12965,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_6 = __Pyx_PyErr_ExceptionMatches2(((PyObject *)(((PyTypeObject*)PyExc_BufferError))), ((PyObject *)(((PyTypeObject*)PyExc_ValueError))));
       if (__pyx_t_6) {
         __Pyx_AddTraceback("cubind._bind.convert.kernel_params_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
-        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 328, __pyx_L7_except_error)
+        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 341, __pyx_L7_except_error)
         __Pyx_XGOTREF(__pyx_t_2);
         __Pyx_XGOTREF(__pyx_t_7);
         __Pyx_XGOTREF(__pyx_t_8);
@@ -12556,7 +12973,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
         __pyx_v_exc = __pyx_t_7;
         /*try:*/ {
 
-          /* "cubind/_bind/convert.pyx":329
+          /* "cubind/_bind/convert.pyx":342
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None             # <<<<<<<<<<<<<<
@@ -12564,16 +12981,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *         out[0] = <void**>args.view.buf
 */
           __pyx_t_10 = NULL;
-          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 329, __pyx_L16_error)
-          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 329, __pyx_L16_error)
+          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 342, __pyx_L16_error)
+          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 342, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_12);
 
-          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 329, __pyx_L16_error)
+          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 342, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
-          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 329, __pyx_L16_error)
+          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 342, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_14);
           __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
-          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 329, __pyx_L16_error)
+          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 342, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
           __pyx_t_15[0] = __pyx_t_12;
           __pyx_t_15[1] = __pyx_mstate_global->__pyx_kp_u_the_buffer_of;
@@ -12589,7 +13006,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
           __pyx_t_6 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[4]);
           #endif
           __pyx_t_16 = __Pyx_PyUnicode_Join(__pyx_t_15, 5, __pyx_t_11, __pyx_t_6);
-          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 329, __pyx_L16_error)
+          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 342, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_16);
           __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
           __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
@@ -12600,15 +13017,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
             __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
             __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
             __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
-            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 329, __pyx_L16_error)
+            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 342, __pyx_L16_error)
             __Pyx_GOTREF(__pyx_t_9);
           }
           __Pyx_Raise(__pyx_t_9, 0, 0, Py_None);
           __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-          __PYX_ERR(0, 329, __pyx_L16_error)
+          __PYX_ERR(0, 342, __pyx_L16_error)
         }
 
-        /* "cubind/_bind/convert.pyx":328
+        /* "cubind/_bind/convert.pyx":341
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -12655,7 +13072,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       }
       goto __pyx_L7_except_error;
 
-      /* "cubind/_bind/convert.pyx":326
+      /* "cubind/_bind/convert.pyx":339
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -12671,7 +13088,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L10_try_end:;
     }
 
-    /* "cubind/_bind/convert.pyx":330
+    /* "cubind/_bind/convert.pyx":343
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True             # <<<<<<<<<<<<<<
@@ -12680,7 +13097,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     __pyx_v_args->has_view = 1;
 
-    /* "cubind/_bind/convert.pyx":331
+    /* "cubind/_bind/convert.pyx":344
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf             # <<<<<<<<<<<<<<
@@ -12689,7 +13106,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     (__pyx_v_out[0]) = ((void **)__pyx_v_args->view.buf);
 
-    /* "cubind/_bind/convert.pyx":332
+    /* "cubind/_bind/convert.pyx":345
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf
  *         return args             # <<<<<<<<<<<<<<
@@ -12707,7 +13124,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":324
+    /* "cubind/_bind/convert.pyx":337
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -12716,7 +13133,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":333
+  /* "cubind/_bind/convert.pyx":346
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -12758,7 +13175,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":334
+    /* "cubind/_bind/convert.pyx":347
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -12766,28 +13183,28 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *     out[0] = <void**>as_address(params, name)
 */
     __pyx_t_7 = NULL;
-    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 334, __pyx_L1_error)
-    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 334, __pyx_L1_error)
+    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 347, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 347, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pyx":335
+    /* "cubind/_bind/convert.pyx":348
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")             # <<<<<<<<<<<<<<
  *     out[0] = <void**>as_address(params, name)
  *     return None
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 335, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 348, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 335, __pyx_L1_error)
+    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 348, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_16);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_27[0] = __pyx_t_2;
     __pyx_t_27[1] = __pyx_mstate_global->__pyx_kp_u_expected_None_an_int_address_a;
     __pyx_t_27[2] = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":334
+    /* "cubind/_bind/convert.pyx":347
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -12803,7 +13220,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_18 |= __Pyx_PyUnicode_KIND_04(__pyx_t_27[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_27[2]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_27, 3, __pyx_t_11, __pyx_t_18);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 334, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 347, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
@@ -12813,14 +13230,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 334, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 347, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
     }
     __Pyx_Raise(__pyx_t_8, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 334, __pyx_L1_error)
+    __PYX_ERR(0, 347, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":333
+    /* "cubind/_bind/convert.pyx":346
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -12829,18 +13246,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":336
+  /* "cubind/_bind/convert.pyx":349
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *     return None
  * 
 */
-  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 336, __pyx_L1_error)
+  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 349, __pyx_L1_error)
   (__pyx_v_out[0]) = ((void **)__pyx_t_28);
 
 
-  /* "cubind/_bind/convert.pyx":337
+  /* "cubind/_bind/convert.pyx":350
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)
  *     return None             # <<<<<<<<<<<<<<
@@ -12857,7 +13274,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":319
+  /* "cubind/_bind/convert.pyx":332
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -12886,7 +13303,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":350
+/* "cubind/_bind/convert.pyx":363
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -12919,122 +13336,122 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_ctypes_kinds", 0);
 
-  /* "cubind/_bind/convert.pyx":352
+  /* "cubind/_bind/convert.pyx":365
  * cdef dict _ctypes_kinds():
  *     global _kinds, _nkinds
  *     import ctypes             # <<<<<<<<<<<<<<
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 352, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 365, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":353
+  /* "cubind/_bind/convert.pyx":366
  *     global _kinds, _nkinds
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,             # <<<<<<<<<<<<<<
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
 */
-  __pyx_t_1 = __Pyx_PyDict_NewPresized(7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_NewPresized(7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 353, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":354
+  /* "cubind/_bind/convert.pyx":367
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,             # <<<<<<<<<<<<<<
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
 */
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 367, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 367, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 367, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 354, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 367, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":355
+  /* "cubind/_bind/convert.pyx":368
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
 */
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 355, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 368, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 355, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 368, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar_p); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 355, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar_p); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 368, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 355, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 368, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 353, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":356
+  /* "cubind/_bind/convert.pyx":369
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 369, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 369, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 369, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 369, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 369, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 356, __pyx_L1_error)
+  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 369, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 356, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
   __pyx_t_1 = 0;
   __pyx_t_3 = 0;
   __pyx_t_4 = 0;
@@ -13051,19 +13468,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 356, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 369, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_7);
     __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":357
+    /* "cubind/_bind/convert.pyx":370
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
 */
-    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 357, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 370, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -13072,20 +13489,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 357, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 370, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 357, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 370, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 357, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 370, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 357, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 370, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":356
+    /* "cubind/_bind/convert.pyx":369
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
@@ -13095,35 +13512,35 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":358
+  /* "cubind/_bind/convert.pyx":371
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
 */
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 358, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 371, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 358, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 371, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 358, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 371, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 358, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 371, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 358, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 371, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 358, __pyx_L1_error)
+  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 371, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_7);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 358, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
   __pyx_t_6 = 0;
   __pyx_t_5 = 0;
   __pyx_t_4 = 0;
@@ -13140,19 +13557,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_3, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 358, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 371, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":359
+    /* "cubind/_bind/convert.pyx":372
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
 */
-    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 359, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 372, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -13161,20 +13578,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 359, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 372, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 359, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 372, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 359, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 372, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 359, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 372, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":358
+    /* "cubind/_bind/convert.pyx":371
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
@@ -13184,33 +13601,33 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":361
+  /* "cubind/_bind/convert.pyx":374
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)             # <<<<<<<<<<<<<<
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
 */
-  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 361, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 374, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 361, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 374, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 361, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 374, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":362
+  /* "cubind/_bind/convert.pyx":375
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)             # <<<<<<<<<<<<<<
  *     _nkinds = 0
  *     for t, code in kinds.items():
 */
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 362, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 375, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4 = __pyx_v_ctypes;
   __Pyx_INCREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 362, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 375, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_t_9 = 0;
   {
@@ -13218,23 +13635,23 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 362, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 375, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
   }
-  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 362, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 375, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 362, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 375, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 362, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 375, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 362, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 375, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":363
+  /* "cubind/_bind/convert.pyx":376
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0             # <<<<<<<<<<<<<<
@@ -13243,7 +13660,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":364
+  /* "cubind/_bind/convert.pyx":377
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
  *     for t, code in kinds.items():             # <<<<<<<<<<<<<<
@@ -13251,7 +13668,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
  *             _kind_types[_nkinds] = <PyObject*>t
 */
   __pyx_t_8 = 0;
-  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 364, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 377, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_7);
   __pyx_t_7 = __pyx_t_1;
@@ -13259,7 +13676,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   while (1) {
     __pyx_t_12 = __Pyx_dict_iter_next(__pyx_t_7, __pyx_t_10, &__pyx_t_8, &__pyx_t_1, &__pyx_t_3, NULL, __pyx_t_11);
     if (unlikely(__pyx_t_12 == 0)) break;
-    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 364, __pyx_L1_error)
+    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 377, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
@@ -13267,7 +13684,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __Pyx_XDECREF_SET(__pyx_v_code, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":365
+    /* "cubind/_bind/convert.pyx":378
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -13279,7 +13696,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     if (__pyx_t_13) {
 
 
-      /* "cubind/_bind/convert.pyx":366
+      /* "cubind/_bind/convert.pyx":379
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t             # <<<<<<<<<<<<<<
@@ -13288,18 +13705,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       (__pyx_v_6cubind_5_bind_7convert__kind_types[__pyx_v_6cubind_5_bind_7convert__nkinds]) = ((PyObject *)__pyx_v_t);
 
-      /* "cubind/_bind/convert.pyx":367
+      /* "cubind/_bind/convert.pyx":380
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code             # <<<<<<<<<<<<<<
  *             _nkinds += 1
  *     _kinds = kinds
 */
-      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 367, __pyx_L1_error)
+      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 380, __pyx_L1_error)
       (__pyx_v_6cubind_5_bind_7convert__kind_codes[__pyx_v_6cubind_5_bind_7convert__nkinds]) = __pyx_t_12;
 
 
-      /* "cubind/_bind/convert.pyx":368
+      /* "cubind/_bind/convert.pyx":381
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1             # <<<<<<<<<<<<<<
@@ -13308,7 +13725,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       __pyx_v_6cubind_5_bind_7convert__nkinds = (__pyx_v_6cubind_5_bind_7convert__nkinds + 1);
 
-      /* "cubind/_bind/convert.pyx":365
+      /* "cubind/_bind/convert.pyx":378
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -13319,7 +13736,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":369
+  /* "cubind/_bind/convert.pyx":382
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1
  *     _kinds = kinds             # <<<<<<<<<<<<<<
@@ -13331,7 +13748,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, __pyx_v_kinds);
   __Pyx_GIVEREF(__pyx_v_kinds);
 
-  /* "cubind/_bind/convert.pyx":370
+  /* "cubind/_bind/convert.pyx":383
  *             _nkinds += 1
  *     _kinds = kinds
  *     return kinds             # <<<<<<<<<<<<<<
@@ -13349,7 +13766,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":350
+  /* "cubind/_bind/convert.pyx":363
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -13377,7 +13794,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":373
+/* "cubind/_bind/convert.pyx":386
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -13399,21 +13816,21 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_where", 0);
 
-  /* "cubind/_bind/convert.pyx":374
+  /* "cubind/_bind/convert.pyx":387
  * 
  * cdef str _where(const char* name, Py_ssize_t i):
  *     return f"{name.decode()}[{i}]"             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 374, __pyx_L1_error)
-  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 387, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
 
-  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4[0] = __pyx_t_2;
-  __pyx_t_4[1] = __pyx_mstate_global->__pyx_kp_u__7;
+  __pyx_t_4[1] = __pyx_mstate_global->__pyx_kp_u__8;
   __pyx_t_4[2] = __pyx_t_3;
   __pyx_t_4[3] = __pyx_mstate_global->__pyx_kp_u__5;
   __pyx_t_1 = 2;
@@ -13425,7 +13842,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_5 |= __Pyx_PyUnicode_KIND_04(__pyx_t_4[0]);
   #endif
   __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_4, 4, __pyx_t_1, __pyx_t_5);
-  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 374, __pyx_L1_error)
+  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -13440,7 +13857,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":373
+  /* "cubind/_bind/convert.pyx":386
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -13461,7 +13878,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":377
+/* "cubind/_bind/convert.pyx":390
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13496,7 +13913,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kind_of", 0);
 
-  /* "cubind/_bind/convert.pyx":378
+  /* "cubind/_bind/convert.pyx":391
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()             # <<<<<<<<<<<<<<
@@ -13508,7 +13925,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__kinds);
     __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__kinds;
   } else {
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 378, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 391, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __pyx_t_1 = __pyx_t_3;
     __pyx_t_3 = 0;
@@ -13517,7 +13934,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":380
+  /* "cubind/_bind/convert.pyx":393
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()
  *     cdef int k
  *     for k in range(_nkinds):             # <<<<<<<<<<<<<<
@@ -13531,7 +13948,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   for (__pyx_t_6 = 0; __pyx_t_6 < __pyx_t_5; __pyx_t_6+=1) {
     __pyx_v_k = __pyx_t_6;
 
-    /* "cubind/_bind/convert.pyx":381
+    /* "cubind/_bind/convert.pyx":394
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -13543,7 +13960,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":382
+      /* "cubind/_bind/convert.pyx":395
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]             # <<<<<<<<<<<<<<
@@ -13556,7 +13973,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":381
+      /* "cubind/_bind/convert.pyx":394
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -13567,7 +13984,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   }
 
 
-  /* "cubind/_bind/convert.pyx":383
+  /* "cubind/_bind/convert.pyx":396
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)             # <<<<<<<<<<<<<<
@@ -13576,14 +13993,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   if (unlikely(__pyx_v_kinds == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 383, __pyx_L1_error)
+    __PYX_ERR(0, 396, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 383, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 396, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_code = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":384
+  /* "cubind/_bind/convert.pyx":397
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
@@ -13594,20 +14011,20 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":385
+    /* "cubind/_bind/convert.pyx":398
  *     cdef object code = kinds.get(kind)
  *     if code is not None:
  *         return code             # <<<<<<<<<<<<<<
  *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
  *     # pointer type (POINTER(c_int)) as an address.
 */
-    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 385, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 398, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_4;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":384
+    /* "cubind/_bind/convert.pyx":397
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
@@ -13616,7 +14033,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   }
 
-  /* "cubind/_bind/convert.pyx":388
+  /* "cubind/_bind/convert.pyx":401
  *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
@@ -13627,16 +14044,16 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":389
+    /* "cubind/_bind/convert.pyx":402
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
  *             code = kinds.get(base)
  *             if code is not None:
 */
-    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 389, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 402, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 389, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 402, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     if (likely(PyList_CheckExact(__pyx_t_3)) || PyTuple_CheckExact(__pyx_t_3)) {
@@ -13644,9 +14061,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __pyx_t_7 = 0;
       __pyx_t_8 = NULL;
     } else {
-      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 389, __pyx_L1_error)
+      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 402, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 389, __pyx_L1_error)
+      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 402, __pyx_L1_error)
     }
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     for (;;) {
@@ -13655,7 +14072,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 389, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 402, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -13665,7 +14082,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 389, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 402, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -13676,13 +14093,13 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           #endif
           ++__pyx_t_7;
         }
-        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 389, __pyx_L1_error)
+        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 402, __pyx_L1_error)
       } else {
         __pyx_t_3 = __pyx_t_8(__pyx_t_1);
         if (unlikely(!__pyx_t_3)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 389, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 402, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
@@ -13692,7 +14109,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __Pyx_XDECREF_SET(__pyx_v_base, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":390
+      /* "cubind/_bind/convert.pyx":403
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)             # <<<<<<<<<<<<<<
@@ -13701,14 +14118,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       if (unlikely(__pyx_v_kinds == Py_None)) {
         PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-        __PYX_ERR(0, 390, __pyx_L1_error)
+        __PYX_ERR(0, 403, __pyx_L1_error)
       }
-      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 390, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 403, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_DECREF_SET(__pyx_v_code, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":391
+      /* "cubind/_bind/convert.pyx":404
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
@@ -13719,21 +14136,21 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       if (__pyx_t_2) {
 
 
-        /* "cubind/_bind/convert.pyx":392
+        /* "cubind/_bind/convert.pyx":405
  *             code = kinds.get(base)
  *             if code is not None:
  *                 return code             # <<<<<<<<<<<<<<
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
  *                 return _KIND_POINTER
 */
-        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 392, __pyx_L1_error)
+        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 405, __pyx_L1_error)
         {
           __pyx_r = __pyx_t_4;
         }
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "cubind/_bind/convert.pyx":391
+        /* "cubind/_bind/convert.pyx":404
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
@@ -13742,16 +14159,16 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       }
 
-      /* "cubind/_bind/convert.pyx":393
+      /* "cubind/_bind/convert.pyx":406
  *             if code is not None:
  *                 return code
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):             # <<<<<<<<<<<<<<
  *                 return _KIND_POINTER
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
 */
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 393, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 406, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_9 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
+      __pyx_t_9 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 406, __pyx_L1_error)
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       if (__pyx_t_9) {
 
@@ -13761,9 +14178,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 
         goto __pyx_L12_bool_binop_done;
       }
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 393, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 406, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes_2, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes_2, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 406, __pyx_L1_error)
       if (!__pyx_t_10) {
 
       } else {
@@ -13772,7 +14189,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 
         goto __pyx_L14_bool_binop_done;
       }
-      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 406, __pyx_L1_error)
 
       __pyx_t_9 = __pyx_t_10;
 
@@ -13788,7 +14205,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       if (__pyx_t_2) {
 
 
-        /* "cubind/_bind/convert.pyx":394
+        /* "cubind/_bind/convert.pyx":407
  *                 return code
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
  *                 return _KIND_POINTER             # <<<<<<<<<<<<<<
@@ -13802,7 +14219,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "cubind/_bind/convert.pyx":393
+        /* "cubind/_bind/convert.pyx":406
  *             if code is not None:
  *                 return code
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):             # <<<<<<<<<<<<<<
@@ -13811,7 +14228,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       }
 
-      /* "cubind/_bind/convert.pyx":389
+      /* "cubind/_bind/convert.pyx":402
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
@@ -13821,7 +14238,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     }
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":388
+    /* "cubind/_bind/convert.pyx":401
  *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
@@ -13830,7 +14247,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   }
 
-  /* "cubind/_bind/convert.pyx":395
+  /* "cubind/_bind/convert.pyx":408
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
  *                 return _KIND_POINTER
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "             # <<<<<<<<<<<<<<
@@ -13838,12 +14255,12 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
  *                     f"for an enum member, a handle or a struct")
 */
   __pyx_t_3 = NULL;
-  __pyx_t_11 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __pyx_t_11 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 408, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_11); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_11); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 408, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-  __pyx_t_11 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 395, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 408, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __pyx_t_13[0] = __pyx_t_12;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_unsupported_argument_type;
@@ -13858,7 +14275,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_t_4 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_14 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_7, __pyx_t_4);
-  if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 395, __pyx_L1_error)
+  if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 408, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_14);
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
@@ -13868,14 +14285,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_15, (2-__pyx_t_15) | (__pyx_t_15*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 395, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 408, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 395, __pyx_L1_error)
+  __PYX_ERR(0, 408, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":377
+  /* "cubind/_bind/convert.pyx":390
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13902,7 +14319,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":400
+/* "cubind/_bind/convert.pyx":413
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13931,7 +14348,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_store_integer", 0);
 
-  /* "cubind/_bind/convert.pyx":403
+  /* "cubind/_bind/convert.pyx":416
  *     """value as a C integer of the kind's size and signedness, its low bytes
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -13940,7 +14357,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":404
+  /* "cubind/_bind/convert.pyx":417
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8
  *     cdef bint signed = (code & 0xff) == _KIND_SIGNED             # <<<<<<<<<<<<<<
@@ -13949,7 +14366,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_signed = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED);
 
-  /* "cubind/_bind/convert.pyx":407
+  /* "cubind/_bind/convert.pyx":420
  *     cdef long long high
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)             # <<<<<<<<<<<<<<
@@ -13958,7 +14375,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_top = (0xffffffffffffffffULL >> (64 - (8 * __pyx_v_size)));
 
-  /* "cubind/_bind/convert.pyx":408
+  /* "cubind/_bind/convert.pyx":421
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -13978,7 +14395,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":409
+    /* "cubind/_bind/convert.pyx":422
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
  *         return 0             # <<<<<<<<<<<<<<
@@ -13991,7 +14408,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":408
+    /* "cubind/_bind/convert.pyx":421
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -14000,7 +14417,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":412
+  /* "cubind/_bind/convert.pyx":425
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -14009,7 +14426,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   if (__pyx_v_signed) {
 
-    /* "cubind/_bind/convert.pyx":413
+    /* "cubind/_bind/convert.pyx":426
  *     # or refused with an error naming the argument.
  *     if signed:
  *         high = <long long>(top >> 1)             # <<<<<<<<<<<<<<
@@ -14018,30 +14435,30 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
     __pyx_v_high = ((PY_LONG_LONG)(__pyx_v_top >> 1));
 
-    /* "cubind/_bind/convert.pyx":414
+    /* "cubind/_bind/convert.pyx":427
  *     if signed:
  *         high = <long long>(top >> 1)
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)             # <<<<<<<<<<<<<<
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 414, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 427, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     if (unlikely(__pyx_t_3 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 414, __pyx_L1_error)
+      __PYX_ERR(0, 427, __pyx_L1_error)
     }
-    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 414, __pyx_L1_error)
+    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 427, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
-    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 414, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 427, __pyx_L1_error)
+    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 427, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
     __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_t_6);
 
 
-    /* "cubind/_bind/convert.pyx":412
+    /* "cubind/_bind/convert.pyx":425
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -14051,7 +14468,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":416
+  /* "cubind/_bind/convert.pyx":429
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)             # <<<<<<<<<<<<<<
@@ -14059,24 +14476,24 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
  *     return 0
 */
   /*else*/ {
-    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 416, __pyx_L1_error)
+    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 429, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     if (unlikely(__pyx_t_4 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 416, __pyx_L1_error)
+      __PYX_ERR(0, 429, __pyx_L1_error)
     }
-    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 416, __pyx_L1_error)
+    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 429, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 416, __pyx_L1_error)
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 416, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 429, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 429, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
     __pyx_v_u = __pyx_t_8;
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":417
+  /* "cubind/_bind/convert.pyx":430
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -14085,7 +14502,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":418
+  /* "cubind/_bind/convert.pyx":431
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14098,7 +14515,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":400
+  /* "cubind/_bind/convert.pyx":413
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14123,7 +14540,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":421
+/* "cubind/_bind/convert.pyx":434
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -14144,7 +14561,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_double", 0);
 
-  /* "cubind/_bind/convert.pyx":422
+  /* "cubind/_bind/convert.pyx":435
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14156,7 +14573,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":423
+    /* "cubind/_bind/convert.pyx":436
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -14169,7 +14586,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":422
+    /* "cubind/_bind/convert.pyx":435
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14178,24 +14595,24 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":424
+  /* "cubind/_bind/convert.pyx":437
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)
  *     return double_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 424, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 437, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 424, __pyx_L1_error)
+    __PYX_ERR(0, 437, __pyx_L1_error)
   }
-  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 424, __pyx_L1_error)
+  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 437, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 424, __pyx_L1_error)
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 424, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 437, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 437, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
   {
@@ -14203,7 +14620,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":421
+  /* "cubind/_bind/convert.pyx":434
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -14223,7 +14640,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":427
+/* "cubind/_bind/convert.pyx":440
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14247,7 +14664,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_address", 0);
 
-  /* "cubind/_bind/convert.pyx":428
+  /* "cubind/_bind/convert.pyx":441
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -14256,7 +14673,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":430
+  /* "cubind/_bind/convert.pyx":443
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14268,7 +14685,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":431
+    /* "cubind/_bind/convert.pyx":444
  *     cdef long long v
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)             # <<<<<<<<<<<<<<
@@ -14277,7 +14694,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_value, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pyx":432
+    /* "cubind/_bind/convert.pyx":445
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -14303,7 +14720,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":433
+      /* "cubind/_bind/convert.pyx":446
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -14316,7 +14733,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":432
+      /* "cubind/_bind/convert.pyx":445
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -14325,7 +14742,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     }
 
-    /* "cubind/_bind/convert.pyx":430
+    /* "cubind/_bind/convert.pyx":443
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14334,7 +14751,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":434
+  /* "cubind/_bind/convert.pyx":447
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -14345,7 +14762,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":435
+    /* "cubind/_bind/convert.pyx":448
  *             return <void*><size_t>v
  *     if value is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -14358,7 +14775,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":434
+    /* "cubind/_bind/convert.pyx":447
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -14367,24 +14784,24 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":436
+  /* "cubind/_bind/convert.pyx":449
  *     if value is None:
  *         return NULL
  *     return address_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 436, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   if (unlikely(__pyx_t_3 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 436, __pyx_L1_error)
+    __PYX_ERR(0, 449, __pyx_L1_error)
   }
-  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 436, __pyx_L1_error)
+  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 436, __pyx_L1_error)
-  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 436, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 449, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
   {
@@ -14392,7 +14809,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":427
+  /* "cubind/_bind/convert.pyx":440
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14414,7 +14831,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":444
+/* "cubind/_bind/convert.pyx":457
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -14439,33 +14856,33 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_import_arg_types", 0);
 
-  /* "cubind/_bind/convert.pyx":446
+  /* "cubind/_bind/convert.pyx":459
  * cdef int _import_arg_types() except -1:
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes             # <<<<<<<<<<<<<<
  *     import enum
  *     from cubind._bind.enum import CEnum
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 446, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 459, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":447
+  /* "cubind/_bind/convert.pyx":460
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes
  *     import enum             # <<<<<<<<<<<<<<
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 447, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 460, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_enum = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":448
+  /* "cubind/_bind/convert.pyx":461
  *     import ctypes
  *     import enum
  *     from cubind._bind.enum import CEnum             # <<<<<<<<<<<<<<
@@ -14474,14 +14891,14 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
-    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 448, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 461, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
     __pyx_t_3 = 0; {
-      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 448, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 461, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
       switch (__pyx_t_3) {
         case 0:
@@ -14495,49 +14912,49 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":449
+  /* "cubind/_bind/convert.pyx":462
  *     import enum
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)             # <<<<<<<<<<<<<<
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 462, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 462, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_INCREF(__pyx_v_CEnum);
   __Pyx_GIVEREF(__pyx_v_CEnum);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 449, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 462, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 449, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 462, __pyx_L1_error);
   __pyx_t_1 = 0;
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__enum_types);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)__pyx_t_4));
   __Pyx_GIVEREF(__pyx_t_4);
   __pyx_t_4 = 0;
 
-  /* "cubind/_bind/convert.pyx":450
+  /* "cubind/_bind/convert.pyx":463
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 450, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 463, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 450, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 463, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 450, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 463, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 450, __pyx_L1_error)
+  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 463, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 450, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 463, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 450, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 463, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 450, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 463, __pyx_L1_error);
   __pyx_t_4 = 0;
   __pyx_t_1 = 0;
   __pyx_t_5 = 0;
@@ -14546,7 +14963,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   __Pyx_GIVEREF(__pyx_t_6);
   __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":451
+  /* "cubind/_bind/convert.pyx":464
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14559,7 +14976,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":444
+  /* "cubind/_bind/convert.pyx":457
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -14584,7 +15001,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":454
+/* "cubind/_bind/convert.pyx":467
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14616,19 +15033,19 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_storage", 0);
 
-  /* "cubind/_bind/convert.pyx":459
+  /* "cubind/_bind/convert.pyx":472
  *     member is its value at the enum's C size (4 bytes) in `slot`; a ctypes
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)             # <<<<<<<<<<<<<<
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
 */
-  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 459, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 472, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_get_ptr = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":460
+  /* "cubind/_bind/convert.pyx":473
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -14639,7 +15056,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":461
+    /* "cubind/_bind/convert.pyx":474
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()             # <<<<<<<<<<<<<<
@@ -14666,10 +15083,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_4, __pyx_callargs+__pyx_t_5, (1-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 461, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 474, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 461, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 474, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -14678,7 +15095,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":460
+    /* "cubind/_bind/convert.pyx":473
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -14687,7 +15104,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":462
+  /* "cubind/_bind/convert.pyx":475
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -14698,17 +15115,17 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":463
+    /* "cubind/_bind/convert.pyx":476
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:
  *         _import_arg_types()             # <<<<<<<<<<<<<<
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
 */
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 463, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 476, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pyx":462
+    /* "cubind/_bind/convert.pyx":475
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -14717,7 +15134,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":464
+  /* "cubind/_bind/convert.pyx":477
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -14726,7 +15143,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__enum_types;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 464, __pyx_L1_error)
+  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 477, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_8) {
 
@@ -14744,14 +15161,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":465
+    /* "cubind/_bind/convert.pyx":478
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)             # <<<<<<<<<<<<<<
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
 */
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 465, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 478, __pyx_L1_error)
     if (__pyx_t_2) {
 
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED;
@@ -14760,11 +15177,11 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED;
     }
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 465, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 478, __pyx_L1_error)
 
 
 
-    /* "cubind/_bind/convert.pyx":466
+    /* "cubind/_bind/convert.pyx":479
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot             # <<<<<<<<<<<<<<
@@ -14777,7 +15194,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":464
+    /* "cubind/_bind/convert.pyx":477
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -14786,7 +15203,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":467
+  /* "cubind/_bind/convert.pyx":480
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -14795,25 +15212,25 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__ctypes_aggregates;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 467, __pyx_L1_error)
+  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 480, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":468
+    /* "cubind/_bind/convert.pyx":481
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
 */
-    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 468, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 481, __pyx_L1_error)
     __pyx_t_1 = __pyx_t_10;
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_v_ctypes = __pyx_t_1;
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":469
+    /* "cubind/_bind/convert.pyx":482
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)             # <<<<<<<<<<<<<<
@@ -14827,10 +15244,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_value};
       __pyx_t_1 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_addressof, __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 469, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 482, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 469, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 482, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -14839,7 +15256,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":467
+    /* "cubind/_bind/convert.pyx":480
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -14848,7 +15265,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":470
+  /* "cubind/_bind/convert.pyx":483
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -14856,29 +15273,29 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
  * 
 */
   __pyx_t_4 = NULL;
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 470, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 483, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 470, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 483, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":471
+  /* "cubind/_bind/convert.pyx":484
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
  *                     f"(cubind's or ctypes'), got {_type_name(value)}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 471, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 484, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 471, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 484, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_t_13[0] = __pyx_t_11;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_type_None_needs_an_enum_member;
   __pyx_t_13[2] = __pyx_t_12;
 
-  /* "cubind/_bind/convert.pyx":470
+  /* "cubind/_bind/convert.pyx":483
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -14894,7 +15311,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   __pyx_t_7 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_3 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_14, __pyx_t_7);
-  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 470, __pyx_L1_error)
+  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 483, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -14904,14 +15321,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 470, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 483, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 470, __pyx_L1_error)
+  __PYX_ERR(0, 483, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":454
+  /* "cubind/_bind/convert.pyx":467
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14936,7 +15353,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":474
+/* "cubind/_bind/convert.pyx":487
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14973,7 +15390,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   __Pyx_RefNannySetupContext("_store_char", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":477
+  /* "cubind/_bind/convert.pyx":490
  *     """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
  *     character or an int."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -14982,30 +15399,30 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":478
+  /* "cubind/_bind/convert.pyx":491
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value             # <<<<<<<<<<<<<<
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_value); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 478, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_value); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 491, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":479
+    /* "cubind/_bind/convert.pyx":492
  *     cdef int size = code >> 8
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
  *         value = value.value             # <<<<<<<<<<<<<<
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
 */
-    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 479, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 492, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":478
+    /* "cubind/_bind/convert.pyx":491
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value             # <<<<<<<<<<<<<<
@@ -15014,7 +15431,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   }
 
-  /* "cubind/_bind/convert.pyx":480
+  /* "cubind/_bind/convert.pyx":493
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -15052,21 +15469,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":481
+    /* "cubind/_bind/convert.pyx":494
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
 */
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_5 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":482
+      /* "cubind/_bind/convert.pyx":495
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -15074,13 +15491,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
 */
       __pyx_t_6 = NULL;
-      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 482, __pyx_L1_error)
+      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 495, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 482, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 495, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 482, __pyx_L1_error)
-      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 482, __pyx_L1_error)
+      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 495, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
 
       __pyx_t_9[0] = __pyx_t_8;
@@ -15095,7 +15512,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_5, __pyx_t_10);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 482, __pyx_L1_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 495, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -15105,14 +15522,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 482, __pyx_L1_error)
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 495, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_2);
       }
       __Pyx_Raise(__pyx_t_2, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-      __PYX_ERR(0, 482, __pyx_L1_error)
+      __PYX_ERR(0, 495, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":481
+      /* "cubind/_bind/convert.pyx":494
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -15121,19 +15538,19 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":483
+    /* "cubind/_bind/convert.pyx":496
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]             # <<<<<<<<<<<<<<
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
 */
-    __pyx_t_2 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 483, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 496, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":480
+    /* "cubind/_bind/convert.pyx":493
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -15143,7 +15560,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":484
+  /* "cubind/_bind/convert.pyx":497
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -15168,21 +15585,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":485
+    /* "cubind/_bind/convert.pyx":498
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
 */
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 485, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_5 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":486
+      /* "cubind/_bind/convert.pyx":499
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -15190,13 +15607,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
 */
       __pyx_t_11 = NULL;
-      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 486, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 499, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
-      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 486, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 499, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 486, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 486, __pyx_L1_error)
+      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 499, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 499, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
       __pyx_t_9[0] = __pyx_t_7;
@@ -15211,7 +15628,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_5, __pyx_t_10);
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 486, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 499, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -15221,14 +15638,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
         __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 486, __pyx_L1_error)
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 499, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_2);
       }
       __Pyx_Raise(__pyx_t_2, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-      __PYX_ERR(0, 486, __pyx_L1_error)
+      __PYX_ERR(0, 499, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":485
+      /* "cubind/_bind/convert.pyx":498
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -15237,21 +15654,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":487
+    /* "cubind/_bind/convert.pyx":500
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)             # <<<<<<<<<<<<<<
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
 */
-    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 487, __pyx_L1_error)
-    __pyx_t_2 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 487, __pyx_L1_error)
+    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 500, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 500, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
 
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":484
+    /* "cubind/_bind/convert.pyx":497
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -15261,7 +15678,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":488
+  /* "cubind/_bind/convert.pyx":501
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))             # <<<<<<<<<<<<<<
@@ -15280,7 +15697,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 
   __pyx_v_low = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":489
+  /* "cubind/_bind/convert.pyx":502
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1             # <<<<<<<<<<<<<<
@@ -15289,29 +15706,29 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_high = ((((PY_LONG_LONG)1) << (8 * __pyx_v_size)) - 1);
 
-  /* "cubind/_bind/convert.pyx":490
+  /* "cubind/_bind/convert.pyx":503
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)             # <<<<<<<<<<<<<<
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 490, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 503, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 490, __pyx_L1_error)
+    __PYX_ERR(0, 503, __pyx_L1_error)
   }
-  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 490, __pyx_L1_error)
+  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 503, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 490, __pyx_L1_error)
-  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 490, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 503, __pyx_L1_error)
+  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 503, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_v_v = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":491
+  /* "cubind/_bind/convert.pyx":504
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v             # <<<<<<<<<<<<<<
@@ -15320,7 +15737,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_u = ((unsigned PY_LONG_LONG)((PY_LONG_LONG)__pyx_v_v));
 
-  /* "cubind/_bind/convert.pyx":492
+  /* "cubind/_bind/convert.pyx":505
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -15329,7 +15746,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":493
+  /* "cubind/_bind/convert.pyx":506
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -15342,7 +15759,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":474
+  /* "cubind/_bind/convert.pyx":487
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -15371,7 +15788,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":496
+/* "cubind/_bind/convert.pyx":509
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -15399,7 +15816,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_as_tuple", 0);
 
-  /* "cubind/_bind/convert.pyx":497
+  /* "cubind/_bind/convert.pyx":510
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -15426,7 +15843,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":498
+    /* "cubind/_bind/convert.pyx":511
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")             # <<<<<<<<<<<<<<
@@ -15434,15 +15851,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -15459,7 +15876,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 498, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 511, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -15470,14 +15887,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 498, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 511, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 498, __pyx_L1_error)
+    __PYX_ERR(0, 511, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":497
+    /* "cubind/_bind/convert.pyx":510
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -15486,14 +15903,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
 */
   }
 
-  /* "cubind/_bind/convert.pyx":499
+  /* "cubind/_bind/convert.pyx":512
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")
  *     return tuple(seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 499, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 512, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -15506,7 +15923,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":496
+  /* "cubind/_bind/convert.pyx":509
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -15530,7 +15947,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":502
+/* "cubind/_bind/convert.pyx":515
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -15577,7 +15994,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_pack_kernel_params", 0);
 
-  /* "cubind/_bind/convert.pyx":507
+  /* "cubind/_bind/convert.pyx":520
  *     cdef void** ptrs
  *     cdef unsigned long long* slots
  *     cdef int code = 0             # <<<<<<<<<<<<<<
@@ -15586,7 +16003,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   __pyx_v_code = 0;
 
-  /* "cubind/_bind/convert.pyx":508
+  /* "cubind/_bind/convert.pyx":521
  *     cdef unsigned long long* slots
  *     cdef int code = 0
  *     cdef object prev = _NO_KIND             # <<<<<<<<<<<<<<
@@ -15596,7 +16013,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
   __pyx_v_prev = __pyx_v_6cubind_5_bind_7convert__NO_KIND;
 
-  /* "cubind/_bind/convert.pyx":510
+  /* "cubind/_bind/convert.pyx":523
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -15605,16 +16022,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_params == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 510, __pyx_L1_error)
+    __PYX_ERR(0, 523, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 510, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 523, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != 2);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":511
+    /* "cubind/_bind/convert.pyx":524
  *     cdef object keep
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")             # <<<<<<<<<<<<<<
@@ -15622,16 +16039,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     if type(values) is not tuple:
 */
     __pyx_t_4 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 511, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 524, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 524, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_params == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 511, __pyx_L1_error)
+      __PYX_ERR(0, 524, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 511, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 524, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 524, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
     __pyx_t_7[0] = __pyx_t_5;
@@ -15646,7 +16063,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_7[0]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_7, 3, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 511, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 524, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -15656,14 +16073,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 511, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 524, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 511, __pyx_L1_error)
+    __PYX_ERR(0, 524, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":510
+    /* "cubind/_bind/convert.pyx":523
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -15672,7 +16089,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":512
+  /* "cubind/_bind/convert.pyx":525
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params             # <<<<<<<<<<<<<<
@@ -15685,7 +16102,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(size != 2)) {
       if (size > 2) __Pyx_RaiseTooManyValuesError(2);
       else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-      __PYX_ERR(0, 512, __pyx_L1_error)
+      __PYX_ERR(0, 525, __pyx_L1_error)
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
     __pyx_t_3 = PyTuple_GET_ITEM(sequence, 0);
@@ -15693,20 +16110,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_9 = PyTuple_GET_ITEM(sequence, 1);
     __Pyx_INCREF(__pyx_t_9);
     #else
-    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 512, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 525, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 512, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 525, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     #endif
   } else {
-    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 512, __pyx_L1_error)
+    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 525, __pyx_L1_error)
   }
   __pyx_v_values = __pyx_t_3;
   __pyx_t_3 = 0;
   __pyx_v_types = __pyx_t_9;
   __pyx_t_9 = 0;
 
-  /* "cubind/_bind/convert.pyx":513
+  /* "cubind/_bind/convert.pyx":526
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -15717,19 +16134,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":514
+    /* "cubind/_bind/convert.pyx":527
  *     values, types = params
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")             # <<<<<<<<<<<<<<
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 514, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 527, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_values, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":513
+    /* "cubind/_bind/convert.pyx":526
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -15738,7 +16155,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":515
+  /* "cubind/_bind/convert.pyx":528
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -15749,19 +16166,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":516
+    /* "cubind/_bind/convert.pyx":529
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")             # <<<<<<<<<<<<<<
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 516, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 529, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_types, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":515
+    /* "cubind/_bind/convert.pyx":528
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -15770,7 +16187,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":517
+  /* "cubind/_bind/convert.pyx":530
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)             # <<<<<<<<<<<<<<
@@ -15779,12 +16196,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_values == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 517, __pyx_L1_error)
+    __PYX_ERR(0, 530, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 517, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 530, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pyx":518
+  /* "cubind/_bind/convert.pyx":531
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -15793,16 +16210,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_types == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 518, __pyx_L1_error)
+    __PYX_ERR(0, 531, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 518, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 531, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != __pyx_v_n);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":519
+    /* "cubind/_bind/convert.pyx":532
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
  *         raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")             # <<<<<<<<<<<<<<
@@ -15810,18 +16227,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
 */
     __pyx_t_3 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 519, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 519, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 532, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 532, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 519, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 532, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 519, __pyx_L1_error)
+      __PYX_ERR(0, 532, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 519, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 519, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 532, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 532, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __pyx_t_11[0] = __pyx_t_4;
@@ -15839,7 +16256,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]);
     #endif
     __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 6, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 519, __pyx_L1_error)
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 532, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -15850,14 +16267,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 519, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 532, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 519, __pyx_L1_error)
+    __PYX_ERR(0, 532, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":518
+    /* "cubind/_bind/convert.pyx":531
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -15866,7 +16283,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":522
+  /* "cubind/_bind/convert.pyx":535
  *     # Handle and struct values lend their own storage: the tuple holding them
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values             # <<<<<<<<<<<<<<
@@ -15876,7 +16293,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_values);
   __pyx_v_keep = __pyx_v_values;
 
-  /* "cubind/_bind/convert.pyx":523
+  /* "cubind/_bind/convert.pyx":536
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -15888,7 +16305,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":524
+    /* "cubind/_bind/convert.pyx":537
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs             # <<<<<<<<<<<<<<
@@ -15899,7 +16316,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_ptrs = __pyx_t_13;
 
-    /* "cubind/_bind/convert.pyx":525
+    /* "cubind/_bind/convert.pyx":538
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs
  *         slots = space.slots             # <<<<<<<<<<<<<<
@@ -15910,7 +16327,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_slots = __pyx_t_14;
 
-    /* "cubind/_bind/convert.pyx":523
+    /* "cubind/_bind/convert.pyx":536
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -15920,7 +16337,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     goto __pyx_L7;
   }
 
-  /* "cubind/_bind/convert.pyx":527
+  /* "cubind/_bind/convert.pyx":540
  *         slots = space.slots
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
@@ -15928,12 +16345,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
 */
   /*else*/ {
-    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 527, __pyx_L1_error)
+    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 540, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":528
+    /* "cubind/_bind/convert.pyx":541
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values             # <<<<<<<<<<<<<<
@@ -15945,7 +16362,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __Pyx_GOTREF(__pyx_v_args->keep);
     __Pyx_DECREF_SET(__pyx_v_args->keep, __pyx_v_values);
 
-    /* "cubind/_bind/convert.pyx":529
+    /* "cubind/_bind/convert.pyx":542
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))             # <<<<<<<<<<<<<<
@@ -15954,7 +16371,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_args->heap = PyMem_Malloc((__pyx_v_n * ((sizeof(void *)) + (sizeof(unsigned PY_LONG_LONG)))));
 
-    /* "cubind/_bind/convert.pyx":530
+    /* "cubind/_bind/convert.pyx":543
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -15966,16 +16383,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":531
+      /* "cubind/_bind/convert.pyx":544
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 531, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 544, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":530
+      /* "cubind/_bind/convert.pyx":543
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -15984,7 +16401,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":532
+    /* "cubind/_bind/convert.pyx":545
  *         if args.heap == NULL:
  *             raise MemoryError()
  *         ptrs = <void**>args.heap             # <<<<<<<<<<<<<<
@@ -15993,7 +16410,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_ptrs = ((void **)__pyx_v_args->heap);
 
-    /* "cubind/_bind/convert.pyx":533
+    /* "cubind/_bind/convert.pyx":546
  *             raise MemoryError()
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)             # <<<<<<<<<<<<<<
@@ -16002,7 +16419,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_slots = ((unsigned PY_LONG_LONG *)(__pyx_v_ptrs + __pyx_v_n));
 
-    /* "cubind/_bind/convert.pyx":534
+    /* "cubind/_bind/convert.pyx":547
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args             # <<<<<<<<<<<<<<
@@ -16014,7 +16431,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   __pyx_L7:;
 
-  /* "cubind/_bind/convert.pyx":535
+  /* "cubind/_bind/convert.pyx":548
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args
  *     for i in range(n):             # <<<<<<<<<<<<<<
@@ -16028,7 +16445,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   for (__pyx_t_16 = 0; __pyx_t_16 < __pyx_t_15; __pyx_t_16+=1) {
     __pyx_v_i = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":536
+    /* "cubind/_bind/convert.pyx":549
  *         keep = args
  *     for i in range(n):
  *         value = (<tuple>values)[i]             # <<<<<<<<<<<<<<
@@ -16037,14 +16454,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_values == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 536, __pyx_L1_error)
+      __PYX_ERR(0, 549, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_values), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":537
+    /* "cubind/_bind/convert.pyx":550
  *     for i in range(n):
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]             # <<<<<<<<<<<<<<
@@ -16053,14 +16470,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 537, __pyx_L1_error)
+      __PYX_ERR(0, 550, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_types), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_kind, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":538
+    /* "cubind/_bind/convert.pyx":551
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -16071,17 +16488,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":539
+      /* "cubind/_bind/convert.pyx":552
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)             # <<<<<<<<<<<<<<
  *             prev = kind
  *         slots[i] = 0
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 539, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 552, __pyx_L1_error)
       __pyx_v_code = __pyx_t_8;
 
-      /* "cubind/_bind/convert.pyx":540
+      /* "cubind/_bind/convert.pyx":553
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)
  *             prev = kind             # <<<<<<<<<<<<<<
@@ -16091,7 +16508,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __Pyx_INCREF(__pyx_v_kind);
       __Pyx_DECREF_SET(__pyx_v_prev, __pyx_v_kind);
 
-      /* "cubind/_bind/convert.pyx":538
+      /* "cubind/_bind/convert.pyx":551
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -16100,7 +16517,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":541
+    /* "cubind/_bind/convert.pyx":554
  *             code = _kind_of(kind, name, i)
  *             prev = kind
  *         slots[i] = 0             # <<<<<<<<<<<<<<
@@ -16109,7 +16526,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_slots[__pyx_v_i]) = 0;
 
-    /* "cubind/_bind/convert.pyx":542
+    /* "cubind/_bind/convert.pyx":555
  *             prev = kind
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]             # <<<<<<<<<<<<<<
@@ -16118,7 +16535,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_ptrs[__pyx_v_i]) = (&(__pyx_v_slots[__pyx_v_i]));
 
-    /* "cubind/_bind/convert.pyx":543
+    /* "cubind/_bind/convert.pyx":556
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -16130,18 +16547,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":544
+      /* "cubind/_bind/convert.pyx":557
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 544, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 557, __pyx_L1_error)
       (__pyx_v_ptrs[__pyx_v_i]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":543
+      /* "cubind/_bind/convert.pyx":556
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -16151,7 +16568,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":545
+    /* "cubind/_bind/convert.pyx":558
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -16163,18 +16580,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":546
+      /* "cubind/_bind/convert.pyx":559
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 546, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 559, __pyx_L1_error)
       (((float *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = ((float)__pyx_t_18);
 
 
-      /* "cubind/_bind/convert.pyx":545
+      /* "cubind/_bind/convert.pyx":558
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -16184,7 +16601,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":547
+    /* "cubind/_bind/convert.pyx":560
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -16196,18 +16613,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":548
+      /* "cubind/_bind/convert.pyx":561
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 548, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 561, __pyx_L1_error)
       (((double *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_18;
 
 
-      /* "cubind/_bind/convert.pyx":547
+      /* "cubind/_bind/convert.pyx":560
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -16217,7 +16634,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":549
+    /* "cubind/_bind/convert.pyx":562
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -16229,18 +16646,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":550
+      /* "cubind/_bind/convert.pyx":563
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 550, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 563, __pyx_L1_error)
       (((void **)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":549
+      /* "cubind/_bind/convert.pyx":562
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -16250,7 +16667,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":551
+    /* "cubind/_bind/convert.pyx":564
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -16262,14 +16679,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":552
+      /* "cubind/_bind/convert.pyx":565
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0             # <<<<<<<<<<<<<<
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)
 */
-      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 552, __pyx_L1_error)
+      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 565, __pyx_L1_error)
       if (__pyx_t_2) {
 
         __pyx_t_19 = 1;
@@ -16281,7 +16698,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       (((unsigned char *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_19;
 
 
-      /* "cubind/_bind/convert.pyx":551
+      /* "cubind/_bind/convert.pyx":564
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -16291,7 +16708,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":553
+    /* "cubind/_bind/convert.pyx":566
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -16303,17 +16720,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":554
+      /* "cubind/_bind/convert.pyx":567
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 554, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 567, __pyx_L1_error)
 
 
-      /* "cubind/_bind/convert.pyx":553
+      /* "cubind/_bind/convert.pyx":566
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -16323,7 +16740,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":556
+    /* "cubind/_bind/convert.pyx":569
  *             _store_char(&slots[i], value, code, name, i)
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
@@ -16331,14 +16748,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     return keep
 */
     /*else*/ {
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 556, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 569, __pyx_L1_error)
 
     }
     __pyx_L12:;
   }
 
 
-  /* "cubind/_bind/convert.pyx":557
+  /* "cubind/_bind/convert.pyx":570
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs             # <<<<<<<<<<<<<<
@@ -16347,7 +16764,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   (__pyx_v_out[0]) = __pyx_v_ptrs;
 
-  /* "cubind/_bind/convert.pyx":558
+  /* "cubind/_bind/convert.pyx":571
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs
  *     return keep             # <<<<<<<<<<<<<<
@@ -16365,7 +16782,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":502
+  /* "cubind/_bind/convert.pyx":515
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -16401,7 +16818,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":561
+/* "cubind/_bind/convert.pyx":574
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -16415,7 +16832,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pyx":564
+  /* "cubind/_bind/convert.pyx":577
  *     # Extension types refuse setattr; their dict takes the attribute (as the
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value             # <<<<<<<<<<<<<<
@@ -16424,11 +16841,11 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   if (unlikely(((PyObject *)((PyTypeObject *)__pyx_v_cls)->tp_dict) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 564, __pyx_L1_error)
+    __PYX_ERR(0, 577, __pyx_L1_error)
   }
-  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 564, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 577, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":565
+  /* "cubind/_bind/convert.pyx":578
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)             # <<<<<<<<<<<<<<
@@ -16436,7 +16853,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   PyType_Modified(((PyTypeObject *)__pyx_v_cls));
 
-  /* "cubind/_bind/convert.pyx":566
+  /* "cubind/_bind/convert.pyx":579
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)
  *     return 0             # <<<<<<<<<<<<<<
@@ -16447,7 +16864,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":561
+  /* "cubind/_bind/convert.pyx":574
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -18338,8 +18755,8 @@ static int __Pyx_modinit_Function_export_code(__pyx_mstatetype *__pyx_mstate) {
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (unlikely(!__pyx_export_signature)) __PYX_ERR(0, 1, __pyx_L1_error)
     #endif
-    const char * __pyx_export_name = __pyx_export_signature + 778;
-    void (*const __pyx_export_pointers[])(void) = {(void (*)(void))&__pyx_f_6cubind_5_bind_7convert_signed_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_view_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_cstring_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_kernel_params_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_fixed_string_of, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_writable_buffer, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_double_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_is_c_function, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_fixed_string_into, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_raw_value_into, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_set_type_attr, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_too_small, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_set_chars, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_unsigned_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_report_unraisable, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_address_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_function_address, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_address_kept, (void (*)(void)) NULL};
+    const char * __pyx_export_name = __pyx_export_signature + 841;
+    void (*const __pyx_export_pointers[])(void) = {(void (*)(void))&__pyx_f_6cubind_5_bind_7convert_signed_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_view_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_enum_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_cstring_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_kernel_params_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_fixed_string_of, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_writable_buffer, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_double_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_is_c_function, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_fixed_string_into, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_raw_value_into, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_set_type_attr, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_too_small, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_set_chars, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_unsigned_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_report_unraisable, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_address_slow, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_function_address, (void (*)(void))&__pyx_f_6cubind_5_bind_7convert_address_kept, (void (*)(void)) NULL};
     void (*const *__pyx_export_pointer)(void) = __pyx_export_pointers;
     const char *__pyx_export_current_signature = __pyx_export_signature;
     while (*__pyx_export_pointer) {
@@ -18370,14 +18787,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_CStringArray(
   __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray = &__pyx_vtable_6cubind_5_bind_7convert_CStringArray;
   __pyx_vtable_6cubind_5_bind_7convert_CStringArray.create = (struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *(*)(PyObject *, char const *, PY_LONG_LONG, char const *))__pyx_f_6cubind_5_bind_7convert_12CStringArray_create;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_CStringArray_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray)) __PYX_ERR(0, 200, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_CStringArray_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray)) __PYX_ERR(0, 213, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = &__pyx_type_6cubind_5_bind_7convert_CStringArray;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 213, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray);
@@ -18387,9 +18804,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_CStringArray(
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_CStringArray, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 200, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, __pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 213, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_CStringArray, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 213, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) < (0)) __PYX_ERR(0, 213, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -18410,14 +18827,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
   __pyx_vtable_6cubind_5_bind_7convert_Struct._kept = (PyObject *(*)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t))__pyx_f_6cubind_5_bind_7convert_6Struct__kept;
   __pyx_vtable_6cubind_5_bind_7convert_Struct._keep = (int (*)(struct __pyx_obj_6cubind_5_bind_7convert_Struct *, uintptr_t, PyObject *))__pyx_f_6cubind_5_bind_7convert_6Struct__keep;
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_Struct_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct)) __PYX_ERR(0, 240, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_Struct_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct)) __PYX_ERR(0, 253, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = &__pyx_type_6cubind_5_bind_7convert_Struct;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct);
@@ -18427,9 +18844,9 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 240, __pyx_L1_error)
+  if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -18446,14 +18863,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert_KernelArgs ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 303, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 316, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = &__pyx_type_6cubind_5_bind_7convert_KernelArgs;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 303, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 316, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs);
@@ -18463,8 +18880,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 303, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 303, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 316, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 316, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -18514,14 +18931,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 97, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr)) __PYX_ERR(0, 110, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 97, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr) < (0)) __PYX_ERR(0, 110, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr);
@@ -18547,14 +18964,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr)) __PYX_ERR(0, 99, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr)) __PYX_ERR(0, 112, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr) < (0)) __PYX_ERR(0, 99, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr) < (0)) __PYX_ERR(0, 112, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
@@ -18580,14 +18997,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr)) __PYX_ERR(0, 124, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr)) __PYX_ERR(0, 137, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr) < (0)) __PYX_ERR(0, 124, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr) < (0)) __PYX_ERR(0, 137, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
@@ -18949,7 +19366,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS = (8 * (sizeof(void *)));
 
-  /* "cubind/_bind/convert.pyx":299
+  /* "cubind/_bind/convert.pyx":312
  *     _KIND_WCHAR = 9     # c_wchar: a 1-character str or an int
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind             # <<<<<<<<<<<<<<
@@ -18961,7 +19378,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":300
+  /* "cubind/_bind/convert.pyx":313
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind
  * cdef object _NO_KIND = object()             # <<<<<<<<<<<<<<
@@ -18974,7 +19391,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 300, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 313, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
@@ -18982,7 +19399,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":347
+  /* "cubind/_bind/convert.pyx":360
  * cdef PyObject* _kind_types[_MAX_KINDS]
  * cdef int _kind_codes[_MAX_KINDS]
  * cdef int _nkinds = 0             # <<<<<<<<<<<<<<
@@ -18991,7 +19408,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":440
+  /* "cubind/_bind/convert.pyx":453
  * 
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None             # <<<<<<<<<<<<<<
@@ -19003,7 +19420,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":441
+  /* "cubind/_bind/convert.pyx":454
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None
  * cdef tuple _ctypes_aggregates = None             # <<<<<<<<<<<<<<
@@ -19077,8 +19494,8 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 300, __pyx_L1_error)
-  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 216, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 313, __pyx_L1_error)
+  __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 229, __pyx_L1_error)
 
   /* Cached unbound methods */
   __pyx_mstate->__pyx_umethod_PyDict_Type_get.type = (PyObject*)&PyDict_Type;
@@ -19150,41 +19567,41 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{0},{1},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{44},{24},{39},{39},{41},{48},{16},{82},{28},{161},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{8},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{7},{38},{34},{6},{9},{6},{6},{6},{8},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{9},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6},{3}};
-    const struct { const unsigned int length: 11; } bytes_length_index[] = {{1045},{2},{2}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{0},{1},{27},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{23},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{13},{44},{24},{39},{39},{41},{48},{16},{82},{28},{161},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{8},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{7},{38},{34},{6},{9},{6},{6},{6},{8},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{9},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6},{3}};
+    const struct { const unsigned int length: 11; } bytes_length_index[] = {{1118},{2},{2}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1362 bytes) */
-static const char cstring[] = "x\332\235Wmo\3336\020\366\376\t\277\305.\\o-\332\2550\206\r\205\333\016\305\212\324h\332\017[Q\020\264t\262\265H\244\306\2278\356/\351\317\335\275P\266\2348M\260 \222\216\344\275\337s\047Y\251\325.BP\245S\326EU\325Q\325V\345\315u}\005v\252\342\006\224\211\321\327\253\024\341,\250+\323$P\321\\\"K\346\254\203\n\255i\032\360\310m,\213\344#\013PB\231\027\256\312\333S\324\250Z\027\342~\275F\363\2520\226\334X\201J\001\312\271B\277H\305\3013\243\212\215\361j\374\370\311\323\027\263\331\323\347\317\047|2\336\326q\303V\317?\275\233\220;t\271\024\311\2427v\r\252r\036\245;W\333\210^\236:\255cP\013\025w\035\250\317\3672\3744E\023\021Z\364\034\323\242T\233\002\373mTL]\003\n\331\233:\304\034\027\311\344\304\005\346\237*9\231\315\325\\\235;\013\242f\256LYz\010\001\251U\252*\364\024=\230\253Bs\330\222\363\047\2342\221\247\243\355\321\031-L\2011\366\014\320\256\240\244\022`j\016\247j\274P[\227\232RE\237la\"p\372\002\226\331\256\211\3640A\331\353\016\220\273T\003r,aL%\250\211\230\331\207]\rY%0\304\003&\275\217\014\327\203\320\214_\247\026\016\247\204\021\252\323\r#\242}\037Q\257\337p&\214\367fGb{\214!\266\0320\341\006o\3258\023O\350\240:\221T\026\367\224\204\333lGA\020\227\004w\232\215c\250j\213\010\271\303\254\030\0333c\357\000Jb\250\342?\367\306\234k2\004\002\203\217,s_\005\262\0076\265\252\245*{\312-\266_)\3703\024H*\260;\212\264\252my\306n\027\234\321\263I\357Q\262!u\235\363\354}_\r63\247&\244\216\023\364R\343\254\311\006\007\304\252\366`\"\216)Bq\345\\3=\210\364\335\306\352\306\205\276ru\251\273i\2063Q\313\367o\317?\276\3760\3768A\207rR\245U\037\020\330\357\304}\356\030\272\350\321b\0277\316R\347\226\320\324(\205\240nv\014iq\222&\323\362\365\362\361\263\027\317P\177\251<\374\203\305\300\321\225VEc\004|\010\203T7\021G\r\2070So+\265s\211\323\255\242S\035\362\r\005\260@V\005\210\\\2513\036_&\326\316j\024\307N:Se\355\321\010NR\222~c\232\000\263\317_\276\314\325\227[`\030\"\217\"C\254iT\007\202\251\273\273H\2626\324\221G*R\375\251 \340G\315\367\302\331+\360q\326\355\256\313:\230U""\003`\351\276.\352 T\031\240\251f\0330\335\224\251\253\032\266\203\341\234\025HF\214ZJ\342\335\212\322\311\325\353\352\342\262\301\360Y\270C7\376\207\354Kj\353\305k\004\301\342\rN\250e\364\213\013\236N|@\373\177\202\267\320\274\364\353p\301x\220{\362\360\311R\005\226\202>}Q\2678<\026\257L4Z/w\327x\275BD\350s\270\216\037\240\322\272\244\025\3761\260\211XC\014XF \032\023\006\327D\264\246\266\374tej\370\250\365\216\036\326\264\274\264\260\245\007fU\027\246\253\367\364\006\212\313\220ZYe\275D\022\300\204J\226\203\006-\021\310\346U\244J\220\226\177\223iz#\036\312T\014\251\202\0238\330\020o\021\222{\307\302 \234=}\220C\254P\324\322\263\375#\267\256\3469<\373\265q\005B\367\267\331\032,\242\326\353z\317\030\360\300\370\333\034\034]F\253\253d4\340\035\221)\335\337\317\200B\227.a\240\205\244\277\300\204\343\255qv-w\241\302\006\047T\241\223\310\047\346Ir\224\016\\)\263\311\234\311o\306\374\3005\276\021\nD\026\240\t\035qr\301\312\024\227E\343\002\024M\220p\244Of\334\047\263\014\325\243=\032J\373\213&L\216\027!\203\377\010R\312\214\256\020\2604\005n\245\005O\363\034\345\217\007\334\213\002\375\316u\330{\330w\261\204\312\244&\206\372+\270*n\274\333\262g\251+\321\032\227C\336\215_\377^.\377\322\357\336\237\377\30175^\356\336K\027=\232\312W\022\372\037x5\344;^MF\007\251\201\202;\266\217\365>\210i\252\250\030\352\321#\2442\354\365\317\222Q\375\234S\252\177\311y\326\373~\276\350\26087\014\034+\245\354\3508\031\361\356\367\254\013c\336E\215\0026\365\235\240h\312\036\245\342\306F\257\353\206\356\273\344\373\004\334\303\376\021k|\020\031\212\237pE\207^\327)\235\047-\334\364\371\356\370\361\203\240^[\234\317\017E\327I\201\311\210\303\036\337\025\211$\345;e\270\217\343X\235x\240C\343\266#y/jzg\311F!_\265\262\270d\220\351\016?]\332 [U}M\262\302\344\252\321\026\233\223g\257h\312\230\021\336\243\366>\226\304<\273\2217[\231\231\262\2441,\223\020\177@\365\236E\3474\377\\\342c\n*\354\263.V<\320\027\031\276\027\274\221\027\364(O\322\354p\266\337\317\327\375\351%t\361\333\017\337^\376\007J\204""\363\200";
-    PyObject *data = __Pyx_DecompressString(cstring, 1362, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1391 bytes) */
+static const char cstring[] = "x\332\235W\353\216\0237\024N\337\304\3776A!-\250\264(\252Z\241\000\025*Z\"\026~\264\010Y\216\307\223\270;\261\247\276l6<\t\217\333s\361L&\273\t\320\256vf\216\355s?\33793\021b\254\304\326lW&\010_\013\345|\332\000i\\\336N\304j\237L\024\225\027\260+j\233\204u\242l\256\355\215qS\001\314B\245\024\354*\047s\021\305\215j\262\021I]\003K\341\264Q\304\255j\032\320\2326\312\221H9r\306T\246*\013\260\316\324\0244\212\255\217\251_\257\301\274\320\312\241\033+#r4\325\\\200_\250\342\340\231\022z\243\202\030?|\364\370\351l\366\370\311\223\t\235\214w6m\310\352\345\373\327\023t\007/\237\023Z\014\312\255\215\250}\000\351\326[\227\300\313S\2476E\261\020i\337\032\361\341\253\014?L\301D2[\360\034\322\"\372\364\202\021\007\216\246\022\3206G\nG\211\224\333\306\340yccw\212\252J>#\251\231\n>\231\315\305\\\\zgX\373\\\250\252\n&F\240V\271\256\271\216s\241%e\203K\361\2102\311\362x\264;:\303\205\322\020z\307\200\376VX\031\310\330\341T\214\027b\347sS\211\024\262\323*\031\312j\204\352\2735\222\301L@\366\2665\300]\211\0019\3460\246\034\324\204\315\364a\327CV\016\214\363\324E\006\353Ah*\254\363\326\034N\021:X\276;FX{\037Q\247_\035/0-*\004\265G\035=\016\001\177\215Q\361\216`\335x\225N(\304\242\241T\021\017\230\221\373lG\021!\027Gz\232\215\002\252\255\003\024\2351\313\306\306\304\3309\000\222\0207\373O\3753\247\002\rQA\000E\313\324{\021\355a\253\027\210b\242\241E+\006\243\302@\262\206\016\322ye]uAnkJ\357\305\244\363(\273\230\333\326\007\362\276+\r\231\231c\243bW2\224\261\271\326h\203\002\"U=\262\220c\n\270\\y\337L\017\"]G\222\272\261\2267\336V\262\235\026l#\265|\363\352\362\335\213\267\343w\023p\250$\225\333\371\033\002\373\r\271/=\341\030<Z\354\323\306;\354\356\3124\026\244\000\341\315\236\360\315N\342\364Z\276X>\374\361\351\217\240\277\022\301\374\r\305\200\361\226W\272Q\214D\200A\266M\202qD!\314\304\253Z\354}\246t\213\344E\013|C\001(\220\023\321$\252\324\005\2158\225\254w\022\304\241\255.De\003\030\201i\213\322/U\023\315\354\303\307\217s\361\361\036\030\206\310\303\310\000k\022\324\031\306\324\371""\226\342\254\ru\224\261\013Tw\312\010\370^\322]{wcB\232\265\373\333\312F\265j\214qx_k\033\231\252\242i\352\331\306\250vJ\324\2155\273\301\000/\n8#J,9\361~\205\351\244\352\265V_7\020>\t\267\340\306\377\220}\206m\275x\001 X\274\204q\265LaqE\243\212\016p\377\017\023\234i\236\205u\274\"<\360=\007\363\336a\005\226\214>ye\2670I\026\317URR.\367\267p=\007D\310Ks\233\336\232Z\312\nW\360G\300FbmR\2042\032\244!a\346\026\211\255\262\216\236\276\312\r\035m\203\307\207S[Z:\263\303\007dUj\325\332\236\336\030}\035\363\226WE/\222\0100\246\262\243\240\215\344\010x\363&a%P\313?Y5\235\221`\252\254\207\224\246\004\0166\330[\200d\357X\034\204\323\323\0079\300\nF\315=\333=J\353J\032\312\263_\032\257\001\272\277\316\326\306\001j\203\264=c\204\003\025\356sPt\005\255\276\346\321\000w@&w\1777\003\264\254|\206@5\247_C\302\341\326x\267\346;Sq\003\023J\313\314\362\231x2\037\345\003W.l<g\312k\262<`\ro\004\r\3102`B&\230\\f\245\364\265n|4\272\211\034\016\367\311\214\372dV\240z\264\207C\251\277p\302\224x\0012\360\017 \305\314\310\032\000\213S\340^Z\340\264\314Q\372\300\300\n\301~b\370\267\276\205\376\203\336K\225\251UnR\264\237\214\257\323&\370\035y\227\333\n,RI\370e\371\351\257\345\362O\371\372\315\345\357t\023\343\345\376\rw\322\203)\177MA\014\221VC\276\343\325dt\220\032(8\263\r\262gm\014Wg\305\3773\323T`=\305\203\007@\225\316\221?qQ\344\023\252\212\374\271\224J\366#\341\252\205\372\3361p\254\024\223+\323dD\273_\262\316\214e\02742^\305\027\202\302A}\224\311;\033\235\256;\272\317\311w\t\370\n\373;\200\310\351*\235pE\306N\327)\235\047-\334\365\371|\374\360Ma\327\016F\374\267\202\363\244\300dDa\217\317E\302I\371B\031\276\306q\254\216=\220\261\361\273\021\277Z%\276\366x\003\333\235)\315\337\313\274\270&\270\311\026\276\203\266\221\267j{\213Z\230\311\327\243\035t:\rr\326Y\320\303\274G\263\342X\0222\356GA\355x\000\363\022g:\217U\370\305\326\371\230\274\227\364\373\214\2161\274\330\347\237\255\004\203\237w\360\222\t\212\337\366\2432\226\213\303\305~7\254\373\323k\323\246\317\337}~\366/\367-\"\025";
+    PyObject *data = __Pyx_DecompressString(cstring, 1391, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1958 bytes) */
-static const char cstring[] = "\377  bytes \377do not f\337it in\r\005gi\377ven, the\377 attribu\377te\047s val?ue tak5\0008\004\377is small\233er+\000an.\002S\004n\337eeded`\004of\372j\004,O\000 mostz\007\006g|\000 can\203\001\377be used:\361 \225\000\232\000\217\010a ch\377ar (-128\277..255)\257\002(\357with\244\002NUL\363) \214\000\000\001out \376o\000range f\377or a poi\343nt\243\000\256\000\r\016its\377 C type \373[ \001\0350,  i\277tems, \224  \347 mu\311\000\265\000a t\337uple k\000li\217st, \323\002Q\001\262$s\366+\002, \024\003.: :\337 NoneA\003: \177address\023\000\317buff\315 \260 : \023c_\362\002\356#1\257BT\003\027\001\231w\017\n\234!ac\341\000\031\005eOmbed\377!\230  \025\006\377 (C woul\377d truncakte\343Bs\344@ng\357A\377re): exp-eI\000d \000\010(\373B\365\000\022\320\002)\334\003\356\006f\037\t\323\003\215`\350\362 \322\005\367@ \321\007arg\337ument\360\005es\206\266!a V\014\317#\311\006\216\005a>\271\204\002array\355!\305\204\003~\341`at lea\332`\376\267\010a float01\020\244A\244a8\004r \202 Y\017\003n \272\010\333A\260C\263\204\001Z\t!\003\216\347bfin\237``\024\361\205\003(\374\220\204\002y\005ints) \204\272\003\227\205\002:\367\205\002\375I\231\204\002\254a \376\324\205\001s an en\257um m\342Ar\330!h\327and\372ca\305\001uc\377t (cubin\253d\047\327\"c\207\204\002\047\261D:\377 unsuppo\037rted \205F\200\205\002\031\000\237se a ,\003\373\001e\203gea\000\303\"\335\204\001\303g\261\205\001,\377 c_bool,\370)\007\346\205\005\317\205\002(c_vo\237id_p,\310\204\004\006\001P\377OINTER(T\215)\306`or\206\205\002\245\206\003\266\200 ?\346\265\205\001No\266\204\002\360@Cyt\373ho\244@s del\377iberatel\345y\312Ai\214\205\001\224\210\003PEP\357-484\266 d r\377ejects s\177ubclass\371a\377f builti\375n\204\207\002s. If \367you\352\" to \371p%\000%\tthen \327set\241\211\002\047\272\210\002at\377ion_typi\377ng\047 dire\337ctive:\001Fa\377lse.[]]:\343 ]\323\205\010\350o\217\207\001add\003_n\333\000\272\205\003\254\205\027\260#\262\204\t\317\212\002\261,\304\204\001\241\204\005\374C/_\204a/\377conver""t.\377pyxdisab\357leen\002\001gci\375s\004\003dself.\337heap,\005\002vi\263ew\222\212\010:\004ed\216!a\233 P\363#ob\313!\344\211\002p\317ickl\374\000B\002pt\365r\0101A\323\206\001CEnu\377mCFuncPt\307rCS\231\210\002\024\002\024\001Ke\377rnelArgs\356\026\000uct\000\003ure\353Un\376!P\346\212\003_Si\377mpleCDat\277a__Pyx\001\000D\376\217`_NextRe\357f__d\n\001___\374\234\207\002\005\000_getst\367ate\010\001inde\275x\021\001main\003\002owdul\026\002mro*\001wnam%\002new9\001\276\323 _capi\003\006h\377ecksum__`\026\001Q\004!\001\346\213\001\017\003un\254\"3e_\302\003$\003vt\226A\213\001\357qual]\005red\023uc\224\002\003\004c\361\204\002\262\001\024\004^\250\003set_\221\005s\304\010<\003\006.\007test\373\000\223\207\003\351_\000\004\242\215\004_\350\216\002.<l\377ocals>.g\377enexpr_i5s!\005s\026\000ar\020\017\331\0026\307\214\004of\225\207\003c_\352\217\001\307\214\003\376\315\214\003_pc_dou\357blec\371#c_i\377ntc_long\274\000\003\004\003shor\024\000u\n:\003u\037\002u\037\003\002\002\004\004 \004\306\342\207\003c_\225\215\002\000\004g\000as\277tcline`\000_\377tracebac\377kclosecl)s\222\211\003\244\211\003.\243\205\002.\241\205\004\007\n\200\352\211\001\356\211\001\003\002\336\207\001\213$\260`\263`P\373tr\226!_funcp\202\207\001\250.\265 \375\217\001ger\270\217\002\372\312 t\261\205\003popse\377ndsetdef\377aultsize\177ofthrow\271\217\002?update\367\221\002\373\215\003\377zZPPY_LO\373NG\000\002 (PyO\366\374\205\003*,\240\221\003cons\263t \013\000\034\t, *\t)\301\000,\0076\010\000\024J\013\000\", \316\361\212\001 **\222\000\374\204\003t_m6\212\214\003_5\212\210\002_7\211\210\004m_\307\206\006Sp\232@ *\220\nx\363\222\002\311\006\232!_t)\000\211\223\002\201*\340\030#\003\212$O\000\347c\2237)a\000\250\220\001\376\n\002\014D\005, O\n\360\346$/\016\371\005\020\034Type0\265G\277I\315G\223\006_s\317\005o\021\340\226M\314\002\243#\252\007\225u)\000u\377nsigned ,\266\203%\034\022)\000\363B(\262\025\220cn\233\204\026)\000\000\003\034, \215)~\255\003_slow\000\263\225\003I_\260\214\001""\013\003c\320\224\003\030\003k\260\213\002\177_params+\003\277fixed_\036\004o\237f\000wri\366\211\003\375\225\003\000\350\233\210\003W\003\322\206\n\000-\nint\237o\000raw\256\211\003\304\210\001o\271\000\203\212\001\204\211\003ttr\222\005tGoo_\252\231\002\032\002\315\230\001s\355&\366\275\003re\216\222\001_unrEa\233\216\003\000\221\227\004\252\004\330\207\004_\247\227\004\376\025\006kept\230\001\230\001A";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1958, 3543);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (2012 bytes) */
+static const char cstring[] = "\377  (a mem\377ber of a\357noth\010\000enu\377m) bytes\357 do \023\000 fi\337t in \016\004gi\337ven, *\000 a\377ttribute\377\047s value\317 tak5\0008\004is\277 small^\000t\347han.\002S\004neeGded`\004{\000k\003,O\000\337 moste\004, \273go\t\000can\203\001b\377e used: \370\225\000\232\000\217\010a cha\377r (-128.\337.255)\257\002(w\367ith\244\002NUL)\271 \214\000\000\001out\354\001r\377ange for\377 a point\370\204 \256\000\r\016its C\377 type [ \376\001\0350,  ite/ms, \224  \326&b\0005n\300 t\312\004mu\340\000\314\000\377a tuple \216\202\000lis\026\005h\001\311$s\366B\002, \203#.: :\337 NoneX\003: \177address\023\000\357buff\302C: c\211_\211\"\205C1\306B\303#\027\001w\214\017\n\263!ac\370\000\031\005\213ad\364\226A\257  \025\006 (C \377would tr\277uncate\372Bs\366\373@ng\206are):\337 expeI\000d \"\000\010(\222b\214 \320\002)\313C\356\006\211f\037\t\323\003a\243\"\322\005\216` \376\321\007argumenmt\360\005es\266!a V\014\250\317#\311\006\216\005a\214\ta\335\204\002a\217rray\372!\351\204\003\202\205\001t\317 lea\376`\304\010a \037float>\020\261A\270\205\001\0068\004r \217 f\017\305\n\350A\275Cp\327\204\001Z\t\363\003\213\204\002fin\303`\344`\024\225\206\003(\264\204\002y\005int+s)\301\206\002t\272\205\003:\233\206\002\212i\364\275\204\002\271a \370\205\001s an\361 \347\206\001\373\206\004\345!hand\372\207\204\003a\305\001uct (\177cubind\047\344\"\365c\224\204\002\047\276D: un\377supporte\343d \222F\244\205\002\031\000se \363a ,\003\365\204\001eger\341,\302#\352\204\001\320g\325\205\001, c?_bool,)\007\212\206\005\376\363\205\002(c_void\347_p,\325\204\004\006\001POI\177NTER(T)\323`\243or\223\205\002\311\206\003\266\200 ?\302\205\001N\375o\303\204\002at Cyt\367hon\235\207\001deli\377berately\352\312Ai\231\205\001 \271\210\002PEP\337-484 \243  r\377ejects s\177ubclass\206\204\001\377f builti\375n\250\207\002s. If \367you\352\" to \371p%\000%\tthen \327set\305\211\002\047\336\210\002at\377ion_typi\377ng\047 dire\337ctive:\001Fa\377lse.[]]:\343 ]\340\205\010\350o\234\207""\001add\003_n\333\000\307\205\003\271\205\027\260#\262\204\t\363\212\002\261,\304\204\001\241\204\005\374C/_\204a/\377convert.\377pyxdisab\357leen\002\001gci\375s\004\003dself.\337heap,\005\002vigew \267\212\007:\004ed\216!7a P\363#ob\313!\210\212\002\237pickl\374\000B\002p\353tr\0101A\323\206\001CEn\377umCFuncP\217trCS\246\210\002\024\002\024\001K\377ernelArg\335s\026\000uct\000\003ur\327eUn\376!P\212\213\003_S\377impleCDa\177ta__Pyx\001\000\375D\217`_NextR\337ef__d\n\001__\371_\234\207\002\005\000_gets\357tate\010\001ind{ex\021\001main\003\002\357odul\026\002mro\356*\001nam%\002new|9\001\323 _capi\003\006\377hecksum_\301_\026\001Q\004!\001\212\214\001\017\003unf\254\"e_\302\003$\003vt\226A\336\213\001qual]\005re\047duc\224\002\003\004c\361\204\002\262\001\274\024\004\250\003set_\221\005sx\304\010\003\006.\007test\373\000\322\223\207\003_\000\004\306\215\004_\214\217\002.<\377locals>.\377genexpr_kis!\005s\026\000ar\020\017l\331\002\324\214\004of\225\207\003c_\216\220\001\374\324\214\003\332\214\003_pc_do\337ublec\371#c_\377intc_lonyg\000\003\004\003shor\024\000\025u:\003u\037\002u\037\003\002\002\004\004\214 \004\342\207\003c_\242\215\002\000\004g\000a\177stcline`\000\377_traceba\377ckclosecSls\222\211\003\244\211\003.\243\205\002.\241\205\004\000\007\n\325\221\001\331\221\001\003\002\336\207\001\213$\260`\263`\367Ptr\226!_fun\341c\202\207\001\250.\265 \241\220\001ger\350\334\217\002\267a\316 t\265\205\003pop\377sendsetd\377efaultsi\377zeofthro\375w\312\217\002update\374\237\222\002\214\216\003zZPPY_\357LONG\000\002 (P\333yO\200\206\003*,\310\221\003co\317nst \013\000\034\t, \006*\t)\000,\0076\010\000\0249\000K\026`\273\222\002k\004&\026\000\">\t, \264\213\001\347 **\321\000\277\205\003t_6\266\315\214\003_5\315\210\002_7\314\210\004_6\212\207\006Sp\335@ *\317\nG\013^\331!_t)\000\360\223\002*\2378\340#\003\311$O\000\252\204\003\3227)\000icnt\377)\000\016D\005, O\n\360\261&1\014\371\005\020\034Type0\364G\376I\214g\223\006_s\317\005o\021\340\257k\312\004\243#\252\007""\324u)\000u\377nsigned ,\365\203%\034\022)\000\363B(\262\025\220c\316\332\204\026)\000\000\003\034\277\204\t)\000~\255\003_slow\000\203\226\003!_\363\214\001\013\003\314\231\001\025\003c\252\225\003\"\003\375k\375\213\002_param\375s5\003fixed_~\036\004of\000wri\303\212\003\242\327\226\003\000\350\210\003a\003\237\207\n\000-\ni\177nto\000raw\373\211\003\346\221\211\001o\000\320\212\001\321\211\003ttr\036\234\005too_\233\232\002\032\002\276\231\001\331s\367&\307\003re\333\222\001_u\027nra\350\216\003\000\353\227\004\252\004\245\210\004\371_\201\230\004\025\006kept\230\007\001\230A";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 2012, 3683);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (3543 bytes) */
-static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_Pointer_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce""_cython____reduce_ex____set_name____setstate____setstate_cython____test___ctypes_ctypes_pointer_value.<locals>.genexpr_is_ctypes_scalar.<locals>.genexpr_type_addressofc_boolc_bytec_charc_char_pc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharc_wchar_pcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevalueszZPPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230\001\230A";
+    #else /* compression: none (3683 bytes) */
+static const char bytes[] = "  (a member of another enum) bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  member or an int, got  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_Pointer_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__""pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___ctypes_ctypes_pointer_value.<locals>.genexpr_is_ctypes_scalar.<locals>.genexpr_type_addressofc_boolc_bytec_charc_char_pc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharc_wchar_pcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnamenextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevalueszZPPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, PyObject *, char const *, char const *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000enum_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230\001\230A";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
     #endif
     PyObject **stringtab = __pyx_mstate->__pyx_string_tab;
     Py_ssize_t pos = 0;
-    for (int i = 0; i < 147; i++) {
+    for (int i = 0; i < 151; i++) {
       Py_ssize_t bytes_length = str_length_index[i].length;
       PyObject *string = PyUnicode_DecodeUTF8(bytes + pos, bytes_length, NULL);
-      if (likely(string) && i >= 62) PyUnicode_InternInPlace(&string);
+      if (likely(string) && i >= 65) PyUnicode_InternInPlace(&string);
       if (unlikely(!string)) {
         Py_XDECREF(data);
         __PYX_ERR(0, 1, __pyx_L1_error)
@@ -19192,8 +19609,8 @@ static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\0
       stringtab[i] = string;
       pos += bytes_length;
     }
-    for (int i = 147; i < 150; i++) {
-      Py_ssize_t bytes_length = bytes_length_index[i-147].length;
+    for (int i = 151; i < 154; i++) {
+      Py_ssize_t bytes_length = bytes_length_index[i-151].length;
       PyObject *string = PyBytes_FromStringAndSize(bytes + pos, bytes_length);
       stringtab[i] = string;
       pos += bytes_length;
@@ -19203,14 +19620,14 @@ static const char bytes[] = "  bytes do not fit in  bytes given, the attribute\0
       }
     }
     Py_XDECREF(data);
-    for (Py_ssize_t i = 0; i < 150; i++) {
+    for (Py_ssize_t i = 0; i < 154; i++) {
       if (unlikely(PyObject_Hash(stringtab[i]) == -1)) {
         __PYX_ERR(0, 1, __pyx_L1_error)
       }
     }
     #if CYTHON_IMMORTAL_CONSTANTS
     {
-      PyObject **table = stringtab + 147;
+      PyObject **table = stringtab + 151;
       for (Py_ssize_t i=0; i<3; ++i) {
         #if PY_VERSION_HEX >= 0x030F0000
         PyUnstable_SetImmortal(table[i]);
@@ -19279,7 +19696,7 @@ typedef struct {
     unsigned int num_kwonly_args : 1;
     unsigned int nlocals : 1;
     unsigned int flags : 10;
-    unsigned int first_line : 7;
+    unsigned int first_line : 8;
 } __Pyx_PyCode_New_function_description;
 #ifdef __cplusplus
 } /* anonymous namespace */
@@ -19304,17 +19721,17 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
     __pyx_mstate_global->__pyx_codeobj_tab[0] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[0])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 97};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 110};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
     __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 99};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 112};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
     __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__10, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
   }
   {
-    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 124};
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 137};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
     __pyx_mstate_global->__pyx_codeobj_tab[3] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[3])) goto bad;
   }
@@ -21201,6 +21618,38 @@ static CYTHON_INLINE PyObject* __Pyx____Pyx_PyUnicode_From_unsigned_PY_LONG_LONG
     return __Pyx_PyUnicode_BuildFromAscii(ulength, dpos, (int) length, prepend_sign, padding_char);
 }
 
+/* GetAttr3 */
+#if __PYX_LIMITED_VERSION_HEX < 0x030d0000
+static PyObject *__Pyx_GetAttr3Default(PyObject *d) {
+    __Pyx_PyThreadState_declare
+    __Pyx_PyThreadState_assign
+    if (unlikely(!__Pyx_PyErr_ExceptionMatches(PyExc_AttributeError)))
+        return NULL;
+    __Pyx_PyErr_Clear();
+    Py_INCREF(d);
+    return d;
+}
+#endif
+static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *o, PyObject *n, PyObject *d) {
+    PyObject *r;
+#if __PYX_LIMITED_VERSION_HEX >= 0x030d0000
+    int res = PyObject_GetOptionalAttr(o, n, &r);
+    return (res != 0) ? r : __Pyx_NewRef(d);
+#else
+  #if CYTHON_USE_TYPE_SLOTS
+    if (likely(PyUnicode_Check(n))) {
+        r = __Pyx_PyObject_GetAttrStrNoError(o, n);
+        if (unlikely(!r) && likely(!PyErr_Occurred())) {
+            r = __Pyx_NewRef(d);
+        }
+        return r;
+    }
+  #endif
+    r = PyObject_GetAttr(o, n);
+    return (likely(r)) ? r : __Pyx_GetAttr3Default(d);
+#endif
+}
+
 /* BytesContains */
 static CYTHON_INLINE int __Pyx_BytesContains(char character, PyObject* bytes, int eq) {
     const Py_ssize_t length = __Pyx_PyBytes_GET_SIZE(bytes);
@@ -21283,38 +21732,6 @@ static CYTHON_INLINE PyObject *__Pyx_PyUnicode_ConcatInPlaceImpl(PyObject **p_le
     }
   }
 #endif
-
-/* GetAttr3 */
-#if __PYX_LIMITED_VERSION_HEX < 0x030d0000
-static PyObject *__Pyx_GetAttr3Default(PyObject *d) {
-    __Pyx_PyThreadState_declare
-    __Pyx_PyThreadState_assign
-    if (unlikely(!__Pyx_PyErr_ExceptionMatches(PyExc_AttributeError)))
-        return NULL;
-    __Pyx_PyErr_Clear();
-    Py_INCREF(d);
-    return d;
-}
-#endif
-static CYTHON_INLINE PyObject *__Pyx_GetAttr3(PyObject *o, PyObject *n, PyObject *d) {
-    PyObject *r;
-#if __PYX_LIMITED_VERSION_HEX >= 0x030d0000
-    int res = PyObject_GetOptionalAttr(o, n, &r);
-    return (res != 0) ? r : __Pyx_NewRef(d);
-#else
-  #if CYTHON_USE_TYPE_SLOTS
-    if (likely(PyUnicode_Check(n))) {
-        r = __Pyx_PyObject_GetAttrStrNoError(o, n);
-        if (unlikely(!r) && likely(!PyErr_Occurred())) {
-            r = __Pyx_NewRef(d);
-        }
-        return r;
-    }
-  #endif
-    r = PyObject_GetAttr(o, n);
-    return (likely(r)) ? r : __Pyx_GetAttr3Default(d);
-#endif
-}
 
 /* CopyObjectArray (used by TupleOrListFromArrayImpl) */
 #if CYTHON_COMPILING_IN_CPYTHON
@@ -23575,7 +23992,7 @@ static PyObject* __Pyx_ImportFrom(PyObject* module, PyObject* name) {
         if (unlikely(!module_name_str)) { goto modbad; }
         module_name = PyUnicode_FromString(module_name_str);
         if (unlikely(!module_name)) { goto modbad; }
-        module_dot = PyUnicode_Concat(module_name, __pyx_mstate_global->__pyx_kp_u__9);
+        module_dot = PyUnicode_Concat(module_name, __pyx_mstate_global->__pyx_kp_u__6);
         if (unlikely(!module_dot)) { goto modbad; }
         full_name = PyUnicode_Concat(module_dot, name);
         if (unlikely(!full_name)) { goto modbad; }

@@ -63,6 +63,19 @@ cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long 
     return v
 
 
+cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):
+    if cls is not None and isinstance(o, cls):
+        return o
+    if _enum_types is None:
+        _import_arg_types()
+    if isinstance(o, _enum_types):
+        member = getattr(o, "name", None)
+        shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+        raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "
+                        f"got {shown} (a member of another enum)")
+    return o
+
+
 cdef double double_slow(object o, const char* name) except? -1.0:
     if _is_ctypes_scalar(o):
         o = o.value

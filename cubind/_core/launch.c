@@ -1518,7 +1518,7 @@ static const char* const __pyx_f[] = {
   "cubind/_core/launch.pyx",
   "cubind/_bind/convert.pxd",
   "(tree fragment)",
-  ".venv/lib/python3.11/site-packages/Cython/Includes/cpython/type.pxd",
+  "cpython/type.pxd",
 };
 /* #### Code section: utility_code_proto_before_types ### */
 /* Atomics.proto (used by UnpackUnboundCMethod) */
@@ -1711,7 +1711,7 @@ struct __pyx_obj_6cubind_5_core_6launch_KernelBase;
 struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 typedef struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 
-/* "cubind/_bind/convert.pxd":81
+/* "cubind/_bind/convert.pxd":94
  * # declared .u32 may be a C int, so both ranges are taken and the value's two's
  * # complement is stored, as C converts.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1724,7 +1724,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert_SIGN_EITHER = 2
 };
 
-/* "cubind/_bind/convert.pxd":166
+/* "cubind/_bind/convert.pxd":179
  * # to KERNEL_INLINE_ARGS of them (more go to the heap): a launch in the
  * # (values, types) form then allocates nothing.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1735,7 +1735,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS = 24
 };
 
-/* "cubind/_bind/convert.pxd":169
+/* "cubind/_bind/convert.pxd":182
  *     KERNEL_INLINE_ARGS = 24
  * 
  * ctypedef struct KernelArgSpace:             # <<<<<<<<<<<<<<
@@ -1764,7 +1764,7 @@ enum  {
   __pyx_e_6cubind_5_core_6launch_STACK_PARAMS = 64
 };
 
-/* "cubind/_bind/convert.pxd":144
+/* "cubind/_bind/convert.pxd":157
  * 
  * # A `const char* const*` built from a list of bytes/str, alive as long as it is.
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1779,7 +1779,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_CStringArray {
 };
 
 
-/* "cubind/_bind/convert.pxd":154
+/* "cubind/_bind/convert.pxd":167
  * # Base of the generated struct classes: what a struct keeps alive (buffers and
  * # arrays its pointer fields point into), kept on the outermost struct.
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -1832,7 +1832,7 @@ struct __pyx_obj_6cubind_5_core_6launch_KernelBase {
 
 
 
-/* "cubind/_bind/convert.pxd":144
+/* "cubind/_bind/convert.pxd":157
  * 
  * # A `const char* const*` built from a list of bytes/str, alive as long as it is.
  * cdef class CStringArray:             # <<<<<<<<<<<<<<
@@ -1846,7 +1846,7 @@ struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray {
 static struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray;
 
 
-/* "cubind/_bind/convert.pxd":154
+/* "cubind/_bind/convert.pxd":167
  * # Base of the generated struct classes: what a struct keeps alive (buffers and
  * # arrays its pointer fields point into), kept on the outermost struct.
  * cdef class Struct:             # <<<<<<<<<<<<<<
@@ -3061,6 +3061,7 @@ static double (*__pyx_f_6cubind_5_bind_7convert_double_slow)(PyObject *, char co
 static PyObject *(*__pyx_f_6cubind_5_bind_7convert_cstring_slow)(PyObject *, char const *); /*proto*/
 static void *(*__pyx_f_6cubind_5_bind_7convert_address_slow)(PyObject *, char const *); /*proto*/
 static PyObject *(*__pyx_f_6cubind_5_bind_7convert_buffer_view_slow)(PyObject *); /*proto*/
+static PyObject *(*__pyx_f_6cubind_5_bind_7convert_enum_slow)(PyObject *, PyObject *, char const *, char const *); /*proto*/
 static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *, int, int, void *); /*proto*/
 static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *, char const *); /*proto*/
 static PyObject *(*__pyx_f_6cubind_5_bind_7convert_kernel_params_slow)(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *); /*proto*/
@@ -3770,7 +3771,117 @@ static CYTHON_INLINE unsigned PY_LONG_LONG __pyx_f_6cubind_5_bind_7convert_as_un
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":87
+/* "cubind/_bind/convert.pxd":83
+ * 
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):             # <<<<<<<<<<<<<<
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o
+*/
+
+static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_enum(PyObject *__pyx_v_o, PyObject *__pyx_v_cls, char const *__pyx_v_enum_name, char const *__pyx_v_name) {
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_t_1;
+  int __pyx_t_2;
+  PyObject *__pyx_t_3 = NULL;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("as_enum", 0);
+
+  /* "cubind/_bind/convert.pxd":84
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+ *     if type(o) is cls or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return o
+ *     return enum_slow(o, cls, enum_name, name)
+*/
+  __pyx_t_2 = (((PyObject *)Py_TYPE(__pyx_v_o)) == __pyx_v_cls);
+  if (!__pyx_t_2) {
+
+  } else {
+
+    __pyx_t_1 = __pyx_t_2;
+
+    goto __pyx_L4_bool_binop_done;
+  }
+  __pyx_t_2 = PyLong_CheckExact(__pyx_v_o);
+
+
+  __pyx_t_1 = __pyx_t_2;
+
+  __pyx_L4_bool_binop_done:;
+  if (__pyx_t_1) {
+
+
+    /* "cubind/_bind/convert.pxd":85
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o             # <<<<<<<<<<<<<<
+ *     return enum_slow(o, cls, enum_name, name)
+ * 
+*/
+    {
+      PyObject *__pyx_temp;
+      {
+        __pyx_temp = __pyx_r;
+        __Pyx_INCREF(__pyx_v_o);
+        __pyx_r = __pyx_v_o;
+      }
+      __Pyx_XDECREF(__pyx_temp);
+    }
+    goto __pyx_L0;
+
+    /* "cubind/_bind/convert.pxd":84
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+ *     if type(o) is cls or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
+ *         return o
+ *     return enum_slow(o, cls, enum_name, name)
+*/
+  }
+
+  /* "cubind/_bind/convert.pxd":86
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o
+ *     return enum_slow(o, cls, enum_name, name)             # <<<<<<<<<<<<<<
+ * 
+ * 
+*/
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_enum_slow(__pyx_v_o, __pyx_v_cls, __pyx_v_enum_name, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 86, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_3);
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_3;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_3 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pxd":83
+ * 
+ * 
+ * cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):             # <<<<<<<<<<<<<<
+ *     if type(o) is cls or PyLong_CheckExact(o):
+ *         return o
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_3);
+  __Pyx_AddTraceback("cubind._bind.convert.as_enum", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = 0;
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pxd":100
  * 
  * 
  * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
@@ -3787,7 +3898,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   PY_LONG_LONG __pyx_t_2;
   int __pyx_t_3;
 
-  /* "cubind/_bind/convert.pxd":91
+  /* "cubind/_bind/convert.pxd":104
  *     where it is in range (True); False leaves the packer's slow path to
  *     convert it or raise an error naming the parameter."""
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -3796,7 +3907,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pxd":93
+  /* "cubind/_bind/convert.pxd":106
  *     cdef int overflow = 0
  *     cdef long long v
  *     cdef int bits = 8 * size             # <<<<<<<<<<<<<<
@@ -3805,7 +3916,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   __pyx_v_bits = (8 * __pyx_v_size);
 
-  /* "cubind/_bind/convert.pxd":94
+  /* "cubind/_bind/convert.pxd":107
  *     cdef long long v
  *     cdef int bits = 8 * size
  *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -3817,7 +3928,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":95
+    /* "cubind/_bind/convert.pxd":108
  *     cdef int bits = 8 * size
  *     if not PyLong_CheckExact(o):
  *         return False             # <<<<<<<<<<<<<<
@@ -3830,7 +3941,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":94
+    /* "cubind/_bind/convert.pxd":107
  *     cdef long long v
  *     cdef int bits = 8 * size
  *     if not PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -3839,7 +3950,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   }
 
-  /* "cubind/_bind/convert.pxd":96
+  /* "cubind/_bind/convert.pxd":109
  *     if not PyLong_CheckExact(o):
  *         return False
  *     if long_is_compact(o):             # <<<<<<<<<<<<<<
@@ -3851,7 +3962,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":97
+    /* "cubind/_bind/convert.pxd":110
  *         return False
  *     if long_is_compact(o):
  *         v = long_compact_value(o)             # <<<<<<<<<<<<<<
@@ -3860,7 +3971,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
     __pyx_v_v = CUBIND_LONG_COMPACT_VALUE(__pyx_v_o);
 
-    /* "cubind/_bind/convert.pxd":96
+    /* "cubind/_bind/convert.pxd":109
  *     if not PyLong_CheckExact(o):
  *         return False
  *     if long_is_compact(o):             # <<<<<<<<<<<<<<
@@ -3870,7 +3981,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pxd":99
+  /* "cubind/_bind/convert.pxd":112
  *         v = long_compact_value(o)
  *     else:
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
@@ -3880,7 +3991,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   /*else*/ {
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pxd":100
+    /* "cubind/_bind/convert.pxd":113
  *     else:
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow:             # <<<<<<<<<<<<<<
@@ -3892,7 +4003,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":101
+      /* "cubind/_bind/convert.pxd":114
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow:
  *             return False             # <<<<<<<<<<<<<<
@@ -3905,7 +4016,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":100
+      /* "cubind/_bind/convert.pxd":113
  *     else:
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow:             # <<<<<<<<<<<<<<
@@ -3916,7 +4027,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pxd":102
+  /* "cubind/_bind/convert.pxd":115
  *         if overflow:
  *             return False
  *     if size < 8:             # <<<<<<<<<<<<<<
@@ -3928,7 +4039,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":103
+    /* "cubind/_bind/convert.pxd":116
  *             return False
  *     if size < 8:
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
@@ -3951,7 +4062,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":104
+      /* "cubind/_bind/convert.pxd":117
  *     if size < 8:
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
  *             return False             # <<<<<<<<<<<<<<
@@ -3964,7 +4075,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":103
+      /* "cubind/_bind/convert.pxd":116
  *             return False
  *     if size < 8:
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):             # <<<<<<<<<<<<<<
@@ -3973,7 +4084,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
     }
 
-    /* "cubind/_bind/convert.pxd":105
+    /* "cubind/_bind/convert.pxd":118
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
  *             return False
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
@@ -3996,7 +4107,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":106
+      /* "cubind/_bind/convert.pxd":119
  *             return False
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
  *             return False             # <<<<<<<<<<<<<<
@@ -4009,7 +4120,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":105
+      /* "cubind/_bind/convert.pxd":118
  *         if v < (0 if sign == SIGN_UNSIGNED else -(1LL << (bits - 1))):
  *             return False
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):             # <<<<<<<<<<<<<<
@@ -4018,7 +4129,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
     }
 
-    /* "cubind/_bind/convert.pxd":102
+    /* "cubind/_bind/convert.pxd":115
  *         if overflow:
  *             return False
  *     if size < 8:             # <<<<<<<<<<<<<<
@@ -4028,7 +4139,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     goto __pyx_L6;
   }
 
-  /* "cubind/_bind/convert.pxd":107
+  /* "cubind/_bind/convert.pxd":120
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
  *             return False
  *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
@@ -4054,7 +4165,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":108
+    /* "cubind/_bind/convert.pxd":121
  *             return False
  *     elif sign == SIGN_UNSIGNED and v < 0:
  *         return False             # <<<<<<<<<<<<<<
@@ -4067,7 +4178,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":107
+    /* "cubind/_bind/convert.pxd":120
  *         if v > ((1LL << (bits - 1)) - 1 if sign == SIGN_SIGNED else (1LL << bits) - 1):
  *             return False
  *     elif sign == SIGN_UNSIGNED and v < 0:             # <<<<<<<<<<<<<<
@@ -4077,7 +4188,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   }
   __pyx_L6:;
 
-  /* "cubind/_bind/convert.pxd":109
+  /* "cubind/_bind/convert.pxd":122
  *     elif sign == SIGN_UNSIGNED and v < 0:
  *         return False
  *     memcpy(slot, &v, size)             # <<<<<<<<<<<<<<
@@ -4086,7 +4197,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_v), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pxd":110
+  /* "cubind/_bind/convert.pxd":123
  *         return False
  *     memcpy(slot, &v, size)
  *     return True             # <<<<<<<<<<<<<<
@@ -4099,7 +4210,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":87
+  /* "cubind/_bind/convert.pxd":100
  * 
  * 
  * cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:             # <<<<<<<<<<<<<<
@@ -4116,7 +4227,7 @@ static CYTHON_INLINE int __pyx_f_6cubind_5_bind_7convert_store_int(PyObject *__p
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":113
+/* "cubind/_bind/convert.pxd":126
  * 
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -4132,7 +4243,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":114
+  /* "cubind/_bind/convert.pxd":127
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4144,7 +4255,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":115
+    /* "cubind/_bind/convert.pxd":128
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):
  *         return PyFloat_AS_DOUBLE(o)             # <<<<<<<<<<<<<<
@@ -4157,7 +4268,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":114
+    /* "cubind/_bind/convert.pxd":127
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:
  *     if PyFloat_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4166,20 +4277,20 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":116
+  /* "cubind/_bind/convert.pxd":129
  *     if PyFloat_CheckExact(o):
  *         return PyFloat_AS_DOUBLE(o)
  *     return double_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 116, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_2, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(1, 129, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_2;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":113
+  /* "cubind/_bind/convert.pxd":126
  * 
  * 
  * cdef inline double as_double(object o, const char* name) except? -1.0:             # <<<<<<<<<<<<<<
@@ -4196,7 +4307,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert_as_double(PyObject *
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":120
+/* "cubind/_bind/convert.pxd":133
  * 
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -4215,7 +4326,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("as_cstring", 0);
 
-  /* "cubind/_bind/convert.pxd":121
+  /* "cubind/_bind/convert.pxd":134
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
@@ -4241,7 +4352,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":122
+    /* "cubind/_bind/convert.pxd":135
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
  *         return o             # <<<<<<<<<<<<<<
@@ -4259,7 +4370,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":121
+    /* "cubind/_bind/convert.pxd":134
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:             # <<<<<<<<<<<<<<
@@ -4268,14 +4379,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
 */
   }
 
-  /* "cubind/_bind/convert.pxd":123
+  /* "cubind/_bind/convert.pxd":136
  *     if PyBytes_CheckExact(o) and memchr(PyBytes_AS_STRING(o), 0, <size_t>PyBytes_GET_SIZE(o)) == NULL:
  *         return o
  *     return cstring_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 123, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_cstring_slow(__pyx_v_o, __pyx_v_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 136, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -4288,7 +4399,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":120
+  /* "cubind/_bind/convert.pxd":133
  * 
  * # bytes for a `const char*`: the object to keep alive for the call, or None.
  * cdef inline object as_cstring(object o, const char* name):             # <<<<<<<<<<<<<<
@@ -4307,7 +4418,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_as_cstring(PyObje
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":126
+/* "cubind/_bind/convert.pxd":139
  * 
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
@@ -4320,7 +4431,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   void *__pyx_t_1;
   int __pyx_t_2;
 
-  /* "cubind/_bind/convert.pxd":127
+  /* "cubind/_bind/convert.pxd":140
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:
  *     return NULL if b is None else PyBytes_AS_STRING(b)             # <<<<<<<<<<<<<<
@@ -4341,7 +4452,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":126
+  /* "cubind/_bind/convert.pxd":139
  * 
  * 
  * cdef inline const char* cstring_ptr(object b) noexcept:             # <<<<<<<<<<<<<<
@@ -4355,7 +4466,7 @@ static CYTHON_INLINE char const *__pyx_f_6cubind_5_bind_7convert_cstring_ptr(PyO
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":131
+/* "cubind/_bind/convert.pxd":144
  * 
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -4374,7 +4485,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":132
+  /* "cubind/_bind/convert.pxd":145
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -4383,7 +4494,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pxd":134
+  /* "cubind/_bind/convert.pxd":147
  *     cdef int overflow = 0
  *     cdef long long v
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -4394,7 +4505,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":135
+    /* "cubind/_bind/convert.pxd":148
  *     cdef long long v
  *     if o is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -4407,7 +4518,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":134
+    /* "cubind/_bind/convert.pxd":147
  *     cdef int overflow = 0
  *     cdef long long v
  *     if o is None:             # <<<<<<<<<<<<<<
@@ -4416,7 +4527,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":136
+  /* "cubind/_bind/convert.pxd":149
  *     if o is None:
  *         return NULL
  *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4428,7 +4539,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":137
+    /* "cubind/_bind/convert.pxd":150
  *         return NULL
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)             # <<<<<<<<<<<<<<
@@ -4437,7 +4548,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_o, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pxd":138
+    /* "cubind/_bind/convert.pxd":151
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -4463,7 +4574,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pxd":139
+      /* "cubind/_bind/convert.pxd":152
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -4476,7 +4587,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pxd":138
+      /* "cubind/_bind/convert.pxd":151
  *     if PyLong_CheckExact(o):
  *         v = PyLong_AsLongLongAndOverflow(o, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -4485,7 +4596,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
     }
 
-    /* "cubind/_bind/convert.pxd":136
+    /* "cubind/_bind/convert.pxd":149
  *     if o is None:
  *         return NULL
  *     if PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4494,20 +4605,20 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
 */
   }
 
-  /* "cubind/_bind/convert.pxd":140
+  /* "cubind/_bind/convert.pxd":153
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     return address_slow(o, name)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 140, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 153, __pyx_L1_error)
   {
     __pyx_r = __pyx_t_3;
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":131
+  /* "cubind/_bind/convert.pxd":144
  * 
  * # An int address or None; buffers go through buffer_view/view_address.
  * cdef inline void* as_address(object o, const char* name) except? NULL:             # <<<<<<<<<<<<<<
@@ -4526,7 +4637,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_as_address(PyObject *
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":178
+/* "cubind/_bind/convert.pxd":191
  * # A memoryview of a buffer argument, or None for an int address or None. The
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
@@ -4545,7 +4656,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("buffer_view", 0);
 
-  /* "cubind/_bind/convert.pxd":179
+  /* "cubind/_bind/convert.pxd":192
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4570,7 +4681,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":180
+    /* "cubind/_bind/convert.pxd":193
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):
  *         return None             # <<<<<<<<<<<<<<
@@ -4587,7 +4698,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":179
+    /* "cubind/_bind/convert.pxd":192
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):
  *     if o is None or PyLong_CheckExact(o):             # <<<<<<<<<<<<<<
@@ -4596,14 +4707,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
 */
   }
 
-  /* "cubind/_bind/convert.pxd":181
+  /* "cubind/_bind/convert.pxd":194
  *     if o is None or PyLong_CheckExact(o):
  *         return None
  *     return buffer_view_slow(o)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 181, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_view_slow(__pyx_v_o); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 194, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -4616,7 +4727,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":178
+  /* "cubind/_bind/convert.pxd":191
  * # A memoryview of a buffer argument, or None for an int address or None. The
  * # common int is answered inline; only other objects pay a call.
  * cdef inline object buffer_view(object o):             # <<<<<<<<<<<<<<
@@ -4635,7 +4746,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":184
+/* "cubind/_bind/convert.pxd":197
  * 
  * 
  * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
@@ -4646,7 +4757,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_buffer_view(PyObj
 static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject *__pyx_v_view) {
   void *__pyx_r;
 
-  /* "cubind/_bind/convert.pxd":185
+  /* "cubind/_bind/convert.pxd":198
  * 
  * cdef inline void* view_address(object view) noexcept:
  *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
@@ -4659,7 +4770,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":184
+  /* "cubind/_bind/convert.pxd":197
  * 
  * 
  * cdef inline void* view_address(object view) noexcept:             # <<<<<<<<<<<<<<
@@ -4673,7 +4784,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_view_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":194
+/* "cubind/_bind/convert.pxd":207
  * # (`size_name`: the parameter or query giving them): a smaller one is a
  * # ValueError before C could run past its end. The Py_buffer is already held.
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
@@ -4691,7 +4802,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pxd":196
+  /* "cubind/_bind/convert.pxd":209
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len             # <<<<<<<<<<<<<<
@@ -4702,7 +4813,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
 
   __pyx_v_size = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pxd":197
+  /* "cubind/_bind/convert.pxd":210
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -4714,17 +4825,17 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pxd":198
+    /* "cubind/_bind/convert.pxd":211
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:
  *         buffer_too_small(size, need, name, size_name)             # <<<<<<<<<<<<<<
  *     return PyMemoryView_GET_BUFFER(view).buf
  * 
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 198, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_buffer_too_small(__pyx_v_size, __pyx_v_need, __pyx_v_name, __pyx_v_size_name); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(1, 211, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pxd":197
+    /* "cubind/_bind/convert.pxd":210
  *                                      const char* size_name) except? NULL:
  *     cdef Py_ssize_t size = PyMemoryView_GET_BUFFER(view).len
  *     if <size_t>size < need:             # <<<<<<<<<<<<<<
@@ -4733,7 +4844,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
 */
   }
 
-  /* "cubind/_bind/convert.pxd":199
+  /* "cubind/_bind/convert.pxd":212
  *     if <size_t>size < need:
  *         buffer_too_small(size, need, name, size_name)
  *     return PyMemoryView_GET_BUFFER(view).buf             # <<<<<<<<<<<<<<
@@ -4746,7 +4857,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":194
+  /* "cubind/_bind/convert.pxd":207
  * # (`size_name`: the parameter or query giving them): a smaller one is a
  * # ValueError before C could run past its end. The Py_buffer is already held.
  * cdef inline void* sized_view_address(object view, size_t need, const char* name,             # <<<<<<<<<<<<<<
@@ -4764,7 +4875,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert_sized_view_address(Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pxd":205
+/* "cubind/_bind/convert.pxd":218
  * # alive until the C call returns; `space` lives in the caller's frame. None
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -4783,7 +4894,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params", 0);
 
-  /* "cubind/_bind/convert.pxd":206
+  /* "cubind/_bind/convert.pxd":219
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:             # <<<<<<<<<<<<<<
@@ -4794,7 +4905,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":207
+    /* "cubind/_bind/convert.pxd":220
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:
  *         out[0] = NULL             # <<<<<<<<<<<<<<
@@ -4803,7 +4914,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
     (__pyx_v_out[0]) = NULL;
 
-    /* "cubind/_bind/convert.pxd":208
+    /* "cubind/_bind/convert.pxd":221
  *     if params is None:
  *         out[0] = NULL
  *         return None             # <<<<<<<<<<<<<<
@@ -4820,7 +4931,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":206
+    /* "cubind/_bind/convert.pxd":219
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):
  *     if params is None:             # <<<<<<<<<<<<<<
@@ -4829,7 +4940,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
   }
 
-  /* "cubind/_bind/convert.pxd":209
+  /* "cubind/_bind/convert.pxd":222
  *         out[0] = NULL
  *         return None
  *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
@@ -4841,18 +4952,18 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pxd":210
+    /* "cubind/_bind/convert.pxd":223
  *         return None
  *     if PyLong_CheckExact(params):
  *         out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *         return None
  *     return kernel_params_slow(params, name, out, space)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 210, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_2 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(1, 223, __pyx_L1_error)
     (__pyx_v_out[0]) = ((void **)__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pxd":211
+    /* "cubind/_bind/convert.pxd":224
  *     if PyLong_CheckExact(params):
  *         out[0] = <void**>as_address(params, name)
  *         return None             # <<<<<<<<<<<<<<
@@ -4869,7 +4980,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pxd":209
+    /* "cubind/_bind/convert.pxd":222
  *         out[0] = NULL
  *         return None
  *     if PyLong_CheckExact(params):             # <<<<<<<<<<<<<<
@@ -4878,14 +4989,14 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
 */
   }
 
-  /* "cubind/_bind/convert.pxd":212
+  /* "cubind/_bind/convert.pxd":225
  *         out[0] = <void**>as_address(params, name)
  *         return None
  *     return kernel_params_slow(params, name, out, space)             # <<<<<<<<<<<<<<
  * # A value typed by an attribute, given as its raw bytes (a ctypes instance,
  * # a numpy array, a bytearray: a buffer without __index__): copied into `buf`;
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 212, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_kernel_params_slow(__pyx_v_params, __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_3)) __PYX_ERR(1, 225, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -4898,7 +5009,7 @@ static CYTHON_INLINE PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params(PyO
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pxd":205
+  /* "cubind/_bind/convert.pxd":218
  * # alive until the C call returns; `space` lives in the caller's frame. None
  * # and an int address, the forms of a hot launch loop, are answered inline.
  * cdef inline object kernel_params(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -13230,7 +13341,7 @@ static int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate) {
   #endif
   __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_7cpython_4type_type) __PYX_ERR(3, 9, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = PyImport_ImportModule("cubind._bind.convert"); if (unlikely(!__pyx_t_1)) __PYX_ERR(1, 144, __pyx_L1_error)
+  __pyx_t_1 = PyImport_ImportModule("cubind._bind.convert"); if (unlikely(!__pyx_t_1)) __PYX_ERR(1, 157, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray = __Pyx_ImportType_3_3_1(__pyx_t_1, "cubind._bind.convert", "CStringArray",
   #if defined(PYPY_VERSION_NUM) && PYPY_VERSION_NUM < 0x050B0000
@@ -13240,8 +13351,8 @@ static int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate) {
   #else
   sizeof(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray),
   #endif
-  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) __PYX_ERR(1, 144, __pyx_L1_error)
-  if (unlikely(__Pyx_GetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, (void**)&__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) != 1)) __PYX_ERR(1, 144, __pyx_L1_error)
+  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray) __PYX_ERR(1, 157, __pyx_L1_error)
+  if (unlikely(__Pyx_GetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_CStringArray, (void**)&__pyx_vtabptr_6cubind_5_bind_7convert_CStringArray) != 1)) __PYX_ERR(1, 157, __pyx_L1_error)
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct = __Pyx_ImportType_3_3_1(__pyx_t_1, "cubind._bind.convert", "Struct",
   #if defined(PYPY_VERSION_NUM) && PYPY_VERSION_NUM < 0x050B0000
   sizeof(struct __pyx_obj_6cubind_5_bind_7convert_Struct), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_Struct),
@@ -13250,8 +13361,8 @@ static int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate) {
   #else
   sizeof(struct __pyx_obj_6cubind_5_bind_7convert_Struct), __PYX_GET_STRUCT_ALIGNMENT_3_3_1(struct __pyx_obj_6cubind_5_bind_7convert_Struct),
   #endif
-  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) __PYX_ERR(1, 154, __pyx_L1_error)
-  if (unlikely(__Pyx_GetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, (void**)&__pyx_vtabptr_6cubind_5_bind_7convert_Struct) != 1)) __PYX_ERR(1, 154, __pyx_L1_error)
+  __Pyx_ImportType_CheckSize_Warn_3_3_1); if (!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) __PYX_ERR(1, 167, __pyx_L1_error)
+  if (unlikely(__Pyx_GetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, (void**)&__pyx_vtabptr_6cubind_5_bind_7convert_Struct) != 1)) __PYX_ERR(1, 167, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_RefNannyFinishContext();
   return 0;
@@ -13306,8 +13417,8 @@ static int __Pyx_modinit_Function_import_code(__pyx_mstatetype *__pyx_mstate) {
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (unlikely(!__pyx_import_signature)) __PYX_ERR(0, 1, __pyx_L1_error)
     #endif
-    const char * __pyx_import_name = __pyx_import_signature + 417;
-    void (**const __pyx_import_pointers[])(void) = {(void (**)(void))&__pyx_f_6cubind_5_bind_7convert_signed_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_view_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_cstring_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_kernel_params_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_double_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_too_small, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_unsigned_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_address_slow, (void (**)(void)) NULL};
+    const char * __pyx_import_name = __pyx_import_signature + 480;
+    void (**const __pyx_import_pointers[])(void) = {(void (**)(void))&__pyx_f_6cubind_5_bind_7convert_signed_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_view_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_enum_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_cstring_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_kernel_params_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_double_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_buffer_too_small, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_unsigned_slow, (void (**)(void))&__pyx_f_6cubind_5_bind_7convert_address_slow, (void (**)(void)) NULL};
     void (**const *__pyx_import_pointer)(void) = __pyx_import_pointers;
     const char *__pyx_import_current_signature = __pyx_import_signature;
     while (*__pyx_import_pointer) {
@@ -13979,30 +14090,30 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
     const struct { const unsigned int length: 8; } str_length_index[] = {{41},{42},{50},{1},{2},{65},{41},{34},{23},{23},{30},{1},{4},{179},{1},{1},{8},{44},{7},{6},{2},{9},{38},{37},{148},{50},{12},{33},{28},{9},{8},{10},{15},{4},{6},{20},{8},{12},{9},{8},{10},{8},{7},{14},{11},{10},{25},{14},{12},{10},{17},{13},{12},{12},{19},{8},{5},{8},{14},{13},{4},{7},{4},{10},{5},{18},{6},{7},{11},{14},{16},{17},{20},{19},{19},{20},{19},{19},{7},{8},{4},{14},{9},{4},{3},{4},{5},{6},{4},{6},{6},{4},{6},{11},{6},{4},{3},{3},{19},{10},{10},{6},{4},{6},{13},{3},{6},{5},{6},{4}};
-    const struct { const unsigned int length: 10; } bytes_length_index[] = {{243},{533}};
+    const struct { const unsigned int length: 10; } bytes_length_index[] = {{243},{606}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1066 bytes) */
-static const char cstring[] = "x\332\265Vmo\3336\020\316O\271o\265\003\307@\327n\035\014\024C\347fE\261.1\232\346\303P\024\004E\236d\316\024\251\361\305\216\367\353w$eKJ\263\242_\026 \342\211\274;\336=\367\334\3110\343\240y4b\013\201\357\320\203\017\016y\373\032\270\221\340\267\334\241d-\266\257\347 -\235\032\033\240V\201N!\032\257\032\203\022^\374pU\321\226T-\322\2265\240<\330\030\300\326\340\270i\020j\353\2362\250\216\001A\330h\302r\005+x\024G\343\224\314AT\332\212\035]\352|X\301\016\235A=K\207\213r\262\200K\356\032?_\001r2\036\242h\243\247;\020x\000\215\234\344\347\013h(|R|\350P\004\n\3449\004\013/\006\033\377\225\006\205\255LX\344\274W\240\202\207\326\312\250\021\016\334\203\320\326\243\\Qbg\375\035\036\017\326\221\235k\"9\r\360\313\2155xc)\323\260\245H\326\307\260-\010I\324\252B\307\003\352c\002]\221\275KJ\0066\327\233\253\227?\277\314\331;\374\213<SYb%4\367\236\220!\\\253\250tP\006\302\261C\277\204\3675\034m\004\203\024\001e\324\221\336\330 l\321\200\307\220\004x\306\r%\303\003\245\313\310\\\231\346\031\001\340\350\022\265\307d\375\033\327\036\227\237\277p)\031i\242\260\246V\315\030\023\020\261RF.?\344z\255\363y\201H*\317+\215h\322\263\021\312\027I\226\262=\345\343\367|R\254OZIn\271Db\010\374\221\341^6\030X9.$\231\025\232.@\364\267\357z?\0472\244T\213\016\251\264\004B&\320\002\250l\204\233\210\222/\205u\010\263\336\337c?\313\345r\016\007\025\266cOd9\3169\225\261\241\362\316\215\245r\326<\352\000\214Q\307D\201\214\201\214\031Oc\315\025\225w\257\270\246S\241\214\n\214\r\235\265\202\261\374$\361\312\355\223\234\324\211}\353\373\267o\256\235\263n}\357\320S\004\005\320_\271\307\315\355\373\233O\327\037\331\273\353O\264\334m47w\331\232\261\315\361\201\376\337\022\347\330\r>\204\217X3&\323\033\375\021\324\236\370\201I\246\n\341C\022Z\256L^s9\222dx[V<\244\245#\217b\213b\347c[\336z\047IL4-R4\235\022;\3620\204Y\016\366!\021%y\372;r}r~\302\362,\211\334?\243\215\022\036\221\373\034\220\037\305\177\226\007\273\200>\245I\354vLD\347\250I\231\244\362\240;%\327\322\374a\304\207@\310\244\2520[\327\351\002""\307\017\3349~\314\351\344\331#\2642H \261\340\270\300\212\323N&\006=\311_\310\263\215a\252\216\210\2058%\355\351\333\365C\337\013,1r\231\010<\331\350C\231\354\225\210\047[\371\236\251%\r\023\251q\272W\370>\331*\234\352\301\220\244\357h2\321P\244\356\365\321\235\261@C#-\r\254\232<\020K\322\020V\001[_zfG\016\213\363\202c\252\207\255\322\364\262\035\032\226\001\363\035w\274\365\035Q\261\263]\027\350\306Fy\032|l@\226\240\356\233ih\214\362\341\360\352\037,\261\226\047+\371\221\377\330I\212k\317u,\017\177\240a{\352\010\230\255\357S\310i\344-\206\257Pn\257\377\343m}\177\032N{K\337\260\313\313\2630\277\030\307\244\307\243\2040\246O\324e\262\036b\375\332~\312\234\213\307D\332\374\311>\334\336\274\313\017\230m\216\267\031\377\344V\020\226\303%c\275\351\333\374b\260\0329\370\217\355\251\337\357R:\047CR?\035\330O\205\216\354G\226\227W}\377\364C\342\215k\356:\352\257t\201\264\221\306\004|#\004*A:f>\261\205Q9N\3534\210\251\321\271\200\337\013\340\223\006\363\213\222\3327\242+V\314k{\270\250b]\023\363\367\212&h\336\020\351g\200i\312Ki*V\032\246l\225\344\047\306\301Z\346[\256\3659\205r\234\306\033\372b\367/\007l\237;";
-    PyObject *data = __Pyx_DecompressString(cstring, 1066, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1075 bytes) */
+static const char cstring[] = "x\332\265V\333n\0337\020\365\247\314[$C\026\220&\275@@P\244\212\033\004Mm!\216\037\212\242 (\356\354\212\325.\271\345E\262\372\365=$uY9v\320>\324\200w\207\344\314p\346\314\231Y\321HR+\243Q+\nr\315\236|p,\2737$ME~%\035W\242\343\356\315\230*\213Sc\003\325:\340\224\242\361\2721\\\321\253o\256\226\330\252t\307\330\262\206\264\047\033\003\331\232\2344\rSm\335S\006\313]`R6\2320\235\321\214\036\305\3218]\345 \226\255Uk\\\352|\230\321\232\235\341v\224\016\047\345dB\227\3225~<#\2260>E\321E\217;\230d\240\226%\344\227\023j\020>\024\037zV\001\201\274\244`\351\325\311\306\177\241\201\260\265\t\223\234\367\214t\360\324\331*\266L[\351I\265\326s5CbG\3755\357\266\326\301\3165\021N\003\375xc\r\337Xd\032V\210d\276\013\253\202P\305\255^\262\223\201\333]\002]\303\336%%C\213\353\305\325\353\037^\347\354\035\377\t\317(K\\\252Vz\017d\200\3532\3526hCa\327\263\237\322\207\232v6\222aD\200\214z\350\r\r\302\212\ry\016I\240\027\322 \031\031\220\256\200\2716\315\013\000\340p\211\336p\262\376Y\266\236\247\277\377!\253J@\223\2255\265n\206\230\220\212Km\252\351\307\\\257y>/\020U\332\313e\313l\322\263Q\332\027\251*e{\312\307/\371\244X\037\264\222\334\311\212\301\020\3725\303=m8\210r\\H2*4\235\220\332\337\276\336\3739\220!\245Zt\240\322\001\204L\240\t\241l\300M\305JN\225uL\243\275\277\307~\246\323\351\230\266:\254\206\236`9\3149\225\261Ay\307\306\242\234\265\214m !\3201Q\261\020T\305\214\247\261\346\n\345\335h\331\342Ti\243\203\020\247\316\232\321P~\222x\345\366\263\234\364\201}\363\373wo\257\235\263n~\357\330#\202\002\350O\322\363\342\366\303\315\347\353O\342\375\365g\274\356\026\2554w\331Z\210\305\356\001\377\357\3009q\303\017\341\023\327BTi\205?@\355\301\017N2*\304\017I\350\2446\371\235\313\221$#\273\362\346mz\365\360\250V\254\326>ve\265w\222\304D\323\"E\323k\265\206\207S\230\345`\023\022Q\222\247\277\242l\017\316\017X\036%\225\373g\260Q\302\003\271\217\001\371A\374G\371d\027\330\2474\301n\047Tt\016M**\224\207\335!\271\016\363G\200\017\001\310\244\252\010[\327\351\002\047\267\3229\271\313\351\344""\331\243Zm\030 \211\340\244\342\245\304N&\006\236\360\027\362l\023\234\252\243b!NI\373|u\375\260\357\005\221\0309M\004>\333\330\207r\266W\">\333\312\367\234[b\230T-\237\357\025\276\237m\025N\355\301\250\240\3570\2310\024\321\275>\272#\026l0\322\322\300\252\341\001,ICX\007\356|\351\2315\034\026\347\005\307T\017\273L\323\313\366lD\006\314\367\322\311\316\367\240bo\373>\340\306F{\014>qB\026P\357\233\351\324\030\345\303\341\365\337\\b-OQ\362\203\377\330W\210k#\333X\036~\213a{\350\010\032\315\357S\310i\344MN_\241\334^\377\307j~\177\030N\033\213o\330\345\345Q\030_\014cj\207\243\004\030\343\023u\231\254O\261~i\177\316\234\213\307DZ\374&>\336\336\274\317\017\032-v\267\031\377\344V\001\313\323%C\275\363\325\370\342d5p\360\3146l\237\275c\270z\326\374?+\035\261\200\264\037.\342\273\302f\361\255\310\257\357\367\355\267\2371o]s\327\243=\323\005\225\215\2302\364\225\020P\301t,|\"\233@5\017\357\257%w\254\377\277\305\377I\203\361EI\355+\321\025+\341[\273\275X\306\272F\343l4\006p\336H\375Y$\225~O\230\246,Jw\212\322ye\253\300p\346&X+|\047\333\366\230L9Ns\222}\261\373\007\241\266\266\345";
+    PyObject *data = __Pyx_DecompressString(cstring, 1075, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1507 bytes) */
-static const char cstring[] = "\377 (a laun\377ch takes\377 stream=\377 and sha\377red_mem=\357) do\033\000not\357 fit\033\000 un\377signed 3\3672-b\020\000dime\376\020\000on is o\377ut of ra\177nge for\035\021\377byte cou\177nt.: : y\014\357grid\200\002blo\373ckr\000rst: \177kernel(\031\001\373, \025\002, *ar\177gs): ea\302\000\376|\007must be\177 at lea\t\000\3171, g\274\000&\000xp\367ect\267\0001 toW 3 \261\006s\021\016a\313\000\357nt, \364\001: i\377ts modul\377e was cl_osed:\207 eJ\005\277keywor\266\000r\373gu\214 t ?NooneNo\347\000th\207\000\357Cyth\234#del\377iberatel\265y\361!i\217\000r \"\000n\377 PEP-484\316\376\"rej\251\000\224@ub\237class\237@\325 b\377uiltin t\377ypes. If\177 you ne\213@\332\317\000p%\000 s\047\007th\277en set[\000e\357 \047an\302@ati\367on_<\000ing\047\272\376\000r\216 ive\214!F\377alse.[]a\367dd_\354@econ\367fig\253(a cu\277bind.L\263bC\374\033\002\235#disabl\367een\002\001gcis\022\004\003d\261C0\021K\314B\333#\036\005\376\341amade by\373 M\352\".get_\264\366C\247\204\003(\241\204\003, \230\003,\340\222d\203g\361\000\304\204\004\340`mes\346\273c, \264@\265 cud\377a.core (\374I\0048\r...) w\017ith ?\010\357 \350\t\345\204\001\375g\334@)no de\377fault __\377reduce__\367 du\313\"non-\177trivial\033\000\177cinit__\320\205\007!:\333\205\010\331)\356h\215\206\003:}\n\366e\377CUDAErro?rCUres\177\000\313#\377BasePOIN\177TER_GET\004\000\277SPlanS\330\206\002_\257_Pyx\001\000D\361`_\377NextRef_\273_d\n\001___\350 s\267tat\277\000__\343@e}x\021\000_main\003\002\334\371\204\002\016\001nam\036\002ne\365w\035\001pO\000chec?ksum__\n\001>\004\370\025\001\243\204\001\017\003unpic\317kle_\235\007(\003vt<\265ag\001qualU\005\304%B\315&c\273\205\002\216\001\340$\231\003s\234`\216\211\005set\267\006\003\006.\007t\373es\375 _addr\377_current;_d\234@er_\325\206\003\351\000\177ke_cont\227 \336\370\210\001_off]\001ra\277warray\263\205\001e\276\221\210\002cline\242 _\377tracebac\375k\247\205\003convermt\327\210\002_e\232Acu\247\205\003\314\351\204\003\000\013Ex\311\205\004r\000re\001.\312""\210\001\004\n\204\004\030\n\254\003+\nc\002\375s>\nhandle\240\006\013\347\212\003e\n\355\212\003\206$d-\000r\377ibedimse\357nsur\203&enu\375m\254\210\002funcge}t\236\212\001items\217\212\003\303kij\000\305\213\002\235\211\003\235aob\276\272\210\001open_\302\212\002s\377paramspl\177anpoppt\374 \317gist\371 \320\047se\361t\306\205\004\365\213\007\344\213\003size\364\231\214\003\237\214\003_\332\003topu\377pdateval\375u\000\002eswhat\236\212\205\005 (CU\257\001\357\210\001,\202\255\214\007i\324\212\001\274\214\006\000\013\000\031\027\036C\375U\225\210\005void *\267*, \002\004)\000\210\tl\034\264\211\010\304\210\001st (\000\240\t.\017\372\272k\000\271mPY_LO\373NG\000\002 (PyO<\373\"S\001char[\007\034\t\033, *\t)\000,\0076\010\000\024\203, L\t\000\"\204&\224 \243\207\003t\273_6\313\213\003_5_\324\213\001_\3717\271\205\004\236\207\004ArgSp\377ace *)\000d\337ouble\301\027)\000\354\324@\366\001_s\252a_t,\201 \000\005\364\013\252\013\303\220\006\231\201%\034\022)\331\000\353C\3406)\000\255\221\003_s\377low\000buff\177er_view\013\003\177cstring\030\003\302\344\220\003_\253\205\003+\003\367\0030\nto\377o_small\0008\207\222\005V\003\333\210\001essd\002";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1507, 2531);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (1519 bytes) */
+static const char cstring[] = "\377 (a laun\377ch takes\377 stream=\377 and sha\377red_mem=\357) do\033\000not\357 fit\033\000 un\377signed 3\3672-b\020\000dime\376\020\000on is o\377ut of ra\177nge for\035\021\377byte cou\177nt.: : y\014\357grid\200\002blo\373ckr\000rst: \177kernel(\031\001\373, \025\002, *ar\177gs): ea\302\000\376|\007must be\177 at lea\t\000\3171, g\274\000&\000xp\367ect\267\0001 toW 3 \261\006s\021\016a\313\000\357nt, \364\001: i\377ts modul\377e was cl_osed:\207 eJ\005\277keywor\266\000r\373gu\214 t ?NooneNo\347\000th\207\000\357Cyth\234#del\377iberatel\265y\361!i\217\000r \"\000n\377 PEP-484\316\376\"rej\251\000\224@ub\237class\237@\325 b\377uiltin t\377ypes. If\177 you ne\213@\332\317\000p%\000 s\047\007th\277en set[\000e\357 \047an\302@ati\367on_<\000ing\047\272\376\000r\216 ive\214!F\377alse.[]a\367dd_\354@econ\367fig\253(a cu\277bind.L\263bC\374\033\002\235#disabl\367een\002\001gcis\022\004\003d\261C0\021K\314B\333#\036\005\376\341amade by\373 M\352\".get_\264\366C\247\204\003(\241\204\003, \230\003,\340\222d\203g\361\000\304\204\004\340`mes\346\273c, \264@\265 cud\377a.core (\374I\0048\r...) w\017ith ?\010\357 \350\t\345\204\001\375g\334@)no de\377fault __\377reduce__\367 du\313\"non-\177trivial\033\000\177cinit__\320\205\007!:\333\205\010\331)\356h\215\206\003:}\n\366e\377CUDAErro?rCUres\177\000\313#\377BasePOIN\177TER_GET\004\000\277SPlanS\330\206\002_\257_Pyx\001\000D\361`_\377NextRef_\273_d\n\001___\350 s\267tat\277\000__\343@e}x\021\000_main\003\002\334\371\204\002\016\001nam\036\002ne\365w\035\001pO\000chec?ksum__\n\001>\004\370\025\001\243\204\001\017\003unpic\317kle_\235\007(\003vt<\265ag\001qualU\005\304%B\315&c\273\205\002\216\001\340$\231\003s\234`\216\211\005set\267\006\003\006.\007t\373es\375 _addr\377_current;_d\234@er_\325\206\003\351\000\177ke_cont\227 \336\370\210\001_off]\001ra\277warray\263\205\001e\276\221\210\002cline\242 _\377tracebac\375k\247\205\003convermt\327\210\002_e\232Acu\247\205\003\314\351\204\003\000\013Ex\311\205\004r\000re\001.\312""\210\001\004\n\204\004\030\n\254\003+\nc\002\375s>\nhandle\240\006\013\347\212\003e\n\355\212\003\206$d-\000r\377ibedimse\357nsur\203&enu\375m\254\210\002funcge}t\236\212\001items\217\212\003\303kij\000\305\213\002\235\211\003\235aob\276\272\210\001open_\302\212\002s\377paramspl\177anpoppt\374 \317gist\371 \320\047se\361t\306\205\004\365\213\007\344\213\003size\364\231\214\003\237\214\003_\332\003topu\377pdateval\375u\000\002eswhat\236\212\205\005 (CU\257\001\357\210\001,\202\255\214\007i\324\212\001\274\214\006\000\013\000\031\027\036C\375U\225\210\005void *\267*, \002\004)\000\210\tl\034\264\211\010\304\210\001st (\000\240\t.\017\372\272k\000\271mPY_LO\373NG\000\002 (PyO<\373\"S\001char[\007\034\t\033, *\t)\000,\0076\010\000\024\0009\000K\026f\t&\026\000\"\256\013\316$\323 \356\342\207\003t_6\212\214\003_5_\346\223\214\001_7\370\205\004\335\207\004Arg\377Space *)\177\000double\2007\263)\000\223`\265!_s\351a_\007t, \000\005\263+\317\013\202\221\006\330\201%f\034\022)\000\252c\237V)\000\354\221\003\377_slow\000bu\377ffer_vie\361w\013\003\234\206\001\025\003cstr\047ing\"\003\255\221\003_\364\205\0035\003\374\201#:\ntoo_sm\217all\000\320\222\005`\003\244\211\001e\003ssn\002";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 1519, 2604);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (2531 bytes) */
-static const char bytes[] = " (a launch takes stream= and shared_mem=) does not fit an unsigned 32-bit dimension is out of range for an unsigned 32-bit byte count.: : a launch takes grid and block first: kernel(grid, block, *args): each dimension must be at least 1, got : expected 1 to 3 dimensions, got : expected an int, not : its module was closed: unexpected keyword argument ?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]add_noteconfig: expected a cubind.LaunchConfig, not disableenablegcisenabledkernel: expected a cubind.Kernel, not kernel: not made by Module.get_kernellaunch(stream, config, kernel, *args): the stream comes first, as in cuda.core (launch(config, kernel, ...) with the stream in LaunchConfig is gone)no default __reduce__ due to non-trivial __cinit__shared_mem: shared_mem: expected an int, not stream: the stream is closedCUDAErrorCUresultKernelBasePOINTER_GETTERSPlanStream__Pyx_PyDict_NextRef__dict____getstate____index____main____module____name____new____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_KernelBase__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___addr_current_driver_module_make_context_mem_offset_rawarray_typeblockcline_in_tracebackconfigconvertcount_errorcuLaunchKernelcuLaunchKernelExcubind._core.argscubind._core.contextcubind._core.drivercubind._core.errorscubind._core.handlescubind._core.launchcubind._core.streamcurrentdescribedimsensure_contextenumeratefuncgetgriditemskernelkindlaunchmodulenameobjectopen_blocksparamsplanpopptrregister_array_typesetdefaultshared_memsignedsizestreamstream_handletopupdatevaluevalueswhatCUresult (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **)\000CUresult (CUlaunchConfig const *, CUfunction, void **, void **)\000cuLaunchKernel\000cuL""aunchKernelExPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000double (PyObject *, char const *)\000int (Py_ssize_t, size_t, char const *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void *(PyObject *, char const *)\000signed_slow\000buffer_view_slow\000cstring_slow\000kernel_params_slow\000double_slow\000buffer_too_small\000unsigned_slow\000address_slow";
+    #else /* compression: none (2604 bytes) */
+static const char bytes[] = " (a launch takes stream= and shared_mem=) does not fit an unsigned 32-bit dimension is out of range for an unsigned 32-bit byte count.: : a launch takes grid and block first: kernel(grid, block, *args): each dimension must be at least 1, got : expected 1 to 3 dimensions, got : expected an int, not : its module was closed: unexpected keyword argument ?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]add_noteconfig: expected a cubind.LaunchConfig, not disableenablegcisenabledkernel: expected a cubind.Kernel, not kernel: not made by Module.get_kernellaunch(stream, config, kernel, *args): the stream comes first, as in cuda.core (launch(config, kernel, ...) with the stream in LaunchConfig is gone)no default __reduce__ due to non-trivial __cinit__shared_mem: shared_mem: expected an int, not stream: the stream is closedCUDAErrorCUresultKernelBasePOINTER_GETTERSPlanStream__Pyx_PyDict_NextRef__dict____getstate____index____main____module____name____new____pyx_checksum__pyx_state__pyx_type__pyx_unpickle_KernelBase__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___addr_current_driver_module_make_context_mem_offset_rawarray_typeblockcline_in_tracebackconfigconvertcount_errorcuLaunchKernelcuLaunchKernelExcubind._core.argscubind._core.contextcubind._core.drivercubind._core.errorscubind._core.handlescubind._core.launchcubind._core.streamcurrentdescribedimsensure_contextenumeratefuncgetgriditemskernelkindlaunchmodulenameobjectopen_blocksparamsplanpopptrregister_array_typesetdefaultshared_memsignedsizestreamstream_handletopupdatevaluevalueswhatCUresult (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void **, void **)\000CUresult (CUlaunchConfig const *, CUfunction, void **, void **)\000cuLaunchKernel\000cuL""aunchKernelExPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, PyObject *, char const *, char const *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000double (PyObject *, char const *)\000int (Py_ssize_t, size_t, char const *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void *(PyObject *, char const *)\000signed_slow\000buffer_view_slow\000enum_slow\000cstring_slow\000kernel_params_slow\000double_slow\000buffer_too_small\000unsigned_slow\000address_slow";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED

@@ -245,9 +245,17 @@ Conversion callback(const Param& p, const Function& f, const Model& m) {
 Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
   const Type& t = p.type;
   switch (p.role) {
+    case Role::Enum:
+      if (t.kind == TypeKind::Enum) {
+        // A member of another enum class is refused, a plain int taken.
+        // The template reads the enum class from the C type.
+        Conversion c = named("params/in_enum", t);
+        c.range = range_of(t, m);
+        return c;
+      }
+      [[fallthrough]];
     case Role::Scalar:
-    case Role::Count:
-    case Role::Enum: {
+    case Role::Count: {
       if (t.kind == TypeKind::Floating) return named("params/in_float", t);
       Conversion c = named("params/in_integer", t);
       c.range = range_of(t, m);

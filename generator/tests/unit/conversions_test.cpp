@@ -65,11 +65,19 @@ TEST(AssignConversions, ScalarsByTypeAndRange) {
   EXPECT_TRUE(conv(m, "caseF", "n").range.is_signed);
   EXPECT_EQ(conv(m, "caseF", "x").name, "params/in_float");
   EXPECT_EQ(conv(m, "caseF", "x").range.bits, 0);
-  // An enum converts as an integer of the enum's own signedness.
-  EXPECT_EQ(conv(m, "caseF", "mode").name, "params/in_integer");
+  // An enum converts as an integer of the enum's own signedness, checking
+  // that a member given is one of its own class.
+  EXPECT_EQ(conv(m, "caseF", "mode").name, "params/in_enum");
+  EXPECT_EQ(conv(m, "caseF", "mode").c_type.canonical, "caseMode");
   EXPECT_FALSE(conv(m, "caseF", "mode").range.is_signed);
   EXPECT_EQ(conv(m, "caseF", "size").range.bits, 64);
   EXPECT_FALSE(conv(m, "caseF", "size").range.is_signed);
+}
+
+TEST(AssignConversions, AnEnumRoleOnANonEnumTypeStaysAnInteger) {
+  // The spec may give an int parameter the enum role: no enum class to check.
+  const Model m = convert({with_roles(fn("caseF", {param("flags", int_t())}), {Role::Enum})});
+  EXPECT_EQ(conv(m, "caseF", "flags").name, "params/in_integer");
 }
 
 TEST(AssignConversions, OutputsAreNotInputs) {
