@@ -28570,6 +28570,10 @@ def cuProfilerStop() -> tuple[CUresult]:
         CUDA_ERROR_INVALID_CONTEXT
     """
 
+
+def sizeof(cls: type) -> int:
+    """The C size in bytes of a struct, union, handle or typedef class of this module."""
+
 CUDA_VERSION: int
 
 CU_IPC_HANDLE_SIZE: int

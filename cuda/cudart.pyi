@@ -18599,6 +18599,11 @@ def make_cudaExtent(w: int, h: int, d: int) -> tuple[cudaError_t, cudaExtent]:
         cudaExtent specified by w, h, and d
     """
 
+getLocalRuntimeVersion = cudaRuntimeGetVersion
+
+def sizeof(cls: type) -> int:
+    """The C size in bytes of a struct, union, handle or typedef class of this module."""
+
 CUDART_VERSION: int
 
 cudaHostAllocDefault: int

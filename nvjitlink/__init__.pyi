@@ -281,3 +281,7 @@ def nvJitLinkVersion() -> tuple[nvJitLinkResult, int, int]:
         The minor version.
     """
 
+
+def sizeof(cls: type) -> int:
+    """The C size in bytes of a struct, union, handle or typedef class of this module."""
+

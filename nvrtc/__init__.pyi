@@ -618,3 +618,7 @@ def nvrtcSetFlowCallback(prog: nvrtcProgram | int | None, callback: Callable[...
     nvrtcResult
     """
 
+
+def sizeof(cls: type) -> int:
+    """The C size in bytes of a struct, union, handle or typedef class of this module."""
+

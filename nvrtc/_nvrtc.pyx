@@ -1078,7 +1078,30 @@ def nvrtcSetFlowCallback(prog, callback, payload):
 
 
 
+# sizeof(cls), as the classic modules have it: the C size of each struct,
+# union and handle class of this module (a module function cannot be named
+# sizeof in Cython, where sizeof is C's: it is published under that name).
+cdef dict _sizes = {
+
+    nvrtcProgram: sizeof(c.nvrtcProgram),
+}
+
+
+def _sizeof(cls):
+    """The C size in bytes of a struct, union, handle or typedef class of this
+    module; a TypeError for anything else."""
+    try:
+        return _sizes[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"sizeof: {cls!r} is no struct, union, handle or typedef class of {__name__}") from None
+
+
+globals()["sizeof"] = _sizeof
+
+
+
 __all__ = [
+    "sizeof",
     "nvrtcResult",
     "nvrtcProgram",
     "nvrtcGetErrorString",

@@ -401,3 +401,7 @@ def nvvmGetProgramLog(prog: nvvmProgram | int | None, buffer: bytearray | bytes)
         - NVVM_ERROR_INVALID_PROGRAM
     """
 
+
+def sizeof(cls: type) -> int:
+    """The C size in bytes of a struct, union, handle or typedef class of this module."""
+

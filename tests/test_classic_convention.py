@@ -174,3 +174,54 @@ def test_python_enums_of_other_classes_are_refused_too():
     with pytest.raises(TypeError, match=r"srcMemoryType: .*got Kind\.HOST"):
         s.srcMemoryType = Kind.HOST
 
+
+# -- helpers of the classic modules ----------------------------------------------
+
+
+def test_sizeof_gives_the_c_size_of_structs_unions_and_handles():
+    import ctypes
+
+    from cuda import cudart
+    import nvrtc
+
+    P = ctypes.sizeof(ctypes.c_void_p)
+    assert cuda.sizeof(cuda.CUstream) == P and cuda.sizeof(cuda.CUcontext) == P
+    assert cuda.sizeof(cuda.CUdeviceptr) == 8 and cuda.sizeof(cuda.CUdevice) == 4
+    assert cuda.sizeof(cuda.cuuint32_t) == 4 and cuda.sizeof(cuda.cuuint64_t) == 8
+    assert cuda.sizeof(cuda.CUDA_MEMCPY2D) == cuda.CUDA_MEMCPY2D.sizeof == 128
+    assert cuda.sizeof(cuda.CUDA_MEMCPY2D_st) == 128  # the tag name is the same class
+    assert cuda.sizeof(cuda.CUuuid) == 16
+    assert cudart.sizeof(cudart.dim3) == 12 and cudart.sizeof(cudart.cudaStream_t) == P
+    assert cudart.sizeof(cudart.cudaPos) == 3 * ctypes.sizeof(ctypes.c_size_t)
+    assert nvrtc.sizeof(nvrtc.nvrtcProgram) == P
+
+
+@pytest.mark.parametrize("what", [int, 3, None, "CUstream", "enum"])
+def test_sizeof_refuses_anything_else(what):
+    if what == "enum":
+        what = cuda.CUresult
+    with pytest.raises(TypeError, match="sizeof: .* is no struct, union, handle or typedef class of cuda"):
+        cuda.sizeof(what)
+
+
+def test_sizeof_is_exported_and_typed():
+    import pathlib
+
+    from cuda import cudart
+
+    assert "sizeof" in cudart.__all__ and callable(cudart.sizeof)
+    stub = pathlib.Path(cudart.__file__).with_name("cudart.pyi").read_text()
+    assert "def sizeof(cls: type) -> int:" in stub
+    assert "getLocalRuntimeVersion = cudaRuntimeGetVersion" in stub
+
+
+def test_get_local_runtime_version_is_that_of_the_loaded_runtime():
+    from cuda import cudart
+
+    assert "getLocalRuntimeVersion" in cudart.__all__
+    result = cudart.getLocalRuntimeVersion()
+    assert result == cudart.cudaRuntimeGetVersion()
+    err, version = result
+    assert err == cudart.cudaError_t.cudaSuccess
+    assert version // 1000 == cudart.CUDART_VERSION // 1000
+

@@ -288,6 +288,9 @@ struct Model {
   std::vector<Alias> aliases;
   std::vector<AbiPrototype> abi_prototypes;
   std::vector<AttributeTable> attribute_tables;
+  // Helpers of the classic modules calling a bound function (spec
+  // [helpers], checked by bind_helpers): name -> the function's name.
+  std::vector<Alias> helpers;
 
   const Function* function(const std::string& name) const;
   const Enum* enumeration(const std::string& name) const;

@@ -231,6 +231,8 @@ json to_json(const Model& model) {
     });
   }
   j["aliases"] = list(model.aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
+  if (!model.helpers.empty())
+    j["helpers"] = list(model.helpers, [](const Alias& a) { return json{{"name", a.name}, {"function", a.target}}; });
   return j;
 }
 

@@ -31,4 +31,14 @@ void mark_success_status(Model& model, const spec::Spec& spec) {
   }
 }
 
+void bind_helpers(Model& model, const spec::Spec& spec) {
+  for (const auto& [name, function] : spec.helpers) {
+    const Function* f = model.function(function);
+    if (!f || !f->skip_reason.empty())
+      throw std::runtime_error("helpers." + name + ": " + function +
+                               (f ? " is skipped (" + f->skip_reason + ")" : " is not declared by the headers"));
+    model.helpers.push_back({name, function, f->header});
+  }
+}
+
 }  // namespace cubind::passes

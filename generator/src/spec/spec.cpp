@@ -231,6 +231,14 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
       }
     }
   }
+  if (const toml::node* node = root.get("helpers")) {
+    const toml::table* helpers = node->as_table();
+    if (!helpers) r.fail("helpers", "expected a table of name = \"function\"");
+    for (const auto& [name, function] : *helpers) {
+      if (!function.value<std::string>()) r.fail("helpers." + std::string(name.str()), "expected a function name");
+      spec.helpers.emplace_back(std::string(name.str()), *function.value<std::string>());
+    }
+  }
   if (const toml::array* skips = root["skip"].as_array()) {
     for (const auto& node : *skips) {
       const toml::table* t = node.as_table();

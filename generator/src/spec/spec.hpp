@@ -168,6 +168,10 @@ struct Spec {
   // during the C call: they return at once, never wait on the device or on
   // another thread, and releasing the GIL would cost more than the call.
   std::vector<std::string> keep_gil;
+  // Helpers the classic modules have under names of their own, each calling
+  // a bound function (`[helpers] getLocalRuntimeVersion =
+  // "cudaRuntimeGetVersion"`): name -> function.
+  std::vector<std::pair<std::string, std::string>> helpers;
   // The package's __init__.py (`[package]`).
   Package package;
 

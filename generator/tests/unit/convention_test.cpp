@@ -1,5 +1,5 @@
-// passes::mark_success_status: the status a function whose C return is not a
-// status returns first.
+// passes/convention.cpp: the status a function whose C return is not a status
+// returns first (mark_success_status), the classic helpers (bind_helpers).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -82,6 +82,25 @@ TEST(MarkSuccessStatus, SkippedFunctionsNeedNone) {
   EXPECT_EQ(m.functions[1].success_status, "");
   m.functions[1].skip_reason.clear();
   EXPECT_THROW(cubind::passes::mark_success_status(m, spec_with("")), std::runtime_error);
+}
+
+TEST(BindHelpers, EachHelperNamesABoundFunction) {
+  Model m = model_with_status();
+  m.functions[0].header = "case.h";
+  const spec::Spec s = spec_with("[helpers]\ngetLocalStatus = \"caseStatus\"\n");
+  ASSERT_EQ(s.helpers.size(), 1u);
+  cubind::passes::bind_helpers(m, s);
+  ASSERT_EQ(m.helpers.size(), 1u);
+  EXPECT_EQ(m.helpers[0].name, "getLocalStatus");
+  EXPECT_EQ(m.helpers[0].target, "caseStatus");
+}
+
+TEST(BindHelpers, AnUndeclaredOrSkippedFunctionFailsTheGeneration) {
+  Model m = model_with_status();
+  EXPECT_THROW(cubind::passes::bind_helpers(m, spec_with("[helpers]\nx = \"caseNope\"\n")), std::runtime_error);
+  m.functions[0].skip_reason = "skipped";
+  EXPECT_THROW(cubind::passes::bind_helpers(m, spec_with("[helpers]\nx = \"caseStatus\"\n")), std::runtime_error);
+  EXPECT_THROW(spec_with("[helpers]\nx = 3\n"), std::runtime_error);
 }
 
 }  // namespace
