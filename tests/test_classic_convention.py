@@ -225,3 +225,40 @@ def test_get_local_runtime_version_is_that_of_the_loaded_runtime():
     assert err == cudart.cudaError_t.cudaSuccess
     assert version // 1000 == cudart.CUDART_VERSION // 1000
 
+
+# -- str(struct) ------------------------------------------------------------------
+
+
+def test_str_of_a_struct_lists_one_field_per_line():
+    s = cuda.CUDA_MEMCPY2D()
+    s.srcXInBytes = 3
+    s.srcMemoryType = cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    s.WidthInBytes = 64
+    lines = str(s).splitlines()
+    assert lines[0] == "srcXInBytes : 3"
+    assert "srcMemoryType : CUmemorytype.CU_MEMORYTYPE_HOST" in lines
+    assert "WidthInBytes : 64" in lines
+    assert len(lines) == len(type(s)._fields)
+    assert all(" : " in line for line in lines)
+    assert repr(s).startswith("<CUDA_MEMCPY2D ")  # repr keeps its one-line form
+
+
+def test_str_indents_nested_structs():
+    from cuda import cudart
+
+    p = cudart.cudaPitchedPtr()
+    p.pitch = 256
+    params = cudart.cudaMemcpy3DParms()
+    params.srcPtr = p
+    params.kind = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+    lines = str(params).splitlines()
+    i = lines.index("srcPtr :")
+    assert lines[i + 1].startswith("    ptr : ")
+    assert "    pitch : 256" in lines[i + 1:i + 5]
+    assert "kind : cudaMemcpyKind.cudaMemcpyHostToDevice" in lines
+    # Two levels deep: each level four more spaces.
+    desc = cuda.CUDA_RESOURCE_DESC()
+    text = str(desc)
+    assert "res :" in text.splitlines()
+    assert any(line.startswith("        ") for line in text.splitlines())
+

@@ -251,6 +251,24 @@ cdef void report_unraisable(object exc, object where) noexcept:
 
 
 cdef class Struct:
+    def __str__(self):
+        """One `field : value` line per field (the class's `_fields`, in C
+        order), a nested struct's lines indented under `field :`, as the
+        classic CUDA Python convention prints a struct."""
+        lines = []
+        for key in type(self)._fields:
+            try:
+                value = getattr(self, key)
+            except Exception as exc:  # a field that cannot be read says so, in its line
+                lines.append(f"{key} : <{type(exc).__name__}>")
+                continue
+            if isinstance(value, Struct):
+                lines.append(f"{key} :")
+                lines.extend("    " + line for line in str(value).splitlines())
+            else:
+                lines.append(f"{key} : {value}")
+        return "\n".join(lines)
+
     cdef Struct _root(self):
         return self._owner if isinstance(self._owner, Struct) else self
 
