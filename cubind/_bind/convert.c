@@ -1691,6 +1691,7 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct__genexpr;
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr;
 struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 typedef struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace __pyx_t_6cubind_5_bind_7convert_KernelArgSpace;
 
@@ -1730,7 +1731,7 @@ struct __pyx_t_6cubind_5_bind_7convert_KernelArgSpace {
   unsigned PY_LONG_LONG slots[__pyx_e_6cubind_5_bind_7convert_KERNEL_INLINE_ARGS];
 };
 
-/* "cubind/_bind/convert.pyx":301
+/* "cubind/_bind/convert.pyx":319
  * # The kinds of value a ctypes type stands for; integers carry their size in
  * # bytes in the bits above.
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1749,7 +1750,7 @@ enum  {
   __pyx_e_6cubind_5_bind_7convert__KIND_WCHAR = 9
 };
 
-/* "cubind/_bind/convert.pyx":356
+/* "cubind/_bind/convert.pyx":374
  * # dozen pointers costs less than a dict look-up (the objects stay alive in
  * # _kinds' keys).
  * cdef enum:             # <<<<<<<<<<<<<<
@@ -1790,7 +1791,7 @@ struct __pyx_obj_6cubind_5_bind_7convert_Struct {
 };
 
 
-/* "cubind/_bind/convert.pyx":316
+/* "cubind/_bind/convert.pyx":334
  * 
  * 
  * @cython.freelist(8)             # <<<<<<<<<<<<<<
@@ -1862,6 +1863,22 @@ struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr {
 };
 
 
+/* "cubind/_bind/convert.pyx":267
+ *             if isinstance(value, Struct):
+ *                 lines.append(f"{key} :")
+ *                 lines.extend("    " + line for line in str(value).splitlines())             # <<<<<<<<<<<<<<
+ *             else:
+ *                 lines.append(f"{key} : {value}")
+*/
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr {
+  PyObject_HEAD
+  PyObject *__pyx_genexpr_arg_0;
+  PyObject *__pyx_v_line;
+  PyObject *__pyx_t_0;
+  Py_ssize_t __pyx_t_1;
+};
+
+
 
 /* "cubind/_bind/convert.pyx":213
  * 
@@ -1881,8 +1898,8 @@ static struct __pyx_vtabstruct_6cubind_5_bind_7convert_CStringArray *__pyx_vtabp
  * 
  * 
  * cdef class Struct:             # <<<<<<<<<<<<<<
- *     cdef Struct _root(self):
- *         return self._owner if isinstance(self._owner, Struct) else self
+ *     def __str__(self):
+ *         """One `field : value` line per field (the class's `_fields`, in C
 */
 
 struct __pyx_vtabstruct_6cubind_5_bind_7convert_Struct {
@@ -2762,6 +2779,23 @@ static CYTHON_INLINE int __Pyx_ParseKeywords(
     int ignore_unknown_kwargs
 );
 
+/* PyObject_Unicode.proto */
+#define __Pyx_PyObject_Unicode(obj)\
+    (likely(PyUnicode_CheckExact(obj)) ? __Pyx_NewRef(obj) : PyObject_Str(obj))
+
+/* PyException_Check.proto */
+#define __Pyx_PyExc_Exception_Check(obj)  __Pyx_TypeCheck(obj, PyExc_Exception)
+
+/* GetAttr.proto */
+static CYTHON_INLINE PyObject *__Pyx_GetAttr(PyObject *, PyObject *);
+
+/* ListExtend.proto */
+#if (CYTHON_COMPILING_IN_LIMITED_API || PY_VERSION_HEX < 0x030d0000) && !defined(PyList_Extend)
+static CYTHON_INLINE int __Pyx_PyList_Extend(PyObject* L, PyObject* v);
+#else
+#define __Pyx_PyList_Extend(L, v)  PyList_Extend(L, v)
+#endif
+
 /* RaiseErrorWithObjectTypes.proto (used by ExtTypeTest) */
 #define __Pyx_RaiseErrorWithObjectTypes1(exc_type, message, arg, obj1, obj2) __Pyx_RaiseErrorWithTypes1(exc_type, message, arg, Py_TYPE(obj1), Py_TYPE(obj2))
 #define __Pyx_RaiseTypeErrorWithObjectTypes(message, obj1, obj2) __Pyx_RaiseTypeErrorWithTypes(message, Py_TYPE(obj1), Py_TYPE(obj2))
@@ -2852,9 +2886,6 @@ static CYTHON_INLINE PyObject* __Pyx_PyLong_AndObjC(PyObject *op1, PyObject *op2
 #define __Pyx_PyLong_AndObjC(op1, op2, intval, inplace, zerodivision_check)\
     (inplace ? PyNumber_InPlaceAnd(op1, op2) : PyNumber_And(op1, op2))
 #endif
-
-/* PyException_Check.proto */
-#define __Pyx_PyExc_Exception_Check(obj)  __Pyx_TypeCheck(obj, PyExc_Exception)
 
 /* PyBufferError_Check.proto */
 #define __Pyx_PyExc_BufferError_Check(obj)  __Pyx_TypeCheck(obj, PyExc_BufferError)
@@ -3530,8 +3561,10 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_13is_c_function_genexpr(CYTHON
 static void __pyx_pf_6cubind_5_bind_7convert_12CStringArray___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_12CStringArray_2__reduce_cython__(CYTHON_UNUSED struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_12CStringArray_4__setstate_cython__(CYTHON_UNUSED struct __pyx_obj_6cubind_5_bind_7convert_CStringArray *__pyx_v_self, CYTHON_UNUSED PyObject *__pyx_v___pyx_state); /* proto */
-static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct___reduce_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self); /* proto */
-static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self, PyObject *__pyx_v___pyx_state); /* proto */
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_7__str___genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0); /* proto */
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct___str__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self); /* proto */
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__reduce_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self); /* proto */
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_4__setstate_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self, PyObject *__pyx_v___pyx_state); /* proto */
 static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_10KernelArgs_2__reduce_cython__(CYTHON_UNUSED struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self); /* proto */
 static PyObject *__pyx_pf_6cubind_5_bind_7convert_10KernelArgs_4__setstate_cython__(CYTHON_UNUSED struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self, CYTHON_UNUSED PyObject *__pyx_v___pyx_state); /* proto */
@@ -3697,6 +3730,29 @@ static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_3_genex
 #if CYTHON_VECTORCALL_TPNEW
 static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
 #endif
+static PyObject *__pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+static PyObject *__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+); /*proto*/
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyTypeObject *t, PyObject *a, PyObject *k); /*proto*/
+#endif
+#if !CYTHON_VECTORCALL_TPNEW
+#define __pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr __pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr
+#endif
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames); /*proto*/
+#endif
 /* #### Code section: late_includes ### */
 /* #### Code section: module_state ### */
 /* SmallCodeConfig */
@@ -3728,6 +3784,7 @@ namespace {
     PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
     PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
     PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
+    PyObject *__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_CStringArray;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_Struct;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert_KernelArgs;
@@ -3735,13 +3792,14 @@ namespace {
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
     PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
+    PyTypeObject *__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_get;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_items;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_pop;
     __Pyx_CachedCFunction __pyx_umethod_PyDict_Type_values;
     PyObject *__pyx_slice[1];
-    PyObject *__pyx_codeobj_tab[4];
-    PyObject *__pyx_string_tab[154];
+    PyObject *__pyx_codeobj_tab[5];
+    PyObject *__pyx_string_tab[164];
     PyObject *__pyx_number_tab[6];
 /* #### Code section: module_state_contents ### */
 /* PyFrozenDict.module_state_decls */
@@ -3773,6 +3831,11 @@ int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr;
 #if CYTHON_USE_FREELISTS
 struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr *__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr[8];
 int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr;
+#endif
+
+#if CYTHON_USE_FREELISTS
+struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr[8];
+int __pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr;
 #endif
 /* CodeObjectCache.module_state_decls */
 struct __Pyx_CodeObjectCache __pyx_code_cache;
@@ -3817,159 +3880,169 @@ static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_stati
 #endif
 /* #### Code section: constant_name_defines ### */
 #define __pyx_kp_u__7 __pyx_string_tab[0]
-#define __pyx_kp_u__2 __pyx_string_tab[1]
-#define __pyx_kp_u_a_member_of_another_enum __pyx_string_tab[2]
-#define __pyx_kp_u_bytes_do_not_fit_in __pyx_string_tab[3]
-#define __pyx_kp_u_bytes_given_the_attribute_s_val __pyx_string_tab[4]
-#define __pyx_kp_u_bytes_is_smaller_than_the __pyx_string_tab[5]
-#define __pyx_kp_u_bytes_needed __pyx_string_tab[6]
-#define __pyx_kp_u_bytes_of __pyx_string_tab[7]
-#define __pyx_kp_u_bytes_at_most __pyx_string_tab[8]
-#define __pyx_kp_u_bytes_got __pyx_string_tab[9]
-#define __pyx_kp_u_cannot_be_used __pyx_string_tab[10]
-#define __pyx_kp_u_does_not_fit_in_a_char_128_255 __pyx_string_tab[11]
-#define __pyx_kp_u_fit_with_the_NUL __pyx_string_tab[12]
-#define __pyx_kp_u_is __pyx_string_tab[13]
-#define __pyx_kp_u_is_out_of_range_for_a_pointer __pyx_string_tab[14]
-#define __pyx_kp_u_is_out_of_range_for_its_C_type __pyx_string_tab[15]
-#define __pyx_kp_u_is_out_of_range_for_its_C_type_2 __pyx_string_tab[16]
-#define __pyx_kp_u_items_but __pyx_string_tab[17]
-#define __pyx_kp_u_member_or_an_int_got __pyx_string_tab[18]
-#define __pyx_kp_u_must_be_a_tuple_or_list_got __pyx_string_tab[19]
-#define __pyx_kp_u_types_2 __pyx_string_tab[20]
-#define __pyx_kp_u_values_but __pyx_string_tab[21]
-#define __pyx_kp_u__4 __pyx_string_tab[22]
-#define __pyx_kp_u_got __pyx_string_tab[23]
-#define __pyx_kp_u__6 __pyx_string_tab[24]
-#define __pyx_kp_u__3 __pyx_string_tab[25]
-#define __pyx_kp_u_None_but __pyx_string_tab[26]
-#define __pyx_kp_u_address __pyx_string_tab[27]
-#define __pyx_kp_u_buffer_of __pyx_string_tab[28]
-#define __pyx_kp_u_c_char_takes_1_byte_got __pyx_string_tab[29]
-#define __pyx_kp_u_c_wchar_takes_1_character_got __pyx_string_tab[30]
-#define __pyx_kp_u_embedded_NUL_character_C_would __pyx_string_tab[31]
-#define __pyx_kp_u_expected __pyx_string_tab[32]
-#define __pyx_kp_u_expected_values_types_got_a_tup __pyx_string_tab[33]
-#define __pyx_kp_u_expected_None_an_int_address_a __pyx_string_tab[34]
-#define __pyx_kp_u_expected_a __pyx_string_tab[35]
-#define __pyx_kp_u_expected_a_bytearray_or_bytes_o __pyx_string_tab[36]
-#define __pyx_kp_u_expected_a_float_got __pyx_string_tab[37]
-#define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[38]
-#define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[39]
-#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[40]
-#define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[41]
-#define __pyx_kp_u_the_buffer_of __pyx_string_tab[42]
-#define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[43]
-#define __pyx_kp_u_unsupported_argument_type __pyx_string_tab[44]
-#define __pyx_kp_u_use_a_ctypes_integer_float_or_c __pyx_string_tab[45]
-#define __pyx_kp_u_ __pyx_string_tab[46]
-#define __pyx_kp_u_None __pyx_string_tab[47]
-#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[48]
-#define __pyx_kp_u__8 __pyx_string_tab[49]
-#define __pyx_kp_u__5 __pyx_string_tab[50]
-#define __pyx_kp_u__9 __pyx_string_tab[51]
-#define __pyx_kp_u_expected_bytes_or_str_got_None __pyx_string_tab[52]
-#define __pyx_kp_u_add_note __pyx_string_tab[53]
-#define __pyx_kp_u_an_int __pyx_string_tab[54]
-#define __pyx_kp_u_an_int_address_a_buffer_or_None __pyx_string_tab[55]
-#define __pyx_kp_u_bytes_or_str __pyx_string_tab[56]
-#define __pyx_kp_u_bytes_str_or_None __pyx_string_tab[57]
-#define __pyx_kp_u_cubind__bind_convert_pyx __pyx_string_tab[58]
-#define __pyx_kp_u_disable __pyx_string_tab[59]
-#define __pyx_kp_u_enable __pyx_string_tab[60]
-#define __pyx_kp_u_gc __pyx_string_tab[61]
-#define __pyx_kp_u_isenabled __pyx_string_tab[62]
-#define __pyx_kp_u_self_heap_self_view_cannot_be_co __pyx_string_tab[63]
-#define __pyx_kp_u_self_ptr_cannot_be_converted_to __pyx_string_tab[64]
-#define __pyx_n_u_Array __pyx_string_tab[65]
-#define __pyx_n_u_CEnum __pyx_string_tab[66]
-#define __pyx_n_u_CFuncPtr __pyx_string_tab[67]
-#define __pyx_n_u_CStringArray __pyx_string_tab[68]
-#define __pyx_n_u_Enum __pyx_string_tab[69]
-#define __pyx_n_u_KernelArgs __pyx_string_tab[70]
-#define __pyx_n_u_Struct __pyx_string_tab[71]
-#define __pyx_n_u_Structure __pyx_string_tab[72]
-#define __pyx_n_u_Union __pyx_string_tab[73]
-#define __pyx_n_u_Pointer __pyx_string_tab[74]
-#define __pyx_n_u_SimpleCData __pyx_string_tab[75]
-#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[76]
-#define __pyx_n_u_dict __pyx_string_tab[77]
-#define __pyx_n_u_float __pyx_string_tab[78]
-#define __pyx_n_u_getstate __pyx_string_tab[79]
-#define __pyx_n_u_index __pyx_string_tab[80]
-#define __pyx_n_u_main __pyx_string_tab[81]
-#define __pyx_n_u_module __pyx_string_tab[82]
-#define __pyx_n_u_mro __pyx_string_tab[83]
-#define __pyx_n_u_name __pyx_string_tab[84]
-#define __pyx_n_u_new __pyx_string_tab[85]
-#define __pyx_n_u_pyx_capi __pyx_string_tab[86]
-#define __pyx_n_u_pyx_checksum __pyx_string_tab[87]
-#define __pyx_n_u_pyx_state __pyx_string_tab[88]
-#define __pyx_n_u_pyx_type __pyx_string_tab[89]
-#define __pyx_n_u_pyx_unpickle_Struct __pyx_string_tab[90]
-#define __pyx_n_u_pyx_vtable __pyx_string_tab[91]
-#define __pyx_n_u_qualname __pyx_string_tab[92]
-#define __pyx_n_u_reduce __pyx_string_tab[93]
-#define __pyx_n_u_reduce_cython __pyx_string_tab[94]
-#define __pyx_n_u_reduce_ex __pyx_string_tab[95]
-#define __pyx_n_u_set_name __pyx_string_tab[96]
-#define __pyx_n_u_setstate __pyx_string_tab[97]
-#define __pyx_n_u_setstate_cython __pyx_string_tab[98]
-#define __pyx_n_u_test __pyx_string_tab[99]
-#define __pyx_n_u_ctypes_2 __pyx_string_tab[100]
-#define __pyx_n_u_ctypes_pointer_value_locals_gen __pyx_string_tab[101]
-#define __pyx_n_u_is_ctypes_scalar_locals_genexpr __pyx_string_tab[102]
-#define __pyx_n_u_type __pyx_string_tab[103]
-#define __pyx_n_u_addressof __pyx_string_tab[104]
-#define __pyx_n_u_c_bool __pyx_string_tab[105]
-#define __pyx_n_u_c_byte __pyx_string_tab[106]
-#define __pyx_n_u_c_char __pyx_string_tab[107]
-#define __pyx_n_u_c_char_p __pyx_string_tab[108]
-#define __pyx_n_u_c_double __pyx_string_tab[109]
-#define __pyx_n_u_c_float __pyx_string_tab[110]
-#define __pyx_n_u_c_int __pyx_string_tab[111]
-#define __pyx_n_u_c_long __pyx_string_tab[112]
-#define __pyx_n_u_c_longlong __pyx_string_tab[113]
-#define __pyx_n_u_c_short __pyx_string_tab[114]
-#define __pyx_n_u_c_ubyte __pyx_string_tab[115]
-#define __pyx_n_u_c_uint __pyx_string_tab[116]
-#define __pyx_n_u_c_ulong __pyx_string_tab[117]
-#define __pyx_n_u_c_ulonglong __pyx_string_tab[118]
-#define __pyx_n_u_c_ushort __pyx_string_tab[119]
-#define __pyx_n_u_c_void_p __pyx_string_tab[120]
-#define __pyx_n_u_c_wchar __pyx_string_tab[121]
-#define __pyx_n_u_c_wchar_p __pyx_string_tab[122]
-#define __pyx_n_u_cast __pyx_string_tab[123]
-#define __pyx_n_u_cline_in_traceback __pyx_string_tab[124]
-#define __pyx_n_u_close __pyx_string_tab[125]
-#define __pyx_n_u_cls __pyx_string_tab[126]
-#define __pyx_n_u_ctypes __pyx_string_tab[127]
-#define __pyx_n_u_cubind__bind_convert __pyx_string_tab[128]
-#define __pyx_n_u_cubind__bind_enum __pyx_string_tab[129]
-#define __pyx_n_u_enum __pyx_string_tab[130]
-#define __pyx_n_u_enumerate __pyx_string_tab[131]
-#define __pyx_n_u_genexpr __pyx_string_tab[132]
-#define __pyx_n_u_get __pyx_string_tab[133]
-#define __pyx_n_u_getPtr __pyx_string_tab[134]
-#define __pyx_n_u_is_c_function_locals_genexpr __pyx_string_tab[135]
-#define __pyx_n_u_is_integer __pyx_string_tab[136]
-#define __pyx_n_u_items __pyx_string_tab[137]
-#define __pyx_n_u_name_2 __pyx_string_tab[138]
-#define __pyx_n_u_next __pyx_string_tab[139]
-#define __pyx_n_u_object __pyx_string_tab[140]
-#define __pyx_n_u_pop __pyx_string_tab[141]
-#define __pyx_n_u_send __pyx_string_tab[142]
-#define __pyx_n_u_setdefault __pyx_string_tab[143]
-#define __pyx_n_u_sizeof __pyx_string_tab[144]
-#define __pyx_n_u_throw __pyx_string_tab[145]
-#define __pyx_n_u_types __pyx_string_tab[146]
-#define __pyx_n_u_update __pyx_string_tab[147]
-#define __pyx_n_u_value __pyx_string_tab[148]
-#define __pyx_n_u_values __pyx_string_tab[149]
-#define __pyx_n_u_zZP __pyx_string_tab[150]
-#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[151]
-#define __pyx_kp_b_iso88591__10 __pyx_string_tab[152]
-#define __pyx_kp_b_iso88591_A __pyx_string_tab[153]
+#define __pyx_kp_u__14 __pyx_string_tab[1]
+#define __pyx_kp_u__2 __pyx_string_tab[2]
+#define __pyx_kp_u__9 __pyx_string_tab[3]
+#define __pyx_kp_u_a_member_of_another_enum __pyx_string_tab[4]
+#define __pyx_kp_u__12 __pyx_string_tab[5]
+#define __pyx_kp_u__13 __pyx_string_tab[6]
+#define __pyx_kp_u__10 __pyx_string_tab[7]
+#define __pyx_kp_u_bytes_do_not_fit_in __pyx_string_tab[8]
+#define __pyx_kp_u_bytes_given_the_attribute_s_val __pyx_string_tab[9]
+#define __pyx_kp_u_bytes_is_smaller_than_the __pyx_string_tab[10]
+#define __pyx_kp_u_bytes_needed __pyx_string_tab[11]
+#define __pyx_kp_u_bytes_of __pyx_string_tab[12]
+#define __pyx_kp_u_bytes_at_most __pyx_string_tab[13]
+#define __pyx_kp_u_bytes_got __pyx_string_tab[14]
+#define __pyx_kp_u_cannot_be_used __pyx_string_tab[15]
+#define __pyx_kp_u_does_not_fit_in_a_char_128_255 __pyx_string_tab[16]
+#define __pyx_kp_u_fit_with_the_NUL __pyx_string_tab[17]
+#define __pyx_kp_u_is __pyx_string_tab[18]
+#define __pyx_kp_u_is_out_of_range_for_a_pointer __pyx_string_tab[19]
+#define __pyx_kp_u_is_out_of_range_for_its_C_type __pyx_string_tab[20]
+#define __pyx_kp_u_is_out_of_range_for_its_C_type_2 __pyx_string_tab[21]
+#define __pyx_kp_u_items_but __pyx_string_tab[22]
+#define __pyx_kp_u_member_or_an_int_got __pyx_string_tab[23]
+#define __pyx_kp_u_must_be_a_tuple_or_list_got __pyx_string_tab[24]
+#define __pyx_kp_u_types_2 __pyx_string_tab[25]
+#define __pyx_kp_u_values_but __pyx_string_tab[26]
+#define __pyx_kp_u__4 __pyx_string_tab[27]
+#define __pyx_kp_u_got __pyx_string_tab[28]
+#define __pyx_kp_u__6 __pyx_string_tab[29]
+#define __pyx_kp_u__3 __pyx_string_tab[30]
+#define __pyx_kp_u_None_but __pyx_string_tab[31]
+#define __pyx_kp_u_address __pyx_string_tab[32]
+#define __pyx_kp_u_buffer_of __pyx_string_tab[33]
+#define __pyx_kp_u_c_char_takes_1_byte_got __pyx_string_tab[34]
+#define __pyx_kp_u_c_wchar_takes_1_character_got __pyx_string_tab[35]
+#define __pyx_kp_u_embedded_NUL_character_C_would __pyx_string_tab[36]
+#define __pyx_kp_u_expected __pyx_string_tab[37]
+#define __pyx_kp_u_expected_values_types_got_a_tup __pyx_string_tab[38]
+#define __pyx_kp_u_expected_None_an_int_address_a __pyx_string_tab[39]
+#define __pyx_kp_u_expected_a __pyx_string_tab[40]
+#define __pyx_kp_u_expected_a_bytearray_or_bytes_o __pyx_string_tab[41]
+#define __pyx_kp_u_expected_a_float_got __pyx_string_tab[42]
+#define __pyx_kp_u_expected_a_list_of_bytes_or_str __pyx_string_tab[43]
+#define __pyx_kp_u_expected_an_int_address_or_None __pyx_string_tab[44]
+#define __pyx_kp_u_expected_an_int_or_a_finite_flo __pyx_string_tab[45]
+#define __pyx_kp_u_expected_bytes_or_a_list_of_int __pyx_string_tab[46]
+#define __pyx_kp_u_the_buffer_of __pyx_string_tab[47]
+#define __pyx_kp_u_type_None_needs_an_enum_member __pyx_string_tab[48]
+#define __pyx_kp_u_unsupported_argument_type __pyx_string_tab[49]
+#define __pyx_kp_u_use_a_ctypes_integer_float_or_c __pyx_string_tab[50]
+#define __pyx_kp_u__11 __pyx_string_tab[51]
+#define __pyx_kp_u_ __pyx_string_tab[52]
+#define __pyx_kp_u_None __pyx_string_tab[53]
+#define __pyx_kp_u_Note_that_Cython_is_deliberately __pyx_string_tab[54]
+#define __pyx_kp_u__8 __pyx_string_tab[55]
+#define __pyx_kp_u__5 __pyx_string_tab[56]
+#define __pyx_kp_u__15 __pyx_string_tab[57]
+#define __pyx_kp_u_expected_bytes_or_str_got_None __pyx_string_tab[58]
+#define __pyx_kp_u_add_note __pyx_string_tab[59]
+#define __pyx_kp_u_an_int __pyx_string_tab[60]
+#define __pyx_kp_u_an_int_address_a_buffer_or_None __pyx_string_tab[61]
+#define __pyx_kp_u_bytes_or_str __pyx_string_tab[62]
+#define __pyx_kp_u_bytes_str_or_None __pyx_string_tab[63]
+#define __pyx_kp_u_cubind__bind_convert_pyx __pyx_string_tab[64]
+#define __pyx_kp_u_disable __pyx_string_tab[65]
+#define __pyx_kp_u_enable __pyx_string_tab[66]
+#define __pyx_kp_u_gc __pyx_string_tab[67]
+#define __pyx_kp_u_isenabled __pyx_string_tab[68]
+#define __pyx_kp_u_self_heap_self_view_cannot_be_co __pyx_string_tab[69]
+#define __pyx_kp_u_self_ptr_cannot_be_converted_to __pyx_string_tab[70]
+#define __pyx_n_u_Array __pyx_string_tab[71]
+#define __pyx_n_u_CEnum __pyx_string_tab[72]
+#define __pyx_n_u_CFuncPtr __pyx_string_tab[73]
+#define __pyx_n_u_CStringArray __pyx_string_tab[74]
+#define __pyx_n_u_Enum __pyx_string_tab[75]
+#define __pyx_n_u_KernelArgs __pyx_string_tab[76]
+#define __pyx_n_u_Struct __pyx_string_tab[77]
+#define __pyx_n_u_Structure __pyx_string_tab[78]
+#define __pyx_n_u_Union __pyx_string_tab[79]
+#define __pyx_n_u_Pointer __pyx_string_tab[80]
+#define __pyx_n_u_SimpleCData __pyx_string_tab[81]
+#define __pyx_n_u_Pyx_PyDict_NextRef __pyx_string_tab[82]
+#define __pyx_n_u_dict __pyx_string_tab[83]
+#define __pyx_n_u_float __pyx_string_tab[84]
+#define __pyx_n_u_getstate __pyx_string_tab[85]
+#define __pyx_n_u_index __pyx_string_tab[86]
+#define __pyx_n_u_main __pyx_string_tab[87]
+#define __pyx_n_u_module __pyx_string_tab[88]
+#define __pyx_n_u_mro __pyx_string_tab[89]
+#define __pyx_n_u_name __pyx_string_tab[90]
+#define __pyx_n_u_new __pyx_string_tab[91]
+#define __pyx_n_u_pyx_capi __pyx_string_tab[92]
+#define __pyx_n_u_pyx_checksum __pyx_string_tab[93]
+#define __pyx_n_u_pyx_state __pyx_string_tab[94]
+#define __pyx_n_u_pyx_type __pyx_string_tab[95]
+#define __pyx_n_u_pyx_unpickle_Struct __pyx_string_tab[96]
+#define __pyx_n_u_pyx_vtable __pyx_string_tab[97]
+#define __pyx_n_u_qualname __pyx_string_tab[98]
+#define __pyx_n_u_reduce __pyx_string_tab[99]
+#define __pyx_n_u_reduce_cython __pyx_string_tab[100]
+#define __pyx_n_u_reduce_ex __pyx_string_tab[101]
+#define __pyx_n_u_set_name __pyx_string_tab[102]
+#define __pyx_n_u_setstate __pyx_string_tab[103]
+#define __pyx_n_u_setstate_cython __pyx_string_tab[104]
+#define __pyx_n_u_str___locals_genexpr __pyx_string_tab[105]
+#define __pyx_n_u_test __pyx_string_tab[106]
+#define __pyx_n_u_ctypes_2 __pyx_string_tab[107]
+#define __pyx_n_u_ctypes_pointer_value_locals_gen __pyx_string_tab[108]
+#define __pyx_n_u_fields __pyx_string_tab[109]
+#define __pyx_n_u_is_ctypes_scalar_locals_genexpr __pyx_string_tab[110]
+#define __pyx_n_u_type __pyx_string_tab[111]
+#define __pyx_n_u_addressof __pyx_string_tab[112]
+#define __pyx_n_u_c_bool __pyx_string_tab[113]
+#define __pyx_n_u_c_byte __pyx_string_tab[114]
+#define __pyx_n_u_c_char __pyx_string_tab[115]
+#define __pyx_n_u_c_char_p __pyx_string_tab[116]
+#define __pyx_n_u_c_double __pyx_string_tab[117]
+#define __pyx_n_u_c_float __pyx_string_tab[118]
+#define __pyx_n_u_c_int __pyx_string_tab[119]
+#define __pyx_n_u_c_long __pyx_string_tab[120]
+#define __pyx_n_u_c_longlong __pyx_string_tab[121]
+#define __pyx_n_u_c_short __pyx_string_tab[122]
+#define __pyx_n_u_c_ubyte __pyx_string_tab[123]
+#define __pyx_n_u_c_uint __pyx_string_tab[124]
+#define __pyx_n_u_c_ulong __pyx_string_tab[125]
+#define __pyx_n_u_c_ulonglong __pyx_string_tab[126]
+#define __pyx_n_u_c_ushort __pyx_string_tab[127]
+#define __pyx_n_u_c_void_p __pyx_string_tab[128]
+#define __pyx_n_u_c_wchar __pyx_string_tab[129]
+#define __pyx_n_u_c_wchar_p __pyx_string_tab[130]
+#define __pyx_n_u_cast __pyx_string_tab[131]
+#define __pyx_n_u_cline_in_traceback __pyx_string_tab[132]
+#define __pyx_n_u_close __pyx_string_tab[133]
+#define __pyx_n_u_cls __pyx_string_tab[134]
+#define __pyx_n_u_ctypes __pyx_string_tab[135]
+#define __pyx_n_u_cubind__bind_convert __pyx_string_tab[136]
+#define __pyx_n_u_cubind__bind_enum __pyx_string_tab[137]
+#define __pyx_n_u_enum __pyx_string_tab[138]
+#define __pyx_n_u_enumerate __pyx_string_tab[139]
+#define __pyx_n_u_genexpr __pyx_string_tab[140]
+#define __pyx_n_u_get __pyx_string_tab[141]
+#define __pyx_n_u_getPtr __pyx_string_tab[142]
+#define __pyx_n_u_is_c_function_locals_genexpr __pyx_string_tab[143]
+#define __pyx_n_u_is_integer __pyx_string_tab[144]
+#define __pyx_n_u_items __pyx_string_tab[145]
+#define __pyx_n_u_line __pyx_string_tab[146]
+#define __pyx_n_u_name_2 __pyx_string_tab[147]
+#define __pyx_n_u_next __pyx_string_tab[148]
+#define __pyx_n_u_object __pyx_string_tab[149]
+#define __pyx_n_u_pop __pyx_string_tab[150]
+#define __pyx_n_u_send __pyx_string_tab[151]
+#define __pyx_n_u_setdefault __pyx_string_tab[152]
+#define __pyx_n_u_sizeof __pyx_string_tab[153]
+#define __pyx_n_u_throw __pyx_string_tab[154]
+#define __pyx_n_u_types __pyx_string_tab[155]
+#define __pyx_n_u_update __pyx_string_tab[156]
+#define __pyx_n_u_value __pyx_string_tab[157]
+#define __pyx_n_u_values __pyx_string_tab[158]
+#define __pyx_n_u_zZP __pyx_string_tab[159]
+#define __pyx_kp_b_PY_LONG_LONG_PyObject_char_const __pyx_string_tab[160]
+#define __pyx_kp_b_iso88591__16 __pyx_string_tab[161]
+#define __pyx_kp_b_iso88591_A __pyx_string_tab[162]
+#define __pyx_kp_b_iso88591_A_2 __pyx_string_tab[163]
 #define __pyx_int_0 __pyx_number_tab[0]
 #define __pyx_int_1 __pyx_number_tab[1]
 #define __pyx_int_8 __pyx_number_tab[2]
@@ -4005,13 +4078,15 @@ static CYTHON_SMALL_CODE int __pyx_m_clear(PyObject *m) {
   Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
   Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
   Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr);
+  Py_CLEAR(clear_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_get.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_CLEAR(clear_module_state->__pyx_umethod_PyDict_Type_values.method);
   for (int i=0; i<1; ++i) { Py_CLEAR(clear_module_state->__pyx_slice[i]); }
-  for (int i=0; i<4; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<154; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<5; ++i) { Py_CLEAR(clear_module_state->__pyx_codeobj_tab[i]); }
+  for (int i=0; i<164; ++i) { Py_CLEAR(clear_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<6; ++i) { Py_CLEAR(clear_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_clear_contents ### */
 /* CommonTypesMetaclass.module_state_clear */
@@ -4050,13 +4125,15 @@ static CYTHON_SMALL_CODE int __pyx_m_traverse(PyObject *m, visitproc visit, void
   Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr);
   Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
   Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr);
+  Py_VISIT(traverse_module_state->__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_get.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_items.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_pop.method);
   Py_VISIT(traverse_module_state->__pyx_umethod_PyDict_Type_values.method);
   for (int i=0; i<1; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_slice[i]); }
-  for (int i=0; i<4; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
-  for (int i=0; i<154; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
+  for (int i=0; i<5; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_codeobj_tab[i]); }
+  for (int i=0; i<164; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_string_tab[i]); }
   for (int i=0; i<6; ++i) { __Pyx_VISIT_CONST(traverse_module_state->__pyx_number_tab[i]); }
 /* #### Code section: module_state_traverse_contents ### */
 /* CommonTypesMetaclass.module_state_traverse */
@@ -11126,6 +11203,621 @@ static void __pyx_f_6cubind_5_bind_7convert_report_unraisable(PyObject *__pyx_v_
 /* "cubind/_bind/convert.pyx":254
  * 
  * cdef class Struct:
+ *     def __str__(self):             # <<<<<<<<<<<<<<
+ *         """One `field : value` line per field (the class's `_fields`, in C
+ *         order), a nested struct's lines indented under `field :`, as the
+*/
+
+/* Python wrapper */
+static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_1__str__(PyObject *__pyx_v_self); /*proto*/
+PyDoc_STRVAR(__pyx_doc_6cubind_5_bind_7convert_6Struct___str__, "__str__($self)\n--\n\nOne `field : value` line per field (the class\047s `_fields`, in C\norder), a nested struct\047s lines indented under `field :`, as the\nclassic CUDA Python convention prints a struct.");
+#if CYTHON_UPDATE_DESCRIPTOR_DOC
+struct wrapperbase __pyx_wrapperbase_6cubind_5_bind_7convert_6Struct___str__;
+#endif
+static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_1__str__(PyObject *__pyx_v_self) {
+  CYTHON_UNUSED PyObject *const *__pyx_kwvalues;
+  PyObject *__pyx_r = 0;
+  __Pyx_RefNannyDeclarations
+  __Pyx_RefNannySetupContext("__str__ (wrapper)", 0);
+  __pyx_kwvalues = __Pyx_KwValues_VARARGS(__pyx_args, __pyx_nargs);
+  __pyx_r = __pyx_pf_6cubind_5_bind_7convert_6Struct___str__(((struct __pyx_obj_6cubind_5_bind_7convert_Struct *)__pyx_v_self));
+
+  /* function exit code */
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_6Struct_7__str___2generator4(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value); /* proto */
+
+/* "cubind/_bind/convert.pyx":267
+ *             if isinstance(value, Struct):
+ *                 lines.append(f"{key} :")
+ *                 lines.extend("    " + line for line in str(value).splitlines())             # <<<<<<<<<<<<<<
+ *             else:
+ *                 lines.append(f"{key} : {value}")
+*/
+
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_7__str___genexpr(CYTHON_UNUSED PyObject *__pyx_self, PyObject *__pyx_genexpr_arg_0) {
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *__pyx_cur_scope;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  __pyx_cur_scope = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *)__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, __pyx_mstate_global->__pyx_empty_tuple, NULL);
+  if (unlikely(!__pyx_cur_scope)) {
+    __pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *)Py_None);
+    __Pyx_INCREF(Py_None);
+    __PYX_ERR(0, 267, __pyx_L1_error)
+  } else {
+    __Pyx_GOTREF((PyObject *)__pyx_cur_scope);
+  }
+  __pyx_cur_scope->__pyx_genexpr_arg_0 = __pyx_genexpr_arg_0;
+  __Pyx_INCREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  __Pyx_GIVEREF(__pyx_cur_scope->__pyx_genexpr_arg_0);
+  {
+    __pyx_CoroutineObject *gen = __Pyx_Generator_New((__pyx_coroutine_body_t) __pyx_gb_6cubind_5_bind_7convert_6Struct_7__str___2generator4, ((PyObject *)__pyx_mstate_global->__pyx_codeobj_tab[4]), (PyObject *) __pyx_cur_scope, __pyx_mstate_global->__pyx_n_u_genexpr, __pyx_mstate_global->__pyx_n_u_str___locals_genexpr, __pyx_mstate_global->__pyx_n_u_cubind__bind_convert); if (unlikely(!gen)) __PYX_ERR(0, 267, __pyx_L1_error)
+    __Pyx_DECREF(__pyx_cur_scope);
+    __Pyx_RefNannyFinishContext();
+    return (PyObject *) gen;
+  }
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_AddTraceback("cubind._bind.convert.Struct.__str__.genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __Pyx_DECREF((PyObject *)__pyx_cur_scope);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+static PyObject *__pyx_gb_6cubind_5_bind_7convert_6Struct_7__str___2generator4(__pyx_CoroutineObject *__pyx_generator, CYTHON_UNUSED PyThreadState *__pyx_tstate, PyObject *__pyx_sent_value) /* generator body */
+{
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *__pyx_cur_scope = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *)__pyx_generator->closure);
+  PyObject *__pyx_r = NULL;
+  PyObject *__pyx_t_1 = NULL;
+  PyObject *__pyx_t_2 = NULL;
+  Py_ssize_t __pyx_t_3;
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannyDeclarations
+  __Pyx_RefNannySetupContext("genexpr", 0);
+  switch (__pyx_generator->resume_label) {
+    case 0: goto __pyx_L3_first_run;
+    case 1: goto __pyx_L6_resume_from_yield;
+    default: /* CPython raises the right error here */
+    __Pyx_RefNannyFinishContext();
+    return NULL;
+  }
+  __pyx_L3_first_run:;
+  if (unlikely(__pyx_sent_value != Py_None)) {
+    if (unlikely(__pyx_sent_value)) PyErr_SetString(PyExc_TypeError, "can't send non-None value to a just-started generator");
+    __PYX_ERR(0, 267, __pyx_L1_error)
+  }
+  if (unlikely(!__pyx_cur_scope->__pyx_genexpr_arg_0)) { __Pyx_RaiseUnboundLocalError(".0"); __PYX_ERR(0, 267, __pyx_L1_error) }
+  __pyx_t_1 = __Pyx_PyObject_Unicode(__pyx_cur_scope->__pyx_genexpr_arg_0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 267, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_t_2 = PyUnicode_Splitlines(((PyObject*)__pyx_t_1), 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 267, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  if (!(likely(PyList_CheckExact(__pyx_t_2)) || __Pyx_RaiseUnexpectedTypeError("list", __pyx_t_2))) __PYX_ERR(0, 267, __pyx_L1_error)
+  __pyx_t_1 = __pyx_t_2; __Pyx_INCREF(__pyx_t_1);
+  __pyx_t_3 = 0;
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+  for (;;) {
+    {
+      Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
+      #if !CYTHON_ASSUME_SAFE_SIZE
+      if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 267, __pyx_L1_error)
+      #endif
+      if (__pyx_t_3 >= __pyx_temp) break;
+    }
+    __pyx_t_2 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_1, __pyx_t_3, __Pyx_ReferenceSharing_OwnStrongReference);
+    ++__pyx_t_3;
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 267, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
+    if (!(likely(PyUnicode_CheckExact(__pyx_t_2))||((__pyx_t_2) == Py_None) || __Pyx_RaiseUnexpectedTypeError("str", __pyx_t_2))) __PYX_ERR(0, 267, __pyx_L1_error)
+    __Pyx_XGOTREF(__pyx_cur_scope->__pyx_v_line);
+    __Pyx_XDECREF_SET(__pyx_cur_scope->__pyx_v_line, ((PyObject*)__pyx_t_2));
+    __Pyx_GIVEREF(__pyx_t_2);
+    __pyx_t_2 = 0;
+    __pyx_t_2 = __Pyx_PyUnicode_ConcatSafe(__pyx_mstate_global->__pyx_kp_u__9, __pyx_cur_scope->__pyx_v_line); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 267, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
+    __pyx_r = __pyx_t_2;
+    __pyx_t_2 = 0;
+    __Pyx_XGIVEREF(__pyx_t_1);
+    __pyx_cur_scope->__pyx_t_0 = __pyx_t_1;
+
+    __pyx_cur_scope->__pyx_t_1 = __pyx_t_3;
+    __Pyx_XGIVEREF(__pyx_r);
+    __Pyx_RefNannyFinishContext();
+    __Pyx_Coroutine_ResetAndClearException(__pyx_generator);
+    /* return from generator, yielding value */
+    __pyx_generator->resume_label = 1;
+    return __pyx_r;
+    __pyx_L6_resume_from_yield:;
+    __pyx_t_1 = __pyx_cur_scope->__pyx_t_0;
+    __pyx_cur_scope->__pyx_t_0 = 0;
+    __Pyx_XGOTREF(__pyx_t_1);
+    __pyx_t_3 = __pyx_cur_scope->__pyx_t_1;
+    if (unlikely(!__pyx_sent_value)) __PYX_ERR(0, 267, __pyx_L1_error)
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  CYTHON_MAYBE_UNUSED_VAR(__pyx_cur_scope);
+
+  /* function exit code */
+  __pyx_r = Py_None; __Pyx_INCREF(Py_None);
+  goto __pyx_L0;
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_2);
+  if (__Pyx_PyErr_Occurred()) {
+    __Pyx_Generator_Replace_StopIteration(0);
+    __Pyx_AddTraceback("genexpr", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  }
+  __pyx_L0:;
+  __Pyx_XGIVEREF(__pyx_r);
+  #if !CYTHON_USE_EXC_INFO_STACK
+  __Pyx_Coroutine_ResetAndClearException(__pyx_generator);
+  #endif
+  __pyx_generator->resume_label = -1;
+  __Pyx_Coroutine_clear((PyObject*)__pyx_generator);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pyx":254
+ * 
+ * cdef class Struct:
+ *     def __str__(self):             # <<<<<<<<<<<<<<
+ *         """One `field : value` line per field (the class's `_fields`, in C
+ *         order), a nested struct's lines indented under `field :`, as the
+*/
+
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct___str__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self) {
+  PyObject *__pyx_v_lines = NULL;
+  PyObject *__pyx_v_key = NULL;
+  PyObject *__pyx_v_value = NULL;
+  PyObject *__pyx_v_exc = NULL;
+  PyObject *__pyx_gb_6cubind_5_bind_7convert_6Struct_7__str___2generator4 = 0;
+  PyObject *__pyx_r = NULL;
+  __Pyx_RefNannyDeclarations
+  PyObject *__pyx_t_1 = NULL;
+  PyObject *__pyx_t_2 = NULL;
+  Py_ssize_t __pyx_t_3;
+  PyObject *(*__pyx_t_4)(PyObject *);
+  PyObject *__pyx_t_5 = NULL;
+  PyObject *__pyx_t_6 = NULL;
+  PyObject *__pyx_t_7 = NULL;
+  int __pyx_t_8;
+  PyObject *__pyx_t_9 = NULL;
+  PyObject *__pyx_t_10 = NULL;
+  PyObject *__pyx_t_11 = NULL;
+  PyObject *__pyx_t_12 = NULL;
+  PyObject *__pyx_t_13 = NULL;
+  PyObject *__pyx_t_14[4];
+  Py_ssize_t __pyx_t_15;
+  int __pyx_t_16;
+  int __pyx_t_17;
+  char const *__pyx_t_18;
+  PyObject *__pyx_t_19 = NULL;
+  PyObject *__pyx_t_20 = NULL;
+  PyObject *__pyx_t_21 = NULL;
+  PyObject *__pyx_t_22 = NULL;
+  PyObject *__pyx_t_23 = NULL;
+  PyObject *__pyx_t_24 = NULL;
+  int __pyx_t_25;
+  PyObject *__pyx_t_26[3];
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  __Pyx_RefNannySetupContext("__str__", 0);
+
+  /* "cubind/_bind/convert.pyx":258
+ *         order), a nested struct's lines indented under `field :`, as the
+ *         classic CUDA Python convention prints a struct."""
+ *         lines = []             # <<<<<<<<<<<<<<
+ *         for key in type(self)._fields:
+ *             try:
+*/
+  __pyx_t_1 = PyList_New(0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 258, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  __pyx_v_lines = ((PyObject*)__pyx_t_1);
+  __pyx_t_1 = 0;
+
+  /* "cubind/_bind/convert.pyx":259
+ *         classic CUDA Python convention prints a struct."""
+ *         lines = []
+ *         for key in type(self)._fields:             # <<<<<<<<<<<<<<
+ *             try:
+ *                 value = getattr(self, key)
+*/
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(((PyObject *)__pyx_v_self))), __pyx_mstate_global->__pyx_n_u_fields); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 259, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_1);
+  if (likely(PyList_CheckExact(__pyx_t_1)) || PyTuple_CheckExact(__pyx_t_1)) {
+    __pyx_t_2 = __pyx_t_1; __Pyx_INCREF(__pyx_t_2);
+    __pyx_t_3 = 0;
+    __pyx_t_4 = NULL;
+  } else {
+    __pyx_t_3 = -1; __pyx_t_2 = PyObject_GetIter(__pyx_t_1); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 259, __pyx_L1_error)
+    __Pyx_GOTREF(__pyx_t_2);
+    __pyx_t_4 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 259, __pyx_L1_error)
+  }
+  __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+  for (;;) {
+    if (likely(!__pyx_t_4)) {
+      if (likely(PyList_CheckExact(__pyx_t_2))) {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_2);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 259, __pyx_L1_error)
+          #endif
+          if (__pyx_t_3 >= __pyx_temp) break;
+        }
+        __pyx_t_1 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_2, __pyx_t_3, __Pyx_ReferenceSharing_OwnStrongReference);
+        ++__pyx_t_3;
+      } else {
+        {
+          Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_2);
+          #if !CYTHON_ASSUME_SAFE_SIZE
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 259, __pyx_L1_error)
+          #endif
+          if (__pyx_t_3 >= __pyx_temp) break;
+        }
+        #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
+        __pyx_t_1 = __Pyx_NewRef(PyTuple_GET_ITEM(__pyx_t_2, __pyx_t_3));
+        #else
+        __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_2, __pyx_t_3);
+        #endif
+        ++__pyx_t_3;
+      }
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 259, __pyx_L1_error)
+    } else {
+      __pyx_t_1 = __pyx_t_4(__pyx_t_2);
+      if (unlikely(!__pyx_t_1)) {
+        PyObject* exc_type = PyErr_Occurred();
+        if (exc_type) {
+          if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 259, __pyx_L1_error)
+          PyErr_Clear();
+        }
+        break;
+      }
+    }
+    __Pyx_GOTREF(__pyx_t_1);
+    __Pyx_XDECREF_SET(__pyx_v_key, __pyx_t_1);
+    __pyx_t_1 = 0;
+
+    /* "cubind/_bind/convert.pyx":260
+ *         lines = []
+ *         for key in type(self)._fields:
+ *             try:             # <<<<<<<<<<<<<<
+ *                 value = getattr(self, key)
+ *             except Exception as exc:  # a field that cannot be read says so, in its line
+*/
+    {
+      __Pyx_PyThreadState_declare
+      __Pyx_PyThreadState_assign
+      __Pyx_ExceptionSave(&__pyx_t_5, &__pyx_t_6, &__pyx_t_7);
+      __Pyx_XGOTREF(__pyx_t_5);
+      __Pyx_XGOTREF(__pyx_t_6);
+      __Pyx_XGOTREF(__pyx_t_7);
+      /*try:*/ {
+
+        /* "cubind/_bind/convert.pyx":261
+ *         for key in type(self)._fields:
+ *             try:
+ *                 value = getattr(self, key)             # <<<<<<<<<<<<<<
+ *             except Exception as exc:  # a field that cannot be read says so, in its line
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")
+*/
+        __pyx_t_1 = __Pyx_GetAttr(((PyObject *)__pyx_v_self), __pyx_v_key); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 261, __pyx_L5_error)
+        __Pyx_GOTREF(__pyx_t_1);
+        __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_1);
+        __pyx_t_1 = 0;
+
+        /* "cubind/_bind/convert.pyx":260
+ *         lines = []
+ *         for key in type(self)._fields:
+ *             try:             # <<<<<<<<<<<<<<
+ *                 value = getattr(self, key)
+ *             except Exception as exc:  # a field that cannot be read says so, in its line
+*/
+      }
+      __Pyx_XDECREF(__pyx_t_5); __pyx_t_5 = 0;
+      __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
+      __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
+      goto __pyx_L12_try_end;
+      __pyx_L5_error:;
+      __Pyx_XDECREF(__pyx_t_1); __pyx_t_1 = 0;
+
+      /* "cubind/_bind/convert.pyx":262
+ *             try:
+ *                 value = getattr(self, key)
+ *             except Exception as exc:  # a field that cannot be read says so, in its line             # <<<<<<<<<<<<<<
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")
+ *                 continue
+*/
+      __pyx_t_8 = __Pyx_PyErr_ExceptionMatches(((PyObject *)(((PyTypeObject*)PyExc_Exception))));
+      if (__pyx_t_8) {
+        __Pyx_AddTraceback("cubind._bind.convert.Struct.__str__", __pyx_clineno, __pyx_lineno, __pyx_filename);
+        if (__Pyx_GetException(&__pyx_t_1, &__pyx_t_9, &__pyx_t_10) < 0) __PYX_ERR(0, 262, __pyx_L7_except_error)
+        __Pyx_XGOTREF(__pyx_t_1);
+        __Pyx_XGOTREF(__pyx_t_9);
+        __Pyx_XGOTREF(__pyx_t_10);
+        __Pyx_INCREF(__pyx_t_9);
+        __pyx_v_exc = __pyx_t_9;
+        /*try:*/ {
+
+          /* "cubind/_bind/convert.pyx":263
+ *                 value = getattr(self, key)
+ *             except Exception as exc:  # a field that cannot be read says so, in its line
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")             # <<<<<<<<<<<<<<
+ *                 continue
+ *             if isinstance(value, Struct):
+*/
+          __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_key, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 263, __pyx_L18_error)
+          __Pyx_GOTREF(__pyx_t_11);
+          __pyx_t_12 = __Pyx_PyObject_GetAttrStr(((PyObject *)Py_TYPE(__pyx_v_exc)), __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 263, __pyx_L18_error)
+          __Pyx_GOTREF(__pyx_t_12);
+          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_t_12, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 263, __pyx_L18_error)
+          __Pyx_GOTREF(__pyx_t_13);
+          __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
+          __pyx_t_14[0] = __pyx_t_11;
+          __pyx_t_14[1] = __pyx_mstate_global->__pyx_kp_u__10;
+          __pyx_t_14[2] = __pyx_t_13;
+          __pyx_t_14[3] = __pyx_mstate_global->__pyx_kp_u__11;
+          __pyx_t_15 = 5;
+          #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+          __pyx_t_15 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_14[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_14[2]);
+          #endif
+          __pyx_t_8 = 0;
+          #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+          __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_14[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_14[2]);
+          #endif
+          __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_14, 4, __pyx_t_15, __pyx_t_8);
+          if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 263, __pyx_L18_error)
+          __Pyx_GOTREF(__pyx_t_12);
+          __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
+          __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
+          __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_lines, __pyx_t_12); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 263, __pyx_L18_error)
+          __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
+
+
+          /* "cubind/_bind/convert.pyx":264
+ *             except Exception as exc:  # a field that cannot be read says so, in its line
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")
+ *                 continue             # <<<<<<<<<<<<<<
+ *             if isinstance(value, Struct):
+ *                 lines.append(f"{key} :")
+*/
+          goto __pyx_L15_continue;
+        }
+
+        /* "cubind/_bind/convert.pyx":262
+ *             try:
+ *                 value = getattr(self, key)
+ *             except Exception as exc:  # a field that cannot be read says so, in its line             # <<<<<<<<<<<<<<
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")
+ *                 continue
+*/
+        /*finally:*/ {
+          __pyx_L18_error:;
+          /*exception exit:*/{
+            __Pyx_PyThreadState_declare
+            __Pyx_PyThreadState_assign
+            __pyx_t_19 = 0; __pyx_t_20 = 0; __pyx_t_21 = 0; __pyx_t_22 = 0; __pyx_t_23 = 0; __pyx_t_24 = 0;
+            __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
+            __Pyx_XDECREF(__pyx_t_12); __pyx_t_12 = 0;
+            __Pyx_XDECREF(__pyx_t_13); __pyx_t_13 = 0;
+             __Pyx_ExceptionSwap(&__pyx_t_22, &__pyx_t_23, &__pyx_t_24);
+            if ( unlikely(__Pyx_GetException(&__pyx_t_19, &__pyx_t_20, &__pyx_t_21) < 0)) __Pyx_ErrFetch(&__pyx_t_19, &__pyx_t_20, &__pyx_t_21);
+            __Pyx_XGOTREF(__pyx_t_19);
+            __Pyx_XGOTREF(__pyx_t_20);
+            __Pyx_XGOTREF(__pyx_t_21);
+            __Pyx_XGOTREF(__pyx_t_22);
+            __Pyx_XGOTREF(__pyx_t_23);
+            __Pyx_XGOTREF(__pyx_t_24);
+            __pyx_t_8 = __pyx_lineno; __pyx_t_17 = __pyx_clineno; __pyx_t_18 = __pyx_filename;
+            {
+              __Pyx_DECREF(__pyx_v_exc); __pyx_v_exc = 0;
+            }
+            __Pyx_XGIVEREF(__pyx_t_22);
+            __Pyx_XGIVEREF(__pyx_t_23);
+            __Pyx_XGIVEREF(__pyx_t_24);
+            __Pyx_ExceptionReset(__pyx_t_22, __pyx_t_23, __pyx_t_24);
+            __Pyx_XGIVEREF(__pyx_t_19);
+            __Pyx_XGIVEREF(__pyx_t_20);
+            __Pyx_XGIVEREF(__pyx_t_21);
+            __Pyx_ErrRestore(__pyx_t_19, __pyx_t_20, __pyx_t_21);
+            __pyx_t_19 = 0; __pyx_t_20 = 0; __pyx_t_21 = 0; __pyx_t_22 = 0; __pyx_t_23 = 0; __pyx_t_24 = 0;
+            __pyx_lineno = __pyx_t_8; __pyx_clineno = __pyx_t_17; __pyx_filename = __pyx_t_18;
+            goto __pyx_L7_except_error;
+          }
+          __pyx_L15_continue: {
+            __Pyx_DECREF(__pyx_v_exc); __pyx_v_exc = 0;
+            goto __pyx_L13_except_continue;
+          }
+        }
+        __pyx_L13_except_continue:;
+        __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+        __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+        __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
+        goto __pyx_L11_try_continue;
+      }
+      goto __pyx_L7_except_error;
+
+      /* "cubind/_bind/convert.pyx":260
+ *         lines = []
+ *         for key in type(self)._fields:
+ *             try:             # <<<<<<<<<<<<<<
+ *                 value = getattr(self, key)
+ *             except Exception as exc:  # a field that cannot be read says so, in its line
+*/
+      __pyx_L7_except_error:;
+      __Pyx_XGIVEREF(__pyx_t_5);
+      __Pyx_XGIVEREF(__pyx_t_6);
+      __Pyx_XGIVEREF(__pyx_t_7);
+      __Pyx_ExceptionReset(__pyx_t_5, __pyx_t_6, __pyx_t_7);
+      goto __pyx_L1_error;
+      __pyx_L11_try_continue:;
+      __Pyx_XGIVEREF(__pyx_t_5);
+      __Pyx_XGIVEREF(__pyx_t_6);
+      __Pyx_XGIVEREF(__pyx_t_7);
+      __Pyx_ExceptionReset(__pyx_t_5, __pyx_t_6, __pyx_t_7);
+      goto __pyx_L3_continue;
+      __pyx_L12_try_end:;
+    }
+
+    /* "cubind/_bind/convert.pyx":265
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")
+ *                 continue
+ *             if isinstance(value, Struct):             # <<<<<<<<<<<<<<
+ *                 lines.append(f"{key} :")
+ *                 lines.extend("    " + line for line in str(value).splitlines())
+*/
+    __pyx_t_25 = __Pyx_TypeCheck(__pyx_v_value, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct); 
+    if (__pyx_t_25) {
+
+
+      /* "cubind/_bind/convert.pyx":266
+ *                 continue
+ *             if isinstance(value, Struct):
+ *                 lines.append(f"{key} :")             # <<<<<<<<<<<<<<
+ *                 lines.extend("    " + line for line in str(value).splitlines())
+ *             else:
+*/
+      __pyx_t_10 = __Pyx_PyObject_FormatSimple(__pyx_v_key, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 266, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_10);
+      __pyx_t_9 = __Pyx_PyUnicode_Concat__Pyx_ReferenceSharing_OwnStrongReferenceInPlace(__pyx_t_10, __pyx_mstate_global->__pyx_kp_u__12); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 266, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_lines, __pyx_t_9); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 266, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+
+
+      /* "cubind/_bind/convert.pyx":267
+ *             if isinstance(value, Struct):
+ *                 lines.append(f"{key} :")
+ *                 lines.extend("    " + line for line in str(value).splitlines())             # <<<<<<<<<<<<<<
+ *             else:
+ *                 lines.append(f"{key} : {value}")
+*/
+      __pyx_t_9 = __pyx_pf_6cubind_5_bind_7convert_6Struct_7__str___genexpr(NULL, __pyx_v_value); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 267, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __pyx_t_16 = __Pyx_PyList_Extend(__pyx_v_lines, __pyx_t_9); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 267, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+
+
+      /* "cubind/_bind/convert.pyx":265
+ *                 lines.append(f"{key} : <{type(exc).__name__}>")
+ *                 continue
+ *             if isinstance(value, Struct):             # <<<<<<<<<<<<<<
+ *                 lines.append(f"{key} :")
+ *                 lines.extend("    " + line for line in str(value).splitlines())
+*/
+      goto __pyx_L24;
+    }
+
+    /* "cubind/_bind/convert.pyx":269
+ *                 lines.extend("    " + line for line in str(value).splitlines())
+ *             else:
+ *                 lines.append(f"{key} : {value}")             # <<<<<<<<<<<<<<
+ *         return "\n".join(lines)
+ * 
+*/
+    /*else*/ {
+      __pyx_t_9 = __Pyx_PyObject_FormatSimple(__pyx_v_key, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 269, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_9);
+      __pyx_t_10 = __Pyx_PyObject_FormatSimple(__pyx_v_value, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 269, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_10);
+      __pyx_t_26[0] = __pyx_t_9;
+      __pyx_t_26[1] = __pyx_mstate_global->__pyx_kp_u__13;
+      __pyx_t_26[2] = __pyx_t_10;
+      __pyx_t_15 = 3;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_15 += __Pyx_PyUnicode_GET_LENGTH(__pyx_t_26[0]) + __Pyx_PyUnicode_GET_LENGTH(__pyx_t_26[2]);
+      #endif
+      __pyx_t_17 = 0;
+      #if __Pyx_PyUnicode_Join_CAN_USE_KIND_AND_LENGTH
+      __pyx_t_17 |= __Pyx_PyUnicode_KIND_04(__pyx_t_26[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_26[2]);
+      #endif
+      __pyx_t_1 = __Pyx_PyUnicode_Join(__pyx_t_26, 3, __pyx_t_15, __pyx_t_17);
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 269, __pyx_L1_error)
+      __Pyx_GOTREF(__pyx_t_1);
+      __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
+      __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
+      __pyx_t_16 = __Pyx_PyList_Append(__pyx_v_lines, __pyx_t_1); if (unlikely(__pyx_t_16 == ((int)-1))) __PYX_ERR(0, 269, __pyx_L1_error)
+      __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
+
+    }
+    __pyx_L24:;
+
+    /* "cubind/_bind/convert.pyx":259
+ *         classic CUDA Python convention prints a struct."""
+ *         lines = []
+ *         for key in type(self)._fields:             # <<<<<<<<<<<<<<
+ *             try:
+ *                 value = getattr(self, key)
+*/
+    __pyx_L3_continue:;
+  }
+  __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
+
+  /* "cubind/_bind/convert.pyx":270
+ *             else:
+ *                 lines.append(f"{key} : {value}")
+ *         return "\n".join(lines)             # <<<<<<<<<<<<<<
+ * 
+ *     cdef Struct _root(self):
+*/
+  __pyx_t_2 = PyUnicode_Join(__pyx_mstate_global->__pyx_kp_u__14, __pyx_v_lines); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 270, __pyx_L1_error)
+  __Pyx_GOTREF(__pyx_t_2);
+  {
+    PyObject *__pyx_temp;
+    {
+      __pyx_temp = __pyx_r;
+      __pyx_r = __pyx_t_2;
+    }
+    __Pyx_XDECREF(__pyx_temp);
+  }
+  __pyx_t_2 = 0;
+  goto __pyx_L0;
+
+  /* "cubind/_bind/convert.pyx":254
+ * 
+ * cdef class Struct:
+ *     def __str__(self):             # <<<<<<<<<<<<<<
+ *         """One `field : value` line per field (the class's `_fields`, in C
+ *         order), a nested struct's lines indented under `field :`, as the
+*/
+
+  /* function exit code */
+  __pyx_L1_error:;
+  __Pyx_XDECREF(__pyx_t_1);
+  __Pyx_XDECREF(__pyx_t_2);
+  __Pyx_XDECREF(__pyx_t_9);
+  __Pyx_XDECREF(__pyx_t_10);
+  __Pyx_XDECREF(__pyx_t_11);
+  __Pyx_XDECREF(__pyx_t_12);
+  __Pyx_XDECREF(__pyx_t_13);
+  __Pyx_AddTraceback("cubind._bind.convert.Struct.__str__", __pyx_clineno, __pyx_lineno, __pyx_filename);
+  __pyx_r = NULL;
+  __pyx_L0:;
+  __Pyx_XDECREF(__pyx_v_lines);
+  __Pyx_XDECREF(__pyx_v_key);
+  __Pyx_XDECREF(__pyx_v_value);
+  __Pyx_XDECREF(__pyx_v_exc);
+  __Pyx_XDECREF(__pyx_gb_6cubind_5_bind_7convert_6Struct_7__str___2generator4);
+  __Pyx_XGIVEREF(__pyx_r);
+  __Pyx_RefNannyFinishContext();
+  return __pyx_r;
+}
+
+/* "cubind/_bind/convert.pyx":272
+ *         return "\n".join(lines)
+ * 
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
@@ -11142,8 +11834,8 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_root", 0);
 
-  /* "cubind/_bind/convert.pyx":255
- * cdef class Struct:
+  /* "cubind/_bind/convert.pyx":273
+ * 
  *     cdef Struct _root(self):
  *         return self._owner if isinstance(self._owner, Struct) else self             # <<<<<<<<<<<<<<
  * 
@@ -11154,7 +11846,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_3 = __Pyx_TypeCheck(__pyx_t_2, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct); 
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   if (__pyx_t_3) {
-    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 255, __pyx_L1_error)
+    if (!(likely(((__pyx_v_self->_owner) == Py_None) || likely(__Pyx_TypeTest(__pyx_v_self->_owner, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_Struct))))) __PYX_ERR(0, 273, __pyx_L1_error)
     __Pyx_INCREF(__pyx_v_self->_owner);
     __pyx_t_1 = __pyx_v_self->_owner;
   } else {
@@ -11173,9 +11865,9 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":254
+  /* "cubind/_bind/convert.pyx":272
+ *         return "\n".join(lines)
  * 
- * cdef class Struct:
  *     cdef Struct _root(self):             # <<<<<<<<<<<<<<
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
@@ -11193,7 +11885,7 @@ static struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_f_6cubind_5_bind_7
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":257
+/* "cubind/_bind/convert.pyx":275
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -11213,7 +11905,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":258
+  /* "cubind/_bind/convert.pyx":276
  * 
  *     cdef object _kept(self, uintptr_t key):
  *         return None if self._refs is None else self._refs.get(key)             # <<<<<<<<<<<<<<
@@ -11227,11 +11919,11 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   } else {
     if (unlikely(__pyx_v_self->_refs == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-      __PYX_ERR(0, 258, __pyx_L1_error)
+      __PYX_ERR(0, 276, __pyx_L1_error)
     }
-    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 258, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 276, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 258, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyDict_GetItemDefault(__pyx_v_self->_refs, __pyx_t_3, Py_None); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 276, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     __pyx_t_1 = __pyx_t_4;
@@ -11249,7 +11941,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   __pyx_t_1 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":257
+  /* "cubind/_bind/convert.pyx":275
  *         return self._owner if isinstance(self._owner, Struct) else self
  * 
  *     cdef object _kept(self, uintptr_t key):             # <<<<<<<<<<<<<<
@@ -11270,7 +11962,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_6Struct__kept(struct __pyx_obj_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":260
+/* "cubind/_bind/convert.pyx":278
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -11288,7 +11980,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_keep", 0);
 
-  /* "cubind/_bind/convert.pyx":261
+  /* "cubind/_bind/convert.pyx":279
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -11299,21 +11991,21 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":262
+    /* "cubind/_bind/convert.pyx":280
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:
  *             self._refs = {}             # <<<<<<<<<<<<<<
  *         self._refs[key] = value
  *         return 0
 */
-    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 262, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyDict_NewPresized(0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 280, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_GIVEREF(__pyx_t_2);
     __Pyx_GOTREF(__pyx_v_self->_refs);
     __Pyx_DECREF_SET(__pyx_v_self->_refs, ((PyObject*)__pyx_t_2));
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":261
+    /* "cubind/_bind/convert.pyx":279
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:
  *         if self._refs is None:             # <<<<<<<<<<<<<<
@@ -11322,7 +12014,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   }
 
-  /* "cubind/_bind/convert.pyx":263
+  /* "cubind/_bind/convert.pyx":281
  *         if self._refs is None:
  *             self._refs = {}
  *         self._refs[key] = value             # <<<<<<<<<<<<<<
@@ -11331,14 +12023,14 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
   if (unlikely(__pyx_v_self->_refs == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 263, __pyx_L1_error)
+    __PYX_ERR(0, 281, __pyx_L1_error)
   }
-  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 263, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_PyLong_FromSize_t(__pyx_v_key); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 281, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
-  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 263, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_self->_refs, __pyx_t_2, __pyx_v_value) < 0))) __PYX_ERR(0, 281, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":264
+  /* "cubind/_bind/convert.pyx":282
  *             self._refs = {}
  *         self._refs[key] = value
  *         return 0             # <<<<<<<<<<<<<<
@@ -11351,7 +12043,7 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":260
+  /* "cubind/_bind/convert.pyx":278
  *         return None if self._refs is None else self._refs.get(key)
  * 
  *     cdef int _keep(self, uintptr_t key, object value) except -1:             # <<<<<<<<<<<<<<
@@ -11377,15 +12069,15 @@ static int __pyx_f_6cubind_5_bind_7convert_6Struct__keep(struct __pyx_obj_6cubin
 */
 
 /* Python wrapper */
-static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_1__reduce_cython__(PyObject *__pyx_v_self, 
+static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_3__reduce_cython__(PyObject *__pyx_v_self, 
 #if CYTHON_VECTORCALL
 PyObject *const *__pyx_args, Py_ssize_t __pyx_nargs, PyObject *__pyx_kwds
 #else
 PyObject *__pyx_args, PyObject *__pyx_kwds
 #endif
 ); /*proto*/
-PyDoc_STRVAR(__pyx_doc_6cubind_5_bind_7convert_6Struct___reduce_cython__, "__reduce_cython__($self)\n--\n\n");
-static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_1__reduce_cython__(PyObject *__pyx_v_self, 
+PyDoc_STRVAR(__pyx_doc_6cubind_5_bind_7convert_6Struct_2__reduce_cython__, "__reduce_cython__($self)\n--\n\n");
+static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_3__reduce_cython__(PyObject *__pyx_v_self, 
 #if CYTHON_VECTORCALL
 PyObject *const *__pyx_args, Py_ssize_t __pyx_nargs, PyObject *__pyx_kwds
 #else
@@ -11411,14 +12103,14 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   const Py_ssize_t __pyx_kwds_len = unlikely(__pyx_kwds) ? __Pyx_NumKwargs_FASTCALL(__pyx_kwds) : 0;
   if (unlikely(__pyx_kwds_len < 0)) return NULL;
   if (unlikely(__pyx_kwds_len > 0)) {__Pyx_RejectKeywords("__reduce_cython__", __pyx_kwds); return NULL;}
-  __pyx_r = __pyx_pf_6cubind_5_bind_7convert_6Struct___reduce_cython__(((struct __pyx_obj_6cubind_5_bind_7convert_Struct *)__pyx_v_self));
+  __pyx_r = __pyx_pf_6cubind_5_bind_7convert_6Struct_2__reduce_cython__(((struct __pyx_obj_6cubind_5_bind_7convert_Struct *)__pyx_v_self));
 
   /* function exit code */
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
 
-static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct___reduce_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self) {
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__reduce_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self) {
   PyObject *__pyx_v_state = 0;
   PyObject *__pyx_v__dict = 0;
   int __pyx_v_use_setstate;
@@ -11718,15 +12410,15 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct___reduce_cython__(stru
 */
 
 /* Python wrapper */
-static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_3__setstate_cython__(PyObject *__pyx_v_self, 
+static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_5__setstate_cython__(PyObject *__pyx_v_self, 
 #if CYTHON_VECTORCALL
 PyObject *const *__pyx_args, Py_ssize_t __pyx_nargs, PyObject *__pyx_kwds
 #else
 PyObject *__pyx_args, PyObject *__pyx_kwds
 #endif
 ); /*proto*/
-PyDoc_STRVAR(__pyx_doc_6cubind_5_bind_7convert_6Struct_2__setstate_cython__, "__setstate_cython__($self, __pyx_state)\n--\n\n");
-static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_3__setstate_cython__(PyObject *__pyx_v_self, 
+PyDoc_STRVAR(__pyx_doc_6cubind_5_bind_7convert_6Struct_4__setstate_cython__, "__setstate_cython__($self, __pyx_state)\n--\n\n");
+static PyObject *__pyx_pw_6cubind_5_bind_7convert_6Struct_5__setstate_cython__(PyObject *__pyx_v_self, 
 #if CYTHON_VECTORCALL
 PyObject *const *__pyx_args, Py_ssize_t __pyx_nargs, PyObject *__pyx_kwds
 #else
@@ -11792,7 +12484,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   __Pyx_RefNannyFinishContext();
   return NULL;
   __pyx_L4_argument_unpacking_done:;
-  __pyx_r = __pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(((struct __pyx_obj_6cubind_5_bind_7convert_Struct *)__pyx_v_self), __pyx_v___pyx_state);
+  __pyx_r = __pyx_pf_6cubind_5_bind_7convert_6Struct_4__setstate_cython__(((struct __pyx_obj_6cubind_5_bind_7convert_Struct *)__pyx_v_self), __pyx_v___pyx_state);
 
   /* function exit code */
   for (Py_ssize_t __pyx_temp=0; __pyx_temp < (Py_ssize_t)(sizeof(values)/sizeof(values[0])); ++__pyx_temp) {
@@ -11802,7 +12494,7 @@ PyObject *__pyx_args, PyObject *__pyx_kwds
   return __pyx_r;
 }
 
-static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self, PyObject *__pyx_v___pyx_state) {
+static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_4__setstate_cython__(struct __pyx_obj_6cubind_5_bind_7convert_Struct *__pyx_v_self, PyObject *__pyx_v___pyx_state) {
   PyObject *__pyx_r = NULL;
   __Pyx_RefNannyDeclarations
   PyObject *__pyx_t_1 = NULL;
@@ -11850,7 +12542,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_6Struct_2__setstate_cython__(s
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":267
+/* "cubind/_bind/convert.pyx":285
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -11862,8 +12554,8 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   PyObject *__pyx_v_items = NULL;
   PyObject *__pyx_v_i = NULL;
   PyObject *__pyx_v_v = NULL;
-  PyObject *__pyx_8genexpr4__pyx_v_v = NULL;
   PyObject *__pyx_8genexpr5__pyx_v_v = NULL;
+  PyObject *__pyx_8genexpr6__pyx_v_v = NULL;
   int __pyx_r;
   __Pyx_RefNannyDeclarations
   int __pyx_t_1;
@@ -11890,7 +12582,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   __Pyx_RefNannySetupContext("set_chars", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":268
+  /* "cubind/_bind/convert.pyx":286
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -11914,7 +12606,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":271
+    /* "cubind/_bind/convert.pyx":289
  *         # C's char holds -128..127 or 0..255 depending on the platform: both
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]             # <<<<<<<<<<<<<<
@@ -11922,16 +12614,16 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *             if not -128 <= v <= 255:
 */
     { /* enter inner scope */
-      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 271, __pyx_L8_error)
+      __pyx_t_3 = PyList_New(0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 289, __pyx_L8_error)
       __Pyx_GOTREF(__pyx_t_3);
       if (likely(PyList_CheckExact(__pyx_v_value)) || PyTuple_CheckExact(__pyx_v_value)) {
         __pyx_t_4 = __pyx_v_value; __Pyx_INCREF(__pyx_t_4);
         __pyx_t_5 = 0;
         __pyx_t_6 = NULL;
       } else {
-        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 271, __pyx_L8_error)
+        __pyx_t_5 = -1; __pyx_t_4 = PyObject_GetIter(__pyx_v_value); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 289, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_4);
-        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 271, __pyx_L8_error)
+        __pyx_t_6 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_4); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 289, __pyx_L8_error)
       }
       for (;;) {
         if (likely(!__pyx_t_6)) {
@@ -11939,7 +12631,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 271, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 289, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -11949,7 +12641,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             {
               Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_4);
               #if !CYTHON_ASSUME_SAFE_SIZE
-              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 271, __pyx_L8_error)
+              if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 289, __pyx_L8_error)
               #endif
               if (__pyx_t_5 >= __pyx_temp) break;
             }
@@ -11960,39 +12652,39 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
             #endif
             ++__pyx_t_5;
           }
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 271, __pyx_L8_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 289, __pyx_L8_error)
         } else {
           __pyx_t_7 = __pyx_t_6(__pyx_t_4);
           if (unlikely(!__pyx_t_7)) {
             PyObject* exc_type = PyErr_Occurred();
             if (exc_type) {
-              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 271, __pyx_L8_error)
+              if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 289, __pyx_L8_error)
               PyErr_Clear();
             }
             break;
           }
         }
         __Pyx_GOTREF(__pyx_t_7);
-        __Pyx_XDECREF_SET(__pyx_8genexpr4__pyx_v_v, __pyx_t_7);
+        __Pyx_XDECREF_SET(__pyx_8genexpr5__pyx_v_v, __pyx_t_7);
         __pyx_t_7 = 0;
-        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr4__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 271, __pyx_L8_error)
+        __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__integer(__pyx_8genexpr5__pyx_v_v, __pyx_v_name); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 289, __pyx_L8_error)
         __Pyx_GOTREF(__pyx_t_7);
         __Pyx_GIVEREF(__pyx_t_7);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 271, __pyx_L8_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_3, __pyx_t_7))) __PYX_ERR(0, 289, __pyx_L8_error)
         __pyx_t_7 = 0;
       }
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      __Pyx_XDECREF(__pyx_8genexpr4__pyx_v_v); __pyx_8genexpr4__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v); __pyx_8genexpr5__pyx_v_v = 0;
       goto __pyx_L12_exit_scope;
       __pyx_L8_error:;
-      __Pyx_XDECREF(__pyx_8genexpr4__pyx_v_v); __pyx_8genexpr4__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v); __pyx_8genexpr5__pyx_v_v = 0;
       goto __pyx_L1_error;
       __pyx_L12_exit_scope:;
     } /* exit inner scope */
     __pyx_v_items = ((PyObject*)__pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":272
+    /* "cubind/_bind/convert.pyx":290
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -12007,34 +12699,34 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       {
         Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_4);
         #if !CYTHON_ASSUME_SAFE_SIZE
-        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 272, __pyx_L1_error)
+        if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 290, __pyx_L1_error)
         #endif
         if (__pyx_t_5 >= __pyx_temp) break;
       }
       __pyx_t_7 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_4, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
       ++__pyx_t_5;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 272, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 290, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_XDECREF_SET(__pyx_v_v, __pyx_t_7);
       __pyx_t_7 = 0;
       __Pyx_INCREF(__pyx_t_3);
       __Pyx_XDECREF_SET(__pyx_v_i, __pyx_t_3);
-      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 272, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyLong_AddObjC(__pyx_t_3, __pyx_mstate_global->__pyx_int_1, 1, 0, 0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 290, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_3);
       __pyx_t_3 = __pyx_t_7;
       __pyx_t_7 = 0;
 
-      /* "cubind/_bind/convert.pyx":273
+      /* "cubind/_bind/convert.pyx":291
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
 */
-      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 273, __pyx_L1_error)
+      __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_int_object(__pyx_mstate_global->__pyx_int_neg_128, __pyx_v_v, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 291, __pyx_L1_error)
       if (__pyx_t_1) {
-        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 273, __pyx_L1_error)
+        __pyx_t_1 = __Pyx_PyObject_CompareBoolLe_object_int(__pyx_v_v, __pyx_mstate_global->__pyx_int_255, Py_LE); if (unlikely((__pyx_t_1 < 0))) __PYX_ERR(0, 291, __pyx_L1_error)
       }
       __pyx_t_2 = (!__pyx_t_1);
 
@@ -12042,7 +12734,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       if (unlikely(__pyx_t_2)) {
 
 
-        /* "cubind/_bind/convert.pyx":274
+        /* "cubind/_bind/convert.pyx":292
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")             # <<<<<<<<<<<<<<
@@ -12050,18 +12742,18 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if not isinstance(value, (bytes, bytearray)):
 */
         __pyx_t_8 = NULL;
-        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 274, __pyx_L1_error)
-        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 274, __pyx_L1_error)
+        __pyx_t_9 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_9 == ((Py_ssize_t)-1))) __PYX_ERR(0, 292, __pyx_L1_error)
+        __pyx_t_10 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_9, NULL, NULL, NULL); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 292, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_10);
 
-        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 274, __pyx_L1_error)
+        __pyx_t_11 = __Pyx_PyObject_FormatSimple(__pyx_v_i, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 292, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_11);
-        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 274, __pyx_L1_error)
+        __pyx_t_12 = __Pyx_PyObject_FormatSimple(__pyx_v_v, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 292, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_12);
         __pyx_t_13[0] = __pyx_t_10;
         __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u__8;
         __pyx_t_13[2] = __pyx_t_11;
-        __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u__9;
+        __pyx_t_13[3] = __pyx_mstate_global->__pyx_kp_u__15;
         __pyx_t_13[4] = __pyx_t_12;
         __pyx_t_13[5] = __pyx_mstate_global->__pyx_kp_u_does_not_fit_in_a_char_128_255;
         __pyx_t_9 = 39;
@@ -12073,7 +12765,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[4]);
         #endif
         __pyx_t_15 = __Pyx_PyUnicode_Join(__pyx_t_13, 6, __pyx_t_9, __pyx_t_14);
-        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 274, __pyx_L1_error)
+        if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 292, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_15);
         __Pyx_DECREF(__pyx_t_10); __pyx_t_10 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
@@ -12084,14 +12776,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
           __pyx_t_7 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_OverflowError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
           __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
           __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 274, __pyx_L1_error)
+          if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 292, __pyx_L1_error)
           __Pyx_GOTREF(__pyx_t_7);
         }
         __Pyx_Raise(__pyx_t_7, 0, 0, 0);
         __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-        __PYX_ERR(0, 274, __pyx_L1_error)
+        __PYX_ERR(0, 292, __pyx_L1_error)
 
-        /* "cubind/_bind/convert.pyx":273
+        /* "cubind/_bind/convert.pyx":291
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):
  *             if not -128 <= v <= 255:             # <<<<<<<<<<<<<<
@@ -12100,7 +12792,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
       }
 
-      /* "cubind/_bind/convert.pyx":272
+      /* "cubind/_bind/convert.pyx":290
  *         # spellings of a byte are taken.
  *         items = [_integer(v, name) for v in value]
  *         for i, v in enumerate(items):             # <<<<<<<<<<<<<<
@@ -12111,7 +12803,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":275
+    /* "cubind/_bind/convert.pyx":293
  *             if not -128 <= v <= 255:
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])             # <<<<<<<<<<<<<<
@@ -12120,7 +12812,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
     __pyx_t_4 = NULL;
     { /* enter inner scope */
-      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 275, __pyx_L19_error)
+      __pyx_t_7 = PyList_New(0); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 293, __pyx_L19_error)
       __Pyx_GOTREF(__pyx_t_7);
       __pyx_t_15 = __pyx_v_items; __Pyx_INCREF(__pyx_t_15);
       __pyx_t_5 = 0;
@@ -12128,27 +12820,27 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
         {
           Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_15);
           #if !CYTHON_ASSUME_SAFE_SIZE
-          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 275, __pyx_L19_error)
+          if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 293, __pyx_L19_error)
           #endif
           if (__pyx_t_5 >= __pyx_temp) break;
         }
         __pyx_t_8 = __Pyx_PyList_GET_ITEM_REF(__pyx_t_15, __pyx_t_5, __Pyx_ReferenceSharing_OwnStrongReference);
         ++__pyx_t_5;
-        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 275, __pyx_L19_error)
+        if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 293, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
-        __Pyx_XDECREF_SET(__pyx_8genexpr5__pyx_v_v, __pyx_t_8);
+        __Pyx_XDECREF_SET(__pyx_8genexpr6__pyx_v_v, __pyx_t_8);
         __pyx_t_8 = 0;
-        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr5__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 275, __pyx_L19_error)
+        __pyx_t_8 = __Pyx_PyLong_AndObjC(__pyx_8genexpr6__pyx_v_v, __pyx_mstate_global->__pyx_int_255, 0xFF, 0, 0); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 293, __pyx_L19_error)
         __Pyx_GOTREF(__pyx_t_8);
         __Pyx_GIVEREF(__pyx_t_8);
-        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 275, __pyx_L19_error)
+        if (unlikely(__Pyx_ListComp_AppendAndDecref(__pyx_t_7, __pyx_t_8))) __PYX_ERR(0, 293, __pyx_L19_error)
         __pyx_t_8 = 0;
       }
       __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
-      __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v); __pyx_8genexpr5__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr6__pyx_v_v); __pyx_8genexpr6__pyx_v_v = 0;
       goto __pyx_L23_exit_scope;
       __pyx_L19_error:;
-      __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v); __pyx_8genexpr5__pyx_v_v = 0;
+      __Pyx_XDECREF(__pyx_8genexpr6__pyx_v_v); __pyx_8genexpr6__pyx_v_v = 0;
       goto __pyx_L1_error;
       __pyx_L23_exit_scope:;
     } /* exit inner scope */
@@ -12158,13 +12850,13 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(&PyBytes_Type), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 275, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 293, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":268
+    /* "cubind/_bind/convert.pyx":286
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:
  *     if isinstance(value, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -12173,7 +12865,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":276
+  /* "cubind/_bind/convert.pyx":294
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -12200,7 +12892,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":277
+    /* "cubind/_bind/convert.pyx":295
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -12208,23 +12900,23 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     if <size_t>len(value) > size:
 */
     __pyx_t_7 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 277, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 277, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 295, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 295, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 277, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 295, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
 
-    /* "cubind/_bind/convert.pyx":278
+    /* "cubind/_bind/convert.pyx":296
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")             # <<<<<<<<<<<<<<
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
 */
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 278, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 296, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 278, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 296, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_17[0] = __pyx_t_4;
@@ -12233,7 +12925,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_17[3] = __pyx_mstate_global->__pyx_kp_u_bytes_got;
     __pyx_t_17[4] = __pyx_t_12;
 
-    /* "cubind/_bind/convert.pyx":277
+    /* "cubind/_bind/convert.pyx":295
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "             # <<<<<<<<<<<<<<
@@ -12249,7 +12941,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_17[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 277, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 295, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_15); __pyx_t_15 = 0;
@@ -12260,14 +12952,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 277, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 295, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 277, __pyx_L1_error)
+    __PYX_ERR(0, 295, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":276
+    /* "cubind/_bind/convert.pyx":294
  *                 raise OverflowError(f"{name.decode()}[{i}]: {v} does not fit in a char (-128..255)")
  *         value = bytes([v & 0xFF for v in items])
  *     if not isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -12276,21 +12968,21 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":279
+  /* "cubind/_bind/convert.pyx":297
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
 */
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 279, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 297, __pyx_L1_error)
   __pyx_t_1 = (((size_t)__pyx_t_5) > __pyx_v_size);
 
 
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":280
+    /* "cubind/_bind/convert.pyx":298
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")             # <<<<<<<<<<<<<<
@@ -12298,15 +12990,15 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
  *     memcpy(field, <char*>value, len(value))
 */
     __pyx_t_8 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 280, __pyx_L1_error)
-    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 280, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 298, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 298, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
 
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 280, __pyx_L1_error)
-    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 280, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 298, __pyx_L1_error)
+    __pyx_t_12 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 298, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
 
-    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 280, __pyx_L1_error)
+    __pyx_t_15 = __Pyx_PyUnicode_From_size_t(__pyx_v_size, 0, ' ', 'd'); if (unlikely(!__pyx_t_15)) __PYX_ERR(0, 298, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_15);
     __pyx_t_17[0] = __pyx_t_7;
     __pyx_t_17[1] = __pyx_mstate_global->__pyx_kp_u__3;
@@ -12322,7 +13014,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
     __pyx_t_14 |= __Pyx_PyUnicode_KIND_04(__pyx_t_17[0]);
     #endif
     __pyx_t_4 = __Pyx_PyUnicode_Join(__pyx_t_17, 5, __pyx_t_5, __pyx_t_14);
-    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 280, __pyx_L1_error)
+    if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 298, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -12333,14 +13025,14 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_16, (2-__pyx_t_16) | (__pyx_t_16*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 280, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 298, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 280, __pyx_L1_error)
+    __PYX_ERR(0, 298, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":279
+    /* "cubind/_bind/convert.pyx":297
  *         raise TypeError(f"{name.decode()}: expected bytes (or a list of ints) of at most {size} bytes, "
  *                         f"got {_type_name(value)}")
  *     if <size_t>len(value) > size:             # <<<<<<<<<<<<<<
@@ -12349,7 +13041,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   }
 
-  /* "cubind/_bind/convert.pyx":281
+  /* "cubind/_bind/convert.pyx":299
  *     if <size_t>len(value) > size:
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)             # <<<<<<<<<<<<<<
@@ -12358,20 +13050,20 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
 */
   (void)(memset(__pyx_v_field, 0, __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":282
+  /* "cubind/_bind/convert.pyx":300
  *         raise ValueError(f"{name.decode()}: {len(value)} bytes do not fit in {size}")
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 282, __pyx_L1_error)
-  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 282, __pyx_L1_error)
+  __pyx_t_18 = __Pyx_PyObject_AsWritableString(__pyx_v_value); if (unlikely((!__pyx_t_18) && PyErr_Occurred())) __PYX_ERR(0, 300, __pyx_L1_error)
+  __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 300, __pyx_L1_error)
   (void)(memcpy(__pyx_v_field, ((char *)__pyx_t_18), __pyx_t_5));
 
 
 
-  /* "cubind/_bind/convert.pyx":283
+  /* "cubind/_bind/convert.pyx":301
  *     memset(field, 0, size)
  *     memcpy(field, <char*>value, len(value))
  *     return 0             # <<<<<<<<<<<<<<
@@ -12384,7 +13076,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":267
+  /* "cubind/_bind/convert.pyx":285
  * 
  * 
  * cdef int set_chars(char* field, size_t size, object value, const char* name) except -1:             # <<<<<<<<<<<<<<
@@ -12408,15 +13100,15 @@ static int __pyx_f_6cubind_5_bind_7convert_set_chars(char *__pyx_v_field, size_t
   __Pyx_XDECREF(__pyx_v_items);
   __Pyx_XDECREF(__pyx_v_i);
   __Pyx_XDECREF(__pyx_v_v);
-  __Pyx_XDECREF(__pyx_8genexpr4__pyx_v_v);
   __Pyx_XDECREF(__pyx_8genexpr5__pyx_v_v);
+  __Pyx_XDECREF(__pyx_8genexpr6__pyx_v_v);
   __Pyx_XDECREF(__pyx_v_value);
 
   __Pyx_RefNannyFinishContext();
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":286
+/* "cubind/_bind/convert.pyx":304
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -12437,19 +13129,19 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("address_kept", 0);
 
-  /* "cubind/_bind/convert.pyx":287
+  /* "cubind/_bind/convert.pyx":305
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)             # <<<<<<<<<<<<<<
  *     if view is None:
  *         return as_address(o, name)
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 287, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert_buffer_view(__pyx_v_o); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 305, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_view = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":288
+  /* "cubind/_bind/convert.pyx":306
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -12460,20 +13152,20 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":289
+    /* "cubind/_bind/convert.pyx":307
  *     view = buffer_view(o)
  *     if view is None:
  *         return as_address(o, name)             # <<<<<<<<<<<<<<
  *     keep.append(view)
  *     return view_address(view)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 289, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_o, __pyx_v_name); if (unlikely(__pyx_t_3 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 307, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_3;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":288
+    /* "cubind/_bind/convert.pyx":306
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:
  *     view = buffer_view(o)
  *     if view is None:             # <<<<<<<<<<<<<<
@@ -12482,7 +13174,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   }
 
-  /* "cubind/_bind/convert.pyx":290
+  /* "cubind/_bind/convert.pyx":308
  *     if view is None:
  *         return as_address(o, name)
  *     keep.append(view)             # <<<<<<<<<<<<<<
@@ -12491,12 +13183,12 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
 */
   if (unlikely(__pyx_v_keep == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "append");
-    __PYX_ERR(0, 290, __pyx_L1_error)
+    __PYX_ERR(0, 308, __pyx_L1_error)
   }
-  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 290, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyList_Append(__pyx_v_keep, __pyx_v_view); if (unlikely(__pyx_t_4 == ((int)-1))) __PYX_ERR(0, 308, __pyx_L1_error)
 
 
-  /* "cubind/_bind/convert.pyx":291
+  /* "cubind/_bind/convert.pyx":309
  *         return as_address(o, name)
  *     keep.append(view)
  *     return view_address(view)             # <<<<<<<<<<<<<<
@@ -12509,7 +13201,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":286
+  /* "cubind/_bind/convert.pyx":304
  * 
  * 
  * cdef void* address_kept(object o, const char* name, list keep) except? NULL:             # <<<<<<<<<<<<<<
@@ -12529,7 +13221,7 @@ static void *__pyx_f_6cubind_5_bind_7convert_address_kept(PyObject *__pyx_v_o, c
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":326
+/* "cubind/_bind/convert.pyx":344
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -12552,7 +13244,7 @@ static void __pyx_pw_6cubind_5_bind_7convert_10KernelArgs_1__dealloc__(PyObject 
 
 static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *__pyx_v_self) {
 
-  /* "cubind/_bind/convert.pyx":327
+  /* "cubind/_bind/convert.pyx":345
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -12561,7 +13253,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   if (__pyx_v_self->has_view) {
 
-    /* "cubind/_bind/convert.pyx":328
+    /* "cubind/_bind/convert.pyx":346
  *     def __dealloc__(self):
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)             # <<<<<<<<<<<<<<
@@ -12570,7 +13262,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
     PyBuffer_Release((&__pyx_v_self->view));
 
-    /* "cubind/_bind/convert.pyx":327
+    /* "cubind/_bind/convert.pyx":345
  * 
  *     def __dealloc__(self):
  *         if self.has_view:             # <<<<<<<<<<<<<<
@@ -12579,7 +13271,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   }
 
-  /* "cubind/_bind/convert.pyx":329
+  /* "cubind/_bind/convert.pyx":347
  *         if self.has_view:
  *             PyBuffer_Release(&self.view)
  *         PyMem_Free(self.heap)             # <<<<<<<<<<<<<<
@@ -12588,7 +13280,7 @@ static void __pyx_pf_6cubind_5_bind_7convert_10KernelArgs___dealloc__(struct __p
 */
   PyMem_Free(__pyx_v_self->heap);
 
-  /* "cubind/_bind/convert.pyx":326
+  /* "cubind/_bind/convert.pyx":344
  *     cdef bint has_view
  * 
  *     def __dealloc__(self):             # <<<<<<<<<<<<<<
@@ -12804,7 +13496,7 @@ static PyObject *__pyx_pf_6cubind_5_bind_7convert_10KernelArgs_4__setstate_cytho
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":332
+/* "cubind/_bind/convert.pyx":350
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -12850,7 +13542,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("kernel_params_slow", 0);
 
-  /* "cubind/_bind/convert.pyx":335
+  /* "cubind/_bind/convert.pyx":353
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -12861,14 +13553,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":336
+    /* "cubind/_bind/convert.pyx":354
  *     cdef KernelArgs args
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)             # <<<<<<<<<<<<<<
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
 */
-    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 336, __pyx_L1_error)
+    __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__pack_kernel_params(((PyObject*)__pyx_v_params), __pyx_v_name, __pyx_v_out, __pyx_v_space); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 354, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     {
       PyObject *__pyx_temp;
@@ -12881,7 +13573,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_2 = 0;
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":335
+    /* "cubind/_bind/convert.pyx":353
  *     """kernel_params' forms other than None and an exact int."""
  *     cdef KernelArgs args
  *     if type(params) is tuple:             # <<<<<<<<<<<<<<
@@ -12890,7 +13582,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":337
+  /* "cubind/_bind/convert.pyx":355
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -12902,19 +13594,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":338
+    /* "cubind/_bind/convert.pyx":356
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
 */
-    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 338, __pyx_L1_error)
+    __pyx_t_2 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 356, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":339
+    /* "cubind/_bind/convert.pyx":357
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -12930,17 +13622,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __Pyx_XGOTREF(__pyx_t_5);
       /*try:*/ {
 
-        /* "cubind/_bind/convert.pyx":340
+        /* "cubind/_bind/convert.pyx":358
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)             # <<<<<<<<<<<<<<
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
 */
-        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 340, __pyx_L5_error)
+        __pyx_t_6 = PyObject_GetBuffer(__pyx_v_params, (&__pyx_v_args->view), PyBUF_SIMPLE); if (unlikely(__pyx_t_6 == ((int)-1))) __PYX_ERR(0, 358, __pyx_L5_error)
 
 
-        /* "cubind/_bind/convert.pyx":339
+        /* "cubind/_bind/convert.pyx":357
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -12955,7 +13647,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L5_error:;
       __Pyx_XDECREF(__pyx_t_2); __pyx_t_2 = 0;
 
-      /* "cubind/_bind/convert.pyx":341
+      /* "cubind/_bind/convert.pyx":359
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -12965,7 +13657,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_6 = __Pyx_PyErr_ExceptionMatches2(((PyObject *)(((PyTypeObject*)PyExc_BufferError))), ((PyObject *)(((PyTypeObject*)PyExc_ValueError))));
       if (__pyx_t_6) {
         __Pyx_AddTraceback("cubind._bind.convert.kernel_params_slow", __pyx_clineno, __pyx_lineno, __pyx_filename);
-        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 341, __pyx_L7_except_error)
+        if (__Pyx_GetException(&__pyx_t_2, &__pyx_t_7, &__pyx_t_8) < 0) __PYX_ERR(0, 359, __pyx_L7_except_error)
         __Pyx_XGOTREF(__pyx_t_2);
         __Pyx_XGOTREF(__pyx_t_7);
         __Pyx_XGOTREF(__pyx_t_8);
@@ -12973,7 +13665,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
         __pyx_v_exc = __pyx_t_7;
         /*try:*/ {
 
-          /* "cubind/_bind/convert.pyx":342
+          /* "cubind/_bind/convert.pyx":360
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None             # <<<<<<<<<<<<<<
@@ -12981,16 +13673,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *         out[0] = <void**>args.view.buf
 */
           __pyx_t_10 = NULL;
-          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 342, __pyx_L16_error)
-          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 342, __pyx_L16_error)
+          __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 360, __pyx_L16_error)
+          __pyx_t_12 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 360, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_12);
 
-          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 342, __pyx_L16_error)
+          __pyx_t_13 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 360, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
-          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 342, __pyx_L16_error)
+          __pyx_t_14 = __Pyx_PyUnicode_Unicode(__pyx_t_13); if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 360, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_14);
           __Pyx_DECREF(__pyx_t_13); __pyx_t_13 = 0;
-          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 342, __pyx_L16_error)
+          __pyx_t_13 = __Pyx_PyObject_FormatSimple(__pyx_v_exc, __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_13)) __PYX_ERR(0, 360, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_13);
           __pyx_t_15[0] = __pyx_t_12;
           __pyx_t_15[1] = __pyx_mstate_global->__pyx_kp_u_the_buffer_of;
@@ -13006,7 +13698,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
           __pyx_t_6 |= __Pyx_PyUnicode_KIND_04(__pyx_t_15[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_15[4]);
           #endif
           __pyx_t_16 = __Pyx_PyUnicode_Join(__pyx_t_15, 5, __pyx_t_11, __pyx_t_6);
-          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 342, __pyx_L16_error)
+          if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 360, __pyx_L16_error)
           __Pyx_GOTREF(__pyx_t_16);
           __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
           __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
@@ -13017,15 +13709,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
             __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
             __Pyx_XDECREF(__pyx_t_10); __pyx_t_10 = 0;
             __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
-            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 342, __pyx_L16_error)
+            if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 360, __pyx_L16_error)
             __Pyx_GOTREF(__pyx_t_9);
           }
           __Pyx_Raise(__pyx_t_9, 0, 0, Py_None);
           __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-          __PYX_ERR(0, 342, __pyx_L16_error)
+          __PYX_ERR(0, 360, __pyx_L16_error)
         }
 
-        /* "cubind/_bind/convert.pyx":341
+        /* "cubind/_bind/convert.pyx":359
  *         try:
  *             PyObject_GetBuffer(params, &args.view, PyBUF_SIMPLE)
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError             # <<<<<<<<<<<<<<
@@ -13072,7 +13764,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       }
       goto __pyx_L7_except_error;
 
-      /* "cubind/_bind/convert.pyx":339
+      /* "cubind/_bind/convert.pyx":357
  *     if PyObject_CheckBuffer(params):
  *         args = KernelArgs.__new__(KernelArgs)
  *         try:             # <<<<<<<<<<<<<<
@@ -13088,7 +13780,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_L10_try_end:;
     }
 
-    /* "cubind/_bind/convert.pyx":343
+    /* "cubind/_bind/convert.pyx":361
  *         except (BufferError, ValueError) as exc:   # numpy refuses non-contiguous arrays with ValueError
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True             # <<<<<<<<<<<<<<
@@ -13097,7 +13789,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     __pyx_v_args->has_view = 1;
 
-    /* "cubind/_bind/convert.pyx":344
+    /* "cubind/_bind/convert.pyx":362
  *             raise ValueError(f"{name.decode()}: the buffer of {_type_name(params)} cannot be used: {exc}") from None
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf             # <<<<<<<<<<<<<<
@@ -13106,7 +13798,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
     (__pyx_v_out[0]) = ((void **)__pyx_v_args->view.buf);
 
-    /* "cubind/_bind/convert.pyx":345
+    /* "cubind/_bind/convert.pyx":363
  *         args.has_view = True
  *         out[0] = <void**>args.view.buf
  *         return args             # <<<<<<<<<<<<<<
@@ -13124,7 +13816,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":337
+    /* "cubind/_bind/convert.pyx":355
  *     if type(params) is tuple:
  *         return _pack_kernel_params(<tuple>params, name, out, space)
  *     if PyObject_CheckBuffer(params):             # <<<<<<<<<<<<<<
@@ -13133,7 +13825,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":346
+  /* "cubind/_bind/convert.pyx":364
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -13175,7 +13867,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   if (unlikely(__pyx_t_1)) {
 
 
-    /* "cubind/_bind/convert.pyx":347
+    /* "cubind/_bind/convert.pyx":365
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -13183,28 +13875,28 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
  *     out[0] = <void**>as_address(params, name)
 */
     __pyx_t_7 = NULL;
-    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 347, __pyx_L1_error)
-    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 347, __pyx_L1_error)
+    __pyx_t_11 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_11 == ((Py_ssize_t)-1))) __PYX_ERR(0, 365, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_11, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 365, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
 
 
-    /* "cubind/_bind/convert.pyx":348
+    /* "cubind/_bind/convert.pyx":366
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")             # <<<<<<<<<<<<<<
  *     out[0] = <void**>as_address(params, name)
  *     return None
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 348, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_params); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 366, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
-    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 348, __pyx_L1_error)
+    __pyx_t_16 = __Pyx_PyUnicode_Unicode(__pyx_t_9); if (unlikely(!__pyx_t_16)) __PYX_ERR(0, 366, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_16);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
     __pyx_t_27[0] = __pyx_t_2;
     __pyx_t_27[1] = __pyx_mstate_global->__pyx_kp_u_expected_None_an_int_address_a;
     __pyx_t_27[2] = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":347
+    /* "cubind/_bind/convert.pyx":365
  *         return args
  *     if isinstance(params, (list, dict, str, float)):
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "             # <<<<<<<<<<<<<<
@@ -13220,7 +13912,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
     __pyx_t_18 |= __Pyx_PyUnicode_KIND_04(__pyx_t_27[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_27[2]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_27, 3, __pyx_t_11, __pyx_t_18);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 347, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 365, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
     __Pyx_DECREF(__pyx_t_16); __pyx_t_16 = 0;
@@ -13230,14 +13922,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
       __pyx_t_8 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_17, (2-__pyx_t_17) | (__pyx_t_17*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 347, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 365, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
     }
     __Pyx_Raise(__pyx_t_8, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-    __PYX_ERR(0, 347, __pyx_L1_error)
+    __PYX_ERR(0, 365, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":346
+    /* "cubind/_bind/convert.pyx":364
  *         out[0] = <void**>args.view.buf
  *         return args
  *     if isinstance(params, (list, dict, str, float)):             # <<<<<<<<<<<<<<
@@ -13246,18 +13938,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
 */
   }
 
-  /* "cubind/_bind/convert.pyx":349
+  /* "cubind/_bind/convert.pyx":367
  *         raise TypeError(f"{name.decode()}: expected None, an int address, a buffer of argument addresses "
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)             # <<<<<<<<<<<<<<
  *     return None
  * 
 */
-  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 349, __pyx_L1_error)
+  __pyx_t_28 = __pyx_f_6cubind_5_bind_7convert_as_address(__pyx_v_params, __pyx_v_name); if (unlikely(__pyx_t_28 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 367, __pyx_L1_error)
   (__pyx_v_out[0]) = ((void **)__pyx_t_28);
 
 
-  /* "cubind/_bind/convert.pyx":350
+  /* "cubind/_bind/convert.pyx":368
  *                         f"or a (values, types) tuple, got {_type_name(params)}")
  *     out[0] = <void**>as_address(params, name)
  *     return None             # <<<<<<<<<<<<<<
@@ -13274,7 +13966,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":332
+  /* "cubind/_bind/convert.pyx":350
  * 
  * 
  * cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -13303,7 +13995,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert_kernel_params_slow(PyObject *__
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":363
+/* "cubind/_bind/convert.pyx":381
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -13336,122 +14028,122 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_ctypes_kinds", 0);
 
-  /* "cubind/_bind/convert.pyx":365
+  /* "cubind/_bind/convert.pyx":383
  * cdef dict _ctypes_kinds():
  *     global _kinds, _nkinds
  *     import ctypes             # <<<<<<<<<<<<<<
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 365, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 383, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":366
+  /* "cubind/_bind/convert.pyx":384
  *     global _kinds, _nkinds
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,             # <<<<<<<<<<<<<<
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
 */
-  __pyx_t_1 = __Pyx_PyDict_NewPresized(7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 366, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_NewPresized(7); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 366, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_HANDLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, Py_None, __pyx_t_3) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 366, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_float); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 366, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_FLOAT); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 366, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_double); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 366, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_DOUBLE); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":367
+  /* "cubind/_bind/convert.pyx":385
  *     import ctypes
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,             # <<<<<<<<<<<<<<
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
 */
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 367, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_void_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 385, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 367, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 385, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 367, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_bool); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 385, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 367, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_BOOL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 385, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":368
+  /* "cubind/_bind/convert.pyx":386
  *     kinds = {None: _KIND_HANDLE, ctypes.c_float: _KIND_FLOAT, ctypes.c_double: _KIND_DOUBLE,
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
 */
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 368, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char_p); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 386, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 368, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 386, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_3, __pyx_t_4) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar_p); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 368, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar_p); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 386, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 368, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_POINTER); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 386, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 366, __pyx_L1_error)
+  if (PyDict_SetItem(__pyx_t_1, __pyx_t_4, __pyx_t_3) < (0)) __PYX_ERR(0, 384, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":369
+  /* "cubind/_bind/convert.pyx":387
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 369, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_byte); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 369, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_short); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 369, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_int); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 369, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_long); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 369, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_longlong); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 369, __pyx_L1_error)
+  __pyx_t_7 = PyTuple_New(5); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 387, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 0, __pyx_t_1) != (0)) __PYX_ERR(0, 387, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 1, __pyx_t_3) != (0)) __PYX_ERR(0, 387, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 387, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 3, __pyx_t_5) != (0)) __PYX_ERR(0, 387, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 369, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_7, 4, __pyx_t_6) != (0)) __PYX_ERR(0, 387, __pyx_L1_error);
   __pyx_t_1 = 0;
   __pyx_t_3 = 0;
   __pyx_t_4 = 0;
@@ -13468,19 +14160,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PySequence_ITEM(__pyx_t_6, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 369, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 387, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_7);
     __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":370
+    /* "cubind/_bind/convert.pyx":388
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
 */
-    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 370, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_SIGNED); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 388, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -13489,20 +14181,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_5 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 370, __pyx_L1_error)
+      if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 388, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_5);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 370, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_5, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 388, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
-    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 370, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyNumber_Or_int_object(__pyx_t_7, __pyx_t_4); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 388, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 370, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_5) < 0))) __PYX_ERR(0, 388, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
 
-    /* "cubind/_bind/convert.pyx":369
+    /* "cubind/_bind/convert.pyx":387
  *              ctypes.c_void_p: _KIND_POINTER, ctypes.c_bool: _KIND_BOOL,
  *              ctypes.c_char_p: _KIND_POINTER, ctypes.c_wchar_p: _KIND_POINTER}
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):             # <<<<<<<<<<<<<<
@@ -13512,35 +14204,35 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":371
+  /* "cubind/_bind/convert.pyx":389
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
 */
-  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 371, __pyx_L1_error)
+  __pyx_t_6 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ubyte); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 371, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ushort); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 371, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_uint); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 371, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulong); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 371, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_ulonglong); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 371, __pyx_L1_error)
+  __pyx_t_1 = PyTuple_New(5); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 389, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_GIVEREF(__pyx_t_6);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 0, __pyx_t_6) != (0)) __PYX_ERR(0, 389, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 1, __pyx_t_5) != (0)) __PYX_ERR(0, 389, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 2, __pyx_t_4) != (0)) __PYX_ERR(0, 389, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_7);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 3, __pyx_t_7) != (0)) __PYX_ERR(0, 389, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_3);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 371, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_1, 4, __pyx_t_3) != (0)) __PYX_ERR(0, 389, __pyx_L1_error);
   __pyx_t_6 = 0;
   __pyx_t_5 = 0;
   __pyx_t_4 = 0;
@@ -13557,19 +14249,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_1 = __Pyx_PySequence_ITEM(__pyx_t_3, __pyx_t_8);
     #endif
     ++__pyx_t_8;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 371, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 389, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":372
+    /* "cubind/_bind/convert.pyx":390
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)             # <<<<<<<<<<<<<<
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
 */
-    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 372, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 390, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_t_4 = __pyx_v_ctypes;
     __Pyx_INCREF(__pyx_t_4);
@@ -13578,20 +14270,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_t};
       __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 372, __pyx_L1_error)
+      if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 390, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
     }
-    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 372, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 390, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 372, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_1, __pyx_t_4); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 390, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 372, __pyx_L1_error)
+    if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_v_t, __pyx_t_7) < 0))) __PYX_ERR(0, 390, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-    /* "cubind/_bind/convert.pyx":371
+    /* "cubind/_bind/convert.pyx":389
  *     for t in (ctypes.c_byte, ctypes.c_short, ctypes.c_int, ctypes.c_long, ctypes.c_longlong):
  *         kinds[t] = _KIND_SIGNED | (ctypes.sizeof(t) << 8)
  *     for t in (ctypes.c_ubyte, ctypes.c_ushort, ctypes.c_uint, ctypes.c_ulong, ctypes.c_ulonglong):             # <<<<<<<<<<<<<<
@@ -13601,33 +14293,33 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":374
+  /* "cubind/_bind/convert.pyx":392
  *         kinds[t] = _KIND_UNSIGNED | (ctypes.sizeof(t) << 8)
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)             # <<<<<<<<<<<<<<
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
 */
-  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From_long((__pyx_e_6cubind_5_bind_7convert__KIND_CHAR | 0x100)); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 392, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 374, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_char); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 392, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 374, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_7, __pyx_t_3) < 0))) __PYX_ERR(0, 392, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":375
+  /* "cubind/_bind/convert.pyx":393
  *     # Last: the scan of the C arrays below meets the common kinds first.
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)             # <<<<<<<<<<<<<<
  *     _nkinds = 0
  *     for t, code in kinds.items():
 */
-  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 375, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyLong_From___pyx_anon_enum(__pyx_e_6cubind_5_bind_7convert__KIND_WCHAR); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4 = __pyx_v_ctypes;
   __Pyx_INCREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 375, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_t_9 = 0;
   {
@@ -13635,23 +14327,23 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __pyx_t_7 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_sizeof, __pyx_callargs+__pyx_t_9, (2-__pyx_t_9) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 375, __pyx_L1_error)
+    if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 393, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
   }
-  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 375, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyLong_LshiftObjC(__pyx_t_7, __pyx_mstate_global->__pyx_int_8, 8, 0, 0); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 375, __pyx_L1_error)
+  __pyx_t_7 = __Pyx_PyNumber_Or_int_object(__pyx_t_3, __pyx_t_1); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_7);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 375, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_c_wchar); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 375, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(__pyx_v_kinds, __pyx_t_1, __pyx_t_7) < 0))) __PYX_ERR(0, 393, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":376
+  /* "cubind/_bind/convert.pyx":394
  *     kinds[ctypes.c_char] = _KIND_CHAR | (1 << 8)
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0             # <<<<<<<<<<<<<<
@@ -13660,7 +14352,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":377
+  /* "cubind/_bind/convert.pyx":395
  *     kinds[ctypes.c_wchar] = _KIND_WCHAR | (ctypes.sizeof(ctypes.c_wchar) << 8)
  *     _nkinds = 0
  *     for t, code in kinds.items():             # <<<<<<<<<<<<<<
@@ -13668,7 +14360,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
  *             _kind_types[_nkinds] = <PyObject*>t
 */
   __pyx_t_8 = 0;
-  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 377, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_dict_iterator(__pyx_v_kinds, 1, __pyx_mstate_global->__pyx_n_u_items, (&__pyx_t_10), (&__pyx_t_11)); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 395, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __Pyx_XDECREF(__pyx_t_7);
   __pyx_t_7 = __pyx_t_1;
@@ -13676,7 +14368,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   while (1) {
     __pyx_t_12 = __Pyx_dict_iter_next(__pyx_t_7, __pyx_t_10, &__pyx_t_8, &__pyx_t_1, &__pyx_t_3, NULL, __pyx_t_11);
     if (unlikely(__pyx_t_12 == 0)) break;
-    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 377, __pyx_L1_error)
+    if (unlikely(__pyx_t_12 == -1)) __PYX_ERR(0, 395, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_XDECREF_SET(__pyx_v_t, __pyx_t_1);
@@ -13684,7 +14376,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     __Pyx_XDECREF_SET(__pyx_v_code, __pyx_t_3);
     __pyx_t_3 = 0;
 
-    /* "cubind/_bind/convert.pyx":378
+    /* "cubind/_bind/convert.pyx":396
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -13696,7 +14388,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
     if (__pyx_t_13) {
 
 
-      /* "cubind/_bind/convert.pyx":379
+      /* "cubind/_bind/convert.pyx":397
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t             # <<<<<<<<<<<<<<
@@ -13705,18 +14397,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       (__pyx_v_6cubind_5_bind_7convert__kind_types[__pyx_v_6cubind_5_bind_7convert__nkinds]) = ((PyObject *)__pyx_v_t);
 
-      /* "cubind/_bind/convert.pyx":380
+      /* "cubind/_bind/convert.pyx":398
  *         if _nkinds < _MAX_KINDS:
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code             # <<<<<<<<<<<<<<
  *             _nkinds += 1
  *     _kinds = kinds
 */
-      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 380, __pyx_L1_error)
+      __pyx_t_12 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_12 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 398, __pyx_L1_error)
       (__pyx_v_6cubind_5_bind_7convert__kind_codes[__pyx_v_6cubind_5_bind_7convert__nkinds]) = __pyx_t_12;
 
 
-      /* "cubind/_bind/convert.pyx":381
+      /* "cubind/_bind/convert.pyx":399
  *             _kind_types[_nkinds] = <PyObject*>t
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1             # <<<<<<<<<<<<<<
@@ -13725,7 +14417,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
 */
       __pyx_v_6cubind_5_bind_7convert__nkinds = (__pyx_v_6cubind_5_bind_7convert__nkinds + 1);
 
-      /* "cubind/_bind/convert.pyx":378
+      /* "cubind/_bind/convert.pyx":396
  *     _nkinds = 0
  *     for t, code in kinds.items():
  *         if _nkinds < _MAX_KINDS:             # <<<<<<<<<<<<<<
@@ -13736,7 +14428,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
 
-  /* "cubind/_bind/convert.pyx":382
+  /* "cubind/_bind/convert.pyx":400
  *             _kind_codes[_nkinds] = code
  *             _nkinds += 1
  *     _kinds = kinds             # <<<<<<<<<<<<<<
@@ -13748,7 +14440,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, __pyx_v_kinds);
   __Pyx_GIVEREF(__pyx_v_kinds);
 
-  /* "cubind/_bind/convert.pyx":383
+  /* "cubind/_bind/convert.pyx":401
  *             _nkinds += 1
  *     _kinds = kinds
  *     return kinds             # <<<<<<<<<<<<<<
@@ -13766,7 +14458,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":363
+  /* "cubind/_bind/convert.pyx":381
  * 
  * 
  * cdef dict _ctypes_kinds():             # <<<<<<<<<<<<<<
@@ -13794,7 +14486,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__ctypes_kinds(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":386
+/* "cubind/_bind/convert.pyx":404
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -13816,18 +14508,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_where", 0);
 
-  /* "cubind/_bind/convert.pyx":387
+  /* "cubind/_bind/convert.pyx":405
  * 
  * cdef str _where(const char* name, Py_ssize_t i):
  *     return f"{name.decode()}[{i}]"             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 387, __pyx_L1_error)
-  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 387, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 405, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 405, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
 
-  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 387, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_i, 0, ' ', 'd'); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 405, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __pyx_t_4[0] = __pyx_t_2;
   __pyx_t_4[1] = __pyx_mstate_global->__pyx_kp_u__8;
@@ -13842,7 +14534,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_5 |= __Pyx_PyUnicode_KIND_04(__pyx_t_4[0]);
   #endif
   __pyx_t_6 = __Pyx_PyUnicode_Join(__pyx_t_4, 4, __pyx_t_1, __pyx_t_5);
-  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 387, __pyx_L1_error)
+  if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 405, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
@@ -13857,7 +14549,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   __pyx_t_6 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":386
+  /* "cubind/_bind/convert.pyx":404
  * 
  * 
  * cdef str _where(const char* name, Py_ssize_t i):             # <<<<<<<<<<<<<<
@@ -13878,7 +14570,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__where(char const *__pyx_v_name
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":390
+/* "cubind/_bind/convert.pyx":408
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -13913,7 +14605,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_kind_of", 0);
 
-  /* "cubind/_bind/convert.pyx":391
+  /* "cubind/_bind/convert.pyx":409
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()             # <<<<<<<<<<<<<<
@@ -13925,7 +14617,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__kinds);
     __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__kinds;
   } else {
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 391, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__ctypes_kinds(); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 409, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __pyx_t_1 = __pyx_t_3;
     __pyx_t_3 = 0;
@@ -13934,7 +14626,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_v_kinds = ((PyObject*)__pyx_t_1);
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":393
+  /* "cubind/_bind/convert.pyx":411
  *     cdef dict kinds = _kinds if _kinds is not None else _ctypes_kinds()
  *     cdef int k
  *     for k in range(_nkinds):             # <<<<<<<<<<<<<<
@@ -13948,7 +14640,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   for (__pyx_t_6 = 0; __pyx_t_6 < __pyx_t_5; __pyx_t_6+=1) {
     __pyx_v_k = __pyx_t_6;
 
-    /* "cubind/_bind/convert.pyx":394
+    /* "cubind/_bind/convert.pyx":412
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -13960,7 +14652,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":395
+      /* "cubind/_bind/convert.pyx":413
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]             # <<<<<<<<<<<<<<
@@ -13973,7 +14665,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":394
+      /* "cubind/_bind/convert.pyx":412
  *     cdef int k
  *     for k in range(_nkinds):
  *         if _kind_types[k] == <PyObject*>kind:             # <<<<<<<<<<<<<<
@@ -13984,7 +14676,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   }
 
 
-  /* "cubind/_bind/convert.pyx":396
+  /* "cubind/_bind/convert.pyx":414
  *         if _kind_types[k] == <PyObject*>kind:
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)             # <<<<<<<<<<<<<<
@@ -13993,14 +14685,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   if (unlikely(__pyx_v_kinds == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-    __PYX_ERR(0, 396, __pyx_L1_error)
+    __PYX_ERR(0, 414, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 396, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_kind, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 414, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_code = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":397
+  /* "cubind/_bind/convert.pyx":415
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
@@ -14011,20 +14703,20 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":398
+    /* "cubind/_bind/convert.pyx":416
  *     cdef object code = kinds.get(kind)
  *     if code is not None:
  *         return code             # <<<<<<<<<<<<<<
  *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
  *     # pointer type (POINTER(c_int)) as an address.
 */
-    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 398, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 416, __pyx_L1_error)
     {
       __pyx_r = __pyx_t_4;
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":397
+    /* "cubind/_bind/convert.pyx":415
  *             return _kind_codes[k]
  *     cdef object code = kinds.get(kind)
  *     if code is not None:             # <<<<<<<<<<<<<<
@@ -14033,7 +14725,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   }
 
-  /* "cubind/_bind/convert.pyx":401
+  /* "cubind/_bind/convert.pyx":419
  *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
@@ -14044,16 +14736,16 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":402
+    /* "cubind/_bind/convert.pyx":420
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
  *             code = kinds.get(base)
  *             if code is not None:
 */
-    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 402, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_kind, __pyx_mstate_global->__pyx_n_u_mro); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 420, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
-    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 402, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PyObject_GetSlice(__pyx_t_1, 1, 0, NULL, NULL, &__pyx_mstate_global->__pyx_slice[0], 1, 0, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 420, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     if (likely(PyList_CheckExact(__pyx_t_3)) || PyTuple_CheckExact(__pyx_t_3)) {
@@ -14061,9 +14753,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __pyx_t_7 = 0;
       __pyx_t_8 = NULL;
     } else {
-      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 402, __pyx_L1_error)
+      __pyx_t_7 = -1; __pyx_t_1 = PyObject_GetIter(__pyx_t_3); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 420, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
-      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 402, __pyx_L1_error)
+      __pyx_t_8 = (CYTHON_COMPILING_IN_LIMITED_API) ? PyIter_Next : __Pyx_PyObject_GetIterNextFunc(__pyx_t_1); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 420, __pyx_L1_error)
     }
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
     for (;;) {
@@ -14072,7 +14764,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyList_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 402, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 420, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -14082,7 +14774,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           {
             Py_ssize_t __pyx_temp = __Pyx_PyTuple_GET_SIZE(__pyx_t_1);
             #if !CYTHON_ASSUME_SAFE_SIZE
-            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 402, __pyx_L1_error)
+            if (unlikely((__pyx_temp < 0))) __PYX_ERR(0, 420, __pyx_L1_error)
             #endif
             if (__pyx_t_7 >= __pyx_temp) break;
           }
@@ -14093,13 +14785,13 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
           #endif
           ++__pyx_t_7;
         }
-        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 402, __pyx_L1_error)
+        if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 420, __pyx_L1_error)
       } else {
         __pyx_t_3 = __pyx_t_8(__pyx_t_1);
         if (unlikely(!__pyx_t_3)) {
           PyObject* exc_type = PyErr_Occurred();
           if (exc_type) {
-            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 402, __pyx_L1_error)
+            if (unlikely(!__Pyx_PyErr_GivenExceptionMatches(exc_type, PyExc_StopIteration))) __PYX_ERR(0, 420, __pyx_L1_error)
             PyErr_Clear();
           }
           break;
@@ -14109,7 +14801,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       __Pyx_XDECREF_SET(__pyx_v_base, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":403
+      /* "cubind/_bind/convert.pyx":421
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)             # <<<<<<<<<<<<<<
@@ -14118,14 +14810,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       if (unlikely(__pyx_v_kinds == Py_None)) {
         PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "get");
-        __PYX_ERR(0, 403, __pyx_L1_error)
+        __PYX_ERR(0, 421, __pyx_L1_error)
       }
-      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 403, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyDict_GetItemDefault(__pyx_v_kinds, __pyx_v_base, Py_None); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 421, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
       __Pyx_DECREF_SET(__pyx_v_code, __pyx_t_3);
       __pyx_t_3 = 0;
 
-      /* "cubind/_bind/convert.pyx":404
+      /* "cubind/_bind/convert.pyx":422
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
@@ -14136,21 +14828,21 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       if (__pyx_t_2) {
 
 
-        /* "cubind/_bind/convert.pyx":405
+        /* "cubind/_bind/convert.pyx":423
  *             code = kinds.get(base)
  *             if code is not None:
  *                 return code             # <<<<<<<<<<<<<<
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
  *                 return _KIND_POINTER
 */
-        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 405, __pyx_L1_error)
+        __pyx_t_4 = __Pyx_PyLong_As_int(__pyx_v_code); if (unlikely((__pyx_t_4 == (int)-1) && PyErr_Occurred())) __PYX_ERR(0, 423, __pyx_L1_error)
         {
           __pyx_r = __pyx_t_4;
         }
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "cubind/_bind/convert.pyx":404
+        /* "cubind/_bind/convert.pyx":422
  *         for base in (<type>kind).__mro__[1:]:
  *             code = kinds.get(base)
  *             if code is not None:             # <<<<<<<<<<<<<<
@@ -14159,16 +14851,16 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       }
 
-      /* "cubind/_bind/convert.pyx":406
+      /* "cubind/_bind/convert.pyx":424
  *             if code is not None:
  *                 return code
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):             # <<<<<<<<<<<<<<
  *                 return _KIND_POINTER
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "
 */
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 406, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_name); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 424, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_9 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 406, __pyx_L1_error)
+      __pyx_t_9 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_Pointer, Py_EQ); if (unlikely((__pyx_t_9 < 0))) __PYX_ERR(0, 424, __pyx_L1_error)
       __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
       if (__pyx_t_9) {
 
@@ -14178,9 +14870,9 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 
         goto __pyx_L12_bool_binop_done;
       }
-      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 406, __pyx_L1_error)
+      __pyx_t_3 = __Pyx_PyObject_GetAttrStr(__pyx_v_base, __pyx_mstate_global->__pyx_n_u_module); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 424, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
-      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes_2, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 406, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes_2, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 424, __pyx_L1_error)
       if (!__pyx_t_10) {
 
       } else {
@@ -14189,7 +14881,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 
         goto __pyx_L14_bool_binop_done;
       }
-      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 406, __pyx_L1_error)
+      __pyx_t_10 = __Pyx_PyObject_CompareBoolEq_object_str(__pyx_t_3, __pyx_mstate_global->__pyx_n_u_ctypes, Py_EQ); if (unlikely((__pyx_t_10 < 0))) __PYX_ERR(0, 424, __pyx_L1_error)
 
       __pyx_t_9 = __pyx_t_10;
 
@@ -14205,7 +14897,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
       if (__pyx_t_2) {
 
 
-        /* "cubind/_bind/convert.pyx":407
+        /* "cubind/_bind/convert.pyx":425
  *                 return code
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
  *                 return _KIND_POINTER             # <<<<<<<<<<<<<<
@@ -14219,7 +14911,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
         __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
         goto __pyx_L0;
 
-        /* "cubind/_bind/convert.pyx":406
+        /* "cubind/_bind/convert.pyx":424
  *             if code is not None:
  *                 return code
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):             # <<<<<<<<<<<<<<
@@ -14228,7 +14920,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
       }
 
-      /* "cubind/_bind/convert.pyx":402
+      /* "cubind/_bind/convert.pyx":420
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):
  *         for base in (<type>kind).__mro__[1:]:             # <<<<<<<<<<<<<<
@@ -14238,7 +14930,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     }
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":401
+    /* "cubind/_bind/convert.pyx":419
  *     # A subclass of a ctypes scalar type packs as its base type; a ctypes
  *     # pointer type (POINTER(c_int)) as an address.
  *     if isinstance(kind, type):             # <<<<<<<<<<<<<<
@@ -14247,7 +14939,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
 */
   }
 
-  /* "cubind/_bind/convert.pyx":408
+  /* "cubind/_bind/convert.pyx":426
  *             if base.__name__ == "_Pointer" and base.__module__ in ("_ctypes", "ctypes"):
  *                 return _KIND_POINTER
  *     raise TypeError(f"{_where(name, i)}: unsupported argument type {kind!r}: use a ctypes integer, float or "             # <<<<<<<<<<<<<<
@@ -14255,12 +14947,12 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
  *                     f"for an enum member, a handle or a struct")
 */
   __pyx_t_3 = NULL;
-  __pyx_t_11 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 408, __pyx_L1_error)
+  __pyx_t_11 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 426, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_11); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 408, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_11); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 426, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-  __pyx_t_11 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 408, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyObject_FormatSimpleAndDecref(PyObject_Repr(__pyx_v_kind), __pyx_mstate_global->__pyx_empty_unicode); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 426, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __pyx_t_13[0] = __pyx_t_12;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_unsupported_argument_type;
@@ -14275,7 +14967,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   __pyx_t_4 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_14 = __Pyx_PyUnicode_Join(__pyx_t_13, 4, __pyx_t_7, __pyx_t_4);
-  if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 408, __pyx_L1_error)
+  if (unlikely(!__pyx_t_14)) __PYX_ERR(0, 426, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_14);
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
@@ -14285,14 +14977,14 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_15, (2-__pyx_t_15) | (__pyx_t_15*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
     __Pyx_DECREF(__pyx_t_14); __pyx_t_14 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 408, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 426, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 408, __pyx_L1_error)
+  __PYX_ERR(0, 426, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":390
+  /* "cubind/_bind/convert.pyx":408
  * 
  * 
  * cdef int _kind_of(object kind, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14319,7 +15011,7 @@ static int __pyx_f_6cubind_5_bind_7convert__kind_of(PyObject *__pyx_v_kind, char
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":413
+/* "cubind/_bind/convert.pyx":431
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14348,7 +15040,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_store_integer", 0);
 
-  /* "cubind/_bind/convert.pyx":416
+  /* "cubind/_bind/convert.pyx":434
  *     """value as a C integer of the kind's size and signedness, its low bytes
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -14357,7 +15049,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":417
+  /* "cubind/_bind/convert.pyx":435
  *     written to slot (little-endian); the slow paths name `name[i]`."""
  *     cdef int size = code >> 8
  *     cdef bint signed = (code & 0xff) == _KIND_SIGNED             # <<<<<<<<<<<<<<
@@ -14366,7 +15058,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_signed = ((__pyx_v_code & 0xff) == __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED);
 
-  /* "cubind/_bind/convert.pyx":420
+  /* "cubind/_bind/convert.pyx":438
  *     cdef long long high
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)             # <<<<<<<<<<<<<<
@@ -14375,7 +15067,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   __pyx_v_top = (0xffffffffffffffffULL >> (64 - (8 * __pyx_v_size)));
 
-  /* "cubind/_bind/convert.pyx":421
+  /* "cubind/_bind/convert.pyx":439
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -14395,7 +15087,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":422
+    /* "cubind/_bind/convert.pyx":440
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):
  *         return 0             # <<<<<<<<<<<<<<
@@ -14408,7 +15100,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":421
+    /* "cubind/_bind/convert.pyx":439
  *     cdef unsigned long long u
  *     cdef unsigned long long top = 0xffffffffffffffffULL >> (64 - 8 * size)
  *     if store_int(value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, slot):             # <<<<<<<<<<<<<<
@@ -14417,7 +15109,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   }
 
-  /* "cubind/_bind/convert.pyx":425
+  /* "cubind/_bind/convert.pyx":443
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -14426,7 +15118,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   if (__pyx_v_signed) {
 
-    /* "cubind/_bind/convert.pyx":426
+    /* "cubind/_bind/convert.pyx":444
  *     # or refused with an error naming the argument.
  *     if signed:
  *         high = <long long>(top >> 1)             # <<<<<<<<<<<<<<
@@ -14435,30 +15127,30 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
     __pyx_v_high = ((PY_LONG_LONG)(__pyx_v_top >> 1));
 
-    /* "cubind/_bind/convert.pyx":427
+    /* "cubind/_bind/convert.pyx":445
  *     if signed:
  *         high = <long long>(top >> 1)
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)             # <<<<<<<<<<<<<<
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
 */
-    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 427, __pyx_L1_error)
+    __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 445, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     if (unlikely(__pyx_t_3 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 427, __pyx_L1_error)
+      __PYX_ERR(0, 445, __pyx_L1_error)
     }
-    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 427, __pyx_L1_error)
+    __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 445, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 427, __pyx_L1_error)
-    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 427, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 445, __pyx_L1_error)
+    __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_5, ((-__pyx_v_high) - 1), __pyx_v_high); if (unlikely(__pyx_t_6 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 445, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
     __pyx_v_u = ((unsigned PY_LONG_LONG)__pyx_t_6);
 
 
-    /* "cubind/_bind/convert.pyx":425
+    /* "cubind/_bind/convert.pyx":443
  *     # Not an exact int, or out of range: converted (int subclasses, __index__)
  *     # or refused with an error naming the argument.
  *     if signed:             # <<<<<<<<<<<<<<
@@ -14468,7 +15160,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":429
+  /* "cubind/_bind/convert.pyx":447
  *         u = <unsigned long long>signed_slow(value, _where(name, i).encode(), -high - 1, high)
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)             # <<<<<<<<<<<<<<
@@ -14476,24 +15168,24 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
  *     return 0
 */
   /*else*/ {
-    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 429, __pyx_L1_error)
+    __pyx_t_4 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 447, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
     if (unlikely(__pyx_t_4 == Py_None)) {
       PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-      __PYX_ERR(0, 429, __pyx_L1_error)
+      __PYX_ERR(0, 447, __pyx_L1_error)
     }
-    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 429, __pyx_L1_error)
+    __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_4), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 447, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 429, __pyx_L1_error)
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 429, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_7) && PyErr_Occurred())) __PYX_ERR(0, 447, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert_unsigned_slow(__pyx_v_value, __pyx_t_7, __pyx_v_top); if (unlikely(__pyx_t_8 == ((unsigned PY_LONG_LONG)0) && PyErr_Occurred())) __PYX_ERR(0, 447, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
     __pyx_v_u = __pyx_t_8;
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":430
+  /* "cubind/_bind/convert.pyx":448
  *     else:
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -14502,7 +15194,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":431
+  /* "cubind/_bind/convert.pyx":449
  *         u = unsigned_slow(value, _where(name, i).encode(), top)
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14515,7 +15207,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":413
+  /* "cubind/_bind/convert.pyx":431
  * 
  * 
  * cdef int _store_integer(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -14540,7 +15232,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_integer(void *__pyx_v_slot, Py
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":434
+/* "cubind/_bind/convert.pyx":452
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -14561,7 +15253,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_double", 0);
 
-  /* "cubind/_bind/convert.pyx":435
+  /* "cubind/_bind/convert.pyx":453
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14573,7 +15265,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":436
+    /* "cubind/_bind/convert.pyx":454
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)             # <<<<<<<<<<<<<<
@@ -14586,7 +15278,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":435
+    /* "cubind/_bind/convert.pyx":453
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:
  *     if PyFloat_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14595,24 +15287,24 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":437
+  /* "cubind/_bind/convert.pyx":455
  *     if PyFloat_CheckExact(value):
  *         return PyFloat_AS_DOUBLE(value)
  *     return double_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 437, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 455, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 437, __pyx_L1_error)
+    __PYX_ERR(0, 455, __pyx_L1_error)
   }
-  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 437, __pyx_L1_error)
+  __pyx_t_3 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 455, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 437, __pyx_L1_error)
-  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 437, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyBytes_AsString(__pyx_t_3); if (unlikely((!__pyx_t_4) && PyErr_Occurred())) __PYX_ERR(0, 455, __pyx_L1_error)
+  __pyx_t_5 = __pyx_f_6cubind_5_bind_7convert_double_slow(__pyx_v_value, __pyx_t_4); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_5, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 455, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
   {
@@ -14620,7 +15312,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":434
+  /* "cubind/_bind/convert.pyx":452
  * 
  * 
  * cdef inline double _arg_double(object value, const char* name, Py_ssize_t i) except? -1.0:             # <<<<<<<<<<<<<<
@@ -14640,7 +15332,7 @@ static CYTHON_INLINE double __pyx_f_6cubind_5_bind_7convert__arg_double(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":440
+/* "cubind/_bind/convert.pyx":458
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14664,7 +15356,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_address", 0);
 
-  /* "cubind/_bind/convert.pyx":441
+  /* "cubind/_bind/convert.pyx":459
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:
  *     cdef int overflow = 0             # <<<<<<<<<<<<<<
@@ -14673,7 +15365,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   __pyx_v_overflow = 0;
 
-  /* "cubind/_bind/convert.pyx":443
+  /* "cubind/_bind/convert.pyx":461
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14685,7 +15377,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":444
+    /* "cubind/_bind/convert.pyx":462
  *     cdef long long v
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)             # <<<<<<<<<<<<<<
@@ -14694,7 +15386,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     __pyx_v_v = PyLong_AsLongLongAndOverflow(__pyx_v_value, (&__pyx_v_overflow));
 
-    /* "cubind/_bind/convert.pyx":445
+    /* "cubind/_bind/convert.pyx":463
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -14720,7 +15412,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     if (__pyx_t_1) {
 
 
-      /* "cubind/_bind/convert.pyx":446
+      /* "cubind/_bind/convert.pyx":464
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v             # <<<<<<<<<<<<<<
@@ -14733,7 +15425,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
       }
       goto __pyx_L0;
 
-      /* "cubind/_bind/convert.pyx":445
+      /* "cubind/_bind/convert.pyx":463
  *     if PyLong_CheckExact(value):
  *         v = PyLong_AsLongLongAndOverflow(value, &overflow)
  *         if overflow == 0 and v >= 0:             # <<<<<<<<<<<<<<
@@ -14742,7 +15434,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
     }
 
-    /* "cubind/_bind/convert.pyx":443
+    /* "cubind/_bind/convert.pyx":461
  *     cdef int overflow = 0
  *     cdef long long v
  *     if PyLong_CheckExact(value):             # <<<<<<<<<<<<<<
@@ -14751,7 +15443,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":447
+  /* "cubind/_bind/convert.pyx":465
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -14762,7 +15454,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":448
+    /* "cubind/_bind/convert.pyx":466
  *             return <void*><size_t>v
  *     if value is None:
  *         return NULL             # <<<<<<<<<<<<<<
@@ -14775,7 +15467,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":447
+    /* "cubind/_bind/convert.pyx":465
  *         if overflow == 0 and v >= 0:
  *             return <void*><size_t>v
  *     if value is None:             # <<<<<<<<<<<<<<
@@ -14784,24 +15476,24 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
 */
   }
 
-  /* "cubind/_bind/convert.pyx":449
+  /* "cubind/_bind/convert.pyx":467
  *     if value is None:
  *         return NULL
  *     return address_slow(value, _where(name, i).encode())             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 467, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   if (unlikely(__pyx_t_3 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 449, __pyx_L1_error)
+    __PYX_ERR(0, 467, __pyx_L1_error)
   }
-  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_4 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_3), NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 467, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 449, __pyx_L1_error)
-  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 449, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyBytes_AsString(__pyx_t_4); if (unlikely((!__pyx_t_5) && PyErr_Occurred())) __PYX_ERR(0, 467, __pyx_L1_error)
+  __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert_address_slow(__pyx_v_value, __pyx_t_5); if (unlikely(__pyx_t_6 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 467, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
 
   {
@@ -14809,7 +15501,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":440
+  /* "cubind/_bind/convert.pyx":458
  * 
  * 
  * cdef inline void* _arg_address(object value, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -14831,7 +15523,7 @@ static CYTHON_INLINE void *__pyx_f_6cubind_5_bind_7convert__arg_address(PyObject
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":457
+/* "cubind/_bind/convert.pyx":475
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -14856,33 +15548,33 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_import_arg_types", 0);
 
-  /* "cubind/_bind/convert.pyx":459
+  /* "cubind/_bind/convert.pyx":477
  * cdef int _import_arg_types() except -1:
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes             # <<<<<<<<<<<<<<
  *     import enum
  *     from cubind._bind.enum import CEnum
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 459, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 477, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_ctypes = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":460
+  /* "cubind/_bind/convert.pyx":478
  *     global _enum_types, _ctypes_aggregates
  *     import ctypes
  *     import enum             # <<<<<<<<<<<<<<
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
 */
-  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 460, __pyx_L1_error)
+  __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_enum, 0, 0, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 478, __pyx_L1_error)
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_enum = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":461
+  /* "cubind/_bind/convert.pyx":479
  *     import ctypes
  *     import enum
  *     from cubind._bind.enum import CEnum             # <<<<<<<<<<<<<<
@@ -14891,14 +15583,14 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
 */
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
-    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 461, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_cubind__bind_enum, __pyx_imported_names, 1, NULL, 0); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 479, __pyx_L1_error)
   }
   __pyx_t_1 = __pyx_t_2;
   __Pyx_GOTREF(__pyx_t_1);
   {
     PyObject* const __pyx_imported_names[] = {__pyx_mstate_global->__pyx_n_u_CEnum};
     __pyx_t_3 = 0; {
-      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 461, __pyx_L1_error)
+      __pyx_t_4 = __Pyx_ImportFrom(__pyx_t_1, __pyx_imported_names[__pyx_t_3]); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 479, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_4);
       switch (__pyx_t_3) {
         case 0:
@@ -14912,49 +15604,49 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":462
+  /* "cubind/_bind/convert.pyx":480
  *     import enum
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)             # <<<<<<<<<<<<<<
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0
 */
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 462, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_enum, __pyx_mstate_global->__pyx_n_u_Enum); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 480, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 462, __pyx_L1_error)
+  __pyx_t_4 = PyTuple_New(2); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 480, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
   __Pyx_INCREF(__pyx_v_CEnum);
   __Pyx_GIVEREF(__pyx_v_CEnum);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 462, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 0, __pyx_v_CEnum) != (0)) __PYX_ERR(0, 480, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 462, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_4, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 480, __pyx_L1_error);
   __pyx_t_1 = 0;
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__enum_types);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)__pyx_t_4));
   __Pyx_GIVEREF(__pyx_t_4);
   __pyx_t_4 = 0;
 
-  /* "cubind/_bind/convert.pyx":463
+  /* "cubind/_bind/convert.pyx":481
  *     from cubind._bind.enum import CEnum
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)             # <<<<<<<<<<<<<<
  *     return 0
  * 
 */
-  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 463, __pyx_L1_error)
+  __pyx_t_4 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Structure); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 481, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_4);
-  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 463, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Union); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 481, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
-  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 463, __pyx_L1_error)
+  __pyx_t_5 = __Pyx_PyObject_GetAttrStr(__pyx_v_ctypes, __pyx_mstate_global->__pyx_n_u_Array); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 481, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_5);
-  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 463, __pyx_L1_error)
+  __pyx_t_6 = PyTuple_New(3); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 481, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_6);
   __Pyx_GIVEREF(__pyx_t_4);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 463, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 0, __pyx_t_4) != (0)) __PYX_ERR(0, 481, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_1);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 463, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 1, __pyx_t_1) != (0)) __PYX_ERR(0, 481, __pyx_L1_error);
   __Pyx_GIVEREF(__pyx_t_5);
-  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 463, __pyx_L1_error);
+  if (__Pyx_PyTuple_SET_ITEM(__pyx_t_6, 2, __pyx_t_5) != (0)) __PYX_ERR(0, 481, __pyx_L1_error);
   __pyx_t_4 = 0;
   __pyx_t_1 = 0;
   __pyx_t_5 = 0;
@@ -14963,7 +15655,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   __Pyx_GIVEREF(__pyx_t_6);
   __pyx_t_6 = 0;
 
-  /* "cubind/_bind/convert.pyx":464
+  /* "cubind/_bind/convert.pyx":482
  *     _enum_types = (CEnum, enum.Enum)
  *     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
  *     return 0             # <<<<<<<<<<<<<<
@@ -14976,7 +15668,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":457
+  /* "cubind/_bind/convert.pyx":475
  * 
  * 
  * cdef int _import_arg_types() except -1:             # <<<<<<<<<<<<<<
@@ -15001,7 +15693,7 @@ static int __pyx_f_6cubind_5_bind_7convert__import_arg_types(void) {
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":467
+/* "cubind/_bind/convert.pyx":485
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -15033,19 +15725,19 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_arg_storage", 0);
 
-  /* "cubind/_bind/convert.pyx":472
+  /* "cubind/_bind/convert.pyx":490
  *     member is its value at the enum's C size (4 bytes) in `slot`; a ctypes
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)             # <<<<<<<<<<<<<<
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
 */
-  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 472, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_GetAttr3(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_getPtr, Py_None); if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 490, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_1);
   __pyx_v_get_ptr = __pyx_t_1;
   __pyx_t_1 = 0;
 
-  /* "cubind/_bind/convert.pyx":473
+  /* "cubind/_bind/convert.pyx":491
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -15056,7 +15748,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":474
+    /* "cubind/_bind/convert.pyx":492
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()             # <<<<<<<<<<<<<<
@@ -15083,10 +15775,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)__pyx_t_4, __pyx_callargs+__pyx_t_5, (1-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 474, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 492, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 474, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 492, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -15095,7 +15787,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":473
+    /* "cubind/_bind/convert.pyx":491
  *     Structure/Union lends its buffer (the values tuple keeps it alive)."""
  *     get_ptr = getattr(value, "getPtr", None)
  *     if get_ptr is not None:             # <<<<<<<<<<<<<<
@@ -15104,7 +15796,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":475
+  /* "cubind/_bind/convert.pyx":493
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -15115,17 +15807,17 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":476
+    /* "cubind/_bind/convert.pyx":494
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:
  *         _import_arg_types()             # <<<<<<<<<<<<<<
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
 */
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 476, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__import_arg_types(); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
 
 
-    /* "cubind/_bind/convert.pyx":475
+    /* "cubind/_bind/convert.pyx":493
  *     if get_ptr is not None:
  *         return <void*><uintptr_t>get_ptr()
  *     if _enum_types is None:             # <<<<<<<<<<<<<<
@@ -15134,7 +15826,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":477
+  /* "cubind/_bind/convert.pyx":495
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -15143,7 +15835,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__enum_types;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 477, __pyx_L1_error)
+  __pyx_t_8 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_8) {
 
@@ -15161,14 +15853,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":478
+    /* "cubind/_bind/convert.pyx":496
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)             # <<<<<<<<<<<<<<
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
 */
-    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 478, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_CompareBoolLt_object_int(__pyx_v_value, __pyx_mstate_global->__pyx_int_0, Py_LT); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 496, __pyx_L1_error)
     if (__pyx_t_2) {
 
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_SIGNED;
@@ -15177,11 +15869,11 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       __pyx_t_9 = __pyx_e_6cubind_5_bind_7convert__KIND_UNSIGNED;
     }
 
-    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 478, __pyx_L1_error)
+    __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__store_integer(__pyx_v_slot, __pyx_v_value, (__pyx_t_9 | 0x400), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_7 == ((int)-1))) __PYX_ERR(0, 496, __pyx_L1_error)
 
 
 
-    /* "cubind/_bind/convert.pyx":479
+    /* "cubind/_bind/convert.pyx":497
  *     if isinstance(value, _enum_types) and isinstance(value, int):
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot             # <<<<<<<<<<<<<<
@@ -15194,7 +15886,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     }
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":477
+    /* "cubind/_bind/convert.pyx":495
  *     if _enum_types is None:
  *         _import_arg_types()
  *     if isinstance(value, _enum_types) and isinstance(value, int):             # <<<<<<<<<<<<<<
@@ -15203,7 +15895,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":480
+  /* "cubind/_bind/convert.pyx":498
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -15212,25 +15904,25 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   __pyx_t_1 = __pyx_v_6cubind_5_bind_7convert__ctypes_aggregates;
   __Pyx_INCREF(__pyx_t_1);
-  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 480, __pyx_L1_error)
+  __pyx_t_2 = PyObject_IsInstance(__pyx_v_value, __pyx_t_1); if (unlikely(__pyx_t_2 == ((int)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":481
+    /* "cubind/_bind/convert.pyx":499
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes             # <<<<<<<<<<<<<<
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
 */
-    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 481, __pyx_L1_error)
+    __pyx_t_10 = __Pyx_Import(__pyx_mstate_global->__pyx_n_u_ctypes, 0, 0, NULL, 0); if (unlikely(!__pyx_t_10)) __PYX_ERR(0, 499, __pyx_L1_error)
     __pyx_t_1 = __pyx_t_10;
     __Pyx_GOTREF(__pyx_t_1);
     __pyx_v_ctypes = __pyx_t_1;
     __pyx_t_1 = 0;
 
-    /* "cubind/_bind/convert.pyx":482
+    /* "cubind/_bind/convert.pyx":500
  *     if isinstance(value, _ctypes_aggregates):
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)             # <<<<<<<<<<<<<<
@@ -15244,10 +15936,10 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
       PyObject *__pyx_callargs[2] = {__pyx_t_4, __pyx_v_value};
       __pyx_t_1 = __Pyx_PyObject_FastCallMethod((PyObject*)__pyx_mstate_global->__pyx_n_u_addressof, __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (1*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
-      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 482, __pyx_L1_error)
+      if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 500, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_1);
     }
-    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 482, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyLong_As_size_t(__pyx_t_1); if (unlikely((__pyx_t_6 == ((uintptr_t)-1)) && PyErr_Occurred())) __PYX_ERR(0, 500, __pyx_L1_error)
     __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
     {
 
@@ -15256,7 +15948,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 
     goto __pyx_L0;
 
-    /* "cubind/_bind/convert.pyx":480
+    /* "cubind/_bind/convert.pyx":498
  *         _store_integer(slot, value, (_KIND_SIGNED if value < 0 else _KIND_UNSIGNED) | (4 << 8), name, i)
  *         return slot
  *     if isinstance(value, _ctypes_aggregates):             # <<<<<<<<<<<<<<
@@ -15265,7 +15957,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
 */
   }
 
-  /* "cubind/_bind/convert.pyx":483
+  /* "cubind/_bind/convert.pyx":501
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -15273,29 +15965,29 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
  * 
 */
   __pyx_t_4 = NULL;
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 483, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 501, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 483, __pyx_L1_error)
+  __pyx_t_11 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 501, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_11);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
 
-  /* "cubind/_bind/convert.pyx":484
+  /* "cubind/_bind/convert.pyx":502
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "
  *                     f"(cubind's or ctypes'), got {_type_name(value)}")             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 484, __pyx_L1_error)
+  __pyx_t_3 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_value); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 502, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
-  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 484, __pyx_L1_error)
+  __pyx_t_12 = __Pyx_PyUnicode_Unicode(__pyx_t_3); if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 502, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_12);
   __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
   __pyx_t_13[0] = __pyx_t_11;
   __pyx_t_13[1] = __pyx_mstate_global->__pyx_kp_u_type_None_needs_an_enum_member;
   __pyx_t_13[2] = __pyx_t_12;
 
-  /* "cubind/_bind/convert.pyx":483
+  /* "cubind/_bind/convert.pyx":501
  *         import ctypes
  *         return <void*><uintptr_t>ctypes.addressof(value)
  *     raise TypeError(f"{_where(name, i)}: type None needs an enum member, a handle or a struct "             # <<<<<<<<<<<<<<
@@ -15311,7 +16003,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   __pyx_t_7 |= __Pyx_PyUnicode_KIND_04(__pyx_t_13[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_13[2]);
   #endif
   __pyx_t_3 = __Pyx_PyUnicode_Join(__pyx_t_13, 3, __pyx_t_14, __pyx_t_7);
-  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 483, __pyx_L1_error)
+  if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 501, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
   __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
@@ -15321,14 +16013,14 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
     __pyx_t_1 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_5, (2-__pyx_t_5) | (__pyx_t_5*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 483, __pyx_L1_error)
+    if (unlikely(!__pyx_t_1)) __PYX_ERR(0, 501, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_1);
   }
   __Pyx_Raise(__pyx_t_1, 0, 0, 0);
   __Pyx_DECREF(__pyx_t_1); __pyx_t_1 = 0;
-  __PYX_ERR(0, 483, __pyx_L1_error)
+  __PYX_ERR(0, 501, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":467
+  /* "cubind/_bind/convert.pyx":485
  * 
  * 
  * cdef void* _arg_storage(object value, unsigned long long* slot, const char* name, Py_ssize_t i) except? NULL:             # <<<<<<<<<<<<<<
@@ -15353,7 +16045,7 @@ static void *__pyx_f_6cubind_5_bind_7convert__arg_storage(PyObject *__pyx_v_valu
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":487
+/* "cubind/_bind/convert.pyx":505
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -15390,7 +16082,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   __Pyx_RefNannySetupContext("_store_char", 0);
   __Pyx_INCREF(__pyx_v_value);
 
-  /* "cubind/_bind/convert.pyx":490
+  /* "cubind/_bind/convert.pyx":508
  *     """c_char: bytes of length 1 or an int of one byte; c_wchar: a str of one
  *     character or an int."""
  *     cdef int size = code >> 8             # <<<<<<<<<<<<<<
@@ -15399,30 +16091,30 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_size = (__pyx_v_code >> 8);
 
-  /* "cubind/_bind/convert.pyx":491
+  /* "cubind/_bind/convert.pyx":509
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value             # <<<<<<<<<<<<<<
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
 */
-  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_value); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 491, __pyx_L1_error)
+  __pyx_t_1 = __pyx_f_6cubind_5_bind_7convert__is_ctypes_scalar(__pyx_v_value); if (unlikely(__pyx_t_1 == ((int)-1) && PyErr_Occurred())) __PYX_ERR(0, 509, __pyx_L1_error)
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":492
+    /* "cubind/_bind/convert.pyx":510
  *     cdef int size = code >> 8
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
  *         value = value.value             # <<<<<<<<<<<<<<
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
 */
-    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 492, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyObject_GetAttrStr(__pyx_v_value, __pyx_mstate_global->__pyx_n_u_value); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 510, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":491
+    /* "cubind/_bind/convert.pyx":509
  *     character or an int."""
  *     cdef int size = code >> 8
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value             # <<<<<<<<<<<<<<
@@ -15431,7 +16123,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   }
 
-  /* "cubind/_bind/convert.pyx":493
+  /* "cubind/_bind/convert.pyx":511
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -15469,21 +16161,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":494
+    /* "cubind/_bind/convert.pyx":512
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
 */
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 494, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 512, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_5 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":495
+      /* "cubind/_bind/convert.pyx":513
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -15491,13 +16183,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
 */
       __pyx_t_6 = NULL;
-      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 495, __pyx_L1_error)
+      __pyx_t_7 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 513, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
-      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 495, __pyx_L1_error)
+      __pyx_t_8 = __Pyx_PyUnicode_Unicode(__pyx_t_7); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 513, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
-      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 495, __pyx_L1_error)
-      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 495, __pyx_L1_error)
+      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 513, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 513, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
 
       __pyx_t_9[0] = __pyx_t_8;
@@ -15512,7 +16204,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_11 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_5, __pyx_t_10);
-      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 495, __pyx_L1_error)
+      if (unlikely(!__pyx_t_11)) __PYX_ERR(0, 513, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_11);
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -15522,14 +16214,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_6); __pyx_t_6 = 0;
         __Pyx_DECREF(__pyx_t_11); __pyx_t_11 = 0;
-        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 495, __pyx_L1_error)
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 513, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_2);
       }
       __Pyx_Raise(__pyx_t_2, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-      __PYX_ERR(0, 495, __pyx_L1_error)
+      __PYX_ERR(0, 513, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":494
+      /* "cubind/_bind/convert.pyx":512
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -15538,19 +16230,19 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":496
+    /* "cubind/_bind/convert.pyx":514
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]             # <<<<<<<<<<<<<<
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
 */
-    __pyx_t_2 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 496, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_GetItemInt(__pyx_v_value, 0, long, 1, __Pyx_PyLong_From_long, 0, 0, 1, __Pyx_ReferenceSharing_FunctionArgument); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 514, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":493
+    /* "cubind/_bind/convert.pyx":511
  *     if _is_ctypes_scalar(value):  # c_char(b"Z"), c_wchar("x"): their value
  *         value = value.value
  *     if (code & 0xff) == _KIND_CHAR and isinstance(value, (bytes, bytearray)):             # <<<<<<<<<<<<<<
@@ -15560,7 +16252,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
     goto __pyx_L4;
   }
 
-  /* "cubind/_bind/convert.pyx":497
+  /* "cubind/_bind/convert.pyx":515
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -15585,21 +16277,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   if (__pyx_t_1) {
 
 
-    /* "cubind/_bind/convert.pyx":498
+    /* "cubind/_bind/convert.pyx":516
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
 */
-    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 498, __pyx_L1_error)
+    __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 516, __pyx_L1_error)
     __pyx_t_1 = (__pyx_t_5 != 1);
 
 
     if (unlikely(__pyx_t_1)) {
 
 
-      /* "cubind/_bind/convert.pyx":499
+      /* "cubind/_bind/convert.pyx":517
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")             # <<<<<<<<<<<<<<
@@ -15607,13 +16299,13 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
 */
       __pyx_t_11 = NULL;
-      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 499, __pyx_L1_error)
+      __pyx_t_6 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 517, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
-      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 499, __pyx_L1_error)
+      __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_t_6); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 517, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_7);
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
-      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 499, __pyx_L1_error)
-      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 499, __pyx_L1_error)
+      __pyx_t_5 = PyObject_Length(__pyx_v_value); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 517, __pyx_L1_error)
+      __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_5, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 517, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_6);
 
       __pyx_t_9[0] = __pyx_t_7;
@@ -15628,7 +16320,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
       __pyx_t_10 |= __Pyx_PyUnicode_KIND_04(__pyx_t_9[0]);
       #endif
       __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_9, 3, __pyx_t_5, __pyx_t_10);
-      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 499, __pyx_L1_error)
+      if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 517, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_8);
       __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
       __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -15638,14 +16330,14 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
         __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
         __Pyx_XDECREF(__pyx_t_11); __pyx_t_11 = 0;
         __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 499, __pyx_L1_error)
+        if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 517, __pyx_L1_error)
         __Pyx_GOTREF(__pyx_t_2);
       }
       __Pyx_Raise(__pyx_t_2, 0, 0, 0);
       __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-      __PYX_ERR(0, 499, __pyx_L1_error)
+      __PYX_ERR(0, 517, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":498
+      /* "cubind/_bind/convert.pyx":516
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):
  *         if len(value) != 1:             # <<<<<<<<<<<<<<
@@ -15654,21 +16346,21 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
     }
 
-    /* "cubind/_bind/convert.pyx":500
+    /* "cubind/_bind/convert.pyx":518
  *         if len(value) != 1:
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)             # <<<<<<<<<<<<<<
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
 */
-    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 500, __pyx_L1_error)
-    __pyx_t_2 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 500, __pyx_L1_error)
+    __pyx_t_13 = __Pyx_PyObject_Ord(__pyx_v_value); if (unlikely(__pyx_t_13 == ((long)(long)(Py_UCS4)-1))) __PYX_ERR(0, 518, __pyx_L1_error)
+    __pyx_t_2 = __Pyx_PyLong_From_long(__pyx_t_13); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 518, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
 
     __Pyx_DECREF_SET(__pyx_v_value, __pyx_t_2);
     __pyx_t_2 = 0;
 
-    /* "cubind/_bind/convert.pyx":497
+    /* "cubind/_bind/convert.pyx":515
  *             raise ValueError(f"{_where(name, i)}: c_char takes 1 byte, got {len(value)}")
  *         value = value[0]
  *     elif (code & 0xff) == _KIND_WCHAR and isinstance(value, str):             # <<<<<<<<<<<<<<
@@ -15678,7 +16370,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   __pyx_L4:;
 
-  /* "cubind/_bind/convert.pyx":501
+  /* "cubind/_bind/convert.pyx":519
  *             raise ValueError(f"{_where(name, i)}: c_wchar takes 1 character, got {len(value)}")
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))             # <<<<<<<<<<<<<<
@@ -15697,7 +16389,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 
   __pyx_v_low = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":502
+  /* "cubind/_bind/convert.pyx":520
  *         value = ord(value)
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1             # <<<<<<<<<<<<<<
@@ -15706,29 +16398,29 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_high = ((((PY_LONG_LONG)1) << (8 * __pyx_v_size)) - 1);
 
-  /* "cubind/_bind/convert.pyx":503
+  /* "cubind/_bind/convert.pyx":521
  *     cdef long long low = -128 if size == 1 else -(<long long>1 << (8 * size - 1))
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)             # <<<<<<<<<<<<<<
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
 */
-  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 503, __pyx_L1_error)
+  __pyx_t_2 = __pyx_f_6cubind_5_bind_7convert__where(__pyx_v_name, __pyx_v_i); if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 521, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_2);
   if (unlikely(__pyx_t_2 == Py_None)) {
     PyErr_Format(PyExc_AttributeError, "\047NoneType\047 object has no attribute \047%.30s\047", "encode");
-    __PYX_ERR(0, 503, __pyx_L1_error)
+    __PYX_ERR(0, 521, __pyx_L1_error)
   }
-  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 503, __pyx_L1_error)
+  __pyx_t_8 = PyUnicode_AsEncodedString(((PyObject*)__pyx_t_2), NULL, NULL); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 521, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_8);
   __Pyx_DECREF(__pyx_t_2); __pyx_t_2 = 0;
-  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 503, __pyx_L1_error)
-  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 503, __pyx_L1_error)
+  __pyx_t_15 = __Pyx_PyBytes_AsString(__pyx_t_8); if (unlikely((!__pyx_t_15) && PyErr_Occurred())) __PYX_ERR(0, 521, __pyx_L1_error)
+  __pyx_t_14 = __pyx_f_6cubind_5_bind_7convert_signed_slow(__pyx_v_value, __pyx_t_15, __pyx_v_low, __pyx_v_high); if (unlikely(__pyx_t_14 == ((PY_LONG_LONG)-1LL) && PyErr_Occurred())) __PYX_ERR(0, 521, __pyx_L1_error)
   __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
 
   __pyx_v_v = __pyx_t_14;
 
-  /* "cubind/_bind/convert.pyx":504
+  /* "cubind/_bind/convert.pyx":522
  *     cdef long long high = (<long long>1 << (8 * size)) - 1
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v             # <<<<<<<<<<<<<<
@@ -15737,7 +16429,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   __pyx_v_u = ((unsigned PY_LONG_LONG)((PY_LONG_LONG)__pyx_v_v));
 
-  /* "cubind/_bind/convert.pyx":505
+  /* "cubind/_bind/convert.pyx":523
  *     v = signed_slow(value, _where(name, i).encode(), low, high)
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)             # <<<<<<<<<<<<<<
@@ -15746,7 +16438,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
 */
   (void)(memcpy(__pyx_v_slot, (&__pyx_v_u), __pyx_v_size));
 
-  /* "cubind/_bind/convert.pyx":506
+  /* "cubind/_bind/convert.pyx":524
  *     cdef unsigned long long u = <unsigned long long><long long>v
  *     memcpy(slot, &u, size)
  *     return 0             # <<<<<<<<<<<<<<
@@ -15759,7 +16451,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":487
+  /* "cubind/_bind/convert.pyx":505
  * 
  * 
  * cdef int _store_char(void* slot, object value, int code, const char* name, Py_ssize_t i) except -1:             # <<<<<<<<<<<<<<
@@ -15788,7 +16480,7 @@ static int __pyx_f_6cubind_5_bind_7convert__store_char(void *__pyx_v_slot, PyObj
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":509
+/* "cubind/_bind/convert.pyx":527
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -15816,7 +16508,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_as_tuple", 0);
 
-  /* "cubind/_bind/convert.pyx":510
+  /* "cubind/_bind/convert.pyx":528
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -15843,7 +16535,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":511
+    /* "cubind/_bind/convert.pyx":529
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")             # <<<<<<<<<<<<<<
@@ -15851,15 +16543,15 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
  * 
 */
     __pyx_t_4 = NULL;
-    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 511, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_5 == ((Py_ssize_t)-1))) __PYX_ERR(0, 529, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_5, NULL, NULL, NULL); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 529, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
-    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_7 = __Pyx_PyUnicode_Unicode(__pyx_v_part); if (unlikely(!__pyx_t_7)) __PYX_ERR(0, 529, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_7);
-    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__type_name(__pyx_v_seq); if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 529, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
-    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 511, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PyUnicode_Unicode(__pyx_t_8); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 529, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
     __pyx_t_10[0] = __pyx_t_6;
@@ -15876,7 +16568,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
     __pyx_t_11 |= __Pyx_PyUnicode_KIND_04(__pyx_t_10[0]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[2]) | __Pyx_PyUnicode_KIND_04(__pyx_t_10[4]);
     #endif
     __pyx_t_8 = __Pyx_PyUnicode_Join(__pyx_t_10, 5, __pyx_t_5, __pyx_t_11);
-    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 511, __pyx_L1_error)
+    if (unlikely(!__pyx_t_8)) __PYX_ERR(0, 529, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_8);
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
     __Pyx_DECREF(__pyx_t_7); __pyx_t_7 = 0;
@@ -15887,14 +16579,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_12, (2-__pyx_t_12) | (__pyx_t_12*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_8); __pyx_t_8 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 511, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 529, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 511, __pyx_L1_error)
+    __PYX_ERR(0, 529, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":510
+    /* "cubind/_bind/convert.pyx":528
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):
  *     if not isinstance(seq, (list, tuple)):             # <<<<<<<<<<<<<<
@@ -15903,14 +16595,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
 */
   }
 
-  /* "cubind/_bind/convert.pyx":512
+  /* "cubind/_bind/convert.pyx":530
  *     if not isinstance(seq, (list, tuple)):
  *         raise TypeError(f"{name.decode()}: {part} must be a tuple or list, got {_type_name(seq)}")
  *     return tuple(seq)             # <<<<<<<<<<<<<<
  * 
  * 
 */
-  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 512, __pyx_L1_error)
+  __pyx_t_3 = __Pyx_PySequence_Tuple(__pyx_v_seq); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 530, __pyx_L1_error)
   __Pyx_GOTREF(__pyx_t_3);
   {
     PyObject *__pyx_temp;
@@ -15923,7 +16615,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   __pyx_t_3 = 0;
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":509
+  /* "cubind/_bind/convert.pyx":527
  * 
  * 
  * cdef tuple _as_tuple(object seq, const char* name, str part):             # <<<<<<<<<<<<<<
@@ -15947,7 +16639,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__as_tuple(PyObject *__pyx_v_seq
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":515
+/* "cubind/_bind/convert.pyx":533
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -15994,7 +16686,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   int __pyx_clineno = 0;
   __Pyx_RefNannySetupContext("_pack_kernel_params", 0);
 
-  /* "cubind/_bind/convert.pyx":520
+  /* "cubind/_bind/convert.pyx":538
  *     cdef void** ptrs
  *     cdef unsigned long long* slots
  *     cdef int code = 0             # <<<<<<<<<<<<<<
@@ -16003,7 +16695,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   __pyx_v_code = 0;
 
-  /* "cubind/_bind/convert.pyx":521
+  /* "cubind/_bind/convert.pyx":539
  *     cdef unsigned long long* slots
  *     cdef int code = 0
  *     cdef object prev = _NO_KIND             # <<<<<<<<<<<<<<
@@ -16013,7 +16705,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
   __pyx_v_prev = __pyx_v_6cubind_5_bind_7convert__NO_KIND;
 
-  /* "cubind/_bind/convert.pyx":523
+  /* "cubind/_bind/convert.pyx":541
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -16022,16 +16714,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_params == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 523, __pyx_L1_error)
+    __PYX_ERR(0, 541, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 523, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 541, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != 2);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":524
+    /* "cubind/_bind/convert.pyx":542
  *     cdef object keep
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")             # <<<<<<<<<<<<<<
@@ -16039,16 +16731,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     if type(values) is not tuple:
 */
     __pyx_t_4 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 524, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 524, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 542, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 542, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     if (unlikely(__pyx_v_params == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 524, __pyx_L1_error)
+      __PYX_ERR(0, 542, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 524, __pyx_L1_error)
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 524, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(__pyx_v_params); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 542, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 542, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
 
     __pyx_t_7[0] = __pyx_t_5;
@@ -16063,7 +16755,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_7[0]);
     #endif
     __pyx_t_9 = __Pyx_PyUnicode_Join(__pyx_t_7, 3, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 524, __pyx_L1_error)
+    if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 542, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF(__pyx_t_5); __pyx_t_5 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -16073,14 +16765,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_3 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_TypeError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_4); __pyx_t_4 = 0;
       __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 524, __pyx_L1_error)
+      if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 542, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_3);
     }
     __Pyx_Raise(__pyx_t_3, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_3); __pyx_t_3 = 0;
-    __PYX_ERR(0, 524, __pyx_L1_error)
+    __PYX_ERR(0, 542, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":523
+    /* "cubind/_bind/convert.pyx":541
  *     cdef object prev = _NO_KIND
  *     cdef object keep
  *     if len(params) != 2:             # <<<<<<<<<<<<<<
@@ -16089,7 +16781,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":525
+  /* "cubind/_bind/convert.pyx":543
  *     if len(params) != 2:
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params             # <<<<<<<<<<<<<<
@@ -16102,7 +16794,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(size != 2)) {
       if (size > 2) __Pyx_RaiseTooManyValuesError(2);
       else if (size >= 0) __Pyx_RaiseNeedMoreValuesError(size);
-      __PYX_ERR(0, 525, __pyx_L1_error)
+      __PYX_ERR(0, 543, __pyx_L1_error)
     }
     #if CYTHON_ASSUME_SAFE_MACROS && !CYTHON_AVOID_BORROWED_REFS
     __pyx_t_3 = PyTuple_GET_ITEM(sequence, 0);
@@ -16110,20 +16802,20 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_9 = PyTuple_GET_ITEM(sequence, 1);
     __Pyx_INCREF(__pyx_t_9);
     #else
-    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 525, __pyx_L1_error)
+    __pyx_t_3 = __Pyx_PySequence_ITEM(sequence, 0); if (unlikely(!__pyx_t_3)) __PYX_ERR(0, 543, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_3);
-    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 525, __pyx_L1_error)
+    __pyx_t_9 = __Pyx_PySequence_ITEM(sequence, 1); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 543, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     #endif
   } else {
-    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 525, __pyx_L1_error)
+    __Pyx_RaiseNoneNotIterableError(); __PYX_ERR(0, 543, __pyx_L1_error)
   }
   __pyx_v_values = __pyx_t_3;
   __pyx_t_3 = 0;
   __pyx_v_types = __pyx_t_9;
   __pyx_t_9 = 0;
 
-  /* "cubind/_bind/convert.pyx":526
+  /* "cubind/_bind/convert.pyx":544
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -16134,19 +16826,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":527
+    /* "cubind/_bind/convert.pyx":545
  *     values, types = params
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")             # <<<<<<<<<<<<<<
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 527, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_values, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_values); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 545, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_values, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":526
+    /* "cubind/_bind/convert.pyx":544
  *         raise TypeError(f"{name.decode()}: expected (values, types), got a tuple of {len(params)}")
  *     values, types = params
  *     if type(values) is not tuple:             # <<<<<<<<<<<<<<
@@ -16155,7 +16847,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":528
+  /* "cubind/_bind/convert.pyx":546
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -16166,19 +16858,19 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":529
+    /* "cubind/_bind/convert.pyx":547
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")             # <<<<<<<<<<<<<<
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
 */
-    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 529, __pyx_L1_error)
+    __pyx_t_9 = __pyx_f_6cubind_5_bind_7convert__as_tuple(__pyx_v_types, __pyx_v_name, __pyx_mstate_global->__pyx_n_u_types); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 547, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __Pyx_DECREF_SET(__pyx_v_types, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":528
+    /* "cubind/_bind/convert.pyx":546
  *     if type(values) is not tuple:
  *         values = _as_tuple(values, name, "values")
  *     if type(types) is not tuple:             # <<<<<<<<<<<<<<
@@ -16187,7 +16879,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":530
+  /* "cubind/_bind/convert.pyx":548
  *     if type(types) is not tuple:
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)             # <<<<<<<<<<<<<<
@@ -16196,12 +16888,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_values == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 530, __pyx_L1_error)
+    __PYX_ERR(0, 548, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 530, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_values)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 548, __pyx_L1_error)
   __pyx_v_n = __pyx_t_1;
 
-  /* "cubind/_bind/convert.pyx":531
+  /* "cubind/_bind/convert.pyx":549
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -16210,16 +16902,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   if (unlikely(__pyx_v_types == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-    __PYX_ERR(0, 531, __pyx_L1_error)
+    __PYX_ERR(0, 549, __pyx_L1_error)
   }
-  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 531, __pyx_L1_error)
+  __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 549, __pyx_L1_error)
   __pyx_t_2 = (__pyx_t_1 != __pyx_v_n);
 
 
   if (unlikely(__pyx_t_2)) {
 
 
-    /* "cubind/_bind/convert.pyx":532
+    /* "cubind/_bind/convert.pyx":550
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:
  *         raise ValueError(f"{name.decode()}: {n} values but {len(<tuple>types)} types")             # <<<<<<<<<<<<<<
@@ -16227,18 +16919,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
 */
     __pyx_t_3 = NULL;
-    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 532, __pyx_L1_error)
-    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 532, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_ssize_strlen(__pyx_v_name); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 550, __pyx_L1_error)
+    __pyx_t_4 = __Pyx_decode_c_string(__pyx_v_name, 0, __pyx_t_1, NULL, NULL, NULL); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 550, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_4);
 
-    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 532, __pyx_L1_error)
+    __pyx_t_6 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_v_n, 0, ' ', 'd'); if (unlikely(!__pyx_t_6)) __PYX_ERR(0, 550, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_6);
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "object of type \047NoneType\047 has no len()");
-      __PYX_ERR(0, 532, __pyx_L1_error)
+      __PYX_ERR(0, 550, __pyx_L1_error)
     }
-    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 532, __pyx_L1_error)
-    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 532, __pyx_L1_error)
+    __pyx_t_1 = __Pyx_PyTuple_GET_SIZE(((PyObject*)__pyx_v_types)); if (unlikely(__pyx_t_1 == ((Py_ssize_t)-1))) __PYX_ERR(0, 550, __pyx_L1_error)
+    __pyx_t_5 = __Pyx_PyUnicode_From_Py_ssize_t(__pyx_t_1, 0, ' ', 'd'); if (unlikely(!__pyx_t_5)) __PYX_ERR(0, 550, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_5);
 
     __pyx_t_11[0] = __pyx_t_4;
@@ -16256,7 +16948,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __pyx_t_8 |= __Pyx_PyUnicode_KIND_04(__pyx_t_11[0]);
     #endif
     __pyx_t_12 = __Pyx_PyUnicode_Join(__pyx_t_11, 6, __pyx_t_1, __pyx_t_8);
-    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 532, __pyx_L1_error)
+    if (unlikely(!__pyx_t_12)) __PYX_ERR(0, 550, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_12);
     __Pyx_DECREF(__pyx_t_4); __pyx_t_4 = 0;
     __Pyx_DECREF(__pyx_t_6); __pyx_t_6 = 0;
@@ -16267,14 +16959,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __pyx_t_9 = __Pyx_PyObject_FastCall((PyObject*)(((PyTypeObject*)PyExc_ValueError)), __pyx_callargs+__pyx_t_10, (2-__pyx_t_10) | (__pyx_t_10*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
       __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
       __Pyx_DECREF(__pyx_t_12); __pyx_t_12 = 0;
-      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 532, __pyx_L1_error)
+      if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 550, __pyx_L1_error)
       __Pyx_GOTREF(__pyx_t_9);
     }
     __Pyx_Raise(__pyx_t_9, 0, 0, 0);
     __Pyx_DECREF(__pyx_t_9); __pyx_t_9 = 0;
-    __PYX_ERR(0, 532, __pyx_L1_error)
+    __PYX_ERR(0, 550, __pyx_L1_error)
 
-    /* "cubind/_bind/convert.pyx":531
+    /* "cubind/_bind/convert.pyx":549
  *         types = _as_tuple(types, name, "types")
  *     n = len(<tuple>values)
  *     if len(<tuple>types) != n:             # <<<<<<<<<<<<<<
@@ -16283,7 +16975,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   }
 
-  /* "cubind/_bind/convert.pyx":535
+  /* "cubind/_bind/convert.pyx":553
  *     # Handle and struct values lend their own storage: the tuple holding them
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values             # <<<<<<<<<<<<<<
@@ -16293,7 +16985,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   __Pyx_INCREF(__pyx_v_values);
   __pyx_v_keep = __pyx_v_values;
 
-  /* "cubind/_bind/convert.pyx":536
+  /* "cubind/_bind/convert.pyx":554
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -16305,7 +16997,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   if (__pyx_t_2) {
 
 
-    /* "cubind/_bind/convert.pyx":537
+    /* "cubind/_bind/convert.pyx":555
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs             # <<<<<<<<<<<<<<
@@ -16316,7 +17008,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_ptrs = __pyx_t_13;
 
-    /* "cubind/_bind/convert.pyx":538
+    /* "cubind/_bind/convert.pyx":556
  *     if n <= KERNEL_INLINE_ARGS:
  *         ptrs = space.ptrs
  *         slots = space.slots             # <<<<<<<<<<<<<<
@@ -16327,7 +17019,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 
     __pyx_v_slots = __pyx_t_14;
 
-    /* "cubind/_bind/convert.pyx":536
+    /* "cubind/_bind/convert.pyx":554
  *     # (the caller's, or the copy of the caller's list) stays alive for the call.
  *     keep = values
  *     if n <= KERNEL_INLINE_ARGS:             # <<<<<<<<<<<<<<
@@ -16337,7 +17029,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     goto __pyx_L7;
   }
 
-  /* "cubind/_bind/convert.pyx":540
+  /* "cubind/_bind/convert.pyx":558
  *         slots = space.slots
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)             # <<<<<<<<<<<<<<
@@ -16345,12 +17037,12 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
 */
   /*else*/ {
-    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 540, __pyx_L1_error)
+    __pyx_t_9 = ((PyObject *)__pyx_tp_new_6cubind_5_bind_7convert_KernelArgs(((PyTypeObject *)__pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs), __pyx_mstate_global->__pyx_empty_tuple, NULL)); if (unlikely(!__pyx_t_9)) __PYX_ERR(0, 558, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_9);
     __pyx_v_args = ((struct __pyx_obj_6cubind_5_bind_7convert_KernelArgs *)__pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":541
+    /* "cubind/_bind/convert.pyx":559
  *     else:
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values             # <<<<<<<<<<<<<<
@@ -16362,7 +17054,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     __Pyx_GOTREF(__pyx_v_args->keep);
     __Pyx_DECREF_SET(__pyx_v_args->keep, __pyx_v_values);
 
-    /* "cubind/_bind/convert.pyx":542
+    /* "cubind/_bind/convert.pyx":560
  *         args = KernelArgs.__new__(KernelArgs)
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))             # <<<<<<<<<<<<<<
@@ -16371,7 +17063,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_args->heap = PyMem_Malloc((__pyx_v_n * ((sizeof(void *)) + (sizeof(unsigned PY_LONG_LONG)))));
 
-    /* "cubind/_bind/convert.pyx":543
+    /* "cubind/_bind/convert.pyx":561
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -16383,16 +17075,16 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (unlikely(__pyx_t_2)) {
 
 
-      /* "cubind/_bind/convert.pyx":544
+      /* "cubind/_bind/convert.pyx":562
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:
  *             raise MemoryError()             # <<<<<<<<<<<<<<
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
 */
-      PyErr_NoMemory(); __PYX_ERR(0, 544, __pyx_L1_error)
+      PyErr_NoMemory(); __PYX_ERR(0, 562, __pyx_L1_error)
 
-      /* "cubind/_bind/convert.pyx":543
+      /* "cubind/_bind/convert.pyx":561
  *         args.keep = values
  *         args.heap = PyMem_Malloc(n * (sizeof(void*) + sizeof(unsigned long long)))
  *         if args.heap == NULL:             # <<<<<<<<<<<<<<
@@ -16401,7 +17093,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":545
+    /* "cubind/_bind/convert.pyx":563
  *         if args.heap == NULL:
  *             raise MemoryError()
  *         ptrs = <void**>args.heap             # <<<<<<<<<<<<<<
@@ -16410,7 +17102,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_ptrs = ((void **)__pyx_v_args->heap);
 
-    /* "cubind/_bind/convert.pyx":546
+    /* "cubind/_bind/convert.pyx":564
  *             raise MemoryError()
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)             # <<<<<<<<<<<<<<
@@ -16419,7 +17111,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     __pyx_v_slots = ((unsigned PY_LONG_LONG *)(__pyx_v_ptrs + __pyx_v_n));
 
-    /* "cubind/_bind/convert.pyx":547
+    /* "cubind/_bind/convert.pyx":565
  *         ptrs = <void**>args.heap
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args             # <<<<<<<<<<<<<<
@@ -16431,7 +17123,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   __pyx_L7:;
 
-  /* "cubind/_bind/convert.pyx":548
+  /* "cubind/_bind/convert.pyx":566
  *         slots = <unsigned long long*>(ptrs + n)
  *         keep = args
  *     for i in range(n):             # <<<<<<<<<<<<<<
@@ -16445,7 +17137,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   for (__pyx_t_16 = 0; __pyx_t_16 < __pyx_t_15; __pyx_t_16+=1) {
     __pyx_v_i = __pyx_t_16;
 
-    /* "cubind/_bind/convert.pyx":549
+    /* "cubind/_bind/convert.pyx":567
  *         keep = args
  *     for i in range(n):
  *         value = (<tuple>values)[i]             # <<<<<<<<<<<<<<
@@ -16454,14 +17146,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_values == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 549, __pyx_L1_error)
+      __PYX_ERR(0, 567, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_values), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_value, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":550
+    /* "cubind/_bind/convert.pyx":568
  *     for i in range(n):
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]             # <<<<<<<<<<<<<<
@@ -16470,14 +17162,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     if (unlikely(__pyx_v_types == Py_None)) {
       PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-      __PYX_ERR(0, 550, __pyx_L1_error)
+      __PYX_ERR(0, 568, __pyx_L1_error)
     }
     __pyx_t_9 = __Pyx_PyTuple_GET_ITEM(((PyObject*)__pyx_v_types), __pyx_v_i);
     __Pyx_INCREF(__pyx_t_9);
     __Pyx_XDECREF_SET(__pyx_v_kind, __pyx_t_9);
     __pyx_t_9 = 0;
 
-    /* "cubind/_bind/convert.pyx":551
+    /* "cubind/_bind/convert.pyx":569
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -16488,17 +17180,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":552
+      /* "cubind/_bind/convert.pyx":570
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)             # <<<<<<<<<<<<<<
  *             prev = kind
  *         slots[i] = 0
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 552, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__kind_of(__pyx_v_kind, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 570, __pyx_L1_error)
       __pyx_v_code = __pyx_t_8;
 
-      /* "cubind/_bind/convert.pyx":553
+      /* "cubind/_bind/convert.pyx":571
  *         if kind is not prev:
  *             code = _kind_of(kind, name, i)
  *             prev = kind             # <<<<<<<<<<<<<<
@@ -16508,7 +17200,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       __Pyx_INCREF(__pyx_v_kind);
       __Pyx_DECREF_SET(__pyx_v_prev, __pyx_v_kind);
 
-      /* "cubind/_bind/convert.pyx":551
+      /* "cubind/_bind/convert.pyx":569
  *         value = (<tuple>values)[i]
  *         kind = (<tuple>types)[i]
  *         if kind is not prev:             # <<<<<<<<<<<<<<
@@ -16517,7 +17209,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     }
 
-    /* "cubind/_bind/convert.pyx":554
+    /* "cubind/_bind/convert.pyx":572
  *             code = _kind_of(kind, name, i)
  *             prev = kind
  *         slots[i] = 0             # <<<<<<<<<<<<<<
@@ -16526,7 +17218,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_slots[__pyx_v_i]) = 0;
 
-    /* "cubind/_bind/convert.pyx":555
+    /* "cubind/_bind/convert.pyx":573
  *             prev = kind
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]             # <<<<<<<<<<<<<<
@@ -16535,7 +17227,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
     (__pyx_v_ptrs[__pyx_v_i]) = (&(__pyx_v_slots[__pyx_v_i]));
 
-    /* "cubind/_bind/convert.pyx":556
+    /* "cubind/_bind/convert.pyx":574
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -16547,18 +17239,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":557
+      /* "cubind/_bind/convert.pyx":575
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 557, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_storage(__pyx_v_value, (&(__pyx_v_slots[__pyx_v_i])), __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 575, __pyx_L1_error)
       (__pyx_v_ptrs[__pyx_v_i]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":556
+      /* "cubind/_bind/convert.pyx":574
  *         slots[i] = 0
  *         ptrs[i] = &slots[i]
  *         if code == _KIND_HANDLE:             # <<<<<<<<<<<<<<
@@ -16568,7 +17260,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":558
+    /* "cubind/_bind/convert.pyx":576
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -16580,18 +17272,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":559
+      /* "cubind/_bind/convert.pyx":577
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 559, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 577, __pyx_L1_error)
       (((float *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = ((float)__pyx_t_18);
 
 
-      /* "cubind/_bind/convert.pyx":558
+      /* "cubind/_bind/convert.pyx":576
  *         if code == _KIND_HANDLE:
  *             ptrs[i] = _arg_storage(value, &slots[i], name, i)
  *         elif code == _KIND_FLOAT:             # <<<<<<<<<<<<<<
@@ -16601,7 +17293,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":560
+    /* "cubind/_bind/convert.pyx":578
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -16613,18 +17305,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":561
+      /* "cubind/_bind/convert.pyx":579
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
 */
-      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 561, __pyx_L1_error)
+      __pyx_t_18 = __pyx_f_6cubind_5_bind_7convert__arg_double(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__PYX_CHECK_FLOAT_EXCEPTION(__pyx_t_18, ((double)(-1.0))) && PyErr_Occurred())) __PYX_ERR(0, 579, __pyx_L1_error)
       (((double *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_18;
 
 
-      /* "cubind/_bind/convert.pyx":560
+      /* "cubind/_bind/convert.pyx":578
  *         elif code == _KIND_FLOAT:
  *             (<float*>&slots[i])[0] = <float>_arg_double(value, name, i)
  *         elif code == _KIND_DOUBLE:             # <<<<<<<<<<<<<<
@@ -16634,7 +17326,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":562
+    /* "cubind/_bind/convert.pyx":580
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -16646,18 +17338,18 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":563
+      /* "cubind/_bind/convert.pyx":581
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)             # <<<<<<<<<<<<<<
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
 */
-      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 563, __pyx_L1_error)
+      __pyx_t_17 = __pyx_f_6cubind_5_bind_7convert__arg_address(__pyx_v_value, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_17 == ((void *)NULL) && PyErr_Occurred())) __PYX_ERR(0, 581, __pyx_L1_error)
       (((void **)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_17;
 
 
-      /* "cubind/_bind/convert.pyx":562
+      /* "cubind/_bind/convert.pyx":580
  *         elif code == _KIND_DOUBLE:
  *             (<double*>&slots[i])[0] = _arg_double(value, name, i)
  *         elif code == _KIND_POINTER:             # <<<<<<<<<<<<<<
@@ -16667,7 +17359,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":564
+    /* "cubind/_bind/convert.pyx":582
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -16679,14 +17371,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":565
+      /* "cubind/_bind/convert.pyx":583
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0             # <<<<<<<<<<<<<<
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)
 */
-      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 565, __pyx_L1_error)
+      __pyx_t_2 = __Pyx_PyObject_IsTrue(__pyx_v_value); if (unlikely((__pyx_t_2 < 0))) __PYX_ERR(0, 583, __pyx_L1_error)
       if (__pyx_t_2) {
 
         __pyx_t_19 = 1;
@@ -16698,7 +17390,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       (((unsigned char *)(&(__pyx_v_slots[__pyx_v_i])))[0]) = __pyx_t_19;
 
 
-      /* "cubind/_bind/convert.pyx":564
+      /* "cubind/_bind/convert.pyx":582
  *         elif code == _KIND_POINTER:
  *             (<void**>&slots[i])[0] = _arg_address(value, name, i)
  *         elif code == _KIND_BOOL:             # <<<<<<<<<<<<<<
@@ -16708,7 +17400,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":566
+    /* "cubind/_bind/convert.pyx":584
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -16720,17 +17412,17 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
     if (__pyx_t_2) {
 
 
-      /* "cubind/_bind/convert.pyx":567
+      /* "cubind/_bind/convert.pyx":585
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:
  *             _store_char(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
 */
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 567, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_char((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 585, __pyx_L1_error)
 
 
-      /* "cubind/_bind/convert.pyx":566
+      /* "cubind/_bind/convert.pyx":584
  *         elif code == _KIND_BOOL:
  *             (<unsigned char*>&slots[i])[0] = 1 if value else 0
  *         elif (code & 0xff) >= _KIND_CHAR:             # <<<<<<<<<<<<<<
@@ -16740,7 +17432,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
       goto __pyx_L12;
     }
 
-    /* "cubind/_bind/convert.pyx":569
+    /* "cubind/_bind/convert.pyx":587
  *             _store_char(&slots[i], value, code, name, i)
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)             # <<<<<<<<<<<<<<
@@ -16748,14 +17440,14 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
  *     return keep
 */
     /*else*/ {
-      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 569, __pyx_L1_error)
+      __pyx_t_8 = __pyx_f_6cubind_5_bind_7convert__store_integer((&(__pyx_v_slots[__pyx_v_i])), __pyx_v_value, __pyx_v_code, __pyx_v_name, __pyx_v_i); if (unlikely(__pyx_t_8 == ((int)-1))) __PYX_ERR(0, 587, __pyx_L1_error)
 
     }
     __pyx_L12:;
   }
 
 
-  /* "cubind/_bind/convert.pyx":570
+  /* "cubind/_bind/convert.pyx":588
  *         else:
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs             # <<<<<<<<<<<<<<
@@ -16764,7 +17456,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
 */
   (__pyx_v_out[0]) = __pyx_v_ptrs;
 
-  /* "cubind/_bind/convert.pyx":571
+  /* "cubind/_bind/convert.pyx":589
  *             _store_integer(&slots[i], value, code, name, i)
  *     out[0] = ptrs
  *     return keep             # <<<<<<<<<<<<<<
@@ -16782,7 +17474,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":515
+  /* "cubind/_bind/convert.pyx":533
  * 
  * 
  * cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):             # <<<<<<<<<<<<<<
@@ -16818,7 +17510,7 @@ static PyObject *__pyx_f_6cubind_5_bind_7convert__pack_kernel_params(PyObject *_
   return __pyx_r;
 }
 
-/* "cubind/_bind/convert.pyx":574
+/* "cubind/_bind/convert.pyx":592
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -16832,7 +17524,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
 
-  /* "cubind/_bind/convert.pyx":577
+  /* "cubind/_bind/convert.pyx":595
  *     # Extension types refuse setattr; their dict takes the attribute (as the
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value             # <<<<<<<<<<<<<<
@@ -16841,11 +17533,11 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   if (unlikely(((PyObject *)((PyTypeObject *)__pyx_v_cls)->tp_dict) == Py_None)) {
     PyErr_SetString(PyExc_TypeError, "\047NoneType\047 object is not subscriptable");
-    __PYX_ERR(0, 577, __pyx_L1_error)
+    __PYX_ERR(0, 595, __pyx_L1_error)
   }
-  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 577, __pyx_L1_error)
+  if (unlikely((PyDict_SetItem(((PyObject*)((PyTypeObject *)__pyx_v_cls)->tp_dict), __pyx_v_name, __pyx_v_value) < 0))) __PYX_ERR(0, 595, __pyx_L1_error)
 
-  /* "cubind/_bind/convert.pyx":578
+  /* "cubind/_bind/convert.pyx":596
  *     # class body would, where `sizeof` cannot be a name).
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)             # <<<<<<<<<<<<<<
@@ -16853,7 +17545,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
 */
   PyType_Modified(((PyTypeObject *)__pyx_v_cls));
 
-  /* "cubind/_bind/convert.pyx":579
+  /* "cubind/_bind/convert.pyx":597
  *     (<dict>(<PyTypeObject*>cls).tp_dict)[name] = value
  *     PyType_Modified(<PyTypeObject*>cls)
  *     return 0             # <<<<<<<<<<<<<<
@@ -16864,7 +17556,7 @@ static int __pyx_f_6cubind_5_bind_7convert_set_type_attr(PyTypeObject *__pyx_v_c
   }
   goto __pyx_L0;
 
-  /* "cubind/_bind/convert.pyx":574
+  /* "cubind/_bind/convert.pyx":592
  * 
  * 
  * cdef int set_type_attr(type cls, str name, object value) except -1:             # <<<<<<<<<<<<<<
@@ -17504,13 +18196,14 @@ static int __pyx_tp_clear_6cubind_5_bind_7convert_Struct(PyObject *o) {
 }
 
 static PyMethodDef __pyx_methods_6cubind_5_bind_7convert_Struct[] = {
-  {"__reduce_cython__", (PyCFunction)(void(*)(void))(__Pyx_PyCFunction_FastCallWithKeywords)__pyx_pw_6cubind_5_bind_7convert_6Struct_1__reduce_cython__, __Pyx_METH_FASTCALL|METH_KEYWORDS, __pyx_doc_6cubind_5_bind_7convert_6Struct___reduce_cython__},
-  {"__setstate_cython__", (PyCFunction)(void(*)(void))(__Pyx_PyCFunction_FastCallWithKeywords)__pyx_pw_6cubind_5_bind_7convert_6Struct_3__setstate_cython__, __Pyx_METH_FASTCALL|METH_KEYWORDS, __pyx_doc_6cubind_5_bind_7convert_6Struct_2__setstate_cython__},
+  {"__reduce_cython__", (PyCFunction)(void(*)(void))(__Pyx_PyCFunction_FastCallWithKeywords)__pyx_pw_6cubind_5_bind_7convert_6Struct_3__reduce_cython__, __Pyx_METH_FASTCALL|METH_KEYWORDS, __pyx_doc_6cubind_5_bind_7convert_6Struct_2__reduce_cython__},
+  {"__setstate_cython__", (PyCFunction)(void(*)(void))(__Pyx_PyCFunction_FastCallWithKeywords)__pyx_pw_6cubind_5_bind_7convert_6Struct_5__setstate_cython__, __Pyx_METH_FASTCALL|METH_KEYWORDS, __pyx_doc_6cubind_5_bind_7convert_6Struct_4__setstate_cython__},
   {0, 0, 0, 0}
 };
 #if CYTHON_USE_TYPE_SPECS
 static PyType_Slot __pyx_type_6cubind_5_bind_7convert_Struct_slots[] = {
   {Py_tp_dealloc, (void *)__pyx_tp_dealloc_6cubind_5_bind_7convert_Struct},
+  {Py_tp_str, (void *)__pyx_pw_6cubind_5_bind_7convert_6Struct_1__str__},
   {Py_tp_traverse, (void *)__pyx_tp_traverse_6cubind_5_bind_7convert_Struct},
   {Py_tp_clear, (void *)__pyx_tp_clear_6cubind_5_bind_7convert_Struct},
   {Py_tp_methods, (void *)__pyx_methods_6cubind_5_bind_7convert_Struct},
@@ -17547,7 +18240,7 @@ static PyTypeObject __pyx_type_6cubind_5_bind_7convert_Struct = {
   0, /*tp_as_mapping*/
   0, /*tp_hash*/
   0, /*tp_call*/
-  0, /*tp_str*/
+  __pyx_pw_6cubind_5_bind_7convert_6Struct_1__str__, /*tp_str*/
   0, /*tp_getattro*/
   0, /*tp_setattro*/
   0, /*tp_as_buffer*/
@@ -18692,6 +19385,218 @@ static PyTypeObject __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_3_gene
 };
 #endif
 
+static PyObject *__pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyObject *o, 
+#if CYTHON_VECTORCALL_TPNEW
+    CYTHON_UNUSED PyObject *const *args, CYTHON_UNUSED Py_ssize_t nargs, CYTHON_UNUSED PyObject *kwnames
+#else
+    CYTHON_UNUSED PyObject *a, CYTHON_UNUSED PyObject *k
+#endif
+) {
+  return o;
+}
+
+static PyObject *__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyTypeObject *t, 
+#if CYTHON_VECTORCALL_TPNEW
+    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#else
+    PyObject *a, PyObject *k
+#endif
+) {
+  PyObject *o;
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr > 0) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(t, __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr))))
+  {
+    o = (PyObject*)__pyx_mstate_global->__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr[--__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr];
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(Py_TYPE(o));
+    #endif
+    memset(o, 0, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr));
+    #if CYTHON_COMPILING_IN_LIMITED_API
+    (void) PyObject_Init(o, t);
+    #else
+    (void) PyObject_INIT(o, t);
+    #endif
+    PyObject_GC_Track(o);
+  } else
+  #endif
+  {
+    o = __Pyx_AllocateExtensionType(t, 1);
+  }
+  if (unlikely(!o)) return 0;
+  return __pyx_tp_new__initialisation_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(o, 
+#if CYTHON_VECTORCALL_TPNEW
+    args, nargs, kwnames
+#else
+    a, k
+#endif
+);
+}
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyTypeObject *t, PyObject *a, PyObject *k) {
+  return __Pyx_CallTpnewAsVectorcall(__pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, t, a, k);
+}
+#endif
+
+#if CYTHON_VECTORCALL_TPNEW
+static PyObject *__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyObject *t, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+  if (unlikely((PyTypeObject*)t != __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr || __Pyx_PyType_HasFeature((PyTypeObject*)t, Py_TPFLAGS_IS_ABSTRACT))) {
+    return __Pyx_CallNewInitFromVectorcall((PyTypeObject*)t, args, nargsf, kwnames);
+  }
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  PyObject *o = __pyx_tp_new_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr((PyTypeObject*)t, args, nargs, kwnames);
+  return o;
+}
+#endif
+
+static void __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyObject *o) {
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *p = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *)o;
+  #if CYTHON_USE_TP_FINALIZE
+  if (unlikely(__Pyx_PyObject_GetSlot(o, tp_finalize, destructor)) && !__Pyx_PyObject_GC_IsFinalized(o)) {
+    if (__Pyx_PyObject_GetSlot(o, tp_dealloc, destructor) == __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr) {
+      if (PyObject_CallFinalizerFromDealloc(o)) return;
+    }
+  }
+  #endif
+  PyObject_GC_UnTrack(o);
+  Py_CLEAR(p->__pyx_genexpr_arg_0);
+  Py_CLEAR(p->__pyx_v_line);
+  Py_CLEAR(p->__pyx_t_0);
+  #if CYTHON_USE_FREELISTS
+  if (likely((int)(__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr < 8) & __PYX_CHECK_FINAL_TYPE_FOR_FREELISTS(Py_TYPE(o), __pyx_mstate_global->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr))))
+  {
+    __pyx_mstate_global->__pyx_freelist_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr[__pyx_mstate_global->__pyx_freecount_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr++] = ((struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *)o);
+  } else
+  #endif
+  {
+    PyTypeObject *tp = Py_TYPE(o);
+    #if CYTHON_USE_TYPE_SLOTS
+    (*tp->tp_free)(o);
+    #else
+    {
+      freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+      if (tp_free) tp_free(o);
+    }
+    #endif
+    #if CYTHON_USE_TYPE_SPECS
+    Py_DECREF(tp);
+    #endif
+  }
+}
+
+static int __pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(PyObject *o, visitproc v, void *a) {
+  int e;
+  struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *p = (struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr *)o;
+  {
+    e = __Pyx_call_type_traverse(o, 1, v, a);
+    if (e) return e;
+  }
+  if (p->__pyx_genexpr_arg_0) {
+    e = (*v)(p->__pyx_genexpr_arg_0, a); if (e) return e;
+  }
+  if (p->__pyx_t_0) {
+    e = (*v)(p->__pyx_t_0, a); if (e) return e;
+  }
+  return 0;
+}
+#if CYTHON_USE_TYPE_SPECS
+static PyType_Slot __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr_slots[] = {
+  {Py_tp_dealloc, (void *)__pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr},
+  {Py_tp_traverse, (void *)__pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr},
+  {Py_tp_new, (void *)__pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr},
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  {Py_tp_vectorcall, (void *)__pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr},
+  #endif
+  #endif
+  {0, 0},
+};
+static PyType_Spec __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr_spec = {
+  "cubind._bind.convert.__pyx_scope_struct_4_genexpr",
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr),
+  0,
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC,
+  __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr_slots,
+};
+#else
+
+static PyTypeObject __pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr = {
+  PyVarObject_HEAD_INIT(0, 0)
+  "cubind._bind.convert.""__pyx_scope_struct_4_genexpr", /*tp_name*/
+  sizeof(struct __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr), /*tp_basicsize*/
+  0, /*tp_itemsize*/
+  __pyx_tp_dealloc_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, /*tp_dealloc*/
+  0, /*tp_vectorcall_offset*/
+  0, /*tp_getattr*/
+  0, /*tp_setattr*/
+  0, /*tp_as_async*/
+  0, /*tp_repr*/
+  0, /*tp_as_number*/
+  0, /*tp_as_sequence*/
+  0, /*tp_as_mapping*/
+  0, /*tp_hash*/
+  0, /*tp_call*/
+  0, /*tp_str*/
+  0, /*tp_getattro*/
+  0, /*tp_setattro*/
+  0, /*tp_as_buffer*/
+  Py_TPFLAGS_DEFAULT|Py_TPFLAGS_HAVE_VERSION_TAG|Py_TPFLAGS_HAVE_GC, /*tp_flags*/
+  0, /*tp_doc*/
+  __pyx_tp_traverse_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, /*tp_traverse*/
+  0, /*tp_clear*/
+  0, /*tp_richcompare*/
+  0, /*tp_weaklistoffset*/
+  0, /*tp_iter*/
+  0, /*tp_iternext*/
+  0, /*tp_methods*/
+  0, /*tp_members*/
+  0, /*tp_getset*/
+  0, /*tp_base*/
+  0, /*tp_dict*/
+  0, /*tp_descr_get*/
+  0, /*tp_descr_set*/
+  #if !CYTHON_USE_TYPE_SPECS
+  0, /*tp_dictoffset*/
+  #endif
+  0, /*tp_init*/
+  0, /*tp_alloc*/
+  __pyx_tp_new_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, /*tp_new*/
+  0, /*tp_free*/
+  0, /*tp_is_gc*/
+  0, /*tp_bases*/
+  0, /*tp_mro*/
+  0, /*tp_cache*/
+  0, /*tp_subclasses*/
+  0, /*tp_weaklist*/
+  0, /*tp_del*/
+  0, /*tp_version_tag*/
+  #if CYTHON_USE_TP_FINALIZE
+  0, /*tp_finalize*/
+  #else
+  NULL, /*tp_finalize*/
+  #endif
+  #if (!CYTHON_COMPILING_IN_PYPY || PYPY_VERSION_NUM >= 0x07030800) && (!CYTHON_COMPILING_IN_LIMITED_API || __PYX_LIMITED_VERSION_HEX >= 0x030E0000)
+  #if CYTHON_VECTORCALL_TPNEW
+  __pyx_tp_vectorcall_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr, /*tp_vectorcall*/
+  #else
+  NULL, /*tp_vectorcall*/
+  #endif
+  #endif
+  #if __PYX_NEED_TP_PRINT_SLOT == 1
+  0, /*tp_print*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030C0000
+  0, /*tp_watched*/
+  #endif
+  #if PY_VERSION_HEX >= 0x030d00A4
+  0, /*tp_versions_used*/
+  #endif
+  #if CYTHON_COMPILING_IN_PYPY && PY_VERSION_HEX < 0x030a0000
+  0, /*tp_pypy_flags*/
+  #endif
+};
+#endif
+
 static PyMethodDef __pyx_methods[] = {
   {0, 0, 0, 0}
 };
@@ -18711,6 +19616,7 @@ static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7con
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
+static CYTHON_SMALL_CODE int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Type_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Variable_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
 static CYTHON_SMALL_CODE int __Pyx_modinit_Function_import_code(__pyx_mstatetype *__pyx_mstate); /*proto*/
@@ -18844,6 +19750,16 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_Struct(__pyx_
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
+  #if CYTHON_UPDATE_DESCRIPTOR_DOC
+  {
+    PyObject *wrapper = PyObject_GetAttrString((PyObject *)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, "__str__"); if (unlikely(!wrapper)) __PYX_ERR(0, 253, __pyx_L1_error)
+    if (Py_IS_TYPE(wrapper, &PyWrapperDescr_Type)) {
+      __pyx_wrapperbase_6cubind_5_bind_7convert_6Struct___str__ = *((PyWrapperDescrObject *)wrapper)->d_base;
+      __pyx_wrapperbase_6cubind_5_bind_7convert_6Struct___str__.doc = __pyx_doc_6cubind_5_bind_7convert_6Struct___str__;
+      ((PyWrapperDescrObject *)wrapper)->d_base = &__pyx_wrapperbase_6cubind_5_bind_7convert_6Struct___str__;
+    }
+  }
+  #endif
   if (__Pyx_SetVtable(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct, __pyx_vtabptr_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
   if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_Struct, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
   if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_Struct) < (0)) __PYX_ERR(0, 253, __pyx_L1_error)
@@ -18863,14 +19779,14 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
   __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs", 0);
   /*--- Exttype __pyx_obj_6cubind_5_bind_7convert_KernelArgs ---*/
   #if CYTHON_USE_TYPE_SPECS
-  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 316, __pyx_L1_error)
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert_KernelArgs_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs)) __PYX_ERR(0, 334, __pyx_L1_error)
   #else
   __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs = &__pyx_type_6cubind_5_bind_7convert_KernelArgs;
   #endif
   #if !CYTHON_COMPILING_IN_LIMITED_API
   #endif
   #if !CYTHON_USE_TYPE_SPECS
-  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 316, __pyx_L1_error)
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 334, __pyx_L1_error)
   #endif
   #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
   PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs);
@@ -18880,8 +19796,8 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert_KernelArgs(__
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
-  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 316, __pyx_L1_error)
-  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 316, __pyx_L1_error)
+  if (PyObject_SetAttr(__pyx_m, __pyx_mstate_global->__pyx_n_u_KernelArgs, (PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 334, __pyx_L1_error)
+  if (__Pyx_setup_reduce((PyObject *) __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert_KernelArgs) < (0)) __PYX_ERR(0, 334, __pyx_L1_error)
   __Pyx_RefNannyFinishContext();
   return 0;
   __pyx_L1_error:;
@@ -19012,6 +19928,39 @@ static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_s
   #if !CYTHON_COMPILING_IN_LIMITED_API
   if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr->tp_getattro == PyObject_GenericGetAttr)) {
     __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr->tp_getattro = PyObject_GenericGetAttr;
+  }
+  #endif
+  __Pyx_RefNannyFinishContext();
+  return 0;
+  __pyx_L1_error:;
+  __Pyx_RefNannyFinishContext();
+  return -1;
+}
+
+static int __Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(__pyx_mstatetype *__pyx_mstate) {
+  __Pyx_RefNannyDeclarations
+  int __pyx_lineno = 0;
+  const char *__pyx_filename = NULL;
+  int __pyx_clineno = 0;
+  CYTHON_UNUSED_VAR(__pyx_mstate);
+  __Pyx_RefNannySetupContext("__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr", 0);
+  /*--- Exttype __pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr ---*/
+  #if CYTHON_USE_TYPE_SPECS
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr = (PyTypeObject *) __Pyx_PyType_FromModuleAndSpec(__pyx_m, &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr_spec, NULL); if (unlikely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr)) __PYX_ERR(0, 267, __pyx_L1_error)
+  #else
+  __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr = &__pyx_type_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr;
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  #endif
+  #if !CYTHON_USE_TYPE_SPECS
+  if (__Pyx_PyType_Ready(__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr) < (0)) __PYX_ERR(0, 267, __pyx_L1_error)
+  #endif
+  #if CYTHON_COMPILING_IN_CPYTHON && PY_VERSION_HEX >= 0x030E0000
+  PyUnstable_Object_EnableDeferredRefcount((PyObject*)__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr);
+  #endif
+  #if !CYTHON_COMPILING_IN_LIMITED_API
+  if ((CYTHON_USE_TYPE_SLOTS && CYTHON_USE_PYTYPE_LOOKUP) && likely(!__pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr->tp_dictoffset && __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr->tp_getattro == PyObject_GenericGetAttr)) {
+    __pyx_mstate->__pyx_ptype_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr->tp_getattro = PyObject_GenericGetAttr;
   }
   #endif
   __Pyx_RefNannyFinishContext();
@@ -19351,6 +20300,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_1_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_2_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_3_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
+  if (unlikely((__Pyx_modinit_Exttype___pyx_obj_6cubind_5_bind_7convert___pyx_scope_struct_4_genexpr(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   if (unlikely((__Pyx_modinit_Type_import_code(__pyx_mstate) < 0))) __PYX_ERR(0, 1, __pyx_L1_error)
   (void)__Pyx_modinit_Variable_import_code(__pyx_mstate);
   (void)__Pyx_modinit_Function_import_code(__pyx_mstate);
@@ -19366,7 +20316,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__ADDRESS_BITS = (8 * (sizeof(void *)));
 
-  /* "cubind/_bind/convert.pyx":312
+  /* "cubind/_bind/convert.pyx":330
  *     _KIND_WCHAR = 9     # c_wchar: a 1-character str or an int
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind             # <<<<<<<<<<<<<<
@@ -19378,7 +20328,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__kinds, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":313
+  /* "cubind/_bind/convert.pyx":331
  * 
  * cdef dict _kinds = None   # ctypes type (or None) -> kind
  * cdef object _NO_KIND = object()             # <<<<<<<<<<<<<<
@@ -19391,7 +20341,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
     PyObject *__pyx_callargs[2] = {__pyx_t_3, NULL};
     __pyx_t_2 = __Pyx_PyObject_FastCall((PyObject*)__pyx_builtin_object, __pyx_callargs+__pyx_t_4, (1-__pyx_t_4) | (__pyx_t_4*__Pyx_PY_VECTORCALL_ARGUMENTS_OFFSET));
     __Pyx_XDECREF(__pyx_t_3); __pyx_t_3 = 0;
-    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 313, __pyx_L1_error)
+    if (unlikely(!__pyx_t_2)) __PYX_ERR(0, 331, __pyx_L1_error)
     __Pyx_GOTREF(__pyx_t_2);
   }
   __Pyx_XGOTREF(__pyx_v_6cubind_5_bind_7convert__NO_KIND);
@@ -19399,7 +20349,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_GIVEREF(__pyx_t_2);
   __pyx_t_2 = 0;
 
-  /* "cubind/_bind/convert.pyx":360
+  /* "cubind/_bind/convert.pyx":378
  * cdef PyObject* _kind_types[_MAX_KINDS]
  * cdef int _kind_codes[_MAX_KINDS]
  * cdef int _nkinds = 0             # <<<<<<<<<<<<<<
@@ -19408,7 +20358,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
 */
   __pyx_v_6cubind_5_bind_7convert__nkinds = 0;
 
-  /* "cubind/_bind/convert.pyx":453
+  /* "cubind/_bind/convert.pyx":471
  * 
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None             # <<<<<<<<<<<<<<
@@ -19420,7 +20370,7 @@ __Pyx_RefNannySetupContext("PyInit_convert", 0);
   __Pyx_DECREF_SET(__pyx_v_6cubind_5_bind_7convert__enum_types, ((PyObject*)Py_None));
   __Pyx_GIVEREF(Py_None);
 
-  /* "cubind/_bind/convert.pyx":454
+  /* "cubind/_bind/convert.pyx":472
  * # The classes _arg_storage tells apart, imported once, on first need.
  * cdef tuple _enum_types = None
  * cdef tuple _ctypes_aggregates = None             # <<<<<<<<<<<<<<
@@ -19494,7 +20444,7 @@ static int __Pyx_InitCachedBuiltins(__pyx_mstatetype *__pyx_mstate) {
   const char *__pyx_filename = NULL;
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
-  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 313, __pyx_L1_error)
+  __pyx_builtin_object = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_object); if (!__pyx_builtin_object) __PYX_ERR(0, 331, __pyx_L1_error)
   __pyx_builtin_enumerate = __Pyx_GetBuiltinName(__pyx_mstate->__pyx_n_u_enumerate); if (!__pyx_builtin_enumerate) __PYX_ERR(0, 229, __pyx_L1_error)
 
   /* Cached unbound methods */
@@ -19567,41 +20517,41 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   int __pyx_clineno = 0;
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
-    const struct { const unsigned int length: 8; } str_length_index[] = {{0},{1},{27},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{23},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{13},{44},{24},{39},{39},{41},{48},{16},{82},{28},{161},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{8},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{8},{7},{38},{34},{6},{9},{6},{6},{6},{8},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{9},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6},{3}};
-    const struct { const unsigned int length: 11; } bytes_length_index[] = {{1118},{2},{2}};
+    const struct { const unsigned int length: 8; } str_length_index[] = {{0},{1},{1},{4},{27},{2},{3},{4},{21},{42},{27},{13},{10},{16},{12},{17},{35},{19},{4},{30},{33},{36},{12},{23},{30},{6},{12},{2},{6},{1},{2},{12},{10},{12},{27},{33},{60},{11},{43},{96},{13},{44},{24},{39},{39},{41},{48},{16},{82},{28},{161},{1},{1},{4},{179},{1},{1},{3},{34},{8},{6},{32},{12},{18},{24},{7},{6},{2},{9},{71},{60},{5},{5},{8},{12},{4},{10},{6},{9},{5},{8},{12},{20},{8},{9},{12},{9},{8},{10},{7},{8},{7},{12},{14},{11},{10},{21},{14},{12},{10},{17},{13},{12},{12},{19},{24},{8},{7},{38},{7},{34},{6},{9},{6},{6},{6},{8},{8},{7},{5},{6},{10},{7},{7},{6},{7},{11},{8},{8},{7},{9},{4},{18},{5},{3},{6},{20},{17},{4},{9},{7},{3},{6},{30},{10},{5},{4},{4},{4},{6},{3},{4},{10},{6},{5},{5},{6},{5},{6},{3}};
+    const struct { const unsigned int length: 11; } bytes_length_index[] = {{1118},{2},{2},{2}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 90
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1391 bytes) */
-static const char cstring[] = "x\332\235W\353\216\0237\024N\337\304\3776A!-\250\264(\252Z\241\000\025*Z\"\026~\264\010Y\216\307\223\270;\261\247\276l6<\t\217\333s\361L&\273\t\320\256vf\216\355s?\33793\021b\254\304\326lW&\010_\013\345|\332\000i\\\336N\304j\237L\024\225\027\260+j\233\204u\242l\256\355\215qS\001\314B\245\024\354*\047s\021\305\215j\262\021I]\003K\341\264Q\304\255j\032\320\2326\312\221H9r\306T\246*\013\260\316\324\0244\212\255\217\251_\257\301\274\320\312\241\033+#r4\325\\\200_\250\342\340\231\022z\243\202\030?|\364\370\351l\366\370\311\223\t\235\214w6m\310\352\345\373\327\023t\007/\237\023Z\014\312\255\215\250}\000\351\326[\227\300\313S\2476E\261\020i\337\032\361\341\253\014?L\301D2[\360\034\322\"\372\364\202\021\007\216\246\022\3206G\nG\211\224\333\306\340yccw\212\252J>#\251\231\n>\231\315\305\\\\zgX\373\\\250\252\n&F\240V\271\256\271\216s\241%e\203K\361\2102\311\362x\264;:\303\205\322\020z\307\200\376VX\031\310\330\341T\214\027b\347sS\211\024\262\323*\031\312j\204\352\2735\222\301L@\366\2665\300]\211\0019\3460\246\034\324\204\315\364a\327CV\016\214\363\324E\006\353Ah*\254\363\326\034N\021:X\276;FX{\037Q\247_\035/0-*\004\265G\035=\016\001\177\215Q\361\216`\335x\225N(\304\242\241T\021\017\230\221\373lG\021!\027Gz\232\215\002\252\255\003\024\2351\313\306\306\304\3309\000\222\0207\373O\3753\247\002\rQA\000E\313\324{\021\355a\253\027\210b\242\241E+\006\243\302@\262\206\016\322ye]uAnkJ\357\305\244\363(\273\230\333\326\007\362\276+\r\231\231c\243bW2\224\261\271\326h\203\002\"U=\262\220c\n\270\\y\337L\017\"]G\222\272\261\2267\336V\262\235\026l#\265|\363\352\362\335\213\267\343w\023p\250$\225\333\371\033\002\373\r\271/=\341\030<Z\354\323\306;\354\356\3124\026\244\000\341\315\236\360\315N\342\364Z\276X>\374\361\351\217\240\277\022\301\374\r\305\200\361\226W\272Q\214D\200A\266M\202qD!\314\304\253Z\354}\246t\213\344E\013|C\001(\220\023\321$\252\324\005\2158\225\254w\022\304\241\255.De\003\030\201i\213\322/U\023\315\354\303\307\217s\361\361\036\030\206\310\303\310\000k\022\324\031\306\324\371""\226\342\254\ru\224\261\013Tw\312\010\370^\322]{wcB\232\265\373\333\312F\265j\214qx_k\033\231\252\242i\352\331\306\250vJ\324\2155\273\301\000/\n8#J,9\361~\205\351\244\352\265V_7\020>\t\267\340\306\377\220}\206m\275x\001 X\274\204q\265LaqE\243\212\016p\377\017\023\234i\236\205u\274\"<\360=\007\363\336a\005\226\214>ye\2670I\026\317URR.\367\267p=\007D\310Ks\233\336\232Z\312\nW\360G\300FbmR\2042\032\244!a\346\026\211\255\262\216\236\276\312\r\035m\203\307\207S[Z:\263\303\007dUj\325\332\236\336\030}\035\363\226WE/\222\0100\246\262\243\240\215\344\010x\363&a%P\313?Y5\235\221`\252\254\207\224\246\004\0166\330[\200d\357X\034\204\323\323\0079\300\nF\315=\333=J\353J\032\312\263_\032\257\001\272\277\316\326\306\001j\203\264=c\204\003\025\356sPt\005\255\276\346\321\000w@&w\1777\003\264\254|\206@5\247_C\302\341\326x\267\346;Sq\003\023J\313\314\362\231x2\037\345\003W.l<g\312k\262<`\ro\004\r\3102`B&\230\\f\245\364\265n|4\272\211\034\016\367\311\214\372dV\240z\264\207C\251\277p\302\224x\0012\360\017 \305\314\310\032\000\213S\340^Z\340\264\314Q\372\300\300\n\301~b\370\267\276\205\376\203\336K\225\251UnR\264\237\214\257\323&\370\035y\227\333\n,RI\370e\371\351\257\345\362O\371\372\315\345\357t\023\343\345\376\rw\322\203)\177MA\014\221VC\276\343\325dt\220\032(8\263\r\262gm\014Wg\305\3773\323T`=\305\203\007@\225\316\221?qQ\344\023\252\212\374\271\224J\366#\341\252\205\372\3361p\254\024\223+\323dD\273_\262\316\214e\02742^\305\027\202\302A}\224\311;\033\235\256;\272\317\311w\t\370\n\373;\200\310\351*\235pE\306N\327)\235\047-\334\365\371|\374\360Ma\327\016F\374\267\202\363\244\300dDa\217\317E\302I\371B\031\276\306q\254\216=\220\261\361\273\021\277Z%\276\366x\003\333\235)\315\337\313\274\270&\270\311\026\276\203\266\221\267j{\213Z\230\311\327\243\035t:\rr\326Y\320\303\274G\263\342X\0222\356GA\355x\000\363\022g:\217U\370\305\326\371\230\274\227\364\373\214\2161\274\330\347\237\255\004\203\237w\360\222\t\212\337\366\2432\226\213\303\305~7\254\373\323k\323\246\317\337}~\366/\367-\"\025";
-    PyObject *data = __Pyx_DecompressString(cstring, 1391, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (1418 bytes) */
+static const char cstring[] = "x\332\235W_o\3336\020\317^\367)\370\026\273p\275\265h\267\"(:\004n;\024-R\243i\037\266\242 h\351ds\221HM$\343\270\237\244\217\373\250\273?\224l\047v\333\315\211%\222\367\377\356w\047\371G\305\237\221Q\r4\013\350\224\257\224q>\256p\t.5cu\206\177\370\377T-6\021\202*\275B\262\252lT\326\251|\270\264\327\340&\n\245\224\211\261\263\213\024\3414\250kS\047P\321\\!K\346\264A\205\306\3245\252\217+\343X$\223\034@\te\336\240\033\262\232\240F\325\370\020\207\375\022\315\253\3028rc\001*\005(\321\303\322\223\212\255gF\025+\323\251\321\375\007\017\237L\247\017\037?\0363e\264\266q\305V/>\274\031\223;\364\365)\222\305\316\270%\250\312w(\335z\353\"zy\210jcP3\0257-\250\217\337d\370y\202&\"4\3509\246E\ryF#\016\035\2159\240&\005\016\307\250\230\332\032\210^\333\320SIU\316g`5\023%\224)\225\347\302;\020\355g\312\224e\007!\340j\221\252J\nz\246\n\315\331\220R<\340L\212<\221\326{4\332\230\002C\357\031\310\337\222*\203\031\333R\325h\246\326>\325\245\212]r\205\211\300Y\rX}\267\244e\007c\224\275i\001\271K\265\263\034I\030\023\tj,f\206\260\253]V\tL\362\324G\206\373\235\320L\267L\rl\251\004\035*\337-#\242}\210\250\327o\3667\224\026\323ufC:\006\034\"\376j0\341\226`U{\023\017(\244\242\221T\026\357(#w\331\366\"\".\211\3640\033\007TY\207(:bV\214\215\230\261w\000%1n\361\237\373\347\214\013\264\213\n\006(Y\346\336\013d\217z>C\224\022\215-Z\n\030\r\005\222\n\354\240\"-\254+O\331\355\202\323{:\356=J.\244\266\365\035{\337\227\206\315\234Q\243RW\n\224\251\271\226d\203\003bU\003\262\210c\202\270\\x_O\266\"}G\262\272Q\241\257\275-u;\311\330\246\325\374\355\253\213\367/\336\215\336\217\321\241\234Ti\347\357\010\354\331o\304~\341\031\310\350\322l\023W\336Q{\227P[\024C\210\327\033\006\270xI\343k\376b~\377\321\223Gh\240T\035\374\205\325\300\371\226\026Em\004\212\210\203d\353\210\363\210c\230\252W\225\332\370\304\371V\321\253\026\371v\005\260BN\005\210\\\252S\236q&Z\3574\212c_\235\252\322vh\004\307-I\2774u\200\351\307O\237\316\324\247;h\330\205\036E\206`\323\250\016\004T\307{J\322\266\253#\317]\\\365T\201\300O""\232\257\205w\327\320\305i\273\271)m0\213\032\300\321uY\330 \2532@]MW`\332\t\257\256-\254w&xV \0311j.\211\367\013J\047\227\257\265\305U\215\341\263p\213n\374\017\331s\352\353\331\013D\301\354%\316\253y\354f\227<\253\230@\347\257\241sP\237w\313p\311\200\220k\352\340\203\243\n\314\005~\372\32268Jf\317M4Z\31777\370}\216\210\320\027p\023\337A\245uI;\3740\262i\261\204\030\260\214@kL\030\334\320\2421\326\361\335\227\251fR\323y\2729\323\360\326\301\232n\230U]\230\326\016\353\025\024W!5\262\313ziI\000\223Ur\0344h\211@\016\257#U\202\264\374\235L\335\033\351\240L\305\356\252\340\004\356\034\210\267\010\311\301\261\260\023\316\260\336\312!L\264\236>\255}\201\350|6]\202C`\342\021b\210\262!\315\334\337rOk\236\326w\205*\013u\031\264\035\370\003\322Mw\227\221\203\317`\366\225\214\016\274\"pe:\3643\242\320\245O\230\207B\252S`=\360R{\267\224\253\254\302\n\047X\241\223\310\047\346IBJ[\256\224\331d\016\345\307h\276\341\036\237\030\005\002\017\320\204\2168\331`a\212\253\242\366\001\212:H8\322FSn\243iF\362\336\031\r\255\341K\003(\307\213\210\302\177\3040eFW\210g\032\022w\322\202\324<g\371\005\204\274\241\"\"-J\207\264\276\305\026\305\366\214%T&\3251\330\317\340\253\270\352\374\232=Lm\211V\271:\362@\375\374\347|\376\207~\363\366\342w\276\250\321|\363V\232\355\336D\336\2700\216\300\273]\276\375\335\370d+\265\243\340\3101\312\036\265\261\273;*\376\237\231&\212j\252\356\335\303Un.\375\213\024F?\346\312\350_s\271\36405.[\254\361-\003\373J)\271:\216O\370\364k\326\2051\237\242F\301\254\372JP4\313\3672y\353\240\327uK\3671\371>\001\337`\177\217\0209\\\245\003\256\350\320\353:\244\363\240\205\333>\037\217\037\337;\354\322\341S\340{\301yP`|\302a\217\216E\"I\371J\031\276\305\261\257N<\320\241\366\353\023y\372jz2\312\001\265\274\254\ny\247\226\315\025\303M\267\370\256\324\0049\252\354\ri\021&_\235\254\261\333y\326\213\316\214\036\341\335\233\027\373\222\230q\177\322\231\265\314b\331\322\330\227\321\212\277\352z\037\243\367\232\177\3031\231\302\013C\376\305J\007\364\n\210\317\241\316\310\013\301I""\036\315\331\341l\277\037\330\003\365\n\332\370\345\207/\347\377\234\377\013\203\0252\350";
+    PyObject *data = __Pyx_DecompressString(cstring, 1418, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (2012 bytes) */
-static const char cstring[] = "\377  (a mem\377ber of a\357noth\010\000enu\377m) bytes\357 do \023\000 fi\337t in \016\004gi\337ven, *\000 a\377ttribute\377\047s value\317 tak5\0008\004is\277 small^\000t\347han.\002S\004neeGded`\004{\000k\003,O\000\337 moste\004, \273go\t\000can\203\001b\377e used: \370\225\000\232\000\217\010a cha\377r (-128.\337.255)\257\002(w\367ith\244\002NUL)\271 \214\000\000\001out\354\001r\377ange for\377 a point\370\204 \256\000\r\016its C\377 type [ \376\001\0350,  ite/ms, \224  \326&b\0005n\300 t\312\004mu\340\000\314\000\377a tuple \216\202\000lis\026\005h\001\311$s\366B\002, \203#.: :\337 NoneX\003: \177address\023\000\357buff\302C: c\211_\211\"\205C1\306B\303#\027\001w\214\017\n\263!ac\370\000\031\005\213ad\364\226A\257  \025\006 (C \377would tr\277uncate\372Bs\366\373@ng\206are):\337 expeI\000d \"\000\010(\222b\214 \320\002)\313C\356\006\211f\037\t\323\003a\243\"\322\005\216` \376\321\007argumenmt\360\005es\266!a V\014\250\317#\311\006\216\005a\214\ta\335\204\002a\217rray\372!\351\204\003\202\205\001t\317 lea\376`\304\010a \037float>\020\261A\270\205\001\0068\004r \217 f\017\305\n\350A\275Cp\327\204\001Z\t\363\003\213\204\002fin\303`\344`\024\225\206\003(\264\204\002y\005int+s)\301\206\002t\272\205\003:\233\206\002\212i\364\275\204\002\271a \370\205\001s an\361 \347\206\001\373\206\004\345!hand\372\207\204\003a\305\001uct (\177cubind\047\344\"\365c\224\204\002\047\276D: un\377supporte\343d \222F\244\205\002\031\000se \363a ,\003\365\204\001eger\341,\302#\352\204\001\320g\325\205\001, c?_bool,)\007\212\206\005\376\363\205\002(c_void\347_p,\325\204\004\006\001POI\177NTER(T)\323`\243or\223\205\002\311\206\003\266\200 ?\302\205\001N\375o\303\204\002at Cyt\367hon\235\207\001deli\377berately\352\312Ai\231\205\001 \271\210\002PEP\337-484 \243  r\377ejects s\177ubclass\206\204\001\377f builti\375n\250\207\002s. If \367you\352\" to \371p%\000%\tthen \327set\305\211\002\047\336\210\002at\377ion_typi\377ng\047 dire\337ctive:\001Fa\377lse.[]]:\343 ]\340\205\010\350o\234\207""\001add\003_n\333\000\307\205\003\271\205\027\260#\262\204\t\363\212\002\261,\304\204\001\241\204\005\374C/_\204a/\377convert.\377pyxdisab\357leen\002\001gci\375s\004\003dself.\337heap,\005\002vigew \267\212\007:\004ed\216!7a P\363#ob\313!\210\212\002\237pickl\374\000B\002p\353tr\0101A\323\206\001CEn\377umCFuncP\217trCS\246\210\002\024\002\024\001K\377ernelArg\335s\026\000uct\000\003ur\327eUn\376!P\212\213\003_S\377impleCDa\177ta__Pyx\001\000\375D\217`_NextR\337ef__d\n\001__\371_\234\207\002\005\000_gets\357tate\010\001ind{ex\021\001main\003\002\357odul\026\002mro\356*\001nam%\002new|9\001\323 _capi\003\006\377hecksum_\301_\026\001Q\004!\001\212\214\001\017\003unf\254\"e_\302\003$\003vt\226A\336\213\001qual]\005re\047duc\224\002\003\004c\361\204\002\262\001\274\024\004\250\003set_\221\005sx\304\010\003\006.\007test\373\000\322\223\207\003_\000\004\306\215\004_\214\217\002.<\377locals>.\377genexpr_kis!\005s\026\000ar\020\017l\331\002\324\214\004of\225\207\003c_\216\220\001\374\324\214\003\332\214\003_pc_do\337ublec\371#c_\377intc_lonyg\000\003\004\003shor\024\000\025u:\003u\037\002u\037\003\002\002\004\004\214 \004\342\207\003c_\242\215\002\000\004g\000a\177stcline`\000\377_traceba\377ckclosecSls\222\211\003\244\211\003.\243\205\002.\241\205\004\000\007\n\325\221\001\331\221\001\003\002\336\207\001\213$\260`\263`\367Ptr\226!_fun\341c\202\207\001\250.\265 \241\220\001ger\350\334\217\002\267a\316 t\265\205\003pop\377sendsetd\377efaultsi\377zeofthro\375w\312\217\002update\374\237\222\002\214\216\003zZPPY_\357LONG\000\002 (P\333yO\200\206\003*,\310\221\003co\317nst \013\000\034\t, \006*\t)\000,\0076\010\000\0249\000K\026`\273\222\002k\004&\026\000\">\t, \264\213\001\347 **\321\000\277\205\003t_6\266\315\214\003_5\315\210\002_7\314\210\004_6\212\207\006Sp\335@ *\317\nG\013^\331!_t)\000\360\223\002*\2378\340#\003\311$O\000\252\204\003\3227)\000icnt\377)\000\016D\005, O\n\360\261&1\014\371\005\020\034Type0\364G\376I\214g\223\006_s\317\005o\021\340\257k\312\004\243#\252\007""\324u)\000u\377nsigned ,\365\203%\034\022)\000\363B(\262\025\220c\316\332\204\026)\000\000\003\034\277\204\t)\000~\255\003_slow\000\203\226\003!_\363\214\001\013\003\314\231\001\025\003c\252\225\003\"\003\375k\375\213\002_param\375s5\003fixed_~\036\004of\000wri\303\212\003\242\327\226\003\000\350\210\003a\003\237\207\n\000-\ni\177nto\000raw\373\211\003\346\221\211\001o\000\320\212\001\321\211\003ttr\036\234\005too_\233\232\002\032\002\276\231\001\331s\367&\307\003re\333\222\001_u\027nra\350\216\003\000\353\227\004\252\004\245\210\004\371_\201\230\004\025\006kept\230\007\001\230A";
-    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 2012, 3683);
+    #elif (CYTHON_COMPRESS_STRINGS) > 0 && (CYTHON_COMPRESS_STRINGS) <= 90 /* compression: lzss (2044 bytes) */
+static const char cstring[] = "\357\n   \000\000(a \377member o\177f anoth\010\000\377enum) : \373: \002\000< byt\277es do \034\000 \177fit in \016\004\177given, 3\000\377 attribu\377te\047s val?ue tak5\0008\004\377is small\236g\000than.\002S\004n\037eeded`\004\204\000k\003},O\000 moste\004\357, go\t\000can\376\203\001be used\346\237\000do\232\000\217\010a c\377har (-12\1778..255)\257\002\337(with\244\002NU\347L) \214\000\000\001out\376\365\001range f\377or a poi\343nt\215 \256\000\r\016its\377 C type \373[ \001\0350,  i\277tems, \224  \324\337&b\000n\300 t\312\004mu\374\340\000\314\000a tupl;e \202\000lis\026\005h\001Z\311$sB\002, \203#.\233A\357NoneX\003: a\277ddress\264@b\367uff\313C: c_D\211\"\205C1\306B\303#\027\001w\017\nF\263!ac\370\000\031\005\224ad\226A\372\257  \025\006 (C w\377ould tru_ncate\372Bs\373@\373ng\206are): oexpeI\000d \000\010\221(\222b\214 \320\002)\313C\356\006fD\037\t\323\003a\243\"\322\005\216` \321\007\377argument6\360\005es\266!a V\014\317#\324\311\006\216\005a\214\ta\335\204\002ar\307ray\372!\351\204\003\213\205\001t \347lea\376`\304\010a f\017loat>\020\261A\301\205\0018\004\003r \217 f\017\305\n\350A\275C\327\204\0018Z\t\363\003\213\204\002fin\303``\024\362\225\206\003(\264\204\002y\005ints\025)\312\206\002t\272\205\003:\233\206\002\212i\275\204\002\372\271a \370\205\001s an x\360\206\001\204\207\004\345!hand\207\204\003\375a\305\001uct (c\277ubind\047\344\"c\372\224\204\002\047\276D: uns\377upported\361 \222F\244\205\002\031\000se a\371 ,\003\365\204\001eger,\360\302#\352\204\001\320g\325\205\001, c_\037bool,)\007\212\206\005\363\205\002\377(c_void_\363p,\325\204\004\006\001POIN\277TER(T)\323`ocr \326\002\312\206\002\266\200 >?\303\205\001\373No\304\204\002at Cy\357thon\236\207\001del\377iberatel\325y\313Ai\232\205\001 \272\210\002PE\277P-484 \244  \377rejects \377subclass\376\207\204\001f built\373in\251\207\002s. If\357 you\353\" to\363 p%\000%\tthen\257 set\306\211\002\047\337\210\002a\377tion_typ\377ing\047 dir\277ective:\001F\377alse.[]]\307: ]\341\205\010\351o""\235\207\001ad\007d_n\333\000\310\205\003\272\205\027\261#\263\204\tb\364\212\002,\305\204\001\242\204\005\375C/_\205a\377/convert\377.pyxdisa\337bleen\002\001gc\373is\004\003dself\277.heap,\005\002v\317iew \270\212\007:\004edn\216!a P\363#ob\313!>\211\212\002pickl\374\000B\002\327ptr\0101A\324\206\001CE\377numCFunc\037PtrCS\247\210\002\024\002\024\001\377KernelAr\273gs\026\000uct\000\003u\257reUn\376!P\213\213\003_\377SimpleCD\377ata__Pyx\372\001\000D\217`_Next\277Ref__d\n\001_\363__\235\207\002\005\000_get\337state\010\001in\367dex\021\001main\336\003\002odul\026\002mr\335o*\001nam%\002ne\371w9\001\323 _capi\376\003\006hecksum\203__\026\001Q\004!\001\213\214\001\017\003u\315n\254\"e_\302\003$\003vt\274\226A\213\001qual]\005rOeduc\224\002\003\004c\361\204\002x\262\001\024\004\250\003set_\221\005\361s\304\010\003\006.\007str_\377_.<local\377s>.genex=p\020\000test\223 \254\207\003\311_\000\004\337\215\004_\245\217\002#\017fi\177elds_is(\005\215sR\000arL\017\370\002\364\214\004o\215f\265\207\003c_\256\220\001\364\214\003\372\214\003_\377pc_doubl\373ec\230Cc_int?c_long\000\003\004\003\257shor\024\000u:\003u\202\037\002u\037\003\002\002\004\004 \004\202\210\003c\361_\302\215\002\000\004g\000astc\357line`\000_tr\377acebackc\177losecls\262\211\003\n\304\211\003.\302\205\002.\300\205\004\007\n\376\221\001\202\222\001\340\003\002\375\207\001\307$\317`\322`Ptr>\226!_func\241\207\001\344.\034\265 \301\220\001ger\374\217\002\212\001\332a\372\216@t\330\205\003popse\377ndsetdef\377aultsize\177ofthrow\356\217\002?update\303\222\002\260\216\003\377zZPPY_LO\373NG\000\002 (PyO\366\243\206\003*,\354\221\003cons\263t \013\000\034\t, *\t)\001\000,\0076\010\000\0249\000K\026\337\222\002k\004\330&\026\000\">\t, \330\213\001 *\271*\321\000\342\205\003t_6\361\214\003_\2555\360\210\002_7\357\210\004_\255\207\006S\215p\341@ *\317\nG\013\331!_\027t)\000\224\224\002*\2378#\003\311$\370O\000\256\204\003\3227)\000int\030\377)\000\016D\005, O\n\261&1\014<\371\005\020\034Type\364G\376I\014\214g""\223\006_s\317\005o\021\257k\312\004\370\243#\252\007\324u)\000uns?igned \365\203%\034\022\213)\000\363B(\262\025\220c\332\204\026)\263\000\000\003\034\277\204\t)\000\255\003__slow\000\247\226\003_\226\215\001H\013\003\371\231\001\025\003c\316\225\003\"\003k\240\214\002\177_params5\003\277fixed_\036\004o\237f\000wri\346\212\003\373\226\003\000\350\354\210\003a\003\243\207\n\000-\nint\237o\000raw\206\212\003\225\211\001o\271\000\363\212\001\325\211\003ttr\234\005tGoo_\277\232\002\032\002\342\231\001s\367&\366\307\003re\377\222\001_unrEa\213\217\003\000\217\230\004\252\004\251\210\004_\245\230\004\376\025\006kept\230\001\230\007A\240A";
+    PyObject *data = __Pyx_DecompressString_LZSS(cstring, 2044, 3735);
     #define __Pyx_DecompressString_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (3683 bytes) */
-static const char bytes[] = "  (a member of another enum) bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  member or an int, got  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None for an enum member, a handle or a struct?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_Pointer_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_state__pyx_type__""pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____test___ctypes_ctypes_pointer_value.<locals>.genexpr_is_ctypes_scalar.<locals>.genexpr_type_addressofc_boolc_bytec_charc_char_pc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharc_wchar_pcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemsnamenextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevalueszZPPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, PyObject *, char const *, char const *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000enum_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230\001\230A";
+    #else /* compression: none (3735 bytes) */
+static const char bytes[] = "\n      (a member of another enum) : :  : < bytes do not fit in  bytes given, the attribute\047s value takes  bytes is smaller than the  bytes needed bytes of  bytes, at most  bytes, got  cannot be used:  does not fit in a char (-128..255) fit (with the NUL) is  is out of range for a pointer is out of range for its C type [ is out of range for its C type [0,  items, but  member or an int, got  must be a tuple or list, got  types values but , , got .: : None, but : address : buffer of : c_char takes 1 byte, got : c_wchar takes 1 character, got : embedded NUL character (C would truncate the string there): expected : expected (values, types), got a tuple of : expected None, an int address, a buffer of argument addresses or a (values, types) tuple, got : expected a : expected a bytearray or bytes of at least : expected a float, got : expected a list of bytes or str, got : expected an int address or None, got : expected an int or a finite float, got : expected bytes (or a list of ints) of at most : the buffer of : type None needs an enum member, a handle or a struct (cubind\047s or ctypes\047), got : unsupported argument type : use a ctypes integer, float or character type, c_bool, a ctypes pointer type (c_void_p, c_char_p, POINTER(T)), or None for an enum member, a handle or a struct>?NoneNote that Cython is deliberately stricter than PEP-484 and rejects subclasses of builtin types. If you need to pass subclasses then set the \047annotation_typing\047 directive to False.[]]: ]: expected bytes or str, got Noneadd_notean intan int address, a buffer or Nonebytes or strbytes, str or Nonecubind/_bind/convert.pyxdisableenablegcisenabledself.heap,self.view cannot be converted to a Python object for picklingself.ptr cannot be converted to a Python object for picklingArrayCEnumCFuncPtrCStringArrayEnumKernelArgsStructStructureUnion_Pointer_SimpleCData__Pyx_PyDict_NextRef__dict____float____getstate____index____main____module____mro____name____new____pyx_capi____pyx_checksum__pyx_s""tate__pyx_type__pyx_unpickle_Struct__pyx_vtable____qualname____reduce____reduce_cython____reduce_ex____set_name____setstate____setstate_cython____str__.<locals>.genexpr__test___ctypes_ctypes_pointer_value.<locals>.genexpr_fields_is_ctypes_scalar.<locals>.genexpr_type_addressofc_boolc_bytec_charc_char_pc_doublec_floatc_intc_longc_longlongc_shortc_ubytec_uintc_ulongc_ulonglongc_ushortc_void_pc_wcharc_wchar_pcastcline_in_tracebackcloseclsctypescubind._bind.convertcubind._bind.enumenumenumerategenexprgetgetPtris_c_function.<locals>.genexpris_integeritemslinenamenextobjectpopsendsetdefaultsizeofthrowtypesupdatevaluevalueszZPPY_LONG_LONG (PyObject *, char const *, PY_LONG_LONG, PY_LONG_LONG)\000PyObject *(PyObject *)\000PyObject *(PyObject *, PyObject *, char const *, char const *)\000PyObject *(PyObject *, char const *)\000PyObject *(PyObject *, char const *, void ***, __pyx_t_6cubind_5_bind_7convert_KernelArgSpace *)\000PyObject *(char const *, size_t)\000char *(PyObject *, char const *, size_t, char *)\000double (PyObject *, char const *)\000int (PyObject *)\000int (PyObject *, char *, size_t, char const *)\000int (PyObject *, void *, size_t, char const *)\000int (PyTypeObject *, PyObject *, PyObject *)\000int (Py_ssize_t, size_t, char const *, char const *)\000int (char *, size_t, PyObject *, char const *)\000unsigned PY_LONG_LONG (PyObject *, char const *, unsigned PY_LONG_LONG)\000void (PyObject *, PyObject *)\000void *(PyObject *, char const *)\000\000void *(PyObject *, char const *, PyObject *)\000signed_slow\000buffer_view_slow\000enum_slow\000cstring_slow\000kernel_params_slow\000fixed_string_of\000writable_buffer\000double_slow\000is_c_function\000fixed_string_into\000raw_value_into\000set_type_attr\000buffer_too_small\000set_chars\000unsigned_slow\000report_unraisable\000address_slow\000function_address\000address_kept\230\001\230A\240A";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
     #endif
     PyObject **stringtab = __pyx_mstate->__pyx_string_tab;
     Py_ssize_t pos = 0;
-    for (int i = 0; i < 151; i++) {
+    for (int i = 0; i < 160; i++) {
       Py_ssize_t bytes_length = str_length_index[i].length;
       PyObject *string = PyUnicode_DecodeUTF8(bytes + pos, bytes_length, NULL);
-      if (likely(string) && i >= 65) PyUnicode_InternInPlace(&string);
+      if (likely(string) && i >= 71) PyUnicode_InternInPlace(&string);
       if (unlikely(!string)) {
         Py_XDECREF(data);
         __PYX_ERR(0, 1, __pyx_L1_error)
@@ -19609,8 +20559,8 @@ static const char bytes[] = "  (a member of another enum) bytes do not fit in  b
       stringtab[i] = string;
       pos += bytes_length;
     }
-    for (int i = 151; i < 154; i++) {
-      Py_ssize_t bytes_length = bytes_length_index[i-151].length;
+    for (int i = 160; i < 164; i++) {
+      Py_ssize_t bytes_length = bytes_length_index[i-160].length;
       PyObject *string = PyBytes_FromStringAndSize(bytes + pos, bytes_length);
       stringtab[i] = string;
       pos += bytes_length;
@@ -19620,15 +20570,15 @@ static const char bytes[] = "  (a member of another enum) bytes do not fit in  b
       }
     }
     Py_XDECREF(data);
-    for (Py_ssize_t i = 0; i < 154; i++) {
+    for (Py_ssize_t i = 0; i < 164; i++) {
       if (unlikely(PyObject_Hash(stringtab[i]) == -1)) {
         __PYX_ERR(0, 1, __pyx_L1_error)
       }
     }
     #if CYTHON_IMMORTAL_CONSTANTS
     {
-      PyObject **table = stringtab + 151;
-      for (Py_ssize_t i=0; i<3; ++i) {
+      PyObject **table = stringtab + 160;
+      for (Py_ssize_t i=0; i<4; ++i) {
         #if PY_VERSION_HEX >= 0x030F0000
         PyUnstable_SetImmortal(table[i]);
         #elif CYTHON_COMPILING_IN_CPYTHON_FREETHREADING
@@ -19696,7 +20646,7 @@ typedef struct {
     unsigned int num_kwonly_args : 1;
     unsigned int nlocals : 1;
     unsigned int flags : 10;
-    unsigned int first_line : 8;
+    unsigned int first_line : 9;
 } __Pyx_PyCode_New_function_description;
 #ifdef __cplusplus
 } /* anonymous namespace */
@@ -19728,12 +20678,17 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
   {
     const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 112};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
-    __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__10, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
+    __pyx_mstate_global->__pyx_codeobj_tab[2] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591__16, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[2])) goto bad;
   }
   {
     const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 137};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_cls};
     __pyx_mstate_global->__pyx_codeobj_tab[3] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[3])) goto bad;
+  }
+  {
+    const __Pyx_PyCode_New_function_description descr = {0, 0, 0, 1, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS|CO_GENERATOR), 267};
+    PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_line};
+    __pyx_mstate_global->__pyx_codeobj_tab[4] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_cubind__bind_convert_pyx, __pyx_mstate->__pyx_n_u_genexpr, __pyx_mstate->__pyx_kp_b_iso88591_A_2, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[4])) goto bad;
   }
   Py_DECREF(tuple_dedup_map);
   return 0;
@@ -23132,6 +24087,30 @@ static int __Pyx_ParseKeywords(
     else
         return __Pyx_ParseKeywordDict(kwds, argnames, values, num_pos_args, num_kwargs, function_name, ignore_unknown_kwargs);
 }
+
+/* GetAttr */
+static CYTHON_INLINE PyObject *__Pyx_GetAttr(PyObject *o, PyObject *n) {
+#if CYTHON_USE_TYPE_SLOTS
+    if (likely(PyUnicode_Check(n)))
+        return __Pyx_PyObject_GetAttrStr(o, n);
+#endif
+    return PyObject_GetAttr(o, n);
+}
+
+/* ListExtend */
+#if (CYTHON_COMPILING_IN_LIMITED_API || PY_VERSION_HEX < 0x030d0000) && !defined(PyList_Extend)
+static CYTHON_INLINE int __Pyx_PyList_Extend(PyObject* L, PyObject* v) {
+#if CYTHON_COMPILING_IN_CPYTHON
+    PyObject* none = _PyList_Extend((PyListObject*)L, v);
+    if (unlikely(!none))
+        return -1;
+    Py_DECREF(none);
+    return 0;
+#else
+    return PyList_SetSlice(L, PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, v);
+#endif
+}
+#endif
 
 /* RaiseErrorWithObjectTypes (used by ExtTypeTest) */
 static void __Pyx_RaiseErrorWithTypes1(PyObject* exc_type, const char *message, const char *arg, PyTypeObject *type_obj1, PyTypeObject *type_obj2) {
