@@ -6057,9 +6057,7 @@ CUdevResource_st = CUdevResource
 CUdevResource_v1 = CUdevResource
 
 def cuGetErrorString(error: CUresult | int) -> tuple[CUresult, bytes]:
-    """cuGetErrorString(error)
-
-    Gets the string description of an error code
+    """Gets the string description of an error code
 
     Sets *pStr to the address of a NULL-terminated string description
     of the error code error.
@@ -6074,6 +6072,7 @@ def cuGetErrorString(error: CUresult | int) -> tuple[CUresult, bytes]:
     ----------
     error
         Error code to convert to string
+        Takes a CUresult member or an int.
 
     Returns
     -------
@@ -6085,9 +6084,7 @@ def cuGetErrorString(error: CUresult | int) -> tuple[CUresult, bytes]:
     """
 
 def cuGetErrorName(error: CUresult | int) -> tuple[CUresult, bytes]:
-    """cuGetErrorName(error)
-
-    Gets the string representation of an error code enum name
+    """Gets the string representation of an error code enum name
 
     Sets *pStr to the address of a NULL-terminated string representation
     of the name of the enum error code error.
@@ -6102,6 +6099,7 @@ def cuGetErrorName(error: CUresult | int) -> tuple[CUresult, bytes]:
     ----------
     error
         Error code to convert to string
+        Takes a CUresult member or an int.
 
     Returns
     -------
@@ -6113,9 +6111,7 @@ def cuGetErrorName(error: CUresult | int) -> tuple[CUresult, bytes]:
     """
 
 def cuInit(Flags: int) -> tuple[CUresult]:
-    """cuInit(Flags)
-
-    Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If cuInit() has not been called, any function from the driver API will return CUDA_ERROR_NOT_INITIALIZED.
+    """Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If cuInit() has not been called, any function from the driver API will return CUDA_ERROR_NOT_INITIALIZED.
 
     Note: cuInit preloads various libraries needed for JIT compilation. To opt-out of this behavior,
     set the environment variable CUDA_FORCE_PRELOAD_LIBRARIES=0. CUDA will lazily load JIT libraries as needed.
@@ -6137,9 +6133,7 @@ def cuInit(Flags: int) -> tuple[CUresult]:
     """
 
 def cuDriverGetVersion() -> tuple[CUresult, int]:
-    """cuDriverGetVersion()
-
-    Returns the latest CUDA version supported by driver
+    """Returns the latest CUDA version supported by driver
 
     Returns in *driverVersion the version of CUDA supported by
     the driver.  The version is returned as
@@ -6163,9 +6157,7 @@ def cuDriverGetVersion() -> tuple[CUresult, int]:
     """
 
 def cuDeviceGet(ordinal: int) -> tuple[CUresult, CUdevice]:
-    """cuDeviceGet(ordinal)
-
-    Returns a handle to a compute device
+    """Returns a handle to a compute device
 
     Returns in *device a device handle given an ordinal in the range <b>[0,
     cuDeviceGetCount()-1]</b>.
@@ -6198,9 +6190,7 @@ def cuDeviceGet(ordinal: int) -> tuple[CUresult, CUdevice]:
     """
 
 def cuDeviceGetCount() -> tuple[CUresult, int]:
-    """cuDeviceGetCount()
-
-    Returns the number of compute-capable devices
+    """Returns the number of compute-capable devices
 
     Returns in *count the number of devices with compute capability greater
     than or equal to 2.0 that are available for execution. If there is no such
@@ -6229,9 +6219,7 @@ def cuDeviceGetCount() -> tuple[CUresult, int]:
     """
 
 def cuDeviceGetName(len: int, dev: CUdevice | int | None) -> tuple[CUresult, bytes]:
-    """cuDeviceGetName(len, dev)
-
-    Returns an identifier string for the device
+    """Returns an identifier string for the device
 
     Returns an ASCII string identifying the device dev in the NULL-terminated
     string pointed to by name. len specifies the maximum length of the
@@ -6253,6 +6241,7 @@ def cuDeviceGetName(len: int, dev: CUdevice | int | None) -> tuple[CUresult, byt
         Maximum length of string to store in name
     dev
         Device to get identifier string for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6268,9 +6257,7 @@ def cuDeviceGetName(len: int, dev: CUdevice | int | None) -> tuple[CUresult, byt
     """
 
 def cuDeviceGetUuid(dev: CUdevice | int | None) -> tuple[CUresult, CUuuid]:
-    """cuDeviceGetUuid(dev)
-
-    Return an UUID for the device
+    """Return an UUID for the device
 
     Returns 16-octets identifying the device dev in the structure
     pointed by the uuid. If the device is in MIG mode, returns its
@@ -6289,6 +6276,7 @@ def cuDeviceGetUuid(dev: CUdevice | int | None) -> tuple[CUresult, CUuuid]:
     ----------
     dev
         Device to get identifier string for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6303,9 +6291,7 @@ def cuDeviceGetUuid(dev: CUdevice | int | None) -> tuple[CUresult, CUuuid]:
     """
 
 def cuDeviceTotalMem(dev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceTotalMem(dev)
-
-    Returns the total amount of memory on the device
+    """Returns the total amount of memory on the device
 
     Returns in *bytes the total amount of memory available on the device
     dev in bytes.
@@ -6323,6 +6309,7 @@ def cuDeviceTotalMem(dev: CUdevice | int | None) -> tuple[CUresult, int]:
     ----------
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6338,9 +6325,7 @@ def cuDeviceTotalMem(dev: CUdevice | int | None) -> tuple[CUresult, int]:
     """
 
 def cuDeviceGetTexture1DLinearMaxWidth(format: CUarray_format | int, numChannels: int, dev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev)
-
-    Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+    """Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 
     Returns in maxWidthInElements the maximum number of texture elements allocatable in a 1D linear texture
     for given format and numChannels.
@@ -6358,10 +6343,12 @@ def cuDeviceGetTexture1DLinearMaxWidth(format: CUarray_format | int, numChannels
     ----------
     format
         Texture format.
+        Takes a CUarray_format member or an int.
     numChannels
         Number of channels per texture element.
     dev
         Device handle.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6377,9 +6364,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(format: CUarray_format | int, numChannels
     """
 
 def cuDeviceGetAttribute(attrib: CUdevice_attribute | int, dev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceGetAttribute(attrib, dev)
-
-    Returns information about the device
+    """Returns information about the device
 
     Returns in *pi the integer value of the attribute attrib on device
     dev.
@@ -6398,8 +6383,10 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute | int, dev: CUdevice | int |
     ----------
     attrib
         Device attribute to query
+        Takes a CUdevice_attribute member or an int.
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6415,9 +6402,7 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute | int, dev: CUdevice | int |
     """
 
 def cuDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count: int, dev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceGetHostAtomicCapabilities(operations, count, dev)
-
-    Queries details about atomic operations supported between the device and host.
+    """Queries details about atomic operations supported between the device and host.
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between dev and the host. The allocated size of *operations and
@@ -6440,10 +6425,13 @@ def cuDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count: i
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6456,9 +6444,7 @@ def cuDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count: i
     """
 
 def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, dev: CUdevice | int | None, flags: int) -> tuple[CUresult]:
-    """cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags)
-
-    Return NvSciSync attributes that this device can support.
+    """Return NvSciSync attributes that this device can support.
 
     Returns in nvSciSyncAttrList, the properties of NvSciSync that
     this CUDA device, dev can support. The returned nvSciSyncAttrList
@@ -6516,8 +6502,11 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, dev: 
     ----------
     nvSciSyncAttrList
         Return NvSciSync attributes supported.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dev
         Valid Cuda Device to get NvSciSync attributes for.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     flags
         flags describing NvSciSync usage.
 
@@ -6527,9 +6516,7 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, dev: 
     """
 
 def cuDeviceSetMemPool(dev: CUdevice | int | None, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
-    """cuDeviceSetMemPool(dev, pool)
-
-    Sets the current memory pool of a device
+    """Sets the current memory pool of a device
 
     The memory pool must be local to the specified device.
     cuMemAllocAsync allocates from the current mempool of the provided stream's device.
@@ -6544,8 +6531,10 @@ def cuDeviceSetMemPool(dev: CUdevice | int | None, pool: CUmemoryPool | int | No
     ----------
     dev
         CUdevice
+        Takes CUdevice, an int (the raw value), or None (NULL).
     pool
         CUmemoryPool
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6555,9 +6544,7 @@ def cuDeviceSetMemPool(dev: CUdevice | int | None, pool: CUmemoryPool | int | No
     """
 
 def cuDeviceGetMemPool(dev: CUdevice | int | None) -> tuple[CUresult, CUmemoryPool]:
-    """cuDeviceGetMemPool(dev)
-
-    Gets the current mempool for a device
+    """Gets the current mempool for a device
 
     Returns the last pool provided to cuDeviceSetMemPool for this device
     or the device's default memory pool if cuDeviceSetMemPool has never been called.
@@ -6570,6 +6557,7 @@ def cuDeviceGetMemPool(dev: CUdevice | int | None) -> tuple[CUresult, CUmemoryPo
     ----------
     dev
         CUdevice
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6580,9 +6568,7 @@ def cuDeviceGetMemPool(dev: CUdevice | int | None) -> tuple[CUresult, CUmemoryPo
     """
 
 def cuDeviceGetDefaultMemPool(dev: CUdevice | int | None) -> tuple[CUresult, CUmemoryPool]:
-    """cuDeviceGetDefaultMemPool(dev)
-
-    Returns the default mempool of a device
+    """Returns the default mempool of a device
 
     The default mempool of a device contains device memory from that device.
 
@@ -6592,6 +6578,7 @@ def cuDeviceGetDefaultMemPool(dev: CUdevice | int | None) -> tuple[CUresult, CUm
     ----------
     dev
         CUdevice
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6606,9 +6593,7 @@ def cuDeviceGetDefaultMemPool(dev: CUdevice | int | None) -> tuple[CUresult, CUm
     """
 
 def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType | int, dev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceGetExecAffinitySupport(type, dev)
-
-    Returns information about the execution affinity support of the device.
+    """Returns information about the execution affinity support of the device.
 
     Returns in *pi whether execution affinity type type is supported by device dev.
     The supported types are:
@@ -6627,8 +6612,10 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType | int, dev: CUdevice
     ----------
     type
         Execution affinity type to query
+        Takes a CUexecAffinityType member or an int.
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6644,9 +6631,7 @@ def cuDeviceGetExecAffinitySupport(type: CUexecAffinityType | int, dev: CUdevice
     """
 
 def cuFlushGPUDirectRDMAWrites(target: CUflushGPUDirectRDMAWritesTarget | int, scope: CUflushGPUDirectRDMAWritesScope | int) -> tuple[CUresult]:
-    """cuFlushGPUDirectRDMAWrites(target, scope)
-
-    Blocks until remote writes are visible to the specified scope
+    """Blocks until remote writes are visible to the specified scope
 
     Blocks until GPUDirect RDMA writes to the target context via mappings
     created through APIs like nvidia_p2p_get_pages (see
@@ -6675,8 +6660,10 @@ def cuFlushGPUDirectRDMAWrites(target: CUflushGPUDirectRDMAWritesTarget | int, s
     ----------
     target
         The target of the operation, see CUflushGPUDirectRDMAWritesTarget
+        Takes a CUflushGPUDirectRDMAWritesTarget member or an int.
     scope
         The scope of the operation, see CUflushGPUDirectRDMAWritesScope
+        Takes a CUflushGPUDirectRDMAWritesScope member or an int.
 
     Returns
     -------
@@ -6689,9 +6676,7 @@ def cuFlushGPUDirectRDMAWrites(target: CUflushGPUDirectRDMAWritesTarget | int, s
     """
 
 def cuDeviceGetProperties(dev: CUdevice | int | None) -> tuple[CUresult, CUdevprop]:
-    """cuDeviceGetProperties(dev)
-
-    Returns properties for a selected device
+    """Returns properties for a selected device
 
     Deprecated:
 
@@ -6744,6 +6729,7 @@ def cuDeviceGetProperties(dev: CUdevice | int | None) -> tuple[CUresult, CUdevpr
     ----------
     dev
         Device to get properties for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6759,9 +6745,7 @@ def cuDeviceGetProperties(dev: CUdevice | int | None) -> tuple[CUresult, CUdevpr
     """
 
 def cuDeviceComputeCapability(dev: CUdevice | int | None) -> tuple[CUresult, int, int]:
-    """cuDeviceComputeCapability(dev)
-
-    Returns the compute capability of the device
+    """Returns the compute capability of the device
 
     Deprecated:
 
@@ -6783,6 +6767,7 @@ def cuDeviceComputeCapability(dev: CUdevice | int | None) -> tuple[CUresult, int
     ----------
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6800,9 +6785,7 @@ def cuDeviceComputeCapability(dev: CUdevice | int | None) -> tuple[CUresult, int
     """
 
 def cuDevicePrimaryCtxRetain(dev: CUdevice | int | None) -> tuple[CUresult, CUcontext]:
-    """cuDevicePrimaryCtxRetain(dev)
-
-    Retain the primary context on the GPU
+    """Retain the primary context on the GPU
 
     Retains the primary context on the device.
     Once the user successfully retains the primary context, the primary context
@@ -6839,6 +6822,7 @@ def cuDevicePrimaryCtxRetain(dev: CUdevice | int | None) -> tuple[CUresult, CUco
     ----------
     dev
         Device for which primary context is requested
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6856,9 +6840,7 @@ def cuDevicePrimaryCtxRetain(dev: CUdevice | int | None) -> tuple[CUresult, CUco
     """
 
 def cuDevicePrimaryCtxRelease(dev: CUdevice | int | None) -> tuple[CUresult]:
-    """cuDevicePrimaryCtxRelease(dev)
-
-    Release the primary context on the GPU
+    """Release the primary context on the GPU
 
     Releases the primary context interop on the device.
     A retained context should always be released once the user is done using
@@ -6890,6 +6872,7 @@ def cuDevicePrimaryCtxRelease(dev: CUdevice | int | None) -> tuple[CUresult]:
     ----------
     dev
         Device which primary context is released
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6902,9 +6885,7 @@ def cuDevicePrimaryCtxRelease(dev: CUdevice | int | None) -> tuple[CUresult]:
     """
 
 def cuDevicePrimaryCtxSetFlags(dev: CUdevice | int | None, flags: int) -> tuple[CUresult]:
-    """cuDevicePrimaryCtxSetFlags(dev, flags)
-
-    Set flags for the primary context
+    """Set flags for the primary context
 
     Sets the flags for the primary context on the device overwriting perviously
     set ones.
@@ -6990,6 +6971,7 @@ def cuDevicePrimaryCtxSetFlags(dev: CUdevice | int | None, flags: int) -> tuple[
     ----------
     dev
         Device for which the primary context flags are set
+        Takes CUdevice, an int (the raw value), or None (NULL).
     flags
         New flags for the device
 
@@ -7004,9 +6986,7 @@ def cuDevicePrimaryCtxSetFlags(dev: CUdevice | int | None, flags: int) -> tuple[
     """
 
 def cuDevicePrimaryCtxGetState(dev: CUdevice | int | None) -> tuple[CUresult, int, int]:
-    """cuDevicePrimaryCtxGetState(dev)
-
-    Get the state of the primary context
+    """Get the state of the primary context
 
     Returns in *flags the flags for the primary context of dev, and in
     *active whether it is active.  See cuDevicePrimaryCtxSetFlags for flag
@@ -7022,6 +7002,7 @@ def cuDevicePrimaryCtxGetState(dev: CUdevice | int | None) -> tuple[CUresult, in
     ----------
     dev
         Device to get primary context flags for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7038,9 +7019,7 @@ def cuDevicePrimaryCtxGetState(dev: CUdevice | int | None) -> tuple[CUresult, in
     """
 
 def cuDevicePrimaryCtxReset(dev: CUdevice | int | None) -> tuple[CUresult]:
-    """cuDevicePrimaryCtxReset(dev)
-
-    Destroy all allocations and reset all state on the primary context
+    """Destroy all allocations and reset all state on the primary context
 
     Explicitly destroys and cleans up all resources associated with the current
     device in the current process.
@@ -7071,6 +7050,7 @@ def cuDevicePrimaryCtxReset(dev: CUdevice | int | None) -> tuple[CUresult]:
     ----------
     dev
         Device for which primary context is destroyed
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7083,9 +7063,7 @@ def cuDevicePrimaryCtxReset(dev: CUdevice | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxCreate(ctxCreateParams: CUctxCreateParams | int | None, flags: int, dev: CUdevice | int | None) -> tuple[CUresult, CUcontext]:
-    """cuCtxCreate(ctxCreateParams, flags, dev)
-
-    Create a CUDA context
+    """Create a CUDA context
 
     Creates a new CUDA context and associates it with the calling thread. The
     flags parameter is described below. The context is created with a usage
@@ -7228,10 +7206,12 @@ def cuCtxCreate(ctxCreateParams: CUctxCreateParams | int | None, flags: int, dev
     ----------
     ctxCreateParams
         Context creation parameters
+        Takes CUctxCreateParams, an int address of one, or None (NULL).
     flags
         Context creation flags
     dev
         Device to create context on
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7250,9 +7230,7 @@ def cuCtxCreate(ctxCreateParams: CUctxCreateParams | int | None, flags: int, dev
     """
 
 def cuCtxDestroy(ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuCtxDestroy(ctx)
-
-    Destroy a CUDA context
+    """Destroy a CUDA context
 
     Destroys the CUDA context specified by ctx.  The context ctx will be
     destroyed regardless of how many threads it is current to.
@@ -7294,6 +7272,7 @@ def cuCtxDestroy(ctx: CUcontext | int | None) -> tuple[CUresult]:
     ----------
     ctx
         Context to destroy
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7306,9 +7285,7 @@ def cuCtxDestroy(ctx: CUcontext | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxPushCurrent(ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuCtxPushCurrent(ctx)
-
-    Pushes a context on the current CPU thread
+    """Pushes a context on the current CPU thread
 
     Pushes the given context ctx onto the CPU thread's stack of current
     contexts. The specified context becomes the CPU thread's current context, so
@@ -7333,6 +7310,7 @@ def cuCtxPushCurrent(ctx: CUcontext | int | None) -> tuple[CUresult]:
     ----------
     ctx
         Context to push
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7345,9 +7323,7 @@ def cuCtxPushCurrent(ctx: CUcontext | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxPopCurrent() -> tuple[CUresult, CUcontext]:
-    """cuCtxPopCurrent()
-
-    Pops the current CUDA context from the current CPU thread.
+    """Pops the current CUDA context from the current CPU thread.
 
     Pops the current CUDA context from the CPU thread and passes back the
     old context handle in *pctx. That context may then be made current
@@ -7381,9 +7357,7 @@ def cuCtxPopCurrent() -> tuple[CUresult, CUcontext]:
     """
 
 def cuCtxSetCurrent(ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuCtxSetCurrent(ctx)
-
-    Binds the specified CUDA context to the calling CPU thread
+    """Binds the specified CUDA context to the calling CPU thread
 
     Binds the specified CUDA context to the calling CPU thread.
     If ctx is NULL then the CUDA context previously bound to the
@@ -7405,6 +7379,7 @@ def cuCtxSetCurrent(ctx: CUcontext | int | None) -> tuple[CUresult]:
     ----------
     ctx
         Context to bind to the calling CPU thread
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7416,9 +7391,7 @@ def cuCtxSetCurrent(ctx: CUcontext | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxGetCurrent() -> tuple[CUresult, CUcontext]:
-    """cuCtxGetCurrent()
-
-    Returns the CUDA context bound to the calling CPU thread.
+    """Returns the CUDA context bound to the calling CPU thread.
 
     Returns in *pctx the CUDA context bound to the calling CPU thread.
     If no context is bound to the calling CPU thread then *pctx is
@@ -7441,9 +7414,7 @@ def cuCtxGetCurrent() -> tuple[CUresult, CUcontext]:
     """
 
 def cuCtxGetDevice() -> tuple[CUresult, CUdevice]:
-    """cuCtxGetDevice()
-
-    Returns the device handle for the current context
+    """Returns the device handle for the current context
 
     Returns in *device the handle of the current context's device.
 
@@ -7473,9 +7444,7 @@ def cuCtxGetDevice() -> tuple[CUresult, CUdevice]:
     """
 
 def cuCtxGetDevice_v2(ctx: CUcontext | int | None) -> tuple[CUresult, CUdevice]:
-    """cuCtxGetDevice_v2(ctx)
-
-    Returns the device handle for the specified context
+    """Returns the device handle for the specified context
 
     Returns in *device the handle of the specified context's device. If the specified context is NULL, the API will
     return the current context's device.
@@ -7488,6 +7457,7 @@ def cuCtxGetDevice_v2(ctx: CUcontext | int | None) -> tuple[CUresult, CUdevice]:
     ----------
     ctx
         Context for which to obtain the device
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7502,9 +7472,7 @@ def cuCtxGetDevice_v2(ctx: CUcontext | int | None) -> tuple[CUresult, CUdevice]:
     """
 
 def cuCtxGetFlags() -> tuple[CUresult, int]:
-    """cuCtxGetFlags()
-
-    Returns the flags for the current context
+    """Returns the flags for the current context
 
     Returns in *flags the flags of the current context. See cuCtxCreate
     for flag values.
@@ -7533,9 +7501,7 @@ def cuCtxGetFlags() -> tuple[CUresult, int]:
     """
 
 def cuCtxSetFlags(flags: int) -> tuple[CUresult]:
-    """cuCtxSetFlags(flags)
-
-    Sets the flags for the current context
+    """Sets the flags for the current context
 
     Sets the flags for the current context overwriting previously set ones. See
     cuDevicePrimaryCtxSetFlags for flag values.
@@ -7568,9 +7534,7 @@ def cuCtxSetFlags(flags: int) -> tuple[CUresult]:
     """
 
 def cuCtxGetId(ctx: CUcontext | int | None) -> tuple[CUresult, int]:
-    """cuCtxGetId(ctx)
-
-    Returns the unique Id associated with the context supplied
+    """Returns the unique Id associated with the context supplied
 
     Returns in ctxId the unique Id which is associated with a given context.
     The Id is unique for the life of the program for this instance of CUDA.
@@ -7590,6 +7554,7 @@ def cuCtxGetId(ctx: CUcontext | int | None) -> tuple[CUresult, int]:
     ----------
     ctx
         Context for which to obtain the Id
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7605,9 +7570,7 @@ def cuCtxGetId(ctx: CUcontext | int | None) -> tuple[CUresult, int]:
     """
 
 def cuCtxSynchronize() -> tuple[CUresult]:
-    """cuCtxSynchronize()
-
-    Block for the current context's tasks to complete
+    """Block for the current context's tasks to complete
 
     Blocks until the current context has completed all preceding requested tasks.
     If the current context is the primary context, green contexts that have been
@@ -7639,9 +7602,7 @@ def cuCtxSynchronize() -> tuple[CUresult]:
     """
 
 def cuCtxSynchronize_v2(ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuCtxSynchronize_v2(ctx)
-
-    Block for the specified context's tasks to complete
+    """Block for the specified context's tasks to complete
 
     Blocks until the specified context has completed all preceding requested tasks.
     If the specified context is the primary context, green contexts that have been
@@ -7664,6 +7625,7 @@ def cuCtxSynchronize_v2(ctx: CUcontext | int | None) -> tuple[CUresult]:
     ----------
     ctx
         Context to synchronize
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7676,9 +7638,7 @@ def cuCtxSynchronize_v2(ctx: CUcontext | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxSetLimit(limit: CUlimit | int, value: int) -> tuple[CUresult]:
-    """cuCtxSetLimit(limit, value)
-
-    Set resource limits
+    """Set resource limits
 
     Setting limit to value is a request by the application to update
     the current limit maintained by the context. The driver is free to
@@ -7767,6 +7727,7 @@ def cuCtxSetLimit(limit: CUlimit | int, value: int) -> tuple[CUresult]:
     ----------
     limit
         Limit to set
+        Takes a CUlimit member or an int.
     value
         Size of limit
 
@@ -7781,9 +7742,7 @@ def cuCtxSetLimit(limit: CUlimit | int, value: int) -> tuple[CUresult]:
     """
 
 def cuCtxGetLimit(limit: CUlimit | int) -> tuple[CUresult, int]:
-    """cuCtxGetLimit(limit)
-
-    Returns resource limits
+    """Returns resource limits
 
     Returns in *pvalue the current size of limit.  The supported
     CUlimit values are:
@@ -7817,6 +7776,7 @@ def cuCtxGetLimit(limit: CUlimit | int) -> tuple[CUresult, int]:
     ----------
     limit
         Limit to query
+        Takes a CUlimit member or an int.
 
     Returns
     -------
@@ -7829,9 +7789,7 @@ def cuCtxGetLimit(limit: CUlimit | int) -> tuple[CUresult, int]:
     """
 
 def cuCtxGetCacheConfig() -> tuple[CUresult, CUfunc_cache]:
-    """cuCtxGetCacheConfig()
-
-    Returns the preferred cache configuration for the current context.
+    """Returns the preferred cache configuration for the current context.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this function returns through pconfig the preferred cache configuration
@@ -7875,9 +7833,7 @@ def cuCtxGetCacheConfig() -> tuple[CUresult, CUfunc_cache]:
     """
 
 def cuCtxSetCacheConfig(config: CUfunc_cache | int) -> tuple[CUresult]:
-    """cuCtxSetCacheConfig(config)
-
-    Sets the preferred cache configuration for the current context.
+    """Sets the preferred cache configuration for the current context.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through config the preferred cache configuration for
@@ -7920,6 +7876,7 @@ def cuCtxSetCacheConfig(config: CUfunc_cache | int) -> tuple[CUresult]:
     ----------
     config
         Requested cache configuration
+        Takes a CUfunc_cache member or an int.
 
     Returns
     -------
@@ -7932,9 +7889,7 @@ def cuCtxSetCacheConfig(config: CUfunc_cache | int) -> tuple[CUresult]:
     """
 
 def cuCtxGetApiVersion(ctx: CUcontext | int | None) -> tuple[CUresult, int]:
-    """cuCtxGetApiVersion(ctx)
-
-    Gets the context's API version.
+    """Gets the context's API version.
 
     Returns a version number in version corresponding to the capabilities of
     the context (e.g. 3010 or 3020), which library developers can use to direct
@@ -7961,6 +7916,7 @@ def cuCtxGetApiVersion(ctx: CUcontext | int | None) -> tuple[CUresult, int]:
     ----------
     ctx
         Context to check
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7976,9 +7932,7 @@ def cuCtxGetApiVersion(ctx: CUcontext | int | None) -> tuple[CUresult, int]:
     """
 
 def cuCtxGetStreamPriorityRange() -> tuple[CUresult, int, int]:
-    """cuCtxGetStreamPriorityRange()
-
-    Returns numerical values that correspond to the least and greatest stream priorities.
+    """Returns numerical values that correspond to the least and greatest stream priorities.
 
     Returns in *leastPriority and *greatestPriority the numerical values that correspond
     to the least and greatest stream priorities respectively. Stream priorities
@@ -8016,9 +7970,7 @@ def cuCtxGetStreamPriorityRange() -> tuple[CUresult, int, int]:
     """
 
 def cuCtxResetPersistingL2Cache() -> tuple[CUresult]:
-    """cuCtxResetPersistingL2Cache()
-
-    Resets all persisting lines in cache to normal status.
+    """Resets all persisting lines in cache to normal status.
 
     cuCtxResetPersistingL2Cache Resets all persisting lines in cache to normal
     status. Takes effect on function return.
@@ -8034,9 +7986,7 @@ def cuCtxResetPersistingL2Cache() -> tuple[CUresult]:
     """
 
 def cuCtxGetExecAffinity(type: CUexecAffinityType | int) -> tuple[CUresult, CUexecAffinityParam]:
-    """cuCtxGetExecAffinity(type)
-
-    Returns the execution affinity setting for the current context.
+    """Returns the execution affinity setting for the current context.
 
     Returns in *pExecAffinity the current value of type. The supported
     CUexecAffinityType values are:
@@ -8049,6 +7999,7 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType | int) -> tuple[CUresult, CUex
     ----------
     type
         Execution affinity type to query
+        Takes a CUexecAffinityType member or an int.
 
     Returns
     -------
@@ -8064,9 +8015,7 @@ def cuCtxGetExecAffinity(type: CUexecAffinityType | int) -> tuple[CUresult, CUex
     """
 
 def cuCtxRecordEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuCtxRecordEvent(hCtx, hEvent)
-
-    Records an event.
+    """Records an event.
 
     Captures in hEvent all the activities of the context hCtx
     at the time of this call. hEvent and hCtx must be from the same
@@ -8093,8 +8042,10 @@ def cuCtxRecordEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None)
     ----------
     hCtx
         Context to record event for
+        Takes CUcontext, an int (the raw value), or None (NULL).
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8108,9 +8059,7 @@ def cuCtxRecordEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None)
     """
 
 def cuCtxWaitEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuCtxWaitEvent(hCtx, hEvent)
-
-    Make a context wait on an event
+    """Make a context wait on an event
 
     Makes all future work submitted to context hCtx wait for all work
     captured in hEvent. The synchronization will be performed on the device
@@ -8137,8 +8086,10 @@ def cuCtxWaitEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None) -
     ----------
     hCtx
         Context to wait
+        Takes CUcontext, an int (the raw value), or None (NULL).
     hEvent
         Event to wait on
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8152,9 +8103,7 @@ def cuCtxWaitEvent(hCtx: CUcontext | int | None, hEvent: CUevent | int | None) -
     """
 
 def cuCtxAttach(flags: int) -> tuple[CUresult, CUcontext]:
-    """cuCtxAttach(flags)
-
-    Increment a context's usage-count
+    """Increment a context's usage-count
 
     Deprecated:
 
@@ -8199,9 +8148,7 @@ def cuCtxAttach(flags: int) -> tuple[CUresult, CUcontext]:
     """
 
 def cuCtxDetach(ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuCtxDetach(ctx)
-
-    Decrement a context's usage-count
+    """Decrement a context's usage-count
 
     Deprecated:
 
@@ -8229,6 +8176,7 @@ def cuCtxDetach(ctx: CUcontext | int | None) -> tuple[CUresult]:
     ----------
     ctx
         Context to destroy
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8240,9 +8188,7 @@ def cuCtxDetach(ctx: CUcontext | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxGetSharedMemConfig() -> tuple[CUresult, CUsharedconfig]:
-    """cuCtxGetSharedMemConfig()
-
-    Returns the current shared memory configuration for the current context.
+    """Returns the current shared memory configuration for the current context.
 
     Deprecated:
 
@@ -8287,9 +8233,7 @@ def cuCtxGetSharedMemConfig() -> tuple[CUresult, CUsharedconfig]:
     """
 
 def cuCtxSetSharedMemConfig(config: CUsharedconfig | int) -> tuple[CUresult]:
-    """cuCtxSetSharedMemConfig(config)
-
-    Sets the shared memory configuration for the current context.
+    """Sets the shared memory configuration for the current context.
 
     Deprecated:
 
@@ -8335,6 +8279,7 @@ def cuCtxSetSharedMemConfig(config: CUsharedconfig | int) -> tuple[CUresult]:
     ----------
     config
         requested shared memory configuration
+        Takes a CUsharedconfig member or an int.
 
     Returns
     -------
@@ -8347,9 +8292,7 @@ def cuCtxSetSharedMemConfig(config: CUsharedconfig | int) -> tuple[CUresult]:
     """
 
 def cuModuleLoad(fname: bytes | str | None) -> tuple[CUresult, CUmodule]:
-    """cuModuleLoad(fname)
-
-    Loads a compute module
+    """Loads a compute module
 
     Takes a filename fname and loads the corresponding module module into
     the current context. The CUDA driver API does not attempt to lazily
@@ -8371,6 +8314,7 @@ def cuModuleLoad(fname: bytes | str | None) -> tuple[CUresult, CUmodule]:
     ----------
     fname
         Filename of module to load
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -8394,9 +8338,7 @@ def cuModuleLoad(fname: bytes | str | None) -> tuple[CUresult, CUmodule]:
     """
 
 def cuModuleLoadData(image: int | Buffer | None) -> tuple[CUresult, CUmodule]:
-    """cuModuleLoadData(image)
-
-    Load a module's data
+    """Load a module's data
 
     Takes a pointer image and loads the corresponding module module into
     the current context. The image may be a cubin or fatbin
@@ -8415,6 +8357,8 @@ def cuModuleLoadData(image: int | Buffer | None) -> tuple[CUresult, CUmodule]:
     ----------
     image
         Module data to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -8436,9 +8380,7 @@ def cuModuleLoadData(image: int | Buffer | None) -> tuple[CUresult, CUmodule]:
     """
 
 def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUmodule]:
-    """cuModuleLoadDataEx(image, numOptions, options, optionValues)
-
-    Load a module's data with options
+    """Load a module's data with options
 
     Takes a pointer image and loads the corresponding module module into
     the current context. The image may be a cubin or fatbin
@@ -8457,12 +8399,18 @@ def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Seq
     ----------
     image
         Module data to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     numOptions
         Number of options
     options
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -8484,9 +8432,7 @@ def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Seq
     """
 
 def cuModuleLoadFatBinary(fatCubin: int | Buffer | None) -> tuple[CUresult, CUmodule]:
-    """cuModuleLoadFatBinary(fatCubin)
-
-    Load a module's data
+    """Load a module's data
 
     Takes a pointer fatCubin and loads the corresponding module module
     into the current context. The pointer represents a <i>fat binary</i> object,
@@ -8511,6 +8457,8 @@ def cuModuleLoadFatBinary(fatCubin: int | Buffer | None) -> tuple[CUresult, CUmo
     ----------
     fatCubin
         Fat binary to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -8533,9 +8481,7 @@ def cuModuleLoadFatBinary(fatCubin: int | Buffer | None) -> tuple[CUresult, CUmo
     """
 
 def cuModuleUnload(hmod: CUmodule | int | None) -> tuple[CUresult]:
-    """cuModuleUnload(hmod)
-
-    Unloads a module
+    """Unloads a module
 
     Unloads a module hmod from the current context. Attempting to unload
     a module which was obtained from the Library Management API such as
@@ -8553,6 +8499,7 @@ def cuModuleUnload(hmod: CUmodule | int | None) -> tuple[CUresult]:
     ----------
     hmod
         Module to unload
+        Takes CUmodule, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8566,9 +8513,7 @@ def cuModuleUnload(hmod: CUmodule | int | None) -> tuple[CUresult]:
     """
 
 def cuModuleGetLoadingMode() -> tuple[CUresult, CUmoduleLoadingMode]:
-    """cuModuleGetLoadingMode()
-
-    Query lazy loading mode
+    """Query lazy loading mode
 
     Returns lazy loading mode
     Module loading mode is controlled by CUDA_MODULE_LOADING env variable
@@ -8586,9 +8531,7 @@ def cuModuleGetLoadingMode() -> tuple[CUresult, CUmoduleLoadingMode]:
     """
 
 def cuModuleGetFunction(hmod: CUmodule | int | None, name: bytes | str | None) -> tuple[CUresult, CUfunction]:
-    """cuModuleGetFunction(hmod, name)
-
-    Returns a function handle
+    """Returns a function handle
 
     Returns in *hfunc the handle of the function of name name located in
     module hmod. If no function of that name exists, cuModuleGetFunction()
@@ -8606,8 +8549,10 @@ def cuModuleGetFunction(hmod: CUmodule | int | None, name: bytes | str | None) -
     ----------
     hmod
         Module to retrieve function from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of function to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -8623,9 +8568,7 @@ def cuModuleGetFunction(hmod: CUmodule | int | None, name: bytes | str | None) -
     """
 
 def cuModuleGetFunctionCount(mod: CUmodule | int | None) -> tuple[CUresult, int]:
-    """cuModuleGetFunctionCount(mod)
-
-    Returns the number of functions within a module
+    """Returns the number of functions within a module
 
     Returns in count the number of functions in mod.
 
@@ -8633,6 +8576,7 @@ def cuModuleGetFunctionCount(mod: CUmodule | int | None) -> tuple[CUresult, int]
     ----------
     mod
         Module to query
+        Takes CUmodule, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8645,9 +8589,7 @@ def cuModuleGetFunctionCount(mod: CUmodule | int | None) -> tuple[CUresult, int]
     """
 
 def cuModuleEnumerateFunctions(functions: Sequence[CUfunction | int] | None, numFunctions: int, mod: CUmodule | int | None) -> tuple[CUresult]:
-    """cuModuleEnumerateFunctions(functions, numFunctions, mod)
-
-    Returns the function handles within a module.
+    """Returns the function handles within a module.
 
     Returns in functions a maximum number of numFunctions function handles within mod. When
     function loading mode is set to LAZY the function retrieved may be partially loaded. The loading
@@ -8665,10 +8607,13 @@ def cuModuleEnumerateFunctions(functions: Sequence[CUfunction | int] | None, num
     ----------
     functions
         Buffer where the function handles are returned to
+        Takes a list or tuple (the call reads as many items as numFunctions gives), or
+        None (NULL).
     numFunctions
         Maximum number of function handles may be returned to the buffer
     mod
         Module to query from
+        Takes CUmodule, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8680,9 +8625,7 @@ def cuModuleEnumerateFunctions(functions: Sequence[CUfunction | int] | None, num
     """
 
 def cuModuleGetGlobal(hmod: CUmodule | int | None, name: bytes | str | None) -> tuple[CUresult, CUdeviceptr, int]:
-    """cuModuleGetGlobal(hmod, name)
-
-    Returns a global pointer from a module
+    """Returns a global pointer from a module
 
     Returns in *dptr and *bytes the base pointer and size of the
     global of name name located in module hmod. If no variable of that name
@@ -8704,8 +8647,10 @@ def cuModuleGetGlobal(hmod: CUmodule | int | None, name: bytes | str | None) -> 
     ----------
     hmod
         Module to retrieve global from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of global to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -8723,9 +8668,7 @@ def cuModuleGetGlobal(hmod: CUmodule | int | None, name: bytes | str | None) -> 
     """
 
 def cuLinkCreate(numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUlinkState]:
-    """cuLinkCreate(numOptions, options, optionValues)
-
-    Creates a pending JIT linker invocation.
+    """Creates a pending JIT linker invocation.
 
     If the call is successful, the caller owns the returned CUlinkState, which
     should eventually be destroyed with cuLinkDestroy.  The
@@ -8759,8 +8702,12 @@ def cuLinkCreate(numOptions: int, options: Sequence[int] | None, optionValues: S
         Size of options arrays
     options
         Array of linker and compiler options
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Array of option values, each cast to void *
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -8777,9 +8724,7 @@ def cuLinkCreate(numOptions: int, options: Sequence[int] | None, optionValues: S
     """
 
 def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
-    """cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
-
-    Add an input to a pending linker invocation
+    """Add an input to a pending linker invocation
 
     Ownership of data is retained by the caller.  No reference is retained to any
     inputs after this call returns.
@@ -8800,20 +8745,29 @@ def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, d
     ----------
     state
         A pending linker action.
+        Takes CUlinkState, an int (the raw value), or None (NULL).
     type
         The type of the input data.
+        Takes a CUjitInputType member or an int.
     data
         The input data.  PTX must be NULL-terminated.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         The length of the input data.
     name
         An optional name for this input in log messages.
+        Takes bytes, or str (encoded as UTF-8).
     numOptions
         Size of options.
     options
         Options to be applied only for this input (overrides options from cuLinkCreate).
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Array of option values, each cast to void *.
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -8829,9 +8783,7 @@ def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, d
     """
 
 def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str | None, numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
-    """cuLinkAddFile(state, type, path, numOptions, options, optionValues)
-
-    Add a file input to a pending linker invocation
+    """Add a file input to a pending linker invocation
 
     No reference is retained to any inputs after this call returns.
 
@@ -8854,16 +8806,23 @@ def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, p
     ----------
     state
         A pending linker action
+        Takes CUlinkState, an int (the raw value), or None (NULL).
     type
         The type of the input data
+        Takes a CUjitInputType member or an int.
     path
         Path to the input file
+        Takes bytes, or str (encoded as UTF-8).
     numOptions
         Size of options
     options
         Options to be applied only for this input (overrides options from cuLinkCreate)
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Array of option values, each cast to void *
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -8880,9 +8839,7 @@ def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, p
     """
 
 def cuLinkComplete(state: CUlinkState | int | None) -> tuple[CUresult, int, int]:
-    """cuLinkComplete(state)
-
-    Complete a pending linker invocation
+    """Complete a pending linker invocation
 
     Completes the pending linker action and returns the cubin image for the linked
     device code, which can be used with cuModuleLoadData.  The cubin is owned by
@@ -8899,6 +8856,7 @@ def cuLinkComplete(state: CUlinkState | int | None) -> tuple[CUresult, int, int]
     ----------
     state
         A pending linker invocation
+        Takes CUlinkState, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8913,9 +8871,7 @@ def cuLinkComplete(state: CUlinkState | int | None) -> tuple[CUresult, int, int]
     """
 
 def cuLinkDestroy(state: CUlinkState | int | None) -> tuple[CUresult]:
-    """cuLinkDestroy(state)
-
-    Destroys state for a JIT linker invocation.
+    """Destroys state for a JIT linker invocation.
 
     See also: cuLinkCreate
 
@@ -8923,6 +8879,7 @@ def cuLinkDestroy(state: CUlinkState | int | None) -> tuple[CUresult]:
     ----------
     state
         State object for the linker invocation
+        Takes CUlinkState, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8932,9 +8889,7 @@ def cuLinkDestroy(state: CUlinkState | int | None) -> tuple[CUresult]:
     """
 
 def cuModuleGetTexRef(hmod: CUmodule | int | None, name: bytes | str | None) -> tuple[CUresult, CUtexref]:
-    """cuModuleGetTexRef(hmod, name)
-
-    Returns a handle to a texture reference
+    """Returns a handle to a texture reference
 
     Deprecated:
 
@@ -8958,8 +8913,10 @@ def cuModuleGetTexRef(hmod: CUmodule | int | None, name: bytes | str | None) -> 
     ----------
     hmod
         Module to retrieve texture reference from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of texture reference to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -8975,9 +8932,7 @@ def cuModuleGetTexRef(hmod: CUmodule | int | None, name: bytes | str | None) -> 
     """
 
 def cuModuleGetSurfRef(hmod: CUmodule | int | None, name: bytes | str | None) -> tuple[CUresult, CUsurfref]:
-    """cuModuleGetSurfRef(hmod, name)
-
-    Returns a handle to a surface reference
+    """Returns a handle to a surface reference
 
     Deprecated:
 
@@ -8999,8 +8954,10 @@ def cuModuleGetSurfRef(hmod: CUmodule | int | None, name: bytes | str | None) ->
     ----------
     hmod
         Module to retrieve surface reference from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of surface reference to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -9016,9 +8973,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | int | None, name: bytes | str | None) ->
     """
 
 def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
-    """cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified code and options
+    """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -9056,16 +9011,26 @@ def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | Non
     ----------
     code
         Code to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -9089,9 +9054,7 @@ def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | Non
     """
 
 def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
-    """cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified file and options
+    """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -9129,16 +9092,25 @@ def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[int
     ----------
     fileName
         File to load from
+        Takes bytes, or str (encoded as UTF-8).
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -9162,9 +9134,7 @@ def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[int
     """
 
 def cuLibraryUnload(library: CUlibrary | int | None) -> tuple[CUresult]:
-    """cuLibraryUnload(library)
-
-    Unloads a library
+    """Unloads a library
 
     Unloads the library specified with library
 
@@ -9176,6 +9146,7 @@ def cuLibraryUnload(library: CUlibrary | int | None) -> tuple[CUresult]:
     ----------
     library
         Library to unload
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9187,9 +9158,7 @@ def cuLibraryUnload(library: CUlibrary | int | None) -> tuple[CUresult]:
     """
 
 def cuLibraryGetKernel(library: CUlibrary | int | None, name: bytes | str | None) -> tuple[CUresult, CUkernel]:
-    """cuLibraryGetKernel(library, name)
-
-    Returns a kernel handle
+    """Returns a kernel handle
 
     Returns in pKernel the handle of the kernel with name name located in library library.
     If kernel handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -9205,8 +9174,10 @@ def cuLibraryGetKernel(library: CUlibrary | int | None, name: bytes | str | None
     ----------
     library
         Library to retrieve kernel from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     name
         Name of kernel to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -9222,9 +9193,7 @@ def cuLibraryGetKernel(library: CUlibrary | int | None, name: bytes | str | None
     """
 
 def cuLibraryGetKernelCount(lib: CUlibrary | int | None) -> tuple[CUresult, int]:
-    """cuLibraryGetKernelCount(lib)
-
-    Returns the number of kernels within a library
+    """Returns the number of kernels within a library
 
     Returns in count the number of kernels in lib.
 
@@ -9232,6 +9201,7 @@ def cuLibraryGetKernelCount(lib: CUlibrary | int | None) -> tuple[CUresult, int]
     ----------
     lib
         Library to query
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9244,9 +9214,7 @@ def cuLibraryGetKernelCount(lib: CUlibrary | int | None) -> tuple[CUresult, int]
     """
 
 def cuLibraryEnumerateKernels(kernels: Sequence[CUkernel | int] | None, numKernels: int, lib: CUlibrary | int | None) -> tuple[CUresult]:
-    """cuLibraryEnumerateKernels(kernels, numKernels, lib)
-
-    Retrieve the kernel handles within a library.
+    """Retrieve the kernel handles within a library.
 
     Returns in kernels a maximum number of numKernels kernel handles within lib.
     The returned kernel handle becomes invalid when the library is unloaded.
@@ -9257,10 +9225,13 @@ def cuLibraryEnumerateKernels(kernels: Sequence[CUkernel | int] | None, numKerne
     ----------
     kernels
         Buffer where the kernel handles are returned to
+        Takes a list or tuple (the call reads as many items as numKernels gives), or
+        None (NULL).
     numKernels
         Maximum number of kernel handles may be returned to the buffer
     lib
         Library to query from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9271,9 +9242,7 @@ def cuLibraryEnumerateKernels(kernels: Sequence[CUkernel | int] | None, numKerne
     """
 
 def cuLibraryGetModule(library: CUlibrary | int | None) -> tuple[CUresult, CUmodule]:
-    """cuLibraryGetModule(library)
-
-    Returns a module handle
+    """Returns a module handle
 
     Returns in pMod the module handle associated with the current context located in
     library library. If module handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -9287,6 +9256,7 @@ def cuLibraryGetModule(library: CUlibrary | int | None) -> tuple[CUresult, CUmod
     ----------
     library
         Library to retrieve module from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9304,9 +9274,7 @@ def cuLibraryGetModule(library: CUlibrary | int | None) -> tuple[CUresult, CUmod
     """
 
 def cuKernelGetFunction(kernel: CUkernel | int | None) -> tuple[CUresult, CUfunction]:
-    """cuKernelGetFunction(kernel)
-
-    Returns a function handle
+    """Returns a function handle
 
     Returns in pFunc the handle of the function for the requested kernel kernel and
     the current context. If function handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -9322,6 +9290,7 @@ def cuKernelGetFunction(kernel: CUkernel | int | None) -> tuple[CUresult, CUfunc
     ----------
     kernel
         Kernel to retrieve function for the requested context
+        Takes CUkernel, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9339,9 +9308,7 @@ def cuKernelGetFunction(kernel: CUkernel | int | None) -> tuple[CUresult, CUfunc
     """
 
 def cuKernelGetLibrary(kernel: CUkernel | int | None) -> tuple[CUresult, CUlibrary]:
-    """cuKernelGetLibrary(kernel)
-
-    Returns a library handle
+    """Returns a library handle
 
     Returns in pLib the handle of the library for the requested kernel kernel
 
@@ -9354,6 +9321,7 @@ def cuKernelGetLibrary(kernel: CUkernel | int | None) -> tuple[CUresult, CUlibra
     ----------
     kernel
         Kernel to retrieve library handle
+        Takes CUkernel, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9369,9 +9337,7 @@ def cuKernelGetLibrary(kernel: CUkernel | int | None) -> tuple[CUresult, CUlibra
     """
 
 def cuLibraryGetGlobal(library: CUlibrary | int | None, name: bytes | str | None) -> tuple[CUresult, CUdeviceptr, int]:
-    """cuLibraryGetGlobal(library, name)
-
-    Returns a global device pointer
+    """Returns a global device pointer
 
     Returns in *dptr and *bytes the base pointer and size of the global with
     name name for the requested library library and the current context.
@@ -9389,8 +9355,10 @@ def cuLibraryGetGlobal(library: CUlibrary | int | None, name: bytes | str | None
     ----------
     library
         Library to retrieve global from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     name
         Name of global to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -9410,9 +9378,7 @@ def cuLibraryGetGlobal(library: CUlibrary | int | None, name: bytes | str | None
     """
 
 def cuLibraryGetManaged(library: CUlibrary | int | None, name: bytes | str | None) -> tuple[CUresult, CUdeviceptr, int]:
-    """cuLibraryGetManaged(library, name)
-
-    Returns a pointer to managed memory
+    """Returns a pointer to managed memory
 
     Returns in *dptr and *bytes the base pointer and size of the managed memory with
     name name for the requested library library. If no managed memory with the
@@ -9429,8 +9395,10 @@ def cuLibraryGetManaged(library: CUlibrary | int | None, name: bytes | str | Non
     ----------
     library
         Library to retrieve managed memory from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     name
         Name of managed memory to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -9448,9 +9416,7 @@ def cuLibraryGetManaged(library: CUlibrary | int | None, name: bytes | str | Non
     """
 
 def cuLibraryGetUnifiedFunction(library: CUlibrary | int | None, symbol: bytes | str | None) -> tuple[CUresult, int]:
-    """cuLibraryGetUnifiedFunction(library, symbol)
-
-    Returns a pointer to a unified function
+    """Returns a pointer to a unified function
 
     Returns in *fptr the function pointer to a unified function denoted by symbol.
     If no unified function with name symbol exists, the call returns CUDA_ERROR_NOT_FOUND.
@@ -9465,8 +9431,10 @@ def cuLibraryGetUnifiedFunction(library: CUlibrary | int | None, symbol: bytes |
     ----------
     library
         Library to retrieve function pointer memory from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     symbol
         Name of function pointer to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -9482,9 +9450,7 @@ def cuLibraryGetUnifiedFunction(library: CUlibrary | int | None, symbol: bytes |
     """
 
 def cuKernelGetAttribute(attrib: CUfunction_attribute | int, kernel: CUkernel | int | None, dev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuKernelGetAttribute(attrib, kernel, dev)
-
-    Returns information about a kernel
+    """Returns information about a kernel
 
     Returns in *pi the integer value of the attribute attrib for the kernel
     kernel for the requested device dev. The supported attributes are:
@@ -9560,10 +9526,13 @@ def cuKernelGetAttribute(attrib: CUfunction_attribute | int, kernel: CUkernel | 
     ----------
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     kernel
         Kernel to query attribute of
+        Takes CUkernel, an int (the raw value), or None (NULL).
     dev
         Device to query attribute of
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9579,9 +9548,7 @@ def cuKernelGetAttribute(attrib: CUfunction_attribute | int, kernel: CUkernel | 
     """
 
 def cuKernelSetAttribute(attrib: CUfunction_attribute | int, val: int, kernel: CUkernel | int | None, dev: CUdevice | int | None) -> tuple[CUresult]:
-    """cuKernelSetAttribute(attrib, val, kernel, dev)
-
-    Sets information about a kernel
+    """Sets information about a kernel
 
     This call sets the value of a specified attribute attrib on the kernel kernel
     for the requested device dev to an integer value specified by val.
@@ -9649,12 +9616,15 @@ def cuKernelSetAttribute(attrib: CUfunction_attribute | int, val: int, kernel: C
     ----------
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     val
         Value to set
     kernel
         Kernel to set attribute of
+        Takes CUkernel, an int (the raw value), or None (NULL).
     dev
         Device to set attribute of
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9669,9 +9639,7 @@ def cuKernelSetAttribute(attrib: CUfunction_attribute | int, val: int, kernel: C
     """
 
 def cuKernelSetCacheConfig(kernel: CUkernel | int | None, config: CUfunc_cache | int, dev: CUdevice | int | None) -> tuple[CUresult]:
-    """cuKernelSetCacheConfig(kernel, config, dev)
-
-    Sets the preferred cache configuration for a device kernel.
+    """Sets the preferred cache configuration for a device kernel.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through config the preferred cache configuration for
@@ -9717,10 +9685,13 @@ def cuKernelSetCacheConfig(kernel: CUkernel | int | None, config: CUfunc_cache |
     ----------
     kernel
         Kernel to configure cache for
+        Takes CUkernel, an int (the raw value), or None (NULL).
     config
         Requested cache configuration
+        Takes a CUfunc_cache member or an int.
     dev
         Device to set attribute of
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9735,9 +9706,7 @@ def cuKernelSetCacheConfig(kernel: CUkernel | int | None, config: CUfunc_cache |
     """
 
 def cuKernelGetName(hfunc: CUkernel | int | None) -> tuple[CUresult, bytes]:
-    """cuKernelGetName(hfunc)
-
-    Returns the function name for a CUkernel handle
+    """Returns the function name for a CUkernel handle
 
     Returns in **name the function name associated with the kernel handle hfunc .
     The function name is returned as a null-terminated string. The returned name is only
@@ -9750,6 +9719,7 @@ def cuKernelGetName(hfunc: CUkernel | int | None) -> tuple[CUresult, bytes]:
     ----------
     hfunc
         The function handle to retrieve the name for
+        Takes CUkernel, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9761,9 +9731,7 @@ def cuKernelGetName(hfunc: CUkernel | int | None) -> tuple[CUresult, bytes]:
     """
 
 def cuKernelGetParamInfo(kernel: CUkernel | int | None, paramIndex: int) -> tuple[CUresult, int, int]:
-    """cuKernelGetParamInfo(kernel, paramIndex)
-
-    Returns the offset and size of a kernel parameter in the device-side parameter layout
+    """Returns the offset and size of a kernel parameter in the device-side parameter layout
 
     Queries the kernel parameter at paramIndex into kernel's list of parameters, and returns
     in paramOffset and paramSize the offset and size, respectively, where the parameter
@@ -9778,6 +9746,7 @@ def cuKernelGetParamInfo(kernel: CUkernel | int | None, paramIndex: int) -> tupl
     ----------
     kernel
         The kernel to query
+        Takes CUkernel, an int (the raw value), or None (NULL).
     paramIndex
         The parameter index to query
 
@@ -9793,9 +9762,7 @@ def cuKernelGetParamInfo(kernel: CUkernel | int | None, paramIndex: int) -> tupl
     """
 
 def cuMemGetInfo() -> tuple[CUresult, int, int]:
-    """cuMemGetInfo()
-
-    Gets free and total memory
+    """Gets free and total memory
 
     Returns in *total the total amount of memory available to the the current context.
     Returns in *free the amount of memory on the device that is free according to the OS.
@@ -9839,9 +9806,7 @@ def cuMemGetInfo() -> tuple[CUresult, int, int]:
     """
 
 def cuMemAlloc(bytesize: int) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemAlloc(bytesize)
-
-    Allocates device memory
+    """Allocates device memory
 
     Allocates bytesize bytes of linear memory on the device and returns in
     *dptr a pointer to the allocated memory. The allocated memory is suitably
@@ -9879,9 +9844,7 @@ def cuMemAlloc(bytesize: int) -> tuple[CUresult, CUdeviceptr]:
     """
 
 def cuMemAllocPitch(WidthInBytes: int, Height: int, ElementSizeBytes: int) -> tuple[CUresult, CUdeviceptr, int]:
-    """cuMemAllocPitch(WidthInBytes, Height, ElementSizeBytes)
-
-    Allocates pitched device memory
+    """Allocates pitched device memory
 
     Allocates at least WidthInBytes * Height bytes of linear memory on
     the device and returns in *dptr a pointer to the allocated memory. The
@@ -9950,9 +9913,7 @@ def cuMemAllocPitch(WidthInBytes: int, Height: int, ElementSizeBytes: int) -> tu
     """
 
 def cuMemFree(dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
-    """cuMemFree(dptr)
-
-    Frees device memory
+    """Frees device memory
 
     Frees the memory space pointed to by dptr, which must have been returned
     by a previous call to one of the following memory allocation APIs - cuMemAlloc(),
@@ -9980,6 +9941,7 @@ def cuMemFree(dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
     ----------
     dptr
         Pointer to memory to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9992,9 +9954,7 @@ def cuMemFree(dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
     """
 
 def cuMemGetAddressRange(dptr: CUdeviceptr | int | None) -> tuple[CUresult, CUdeviceptr, int]:
-    """cuMemGetAddressRange(dptr)
-
-    Get information on memory allocations
+    """Get information on memory allocations
 
     Returns the base address in *pbase and size in *psize of the
     allocation by cuMemAlloc() or cuMemAllocPitch() that contains the input
@@ -10016,6 +9976,7 @@ def cuMemGetAddressRange(dptr: CUdeviceptr | int | None) -> tuple[CUresult, CUde
     ----------
     dptr
         Device pointer to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10033,9 +9994,7 @@ def cuMemGetAddressRange(dptr: CUdeviceptr | int | None) -> tuple[CUresult, CUde
     """
 
 def cuMemAllocHost(bytesize: int) -> tuple[CUresult, int]:
-    """cuMemAllocHost(bytesize)
-
-    Allocates page-locked host memory
+    """Allocates page-locked host memory
 
     Allocates bytesize bytes of host memory that is page-locked and
     accessible to the device. The driver tracks the virtual memory ranges
@@ -10090,9 +10049,7 @@ def cuMemAllocHost(bytesize: int) -> tuple[CUresult, int]:
     """
 
 def cuMemFreeHost(p: int | Buffer | None) -> tuple[CUresult]:
-    """cuMemFreeHost(p)
-
-    Frees page-locked host memory
+    """Frees page-locked host memory
 
     Frees the memory space pointed to by p, which must have been returned by
     a previous call to cuMemAllocHost().
@@ -10113,6 +10070,8 @@ def cuMemFreeHost(p: int | Buffer | None) -> tuple[CUresult]:
     ----------
     p
         Pointer to memory to free
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10125,9 +10084,7 @@ def cuMemFreeHost(p: int | Buffer | None) -> tuple[CUresult]:
     """
 
 def cuMemHostAlloc(bytesize: int, Flags: int) -> tuple[CUresult, int]:
-    """cuMemHostAlloc(bytesize, Flags)
-
-    Allocates page-locked host memory
+    """Allocates page-locked host memory
 
     Allocates bytesize bytes of host memory that is page-locked and accessible
     to the device. The driver tracks the virtual memory ranges allocated with
@@ -10215,9 +10172,7 @@ def cuMemHostAlloc(bytesize: int, Flags: int) -> tuple[CUresult, int]:
     """
 
 def cuMemHostGetDevicePointer(p: int | Buffer | None, Flags: int) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemHostGetDevicePointer(p, Flags)
-
-    Passes back device pointer of mapped pinned memory
+    """Passes back device pointer of mapped pinned memory
 
     Passes back the device pointer pdptr corresponding to the mapped, pinned
     host buffer p allocated by cuMemHostAlloc.
@@ -10259,6 +10214,8 @@ def cuMemHostGetDevicePointer(p: int | Buffer | None, Flags: int) -> tuple[CUres
     ----------
     p
         Host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     Flags
         Options (must be 0)
 
@@ -10275,9 +10232,7 @@ def cuMemHostGetDevicePointer(p: int | Buffer | None, Flags: int) -> tuple[CUres
     """
 
 def cuMemHostGetFlags(p: int | Buffer | None) -> tuple[CUresult, int]:
-    """cuMemHostGetFlags(p)
-
-    Passes back flags that were used for a pinned allocation
+    """Passes back flags that were used for a pinned allocation
 
     Passes back the flags pFlags that were specified when allocating
     the pinned host buffer p allocated by cuMemHostAlloc.
@@ -10294,6 +10249,8 @@ def cuMemHostGetFlags(p: int | Buffer | None) -> tuple[CUresult, int]:
     ----------
     p
         Host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10308,9 +10265,7 @@ def cuMemHostGetFlags(p: int | Buffer | None) -> tuple[CUresult, int]:
     """
 
 def cuMemAllocManaged(bytesize: int, flags: int) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemAllocManaged(bytesize, flags)
-
-    Allocates memory that will be automatically managed by the Unified Memory system
+    """Allocates memory that will be automatically managed by the Unified Memory system
 
     Allocates bytesize bytes of managed memory on the device and returns in
     *dptr a pointer to the allocated memory. If the device doesn't support
@@ -10425,9 +10380,7 @@ def cuMemAllocManaged(bytesize: int, flags: int) -> tuple[CUresult, CUdeviceptr]
     """
 
 def cuDeviceRegisterAsyncNotification(device: CUdevice | int | None, callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[CUresult, CUasyncCallbackHandle]:
-    """cuDeviceRegisterAsyncNotification(device, callbackFunc, userData)
-
-    Registers a callback function to receive async notifications
+    """Registers a callback function to receive async notifications
 
     Registers callbackFunc to receive async notifications.
 
@@ -10451,8 +10404,11 @@ def cuDeviceRegisterAsyncNotification(device: CUdevice | int | None, callbackFun
     ----------
     device
         The device on which to register the callback
+        Takes CUdevice, an int (the raw value), or None (NULL).
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -10470,9 +10426,7 @@ def cuDeviceRegisterAsyncNotification(device: CUdevice | int | None, callbackFun
     """
 
 def cuDeviceUnregisterAsyncNotification(device: CUdevice | int | None, callback: CUasyncCallbackHandle | int | None) -> tuple[CUresult]:
-    """cuDeviceUnregisterAsyncNotification(device, callback)
-
-    Unregisters an async notification callback
+    """Unregisters an async notification callback
 
     Unregisters callback so that the corresponding callback function will stop receiving
     async notifications.
@@ -10484,8 +10438,10 @@ def cuDeviceUnregisterAsyncNotification(device: CUdevice | int | None, callback:
     ----------
     device
         The device from which to remove callback.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     callback
         The callback instance to unregister from receiving async notifications.
+        Takes CUasyncCallbackHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10499,9 +10455,7 @@ def cuDeviceUnregisterAsyncNotification(device: CUdevice | int | None, callback:
     """
 
 def cuDeviceGetByPCIBusId(pciBusId: bytes | str | None) -> tuple[CUresult, CUdevice]:
-    """cuDeviceGetByPCIBusId(pciBusId)
-
-    Returns a handle to a compute device
+    """Returns a handle to a compute device
 
     Returns in *device a device handle given a PCI bus ID string.
 
@@ -10515,6 +10469,7 @@ def cuDeviceGetByPCIBusId(pciBusId: bytes | str | None) -> tuple[CUresult, CUdev
     ----------
     pciBusId
         String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -10529,9 +10484,7 @@ def cuDeviceGetByPCIBusId(pciBusId: bytes | str | None) -> tuple[CUresult, CUdev
     """
 
 def cuDeviceGetPCIBusId(len: int, dev: CUdevice | int | None) -> tuple[CUresult, bytes]:
-    """cuDeviceGetPCIBusId(len, dev)
-
-    Returns a PCI Bus Id string for the device
+    """Returns a PCI Bus Id string for the device
 
     Returns an ASCII string identifying the device dev in the NULL-terminated
     string pointed to by pciBusId. len specifies the maximum length of the
@@ -10549,6 +10502,7 @@ def cuDeviceGetPCIBusId(len: int, dev: CUdevice | int | None) -> tuple[CUresult,
         Maximum length of string to store in name
     dev
         Device to get identifier string for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10563,9 +10517,7 @@ def cuDeviceGetPCIBusId(len: int, dev: CUdevice | int | None) -> tuple[CUresult,
     """
 
 def cuIpcGetEventHandle(pHandle: CUipcEventHandle | int | None, event: CUevent | int | None) -> tuple[CUresult]:
-    """cuIpcGetEventHandle(pHandle, event)
-
-    Gets an interprocess handle for a previously allocated event
+    """Gets an interprocess handle for a previously allocated event
 
     Takes as input a previously allocated event. This event must have been
     created with the CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING
@@ -10602,8 +10554,10 @@ def cuIpcGetEventHandle(pHandle: CUipcEventHandle | int | None, event: CUevent |
     ----------
     pHandle
         Pointer to a user allocated CUipcEventHandle in which to return the opaque event handle
+        Takes CUipcEventHandle, an int address of one, or None (NULL).
     event
         Event allocated with CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING flags.
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10616,9 +10570,7 @@ def cuIpcGetEventHandle(pHandle: CUipcEventHandle | int | None, event: CUevent |
     """
 
 def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> tuple[CUresult, CUevent]:
-    """cuIpcOpenEventHandle(handle)
-
-    Opens an interprocess event handle for use in the current process
+    """Opens an interprocess event handle for use in the current process
 
     Opens an interprocess event handle exported from another process with
     cuIpcGetEventHandle. This function returns a CUevent that behaves like
@@ -10666,9 +10618,7 @@ def cuIpcOpenEventHandle(handle: CUipcEventHandle) -> tuple[CUresult, CUevent]:
     """
 
 def cuIpcGetMemHandle(pHandle: CUipcMemHandle | int | None, dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
-    """cuIpcGetMemHandle(pHandle, dptr)
-
-    Gets an interprocess memory handle for an existing device memory allocation
+    """Gets an interprocess memory handle for an existing device memory allocation
 
     Takes a pointer to the base of an existing device memory allocation created
     with cuMemAlloc and exports it for use in another process. This is a
@@ -10700,8 +10650,10 @@ def cuIpcGetMemHandle(pHandle: CUipcMemHandle | int | None, dptr: CUdeviceptr | 
     ----------
     pHandle
         Pointer to user allocated CUipcMemHandle to return the handle in.
+        Takes CUipcMemHandle, an int address of one, or None (NULL).
     dptr
         Base pointer to previously allocated device memory
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10715,9 +10667,7 @@ def cuIpcGetMemHandle(pHandle: CUipcMemHandle | int | None, dptr: CUdeviceptr | 
     """
 
 def cuIpcOpenMemHandle(handle: CUipcMemHandle, Flags: int) -> tuple[CUresult, CUdeviceptr]:
-    """cuIpcOpenMemHandle(handle, Flags)
-
-    Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+    """Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
     Maps memory exported from another process with cuIpcGetMemHandle into
     the current device address space. For contexts on different devices
@@ -10783,9 +10733,7 @@ def cuIpcOpenMemHandle(handle: CUipcMemHandle, Flags: int) -> tuple[CUresult, CU
     """
 
 def cuIpcCloseMemHandle(dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
-    """cuIpcCloseMemHandle(dptr)
-
-    Attempts to close memory mapped with cuIpcOpenMemHandle
+    """Attempts to close memory mapped with cuIpcOpenMemHandle
 
     Decrements the reference count of the memory returned by cuIpcOpenMemHandle by 1.
     When the reference count reaches 0, this API unmaps the memory. The original allocation
@@ -10815,6 +10763,7 @@ def cuIpcCloseMemHandle(dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
     ----------
     dptr
         Device pointer returned by cuIpcOpenMemHandle
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10827,9 +10776,7 @@ def cuIpcCloseMemHandle(dptr: CUdeviceptr | int | None) -> tuple[CUresult]:
     """
 
 def cuMemHostRegister(p: int | Buffer | None, bytesize: int, Flags: int) -> tuple[CUresult]:
-    """cuMemHostRegister(p, bytesize, Flags)
-
-    Registers an existing host memory range for use by CUDA
+    """Registers an existing host memory range for use by CUDA
 
     Page-locks the memory range specified by p and bytesize and maps it
     for the device(s) as specified by Flags. This memory range also is added
@@ -10905,6 +10852,9 @@ def cuMemHostRegister(p: int | Buffer | None, bytesize: int, Flags: int) -> tupl
     ----------
     p
         Host pointer to memory to page-lock
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least bytesize bytes, held for the
+        call.
     bytesize
         Size in bytes of the address range to page-lock
     Flags
@@ -10925,9 +10875,7 @@ def cuMemHostRegister(p: int | Buffer | None, bytesize: int, Flags: int) -> tupl
     """
 
 def cuMemHostUnregister(p: int | Buffer | None) -> tuple[CUresult]:
-    """cuMemHostUnregister(p)
-
-    Unregisters a memory range that was registered with cuMemHostRegister.
+    """Unregisters a memory range that was registered with cuMemHostRegister.
 
     Unmaps the memory range whose base address is specified by p, and makes
     it pageable again.
@@ -10942,6 +10890,8 @@ def cuMemHostUnregister(p: int | Buffer | None) -> tuple[CUresult]:
     ----------
     p
         Host pointer to memory to unregister
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10956,9 +10906,7 @@ def cuMemHostUnregister(p: int | Buffer | None) -> tuple[CUresult]:
     """
 
 def cuMemcpy(dst: CUdeviceptr | int | None, src: CUdeviceptr | int | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpy(dst, src, ByteCount)
-
-    Copies memory
+    """Copies memory
 
     Copies data between two pointers.
     dst and src are base pointers of the destination and source, respectively.
@@ -10985,8 +10933,10 @@ def cuMemcpy(dst: CUdeviceptr | int | None, src: CUdeviceptr | int | None, ByteC
     ----------
     dst
         Destination unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     src
         Source unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -11001,9 +10951,7 @@ def cuMemcpy(dst: CUdeviceptr | int | None, src: CUdeviceptr | int | None, ByteC
     """
 
 def cuMemcpyPeer(dstDevice: CUdeviceptr | int | None, dstContext: CUcontext | int | None, srcDevice: CUdeviceptr | int | None, srcContext: CUcontext | int | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
-
-    Copies device memory between two contexts
+    """Copies device memory between two contexts
 
     Copies from device memory in one context to device memory in another
     context. dstDevice is the base device pointer of the destination memory
@@ -11019,12 +10967,16 @@ def cuMemcpyPeer(dstDevice: CUdeviceptr | int | None, dstContext: CUcontext | in
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstContext
         Destination context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcContext
         Source context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -11039,9 +10991,7 @@ def cuMemcpyPeer(dstDevice: CUdeviceptr | int | None, dstContext: CUcontext | in
     """
 
 def cuMemcpyHtoD(dstDevice: CUdeviceptr | int | None, srcHost: int | Buffer | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyHtoD(dstDevice, srcHost, ByteCount)
-
-    Copies memory from Host to Device
+    """Copies memory from Host to Device
 
     Copies from host memory to device memory. dstDevice and srcHost are
     the base addresses of the destination and source, respectively. ByteCount
@@ -11064,8 +11014,12 @@ def cuMemcpyHtoD(dstDevice: CUdeviceptr | int | None, srcHost: int | Buffer | No
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
 
@@ -11080,9 +11034,7 @@ def cuMemcpyHtoD(dstDevice: CUdeviceptr | int | None, srcHost: int | Buffer | No
     """
 
 def cuMemcpyDtoH(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyDtoH(dstHost, srcDevice, ByteCount)
-
-    Copies memory from Device to Host
+    """Copies memory from Device to Host
 
     Copies from device to host memory. dstHost and srcDevice specify the
     base pointers of the destination and source, respectively. ByteCount
@@ -11105,8 +11057,12 @@ def cuMemcpyDtoH(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int | No
     ----------
     dstHost
         Destination host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -11121,9 +11077,7 @@ def cuMemcpyDtoH(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int | No
     """
 
 def cuMemcpyDtoD(dstDevice: CUdeviceptr | int | None, srcDevice: CUdeviceptr | int | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyDtoD(dstDevice, srcDevice, ByteCount)
-
-    Copies memory from Device to Device
+    """Copies memory from Device to Device
 
     Copies from device memory to device memory. dstDevice and srcDevice
     are the base pointers of the destination and source, respectively.
@@ -11147,8 +11101,10 @@ def cuMemcpyDtoD(dstDevice: CUdeviceptr | int | None, srcDevice: CUdeviceptr | i
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -11163,9 +11119,7 @@ def cuMemcpyDtoD(dstDevice: CUdeviceptr | int | None, srcDevice: CUdeviceptr | i
     """
 
 def cuMemcpyDtoA(dstArray: CUarray | int | None, dstOffset: int, srcDevice: CUdeviceptr | int | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount)
-
-    Copies memory from Device to Array
+    """Copies memory from Device to Array
 
     Copies from device memory to a 1D CUDA array. dstArray and dstOffset
     specify the CUDA array handle and starting index of the destination data.
@@ -11188,10 +11142,12 @@ def cuMemcpyDtoA(dstArray: CUarray | int | None, dstOffset: int, srcDevice: CUde
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -11206,9 +11162,7 @@ def cuMemcpyDtoA(dstArray: CUarray | int | None, dstOffset: int, srcDevice: CUde
     """
 
 def cuMemcpyAtoD(dstDevice: CUdeviceptr | int | None, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount)
-
-    Copies memory from Array to Device
+    """Copies memory from Array to Device
 
     Copies from one 1D CUDA array to device memory. dstDevice specifies the
     base pointer of the destination and must be naturally aligned with the CUDA
@@ -11233,8 +11187,10 @@ def cuMemcpyAtoD(dstDevice: CUdeviceptr | int | None, srcArray: CUarray | int | 
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
@@ -11251,9 +11207,7 @@ def cuMemcpyAtoD(dstDevice: CUdeviceptr | int | None, srcArray: CUarray | int | 
     """
 
 def cuMemcpyHtoA(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | Buffer | None, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount)
-
-    Copies memory from Host to Array
+    """Copies memory from Host to Array
 
     Copies from host memory to a 1D CUDA array. dstArray and dstOffset
     specify the CUDA array handle and starting offset in bytes of the destination
@@ -11276,10 +11230,14 @@ def cuMemcpyHtoA(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | 
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
 
@@ -11294,9 +11252,7 @@ def cuMemcpyHtoA(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | 
     """
 
 def cuMemcpyAtoH(dstHost: int | Buffer | None, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount)
-
-    Copies memory from Array to Host
+    """Copies memory from Array to Host
 
     Copies from one 1D CUDA array to host memory. dstHost specifies the base
     pointer of the destination. srcArray and srcOffset specify the CUDA
@@ -11319,8 +11275,12 @@ def cuMemcpyAtoH(dstHost: int | Buffer | None, srcArray: CUarray | int | None, s
     ----------
     dstHost
         Destination device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
@@ -11337,9 +11297,7 @@ def cuMemcpyAtoH(dstHost: int | Buffer | None, srcArray: CUarray | int | None, s
     """
 
 def cuMemcpyAtoA(dstArray: CUarray | int | None, dstOffset: int, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int) -> tuple[CUresult]:
-    """cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
-
-    Copies memory from Array to Array
+    """Copies memory from Array to Array
 
     Copies from one 1D CUDA array to another. dstArray and srcArray
     specify the handles of the destination and source CUDA arrays for the copy,
@@ -11365,10 +11323,12 @@ def cuMemcpyAtoA(dstArray: CUarray | int | None, dstOffset: int, srcArray: CUarr
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
@@ -11385,9 +11345,7 @@ def cuMemcpyAtoA(dstArray: CUarray | int | None, dstOffset: int, srcArray: CUarr
     """
 
 def cuMemcpy2D(pCopy: CUDA_MEMCPY2D | int | None) -> tuple[CUresult]:
-    """cuMemcpy2D(pCopy)
-
-    Copies memory for 2D arrays
+    """Copies memory for 2D arrays
 
     Perform a 2D memory copy according to the parameters specified in pCopy.
     The CUDA_MEMCPY2D structure is defined as:
@@ -11541,6 +11499,7 @@ def cuMemcpy2D(pCopy: CUDA_MEMCPY2D | int | None) -> tuple[CUresult]:
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY2D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -11553,9 +11512,7 @@ def cuMemcpy2D(pCopy: CUDA_MEMCPY2D | int | None) -> tuple[CUresult]:
     """
 
 def cuMemcpy2DUnaligned(pCopy: CUDA_MEMCPY2D | int | None) -> tuple[CUresult]:
-    """cuMemcpy2DUnaligned(pCopy)
-
-    Copies memory for 2D arrays
+    """Copies memory for 2D arrays
 
     Perform a 2D memory copy according to the parameters specified in pCopy.
     The CUDA_MEMCPY2D structure is defined as:
@@ -11707,6 +11664,7 @@ def cuMemcpy2DUnaligned(pCopy: CUDA_MEMCPY2D | int | None) -> tuple[CUresult]:
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY2D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -11719,9 +11677,7 @@ def cuMemcpy2DUnaligned(pCopy: CUDA_MEMCPY2D | int | None) -> tuple[CUresult]:
     """
 
 def cuMemcpy3D(pCopy: CUDA_MEMCPY3D | int | None) -> tuple[CUresult]:
-    """cuMemcpy3D(pCopy)
-
-    Copies memory for 3D arrays
+    """Copies memory for 3D arrays
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy. The CUDA_MEMCPY3D structure is defined as:
@@ -11880,6 +11836,7 @@ def cuMemcpy3D(pCopy: CUDA_MEMCPY3D | int | None) -> tuple[CUresult]:
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -11892,9 +11849,7 @@ def cuMemcpy3D(pCopy: CUDA_MEMCPY3D | int | None) -> tuple[CUresult]:
     """
 
 def cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER | int | None) -> tuple[CUresult]:
-    """cuMemcpy3DPeer(pCopy)
-
-    Copies memory between contexts
+    """Copies memory between contexts
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy.  See the definition of the CUDA_MEMCPY3D_PEER structure
@@ -11908,6 +11863,7 @@ def cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER | int | None) -> tuple[CUresult]:
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D_PEER, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -11920,9 +11876,7 @@ def cuMemcpy3DPeer(pCopy: CUDA_MEMCPY3D_PEER | int | None) -> tuple[CUresult]:
     """
 
 def cuMemcpyAsync(dst: CUdeviceptr | int | None, src: CUdeviceptr | int | None, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyAsync(dst, src, ByteCount, hStream)
-
-    Copies memory asynchronously
+    """Copies memory asynchronously
 
     Copies data between two pointers.
     dst and src are base pointers of the destination and source, respectively.
@@ -11951,12 +11905,15 @@ def cuMemcpyAsync(dst: CUdeviceptr | int | None, src: CUdeviceptr | int | None, 
     ----------
     dst
         Destination unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     src
         Source unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11970,9 +11927,7 @@ def cuMemcpyAsync(dst: CUdeviceptr | int | None, src: CUdeviceptr | int | None, 
     """
 
 def cuMemcpyPeerAsync(dstDevice: CUdeviceptr | int | None, dstContext: CUcontext | int | None, srcDevice: CUdeviceptr | int | None, srcContext: CUcontext | int | None, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
-
-    Copies device memory between two contexts asynchronously.
+    """Copies device memory between two contexts asynchronously.
 
     Copies from device memory in one context to device memory in another
     context. dstDevice is the base device pointer of the destination memory
@@ -11988,16 +11943,21 @@ def cuMemcpyPeerAsync(dstDevice: CUdeviceptr | int | None, dstContext: CUcontext
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstContext
         Destination context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcContext
         Source context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12011,9 +11971,7 @@ def cuMemcpyPeerAsync(dstDevice: CUdeviceptr | int | None, dstContext: CUcontext
     """
 
 def cuMemcpyHtoDAsync(dstDevice: CUdeviceptr | int | None, srcHost: int | Buffer | None, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream)
-
-    Copies memory from Host to Device
+    """Copies memory from Host to Device
 
     Copies from host memory to device memory. dstDevice and srcHost are
     the base addresses of the destination and source, respectively. ByteCount
@@ -12038,12 +11996,17 @@ def cuMemcpyHtoDAsync(dstDevice: CUdeviceptr | int | None, srcHost: int | Buffer
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12057,9 +12020,7 @@ def cuMemcpyHtoDAsync(dstDevice: CUdeviceptr | int | None, srcHost: int | Buffer
     """
 
 def cuMemcpyDtoHAsync(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int | None, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream)
-
-    Copies memory from Device to Host
+    """Copies memory from Device to Host
 
     Copies from device to host memory. dstHost and srcDevice specify the
     base pointers of the destination and source, respectively. ByteCount
@@ -12084,12 +12045,17 @@ def cuMemcpyDtoHAsync(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int
     ----------
     dstHost
         Destination host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12103,9 +12069,7 @@ def cuMemcpyDtoHAsync(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int
     """
 
 def cuMemcpyDtoDAsync(dstDevice: CUdeviceptr | int | None, srcDevice: CUdeviceptr | int | None, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream)
-
-    Copies memory from Device to Device
+    """Copies memory from Device to Device
 
     Copies from device memory to device memory. dstDevice and srcDevice
     are the base pointers of the destination and source, respectively.
@@ -12131,12 +12095,15 @@ def cuMemcpyDtoDAsync(dstDevice: CUdeviceptr | int | None, srcDevice: CUdevicept
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12150,9 +12117,7 @@ def cuMemcpyDtoDAsync(dstDevice: CUdeviceptr | int | None, srcDevice: CUdevicept
     """
 
 def cuMemcpyHtoAAsync(dstArray: CUarray | int | None, dstOffset: int, srcHost: int | Buffer | None, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream)
-
-    Copies memory from Host to Array
+    """Copies memory from Host to Array
 
     Copies from host memory to a 1D CUDA array. dstArray and dstOffset
     specify the CUDA array handle and starting offset in bytes of the
@@ -12177,14 +12142,19 @@ def cuMemcpyHtoAAsync(dstArray: CUarray | int | None, dstOffset: int, srcHost: i
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12198,9 +12168,7 @@ def cuMemcpyHtoAAsync(dstArray: CUarray | int | None, dstOffset: int, srcHost: i
     """
 
 def cuMemcpyAtoHAsync(dstHost: int | Buffer | None, srcArray: CUarray | int | None, srcOffset: int, ByteCount: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream)
-
-    Copies memory from Array to Host
+    """Copies memory from Array to Host
 
     Copies from one 1D CUDA array to host memory. dstHost specifies the base
     pointer of the destination. srcArray and srcOffset specify the CUDA
@@ -12225,14 +12193,19 @@ def cuMemcpyAtoHAsync(dstHost: int | Buffer | None, srcArray: CUarray | int | No
     ----------
     dstHost
         Destination pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12246,9 +12219,7 @@ def cuMemcpyAtoHAsync(dstHost: int | Buffer | None, srcArray: CUarray | int | No
     """
 
 def cuMemcpy2DAsync(pCopy: CUDA_MEMCPY2D | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpy2DAsync(pCopy, hStream)
-
-    Copies memory for 2D arrays
+    """Copies memory for 2D arrays
 
     Perform a 2D memory copy according to the parameters specified in pCopy.
     The CUDA_MEMCPY2D structure is defined as:
@@ -12404,8 +12375,10 @@ def cuMemcpy2DAsync(pCopy: CUDA_MEMCPY2D | int | None, hStream: CUstream | int |
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY2D, an int address of one, or None (NULL).
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12419,9 +12392,7 @@ def cuMemcpy2DAsync(pCopy: CUDA_MEMCPY2D | int | None, hStream: CUstream | int |
     """
 
 def cuMemcpy3DAsync(pCopy: CUDA_MEMCPY3D | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpy3DAsync(pCopy, hStream)
-
-    Copies memory for 3D arrays
+    """Copies memory for 3D arrays
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy. The CUDA_MEMCPY3D structure is defined as:
@@ -12582,8 +12553,10 @@ def cuMemcpy3DAsync(pCopy: CUDA_MEMCPY3D | int | None, hStream: CUstream | int |
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12597,9 +12570,7 @@ def cuMemcpy3DAsync(pCopy: CUDA_MEMCPY3D | int | None, hStream: CUstream | int |
     """
 
 def cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpy3DPeerAsync(pCopy, hStream)
-
-    Copies memory between contexts asynchronously.
+    """Copies memory between contexts asynchronously.
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy.  See the definition of the CUDA_MEMCPY3D_PEER structure
@@ -12613,8 +12584,10 @@ def cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER | int | None, hStream: CUstrea
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D_PEER, an int address of one, or None (NULL).
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12627,9 +12600,7 @@ def cuMemcpy3DPeerAsync(pCopy: CUDA_MEMCPY3D_PEER | int | None, hStream: CUstrea
     """
 
 def cuMemcpyBatchAsync(dsts: Sequence[CUdeviceptr | int] | None, srcs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, attrs: CUmemcpyAttributes | int | None, attrsIdxs: Sequence[int] | None, numAttrs: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
-
-    Performs a batch of memory copies asynchronously.
+    """Performs a batch of memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies.
@@ -12678,20 +12649,30 @@ def cuMemcpyBatchAsync(dsts: Sequence[CUdeviceptr | int] | None, srcs: Sequence[
     ----------
     dsts
         Array of destination pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     srcs
         Array of memcpy source pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memcpy operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dsts, srcs and sizes arrays
     attrs
         Array of memcpy attributes.
+        Takes CUmemcpyAttributes, an int address of one, or None (NULL).
     attrsIdxs
         Array of indices to specify which copies each entry in the attrs array applies to. The attributes specified in attrs[k] will be applied to copies starting from attrsIdxs[k] through attrsIdxs[k+1] - 1. Also attrs[numAttrs-1] will apply to copies starting from attrsIdxs[numAttrs-1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numAttrs gives), or None
+        (NULL).
     numAttrs
         Size of attrs and attrsIdxs arrays.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12703,9 +12684,7 @@ def cuMemcpyBatchAsync(dsts: Sequence[CUdeviceptr | int] | None, srcs: Sequence[
     """
 
 def cuMemcpy3DBatchAsync(numOps: int, opList: CUDA_MEMCPY3D_BATCH_OP | int | None, flags: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemcpy3DBatchAsync(numOps, opList, flags, hStream)
-
-    Performs a batch of 3D memory copies asynchronously.
+    """Performs a batch of 3D memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent
@@ -12759,10 +12738,12 @@ def cuMemcpy3DBatchAsync(numOps: int, opList: CUDA_MEMCPY3D_BATCH_OP | int | Non
         Total number of memcpy operations.
     opList
         Array of size numOps containing the actual memcpy operations.
+        Takes CUDA_MEMCPY3D_BATCH_OP, an int address of one, or None (NULL).
     flags
         Flags for future use, must be zero now.
     hStream
         The stream to enqueue the operations in. Must not be default NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12774,9 +12755,7 @@ def cuMemcpy3DBatchAsync(numOps: int, opList: CUDA_MEMCPY3D_BATCH_OP | int | Non
     """
 
 def cuMemsetD8(dstDevice: CUdeviceptr | int | None, uc: int, N: int) -> tuple[CUresult]:
-    """cuMemsetD8(dstDevice, uc, N)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the memory range of N 8-bit values to the specified value
     uc.
@@ -12799,6 +12778,7 @@ def cuMemsetD8(dstDevice: CUdeviceptr | int | None, uc: int, N: int) -> tuple[CU
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     uc
         Value to set
     N
@@ -12815,9 +12795,7 @@ def cuMemsetD8(dstDevice: CUdeviceptr | int | None, uc: int, N: int) -> tuple[CU
     """
 
 def cuMemsetD16(dstDevice: CUdeviceptr | int | None, us: int, N: int) -> tuple[CUresult]:
-    """cuMemsetD16(dstDevice, us, N)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the memory range of N 16-bit values to the specified value
     us. The dstDevice pointer must be two byte aligned.
@@ -12840,6 +12818,7 @@ def cuMemsetD16(dstDevice: CUdeviceptr | int | None, us: int, N: int) -> tuple[C
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     us
         Value to set
     N
@@ -12856,9 +12835,7 @@ def cuMemsetD16(dstDevice: CUdeviceptr | int | None, us: int, N: int) -> tuple[C
     """
 
 def cuMemsetD32(dstDevice: CUdeviceptr | int | None, ui: int, N: int) -> tuple[CUresult]:
-    """cuMemsetD32(dstDevice, ui, N)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the memory range of N 32-bit values to the specified value
     ui. The dstDevice pointer must be four byte aligned.
@@ -12881,6 +12858,7 @@ def cuMemsetD32(dstDevice: CUdeviceptr | int | None, ui: int, N: int) -> tuple[C
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ui
         Value to set
     N
@@ -12897,9 +12875,7 @@ def cuMemsetD32(dstDevice: CUdeviceptr | int | None, ui: int, N: int) -> tuple[C
     """
 
 def cuMemsetD2D8(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: int, Width: int, Height: int) -> tuple[CUresult]:
-    """cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the 2D memory range of Width 8-bit values to the specified value
     uc. Height specifies the number of rows to set, and dstPitch
@@ -12925,6 +12901,7 @@ def cuMemsetD2D8(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: int, Wi
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     uc
@@ -12945,9 +12922,7 @@ def cuMemsetD2D8(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: int, Wi
     """
 
 def cuMemsetD2D16(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: int, Width: int, Height: int) -> tuple[CUresult]:
-    """cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the 2D memory range of Width 16-bit values to the specified value
     us. Height specifies the number of rows to set, and dstPitch
@@ -12974,6 +12949,7 @@ def cuMemsetD2D16(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: int, W
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     us
@@ -12994,9 +12970,7 @@ def cuMemsetD2D16(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: int, W
     """
 
 def cuMemsetD2D32(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: int, Width: int, Height: int) -> tuple[CUresult]:
-    """cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the 2D memory range of Width 32-bit values to the specified value
     ui. Height specifies the number of rows to set, and dstPitch
@@ -13023,6 +12997,7 @@ def cuMemsetD2D32(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: int, W
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     ui
@@ -13043,9 +13018,7 @@ def cuMemsetD2D32(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: int, W
     """
 
 def cuMemsetD8Async(dstDevice: CUdeviceptr | int | None, uc: int, N: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemsetD8Async(dstDevice, uc, N, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the memory range of N 8-bit values to the specified value
     uc.
@@ -13068,12 +13041,14 @@ def cuMemsetD8Async(dstDevice: CUdeviceptr | int | None, uc: int, N: int, hStrea
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     uc
         Value to set
     N
         Number of elements
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13086,9 +13061,7 @@ def cuMemsetD8Async(dstDevice: CUdeviceptr | int | None, uc: int, N: int, hStrea
     """
 
 def cuMemsetD16Async(dstDevice: CUdeviceptr | int | None, us: int, N: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemsetD16Async(dstDevice, us, N, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the memory range of N 16-bit values to the specified value
     us. The dstDevice pointer must be two byte aligned.
@@ -13111,12 +13084,14 @@ def cuMemsetD16Async(dstDevice: CUdeviceptr | int | None, us: int, N: int, hStre
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     us
         Value to set
     N
         Number of elements
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13129,9 +13104,7 @@ def cuMemsetD16Async(dstDevice: CUdeviceptr | int | None, us: int, N: int, hStre
     """
 
 def cuMemsetD32Async(dstDevice: CUdeviceptr | int | None, ui: int, N: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemsetD32Async(dstDevice, ui, N, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the memory range of N 32-bit values to the specified value
     ui. The dstDevice pointer must be four byte aligned.
@@ -13153,12 +13126,14 @@ def cuMemsetD32Async(dstDevice: CUdeviceptr | int | None, ui: int, N: int, hStre
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ui
         Value to set
     N
         Number of elements
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13171,9 +13146,7 @@ def cuMemsetD32Async(dstDevice: CUdeviceptr | int | None, ui: int, N: int, hStre
     """
 
 def cuMemsetD2D8Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: int, Width: int, Height: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the 2D memory range of Width 8-bit values to the specified value
     uc. Height specifies the number of rows to set, and dstPitch
@@ -13199,6 +13172,7 @@ def cuMemsetD2D8Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: in
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     uc
@@ -13209,6 +13183,7 @@ def cuMemsetD2D8Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: in
         Number of rows
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13221,9 +13196,7 @@ def cuMemsetD2D8Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, uc: in
     """
 
 def cuMemsetD2D16Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: int, Width: int, Height: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the 2D memory range of Width 16-bit values to the specified value
     us. Height specifies the number of rows to set, and dstPitch
@@ -13250,6 +13223,7 @@ def cuMemsetD2D16Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: i
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     us
@@ -13260,6 +13234,7 @@ def cuMemsetD2D16Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: i
         Number of rows
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13272,9 +13247,7 @@ def cuMemsetD2D16Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, us: i
     """
 
 def cuMemsetD2D32Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: int, Width: int, Height: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the 2D memory range of Width 32-bit values to the specified value
     ui. Height specifies the number of rows to set, and dstPitch
@@ -13301,6 +13274,7 @@ def cuMemsetD2D32Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: i
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     ui
@@ -13311,6 +13285,7 @@ def cuMemsetD2D32Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: i
         Number of rows
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13323,9 +13298,7 @@ def cuMemsetD2D32Async(dstDevice: CUdeviceptr | int | None, dstPitch: int, ui: i
     """
 
 def cuArrayCreate(pAllocateArray: CUDA_ARRAY_DESCRIPTOR | int | None) -> tuple[CUresult, CUarray]:
-    """cuArrayCreate(pAllocateArray)
-
-    Creates a 1D or 2D CUDA array
+    """Creates a 1D or 2D CUDA array
 
     Creates a CUDA array according to the CUDA_ARRAY_DESCRIPTOR structure
     pAllocateArray and returns a handle to the new CUDA array in *pHandle.
@@ -13460,6 +13433,7 @@ def cuArrayCreate(pAllocateArray: CUDA_ARRAY_DESCRIPTOR | int | None) -> tuple[C
     ----------
     pAllocateArray
         Array descriptor
+        Takes CUDA_ARRAY_DESCRIPTOR, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -13476,9 +13450,7 @@ def cuArrayCreate(pAllocateArray: CUDA_ARRAY_DESCRIPTOR | int | None) -> tuple[C
     """
 
 def cuArrayGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA_ARRAY_DESCRIPTOR]:
-    """cuArrayGetDescriptor(hArray)
-
-    Get a 1D or 2D CUDA array descriptor
+    """Get a 1D or 2D CUDA array descriptor
 
     Returns in *pArrayDescriptor a descriptor containing information on the
     format and dimensions of the CUDA array hArray. It is useful for
@@ -13501,6 +13473,7 @@ def cuArrayGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA_A
     ----------
     hArray
         Array to get descriptor of
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13516,9 +13489,7 @@ def cuArrayGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA_A
     """
 
 def cuArrayGetSparseProperties(array: CUarray | int | None) -> tuple[CUresult, CUDA_ARRAY_SPARSE_PROPERTIES]:
-    """cuArrayGetSparseProperties(array)
-
-    Returns the layout properties of a sparse CUDA array
+    """Returns the layout properties of a sparse CUDA array
 
     Returns the layout properties of a sparse CUDA array in sparseProperties
     If the CUDA array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -13537,6 +13508,7 @@ def cuArrayGetSparseProperties(array: CUarray | int | None) -> tuple[CUresult, C
     ----------
     array
         CUDA array to get the sparse properties of
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13548,9 +13520,7 @@ def cuArrayGetSparseProperties(array: CUarray | int | None) -> tuple[CUresult, C
     """
 
 def cuMipmappedArrayGetSparseProperties(mipmap: CUmipmappedArray | int | None) -> tuple[CUresult, CUDA_ARRAY_SPARSE_PROPERTIES]:
-    """cuMipmappedArrayGetSparseProperties(mipmap)
-
-    Returns the layout properties of a sparse CUDA mipmapped array
+    """Returns the layout properties of a sparse CUDA mipmapped array
 
     Returns the sparse array layout properties in sparseProperties
     If the CUDA mipmapped array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -13570,6 +13540,7 @@ def cuMipmappedArrayGetSparseProperties(mipmap: CUmipmappedArray | int | None) -
     ----------
     mipmap
         CUDA mipmapped array to get the sparse properties of
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13581,9 +13552,7 @@ def cuMipmappedArrayGetSparseProperties(mipmap: CUmipmappedArray | int | None) -
     """
 
 def cuArrayGetMemoryRequirements(array: CUarray | int | None, device: CUdevice | int | None) -> tuple[CUresult, CUDA_ARRAY_MEMORY_REQUIREMENTS]:
-    """cuArrayGetMemoryRequirements(array, device)
-
-    Returns the memory requirements of a CUDA array
+    """Returns the memory requirements of a CUDA array
 
     Returns the memory requirements of a CUDA array in memoryRequirements
     If the CUDA array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -13600,8 +13569,10 @@ def cuArrayGetMemoryRequirements(array: CUarray | int | None, device: CUdevice |
     ----------
     array
         CUDA array to get the memory requirements of
+        Takes CUarray, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13613,9 +13584,7 @@ def cuArrayGetMemoryRequirements(array: CUarray | int | None, device: CUdevice |
     """
 
 def cuMipmappedArrayGetMemoryRequirements(mipmap: CUmipmappedArray | int | None, device: CUdevice | int | None) -> tuple[CUresult, CUDA_ARRAY_MEMORY_REQUIREMENTS]:
-    """cuMipmappedArrayGetMemoryRequirements(mipmap, device)
-
-    Returns the memory requirements of a CUDA mipmapped array
+    """Returns the memory requirements of a CUDA mipmapped array
 
     Returns the memory requirements of a CUDA mipmapped array in memoryRequirements
     If the CUDA mipmapped array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -13633,8 +13602,10 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap: CUmipmappedArray | int | None,
     ----------
     mipmap
         CUDA mipmapped array to get the memory requirements of
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13646,9 +13617,7 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap: CUmipmappedArray | int | None,
     """
 
 def cuArrayGetPlane(hArray: CUarray | int | None, planeIdx: int) -> tuple[CUresult, CUarray]:
-    """cuArrayGetPlane(hArray, planeIdx)
-
-    Gets a CUDA array plane from a CUDA array
+    """Gets a CUDA array plane from a CUDA array
 
     Returns in pPlaneArray a CUDA array that represents a single format plane
     of the CUDA array hArray.
@@ -13669,6 +13638,7 @@ def cuArrayGetPlane(hArray: CUarray | int | None, planeIdx: int) -> tuple[CUresu
     ----------
     hArray
         Multiplanar CUDA array
+        Takes CUarray, an int (the raw value), or None (NULL).
     planeIdx
         Plane index
 
@@ -13686,9 +13656,7 @@ def cuArrayGetPlane(hArray: CUarray | int | None, planeIdx: int) -> tuple[CUresu
     """
 
 def cuArrayDestroy(hArray: CUarray | int | None) -> tuple[CUresult]:
-    """cuArrayDestroy(hArray)
-
-    Destroys a CUDA array
+    """Destroys a CUDA array
 
     Destroys the CUDA array hArray.
 
@@ -13708,6 +13676,7 @@ def cuArrayDestroy(hArray: CUarray | int | None) -> tuple[CUresult]:
     ----------
     hArray
         Array to destroy
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13722,9 +13691,7 @@ def cuArrayDestroy(hArray: CUarray | int | None) -> tuple[CUresult]:
     """
 
 def cuArray3DCreate(pAllocateArray: CUDA_ARRAY3D_DESCRIPTOR | int | None) -> tuple[CUresult, CUarray]:
-    """cuArray3DCreate(pAllocateArray)
-
-    Creates a 3D CUDA array
+    """Creates a 3D CUDA array
 
     Creates a CUDA array according to the CUDA_ARRAY3D_DESCRIPTOR structure
     pAllocateArray and returns a handle to the new CUDA array in *pHandle.
@@ -13935,6 +13902,7 @@ def cuArray3DCreate(pAllocateArray: CUDA_ARRAY3D_DESCRIPTOR | int | None) -> tup
     ----------
     pAllocateArray
         3D array descriptor
+        Takes CUDA_ARRAY3D_DESCRIPTOR, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -13951,9 +13919,7 @@ def cuArray3DCreate(pAllocateArray: CUDA_ARRAY3D_DESCRIPTOR | int | None) -> tup
     """
 
 def cuArray3DGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA_ARRAY3D_DESCRIPTOR]:
-    """cuArray3DGetDescriptor(hArray)
-
-    Get a 3D CUDA array descriptor
+    """Get a 3D CUDA array descriptor
 
     Returns in *pArrayDescriptor a descriptor containing information on the
     format and dimensions of the CUDA array hArray. It is useful for
@@ -13979,6 +13945,7 @@ def cuArray3DGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA
     ----------
     hArray
         3D array to get descriptor of
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13995,9 +13962,7 @@ def cuArray3DGetDescriptor(hArray: CUarray | int | None) -> tuple[CUresult, CUDA
     """
 
 def cuMipmappedArrayCreate(pMipmappedArrayDesc: CUDA_ARRAY3D_DESCRIPTOR | int | None, numMipmapLevels: int) -> tuple[CUresult, CUmipmappedArray]:
-    """cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels)
-
-    Creates a CUDA mipmapped array
+    """Creates a CUDA mipmapped array
 
     Creates a CUDA mipmapped array according to the CUDA_ARRAY3D_DESCRIPTOR structure
     pMipmappedArrayDesc and returns a handle to the new CUDA mipmapped array in *pHandle.
@@ -14168,6 +14133,7 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc: CUDA_ARRAY3D_DESCRIPTOR | int | 
     ----------
     pMipmappedArrayDesc
         mipmapped array descriptor
+        Takes CUDA_ARRAY3D_DESCRIPTOR, an int address of one, or None (NULL).
     numMipmapLevels
         Number of mipmap levels
 
@@ -14186,9 +14152,7 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc: CUDA_ARRAY3D_DESCRIPTOR | int | 
     """
 
 def cuMipmappedArrayGetLevel(hMipmappedArray: CUmipmappedArray | int | None, level: int) -> tuple[CUresult, CUarray]:
-    """cuMipmappedArrayGetLevel(hMipmappedArray, level)
-
-    Gets a mipmap level of a CUDA mipmapped array
+    """Gets a mipmap level of a CUDA mipmapped array
 
     Returns in *pLevelArray a CUDA array that represents a single mipmap level
     of the CUDA mipmapped array hMipmappedArray.
@@ -14206,6 +14170,7 @@ def cuMipmappedArrayGetLevel(hMipmappedArray: CUmipmappedArray | int | None, lev
     ----------
     hMipmappedArray
         CUDA mipmapped array
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
     level
         Mipmap level
 
@@ -14223,9 +14188,7 @@ def cuMipmappedArrayGetLevel(hMipmappedArray: CUmipmappedArray | int | None, lev
     """
 
 def cuMipmappedArrayDestroy(hMipmappedArray: CUmipmappedArray | int | None) -> tuple[CUresult]:
-    """cuMipmappedArrayDestroy(hMipmappedArray)
-
-    Destroys a CUDA mipmapped array
+    """Destroys a CUDA mipmapped array
 
     Destroys the CUDA mipmapped array hMipmappedArray.
 
@@ -14239,6 +14202,7 @@ def cuMipmappedArrayDestroy(hMipmappedArray: CUmipmappedArray | int | None) -> t
     ----------
     hMipmappedArray
         Mipmapped array to destroy
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14253,9 +14217,7 @@ def cuMipmappedArrayDestroy(hMipmappedArray: CUmipmappedArray | int | None) -> t
     """
 
 def cuMemGetHandleForAddressRange(handle: int | Buffer | None, dptr: CUdeviceptr | int | None, size: int, handleType: CUmemRangeHandleType | int, flags: int) -> tuple[CUresult]:
-    """cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags)
-
-    Retrieve handle for an address range
+    """Retrieve handle for an address range
 
     Get a handle of the specified type to an address range.
     When requesting CUmemRangeHandleType.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
@@ -14291,12 +14253,16 @@ def cuMemGetHandleForAddressRange(handle: int | Buffer | None, dptr: CUdeviceptr
     ----------
     handle
         Pointer to the location where the returned handle will be stored.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dptr
         Pointer to a valid CUDA device allocation. Must be aligned to host page size.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Length of the address range. Must be aligned to host page size.
     handleType
         Type of handle requested (defines type and size of the handle output parameter)
+        Takes a CUmemRangeHandleType member or an int.
     flags
         When requesting CUmemRangeHandleType.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0.
 
@@ -14309,9 +14275,7 @@ def cuMemGetHandleForAddressRange(handle: int | Buffer | None, dptr: CUdeviceptr
     """
 
 def cuMemBatchDecompressAsync(paramsArray: CUmemDecompressParams | int | None, count: int, flags: int, stream: CUstream | int | None) -> tuple[CUresult, int]:
-    """cuMemBatchDecompressAsync(paramsArray, count, flags, stream)
-
-    Submit a batch of count independent decompression operations.
+    """Submit a batch of count independent decompression operations.
 
     \\details Each of the count decompression operations is described by a
              single entry in the paramsArray array. Once the batch has been
@@ -14346,12 +14310,14 @@ def cuMemBatchDecompressAsync(paramsArray: CUmemDecompressParams | int | None, c
     ----------
     paramsArray
         The array of structures describing the independent decompression operations.
+        Takes CUmemDecompressParams, an int address of one, or None (NULL).
     count
         The number of entries in paramsArray array.
     flags
         Must be 0.
     stream
         The stream where the work will be enqueued.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14367,9 +14333,7 @@ def cuMemBatchDecompressAsync(paramsArray: CUmemDecompressParams | int | None, c
     """
 
 def cuMemAddressReserve(size: int, alignment: int, addr: CUdeviceptr | int | None, flags: int) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemAddressReserve(size, alignment, addr, flags)
-
-    Allocate an address range reservation.
+    """Allocate an address range reservation.
 
     Reserves a virtual address range based on the given parameters, giving
     the starting address of the range in ptr.  This API requires a system that
@@ -14389,6 +14353,7 @@ def cuMemAddressReserve(size: int, alignment: int, addr: CUdeviceptr | int | Non
         Alignment of the reserved virtual address range requested
     addr
         Hint address for the start of the address range
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     flags
         Currently unused, must be zero
 
@@ -14407,9 +14372,7 @@ def cuMemAddressReserve(size: int, alignment: int, addr: CUdeviceptr | int | Non
     """
 
 def cuMemAddressFree(ptr: CUdeviceptr | int | None, size: int) -> tuple[CUresult]:
-    """cuMemAddressFree(ptr, size)
-
-    Free an address range reservation.
+    """Free an address range reservation.
 
     Frees a virtual address range reserved by cuMemAddressReserve.  The size
     must match what was given to memAddressReserve and the ptr given must
@@ -14421,6 +14384,7 @@ def cuMemAddressFree(ptr: CUdeviceptr | int | None, size: int) -> tuple[CUresult
     ----------
     ptr
         Starting address of the virtual address range to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of the virtual address region to free
 
@@ -14436,9 +14400,7 @@ def cuMemAddressFree(ptr: CUdeviceptr | int | None, size: int) -> tuple[CUresult
     """
 
 def cuMemCreate(size: int, prop: CUmemAllocationProp | int | None, flags: int) -> tuple[CUresult, CUmemGenericAllocationHandle]:
-    """cuMemCreate(size, prop, flags)
-
-    Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+    """Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 
     This creates a memory allocation on the target device specified through the
     prop structure. The created allocation will not have any device or host
@@ -14492,6 +14454,7 @@ def cuMemCreate(size: int, prop: CUmemAllocationProp | int | None, flags: int) -
         Size of the allocation requested
     prop
         Properties of the allocation to create.
+        Takes CUmemAllocationProp, an int address of one, or None (NULL).
     flags
         flags for future use, must be zero now.
 
@@ -14511,9 +14474,7 @@ def cuMemCreate(size: int, prop: CUmemAllocationProp | int | None, flags: int) -
     """
 
 def cuMemRelease(handle: CUmemGenericAllocationHandle | int | None) -> tuple[CUresult]:
-    """cuMemRelease(handle)
-
-    Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+    """Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 
     Frees the memory that was allocated on a device through cuMemCreate.
 
@@ -14531,6 +14492,7 @@ def cuMemRelease(handle: CUmemGenericAllocationHandle | int | None) -> tuple[CUr
     ----------
     handle
         Value of handle which was returned previously by cuMemCreate.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14544,9 +14506,7 @@ def cuMemRelease(handle: CUmemGenericAllocationHandle | int | None) -> tuple[CUr
     """
 
 def cuMemMap(ptr: CUdeviceptr | int | None, size: int, offset: int, handle: CUmemGenericAllocationHandle | int | None, flags: int) -> tuple[CUresult]:
-    """cuMemMap(ptr, size, offset, handle, flags)
-
-    Maps an allocation handle to a reserved virtual address range.
+    """Maps an allocation handle to a reserved virtual address range.
 
     Maps bytes of memory represented by handle starting from byte offset to
     size to address range [addr, addr + size]. This range must be an
@@ -14585,12 +14545,14 @@ def cuMemMap(ptr: CUdeviceptr | int | None, size: int, offset: int, handle: CUme
     ----------
     ptr
         Address where memory will be mapped.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of the memory mapping.
     offset
         Offset into the memory represented by - handle from which to start mapping - Note: currently must be zero.
     handle
         Handle to a shareable memory
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     flags
         flags for future use, must be zero now.
 
@@ -14609,9 +14571,7 @@ def cuMemMap(ptr: CUdeviceptr | int | None, size: int, offset: int, handle: CUme
     """
 
 def cuMemMapArrayAsync(mapInfoList: CUarrayMapInfo | int | None, count: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemMapArrayAsync(mapInfoList, count, hStream)
-
-    Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+    """Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 
     Performs map or unmap operations on subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays.
     Each operation is specified by a CUarrayMapInfo entry in the mapInfoList array of size count.
@@ -14738,10 +14698,12 @@ def cuMemMapArrayAsync(mapInfoList: CUarrayMapInfo | int | None, count: int, hSt
     ----------
     mapInfoList
         List of CUarrayMapInfo
+        Takes CUarrayMapInfo, an int address of one, or None (NULL).
     count
         Count of CUarrayMapInfo  in mapInfoList
     hStream
         Stream identifier for the stream to use for map or unmap operations
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14752,9 +14714,7 @@ def cuMemMapArrayAsync(mapInfoList: CUarrayMapInfo | int | None, count: int, hSt
     """
 
 def cuMemUnmap(ptr: CUdeviceptr | int | None, size: int) -> tuple[CUresult]:
-    """cuMemUnmap(ptr, size)
-
-    Unmap the backing memory of a given address range.
+    """Unmap the backing memory of a given address range.
 
     The range must be the entire contiguous address range that was mapped to.  In
     other words, cuMemUnmap cannot unmap a sub-range of an address range mapped
@@ -14772,6 +14732,7 @@ def cuMemUnmap(ptr: CUdeviceptr | int | None, size: int) -> tuple[CUresult]:
     ----------
     ptr
         Starting address for the virtual address range to unmap
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of the virtual address range to unmap
 
@@ -14787,9 +14748,7 @@ def cuMemUnmap(ptr: CUdeviceptr | int | None, size: int) -> tuple[CUresult]:
     """
 
 def cuMemSetAccess(ptr: CUdeviceptr | int | None, size: int, desc: Sequence[CUmemAccessDesc] | None, count: int) -> tuple[CUresult]:
-    """cuMemSetAccess(ptr, size, desc, count)
-
-    Set the access flags for each location specified in desc for the given virtual address range
+    """Set the access flags for each location specified in desc for the given virtual address range
 
     Given the virtual address range via ptr and size, and the locations
     in the array given by desc and count, set the access flags for the
@@ -14811,10 +14770,13 @@ def cuMemSetAccess(ptr: CUdeviceptr | int | None, size: int, desc: Sequence[CUme
     ----------
     ptr
         Starting address for the virtual address range
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Length of the virtual address range
     desc
         Array of CUmemAccessDesc that describe how to change the - mapping for each location specified
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Number of CUmemAccessDesc in desc
 
@@ -14828,9 +14790,7 @@ def cuMemSetAccess(ptr: CUdeviceptr | int | None, size: int, desc: Sequence[CUme
     """
 
 def cuMemGetAccess(location: CUmemLocation | int | None, ptr: CUdeviceptr | int | None) -> tuple[CUresult, int]:
-    """cuMemGetAccess(location, ptr)
-
-    Get the access flags set for the given location and ptr
+    """Get the access flags set for the given location and ptr
 
     See also: cuMemSetAccess
 
@@ -14838,8 +14798,10 @@ def cuMemGetAccess(location: CUmemLocation | int | None, ptr: CUdeviceptr | int 
     ----------
     location
         Location in which to check the flags for
+        Takes CUmemLocation, an int address of one, or None (NULL).
     ptr
         Address in which to check the access flags for
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14856,9 +14818,7 @@ def cuMemGetAccess(location: CUmemLocation | int | None, ptr: CUdeviceptr | int 
     """
 
 def cuMemExportToShareableHandle(shareableHandle: int | Buffer | None, handle: CUmemGenericAllocationHandle | int | None, handleType: CUmemAllocationHandleType | int, flags: int) -> tuple[CUresult]:
-    """cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
-
-    Exports an allocation to a requested shareable handle type
+    """Exports an allocation to a requested shareable handle type
 
     Given a CUDA memory handle, create a shareable memory
     allocation handle that can be used to share the memory with other
@@ -14880,10 +14840,14 @@ def cuMemExportToShareableHandle(shareableHandle: int | Buffer | None, handle: C
     ----------
     shareableHandle
         Pointer to the location in which to store the requested handle type
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     handle
         CUDA handle for the memory allocation
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     handleType
         Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
+        Takes a CUmemAllocationHandleType member or an int.
     flags
         Reserved, must be zero
 
@@ -14899,9 +14863,7 @@ def cuMemExportToShareableHandle(shareableHandle: int | Buffer | None, handle: C
     """
 
 def cuMemImportFromShareableHandle(osHandle: int | Buffer | None, shHandleType: CUmemAllocationHandleType | int) -> tuple[CUresult, CUmemGenericAllocationHandle]:
-    """cuMemImportFromShareableHandle(osHandle, shHandleType)
-
-    Imports an allocation from a requested shareable handle type.
+    """Imports an allocation from a requested shareable handle type.
 
     If the current process cannot support the memory described by this shareable
     handle, this API will error as CUDA_ERROR_NOT_SUPPORTED.
@@ -14922,8 +14884,11 @@ def cuMemImportFromShareableHandle(osHandle: int | Buffer | None, shHandleType: 
     ----------
     osHandle
         Shareable Handle representing the memory allocation that is to be imported.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     shHandleType
         handle type of the exported handle CUmemAllocationHandleType.
+        Takes a CUmemAllocationHandleType member or an int.
 
     Returns
     -------
@@ -14939,9 +14904,7 @@ def cuMemImportFromShareableHandle(osHandle: int | Buffer | None, shHandleType: 
     """
 
 def cuMemGetAllocationGranularity(prop: CUmemAllocationProp | int | None, option: CUmemAllocationGranularity_flags | int) -> tuple[CUresult, int]:
-    """cuMemGetAllocationGranularity(prop, option)
-
-    Calculates either the minimal or recommended granularity
+    """Calculates either the minimal or recommended granularity
 
     Calculates either the minimal or recommended granularity
     for a given allocation specification and returns it in granularity.  This
@@ -14953,8 +14916,10 @@ def cuMemGetAllocationGranularity(prop: CUmemAllocationProp | int | None, option
     ----------
     prop
         Property for which to determine the granularity for
+        Takes CUmemAllocationProp, an int address of one, or None (NULL).
     option
         Determines which granularity to return
+        Takes a CUmemAllocationGranularity_flags member or an int.
 
     Returns
     -------
@@ -14970,9 +14935,7 @@ def cuMemGetAllocationGranularity(prop: CUmemAllocationProp | int | None, option
     """
 
 def cuMemGetAllocationPropertiesFromHandle(handle: CUmemGenericAllocationHandle | int | None) -> tuple[CUresult, CUmemAllocationProp]:
-    """cuMemGetAllocationPropertiesFromHandle(handle)
-
-    Retrieve the contents of the property structure defining properties for this handle
+    """Retrieve the contents of the property structure defining properties for this handle
 
     See also: cuMemCreate, cuMemImportFromShareableHandle
 
@@ -14980,6 +14943,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle: CUmemGenericAllocationHandle 
     ----------
     handle
         Handle which to perform the query on
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14995,9 +14959,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle: CUmemGenericAllocationHandle 
     """
 
 def cuMemRetainAllocationHandle(addr: int | Buffer | None) -> tuple[CUresult, CUmemGenericAllocationHandle]:
-    """cuMemRetainAllocationHandle(addr)
-
-    Given an address addr, returns the allocation handle of the backing memory allocation.
+    """Given an address addr, returns the allocation handle of the backing memory allocation.
 
     The handle is guaranteed to be the same handle value used to map the memory. If the address
     requested is not mapped, the function will fail. The returned handle must be released with
@@ -15012,6 +14974,8 @@ def cuMemRetainAllocationHandle(addr: int | Buffer | None) -> tuple[CUresult, CU
     ----------
     addr
         Memory address to query, that has been mapped previously.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -15027,9 +14991,7 @@ def cuMemRetainAllocationHandle(addr: int | Buffer | None) -> tuple[CUresult, CU
     """
 
 def cuMemFreeAsync(dptr: CUdeviceptr | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemFreeAsync(dptr, hStream)
-
-    Frees memory with stream ordered semantics
+    """Frees memory with stream ordered semantics
 
     Inserts a free operation into hStream.
     The allocation must not be accessed after stream execution reaches the free.
@@ -15043,8 +15005,10 @@ def cuMemFreeAsync(dptr: CUdeviceptr | int | None, hStream: CUstream | int | Non
     ----------
     dptr
         memory to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     hStream
         The stream establishing the stream ordering contract.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15057,9 +15021,7 @@ def cuMemFreeAsync(dptr: CUdeviceptr | int | None, hStream: CUstream | int | Non
     """
 
 def cuMemAllocAsync(bytesize: int, hStream: CUstream | int | None) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemAllocAsync(bytesize, hStream)
-
-    Allocates memory with stream ordered semantics
+    """Allocates memory with stream ordered semantics
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -15084,6 +15046,7 @@ def cuMemAllocAsync(bytesize: int, hStream: CUstream | int | None) -> tuple[CUre
         Number of bytes to allocate
     hStream
         The stream establishing the stream ordering contract and the memory pool to allocate from
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15099,9 +15062,7 @@ def cuMemAllocAsync(bytesize: int, hStream: CUstream | int | None) -> tuple[CUre
     """
 
 def cuMemPoolTrimTo(pool: CUmemoryPool | int | None, minBytesToKeep: int) -> tuple[CUresult]:
-    """cuMemPoolTrimTo(pool, minBytesToKeep)
-
-    Tries to release memory back to the OS
+    """Tries to release memory back to the OS
 
     Releases memory back to the OS until the pool contains fewer than minBytesToKeep
     reserved bytes, or there is no more memory that the allocator can safely release.
@@ -15119,6 +15080,7 @@ def cuMemPoolTrimTo(pool: CUmemoryPool | int | None, minBytesToKeep: int) -> tup
     ----------
     pool
         The memory pool to trim
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     minBytesToKeep
         If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.  Otherwise the pool will be guaranteed to have at least minBytesToKeep bytes reserved after the operation.
 
@@ -15131,9 +15093,7 @@ def cuMemPoolTrimTo(pool: CUmemoryPool | int | None, minBytesToKeep: int) -> tup
     """
 
 def cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int, value: int | cuuint64_t | int | Buffer) -> tuple[CUresult]:
-    """cuMemPoolSetAttribute(pool, attr, value)
-
-    Sets attributes of a memory pool
+    """Sets attributes of a memory pool
 
     Supported attributes are:
     - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t)
@@ -15169,8 +15129,10 @@ def cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
     ----------
     pool
         The memory pool to modify
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     attr
         The attribute to modify
+        Takes a CUmemPool_attribute member or an int.
     value
         Pointer to the value to assign
 
@@ -15182,9 +15144,7 @@ def cuMemPoolSetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
     """
 
 def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attribute | int) -> tuple[CUresult, int | cuuint64_t]:
-    """cuMemPoolGetAttribute(pool, attr)
-
-    Gets attributes of a memory pool
+    """Gets attributes of a memory pool
 
     Supported attributes are:
     - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t)
@@ -15223,8 +15183,10 @@ def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
     ----------
     pool
         The memory pool to get attributes of
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     attr
         The attribute to get
+        Takes a CUmemPool_attribute member or an int.
 
     Returns
     -------
@@ -15237,9 +15199,7 @@ def cuMemPoolGetAttribute(pool: CUmemoryPool | int | None, attr: CUmemPool_attri
     """
 
 def cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAccessDesc] | None, count: int) -> tuple[CUresult]:
-    """cuMemPoolSetAccess(pool, map, count)
-
-    Controls visibility of pools between devices
+    """Controls visibility of pools between devices
 
     See also: cuMemAllocAsync, cuMemFreeAsync, cuDeviceGetDefaultMemPool,
         cuDeviceGetMemPool, cuMemPoolCreate
@@ -15248,8 +15208,11 @@ def cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAcces
     ----------
     pool
         The pool being modified
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     map
         Array of access descriptors. Each descriptor instructs the access to enable for a single gpu.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Number of descriptors in the map array.
 
@@ -15262,9 +15225,7 @@ def cuMemPoolSetAccess(pool: CUmemoryPool | int | None, map: Sequence[CUmemAcces
     """
 
 def cuMemPoolGetAccess(memPool: CUmemoryPool | int | None, location: CUmemLocation | int | None) -> tuple[CUresult, CUmemAccess_flags]:
-    """cuMemPoolGetAccess(memPool, location)
-
-    Returns the accessibility of a pool from a device
+    """Returns the accessibility of a pool from a device
 
     Returns the accessibility of the pool's memory from the specified location.
 
@@ -15275,8 +15236,10 @@ def cuMemPoolGetAccess(memPool: CUmemoryPool | int | None, location: CUmemLocati
     ----------
     memPool
         the pool being queried
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     location
         the location accessing the pool
+        Takes CUmemLocation, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15286,9 +15249,7 @@ def cuMemPoolGetAccess(memPool: CUmemoryPool | int | None, location: CUmemLocati
     """
 
 def cuMemPoolCreate(poolProps: CUmemPoolProps | int | None) -> tuple[CUresult, CUmemoryPool]:
-    """cuMemPoolCreate(poolProps)
-
-    Creates a memory pool
+    """Creates a memory pool
 
     Creates a CUDA memory pool and returns the handle in pool.  The poolProps determines
     the properties of the pool such as the backing device and IPC capabilities.
@@ -15335,6 +15296,7 @@ def cuMemPoolCreate(poolProps: CUmemPoolProps | int | None) -> tuple[CUresult, C
     ----------
     poolProps
         const CUmemPoolProps *
+        Takes CUmemPoolProps, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15349,9 +15311,7 @@ def cuMemPoolCreate(poolProps: CUmemPoolProps | int | None) -> tuple[CUresult, C
     """
 
 def cuMemPoolDestroy(pool: CUmemoryPool | int | None) -> tuple[CUresult]:
-    """cuMemPoolDestroy(pool)
-
-    Destroys the specified memory pool
+    """Destroys the specified memory pool
 
     If any pointers obtained from this pool haven't been freed or
     the pool has free operations that haven't completed
@@ -15371,6 +15331,7 @@ def cuMemPoolDestroy(pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     ----------
     pool
         CUmemoryPool
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15380,9 +15341,7 @@ def cuMemPoolDestroy(pool: CUmemoryPool | int | None) -> tuple[CUresult]:
     """
 
 def cuMemGetDefaultMemPool(location: CUmemLocation | int | None, type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
-    """cuMemGetDefaultMemPool(location, type)
-
-    Returns the default memory pool for a given location and allocation type
+    """Returns the default memory pool for a given location and allocation type
 
     The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
     CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -15396,8 +15355,10 @@ def cuMemGetDefaultMemPool(location: CUmemLocation | int | None, type: CUmemAllo
     ----------
     location
         CUmemLocation *
+        Takes CUmemLocation, an int address of one, or None (NULL).
     type
         CUmemAllocationType
+        Takes a CUmemAllocationType member or an int.
 
     Returns
     -------
@@ -15412,9 +15373,7 @@ def cuMemGetDefaultMemPool(location: CUmemLocation | int | None, type: CUmemAllo
     """
 
 def cuMemGetMemPool(location: CUmemLocation | int | None, type: CUmemAllocationType | int) -> tuple[CUresult, CUmemoryPool]:
-    """cuMemGetMemPool(location, type)
-
-    Gets the current memory pool for a memory location and of a particular allocation type
+    """Gets the current memory pool for a memory location and of a particular allocation type
 
     The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
     CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -15433,8 +15392,10 @@ def cuMemGetMemPool(location: CUmemLocation | int | None, type: CUmemAllocationT
     ----------
     location
         CUmemLocation *
+        Takes CUmemLocation, an int address of one, or None (NULL).
     type
         CUmemAllocationType
+        Takes a CUmemAllocationType member or an int.
 
     Returns
     -------
@@ -15445,9 +15406,7 @@ def cuMemGetMemPool(location: CUmemLocation | int | None, type: CUmemAllocationT
     """
 
 def cuMemSetMemPool(location: CUmemLocation | int | None, type: CUmemAllocationType | int, pool: CUmemoryPool | int | None) -> tuple[CUresult]:
-    """cuMemSetMemPool(location, type, pool)
-
-    Sets the current memory pool for a memory location and allocation type
+    """Sets the current memory pool for a memory location and allocation type
 
     The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
     CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -15471,10 +15430,13 @@ def cuMemSetMemPool(location: CUmemLocation | int | None, type: CUmemAllocationT
     ----------
     location
         CUmemLocation *
+        Takes CUmemLocation, an int address of one, or None (NULL).
     type
         CUmemAllocationType
+        Takes a CUmemAllocationType member or an int.
     pool
         CUmemoryPool
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15484,9 +15446,7 @@ def cuMemSetMemPool(location: CUmemLocation | int | None, type: CUmemAllocationT
     """
 
 def cuMemAllocFromPoolAsync(bytesize: int, pool: CUmemoryPool | int | None, hStream: CUstream | int | None) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemAllocFromPoolAsync(bytesize, pool, hStream)
-
-    Allocates memory from a specified pool with stream ordered semantics.
+    """Allocates memory from a specified pool with stream ordered semantics.
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -15514,8 +15474,10 @@ def cuMemAllocFromPoolAsync(bytesize: int, pool: CUmemoryPool | int | None, hStr
         Number of bytes to allocate
     pool
         The pool to allocate from
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     hStream
         The stream establishing the stream ordering semantic
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15531,9 +15493,7 @@ def cuMemAllocFromPoolAsync(bytesize: int, pool: CUmemoryPool | int | None, hStr
     """
 
 def cuMemPoolExportToShareableHandle(handle_out: int | Buffer | None, pool: CUmemoryPool | int | None, handleType: CUmemAllocationHandleType | int, flags: int) -> tuple[CUresult]:
-    """cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
-
-    Exports a memory pool to the requested handle type.
+    """Exports a memory pool to the requested handle type.
 
     Given an IPC capable mempool, create an OS handle to share the pool with another process.
     A recipient process can convert the shareable handle into a mempool with cuMemPoolImportFromShareableHandle.
@@ -15552,10 +15512,14 @@ def cuMemPoolExportToShareableHandle(handle_out: int | Buffer | None, pool: CUme
     ----------
     handle_out
         Returned OS handle
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     pool
         pool to export
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     handleType
         the type of handle to create
+        Takes a CUmemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -15569,9 +15533,7 @@ def cuMemPoolExportToShareableHandle(handle_out: int | Buffer | None, pool: CUme
     """
 
 def cuMemPoolImportFromShareableHandle(handle: int | Buffer | None, handleType: CUmemAllocationHandleType | int, flags: int) -> tuple[CUresult, CUmemoryPool]:
-    """cuMemPoolImportFromShareableHandle(handle, handleType, flags)
-
-    imports a memory pool from a shared handle.
+    """imports a memory pool from a shared handle.
 
     Specific allocations can be imported from the imported pool with cuMemPoolImportPointer.
 
@@ -15589,8 +15551,11 @@ def cuMemPoolImportFromShareableHandle(handle: int | Buffer | None, handleType: 
     ----------
     handle
         OS handle of the pool to open
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     handleType
         The type of handle being imported
+        Takes a CUmemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -15606,9 +15571,7 @@ def cuMemPoolImportFromShareableHandle(handle: int | Buffer | None, handleType: 
     """
 
 def cuMemPoolExportPointer(ptr: CUdeviceptr | int | None) -> tuple[CUresult, CUmemPoolPtrExportData]:
-    """cuMemPoolExportPointer(ptr)
-
-    Export data to share a memory pool allocation between processes.
+    """Export data to share a memory pool allocation between processes.
 
     Constructs shareData_out for sharing a specific allocation from an already shared memory pool.
     The recipient process can import the allocation with the cuMemPoolImportPointer api.
@@ -15620,6 +15583,7 @@ def cuMemPoolExportPointer(ptr: CUdeviceptr | int | None) -> tuple[CUresult, CUm
     ----------
     ptr
         pointer to memory being exported
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15633,9 +15597,7 @@ def cuMemPoolExportPointer(ptr: CUdeviceptr | int | None) -> tuple[CUresult, CUm
     """
 
 def cuMemPoolImportPointer(pool: CUmemoryPool | int | None, shareData: CUmemPoolPtrExportData | int | None) -> tuple[CUresult, CUdeviceptr]:
-    """cuMemPoolImportPointer(pool, shareData)
-
-    Import a memory pool allocation from another process.
+    """Import a memory pool allocation from another process.
 
     Returns in ptr_out a pointer to the imported memory.
     The imported memory must not be accessed before the allocation operation completes
@@ -15655,8 +15617,10 @@ def cuMemPoolImportPointer(pool: CUmemoryPool | int | None, shareData: CUmemPool
     ----------
     pool
         pool from which to import
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     shareData
         data specifying the memory to import
+        Takes CUmemPoolPtrExportData, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15670,9 +15634,7 @@ def cuMemPoolImportPointer(pool: CUmemoryPool | int | None, shareData: CUmemPool
     """
 
 def cuMulticastCreate(prop: CUmulticastObjectProp | int | None) -> tuple[CUresult, CUmemGenericAllocationHandle]:
-    """cuMulticastCreate(prop)
-
-    Create a generic allocation handle representing a multicast object described by the given properties.
+    """Create a generic allocation handle representing a multicast object described by the given properties.
 
     This creates a multicast object as described by prop. The number of
     participating devices is specified by CUmulticastObjectProp.numDevices.
@@ -15703,6 +15665,7 @@ def cuMulticastCreate(prop: CUmulticastObjectProp | int | None) -> tuple[CUresul
     ----------
     prop
         Properties of the multicast object to create.
+        Takes CUmulticastObjectProp, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15720,9 +15683,7 @@ def cuMulticastCreate(prop: CUmulticastObjectProp | int | None) -> tuple[CUresul
     """
 
 def cuMulticastAddDevice(mcHandle: CUmemGenericAllocationHandle | int | None, dev: CUdevice | int | None) -> tuple[CUresult]:
-    """cuMulticastAddDevice(mcHandle, dev)
-
-    Associate a device to a multicast object.
+    """Associate a device to a multicast object.
 
     Associates a device to a multicast object. The added device will be a part of
     the multicast team of size specified by CUmulticastObjectProp.numDevices
@@ -15742,8 +15703,10 @@ def cuMulticastAddDevice(mcHandle: CUmemGenericAllocationHandle | int | None, de
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     dev
         Device that will be associated to the multicast object.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15759,9 +15722,7 @@ def cuMulticastAddDevice(mcHandle: CUmemGenericAllocationHandle | int | None, de
     """
 
 def cuMulticastBindMem(mcHandle: CUmemGenericAllocationHandle | int | None, mcOffset: int, memHandle: CUmemGenericAllocationHandle | int | None, memOffset: int, size: int, flags: int) -> tuple[CUresult]:
-    """cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags)
-
-    Bind a memory allocation represented by a handle to a multicast object.
+    """Bind a memory allocation represented by a handle to a multicast object.
 
     Binds a memory allocation specified by memHandle and created via
     cuMemCreate to a multicast object represented by mcHandle and created
@@ -15797,10 +15758,12 @@ def cuMulticastBindMem(mcHandle: CUmemGenericAllocationHandle | int | None, mcOf
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     mcOffset
         Offset into the multicast object for attachment.
     memHandle
         Handle representing a memory allocation.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     memOffset
         Offset into the memory for attachment.
     size
@@ -15824,9 +15787,7 @@ def cuMulticastBindMem(mcHandle: CUmemGenericAllocationHandle | int | None, mcOf
     """
 
 def cuMulticastBindAddr(mcHandle: CUmemGenericAllocationHandle | int | None, mcOffset: int, memptr: CUdeviceptr | int | None, size: int, flags: int) -> tuple[CUresult]:
-    """cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags)
-
-    Bind a memory allocation represented by a virtual address to a multicast object.
+    """Bind a memory allocation represented by a virtual address to a multicast object.
 
     Binds a memory allocation specified by its mapped address memptr to a
     multicast object represented by mcHandle.
@@ -15861,10 +15822,12 @@ def cuMulticastBindAddr(mcHandle: CUmemGenericAllocationHandle | int | None, mcO
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     mcOffset
         Offset into multicast va range for attachment.
     memptr
         Virtual address of the memory allocation.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of memory that will be bound to the multicast object.
     flags
@@ -15886,9 +15849,7 @@ def cuMulticastBindAddr(mcHandle: CUmemGenericAllocationHandle | int | None, mcO
     """
 
 def cuMulticastUnbind(mcHandle: CUmemGenericAllocationHandle | int | None, dev: CUdevice | int | None, mcOffset: int, size: int) -> tuple[CUresult]:
-    """cuMulticastUnbind(mcHandle, dev, mcOffset, size)
-
-    Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+    """Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 
     Unbinds any memory allocations hosted on dev and bound to a multicast
     object at mcOffset and upto a given size.
@@ -15909,8 +15870,10 @@ def cuMulticastUnbind(mcHandle: CUmemGenericAllocationHandle | int | None, dev: 
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     dev
         Device that hosts the memory allocation.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     mcOffset
         Offset into the multicast object.
     size
@@ -15929,9 +15892,7 @@ def cuMulticastUnbind(mcHandle: CUmemGenericAllocationHandle | int | None, dev: 
     """
 
 def cuMulticastGetGranularity(prop: CUmulticastObjectProp | int | None, option: CUmulticastGranularity_flags | int) -> tuple[CUresult, int]:
-    """cuMulticastGetGranularity(prop, option)
-
-    Calculates either the minimal or recommended granularity for multicast object
+    """Calculates either the minimal or recommended granularity for multicast object
 
     Calculates either the minimal or recommended granularity for a given set of
     multicast object properties and returns it in granularity.  This granularity
@@ -15944,8 +15905,10 @@ def cuMulticastGetGranularity(prop: CUmulticastObjectProp | int | None, option: 
     ----------
     prop
         Properties of the multicast object.
+        Takes CUmulticastObjectProp, an int address of one, or None (NULL).
     option
         Determines which granularity to return.
+        Takes a CUmulticastGranularity_flags member or an int.
 
     Returns
     -------
@@ -15961,9 +15924,7 @@ def cuMulticastGetGranularity(prop: CUmulticastObjectProp | int | None, option: 
     """
 
 def cuPointerGetAttribute(attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult, CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool]:
-    """cuPointerGetAttribute(attribute, ptr)
-
-    Returns information about a pointer
+    """Returns information about a pointer
 
     The supported attributes are:
 
@@ -16146,8 +16107,10 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute | int, ptr: CUdeviceptr
     ----------
     attribute
         Pointer attribute to query
+        Takes a CUpointer_attribute member or an int.
     ptr
         Pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16163,9 +16126,7 @@ def cuPointerGetAttribute(attribute: CUpointer_attribute | int, ptr: CUdeviceptr
     """
 
 def cuMemPrefetchAsync(devPtr: CUdeviceptr | int | None, count: int, location: CUmemLocation, flags: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemPrefetchAsync(devPtr, count, location, flags, hStream)
-
-    Prefetches memory to the specified destination location
+    """Prefetches memory to the specified destination location
 
     Prefetches memory to the specified destination location.  devPtr is the
     base device pointer of the memory to be prefetched and location specifies the
@@ -16229,6 +16190,7 @@ def cuMemPrefetchAsync(devPtr: CUdeviceptr | int | None, count: int, location: C
     ----------
     devPtr
         Pointer to be prefetched
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size in bytes
     location
@@ -16237,6 +16199,7 @@ def cuMemPrefetchAsync(devPtr: CUdeviceptr | int | None, count: int, location: C
         flags for future use, must be zero now.
     hStream
         Stream to enqueue prefetch operation
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16247,9 +16210,7 @@ def cuMemPrefetchAsync(devPtr: CUdeviceptr | int | None, count: int, location: C
     """
 
 def cuMemAdvise(devPtr: CUdeviceptr | int | None, count: int, advice: CUmem_advise | int, location: CUmemLocation) -> tuple[CUresult]:
-    """cuMemAdvise(devPtr, count, advice, location)
-
-    Advise about the usage of a given memory range
+    """Advise about the usage of a given memory range
 
     Advise the Unified Memory subsystem about the usage pattern for the memory range
     starting at devPtr with a size of count bytes. The start address and end address of the memory
@@ -16358,10 +16319,12 @@ def cuMemAdvise(devPtr: CUdeviceptr | int | None, count: int, advice: CUmem_advi
     ----------
     devPtr
         Pointer to memory to set the advice for
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size in bytes of the memory range
     advice
         Advice to be applied for the specified memory range
+        Takes a CUmem_advise member or an int.
     location
         location to apply the advice for
 
@@ -16374,9 +16337,7 @@ def cuMemAdvise(devPtr: CUdeviceptr | int | None, count: int, advice: CUmem_advi
     """
 
 def cuMemPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: CUmemLocation | int | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
-
-    Performs a batch of memory prefetches asynchronously
+    """Performs a batch of memory prefetches asynchronously
 
     Performs a batch of memory prefetches. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -16405,20 +16366,28 @@ def cuMemPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Se
     ----------
     dptrs
         Array of pointers to be prefetched
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory prefetch operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes CUmemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to copies starting from  prefetchLocIdxs[k] through  prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to prefetches starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16426,9 +16395,7 @@ def cuMemPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Se
     """
 
 def cuMemDiscardBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, flags: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream)
-
-    Performs a batch of memory discards asynchronously
+    """Performs a batch of memory discards asynchronously
 
     Performs a batch of memory discards. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -16453,14 +16420,19 @@ def cuMemDiscardBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Seq
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     flags
         Flags reserved for future use. Must be zero.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16468,9 +16440,7 @@ def cuMemDiscardBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Seq
     """
 
 def cuMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: CUmemLocation | int | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
-
-    Performs a batch of memory discards and prefetches asynchronously
+    """Performs a batch of memory discards and prefetches asynchronously
 
     Performs a batch of memory discards followed by prefetches. The batch as a whole executes
     in stream order but operations within a batch are not guaranteed to execute in any specific order.
@@ -16506,20 +16476,28 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None,
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes CUmemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to operations starting from  prefetchLocIdxs[k] through prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to copies starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16527,9 +16505,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[CUdeviceptr | int] | None,
     """
 
 def cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult, int | list[int] | CUmemLocationType]:
-    """cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)
-
-    Query an attribute of a given memory range
+    """Query an attribute of a given memory range
 
     Query an attribute about the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cuMemAllocManaged or declared via
@@ -16598,8 +16574,10 @@ def cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int
         Array containing the size of data
     attribute
         The attribute to query
+        Takes a CUmem_range_attribute member or an int.
     devPtr
         Start of the range to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size of the range to query
 
@@ -16614,9 +16592,7 @@ def cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int
     """
 
 def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult, list[int | list[int] | CUmemLocationType]]:
-    """cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
-
-    Query attributes of a given memory range.
+    """Query attributes of a given memory range.
 
     Query attributes of the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cuMemAllocManaged or declared via
@@ -16644,12 +16620,17 @@ def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequenc
     ----------
     dataSizes
         Array containing the sizes of each result
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     numAttributes
         Number of attributes to query
     devPtr
         Start of the range to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size of the range to query
 
@@ -16666,9 +16647,7 @@ def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequenc
     """
 
 def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool | int | Buffer, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
-    """cuPointerSetAttribute(value, attribute, ptr)
-
-    Set attributes on a previously allocated memory region
+    """Set attributes on a previously allocated memory region
 
     The supported attributes are:
 
@@ -16700,8 +16679,10 @@ def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUD
         Pointer to memory containing the value to be set
     attribute
         Pointer attribute to set
+        Takes a CUpointer_attribute member or an int.
     ptr
         Pointer to a memory region allocated using CUDA memory allocation APIs
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16715,9 +16696,7 @@ def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUD
     """
 
 def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None, ptr: CUdeviceptr | int | None) -> tuple[CUresult, list[CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool]]:
-    """cuPointerGetAttributes(numAttributes, attributes, ptr)
-
-    Returns information about a pointer.
+    """Returns information about a pointer.
 
     The supported attributes are (refer to cuPointerGetAttribute for attribute descriptions and restrictions):
 
@@ -16755,8 +16734,11 @@ def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None,
         Number of attributes to query
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     ptr
         Pointer to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16771,9 +16753,7 @@ def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None,
     """
 
 def cuStreamCreate(Flags: int) -> tuple[CUresult, CUstream]:
-    """cuStreamCreate(Flags)
-
-    Create a stream
+    """Create a stream
 
     Creates a stream and returns a handle in phStream.  The Flags argument
     determines behaviors of the stream.
@@ -16816,9 +16796,7 @@ def cuStreamCreate(Flags: int) -> tuple[CUresult, CUstream]:
     """
 
 def cuStreamCreateWithPriority(flags: int, priority: int) -> tuple[CUresult, CUstream]:
-    """cuStreamCreateWithPriority(flags, priority)
-
-    Create a stream with the given priority
+    """Create a stream with the given priority
 
     Creates a stream with the specified priority and returns a handle in phStream.
     This affects the scheduling priority of work in the stream. Priorities provide a
@@ -16873,9 +16851,7 @@ def cuStreamCreateWithPriority(flags: int, priority: int) -> tuple[CUresult, CUs
     """
 
 def cuStreamGetPriority(hStream: CUstream | int | None) -> tuple[CUresult, int]:
-    """cuStreamGetPriority(hStream)
-
-    Query the priority of a given stream
+    """Query the priority of a given stream
 
     Query the priority of a stream created using cuStreamCreate, cuStreamCreateWithPriority or cuGreenCtxStreamCreate
     and return the priority in priority. Note that if the stream was created with a
@@ -16896,6 +16872,7 @@ def cuStreamGetPriority(hStream: CUstream | int | None) -> tuple[CUresult, int]:
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16912,9 +16889,7 @@ def cuStreamGetPriority(hStream: CUstream | int | None) -> tuple[CUresult, int]:
     """
 
 def cuStreamGetDevice(hStream: CUstream | int | None) -> tuple[CUresult, CUdevice]:
-    """cuStreamGetDevice(hStream)
-
-    Returns the device handle of the stream
+    """Returns the device handle of the stream
 
     Returns in *device the device handle of the stream
 
@@ -16928,6 +16903,7 @@ def cuStreamGetDevice(hStream: CUstream | int | None) -> tuple[CUresult, CUdevic
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16944,9 +16920,7 @@ def cuStreamGetDevice(hStream: CUstream | int | None) -> tuple[CUresult, CUdevic
     """
 
 def cuStreamGetFlags(hStream: CUstream | int | None) -> tuple[CUresult, int]:
-    """cuStreamGetFlags(hStream)
-
-    Query the flags of a given stream
+    """Query the flags of a given stream
 
     Query the flags of a stream created using cuStreamCreate, cuStreamCreateWithPriority or cuGreenCtxStreamCreate
     and return the flags in flags.
@@ -16962,6 +16936,7 @@ def cuStreamGetFlags(hStream: CUstream | int | None) -> tuple[CUresult, int]:
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16978,9 +16953,7 @@ def cuStreamGetFlags(hStream: CUstream | int | None) -> tuple[CUresult, int]:
     """
 
 def cuStreamGetId(hStream: CUstream | int | None) -> tuple[CUresult, int]:
-    """cuStreamGetId(hStream)
-
-    Returns the unique Id associated with the stream handle supplied
+    """Returns the unique Id associated with the stream handle supplied
 
     Returns in streamId the unique Id which is associated with the given stream handle.
     The Id is unique for the life of the program.
@@ -17005,6 +16978,7 @@ def cuStreamGetId(hStream: CUstream | int | None) -> tuple[CUresult, int]:
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17017,9 +16991,7 @@ def cuStreamGetId(hStream: CUstream | int | None) -> tuple[CUresult, int]:
     """
 
 def cuStreamGetCtx(hStream: CUstream | int | None) -> tuple[CUresult, CUcontext]:
-    """cuStreamGetCtx(hStream)
-
-    Query the context associated with a stream
+    """Query the context associated with a stream
 
     Returns the CUDA context that the stream is associated with.
 
@@ -17058,6 +17030,7 @@ def cuStreamGetCtx(hStream: CUstream | int | None) -> tuple[CUresult, CUcontext]
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17073,9 +17046,7 @@ def cuStreamGetCtx(hStream: CUstream | int | None) -> tuple[CUresult, CUcontext]
     """
 
 def cuStreamGetCtx_v2(hStream: CUstream | int | None) -> tuple[CUresult, CUcontext, CUgreenCtx]:
-    """cuStreamGetCtx_v2(hStream)
-
-    Query the contexts associated with a stream
+    """Query the contexts associated with a stream
 
     Returns the contexts that the stream is associated with.
 
@@ -17122,6 +17093,7 @@ def cuStreamGetCtx_v2(hStream: CUstream | int | None) -> tuple[CUresult, CUconte
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17138,9 +17110,7 @@ def cuStreamGetCtx_v2(hStream: CUstream | int | None) -> tuple[CUresult, CUconte
     """
 
 def cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | None, Flags: int) -> tuple[CUresult]:
-    """cuStreamWaitEvent(hStream, hEvent, Flags)
-
-    Make a compute stream wait on an event
+    """Make a compute stream wait on an event
 
     Makes all future work submitted to hStream wait for all work captured in
     hEvent.  See cuEventRecord() for details on what is captured by an event.
@@ -17165,8 +17135,10 @@ def cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | No
     ----------
     hStream
         Stream to wait
+        Takes CUstream, an int (the raw value), or None (NULL).
     hEvent
         Event to wait on (may not be NULL)
+        Takes CUevent, an int (the raw value), or None (NULL).
     Flags
         See CUevent_capture_flags
 
@@ -17181,9 +17153,7 @@ def cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | No
     """
 
 def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., int] | int | None, userData: object, flags: int) -> tuple[CUresult]:
-    """cuStreamAddCallback(hStream, callback, userData, flags)
-
-    Add a callback to a compute stream
+    """Add a callback to a compute stream
 
     Note: This function is slated for eventual deprecation and removal. If
     you do not require the callback to execute in case of a device error,
@@ -17244,8 +17214,11 @@ def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., 
     ----------
     hStream
         Stream to add callback to
+        Takes CUstream, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -17263,9 +17236,7 @@ def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., 
     """
 
 def cuStreamBeginCapture(hStream: CUstream | int | None, mode: CUstreamCaptureMode | int) -> tuple[CUresult]:
-    """cuStreamBeginCapture(hStream, mode)
-
-    Begins graph capture on a stream
+    """Begins graph capture on a stream
 
     Begin graph capture on hStream. When a stream is in capture mode, all operations
     pushed into the stream will not be executed, but will instead be captured into
@@ -17292,8 +17263,10 @@ def cuStreamBeginCapture(hStream: CUstream | int | None, mode: CUstreamCaptureMo
     ----------
     hStream
         Stream in which to initiate capture
+        Takes CUstream, an int (the raw value), or None (NULL).
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cuThreadExchangeStreamCaptureMode.
+        Takes a CUstreamCaptureMode member or an int.
 
     Returns
     -------
@@ -17305,9 +17278,7 @@ def cuStreamBeginCapture(hStream: CUstream | int | None, mode: CUstreamCaptureMo
     """
 
 def cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, mode: CUstreamCaptureMode | int) -> tuple[CUresult]:
-    """cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
-
-    Begins graph capture on a stream to an existing graph
+    """Begins graph capture on a stream to an existing graph
 
     Begin graph capture on hStream, placing new nodes into an existing graph. When a stream is
     in capture mode, all operations pushed into the stream will not be executed, but will instead
@@ -17338,16 +17309,23 @@ def cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph 
     ----------
     hStream
         Stream in which to initiate capture.
+        Takes CUstream, an int (the raw value), or None (NULL).
     hGraph
         Graph to capture into.
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the first node captured in the stream.  Can be NULL if numDependencies is 0.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies.
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cuThreadExchangeStreamCaptureMode.
+        Takes a CUstreamCaptureMode member or an int.
 
     Returns
     -------
@@ -17359,9 +17337,7 @@ def cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph 
     """
 
 def cuThreadExchangeStreamCaptureMode() -> tuple[CUresult, CUstreamCaptureMode]:
-    """cuThreadExchangeStreamCaptureMode()
-
-    Swaps the stream capture interaction mode for a thread
+    """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
     in *mode, and overwrites *mode with the previous mode for the thread. To
@@ -17414,9 +17390,7 @@ def cuThreadExchangeStreamCaptureMode() -> tuple[CUresult, CUstreamCaptureMode]:
     """
 
 def cuStreamEndCapture(hStream: CUstream | int | None) -> tuple[CUresult, CUgraph]:
-    """cuStreamEndCapture(hStream)
-
-    Ends capture on a stream, returning the captured graph
+    """Ends capture on a stream, returning the captured graph
 
     End capture on hStream, returning the captured graph via phGraph.
     Capture must have been initiated on hStream via a call to cuStreamBeginCapture.
@@ -17437,6 +17411,7 @@ def cuStreamEndCapture(hStream: CUstream | int | None) -> tuple[CUresult, CUgrap
     ----------
     hStream
         Stream to query
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17451,9 +17426,7 @@ def cuStreamEndCapture(hStream: CUstream | int | None) -> tuple[CUresult, CUgrap
     """
 
 def cuStreamIsCapturing(hStream: CUstream | int | None) -> tuple[CUresult, CUstreamCaptureStatus]:
-    """cuStreamIsCapturing(hStream)
-
-    Returns a stream's capture status
+    """Returns a stream's capture status
 
     Return the capture status of hStream via captureStatus. After a successful
     call, *captureStatus will contain one of the following:
@@ -17483,6 +17456,7 @@ def cuStreamIsCapturing(hStream: CUstream | int | None) -> tuple[CUresult, CUstr
     ----------
     hStream
         Stream to query
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17497,9 +17471,7 @@ def cuStreamIsCapturing(hStream: CUstream | int | None) -> tuple[CUresult, CUstr
     """
 
 def cuStreamGetCaptureInfo(hStream: CUstream | int | None) -> tuple[CUresult, CUstreamCaptureStatus, cuuint64_t, CUgraph, list[CUgraphNode], list[CUgraphEdgeData], int]:
-    """cuStreamGetCaptureInfo(hStream)
-
-    Query a stream's capture state
+    """Query a stream's capture state
 
     Query stream state related to stream capture.
 
@@ -17524,6 +17496,7 @@ def cuStreamGetCaptureInfo(hStream: CUstream | int | None) -> tuple[CUresult, CU
     ----------
     hStream
         The stream to query
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17547,9 +17520,7 @@ def cuStreamGetCaptureInfo(hStream: CUstream | int | None) -> tuple[CUresult, CU
     """
 
 def cuStreamUpdateCaptureDependencies(hStream: CUstream | int | None, dependencies: Sequence[CUgraphNode | int] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, flags: int) -> tuple[CUresult]:
-    """cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags)
-
-    Update the set of dependencies in a capturing stream
+    """Update the set of dependencies in a capturing stream
 
     Modifies the dependency set of a capturing stream. The dependency set is the set
     of nodes that the next captured node in the stream will depend on along with the
@@ -17574,10 +17545,15 @@ def cuStreamUpdateCaptureDependencies(hStream: CUstream | int | None, dependenci
     ----------
     hStream
         The stream to update
+        Takes CUstream, an int (the raw value), or None (NULL).
     dependencies
         The set of dependencies to add
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         The size of the dependencies array
     flags
@@ -17592,9 +17568,7 @@ def cuStreamUpdateCaptureDependencies(hStream: CUstream | int | None, dependenci
     """
 
 def cuStreamAttachMemAsync(hStream: CUstream | int | None, dptr: CUdeviceptr | int | None, length: int, flags: int) -> tuple[CUresult]:
-    """cuStreamAttachMemAsync(hStream, dptr, length, flags)
-
-    Attach memory to a stream asynchronously
+    """Attach memory to a stream asynchronously
 
     Enqueues an operation in hStream to specify stream association of
     length bytes of memory starting from dptr. This function is a
@@ -17666,8 +17640,10 @@ def cuStreamAttachMemAsync(hStream: CUstream | int | None, dptr: CUdeviceptr | i
     ----------
     hStream
         Stream in which to enqueue the attach operation
+        Takes CUstream, an int (the raw value), or None (NULL).
     dptr
         Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated pageable memory)
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     length
         Length of memory
     flags
@@ -17685,9 +17661,7 @@ def cuStreamAttachMemAsync(hStream: CUstream | int | None, dptr: CUdeviceptr | i
     """
 
 def cuStreamQuery(hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuStreamQuery(hStream)
-
-    Determine status of a compute stream
+    """Determine status of a compute stream
 
     Returns CUDA_SUCCESS if all operations in the stream specified by
     hStream have completed, or CUDA_ERROR_NOT_READY if not.
@@ -17706,6 +17680,7 @@ def cuStreamQuery(hStream: CUstream | int | None) -> tuple[CUresult]:
     ----------
     hStream
         Stream to query status of
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17719,9 +17694,7 @@ def cuStreamQuery(hStream: CUstream | int | None) -> tuple[CUresult]:
     """
 
 def cuStreamSynchronize(hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuStreamSynchronize(hStream)
-
-    Wait until a stream's tasks are completed
+    """Wait until a stream's tasks are completed
 
     Waits until the device has completed all operations in the stream specified
     by hStream. If the context was created with the
@@ -17739,6 +17712,7 @@ def cuStreamSynchronize(hStream: CUstream | int | None) -> tuple[CUresult]:
     ----------
     hStream
         Stream to wait for
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17751,9 +17725,7 @@ def cuStreamSynchronize(hStream: CUstream | int | None) -> tuple[CUresult]:
     """
 
 def cuStreamDestroy(hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuStreamDestroy(hStream)
-
-    Destroys a stream
+    """Destroys a stream
 
     Destroys the stream specified by hStream.
 
@@ -17773,6 +17745,7 @@ def cuStreamDestroy(hStream: CUstream | int | None) -> tuple[CUresult]:
     ----------
     hStream
         Stream to destroy
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17786,9 +17759,7 @@ def cuStreamDestroy(hStream: CUstream | int | None) -> tuple[CUresult]:
     """
 
 def cuStreamCopyAttributes(dst: CUstream | int | None, src: CUstream | int | None) -> tuple[CUresult]:
-    """cuStreamCopyAttributes(dst, src)
-
-    Copies attributes from source stream to destination stream.
+    """Copies attributes from source stream to destination stream.
 
     Copies attributes from source stream src to destination stream dst.
     Both streams must have the same context.
@@ -17800,8 +17771,10 @@ def cuStreamCopyAttributes(dst: CUstream | int | None, src: CUstream | int | Non
     ----------
     dst
         Destination stream
+        Takes CUstream, an int (the raw value), or None (NULL).
     src
         Source stream For list of attributes see CUstreamAttrID
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17811,9 +17784,7 @@ def cuStreamCopyAttributes(dst: CUstream | int | None, src: CUstream | int | Non
     """
 
 def cuStreamGetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttributeID | int) -> tuple[CUresult, CUlaunchAttributeValue]:
-    """cuStreamGetAttribute(hStream, attr)
-
-    Queries stream attribute.
+    """Queries stream attribute.
 
     Queries attribute attr from hStream and stores it in corresponding
     member of value_out.
@@ -17824,7 +17795,9 @@ def cuStreamGetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttribute
     Parameters
     ----------
     hStream
+        Takes CUstream, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
 
     Returns
     -------
@@ -17836,9 +17809,7 @@ def cuStreamGetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttribute
     """
 
 def cuStreamSetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttributeID | int, value: CUlaunchAttributeValue | int | None) -> tuple[CUresult]:
-    """cuStreamSetAttribute(hStream, attr, value)
-
-    Sets stream attribute.
+    """Sets stream attribute.
 
     Sets attribute attr on hStream from corresponding attribute of
     value. The updated attribute will be applied to subsequent work
@@ -17850,8 +17821,11 @@ def cuStreamSetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttribute
     Parameters
     ----------
     hStream
+        Takes CUstream, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
     value
+        Takes CUlaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17862,9 +17836,7 @@ def cuStreamSetAttribute(hStream: CUstream | int | None, attr: CUlaunchAttribute
     """
 
 def cuEventCreate(Flags: int) -> tuple[CUresult, CUevent]:
-    """cuEventCreate(Flags)
-
-    Creates an event
+    """Creates an event
 
     Creates an event *phEvent for the current context with the flags specified via
     Flags. Valid flags include:
@@ -17909,9 +17881,7 @@ def cuEventCreate(Flags: int) -> tuple[CUresult, CUevent]:
     """
 
 def cuEventRecord(hEvent: CUevent | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuEventRecord(hEvent, hStream)
-
-    Records an event
+    """Records an event
 
     Captures in hEvent the contents of hStream at the time of this call.
     hEvent and hStream must be from the same context otherwise
@@ -17942,8 +17912,10 @@ def cuEventRecord(hEvent: CUevent | int | None, hStream: CUstream | int | None) 
     ----------
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
     hStream
         Stream to record event for
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17957,9 +17929,7 @@ def cuEventRecord(hEvent: CUevent | int | None, hStream: CUstream | int | None) 
     """
 
 def cuEventRecordWithFlags(hEvent: CUevent | int | None, hStream: CUstream | int | None, flags: int) -> tuple[CUresult]:
-    """cuEventRecordWithFlags(hEvent, hStream, flags)
-
-    Records an event
+    """Records an event
 
     Captures in hEvent the contents of hStream at the time of this call.
     hEvent and hStream must be from the same context otherwise
@@ -17996,8 +17966,10 @@ def cuEventRecordWithFlags(hEvent: CUevent | int | None, hStream: CUstream | int
     ----------
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
     hStream
         Stream to record event for
+        Takes CUstream, an int (the raw value), or None (NULL).
     flags
         See CUevent_capture_flags
 
@@ -18013,9 +17985,7 @@ def cuEventRecordWithFlags(hEvent: CUevent | int | None, hStream: CUstream | int
     """
 
 def cuEventQuery(hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuEventQuery(hEvent)
-
-    Queries an event's status
+    """Queries an event's status
 
     Queries the status of all work currently captured by hEvent. See
     cuEventRecord() for details on what is captured by an event.
@@ -18037,6 +18007,7 @@ def cuEventQuery(hEvent: CUevent | int | None) -> tuple[CUresult]:
     ----------
     hEvent
         Event to query
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18050,9 +18021,7 @@ def cuEventQuery(hEvent: CUevent | int | None) -> tuple[CUresult]:
     """
 
 def cuEventSynchronize(hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuEventSynchronize(hEvent)
-
-    Waits for an event to complete
+    """Waits for an event to complete
 
     Waits until the completion of all work currently captured in hEvent.
     See cuEventRecord() for details on what is captured by an event.
@@ -18074,6 +18043,7 @@ def cuEventSynchronize(hEvent: CUevent | int | None) -> tuple[CUresult]:
     ----------
     hEvent
         Event to wait for
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18086,9 +18056,7 @@ def cuEventSynchronize(hEvent: CUevent | int | None) -> tuple[CUresult]:
     """
 
 def cuEventDestroy(hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuEventDestroy(hEvent)
-
-    Destroys an event
+    """Destroys an event
 
     Destroys the event specified by hEvent.
 
@@ -18108,6 +18076,7 @@ def cuEventDestroy(hEvent: CUevent | int | None) -> tuple[CUresult]:
     ----------
     hEvent
         Event to destroy
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18120,9 +18089,7 @@ def cuEventDestroy(hEvent: CUevent | int | None) -> tuple[CUresult]:
     """
 
 def cuEventElapsedTime(hStart: CUevent | int | None, hEnd: CUevent | int | None) -> tuple[CUresult, float]:
-    """cuEventElapsedTime(hStart, hEnd)
-
-    Computes the elapsed time between two events
+    """Computes the elapsed time between two events
 
     Computes the elapsed time between two events (in milliseconds with a
     resolution of around 0.5 microseconds). Note this API is not guaranteed
@@ -18157,8 +18124,10 @@ def cuEventElapsedTime(hStart: CUevent | int | None, hEnd: CUevent | int | None)
     ----------
     hStart
         Starting event
+        Takes CUevent, an int (the raw value), or None (NULL).
     hEnd
         Ending event
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18175,9 +18144,7 @@ def cuEventElapsedTime(hStart: CUevent | int | None, hEnd: CUevent | int | None)
     """
 
 def cuImportExternalMemory(memHandleDesc: CUDA_EXTERNAL_MEMORY_HANDLE_DESC | int | None) -> tuple[CUresult, CUexternalMemory]:
-    """cuImportExternalMemory(memHandleDesc)
-
-    Imports an external memory object
+    """Imports an external memory object
 
     Imports an externally allocated memory object and returns
     a handle to that in extMem_out.
@@ -18342,6 +18309,7 @@ def cuImportExternalMemory(memHandleDesc: CUDA_EXTERNAL_MEMORY_HANDLE_DESC | int
     ----------
     memHandleDesc
         Memory import handle descriptor
+        Takes CUDA_EXTERNAL_MEMORY_HANDLE_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -18356,9 +18324,7 @@ def cuImportExternalMemory(memHandleDesc: CUDA_EXTERNAL_MEMORY_HANDLE_DESC | int
     """
 
 def cuExternalMemoryGetMappedBuffer(extMem: CUexternalMemory | int | None, bufferDesc: CUDA_EXTERNAL_MEMORY_BUFFER_DESC | int | None) -> tuple[CUresult, CUdeviceptr]:
-    """cuExternalMemoryGetMappedBuffer(extMem, bufferDesc)
-
-    Maps a buffer onto an imported memory object
+    """Maps a buffer onto an imported memory object
 
     Maps a buffer onto an imported memory object and returns a device
     pointer in devPtr.
@@ -18402,8 +18368,10 @@ def cuExternalMemoryGetMappedBuffer(extMem: CUexternalMemory | int | None, buffe
     ----------
     extMem
         Handle to external memory object
+        Takes CUexternalMemory, an int (the raw value), or None (NULL).
     bufferDesc
         Buffer descriptor
+        Takes CUDA_EXTERNAL_MEMORY_BUFFER_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -18417,9 +18385,7 @@ def cuExternalMemoryGetMappedBuffer(extMem: CUexternalMemory | int | None, buffe
     """
 
 def cuExternalMemoryGetMappedMipmappedArray(extMem: CUexternalMemory | int | None, mipmapDesc: CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC | int | None) -> tuple[CUresult, CUmipmappedArray]:
-    """cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc)
-
-    Maps a CUDA mipmapped array onto an external memory object
+    """Maps a CUDA mipmapped array onto an external memory object
 
     Maps a CUDA mipmapped array onto an external object and returns a
     handle to it in mipmap.
@@ -18465,8 +18431,11 @@ def cuExternalMemoryGetMappedMipmappedArray(extMem: CUexternalMemory | int | Non
     ----------
     extMem
         Handle to external memory object
+        Takes CUexternalMemory, an int (the raw value), or None (NULL).
     mipmapDesc
         CUDA array descriptor
+        Takes CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -18480,9 +18449,7 @@ def cuExternalMemoryGetMappedMipmappedArray(extMem: CUexternalMemory | int | Non
     """
 
 def cuDestroyExternalMemory(extMem: CUexternalMemory | int | None) -> tuple[CUresult]:
-    """cuDestroyExternalMemory(extMem)
-
-    Destroys an external memory object.
+    """Destroys an external memory object.
 
     Destroys the specified external memory object. Any existing buffers
     and CUDA mipmapped arrays mapped onto this object must no longer be
@@ -18497,6 +18464,7 @@ def cuDestroyExternalMemory(extMem: CUexternalMemory | int | None) -> tuple[CUre
     ----------
     extMem
         External memory object to be destroyed
+        Takes CUexternalMemory, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18507,9 +18475,7 @@ def cuDestroyExternalMemory(extMem: CUexternalMemory | int | None) -> tuple[CUre
     """
 
 def cuImportExternalSemaphore(semHandleDesc: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC | int | None) -> tuple[CUresult, CUexternalSemaphore]:
-    """cuImportExternalSemaphore(semHandleDesc)
-
-    Imports an external semaphore
+    """Imports an external semaphore
 
     Imports an externally allocated synchronization object and returns
     a handle to that in extSem_out.
@@ -18657,6 +18623,8 @@ def cuImportExternalSemaphore(semHandleDesc: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
     ----------
     semHandleDesc
         Semaphore import handle descriptor
+        Takes CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -18671,9 +18639,7 @@ def cuImportExternalSemaphore(semHandleDesc: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
     """
 
 def cuSignalExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | int] | None, paramsArray: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS | int | None, numExtSems: int, stream: CUstream | int | None) -> tuple[CUresult]:
-    """cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Signals a set of external semaphore objects
+    """Signals a set of external semaphore objects
 
     Enqueues a signal operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -18757,12 +18723,17 @@ def cuSignalExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | 
     ----------
     extSemArray
         Set of external semaphores to be signaled
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, an int address of one, or None
+        (NULL).
     numExtSems
         Number of semaphores to signal
     stream
         Stream to enqueue the signal operations in
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18774,9 +18745,7 @@ def cuSignalExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | 
     """
 
 def cuWaitExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | int] | None, paramsArray: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS | int | None, numExtSems: int, stream: CUstream | int | None) -> tuple[CUresult]:
-    """cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Waits on a set of external semaphore objects
+    """Waits on a set of external semaphore objects
 
     Enqueues a wait operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -18840,12 +18809,17 @@ def cuWaitExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | in
     ----------
     extSemArray
         External semaphores to be waited on
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, an int address of one, or None
+        (NULL).
     numExtSems
         Number of semaphores to wait on
     stream
         Stream to enqueue the wait operations in
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18858,9 +18832,7 @@ def cuWaitExternalSemaphoresAsync(extSemArray: Sequence[CUexternalSemaphore | in
     """
 
 def cuDestroyExternalSemaphore(extSem: CUexternalSemaphore | int | None) -> tuple[CUresult]:
-    """cuDestroyExternalSemaphore(extSem)
-
-    Destroys an external semaphore
+    """Destroys an external semaphore
 
     Destroys an external semaphore object and releases any references
     to the underlying resource. Any outstanding signals or waits must
@@ -18874,6 +18846,7 @@ def cuDestroyExternalSemaphore(extSem: CUexternalSemaphore | int | None) -> tupl
     ----------
     extSem
         External semaphore to be destroyed
+        Takes CUexternalSemaphore, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18884,9 +18857,7 @@ def cuDestroyExternalSemaphore(extSem: CUexternalSemaphore | int | None) -> tupl
     """
 
 def cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint32_t | int | None, flags: int) -> tuple[CUresult]:
-    """cuStreamWaitValue32(stream, addr, value, flags)
-
-    Wait on a memory location
+    """Wait on a memory location
 
     Enqueues a synchronization of the stream on the given memory location. Work
     ordered after the operation will block until the given condition on the
@@ -18920,10 +18891,13 @@ def cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int |
     ----------
     stream
         The stream to synchronize on the memory location.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The memory location to wait on.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to compare with the memory location.
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWaitValue_flags.
 
@@ -18936,9 +18910,7 @@ def cuStreamWaitValue32(stream: CUstream | int | None, addr: CUdeviceptr | int |
     """
 
 def cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint64_t | int | None, flags: int) -> tuple[CUresult]:
-    """cuStreamWaitValue64(stream, addr, value, flags)
-
-    Wait on a memory location
+    """Wait on a memory location
 
     Enqueues a synchronization of the stream on the given memory location. Work
     ordered after the operation will block until the given condition on the
@@ -18971,10 +18943,13 @@ def cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int |
     ----------
     stream
         The stream to synchronize on the memory location.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The memory location to wait on.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to compare with the memory location.
+        Takes cuuint64_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWaitValue_flags.
 
@@ -18987,9 +18962,7 @@ def cuStreamWaitValue64(stream: CUstream | int | None, addr: CUdeviceptr | int |
     """
 
 def cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint32_t | int | None, flags: int) -> tuple[CUresult]:
-    """cuStreamWriteValue32(stream, addr, value, flags)
-
-    Write a value to memory
+    """Write a value to memory
 
     Write a value to memory.
 
@@ -19008,10 +18981,13 @@ def cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int 
     ----------
     stream
         The stream to do the write in.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The device address to write to.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to write.
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWriteValue_flags.
 
@@ -19024,9 +19000,7 @@ def cuStreamWriteValue32(stream: CUstream | int | None, addr: CUdeviceptr | int 
     """
 
 def cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int | None, value: cuuint64_t | int | None, flags: int) -> tuple[CUresult]:
-    """cuStreamWriteValue64(stream, addr, value, flags)
-
-    Write a value to memory
+    """Write a value to memory
 
     Write a value to memory.
 
@@ -19047,10 +19021,13 @@ def cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int 
     ----------
     stream
         The stream to do the write in.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The device address to write to.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to write.
+        Takes cuuint64_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWriteValue_flags.
 
@@ -19063,9 +19040,7 @@ def cuStreamWriteValue64(stream: CUstream | int | None, addr: CUdeviceptr | int 
     """
 
 def cuStreamBatchMemOp(stream: CUstream | int | None, count: int, paramArray: CUstreamBatchMemOpParams | int | None, flags: int) -> tuple[CUresult]:
-    """cuStreamBatchMemOp(stream, count, paramArray, flags)
-
-    Batch operations to synchronize the stream via memory operations
+    """Batch operations to synchronize the stream via memory operations
 
     This is a batch version of cuStreamWaitValue32() and cuStreamWriteValue32().
     Batching operations may avoid some performance overhead in both the API call
@@ -19096,10 +19071,12 @@ def cuStreamBatchMemOp(stream: CUstream | int | None, count: int, paramArray: CU
     ----------
     stream
         The stream to enqueue the operations in.
+        Takes CUstream, an int (the raw value), or None (NULL).
     count
         The number of operations in the array. Must be less than 256.
     paramArray
         The types and parameters of the individual operations.
+        Takes CUstreamBatchMemOpParams, an int address of one, or None (NULL).
     flags
         Reserved for future expansion; must be 0.
 
@@ -19112,9 +19089,7 @@ def cuStreamBatchMemOp(stream: CUstream | int | None, count: int, paramArray: CU
     """
 
 def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | int | None) -> tuple[CUresult, int]:
-    """cuFuncGetAttribute(attrib, hfunc)
-
-    Returns information about a function
+    """Returns information about a function
 
     Returns in *pi the integer value of the attribute attrib on the kernel
     given by hfunc. The supported attributes are:
@@ -19197,8 +19172,10 @@ def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | i
     ----------
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     hfunc
         Function to query attribute of
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19215,9 +19192,7 @@ def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | i
     """
 
 def cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attribute | int, value: int) -> tuple[CUresult]:
-    """cuFuncSetAttribute(hfunc, attrib, value)
-
-    Sets information about a function
+    """Sets information about a function
 
     This call sets the value of a specified attribute attrib on the kernel given
     by hfunc to an integer value specified by val
@@ -19272,8 +19247,10 @@ def cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attrib
     ----------
     hfunc
         Function to query attribute of
+        Takes CUfunction, an int (the raw value), or None (NULL).
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     value
         The value to set
 
@@ -19289,9 +19266,7 @@ def cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attrib
     """
 
 def cuFuncSetCacheConfig(hfunc: CUfunction | int | None, config: CUfunc_cache | int) -> tuple[CUresult]:
-    """cuFuncSetCacheConfig(hfunc, config)
-
-    Sets the preferred cache configuration for a device function
+    """Sets the preferred cache configuration for a device function
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through config the preferred cache configuration for
@@ -19325,8 +19300,10 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | int | None, config: CUfunc_cache | 
     ----------
     hfunc
         Kernel to configure cache for
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         Requested cache configuration
+        Takes a CUfunc_cache member or an int.
 
     Returns
     -------
@@ -19339,9 +19316,7 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | int | None, config: CUfunc_cache | 
     """
 
 def cuFuncGetModule(hfunc: CUfunction | int | None) -> tuple[CUresult, CUmodule]:
-    """cuFuncGetModule(hfunc)
-
-    Returns a module handle
+    """Returns a module handle
 
     Returns in *hmod the handle of the module that function hfunc
     is located in. The lifetime of the module corresponds to the lifetime of
@@ -19355,6 +19330,7 @@ def cuFuncGetModule(hfunc: CUfunction | int | None) -> tuple[CUresult, CUmodule]
     ----------
     hfunc
         Function to retrieve module for
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19370,9 +19346,7 @@ def cuFuncGetModule(hfunc: CUfunction | int | None) -> tuple[CUresult, CUmodule]
     """
 
 def cuFuncGetName(hfunc: CUfunction | int | None) -> tuple[CUresult, bytes]:
-    """cuFuncGetName(hfunc)
-
-    Returns the function name for a CUfunction handle
+    """Returns the function name for a CUfunction handle
 
     Returns in **name the function name associated with the function handle hfunc .
     The function name is returned as a null-terminated string. The returned name is only
@@ -19385,6 +19359,7 @@ def cuFuncGetName(hfunc: CUfunction | int | None) -> tuple[CUresult, bytes]:
     ----------
     hfunc
         The function handle to retrieve the name for
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19396,9 +19371,7 @@ def cuFuncGetName(hfunc: CUfunction | int | None) -> tuple[CUresult, bytes]:
     """
 
 def cuFuncGetParamInfo(func: CUfunction | int | None, paramIndex: int) -> tuple[CUresult, int, int]:
-    """cuFuncGetParamInfo(func, paramIndex)
-
-    Returns the offset and size of a kernel parameter in the device-side parameter layout
+    """Returns the offset and size of a kernel parameter in the device-side parameter layout
 
     Queries the kernel parameter at paramIndex into func's list of parameters, and returns
     in paramOffset and paramSize the offset and size, respectively, where the parameter
@@ -19413,6 +19386,7 @@ def cuFuncGetParamInfo(func: CUfunction | int | None, paramIndex: int) -> tuple[
     ----------
     func
         The function to query
+        Takes CUfunction, an int (the raw value), or None (NULL).
     paramIndex
         The parameter index to query
 
@@ -19428,9 +19402,7 @@ def cuFuncGetParamInfo(func: CUfunction | int | None, paramIndex: int) -> tuple[
     """
 
 def cuFuncIsLoaded(function: CUfunction | int | None) -> tuple[CUresult, CUfunctionLoadingState]:
-    """cuFuncIsLoaded(function)
-
-    Returns if the function is loaded
+    """Returns if the function is loaded
 
     Returns in state the loading state of function.
 
@@ -19441,6 +19413,7 @@ def cuFuncIsLoaded(function: CUfunction | int | None) -> tuple[CUresult, CUfunct
     ----------
     function
         the function to check
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19453,9 +19426,7 @@ def cuFuncIsLoaded(function: CUfunction | int | None) -> tuple[CUresult, CUfunct
     """
 
 def cuFuncLoad(function: CUfunction | int | None) -> tuple[CUresult]:
-    """cuFuncLoad(function)
-
-    Loads a function
+    """Loads a function
 
     Finalizes function loading for function. Calling this API with a
     fully loaded function has no effect.
@@ -19467,6 +19438,7 @@ def cuFuncLoad(function: CUfunction | int | None) -> tuple[CUresult]:
     ----------
     function
         the function to load
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19477,9 +19449,7 @@ def cuFuncLoad(function: CUfunction | int | None) -> tuple[CUresult]:
     """
 
 def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, extra: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
-    """cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
-
-    Launches a CUDA function CUfunction or a CUDA kernel CUkernel
+    """Launches a CUDA function CUfunction or a CUDA kernel CUkernel
 
     Invokes the function CUfunction or the kernel CUkernel f
     on a gridDimX x gridDimY x gridDimZ grid of blocks.
@@ -19572,6 +19542,7 @@ def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gri
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -19588,10 +19559,19 @@ def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gri
         Dynamic shared-memory size per thread block in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     extra
         Extra options
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -19612,9 +19592,7 @@ def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gri
     """
 
 def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, extra: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
-    """cuLaunchKernelEx(config, f, kernelParams, extra)
-
-    Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
+    """Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
 
     Invokes the function CUfunction or the kernel CUkernel f with the specified launch-time configuration
     config.
@@ -19865,12 +19843,22 @@ def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | int | 
     ----------
     config
         Config to launch
+        Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     extra
         Extra options
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -19892,9 +19880,7 @@ def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | int | 
     """
 
 def cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
-    """cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
-
-    Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
+    """Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
 
     Invokes the function CUfunction or the kernel CUkernel f on a gridDimX x gridDimY x gridDimZ
     grid of blocks. Each block contains blockDimX x blockDimY x
@@ -19955,6 +19941,7 @@ def cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDim
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -19971,8 +19958,13 @@ def cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDim
         Dynamic shared-memory size per thread block in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -19994,9 +19986,7 @@ def cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDim
     """
 
 def cuLaunchCooperativeKernelMultiDevice(launchParamsList: CUDA_LAUNCH_PARAMS | int | None, numDevices: int, flags: int) -> tuple[CUresult]:
-    """cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
-
-    Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+    """Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 
     Deprecated: This function is deprecated as of CUDA 11.3.
 
@@ -20116,6 +20106,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList: CUDA_LAUNCH_PARAMS | 
     ----------
     launchParamsList
         List of launch parameters, one per device
+        Takes CUDA_LAUNCH_PARAMS, an int address of one, or None (NULL).
     numDevices
         Size of the launchParamsList array
     flags
@@ -20140,9 +20131,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList: CUDA_LAUNCH_PARAMS | 
     """
 
 def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., int] | int | None, userData: object) -> tuple[CUresult]:
-    """cuLaunchHostFunc(hStream, fn, userData)
-
-    Enqueues a host function call in a stream
+    """Enqueues a host function call in a stream
 
     Enqueues a host function to run in a stream.  The function will be called
     after currently enqueued work and will block work added after it.
@@ -20194,8 +20183,11 @@ def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., int] | in
     ----------
     hStream
         Stream to enqueue function call in
+        Takes CUstream, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -20211,9 +20203,7 @@ def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., int] | in
     """
 
 def cuFuncSetBlockShape(hfunc: CUfunction | int | None, x: int, y: int, z: int) -> tuple[CUresult]:
-    """cuFuncSetBlockShape(hfunc, x, y, z)
-
-    Sets the block-dimensions for the function
+    """Sets the block-dimensions for the function
 
     Deprecated:
 
@@ -20236,6 +20226,7 @@ def cuFuncSetBlockShape(hfunc: CUfunction | int | None, x: int, y: int, z: int) 
     ----------
     hfunc
         Kernel to specify dimensions of
+        Takes CUfunction, an int (the raw value), or None (NULL).
     x
         X dimension
     y
@@ -20255,9 +20246,7 @@ def cuFuncSetBlockShape(hfunc: CUfunction | int | None, x: int, y: int, z: int) 
     """
 
 def cuFuncSetSharedSize(hfunc: CUfunction | int | None, bytes_: int) -> tuple[CUresult]:
-    """cuFuncSetSharedSize(hfunc, bytes_)
-
-    Sets the dynamic shared-memory size for the function
+    """Sets the dynamic shared-memory size for the function
 
     Deprecated:
 
@@ -20280,6 +20269,7 @@ def cuFuncSetSharedSize(hfunc: CUfunction | int | None, bytes_: int) -> tuple[CU
     ----------
     hfunc
         Kernel to specify dynamic shared-memory size for
+        Takes CUfunction, an int (the raw value), or None (NULL).
     bytes_
         Dynamic shared-memory size per thread in bytes
 
@@ -20295,9 +20285,7 @@ def cuFuncSetSharedSize(hfunc: CUfunction | int | None, bytes_: int) -> tuple[CU
     """
 
 def cuParamSetSize(hfunc: CUfunction | int | None, numbytes: int) -> tuple[CUresult]:
-    """cuParamSetSize(hfunc, numbytes)
-
-    Sets the parameter size for the function
+    """Sets the parameter size for the function
 
     Deprecated:
 
@@ -20319,6 +20307,7 @@ def cuParamSetSize(hfunc: CUfunction | int | None, numbytes: int) -> tuple[CUres
     ----------
     hfunc
         Kernel to set parameter size for
+        Takes CUfunction, an int (the raw value), or None (NULL).
     numbytes
         Size of parameter list in bytes
 
@@ -20333,9 +20322,7 @@ def cuParamSetSize(hfunc: CUfunction | int | None, numbytes: int) -> tuple[CUres
     """
 
 def cuParamSeti(hfunc: CUfunction | int | None, offset: int, value: int) -> tuple[CUresult]:
-    """cuParamSeti(hfunc, offset, value)
-
-    Adds an integer parameter to the function's argument list
+    """Adds an integer parameter to the function's argument list
 
     Deprecated:
 
@@ -20357,6 +20344,7 @@ def cuParamSeti(hfunc: CUfunction | int | None, offset: int, value: int) -> tupl
     ----------
     hfunc
         Kernel to add parameter to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     offset
         Offset to add parameter to argument list
     value
@@ -20373,9 +20361,7 @@ def cuParamSeti(hfunc: CUfunction | int | None, offset: int, value: int) -> tupl
     """
 
 def cuParamSetf(hfunc: CUfunction | int | None, offset: int, value: float) -> tuple[CUresult]:
-    """cuParamSetf(hfunc, offset, value)
-
-    Adds a floating-point parameter to the function's argument list
+    """Adds a floating-point parameter to the function's argument list
 
     Deprecated:
 
@@ -20397,6 +20383,7 @@ def cuParamSetf(hfunc: CUfunction | int | None, offset: int, value: float) -> tu
     ----------
     hfunc
         Kernel to add parameter to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     offset
         Offset to add parameter to argument list
     value
@@ -20413,9 +20400,7 @@ def cuParamSetf(hfunc: CUfunction | int | None, offset: int, value: float) -> tu
     """
 
 def cuParamSetv(hfunc: CUfunction | int | None, offset: int, ptr: int | Buffer | None, numbytes: int) -> tuple[CUresult]:
-    """cuParamSetv(hfunc, offset, ptr, numbytes)
-
-    Adds arbitrary data to the function's argument list
+    """Adds arbitrary data to the function's argument list
 
     Deprecated:
 
@@ -20438,10 +20423,14 @@ def cuParamSetv(hfunc: CUfunction | int | None, offset: int, ptr: int | Buffer |
     ----------
     hfunc
         Kernel to add data to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     offset
         Offset to add data to argument list
     ptr
         Pointer to arbitrary data
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least numbytes bytes, held for the
+        call.
     numbytes
         Size of data to copy in bytes
 
@@ -20456,9 +20445,7 @@ def cuParamSetv(hfunc: CUfunction | int | None, offset: int, ptr: int | Buffer |
     """
 
 def cuLaunch(f: CUfunction | int | None) -> tuple[CUresult]:
-    """cuLaunch(f)
-
-    Launches a CUDA function
+    """Launches a CUDA function
 
     Deprecated:
 
@@ -20496,6 +20483,7 @@ def cuLaunch(f: CUfunction | int | None) -> tuple[CUresult]:
     ----------
     f
         Kernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20513,9 +20501,7 @@ def cuLaunch(f: CUfunction | int | None) -> tuple[CUresult]:
     """
 
 def cuLaunchGrid(f: CUfunction | int | None, grid_width: int, grid_height: int) -> tuple[CUresult]:
-    """cuLaunchGrid(f, grid_width, grid_height)
-
-    Launches a CUDA function
+    """Launches a CUDA function
 
     Deprecated:
 
@@ -20553,6 +20539,7 @@ def cuLaunchGrid(f: CUfunction | int | None, grid_width: int, grid_height: int) 
     ----------
     f
         Kernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     grid_width
         Width of grid in blocks
     grid_height
@@ -20574,9 +20561,7 @@ def cuLaunchGrid(f: CUfunction | int | None, grid_width: int, grid_height: int) 
     """
 
 def cuLaunchGridAsync(f: CUfunction | int | None, grid_width: int, grid_height: int, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuLaunchGridAsync(f, grid_width, grid_height, hStream)
-
-    Launches a CUDA function
+    """Launches a CUDA function
 
     Deprecated:
 
@@ -20618,12 +20603,14 @@ def cuLaunchGridAsync(f: CUfunction | int | None, grid_width: int, grid_height: 
     ----------
     f
         Kernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     grid_width
         Width of grid in blocks
     grid_height
         Height of grid in blocks
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20642,9 +20629,7 @@ def cuLaunchGridAsync(f: CUfunction | int | None, grid_width: int, grid_height: 
     """
 
 def cuParamSetTexRef(hfunc: CUfunction | int | None, texunit: int, hTexRef: CUtexref | int | None) -> tuple[CUresult]:
-    """cuParamSetTexRef(hfunc, texunit, hTexRef)
-
-    Adds a texture-reference to the function's argument list
+    """Adds a texture-reference to the function's argument list
 
     Deprecated:
 
@@ -20657,10 +20642,12 @@ def cuParamSetTexRef(hfunc: CUfunction | int | None, texunit: int, hTexRef: CUte
     ----------
     hfunc
         Kernel to add texture-reference to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     texunit
         Texture unit (must be CU_PARAM_TR_DEFAULT)
     hTexRef
         Texture-reference to add to argument list
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20673,9 +20660,7 @@ def cuParamSetTexRef(hfunc: CUfunction | int | None, texunit: int, hTexRef: CUte
     """
 
 def cuFuncSetSharedMemConfig(hfunc: CUfunction | int | None, config: CUsharedconfig | int) -> tuple[CUresult]:
-    """cuFuncSetSharedMemConfig(hfunc, config)
-
-    Sets the shared memory configuration for a device function.
+    """Sets the shared memory configuration for a device function.
 
     Deprecated:
 
@@ -20719,8 +20704,10 @@ def cuFuncSetSharedMemConfig(hfunc: CUfunction | int | None, config: CUsharedcon
     ----------
     hfunc
         kernel to be given a shared memory config
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         requested shared memory configuration
+        Takes a CUsharedconfig member or an int.
 
     Returns
     -------
@@ -20733,9 +20720,7 @@ def cuFuncSetSharedMemConfig(hfunc: CUfunction | int | None, config: CUsharedcon
     """
 
 def cuGraphCreate(flags: int) -> tuple[CUresult, CUgraph]:
-    """cuGraphCreate(flags)
-
-    Creates a graph
+    """Creates a graph
 
     Creates an empty graph, which is returned via phGraph.
 
@@ -20771,9 +20756,7 @@ def cuGraphCreate(flags: int) -> tuple[CUresult, CUgraph]:
     """
 
 def cuGraphAddKernelNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, nodeParams: CUDA_KERNEL_NODE_PARAMS | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates a kernel execution node and adds it to a graph
+    """Creates a kernel execution node and adds it to a graph
 
     Creates a new kernel execution node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -20863,12 +20846,16 @@ def cuGraphAddKernelNode(hGraph: CUgraph | int | None, dependencies: Sequence[CU
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the GPU execution node
+        Takes CUDA_KERNEL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -20882,9 +20869,7 @@ def cuGraphAddKernelNode(hGraph: CUgraph | int | None, dependencies: Sequence[CU
     """
 
 def cuGraphKernelNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_KERNEL_NODE_PARAMS]:
-    """cuGraphKernelNodeGetParams(hNode)
-
-    Returns a kernel node's parameters
+    """Returns a kernel node's parameters
 
     Returns the parameters of kernel node hNode in nodeParams.
     The kernelParams or extra array returned in nodeParams,
@@ -20906,6 +20891,7 @@ def cuGraphKernelNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20919,9 +20905,7 @@ def cuGraphKernelNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     """
 
 def cuGraphKernelNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_KERNEL_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphKernelNodeSetParams(hNode, nodeParams)
-
-    Sets a kernel node's parameters
+    """Sets a kernel node's parameters
 
     Sets the parameters of kernel node hNode to nodeParams.
 
@@ -20935,8 +20919,10 @@ def cuGraphKernelNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_KERNEL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -20948,9 +20934,7 @@ def cuGraphKernelNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA
     """
 
 def cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, copyParams: CUDA_MEMCPY3D | int | None, ctx: CUcontext | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
-
-    Creates a memcpy node and adds it to a graph
+    """Creates a memcpy node and adds it to a graph
 
     Creates a new memcpy node and adds it to hGraph with numDependencies
     dependencies specified via dependencies.
@@ -20985,14 +20969,19 @@ def cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CU
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     copyParams
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21006,9 +20995,7 @@ def cuGraphAddMemcpyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CU
     """
 
 def cuGraphMemcpyNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_MEMCPY3D]:
-    """cuGraphMemcpyNodeGetParams(hNode)
-
-    Returns a memcpy node's parameters
+    """Returns a memcpy node's parameters
 
     Returns the parameters of memcpy node hNode in nodeParams.
 
@@ -21021,6 +21008,7 @@ def cuGraphMemcpyNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21034,9 +21022,7 @@ def cuGraphMemcpyNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     """
 
 def cuGraphMemcpyNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_MEMCPY3D | int | None) -> tuple[CUresult]:
-    """cuGraphMemcpyNodeSetParams(hNode, nodeParams)
-
-    Sets a memcpy node's parameters
+    """Sets a memcpy node's parameters
 
     Sets the parameters of memcpy node hNode to nodeParams.
 
@@ -21050,8 +21036,10 @@ def cuGraphMemcpyNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21063,9 +21051,7 @@ def cuGraphMemcpyNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA
     """
 
 def cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, memsetParams: CUDA_MEMSET_NODE_PARAMS | int | None, ctx: CUcontext | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ctx)
-
-    Creates a memset node and adds it to a graph
+    """Creates a memset node and adds it to a graph
 
     Creates a new memset node and adds it to hGraph with numDependencies
     dependencies specified via dependencies.
@@ -21093,14 +21079,19 @@ def cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CU
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     memsetParams
         Parameters for the memory set
+        Takes CUDA_MEMSET_NODE_PARAMS, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21115,9 +21106,7 @@ def cuGraphAddMemsetNode(hGraph: CUgraph | int | None, dependencies: Sequence[CU
     """
 
 def cuGraphMemsetNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_MEMSET_NODE_PARAMS]:
-    """cuGraphMemsetNodeGetParams(hNode)
-
-    Returns a memset node's parameters
+    """Returns a memset node's parameters
 
     Returns the parameters of memset node hNode in nodeParams.
 
@@ -21130,6 +21119,7 @@ def cuGraphMemsetNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21143,9 +21133,7 @@ def cuGraphMemsetNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresul
     """
 
 def cuGraphMemsetNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_MEMSET_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphMemsetNodeSetParams(hNode, nodeParams)
-
-    Sets a memset node's parameters
+    """Sets a memset node's parameters
 
     Sets the parameters of memset node hNode to nodeParams.
 
@@ -21159,8 +21147,10 @@ def cuGraphMemsetNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_MEMSET_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21172,9 +21162,7 @@ def cuGraphMemsetNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA
     """
 
 def cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, nodeParams: CUDA_HOST_NODE_PARAMS | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates a host execution node and adds it to a graph
+    """Creates a host execution node and adds it to a graph
 
     Creates a new CPU execution node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -21202,12 +21190,16 @@ def cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgr
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the host node
+        Takes CUDA_HOST_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21222,9 +21214,7 @@ def cuGraphAddHostNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgr
     """
 
 def cuGraphHostNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_HOST_NODE_PARAMS]:
-    """cuGraphHostNodeGetParams(hNode)
-
-    Returns a host node's parameters
+    """Returns a host node's parameters
 
     Returns the parameters of host node hNode in nodeParams.
 
@@ -21237,6 +21227,7 @@ def cuGraphHostNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult,
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21250,9 +21241,7 @@ def cuGraphHostNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult,
     """
 
 def cuGraphHostNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_HOST_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphHostNodeSetParams(hNode, nodeParams)
-
-    Sets a host node's parameters
+    """Sets a host node's parameters
 
     Sets the parameters of host node hNode to nodeParams.
 
@@ -21266,8 +21255,10 @@ def cuGraphHostNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_H
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_HOST_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21279,9 +21270,7 @@ def cuGraphHostNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_H
     """
 
 def cuGraphAddChildGraphNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, childGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph)
-
-    Creates a child graph node and adds it to a graph
+    """Creates a child graph node and adds it to a graph
 
     Creates a new node which executes an embedded graph, and adds it to hGraph with
     numDependencies dependencies specified via dependencies.
@@ -21310,12 +21299,16 @@ def cuGraphAddChildGraphNode(hGraph: CUgraph | int | None, dependencies: Sequenc
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     childGraph
         The graph to clone into this node
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21329,9 +21322,7 @@ def cuGraphAddChildGraphNode(hGraph: CUgraph | int | None, dependencies: Sequenc
     """
 
 def cuGraphChildGraphNodeGetGraph(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUgraph]:
-    """cuGraphChildGraphNodeGetGraph(hNode)
-
-    Gets a handle to the embedded graph of a child graph node
+    """Gets a handle to the embedded graph of a child graph node
 
     Gets a handle to the embedded graph in a child graph node. This call
     does not clone the graph. Changes to the graph will be reflected in
@@ -21348,6 +21339,7 @@ def cuGraphChildGraphNodeGetGraph(hNode: CUgraphNode | int | None) -> tuple[CUre
     ----------
     hNode
         Node to get the embedded graph for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21361,9 +21353,7 @@ def cuGraphChildGraphNodeGetGraph(hNode: CUgraphNode | int | None) -> tuple[CUre
     """
 
 def cuGraphAddEmptyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddEmptyNode(hGraph, dependencies, numDependencies)
-
-    Creates an empty node and adds it to a graph
+    """Creates an empty node and adds it to a graph
 
     Creates a new node which performs no operation, and adds it to hGraph with
     numDependencies dependencies specified via dependencies.
@@ -21390,8 +21380,11 @@ def cuGraphAddEmptyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUg
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
 
@@ -21407,9 +21400,7 @@ def cuGraphAddEmptyNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUg
     """
 
 def cuGraphAddEventRecordNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, event: CUevent | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event)
-
-    Creates an event record node and adds it to a graph
+    """Creates an event record node and adds it to a graph
 
     Creates a new event record node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and event specified in event.
@@ -21437,12 +21428,16 @@ def cuGraphAddEventRecordNode(hGraph: CUgraph | int | None, dependencies: Sequen
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     event
         Event for the node
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21457,9 +21452,7 @@ def cuGraphAddEventRecordNode(hGraph: CUgraph | int | None, dependencies: Sequen
     """
 
 def cuGraphEventRecordNodeGetEvent(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUevent]:
-    """cuGraphEventRecordNodeGetEvent(hNode)
-
-    Returns the event associated with an event record node
+    """Returns the event associated with an event record node
 
     Returns the event of event record node hNode in event_out.
 
@@ -21474,6 +21467,7 @@ def cuGraphEventRecordNodeGetEvent(hNode: CUgraphNode | int | None) -> tuple[CUr
     ----------
     hNode
         Node to get the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21487,9 +21481,7 @@ def cuGraphEventRecordNodeGetEvent(hNode: CUgraphNode | int | None) -> tuple[CUr
     """
 
 def cuGraphEventRecordNodeSetEvent(hNode: CUgraphNode | int | None, event: CUevent | int | None) -> tuple[CUresult]:
-    """cuGraphEventRecordNodeSetEvent(hNode, event)
-
-    Sets an event record node's event
+    """Sets an event record node's event
 
     Sets the event of event record node hNode to event.
 
@@ -21505,8 +21497,10 @@ def cuGraphEventRecordNodeSetEvent(hNode: CUgraphNode | int | None, event: CUeve
     ----------
     hNode
         Node to set the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21518,9 +21512,7 @@ def cuGraphEventRecordNodeSetEvent(hNode: CUgraphNode | int | None, event: CUeve
     """
 
 def cuGraphAddEventWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, event: CUevent | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event)
-
-    Creates an event wait node and adds it to a graph
+    """Creates an event wait node and adds it to a graph
 
     Creates a new event wait node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and event specified in event.
@@ -21549,12 +21541,16 @@ def cuGraphAddEventWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     event
         Event for the node
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21569,9 +21565,7 @@ def cuGraphAddEventWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence
     """
 
 def cuGraphEventWaitNodeGetEvent(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUevent]:
-    """cuGraphEventWaitNodeGetEvent(hNode)
-
-    Returns the event associated with an event wait node
+    """Returns the event associated with an event wait node
 
     Returns the event of event wait node hNode in event_out.
 
@@ -21586,6 +21580,7 @@ def cuGraphEventWaitNodeGetEvent(hNode: CUgraphNode | int | None) -> tuple[CUres
     ----------
     hNode
         Node to get the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21599,9 +21594,7 @@ def cuGraphEventWaitNodeGetEvent(hNode: CUgraphNode | int | None) -> tuple[CUres
     """
 
 def cuGraphEventWaitNodeSetEvent(hNode: CUgraphNode | int | None, event: CUevent | int | None) -> tuple[CUresult]:
-    """cuGraphEventWaitNodeSetEvent(hNode, event)
-
-    Sets an event wait node's event
+    """Sets an event wait node's event
 
     Sets the event of event wait node hNode to event.
 
@@ -21617,8 +21610,10 @@ def cuGraphEventWaitNodeSetEvent(hNode: CUgraphNode | int | None, event: CUevent
     ----------
     hNode
         Node to set the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21630,9 +21625,7 @@ def cuGraphEventWaitNodeSetEvent(hNode: CUgraphNode | int | None, event: CUevent
     """
 
 def cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, nodeParams: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates an external semaphore signal node and adds it to a graph
+    """Creates an external semaphore signal node and adds it to a graph
 
     Creates a new external semaphore signal node and adds it to hGraph with numDependencies dependencies specified via dependencies and arguments specified
     in nodeParams. It is possible for numDependencies to be 0, in which case the
@@ -21666,12 +21659,16 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, depende
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21686,9 +21683,7 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph: CUgraph | int | None, depende
     """
 
 def cuGraphExternalSemaphoresSignalNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS]:
-    """cuGraphExternalSemaphoresSignalNodeGetParams(hNode)
-
-    Returns an external semaphore signal node's parameters
+    """Returns an external semaphore signal node's parameters
 
     Returns the parameters of an external semaphore signal node hNode in params_out.
     The extSemArray and paramsArray returned in params_out,
@@ -21709,6 +21704,7 @@ def cuGraphExternalSemaphoresSignalNodeGetParams(hNode: CUgraphNode | int | None
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21722,9 +21718,7 @@ def cuGraphExternalSemaphoresSignalNodeGetParams(hNode: CUgraphNode | int | None
     """
 
 def cuGraphExternalSemaphoresSignalNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
-
-    Sets an external semaphore signal node's parameters
+    """Sets an external semaphore signal node's parameters
 
     Sets the parameters of an external semaphore signal node hNode to nodeParams.
 
@@ -21740,8 +21734,10 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode: CUgraphNode | int | None
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21753,9 +21749,7 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode: CUgraphNode | int | None
     """
 
 def cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, nodeParams: CUDA_EXT_SEM_WAIT_NODE_PARAMS | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates an external semaphore wait node and adds it to a graph
+    """Creates an external semaphore wait node and adds it to a graph
 
     Creates a new external semaphore wait node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -21790,12 +21784,16 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependenc
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_EXT_SEM_WAIT_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21810,9 +21808,7 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph: CUgraph | int | None, dependenc
     """
 
 def cuGraphExternalSemaphoresWaitNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_EXT_SEM_WAIT_NODE_PARAMS]:
-    """cuGraphExternalSemaphoresWaitNodeGetParams(hNode)
-
-    Returns an external semaphore wait node's parameters
+    """Returns an external semaphore wait node's parameters
 
     Returns the parameters of an external semaphore wait node hNode in params_out.
     The extSemArray and paramsArray returned in params_out,
@@ -21833,6 +21829,7 @@ def cuGraphExternalSemaphoresWaitNodeGetParams(hNode: CUgraphNode | int | None) 
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21846,9 +21843,7 @@ def cuGraphExternalSemaphoresWaitNodeGetParams(hNode: CUgraphNode | int | None) 
     """
 
 def cuGraphExternalSemaphoresWaitNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_WAIT_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
-
-    Sets an external semaphore wait node's parameters
+    """Sets an external semaphore wait node's parameters
 
     Sets the parameters of an external semaphore wait node hNode to nodeParams.
 
@@ -21864,8 +21859,10 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode: CUgraphNode | int | None, 
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_EXT_SEM_WAIT_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21877,9 +21874,7 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode: CUgraphNode | int | None, 
     """
 
 def cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, nodeParams: CUDA_BATCH_MEM_OP_NODE_PARAMS | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates a batch memory operation node and adds it to a graph
+    """Creates a batch memory operation node and adds it to a graph
 
     Creates a new batch memory operation node and adds it to hGraph with numDependencies dependencies specified via dependencies and arguments specified in nodeParams.
     It is possible for numDependencies to be 0, in which case the node will be placed
@@ -21918,12 +21913,16 @@ def cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequenc
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_BATCH_MEM_OP_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21938,9 +21937,7 @@ def cuGraphAddBatchMemOpNode(hGraph: CUgraph | int | None, dependencies: Sequenc
     """
 
 def cuGraphBatchMemOpNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_BATCH_MEM_OP_NODE_PARAMS]:
-    """cuGraphBatchMemOpNodeGetParams(hNode)
-
-    Returns a batch mem op node's parameters
+    """Returns a batch mem op node's parameters
 
     Returns the parameters of batch mem op node hNode in nodeParams_out.
     The paramArray returned in nodeParams_out is owned by the node.
@@ -21958,6 +21955,7 @@ def cuGraphBatchMemOpNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUr
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21971,9 +21969,7 @@ def cuGraphBatchMemOpNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUr
     """
 
 def cuGraphBatchMemOpNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUDA_BATCH_MEM_OP_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphBatchMemOpNodeSetParams(hNode, nodeParams)
-
-    Sets a batch mem op node's parameters
+    """Sets a batch mem op node's parameters
 
     Sets the parameters of batch mem op node hNode to nodeParams.
 
@@ -21990,8 +21986,10 @@ def cuGraphBatchMemOpNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: 
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_BATCH_MEM_OP_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -22003,9 +22001,7 @@ def cuGraphBatchMemOpNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: 
     """
 
 def cuGraphExecBatchMemOpNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_BATCH_MEM_OP_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for a batch mem op node in the given graphExec
+    """Sets the parameters for a batch mem op node in the given graphExec
 
     Sets the parameters of a batch mem op node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -22043,10 +22039,13 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec: CUgraphExec | int | None, hNo
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Batch mem op node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_BATCH_MEM_OP_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -22056,9 +22055,7 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec: CUgraphExec | int | None, hNo
     """
 
 def cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, nodeParams: CUDA_MEM_ALLOC_NODE_PARAMS | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates an allocation node and adds it to a graph
+    """Creates an allocation node and adds it to a graph
 
     Creates a new allocation node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -22119,12 +22116,16 @@ def cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_MEM_ALLOC_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -22139,9 +22140,7 @@ def cuGraphAddMemAllocNode(hGraph: CUgraph | int | None, dependencies: Sequence[
     """
 
 def cuGraphMemAllocNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUDA_MEM_ALLOC_NODE_PARAMS]:
-    """cuGraphMemAllocNodeGetParams(hNode)
-
-    Returns a memory alloc node's parameters
+    """Returns a memory alloc node's parameters
 
     Returns the parameters of a memory alloc node hNode in params_out.
     The poolProps and accessDescs returned in params_out, are owned by the
@@ -22156,6 +22155,7 @@ def cuGraphMemAllocNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUres
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22169,9 +22169,7 @@ def cuGraphMemAllocNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUres
     """
 
 def cuGraphAddMemFreeNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, numDependencies: int, dptr: CUdeviceptr | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr)
-
-    Creates a memory free node and adds it to a graph
+    """Creates a memory free node and adds it to a graph
 
     Creates a new memory free node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -22215,12 +22213,16 @@ def cuGraphAddMemFreeNode(hGraph: CUgraph | int | None, dependencies: Sequence[C
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     dptr
         Address of memory to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22235,9 +22237,7 @@ def cuGraphAddMemFreeNode(hGraph: CUgraph | int | None, dependencies: Sequence[C
     """
 
 def cuGraphMemFreeNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUdeviceptr]:
-    """cuGraphMemFreeNodeGetParams(hNode)
-
-    Returns a memory free node's parameters
+    """Returns a memory free node's parameters
 
     Returns the address of a memory free node hNode in dptr_out.
 
@@ -22249,6 +22249,7 @@ def cuGraphMemFreeNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresu
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22262,9 +22263,7 @@ def cuGraphMemFreeNodeGetParams(hNode: CUgraphNode | int | None) -> tuple[CUresu
     """
 
 def cuDeviceGraphMemTrim(device: CUdevice | int | None) -> tuple[CUresult]:
-    """cuDeviceGraphMemTrim(device)
-
-    Free unused memory that was cached on the specified device for use with graphs back to the OS.
+    """Free unused memory that was cached on the specified device for use with graphs back to the OS.
 
     Blocks which are not in use by a graph that is either currently executing or scheduled to execute are
     freed back to the operating system.
@@ -22279,6 +22278,7 @@ def cuDeviceGraphMemTrim(device: CUdevice | int | None) -> tuple[CUresult]:
     ----------
     device
         The device for which cached memory should be freed.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22288,9 +22288,7 @@ def cuDeviceGraphMemTrim(device: CUdevice | int | None) -> tuple[CUresult]:
     """
 
 def cuDeviceGetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem_attribute | int) -> tuple[CUresult, cuuint64_t]:
-    """cuDeviceGetGraphMemAttribute(device, attr)
-
-    Query asynchronous allocation attributes related to graphs
+    """Query asynchronous allocation attributes related to graphs
 
     Valid attributes are:
 
@@ -22311,8 +22309,10 @@ def cuDeviceGetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem
     ----------
     device
         Specifies the scope of the query
+        Takes CUdevice, an int (the raw value), or None (NULL).
     attr
         attribute to get
+        Takes a CUgraphMem_attribute member or an int.
 
     Returns
     -------
@@ -22324,9 +22324,7 @@ def cuDeviceGetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem
     """
 
 def cuDeviceSetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem_attribute | int, value: cuuint64_t | int | Buffer) -> tuple[CUresult]:
-    """cuDeviceSetGraphMemAttribute(device, attr, value)
-
-    Set asynchronous allocation attributes related to graphs
+    """Set asynchronous allocation attributes related to graphs
 
     Valid attributes are:
 
@@ -22344,8 +22342,10 @@ def cuDeviceSetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem
     ----------
     device
         Specifies the scope of the query
+        Takes CUdevice, an int (the raw value), or None (NULL).
     attr
         attribute to get
+        Takes a CUgraphMem_attribute member or an int.
     value
         pointer to value to set
 
@@ -22357,9 +22357,7 @@ def cuDeviceSetGraphMemAttribute(device: CUdevice | int | None, attr: CUgraphMem
     """
 
 def cuGraphClone(originalGraph: CUgraph | int | None) -> tuple[CUresult, CUgraph]:
-    """cuGraphClone(originalGraph)
-
-    Clones a graph
+    """Clones a graph
 
     This function creates a copy of originalGraph and returns it in phGraphClone.
     All parameters are copied into the cloned graph. The original graph may be modified
@@ -22378,6 +22376,7 @@ def cuGraphClone(originalGraph: CUgraph | int | None) -> tuple[CUresult, CUgraph
     ----------
     originalGraph
         Graph to clone
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22390,9 +22389,7 @@ def cuGraphClone(originalGraph: CUgraph | int | None) -> tuple[CUresult, CUgraph
     """
 
 def cuGraphNodeFindInClone(hOriginalNode: CUgraphNode | int | None, hClonedGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphNodeFindInClone(hOriginalNode, hClonedGraph)
-
-    Finds a cloned version of a node
+    """Finds a cloned version of a node
 
     This function returns the node in hClonedGraph corresponding to hOriginalNode
     in the original graph.
@@ -22409,8 +22406,10 @@ def cuGraphNodeFindInClone(hOriginalNode: CUgraphNode | int | None, hClonedGraph
     ----------
     hOriginalNode
         Handle to the original node
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     hClonedGraph
         Cloned graph to query
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22422,9 +22421,7 @@ def cuGraphNodeFindInClone(hOriginalNode: CUgraphNode | int | None, hClonedGraph
     """
 
 def cuGraphNodeGetType(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUgraphNodeType]:
-    """cuGraphNodeGetType(hNode)
-
-    Returns a node's type
+    """Returns a node's type
 
     Returns the node type of hNode in type.
 
@@ -22445,6 +22442,7 @@ def cuGraphNodeGetType(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUgra
     ----------
     hNode
         Node to query
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22458,9 +22456,7 @@ def cuGraphNodeGetType(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUgra
     """
 
 def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int) -> tuple[CUresult, list[CUgraphNode], int]:
-    """cuGraphGetNodes(hGraph, numNodes)
-
-    Returns a graph's nodes
+    """Returns a graph's nodes
 
     Returns a list of hGraph's nodes. nodes may be NULL, in which case this
     function will return the number of nodes in numNodes. Otherwise,
@@ -22480,6 +22476,7 @@ def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int) -> tuple[CUresu
     ----------
     hGraph
         Graph to query
+        Takes CUgraph, an int (the raw value), or None (NULL).
     numNodes
         See description
 
@@ -22497,9 +22494,7 @@ def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int) -> tuple[CUresu
     """
 
 def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int) -> tuple[CUresult, list[CUgraphNode], int]:
-    """cuGraphGetRootNodes(hGraph, numRootNodes)
-
-    Returns a graph's root nodes
+    """Returns a graph's root nodes
 
     Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case this
     function will return the number of root nodes in numRootNodes. Otherwise,
@@ -22519,6 +22514,7 @@ def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int) -> tupl
     ----------
     hGraph
         Graph to query
+        Takes CUgraph, an int (the raw value), or None (NULL).
     numRootNodes
         See description
 
@@ -22536,9 +22532,7 @@ def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int) -> tupl
     """
 
 def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int) -> tuple[CUresult, list[CUgraphNode], list[CUgraphNode], list[CUgraphEdgeData], int]:
-    """cuGraphGetEdges(hGraph, numEdges)
-
-    Returns a graph's dependency edges
+    """Returns a graph's dependency edges
 
     Returns a list of hGraph's dependency edges. Edges are returned via corresponding
     indices in from, to and edgeData; that is, the node in to[i] has a
@@ -22564,6 +22558,7 @@ def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int) -> tuple[CUresu
     ----------
     hGraph
         Graph to get the edges from
+        Takes CUgraph, an int (the raw value), or None (NULL).
     numEdges
         See description
 
@@ -22586,9 +22581,7 @@ def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int) -> tuple[CUresu
     """
 
 def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies: int) -> tuple[CUresult, list[CUgraphNode], list[CUgraphEdgeData], int]:
-    """cuGraphNodeGetDependencies(hNode, numDependencies)
-
-    Returns a node's dependencies
+    """Returns a node's dependencies
 
     Returns a list of node's dependencies. dependencies may be NULL, in which case this
     function will return the number of dependencies in numDependencies. Otherwise,
@@ -22612,6 +22605,7 @@ def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies:
     ----------
     hNode
         Node to query
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     numDependencies
         See description
 
@@ -22632,9 +22626,7 @@ def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies:
     """
 
 def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, numDependentNodes: int) -> tuple[CUresult, list[CUgraphNode], list[CUgraphEdgeData], int]:
-    """cuGraphNodeGetDependentNodes(hNode, numDependentNodes)
-
-    Returns a node's dependent nodes
+    """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. dependentNodes may be NULL, in which
     case this function will return the number of dependent nodes in numDependentNodes.
@@ -22659,6 +22651,7 @@ def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, numDependentNo
     ----------
     hNode
         Node to query
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     numDependentNodes
         See description
 
@@ -22679,9 +22672,7 @@ def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, numDependentNo
     """
 
 def cuGraphAddDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraphNode | int] | None, to: Sequence[CUgraphNode | int] | None, edgeData: Sequence[CUgraphEdgeData] | None, numDependencies: int) -> tuple[CUresult]:
-    """cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies)
-
-    Adds dependency edges to a graph
+    """Adds dependency edges to a graph
 
     The number of dependencies to be added is defined by numDependencies
     Elements in from and to at corresponding indices define a dependency.
@@ -22700,12 +22691,19 @@ def cuGraphAddDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraph
     ----------
     hGraph
         Graph to which dependencies are added
+        Takes CUgraph, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies to be added
 
@@ -22717,9 +22715,7 @@ def cuGraphAddDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraph
     """
 
 def cuGraphRemoveDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraphNode | int] | None, to: Sequence[CUgraphNode | int] | None, edgeData: Sequence[CUgraphEdgeData] | None, numDependencies: int) -> tuple[CUresult]:
-    """cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies)
-
-    Removes dependency edges from a graph
+    """Removes dependency edges from a graph
 
     The number of dependencies to be removed is defined by numDependencies.
     Elements in from and to at corresponding indices define a dependency.
@@ -22743,12 +22739,19 @@ def cuGraphRemoveDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgr
     ----------
     hGraph
         Graph from which to remove dependencies
+        Takes CUgraph, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies to be removed
 
@@ -22760,9 +22763,7 @@ def cuGraphRemoveDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgr
     """
 
 def cuGraphDestroyNode(hNode: CUgraphNode | int | None) -> tuple[CUresult]:
-    """cuGraphDestroyNode(hNode)
-
-    Remove a node from the graph
+    """Remove a node from the graph
 
     Removes hNode from its graph. This operation also severs any dependencies of other nodes
     on hNode and vice versa.
@@ -22782,6 +22783,7 @@ def cuGraphDestroyNode(hNode: CUgraphNode | int | None) -> tuple[CUresult]:
     ----------
     hNode
         Node to remove
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22791,9 +22793,7 @@ def cuGraphDestroyNode(hNode: CUgraphNode | int | None) -> tuple[CUresult]:
     """
 
 def cuGraphInstantiate(hGraph: CUgraph | int | None, flags: int) -> tuple[CUresult, CUgraphExec]:
-    """cuGraphInstantiate(hGraph, flags)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates hGraph as an executable graph. The graph is validated for any
     structural constraints or intra-node constraints which were not previously
@@ -22854,6 +22854,7 @@ def cuGraphInstantiate(hGraph: CUgraph | int | None, flags: int) -> tuple[CUresu
     ----------
     hGraph
         Graph to instantiate
+        Takes CUgraph, an int (the raw value), or None (NULL).
     flags
         Flags to control instantiation.  See CUgraphInstantiate_flags.
 
@@ -22869,9 +22870,7 @@ def cuGraphInstantiate(hGraph: CUgraph | int | None, flags: int) -> tuple[CUresu
     """
 
 def cuGraphInstantiateWithParams(hGraph: CUgraph | int | None, instantiateParams: CUDA_GRAPH_INSTANTIATE_PARAMS | int | None) -> tuple[CUresult, CUgraphExec]:
-    """cuGraphInstantiateWithParams(hGraph, instantiateParams)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates hGraph as an executable graph according to the instantiateParams structure.
     The graph is validated for any structural constraints or intra-node constraints
@@ -22965,8 +22964,10 @@ def cuGraphInstantiateWithParams(hGraph: CUgraph | int | None, instantiateParams
     ----------
     hGraph
         Graph to instantiate
+        Takes CUgraph, an int (the raw value), or None (NULL).
     instantiateParams
         Instantiation parameters
+        Takes CUDA_GRAPH_INSTANTIATE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -22978,9 +22979,7 @@ def cuGraphInstantiateWithParams(hGraph: CUgraph | int | None, instantiateParams
     """
 
 def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult, cuuint64_t]:
-    """cuGraphExecGetFlags(hGraphExec)
-
-    Query the instantiation flags of an executable graph
+    """Query the instantiation flags of an executable graph
 
     Returns the flags that were passed to instantiation for the given executable graph.
     CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD will not be returned by this API as it does
@@ -22994,6 +22993,7 @@ def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult,
     ----------
     hGraphExec
         The executable graph to query
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23005,9 +23005,7 @@ def cuGraphExecGetFlags(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult,
     """
 
 def cuGraphExecKernelNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_KERNEL_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for a kernel node in the given graphExec
+    """Sets the parameters for a kernel node in the given graphExec
 
     Sets the parameters of a kernel node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -23055,10 +23053,13 @@ def cuGraphExecKernelNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: 
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         kernel node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_KERNEL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23068,9 +23069,7 @@ def cuGraphExecKernelNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: 
     """
 
 def cuGraphExecMemcpyNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, copyParams: CUDA_MEMCPY3D | int | None, ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx)
-
-    Sets the parameters for a memcpy node in the given graphExec.
+    """Sets the parameters for a memcpy node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though hNode had
     contained copyParams at instantiation.  hNode must remain in the graph which was
@@ -23107,12 +23106,16 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: 
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Memcpy node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     copyParams
         The updated parameters to set
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23122,9 +23125,7 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: 
     """
 
 def cuGraphExecMemsetNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, memsetParams: CUDA_MEMSET_NODE_PARAMS | int | None, ctx: CUcontext | int | None) -> tuple[CUresult]:
-    """cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx)
-
-    Sets the parameters for a memset node in the given graphExec.
+    """Sets the parameters for a memset node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though hNode had
     contained memsetParams at instantiation.  hNode must remain in the graph which was
@@ -23165,12 +23166,16 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: 
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Memset node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     memsetParams
         The updated parameters to set
+        Takes CUDA_MEMSET_NODE_PARAMS, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23180,9 +23185,7 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: 
     """
 
 def cuGraphExecHostNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_HOST_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for a host node in the given graphExec.
+    """Sets the parameters for a host node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though hNode had
     contained nodeParams at instantiation.  hNode must remain in the graph which was
@@ -23211,10 +23214,13 @@ def cuGraphExecHostNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CU
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Host node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         The updated parameters to set
+        Takes CUDA_HOST_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23224,9 +23230,7 @@ def cuGraphExecHostNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CU
     """
 
 def cuGraphExecChildGraphNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, childGraph: CUgraph | int | None) -> tuple[CUresult]:
-    """cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph)
-
-    Updates node parameters in the child graph node in the given graphExec.
+    """Updates node parameters in the child graph node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though the nodes contained
     in hNode's graph had the parameters contained in childGraph's nodes at instantiation.
@@ -23261,10 +23265,13 @@ def cuGraphExecChildGraphNodeSetParams(hGraphExec: CUgraphExec | int | None, hNo
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Host node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     childGraph
         The graph supplying the updated parameters
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23274,9 +23281,7 @@ def cuGraphExecChildGraphNodeSetParams(hGraphExec: CUgraphExec | int | None, hNo
     """
 
 def cuGraphExecEventRecordNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, event: CUevent | int | None) -> tuple[CUresult]:
-    """cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event)
-
-    Sets the event for an event record node in the given graphExec
+    """Sets the event for an event record node in the given graphExec
 
     Sets the event of an event record node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -23308,10 +23313,13 @@ def cuGraphExecEventRecordNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNo
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         event record node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Updated event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23321,9 +23329,7 @@ def cuGraphExecEventRecordNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNo
     """
 
 def cuGraphExecEventWaitNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, event: CUevent | int | None) -> tuple[CUresult]:
-    """cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event)
-
-    Sets the event for an event wait node in the given graphExec
+    """Sets the event for an event wait node in the given graphExec
 
     Sets the event of an event wait node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -23355,10 +23361,13 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         event wait node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Updated event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23368,9 +23377,7 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec: CUgraphExec | int | None, hNode
     """
 
 def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for an external semaphore signal node in the given graphExec
+    """Sets the parameters for an external semaphore signal node in the given graphExec
 
     Sets the parameters of an external semaphore signal node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -23405,10 +23412,13 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: CUgraphExec | i
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         semaphore signal node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23418,9 +23428,7 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: CUgraphExec | i
     """
 
 def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUDA_EXT_SEM_WAIT_NODE_PARAMS | int | None) -> tuple[CUresult]:
-    """cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for an external semaphore wait node in the given graphExec
+    """Sets the parameters for an external semaphore wait node in the given graphExec
 
     Sets the parameters of an external semaphore wait node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -23455,10 +23463,13 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: CUgraphExec | int
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         semaphore wait node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_EXT_SEM_WAIT_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23468,9 +23479,7 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: CUgraphExec | int
     """
 
 def cuGraphNodeSetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, isEnabled: int) -> tuple[CUresult]:
-    """cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
-
-    Enables or disables the specified node in the given graphExec
+    """Enables or disables the specified node in the given graphExec
 
     Sets hNode to be either enabled or disabled. Disabled nodes are functionally equivalent
     to empty nodes until they are reenabled. Existing node parameters are not affected by
@@ -23502,8 +23511,10 @@ def cuGraphNodeSetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNo
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     isEnabled
         Node is enabled if != 0, otherwise the node is disabled
 
@@ -23515,9 +23526,7 @@ def cuGraphNodeSetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNo
     """
 
 def cuGraphNodeGetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None) -> tuple[CUresult, int]:
-    """cuGraphNodeGetEnabled(hGraphExec, hNode)
-
-    Query whether a node in the given graphExec is enabled
+    """Query whether a node in the given graphExec is enabled
 
     Sets isEnabled to 1 if hNode is enabled, or 0 if hNode is disabled.
 
@@ -23539,8 +23548,10 @@ def cuGraphNodeGetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNo
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23552,9 +23563,7 @@ def cuGraphNodeGetEnabled(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNo
     """
 
 def cuGraphUpload(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuGraphUpload(hGraphExec, hStream)
-
-    Uploads an executable graph in a stream
+    """Uploads an executable graph in a stream
 
     Uploads hGraphExec to the device in hStream without executing it. Uploads of
     the same hGraphExec will be serialized. Each upload is ordered behind both any
@@ -23570,8 +23579,10 @@ def cuGraphUpload(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int 
     ----------
     hGraphExec
         Executable graph to upload
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hStream
         Stream in which to upload the graph
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23583,9 +23594,7 @@ def cuGraphUpload(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int 
     """
 
 def cuGraphLaunch(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuGraphLaunch(hGraphExec, hStream)
-
-    Launches an executable graph in a stream
+    """Launches an executable graph in a stream
 
     Executes hGraphExec in hStream. Only one instance of hGraphExec may be executing
     at a time. Each launch is ordered behind both any previous work in hStream
@@ -23605,8 +23614,10 @@ def cuGraphLaunch(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int 
     ----------
     hGraphExec
         Executable graph to launch
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hStream
         Stream in which to launch the graph
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23618,9 +23629,7 @@ def cuGraphLaunch(hGraphExec: CUgraphExec | int | None, hStream: CUstream | int 
     """
 
 def cuGraphExecDestroy(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult]:
-    """cuGraphExecDestroy(hGraphExec)
-
-    Destroys an executable graph
+    """Destroys an executable graph
 
     Destroys the executable graph specified by hGraphExec, as well
     as all of its executable nodes. If the executable graph is
@@ -23636,6 +23645,7 @@ def cuGraphExecDestroy(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult]:
     ----------
     hGraphExec
         Executable graph to destroy
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23647,9 +23657,7 @@ def cuGraphExecDestroy(hGraphExec: CUgraphExec | int | None) -> tuple[CUresult]:
     """
 
 def cuGraphDestroy(hGraph: CUgraph | int | None) -> tuple[CUresult]:
-    """cuGraphDestroy(hGraph)
-
-    Destroys a graph
+    """Destroys a graph
 
     Destroys the graph specified by hGraph, as well as all of its nodes.
 
@@ -23660,6 +23668,7 @@ def cuGraphDestroy(hGraph: CUgraph | int | None) -> tuple[CUresult]:
     ----------
     hGraph
         Graph to destroy
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23671,9 +23680,7 @@ def cuGraphDestroy(hGraph: CUgraph | int | None) -> tuple[CUresult]:
     """
 
 def cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | int | None) -> tuple[CUresult, CUgraphExecUpdateResultInfo]:
-    """cuGraphExecUpdate(hGraphExec, hGraph)
-
-    Check whether an executable graph can be updated with a graph and perform the update if possible
+    """Check whether an executable graph can be updated with a graph and perform the update if possible
 
     Updates the node parameters in the instantiated graph specified by hGraphExec with the
     node parameters in a topologically identical graph specified by hGraph.
@@ -23756,8 +23763,10 @@ def cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | in
     ----------
     hGraphExec
         The instantiated graph to be updated
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hGraph
         The graph containing the updated parameters
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23769,9 +23778,7 @@ def cuGraphExecUpdate(hGraphExec: CUgraphExec | int | None, hGraph: CUgraph | in
     """
 
 def cuGraphKernelNodeCopyAttributes(dst: CUgraphNode | int | None, src: CUgraphNode | int | None) -> tuple[CUresult]:
-    """cuGraphKernelNodeCopyAttributes(dst, src)
-
-    Copies attributes from source node to destination node.
+    """Copies attributes from source node to destination node.
 
     Copies attributes from source node src to destination node dst.
     Both node must have the same context.
@@ -23783,8 +23790,10 @@ def cuGraphKernelNodeCopyAttributes(dst: CUgraphNode | int | None, src: CUgraphN
     ----------
     dst
         Destination node
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     src
         Source node For list of attributes see CUkernelNodeAttrID
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23794,9 +23803,7 @@ def cuGraphKernelNodeCopyAttributes(dst: CUgraphNode | int | None, src: CUgraphN
     """
 
 def cuGraphKernelNodeGetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunchAttributeID | int) -> tuple[CUresult, CUlaunchAttributeValue]:
-    """cuGraphKernelNodeGetAttribute(hNode, attr)
-
-    Queries node attribute.
+    """Queries node attribute.
 
     Queries attribute attr from node hNode and stores it in corresponding
     member of value_out.
@@ -23807,7 +23814,9 @@ def cuGraphKernelNodeGetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunc
     Parameters
     ----------
     hNode
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
 
     Returns
     -------
@@ -23819,9 +23828,7 @@ def cuGraphKernelNodeGetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunc
     """
 
 def cuGraphKernelNodeSetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunchAttributeID | int, value: CUlaunchAttributeValue | int | None) -> tuple[CUresult]:
-    """cuGraphKernelNodeSetAttribute(hNode, attr, value)
-
-    Sets node attribute.
+    """Sets node attribute.
 
     Sets attribute attr on node hNode from corresponding attribute of
     value.
@@ -23832,8 +23839,11 @@ def cuGraphKernelNodeSetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunc
     Parameters
     ----------
     hNode
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
     value
+        Takes CUlaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23844,9 +23854,7 @@ def cuGraphKernelNodeSetAttribute(hNode: CUgraphNode | int | None, attr: CUlaunc
     """
 
 def cuGraphDebugDotPrint(hGraph: CUgraph | int | None, path: bytes | str | None, flags: int) -> tuple[CUresult]:
-    """cuGraphDebugDotPrint(hGraph, path, flags)
-
-    Write a DOT file describing graph structure
+    """Write a DOT file describing graph structure
 
     Using the provided hGraph, write to path a DOT formatted description of the graph.
     By default this includes the graph topology, node types, node id, kernel names and memcpy direction.
@@ -23857,8 +23865,10 @@ def cuGraphDebugDotPrint(hGraph: CUgraph | int | None, path: bytes | str | None,
     ----------
     hGraph
         The graph to create a DOT file from
+        Takes CUgraph, an int (the raw value), or None (NULL).
     path
         The path to write the DOT file to
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Flags from CUgraphDebugDot_flags for specifying which additional node information to write
 
@@ -23871,9 +23881,7 @@ def cuGraphDebugDotPrint(hGraph: CUgraph | int | None, path: bytes | str | None,
     """
 
 def cuUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, initialRefcount: int, flags: int) -> tuple[CUresult, CUuserObject]:
-    """cuUserObjectCreate(ptr, destroy, initialRefcount, flags)
-
-    Create a user object
+    """Create a user object
 
     Create a user object with the specified destructor callback and initial reference count. The
     initial references are owned by the caller.
@@ -23897,6 +23905,8 @@ def cuUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, in
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -23912,9 +23922,7 @@ def cuUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, in
     """
 
 def cuUserObjectRetain(object_: CUuserObject | int | None, count: int) -> tuple[CUresult]:
-    """cuUserObjectRetain(object_, count)
-
-    Retain a reference to a user object
+    """Retain a reference to a user object
 
     Retains new references to a user object. The new references are owned by the caller.
 
@@ -23931,6 +23939,7 @@ def cuUserObjectRetain(object_: CUuserObject | int | None, count: int) -> tuple[
     ----------
     object_
         The object to retain
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to retain, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -23942,9 +23951,7 @@ def cuUserObjectRetain(object_: CUuserObject | int | None, count: int) -> tuple[
     """
 
 def cuUserObjectRelease(object_: CUuserObject | int | None, count: int) -> tuple[CUresult]:
-    """cuUserObjectRelease(object_, count)
-
-    Release a reference to a user object
+    """Release a reference to a user object
 
     Releases user object references owned by the caller. The object's destructor is invoked if
     the reference count reaches zero.
@@ -23965,6 +23972,7 @@ def cuUserObjectRelease(object_: CUuserObject | int | None, count: int) -> tuple
     ----------
     object_
         The object to release
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -23976,9 +23984,7 @@ def cuUserObjectRelease(object_: CUuserObject | int | None, count: int) -> tuple
     """
 
 def cuGraphRetainUserObject(graph: CUgraph | int | None, object_: CUuserObject | int | None, count: int, flags: int) -> tuple[CUresult]:
-    """cuGraphRetainUserObject(graph, object_, count, flags)
-
-    Retain a reference to a user object from a graph
+    """Retain a reference to a user object from a graph
 
     Creates or moves user object references that will be owned by a CUDA graph.
 
@@ -23995,8 +24001,10 @@ def cuGraphRetainUserObject(graph: CUgraph | int | None, object_: CUuserObject |
     ----------
     graph
         The graph to associate the reference with
+        Takes CUgraph, an int (the raw value), or None (NULL).
     object_
         The user object to retain a reference for
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to add to the graph, typically 1. Must be nonzero and not larger than INT_MAX.
     flags
@@ -24010,9 +24018,7 @@ def cuGraphRetainUserObject(graph: CUgraph | int | None, object_: CUuserObject |
     """
 
 def cuGraphReleaseUserObject(graph: CUgraph | int | None, object_: CUuserObject | int | None, count: int) -> tuple[CUresult]:
-    """cuGraphReleaseUserObject(graph, object_, count)
-
-    Release a user object reference from a graph
+    """Release a user object reference from a graph
 
     Releases user object references owned by a graph.
 
@@ -24029,8 +24035,10 @@ def cuGraphReleaseUserObject(graph: CUgraph | int | None, object_: CUuserObject 
     ----------
     graph
         The graph that will release the reference
+        Takes CUgraph, an int (the raw value), or None (NULL).
     object_
         The user object to release a reference for
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -24042,9 +24050,7 @@ def cuGraphReleaseUserObject(graph: CUgraph | int | None, object_: CUuserObject 
     """
 
 def cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphNode | int] | None, dependencyData: Sequence[CUgraphEdgeData] | None, numDependencies: int, nodeParams: CUgraphNodeParams | int | None) -> tuple[CUresult, CUgraphNode]:
-    """cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodeParams)
-
-    Adds a node of arbitrary type to a graph
+    """Adds a node of arbitrary type to a graph
 
     Creates a new node in hGraph described by nodeParams with numDependencies
     dependencies specified via dependencies. numDependencies may be 0.
@@ -24071,14 +24077,20 @@ def cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphN
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Specification of the node
+        Takes CUgraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24092,9 +24104,7 @@ def cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphN
     """
 
 def cuGraphNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUgraphNodeParams | int | None) -> tuple[CUresult]:
-    """cuGraphNodeSetParams(hNode, nodeParams)
-
-    Update's a graph node's parameters
+    """Update's a graph node's parameters
 
     Sets the parameters of graph node hNode to nodeParams. The node type specified by
     nodeParams->type must match the type of hNode. nodeParams must be fully
@@ -24111,8 +24121,10 @@ def cuGraphNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUgraphNod
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUgraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24123,9 +24135,7 @@ def cuGraphNodeSetParams(hNode: CUgraphNode | int | None, nodeParams: CUgraphNod
     """
 
 def cuGraphExecNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgraphNode | int | None, nodeParams: CUgraphNodeParams | int | None) -> tuple[CUresult]:
-    """cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Update's a graph node's parameters in an instantiated graph
+    """Update's a graph node's parameters in an instantiated graph
 
     Sets the parameters of a node in an executable graph hGraphExec. The node is identified
     by the corresponding node hNode in the non-executable graph from which the executable
@@ -24162,10 +24172,13 @@ def cuGraphExecNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgrap
     ----------
     hGraphExec
         The executable graph in which to update the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Corresponding node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUgraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24176,9 +24189,7 @@ def cuGraphExecNodeSetParams(hGraphExec: CUgraphExec | int | None, hNode: CUgrap
     """
 
 def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext | int | None, defaultLaunchValue: int, flags: int) -> tuple[CUresult, CUgraphConditionalHandle]:
-    """cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags)
-
-    Create a conditional handle
+    """Create a conditional handle
 
     Creates a conditional handle associated with hGraph.
 
@@ -24195,8 +24206,10 @@ def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext 
     ----------
     hGraph
         Graph which will contain the conditional node using this handle.
+        Takes CUgraph, an int (the raw value), or None (NULL).
     ctx
         Context for the handle and associated conditional node.
+        Takes CUcontext, an int (the raw value), or None (NULL).
     defaultLaunchValue
         Optional initial value for the conditional variable. Applied at the beginning of each graph execution if CU_GRAPH_COND_ASSIGN_DEFAULT is set in flags.
     flags
@@ -24213,9 +24226,7 @@ def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext 
     """
 
 def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int) -> tuple[CUresult, int]:
-    """cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize)
-
-    Returns occupancy of a function
+    """Returns occupancy of a function
 
     Returns in *numBlocks the number of the maximum active blocks per
     streaming multiprocessor.
@@ -24232,6 +24243,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, b
     ----------
     func
         Kernel for which occupancy is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24251,9 +24263,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, b
     """
 
 def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int, flags: int) -> tuple[CUresult, int]:
-    """cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags)
-
-    Returns occupancy of a function
+    """Returns occupancy of a function
 
     Returns in *numBlocks the number of the maximum active blocks per
     streaming multiprocessor.
@@ -24286,6 +24296,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int 
     ----------
     func
         Kernel for which occupancy is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24307,9 +24318,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int 
     """
 
 def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToDynamicSMemSize: Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int) -> tuple[CUresult, int, int]:
-    """cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
-
-    Suggest a launch configuration with reasonable occupancy
+    """Suggest a launch configuration with reasonable occupancy
 
     Returns in *blockSize a reasonable block size that can achieve
     the maximum occupancy (or, the maximum number of active warps with
@@ -24348,8 +24357,10 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToD
     ----------
     func
         Kernel for which launch configuration is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
+        Takes a C function pointer (an int, a ctypes function pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -24371,9 +24382,7 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToD
     """
 
 def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blockSizeToDynamicSMemSize: Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int, flags: int) -> tuple[CUresult, int, int]:
-    """cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
-
-    Suggest a launch configuration with reasonable occupancy
+    """Suggest a launch configuration with reasonable occupancy
 
     An extended version of cuOccupancyMaxPotentialBlockSize. In
     addition to arguments passed to cuOccupancyMaxPotentialBlockSize,
@@ -24408,8 +24417,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blo
     ----------
     func
         Kernel for which launch configuration is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
+        Takes a C function pointer (an int, a ctypes function pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -24433,9 +24444,7 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blo
     """
 
 def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBlocks: int, blockSize: int) -> tuple[CUresult, int]:
-    """cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize)
-
-    Returns dynamic shared memory available per block when launching numBlocks blocks on SM
+    """Returns dynamic shared memory available per block when launching numBlocks blocks on SM
 
     Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM.
 
@@ -24448,6 +24457,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBl
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -24467,9 +24477,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBl
     """
 
 def cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: CUlaunchConfig | int | None) -> tuple[CUresult, int]:
-    """cuOccupancyMaxPotentialClusterSize(func, config)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
+    """Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
 
     The cluster dimensions in config are ignored. If func has a required
     cluster size set (see cudaFuncGetAttributes / cuFuncGetAttribute),*clusterSize will reflect the required cluster size.
@@ -24494,8 +24502,10 @@ def cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: CU
     ----------
     func
         Kernel function for which maximum cluster size is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
+        Takes CUlaunchConfig, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24511,9 +24521,7 @@ def cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: CU
     """
 
 def cuOccupancyMaxActiveClusters(func: CUfunction | int | None, config: CUlaunchConfig | int | None) -> tuple[CUresult, int]:
-    """cuOccupancyMaxActiveClusters(func, config)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+    """Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
 
     If the function has required cluster size already set (see
     cudaFuncGetAttributes / cuFuncGetAttribute), the cluster size
@@ -24539,8 +24547,10 @@ def cuOccupancyMaxActiveClusters(func: CUfunction | int | None, config: CUlaunch
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
+        Takes CUlaunchConfig, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24557,9 +24567,7 @@ def cuOccupancyMaxActiveClusters(func: CUfunction | int | None, config: CUlaunch
     """
 
 def cuTexRefSetArray(hTexRef: CUtexref | int | None, hArray: CUarray | int | None, Flags: int) -> tuple[CUresult]:
-    """cuTexRefSetArray(hTexRef, hArray, Flags)
-
-    Binds an array as a texture reference
+    """Binds an array as a texture reference
 
     Deprecated:
 
@@ -24580,8 +24588,10 @@ def cuTexRefSetArray(hTexRef: CUtexref | int | None, hArray: CUarray | int | Non
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     hArray
         Array to bind
+        Takes CUarray, an int (the raw value), or None (NULL).
     Flags
         Options (must be CU_TRSA_OVERRIDE_FORMAT)
 
@@ -24596,9 +24606,7 @@ def cuTexRefSetArray(hTexRef: CUtexref | int | None, hArray: CUarray | int | Non
     """
 
 def cuTexRefSetMipmappedArray(hTexRef: CUtexref | int | None, hMipmappedArray: CUmipmappedArray | int | None, Flags: int) -> tuple[CUresult]:
-    """cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags)
-
-    Binds a mipmapped array to a texture reference
+    """Binds a mipmapped array to a texture reference
 
     Deprecated:
 
@@ -24618,8 +24626,10 @@ def cuTexRefSetMipmappedArray(hTexRef: CUtexref | int | None, hMipmappedArray: C
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     hMipmappedArray
         Mipmapped array to bind
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
     Flags
         Options (must be CU_TRSA_OVERRIDE_FORMAT)
 
@@ -24634,9 +24644,7 @@ def cuTexRefSetMipmappedArray(hTexRef: CUtexref | int | None, hMipmappedArray: C
     """
 
 def cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int | None, bytes_: int) -> tuple[CUresult, int]:
-    """cuTexRefSetAddress(hTexRef, dptr, bytes_)
-
-    Binds an address as a texture reference
+    """Binds an address as a texture reference
 
     Deprecated:
 
@@ -24671,8 +24679,10 @@ def cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int |
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     dptr
         Device pointer to bind
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     bytes_
         Size of memory to bind in bytes
 
@@ -24689,9 +24699,7 @@ def cuTexRefSetAddress(hTexRef: CUtexref | int | None, dptr: CUdeviceptr | int |
     """
 
 def cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: CUDA_ARRAY_DESCRIPTOR | int | None, dptr: CUdeviceptr | int | None, Pitch: int) -> tuple[CUresult]:
-    """cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch)
-
-    Binds an address as a 2D texture reference
+    """Binds an address as a 2D texture reference
 
     Deprecated:
 
@@ -24735,10 +24743,13 @@ def cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: CUDA_ARRAY_DESCRI
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     desc
         Descriptor of CUDA array
+        Takes CUDA_ARRAY_DESCRIPTOR, an int address of one, or None (NULL).
     dptr
         Device pointer to bind
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     Pitch
         Line pitch in bytes
 
@@ -24753,9 +24764,7 @@ def cuTexRefSetAddress2D(hTexRef: CUtexref | int | None, desc: CUDA_ARRAY_DESCRI
     """
 
 def cuTexRefSetFormat(hTexRef: CUtexref | int | None, fmt: CUarray_format | int, NumPackedComponents: int) -> tuple[CUresult]:
-    """cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents)
-
-    Sets the format for a texture reference
+    """Sets the format for a texture reference
 
     Deprecated:
 
@@ -24777,8 +24786,10 @@ def cuTexRefSetFormat(hTexRef: CUtexref | int | None, fmt: CUarray_format | int,
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     fmt
         Format to set
+        Takes a CUarray_format member or an int.
     NumPackedComponents
         Number of components per array element
 
@@ -24793,9 +24804,7 @@ def cuTexRefSetFormat(hTexRef: CUtexref | int | None, fmt: CUarray_format | int,
     """
 
 def cuTexRefSetAddressMode(hTexRef: CUtexref | int | None, dim: int, am: CUaddress_mode | int) -> tuple[CUresult]:
-    """cuTexRefSetAddressMode(hTexRef, dim, am)
-
-    Sets the addressing mode for a texture reference
+    """Sets the addressing mode for a texture reference
 
     Deprecated:
 
@@ -24828,10 +24837,12 @@ def cuTexRefSetAddressMode(hTexRef: CUtexref | int | None, dim: int, am: CUaddre
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     dim
         Dimension
     am
         Addressing mode to set
+        Takes a CUaddress_mode member or an int.
 
     Returns
     -------
@@ -24844,9 +24855,7 @@ def cuTexRefSetAddressMode(hTexRef: CUtexref | int | None, dim: int, am: CUaddre
     """
 
 def cuTexRefSetFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mode | int) -> tuple[CUresult]:
-    """cuTexRefSetFilterMode(hTexRef, fm)
-
-    Sets the filtering mode for a texture reference
+    """Sets the filtering mode for a texture reference
 
     Deprecated:
 
@@ -24873,8 +24882,10 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mode | in
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     fm
         Filtering mode to set
+        Takes a CUfilter_mode member or an int.
 
     Returns
     -------
@@ -24887,9 +24898,7 @@ def cuTexRefSetFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mode | in
     """
 
 def cuTexRefSetMipmapFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mode | int) -> tuple[CUresult]:
-    """cuTexRefSetMipmapFilterMode(hTexRef, fm)
-
-    Sets the mipmap filtering mode for a texture reference
+    """Sets the mipmap filtering mode for a texture reference
 
     Deprecated:
 
@@ -24916,8 +24925,10 @@ def cuTexRefSetMipmapFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mod
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     fm
         Filtering mode to set
+        Takes a CUfilter_mode member or an int.
 
     Returns
     -------
@@ -24930,9 +24941,7 @@ def cuTexRefSetMipmapFilterMode(hTexRef: CUtexref | int | None, fm: CUfilter_mod
     """
 
 def cuTexRefSetMipmapLevelBias(hTexRef: CUtexref | int | None, bias: float) -> tuple[CUresult]:
-    """cuTexRefSetMipmapLevelBias(hTexRef, bias)
-
-    Sets the mipmap level bias for a texture reference
+    """Sets the mipmap level bias for a texture reference
 
     Deprecated:
 
@@ -24952,6 +24961,7 @@ def cuTexRefSetMipmapLevelBias(hTexRef: CUtexref | int | None, bias: float) -> t
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     bias
         Mipmap level bias
 
@@ -24966,9 +24976,7 @@ def cuTexRefSetMipmapLevelBias(hTexRef: CUtexref | int | None, bias: float) -> t
     """
 
 def cuTexRefSetMipmapLevelClamp(hTexRef: CUtexref | int | None, minMipmapLevelClamp: float, maxMipmapLevelClamp: float) -> tuple[CUresult]:
-    """cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
-
-    Sets the mipmap min/max mipmap level clamps for a texture reference
+    """Sets the mipmap min/max mipmap level clamps for a texture reference
 
     Deprecated:
 
@@ -24989,6 +24997,7 @@ def cuTexRefSetMipmapLevelClamp(hTexRef: CUtexref | int | None, minMipmapLevelCl
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     minMipmapLevelClamp
         Mipmap min level clamp
     maxMipmapLevelClamp
@@ -25005,9 +25014,7 @@ def cuTexRefSetMipmapLevelClamp(hTexRef: CUtexref | int | None, minMipmapLevelCl
     """
 
 def cuTexRefSetMaxAnisotropy(hTexRef: CUtexref | int | None, maxAniso: int) -> tuple[CUresult]:
-    """cuTexRefSetMaxAnisotropy(hTexRef, maxAniso)
-
-    Sets the maximum anisotropy for a texture reference
+    """Sets the maximum anisotropy for a texture reference
 
     Deprecated:
 
@@ -25027,6 +25034,7 @@ def cuTexRefSetMaxAnisotropy(hTexRef: CUtexref | int | None, maxAniso: int) -> t
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     maxAniso
         Maximum anisotropy
 
@@ -25041,9 +25049,7 @@ def cuTexRefSetMaxAnisotropy(hTexRef: CUtexref | int | None, maxAniso: int) -> t
     """
 
 def cuTexRefSetBorderColor(hTexRef: CUtexref | int | None) -> tuple[CUresult, float]:
-    """cuTexRefSetBorderColor(hTexRef)
-
-    Sets the border color for a texture reference
+    """Sets the border color for a texture reference
 
     Deprecated:
 
@@ -25067,6 +25073,7 @@ def cuTexRefSetBorderColor(hTexRef: CUtexref | int | None) -> tuple[CUresult, fl
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25081,9 +25088,7 @@ def cuTexRefSetBorderColor(hTexRef: CUtexref | int | None) -> tuple[CUresult, fl
     """
 
 def cuTexRefSetFlags(hTexRef: CUtexref | int | None, Flags: int) -> tuple[CUresult]:
-    """cuTexRefSetFlags(hTexRef, Flags)
-
-    Sets the flags for a texture reference
+    """Sets the flags for a texture reference
 
     Deprecated:
 
@@ -25116,6 +25121,7 @@ def cuTexRefSetFlags(hTexRef: CUtexref | int | None, Flags: int) -> tuple[CUresu
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     Flags
         Optional flags to set
 
@@ -25130,9 +25136,7 @@ def cuTexRefSetFlags(hTexRef: CUtexref | int | None, Flags: int) -> tuple[CUresu
     """
 
 def cuTexRefGetAddress(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUdeviceptr]:
-    """cuTexRefGetAddress(hTexRef)
-
-    Gets the address associated with a texture reference
+    """Gets the address associated with a texture reference
 
     Deprecated:
 
@@ -25150,6 +25154,7 @@ def cuTexRefGetAddress(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUdevi
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25164,9 +25169,7 @@ def cuTexRefGetAddress(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUdevi
     """
 
 def cuTexRefGetArray(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUarray]:
-    """cuTexRefGetArray(hTexRef)
-
-    Gets the array bound to a texture reference
+    """Gets the array bound to a texture reference
 
     Deprecated:
 
@@ -25184,6 +25187,7 @@ def cuTexRefGetArray(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUarray]
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25198,9 +25202,7 @@ def cuTexRefGetArray(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUarray]
     """
 
 def cuTexRefGetMipmappedArray(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUmipmappedArray]:
-    """cuTexRefGetMipmappedArray(hTexRef)
-
-    Gets the mipmapped array bound to a texture reference
+    """Gets the mipmapped array bound to a texture reference
 
     Deprecated:
 
@@ -25218,6 +25220,7 @@ def cuTexRefGetMipmappedArray(hTexRef: CUtexref | int | None) -> tuple[CUresult,
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25232,9 +25235,7 @@ def cuTexRefGetMipmappedArray(hTexRef: CUtexref | int | None) -> tuple[CUresult,
     """
 
 def cuTexRefGetAddressMode(hTexRef: CUtexref | int | None, dim: int) -> tuple[CUresult, CUaddress_mode]:
-    """cuTexRefGetAddressMode(hTexRef, dim)
-
-    Gets the addressing mode used by a texture reference
+    """Gets the addressing mode used by a texture reference
 
     Deprecated:
 
@@ -25252,6 +25253,7 @@ def cuTexRefGetAddressMode(hTexRef: CUtexref | int | None, dim: int) -> tuple[CU
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     dim
         Dimension
 
@@ -25268,9 +25270,7 @@ def cuTexRefGetAddressMode(hTexRef: CUtexref | int | None, dim: int) -> tuple[CU
     """
 
 def cuTexRefGetFilterMode(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUfilter_mode]:
-    """cuTexRefGetFilterMode(hTexRef)
-
-    Gets the filter-mode used by a texture reference
+    """Gets the filter-mode used by a texture reference
 
     Deprecated:
 
@@ -25287,6 +25287,7 @@ def cuTexRefGetFilterMode(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUf
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25301,9 +25302,7 @@ def cuTexRefGetFilterMode(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUf
     """
 
 def cuTexRefGetFormat(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUarray_format, int]:
-    """cuTexRefGetFormat(hTexRef)
-
-    Gets the format used by a texture reference
+    """Gets the format used by a texture reference
 
     Deprecated:
 
@@ -25321,6 +25320,7 @@ def cuTexRefGetFormat(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUarray
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25337,9 +25337,7 @@ def cuTexRefGetFormat(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUarray
     """
 
 def cuTexRefGetMipmapFilterMode(hTexRef: CUtexref | int | None) -> tuple[CUresult, CUfilter_mode]:
-    """cuTexRefGetMipmapFilterMode(hTexRef)
-
-    Gets the mipmap filtering mode for a texture reference
+    """Gets the mipmap filtering mode for a texture reference
 
     Deprecated:
 
@@ -25356,6 +25354,7 @@ def cuTexRefGetMipmapFilterMode(hTexRef: CUtexref | int | None) -> tuple[CUresul
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25370,9 +25369,7 @@ def cuTexRefGetMipmapFilterMode(hTexRef: CUtexref | int | None) -> tuple[CUresul
     """
 
 def cuTexRefGetMipmapLevelBias(hTexRef: CUtexref | int | None) -> tuple[CUresult, float]:
-    """cuTexRefGetMipmapLevelBias(hTexRef)
-
-    Gets the mipmap level bias for a texture reference
+    """Gets the mipmap level bias for a texture reference
 
     Deprecated:
 
@@ -25389,6 +25386,7 @@ def cuTexRefGetMipmapLevelBias(hTexRef: CUtexref | int | None) -> tuple[CUresult
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25403,9 +25401,7 @@ def cuTexRefGetMipmapLevelBias(hTexRef: CUtexref | int | None) -> tuple[CUresult
     """
 
 def cuTexRefGetMipmapLevelClamp(hTexRef: CUtexref | int | None) -> tuple[CUresult, float, float]:
-    """cuTexRefGetMipmapLevelClamp(hTexRef)
-
-    Gets the min/max mipmap level clamps for a texture reference
+    """Gets the min/max mipmap level clamps for a texture reference
 
     Deprecated:
 
@@ -25422,6 +25418,7 @@ def cuTexRefGetMipmapLevelClamp(hTexRef: CUtexref | int | None) -> tuple[CUresul
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25438,9 +25435,7 @@ def cuTexRefGetMipmapLevelClamp(hTexRef: CUtexref | int | None) -> tuple[CUresul
     """
 
 def cuTexRefGetMaxAnisotropy(hTexRef: CUtexref | int | None) -> tuple[CUresult, int]:
-    """cuTexRefGetMaxAnisotropy(hTexRef)
-
-    Gets the maximum anisotropy for a texture reference
+    """Gets the maximum anisotropy for a texture reference
 
     Deprecated:
 
@@ -25457,6 +25452,7 @@ def cuTexRefGetMaxAnisotropy(hTexRef: CUtexref | int | None) -> tuple[CUresult, 
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25471,9 +25467,7 @@ def cuTexRefGetMaxAnisotropy(hTexRef: CUtexref | int | None) -> tuple[CUresult, 
     """
 
 def cuTexRefGetBorderColor(hTexRef: CUtexref | int | None) -> tuple[CUresult, float]:
-    """cuTexRefGetBorderColor(hTexRef)
-
-    Gets the border color used by a texture reference
+    """Gets the border color used by a texture reference
 
     Deprecated:
 
@@ -25493,6 +25487,7 @@ def cuTexRefGetBorderColor(hTexRef: CUtexref | int | None) -> tuple[CUresult, fl
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25507,9 +25502,7 @@ def cuTexRefGetBorderColor(hTexRef: CUtexref | int | None) -> tuple[CUresult, fl
     """
 
 def cuTexRefGetFlags(hTexRef: CUtexref | int | None) -> tuple[CUresult, int]:
-    """cuTexRefGetFlags(hTexRef)
-
-    Gets the flags used by a texture reference
+    """Gets the flags used by a texture reference
 
     Deprecated:
 
@@ -25525,6 +25518,7 @@ def cuTexRefGetFlags(hTexRef: CUtexref | int | None) -> tuple[CUresult, int]:
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25539,9 +25533,7 @@ def cuTexRefGetFlags(hTexRef: CUtexref | int | None) -> tuple[CUresult, int]:
     """
 
 def cuTexRefCreate() -> tuple[CUresult, CUtexref]:
-    """cuTexRefCreate()
-
-    Creates a texture reference
+    """Creates a texture reference
 
     Deprecated:
 
@@ -25567,9 +25559,7 @@ def cuTexRefCreate() -> tuple[CUresult, CUtexref]:
     """
 
 def cuTexRefDestroy(hTexRef: CUtexref | int | None) -> tuple[CUresult]:
-    """cuTexRefDestroy(hTexRef)
-
-    Destroys a texture reference
+    """Destroys a texture reference
 
     Deprecated:
 
@@ -25581,6 +25571,7 @@ def cuTexRefDestroy(hTexRef: CUtexref | int | None) -> tuple[CUresult]:
     ----------
     hTexRef
         Texture reference to destroy
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25593,9 +25584,7 @@ def cuTexRefDestroy(hTexRef: CUtexref | int | None) -> tuple[CUresult]:
     """
 
 def cuSurfRefSetArray(hSurfRef: CUsurfref | int | None, hArray: CUarray | int | None, Flags: int) -> tuple[CUresult]:
-    """cuSurfRefSetArray(hSurfRef, hArray, Flags)
-
-    Sets the CUDA array for a surface reference.
+    """Sets the CUDA array for a surface reference.
 
     Deprecated:
 
@@ -25613,8 +25602,10 @@ def cuSurfRefSetArray(hSurfRef: CUsurfref | int | None, hArray: CUarray | int | 
     ----------
     hSurfRef
         Surface reference handle
+        Takes CUsurfref, an int (the raw value), or None (NULL).
     hArray
         CUDA array handle
+        Takes CUarray, an int (the raw value), or None (NULL).
     Flags
         set to 0
 
@@ -25629,9 +25620,7 @@ def cuSurfRefSetArray(hSurfRef: CUsurfref | int | None, hArray: CUarray | int | 
     """
 
 def cuSurfRefGetArray(hSurfRef: CUsurfref | int | None) -> tuple[CUresult, CUarray]:
-    """cuSurfRefGetArray(hSurfRef)
-
-    Passes back the CUDA array bound to a surface reference.
+    """Passes back the CUDA array bound to a surface reference.
 
     Deprecated:
 
@@ -25645,6 +25634,7 @@ def cuSurfRefGetArray(hSurfRef: CUsurfref | int | None) -> tuple[CUresult, CUarr
     ----------
     hSurfRef
         Surface reference handle
+        Takes CUsurfref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25659,9 +25649,7 @@ def cuSurfRefGetArray(hSurfRef: CUsurfref | int | None) -> tuple[CUresult, CUarr
     """
 
 def cuTexObjectCreate(pResDesc: CUDA_RESOURCE_DESC | int | None, pTexDesc: CUDA_TEXTURE_DESC | int | None, pResViewDesc: CUDA_RESOURCE_VIEW_DESC | int | None) -> tuple[CUresult, CUtexObject]:
-    """cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc)
-
-    Creates a texture object
+    """Creates a texture object
 
     Creates a texture object and returns it in pTexObject. pResDesc describes
     the data to texture from. pTexDesc describes how the data should be sampled.
@@ -25873,10 +25861,13 @@ def cuTexObjectCreate(pResDesc: CUDA_RESOURCE_DESC | int | None, pTexDesc: CUDA_
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
     pTexDesc
         Texture descriptor
+        Takes CUDA_TEXTURE_DESC, an int address of one, or None (NULL).
     pResViewDesc
         Resource view descriptor
+        Takes CUDA_RESOURCE_VIEW_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -25891,9 +25882,7 @@ def cuTexObjectCreate(pResDesc: CUDA_RESOURCE_DESC | int | None, pTexDesc: CUDA_
     """
 
 def cuTexObjectDestroy(texObject: CUtexObject | int | None) -> tuple[CUresult]:
-    """cuTexObjectDestroy(texObject)
-
-    Destroys a texture object
+    """Destroys a texture object
 
     Destroys the texture object specified by texObject.
 
@@ -25905,6 +25894,7 @@ def cuTexObjectDestroy(texObject: CUtexObject | int | None) -> tuple[CUresult]:
     ----------
     texObject
         Texture object to destroy
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25917,9 +25907,7 @@ def cuTexObjectDestroy(texObject: CUtexObject | int | None) -> tuple[CUresult]:
     """
 
 def cuTexObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, texObject: CUtexObject | int | None) -> tuple[CUresult]:
-    """cuTexObjectGetResourceDesc(pResDesc, texObject)
-
-    Returns a texture object's resource descriptor
+    """Returns a texture object's resource descriptor
 
     Returns the resource descriptor for the texture object specified by texObject.
 
@@ -25931,8 +25919,10 @@ def cuTexObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, texObj
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
     texObject
         Texture object
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25945,9 +25935,7 @@ def cuTexObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, texObj
     """
 
 def cuTexObjectGetTextureDesc(pTexDesc: CUDA_TEXTURE_DESC | int | None, texObject: CUtexObject | int | None) -> tuple[CUresult]:
-    """cuTexObjectGetTextureDesc(pTexDesc, texObject)
-
-    Returns a texture object's texture descriptor
+    """Returns a texture object's texture descriptor
 
     Returns the texture descriptor for the texture object specified by texObject.
 
@@ -25959,8 +25947,10 @@ def cuTexObjectGetTextureDesc(pTexDesc: CUDA_TEXTURE_DESC | int | None, texObjec
     ----------
     pTexDesc
         Texture descriptor
+        Takes CUDA_TEXTURE_DESC, an int address of one, or None (NULL).
     texObject
         Texture object
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25973,9 +25963,7 @@ def cuTexObjectGetTextureDesc(pTexDesc: CUDA_TEXTURE_DESC | int | None, texObjec
     """
 
 def cuTexObjectGetResourceViewDesc(pResViewDesc: CUDA_RESOURCE_VIEW_DESC | int | None, texObject: CUtexObject | int | None) -> tuple[CUresult]:
-    """cuTexObjectGetResourceViewDesc(pResViewDesc, texObject)
-
-    Returns a texture object's resource view descriptor
+    """Returns a texture object's resource view descriptor
 
     Returns the resource view descriptor for the texture object specified by texObject.
     If no resource view was set for texObject, the CUDA_ERROR_INVALID_VALUE is returned.
@@ -25988,8 +25976,10 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc: CUDA_RESOURCE_VIEW_DESC | int |
     ----------
     pResViewDesc
         Resource view descriptor
+        Takes CUDA_RESOURCE_VIEW_DESC, an int address of one, or None (NULL).
     texObject
         Texture object
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26002,9 +25992,7 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc: CUDA_RESOURCE_VIEW_DESC | int |
     """
 
 def cuSurfObjectCreate(pResDesc: CUDA_RESOURCE_DESC | int | None) -> tuple[CUresult, CUsurfObject]:
-    """cuSurfObjectCreate(pResDesc)
-
-    Creates a surface object
+    """Creates a surface object
 
     Creates a surface object and returns it in pSurfObject. pResDesc describes
     the data to perform surface load/stores on. CUDA_RESOURCE_DESC.resType must be
@@ -26023,6 +26011,7 @@ def cuSurfObjectCreate(pResDesc: CUDA_RESOURCE_DESC | int | None) -> tuple[CUres
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -26037,9 +26026,7 @@ def cuSurfObjectCreate(pResDesc: CUDA_RESOURCE_DESC | int | None) -> tuple[CUres
     """
 
 def cuSurfObjectDestroy(surfObject: CUsurfObject | int | None) -> tuple[CUresult]:
-    """cuSurfObjectDestroy(surfObject)
-
-    Destroys a surface object
+    """Destroys a surface object
 
     Destroys the surface object specified by surfObject.
 
@@ -26051,6 +26038,7 @@ def cuSurfObjectDestroy(surfObject: CUsurfObject | int | None) -> tuple[CUresult
     ----------
     surfObject
         Surface object to destroy
+        Takes CUsurfObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26063,9 +26051,7 @@ def cuSurfObjectDestroy(surfObject: CUsurfObject | int | None) -> tuple[CUresult
     """
 
 def cuSurfObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, surfObject: CUsurfObject | int | None) -> tuple[CUresult]:
-    """cuSurfObjectGetResourceDesc(pResDesc, surfObject)
-
-    Returns a surface object's resource descriptor
+    """Returns a surface object's resource descriptor
 
     Returns the resource descriptor for the surface object specified by surfObject.
 
@@ -26077,8 +26063,10 @@ def cuSurfObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, surfO
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
     surfObject
         Surface object
+        Takes CUsurfObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26091,9 +26079,7 @@ def cuSurfObjectGetResourceDesc(pResDesc: CUDA_RESOURCE_DESC | int | None, surfO
     """
 
 def cuTensorMapEncodeTiled(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int | None, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, boxDim: Sequence[cuuint32_t | int] | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
-    """cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
-
-    Create a tensor map descriptor object representing tiled memory region
+    """Create a tensor map descriptor object representing tiled memory region
 
     Creates a descriptor for Tensor Memory Access (TMA) object specified
     by the parameters describing a tiled region and returns it in tensorMap.
@@ -26243,28 +26229,45 @@ def cuTensorMapEncodeTiled(tensorMap: CUtensorMap | int | None, tensorDataType: 
     ----------
     tensorMap
         Tensor map object to create
+        Takes CUtensorMap, an int address of one, or None (NULL).
     tensorDataType
         Tensor data type
+        Takes a CUtensorMapDataType member or an int.
     tensorRank
         Dimensionality of tensor
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     globalAddress
         Starting address of memory region described by tensor
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     globalDim
         Array containing tensor size (number of elements) along each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     globalStrides
         Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     boxDim
         Array containing traversal box size (number of elments) along each of the tensorRank dimensions. Specifies how many elements to be traversed along each tensor dimension.
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     elementStrides
         Array containing traversal stride in each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     interleave
         Type of interleaved layout the tensor addresses
+        Takes a CUtensorMapInterleave member or an int.
     swizzle
         Bank swizzling pattern inside shared memory
+        Takes a CUtensorMapSwizzle member or an int.
     l2Promotion
         L2 promotion size
+        Takes a CUtensorMapL2promotion member or an int.
     oobFill
         Indicate whether zero or special NaN constant must be used to fill out-of-bound elements
+        Takes a CUtensorMapFloatOOBfill member or an int.
 
     Returns
     -------
@@ -26277,9 +26280,7 @@ def cuTensorMapEncodeTiled(tensorMap: CUtensorMap | int | None, tensorDataType: 
     """
 
 def cuTensorMapEncodeIm2col(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int | None, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCorner: Sequence[int] | None, pixelBoxUpperCorner: Sequence[int] | None, channelsPerPixel: cuuint32_t | int | None, pixelsPerColumn: cuuint32_t | int | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
-    """cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
-
-    Create a tensor map descriptor object representing im2col memory region
+    """Create a tensor map descriptor object representing im2col memory region
 
     Creates a descriptor for Tensor Memory Access (TMA) object specified
     by the parameters describing a im2col memory layout and returns it in tensorMap.
@@ -26442,34 +26443,55 @@ def cuTensorMapEncodeIm2col(tensorMap: CUtensorMap | int | None, tensorDataType:
     ----------
     tensorMap
         Tensor map object to create
+        Takes CUtensorMap, an int address of one, or None (NULL).
     tensorDataType
         Tensor data type
+        Takes a CUtensorMapDataType member or an int.
     tensorRank
         Dimensionality of tensor; must be at least 3
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     globalAddress
         Starting address of memory region described by tensor
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     globalDim
         Array containing tensor size (number of elements) along each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     globalStrides
         Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     pixelBoxLowerCorner
         Array containing DHW dimensions of lower box corner
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     pixelBoxUpperCorner
         Array containing DHW dimensions of upper box corner
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     channelsPerPixel
         Number of channels per pixel
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     pixelsPerColumn
         Number of pixels per column
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     elementStrides
         Array containing traversal stride in each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     interleave
         Type of interleaved layout the tensor addresses
+        Takes a CUtensorMapInterleave member or an int.
     swizzle
         Bank swizzling pattern inside shared memory
+        Takes a CUtensorMapSwizzle member or an int.
     l2Promotion
         L2 promotion size
+        Takes a CUtensorMapL2promotion member or an int.
     oobFill
         Indicate whether zero or special NaN constant will be used to fill out-of-bound elements
+        Takes a CUtensorMapFloatOOBfill member or an int.
 
     Returns
     -------
@@ -26482,9 +26504,7 @@ def cuTensorMapEncodeIm2col(tensorMap: CUtensorMap | int | None, tensorDataType:
     """
 
 def cuTensorMapEncodeIm2colWide(tensorMap: CUtensorMap | int | None, tensorDataType: CUtensorMapDataType | int, tensorRank: cuuint32_t | int | None, globalAddress: int | Buffer | None, globalDim: Sequence[cuuint64_t | int] | None, globalStrides: Sequence[cuuint64_t | int] | None, pixelBoxLowerCornerWidth: int, pixelBoxUpperCornerWidth: int, channelsPerPixel: cuuint32_t | int | None, pixelsPerColumn: cuuint32_t | int | None, elementStrides: Sequence[cuuint32_t | int] | None, interleave: CUtensorMapInterleave | int, mode: CUtensorMapIm2ColWideMode | int, swizzle: CUtensorMapSwizzle | int, l2Promotion: CUtensorMapL2promotion | int, oobFill: CUtensorMapFloatOOBfill | int) -> tuple[CUresult]:
-    """cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
-
-    Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
+    """Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 
     Creates a descriptor for Tensor Memory Access (TMA) object specified by the parameters
     describing a im2col memory layout and where the row is always loaded along the W dimensuin
@@ -26644,36 +26664,54 @@ def cuTensorMapEncodeIm2colWide(tensorMap: CUtensorMap | int | None, tensorDataT
     ----------
     tensorMap
         Tensor map object to create
+        Takes CUtensorMap, an int address of one, or None (NULL).
     tensorDataType
         Tensor data type
+        Takes a CUtensorMapDataType member or an int.
     tensorRank
         Dimensionality of tensor; must be at least 3
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     globalAddress
         Starting address of memory region described by tensor
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     globalDim
         Array containing tensor size (number of elements) along each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     globalStrides
         Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     pixelBoxLowerCornerWidth
         Width offset of left box corner
     pixelBoxUpperCornerWidth
         Width offset of right box corner
     channelsPerPixel
         Number of channels per pixel
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     pixelsPerColumn
         Number of pixels per column
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     elementStrides
         Array containing traversal stride in each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     interleave
         Type of interleaved layout the tensor addresses
+        Takes a CUtensorMapInterleave member or an int.
     mode
         W or W128 mode
+        Takes a CUtensorMapIm2ColWideMode member or an int.
     swizzle
         Bank swizzling pattern inside shared memory
+        Takes a CUtensorMapSwizzle member or an int.
     l2Promotion
         L2 promotion size
+        Takes a CUtensorMapL2promotion member or an int.
     oobFill
         Indicate whether zero or special NaN constant will be used to fill out-of-bound elements
+        Takes a CUtensorMapFloatOOBfill member or an int.
 
     Returns
     -------
@@ -26686,9 +26724,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap: CUtensorMap | int | None, tensorDataT
     """
 
 def cuTensorMapReplaceAddress(tensorMap: CUtensorMap | int | None, globalAddress: int | Buffer | None) -> tuple[CUresult]:
-    """cuTensorMapReplaceAddress(tensorMap, globalAddress)
-
-    Modify an existing tensor map descriptor with an updated global address
+    """Modify an existing tensor map descriptor with an updated global address
 
     Modifies the descriptor for Tensor Memory Access (TMA) object passed in tensorMap with
     an updated globalAddress.
@@ -26706,8 +26742,11 @@ def cuTensorMapReplaceAddress(tensorMap: CUtensorMap | int | None, globalAddress
     ----------
     tensorMap
         Tensor map object to modify
+        Takes CUtensorMap, an int address of one, or None (NULL).
     globalAddress
         Starting address of memory region described by tensor, must follow previous alignment requirements
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -26720,9 +26759,7 @@ def cuTensorMapReplaceAddress(tensorMap: CUtensorMap | int | None, globalAddress
     """
 
 def cuDeviceCanAccessPeer(dev: CUdevice | int | None, peerDev: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceCanAccessPeer(dev, peerDev)
-
-    Queries if a device may directly access a peer device's memory.
+    """Queries if a device may directly access a peer device's memory.
 
     Returns in *canAccessPeer a value of 1 if contexts on dev are capable of
     directly accessing memory from contexts on peerDev and 0 otherwise.
@@ -26738,8 +26775,10 @@ def cuDeviceCanAccessPeer(dev: CUdevice | int | None, peerDev: CUdevice | int | 
     ----------
     dev
         Device from which allocations on peerDev are to be directly accessed.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     peerDev
         Device on which the allocations to be directly accessed by dev reside.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26753,9 +26792,7 @@ def cuDeviceCanAccessPeer(dev: CUdevice | int | None, peerDev: CUdevice | int | 
     """
 
 def cuCtxEnablePeerAccess(peerContext: CUcontext | int | None, Flags: int) -> tuple[CUresult]:
-    """cuCtxEnablePeerAccess(peerContext, Flags)
-
-    Enables direct access to memory allocations in a peer context.
+    """Enables direct access to memory allocations in a peer context.
 
     If both the current context and peerContext are on devices which support unified
     addressing (as may be queried using CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) and same
@@ -26795,6 +26832,7 @@ def cuCtxEnablePeerAccess(peerContext: CUcontext | int | None, Flags: int) -> tu
     ----------
     peerContext
         Peer context to enable direct access to from the current context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     Flags
         Reserved for future use and must be set to 0
 
@@ -26812,9 +26850,7 @@ def cuCtxEnablePeerAccess(peerContext: CUcontext | int | None, Flags: int) -> tu
     """
 
 def cuCtxDisablePeerAccess(peerContext: CUcontext | int | None) -> tuple[CUresult]:
-    """cuCtxDisablePeerAccess(peerContext)
-
-    Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+    """Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 
     Returns CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if direct peer access has
     not yet been enabled from peerContext to the current context.
@@ -26831,6 +26867,7 @@ def cuCtxDisablePeerAccess(peerContext: CUcontext | int | None) -> tuple[CUresul
     ----------
     peerContext
         Peer context to disable direct access to
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26843,9 +26880,7 @@ def cuCtxDisablePeerAccess(peerContext: CUcontext | int | None) -> tuple[CUresul
     """
 
 def cuDeviceGetP2PAttribute(attrib: CUdevice_P2PAttribute | int, srcDevice: CUdevice | int | None, dstDevice: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice)
-
-    Queries attributes of the link between two devices.
+    """Queries attributes of the link between two devices.
 
     Returns in *value the value of the requested attribute attrib of the
     link between srcDevice and dstDevice. The supported attributes are:
@@ -26877,10 +26912,13 @@ def cuDeviceGetP2PAttribute(attrib: CUdevice_P2PAttribute | int, srcDevice: CUde
     ----------
     attrib
         The requested attribute of the link between srcDevice and dstDevice.
+        Takes a CUdevice_P2PAttribute member or an int.
     srcDevice
         The source device of the target link.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     dstDevice
         The destination device of the target link.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26895,9 +26933,7 @@ def cuDeviceGetP2PAttribute(attrib: CUdevice_P2PAttribute | int, srcDevice: CUde
     """
 
 def cuDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: int, srcDevice: CUdevice | int | None, dstDevice: CUdevice | int | None) -> tuple[CUresult, int]:
-    """cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice)
-
-    Queries details about atomic operations supported between two devices
+    """Queries details about atomic operations supported between two devices
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between srcDevice and dstDevice. The allocated size of *operations and
@@ -26921,12 +26957,16 @@ def cuDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: in
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     srcDevice
         The source device of the target link
+        Takes CUdevice, an int (the raw value), or None (NULL).
     dstDevice
         The destination device of the target link
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26939,9 +26979,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: in
     """
 
 def cuGraphicsUnregisterResource(resource: CUgraphicsResource | int | None) -> tuple[CUresult]:
-    """cuGraphicsUnregisterResource(resource)
-
-    Unregisters a graphics resource for access by CUDA
+    """Unregisters a graphics resource for access by CUDA
 
     Unregisters the graphics resource resource so it is not accessible by
     CUDA unless registered again.
@@ -26961,6 +26999,7 @@ def cuGraphicsUnregisterResource(resource: CUgraphicsResource | int | None) -> t
     ----------
     resource
         Resource to unregister
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26974,9 +27013,7 @@ def cuGraphicsUnregisterResource(resource: CUgraphicsResource | int | None) -> t
     """
 
 def cuGraphicsSubResourceGetMappedArray(resource: CUgraphicsResource | int | None, arrayIndex: int, mipLevel: int) -> tuple[CUresult, CUarray]:
-    """cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel)
-
-    Get an array through which to access a subresource of a mapped graphics resource.
+    """Get an array through which to access a subresource of a mapped graphics resource.
 
     Returns in *pArray an array through which the subresource of the mapped
     graphics resource resource which corresponds to array index arrayIndex
@@ -26999,6 +27036,7 @@ def cuGraphicsSubResourceGetMappedArray(resource: CUgraphicsResource | int | Non
     ----------
     resource
         Mapped resource to access
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
     arrayIndex
         Array index for array textures or cubemap face index as defined by CUarray_cubemap_face for cubemap textures for the subresource to access
     mipLevel
@@ -27020,9 +27058,7 @@ def cuGraphicsSubResourceGetMappedArray(resource: CUgraphicsResource | int | Non
     """
 
 def cuGraphicsResourceGetMappedMipmappedArray(resource: CUgraphicsResource | int | None) -> tuple[CUresult, CUmipmappedArray]:
-    """cuGraphicsResourceGetMappedMipmappedArray(resource)
-
-    Get a mipmapped array through which to access a mapped graphics resource.
+    """Get a mipmapped array through which to access a mapped graphics resource.
 
     Returns in *pMipmappedArray a mipmapped array through which the mapped graphics
     resource resource. The value set in *pMipmappedArray may change every time
@@ -27040,6 +27076,7 @@ def cuGraphicsResourceGetMappedMipmappedArray(resource: CUgraphicsResource | int
     ----------
     resource
         Mapped resource to access
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27057,9 +27094,7 @@ def cuGraphicsResourceGetMappedMipmappedArray(resource: CUgraphicsResource | int
     """
 
 def cuGraphicsResourceGetMappedPointer(resource: CUgraphicsResource | int | None) -> tuple[CUresult, CUdeviceptr, int]:
-    """cuGraphicsResourceGetMappedPointer(resource)
-
-    Get a device pointer through which to access a mapped graphics resource.
+    """Get a device pointer through which to access a mapped graphics resource.
 
     Returns in *pDevPtr a pointer through which the mapped graphics resource
     resource may be accessed.
@@ -27080,6 +27115,7 @@ def cuGraphicsResourceGetMappedPointer(resource: CUgraphicsResource | int | None
     ----------
     resource
         Mapped resource to access
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27099,9 +27135,7 @@ def cuGraphicsResourceGetMappedPointer(resource: CUgraphicsResource | int | None
     """
 
 def cuGraphicsResourceSetMapFlags(resource: CUgraphicsResource | int | None, flags: int) -> tuple[CUresult]:
-    """cuGraphicsResourceSetMapFlags(resource, flags)
-
-    Set usage flags for mapping a graphics resource
+    """Set usage flags for mapping a graphics resource
 
     Set flags for mapping the graphics resource resource.
 
@@ -27130,6 +27164,7 @@ def cuGraphicsResourceSetMapFlags(resource: CUgraphicsResource | int | None, fla
     ----------
     resource
         Registered resource to set flags for
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
     flags
         Parameters for resource mapping
 
@@ -27146,9 +27181,7 @@ def cuGraphicsResourceSetMapFlags(resource: CUgraphicsResource | int | None, fla
     """
 
 def cuGraphicsMapResources(count: int, resources: Sequence[CUgraphicsResource | int] | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuGraphicsMapResources(count, resources, hStream)
-
-    Map graphics resources for access by CUDA
+    """Map graphics resources for access by CUDA
 
     Maps the count graphics resources in resources for access by CUDA.
 
@@ -27176,8 +27209,11 @@ def cuGraphicsMapResources(count: int, resources: Sequence[CUgraphicsResource | 
         Number of resources to map
     resources
         Resources to map for CUDA usage
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     hStream
         Stream with which to synchronize
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27192,9 +27228,7 @@ def cuGraphicsMapResources(count: int, resources: Sequence[CUgraphicsResource | 
     """
 
 def cuGraphicsUnmapResources(count: int, resources: Sequence[CUgraphicsResource | int] | None, hStream: CUstream | int | None) -> tuple[CUresult]:
-    """cuGraphicsUnmapResources(count, resources, hStream)
-
-    Unmap graphics resources.
+    """Unmap graphics resources.
 
     Unmaps the count graphics resources in resources.
 
@@ -27218,8 +27252,11 @@ def cuGraphicsUnmapResources(count: int, resources: Sequence[CUgraphicsResource 
         Number of resources to unmap
     resources
         Resources to unmap
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     hStream
         Stream with which to synchronize
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27234,9 +27271,7 @@ def cuGraphicsUnmapResources(count: int, resources: Sequence[CUgraphicsResource 
     """
 
 def cuGetProcAddress(symbol: bytes | str | None, cudaVersion: int, flags: cuuint64_t | int | None) -> tuple[CUresult, int, CUdriverProcAddressQueryResult]:
-    """cuGetProcAddress(symbol, cudaVersion, flags)
-
-    Returns the requested driver API function pointer
+    """Returns the requested driver API function pointer
 
     Returns in **pfn the address of the CUDA driver function for the requested
     CUDA version and flags.
@@ -27285,10 +27320,12 @@ def cuGetProcAddress(symbol: bytes | str | None, cudaVersion: int, flags: cuuint
     ----------
     symbol
         The base name of the driver API function to look for. As an example, for the driver API cuMemAlloc_v2, symbol would be cuMemAlloc and cudaVersion would be the ABI compatible CUDA version for the _v2 variant.
+        Takes bytes, or str (encoded as UTF-8).
     cudaVersion
         The CUDA version to look for the requested driver symbol
     flags
         Flags to specify search options.
+        Takes cuuint64_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27303,9 +27340,7 @@ def cuGetProcAddress(symbol: bytes | str | None, cudaVersion: int, flags: cuuint
     """
 
 def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int) -> tuple[CUresult, bool | bytes | int]:
-    """cuCoredumpGetAttribute(attrib)
-
-    Allows caller to fetch a coredump attribute value for the current context
+    """Allows caller to fetch a coredump attribute value for the current context
 
     Returns in *value the requested value specified by attrib. It is up to the caller
     to ensure that the data type and size of *value matches the request.
@@ -27363,6 +27398,7 @@ def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int) -> tuple[CUresult, 
     ----------
     attrib
         The enum defining which value to fetch.
+        Takes a CUcoredumpSettings member or an int.
     size
         The size of the memory region value points to.
 
@@ -27381,9 +27417,7 @@ def cuCoredumpGetAttribute(attrib: CUcoredumpSettings | int) -> tuple[CUresult, 
     """
 
 def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int) -> tuple[CUresult, bool | bytes | int]:
-    """cuCoredumpGetAttributeGlobal(attrib)
-
-    Allows caller to fetch a coredump attribute value for the entire application
+    """Allows caller to fetch a coredump attribute value for the entire application
 
     Returns in *value the requested value specified by attrib. It is up to the caller
     to ensure that the data type and size of *value matches the request.
@@ -27440,6 +27474,7 @@ def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int) -> tuple[CUre
     ----------
     attrib
         The enum defining which value to fetch.
+        Takes a CUcoredumpSettings member or an int.
     size
         The size of the memory region value points to.
 
@@ -27453,9 +27488,7 @@ def cuCoredumpGetAttributeGlobal(attrib: CUcoredumpSettings | int) -> tuple[CUre
     """
 
 def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | bytes | str | Buffer) -> tuple[CUresult]:
-    """cuCoredumpSetAttribute(attrib, value)
-
-    Allows caller to set a coredump attribute value for the current context
+    """Allows caller to set a coredump attribute value for the current context
 
     This function should be considered an alternate interface to the CUDA-GDB environment
     variables defined in this document: https://docs.nvidia.com/cuda/cuda-gdb/index.htmlgpu-coredump
@@ -27519,6 +27552,7 @@ def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | bytes 
     ----------
     attrib
         The enum defining which value to set.
+        Takes a CUcoredumpSettings member or an int.
     value
         void* containing the requested data.
     size
@@ -27538,9 +27572,7 @@ def cuCoredumpSetAttribute(attrib: CUcoredumpSettings | int, value: int | bytes 
     """
 
 def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | bytes | str | Buffer) -> tuple[CUresult]:
-    """cuCoredumpSetAttributeGlobal(attrib, value)
-
-    Allows caller to set a coredump attribute value globally
+    """Allows caller to set a coredump attribute value globally
 
     This function should be considered an alternate interface to the CUDA-GDB environment
     variables defined in this document: https://docs.nvidia.com/cuda/cuda-gdb/index.htmlgpu-coredump
@@ -27606,6 +27638,7 @@ def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | 
     ----------
     attrib
         The enum defining which value to set.
+        Takes a CUcoredumpSettings member or an int.
     value
         void* containing the requested data.
     size
@@ -27620,9 +27653,7 @@ def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | 
     """
 
 def cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int | None, flags: int) -> tuple[CUresult, CUgreenCtx]:
-    """cuGreenCtxCreate(desc, dev, flags)
-
-    Creates a green context with a specified set of resources.
+    """Creates a green context with a specified set of resources.
 
     This API creates a green context with the resources specified in the descriptor desc and
     returns it in the handle represented by phCtx. This API will retain the primary context on device dev,
@@ -27654,8 +27685,10 @@ def cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int |
     ----------
     desc
         Descriptor generated via cuDevResourceGenerateDesc which contains the set of resources to be used
+        Takes CUdevResourceDesc, an int (the raw value), or None (NULL).
     dev
         Device on which to create the green context.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     flags
         One of the supported green context creation flags. CU_GREEN_CTX_DEFAULT_STREAM is required.
 
@@ -27674,9 +27707,7 @@ def cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int |
     """
 
 def cuGreenCtxDestroy(hCtx: CUgreenCtx | int | None) -> tuple[CUresult]:
-    """cuGreenCtxDestroy(hCtx)
-
-    Destroys a green context
+    """Destroys a green context
 
     Destroys the green context, releasing the primary context of the device that this green context was created for.
     Any resources provisioned for this green context (that were initially available via the resource descriptor)
@@ -27694,6 +27725,7 @@ def cuGreenCtxDestroy(hCtx: CUgreenCtx | int | None) -> tuple[CUresult]:
     ----------
     hCtx
         Green context to be destroyed
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27706,9 +27738,7 @@ def cuGreenCtxDestroy(hCtx: CUgreenCtx | int | None) -> tuple[CUresult]:
     """
 
 def cuCtxFromGreenCtx(hCtx: CUgreenCtx | int | None) -> tuple[CUresult, CUcontext]:
-    """cuCtxFromGreenCtx(hCtx)
-
-    Converts a green context into the primary context
+    """Converts a green context into the primary context
 
     The API converts a green context into the primary context returned in pContext. It is important
     to note that the converted context pContext is a normal primary context but with
@@ -27726,6 +27756,7 @@ def cuCtxFromGreenCtx(hCtx: CUgreenCtx | int | None) -> tuple[CUresult, CUcontex
     ----------
     hCtx
         Green context to convert
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27740,9 +27771,7 @@ def cuCtxFromGreenCtx(hCtx: CUgreenCtx | int | None) -> tuple[CUresult, CUcontex
     """
 
 def cuDeviceGetDevResource(device: CUdevice | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
-    """cuDeviceGetDevResource(device, type)
-
-    Get device resources
+    """Get device resources
 
     Get the type resources available to the device.
     This may often be the starting point for further partitioning or configuring of resources.
@@ -27756,8 +27785,10 @@ def cuDeviceGetDevResource(device: CUdevice | int | None, type: CUdevResourceTyp
     ----------
     device
         Device to get resource for
+        Takes CUdevice, an int (the raw value), or None (NULL).
     type
         Type of resource to retrieve
+        Takes a CUdevResourceType member or an int.
 
     Returns
     -------
@@ -27773,9 +27804,7 @@ def cuDeviceGetDevResource(device: CUdevice | int | None, type: CUdevResourceTyp
     """
 
 def cuCtxGetDevResource(hCtx: CUcontext | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
-    """cuCtxGetDevResource(hCtx, type)
-
-    Get context resources
+    """Get context resources
 
     Get the type resources available to the context represented by hCtx
 
@@ -27788,8 +27817,10 @@ def cuCtxGetDevResource(hCtx: CUcontext | int | None, type: CUdevResourceType | 
     ----------
     hCtx
         Context to get resource for
+        Takes CUcontext, an int (the raw value), or None (NULL).
     type
         Type of resource to retrieve
+        Takes a CUdevResourceType member or an int.
 
     Returns
     -------
@@ -27805,9 +27836,7 @@ def cuCtxGetDevResource(hCtx: CUcontext | int | None, type: CUdevResourceType | 
     """
 
 def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, type: CUdevResourceType | int) -> tuple[CUresult, CUdevResource]:
-    """cuGreenCtxGetDevResource(hCtx, type)
-
-    Get green context resources
+    """Get green context resources
 
     Get the type resources available to the green context represented by hCtx
 
@@ -27818,8 +27847,10 @@ def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, type: CUdevResourceT
     ----------
     hCtx
         Green context to get resource for
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     type
         Type of resource to retrieve
+        Takes a CUdevResourceType member or an int.
 
     Returns
     -------
@@ -27835,9 +27866,7 @@ def cuGreenCtxGetDevResource(hCtx: CUgreenCtx | int | None, type: CUdevResourceT
     """
 
 def cuDevSmResourceSplitByCount(nbGroups: int, input: CUdevResource | int | None, useFlags: int, minCount: int) -> tuple[CUresult, list[CUdevResource], int, CUdevResource]:
-    """cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount)
-
-    Splits CU_DEV_RESOURCE_TYPE_SM resources.
+    """Splits CU_DEV_RESOURCE_TYPE_SM resources.
 
     Splits CU_DEV_RESOURCE_TYPE_SM resources into nbGroups, adhering to the minimum SM count specified in minCount
     and the usage flags in useFlags. If result is NULL, the API simulates a split and provides the amount of groups that
@@ -27887,6 +27916,7 @@ def cuDevSmResourceSplitByCount(nbGroups: int, input: CUdevResource | int | None
         This is a pointer, specifying the number of groups that would be or should be created as described below.
     input
         Input SM resource to be split. Must be a valid CU_DEV_RESOURCE_TYPE_SM resource.
+        Takes CUdevResource, an int address of one, or None (NULL).
     remaining
         If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     useFlags
@@ -27913,9 +27943,7 @@ def cuDevSmResourceSplitByCount(nbGroups: int, input: CUdevResource | int | None
     """
 
 def cuDevResourceGenerateDesc(resources: CUdevResource | int | None, nbResources: int) -> tuple[CUresult, CUdevResourceDesc]:
-    """cuDevResourceGenerateDesc(resources, nbResources)
-
-    Generate a resource descriptor
+    """Generate a resource descriptor
 
     Generates a single resource descriptor with the set of resources specified in resources.
     The generated resource descriptor is necessary for the creation of green contexts via the cuGreenCtxCreate API.
@@ -27939,6 +27967,7 @@ def cuDevResourceGenerateDesc(resources: CUdevResource | int | None, nbResources
     ----------
     resources
         Array of resources to be included in the descriptor
+        Takes CUdevResource, an int address of one, or None (NULL).
     nbResources
         Number of resources passed in resources
 
@@ -27956,9 +27985,7 @@ def cuDevResourceGenerateDesc(resources: CUdevResource | int | None, nbResources
     """
 
 def cuGreenCtxRecordEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuGreenCtxRecordEvent(hCtx, hEvent)
-
-    Records an event.
+    """Records an event.
 
     Captures in hEvent all the activities of the green context of hCtx
     at the time of this call. hEvent and hCtx must be from the same
@@ -27981,8 +28008,10 @@ def cuGreenCtxRecordEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int |
     ----------
     hCtx
         Green context to record event for
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27996,9 +28025,7 @@ def cuGreenCtxRecordEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int |
     """
 
 def cuGreenCtxWaitEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int | None) -> tuple[CUresult]:
-    """cuGreenCtxWaitEvent(hCtx, hEvent)
-
-    Make a green context wait on an event
+    """Make a green context wait on an event
 
     Makes all future work submitted to green context hCtx wait for all work
     captured in hEvent. The synchronization will be performed on the device
@@ -28022,8 +28049,10 @@ def cuGreenCtxWaitEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int | N
     ----------
     hCtx
         Green context to wait
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     hEvent
         Event to wait on
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28037,9 +28066,7 @@ def cuGreenCtxWaitEvent(hCtx: CUgreenCtx | int | None, hEvent: CUevent | int | N
     """
 
 def cuStreamGetGreenCtx(hStream: CUstream | int | None) -> tuple[CUresult, CUgreenCtx]:
-    """cuStreamGetGreenCtx(hStream)
-
-    Query the green context associated with a stream
+    """Query the green context associated with a stream
 
     Returns the CUDA green context that the stream is associated with, or NULL if the stream
     is not associated with any green context.
@@ -28082,6 +28109,7 @@ def cuStreamGetGreenCtx(hStream: CUstream | int | None) -> tuple[CUresult, CUgre
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28096,9 +28124,7 @@ def cuStreamGetGreenCtx(hStream: CUstream | int | None) -> tuple[CUresult, CUgre
     """
 
 def cuGreenCtxStreamCreate(greenCtx: CUgreenCtx | int | None, flags: int, priority: int) -> tuple[CUresult, CUstream]:
-    """cuGreenCtxStreamCreate(greenCtx, flags, priority)
-
-    Create a stream for use in the green context
+    """Create a stream for use in the green context
 
     Creates a stream for use in the specified green context greenCtx and returns a handle in phStream.
     The stream can be destroyed by calling cuStreamDestroy(). Note that the API ignores the context that
@@ -28139,6 +28165,7 @@ def cuGreenCtxStreamCreate(greenCtx: CUgreenCtx | int | None, flags: int, priori
     ----------
     greenCtx
         Green context for which to create the stream for
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     flags
         Flags for stream creation. CU_STREAM_NON_BLOCKING must be specified.
     priority
@@ -28158,9 +28185,7 @@ def cuGreenCtxStreamCreate(greenCtx: CUgreenCtx | int | None, flags: int, priori
     """
 
 def cuGreenCtxGetId(greenCtx: CUgreenCtx | int | None) -> tuple[CUresult, int]:
-    """cuGreenCtxGetId(greenCtx)
-
-    Returns the unique Id associated with the green context supplied
+    """Returns the unique Id associated with the green context supplied
 
     Returns in greenCtxId the unique Id which is associated with a given green context.
     The Id is unique for the life of the program for this instance of CUDA.
@@ -28175,6 +28200,7 @@ def cuGreenCtxGetId(greenCtx: CUgreenCtx | int | None) -> tuple[CUresult, int]:
     ----------
     greenCtx
         Green context for which to obtain the Id
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28190,14 +28216,14 @@ def cuGreenCtxGetId(greenCtx: CUgreenCtx | int | None) -> tuple[CUresult, int]:
     """
 
 def cuLogsRegisterCallback(callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[CUresult, CUlogsCallbackHandle]:
-    """cuLogsRegisterCallback(callbackFunc, userData)
-
-    Register a callback function to receive error log messages
+    """Register a callback function to receive error log messages
 
     Parameters
     ----------
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -28211,14 +28237,13 @@ def cuLogsRegisterCallback(callbackFunc: Callable[..., int] | int | None, userDa
     """
 
 def cuLogsUnregisterCallback(callback: CUlogsCallbackHandle | int | None) -> tuple[CUresult]:
-    """cuLogsUnregisterCallback(callback)
-
-    Unregister a log message callback
+    """Unregister a log message callback
 
     Parameters
     ----------
     callback
         The callback instance to unregister from receiving log messages
+        Takes CUlogsCallbackHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28228,9 +28253,7 @@ def cuLogsUnregisterCallback(callback: CUlogsCallbackHandle | int | None) -> tup
     """
 
 def cuLogsCurrent(flags: int) -> tuple[CUresult, CUlogIterator]:
-    """cuLogsCurrent(flags)
-
-    Sets log iterator to point to the end of log buffer, where the next message would be written.
+    """Sets log iterator to point to the end of log buffer, where the next message would be written.
 
     Parameters
     ----------
@@ -28247,9 +28270,7 @@ def cuLogsCurrent(flags: int) -> tuple[CUresult, CUlogIterator]:
     """
 
 def cuLogsDumpToFile(pathToFile: bytes | str | None, flags: int) -> tuple[CUresult, CUlogIterator]:
-    """cuLogsDumpToFile(pathToFile, flags)
-
-    Dump accumulated driver logs into a file
+    """Dump accumulated driver logs into a file
 
     Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
     This API dumps all driver logs starting from iterator into pathToFile provided.
@@ -28266,6 +28287,7 @@ def cuLogsDumpToFile(pathToFile: bytes | str | None, flags: int) -> tuple[CUresu
     ----------
     pathToFile
         Path to output file for dumping logs
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Reserved for future use, must be 0
 
@@ -28279,9 +28301,7 @@ def cuLogsDumpToFile(pathToFile: bytes | str | None, flags: int) -> tuple[CUresu
     """
 
 def cuCheckpointProcessGetRestoreThreadId(pid: int) -> tuple[CUresult, int]:
-    """cuCheckpointProcessGetRestoreThreadId(pid)
-
-    Returns the restore thread ID for a CUDA process
+    """Returns the restore thread ID for a CUDA process
 
     Returns in *tid the thread ID of the CUDA restore thread for the process
     specified by pid.
@@ -28303,9 +28323,7 @@ def cuCheckpointProcessGetRestoreThreadId(pid: int) -> tuple[CUresult, int]:
     """
 
 def cuCheckpointProcessGetState(pid: int) -> tuple[CUresult, CUprocessState]:
-    """cuCheckpointProcessGetState(pid)
-
-    Returns the process state of a CUDA process
+    """Returns the process state of a CUDA process
 
     Returns in *state the current state of the CUDA process specified by pid.
 
@@ -28326,9 +28344,7 @@ def cuCheckpointProcessGetState(pid: int) -> tuple[CUresult, CUprocessState]:
     """
 
 def cuCheckpointProcessLock(pid: int, args: CUcheckpointLockArgs | int | None) -> tuple[CUresult]:
-    """cuCheckpointProcessLock(pid, args)
-
-    Lock a running CUDA process
+    """Lock a running CUDA process
 
     Lock the CUDA process specified by pid which will block further CUDA API
     calls. Process must be in the RUNNING state in order to lock.
@@ -28344,6 +28360,7 @@ def cuCheckpointProcessLock(pid: int, args: CUcheckpointLockArgs | int | None) -
         The process ID of the CUDA process
     args
         Optional lock operation arguments
+        Takes CUcheckpointLockArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -28357,9 +28374,7 @@ def cuCheckpointProcessLock(pid: int, args: CUcheckpointLockArgs | int | None) -
     """
 
 def cuCheckpointProcessCheckpoint(pid: int, args: CUcheckpointCheckpointArgs | int | None) -> tuple[CUresult]:
-    """cuCheckpointProcessCheckpoint(pid, args)
-
-    Checkpoint a CUDA process's GPU memory contents
+    """Checkpoint a CUDA process's GPU memory contents
 
     Checkpoints a CUDA process specified by pid that is in the LOCKED
     state. The GPU memory contents will be brought into host memory and all
@@ -28374,6 +28389,7 @@ def cuCheckpointProcessCheckpoint(pid: int, args: CUcheckpointCheckpointArgs | i
         The process ID of the CUDA process
     args
         Optional checkpoint operation arguments
+        Takes CUcheckpointCheckpointArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -28386,9 +28402,7 @@ def cuCheckpointProcessCheckpoint(pid: int, args: CUcheckpointCheckpointArgs | i
     """
 
 def cuCheckpointProcessRestore(pid: int, args: CUcheckpointRestoreArgs | int | None) -> tuple[CUresult]:
-    """cuCheckpointProcessRestore(pid, args)
-
-    Restore a CUDA process's GPU memory contents from its last checkpoint
+    """Restore a CUDA process's GPU memory contents from its last checkpoint
 
     Restores a CUDA process specified by pid from its last checkpoint. Process
     must be in the CHECKPOINTED state to restore.
@@ -28412,6 +28426,7 @@ def cuCheckpointProcessRestore(pid: int, args: CUcheckpointRestoreArgs | int | N
         The process ID of the CUDA process
     args
         Optional restore operation arguments
+        Takes CUcheckpointRestoreArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -28424,9 +28439,7 @@ def cuCheckpointProcessRestore(pid: int, args: CUcheckpointRestoreArgs | int | N
     """
 
 def cuCheckpointProcessUnlock(pid: int, args: CUcheckpointUnlockArgs | int | None) -> tuple[CUresult]:
-    """cuCheckpointProcessUnlock(pid, args)
-
-    Unlock a CUDA process to allow CUDA API calls
+    """Unlock a CUDA process to allow CUDA API calls
 
     Unlocks a process specified by pid allowing it to resume making CUDA API
     calls. Process must be in the LOCKED state.
@@ -28439,6 +28452,7 @@ def cuCheckpointProcessUnlock(pid: int, args: CUcheckpointUnlockArgs | int | Non
         The process ID of the CUDA process
     args
         Optional unlock operation arguments
+        Takes CUcheckpointUnlockArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -28451,9 +28465,7 @@ def cuCheckpointProcessUnlock(pid: int, args: CUcheckpointUnlockArgs | int | Non
     """
 
 def cuProfilerInitialize(configFile: bytes | str | None, outputFile: bytes | str | None, outputMode: CUoutput_mode | int) -> tuple[CUresult]:
-    """cuProfilerInitialize(configFile, outputFile, outputMode)
-
-    Initialize the profiling.
+    """Initialize the profiling.
 
     Deprecated:
 
@@ -28509,10 +28521,13 @@ def cuProfilerInitialize(configFile: bytes | str | None, outputFile: bytes | str
     ----------
     configFile
         Name of the config file that lists the counters/options for profiling.
+        Takes bytes, or str (encoded as UTF-8).
     outputFile
         Name of the outputFile where the profiling results will be stored.
+        Takes bytes, or str (encoded as UTF-8).
     outputMode
         outputMode, can be CU_OUT_KEY_VALUE_PAIR or CU_OUT_CSV.
+        Takes a CUoutput_mode member or an int.
 
     Returns
     -------
@@ -28521,9 +28536,7 @@ def cuProfilerInitialize(configFile: bytes | str | None, outputFile: bytes | str
     """
 
 def cuProfilerStart() -> tuple[CUresult]:
-    """cuProfilerStart()
-
-    Enable profiling.
+    """Enable profiling.
 
     Enables profile collection by the active profiling tool for the
     current context. If profiling is already enabled, then
@@ -28546,9 +28559,7 @@ def cuProfilerStart() -> tuple[CUresult]:
     """
 
 def cuProfilerStop() -> tuple[CUresult]:
-    """cuProfilerStop()
-
-    Disable profiling.
+    """Disable profiling.
 
     Disables profile collection by the active profiling tool for the
     current context. If profiling is already disabled, then

@@ -5753,9 +5753,7 @@ class cudaTextureDesc:
 
 
 def cudaDeviceReset() -> tuple[cudaError_t]:
-    """cudaDeviceReset()
-
-    Destroy all allocations and reset all state on the current device in the current process.
+    """Destroy all allocations and reset all state on the current device in the current process.
 
     Explicitly destroys and cleans up all resources associated with the current
     device in the current process. It is the caller's responsibility to ensure
@@ -5786,9 +5784,7 @@ def cudaDeviceReset() -> tuple[cudaError_t]:
     """
 
 def cudaDeviceSynchronize() -> tuple[cudaError_t]:
-    """cudaDeviceSynchronize()
-
-    Wait for compute device to finish
+    """Wait for compute device to finish
 
     Blocks until the device has completed all preceding requested tasks.
     cudaDeviceSynchronize() returns an error if one of the preceding tasks
@@ -5807,9 +5803,7 @@ def cudaDeviceSynchronize() -> tuple[cudaError_t]:
     """
 
 def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> tuple[cudaError_t]:
-    """cudaDeviceSetLimit(limit, value)
-
-    Set resource limits
+    """Set resource limits
 
     Setting limit to value is a request by the application to update
     the current limit maintained by the device.  The driver is free to
@@ -5884,6 +5878,7 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> tuple[cudaError_t]
     ----------
     limit
         Limit to set
+        Takes a cudaLimit member or an int.
     value
         Size of limit
 
@@ -5897,9 +5892,7 @@ def cudaDeviceSetLimit(limit: cudaLimit | int, value: int) -> tuple[cudaError_t]
     """
 
 def cudaDeviceGetLimit(limit: cudaLimit | int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetLimit(limit)
-
-    Return resource limits
+    """Return resource limits
 
     Returns in *pValue the current size of limit. The following cudaLimit values are supported.
     - cudaLimitStackSize is the stack size in bytes of each GPU thread.
@@ -5925,6 +5918,7 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> tuple[cudaError_t, int]:
     ----------
     limit
         Limit to query
+        Takes a cudaLimit member or an int.
 
     Returns
     -------
@@ -5937,12 +5931,11 @@ def cudaDeviceGetLimit(limit: cudaLimit | int) -> tuple[cudaError_t, int]:
     """
 
 def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: cudaChannelFormatDesc | int | None, device: int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device)
-
-    Parameters
+    """Parameters
     ----------
     fmtDesc
         const struct cudaChannelFormatDesc *
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     device
         int
 
@@ -5953,9 +5946,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc: cudaChannelFormatDesc | int | 
     """
 
 def cudaDeviceGetCacheConfig() -> tuple[cudaError_t, cudaFuncCache]:
-    """cudaDeviceGetCacheConfig()
-
-    Returns the preferred cache configuration for the current device.
+    """Returns the preferred cache configuration for the current device.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this returns through pCacheConfig the preferred cache
@@ -5986,9 +5977,7 @@ def cudaDeviceGetCacheConfig() -> tuple[cudaError_t, cudaFuncCache]:
     """
 
 def cudaDeviceGetStreamPriorityRange() -> tuple[cudaError_t, int, int]:
-    """cudaDeviceGetStreamPriorityRange()
-
-    Returns numerical values that correspond to the least and greatest stream priorities.
+    """Returns numerical values that correspond to the least and greatest stream priorities.
 
     Returns in *leastPriority and *greatestPriority the numerical values that correspond
     to the least and greatest stream priorities respectively. Stream priorities
@@ -6021,9 +6010,7 @@ def cudaDeviceGetStreamPriorityRange() -> tuple[cudaError_t, int, int]:
     """
 
 def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> tuple[cudaError_t]:
-    """cudaDeviceSetCacheConfig(cacheConfig)
-
-    Sets the preferred cache configuration for the current device.
+    """Sets the preferred cache configuration for the current device.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through cacheConfig the preferred cache
@@ -6060,6 +6047,7 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> tuple[cudaErro
     ----------
     cacheConfig
         Requested cache configuration
+        Takes a cudaFuncCache member or an int.
 
     Returns
     -------
@@ -6068,9 +6056,7 @@ def cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache | int) -> tuple[cudaErro
     """
 
 def cudaDeviceGetByPCIBusId(pciBusId: bytes | str | None) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetByPCIBusId(pciBusId)
-
-    Returns a handle to a compute device
+    """Returns a handle to a compute device
 
     Returns in *device a device ordinal given a PCI bus ID string.
 
@@ -6082,6 +6068,7 @@ def cudaDeviceGetByPCIBusId(pciBusId: bytes | str | None) -> tuple[cudaError_t, 
     ----------
     pciBusId
         String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -6094,9 +6081,7 @@ def cudaDeviceGetByPCIBusId(pciBusId: bytes | str | None) -> tuple[cudaError_t, 
     """
 
 def cudaDeviceGetPCIBusId(len: int, device: int) -> tuple[cudaError_t, bytes]:
-    """cudaDeviceGetPCIBusId(len, device)
-
-    Returns a PCI Bus Id string for the device
+    """Returns a PCI Bus Id string for the device
 
     Returns an ASCII string identifying the device dev in the NULL-terminated
     string pointed to by pciBusId. len specifies the maximum length of the
@@ -6124,9 +6109,7 @@ def cudaDeviceGetPCIBusId(len: int, device: int) -> tuple[cudaError_t, bytes]:
     """
 
 def cudaIpcGetEventHandle(event: cudaEvent_t | int | None) -> tuple[cudaError_t, cudaIpcEventHandle_t]:
-    """cudaIpcGetEventHandle(event)
-
-    Gets an interprocess handle for a previously allocated event
+    """Gets an interprocess handle for a previously allocated event
 
     Takes as input a previously allocated event. This event must have been
     created with the cudaEventInterprocess and cudaEventDisableTiming
@@ -6163,6 +6146,7 @@ def cudaIpcGetEventHandle(event: cudaEvent_t | int | None) -> tuple[cudaError_t,
     ----------
     event
         Event allocated with cudaEventInterprocess and cudaEventDisableTiming flags.
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6178,9 +6162,7 @@ def cudaIpcGetEventHandle(event: cudaEvent_t | int | None) -> tuple[cudaError_t,
     """
 
 def cudaIpcOpenEventHandle(handle: cudaIpcEventHandle_t) -> tuple[cudaError_t, cudaEvent_t]:
-    """cudaIpcOpenEventHandle(handle)
-
-    Opens an interprocess event handle for use in the current process
+    """Opens an interprocess event handle for use in the current process
 
     Opens an interprocess event handle exported from another process with
     cudaIpcGetEventHandle. This function returns a cudaEvent_t that behaves like
@@ -6227,9 +6209,7 @@ def cudaIpcOpenEventHandle(handle: cudaIpcEventHandle_t) -> tuple[cudaError_t, c
     """
 
 def cudaIpcGetMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t, cudaIpcMemHandle_t]:
-    """cudaIpcGetMemHandle(devPtr)
-
-    Gets an interprocess memory handle for an existing device memory allocation
+    """Gets an interprocess memory handle for an existing device memory allocation
 
     Takes a pointer to the base of an existing device memory allocation created
     with cudaMalloc and exports it for use in another process. This is a
@@ -6261,6 +6241,8 @@ def cudaIpcGetMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t, cudaI
     ----------
     devPtr
         Base pointer to previously allocated device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -6275,9 +6257,7 @@ def cudaIpcGetMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t, cudaI
     """
 
 def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> tuple[cudaError_t, int]:
-    """cudaIpcOpenMemHandle(handle, flags)
-
-    Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+    """Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
     Maps memory exported from another process with cudaIpcGetMemHandle into
     the current device address space. For contexts on different devices
@@ -6347,9 +6327,7 @@ def cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: int) -> tuple[cudaEr
     """
 
 def cudaIpcCloseMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaIpcCloseMemHandle(devPtr)
-
-    Attempts to close memory mapped with cudaIpcOpenMemHandle
+    """Attempts to close memory mapped with cudaIpcOpenMemHandle
 
     Decrements the reference count of the memory returnd by cudaIpcOpenMemHandle by 1.
     When the reference count reaches 0, this API unmaps the memory. The original allocation
@@ -6379,6 +6357,8 @@ def cudaIpcCloseMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
     ----------
     devPtr
         Device pointer returned by cudaIpcOpenMemHandle
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -6390,14 +6370,14 @@ def cudaIpcCloseMemHandle(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
     """
 
 def cudaDeviceFlushGPUDirectRDMAWrites(target: cudaFlushGPUDirectRDMAWritesTarget | int, scope: cudaFlushGPUDirectRDMAWritesScope | int) -> tuple[cudaError_t]:
-    """cudaDeviceFlushGPUDirectRDMAWrites(target, scope)
-
-    Parameters
+    """Parameters
     ----------
     target
         enum cudaFlushGPUDirectRDMAWritesTarget
+        Takes a cudaFlushGPUDirectRDMAWritesTarget member or an int.
     scope
         enum cudaFlushGPUDirectRDMAWritesScope
+        Takes a cudaFlushGPUDirectRDMAWritesScope member or an int.
 
     Returns
     -------
@@ -6405,9 +6385,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target: cudaFlushGPUDirectRDMAWritesTarge
     """
 
 def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t, cudaAsyncCallbackHandle_t]:
-    """cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData)
-
-    Registers a callback function to receive async notifications
+    """Registers a callback function to receive async notifications
 
     Registers callbackFunc to receive async notifications.
 
@@ -6433,6 +6411,8 @@ def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[...,
         The device on which to register the callback
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -6450,9 +6430,7 @@ def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[...,
     """
 
 def cudaDeviceUnregisterAsyncNotification(device: int, callback: cudaAsyncCallbackHandle_t | int | None) -> tuple[cudaError_t]:
-    """cudaDeviceUnregisterAsyncNotification(device, callback)
-
-    Unregisters an async notification callback
+    """Unregisters an async notification callback
 
     Unregisters callback so that the corresponding callback function will stop receiving
     async notifications.
@@ -6466,6 +6444,7 @@ def cudaDeviceUnregisterAsyncNotification(device: int, callback: cudaAsyncCallba
         The device from which to remove callback.
     callback
         The callback instance to unregister from receiving async notifications.
+        Takes cudaAsyncCallbackHandle_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6479,9 +6458,7 @@ def cudaDeviceUnregisterAsyncNotification(device: int, callback: cudaAsyncCallba
     """
 
 def cudaDeviceGetSharedMemConfig() -> tuple[cudaError_t, cudaSharedMemConfig]:
-    """cudaDeviceGetSharedMemConfig()
-
-    Returns the shared memory configuration for the current device.
+    """Returns the shared memory configuration for the current device.
 
     Deprecated:
 
@@ -6512,9 +6489,7 @@ def cudaDeviceGetSharedMemConfig() -> tuple[cudaError_t, cudaSharedMemConfig]:
     """
 
 def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> tuple[cudaError_t]:
-    """cudaDeviceSetSharedMemConfig(config)
-
-    Sets the shared memory configuration for the current device.
+    """Sets the shared memory configuration for the current device.
 
     Deprecated:
 
@@ -6552,6 +6527,7 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> tuple[cud
     ----------
     config
         Requested cache configuration
+        Takes a cudaSharedMemConfig member or an int.
 
     Returns
     -------
@@ -6561,9 +6537,7 @@ def cudaDeviceSetSharedMemConfig(config: cudaSharedMemConfig | int) -> tuple[cud
     """
 
 def cudaGetLastError() -> tuple[cudaError_t]:
-    """cudaGetLastError()
-
-    Returns the last error from a runtime call
+    """Returns the last error from a runtime call
 
     Returns the last error that has been produced by any of the runtime calls
     in the same instance of the CUDA Runtime library in the host thread and
@@ -6612,9 +6586,7 @@ def cudaGetLastError() -> tuple[cudaError_t]:
     """
 
 def cudaPeekAtLastError() -> tuple[cudaError_t]:
-    """cudaPeekAtLastError()
-
-    Returns the last error from a runtime call
+    """Returns the last error from a runtime call
 
     Returns the last error that has been produced by any of the runtime calls
     in the same instance of the CUDA Runtime library in the host thread. This
@@ -6663,9 +6635,7 @@ def cudaPeekAtLastError() -> tuple[cudaError_t]:
     """
 
 def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:
-    """cudaGetErrorName(error)
-
-    Returns the string representation of an error code enum name
+    """Returns the string representation of an error code enum name
 
     Returns a string containing the name of an error code in the enum.  If the error
     code is not recognized, \"unrecognized error code\" is returned.
@@ -6677,6 +6647,7 @@ def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | Non
     ----------
     error
         Error code to convert to string
+        Takes a cudaError_t member or an int.
 
     Returns
     -------
@@ -6687,9 +6658,7 @@ def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | Non
     """
 
 def cudaGetErrorString(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:
-    """cudaGetErrorString(error)
-
-    Returns the description string for an error code
+    """Returns the description string for an error code
 
     Returns the description string for an error code.  If the error
     code is not recognized, \"unrecognized error code\" is returned.
@@ -6701,6 +6670,7 @@ def cudaGetErrorString(error: cudaError_t | int) -> tuple[cudaError_t, bytes | N
     ----------
     error
         Error code to convert to string
+        Takes a cudaError_t member or an int.
 
     Returns
     -------
@@ -6711,9 +6681,7 @@ def cudaGetErrorString(error: cudaError_t | int) -> tuple[cudaError_t, bytes | N
     """
 
 def cudaGetDeviceCount() -> tuple[cudaError_t, int]:
-    """cudaGetDeviceCount()
-
-    Returns the number of compute-capable devices
+    """Returns the number of compute-capable devices
 
     Returns in *count the number of devices with compute capability greater
     or equal to 2.0 that are available for execution.
@@ -6732,9 +6700,7 @@ def cudaGetDeviceCount() -> tuple[cudaError_t, int]:
     """
 
 def cudaGetDeviceProperties(device: int) -> tuple[cudaError_t, cudaDeviceProp]:
-    """cudaGetDeviceProperties(device)
-
-    Returns information about the compute-device
+    """Returns information about the compute-device
 
     Returns in *prop the properties of device dev.
 
@@ -6759,9 +6725,7 @@ def cudaGetDeviceProperties(device: int) -> tuple[cudaError_t, cudaDeviceProp]:
     """
 
 def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetAttribute(attr, device)
-
-    Returns information about the device
+    """Returns information about the device
 
     Returns in *value the integer value of the attribute attr on device
     device.
@@ -6775,6 +6739,7 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> tuple[cud
     ----------
     attr
         Device attribute to query
+        Takes a cudaDeviceAttr member or an int.
     device
         Device number to query
 
@@ -6789,9 +6754,7 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> tuple[cud
     """
 
 def cudaDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count: int, device: int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetHostAtomicCapabilities(operations, count, device)
-
-    Queries details about atomic operations supported between the device and host.
+    """Queries details about atomic operations supported between the device and host.
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between dev and the host. The allocated size of *operations and
@@ -6814,6 +6777,8 @@ def cudaDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count:
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     device
@@ -6830,9 +6795,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count:
     """
 
 def cudaDeviceGetDefaultMemPool(device: int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """cudaDeviceGetDefaultMemPool(device)
-
-    Returns the default mempool of a device
+    """Returns the default mempool of a device
 
     The default mempool of a device contains device memory from that device.
 
@@ -6854,9 +6817,7 @@ def cudaDeviceGetDefaultMemPool(device: int) -> tuple[cudaError_t, cudaMemPool_t
     """
 
 def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
-    """cudaDeviceSetMemPool(device, memPool)
-
-    Sets the current memory pool of a device
+    """Sets the current memory pool of a device
 
     The memory pool must be local to the specified device.
     Unless a mempool is specified in the cudaMallocAsync call,
@@ -6874,6 +6835,7 @@ def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | int | None) -> tu
         int
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -6885,9 +6847,7 @@ def cudaDeviceSetMemPool(device: int, memPool: cudaMemPool_t | int | None) -> tu
     """
 
 def cudaDeviceGetMemPool(device: int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """cudaDeviceGetMemPool(device)
-
-    Gets the current mempool for a device
+    """Gets the current mempool for a device
 
     Returns the last pool provided to cudaDeviceSetMemPool for this device
     or the device's default memory pool if cudaDeviceSetMemPool has never been called.
@@ -6911,9 +6871,7 @@ def cudaDeviceGetMemPool(device: int) -> tuple[cudaError_t, cudaMemPool_t]:
     """
 
 def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, device: int, flags: int) -> tuple[cudaError_t]:
-    """cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
-
-    Return NvSciSync attributes that this device can support.
+    """Return NvSciSync attributes that this device can support.
 
     Returns in nvSciSyncAttrList, the properties of NvSciSync that
     this CUDA device, dev can support. The returned nvSciSyncAttrList
@@ -6970,6 +6928,8 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, dev
     ----------
     nvSciSyncAttrList
         Return NvSciSync attributes supported.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     device
         Valid Cuda Device to get NvSciSync attributes for.
     flags
@@ -6981,9 +6941,7 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList: int | Buffer | None, dev
     """
 
 def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dstDevice: int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice)
-
-    Queries attributes of the link between two devices.
+    """Queries attributes of the link between two devices.
 
     Returns in *value the value of the requested attribute attrib of the
     link between srcDevice and dstDevice. The supported attributes are:
@@ -7015,6 +6973,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     ----------
     attr
         enum cudaDeviceP2PAttr
+        Takes a cudaDeviceP2PAttr member or an int.
     srcDevice
         The source device of the target link.
     dstDevice
@@ -7031,9 +6990,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
     """
 
 def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: int, srcDevice: int, dstDevice: int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice)
-
-    Queries details about atomic operations supported between two devices
+    """Queries details about atomic operations supported between two devices
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between srcDevice and dstDevice. The allocated size of *operations and
@@ -7057,6 +7014,8 @@ def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: 
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     srcDevice
@@ -7075,9 +7034,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: 
     """
 
 def cudaChooseDevice(prop: cudaDeviceProp | int | None) -> tuple[cudaError_t, int]:
-    """cudaChooseDevice(prop)
-
-    Select compute-device which best matches criteria
+    """Select compute-device which best matches criteria
 
     Returns in *device the device which has properties that best match
     *prop.
@@ -7090,6 +7047,7 @@ def cudaChooseDevice(prop: cudaDeviceProp | int | None) -> tuple[cudaError_t, in
     ----------
     prop
         Desired device properties
+        Takes cudaDeviceProp, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -7101,9 +7059,7 @@ def cudaChooseDevice(prop: cudaDeviceProp | int | None) -> tuple[cudaError_t, in
     """
 
 def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> tuple[cudaError_t]:
-    """cudaInitDevice(device, deviceFlags, flags)
-
-    Initialize device to be used for GPU executions
+    """Initialize device to be used for GPU executions
 
     This function will initialize the CUDA Runtime structures and primary context on device when called,
     but the context will not be made current to device.
@@ -7136,9 +7092,7 @@ def cudaInitDevice(device: int, deviceFlags: int, flags: int) -> tuple[cudaError
     """
 
 def cudaSetDevice(device: int) -> tuple[cudaError_t]:
-    """cudaSetDevice(device)
-
-    Set device to be used for GPU executions
+    """Set device to be used for GPU executions
 
     Sets device as the current device for the calling host thread.
     Valid device id's are 0 to (cudaGetDeviceCount() - 1).
@@ -7186,9 +7140,7 @@ def cudaSetDevice(device: int) -> tuple[cudaError_t]:
     """
 
 def cudaGetDevice() -> tuple[cudaError_t, int]:
-    """cudaGetDevice()
-
-    Returns which device is currently being used
+    """Returns which device is currently being used
 
     Returns in *device the current device for the calling host thread.
 
@@ -7207,9 +7159,7 @@ def cudaGetDevice() -> tuple[cudaError_t, int]:
     """
 
 def cudaSetValidDevices(len: int) -> tuple[cudaError_t, int]:
-    """cudaSetValidDevices(len)
-
-    Set a list of devices that can be used for CUDA
+    """Set a list of devices that can be used for CUDA
 
     Sets a list of devices for CUDA execution in priority order using
     device_arr. The parameter len specifies the number of elements in the
@@ -7242,9 +7192,7 @@ def cudaSetValidDevices(len: int) -> tuple[cudaError_t, int]:
     """
 
 def cudaSetDeviceFlags(flags: int) -> tuple[cudaError_t]:
-    """cudaSetDeviceFlags(flags)
-
-    Sets flags to be used for device executions
+    """Sets flags to be used for device executions
 
     Records flags as the flags for the current device. If the current device
     has been set and that device has already been initialized, the previous flags
@@ -7315,9 +7263,7 @@ def cudaSetDeviceFlags(flags: int) -> tuple[cudaError_t]:
     """
 
 def cudaGetDeviceFlags() -> tuple[cudaError_t, int]:
-    """cudaGetDeviceFlags()
-
-    Gets the flags for the current device
+    """Gets the flags for the current device
 
     Returns in flags the flags for the current device. If there is a current
     device for the calling thread, the flags for the device are returned. If
@@ -7359,9 +7305,7 @@ def cudaGetDeviceFlags() -> tuple[cudaError_t, int]:
     """
 
 def cudaStreamCreate() -> tuple[cudaError_t, cudaStream_t]:
-    """cudaStreamCreate()
-
-    Create an asynchronous stream
+    """Create an asynchronous stream
 
     Creates a new asynchronous stream on the context that is current to the calling host thread.
     If no context is current to the calling host thread, then the primary context for a device
@@ -7390,9 +7334,7 @@ def cudaStreamCreate() -> tuple[cudaError_t, cudaStream_t]:
     """
 
 def cudaStreamCreateWithFlags(flags: int) -> tuple[cudaError_t, cudaStream_t]:
-    """cudaStreamCreateWithFlags(flags)
-
-    Create an asynchronous stream
+    """Create an asynchronous stream
 
     Creates a new asynchronous stream on the context that is current to the calling host thread.
     If no context is current to the calling host thread, then the primary context for a device
@@ -7430,9 +7372,7 @@ def cudaStreamCreateWithFlags(flags: int) -> tuple[cudaError_t, cudaStream_t]:
     """
 
 def cudaStreamCreateWithPriority(flags: int, priority: int) -> tuple[cudaError_t, cudaStream_t]:
-    """cudaStreamCreateWithPriority(flags, priority)
-
-    Create an asynchronous stream with the specified priority
+    """Create an asynchronous stream with the specified priority
 
     Creates a stream with the specified priority and returns a handle in pStream.
     The stream is created on the context that is current to the calling host thread.
@@ -7485,9 +7425,7 @@ def cudaStreamCreateWithPriority(flags: int, priority: int) -> tuple[cudaError_t
     """
 
 def cudaStreamGetPriority(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaStreamGetPriority(hStream)
-
-    Query the priority of a stream
+    """Query the priority of a stream
 
     Query the priority of a stream. The priority is returned in in priority.
     Note that if the stream was created with a priority outside the meaningful
@@ -7505,6 +7443,7 @@ def cudaStreamGetPriority(hStream: cudaStream_t | int | None) -> tuple[cudaError
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7517,9 +7456,7 @@ def cudaStreamGetPriority(hStream: cudaStream_t | int | None) -> tuple[cudaError
     """
 
 def cudaStreamGetFlags(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaStreamGetFlags(hStream)
-
-    Query the flags of a stream
+    """Query the flags of a stream
 
     Query the flags of a stream. The flags are returned in flags.
     See cudaStreamCreateWithFlags for a list of valid flags.
@@ -7534,6 +7471,7 @@ def cudaStreamGetFlags(hStream: cudaStream_t | int | None) -> tuple[cudaError_t,
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7546,9 +7484,7 @@ def cudaStreamGetFlags(hStream: cudaStream_t | int | None) -> tuple[cudaError_t,
     """
 
 def cudaStreamGetId(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaStreamGetId(hStream)
-
-    Query the Id of a stream
+    """Query the Id of a stream
 
     Query the Id of a stream. The Id is returned in streamId.
     The Id is unique for the life of the program.
@@ -7574,6 +7510,7 @@ def cudaStreamGetId(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, in
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7586,9 +7523,7 @@ def cudaStreamGetId(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, in
     """
 
 def cudaStreamGetDevice(hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaStreamGetDevice(hStream)
-
-    Query the device of a stream
+    """Query the device of a stream
 
     Returns in *device the device of the stream.
 
@@ -7603,6 +7538,7 @@ def cudaStreamGetDevice(hStream: cudaStream_t | int | None) -> tuple[cudaError_t
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7615,9 +7551,7 @@ def cudaStreamGetDevice(hStream: cudaStream_t | int | None) -> tuple[cudaError_t
     """
 
 def cudaCtxResetPersistingL2Cache() -> tuple[cudaError_t]:
-    """cudaCtxResetPersistingL2Cache()
-
-    Resets all persisting lines in cache to normal status.
+    """Resets all persisting lines in cache to normal status.
 
     Resets all persisting lines in cache to normal status.
     Takes effect on function return.
@@ -7632,9 +7566,7 @@ def cudaCtxResetPersistingL2Cache() -> tuple[cudaError_t]:
     """
 
 def cudaStreamCopyAttributes(dst: cudaStream_t | int | None, src: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaStreamCopyAttributes(dst, src)
-
-    Copies attributes from source stream to destination stream.
+    """Copies attributes from source stream to destination stream.
 
     Copies attributes from source stream src to destination stream dst.
     Both streams must have the same context.
@@ -7646,8 +7578,10 @@ def cudaStreamCopyAttributes(dst: cudaStream_t | int | None, src: cudaStream_t |
     ----------
     dst
         Destination stream
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     src
         Source stream For attributes see cudaStreamAttrID
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7657,9 +7591,7 @@ def cudaStreamCopyAttributes(dst: cudaStream_t | int | None, src: cudaStream_t |
     """
 
 def cudaStreamGetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchAttributeID | int) -> tuple[cudaError_t, cudaLaunchAttributeValue]:
-    """cudaStreamGetAttribute(hStream, attr)
-
-    Queries stream attribute.
+    """Queries stream attribute.
 
     Queries attribute attr from hStream and stores it in corresponding
     member of value_out.
@@ -7670,7 +7602,9 @@ def cudaStreamGetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchA
     Parameters
     ----------
     hStream
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
 
     Returns
     -------
@@ -7682,9 +7616,7 @@ def cudaStreamGetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchA
     """
 
 def cudaStreamSetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchAttributeID | int, value: cudaLaunchAttributeValue | int | None) -> tuple[cudaError_t]:
-    """cudaStreamSetAttribute(hStream, attr, value)
-
-    Sets stream attribute.
+    """Sets stream attribute.
 
     Sets attribute attr on hStream from corresponding attribute of
     value. The updated attribute will be applied to subsequent work
@@ -7696,8 +7628,11 @@ def cudaStreamSetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchA
     Parameters
     ----------
     hStream
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
     value
+        Takes cudaLaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -7708,9 +7643,7 @@ def cudaStreamSetAttribute(hStream: cudaStream_t | int | None, attr: cudaLaunchA
     """
 
 def cudaStreamDestroy(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaStreamDestroy(stream)
-
-    Destroys and cleans up an asynchronous stream
+    """Destroys and cleans up an asynchronous stream
 
     Destroys and cleans up the asynchronous stream specified by stream.
 
@@ -7731,6 +7664,7 @@ def cudaStreamDestroy(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     ----------
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7741,9 +7675,7 @@ def cudaStreamDestroy(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | int | None, flags: int) -> tuple[cudaError_t]:
-    """cudaStreamWaitEvent(stream, event, flags)
-
-    Make a compute stream wait on an event
+    """Make a compute stream wait on an event
 
     Makes all future work submitted to stream wait for all work captured in
     event.  See cudaEventRecord() for details on what is captured by an event.
@@ -7762,8 +7694,10 @@ def cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | 
     ----------
     stream
         Stream to wait
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     event
         Event to wait on
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     flags
         Parameters for the operation(See above)
 
@@ -7776,9 +7710,7 @@ def cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | 
     """
 
 def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., int] | int | None, userData: object, flags: int) -> tuple[cudaError_t]:
-    """cudaStreamAddCallback(stream, callback, userData, flags)
-
-    Add a callback to a compute stream
+    """Add a callback to a compute stream
 
     Note: This function is slated for eventual deprecation and removal. If
     you do not require the callback to execute in case of a device error,
@@ -7831,8 +7763,11 @@ def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[
     ----------
     stream
         Stream to add callback to
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -7848,9 +7783,7 @@ def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[
     """
 
 def cudaStreamSynchronize(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaStreamSynchronize(stream)
-
-    Waits for stream tasks to complete
+    """Waits for stream tasks to complete
 
     Blocks until stream has completed all operations. If the
     cudaDeviceScheduleBlockingSync flag was set for this device,
@@ -7864,6 +7797,7 @@ def cudaStreamSynchronize(stream: cudaStream_t | int | None) -> tuple[cudaError_
     ----------
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7873,9 +7807,7 @@ def cudaStreamSynchronize(stream: cudaStream_t | int | None) -> tuple[cudaError_
     """
 
 def cudaStreamQuery(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaStreamQuery(stream)
-
-    Queries an asynchronous stream for completion status
+    """Queries an asynchronous stream for completion status
 
     Returns cudaSuccess if all operations in stream have
     completed, or cudaErrorNotReady if not.
@@ -7890,6 +7822,7 @@ def cudaStreamQuery(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     ----------
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -7900,14 +7833,15 @@ def cudaStreamQuery(stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaStreamAttachMemAsync(stream: cudaStream_t | int | None, devPtr: int | Buffer | None, length: int, flags: int) -> tuple[cudaError_t]:
-    """cudaStreamAttachMemAsync(stream, devPtr, length, flags)
-
-    Parameters
+    """Parameters
     ----------
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     devPtr
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least length bytes, held for the call.
     length
         size_t
     flags
@@ -7919,9 +7853,7 @@ def cudaStreamAttachMemAsync(stream: cudaStream_t | int | None, devPtr: int | Bu
     """
 
 def cudaStreamBeginCapture(stream: cudaStream_t | int | None, mode: cudaStreamCaptureMode | int) -> tuple[cudaError_t]:
-    """cudaStreamBeginCapture(stream, mode)
-
-    Begins graph capture on a stream
+    """Begins graph capture on a stream
 
     Begin graph capture on stream. When a stream is in capture mode, all operations
     pushed into the stream will not be executed, but will instead be captured into
@@ -7948,8 +7880,10 @@ def cudaStreamBeginCapture(stream: cudaStream_t | int | None, mode: cudaStreamCa
     ----------
     stream
         Stream in which to initiate capture
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cudaThreadExchangeStreamCaptureMode.
+        Takes a cudaStreamCaptureMode member or an int.
 
     Returns
     -------
@@ -7959,9 +7893,7 @@ def cudaStreamBeginCapture(stream: cudaStream_t | int | None, mode: cudaStreamCa
     """
 
 def cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cudaGraph_t | int | None, dependencies: Sequence[cudaGraphNode_t | int] | None, dependencyData: cudaGraphEdgeData | int | None, numDependencies: int, mode: cudaStreamCaptureMode | int) -> tuple[cudaError_t]:
-    """cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode)
-
-    Begins graph capture on a stream to an existing graph
+    """Begins graph capture on a stream to an existing graph
 
     Begin graph capture on stream. When a stream is in capture mode, all operations
     pushed into the stream will not be executed, but will instead be captured into
@@ -7989,16 +7921,22 @@ def cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cuda
     ----------
     stream
         Stream in which to initiate capture.
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     graph
         Graph to capture into.
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the first node captured in the stream.  Can be NULL if numDependencies is 0.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies.
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cudaThreadExchangeStreamCaptureMode.
+        Takes a cudaStreamCaptureMode member or an int.
 
     Returns
     -------
@@ -8008,9 +7946,7 @@ def cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cuda
     """
 
 def cudaThreadExchangeStreamCaptureMode() -> tuple[cudaError_t, cudaStreamCaptureMode]:
-    """cudaThreadExchangeStreamCaptureMode()
-
-    Swaps the stream capture interaction mode for a thread
+    """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
     in *mode, and overwrites *mode with the previous mode for the thread. To
@@ -8061,9 +7997,7 @@ def cudaThreadExchangeStreamCaptureMode() -> tuple[cudaError_t, cudaStreamCaptur
     """
 
 def cudaStreamEndCapture(stream: cudaStream_t | int | None) -> tuple[cudaError_t, cudaGraph_t]:
-    """cudaStreamEndCapture(stream)
-
-    Ends capture on a stream, returning the captured graph
+    """Ends capture on a stream, returning the captured graph
 
     End capture on stream, returning the captured graph via pGraph.
     Capture must have been initiated on stream via a call to cudaStreamBeginCapture.
@@ -8084,6 +8018,7 @@ def cudaStreamEndCapture(stream: cudaStream_t | int | None) -> tuple[cudaError_t
     ----------
     stream
         Stream to query
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8096,9 +8031,7 @@ def cudaStreamEndCapture(stream: cudaStream_t | int | None) -> tuple[cudaError_t
     """
 
 def cudaStreamIsCapturing(stream: cudaStream_t | int | None) -> tuple[cudaError_t, cudaStreamCaptureStatus]:
-    """cudaStreamIsCapturing(stream)
-
-    Returns a stream's capture status
+    """Returns a stream's capture status
 
     Return the capture status of stream via pCaptureStatus. After a successful
     call, *pCaptureStatus will contain one of the following:
@@ -8128,6 +8061,7 @@ def cudaStreamIsCapturing(stream: cudaStream_t | int | None) -> tuple[cudaError_
     ----------
     stream
         Stream to query
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8140,9 +8074,7 @@ def cudaStreamIsCapturing(stream: cudaStream_t | int | None) -> tuple[cudaError_
     """
 
 def cudaStreamGetCaptureInfo(stream: cudaStream_t | int | None) -> tuple[cudaError_t, cudaStreamCaptureStatus, int, cudaGraph_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
-    """cudaStreamGetCaptureInfo(stream)
-
-    Query a stream's capture state
+    """Query a stream's capture state
 
     Query stream state related to stream capture.
 
@@ -8167,6 +8099,7 @@ def cudaStreamGetCaptureInfo(stream: cudaStream_t | int | None) -> tuple[cudaErr
     ----------
     stream
         The stream to query
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8190,9 +8123,7 @@ def cudaStreamGetCaptureInfo(stream: cudaStream_t | int | None) -> tuple[cudaErr
     """
 
 def cudaStreamUpdateCaptureDependencies(stream: cudaStream_t | int | None, dependencies: Sequence[cudaGraphNode_t | int] | None, dependencyData: cudaGraphEdgeData | int | None, numDependencies: int, flags: int) -> tuple[cudaError_t]:
-    """cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags)
-
-    Update the set of dependencies in a capturing stream
+    """Update the set of dependencies in a capturing stream
 
     Modifies the dependency set of a capturing stream. The dependency set is the set
     of nodes that the next captured node in the stream will depend on.
@@ -8216,10 +8147,14 @@ def cudaStreamUpdateCaptureDependencies(stream: cudaStream_t | int | None, depen
     ----------
     stream
         The stream to update
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     dependencies
         The set of dependencies to add
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         The size of the dependencies array
     flags
@@ -8234,9 +8169,7 @@ def cudaStreamUpdateCaptureDependencies(stream: cudaStream_t | int | None, depen
     """
 
 def cudaEventCreate() -> tuple[cudaError_t, cudaEvent_t]:
-    """cudaEventCreate()
-
-    Creates an event object
+    """Creates an event object
 
     Creates an event object for the current device using cudaEventDefault.
 
@@ -8258,9 +8191,7 @@ def cudaEventCreate() -> tuple[cudaError_t, cudaEvent_t]:
     """
 
 def cudaEventCreateWithFlags(flags: int) -> tuple[cudaError_t, cudaEvent_t]:
-    """cudaEventCreateWithFlags(flags)
-
-    Creates an event object with the specified flags
+    """Creates an event object with the specified flags
 
     Creates an event object for the current device with the specified flags. Valid
     flags include:
@@ -8299,9 +8230,7 @@ def cudaEventCreateWithFlags(flags: int) -> tuple[cudaError_t, cudaEvent_t]:
     """
 
 def cudaEventRecord(event: cudaEvent_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaEventRecord(event, stream)
-
-    Records an event
+    """Records an event
 
     Captures in event the contents of stream at the time of this call.
     event and stream must be on the same CUDA context.
@@ -8329,8 +8258,10 @@ def cudaEventRecord(event: cudaEvent_t | int | None, stream: cudaStream_t | int 
     ----------
     event
         Event to record
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     stream
         Stream in which to record event
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8342,14 +8273,14 @@ def cudaEventRecord(event: cudaEvent_t | int | None, stream: cudaStream_t | int 
     """
 
 def cudaEventRecordWithFlags(event: cudaEvent_t | int | None, stream: cudaStream_t | int | None, flags: int) -> tuple[cudaError_t]:
-    """cudaEventRecordWithFlags(event, stream, flags)
-
-    Parameters
+    """Parameters
     ----------
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     flags
         unsigned int
 
@@ -8359,9 +8290,7 @@ def cudaEventRecordWithFlags(event: cudaEvent_t | int | None, stream: cudaStream
     """
 
 def cudaEventQuery(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaEventQuery(event)
-
-    Queries an event's status
+    """Queries an event's status
 
     Queries the status of all work currently captured by event. See
     cudaEventRecord() for details on what is captured by an event.
@@ -8381,6 +8310,7 @@ def cudaEventQuery(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     ----------
     event
         Event to query
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8393,9 +8323,7 @@ def cudaEventQuery(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaEventSynchronize(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaEventSynchronize(event)
-
-    Waits for an event to complete
+    """Waits for an event to complete
 
     Waits until the completion of all work currently captured in event.
     See cudaEventRecord() for details on what is captured by an event.
@@ -8415,6 +8343,7 @@ def cudaEventSynchronize(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     ----------
     event
         Event to wait for
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8426,9 +8355,7 @@ def cudaEventSynchronize(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaEventDestroy(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaEventDestroy(event)
-
-    Destroys an event object
+    """Destroys an event object
 
     Destroys the event specified by event.
 
@@ -8446,6 +8373,7 @@ def cudaEventDestroy(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     ----------
     event
         Event to destroy
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8457,9 +8385,7 @@ def cudaEventDestroy(event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaEventElapsedTime(start: cudaEvent_t | int | None, end: cudaEvent_t | int | None) -> tuple[cudaError_t, float]:
-    """cudaEventElapsedTime(start, end)
-
-    Computes the elapsed time between events
+    """Computes the elapsed time between events
 
     Computes the elapsed time between two events (in milliseconds with a
     resolution of around 0.5 microseconds). Note this API is not guaranteed
@@ -8492,8 +8418,10 @@ def cudaEventElapsedTime(start: cudaEvent_t | int | None, end: cudaEvent_t | int
     ----------
     start
         Starting event
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     end
         Ending event
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8509,9 +8437,7 @@ def cudaEventElapsedTime(start: cudaEvent_t | int | None, end: cudaEvent_t | int
     """
 
 def cudaImportExternalMemory(memHandleDesc: cudaExternalMemoryHandleDesc | int | None) -> tuple[cudaError_t, cudaExternalMemory_t]:
-    """cudaImportExternalMemory(memHandleDesc)
-
-    Imports an external memory object
+    """Imports an external memory object
 
     Imports an externally allocated memory object and returns
     a handle to that in extMem_out.
@@ -8666,6 +8592,7 @@ def cudaImportExternalMemory(memHandleDesc: cudaExternalMemoryHandleDesc | int |
     ----------
     memHandleDesc
         Memory import handle descriptor
+        Takes cudaExternalMemoryHandleDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -8679,9 +8606,7 @@ def cudaImportExternalMemory(memHandleDesc: cudaExternalMemoryHandleDesc | int |
     """
 
 def cudaExternalMemoryGetMappedBuffer(extMem: cudaExternalMemory_t | int | None, bufferDesc: cudaExternalMemoryBufferDesc | int | None) -> tuple[cudaError_t, int]:
-    """cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc)
-
-    Maps a buffer onto an imported memory object
+    """Maps a buffer onto an imported memory object
 
     Maps a buffer onto an imported memory object and returns a device
     pointer in devPtr.
@@ -8725,8 +8650,10 @@ def cudaExternalMemoryGetMappedBuffer(extMem: cudaExternalMemory_t | int | None,
     ----------
     extMem
         Handle to external memory object
+        Takes cudaExternalMemory_t, an int (the raw value), or None (NULL).
     bufferDesc
         Buffer descriptor
+        Takes cudaExternalMemoryBufferDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -8739,9 +8666,7 @@ def cudaExternalMemoryGetMappedBuffer(extMem: cudaExternalMemory_t | int | None,
     """
 
 def cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int | None, mipmapDesc: cudaExternalMemoryMipmappedArrayDesc | int | None) -> tuple[cudaError_t, cudaMipmappedArray_t]:
-    """cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc)
-
-    Maps a CUDA mipmapped array onto an external memory object
+    """Maps a CUDA mipmapped array onto an external memory object
 
     Maps a CUDA mipmapped array onto an external object and returns a
     handle to it in mipmap.
@@ -8790,8 +8715,11 @@ def cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int
     ----------
     extMem
         Handle to external memory object
+        Takes cudaExternalMemory_t, an int (the raw value), or None (NULL).
     mipmapDesc
         CUDA array descriptor
+        Takes cudaExternalMemoryMipmappedArrayDesc, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -8804,9 +8732,7 @@ def cudaExternalMemoryGetMappedMipmappedArray(extMem: cudaExternalMemory_t | int
     """
 
 def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | int | None) -> tuple[cudaError_t]:
-    """cudaDestroyExternalMemory(extMem)
-
-    Destroys an external memory object.
+    """Destroys an external memory object.
 
     Destroys the specified external memory object. Any existing buffers
     and CUDA mipmapped arrays mapped onto this object must no longer be
@@ -8821,6 +8747,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | int | None) -> tupl
     ----------
     extMem
         External memory object to be destroyed
+        Takes cudaExternalMemory_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -8830,9 +8757,7 @@ def cudaDestroyExternalMemory(extMem: cudaExternalMemory_t | int | None) -> tupl
     """
 
 def cudaImportExternalSemaphore(semHandleDesc: cudaExternalSemaphoreHandleDesc | int | None) -> tuple[cudaError_t, cudaExternalSemaphore_t]:
-    """cudaImportExternalSemaphore(semHandleDesc)
-
-    Imports an external semaphore
+    """Imports an external semaphore
 
     Imports an externally allocated synchronization object and returns
     a handle to that in extSem_out.
@@ -8976,6 +8901,7 @@ def cudaImportExternalSemaphore(semHandleDesc: cudaExternalSemaphoreHandleDesc |
     ----------
     semHandleDesc
         Semaphore import handle descriptor
+        Takes cudaExternalSemaphoreHandleDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -8988,9 +8914,7 @@ def cudaImportExternalSemaphore(semHandleDesc: cudaExternalSemaphoreHandleDesc |
     """
 
 def cudaSignalExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_t | int] | None, paramsArray: cudaExternalSemaphoreSignalParams | int | None, numExtSems: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Signals a set of external semaphore objects
+    """Signals a set of external semaphore objects
 
     Enqueues a signal operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -9075,12 +8999,16 @@ def cudaSignalExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphor
     ----------
     extSemArray
         Set of external semaphores to be signaled
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes cudaExternalSemaphoreSignalParams, an int address of one, or None (NULL).
     numExtSems
         Number of semaphores to signal
     stream
         Stream to enqueue the signal operations in
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9090,9 +9018,7 @@ def cudaSignalExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphor
     """
 
 def cudaWaitExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_t | int] | None, paramsArray: cudaExternalSemaphoreWaitParams | int | None, numExtSems: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Waits on a set of external semaphore objects
+    """Waits on a set of external semaphore objects
 
     Enqueues a wait operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -9156,12 +9082,16 @@ def cudaWaitExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_
     ----------
     extSemArray
         External semaphores to be waited on
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes cudaExternalSemaphoreWaitParams, an int address of one, or None (NULL).
     numExtSems
         Number of semaphores to wait on
     stream
         Stream to enqueue the wait operations in
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9172,9 +9102,7 @@ def cudaWaitExternalSemaphoresAsync(extSemArray: Sequence[cudaExternalSemaphore_
     """
 
 def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | int | None) -> tuple[cudaError_t]:
-    """cudaDestroyExternalSemaphore(extSem)
-
-    Destroys an external semaphore
+    """Destroys an external semaphore
 
     Destroys an external semaphore object and releases any references
     to the underlying resource. Any outstanding signals or waits must
@@ -9188,6 +9116,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | int | None) -
     ----------
     extSem
         External semaphore to be destroyed
+        Takes cudaExternalSemaphore_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9197,9 +9126,7 @@ def cudaDestroyExternalSemaphore(extSem: cudaExternalSemaphore_t | int | None) -
     """
 
 def cudaLaunchKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, sharedMem: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream)
-
-    Launches a device function
+    """Launches a device function
 
     The function invokes kernel func on gridDim (gridDim.x &times; gridDim.y
     &times; gridDim.z) grid of blocks. Each block contains blockDim (blockDim.x &times;
@@ -9225,16 +9152,23 @@ def cudaLaunchKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, a
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     gridDim
         Grid dimentions
     blockDim
         Block dimentions
     args
         Arguments
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     sharedMem
         Shared memory
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9254,9 +9188,7 @@ def cudaLaunchKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, a
     """
 
 def cudaLaunchKernelExC(config: cudaLaunchConfig_t | int | None, func: int | Buffer | None, args: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[cudaError_t]:
-    """cudaLaunchKernelExC(config, func, args)
-
-    Launches a CUDA function with launch-time configuration
+    """Launches a CUDA function with launch-time configuration
 
     Note that the functionally equivalent variadic template cudaLaunchKernelEx
     is available for C++11 and newer.
@@ -9297,10 +9229,17 @@ def cudaLaunchKernelExC(config: cudaLaunchConfig_t | int | None, func: int | Buf
     ----------
     config
         Launch configuration
+        Takes cudaLaunchConfig_t, an int address of one, or None (NULL).
     func
         Kernel to launch
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     args
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -9320,9 +9259,7 @@ def cudaLaunchKernelExC(config: cudaLaunchConfig_t | int | None, func: int | Buf
     """
 
 def cudaLaunchCooperativeKernel(func: int | Buffer | None, gridDim: dim3, blockDim: dim3, args: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, sharedMem: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream)
-
-    Launches a device function where thread blocks can cooperate and synchronize as they execute
+    """Launches a device function where thread blocks can cooperate and synchronize as they execute
 
     The function invokes kernel func on gridDim (gridDim.x &times; gridDim.y
     &times; gridDim.z) grid of blocks. Each block contains blockDim (blockDim.x &times;
@@ -9358,16 +9295,23 @@ def cudaLaunchCooperativeKernel(func: int | Buffer | None, gridDim: dim3, blockD
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     gridDim
         Grid dimentions
     blockDim
         Block dimentions
     args
         Arguments
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     sharedMem
         Shared memory
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -9383,9 +9327,7 @@ def cudaLaunchCooperativeKernel(func: int | Buffer | None, gridDim: dim3, blockD
     """
 
 def cudaFuncSetCacheConfig(func: int | Buffer | None, cacheConfig: cudaFuncCache | int) -> tuple[cudaError_t]:
-    """cudaFuncSetCacheConfig(func, cacheConfig)
-
-    Sets the preferred cache configuration for a device function
+    """Sets the preferred cache configuration for a device function
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through cacheConfig the preferred cache configuration
@@ -9425,8 +9367,11 @@ def cudaFuncSetCacheConfig(func: int | Buffer | None, cacheConfig: cudaFuncCache
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     cacheConfig
         Requested cache configuration
+        Takes a cudaFuncCache member or an int.
 
     Returns
     -------
@@ -9436,9 +9381,7 @@ def cudaFuncSetCacheConfig(func: int | Buffer | None, cacheConfig: cudaFuncCache
     """
 
 def cudaFuncGetAttributes(func: int | Buffer | None) -> tuple[cudaError_t, cudaFuncAttributes]:
-    """cudaFuncGetAttributes(func)
-
-    Find out attributes for a given function
+    """Find out attributes for a given function
 
     This function obtains the attributes of a function specified via func.
     func is a device function symbol and must be declared as a
@@ -9462,6 +9405,8 @@ def cudaFuncGetAttributes(func: int | Buffer | None) -> tuple[cudaError_t, cudaF
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -9473,9 +9418,7 @@ def cudaFuncGetAttributes(func: int | Buffer | None) -> tuple[cudaError_t, cudaF
     """
 
 def cudaFuncSetAttribute(func: int | Buffer | None, attr: cudaFuncAttribute | int, value: int) -> tuple[cudaError_t]:
-    """cudaFuncSetAttribute(func, attr, value)
-
-    Set attributes for a given function
+    """Set attributes for a given function
 
     This function sets the attributes of a function specified via func.
     The parameter func must be a pointer to a function that executes
@@ -9521,8 +9464,11 @@ def cudaFuncSetAttribute(func: int | Buffer | None, attr: cudaFuncAttribute | in
     ----------
     func
         Function to get attributes of
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     attr
         Attribute to set
+        Takes a cudaFuncAttribute member or an int.
     value
         Value to set
 
@@ -9535,9 +9481,7 @@ def cudaFuncSetAttribute(func: int | Buffer | None, attr: cudaFuncAttribute | in
     """
 
 def cudaFuncGetName(func: int | Buffer | None) -> tuple[cudaError_t, bytes]:
-    """cudaFuncGetName(func)
-
-    Returns the function name for a device entry function pointer.
+    """Returns the function name for a device entry function pointer.
 
     Returns in **name the function name associated with the symbol func .
     The function name is returned as a null-terminated string. This API may
@@ -9552,6 +9496,8 @@ def cudaFuncGetName(func: int | Buffer | None) -> tuple[cudaError_t, bytes]:
     ----------
     func
         The function pointer to retrieve name for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -9564,9 +9510,7 @@ def cudaFuncGetName(func: int | Buffer | None) -> tuple[cudaError_t, bytes]:
     """
 
 def cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int) -> tuple[cudaError_t, int, int]:
-    """cudaFuncGetParamInfo(func, paramIndex)
-
-    Returns the offset and size of a kernel parameter in the device-side parameter layout.
+    """Returns the offset and size of a kernel parameter in the device-side parameter layout.
 
     Queries the kernel parameter at paramIndex in func's list of parameters and returns
     parameter information via paramOffset and paramSize. paramOffset returns the
@@ -9579,6 +9523,8 @@ def cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int) -> tuple[cu
     ----------
     func
         The function to query
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     paramIndex
         The parameter index to query
 
@@ -9594,9 +9540,7 @@ def cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int) -> tuple[cu
     """
 
 def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t]:
-    """cudaLaunchHostFunc(stream, fn, userData)
-
-    Enqueues a host function call in a stream
+    """Enqueues a host function call in a stream
 
     Enqueues a host function to run in a stream.  The function will be called
     after currently enqueued work and will block work added after it.
@@ -9649,8 +9593,11 @@ def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., int]
     ----------
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -9664,9 +9611,7 @@ def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., int]
     """
 
 def cudaFuncSetSharedMemConfig(func: int | Buffer | None, config: cudaSharedMemConfig | int) -> tuple[cudaError_t]:
-    """cudaFuncSetSharedMemConfig(func, config)
-
-    Sets the shared memory configuration for a device function
+    """Sets the shared memory configuration for a device function
 
     Deprecated:
 
@@ -9712,8 +9657,11 @@ def cudaFuncSetSharedMemConfig(func: int | Buffer | None, config: cudaSharedMemC
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     config
         Requested shared memory configuration
+        Takes a cudaSharedMemConfig member or an int.
 
     Returns
     -------
@@ -9724,9 +9672,7 @@ def cudaFuncSetSharedMemConfig(func: int | Buffer | None, config: cudaSharedMemC
     """
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: int | Buffer | None, blockSize: int, dynamicSMemSize: int) -> tuple[cudaError_t, int]:
-    """cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize)
-
-    Returns occupancy for a device function
+    """Returns occupancy for a device function
 
     Returns in *numBlocks the maximum number of active blocks per
     streaming multiprocessor for the device function.
@@ -9743,6 +9689,8 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: int | Buffer | None, blo
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -9761,9 +9709,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: int | Buffer | None, blo
     """
 
 def cudaOccupancyAvailableDynamicSMemPerBlock(func: int | Buffer | None, numBlocks: int, blockSize: int) -> tuple[cudaError_t, int]:
-    """cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize)
-
-    Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
+    """Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
 
     Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM.
 
@@ -9778,6 +9724,8 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func: int | Buffer | None, numBloc
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -9796,9 +9744,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func: int | Buffer | None, numBloc
     """
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: int | Buffer | None, blockSize: int, dynamicSMemSize: int, flags: int) -> tuple[cudaError_t, int]:
-    """cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags)
-
-    Returns occupancy for a device function with the specified flags
+    """Returns occupancy for a device function with the specified flags
 
     Returns in *numBlocks the maximum number of active blocks per
     streaming multiprocessor for the device function.
@@ -9828,6 +9774,8 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: int | Buffer | 
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -9848,9 +9796,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: int | Buffer | 
     """
 
 def cudaOccupancyMaxPotentialClusterSize(func: int | Buffer | None, launchConfig: cudaLaunchConfig_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaOccupancyMaxPotentialClusterSize(func, launchConfig)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
+    """Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
 
     The cluster dimensions in config are ignored. If func has a required
     cluster size set (see cudaFuncGetAttributes),*clusterSize will reflect
@@ -9870,8 +9816,11 @@ def cudaOccupancyMaxPotentialClusterSize(func: int | Buffer | None, launchConfig
     ----------
     func
         Kernel function for which maximum cluster size is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     launchConfig
         const cudaLaunchConfig_t *
+        Takes cudaLaunchConfig_t, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -9885,9 +9834,7 @@ def cudaOccupancyMaxPotentialClusterSize(func: int | Buffer | None, launchConfig
     """
 
 def cudaOccupancyMaxActiveClusters(func: int | Buffer | None, launchConfig: cudaLaunchConfig_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaOccupancyMaxActiveClusters(func, launchConfig)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+    """Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
 
     If the function has required cluster size already set (see
     cudaFuncGetAttributes), the cluster size from config must either be
@@ -9908,8 +9855,11 @@ def cudaOccupancyMaxActiveClusters(func: int | Buffer | None, launchConfig: cuda
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     launchConfig
         const cudaLaunchConfig_t *
+        Takes cudaLaunchConfig_t, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -9924,9 +9874,7 @@ def cudaOccupancyMaxActiveClusters(func: int | Buffer | None, launchConfig: cuda
     """
 
 def cudaMallocManaged(size: int, flags: int) -> tuple[cudaError_t, int]:
-    """cudaMallocManaged(size, flags)
-
-    Parameters
+    """Parameters
     ----------
     size
         size_t
@@ -9940,9 +9888,7 @@ def cudaMallocManaged(size: int, flags: int) -> tuple[cudaError_t, int]:
     """
 
 def cudaMalloc(size: int) -> tuple[cudaError_t, int]:
-    """cudaMalloc(size)
-
-    Allocate memory on the device
+    """Allocate memory on the device
 
     Allocates size bytes of linear memory on the device and returns in
     *devPtr a pointer to the allocated memory. The allocated memory is
@@ -9974,9 +9920,7 @@ def cudaMalloc(size: int) -> tuple[cudaError_t, int]:
     """
 
 def cudaMallocHost(size: int) -> tuple[cudaError_t, int]:
-    """cudaMallocHost(size)
-
-    Allocates page-locked memory on the host
+    """Allocates page-locked memory on the host
 
     Allocates size bytes of host memory that is page-locked and accessible
     to the device. The driver tracks the virtual memory ranges allocated with
@@ -10015,9 +9959,7 @@ def cudaMallocHost(size: int) -> tuple[cudaError_t, int]:
     """
 
 def cudaMallocPitch(width: int, height: int) -> tuple[cudaError_t, int, int]:
-    """cudaMallocPitch(width, height)
-
-    Allocates pitched memory on the device
+    """Allocates pitched memory on the device
 
     Allocates at least width (in bytes) * height bytes of linear memory
     on the device and returns in *devPtr a pointer to the allocated memory.
@@ -10064,9 +10006,7 @@ def cudaMallocPitch(width: int, height: int) -> tuple[cudaError_t, int, int]:
     """
 
 def cudaMallocArray(desc: cudaChannelFormatDesc | int | None, width: int, height: int, flags: int) -> tuple[cudaError_t, cudaArray_t]:
-    """cudaMallocArray(desc, width, height, flags)
-
-    Allocate an array on the device
+    """Allocate an array on the device
 
     Allocates a CUDA array according to the cudaChannelFormatDesc structure
     desc and returns a handle to the new CUDA array in *array.
@@ -10105,6 +10045,7 @@ def cudaMallocArray(desc: cudaChannelFormatDesc | int | None, width: int, height
     ----------
     desc
         Requested channel format
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     width
         Requested array allocation width
     height
@@ -10123,9 +10064,7 @@ def cudaMallocArray(desc: cudaChannelFormatDesc | int | None, width: int, height
     """
 
 def cudaFree(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaFree(devPtr)
-
-    Frees memory on the device
+    """Frees memory on the device
 
     Frees the memory space pointed to by devPtr, which must have been
     returned by a previous call to one of the following memory allocation APIs -
@@ -10156,6 +10095,8 @@ def cudaFree(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
     ----------
     devPtr
         Device pointer to memory to free
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10165,9 +10106,7 @@ def cudaFree(devPtr: int | Buffer | None) -> tuple[cudaError_t]:
     """
 
 def cudaFreeHost(ptr: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaFreeHost(ptr)
-
-    Frees page-locked memory
+    """Frees page-locked memory
 
     Frees the memory space pointed to by hostPtr, which must have been
     returned by a previous call to cudaMallocHost() or cudaHostAlloc().
@@ -10182,6 +10121,8 @@ def cudaFreeHost(ptr: int | Buffer | None) -> tuple[cudaError_t]:
     ----------
     ptr
         Pointer to memory to free
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10191,9 +10132,7 @@ def cudaFreeHost(ptr: int | Buffer | None) -> tuple[cudaError_t]:
     """
 
 def cudaFreeArray(array: cudaArray_t | int | None) -> tuple[cudaError_t]:
-    """cudaFreeArray(array)
-
-    Frees an array on the device
+    """Frees an array on the device
 
     Frees the CUDA array array, which must have been returned by a
     previous call to cudaMallocArray(). If devPtr is 0,
@@ -10208,6 +10147,7 @@ def cudaFreeArray(array: cudaArray_t | int | None) -> tuple[cudaError_t]:
     ----------
     array
         Pointer to array to free
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10217,9 +10157,7 @@ def cudaFreeArray(array: cudaArray_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | int | None) -> tuple[cudaError_t]:
-    """cudaFreeMipmappedArray(mipmappedArray)
-
-    Frees a mipmapped array on the device
+    """Frees a mipmapped array on the device
 
     Frees the CUDA mipmapped array mipmappedArray, which must have been
     returned by a previous call to cudaMallocMipmappedArray(). If devPtr
@@ -10234,6 +10172,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | int | None) ->
     ----------
     mipmappedArray
         Pointer to mipmapped array to free
+        Takes cudaMipmappedArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -10243,9 +10182,7 @@ def cudaFreeMipmappedArray(mipmappedArray: cudaMipmappedArray_t | int | None) ->
     """
 
 def cudaHostAlloc(size: int, flags: int) -> tuple[cudaError_t, int]:
-    """cudaHostAlloc(size, flags)
-
-    Allocates page-locked memory on the host
+    """Allocates page-locked memory on the host
 
     Allocates size bytes of host memory that is page-locked and accessible
     to the device. The driver tracks the virtual memory ranges allocated with
@@ -10313,9 +10250,7 @@ def cudaHostAlloc(size: int, flags: int) -> tuple[cudaError_t, int]:
     """
 
 def cudaHostRegister(ptr: int | Buffer | None, size: int, flags: int) -> tuple[cudaError_t]:
-    """cudaHostRegister(ptr, size, flags)
-
-    Registers an existing host memory range for use by CUDA
+    """Registers an existing host memory range for use by CUDA
 
     Page-locks the memory range specified by ptr and size and maps it
     for the device(s) as specified by flags. This memory range also is added
@@ -10399,6 +10334,8 @@ def cudaHostRegister(ptr: int | Buffer | None, size: int, flags: int) -> tuple[c
     ----------
     ptr
         Host pointer to memory to page-lock
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         Size in bytes of the address range to page-lock in bytes
     flags
@@ -10415,9 +10352,7 @@ def cudaHostRegister(ptr: int | Buffer | None, size: int, flags: int) -> tuple[c
     """
 
 def cudaHostUnregister(ptr: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaHostUnregister(ptr)
-
-    Unregisters a memory range that was registered with cudaHostRegister
+    """Unregisters a memory range that was registered with cudaHostRegister
 
     Unmaps the memory range whose base address is specified by ptr, and makes
     it pageable again.
@@ -10431,6 +10366,8 @@ def cudaHostUnregister(ptr: int | Buffer | None) -> tuple[cudaError_t]:
     ----------
     ptr
         Host pointer to memory to unregister
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10441,9 +10378,7 @@ def cudaHostUnregister(ptr: int | Buffer | None) -> tuple[cudaError_t]:
     """
 
 def cudaHostGetDevicePointer(pHost: int | Buffer | None, flags: int) -> tuple[cudaError_t, int]:
-    """cudaHostGetDevicePointer(pHost, flags)
-
-    Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister
+    """Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister
 
     Passes back the device pointer corresponding to the mapped, pinned host
     buffer allocated by cudaHostAlloc() or registered by cudaHostRegister().
@@ -10476,6 +10411,8 @@ def cudaHostGetDevicePointer(pHost: int | Buffer | None, flags: int) -> tuple[cu
     ----------
     pHost
         Requested host pointer mapping
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     flags
         Flags for extensions (must be 0 for now)
 
@@ -10490,9 +10427,7 @@ def cudaHostGetDevicePointer(pHost: int | Buffer | None, flags: int) -> tuple[cu
     """
 
 def cudaHostGetFlags(pHost: int | Buffer | None) -> tuple[cudaError_t, int]:
-    """cudaHostGetFlags(pHost)
-
-    Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc
+    """Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc
 
     cudaHostGetFlags() will fail if the input pointer does not
     reside in an address range allocated by cudaHostAlloc().
@@ -10504,6 +10439,8 @@ def cudaHostGetFlags(pHost: int | Buffer | None) -> tuple[cudaError_t, int]:
     ----------
     pHost
         Host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -10515,9 +10452,7 @@ def cudaHostGetFlags(pHost: int | Buffer | None) -> tuple[cudaError_t, int]:
     """
 
 def cudaMalloc3D(extent: cudaExtent) -> tuple[cudaError_t, cudaPitchedPtr]:
-    """cudaMalloc3D(extent)
-
-    Allocates logical 1D, 2D, or 3D memory objects on the device
+    """Allocates logical 1D, 2D, or 3D memory objects on the device
 
     Allocates at least width * height * depth bytes of linear memory
     on the device and returns a cudaPitchedPtr in which ptr is a pointer
@@ -10558,9 +10493,7 @@ def cudaMalloc3D(extent: cudaExtent) -> tuple[cudaError_t, cudaPitchedPtr]:
     """
 
 def cudaMalloc3DArray(desc: cudaChannelFormatDesc | int | None, extent: cudaExtent, flags: int) -> tuple[cudaError_t, cudaArray_t]:
-    """cudaMalloc3DArray(desc, extent, flags)
-
-    Allocate an array on the device
+    """Allocate an array on the device
 
     Allocates a CUDA array according to the cudaChannelFormatDesc structure
     desc and returns a handle to the new CUDA array in *array.
@@ -10692,6 +10625,7 @@ def cudaMalloc3DArray(desc: cudaChannelFormatDesc | int | None, extent: cudaExte
     ----------
     desc
         Requested channel format
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     extent
         Requested allocation size (width field in elements)
     flags
@@ -10708,9 +10642,7 @@ def cudaMalloc3DArray(desc: cudaChannelFormatDesc | int | None, extent: cudaExte
     """
 
 def cudaMallocMipmappedArray(desc: cudaChannelFormatDesc | int | None, extent: cudaExtent, numLevels: int, flags: int) -> tuple[cudaError_t, cudaMipmappedArray_t]:
-    """cudaMallocMipmappedArray(desc, extent, numLevels, flags)
-
-    Allocate a mipmapped array on the device
+    """Allocate a mipmapped array on the device
 
     Allocates a CUDA mipmapped array according to the cudaChannelFormatDesc structure
     desc and returns a handle to the new CUDA mipmapped array in *mipmappedArray.
@@ -10841,6 +10773,7 @@ def cudaMallocMipmappedArray(desc: cudaChannelFormatDesc | int | None, extent: c
     ----------
     desc
         Requested channel format
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     extent
         Requested allocation size (width field in elements)
     numLevels
@@ -10859,9 +10792,7 @@ def cudaMallocMipmappedArray(desc: cudaChannelFormatDesc | int | None, extent: c
     """
 
 def cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | int | None, level: int) -> tuple[cudaError_t, cudaArray_t]:
-    """cudaGetMipmappedArrayLevel(mipmappedArray, level)
-
-    Gets a mipmap level of a CUDA mipmapped array
+    """Gets a mipmap level of a CUDA mipmapped array
 
     Returns in *levelArray a CUDA array that represents a single mipmap level
     of the CUDA mipmapped array mipmappedArray.
@@ -10883,6 +10814,7 @@ def cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | int 
     ----------
     mipmappedArray
         CUDA mipmapped array
+        Takes cudaMipmappedArray_const_t, an int (the raw value), or None (NULL).
     level
         Mipmap level
 
@@ -10897,9 +10829,7 @@ def cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | int 
     """
 
 def cudaMemcpy3D(p: cudaMemcpy3DParms | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy3D(p)
-
-    Copies data between 3D objects
+    """Copies data between 3D objects
 
 
     struct cudaExtent {
@@ -10993,6 +10923,7 @@ def cudaMemcpy3D(p: cudaMemcpy3DParms | int | None) -> tuple[cudaError_t]:
     ----------
     p
         3D memory copy parameters
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -11004,9 +10935,7 @@ def cudaMemcpy3D(p: cudaMemcpy3DParms | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaMemcpy3DPeer(p: cudaMemcpy3DPeerParms | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy3DPeer(p)
-
-    Copies memory between devices
+    """Copies memory between devices
 
     Perform a 3D memory copy according to the parameters specified in
     p.  See the definition of the cudaMemcpy3DPeerParms structure
@@ -11027,6 +10956,7 @@ def cudaMemcpy3DPeer(p: cudaMemcpy3DPeerParms | int | None) -> tuple[cudaError_t
     ----------
     p
         Parameters for the memory copy
+        Takes cudaMemcpy3DPeerParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -11038,9 +10968,7 @@ def cudaMemcpy3DPeer(p: cudaMemcpy3DPeerParms | int | None) -> tuple[cudaError_t
     """
 
 def cudaMemcpy3DAsync(p: cudaMemcpy3DParms | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy3DAsync(p, stream)
-
-    Copies data between 3D objects
+    """Copies data between 3D objects
 
 
     struct cudaExtent {
@@ -11145,8 +11073,10 @@ def cudaMemcpy3DAsync(p: cudaMemcpy3DParms | int | None, stream: cudaStream_t | 
     ----------
     p
         3D memory copy parameters
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11158,9 +11088,7 @@ def cudaMemcpy3DAsync(p: cudaMemcpy3DParms | int | None, stream: cudaStream_t | 
     """
 
 def cudaMemcpy3DPeerAsync(p: cudaMemcpy3DPeerParms | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy3DPeerAsync(p, stream)
-
-    Copies memory between devices asynchronously.
+    """Copies memory between devices asynchronously.
 
     Perform a 3D memory copy according to the parameters specified in
     p.  See the definition of the cudaMemcpy3DPeerParms structure
@@ -11174,8 +11102,10 @@ def cudaMemcpy3DPeerAsync(p: cudaMemcpy3DPeerParms | int | None, stream: cudaStr
     ----------
     p
         Parameters for the memory copy
+        Takes cudaMemcpy3DPeerParms, an int address of one, or None (NULL).
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11187,9 +11117,7 @@ def cudaMemcpy3DPeerAsync(p: cudaMemcpy3DPeerParms | int | None, stream: cudaStr
     """
 
 def cudaMemGetInfo() -> tuple[cudaError_t, int, int]:
-    """cudaMemGetInfo()
-
-    Gets free and total device memory
+    """Gets free and total device memory
 
     Returns in *total the total amount of memory available to the the current context.
     Returns in *free the amount of memory on the device that is free according to the OS.
@@ -11222,9 +11150,7 @@ def cudaMemGetInfo() -> tuple[cudaError_t, int, int]:
     """
 
 def cudaArrayGetInfo(array: cudaArray_t | int | None) -> tuple[cudaError_t, cudaChannelFormatDesc, cudaExtent, int]:
-    """cudaArrayGetInfo(array)
-
-    Gets info about the specified cudaArray
+    """Gets info about the specified cudaArray
 
     Returns in *desc, *extent and *flags respectively, the type, shape
     and flags of array.
@@ -11239,6 +11165,7 @@ def cudaArrayGetInfo(array: cudaArray_t | int | None) -> tuple[cudaError_t, cuda
     ----------
     array
         The cudaArray to get info for
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11254,9 +11181,7 @@ def cudaArrayGetInfo(array: cudaArray_t | int | None) -> tuple[cudaError_t, cuda
     """
 
 def cudaArrayGetPlane(hArray: cudaArray_t | int | None, planeIdx: int) -> tuple[cudaError_t, cudaArray_t]:
-    """cudaArrayGetPlane(hArray, planeIdx)
-
-    Gets a CUDA array plane from a CUDA array
+    """Gets a CUDA array plane from a CUDA array
 
     Returns in pPlaneArray a CUDA array that represents a single format plane
     of the CUDA array hArray.
@@ -11276,6 +11201,7 @@ def cudaArrayGetPlane(hArray: cudaArray_t | int | None, planeIdx: int) -> tuple[
     ----------
     hArray
         CUDA array
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     planeIdx
         Plane index
 
@@ -11290,9 +11216,7 @@ def cudaArrayGetPlane(hArray: cudaArray_t | int | None, planeIdx: int) -> tuple[
     """
 
 def cudaArrayGetMemoryRequirements(array: cudaArray_t | int | None, device: int) -> tuple[cudaError_t, cudaArrayMemoryRequirements]:
-    """cudaArrayGetMemoryRequirements(array, device)
-
-    Returns the memory requirements of a CUDA array
+    """Returns the memory requirements of a CUDA array
 
     Returns the memory requirements of a CUDA array in memoryRequirements
     If the CUDA array is not allocated with flag cudaArrayDeferredMapping
@@ -11309,6 +11233,7 @@ def cudaArrayGetMemoryRequirements(array: cudaArray_t | int | None, device: int)
     ----------
     array
         CUDA array to get the memory requirements of
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
 
@@ -11322,9 +11247,7 @@ def cudaArrayGetMemoryRequirements(array: cudaArray_t | int | None, device: int)
     """
 
 def cudaMipmappedArrayGetMemoryRequirements(mipmap: cudaMipmappedArray_t | int | None, device: int) -> tuple[cudaError_t, cudaArrayMemoryRequirements]:
-    """cudaMipmappedArrayGetMemoryRequirements(mipmap, device)
-
-    Returns the memory requirements of a CUDA mipmapped array
+    """Returns the memory requirements of a CUDA mipmapped array
 
     Returns the memory requirements of a CUDA mipmapped array in memoryRequirements
     If the CUDA mipmapped array is not allocated with flag cudaArrayDeferredMapping
@@ -11342,6 +11265,7 @@ def cudaMipmappedArrayGetMemoryRequirements(mipmap: cudaMipmappedArray_t | int |
     ----------
     mipmap
         CUDA mipmapped array to get the memory requirements of
+        Takes cudaMipmappedArray_t, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
 
@@ -11355,12 +11279,11 @@ def cudaMipmappedArrayGetMemoryRequirements(mipmap: cudaMipmappedArray_t | int |
     """
 
 def cudaArrayGetSparseProperties(array: cudaArray_t | int | None) -> tuple[cudaError_t, cudaArraySparseProperties]:
-    """cudaArrayGetSparseProperties(array)
-
-    Parameters
+    """Parameters
     ----------
     array
         cudaArray_t
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11369,12 +11292,11 @@ def cudaArrayGetSparseProperties(array: cudaArray_t | int | None) -> tuple[cudaE
     """
 
 def cudaMipmappedArrayGetSparseProperties(mipmap: cudaMipmappedArray_t | int | None) -> tuple[cudaError_t, cudaArraySparseProperties]:
-    """cudaMipmappedArrayGetSparseProperties(mipmap)
-
-    Parameters
+    """Parameters
     ----------
     mipmap
         cudaMipmappedArray_t
+        Takes cudaMipmappedArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11383,9 +11305,7 @@ def cudaMipmappedArrayGetSparseProperties(mipmap: cudaMipmappedArray_t | int | N
     """
 
 def cudaMemcpy(dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpy(dst, src, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies count bytes from the memory area pointed to by src to the
     memory area pointed to by dst, where kind specifies the direction
@@ -11414,12 +11334,17 @@ def cudaMemcpy(dst: int | Buffer | None, src: int | Buffer | None, count: int, k
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11430,9 +11355,7 @@ def cudaMemcpy(dst: int | Buffer | None, src: int | Buffer | None, count: int, k
     """
 
 def cudaMemcpyPeer(dst: int | Buffer | None, dstDevice: int, src: int | Buffer | None, srcDevice: int, count: int) -> tuple[cudaError_t]:
-    """cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-
-    Copies memory between two devices
+    """Copies memory between two devices
 
     Copies memory from one device to memory on another device.  dst is the
     base device pointer of the destination memory and dstDevice is the
@@ -11453,10 +11376,14 @@ def cudaMemcpyPeer(dst: int | Buffer | None, dstDevice: int, src: int | Buffer |
     ----------
     dst
         Destination device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     dstDevice
         Destination device
     src
         Source device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     srcDevice
         Source device
     count
@@ -11471,9 +11398,7 @@ def cudaMemcpyPeer(dst: int | Buffer | None, dstDevice: int, src: int | Buffer |
     """
 
 def cudaMemcpy2D(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the memory area pointed to by dst, where
@@ -11505,10 +11430,14 @@ def cudaMemcpy2D(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -11517,6 +11446,7 @@ def cudaMemcpy2D(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11528,9 +11458,7 @@ def cudaMemcpy2D(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None
     """
 
 def cudaMemcpy2DToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the CUDA array dst starting at
@@ -11561,12 +11489,15 @@ def cudaMemcpy2DToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: in
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -11575,6 +11506,7 @@ def cudaMemcpy2DToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: in
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11586,9 +11518,7 @@ def cudaMemcpy2DToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: in
     """
 
 def cudaMemcpy2DFromArray(dst: int | Buffer | None, dpitch: int, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the CUDA
     array src starting at hOffset rows and wOffset bytes from the
@@ -11619,10 +11549,13 @@ def cudaMemcpy2DFromArray(dst: int | Buffer | None, dpitch: int, src: cudaArray_
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -11633,6 +11566,7 @@ def cudaMemcpy2DFromArray(dst: int | Buffer | None, dpitch: int, src: cudaArray_
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11644,9 +11578,7 @@ def cudaMemcpy2DFromArray(dst: int | Buffer | None, dpitch: int, src: cudaArray_
     """
 
 def cudaMemcpy2DArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffsetDst: int, src: cudaArray_const_t | int | None, wOffsetSrc: int, hOffsetSrc: int, width: int, height: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the CUDA
     array src starting at hOffsetSrc rows and wOffsetSrc bytes from the
@@ -11675,12 +11607,14 @@ def cudaMemcpy2DArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOf
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffsetDst
         Destination starting X offset (columns in bytes)
     hOffsetDst
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffsetSrc
         Source starting X offset (columns in bytes)
     hOffsetSrc
@@ -11691,6 +11625,7 @@ def cudaMemcpy2DArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOf
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11701,9 +11636,7 @@ def cudaMemcpy2DArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOf
     """
 
 def cudaMemcpyToSymbol(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpyToSymbol(symbol, src, count, offset, kind)
-
-    Copies data to the given symbol on the device
+    """Copies data to the given symbol on the device
 
     Copies count bytes from the memory area pointed to by src
     to the memory area pointed to by offset bytes from the start of symbol
@@ -11729,14 +11662,19 @@ def cudaMemcpyToSymbol(symbol: int | Buffer | None, src: int | Buffer | None, co
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11749,9 +11687,7 @@ def cudaMemcpyToSymbol(symbol: int | Buffer | None, src: int | Buffer | None, co
     """
 
 def cudaMemcpyFromSymbol(dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
-
-    Copies data from the given symbol on the device
+    """Copies data from the given symbol on the device
 
     Copies count bytes from the memory area pointed to by offset bytes
     from the start of symbol symbol to the memory area pointed to by dst.
@@ -11777,14 +11713,19 @@ def cudaMemcpyFromSymbol(dst: int | Buffer | None, symbol: int | Buffer | None, 
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -11797,9 +11738,7 @@ def cudaMemcpyFromSymbol(dst: int | Buffer | None, symbol: int | Buffer | None, 
     """
 
 def cudaMemcpyAsync(dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyAsync(dst, src, count, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies count bytes from the memory area pointed to by src to the
     memory area pointed to by dst, where kind specifies the
@@ -11839,14 +11778,20 @@ def cudaMemcpyAsync(dst: int | Buffer | None, src: int | Buffer | None, count: i
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11857,9 +11802,7 @@ def cudaMemcpyAsync(dst: int | Buffer | None, src: int | Buffer | None, count: i
     """
 
 def cudaMemcpyPeerAsync(dst: int | Buffer | None, dstDevice: int, src: int | Buffer | None, srcDevice: int, count: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-
-    Copies memory between two devices asynchronously.
+    """Copies memory between two devices asynchronously.
 
     Copies memory from one device to memory on another device.  dst is the
     base device pointer of the destination memory and dstDevice is the
@@ -11878,16 +11821,21 @@ def cudaMemcpyPeerAsync(dst: int | Buffer | None, dstDevice: int, src: int | Buf
     ----------
     dst
         Destination device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     dstDevice
         Destination device
     src
         Source device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     srcDevice
         Source device
     count
         Size of memory copy in bytes
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11898,9 +11846,7 @@ def cudaMemcpyPeerAsync(dst: int | Buffer | None, dstDevice: int, src: int | Buf
     """
 
 def cudaMemcpyBatchAsync(dsts: Sequence[int | Buffer | None] | None, srcs: Sequence[int | Buffer | None] | None, sizes: Sequence[int] | None, count: int, attrs: cudaMemcpyAttributes | int | None, attrsIdxs: Sequence[int] | None, numAttrs: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream)
-
-    Performs a batch of memory copies asynchronously.
+    """Performs a batch of memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies.
@@ -11949,20 +11895,30 @@ def cudaMemcpyBatchAsync(dsts: Sequence[int | Buffer | None] | None, srcs: Seque
     ----------
     dsts
         Array of destination pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     srcs
         Array of memcpy source pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memcpy operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dsts, srcs and sizes arrays
     attrs
         Array of memcpy attributes.
+        Takes cudaMemcpyAttributes, an int address of one, or None (NULL).
     attrsIdxs
         Array of indices to specify which copies each entry in the attrs array applies to. The attributes specified in attrs[k] will be applied to copies starting from attrsIdxs[k] through attrsIdxs[k+1] - 1. Also attrs[numAttrs-1] will apply to copies starting from attrsIdxs[numAttrs-1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numAttrs gives), or None
+        (NULL).
     numAttrs
         Size of attrs and attrsIdxs arrays.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -11972,9 +11928,7 @@ def cudaMemcpyBatchAsync(dsts: Sequence[int | Buffer | None] | None, srcs: Seque
     """
 
 def cudaMemcpy3DBatchAsync(numOps: int, opList: cudaMemcpy3DBatchOp | int | None, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy3DBatchAsync(numOps, opList, flags, stream)
-
-    Performs a batch of 3D memory copies asynchronously.
+    """Performs a batch of 3D memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent
@@ -12028,10 +11982,12 @@ def cudaMemcpy3DBatchAsync(numOps: int, opList: cudaMemcpy3DBatchOp | int | None
         Total number of memcpy operations.
     opList
         Array of size numOps containing the actual memcpy operations.
+        Takes cudaMemcpy3DBatchOp, an int address of one, or None (NULL).
     flags
         Flags for future use, must be zero now.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12041,9 +11997,7 @@ def cudaMemcpy3DBatchAsync(numOps: int, opList: cudaMemcpy3DBatchOp | int | None
     """
 
 def cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the memory area pointed to by dst, where
@@ -12086,10 +12040,14 @@ def cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer |
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -12098,8 +12056,10 @@ def cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer |
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12111,9 +12071,7 @@ def cudaMemcpy2DAsync(dst: int | Buffer | None, dpitch: int, src: int | Buffer |
     """
 
 def cudaMemcpy2DToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, spitch: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the CUDA array dst starting at hOffset
@@ -12150,12 +12108,15 @@ def cudaMemcpy2DToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffse
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -12164,8 +12125,10 @@ def cudaMemcpy2DToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffse
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12177,9 +12140,7 @@ def cudaMemcpy2DToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffse
     """
 
 def cudaMemcpy2DFromArrayAsync(dst: int | Buffer | None, dpitch: int, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, width: int, height: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the CUDA
     array src starting at hOffset rows and wOffset bytes from the
@@ -12215,10 +12176,13 @@ def cudaMemcpy2DFromArrayAsync(dst: int | Buffer | None, dpitch: int, src: cudaA
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -12229,8 +12193,10 @@ def cudaMemcpy2DFromArrayAsync(dst: int | Buffer | None, dpitch: int, src: cudaA
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12242,9 +12208,7 @@ def cudaMemcpy2DFromArrayAsync(dst: int | Buffer | None, dpitch: int, src: cudaA
     """
 
 def cudaMemcpyToSymbolAsync(symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream)
-
-    Copies data to the given symbol on the device
+    """Copies data to the given symbol on the device
 
     Copies count bytes from the memory area pointed to by src
     to the memory area pointed to by offset bytes from the start of symbol
@@ -12276,16 +12240,22 @@ def cudaMemcpyToSymbolAsync(symbol: int | Buffer | None, src: int | Buffer | Non
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12298,9 +12268,7 @@ def cudaMemcpyToSymbolAsync(symbol: int | Buffer | None, src: int | Buffer | Non
     """
 
 def cudaMemcpyFromSymbolAsync(dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream)
-
-    Copies data from the given symbol on the device
+    """Copies data from the given symbol on the device
 
     Copies count bytes from the memory area pointed to by offset bytes
     from the start of symbol symbol to the memory area pointed to by dst.
@@ -12332,16 +12300,22 @@ def cudaMemcpyFromSymbolAsync(dst: int | Buffer | None, symbol: int | Buffer | N
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12354,9 +12328,7 @@ def cudaMemcpyFromSymbolAsync(dst: int | Buffer | None, symbol: int | Buffer | N
     """
 
 def cudaMemset(devPtr: int | Buffer | None, value: int, count: int) -> tuple[cudaError_t]:
-    """cudaMemset(devPtr, value, count)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Fills the first count bytes of the memory area pointed to by devPtr
     with the constant byte value value.
@@ -12373,6 +12345,8 @@ def cudaMemset(devPtr: int | Buffer | None, value: int, count: int) -> tuple[cud
     ----------
     devPtr
         Pointer to device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     value
         Value to set for each byte of specified memory
     count
@@ -12386,9 +12360,7 @@ def cudaMemset(devPtr: int | Buffer | None, value: int, count: int) -> tuple[cud
     """
 
 def cudaMemset2D(devPtr: int | Buffer | None, pitch: int, value: int, width: int, height: int) -> tuple[cudaError_t]:
-    """cudaMemset2D(devPtr, pitch, value, width, height)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Sets to the specified value value a matrix (height rows of width
     bytes each) pointed to by dstPtr. pitch is the width in bytes of the
@@ -12409,6 +12381,8 @@ def cudaMemset2D(devPtr: int | Buffer | None, pitch: int, value: int, width: int
     ----------
     devPtr
         Pointer to 2D device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     pitch
         Pitch in bytes of 2D device memory(Unused if height is 1)
     value
@@ -12426,9 +12400,7 @@ def cudaMemset2D(devPtr: int | Buffer | None, pitch: int, value: int, width: int
     """
 
 def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) -> tuple[cudaError_t]:
-    """cudaMemset3D(pitchedDevPtr, value, extent)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Initializes each element of a 3D array to the specified value value.
     The object to initialize is defined by pitchedDevPtr. The pitch field
@@ -12476,9 +12448,7 @@ def cudaMemset3D(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent) 
     """
 
 def cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemsetAsync(devPtr, value, count, stream)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Fills the first count bytes of the memory area pointed to by devPtr
     with the constant byte value value.
@@ -12501,12 +12471,15 @@ def cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream:
     ----------
     devPtr
         Pointer to device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     value
         Value to set for each byte of specified memory
     count
         Size in bytes to set
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12516,9 +12489,7 @@ def cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream:
     """
 
 def cudaMemset2DAsync(devPtr: int | Buffer | None, pitch: int, value: int, width: int, height: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Sets to the specified value value a matrix (height rows of width
     bytes each) pointed to by dstPtr. pitch is the width in bytes of the
@@ -12544,6 +12515,8 @@ def cudaMemset2DAsync(devPtr: int | Buffer | None, pitch: int, value: int, width
     ----------
     devPtr
         Pointer to 2D device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     pitch
         Pitch in bytes of 2D device memory(Unused if height is 1)
     value
@@ -12554,6 +12527,7 @@ def cudaMemset2DAsync(devPtr: int | Buffer | None, pitch: int, value: int, width
         Height of matrix set (rows)
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12563,9 +12537,7 @@ def cudaMemset2DAsync(devPtr: int | Buffer | None, pitch: int, value: int, width
     """
 
 def cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExtent, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemset3DAsync(pitchedDevPtr, value, extent, stream)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Initializes each element of a 3D array to the specified value value.
     The object to initialize is defined by pitchedDevPtr. The pitch field
@@ -12611,6 +12583,7 @@ def cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExt
         Size parameters for where to set device memory (width field in bytes)
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12620,9 +12593,7 @@ def cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: int, extent: cudaExt
     """
 
 def cudaGetSymbolAddress(symbol: int | Buffer | None) -> tuple[cudaError_t, int]:
-    """cudaGetSymbolAddress(symbol)
-
-    Finds the address associated with a CUDA symbol
+    """Finds the address associated with a CUDA symbol
 
     Returns in *devPtr the address of symbol symbol on the device.
     symbol is a variable that resides in global or constant memory space.
@@ -12639,6 +12610,8 @@ def cudaGetSymbolAddress(symbol: int | Buffer | None) -> tuple[cudaError_t, int]
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -12651,9 +12624,7 @@ def cudaGetSymbolAddress(symbol: int | Buffer | None) -> tuple[cudaError_t, int]
     """
 
 def cudaGetSymbolSize(symbol: int | Buffer | None) -> tuple[cudaError_t, int]:
-    """cudaGetSymbolSize(symbol)
-
-    Finds the size of the object associated with a CUDA symbol
+    """Finds the size of the object associated with a CUDA symbol
 
     Returns in *size the size of symbol symbol. symbol is a variable that
     resides in global or constant memory space. If symbol cannot be found, or
@@ -12669,6 +12640,8 @@ def cudaGetSymbolSize(symbol: int | Buffer | None) -> tuple[cudaError_t, int]:
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -12681,9 +12654,7 @@ def cudaGetSymbolSize(symbol: int | Buffer | None) -> tuple[cudaError_t, int]:
     """
 
 def cudaMemPrefetchAsync(devPtr: int | Buffer | None, count: int, location: cudaMemLocation, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemPrefetchAsync(devPtr, count, location, flags, stream)
-
-    Prefetches memory to the specified destination location
+    """Prefetches memory to the specified destination location
 
     Prefetches memory to the specified destination location.  devPtr is the
     base device pointer of the memory to be prefetched and location specifies the
@@ -12748,6 +12719,8 @@ def cudaMemPrefetchAsync(devPtr: int | Buffer | None, count: int, location: cuda
     ----------
     devPtr
         Pointer to be prefetched
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes
     location
@@ -12756,6 +12729,7 @@ def cudaMemPrefetchAsync(devPtr: int | Buffer | None, count: int, location: cuda
         flags for future use, must be zero now.
     stream
         Stream to enqueue prefetch operation
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12766,9 +12740,7 @@ def cudaMemPrefetchAsync(devPtr: int | Buffer | None, count: int, location: cuda
     """
 
 def cudaMemPrefetchBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: cudaMemLocation | int | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)
-
-    Performs a batch of memory prefetches asynchronously
+    """Performs a batch of memory prefetches asynchronously
 
     Performs a batch of memory prefetches. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -12797,20 +12769,28 @@ def cudaMemPrefetchBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes
     ----------
     dptrs
         Array of pointers to be prefetched
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory prefetch operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to copies starting from  prefetchLocIdxs[k] through  prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to prefetches starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12818,9 +12798,7 @@ def cudaMemPrefetchBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes
     """
 
 def cudaMemDiscardBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes: Sequence[int] | None, count: int, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream)
-
-    Performs a batch of memory discards asynchronously
+    """Performs a batch of memory discards asynchronously
 
     Performs a batch of memory discards. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -12845,14 +12823,19 @@ def cudaMemDiscardBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes:
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     flags
         Flags reserved for future use. Must be zero.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12860,9 +12843,7 @@ def cudaMemDiscardBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes:
     """
 
 def cudaMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[int | Buffer | None] | None, sizes: Sequence[int] | None, count: int, prefetchLocs: cudaMemLocation | int | None, prefetchLocIdxs: Sequence[int] | None, numPrefetchLocs: int, flags: int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)
-
-    Performs a batch of memory discards and prefetches asynchronously
+    """Performs a batch of memory discards and prefetches asynchronously
 
     Performs a batch of memory discards followed by prefetches. The batch as a whole executes
     in stream order but operations within a batch are not guaranteed to execute in any specific order.
@@ -12898,20 +12879,28 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[int | Buffer | None] | N
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to operations starting from  prefetchLocIdxs[k] through prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to copies starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -12919,9 +12908,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs: Sequence[int | Buffer | None] | N
     """
 
 def cudaMemAdvise(devPtr: int | Buffer | None, count: int, advice: cudaMemoryAdvise | int, location: cudaMemLocation) -> tuple[cudaError_t]:
-    """cudaMemAdvise(devPtr, count, advice, location)
-
-    Advise about the usage of a given memory range
+    """Advise about the usage of a given memory range
 
     Advise the Unified Memory subsystem about the usage pattern for the memory range
     starting at devPtr with a size of count bytes. The start address and end address of the memory
@@ -13030,10 +13017,13 @@ def cudaMemAdvise(devPtr: int | Buffer | None, count: int, advice: cudaMemoryAdv
     ----------
     devPtr
         Pointer to memory to set the advice for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes of the memory range
     advice
         Advice to be applied for the specified memory range
+        Takes a cudaMemoryAdvise member or an int.
     location
         location to apply the advice for
 
@@ -13046,9 +13036,7 @@ def cudaMemAdvise(devPtr: int | Buffer | None, count: int, advice: cudaMemoryAdv
     """
 
 def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, int | list[int] | cudaMemLocationType]:
-    """cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count)
-
-    Query an attribute of a given memory range
+    """Query an attribute of a given memory range
 
     Query an attribute about the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cudaMallocManaged or declared via
@@ -13117,8 +13105,11 @@ def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | i
         Array containing the size of data
     attribute
         The attribute to query
+        Takes a cudaMemRangeAttribute member or an int.
     devPtr
         Start of the range to query
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size of the range to query
 
@@ -13132,9 +13123,7 @@ def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | i
     """
 
 def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, list[int | list[int] | cudaMemLocationType]]:
-    """cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
-
-    Query attributes of a given memory range.
+    """Query attributes of a given memory range.
 
     Query attributes of the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cudaMallocManaged or declared via
@@ -13162,12 +13151,18 @@ def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Seque
     ----------
     dataSizes
         Array containing the sizes of each result
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     numAttributes
         Number of attributes to query
     devPtr
         Start of the range to query
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size of the range to query
 
@@ -13181,9 +13176,7 @@ def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Seque
     """
 
 def cudaMemcpyToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -13211,16 +13204,20 @@ def cudaMemcpyToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int,
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -13231,9 +13228,7 @@ def cudaMemcpyToArray(dst: cudaArray_t | int | None, wOffset: int, hOffset: int,
     """
 
 def cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -13260,8 +13255,11 @@ def cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int |
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -13270,6 +13268,7 @@ def cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int |
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -13280,9 +13279,7 @@ def cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int |
     """
 
 def cudaMemcpyArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffsetDst: int, src: cudaArray_const_t | int | None, wOffsetSrc: int, hOffsetSrc: int, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -13309,12 +13306,14 @@ def cudaMemcpyArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffs
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffsetDst
         Destination starting X offset (columns in bytes)
     hOffsetDst
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffsetSrc
         Source starting X offset (columns in bytes)
     hOffsetSrc
@@ -13323,6 +13322,7 @@ def cudaMemcpyArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffs
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -13333,9 +13333,7 @@ def cudaMemcpyArrayToArray(dst: cudaArray_t | int | None, wOffsetDst: int, hOffs
     """
 
 def cudaMemcpyToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset: int, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -13368,18 +13366,23 @@ def cudaMemcpyToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset:
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13390,9 +13393,7 @@ def cudaMemcpyToArrayAsync(dst: cudaArray_t | int | None, wOffset: int, hOffset:
     """
 
 def cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | int | None, wOffset: int, hOffset: int, count: int, kind: cudaMemcpyKind | int, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -13424,8 +13425,11 @@ def cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | 
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -13434,8 +13438,10 @@ def cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | 
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13446,9 +13452,7 @@ def cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | 
     """
 
 def cudaMallocAsync(size: int, hStream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaMallocAsync(size, hStream)
-
-    Allocates memory with stream ordered semantics
+    """Allocates memory with stream ordered semantics
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -13473,6 +13477,7 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | int | None) -> tuple[cuda
         Number of bytes to allocate
     hStream
         The stream establishing the stream ordering contract and the memory pool to allocate from
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13486,9 +13491,7 @@ def cudaMallocAsync(size: int, hStream: cudaStream_t | int | None) -> tuple[cuda
     """
 
 def cudaFreeAsync(devPtr: int | Buffer | None, hStream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaFreeAsync(devPtr, hStream)
-
-    Frees memory with stream ordered semantics
+    """Frees memory with stream ordered semantics
 
     Inserts a free operation into hStream.
     The allocation must not be accessed after stream execution reaches the free.
@@ -13504,8 +13507,11 @@ def cudaFreeAsync(devPtr: int | Buffer | None, hStream: cudaStream_t | int | Non
     ----------
     devPtr
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     hStream
         The stream establishing the stream ordering promise
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13516,9 +13522,7 @@ def cudaFreeAsync(devPtr: int | Buffer | None, hStream: cudaStream_t | int | Non
     """
 
 def cudaMemPoolTrimTo(memPool: cudaMemPool_t | int | None, minBytesToKeep: int) -> tuple[cudaError_t]:
-    """cudaMemPoolTrimTo(memPool, minBytesToKeep)
-
-    Tries to release memory back to the OS
+    """Tries to release memory back to the OS
 
     Releases memory back to the OS until the pool contains fewer than minBytesToKeep
     reserved bytes, or there is no more memory that the allocator can safely release.
@@ -13535,6 +13539,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | int | None, minBytesToKeep: int) 
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     minBytesToKeep
         If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.  Otherwise the pool will be guaranteed to have at least minBytesToKeep bytes reserved after the operation.
 
@@ -13546,9 +13551,7 @@ def cudaMemPoolTrimTo(memPool: cudaMemPool_t | int | None, minBytesToKeep: int) 
     """
 
 def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int, value: int | Buffer) -> tuple[cudaError_t]:
-    """cudaMemPoolSetAttribute(memPool, attr, value)
-
-    Sets attributes of a memory pool
+    """Sets attributes of a memory pool
 
     Supported attributes are:
     - cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t)
@@ -13583,8 +13586,10 @@ def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPo
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     attr
         The attribute to modify
+        Takes a cudaMemPoolAttr member or an int.
     value
         Pointer to the value to assign
 
@@ -13596,9 +13601,7 @@ def cudaMemPoolSetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPo
     """
 
 def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPoolAttr | int) -> tuple[cudaError_t, int]:
-    """cudaMemPoolGetAttribute(memPool, attr)
-
-    Gets attributes of a memory pool
+    """Gets attributes of a memory pool
 
     Supported attributes are:
     - cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t)
@@ -13637,8 +13640,10 @@ def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPo
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     attr
         The attribute to get
+        Takes a cudaMemPoolAttr member or an int.
 
     Returns
     -------
@@ -13650,9 +13655,7 @@ def cudaMemPoolGetAttribute(memPool: cudaMemPool_t | int | None, attr: cudaMemPo
     """
 
 def cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence[cudaMemAccessDesc] | None, count: int) -> tuple[cudaError_t]:
-    """cudaMemPoolSetAccess(memPool, descList, count)
-
-    Controls visibility of pools between devices
+    """Controls visibility of pools between devices
 
     See also: cuMemPoolSetAccess, cudaMemPoolGetAccess, cudaMallocAsync, cudaFreeAsync
 
@@ -13660,8 +13663,11 @@ def cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     descList
         const struct cudaMemAccessDesc *
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Number of descriptors in the map array.
 
@@ -13673,9 +13679,7 @@ def cudaMemPoolSetAccess(memPool: cudaMemPool_t | int | None, descList: Sequence
     """
 
 def cudaMemPoolGetAccess(memPool: cudaMemPool_t | int | None, location: cudaMemLocation | int | None) -> tuple[cudaError_t, cudaMemAccessFlags]:
-    """cudaMemPoolGetAccess(memPool, location)
-
-    Returns the accessibility of a pool from a device
+    """Returns the accessibility of a pool from a device
 
     Returns the accessibility of the pool's memory from the specified location.
 
@@ -13685,8 +13689,10 @@ def cudaMemPoolGetAccess(memPool: cudaMemPool_t | int | None, location: cudaMemL
     ----------
     memPool
         the pool being queried
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     location
         the location accessing the pool
+        Takes cudaMemLocation, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -13696,9 +13702,7 @@ def cudaMemPoolGetAccess(memPool: cudaMemPool_t | int | None, location: cudaMemL
     """
 
 def cudaMemPoolCreate(poolProps: cudaMemPoolProps | int | None) -> tuple[cudaError_t, cudaMemPool_t]:
-    """cudaMemPoolCreate(poolProps)
-
-    Creates a memory pool
+    """Creates a memory pool
 
     Creates a CUDA memory pool and returns the handle in pool.  The poolProps determines
     the properties of the pool such as the backing device and IPC capabilities.
@@ -13744,6 +13748,7 @@ def cudaMemPoolCreate(poolProps: cudaMemPoolProps | int | None) -> tuple[cudaErr
     ----------
     poolProps
         const struct cudaMemPoolProps *
+        Takes cudaMemPoolProps, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -13755,9 +13760,7 @@ def cudaMemPoolCreate(poolProps: cudaMemPoolProps | int | None) -> tuple[cudaErr
     """
 
 def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemPoolDestroy(memPool)
-
-    Destroys the specified memory pool
+    """Destroys the specified memory pool
 
     If any pointers obtained from this pool haven't been freed or
     the pool has free operations that haven't completed
@@ -13776,6 +13779,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13785,9 +13789,7 @@ def cudaMemPoolDestroy(memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t
     """
 
 def cudaMemGetDefaultMemPool(location: cudaMemLocation | int | None, type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """cudaMemGetDefaultMemPool(location, type)
-
-     * \\brief Returns the default memory pool for a given location and allocation type
+    """ * \\brief Returns the default memory pool for a given location and allocation type
      *
      * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
      * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or
@@ -13808,8 +13810,10 @@ def cudaMemGetDefaultMemPool(location: cudaMemLocation | int | None, type: cudaM
     ----------
     location
         struct cudaMemLocation *
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     type
         enum cudaMemAllocationType
+        Takes a cudaMemAllocationType member or an int.
 
     Returns
     -------
@@ -13818,9 +13822,7 @@ def cudaMemGetDefaultMemPool(location: cudaMemLocation | int | None, type: cudaM
     """
 
 def cudaMemGetMemPool(location: cudaMemLocation | int | None, type: cudaMemAllocationType | int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """cudaMemGetMemPool(location, type)
-
-     * \\brief Gets the current memory pool for a given memory location and allocation type
+    """ * \\brief Gets the current memory pool for a given memory location and allocation type
      *
      * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
      * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or
@@ -13845,8 +13847,10 @@ def cudaMemGetMemPool(location: cudaMemLocation | int | None, type: cudaMemAlloc
     ----------
     location
         struct cudaMemLocation *
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     type
         enum cudaMemAllocationType
+        Takes a cudaMemAllocationType member or an int.
 
     Returns
     -------
@@ -13855,9 +13859,7 @@ def cudaMemGetMemPool(location: cudaMemLocation | int | None, type: cudaMemAlloc
     """
 
 def cudaMemSetMemPool(location: cudaMemLocation | int | None, type: cudaMemAllocationType | int, memPool: cudaMemPool_t | int | None) -> tuple[cudaError_t]:
-    """cudaMemSetMemPool(location, type, memPool)
-
-     * \\brief Sets the current memory pool for a memory location and allocation type
+    """ * \\brief Sets the current memory pool for a memory location and allocation type
      *
      * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
      * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or
@@ -13887,10 +13889,13 @@ def cudaMemSetMemPool(location: cudaMemLocation | int | None, type: cudaMemAlloc
     ----------
     location
         struct cudaMemLocation *
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     type
         enum cudaMemAllocationType
+        Takes a cudaMemAllocationType member or an int.
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13898,9 +13903,7 @@ def cudaMemSetMemPool(location: cudaMemLocation | int | None, type: cudaMemAlloc
     """
 
 def cudaMallocFromPoolAsync(size: int, memPool: cudaMemPool_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaMallocFromPoolAsync(size, memPool, stream)
-
-    Allocates memory from a specified pool with stream ordered semantics.
+    """Allocates memory from a specified pool with stream ordered semantics.
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -13928,8 +13931,10 @@ def cudaMallocFromPoolAsync(size: int, memPool: cudaMemPool_t | int | None, stre
         size_t
     memPool
         The pool to allocate from
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     stream
         The stream establishing the stream ordering semantic
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -13943,9 +13948,7 @@ def cudaMallocFromPoolAsync(size: int, memPool: cudaMemPool_t | int | None, stre
     """
 
 def cudaMemPoolExportToShareableHandle(shareableHandle: int | Buffer | None, memPool: cudaMemPool_t | int | None, handleType: cudaMemAllocationHandleType | int, flags: int) -> tuple[cudaError_t]:
-    """cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
-
-    Exports a memory pool to the requested handle type.
+    """Exports a memory pool to the requested handle type.
 
     Given an IPC capable mempool, create an OS handle to share the pool with another process.
     A recipient process can convert the shareable handle into a mempool with cudaMemPoolImportFromShareableHandle.
@@ -13961,10 +13964,14 @@ def cudaMemPoolExportToShareableHandle(shareableHandle: int | Buffer | None, mem
     ----------
     shareableHandle
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     handleType
         the type of handle to create
+        Takes a cudaMemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -13977,9 +13984,7 @@ def cudaMemPoolExportToShareableHandle(shareableHandle: int | Buffer | None, mem
     """
 
 def cudaMemPoolImportFromShareableHandle(shareableHandle: int | Buffer | None, handleType: cudaMemAllocationHandleType | int, flags: int) -> tuple[cudaError_t, cudaMemPool_t]:
-    """cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags)
-
-    imports a memory pool from a shared handle.
+    """imports a memory pool from a shared handle.
 
     Specific allocations can be imported from the imported pool with cudaMemPoolImportPointer.
 
@@ -13993,8 +13998,11 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle: int | Buffer | None, h
     ----------
     shareableHandle
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     handleType
         The type of handle being imported
+        Takes a cudaMemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -14008,9 +14016,7 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle: int | Buffer | None, h
     """
 
 def cudaMemPoolExportPointer(ptr: int | Buffer | None) -> tuple[cudaError_t, cudaMemPoolPtrExportData]:
-    """cudaMemPoolExportPointer(ptr)
-
-    Export data to share a memory pool allocation between processes.
+    """Export data to share a memory pool allocation between processes.
 
     Constructs shareData_out for sharing a specific allocation from an already shared memory pool.
     The recipient process can import the allocation with the cudaMemPoolImportPointer api.
@@ -14022,6 +14028,8 @@ def cudaMemPoolExportPointer(ptr: int | Buffer | None) -> tuple[cudaError_t, cud
     ----------
     ptr
         pointer to memory being exported
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -14033,9 +14041,7 @@ def cudaMemPoolExportPointer(ptr: int | Buffer | None) -> tuple[cudaError_t, cud
     """
 
 def cudaMemPoolImportPointer(memPool: cudaMemPool_t | int | None, exportData: cudaMemPoolPtrExportData | int | None) -> tuple[cudaError_t, int]:
-    """cudaMemPoolImportPointer(memPool, exportData)
-
-    Import a memory pool allocation from another process.
+    """Import a memory pool allocation from another process.
 
     Returns in ptr_out a pointer to the imported memory.
     The imported memory must not be accessed before the allocation operation completes
@@ -14055,8 +14061,10 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | int | None, exportData: cu
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     exportData
         struct cudaMemPoolPtrExportData *
+        Takes cudaMemPoolPtrExportData, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -14069,9 +14077,7 @@ def cudaMemPoolImportPointer(memPool: cudaMemPool_t | int | None, exportData: cu
     """
 
 def cudaPointerGetAttributes(ptr: int | Buffer | None) -> tuple[cudaError_t, cudaPointerAttributes]:
-    """cudaPointerGetAttributes(ptr)
-
-    Returns attributes about a specified pointer
+    """Returns attributes about a specified pointer
 
     Returns in *attributes the attributes of the pointer ptr.
     If pointer was not allocated in, mapped by or registered with context
@@ -14125,6 +14131,8 @@ def cudaPointerGetAttributes(ptr: int | Buffer | None) -> tuple[cudaError_t, cud
     ----------
     ptr
         Pointer to get attributes for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -14137,9 +14145,7 @@ def cudaPointerGetAttributes(ptr: int | Buffer | None) -> tuple[cudaError_t, cud
     """
 
 def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> tuple[cudaError_t, int]:
-    """cudaDeviceCanAccessPeer(device, peerDevice)
-
-    Queries if a device may directly access a peer device's memory.
+    """Queries if a device may directly access a peer device's memory.
 
     Returns in *canAccessPeer a value of 1 if device device is capable of
     directly accessing memory from peerDevice and 0 otherwise.  If direct
@@ -14167,9 +14173,7 @@ def cudaDeviceCanAccessPeer(device: int, peerDevice: int) -> tuple[cudaError_t, 
     """
 
 def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> tuple[cudaError_t]:
-    """cudaDeviceEnablePeerAccess(peerDevice, flags)
-
-    Enables direct access to memory allocations on a peer device.
+    """Enables direct access to memory allocations on a peer device.
 
     On success, all allocations from peerDevice will immediately be accessible by
     the current device.  They will remain accessible until access is explicitly
@@ -14213,9 +14217,7 @@ def cudaDeviceEnablePeerAccess(peerDevice: int, flags: int) -> tuple[cudaError_t
     """
 
 def cudaDeviceDisablePeerAccess(peerDevice: int) -> tuple[cudaError_t]:
-    """cudaDeviceDisablePeerAccess(peerDevice)
-
-    Disables direct access to memory allocations on a peer device.
+    """Disables direct access to memory allocations on a peer device.
 
     Returns cudaErrorPeerAccessNotEnabled if direct access to memory on
     peerDevice has not yet been enabled from the current device.
@@ -14238,9 +14240,7 @@ def cudaDeviceDisablePeerAccess(peerDevice: int) -> tuple[cudaError_t]:
     """
 
 def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphicsUnregisterResource(resource)
-
-    Unregisters a graphics resource for access by CUDA
+    """Unregisters a graphics resource for access by CUDA
 
     Unregisters the graphics resource resource so it is not accessible by
     CUDA unless registered again.
@@ -14260,6 +14260,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | int | None
     ----------
     resource
         Resource to unregister
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14270,9 +14271,7 @@ def cudaGraphicsUnregisterResource(resource: cudaGraphicsResource_t | int | None
     """
 
 def cudaGraphicsResourceSetMapFlags(resource: cudaGraphicsResource_t | int | None, flags: int) -> tuple[cudaError_t]:
-    """cudaGraphicsResourceSetMapFlags(resource, flags)
-
-    Set usage flags for mapping a graphics resource
+    """Set usage flags for mapping a graphics resource
 
     Set flags for mapping the graphics resource resource.
 
@@ -14296,6 +14295,7 @@ def cudaGraphicsResourceSetMapFlags(resource: cudaGraphicsResource_t | int | Non
     ----------
     resource
         Registered resource to set flags for
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
     flags
         Parameters for resource mapping
 
@@ -14309,9 +14309,7 @@ def cudaGraphicsResourceSetMapFlags(resource: cudaGraphicsResource_t | int | Non
     """
 
 def cudaGraphicsMapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int] | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphicsMapResources(count, resources, stream)
-
-    Map graphics resources for access by CUDA
+    """Map graphics resources for access by CUDA
 
     Maps the count graphics resources in resources for access by CUDA.
 
@@ -14340,8 +14338,11 @@ def cudaGraphicsMapResources(count: int, resources: Sequence[cudaGraphicsResourc
         Number of resources to map
     resources
         Resources to map for CUDA
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     stream
         Stream for synchronization
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14352,9 +14353,7 @@ def cudaGraphicsMapResources(count: int, resources: Sequence[cudaGraphicsResourc
     """
 
 def cudaGraphicsUnmapResources(count: int, resources: Sequence[cudaGraphicsResource_t | int] | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphicsUnmapResources(count, resources, stream)
-
-    Unmap graphics resources.
+    """Unmap graphics resources.
 
     Unmaps the count graphics resources in resources.
 
@@ -14379,8 +14378,11 @@ def cudaGraphicsUnmapResources(count: int, resources: Sequence[cudaGraphicsResou
         Number of resources to unmap
     resources
         Resources to unmap
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     stream
         Stream for synchronization
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14391,9 +14393,7 @@ def cudaGraphicsUnmapResources(count: int, resources: Sequence[cudaGraphicsResou
     """
 
 def cudaGraphicsResourceGetMappedPointer(resource: cudaGraphicsResource_t | int | None) -> tuple[cudaError_t, int, int]:
-    """cudaGraphicsResourceGetMappedPointer(resource)
-
-    Get an device pointer through which to access a mapped graphics resource.
+    """Get an device pointer through which to access a mapped graphics resource.
 
     Returns in *devPtr a pointer through which the mapped graphics resource
     resource may be accessed.
@@ -14414,6 +14414,7 @@ def cudaGraphicsResourceGetMappedPointer(resource: cudaGraphicsResource_t | int 
     ----------
     resource
         Mapped resource to access
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14429,9 +14430,7 @@ def cudaGraphicsResourceGetMappedPointer(resource: cudaGraphicsResource_t | int 
     """
 
 def cudaGraphicsSubResourceGetMappedArray(resource: cudaGraphicsResource_t | int | None, arrayIndex: int, mipLevel: int) -> tuple[cudaError_t, cudaArray_t]:
-    """cudaGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel)
-
-    Get an array through which to access a subresource of a mapped graphics resource.
+    """Get an array through which to access a subresource of a mapped graphics resource.
 
     Returns in *array an array through which the subresource of the mapped
     graphics resource resource which corresponds to array index arrayIndex
@@ -14454,6 +14453,7 @@ def cudaGraphicsSubResourceGetMappedArray(resource: cudaGraphicsResource_t | int
     ----------
     resource
         Mapped resource to access
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
     arrayIndex
         Array index for array textures or cubemap face index as defined by cudaGraphicsCubeFace for cubemap textures for the subresource to access
     mipLevel
@@ -14471,9 +14471,7 @@ def cudaGraphicsSubResourceGetMappedArray(resource: cudaGraphicsResource_t | int
     """
 
 def cudaGraphicsResourceGetMappedMipmappedArray(resource: cudaGraphicsResource_t | int | None) -> tuple[cudaError_t, cudaMipmappedArray_t]:
-    """cudaGraphicsResourceGetMappedMipmappedArray(resource)
-
-    Get a mipmapped array through which to access a mapped graphics resource.
+    """Get a mipmapped array through which to access a mapped graphics resource.
 
     Returns in *mipmappedArray a mipmapped array through which the mapped
     graphics resource resource may be accessed. The value set in mipmappedArray may
@@ -14491,6 +14489,7 @@ def cudaGraphicsResourceGetMappedMipmappedArray(resource: cudaGraphicsResource_t
     ----------
     resource
         Mapped resource to access
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14504,9 +14503,7 @@ def cudaGraphicsResourceGetMappedMipmappedArray(resource: cudaGraphicsResource_t
     """
 
 def cudaGetChannelDesc(array: cudaArray_const_t | int | None) -> tuple[cudaError_t, cudaChannelFormatDesc]:
-    """cudaGetChannelDesc(array)
-
-    Get the channel descriptor of an array
+    """Get the channel descriptor of an array
 
     Returns in *desc the channel descriptor of the CUDA array array.
 
@@ -14517,6 +14514,7 @@ def cudaGetChannelDesc(array: cudaArray_const_t | int | None) -> tuple[cudaError
     ----------
     array
         Memory array on device
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -14528,9 +14526,7 @@ def cudaGetChannelDesc(array: cudaArray_const_t | int | None) -> tuple[cudaError
     """
 
 def cudaCreateChannelDesc(x: int, y: int, z: int, w: int, f: cudaChannelFormatKind | int) -> tuple[cudaError_t, cudaChannelFormatDesc]:
-    """cudaCreateChannelDesc(x, y, z, w, f)
-
-    Returns a channel descriptor using the specified format
+    """Returns a channel descriptor using the specified format
 
     Returns a channel descriptor with format f and number of bits of each
     component x, y, z, and w.  The cudaChannelFormatDesc is
@@ -14560,6 +14556,7 @@ def cudaCreateChannelDesc(x: int, y: int, z: int, w: int, f: cudaChannelFormatKi
         W component
     f
         Channel format
+        Takes a cudaChannelFormatKind member or an int.
 
     Returns
     -------
@@ -14570,9 +14567,7 @@ def cudaCreateChannelDesc(x: int, y: int, z: int, w: int, f: cudaChannelFormatKi
     """
 
 def cudaCreateTextureObject(pResDesc: cudaResourceDesc | int | None, pTexDesc: cudaTextureDesc | int | None, pResViewDesc: cudaResourceViewDesc | int | None) -> tuple[cudaError_t, int]:
-    """cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc)
-
-    Creates a texture object
+    """Creates a texture object
 
     Creates a texture object and returns it in pTexObject. pResDesc describes
     the data to texture from. pTexDesc describes how the data should be sampled.
@@ -14784,10 +14779,13 @@ def cudaCreateTextureObject(pResDesc: cudaResourceDesc | int | None, pTexDesc: c
     ----------
     pResDesc
         Resource descriptor
+        Takes cudaResourceDesc, an int address of one, or None (NULL).
     pTexDesc
         Texture descriptor
+        Takes cudaTextureDesc, an int address of one, or None (NULL).
     pResViewDesc
         Resource view descriptor
+        Takes cudaResourceViewDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -14799,9 +14797,7 @@ def cudaCreateTextureObject(pResDesc: cudaResourceDesc | int | None, pTexDesc: c
     """
 
 def cudaDestroyTextureObject(texObject: int) -> tuple[cudaError_t]:
-    """cudaDestroyTextureObject(texObject)
-
-    Destroys a texture object
+    """Destroys a texture object
 
     Destroys the texture object specified by texObject.
 
@@ -14822,9 +14818,7 @@ def cudaDestroyTextureObject(texObject: int) -> tuple[cudaError_t]:
     """
 
 def cudaGetTextureObjectResourceDesc(texObject: int) -> tuple[cudaError_t, cudaResourceDesc]:
-    """cudaGetTextureObjectResourceDesc(texObject)
-
-    Returns a texture object's resource descriptor
+    """Returns a texture object's resource descriptor
 
     Returns the resource descriptor for the texture object specified by texObject.
 
@@ -14847,9 +14841,7 @@ def cudaGetTextureObjectResourceDesc(texObject: int) -> tuple[cudaError_t, cudaR
     """
 
 def cudaGetTextureObjectTextureDesc(texObject: int) -> tuple[cudaError_t, cudaTextureDesc]:
-    """cudaGetTextureObjectTextureDesc(texObject)
-
-    Returns a texture object's texture descriptor
+    """Returns a texture object's texture descriptor
 
     Returns the texture descriptor for the texture object specified by texObject.
 
@@ -14872,9 +14864,7 @@ def cudaGetTextureObjectTextureDesc(texObject: int) -> tuple[cudaError_t, cudaTe
     """
 
 def cudaGetTextureObjectResourceViewDesc(texObject: int) -> tuple[cudaError_t, cudaResourceViewDesc]:
-    """cudaGetTextureObjectResourceViewDesc(texObject)
-
-    Returns a texture object's resource view descriptor
+    """Returns a texture object's resource view descriptor
 
     Returns the resource view descriptor for the texture object specified by texObject.
     If no resource view was specified, cudaErrorInvalidValue is returned.
@@ -14898,9 +14888,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject: int) -> tuple[cudaError_t, c
     """
 
 def cudaCreateSurfaceObject(pResDesc: cudaResourceDesc | int | None) -> tuple[cudaError_t, int]:
-    """cudaCreateSurfaceObject(pResDesc)
-
-    Creates a surface object
+    """Creates a surface object
 
     Creates a surface object and returns it in pSurfObject. pResDesc describes
     the data to perform surface load/stores on. cudaResourceDesc.resType must be
@@ -14919,6 +14907,7 @@ def cudaCreateSurfaceObject(pResDesc: cudaResourceDesc | int | None) -> tuple[cu
     ----------
     pResDesc
         Resource descriptor
+        Takes cudaResourceDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -14932,9 +14921,7 @@ def cudaCreateSurfaceObject(pResDesc: cudaResourceDesc | int | None) -> tuple[cu
     """
 
 def cudaDestroySurfaceObject(surfObject: int) -> tuple[cudaError_t]:
-    """cudaDestroySurfaceObject(surfObject)
-
-    Destroys a surface object
+    """Destroys a surface object
 
     Destroys the surface object specified by surfObject.
 
@@ -14955,9 +14942,7 @@ def cudaDestroySurfaceObject(surfObject: int) -> tuple[cudaError_t]:
     """
 
 def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> tuple[cudaError_t, cudaResourceDesc]:
-    """cudaGetSurfaceObjectResourceDesc(surfObject)
-
-    Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.
+    """Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.
 
     See also: 
     cudaCreateSurfaceObject,
@@ -14978,9 +14963,7 @@ def cudaGetSurfaceObjectResourceDesc(surfObject: int) -> tuple[cudaError_t, cuda
     """
 
 def cudaDriverGetVersion() -> tuple[cudaError_t, int]:
-    """cudaDriverGetVersion()
-
-    Returns the latest version of CUDA supported by the driver
+    """Returns the latest version of CUDA supported by the driver
 
     Returns in *driverVersion the latest version of CUDA supported by
     the driver. The version is returned as (1000 &times; major + 10 &times; minor).
@@ -15004,9 +14987,7 @@ def cudaDriverGetVersion() -> tuple[cudaError_t, int]:
     """
 
 def cudaRuntimeGetVersion() -> tuple[cudaError_t, int]:
-    """cudaRuntimeGetVersion()
-
-    Returns the CUDA Runtime version
+    """Returns the CUDA Runtime version
 
     Returns in *runtimeVersion the version number of the current CUDA
     Runtime instance. The version is returned as
@@ -15034,14 +15015,14 @@ def cudaRuntimeGetVersion() -> tuple[cudaError_t, int]:
     """
 
 def cudaLogsRegisterCallback(callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t, cudaLogsCallbackHandle]:
-    """cudaLogsRegisterCallback(callbackFunc, userData)
-
-    Register a callback function to receive error log messages
+    """Register a callback function to receive error log messages
 
     Parameters
     ----------
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -15055,14 +15036,13 @@ def cudaLogsRegisterCallback(callbackFunc: Callable[..., int] | int | None, user
     """
 
 def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | int | None) -> tuple[cudaError_t]:
-    """cudaLogsUnregisterCallback(callback)
-
-    Unregister a log message callback
+    """Unregister a log message callback
 
     Parameters
     ----------
     callback
         The callback instance to unregister from receiving log messages
+        Takes cudaLogsCallbackHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15072,9 +15052,7 @@ def cudaLogsUnregisterCallback(callback: cudaLogsCallbackHandle | int | None) ->
     """
 
 def cudaLogsCurrent(flags: int) -> tuple[cudaError_t, int]:
-    """cudaLogsCurrent(flags)
-
-    Sets log iterator to point to the end of log buffer, where the next message would be written.
+    """Sets log iterator to point to the end of log buffer, where the next message would be written.
 
     Parameters
     ----------
@@ -15091,9 +15069,7 @@ def cudaLogsCurrent(flags: int) -> tuple[cudaError_t, int]:
     """
 
 def cudaLogsDumpToFile(pathToFile: bytes | str | None, flags: int) -> tuple[cudaError_t, int]:
-    """cudaLogsDumpToFile(pathToFile, flags)
-
-    Dump accumulated driver logs into a file
+    """Dump accumulated driver logs into a file
 
     Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
     This API dumps all driver logs starting from iterator into pathToFile provided.
@@ -15110,6 +15086,7 @@ def cudaLogsDumpToFile(pathToFile: bytes | str | None, flags: int) -> tuple[cuda
     ----------
     pathToFile
         Path to output file for dumping logs
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Reserved for future use, must be 0
 
@@ -15123,9 +15100,7 @@ def cudaLogsDumpToFile(pathToFile: bytes | str | None, flags: int) -> tuple[cuda
     """
 
 def cudaGraphCreate(flags: int) -> tuple[cudaError_t, cudaGraph_t]:
-    """cudaGraphCreate(flags)
-
-    Creates a graph
+    """Creates a graph
 
     Creates an empty graph, which is returned via pGraph.
 
@@ -15159,9 +15134,7 @@ def cudaGraphCreate(flags: int) -> tuple[cudaError_t, cudaGraph_t]:
     """
 
 def cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, pNodeParams: cudaKernelNodeParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams)
-
-    Creates a kernel execution node and adds it to a graph
+    """Creates a kernel execution node and adds it to a graph
 
     Creates a new kernel execution node and adds it to graph with numDependencies
     dependencies specified via pDependencies and arguments specified in pNodeParams.
@@ -15245,12 +15218,16 @@ def cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Seque
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pNodeParams
         Parameters for the GPU execution node
+        Takes cudaKernelNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15263,9 +15240,7 @@ def cudaGraphAddKernelNode(graph: cudaGraph_t | int | None, pDependencies: Seque
     """
 
 def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaKernelNodeParams]:
-    """cudaGraphKernelNodeGetParams(node)
-
-    Returns a kernel node's parameters
+    """Returns a kernel node's parameters
 
     Returns the parameters of kernel node node in pNodeParams.
     The kernelParams or extra array returned in pNodeParams,
@@ -15287,6 +15262,7 @@ def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15299,9 +15275,7 @@ def cudaGraphKernelNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     """
 
 def cudaGraphKernelNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphKernelNodeSetParams(node, pNodeParams)
-
-    Sets a kernel node's parameters
+    """Sets a kernel node's parameters
 
     Sets the parameters of kernel node node to pNodeParams.
 
@@ -15315,8 +15289,10 @@ def cudaGraphKernelNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaKernelNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15328,9 +15304,7 @@ def cudaGraphKernelNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams
     """
 
 def cudaGraphKernelNodeCopyAttributes(hDst: cudaGraphNode_t | int | None, hSrc: cudaGraphNode_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphKernelNodeCopyAttributes(hDst, hSrc)
-
-    Copies attributes from source node to destination node.
+    """Copies attributes from source node to destination node.
 
     Copies attributes from source node hSrc to destination node hDst.
     Both node must have the same context.
@@ -15342,8 +15316,10 @@ def cudaGraphKernelNodeCopyAttributes(hDst: cudaGraphNode_t | int | None, hSrc: 
     ----------
     hDst
         Destination node
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     hSrc
         Source node For list of attributes see cudaKernelNodeAttrID
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15353,9 +15329,7 @@ def cudaGraphKernelNodeCopyAttributes(hDst: cudaGraphNode_t | int | None, hSrc: 
     """
 
 def cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | int | None, attr: cudaLaunchAttributeID | int) -> tuple[cudaError_t, cudaLaunchAttributeValue]:
-    """cudaGraphKernelNodeGetAttribute(hNode, attr)
-
-    Queries node attribute.
+    """Queries node attribute.
 
     Queries attribute attr from node hNode and stores it in corresponding
     member of value_out.
@@ -15366,7 +15340,9 @@ def cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | int | None, attr: c
     Parameters
     ----------
     hNode
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
 
     Returns
     -------
@@ -15378,9 +15354,7 @@ def cudaGraphKernelNodeGetAttribute(hNode: cudaGraphNode_t | int | None, attr: c
     """
 
 def cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | int | None, attr: cudaLaunchAttributeID | int, value: cudaLaunchAttributeValue | int | None) -> tuple[cudaError_t]:
-    """cudaGraphKernelNodeSetAttribute(hNode, attr, value)
-
-    Sets node attribute.
+    """Sets node attribute.
 
     Sets attribute attr on node hNode from corresponding attribute of
     value.
@@ -15391,8 +15365,11 @@ def cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | int | None, attr: c
     Parameters
     ----------
     hNode
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
     value
+        Takes cudaLaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15403,9 +15380,7 @@ def cudaGraphKernelNodeSetAttribute(hNode: cudaGraphNode_t | int | None, attr: c
     """
 
 def cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, pCopyParams: cudaMemcpy3DParms | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams)
-
-    Creates a memcpy node and adds it to a graph
+    """Creates a memcpy node and adds it to a graph
 
     Creates a new memcpy node and adds it to graph with numDependencies
     dependencies specified via pDependencies.
@@ -15440,12 +15415,16 @@ def cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Seque
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pCopyParams
         Parameters for the memory copy
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15457,26 +15436,32 @@ def cudaGraphAddMemcpyNode(graph: cudaGraph_t | int | None, pDependencies: Seque
     """
 
 def cudaGraphAddMemcpyNodeToSymbol(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol, src, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -15485,26 +15470,32 @@ def cudaGraphAddMemcpyNodeToSymbol(graph: cudaGraph_t | int | None, pDependencie
     """
 
 def cudaGraphAddMemcpyNodeFromSymbol(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst, symbol, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -15513,24 +15504,30 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph: cudaGraph_t | int | None, pDependenc
     """
 
 def cudaGraphAddMemcpyNode1D(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, count, kind)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -15539,9 +15536,7 @@ def cudaGraphAddMemcpyNode1D(graph: cudaGraph_t | int | None, pDependencies: Seq
     """
 
 def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaMemcpy3DParms]:
-    """cudaGraphMemcpyNodeGetParams(node)
-
-    Returns a memcpy node's parameters
+    """Returns a memcpy node's parameters
 
     Returns the parameters of memcpy node node in pNodeParams.
 
@@ -15554,6 +15549,7 @@ def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15565,9 +15561,7 @@ def cudaGraphMemcpyNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     """
 
 def cudaGraphMemcpyNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaMemcpy3DParms | int | None) -> tuple[cudaError_t]:
-    """cudaGraphMemcpyNodeSetParams(node, pNodeParams)
-
-    Sets a memcpy node's parameters
+    """Sets a memcpy node's parameters
 
     Sets the parameters of memcpy node node to pNodeParams.
 
@@ -15584,8 +15578,10 @@ def cudaGraphMemcpyNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15595,22 +15591,26 @@ def cudaGraphMemcpyNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams
     """
 
 def cudaGraphMemcpyNodeSetParamsToSymbol(node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -15618,22 +15618,26 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node: cudaGraphNode_t | int | None, sym
     """
 
 def cudaGraphMemcpyNodeSetParamsFromSymbol(node: cudaGraphNode_t | int | None, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -15641,20 +15645,24 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node: cudaGraphNode_t | int | None, d
     """
 
 def cudaGraphMemcpyNodeSetParams1D(node: cudaGraphNode_t | int | None, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -15662,9 +15670,7 @@ def cudaGraphMemcpyNodeSetParams1D(node: cudaGraphNode_t | int | None, dst: int 
     """
 
 def cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, pMemsetParams: cudaMemsetParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
-
-    Creates a memset node and adds it to a graph
+    """Creates a memset node and adds it to a graph
 
     Creates a new memset node and adds it to graph with numDependencies
     dependencies specified via pDependencies.
@@ -15692,12 +15698,16 @@ def cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Seque
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pMemsetParams
         Parameters for the memory set
+        Takes cudaMemsetParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15710,9 +15720,7 @@ def cudaGraphAddMemsetNode(graph: cudaGraph_t | int | None, pDependencies: Seque
     """
 
 def cudaGraphMemsetNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaMemsetParams]:
-    """cudaGraphMemsetNodeGetParams(node)
-
-    Returns a memset node's parameters
+    """Returns a memset node's parameters
 
     Returns the parameters of memset node node in pNodeParams.
 
@@ -15725,6 +15733,7 @@ def cudaGraphMemsetNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15736,9 +15745,7 @@ def cudaGraphMemsetNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cu
     """
 
 def cudaGraphMemsetNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaMemsetParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphMemsetNodeSetParams(node, pNodeParams)
-
-    Sets a memset node's parameters
+    """Sets a memset node's parameters
 
     Sets the parameters of memset node node to pNodeParams.
 
@@ -15752,8 +15759,10 @@ def cudaGraphMemsetNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaMemsetParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15763,9 +15772,7 @@ def cudaGraphMemsetNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams
     """
 
 def cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, pNodeParams: cudaHostNodeParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams)
-
-    Creates a host execution node and adds it to a graph
+    """Creates a host execution node and adds it to a graph
 
     Creates a new CPU execution node and adds it to graph with numDependencies
     dependencies specified via pDependencies and arguments specified in pNodeParams.
@@ -15793,12 +15800,16 @@ def cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequenc
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pNodeParams
         Parameters for the host node
+        Takes cudaHostNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15811,9 +15822,7 @@ def cudaGraphAddHostNode(graph: cudaGraph_t | int | None, pDependencies: Sequenc
     """
 
 def cudaGraphHostNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaHostNodeParams]:
-    """cudaGraphHostNodeGetParams(node)
-
-    Returns a host node's parameters
+    """Returns a host node's parameters
 
     Returns the parameters of host node node in pNodeParams.
 
@@ -15826,6 +15835,7 @@ def cudaGraphHostNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cuda
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15837,9 +15847,7 @@ def cudaGraphHostNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cuda
     """
 
 def cudaGraphHostNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: cudaHostNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphHostNodeSetParams(node, pNodeParams)
-
-    Sets a host node's parameters
+    """Sets a host node's parameters
 
     Sets the parameters of host node node to nodeParams.
 
@@ -15853,8 +15861,10 @@ def cudaGraphHostNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: 
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaHostNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -15864,9 +15874,7 @@ def cudaGraphHostNodeSetParams(node: cudaGraphNode_t | int | None, pNodeParams: 
     """
 
 def cudaGraphAddChildGraphNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, childGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph)
-
-    Creates a child graph node and adds it to a graph
+    """Creates a child graph node and adds it to a graph
 
     Creates a new node which executes an embedded graph, and adds it to graph with
     numDependencies dependencies specified via pDependencies.
@@ -15895,12 +15903,16 @@ def cudaGraphAddChildGraphNode(graph: cudaGraph_t | int | None, pDependencies: S
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     childGraph
         The graph to clone into this node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15912,9 +15924,7 @@ def cudaGraphAddChildGraphNode(graph: cudaGraph_t | int | None, pDependencies: S
     """
 
 def cudaGraphChildGraphNodeGetGraph(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaGraph_t]:
-    """cudaGraphChildGraphNodeGetGraph(node)
-
-    Gets a handle to the embedded graph of a child graph node
+    """Gets a handle to the embedded graph of a child graph node
 
     Gets a handle to the embedded graph in a child graph node. This call
     does not clone the graph. Changes to the graph will be reflected in
@@ -15931,6 +15941,7 @@ def cudaGraphChildGraphNodeGetGraph(node: cudaGraphNode_t | int | None) -> tuple
     ----------
     node
         Node to get the embedded graph for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -15942,9 +15953,7 @@ def cudaGraphChildGraphNodeGetGraph(node: cudaGraphNode_t | int | None) -> tuple
     """
 
 def cudaGraphAddEmptyNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddEmptyNode(graph, pDependencies, numDependencies)
-
-    Creates an empty node and adds it to a graph
+    """Creates an empty node and adds it to a graph
 
     Creates a new node which performs no operation, and adds it to graph with
     numDependencies dependencies specified via pDependencies.
@@ -15971,8 +15980,11 @@ def cudaGraphAddEmptyNode(graph: cudaGraph_t | int | None, pDependencies: Sequen
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
 
@@ -15986,18 +15998,20 @@ def cudaGraphAddEmptyNode(graph: cudaGraph_t | int | None, pDependencies: Sequen
     """
 
 def cudaGraphAddEventRecordNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, event: cudaEvent_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16006,12 +16020,11 @@ def cudaGraphAddEventRecordNode(graph: cudaGraph_t | int | None, pDependencies: 
     """
 
 def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaEvent_t]:
-    """cudaGraphEventRecordNodeGetEvent(node)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16020,14 +16033,14 @@ def cudaGraphEventRecordNodeGetEvent(node: cudaGraphNode_t | int | None) -> tupl
     """
 
 def cudaGraphEventRecordNodeSetEvent(node: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphEventRecordNodeSetEvent(node, event)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16035,18 +16048,20 @@ def cudaGraphEventRecordNodeSetEvent(node: cudaGraphNode_t | int | None, event: 
     """
 
 def cudaGraphAddEventWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, event: cudaEvent_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16055,12 +16070,11 @@ def cudaGraphAddEventWaitNode(graph: cudaGraph_t | int | None, pDependencies: Se
     """
 
 def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaEvent_t]:
-    """cudaGraphEventWaitNodeGetEvent(node)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16069,14 +16083,14 @@ def cudaGraphEventWaitNodeGetEvent(node: cudaGraphNode_t | int | None) -> tuple[
     """
 
 def cudaGraphEventWaitNodeSetEvent(node: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphEventWaitNodeSetEvent(node, event)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16084,18 +16098,21 @@ def cudaGraphEventWaitNodeSetEvent(node: cudaGraphNode_t | int | None, event: cu
     """
 
 def cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, nodeParams: cudaExternalSemaphoreSignalNodeParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependencies, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     nodeParams
         const struct cudaExternalSemaphoreSignalNodeParams *
+        Takes cudaExternalSemaphoreSignalNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -16104,12 +16121,11 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph: cudaGraph_t | int | None, pD
     """
 
 def cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaExternalSemaphoreSignalNodeParams]:
-    """cudaGraphExternalSemaphoresSignalNodeGetParams(hNode)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16118,14 +16134,15 @@ def cudaGraphExternalSemaphoresSignalNodeGetParams(hNode: cudaGraphNode_t | int 
     """
 
 def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreSignalNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreSignalNodeParams *
+        Takes cudaExternalSemaphoreSignalNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -16133,18 +16150,21 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode: cudaGraphNode_t | int 
     """
 
 def cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, nodeParams: cudaExternalSemaphoreWaitNodeParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     nodeParams
         const struct cudaExternalSemaphoreWaitNodeParams *
+        Takes cudaExternalSemaphoreWaitNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -16153,12 +16173,11 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph: cudaGraph_t | int | None, pDep
     """
 
 def cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaExternalSemaphoreWaitNodeParams]:
-    """cudaGraphExternalSemaphoresWaitNodeGetParams(hNode)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16167,14 +16186,15 @@ def cudaGraphExternalSemaphoresWaitNodeGetParams(hNode: cudaGraphNode_t | int | 
     """
 
 def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreWaitNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreWaitNodeParams *
+        Takes cudaExternalSemaphoreWaitNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -16182,18 +16202,20 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode: cudaGraphNode_t | int | 
     """
 
 def cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, nodeParams: cudaMemAllocNodeParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     nodeParams
         struct cudaMemAllocNodeParams *
+        Takes cudaMemAllocNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -16202,12 +16224,11 @@ def cudaGraphAddMemAllocNode(graph: cudaGraph_t | int | None, pDependencies: Seq
     """
 
 def cudaGraphMemAllocNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaMemAllocNodeParams]:
-    """cudaGraphMemAllocNodeGetParams(node)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16216,18 +16237,21 @@ def cudaGraphMemAllocNodeGetParams(node: cudaGraphNode_t | int | None) -> tuple[
     """
 
 def cudaGraphAddMemFreeNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, numDependencies: int, dptr: int | Buffer | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     dptr
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -16236,14 +16260,15 @@ def cudaGraphAddMemFreeNode(graph: cudaGraph_t | int | None, pDependencies: Sequ
     """
 
 def cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t | int | None, dptr_out: int | Buffer | None) -> tuple[cudaError_t]:
-    """cudaGraphMemFreeNodeGetParams(node, dptr_out)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dptr_out
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -16251,9 +16276,7 @@ def cudaGraphMemFreeNodeGetParams(node: cudaGraphNode_t | int | None, dptr_out: 
     """
 
 def cudaDeviceGraphMemTrim(device: int) -> tuple[cudaError_t]:
-    """cudaDeviceGraphMemTrim(device)
-
-    Parameters
+    """Parameters
     ----------
     device
         int
@@ -16264,14 +16287,13 @@ def cudaDeviceGraphMemTrim(device: int) -> tuple[cudaError_t]:
     """
 
 def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int) -> tuple[cudaError_t, int]:
-    """cudaDeviceGetGraphMemAttribute(device, attr)
-
-    Parameters
+    """Parameters
     ----------
     device
         int
     attr
         enum cudaGraphMemAttributeType
+        Takes a cudaGraphMemAttributeType member or an int.
 
     Returns
     -------
@@ -16280,14 +16302,13 @@ def cudaDeviceGetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     """
 
 def cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType | int, value: int | Buffer) -> tuple[cudaError_t]:
-    """cudaDeviceSetGraphMemAttribute(device, attr, value)
-
-    Parameters
+    """Parameters
     ----------
     device
         int
     attr
         enum cudaGraphMemAttributeType
+        Takes a cudaGraphMemAttributeType member or an int.
     value
         void *
 
@@ -16297,9 +16318,7 @@ def cudaDeviceSetGraphMemAttribute(device: int, attr: cudaGraphMemAttributeType 
     """
 
 def cudaGraphClone(originalGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraph_t]:
-    """cudaGraphClone(originalGraph)
-
-    Clones a graph
+    """Clones a graph
 
     This function creates a copy of originalGraph and returns it in pGraphClone.
     All parameters are copied into the cloned graph. The original graph may be modified
@@ -16318,6 +16337,7 @@ def cudaGraphClone(originalGraph: cudaGraph_t | int | None) -> tuple[cudaError_t
     ----------
     originalGraph
         Graph to clone
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16330,9 +16350,7 @@ def cudaGraphClone(originalGraph: cudaGraph_t | int | None) -> tuple[cudaError_t
     """
 
 def cudaGraphNodeFindInClone(originalNode: cudaGraphNode_t | int | None, clonedGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphNodeFindInClone(originalNode, clonedGraph)
-
-    Finds a cloned version of a node
+    """Finds a cloned version of a node
 
     This function returns the node in clonedGraph corresponding to originalNode
     in the original graph.
@@ -16349,8 +16367,10 @@ def cudaGraphNodeFindInClone(originalNode: cudaGraphNode_t | int | None, clonedG
     ----------
     originalNode
         Handle to the original node
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     clonedGraph
         Cloned graph to query
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16362,9 +16382,7 @@ def cudaGraphNodeFindInClone(originalNode: cudaGraphNode_t | int | None, clonedG
     """
 
 def cudaGraphNodeGetType(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t, cudaGraphNodeType]:
-    """cudaGraphNodeGetType(node)
-
-    Returns a node's type
+    """Returns a node's type
 
     Returns the node type of node in pType.
 
@@ -16385,6 +16403,7 @@ def cudaGraphNodeGetType(node: cudaGraphNode_t | int | None) -> tuple[cudaError_
     ----------
     node
         Node to query
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16396,9 +16415,7 @@ def cudaGraphNodeGetType(node: cudaGraphNode_t | int | None) -> tuple[cudaError_
     """
 
 def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
-    """cudaGraphGetNodes(graph, numNodes)
-
-    Returns a graph's nodes
+    """Returns a graph's nodes
 
     Returns a list of graph's nodes. nodes may be NULL, in which case this
     function will return the number of nodes in numNodes. Otherwise,
@@ -16418,6 +16435,7 @@ def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int) -> tuple[c
     ----------
     graph
         Graph to query
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     numNodes
         See description
 
@@ -16433,9 +16451,7 @@ def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int) -> tuple[c
     """
 
 def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
-    """cudaGraphGetRootNodes(graph, pNumRootNodes)
-
-    Returns a graph's root nodes
+    """Returns a graph's root nodes
 
     Returns a list of graph's root nodes. pRootNodes may be NULL, in which case this
     function will return the number of root nodes in pNumRootNodes. Otherwise,
@@ -16455,6 +16471,7 @@ def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int) -
     ----------
     graph
         Graph to query
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pNumRootNodes
         See description
 
@@ -16470,9 +16487,7 @@ def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int) -
     """
 
 def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
-    """cudaGraphGetEdges(graph, numEdges)
-
-    Returns a graph's dependency edges
+    """Returns a graph's dependency edges
 
     Returns a list of graph's dependency edges. Edges are returned via corresponding
     indices in from, to and edgeData; that is, the node in to[i] has a
@@ -16498,6 +16513,7 @@ def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int) -> tuple[c
     ----------
     graph
         Graph to get the edges from
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     numEdges
         See description
 
@@ -16518,9 +16534,7 @@ def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int) -> tuple[c
     """
 
 def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDependencies: int) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
-    """cudaGraphNodeGetDependencies(node, pNumDependencies)
-
-    Returns a node's dependencies
+    """Returns a node's dependencies
 
     Returns a list of node's dependencies. pDependencies may be NULL, in which case this
     function will return the number of dependencies in pNumDependencies. Otherwise,
@@ -16544,6 +16558,7 @@ def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDepende
     ----------
     node
         Node to query
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNumDependencies
         See description
 
@@ -16562,9 +16577,7 @@ def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDepende
     """
 
 def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDependentNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
-    """cudaGraphNodeGetDependentNodes(node, pNumDependentNodes)
-
-    Returns a node's dependent nodes
+    """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. pDependentNodes may be NULL, in which
     case this function will return the number of dependent nodes in pNumDependentNodes.
@@ -16589,6 +16602,7 @@ def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDepen
     ----------
     node
         Node to query
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNumDependentNodes
         See description
 
@@ -16607,9 +16621,7 @@ def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDepen
     """
 
 def cudaGraphAddDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cudaGraphNode_t | int] | None, to: Sequence[cudaGraphNode_t | int] | None, edgeData: cudaGraphEdgeData | int | None, numDependencies: int) -> tuple[cudaError_t]:
-    """cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
-
-    Adds dependency edges to a graph.
+    """Adds dependency edges to a graph.
 
     The number of dependencies to be added is defined by numDependencies
     Elements in pFrom and pTo at corresponding indices define a dependency.
@@ -16628,12 +16640,18 @@ def cudaGraphAddDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cu
     ----------
     graph
         Graph to which dependencies are added
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies to be added
 
@@ -16645,9 +16663,7 @@ def cudaGraphAddDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cu
     """
 
 def cudaGraphRemoveDependencies(graph: cudaGraph_t | int | None, from_: Sequence[cudaGraphNode_t | int] | None, to: Sequence[cudaGraphNode_t | int] | None, edgeData: cudaGraphEdgeData | int | None, numDependencies: int) -> tuple[cudaError_t]:
-    """cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
-
-    Removes dependency edges from a graph.
+    """Removes dependency edges from a graph.
 
     The number of pDependencies to be removed is defined by numDependencies.
     Elements in pFrom and pTo at corresponding indices define a dependency.
@@ -16668,12 +16684,18 @@ def cudaGraphRemoveDependencies(graph: cudaGraph_t | int | None, from_: Sequence
     ----------
     graph
         Graph from which to remove dependencies
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies to be removed
 
@@ -16685,9 +16707,7 @@ def cudaGraphRemoveDependencies(graph: cudaGraph_t | int | None, from_: Sequence
     """
 
 def cudaGraphDestroyNode(node: cudaGraphNode_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphDestroyNode(node)
-
-    Remove a node from the graph
+    """Remove a node from the graph
 
     Removes node from its graph. This operation also severs any dependencies of other nodes
     on node and vice versa.
@@ -16707,6 +16727,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | int | None) -> tuple[cudaError_
     ----------
     node
         Node to remove
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16716,9 +16737,7 @@ def cudaGraphDestroyNode(node: cudaGraphNode_t | int | None) -> tuple[cudaError_
     """
 
 def cudaGraphInstantiate(graph: cudaGraph_t | int | None, flags: int) -> tuple[cudaError_t, cudaGraphExec_t]:
-    """cudaGraphInstantiate(graph, flags)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates graph as an executable graph. The graph is validated for any
     structural constraints or intra-node constraints which were not previously
@@ -16778,6 +16797,7 @@ def cudaGraphInstantiate(graph: cudaGraph_t | int | None, flags: int) -> tuple[c
     ----------
     graph
         Graph to instantiate
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     flags
         Flags to control instantiation.  See CUgraphInstantiate_flags.
 
@@ -16791,12 +16811,11 @@ def cudaGraphInstantiate(graph: cudaGraph_t | int | None, flags: int) -> tuple[c
     """
 
 def cudaGraphInstantiateWithFlags(graph: cudaGraph_t | int | None, flags: int) -> tuple[cudaError_t, cudaGraphExec_t]:
-    """cudaGraphInstantiateWithFlags(graph, flags)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     flags
         unsigned long long
 
@@ -16807,9 +16826,7 @@ def cudaGraphInstantiateWithFlags(graph: cudaGraph_t | int | None, flags: int) -
     """
 
 def cudaGraphInstantiateWithParams(graph: cudaGraph_t | int | None, instantiateParams: cudaGraphInstantiateParams | int | None) -> tuple[cudaError_t, cudaGraphExec_t]:
-    """cudaGraphInstantiateWithParams(graph, instantiateParams)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates graph as an executable graph according to the instantiateParams structure.
     The graph is validated for any structural constraints or intra-node constraints
@@ -16904,8 +16921,10 @@ def cudaGraphInstantiateWithParams(graph: cudaGraph_t | int | None, instantiateP
     ----------
     graph
         Graph to instantiate
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     instantiateParams
         Instantiation parameters
+        Takes cudaGraphInstantiateParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -16917,9 +16936,7 @@ def cudaGraphInstantiateWithParams(graph: cudaGraph_t | int | None, instantiateP
     """
 
 def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaGraphExecGetFlags(graphExec)
-
-    Query the instantiation flags of an executable graph
+    """Query the instantiation flags of an executable graph
 
     Returns the flags that were passed to instantiation for the given executable graph.
     cudaGraphInstantiateFlagUpload will not be returned by this API as it does
@@ -16934,6 +16951,7 @@ def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | int | None) -> tuple[cuda
     ----------
     graphExec
         The executable graph to query
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -16945,9 +16963,7 @@ def cudaGraphExecGetFlags(graphExec: cudaGraphExec_t | int | None) -> tuple[cuda
     """
 
 def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaKernelNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a kernel node in the given graphExec
+    """Sets the parameters for a kernel node in the given graphExec
 
     Sets the parameters of a kernel node in an executable graph hGraphExec.
     The node is identified by the corresponding node node in the
@@ -16995,10 +17011,13 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, n
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         kernel node from the graph from which graphExec was instantiated
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaKernelNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17008,9 +17027,7 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, n
     """
 
 def cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaMemcpy3DParms | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a memcpy node in the given graphExec.
+    """Sets the parameters for a memcpy node in the given graphExec.
 
     Updates the work represented by node in hGraphExec as though node had
     contained pNodeParams at instantiation.  node must remain in the graph which was
@@ -17050,10 +17067,13 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, n
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Memcpy node from the graph which was used to instantiate graphExec
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17063,24 +17083,29 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, n
     """
 
 def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, symbol: int | Buffer | None, src: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -17088,24 +17113,29 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec: cudaGraphExec_t | int |
     """
 
 def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, dst: int | Buffer | None, symbol: int | Buffer | None, count: int, offset: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -17113,22 +17143,27 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: cudaGraphExec_t | int
     """
 
 def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, dst: int | Buffer | None, src: int | Buffer | None, count: int, kind: cudaMemcpyKind | int) -> tuple[cudaError_t]:
-    """cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -17136,9 +17171,7 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: cudaGraphExec_t | int | None,
     """
 
 def cudaGraphExecMemsetNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaMemsetParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a memset node in the given graphExec.
+    """Sets the parameters for a memset node in the given graphExec.
 
     Updates the work represented by node in hGraphExec as though node had
     contained pNodeParams at instantiation.  node must remain in the graph which was
@@ -17179,10 +17212,13 @@ def cudaGraphExecMemsetNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, n
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Memset node from the graph which was used to instantiate graphExec
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaMemsetParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17192,9 +17228,7 @@ def cudaGraphExecMemsetNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, n
     """
 
 def cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, pNodeParams: cudaHostNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a host node in the given graphExec.
+    """Sets the parameters for a host node in the given graphExec.
 
     Updates the work represented by node in hGraphExec as though node had
     contained pNodeParams at instantiation.  node must remain in the graph which was
@@ -17223,10 +17257,13 @@ def cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, nod
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Host node from the graph which was used to instantiate graphExec
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaHostNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17236,16 +17273,17 @@ def cudaGraphExecHostNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, nod
     """
 
 def cudaGraphExecChildGraphNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, childGraph: cudaGraph_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecChildGraphNodeSetParams(hGraphExec, node, childGraph)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     childGraph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17253,16 +17291,17 @@ def cudaGraphExecChildGraphNodeSetParams(hGraphExec: cudaGraphExec_t | int | Non
     """
 
 def cudaGraphExecEventRecordNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17270,16 +17309,17 @@ def cudaGraphExecEventRecordNodeSetEvent(hGraphExec: cudaGraphExec_t | int | Non
     """
 
 def cudaGraphExecEventWaitNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, event: cudaEvent_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17287,16 +17327,18 @@ def cudaGraphExecEventWaitNodeSetEvent(hGraphExec: cudaGraphExec_t | int | None,
     """
 
 def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreSignalNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreSignalNodeParams *
+        Takes cudaExternalSemaphoreSignalNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -17304,16 +17346,18 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec: cudaGraphExec
     """
 
 def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, nodeParams: cudaExternalSemaphoreWaitNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreWaitNodeParams *
+        Takes cudaExternalSemaphoreWaitNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -17321,14 +17365,14 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec: cudaGraphExec_t
     """
 
 def cudaGraphNodeSetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None, isEnabled: int) -> tuple[cudaError_t]:
-    """cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     isEnabled
         unsigned int
 
@@ -17338,14 +17382,14 @@ def cudaGraphNodeSetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cud
     """
 
 def cudaGraphNodeGetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cudaGraphNode_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaGraphNodeGetEnabled(hGraphExec, hNode)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17354,9 +17398,7 @@ def cudaGraphNodeGetEnabled(hGraphExec: cudaGraphExec_t | int | None, hNode: cud
     """
 
 def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGraph_t | int | None) -> tuple[cudaError_t, cudaGraphExecUpdateResultInfo]:
-    """cudaGraphExecUpdate(hGraphExec, hGraph)
-
-    Check whether an executable graph can be updated with a graph and perform the update if possible
+    """Check whether an executable graph can be updated with a graph and perform the update if possible
 
     Updates the node parameters in the instantiated graph specified by hGraphExec with the
     node parameters in a topologically identical graph specified by hGraph.
@@ -17438,8 +17480,10 @@ def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGr
     ----------
     hGraphExec
         The instantiated graph to be updated
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hGraph
         The graph containing the updated parameters
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17451,14 +17495,14 @@ def cudaGraphExecUpdate(hGraphExec: cudaGraphExec_t | int | None, hGraph: cudaGr
     """
 
 def cudaGraphUpload(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphUpload(graphExec, stream)
-
-    Parameters
+    """Parameters
     ----------
     graphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17466,9 +17510,7 @@ def cudaGraphUpload(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_
     """
 
 def cudaGraphLaunch(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphLaunch(graphExec, stream)
-
-    Launches an executable graph in a stream
+    """Launches an executable graph in a stream
 
     Executes graphExec in stream. Only one instance of graphExec may be executing
     at a time. Each launch is ordered behind both any previous work in stream
@@ -17488,8 +17530,10 @@ def cudaGraphLaunch(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_
     ----------
     graphExec
         Executable graph to launch
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     stream
         Stream in which to launch the graph
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17499,9 +17543,7 @@ def cudaGraphLaunch(graphExec: cudaGraphExec_t | int | None, stream: cudaStream_
     """
 
 def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecDestroy(graphExec)
-
-    Destroys an executable graph
+    """Destroys an executable graph
 
     Destroys the executable graph specified by graphExec.
 
@@ -17514,6 +17556,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | int | None) -> tuple[cudaE
     ----------
     graphExec
         Executable graph to destroy
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17523,9 +17566,7 @@ def cudaGraphExecDestroy(graphExec: cudaGraphExec_t | int | None) -> tuple[cudaE
     """
 
 def cudaGraphDestroy(graph: cudaGraph_t | int | None) -> tuple[cudaError_t]:
-    """cudaGraphDestroy(graph)
-
-    Destroys a graph
+    """Destroys a graph
 
     Destroys the graph specified by graph, as well as all of its nodes.
 
@@ -17536,6 +17577,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | int | None) -> tuple[cudaError_t]:
     ----------
     graph
         Graph to destroy
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -17545,9 +17587,7 @@ def cudaGraphDestroy(graph: cudaGraph_t | int | None) -> tuple[cudaError_t]:
     """
 
 def cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str | None, flags: int) -> tuple[cudaError_t]:
-    """cudaGraphDebugDotPrint(graph, path, flags)
-
-    Write a DOT file describing graph structure
+    """Write a DOT file describing graph structure
 
     Using the provided graph, write to path a DOT formatted description of the graph.
     By default this includes the graph topology, node types, node id, kernel names and memcpy direction.
@@ -17558,8 +17598,10 @@ def cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str | 
     ----------
     graph
         The graph to create a DOT file from
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     path
         The path to write the DOT file to
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Flags from cudaGraphDebugDotFlags for specifying which additional node information to write
 
@@ -17572,9 +17614,7 @@ def cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str | 
     """
 
 def cudaUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, initialRefcount: int, flags: int) -> tuple[cudaError_t, cudaUserObject_t]:
-    """cudaUserObjectCreate(ptr, destroy, initialRefcount, flags)
-
-    Create a user object
+    """Create a user object
 
     Create a user object with the specified destructor callback and initial reference count. The
     initial references are owned by the caller.
@@ -17598,6 +17638,8 @@ def cudaUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, 
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -17613,9 +17655,7 @@ def cudaUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, 
     """
 
 def cudaUserObjectRetain(object_: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
-    """cudaUserObjectRetain(object_, count)
-
-    Retain a reference to a user object
+    """Retain a reference to a user object
 
     Retains new references to a user object. The new references are owned by the caller.
 
@@ -17632,6 +17672,7 @@ def cudaUserObjectRetain(object_: cudaUserObject_t | int | None, count: int) -> 
     ----------
     object_
         The object to retain
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to retain, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -17643,9 +17684,7 @@ def cudaUserObjectRetain(object_: cudaUserObject_t | int | None, count: int) -> 
     """
 
 def cudaUserObjectRelease(object_: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
-    """cudaUserObjectRelease(object_, count)
-
-    Release a reference to a user object
+    """Release a reference to a user object
 
     Releases user object references owned by the caller. The object's destructor is invoked if
     the reference count reaches zero.
@@ -17666,6 +17705,7 @@ def cudaUserObjectRelease(object_: cudaUserObject_t | int | None, count: int) ->
     ----------
     object_
         The object to release
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -17677,9 +17717,7 @@ def cudaUserObjectRelease(object_: cudaUserObject_t | int | None, count: int) ->
     """
 
 def cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object_: cudaUserObject_t | int | None, count: int, flags: int) -> tuple[cudaError_t]:
-    """cudaGraphRetainUserObject(graph, object_, count, flags)
-
-    Retain a reference to a user object from a graph
+    """Retain a reference to a user object from a graph
 
     Creates or moves user object references that will be owned by a CUDA graph.
 
@@ -17696,8 +17734,10 @@ def cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object_: cudaUser
     ----------
     graph
         The graph to associate the reference with
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     object_
         The user object to retain a reference for
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to add to the graph, typically 1. Must be nonzero and not larger than INT_MAX.
     flags
@@ -17711,9 +17751,7 @@ def cudaGraphRetainUserObject(graph: cudaGraph_t | int | None, object_: cudaUser
     """
 
 def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object_: cudaUserObject_t | int | None, count: int) -> tuple[cudaError_t]:
-    """cudaGraphReleaseUserObject(graph, object_, count)
-
-    Release a user object reference from a graph
+    """Release a user object reference from a graph
 
     Releases user object references owned by a graph.
 
@@ -17730,8 +17768,10 @@ def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object_: cudaUse
     ----------
     graph
         The graph that will release the reference
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     object_
         The user object to release a reference for
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -17743,9 +17783,7 @@ def cudaGraphReleaseUserObject(graph: cudaGraph_t | int | None, object_: cudaUse
     """
 
 def cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cudaGraphNode_t | int] | None, dependencyData: cudaGraphEdgeData | int | None, numDependencies: int, nodeParams: cudaGraphNodeParams | int | None) -> tuple[cudaError_t, cudaGraphNode_t]:
-    """cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, nodeParams)
-
-    Adds a node of arbitrary type to a graph
+    """Adds a node of arbitrary type to a graph
 
     Creates a new node in graph described by nodeParams with numDependencies
     dependencies specified via pDependencies. numDependencies may be 0.
@@ -17772,14 +17810,19 @@ def cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cu
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Specification of the node
+        Takes cudaGraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17793,9 +17836,7 @@ def cudaGraphAddNode(graph: cudaGraph_t | int | None, pDependencies: Sequence[cu
     """
 
 def cudaGraphNodeSetParams(node: cudaGraphNode_t | int | None, nodeParams: cudaGraphNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphNodeSetParams(node, nodeParams)
-
-    Update's a graph node's parameters
+    """Update's a graph node's parameters
 
     Sets the parameters of graph node node to nodeParams. The node type specified by
     nodeParams->type must match the type of node. nodeParams must be fully
@@ -17812,8 +17853,10 @@ def cudaGraphNodeSetParams(node: cudaGraphNode_t | int | None, nodeParams: cudaG
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes cudaGraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17825,9 +17868,7 @@ def cudaGraphNodeSetParams(node: cudaGraphNode_t | int | None, nodeParams: cudaG
     """
 
 def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cudaGraphNode_t | int | None, nodeParams: cudaGraphNodeParams | int | None) -> tuple[cudaError_t]:
-    """cudaGraphExecNodeSetParams(graphExec, node, nodeParams)
-
-    Update's a graph node's parameters in an instantiated graph
+    """Update's a graph node's parameters in an instantiated graph
 
     Sets the parameters of a node in an executable graph graphExec. The node is identified
     by the corresponding node node in the non-executable graph from which the executable
@@ -17863,10 +17904,13 @@ def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cu
     ----------
     graphExec
         The executable graph in which to update the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Corresponding node from the graph from which graphExec was instantiated
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes cudaGraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -17878,9 +17922,7 @@ def cudaGraphExecNodeSetParams(graphExec: cudaGraphExec_t | int | None, node: cu
     """
 
 def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLaunchValue: int, flags: int) -> tuple[cudaError_t, cudaGraphConditionalHandle]:
-    """cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags)
-
-    Create a conditional handle
+    """Create a conditional handle
 
     Creates a conditional handle associated with hGraph.
 
@@ -17895,6 +17937,7 @@ def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLau
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     defaultLaunchValue
         Optional initial value for the conditional variable. Applied at the beginning of each graph execution if cudaGraphCondAssignDefault is set in flags.
     flags
@@ -17911,12 +17954,11 @@ def cudaGraphConditionalHandleCreate(graph: cudaGraph_t | int | None, defaultLau
     """
 
 def cudaGetDriverEntryPoint(symbol: bytes | str | None, flags: int) -> tuple[cudaError_t, int, cudaDriverEntryPointQueryResult]:
-    """cudaGetDriverEntryPoint(symbol, flags)
-
-    Parameters
+    """Parameters
     ----------
     symbol
         const char *
+        Takes bytes, or str (encoded as UTF-8).
     flags
         unsigned long long
 
@@ -17928,12 +17970,11 @@ def cudaGetDriverEntryPoint(symbol: bytes | str | None, flags: int) -> tuple[cud
     """
 
 def cudaGetDriverEntryPointByVersion(symbol: bytes | str | None, cudaVersion: int, flags: int) -> tuple[cudaError_t, int, cudaDriverEntryPointQueryResult]:
-    """cudaGetDriverEntryPointByVersion(symbol, cudaVersion, flags)
-
-    Parameters
+    """Parameters
     ----------
     symbol
         const char *
+        Takes bytes, or str (encoded as UTF-8).
     cudaVersion
         unsigned int
     flags
@@ -17947,9 +17988,7 @@ def cudaGetDriverEntryPointByVersion(symbol: bytes | str | None, cudaVersion: in
     """
 
 def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
-    """cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified code and options
+    """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -17986,16 +18025,26 @@ def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | N
     ----------
     code
         Code to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -18018,9 +18067,7 @@ def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | N
     """
 
 def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
-    """cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified file and options
+    """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -18057,16 +18104,25 @@ def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[i
     ----------
     fileName
         File to load from
+        Takes bytes, or str (encoded as UTF-8).
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -18089,9 +18145,7 @@ def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[i
     """
 
 def cudaLibraryUnload(library: cudaLibrary_t | int | None) -> tuple[cudaError_t]:
-    """cudaLibraryUnload(library)
-
-    Unloads a library
+    """Unloads a library
 
     Unloads the library specified with library
 
@@ -18103,6 +18157,7 @@ def cudaLibraryUnload(library: cudaLibrary_t | int | None) -> tuple[cudaError_t]
     ----------
     library
         Library to unload
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18114,9 +18169,7 @@ def cudaLibraryUnload(library: cudaLibrary_t | int | None) -> tuple[cudaError_t]
     """
 
 def cudaLibraryGetKernel(library: cudaLibrary_t | int | None, name: bytes | str | None) -> tuple[cudaError_t, cudaKernel_t]:
-    """cudaLibraryGetKernel(library, name)
-
-    Returns a kernel handle
+    """Returns a kernel handle
 
     Returns in pKernel the handle of the kernel with name name located in library library.
     If kernel handle is not found, the call returns cudaErrorSymbolNotFound.
@@ -18130,8 +18183,10 @@ def cudaLibraryGetKernel(library: cudaLibrary_t | int | None, name: bytes | str 
     ----------
     library
         Library to retrieve kernel from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     name
         Name of kernel to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -18147,9 +18202,7 @@ def cudaLibraryGetKernel(library: cudaLibrary_t | int | None, name: bytes | str 
     """
 
 def cudaLibraryGetGlobal(library: cudaLibrary_t | int | None, name: bytes | str | None) -> tuple[cudaError_t, int, int]:
-    """cudaLibraryGetGlobal(library, name)
-
-    Returns a global device pointer
+    """Returns a global device pointer
 
     Returns in *dptr and *bytes the base pointer and size of the global with
     name name for the requested library library and the current device.
@@ -18169,8 +18222,10 @@ def cudaLibraryGetGlobal(library: cudaLibrary_t | int | None, name: bytes | str 
     ----------
     library
         Library to retrieve global from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     name
         Name of global to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -18190,9 +18245,7 @@ def cudaLibraryGetGlobal(library: cudaLibrary_t | int | None, name: bytes | str 
     """
 
 def cudaLibraryGetManaged(library: cudaLibrary_t | int | None, name: bytes | str | None) -> tuple[cudaError_t, int, int]:
-    """cudaLibraryGetManaged(library, name)
-
-    Returns a pointer to managed memory
+    """Returns a pointer to managed memory
 
     Returns in *dptr and *bytes the base pointer and size of the managed memory with
     name name for the requested library library. If no managed memory with the
@@ -18213,8 +18266,10 @@ def cudaLibraryGetManaged(library: cudaLibrary_t | int | None, name: bytes | str
     ----------
     library
         Library to retrieve managed memory from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     name
         Name of managed memory to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -18232,9 +18287,7 @@ def cudaLibraryGetManaged(library: cudaLibrary_t | int | None, name: bytes | str
     """
 
 def cudaLibraryGetUnifiedFunction(library: cudaLibrary_t | int | None, symbol: bytes | str | None) -> tuple[cudaError_t, int]:
-    """cudaLibraryGetUnifiedFunction(library, symbol)
-
-    Returns a pointer to a unified function
+    """Returns a pointer to a unified function
 
     Returns in *fptr the function pointer to a unified function denoted by symbol.
     If no unified function with name symbol exists, the call returns cudaErrorSymbolNotFound.
@@ -18250,8 +18303,10 @@ def cudaLibraryGetUnifiedFunction(library: cudaLibrary_t | int | None, symbol: b
     ----------
     library
         Library to retrieve function pointer memory from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     symbol
         Name of function pointer to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -18267,9 +18322,7 @@ def cudaLibraryGetUnifiedFunction(library: cudaLibrary_t | int | None, symbol: b
     """
 
 def cudaLibraryGetKernelCount(lib: cudaLibrary_t | int | None) -> tuple[cudaError_t, int]:
-    """cudaLibraryGetKernelCount(lib)
-
-    Returns the number of kernels within a library
+    """Returns the number of kernels within a library
 
     Returns in count the number of kernels in lib.
 
@@ -18282,6 +18335,7 @@ def cudaLibraryGetKernelCount(lib: cudaLibrary_t | int | None) -> tuple[cudaErro
     ----------
     lib
         Library to query
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18296,9 +18350,7 @@ def cudaLibraryGetKernelCount(lib: cudaLibrary_t | int | None) -> tuple[cudaErro
     """
 
 def cudaLibraryEnumerateKernels(kernels: Sequence[cudaKernel_t | int] | None, numKernels: int, lib: cudaLibrary_t | int | None) -> tuple[cudaError_t]:
-    """cudaLibraryEnumerateKernels(kernels, numKernels, lib)
-
-    Retrieve the kernel handles within a library.
+    """Retrieve the kernel handles within a library.
 
     Returns in kernels a maximum number of numKernels kernel handles within lib.
     The returned kernel handle becomes invalid when the library is unloaded.
@@ -18310,10 +18362,13 @@ def cudaLibraryEnumerateKernels(kernels: Sequence[cudaKernel_t | int] | None, nu
     ----------
     kernels
         Buffer where the kernel handles are returned to
+        Takes a list or tuple (the call reads as many items as numKernels gives), or
+        None (NULL).
     numKernels
         Maximum number of kernel handles may be returned to the buffer
     lib
         Library to query from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -18326,9 +18381,7 @@ def cudaLibraryEnumerateKernels(kernels: Sequence[cudaKernel_t | int] | None, nu
     """
 
 def cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | int | None, attr: cudaFuncAttribute | int, value: int, device: int) -> tuple[cudaError_t]:
-    """cudaKernelSetAttributeForDevice(kernel, attr, value, device)
-
-    Sets information about a kernel
+    """Sets information about a kernel
 
     This call sets the value of a specified attribute attr on the kernel kernel
     for the requested device device to an integer value specified by value.
@@ -18388,8 +18441,10 @@ def cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | int | None, attr: cud
     ----------
     kernel
         Kernel to set attribute of
+        Takes cudaKernel_t, an int (the raw value), or None (NULL).
     attr
         Attribute requested
+        Takes a cudaFuncAttribute member or an int.
     value
         Value to set
     device
@@ -18404,14 +18459,13 @@ def cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | int | None, attr: cud
     """
 
 def cudaGetExportTable(pExportTableId: CUuuid | int | None) -> tuple[cudaError_t, int]:
-    """cudaGetExportTable(pExportTableId)
-
-    \\cond impl_private
+    """\\cond impl_private
 
     Parameters
     ----------
     pExportTableId
         const cudaUUID_t *
+        Takes CUuuid, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -18420,9 +18474,7 @@ def cudaGetExportTable(pExportTableId: CUuuid | int | None) -> tuple[cudaError_t
     """
 
 def cudaGetFuncBySymbol(symbolPtr: int | Buffer | None) -> tuple[cudaError_t, cudaFunction_t]:
-    """cudaGetFuncBySymbol(symbolPtr)
-
-    Get pointer to device entry function that matches entry function symbolPtr
+    """Get pointer to device entry function that matches entry function symbolPtr
 
     Returns in functionPtr the device entry function corresponding to the symbol symbolPtr.
 
@@ -18430,6 +18482,8 @@ def cudaGetFuncBySymbol(symbolPtr: int | Buffer | None) -> tuple[cudaError_t, cu
     ----------
     symbolPtr
         Pointer to device entry function to search for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -18440,9 +18494,7 @@ def cudaGetFuncBySymbol(symbolPtr: int | Buffer | None) -> tuple[cudaError_t, cu
     """
 
 def cudaGetKernel(entryFuncAddr: int | Buffer | None) -> tuple[cudaError_t, cudaKernel_t]:
-    """cudaGetKernel(entryFuncAddr)
-
-    Get pointer to device kernel that matches entry function entryFuncAddr
+    """Get pointer to device kernel that matches entry function entryFuncAddr
 
     Returns in kernelPtr the device kernel corresponding to the entry function entryFuncAddr.
 
@@ -18461,6 +18513,8 @@ def cudaGetKernel(entryFuncAddr: int | Buffer | None) -> tuple[cudaError_t, cuda
     ----------
     entryFuncAddr
         Address of device entry function to search kernel for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -18471,9 +18525,7 @@ def cudaGetKernel(entryFuncAddr: int | Buffer | None) -> tuple[cudaError_t, cuda
     """
 
 def cudaProfilerStart() -> tuple[cudaError_t]:
-    """cudaProfilerStart()
-
-    Enable profiling.
+    """Enable profiling.
 
     Enables profile collection by the active profiling tool for the
     current context. If profiling is already enabled, then
@@ -18494,9 +18546,7 @@ def cudaProfilerStart() -> tuple[cudaError_t]:
     """
 
 def cudaProfilerStop() -> tuple[cudaError_t]:
-    """cudaProfilerStop()
-
-    Disable profiling.
+    """Disable profiling.
 
     Disables profile collection by the active profiling tool for the
     current context. If profiling is already disabled, then
@@ -18517,9 +18567,7 @@ def cudaProfilerStop() -> tuple[cudaError_t]:
     """
 
 def make_cudaPitchedPtr(d: int | Buffer | None, p: int, xsz: int, ysz: int) -> tuple[cudaError_t, cudaPitchedPtr]:
-    """make_cudaPitchedPtr(d, p, xsz, ysz)
-
-    Returns a cudaPitchedPtr based on input parameters
+    """Returns a cudaPitchedPtr based on input parameters
 
     Returns a cudaPitchedPtr based on the specified input parameters d,
     p, xsz, and ysz.
@@ -18530,6 +18578,8 @@ def make_cudaPitchedPtr(d: int | Buffer | None, p: int, xsz: int, ysz: int) -> t
     ----------
     d
         Pointer to allocated memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     p
         Pitch of allocated memory in bytes
     xsz
@@ -18546,9 +18596,7 @@ def make_cudaPitchedPtr(d: int | Buffer | None, p: int, xsz: int, ysz: int) -> t
     """
 
 def make_cudaPos(x: int, y: int, z: int) -> tuple[cudaError_t, cudaPos]:
-    """make_cudaPos(x, y, z)
-
-    Returns a cudaPos based on input parameters
+    """Returns a cudaPos based on input parameters
 
     Returns a cudaPos based on the specified input parameters x,
     y, and z.
@@ -18573,9 +18621,7 @@ def make_cudaPos(x: int, y: int, z: int) -> tuple[cudaError_t, cudaPos]:
     """
 
 def make_cudaExtent(w: int, h: int, d: int) -> tuple[cudaError_t, cudaExtent]:
-    """make_cudaExtent(w, h, d)
-
-    Returns a cudaExtent based on input parameters
+    """Returns a cudaExtent based on input parameters
 
     Returns a cudaExtent based on the specified input parameters w,
     h, and d.

@@ -71,9 +71,7 @@ class nvJitLinkHandle:
 
 
 def nvJitLinkCreate(numOptions: int, options: Sequence[bytes | str] | None) -> tuple[nvJitLinkResult, nvJitLinkHandle]:
-    """nvJitLinkCreate(numOptions, options)
-
-    Parameters
+    """Parameters
     ----------
     numOptions
         uint32_t
@@ -85,9 +83,7 @@ def nvJitLinkCreate(numOptions: int, options: Sequence[bytes | str] | None) -> t
     """
 
 def nvJitLinkDestroy(handle: nvJitLinkHandle) -> tuple[nvJitLinkResult]:
-    """nvJitLinkDestroy(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle *
@@ -98,20 +94,23 @@ def nvJitLinkDestroy(handle: nvJitLinkHandle) -> tuple[nvJitLinkResult]:
     """
 
 def nvJitLinkAddData(handle: nvJitLinkHandle | int | None, inputType: nvJitLinkInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None) -> tuple[nvJitLinkResult]:
-    """nvJitLinkAddData(handle, inputType, data, size, name)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     inputType
         nvJitLinkInputType
+        Takes a nvJitLinkInputType member or an int.
     data
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         size_t
     name
         const char *
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -119,16 +118,17 @@ def nvJitLinkAddData(handle: nvJitLinkHandle | int | None, inputType: nvJitLinkI
     """
 
 def nvJitLinkAddFile(handle: nvJitLinkHandle | int | None, inputType: nvJitLinkInputType | int, fileName: bytes | str | None) -> tuple[nvJitLinkResult]:
-    """nvJitLinkAddFile(handle, inputType, fileName)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     inputType
         nvJitLinkInputType
+        Takes a nvJitLinkInputType member or an int.
     fileName
         const char *
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -136,12 +136,11 @@ def nvJitLinkAddFile(handle: nvJitLinkHandle | int | None, inputType: nvJitLinkI
     """
 
 def nvJitLinkComplete(handle: nvJitLinkHandle | int | None) -> tuple[nvJitLinkResult]:
-    """nvJitLinkComplete(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -149,12 +148,11 @@ def nvJitLinkComplete(handle: nvJitLinkHandle | int | None) -> tuple[nvJitLinkRe
     """
 
 def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJitLinkResult, int]:
-    """nvJitLinkGetLinkedCubinSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -163,14 +161,16 @@ def nvJitLinkGetLinkedCubinSize(handle: nvJitLinkHandle | int | None) -> tuple[n
     """
 
 def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | int | None, cubin: int | Buffer | None) -> tuple[nvJitLinkResult]:
-    """nvJitLinkGetLinkedCubin(handle, cubin)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     cubin
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least the size
+        nvJitLinkGetLinkedCubinSize gives, held for the call.
 
     Returns
     -------
@@ -178,12 +178,11 @@ def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | int | None, cubin: int | B
     """
 
 def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJitLinkResult, int]:
-    """nvJitLinkGetLinkedPtxSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -192,14 +191,15 @@ def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJ
     """
 
 def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | int | None, ptx: bytearray | bytes) -> tuple[nvJitLinkResult]:
-    """nvJitLinkGetLinkedPtx(handle, ptx)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     ptx
         char *
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvJitLinkGetLinkedPtxSize gives, filled by the call.
 
     Returns
     -------
@@ -207,12 +207,11 @@ def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | int | None, ptx: bytearray |
     """
 
 def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJitLinkResult, int]:
-    """nvJitLinkGetErrorLogSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -221,14 +220,15 @@ def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJi
     """
 
 def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | int | None, log: bytearray | bytes) -> tuple[nvJitLinkResult]:
-    """nvJitLinkGetErrorLog(handle, log)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvJitLinkGetErrorLogSize gives, filled by the call.
 
     Returns
     -------
@@ -236,12 +236,11 @@ def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | int | None, log: bytearray | 
     """
 
 def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJitLinkResult, int]:
-    """nvJitLinkGetInfoLogSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -250,14 +249,15 @@ def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJit
     """
 
 def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | int | None, log: bytearray | bytes) -> tuple[nvJitLinkResult]:
-    """nvJitLinkGetInfoLog(handle, log)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvJitLinkGetInfoLogSize gives, filled by the call.
 
     Returns
     -------
@@ -265,9 +265,7 @@ def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | int | None, log: bytearray | b
     """
 
 def nvJitLinkVersion() -> tuple[nvJitLinkResult, int, int]:
-    """nvJitLinkVersion()
-
-    nvJitLinkVersion returns the current version of nvJitLink.
+    """nvJitLinkVersion returns the current version of nvJitLink.
 
     Returns
     -------

@@ -54,14 +54,13 @@ class nvrtcProgram:
 
 
 def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes | None]:
-    """nvrtcGetErrorString(result)
-
-    nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \"NVRTC_SUCCESS\". For unrecognized enumeration values, it returns \"NVRTC_ERROR unknown\".
+    """nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \"NVRTC_SUCCESS\". For unrecognized enumeration values, it returns \"NVRTC_ERROR unknown\".
 
     Parameters
     ----------
     result
         CUDA Runtime Compilation API result code.
+        Takes a nvrtcResult member or an int.
 
     Returns
     -------
@@ -72,9 +71,7 @@ def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes |
     """
 
 def nvrtcVersion() -> tuple[nvrtcResult, int, int]:
-    """nvrtcVersion()
-
-    nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
+    """nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
 
     Returns
     -------
@@ -88,9 +85,7 @@ def nvrtcVersion() -> tuple[nvrtcResult, int, int]:
     """
 
 def nvrtcGetNumSupportedArchs() -> tuple[nvrtcResult, int]:
-    """nvrtcGetNumSupportedArchs()
-
-    nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures.
+    """nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures.
 
     see    nvrtcGetSupportedArchs
 
@@ -104,9 +99,7 @@ def nvrtcGetNumSupportedArchs() -> tuple[nvrtcResult, int]:
     """
 
 def nvrtcGetSupportedArchs() -> tuple[nvrtcResult, list[int]]:
-    """nvrtcGetSupportedArchs()
-
-    nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs.
+    """nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs.
 
     see    nvrtcGetNumSupportedArchs
 
@@ -120,9 +113,7 @@ def nvrtcGetSupportedArchs() -> tuple[nvrtcResult, list[int]]:
     """
 
 def nvrtcCreateProgram(src: bytes | str | None, name: bytes | str | None, numHeaders: int, headers: Sequence[bytes | str] | None, includeNames: Sequence[bytes | str] | None) -> tuple[nvrtcResult, nvrtcProgram]:
-    """nvrtcCreateProgram(src, name, numHeaders, headers, includeNames)
-
-    nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
+    """nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
 
     See also: nvrtcDestroyProgram
 
@@ -130,18 +121,22 @@ def nvrtcCreateProgram(src: bytes | str | None, name: bytes | str | None, numHea
     ----------
     src
         CUDA program source.
+        Takes bytes, or str (encoded as UTF-8).
     name
         CUDA program name.
          name can be NULL; \"default_program\" is used when name is NULL or \"\".
+        Takes bytes, or str (encoded as UTF-8).
     numHeaders
         Number of headers used.
          numHeaders must be greater than or equal to 0.
     headers
         Sources of the headers.
          headers can be NULL when numHeaders is 0.
+        Takes a list of bytes or str, or None.
     includeNames
         Name of each header by which they can be included in the CUDA program source.
          includeNames can be NULL when numHeaders is 0. These headers must be included with the exact names specified here.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -156,9 +151,7 @@ def nvrtcCreateProgram(src: bytes | str | None, name: bytes | str | None, numHea
     """
 
 def nvrtcDestroyProgram(prog: nvrtcProgram) -> tuple[nvrtcResult]:
-    """nvrtcDestroyProgram(prog)
-
-    nvrtcDestroyProgram destroys the given program.
+    """nvrtcDestroyProgram destroys the given program.
 
     See also: nvrtcCreateProgram
 
@@ -175,9 +168,7 @@ def nvrtcDestroyProgram(prog: nvrtcProgram) -> tuple[nvrtcResult]:
     """
 
 def nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None) -> tuple[nvrtcResult]:
-    """nvrtcCompileProgram(prog, numOptions, options)
-
-    nvrtcCompileProgram compiles the given program.
+    """nvrtcCompileProgram compiles the given program.
 
     It supports compile options listed in options.
 
@@ -185,11 +176,13 @@ def nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, option
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
     options
         Compiler options in the form of C string array.
          options can be NULL when numOptions is 0.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -206,9 +199,7 @@ def nvrtcCompileProgram(prog: nvrtcProgram | int | None, numOptions: int, option
     """
 
 def nvrtcGetPTXSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetPTXSize(prog)
-
-    nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
+    """nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
 
     See also: nvrtcGetPTX
 
@@ -216,6 +207,7 @@ def nvrtcGetPTXSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -228,9 +220,7 @@ def nvrtcGetPTXSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
     """
 
 def nvrtcGetPTX(prog: nvrtcProgram | int | None, ptx: bytearray | bytes) -> tuple[nvrtcResult]:
-    """nvrtcGetPTX(prog, ptx)
-
-    nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
+    """nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
 
     See also: nvrtcGetPTXSize
 
@@ -238,8 +228,11 @@ def nvrtcGetPTX(prog: nvrtcProgram | int | None, ptx: bytearray | bytes) -> tupl
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     ptx
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetPTXSize gives, filled by the call.
 
     Returns
     -------
@@ -250,9 +243,7 @@ def nvrtcGetPTX(prog: nvrtcProgram | int | None, ptx: bytearray | bytes) -> tupl
     """
 
 def nvrtcGetCUBINSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetCUBINSize(prog)
-
-    nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture.
+    """nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture.
 
     See also: nvrtcGetCUBIN
 
@@ -260,6 +251,7 @@ def nvrtcGetCUBINSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -272,9 +264,7 @@ def nvrtcGetCUBINSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int
     """
 
 def nvrtcGetCUBIN(prog: nvrtcProgram | int | None, cubin: bytearray | bytes) -> tuple[nvrtcResult]:
-    """nvrtcGetCUBIN(prog, cubin)
-
-    nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture.
+    """nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture.
 
     See also: nvrtcGetCUBINSize
 
@@ -282,8 +272,11 @@ def nvrtcGetCUBIN(prog: nvrtcProgram | int | None, cubin: bytearray | bytes) -> 
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     cubin
         Compiled and assembled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetCUBINSize gives, filled by the call.
 
     Returns
     -------
@@ -294,9 +287,7 @@ def nvrtcGetCUBIN(prog: nvrtcProgram | int | None, cubin: bytearray | bytes) -> 
     """
 
 def nvrtcGetLTOIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetLTOIRSize(prog)
-
-    nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto.
+    """nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto.
 
     See also: nvrtcGetLTOIR
 
@@ -304,6 +295,7 @@ def nvrtcGetLTOIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -316,9 +308,7 @@ def nvrtcGetLTOIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int
     """
 
 def nvrtcGetLTOIR(prog: nvrtcProgram | int | None, LTOIR: bytearray | bytes) -> tuple[nvrtcResult]:
-    """nvrtcGetLTOIR(prog, LTOIR)
-
-    nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto.
+    """nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto.
 
     See also: nvrtcGetLTOIRSize
 
@@ -326,8 +316,11 @@ def nvrtcGetLTOIR(prog: nvrtcProgram | int | None, LTOIR: bytearray | bytes) -> 
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     LTOIR
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetLTOIRSize gives, filled by the call.
 
     Returns
     -------
@@ -338,9 +331,7 @@ def nvrtcGetLTOIR(prog: nvrtcProgram | int | None, LTOIR: bytearray | bytes) -> 
     """
 
 def nvrtcGetOptiXIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetOptiXIRSize(prog)
-
-    nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation.
+    """nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation.
 
     See also: nvrtcGetOptiXIR
 
@@ -348,6 +339,7 @@ def nvrtcGetOptiXIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, i
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -360,9 +352,7 @@ def nvrtcGetOptiXIRSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, i
     """
 
 def nvrtcGetOptiXIR(prog: nvrtcProgram | int | None, optixir: bytearray | bytes) -> tuple[nvrtcResult]:
-    """nvrtcGetOptiXIR(prog, optixir)
-
-    nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation.
+    """nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation.
 
     See also: nvrtcGetOptiXIRSize
 
@@ -370,8 +360,11 @@ def nvrtcGetOptiXIR(prog: nvrtcProgram | int | None, optixir: bytearray | bytes)
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     optixir
         Optix IR Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetOptiXIRSize gives, filled by the call.
 
     Returns
     -------
@@ -382,9 +375,7 @@ def nvrtcGetOptiXIR(prog: nvrtcProgram | int | None, optixir: bytearray | bytes)
     """
 
 def nvrtcGetProgramLogSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetProgramLogSize(prog)
-
-    nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
+    """nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
 
     Note that compilation log may be generated with warnings and informative
     messages, even when the compilation of prog succeeds.
@@ -395,6 +386,7 @@ def nvrtcGetProgramLogSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -407,9 +399,7 @@ def nvrtcGetProgramLogSize(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult
     """
 
 def nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: bytearray | bytes) -> tuple[nvrtcResult]:
-    """nvrtcGetProgramLog(prog, log)
-
-    nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
+    """nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
 
     See also: nvrtcGetProgramLogSize
 
@@ -417,8 +407,11 @@ def nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: bytearray | bytes) 
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     log
         Compilation log.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetProgramLogSize gives, filled by the call.
 
     Returns
     -------
@@ -429,9 +422,7 @@ def nvrtcGetProgramLog(prog: nvrtcProgram | int | None, log: bytearray | bytes) 
     """
 
 def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: bytes | str | None) -> tuple[nvrtcResult]:
-    """nvrtcAddNameExpression(prog, name_expression)
-
-    nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
+    """nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
 
     The identical name expression string must be provided on a subsequent
     call to nvrtcGetLoweredName to extract the lowered name.
@@ -442,8 +433,10 @@ def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: byt
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     name_expression
         constant expression denoting the address of a __global__ function or __device__/__constant__ variable.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -455,9 +448,7 @@ def nvrtcAddNameExpression(prog: nvrtcProgram | int | None, name_expression: byt
     """
 
 def nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes | str | None) -> tuple[nvrtcResult, bytes]:
-    """nvrtcGetLoweredName(prog, name_expression)
-
-    nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression.
+    """nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression.
 
     See also: nvrtcAddNameExpression
 
@@ -465,8 +456,10 @@ def nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes 
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     name_expression
         constant expression denoting the address of a __global__ function or __device__/__constant__ variable.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -481,9 +474,7 @@ def nvrtcGetLoweredName(prog: nvrtcProgram | int | None, name_expression: bytes 
     """
 
 def nvrtcGetPCHHeapSize() -> tuple[nvrtcResult, int]:
-    """nvrtcGetPCHHeapSize()
-
-    retrieve the current size of the PCH Heap.
+    """retrieve the current size of the PCH Heap.
 
     Returns
     -------
@@ -495,9 +486,7 @@ def nvrtcGetPCHHeapSize() -> tuple[nvrtcResult, int]:
     """
 
 def nvrtcSetPCHHeapSize(size: int) -> tuple[nvrtcResult]:
-    """nvrtcSetPCHHeapSize(size)
-
-    set the size of the PCH Heap.
+    """set the size of the PCH Heap.
 
     The requested size may be rounded up to a platform dependent
     alignment (e.g. page size). If the PCH Heap has already been allocated,
@@ -515,9 +504,7 @@ def nvrtcSetPCHHeapSize(size: int) -> tuple[nvrtcResult]:
     """
 
 def nvrtcGetPCHCreateStatus(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult]:
-    """nvrtcGetPCHCreateStatus(prog)
-
-    returns the PCH creation status.
+    """returns the PCH creation status.
 
     NVRTC_SUCCESS indicates that the PCH was successfully created.
     NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED indicates that no PCH creation
@@ -537,6 +524,7 @@ def nvrtcGetPCHCreateStatus(prog: nvrtcProgram | int | None) -> tuple[nvrtcResul
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -549,14 +537,13 @@ def nvrtcGetPCHCreateStatus(prog: nvrtcProgram | int | None) -> tuple[nvrtcResul
     """
 
 def nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | int | None) -> tuple[nvrtcResult, int]:
-    """nvrtcGetPCHHeapSizeRequired(prog)
-
-    retrieve the required size of the PCH heap required to compile the given program.
+    """retrieve the required size of the PCH heap required to compile the given program.
 
     Parameters
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -571,9 +558,7 @@ def nvrtcGetPCHHeapSizeRequired(prog: nvrtcProgram | int | None) -> tuple[nvrtcR
     """
 
 def nvrtcSetFlowCallback(prog: nvrtcProgram | int | None, callback: Callable[..., int] | int | None, payload: object) -> tuple[nvrtcResult]:
-    """nvrtcSetFlowCallback(prog, callback, payload)
-
-    nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
+    """nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
 
     The callback function must satisfy the following constraints:
 
@@ -608,8 +593,11 @@ def nvrtcSetFlowCallback(prog: nvrtcProgram | int | None, callback: Callable[...
     ----------
     prog
         nvrtcProgram
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     callback
         int (*)(void *, void *)
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     payload
         void *
 

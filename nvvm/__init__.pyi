@@ -45,14 +45,13 @@ class nvvmProgram:
 
 
 def nvvmGetErrorString(result: nvvmResult | int) -> tuple[nvvmResult, bytes | None]:
-    """nvvmGetErrorString(result)
-
-    Get the message string for the given nvvmResult code.
+    """Get the message string for the given nvvmResult code.
 
     Parameters
     ----------
     result
         NVVM API result code.
+        Takes a nvvmResult member or an int.
 
     Returns
     -------
@@ -63,9 +62,7 @@ def nvvmGetErrorString(result: nvvmResult | int) -> tuple[nvvmResult, bytes | No
     """
 
 def nvvmVersion() -> tuple[nvvmResult, int, int]:
-    """nvvmVersion()
-
-    Get the NVVM version.
+    """Get the NVVM version.
 
     Returns
     -------
@@ -78,9 +75,7 @@ def nvvmVersion() -> tuple[nvvmResult, int, int]:
     """
 
 def nvvmIRVersion() -> tuple[nvvmResult, int, int, int, int]:
-    """nvvmIRVersion()
-
-    Get the NVVM IR version.
+    """Get the NVVM IR version.
 
     Returns
     -------
@@ -97,9 +92,7 @@ def nvvmIRVersion() -> tuple[nvvmResult, int, int, int, int]:
     """
 
 def nvvmCreateProgram() -> tuple[nvvmResult, nvvmProgram]:
-    """nvvmCreateProgram()
-
-    Create a program, and set the value of its handle to *prog.
+    """Create a program, and set the value of its handle to *prog.
 
     See also: nvvmDestroyProgram()
 
@@ -114,9 +107,7 @@ def nvvmCreateProgram() -> tuple[nvvmResult, nvvmProgram]:
     """
 
 def nvvmDestroyProgram(prog: nvvmProgram) -> tuple[nvvmResult]:
-    """nvvmDestroyProgram(prog)
-
-    Destroy a program.
+    """Destroy a program.
 
     See also: nvvmCreateProgram()
 
@@ -133,9 +124,7 @@ def nvvmDestroyProgram(prog: nvvmProgram) -> tuple[nvvmResult]:
     """
 
 def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str | None, size: int, name: bytes | str | None) -> tuple[nvvmResult]:
-    """nvvmAddModuleToProgram(prog, buffer, size, name)
-
-    Add a module level NVVM IR to a program.
+    """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module.
     The module should have NVVM IR either in the LLVM 7.0.1 bitcode
@@ -147,12 +136,15 @@ def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str |
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode or text representation.
+        Takes bytes, or str (encoded as UTF-8).
     size
         Size of the NVVM IR module.
     name
         Name of the NVVM IR module. If NULL, \"<unnamed>\" is used as the name.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -164,9 +156,7 @@ def nvvmAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str |
     """
 
 def nvvmLazyAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | str | None, size: int, name: bytes | str | None) -> tuple[nvvmResult]:
-    """nvvmLazyAddModuleToProgram(prog, buffer, size, name)
-
-    Add a module level NVVM IR to a program.
+    """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module. The module should have NVVM
     IR in the LLVM 7.0.1 bitcode representation.
@@ -184,12 +174,15 @@ def nvvmLazyAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | s
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode representation.
+        Takes bytes, or str (encoded as UTF-8).
     size
         Size of the NVVM IR module.
     name
         Name of the NVVM IR module. If NULL, \"<unnamed>\" is used as the name.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -201,9 +194,7 @@ def nvvmLazyAddModuleToProgram(prog: nvvmProgram | int | None, buffer: bytes | s
     """
 
 def nvvmCompileProgram(prog: nvvmProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None) -> tuple[nvvmResult]:
-    """nvvmCompileProgram(prog, numOptions, options)
-
-    Compile the NVVM program.
+    """Compile the NVVM program.
 
     The NVVM IR modules in the program will be linked at the IR level.
     The linked IR program is compiled to PTX.
@@ -272,6 +263,7 @@ def nvvmCompileProgram(prog: nvvmProgram | int | None, numOptions: int, options:
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
 
@@ -288,9 +280,7 @@ def nvvmCompileProgram(prog: nvvmProgram | int | None, numOptions: int, options:
     """
 
 def nvvmVerifyProgram(prog: nvvmProgram | int | None, numOptions: int, options: Sequence[bytes | str] | None) -> tuple[nvvmResult]:
-    """nvvmVerifyProgram(prog, numOptions, options)
-
-    Verify the NVVM program.
+    """Verify the NVVM program.
 
     The valid compiler options are:
 
@@ -302,6 +292,7 @@ def nvvmVerifyProgram(prog: nvvmProgram | int | None, numOptions: int, options: 
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
 
@@ -318,14 +309,13 @@ def nvvmVerifyProgram(prog: nvvmProgram | int | None, numOptions: int, options: 
     """
 
 def nvvmGetCompiledResultSize(prog: nvvmProgram | int | None) -> tuple[nvvmResult, int]:
-    """nvvmGetCompiledResultSize(prog)
-
-    Get the size of the compiled result.
+    """Get the size of the compiled result.
 
     Parameters
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -337,9 +327,7 @@ def nvvmGetCompiledResultSize(prog: nvvmProgram | int | None) -> tuple[nvvmResul
     """
 
 def nvvmGetCompiledResult(prog: nvvmProgram | int | None, buffer: bytearray | bytes) -> tuple[nvvmResult]:
-    """nvvmGetCompiledResult(prog, buffer)
-
-    Get the compiled result.
+    """Get the compiled result.
 
     The result is stored in the memory pointed to by buffer.
 
@@ -347,8 +335,11 @@ def nvvmGetCompiledResult(prog: nvvmProgram | int | None, buffer: bytearray | by
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvvmGetCompiledResultSize gives, filled by the call.
 
     Returns
     -------
@@ -358,9 +349,7 @@ def nvvmGetCompiledResult(prog: nvvmProgram | int | None, buffer: bytearray | by
     """
 
 def nvvmGetProgramLogSize(prog: nvvmProgram | int | None) -> tuple[nvvmResult, int]:
-    """nvvmGetProgramLogSize(prog)
-
-    Get the Size of Compiler/Verifier Message.
+    """Get the Size of Compiler/Verifier Message.
 
     The size of the message string (including the trailing NULL) is stored into
     bufferSizeRet when the return value is NVVM_SUCCESS.
@@ -369,6 +358,7 @@ def nvvmGetProgramLogSize(prog: nvvmProgram | int | None) -> tuple[nvvmResult, i
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -380,9 +370,7 @@ def nvvmGetProgramLogSize(prog: nvvmProgram | int | None) -> tuple[nvvmResult, i
     """
 
 def nvvmGetProgramLog(prog: nvvmProgram | int | None, buffer: bytearray | bytes) -> tuple[nvvmResult]:
-    """nvvmGetProgramLog(prog, buffer)
-
-    Get the Compiler/Verifier Message.
+    """Get the Compiler/Verifier Message.
 
     The NULL terminated message string is stored in the memory pointed to by
     buffer when the return value is NVVM_SUCCESS.
@@ -391,8 +379,11 @@ def nvvmGetProgramLog(prog: nvvmProgram | int | None, buffer: bytearray | bytes)
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compilation/Verification log.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvvmGetProgramLogSize gives, filled by the call.
 
     Returns
     -------

@@ -154,14 +154,13 @@ cdef dict _callbacks = {}
 
 
 def nvvmGetErrorString(result):
-    """nvvmGetErrorString(result)
-
-    Get the message string for the given nvvmResult code.
+    """Get the message string for the given nvvmResult code.
 
     Parameters
     ----------
     result
         NVVM API result code.
+        Takes a nvvmResult member or an int.
 
     Returns
     -------
@@ -180,9 +179,7 @@ def nvvmGetErrorString(result):
 
 
 def nvvmVersion():
-    """nvvmVersion()
-
-    Get the NVVM version.
+    """Get the NVVM version.
 
     Returns
     -------
@@ -207,9 +204,7 @@ def nvvmVersion():
 
 
 def nvvmIRVersion():
-    """nvvmIRVersion()
-
-    Get the NVVM IR version.
+    """Get the NVVM IR version.
 
     Returns
     -------
@@ -240,9 +235,7 @@ def nvvmIRVersion():
 
 
 def nvvmCreateProgram():
-    """nvvmCreateProgram()
-
-    Create a program, and set the value of its handle to *prog.
+    """Create a program, and set the value of its handle to *prog.
 
     See also: nvvmDestroyProgram()
 
@@ -269,9 +262,7 @@ def nvvmCreateProgram():
 
 
 def nvvmDestroyProgram(prog):
-    """nvvmDestroyProgram(prog)
-
-    Destroy a program.
+    """Destroy a program.
 
     See also: nvvmCreateProgram()
 
@@ -304,9 +295,7 @@ def nvvmDestroyProgram(prog):
 
 
 def nvvmAddModuleToProgram(prog, buffer, size, name):
-    """nvvmAddModuleToProgram(prog, buffer, size, name)
-
-    Add a module level NVVM IR to a program.
+    """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module.
     The module should have NVVM IR either in the LLVM 7.0.1 bitcode
@@ -318,12 +307,15 @@ def nvvmAddModuleToProgram(prog, buffer, size, name):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode or text representation.
+        Takes bytes, or str (encoded as UTF-8).
     size
         Size of the NVVM IR module.
     name
         Name of the NVVM IR module. If NULL, \"<unnamed>\" is used as the name.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -350,9 +342,7 @@ def nvvmAddModuleToProgram(prog, buffer, size, name):
 
 
 def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
-    """nvvmLazyAddModuleToProgram(prog, buffer, size, name)
-
-    Add a module level NVVM IR to a program.
+    """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module. The module should have NVVM
     IR in the LLVM 7.0.1 bitcode representation.
@@ -370,12 +360,15 @@ def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode representation.
+        Takes bytes, or str (encoded as UTF-8).
     size
         Size of the NVVM IR module.
     name
         Name of the NVVM IR module. If NULL, \"<unnamed>\" is used as the name.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -402,9 +395,7 @@ def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
 
 
 def nvvmCompileProgram(prog, numOptions, options):
-    """nvvmCompileProgram(prog, numOptions, options)
-
-    Compile the NVVM program.
+    """Compile the NVVM program.
 
     The NVVM IR modules in the program will be linked at the IR level.
     The linked IR program is compiled to PTX.
@@ -473,6 +464,7 @@ def nvvmCompileProgram(prog, numOptions, options):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
 
@@ -501,9 +493,7 @@ def nvvmCompileProgram(prog, numOptions, options):
 
 
 def nvvmVerifyProgram(prog, numOptions, options):
-    """nvvmVerifyProgram(prog, numOptions, options)
-
-    Verify the NVVM program.
+    """Verify the NVVM program.
 
     The valid compiler options are:
 
@@ -515,6 +505,7 @@ def nvvmVerifyProgram(prog, numOptions, options):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
 
@@ -543,14 +534,13 @@ def nvvmVerifyProgram(prog, numOptions, options):
 
 
 def nvvmGetCompiledResultSize(prog):
-    """nvvmGetCompiledResultSize(prog)
-
-    Get the size of the compiled result.
+    """Get the size of the compiled result.
 
     Parameters
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -575,9 +565,7 @@ def nvvmGetCompiledResultSize(prog):
 
 
 def nvvmGetCompiledResult(prog, buffer):
-    """nvvmGetCompiledResult(prog, buffer)
-
-    Get the compiled result.
+    """Get the compiled result.
 
     The result is stored in the memory pointed to by buffer.
 
@@ -585,8 +573,11 @@ def nvvmGetCompiledResult(prog, buffer):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvvmGetCompiledResultSize gives, filled by the call.
 
     Returns
     -------
@@ -613,9 +604,7 @@ def nvvmGetCompiledResult(prog, buffer):
 
 
 def nvvmGetProgramLogSize(prog):
-    """nvvmGetProgramLogSize(prog)
-
-    Get the Size of Compiler/Verifier Message.
+    """Get the Size of Compiler/Verifier Message.
 
     The size of the message string (including the trailing NULL) is stored into
     bufferSizeRet when the return value is NVVM_SUCCESS.
@@ -624,6 +613,7 @@ def nvvmGetProgramLogSize(prog):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -648,9 +638,7 @@ def nvvmGetProgramLogSize(prog):
 
 
 def nvvmGetProgramLog(prog, buffer):
-    """nvvmGetProgramLog(prog, buffer)
-
-    Get the Compiler/Verifier Message.
+    """Get the Compiler/Verifier Message.
 
     The NULL terminated message string is stored in the memory pointed to by
     buffer when the return value is NVVM_SUCCESS.
@@ -659,8 +647,11 @@ def nvvmGetProgramLog(prog, buffer):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compilation/Verification log.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvvmGetProgramLogSize gives, filled by the call.
 
     Returns
     -------

@@ -72,9 +72,9 @@ def test_kernel_params_take_ctypes_instances_of_every_ctypes_type(fake_driver):
 
 
 def _value_functions():
-    from cuda import cudart
     import nvrtc
     import nvvm
+    from cuda import cudart
 
     S = cudart.cudaError_t.cudaSuccess
     kind = cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat
@@ -118,8 +118,8 @@ def test_struct_results_come_second():
 def test_the_stubs_type_the_status_first():
     import pathlib
 
-    from cuda import cudart
     import nvrtc
+    from cuda import cudart
 
     stub = pathlib.Path(cudart.__file__).with_name("cudart.pyi").read_text()
     assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:" in stub
@@ -181,8 +181,8 @@ def test_python_enums_of_other_classes_are_refused_too():
 def test_sizeof_gives_the_c_size_of_structs_unions_and_handles():
     import ctypes
 
-    from cuda import cudart
     import nvrtc
+    from cuda import cudart
 
     P = ctypes.sizeof(ctypes.c_void_p)
     assert cuda.sizeof(cuda.CUstream) == P and cuda.sizeof(cuda.CUcontext) == P
@@ -262,3 +262,44 @@ def test_str_indents_nested_structs():
     assert "res :" in text.splitlines()
     assert any(line.startswith("        ") for line in text.splitlines())
 
+
+# -- docstrings ---------------------------------------------------------------------
+
+
+def test_help_shows_the_signature_once():
+    import pydoc
+
+    text = pydoc.render_doc(cuda.cuLaunchKernel, renderer=pydoc.plaintext)
+    assert text.count("cuLaunchKernel(f, gridDimX") == 1
+    assert not cuda.cuMemAlloc.__doc__.startswith("cuMemAlloc(")
+
+
+def _param_doc(function, param):
+    """The lines under `param` in the Parameters section of `function`'s docstring."""
+    import inspect
+
+    lines = inspect.cleandoc(function.__doc__).splitlines()
+    start = lines.index(param)
+    out = []
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        out.append(line.strip())
+    return " ".join(out)
+
+
+def test_docstrings_describe_the_python_forms_of_a_parameter():
+    kernel_params = _param_doc(cuda.cuLaunchKernel, "kernelParams")
+    assert "Array of pointers to kernel parameters" in kernel_params  # the header's text stays
+    assert "(values, types)" in kernel_params and "ctypes" in kernel_params
+    assert "buffer" in kernel_params and "int address" in kernel_params
+    src = _param_doc(cuda.cuMemcpyHtoD, "srcHost")
+    assert "buffer-protocol object" in src and "ByteCount bytes" in src and "int address" in src
+    stream = _param_doc(cuda.cuStreamSynchronize, "hStream")
+    assert "CUstream, an int (the raw value), or None (NULL)" in stream
+    kind = _param_doc(cuda.cuGetErrorName, "error")
+    assert "a CUresult member or an int" in kind
+    import nvrtc
+
+    options = _param_doc(nvrtc.nvrtcCompileProgram, "options")
+    assert "a list of bytes or str" in options

@@ -57,6 +57,13 @@ class Templates {
   View fragment(const std::string& name, const Data& view, Shape shape, const std::string& label,
                 const std::vector<const Data*>& parents = {});
 
+  // Whether the template has a section `section` (a slot it fills, such as a
+  // parameter's Python `forms`): a slot only some templates fill is rendered
+  // only from those.
+  bool has_section(const std::string& name, const std::string& section) const {
+    return source(name).sections.count(section) != 0;
+  }
+
   // Keys some view provided that no rendered template looked up.
   std::set<std::string> unused_keys() const;
 
