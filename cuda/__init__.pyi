@@ -6401,7 +6401,7 @@ def cuDeviceGetAttribute(attrib: CUdevice_attribute | int, dev: CUdevice | int |
         Returned device attribute value
     """
 
-def cuDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count: int, dev: CUdevice | int | None) -> tuple[CUresult, int]:
+def cuDeviceGetHostAtomicCapabilities(operations: Sequence[CUatomicOperation | int] | None, count: int, dev: CUdevice | int | None) -> tuple[CUresult, int]:
     """Queries details about atomic operations supported between the device and host.
 
     Returns in *capabilities the details about requested atomic *operations over the
@@ -8379,7 +8379,7 @@ def cuModuleLoadData(image: int | Buffer | None) -> tuple[CUresult, CUmodule]:
         Returned module
     """
 
-def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUmodule]:
+def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUmodule]:
     """Load a module's data with options
 
     Takes a pointer image and loads the corresponding module module into
@@ -8667,7 +8667,7 @@ def cuModuleGetGlobal(hmod: CUmodule | int | None, name: bytes | str | None) -> 
         Returned global size in bytes
     """
 
-def cuLinkCreate(numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUlinkState]:
+def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUlinkState]:
     """Creates a pending JIT linker invocation.
 
     If the call is successful, the caller owns the returned CUlinkState, which
@@ -8723,7 +8723,7 @@ def cuLinkCreate(numOptions: int, options: Sequence[int] | None, optionValues: S
         On success, this will contain a CUlinkState to specify and complete this action
     """
 
-def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
+def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
     """Add an input to a pending linker invocation
 
     Ownership of data is retained by the caller.  No reference is retained to any
@@ -8782,7 +8782,7 @@ def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, d
         CUDA_ERROR_NO_BINARY_FOR_GPU
     """
 
-def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str | None, numOptions: int, options: Sequence[int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
+def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
     """Add a file input to a pending linker invocation
 
     No reference is retained to any inputs after this call returns.
@@ -8972,7 +8972,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | int | None, name: bytes | str | None) ->
         Returned surface reference
     """
 
-def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
+def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
     """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -9053,7 +9053,7 @@ def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | Non
         Returned library
     """
 
-def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
+def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
     """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -16591,7 +16591,7 @@ def cuMemRangeGetAttribute(dataSize: int, attribute: CUmem_range_attribute | int
         A pointers to a memory location where the result of each attribute query will be written to.
     """
 
-def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult, list[int | list[int] | CUmemLocationType]]:
+def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[CUmem_range_attribute | int] | None, numAttributes: int, devPtr: CUdeviceptr | int | None, count: int) -> tuple[CUresult, list[int | list[int] | CUmemLocationType]]:
     """Query attributes of a given memory range.
 
     Query attributes of the memory range starting at devPtr with a size of count bytes. The
@@ -16646,7 +16646,7 @@ def cuMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequenc
         A two-dimensional array containing pointers to memory locations where the result of each attribute query will be written to.
     """
 
-def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool | int | Buffer, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
+def cuPointerSetAttribute(value: CUcontext | int | CUmemorytype | int | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | int | CUmemoryPool | int | Buffer, attribute: CUpointer_attribute | int, ptr: CUdeviceptr | int | None) -> tuple[CUresult]:
     """Set attributes on a previously allocated memory region
 
     The supported attributes are:
@@ -16695,7 +16695,7 @@ def cuPointerSetAttribute(value: CUcontext | int | int | CUdeviceptr | int | CUD
         CUDA_ERROR_INVALID_DEVICE
     """
 
-def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[int] | None, ptr: CUdeviceptr | int | None) -> tuple[CUresult, list[CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool]]:
+def cuPointerGetAttributes(numAttributes: int, attributes: Sequence[CUpointer_attribute | int] | None, ptr: CUdeviceptr | int | None) -> tuple[CUresult, list[CUcontext | CUmemorytype | CUdeviceptr | int | CUDA_POINTER_ATTRIBUTE_P2P_TOKENS | CUmemoryPool]]:
     """Returns information about a pointer.
 
     The supported attributes are (refer to cuPointerGetAttribute for attribute descriptions and restrictions):
@@ -26932,7 +26932,7 @@ def cuDeviceGetP2PAttribute(attrib: CUdevice_P2PAttribute | int, srcDevice: CUde
         Returned value of the requested attribute
     """
 
-def cuDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: int, srcDevice: CUdevice | int | None, dstDevice: CUdevice | int | None) -> tuple[CUresult, int]:
+def cuDeviceGetP2PAtomicCapabilities(operations: Sequence[CUatomicOperation | int] | None, count: int, srcDevice: CUdevice | int | None, dstDevice: CUdevice | int | None) -> tuple[CUresult, int]:
     """Queries details about atomic operations supported between two devices
 
     Returns in *capabilities the details about requested atomic *operations over the

@@ -19772,7 +19772,7 @@ cdef int _CUpointer_attribute_store(int attribute, object item, void* buf, const
         return 0
 
     if attribute == 2:  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        (<c.CUmemorytype*>buf)[0] = <c.CUmemorytype>as_unsigned(item, b"value", UINT32_MAX)
+        (<c.CUmemorytype*>buf)[0] = <c.CUmemorytype>as_unsigned(as_enum(item, _CUmemorytype_class, b"CUmemorytype", b"value"), b"value", UINT32_MAX)
         return 0
 
     if attribute == 3:  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
@@ -20404,7 +20404,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.CUatomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.CUatomicOperation>as_unsigned(as_enum(item, _CUatomicOperation_class, b"CUatomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cuDeviceGetHostAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_dev)
@@ -22922,7 +22922,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23375,7 +23375,7 @@ def cuLinkCreate(numOptions, options, optionValues):
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23491,7 +23491,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23599,7 +23599,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23920,7 +23920,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -23958,7 +23958,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(as_enum(item, _CUlibraryOption_class, b"CUlibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -24092,7 +24092,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -24130,7 +24130,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(as_enum(item, _CUlibraryOption_class, b"CUlibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -33901,7 +33901,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
         _c_attributes = <c.CUmem_range_attribute*><char*>attributes_storage
         for i in range(attributes_count):
             item = attributes[i]
-            _c_attributes[i] = <c.CUmem_range_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
+            _c_attributes[i] = <c.CUmem_range_attribute>as_unsigned(as_enum(item, _CUmem_range_attribute_class, b"CUmem_range_attribute", b"attributes"), b"attributes", UINT32_MAX)
     # A value per attribute in the dataSizes bytes the caller gives for it (an
     # array attribute fills them all), never less than its type takes: an
     # unknown attribute is refused before C could write past it.
@@ -34065,7 +34065,7 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
         _c_attributes = <c.CUpointer_attribute*><char*>attributes_storage
         for i in range(attributes_count):
             item = attributes[i]
-            _c_attributes[i] = <c.CUpointer_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
+            _c_attributes[i] = <c.CUpointer_attribute>as_unsigned(as_enum(item, _CUpointer_attribute_class, b"CUpointer_attribute", b"attributes"), b"attributes", UINT32_MAX)
     # A value per attribute, each in storage of the union of their types; an
     # unknown attribute is refused before C could write past it.
     cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
@@ -47964,7 +47964,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.CUatomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.CUatomicOperation>as_unsigned(as_enum(item, _CUatomicOperation_class, b"CUatomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cuDeviceGetP2PAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_srcDevice, _c_dstDevice)

@@ -6753,7 +6753,7 @@ def cudaDeviceGetAttribute(attr: cudaDeviceAttr | int, device: int) -> tuple[cud
         Returned device attribute value
     """
 
-def cudaDeviceGetHostAtomicCapabilities(operations: Sequence[int] | None, count: int, device: int) -> tuple[cudaError_t, int]:
+def cudaDeviceGetHostAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, device: int) -> tuple[cudaError_t, int]:
     """Queries details about atomic operations supported between the device and host.
 
     Returns in *capabilities the details about requested atomic *operations over the
@@ -6989,7 +6989,7 @@ def cudaDeviceGetP2PAttribute(attr: cudaDeviceP2PAttr | int, srcDevice: int, dst
         Returned value of the requested attribute
     """
 
-def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[int] | None, count: int, srcDevice: int, dstDevice: int) -> tuple[cudaError_t, int]:
+def cudaDeviceGetP2PAtomicCapabilities(operations: Sequence[cudaAtomicOperation | int] | None, count: int, srcDevice: int, dstDevice: int) -> tuple[cudaError_t, int]:
     """Queries details about atomic operations supported between two devices
 
     Returns in *capabilities the details about requested atomic *operations over the
@@ -13122,7 +13122,7 @@ def cudaMemRangeGetAttribute(dataSize: int, attribute: cudaMemRangeAttribute | i
         A pointers to a memory location where the result of each attribute query will be written to.
     """
 
-def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, list[int | list[int] | cudaMemLocationType]]:
+def cudaMemRangeGetAttributes(dataSizes: Sequence[int] | None, attributes: Sequence[cudaMemRangeAttribute | int] | None, numAttributes: int, devPtr: int | Buffer | None, count: int) -> tuple[cudaError_t, list[int | list[int] | cudaMemLocationType]]:
     """Query attributes of a given memory range.
 
     Query attributes of the memory range starting at devPtr with a size of count bytes. The
@@ -17987,7 +17987,7 @@ def cudaGetDriverEntryPointByVersion(symbol: bytes | str | None, cudaVersion: in
     driverStatus : cudaDriverEntryPointQueryResult
     """
 
-def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
+def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
     """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -18066,7 +18066,7 @@ def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[int] | N
         Returned library
     """
 
-def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
+def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
     """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on

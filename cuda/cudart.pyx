@@ -20839,7 +20839,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(as_enum(item, _cudaAtomicOperation_class, b"cudaAtomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceGetHostAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_device)
@@ -21177,7 +21177,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(as_enum(item, _cudaAtomicOperation_class, b"cudaAtomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceGetP2PAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_srcDevice, _c_dstDevice)
@@ -29446,7 +29446,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         _c_attributes = <c.cudaMemRangeAttribute*><char*>attributes_storage
         for i in range(attributes_count):
             item = attributes[i]
-            _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(item, b"attributes", UINT32_MAX)
+            _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(as_enum(item, _cudaMemRangeAttribute_class, b"cudaMemRangeAttribute", b"attributes"), b"attributes", UINT32_MAX)
     cdef object devPtr_view = buffer_view(devPtr)
     cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
     # A value per attribute in the dataSizes bytes the caller gives for it (an
@@ -36895,7 +36895,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(as_enum(item, _cudaJitOption_class, b"cudaJitOption", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -36933,7 +36933,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(as_enum(item, _cudaLibraryOption_class, b"cudaLibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -37065,7 +37065,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(as_enum(item, _cudaJitOption_class, b"cudaJitOption", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -37103,7 +37103,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(as_enum(item, _cudaLibraryOption_class, b"cudaLibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL

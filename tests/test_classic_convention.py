@@ -164,6 +164,18 @@ def test_a_parameter_refuses_a_member_of_another_enum():
     assert nvrtc.nvrtcGetErrorString(6)[1] == b"NVRTC_ERROR_COMPILATION"
 
 
+def test_the_items_of_an_enum_array_refuse_members_of_another_enum():
+    from cuda import cudart
+
+    P = cuda.CUpointer_attribute
+    with pytest.raises(TypeError, match=r"attributes: expected a CUpointer_attribute member or an int, "
+                                        r"got cudaMemcpyKind\.cudaMemcpyHostToDevice"):
+        kind = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+        cuda.cuPointerGetAttributes(2, [P.CU_POINTER_ATTRIBUTE_CONTEXT, kind], 0)
+    with pytest.raises(TypeError, match=r"options: expected a CUjit_option member"):
+        cuda.cuLinkCreate(1, [cuda.CUresult.CUDA_SUCCESS], [0])
+
+
 def test_python_enums_of_other_classes_are_refused_too():
     import enum
 

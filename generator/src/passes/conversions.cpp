@@ -82,7 +82,8 @@ Conversion array_element(const Type& e, const Model& m) {
     c.record_class = record_class(m, e.canonical);
     return c;
   }
-  Conversion c = named("params/element_integer", storage);
+  // An enum's items refuse members of another enum class, as its parameters do.
+  Conversion c = named(e.kind == TypeKind::Enum ? "params/element_enum" : "params/element_integer", storage);
   c.range = range_of(e, m);
   return c;
 }

@@ -108,8 +108,8 @@ TEST(AssignConversions, OutputsAreNotInputs) {
 TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
   Function f = with_roles(fn("caseArrays", {param("rank", int_t()), param("dims", ptr(size_t_t(), false)),
                                             param("handles", ptr(handle_t())), param("recs", ptr(record_v2())),
-                                            param("values", ptr(ptr(void_t())))}),
-                          {Role::Count, Role::Array, Role::Array, Role::Array, Role::Array});
+                                            param("values", ptr(ptr(void_t()))), param("modes", ptr(enum_t("caseMode")))}),
+                          {Role::Count, Role::Array, Role::Array, Role::Array, Role::Array, Role::Array});
   for (size_t i = 1; i < f.params.size(); ++i) f.params[i].count_param = "rank";
   f.params[1].count_offset = -1;
   f.params[1].type.inner[0].is_const = true;
@@ -128,6 +128,9 @@ TEST(AssignConversions, ArraysCarryTheirCountAndElement) {
   EXPECT_EQ(conv(m, "caseArrays", "recs").element[0].record_class, "caseRecord");
   EXPECT_EQ(conv(m, "caseArrays", "values").element[0].name, "params/element_address");
   EXPECT_EQ(conv(m, "caseArrays", "values").element[0].ownership, Ownership::Call);
+  // Enum items refuse members of another enum class, as enum parameters do.
+  EXPECT_EQ(conv(m, "caseArrays", "modes").element[0].name, "params/element_enum");
+  EXPECT_EQ(conv(m, "caseArrays", "modes").element[0].c_type.canonical, "caseMode");
 }
 
 TEST(AssignConversions, QueriesNameTheirArguments) {

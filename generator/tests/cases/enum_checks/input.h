@@ -9,6 +9,8 @@
  *                             params/in_integer
  *   caseCopy.srcKind           fields/enum: the setter checks the same way
  *   caseSetSigned(level)       a signed enum: as_enum, then as_signed
+ *   caseSetKinds(kinds, n)     each item of an array of enums:
+ *                              params/element_enum, the same check
  */
 #ifndef CASE_ENUM_CHECKS_H
 #define CASE_ENUM_CHECKS_H
@@ -24,5 +26,6 @@ typedef struct caseCopy_st {
 
 caseResult caseSetKind(caseKind kind, unsigned int count);
 caseResult caseSetSigned(caseLevel level);
+caseResult caseSetKinds(const caseKind *kinds, unsigned int numKinds);
 
 #endif
