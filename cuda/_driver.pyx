@@ -7756,7 +7756,8 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -7862,7 +7863,8 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -7968,7 +7970,8 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -8034,7 +8037,8 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -8103,7 +8107,8 @@ cdef class CUstreamBatchMemOpParams(Struct):
 
     @operation.setter
     def operation(self, value):
-        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(value, b"operation", UINT32_MAX)
+        self._ptr.operation = <c.CUstreamBatchMemOpType>as_unsigned(as_enum(value, _CUstreamBatchMemOpType_class, b"CUstreamBatchMemOpType", b"operation"), b"operation", UINT32_MAX)
+
 
 
     @property
@@ -8544,7 +8549,8 @@ cdef class CUasyncNotificationInfo(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUasyncNotificationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUasyncNotificationType>as_unsigned(as_enum(value, _CUasyncNotificationType_class, b"CUasyncNotificationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -8811,7 +8817,8 @@ cdef class CUaccessPolicyWindow(Struct):
 
     @hitProp.setter
     def hitProp(self, value):
-        self._ptr.hitProp = <c.CUaccessProperty>as_unsigned(value, b"hitProp", UINT32_MAX)
+        self._ptr.hitProp = <c.CUaccessProperty>as_unsigned(as_enum(value, _CUaccessProperty_class, b"CUaccessProperty", b"hitProp"), b"hitProp", UINT32_MAX)
+
 
 
     @property
@@ -8821,7 +8828,8 @@ cdef class CUaccessPolicyWindow(Struct):
 
     @missProp.setter
     def missProp(self, value):
-        self._ptr.missProp = <c.CUaccessProperty>as_unsigned(value, b"missProp", UINT32_MAX)
+        self._ptr.missProp = <c.CUaccessProperty>as_unsigned(as_enum(value, _CUaccessProperty_class, b"CUaccessProperty", b"missProp"), b"missProp", UINT32_MAX)
+
 
 
 
@@ -9779,7 +9787,8 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUgraphConditionalNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUgraphConditionalNodeType>as_unsigned(as_enum(value, _CUgraphConditionalNodeType_class, b"CUgraphConditionalNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -10045,7 +10054,8 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
 
     @result_out.setter
     def result_out(self, value):
-        self._ptr.result_out = <c.CUgraphInstantiateResult>as_unsigned(value, b"result_out", UINT32_MAX)
+        self._ptr.result_out = <c.CUgraphInstantiateResult>as_unsigned(as_enum(value, _CUgraphInstantiateResult_class, b"CUgraphInstantiateResult", b"result_out"), b"result_out", UINT32_MAX)
+
 
 
 
@@ -10617,7 +10627,8 @@ cdef class CUlaunchAttributeValue(Struct):
 
     @syncPolicy.setter
     def syncPolicy(self, value):
-        self._ptr.syncPolicy = <c.CUsynchronizationPolicy>as_unsigned(value, b"syncPolicy", UINT32_MAX)
+        self._ptr.syncPolicy = <c.CUsynchronizationPolicy>as_unsigned(as_enum(value, _CUsynchronizationPolicy_class, b"CUsynchronizationPolicy", b"syncPolicy"), b"syncPolicy", UINT32_MAX)
+
 
 
     @property
@@ -10647,7 +10658,8 @@ cdef class CUlaunchAttributeValue(Struct):
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        self._ptr.clusterSchedulingPolicyPreference = <c.CUclusterSchedulingPolicy>as_unsigned(value, b"clusterSchedulingPolicyPreference", UINT32_MAX)
+        self._ptr.clusterSchedulingPolicyPreference = <c.CUclusterSchedulingPolicy>as_unsigned(as_enum(value, _CUclusterSchedulingPolicy_class, b"CUclusterSchedulingPolicy", b"clusterSchedulingPolicyPreference"), b"clusterSchedulingPolicyPreference", UINT32_MAX)
+
 
 
     @property
@@ -10718,7 +10730,8 @@ with the following fields:
 
     @memSyncDomain.setter
     def memSyncDomain(self, value):
-        self._ptr.memSyncDomain = <c.CUlaunchMemSyncDomain>as_unsigned(value, b"memSyncDomain", UINT32_MAX)
+        self._ptr.memSyncDomain = <c.CUlaunchMemSyncDomain>as_unsigned(as_enum(value, _CUlaunchMemSyncDomain_class, b"CUlaunchMemSyncDomain", b"memSyncDomain"), b"memSyncDomain", UINT32_MAX)
+
 
 
     @property
@@ -10834,7 +10847,8 @@ cdef class CUlaunchAttribute(Struct):
 
     @id.setter
     def id(self, value):
-        self._ptr.id = <c.CUlaunchAttributeID>as_unsigned(value, b"id", UINT32_MAX)
+        self._ptr.id = <c.CUlaunchAttributeID>as_unsigned(as_enum(value, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"id"), b"id", UINT32_MAX)
+
 
 
     @property
@@ -11195,7 +11209,8 @@ cdef class CUexecAffinityParam(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUexecAffinityType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUexecAffinityType>as_unsigned(as_enum(value, _CUexecAffinityType_class, b"CUexecAffinityType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -11265,7 +11280,8 @@ cdef class CUctxCigParam(Struct):
 
     @sharedDataType.setter
     def sharedDataType(self, value):
-        self._ptr.sharedDataType = <c.CUcigDataType>as_unsigned(value, b"sharedDataType", UINT32_MAX)
+        self._ptr.sharedDataType = <c.CUcigDataType>as_unsigned(as_enum(value, _CUcigDataType_class, b"CUcigDataType", b"sharedDataType"), b"sharedDataType", UINT32_MAX)
+
 
 
     @property
@@ -11564,7 +11580,8 @@ cdef class CUDA_MEMCPY2D(Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(value, b"srcMemoryType", UINT32_MAX)
+        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"srcMemoryType"), b"srcMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -11637,7 +11654,8 @@ cdef class CUDA_MEMCPY2D(Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(value, b"dstMemoryType", UINT32_MAX)
+        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"dstMemoryType"), b"dstMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -11800,7 +11818,8 @@ cdef class CUDA_MEMCPY3D(Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(value, b"srcMemoryType", UINT32_MAX)
+        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"srcMemoryType"), b"srcMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -11916,7 +11935,8 @@ cdef class CUDA_MEMCPY3D(Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(value, b"dstMemoryType", UINT32_MAX)
+        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"dstMemoryType"), b"dstMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -12112,7 +12132,8 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
 
     @srcMemoryType.setter
     def srcMemoryType(self, value):
-        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(value, b"srcMemoryType", UINT32_MAX)
+        self._ptr.srcMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"srcMemoryType"), b"srcMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -12225,7 +12246,8 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
 
     @dstMemoryType.setter
     def dstMemoryType(self, value):
-        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(value, b"dstMemoryType", UINT32_MAX)
+        self._ptr.dstMemoryType = <c.CUmemorytype>as_unsigned(as_enum(value, _CUmemorytype_class, b"CUmemorytype", b"dstMemoryType"), b"dstMemoryType", UINT32_MAX)
+
 
 
     @property
@@ -12487,7 +12509,8 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
 
     @Format.setter
     def Format(self, value):
-        self._ptr.Format = <c.CUarray_format>as_unsigned(value, b"Format", UINT32_MAX)
+        self._ptr.Format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"Format"), b"Format", UINT32_MAX)
+
 
 
     @property
@@ -12587,7 +12610,8 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
 
     @Format.setter
     def Format(self, value):
-        self._ptr.Format = <c.CUarray_format>as_unsigned(value, b"Format", UINT32_MAX)
+        self._ptr.Format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"Format"), b"Format", UINT32_MAX)
+
 
 
     @property
@@ -13048,7 +13072,8 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.CUarray_format>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -13134,7 +13159,8 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.CUarray_format>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.CUarray_format>as_unsigned(as_enum(value, _CUarray_format_class, b"CUarray_format", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -13388,7 +13414,8 @@ cdef class CUDA_RESOURCE_DESC(Struct):
 
     @resType.setter
     def resType(self, value):
-        self._ptr.resType = <c.CUresourcetype>as_unsigned(value, b"resType", UINT32_MAX)
+        self._ptr.resType = <c.CUresourcetype>as_unsigned(as_enum(value, _CUresourcetype_class, b"CUresourcetype", b"resType"), b"resType", UINT32_MAX)
+
 
 
     @property
@@ -13481,7 +13508,8 @@ cdef class CUDA_TEXTURE_DESC(Struct):
 
     @filterMode.setter
     def filterMode(self, value):
-        self._ptr.filterMode = <c.CUfilter_mode>as_unsigned(value, b"filterMode", UINT32_MAX)
+        self._ptr.filterMode = <c.CUfilter_mode>as_unsigned(as_enum(value, _CUfilter_mode_class, b"CUfilter_mode", b"filterMode"), b"filterMode", UINT32_MAX)
+
 
 
     @property
@@ -13511,7 +13539,8 @@ cdef class CUDA_TEXTURE_DESC(Struct):
 
     @mipmapFilterMode.setter
     def mipmapFilterMode(self, value):
-        self._ptr.mipmapFilterMode = <c.CUfilter_mode>as_unsigned(value, b"mipmapFilterMode", UINT32_MAX)
+        self._ptr.mipmapFilterMode = <c.CUfilter_mode>as_unsigned(as_enum(value, _CUfilter_mode_class, b"CUfilter_mode", b"mipmapFilterMode"), b"mipmapFilterMode", UINT32_MAX)
+
 
 
     @property
@@ -13627,7 +13656,8 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.CUresourceViewFormat>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.CUresourceViewFormat>as_unsigned(as_enum(value, _CUresourceViewFormat_class, b"CUresourceViewFormat", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -14237,7 +14267,8 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUexternalMemoryHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUexternalMemoryHandleType>as_unsigned(as_enum(value, _CUexternalMemoryHandleType_class, b"CUexternalMemoryHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -14709,7 +14740,8 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUexternalSemaphoreHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUexternalSemaphoreHandleType>as_unsigned(as_enum(value, _CUexternalSemaphoreHandleType_class, b"CUexternalSemaphoreHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16389,7 +16421,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @resourceType.setter
     def resourceType(self, value):
-        self._ptr.resourceType = <c.CUresourcetype>as_unsigned(value, b"resourceType", UINT32_MAX)
+        self._ptr.resourceType = <c.CUresourcetype>as_unsigned(as_enum(value, _CUresourcetype_class, b"CUresourcetype", b"resourceType"), b"resourceType", UINT32_MAX)
+
 
 
     @property
@@ -16409,7 +16442,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @subresourceType.setter
     def subresourceType(self, value):
-        self._ptr.subresourceType = <c.CUarraySparseSubresourceType>as_unsigned(value, b"subresourceType", UINT32_MAX)
+        self._ptr.subresourceType = <c.CUarraySparseSubresourceType>as_unsigned(as_enum(value, _CUarraySparseSubresourceType_class, b"CUarraySparseSubresourceType", b"subresourceType"), b"subresourceType", UINT32_MAX)
+
 
 
     @property
@@ -16429,7 +16463,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @memOperationType.setter
     def memOperationType(self, value):
-        self._ptr.memOperationType = <c.CUmemOperationType>as_unsigned(value, b"memOperationType", UINT32_MAX)
+        self._ptr.memOperationType = <c.CUmemOperationType>as_unsigned(as_enum(value, _CUmemOperationType_class, b"CUmemOperationType", b"memOperationType"), b"memOperationType", UINT32_MAX)
+
 
 
     @property
@@ -16439,7 +16474,8 @@ cdef class CUarrayMapInfo(Struct):
 
     @memHandleType.setter
     def memHandleType(self, value):
-        self._ptr.memHandleType = <c.CUmemHandleType>as_unsigned(value, b"memHandleType", UINT32_MAX)
+        self._ptr.memHandleType = <c.CUmemHandleType>as_unsigned(as_enum(value, _CUmemHandleType_class, b"CUmemHandleType", b"memHandleType"), b"memHandleType", UINT32_MAX)
+
 
 
     @property
@@ -16552,7 +16588,8 @@ cdef class CUmemLocation(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUmemLocationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUmemLocationType>as_unsigned(as_enum(value, _CUmemLocationType_class, b"CUmemLocationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16718,7 +16755,8 @@ cdef class CUmemAllocationProp(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUmemAllocationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUmemAllocationType>as_unsigned(as_enum(value, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16728,7 +16766,8 @@ cdef class CUmemAllocationProp(Struct):
 
     @requestedHandleTypes.setter
     def requestedHandleTypes(self, value):
-        self._ptr.requestedHandleTypes = <c.CUmemAllocationHandleType>as_unsigned(value, b"requestedHandleTypes", UINT32_MAX)
+        self._ptr.requestedHandleTypes = <c.CUmemAllocationHandleType>as_unsigned(as_enum(value, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"requestedHandleTypes"), b"requestedHandleTypes", UINT32_MAX)
+
 
 
     @property
@@ -16928,7 +16967,8 @@ cdef class CUmemAccessDesc(Struct):
 
     @flags.setter
     def flags(self, value):
-        self._ptr.flags = <c.CUmemAccess_flags>as_unsigned(value, b"flags", UINT32_MAX)
+        self._ptr.flags = <c.CUmemAccess_flags>as_unsigned(as_enum(value, _CUmemAccess_flags_class, b"CUmemAccess_flags", b"flags"), b"flags", UINT32_MAX)
+
 
 
 
@@ -16988,7 +17028,8 @@ cdef class CUgraphExecUpdateResultInfo(Struct):
 
     @result.setter
     def result(self, value):
-        self._ptr.result = <c.CUgraphExecUpdateResult>as_unsigned(value, b"result", UINT32_MAX)
+        self._ptr.result = <c.CUgraphExecUpdateResult>as_unsigned(as_enum(value, _CUgraphExecUpdateResult_class, b"CUgraphExecUpdateResult", b"result"), b"result", UINT32_MAX)
+
 
 
     @property
@@ -17070,7 +17111,8 @@ cdef class CUmemPoolProps(Struct):
 
     @allocType.setter
     def allocType(self, value):
-        self._ptr.allocType = <c.CUmemAllocationType>as_unsigned(value, b"allocType", UINT32_MAX)
+        self._ptr.allocType = <c.CUmemAllocationType>as_unsigned(as_enum(value, _CUmemAllocationType_class, b"CUmemAllocationType", b"allocType"), b"allocType", UINT32_MAX)
+
 
 
     @property
@@ -17080,7 +17122,8 @@ cdef class CUmemPoolProps(Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        self._ptr.handleTypes = <c.CUmemAllocationHandleType>as_unsigned(value, b"handleTypes", UINT32_MAX)
+        self._ptr.handleTypes = <c.CUmemAllocationHandleType>as_unsigned(as_enum(value, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleTypes"), b"handleTypes", UINT32_MAX)
+
 
 
     @property
@@ -17262,7 +17305,8 @@ cdef class CUmemcpyAttributes(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(as_enum(value, _CUmemcpySrcAccessOrder_class, b"CUmemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -17736,7 +17780,8 @@ cdef class CUmemcpy3DOperand(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUmemcpy3DOperandType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUmemcpy3DOperandType>as_unsigned(as_enum(value, _CUmemcpy3DOperandType_class, b"CUmemcpy3DOperandType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -17833,7 +17878,8 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.CUmemcpySrcAccessOrder>as_unsigned(as_enum(value, _CUmemcpySrcAccessOrder_class, b"CUmemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -18211,7 +18257,8 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
 
     @ownership.setter
     def ownership(self, value):
-        self._ptr.ownership = <c.CUgraphChildGraphNodeOwnership>as_unsigned(value, b"ownership", UINT32_MAX)
+        self._ptr.ownership = <c.CUgraphChildGraphNodeOwnership>as_unsigned(as_enum(value, _CUgraphChildGraphNodeOwnership_class, b"CUgraphChildGraphNodeOwnership", b"ownership"), b"ownership", UINT32_MAX)
+
 
 
 
@@ -18388,7 +18435,8 @@ cdef class CUgraphNodeParams(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUgraphNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUgraphNodeType>as_unsigned(as_enum(value, _CUgraphNodeType_class, b"CUgraphNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -19059,7 +19107,8 @@ pointed to by CUmemDecompressParams_st.dstActBytes"""
 
     @algo.setter
     def algo(self, value):
-        self._ptr.algo = <c.CUmemDecompressAlgorithm>as_unsigned(value, b"algo", UINT32_MAX)
+        self._ptr.algo = <c.CUmemDecompressAlgorithm>as_unsigned(as_enum(value, _CUmemDecompressAlgorithm_class, b"CUmemDecompressAlgorithm", b"algo"), b"algo", UINT32_MAX)
+
 
 
     @property
@@ -19226,7 +19275,8 @@ cdef class CUdevResource(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.CUdevResourceType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.CUdevResourceType>as_unsigned(as_enum(value, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -19722,7 +19772,7 @@ cdef int _CUpointer_attribute_store(int attribute, object item, void* buf, const
         return 0
 
     if attribute == 2:  # CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-        (<c.CUmemorytype*>buf)[0] = <c.CUmemorytype>as_unsigned(item, b"value", UINT32_MAX)
+        (<c.CUmemorytype*>buf)[0] = <c.CUmemorytype>as_unsigned(as_enum(item, _CUmemorytype_class, b"CUmemorytype", b"value"), b"value", UINT32_MAX)
         return 0
 
     if attribute == 3:  # CU_POINTER_ATTRIBUTE_DEVICE_POINTER
@@ -19808,9 +19858,7 @@ cdef dict _callbacks = {}
 
 
 def cuGetErrorString(error):
-    """cuGetErrorString(error)
-
-    Gets the string description of an error code
+    """Gets the string description of an error code
 
     Sets *pStr to the address of a NULL-terminated string description
     of the error code error.
@@ -19825,6 +19873,7 @@ def cuGetErrorString(error):
     ----------
     error
         Error code to convert to string
+        Takes a CUresult member or an int.
 
     Returns
     -------
@@ -19835,7 +19884,7 @@ def cuGetErrorString(error):
         Address of the string pointer.
     """
     cdef int _err
-    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(as_enum(error, _CUresult_class, b"CUresult", b"error"), b"error", UINT32_MAX)
     cdef const char* _c_pStr = NULL
 
 
@@ -19848,9 +19897,7 @@ def cuGetErrorString(error):
 
 
 def cuGetErrorName(error):
-    """cuGetErrorName(error)
-
-    Gets the string representation of an error code enum name
+    """Gets the string representation of an error code enum name
 
     Sets *pStr to the address of a NULL-terminated string representation
     of the name of the enum error code error.
@@ -19865,6 +19912,7 @@ def cuGetErrorName(error):
     ----------
     error
         Error code to convert to string
+        Takes a CUresult member or an int.
 
     Returns
     -------
@@ -19875,7 +19923,7 @@ def cuGetErrorName(error):
         Address of the string pointer.
     """
     cdef int _err
-    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.CUresult _c_error = <c.CUresult>as_unsigned(as_enum(error, _CUresult_class, b"CUresult", b"error"), b"error", UINT32_MAX)
     cdef const char* _c_pStr = NULL
 
 
@@ -19888,9 +19936,7 @@ def cuGetErrorName(error):
 
 
 def cuInit(Flags):
-    """cuInit(Flags)
-
-    Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If cuInit() has not been called, any function from the driver API will return CUDA_ERROR_NOT_INITIALIZED.
+    """Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the Flags parameter must be 0. If cuInit() has not been called, any function from the driver API will return CUDA_ERROR_NOT_INITIALIZED.
 
     Note: cuInit preloads various libraries needed for JIT compilation. To opt-out of this behavior,
     set the environment variable CUDA_FORCE_PRELOAD_LIBRARIES=0. CUDA will lazily load JIT libraries as needed.
@@ -19922,9 +19968,7 @@ def cuInit(Flags):
 
 
 def cuDriverGetVersion():
-    """cuDriverGetVersion()
-
-    Returns the latest CUDA version supported by driver
+    """Returns the latest CUDA version supported by driver
 
     Returns in *driverVersion the version of CUDA supported by
     the driver.  The version is returned as
@@ -19959,9 +20003,7 @@ def cuDriverGetVersion():
 
 
 def cuDeviceGet(ordinal):
-    """cuDeviceGet(ordinal)
-
-    Returns a handle to a compute device
+    """Returns a handle to a compute device
 
     Returns in *device a device handle given an ordinal in the range <b>[0,
     cuDeviceGetCount()-1]</b>.
@@ -20006,9 +20048,7 @@ def cuDeviceGet(ordinal):
 
 
 def cuDeviceGetCount():
-    """cuDeviceGetCount()
-
-    Returns the number of compute-capable devices
+    """Returns the number of compute-capable devices
 
     Returns in *count the number of devices with compute capability greater
     than or equal to 2.0 that are available for execution. If there is no such
@@ -20048,9 +20088,7 @@ def cuDeviceGetCount():
 
 
 def cuDeviceGetName(len, dev):
-    """cuDeviceGetName(len, dev)
-
-    Returns an identifier string for the device
+    """Returns an identifier string for the device
 
     Returns an ASCII string identifying the device dev in the NULL-terminated
     string pointed to by name. len specifies the maximum length of the
@@ -20072,6 +20110,7 @@ def cuDeviceGetName(len, dev):
         Maximum length of string to store in name
     dev
         Device to get identifier string for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20104,9 +20143,7 @@ def cuDeviceGetName(len, dev):
 
 
 def cuDeviceGetUuid(dev):
-    """cuDeviceGetUuid(dev)
-
-    Return an UUID for the device
+    """Return an UUID for the device
 
     Returns 16-octets identifying the device dev in the structure
     pointed by the uuid. If the device is in MIG mode, returns its
@@ -20125,6 +20162,7 @@ def cuDeviceGetUuid(dev):
     ----------
     dev
         Device to get identifier string for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20152,9 +20190,7 @@ def cuDeviceGetUuid(dev):
 
 
 def cuDeviceTotalMem(dev):
-    """cuDeviceTotalMem(dev)
-
-    Returns the total amount of memory on the device
+    """Returns the total amount of memory on the device
 
     Returns in *bytes the total amount of memory available on the device
     dev in bytes.
@@ -20172,6 +20208,7 @@ def cuDeviceTotalMem(dev):
     ----------
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20200,9 +20237,7 @@ def cuDeviceTotalMem(dev):
 
 
 def cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev):
-    """cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev)
-
-    Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+    """Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 
     Returns in maxWidthInElements the maximum number of texture elements allocatable in a 1D linear texture
     for given format and numChannels.
@@ -20220,10 +20255,12 @@ def cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev):
     ----------
     format
         Texture format.
+        Takes a CUarray_format member or an int.
     numChannels
         Number of channels per texture element.
     dev
         Device handle.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20239,7 +20276,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev):
     """
     cdef int _err
     cdef size_t _c_maxWidthInElements = 0
-    cdef c.CUarray_format _c_format = <c.CUarray_format>as_unsigned(format, b"format", UINT32_MAX)
+    cdef c.CUarray_format _c_format = <c.CUarray_format>as_unsigned(as_enum(format, _CUarray_format_class, b"CUarray_format", b"format"), b"format", UINT32_MAX)
     cdef unsigned int _c_numChannels = <unsigned int>as_unsigned(numChannels, b"numChannels", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
@@ -20254,9 +20291,7 @@ def cuDeviceGetTexture1DLinearMaxWidth(format, numChannels, dev):
 
 
 def cuDeviceGetAttribute(attrib, dev):
-    """cuDeviceGetAttribute(attrib, dev)
-
-    Returns information about the device
+    """Returns information about the device
 
     Returns in *pi the integer value of the attribute attrib on device
     dev.
@@ -20275,8 +20310,10 @@ def cuDeviceGetAttribute(attrib, dev):
     ----------
     attrib
         Device attribute to query
+        Takes a CUdevice_attribute member or an int.
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20292,7 +20329,7 @@ def cuDeviceGetAttribute(attrib, dev):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUdevice_attribute _c_attrib = <c.CUdevice_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUdevice_attribute _c_attrib = <c.CUdevice_attribute>as_unsigned(as_enum(attrib, _CUdevice_attribute_class, b"CUdevice_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
 
@@ -20305,9 +20342,7 @@ def cuDeviceGetAttribute(attrib, dev):
 
 
 def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
-    """cuDeviceGetHostAtomicCapabilities(operations, count, dev)
-
-    Queries details about atomic operations supported between the device and host.
+    """Queries details about atomic operations supported between the device and host.
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between dev and the host. The allocated size of *operations and
@@ -20330,10 +20365,13 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20366,7 +20404,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.CUatomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.CUatomicOperation>as_unsigned(as_enum(item, _CUatomicOperation_class, b"CUatomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cuDeviceGetHostAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_dev)
@@ -20379,9 +20417,7 @@ def cuDeviceGetHostAtomicCapabilities(operations, count, dev):
 
 
 def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
-    """cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags)
-
-    Return NvSciSync attributes that this device can support.
+    """Return NvSciSync attributes that this device can support.
 
     Returns in nvSciSyncAttrList, the properties of NvSciSync that
     this CUDA device, dev can support. The returned nvSciSyncAttrList
@@ -20439,8 +20475,11 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
     ----------
     nvSciSyncAttrList
         Return NvSciSync attributes supported.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dev
         Valid Cuda Device to get NvSciSync attributes for.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     flags
         flags describing NvSciSync usage.
 
@@ -20463,9 +20502,7 @@ def cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags):
 
 
 def cuDeviceSetMemPool(dev, pool):
-    """cuDeviceSetMemPool(dev, pool)
-
-    Sets the current memory pool of a device
+    """Sets the current memory pool of a device
 
     The memory pool must be local to the specified device.
     cuMemAllocAsync allocates from the current mempool of the provided stream's device.
@@ -20480,8 +20517,10 @@ def cuDeviceSetMemPool(dev, pool):
     ----------
     dev
         CUdevice
+        Takes CUdevice, an int (the raw value), or None (NULL).
     pool
         CUmemoryPool
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20502,9 +20541,7 @@ def cuDeviceSetMemPool(dev, pool):
 
 
 def cuDeviceGetMemPool(dev):
-    """cuDeviceGetMemPool(dev)
-
-    Gets the current mempool for a device
+    """Gets the current mempool for a device
 
     Returns the last pool provided to cuDeviceSetMemPool for this device
     or the device's default memory pool if cuDeviceSetMemPool has never been called.
@@ -20517,6 +20554,7 @@ def cuDeviceGetMemPool(dev):
     ----------
     dev
         CUdevice
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20540,9 +20578,7 @@ def cuDeviceGetMemPool(dev):
 
 
 def cuDeviceGetDefaultMemPool(dev):
-    """cuDeviceGetDefaultMemPool(dev)
-
-    Returns the default mempool of a device
+    """Returns the default mempool of a device
 
     The default mempool of a device contains device memory from that device.
 
@@ -20552,6 +20588,7 @@ def cuDeviceGetDefaultMemPool(dev):
     ----------
     dev
         CUdevice
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20579,9 +20616,7 @@ def cuDeviceGetDefaultMemPool(dev):
 
 
 def cuDeviceGetExecAffinitySupport(type, dev):
-    """cuDeviceGetExecAffinitySupport(type, dev)
-
-    Returns information about the execution affinity support of the device.
+    """Returns information about the execution affinity support of the device.
 
     Returns in *pi whether execution affinity type type is supported by device dev.
     The supported types are:
@@ -20600,8 +20635,10 @@ def cuDeviceGetExecAffinitySupport(type, dev):
     ----------
     type
         Execution affinity type to query
+        Takes a CUexecAffinityType member or an int.
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20617,7 +20654,7 @@ def cuDeviceGetExecAffinitySupport(type, dev):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(as_enum(type, _CUexecAffinityType_class, b"CUexecAffinityType", b"type"), b"type", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
     with nogil:
@@ -20631,9 +20668,7 @@ def cuDeviceGetExecAffinitySupport(type, dev):
 
 
 def cuFlushGPUDirectRDMAWrites(target, scope):
-    """cuFlushGPUDirectRDMAWrites(target, scope)
-
-    Blocks until remote writes are visible to the specified scope
+    """Blocks until remote writes are visible to the specified scope
 
     Blocks until GPUDirect RDMA writes to the target context via mappings
     created through APIs like nvidia_p2p_get_pages (see
@@ -20662,8 +20697,10 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
     ----------
     target
         The target of the operation, see CUflushGPUDirectRDMAWritesTarget
+        Takes a CUflushGPUDirectRDMAWritesTarget member or an int.
     scope
         The scope of the operation, see CUflushGPUDirectRDMAWritesScope
+        Takes a CUflushGPUDirectRDMAWritesScope member or an int.
 
     Returns
     -------
@@ -20675,8 +20712,8 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
         CUDA_ERROR_INVALID_VALUE,
     """
     cdef int _err
-    cdef c.CUflushGPUDirectRDMAWritesTarget _c_target = <c.CUflushGPUDirectRDMAWritesTarget>as_unsigned(target, b"target", UINT32_MAX)
-    cdef c.CUflushGPUDirectRDMAWritesScope _c_scope = <c.CUflushGPUDirectRDMAWritesScope>as_unsigned(scope, b"scope", UINT32_MAX)
+    cdef c.CUflushGPUDirectRDMAWritesTarget _c_target = <c.CUflushGPUDirectRDMAWritesTarget>as_unsigned(as_enum(target, _CUflushGPUDirectRDMAWritesTarget_class, b"CUflushGPUDirectRDMAWritesTarget", b"target"), b"target", UINT32_MAX)
+    cdef c.CUflushGPUDirectRDMAWritesScope _c_scope = <c.CUflushGPUDirectRDMAWritesScope>as_unsigned(as_enum(scope, _CUflushGPUDirectRDMAWritesScope_class, b"CUflushGPUDirectRDMAWritesScope", b"scope"), b"scope", UINT32_MAX)
 
     with nogil:
         _err = c.cuFlushGPUDirectRDMAWrites(_c_target, _c_scope)
@@ -20687,9 +20724,7 @@ def cuFlushGPUDirectRDMAWrites(target, scope):
 
 
 def cuDeviceGetProperties(dev):
-    """cuDeviceGetProperties(dev)
-
-    Returns properties for a selected device
+    """Returns properties for a selected device
 
     Deprecated:
 
@@ -20742,6 +20777,7 @@ def cuDeviceGetProperties(dev):
     ----------
     dev
         Device to get properties for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20770,9 +20806,7 @@ def cuDeviceGetProperties(dev):
 
 
 def cuDeviceComputeCapability(dev):
-    """cuDeviceComputeCapability(dev)
-
-    Returns the compute capability of the device
+    """Returns the compute capability of the device
 
     Deprecated:
 
@@ -20794,6 +20828,7 @@ def cuDeviceComputeCapability(dev):
     ----------
     dev
         Device handle
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20825,9 +20860,7 @@ def cuDeviceComputeCapability(dev):
 
 
 def cuDevicePrimaryCtxRetain(dev):
-    """cuDevicePrimaryCtxRetain(dev)
-
-    Retain the primary context on the GPU
+    """Retain the primary context on the GPU
 
     Retains the primary context on the device.
     Once the user successfully retains the primary context, the primary context
@@ -20864,6 +20897,7 @@ def cuDevicePrimaryCtxRetain(dev):
     ----------
     dev
         Device for which primary context is requested
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20894,9 +20928,7 @@ def cuDevicePrimaryCtxRetain(dev):
 
 
 def cuDevicePrimaryCtxRelease(dev):
-    """cuDevicePrimaryCtxRelease(dev)
-
-    Release the primary context on the GPU
+    """Release the primary context on the GPU
 
     Releases the primary context interop on the device.
     A retained context should always be released once the user is done using
@@ -20928,6 +20960,7 @@ def cuDevicePrimaryCtxRelease(dev):
     ----------
     dev
         Device which primary context is released
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20950,9 +20983,7 @@ def cuDevicePrimaryCtxRelease(dev):
 
 
 def cuDevicePrimaryCtxSetFlags(dev, flags):
-    """cuDevicePrimaryCtxSetFlags(dev, flags)
-
-    Set flags for the primary context
+    """Set flags for the primary context
 
     Sets the flags for the primary context on the device overwriting perviously
     set ones.
@@ -21038,6 +21069,7 @@ def cuDevicePrimaryCtxSetFlags(dev, flags):
     ----------
     dev
         Device for which the primary context flags are set
+        Takes CUdevice, an int (the raw value), or None (NULL).
     flags
         New flags for the device
 
@@ -21063,9 +21095,7 @@ def cuDevicePrimaryCtxSetFlags(dev, flags):
 
 
 def cuDevicePrimaryCtxGetState(dev):
-    """cuDevicePrimaryCtxGetState(dev)
-
-    Get the state of the primary context
+    """Get the state of the primary context
 
     Returns in *flags the flags for the primary context of dev, and in
     *active whether it is active.  See cuDevicePrimaryCtxSetFlags for flag
@@ -21081,6 +21111,7 @@ def cuDevicePrimaryCtxGetState(dev):
     ----------
     dev
         Device to get primary context flags for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21111,9 +21142,7 @@ def cuDevicePrimaryCtxGetState(dev):
 
 
 def cuDevicePrimaryCtxReset(dev):
-    """cuDevicePrimaryCtxReset(dev)
-
-    Destroy all allocations and reset all state on the primary context
+    """Destroy all allocations and reset all state on the primary context
 
     Explicitly destroys and cleans up all resources associated with the current
     device in the current process.
@@ -21144,6 +21173,7 @@ def cuDevicePrimaryCtxReset(dev):
     ----------
     dev
         Device for which primary context is destroyed
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21166,9 +21196,7 @@ def cuDevicePrimaryCtxReset(dev):
 
 
 def cuCtxCreate(ctxCreateParams, flags, dev):
-    """cuCtxCreate(ctxCreateParams, flags, dev)
-
-    Create a CUDA context
+    """Create a CUDA context
 
     Creates a new CUDA context and associates it with the calling thread. The
     flags parameter is described below. The context is created with a usage
@@ -21311,10 +21339,12 @@ def cuCtxCreate(ctxCreateParams, flags, dev):
     ----------
     ctxCreateParams
         Context creation parameters
+        Takes CUctxCreateParams, an int address of one, or None (NULL).
     flags
         Context creation flags
     dev
         Device to create context on
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21352,9 +21382,7 @@ def cuCtxCreate(ctxCreateParams, flags, dev):
 
 
 def cuCtxDestroy(ctx):
-    """cuCtxDestroy(ctx)
-
-    Destroy a CUDA context
+    """Destroy a CUDA context
 
     Destroys the CUDA context specified by ctx.  The context ctx will be
     destroyed regardless of how many threads it is current to.
@@ -21396,6 +21424,7 @@ def cuCtxDestroy(ctx):
     ----------
     ctx
         Context to destroy
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21418,9 +21447,7 @@ def cuCtxDestroy(ctx):
 
 
 def cuCtxPushCurrent(ctx):
-    """cuCtxPushCurrent(ctx)
-
-    Pushes a context on the current CPU thread
+    """Pushes a context on the current CPU thread
 
     Pushes the given context ctx onto the CPU thread's stack of current
     contexts. The specified context becomes the CPU thread's current context, so
@@ -21445,6 +21472,7 @@ def cuCtxPushCurrent(ctx):
     ----------
     ctx
         Context to push
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21467,9 +21495,7 @@ def cuCtxPushCurrent(ctx):
 
 
 def cuCtxPopCurrent():
-    """cuCtxPopCurrent()
-
-    Pops the current CUDA context from the current CPU thread.
+    """Pops the current CUDA context from the current CPU thread.
 
     Pops the current CUDA context from the CPU thread and passes back the
     old context handle in *pctx. That context may then be made current
@@ -21515,9 +21541,7 @@ def cuCtxPopCurrent():
 
 
 def cuCtxSetCurrent(ctx):
-    """cuCtxSetCurrent(ctx)
-
-    Binds the specified CUDA context to the calling CPU thread
+    """Binds the specified CUDA context to the calling CPU thread
 
     Binds the specified CUDA context to the calling CPU thread.
     If ctx is NULL then the CUDA context previously bound to the
@@ -21539,6 +21563,7 @@ def cuCtxSetCurrent(ctx):
     ----------
     ctx
         Context to bind to the calling CPU thread
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21560,9 +21585,7 @@ def cuCtxSetCurrent(ctx):
 
 
 def cuCtxGetCurrent():
-    """cuCtxGetCurrent()
-
-    Returns the CUDA context bound to the calling CPU thread.
+    """Returns the CUDA context bound to the calling CPU thread.
 
     Returns in *pctx the CUDA context bound to the calling CPU thread.
     If no context is bound to the calling CPU thread then *pctx is
@@ -21596,9 +21619,7 @@ def cuCtxGetCurrent():
 
 
 def cuCtxGetDevice():
-    """cuCtxGetDevice()
-
-    Returns the device handle for the current context
+    """Returns the device handle for the current context
 
     Returns in *device the handle of the current context's device.
 
@@ -21639,9 +21660,7 @@ def cuCtxGetDevice():
 
 
 def cuCtxGetDevice_v2(ctx):
-    """cuCtxGetDevice_v2(ctx)
-
-    Returns the device handle for the specified context
+    """Returns the device handle for the specified context
 
     Returns in *device the handle of the specified context's device. If the specified context is NULL, the API will
     return the current context's device.
@@ -21654,6 +21673,7 @@ def cuCtxGetDevice_v2(ctx):
     ----------
     ctx
         Context for which to obtain the device
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21681,9 +21701,7 @@ def cuCtxGetDevice_v2(ctx):
 
 
 def cuCtxGetFlags():
-    """cuCtxGetFlags()
-
-    Returns the flags for the current context
+    """Returns the flags for the current context
 
     Returns in *flags the flags of the current context. See cuCtxCreate
     for flag values.
@@ -21723,9 +21741,7 @@ def cuCtxGetFlags():
 
 
 def cuCtxSetFlags(flags):
-    """cuCtxSetFlags(flags)
-
-    Sets the flags for the current context
+    """Sets the flags for the current context
 
     Sets the flags for the current context overwriting previously set ones. See
     cuDevicePrimaryCtxSetFlags for flag values.
@@ -21768,9 +21784,7 @@ def cuCtxSetFlags(flags):
 
 
 def cuCtxGetId(ctx):
-    """cuCtxGetId(ctx)
-
-    Returns the unique Id associated with the context supplied
+    """Returns the unique Id associated with the context supplied
 
     Returns in ctxId the unique Id which is associated with a given context.
     The Id is unique for the life of the program for this instance of CUDA.
@@ -21790,6 +21804,7 @@ def cuCtxGetId(ctx):
     ----------
     ctx
         Context for which to obtain the Id
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21817,9 +21832,7 @@ def cuCtxGetId(ctx):
 
 
 def cuCtxSynchronize():
-    """cuCtxSynchronize()
-
-    Block for the current context's tasks to complete
+    """Block for the current context's tasks to complete
 
     Blocks until the current context has completed all preceding requested tasks.
     If the current context is the primary context, green contexts that have been
@@ -21860,9 +21873,7 @@ def cuCtxSynchronize():
 
 
 def cuCtxSynchronize_v2(ctx):
-    """cuCtxSynchronize_v2(ctx)
-
-    Block for the specified context's tasks to complete
+    """Block for the specified context's tasks to complete
 
     Blocks until the specified context has completed all preceding requested tasks.
     If the specified context is the primary context, green contexts that have been
@@ -21885,6 +21896,7 @@ def cuCtxSynchronize_v2(ctx):
     ----------
     ctx
         Context to synchronize
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21907,9 +21919,7 @@ def cuCtxSynchronize_v2(ctx):
 
 
 def cuCtxSetLimit(limit, value):
-    """cuCtxSetLimit(limit, value)
-
-    Set resource limits
+    """Set resource limits
 
     Setting limit to value is a request by the application to update
     the current limit maintained by the context. The driver is free to
@@ -21998,6 +22008,7 @@ def cuCtxSetLimit(limit, value):
     ----------
     limit
         Limit to set
+        Takes a CUlimit member or an int.
     value
         Size of limit
 
@@ -22011,7 +22022,7 @@ def cuCtxSetLimit(limit, value):
         CUDA_ERROR_INVALID_CONTEXT
     """
     cdef int _err
-    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(as_enum(limit, _CUlimit_class, b"CUlimit", b"limit"), b"limit", UINT32_MAX)
     cdef size_t _c_value = <size_t>as_unsigned(value, b"value", UINT64_MAX)
 
     with nogil:
@@ -22023,9 +22034,7 @@ def cuCtxSetLimit(limit, value):
 
 
 def cuCtxGetLimit(limit):
-    """cuCtxGetLimit(limit)
-
-    Returns resource limits
+    """Returns resource limits
 
     Returns in *pvalue the current size of limit.  The supported
     CUlimit values are:
@@ -22059,6 +22068,7 @@ def cuCtxGetLimit(limit):
     ----------
     limit
         Limit to query
+        Takes a CUlimit member or an int.
 
     Returns
     -------
@@ -22071,7 +22081,7 @@ def cuCtxGetLimit(limit):
     """
     cdef int _err
     cdef size_t _c_pvalue = 0
-    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.CUlimit _c_limit = <c.CUlimit>as_unsigned(as_enum(limit, _CUlimit_class, b"CUlimit", b"limit"), b"limit", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxGetLimit(&_c_pvalue, _c_limit)
@@ -22084,9 +22094,7 @@ def cuCtxGetLimit(limit):
 
 
 def cuCtxGetCacheConfig():
-    """cuCtxGetCacheConfig()
-
-    Returns the preferred cache configuration for the current context.
+    """Returns the preferred cache configuration for the current context.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this function returns through pconfig the preferred cache configuration
@@ -22142,9 +22150,7 @@ def cuCtxGetCacheConfig():
 
 
 def cuCtxSetCacheConfig(config):
-    """cuCtxSetCacheConfig(config)
-
-    Sets the preferred cache configuration for the current context.
+    """Sets the preferred cache configuration for the current context.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through config the preferred cache configuration for
@@ -22187,6 +22193,7 @@ def cuCtxSetCacheConfig(config):
     ----------
     config
         Requested cache configuration
+        Takes a CUfunc_cache member or an int.
 
     Returns
     -------
@@ -22198,7 +22205,7 @@ def cuCtxSetCacheConfig(config):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxSetCacheConfig(_c_config)
@@ -22209,9 +22216,7 @@ def cuCtxSetCacheConfig(config):
 
 
 def cuCtxGetApiVersion(ctx):
-    """cuCtxGetApiVersion(ctx)
-
-    Gets the context's API version.
+    """Gets the context's API version.
 
     Returns a version number in version corresponding to the capabilities of
     the context (e.g. 3010 or 3020), which library developers can use to direct
@@ -22238,6 +22243,7 @@ def cuCtxGetApiVersion(ctx):
     ----------
     ctx
         Context to check
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22265,9 +22271,7 @@ def cuCtxGetApiVersion(ctx):
 
 
 def cuCtxGetStreamPriorityRange():
-    """cuCtxGetStreamPriorityRange()
-
-    Returns numerical values that correspond to the least and greatest stream priorities.
+    """Returns numerical values that correspond to the least and greatest stream priorities.
 
     Returns in *leastPriority and *greatestPriority the numerical values that correspond
     to the least and greatest stream priorities respectively. Stream priorities
@@ -22318,9 +22322,7 @@ def cuCtxGetStreamPriorityRange():
 
 
 def cuCtxResetPersistingL2Cache():
-    """cuCtxResetPersistingL2Cache()
-
-    Resets all persisting lines in cache to normal status.
+    """Resets all persisting lines in cache to normal status.
 
     cuCtxResetPersistingL2Cache Resets all persisting lines in cache to normal
     status. Takes effect on function return.
@@ -22345,9 +22347,7 @@ def cuCtxResetPersistingL2Cache():
 
 
 def cuCtxGetExecAffinity(type):
-    """cuCtxGetExecAffinity(type)
-
-    Returns the execution affinity setting for the current context.
+    """Returns the execution affinity setting for the current context.
 
     Returns in *pExecAffinity the current value of type. The supported
     CUexecAffinityType values are:
@@ -22360,6 +22360,7 @@ def cuCtxGetExecAffinity(type):
     ----------
     type
         Execution affinity type to query
+        Takes a CUexecAffinityType member or an int.
 
     Returns
     -------
@@ -22375,7 +22376,7 @@ def cuCtxGetExecAffinity(type):
     """
     cdef int _err
     cdef CUexecAffinityParam pExecAffinity_record = CUexecAffinityParam.__new__(CUexecAffinityParam)
-    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUexecAffinityType _c_type = <c.CUexecAffinityType>as_unsigned(as_enum(type, _CUexecAffinityType_class, b"CUexecAffinityType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxGetExecAffinity(pExecAffinity_record._ptr, _c_type)
@@ -22388,9 +22389,7 @@ def cuCtxGetExecAffinity(type):
 
 
 def cuCtxRecordEvent(hCtx, hEvent):
-    """cuCtxRecordEvent(hCtx, hEvent)
-
-    Records an event.
+    """Records an event.
 
     Captures in hEvent all the activities of the context hCtx
     at the time of this call. hEvent and hCtx must be from the same
@@ -22417,8 +22416,10 @@ def cuCtxRecordEvent(hCtx, hEvent):
     ----------
     hCtx
         Context to record event for
+        Takes CUcontext, an int (the raw value), or None (NULL).
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22443,9 +22444,7 @@ def cuCtxRecordEvent(hCtx, hEvent):
 
 
 def cuCtxWaitEvent(hCtx, hEvent):
-    """cuCtxWaitEvent(hCtx, hEvent)
-
-    Make a context wait on an event
+    """Make a context wait on an event
 
     Makes all future work submitted to context hCtx wait for all work
     captured in hEvent. The synchronization will be performed on the device
@@ -22472,8 +22471,10 @@ def cuCtxWaitEvent(hCtx, hEvent):
     ----------
     hCtx
         Context to wait
+        Takes CUcontext, an int (the raw value), or None (NULL).
     hEvent
         Event to wait on
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22498,9 +22499,7 @@ def cuCtxWaitEvent(hCtx, hEvent):
 
 
 def cuCtxAttach(flags):
-    """cuCtxAttach(flags)
-
-    Increment a context's usage-count
+    """Increment a context's usage-count
 
     Deprecated:
 
@@ -22558,9 +22557,7 @@ def cuCtxAttach(flags):
 
 
 def cuCtxDetach(ctx):
-    """cuCtxDetach(ctx)
-
-    Decrement a context's usage-count
+    """Decrement a context's usage-count
 
     Deprecated:
 
@@ -22588,6 +22585,7 @@ def cuCtxDetach(ctx):
     ----------
     ctx
         Context to destroy
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22609,9 +22607,7 @@ def cuCtxDetach(ctx):
 
 
 def cuCtxGetSharedMemConfig():
-    """cuCtxGetSharedMemConfig()
-
-    Returns the current shared memory configuration for the current context.
+    """Returns the current shared memory configuration for the current context.
 
     Deprecated:
 
@@ -22668,9 +22664,7 @@ def cuCtxGetSharedMemConfig():
 
 
 def cuCtxSetSharedMemConfig(config):
-    """cuCtxSetSharedMemConfig(config)
-
-    Sets the shared memory configuration for the current context.
+    """Sets the shared memory configuration for the current context.
 
     Deprecated:
 
@@ -22716,6 +22710,7 @@ def cuCtxSetSharedMemConfig(config):
     ----------
     config
         requested shared memory configuration
+        Takes a CUsharedconfig member or an int.
 
     Returns
     -------
@@ -22727,7 +22722,7 @@ def cuCtxSetSharedMemConfig(config):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(as_enum(config, _CUsharedconfig_class, b"CUsharedconfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxSetSharedMemConfig(_c_config)
@@ -22738,9 +22733,7 @@ def cuCtxSetSharedMemConfig(config):
 
 
 def cuModuleLoad(fname):
-    """cuModuleLoad(fname)
-
-    Loads a compute module
+    """Loads a compute module
 
     Takes a filename fname and loads the corresponding module module into
     the current context. The CUDA driver API does not attempt to lazily
@@ -22762,6 +22755,7 @@ def cuModuleLoad(fname):
     ----------
     fname
         Filename of module to load
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -22799,9 +22793,7 @@ def cuModuleLoad(fname):
 
 
 def cuModuleLoadData(image):
-    """cuModuleLoadData(image)
-
-    Load a module's data
+    """Load a module's data
 
     Takes a pointer image and loads the corresponding module module into
     the current context. The image may be a cubin or fatbin
@@ -22820,6 +22812,8 @@ def cuModuleLoadData(image):
     ----------
     image
         Module data to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -22855,9 +22849,7 @@ def cuModuleLoadData(image):
 
 
 def cuModuleLoadDataEx(image, numOptions, options, optionValues):
-    """cuModuleLoadDataEx(image, numOptions, options, optionValues)
-
-    Load a module's data with options
+    """Load a module's data with options
 
     Takes a pointer image and loads the corresponding module module into
     the current context. The image may be a cubin or fatbin
@@ -22876,12 +22868,18 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     ----------
     image
         Module data to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     numOptions
         Number of options
     options
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -22924,7 +22922,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -22956,9 +22954,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
 
 
 def cuModuleLoadFatBinary(fatCubin):
-    """cuModuleLoadFatBinary(fatCubin)
-
-    Load a module's data
+    """Load a module's data
 
     Takes a pointer fatCubin and loads the corresponding module module
     into the current context. The pointer represents a <i>fat binary</i> object,
@@ -22983,6 +22979,8 @@ def cuModuleLoadFatBinary(fatCubin):
     ----------
     fatCubin
         Fat binary to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -23019,9 +23017,7 @@ def cuModuleLoadFatBinary(fatCubin):
 
 
 def cuModuleUnload(hmod):
-    """cuModuleUnload(hmod)
-
-    Unloads a module
+    """Unloads a module
 
     Unloads a module hmod from the current context. Attempting to unload
     a module which was obtained from the Library Management API such as
@@ -23039,6 +23035,7 @@ def cuModuleUnload(hmod):
     ----------
     hmod
         Module to unload
+        Takes CUmodule, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23062,9 +23059,7 @@ def cuModuleUnload(hmod):
 
 
 def cuModuleGetLoadingMode():
-    """cuModuleGetLoadingMode()
-
-    Query lazy loading mode
+    """Query lazy loading mode
 
     Returns lazy loading mode
     Module loading mode is controlled by CUDA_MODULE_LOADING env variable
@@ -23094,9 +23089,7 @@ def cuModuleGetLoadingMode():
 
 
 def cuModuleGetFunction(hmod, name):
-    """cuModuleGetFunction(hmod, name)
-
-    Returns a function handle
+    """Returns a function handle
 
     Returns in *hfunc the handle of the function of name name located in
     module hmod. If no function of that name exists, cuModuleGetFunction()
@@ -23114,8 +23107,10 @@ def cuModuleGetFunction(hmod, name):
     ----------
     hmod
         Module to retrieve function from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of function to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -23146,9 +23141,7 @@ def cuModuleGetFunction(hmod, name):
 
 
 def cuModuleGetFunctionCount(mod):
-    """cuModuleGetFunctionCount(mod)
-
-    Returns the number of functions within a module
+    """Returns the number of functions within a module
 
     Returns in count the number of functions in mod.
 
@@ -23156,6 +23149,7 @@ def cuModuleGetFunctionCount(mod):
     ----------
     mod
         Module to query
+        Takes CUmodule, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23181,9 +23175,7 @@ def cuModuleGetFunctionCount(mod):
 
 
 def cuModuleEnumerateFunctions(functions, numFunctions, mod):
-    """cuModuleEnumerateFunctions(functions, numFunctions, mod)
-
-    Returns the function handles within a module.
+    """Returns the function handles within a module.
 
     Returns in functions a maximum number of numFunctions function handles within mod. When
     function loading mode is set to LAZY the function retrieved may be partially loaded. The loading
@@ -23201,10 +23193,13 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
     ----------
     functions
         Buffer where the function handles are returned to
+        Takes a list or tuple (the call reads as many items as numFunctions gives), or
+        None (NULL).
     numFunctions
         Maximum number of function handles may be returned to the buffer
     mod
         Module to query from
+        Takes CUmodule, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23246,9 +23241,7 @@ def cuModuleEnumerateFunctions(functions, numFunctions, mod):
 
 
 def cuModuleGetGlobal(hmod, name):
-    """cuModuleGetGlobal(hmod, name)
-
-    Returns a global pointer from a module
+    """Returns a global pointer from a module
 
     Returns in *dptr and *bytes the base pointer and size of the
     global of name name located in module hmod. If no variable of that name
@@ -23270,8 +23263,10 @@ def cuModuleGetGlobal(hmod, name):
     ----------
     hmod
         Module to retrieve global from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of global to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -23305,9 +23300,7 @@ def cuModuleGetGlobal(hmod, name):
 
 
 def cuLinkCreate(numOptions, options, optionValues):
-    """cuLinkCreate(numOptions, options, optionValues)
-
-    Creates a pending JIT linker invocation.
+    """Creates a pending JIT linker invocation.
 
     If the call is successful, the caller owns the returned CUlinkState, which
     should eventually be destroyed with cuLinkDestroy.  The
@@ -23341,8 +23334,12 @@ def cuLinkCreate(numOptions, options, optionValues):
         Size of options arrays
     options
         Array of linker and compiler options
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Array of option values, each cast to void *
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -23378,7 +23375,7 @@ def cuLinkCreate(numOptions, options, optionValues):
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23410,9 +23407,7 @@ def cuLinkCreate(numOptions, options, optionValues):
 
 
 def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues):
-    """cuLinkAddData(state, type, data, size, name, numOptions, options, optionValues)
-
-    Add an input to a pending linker invocation
+    """Add an input to a pending linker invocation
 
     Ownership of data is retained by the caller.  No reference is retained to any
     inputs after this call returns.
@@ -23433,20 +23428,29 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     ----------
     state
         A pending linker action.
+        Takes CUlinkState, an int (the raw value), or None (NULL).
     type
         The type of the input data.
+        Takes a CUjitInputType member or an int.
     data
         The input data.  PTX must be NULL-terminated.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         The length of the input data.
     name
         An optional name for this input in log messages.
+        Takes bytes, or str (encoded as UTF-8).
     numOptions
         Size of options.
     options
         Options to be applied only for this input (overrides options from cuLinkCreate).
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Array of option values, each cast to void *.
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -23462,7 +23466,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     """
     cdef int _err
     cdef c.CUlinkState _c_state = _as_CUlinkState(state, b"state")
-    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(as_enum(type, _CUjitInputType_class, b"CUjitInputType", b"type"), b"type", UINT32_MAX)
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
@@ -23487,7 +23491,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23517,9 +23521,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
 
 
 def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
-    """cuLinkAddFile(state, type, path, numOptions, options, optionValues)
-
-    Add a file input to a pending linker invocation
+    """Add a file input to a pending linker invocation
 
     No reference is retained to any inputs after this call returns.
 
@@ -23542,16 +23544,23 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     ----------
     state
         A pending linker action
+        Takes CUlinkState, an int (the raw value), or None (NULL).
     type
         The type of the input data
+        Takes a CUjitInputType member or an int.
     path
         Path to the input file
+        Takes bytes, or str (encoded as UTF-8).
     numOptions
         Size of options
     options
         Options to be applied only for this input (overrides options from cuLinkCreate)
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
     optionValues
         Array of option values, each cast to void *
+        Takes a list or tuple (the call reads as many items as numOptions gives), or
+        None (NULL).
 
     Returns
     -------
@@ -23568,7 +23577,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     """
     cdef int _err
     cdef c.CUlinkState _c_state = _as_CUlinkState(state, b"state")
-    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUjitInputType _c_type = <c.CUjitInputType>as_unsigned(as_enum(type, _CUjitInputType_class, b"CUjitInputType", b"type"), b"type", UINT32_MAX)
     cdef object path_bytes = as_cstring(path, b"path")
     cdef const char* _c_path = cstring_ptr(path_bytes)
     cdef unsigned int _c_numOptions = <unsigned int>as_unsigned(numOptions, b"numOptions", UINT32_MAX)
@@ -23590,7 +23599,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
         _c_options = <c.CUjit_option*><char*>options_storage
         for i in range(options_count):
             item = options[i]
-            _c_options[i] = <c.CUjit_option>as_unsigned(item, b"options", UINT32_MAX)
+            _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23620,9 +23629,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
 
 
 def cuLinkComplete(state):
-    """cuLinkComplete(state)
-
-    Complete a pending linker invocation
+    """Complete a pending linker invocation
 
     Completes the pending linker action and returns the cubin image for the linked
     device code, which can be used with cuModuleLoadData.  The cubin is owned by
@@ -23639,6 +23646,7 @@ def cuLinkComplete(state):
     ----------
     state
         A pending linker invocation
+        Takes CUlinkState, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23667,9 +23675,7 @@ def cuLinkComplete(state):
 
 
 def cuLinkDestroy(state):
-    """cuLinkDestroy(state)
-
-    Destroys state for a JIT linker invocation.
+    """Destroys state for a JIT linker invocation.
 
     See also: cuLinkCreate
 
@@ -23677,6 +23683,7 @@ def cuLinkDestroy(state):
     ----------
     state
         State object for the linker invocation
+        Takes CUlinkState, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23696,9 +23703,7 @@ def cuLinkDestroy(state):
 
 
 def cuModuleGetTexRef(hmod, name):
-    """cuModuleGetTexRef(hmod, name)
-
-    Returns a handle to a texture reference
+    """Returns a handle to a texture reference
 
     Deprecated:
 
@@ -23722,8 +23727,10 @@ def cuModuleGetTexRef(hmod, name):
     ----------
     hmod
         Module to retrieve texture reference from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of texture reference to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -23754,9 +23761,7 @@ def cuModuleGetTexRef(hmod, name):
 
 
 def cuModuleGetSurfRef(hmod, name):
-    """cuModuleGetSurfRef(hmod, name)
-
-    Returns a handle to a surface reference
+    """Returns a handle to a surface reference
 
     Deprecated:
 
@@ -23778,8 +23783,10 @@ def cuModuleGetSurfRef(hmod, name):
     ----------
     hmod
         Module to retrieve surface reference from
+        Takes CUmodule, an int (the raw value), or None (NULL).
     name
         Name of surface reference to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -23810,9 +23817,7 @@ def cuModuleGetSurfRef(hmod, name):
 
 
 def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
-    """cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified code and options
+    """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -23850,16 +23855,26 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     ----------
     code
         Code to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -23905,7 +23920,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -23943,7 +23958,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(as_enum(item, _CUlibraryOption_class, b"CUlibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -23975,9 +23990,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
 
 
 def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
-    """cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified file and options
+    """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -24015,16 +24028,25 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     ----------
     fileName
         File to load from
+        Takes bytes, or str (encoded as UTF-8).
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -24070,7 +24092,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         _c_jitOptions = <c.CUjit_option*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -24108,7 +24130,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         _c_libraryOptions = <c.CUlibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.CUlibraryOption>as_unsigned(as_enum(item, _CUlibraryOption_class, b"CUlibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -24140,9 +24162,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
 
 
 def cuLibraryUnload(library):
-    """cuLibraryUnload(library)
-
-    Unloads a library
+    """Unloads a library
 
     Unloads the library specified with library
 
@@ -24154,6 +24174,7 @@ def cuLibraryUnload(library):
     ----------
     library
         Library to unload
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24175,9 +24196,7 @@ def cuLibraryUnload(library):
 
 
 def cuLibraryGetKernel(library, name):
-    """cuLibraryGetKernel(library, name)
-
-    Returns a kernel handle
+    """Returns a kernel handle
 
     Returns in pKernel the handle of the kernel with name name located in library library.
     If kernel handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -24193,8 +24212,10 @@ def cuLibraryGetKernel(library, name):
     ----------
     library
         Library to retrieve kernel from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     name
         Name of kernel to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -24225,9 +24246,7 @@ def cuLibraryGetKernel(library, name):
 
 
 def cuLibraryGetKernelCount(lib):
-    """cuLibraryGetKernelCount(lib)
-
-    Returns the number of kernels within a library
+    """Returns the number of kernels within a library
 
     Returns in count the number of kernels in lib.
 
@@ -24235,6 +24254,7 @@ def cuLibraryGetKernelCount(lib):
     ----------
     lib
         Library to query
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24260,9 +24280,7 @@ def cuLibraryGetKernelCount(lib):
 
 
 def cuLibraryEnumerateKernels(kernels, numKernels, lib):
-    """cuLibraryEnumerateKernels(kernels, numKernels, lib)
-
-    Retrieve the kernel handles within a library.
+    """Retrieve the kernel handles within a library.
 
     Returns in kernels a maximum number of numKernels kernel handles within lib.
     The returned kernel handle becomes invalid when the library is unloaded.
@@ -24273,10 +24291,13 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
     ----------
     kernels
         Buffer where the kernel handles are returned to
+        Takes a list or tuple (the call reads as many items as numKernels gives), or
+        None (NULL).
     numKernels
         Maximum number of kernel handles may be returned to the buffer
     lib
         Library to query from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24317,9 +24338,7 @@ def cuLibraryEnumerateKernels(kernels, numKernels, lib):
 
 
 def cuLibraryGetModule(library):
-    """cuLibraryGetModule(library)
-
-    Returns a module handle
+    """Returns a module handle
 
     Returns in pMod the module handle associated with the current context located in
     library library. If module handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -24333,6 +24352,7 @@ def cuLibraryGetModule(library):
     ----------
     library
         Library to retrieve module from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24363,9 +24383,7 @@ def cuLibraryGetModule(library):
 
 
 def cuKernelGetFunction(kernel):
-    """cuKernelGetFunction(kernel)
-
-    Returns a function handle
+    """Returns a function handle
 
     Returns in pFunc the handle of the function for the requested kernel kernel and
     the current context. If function handle is not found, the call returns CUDA_ERROR_NOT_FOUND.
@@ -24381,6 +24399,7 @@ def cuKernelGetFunction(kernel):
     ----------
     kernel
         Kernel to retrieve function for the requested context
+        Takes CUkernel, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24411,9 +24430,7 @@ def cuKernelGetFunction(kernel):
 
 
 def cuKernelGetLibrary(kernel):
-    """cuKernelGetLibrary(kernel)
-
-    Returns a library handle
+    """Returns a library handle
 
     Returns in pLib the handle of the library for the requested kernel kernel
 
@@ -24426,6 +24443,7 @@ def cuKernelGetLibrary(kernel):
     ----------
     kernel
         Kernel to retrieve library handle
+        Takes CUkernel, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24454,9 +24472,7 @@ def cuKernelGetLibrary(kernel):
 
 
 def cuLibraryGetGlobal(library, name):
-    """cuLibraryGetGlobal(library, name)
-
-    Returns a global device pointer
+    """Returns a global device pointer
 
     Returns in *dptr and *bytes the base pointer and size of the global with
     name name for the requested library library and the current context.
@@ -24474,8 +24490,10 @@ def cuLibraryGetGlobal(library, name):
     ----------
     library
         Library to retrieve global from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     name
         Name of global to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -24511,9 +24529,7 @@ def cuLibraryGetGlobal(library, name):
 
 
 def cuLibraryGetManaged(library, name):
-    """cuLibraryGetManaged(library, name)
-
-    Returns a pointer to managed memory
+    """Returns a pointer to managed memory
 
     Returns in *dptr and *bytes the base pointer and size of the managed memory with
     name name for the requested library library. If no managed memory with the
@@ -24530,8 +24546,10 @@ def cuLibraryGetManaged(library, name):
     ----------
     library
         Library to retrieve managed memory from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     name
         Name of managed memory to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -24565,9 +24583,7 @@ def cuLibraryGetManaged(library, name):
 
 
 def cuLibraryGetUnifiedFunction(library, symbol):
-    """cuLibraryGetUnifiedFunction(library, symbol)
-
-    Returns a pointer to a unified function
+    """Returns a pointer to a unified function
 
     Returns in *fptr the function pointer to a unified function denoted by symbol.
     If no unified function with name symbol exists, the call returns CUDA_ERROR_NOT_FOUND.
@@ -24582,8 +24598,10 @@ def cuLibraryGetUnifiedFunction(library, symbol):
     ----------
     library
         Library to retrieve function pointer memory from
+        Takes CUlibrary, an int (the raw value), or None (NULL).
     symbol
         Name of function pointer to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -24614,9 +24632,7 @@ def cuLibraryGetUnifiedFunction(library, symbol):
 
 
 def cuKernelGetAttribute(attrib, kernel, dev):
-    """cuKernelGetAttribute(attrib, kernel, dev)
-
-    Returns information about a kernel
+    """Returns information about a kernel
 
     Returns in *pi the integer value of the attribute attrib for the kernel
     kernel for the requested device dev. The supported attributes are:
@@ -24692,10 +24708,13 @@ def cuKernelGetAttribute(attrib, kernel, dev):
     ----------
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     kernel
         Kernel to query attribute of
+        Takes CUkernel, an int (the raw value), or None (NULL).
     dev
         Device to query attribute of
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24711,7 +24730,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUkernel _c_kernel = _as_CUkernel(kernel, b"kernel")
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
@@ -24726,9 +24745,7 @@ def cuKernelGetAttribute(attrib, kernel, dev):
 
 
 def cuKernelSetAttribute(attrib, val, kernel, dev):
-    """cuKernelSetAttribute(attrib, val, kernel, dev)
-
-    Sets information about a kernel
+    """Sets information about a kernel
 
     This call sets the value of a specified attribute attrib on the kernel kernel
     for the requested device dev to an integer value specified by val.
@@ -24796,12 +24813,15 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
     ----------
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     val
         Value to set
     kernel
         Kernel to set attribute of
+        Takes CUkernel, an int (the raw value), or None (NULL).
     dev
         Device to set attribute of
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24815,7 +24835,7 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
         CUDA_ERROR_OUT_OF_MEMORY
     """
     cdef int _err
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef int _c_val = <int>as_signed(val, b"val", INT32_MIN, INT32_MAX)
     cdef c.CUkernel _c_kernel = _as_CUkernel(kernel, b"kernel")
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
@@ -24829,9 +24849,7 @@ def cuKernelSetAttribute(attrib, val, kernel, dev):
 
 
 def cuKernelSetCacheConfig(kernel, config, dev):
-    """cuKernelSetCacheConfig(kernel, config, dev)
-
-    Sets the preferred cache configuration for a device kernel.
+    """Sets the preferred cache configuration for a device kernel.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through config the preferred cache configuration for
@@ -24877,10 +24895,13 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     ----------
     kernel
         Kernel to configure cache for
+        Takes CUkernel, an int (the raw value), or None (NULL).
     config
         Requested cache configuration
+        Takes a CUfunc_cache member or an int.
     dev
         Device to set attribute of
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24895,7 +24916,7 @@ def cuKernelSetCacheConfig(kernel, config, dev):
     """
     cdef int _err
     cdef c.CUkernel _c_kernel = _as_CUkernel(kernel, b"kernel")
-    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
     cdef c.CUdevice _c_dev = _as_CUdevice(dev, b"dev")
 
     with nogil:
@@ -24907,9 +24928,7 @@ def cuKernelSetCacheConfig(kernel, config, dev):
 
 
 def cuKernelGetName(hfunc):
-    """cuKernelGetName(hfunc)
-
-    Returns the function name for a CUkernel handle
+    """Returns the function name for a CUkernel handle
 
     Returns in **name the function name associated with the kernel handle hfunc .
     The function name is returned as a null-terminated string. The returned name is only
@@ -24922,6 +24941,7 @@ def cuKernelGetName(hfunc):
     ----------
     hfunc
         The function handle to retrieve the name for
+        Takes CUkernel, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24946,9 +24966,7 @@ def cuKernelGetName(hfunc):
 
 
 def cuKernelGetParamInfo(kernel, paramIndex):
-    """cuKernelGetParamInfo(kernel, paramIndex)
-
-    Returns the offset and size of a kernel parameter in the device-side parameter layout
+    """Returns the offset and size of a kernel parameter in the device-side parameter layout
 
     Queries the kernel parameter at paramIndex into kernel's list of parameters, and returns
     in paramOffset and paramSize the offset and size, respectively, where the parameter
@@ -24963,6 +24981,7 @@ def cuKernelGetParamInfo(kernel, paramIndex):
     ----------
     kernel
         The kernel to query
+        Takes CUkernel, an int (the raw value), or None (NULL).
     paramIndex
         The parameter index to query
 
@@ -24993,9 +25012,7 @@ def cuKernelGetParamInfo(kernel, paramIndex):
 
 
 def cuMemGetInfo():
-    """cuMemGetInfo()
-
-    Gets free and total memory
+    """Gets free and total memory
 
     Returns in *total the total amount of memory available to the the current context.
     Returns in *free the amount of memory on the device that is free according to the OS.
@@ -25052,9 +25069,7 @@ def cuMemGetInfo():
 
 
 def cuMemAlloc(bytesize):
-    """cuMemAlloc(bytesize)
-
-    Allocates device memory
+    """Allocates device memory
 
     Allocates bytesize bytes of linear memory on the device and returns in
     *dptr a pointer to the allocated memory. The allocated memory is suitably
@@ -25105,9 +25120,7 @@ def cuMemAlloc(bytesize):
 
 
 def cuMemAllocPitch(WidthInBytes, Height, ElementSizeBytes):
-    """cuMemAllocPitch(WidthInBytes, Height, ElementSizeBytes)
-
-    Allocates pitched device memory
+    """Allocates pitched device memory
 
     Allocates at least WidthInBytes * Height bytes of linear memory on
     the device and returns in *dptr a pointer to the allocated memory. The
@@ -25192,9 +25205,7 @@ def cuMemAllocPitch(WidthInBytes, Height, ElementSizeBytes):
 
 
 def cuMemFree(dptr):
-    """cuMemFree(dptr)
-
-    Frees device memory
+    """Frees device memory
 
     Frees the memory space pointed to by dptr, which must have been returned
     by a previous call to one of the following memory allocation APIs - cuMemAlloc(),
@@ -25222,6 +25233,7 @@ def cuMemFree(dptr):
     ----------
     dptr
         Pointer to memory to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25244,9 +25256,7 @@ def cuMemFree(dptr):
 
 
 def cuMemGetAddressRange(dptr):
-    """cuMemGetAddressRange(dptr)
-
-    Get information on memory allocations
+    """Get information on memory allocations
 
     Returns the base address in *pbase and size in *psize of the
     allocation by cuMemAlloc() or cuMemAllocPitch() that contains the input
@@ -25268,6 +25278,7 @@ def cuMemGetAddressRange(dptr):
     ----------
     dptr
         Device pointer to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25299,9 +25310,7 @@ def cuMemGetAddressRange(dptr):
 
 
 def cuMemAllocHost(bytesize):
-    """cuMemAllocHost(bytesize)
-
-    Allocates page-locked host memory
+    """Allocates page-locked host memory
 
     Allocates bytesize bytes of host memory that is page-locked and
     accessible to the device. The driver tracks the virtual memory ranges
@@ -25369,9 +25378,7 @@ def cuMemAllocHost(bytesize):
 
 
 def cuMemFreeHost(p):
-    """cuMemFreeHost(p)
-
-    Frees page-locked host memory
+    """Frees page-locked host memory
 
     Frees the memory space pointed to by p, which must have been returned by
     a previous call to cuMemAllocHost().
@@ -25392,6 +25399,8 @@ def cuMemFreeHost(p):
     ----------
     p
         Pointer to memory to free
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -25415,9 +25424,7 @@ def cuMemFreeHost(p):
 
 
 def cuMemHostAlloc(bytesize, Flags):
-    """cuMemHostAlloc(bytesize, Flags)
-
-    Allocates page-locked host memory
+    """Allocates page-locked host memory
 
     Allocates bytesize bytes of host memory that is page-locked and accessible
     to the device. The driver tracks the virtual memory ranges allocated with
@@ -25519,9 +25526,7 @@ def cuMemHostAlloc(bytesize, Flags):
 
 
 def cuMemHostGetDevicePointer(p, Flags):
-    """cuMemHostGetDevicePointer(p, Flags)
-
-    Passes back device pointer of mapped pinned memory
+    """Passes back device pointer of mapped pinned memory
 
     Passes back the device pointer pdptr corresponding to the mapped, pinned
     host buffer p allocated by cuMemHostAlloc.
@@ -25563,6 +25568,8 @@ def cuMemHostGetDevicePointer(p, Flags):
     ----------
     p
         Host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     Flags
         Options (must be 0)
 
@@ -25594,9 +25601,7 @@ def cuMemHostGetDevicePointer(p, Flags):
 
 
 def cuMemHostGetFlags(p):
-    """cuMemHostGetFlags(p)
-
-    Passes back flags that were used for a pinned allocation
+    """Passes back flags that were used for a pinned allocation
 
     Passes back the flags pFlags that were specified when allocating
     the pinned host buffer p allocated by cuMemHostAlloc.
@@ -25613,6 +25618,8 @@ def cuMemHostGetFlags(p):
     ----------
     p
         Host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -25641,9 +25648,7 @@ def cuMemHostGetFlags(p):
 
 
 def cuMemAllocManaged(bytesize, flags):
-    """cuMemAllocManaged(bytesize, flags)
-
-    Allocates memory that will be automatically managed by the Unified Memory system
+    """Allocates memory that will be automatically managed by the Unified Memory system
 
     Allocates bytesize bytes of managed memory on the device and returns in
     *dptr a pointer to the allocated memory. If the device doesn't support
@@ -25772,9 +25777,7 @@ def cuMemAllocManaged(bytesize, flags):
 
 
 def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
-    """cuDeviceRegisterAsyncNotification(device, callbackFunc, userData)
-
-    Registers a callback function to receive async notifications
+    """Registers a callback function to receive async notifications
 
     Registers callbackFunc to receive async notifications.
 
@@ -25798,8 +25801,11 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
     ----------
     device
         The device on which to register the callback
+        Takes CUdevice, an int (the raw value), or None (NULL).
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -25843,9 +25849,7 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
 
 
 def cuDeviceUnregisterAsyncNotification(device, callback):
-    """cuDeviceUnregisterAsyncNotification(device, callback)
-
-    Unregisters an async notification callback
+    """Unregisters an async notification callback
 
     Unregisters callback so that the corresponding callback function will stop receiving
     async notifications.
@@ -25857,8 +25861,10 @@ def cuDeviceUnregisterAsyncNotification(device, callback):
     ----------
     device
         The device from which to remove callback.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     callback
         The callback instance to unregister from receiving async notifications.
+        Takes CUasyncCallbackHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25883,9 +25889,7 @@ def cuDeviceUnregisterAsyncNotification(device, callback):
 
 
 def cuDeviceGetByPCIBusId(pciBusId):
-    """cuDeviceGetByPCIBusId(pciBusId)
-
-    Returns a handle to a compute device
+    """Returns a handle to a compute device
 
     Returns in *device a device handle given a PCI bus ID string.
 
@@ -25899,6 +25903,7 @@ def cuDeviceGetByPCIBusId(pciBusId):
     ----------
     pciBusId
         String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -25927,9 +25932,7 @@ def cuDeviceGetByPCIBusId(pciBusId):
 
 
 def cuDeviceGetPCIBusId(len, dev):
-    """cuDeviceGetPCIBusId(len, dev)
-
-    Returns a PCI Bus Id string for the device
+    """Returns a PCI Bus Id string for the device
 
     Returns an ASCII string identifying the device dev in the NULL-terminated
     string pointed to by pciBusId. len specifies the maximum length of the
@@ -25947,6 +25950,7 @@ def cuDeviceGetPCIBusId(len, dev):
         Maximum length of string to store in name
     dev
         Device to get identifier string for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25978,9 +25982,7 @@ def cuDeviceGetPCIBusId(len, dev):
 
 
 def cuIpcGetEventHandle(pHandle, event):
-    """cuIpcGetEventHandle(pHandle, event)
-
-    Gets an interprocess handle for a previously allocated event
+    """Gets an interprocess handle for a previously allocated event
 
     Takes as input a previously allocated event. This event must have been
     created with the CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING
@@ -26017,8 +26019,10 @@ def cuIpcGetEventHandle(pHandle, event):
     ----------
     pHandle
         Pointer to a user allocated CUipcEventHandle in which to return the opaque event handle
+        Takes CUipcEventHandle, an int address of one, or None (NULL).
     event
         Event allocated with CU_EVENT_INTERPROCESS and CU_EVENT_DISABLE_TIMING flags.
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26046,9 +26050,7 @@ def cuIpcGetEventHandle(pHandle, event):
 
 
 def cuIpcOpenEventHandle(handle):
-    """cuIpcOpenEventHandle(handle)
-
-    Opens an interprocess event handle for use in the current process
+    """Opens an interprocess event handle for use in the current process
 
     Opens an interprocess event handle exported from another process with
     cuIpcGetEventHandle. This function returns a CUevent that behaves like
@@ -26109,9 +26111,7 @@ def cuIpcOpenEventHandle(handle):
 
 
 def cuIpcGetMemHandle(pHandle, dptr):
-    """cuIpcGetMemHandle(pHandle, dptr)
-
-    Gets an interprocess memory handle for an existing device memory allocation
+    """Gets an interprocess memory handle for an existing device memory allocation
 
     Takes a pointer to the base of an existing device memory allocation created
     with cuMemAlloc and exports it for use in another process. This is a
@@ -26143,8 +26143,10 @@ def cuIpcGetMemHandle(pHandle, dptr):
     ----------
     pHandle
         Pointer to user allocated CUipcMemHandle to return the handle in.
+        Takes CUipcMemHandle, an int address of one, or None (NULL).
     dptr
         Base pointer to previously allocated device memory
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26173,9 +26175,7 @@ def cuIpcGetMemHandle(pHandle, dptr):
 
 
 def cuIpcOpenMemHandle(handle, Flags):
-    """cuIpcOpenMemHandle(handle, Flags)
-
-    Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+    """Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
     Maps memory exported from another process with cuIpcGetMemHandle into
     the current device address space. For contexts on different devices
@@ -26255,9 +26255,7 @@ def cuIpcOpenMemHandle(handle, Flags):
 
 
 def cuIpcCloseMemHandle(dptr):
-    """cuIpcCloseMemHandle(dptr)
-
-    Attempts to close memory mapped with cuIpcOpenMemHandle
+    """Attempts to close memory mapped with cuIpcOpenMemHandle
 
     Decrements the reference count of the memory returned by cuIpcOpenMemHandle by 1.
     When the reference count reaches 0, this API unmaps the memory. The original allocation
@@ -26287,6 +26285,7 @@ def cuIpcCloseMemHandle(dptr):
     ----------
     dptr
         Device pointer returned by cuIpcOpenMemHandle
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26309,9 +26308,7 @@ def cuIpcCloseMemHandle(dptr):
 
 
 def cuMemHostRegister(p, bytesize, Flags):
-    """cuMemHostRegister(p, bytesize, Flags)
-
-    Registers an existing host memory range for use by CUDA
+    """Registers an existing host memory range for use by CUDA
 
     Page-locks the memory range specified by p and bytesize and maps it
     for the device(s) as specified by Flags. This memory range also is added
@@ -26387,6 +26384,9 @@ def cuMemHostRegister(p, bytesize, Flags):
     ----------
     p
         Host pointer to memory to page-lock
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least bytesize bytes, held for the
+        call.
     bytesize
         Size in bytes of the address range to page-lock
     Flags
@@ -26420,9 +26420,7 @@ def cuMemHostRegister(p, bytesize, Flags):
 
 
 def cuMemHostUnregister(p):
-    """cuMemHostUnregister(p)
-
-    Unregisters a memory range that was registered with cuMemHostRegister.
+    """Unregisters a memory range that was registered with cuMemHostRegister.
 
     Unmaps the memory range whose base address is specified by p, and makes
     it pageable again.
@@ -26437,6 +26435,8 @@ def cuMemHostUnregister(p):
     ----------
     p
         Host pointer to memory to unregister
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -26462,9 +26462,7 @@ def cuMemHostUnregister(p):
 
 
 def cuMemcpy(dst, src, ByteCount):
-    """cuMemcpy(dst, src, ByteCount)
-
-    Copies memory
+    """Copies memory
 
     Copies data between two pointers.
     dst and src are base pointers of the destination and source, respectively.
@@ -26491,8 +26489,10 @@ def cuMemcpy(dst, src, ByteCount):
     ----------
     dst
         Destination unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     src
         Source unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -26519,9 +26519,7 @@ def cuMemcpy(dst, src, ByteCount):
 
 
 def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
-    """cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
-
-    Copies device memory between two contexts
+    """Copies device memory between two contexts
 
     Copies from device memory in one context to device memory in another
     context. dstDevice is the base device pointer of the destination memory
@@ -26537,12 +26535,16 @@ def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstContext
         Destination context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcContext
         Source context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -26571,9 +26573,7 @@ def cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount):
 
 
 def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
-    """cuMemcpyHtoD(dstDevice, srcHost, ByteCount)
-
-    Copies memory from Host to Device
+    """Copies memory from Host to Device
 
     Copies from host memory to device memory. dstDevice and srcHost are
     the base addresses of the destination and source, respectively. ByteCount
@@ -26596,8 +26596,12 @@ def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
 
@@ -26625,9 +26629,7 @@ def cuMemcpyHtoD(dstDevice, srcHost, ByteCount):
 
 
 def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
-    """cuMemcpyDtoH(dstHost, srcDevice, ByteCount)
-
-    Copies memory from Device to Host
+    """Copies memory from Device to Host
 
     Copies from device to host memory. dstHost and srcDevice specify the
     base pointers of the destination and source, respectively. ByteCount
@@ -26650,8 +26652,12 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
     ----------
     dstHost
         Destination host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -26679,9 +26685,7 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
 
 
 def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):
-    """cuMemcpyDtoD(dstDevice, srcDevice, ByteCount)
-
-    Copies memory from Device to Device
+    """Copies memory from Device to Device
 
     Copies from device memory to device memory. dstDevice and srcDevice
     are the base pointers of the destination and source, respectively.
@@ -26705,8 +26709,10 @@ def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -26733,9 +26739,7 @@ def cuMemcpyDtoD(dstDevice, srcDevice, ByteCount):
 
 
 def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
-    """cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount)
-
-    Copies memory from Device to Array
+    """Copies memory from Device to Array
 
     Copies from device memory to a 1D CUDA array. dstArray and dstOffset
     specify the CUDA array handle and starting index of the destination data.
@@ -26758,10 +26762,12 @@ def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
 
@@ -26789,9 +26795,7 @@ def cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount):
 
 
 def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
-    """cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount)
-
-    Copies memory from Array to Device
+    """Copies memory from Array to Device
 
     Copies from one 1D CUDA array to device memory. dstDevice specifies the
     base pointer of the destination and must be naturally aligned with the CUDA
@@ -26816,8 +26820,10 @@ def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
@@ -26847,9 +26853,7 @@ def cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount):
 
 
 def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
-    """cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount)
-
-    Copies memory from Host to Array
+    """Copies memory from Host to Array
 
     Copies from host memory to a 1D CUDA array. dstArray and dstOffset
     specify the CUDA array handle and starting offset in bytes of the destination
@@ -26872,10 +26876,14 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
 
@@ -26904,9 +26912,7 @@ def cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount):
 
 
 def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
-    """cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount)
-
-    Copies memory from Array to Host
+    """Copies memory from Array to Host
 
     Copies from one 1D CUDA array to host memory. dstHost specifies the base
     pointer of the destination. srcArray and srcOffset specify the CUDA
@@ -26929,8 +26935,12 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
     ----------
     dstHost
         Destination device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
@@ -26961,9 +26971,7 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
 
 
 def cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount):
-    """cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
-
-    Copies memory from Array to Array
+    """Copies memory from Array to Array
 
     Copies from one 1D CUDA array to another. dstArray and srcArray
     specify the handles of the destination and source CUDA arrays for the copy,
@@ -26989,10 +26997,12 @@ def cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount):
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
@@ -27023,9 +27033,7 @@ def cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount):
 
 
 def cuMemcpy2D(pCopy):
-    """cuMemcpy2D(pCopy)
-
-    Copies memory for 2D arrays
+    """Copies memory for 2D arrays
 
     Perform a 2D memory copy according to the parameters specified in pCopy.
     The CUDA_MEMCPY2D structure is defined as:
@@ -27179,6 +27187,7 @@ def cuMemcpy2D(pCopy):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY2D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -27205,9 +27214,7 @@ def cuMemcpy2D(pCopy):
 
 
 def cuMemcpy2DUnaligned(pCopy):
-    """cuMemcpy2DUnaligned(pCopy)
-
-    Copies memory for 2D arrays
+    """Copies memory for 2D arrays
 
     Perform a 2D memory copy according to the parameters specified in pCopy.
     The CUDA_MEMCPY2D structure is defined as:
@@ -27359,6 +27366,7 @@ def cuMemcpy2DUnaligned(pCopy):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY2D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -27385,9 +27393,7 @@ def cuMemcpy2DUnaligned(pCopy):
 
 
 def cuMemcpy3D(pCopy):
-    """cuMemcpy3D(pCopy)
-
-    Copies memory for 3D arrays
+    """Copies memory for 3D arrays
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy. The CUDA_MEMCPY3D structure is defined as:
@@ -27546,6 +27552,7 @@ def cuMemcpy3D(pCopy):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -27572,9 +27579,7 @@ def cuMemcpy3D(pCopy):
 
 
 def cuMemcpy3DPeer(pCopy):
-    """cuMemcpy3DPeer(pCopy)
-
-    Copies memory between contexts
+    """Copies memory between contexts
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy.  See the definition of the CUDA_MEMCPY3D_PEER structure
@@ -27588,6 +27593,7 @@ def cuMemcpy3DPeer(pCopy):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D_PEER, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -27614,9 +27620,7 @@ def cuMemcpy3DPeer(pCopy):
 
 
 def cuMemcpyAsync(dst, src, ByteCount, hStream):
-    """cuMemcpyAsync(dst, src, ByteCount, hStream)
-
-    Copies memory asynchronously
+    """Copies memory asynchronously
 
     Copies data between two pointers.
     dst and src are base pointers of the destination and source, respectively.
@@ -27645,12 +27649,15 @@ def cuMemcpyAsync(dst, src, ByteCount, hStream):
     ----------
     dst
         Destination unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     src
         Source unified virtual address space pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27677,9 +27684,7 @@ def cuMemcpyAsync(dst, src, ByteCount, hStream):
 
 
 def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream):
-    """cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream)
-
-    Copies device memory between two contexts asynchronously.
+    """Copies device memory between two contexts asynchronously.
 
     Copies from device memory in one context to device memory in another
     context. dstDevice is the base device pointer of the destination memory
@@ -27695,16 +27700,21 @@ def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, h
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstContext
         Destination context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcContext
         Source context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27733,9 +27743,7 @@ def cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, h
 
 
 def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
-    """cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream)
-
-    Copies memory from Host to Device
+    """Copies memory from Host to Device
 
     Copies from host memory to device memory. dstDevice and srcHost are
     the base addresses of the destination and source, respectively. ByteCount
@@ -27760,12 +27768,17 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27793,9 +27806,7 @@ def cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream):
 
 
 def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
-    """cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream)
-
-    Copies memory from Device to Host
+    """Copies memory from Device to Host
 
     Copies from device to host memory. dstHost and srcDevice specify the
     base pointers of the destination and source, respectively. ByteCount
@@ -27820,12 +27831,17 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
     ----------
     dstHost
         Destination host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27853,9 +27869,7 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
 
 
 def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):
-    """cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream)
-
-    Copies memory from Device to Device
+    """Copies memory from Device to Device
 
     Copies from device memory to device memory. dstDevice and srcDevice
     are the base pointers of the destination and source, respectively.
@@ -27881,12 +27895,15 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     srcDevice
         Source device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27913,9 +27930,7 @@ def cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream):
 
 
 def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
-    """cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream)
-
-    Copies memory from Host to Array
+    """Copies memory from Host to Array
 
     Copies from host memory to a 1D CUDA array. dstArray and dstOffset
     specify the CUDA array handle and starting offset in bytes of the
@@ -27940,14 +27955,19 @@ def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
     ----------
     dstArray
         Destination array
+        Takes CUarray, an int (the raw value), or None (NULL).
     dstOffset
         Offset in bytes of destination array
     srcHost
         Source host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27976,9 +27996,7 @@ def cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream):
 
 
 def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
-    """cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream)
-
-    Copies memory from Array to Host
+    """Copies memory from Array to Host
 
     Copies from one 1D CUDA array to host memory. dstHost specifies the base
     pointer of the destination. srcArray and srcOffset specify the CUDA
@@ -28003,14 +28021,19 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
     ----------
     dstHost
         Destination pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
+        call.
     srcArray
         Source array
+        Takes CUarray, an int (the raw value), or None (NULL).
     srcOffset
         Offset in bytes of source array
     ByteCount
         Size of memory copy in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28039,9 +28062,7 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
 
 
 def cuMemcpy2DAsync(pCopy, hStream):
-    """cuMemcpy2DAsync(pCopy, hStream)
-
-    Copies memory for 2D arrays
+    """Copies memory for 2D arrays
 
     Perform a 2D memory copy according to the parameters specified in pCopy.
     The CUDA_MEMCPY2D structure is defined as:
@@ -28197,8 +28218,10 @@ def cuMemcpy2DAsync(pCopy, hStream):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY2D, an int address of one, or None (NULL).
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28227,9 +28250,7 @@ def cuMemcpy2DAsync(pCopy, hStream):
 
 
 def cuMemcpy3DAsync(pCopy, hStream):
-    """cuMemcpy3DAsync(pCopy, hStream)
-
-    Copies memory for 3D arrays
+    """Copies memory for 3D arrays
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy. The CUDA_MEMCPY3D structure is defined as:
@@ -28390,8 +28411,10 @@ def cuMemcpy3DAsync(pCopy, hStream):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28420,9 +28443,7 @@ def cuMemcpy3DAsync(pCopy, hStream):
 
 
 def cuMemcpy3DPeerAsync(pCopy, hStream):
-    """cuMemcpy3DPeerAsync(pCopy, hStream)
-
-    Copies memory between contexts asynchronously.
+    """Copies memory between contexts asynchronously.
 
     Perform a 3D memory copy according to the parameters specified in
     pCopy.  See the definition of the CUDA_MEMCPY3D_PEER structure
@@ -28436,8 +28457,10 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
     ----------
     pCopy
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D_PEER, an int address of one, or None (NULL).
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28465,9 +28488,7 @@ def cuMemcpy3DPeerAsync(pCopy, hStream):
 
 
 def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream):
-    """cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
-
-    Performs a batch of memory copies asynchronously.
+    """Performs a batch of memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies.
@@ -28516,20 +28537,30 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
     ----------
     dsts
         Array of destination pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     srcs
         Array of memcpy source pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memcpy operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dsts, srcs and sizes arrays
     attrs
         Array of memcpy attributes.
+        Takes CUmemcpyAttributes, an int address of one, or None (NULL).
     attrsIdxs
         Array of indices to specify which copies each entry in the attrs array applies to. The attributes specified in attrs[k] will be applied to copies starting from attrsIdxs[k] through attrsIdxs[k+1] - 1. Also attrs[numAttrs-1] will apply to copies starting from attrsIdxs[numAttrs-1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numAttrs gives), or None
+        (NULL).
     numAttrs
         Size of attrs and attrsIdxs arrays.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28634,9 +28665,7 @@ def cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hSt
 
 
 def cuMemcpy3DBatchAsync(numOps, opList, flags, hStream):
-    """cuMemcpy3DBatchAsync(numOps, opList, flags, hStream)
-
-    Performs a batch of 3D memory copies asynchronously.
+    """Performs a batch of 3D memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent
@@ -28690,10 +28719,12 @@ def cuMemcpy3DBatchAsync(numOps, opList, flags, hStream):
         Total number of memcpy operations.
     opList
         Array of size numOps containing the actual memcpy operations.
+        Takes CUDA_MEMCPY3D_BATCH_OP, an int address of one, or None (NULL).
     flags
         Flags for future use, must be zero now.
     hStream
         The stream to enqueue the operations in. Must not be default NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28722,9 +28753,7 @@ def cuMemcpy3DBatchAsync(numOps, opList, flags, hStream):
 
 
 def cuMemsetD8(dstDevice, uc, N):
-    """cuMemsetD8(dstDevice, uc, N)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the memory range of N 8-bit values to the specified value
     uc.
@@ -28747,6 +28776,7 @@ def cuMemsetD8(dstDevice, uc, N):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     uc
         Value to set
     N
@@ -28775,9 +28805,7 @@ def cuMemsetD8(dstDevice, uc, N):
 
 
 def cuMemsetD16(dstDevice, us, N):
-    """cuMemsetD16(dstDevice, us, N)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the memory range of N 16-bit values to the specified value
     us. The dstDevice pointer must be two byte aligned.
@@ -28800,6 +28828,7 @@ def cuMemsetD16(dstDevice, us, N):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     us
         Value to set
     N
@@ -28828,9 +28857,7 @@ def cuMemsetD16(dstDevice, us, N):
 
 
 def cuMemsetD32(dstDevice, ui, N):
-    """cuMemsetD32(dstDevice, ui, N)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the memory range of N 32-bit values to the specified value
     ui. The dstDevice pointer must be four byte aligned.
@@ -28853,6 +28880,7 @@ def cuMemsetD32(dstDevice, ui, N):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ui
         Value to set
     N
@@ -28881,9 +28909,7 @@ def cuMemsetD32(dstDevice, ui, N):
 
 
 def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
-    """cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the 2D memory range of Width 8-bit values to the specified value
     uc. Height specifies the number of rows to set, and dstPitch
@@ -28909,6 +28935,7 @@ def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     uc
@@ -28943,9 +28970,7 @@ def cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height):
 
 
 def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
-    """cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the 2D memory range of Width 16-bit values to the specified value
     us. Height specifies the number of rows to set, and dstPitch
@@ -28972,6 +28997,7 @@ def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     us
@@ -29006,9 +29032,7 @@ def cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height):
 
 
 def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
-    """cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height)
-
-    Initializes device memory
+    """Initializes device memory
 
     Sets the 2D memory range of Width 32-bit values to the specified value
     ui. Height specifies the number of rows to set, and dstPitch
@@ -29035,6 +29059,7 @@ def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     ui
@@ -29069,9 +29094,7 @@ def cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height):
 
 
 def cuMemsetD8Async(dstDevice, uc, N, hStream):
-    """cuMemsetD8Async(dstDevice, uc, N, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the memory range of N 8-bit values to the specified value
     uc.
@@ -29094,12 +29117,14 @@ def cuMemsetD8Async(dstDevice, uc, N, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     uc
         Value to set
     N
         Number of elements
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29125,9 +29150,7 @@ def cuMemsetD8Async(dstDevice, uc, N, hStream):
 
 
 def cuMemsetD16Async(dstDevice, us, N, hStream):
-    """cuMemsetD16Async(dstDevice, us, N, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the memory range of N 16-bit values to the specified value
     us. The dstDevice pointer must be two byte aligned.
@@ -29150,12 +29173,14 @@ def cuMemsetD16Async(dstDevice, us, N, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     us
         Value to set
     N
         Number of elements
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29181,9 +29206,7 @@ def cuMemsetD16Async(dstDevice, us, N, hStream):
 
 
 def cuMemsetD32Async(dstDevice, ui, N, hStream):
-    """cuMemsetD32Async(dstDevice, ui, N, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the memory range of N 32-bit values to the specified value
     ui. The dstDevice pointer must be four byte aligned.
@@ -29205,12 +29228,14 @@ def cuMemsetD32Async(dstDevice, ui, N, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     ui
         Value to set
     N
         Number of elements
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29236,9 +29261,7 @@ def cuMemsetD32Async(dstDevice, ui, N, hStream):
 
 
 def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
-    """cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the 2D memory range of Width 8-bit values to the specified value
     uc. Height specifies the number of rows to set, and dstPitch
@@ -29264,6 +29287,7 @@ def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     uc
@@ -29274,6 +29298,7 @@ def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
         Number of rows
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29301,9 +29326,7 @@ def cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream):
 
 
 def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
-    """cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the 2D memory range of Width 16-bit values to the specified value
     us. Height specifies the number of rows to set, and dstPitch
@@ -29330,6 +29353,7 @@ def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     us
@@ -29340,6 +29364,7 @@ def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
         Number of rows
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29367,9 +29392,7 @@ def cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream):
 
 
 def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
-    """cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream)
-
-    Sets device memory
+    """Sets device memory
 
     Sets the 2D memory range of Width 32-bit values to the specified value
     ui. Height specifies the number of rows to set, and dstPitch
@@ -29396,6 +29419,7 @@ def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
     ----------
     dstDevice
         Destination device pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     dstPitch
         Pitch of destination device pointer(Unused if Height is 1)
     ui
@@ -29406,6 +29430,7 @@ def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
         Number of rows
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29433,9 +29458,7 @@ def cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream):
 
 
 def cuArrayCreate(pAllocateArray):
-    """cuArrayCreate(pAllocateArray)
-
-    Creates a 1D or 2D CUDA array
+    """Creates a 1D or 2D CUDA array
 
     Creates a CUDA array according to the CUDA_ARRAY_DESCRIPTOR structure
     pAllocateArray and returns a handle to the new CUDA array in *pHandle.
@@ -29570,6 +29593,7 @@ def cuArrayCreate(pAllocateArray):
     ----------
     pAllocateArray
         Array descriptor
+        Takes CUDA_ARRAY_DESCRIPTOR, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -29603,9 +29627,7 @@ def cuArrayCreate(pAllocateArray):
 
 
 def cuArrayGetDescriptor(hArray):
-    """cuArrayGetDescriptor(hArray)
-
-    Get a 1D or 2D CUDA array descriptor
+    """Get a 1D or 2D CUDA array descriptor
 
     Returns in *pArrayDescriptor a descriptor containing information on the
     format and dimensions of the CUDA array hArray. It is useful for
@@ -29628,6 +29650,7 @@ def cuArrayGetDescriptor(hArray):
     ----------
     hArray
         Array to get descriptor of
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29656,9 +29679,7 @@ def cuArrayGetDescriptor(hArray):
 
 
 def cuArrayGetSparseProperties(array):
-    """cuArrayGetSparseProperties(array)
-
-    Returns the layout properties of a sparse CUDA array
+    """Returns the layout properties of a sparse CUDA array
 
     Returns the layout properties of a sparse CUDA array in sparseProperties
     If the CUDA array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -29677,6 +29698,7 @@ def cuArrayGetSparseProperties(array):
     ----------
     array
         CUDA array to get the sparse properties of
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29701,9 +29723,7 @@ def cuArrayGetSparseProperties(array):
 
 
 def cuMipmappedArrayGetSparseProperties(mipmap):
-    """cuMipmappedArrayGetSparseProperties(mipmap)
-
-    Returns the layout properties of a sparse CUDA mipmapped array
+    """Returns the layout properties of a sparse CUDA mipmapped array
 
     Returns the sparse array layout properties in sparseProperties
     If the CUDA mipmapped array is not allocated with flag CUDA_ARRAY3D_SPARSE
@@ -29723,6 +29743,7 @@ def cuMipmappedArrayGetSparseProperties(mipmap):
     ----------
     mipmap
         CUDA mipmapped array to get the sparse properties of
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29747,9 +29768,7 @@ def cuMipmappedArrayGetSparseProperties(mipmap):
 
 
 def cuArrayGetMemoryRequirements(array, device):
-    """cuArrayGetMemoryRequirements(array, device)
-
-    Returns the memory requirements of a CUDA array
+    """Returns the memory requirements of a CUDA array
 
     Returns the memory requirements of a CUDA array in memoryRequirements
     If the CUDA array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -29766,8 +29785,10 @@ def cuArrayGetMemoryRequirements(array, device):
     ----------
     array
         CUDA array to get the memory requirements of
+        Takes CUarray, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29793,9 +29814,7 @@ def cuArrayGetMemoryRequirements(array, device):
 
 
 def cuMipmappedArrayGetMemoryRequirements(mipmap, device):
-    """cuMipmappedArrayGetMemoryRequirements(mipmap, device)
-
-    Returns the memory requirements of a CUDA mipmapped array
+    """Returns the memory requirements of a CUDA mipmapped array
 
     Returns the memory requirements of a CUDA mipmapped array in memoryRequirements
     If the CUDA mipmapped array is not allocated with flag CUDA_ARRAY3D_DEFERRED_MAPPING
@@ -29813,8 +29832,10 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap, device):
     ----------
     mipmap
         CUDA mipmapped array to get the memory requirements of
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29840,9 +29861,7 @@ def cuMipmappedArrayGetMemoryRequirements(mipmap, device):
 
 
 def cuArrayGetPlane(hArray, planeIdx):
-    """cuArrayGetPlane(hArray, planeIdx)
-
-    Gets a CUDA array plane from a CUDA array
+    """Gets a CUDA array plane from a CUDA array
 
     Returns in pPlaneArray a CUDA array that represents a single format plane
     of the CUDA array hArray.
@@ -29863,6 +29882,7 @@ def cuArrayGetPlane(hArray, planeIdx):
     ----------
     hArray
         Multiplanar CUDA array
+        Takes CUarray, an int (the raw value), or None (NULL).
     planeIdx
         Plane index
 
@@ -29894,9 +29914,7 @@ def cuArrayGetPlane(hArray, planeIdx):
 
 
 def cuArrayDestroy(hArray):
-    """cuArrayDestroy(hArray)
-
-    Destroys a CUDA array
+    """Destroys a CUDA array
 
     Destroys the CUDA array hArray.
 
@@ -29916,6 +29934,7 @@ def cuArrayDestroy(hArray):
     ----------
     hArray
         Array to destroy
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29940,9 +29959,7 @@ def cuArrayDestroy(hArray):
 
 
 def cuArray3DCreate(pAllocateArray):
-    """cuArray3DCreate(pAllocateArray)
-
-    Creates a 3D CUDA array
+    """Creates a 3D CUDA array
 
     Creates a CUDA array according to the CUDA_ARRAY3D_DESCRIPTOR structure
     pAllocateArray and returns a handle to the new CUDA array in *pHandle.
@@ -30153,6 +30170,7 @@ def cuArray3DCreate(pAllocateArray):
     ----------
     pAllocateArray
         3D array descriptor
+        Takes CUDA_ARRAY3D_DESCRIPTOR, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -30186,9 +30204,7 @@ def cuArray3DCreate(pAllocateArray):
 
 
 def cuArray3DGetDescriptor(hArray):
-    """cuArray3DGetDescriptor(hArray)
-
-    Get a 3D CUDA array descriptor
+    """Get a 3D CUDA array descriptor
 
     Returns in *pArrayDescriptor a descriptor containing information on the
     format and dimensions of the CUDA array hArray. It is useful for
@@ -30214,6 +30230,7 @@ def cuArray3DGetDescriptor(hArray):
     ----------
     hArray
         3D array to get descriptor of
+        Takes CUarray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30243,9 +30260,7 @@ def cuArray3DGetDescriptor(hArray):
 
 
 def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels):
-    """cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels)
-
-    Creates a CUDA mipmapped array
+    """Creates a CUDA mipmapped array
 
     Creates a CUDA mipmapped array according to the CUDA_ARRAY3D_DESCRIPTOR structure
     pMipmappedArrayDesc and returns a handle to the new CUDA mipmapped array in *pHandle.
@@ -30416,6 +30431,7 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels):
     ----------
     pMipmappedArrayDesc
         mipmapped array descriptor
+        Takes CUDA_ARRAY3D_DESCRIPTOR, an int address of one, or None (NULL).
     numMipmapLevels
         Number of mipmap levels
 
@@ -30452,9 +30468,7 @@ def cuMipmappedArrayCreate(pMipmappedArrayDesc, numMipmapLevels):
 
 
 def cuMipmappedArrayGetLevel(hMipmappedArray, level):
-    """cuMipmappedArrayGetLevel(hMipmappedArray, level)
-
-    Gets a mipmap level of a CUDA mipmapped array
+    """Gets a mipmap level of a CUDA mipmapped array
 
     Returns in *pLevelArray a CUDA array that represents a single mipmap level
     of the CUDA mipmapped array hMipmappedArray.
@@ -30472,6 +30486,7 @@ def cuMipmappedArrayGetLevel(hMipmappedArray, level):
     ----------
     hMipmappedArray
         CUDA mipmapped array
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
     level
         Mipmap level
 
@@ -30503,9 +30518,7 @@ def cuMipmappedArrayGetLevel(hMipmappedArray, level):
 
 
 def cuMipmappedArrayDestroy(hMipmappedArray):
-    """cuMipmappedArrayDestroy(hMipmappedArray)
-
-    Destroys a CUDA mipmapped array
+    """Destroys a CUDA mipmapped array
 
     Destroys the CUDA mipmapped array hMipmappedArray.
 
@@ -30519,6 +30532,7 @@ def cuMipmappedArrayDestroy(hMipmappedArray):
     ----------
     hMipmappedArray
         Mipmapped array to destroy
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30543,9 +30557,7 @@ def cuMipmappedArrayDestroy(hMipmappedArray):
 
 
 def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
-    """cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags)
-
-    Retrieve handle for an address range
+    """Retrieve handle for an address range
 
     Get a handle of the specified type to an address range.
     When requesting CUmemRangeHandleType.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
@@ -30581,12 +30593,16 @@ def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
     ----------
     handle
         Pointer to the location where the returned handle will be stored.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dptr
         Pointer to a valid CUDA device allocation. Must be aligned to host page size.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Length of the address range. Must be aligned to host page size.
     handleType
         Type of handle requested (defines type and size of the handle output parameter)
+        Takes a CUmemRangeHandleType member or an int.
     flags
         When requesting CUmemRangeHandleType.CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD the value could be CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, otherwise 0.
 
@@ -30602,7 +30618,7 @@ def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
     cdef void* _c_handle = view_address(handle_view) if handle_view is not None else as_address(handle, b"handle")
     cdef c.CUdeviceptr _c_dptr = _as_CUdeviceptr(dptr, b"dptr")
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
-    cdef c.CUmemRangeHandleType _c_handleType = <c.CUmemRangeHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemRangeHandleType _c_handleType = <c.CUmemRangeHandleType>as_unsigned(as_enum(handleType, _CUmemRangeHandleType_class, b"CUmemRangeHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -30614,9 +30630,7 @@ def cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags):
 
 
 def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
-    """cuMemBatchDecompressAsync(paramsArray, count, flags, stream)
-
-    Submit a batch of count independent decompression operations.
+    """Submit a batch of count independent decompression operations.
 
     \\details Each of the count decompression operations is described by a
              single entry in the paramsArray array. Once the batch has been
@@ -30651,12 +30665,14 @@ def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
     ----------
     paramsArray
         The array of structures describing the independent decompression operations.
+        Takes CUmemDecompressParams, an int address of one, or None (NULL).
     count
         The number of entries in paramsArray array.
     flags
         Must be 0.
     stream
         The stream where the work will be enqueued.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30692,9 +30708,7 @@ def cuMemBatchDecompressAsync(paramsArray, count, flags, stream):
 
 
 def cuMemAddressReserve(size, alignment, addr, flags):
-    """cuMemAddressReserve(size, alignment, addr, flags)
-
-    Allocate an address range reservation.
+    """Allocate an address range reservation.
 
     Reserves a virtual address range based on the given parameters, giving
     the starting address of the range in ptr.  This API requires a system that
@@ -30714,6 +30728,7 @@ def cuMemAddressReserve(size, alignment, addr, flags):
         Alignment of the reserved virtual address range requested
     addr
         Hint address for the start of the address range
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     flags
         Currently unused, must be zero
 
@@ -30748,9 +30763,7 @@ def cuMemAddressReserve(size, alignment, addr, flags):
 
 
 def cuMemAddressFree(ptr, size):
-    """cuMemAddressFree(ptr, size)
-
-    Free an address range reservation.
+    """Free an address range reservation.
 
     Frees a virtual address range reserved by cuMemAddressReserve.  The size
     must match what was given to memAddressReserve and the ptr given must
@@ -30762,6 +30775,7 @@ def cuMemAddressFree(ptr, size):
     ----------
     ptr
         Starting address of the virtual address range to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of the virtual address region to free
 
@@ -30788,9 +30802,7 @@ def cuMemAddressFree(ptr, size):
 
 
 def cuMemCreate(size, prop, flags):
-    """cuMemCreate(size, prop, flags)
-
-    Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+    """Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 
     This creates a memory allocation on the target device specified through the
     prop structure. The created allocation will not have any device or host
@@ -30844,6 +30856,7 @@ def cuMemCreate(size, prop, flags):
         Size of the allocation requested
     prop
         Properties of the allocation to create.
+        Takes CUmemAllocationProp, an int address of one, or None (NULL).
     flags
         flags for future use, must be zero now.
 
@@ -30882,9 +30895,7 @@ def cuMemCreate(size, prop, flags):
 
 
 def cuMemRelease(handle):
-    """cuMemRelease(handle)
-
-    Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+    """Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 
     Frees the memory that was allocated on a device through cuMemCreate.
 
@@ -30902,6 +30913,7 @@ def cuMemRelease(handle):
     ----------
     handle
         Value of handle which was returned previously by cuMemCreate.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30925,9 +30937,7 @@ def cuMemRelease(handle):
 
 
 def cuMemMap(ptr, size, offset, handle, flags):
-    """cuMemMap(ptr, size, offset, handle, flags)
-
-    Maps an allocation handle to a reserved virtual address range.
+    """Maps an allocation handle to a reserved virtual address range.
 
     Maps bytes of memory represented by handle starting from byte offset to
     size to address range [addr, addr + size]. This range must be an
@@ -30966,12 +30976,14 @@ def cuMemMap(ptr, size, offset, handle, flags):
     ----------
     ptr
         Address where memory will be mapped.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of the memory mapping.
     offset
         Offset into the memory represented by - handle from which to start mapping - Note: currently must be zero.
     handle
         Handle to a shareable memory
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     flags
         flags for future use, must be zero now.
 
@@ -31004,9 +31016,7 @@ def cuMemMap(ptr, size, offset, handle, flags):
 
 
 def cuMemMapArrayAsync(mapInfoList, count, hStream):
-    """cuMemMapArrayAsync(mapInfoList, count, hStream)
-
-    Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+    """Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 
     Performs map or unmap operations on subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays.
     Each operation is specified by a CUarrayMapInfo entry in the mapInfoList array of size count.
@@ -31133,10 +31143,12 @@ def cuMemMapArrayAsync(mapInfoList, count, hStream):
     ----------
     mapInfoList
         List of CUarrayMapInfo
+        Takes CUarrayMapInfo, an int address of one, or None (NULL).
     count
         Count of CUarrayMapInfo  in mapInfoList
     hStream
         Stream identifier for the stream to use for map or unmap operations
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31163,9 +31175,7 @@ def cuMemMapArrayAsync(mapInfoList, count, hStream):
 
 
 def cuMemUnmap(ptr, size):
-    """cuMemUnmap(ptr, size)
-
-    Unmap the backing memory of a given address range.
+    """Unmap the backing memory of a given address range.
 
     The range must be the entire contiguous address range that was mapped to.  In
     other words, cuMemUnmap cannot unmap a sub-range of an address range mapped
@@ -31183,6 +31193,7 @@ def cuMemUnmap(ptr, size):
     ----------
     ptr
         Starting address for the virtual address range to unmap
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of the virtual address range to unmap
 
@@ -31209,9 +31220,7 @@ def cuMemUnmap(ptr, size):
 
 
 def cuMemSetAccess(ptr, size, desc, count):
-    """cuMemSetAccess(ptr, size, desc, count)
-
-    Set the access flags for each location specified in desc for the given virtual address range
+    """Set the access flags for each location specified in desc for the given virtual address range
 
     Given the virtual address range via ptr and size, and the locations
     in the array given by desc and count, set the access flags for the
@@ -31233,10 +31242,13 @@ def cuMemSetAccess(ptr, size, desc, count):
     ----------
     ptr
         Starting address for the virtual address range
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Length of the virtual address range
     desc
         Array of CUmemAccessDesc that describe how to change the - mapping for each location specified
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Number of CUmemAccessDesc in desc
 
@@ -31281,9 +31293,7 @@ def cuMemSetAccess(ptr, size, desc, count):
 
 
 def cuMemGetAccess(location, ptr):
-    """cuMemGetAccess(location, ptr)
-
-    Get the access flags set for the given location and ptr
+    """Get the access flags set for the given location and ptr
 
     See also: cuMemSetAccess
 
@@ -31291,8 +31301,10 @@ def cuMemGetAccess(location, ptr):
     ----------
     location
         Location in which to check the flags for
+        Takes CUmemLocation, an int address of one, or None (NULL).
     ptr
         Address in which to check the access flags for
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31327,9 +31339,7 @@ def cuMemGetAccess(location, ptr):
 
 
 def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
-    """cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags)
-
-    Exports an allocation to a requested shareable handle type
+    """Exports an allocation to a requested shareable handle type
 
     Given a CUDA memory handle, create a shareable memory
     allocation handle that can be used to share the memory with other
@@ -31351,10 +31361,14 @@ def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
     ----------
     shareableHandle
         Pointer to the location in which to store the requested handle type
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     handle
         CUDA handle for the memory allocation
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     handleType
         Type of shareable handle requested (defines type and size of the shareableHandle output parameter)
+        Takes a CUmemAllocationHandleType member or an int.
     flags
         Reserved, must be zero
 
@@ -31372,7 +31386,7 @@ def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
     cdef object shareableHandle_view = buffer_view(shareableHandle)
     cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.CUmemGenericAllocationHandle _c_handle = _as_CUmemGenericAllocationHandle(handle, b"handle")
-    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -31384,9 +31398,7 @@ def cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags):
 
 
 def cuMemImportFromShareableHandle(osHandle, shHandleType):
-    """cuMemImportFromShareableHandle(osHandle, shHandleType)
-
-    Imports an allocation from a requested shareable handle type.
+    """Imports an allocation from a requested shareable handle type.
 
     If the current process cannot support the memory described by this shareable
     handle, this API will error as CUDA_ERROR_NOT_SUPPORTED.
@@ -31407,8 +31419,11 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
     ----------
     osHandle
         Shareable Handle representing the memory allocation that is to be imported.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     shHandleType
         handle type of the exported handle CUmemAllocationHandleType.
+        Takes a CUmemAllocationHandleType member or an int.
 
     Returns
     -------
@@ -31426,7 +31441,7 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
     cdef CUmemGenericAllocationHandle handle_handle = CUmemGenericAllocationHandle.__new__(CUmemGenericAllocationHandle)
     cdef object osHandle_view = buffer_view(osHandle)
     cdef void* _c_osHandle = view_address(osHandle_view) if osHandle_view is not None else as_address(osHandle, b"osHandle")
-    cdef c.CUmemAllocationHandleType _c_shHandleType = <c.CUmemAllocationHandleType>as_unsigned(shHandleType, b"shHandleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_shHandleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(shHandleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"shHandleType"), b"shHandleType", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemImportFromShareableHandle(&handle_handle._ptr, _c_osHandle, _c_shHandleType)
@@ -31439,9 +31454,7 @@ def cuMemImportFromShareableHandle(osHandle, shHandleType):
 
 
 def cuMemGetAllocationGranularity(prop, option):
-    """cuMemGetAllocationGranularity(prop, option)
-
-    Calculates either the minimal or recommended granularity
+    """Calculates either the minimal or recommended granularity
 
     Calculates either the minimal or recommended granularity
     for a given allocation specification and returns it in granularity.  This
@@ -31453,8 +31466,10 @@ def cuMemGetAllocationGranularity(prop, option):
     ----------
     prop
         Property for which to determine the granularity for
+        Takes CUmemAllocationProp, an int address of one, or None (NULL).
     option
         Determines which granularity to return
+        Takes a CUmemAllocationGranularity_flags member or an int.
 
     Returns
     -------
@@ -31475,7 +31490,7 @@ def cuMemGetAllocationGranularity(prop, option):
         _c_prop = (<CUmemAllocationProp>prop)._ptr
     elif prop is not None:
         _c_prop = <c.CUmemAllocationProp*>as_address(prop, b"prop")
-    cdef c.CUmemAllocationGranularity_flags _c_option = <c.CUmemAllocationGranularity_flags>as_unsigned(option, b"option", UINT32_MAX)
+    cdef c.CUmemAllocationGranularity_flags _c_option = <c.CUmemAllocationGranularity_flags>as_unsigned(as_enum(option, _CUmemAllocationGranularity_flags_class, b"CUmemAllocationGranularity_flags", b"option"), b"option", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemGetAllocationGranularity(&_c_granularity, _c_prop, _c_option)
@@ -31488,9 +31503,7 @@ def cuMemGetAllocationGranularity(prop, option):
 
 
 def cuMemGetAllocationPropertiesFromHandle(handle):
-    """cuMemGetAllocationPropertiesFromHandle(handle)
-
-    Retrieve the contents of the property structure defining properties for this handle
+    """Retrieve the contents of the property structure defining properties for this handle
 
     See also: cuMemCreate, cuMemImportFromShareableHandle
 
@@ -31498,6 +31511,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle):
     ----------
     handle
         Handle which to perform the query on
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31526,9 +31540,7 @@ def cuMemGetAllocationPropertiesFromHandle(handle):
 
 
 def cuMemRetainAllocationHandle(addr):
-    """cuMemRetainAllocationHandle(addr)
-
-    Given an address addr, returns the allocation handle of the backing memory allocation.
+    """Given an address addr, returns the allocation handle of the backing memory allocation.
 
     The handle is guaranteed to be the same handle value used to map the memory. If the address
     requested is not mapped, the function will fail. The returned handle must be released with
@@ -31543,6 +31555,8 @@ def cuMemRetainAllocationHandle(addr):
     ----------
     addr
         Memory address to query, that has been mapped previously.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -31572,9 +31586,7 @@ def cuMemRetainAllocationHandle(addr):
 
 
 def cuMemFreeAsync(dptr, hStream):
-    """cuMemFreeAsync(dptr, hStream)
-
-    Frees memory with stream ordered semantics
+    """Frees memory with stream ordered semantics
 
     Inserts a free operation into hStream.
     The allocation must not be accessed after stream execution reaches the free.
@@ -31588,8 +31600,10 @@ def cuMemFreeAsync(dptr, hStream):
     ----------
     dptr
         memory to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     hStream
         The stream establishing the stream ordering contract.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31613,9 +31627,7 @@ def cuMemFreeAsync(dptr, hStream):
 
 
 def cuMemAllocAsync(bytesize, hStream):
-    """cuMemAllocAsync(bytesize, hStream)
-
-    Allocates memory with stream ordered semantics
+    """Allocates memory with stream ordered semantics
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -31640,6 +31652,7 @@ def cuMemAllocAsync(bytesize, hStream):
         Number of bytes to allocate
     hStream
         The stream establishing the stream ordering contract and the memory pool to allocate from
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31669,9 +31682,7 @@ def cuMemAllocAsync(bytesize, hStream):
 
 
 def cuMemPoolTrimTo(pool, minBytesToKeep):
-    """cuMemPoolTrimTo(pool, minBytesToKeep)
-
-    Tries to release memory back to the OS
+    """Tries to release memory back to the OS
 
     Releases memory back to the OS until the pool contains fewer than minBytesToKeep
     reserved bytes, or there is no more memory that the allocator can safely release.
@@ -31689,6 +31700,7 @@ def cuMemPoolTrimTo(pool, minBytesToKeep):
     ----------
     pool
         The memory pool to trim
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     minBytesToKeep
         If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.  Otherwise the pool will be guaranteed to have at least minBytesToKeep bytes reserved after the operation.
 
@@ -31712,9 +31724,7 @@ def cuMemPoolTrimTo(pool, minBytesToKeep):
 
 
 def cuMemPoolSetAttribute(pool, attr, value):
-    """cuMemPoolSetAttribute(pool, attr, value)
-
-    Sets attributes of a memory pool
+    """Sets attributes of a memory pool
 
     Supported attributes are:
     - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t)
@@ -31750,8 +31760,10 @@ def cuMemPoolSetAttribute(pool, attr, value):
     ----------
     pool
         The memory pool to modify
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     attr
         The attribute to modify
+        Takes a CUmemPool_attribute member or an int.
     value
         Pointer to the value to assign
 
@@ -31763,7 +31775,7 @@ def cuMemPoolSetAttribute(pool, attr, value):
     """
     cdef int _err
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
-    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(as_enum(attr, _CUmemPool_attribute_class, b"CUmemPool_attribute", b"attr"), b"attr", UINT32_MAX)
     cdef _CUmemPool_attribute_value _c_value
     _CUmemPool_attribute_store(_c_attr, value, &_c_value, b"attr")
 
@@ -31776,9 +31788,7 @@ def cuMemPoolSetAttribute(pool, attr, value):
 
 
 def cuMemPoolGetAttribute(pool, attr):
-    """cuMemPoolGetAttribute(pool, attr)
-
-    Gets attributes of a memory pool
+    """Gets attributes of a memory pool
 
     Supported attributes are:
     - CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: (value type = cuuint64_t)
@@ -31817,8 +31827,10 @@ def cuMemPoolGetAttribute(pool, attr):
     ----------
     pool
         The memory pool to get attributes of
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     attr
         The attribute to get
+        Takes a CUmemPool_attribute member or an int.
 
     Returns
     -------
@@ -31831,7 +31843,7 @@ def cuMemPoolGetAttribute(pool, attr):
     """
     cdef int _err
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
-    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUmemPool_attribute _c_attr = <c.CUmemPool_attribute>as_unsigned(as_enum(attr, _CUmemPool_attribute_class, b"CUmemPool_attribute", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUmemPool_attribute_size(_c_attr, b"attr")
@@ -31848,9 +31860,7 @@ def cuMemPoolGetAttribute(pool, attr):
 
 
 def cuMemPoolSetAccess(pool, map, count):
-    """cuMemPoolSetAccess(pool, map, count)
-
-    Controls visibility of pools between devices
+    """Controls visibility of pools between devices
 
     See also: cuMemAllocAsync, cuMemFreeAsync, cuDeviceGetDefaultMemPool,
         cuDeviceGetMemPool, cuMemPoolCreate
@@ -31859,8 +31869,11 @@ def cuMemPoolSetAccess(pool, map, count):
     ----------
     pool
         The pool being modified
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     map
         Array of access descriptors. Each descriptor instructs the access to enable for a single gpu.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Number of descriptors in the map array.
 
@@ -31903,9 +31916,7 @@ def cuMemPoolSetAccess(pool, map, count):
 
 
 def cuMemPoolGetAccess(memPool, location):
-    """cuMemPoolGetAccess(memPool, location)
-
-    Returns the accessibility of a pool from a device
+    """Returns the accessibility of a pool from a device
 
     Returns the accessibility of the pool's memory from the specified location.
 
@@ -31916,8 +31927,10 @@ def cuMemPoolGetAccess(memPool, location):
     ----------
     memPool
         the pool being queried
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     location
         the location accessing the pool
+        Takes CUmemLocation, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -31945,9 +31958,7 @@ def cuMemPoolGetAccess(memPool, location):
 
 
 def cuMemPoolCreate(poolProps):
-    """cuMemPoolCreate(poolProps)
-
-    Creates a memory pool
+    """Creates a memory pool
 
     Creates a CUDA memory pool and returns the handle in pool.  The poolProps determines
     the properties of the pool such as the backing device and IPC capabilities.
@@ -31994,6 +32005,7 @@ def cuMemPoolCreate(poolProps):
     ----------
     poolProps
         const CUmemPoolProps *
+        Takes CUmemPoolProps, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32025,9 +32037,7 @@ def cuMemPoolCreate(poolProps):
 
 
 def cuMemPoolDestroy(pool):
-    """cuMemPoolDestroy(pool)
-
-    Destroys the specified memory pool
+    """Destroys the specified memory pool
 
     If any pointers obtained from this pool haven't been freed or
     the pool has free operations that haven't completed
@@ -32047,6 +32057,7 @@ def cuMemPoolDestroy(pool):
     ----------
     pool
         CUmemoryPool
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32066,9 +32077,7 @@ def cuMemPoolDestroy(pool):
 
 
 def cuMemGetDefaultMemPool(location, type):
-    """cuMemGetDefaultMemPool(location, type)
-
-    Returns the default memory pool for a given location and allocation type
+    """Returns the default memory pool for a given location and allocation type
 
     The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
     CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -32082,8 +32091,10 @@ def cuMemGetDefaultMemPool(location, type):
     ----------
     location
         CUmemLocation *
+        Takes CUmemLocation, an int address of one, or None (NULL).
     type
         CUmemAllocationType
+        Takes a CUmemAllocationType member or an int.
 
     Returns
     -------
@@ -32103,7 +32114,7 @@ def cuMemGetDefaultMemPool(location, type):
         _c_location = (<CUmemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.CUmemLocation*>as_address(location, b"location")
-    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(as_enum(type, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemGetDefaultMemPool(&pool_out_handle._ptr, _c_location, _c_type)
@@ -32116,9 +32127,7 @@ def cuMemGetDefaultMemPool(location, type):
 
 
 def cuMemGetMemPool(location, type):
-    """cuMemGetMemPool(location, type)
-
-    Gets the current memory pool for a memory location and of a particular allocation type
+    """Gets the current memory pool for a memory location and of a particular allocation type
 
     The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
     CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -32137,8 +32146,10 @@ def cuMemGetMemPool(location, type):
     ----------
     location
         CUmemLocation *
+        Takes CUmemLocation, an int address of one, or None (NULL).
     type
         CUmemAllocationType
+        Takes a CUmemAllocationType member or an int.
 
     Returns
     -------
@@ -32154,7 +32165,7 @@ def cuMemGetMemPool(location, type):
         _c_location = (<CUmemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.CUmemLocation*>as_address(location, b"location")
-    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(as_enum(type, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuMemGetMemPool(&pool_handle._ptr, _c_location, _c_type)
@@ -32167,9 +32178,7 @@ def cuMemGetMemPool(location, type):
 
 
 def cuMemSetMemPool(location, type, pool):
-    """cuMemSetMemPool(location, type, pool)
-
-    Sets the current memory pool for a memory location and allocation type
+    """Sets the current memory pool for a memory location and allocation type
 
     The memory location can be of one of CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST or
     CU_MEM_LOCATION_TYPE_HOST_NUMA. The allocation type can be one of CU_MEM_ALLOCATION_TYPE_PINNED or
@@ -32193,10 +32202,13 @@ def cuMemSetMemPool(location, type, pool):
     ----------
     location
         CUmemLocation *
+        Takes CUmemLocation, an int address of one, or None (NULL).
     type
         CUmemAllocationType
+        Takes a CUmemAllocationType member or an int.
     pool
         CUmemoryPool
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32210,7 +32222,7 @@ def cuMemSetMemPool(location, type, pool):
         _c_location = (<CUmemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.CUmemLocation*>as_address(location, b"location")
-    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUmemAllocationType _c_type = <c.CUmemAllocationType>as_unsigned(as_enum(type, _CUmemAllocationType_class, b"CUmemAllocationType", b"type"), b"type", UINT32_MAX)
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
 
     with nogil:
@@ -32222,9 +32234,7 @@ def cuMemSetMemPool(location, type, pool):
 
 
 def cuMemAllocFromPoolAsync(bytesize, pool, hStream):
-    """cuMemAllocFromPoolAsync(bytesize, pool, hStream)
-
-    Allocates memory from a specified pool with stream ordered semantics.
+    """Allocates memory from a specified pool with stream ordered semantics.
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -32252,8 +32262,10 @@ def cuMemAllocFromPoolAsync(bytesize, pool, hStream):
         Number of bytes to allocate
     pool
         The pool to allocate from
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     hStream
         The stream establishing the stream ordering semantic
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32284,9 +32296,7 @@ def cuMemAllocFromPoolAsync(bytesize, pool, hStream):
 
 
 def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
-    """cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags)
-
-    Exports a memory pool to the requested handle type.
+    """Exports a memory pool to the requested handle type.
 
     Given an IPC capable mempool, create an OS handle to share the pool with another process.
     A recipient process can convert the shareable handle into a mempool with cuMemPoolImportFromShareableHandle.
@@ -32305,10 +32315,14 @@ def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
     ----------
     handle_out
         Returned OS handle
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     pool
         pool to export
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     handleType
         the type of handle to create
+        Takes a CUmemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -32324,7 +32338,7 @@ def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
     cdef object handle_out_view = buffer_view(handle_out)
     cdef void* _c_handle_out = view_address(handle_out_view) if handle_out_view is not None else as_address(handle_out, b"handle_out")
     cdef c.CUmemoryPool _c_pool = _as_CUmemoryPool(pool, b"pool")
-    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -32336,9 +32350,7 @@ def cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags):
 
 
 def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
-    """cuMemPoolImportFromShareableHandle(handle, handleType, flags)
-
-    imports a memory pool from a shared handle.
+    """imports a memory pool from a shared handle.
 
     Specific allocations can be imported from the imported pool with cuMemPoolImportPointer.
 
@@ -32356,8 +32368,11 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
     ----------
     handle
         OS handle of the pool to open
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     handleType
         The type of handle being imported
+        Takes a CUmemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -32375,7 +32390,7 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
     cdef CUmemoryPool pool_out_handle = CUmemoryPool.__new__(CUmemoryPool)
     cdef object handle_view = buffer_view(handle)
     cdef void* _c_handle = view_address(handle_view) if handle_view is not None else as_address(handle, b"handle")
-    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.CUmemAllocationHandleType _c_handleType = <c.CUmemAllocationHandleType>as_unsigned(as_enum(handleType, _CUmemAllocationHandleType_class, b"CUmemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned long long _c_flags = <unsigned long long>as_unsigned(flags, b"flags", UINT64_MAX)
 
     with nogil:
@@ -32389,9 +32404,7 @@ def cuMemPoolImportFromShareableHandle(handle, handleType, flags):
 
 
 def cuMemPoolExportPointer(ptr):
-    """cuMemPoolExportPointer(ptr)
-
-    Export data to share a memory pool allocation between processes.
+    """Export data to share a memory pool allocation between processes.
 
     Constructs shareData_out for sharing a specific allocation from an already shared memory pool.
     The recipient process can import the allocation with the cuMemPoolImportPointer api.
@@ -32403,6 +32416,7 @@ def cuMemPoolExportPointer(ptr):
     ----------
     ptr
         pointer to memory being exported
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32429,9 +32443,7 @@ def cuMemPoolExportPointer(ptr):
 
 
 def cuMemPoolImportPointer(pool, shareData):
-    """cuMemPoolImportPointer(pool, shareData)
-
-    Import a memory pool allocation from another process.
+    """Import a memory pool allocation from another process.
 
     Returns in ptr_out a pointer to the imported memory.
     The imported memory must not be accessed before the allocation operation completes
@@ -32451,8 +32463,10 @@ def cuMemPoolImportPointer(pool, shareData):
     ----------
     pool
         pool from which to import
+        Takes CUmemoryPool, an int (the raw value), or None (NULL).
     shareData
         data specifying the memory to import
+        Takes CUmemPoolPtrExportData, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32484,9 +32498,7 @@ def cuMemPoolImportPointer(pool, shareData):
 
 
 def cuMulticastCreate(prop):
-    """cuMulticastCreate(prop)
-
-    Create a generic allocation handle representing a multicast object described by the given properties.
+    """Create a generic allocation handle representing a multicast object described by the given properties.
 
     This creates a multicast object as described by prop. The number of
     participating devices is specified by CUmulticastObjectProp.numDevices.
@@ -32517,6 +32529,7 @@ def cuMulticastCreate(prop):
     ----------
     prop
         Properties of the multicast object to create.
+        Takes CUmulticastObjectProp, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32551,9 +32564,7 @@ def cuMulticastCreate(prop):
 
 
 def cuMulticastAddDevice(mcHandle, dev):
-    """cuMulticastAddDevice(mcHandle, dev)
-
-    Associate a device to a multicast object.
+    """Associate a device to a multicast object.
 
     Associates a device to a multicast object. The added device will be a part of
     the multicast team of size specified by CUmulticastObjectProp.numDevices
@@ -32573,8 +32584,10 @@ def cuMulticastAddDevice(mcHandle, dev):
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     dev
         Device that will be associated to the multicast object.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32601,9 +32614,7 @@ def cuMulticastAddDevice(mcHandle, dev):
 
 
 def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
-    """cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags)
-
-    Bind a memory allocation represented by a handle to a multicast object.
+    """Bind a memory allocation represented by a handle to a multicast object.
 
     Binds a memory allocation specified by memHandle and created via
     cuMemCreate to a multicast object represented by mcHandle and created
@@ -32639,10 +32650,12 @@ def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     mcOffset
         Offset into the multicast object for attachment.
     memHandle
         Handle representing a memory allocation.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     memOffset
         Offset into the memory for attachment.
     size
@@ -32681,9 +32694,7 @@ def cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags):
 
 
 def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
-    """cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags)
-
-    Bind a memory allocation represented by a virtual address to a multicast object.
+    """Bind a memory allocation represented by a virtual address to a multicast object.
 
     Binds a memory allocation specified by its mapped address memptr to a
     multicast object represented by mcHandle.
@@ -32718,10 +32729,12 @@ def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     mcOffset
         Offset into multicast va range for attachment.
     memptr
         Virtual address of the memory allocation.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     size
         Size of memory that will be bound to the multicast object.
     flags
@@ -32757,9 +32770,7 @@ def cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags):
 
 
 def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
-    """cuMulticastUnbind(mcHandle, dev, mcOffset, size)
-
-    Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+    """Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 
     Unbinds any memory allocations hosted on dev and bound to a multicast
     object at mcOffset and upto a given size.
@@ -32780,8 +32791,10 @@ def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
     ----------
     mcHandle
         Handle representing a multicast object.
+        Takes CUmemGenericAllocationHandle, an int (the raw value), or None (NULL).
     dev
         Device that hosts the memory allocation.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     mcOffset
         Offset into the multicast object.
     size
@@ -32813,9 +32826,7 @@ def cuMulticastUnbind(mcHandle, dev, mcOffset, size):
 
 
 def cuMulticastGetGranularity(prop, option):
-    """cuMulticastGetGranularity(prop, option)
-
-    Calculates either the minimal or recommended granularity for multicast object
+    """Calculates either the minimal or recommended granularity for multicast object
 
     Calculates either the minimal or recommended granularity for a given set of
     multicast object properties and returns it in granularity.  This granularity
@@ -32828,8 +32839,10 @@ def cuMulticastGetGranularity(prop, option):
     ----------
     prop
         Properties of the multicast object.
+        Takes CUmulticastObjectProp, an int address of one, or None (NULL).
     option
         Determines which granularity to return.
+        Takes a CUmulticastGranularity_flags member or an int.
 
     Returns
     -------
@@ -32850,7 +32863,7 @@ def cuMulticastGetGranularity(prop, option):
         _c_prop = (<CUmulticastObjectProp>prop)._ptr
     elif prop is not None:
         _c_prop = <c.CUmulticastObjectProp*>as_address(prop, b"prop")
-    cdef c.CUmulticastGranularity_flags _c_option = <c.CUmulticastGranularity_flags>as_unsigned(option, b"option", UINT32_MAX)
+    cdef c.CUmulticastGranularity_flags _c_option = <c.CUmulticastGranularity_flags>as_unsigned(as_enum(option, _CUmulticastGranularity_flags_class, b"CUmulticastGranularity_flags", b"option"), b"option", UINT32_MAX)
 
     with nogil:
         _err = c.cuMulticastGetGranularity(&_c_granularity, _c_prop, _c_option)
@@ -32863,9 +32876,7 @@ def cuMulticastGetGranularity(prop, option):
 
 
 def cuPointerGetAttribute(attribute, ptr):
-    """cuPointerGetAttribute(attribute, ptr)
-
-    Returns information about a pointer
+    """Returns information about a pointer
 
     The supported attributes are:
 
@@ -33048,8 +33059,10 @@ def cuPointerGetAttribute(attribute, ptr):
     ----------
     attribute
         Pointer attribute to query
+        Takes a CUpointer_attribute member or an int.
     ptr
         Pointer
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33064,7 +33077,7 @@ def cuPointerGetAttribute(attribute, ptr):
         Returned pointer attribute value
     """
     cdef int _err
-    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(as_enum(attribute, _CUpointer_attribute_class, b"CUpointer_attribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_ptr = _as_CUdeviceptr(ptr, b"ptr")
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
@@ -33081,9 +33094,7 @@ def cuPointerGetAttribute(attribute, ptr):
 
 
 def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
-    """cuMemPrefetchAsync(devPtr, count, location, flags, hStream)
-
-    Prefetches memory to the specified destination location
+    """Prefetches memory to the specified destination location
 
     Prefetches memory to the specified destination location.  devPtr is the
     base device pointer of the memory to be prefetched and location specifies the
@@ -33147,6 +33158,7 @@ def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
     ----------
     devPtr
         Pointer to be prefetched
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size in bytes
     location
@@ -33155,6 +33167,7 @@ def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
         flags for future use, must be zero now.
     hStream
         Stream to enqueue prefetch operation
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33179,9 +33192,7 @@ def cuMemPrefetchAsync(devPtr, count, location, flags, hStream):
 
 
 def cuMemAdvise(devPtr, count, advice, location):
-    """cuMemAdvise(devPtr, count, advice, location)
-
-    Advise about the usage of a given memory range
+    """Advise about the usage of a given memory range
 
     Advise the Unified Memory subsystem about the usage pattern for the memory range
     starting at devPtr with a size of count bytes. The start address and end address of the memory
@@ -33290,10 +33301,12 @@ def cuMemAdvise(devPtr, count, advice, location):
     ----------
     devPtr
         Pointer to memory to set the advice for
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size in bytes of the memory range
     advice
         Advice to be applied for the specified memory range
+        Takes a CUmem_advise member or an int.
     location
         location to apply the advice for
 
@@ -33307,7 +33320,7 @@ def cuMemAdvise(devPtr, count, advice, location):
     cdef int _err
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.CUmem_advise _c_advice = <c.CUmem_advise>as_unsigned(advice, b"advice", UINT32_MAX)
+    cdef c.CUmem_advise _c_advice = <c.CUmem_advise>as_unsigned(as_enum(advice, _CUmem_advise_class, b"CUmem_advise", b"advice"), b"advice", UINT32_MAX)
     cdef c.CUmemLocation* _c_location = _as_CUmemLocation_ptr(location, b"location")
 
     with nogil:
@@ -33319,9 +33332,7 @@ def cuMemAdvise(devPtr, count, advice, location):
 
 
 def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream):
-    """cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
-
-    Performs a batch of memory prefetches asynchronously
+    """Performs a batch of memory prefetches asynchronously
 
     Performs a batch of memory prefetches. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -33350,20 +33361,28 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
     ----------
     dptrs
         Array of pointers to be prefetched
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory prefetch operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes CUmemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to copies starting from  prefetchLocIdxs[k] through  prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to prefetches starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33446,9 +33465,7 @@ def cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, 
 
 
 def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
-    """cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream)
-
-    Performs a batch of memory discards asynchronously
+    """Performs a batch of memory discards asynchronously
 
     Performs a batch of memory discards. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -33473,14 +33490,19 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     flags
         Flags reserved for future use. Must be zero.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33538,9 +33560,7 @@ def cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream):
 
 
 def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream):
-    """cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream)
-
-    Performs a batch of memory discards and prefetches asynchronously
+    """Performs a batch of memory discards and prefetches asynchronously
 
     Performs a batch of memory discards followed by prefetches. The batch as a whole executes
     in stream order but operations within a batch are not guaranteed to execute in any specific order.
@@ -33576,20 +33596,28 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes CUmemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to operations starting from  prefetchLocIdxs[k] through prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to copies starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     hStream
         The stream to enqueue the operations in. Must not be legacy NULL stream.
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33672,9 +33700,7 @@ def cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetc
 
 
 def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
-    """cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)
-
-    Query an attribute of a given memory range
+    """Query an attribute of a given memory range
 
     Query an attribute about the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cuMemAllocManaged or declared via
@@ -33743,8 +33769,10 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
         Array containing the size of data
     attribute
         The attribute to query
+        Takes a CUmem_range_attribute member or an int.
     devPtr
         Start of the range to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size of the range to query
 
@@ -33759,7 +33787,7 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """
     cdef int _err
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
-    cdef c.CUmem_range_attribute _c_attribute = <c.CUmem_range_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.CUmem_range_attribute _c_attribute = <c.CUmem_range_attribute>as_unsigned(as_enum(attribute, _CUmem_range_attribute_class, b"CUmem_range_attribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_devPtr = _as_CUdeviceptr(devPtr, b"devPtr")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     # dataSize bytes, as the caller asks (an array attribute fills them all),
@@ -33779,9 +33807,7 @@ def cuMemRangeGetAttribute(dataSize, attribute, devPtr, count):
 
 
 def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
-    """cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
-
-    Query attributes of a given memory range.
+    """Query attributes of a given memory range.
 
     Query attributes of the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cuMemAllocManaged or declared via
@@ -33809,12 +33835,17 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
     ----------
     dataSizes
         Array containing the sizes of each result
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     numAttributes
         Number of attributes to query
     devPtr
         Start of the range to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     count
         Size of the range to query
 
@@ -33870,7 +33901,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
         _c_attributes = <c.CUmem_range_attribute*><char*>attributes_storage
         for i in range(attributes_count):
             item = attributes[i]
-            _c_attributes[i] = <c.CUmem_range_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
+            _c_attributes[i] = <c.CUmem_range_attribute>as_unsigned(as_enum(item, _CUmem_range_attribute_class, b"CUmem_range_attribute", b"attributes"), b"attributes", UINT32_MAX)
     # A value per attribute in the dataSizes bytes the caller gives for it (an
     # array attribute fills them all), never less than its type takes: an
     # unknown attribute is refused before C could write past it.
@@ -33896,9 +33927,7 @@ def cuMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
 
 
 def cuPointerSetAttribute(value, attribute, ptr):
-    """cuPointerSetAttribute(value, attribute, ptr)
-
-    Set attributes on a previously allocated memory region
+    """Set attributes on a previously allocated memory region
 
     The supported attributes are:
 
@@ -33930,8 +33959,10 @@ def cuPointerSetAttribute(value, attribute, ptr):
         Pointer to memory containing the value to be set
     attribute
         Pointer attribute to set
+        Takes a CUpointer_attribute member or an int.
     ptr
         Pointer to a memory region allocated using CUDA memory allocation APIs
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33944,7 +33975,7 @@ def cuPointerSetAttribute(value, attribute, ptr):
         CUDA_ERROR_INVALID_DEVICE
     """
     cdef int _err
-    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.CUpointer_attribute _c_attribute = <c.CUpointer_attribute>as_unsigned(as_enum(attribute, _CUpointer_attribute_class, b"CUpointer_attribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef c.CUdeviceptr _c_ptr = _as_CUdeviceptr(ptr, b"ptr")
     cdef _CUpointer_attribute_value _c_value
     _CUpointer_attribute_store(_c_attribute, value, &_c_value, b"attribute")
@@ -33958,9 +33989,7 @@ def cuPointerSetAttribute(value, attribute, ptr):
 
 
 def cuPointerGetAttributes(numAttributes, attributes, ptr):
-    """cuPointerGetAttributes(numAttributes, attributes, ptr)
-
-    Returns information about a pointer.
+    """Returns information about a pointer.
 
     The supported attributes are (refer to cuPointerGetAttribute for attribute descriptions and restrictions):
 
@@ -33998,8 +34027,11 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
         Number of attributes to query
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     ptr
         Pointer to query
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34033,7 +34065,7 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
         _c_attributes = <c.CUpointer_attribute*><char*>attributes_storage
         for i in range(attributes_count):
             item = attributes[i]
-            _c_attributes[i] = <c.CUpointer_attribute>as_unsigned(item, b"attributes", UINT32_MAX)
+            _c_attributes[i] = <c.CUpointer_attribute>as_unsigned(as_enum(item, _CUpointer_attribute_class, b"CUpointer_attribute", b"attributes"), b"attributes", UINT32_MAX)
     # A value per attribute, each in storage of the union of their types; an
     # unknown attribute is refused before C could write past it.
     cdef Py_ssize_t data_n = <Py_ssize_t>_c_numAttributes
@@ -34056,9 +34088,7 @@ def cuPointerGetAttributes(numAttributes, attributes, ptr):
 
 
 def cuStreamCreate(Flags):
-    """cuStreamCreate(Flags)
-
-    Create a stream
+    """Create a stream
 
     Creates a stream and returns a handle in phStream.  The Flags argument
     determines behaviors of the stream.
@@ -34114,9 +34144,7 @@ def cuStreamCreate(Flags):
 
 
 def cuStreamCreateWithPriority(flags, priority):
-    """cuStreamCreateWithPriority(flags, priority)
-
-    Create a stream with the given priority
+    """Create a stream with the given priority
 
     Creates a stream with the specified priority and returns a handle in phStream.
     This affects the scheduling priority of work in the stream. Priorities provide a
@@ -34185,9 +34213,7 @@ def cuStreamCreateWithPriority(flags, priority):
 
 
 def cuStreamGetPriority(hStream):
-    """cuStreamGetPriority(hStream)
-
-    Query the priority of a given stream
+    """Query the priority of a given stream
 
     Query the priority of a stream created using cuStreamCreate, cuStreamCreateWithPriority or cuGreenCtxStreamCreate
     and return the priority in priority. Note that if the stream was created with a
@@ -34208,6 +34234,7 @@ def cuStreamGetPriority(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34236,9 +34263,7 @@ def cuStreamGetPriority(hStream):
 
 
 def cuStreamGetDevice(hStream):
-    """cuStreamGetDevice(hStream)
-
-    Returns the device handle of the stream
+    """Returns the device handle of the stream
 
     Returns in *device the device handle of the stream
 
@@ -34252,6 +34277,7 @@ def cuStreamGetDevice(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34280,9 +34306,7 @@ def cuStreamGetDevice(hStream):
 
 
 def cuStreamGetFlags(hStream):
-    """cuStreamGetFlags(hStream)
-
-    Query the flags of a given stream
+    """Query the flags of a given stream
 
     Query the flags of a stream created using cuStreamCreate, cuStreamCreateWithPriority or cuGreenCtxStreamCreate
     and return the flags in flags.
@@ -34298,6 +34322,7 @@ def cuStreamGetFlags(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34326,9 +34351,7 @@ def cuStreamGetFlags(hStream):
 
 
 def cuStreamGetId(hStream):
-    """cuStreamGetId(hStream)
-
-    Returns the unique Id associated with the stream handle supplied
+    """Returns the unique Id associated with the stream handle supplied
 
     Returns in streamId the unique Id which is associated with the given stream handle.
     The Id is unique for the life of the program.
@@ -34353,6 +34376,7 @@ def cuStreamGetId(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34377,9 +34401,7 @@ def cuStreamGetId(hStream):
 
 
 def cuStreamGetCtx(hStream):
-    """cuStreamGetCtx(hStream)
-
-    Query the context associated with a stream
+    """Query the context associated with a stream
 
     Returns the CUDA context that the stream is associated with.
 
@@ -34418,6 +34440,7 @@ def cuStreamGetCtx(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34445,9 +34468,7 @@ def cuStreamGetCtx(hStream):
 
 
 def cuStreamGetCtx_v2(hStream):
-    """cuStreamGetCtx_v2(hStream)
-
-    Query the contexts associated with a stream
+    """Query the contexts associated with a stream
 
     Returns the contexts that the stream is associated with.
 
@@ -34494,6 +34515,7 @@ def cuStreamGetCtx_v2(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34524,9 +34546,7 @@ def cuStreamGetCtx_v2(hStream):
 
 
 def cuStreamWaitEvent(hStream, hEvent, Flags):
-    """cuStreamWaitEvent(hStream, hEvent, Flags)
-
-    Make a compute stream wait on an event
+    """Make a compute stream wait on an event
 
     Makes all future work submitted to hStream wait for all work captured in
     hEvent.  See cuEventRecord() for details on what is captured by an event.
@@ -34551,8 +34571,10 @@ def cuStreamWaitEvent(hStream, hEvent, Flags):
     ----------
     hStream
         Stream to wait
+        Takes CUstream, an int (the raw value), or None (NULL).
     hEvent
         Event to wait on (may not be NULL)
+        Takes CUevent, an int (the raw value), or None (NULL).
     Flags
         See CUevent_capture_flags
 
@@ -34579,9 +34601,7 @@ def cuStreamWaitEvent(hStream, hEvent, Flags):
 
 
 def cuStreamAddCallback(hStream, callback, userData, flags):
-    """cuStreamAddCallback(hStream, callback, userData, flags)
-
-    Add a callback to a compute stream
+    """Add a callback to a compute stream
 
     Note: This function is slated for eventual deprecation and removal. If
     you do not require the callback to execute in case of a device error,
@@ -34642,8 +34662,11 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
     ----------
     hStream
         Stream to add callback to
+        Takes CUstream, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -34685,9 +34708,7 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
 
 
 def cuStreamBeginCapture(hStream, mode):
-    """cuStreamBeginCapture(hStream, mode)
-
-    Begins graph capture on a stream
+    """Begins graph capture on a stream
 
     Begin graph capture on hStream. When a stream is in capture mode, all operations
     pushed into the stream will not be executed, but will instead be captured into
@@ -34714,8 +34735,10 @@ def cuStreamBeginCapture(hStream, mode):
     ----------
     hStream
         Stream in which to initiate capture
+        Takes CUstream, an int (the raw value), or None (NULL).
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cuThreadExchangeStreamCaptureMode.
+        Takes a CUstreamCaptureMode member or an int.
 
     Returns
     -------
@@ -34727,7 +34750,7 @@ def cuStreamBeginCapture(hStream, mode):
     """
     cdef int _err
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(as_enum(mode, _CUstreamCaptureMode_class, b"CUstreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
 
     with nogil:
         _err = c.cuStreamBeginCapture(_c_hStream, _c_mode)
@@ -34738,9 +34761,7 @@ def cuStreamBeginCapture(hStream, mode):
 
 
 def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode):
-    """cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode)
-
-    Begins graph capture on a stream to an existing graph
+    """Begins graph capture on a stream to an existing graph
 
     Begin graph capture on hStream, placing new nodes into an existing graph. When a stream is
     in capture mode, all operations pushed into the stream will not be executed, but will instead
@@ -34771,16 +34792,23 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     ----------
     hStream
         Stream in which to initiate capture.
+        Takes CUstream, an int (the raw value), or None (NULL).
     hGraph
         Graph to capture into.
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the first node captured in the stream.  Can be NULL if numDependencies is 0.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies.
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cuThreadExchangeStreamCaptureMode.
+        Takes a CUstreamCaptureMode member or an int.
 
     Returns
     -------
@@ -34794,7 +34822,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
     cdef c.CUgraph _c_hGraph = _as_CUgraph(hGraph, b"hGraph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(as_enum(mode, _CUstreamCaptureMode_class, b"CUstreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.CUgraphNode* _c_dependencies = NULL
@@ -34843,9 +34871,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
 
 
 def cuThreadExchangeStreamCaptureMode():
-    """cuThreadExchangeStreamCaptureMode()
-
-    Swaps the stream capture interaction mode for a thread
+    """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
     in *mode, and overwrites *mode with the previous mode for the thread. To
@@ -34910,9 +34936,7 @@ def cuThreadExchangeStreamCaptureMode():
 
 
 def cuStreamEndCapture(hStream):
-    """cuStreamEndCapture(hStream)
-
-    Ends capture on a stream, returning the captured graph
+    """Ends capture on a stream, returning the captured graph
 
     End capture on hStream, returning the captured graph via phGraph.
     Capture must have been initiated on hStream via a call to cuStreamBeginCapture.
@@ -34933,6 +34957,7 @@ def cuStreamEndCapture(hStream):
     ----------
     hStream
         Stream to query
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34960,9 +34985,7 @@ def cuStreamEndCapture(hStream):
 
 
 def cuStreamIsCapturing(hStream):
-    """cuStreamIsCapturing(hStream)
-
-    Returns a stream's capture status
+    """Returns a stream's capture status
 
     Return the capture status of hStream via captureStatus. After a successful
     call, *captureStatus will contain one of the following:
@@ -34992,6 +35015,7 @@ def cuStreamIsCapturing(hStream):
     ----------
     hStream
         Stream to query
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35019,9 +35043,7 @@ def cuStreamIsCapturing(hStream):
 
 
 def cuStreamGetCaptureInfo(hStream):
-    """cuStreamGetCaptureInfo(hStream)
-
-    Query a stream's capture state
+    """Query a stream's capture state
 
     Query stream state related to stream capture.
 
@@ -35046,6 +35068,7 @@ def cuStreamGetCaptureInfo(hStream):
     ----------
     hStream
         The stream to query
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35089,9 +35112,7 @@ def cuStreamGetCaptureInfo(hStream):
 
 
 def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags):
-    """cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags)
-
-    Update the set of dependencies in a capturing stream
+    """Update the set of dependencies in a capturing stream
 
     Modifies the dependency set of a capturing stream. The dependency set is the set
     of nodes that the next captured node in the stream will depend on along with the
@@ -35116,10 +35137,15 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     ----------
     hStream
         The stream to update
+        Takes CUstream, an int (the raw value), or None (NULL).
     dependencies
         The set of dependencies to add
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         The size of the dependencies array
     flags
@@ -35184,9 +35210,7 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
 
 
 def cuStreamAttachMemAsync(hStream, dptr, length, flags):
-    """cuStreamAttachMemAsync(hStream, dptr, length, flags)
-
-    Attach memory to a stream asynchronously
+    """Attach memory to a stream asynchronously
 
     Enqueues an operation in hStream to specify stream association of
     length bytes of memory starting from dptr. This function is a
@@ -35258,8 +35282,10 @@ def cuStreamAttachMemAsync(hStream, dptr, length, flags):
     ----------
     hStream
         Stream in which to enqueue the attach operation
+        Takes CUstream, an int (the raw value), or None (NULL).
     dptr
         Pointer to memory (must be a pointer to managed memory or to a valid host-accessible region of system-allocated pageable memory)
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     length
         Length of memory
     flags
@@ -35290,9 +35316,7 @@ def cuStreamAttachMemAsync(hStream, dptr, length, flags):
 
 
 def cuStreamQuery(hStream):
-    """cuStreamQuery(hStream)
-
-    Determine status of a compute stream
+    """Determine status of a compute stream
 
     Returns CUDA_SUCCESS if all operations in the stream specified by
     hStream have completed, or CUDA_ERROR_NOT_READY if not.
@@ -35311,6 +35335,7 @@ def cuStreamQuery(hStream):
     ----------
     hStream
         Stream to query status of
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35334,9 +35359,7 @@ def cuStreamQuery(hStream):
 
 
 def cuStreamSynchronize(hStream):
-    """cuStreamSynchronize(hStream)
-
-    Wait until a stream's tasks are completed
+    """Wait until a stream's tasks are completed
 
     Waits until the device has completed all operations in the stream specified
     by hStream. If the context was created with the
@@ -35354,6 +35377,7 @@ def cuStreamSynchronize(hStream):
     ----------
     hStream
         Stream to wait for
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35376,9 +35400,7 @@ def cuStreamSynchronize(hStream):
 
 
 def cuStreamDestroy(hStream):
-    """cuStreamDestroy(hStream)
-
-    Destroys a stream
+    """Destroys a stream
 
     Destroys the stream specified by hStream.
 
@@ -35398,6 +35420,7 @@ def cuStreamDestroy(hStream):
     ----------
     hStream
         Stream to destroy
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35421,9 +35444,7 @@ def cuStreamDestroy(hStream):
 
 
 def cuStreamCopyAttributes(dst, src):
-    """cuStreamCopyAttributes(dst, src)
-
-    Copies attributes from source stream to destination stream.
+    """Copies attributes from source stream to destination stream.
 
     Copies attributes from source stream src to destination stream dst.
     Both streams must have the same context.
@@ -35435,8 +35456,10 @@ def cuStreamCopyAttributes(dst, src):
     ----------
     dst
         Destination stream
+        Takes CUstream, an int (the raw value), or None (NULL).
     src
         Source stream For list of attributes see CUstreamAttrID
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35457,9 +35480,7 @@ def cuStreamCopyAttributes(dst, src):
 
 
 def cuStreamGetAttribute(hStream, attr):
-    """cuStreamGetAttribute(hStream, attr)
-
-    Queries stream attribute.
+    """Queries stream attribute.
 
     Queries attribute attr from hStream and stores it in corresponding
     member of value_out.
@@ -35470,7 +35491,9 @@ def cuStreamGetAttribute(hStream, attr):
     Parameters
     ----------
     hStream
+        Takes CUstream, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
 
     Returns
     -------
@@ -35482,7 +35505,7 @@ def cuStreamGetAttribute(hStream, attr):
     """
     cdef int _err
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef CUlaunchAttributeValue value_out_record = CUlaunchAttributeValue.__new__(CUlaunchAttributeValue)
 
     with nogil:
@@ -35496,9 +35519,7 @@ def cuStreamGetAttribute(hStream, attr):
 
 
 def cuStreamSetAttribute(hStream, attr, value):
-    """cuStreamSetAttribute(hStream, attr, value)
-
-    Sets stream attribute.
+    """Sets stream attribute.
 
     Sets attribute attr on hStream from corresponding attribute of
     value. The updated attribute will be applied to subsequent work
@@ -35510,8 +35531,11 @@ def cuStreamSetAttribute(hStream, attr, value):
     Parameters
     ----------
     hStream
+        Takes CUstream, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
     value
+        Takes CUlaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -35522,7 +35546,7 @@ def cuStreamSetAttribute(hStream, attr, value):
     """
     cdef int _err
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUstreamAttrID _c_attr = <c.CUstreamAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.CUstreamAttrValue* _c_value = NULL
     if isinstance(value, CUlaunchAttributeValue):
         _c_value = (<CUlaunchAttributeValue>value)._ptr
@@ -35538,9 +35562,7 @@ def cuStreamSetAttribute(hStream, attr, value):
 
 
 def cuEventCreate(Flags):
-    """cuEventCreate(Flags)
-
-    Creates an event
+    """Creates an event
 
     Creates an event *phEvent for the current context with the flags specified via
     Flags. Valid flags include:
@@ -35598,9 +35620,7 @@ def cuEventCreate(Flags):
 
 
 def cuEventRecord(hEvent, hStream):
-    """cuEventRecord(hEvent, hStream)
-
-    Records an event
+    """Records an event
 
     Captures in hEvent the contents of hStream at the time of this call.
     hEvent and hStream must be from the same context otherwise
@@ -35631,8 +35651,10 @@ def cuEventRecord(hEvent, hStream):
     ----------
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
     hStream
         Stream to record event for
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35657,9 +35679,7 @@ def cuEventRecord(hEvent, hStream):
 
 
 def cuEventRecordWithFlags(hEvent, hStream, flags):
-    """cuEventRecordWithFlags(hEvent, hStream, flags)
-
-    Records an event
+    """Records an event
 
     Captures in hEvent the contents of hStream at the time of this call.
     hEvent and hStream must be from the same context otherwise
@@ -35696,8 +35716,10 @@ def cuEventRecordWithFlags(hEvent, hStream, flags):
     ----------
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
     hStream
         Stream to record event for
+        Takes CUstream, an int (the raw value), or None (NULL).
     flags
         See CUevent_capture_flags
 
@@ -35725,9 +35747,7 @@ def cuEventRecordWithFlags(hEvent, hStream, flags):
 
 
 def cuEventQuery(hEvent):
-    """cuEventQuery(hEvent)
-
-    Queries an event's status
+    """Queries an event's status
 
     Queries the status of all work currently captured by hEvent. See
     cuEventRecord() for details on what is captured by an event.
@@ -35749,6 +35769,7 @@ def cuEventQuery(hEvent):
     ----------
     hEvent
         Event to query
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35772,9 +35793,7 @@ def cuEventQuery(hEvent):
 
 
 def cuEventSynchronize(hEvent):
-    """cuEventSynchronize(hEvent)
-
-    Waits for an event to complete
+    """Waits for an event to complete
 
     Waits until the completion of all work currently captured in hEvent.
     See cuEventRecord() for details on what is captured by an event.
@@ -35796,6 +35815,7 @@ def cuEventSynchronize(hEvent):
     ----------
     hEvent
         Event to wait for
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35818,9 +35838,7 @@ def cuEventSynchronize(hEvent):
 
 
 def cuEventDestroy(hEvent):
-    """cuEventDestroy(hEvent)
-
-    Destroys an event
+    """Destroys an event
 
     Destroys the event specified by hEvent.
 
@@ -35840,6 +35858,7 @@ def cuEventDestroy(hEvent):
     ----------
     hEvent
         Event to destroy
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35862,9 +35881,7 @@ def cuEventDestroy(hEvent):
 
 
 def cuEventElapsedTime(hStart, hEnd):
-    """cuEventElapsedTime(hStart, hEnd)
-
-    Computes the elapsed time between two events
+    """Computes the elapsed time between two events
 
     Computes the elapsed time between two events (in milliseconds with a
     resolution of around 0.5 microseconds). Note this API is not guaranteed
@@ -35899,8 +35916,10 @@ def cuEventElapsedTime(hStart, hEnd):
     ----------
     hStart
         Starting event
+        Takes CUevent, an int (the raw value), or None (NULL).
     hEnd
         Ending event
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35931,9 +35950,7 @@ def cuEventElapsedTime(hStart, hEnd):
 
 
 def cuImportExternalMemory(memHandleDesc):
-    """cuImportExternalMemory(memHandleDesc)
-
-    Imports an external memory object
+    """Imports an external memory object
 
     Imports an externally allocated memory object and returns
     a handle to that in extMem_out.
@@ -36098,6 +36115,7 @@ def cuImportExternalMemory(memHandleDesc):
     ----------
     memHandleDesc
         Memory import handle descriptor
+        Takes CUDA_EXTERNAL_MEMORY_HANDLE_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -36129,9 +36147,7 @@ def cuImportExternalMemory(memHandleDesc):
 
 
 def cuExternalMemoryGetMappedBuffer(extMem, bufferDesc):
-    """cuExternalMemoryGetMappedBuffer(extMem, bufferDesc)
-
-    Maps a buffer onto an imported memory object
+    """Maps a buffer onto an imported memory object
 
     Maps a buffer onto an imported memory object and returns a device
     pointer in devPtr.
@@ -36175,8 +36191,10 @@ def cuExternalMemoryGetMappedBuffer(extMem, bufferDesc):
     ----------
     extMem
         Handle to external memory object
+        Takes CUexternalMemory, an int (the raw value), or None (NULL).
     bufferDesc
         Buffer descriptor
+        Takes CUDA_EXTERNAL_MEMORY_BUFFER_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -36208,9 +36226,7 @@ def cuExternalMemoryGetMappedBuffer(extMem, bufferDesc):
 
 
 def cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
-    """cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc)
-
-    Maps a CUDA mipmapped array onto an external memory object
+    """Maps a CUDA mipmapped array onto an external memory object
 
     Maps a CUDA mipmapped array onto an external object and returns a
     handle to it in mipmap.
@@ -36256,8 +36272,11 @@ def cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
     ----------
     extMem
         Handle to external memory object
+        Takes CUexternalMemory, an int (the raw value), or None (NULL).
     mipmapDesc
         CUDA array descriptor
+        Takes CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -36289,9 +36308,7 @@ def cuExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
 
 
 def cuDestroyExternalMemory(extMem):
-    """cuDestroyExternalMemory(extMem)
-
-    Destroys an external memory object.
+    """Destroys an external memory object.
 
     Destroys the specified external memory object. Any existing buffers
     and CUDA mipmapped arrays mapped onto this object must no longer be
@@ -36306,6 +36323,7 @@ def cuDestroyExternalMemory(extMem):
     ----------
     extMem
         External memory object to be destroyed
+        Takes CUexternalMemory, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36326,9 +36344,7 @@ def cuDestroyExternalMemory(extMem):
 
 
 def cuImportExternalSemaphore(semHandleDesc):
-    """cuImportExternalSemaphore(semHandleDesc)
-
-    Imports an external semaphore
+    """Imports an external semaphore
 
     Imports an externally allocated synchronization object and returns
     a handle to that in extSem_out.
@@ -36476,6 +36492,8 @@ def cuImportExternalSemaphore(semHandleDesc):
     ----------
     semHandleDesc
         Semaphore import handle descriptor
+        Takes CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -36507,9 +36525,7 @@ def cuImportExternalSemaphore(semHandleDesc):
 
 
 def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
-    """cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Signals a set of external semaphore objects
+    """Signals a set of external semaphore objects
 
     Enqueues a signal operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -36593,12 +36609,17 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
     ----------
     extSemArray
         Set of external semaphores to be signaled
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, an int address of one, or None
+        (NULL).
     numExtSems
         Number of semaphores to signal
     stream
         Stream to enqueue the signal operations in
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36645,9 +36666,7 @@ def cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
 
 
 def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
-    """cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Waits on a set of external semaphore objects
+    """Waits on a set of external semaphore objects
 
     Enqueues a wait operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -36711,12 +36730,17 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
     ----------
     extSemArray
         External semaphores to be waited on
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, an int address of one, or None
+        (NULL).
     numExtSems
         Number of semaphores to wait on
     stream
         Stream to enqueue the wait operations in
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36764,9 +36788,7 @@ def cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
 
 
 def cuDestroyExternalSemaphore(extSem):
-    """cuDestroyExternalSemaphore(extSem)
-
-    Destroys an external semaphore
+    """Destroys an external semaphore
 
     Destroys an external semaphore object and releases any references
     to the underlying resource. Any outstanding signals or waits must
@@ -36780,6 +36802,7 @@ def cuDestroyExternalSemaphore(extSem):
     ----------
     extSem
         External semaphore to be destroyed
+        Takes CUexternalSemaphore, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36800,9 +36823,7 @@ def cuDestroyExternalSemaphore(extSem):
 
 
 def cuStreamWaitValue32(stream, addr, value, flags):
-    """cuStreamWaitValue32(stream, addr, value, flags)
-
-    Wait on a memory location
+    """Wait on a memory location
 
     Enqueues a synchronization of the stream on the given memory location. Work
     ordered after the operation will block until the given condition on the
@@ -36836,10 +36857,13 @@ def cuStreamWaitValue32(stream, addr, value, flags):
     ----------
     stream
         The stream to synchronize on the memory location.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The memory location to wait on.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to compare with the memory location.
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWaitValue_flags.
 
@@ -36865,9 +36889,7 @@ def cuStreamWaitValue32(stream, addr, value, flags):
 
 
 def cuStreamWaitValue64(stream, addr, value, flags):
-    """cuStreamWaitValue64(stream, addr, value, flags)
-
-    Wait on a memory location
+    """Wait on a memory location
 
     Enqueues a synchronization of the stream on the given memory location. Work
     ordered after the operation will block until the given condition on the
@@ -36900,10 +36922,13 @@ def cuStreamWaitValue64(stream, addr, value, flags):
     ----------
     stream
         The stream to synchronize on the memory location.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The memory location to wait on.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to compare with the memory location.
+        Takes cuuint64_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWaitValue_flags.
 
@@ -36929,9 +36954,7 @@ def cuStreamWaitValue64(stream, addr, value, flags):
 
 
 def cuStreamWriteValue32(stream, addr, value, flags):
-    """cuStreamWriteValue32(stream, addr, value, flags)
-
-    Write a value to memory
+    """Write a value to memory
 
     Write a value to memory.
 
@@ -36950,10 +36973,13 @@ def cuStreamWriteValue32(stream, addr, value, flags):
     ----------
     stream
         The stream to do the write in.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The device address to write to.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to write.
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWriteValue_flags.
 
@@ -36979,9 +37005,7 @@ def cuStreamWriteValue32(stream, addr, value, flags):
 
 
 def cuStreamWriteValue64(stream, addr, value, flags):
-    """cuStreamWriteValue64(stream, addr, value, flags)
-
-    Write a value to memory
+    """Write a value to memory
 
     Write a value to memory.
 
@@ -37002,10 +37026,13 @@ def cuStreamWriteValue64(stream, addr, value, flags):
     ----------
     stream
         The stream to do the write in.
+        Takes CUstream, an int (the raw value), or None (NULL).
     addr
         The device address to write to.
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     value
         The value to write.
+        Takes cuuint64_t, an int (the raw value), or None (NULL).
     flags
         See CUstreamWriteValue_flags.
 
@@ -37031,9 +37058,7 @@ def cuStreamWriteValue64(stream, addr, value, flags):
 
 
 def cuStreamBatchMemOp(stream, count, paramArray, flags):
-    """cuStreamBatchMemOp(stream, count, paramArray, flags)
-
-    Batch operations to synchronize the stream via memory operations
+    """Batch operations to synchronize the stream via memory operations
 
     This is a batch version of cuStreamWaitValue32() and cuStreamWriteValue32().
     Batching operations may avoid some performance overhead in both the API call
@@ -37064,10 +37089,12 @@ def cuStreamBatchMemOp(stream, count, paramArray, flags):
     ----------
     stream
         The stream to enqueue the operations in.
+        Takes CUstream, an int (the raw value), or None (NULL).
     count
         The number of operations in the array. Must be less than 256.
     paramArray
         The types and parameters of the individual operations.
+        Takes CUstreamBatchMemOpParams, an int address of one, or None (NULL).
     flags
         Reserved for future expansion; must be 0.
 
@@ -37097,9 +37124,7 @@ def cuStreamBatchMemOp(stream, count, paramArray, flags):
 
 
 def cuFuncGetAttribute(attrib, hfunc):
-    """cuFuncGetAttribute(attrib, hfunc)
-
-    Returns information about a function
+    """Returns information about a function
 
     Returns in *pi the integer value of the attribute attrib on the kernel
     given by hfunc. The supported attributes are:
@@ -37182,8 +37207,10 @@ def cuFuncGetAttribute(attrib, hfunc):
     ----------
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     hfunc
         Function to query attribute of
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37200,7 +37227,7 @@ def cuFuncGetAttribute(attrib, hfunc):
     """
     cdef int _err
     cdef int _c_pi = 0
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
 
 
@@ -37213,9 +37240,7 @@ def cuFuncGetAttribute(attrib, hfunc):
 
 
 def cuFuncSetAttribute(hfunc, attrib, value):
-    """cuFuncSetAttribute(hfunc, attrib, value)
-
-    Sets information about a function
+    """Sets information about a function
 
     This call sets the value of a specified attribute attrib on the kernel given
     by hfunc to an integer value specified by val
@@ -37270,8 +37295,10 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     ----------
     hfunc
         Function to query attribute of
+        Takes CUfunction, an int (the raw value), or None (NULL).
     attrib
         Attribute requested
+        Takes a CUfunction_attribute member or an int.
     value
         The value to set
 
@@ -37287,7 +37314,7 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     """
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
-    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
 
     with nogil:
@@ -37299,9 +37326,7 @@ def cuFuncSetAttribute(hfunc, attrib, value):
 
 
 def cuFuncSetCacheConfig(hfunc, config):
-    """cuFuncSetCacheConfig(hfunc, config)
-
-    Sets the preferred cache configuration for a device function
+    """Sets the preferred cache configuration for a device function
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through config the preferred cache configuration for
@@ -37335,8 +37360,10 @@ def cuFuncSetCacheConfig(hfunc, config):
     ----------
     hfunc
         Kernel to configure cache for
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         Requested cache configuration
+        Takes a CUfunc_cache member or an int.
 
     Returns
     -------
@@ -37349,7 +37376,7 @@ def cuFuncSetCacheConfig(hfunc, config):
     """
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
-    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuFuncSetCacheConfig(_c_hfunc, _c_config)
@@ -37360,9 +37387,7 @@ def cuFuncSetCacheConfig(hfunc, config):
 
 
 def cuFuncGetModule(hfunc):
-    """cuFuncGetModule(hfunc)
-
-    Returns a module handle
+    """Returns a module handle
 
     Returns in *hmod the handle of the module that function hfunc
     is located in. The lifetime of the module corresponds to the lifetime of
@@ -37376,6 +37401,7 @@ def cuFuncGetModule(hfunc):
     ----------
     hfunc
         Function to retrieve module for
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37404,9 +37430,7 @@ def cuFuncGetModule(hfunc):
 
 
 def cuFuncGetName(hfunc):
-    """cuFuncGetName(hfunc)
-
-    Returns the function name for a CUfunction handle
+    """Returns the function name for a CUfunction handle
 
     Returns in **name the function name associated with the function handle hfunc .
     The function name is returned as a null-terminated string. The returned name is only
@@ -37419,6 +37443,7 @@ def cuFuncGetName(hfunc):
     ----------
     hfunc
         The function handle to retrieve the name for
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37443,9 +37468,7 @@ def cuFuncGetName(hfunc):
 
 
 def cuFuncGetParamInfo(func, paramIndex):
-    """cuFuncGetParamInfo(func, paramIndex)
-
-    Returns the offset and size of a kernel parameter in the device-side parameter layout
+    """Returns the offset and size of a kernel parameter in the device-side parameter layout
 
     Queries the kernel parameter at paramIndex into func's list of parameters, and returns
     in paramOffset and paramSize the offset and size, respectively, where the parameter
@@ -37460,6 +37483,7 @@ def cuFuncGetParamInfo(func, paramIndex):
     ----------
     func
         The function to query
+        Takes CUfunction, an int (the raw value), or None (NULL).
     paramIndex
         The parameter index to query
 
@@ -37490,9 +37514,7 @@ def cuFuncGetParamInfo(func, paramIndex):
 
 
 def cuFuncIsLoaded(function):
-    """cuFuncIsLoaded(function)
-
-    Returns if the function is loaded
+    """Returns if the function is loaded
 
     Returns in state the loading state of function.
 
@@ -37503,6 +37525,7 @@ def cuFuncIsLoaded(function):
     ----------
     function
         the function to check
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37528,9 +37551,7 @@ def cuFuncIsLoaded(function):
 
 
 def cuFuncLoad(function):
-    """cuFuncLoad(function)
-
-    Loads a function
+    """Loads a function
 
     Finalizes function loading for function. Calling this API with a
     fully loaded function has no effect.
@@ -37542,6 +37563,7 @@ def cuFuncLoad(function):
     ----------
     function
         the function to load
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37562,9 +37584,7 @@ def cuFuncLoad(function):
 
 
 def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra):
-    """cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra)
-
-    Launches a CUDA function CUfunction or a CUDA kernel CUkernel
+    """Launches a CUDA function CUfunction or a CUDA kernel CUkernel
 
     Invokes the function CUfunction or the kernel CUkernel f
     on a gridDimX x gridDimY x gridDimZ grid of blocks.
@@ -37657,6 +37677,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -37673,10 +37694,19 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         Dynamic shared-memory size per thread block in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     extra
         Extra options
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -37721,9 +37751,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
 
 
 def cuLaunchKernelEx(config, f, kernelParams, extra):
-    """cuLaunchKernelEx(config, f, kernelParams, extra)
-
-    Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
+    """Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
 
     Invokes the function CUfunction or the kernel CUkernel f with the specified launch-time configuration
     config.
@@ -37974,12 +38002,22 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
     ----------
     config
         Config to launch
+        Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     extra
         Extra options
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -38022,9 +38060,7 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
 
 
 def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams):
-    """cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams)
-
-    Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
+    """Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
 
     Invokes the function CUfunction or the kernel CUkernel f on a gridDimX x gridDimY x gridDimZ
     grid of blocks. Each block contains blockDimX x blockDimY x
@@ -38085,6 +38121,7 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -38101,8 +38138,13 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
         Dynamic shared-memory size per thread block in bytes
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -38145,9 +38187,7 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
 
 
 def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
-    """cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags)
-
-    Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+    """Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 
     Deprecated: This function is deprecated as of CUDA 11.3.
 
@@ -38267,6 +38307,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
     ----------
     launchParamsList
         List of launch parameters, one per device
+        Takes CUDA_LAUNCH_PARAMS, an int address of one, or None (NULL).
     numDevices
         Size of the launchParamsList array
     flags
@@ -38307,9 +38348,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags):
 
 
 def cuLaunchHostFunc(hStream, fn, userData):
-    """cuLaunchHostFunc(hStream, fn, userData)
-
-    Enqueues a host function call in a stream
+    """Enqueues a host function call in a stream
 
     Enqueues a host function to run in a stream.  The function will be called
     after currently enqueued work and will block work added after it.
@@ -38361,8 +38400,11 @@ def cuLaunchHostFunc(hStream, fn, userData):
     ----------
     hStream
         Stream to enqueue function call in
+        Takes CUstream, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -38401,9 +38443,7 @@ def cuLaunchHostFunc(hStream, fn, userData):
 
 
 def cuFuncSetBlockShape(hfunc, x, y, z):
-    """cuFuncSetBlockShape(hfunc, x, y, z)
-
-    Sets the block-dimensions for the function
+    """Sets the block-dimensions for the function
 
     Deprecated:
 
@@ -38426,6 +38466,7 @@ def cuFuncSetBlockShape(hfunc, x, y, z):
     ----------
     hfunc
         Kernel to specify dimensions of
+        Takes CUfunction, an int (the raw value), or None (NULL).
     x
         X dimension
     y
@@ -38458,9 +38499,7 @@ def cuFuncSetBlockShape(hfunc, x, y, z):
 
 
 def cuFuncSetSharedSize(hfunc, bytes_):
-    """cuFuncSetSharedSize(hfunc, bytes_)
-
-    Sets the dynamic shared-memory size for the function
+    """Sets the dynamic shared-memory size for the function
 
     Deprecated:
 
@@ -38483,6 +38522,7 @@ def cuFuncSetSharedSize(hfunc, bytes_):
     ----------
     hfunc
         Kernel to specify dynamic shared-memory size for
+        Takes CUfunction, an int (the raw value), or None (NULL).
     bytes_
         Dynamic shared-memory size per thread in bytes
 
@@ -38509,9 +38549,7 @@ def cuFuncSetSharedSize(hfunc, bytes_):
 
 
 def cuParamSetSize(hfunc, numbytes):
-    """cuParamSetSize(hfunc, numbytes)
-
-    Sets the parameter size for the function
+    """Sets the parameter size for the function
 
     Deprecated:
 
@@ -38533,6 +38571,7 @@ def cuParamSetSize(hfunc, numbytes):
     ----------
     hfunc
         Kernel to set parameter size for
+        Takes CUfunction, an int (the raw value), or None (NULL).
     numbytes
         Size of parameter list in bytes
 
@@ -38558,9 +38597,7 @@ def cuParamSetSize(hfunc, numbytes):
 
 
 def cuParamSeti(hfunc, offset, value):
-    """cuParamSeti(hfunc, offset, value)
-
-    Adds an integer parameter to the function's argument list
+    """Adds an integer parameter to the function's argument list
 
     Deprecated:
 
@@ -38582,6 +38619,7 @@ def cuParamSeti(hfunc, offset, value):
     ----------
     hfunc
         Kernel to add parameter to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     offset
         Offset to add parameter to argument list
     value
@@ -38610,9 +38648,7 @@ def cuParamSeti(hfunc, offset, value):
 
 
 def cuParamSetf(hfunc, offset, value):
-    """cuParamSetf(hfunc, offset, value)
-
-    Adds a floating-point parameter to the function's argument list
+    """Adds a floating-point parameter to the function's argument list
 
     Deprecated:
 
@@ -38634,6 +38670,7 @@ def cuParamSetf(hfunc, offset, value):
     ----------
     hfunc
         Kernel to add parameter to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     offset
         Offset to add parameter to argument list
     value
@@ -38662,9 +38699,7 @@ def cuParamSetf(hfunc, offset, value):
 
 
 def cuParamSetv(hfunc, offset, ptr, numbytes):
-    """cuParamSetv(hfunc, offset, ptr, numbytes)
-
-    Adds arbitrary data to the function's argument list
+    """Adds arbitrary data to the function's argument list
 
     Deprecated:
 
@@ -38687,10 +38722,14 @@ def cuParamSetv(hfunc, offset, ptr, numbytes):
     ----------
     hfunc
         Kernel to add data to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     offset
         Offset to add data to argument list
     ptr
         Pointer to arbitrary data
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least numbytes bytes, held for the
+        call.
     numbytes
         Size of data to copy in bytes
 
@@ -38719,9 +38758,7 @@ def cuParamSetv(hfunc, offset, ptr, numbytes):
 
 
 def cuLaunch(f):
-    """cuLaunch(f)
-
-    Launches a CUDA function
+    """Launches a CUDA function
 
     Deprecated:
 
@@ -38759,6 +38796,7 @@ def cuLaunch(f):
     ----------
     f
         Kernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -38786,9 +38824,7 @@ def cuLaunch(f):
 
 
 def cuLaunchGrid(f, grid_width, grid_height):
-    """cuLaunchGrid(f, grid_width, grid_height)
-
-    Launches a CUDA function
+    """Launches a CUDA function
 
     Deprecated:
 
@@ -38826,6 +38862,7 @@ def cuLaunchGrid(f, grid_width, grid_height):
     ----------
     f
         Kernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     grid_width
         Width of grid in blocks
     grid_height
@@ -38859,9 +38896,7 @@ def cuLaunchGrid(f, grid_width, grid_height):
 
 
 def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
-    """cuLaunchGridAsync(f, grid_width, grid_height, hStream)
-
-    Launches a CUDA function
+    """Launches a CUDA function
 
     Deprecated:
 
@@ -38903,12 +38938,14 @@ def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
     ----------
     f
         Kernel to launch
+        Takes CUfunction, an int (the raw value), or None (NULL).
     grid_width
         Width of grid in blocks
     grid_height
         Height of grid in blocks
     hStream
         Stream identifier
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -38940,9 +38977,7 @@ def cuLaunchGridAsync(f, grid_width, grid_height, hStream):
 
 
 def cuParamSetTexRef(hfunc, texunit, hTexRef):
-    """cuParamSetTexRef(hfunc, texunit, hTexRef)
-
-    Adds a texture-reference to the function's argument list
+    """Adds a texture-reference to the function's argument list
 
     Deprecated:
 
@@ -38955,10 +38990,12 @@ def cuParamSetTexRef(hfunc, texunit, hTexRef):
     ----------
     hfunc
         Kernel to add texture-reference to
+        Takes CUfunction, an int (the raw value), or None (NULL).
     texunit
         Texture unit (must be CU_PARAM_TR_DEFAULT)
     hTexRef
         Texture-reference to add to argument list
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -38983,9 +39020,7 @@ def cuParamSetTexRef(hfunc, texunit, hTexRef):
 
 
 def cuFuncSetSharedMemConfig(hfunc, config):
-    """cuFuncSetSharedMemConfig(hfunc, config)
-
-    Sets the shared memory configuration for a device function.
+    """Sets the shared memory configuration for a device function.
 
     Deprecated:
 
@@ -39029,8 +39064,10 @@ def cuFuncSetSharedMemConfig(hfunc, config):
     ----------
     hfunc
         kernel to be given a shared memory config
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         requested shared memory configuration
+        Takes a CUsharedconfig member or an int.
 
     Returns
     -------
@@ -39043,7 +39080,7 @@ def cuFuncSetSharedMemConfig(hfunc, config):
     """
     cdef int _err
     cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
-    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.CUsharedconfig _c_config = <c.CUsharedconfig>as_unsigned(as_enum(config, _CUsharedconfig_class, b"CUsharedconfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cuFuncSetSharedMemConfig(_c_hfunc, _c_config)
@@ -39054,9 +39091,7 @@ def cuFuncSetSharedMemConfig(hfunc, config):
 
 
 def cuGraphCreate(flags):
-    """cuGraphCreate(flags)
-
-    Creates a graph
+    """Creates a graph
 
     Creates an empty graph, which is returned via phGraph.
 
@@ -39105,9 +39140,7 @@ def cuGraphCreate(flags):
 
 
 def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
-    """cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates a kernel execution node and adds it to a graph
+    """Creates a kernel execution node and adds it to a graph
 
     Creates a new kernel execution node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -39197,12 +39230,16 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the GPU execution node
+        Takes CUDA_KERNEL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -39254,9 +39291,7 @@ def cuGraphAddKernelNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 def cuGraphKernelNodeGetParams(hNode):
-    """cuGraphKernelNodeGetParams(hNode)
-
-    Returns a kernel node's parameters
+    """Returns a kernel node's parameters
 
     Returns the parameters of kernel node hNode in nodeParams.
     The kernelParams or extra array returned in nodeParams,
@@ -39278,6 +39313,7 @@ def cuGraphKernelNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39304,9 +39340,7 @@ def cuGraphKernelNodeGetParams(hNode):
 
 
 def cuGraphKernelNodeSetParams(hNode, nodeParams):
-    """cuGraphKernelNodeSetParams(hNode, nodeParams)
-
-    Sets a kernel node's parameters
+    """Sets a kernel node's parameters
 
     Sets the parameters of kernel node hNode to nodeParams.
 
@@ -39320,8 +39354,10 @@ def cuGraphKernelNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_KERNEL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -39348,9 +39384,7 @@ def cuGraphKernelNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx):
-    """cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
-
-    Creates a memcpy node and adds it to a graph
+    """Creates a memcpy node and adds it to a graph
 
     Creates a new memcpy node and adds it to hGraph with numDependencies
     dependencies specified via dependencies.
@@ -39385,14 +39419,19 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     copyParams
         Parameters for the memory copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39445,9 +39484,7 @@ def cuGraphAddMemcpyNode(hGraph, dependencies, numDependencies, copyParams, ctx)
 
 
 def cuGraphMemcpyNodeGetParams(hNode):
-    """cuGraphMemcpyNodeGetParams(hNode)
-
-    Returns a memcpy node's parameters
+    """Returns a memcpy node's parameters
 
     Returns the parameters of memcpy node hNode in nodeParams.
 
@@ -39460,6 +39497,7 @@ def cuGraphMemcpyNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39486,9 +39524,7 @@ def cuGraphMemcpyNodeGetParams(hNode):
 
 
 def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
-    """cuGraphMemcpyNodeSetParams(hNode, nodeParams)
-
-    Sets a memcpy node's parameters
+    """Sets a memcpy node's parameters
 
     Sets the parameters of memcpy node hNode to nodeParams.
 
@@ -39502,8 +39538,10 @@ def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -39530,9 +39568,7 @@ def cuGraphMemcpyNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ctx):
-    """cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ctx)
-
-    Creates a memset node and adds it to a graph
+    """Creates a memset node and adds it to a graph
 
     Creates a new memset node and adds it to hGraph with numDependencies
     dependencies specified via dependencies.
@@ -39560,14 +39596,19 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     memsetParams
         Parameters for the memory set
+        Takes CUDA_MEMSET_NODE_PARAMS, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39621,9 +39662,7 @@ def cuGraphAddMemsetNode(hGraph, dependencies, numDependencies, memsetParams, ct
 
 
 def cuGraphMemsetNodeGetParams(hNode):
-    """cuGraphMemsetNodeGetParams(hNode)
-
-    Returns a memset node's parameters
+    """Returns a memset node's parameters
 
     Returns the parameters of memset node hNode in nodeParams.
 
@@ -39636,6 +39675,7 @@ def cuGraphMemsetNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39662,9 +39702,7 @@ def cuGraphMemsetNodeGetParams(hNode):
 
 
 def cuGraphMemsetNodeSetParams(hNode, nodeParams):
-    """cuGraphMemsetNodeSetParams(hNode, nodeParams)
-
-    Sets a memset node's parameters
+    """Sets a memset node's parameters
 
     Sets the parameters of memset node hNode to nodeParams.
 
@@ -39678,8 +39716,10 @@ def cuGraphMemsetNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_MEMSET_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -39706,9 +39746,7 @@ def cuGraphMemsetNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
-    """cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates a host execution node and adds it to a graph
+    """Creates a host execution node and adds it to a graph
 
     Creates a new CPU execution node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -39736,12 +39774,16 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the host node
+        Takes CUDA_HOST_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -39794,9 +39836,7 @@ def cuGraphAddHostNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 def cuGraphHostNodeGetParams(hNode):
-    """cuGraphHostNodeGetParams(hNode)
-
-    Returns a host node's parameters
+    """Returns a host node's parameters
 
     Returns the parameters of host node hNode in nodeParams.
 
@@ -39809,6 +39849,7 @@ def cuGraphHostNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39835,9 +39876,7 @@ def cuGraphHostNodeGetParams(hNode):
 
 
 def cuGraphHostNodeSetParams(hNode, nodeParams):
-    """cuGraphHostNodeSetParams(hNode, nodeParams)
-
-    Sets a host node's parameters
+    """Sets a host node's parameters
 
     Sets the parameters of host node hNode to nodeParams.
 
@@ -39851,8 +39890,10 @@ def cuGraphHostNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_HOST_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -39879,9 +39920,7 @@ def cuGraphHostNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
-    """cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph)
-
-    Creates a child graph node and adds it to a graph
+    """Creates a child graph node and adds it to a graph
 
     Creates a new node which executes an embedded graph, and adds it to hGraph with
     numDependencies dependencies specified via dependencies.
@@ -39910,12 +39949,16 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     childGraph
         The graph to clone into this node
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -39963,9 +40006,7 @@ def cuGraphAddChildGraphNode(hGraph, dependencies, numDependencies, childGraph):
 
 
 def cuGraphChildGraphNodeGetGraph(hNode):
-    """cuGraphChildGraphNodeGetGraph(hNode)
-
-    Gets a handle to the embedded graph of a child graph node
+    """Gets a handle to the embedded graph of a child graph node
 
     Gets a handle to the embedded graph in a child graph node. This call
     does not clone the graph. Changes to the graph will be reflected in
@@ -39982,6 +40023,7 @@ def cuGraphChildGraphNodeGetGraph(hNode):
     ----------
     hNode
         Node to get the embedded graph for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40008,9 +40050,7 @@ def cuGraphChildGraphNodeGetGraph(hNode):
 
 
 def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
-    """cuGraphAddEmptyNode(hGraph, dependencies, numDependencies)
-
-    Creates an empty node and adds it to a graph
+    """Creates an empty node and adds it to a graph
 
     Creates a new node which performs no operation, and adds it to hGraph with
     numDependencies dependencies specified via dependencies.
@@ -40037,8 +40077,11 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
 
@@ -40087,9 +40130,7 @@ def cuGraphAddEmptyNode(hGraph, dependencies, numDependencies):
 
 
 def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
-    """cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event)
-
-    Creates an event record node and adds it to a graph
+    """Creates an event record node and adds it to a graph
 
     Creates a new event record node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and event specified in event.
@@ -40117,12 +40158,16 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     event
         Event for the node
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40171,9 +40216,7 @@ def cuGraphAddEventRecordNode(hGraph, dependencies, numDependencies, event):
 
 
 def cuGraphEventRecordNodeGetEvent(hNode):
-    """cuGraphEventRecordNodeGetEvent(hNode)
-
-    Returns the event associated with an event record node
+    """Returns the event associated with an event record node
 
     Returns the event of event record node hNode in event_out.
 
@@ -40188,6 +40231,7 @@ def cuGraphEventRecordNodeGetEvent(hNode):
     ----------
     hNode
         Node to get the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40214,9 +40258,7 @@ def cuGraphEventRecordNodeGetEvent(hNode):
 
 
 def cuGraphEventRecordNodeSetEvent(hNode, event):
-    """cuGraphEventRecordNodeSetEvent(hNode, event)
-
-    Sets an event record node's event
+    """Sets an event record node's event
 
     Sets the event of event record node hNode to event.
 
@@ -40232,8 +40274,10 @@ def cuGraphEventRecordNodeSetEvent(hNode, event):
     ----------
     hNode
         Node to set the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40256,9 +40300,7 @@ def cuGraphEventRecordNodeSetEvent(hNode, event):
 
 
 def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
-    """cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event)
-
-    Creates an event wait node and adds it to a graph
+    """Creates an event wait node and adds it to a graph
 
     Creates a new event wait node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and event specified in event.
@@ -40287,12 +40329,16 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     event
         Event for the node
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40341,9 +40387,7 @@ def cuGraphAddEventWaitNode(hGraph, dependencies, numDependencies, event):
 
 
 def cuGraphEventWaitNodeGetEvent(hNode):
-    """cuGraphEventWaitNodeGetEvent(hNode)
-
-    Returns the event associated with an event wait node
+    """Returns the event associated with an event wait node
 
     Returns the event of event wait node hNode in event_out.
 
@@ -40358,6 +40402,7 @@ def cuGraphEventWaitNodeGetEvent(hNode):
     ----------
     hNode
         Node to get the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40384,9 +40429,7 @@ def cuGraphEventWaitNodeGetEvent(hNode):
 
 
 def cuGraphEventWaitNodeSetEvent(hNode, event):
-    """cuGraphEventWaitNodeSetEvent(hNode, event)
-
-    Sets an event wait node's event
+    """Sets an event wait node's event
 
     Sets the event of event wait node hNode to event.
 
@@ -40402,8 +40445,10 @@ def cuGraphEventWaitNodeSetEvent(hNode, event):
     ----------
     hNode
         Node to set the event for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40426,9 +40471,7 @@ def cuGraphEventWaitNodeSetEvent(hNode, event):
 
 
 def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies, nodeParams):
-    """cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates an external semaphore signal node and adds it to a graph
+    """Creates an external semaphore signal node and adds it to a graph
 
     Creates a new external semaphore signal node and adds it to hGraph with numDependencies dependencies specified via dependencies and arguments specified
     in nodeParams. It is possible for numDependencies to be 0, in which case the
@@ -40462,12 +40505,16 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -40520,9 +40567,7 @@ def cuGraphAddExternalSemaphoresSignalNode(hGraph, dependencies, numDependencies
 
 
 def cuGraphExternalSemaphoresSignalNodeGetParams(hNode):
-    """cuGraphExternalSemaphoresSignalNodeGetParams(hNode)
-
-    Returns an external semaphore signal node's parameters
+    """Returns an external semaphore signal node's parameters
 
     Returns the parameters of an external semaphore signal node hNode in params_out.
     The extSemArray and paramsArray returned in params_out,
@@ -40543,6 +40588,7 @@ def cuGraphExternalSemaphoresSignalNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40569,9 +40615,7 @@ def cuGraphExternalSemaphoresSignalNodeGetParams(hNode):
 
 
 def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
-    """cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
-
-    Sets an external semaphore signal node's parameters
+    """Sets an external semaphore signal node's parameters
 
     Sets the parameters of an external semaphore signal node hNode to nodeParams.
 
@@ -40587,8 +40631,10 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -40615,9 +40661,7 @@ def cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, nodeParams):
-    """cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates an external semaphore wait node and adds it to a graph
+    """Creates an external semaphore wait node and adds it to a graph
 
     Creates a new external semaphore wait node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -40652,12 +40696,16 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_EXT_SEM_WAIT_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -40710,9 +40758,7 @@ def cuGraphAddExternalSemaphoresWaitNode(hGraph, dependencies, numDependencies, 
 
 
 def cuGraphExternalSemaphoresWaitNodeGetParams(hNode):
-    """cuGraphExternalSemaphoresWaitNodeGetParams(hNode)
-
-    Returns an external semaphore wait node's parameters
+    """Returns an external semaphore wait node's parameters
 
     Returns the parameters of an external semaphore wait node hNode in params_out.
     The extSemArray and paramsArray returned in params_out,
@@ -40733,6 +40779,7 @@ def cuGraphExternalSemaphoresWaitNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40759,9 +40806,7 @@ def cuGraphExternalSemaphoresWaitNodeGetParams(hNode):
 
 
 def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
-    """cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
-
-    Sets an external semaphore wait node's parameters
+    """Sets an external semaphore wait node's parameters
 
     Sets the parameters of an external semaphore wait node hNode to nodeParams.
 
@@ -40777,8 +40822,10 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_EXT_SEM_WAIT_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -40805,9 +40852,7 @@ def cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
-    """cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates a batch memory operation node and adds it to a graph
+    """Creates a batch memory operation node and adds it to a graph
 
     Creates a new batch memory operation node and adds it to hGraph with numDependencies dependencies specified via dependencies and arguments specified in nodeParams.
     It is possible for numDependencies to be 0, in which case the node will be placed
@@ -40846,12 +40891,16 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_BATCH_MEM_OP_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -40904,9 +40953,7 @@ def cuGraphAddBatchMemOpNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 def cuGraphBatchMemOpNodeGetParams(hNode):
-    """cuGraphBatchMemOpNodeGetParams(hNode)
-
-    Returns a batch mem op node's parameters
+    """Returns a batch mem op node's parameters
 
     Returns the parameters of batch mem op node hNode in nodeParams_out.
     The paramArray returned in nodeParams_out is owned by the node.
@@ -40924,6 +40971,7 @@ def cuGraphBatchMemOpNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -40950,9 +40998,7 @@ def cuGraphBatchMemOpNodeGetParams(hNode):
 
 
 def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
-    """cuGraphBatchMemOpNodeSetParams(hNode, nodeParams)
-
-    Sets a batch mem op node's parameters
+    """Sets a batch mem op node's parameters
 
     Sets the parameters of batch mem op node hNode to nodeParams.
 
@@ -40969,8 +41015,10 @@ def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUDA_BATCH_MEM_OP_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -40997,9 +41045,7 @@ def cuGraphBatchMemOpNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for a batch mem op node in the given graphExec
+    """Sets the parameters for a batch mem op node in the given graphExec
 
     Sets the parameters of a batch mem op node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -41037,10 +41083,13 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Batch mem op node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_BATCH_MEM_OP_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -41066,9 +41115,7 @@ def cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams):
 
 
 def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
-    """cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams)
-
-    Creates an allocation node and adds it to a graph
+    """Creates an allocation node and adds it to a graph
 
     Creates a new allocation node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -41129,12 +41176,16 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Parameters for the node
+        Takes CUDA_MEM_ALLOC_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -41187,9 +41238,7 @@ def cuGraphAddMemAllocNode(hGraph, dependencies, numDependencies, nodeParams):
 
 
 def cuGraphMemAllocNodeGetParams(hNode):
-    """cuGraphMemAllocNodeGetParams(hNode)
-
-    Returns a memory alloc node's parameters
+    """Returns a memory alloc node's parameters
 
     Returns the parameters of a memory alloc node hNode in params_out.
     The poolProps and accessDescs returned in params_out, are owned by the
@@ -41204,6 +41253,7 @@ def cuGraphMemAllocNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41230,9 +41280,7 @@ def cuGraphMemAllocNodeGetParams(hNode):
 
 
 def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
-    """cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr)
-
-    Creates a memory free node and adds it to a graph
+    """Creates a memory free node and adds it to a graph
 
     Creates a new memory free node and adds it to hGraph with numDependencies
     dependencies specified via dependencies and arguments specified in nodeParams.
@@ -41276,12 +41324,16 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     dptr
         Address of memory to free
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41330,9 +41382,7 @@ def cuGraphAddMemFreeNode(hGraph, dependencies, numDependencies, dptr):
 
 
 def cuGraphMemFreeNodeGetParams(hNode):
-    """cuGraphMemFreeNodeGetParams(hNode)
-
-    Returns a memory free node's parameters
+    """Returns a memory free node's parameters
 
     Returns the address of a memory free node hNode in dptr_out.
 
@@ -41344,6 +41394,7 @@ def cuGraphMemFreeNodeGetParams(hNode):
     ----------
     hNode
         Node to get the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41370,9 +41421,7 @@ def cuGraphMemFreeNodeGetParams(hNode):
 
 
 def cuDeviceGraphMemTrim(device):
-    """cuDeviceGraphMemTrim(device)
-
-    Free unused memory that was cached on the specified device for use with graphs back to the OS.
+    """Free unused memory that was cached on the specified device for use with graphs back to the OS.
 
     Blocks which are not in use by a graph that is either currently executing or scheduled to execute are
     freed back to the operating system.
@@ -41387,6 +41436,7 @@ def cuDeviceGraphMemTrim(device):
     ----------
     device
         The device for which cached memory should be freed.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41406,9 +41456,7 @@ def cuDeviceGraphMemTrim(device):
 
 
 def cuDeviceGetGraphMemAttribute(device, attr):
-    """cuDeviceGetGraphMemAttribute(device, attr)
-
-    Query asynchronous allocation attributes related to graphs
+    """Query asynchronous allocation attributes related to graphs
 
     Valid attributes are:
 
@@ -41429,8 +41477,10 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     ----------
     device
         Specifies the scope of the query
+        Takes CUdevice, an int (the raw value), or None (NULL).
     attr
         attribute to get
+        Takes a CUgraphMem_attribute member or an int.
 
     Returns
     -------
@@ -41442,7 +41492,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
     """
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
-    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(as_enum(attr, _CUgraphMem_attribute_class, b"CUgraphMem_attribute", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUgraphMem_attribute_size(_c_attr, b"attr")
@@ -41459,9 +41509,7 @@ def cuDeviceGetGraphMemAttribute(device, attr):
 
 
 def cuDeviceSetGraphMemAttribute(device, attr, value):
-    """cuDeviceSetGraphMemAttribute(device, attr, value)
-
-    Set asynchronous allocation attributes related to graphs
+    """Set asynchronous allocation attributes related to graphs
 
     Valid attributes are:
 
@@ -41479,8 +41527,10 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     ----------
     device
         Specifies the scope of the query
+        Takes CUdevice, an int (the raw value), or None (NULL).
     attr
         attribute to get
+        Takes a CUgraphMem_attribute member or an int.
     value
         pointer to value to set
 
@@ -41492,7 +41542,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
     """
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
-    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUgraphMem_attribute _c_attr = <c.CUgraphMem_attribute>as_unsigned(as_enum(attr, _CUgraphMem_attribute_class, b"CUgraphMem_attribute", b"attr"), b"attr", UINT32_MAX)
     cdef _CUgraphMem_attribute_value _c_value
     _CUgraphMem_attribute_store(_c_attr, value, &_c_value, b"attr")
 
@@ -41505,9 +41555,7 @@ def cuDeviceSetGraphMemAttribute(device, attr, value):
 
 
 def cuGraphClone(originalGraph):
-    """cuGraphClone(originalGraph)
-
-    Clones a graph
+    """Clones a graph
 
     This function creates a copy of originalGraph and returns it in phGraphClone.
     All parameters are copied into the cloned graph. The original graph may be modified
@@ -41526,6 +41574,7 @@ def cuGraphClone(originalGraph):
     ----------
     originalGraph
         Graph to clone
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41551,9 +41600,7 @@ def cuGraphClone(originalGraph):
 
 
 def cuGraphNodeFindInClone(hOriginalNode, hClonedGraph):
-    """cuGraphNodeFindInClone(hOriginalNode, hClonedGraph)
-
-    Finds a cloned version of a node
+    """Finds a cloned version of a node
 
     This function returns the node in hClonedGraph corresponding to hOriginalNode
     in the original graph.
@@ -41570,8 +41617,10 @@ def cuGraphNodeFindInClone(hOriginalNode, hClonedGraph):
     ----------
     hOriginalNode
         Handle to the original node
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     hClonedGraph
         Cloned graph to query
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41597,9 +41646,7 @@ def cuGraphNodeFindInClone(hOriginalNode, hClonedGraph):
 
 
 def cuGraphNodeGetType(hNode):
-    """cuGraphNodeGetType(hNode)
-
-    Returns a node's type
+    """Returns a node's type
 
     Returns the node type of hNode in type.
 
@@ -41620,6 +41667,7 @@ def cuGraphNodeGetType(hNode):
     ----------
     hNode
         Node to query
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -41646,9 +41694,7 @@ def cuGraphNodeGetType(hNode):
 
 
 def cuGraphGetNodes(hGraph, numNodes):
-    """cuGraphGetNodes(hGraph, numNodes)
-
-    Returns a graph's nodes
+    """Returns a graph's nodes
 
     Returns a list of hGraph's nodes. nodes may be NULL, in which case this
     function will return the number of nodes in numNodes. Otherwise,
@@ -41668,6 +41714,7 @@ def cuGraphGetNodes(hGraph, numNodes):
     ----------
     hGraph
         Graph to query
+        Takes CUgraph, an int (the raw value), or None (NULL).
     numNodes
         See description
 
@@ -41704,9 +41751,7 @@ def cuGraphGetNodes(hGraph, numNodes):
 
 
 def cuGraphGetRootNodes(hGraph, numRootNodes):
-    """cuGraphGetRootNodes(hGraph, numRootNodes)
-
-    Returns a graph's root nodes
+    """Returns a graph's root nodes
 
     Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case this
     function will return the number of root nodes in numRootNodes. Otherwise,
@@ -41726,6 +41771,7 @@ def cuGraphGetRootNodes(hGraph, numRootNodes):
     ----------
     hGraph
         Graph to query
+        Takes CUgraph, an int (the raw value), or None (NULL).
     numRootNodes
         See description
 
@@ -41762,9 +41808,7 @@ def cuGraphGetRootNodes(hGraph, numRootNodes):
 
 
 def cuGraphGetEdges(hGraph, numEdges):
-    """cuGraphGetEdges(hGraph, numEdges)
-
-    Returns a graph's dependency edges
+    """Returns a graph's dependency edges
 
     Returns a list of hGraph's dependency edges. Edges are returned via corresponding
     indices in from, to and edgeData; that is, the node in to[i] has a
@@ -41790,6 +41834,7 @@ def cuGraphGetEdges(hGraph, numEdges):
     ----------
     hGraph
         Graph to get the edges from
+        Takes CUgraph, an int (the raw value), or None (NULL).
     numEdges
         See description
 
@@ -41839,9 +41884,7 @@ def cuGraphGetEdges(hGraph, numEdges):
 
 
 def cuGraphNodeGetDependencies(hNode, numDependencies):
-    """cuGraphNodeGetDependencies(hNode, numDependencies)
-
-    Returns a node's dependencies
+    """Returns a node's dependencies
 
     Returns a list of node's dependencies. dependencies may be NULL, in which case this
     function will return the number of dependencies in numDependencies. Otherwise,
@@ -41865,6 +41908,7 @@ def cuGraphNodeGetDependencies(hNode, numDependencies):
     ----------
     hNode
         Node to query
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     numDependencies
         See description
 
@@ -41908,9 +41952,7 @@ def cuGraphNodeGetDependencies(hNode, numDependencies):
 
 
 def cuGraphNodeGetDependentNodes(hNode, numDependentNodes):
-    """cuGraphNodeGetDependentNodes(hNode, numDependentNodes)
-
-    Returns a node's dependent nodes
+    """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. dependentNodes may be NULL, in which
     case this function will return the number of dependent nodes in numDependentNodes.
@@ -41935,6 +41977,7 @@ def cuGraphNodeGetDependentNodes(hNode, numDependentNodes):
     ----------
     hNode
         Node to query
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     numDependentNodes
         See description
 
@@ -41978,9 +42021,7 @@ def cuGraphNodeGetDependentNodes(hNode, numDependentNodes):
 
 
 def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
-    """cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies)
-
-    Adds dependency edges to a graph
+    """Adds dependency edges to a graph
 
     The number of dependencies to be added is defined by numDependencies
     Elements in from and to at corresponding indices define a dependency.
@@ -41999,12 +42040,19 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     ----------
     hGraph
         Graph to which dependencies are added
+        Takes CUgraph, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies to be added
 
@@ -42084,9 +42132,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
 
 
 def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
-    """cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies)
-
-    Removes dependency edges from a graph
+    """Removes dependency edges from a graph
 
     The number of dependencies to be removed is defined by numDependencies.
     Elements in from and to at corresponding indices define a dependency.
@@ -42110,12 +42156,19 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     ----------
     hGraph
         Graph from which to remove dependencies
+        Takes CUgraph, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies to be removed
 
@@ -42195,9 +42248,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
 
 
 def cuGraphDestroyNode(hNode):
-    """cuGraphDestroyNode(hNode)
-
-    Remove a node from the graph
+    """Remove a node from the graph
 
     Removes hNode from its graph. This operation also severs any dependencies of other nodes
     on hNode and vice versa.
@@ -42217,6 +42268,7 @@ def cuGraphDestroyNode(hNode):
     ----------
     hNode
         Node to remove
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42236,9 +42288,7 @@ def cuGraphDestroyNode(hNode):
 
 
 def cuGraphInstantiate(hGraph, flags):
-    """cuGraphInstantiate(hGraph, flags)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates hGraph as an executable graph. The graph is validated for any
     structural constraints or intra-node constraints which were not previously
@@ -42299,6 +42349,7 @@ def cuGraphInstantiate(hGraph, flags):
     ----------
     hGraph
         Graph to instantiate
+        Takes CUgraph, an int (the raw value), or None (NULL).
     flags
         Flags to control instantiation.  See CUgraphInstantiate_flags.
 
@@ -42328,9 +42379,7 @@ def cuGraphInstantiate(hGraph, flags):
 
 
 def cuGraphInstantiateWithParams(hGraph, instantiateParams):
-    """cuGraphInstantiateWithParams(hGraph, instantiateParams)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates hGraph as an executable graph according to the instantiateParams structure.
     The graph is validated for any structural constraints or intra-node constraints
@@ -42424,8 +42473,10 @@ def cuGraphInstantiateWithParams(hGraph, instantiateParams):
     ----------
     hGraph
         Graph to instantiate
+        Takes CUgraph, an int (the raw value), or None (NULL).
     instantiateParams
         Instantiation parameters
+        Takes CUDA_GRAPH_INSTANTIATE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -42455,9 +42506,7 @@ def cuGraphInstantiateWithParams(hGraph, instantiateParams):
 
 
 def cuGraphExecGetFlags(hGraphExec):
-    """cuGraphExecGetFlags(hGraphExec)
-
-    Query the instantiation flags of an executable graph
+    """Query the instantiation flags of an executable graph
 
     Returns the flags that were passed to instantiation for the given executable graph.
     CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD will not be returned by this API as it does
@@ -42471,6 +42520,7 @@ def cuGraphExecGetFlags(hGraphExec):
     ----------
     hGraphExec
         The executable graph to query
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42495,9 +42545,7 @@ def cuGraphExecGetFlags(hGraphExec):
 
 
 def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for a kernel node in the given graphExec
+    """Sets the parameters for a kernel node in the given graphExec
 
     Sets the parameters of a kernel node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -42545,10 +42593,13 @@ def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         kernel node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_KERNEL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -42574,9 +42625,7 @@ def cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams):
 
 
 def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
-    """cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx)
-
-    Sets the parameters for a memcpy node in the given graphExec.
+    """Sets the parameters for a memcpy node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though hNode had
     contained copyParams at instantiation.  hNode must remain in the graph which was
@@ -42613,12 +42662,16 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Memcpy node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     copyParams
         The updated parameters to set
+        Takes CUDA_MEMCPY3D, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42645,9 +42698,7 @@ def cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx):
 
 
 def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
-    """cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx)
-
-    Sets the parameters for a memset node in the given graphExec.
+    """Sets the parameters for a memset node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though hNode had
     contained memsetParams at instantiation.  hNode must remain in the graph which was
@@ -42688,12 +42739,16 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Memset node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     memsetParams
         The updated parameters to set
+        Takes CUDA_MEMSET_NODE_PARAMS, an int address of one, or None (NULL).
     ctx
         Context on which to run the node
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42720,9 +42775,7 @@ def cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx):
 
 
 def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for a host node in the given graphExec.
+    """Sets the parameters for a host node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though hNode had
     contained nodeParams at instantiation.  hNode must remain in the graph which was
@@ -42751,10 +42804,13 @@ def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Host node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         The updated parameters to set
+        Takes CUDA_HOST_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -42780,9 +42836,7 @@ def cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams):
 
 
 def cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph):
-    """cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph)
-
-    Updates node parameters in the child graph node in the given graphExec.
+    """Updates node parameters in the child graph node in the given graphExec.
 
     Updates the work represented by hNode in hGraphExec as though the nodes contained
     in hNode's graph had the parameters contained in childGraph's nodes at instantiation.
@@ -42817,10 +42871,13 @@ def cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Host node from the graph which was used to instantiate graphExec
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     childGraph
         The graph supplying the updated parameters
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42842,9 +42899,7 @@ def cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph):
 
 
 def cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
-    """cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event)
-
-    Sets the event for an event record node in the given graphExec
+    """Sets the event for an event record node in the given graphExec
 
     Sets the event of an event record node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -42876,10 +42931,13 @@ def cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         event record node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Updated event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42901,9 +42959,7 @@ def cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
 
 
 def cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
-    """cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event)
-
-    Sets the event for an event wait node in the given graphExec
+    """Sets the event for an event wait node in the given graphExec
 
     Sets the event of an event wait node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -42935,10 +42991,13 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         event wait node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     event
         Updated event to use
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -42960,9 +43019,7 @@ def cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
 
 
 def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for an external semaphore signal node in the given graphExec
+    """Sets the parameters for an external semaphore signal node in the given graphExec
 
     Sets the parameters of an external semaphore signal node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -42997,10 +43054,13 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePara
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         semaphore signal node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -43026,9 +43086,7 @@ def cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePara
 
 
 def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Sets the parameters for an external semaphore wait node in the given graphExec
+    """Sets the parameters for an external semaphore wait node in the given graphExec
 
     Sets the parameters of an external semaphore wait node in an executable graph hGraphExec.
     The node is identified by the corresponding node hNode in the
@@ -43063,10 +43121,13 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         semaphore wait node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUDA_EXT_SEM_WAIT_NODE_PARAMS, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -43092,9 +43153,7 @@ def cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams
 
 
 def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
-    """cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
-
-    Enables or disables the specified node in the given graphExec
+    """Enables or disables the specified node in the given graphExec
 
     Sets hNode to be either enabled or disabled. Disabled nodes are functionally equivalent
     to empty nodes until they are reenabled. Existing node parameters are not affected by
@@ -43126,8 +43185,10 @@ def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     isEnabled
         Node is enabled if != 0, otherwise the node is disabled
 
@@ -43151,9 +43212,7 @@ def cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
 
 
 def cuGraphNodeGetEnabled(hGraphExec, hNode):
-    """cuGraphNodeGetEnabled(hGraphExec, hNode)
-
-    Query whether a node in the given graphExec is enabled
+    """Query whether a node in the given graphExec is enabled
 
     Sets isEnabled to 1 if hNode is enabled, or 0 if hNode is disabled.
 
@@ -43175,8 +43234,10 @@ def cuGraphNodeGetEnabled(hGraphExec, hNode):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43202,9 +43263,7 @@ def cuGraphNodeGetEnabled(hGraphExec, hNode):
 
 
 def cuGraphUpload(hGraphExec, hStream):
-    """cuGraphUpload(hGraphExec, hStream)
-
-    Uploads an executable graph in a stream
+    """Uploads an executable graph in a stream
 
     Uploads hGraphExec to the device in hStream without executing it. Uploads of
     the same hGraphExec will be serialized. Each upload is ordered behind both any
@@ -43220,8 +43279,10 @@ def cuGraphUpload(hGraphExec, hStream):
     ----------
     hGraphExec
         Executable graph to upload
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hStream
         Stream in which to upload the graph
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43244,9 +43305,7 @@ def cuGraphUpload(hGraphExec, hStream):
 
 
 def cuGraphLaunch(hGraphExec, hStream):
-    """cuGraphLaunch(hGraphExec, hStream)
-
-    Launches an executable graph in a stream
+    """Launches an executable graph in a stream
 
     Executes hGraphExec in hStream. Only one instance of hGraphExec may be executing
     at a time. Each launch is ordered behind both any previous work in hStream
@@ -43266,8 +43325,10 @@ def cuGraphLaunch(hGraphExec, hStream):
     ----------
     hGraphExec
         Executable graph to launch
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hStream
         Stream in which to launch the graph
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43290,9 +43351,7 @@ def cuGraphLaunch(hGraphExec, hStream):
 
 
 def cuGraphExecDestroy(hGraphExec):
-    """cuGraphExecDestroy(hGraphExec)
-
-    Destroys an executable graph
+    """Destroys an executable graph
 
     Destroys the executable graph specified by hGraphExec, as well
     as all of its executable nodes. If the executable graph is
@@ -43308,6 +43367,7 @@ def cuGraphExecDestroy(hGraphExec):
     ----------
     hGraphExec
         Executable graph to destroy
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43329,9 +43389,7 @@ def cuGraphExecDestroy(hGraphExec):
 
 
 def cuGraphDestroy(hGraph):
-    """cuGraphDestroy(hGraph)
-
-    Destroys a graph
+    """Destroys a graph
 
     Destroys the graph specified by hGraph, as well as all of its nodes.
 
@@ -43342,6 +43400,7 @@ def cuGraphDestroy(hGraph):
     ----------
     hGraph
         Graph to destroy
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43363,9 +43422,7 @@ def cuGraphDestroy(hGraph):
 
 
 def cuGraphExecUpdate(hGraphExec, hGraph):
-    """cuGraphExecUpdate(hGraphExec, hGraph)
-
-    Check whether an executable graph can be updated with a graph and perform the update if possible
+    """Check whether an executable graph can be updated with a graph and perform the update if possible
 
     Updates the node parameters in the instantiated graph specified by hGraphExec with the
     node parameters in a topologically identical graph specified by hGraph.
@@ -43448,8 +43505,10 @@ def cuGraphExecUpdate(hGraphExec, hGraph):
     ----------
     hGraphExec
         The instantiated graph to be updated
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hGraph
         The graph containing the updated parameters
+        Takes CUgraph, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43475,9 +43534,7 @@ def cuGraphExecUpdate(hGraphExec, hGraph):
 
 
 def cuGraphKernelNodeCopyAttributes(dst, src):
-    """cuGraphKernelNodeCopyAttributes(dst, src)
-
-    Copies attributes from source node to destination node.
+    """Copies attributes from source node to destination node.
 
     Copies attributes from source node src to destination node dst.
     Both node must have the same context.
@@ -43489,8 +43546,10 @@ def cuGraphKernelNodeCopyAttributes(dst, src):
     ----------
     dst
         Destination node
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     src
         Source node For list of attributes see CUkernelNodeAttrID
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -43511,9 +43570,7 @@ def cuGraphKernelNodeCopyAttributes(dst, src):
 
 
 def cuGraphKernelNodeGetAttribute(hNode, attr):
-    """cuGraphKernelNodeGetAttribute(hNode, attr)
-
-    Queries node attribute.
+    """Queries node attribute.
 
     Queries attribute attr from node hNode and stores it in corresponding
     member of value_out.
@@ -43524,7 +43581,9 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
     Parameters
     ----------
     hNode
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
 
     Returns
     -------
@@ -43536,7 +43595,7 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
     """
     cdef int _err
     cdef c.CUgraphNode _c_hNode = _as_CUgraphNode(hNode, b"hNode")
-    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef CUlaunchAttributeValue value_out_record = CUlaunchAttributeValue.__new__(CUlaunchAttributeValue)
 
     with nogil:
@@ -43550,9 +43609,7 @@ def cuGraphKernelNodeGetAttribute(hNode, attr):
 
 
 def cuGraphKernelNodeSetAttribute(hNode, attr, value):
-    """cuGraphKernelNodeSetAttribute(hNode, attr, value)
-
-    Sets node attribute.
+    """Sets node attribute.
 
     Sets attribute attr on node hNode from corresponding attribute of
     value.
@@ -43563,8 +43620,11 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     Parameters
     ----------
     hNode
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     attr
+        Takes a CUlaunchAttributeID member or an int.
     value
+        Takes CUlaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -43575,7 +43635,7 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
     """
     cdef int _err
     cdef c.CUgraphNode _c_hNode = _as_CUgraphNode(hNode, b"hNode")
-    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.CUkernelNodeAttrID _c_attr = <c.CUkernelNodeAttrID>as_unsigned(as_enum(attr, _CUlaunchAttributeID_class, b"CUlaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.CUkernelNodeAttrValue* _c_value = NULL
     if isinstance(value, CUlaunchAttributeValue):
         _c_value = (<CUlaunchAttributeValue>value)._ptr
@@ -43591,9 +43651,7 @@ def cuGraphKernelNodeSetAttribute(hNode, attr, value):
 
 
 def cuGraphDebugDotPrint(hGraph, path, flags):
-    """cuGraphDebugDotPrint(hGraph, path, flags)
-
-    Write a DOT file describing graph structure
+    """Write a DOT file describing graph structure
 
     Using the provided hGraph, write to path a DOT formatted description of the graph.
     By default this includes the graph topology, node types, node id, kernel names and memcpy direction.
@@ -43604,8 +43662,10 @@ def cuGraphDebugDotPrint(hGraph, path, flags):
     ----------
     hGraph
         The graph to create a DOT file from
+        Takes CUgraph, an int (the raw value), or None (NULL).
     path
         The path to write the DOT file to
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Flags from CUgraphDebugDot_flags for specifying which additional node information to write
 
@@ -43631,9 +43691,7 @@ def cuGraphDebugDotPrint(hGraph, path, flags):
 
 
 def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
-    """cuUserObjectCreate(ptr, destroy, initialRefcount, flags)
-
-    Create a user object
+    """Create a user object
 
     Create a user object with the specified destructor callback and initial reference count. The
     initial references are owned by the caller.
@@ -43657,6 +43715,8 @@ def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -43699,9 +43759,7 @@ def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
 
 
 def cuUserObjectRetain(object_, count):
-    """cuUserObjectRetain(object_, count)
-
-    Retain a reference to a user object
+    """Retain a reference to a user object
 
     Retains new references to a user object. The new references are owned by the caller.
 
@@ -43718,6 +43776,7 @@ def cuUserObjectRetain(object_, count):
     ----------
     object_
         The object to retain
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to retain, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -43740,9 +43799,7 @@ def cuUserObjectRetain(object_, count):
 
 
 def cuUserObjectRelease(object_, count):
-    """cuUserObjectRelease(object_, count)
-
-    Release a reference to a user object
+    """Release a reference to a user object
 
     Releases user object references owned by the caller. The object's destructor is invoked if
     the reference count reaches zero.
@@ -43763,6 +43820,7 @@ def cuUserObjectRelease(object_, count):
     ----------
     object_
         The object to release
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -43785,9 +43843,7 @@ def cuUserObjectRelease(object_, count):
 
 
 def cuGraphRetainUserObject(graph, object_, count, flags):
-    """cuGraphRetainUserObject(graph, object_, count, flags)
-
-    Retain a reference to a user object from a graph
+    """Retain a reference to a user object from a graph
 
     Creates or moves user object references that will be owned by a CUDA graph.
 
@@ -43804,8 +43860,10 @@ def cuGraphRetainUserObject(graph, object_, count, flags):
     ----------
     graph
         The graph to associate the reference with
+        Takes CUgraph, an int (the raw value), or None (NULL).
     object_
         The user object to retain a reference for
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to add to the graph, typically 1. Must be nonzero and not larger than INT_MAX.
     flags
@@ -43832,9 +43890,7 @@ def cuGraphRetainUserObject(graph, object_, count, flags):
 
 
 def cuGraphReleaseUserObject(graph, object_, count):
-    """cuGraphReleaseUserObject(graph, object_, count)
-
-    Release a user object reference from a graph
+    """Release a user object reference from a graph
 
     Releases user object references owned by a graph.
 
@@ -43851,8 +43907,10 @@ def cuGraphReleaseUserObject(graph, object_, count):
     ----------
     graph
         The graph that will release the reference
+        Takes CUgraph, an int (the raw value), or None (NULL).
     object_
         The user object to release a reference for
+        Takes CUuserObject, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -43876,9 +43934,7 @@ def cuGraphReleaseUserObject(graph, object_, count):
 
 
 def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodeParams):
-    """cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodeParams)
-
-    Adds a node of arbitrary type to a graph
+    """Adds a node of arbitrary type to a graph
 
     Creates a new node in hGraph described by nodeParams with numDependencies
     dependencies specified via dependencies. numDependencies may be 0.
@@ -43905,14 +43961,20 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     ----------
     hGraph
         Graph to which to add the node
+        Takes CUgraph, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Specification of the node
+        Takes CUgraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -43983,9 +44045,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
 
 
 def cuGraphNodeSetParams(hNode, nodeParams):
-    """cuGraphNodeSetParams(hNode, nodeParams)
-
-    Update's a graph node's parameters
+    """Update's a graph node's parameters
 
     Sets the parameters of graph node hNode to nodeParams. The node type specified by
     nodeParams->type must match the type of hNode. nodeParams must be fully
@@ -44002,8 +44062,10 @@ def cuGraphNodeSetParams(hNode, nodeParams):
     ----------
     hNode
         Node to set the parameters for
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes CUgraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -44029,9 +44091,7 @@ def cuGraphNodeSetParams(hNode, nodeParams):
 
 
 def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Update's a graph node's parameters in an instantiated graph
+    """Update's a graph node's parameters in an instantiated graph
 
     Sets the parameters of a node in an executable graph hGraphExec. The node is identified
     by the corresponding node hNode in the non-executable graph from which the executable
@@ -44068,10 +44128,13 @@ def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
     ----------
     hGraphExec
         The executable graph in which to update the specified node
+        Takes CUgraphExec, an int (the raw value), or None (NULL).
     hNode
         Corresponding node from the graph from which graphExec was instantiated
+        Takes CUgraphNode, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes CUgraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -44098,9 +44161,7 @@ def cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams):
 
 
 def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
-    """cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags)
-
-    Create a conditional handle
+    """Create a conditional handle
 
     Creates a conditional handle associated with hGraph.
 
@@ -44117,8 +44178,10 @@ def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
     ----------
     hGraph
         Graph which will contain the conditional node using this handle.
+        Takes CUgraph, an int (the raw value), or None (NULL).
     ctx
         Context for the handle and associated conditional node.
+        Takes CUcontext, an int (the raw value), or None (NULL).
     defaultLaunchValue
         Optional initial value for the conditional variable. Applied at the beginning of each graph execution if CU_GRAPH_COND_ASSIGN_DEFAULT is set in flags.
     flags
@@ -44151,9 +44214,7 @@ def cuGraphConditionalHandleCreate(hGraph, ctx, defaultLaunchValue, flags):
 
 
 def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize):
-    """cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize)
-
-    Returns occupancy of a function
+    """Returns occupancy of a function
 
     Returns in *numBlocks the number of the maximum active blocks per
     streaming multiprocessor.
@@ -44170,6 +44231,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     ----------
     func
         Kernel for which occupancy is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -44204,9 +44266,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
 
 
 def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags):
-    """cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags)
-
-    Returns occupancy of a function
+    """Returns occupancy of a function
 
     Returns in *numBlocks the number of the maximum active blocks per
     streaming multiprocessor.
@@ -44239,6 +44299,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     ----------
     func
         Kernel for which occupancy is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -44276,9 +44337,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
 
 
 def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit):
-    """cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit)
-
-    Suggest a launch configuration with reasonable occupancy
+    """Suggest a launch configuration with reasonable occupancy
 
     Returns in *blockSize a reasonable block size that can achieve
     the maximum occupancy (or, the maximum number of active warps with
@@ -44317,8 +44376,10 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     ----------
     func
         Kernel for which launch configuration is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
+        Takes a C function pointer (an int, a ctypes function pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -44358,9 +44419,7 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
 
 
 def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags):
-    """cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags)
-
-    Suggest a launch configuration with reasonable occupancy
+    """Suggest a launch configuration with reasonable occupancy
 
     An extended version of cuOccupancyMaxPotentialBlockSize. In
     addition to arguments passed to cuOccupancyMaxPotentialBlockSize,
@@ -44395,8 +44454,10 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     ----------
     func
         Kernel for which launch configuration is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
+        Takes a C function pointer (an int, a ctypes function pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -44439,9 +44500,7 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
 
 
 def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
-    """cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize)
-
-    Returns dynamic shared memory available per block when launching numBlocks blocks on SM
+    """Returns dynamic shared memory available per block when launching numBlocks blocks on SM
 
     Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM.
 
@@ -44454,6 +44513,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -44488,9 +44548,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
 
 
 def cuOccupancyMaxPotentialClusterSize(func, config):
-    """cuOccupancyMaxPotentialClusterSize(func, config)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
+    """Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
 
     The cluster dimensions in config are ignored. If func has a required
     cluster size set (see cudaFuncGetAttributes / cuFuncGetAttribute),*clusterSize will reflect the required cluster size.
@@ -44515,8 +44573,10 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     ----------
     func
         Kernel function for which maximum cluster size is calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
+        Takes CUlaunchConfig, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -44550,9 +44610,7 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
 
 
 def cuOccupancyMaxActiveClusters(func, config):
-    """cuOccupancyMaxActiveClusters(func, config)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+    """Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
 
     If the function has required cluster size already set (see
     cudaFuncGetAttributes / cuFuncGetAttribute), the cluster size
@@ -44578,8 +44636,10 @@ def cuOccupancyMaxActiveClusters(func, config):
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
+        Takes CUfunction, an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
+        Takes CUlaunchConfig, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -44614,9 +44674,7 @@ def cuOccupancyMaxActiveClusters(func, config):
 
 
 def cuTexRefSetArray(hTexRef, hArray, Flags):
-    """cuTexRefSetArray(hTexRef, hArray, Flags)
-
-    Binds an array as a texture reference
+    """Binds an array as a texture reference
 
     Deprecated:
 
@@ -44637,8 +44695,10 @@ def cuTexRefSetArray(hTexRef, hArray, Flags):
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     hArray
         Array to bind
+        Takes CUarray, an int (the raw value), or None (NULL).
     Flags
         Options (must be CU_TRSA_OVERRIDE_FORMAT)
 
@@ -44665,9 +44725,7 @@ def cuTexRefSetArray(hTexRef, hArray, Flags):
 
 
 def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
-    """cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags)
-
-    Binds a mipmapped array to a texture reference
+    """Binds a mipmapped array to a texture reference
 
     Deprecated:
 
@@ -44687,8 +44745,10 @@ def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     hMipmappedArray
         Mipmapped array to bind
+        Takes CUmipmappedArray, an int (the raw value), or None (NULL).
     Flags
         Options (must be CU_TRSA_OVERRIDE_FORMAT)
 
@@ -44715,9 +44775,7 @@ def cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags):
 
 
 def cuTexRefSetAddress(hTexRef, dptr, bytes_):
-    """cuTexRefSetAddress(hTexRef, dptr, bytes_)
-
-    Binds an address as a texture reference
+    """Binds an address as a texture reference
 
     Deprecated:
 
@@ -44752,8 +44810,10 @@ def cuTexRefSetAddress(hTexRef, dptr, bytes_):
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     dptr
         Device pointer to bind
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     bytes_
         Size of memory to bind in bytes
 
@@ -44785,9 +44845,7 @@ def cuTexRefSetAddress(hTexRef, dptr, bytes_):
 
 
 def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
-    """cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch)
-
-    Binds an address as a 2D texture reference
+    """Binds an address as a 2D texture reference
 
     Deprecated:
 
@@ -44831,10 +44889,13 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
     ----------
     hTexRef
         Texture reference to bind
+        Takes CUtexref, an int (the raw value), or None (NULL).
     desc
         Descriptor of CUDA array
+        Takes CUDA_ARRAY_DESCRIPTOR, an int address of one, or None (NULL).
     dptr
         Device pointer to bind
+        Takes CUdeviceptr, an int (the raw value), or None (NULL).
     Pitch
         Line pitch in bytes
 
@@ -44866,9 +44927,7 @@ def cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch):
 
 
 def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
-    """cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents)
-
-    Sets the format for a texture reference
+    """Sets the format for a texture reference
 
     Deprecated:
 
@@ -44890,8 +44949,10 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     fmt
         Format to set
+        Takes a CUarray_format member or an int.
     NumPackedComponents
         Number of components per array element
 
@@ -44906,7 +44967,7 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
     """
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
-    cdef c.CUarray_format _c_fmt = <c.CUarray_format>as_unsigned(fmt, b"fmt", UINT32_MAX)
+    cdef c.CUarray_format _c_fmt = <c.CUarray_format>as_unsigned(as_enum(fmt, _CUarray_format_class, b"CUarray_format", b"fmt"), b"fmt", UINT32_MAX)
     cdef int _c_NumPackedComponents = <int>as_signed(NumPackedComponents, b"NumPackedComponents", INT32_MIN, INT32_MAX)
 
     with nogil:
@@ -44918,9 +44979,7 @@ def cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents):
 
 
 def cuTexRefSetAddressMode(hTexRef, dim, am):
-    """cuTexRefSetAddressMode(hTexRef, dim, am)
-
-    Sets the addressing mode for a texture reference
+    """Sets the addressing mode for a texture reference
 
     Deprecated:
 
@@ -44953,10 +45012,12 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     dim
         Dimension
     am
         Addressing mode to set
+        Takes a CUaddress_mode member or an int.
 
     Returns
     -------
@@ -44970,7 +45031,7 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
     cdef int _c_dim = <int>as_signed(dim, b"dim", INT32_MIN, INT32_MAX)
-    cdef c.CUaddress_mode _c_am = <c.CUaddress_mode>as_unsigned(am, b"am", UINT32_MAX)
+    cdef c.CUaddress_mode _c_am = <c.CUaddress_mode>as_unsigned(as_enum(am, _CUaddress_mode_class, b"CUaddress_mode", b"am"), b"am", UINT32_MAX)
 
     with nogil:
         _err = c.cuTexRefSetAddressMode(_c_hTexRef, _c_dim, _c_am)
@@ -44981,9 +45042,7 @@ def cuTexRefSetAddressMode(hTexRef, dim, am):
 
 
 def cuTexRefSetFilterMode(hTexRef, fm):
-    """cuTexRefSetFilterMode(hTexRef, fm)
-
-    Sets the filtering mode for a texture reference
+    """Sets the filtering mode for a texture reference
 
     Deprecated:
 
@@ -45010,8 +45069,10 @@ def cuTexRefSetFilterMode(hTexRef, fm):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     fm
         Filtering mode to set
+        Takes a CUfilter_mode member or an int.
 
     Returns
     -------
@@ -45024,7 +45085,7 @@ def cuTexRefSetFilterMode(hTexRef, fm):
     """
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
-    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(fm, b"fm", UINT32_MAX)
+    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(as_enum(fm, _CUfilter_mode_class, b"CUfilter_mode", b"fm"), b"fm", UINT32_MAX)
 
     with nogil:
         _err = c.cuTexRefSetFilterMode(_c_hTexRef, _c_fm)
@@ -45035,9 +45096,7 @@ def cuTexRefSetFilterMode(hTexRef, fm):
 
 
 def cuTexRefSetMipmapFilterMode(hTexRef, fm):
-    """cuTexRefSetMipmapFilterMode(hTexRef, fm)
-
-    Sets the mipmap filtering mode for a texture reference
+    """Sets the mipmap filtering mode for a texture reference
 
     Deprecated:
 
@@ -45064,8 +45123,10 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     fm
         Filtering mode to set
+        Takes a CUfilter_mode member or an int.
 
     Returns
     -------
@@ -45078,7 +45139,7 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
     """
     cdef int _err
     cdef c.CUtexref _c_hTexRef = _as_CUtexref(hTexRef, b"hTexRef")
-    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(fm, b"fm", UINT32_MAX)
+    cdef c.CUfilter_mode _c_fm = <c.CUfilter_mode>as_unsigned(as_enum(fm, _CUfilter_mode_class, b"CUfilter_mode", b"fm"), b"fm", UINT32_MAX)
 
     with nogil:
         _err = c.cuTexRefSetMipmapFilterMode(_c_hTexRef, _c_fm)
@@ -45089,9 +45150,7 @@ def cuTexRefSetMipmapFilterMode(hTexRef, fm):
 
 
 def cuTexRefSetMipmapLevelBias(hTexRef, bias):
-    """cuTexRefSetMipmapLevelBias(hTexRef, bias)
-
-    Sets the mipmap level bias for a texture reference
+    """Sets the mipmap level bias for a texture reference
 
     Deprecated:
 
@@ -45111,6 +45170,7 @@ def cuTexRefSetMipmapLevelBias(hTexRef, bias):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     bias
         Mipmap level bias
 
@@ -45136,9 +45196,7 @@ def cuTexRefSetMipmapLevelBias(hTexRef, bias):
 
 
 def cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp):
-    """cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
-
-    Sets the mipmap min/max mipmap level clamps for a texture reference
+    """Sets the mipmap min/max mipmap level clamps for a texture reference
 
     Deprecated:
 
@@ -45159,6 +45217,7 @@ def cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClam
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     minMipmapLevelClamp
         Mipmap min level clamp
     maxMipmapLevelClamp
@@ -45187,9 +45246,7 @@ def cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClam
 
 
 def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
-    """cuTexRefSetMaxAnisotropy(hTexRef, maxAniso)
-
-    Sets the maximum anisotropy for a texture reference
+    """Sets the maximum anisotropy for a texture reference
 
     Deprecated:
 
@@ -45209,6 +45266,7 @@ def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     maxAniso
         Maximum anisotropy
 
@@ -45234,9 +45292,7 @@ def cuTexRefSetMaxAnisotropy(hTexRef, maxAniso):
 
 
 def cuTexRefSetBorderColor(hTexRef):
-    """cuTexRefSetBorderColor(hTexRef)
-
-    Sets the border color for a texture reference
+    """Sets the border color for a texture reference
 
     Deprecated:
 
@@ -45260,6 +45316,7 @@ def cuTexRefSetBorderColor(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45287,9 +45344,7 @@ def cuTexRefSetBorderColor(hTexRef):
 
 
 def cuTexRefSetFlags(hTexRef, Flags):
-    """cuTexRefSetFlags(hTexRef, Flags)
-
-    Sets the flags for a texture reference
+    """Sets the flags for a texture reference
 
     Deprecated:
 
@@ -45322,6 +45377,7 @@ def cuTexRefSetFlags(hTexRef, Flags):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     Flags
         Optional flags to set
 
@@ -45347,9 +45403,7 @@ def cuTexRefSetFlags(hTexRef, Flags):
 
 
 def cuTexRefGetAddress(hTexRef):
-    """cuTexRefGetAddress(hTexRef)
-
-    Gets the address associated with a texture reference
+    """Gets the address associated with a texture reference
 
     Deprecated:
 
@@ -45367,6 +45421,7 @@ def cuTexRefGetAddress(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45394,9 +45449,7 @@ def cuTexRefGetAddress(hTexRef):
 
 
 def cuTexRefGetArray(hTexRef):
-    """cuTexRefGetArray(hTexRef)
-
-    Gets the array bound to a texture reference
+    """Gets the array bound to a texture reference
 
     Deprecated:
 
@@ -45414,6 +45467,7 @@ def cuTexRefGetArray(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45441,9 +45495,7 @@ def cuTexRefGetArray(hTexRef):
 
 
 def cuTexRefGetMipmappedArray(hTexRef):
-    """cuTexRefGetMipmappedArray(hTexRef)
-
-    Gets the mipmapped array bound to a texture reference
+    """Gets the mipmapped array bound to a texture reference
 
     Deprecated:
 
@@ -45461,6 +45513,7 @@ def cuTexRefGetMipmappedArray(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45488,9 +45541,7 @@ def cuTexRefGetMipmappedArray(hTexRef):
 
 
 def cuTexRefGetAddressMode(hTexRef, dim):
-    """cuTexRefGetAddressMode(hTexRef, dim)
-
-    Gets the addressing mode used by a texture reference
+    """Gets the addressing mode used by a texture reference
 
     Deprecated:
 
@@ -45508,6 +45559,7 @@ def cuTexRefGetAddressMode(hTexRef, dim):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
     dim
         Dimension
 
@@ -45538,9 +45590,7 @@ def cuTexRefGetAddressMode(hTexRef, dim):
 
 
 def cuTexRefGetFilterMode(hTexRef):
-    """cuTexRefGetFilterMode(hTexRef)
-
-    Gets the filter-mode used by a texture reference
+    """Gets the filter-mode used by a texture reference
 
     Deprecated:
 
@@ -45557,6 +45607,7 @@ def cuTexRefGetFilterMode(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45584,9 +45635,7 @@ def cuTexRefGetFilterMode(hTexRef):
 
 
 def cuTexRefGetFormat(hTexRef):
-    """cuTexRefGetFormat(hTexRef)
-
-    Gets the format used by a texture reference
+    """Gets the format used by a texture reference
 
     Deprecated:
 
@@ -45604,6 +45653,7 @@ def cuTexRefGetFormat(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45634,9 +45684,7 @@ def cuTexRefGetFormat(hTexRef):
 
 
 def cuTexRefGetMipmapFilterMode(hTexRef):
-    """cuTexRefGetMipmapFilterMode(hTexRef)
-
-    Gets the mipmap filtering mode for a texture reference
+    """Gets the mipmap filtering mode for a texture reference
 
     Deprecated:
 
@@ -45653,6 +45701,7 @@ def cuTexRefGetMipmapFilterMode(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45680,9 +45729,7 @@ def cuTexRefGetMipmapFilterMode(hTexRef):
 
 
 def cuTexRefGetMipmapLevelBias(hTexRef):
-    """cuTexRefGetMipmapLevelBias(hTexRef)
-
-    Gets the mipmap level bias for a texture reference
+    """Gets the mipmap level bias for a texture reference
 
     Deprecated:
 
@@ -45699,6 +45746,7 @@ def cuTexRefGetMipmapLevelBias(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45726,9 +45774,7 @@ def cuTexRefGetMipmapLevelBias(hTexRef):
 
 
 def cuTexRefGetMipmapLevelClamp(hTexRef):
-    """cuTexRefGetMipmapLevelClamp(hTexRef)
-
-    Gets the min/max mipmap level clamps for a texture reference
+    """Gets the min/max mipmap level clamps for a texture reference
 
     Deprecated:
 
@@ -45745,6 +45791,7 @@ def cuTexRefGetMipmapLevelClamp(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45775,9 +45822,7 @@ def cuTexRefGetMipmapLevelClamp(hTexRef):
 
 
 def cuTexRefGetMaxAnisotropy(hTexRef):
-    """cuTexRefGetMaxAnisotropy(hTexRef)
-
-    Gets the maximum anisotropy for a texture reference
+    """Gets the maximum anisotropy for a texture reference
 
     Deprecated:
 
@@ -45794,6 +45839,7 @@ def cuTexRefGetMaxAnisotropy(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45821,9 +45867,7 @@ def cuTexRefGetMaxAnisotropy(hTexRef):
 
 
 def cuTexRefGetBorderColor(hTexRef):
-    """cuTexRefGetBorderColor(hTexRef)
-
-    Gets the border color used by a texture reference
+    """Gets the border color used by a texture reference
 
     Deprecated:
 
@@ -45843,6 +45887,7 @@ def cuTexRefGetBorderColor(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45870,9 +45915,7 @@ def cuTexRefGetBorderColor(hTexRef):
 
 
 def cuTexRefGetFlags(hTexRef):
-    """cuTexRefGetFlags(hTexRef)
-
-    Gets the flags used by a texture reference
+    """Gets the flags used by a texture reference
 
     Deprecated:
 
@@ -45888,6 +45931,7 @@ def cuTexRefGetFlags(hTexRef):
     ----------
     hTexRef
         Texture reference
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45915,9 +45959,7 @@ def cuTexRefGetFlags(hTexRef):
 
 
 def cuTexRefCreate():
-    """cuTexRefCreate()
-
-    Creates a texture reference
+    """Creates a texture reference
 
     Deprecated:
 
@@ -45955,9 +45997,7 @@ def cuTexRefCreate():
 
 
 def cuTexRefDestroy(hTexRef):
-    """cuTexRefDestroy(hTexRef)
-
-    Destroys a texture reference
+    """Destroys a texture reference
 
     Deprecated:
 
@@ -45969,6 +46009,7 @@ def cuTexRefDestroy(hTexRef):
     ----------
     hTexRef
         Texture reference to destroy
+        Takes CUtexref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -45991,9 +46032,7 @@ def cuTexRefDestroy(hTexRef):
 
 
 def cuSurfRefSetArray(hSurfRef, hArray, Flags):
-    """cuSurfRefSetArray(hSurfRef, hArray, Flags)
-
-    Sets the CUDA array for a surface reference.
+    """Sets the CUDA array for a surface reference.
 
     Deprecated:
 
@@ -46011,8 +46050,10 @@ def cuSurfRefSetArray(hSurfRef, hArray, Flags):
     ----------
     hSurfRef
         Surface reference handle
+        Takes CUsurfref, an int (the raw value), or None (NULL).
     hArray
         CUDA array handle
+        Takes CUarray, an int (the raw value), or None (NULL).
     Flags
         set to 0
 
@@ -46039,9 +46080,7 @@ def cuSurfRefSetArray(hSurfRef, hArray, Flags):
 
 
 def cuSurfRefGetArray(hSurfRef):
-    """cuSurfRefGetArray(hSurfRef)
-
-    Passes back the CUDA array bound to a surface reference.
+    """Passes back the CUDA array bound to a surface reference.
 
     Deprecated:
 
@@ -46055,6 +46094,7 @@ def cuSurfRefGetArray(hSurfRef):
     ----------
     hSurfRef
         Surface reference handle
+        Takes CUsurfref, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46082,9 +46122,7 @@ def cuSurfRefGetArray(hSurfRef):
 
 
 def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc):
-    """cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc)
-
-    Creates a texture object
+    """Creates a texture object
 
     Creates a texture object and returns it in pTexObject. pResDesc describes
     the data to texture from. pTexDesc describes how the data should be sampled.
@@ -46296,10 +46334,13 @@ def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc):
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
     pTexDesc
         Texture descriptor
+        Takes CUDA_TEXTURE_DESC, an int address of one, or None (NULL).
     pResViewDesc
         Resource view descriptor
+        Takes CUDA_RESOURCE_VIEW_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -46341,9 +46382,7 @@ def cuTexObjectCreate(pResDesc, pTexDesc, pResViewDesc):
 
 
 def cuTexObjectDestroy(texObject):
-    """cuTexObjectDestroy(texObject)
-
-    Destroys a texture object
+    """Destroys a texture object
 
     Destroys the texture object specified by texObject.
 
@@ -46355,6 +46394,7 @@ def cuTexObjectDestroy(texObject):
     ----------
     texObject
         Texture object to destroy
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46377,9 +46417,7 @@ def cuTexObjectDestroy(texObject):
 
 
 def cuTexObjectGetResourceDesc(pResDesc, texObject):
-    """cuTexObjectGetResourceDesc(pResDesc, texObject)
-
-    Returns a texture object's resource descriptor
+    """Returns a texture object's resource descriptor
 
     Returns the resource descriptor for the texture object specified by texObject.
 
@@ -46391,8 +46429,10 @@ def cuTexObjectGetResourceDesc(pResDesc, texObject):
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
     texObject
         Texture object
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46420,9 +46460,7 @@ def cuTexObjectGetResourceDesc(pResDesc, texObject):
 
 
 def cuTexObjectGetTextureDesc(pTexDesc, texObject):
-    """cuTexObjectGetTextureDesc(pTexDesc, texObject)
-
-    Returns a texture object's texture descriptor
+    """Returns a texture object's texture descriptor
 
     Returns the texture descriptor for the texture object specified by texObject.
 
@@ -46434,8 +46472,10 @@ def cuTexObjectGetTextureDesc(pTexDesc, texObject):
     ----------
     pTexDesc
         Texture descriptor
+        Takes CUDA_TEXTURE_DESC, an int address of one, or None (NULL).
     texObject
         Texture object
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46463,9 +46503,7 @@ def cuTexObjectGetTextureDesc(pTexDesc, texObject):
 
 
 def cuTexObjectGetResourceViewDesc(pResViewDesc, texObject):
-    """cuTexObjectGetResourceViewDesc(pResViewDesc, texObject)
-
-    Returns a texture object's resource view descriptor
+    """Returns a texture object's resource view descriptor
 
     Returns the resource view descriptor for the texture object specified by texObject.
     If no resource view was set for texObject, the CUDA_ERROR_INVALID_VALUE is returned.
@@ -46478,8 +46516,10 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc, texObject):
     ----------
     pResViewDesc
         Resource view descriptor
+        Takes CUDA_RESOURCE_VIEW_DESC, an int address of one, or None (NULL).
     texObject
         Texture object
+        Takes CUtexObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46507,9 +46547,7 @@ def cuTexObjectGetResourceViewDesc(pResViewDesc, texObject):
 
 
 def cuSurfObjectCreate(pResDesc):
-    """cuSurfObjectCreate(pResDesc)
-
-    Creates a surface object
+    """Creates a surface object
 
     Creates a surface object and returns it in pSurfObject. pResDesc describes
     the data to perform surface load/stores on. CUDA_RESOURCE_DESC.resType must be
@@ -46528,6 +46566,7 @@ def cuSurfObjectCreate(pResDesc):
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -46559,9 +46598,7 @@ def cuSurfObjectCreate(pResDesc):
 
 
 def cuSurfObjectDestroy(surfObject):
-    """cuSurfObjectDestroy(surfObject)
-
-    Destroys a surface object
+    """Destroys a surface object
 
     Destroys the surface object specified by surfObject.
 
@@ -46573,6 +46610,7 @@ def cuSurfObjectDestroy(surfObject):
     ----------
     surfObject
         Surface object to destroy
+        Takes CUsurfObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46595,9 +46633,7 @@ def cuSurfObjectDestroy(surfObject):
 
 
 def cuSurfObjectGetResourceDesc(pResDesc, surfObject):
-    """cuSurfObjectGetResourceDesc(pResDesc, surfObject)
-
-    Returns a surface object's resource descriptor
+    """Returns a surface object's resource descriptor
 
     Returns the resource descriptor for the surface object specified by surfObject.
 
@@ -46609,8 +46645,10 @@ def cuSurfObjectGetResourceDesc(pResDesc, surfObject):
     ----------
     pResDesc
         Resource descriptor
+        Takes CUDA_RESOURCE_DESC, an int address of one, or None (NULL).
     surfObject
         Surface object
+        Takes CUsurfObject, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -46638,9 +46676,7 @@ def cuSurfObjectGetResourceDesc(pResDesc, surfObject):
 
 
 def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill)
-
-    Create a tensor map descriptor object representing tiled memory region
+    """Create a tensor map descriptor object representing tiled memory region
 
     Creates a descriptor for Tensor Memory Access (TMA) object specified
     by the parameters describing a tiled region and returns it in tensorMap.
@@ -46790,28 +46826,45 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
     ----------
     tensorMap
         Tensor map object to create
+        Takes CUtensorMap, an int address of one, or None (NULL).
     tensorDataType
         Tensor data type
+        Takes a CUtensorMapDataType member or an int.
     tensorRank
         Dimensionality of tensor
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     globalAddress
         Starting address of memory region described by tensor
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     globalDim
         Array containing tensor size (number of elements) along each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     globalStrides
         Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     boxDim
         Array containing traversal box size (number of elments) along each of the tensorRank dimensions. Specifies how many elements to be traversed along each tensor dimension.
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     elementStrides
         Array containing traversal stride in each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     interleave
         Type of interleaved layout the tensor addresses
+        Takes a CUtensorMapInterleave member or an int.
     swizzle
         Bank swizzling pattern inside shared memory
+        Takes a CUtensorMapSwizzle member or an int.
     l2Promotion
         L2 promotion size
+        Takes a CUtensorMapL2promotion member or an int.
     oobFill
         Indicate whether zero or special NaN constant must be used to fill out-of-bound elements
+        Takes a CUtensorMapFloatOOBfill member or an int.
 
     Returns
     -------
@@ -46828,14 +46881,14 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
+    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
-    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
-    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
-    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
-    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(oobFill, b"oobFill", UINT32_MAX)
+    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
+    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
+    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
+    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(as_enum(oobFill, _CUtensorMapFloatOOBfill_class, b"CUtensorMapFloatOOBfill", b"oobFill"), b"oobFill", UINT32_MAX)
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
@@ -46922,9 +46975,7 @@ def cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
 
 
 def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill)
-
-    Create a tensor map descriptor object representing im2col memory region
+    """Create a tensor map descriptor object representing im2col memory region
 
     Creates a descriptor for Tensor Memory Access (TMA) object specified
     by the parameters describing a im2col memory layout and returns it in tensorMap.
@@ -47087,34 +47138,55 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
     ----------
     tensorMap
         Tensor map object to create
+        Takes CUtensorMap, an int address of one, or None (NULL).
     tensorDataType
         Tensor data type
+        Takes a CUtensorMapDataType member or an int.
     tensorRank
         Dimensionality of tensor; must be at least 3
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     globalAddress
         Starting address of memory region described by tensor
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     globalDim
         Array containing tensor size (number of elements) along each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     globalStrides
         Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     pixelBoxLowerCorner
         Array containing DHW dimensions of lower box corner
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     pixelBoxUpperCorner
         Array containing DHW dimensions of upper box corner
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     channelsPerPixel
         Number of channels per pixel
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     pixelsPerColumn
         Number of pixels per column
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     elementStrides
         Array containing traversal stride in each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     interleave
         Type of interleaved layout the tensor addresses
+        Takes a CUtensorMapInterleave member or an int.
     swizzle
         Bank swizzling pattern inside shared memory
+        Takes a CUtensorMapSwizzle member or an int.
     l2Promotion
         L2 promotion size
+        Takes a CUtensorMapL2promotion member or an int.
     oobFill
         Indicate whether zero or special NaN constant will be used to fill out-of-bound elements
+        Takes a CUtensorMapFloatOOBfill member or an int.
 
     Returns
     -------
@@ -47131,16 +47203,16 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
+    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
     cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
     cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
-    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
-    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
-    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
-    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(oobFill, b"oobFill", UINT32_MAX)
+    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
+    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
+    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
+    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(as_enum(oobFill, _CUtensorMapFloatOOBfill_class, b"CUtensorMapFloatOOBfill", b"oobFill"), b"oobFill", UINT32_MAX)
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
@@ -47246,9 +47318,7 @@ def cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress
 
 
 def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill):
-    """cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill)
-
-    Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
+    """Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 
     Creates a descriptor for Tensor Memory Access (TMA) object specified by the parameters
     describing a im2col memory layout and where the row is always loaded along the W dimensuin
@@ -47408,36 +47478,54 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     ----------
     tensorMap
         Tensor map object to create
+        Takes CUtensorMap, an int address of one, or None (NULL).
     tensorDataType
         Tensor data type
+        Takes a CUtensorMapDataType member or an int.
     tensorRank
         Dimensionality of tensor; must be at least 3
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     globalAddress
         Starting address of memory region described by tensor
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     globalDim
         Array containing tensor size (number of elements) along each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     globalStrides
         Array containing stride size (in bytes) along each of the tensorRank - 1 dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     pixelBoxLowerCornerWidth
         Width offset of left box corner
     pixelBoxUpperCornerWidth
         Width offset of right box corner
     channelsPerPixel
         Number of channels per pixel
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     pixelsPerColumn
         Number of pixels per column
+        Takes cuuint32_t, an int (the raw value), or None (NULL).
     elementStrides
         Array containing traversal stride in each of the tensorRank dimensions
+        Takes a list or tuple (the call reads as many items as tensorRank gives), or
+        None (NULL).
     interleave
         Type of interleaved layout the tensor addresses
+        Takes a CUtensorMapInterleave member or an int.
     mode
         W or W128 mode
+        Takes a CUtensorMapIm2ColWideMode member or an int.
     swizzle
         Bank swizzling pattern inside shared memory
+        Takes a CUtensorMapSwizzle member or an int.
     l2Promotion
         L2 promotion size
+        Takes a CUtensorMapL2promotion member or an int.
     oobFill
         Indicate whether zero or special NaN constant will be used to fill out-of-bound elements
+        Takes a CUtensorMapFloatOOBfill member or an int.
 
     Returns
     -------
@@ -47454,7 +47542,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
         _c_tensorMap = (<CUtensorMap>tensorMap)._ptr
     elif tensorMap is not None:
         _c_tensorMap = <c.CUtensorMap*>as_address(tensorMap, b"tensorMap")
-    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(tensorDataType, b"tensorDataType", UINT32_MAX)
+    cdef c.CUtensorMapDataType _c_tensorDataType = <c.CUtensorMapDataType>as_unsigned(as_enum(tensorDataType, _CUtensorMapDataType_class, b"CUtensorMapDataType", b"tensorDataType"), b"tensorDataType", UINT32_MAX)
     cdef c.cuuint32_t _c_tensorRank = _as_cuuint32_t(tensorRank, b"tensorRank")
     cdef object globalAddress_view = buffer_view(globalAddress)
     cdef void* _c_globalAddress = view_address(globalAddress_view) if globalAddress_view is not None else as_address(globalAddress, b"globalAddress")
@@ -47462,11 +47550,11 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
     cdef int _c_pixelBoxUpperCornerWidth = <int>as_signed(pixelBoxUpperCornerWidth, b"pixelBoxUpperCornerWidth", INT32_MIN, INT32_MAX)
     cdef c.cuuint32_t _c_channelsPerPixel = _as_cuuint32_t(channelsPerPixel, b"channelsPerPixel")
     cdef c.cuuint32_t _c_pixelsPerColumn = _as_cuuint32_t(pixelsPerColumn, b"pixelsPerColumn")
-    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(interleave, b"interleave", UINT32_MAX)
-    cdef c.CUtensorMapIm2ColWideMode _c_mode = <c.CUtensorMapIm2ColWideMode>as_unsigned(mode, b"mode", UINT32_MAX)
-    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(swizzle, b"swizzle", UINT32_MAX)
-    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(l2Promotion, b"l2Promotion", UINT32_MAX)
-    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(oobFill, b"oobFill", UINT32_MAX)
+    cdef c.CUtensorMapInterleave _c_interleave = <c.CUtensorMapInterleave>as_unsigned(as_enum(interleave, _CUtensorMapInterleave_class, b"CUtensorMapInterleave", b"interleave"), b"interleave", UINT32_MAX)
+    cdef c.CUtensorMapIm2ColWideMode _c_mode = <c.CUtensorMapIm2ColWideMode>as_unsigned(as_enum(mode, _CUtensorMapIm2ColWideMode_class, b"CUtensorMapIm2ColWideMode", b"mode"), b"mode", UINT32_MAX)
+    cdef c.CUtensorMapSwizzle _c_swizzle = <c.CUtensorMapSwizzle>as_unsigned(as_enum(swizzle, _CUtensorMapSwizzle_class, b"CUtensorMapSwizzle", b"swizzle"), b"swizzle", UINT32_MAX)
+    cdef c.CUtensorMapL2promotion _c_l2Promotion = <c.CUtensorMapL2promotion>as_unsigned(as_enum(l2Promotion, _CUtensorMapL2promotion_class, b"CUtensorMapL2promotion", b"l2Promotion"), b"l2Promotion", UINT32_MAX)
+    cdef c.CUtensorMapFloatOOBfill _c_oobFill = <c.CUtensorMapFloatOOBfill>as_unsigned(as_enum(oobFill, _CUtensorMapFloatOOBfill_class, b"CUtensorMapFloatOOBfill", b"oobFill"), b"oobFill", UINT32_MAX)
     cdef bytearray globalDim_storage = None
     cdef list globalDim_keep = []
     cdef c.cuuint64_t* _c_globalDim = NULL
@@ -47534,9 +47622,7 @@ def cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAdd
 
 
 def cuTensorMapReplaceAddress(tensorMap, globalAddress):
-    """cuTensorMapReplaceAddress(tensorMap, globalAddress)
-
-    Modify an existing tensor map descriptor with an updated global address
+    """Modify an existing tensor map descriptor with an updated global address
 
     Modifies the descriptor for Tensor Memory Access (TMA) object passed in tensorMap with
     an updated globalAddress.
@@ -47554,8 +47640,11 @@ def cuTensorMapReplaceAddress(tensorMap, globalAddress):
     ----------
     tensorMap
         Tensor map object to modify
+        Takes CUtensorMap, an int address of one, or None (NULL).
     globalAddress
         Starting address of memory region described by tensor, must follow previous alignment requirements
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -47584,9 +47673,7 @@ def cuTensorMapReplaceAddress(tensorMap, globalAddress):
 
 
 def cuDeviceCanAccessPeer(dev, peerDev):
-    """cuDeviceCanAccessPeer(dev, peerDev)
-
-    Queries if a device may directly access a peer device's memory.
+    """Queries if a device may directly access a peer device's memory.
 
     Returns in *canAccessPeer a value of 1 if contexts on dev are capable of
     directly accessing memory from contexts on peerDev and 0 otherwise.
@@ -47602,8 +47689,10 @@ def cuDeviceCanAccessPeer(dev, peerDev):
     ----------
     dev
         Device from which allocations on peerDev are to be directly accessed.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     peerDev
         Device on which the allocations to be directly accessed by dev reside.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -47631,9 +47720,7 @@ def cuDeviceCanAccessPeer(dev, peerDev):
 
 
 def cuCtxEnablePeerAccess(peerContext, Flags):
-    """cuCtxEnablePeerAccess(peerContext, Flags)
-
-    Enables direct access to memory allocations in a peer context.
+    """Enables direct access to memory allocations in a peer context.
 
     If both the current context and peerContext are on devices which support unified
     addressing (as may be queried using CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) and same
@@ -47673,6 +47760,7 @@ def cuCtxEnablePeerAccess(peerContext, Flags):
     ----------
     peerContext
         Peer context to enable direct access to from the current context
+        Takes CUcontext, an int (the raw value), or None (NULL).
     Flags
         Reserved for future use and must be set to 0
 
@@ -47701,9 +47789,7 @@ def cuCtxEnablePeerAccess(peerContext, Flags):
 
 
 def cuCtxDisablePeerAccess(peerContext):
-    """cuCtxDisablePeerAccess(peerContext)
-
-    Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+    """Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 
     Returns CUDA_ERROR_PEER_ACCESS_NOT_ENABLED if direct peer access has
     not yet been enabled from peerContext to the current context.
@@ -47720,6 +47806,7 @@ def cuCtxDisablePeerAccess(peerContext):
     ----------
     peerContext
         Peer context to disable direct access to
+        Takes CUcontext, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -47742,9 +47829,7 @@ def cuCtxDisablePeerAccess(peerContext):
 
 
 def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
-    """cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice)
-
-    Queries attributes of the link between two devices.
+    """Queries attributes of the link between two devices.
 
     Returns in *value the value of the requested attribute attrib of the
     link between srcDevice and dstDevice. The supported attributes are:
@@ -47776,10 +47861,13 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     ----------
     attrib
         The requested attribute of the link between srcDevice and dstDevice.
+        Takes a CUdevice_P2PAttribute member or an int.
     srcDevice
         The source device of the target link.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     dstDevice
         The destination device of the target link.
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -47794,7 +47882,7 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
     """
     cdef int _err
     cdef int _c_value = 0
-    cdef c.CUdevice_P2PAttribute _c_attrib = <c.CUdevice_P2PAttribute>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUdevice_P2PAttribute _c_attrib = <c.CUdevice_P2PAttribute>as_unsigned(as_enum(attrib, _CUdevice_P2PAttribute_class, b"CUdevice_P2PAttribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUdevice _c_srcDevice = _as_CUdevice(srcDevice, b"srcDevice")
     cdef c.CUdevice _c_dstDevice = _as_CUdevice(dstDevice, b"dstDevice")
 
@@ -47809,9 +47897,7 @@ def cuDeviceGetP2PAttribute(attrib, srcDevice, dstDevice):
 
 
 def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
-    """cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice)
-
-    Queries details about atomic operations supported between two devices
+    """Queries details about atomic operations supported between two devices
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between srcDevice and dstDevice. The allocated size of *operations and
@@ -47835,12 +47921,16 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     srcDevice
         The source device of the target link
+        Takes CUdevice, an int (the raw value), or None (NULL).
     dstDevice
         The destination device of the target link
+        Takes CUdevice, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -47874,7 +47964,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
         _c_operations = <c.CUatomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.CUatomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.CUatomicOperation>as_unsigned(as_enum(item, _CUatomicOperation_class, b"CUatomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cuDeviceGetP2PAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_srcDevice, _c_dstDevice)
@@ -47887,9 +47977,7 @@ def cuDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
 
 
 def cuGraphicsUnregisterResource(resource):
-    """cuGraphicsUnregisterResource(resource)
-
-    Unregisters a graphics resource for access by CUDA
+    """Unregisters a graphics resource for access by CUDA
 
     Unregisters the graphics resource resource so it is not accessible by
     CUDA unless registered again.
@@ -47909,6 +47997,7 @@ def cuGraphicsUnregisterResource(resource):
     ----------
     resource
         Resource to unregister
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -47932,9 +48021,7 @@ def cuGraphicsUnregisterResource(resource):
 
 
 def cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
-    """cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel)
-
-    Get an array through which to access a subresource of a mapped graphics resource.
+    """Get an array through which to access a subresource of a mapped graphics resource.
 
     Returns in *pArray an array through which the subresource of the mapped
     graphics resource resource which corresponds to array index arrayIndex
@@ -47957,6 +48044,7 @@ def cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
     ----------
     resource
         Mapped resource to access
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
     arrayIndex
         Array index for array textures or cubemap face index as defined by CUarray_cubemap_face for cubemap textures for the subresource to access
     mipLevel
@@ -47993,9 +48081,7 @@ def cuGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
 
 
 def cuGraphicsResourceGetMappedMipmappedArray(resource):
-    """cuGraphicsResourceGetMappedMipmappedArray(resource)
-
-    Get a mipmapped array through which to access a mapped graphics resource.
+    """Get a mipmapped array through which to access a mapped graphics resource.
 
     Returns in *pMipmappedArray a mipmapped array through which the mapped graphics
     resource resource. The value set in *pMipmappedArray may change every time
@@ -48013,6 +48099,7 @@ def cuGraphicsResourceGetMappedMipmappedArray(resource):
     ----------
     resource
         Mapped resource to access
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48043,9 +48130,7 @@ def cuGraphicsResourceGetMappedMipmappedArray(resource):
 
 
 def cuGraphicsResourceGetMappedPointer(resource):
-    """cuGraphicsResourceGetMappedPointer(resource)
-
-    Get a device pointer through which to access a mapped graphics resource.
+    """Get a device pointer through which to access a mapped graphics resource.
 
     Returns in *pDevPtr a pointer through which the mapped graphics resource
     resource may be accessed.
@@ -48066,6 +48151,7 @@ def cuGraphicsResourceGetMappedPointer(resource):
     ----------
     resource
         Mapped resource to access
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48099,9 +48185,7 @@ def cuGraphicsResourceGetMappedPointer(resource):
 
 
 def cuGraphicsResourceSetMapFlags(resource, flags):
-    """cuGraphicsResourceSetMapFlags(resource, flags)
-
-    Set usage flags for mapping a graphics resource
+    """Set usage flags for mapping a graphics resource
 
     Set flags for mapping the graphics resource resource.
 
@@ -48130,6 +48214,7 @@ def cuGraphicsResourceSetMapFlags(resource, flags):
     ----------
     resource
         Registered resource to set flags for
+        Takes CUgraphicsResource, an int (the raw value), or None (NULL).
     flags
         Parameters for resource mapping
 
@@ -48157,9 +48242,7 @@ def cuGraphicsResourceSetMapFlags(resource, flags):
 
 
 def cuGraphicsMapResources(count, resources, hStream):
-    """cuGraphicsMapResources(count, resources, hStream)
-
-    Map graphics resources for access by CUDA
+    """Map graphics resources for access by CUDA
 
     Maps the count graphics resources in resources for access by CUDA.
 
@@ -48187,8 +48270,11 @@ def cuGraphicsMapResources(count, resources, hStream):
         Number of resources to map
     resources
         Resources to map for CUDA usage
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     hStream
         Stream with which to synchronize
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48233,9 +48319,7 @@ def cuGraphicsMapResources(count, resources, hStream):
 
 
 def cuGraphicsUnmapResources(count, resources, hStream):
-    """cuGraphicsUnmapResources(count, resources, hStream)
-
-    Unmap graphics resources.
+    """Unmap graphics resources.
 
     Unmaps the count graphics resources in resources.
 
@@ -48259,8 +48343,11 @@ def cuGraphicsUnmapResources(count, resources, hStream):
         Number of resources to unmap
     resources
         Resources to unmap
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     hStream
         Stream with which to synchronize
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48305,9 +48392,7 @@ def cuGraphicsUnmapResources(count, resources, hStream):
 
 
 def cuGetProcAddress(symbol, cudaVersion, flags):
-    """cuGetProcAddress(symbol, cudaVersion, flags)
-
-    Returns the requested driver API function pointer
+    """Returns the requested driver API function pointer
 
     Returns in **pfn the address of the CUDA driver function for the requested
     CUDA version and flags.
@@ -48356,10 +48441,12 @@ def cuGetProcAddress(symbol, cudaVersion, flags):
     ----------
     symbol
         The base name of the driver API function to look for. As an example, for the driver API cuMemAlloc_v2, symbol would be cuMemAlloc and cudaVersion would be the ABI compatible CUDA version for the _v2 variant.
+        Takes bytes, or str (encoded as UTF-8).
     cudaVersion
         The CUDA version to look for the requested driver symbol
     flags
         Flags to specify search options.
+        Takes cuuint64_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48391,9 +48478,7 @@ def cuGetProcAddress(symbol, cudaVersion, flags):
 
 
 def cuCoredumpGetAttribute(attrib):
-    """cuCoredumpGetAttribute(attrib)
-
-    Allows caller to fetch a coredump attribute value for the current context
+    """Allows caller to fetch a coredump attribute value for the current context
 
     Returns in *value the requested value specified by attrib. It is up to the caller
     to ensure that the data type and size of *value matches the request.
@@ -48451,6 +48536,7 @@ def cuCoredumpGetAttribute(attrib):
     ----------
     attrib
         The enum defining which value to fetch.
+        Takes a CUcoredumpSettings member or an int.
     size
         The size of the memory region value points to.
 
@@ -48468,7 +48554,7 @@ def cuCoredumpGetAttribute(attrib):
         void* containing the requested data.
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
@@ -48487,9 +48573,7 @@ def cuCoredumpGetAttribute(attrib):
 
 
 def cuCoredumpGetAttributeGlobal(attrib):
-    """cuCoredumpGetAttributeGlobal(attrib)
-
-    Allows caller to fetch a coredump attribute value for the entire application
+    """Allows caller to fetch a coredump attribute value for the entire application
 
     Returns in *value the requested value specified by attrib. It is up to the caller
     to ensure that the data type and size of *value matches the request.
@@ -48546,6 +48630,7 @@ def cuCoredumpGetAttributeGlobal(attrib):
     ----------
     attrib
         The enum defining which value to fetch.
+        Takes a CUcoredumpSettings member or an int.
     size
         The size of the memory region value points to.
 
@@ -48558,7 +48643,7 @@ def cuCoredumpGetAttributeGlobal(attrib):
         void* containing the requested data.
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _CUcoredumpSettings_size(_c_attrib, b"attrib")
@@ -48577,9 +48662,7 @@ def cuCoredumpGetAttributeGlobal(attrib):
 
 
 def cuCoredumpSetAttribute(attrib, value):
-    """cuCoredumpSetAttribute(attrib, value)
-
-    Allows caller to set a coredump attribute value for the current context
+    """Allows caller to set a coredump attribute value for the current context
 
     This function should be considered an alternate interface to the CUDA-GDB environment
     variables defined in this document: https://docs.nvidia.com/cuda/cuda-gdb/index.htmlgpu-coredump
@@ -48643,6 +48726,7 @@ def cuCoredumpSetAttribute(attrib, value):
     ----------
     attrib
         The enum defining which value to set.
+        Takes a CUcoredumpSettings member or an int.
     value
         void* containing the requested data.
     size
@@ -48661,7 +48745,7 @@ def cuCoredumpSetAttribute(attrib, value):
         CUDA_ERROR_NOT_SUPPORTED
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     cdef _CUcoredumpSettings_value _c_value
     _CUcoredumpSettings_store(_c_attrib, value, &_c_value, b"attrib")
     # In: the size of the value's C type, which the attribute fixes.
@@ -48676,9 +48760,7 @@ def cuCoredumpSetAttribute(attrib, value):
 
 
 def cuCoredumpSetAttributeGlobal(attrib, value):
-    """cuCoredumpSetAttributeGlobal(attrib, value)
-
-    Allows caller to set a coredump attribute value globally
+    """Allows caller to set a coredump attribute value globally
 
     This function should be considered an alternate interface to the CUDA-GDB environment
     variables defined in this document: https://docs.nvidia.com/cuda/cuda-gdb/index.htmlgpu-coredump
@@ -48744,6 +48826,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
     ----------
     attrib
         The enum defining which value to set.
+        Takes a CUcoredumpSettings member or an int.
     value
         void* containing the requested data.
     size
@@ -48757,7 +48840,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
         CUDA_ERROR_NOT_PERMITTED
     """
     cdef int _err
-    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(attrib, b"attrib", UINT32_MAX)
+    cdef c.CUcoredumpSettings _c_attrib = <c.CUcoredumpSettings>as_unsigned(as_enum(attrib, _CUcoredumpSettings_class, b"CUcoredumpSettings", b"attrib"), b"attrib", UINT32_MAX)
     cdef _CUcoredumpSettings_value _c_value
     _CUcoredumpSettings_store(_c_attrib, value, &_c_value, b"attrib")
     # In: the size of the value's C type, which the attribute fixes.
@@ -48772,9 +48855,7 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
 
 
 def cuGreenCtxCreate(desc, dev, flags):
-    """cuGreenCtxCreate(desc, dev, flags)
-
-    Creates a green context with a specified set of resources.
+    """Creates a green context with a specified set of resources.
 
     This API creates a green context with the resources specified in the descriptor desc and
     returns it in the handle represented by phCtx. This API will retain the primary context on device dev,
@@ -48806,8 +48887,10 @@ def cuGreenCtxCreate(desc, dev, flags):
     ----------
     desc
         Descriptor generated via cuDevResourceGenerateDesc which contains the set of resources to be used
+        Takes CUdevResourceDesc, an int (the raw value), or None (NULL).
     dev
         Device on which to create the green context.
+        Takes CUdevice, an int (the raw value), or None (NULL).
     flags
         One of the supported green context creation flags. CU_GREEN_CTX_DEFAULT_STREAM is required.
 
@@ -48841,9 +48924,7 @@ def cuGreenCtxCreate(desc, dev, flags):
 
 
 def cuGreenCtxDestroy(hCtx):
-    """cuGreenCtxDestroy(hCtx)
-
-    Destroys a green context
+    """Destroys a green context
 
     Destroys the green context, releasing the primary context of the device that this green context was created for.
     Any resources provisioned for this green context (that were initially available via the resource descriptor)
@@ -48861,6 +48942,7 @@ def cuGreenCtxDestroy(hCtx):
     ----------
     hCtx
         Green context to be destroyed
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48883,9 +48965,7 @@ def cuGreenCtxDestroy(hCtx):
 
 
 def cuCtxFromGreenCtx(hCtx):
-    """cuCtxFromGreenCtx(hCtx)
-
-    Converts a green context into the primary context
+    """Converts a green context into the primary context
 
     The API converts a green context into the primary context returned in pContext. It is important
     to note that the converted context pContext is a normal primary context but with
@@ -48903,6 +48983,7 @@ def cuCtxFromGreenCtx(hCtx):
     ----------
     hCtx
         Green context to convert
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -48930,9 +49011,7 @@ def cuCtxFromGreenCtx(hCtx):
 
 
 def cuDeviceGetDevResource(device, type):
-    """cuDeviceGetDevResource(device, type)
-
-    Get device resources
+    """Get device resources
 
     Get the type resources available to the device.
     This may often be the starting point for further partitioning or configuring of resources.
@@ -48946,8 +49025,10 @@ def cuDeviceGetDevResource(device, type):
     ----------
     device
         Device to get resource for
+        Takes CUdevice, an int (the raw value), or None (NULL).
     type
         Type of resource to retrieve
+        Takes a CUdevResourceType member or an int.
 
     Returns
     -------
@@ -48964,7 +49045,7 @@ def cuDeviceGetDevResource(device, type):
     cdef int _err
     cdef c.CUdevice _c_device = _as_CUdevice(device, b"device")
     cdef CUdevResource resource_record = CUdevResource.__new__(CUdevResource)
-    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(as_enum(type, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuDeviceGetDevResource(_c_device, resource_record._ptr, _c_type)
@@ -48977,9 +49058,7 @@ def cuDeviceGetDevResource(device, type):
 
 
 def cuCtxGetDevResource(hCtx, type):
-    """cuCtxGetDevResource(hCtx, type)
-
-    Get context resources
+    """Get context resources
 
     Get the type resources available to the context represented by hCtx
 
@@ -48992,8 +49071,10 @@ def cuCtxGetDevResource(hCtx, type):
     ----------
     hCtx
         Context to get resource for
+        Takes CUcontext, an int (the raw value), or None (NULL).
     type
         Type of resource to retrieve
+        Takes a CUdevResourceType member or an int.
 
     Returns
     -------
@@ -49010,7 +49091,7 @@ def cuCtxGetDevResource(hCtx, type):
     cdef int _err
     cdef c.CUcontext _c_hCtx = _as_CUcontext(hCtx, b"hCtx")
     cdef CUdevResource resource_record = CUdevResource.__new__(CUdevResource)
-    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(as_enum(type, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuCtxGetDevResource(_c_hCtx, resource_record._ptr, _c_type)
@@ -49023,9 +49104,7 @@ def cuCtxGetDevResource(hCtx, type):
 
 
 def cuGreenCtxGetDevResource(hCtx, type):
-    """cuGreenCtxGetDevResource(hCtx, type)
-
-    Get green context resources
+    """Get green context resources
 
     Get the type resources available to the green context represented by hCtx
 
@@ -49036,8 +49115,10 @@ def cuGreenCtxGetDevResource(hCtx, type):
     ----------
     hCtx
         Green context to get resource for
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     type
         Type of resource to retrieve
+        Takes a CUdevResourceType member or an int.
 
     Returns
     -------
@@ -49054,7 +49135,7 @@ def cuGreenCtxGetDevResource(hCtx, type):
     cdef int _err
     cdef c.CUgreenCtx _c_hCtx = _as_CUgreenCtx(hCtx, b"hCtx")
     cdef CUdevResource resource_record = CUdevResource.__new__(CUdevResource)
-    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.CUdevResourceType _c_type = <c.CUdevResourceType>as_unsigned(as_enum(type, _CUdevResourceType_class, b"CUdevResourceType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cuGreenCtxGetDevResource(_c_hCtx, resource_record._ptr, _c_type)
@@ -49067,9 +49148,7 @@ def cuGreenCtxGetDevResource(hCtx, type):
 
 
 def cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount):
-    """cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount)
-
-    Splits CU_DEV_RESOURCE_TYPE_SM resources.
+    """Splits CU_DEV_RESOURCE_TYPE_SM resources.
 
     Splits CU_DEV_RESOURCE_TYPE_SM resources into nbGroups, adhering to the minimum SM count specified in minCount
     and the usage flags in useFlags. If result is NULL, the API simulates a split and provides the amount of groups that
@@ -49119,6 +49198,7 @@ def cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount):
         This is a pointer, specifying the number of groups that would be or should be created as described below.
     input
         Input SM resource to be split. Must be a valid CU_DEV_RESOURCE_TYPE_SM resource.
+        Takes CUdevResource, an int address of one, or None (NULL).
     remaining
         If the input resource cannot be cleanly split among nbGroups, the remaining is placed in here. Can be ommitted (NULL) if the user does not need the remaining set.
     useFlags
@@ -49171,9 +49251,7 @@ def cuDevSmResourceSplitByCount(nbGroups, input, useFlags, minCount):
 
 
 def cuDevResourceGenerateDesc(resources, nbResources):
-    """cuDevResourceGenerateDesc(resources, nbResources)
-
-    Generate a resource descriptor
+    """Generate a resource descriptor
 
     Generates a single resource descriptor with the set of resources specified in resources.
     The generated resource descriptor is necessary for the creation of green contexts via the cuGreenCtxCreate API.
@@ -49197,6 +49275,7 @@ def cuDevResourceGenerateDesc(resources, nbResources):
     ----------
     resources
         Array of resources to be included in the descriptor
+        Takes CUdevResource, an int address of one, or None (NULL).
     nbResources
         Number of resources passed in resources
 
@@ -49232,9 +49311,7 @@ def cuDevResourceGenerateDesc(resources, nbResources):
 
 
 def cuGreenCtxRecordEvent(hCtx, hEvent):
-    """cuGreenCtxRecordEvent(hCtx, hEvent)
-
-    Records an event.
+    """Records an event.
 
     Captures in hEvent all the activities of the green context of hCtx
     at the time of this call. hEvent and hCtx must be from the same
@@ -49257,8 +49334,10 @@ def cuGreenCtxRecordEvent(hCtx, hEvent):
     ----------
     hCtx
         Green context to record event for
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     hEvent
         Event to record
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -49283,9 +49362,7 @@ def cuGreenCtxRecordEvent(hCtx, hEvent):
 
 
 def cuGreenCtxWaitEvent(hCtx, hEvent):
-    """cuGreenCtxWaitEvent(hCtx, hEvent)
-
-    Make a green context wait on an event
+    """Make a green context wait on an event
 
     Makes all future work submitted to green context hCtx wait for all work
     captured in hEvent. The synchronization will be performed on the device
@@ -49309,8 +49386,10 @@ def cuGreenCtxWaitEvent(hCtx, hEvent):
     ----------
     hCtx
         Green context to wait
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     hEvent
         Event to wait on
+        Takes CUevent, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -49335,9 +49414,7 @@ def cuGreenCtxWaitEvent(hCtx, hEvent):
 
 
 def cuStreamGetGreenCtx(hStream):
-    """cuStreamGetGreenCtx(hStream)
-
-    Query the green context associated with a stream
+    """Query the green context associated with a stream
 
     Returns the CUDA green context that the stream is associated with, or NULL if the stream
     is not associated with any green context.
@@ -49380,6 +49457,7 @@ def cuStreamGetGreenCtx(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes CUstream, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -49407,9 +49485,7 @@ def cuStreamGetGreenCtx(hStream):
 
 
 def cuGreenCtxStreamCreate(greenCtx, flags, priority):
-    """cuGreenCtxStreamCreate(greenCtx, flags, priority)
-
-    Create a stream for use in the green context
+    """Create a stream for use in the green context
 
     Creates a stream for use in the specified green context greenCtx and returns a handle in phStream.
     The stream can be destroyed by calling cuStreamDestroy(). Note that the API ignores the context that
@@ -49450,6 +49526,7 @@ def cuGreenCtxStreamCreate(greenCtx, flags, priority):
     ----------
     greenCtx
         Green context for which to create the stream for
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
     flags
         Flags for stream creation. CU_STREAM_NON_BLOCKING must be specified.
     priority
@@ -49484,9 +49561,7 @@ def cuGreenCtxStreamCreate(greenCtx, flags, priority):
 
 
 def cuGreenCtxGetId(greenCtx):
-    """cuGreenCtxGetId(greenCtx)
-
-    Returns the unique Id associated with the green context supplied
+    """Returns the unique Id associated with the green context supplied
 
     Returns in greenCtxId the unique Id which is associated with a given green context.
     The Id is unique for the life of the program for this instance of CUDA.
@@ -49501,6 +49576,7 @@ def cuGreenCtxGetId(greenCtx):
     ----------
     greenCtx
         Green context for which to obtain the Id
+        Takes CUgreenCtx, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -49529,14 +49605,14 @@ def cuGreenCtxGetId(greenCtx):
 
 
 def cuLogsRegisterCallback(callbackFunc, userData):
-    """cuLogsRegisterCallback(callbackFunc, userData)
-
-    Register a callback function to receive error log messages
+    """Register a callback function to receive error log messages
 
     Parameters
     ----------
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -49575,14 +49651,13 @@ def cuLogsRegisterCallback(callbackFunc, userData):
 
 
 def cuLogsUnregisterCallback(callback):
-    """cuLogsUnregisterCallback(callback)
-
-    Unregister a log message callback
+    """Unregister a log message callback
 
     Parameters
     ----------
     callback
         The callback instance to unregister from receiving log messages
+        Takes CUlogsCallbackHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -49602,9 +49677,7 @@ def cuLogsUnregisterCallback(callback):
 
 
 def cuLogsCurrent(flags):
-    """cuLogsCurrent(flags)
-
-    Sets log iterator to point to the end of log buffer, where the next message would be written.
+    """Sets log iterator to point to the end of log buffer, where the next message would be written.
 
     Parameters
     ----------
@@ -49634,9 +49707,7 @@ def cuLogsCurrent(flags):
 
 
 def cuLogsDumpToFile(pathToFile, flags):
-    """cuLogsDumpToFile(pathToFile, flags)
-
-    Dump accumulated driver logs into a file
+    """Dump accumulated driver logs into a file
 
     Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
     This API dumps all driver logs starting from iterator into pathToFile provided.
@@ -49653,6 +49724,7 @@ def cuLogsDumpToFile(pathToFile, flags):
     ----------
     pathToFile
         Path to output file for dumping logs
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Reserved for future use, must be 0
 
@@ -49681,9 +49753,7 @@ def cuLogsDumpToFile(pathToFile, flags):
 
 
 def cuCheckpointProcessGetRestoreThreadId(pid):
-    """cuCheckpointProcessGetRestoreThreadId(pid)
-
-    Returns the restore thread ID for a CUDA process
+    """Returns the restore thread ID for a CUDA process
 
     Returns in *tid the thread ID of the CUDA restore thread for the process
     specified by pid.
@@ -49718,9 +49788,7 @@ def cuCheckpointProcessGetRestoreThreadId(pid):
 
 
 def cuCheckpointProcessGetState(pid):
-    """cuCheckpointProcessGetState(pid)
-
-    Returns the process state of a CUDA process
+    """Returns the process state of a CUDA process
 
     Returns in *state the current state of the CUDA process specified by pid.
 
@@ -49754,9 +49822,7 @@ def cuCheckpointProcessGetState(pid):
 
 
 def cuCheckpointProcessLock(pid, args):
-    """cuCheckpointProcessLock(pid, args)
-
-    Lock a running CUDA process
+    """Lock a running CUDA process
 
     Lock the CUDA process specified by pid which will block further CUDA API
     calls. Process must be in the RUNNING state in order to lock.
@@ -49772,6 +49838,7 @@ def cuCheckpointProcessLock(pid, args):
         The process ID of the CUDA process
     args
         Optional lock operation arguments
+        Takes CUcheckpointLockArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -49800,9 +49867,7 @@ def cuCheckpointProcessLock(pid, args):
 
 
 def cuCheckpointProcessCheckpoint(pid, args):
-    """cuCheckpointProcessCheckpoint(pid, args)
-
-    Checkpoint a CUDA process's GPU memory contents
+    """Checkpoint a CUDA process's GPU memory contents
 
     Checkpoints a CUDA process specified by pid that is in the LOCKED
     state. The GPU memory contents will be brought into host memory and all
@@ -49817,6 +49882,7 @@ def cuCheckpointProcessCheckpoint(pid, args):
         The process ID of the CUDA process
     args
         Optional checkpoint operation arguments
+        Takes CUcheckpointCheckpointArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -49844,9 +49910,7 @@ def cuCheckpointProcessCheckpoint(pid, args):
 
 
 def cuCheckpointProcessRestore(pid, args):
-    """cuCheckpointProcessRestore(pid, args)
-
-    Restore a CUDA process's GPU memory contents from its last checkpoint
+    """Restore a CUDA process's GPU memory contents from its last checkpoint
 
     Restores a CUDA process specified by pid from its last checkpoint. Process
     must be in the CHECKPOINTED state to restore.
@@ -49870,6 +49934,7 @@ def cuCheckpointProcessRestore(pid, args):
         The process ID of the CUDA process
     args
         Optional restore operation arguments
+        Takes CUcheckpointRestoreArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -49897,9 +49962,7 @@ def cuCheckpointProcessRestore(pid, args):
 
 
 def cuCheckpointProcessUnlock(pid, args):
-    """cuCheckpointProcessUnlock(pid, args)
-
-    Unlock a CUDA process to allow CUDA API calls
+    """Unlock a CUDA process to allow CUDA API calls
 
     Unlocks a process specified by pid allowing it to resume making CUDA API
     calls. Process must be in the LOCKED state.
@@ -49912,6 +49975,7 @@ def cuCheckpointProcessUnlock(pid, args):
         The process ID of the CUDA process
     args
         Optional unlock operation arguments
+        Takes CUcheckpointUnlockArgs, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -49939,9 +50003,7 @@ def cuCheckpointProcessUnlock(pid, args):
 
 
 def cuProfilerInitialize(configFile, outputFile, outputMode):
-    """cuProfilerInitialize(configFile, outputFile, outputMode)
-
-    Initialize the profiling.
+    """Initialize the profiling.
 
     Deprecated:
 
@@ -49997,10 +50059,13 @@ def cuProfilerInitialize(configFile, outputFile, outputMode):
     ----------
     configFile
         Name of the config file that lists the counters/options for profiling.
+        Takes bytes, or str (encoded as UTF-8).
     outputFile
         Name of the outputFile where the profiling results will be stored.
+        Takes bytes, or str (encoded as UTF-8).
     outputMode
         outputMode, can be CU_OUT_KEY_VALUE_PAIR or CU_OUT_CSV.
+        Takes a CUoutput_mode member or an int.
 
     Returns
     -------
@@ -50012,7 +50077,7 @@ def cuProfilerInitialize(configFile, outputFile, outputMode):
     cdef const char* _c_configFile = cstring_ptr(configFile_bytes)
     cdef object outputFile_bytes = as_cstring(outputFile, b"outputFile")
     cdef const char* _c_outputFile = cstring_ptr(outputFile_bytes)
-    cdef c.CUoutput_mode _c_outputMode = <c.CUoutput_mode>as_unsigned(outputMode, b"outputMode", UINT32_MAX)
+    cdef c.CUoutput_mode _c_outputMode = <c.CUoutput_mode>as_unsigned(as_enum(outputMode, _CUoutput_mode_class, b"CUoutput_mode", b"outputMode"), b"outputMode", UINT32_MAX)
 
     with nogil:
         _err = c.cuProfilerInitialize(_c_configFile, _c_outputFile, _c_outputMode)
@@ -50023,9 +50088,7 @@ def cuProfilerInitialize(configFile, outputFile, outputMode):
 
 
 def cuProfilerStart():
-    """cuProfilerStart()
-
-    Enable profiling.
+    """Enable profiling.
 
     Enables profile collection by the active profiling tool for the
     current context. If profiling is already enabled, then
@@ -50057,9 +50120,7 @@ def cuProfilerStart():
 
 
 def cuProfilerStop():
-    """cuProfilerStop()
-
-    Disable profiling.
+    """Disable profiling.
 
     Disables profile collection by the active profiling tool for the
     current context. If profiling is already disabled, then
@@ -50088,6 +50149,181 @@ def cuProfilerStop():
 
     return _CUresult_of_result(_err)
 
+
+
+
+# sizeof(cls), as the classic modules have it: the C size of each struct,
+# union and handle class of this module (a module function cannot be named
+# sizeof in Cython, where sizeof is C's: it is published under that name).
+cdef dict _sizes = {
+    CUuuid: sizeof(c.CUuuid),
+    CUmemFabricHandle: sizeof(c.CUmemFabricHandle_v1),
+    CUipcEventHandle: sizeof(c.CUipcEventHandle_v1),
+    CUipcMemHandle: sizeof(c.CUipcMemHandle_v1),
+    CUstreamMemOpWaitValueParams_st: sizeof(c.CUstreamMemOpWaitValueParams_st),
+    CUstreamMemOpWriteValueParams_st: sizeof(c.CUstreamMemOpWriteValueParams_st),
+    CUstreamMemOpFlushRemoteWritesParams_st: sizeof(c.CUstreamMemOpFlushRemoteWritesParams_st),
+    CUstreamMemOpMemoryBarrierParams_st: sizeof(c.CUstreamMemOpMemoryBarrierParams_st),
+    CUstreamBatchMemOpParams: sizeof(c.CUstreamBatchMemOpParams_v1),
+    CUDA_BATCH_MEM_OP_NODE_PARAMS: sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v1),
+    CUDA_BATCH_MEM_OP_NODE_PARAMS_v2: sizeof(c.CUDA_BATCH_MEM_OP_NODE_PARAMS_v2),
+    CUasyncNotificationInfo_info_overBudget: sizeof(c.CUasyncNotificationInfo_info_overBudget),
+    CUasyncNotificationInfo_info: sizeof(c.CUasyncNotificationInfo_info),
+    CUasyncNotificationInfo: sizeof(c.CUasyncNotificationInfo),
+    CUdevprop: sizeof(c.CUdevprop_v1),
+    CUaccessPolicyWindow: sizeof(c.CUaccessPolicyWindow_v1),
+    CUDA_KERNEL_NODE_PARAMS_v1: sizeof(c.CUDA_KERNEL_NODE_PARAMS_v1),
+    CUDA_KERNEL_NODE_PARAMS: sizeof(c.CUDA_KERNEL_NODE_PARAMS_v2),
+    CUDA_KERNEL_NODE_PARAMS_v3: sizeof(c.CUDA_KERNEL_NODE_PARAMS_v3),
+    CUDA_MEMSET_NODE_PARAMS: sizeof(c.CUDA_MEMSET_NODE_PARAMS_v1),
+    CUDA_MEMSET_NODE_PARAMS_v2: sizeof(c.CUDA_MEMSET_NODE_PARAMS_v2),
+    CUDA_HOST_NODE_PARAMS: sizeof(c.CUDA_HOST_NODE_PARAMS_v1),
+    CUDA_HOST_NODE_PARAMS_v2: sizeof(c.CUDA_HOST_NODE_PARAMS_v2),
+    CUDA_CONDITIONAL_NODE_PARAMS: sizeof(c.CUDA_CONDITIONAL_NODE_PARAMS),
+    CUgraphEdgeData: sizeof(c.CUgraphEdgeData),
+    CUDA_GRAPH_INSTANTIATE_PARAMS: sizeof(c.CUDA_GRAPH_INSTANTIATE_PARAMS),
+    CUlaunchMemSyncDomainMap: sizeof(c.CUlaunchMemSyncDomainMap),
+    CUlaunchAttributeValue_clusterDim: sizeof(c.CUlaunchAttributeValue_clusterDim),
+    CUlaunchAttributeValue_programmaticEvent: sizeof(c.CUlaunchAttributeValue_programmaticEvent),
+    CUlaunchAttributeValue_launchCompletionEvent: sizeof(c.CUlaunchAttributeValue_launchCompletionEvent),
+    CUlaunchAttributeValue_preferredClusterDim: sizeof(c.CUlaunchAttributeValue_preferredClusterDim),
+    CUlaunchAttributeValue_deviceUpdatableKernelNode: sizeof(c.CUlaunchAttributeValue_deviceUpdatableKernelNode),
+    CUlaunchAttributeValue: sizeof(c.CUlaunchAttributeValue),
+    CUlaunchAttribute: sizeof(c.CUlaunchAttribute),
+    CUlaunchConfig: sizeof(c.CUlaunchConfig),
+    CUexecAffinitySmCount: sizeof(c.CUexecAffinitySmCount_v1),
+    CUexecAffinityParam_v1_param: sizeof(c.CUexecAffinityParam_v1_param),
+    CUexecAffinityParam: sizeof(c.CUexecAffinityParam_v1),
+    CUctxCigParam: sizeof(c.CUctxCigParam),
+    CUctxCreateParams: sizeof(c.CUctxCreateParams),
+    CUlibraryHostUniversalFunctionAndDataTable: sizeof(c.CUlibraryHostUniversalFunctionAndDataTable),
+    CUDA_MEMCPY2D: sizeof(c.CUDA_MEMCPY2D_v2),
+    CUDA_MEMCPY3D: sizeof(c.CUDA_MEMCPY3D_v2),
+    CUDA_MEMCPY3D_PEER: sizeof(c.CUDA_MEMCPY3D_PEER_v1),
+    CUDA_MEMCPY_NODE_PARAMS: sizeof(c.CUDA_MEMCPY_NODE_PARAMS),
+    CUDA_ARRAY_DESCRIPTOR: sizeof(c.CUDA_ARRAY_DESCRIPTOR_v2),
+    CUDA_ARRAY3D_DESCRIPTOR: sizeof(c.CUDA_ARRAY3D_DESCRIPTOR_v2),
+    CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent: sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent),
+    CUDA_ARRAY_SPARSE_PROPERTIES: sizeof(c.CUDA_ARRAY_SPARSE_PROPERTIES_v1),
+    CUDA_ARRAY_MEMORY_REQUIREMENTS: sizeof(c.CUDA_ARRAY_MEMORY_REQUIREMENTS_v1),
+    CUDA_RESOURCE_DESC_v1_res_array: sizeof(c.CUDA_RESOURCE_DESC_v1_res_array),
+    CUDA_RESOURCE_DESC_v1_res_mipmap: sizeof(c.CUDA_RESOURCE_DESC_v1_res_mipmap),
+    CUDA_RESOURCE_DESC_v1_res_linear: sizeof(c.CUDA_RESOURCE_DESC_v1_res_linear),
+    CUDA_RESOURCE_DESC_v1_res_pitch2D: sizeof(c.CUDA_RESOURCE_DESC_v1_res_pitch2D),
+    CUDA_RESOURCE_DESC_v1_res_reserved: sizeof(c.CUDA_RESOURCE_DESC_v1_res_reserved),
+    CUDA_RESOURCE_DESC_v1_res: sizeof(c.CUDA_RESOURCE_DESC_v1_res),
+    CUDA_RESOURCE_DESC: sizeof(c.CUDA_RESOURCE_DESC_v1),
+    CUDA_TEXTURE_DESC: sizeof(c.CUDA_TEXTURE_DESC_v1),
+    CUDA_RESOURCE_VIEW_DESC: sizeof(c.CUDA_RESOURCE_VIEW_DESC_v1),
+    CUtensorMap: sizeof(c.CUtensorMap),
+    CUDA_POINTER_ATTRIBUTE_P2P_TOKENS: sizeof(c.CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1),
+    CUDA_LAUNCH_PARAMS: sizeof(c.CUDA_LAUNCH_PARAMS_v1),
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32: sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32),
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle: sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle),
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC: sizeof(c.CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1),
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC: sizeof(c.CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1),
+    CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC: sizeof(c.CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1),
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32),
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle),
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1),
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence),
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync),
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex),
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params),
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1),
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence),
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync),
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex),
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params),
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS: sizeof(c.CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1),
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS: sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1),
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2: sizeof(c.CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2),
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS: sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1),
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2: sizeof(c.CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2),
+    CUarrayMapInfo_v1_resource: sizeof(c.CUarrayMapInfo_v1_resource),
+    CUarrayMapInfo_v1_subresource_sparseLevel: sizeof(c.CUarrayMapInfo_v1_subresource_sparseLevel),
+    CUarrayMapInfo_v1_subresource_miptail: sizeof(c.CUarrayMapInfo_v1_subresource_miptail),
+    CUarrayMapInfo_v1_subresource: sizeof(c.CUarrayMapInfo_v1_subresource),
+    CUarrayMapInfo_v1_memHandle: sizeof(c.CUarrayMapInfo_v1_memHandle),
+    CUarrayMapInfo: sizeof(c.CUarrayMapInfo_v1),
+    CUmemLocation: sizeof(c.CUmemLocation_v1),
+    CUmemAllocationProp_v1_allocFlags: sizeof(c.CUmemAllocationProp_v1_allocFlags),
+    CUmemAllocationProp: sizeof(c.CUmemAllocationProp_v1),
+    CUmulticastObjectProp: sizeof(c.CUmulticastObjectProp_v1),
+    CUmemAccessDesc: sizeof(c.CUmemAccessDesc_v1),
+    CUgraphExecUpdateResultInfo: sizeof(c.CUgraphExecUpdateResultInfo_v1),
+    CUmemPoolProps: sizeof(c.CUmemPoolProps_v1),
+    CUmemPoolPtrExportData: sizeof(c.CUmemPoolPtrExportData_v1),
+    CUmemcpyAttributes: sizeof(c.CUmemcpyAttributes_v1),
+    CUoffset3D: sizeof(c.CUoffset3D_v1),
+    CUextent3D: sizeof(c.CUextent3D_v1),
+    CUmemcpy3DOperand_v1_op_ptr: sizeof(c.CUmemcpy3DOperand_v1_op_ptr),
+    CUmemcpy3DOperand_v1_op_array: sizeof(c.CUmemcpy3DOperand_v1_op_array),
+    CUmemcpy3DOperand_v1_op: sizeof(c.CUmemcpy3DOperand_v1_op),
+    CUmemcpy3DOperand: sizeof(c.CUmemcpy3DOperand_v1),
+    CUDA_MEMCPY3D_BATCH_OP: sizeof(c.CUDA_MEMCPY3D_BATCH_OP_v1),
+    CUDA_MEM_ALLOC_NODE_PARAMS: sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v1),
+    CUDA_MEM_ALLOC_NODE_PARAMS_v2: sizeof(c.CUDA_MEM_ALLOC_NODE_PARAMS_v2),
+    CUDA_MEM_FREE_NODE_PARAMS: sizeof(c.CUDA_MEM_FREE_NODE_PARAMS),
+    CUDA_CHILD_GRAPH_NODE_PARAMS: sizeof(c.CUDA_CHILD_GRAPH_NODE_PARAMS),
+    CUDA_EVENT_RECORD_NODE_PARAMS: sizeof(c.CUDA_EVENT_RECORD_NODE_PARAMS),
+    CUDA_EVENT_WAIT_NODE_PARAMS: sizeof(c.CUDA_EVENT_WAIT_NODE_PARAMS),
+    CUgraphNodeParams: sizeof(c.CUgraphNodeParams),
+    CUcheckpointLockArgs: sizeof(c.CUcheckpointLockArgs),
+    CUcheckpointCheckpointArgs: sizeof(c.CUcheckpointCheckpointArgs),
+    CUcheckpointGpuPair: sizeof(c.CUcheckpointGpuPair),
+    CUcheckpointRestoreArgs: sizeof(c.CUcheckpointRestoreArgs),
+    CUcheckpointUnlockArgs: sizeof(c.CUcheckpointUnlockArgs),
+    CUmemDecompressParams: sizeof(c.CUmemDecompressParams),
+    CUdevSmResource: sizeof(c.CUdevSmResource),
+    CUdevResource: sizeof(c.CUdevResource_v1),
+    CUcontext: sizeof(c.CUcontext),
+    CUmodule: sizeof(c.CUmodule),
+    CUfunction: sizeof(c.CUfunction),
+    CUlibrary: sizeof(c.CUlibrary),
+    CUkernel: sizeof(c.CUkernel),
+    CUarray: sizeof(c.CUarray),
+    CUmipmappedArray: sizeof(c.CUmipmappedArray),
+    CUtexref: sizeof(c.CUtexref),
+    CUsurfref: sizeof(c.CUsurfref),
+    CUevent: sizeof(c.CUevent),
+    CUstream: sizeof(c.CUstream),
+    CUgraphicsResource: sizeof(c.CUgraphicsResource),
+    CUexternalMemory: sizeof(c.CUexternalMemory),
+    CUexternalSemaphore: sizeof(c.CUexternalSemaphore),
+    CUgraph: sizeof(c.CUgraph),
+    CUgraphNode: sizeof(c.CUgraphNode),
+    CUgraphExec: sizeof(c.CUgraphExec),
+    CUmemoryPool: sizeof(c.CUmemoryPool),
+    CUuserObject: sizeof(c.CUuserObject),
+    CUgraphDeviceNode: sizeof(c.CUgraphDeviceNode),
+    CUasyncCallbackHandle: sizeof(c.CUasyncCallbackHandle),
+    CUgreenCtx: sizeof(c.CUgreenCtx),
+    CUlinkState: sizeof(c.CUlinkState),
+    CUdevResourceDesc: sizeof(c.CUdevResourceDesc),
+    CUlogsCallbackHandle: sizeof(c.CUlogsCallbackHandle),
+    cuuint32_t: sizeof(c.cuuint32_t),
+    cuuint64_t: sizeof(c.cuuint64_t),
+    CUdeviceptr: sizeof(c.CUdeviceptr),
+    CUdevice: sizeof(c.CUdevice),
+    CUtexObject: sizeof(c.CUtexObject),
+    CUsurfObject: sizeof(c.CUsurfObject),
+    CUgraphConditionalHandle: sizeof(c.CUgraphConditionalHandle),
+    CUmemGenericAllocationHandle: sizeof(c.CUmemGenericAllocationHandle),
+    CUlogIterator: sizeof(c.CUlogIterator),
+}
+
+
+def _sizeof(cls):
+    """The C size in bytes of a struct, union, handle or typedef class of this
+    module; a TypeError for anything else."""
+    try:
+        return _sizes[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"sizeof: {cls!r} is no struct, union, handle or typedef class of {__name__}") from None
+
+
+globals()["sizeof"] = _sizeof
 
 CUDA_VERSION = 13000
 CU_IPC_HANDLE_SIZE = 64
@@ -50163,6 +50399,7 @@ RESOURCE_ABI_VERSION = 1
 RESOURCE_ABI_EXTERNAL_BYTES = 48
 
 __all__ = [
+    "sizeof",
     "CUipcMem_flags",
     "CUmemAttach_flags",
     "CUctx_flags",

@@ -9665,7 +9665,8 @@ cdef class cudaChannelFormatDesc(Struct):
 
     @f.setter
     def f(self, value):
-        self._ptr.f = <c.cudaChannelFormatKind>as_unsigned(value, b"f", UINT32_MAX)
+        self._ptr.f = <c.cudaChannelFormatKind>as_unsigned(as_enum(value, _cudaChannelFormatKind_class, b"cudaChannelFormatKind", b"f"), b"f", UINT32_MAX)
+
 
 
 
@@ -10310,7 +10311,8 @@ cdef class cudaMemcpy3DParms(Struct):
 
     @kind.setter
     def kind(self, value):
-        self._ptr.kind = <c.cudaMemcpyKind>as_unsigned(value, b"kind", UINT32_MAX)
+        self._ptr.kind = <c.cudaMemcpyKind>as_unsigned(as_enum(value, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
+
 
 
 
@@ -10855,7 +10857,8 @@ cdef class cudaAccessPolicyWindow(Struct):
 
     @hitProp.setter
     def hitProp(self, value):
-        self._ptr.hitProp = <c.cudaAccessProperty>as_unsigned(value, b"hitProp", UINT32_MAX)
+        self._ptr.hitProp = <c.cudaAccessProperty>as_unsigned(as_enum(value, _cudaAccessProperty_class, b"cudaAccessProperty", b"hitProp"), b"hitProp", UINT32_MAX)
+
 
 
     @property
@@ -10865,7 +10868,8 @@ cdef class cudaAccessPolicyWindow(Struct):
 
     @missProp.setter
     def missProp(self, value):
-        self._ptr.missProp = <c.cudaAccessProperty>as_unsigned(value, b"missProp", UINT32_MAX)
+        self._ptr.missProp = <c.cudaAccessProperty>as_unsigned(as_enum(value, _cudaAccessProperty_class, b"cudaAccessProperty", b"missProp"), b"missProp", UINT32_MAX)
+
 
 
 
@@ -11519,7 +11523,8 @@ cdef class cudaResourceDesc(Struct):
 
     @resType.setter
     def resType(self, value):
-        self._ptr.resType = <c.cudaResourceType>as_unsigned(value, b"resType", UINT32_MAX)
+        self._ptr.resType = <c.cudaResourceType>as_unsigned(as_enum(value, _cudaResourceType_class, b"cudaResourceType", b"resType"), b"resType", UINT32_MAX)
+
 
 
     @property
@@ -11598,7 +11603,8 @@ cdef class cudaResourceViewDesc(Struct):
 
     @format.setter
     def format(self, value):
-        self._ptr.format = <c.cudaResourceViewFormat>as_unsigned(value, b"format", UINT32_MAX)
+        self._ptr.format = <c.cudaResourceViewFormat>as_unsigned(as_enum(value, _cudaResourceViewFormat_class, b"cudaResourceViewFormat", b"format"), b"format", UINT32_MAX)
+
 
 
     @property
@@ -11741,7 +11747,8 @@ cudaMemoryTypeDevice or cudaMemoryTypeManaged."""
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaMemoryType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaMemoryType>as_unsigned(as_enum(value, _cudaMemoryType_class, b"cudaMemoryType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -12126,7 +12133,8 @@ cdef class cudaMemLocation(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaMemLocationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaMemLocationType>as_unsigned(as_enum(value, _cudaMemLocationType_class, b"cudaMemLocationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -12205,7 +12213,8 @@ cdef class cudaMemAccessDesc(Struct):
 
     @flags.setter
     def flags(self, value):
-        self._ptr.flags = <c.cudaMemAccessFlags>as_unsigned(value, b"flags", UINT32_MAX)
+        self._ptr.flags = <c.cudaMemAccessFlags>as_unsigned(as_enum(value, _cudaMemAccessFlags_class, b"cudaMemAccessFlags", b"flags"), b"flags", UINT32_MAX)
+
 
 
 
@@ -12264,7 +12273,8 @@ cdef class cudaMemPoolProps(Struct):
 
     @allocType.setter
     def allocType(self, value):
-        self._ptr.allocType = <c.cudaMemAllocationType>as_unsigned(value, b"allocType", UINT32_MAX)
+        self._ptr.allocType = <c.cudaMemAllocationType>as_unsigned(as_enum(value, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"allocType"), b"allocType", UINT32_MAX)
+
 
 
     @property
@@ -12274,7 +12284,8 @@ cdef class cudaMemPoolProps(Struct):
 
     @handleTypes.setter
     def handleTypes(self, value):
-        self._ptr.handleTypes = <c.cudaMemAllocationHandleType>as_unsigned(value, b"handleTypes", UINT32_MAX)
+        self._ptr.handleTypes = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(value, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleTypes"), b"handleTypes", UINT32_MAX)
+
 
 
     @property
@@ -12754,7 +12765,8 @@ cdef class cudaMemcpyAttributes(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(as_enum(value, _cudaMemcpySrcAccessOrder_class, b"cudaMemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -13149,7 +13161,8 @@ cdef class cudaMemcpy3DOperand(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaMemcpy3DOperandType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaMemcpy3DOperandType>as_unsigned(as_enum(value, _cudaMemcpy3DOperandType_class, b"cudaMemcpy3DOperandType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -13245,7 +13258,8 @@ cdef class cudaMemcpy3DBatchOp(Struct):
 
     @srcAccessOrder.setter
     def srcAccessOrder(self, value):
-        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(value, b"srcAccessOrder", UINT32_MAX)
+        self._ptr.srcAccessOrder = <c.cudaMemcpySrcAccessOrder>as_unsigned(as_enum(value, _cudaMemcpySrcAccessOrder_class, b"cudaMemcpySrcAccessOrder", b"srcAccessOrder"), b"srcAccessOrder", UINT32_MAX)
+
 
 
     @property
@@ -14757,7 +14771,8 @@ cdef class cudaExternalMemoryHandleDesc(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaExternalMemoryHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaExternalMemoryHandleType>as_unsigned(as_enum(value, _cudaExternalMemoryHandleType_class, b"cudaExternalMemoryHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -15247,7 +15262,8 @@ cdef class cudaExternalSemaphoreHandleDesc(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaExternalSemaphoreHandleType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaExternalSemaphoreHandleType>as_unsigned(as_enum(value, _cudaExternalSemaphoreHandleType_class, b"cudaExternalSemaphoreHandleType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16869,7 +16885,8 @@ cdef class cudaConditionalNodeParams(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaGraphConditionalNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaGraphConditionalNodeType>as_unsigned(as_enum(value, _cudaGraphConditionalNodeType_class, b"cudaGraphConditionalNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -16996,7 +17013,8 @@ cdef class cudaChildGraphNodeParams(Struct):
 
     @ownership.setter
     def ownership(self, value):
-        self._ptr.ownership = <c.cudaGraphChildGraphNodeOwnership>as_unsigned(value, b"ownership", UINT32_MAX)
+        self._ptr.ownership = <c.cudaGraphChildGraphNodeOwnership>as_unsigned(as_enum(value, _cudaGraphChildGraphNodeOwnership_class, b"cudaGraphChildGraphNodeOwnership", b"ownership"), b"ownership", UINT32_MAX)
+
 
 
 
@@ -17173,7 +17191,8 @@ cdef class cudaGraphNodeParams(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaGraphNodeType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaGraphNodeType>as_unsigned(as_enum(value, _cudaGraphNodeType_class, b"cudaGraphNodeType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -17530,7 +17549,8 @@ cdef class cudaGraphInstantiateParams(Struct):
 
     @result_out.setter
     def result_out(self, value):
-        self._ptr.result_out = <c.cudaGraphInstantiateResult>as_unsigned(value, b"result_out", UINT32_MAX)
+        self._ptr.result_out = <c.cudaGraphInstantiateResult>as_unsigned(as_enum(value, _cudaGraphInstantiateResult_class, b"cudaGraphInstantiateResult", b"result_out"), b"result_out", UINT32_MAX)
+
 
 
 
@@ -17589,7 +17609,8 @@ cdef class cudaGraphExecUpdateResultInfo(Struct):
 
     @result.setter
     def result(self, value):
-        self._ptr.result = <c.cudaGraphExecUpdateResult>as_unsigned(value, b"result", UINT32_MAX)
+        self._ptr.result = <c.cudaGraphExecUpdateResult>as_unsigned(as_enum(value, _cudaGraphExecUpdateResult_class, b"cudaGraphExecUpdateResult", b"result"), b"result", UINT32_MAX)
+
 
 
     @property
@@ -17835,7 +17856,8 @@ cdef class cudaGraphKernelNodeUpdate(Struct):
 
     @field.setter
     def field(self, value):
-        self._ptr.field = <c.cudaGraphKernelNodeField>as_unsigned(value, b"field", UINT32_MAX)
+        self._ptr.field = <c.cudaGraphKernelNodeField>as_unsigned(as_enum(value, _cudaGraphKernelNodeField_class, b"cudaGraphKernelNodeField", b"field"), b"field", UINT32_MAX)
+
 
 
     @property
@@ -18419,7 +18441,8 @@ cdef class cudaLaunchAttributeValue(Struct):
 
     @syncPolicy.setter
     def syncPolicy(self, value):
-        self._ptr.syncPolicy = <c.cudaSynchronizationPolicy>as_unsigned(value, b"syncPolicy", UINT32_MAX)
+        self._ptr.syncPolicy = <c.cudaSynchronizationPolicy>as_unsigned(as_enum(value, _cudaSynchronizationPolicy_class, b"cudaSynchronizationPolicy", b"syncPolicy"), b"syncPolicy", UINT32_MAX)
+
 
 
     @property
@@ -18449,7 +18472,8 @@ with the following fields:
 
     @clusterSchedulingPolicyPreference.setter
     def clusterSchedulingPolicyPreference(self, value):
-        self._ptr.clusterSchedulingPolicyPreference = <c.cudaClusterSchedulingPolicy>as_unsigned(value, b"clusterSchedulingPolicyPreference", UINT32_MAX)
+        self._ptr.clusterSchedulingPolicyPreference = <c.cudaClusterSchedulingPolicy>as_unsigned(as_enum(value, _cudaClusterSchedulingPolicy_class, b"cudaClusterSchedulingPolicy", b"clusterSchedulingPolicyPreference"), b"clusterSchedulingPolicyPreference", UINT32_MAX)
+
 
 
     @property
@@ -18508,7 +18532,8 @@ with the following fields:
 
     @memSyncDomain.setter
     def memSyncDomain(self, value):
-        self._ptr.memSyncDomain = <c.cudaLaunchMemSyncDomain>as_unsigned(value, b"memSyncDomain", UINT32_MAX)
+        self._ptr.memSyncDomain = <c.cudaLaunchMemSyncDomain>as_unsigned(as_enum(value, _cudaLaunchMemSyncDomain_class, b"cudaLaunchMemSyncDomain", b"memSyncDomain"), b"memSyncDomain", UINT32_MAX)
+
 
 
     @property
@@ -18634,7 +18659,8 @@ cdef class cudaLaunchAttribute(Struct):
 
     @id.setter
     def id(self, value):
-        self._ptr.id = <c.cudaLaunchAttributeID>as_unsigned(value, b"id", UINT32_MAX)
+        self._ptr.id = <c.cudaLaunchAttributeID>as_unsigned(as_enum(value, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"id"), b"id", UINT32_MAX)
+
 
 
     @property
@@ -18951,7 +18977,8 @@ cdef class cudaAsyncNotificationInfo_t(Struct):
 
     @type.setter
     def type(self, value):
-        self._ptr.type = <c.cudaAsyncNotificationType>as_unsigned(value, b"type", UINT32_MAX)
+        self._ptr.type = <c.cudaAsyncNotificationType>as_unsigned(as_enum(value, _cudaAsyncNotificationType_class, b"cudaAsyncNotificationType", b"type"), b"type", UINT32_MAX)
+
 
 
     @property
@@ -19033,7 +19060,8 @@ cdef class cudaTextureDesc(Struct):
 
     @filterMode.setter
     def filterMode(self, value):
-        self._ptr.filterMode = <c.cudaTextureFilterMode>as_unsigned(value, b"filterMode", UINT32_MAX)
+        self._ptr.filterMode = <c.cudaTextureFilterMode>as_unsigned(as_enum(value, _cudaTextureFilterMode_class, b"cudaTextureFilterMode", b"filterMode"), b"filterMode", UINT32_MAX)
+
 
 
     @property
@@ -19043,7 +19071,8 @@ cdef class cudaTextureDesc(Struct):
 
     @readMode.setter
     def readMode(self, value):
-        self._ptr.readMode = <c.cudaTextureReadMode>as_unsigned(value, b"readMode", UINT32_MAX)
+        self._ptr.readMode = <c.cudaTextureReadMode>as_unsigned(as_enum(value, _cudaTextureReadMode_class, b"cudaTextureReadMode", b"readMode"), b"readMode", UINT32_MAX)
+
 
 
     @property
@@ -19096,7 +19125,8 @@ cdef class cudaTextureDesc(Struct):
 
     @mipmapFilterMode.setter
     def mipmapFilterMode(self, value):
-        self._ptr.mipmapFilterMode = <c.cudaTextureFilterMode>as_unsigned(value, b"mipmapFilterMode", UINT32_MAX)
+        self._ptr.mipmapFilterMode = <c.cudaTextureFilterMode>as_unsigned(as_enum(value, _cudaTextureFilterMode_class, b"cudaTextureFilterMode", b"mipmapFilterMode"), b"mipmapFilterMode", UINT32_MAX)
+
 
 
     @property
@@ -19417,9 +19447,7 @@ cdef dict _callbacks = {}
 
 
 def cudaDeviceReset():
-    """cudaDeviceReset()
-
-    Destroy all allocations and reset all state on the current device in the current process.
+    """Destroy all allocations and reset all state on the current device in the current process.
 
     Explicitly destroys and cleans up all resources associated with the current
     device in the current process. It is the caller's responsibility to ensure
@@ -19459,9 +19487,7 @@ def cudaDeviceReset():
 
 
 def cudaDeviceSynchronize():
-    """cudaDeviceSynchronize()
-
-    Wait for compute device to finish
+    """Wait for compute device to finish
 
     Blocks until the device has completed all preceding requested tasks.
     cudaDeviceSynchronize() returns an error if one of the preceding tasks
@@ -19489,9 +19515,7 @@ def cudaDeviceSynchronize():
 
 
 def cudaDeviceSetLimit(limit, value):
-    """cudaDeviceSetLimit(limit, value)
-
-    Set resource limits
+    """Set resource limits
 
     Setting limit to value is a request by the application to update
     the current limit maintained by the device.  The driver is free to
@@ -19566,6 +19590,7 @@ def cudaDeviceSetLimit(limit, value):
     ----------
     limit
         Limit to set
+        Takes a cudaLimit member or an int.
     value
         Size of limit
 
@@ -19578,7 +19603,7 @@ def cudaDeviceSetLimit(limit, value):
         cudaErrorMemoryAllocation
     """
     cdef int _err
-    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(as_enum(limit, _cudaLimit_class, b"cudaLimit", b"limit"), b"limit", UINT32_MAX)
     cdef size_t _c_value = <size_t>as_unsigned(value, b"value", UINT64_MAX)
 
     with nogil:
@@ -19590,9 +19615,7 @@ def cudaDeviceSetLimit(limit, value):
 
 
 def cudaDeviceGetLimit(limit):
-    """cudaDeviceGetLimit(limit)
-
-    Return resource limits
+    """Return resource limits
 
     Returns in *pValue the current size of limit. The following cudaLimit values are supported.
     - cudaLimitStackSize is the stack size in bytes of each GPU thread.
@@ -19618,6 +19641,7 @@ def cudaDeviceGetLimit(limit):
     ----------
     limit
         Limit to query
+        Takes a cudaLimit member or an int.
 
     Returns
     -------
@@ -19630,7 +19654,7 @@ def cudaDeviceGetLimit(limit):
     """
     cdef int _err
     cdef size_t _c_pValue = 0
-    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(limit, b"limit", UINT32_MAX)
+    cdef c.cudaLimit _c_limit = <c.cudaLimit>as_unsigned(as_enum(limit, _cudaLimit_class, b"cudaLimit", b"limit"), b"limit", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceGetLimit(&_c_pValue, _c_limit)
@@ -19643,12 +19667,11 @@ def cudaDeviceGetLimit(limit):
 
 
 def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device):
-    """cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device)
-
-    Parameters
+    """Parameters
     ----------
     fmtDesc
         const struct cudaChannelFormatDesc *
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     device
         int
 
@@ -19677,9 +19700,7 @@ def cudaDeviceGetTexture1DLinearMaxWidth(fmtDesc, device):
 
 
 def cudaDeviceGetCacheConfig():
-    """cudaDeviceGetCacheConfig()
-
-    Returns the preferred cache configuration for the current device.
+    """Returns the preferred cache configuration for the current device.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this returns through pCacheConfig the preferred cache
@@ -19722,9 +19743,7 @@ def cudaDeviceGetCacheConfig():
 
 
 def cudaDeviceGetStreamPriorityRange():
-    """cudaDeviceGetStreamPriorityRange()
-
-    Returns numerical values that correspond to the least and greatest stream priorities.
+    """Returns numerical values that correspond to the least and greatest stream priorities.
 
     Returns in *leastPriority and *greatestPriority the numerical values that correspond
     to the least and greatest stream priorities respectively. Stream priorities
@@ -19770,9 +19789,7 @@ def cudaDeviceGetStreamPriorityRange():
 
 
 def cudaDeviceSetCacheConfig(cacheConfig):
-    """cudaDeviceSetCacheConfig(cacheConfig)
-
-    Sets the preferred cache configuration for the current device.
+    """Sets the preferred cache configuration for the current device.
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through cacheConfig the preferred cache
@@ -19809,6 +19826,7 @@ def cudaDeviceSetCacheConfig(cacheConfig):
     ----------
     cacheConfig
         Requested cache configuration
+        Takes a cudaFuncCache member or an int.
 
     Returns
     -------
@@ -19816,7 +19834,7 @@ def cudaDeviceSetCacheConfig(cacheConfig):
         cudaSuccess
     """
     cdef int _err
-    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(cacheConfig, b"cacheConfig", UINT32_MAX)
+    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(as_enum(cacheConfig, _cudaFuncCache_class, b"cudaFuncCache", b"cacheConfig"), b"cacheConfig", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceSetCacheConfig(_c_cacheConfig)
@@ -19827,9 +19845,7 @@ def cudaDeviceSetCacheConfig(cacheConfig):
 
 
 def cudaDeviceGetByPCIBusId(pciBusId):
-    """cudaDeviceGetByPCIBusId(pciBusId)
-
-    Returns a handle to a compute device
+    """Returns a handle to a compute device
 
     Returns in *device a device ordinal given a PCI bus ID string.
 
@@ -19841,6 +19857,7 @@ def cudaDeviceGetByPCIBusId(pciBusId):
     ----------
     pciBusId
         String in one of the following forms: [domain]:[bus]:[device].[function] [domain]:[bus]:[device] [bus]:[device].[function] where domain, bus, device, and function are all hexadecimal values
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -19867,9 +19884,7 @@ def cudaDeviceGetByPCIBusId(pciBusId):
 
 
 def cudaDeviceGetPCIBusId(len, device):
-    """cudaDeviceGetPCIBusId(len, device)
-
-    Returns a PCI Bus Id string for the device
+    """Returns a PCI Bus Id string for the device
 
     Returns an ASCII string identifying the device dev in the NULL-terminated
     string pointed to by pciBusId. len specifies the maximum length of the
@@ -19914,9 +19929,7 @@ def cudaDeviceGetPCIBusId(len, device):
 
 
 def cudaIpcGetEventHandle(event):
-    """cudaIpcGetEventHandle(event)
-
-    Gets an interprocess handle for a previously allocated event
+    """Gets an interprocess handle for a previously allocated event
 
     Takes as input a previously allocated event. This event must have been
     created with the cudaEventInterprocess and cudaEventDisableTiming
@@ -19953,6 +19966,7 @@ def cudaIpcGetEventHandle(event):
     ----------
     event
         Event allocated with cudaEventInterprocess and cudaEventDisableTiming flags.
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19981,9 +19995,7 @@ def cudaIpcGetEventHandle(event):
 
 
 def cudaIpcOpenEventHandle(handle):
-    """cudaIpcOpenEventHandle(handle)
-
-    Opens an interprocess event handle for use in the current process
+    """Opens an interprocess event handle for use in the current process
 
     Opens an interprocess event handle exported from another process with
     cudaIpcGetEventHandle. This function returns a cudaEvent_t that behaves like
@@ -20043,9 +20055,7 @@ def cudaIpcOpenEventHandle(handle):
 
 
 def cudaIpcGetMemHandle(devPtr):
-    """cudaIpcGetMemHandle(devPtr)
-
-    Gets an interprocess memory handle for an existing device memory allocation
+    """Gets an interprocess memory handle for an existing device memory allocation
 
     Takes a pointer to the base of an existing device memory allocation created
     with cudaMalloc and exports it for use in another process. This is a
@@ -20077,6 +20087,8 @@ def cudaIpcGetMemHandle(devPtr):
     ----------
     devPtr
         Base pointer to previously allocated device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -20105,9 +20117,7 @@ def cudaIpcGetMemHandle(devPtr):
 
 
 def cudaIpcOpenMemHandle(handle, flags):
-    """cudaIpcOpenMemHandle(handle, flags)
-
-    Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+    """Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 
     Maps memory exported from another process with cudaIpcGetMemHandle into
     the current device address space. For contexts on different devices
@@ -20191,9 +20201,7 @@ def cudaIpcOpenMemHandle(handle, flags):
 
 
 def cudaIpcCloseMemHandle(devPtr):
-    """cudaIpcCloseMemHandle(devPtr)
-
-    Attempts to close memory mapped with cudaIpcOpenMemHandle
+    """Attempts to close memory mapped with cudaIpcOpenMemHandle
 
     Decrements the reference count of the memory returnd by cudaIpcOpenMemHandle by 1.
     When the reference count reaches 0, this API unmaps the memory. The original allocation
@@ -20223,6 +20231,8 @@ def cudaIpcCloseMemHandle(devPtr):
     ----------
     devPtr
         Device pointer returned by cudaIpcOpenMemHandle
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -20245,22 +20255,22 @@ def cudaIpcCloseMemHandle(devPtr):
 
 
 def cudaDeviceFlushGPUDirectRDMAWrites(target, scope):
-    """cudaDeviceFlushGPUDirectRDMAWrites(target, scope)
-
-    Parameters
+    """Parameters
     ----------
     target
         enum cudaFlushGPUDirectRDMAWritesTarget
+        Takes a cudaFlushGPUDirectRDMAWritesTarget member or an int.
     scope
         enum cudaFlushGPUDirectRDMAWritesScope
+        Takes a cudaFlushGPUDirectRDMAWritesScope member or an int.
 
     Returns
     -------
     cudaError_t
     """
     cdef int _err
-    cdef c.cudaFlushGPUDirectRDMAWritesTarget _c_target = <c.cudaFlushGPUDirectRDMAWritesTarget>as_unsigned(target, b"target", UINT32_MAX)
-    cdef c.cudaFlushGPUDirectRDMAWritesScope _c_scope = <c.cudaFlushGPUDirectRDMAWritesScope>as_unsigned(scope, b"scope", UINT32_MAX)
+    cdef c.cudaFlushGPUDirectRDMAWritesTarget _c_target = <c.cudaFlushGPUDirectRDMAWritesTarget>as_unsigned(as_enum(target, _cudaFlushGPUDirectRDMAWritesTarget_class, b"cudaFlushGPUDirectRDMAWritesTarget", b"target"), b"target", UINT32_MAX)
+    cdef c.cudaFlushGPUDirectRDMAWritesScope _c_scope = <c.cudaFlushGPUDirectRDMAWritesScope>as_unsigned(as_enum(scope, _cudaFlushGPUDirectRDMAWritesScope_class, b"cudaFlushGPUDirectRDMAWritesScope", b"scope"), b"scope", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceFlushGPUDirectRDMAWrites(_c_target, _c_scope)
@@ -20271,9 +20281,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target, scope):
 
 
 def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
-    """cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData)
-
-    Registers a callback function to receive async notifications
+    """Registers a callback function to receive async notifications
 
     Registers callbackFunc to receive async notifications.
 
@@ -20299,6 +20307,8 @@ def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
         The device on which to register the callback
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -20342,9 +20352,7 @@ def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
 
 
 def cudaDeviceUnregisterAsyncNotification(device, callback):
-    """cudaDeviceUnregisterAsyncNotification(device, callback)
-
-    Unregisters an async notification callback
+    """Unregisters an async notification callback
 
     Unregisters callback so that the corresponding callback function will stop receiving
     async notifications.
@@ -20358,6 +20366,7 @@ def cudaDeviceUnregisterAsyncNotification(device, callback):
         The device from which to remove callback.
     callback
         The callback instance to unregister from receiving async notifications.
+        Takes cudaAsyncCallbackHandle_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20382,9 +20391,7 @@ def cudaDeviceUnregisterAsyncNotification(device, callback):
 
 
 def cudaDeviceGetSharedMemConfig():
-    """cudaDeviceGetSharedMemConfig()
-
-    Returns the shared memory configuration for the current device.
+    """Returns the shared memory configuration for the current device.
 
     Deprecated:
 
@@ -20427,9 +20434,7 @@ def cudaDeviceGetSharedMemConfig():
 
 
 def cudaDeviceSetSharedMemConfig(config):
-    """cudaDeviceSetSharedMemConfig(config)
-
-    Sets the shared memory configuration for the current device.
+    """Sets the shared memory configuration for the current device.
 
     Deprecated:
 
@@ -20467,6 +20472,7 @@ def cudaDeviceSetSharedMemConfig(config):
     ----------
     config
         Requested cache configuration
+        Takes a cudaSharedMemConfig member or an int.
 
     Returns
     -------
@@ -20475,7 +20481,7 @@ def cudaDeviceSetSharedMemConfig(config):
         cudaErrorInvalidValue
     """
     cdef int _err
-    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(as_enum(config, _cudaSharedMemConfig_class, b"cudaSharedMemConfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceSetSharedMemConfig(_c_config)
@@ -20486,9 +20492,7 @@ def cudaDeviceSetSharedMemConfig(config):
 
 
 def cudaGetLastError():
-    """cudaGetLastError()
-
-    Returns the last error from a runtime call
+    """Returns the last error from a runtime call
 
     Returns the last error that has been produced by any of the runtime calls
     in the same instance of the CUDA Runtime library in the host thread and
@@ -20545,9 +20549,7 @@ def cudaGetLastError():
 
 
 def cudaPeekAtLastError():
-    """cudaPeekAtLastError()
-
-    Returns the last error from a runtime call
+    """Returns the last error from a runtime call
 
     Returns the last error that has been produced by any of the runtime calls
     in the same instance of the CUDA Runtime library in the host thread. This
@@ -20604,9 +20606,7 @@ def cudaPeekAtLastError():
 
 
 def cudaGetErrorName(error):
-    """cudaGetErrorName(error)
-
-    Returns the string representation of an error code enum name
+    """Returns the string representation of an error code enum name
 
     Returns a string containing the name of an error code in the enum.  If the error
     code is not recognized, \"unrecognized error code\" is returned.
@@ -20618,25 +20618,26 @@ def cudaGetErrorName(error):
     ----------
     error
         Error code to convert to string
+        Takes a cudaError_t member or an int.
 
     Returns
     -------
-    bytes | None
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : bytes | None
         char* pointer to a NULL-terminated string
     """
     cdef const char* _r
-    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(as_enum(error, _cudaError_t_class, b"cudaError_t", b"error"), b"error", UINT32_MAX)
 
 
     _r = c.cudaGetErrorName(_c_error)
-    return None if _r == NULL else <bytes>_r
+    return (_cudaError_t_of(0), None if _r == NULL else <bytes>_r)
 
 
 
 def cudaGetErrorString(error):
-    """cudaGetErrorString(error)
-
-    Returns the description string for an error code
+    """Returns the description string for an error code
 
     Returns the description string for an error code.  If the error
     code is not recognized, \"unrecognized error code\" is returned.
@@ -20648,25 +20649,26 @@ def cudaGetErrorString(error):
     ----------
     error
         Error code to convert to string
+        Takes a cudaError_t member or an int.
 
     Returns
     -------
-    bytes | None
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : bytes | None
         char* pointer to a NULL-terminated string
     """
     cdef const char* _r
-    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(error, b"error", UINT32_MAX)
+    cdef c.cudaError_t _c_error = <c.cudaError_t>as_unsigned(as_enum(error, _cudaError_t_class, b"cudaError_t", b"error"), b"error", UINT32_MAX)
 
 
     _r = c.cudaGetErrorString(_c_error)
-    return None if _r == NULL else <bytes>_r
+    return (_cudaError_t_of(0), None if _r == NULL else <bytes>_r)
 
 
 
 def cudaGetDeviceCount():
-    """cudaGetDeviceCount()
-
-    Returns the number of compute-capable devices
+    """Returns the number of compute-capable devices
 
     Returns in *count the number of devices with compute capability greater
     or equal to 2.0 that are available for execution.
@@ -20696,9 +20698,7 @@ def cudaGetDeviceCount():
 
 
 def cudaGetDeviceProperties(device):
-    """cudaGetDeviceProperties(device)
-
-    Returns information about the compute-device
+    """Returns information about the compute-device
 
     Returns in *prop the properties of device dev.
 
@@ -20736,9 +20736,7 @@ def cudaGetDeviceProperties(device):
 
 
 def cudaDeviceGetAttribute(attr, device):
-    """cudaDeviceGetAttribute(attr, device)
-
-    Returns information about the device
+    """Returns information about the device
 
     Returns in *value the integer value of the attribute attr on device
     device.
@@ -20752,6 +20750,7 @@ def cudaDeviceGetAttribute(attr, device):
     ----------
     attr
         Device attribute to query
+        Takes a cudaDeviceAttr member or an int.
     device
         Device number to query
 
@@ -20766,7 +20765,7 @@ def cudaDeviceGetAttribute(attr, device):
     """
     cdef int _err
     cdef int _c_value = 0
-    cdef c.cudaDeviceAttr _c_attr = <c.cudaDeviceAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaDeviceAttr _c_attr = <c.cudaDeviceAttr>as_unsigned(as_enum(attr, _cudaDeviceAttr_class, b"cudaDeviceAttr", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
 
 
@@ -20779,9 +20778,7 @@ def cudaDeviceGetAttribute(attr, device):
 
 
 def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
-    """cudaDeviceGetHostAtomicCapabilities(operations, count, device)
-
-    Queries details about atomic operations supported between the device and host.
+    """Queries details about atomic operations supported between the device and host.
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between dev and the host. The allocated size of *operations and
@@ -20804,6 +20801,8 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     device
@@ -20840,7 +20839,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(as_enum(item, _cudaAtomicOperation_class, b"cudaAtomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceGetHostAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_device)
@@ -20853,9 +20852,7 @@ def cudaDeviceGetHostAtomicCapabilities(operations, count, device):
 
 
 def cudaDeviceGetDefaultMemPool(device):
-    """cudaDeviceGetDefaultMemPool(device)
-
-    Returns the default mempool of a device
+    """Returns the default mempool of a device
 
     The default mempool of a device contains device memory from that device.
 
@@ -20890,9 +20887,7 @@ def cudaDeviceGetDefaultMemPool(device):
 
 
 def cudaDeviceSetMemPool(device, memPool):
-    """cudaDeviceSetMemPool(device, memPool)
-
-    Sets the current memory pool of a device
+    """Sets the current memory pool of a device
 
     The memory pool must be local to the specified device.
     Unless a mempool is specified in the cudaMallocAsync call,
@@ -20910,6 +20905,7 @@ def cudaDeviceSetMemPool(device, memPool):
         int
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -20932,9 +20928,7 @@ def cudaDeviceSetMemPool(device, memPool):
 
 
 def cudaDeviceGetMemPool(device):
-    """cudaDeviceGetMemPool(device)
-
-    Gets the current mempool for a device
+    """Gets the current mempool for a device
 
     Returns the last pool provided to cudaDeviceSetMemPool for this device
     or the device's default memory pool if cudaDeviceSetMemPool has never been called.
@@ -20971,9 +20965,7 @@ def cudaDeviceGetMemPool(device):
 
 
 def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags):
-    """cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags)
-
-    Return NvSciSync attributes that this device can support.
+    """Return NvSciSync attributes that this device can support.
 
     Returns in nvSciSyncAttrList, the properties of NvSciSync that
     this CUDA device, dev can support. The returned nvSciSyncAttrList
@@ -21030,6 +21022,8 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags):
     ----------
     nvSciSyncAttrList
         Return NvSciSync attributes supported.
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     device
         Valid Cuda Device to get NvSciSync attributes for.
     flags
@@ -21054,9 +21048,7 @@ def cudaDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, device, flags):
 
 
 def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
-    """cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice)
-
-    Queries attributes of the link between two devices.
+    """Queries attributes of the link between two devices.
 
     Returns in *value the value of the requested attribute attrib of the
     link between srcDevice and dstDevice. The supported attributes are:
@@ -21088,6 +21080,7 @@ def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
     ----------
     attr
         enum cudaDeviceP2PAttr
+        Takes a cudaDeviceP2PAttr member or an int.
     srcDevice
         The source device of the target link.
     dstDevice
@@ -21104,7 +21097,7 @@ def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
     """
     cdef int _err
     cdef int _c_value = 0
-    cdef c.cudaDeviceP2PAttr _c_attr = <c.cudaDeviceP2PAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaDeviceP2PAttr _c_attr = <c.cudaDeviceP2PAttr>as_unsigned(as_enum(attr, _cudaDeviceP2PAttr_class, b"cudaDeviceP2PAttr", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_srcDevice = <int>as_signed(srcDevice, b"srcDevice", INT32_MIN, INT32_MAX)
     cdef int _c_dstDevice = <int>as_signed(dstDevice, b"dstDevice", INT32_MIN, INT32_MAX)
 
@@ -21119,9 +21112,7 @@ def cudaDeviceGetP2PAttribute(attr, srcDevice, dstDevice):
 
 
 def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
-    """cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice)
-
-    Queries details about atomic operations supported between two devices
+    """Queries details about atomic operations supported between two devices
 
     Returns in *capabilities the details about requested atomic *operations over the
     the link between srcDevice and dstDevice. The allocated size of *operations and
@@ -21145,6 +21136,8 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
     ----------
     operations
         Requested operations
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Count of requested operations and size of capabilities
     srcDevice
@@ -21184,7 +21177,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
         _c_operations = <c.cudaAtomicOperation*><char*>operations_storage
         for i in range(operations_count):
             item = operations[i]
-            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(item, b"operations", UINT32_MAX)
+            _c_operations[i] = <c.cudaAtomicOperation>as_unsigned(as_enum(item, _cudaAtomicOperation_class, b"cudaAtomicOperation", b"operations"), b"operations", UINT32_MAX)
 
     with nogil:
         _err = c.cudaDeviceGetP2PAtomicCapabilities(&_c_capabilities, _c_operations, _c_count, _c_srcDevice, _c_dstDevice)
@@ -21197,9 +21190,7 @@ def cudaDeviceGetP2PAtomicCapabilities(operations, count, srcDevice, dstDevice):
 
 
 def cudaChooseDevice(prop):
-    """cudaChooseDevice(prop)
-
-    Select compute-device which best matches criteria
+    """Select compute-device which best matches criteria
 
     Returns in *device the device which has properties that best match
     *prop.
@@ -21212,6 +21203,7 @@ def cudaChooseDevice(prop):
     ----------
     prop
         Desired device properties
+        Takes cudaDeviceProp, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -21240,9 +21232,7 @@ def cudaChooseDevice(prop):
 
 
 def cudaInitDevice(device, deviceFlags, flags):
-    """cudaInitDevice(device, deviceFlags, flags)
-
-    Initialize device to be used for GPU executions
+    """Initialize device to be used for GPU executions
 
     This function will initialize the CUDA Runtime structures and primary context on device when called,
     but the context will not be made current to device.
@@ -21287,9 +21277,7 @@ def cudaInitDevice(device, deviceFlags, flags):
 
 
 def cudaSetDevice(device):
-    """cudaSetDevice(device)
-
-    Set device to be used for GPU executions
+    """Set device to be used for GPU executions
 
     Sets device as the current device for the calling host thread.
     Valid device id's are 0 to (cudaGetDeviceCount() - 1).
@@ -21347,9 +21335,7 @@ def cudaSetDevice(device):
 
 
 def cudaGetDevice():
-    """cudaGetDevice()
-
-    Returns which device is currently being used
+    """Returns which device is currently being used
 
     Returns in *device the current device for the calling host thread.
 
@@ -21379,9 +21365,7 @@ def cudaGetDevice():
 
 
 def cudaSetValidDevices(len):
-    """cudaSetValidDevices(len)
-
-    Set a list of devices that can be used for CUDA
+    """Set a list of devices that can be used for CUDA
 
     Sets a list of devices for CUDA execution in priority order using
     device_arr. The parameter len specifies the number of elements in the
@@ -21427,9 +21411,7 @@ def cudaSetValidDevices(len):
 
 
 def cudaSetDeviceFlags(flags):
-    """cudaSetDeviceFlags(flags)
-
-    Sets flags to be used for device executions
+    """Sets flags to be used for device executions
 
     Records flags as the flags for the current device. If the current device
     has been set and that device has already been initialized, the previous flags
@@ -21510,9 +21492,7 @@ def cudaSetDeviceFlags(flags):
 
 
 def cudaGetDeviceFlags():
-    """cudaGetDeviceFlags()
-
-    Gets the flags for the current device
+    """Gets the flags for the current device
 
     Returns in flags the flags for the current device. If there is a current
     device for the calling thread, the flags for the device are returned. If
@@ -21566,9 +21546,7 @@ def cudaGetDeviceFlags():
 
 
 def cudaStreamCreate():
-    """cudaStreamCreate()
-
-    Create an asynchronous stream
+    """Create an asynchronous stream
 
     Creates a new asynchronous stream on the context that is current to the calling host thread.
     If no context is current to the calling host thread, then the primary context for a device
@@ -21609,9 +21587,7 @@ def cudaStreamCreate():
 
 
 def cudaStreamCreateWithFlags(flags):
-    """cudaStreamCreateWithFlags(flags)
-
-    Create an asynchronous stream
+    """Create an asynchronous stream
 
     Creates a new asynchronous stream on the context that is current to the calling host thread.
     If no context is current to the calling host thread, then the primary context for a device
@@ -21662,9 +21638,7 @@ def cudaStreamCreateWithFlags(flags):
 
 
 def cudaStreamCreateWithPriority(flags, priority):
-    """cudaStreamCreateWithPriority(flags, priority)
-
-    Create an asynchronous stream with the specified priority
+    """Create an asynchronous stream with the specified priority
 
     Creates a stream with the specified priority and returns a handle in pStream.
     The stream is created on the context that is current to the calling host thread.
@@ -21731,9 +21705,7 @@ def cudaStreamCreateWithPriority(flags, priority):
 
 
 def cudaStreamGetPriority(hStream):
-    """cudaStreamGetPriority(hStream)
-
-    Query the priority of a stream
+    """Query the priority of a stream
 
     Query the priority of a stream. The priority is returned in in priority.
     Note that if the stream was created with a priority outside the meaningful
@@ -21751,6 +21723,7 @@ def cudaStreamGetPriority(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21775,9 +21748,7 @@ def cudaStreamGetPriority(hStream):
 
 
 def cudaStreamGetFlags(hStream):
-    """cudaStreamGetFlags(hStream)
-
-    Query the flags of a stream
+    """Query the flags of a stream
 
     Query the flags of a stream. The flags are returned in flags.
     See cudaStreamCreateWithFlags for a list of valid flags.
@@ -21792,6 +21763,7 @@ def cudaStreamGetFlags(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21816,9 +21788,7 @@ def cudaStreamGetFlags(hStream):
 
 
 def cudaStreamGetId(hStream):
-    """cudaStreamGetId(hStream)
-
-    Query the Id of a stream
+    """Query the Id of a stream
 
     Query the Id of a stream. The Id is returned in streamId.
     The Id is unique for the life of the program.
@@ -21844,6 +21814,7 @@ def cudaStreamGetId(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21868,9 +21839,7 @@ def cudaStreamGetId(hStream):
 
 
 def cudaStreamGetDevice(hStream):
-    """cudaStreamGetDevice(hStream)
-
-    Query the device of a stream
+    """Query the device of a stream
 
     Returns in *device the device of the stream.
 
@@ -21885,6 +21854,7 @@ def cudaStreamGetDevice(hStream):
     ----------
     hStream
         Handle to the stream to be queried
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21909,9 +21879,7 @@ def cudaStreamGetDevice(hStream):
 
 
 def cudaCtxResetPersistingL2Cache():
-    """cudaCtxResetPersistingL2Cache()
-
-    Resets all persisting lines in cache to normal status.
+    """Resets all persisting lines in cache to normal status.
 
     Resets all persisting lines in cache to normal status.
     Takes effect on function return.
@@ -21935,9 +21903,7 @@ def cudaCtxResetPersistingL2Cache():
 
 
 def cudaStreamCopyAttributes(dst, src):
-    """cudaStreamCopyAttributes(dst, src)
-
-    Copies attributes from source stream to destination stream.
+    """Copies attributes from source stream to destination stream.
 
     Copies attributes from source stream src to destination stream dst.
     Both streams must have the same context.
@@ -21949,8 +21915,10 @@ def cudaStreamCopyAttributes(dst, src):
     ----------
     dst
         Destination stream
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     src
         Source stream For attributes see cudaStreamAttrID
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -21971,9 +21939,7 @@ def cudaStreamCopyAttributes(dst, src):
 
 
 def cudaStreamGetAttribute(hStream, attr):
-    """cudaStreamGetAttribute(hStream, attr)
-
-    Queries stream attribute.
+    """Queries stream attribute.
 
     Queries attribute attr from hStream and stores it in corresponding
     member of value_out.
@@ -21984,7 +21950,9 @@ def cudaStreamGetAttribute(hStream, attr):
     Parameters
     ----------
     hStream
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
 
     Returns
     -------
@@ -21996,7 +21964,7 @@ def cudaStreamGetAttribute(hStream, attr):
     """
     cdef int _err
     cdef c.cudaStream_t _c_hStream = _as_cudaStream_t(hStream, b"hStream")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef cudaLaunchAttributeValue value_out_record = cudaLaunchAttributeValue.__new__(cudaLaunchAttributeValue)
 
     with nogil:
@@ -22010,9 +21978,7 @@ def cudaStreamGetAttribute(hStream, attr):
 
 
 def cudaStreamSetAttribute(hStream, attr, value):
-    """cudaStreamSetAttribute(hStream, attr, value)
-
-    Sets stream attribute.
+    """Sets stream attribute.
 
     Sets attribute attr on hStream from corresponding attribute of
     value. The updated attribute will be applied to subsequent work
@@ -22024,8 +21990,11 @@ def cudaStreamSetAttribute(hStream, attr, value):
     Parameters
     ----------
     hStream
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
     value
+        Takes cudaLaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -22036,7 +22005,7 @@ def cudaStreamSetAttribute(hStream, attr, value):
     """
     cdef int _err
     cdef c.cudaStream_t _c_hStream = _as_cudaStream_t(hStream, b"hStream")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.cudaLaunchAttributeValue* _c_value = NULL
     if isinstance(value, cudaLaunchAttributeValue):
         _c_value = (<cudaLaunchAttributeValue>value)._ptr
@@ -22052,9 +22021,7 @@ def cudaStreamSetAttribute(hStream, attr, value):
 
 
 def cudaStreamDestroy(stream):
-    """cudaStreamDestroy(stream)
-
-    Destroys and cleans up an asynchronous stream
+    """Destroys and cleans up an asynchronous stream
 
     Destroys and cleans up the asynchronous stream specified by stream.
 
@@ -22075,6 +22042,7 @@ def cudaStreamDestroy(stream):
     ----------
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22095,9 +22063,7 @@ def cudaStreamDestroy(stream):
 
 
 def cudaStreamWaitEvent(stream, event, flags):
-    """cudaStreamWaitEvent(stream, event, flags)
-
-    Make a compute stream wait on an event
+    """Make a compute stream wait on an event
 
     Makes all future work submitted to stream wait for all work captured in
     event.  See cudaEventRecord() for details on what is captured by an event.
@@ -22116,8 +22082,10 @@ def cudaStreamWaitEvent(stream, event, flags):
     ----------
     stream
         Stream to wait
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     event
         Event to wait on
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     flags
         Parameters for the operation(See above)
 
@@ -22142,9 +22110,7 @@ def cudaStreamWaitEvent(stream, event, flags):
 
 
 def cudaStreamAddCallback(stream, callback, userData, flags):
-    """cudaStreamAddCallback(stream, callback, userData, flags)
-
-    Add a callback to a compute stream
+    """Add a callback to a compute stream
 
     Note: This function is slated for eventual deprecation and removal. If
     you do not require the callback to execute in case of a device error,
@@ -22197,8 +22163,11 @@ def cudaStreamAddCallback(stream, callback, userData, flags):
     ----------
     stream
         Stream to add callback to
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -22238,9 +22207,7 @@ def cudaStreamAddCallback(stream, callback, userData, flags):
 
 
 def cudaStreamSynchronize(stream):
-    """cudaStreamSynchronize(stream)
-
-    Waits for stream tasks to complete
+    """Waits for stream tasks to complete
 
     Blocks until stream has completed all operations. If the
     cudaDeviceScheduleBlockingSync flag was set for this device,
@@ -22254,6 +22221,7 @@ def cudaStreamSynchronize(stream):
     ----------
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22273,9 +22241,7 @@ def cudaStreamSynchronize(stream):
 
 
 def cudaStreamQuery(stream):
-    """cudaStreamQuery(stream)
-
-    Queries an asynchronous stream for completion status
+    """Queries an asynchronous stream for completion status
 
     Returns cudaSuccess if all operations in stream have
     completed, or cudaErrorNotReady if not.
@@ -22290,6 +22256,7 @@ def cudaStreamQuery(stream):
     ----------
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22310,14 +22277,15 @@ def cudaStreamQuery(stream):
 
 
 def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
-    """cudaStreamAttachMemAsync(stream, devPtr, length, flags)
-
-    Parameters
+    """Parameters
     ----------
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     devPtr
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least length bytes, held for the call.
     length
         size_t
     flags
@@ -22343,9 +22311,7 @@ def cudaStreamAttachMemAsync(stream, devPtr, length, flags):
 
 
 def cudaStreamBeginCapture(stream, mode):
-    """cudaStreamBeginCapture(stream, mode)
-
-    Begins graph capture on a stream
+    """Begins graph capture on a stream
 
     Begin graph capture on stream. When a stream is in capture mode, all operations
     pushed into the stream will not be executed, but will instead be captured into
@@ -22372,8 +22338,10 @@ def cudaStreamBeginCapture(stream, mode):
     ----------
     stream
         Stream in which to initiate capture
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cudaThreadExchangeStreamCaptureMode.
+        Takes a cudaStreamCaptureMode member or an int.
 
     Returns
     -------
@@ -22383,7 +22351,7 @@ def cudaStreamBeginCapture(stream, mode):
     """
     cdef int _err
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(as_enum(mode, _cudaStreamCaptureMode_class, b"cudaStreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
 
     with nogil:
         _err = c.cudaStreamBeginCapture(_c_stream, _c_mode)
@@ -22394,9 +22362,7 @@ def cudaStreamBeginCapture(stream, mode):
 
 
 def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode):
-    """cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode)
-
-    Begins graph capture on a stream to an existing graph
+    """Begins graph capture on a stream to an existing graph
 
     Begin graph capture on stream. When a stream is in capture mode, all operations
     pushed into the stream will not be executed, but will instead be captured into
@@ -22424,16 +22390,22 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
     ----------
     stream
         Stream in which to initiate capture.
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     graph
         Graph to capture into.
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     dependencies
         Dependencies of the first node captured in the stream.  Can be NULL if numDependencies is 0.
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies.
     mode
         Controls the interaction of this capture sequence with other API calls that are potentially unsafe. For more details see cudaThreadExchangeStreamCaptureMode.
+        Takes a cudaStreamCaptureMode member or an int.
 
     Returns
     -------
@@ -22450,7 +22422,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
     elif dependencyData is not None:
         _c_dependencyData = <c.cudaGraphEdgeData*>as_address(dependencyData, b"dependencyData")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
-    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(mode, b"mode", UINT32_MAX)
+    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(as_enum(mode, _cudaStreamCaptureMode_class, b"cudaStreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
     cdef bytearray dependencies_storage = None
     cdef list dependencies_keep = []
     cdef c.cudaGraphNode_t* _c_dependencies = NULL
@@ -22480,9 +22452,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
 
 
 def cudaThreadExchangeStreamCaptureMode():
-    """cudaThreadExchangeStreamCaptureMode()
-
-    Swaps the stream capture interaction mode for a thread
+    """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
     in *mode, and overwrites *mode with the previous mode for the thread. To
@@ -22545,9 +22515,7 @@ def cudaThreadExchangeStreamCaptureMode():
 
 
 def cudaStreamEndCapture(stream):
-    """cudaStreamEndCapture(stream)
-
-    Ends capture on a stream, returning the captured graph
+    """Ends capture on a stream, returning the captured graph
 
     End capture on stream, returning the captured graph via pGraph.
     Capture must have been initiated on stream via a call to cudaStreamBeginCapture.
@@ -22568,6 +22536,7 @@ def cudaStreamEndCapture(stream):
     ----------
     stream
         Stream to query
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22593,9 +22562,7 @@ def cudaStreamEndCapture(stream):
 
 
 def cudaStreamIsCapturing(stream):
-    """cudaStreamIsCapturing(stream)
-
-    Returns a stream's capture status
+    """Returns a stream's capture status
 
     Return the capture status of stream via pCaptureStatus. After a successful
     call, *pCaptureStatus will contain one of the following:
@@ -22625,6 +22592,7 @@ def cudaStreamIsCapturing(stream):
     ----------
     stream
         Stream to query
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22650,9 +22618,7 @@ def cudaStreamIsCapturing(stream):
 
 
 def cudaStreamGetCaptureInfo(stream):
-    """cudaStreamGetCaptureInfo(stream)
-
-    Query a stream's capture state
+    """Query a stream's capture state
 
     Query stream state related to stream capture.
 
@@ -22677,6 +22643,7 @@ def cudaStreamGetCaptureInfo(stream):
     ----------
     stream
         The stream to query
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22720,9 +22687,7 @@ def cudaStreamGetCaptureInfo(stream):
 
 
 def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags):
-    """cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, numDependencies, flags)
-
-    Update the set of dependencies in a capturing stream
+    """Update the set of dependencies in a capturing stream
 
     Modifies the dependency set of a capturing stream. The dependency set is the set
     of nodes that the next captured node in the stream will depend on.
@@ -22746,10 +22711,14 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, nu
     ----------
     stream
         The stream to update
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     dependencies
         The set of dependencies to add
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional array of data associated with each dependency.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         The size of the dependencies array
     flags
@@ -22800,9 +22769,7 @@ def cudaStreamUpdateCaptureDependencies(stream, dependencies, dependencyData, nu
 
 
 def cudaEventCreate():
-    """cudaEventCreate()
-
-    Creates an event object
+    """Creates an event object
 
     Creates an event object for the current device using cudaEventDefault.
 
@@ -22836,9 +22803,7 @@ def cudaEventCreate():
 
 
 def cudaEventCreateWithFlags(flags):
-    """cudaEventCreateWithFlags(flags)
-
-    Creates an event object with the specified flags
+    """Creates an event object with the specified flags
 
     Creates an event object for the current device with the specified flags. Valid
     flags include:
@@ -22890,9 +22855,7 @@ def cudaEventCreateWithFlags(flags):
 
 
 def cudaEventRecord(event, stream):
-    """cudaEventRecord(event, stream)
-
-    Records an event
+    """Records an event
 
     Captures in event the contents of stream at the time of this call.
     event and stream must be on the same CUDA context.
@@ -22920,8 +22883,10 @@ def cudaEventRecord(event, stream):
     ----------
     event
         Event to record
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     stream
         Stream in which to record event
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -22944,14 +22909,14 @@ def cudaEventRecord(event, stream):
 
 
 def cudaEventRecordWithFlags(event, stream, flags):
-    """cudaEventRecordWithFlags(event, stream, flags)
-
-    Parameters
+    """Parameters
     ----------
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     flags
         unsigned int
 
@@ -22973,9 +22938,7 @@ def cudaEventRecordWithFlags(event, stream, flags):
 
 
 def cudaEventQuery(event):
-    """cudaEventQuery(event)
-
-    Queries an event's status
+    """Queries an event's status
 
     Queries the status of all work currently captured by event. See
     cudaEventRecord() for details on what is captured by an event.
@@ -22995,6 +22958,7 @@ def cudaEventQuery(event):
     ----------
     event
         Event to query
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23017,9 +22981,7 @@ def cudaEventQuery(event):
 
 
 def cudaEventSynchronize(event):
-    """cudaEventSynchronize(event)
-
-    Waits for an event to complete
+    """Waits for an event to complete
 
     Waits until the completion of all work currently captured in event.
     See cudaEventRecord() for details on what is captured by an event.
@@ -23039,6 +23001,7 @@ def cudaEventSynchronize(event):
     ----------
     event
         Event to wait for
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23060,9 +23023,7 @@ def cudaEventSynchronize(event):
 
 
 def cudaEventDestroy(event):
-    """cudaEventDestroy(event)
-
-    Destroys an event object
+    """Destroys an event object
 
     Destroys the event specified by event.
 
@@ -23080,6 +23041,7 @@ def cudaEventDestroy(event):
     ----------
     event
         Event to destroy
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23101,9 +23063,7 @@ def cudaEventDestroy(event):
 
 
 def cudaEventElapsedTime(start, end):
-    """cudaEventElapsedTime(start, end)
-
-    Computes the elapsed time between events
+    """Computes the elapsed time between events
 
     Computes the elapsed time between two events (in milliseconds with a
     resolution of around 0.5 microseconds). Note this API is not guaranteed
@@ -23136,8 +23096,10 @@ def cudaEventElapsedTime(start, end):
     ----------
     start
         Starting event
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
     end
         Ending event
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23167,9 +23129,7 @@ def cudaEventElapsedTime(start, end):
 
 
 def cudaImportExternalMemory(memHandleDesc):
-    """cudaImportExternalMemory(memHandleDesc)
-
-    Imports an external memory object
+    """Imports an external memory object
 
     Imports an externally allocated memory object and returns
     a handle to that in extMem_out.
@@ -23324,6 +23284,7 @@ def cudaImportExternalMemory(memHandleDesc):
     ----------
     memHandleDesc
         Memory import handle descriptor
+        Takes cudaExternalMemoryHandleDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23354,9 +23315,7 @@ def cudaImportExternalMemory(memHandleDesc):
 
 
 def cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc):
-    """cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc)
-
-    Maps a buffer onto an imported memory object
+    """Maps a buffer onto an imported memory object
 
     Maps a buffer onto an imported memory object and returns a device
     pointer in devPtr.
@@ -23400,8 +23359,10 @@ def cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc):
     ----------
     extMem
         Handle to external memory object
+        Takes cudaExternalMemory_t, an int (the raw value), or None (NULL).
     bufferDesc
         Buffer descriptor
+        Takes cudaExternalMemoryBufferDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23432,9 +23393,7 @@ def cudaExternalMemoryGetMappedBuffer(extMem, bufferDesc):
 
 
 def cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
-    """cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc)
-
-    Maps a CUDA mipmapped array onto an external memory object
+    """Maps a CUDA mipmapped array onto an external memory object
 
     Maps a CUDA mipmapped array onto an external object and returns a
     handle to it in mipmap.
@@ -23483,8 +23442,11 @@ def cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
     ----------
     extMem
         Handle to external memory object
+        Takes cudaExternalMemory_t, an int (the raw value), or None (NULL).
     mipmapDesc
         CUDA array descriptor
+        Takes cudaExternalMemoryMipmappedArrayDesc, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -23515,9 +23477,7 @@ def cudaExternalMemoryGetMappedMipmappedArray(extMem, mipmapDesc):
 
 
 def cudaDestroyExternalMemory(extMem):
-    """cudaDestroyExternalMemory(extMem)
-
-    Destroys an external memory object.
+    """Destroys an external memory object.
 
     Destroys the specified external memory object. Any existing buffers
     and CUDA mipmapped arrays mapped onto this object must no longer be
@@ -23532,6 +23492,7 @@ def cudaDestroyExternalMemory(extMem):
     ----------
     extMem
         External memory object to be destroyed
+        Takes cudaExternalMemory_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23551,9 +23512,7 @@ def cudaDestroyExternalMemory(extMem):
 
 
 def cudaImportExternalSemaphore(semHandleDesc):
-    """cudaImportExternalSemaphore(semHandleDesc)
-
-    Imports an external semaphore
+    """Imports an external semaphore
 
     Imports an externally allocated synchronization object and returns
     a handle to that in extSem_out.
@@ -23697,6 +23656,7 @@ def cudaImportExternalSemaphore(semHandleDesc):
     ----------
     semHandleDesc
         Semaphore import handle descriptor
+        Takes cudaExternalSemaphoreHandleDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -23726,9 +23686,7 @@ def cudaImportExternalSemaphore(semHandleDesc):
 
 
 def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
-    """cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Signals a set of external semaphore objects
+    """Signals a set of external semaphore objects
 
     Enqueues a signal operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -23813,12 +23771,16 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stre
     ----------
     extSemArray
         Set of external semaphores to be signaled
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes cudaExternalSemaphoreSignalParams, an int address of one, or None (NULL).
     numExtSems
         Number of semaphores to signal
     stream
         Stream to enqueue the signal operations in
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23863,9 +23825,7 @@ def cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stre
 
 
 def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream):
-    """cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream)
-
-    Waits on a set of external semaphore objects
+    """Waits on a set of external semaphore objects
 
     Enqueues a wait operation on a set of externally allocated
     semaphore object in the specified stream. The operations will be
@@ -23929,12 +23889,16 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
     ----------
     extSemArray
         External semaphores to be waited on
+        Takes a list or tuple (the call reads as many items as numExtSems gives), or
+        None (NULL).
     paramsArray
         Array of semaphore parameters
+        Takes cudaExternalSemaphoreWaitParams, an int address of one, or None (NULL).
     numExtSems
         Number of semaphores to wait on
     stream
         Stream to enqueue the wait operations in
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -23980,9 +23944,7 @@ def cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream
 
 
 def cudaDestroyExternalSemaphore(extSem):
-    """cudaDestroyExternalSemaphore(extSem)
-
-    Destroys an external semaphore
+    """Destroys an external semaphore
 
     Destroys an external semaphore object and releases any references
     to the underlying resource. Any outstanding signals or waits must
@@ -23996,6 +23958,7 @@ def cudaDestroyExternalSemaphore(extSem):
     ----------
     extSem
         External semaphore to be destroyed
+        Takes cudaExternalSemaphore_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24015,9 +23978,7 @@ def cudaDestroyExternalSemaphore(extSem):
 
 
 def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
-    """cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream)
-
-    Launches a device function
+    """Launches a device function
 
     The function invokes kernel func on gridDim (gridDim.x &times; gridDim.y
     &times; gridDim.z) grid of blocks. Each block contains blockDim (blockDim.x &times;
@@ -24043,16 +24004,23 @@ def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     gridDim
         Grid dimentions
     blockDim
         Block dimentions
     args
         Arguments
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     sharedMem
         Shared memory
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24090,9 +24058,7 @@ def cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream):
 
 
 def cudaLaunchKernelExC(config, func, args):
-    """cudaLaunchKernelExC(config, func, args)
-
-    Launches a CUDA function with launch-time configuration
+    """Launches a CUDA function with launch-time configuration
 
     Note that the functionally equivalent variadic template cudaLaunchKernelEx
     is available for C++11 and newer.
@@ -24133,10 +24099,17 @@ def cudaLaunchKernelExC(config, func, args):
     ----------
     config
         Launch configuration
+        Takes cudaLaunchConfig_t, an int address of one, or None (NULL).
     func
         Kernel to launch
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     args
         Array of pointers to kernel parameters
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
 
     Returns
     -------
@@ -24175,9 +24148,7 @@ def cudaLaunchKernelExC(config, func, args):
 
 
 def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream):
-    """cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream)
-
-    Launches a device function where thread blocks can cooperate and synchronize as they execute
+    """Launches a device function where thread blocks can cooperate and synchronize as they execute
 
     The function invokes kernel func on gridDim (gridDim.x &times; gridDim.y
     &times; gridDim.z) grid of blocks. Each block contains blockDim (blockDim.x &times;
@@ -24213,16 +24184,23 @@ def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     gridDim
         Grid dimentions
     blockDim
         Block dimentions
     args
         Arguments
+        Takes None; an int address of a void*[]; a buffer holding that array (a numpy
+        uint64 array of addresses); or (values, types): each value with its ctypes type
+        (ctypes.c_int, ctypes.c_float, ctypes.c_void_p, ...), or type None for a handle,
+        enum or struct passed by its storage.
     sharedMem
         Shared memory
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -24256,9 +24234,7 @@ def cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream
 
 
 def cudaFuncSetCacheConfig(func, cacheConfig):
-    """cudaFuncSetCacheConfig(func, cacheConfig)
-
-    Sets the preferred cache configuration for a device function
+    """Sets the preferred cache configuration for a device function
 
     On devices where the L1 cache and shared memory use the same hardware
     resources, this sets through cacheConfig the preferred cache configuration
@@ -24298,8 +24274,11 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     cacheConfig
         Requested cache configuration
+        Takes a cudaFuncCache member or an int.
 
     Returns
     -------
@@ -24310,7 +24289,7 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
     cdef int _err
     cdef object func_view = buffer_view(func)
     cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
-    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(cacheConfig, b"cacheConfig", UINT32_MAX)
+    cdef c.cudaFuncCache _c_cacheConfig = <c.cudaFuncCache>as_unsigned(as_enum(cacheConfig, _cudaFuncCache_class, b"cudaFuncCache", b"cacheConfig"), b"cacheConfig", UINT32_MAX)
 
     with nogil:
         _err = c.cudaFuncSetCacheConfig(_c_func, _c_cacheConfig)
@@ -24321,9 +24300,7 @@ def cudaFuncSetCacheConfig(func, cacheConfig):
 
 
 def cudaFuncGetAttributes(func):
-    """cudaFuncGetAttributes(func)
-
-    Find out attributes for a given function
+    """Find out attributes for a given function
 
     This function obtains the attributes of a function specified via func.
     func is a device function symbol and must be declared as a
@@ -24347,6 +24324,8 @@ def cudaFuncGetAttributes(func):
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -24372,9 +24351,7 @@ def cudaFuncGetAttributes(func):
 
 
 def cudaFuncSetAttribute(func, attr, value):
-    """cudaFuncSetAttribute(func, attr, value)
-
-    Set attributes for a given function
+    """Set attributes for a given function
 
     This function sets the attributes of a function specified via func.
     The parameter func must be a pointer to a function that executes
@@ -24420,8 +24397,11 @@ def cudaFuncSetAttribute(func, attr, value):
     ----------
     func
         Function to get attributes of
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     attr
         Attribute to set
+        Takes a cudaFuncAttribute member or an int.
     value
         Value to set
 
@@ -24435,7 +24415,7 @@ def cudaFuncSetAttribute(func, attr, value):
     cdef int _err
     cdef object func_view = buffer_view(func)
     cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
-    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(as_enum(attr, _cudaFuncAttribute_class, b"cudaFuncAttribute", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
 
     with nogil:
@@ -24447,9 +24427,7 @@ def cudaFuncSetAttribute(func, attr, value):
 
 
 def cudaFuncGetName(func):
-    """cudaFuncGetName(func)
-
-    Returns the function name for a device entry function pointer.
+    """Returns the function name for a device entry function pointer.
 
     Returns in **name the function name associated with the symbol func .
     The function name is returned as a null-terminated string. This API may
@@ -24464,6 +24442,8 @@ def cudaFuncGetName(func):
     ----------
     func
         The function pointer to retrieve name for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -24490,9 +24470,7 @@ def cudaFuncGetName(func):
 
 
 def cudaFuncGetParamInfo(func, paramIndex):
-    """cudaFuncGetParamInfo(func, paramIndex)
-
-    Returns the offset and size of a kernel parameter in the device-side parameter layout.
+    """Returns the offset and size of a kernel parameter in the device-side parameter layout.
 
     Queries the kernel parameter at paramIndex in func's list of parameters and returns
     parameter information via paramOffset and paramSize. paramOffset returns the
@@ -24505,6 +24483,8 @@ def cudaFuncGetParamInfo(func, paramIndex):
     ----------
     func
         The function to query
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     paramIndex
         The parameter index to query
 
@@ -24536,9 +24516,7 @@ def cudaFuncGetParamInfo(func, paramIndex):
 
 
 def cudaLaunchHostFunc(stream, fn, userData):
-    """cudaLaunchHostFunc(stream, fn, userData)
-
-    Enqueues a host function call in a stream
+    """Enqueues a host function call in a stream
 
     Enqueues a host function to run in a stream.  The function will be called
     after currently enqueued work and will block work added after it.
@@ -24591,8 +24569,11 @@ def cudaLaunchHostFunc(stream, fn, userData):
     ----------
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -24629,9 +24610,7 @@ def cudaLaunchHostFunc(stream, fn, userData):
 
 
 def cudaFuncSetSharedMemConfig(func, config):
-    """cudaFuncSetSharedMemConfig(func, config)
-
-    Sets the shared memory configuration for a device function
+    """Sets the shared memory configuration for a device function
 
     Deprecated:
 
@@ -24677,8 +24656,11 @@ def cudaFuncSetSharedMemConfig(func, config):
     ----------
     func
         Device function symbol
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     config
         Requested shared memory configuration
+        Takes a cudaSharedMemConfig member or an int.
 
     Returns
     -------
@@ -24690,7 +24672,7 @@ def cudaFuncSetSharedMemConfig(func, config):
     cdef int _err
     cdef object func_view = buffer_view(func)
     cdef void* _c_func = view_address(func_view) if func_view is not None else as_address(func, b"func")
-    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(config, b"config", UINT32_MAX)
+    cdef c.cudaSharedMemConfig _c_config = <c.cudaSharedMemConfig>as_unsigned(as_enum(config, _cudaSharedMemConfig_class, b"cudaSharedMemConfig", b"config"), b"config", UINT32_MAX)
 
     with nogil:
         _err = c.cudaFuncSetSharedMemConfig(_c_func, _c_config)
@@ -24701,9 +24683,7 @@ def cudaFuncSetSharedMemConfig(func, config):
 
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize):
-    """cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize)
-
-    Returns occupancy for a device function
+    """Returns occupancy for a device function
 
     Returns in *numBlocks the maximum number of active blocks per
     streaming multiprocessor for the device function.
@@ -24720,6 +24700,8 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSi
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24754,9 +24736,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSi
 
 
 def cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
-    """cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize)
-
-    Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
+    """Returns dynamic shared memory available per block when launching numBlocks blocks on SM.
 
     Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM.
 
@@ -24771,6 +24751,8 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -24805,9 +24787,7 @@ def cudaOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
 
 
 def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags):
-    """cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynamicSMemSize, flags)
-
-    Returns occupancy for a device function with the specified flags
+    """Returns occupancy for a device function with the specified flags
 
     Returns in *numBlocks the maximum number of active blocks per
     streaming multiprocessor for the device function.
@@ -24837,6 +24817,8 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dyna
     ----------
     func
         Kernel function for which occupancy is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24874,9 +24856,7 @@ def cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dyna
 
 
 def cudaOccupancyMaxPotentialClusterSize(func, launchConfig):
-    """cudaOccupancyMaxPotentialClusterSize(func, launchConfig)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
+    """Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
 
     The cluster dimensions in config are ignored. If func has a required
     cluster size set (see cudaFuncGetAttributes),*clusterSize will reflect
@@ -24896,8 +24876,11 @@ def cudaOccupancyMaxPotentialClusterSize(func, launchConfig):
     ----------
     func
         Kernel function for which maximum cluster size is calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     launchConfig
         const cudaLaunchConfig_t *
+        Takes cudaLaunchConfig_t, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24930,9 +24913,7 @@ def cudaOccupancyMaxPotentialClusterSize(func, launchConfig):
 
 
 def cudaOccupancyMaxActiveClusters(func, launchConfig):
-    """cudaOccupancyMaxActiveClusters(func, launchConfig)
-
-    Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
+    """Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
 
     If the function has required cluster size already set (see
     cudaFuncGetAttributes), the cluster size from config must either be
@@ -24953,8 +24934,11 @@ def cudaOccupancyMaxActiveClusters(func, launchConfig):
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     launchConfig
         const cudaLaunchConfig_t *
+        Takes cudaLaunchConfig_t, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -24988,9 +24972,7 @@ def cudaOccupancyMaxActiveClusters(func, launchConfig):
 
 
 def cudaMallocManaged(size, flags):
-    """cudaMallocManaged(size, flags)
-
-    Parameters
+    """Parameters
     ----------
     size
         size_t
@@ -25018,9 +25000,7 @@ def cudaMallocManaged(size, flags):
 
 
 def cudaMalloc(size):
-    """cudaMalloc(size)
-
-    Allocate memory on the device
+    """Allocate memory on the device
 
     Allocates size bytes of linear memory on the device and returns in
     *devPtr a pointer to the allocated memory. The allocated memory is
@@ -25065,9 +25045,7 @@ def cudaMalloc(size):
 
 
 def cudaMallocHost(size):
-    """cudaMallocHost(size)
-
-    Allocates page-locked memory on the host
+    """Allocates page-locked memory on the host
 
     Allocates size bytes of host memory that is page-locked and accessible
     to the device. The driver tracks the virtual memory ranges allocated with
@@ -25119,9 +25097,7 @@ def cudaMallocHost(size):
 
 
 def cudaMallocPitch(width, height):
-    """cudaMallocPitch(width, height)
-
-    Allocates pitched memory on the device
+    """Allocates pitched memory on the device
 
     Allocates at least width (in bytes) * height bytes of linear memory
     on the device and returns in *devPtr a pointer to the allocated memory.
@@ -25183,9 +25159,7 @@ def cudaMallocPitch(width, height):
 
 
 def cudaMallocArray(desc, width, height, flags):
-    """cudaMallocArray(desc, width, height, flags)
-
-    Allocate an array on the device
+    """Allocate an array on the device
 
     Allocates a CUDA array according to the cudaChannelFormatDesc structure
     desc and returns a handle to the new CUDA array in *array.
@@ -25224,6 +25198,7 @@ def cudaMallocArray(desc, width, height, flags):
     ----------
     desc
         Requested channel format
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     width
         Requested array allocation width
     height
@@ -25262,9 +25237,7 @@ def cudaMallocArray(desc, width, height, flags):
 
 
 def cudaFree(devPtr):
-    """cudaFree(devPtr)
-
-    Frees memory on the device
+    """Frees memory on the device
 
     Frees the memory space pointed to by devPtr, which must have been
     returned by a previous call to one of the following memory allocation APIs -
@@ -25295,6 +25268,8 @@ def cudaFree(devPtr):
     ----------
     devPtr
         Device pointer to memory to free
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -25315,9 +25290,7 @@ def cudaFree(devPtr):
 
 
 def cudaFreeHost(ptr):
-    """cudaFreeHost(ptr)
-
-    Frees page-locked memory
+    """Frees page-locked memory
 
     Frees the memory space pointed to by hostPtr, which must have been
     returned by a previous call to cudaMallocHost() or cudaHostAlloc().
@@ -25332,6 +25305,8 @@ def cudaFreeHost(ptr):
     ----------
     ptr
         Pointer to memory to free
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -25352,9 +25327,7 @@ def cudaFreeHost(ptr):
 
 
 def cudaFreeArray(array):
-    """cudaFreeArray(array)
-
-    Frees an array on the device
+    """Frees an array on the device
 
     Frees the CUDA array array, which must have been returned by a
     previous call to cudaMallocArray(). If devPtr is 0,
@@ -25369,6 +25342,7 @@ def cudaFreeArray(array):
     ----------
     array
         Pointer to array to free
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25388,9 +25362,7 @@ def cudaFreeArray(array):
 
 
 def cudaFreeMipmappedArray(mipmappedArray):
-    """cudaFreeMipmappedArray(mipmappedArray)
-
-    Frees a mipmapped array on the device
+    """Frees a mipmapped array on the device
 
     Frees the CUDA mipmapped array mipmappedArray, which must have been
     returned by a previous call to cudaMallocMipmappedArray(). If devPtr
@@ -25405,6 +25377,7 @@ def cudaFreeMipmappedArray(mipmappedArray):
     ----------
     mipmappedArray
         Pointer to mipmapped array to free
+        Takes cudaMipmappedArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -25424,9 +25397,7 @@ def cudaFreeMipmappedArray(mipmappedArray):
 
 
 def cudaHostAlloc(size, flags):
-    """cudaHostAlloc(size, flags)
-
-    Allocates page-locked memory on the host
+    """Allocates page-locked memory on the host
 
     Allocates size bytes of host memory that is page-locked and accessible
     to the device. The driver tracks the virtual memory ranges allocated with
@@ -25508,9 +25479,7 @@ def cudaHostAlloc(size, flags):
 
 
 def cudaHostRegister(ptr, size, flags):
-    """cudaHostRegister(ptr, size, flags)
-
-    Registers an existing host memory range for use by CUDA
+    """Registers an existing host memory range for use by CUDA
 
     Page-locks the memory range specified by ptr and size and maps it
     for the device(s) as specified by flags. This memory range also is added
@@ -25594,6 +25563,8 @@ def cudaHostRegister(ptr, size, flags):
     ----------
     ptr
         Host pointer to memory to page-lock
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         Size in bytes of the address range to page-lock in bytes
     flags
@@ -25623,9 +25594,7 @@ def cudaHostRegister(ptr, size, flags):
 
 
 def cudaHostUnregister(ptr):
-    """cudaHostUnregister(ptr)
-
-    Unregisters a memory range that was registered with cudaHostRegister
+    """Unregisters a memory range that was registered with cudaHostRegister
 
     Unmaps the memory range whose base address is specified by ptr, and makes
     it pageable again.
@@ -25639,6 +25608,8 @@ def cudaHostUnregister(ptr):
     ----------
     ptr
         Host pointer to memory to unregister
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -25660,9 +25631,7 @@ def cudaHostUnregister(ptr):
 
 
 def cudaHostGetDevicePointer(pHost, flags):
-    """cudaHostGetDevicePointer(pHost, flags)
-
-    Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister
+    """Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister
 
     Passes back the device pointer corresponding to the mapped, pinned host
     buffer allocated by cudaHostAlloc() or registered by cudaHostRegister().
@@ -25695,6 +25664,8 @@ def cudaHostGetDevicePointer(pHost, flags):
     ----------
     pHost
         Requested host pointer mapping
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     flags
         Flags for extensions (must be 0 for now)
 
@@ -25724,9 +25695,7 @@ def cudaHostGetDevicePointer(pHost, flags):
 
 
 def cudaHostGetFlags(pHost):
-    """cudaHostGetFlags(pHost)
-
-    Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc
+    """Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc
 
     cudaHostGetFlags() will fail if the input pointer does not
     reside in an address range allocated by cudaHostAlloc().
@@ -25738,6 +25707,8 @@ def cudaHostGetFlags(pHost):
     ----------
     pHost
         Host pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -25763,9 +25734,7 @@ def cudaHostGetFlags(pHost):
 
 
 def cudaMalloc3D(extent):
-    """cudaMalloc3D(extent)
-
-    Allocates logical 1D, 2D, or 3D memory objects on the device
+    """Allocates logical 1D, 2D, or 3D memory objects on the device
 
     Allocates at least width * height * depth bytes of linear memory
     on the device and returns a cudaPitchedPtr in which ptr is a pointer
@@ -25819,9 +25788,7 @@ def cudaMalloc3D(extent):
 
 
 def cudaMalloc3DArray(desc, extent, flags):
-    """cudaMalloc3DArray(desc, extent, flags)
-
-    Allocate an array on the device
+    """Allocate an array on the device
 
     Allocates a CUDA array according to the cudaChannelFormatDesc structure
     desc and returns a handle to the new CUDA array in *array.
@@ -25953,6 +25920,7 @@ def cudaMalloc3DArray(desc, extent, flags):
     ----------
     desc
         Requested channel format
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     extent
         Requested allocation size (width field in elements)
     flags
@@ -25988,9 +25956,7 @@ def cudaMalloc3DArray(desc, extent, flags):
 
 
 def cudaMallocMipmappedArray(desc, extent, numLevels, flags):
-    """cudaMallocMipmappedArray(desc, extent, numLevels, flags)
-
-    Allocate a mipmapped array on the device
+    """Allocate a mipmapped array on the device
 
     Allocates a CUDA mipmapped array according to the cudaChannelFormatDesc structure
     desc and returns a handle to the new CUDA mipmapped array in *mipmappedArray.
@@ -26121,6 +26087,7 @@ def cudaMallocMipmappedArray(desc, extent, numLevels, flags):
     ----------
     desc
         Requested channel format
+        Takes cudaChannelFormatDesc, an int address of one, or None (NULL).
     extent
         Requested allocation size (width field in elements)
     numLevels
@@ -26159,9 +26126,7 @@ def cudaMallocMipmappedArray(desc, extent, numLevels, flags):
 
 
 def cudaGetMipmappedArrayLevel(mipmappedArray, level):
-    """cudaGetMipmappedArrayLevel(mipmappedArray, level)
-
-    Gets a mipmap level of a CUDA mipmapped array
+    """Gets a mipmap level of a CUDA mipmapped array
 
     Returns in *levelArray a CUDA array that represents a single mipmap level
     of the CUDA mipmapped array mipmappedArray.
@@ -26183,6 +26148,7 @@ def cudaGetMipmappedArrayLevel(mipmappedArray, level):
     ----------
     mipmappedArray
         CUDA mipmapped array
+        Takes cudaMipmappedArray_const_t, an int (the raw value), or None (NULL).
     level
         Mipmap level
 
@@ -26211,9 +26177,7 @@ def cudaGetMipmappedArrayLevel(mipmappedArray, level):
 
 
 def cudaMemcpy3D(p):
-    """cudaMemcpy3D(p)
-
-    Copies data between 3D objects
+    """Copies data between 3D objects
 
 
     struct cudaExtent {
@@ -26307,6 +26271,7 @@ def cudaMemcpy3D(p):
     ----------
     p
         3D memory copy parameters
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -26332,9 +26297,7 @@ def cudaMemcpy3D(p):
 
 
 def cudaMemcpy3DPeer(p):
-    """cudaMemcpy3DPeer(p)
-
-    Copies memory between devices
+    """Copies memory between devices
 
     Perform a 3D memory copy according to the parameters specified in
     p.  See the definition of the cudaMemcpy3DPeerParms structure
@@ -26355,6 +26318,7 @@ def cudaMemcpy3DPeer(p):
     ----------
     p
         Parameters for the memory copy
+        Takes cudaMemcpy3DPeerParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -26380,9 +26344,7 @@ def cudaMemcpy3DPeer(p):
 
 
 def cudaMemcpy3DAsync(p, stream):
-    """cudaMemcpy3DAsync(p, stream)
-
-    Copies data between 3D objects
+    """Copies data between 3D objects
 
 
     struct cudaExtent {
@@ -26487,8 +26449,10 @@ def cudaMemcpy3DAsync(p, stream):
     ----------
     p
         3D memory copy parameters
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26515,9 +26479,7 @@ def cudaMemcpy3DAsync(p, stream):
 
 
 def cudaMemcpy3DPeerAsync(p, stream):
-    """cudaMemcpy3DPeerAsync(p, stream)
-
-    Copies memory between devices asynchronously.
+    """Copies memory between devices asynchronously.
 
     Perform a 3D memory copy according to the parameters specified in
     p.  See the definition of the cudaMemcpy3DPeerParms structure
@@ -26531,8 +26493,10 @@ def cudaMemcpy3DPeerAsync(p, stream):
     ----------
     p
         Parameters for the memory copy
+        Takes cudaMemcpy3DPeerParms, an int address of one, or None (NULL).
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26559,9 +26523,7 @@ def cudaMemcpy3DPeerAsync(p, stream):
 
 
 def cudaMemGetInfo():
-    """cudaMemGetInfo()
-
-    Gets free and total device memory
+    """Gets free and total device memory
 
     Returns in *total the total amount of memory available to the the current context.
     Returns in *free the amount of memory on the device that is free according to the OS.
@@ -26607,9 +26569,7 @@ def cudaMemGetInfo():
 
 
 def cudaArrayGetInfo(array):
-    """cudaArrayGetInfo(array)
-
-    Gets info about the specified cudaArray
+    """Gets info about the specified cudaArray
 
     Returns in *desc, *extent and *flags respectively, the type, shape
     and flags of array.
@@ -26624,6 +26584,7 @@ def cudaArrayGetInfo(array):
     ----------
     array
         The cudaArray to get info for
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26654,9 +26615,7 @@ def cudaArrayGetInfo(array):
 
 
 def cudaArrayGetPlane(hArray, planeIdx):
-    """cudaArrayGetPlane(hArray, planeIdx)
-
-    Gets a CUDA array plane from a CUDA array
+    """Gets a CUDA array plane from a CUDA array
 
     Returns in pPlaneArray a CUDA array that represents a single format plane
     of the CUDA array hArray.
@@ -26676,6 +26635,7 @@ def cudaArrayGetPlane(hArray, planeIdx):
     ----------
     hArray
         CUDA array
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     planeIdx
         Plane index
 
@@ -26704,9 +26664,7 @@ def cudaArrayGetPlane(hArray, planeIdx):
 
 
 def cudaArrayGetMemoryRequirements(array, device):
-    """cudaArrayGetMemoryRequirements(array, device)
-
-    Returns the memory requirements of a CUDA array
+    """Returns the memory requirements of a CUDA array
 
     Returns the memory requirements of a CUDA array in memoryRequirements
     If the CUDA array is not allocated with flag cudaArrayDeferredMapping
@@ -26723,6 +26681,7 @@ def cudaArrayGetMemoryRequirements(array, device):
     ----------
     array
         CUDA array to get the memory requirements of
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
 
@@ -26750,9 +26709,7 @@ def cudaArrayGetMemoryRequirements(array, device):
 
 
 def cudaMipmappedArrayGetMemoryRequirements(mipmap, device):
-    """cudaMipmappedArrayGetMemoryRequirements(mipmap, device)
-
-    Returns the memory requirements of a CUDA mipmapped array
+    """Returns the memory requirements of a CUDA mipmapped array
 
     Returns the memory requirements of a CUDA mipmapped array in memoryRequirements
     If the CUDA mipmapped array is not allocated with flag cudaArrayDeferredMapping
@@ -26770,6 +26727,7 @@ def cudaMipmappedArrayGetMemoryRequirements(mipmap, device):
     ----------
     mipmap
         CUDA mipmapped array to get the memory requirements of
+        Takes cudaMipmappedArray_t, an int (the raw value), or None (NULL).
     device
         Device to get the memory requirements for
 
@@ -26797,12 +26755,11 @@ def cudaMipmappedArrayGetMemoryRequirements(mipmap, device):
 
 
 def cudaArrayGetSparseProperties(array):
-    """cudaArrayGetSparseProperties(array)
-
-    Parameters
+    """Parameters
     ----------
     array
         cudaArray_t
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26824,12 +26781,11 @@ def cudaArrayGetSparseProperties(array):
 
 
 def cudaMipmappedArrayGetSparseProperties(mipmap):
-    """cudaMipmappedArrayGetSparseProperties(mipmap)
-
-    Parameters
+    """Parameters
     ----------
     mipmap
         cudaMipmappedArray_t
+        Takes cudaMipmappedArray_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -26851,9 +26807,7 @@ def cudaMipmappedArrayGetSparseProperties(mipmap):
 
 
 def cudaMemcpy(dst, src, count, kind):
-    """cudaMemcpy(dst, src, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies count bytes from the memory area pointed to by src to the
     memory area pointed to by dst, where kind specifies the direction
@@ -26882,12 +26836,17 @@ def cudaMemcpy(dst, src, count, kind):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -26898,7 +26857,7 @@ def cudaMemcpy(dst, src, count, kind):
     """
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object src_view = buffer_view(src)
@@ -26913,9 +26872,7 @@ def cudaMemcpy(dst, src, count, kind):
 
 
 def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
-    """cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count)
-
-    Copies memory between two devices
+    """Copies memory between two devices
 
     Copies memory from one device to memory on another device.  dst is the
     base device pointer of the destination memory and dstDevice is the
@@ -26936,10 +26893,14 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
     ----------
     dst
         Destination device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     dstDevice
         Destination device
     src
         Source device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     srcDevice
         Source device
     count
@@ -26970,9 +26931,7 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
 
 
 def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
-    """cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the memory area pointed to by dst, where
@@ -27004,10 +26963,14 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -27016,6 +26979,7 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -27034,7 +26998,7 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2D(_c_dst, _c_dpitch, _c_src, _c_spitch, _c_width, _c_height, _c_kind)
@@ -27045,9 +27009,7 @@ def cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind):
 
 
 def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind):
-    """cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the CUDA array dst starting at
@@ -27078,12 +27040,15 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -27092,6 +27057,7 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -27110,7 +27076,7 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2DToArray(_c_dst, _c_wOffset, _c_hOffset, _c_src, _c_spitch, _c_width, _c_height, _c_kind)
@@ -27121,9 +27087,7 @@ def cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind)
 
 
 def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind):
-    """cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the CUDA
     array src starting at hOffset rows and wOffset bytes from the
@@ -27154,10 +27118,13 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -27168,6 +27135,7 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -27186,7 +27154,7 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2DFromArray(_c_dst, _c_dpitch, _c_src, _c_wOffset, _c_hOffset, _c_width, _c_height, _c_kind)
@@ -27197,9 +27165,7 @@ def cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kin
 
 
 def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind):
-    """cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the CUDA
     array src starting at hOffsetSrc rows and wOffsetSrc bytes from the
@@ -27228,12 +27194,14 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffsetDst
         Destination starting X offset (columns in bytes)
     hOffsetDst
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffsetSrc
         Source starting X offset (columns in bytes)
     hOffsetSrc
@@ -27244,6 +27212,7 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -27261,7 +27230,7 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
     cdef size_t _c_hOffsetSrc = <size_t>as_unsigned(hOffsetSrc, b"hOffsetSrc", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpy2DArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_width, _c_height, _c_kind)
@@ -27272,9 +27241,7 @@ def cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffs
 
 
 def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
-    """cudaMemcpyToSymbol(symbol, src, count, offset, kind)
-
-    Copies data to the given symbol on the device
+    """Copies data to the given symbol on the device
 
     Copies count bytes from the memory area pointed to by src
     to the memory area pointed to by offset bytes from the start of symbol
@@ -27300,14 +27267,19 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -27321,7 +27293,7 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
     cdef object src_view = buffer_view(src)
@@ -27336,9 +27308,7 @@ def cudaMemcpyToSymbol(symbol, src, count, offset, kind):
 
 
 def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
-    """cudaMemcpyFromSymbol(dst, symbol, count, offset, kind)
-
-    Copies data from the given symbol on the device
+    """Copies data from the given symbol on the device
 
     Copies count bytes from the memory area pointed to by offset bytes
     from the start of symbol symbol to the memory area pointed to by dst.
@@ -27364,14 +27334,19 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -27385,7 +27360,7 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object symbol_view = buffer_view(symbol)
@@ -27400,9 +27375,7 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
 
 
 def cudaMemcpyAsync(dst, src, count, kind, stream):
-    """cudaMemcpyAsync(dst, src, count, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies count bytes from the memory area pointed to by src to the
     memory area pointed to by dst, where kind specifies the
@@ -27442,14 +27415,20 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27460,7 +27439,7 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     """
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
@@ -27476,9 +27455,7 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
 
 
 def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
-    """cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream)
-
-    Copies memory between two devices asynchronously.
+    """Copies memory between two devices asynchronously.
 
     Copies memory from one device to memory on another device.  dst is the
     base device pointer of the destination memory and dstDevice is the
@@ -27497,16 +27474,21 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
     ----------
     dst
         Destination device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     dstDevice
         Destination device
     src
         Source device pointer
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     srcDevice
         Source device
     count
         Size of memory copy in bytes
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27534,9 +27516,7 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
 
 
 def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream):
-    """cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream)
-
-    Performs a batch of memory copies asynchronously.
+    """Performs a batch of memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. This API only supports pointer-to-pointer copies.
@@ -27585,20 +27565,30 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
     ----------
     dsts
         Array of destination pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     srcs
         Array of memcpy source pointers.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memcpy operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dsts, srcs and sizes arrays
     attrs
         Array of memcpy attributes.
+        Takes cudaMemcpyAttributes, an int address of one, or None (NULL).
     attrsIdxs
         Array of indices to specify which copies each entry in the attrs array applies to. The attributes specified in attrs[k] will be applied to copies starting from attrsIdxs[k] through attrsIdxs[k+1] - 1. Also attrs[numAttrs-1] will apply to copies starting from attrsIdxs[numAttrs-1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numAttrs gives), or None
+        (NULL).
     numAttrs
         Size of attrs and attrsIdxs arrays.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27701,9 +27691,7 @@ def cudaMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, s
 
 
 def cudaMemcpy3DBatchAsync(numOps, opList, flags, stream):
-    """cudaMemcpy3DBatchAsync(numOps, opList, flags, stream)
-
-    Performs a batch of 3D memory copies asynchronously.
+    """Performs a batch of 3D memory copies asynchronously.
 
     Performs a batch of memory copies. The batch as a whole executes in stream order but copies within a
     batch are not guaranteed to execute in any specific order. Note that this means specifying any dependent
@@ -27757,10 +27745,12 @@ def cudaMemcpy3DBatchAsync(numOps, opList, flags, stream):
         Total number of memcpy operations.
     opList
         Array of size numOps containing the actual memcpy operations.
+        Takes cudaMemcpy3DBatchOp, an int address of one, or None (NULL).
     flags
         Flags for future use, must be zero now.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27787,9 +27777,7 @@ def cudaMemcpy3DBatchAsync(numOps, opList, flags, stream):
 
 
 def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
-    """cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the memory area pointed to by dst, where
@@ -27832,10 +27820,14 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -27844,8 +27836,10 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27864,7 +27858,7 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
 
     with nogil:
@@ -27876,9 +27870,7 @@ def cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream):
 
 
 def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream):
-    """cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the memory
     area pointed to by src to the CUDA array dst starting at hOffset
@@ -27915,12 +27907,15 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     spitch
         Pitch of source memory
     width
@@ -27929,8 +27924,10 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -27949,7 +27946,7 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
     cdef size_t _c_spitch = <size_t>as_unsigned(spitch, b"spitch", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
 
     with nogil:
@@ -27961,9 +27958,7 @@ def cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, 
 
 
 def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream):
-    """cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Copies a matrix (height rows of width bytes each) from the CUDA
     array src starting at hOffset rows and wOffset bytes from the
@@ -27999,10 +27994,13 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     dpitch
         Pitch of destination memory
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -28013,8 +28011,10 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
         Height of matrix transfer (rows)
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28033,7 +28033,7 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_width = <size_t>as_unsigned(width, b"width", UINT64_MAX)
     cdef size_t _c_height = <size_t>as_unsigned(height, b"height", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
 
     with nogil:
@@ -28045,9 +28045,7 @@ def cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height
 
 
 def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
-    """cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream)
-
-    Copies data to the given symbol on the device
+    """Copies data to the given symbol on the device
 
     Copies count bytes from the memory area pointed to by src
     to the memory area pointed to by offset bytes from the start of symbol
@@ -28079,16 +28077,22 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28102,7 +28106,7 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
@@ -28118,9 +28122,7 @@ def cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream):
 
 
 def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
-    """cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream)
-
-    Copies data from the given symbol on the device
+    """Copies data from the given symbol on the device
 
     Copies count bytes from the memory area pointed to by offset bytes
     from the start of symbol symbol to the memory area pointed to by dst.
@@ -28152,16 +28154,22 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     offset
         Offset from start of symbol in bytes
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28175,7 +28183,7 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
@@ -28191,9 +28199,7 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
 
 
 def cudaMemset(devPtr, value, count):
-    """cudaMemset(devPtr, value, count)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Fills the first count bytes of the memory area pointed to by devPtr
     with the constant byte value value.
@@ -28210,6 +28216,8 @@ def cudaMemset(devPtr, value, count):
     ----------
     devPtr
         Pointer to device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     value
         Value to set for each byte of specified memory
     count
@@ -28236,9 +28244,7 @@ def cudaMemset(devPtr, value, count):
 
 
 def cudaMemset2D(devPtr, pitch, value, width, height):
-    """cudaMemset2D(devPtr, pitch, value, width, height)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Sets to the specified value value a matrix (height rows of width
     bytes each) pointed to by dstPtr. pitch is the width in bytes of the
@@ -28259,6 +28265,8 @@ def cudaMemset2D(devPtr, pitch, value, width, height):
     ----------
     devPtr
         Pointer to 2D device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     pitch
         Pitch in bytes of 2D device memory(Unused if height is 1)
     value
@@ -28291,9 +28299,7 @@ def cudaMemset2D(devPtr, pitch, value, width, height):
 
 
 def cudaMemset3D(pitchedDevPtr, value, extent):
-    """cudaMemset3D(pitchedDevPtr, value, extent)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Initializes each element of a 3D array to the specified value value.
     The object to initialize is defined by pitchedDevPtr. The pitch field
@@ -28353,9 +28359,7 @@ def cudaMemset3D(pitchedDevPtr, value, extent):
 
 
 def cudaMemsetAsync(devPtr, value, count, stream):
-    """cudaMemsetAsync(devPtr, value, count, stream)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Fills the first count bytes of the memory area pointed to by devPtr
     with the constant byte value value.
@@ -28378,12 +28382,15 @@ def cudaMemsetAsync(devPtr, value, count, stream):
     ----------
     devPtr
         Pointer to device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     value
         Value to set for each byte of specified memory
     count
         Size in bytes to set
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28407,9 +28414,7 @@ def cudaMemsetAsync(devPtr, value, count, stream):
 
 
 def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
-    """cudaMemset2DAsync(devPtr, pitch, value, width, height, stream)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Sets to the specified value value a matrix (height rows of width
     bytes each) pointed to by dstPtr. pitch is the width in bytes of the
@@ -28435,6 +28440,8 @@ def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
     ----------
     devPtr
         Pointer to 2D device memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     pitch
         Pitch in bytes of 2D device memory(Unused if height is 1)
     value
@@ -28445,6 +28452,7 @@ def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
         Height of matrix set (rows)
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28470,9 +28478,7 @@ def cudaMemset2DAsync(devPtr, pitch, value, width, height, stream):
 
 
 def cudaMemset3DAsync(pitchedDevPtr, value, extent, stream):
-    """cudaMemset3DAsync(pitchedDevPtr, value, extent, stream)
-
-    Initializes or sets device memory to a value
+    """Initializes or sets device memory to a value
 
     Initializes each element of a 3D array to the specified value value.
     The object to initialize is defined by pitchedDevPtr. The pitch field
@@ -28518,6 +28524,7 @@ def cudaMemset3DAsync(pitchedDevPtr, value, extent, stream):
         Size parameters for where to set device memory (width field in bytes)
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28540,9 +28547,7 @@ def cudaMemset3DAsync(pitchedDevPtr, value, extent, stream):
 
 
 def cudaGetSymbolAddress(symbol):
-    """cudaGetSymbolAddress(symbol)
-
-    Finds the address associated with a CUDA symbol
+    """Finds the address associated with a CUDA symbol
 
     Returns in *devPtr the address of symbol symbol on the device.
     symbol is a variable that resides in global or constant memory space.
@@ -28559,6 +28564,8 @@ def cudaGetSymbolAddress(symbol):
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -28585,9 +28592,7 @@ def cudaGetSymbolAddress(symbol):
 
 
 def cudaGetSymbolSize(symbol):
-    """cudaGetSymbolSize(symbol)
-
-    Finds the size of the object associated with a CUDA symbol
+    """Finds the size of the object associated with a CUDA symbol
 
     Returns in *size the size of symbol symbol. symbol is a variable that
     resides in global or constant memory space. If symbol cannot be found, or
@@ -28603,6 +28608,8 @@ def cudaGetSymbolSize(symbol):
     ----------
     symbol
         Device symbol address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -28629,9 +28636,7 @@ def cudaGetSymbolSize(symbol):
 
 
 def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
-    """cudaMemPrefetchAsync(devPtr, count, location, flags, stream)
-
-    Prefetches memory to the specified destination location
+    """Prefetches memory to the specified destination location
 
     Prefetches memory to the specified destination location.  devPtr is the
     base device pointer of the memory to be prefetched and location specifies the
@@ -28696,6 +28701,8 @@ def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
     ----------
     devPtr
         Pointer to be prefetched
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes
     location
@@ -28704,6 +28711,7 @@ def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
         flags for future use, must be zero now.
     stream
         Stream to enqueue prefetch operation
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28729,9 +28737,7 @@ def cudaMemPrefetchAsync(devPtr, count, location, flags, stream):
 
 
 def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream):
-    """cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)
-
-    Performs a batch of memory prefetches asynchronously
+    """Performs a batch of memory prefetches asynchronously
 
     Performs a batch of memory prefetches. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -28760,20 +28766,28 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
     ----------
     dptrs
         Array of pointers to be prefetched
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory prefetch operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to copies starting from  prefetchLocIdxs[k] through  prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to prefetches starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28856,9 +28870,7 @@ def cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs
 
 
 def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
-    """cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream)
-
-    Performs a batch of memory discards asynchronously
+    """Performs a batch of memory discards asynchronously
 
     Performs a batch of memory discards. The batch as a whole executes in stream order
     but operations within a batch are not guaranteed to execute in any specific order.
@@ -28883,14 +28895,19 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     flags
         Flags reserved for future use. Must be zero.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28948,9 +28965,7 @@ def cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream):
 
 
 def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream):
-    """cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream)
-
-    Performs a batch of memory discards and prefetches asynchronously
+    """Performs a batch of memory discards and prefetches asynchronously
 
     Performs a batch of memory discards followed by prefetches. The batch as a whole executes
     in stream order but operations within a batch are not guaranteed to execute in any specific order.
@@ -28986,20 +29001,28 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
     ----------
     dptrs
         Array of pointers to be discarded
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     sizes
         Array of sizes for memory discard operations.
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Size of dptrs and sizes arrays.
     prefetchLocs
         Array of locations to prefetch to.
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     prefetchLocIdxs
         Array of indices to specify which operands each entry in the prefetchLocs array applies to. The locations specified in prefetchLocs[k] will be applied to operations starting from  prefetchLocIdxs[k] through prefetchLocIdxs[k+1] - 1. Also prefetchLocs[numPrefetchLocs - 1] will apply to copies starting from prefetchLocIdxs[numPrefetchLocs - 1] through count - 1.
+        Takes a list or tuple (the call reads as many items as numPrefetchLocs gives),
+        or None (NULL).
     numPrefetchLocs
         Size of prefetchLocs and prefetchLocIdxs arrays.
     flags
         Flags reserved for future use. Must be zero.
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29082,9 +29105,7 @@ def cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefe
 
 
 def cudaMemAdvise(devPtr, count, advice, location):
-    """cudaMemAdvise(devPtr, count, advice, location)
-
-    Advise about the usage of a given memory range
+    """Advise about the usage of a given memory range
 
     Advise the Unified Memory subsystem about the usage pattern for the memory range
     starting at devPtr with a size of count bytes. The start address and end address of the memory
@@ -29193,10 +29214,13 @@ def cudaMemAdvise(devPtr, count, advice, location):
     ----------
     devPtr
         Pointer to memory to set the advice for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes of the memory range
     advice
         Advice to be applied for the specified memory range
+        Takes a cudaMemoryAdvise member or an int.
     location
         location to apply the advice for
 
@@ -29209,7 +29233,7 @@ def cudaMemAdvise(devPtr, count, advice, location):
     """
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemoryAdvise _c_advice = <c.cudaMemoryAdvise>as_unsigned(advice, b"advice", UINT32_MAX)
+    cdef c.cudaMemoryAdvise _c_advice = <c.cudaMemoryAdvise>as_unsigned(as_enum(advice, _cudaMemoryAdvise_class, b"cudaMemoryAdvise", b"advice"), b"advice", UINT32_MAX)
     cdef c.cudaMemLocation* _c_location = _as_cudaMemLocation_ptr(location, b"location")
     cdef object devPtr_view = buffer_view(devPtr)
     cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
@@ -29223,9 +29247,7 @@ def cudaMemAdvise(devPtr, count, advice, location):
 
 
 def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
-    """cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count)
-
-    Query an attribute of a given memory range
+    """Query an attribute of a given memory range
 
     Query an attribute about the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cudaMallocManaged or declared via
@@ -29294,8 +29316,11 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
         Array containing the size of data
     attribute
         The attribute to query
+        Takes a cudaMemRangeAttribute member or an int.
     devPtr
         Start of the range to query
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size of the range to query
 
@@ -29309,7 +29334,7 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
     """
     cdef int _err
     cdef size_t _c_dataSize = <size_t>as_unsigned(dataSize, b"dataSize", UINT64_MAX)
-    cdef c.cudaMemRangeAttribute _c_attribute = <c.cudaMemRangeAttribute>as_unsigned(attribute, b"attribute", UINT32_MAX)
+    cdef c.cudaMemRangeAttribute _c_attribute = <c.cudaMemRangeAttribute>as_unsigned(as_enum(attribute, _cudaMemRangeAttribute_class, b"cudaMemRangeAttribute", b"attribute"), b"attribute", UINT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     # dataSize bytes, as the caller asks (an array attribute fills them all),
     # and never less than the attribute's value takes.
@@ -29330,9 +29355,7 @@ def cudaMemRangeGetAttribute(dataSize, attribute, devPtr, count):
 
 
 def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count):
-    """cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, count)
-
-    Query attributes of a given memory range.
+    """Query attributes of a given memory range.
 
     Query attributes of the memory range starting at devPtr with a size of count bytes. The
     memory range must refer to managed memory allocated via cudaMallocManaged or declared via
@@ -29360,12 +29383,18 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
     ----------
     dataSizes
         Array containing the sizes of each result
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     attributes
         An array of attributes to query (numAttributes and the number of attributes in this array should match)
+        Takes a list or tuple (the call reads as many items as numAttributes gives), or
+        None (NULL).
     numAttributes
         Number of attributes to query
     devPtr
         Start of the range to query
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size of the range to query
 
@@ -29417,7 +29446,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
         _c_attributes = <c.cudaMemRangeAttribute*><char*>attributes_storage
         for i in range(attributes_count):
             item = attributes[i]
-            _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(item, b"attributes", UINT32_MAX)
+            _c_attributes[i] = <c.cudaMemRangeAttribute>as_unsigned(as_enum(item, _cudaMemRangeAttribute_class, b"cudaMemRangeAttribute", b"attributes"), b"attributes", UINT32_MAX)
     cdef object devPtr_view = buffer_view(devPtr)
     cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
     # A value per attribute in the dataSizes bytes the caller gives for it (an
@@ -29445,9 +29474,7 @@ def cudaMemRangeGetAttributes(dataSizes, attributes, numAttributes, devPtr, coun
 
 
 def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
-    """cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -29475,16 +29502,20 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -29498,7 +29529,7 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -29511,9 +29542,7 @@ def cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind):
 
 
 def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
-    """cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -29540,8 +29569,11 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -29550,6 +29582,7 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -29563,7 +29596,7 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
 
@@ -29576,9 +29609,7 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
 
 
 def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind):
-    """cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -29605,12 +29636,14 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffsetDst
         Destination starting X offset (columns in bytes)
     hOffsetDst
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffsetSrc
         Source starting X offset (columns in bytes)
     hOffsetSrc
@@ -29619,6 +29652,7 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -29635,7 +29669,7 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
     cdef size_t _c_wOffsetSrc = <size_t>as_unsigned(wOffsetSrc, b"wOffsetSrc", UINT64_MAX)
     cdef size_t _c_hOffsetSrc = <size_t>as_unsigned(hOffsetSrc, b"hOffsetSrc", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemcpyArrayToArray(_c_dst, _c_wOffsetDst, _c_hOffsetDst, _c_src, _c_wOffsetSrc, _c_hOffsetSrc, _c_count, _c_kind)
@@ -29646,9 +29680,7 @@ def cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffset
 
 
 def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
-    """cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -29681,18 +29713,23 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     ----------
     dst
         Destination memory address
+        Takes cudaArray_t, an int (the raw value), or None (NULL).
     wOffset
         Destination starting X offset (columns in bytes)
     hOffset
         Destination starting Y offset (rows)
     src
         Source memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29706,7 +29743,7 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
@@ -29720,9 +29757,7 @@ def cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream):
 
 
 def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
-    """cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream)
-
-    Copies data between host and device
+    """Copies data between host and device
 
     Deprecated:
 
@@ -29754,8 +29789,11 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
     ----------
     dst
         Destination memory address
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         Source memory address
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
     wOffset
         Source starting X offset (columns in bytes)
     hOffset
@@ -29764,8 +29802,10 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
         Size in bytes to copy
     kind
         Type of transfer
+        Takes a cudaMemcpyKind member or an int.
     stream
         Stream identifier
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29779,7 +29819,7 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
     cdef size_t _c_wOffset = <size_t>as_unsigned(wOffset, b"wOffset", UINT64_MAX)
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
@@ -29793,9 +29833,7 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
 
 
 def cudaMallocAsync(size, hStream):
-    """cudaMallocAsync(size, hStream)
-
-    Allocates memory with stream ordered semantics
+    """Allocates memory with stream ordered semantics
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -29820,6 +29858,7 @@ def cudaMallocAsync(size, hStream):
         Number of bytes to allocate
     hStream
         The stream establishing the stream ordering contract and the memory pool to allocate from
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29847,9 +29886,7 @@ def cudaMallocAsync(size, hStream):
 
 
 def cudaFreeAsync(devPtr, hStream):
-    """cudaFreeAsync(devPtr, hStream)
-
-    Frees memory with stream ordered semantics
+    """Frees memory with stream ordered semantics
 
     Inserts a free operation into hStream.
     The allocation must not be accessed after stream execution reaches the free.
@@ -29865,8 +29902,11 @@ def cudaFreeAsync(devPtr, hStream):
     ----------
     devPtr
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     hStream
         The stream establishing the stream ordering promise
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -29889,9 +29929,7 @@ def cudaFreeAsync(devPtr, hStream):
 
 
 def cudaMemPoolTrimTo(memPool, minBytesToKeep):
-    """cudaMemPoolTrimTo(memPool, minBytesToKeep)
-
-    Tries to release memory back to the OS
+    """Tries to release memory back to the OS
 
     Releases memory back to the OS until the pool contains fewer than minBytesToKeep
     reserved bytes, or there is no more memory that the allocator can safely release.
@@ -29908,6 +29946,7 @@ def cudaMemPoolTrimTo(memPool, minBytesToKeep):
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     minBytesToKeep
         If the pool has less than minBytesToKeep reserved, the TrimTo operation is a no-op.  Otherwise the pool will be guaranteed to have at least minBytesToKeep bytes reserved after the operation.
 
@@ -29930,9 +29969,7 @@ def cudaMemPoolTrimTo(memPool, minBytesToKeep):
 
 
 def cudaMemPoolSetAttribute(memPool, attr, value):
-    """cudaMemPoolSetAttribute(memPool, attr, value)
-
-    Sets attributes of a memory pool
+    """Sets attributes of a memory pool
 
     Supported attributes are:
     - cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t)
@@ -29967,8 +30004,10 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     attr
         The attribute to modify
+        Takes a cudaMemPoolAttr member or an int.
     value
         Pointer to the value to assign
 
@@ -29980,7 +30019,7 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
     """
     cdef int _err
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
-    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(as_enum(attr, _cudaMemPoolAttr_class, b"cudaMemPoolAttr", b"attr"), b"attr", UINT32_MAX)
     cdef _cudaMemPoolAttr_value _c_value
     _cudaMemPoolAttr_store(_c_attr, value, &_c_value, b"attr")
 
@@ -29993,9 +30032,7 @@ def cudaMemPoolSetAttribute(memPool, attr, value):
 
 
 def cudaMemPoolGetAttribute(memPool, attr):
-    """cudaMemPoolGetAttribute(memPool, attr)
-
-    Gets attributes of a memory pool
+    """Gets attributes of a memory pool
 
     Supported attributes are:
     - cudaMemPoolAttrReleaseThreshold: (value type = cuuint64_t)
@@ -30034,8 +30071,10 @@ def cudaMemPoolGetAttribute(memPool, attr):
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     attr
         The attribute to get
+        Takes a cudaMemPoolAttr member or an int.
 
     Returns
     -------
@@ -30047,7 +30086,7 @@ def cudaMemPoolGetAttribute(memPool, attr):
     """
     cdef int _err
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
-    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaMemPoolAttr _c_attr = <c.cudaMemPoolAttr>as_unsigned(as_enum(attr, _cudaMemPoolAttr_class, b"cudaMemPoolAttr", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _cudaMemPoolAttr_size(_c_attr, b"attr")
@@ -30064,9 +30103,7 @@ def cudaMemPoolGetAttribute(memPool, attr):
 
 
 def cudaMemPoolSetAccess(memPool, descList, count):
-    """cudaMemPoolSetAccess(memPool, descList, count)
-
-    Controls visibility of pools between devices
+    """Controls visibility of pools between devices
 
     See also: cuMemPoolSetAccess, cudaMemPoolGetAccess, cudaMallocAsync, cudaFreeAsync
 
@@ -30074,8 +30111,11 @@ def cudaMemPoolSetAccess(memPool, descList, count):
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     descList
         const struct cudaMemAccessDesc *
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     count
         Number of descriptors in the map array.
 
@@ -30117,9 +30157,7 @@ def cudaMemPoolSetAccess(memPool, descList, count):
 
 
 def cudaMemPoolGetAccess(memPool, location):
-    """cudaMemPoolGetAccess(memPool, location)
-
-    Returns the accessibility of a pool from a device
+    """Returns the accessibility of a pool from a device
 
     Returns the accessibility of the pool's memory from the specified location.
 
@@ -30129,8 +30167,10 @@ def cudaMemPoolGetAccess(memPool, location):
     ----------
     memPool
         the pool being queried
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     location
         the location accessing the pool
+        Takes cudaMemLocation, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -30158,9 +30198,7 @@ def cudaMemPoolGetAccess(memPool, location):
 
 
 def cudaMemPoolCreate(poolProps):
-    """cudaMemPoolCreate(poolProps)
-
-    Creates a memory pool
+    """Creates a memory pool
 
     Creates a CUDA memory pool and returns the handle in pool.  The poolProps determines
     the properties of the pool such as the backing device and IPC capabilities.
@@ -30206,6 +30244,7 @@ def cudaMemPoolCreate(poolProps):
     ----------
     poolProps
         const struct cudaMemPoolProps *
+        Takes cudaMemPoolProps, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -30234,9 +30273,7 @@ def cudaMemPoolCreate(poolProps):
 
 
 def cudaMemPoolDestroy(memPool):
-    """cudaMemPoolDestroy(memPool)
-
-    Destroys the specified memory pool
+    """Destroys the specified memory pool
 
     If any pointers obtained from this pool haven't been freed or
     the pool has free operations that haven't completed
@@ -30255,6 +30292,7 @@ def cudaMemPoolDestroy(memPool):
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30274,9 +30312,7 @@ def cudaMemPoolDestroy(memPool):
 
 
 def cudaMemGetDefaultMemPool(location, type):
-    """cudaMemGetDefaultMemPool(location, type)
-
-     * \\brief Returns the default memory pool for a given location and allocation type
+    """ * \\brief Returns the default memory pool for a given location and allocation type
      *
      * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
      * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or
@@ -30297,8 +30333,10 @@ def cudaMemGetDefaultMemPool(location, type):
     ----------
     location
         struct cudaMemLocation *
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     type
         enum cudaMemAllocationType
+        Takes a cudaMemAllocationType member or an int.
 
     Returns
     -------
@@ -30312,7 +30350,7 @@ def cudaMemGetDefaultMemPool(location, type):
         _c_location = (<cudaMemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.cudaMemLocation*>as_address(location, b"location")
-    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(as_enum(type, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemGetDefaultMemPool(&memPool_handle._ptr, _c_location, _c_type)
@@ -30325,9 +30363,7 @@ def cudaMemGetDefaultMemPool(location, type):
 
 
 def cudaMemGetMemPool(location, type):
-    """cudaMemGetMemPool(location, type)
-
-     * \\brief Gets the current memory pool for a given memory location and allocation type
+    """ * \\brief Gets the current memory pool for a given memory location and allocation type
      *
      * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
      * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or
@@ -30352,8 +30388,10 @@ def cudaMemGetMemPool(location, type):
     ----------
     location
         struct cudaMemLocation *
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     type
         enum cudaMemAllocationType
+        Takes a cudaMemAllocationType member or an int.
 
     Returns
     -------
@@ -30367,7 +30405,7 @@ def cudaMemGetMemPool(location, type):
         _c_location = (<cudaMemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.cudaMemLocation*>as_address(location, b"location")
-    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(as_enum(type, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"type"), b"type", UINT32_MAX)
 
     with nogil:
         _err = c.cudaMemGetMemPool(&memPool_handle._ptr, _c_location, _c_type)
@@ -30380,9 +30418,7 @@ def cudaMemGetMemPool(location, type):
 
 
 def cudaMemSetMemPool(location, type, memPool):
-    """cudaMemSetMemPool(location, type, memPool)
-
-     * \\brief Sets the current memory pool for a memory location and allocation type
+    """ * \\brief Sets the current memory pool for a memory location and allocation type
      *
      * The memory location can be of one of cudaMemLocationTypeDevice, cudaMemLocationTypeHost or
      * cudaMemLocationTypeHostNuma. The allocation type can be one of cudaMemAllocationTypePinned or
@@ -30412,10 +30448,13 @@ def cudaMemSetMemPool(location, type, memPool):
     ----------
     location
         struct cudaMemLocation *
+        Takes cudaMemLocation, an int address of one, or None (NULL).
     type
         enum cudaMemAllocationType
+        Takes a cudaMemAllocationType member or an int.
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30427,7 +30466,7 @@ def cudaMemSetMemPool(location, type, memPool):
         _c_location = (<cudaMemLocation>location)._ptr
     elif location is not None:
         _c_location = <c.cudaMemLocation*>as_address(location, b"location")
-    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(type, b"type", UINT32_MAX)
+    cdef c.cudaMemAllocationType _c_type = <c.cudaMemAllocationType>as_unsigned(as_enum(type, _cudaMemAllocationType_class, b"cudaMemAllocationType", b"type"), b"type", UINT32_MAX)
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
 
     with nogil:
@@ -30439,9 +30478,7 @@ def cudaMemSetMemPool(location, type, memPool):
 
 
 def cudaMallocFromPoolAsync(size, memPool, stream):
-    """cudaMallocFromPoolAsync(size, memPool, stream)
-
-    Allocates memory from a specified pool with stream ordered semantics.
+    """Allocates memory from a specified pool with stream ordered semantics.
 
     Inserts an allocation operation into hStream.
     A pointer to the allocated memory is returned immediately in *dptr.
@@ -30469,8 +30506,10 @@ def cudaMallocFromPoolAsync(size, memPool, stream):
         size_t
     memPool
         The pool to allocate from
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     stream
         The stream establishing the stream ordering semantic
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30499,9 +30538,7 @@ def cudaMallocFromPoolAsync(size, memPool, stream):
 
 
 def cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags):
-    """cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, flags)
-
-    Exports a memory pool to the requested handle type.
+    """Exports a memory pool to the requested handle type.
 
     Given an IPC capable mempool, create an OS handle to share the pool with another process.
     A recipient process can convert the shareable handle into a mempool with cudaMemPoolImportFromShareableHandle.
@@ -30517,10 +30554,14 @@ def cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, fla
     ----------
     shareableHandle
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     handleType
         the type of handle to create
+        Takes a cudaMemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -30535,7 +30576,7 @@ def cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, fla
     cdef object shareableHandle_view = buffer_view(shareableHandle)
     cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
     cdef c.cudaMemPool_t _c_memPool = _as_cudaMemPool_t(memPool, b"memPool")
-    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(handleType, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -30547,9 +30588,7 @@ def cudaMemPoolExportToShareableHandle(shareableHandle, memPool, handleType, fla
 
 
 def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
-    """cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags)
-
-    imports a memory pool from a shared handle.
+    """imports a memory pool from a shared handle.
 
     Specific allocations can be imported from the imported pool with cudaMemPoolImportPointer.
 
@@ -30563,8 +30602,11 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
     ----------
     shareableHandle
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     handleType
         The type of handle being imported
+        Takes a cudaMemAllocationHandleType member or an int.
     flags
         must be 0
 
@@ -30580,7 +30622,7 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
     cdef cudaMemPool_t memPool_handle = cudaMemPool_t.__new__(cudaMemPool_t)
     cdef object shareableHandle_view = buffer_view(shareableHandle)
     cdef void* _c_shareableHandle = view_address(shareableHandle_view) if shareableHandle_view is not None else as_address(shareableHandle, b"shareableHandle")
-    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(handleType, b"handleType", UINT32_MAX)
+    cdef c.cudaMemAllocationHandleType _c_handleType = <c.cudaMemAllocationHandleType>as_unsigned(as_enum(handleType, _cudaMemAllocationHandleType_class, b"cudaMemAllocationHandleType", b"handleType"), b"handleType", UINT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -30594,9 +30636,7 @@ def cudaMemPoolImportFromShareableHandle(shareableHandle, handleType, flags):
 
 
 def cudaMemPoolExportPointer(ptr):
-    """cudaMemPoolExportPointer(ptr)
-
-    Export data to share a memory pool allocation between processes.
+    """Export data to share a memory pool allocation between processes.
 
     Constructs shareData_out for sharing a specific allocation from an already shared memory pool.
     The recipient process can import the allocation with the cudaMemPoolImportPointer api.
@@ -30608,6 +30648,8 @@ def cudaMemPoolExportPointer(ptr):
     ----------
     ptr
         pointer to memory being exported
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -30633,9 +30675,7 @@ def cudaMemPoolExportPointer(ptr):
 
 
 def cudaMemPoolImportPointer(memPool, exportData):
-    """cudaMemPoolImportPointer(memPool, exportData)
-
-    Import a memory pool allocation from another process.
+    """Import a memory pool allocation from another process.
 
     Returns in ptr_out a pointer to the imported memory.
     The imported memory must not be accessed before the allocation operation completes
@@ -30655,8 +30695,10 @@ def cudaMemPoolImportPointer(memPool, exportData):
     ----------
     memPool
         cudaMemPool_t
+        Takes cudaMemPool_t, an int (the raw value), or None (NULL).
     exportData
         struct cudaMemPoolPtrExportData *
+        Takes cudaMemPoolPtrExportData, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -30687,9 +30729,7 @@ def cudaMemPoolImportPointer(memPool, exportData):
 
 
 def cudaPointerGetAttributes(ptr):
-    """cudaPointerGetAttributes(ptr)
-
-    Returns attributes about a specified pointer
+    """Returns attributes about a specified pointer
 
     Returns in *attributes the attributes of the pointer ptr.
     If pointer was not allocated in, mapped by or registered with context
@@ -30743,6 +30783,8 @@ def cudaPointerGetAttributes(ptr):
     ----------
     ptr
         Pointer to get attributes for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -30768,9 +30810,7 @@ def cudaPointerGetAttributes(ptr):
 
 
 def cudaDeviceCanAccessPeer(device, peerDevice):
-    """cudaDeviceCanAccessPeer(device, peerDevice)
-
-    Queries if a device may directly access a peer device's memory.
+    """Queries if a device may directly access a peer device's memory.
 
     Returns in *canAccessPeer a value of 1 if device device is capable of
     directly accessing memory from peerDevice and 0 otherwise.  If direct
@@ -30812,9 +30852,7 @@ def cudaDeviceCanAccessPeer(device, peerDevice):
 
 
 def cudaDeviceEnablePeerAccess(peerDevice, flags):
-    """cudaDeviceEnablePeerAccess(peerDevice, flags)
-
-    Enables direct access to memory allocations on a peer device.
+    """Enables direct access to memory allocations on a peer device.
 
     On success, all allocations from peerDevice will immediately be accessible by
     the current device.  They will remain accessible until access is explicitly
@@ -30869,9 +30907,7 @@ def cudaDeviceEnablePeerAccess(peerDevice, flags):
 
 
 def cudaDeviceDisablePeerAccess(peerDevice):
-    """cudaDeviceDisablePeerAccess(peerDevice)
-
-    Disables direct access to memory allocations on a peer device.
+    """Disables direct access to memory allocations on a peer device.
 
     Returns cudaErrorPeerAccessNotEnabled if direct access to memory on
     peerDevice has not yet been enabled from the current device.
@@ -30904,9 +30940,7 @@ def cudaDeviceDisablePeerAccess(peerDevice):
 
 
 def cudaGraphicsUnregisterResource(resource):
-    """cudaGraphicsUnregisterResource(resource)
-
-    Unregisters a graphics resource for access by CUDA
+    """Unregisters a graphics resource for access by CUDA
 
     Unregisters the graphics resource resource so it is not accessible by
     CUDA unless registered again.
@@ -30926,6 +30960,7 @@ def cudaGraphicsUnregisterResource(resource):
     ----------
     resource
         Resource to unregister
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -30946,9 +30981,7 @@ def cudaGraphicsUnregisterResource(resource):
 
 
 def cudaGraphicsResourceSetMapFlags(resource, flags):
-    """cudaGraphicsResourceSetMapFlags(resource, flags)
-
-    Set usage flags for mapping a graphics resource
+    """Set usage flags for mapping a graphics resource
 
     Set flags for mapping the graphics resource resource.
 
@@ -30972,6 +31005,7 @@ def cudaGraphicsResourceSetMapFlags(resource, flags):
     ----------
     resource
         Registered resource to set flags for
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
     flags
         Parameters for resource mapping
 
@@ -30996,9 +31030,7 @@ def cudaGraphicsResourceSetMapFlags(resource, flags):
 
 
 def cudaGraphicsMapResources(count, resources, stream):
-    """cudaGraphicsMapResources(count, resources, stream)
-
-    Map graphics resources for access by CUDA
+    """Map graphics resources for access by CUDA
 
     Maps the count graphics resources in resources for access by CUDA.
 
@@ -31027,8 +31059,11 @@ def cudaGraphicsMapResources(count, resources, stream):
         Number of resources to map
     resources
         Resources to map for CUDA
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     stream
         Stream for synchronization
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31069,9 +31104,7 @@ def cudaGraphicsMapResources(count, resources, stream):
 
 
 def cudaGraphicsUnmapResources(count, resources, stream):
-    """cudaGraphicsUnmapResources(count, resources, stream)
-
-    Unmap graphics resources.
+    """Unmap graphics resources.
 
     Unmaps the count graphics resources in resources.
 
@@ -31096,8 +31129,11 @@ def cudaGraphicsUnmapResources(count, resources, stream):
         Number of resources to unmap
     resources
         Resources to unmap
+        Takes a list or tuple (the call reads as many items as count gives), or None
+        (NULL).
     stream
         Stream for synchronization
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31138,9 +31174,7 @@ def cudaGraphicsUnmapResources(count, resources, stream):
 
 
 def cudaGraphicsResourceGetMappedPointer(resource):
-    """cudaGraphicsResourceGetMappedPointer(resource)
-
-    Get an device pointer through which to access a mapped graphics resource.
+    """Get an device pointer through which to access a mapped graphics resource.
 
     Returns in *devPtr a pointer through which the mapped graphics resource
     resource may be accessed.
@@ -31161,6 +31195,7 @@ def cudaGraphicsResourceGetMappedPointer(resource):
     ----------
     resource
         Mapped resource to access
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31190,9 +31225,7 @@ def cudaGraphicsResourceGetMappedPointer(resource):
 
 
 def cudaGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
-    """cudaGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel)
-
-    Get an array through which to access a subresource of a mapped graphics resource.
+    """Get an array through which to access a subresource of a mapped graphics resource.
 
     Returns in *array an array through which the subresource of the mapped
     graphics resource resource which corresponds to array index arrayIndex
@@ -31215,6 +31248,7 @@ def cudaGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
     ----------
     resource
         Mapped resource to access
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
     arrayIndex
         Array index for array textures or cubemap face index as defined by cudaGraphicsCubeFace for cubemap textures for the subresource to access
     mipLevel
@@ -31247,9 +31281,7 @@ def cudaGraphicsSubResourceGetMappedArray(resource, arrayIndex, mipLevel):
 
 
 def cudaGraphicsResourceGetMappedMipmappedArray(resource):
-    """cudaGraphicsResourceGetMappedMipmappedArray(resource)
-
-    Get a mipmapped array through which to access a mapped graphics resource.
+    """Get a mipmapped array through which to access a mapped graphics resource.
 
     Returns in *mipmappedArray a mipmapped array through which the mapped
     graphics resource resource may be accessed. The value set in mipmappedArray may
@@ -31267,6 +31299,7 @@ def cudaGraphicsResourceGetMappedMipmappedArray(resource):
     ----------
     resource
         Mapped resource to access
+        Takes cudaGraphicsResource_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31293,9 +31326,7 @@ def cudaGraphicsResourceGetMappedMipmappedArray(resource):
 
 
 def cudaGetChannelDesc(array):
-    """cudaGetChannelDesc(array)
-
-    Get the channel descriptor of an array
+    """Get the channel descriptor of an array
 
     Returns in *desc the channel descriptor of the CUDA array array.
 
@@ -31306,6 +31337,7 @@ def cudaGetChannelDesc(array):
     ----------
     array
         Memory array on device
+        Takes cudaArray_const_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -31330,9 +31362,7 @@ def cudaGetChannelDesc(array):
 
 
 def cudaCreateChannelDesc(x, y, z, w, f):
-    """cudaCreateChannelDesc(x, y, z, w, f)
-
-    Returns a channel descriptor using the specified format
+    """Returns a channel descriptor using the specified format
 
     Returns a channel descriptor with format f and number of bits of each
     component x, y, z, and w.  The cudaChannelFormatDesc is
@@ -31362,10 +31392,13 @@ def cudaCreateChannelDesc(x, y, z, w, f):
         W component
     f
         Channel format
+        Takes a cudaChannelFormatKind member or an int.
 
     Returns
     -------
-    cudaChannelFormatDesc
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaChannelFormatDesc
         Channel descriptor with format f
     """
     cdef c.cudaChannelFormatDesc _r
@@ -31373,18 +31406,16 @@ def cudaCreateChannelDesc(x, y, z, w, f):
     cdef int _c_y = <int>as_signed(y, b"y", INT32_MIN, INT32_MAX)
     cdef int _c_z = <int>as_signed(z, b"z", INT32_MIN, INT32_MAX)
     cdef int _c_w = <int>as_signed(w, b"w", INT32_MIN, INT32_MAX)
-    cdef c.cudaChannelFormatKind _c_f = <c.cudaChannelFormatKind>as_unsigned(f, b"f", UINT32_MAX)
+    cdef c.cudaChannelFormatKind _c_f = <c.cudaChannelFormatKind>as_unsigned(as_enum(f, _cudaChannelFormatKind_class, b"cudaChannelFormatKind", b"f"), b"f", UINT32_MAX)
 
 
     _r = c.cudaCreateChannelDesc(_c_x, _c_y, _c_z, _c_w, _c_f)
-    return _copy_cudaChannelFormatDesc(&_r)
+    return (_cudaError_t_of(0), _copy_cudaChannelFormatDesc(&_r))
 
 
 
 def cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc):
-    """cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc)
-
-    Creates a texture object
+    """Creates a texture object
 
     Creates a texture object and returns it in pTexObject. pResDesc describes
     the data to texture from. pTexDesc describes how the data should be sampled.
@@ -31596,10 +31627,13 @@ def cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc):
     ----------
     pResDesc
         Resource descriptor
+        Takes cudaResourceDesc, an int address of one, or None (NULL).
     pTexDesc
         Texture descriptor
+        Takes cudaTextureDesc, an int address of one, or None (NULL).
     pResViewDesc
         Resource view descriptor
+        Takes cudaResourceViewDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -31638,9 +31672,7 @@ def cudaCreateTextureObject(pResDesc, pTexDesc, pResViewDesc):
 
 
 def cudaDestroyTextureObject(texObject):
-    """cudaDestroyTextureObject(texObject)
-
-    Destroys a texture object
+    """Destroys a texture object
 
     Destroys the texture object specified by texObject.
 
@@ -31671,9 +31703,7 @@ def cudaDestroyTextureObject(texObject):
 
 
 def cudaGetTextureObjectResourceDesc(texObject):
-    """cudaGetTextureObjectResourceDesc(texObject)
-
-    Returns a texture object's resource descriptor
+    """Returns a texture object's resource descriptor
 
     Returns the resource descriptor for the texture object specified by texObject.
 
@@ -31709,9 +31739,7 @@ def cudaGetTextureObjectResourceDesc(texObject):
 
 
 def cudaGetTextureObjectTextureDesc(texObject):
-    """cudaGetTextureObjectTextureDesc(texObject)
-
-    Returns a texture object's texture descriptor
+    """Returns a texture object's texture descriptor
 
     Returns the texture descriptor for the texture object specified by texObject.
 
@@ -31747,9 +31775,7 @@ def cudaGetTextureObjectTextureDesc(texObject):
 
 
 def cudaGetTextureObjectResourceViewDesc(texObject):
-    """cudaGetTextureObjectResourceViewDesc(texObject)
-
-    Returns a texture object's resource view descriptor
+    """Returns a texture object's resource view descriptor
 
     Returns the resource view descriptor for the texture object specified by texObject.
     If no resource view was specified, cudaErrorInvalidValue is returned.
@@ -31786,9 +31812,7 @@ def cudaGetTextureObjectResourceViewDesc(texObject):
 
 
 def cudaCreateSurfaceObject(pResDesc):
-    """cudaCreateSurfaceObject(pResDesc)
-
-    Creates a surface object
+    """Creates a surface object
 
     Creates a surface object and returns it in pSurfObject. pResDesc describes
     the data to perform surface load/stores on. cudaResourceDesc.resType must be
@@ -31807,6 +31831,7 @@ def cudaCreateSurfaceObject(pResDesc):
     ----------
     pResDesc
         Resource descriptor
+        Takes cudaResourceDesc, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -31837,9 +31862,7 @@ def cudaCreateSurfaceObject(pResDesc):
 
 
 def cudaDestroySurfaceObject(surfObject):
-    """cudaDestroySurfaceObject(surfObject)
-
-    Destroys a surface object
+    """Destroys a surface object
 
     Destroys the surface object specified by surfObject.
 
@@ -31870,9 +31893,7 @@ def cudaDestroySurfaceObject(surfObject):
 
 
 def cudaGetSurfaceObjectResourceDesc(surfObject):
-    """cudaGetSurfaceObjectResourceDesc(surfObject)
-
-    Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.
+    """Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by surfObject.
 
     See also: 
     cudaCreateSurfaceObject,
@@ -31906,9 +31927,7 @@ def cudaGetSurfaceObjectResourceDesc(surfObject):
 
 
 def cudaDriverGetVersion():
-    """cudaDriverGetVersion()
-
-    Returns the latest version of CUDA supported by the driver
+    """Returns the latest version of CUDA supported by the driver
 
     Returns in *driverVersion the latest version of CUDA supported by
     the driver. The version is returned as (1000 &times; major + 10 &times; minor).
@@ -31943,9 +31962,7 @@ def cudaDriverGetVersion():
 
 
 def cudaRuntimeGetVersion():
-    """cudaRuntimeGetVersion()
-
-    Returns the CUDA Runtime version
+    """Returns the CUDA Runtime version
 
     Returns in *runtimeVersion the version number of the current CUDA
     Runtime instance. The version is returned as
@@ -31984,14 +32001,14 @@ def cudaRuntimeGetVersion():
 
 
 def cudaLogsRegisterCallback(callbackFunc, userData):
-    """cudaLogsRegisterCallback(callbackFunc, userData)
-
-    Register a callback function to receive error log messages
+    """Register a callback function to receive error log messages
 
     Parameters
     ----------
     callbackFunc
         The function to register as a callback
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -32030,14 +32047,13 @@ def cudaLogsRegisterCallback(callbackFunc, userData):
 
 
 def cudaLogsUnregisterCallback(callback):
-    """cudaLogsUnregisterCallback(callback)
-
-    Unregister a log message callback
+    """Unregister a log message callback
 
     Parameters
     ----------
     callback
         The callback instance to unregister from receiving log messages
+        Takes cudaLogsCallbackHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32057,9 +32073,7 @@ def cudaLogsUnregisterCallback(callback):
 
 
 def cudaLogsCurrent(flags):
-    """cudaLogsCurrent(flags)
-
-    Sets log iterator to point to the end of log buffer, where the next message would be written.
+    """Sets log iterator to point to the end of log buffer, where the next message would be written.
 
     Parameters
     ----------
@@ -32089,9 +32103,7 @@ def cudaLogsCurrent(flags):
 
 
 def cudaLogsDumpToFile(pathToFile, flags):
-    """cudaLogsDumpToFile(pathToFile, flags)
-
-    Dump accumulated driver logs into a file
+    """Dump accumulated driver logs into a file
 
     Logs generated by the driver are stored in an internal buffer and can be copied out using this API.
     This API dumps all driver logs starting from iterator into pathToFile provided.
@@ -32108,6 +32120,7 @@ def cudaLogsDumpToFile(pathToFile, flags):
     ----------
     pathToFile
         Path to output file for dumping logs
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Reserved for future use, must be 0
 
@@ -32136,9 +32149,7 @@ def cudaLogsDumpToFile(pathToFile, flags):
 
 
 def cudaGraphCreate(flags):
-    """cudaGraphCreate(flags)
-
-    Creates a graph
+    """Creates a graph
 
     Creates an empty graph, which is returned via pGraph.
 
@@ -32185,9 +32196,7 @@ def cudaGraphCreate(flags):
 
 
 def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
-    """cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams)
-
-    Creates a kernel execution node and adds it to a graph
+    """Creates a kernel execution node and adds it to a graph
 
     Creates a new kernel execution node and adds it to graph with numDependencies
     dependencies specified via pDependencies and arguments specified in pNodeParams.
@@ -32271,12 +32280,16 @@ def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pNodeParams
         Parameters for the GPU execution node
+        Takes cudaKernelNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32327,9 +32340,7 @@ def cudaGraphAddKernelNode(graph, pDependencies, numDependencies, pNodeParams):
 
 
 def cudaGraphKernelNodeGetParams(node):
-    """cudaGraphKernelNodeGetParams(node)
-
-    Returns a kernel node's parameters
+    """Returns a kernel node's parameters
 
     Returns the parameters of kernel node node in pNodeParams.
     The kernelParams or extra array returned in pNodeParams,
@@ -32351,6 +32362,7 @@ def cudaGraphKernelNodeGetParams(node):
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32376,9 +32388,7 @@ def cudaGraphKernelNodeGetParams(node):
 
 
 def cudaGraphKernelNodeSetParams(node, pNodeParams):
-    """cudaGraphKernelNodeSetParams(node, pNodeParams)
-
-    Sets a kernel node's parameters
+    """Sets a kernel node's parameters
 
     Sets the parameters of kernel node node to pNodeParams.
 
@@ -32392,8 +32402,10 @@ def cudaGraphKernelNodeSetParams(node, pNodeParams):
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaKernelNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32420,9 +32432,7 @@ def cudaGraphKernelNodeSetParams(node, pNodeParams):
 
 
 def cudaGraphKernelNodeCopyAttributes(hDst, hSrc):
-    """cudaGraphKernelNodeCopyAttributes(hDst, hSrc)
-
-    Copies attributes from source node to destination node.
+    """Copies attributes from source node to destination node.
 
     Copies attributes from source node hSrc to destination node hDst.
     Both node must have the same context.
@@ -32434,8 +32444,10 @@ def cudaGraphKernelNodeCopyAttributes(hDst, hSrc):
     ----------
     hDst
         Destination node
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     hSrc
         Source node For list of attributes see cudaKernelNodeAttrID
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32456,9 +32468,7 @@ def cudaGraphKernelNodeCopyAttributes(hDst, hSrc):
 
 
 def cudaGraphKernelNodeGetAttribute(hNode, attr):
-    """cudaGraphKernelNodeGetAttribute(hNode, attr)
-
-    Queries node attribute.
+    """Queries node attribute.
 
     Queries attribute attr from node hNode and stores it in corresponding
     member of value_out.
@@ -32469,7 +32479,9 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
     Parameters
     ----------
     hNode
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
 
     Returns
     -------
@@ -32481,7 +32493,7 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_hNode = _as_cudaGraphNode_t(hNode, b"hNode")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef cudaLaunchAttributeValue value_out_record = cudaLaunchAttributeValue.__new__(cudaLaunchAttributeValue)
 
     with nogil:
@@ -32495,9 +32507,7 @@ def cudaGraphKernelNodeGetAttribute(hNode, attr):
 
 
 def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
-    """cudaGraphKernelNodeSetAttribute(hNode, attr, value)
-
-    Sets node attribute.
+    """Sets node attribute.
 
     Sets attribute attr on node hNode from corresponding attribute of
     value.
@@ -32508,8 +32518,11 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
     Parameters
     ----------
     hNode
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     attr
+        Takes a cudaLaunchAttributeID member or an int.
     value
+        Takes cudaLaunchAttributeValue, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32520,7 +32533,7 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
     """
     cdef int _err
     cdef c.cudaGraphNode_t _c_hNode = _as_cudaGraphNode_t(hNode, b"hNode")
-    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaLaunchAttributeID _c_attr = <c.cudaLaunchAttributeID>as_unsigned(as_enum(attr, _cudaLaunchAttributeID_class, b"cudaLaunchAttributeID", b"attr"), b"attr", UINT32_MAX)
     cdef c.cudaLaunchAttributeValue* _c_value = NULL
     if isinstance(value, cudaLaunchAttributeValue):
         _c_value = (<cudaLaunchAttributeValue>value)._ptr
@@ -32536,9 +32549,7 @@ def cudaGraphKernelNodeSetAttribute(hNode, attr, value):
 
 
 def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
-    """cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams)
-
-    Creates a memcpy node and adds it to a graph
+    """Creates a memcpy node and adds it to a graph
 
     Creates a new memcpy node and adds it to graph with numDependencies
     dependencies specified via pDependencies.
@@ -32573,12 +32584,16 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pCopyParams
         Parameters for the memory copy
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32628,26 +32643,32 @@ def cudaGraphAddMemcpyNode(graph, pDependencies, numDependencies, pCopyParams):
 
 
 def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol, src, count, offset, kind):
-    """cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol, src, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -32660,7 +32681,7 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -32696,26 +32717,32 @@ def cudaGraphAddMemcpyNodeToSymbol(graph, pDependencies, numDependencies, symbol
 
 
 def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst, symbol, count, offset, kind):
-    """cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst, symbol, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -32728,7 +32755,7 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -32764,24 +32791,30 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
 
 
 def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, count, kind):
-    """cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, count, kind)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -32793,7 +32826,7 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
     cdef c.cudaGraph_t _c_graph = _as_cudaGraph_t(graph, b"graph")
     cdef size_t _c_numDependencies = <size_t>as_unsigned(numDependencies, b"numDependencies", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef bytearray pDependencies_storage = None
     cdef list pDependencies_keep = []
     cdef c.cudaGraphNode_t* _c_pDependencies = NULL
@@ -32829,9 +32862,7 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
 
 
 def cudaGraphMemcpyNodeGetParams(node):
-    """cudaGraphMemcpyNodeGetParams(node)
-
-    Returns a memcpy node's parameters
+    """Returns a memcpy node's parameters
 
     Returns the parameters of memcpy node node in pNodeParams.
 
@@ -32844,6 +32875,7 @@ def cudaGraphMemcpyNodeGetParams(node):
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -32868,9 +32900,7 @@ def cudaGraphMemcpyNodeGetParams(node):
 
 
 def cudaGraphMemcpyNodeSetParams(node, pNodeParams):
-    """cudaGraphMemcpyNodeSetParams(node, pNodeParams)
-
-    Sets a memcpy node's parameters
+    """Sets a memcpy node's parameters
 
     Sets the parameters of memcpy node node to pNodeParams.
 
@@ -32887,8 +32917,10 @@ def cudaGraphMemcpyNodeSetParams(node, pNodeParams):
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -32913,22 +32945,26 @@ def cudaGraphMemcpyNodeSetParams(node, pNodeParams):
 
 
 def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind):
-    """cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -32938,7 +32974,7 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
     cdef object src_view = buffer_view(src)
@@ -32953,22 +32989,26 @@ def cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind)
 
 
 def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind):
-    """cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -32978,7 +33018,7 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object symbol_view = buffer_view(symbol)
@@ -32993,20 +33033,24 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
 
 
 def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
-    """cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -33015,7 +33059,7 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
     cdef int _err
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object src_view = buffer_view(src)
@@ -33030,9 +33074,7 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
 
 
 def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams):
-    """cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
-
-    Creates a memset node and adds it to a graph
+    """Creates a memset node and adds it to a graph
 
     Creates a new memset node and adds it to graph with numDependencies
     dependencies specified via pDependencies.
@@ -33060,12 +33102,16 @@ def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pMemsetParams
         Parameters for the memory set
+        Takes cudaMemsetParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -33116,9 +33162,7 @@ def cudaGraphAddMemsetNode(graph, pDependencies, numDependencies, pMemsetParams)
 
 
 def cudaGraphMemsetNodeGetParams(node):
-    """cudaGraphMemsetNodeGetParams(node)
-
-    Returns a memset node's parameters
+    """Returns a memset node's parameters
 
     Returns the parameters of memset node node in pNodeParams.
 
@@ -33131,6 +33175,7 @@ def cudaGraphMemsetNodeGetParams(node):
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33155,9 +33200,7 @@ def cudaGraphMemsetNodeGetParams(node):
 
 
 def cudaGraphMemsetNodeSetParams(node, pNodeParams):
-    """cudaGraphMemsetNodeSetParams(node, pNodeParams)
-
-    Sets a memset node's parameters
+    """Sets a memset node's parameters
 
     Sets the parameters of memset node node to pNodeParams.
 
@@ -33171,8 +33214,10 @@ def cudaGraphMemsetNodeSetParams(node, pNodeParams):
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaMemsetParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -33197,9 +33242,7 @@ def cudaGraphMemsetNodeSetParams(node, pNodeParams):
 
 
 def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
-    """cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams)
-
-    Creates a host execution node and adds it to a graph
+    """Creates a host execution node and adds it to a graph
 
     Creates a new CPU execution node and adds it to graph with numDependencies
     dependencies specified via pDependencies and arguments specified in pNodeParams.
@@ -33227,12 +33270,16 @@ def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     pNodeParams
         Parameters for the host node
+        Takes cudaHostNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -33283,9 +33330,7 @@ def cudaGraphAddHostNode(graph, pDependencies, numDependencies, pNodeParams):
 
 
 def cudaGraphHostNodeGetParams(node):
-    """cudaGraphHostNodeGetParams(node)
-
-    Returns a host node's parameters
+    """Returns a host node's parameters
 
     Returns the parameters of host node node in pNodeParams.
 
@@ -33298,6 +33343,7 @@ def cudaGraphHostNodeGetParams(node):
     ----------
     node
         Node to get the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33322,9 +33368,7 @@ def cudaGraphHostNodeGetParams(node):
 
 
 def cudaGraphHostNodeSetParams(node, pNodeParams):
-    """cudaGraphHostNodeSetParams(node, pNodeParams)
-
-    Sets a host node's parameters
+    """Sets a host node's parameters
 
     Sets the parameters of host node node to nodeParams.
 
@@ -33338,8 +33382,10 @@ def cudaGraphHostNodeSetParams(node, pNodeParams):
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Parameters to copy
+        Takes cudaHostNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -33364,9 +33410,7 @@ def cudaGraphHostNodeSetParams(node, pNodeParams):
 
 
 def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph):
-    """cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph)
-
-    Creates a child graph node and adds it to a graph
+    """Creates a child graph node and adds it to a graph
 
     Creates a new node which executes an embedded graph, and adds it to graph with
     numDependencies dependencies specified via pDependencies.
@@ -33395,12 +33439,16 @@ def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
     childGraph
         The graph to clone into this node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33446,9 +33494,7 @@ def cudaGraphAddChildGraphNode(graph, pDependencies, numDependencies, childGraph
 
 
 def cudaGraphChildGraphNodeGetGraph(node):
-    """cudaGraphChildGraphNodeGetGraph(node)
-
-    Gets a handle to the embedded graph of a child graph node
+    """Gets a handle to the embedded graph of a child graph node
 
     Gets a handle to the embedded graph in a child graph node. This call
     does not clone the graph. Changes to the graph will be reflected in
@@ -33465,6 +33511,7 @@ def cudaGraphChildGraphNodeGetGraph(node):
     ----------
     node
         Node to get the embedded graph for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33489,9 +33536,7 @@ def cudaGraphChildGraphNodeGetGraph(node):
 
 
 def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
-    """cudaGraphAddEmptyNode(graph, pDependencies, numDependencies)
-
-    Creates an empty node and adds it to a graph
+    """Creates an empty node and adds it to a graph
 
     Creates a new node which performs no operation, and adds it to graph with
     numDependencies dependencies specified via pDependencies.
@@ -33518,8 +33563,11 @@ def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         Number of dependencies
 
@@ -33566,18 +33614,20 @@ def cudaGraphAddEmptyNode(graph, pDependencies, numDependencies):
 
 
 def cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event):
-    """cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33620,12 +33670,11 @@ def cudaGraphAddEventRecordNode(graph, pDependencies, numDependencies, event):
 
 
 def cudaGraphEventRecordNodeGetEvent(node):
-    """cudaGraphEventRecordNodeGetEvent(node)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33647,14 +33696,14 @@ def cudaGraphEventRecordNodeGetEvent(node):
 
 
 def cudaGraphEventRecordNodeSetEvent(node, event):
-    """cudaGraphEventRecordNodeSetEvent(node, event)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33673,18 +33722,20 @@ def cudaGraphEventRecordNodeSetEvent(node, event):
 
 
 def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
-    """cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33727,12 +33778,11 @@ def cudaGraphAddEventWaitNode(graph, pDependencies, numDependencies, event):
 
 
 def cudaGraphEventWaitNodeGetEvent(node):
-    """cudaGraphEventWaitNodeGetEvent(node)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33754,14 +33804,14 @@ def cudaGraphEventWaitNodeGetEvent(node):
 
 
 def cudaGraphEventWaitNodeSetEvent(node, event):
-    """cudaGraphEventWaitNodeSetEvent(node, event)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33780,18 +33830,21 @@ def cudaGraphEventWaitNodeSetEvent(node, event):
 
 
 def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependencies, nodeParams):
-    """cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependencies, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     nodeParams
         const struct cudaExternalSemaphoreSignalNodeParams *
+        Takes cudaExternalSemaphoreSignalNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -33838,12 +33891,11 @@ def cudaGraphAddExternalSemaphoresSignalNode(graph, pDependencies, numDependenci
 
 
 def cudaGraphExternalSemaphoresSignalNodeGetParams(hNode):
-    """cudaGraphExternalSemaphoresSignalNodeGetParams(hNode)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33865,14 +33917,15 @@ def cudaGraphExternalSemaphoresSignalNodeGetParams(hNode):
 
 
 def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
-    """cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreSignalNodeParams *
+        Takes cudaExternalSemaphoreSignalNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -33895,18 +33948,21 @@ def cudaGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams):
 
 
 def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies, nodeParams):
-    """cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     nodeParams
         const struct cudaExternalSemaphoreWaitNodeParams *
+        Takes cudaExternalSemaphoreWaitNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -33953,12 +34009,11 @@ def cudaGraphAddExternalSemaphoresWaitNode(graph, pDependencies, numDependencies
 
 
 def cudaGraphExternalSemaphoresWaitNodeGetParams(hNode):
-    """cudaGraphExternalSemaphoresWaitNodeGetParams(hNode)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -33980,14 +34035,15 @@ def cudaGraphExternalSemaphoresWaitNodeGetParams(hNode):
 
 
 def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
-    """cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreWaitNodeParams *
+        Takes cudaExternalSemaphoreWaitNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -34010,18 +34066,20 @@ def cudaGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams):
 
 
 def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
-    """cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     nodeParams
         struct cudaMemAllocNodeParams *
+        Takes cudaMemAllocNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -34068,12 +34126,11 @@ def cudaGraphAddMemAllocNode(graph, pDependencies, numDependencies, nodeParams):
 
 
 def cudaGraphMemAllocNodeGetParams(node):
-    """cudaGraphMemAllocNodeGetParams(node)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34095,18 +34152,21 @@ def cudaGraphMemAllocNodeGetParams(node):
 
 
 def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
-    """cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         const cudaGraphNode_t *
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     numDependencies
         size_t
     dptr
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -34150,14 +34210,15 @@ def cudaGraphAddMemFreeNode(graph, pDependencies, numDependencies, dptr):
 
 
 def cudaGraphMemFreeNodeGetParams(node, dptr_out):
-    """cudaGraphMemFreeNodeGetParams(node, dptr_out)
-
-    Parameters
+    """Parameters
     ----------
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dptr_out
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -34177,9 +34238,7 @@ def cudaGraphMemFreeNodeGetParams(node, dptr_out):
 
 
 def cudaDeviceGraphMemTrim(device):
-    """cudaDeviceGraphMemTrim(device)
-
-    Parameters
+    """Parameters
     ----------
     device
         int
@@ -34200,14 +34259,13 @@ def cudaDeviceGraphMemTrim(device):
 
 
 def cudaDeviceGetGraphMemAttribute(device, attr):
-    """cudaDeviceGetGraphMemAttribute(device, attr)
-
-    Parameters
+    """Parameters
     ----------
     device
         int
     attr
         enum cudaGraphMemAttributeType
+        Takes a cudaGraphMemAttributeType member or an int.
 
     Returns
     -------
@@ -34216,7 +34274,7 @@ def cudaDeviceGetGraphMemAttribute(device, attr):
     """
     cdef int _err
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
-    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(as_enum(attr, _cudaGraphMemAttributeType_class, b"cudaGraphMemAttributeType", b"attr"), b"attr", UINT32_MAX)
     # The value's C type follows the attribute: an unknown one is refused
     # before C could write past the storage.
     cdef size_t value_size = _cudaGraphMemAttributeType_size(_c_attr, b"attr")
@@ -34233,14 +34291,13 @@ def cudaDeviceGetGraphMemAttribute(device, attr):
 
 
 def cudaDeviceSetGraphMemAttribute(device, attr, value):
-    """cudaDeviceSetGraphMemAttribute(device, attr, value)
-
-    Parameters
+    """Parameters
     ----------
     device
         int
     attr
         enum cudaGraphMemAttributeType
+        Takes a cudaGraphMemAttributeType member or an int.
     value
         void *
 
@@ -34250,7 +34307,7 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
     """
     cdef int _err
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
-    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaGraphMemAttributeType _c_attr = <c.cudaGraphMemAttributeType>as_unsigned(as_enum(attr, _cudaGraphMemAttributeType_class, b"cudaGraphMemAttributeType", b"attr"), b"attr", UINT32_MAX)
     cdef _cudaGraphMemAttributeType_value _c_value
     _cudaGraphMemAttributeType_store(_c_attr, value, &_c_value, b"attr")
 
@@ -34263,9 +34320,7 @@ def cudaDeviceSetGraphMemAttribute(device, attr, value):
 
 
 def cudaGraphClone(originalGraph):
-    """cudaGraphClone(originalGraph)
-
-    Clones a graph
+    """Clones a graph
 
     This function creates a copy of originalGraph and returns it in pGraphClone.
     All parameters are copied into the cloned graph. The original graph may be modified
@@ -34284,6 +34339,7 @@ def cudaGraphClone(originalGraph):
     ----------
     originalGraph
         Graph to clone
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34309,9 +34365,7 @@ def cudaGraphClone(originalGraph):
 
 
 def cudaGraphNodeFindInClone(originalNode, clonedGraph):
-    """cudaGraphNodeFindInClone(originalNode, clonedGraph)
-
-    Finds a cloned version of a node
+    """Finds a cloned version of a node
 
     This function returns the node in clonedGraph corresponding to originalNode
     in the original graph.
@@ -34328,8 +34382,10 @@ def cudaGraphNodeFindInClone(originalNode, clonedGraph):
     ----------
     originalNode
         Handle to the original node
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     clonedGraph
         Cloned graph to query
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34355,9 +34411,7 @@ def cudaGraphNodeFindInClone(originalNode, clonedGraph):
 
 
 def cudaGraphNodeGetType(node):
-    """cudaGraphNodeGetType(node)
-
-    Returns a node's type
+    """Returns a node's type
 
     Returns the node type of node in pType.
 
@@ -34378,6 +34432,7 @@ def cudaGraphNodeGetType(node):
     ----------
     node
         Node to query
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34402,9 +34457,7 @@ def cudaGraphNodeGetType(node):
 
 
 def cudaGraphGetNodes(graph, numNodes):
-    """cudaGraphGetNodes(graph, numNodes)
-
-    Returns a graph's nodes
+    """Returns a graph's nodes
 
     Returns a list of graph's nodes. nodes may be NULL, in which case this
     function will return the number of nodes in numNodes. Otherwise,
@@ -34424,6 +34477,7 @@ def cudaGraphGetNodes(graph, numNodes):
     ----------
     graph
         Graph to query
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     numNodes
         See description
 
@@ -34458,9 +34512,7 @@ def cudaGraphGetNodes(graph, numNodes):
 
 
 def cudaGraphGetRootNodes(graph, pNumRootNodes):
-    """cudaGraphGetRootNodes(graph, pNumRootNodes)
-
-    Returns a graph's root nodes
+    """Returns a graph's root nodes
 
     Returns a list of graph's root nodes. pRootNodes may be NULL, in which case this
     function will return the number of root nodes in pNumRootNodes. Otherwise,
@@ -34480,6 +34532,7 @@ def cudaGraphGetRootNodes(graph, pNumRootNodes):
     ----------
     graph
         Graph to query
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pNumRootNodes
         See description
 
@@ -34514,9 +34567,7 @@ def cudaGraphGetRootNodes(graph, pNumRootNodes):
 
 
 def cudaGraphGetEdges(graph, numEdges):
-    """cudaGraphGetEdges(graph, numEdges)
-
-    Returns a graph's dependency edges
+    """Returns a graph's dependency edges
 
     Returns a list of graph's dependency edges. Edges are returned via corresponding
     indices in from, to and edgeData; that is, the node in to[i] has a
@@ -34542,6 +34593,7 @@ def cudaGraphGetEdges(graph, numEdges):
     ----------
     graph
         Graph to get the edges from
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     numEdges
         See description
 
@@ -34589,9 +34641,7 @@ def cudaGraphGetEdges(graph, numEdges):
 
 
 def cudaGraphNodeGetDependencies(node, pNumDependencies):
-    """cudaGraphNodeGetDependencies(node, pNumDependencies)
-
-    Returns a node's dependencies
+    """Returns a node's dependencies
 
     Returns a list of node's dependencies. pDependencies may be NULL, in which case this
     function will return the number of dependencies in pNumDependencies. Otherwise,
@@ -34615,6 +34665,7 @@ def cudaGraphNodeGetDependencies(node, pNumDependencies):
     ----------
     node
         Node to query
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNumDependencies
         See description
 
@@ -34656,9 +34707,7 @@ def cudaGraphNodeGetDependencies(node, pNumDependencies):
 
 
 def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes):
-    """cudaGraphNodeGetDependentNodes(node, pNumDependentNodes)
-
-    Returns a node's dependent nodes
+    """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. pDependentNodes may be NULL, in which
     case this function will return the number of dependent nodes in pNumDependentNodes.
@@ -34683,6 +34732,7 @@ def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes):
     ----------
     node
         Node to query
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNumDependentNodes
         See description
 
@@ -34724,9 +34774,7 @@ def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes):
 
 
 def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
-    """cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies)
-
-    Adds dependency edges to a graph.
+    """Adds dependency edges to a graph.
 
     The number of dependencies to be added is defined by numDependencies
     Elements in pFrom and pTo at corresponding indices define a dependency.
@@ -34745,12 +34793,18 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
     ----------
     graph
         Graph to which dependencies are added
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies to be added
 
@@ -34816,9 +34870,7 @@ def cudaGraphAddDependencies(graph, from_, to, edgeData, numDependencies):
 
 
 def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
-    """cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies)
-
-    Removes dependency edges from a graph.
+    """Removes dependency edges from a graph.
 
     The number of pDependencies to be removed is defined by numDependencies.
     Elements in pFrom and pTo at corresponding indices define a dependency.
@@ -34839,12 +34891,18 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
     ----------
     graph
         Graph from which to remove dependencies
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     from_
         Array of nodes that provide the dependencies
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     to
         Array of dependent nodes
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     edgeData
         Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies to be removed
 
@@ -34910,9 +34968,7 @@ def cudaGraphRemoveDependencies(graph, from_, to, edgeData, numDependencies):
 
 
 def cudaGraphDestroyNode(node):
-    """cudaGraphDestroyNode(node)
-
-    Remove a node from the graph
+    """Remove a node from the graph
 
     Removes node from its graph. This operation also severs any dependencies of other nodes
     on node and vice versa.
@@ -34932,6 +34988,7 @@ def cudaGraphDestroyNode(node):
     ----------
     node
         Node to remove
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -34951,9 +35008,7 @@ def cudaGraphDestroyNode(node):
 
 
 def cudaGraphInstantiate(graph, flags):
-    """cudaGraphInstantiate(graph, flags)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates graph as an executable graph. The graph is validated for any
     structural constraints or intra-node constraints which were not previously
@@ -35013,6 +35068,7 @@ def cudaGraphInstantiate(graph, flags):
     ----------
     graph
         Graph to instantiate
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     flags
         Flags to control instantiation.  See CUgraphInstantiate_flags.
 
@@ -35040,12 +35096,11 @@ def cudaGraphInstantiate(graph, flags):
 
 
 def cudaGraphInstantiateWithFlags(graph, flags):
-    """cudaGraphInstantiateWithFlags(graph, flags)
-
-    Parameters
+    """Parameters
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     flags
         unsigned long long
 
@@ -35070,9 +35125,7 @@ def cudaGraphInstantiateWithFlags(graph, flags):
 
 
 def cudaGraphInstantiateWithParams(graph, instantiateParams):
-    """cudaGraphInstantiateWithParams(graph, instantiateParams)
-
-    Creates an executable graph from a graph
+    """Creates an executable graph from a graph
 
     Instantiates graph as an executable graph according to the instantiateParams structure.
     The graph is validated for any structural constraints or intra-node constraints
@@ -35167,8 +35220,10 @@ def cudaGraphInstantiateWithParams(graph, instantiateParams):
     ----------
     graph
         Graph to instantiate
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     instantiateParams
         Instantiation parameters
+        Takes cudaGraphInstantiateParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -35198,9 +35253,7 @@ def cudaGraphInstantiateWithParams(graph, instantiateParams):
 
 
 def cudaGraphExecGetFlags(graphExec):
-    """cudaGraphExecGetFlags(graphExec)
-
-    Query the instantiation flags of an executable graph
+    """Query the instantiation flags of an executable graph
 
     Returns the flags that were passed to instantiation for the given executable graph.
     cudaGraphInstantiateFlagUpload will not be returned by this API as it does
@@ -35215,6 +35268,7 @@ def cudaGraphExecGetFlags(graphExec):
     ----------
     graphExec
         The executable graph to query
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35239,9 +35293,7 @@ def cudaGraphExecGetFlags(graphExec):
 
 
 def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
-    """cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a kernel node in the given graphExec
+    """Sets the parameters for a kernel node in the given graphExec
 
     Sets the parameters of a kernel node in an executable graph hGraphExec.
     The node is identified by the corresponding node node in the
@@ -35289,10 +35341,13 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         kernel node from the graph from which graphExec was instantiated
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaKernelNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -35318,9 +35373,7 @@ def cudaGraphExecKernelNodeSetParams(hGraphExec, node, pNodeParams):
 
 
 def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
-    """cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a memcpy node in the given graphExec.
+    """Sets the parameters for a memcpy node in the given graphExec.
 
     Updates the work represented by node in hGraphExec as though node had
     contained pNodeParams at instantiation.  node must remain in the graph which was
@@ -35360,10 +35413,13 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Memcpy node from the graph which was used to instantiate graphExec
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaMemcpy3DParms, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -35389,24 +35445,29 @@ def cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, pNodeParams):
 
 
 def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, count, offset, kind):
-    """cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -35417,7 +35478,7 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
     cdef object src_view = buffer_view(src)
@@ -35432,24 +35493,29 @@ def cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, coun
 
 
 def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, count, offset, kind):
-    """cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, count, offset, kind)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     symbol
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     offset
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -35460,7 +35526,7 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object symbol_view = buffer_view(symbol)
@@ -35475,22 +35541,27 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
 
 
 def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
-    """cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     src
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
     count
         size_t
     kind
         enum cudaMemcpyKind
+        Takes a cudaMemcpyKind member or an int.
 
     Returns
     -------
@@ -35500,7 +35571,7 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
     cdef c.cudaGraphExec_t _c_hGraphExec = _as_cudaGraphExec_t(hGraphExec, b"hGraphExec")
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(kind, b"kind", UINT32_MAX)
+    cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef object dst_view = buffer_view(dst)
     cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
     cdef object src_view = buffer_view(src)
@@ -35515,9 +35586,7 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
 
 
 def cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams):
-    """cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a memset node in the given graphExec.
+    """Sets the parameters for a memset node in the given graphExec.
 
     Updates the work represented by node in hGraphExec as though node had
     contained pNodeParams at instantiation.  node must remain in the graph which was
@@ -35558,10 +35627,13 @@ def cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Memset node from the graph which was used to instantiate graphExec
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaMemsetParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -35587,9 +35659,7 @@ def cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams):
 
 
 def cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams):
-    """cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams)
-
-    Sets the parameters for a host node in the given graphExec.
+    """Sets the parameters for a host node in the given graphExec.
 
     Updates the work represented by node in hGraphExec as though node had
     contained pNodeParams at instantiation.  node must remain in the graph which was
@@ -35618,10 +35688,13 @@ def cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams):
     ----------
     hGraphExec
         The executable graph in which to set the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Host node from the graph which was used to instantiate graphExec
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     pNodeParams
         Updated Parameters to set
+        Takes cudaHostNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -35647,16 +35720,17 @@ def cudaGraphExecHostNodeSetParams(hGraphExec, node, pNodeParams):
 
 
 def cudaGraphExecChildGraphNodeSetParams(hGraphExec, node, childGraph):
-    """cudaGraphExecChildGraphNodeSetParams(hGraphExec, node, childGraph)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     childGraph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35676,16 +35750,17 @@ def cudaGraphExecChildGraphNodeSetParams(hGraphExec, node, childGraph):
 
 
 def cudaGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
-    """cudaGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35705,16 +35780,17 @@ def cudaGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event):
 
 
 def cudaGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
-    """cudaGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     event
         cudaEvent_t
+        Takes cudaEvent_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35734,16 +35810,18 @@ def cudaGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event):
 
 
 def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreSignalNodeParams *
+        Takes cudaExternalSemaphoreSignalNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -35767,16 +35845,18 @@ def cudaGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodePa
 
 
 def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams):
-    """cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         const struct cudaExternalSemaphoreWaitNodeParams *
+        Takes cudaExternalSemaphoreWaitNodeParams, an int address of one, or None
+        (NULL).
 
     Returns
     -------
@@ -35800,14 +35880,14 @@ def cudaGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodePara
 
 
 def cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
-    """cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     isEnabled
         unsigned int
 
@@ -35829,14 +35909,14 @@ def cudaGraphNodeSetEnabled(hGraphExec, hNode, isEnabled):
 
 
 def cudaGraphNodeGetEnabled(hGraphExec, hNode):
-    """cudaGraphNodeGetEnabled(hGraphExec, hNode)
-
-    Parameters
+    """Parameters
     ----------
     hGraphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hNode
         cudaGraphNode_t
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35859,9 +35939,7 @@ def cudaGraphNodeGetEnabled(hGraphExec, hNode):
 
 
 def cudaGraphExecUpdate(hGraphExec, hGraph):
-    """cudaGraphExecUpdate(hGraphExec, hGraph)
-
-    Check whether an executable graph can be updated with a graph and perform the update if possible
+    """Check whether an executable graph can be updated with a graph and perform the update if possible
 
     Updates the node parameters in the instantiated graph specified by hGraphExec with the
     node parameters in a topologically identical graph specified by hGraph.
@@ -35943,8 +36021,10 @@ def cudaGraphExecUpdate(hGraphExec, hGraph):
     ----------
     hGraphExec
         The instantiated graph to be updated
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     hGraph
         The graph containing the updated parameters
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35970,14 +36050,14 @@ def cudaGraphExecUpdate(hGraphExec, hGraph):
 
 
 def cudaGraphUpload(graphExec, stream):
-    """cudaGraphUpload(graphExec, stream)
-
-    Parameters
+    """Parameters
     ----------
     graphExec
         cudaGraphExec_t
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     stream
         cudaStream_t
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -35996,9 +36076,7 @@ def cudaGraphUpload(graphExec, stream):
 
 
 def cudaGraphLaunch(graphExec, stream):
-    """cudaGraphLaunch(graphExec, stream)
-
-    Launches an executable graph in a stream
+    """Launches an executable graph in a stream
 
     Executes graphExec in stream. Only one instance of graphExec may be executing
     at a time. Each launch is ordered behind both any previous work in stream
@@ -36018,8 +36096,10 @@ def cudaGraphLaunch(graphExec, stream):
     ----------
     graphExec
         Executable graph to launch
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     stream
         Stream in which to launch the graph
+        Takes cudaStream_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36040,9 +36120,7 @@ def cudaGraphLaunch(graphExec, stream):
 
 
 def cudaGraphExecDestroy(graphExec):
-    """cudaGraphExecDestroy(graphExec)
-
-    Destroys an executable graph
+    """Destroys an executable graph
 
     Destroys the executable graph specified by graphExec.
 
@@ -36055,6 +36133,7 @@ def cudaGraphExecDestroy(graphExec):
     ----------
     graphExec
         Executable graph to destroy
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36074,9 +36153,7 @@ def cudaGraphExecDestroy(graphExec):
 
 
 def cudaGraphDestroy(graph):
-    """cudaGraphDestroy(graph)
-
-    Destroys a graph
+    """Destroys a graph
 
     Destroys the graph specified by graph, as well as all of its nodes.
 
@@ -36087,6 +36164,7 @@ def cudaGraphDestroy(graph):
     ----------
     graph
         Graph to destroy
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -36106,9 +36184,7 @@ def cudaGraphDestroy(graph):
 
 
 def cudaGraphDebugDotPrint(graph, path, flags):
-    """cudaGraphDebugDotPrint(graph, path, flags)
-
-    Write a DOT file describing graph structure
+    """Write a DOT file describing graph structure
 
     Using the provided graph, write to path a DOT formatted description of the graph.
     By default this includes the graph topology, node types, node id, kernel names and memcpy direction.
@@ -36119,8 +36195,10 @@ def cudaGraphDebugDotPrint(graph, path, flags):
     ----------
     graph
         The graph to create a DOT file from
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     path
         The path to write the DOT file to
+        Takes bytes, or str (encoded as UTF-8).
     flags
         Flags from cudaGraphDebugDotFlags for specifying which additional node information to write
 
@@ -36146,9 +36224,7 @@ def cudaGraphDebugDotPrint(graph, path, flags):
 
 
 def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
-    """cudaUserObjectCreate(ptr, destroy, initialRefcount, flags)
-
-    Create a user object
+    """Create a user object
 
     Create a user object with the specified destructor callback and initial reference count. The
     initial references are owned by the caller.
@@ -36172,6 +36248,8 @@ def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -36214,9 +36292,7 @@ def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
 
 
 def cudaUserObjectRetain(object_, count):
-    """cudaUserObjectRetain(object_, count)
-
-    Retain a reference to a user object
+    """Retain a reference to a user object
 
     Retains new references to a user object. The new references are owned by the caller.
 
@@ -36233,6 +36309,7 @@ def cudaUserObjectRetain(object_, count):
     ----------
     object_
         The object to retain
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to retain, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -36255,9 +36332,7 @@ def cudaUserObjectRetain(object_, count):
 
 
 def cudaUserObjectRelease(object_, count):
-    """cudaUserObjectRelease(object_, count)
-
-    Release a reference to a user object
+    """Release a reference to a user object
 
     Releases user object references owned by the caller. The object's destructor is invoked if
     the reference count reaches zero.
@@ -36278,6 +36353,7 @@ def cudaUserObjectRelease(object_, count):
     ----------
     object_
         The object to release
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -36300,9 +36376,7 @@ def cudaUserObjectRelease(object_, count):
 
 
 def cudaGraphRetainUserObject(graph, object_, count, flags):
-    """cudaGraphRetainUserObject(graph, object_, count, flags)
-
-    Retain a reference to a user object from a graph
+    """Retain a reference to a user object from a graph
 
     Creates or moves user object references that will be owned by a CUDA graph.
 
@@ -36319,8 +36393,10 @@ def cudaGraphRetainUserObject(graph, object_, count, flags):
     ----------
     graph
         The graph to associate the reference with
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     object_
         The user object to retain a reference for
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to add to the graph, typically 1. Must be nonzero and not larger than INT_MAX.
     flags
@@ -36347,9 +36423,7 @@ def cudaGraphRetainUserObject(graph, object_, count, flags):
 
 
 def cudaGraphReleaseUserObject(graph, object_, count):
-    """cudaGraphReleaseUserObject(graph, object_, count)
-
-    Release a user object reference from a graph
+    """Release a user object reference from a graph
 
     Releases user object references owned by a graph.
 
@@ -36366,8 +36440,10 @@ def cudaGraphReleaseUserObject(graph, object_, count):
     ----------
     graph
         The graph that will release the reference
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     object_
         The user object to release a reference for
+        Takes cudaUserObject_t, an int (the raw value), or None (NULL).
     count
         The number of references to release, typically 1. Must be nonzero and not larger than INT_MAX.
 
@@ -36391,9 +36467,7 @@ def cudaGraphReleaseUserObject(graph, object_, count):
 
 
 def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, nodeParams):
-    """cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, nodeParams)
-
-    Adds a node of arbitrary type to a graph
+    """Adds a node of arbitrary type to a graph
 
     Creates a new node in graph described by nodeParams with numDependencies
     dependencies specified via pDependencies. numDependencies may be 0.
@@ -36420,14 +36494,19 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, node
     ----------
     graph
         Graph to which to add the node
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     pDependencies
         Dependencies of the node
+        Takes a list or tuple (the call reads as many items as numDependencies gives),
+        or None (NULL).
     dependencyData
         Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
+        Takes cudaGraphEdgeData, an int address of one, or None (NULL).
     numDependencies
         Number of dependencies
     nodeParams
         Specification of the node
+        Takes cudaGraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -36484,9 +36563,7 @@ def cudaGraphAddNode(graph, pDependencies, dependencyData, numDependencies, node
 
 
 def cudaGraphNodeSetParams(node, nodeParams):
-    """cudaGraphNodeSetParams(node, nodeParams)
-
-    Update's a graph node's parameters
+    """Update's a graph node's parameters
 
     Sets the parameters of graph node node to nodeParams. The node type specified by
     nodeParams->type must match the type of node. nodeParams must be fully
@@ -36503,8 +36580,10 @@ def cudaGraphNodeSetParams(node, nodeParams):
     ----------
     node
         Node to set the parameters for
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         Parameters to copy
+        Takes cudaGraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -36531,9 +36610,7 @@ def cudaGraphNodeSetParams(node, nodeParams):
 
 
 def cudaGraphExecNodeSetParams(graphExec, node, nodeParams):
-    """cudaGraphExecNodeSetParams(graphExec, node, nodeParams)
-
-    Update's a graph node's parameters in an instantiated graph
+    """Update's a graph node's parameters in an instantiated graph
 
     Sets the parameters of a node in an executable graph graphExec. The node is identified
     by the corresponding node node in the non-executable graph from which the executable
@@ -36569,10 +36646,13 @@ def cudaGraphExecNodeSetParams(graphExec, node, nodeParams):
     ----------
     graphExec
         The executable graph in which to update the specified node
+        Takes cudaGraphExec_t, an int (the raw value), or None (NULL).
     node
         Corresponding node from the graph from which graphExec was instantiated
+        Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     nodeParams
         Updated Parameters to set
+        Takes cudaGraphNodeParams, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -36600,9 +36680,7 @@ def cudaGraphExecNodeSetParams(graphExec, node, nodeParams):
 
 
 def cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags):
-    """cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags)
-
-    Create a conditional handle
+    """Create a conditional handle
 
     Creates a conditional handle associated with hGraph.
 
@@ -36617,6 +36695,7 @@ def cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags):
     ----------
     graph
         cudaGraph_t
+        Takes cudaGraph_t, an int (the raw value), or None (NULL).
     defaultLaunchValue
         Optional initial value for the conditional variable. Applied at the beginning of each graph execution if cudaGraphCondAssignDefault is set in flags.
     flags
@@ -36648,12 +36727,11 @@ def cudaGraphConditionalHandleCreate(graph, defaultLaunchValue, flags):
 
 
 def cudaGetDriverEntryPoint(symbol, flags):
-    """cudaGetDriverEntryPoint(symbol, flags)
-
-    Parameters
+    """Parameters
     ----------
     symbol
         const char *
+        Takes bytes, or str (encoded as UTF-8).
     flags
         unsigned long long
 
@@ -36681,12 +36759,11 @@ def cudaGetDriverEntryPoint(symbol, flags):
 
 
 def cudaGetDriverEntryPointByVersion(symbol, cudaVersion, flags):
-    """cudaGetDriverEntryPointByVersion(symbol, cudaVersion, flags)
-
-    Parameters
+    """Parameters
     ----------
     symbol
         const char *
+        Takes bytes, or str (encoded as UTF-8).
     cudaVersion
         unsigned int
     flags
@@ -36717,9 +36794,7 @@ def cudaGetDriverEntryPointByVersion(symbol, cudaVersion, flags):
 
 
 def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
-    """cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified code and options
+    """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -36756,16 +36831,26 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     ----------
     code
         Code to load
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -36810,7 +36895,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(as_enum(item, _cudaJitOption_class, b"cudaJitOption", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -36848,7 +36933,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(as_enum(item, _cudaLibraryOption_class, b"cudaLibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -36880,9 +36965,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
 
 
 def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions):
-    """cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions)
-
-    Load a library with specified file and options
+    """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
     the application defined library loading mode:
@@ -36919,16 +37002,25 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     ----------
     fileName
         File to load from
+        Takes bytes, or str (encoded as UTF-8).
     jitOptions
         Options for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     jitOptionsValues
         Option values for JIT
+        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
+        None (NULL).
     numJitOptions
         Number of options
     libraryOptions
         Options for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     libraryOptionValues
         Option values for loading
+        Takes a list or tuple (the call reads as many items as numLibraryOptions gives),
+        or None (NULL).
     numLibraryOptions
         Number of options for loading
 
@@ -36973,7 +37065,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         _c_jitOptions = <c.cudaJitOption*><char*>jitOptions_storage
         for i in range(jitOptions_count):
             item = jitOptions[i]
-            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(item, b"jitOptions", UINT32_MAX)
+            _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(as_enum(item, _cudaJitOption_class, b"cudaJitOption", b"jitOptions"), b"jitOptions", UINT32_MAX)
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -37011,7 +37103,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         _c_libraryOptions = <c.cudaLibraryOption*><char*>libraryOptions_storage
         for i in range(libraryOptions_count):
             item = libraryOptions[i]
-            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(item, b"libraryOptions", UINT32_MAX)
+            _c_libraryOptions[i] = <c.cudaLibraryOption>as_unsigned(as_enum(item, _cudaLibraryOption_class, b"cudaLibraryOption", b"libraryOptions"), b"libraryOptions", UINT32_MAX)
     cdef bytearray libraryOptionValues_storage = None
     cdef list libraryOptionValues_keep = []
     cdef void** _c_libraryOptionValues = NULL
@@ -37043,9 +37135,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
 
 
 def cudaLibraryUnload(library):
-    """cudaLibraryUnload(library)
-
-    Unloads a library
+    """Unloads a library
 
     Unloads the library specified with library
 
@@ -37057,6 +37147,7 @@ def cudaLibraryUnload(library):
     ----------
     library
         Library to unload
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37078,9 +37169,7 @@ def cudaLibraryUnload(library):
 
 
 def cudaLibraryGetKernel(library, name):
-    """cudaLibraryGetKernel(library, name)
-
-    Returns a kernel handle
+    """Returns a kernel handle
 
     Returns in pKernel the handle of the kernel with name name located in library library.
     If kernel handle is not found, the call returns cudaErrorSymbolNotFound.
@@ -37094,8 +37183,10 @@ def cudaLibraryGetKernel(library, name):
     ----------
     library
         Library to retrieve kernel from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     name
         Name of kernel to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -37126,9 +37217,7 @@ def cudaLibraryGetKernel(library, name):
 
 
 def cudaLibraryGetGlobal(library, name):
-    """cudaLibraryGetGlobal(library, name)
-
-    Returns a global device pointer
+    """Returns a global device pointer
 
     Returns in *dptr and *bytes the base pointer and size of the global with
     name name for the requested library library and the current device.
@@ -37148,8 +37237,10 @@ def cudaLibraryGetGlobal(library, name):
     ----------
     library
         Library to retrieve global from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     name
         Name of global to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -37185,9 +37276,7 @@ def cudaLibraryGetGlobal(library, name):
 
 
 def cudaLibraryGetManaged(library, name):
-    """cudaLibraryGetManaged(library, name)
-
-    Returns a pointer to managed memory
+    """Returns a pointer to managed memory
 
     Returns in *dptr and *bytes the base pointer and size of the managed memory with
     name name for the requested library library. If no managed memory with the
@@ -37208,8 +37297,10 @@ def cudaLibraryGetManaged(library, name):
     ----------
     library
         Library to retrieve managed memory from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     name
         Name of managed memory to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -37243,9 +37334,7 @@ def cudaLibraryGetManaged(library, name):
 
 
 def cudaLibraryGetUnifiedFunction(library, symbol):
-    """cudaLibraryGetUnifiedFunction(library, symbol)
-
-    Returns a pointer to a unified function
+    """Returns a pointer to a unified function
 
     Returns in *fptr the function pointer to a unified function denoted by symbol.
     If no unified function with name symbol exists, the call returns cudaErrorSymbolNotFound.
@@ -37261,8 +37350,10 @@ def cudaLibraryGetUnifiedFunction(library, symbol):
     ----------
     library
         Library to retrieve function pointer memory from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
     symbol
         Name of function pointer to retrieve
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -37293,9 +37384,7 @@ def cudaLibraryGetUnifiedFunction(library, symbol):
 
 
 def cudaLibraryGetKernelCount(lib):
-    """cudaLibraryGetKernelCount(lib)
-
-    Returns the number of kernels within a library
+    """Returns the number of kernels within a library
 
     Returns in count the number of kernels in lib.
 
@@ -37308,6 +37397,7 @@ def cudaLibraryGetKernelCount(lib):
     ----------
     lib
         Library to query
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37335,9 +37425,7 @@ def cudaLibraryGetKernelCount(lib):
 
 
 def cudaLibraryEnumerateKernels(kernels, numKernels, lib):
-    """cudaLibraryEnumerateKernels(kernels, numKernels, lib)
-
-    Retrieve the kernel handles within a library.
+    """Retrieve the kernel handles within a library.
 
     Returns in kernels a maximum number of numKernels kernel handles within lib.
     The returned kernel handle becomes invalid when the library is unloaded.
@@ -37349,10 +37437,13 @@ def cudaLibraryEnumerateKernels(kernels, numKernels, lib):
     ----------
     kernels
         Buffer where the kernel handles are returned to
+        Takes a list or tuple (the call reads as many items as numKernels gives), or
+        None (NULL).
     numKernels
         Maximum number of kernel handles may be returned to the buffer
     lib
         Library to query from
+        Takes cudaLibrary_t, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -37395,9 +37486,7 @@ def cudaLibraryEnumerateKernels(kernels, numKernels, lib):
 
 
 def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
-    """cudaKernelSetAttributeForDevice(kernel, attr, value, device)
-
-    Sets information about a kernel
+    """Sets information about a kernel
 
     This call sets the value of a specified attribute attr on the kernel kernel
     for the requested device device to an integer value specified by value.
@@ -37457,8 +37546,10 @@ def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
     ----------
     kernel
         Kernel to set attribute of
+        Takes cudaKernel_t, an int (the raw value), or None (NULL).
     attr
         Attribute requested
+        Takes a cudaFuncAttribute member or an int.
     value
         Value to set
     device
@@ -37473,7 +37564,7 @@ def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
     """
     cdef int _err
     cdef c.cudaKernel_t _c_kernel = _as_cudaKernel_t(kernel, b"kernel")
-    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(attr, b"attr", UINT32_MAX)
+    cdef c.cudaFuncAttribute _c_attr = <c.cudaFuncAttribute>as_unsigned(as_enum(attr, _cudaFuncAttribute_class, b"cudaFuncAttribute", b"attr"), b"attr", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef int _c_device = <int>as_signed(device, b"device", INT32_MIN, INT32_MAX)
 
@@ -37486,14 +37577,13 @@ def cudaKernelSetAttributeForDevice(kernel, attr, value, device):
 
 
 def cudaGetExportTable(pExportTableId):
-    """cudaGetExportTable(pExportTableId)
-
-    \\cond impl_private
+    """\\cond impl_private
 
     Parameters
     ----------
     pExportTableId
         const cudaUUID_t *
+        Takes CUuuid, an int address of one, or None (NULL).
 
     Returns
     -------
@@ -37519,9 +37609,7 @@ def cudaGetExportTable(pExportTableId):
 
 
 def cudaGetFuncBySymbol(symbolPtr):
-    """cudaGetFuncBySymbol(symbolPtr)
-
-    Get pointer to device entry function that matches entry function symbolPtr
+    """Get pointer to device entry function that matches entry function symbolPtr
 
     Returns in functionPtr the device entry function corresponding to the symbol symbolPtr.
 
@@ -37529,6 +37617,8 @@ def cudaGetFuncBySymbol(symbolPtr):
     ----------
     symbolPtr
         Pointer to device entry function to search for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -37553,9 +37643,7 @@ def cudaGetFuncBySymbol(symbolPtr):
 
 
 def cudaGetKernel(entryFuncAddr):
-    """cudaGetKernel(entryFuncAddr)
-
-    Get pointer to device kernel that matches entry function entryFuncAddr
+    """Get pointer to device kernel that matches entry function entryFuncAddr
 
     Returns in kernelPtr the device kernel corresponding to the entry function entryFuncAddr.
 
@@ -37574,6 +37662,8 @@ def cudaGetKernel(entryFuncAddr):
     ----------
     entryFuncAddr
         Address of device entry function to search kernel for
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
 
     Returns
     -------
@@ -37598,9 +37688,7 @@ def cudaGetKernel(entryFuncAddr):
 
 
 def cudaProfilerStart():
-    """cudaProfilerStart()
-
-    Enable profiling.
+    """Enable profiling.
 
     Enables profile collection by the active profiling tool for the
     current context. If profiling is already enabled, then
@@ -37630,9 +37718,7 @@ def cudaProfilerStart():
 
 
 def cudaProfilerStop():
-    """cudaProfilerStop()
-
-    Disable profiling.
+    """Disable profiling.
 
     Disables profile collection by the active profiling tool for the
     current context. If profiling is already disabled, then
@@ -37662,9 +37748,7 @@ def cudaProfilerStop():
 
 
 def make_cudaPitchedPtr(d, p, xsz, ysz):
-    """make_cudaPitchedPtr(d, p, xsz, ysz)
-
-    Returns a cudaPitchedPtr based on input parameters
+    """Returns a cudaPitchedPtr based on input parameters
 
     Returns a cudaPitchedPtr based on the specified input parameters d,
     p, xsz, and ysz.
@@ -37675,6 +37759,8 @@ def make_cudaPitchedPtr(d, p, xsz, ysz):
     ----------
     d
         Pointer to allocated memory
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview), held for the call.
     p
         Pitch of allocated memory in bytes
     xsz
@@ -37684,7 +37770,9 @@ def make_cudaPitchedPtr(d, p, xsz, ysz):
 
     Returns
     -------
-    cudaPitchedPtr
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaPitchedPtr
         cudaPitchedPtr specified by d, p, xsz, and ysz
     """
     cdef c.cudaPitchedPtr _r
@@ -37697,14 +37785,12 @@ def make_cudaPitchedPtr(d, p, xsz, ysz):
     with nogil:
         _r = c.make_cudaPitchedPtr(_c_d, _c_p, _c_xsz, _c_ysz)
 
-    return _copy_cudaPitchedPtr(&_r)
+    return (_cudaError_t_of(0), _copy_cudaPitchedPtr(&_r))
 
 
 
 def make_cudaPos(x, y, z):
-    """make_cudaPos(x, y, z)
-
-    Returns a cudaPos based on input parameters
+    """Returns a cudaPos based on input parameters
 
     Returns a cudaPos based on the specified input parameters x,
     y, and z.
@@ -37722,7 +37808,9 @@ def make_cudaPos(x, y, z):
 
     Returns
     -------
-    cudaPos
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaPos
         cudaPos specified by x, y, and z
     """
     cdef c.cudaPos _r
@@ -37733,14 +37821,12 @@ def make_cudaPos(x, y, z):
     with nogil:
         _r = c.make_cudaPos(_c_x, _c_y, _c_z)
 
-    return _copy_cudaPos(&_r)
+    return (_cudaError_t_of(0), _copy_cudaPos(&_r))
 
 
 
 def make_cudaExtent(w, h, d):
-    """make_cudaExtent(w, h, d)
-
-    Returns a cudaExtent based on input parameters
+    """Returns a cudaExtent based on input parameters
 
     Returns a cudaExtent based on the specified input parameters w,
     h, and d.
@@ -37758,7 +37844,9 @@ def make_cudaExtent(w, h, d):
 
     Returns
     -------
-    cudaExtent
+    cudaError_t
+        Always cudaSuccess: this function reports no error.
+    value : cudaExtent
         cudaExtent specified by w, h, and d
     """
     cdef c.cudaExtent _r
@@ -37769,8 +37857,201 @@ def make_cudaExtent(w, h, d):
     with nogil:
         _r = c.make_cudaExtent(_c_w, _c_h, _c_d)
 
-    return _copy_cudaExtent(&_r)
+    return (_cudaError_t_of(0), _copy_cudaExtent(&_r))
 
+
+getLocalRuntimeVersion = cudaRuntimeGetVersion
+
+# sizeof(cls), as the classic modules have it: the C size of each struct,
+# union and handle class of this module (a module function cannot be named
+# sizeof in Cython, where sizeof is C's: it is published under that name).
+cdef dict _sizes = {
+    char1: sizeof(c.char1),
+    uchar1: sizeof(c.uchar1),
+    char2: sizeof(c.char2),
+    uchar2: sizeof(c.uchar2),
+    char3: sizeof(c.char3),
+    uchar3: sizeof(c.uchar3),
+    char4: sizeof(c.char4),
+    uchar4: sizeof(c.uchar4),
+    short1: sizeof(c.short1),
+    ushort1: sizeof(c.ushort1),
+    short2: sizeof(c.short2),
+    ushort2: sizeof(c.ushort2),
+    short3: sizeof(c.short3),
+    ushort3: sizeof(c.ushort3),
+    short4: sizeof(c.short4),
+    ushort4: sizeof(c.ushort4),
+    int1: sizeof(c.int1),
+    uint1: sizeof(c.uint1),
+    int2: sizeof(c.int2),
+    uint2: sizeof(c.uint2),
+    int3: sizeof(c.int3),
+    uint3: sizeof(c.uint3),
+    int4: sizeof(c.int4),
+    uint4: sizeof(c.uint4),
+    long1: sizeof(c.long1),
+    ulong1: sizeof(c.ulong1),
+    long2: sizeof(c.long2),
+    ulong2: sizeof(c.ulong2),
+    long3: sizeof(c.long3),
+    ulong3: sizeof(c.ulong3),
+    long4: sizeof(c.long4),
+    ulong4: sizeof(c.ulong4),
+    long4_16a: sizeof(c.long4_16a),
+    ulong4_16a: sizeof(c.ulong4_16a),
+    long4_32a: sizeof(c.long4_32a),
+    ulong4_32a: sizeof(c.ulong4_32a),
+    float1: sizeof(c.float1),
+    float2: sizeof(c.float2),
+    float3: sizeof(c.float3),
+    float4: sizeof(c.float4),
+    longlong1: sizeof(c.longlong1),
+    ulonglong1: sizeof(c.ulonglong1),
+    longlong2: sizeof(c.longlong2),
+    ulonglong2: sizeof(c.ulonglong2),
+    longlong3: sizeof(c.longlong3),
+    ulonglong3: sizeof(c.ulonglong3),
+    longlong4: sizeof(c.longlong4),
+    longlong4_16a: sizeof(c.longlong4_16a),
+    longlong4_32a: sizeof(c.longlong4_32a),
+    ulonglong4: sizeof(c.ulonglong4),
+    ulonglong4_16a: sizeof(c.ulonglong4_16a),
+    ulonglong4_32a: sizeof(c.ulonglong4_32a),
+    double1: sizeof(c.double1),
+    double2: sizeof(c.double2),
+    double3: sizeof(c.double3),
+    double4: sizeof(c.double4),
+    double4_16a: sizeof(c.double4_16a),
+    double4_32a: sizeof(c.double4_32a),
+    dim3: sizeof(c.dim3),
+    cudaChannelFormatDesc: sizeof(c.cudaChannelFormatDesc),
+    cudaArraySparseProperties_tileExtent: sizeof(c.cudaArraySparseProperties_tileExtent),
+    cudaArraySparseProperties: sizeof(c.cudaArraySparseProperties),
+    cudaArrayMemoryRequirements: sizeof(c.cudaArrayMemoryRequirements),
+    cudaPitchedPtr: sizeof(c.cudaPitchedPtr),
+    cudaExtent: sizeof(c.cudaExtent),
+    cudaPos: sizeof(c.cudaPos),
+    cudaMemcpy3DParms: sizeof(c.cudaMemcpy3DParms),
+    cudaMemcpyNodeParams: sizeof(c.cudaMemcpyNodeParams),
+    cudaMemcpy3DPeerParms: sizeof(c.cudaMemcpy3DPeerParms),
+    cudaMemsetParams: sizeof(c.cudaMemsetParams),
+    cudaMemsetParamsV2: sizeof(c.cudaMemsetParamsV2),
+    cudaAccessPolicyWindow: sizeof(c.cudaAccessPolicyWindow),
+    cudaHostNodeParams: sizeof(c.cudaHostNodeParams),
+    cudaHostNodeParamsV2: sizeof(c.cudaHostNodeParamsV2),
+    cudaResourceDesc_res_array: sizeof(c.cudaResourceDesc_res_array),
+    cudaResourceDesc_res_mipmap: sizeof(c.cudaResourceDesc_res_mipmap),
+    cudaResourceDesc_res_linear: sizeof(c.cudaResourceDesc_res_linear),
+    cudaResourceDesc_res_pitch2D: sizeof(c.cudaResourceDesc_res_pitch2D),
+    cudaResourceDesc_res_reserved: sizeof(c.cudaResourceDesc_res_reserved),
+    cudaResourceDesc_res: sizeof(c.cudaResourceDesc_res),
+    cudaResourceDesc: sizeof(c.cudaResourceDesc),
+    cudaResourceViewDesc: sizeof(c.cudaResourceViewDesc),
+    cudaPointerAttributes: sizeof(c.cudaPointerAttributes),
+    cudaFuncAttributes: sizeof(c.cudaFuncAttributes),
+    cudaMemLocation: sizeof(c.cudaMemLocation),
+    cudaMemAccessDesc: sizeof(c.cudaMemAccessDesc),
+    cudaMemPoolProps: sizeof(c.cudaMemPoolProps),
+    cudaMemPoolPtrExportData: sizeof(c.cudaMemPoolPtrExportData),
+    cudaMemAllocNodeParams: sizeof(c.cudaMemAllocNodeParams),
+    cudaMemAllocNodeParamsV2: sizeof(c.cudaMemAllocNodeParamsV2),
+    cudaMemFreeNodeParams: sizeof(c.cudaMemFreeNodeParams),
+    cudaMemcpyAttributes: sizeof(c.cudaMemcpyAttributes),
+    cudaOffset3D: sizeof(c.cudaOffset3D),
+    cudaMemcpy3DOperand_op_ptr: sizeof(c.cudaMemcpy3DOperand_op_ptr),
+    cudaMemcpy3DOperand_op_array: sizeof(c.cudaMemcpy3DOperand_op_array),
+    cudaMemcpy3DOperand_op: sizeof(c.cudaMemcpy3DOperand_op),
+    cudaMemcpy3DOperand: sizeof(c.cudaMemcpy3DOperand),
+    cudaMemcpy3DBatchOp: sizeof(c.cudaMemcpy3DBatchOp),
+    CUuuid: sizeof(c.CUuuid),
+    cudaDeviceProp: sizeof(c.cudaDeviceProp),
+    cudaIpcEventHandle_t: sizeof(c.cudaIpcEventHandle_t),
+    cudaIpcMemHandle_t: sizeof(c.cudaIpcMemHandle_t),
+    cudaMemFabricHandle_t: sizeof(c.cudaMemFabricHandle_t),
+    cudaExternalMemoryHandleDesc_handle_win32: sizeof(c.cudaExternalMemoryHandleDesc_handle_win32),
+    cudaExternalMemoryHandleDesc_handle: sizeof(c.cudaExternalMemoryHandleDesc_handle),
+    cudaExternalMemoryHandleDesc: sizeof(c.cudaExternalMemoryHandleDesc),
+    cudaExternalMemoryBufferDesc: sizeof(c.cudaExternalMemoryBufferDesc),
+    cudaExternalMemoryMipmappedArrayDesc: sizeof(c.cudaExternalMemoryMipmappedArrayDesc),
+    cudaExternalSemaphoreHandleDesc_handle_win32: sizeof(c.cudaExternalSemaphoreHandleDesc_handle_win32),
+    cudaExternalSemaphoreHandleDesc_handle: sizeof(c.cudaExternalSemaphoreHandleDesc_handle),
+    cudaExternalSemaphoreHandleDesc: sizeof(c.cudaExternalSemaphoreHandleDesc),
+    cudaExternalSemaphoreSignalParams_params_fence: sizeof(c.cudaExternalSemaphoreSignalParams_params_fence),
+    cudaExternalSemaphoreSignalParams_params_nvSciSync: sizeof(c.cudaExternalSemaphoreSignalParams_params_nvSciSync),
+    cudaExternalSemaphoreSignalParams_params_keyedMutex: sizeof(c.cudaExternalSemaphoreSignalParams_params_keyedMutex),
+    cudaExternalSemaphoreSignalParams_params: sizeof(c.cudaExternalSemaphoreSignalParams_params),
+    cudaExternalSemaphoreSignalParams: sizeof(c.cudaExternalSemaphoreSignalParams),
+    cudaExternalSemaphoreWaitParams_params_fence: sizeof(c.cudaExternalSemaphoreWaitParams_params_fence),
+    cudaExternalSemaphoreWaitParams_params_nvSciSync: sizeof(c.cudaExternalSemaphoreWaitParams_params_nvSciSync),
+    cudaExternalSemaphoreWaitParams_params_keyedMutex: sizeof(c.cudaExternalSemaphoreWaitParams_params_keyedMutex),
+    cudaExternalSemaphoreWaitParams_params: sizeof(c.cudaExternalSemaphoreWaitParams_params),
+    cudaExternalSemaphoreWaitParams: sizeof(c.cudaExternalSemaphoreWaitParams),
+    cudalibraryHostUniversalFunctionAndDataTable: sizeof(c.cudalibraryHostUniversalFunctionAndDataTable),
+    cudaKernelNodeParams: sizeof(c.cudaKernelNodeParams),
+    cudaKernelNodeParamsV2: sizeof(c.cudaKernelNodeParamsV2),
+    cudaExternalSemaphoreSignalNodeParams: sizeof(c.cudaExternalSemaphoreSignalNodeParams),
+    cudaExternalSemaphoreSignalNodeParamsV2: sizeof(c.cudaExternalSemaphoreSignalNodeParamsV2),
+    cudaExternalSemaphoreWaitNodeParams: sizeof(c.cudaExternalSemaphoreWaitNodeParams),
+    cudaExternalSemaphoreWaitNodeParamsV2: sizeof(c.cudaExternalSemaphoreWaitNodeParamsV2),
+    cudaConditionalNodeParams: sizeof(c.cudaConditionalNodeParams),
+    cudaChildGraphNodeParams: sizeof(c.cudaChildGraphNodeParams),
+    cudaEventRecordNodeParams: sizeof(c.cudaEventRecordNodeParams),
+    cudaEventWaitNodeParams: sizeof(c.cudaEventWaitNodeParams),
+    cudaGraphNodeParams: sizeof(c.cudaGraphNodeParams),
+    cudaGraphEdgeData: sizeof(c.cudaGraphEdgeData),
+    cudaGraphInstantiateParams: sizeof(c.cudaGraphInstantiateParams),
+    cudaGraphExecUpdateResultInfo: sizeof(c.cudaGraphExecUpdateResultInfo),
+    cudaGraphKernelNodeUpdate_updateData_param: sizeof(c.cudaGraphKernelNodeUpdate_updateData_param),
+    cudaGraphKernelNodeUpdate_updateData: sizeof(c.cudaGraphKernelNodeUpdate_updateData),
+    cudaGraphKernelNodeUpdate: sizeof(c.cudaGraphKernelNodeUpdate),
+    cudaLaunchMemSyncDomainMap: sizeof(c.cudaLaunchMemSyncDomainMap),
+    cudaLaunchAttributeValue_clusterDim: sizeof(c.cudaLaunchAttributeValue_clusterDim),
+    cudaLaunchAttributeValue_programmaticEvent: sizeof(c.cudaLaunchAttributeValue_programmaticEvent),
+    cudaLaunchAttributeValue_preferredClusterDim: sizeof(c.cudaLaunchAttributeValue_preferredClusterDim),
+    cudaLaunchAttributeValue_launchCompletionEvent: sizeof(c.cudaLaunchAttributeValue_launchCompletionEvent),
+    cudaLaunchAttributeValue_deviceUpdatableKernelNode: sizeof(c.cudaLaunchAttributeValue_deviceUpdatableKernelNode),
+    cudaLaunchAttributeValue: sizeof(c.cudaLaunchAttributeValue),
+    cudaLaunchAttribute: sizeof(c.cudaLaunchAttribute),
+    cudaLaunchConfig_t: sizeof(c.cudaLaunchConfig_t),
+    cudaAsyncNotificationInfo_t_info_overBudget: sizeof(c.cudaAsyncNotificationInfo_t_info_overBudget),
+    cudaAsyncNotificationInfo_t_info: sizeof(c.cudaAsyncNotificationInfo_t_info),
+    cudaAsyncNotificationInfo_t: sizeof(c.cudaAsyncNotificationInfo_t),
+    cudaTextureDesc: sizeof(c.cudaTextureDesc),
+    cudaArray_t: sizeof(c.cudaArray_t),
+    cudaArray_const_t: sizeof(c.cudaArray_const_t),
+    cudaMipmappedArray_t: sizeof(c.cudaMipmappedArray_t),
+    cudaMipmappedArray_const_t: sizeof(c.cudaMipmappedArray_const_t),
+    cudaStream_t: sizeof(c.cudaStream_t),
+    cudaEvent_t: sizeof(c.cudaEvent_t),
+    cudaGraphicsResource_t: sizeof(c.cudaGraphicsResource_t),
+    cudaExternalMemory_t: sizeof(c.cudaExternalMemory_t),
+    cudaExternalSemaphore_t: sizeof(c.cudaExternalSemaphore_t),
+    cudaGraph_t: sizeof(c.cudaGraph_t),
+    cudaGraphNode_t: sizeof(c.cudaGraphNode_t),
+    cudaUserObject_t: sizeof(c.cudaUserObject_t),
+    cudaFunction_t: sizeof(c.cudaFunction_t),
+    cudaKernel_t: sizeof(c.cudaKernel_t),
+    cudaLibrary_t: sizeof(c.cudaLibrary_t),
+    cudaMemPool_t: sizeof(c.cudaMemPool_t),
+    cudaGraphExec_t: sizeof(c.cudaGraphExec_t),
+    cudaGraphDeviceNode_t: sizeof(c.cudaGraphDeviceNode_t),
+    cudaAsyncCallbackHandle_t: sizeof(c.cudaAsyncCallbackHandle_t),
+    cudaLogsCallbackHandle: sizeof(c.cudaLogsCallbackHandle),
+    cudaGraphConditionalHandle: sizeof(c.cudaGraphConditionalHandle),
+}
+
+
+def _sizeof(cls):
+    """The C size in bytes of a struct, union, handle or typedef class of this
+    module; a TypeError for anything else."""
+    try:
+        return _sizes[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"sizeof: {cls!r} is no struct, union, handle or typedef class of {__name__}") from None
+
+
+globals()["sizeof"] = _sizeof
 
 CUDART_VERSION = 13000
 cudaHostAllocDefault = 0
@@ -37864,6 +38145,7 @@ cudaTextureType2DLayered = 242
 cudaTextureTypeCubemapLayered = 252
 
 __all__ = [
+    "sizeof",
     "cudaError_t",
     "cudaChannelFormatKind",
     "cudaMemoryType",
@@ -38529,6 +38811,7 @@ __all__ = [
     "cudaTextureType1DLayered",
     "cudaTextureType2DLayered",
     "cudaTextureTypeCubemapLayered",
+    "getLocalRuntimeVersion",
 ]
 
 # Each enum class is made on first use, by its _X_of converter or by this

@@ -207,9 +207,7 @@ cdef dict _callbacks = {}
 
 
 def nvJitLinkCreate(numOptions, options):
-    """nvJitLinkCreate(numOptions, options)
-
-    Parameters
+    """Parameters
     ----------
     numOptions
         uint32_t
@@ -235,9 +233,7 @@ def nvJitLinkCreate(numOptions, options):
 
 
 def nvJitLinkDestroy(handle):
-    """nvJitLinkDestroy(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle *
@@ -264,20 +260,23 @@ def nvJitLinkDestroy(handle):
 
 
 def nvJitLinkAddData(handle, inputType, data, size, name):
-    """nvJitLinkAddData(handle, inputType, data, size, name)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     inputType
         nvJitLinkInputType
+        Takes a nvJitLinkInputType member or an int.
     data
         const void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least size bytes, held for the call.
     size
         size_t
     name
         const char *
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -285,7 +284,7 @@ def nvJitLinkAddData(handle, inputType, data, size, name):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
-    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(inputType, b"inputType", UINT32_MAX)
+    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(as_enum(inputType, _nvJitLinkInputType_class, b"nvJitLinkInputType", b"inputType"), b"inputType", UINT32_MAX)
     cdef size_t _c_size = <size_t>as_unsigned(size, b"size", UINT64_MAX)
     cdef object name_bytes = as_cstring(name, b"name")
     cdef const char* _c_name = cstring_ptr(name_bytes)
@@ -301,16 +300,17 @@ def nvJitLinkAddData(handle, inputType, data, size, name):
 
 
 def nvJitLinkAddFile(handle, inputType, fileName):
-    """nvJitLinkAddFile(handle, inputType, fileName)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     inputType
         nvJitLinkInputType
+        Takes a nvJitLinkInputType member or an int.
     fileName
         const char *
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -318,7 +318,7 @@ def nvJitLinkAddFile(handle, inputType, fileName):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
-    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(inputType, b"inputType", UINT32_MAX)
+    cdef c.nvJitLinkInputType _c_inputType = <c.nvJitLinkInputType>as_unsigned(as_enum(inputType, _nvJitLinkInputType_class, b"nvJitLinkInputType", b"inputType"), b"inputType", UINT32_MAX)
     cdef object fileName_bytes = as_cstring(fileName, b"fileName")
     cdef const char* _c_fileName = cstring_ptr(fileName_bytes)
 
@@ -331,12 +331,11 @@ def nvJitLinkAddFile(handle, inputType, fileName):
 
 
 def nvJitLinkComplete(handle):
-    """nvJitLinkComplete(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -354,12 +353,11 @@ def nvJitLinkComplete(handle):
 
 
 def nvJitLinkGetLinkedCubinSize(handle):
-    """nvJitLinkGetLinkedCubinSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -381,14 +379,16 @@ def nvJitLinkGetLinkedCubinSize(handle):
 
 
 def nvJitLinkGetLinkedCubin(handle, cubin):
-    """nvJitLinkGetLinkedCubin(handle, cubin)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     cubin
         void *
+        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
+        bytearray, numpy array, memoryview) of at least the size
+        nvJitLinkGetLinkedCubinSize gives, held for the call.
 
     Returns
     -------
@@ -414,12 +414,11 @@ def nvJitLinkGetLinkedCubin(handle, cubin):
 
 
 def nvJitLinkGetLinkedPtxSize(handle):
-    """nvJitLinkGetLinkedPtxSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -441,14 +440,15 @@ def nvJitLinkGetLinkedPtxSize(handle):
 
 
 def nvJitLinkGetLinkedPtx(handle, ptx):
-    """nvJitLinkGetLinkedPtx(handle, ptx)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     ptx
         char *
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvJitLinkGetLinkedPtxSize gives, filled by the call.
 
     Returns
     -------
@@ -473,12 +473,11 @@ def nvJitLinkGetLinkedPtx(handle, ptx):
 
 
 def nvJitLinkGetErrorLogSize(handle):
-    """nvJitLinkGetErrorLogSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -500,14 +499,15 @@ def nvJitLinkGetErrorLogSize(handle):
 
 
 def nvJitLinkGetErrorLog(handle, log):
-    """nvJitLinkGetErrorLog(handle, log)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvJitLinkGetErrorLogSize gives, filled by the call.
 
     Returns
     -------
@@ -532,12 +532,11 @@ def nvJitLinkGetErrorLog(handle, log):
 
 
 def nvJitLinkGetInfoLogSize(handle):
-    """nvJitLinkGetInfoLogSize(handle)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -559,14 +558,15 @@ def nvJitLinkGetInfoLogSize(handle):
 
 
 def nvJitLinkGetInfoLog(handle, log):
-    """nvJitLinkGetInfoLog(handle, log)
-
-    Parameters
+    """Parameters
     ----------
     handle
         nvJitLinkHandle
+        Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvJitLinkGetInfoLogSize gives, filled by the call.
 
     Returns
     -------
@@ -591,9 +591,7 @@ def nvJitLinkGetInfoLog(handle, log):
 
 
 def nvJitLinkVersion():
-    """nvJitLinkVersion()
-
-    nvJitLinkVersion returns the current version of nvJitLink.
+    """nvJitLinkVersion returns the current version of nvJitLink.
 
     Returns
     -------
@@ -620,7 +618,30 @@ def nvJitLinkVersion():
 
 
 
+# sizeof(cls), as the classic modules have it: the C size of each struct,
+# union and handle class of this module (a module function cannot be named
+# sizeof in Cython, where sizeof is C's: it is published under that name).
+cdef dict _sizes = {
+
+    nvJitLinkHandle: sizeof(c.nvJitLinkHandle),
+}
+
+
+def _sizeof(cls):
+    """The C size in bytes of a struct, union, handle or typedef class of this
+    module; a TypeError for anything else."""
+    try:
+        return _sizes[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"sizeof: {cls!r} is no struct, union, handle or typedef class of {__name__}") from None
+
+
+globals()["sizeof"] = _sizeof
+
+
+
 __all__ = [
+    "sizeof",
     "nvJitLinkResult",
     "nvJitLinkInputType",
     "nvJitLinkHandle",

@@ -173,33 +173,32 @@ cdef dict _callbacks = {}
 
 
 def nvrtcGetErrorString(result):
-    """nvrtcGetErrorString(result)
-
-    nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \"NVRTC_SUCCESS\". For unrecognized enumeration values, it returns \"NVRTC_ERROR unknown\".
+    """nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \"NVRTC_SUCCESS\". For unrecognized enumeration values, it returns \"NVRTC_ERROR unknown\".
 
     Parameters
     ----------
     result
         CUDA Runtime Compilation API result code.
+        Takes a nvrtcResult member or an int.
 
     Returns
     -------
-    bytes | None
+    nvrtcResult
+        Always NVRTC_SUCCESS: this function reports no error.
+    value : bytes | None
         Message string for the given nvrtcResult code.
     """
     cdef const char* _r
-    cdef c.nvrtcResult _c_result = <c.nvrtcResult>as_unsigned(result, b"result", UINT32_MAX)
+    cdef c.nvrtcResult _c_result = <c.nvrtcResult>as_unsigned(as_enum(result, _nvrtcResult_class, b"nvrtcResult", b"result"), b"result", UINT32_MAX)
 
 
     _r = c.nvrtcGetErrorString(_c_result)
-    return None if _r == NULL else <bytes>_r
+    return (_nvrtcResult_of(0), None if _r == NULL else <bytes>_r)
 
 
 
 def nvrtcVersion():
-    """nvrtcVersion()
-
-    nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
+    """nvrtcVersion sets the output parameters major and minor with the CUDA Runtime Compilation version number.
 
     Returns
     -------
@@ -225,9 +224,7 @@ def nvrtcVersion():
 
 
 def nvrtcGetNumSupportedArchs():
-    """nvrtcGetNumSupportedArchs()
-
-    nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures.
+    """nvrtcGetNumSupportedArchs sets the output parameter numArchs with the number of architectures supported by NVRTC. This can then be used to pass an array to nvrtcGetSupportedArchs to get the supported architectures.
 
     see    nvrtcGetSupportedArchs
 
@@ -252,9 +249,7 @@ def nvrtcGetNumSupportedArchs():
 
 
 def nvrtcGetSupportedArchs():
-    """nvrtcGetSupportedArchs()
-
-    nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs.
+    """nvrtcGetSupportedArchs populates the array passed via the output parameter supportedArchs with the architectures supported by NVRTC. The array is sorted in the ascending order. The size of the array to be passed can be determined using nvrtcGetNumSupportedArchs.
 
     see    nvrtcGetNumSupportedArchs
 
@@ -285,9 +280,7 @@ def nvrtcGetSupportedArchs():
 
 
 def nvrtcCreateProgram(src, name, numHeaders, headers, includeNames):
-    """nvrtcCreateProgram(src, name, numHeaders, headers, includeNames)
-
-    nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
+    """nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter prog with it.
 
     See also: nvrtcDestroyProgram
 
@@ -295,18 +288,22 @@ def nvrtcCreateProgram(src, name, numHeaders, headers, includeNames):
     ----------
     src
         CUDA program source.
+        Takes bytes, or str (encoded as UTF-8).
     name
         CUDA program name.
          name can be NULL; \"default_program\" is used when name is NULL or \"\".
+        Takes bytes, or str (encoded as UTF-8).
     numHeaders
         Number of headers used.
          numHeaders must be greater than or equal to 0.
     headers
         Sources of the headers.
          headers can be NULL when numHeaders is 0.
+        Takes a list of bytes or str, or None.
     includeNames
         Name of each header by which they can be included in the CUDA program source.
          includeNames can be NULL when numHeaders is 0. These headers must be included with the exact names specified here.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -340,9 +337,7 @@ def nvrtcCreateProgram(src, name, numHeaders, headers, includeNames):
 
 
 def nvrtcDestroyProgram(prog):
-    """nvrtcDestroyProgram(prog)
-
-    nvrtcDestroyProgram destroys the given program.
+    """nvrtcDestroyProgram destroys the given program.
 
     See also: nvrtcCreateProgram
 
@@ -375,9 +370,7 @@ def nvrtcDestroyProgram(prog):
 
 
 def nvrtcCompileProgram(prog, numOptions, options):
-    """nvrtcCompileProgram(prog, numOptions, options)
-
-    nvrtcCompileProgram compiles the given program.
+    """nvrtcCompileProgram compiles the given program.
 
     It supports compile options listed in options.
 
@@ -385,11 +378,13 @@ def nvrtcCompileProgram(prog, numOptions, options):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
     options
         Compiler options in the form of C string array.
          options can be NULL when numOptions is 0.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -418,9 +413,7 @@ def nvrtcCompileProgram(prog, numOptions, options):
 
 
 def nvrtcGetPTXSize(prog):
-    """nvrtcGetPTXSize(prog)
-
-    nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
+    """nvrtcGetPTXSize sets the value of ptxSizeRet with the size of the PTX generated by the previous compilation of prog (including the trailing NULL).
 
     See also: nvrtcGetPTX
 
@@ -428,6 +421,7 @@ def nvrtcGetPTXSize(prog):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -453,9 +447,7 @@ def nvrtcGetPTXSize(prog):
 
 
 def nvrtcGetPTX(prog, ptx):
-    """nvrtcGetPTX(prog, ptx)
-
-    nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
+    """nvrtcGetPTX stores the PTX generated by the previous compilation of prog in the memory pointed by ptx.
 
     See also: nvrtcGetPTXSize
 
@@ -463,8 +455,11 @@ def nvrtcGetPTX(prog, ptx):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     ptx
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetPTXSize gives, filled by the call.
 
     Returns
     -------
@@ -492,9 +487,7 @@ def nvrtcGetPTX(prog, ptx):
 
 
 def nvrtcGetCUBINSize(prog):
-    """nvrtcGetCUBINSize(prog)
-
-    nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture.
+    """nvrtcGetCUBINSize sets the value of cubinSizeRet with the size of the cubin generated by the previous compilation of prog. The value of cubinSizeRet is set to 0 if the value specified to -arch is a virtual architecture instead of an actual architecture.
 
     See also: nvrtcGetCUBIN
 
@@ -502,6 +495,7 @@ def nvrtcGetCUBINSize(prog):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -527,9 +521,7 @@ def nvrtcGetCUBINSize(prog):
 
 
 def nvrtcGetCUBIN(prog, cubin):
-    """nvrtcGetCUBIN(prog, cubin)
-
-    nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture.
+    """nvrtcGetCUBIN stores the cubin generated by the previous compilation of prog in the memory pointed by cubin. No cubin is available if the value specified to -arch is a virtual architecture instead of an actual architecture.
 
     See also: nvrtcGetCUBINSize
 
@@ -537,8 +529,11 @@ def nvrtcGetCUBIN(prog, cubin):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     cubin
         Compiled and assembled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetCUBINSize gives, filled by the call.
 
     Returns
     -------
@@ -566,9 +561,7 @@ def nvrtcGetCUBIN(prog, cubin):
 
 
 def nvrtcGetLTOIRSize(prog):
-    """nvrtcGetLTOIRSize(prog)
-
-    nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto.
+    """nvrtcGetLTOIRSize sets the value of LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of prog. The value of LTOIRSizeRet is set to 0 if the program was not compiled with -dlto.
 
     See also: nvrtcGetLTOIR
 
@@ -576,6 +569,7 @@ def nvrtcGetLTOIRSize(prog):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -601,9 +595,7 @@ def nvrtcGetLTOIRSize(prog):
 
 
 def nvrtcGetLTOIR(prog, LTOIR):
-    """nvrtcGetLTOIR(prog, LTOIR)
-
-    nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto.
+    """nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of prog in the memory pointed by LTOIR. No LTO IR is available if the program was compiled without -dlto.
 
     See also: nvrtcGetLTOIRSize
 
@@ -611,8 +603,11 @@ def nvrtcGetLTOIR(prog, LTOIR):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     LTOIR
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetLTOIRSize gives, filled by the call.
 
     Returns
     -------
@@ -640,9 +635,7 @@ def nvrtcGetLTOIR(prog, LTOIR):
 
 
 def nvrtcGetOptiXIRSize(prog):
-    """nvrtcGetOptiXIRSize(prog)
-
-    nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation.
+    """nvrtcGetOptiXIRSize sets the value of optixirSizeRet with the size of the OptiX IR generated by the previous compilation of prog. The value of nvrtcGetOptiXIRSize is set to 0 if the program was compiled with options incompatible with OptiX IR generation.
 
     See also: nvrtcGetOptiXIR
 
@@ -650,6 +643,7 @@ def nvrtcGetOptiXIRSize(prog):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -675,9 +669,7 @@ def nvrtcGetOptiXIRSize(prog):
 
 
 def nvrtcGetOptiXIR(prog, optixir):
-    """nvrtcGetOptiXIR(prog, optixir)
-
-    nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation.
+    """nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of prog in the memory pointed by optixir. No OptiX IR is available if the program was compiled with options incompatible with OptiX IR generation.
 
     See also: nvrtcGetOptiXIRSize
 
@@ -685,8 +677,11 @@ def nvrtcGetOptiXIR(prog, optixir):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     optixir
         Optix IR Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetOptiXIRSize gives, filled by the call.
 
     Returns
     -------
@@ -714,9 +709,7 @@ def nvrtcGetOptiXIR(prog, optixir):
 
 
 def nvrtcGetProgramLogSize(prog):
-    """nvrtcGetProgramLogSize(prog)
-
-    nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
+    """nvrtcGetProgramLogSize sets logSizeRet with the size of the log generated by the previous compilation of prog (including the trailing NULL).
 
     Note that compilation log may be generated with warnings and informative
     messages, even when the compilation of prog succeeds.
@@ -727,6 +720,7 @@ def nvrtcGetProgramLogSize(prog):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -752,9 +746,7 @@ def nvrtcGetProgramLogSize(prog):
 
 
 def nvrtcGetProgramLog(prog, log):
-    """nvrtcGetProgramLog(prog, log)
-
-    nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
+    """nvrtcGetProgramLog stores the log generated by the previous compilation of prog in the memory pointed by log.
 
     See also: nvrtcGetProgramLogSize
 
@@ -762,8 +754,11 @@ def nvrtcGetProgramLog(prog, log):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     log
         Compilation log.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvrtcGetProgramLogSize gives, filled by the call.
 
     Returns
     -------
@@ -791,9 +786,7 @@ def nvrtcGetProgramLog(prog, log):
 
 
 def nvrtcAddNameExpression(prog, name_expression):
-    """nvrtcAddNameExpression(prog, name_expression)
-
-    nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
+    """nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
 
     The identical name expression string must be provided on a subsequent
     call to nvrtcGetLoweredName to extract the lowered name.
@@ -804,8 +797,10 @@ def nvrtcAddNameExpression(prog, name_expression):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     name_expression
         constant expression denoting the address of a __global__ function or __device__/__constant__ variable.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -829,9 +824,7 @@ def nvrtcAddNameExpression(prog, name_expression):
 
 
 def nvrtcGetLoweredName(prog, name_expression):
-    """nvrtcGetLoweredName(prog, name_expression)
-
-    nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression.
+    """nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it. The memory containing the name is released when the NVRTC program is destroyed by nvrtcDestroyProgram. The identical name expression must have been previously provided to nvrtcAddNameExpression.
 
     See also: nvrtcAddNameExpression
 
@@ -839,8 +832,10 @@ def nvrtcGetLoweredName(prog, name_expression):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     name_expression
         constant expression denoting the address of a __global__ function or __device__/__constant__ variable.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -870,9 +865,7 @@ def nvrtcGetLoweredName(prog, name_expression):
 
 
 def nvrtcGetPCHHeapSize():
-    """nvrtcGetPCHHeapSize()
-
-    retrieve the current size of the PCH Heap.
+    """retrieve the current size of the PCH Heap.
 
     Returns
     -------
@@ -896,9 +889,7 @@ def nvrtcGetPCHHeapSize():
 
 
 def nvrtcSetPCHHeapSize(size):
-    """nvrtcSetPCHHeapSize(size)
-
-    set the size of the PCH Heap.
+    """set the size of the PCH Heap.
 
     The requested size may be rounded up to a platform dependent
     alignment (e.g. page size). If the PCH Heap has already been allocated,
@@ -926,9 +917,7 @@ def nvrtcSetPCHHeapSize(size):
 
 
 def nvrtcGetPCHCreateStatus(prog):
-    """nvrtcGetPCHCreateStatus(prog)
-
-    returns the PCH creation status.
+    """returns the PCH creation status.
 
     NVRTC_SUCCESS indicates that the PCH was successfully created.
     NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED indicates that no PCH creation
@@ -948,6 +937,7 @@ def nvrtcGetPCHCreateStatus(prog):
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -970,14 +960,13 @@ def nvrtcGetPCHCreateStatus(prog):
 
 
 def nvrtcGetPCHHeapSizeRequired(prog):
-    """nvrtcGetPCHHeapSizeRequired(prog)
-
-    retrieve the required size of the PCH heap required to compile the given program.
+    """retrieve the required size of the PCH heap required to compile the given program.
 
     Parameters
     ----------
     prog
         CUDA Runtime Compilation program.
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -1005,9 +994,7 @@ def nvrtcGetPCHHeapSizeRequired(prog):
 
 
 def nvrtcSetFlowCallback(prog, callback, payload):
-    """nvrtcSetFlowCallback(prog, callback, payload)
-
-    nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
+    """nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
 
     The callback function must satisfy the following constraints:
 
@@ -1042,8 +1029,11 @@ def nvrtcSetFlowCallback(prog, callback, payload):
     ----------
     prog
         nvrtcProgram
+        Takes nvrtcProgram, an int (the raw value), or None (NULL).
     callback
         int (*)(void *, void *)
+        Takes a Python callable (called with the GIL held), or a C function pointer (an
+        int, a ctypes function pointer).
     payload
         void *
 
@@ -1076,7 +1066,30 @@ def nvrtcSetFlowCallback(prog, callback, payload):
 
 
 
+# sizeof(cls), as the classic modules have it: the C size of each struct,
+# union and handle class of this module (a module function cannot be named
+# sizeof in Cython, where sizeof is C's: it is published under that name).
+cdef dict _sizes = {
+
+    nvrtcProgram: sizeof(c.nvrtcProgram),
+}
+
+
+def _sizeof(cls):
+    """The C size in bytes of a struct, union, handle or typedef class of this
+    module; a TypeError for anything else."""
+    try:
+        return _sizes[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"sizeof: {cls!r} is no struct, union, handle or typedef class of {__name__}") from None
+
+
+globals()["sizeof"] = _sizeof
+
+
+
 __all__ = [
+    "sizeof",
     "nvrtcResult",
     "nvrtcProgram",
     "nvrtcGetErrorString",

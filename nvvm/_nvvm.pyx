@@ -154,33 +154,32 @@ cdef dict _callbacks = {}
 
 
 def nvvmGetErrorString(result):
-    """nvvmGetErrorString(result)
-
-    Get the message string for the given nvvmResult code.
+    """Get the message string for the given nvvmResult code.
 
     Parameters
     ----------
     result
         NVVM API result code.
+        Takes a nvvmResult member or an int.
 
     Returns
     -------
-    bytes | None
+    nvvmResult
+        Always NVVM_SUCCESS: this function reports no error.
+    value : bytes | None
         Message string for the given nvvmResult code.
     """
     cdef const char* _r
-    cdef c.nvvmResult _c_result = <c.nvvmResult>as_unsigned(result, b"result", UINT32_MAX)
+    cdef c.nvvmResult _c_result = <c.nvvmResult>as_unsigned(as_enum(result, _nvvmResult_class, b"nvvmResult", b"result"), b"result", UINT32_MAX)
 
 
     _r = c.nvvmGetErrorString(_c_result)
-    return None if _r == NULL else <bytes>_r
+    return (_nvvmResult_of(0), None if _r == NULL else <bytes>_r)
 
 
 
 def nvvmVersion():
-    """nvvmVersion()
-
-    Get the NVVM version.
+    """Get the NVVM version.
 
     Returns
     -------
@@ -205,9 +204,7 @@ def nvvmVersion():
 
 
 def nvvmIRVersion():
-    """nvvmIRVersion()
-
-    Get the NVVM IR version.
+    """Get the NVVM IR version.
 
     Returns
     -------
@@ -238,9 +235,7 @@ def nvvmIRVersion():
 
 
 def nvvmCreateProgram():
-    """nvvmCreateProgram()
-
-    Create a program, and set the value of its handle to *prog.
+    """Create a program, and set the value of its handle to *prog.
 
     See also: nvvmDestroyProgram()
 
@@ -267,9 +262,7 @@ def nvvmCreateProgram():
 
 
 def nvvmDestroyProgram(prog):
-    """nvvmDestroyProgram(prog)
-
-    Destroy a program.
+    """Destroy a program.
 
     See also: nvvmCreateProgram()
 
@@ -302,9 +295,7 @@ def nvvmDestroyProgram(prog):
 
 
 def nvvmAddModuleToProgram(prog, buffer, size, name):
-    """nvvmAddModuleToProgram(prog, buffer, size, name)
-
-    Add a module level NVVM IR to a program.
+    """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module.
     The module should have NVVM IR either in the LLVM 7.0.1 bitcode
@@ -316,12 +307,15 @@ def nvvmAddModuleToProgram(prog, buffer, size, name):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode or text representation.
+        Takes bytes, or str (encoded as UTF-8).
     size
         Size of the NVVM IR module.
     name
         Name of the NVVM IR module. If NULL, \"<unnamed>\" is used as the name.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -348,9 +342,7 @@ def nvvmAddModuleToProgram(prog, buffer, size, name):
 
 
 def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
-    """nvvmLazyAddModuleToProgram(prog, buffer, size, name)
-
-    Add a module level NVVM IR to a program.
+    """Add a module level NVVM IR to a program.
 
     The buffer should contain an NVVM IR module. The module should have NVVM
     IR in the LLVM 7.0.1 bitcode representation.
@@ -368,12 +360,15 @@ def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         NVVM IR module in the bitcode representation.
+        Takes bytes, or str (encoded as UTF-8).
     size
         Size of the NVVM IR module.
     name
         Name of the NVVM IR module. If NULL, \"<unnamed>\" is used as the name.
+        Takes bytes, or str (encoded as UTF-8).
 
     Returns
     -------
@@ -400,9 +395,7 @@ def nvvmLazyAddModuleToProgram(prog, buffer, size, name):
 
 
 def nvvmCompileProgram(prog, numOptions, options):
-    """nvvmCompileProgram(prog, numOptions, options)
-
-    Compile the NVVM program.
+    """Compile the NVVM program.
 
     The NVVM IR modules in the program will be linked at the IR level.
     The linked IR program is compiled to PTX.
@@ -471,6 +464,7 @@ def nvvmCompileProgram(prog, numOptions, options):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
 
@@ -499,9 +493,7 @@ def nvvmCompileProgram(prog, numOptions, options):
 
 
 def nvvmVerifyProgram(prog, numOptions, options):
-    """nvvmVerifyProgram(prog, numOptions, options)
-
-    Verify the NVVM program.
+    """Verify the NVVM program.
 
     The valid compiler options are:
 
@@ -513,6 +505,7 @@ def nvvmVerifyProgram(prog, numOptions, options):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
 
@@ -541,14 +534,13 @@ def nvvmVerifyProgram(prog, numOptions, options):
 
 
 def nvvmGetCompiledResultSize(prog):
-    """nvvmGetCompiledResultSize(prog)
-
-    Get the size of the compiled result.
+    """Get the size of the compiled result.
 
     Parameters
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -573,9 +565,7 @@ def nvvmGetCompiledResultSize(prog):
 
 
 def nvvmGetCompiledResult(prog, buffer):
-    """nvvmGetCompiledResult(prog, buffer)
-
-    Get the compiled result.
+    """Get the compiled result.
 
     The result is stored in the memory pointed to by buffer.
 
@@ -583,8 +573,11 @@ def nvvmGetCompiledResult(prog, buffer):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compiled result.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvvmGetCompiledResultSize gives, filled by the call.
 
     Returns
     -------
@@ -611,9 +604,7 @@ def nvvmGetCompiledResult(prog, buffer):
 
 
 def nvvmGetProgramLogSize(prog):
-    """nvvmGetProgramLogSize(prog)
-
-    Get the Size of Compiler/Verifier Message.
+    """Get the Size of Compiler/Verifier Message.
 
     The size of the message string (including the trailing NULL) is stored into
     bufferSizeRet when the return value is NVVM_SUCCESS.
@@ -622,6 +613,7 @@ def nvvmGetProgramLogSize(prog):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -646,9 +638,7 @@ def nvvmGetProgramLogSize(prog):
 
 
 def nvvmGetProgramLog(prog, buffer):
-    """nvvmGetProgramLog(prog, buffer)
-
-    Get the Compiler/Verifier Message.
+    """Get the Compiler/Verifier Message.
 
     The NULL terminated message string is stored in the memory pointed to by
     buffer when the return value is NVVM_SUCCESS.
@@ -657,8 +647,11 @@ def nvvmGetProgramLog(prog, buffer):
     ----------
     prog
         NVVM program.
+        Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compilation/Verification log.
+        Takes a preallocated bytearray (or other writable buffer) of at least the size
+        nvvmGetProgramLogSize gives, filled by the call.
 
     Returns
     -------
@@ -685,7 +678,30 @@ def nvvmGetProgramLog(prog, buffer):
 
 
 
+# sizeof(cls), as the classic modules have it: the C size of each struct,
+# union and handle class of this module (a module function cannot be named
+# sizeof in Cython, where sizeof is C's: it is published under that name).
+cdef dict _sizes = {
+
+    nvvmProgram: sizeof(c.nvvmProgram),
+}
+
+
+def _sizeof(cls):
+    """The C size in bytes of a struct, union, handle or typedef class of this
+    module; a TypeError for anything else."""
+    try:
+        return _sizes[cls]
+    except (KeyError, TypeError):
+        raise TypeError(f"sizeof: {cls!r} is no struct, union, handle or typedef class of {__name__}") from None
+
+
+globals()["sizeof"] = _sizeof
+
+
+
 __all__ = [
+    "sizeof",
     "nvvmResult",
     "nvvmProgram",
     "nvvmGetErrorString",

@@ -66,3 +66,252 @@ def test_kernel_params_take_ctypes_instances_of_every_ctypes_type(fake_driver):
     assert args[0] & 0xFF == ord("Z") and args[1] & 0xFFFFFFFF == ord("x") and args[2] == 16
     assert args[3] == text_address and args[4] == x_address
     assert args[5] & 0xFF == 200 and args[6] == 0
+
+
+# -- every function returns a status first ------------------------------------
+
+
+def _value_functions():
+    import nvrtc
+    import nvvm
+    from cuda import cudart
+
+    S = cudart.cudaError_t.cudaSuccess
+    kind = cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat
+    return [
+        ("cudaGetErrorName", lambda: cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorInvalidValue),
+         S, b"cudaErrorInvalidValue"),
+        ("cudaGetErrorString", lambda: cudart.cudaGetErrorString(cudart.cudaError_t.cudaErrorNoDevice),
+         S, b"no CUDA-capable device is detected"),
+        ("nvrtcGetErrorString", lambda: nvrtc.nvrtcGetErrorString(nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION),
+         nvrtc.nvrtcResult.NVRTC_SUCCESS, b"NVRTC_ERROR_COMPILATION"),
+        ("nvvmGetErrorString", lambda: nvvm.nvvmGetErrorString(nvvm.nvvmResult.NVVM_ERROR_COMPILATION),
+         nvvm.nvvmResult.NVVM_SUCCESS, b"NVVM_ERROR_COMPILATION"),
+        ("cudaCreateChannelDesc", lambda: cudart.cudaCreateChannelDesc(32, 0, 0, 0, kind), S, None),
+        ("make_cudaPos", lambda: cudart.make_cudaPos(1, 2, 3), S, None),
+        ("make_cudaExtent", lambda: cudart.make_cudaExtent(4, 5, 6), S, None),
+        ("make_cudaPitchedPtr", lambda: cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32), S, None),
+    ]
+
+
+@pytest.mark.parametrize("index", range(8), ids=lambda i: _value_functions()[i][0])
+def test_a_function_returning_no_status_returns_success_then_its_value(index):
+    name, call, success, value = _value_functions()[index]
+    result = call()
+    assert isinstance(result, tuple) and len(result) == 2, name
+    err, got = result
+    assert err is success and type(err) is type(success)
+    if value is not None:
+        assert got == value
+
+
+def test_struct_results_come_second():
+    from cuda import cudart
+
+    err, desc = cudart.cudaCreateChannelDesc(8, 16, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindSigned)
+    assert err == cudart.cudaError_t.cudaSuccess
+    assert (desc.x, desc.y, desc.f) == (8, 16, cudart.cudaChannelFormatKind.cudaChannelFormatKindSigned)
+    err, extent = cudart.make_cudaExtent(64, 32, 8)
+    assert (extent.width, extent.height, extent.depth) == (64, 32, 8)
+
+
+def test_the_stubs_type_the_status_first():
+    import pathlib
+
+    import nvrtc
+    from cuda import cudart
+
+    stub = pathlib.Path(cudart.__file__).with_name("cudart.pyi").read_text()
+    assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:" in stub
+    assert "-> tuple[cudaError_t, cudaChannelFormatDesc]:" in stub
+    stub = (pathlib.Path(nvrtc.__file__).parent / "__init__.pyi").read_text()
+    assert "def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes | None]:" in stub
+
+
+# -- an enum member of another enum class is a TypeError -----------------------
+
+
+def test_a_field_refuses_a_member_of_another_enum():
+    from cuda import cudart
+
+    s = cuda.CUDA_MEMCPY2D()
+    with pytest.raises(TypeError, match=r"srcMemoryType: expected a CUmemorytype.* member or an int, "
+                                        r"got cudaMemcpyKind\.cudaMemcpyHostToDevice"):
+        s.srcMemoryType = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+    assert s.srcMemoryType == 0  # nothing stored
+
+
+def test_a_field_takes_its_own_enum_and_plain_ints():
+    s = cuda.CUDA_MEMCPY2D()
+    s.srcMemoryType = cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    assert s.srcMemoryType is cuda.CUmemorytype.CU_MEMORYTYPE_DEVICE
+    s.dstMemoryType = 1
+    assert s.dstMemoryType is cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    s.dstMemoryType = True  # an int subclass that is no enum
+    assert s.dstMemoryType == 1
+
+
+def test_a_parameter_refuses_a_member_of_another_enum():
+    # Refused before any library is looked for.
+    with pytest.raises(TypeError, match=r"error: expected a CUresult.* member or an int, got CUdevice_attribute"):
+        cuda.cuGetErrorName(cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+    import nvrtc
+
+    with pytest.raises(TypeError, match=r"result: expected a nvrtcResult member or an int"):
+        nvrtc.nvrtcGetErrorString(cuda.CUresult.CUDA_ERROR_INVALID_VALUE)
+    err, text = nvrtc.nvrtcGetErrorString(nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION)
+    assert text == b"NVRTC_ERROR_COMPILATION"
+    assert nvrtc.nvrtcGetErrorString(6)[1] == b"NVRTC_ERROR_COMPILATION"
+
+
+def test_the_items_of_an_enum_array_refuse_members_of_another_enum():
+    from cuda import cudart
+
+    P = cuda.CUpointer_attribute
+    with pytest.raises(TypeError, match=r"attributes: expected a CUpointer_attribute member or an int, "
+                                        r"got cudaMemcpyKind\.cudaMemcpyHostToDevice"):
+        kind = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+        cuda.cuPointerGetAttributes(2, [P.CU_POINTER_ATTRIBUTE_CONTEXT, kind], 0)
+    with pytest.raises(TypeError, match=r"options: expected a CUjit_option member"):
+        cuda.cuLinkCreate(1, [cuda.CUresult.CUDA_SUCCESS], [0])
+
+
+def test_python_enums_of_other_classes_are_refused_too():
+    import enum
+
+    class Kind(enum.IntEnum):
+        HOST = 1
+
+    s = cuda.CUDA_MEMCPY2D()
+    with pytest.raises(TypeError, match=r"srcMemoryType: .*got Kind\.HOST"):
+        s.srcMemoryType = Kind.HOST
+
+
+# -- helpers of the classic modules ----------------------------------------------
+
+
+def test_sizeof_gives_the_c_size_of_structs_unions_and_handles():
+    import ctypes
+
+    import nvrtc
+    from cuda import cudart
+
+    P = ctypes.sizeof(ctypes.c_void_p)
+    assert cuda.sizeof(cuda.CUstream) == P and cuda.sizeof(cuda.CUcontext) == P
+    assert cuda.sizeof(cuda.CUdeviceptr) == 8 and cuda.sizeof(cuda.CUdevice) == 4
+    assert cuda.sizeof(cuda.cuuint32_t) == 4 and cuda.sizeof(cuda.cuuint64_t) == 8
+    assert cuda.sizeof(cuda.CUDA_MEMCPY2D) == cuda.CUDA_MEMCPY2D.sizeof == 128
+    assert cuda.sizeof(cuda.CUDA_MEMCPY2D_st) == 128  # the tag name is the same class
+    assert cuda.sizeof(cuda.CUuuid) == 16
+    assert cudart.sizeof(cudart.dim3) == 12 and cudart.sizeof(cudart.cudaStream_t) == P
+    assert cudart.sizeof(cudart.cudaPos) == 3 * ctypes.sizeof(ctypes.c_size_t)
+    assert nvrtc.sizeof(nvrtc.nvrtcProgram) == P
+
+
+@pytest.mark.parametrize("what", [int, 3, None, "CUstream", "enum"])
+def test_sizeof_refuses_anything_else(what):
+    if what == "enum":
+        what = cuda.CUresult
+    with pytest.raises(TypeError, match="sizeof: .* is no struct, union, handle or typedef class of cuda"):
+        cuda.sizeof(what)
+
+
+def test_sizeof_is_exported_and_typed():
+    import pathlib
+
+    from cuda import cudart
+
+    assert "sizeof" in cudart.__all__ and callable(cudart.sizeof)
+    stub = pathlib.Path(cudart.__file__).with_name("cudart.pyi").read_text()
+    assert "def sizeof(cls: type) -> int:" in stub
+    assert "getLocalRuntimeVersion = cudaRuntimeGetVersion" in stub
+
+
+def test_get_local_runtime_version_is_that_of_the_loaded_runtime():
+    from cuda import cudart
+
+    assert "getLocalRuntimeVersion" in cudart.__all__
+    result = cudart.getLocalRuntimeVersion()
+    assert result == cudart.cudaRuntimeGetVersion()
+    err, version = result
+    assert err == cudart.cudaError_t.cudaSuccess
+    assert version // 1000 == cudart.CUDART_VERSION // 1000
+
+
+# -- str(struct) ------------------------------------------------------------------
+
+
+def test_str_of_a_struct_lists_one_field_per_line():
+    s = cuda.CUDA_MEMCPY2D()
+    s.srcXInBytes = 3
+    s.srcMemoryType = cuda.CUmemorytype.CU_MEMORYTYPE_HOST
+    s.WidthInBytes = 64
+    lines = str(s).splitlines()
+    assert lines[0] == "srcXInBytes : 3"
+    assert "srcMemoryType : CUmemorytype.CU_MEMORYTYPE_HOST" in lines
+    assert "WidthInBytes : 64" in lines
+    assert len(lines) == len(type(s)._fields)
+    assert all(" : " in line for line in lines)
+    assert repr(s).startswith("<CUDA_MEMCPY2D ")  # repr keeps its one-line form
+
+
+def test_str_indents_nested_structs():
+    from cuda import cudart
+
+    p = cudart.cudaPitchedPtr()
+    p.pitch = 256
+    params = cudart.cudaMemcpy3DParms()
+    params.srcPtr = p
+    params.kind = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+    lines = str(params).splitlines()
+    i = lines.index("srcPtr :")
+    assert lines[i + 1].startswith("    ptr : ")
+    assert "    pitch : 256" in lines[i + 1:i + 5]
+    assert "kind : cudaMemcpyKind.cudaMemcpyHostToDevice" in lines
+    # Two levels deep: each level four more spaces.
+    desc = cuda.CUDA_RESOURCE_DESC()
+    text = str(desc)
+    assert "res :" in text.splitlines()
+    assert any(line.startswith("        ") for line in text.splitlines())
+
+
+# -- docstrings ---------------------------------------------------------------------
+
+
+def test_help_shows_the_signature_once():
+    import pydoc
+
+    text = pydoc.render_doc(cuda.cuLaunchKernel, renderer=pydoc.plaintext)
+    assert text.count("cuLaunchKernel(f, gridDimX") == 1
+    assert not cuda.cuMemAlloc.__doc__.startswith("cuMemAlloc(")
+
+
+def _param_doc(function, param):
+    """The lines under `param` in the Parameters section of `function`'s docstring."""
+    import inspect
+
+    lines = inspect.cleandoc(function.__doc__).splitlines()
+    start = lines.index(param)
+    out = []
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        out.append(line.strip())
+    return " ".join(out)
+
+
+def test_docstrings_describe_the_python_forms_of_a_parameter():
+    kernel_params = _param_doc(cuda.cuLaunchKernel, "kernelParams")
+    assert "Array of pointers to kernel parameters" in kernel_params  # the header's text stays
+    assert "(values, types)" in kernel_params and "ctypes" in kernel_params
+    assert "buffer" in kernel_params and "int address" in kernel_params
+    src = _param_doc(cuda.cuMemcpyHtoD, "srcHost")
+    assert "buffer-protocol object" in src and "ByteCount bytes" in src and "int address" in src
+    stream = _param_doc(cuda.cuStreamSynchronize, "hStream")
+    assert "CUstream, an int (the raw value), or None (NULL)" in stream
+    kind = _param_doc(cuda.cuGetErrorName, "error")
+    assert "a CUresult member or an int" in kind
+    import nvrtc
+
+    options = _param_doc(nvrtc.nvrtcCompileProgram, "options")
+    assert "a list of bytes or str" in options

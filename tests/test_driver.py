@@ -823,10 +823,18 @@ def test_no_abi_suffixed_names():
                                         ("cuCtxCreate", ["ctxCreateParams", "flags", "dev"] if CUDA_13 else
                                          ["cuCtxCreate(flags, dev)"])])
 def test_docstrings_describe_python_signature(name, words):
+    # help() shows the signature (__text_signature__), then the docstring.
     doc = getattr(cuda, name).__doc__
-    assert doc and name in doc
+    assert doc and not doc.startswith(name + "(")
+    text = _signature(name) + "\n" + doc
     for word in words:
-        assert word in doc, word
+        assert word in text, word
+
+
+def _signature(name):
+    import inspect
+
+    return name + str(inspect.signature(getattr(cuda, name)))
 
 
 @needs_cuda
@@ -858,11 +866,11 @@ def test_integer_handles_are_indices_and_pass_as_addresses():
 @needs_cuda
 def test_attribute_values_take_the_classic_signatures():
     # The void* value is gone from the getters: it comes back typed.
-    assert cuda.cuPointerGetAttribute.__doc__.startswith("cuPointerGetAttribute(attribute, ptr)")
-    assert cuda.cuMemPoolGetAttribute.__doc__.startswith("cuMemPoolGetAttribute(pool, attr)")
-    assert cuda.cuMemPoolSetAttribute.__doc__.startswith("cuMemPoolSetAttribute(pool, attr, value)")
-    assert cuda.cuDeviceGetGraphMemAttribute.__doc__.startswith("cuDeviceGetGraphMemAttribute(device, attr)")
-    assert cuda.cuMemRangeGetAttribute.__doc__.startswith("cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)")
+    assert _signature("cuPointerGetAttribute") == "cuPointerGetAttribute(attribute, ptr)"
+    assert _signature("cuMemPoolGetAttribute") == "cuMemPoolGetAttribute(pool, attr)"
+    assert _signature("cuMemPoolSetAttribute") == "cuMemPoolSetAttribute(pool, attr, value)"
+    assert _signature("cuDeviceGetGraphMemAttribute") == "cuDeviceGetGraphMemAttribute(device, attr)"
+    assert _signature("cuMemRangeGetAttribute") == "cuMemRangeGetAttribute(dataSize, attribute, devPtr, count)"
 
 
 @needs_cuda
@@ -874,7 +882,7 @@ def test_an_attribute_without_a_known_type_is_refused_before_c():
         cuda.cuMemPoolSetAttribute(None, 77, 0)
     with pytest.raises(ValueError, match="attributes: CUpointer_attribute 999 has no known value type"):
         cuda.cuPointerGetAttributes(2, [cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT, 999], 0)
-    assert cuda.cuPointerGetAttributes.__doc__.startswith("cuPointerGetAttributes(numAttributes, attributes, ptr)")
+    assert _signature("cuPointerGetAttributes") == "cuPointerGetAttributes(numAttributes, attributes, ptr)"
 
 
 @needs_cuda

@@ -202,7 +202,7 @@ def test_driver_and_runtime_are_separate_libraries(fake_driver):
     out = run(fake_driver, """
         from cuda import cudart
         err, = cuda.cuInit(0)
-        name = cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorInvalidValue)
+        _, name = cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorInvalidValue)
         print(json.dumps([int(err), name.decode()]))
     """)
     assert out == [0, "cudaErrorInvalidValue"]

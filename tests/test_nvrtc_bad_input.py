@@ -195,7 +195,7 @@ def test_add_name_expression_after_compile(saxpy_program):
 
 
 def test_error_string_of_unknown_value():
-    assert nvrtc.nvrtcGetErrorString(9999) == b"NVRTC_ERROR unknown"
+    assert nvrtc.nvrtcGetErrorString(9999) == (nvrtc.nvrtcResult.NVRTC_SUCCESS, b"NVRTC_ERROR unknown")
 
 
 @pytest.mark.parametrize("value", [-1, 2**40])

@@ -330,12 +330,12 @@ def test_flow_callback_unset_with_none_is_safe(make_program, saxpy_src):
 
 @pytest.mark.parametrize("value", [R.NVRTC_ERROR_COMPILATION, 6], ids=["enum", "int"])
 def test_error_string(value):
-    assert nvrtc.nvrtcGetErrorString(value) == b"NVRTC_ERROR_COMPILATION"
+    assert nvrtc.nvrtcGetErrorString(value) == (R.NVRTC_SUCCESS, b"NVRTC_ERROR_COMPILATION")
 
 
 def test_error_string_for_every_member():
     for member in R:
-        assert nvrtc.nvrtcGetErrorString(member) == member.name.encode()
+        assert nvrtc.nvrtcGetErrorString(member) == (R.NVRTC_SUCCESS, member.name.encode())
 
 
 def test_destroy_program_zeroes_handle(saxpy_src):

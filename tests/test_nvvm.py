@@ -102,7 +102,7 @@ def test_bad_input_is_a_python_error():
             nvvm.nvvmGetProgramLog(prog, bytearray(0))
     finally:
         nvvm.nvvmDestroyProgram(prog)
-    assert nvvm.nvvmGetErrorString(R.NVVM_ERROR_COMPILATION) == b"NVVM_ERROR_COMPILATION"
+    assert nvvm.nvvmGetErrorString(R.NVVM_ERROR_COMPILATION) == (R.NVVM_SUCCESS, b"NVVM_ERROR_COMPILATION")
 
 
 def test_the_loader_looks_in_the_toolkits_nvvm_directory(monkeypatch):

@@ -64,6 +64,9 @@ def stub_parameters(stubs):
         if isinstance(node, ast.FunctionDef):
             args = node.args
             functions[node.name] = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in functions
+              and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            functions[node.targets[0].id] = functions[node.value.id]  # a helper: `name = function`
     return functions
 
 

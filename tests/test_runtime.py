@@ -143,11 +143,12 @@ def test_device_prop_has_every_field_of_the_header(runtime_model):
 
 def test_error_name_and_string_for_every_error():
     for member in cudart.cudaError_t:
-        name = cudart.cudaGetErrorName(member)
-        assert name == member.name.encode(), member
-        text = cudart.cudaGetErrorString(member)
+        err, name = cudart.cudaGetErrorName(member)
+        assert err == cudart.cudaError_t.cudaSuccess and name == member.name.encode(), member
+        err, text = cudart.cudaGetErrorString(member)
         assert isinstance(text, bytes) and text, member
-    assert cudart.cudaGetErrorString(cudart.cudaError_t.cudaErrorNoDevice) == b"no CUDA-capable device is detected"
+    assert cudart.cudaGetErrorString(cudart.cudaError_t.cudaErrorNoDevice) == (
+        cudart.cudaError_t.cudaSuccess, b"no CUDA-capable device is detected")
 
 
 def test_calls_without_a_driver_return_the_runtimes_error(gpu_reason):
@@ -178,11 +179,11 @@ def test_numeric_defines_are_constants():
 
 def test_struct_by_value_results_and_arguments():
     kind = cudart.cudaChannelFormatKind.cudaChannelFormatKindFloat
-    desc = cudart.cudaCreateChannelDesc(32, 0, 0, 0, kind)
-    assert isinstance(desc, cudart.cudaChannelFormatDesc)
+    err, desc = cudart.cudaCreateChannelDesc(32, 0, 0, 0, kind)
+    assert err == cudart.cudaError_t.cudaSuccess and isinstance(desc, cudart.cudaChannelFormatDesc)
     assert (desc.x, desc.y, desc.f) == (32, 0, kind)
     # Each call returns its own copy.
-    assert cudart.cudaCreateChannelDesc(8, 8, 0, 0, kind).x == 8 and desc.x == 32
+    assert cudart.cudaCreateChannelDesc(8, 8, 0, 0, kind)[1].x == 8 and desc.x == 32
     grid = cudart.dim3(x=4, y=2, z=1)
     assert (grid.x, grid.y, grid.z) == (4, 2, 1)
 
@@ -335,11 +336,12 @@ def test_in_out_counts_take_a_capacity(gpu_reason):
 def test_header_only_constructors_run_without_a_library():
     # driver_functions.h defines make_cudaPos & co. inline: compiled into the
     # C layer, they need no libcudart and no GPU (NVIDIA's samples call them).
-    pos = cudart.make_cudaPos(1, 2, 3)
+    err, pos = cudart.make_cudaPos(1, 2, 3)
+    assert err == cudart.cudaError_t.cudaSuccess
     assert isinstance(pos, cudart.cudaPos) and (pos.x, pos.y, pos.z) == (1, 2, 3)
-    extent = cudart.make_cudaExtent(64, 32, 8)
+    err, extent = cudart.make_cudaExtent(64, 32, 8)
     assert (extent.width, extent.height, extent.depth) == (64, 32, 8)
-    pitched = cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32)
+    err, pitched = cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32)
     assert (pitched.ptr, pitched.pitch, pitched.xsize, pitched.ysize) == (0x1000, 256, 64, 32)
     with pytest.raises(OverflowError, match="x"):
         cudart.make_cudaPos(-1, 0, 0)
@@ -354,7 +356,7 @@ def test_status_values_are_found_by_index_despite_an_outlier():
     assert table[0] is cudart.cudaError_t.cudaSuccess
     assert len(table) > int(cudart.cudaError_t.cudaErrorUnknown)
     assert int(cudart.cudaError_t.cudaErrorApiFailureBase) >= len(table)   # the outlier: by the dict
-    assert cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorApiFailureBase) == b"cudaErrorApiFailureBase"
+    assert cudart.cudaGetErrorName(cudart.cudaError_t.cudaErrorApiFailureBase)[1] == b"cudaErrorApiFailureBase"
 
 
 # == on a real GPU (each test marked gpu) ===========================================================

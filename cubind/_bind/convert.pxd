@@ -73,6 +73,19 @@ cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned 
     return unsigned_slow(o, name, high)
 
 
+# An enum parameter or field takes a member of its own enum class `cls` (None
+# until the lazily made class exists: then no member of it does either) or a
+# plain int; a member of another enum class is a TypeError naming it, never
+# stored as the number it happens to be. Returns `o`, for as_signed/unsigned.
+cdef object enum_slow(object o, object cls, const char* enum_name, const char* name)
+
+
+cdef inline object as_enum(object o, object cls, const char* enum_name, const char* name):
+    if type(o) is cls or PyLong_CheckExact(o):
+        return o
+    return enum_slow(o, cls, enum_name, name)
+
+
 # Kernel arguments: both packers (the 1:1 cuLaunchKernel's (values, types)
 # form in convert.pyx, the Pythonic launch's plan in cubind/_core/launch.pyx)
 # write an int argument through store_int. SIGN_EITHER is PTX's: a parameter

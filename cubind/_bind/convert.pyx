@@ -63,6 +63,19 @@ cdef unsigned long long unsigned_slow(object o, const char* name, unsigned long 
     return v
 
 
+cdef object enum_slow(object o, object cls, const char* enum_name, const char* name):
+    if cls is not None and isinstance(o, cls):
+        return o
+    if _enum_types is None:
+        _import_arg_types()
+    if isinstance(o, _enum_types):
+        member = getattr(o, "name", None)
+        shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
+        raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "
+                        f"got {shown} (a member of another enum)")
+    return o
+
+
 cdef double double_slow(object o, const char* name) except? -1.0:
     if _is_ctypes_scalar(o):
         o = o.value
@@ -238,6 +251,24 @@ cdef void report_unraisable(object exc, object where) noexcept:
 
 
 cdef class Struct:
+    def __str__(self):
+        """One `field : value` line per field (the class's `_fields`, in C
+        order), a nested struct's lines indented under `field :`, as the
+        classic CUDA Python convention prints a struct."""
+        lines = []
+        for key in type(self)._fields:
+            try:
+                value = getattr(self, key)
+            except Exception as exc:  # a field that cannot be read says so, in its line
+                lines.append(f"{key} : <{type(exc).__name__}>")
+                continue
+            if isinstance(value, Struct):
+                lines.append(f"{key} :")
+                lines.extend("    " + line for line in str(value).splitlines())
+            else:
+                lines.append(f"{key} : {value}")
+        return "\n".join(lines)
+
     cdef Struct _root(self):
         return self._owner if isinstance(self._owner, Struct) else self
 

@@ -58,8 +58,7 @@ def _describe(code):
         if type(code).__name__ == "cudaError_t" or module.endswith("cudart"):
             from cuda import cudart
 
-            text = cudart.cudaGetErrorString(code)
-            text = text[1] if isinstance(text, tuple) else text
+            err, text = cudart.cudaGetErrorString(code)
         else:
             import cuda
 

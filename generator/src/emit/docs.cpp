@@ -35,11 +35,25 @@ std::string indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
+// Words of `text` in lines of at most `width` characters.
+std::string wrap(const std::string& text, size_t width) {
+  std::istringstream in(text);
+  std::string word, line, out;
+  while (in >> word) {
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line + "\n";
+}
+
 }  // namespace
 
-std::string function_docstring(const model::Function& f, const std::string& signature, const std::string& status,
-                               const std::vector<DocOutput>& outputs) {
-  std::string out = signature + "\n\n";
+std::string function_docstring(const model::Function& f, const std::string& status,
+                               const std::vector<DocOutput>& outputs, const std::map<std::string, std::string>& forms) {
+  std::string out;
   if (!f.doc.brief.empty()) out += plain_text(f.doc.brief) + "\n\n";
   if (!f.doc.body.empty()) out += plain_text(f.doc.body) + "\n\n";
   std::string params;
@@ -47,6 +61,8 @@ std::string function_docstring(const model::Function& f, const std::string& sign
     if (p.direction == model::Direction::Out) continue;
     const model::DocParam* d = f.doc.param(p.name);
     params += p.py_name + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
+    auto taken = forms.find(p.name);
+    if (taken != forms.end() && !taken->second.empty()) params += indent(wrap("Takes " + taken->second + ".", 80), "    ");
   }
   if (!params.empty()) out += "Parameters\n----------\n" + params + "\n";
   out += "Returns\n-------\n" + status + "\n";
@@ -56,6 +72,13 @@ std::string function_docstring(const model::Function& f, const std::string& sign
     if (!o.text.empty()) out += indent(plain_text(o.text), "    ");
   }
   return out;
+}
+
+std::string value_docstring(const model::Function& f, const std::string& status, const std::string& success,
+                            const std::string& value_type, const std::map<std::string, std::string>& forms) {
+  model::Function shown = f;
+  shown.doc.returns = "Always " + success + ": this function reports no error.";
+  return function_docstring(shown, status, {{"value", value_type, f.doc.returns}}, forms);
 }
 
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback) {

@@ -1,6 +1,7 @@
 // Docstrings from the headers' doxygen comments, rewritten for Python.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,16 @@ struct DocOutput {
 };
 
 // The docstring of a function as Python sees it: inputs under Parameters,
-// outputs under Returns, after the status.
-std::string function_docstring(const model::Function& f, const std::string& signature, const std::string& status,
-                               const std::vector<DocOutput>& outputs);
+// each with the Python forms it takes (`forms`, by parameter name) after the
+// header's text; outputs under Returns, after the status. No signature line:
+// help() shows the function's own signature above it.
+std::string function_docstring(const model::Function& f, const std::string& status,
+                               const std::vector<DocOutput>& outputs,
+                               const std::map<std::string, std::string>& forms = {});
+// The docstring of a function whose C return is not a status: the status
+// `success` under Returns, then the value as C's return documents it.
+std::string value_docstring(const model::Function& f, const std::string& status, const std::string& success,
+                            const std::string& value_type, const std::map<std::string, std::string>& forms = {});
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback);
 
 // A docstring body indented to sit inside a def or class at `indent`, its

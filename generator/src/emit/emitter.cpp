@@ -131,6 +131,12 @@ class LibraryEmitter {
       constants.push_back(constant_view(k));
       all.push_back(k.name);
     }
+    std::vector<View> helpers;
+    for (const auto& h : m.helpers) {
+      helpers.push_back(View().set("name", h.name).set("function", h.target));
+      all.push_back(h.name);
+    }
+    d.set("helpers", list_of(helpers));
     std::vector<View> attribute_tables;
     for (const auto& t : m.attribute_tables) attribute_tables.push_back(View().set("code", attribute_table_code(t, ctx_)));
     std::vector<View> rendered_trampolines;

@@ -1,5 +1,6 @@
 #include "emit/functions.hpp"
 
+#include <map>
 #include <sstream>
 
 #include "emit/conversion_view.hpp"
@@ -39,6 +40,14 @@ View trampoline_view(const Function& f, const Param& p, const Context& ctx) {
   return d;
 }
 
+// The value of the status member a value function returns first.
+int64_t status_value(const std::string& member, const Context& ctx) {
+  if (const Enum* e = ctx.model.enumeration(ctx.spec.status_type))
+    for (const auto& v : e->values)
+      if (v.name == member) return v.value;
+  return 0;
+}
+
 }  // namespace
 
 View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Context& ctx) {
@@ -76,7 +85,7 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   }
   std::vector<View> inputs, call_args, outputs;
   std::vector<DocOutput> doc_outputs;
-  std::string signature;
+  std::map<std::string, std::string> forms;  // the Python forms each input takes, where its template says
   for (size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
     const Conversion& c = p.conversion;
@@ -84,7 +93,7 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     call_args.push_back(slot(c, views[i], "arg", label, ctx));
     if (c.input) {
       inputs.push_back(View().set("name", p.py_name).set("type", slot(c, views[i], "stub", label, ctx)));
-      signature += (signature.empty() ? "" : ", ") + p.py_name;
+      if (ctx.templates.defines(c.name, "forms")) forms[p.name] = text_of(slot(c, views[i], "forms", label, ctx));
     }
     if (c.output) {
       const View stub = slot(c, views[i], "stub", label, ctx);
@@ -106,14 +115,15 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   const Conversion& r = f.result_conversion;
   const View rv = conversion_view(r, "_r", ctx);
   const View result_stub = slot(r, rv, "stub", f.name + " result", ctx);
-  const std::string sig = f.name + "(" + signature + ")";
   d.set("result_type", result_stub);
   if (f.returns_status) {
-    d.set("doc", docstring(function_docstring(f, sig, ctx.spec.status_type, doc_outputs), "    "));
+    d.set("doc", docstring(function_docstring(f, ctx.spec.status_type, doc_outputs, forms), "    "));
   } else {
     d.set("c_result", ctx.py_names.cython(f.result));
     d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
-    d.set("doc", docstring(function_docstring(f, sig, text_of(result_stub), {}), "    "));
+    d.set("status_class", ctx.spec.status_type);
+    d.set("success", std::to_string(status_value(f.success_status, ctx)));
+    d.set("doc", docstring(value_docstring(f, ctx.spec.status_type, f.success_status, text_of(result_stub), forms), "    "));
   }
   // Statements last: they may return early with the outputs as None.
   std::vector<View> statements;

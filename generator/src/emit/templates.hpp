@@ -58,7 +58,8 @@ class Templates {
                 const std::vector<const Data*>& parents = {});
 
   // Whether `<dir>/<name>.mustache` has a section `key` ({{#key}} or {{^key}}):
-  // which slots an element's template fills (emit::conversion_view).
+  // which slots a template fills (an element's getter, a parameter's Python
+  // `forms`), so a slot only some templates fill is rendered only from those.
   bool defines(const std::string& name, const std::string& key) const { return source(name).sections.count(key) > 0; }
 
   // Keys some view provided that no rendered template looked up.

@@ -113,6 +113,9 @@ struct Function {
   bool header_only = false;
   // Filled by passes:
   bool returns_status = false;  // result is the library's status enum
+  // Where the result is not the status: the status member Python receives
+  // first, before the value (`(success, value)`, the classic convention).
+  std::string success_status;
   std::string skip_reason;
   std::string alias_of;  // the ABI symbol called, when an alias maps the name
   // The version of the function's ABI that matches this declaration, where
@@ -297,6 +300,9 @@ struct Model {
   std::vector<Alias> aliases;
   std::vector<AbiPrototype> abi_prototypes;
   std::vector<AttributeTable> attribute_tables;
+  // Helpers of the classic modules calling a bound function (spec
+  // [helpers], checked by bind_helpers): name -> the function's name.
+  std::vector<Alias> helpers;
 
   const Function* function(const std::string& name) const;
   const Enum* enumeration(const std::string& name) const;

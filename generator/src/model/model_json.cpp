@@ -92,6 +92,7 @@ json function_json(const Function& f) {
   for (const auto& p : f.params) params.push_back(param_json(p));
   j["params"] = params;
   j["returns_status"] = f.returns_status;
+  put(j, "success_status", f.success_status);
   put(j, "alias_of", f.alias_of);
   if (f.header_only) j["header_only"] = true;
   if (f.abi_version) j["abi_version"] = f.abi_version;
@@ -227,6 +228,8 @@ json to_json(const Model& model) {
     });
   }
   j["aliases"] = list(model.aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
+  if (!model.helpers.empty())
+    j["helpers"] = list(model.helpers, [](const Alias& a) { return json{{"name", a.name}, {"function", a.target}}; });
   return j;
 }
 

@@ -81,7 +81,8 @@ Conversion array_element(const Type& e, const Model& m) {
     c.record_class = record_class(m, e.canonical);
     return c;
   }
-  Conversion c = named("params/element_integer", storage);
+  // An enum's items refuse members of another enum class, as its parameters do.
+  Conversion c = named(e.kind == TypeKind::Enum ? "params/element_enum" : "params/element_integer", storage);
   c.range = range_of(e, m);
   return c;
 }
@@ -242,9 +243,17 @@ Conversion callback(const Param& p, const Function& f, const Model& m) {
 Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
   const Type& t = p.type;
   switch (p.role) {
+    case Role::Enum:
+      if (t.kind == TypeKind::Enum) {
+        // A member of another enum class is refused, a plain int taken.
+        // The template reads the enum class from the C type.
+        Conversion c = named("params/in_enum", t);
+        c.range = range_of(t, m);
+        return c;
+      }
+      [[fallthrough]];
     case Role::Scalar:
-    case Role::Count:
-    case Role::Enum: {
+    case Role::Count: {
       if (t.kind == TypeKind::Floating) return named("params/in_float", t);
       Conversion c = named("params/in_integer", t);
       c.range = range_of(t, m);

@@ -57,6 +57,14 @@ void apply_filters(model::Model& model, const spec::Spec& spec);
 // declaration of the name ("'cudaDataType_t' redeclared").
 void drop_tag_typedefs(model::Model& model);
 
+// The status member returned first by each function whose C return is not a
+// status (spec conventions.success_member, else the status enum's member of
+// value 0): every call returns a tuple led by a status.
+void mark_success_status(model::Model& model, const spec::Spec& spec);
+
+// The spec's [helpers], each checked to name a function that is bound.
+void bind_helpers(model::Model& model, const spec::Spec& spec);
+
 // Which calls keep the GIL (spec [gil] keep); every other call releases it.
 void mark_gil(model::Model& model, const spec::Spec& spec);
 

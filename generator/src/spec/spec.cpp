@@ -66,6 +66,7 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
   if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
+  c.success_member = r.string(t, "success_member", false, where);
   if (const toml::node* node = t.get("failure_members")) {
     const toml::table* members = node->as_table();
     if (!members) r.fail(where + "failure_members", "expected a table of enum = \"member\"");
@@ -228,6 +229,14 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
         spec.field_counts.push_back({std::string(rname.str()), std::string(fname.str()),
                                      r.string(*t, "count_field", true, where + std::string(fname.str()) + ".")});
       }
+    }
+  }
+  if (const toml::node* node = root.get("helpers")) {
+    const toml::table* helpers = node->as_table();
+    if (!helpers) r.fail("helpers", "expected a table of name = \"function\"");
+    for (const auto& [name, function] : *helpers) {
+      if (!function.value<std::string>()) r.fail("helpers." + std::string(name.str()), "expected a function name");
+      spec.helpers.emplace_back(std::string(name.str()), *function.value<std::string>());
     }
   }
   if (const toml::array* skips = root["skip"].as_array()) {

@@ -104,6 +104,10 @@ struct Conventions {
   // Python callback's exception, the C layer's "check for an exception"
   // value), by enum name; an enum not named here: its largest member.
   std::map<std::string, std::string> failure_members;
+  // The member of the status enum a function whose C return is not a status
+  // returns first (the classic convention: `err, name =
+  // cudaGetErrorName(e)` gives cudaSuccess); empty: the member of value 0.
+  std::string success_member;
   // The proc-address function's flags for each CUBIND_DEFAULT_STREAM mode
   // (needed with loader.proc_address_function).
   std::map<std::string, int64_t> default_stream_flags;
@@ -164,6 +168,10 @@ struct Spec {
   // during the C call: they return at once, never wait on the device or on
   // another thread, and releasing the GIL would cost more than the call.
   std::vector<std::string> keep_gil;
+  // Helpers the classic modules have under names of their own, each calling
+  // a bound function (`[helpers] getLocalRuntimeVersion =
+  // "cudaRuntimeGetVersion"`): name -> function.
+  std::vector<std::pair<std::string, std::string>> helpers;
   // The package's __init__.py (`[package]`).
   Package package;
 

@@ -65,11 +65,19 @@ TEST(AssignConversions, ScalarsByTypeAndRange) {
   EXPECT_TRUE(conv(m, "caseF", "n").range.is_signed);
   EXPECT_EQ(conv(m, "caseF", "x").name, "params/in_float");
   EXPECT_EQ(conv(m, "caseF", "x").range.bits, 0);
-  // An enum converts as an integer of the enum's own signedness.
-  EXPECT_EQ(conv(m, "caseF", "mode").name, "params/in_integer");
+  // An enum converts as an integer of the enum's own signedness, checking
+  // that a member given is one of its own class.
+  EXPECT_EQ(conv(m, "caseF", "mode").name, "params/in_enum");
+  EXPECT_EQ(conv(m, "caseF", "mode").c_type.canonical, "caseMode");
   EXPECT_FALSE(conv(m, "caseF", "mode").range.is_signed);
   EXPECT_EQ(conv(m, "caseF", "size").range.bits, 64);
   EXPECT_FALSE(conv(m, "caseF", "size").range.is_signed);
+}
+
+TEST(AssignConversions, AnEnumRoleOnANonEnumTypeStaysAnInteger) {
+  // The spec may give an int parameter the enum role: no enum class to check.
+  const Model m = convert({with_roles(fn("caseF", {param("flags", int_t())}), {Role::Enum})});
+  EXPECT_EQ(conv(m, "caseF", "flags").name, "params/in_integer");
 }
 
 TEST(AssignConversions, OutputsAreNotInputs) {
@@ -103,8 +111,8 @@ TEST(AssignConversions, OutputsAreNotInputs) {
 TEST(AssignConversions, ArraysCarryTheirElement) {
   Function f = with_roles(fn("caseArrays", {param("rank", int_t()), param("dims", ptr(size_t_t(), false)),
                                             param("handles", ptr(handle_t())), param("recs", ptr(record_v2())),
-                                            param("values", ptr(ptr(void_t())))}),
-                          {Role::Count, Role::Array, Role::Array, Role::Array, Role::Array});
+                                            param("values", ptr(ptr(void_t()))), param("modes", ptr(enum_t("caseMode")))}),
+                          {Role::Count, Role::Array, Role::Array, Role::Array, Role::Array, Role::Array});
   for (size_t i = 1; i < f.params.size(); ++i) f.params[i].count_param = "rank";
   f.params[1].count_offset = -1;
   f.params[1].type.inner[0].is_const = true;
@@ -121,6 +129,9 @@ TEST(AssignConversions, ArraysCarryTheirElement) {
   EXPECT_EQ(conv(m, "caseArrays", "recs").element[0].record_class, "caseRecord");
   EXPECT_EQ(conv(m, "caseArrays", "values").element[0].name, "params/element_address");
   EXPECT_EQ(conv(m, "caseArrays", "values").element[0].ownership, Ownership::Call);
+  // Enum items refuse members of another enum class, as enum parameters do.
+  EXPECT_EQ(conv(m, "caseArrays", "modes").element[0].name, "params/element_enum");
+  EXPECT_EQ(conv(m, "caseArrays", "modes").element[0].c_type.canonical, "caseMode");
 }
 
 TEST(AssignConversions, QueriesNameTheirArguments) {

@@ -7,6 +7,7 @@ namespace {
 
 using cubind::emit::entity_docstring;
 using cubind::emit::function_docstring;
+using cubind::emit::value_docstring;
 using cubind::emit::plain_text;
 using cubind::emit::python_string_body;
 namespace model = cubind::model;
@@ -103,9 +104,8 @@ model::Function sample_function() {
 
 TEST(FunctionDocstring, Sections) {
   const std::string doc =
-      function_docstring(sample_function(), "caseGetName(h, flags)", "caseResult", {{"name", "bytes", "The name."}});
+      function_docstring(sample_function(), "caseResult", {{"name", "bytes", "The name."}});
   EXPECT_EQ(doc,
-            "caseGetName(h, flags)\n\n"
             "Returns the h name.\n\n"
             "See caseSetName.\n\n"
             "Parameters\n----------\n"
@@ -117,6 +117,24 @@ TEST(FunctionDocstring, Sections) {
             "    - CASE_SUCCESS\n"
             "name : bytes\n"
             "    The name.\n");
+}
+
+TEST(FunctionDocstring, EachInputsPythonFormsFollowItsText) {
+  const std::string doc = function_docstring(sample_function(), "caseResult", {},
+                                             {{"h", "caseHandle, an int (the raw value), or None (NULL)"}});
+  EXPECT_NE(doc.find("h\n    The handle.\n     Not NULL.\n    Takes caseHandle, an int (the raw value), or None (NULL).\n"
+                     "flags\n    int\n"),
+            std::string::npos)
+      << doc;
+  EXPECT_EQ(doc.find("caseGetName("), std::string::npos);  // help() shows the signature: not repeated
+}
+
+TEST(FunctionDocstring, AValueFunctionReturnsItsSuccessStatusFirst) {
+  const std::string doc = value_docstring(sample_function(), "caseResult", "CASE_SUCCESS", "bytes");
+  EXPECT_NE(doc.find("Returns\n-------\ncaseResult\n    Always CASE_SUCCESS: this function reports no error.\n"
+                     "value : bytes\n    - CASE_SUCCESS\n"),
+            std::string::npos)
+      << doc;
 }
 
 TEST(EntityDocstring, BriefBodyAndFallback) {

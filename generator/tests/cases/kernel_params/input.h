@@ -6,6 +6,10 @@
  *                         caller's KernelArgSpace, kept alive for the call
  *   params/in_handle      the function handle and stream
  *   params/in_integer     grid and block sizes (unsigned int range)
+ * and in function.pyx's docstring, under each parameter's header text, the
+ * Python forms its template's `forms` slot lists ("Takes None; an int address
+ * of a void*[]; ... or (values, types): ..."), with no signature line (help()
+ * shows the signature above the docstring).
  */
 #ifndef CASE_KERNEL_PARAMS_H
 #define CASE_KERNEL_PARAMS_H

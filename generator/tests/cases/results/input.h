@@ -1,4 +1,8 @@
 /* Golden case "results": functions that return a value, not the status.
+ * Each returns (success, value) to Python, as every call returns a status
+ * first: the spec's conventions.success_member (CASE_SUCCESS) is
+ * model.json's success_status of each, and function_value.pyx returns
+ * (_caseResult_of(0), value); the stubs type tuple[caseResult, value].
  *
  * Expect in model.json (each function's result_conversion with the error
  * value its C-layer declaration checks after) and in fragments/results/:

@@ -1,0 +1,44 @@
+// Decisions of the classic CUDA Python convention that are not about one
+// value's conversion: what a call returns first where C returns no status.
+#include <stdexcept>
+
+#include "passes/passes.hpp"
+
+namespace cubind::passes {
+
+using namespace cubind::model;
+
+void mark_success_status(Model& model, const spec::Spec& spec) {
+  const std::string& wanted = spec.conventions.success_member;
+  const Enum* status = model.enumeration(spec.status_type);
+  std::string success;
+  if (status) {
+    for (const auto& v : status->values)
+      if (wanted.empty() ? v.value == 0 : v.name == wanted) {
+        success = v.name;
+        break;
+      }
+  }
+  for (auto& f : model.functions) {
+    if (f.returns_status || !f.skip_reason.empty()) continue;
+    if (success.empty())
+      throw std::runtime_error(f.name + " returns no status, and " +
+                               (wanted.empty() ? "status_type " + spec.status_type + " has no member of value 0"
+                                               : "conventions.success_member " + wanted + " is no member of " +
+                                                     spec.status_type) +
+                               " to return first");
+    f.success_status = success;
+  }
+}
+
+void bind_helpers(Model& model, const spec::Spec& spec) {
+  for (const auto& [name, function] : spec.helpers) {
+    const Function* f = model.function(function);
+    if (!f || !f->skip_reason.empty())
+      throw std::runtime_error("helpers." + name + ": " + function +
+                               (f ? " is skipped (" + f->skip_reason + ")" : " is not declared by the headers"));
+    model.helpers.push_back({name, function, f->header});
+  }
+}
+
+}  // namespace cubind::passes

@@ -1,0 +1,106 @@
+// passes/convention.cpp: the status a function whose C return is not a status
+// returns first (mark_success_status), the classic helpers (bind_helpers).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "model/model.hpp"
+#include "passes/passes.hpp"
+#include "spec/spec.hpp"
+
+namespace {
+
+using namespace cubind::model;
+namespace spec = cubind::spec;
+
+Type enum_t(const std::string& name) {
+  Type t;
+  t.kind = TypeKind::Enum;
+  t.name = t.canonical = t.spelling = name;
+  t.size = 4;
+  return t;
+}
+
+Type pointer_t() {
+  Type t;
+  t.kind = TypeKind::Pointer;
+  t.spelling = "const char *";
+  return t;
+}
+
+Function fn(const std::string& name, Type result, bool returns_status) {
+  Function f;
+  f.name = name;
+  f.result = result;
+  f.returns_status = returns_status;
+  return f;
+}
+
+Model model_with_status() {
+  Model m;
+  Enum e;
+  e.name = "caseResult";
+  e.values = {{"CASE_ERROR", 7, {}}, {"CASE_SUCCESS", 0, {}}, {"CASE_OK", 1, {}}};
+  m.enums = {e};
+  m.functions = {fn("caseStatus", enum_t("caseResult"), true), fn("caseErrorString", pointer_t(), false),
+                 fn("caseMode", enum_t("caseMode"), false)};
+  return m;
+}
+
+spec::Spec spec_with(const std::string& extra) {
+  return spec::parse("[library]\nname = \"case\"\nc_module = \"ccase\"\npy_module = \"_case\"\n"
+                     "headers = [\"case.h\"]\nstatus_type = \"caseResult\"\n" +
+                         extra,
+                     "case.toml");
+}
+
+TEST(MarkSuccessStatus, ByDefaultTheStatusMemberOfValueZeroLeadsEveryValueFunction) {
+  Model m = model_with_status();
+  cubind::passes::mark_success_status(m, spec_with(""));
+  EXPECT_EQ(m.functions[0].success_status, "");  // returns its own status
+  EXPECT_EQ(m.functions[1].success_status, "CASE_SUCCESS");
+  EXPECT_EQ(m.functions[2].success_status, "CASE_SUCCESS");  // an enum result that is not the status
+}
+
+TEST(MarkSuccessStatus, TheSpecNamesTheMember) {
+  Model m = model_with_status();
+  cubind::passes::mark_success_status(m, spec_with("[conventions]\nsuccess_member = \"CASE_OK\"\n"));
+  EXPECT_EQ(m.functions[1].success_status, "CASE_OK");
+}
+
+TEST(MarkSuccessStatus, AMemberTheStatusEnumLacksFailsTheGeneration) {
+  Model m = model_with_status();
+  EXPECT_THROW(cubind::passes::mark_success_status(m, spec_with("[conventions]\nsuccess_member = \"CASE_NOPE\"\n")),
+               std::runtime_error);
+}
+
+TEST(MarkSuccessStatus, SkippedFunctionsNeedNone) {
+  Model m = model_with_status();
+  m.enums.clear();  // no status enum: nothing to return first
+  m.functions[1].skip_reason = m.functions[2].skip_reason = "skipped";
+  cubind::passes::mark_success_status(m, spec_with(""));
+  EXPECT_EQ(m.functions[1].success_status, "");
+  m.functions[1].skip_reason.clear();
+  EXPECT_THROW(cubind::passes::mark_success_status(m, spec_with("")), std::runtime_error);
+}
+
+TEST(BindHelpers, EachHelperNamesABoundFunction) {
+  Model m = model_with_status();
+  m.functions[0].header = "case.h";
+  const spec::Spec s = spec_with("[helpers]\ngetLocalStatus = \"caseStatus\"\n");
+  ASSERT_EQ(s.helpers.size(), 1u);
+  cubind::passes::bind_helpers(m, s);
+  ASSERT_EQ(m.helpers.size(), 1u);
+  EXPECT_EQ(m.helpers[0].name, "getLocalStatus");
+  EXPECT_EQ(m.helpers[0].target, "caseStatus");
+}
+
+TEST(BindHelpers, AnUndeclaredOrSkippedFunctionFailsTheGeneration) {
+  Model m = model_with_status();
+  EXPECT_THROW(cubind::passes::bind_helpers(m, spec_with("[helpers]\nx = \"caseNope\"\n")), std::runtime_error);
+  m.functions[0].skip_reason = "skipped";
+  EXPECT_THROW(cubind::passes::bind_helpers(m, spec_with("[helpers]\nx = \"caseStatus\"\n")), std::runtime_error);
+  EXPECT_THROW(spec_with("[helpers]\nx = 3\n"), std::runtime_error);
+}
+
+}  // namespace
