@@ -69,9 +69,9 @@ class Component:
             value = self._params[name]
             if isinstance(kind, Ref) and value is not None:
                 self._params[name] = graph.lookup(self, f"{self.path}/{name}", value, kind.kind)
-            elif isinstance(kind, list) and isinstance(kind[0], Ref):
+            elif isinstance(kind, list) and isinstance(kind[0], Ref) and value is not None:
                 self._params[name] = [graph.lookup(self, f"{self.path}/{name}[{i}]", v, kind[0].kind)
-                                      for i, v in enumerate(value or ())]
+                                      for i, v in enumerate(value)]
 
 
 def component_type(where, name):

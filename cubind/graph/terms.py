@@ -4,6 +4,7 @@ clock time after which it may be ready; WAIT_EVENT waits for something
 another entity does (a message, room downstream, a flag)."""
 
 import re
+import threading
 
 from .component import Component
 from .errors import ParameterError
@@ -83,17 +84,26 @@ class BooleanSchedulingTerm(SchedulingTerm, gxf_type="BooleanSchedulingTerm"):
 
     initially_enabled = Parameter(bool, True, key="enable_tick")
 
+    # The flag is set by a codelet on its worker thread and read by the
+    # scheduler on another: a lock, not the GIL's timing, orders them.
+    def on_bind(self):
+        self._lock = threading.Lock()
+        self._enabled = self._params["enable_tick"]
+
     def check(self, now):
-        return (READY if self._params["enable_tick"] else NEVER), None
+        return (READY if self.checkTickEnabled() else NEVER), None
 
     def enable_tick(self):
-        self._params["enable_tick"] = True
+        with self._lock:
+            self._enabled = True
 
     def disable_tick(self):
-        self._params["enable_tick"] = False
+        with self._lock:
+            self._enabled = False
 
     def checkTickEnabled(self):  # noqa: N802 - GXF's name
-        return self._params["enable_tick"]
+        with self._lock:
+            return self._enabled
 
 
 class MessageAvailableSchedulingTerm(SchedulingTerm, gxf_type="MessageAvailableSchedulingTerm"):
@@ -136,18 +146,23 @@ class TargetTimeSchedulingTerm(SchedulingTerm, gxf_type="TargetTimeSchedulingTer
     clock = Parameter(Ref(Component), None, "accepted for GXF's shape; the graph's clock is used")
 
     def on_bind(self):
-        self.target = None
+        self._lock = threading.Lock()  # set by the codelet's thread, read by the scheduler's
+        self._target = None
 
     def set_next_target_time(self, ns):
-        self.target = int(ns)
+        with self._lock:
+            self._target = int(ns)
 
     def check(self, now):
-        if self.target is None:
+        with self._lock:
+            target = self._target
+        if target is None:
             return WAIT_EVENT, None
-        return (READY if now >= self.target else WAIT_TIME), self.target
+        return (READY if now >= target else WAIT_TIME), target
 
     def before_tick(self, now):
-        self.target = None
+        with self._lock:
+            self._target = None
 
 
 def combine(states):
