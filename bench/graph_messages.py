@@ -87,7 +87,8 @@ def ping(count, threads):
     chain(g, ["tx", "rx"], count, [Tx, Rx])
     start = time.perf_counter()
     g.run(gx.MultiThreadScheduler(worker_thread_number=threads) if threads > 1 else gx.GreedyScheduler())
-    return {"row": f"cubind.graph ping pair ({threads} thread(s))", "messages_per_s": count / (time.perf_counter() - start)}
+    rate = count / (time.perf_counter() - start)
+    return {"row": f"cubind.graph ping pair ({threads} thread(s))", "messages_per_s": rate}
 
 
 def pipeline(count, threads):
