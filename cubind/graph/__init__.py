@@ -1,0 +1,61 @@
+"""cubind.graph: GXF's Python codelets on cubind. Codelets with ``start()``,
+``tick()`` and ``stop()`` in entities, wired by double-buffer queues,
+ticked by a greedy or multi-thread scheduler as their scheduling terms
+allow, passing messages of host (numpy) and device (``cubind.Array``)
+tensors; device tensors cross an edge ordered by an event, never a host
+synchronisation. An app is YAML in GXF's shape (``python -m cubind.graph
+app.yaml``) or built in Python:
+
+    from cubind import graph as gx
+
+    class PingTx(gx.Codelet):
+        def tick(self):
+            self.tx("signal").publish(gx.Message())
+
+    g = gx.Graph()
+    tx = g.entity("tx")
+    out = tx.add(gx.DoubleBufferTransmitter(capacity=1), "signal")
+    tx.add(gx.CountSchedulingTerm(count=10))
+    tx.add(PingTx(), "ping")
+    ...
+    g.connect(out, "rx/signal")
+    g.run()
+
+Built on ``import cubind``'s public objects only (and the 1:1 ``cuda``
+module for pinned host memory); ``docs/graph.md`` maps GXF's concepts to it.
+"""
+
+from .app import load, loads
+from .clock import Clock, ManualClock, RealtimeClock
+from .codelet import Codelet
+from .component import Component
+from .entity import Entity
+from .errors import CodeletError, GraphError, ParameterError
+from .graph import Connection, Graph
+from .message import Message, Tensor, TensorDescription, Timestamp
+from .parameters import Parameter, Ref
+from .queues import DoubleBufferReceiver, DoubleBufferTransmitter, QueueFullError, Receiver, Transmitter
+from .resources import Allocator, BlockMemoryPool, CudaStreamPool, UnboundedAllocator
+from .scheduler import GreedyScheduler, MultiThreadScheduler, RunResult, Scheduler
+from .terms import (
+    BooleanSchedulingTerm,
+    CountSchedulingTerm,
+    DownstreamReceptiveSchedulingTerm,
+    MessageAvailableSchedulingTerm,
+    PeriodicSchedulingTerm,
+    SchedulingTerm,
+    TargetTimeSchedulingTerm,
+)
+
+__all__ = [
+    "Graph", "Entity", "Component", "Connection", "Codelet", "Parameter", "Ref",
+    "Message", "Tensor", "TensorDescription", "Timestamp",
+    "Receiver", "Transmitter", "DoubleBufferReceiver", "DoubleBufferTransmitter", "QueueFullError",
+    "Allocator", "UnboundedAllocator", "BlockMemoryPool", "CudaStreamPool",
+    "Clock", "RealtimeClock", "ManualClock",
+    "SchedulingTerm", "CountSchedulingTerm", "PeriodicSchedulingTerm", "BooleanSchedulingTerm",
+    "MessageAvailableSchedulingTerm", "DownstreamReceptiveSchedulingTerm", "TargetTimeSchedulingTerm",
+    "Scheduler", "GreedyScheduler", "MultiThreadScheduler", "RunResult",
+    "GraphError", "ParameterError", "CodeletError",
+    "load", "loads",
+]

@@ -1,0 +1,129 @@
+"""Double-buffer receivers and transmitters, as GXF's: a message published
+during a tick waits in the transmitter's back stage; after the tick the
+scheduler hands it to each connected receiver's back stage; before the
+receiving entity's tick its back stage moves to its main stage, which
+``receive()`` reads. ``capacity`` bounds a queue (main and back stages
+together); ``policy`` says what a full one does with one more message:
+0 drops the oldest, 1 rejects the new one, 2 raises (GXF's default).
+
+Each queue has its own lock: a codelet publishes and receives on its worker
+thread while the scheduler moves messages on another."""
+
+import collections
+import threading
+
+from .component import Component
+from .errors import GraphError, ParameterError
+from .parameters import Parameter
+
+POP, REJECT, FAULT = 0, 1, 2
+
+
+class QueueFullError(GraphError):
+    """A message reached a full queue whose policy is 2 (fault)."""
+
+
+class _Queue(Component):
+    capacity = Parameter(int, 1, "messages the queue holds (both stages)")
+    policy = Parameter(int, FAULT, "when full: 0 drop the oldest, 1 reject the new one, 2 raise")
+
+    def on_bind(self):
+        if self.capacity < 1:
+            raise ParameterError(f"{self.path}/capacity: must be at least 1, got {self.capacity}")
+        if self.policy not in (POP, REJECT, FAULT):
+            raise ParameterError(f"{self.path}/policy: must be 0 (pop), 1 (reject) or 2 (fault), got {self.policy}")
+        self._lock = threading.Lock()
+        self._main = collections.deque()
+        self._back = collections.deque()
+        self.dropped = 0
+
+    def size(self):
+        """Messages in the main stage (what ``receive`` can read now)."""
+        with self._lock:
+            return len(self._main)
+
+    def back_size(self):
+        with self._lock:
+            return len(self._back)
+
+    def free(self):
+        """Room left, both stages counted."""
+        with self._lock:
+            return self.capacity - len(self._main) - len(self._back)
+
+    def _push(self, message):
+        """Into the back stage, by the policy (the lock held)."""
+        if len(self._main) + len(self._back) >= self.capacity:
+            if self.policy == REJECT:
+                self.dropped += 1
+                return
+            if self.policy == FAULT:
+                raise QueueFullError(f"{self.path}: queue full (capacity {self.capacity}, policy 2: fault); "
+                                     f"raise its capacity, pick policy 0 or 1, or add a "
+                                     f"DownstreamReceptiveSchedulingTerm to the producer")
+            self.dropped += 1
+            (self._main or self._back).popleft()
+        self._back.append(message)
+
+
+class Receiver(_Queue):
+    """Where messages arrive."""
+
+    def receive(self):
+        """The oldest message of the main stage, or None. Its device tensors
+        are ordered after their producer's work on this codelet's stream."""
+        with self._lock:
+            message = self._main.popleft() if self._main else None
+        if message is not None and message.ready_event is not None:
+            from .ordering import await_ready
+
+            message = await_ready(message, self.entity.device)
+        return message
+
+    def sync(self):
+        """Back stage to main stage (before the entity ticks)."""
+        with self._lock:
+            self._main.extend(self._back)
+            self._back.clear()
+
+    def deliver(self, message):
+        with self._lock:
+            self._push(message)
+
+
+class DoubleBufferReceiver(Receiver, gxf_type="DoubleBufferReceiver"):
+    pass
+
+
+class Transmitter(_Queue):
+    """Where messages leave; connected to receivers by the graph."""
+
+    def on_bind(self):
+        super().on_bind()
+        self.targets = []
+
+    def publish(self, message):
+        """Queues ``message``: its ``Timestamp`` gets the clock's ``pubtime``
+        where it has none, and device tensors an event after the work queued
+        so far on this codelet's stream."""
+        stamp = message.timestamp()
+        if stamp is not None and getattr(stamp, "pubtime", 0) is None:
+            stamp.pubtime = self.entity.graph.clock.timestamp()
+        if message.has_device_tensors():
+            from .ordering import record_ready
+
+            record_ready(message)
+        with self._lock:
+            self._push(message)
+
+    def sync(self):
+        """Takes the messages published (after the entity's tick)."""
+        with self._lock:
+            out = list(self._back) + list(self._main)
+            self._back.clear()
+            self._main.clear()
+        return out
+
+
+class DoubleBufferTransmitter(Transmitter, gxf_type="DoubleBufferTransmitter"):
+    pass

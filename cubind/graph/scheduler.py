@@ -1,0 +1,281 @@
+"""Schedulers: a greedy one ticking on the calling thread, and a
+multi-thread one with a pool of workers. Both run the same loop: under one
+lock (a condition) a worker picks an idle entity whose terms are all ready,
+marks it running (so that no other worker ticks it), ticks it without the
+lock, then under the lock hands its published messages to the connected
+receivers, updates its terms and wakes the others.
+
+Locks are taken in one order: the scheduler's, then a queue's. A codelet's
+tick takes only queue locks (publish, receive), never the scheduler's."""
+
+import dataclasses
+import threading
+import time
+
+from .clock import Clock
+from .codelet import Codelet
+from .component import Component
+from .errors import CodeletError, ParameterError
+from .parameters import Parameter, Ref
+from .queues import Receiver, Transmitter
+from .terms import NEVER, READY, WAIT_TIME, SchedulingTerm, combine
+
+IDLE, RUNNING, DONE = "idle", "running", "done"
+
+
+@dataclasses.dataclass
+class RunResult:
+    """How a run ended: ``reason`` is ``"done"`` (every entity's terms said
+    never), ``"deadlock"`` (nothing can become ready), ``"max_duration"``,
+    ``"interrupted"`` or ``"error"``; ``ticks`` counts entity ticks,
+    ``ticks_by_entity`` per entity name."""
+
+    reason: str
+    ticks: int
+    duration_s: float
+    ticks_by_entity: dict
+
+
+class Scheduler(Component):
+    clock = Parameter(Ref(Clock), None, "default: the graph's clock")
+    max_duration_ms = Parameter(int, None, "stop after this long (wall time)")
+    stop_on_deadlock = Parameter(bool, True, "stop when no entity can become ready")
+    check_recession_period_ms = Parameter(float, 20.0, "longest wait before looking again (interrupts, duration)")
+
+    workers = 1
+
+    def on_bind(self):
+        if self.max_duration_ms is not None and self.max_duration_ms < 0:
+            raise ParameterError(f"{self.path}/max_duration_ms: must be 0 or more, got {self.max_duration_ms}")
+        if self.check_recession_period_ms <= 0:
+            raise ParameterError(f"{self.path}/check_recession_period_ms: must be above 0")
+
+    def resolve(self, graph):
+        super().resolve(graph)
+        if self._params["clock"] is None:
+            self._params["clock"] = graph.clock
+
+    def run(self, graph):
+        return _Run(graph, self).execute()
+
+
+class GreedyScheduler(Scheduler, gxf_type="GreedyScheduler"):
+    """Ticks one entity at a time, on the thread that called ``run``."""
+
+
+class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
+    """Ticks entities on ``worker_thread_number`` threads; an entity (so each
+    of its codelets) is never ticked on two threads at once."""
+
+    worker_thread_number = Parameter(int, 2)
+
+    def on_bind(self):
+        super().on_bind()
+        if self.worker_thread_number < 1:
+            raise ParameterError(f"{self.path}/worker_thread_number: must be at least 1, "
+                                 f"got {self.worker_thread_number}")
+        self.workers = self.worker_thread_number
+
+
+class _Run:
+    def __init__(self, graph, scheduler):
+        self.graph, self.clock = graph, scheduler.clock
+        self.workers = scheduler.workers
+        self.stop_on_deadlock = scheduler.stop_on_deadlock
+        self.poll_s = scheduler.check_recession_period_ms / 1000
+        limit = scheduler.max_duration_ms
+        self.wall_end = None if limit is None else time.monotonic() + limit / 1000
+        self.cond = threading.Condition(threading.Lock())
+        self.entities = [e for e in graph.entities if e.of_type(Codelet)]
+        self.plan = {e: (e.of_type(Codelet), e.of_type(SchedulingTerm), e.of_type(Receiver), e.of_type(Transmitter))
+                     for e in self.entities}
+        self.state = dict.fromkeys(self.entities, IDLE)
+        self.ticks = dict.fromkeys(self.entities, 0)
+        self.running = 0
+        self.cursor = 0
+        self.reason = None
+        self.error = None
+
+    # -- the run
+
+    def execute(self):
+        started_at = time.monotonic()
+        started = []
+        try:
+            self._start_all(started)
+            self._work_on_pool()
+        finally:
+            stop_error = self._stop_all(started)
+        error = self.error or stop_error
+        if error is not None:
+            if stop_error is not None and stop_error is not error:
+                _note(error, f"and then: {stop_error}")
+            raise error
+        return RunResult(self.reason, sum(self.ticks.values()), time.monotonic() - started_at,
+                         {e.name: n for e, n in self.ticks.items()})
+
+    def _start_all(self, started):
+        for entity in self.entities:
+            for codelet in self.plan[entity][0]:
+                self._phase(entity, codelet, "start")
+                codelet.started = True
+                started.append((entity, codelet))
+
+    def _stop_all(self, started):
+        first = None
+        for entity, codelet in started:
+            try:
+                self._phase(entity, codelet, "stop")
+            except CodeletError as exc:
+                first = first or exc
+            finally:
+                codelet.started = False
+                codelet._release()
+        return first
+
+    def _phase(self, entity, codelet, phase):
+        try:
+            codelet._run(phase, self.clock.timestamp())
+        except Exception as exc:
+            raise CodeletError(entity.name, codelet.name, phase, exc) from exc
+
+    def _work_on_pool(self):
+        if self.workers == 1:
+            self._work()
+            return
+        threads = [threading.Thread(target=self._work, name=f"cubind.graph worker {i}", daemon=True)
+                   for i in range(self.workers)]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.1)  # a timeout keeps the main thread able to take signals
+        except BaseException:
+            self.graph.interrupt()
+            for t in threads:
+                t.join()
+            raise
+
+    def _work(self):
+        while True:
+            with self.cond:
+                picked = self._next()
+                if picked is None:
+                    return
+            entity, now = picked
+            error = None
+            try:
+                self._tick(entity, now)
+            except CodeletError as exc:
+                error = exc
+            except BaseException as exc:  # KeyboardInterrupt in the greedy one: stop cleanly, then raise
+                with self.cond:
+                    self._finish(entity, None)
+                    self._stop("interrupted")
+                raise exc
+            with self.cond:
+                self._finish(entity, error)
+
+    # -- under the lock
+
+    def _stop(self, reason):
+        if self.reason is None:
+            self.reason = reason
+        self.cond.notify_all()
+
+    def _next(self):
+        """The next entity to tick and the time, marked running; None to stop. Waits as needed."""
+        while True:
+            if self.reason is not None:
+                return None
+            if self.graph.interrupted:
+                self._stop("interrupted")
+                return None
+            if self.wall_end is not None and time.monotonic() >= self.wall_end:
+                self._stop("max_duration")
+                return None
+            now = self.clock.timestamp()
+            entity, target = self._pick(now)
+            if entity is not None:
+                return entity, now
+            if self.running == 0 and target is None:
+                # Nothing can fire again. Entities that ended and others left
+                # waiting for their messages is the usual end ("done"); waiting
+                # with none ended is a deadlock.
+                if any(s == DONE for s in self.state.values()):
+                    self._stop("done")
+                    return None
+                if self.stop_on_deadlock:
+                    self._stop("deadlock")
+                    return None
+            self._wait(target)
+
+    def _pick(self, now):
+        target = None
+        count = len(self.entities)
+        for i in range(count):
+            index = (self.cursor + i) % count
+            entity = self.entities[index]
+            if self.state[entity] != IDLE:
+                continue
+            terms = self.plan[entity][1]
+            state, at = combine(t.check(now) for t in terms)
+            if state == NEVER:
+                self.state[entity] = DONE
+            elif state == READY:
+                self.cursor = index + 1
+                self.state[entity] = RUNNING
+                self.running += 1
+                for t in terms:
+                    t.before_tick(now)
+                return entity, None
+            elif state == WAIT_TIME:
+                target = at if target is None else min(target, at)
+        return None, target
+
+    def _wait(self, target):
+        limit = self.poll_s
+        if self.wall_end is not None:
+            limit = max(0.0, min(limit, self.wall_end - time.monotonic()))
+        # A manual clock jumps to the target: only once nothing runs, whose
+        # messages could make an entity ready sooner.
+        if target is not None and (self.running == 0 or not self.clock.jumps):
+            self.clock.wait_until(self.cond, target, limit)
+        else:
+            self.cond.wait(limit)
+
+    def _finish(self, entity, error):
+        codelets, terms, _, transmitters = self.plan[entity]
+        try:
+            for tx in transmitters:
+                for message in tx.sync():
+                    for rx in tx.targets:
+                        rx.deliver(message)
+        except Exception as exc:
+            error = error or CodeletError(entity.name, codelets[0].name, "tick", exc)
+            error.__cause__ = error.__cause__ or exc
+        now = self.clock.timestamp()
+        for t in terms:
+            t.after_tick(now)
+        self.state[entity] = IDLE
+        self.running -= 1
+        self.ticks[entity] += 1
+        if error is not None:
+            self.error = self.error or error
+            self._stop("error")
+        self.cond.notify_all()
+
+    # -- without the lock
+
+    def _tick(self, entity, now):
+        codelets, _, receivers, _ = self.plan[entity]
+        for rx in receivers:
+            rx.sync()
+        for codelet in codelets:
+            self._phase(entity, codelet, "tick")
+
+
+def _note(exc, text):
+    if hasattr(exc, "add_note"):
+        exc.add_note(text)
