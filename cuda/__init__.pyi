@@ -2472,6 +2472,80 @@ class CUlogIterator:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class CUasyncCallback:
+    """C function pointer type CUasyncCallback.
+
+    CUDA async notification callback
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: CUasyncCallback | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class CUhostFn:
+    """C function pointer type CUhostFn.
+
+    CUDA host function
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: CUhostFn | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class CUstreamCallback:
+    """C function pointer type CUstreamCallback.
+
+    CUDA stream callback
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: CUstreamCallback | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class CUoccupancyB2DSize:
+    """C function pointer type CUoccupancyB2DSize.
+
+    Block size to per-block dynamic shared memory mapping for a certain
+    kernel \\param blockSize Block size of the kernel.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: CUoccupancyB2DSize | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class CUlogsCallback:
+    """C function pointer type CUlogsCallback.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: CUlogsCallback | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class CUuuid:
     """Struct CUuuid of the C API."""
     sizeof: int
@@ -3141,7 +3215,7 @@ class CUDA_HOST_NODE_PARAMS:
     @property
     def fn(self) -> int: ...
     @fn.setter
-    def fn(self, value: int | Buffer | None) -> None: ...
+    def fn(self, value: CUhostFn | int | Buffer | None) -> None: ...
     @property
     def userData(self) -> int: ...
     @userData.setter
@@ -3163,7 +3237,7 @@ class CUDA_HOST_NODE_PARAMS_v2:
     @property
     def fn(self) -> int: ...
     @fn.setter
-    def fn(self, value: int | Buffer | None) -> None: ...
+    def fn(self, value: CUhostFn | int | Buffer | None) -> None: ...
     @property
     def userData(self) -> int: ...
     @userData.setter
@@ -10379,7 +10453,7 @@ def cuMemAllocManaged(bytesize: int, flags: int) -> tuple[CUresult, CUdeviceptr]
         Returned device pointer
     """
 
-def cuDeviceRegisterAsyncNotification(device: CUdevice | int | None, callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[CUresult, CUasyncCallbackHandle]:
+def cuDeviceRegisterAsyncNotification(device: CUdevice | int | None, callbackFunc: CUasyncCallback | Callable[..., int] | int | None, userData: object) -> tuple[CUresult, CUasyncCallbackHandle]:
     """Registers a callback function to receive async notifications
 
     Registers callbackFunc to receive async notifications.
@@ -10407,8 +10481,8 @@ def cuDeviceRegisterAsyncNotification(device: CUdevice | int | None, callbackFun
         Takes CUdevice, an int (the raw value), or None (NULL).
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUasyncCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -17152,7 +17226,7 @@ def cuStreamWaitEvent(hStream: CUstream | int | None, hEvent: CUevent | int | No
         CUDA_ERROR_INVALID_HANDLE,
     """
 
-def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., int] | int | None, userData: object, flags: int) -> tuple[CUresult]:
+def cuStreamAddCallback(hStream: CUstream | int | None, callback: CUstreamCallback | Callable[..., int] | int | None, userData: object, flags: int) -> tuple[CUresult]:
     """Add a callback to a compute stream
 
     Note: This function is slated for eventual deprecation and removal. If
@@ -17217,8 +17291,8 @@ def cuStreamAddCallback(hStream: CUstream | int | None, callback: Callable[..., 
         Takes CUstream, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUstreamCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -20130,7 +20204,7 @@ def cuLaunchCooperativeKernelMultiDevice(launchParamsList: CUDA_LAUNCH_PARAMS | 
         CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
     """
 
-def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., int] | int | None, userData: object) -> tuple[CUresult]:
+def cuLaunchHostFunc(hStream: CUstream | int | None, fn: CUhostFn | Callable[..., int] | int | None, userData: object) -> tuple[CUresult]:
     """Enqueues a host function call in a stream
 
     Enqueues a host function to run in a stream.  The function will be called
@@ -20186,8 +20260,8 @@ def cuLaunchHostFunc(hStream: CUstream | int | None, fn: Callable[..., int] | in
         Takes CUstream, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUhostFn, or a C function
+        pointer (an int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -23880,7 +23954,7 @@ def cuGraphDebugDotPrint(hGraph: CUgraph | int | None, path: bytes | str | None,
         CUDA_ERROR_OPERATING_SYSTEM
     """
 
-def cuUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, initialRefcount: int, flags: int) -> tuple[CUresult, CUuserObject]:
+def cuUserObjectCreate(ptr: object, destroy: CUhostFn | Callable[..., int] | int | None, initialRefcount: int, flags: int) -> tuple[CUresult, CUuserObject]:
     """Create a user object
 
     Create a user object with the specified destructor callback and initial reference count. The
@@ -23905,8 +23979,8 @@ def cuUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, in
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUhostFn, or a C function
+        pointer (an int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -24317,7 +24391,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int 
         Returned occupancy
     """
 
-def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToDynamicSMemSize: Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int) -> tuple[CUresult, int, int]:
+def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int) -> tuple[CUresult, int, int]:
     """Suggest a launch configuration with reasonable occupancy
 
     Returns in *blockSize a reasonable block size that can achieve
@@ -24360,7 +24434,8 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToD
         Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
-        Takes a C function pointer (an int, a ctypes function pointer), or None.
+        Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
+        pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -24381,7 +24456,7 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToD
         Returned maximum block size that can achieve the maximum occupancy
     """
 
-def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blockSizeToDynamicSMemSize: Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int, flags: int) -> tuple[CUresult, int, int]:
+def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int, flags: int) -> tuple[CUresult, int, int]:
     """Suggest a launch configuration with reasonable occupancy
 
     An extended version of cuOccupancyMaxPotentialBlockSize. In
@@ -24420,7 +24495,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blo
         Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
-        Takes a C function pointer (an int, a ctypes function pointer), or None.
+        Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
+        pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -28215,15 +28291,15 @@ def cuGreenCtxGetId(greenCtx: CUgreenCtx | int | None) -> tuple[CUresult, int]:
         Pointer to store the Id of the green context
     """
 
-def cuLogsRegisterCallback(callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[CUresult, CUlogsCallbackHandle]:
+def cuLogsRegisterCallback(callbackFunc: CUlogsCallback | Callable[..., int] | int | None, userData: object) -> tuple[CUresult, CUlogsCallbackHandle]:
     """Register a callback function to receive error log messages
 
     Parameters
     ----------
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUlogsCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 

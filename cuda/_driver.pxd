@@ -143,6 +143,26 @@ cdef class CUlogIterator:
     cdef c.CUlogIterator _ptr
 
 
+cdef class CUasyncCallback:
+    cdef c.CUasyncCallback _ptr
+
+
+cdef class CUhostFn:
+    cdef c.CUhostFn _ptr
+
+
+cdef class CUstreamCallback:
+    cdef c.CUstreamCallback _ptr
+
+
+cdef class CUoccupancyB2DSize:
+    cdef c.CUoccupancyB2DSize _ptr
+
+
+cdef class CUlogsCallback:
+    cdef c.CUlogsCallback _ptr
+
+
 cdef class CUuuid(Struct):
     cdef c.CUuuid _value
     cdef c.CUuuid* _ptr

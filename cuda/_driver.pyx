@@ -7480,6 +7480,235 @@ cdef inline CUlogIterator _new_CUlogIterator(c.CUlogIterator value):
     return h
 
 
+cdef class CUasyncCallback:
+    """C function pointer type CUasyncCallback.
+
+    CUDA async notification callback
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.CUasyncCallback>_as_CUasyncCallback(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<CUasyncCallback>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<CUasyncCallback {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a CUasyncCallback*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_CUasyncCallback(object o, const char* name) except? NULL:
+    if type(o) is CUasyncCallback:
+        return <void*>(<CUasyncCallback>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected CUasyncCallback, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class CUhostFn:
+    """C function pointer type CUhostFn.
+
+    CUDA host function
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.CUhostFn>_as_CUhostFn(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<CUhostFn>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<CUhostFn {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a CUhostFn*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_CUhostFn(object o, const char* name) except? NULL:
+    if type(o) is CUhostFn:
+        return <void*>(<CUhostFn>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected CUhostFn, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class CUstreamCallback:
+    """C function pointer type CUstreamCallback.
+
+    CUDA stream callback
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.CUstreamCallback>_as_CUstreamCallback(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<CUstreamCallback>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<CUstreamCallback {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a CUstreamCallback*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_CUstreamCallback(object o, const char* name) except? NULL:
+    if type(o) is CUstreamCallback:
+        return <void*>(<CUstreamCallback>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected CUstreamCallback, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class CUoccupancyB2DSize:
+    """C function pointer type CUoccupancyB2DSize.
+
+    Block size to per-block dynamic shared memory mapping for a certain
+    kernel \\param blockSize Block size of the kernel.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.CUoccupancyB2DSize>_as_CUoccupancyB2DSize(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<CUoccupancyB2DSize>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<CUoccupancyB2DSize {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a CUoccupancyB2DSize*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_CUoccupancyB2DSize(object o, const char* name) except? NULL:
+    if type(o) is CUoccupancyB2DSize:
+        return <void*>(<CUoccupancyB2DSize>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected CUoccupancyB2DSize, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class CUlogsCallback:
+    """C function pointer type CUlogsCallback.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.CUlogsCallback>_as_CUlogsCallback(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<CUlogsCallback>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<CUlogsCallback {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a CUlogsCallback*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_CUlogsCallback(object o, const char* name) except? NULL:
+    if type(o) is CUlogsCallback:
+        return <void*>(<CUlogsCallback>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected CUlogsCallback, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
 cdef class CUuuid(Struct):
     """Struct CUuuid of the C API."""
     _fields = ("bytes_", )
@@ -25804,8 +26033,8 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
         Takes CUdevice, an int (the raw value), or None (NULL).
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUasyncCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -25835,7 +26064,7 @@ def cuDeviceRegisterAsyncNotification(device, callbackFunc, userData):
         _c_callbackFunc = _trampoline_cuDeviceRegisterAsyncNotification_callbackFunc
         _c_userData = <void*>callbackFunc_box
     else:
-        _c_callbackFunc = <c.CUasyncCallback>function_address(callbackFunc, b"callbackFunc")
+        _c_callbackFunc = <c.CUasyncCallback>_as_CUasyncCallback(callbackFunc, b"callbackFunc")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -34665,8 +34894,8 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
         Takes CUstream, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUstreamCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -34696,7 +34925,7 @@ def cuStreamAddCallback(hStream, callback, userData, flags):
         _c_callback = _trampoline_cuStreamAddCallback_callback
         _c_userData = <void*>callback_box
     else:
-        _c_callback = <c.CUstreamCallback>function_address(callback, b"callback")
+        _c_callback = <c.CUstreamCallback>_as_CUstreamCallback(callback, b"callback")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -38403,8 +38632,8 @@ def cuLaunchHostFunc(hStream, fn, userData):
         Takes CUstream, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUhostFn, or a C function
+        pointer (an int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -38431,7 +38660,7 @@ def cuLaunchHostFunc(hStream, fn, userData):
         _c_fn = _trampoline_cuLaunchHostFunc_fn
         _c_userData = <void*>fn_box
     else:
-        _c_fn = <c.CUhostFn>function_address(fn, b"fn")
+        _c_fn = <c.CUhostFn>_as_CUhostFn(fn, b"fn")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -43715,8 +43944,8 @@ def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUhostFn, or a C function
+        pointer (an int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -43745,7 +43974,7 @@ def cuUserObjectCreate(ptr, destroy, initialRefcount, flags):
         _c_destroy = _trampoline_cuUserObjectCreate_destroy
         _c_ptr = <void*>destroy_box
     else:
-        _c_destroy = <c.CUhostFn>function_address(destroy, b"destroy")
+        _c_destroy = <c.CUhostFn>_as_CUhostFn(destroy, b"destroy")
         _c_ptr = as_address(ptr, b"ptr")
 
     with nogil:
@@ -44379,7 +44608,8 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
         Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
-        Takes a C function pointer (an int, a ctypes function pointer), or None.
+        Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
+        pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -44406,7 +44636,7 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef int _c_blockSizeLimit = <int>as_signed(blockSizeLimit, b"blockSizeLimit", INT32_MIN, INT32_MAX)
     # C passes this callback no user data, so it cannot carry a Python callable.
-    cdef c.CUoccupancyB2DSize _c_blockSizeToDynamicSMemSize = <c.CUoccupancyB2DSize>function_address(blockSizeToDynamicSMemSize, b"blockSizeToDynamicSMemSize")
+    cdef c.CUoccupancyB2DSize _c_blockSizeToDynamicSMemSize = <c.CUoccupancyB2DSize>_as_CUoccupancyB2DSize(blockSizeToDynamicSMemSize, b"blockSizeToDynamicSMemSize")
 
     with nogil:
         _err = c.cuOccupancyMaxPotentialBlockSize(&_c_minGridSize, &_c_blockSize, _c_func, _c_blockSizeToDynamicSMemSize, _c_dynamicSMemSize, _c_blockSizeLimit)
@@ -44457,7 +44687,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
         Takes CUfunction, an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
-        Takes a C function pointer (an int, a ctypes function pointer), or None.
+        Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
+        pointer), or None.
     dynamicSMemSize
         Dynamic shared memory usage intended, in bytes
     blockSizeLimit
@@ -44487,7 +44718,7 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     cdef int _c_blockSizeLimit = <int>as_signed(blockSizeLimit, b"blockSizeLimit", INT32_MIN, INT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
     # C passes this callback no user data, so it cannot carry a Python callable.
-    cdef c.CUoccupancyB2DSize _c_blockSizeToDynamicSMemSize = <c.CUoccupancyB2DSize>function_address(blockSizeToDynamicSMemSize, b"blockSizeToDynamicSMemSize")
+    cdef c.CUoccupancyB2DSize _c_blockSizeToDynamicSMemSize = <c.CUoccupancyB2DSize>_as_CUoccupancyB2DSize(blockSizeToDynamicSMemSize, b"blockSizeToDynamicSMemSize")
 
     with nogil:
         _err = c.cuOccupancyMaxPotentialBlockSizeWithFlags(&_c_minGridSize, &_c_blockSize, _c_func, _c_blockSizeToDynamicSMemSize, _c_dynamicSMemSize, _c_blockSizeLimit, _c_flags)
@@ -49611,8 +49842,8 @@ def cuLogsRegisterCallback(callbackFunc, userData):
     ----------
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a CUlogsCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -49637,7 +49868,7 @@ def cuLogsRegisterCallback(callbackFunc, userData):
         _c_callbackFunc = _trampoline_cuLogsRegisterCallback_callbackFunc
         _c_userData = <void*>callbackFunc_box
     else:
-        _c_callbackFunc = <c.CUlogsCallback>function_address(callbackFunc, b"callbackFunc")
+        _c_callbackFunc = <c.CUlogsCallback>_as_CUlogsCallback(callbackFunc, b"callbackFunc")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -50311,6 +50542,11 @@ cdef dict _sizes = {
     CUgraphConditionalHandle: sizeof(c.CUgraphConditionalHandle),
     CUmemGenericAllocationHandle: sizeof(c.CUmemGenericAllocationHandle),
     CUlogIterator: sizeof(c.CUlogIterator),
+    CUasyncCallback: sizeof(c.CUasyncCallback),
+    CUhostFn: sizeof(c.CUhostFn),
+    CUstreamCallback: sizeof(c.CUstreamCallback),
+    CUoccupancyB2DSize: sizeof(c.CUoccupancyB2DSize),
+    CUlogsCallback: sizeof(c.CUlogsCallback),
 }
 
 
@@ -50543,6 +50779,11 @@ __all__ = [
     "CUgraphConditionalHandle",
     "CUmemGenericAllocationHandle",
     "CUlogIterator",
+    "CUasyncCallback",
+    "CUhostFn",
+    "CUstreamCallback",
+    "CUoccupancyB2DSize",
+    "CUlogsCallback",
     "CUuuid",
     "CUuuid_st",
     "CUmemFabricHandle",

@@ -91,6 +91,22 @@ cdef class cudaGraphConditionalHandle:
     cdef c.cudaGraphConditionalHandle _ptr
 
 
+cdef class cudaHostFn_t:
+    cdef c.cudaHostFn_t _ptr
+
+
+cdef class cudaAsyncCallback:
+    cdef c.cudaAsyncCallback _ptr
+
+
+cdef class cudaStreamCallback_t:
+    cdef c.cudaStreamCallback_t _ptr
+
+
+cdef class cudaLogsCallback_t:
+    cdef c.cudaLogsCallback_t _ptr
+
+
 cdef class char1(Struct):
     cdef c.char1 _value
     cdef c.char1* _ptr

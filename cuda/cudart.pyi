@@ -1811,6 +1811,64 @@ class cudaGraphConditionalHandle:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class cudaHostFn_t:
+    """C function pointer type cudaHostFn_t.
+
+    CUDA host function
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: cudaHostFn_t | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class cudaAsyncCallback:
+    """C function pointer type cudaAsyncCallback.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: cudaAsyncCallback | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class cudaStreamCallback_t:
+    """C function pointer type cudaStreamCallback_t.
+
+    Type of stream callback functions.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: cudaStreamCallback_t | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class cudaLogsCallback_t:
+    """C function pointer type cudaLogsCallback_t.
+
+    Type of public error reporting callback functions.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+    def __init__(self, init_value: cudaLogsCallback_t | int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class char1:
     """Struct char1 of the C API."""
     sizeof: int
@@ -3358,7 +3416,7 @@ class cudaHostNodeParams:
     @property
     def fn(self) -> int: ...
     @fn.setter
-    def fn(self, value: int | Buffer | None) -> None: ...
+    def fn(self, value: cudaHostFn_t | int | Buffer | None) -> None: ...
     @property
     def userData(self) -> int: ...
     @userData.setter
@@ -3377,7 +3435,7 @@ class cudaHostNodeParamsV2:
     @property
     def fn(self) -> int: ...
     @fn.setter
-    def fn(self, value: int | Buffer | None) -> None: ...
+    def fn(self, value: cudaHostFn_t | int | Buffer | None) -> None: ...
     @property
     def userData(self) -> int: ...
     @userData.setter
@@ -6384,7 +6442,7 @@ def cudaDeviceFlushGPUDirectRDMAWrites(target: cudaFlushGPUDirectRDMAWritesTarge
     cudaError_t
     """
 
-def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t, cudaAsyncCallbackHandle_t]:
+def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: cudaAsyncCallback | Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t, cudaAsyncCallbackHandle_t]:
     """Registers a callback function to receive async notifications
 
     Registers callbackFunc to receive async notifications.
@@ -6411,8 +6469,8 @@ def cudaDeviceRegisterAsyncNotification(device: int, callbackFunc: Callable[...,
         The device on which to register the callback
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaAsyncCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -7709,7 +7767,7 @@ def cudaStreamWaitEvent(stream: cudaStream_t | int | None, event: cudaEvent_t | 
         cudaErrorInvalidResourceHandle
     """
 
-def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[..., int] | int | None, userData: object, flags: int) -> tuple[cudaError_t]:
+def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: cudaStreamCallback_t | Callable[..., int] | int | None, userData: object, flags: int) -> tuple[cudaError_t]:
     """Add a callback to a compute stream
 
     Note: This function is slated for eventual deprecation and removal. If
@@ -7766,8 +7824,8 @@ def cudaStreamAddCallback(stream: cudaStream_t | int | None, callback: Callable[
         Takes cudaStream_t, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaStreamCallback_t, or a
+        C function pointer (an int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -9539,7 +9597,7 @@ def cudaFuncGetParamInfo(func: int | Buffer | None, paramIndex: int) -> tuple[cu
         The size of the parameter in the device-side parameter layout
     """
 
-def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t]:
+def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: cudaHostFn_t | Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t]:
     """Enqueues a host function call in a stream
 
     Enqueues a host function to run in a stream.  The function will be called
@@ -9596,8 +9654,8 @@ def cudaLaunchHostFunc(stream: cudaStream_t | int | None, fn: Callable[..., int]
         Takes cudaStream_t, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaHostFn_t, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -15014,15 +15072,15 @@ def cudaRuntimeGetVersion() -> tuple[cudaError_t, int]:
         Returns the CUDA Runtime version.
     """
 
-def cudaLogsRegisterCallback(callbackFunc: Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t, cudaLogsCallbackHandle]:
+def cudaLogsRegisterCallback(callbackFunc: cudaLogsCallback_t | Callable[..., int] | int | None, userData: object) -> tuple[cudaError_t, cudaLogsCallbackHandle]:
     """Register a callback function to receive error log messages
 
     Parameters
     ----------
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaLogsCallback_t, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -17613,7 +17671,7 @@ def cudaGraphDebugDotPrint(graph: cudaGraph_t | int | None, path: bytes | str | 
         cudaErrorOperatingSystem
     """
 
-def cudaUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, initialRefcount: int, flags: int) -> tuple[cudaError_t, cudaUserObject_t]:
+def cudaUserObjectCreate(ptr: object, destroy: cudaHostFn_t | Callable[..., int] | int | None, initialRefcount: int, flags: int) -> tuple[cudaError_t, cudaUserObject_t]:
     """Create a user object
 
     Create a user object with the specified destructor callback and initial reference count. The
@@ -17638,8 +17696,8 @@ def cudaUserObjectCreate(ptr: object, destroy: Callable[..., int] | int | None, 
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaHostFn_t, or a C
+        function pointer (an int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags

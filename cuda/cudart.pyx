@@ -5238,6 +5238,188 @@ cdef inline cudaGraphConditionalHandle _new_cudaGraphConditionalHandle(c.cudaGra
     return h
 
 
+cdef class cudaHostFn_t:
+    """C function pointer type cudaHostFn_t.
+
+    CUDA host function
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.cudaHostFn_t>_as_cudaHostFn_t(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cudaHostFn_t>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<cudaHostFn_t {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a cudaHostFn_t*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_cudaHostFn_t(object o, const char* name) except? NULL:
+    if type(o) is cudaHostFn_t:
+        return <void*>(<cudaHostFn_t>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cudaHostFn_t, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class cudaAsyncCallback:
+    """C function pointer type cudaAsyncCallback.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.cudaAsyncCallback>_as_cudaAsyncCallback(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cudaAsyncCallback>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<cudaAsyncCallback {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a cudaAsyncCallback*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_cudaAsyncCallback(object o, const char* name) except? NULL:
+    if type(o) is cudaAsyncCallback:
+        return <void*>(<cudaAsyncCallback>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cudaAsyncCallback, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class cudaStreamCallback_t:
+    """C function pointer type cudaStreamCallback_t.
+
+    Type of stream callback functions.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.cudaStreamCallback_t>_as_cudaStreamCallback_t(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cudaStreamCallback_t>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<cudaStreamCallback_t {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a cudaStreamCallback_t*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_cudaStreamCallback_t(object o, const char* name) except? NULL:
+    if type(o) is cudaStreamCallback_t:
+        return <void*>(<cudaStreamCallback_t>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cudaStreamCallback_t, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
+cdef class cudaLogsCallback_t:
+    """C function pointer type cudaLogsCallback_t.
+
+    Type of public error reporting callback functions.
+
+    Built from a C function's address (an int, a ctypes function pointer;
+    nothing for NULL), passed as is where this type is taken; int(f) is the
+    address, f.getPtr() where it is stored.
+    """
+
+    def __init__(self, init_value=0):
+        self._ptr = <c.cudaLogsCallback_t>_as_cudaLogsCallback_t(init_value, b"init_value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: passes wherever a function pointer or an address is
+        # taken (another module's class of the same C type too).
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<cudaLogsCallback_t>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<cudaLogsCallback_t {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored function pointer, for C taking a cudaLogsCallback_t*."""
+        return <uintptr_t>&self._ptr
+
+
+cdef inline void* _as_cudaLogsCallback_t(object o, const char* name) except? NULL:
+    if type(o) is cudaLogsCallback_t:
+        return <void*>(<cudaLogsCallback_t>o)._ptr
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected cudaLogsCallback_t, a C function address or None, "
+                        f"got {type(o).__name__}")
+    return function_address(o, name)
+
+
 cdef class char1(Struct):
     """Struct char1 of the C API."""
     _fields = ("x", )
@@ -20307,8 +20489,8 @@ def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
         The device on which to register the callback
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaAsyncCallback, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -20338,7 +20520,7 @@ def cudaDeviceRegisterAsyncNotification(device, callbackFunc, userData):
         _c_callbackFunc = _trampoline_cudaDeviceRegisterAsyncNotification_callbackFunc
         _c_userData = <void*>callbackFunc_box
     else:
-        _c_callbackFunc = <c.cudaAsyncCallback>function_address(callbackFunc, b"callbackFunc")
+        _c_callbackFunc = <c.cudaAsyncCallback>_as_cudaAsyncCallback(callbackFunc, b"callbackFunc")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -22166,8 +22348,8 @@ def cudaStreamAddCallback(stream, callback, userData, flags):
         Takes cudaStream_t, an int (the raw value), or None (NULL).
     callback
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaStreamCallback_t, or a
+        C function pointer (an int, a ctypes function pointer).
     userData
         User specified data to be passed to the callback function
     flags
@@ -22195,7 +22377,7 @@ def cudaStreamAddCallback(stream, callback, userData, flags):
         _c_callback = _trampoline_cudaStreamAddCallback_callback
         _c_userData = <void*>callback_box
     else:
-        _c_callback = <c.cudaStreamCallback_t>function_address(callback, b"callback")
+        _c_callback = <c.cudaStreamCallback_t>_as_cudaStreamCallback_t(callback, b"callback")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -24572,8 +24754,8 @@ def cudaLaunchHostFunc(stream, fn, userData):
         Takes cudaStream_t, an int (the raw value), or None (NULL).
     fn
         The function to call once preceding stream operations are complete
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaHostFn_t, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         User-specified data to be passed to the function
 
@@ -24598,7 +24780,7 @@ def cudaLaunchHostFunc(stream, fn, userData):
         _c_fn = _trampoline_cudaLaunchHostFunc_fn
         _c_userData = <void*>fn_box
     else:
-        _c_fn = <c.cudaHostFn_t>function_address(fn, b"fn")
+        _c_fn = <c.cudaHostFn_t>_as_cudaHostFn_t(fn, b"fn")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -32007,8 +32189,8 @@ def cudaLogsRegisterCallback(callbackFunc, userData):
     ----------
     callbackFunc
         The function to register as a callback
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaLogsCallback_t, or a C
+        function pointer (an int, a ctypes function pointer).
     userData
         A generic pointer to user data. This is passed into the callback function.
 
@@ -32033,7 +32215,7 @@ def cudaLogsRegisterCallback(callbackFunc, userData):
         _c_callbackFunc = _trampoline_cudaLogsRegisterCallback_callbackFunc
         _c_userData = <void*>callbackFunc_box
     else:
-        _c_callbackFunc = <c.cudaLogsCallback_t>function_address(callbackFunc, b"callbackFunc")
+        _c_callbackFunc = <c.cudaLogsCallback_t>_as_cudaLogsCallback_t(callbackFunc, b"callbackFunc")
         _c_userData = as_address(userData, b"userData")
 
     with nogil:
@@ -36248,8 +36430,8 @@ def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
         The pointer to pass to the destroy function
     destroy
         Callback to free the user object when it is no longer in use
-        Takes a Python callable (called with the GIL held), or a C function pointer (an
-        int, a ctypes function pointer).
+        Takes a Python callable (called with the GIL held), a cudaHostFn_t, or a C
+        function pointer (an int, a ctypes function pointer).
     initialRefcount
         The initial refcount to create the object with, typically 1. The initial references are owned by the calling thread.
     flags
@@ -36278,7 +36460,7 @@ def cudaUserObjectCreate(ptr, destroy, initialRefcount, flags):
         _c_destroy = _trampoline_cudaUserObjectCreate_destroy
         _c_ptr = <void*>destroy_box
     else:
-        _c_destroy = <c.cudaHostFn_t>function_address(destroy, b"destroy")
+        _c_destroy = <c.cudaHostFn_t>_as_cudaHostFn_t(destroy, b"destroy")
         _c_ptr = as_address(ptr, b"ptr")
 
     with nogil:
@@ -38039,6 +38221,10 @@ cdef dict _sizes = {
     cudaAsyncCallbackHandle_t: sizeof(c.cudaAsyncCallbackHandle_t),
     cudaLogsCallbackHandle: sizeof(c.cudaLogsCallbackHandle),
     cudaGraphConditionalHandle: sizeof(c.cudaGraphConditionalHandle),
+    cudaHostFn_t: sizeof(c.cudaHostFn_t),
+    cudaAsyncCallback: sizeof(c.cudaAsyncCallback),
+    cudaStreamCallback_t: sizeof(c.cudaStreamCallback_t),
+    cudaLogsCallback_t: sizeof(c.cudaLogsCallback_t),
 }
 
 
@@ -38243,6 +38429,10 @@ __all__ = [
     "cudaAsyncCallbackHandle_t",
     "cudaLogsCallbackHandle",
     "cudaGraphConditionalHandle",
+    "cudaHostFn_t",
+    "cudaAsyncCallback",
+    "cudaStreamCallback_t",
+    "cudaLogsCallback_t",
     "char1",
     "uchar1",
     "char2",

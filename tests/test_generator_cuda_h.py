@@ -66,8 +66,12 @@ def test_driver_report_accounts_for_every_function():
     # Each void* buffer has a line of its own: what a buffer object there must hold.
     buffers = [line for line in report.splitlines() if line.startswith("  buffer   ")]
     assert buffers and all(re.match(r"  buffer   \w+\.\w+: (holds .+|unchecked: .+)", line) for line in buffers)
+    # Each function pointer typedef: a class of its name, or why it has none.
+    classes = [line for line in report.splitlines() if line.startswith(("  class    ", "  skipped  class "))]
+    callback_types = int(re.search(r"(\d+) callback types", report).group(1))
+    assert len(classes) == callback_types and "  class    CUoccupancyB2DSize: function pointer" in classes
     lines = [line for line in report.splitlines()
-             if line.startswith("  ") and " field " not in line and line not in buffers]
+             if line.startswith("  ") and " field " not in line and line not in buffers and line not in classes]
     assert len(lines) == total
     for line in lines:
         assert line.startswith("  bound    ") or re.match(r"  skipped  \S+.*: .+", line), line

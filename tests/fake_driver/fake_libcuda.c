@@ -334,10 +334,18 @@ static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned 
     *d = (unsigned long long)p; /* unified addressing: the same address */
     return fake_sticky;
 }
-static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f, void *b2d, size_t shared, int limit) {
-    (void)f; (void)b2d; (void)shared;
+/* The block-size-to-shared-memory function, when given, is called as the
+   driver calls it: a block of 256 needing more than 48 KiB halves to 128. */
+static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f, size_t (*b2d)(int), size_t shared,
+                                              int limit) {
+    (void)f; (void)shared;
     *min_grid = 132;
     *block = limit > 0 && limit < 256 ? limit : 256;
+    if (b2d) {
+        size_t need = b2d(*block);
+        fake_log("cuOccupancyMaxPotentialBlockSize.b2d", need);
+        if (need > 48 * 1024) *block /= 2;
+    }
     return fake_sticky;
 }
 

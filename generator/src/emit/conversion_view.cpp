@@ -95,6 +95,7 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (c.fixed_count >= 0) d.set("count", std::to_string(c.fixed_count));
   if (!c.count_field.empty()) d.set("count_field", c.count_field);
   if (!c.callback_type.empty()) d.set("cb_type", c.callback_type);
+  if (!c.callback_class.empty()) d.set("callback_class", c.callback_class);
   if (c.ownership == Ownership::Once) d.flag("once", true);
   if (!c.error_value.empty()) d.set("error_value", c.error_value);
   if (!c.element.empty()) {

@@ -111,6 +111,15 @@ class LibraryEmitter {
       handles.push_back(v);
       all.push_back(h.name);
     }
+    // A function pointer class holds one C value as a handle does: the
+    // templates declare, size and type it with the handles.
+    for (const auto& c : m.callbacks) {
+      if (!c.has_class) continue;
+      View v = callback_class_view(c);
+      v.set("code", templates_.fragment("callback_class.pyx", v, Shape::Raw, c.name));
+      handles.push_back(v);
+      all.push_back(c.name);
+    }
     for (const auto& r : m.records) {
       if (is_anonymous_member(m, r)) continue;
       View v = py_record_view(r, ctx_);
@@ -226,6 +235,19 @@ class LibraryEmitter {
     d.set("ctype", "c." + h.name);
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") +
                                "\n\nint(h) is the raw value; handles compare and hash by it.",
+                           "    "));
+    return d;
+  }
+
+  View callback_class_view(const Callback& c) {
+    View d;
+    d.set("name", c.name);
+    d.set("ctype", "c." + c.name);
+    d.flag("function_pointer", true);
+    d.set("doc", docstring(entity_docstring(c.doc, "C function pointer type " + c.name + ".") +
+                               "\n\nBuilt from a C function's address (an int, a ctypes function pointer;\n"
+                               "nothing for NULL), passed as is where this type is taken; int(f) is the\n"
+                               "address, f.getPtr() where it is stored.",
                            "    "));
     return d;
   }

@@ -65,6 +65,12 @@ std::string coverage_report(const model::Model& model) {
         }
       }
     }
+    // Function pointer typedefs: each one a class of its name, or why not.
+    for (const auto& c : model.callbacks) {
+      if (c.header != header) continue;
+      lines += c.has_class ? "  class    " + c.name + ": function pointer\n"
+                           : "  skipped  class " + c.name + ": " + c.no_class_reason + "\n";
+    }
     out += header + ": " + std::to_string(bound) + "/" + std::to_string(total) + " functions bound (" +
            percent(bound, total) + "), " + std::to_string(total - bound) + " skipped; " +
            std::to_string(fields_bound) + "/" + std::to_string(fields) + " struct fields bound\n" + lines;

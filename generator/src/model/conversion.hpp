@@ -58,6 +58,9 @@ struct Conversion {
   // Callbacks: the C function pointer type (the user data parameter is
   // Param::userdata_param).
   std::string callback_type;
+  // The module's class of that type (mark_callback_classes), whose instances
+  // pass their function pointer; empty where the type has none.
+  std::string callback_class;
   // The index in `arguments` of the one carrying the user data back; -1: none.
   int userdata_argument = -1;
   // Values typed by an attribute: the attribute enum (its AttributeTable);

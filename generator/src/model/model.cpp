@@ -17,6 +17,7 @@ const Function* Model::function(const std::string& name) const { return find_nam
 const Enum* Model::enumeration(const std::string& name) const { return find_named(enums, name); }
 const Handle* Model::handle(const std::string& name) const { return find_named(handles, name); }
 const Record* Model::record(const std::string& name) const { return find_named(records, name); }
+const Callback* Model::callback(const std::string& name) const { return find_named(callbacks, name); }
 const AttributeTable* Model::attribute_table(const std::string& enum_name) const {
   for (const auto& t : attribute_tables)
     if (t.enum_name == enum_name) return &t;

@@ -209,6 +209,10 @@ struct Callback {
   Type type;  // FunctionPointer
   Doc doc;
   std::string header;
+  // A Python class of this name holds a raw function pointer, as in the
+  // classic modules (mark_callback_classes); else the reason it has none.
+  bool has_class = false;
+  std::string no_class_reason;
 };
 
 struct Typedef {
@@ -308,6 +312,7 @@ struct Model {
   const Enum* enumeration(const std::string& name) const;
   const Handle* handle(const std::string& name) const;
   const Record* record(const std::string& name) const;
+  const Callback* callback(const std::string& name) const;
   const AttributeTable* attribute_table(const std::string& enum_name) const;
 };
 

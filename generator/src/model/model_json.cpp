@@ -48,6 +48,7 @@ json conversion_json(const Conversion& c) {
   if (c.fixed_count >= 0) j["fixed_count"] = c.fixed_count;
   if (!c.query_args.empty()) j["query_args"] = c.query_args;
   put(j, "callback_type", c.callback_type);
+  put(j, "callback_class", c.callback_class);
   if (c.userdata_argument >= 0) j["userdata_argument"] = c.userdata_argument;
   put(j, "attribute_enum", c.attribute_enum);
   if (c.last) j["last"] = true;
@@ -201,6 +202,8 @@ json to_json(const Model& model) {
   });
   j["callbacks"] = list(model.callbacks, [](const Callback& c) {
     json jc = {{"name", c.name}, {"type", to_json(c.type)}};
+    if (c.has_class) jc["class"] = true;
+    put(jc, "no_class_reason", c.no_class_reason);
     put_doc(jc, c.doc);
     return jc;
   });

@@ -189,7 +189,13 @@ void DeclCollector::add_typedef(CXCursor c, const std::string& header) {
     h.header = header;
     model_.handles.push_back(h);
   } else if (type.kind == TypeKind::FunctionPointer) {
-    model_.callbacks.push_back({order_++, name, type, doc_of(c), header});
+    Callback cb;
+    cb.order = order_++;
+    cb.name = name;
+    cb.type = type;
+    cb.doc = doc_of(c);
+    cb.header = header;
+    model_.callbacks.push_back(cb);
   } else {
     model_.typedefs.push_back({order_++, name, types_.convert(underlying), doc_of(c), header});
   }

@@ -213,11 +213,19 @@ const EnumValue* failure_member(const Type& t, const Model& m) {
   return nullptr;
 }
 
+// The module's class of a function-pointer type (mark_callback_classes),
+// empty where it has none (an unnamed parameter type, a taken name).
+std::string callback_class(const Type& t, const Model& m) {
+  const Callback* named_type = t.name.empty() ? nullptr : m.callback(t.name);
+  return named_type && named_type->has_class ? named_type->name : "";
+}
+
 Conversion callback(const Param& p, const Function& f, const Model& m) {
   const Type& t = p.type;
   Conversion c = named(p.userdata_param.empty() ? "params/in_callback_raw" : "params/in_callback", t);
   c.late = true;
   c.callback_type = t.name.empty() ? callback_typedef_name(f.name, p.name) : t.name;
+  c.callback_class = callback_class(t, m);
   if (p.userdata_param.empty()) return c;
   c.ownership = p.called_once ? Ownership::Once : Ownership::Registry;
   // A callback returning a value tells C something when Python raised: the
@@ -523,6 +531,7 @@ Conversion field_conversion(const Field& f, const Model& m) {
     case TypeKind::FunctionPointer: {
       Conversion c = named("fields/address", t);
       c.ownership = Ownership::Struct;
+      c.callback_class = callback_class(t, m);
       return c;
     }
     default: {

@@ -9,6 +9,9 @@
 //     aliases];
 //   - mark_integer_handles: the integer typedefs the spec declares handles
 //     (`CUdeviceptr`, `CUdevice`) [Handle, Type::kind];
+//   - mark_callback_classes: the function-pointer typedefs bound as classes
+//     of their name (`CUoccupancyB2DSize`), where the name is free
+//     [Callback::has_class, no_class_reason];
 //   - name_python: names Python and Cython can spell, `from` -> `from_`,
 //     `bytes` -> `bytes_`, and the C name kept as a field's second property
 //     where Python can spell it [Param::py_name, Field::py_name, py_alias].
@@ -87,6 +90,31 @@ void name_python(Model& model) {
       // its C name, as users of the classic bindings spell it (`uuid.bytes`).
       field.py_alias = field.py_name != field.name && !is_python_keyword(field.name) ? field.name : "";
     }
+}
+
+namespace {
+
+// What else of the module a Python name would denote, if anything.
+std::string python_owner(const Model& model, const std::string& name) {
+  for (const auto& r : model.records)
+    if (r.public_name == name || std::find(r.aliases.begin(), r.aliases.end(), name) != r.aliases.end())
+      return "struct " + r.public_name;
+  if (model.handle(name)) return "handle " + name;
+  if (model.enumeration(name)) return "enum " + name;
+  if (model.function(name)) return "function " + name;
+  for (const auto& k : model.constants)
+    if (k.name == name) return "constant " + name;
+  return "";
+}
+
+}  // namespace
+
+void mark_callback_classes(Model& model) {
+  for (auto& c : model.callbacks) {
+    const std::string owner = python_owner(model, c.name);
+    c.has_class = owner.empty();
+    c.no_class_reason = owner.empty() ? "" : "the name is the module's " + owner;
+  }
 }
 
 void name_public_records(Model& model, const spec::Spec& spec) {

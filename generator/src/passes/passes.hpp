@@ -25,6 +25,10 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_public_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+// Which function-pointer typedefs get a Python class of their name holding
+// a raw function pointer (the classic modules' `CUhostFn(addr)`): every one
+// whose name no other class, function or constant of the module takes.
+void mark_callback_classes(model::Model& model);
 // Python's names for parameters and fields (Param::py_name, Field::py_name,
 // Field::py_alias): C names that are Python keywords or Cython type names get
 // a trailing underscore (python_name), others are kept.

@@ -32,6 +32,7 @@ const Pass kPipeline[] = {
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
     {"apply_filters", apply_filters},
     {"name_python", [](Model& m, const Spec&) { name_python(m); }},
+    {"mark_callback_classes", [](Model& m, const Spec&) { mark_callback_classes(m); }},
     {"mark_success_status", mark_success_status},
     {"bind_helpers", bind_helpers},
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},

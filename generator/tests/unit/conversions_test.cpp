@@ -229,6 +229,30 @@ TEST(AssignConversions, CallbacksConvertEachArgument) {
   EXPECT_EQ(r.userdata_argument, -1);
 }
 
+// A parameter or field of a typedef that has a class takes instances of it:
+// the conversion names the class; an unnamed type, or one without a class,
+// names none.
+TEST(AssignConversions, CallbackClassesOfTheirTypedef) {
+  Function classed = with_roles(fn("caseOccupancy", {param("b2d", callback_t("caseB2DSize", {int_t()}))}),
+                                {Role::Callback});
+  Function unclassed = with_roles(fn("caseOther", {param("fn", callback_t("caseTaken", {int_t()}))}), {Role::Callback});
+  Function unnamed = with_roles(fn("caseSet", {param("fn", callback_t("", {int_t()}))}), {Role::Callback});
+  Model m = model_with({classed, unclassed, unnamed});
+  Callback b2d, taken;
+  b2d.name = "caseB2DSize";
+  b2d.has_class = true;
+  taken.name = "caseTaken";
+  m.callbacks = {b2d, taken};
+  passes::assign_conversions(m);
+  EXPECT_EQ(conv(m, "caseOccupancy", "b2d").callback_class, "caseB2DSize");
+  EXPECT_EQ(conv(m, "caseOther", "fn").callback_class, "");
+  EXPECT_EQ(conv(m, "caseSet", "fn").callback_class, "");
+  Field field;
+  field.name = "fn";
+  field.type = callback_t("caseB2DSize", {int_t()});
+  EXPECT_EQ(passes::field_conversion(field, m).callback_class, "caseB2DSize");
+}
+
 // What C is told when the Python callable raised: a status enum's failure
 // (its largest member, as the C layer's), the spec's value, else 0.
 TEST(AssignConversions, CallbackErrorReturnValues) {

@@ -57,4 +57,36 @@ TEST(NamePython, RunsAfterEveryPassThatAddsAName) {
   EXPECT_LT(at("name_python"), at("assign_conversions"));
 }
 
+// The classic modules' `CUoccupancyB2DSize(address)`: a class per
+// function-pointer typedef, unless the module's name is already another's.
+TEST(MarkCallbackClasses, EveryTypedefWhoseNameIsFree) {
+  Model m;
+  Callback free_name, record_name, function_name;
+  free_name.name = "caseHostFn";
+  record_name.name = "caseNode";
+  function_name.name = "caseLaunch";
+  m.callbacks = {free_name, record_name, function_name};
+  Record r;
+  r.name = "caseNode_st";
+  r.public_name = "caseNode_st";
+  r.aliases = {"caseNode"};  // a struct's other typedef: the class answers to it too
+  m.records.push_back(r);
+  m.functions.push_back(fn("caseLaunch", {}));
+  passes::mark_callback_classes(m);
+  EXPECT_TRUE(m.callbacks[0].has_class);
+  EXPECT_EQ(m.callbacks[0].no_class_reason, "");
+  EXPECT_FALSE(m.callbacks[1].has_class);
+  EXPECT_EQ(m.callbacks[1].no_class_reason, "the name is the module's struct caseNode_st");
+  EXPECT_FALSE(m.callbacks[2].has_class);
+  EXPECT_EQ(m.callbacks[2].no_class_reason, "the name is the module's function caseLaunch");
+}
+
+TEST(MarkCallbackClasses, RunsBeforeTheConversionsThatNameTheClass) {
+  const std::vector<std::string> order = passes::pass_names();
+  const auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  EXPECT_LT(at("mark_callback_classes"), at("assign_conversions"));
+  EXPECT_GT(at("mark_callback_classes"), at("name_public_records"));
+  EXPECT_GT(at("mark_callback_classes"), at("mark_integer_handles"));
+}
+
 }  // namespace

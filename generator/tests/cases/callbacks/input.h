@@ -25,6 +25,8 @@
  *              Python callable raises, the trampoline returns the status's
  *              failure cast to it, `return <c.caseResult>1` (CASE_ERROR, the
  *              largest member, as the C layer's error value)
+ *   Each typedef is also a class of its name (callback_class.pyx), which
+ *   the parameters of its type take: case callback_classes covers that.
  */
 #ifndef CASE_CALLBACKS_H
 #define CASE_CALLBACKS_H
