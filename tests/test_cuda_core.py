@@ -83,17 +83,6 @@ def _nvidia_installed_missing():
     return None
 
 
-def _callback_classes_missing():
-    """cuda.core 0.3.2's import reads ``driver.CUoccupancyB2DSize``: until
-    cubind binds the callback typedefs as classes (another item of issue 24)
-    every case fails on that; the reason, or None once they are bound."""
-    import cuda
-
-    if hasattr(cuda, "CUoccupancyB2DSize"):
-        return None
-    return "cubind's cuda lacks the class CUoccupancyB2DSize, which cuda.core 0.3.2 reads at import"
-
-
 class Outcome:
     def __init__(self, done):
         self.stdout, self.stderr, self.returncode = done.stdout, done.stderr, done.returncode
@@ -184,8 +173,6 @@ def _check(case, bindings, library):
         outcome = _run(case, "cubind", library)
         reference = None if _nvidia_bindings_missing(library) else _run(case, "nvidia", library)
         if outcome.failed:
-            if _callback_classes_missing():
-                pytest.xfail(_callback_classes_missing())
             if reference is not None and reference.failed:
                 pytest.skip(f"cuda.core misbehaves on NVIDIA's cuda-bindings too: {reference.why()}")
             pytest.fail(f"cuda.core case {case!r} fails on cubind's cuda.bindings:\n{outcome.stderr[-4000:]}")
