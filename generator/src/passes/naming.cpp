@@ -9,6 +9,9 @@
 //     aliases];
 //   - mark_integer_handles: the integer typedefs the spec declares handles
 //     (`CUdeviceptr`, `CUdevice`) [Handle, Type::kind];
+//   - name_tagged_handles: a pointer to a handle's struct, spelled by its
+//     tag (`struct cudaGraphicsResource *`), is that handle
+//     (`cudaGraphicsResource_t`) [Type::kind, Type::name];
 //   - name_python: names Python and Cython can spell, `from` -> `from_`,
 //     `bytes` -> `bytes_`, and the C name kept as a field's second property
 //     where Python can spell it [Param::py_name, Field::py_name, py_alias].
@@ -45,6 +48,21 @@ void retype(Type& t, const std::map<std::string, std::string>& handles) {
   if (it == handles.end()) return;
   t.kind = TypeKind::Handle;
   t.name = it->second;
+}
+
+// `struct tag *` -> the handle whose typedef names that pointer.
+void retype_tagged(Type& t, const std::map<std::string, std::string>& by_tag) {
+  for (auto& inner : t.inner) retype_tagged(inner, by_tag);
+  if (t.kind != TypeKind::Pointer || t.inner.size() != 1 || t.inner[0].kind != TypeKind::Record) return;
+  auto it = by_tag.find(t.inner[0].name);
+  if (it == by_tag.end()) return;
+  Type h;
+  h.kind = TypeKind::Handle;
+  h.name = it->second;
+  h.size = t.size;
+  h.is_const = t.is_const;
+  h.spelling = (t.is_const ? "const " : "") + h.name;
+  t = h;
 }
 
 const std::set<std::string>& python_keywords() {
@@ -175,6 +193,19 @@ void mark_integer_handles(Model& model, const spec::Spec& spec) {
   for (auto& r : model.records)
     for (auto& field : r.fields) retype(field.type, names);
   for (auto& c : model.callbacks) retype(c.type, names);
+}
+
+void name_tagged_handles(Model& model) {
+  std::map<std::string, std::string> by_tag;
+  for (const auto& h : model.handles)
+    if (!h.is_integer && !h.record_tag.empty()) by_tag.emplace(h.record_tag, h.name);
+  for (auto& f : model.functions) {
+    retype_tagged(f.result, by_tag);
+    for (auto& p : f.params) retype_tagged(p.type, by_tag);
+  }
+  for (auto& r : model.records)
+    for (auto& field : r.fields) retype_tagged(field.type, by_tag);
+  for (auto& c : model.callbacks) retype_tagged(c.type, by_tag);
 }
 
 }  // namespace cubind::passes

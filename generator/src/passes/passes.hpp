@@ -25,6 +25,10 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_public_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
+// A pointer to a handle's struct spelled by its tag (cuda_egl_interop.h's
+// `struct cudaGraphicsResource **pCudaResource`) is typed as the handle, so
+// the parameter rules see a handle (an output here) as for its typedef.
+void name_tagged_handles(model::Model& model);
 // Python's names for parameters and fields (Param::py_name, Field::py_name,
 // Field::py_alias): C names that are Python keywords or Cython type names get
 // a trailing underscore (python_name), others are kept.

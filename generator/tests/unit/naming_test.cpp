@@ -57,4 +57,33 @@ TEST(NamePython, RunsAfterEveryPassThatAddsAName) {
   EXPECT_LT(at("name_python"), at("assign_conversions"));
 }
 
+// cuda_egl_interop.h: cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource
+// **pCudaResource, ...) is an output of cudaGraphicsResource_t, as the
+// functions spelling the typedef take it.
+TEST(NameTaggedHandles, PointerToAHandlesStructIsTheHandle) {
+  Model m;
+  Handle h;
+  h.name = "caseResource_t";
+  h.record_tag = "caseResource";
+  m.handles.push_back(h);
+  Type tag = record_t("caseResource");
+  tag.size = -2;  // incomplete
+  m.functions.push_back(fn("caseRegister", {param("res", ptr(ptr(tag))), param("other", ptr(record_t()))}));
+  passes::name_tagged_handles(m);
+  const Type& res = m.functions[0].params[0].type;
+  ASSERT_EQ(res.kind, TypeKind::Pointer);
+  EXPECT_EQ(res.pointee().kind, TypeKind::Handle);
+  EXPECT_EQ(res.pointee().name, "caseResource_t");
+  EXPECT_EQ(res.pointee().spelling, "caseResource_t");
+  // A pointer to another struct stays one.
+  EXPECT_EQ(m.functions[0].params[1].type.kind, TypeKind::Pointer);
+  EXPECT_EQ(m.functions[0].params[1].type.pointee().kind, TypeKind::Record);
+}
+
+TEST(NameTaggedHandles, RunsBeforeTheParameterRules) {
+  const std::vector<std::string> order = passes::pass_names();
+  const auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  EXPECT_LT(at("name_tagged_handles"), at("infer_parameters"));
+}
+
 }  // namespace
