@@ -2656,6 +2656,39 @@ class CUlogIterator:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class EGLImageKHR:
+    """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class EGLStreamKHR:
+    """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class EGLSyncKHR:
+    """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class CUuuid:
     """Struct CUuuid of the C API."""
     sizeof: int
@@ -28837,7 +28870,7 @@ def cuProfilerStop() -> tuple[CUresult]:
         CUDA_ERROR_INVALID_CONTEXT
     """
 
-def cuGraphicsEGLRegisterImage(image: int | Buffer | None, flags: int) -> tuple[CUresult, CUgraphicsResource]:
+def cuGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int) -> tuple[CUresult, CUgraphicsResource]:
     """Registers an EGL image
 
     Registers the EGLImageKHR specified by image for access by
@@ -28878,8 +28911,7 @@ def cuGraphicsEGLRegisterImage(image: int | Buffer | None, flags: int) -> tuple[
     ----------
     image
         An EGLImageKHR image which can be used to create target resource.
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLImageKHR, an int (the raw value), or None (NULL).
     flags
         Map flags
 
@@ -28894,7 +28926,7 @@ def cuGraphicsEGLRegisterImage(image: int | Buffer | None, flags: int) -> tuple[
         Pointer to the returned object handle
     """
 
-def cuEGLStreamConsumerConnect(stream: int | Buffer | None) -> tuple[CUresult, CUeglStreamConnection]:
+def cuEGLStreamConsumerConnect(stream: EGLStreamKHR | int | None) -> tuple[CUresult, CUeglStreamConnection]:
     """Connect CUDA to EGLStream as a consumer.
 
     Connect CUDA as a consumer to EGLStreamKHR specified by stream.
@@ -28910,8 +28942,7 @@ def cuEGLStreamConsumerConnect(stream: int | Buffer | None) -> tuple[CUresult, C
     ----------
     stream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -28923,7 +28954,7 @@ def cuEGLStreamConsumerConnect(stream: int | Buffer | None) -> tuple[CUresult, C
         Pointer to the returned connection handle
     """
 
-def cuEGLStreamConsumerConnectWithFlags(stream: int | Buffer | None, flags: int) -> tuple[CUresult, CUeglStreamConnection]:
+def cuEGLStreamConsumerConnectWithFlags(stream: EGLStreamKHR | int | None, flags: int) -> tuple[CUresult, CUeglStreamConnection]:
     """Connect CUDA to EGLStream as a consumer with given flags.
 
     Connect CUDA as a consumer to EGLStreamKHR specified by stream with specified flags defined by CUeglResourceLocationFlags.
@@ -28939,8 +28970,7 @@ def cuEGLStreamConsumerConnectWithFlags(stream: int | Buffer | None, flags: int)
     ----------
     stream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     flags
         Flags denote intended location - system or video.
 
@@ -29037,7 +29067,7 @@ def cuEGLStreamConsumerReleaseFrame(conn: CUeglStreamConnection, pCudaResource: 
         CUDA_ERROR_INVALID_HANDLE,
     """
 
-def cuEGLStreamProducerConnect(stream: int | Buffer | None, width: int, height: int) -> tuple[CUresult, CUeglStreamConnection]:
+def cuEGLStreamProducerConnect(stream: EGLStreamKHR | int | None, width: int, height: int) -> tuple[CUresult, CUeglStreamConnection]:
     """Connect CUDA to EGLStream as a producer.
 
     Connect CUDA as a producer to EGLStreamKHR specified by stream.
@@ -29053,8 +29083,7 @@ def cuEGLStreamProducerConnect(stream: int | Buffer | None, width: int, height: 
     ----------
     stream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     width
         width of the image to be submitted to the stream
     height
@@ -29233,7 +29262,7 @@ def cuGraphicsResourceGetMappedEglFrame(resource: CUgraphicsResource | int | Non
         Returned eglFrame.
     """
 
-def cuEventCreateFromEGLSync(eglSync: int | Buffer | None, flags: int) -> tuple[CUresult, CUevent]:
+def cuEventCreateFromEGLSync(eglSync: EGLSyncKHR | int | None, flags: int) -> tuple[CUresult, CUevent]:
     """Creates an event from EGLSync object
 
     Creates an event *phEvent from an EGLSyncKHR eglSync with the flags specified
@@ -29261,8 +29290,7 @@ def cuEventCreateFromEGLSync(eglSync: int | Buffer | None, flags: int) -> tuple[
     ----------
     eglSync
         Opaque handle to EGLSync object
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLSyncKHR, an int (the raw value), or None (NULL).
     flags
         Event creation flags
 

@@ -147,6 +147,18 @@ cdef class CUlogIterator:
     cdef c.CUlogIterator _ptr
 
 
+cdef class EGLImageKHR:
+    cdef c.EGLImageKHR _ptr
+
+
+cdef class EGLStreamKHR:
+    cdef c.EGLStreamKHR _ptr
+
+
+cdef class EGLSyncKHR:
+    cdef c.EGLSyncKHR _ptr
+
+
 cdef class CUuuid(Struct):
     cdef c.CUuuid _value
     cdef c.CUuuid* _ptr

@@ -7811,6 +7811,237 @@ cdef inline CUlogIterator _new_CUlogIterator(c.CUlogIterator value):
     return h
 
 
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class EGLImageKHR:
+    """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = <c.EGLImageKHR>as_address(value, b"value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<EGLImageKHR>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<EGLImageKHR {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored handle, for C functions taking a EGLImageKHR*."""
+        return <uintptr_t>&self._ptr
+
+
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _EGLImageKHR_peer = None
+
+
+cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NULL:
+    if type(o) is EGLImageKHR or type(o) is _EGLImageKHR_peer:
+        return (<EGLImageKHR>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
+    return _as_EGLImageKHR_other(o, name)
+
+
+cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NULL:
+    global _EGLImageKHR_peer
+    if isinstance(o, EGLImageKHR):
+        return (<EGLImageKHR>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.EGLImageKHR>as_address(o, name)
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "EGLImageKHR":
+        raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == EGLImageKHR.__basicsize__:
+        _EGLImageKHR_peer = type(o)
+        return (<EGLImageKHR>o)._ptr
+    return <c.EGLImageKHR>as_address(o, name)
+
+
+set_type_attr(EGLImageKHR, "_c_struct", "EGLImageKHR")
+
+
+cdef inline EGLImageKHR _new_EGLImageKHR(c.EGLImageKHR value):
+    cdef EGLImageKHR h = EGLImageKHR.__new__(EGLImageKHR)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class EGLStreamKHR:
+    """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = <c.EGLStreamKHR>as_address(value, b"value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<EGLStreamKHR>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<EGLStreamKHR {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored handle, for C functions taking a EGLStreamKHR*."""
+        return <uintptr_t>&self._ptr
+
+
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _EGLStreamKHR_peer = None
+
+
+cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? NULL:
+    if type(o) is EGLStreamKHR or type(o) is _EGLStreamKHR_peer:
+        return (<EGLStreamKHR>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
+    return _as_EGLStreamKHR_other(o, name)
+
+
+cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? NULL:
+    global _EGLStreamKHR_peer
+    if isinstance(o, EGLStreamKHR):
+        return (<EGLStreamKHR>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.EGLStreamKHR>as_address(o, name)
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "EGLStreamKHR":
+        raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == EGLStreamKHR.__basicsize__:
+        _EGLStreamKHR_peer = type(o)
+        return (<EGLStreamKHR>o)._ptr
+    return <c.EGLStreamKHR>as_address(o, name)
+
+
+set_type_attr(EGLStreamKHR, "_c_struct", "EGLStreamKHR")
+
+
+cdef inline EGLStreamKHR _new_EGLStreamKHR(c.EGLStreamKHR value):
+    cdef EGLStreamKHR h = EGLStreamKHR.__new__(EGLStreamKHR)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class EGLSyncKHR:
+    """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = <c.EGLSyncKHR>as_address(value, b"value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<EGLSyncKHR>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<EGLSyncKHR {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored handle, for C functions taking a EGLSyncKHR*."""
+        return <uintptr_t>&self._ptr
+
+
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _EGLSyncKHR_peer = None
+
+
+cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL:
+    if type(o) is EGLSyncKHR or type(o) is _EGLSyncKHR_peer:
+        return (<EGLSyncKHR>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
+    return _as_EGLSyncKHR_other(o, name)
+
+
+cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
+    global _EGLSyncKHR_peer
+    if isinstance(o, EGLSyncKHR):
+        return (<EGLSyncKHR>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.EGLSyncKHR>as_address(o, name)
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "EGLSyncKHR":
+        raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == EGLSyncKHR.__basicsize__:
+        _EGLSyncKHR_peer = type(o)
+        return (<EGLSyncKHR>o)._ptr
+    return <c.EGLSyncKHR>as_address(o, name)
+
+
+set_type_attr(EGLSyncKHR, "_c_struct", "EGLSyncKHR")
+
+
+cdef inline EGLSyncKHR _new_EGLSyncKHR(c.EGLSyncKHR value):
+    cdef EGLSyncKHR h = EGLSyncKHR.__new__(EGLSyncKHR)
+    h._ptr = value
+    return h
+
+
 cdef class CUuuid(Struct):
     """Struct CUuuid of the C API."""
     _fields = ("bytes_", )
@@ -50750,8 +50981,7 @@ def cuGraphicsEGLRegisterImage(image, flags):
     ----------
     image
         An EGLImageKHR image which can be used to create target resource.
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLImageKHR, an int (the raw value), or None (NULL).
     flags
         Map flags
 
@@ -50767,8 +50997,7 @@ def cuGraphicsEGLRegisterImage(image, flags):
     """
     cdef int _err
     cdef CUgraphicsResource pCudaResource_handle = CUgraphicsResource.__new__(CUgraphicsResource)
-    cdef object image_view = buffer_view(image)
-    cdef void* _c_image = view_address(image_view) if image_view is not None else as_address(image, b"image")
+    cdef c.EGLImageKHR _c_image = _as_EGLImageKHR(image, b"image")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -50797,8 +51026,7 @@ def cuEGLStreamConsumerConnect(stream):
     ----------
     stream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -50811,8 +51039,7 @@ def cuEGLStreamConsumerConnect(stream):
     """
     cdef int _err
     cdef CUeglStreamConnection conn_handle = CUeglStreamConnection.__new__(CUeglStreamConnection)
-    cdef object stream_view = buffer_view(stream)
-    cdef void* _c_stream = view_address(stream_view) if stream_view is not None else as_address(stream, b"stream")
+    cdef c.EGLStreamKHR _c_stream = _as_EGLStreamKHR(stream, b"stream")
 
     with nogil:
         _err = c.cuEGLStreamConsumerConnect(&conn_handle._ptr, _c_stream)
@@ -50840,8 +51067,7 @@ def cuEGLStreamConsumerConnectWithFlags(stream, flags):
     ----------
     stream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     flags
         Flags denote intended location - system or video.
 
@@ -50856,8 +51082,7 @@ def cuEGLStreamConsumerConnectWithFlags(stream, flags):
     """
     cdef int _err
     cdef CUeglStreamConnection conn_handle = CUeglStreamConnection.__new__(CUeglStreamConnection)
-    cdef object stream_view = buffer_view(stream)
-    cdef void* _c_stream = view_address(stream_view) if stream_view is not None else as_address(stream, b"stream")
+    cdef c.EGLStreamKHR _c_stream = _as_EGLStreamKHR(stream, b"stream")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -51036,8 +51261,7 @@ def cuEGLStreamProducerConnect(stream, width, height):
     ----------
     stream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     width
         width of the image to be submitted to the stream
     height
@@ -51054,8 +51278,7 @@ def cuEGLStreamProducerConnect(stream, width, height):
     """
     cdef int _err
     cdef CUeglStreamConnection conn_handle = CUeglStreamConnection.__new__(CUeglStreamConnection)
-    cdef object stream_view = buffer_view(stream)
-    cdef void* _c_stream = view_address(stream_view) if stream_view is not None else as_address(stream, b"stream")
+    cdef c.EGLStreamKHR _c_stream = _as_EGLStreamKHR(stream, b"stream")
     cdef int _c_width = <int>as_signed(width, b"width", INT32_MIN, INT32_MAX)
     cdef int _c_height = <int>as_signed(height, b"height", INT32_MIN, INT32_MAX)
 
@@ -51343,8 +51566,7 @@ def cuEventCreateFromEGLSync(eglSync, flags):
     ----------
     eglSync
         Opaque handle to EGLSync object
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLSyncKHR, an int (the raw value), or None (NULL).
     flags
         Event creation flags
 
@@ -51362,8 +51584,7 @@ def cuEventCreateFromEGLSync(eglSync, flags):
     """
     cdef int _err
     cdef CUevent phEvent_handle = CUevent.__new__(CUevent)
-    cdef object eglSync_view = buffer_view(eglSync)
-    cdef void* _c_eglSync = view_address(eglSync_view) if eglSync_view is not None else as_address(eglSync, b"eglSync")
+    cdef c.EGLSyncKHR _c_eglSync = _as_EGLSyncKHR(eglSync, b"eglSync")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -51539,6 +51760,9 @@ cdef dict _sizes = {
     CUgraphConditionalHandle: sizeof(c.CUgraphConditionalHandle),
     CUmemGenericAllocationHandle: sizeof(c.CUmemGenericAllocationHandle),
     CUlogIterator: sizeof(c.CUlogIterator),
+    EGLImageKHR: sizeof(c.EGLImageKHR),
+    EGLStreamKHR: sizeof(c.EGLStreamKHR),
+    EGLSyncKHR: sizeof(c.EGLSyncKHR),
 }
 
 
@@ -51777,6 +52001,9 @@ __all__ = [
     "CUgraphConditionalHandle",
     "CUmemGenericAllocationHandle",
     "CUlogIterator",
+    "EGLImageKHR",
+    "EGLStreamKHR",
+    "EGLSyncKHR",
     "CUuuid",
     "CUuuid_st",
     "CUmemFabricHandle",

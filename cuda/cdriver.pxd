@@ -8,6 +8,12 @@
 # loader on first use; a missing library raises the loader's error.
 
 cdef extern from "cuda.h" nogil:
+    cdef struct _EGLImageKHR_struct "EGLImageKHR"
+    ctypedef _EGLImageKHR_struct* EGLImageKHR
+    cdef struct _EGLStreamKHR_struct "EGLStreamKHR"
+    ctypedef _EGLStreamKHR_struct* EGLStreamKHR
+    cdef struct _EGLSyncKHR_struct "EGLSyncKHR"
+    ctypedef _EGLSyncKHR_struct* EGLSyncKHR
     ctypedef unsigned int cuuint32_t
     ctypedef unsigned long cuuint64_t
     ctypedef unsigned long long CUdeviceptr_v2
@@ -2546,15 +2552,15 @@ cdef CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) e
 cdef CUresult cuProfilerInitialize(const char* configFile, const char* outputFile, CUoutput_mode outputMode) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuProfilerStart() except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuProfilerStop() except? CUDA_ERROR_UNKNOWN nogil
-cdef CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* pCudaResource, void* image, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
-cdef CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection* conn, void* stream) except? CUDA_ERROR_UNKNOWN nogil
-cdef CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, void* stream, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* pCudaResource, EGLImageKHR image, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection* conn, EGLStreamKHR stream) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, EGLStreamKHR stream, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection* conn) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection* conn, CUgraphicsResource* pCudaResource, CUstream* pStream, unsigned int timeout) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection* conn, CUgraphicsResource pCudaResource, CUstream* pStream) except? CUDA_ERROR_UNKNOWN nogil
-cdef CUresult cuEGLStreamProducerConnect(CUeglStreamConnection* conn, void* stream, int width, int height) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuEGLStreamProducerConnect(CUeglStreamConnection* conn, EGLStreamKHR stream, int width, int height) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection* conn) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuEGLStreamProducerPresentFrame(CUeglStreamConnection* conn, CUeglFrame eglframe, CUstream* pStream) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuEGLStreamProducerReturnFrame(CUeglStreamConnection* conn, CUeglFrame* eglframe, CUstream* pStream) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel) except? CUDA_ERROR_UNKNOWN nogil
-cdef CUresult cuEventCreateFromEGLSync(CUevent* phEvent, void* eglSync, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuEventCreateFromEGLSync(CUevent* phEvent, EGLSyncKHR eglSync, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil

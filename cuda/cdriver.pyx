@@ -4562,31 +4562,31 @@ cdef CUresult cuProfilerStop() except? CUDA_ERROR_UNKNOWN nogil:
     return (<CUresult (*)() noexcept nogil>_p_cuProfilerStop)()
 
 
-cdef CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* pCudaResource, void* image, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
+cdef CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* pCudaResource, EGLImageKHR image, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuGraphicsEGLRegisterImage == NULL:
         # Not in this library (older than the header): the status C would give.
         if _resolve(&_p_cuGraphicsEGLRegisterImage, b"cuGraphicsEGLRegisterImage", b"cuGraphicsEGLRegisterImage", 13000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
-    return (<CUresult (*)(CUgraphicsResource*, void*, unsigned int) noexcept nogil>_p_cuGraphicsEGLRegisterImage)(pCudaResource, image, flags)
+    return (<CUresult (*)(CUgraphicsResource*, EGLImageKHR, unsigned int) noexcept nogil>_p_cuGraphicsEGLRegisterImage)(pCudaResource, image, flags)
 
 
-cdef CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection* conn, void* stream) except? CUDA_ERROR_UNKNOWN nogil:
+cdef CUresult cuEGLStreamConsumerConnect(CUeglStreamConnection* conn, EGLStreamKHR stream) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerConnect == NULL:
         # Not in this library (older than the header): the status C would give.
         if _resolve(&_p_cuEGLStreamConsumerConnect, b"cuEGLStreamConsumerConnect", b"cuEGLStreamConsumerConnect", 13000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
-    return (<CUresult (*)(CUeglStreamConnection*, void*) noexcept nogil>_p_cuEGLStreamConsumerConnect)(conn, stream)
+    return (<CUresult (*)(CUeglStreamConnection*, EGLStreamKHR) noexcept nogil>_p_cuEGLStreamConsumerConnect)(conn, stream)
 
 
-cdef CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, void* stream, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
+cdef CUresult cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection* conn, EGLStreamKHR stream, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamConsumerConnectWithFlags == NULL:
         # Not in this library (older than the header): the status C would give.
         if _resolve(&_p_cuEGLStreamConsumerConnectWithFlags, b"cuEGLStreamConsumerConnectWithFlags", b"cuEGLStreamConsumerConnectWithFlags", 13000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
-    return (<CUresult (*)(CUeglStreamConnection*, void*, unsigned int) noexcept nogil>_p_cuEGLStreamConsumerConnectWithFlags)(conn, stream, flags)
+    return (<CUresult (*)(CUeglStreamConnection*, EGLStreamKHR, unsigned int) noexcept nogil>_p_cuEGLStreamConsumerConnectWithFlags)(conn, stream, flags)
 
 
 cdef CUresult cuEGLStreamConsumerDisconnect(CUeglStreamConnection* conn) except? CUDA_ERROR_UNKNOWN nogil:
@@ -4616,13 +4616,13 @@ cdef CUresult cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection* conn, CUgra
     return (<CUresult (*)(CUeglStreamConnection*, CUgraphicsResource, CUstream*) noexcept nogil>_p_cuEGLStreamConsumerReleaseFrame)(conn, pCudaResource, pStream)
 
 
-cdef CUresult cuEGLStreamProducerConnect(CUeglStreamConnection* conn, void* stream, int width, int height) except? CUDA_ERROR_UNKNOWN nogil:
+cdef CUresult cuEGLStreamProducerConnect(CUeglStreamConnection* conn, EGLStreamKHR stream, int width, int height) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEGLStreamProducerConnect == NULL:
         # Not in this library (older than the header): the status C would give.
         if _resolve(&_p_cuEGLStreamProducerConnect, b"cuEGLStreamProducerConnect", b"cuEGLStreamProducerConnect", 13000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
-    return (<CUresult (*)(CUeglStreamConnection*, void*, int, int) noexcept nogil>_p_cuEGLStreamProducerConnect)(conn, stream, width, height)
+    return (<CUresult (*)(CUeglStreamConnection*, EGLStreamKHR, int, int) noexcept nogil>_p_cuEGLStreamProducerConnect)(conn, stream, width, height)
 
 
 cdef CUresult cuEGLStreamProducerDisconnect(CUeglStreamConnection* conn) except? CUDA_ERROR_UNKNOWN nogil:
@@ -4661,10 +4661,10 @@ cdef CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* eglFrame, CUgraphi
     return (<CUresult (*)(CUeglFrame*, CUgraphicsResource, unsigned int, unsigned int) noexcept nogil>_p_cuGraphicsResourceGetMappedEglFrame)(eglFrame, resource, index, mipLevel)
 
 
-cdef CUresult cuEventCreateFromEGLSync(CUevent* phEvent, void* eglSync, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
+cdef CUresult cuEventCreateFromEGLSync(CUevent* phEvent, EGLSyncKHR eglSync, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:
     if _p_cuEventCreateFromEGLSync == NULL:
         # Not in this library (older than the header): the status C would give.
         if _resolve(&_p_cuEventCreateFromEGLSync, b"cuEventCreateFromEGLSync", b"cuEventCreateFromEGLSync", 13000, True) == 1:
             return CUDA_ERROR_NOT_FOUND
 
-    return (<CUresult (*)(CUevent*, void*, unsigned int) noexcept nogil>_p_cuEventCreateFromEGLSync)(phEvent, eglSync, flags)
+    return (<CUresult (*)(CUevent*, EGLSyncKHR, unsigned int) noexcept nogil>_p_cuEventCreateFromEGLSync)(phEvent, eglSync, flags)

@@ -8,6 +8,12 @@
 # loader on first use; a missing library raises the loader's error.
 
 cdef extern from "cuda_runtime_api.h" nogil:
+    cdef struct _EGLImageKHR_struct "EGLImageKHR"
+    ctypedef _EGLImageKHR_struct* EGLImageKHR
+    cdef struct _EGLStreamKHR_struct "EGLStreamKHR"
+    ctypedef _EGLStreamKHR_struct* EGLStreamKHR
+    cdef struct _EGLSyncKHR_struct "EGLSyncKHR"
+    ctypedef _EGLSyncKHR_struct* EGLSyncKHR
     cdef struct char1:
         signed char x
     cdef struct uchar1:
@@ -2097,15 +2103,15 @@ cdef cudaError_t cudaProfilerStop() except? cudaErrorApiFailureBase nogil
 cdef cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) except * nogil
 cdef cudaPos make_cudaPos(size_t x, size_t y, size_t z) except * nogil
 cdef cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) except * nogil
-cdef cudaError_t cudaGraphicsEGLRegisterImage(cudaGraphicsResource_t* pCudaResource, void* image, unsigned int flags) except? cudaErrorApiFailureBase nogil
-cdef cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection* conn, void* eglStream) except? cudaErrorApiFailureBase nogil
-cdef cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection* conn, void* eglStream, unsigned int flags) except? cudaErrorApiFailureBase nogil
+cdef cudaError_t cudaGraphicsEGLRegisterImage(cudaGraphicsResource_t* pCudaResource, EGLImageKHR image, unsigned int flags) except? cudaErrorApiFailureBase nogil
+cdef cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection* conn, EGLStreamKHR eglStream) except? cudaErrorApiFailureBase nogil
+cdef cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection* conn, EGLStreamKHR eglStream, unsigned int flags) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection* conn) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamConsumerAcquireFrame(cudaEglStreamConnection* conn, cudaGraphicsResource_t* pCudaResource, cudaStream_t* pStream, unsigned int timeout) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection* conn, cudaGraphicsResource_t pCudaResource, cudaStream_t* pStream) except? cudaErrorApiFailureBase nogil
-cdef cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection* conn, void* eglStream, int width, int height) except? cudaErrorApiFailureBase nogil
+cdef cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection* conn, EGLStreamKHR eglStream, int width, int height) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection* conn) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamProducerPresentFrame(cudaEglStreamConnection* conn, cudaEglFrame eglframe, cudaStream_t* pStream) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamProducerReturnFrame(cudaEglStreamConnection* conn, cudaEglFrame* eglframe, cudaStream_t* pStream) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame* eglFrame, cudaGraphicsResource_t resource, unsigned int index, unsigned int mipLevel) except? cudaErrorApiFailureBase nogil
-cdef cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t* phEvent, void* eglSync, unsigned int flags) except? cudaErrorApiFailureBase nogil
+cdef cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t* phEvent, EGLSyncKHR eglSync, unsigned int flags) except? cudaErrorApiFailureBase nogil

@@ -2574,25 +2574,25 @@ cdef cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) except * nogil:
 
 
 
-cdef cudaError_t cudaGraphicsEGLRegisterImage(cudaGraphicsResource_t* pCudaResource, void* image, unsigned int flags) except? cudaErrorApiFailureBase nogil:
+cdef cudaError_t cudaGraphicsEGLRegisterImage(cudaGraphicsResource_t* pCudaResource, EGLImageKHR image, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaGraphicsEGLRegisterImage == NULL:
 
         _resolve(&_p_cudaGraphicsEGLRegisterImage, b"cudaGraphicsEGLRegisterImage", b"cudaGraphicsEGLRegisterImage", 13000, False)
-    return (<cudaError_t (*)(cudaGraphicsResource_t*, void*, unsigned int) noexcept nogil>_p_cudaGraphicsEGLRegisterImage)(pCudaResource, image, flags)
+    return (<cudaError_t (*)(cudaGraphicsResource_t*, EGLImageKHR, unsigned int) noexcept nogil>_p_cudaGraphicsEGLRegisterImage)(pCudaResource, image, flags)
 
 
-cdef cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection* conn, void* eglStream) except? cudaErrorApiFailureBase nogil:
+cdef cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection* conn, EGLStreamKHR eglStream) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEGLStreamConsumerConnect == NULL:
 
         _resolve(&_p_cudaEGLStreamConsumerConnect, b"cudaEGLStreamConsumerConnect", b"cudaEGLStreamConsumerConnect", 13000, False)
-    return (<cudaError_t (*)(cudaEglStreamConnection*, void*) noexcept nogil>_p_cudaEGLStreamConsumerConnect)(conn, eglStream)
+    return (<cudaError_t (*)(cudaEglStreamConnection*, EGLStreamKHR) noexcept nogil>_p_cudaEGLStreamConsumerConnect)(conn, eglStream)
 
 
-cdef cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection* conn, void* eglStream, unsigned int flags) except? cudaErrorApiFailureBase nogil:
+cdef cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection* conn, EGLStreamKHR eglStream, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEGLStreamConsumerConnectWithFlags == NULL:
 
         _resolve(&_p_cudaEGLStreamConsumerConnectWithFlags, b"cudaEGLStreamConsumerConnectWithFlags", b"cudaEGLStreamConsumerConnectWithFlags", 13000, False)
-    return (<cudaError_t (*)(cudaEglStreamConnection*, void*, unsigned int) noexcept nogil>_p_cudaEGLStreamConsumerConnectWithFlags)(conn, eglStream, flags)
+    return (<cudaError_t (*)(cudaEglStreamConnection*, EGLStreamKHR, unsigned int) noexcept nogil>_p_cudaEGLStreamConsumerConnectWithFlags)(conn, eglStream, flags)
 
 
 cdef cudaError_t cudaEGLStreamConsumerDisconnect(cudaEglStreamConnection* conn) except? cudaErrorApiFailureBase nogil:
@@ -2616,11 +2616,11 @@ cdef cudaError_t cudaEGLStreamConsumerReleaseFrame(cudaEglStreamConnection* conn
     return (<cudaError_t (*)(cudaEglStreamConnection*, cudaGraphicsResource_t, cudaStream_t*) noexcept nogil>_p_cudaEGLStreamConsumerReleaseFrame)(conn, pCudaResource, pStream)
 
 
-cdef cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection* conn, void* eglStream, int width, int height) except? cudaErrorApiFailureBase nogil:
+cdef cudaError_t cudaEGLStreamProducerConnect(cudaEglStreamConnection* conn, EGLStreamKHR eglStream, int width, int height) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEGLStreamProducerConnect == NULL:
 
         _resolve(&_p_cudaEGLStreamProducerConnect, b"cudaEGLStreamProducerConnect", b"cudaEGLStreamProducerConnect", 13000, False)
-    return (<cudaError_t (*)(cudaEglStreamConnection*, void*, int, int) noexcept nogil>_p_cudaEGLStreamProducerConnect)(conn, eglStream, width, height)
+    return (<cudaError_t (*)(cudaEglStreamConnection*, EGLStreamKHR, int, int) noexcept nogil>_p_cudaEGLStreamProducerConnect)(conn, eglStream, width, height)
 
 
 cdef cudaError_t cudaEGLStreamProducerDisconnect(cudaEglStreamConnection* conn) except? cudaErrorApiFailureBase nogil:
@@ -2651,8 +2651,8 @@ cdef cudaError_t cudaGraphicsResourceGetMappedEglFrame(cudaEglFrame* eglFrame, c
     return (<cudaError_t (*)(cudaEglFrame*, cudaGraphicsResource_t, unsigned int, unsigned int) noexcept nogil>_p_cudaGraphicsResourceGetMappedEglFrame)(eglFrame, resource, index, mipLevel)
 
 
-cdef cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t* phEvent, void* eglSync, unsigned int flags) except? cudaErrorApiFailureBase nogil:
+cdef cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t* phEvent, EGLSyncKHR eglSync, unsigned int flags) except? cudaErrorApiFailureBase nogil:
     if _p_cudaEventCreateFromEGLSync == NULL:
 
         _resolve(&_p_cudaEventCreateFromEGLSync, b"cudaEventCreateFromEGLSync", b"cudaEventCreateFromEGLSync", 13000, False)
-    return (<cudaError_t (*)(cudaEvent_t*, void*, unsigned int) noexcept nogil>_p_cudaEventCreateFromEGLSync)(phEvent, eglSync, flags)
+    return (<cudaError_t (*)(cudaEvent_t*, EGLSyncKHR, unsigned int) noexcept nogil>_p_cudaEventCreateFromEGLSync)(phEvent, eglSync, flags)

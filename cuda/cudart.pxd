@@ -95,6 +95,18 @@ cdef class cudaGraphConditionalHandle:
     cdef c.cudaGraphConditionalHandle _ptr
 
 
+cdef class EGLImageKHR:
+    cdef c.EGLImageKHR _ptr
+
+
+cdef class EGLStreamKHR:
+    cdef c.EGLStreamKHR _ptr
+
+
+cdef class EGLSyncKHR:
+    cdef c.EGLSyncKHR _ptr
+
+
 cdef class char1(Struct):
     cdef c.char1 _value
     cdef c.char1* _ptr

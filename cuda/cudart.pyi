@@ -1989,6 +1989,39 @@ class cudaGraphConditionalHandle:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+class EGLImageKHR:
+    """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class EGLStreamKHR:
+    """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
+class EGLSyncKHR:
+    """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+    def __init__(self, value: int | None = 0) -> None: ...
+    def __int__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def getPtr(self) -> int: ...
+
 class char1:
     """Struct char1 of the C API."""
     sizeof: int
@@ -18924,7 +18957,7 @@ def make_cudaExtent(w: int, h: int, d: int) -> tuple[cudaError_t, cudaExtent]:
         cudaExtent specified by w, h, and d
     """
 
-def cudaGraphicsEGLRegisterImage(image: int | Buffer | None, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
+def cudaGraphicsEGLRegisterImage(image: EGLImageKHR | int | None, flags: int) -> tuple[cudaError_t, cudaGraphicsResource_t]:
     """Registers an EGL image
 
     Registers the EGLImageKHR specified by image for access by
@@ -18965,8 +18998,7 @@ def cudaGraphicsEGLRegisterImage(image: int | Buffer | None, flags: int) -> tupl
     ----------
     image
         An EGLImageKHR image which can be used to create target resource.
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLImageKHR, an int (the raw value), or None (NULL).
     flags
         Map flags
 
@@ -18981,7 +19013,7 @@ def cudaGraphicsEGLRegisterImage(image: int | Buffer | None, flags: int) -> tupl
         Pointer to the returned object handle
     """
 
-def cudaEGLStreamConsumerConnect(eglStream: int | Buffer | None) -> tuple[cudaError_t, cudaEglStreamConnection]:
+def cudaEGLStreamConsumerConnect(eglStream: EGLStreamKHR | int | None) -> tuple[cudaError_t, cudaEglStreamConnection]:
     """Connect CUDA to EGLStream as a consumer.
 
     Connect CUDA as a consumer to EGLStreamKHR specified by eglStream.
@@ -18999,8 +19031,7 @@ def cudaEGLStreamConsumerConnect(eglStream: int | Buffer | None) -> tuple[cudaEr
     ----------
     eglStream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19012,7 +19043,7 @@ def cudaEGLStreamConsumerConnect(eglStream: int | Buffer | None) -> tuple[cudaEr
         Pointer to the returned connection handle
     """
 
-def cudaEGLStreamConsumerConnectWithFlags(eglStream: int | Buffer | None, flags: int) -> tuple[cudaError_t, cudaEglStreamConnection]:
+def cudaEGLStreamConsumerConnectWithFlags(eglStream: EGLStreamKHR | int | None, flags: int) -> tuple[cudaError_t, cudaEglStreamConnection]:
     """Connect CUDA to EGLStream as a consumer with given flags.
 
     Connect CUDA as a consumer to EGLStreamKHR specified by stream with specified flags defined by
@@ -19031,8 +19062,7 @@ def cudaEGLStreamConsumerConnectWithFlags(eglStream: int | Buffer | None, flags:
     ----------
     eglStream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     flags
         Flags denote intended location - system or video.
 
@@ -19132,7 +19162,7 @@ def cudaEGLStreamConsumerReleaseFrame(conn: cudaEglStreamConnection, pCudaResour
         cudaErrorUnknown
     """
 
-def cudaEGLStreamProducerConnect(eglStream: int | Buffer | None, width: int, height: int) -> tuple[cudaError_t, cudaEglStreamConnection]:
+def cudaEGLStreamProducerConnect(eglStream: EGLStreamKHR | int | None, width: int, height: int) -> tuple[cudaError_t, cudaEglStreamConnection]:
     """Connect CUDA to EGLStream as a producer.
 
     Connect CUDA as a producer to EGLStreamKHR specified by stream.
@@ -19150,8 +19180,7 @@ def cudaEGLStreamProducerConnect(eglStream: int | Buffer | None, width: int, hei
     ----------
     eglStream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     width
         width of the image to be submitted to the stream
     height
@@ -19314,7 +19343,7 @@ def cudaGraphicsResourceGetMappedEglFrame(resource: cudaGraphicsResource_t | int
         Returned eglFrame.
     """
 
-def cudaEventCreateFromEGLSync(eglSync: int | Buffer | None, flags: int) -> tuple[cudaError_t, cudaEvent_t]:
+def cudaEventCreateFromEGLSync(eglSync: EGLSyncKHR | int | None, flags: int) -> tuple[cudaError_t, cudaEvent_t]:
     """Creates an event from EGLSync object
 
     Creates an event *phEvent from an EGLSyncKHR eglSync with the flages specified
@@ -19339,8 +19368,7 @@ def cudaEventCreateFromEGLSync(eglSync: int | Buffer | None, flags: int) -> tupl
     ----------
     eglSync
         Opaque handle to EGLSync object
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLSyncKHR, an int (the raw value), or None (NULL).
     flags
         Event creation flags
 

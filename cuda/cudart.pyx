@@ -5563,6 +5563,237 @@ cdef inline cudaGraphConditionalHandle _new_cudaGraphConditionalHandle(c.cudaGra
     return h
 
 
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class EGLImageKHR:
+    """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = <c.EGLImageKHR>as_address(value, b"value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<EGLImageKHR>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<EGLImageKHR {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored handle, for C functions taking a EGLImageKHR*."""
+        return <uintptr_t>&self._ptr
+
+
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _EGLImageKHR_peer = None
+
+
+cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NULL:
+    if type(o) is EGLImageKHR or type(o) is _EGLImageKHR_peer:
+        return (<EGLImageKHR>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
+    return _as_EGLImageKHR_other(o, name)
+
+
+cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NULL:
+    global _EGLImageKHR_peer
+    if isinstance(o, EGLImageKHR):
+        return (<EGLImageKHR>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.EGLImageKHR>as_address(o, name)
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "EGLImageKHR":
+        raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == EGLImageKHR.__basicsize__:
+        _EGLImageKHR_peer = type(o)
+        return (<EGLImageKHR>o)._ptr
+    return <c.EGLImageKHR>as_address(o, name)
+
+
+set_type_attr(EGLImageKHR, "_c_struct", "EGLImageKHR")
+
+
+cdef inline EGLImageKHR _new_EGLImageKHR(c.EGLImageKHR value):
+    cdef EGLImageKHR h = EGLImageKHR.__new__(EGLImageKHR)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class EGLStreamKHR:
+    """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = <c.EGLStreamKHR>as_address(value, b"value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<EGLStreamKHR>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<EGLStreamKHR {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored handle, for C functions taking a EGLStreamKHR*."""
+        return <uintptr_t>&self._ptr
+
+
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _EGLStreamKHR_peer = None
+
+
+cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? NULL:
+    if type(o) is EGLStreamKHR or type(o) is _EGLStreamKHR_peer:
+        return (<EGLStreamKHR>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
+    return _as_EGLStreamKHR_other(o, name)
+
+
+cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? NULL:
+    global _EGLStreamKHR_peer
+    if isinstance(o, EGLStreamKHR):
+        return (<EGLStreamKHR>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.EGLStreamKHR>as_address(o, name)
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "EGLStreamKHR":
+        raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == EGLStreamKHR.__basicsize__:
+        _EGLStreamKHR_peer = type(o)
+        return (<EGLStreamKHR>o)._ptr
+    return <c.EGLStreamKHR>as_address(o, name)
+
+
+set_type_attr(EGLStreamKHR, "_c_struct", "EGLStreamKHR")
+
+
+cdef inline EGLStreamKHR _new_EGLStreamKHR(c.EGLStreamKHR value):
+    cdef EGLStreamKHR h = EGLStreamKHR.__new__(EGLStreamKHR)
+    h._ptr = value
+    return h
+
+
+# Handles come and go on every call: recycle their memory.
+@cython.freelist(16)
+cdef class EGLSyncKHR:
+    """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
+
+    int(h) is the raw value; handles compare and hash by it.
+    """
+
+    def __init__(self, value=0):
+        self._ptr = <c.EGLSyncKHR>as_address(value, b"value")
+
+    def __int__(self):
+        return <uintptr_t>self._ptr
+
+    def __index__(self):
+        # The address: hex(h) works, and a handle passes wherever its C type
+        # or an address is taken, a driver handle for a runtime one too.
+        return <uintptr_t>self._ptr
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._ptr == (<EGLSyncKHR>other)._ptr
+
+    def __hash__(self):
+        return hash(<uintptr_t>self._ptr)
+
+    def __repr__(self):
+        return f"<EGLSyncKHR {<uintptr_t>self._ptr:#x}>"
+
+    def getPtr(self):
+        """The address of the stored handle, for C functions taking a EGLSyncKHR*."""
+        return <uintptr_t>&self._ptr
+
+
+# The handle class of another module that wraps the same C type (the
+# driver's CUstream for the runtime's cudaStream_t), once one was passed: the
+# same template made both, so the same cast reads either.
+cdef type _EGLSyncKHR_peer = None
+
+
+cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL:
+    if type(o) is EGLSyncKHR or type(o) is _EGLSyncKHR_peer:
+        return (<EGLSyncKHR>o)._ptr
+    if o is None:   # the default stream, no context...: common, and cheap here
+        return NULL
+    return _as_EGLSyncKHR_other(o, name)
+
+
+cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
+    global _EGLSyncKHR_peer
+    if isinstance(o, EGLSyncKHR):
+        return (<EGLSyncKHR>o)._ptr
+    if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
+        return <c.EGLSyncKHR>as_address(o, name)
+    if isinstance(o, (float, str, bytes, bytearray)):
+        raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
+    # A handle class of another module passes when it wraps the same C type,
+    # and only then.
+    tag = getattr(type(o), "_c_struct", None)
+    if tag is not None and tag != "EGLSyncKHR":
+        raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
+    if tag is not None and type(o).__basicsize__ == EGLSyncKHR.__basicsize__:
+        _EGLSyncKHR_peer = type(o)
+        return (<EGLSyncKHR>o)._ptr
+    return <c.EGLSyncKHR>as_address(o, name)
+
+
+set_type_attr(EGLSyncKHR, "_c_struct", "EGLSyncKHR")
+
+
+cdef inline EGLSyncKHR _new_EGLSyncKHR(c.EGLSyncKHR value):
+    cdef EGLSyncKHR h = EGLSyncKHR.__new__(EGLSyncKHR)
+    h._ptr = value
+    return h
+
+
 cdef class char1(Struct):
     """Struct char1 of the C API."""
     _fields = ("x", )
@@ -38538,8 +38769,7 @@ def cudaGraphicsEGLRegisterImage(image, flags):
     ----------
     image
         An EGLImageKHR image which can be used to create target resource.
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLImageKHR, an int (the raw value), or None (NULL).
     flags
         Map flags
 
@@ -38555,8 +38785,7 @@ def cudaGraphicsEGLRegisterImage(image, flags):
     """
     cdef int _err
     cdef cudaGraphicsResource_t pCudaResource_handle = cudaGraphicsResource_t.__new__(cudaGraphicsResource_t)
-    cdef object image_view = buffer_view(image)
-    cdef void* _c_image = view_address(image_view) if image_view is not None else as_address(image, b"image")
+    cdef c.EGLImageKHR _c_image = _as_EGLImageKHR(image, b"image")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -38587,8 +38816,7 @@ def cudaEGLStreamConsumerConnect(eglStream):
     ----------
     eglStream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
 
     Returns
     -------
@@ -38601,8 +38829,7 @@ def cudaEGLStreamConsumerConnect(eglStream):
     """
     cdef int _err
     cdef cudaEglStreamConnection conn_handle = cudaEglStreamConnection.__new__(cudaEglStreamConnection)
-    cdef object eglStream_view = buffer_view(eglStream)
-    cdef void* _c_eglStream = view_address(eglStream_view) if eglStream_view is not None else as_address(eglStream, b"eglStream")
+    cdef c.EGLStreamKHR _c_eglStream = _as_EGLStreamKHR(eglStream, b"eglStream")
 
     with nogil:
         _err = c.cudaEGLStreamConsumerConnect(&conn_handle._ptr, _c_eglStream)
@@ -38633,8 +38860,7 @@ def cudaEGLStreamConsumerConnectWithFlags(eglStream, flags):
     ----------
     eglStream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     flags
         Flags denote intended location - system or video.
 
@@ -38649,8 +38875,7 @@ def cudaEGLStreamConsumerConnectWithFlags(eglStream, flags):
     """
     cdef int _err
     cdef cudaEglStreamConnection conn_handle = cudaEglStreamConnection.__new__(cudaEglStreamConnection)
-    cdef object eglStream_view = buffer_view(eglStream)
-    cdef void* _c_eglStream = view_address(eglStream_view) if eglStream_view is not None else as_address(eglStream, b"eglStream")
+    cdef c.EGLStreamKHR _c_eglStream = _as_EGLStreamKHR(eglStream, b"eglStream")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -38834,8 +39059,7 @@ def cudaEGLStreamProducerConnect(eglStream, width, height):
     ----------
     eglStream
         EGLStreamKHR handle
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLStreamKHR, an int (the raw value), or None (NULL).
     width
         width of the image to be submitted to the stream
     height
@@ -38852,8 +39076,7 @@ def cudaEGLStreamProducerConnect(eglStream, width, height):
     """
     cdef int _err
     cdef cudaEglStreamConnection conn_handle = cudaEglStreamConnection.__new__(cudaEglStreamConnection)
-    cdef object eglStream_view = buffer_view(eglStream)
-    cdef void* _c_eglStream = view_address(eglStream_view) if eglStream_view is not None else as_address(eglStream, b"eglStream")
+    cdef c.EGLStreamKHR _c_eglStream = _as_EGLStreamKHR(eglStream, b"eglStream")
     cdef int _c_width = <int>as_signed(width, b"width", INT32_MIN, INT32_MAX)
     cdef int _c_height = <int>as_signed(height, b"height", INT32_MIN, INT32_MAX)
 
@@ -39122,8 +39345,7 @@ def cudaEventCreateFromEGLSync(eglSync, flags):
     ----------
     eglSync
         Opaque handle to EGLSync object
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview), held for the call.
+        Takes EGLSyncKHR, an int (the raw value), or None (NULL).
     flags
         Event creation flags
 
@@ -39140,8 +39362,7 @@ def cudaEventCreateFromEGLSync(eglSync, flags):
     """
     cdef int _err
     cdef cudaEvent_t phEvent_handle = cudaEvent_t.__new__(cudaEvent_t)
-    cdef object eglSync_view = buffer_view(eglSync)
-    cdef void* _c_eglSync = view_address(eglSync_view) if eglSync_view is not None else as_address(eglSync, b"eglSync")
+    cdef c.EGLSyncKHR _c_eglSync = _as_EGLSyncKHR(eglSync, b"eglSync")
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
 
     with nogil:
@@ -39336,6 +39557,9 @@ cdef dict _sizes = {
     cudaLogsCallbackHandle: sizeof(c.cudaLogsCallbackHandle),
     cudaEglStreamConnection: sizeof(c.cudaEglStreamConnection),
     cudaGraphConditionalHandle: sizeof(c.cudaGraphConditionalHandle),
+    EGLImageKHR: sizeof(c.EGLImageKHR),
+    EGLStreamKHR: sizeof(c.EGLStreamKHR),
+    EGLSyncKHR: sizeof(c.EGLSyncKHR),
 }
 
 
@@ -39545,6 +39769,9 @@ __all__ = [
     "cudaLogsCallbackHandle",
     "cudaEglStreamConnection",
     "cudaGraphConditionalHandle",
+    "EGLImageKHR",
+    "EGLStreamKHR",
+    "EGLSyncKHR",
     "char1",
     "uchar1",
     "char2",

@@ -22,6 +22,7 @@ if cuda is None:
 cudart = pytest.importorskip("cuda.cudart", reason="cubind's cuda.cudart is not built")
 
 DRIVER_NAMES = [
+    "EGLImageKHR", "EGLStreamKHR", "EGLSyncKHR",
     "CUeglFrame", "CUeglFrame_v1", "CUeglStreamConnection", "CUeglColorFormat", "CUeglFrameType",
     "CUeglResourceLocationFlags", "cuGraphicsEGLRegisterImage", "cuEGLStreamConsumerConnect",
     "cuEGLStreamConsumerConnectWithFlags", "cuEGLStreamConsumerDisconnect", "cuEGLStreamConsumerAcquireFrame",
@@ -30,6 +31,7 @@ DRIVER_NAMES = [
     "cuEventCreateFromEGLSync",
 ]
 RUNTIME_NAMES = [
+    "EGLImageKHR", "EGLStreamKHR", "EGLSyncKHR",
     "cudaEglFrame", "cudaEglPlaneDesc", "cudaEglStreamConnection", "cudaEglColorFormat", "cudaEglFrameType",
     "cudaEglResourceLocationFlags", "cudaGraphicsEGLRegisterImage", "cudaEGLStreamConsumerConnect",
     "cudaEGLStreamConsumerConnectWithFlags", "cudaEGLStreamConsumerDisconnect", "cudaEGLStreamConsumerAcquireFrame",
@@ -49,6 +51,18 @@ def test_enums_keep_the_headers_values():
     assert int(cuda.CUeglResourceLocationFlags.CU_EGL_RESOURCE_LOCATION_VIDMEM) == 1
     assert int(cuda.CUeglColorFormat.CU_EGL_COLOR_FORMAT_RGBA) == 0x07
     assert int(cudart.cudaEglFrameType.cudaEglFrameTypePitch) == 1
+
+
+def test_egl_handles_are_handle_classes_of_an_address():
+    image = cuda.EGLImageKHR(0x1234)
+    assert int(image) == 0x1234 and image == cuda.EGLImageKHR(0x1234)
+    assert repr(cudart.EGLSyncKHR(0x10)) == "<EGLSyncKHR 0x10>"
+    # The driver's and the runtime's classes wrap one C type: each module
+    # takes the other's (checked before any call, by the conversion).
+    with pytest.raises(TypeError, match="image"):
+        cuda.cuGraphicsEGLRegisterImage(cuda.EGLStreamKHR(1), 0)
+    with pytest.raises(TypeError, match="eglStream"):
+        cudart.cudaEGLStreamConsumerConnect(cudart.EGLImageKHR(1))
 
 
 def test_driver_frame_fields_round_trip():
@@ -121,7 +135,7 @@ def test_driver_refusals_are_returned_as_its_status(fake_driver):
         print(err.name, resource)
         err, conn = cuda.cuEGLStreamConsumerConnect(None)
         print(err.name, conn)
-        err, event = cuda.cuEventCreateFromEGLSync(0, 0)
+        err, event = cuda.cuEventCreateFromEGLSync(cuda.EGLSyncKHR(0), 0)
         print(err.name, event)
     """)
     assert out == ["CUDA_ERROR_INVALID_VALUE", "None"] * 3
@@ -129,7 +143,8 @@ def test_driver_refusals_are_returned_as_its_status(fake_driver):
 
 def test_registered_image_maps_to_a_frame(fake_driver):
     out = run_on_fake(fake_driver, """
-        err, resource = cuda.cuGraphicsEGLRegisterImage(0x1234, 0)
+        from cuda import cudart
+        err, resource = cuda.cuGraphicsEGLRegisterImage(cudart.EGLImageKHR(0x1234), 0)
         print(err.name, type(resource).__name__, int(resource) != 0)
         err, frame = cuda.cuGraphicsResourceGetMappedEglFrame(resource, 0, 0)
         print(err.name, frame.width, frame.height, frame.planeCount, frame.frameType.name)
@@ -158,3 +173,43 @@ def test_registering_no_image_is_a_driver_error(driver, cu_context):
     err, resource = driver.cuGraphicsEGLRegisterImage(0, 0)
     assert isinstance(err, driver.CUresult) and err != driver.CUresult.CUDA_SUCCESS
     assert resource is None
+
+
+def test_the_cuda_egl_headers_compile_against_the_egl_fallback(tmp_path):
+    # A user's machine without libegl-dev: cudaEGL.h and cuda_egl_interop.h
+    # include EGL/egl.h and EGL/eglext.h, which the build's stand-in must
+    # provide (put first here, so the system's are not used even if present).
+    import shutil
+
+    from tests._toolkit import header
+
+    cc = shutil.which("cc")
+    if cc is None or header("cudaEGL.h") is None or header("cuda_egl_interop.h") is None:
+        pytest.skip("needs a C compiler and the CUDA EGL headers")
+    from tests._toolkit import ROOT, _paths
+
+    fallback = ROOT / "cubind" / "_bind" / "egl_fallback"
+    _root, dirs = _paths().find_headers(["cudaEGL.h", "cuda_egl_interop.h"])
+    source = tmp_path / "egl.c"
+    source.write_text('#include "cudaEGL.h"\n#include "cuda_egl_interop.h"\n'
+                      "int main(void) { EGLImageKHR i = 0; EGLint w = 0; CUeglFrame f; cudaEglFrame g;\n"
+                      "  (void)i, (void)w, (void)f, (void)g; return 0; }\n")
+    done = subprocess.run([cc, "-fsyntax-only", "-H", f"-I{fallback}"] + [f"-I{d}" for d in dirs] + [str(source)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    opened = [line.lstrip(". ") for line in done.stderr.splitlines() if "EGL/egl" in line]
+    assert opened and all(line.startswith(str(fallback)) for line in opened), opened
+
+
+def test_the_build_searches_the_egl_fallback_after_the_system():
+    import importlib.util
+
+    from tests._toolkit import ROOT
+
+    spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    fallback = str(ROOT / "cubind" / "_bind" / "egl_fallback")
+    for ext in setup.extensions():
+        flags = ext.extra_compile_args
+        assert flags[flags.index("-idirafter") + 1] == fallback, ext.name
