@@ -379,6 +379,9 @@ def _mtime(path):
         return None
 
 
+EGL_FALLBACK = os.path.join(ROOT, "cubind", "_bind", "egl_fallback")
+
+
 def extensions(root=ROOT):
     """The Extension of each module; sources are relative to ``root``, where
     setup runs."""
@@ -391,8 +394,11 @@ def extensions(root=ROOT):
     # say nothing about the bindings. CUDA 13 marks long4, double4, ... as
     # deprecated (for their _16a/_32a forms); the runtime binding still offers
     # them as its headers do, and gcc would warn at every sizeof.
+    # cudaEGL.h and cuda_egl_interop.h include <EGL/egl.h>: the system's
+    # (libegl-dev) where installed, else cubind's stand-in, searched after
+    # every system directory so that it never shadows the real one.
     flags = [os.environ.get("CUBIND_OPT", "-O2"), "-g0", "-Wno-sign-compare", "-Wno-misleading-indentation",
-             "-Wno-deprecated-declarations"]
+             "-Wno-deprecated-declarations", "-idirafter", EGL_FALLBACK]
     exts = []
     for name in module_names(root):
         exts.append(Extension(name, [module_source(name)], extra_compile_args=flags))

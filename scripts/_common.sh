@@ -50,10 +50,12 @@ python_deb() {  # Debian's name of BASE_PYTHON's version: python3.11
   "$BASE_PYTHON" -c 'import sys; print("python%d.%d" % sys.version_info[:2])'
 }
 
-# The generator's build requirements (Debian packages).
+# The generator's build requirements (Debian packages), and libegl-dev: the
+# EGL headers cudaEGL.h and cuda_egl_interop.h include, which the generator
+# parses (the package's build does without: setup.py's EGL_FALLBACK).
 install_generator_deps() {
   apt_install "to build the generator" cmake ninja-build g++ libclang-dev libkainjow-mustache-dev nlohmann-json3-dev \
-    libcli11-dev libtomlplusplus-dev libgtest-dev
+    libcli11-dev libtomlplusplus-dev libgtest-dev libegl-dev
 }
 
 # The virtual environment, made on first use; then the Python packages a step

@@ -25,6 +25,8 @@
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
  * cuGetProcAddress refuses a newer version with CUDA_ERROR_INVALID_VALUE, as
  * the real driver does.
+ * The EGL interop refuses a NULL image, stream or sync as a driver without an
+ * EGL display does, and maps a registered resource to a fixed frame.
  * bench/run.py --smoke also uses it to run the benchmark harness end to end in
  * CI; numbers taken with it say nothing about a real driver. */
 #include <stddef.h>
@@ -349,6 +351,49 @@ static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f
     return fake_sticky;
 }
 
+/* EGL interop (cudaEGL.h). Without an EGL display the driver refuses a NULL
+ * image, stream or sync (CUDA_ERROR_INVALID_VALUE); given one, the fake hands
+ * out handles, and a mapped frame reads back as a 640x480 two-plane pitch
+ * frame whose planes are at 0x1000 and 0x2000. */
+struct fake_egl_frame {
+    void *planes[3];
+    unsigned width, height, depth, pitch, planeCount, numChannels;
+    int frameType, eglColorFormat, cuFormat;
+};
+
+static int f_cuGraphicsEGLRegisterImage(void **resource, void *image, unsigned flags) {
+    (void)flags;
+    if (!image) return 1;
+    *resource = (void *)fake_new("cuGraphicsEGLRegisterImage", 0);
+    return 0;
+}
+
+static int f_cuEGLStreamConsumerConnect(void **conn, void *stream) {
+    if (!stream) return 1;
+    *conn = (void *)fake_new("cuEGLStreamConsumerConnect", 0);
+    return 0;
+}
+
+static int f_cuEventCreateFromEGLSync(void **event, void *sync, unsigned flags) {
+    (void)flags;
+    if (!sync) return 1;
+    *event = (void *)fake_new("cuEventCreate", 0);
+    return 0;
+}
+
+static int f_cuGraphicsResourceGetMappedEglFrame(struct fake_egl_frame *frame, void *resource, unsigned index,
+                                                 unsigned level) {
+    (void)index, (void)level;
+    if (!resource) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    memset(frame, 0, sizeof *frame);
+    frame->planes[0] = (void *)0x1000;
+    frame->planes[1] = (void *)0x2000;
+    frame->width = 640, frame->height = 480, frame->depth = 1, frame->pitch = 768;
+    frame->planeCount = 2, frame->numChannels = 1;
+    frame->frameType = 1; /* CU_EGL_FRAME_TYPE_PITCH */
+    return 0;
+}
+
 static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuLaunchKernelEx", (void *)fake_launch_ex},
     {"cuLaunchKernel", (void *)fake_launch},
@@ -394,6 +439,10 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuMemFreeHost", (void *)f_cuMemFreeHost},
     {"cuMemHostGetDevicePointer", (void *)f_cuMemHostGetDevicePointer},
     {"cuOccupancyMaxPotentialBlockSize", (void *)f_cuOccupancyMaxPotentialBlockSize},
+    {"cuGraphicsEGLRegisterImage", (void *)f_cuGraphicsEGLRegisterImage},
+    {"cuEGLStreamConsumerConnect", (void *)f_cuEGLStreamConsumerConnect},
+    {"cuEventCreateFromEGLSync", (void *)f_cuEventCreateFromEGLSync},
+    {"cuGraphicsResourceGetMappedEglFrame", (void *)f_cuGraphicsResourceGetMappedEglFrame},
 };
 
 /* FAKE_MISSING names a function this "driver" lacks, as an older driver

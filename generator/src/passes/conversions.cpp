@@ -456,6 +456,14 @@ Conversion field_element(const Type& e, const Model& m) {
     return c;
   }
   if (e.kind == TypeKind::Floating) return named("fields/element_float", e);
+  if (e.kind == TypeKind::Handle) {  // CUeglFrame's `CUarray pArray[3]`
+    Conversion c = named("fields/element_handle", e);
+    c.handle = e.name;
+    return c;
+  }
+  // CUeglFrame's `void* pPitch[3]`: addresses, as a pointer field is; the
+  // struct keeps no buffer alive for an item, so only an int is taken.
+  if (e.kind == TypeKind::Pointer) return named("fields/element_address", e);
   Conversion none;
   none.skip_reason = "no conversion for a fixed array of " + std::string(to_string(e.kind));
   return none;

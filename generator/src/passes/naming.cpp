@@ -12,6 +12,11 @@
 //   - mark_callback_classes: the function-pointer typedefs bound as classes
 //     of their name (`CUoccupancyB2DSize`), where the name is free
 //     [Callback::has_class, no_class_reason];
+//   - name_tagged_handles: a pointer to a handle's struct, spelled by its
+//     tag (`struct cudaGraphicsResource *`), is that handle
+//     (`cudaGraphicsResource_t`) [Type::kind, Type::name];
+//   - mark_void_handles: the void* typedefs the spec declares handles
+//     (`EGLImageKHR`), at their uses [Handle, Type::kind];
 //   - name_python: names Python and Cython can spell, `from` -> `from_`,
 //     `bytes` -> `bytes_`, and the C name kept as a field's second property
 //     where Python can spell it [Param::py_name, Field::py_name, py_alias].
@@ -48,6 +53,38 @@ void retype(Type& t, const std::map<std::string, std::string>& handles) {
   if (it == handles.end()) return;
   t.kind = TypeKind::Handle;
   t.name = it->second;
+}
+
+// `struct tag *` -> the handle whose typedef names that pointer.
+void retype_tagged(Type& t, const std::map<std::string, std::string>& by_tag) {
+  for (auto& inner : t.inner) retype_tagged(inner, by_tag);
+  if (t.kind != TypeKind::Pointer || t.inner.size() != 1 || t.inner[0].kind != TypeKind::Record) return;
+  auto it = by_tag.find(t.inner[0].name);
+  if (it == by_tag.end()) return;
+  Type h;
+  h.kind = TypeKind::Handle;
+  h.name = it->second;
+  h.size = t.size;
+  h.is_const = t.is_const;
+  h.spelling = (t.is_const ? "const " : "") + h.name;
+  t = h;
+}
+
+// `void *` spelled by a typedef of `names` -> that handle; the header of its
+// first use in `first_use`.
+void retype_void(Type& t, const std::set<std::string>& names, const std::string& header,
+                 std::map<std::string, std::string>& first_use) {
+  for (auto& inner : t.inner) retype_void(inner, names, header, first_use);
+  if (t.kind != TypeKind::Pointer || !names.count(t.name) || t.inner.empty() || t.inner[0].kind != TypeKind::Void)
+    return;
+  first_use.emplace(t.name, header);
+  Type h;
+  h.kind = TypeKind::Handle;
+  h.name = t.name;
+  h.size = t.size;
+  h.is_const = t.is_const;
+  h.spelling = (t.is_const ? "const " : "") + h.name;
+  t = h;
 }
 
 const std::set<std::string>& python_keywords() {
@@ -203,6 +240,45 @@ void mark_integer_handles(Model& model, const spec::Spec& spec) {
   for (auto& r : model.records)
     for (auto& field : r.fields) retype(field.type, names);
   for (auto& c : model.callbacks) retype(c.type, names);
+}
+
+void name_tagged_handles(Model& model) {
+  std::map<std::string, std::string> by_tag;
+  for (const auto& h : model.handles)
+    if (!h.is_integer && !h.record_tag.empty()) by_tag.emplace(h.record_tag, h.name);
+  for (auto& f : model.functions) {
+    retype_tagged(f.result, by_tag);
+    for (auto& p : f.params) retype_tagged(p.type, by_tag);
+  }
+  for (auto& r : model.records)
+    for (auto& field : r.fields) retype_tagged(field.type, by_tag);
+  for (auto& c : model.callbacks) retype_tagged(c.type, by_tag);
+}
+
+void mark_void_handles(Model& model, const spec::Spec& spec) {
+  const std::set<std::string> names(spec.void_handles.begin(), spec.void_handles.end());
+  if (names.empty()) return;
+  std::map<std::string, std::string> first_use;  // handle -> header
+  for (auto& r : model.records)
+    for (auto& field : r.fields) retype_void(field.type, names, r.header, first_use);
+  for (auto& f : model.functions) {
+    retype_void(f.result, names, f.header, first_use);
+    for (auto& p : f.params) retype_void(p.type, names, f.header, first_use);
+  }
+  for (auto& c : model.callbacks) retype_void(c.type, names, c.header, first_use);
+  for (const auto& name : spec.void_handles) {
+    auto use = first_use.find(name);
+    if (use == first_use.end()) continue;  // an older header without the functions taking it
+    Handle h;
+    h.order = -1;  // declared by a header outside the spec's: before everything that uses it
+    h.name = name;
+    // The typedef's name stands for the struct tag: the driver's and the
+    // runtime's classes of one EGL type take each other's objects.
+    h.record_tag = name;
+    h.doc.brief = "EGL's " + name + " (a void* the EGL headers declare), passed by its address.";
+    h.header = use->second;
+    model.handles.push_back(h);
+  }
 }
 
 }  // namespace cubind::passes

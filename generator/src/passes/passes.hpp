@@ -29,6 +29,15 @@ void mark_integer_handles(model::Model& model, const spec::Spec& spec);
 // a raw function pointer (the classic modules' `CUhostFn(addr)`): every one
 // whose name no other class, function or constant of the module takes.
 void mark_callback_classes(model::Model& model);
+// A pointer to a handle's struct spelled by its tag (cuda_egl_interop.h's
+// `struct cudaGraphicsResource **pCudaResource`) is typed as the handle, so
+// the parameter rules see a handle (an output here) as for its typedef.
+void name_tagged_handles(model::Model& model);
+// The spec's void_handles (EGL's EGLImageKHR, a typedef of void* in a header
+// outside the spec's): each use is typed as a handle of that name, and the
+// handle declared, so the functions take a handle class as the classic
+// bindings do, not an address or buffer.
+void mark_void_handles(model::Model& model, const spec::Spec& spec);
 // Python's names for parameters and fields (Param::py_name, Field::py_name,
 // Field::py_alias): C names that are Python keywords or Cython type names get
 // a trailing underscore (python_name), others are kept.

@@ -26,6 +26,8 @@ const Pass kPipeline[] = {
     {"mark_failure_members", mark_failure_members},
     {"drop_tag_typedefs", [](Model& m, const Spec&) { drop_tag_typedefs(m); }},
     {"mark_integer_handles", mark_integer_handles},
+    {"name_tagged_handles", [](Model& m, const Spec&) { name_tagged_handles(m); }},
+    {"mark_void_handles", mark_void_handles},
     {"apply_field_counts", apply_field_counts},
     {"resolve_attribute_types", resolve_attribute_types},
     {"infer_parameters", infer_parameters},

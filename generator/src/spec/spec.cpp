@@ -197,6 +197,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.version_macro = r.string(*lib, "version_macro", false, "library.");
   spec.clang_args = r.strings(*lib, "clang_args", "library.");
   spec.integer_handles = r.strings(*lib, "integer_handles", "library.");
+  spec.void_handles = r.strings(*lib, "void_handles", "library.");
 
   if (const toml::table* loader = root["loader"].as_table()) {
     spec.loader_name = r.string(*loader, "name", false, "loader.");

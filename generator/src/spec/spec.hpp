@@ -137,6 +137,9 @@ struct Spec {
   std::string version_macro;
   std::vector<std::string> clang_args;
   std::vector<std::string> integer_handles;  // integer typedefs bound as handle classes
+  // Typedefs of void* bound as handle classes (EGL's EGLImageKHR, declared
+  // in a header outside `headers`, which only the uses name).
+  std::vector<std::string> void_handles;
   // Loader
   // The loader's cache key and the name its errors use; two libraries of one
   // package (the driver and the runtime, both in `cuda`) need their own.

@@ -351,10 +351,10 @@ TEST(AssignConversions, FieldsOfEachKind) {
   EXPECT_EQ(of(ptr(record_v2())).ownership, Ownership::Struct);
   EXPECT_EQ(of(ptr(void_t())).name, "fields/address");
   EXPECT_EQ(of(callback_t()).name, "fields/address");
-  // No template for an array of handles: a skip with its reason, not silence.
-  const Conversion none = of(array_of(handle_t(), 3));
+  // No template for an array of callbacks: a skip with its reason, not silence.
+  const Conversion none = of(array_of(callback_t(), 3));
   EXPECT_FALSE(none.bound());
-  EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of handle");
+  EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of function_pointer");
 }
 
 // A fixed array is one template, fields/array; what differs by element type
@@ -382,6 +382,11 @@ TEST(AssignConversions, FixedArraysConvertEachItemThroughTheirElement) {
   EXPECT_EQ(mode.name, "fields/element_enum");
   EXPECT_EQ(mode.enum_name, "caseMode");
   EXPECT_FALSE(mode.range.is_signed);
+  // CUeglFrame's `CUarray pArray[3]` and `void* pPitch[3]`: handles, addresses.
+  const Conversion handles = element(array_of(handle_t(), 3));
+  EXPECT_EQ(handles.name, "fields/element_handle");
+  EXPECT_EQ(handles.handle, "caseHandle");
+  EXPECT_EQ(element(array_of(ptr(void_t()), 3)).name, "fields/element_address");
   // A char array is a string, not a list of items.
   EXPECT_TRUE(of(array_of(char_t(), 3)).element.empty());
 }

@@ -89,4 +89,61 @@ TEST(MarkCallbackClasses, RunsBeforeTheConversionsThatNameTheClass) {
   EXPECT_GT(at("mark_callback_classes"), at("mark_integer_handles"));
 }
 
+// cuda_egl_interop.h: cudaGraphicsEGLRegisterImage(struct cudaGraphicsResource
+// **pCudaResource, ...) is an output of cudaGraphicsResource_t, as the
+// functions spelling the typedef take it.
+TEST(NameTaggedHandles, PointerToAHandlesStructIsTheHandle) {
+  Model m;
+  Handle h;
+  h.name = "caseResource_t";
+  h.record_tag = "caseResource";
+  m.handles.push_back(h);
+  Type tag = record_t("caseResource");
+  tag.size = -2;  // incomplete
+  m.functions.push_back(fn("caseRegister", {param("res", ptr(ptr(tag))), param("other", ptr(record_t()))}));
+  passes::name_tagged_handles(m);
+  const Type& res = m.functions[0].params[0].type;
+  ASSERT_EQ(res.kind, TypeKind::Pointer);
+  EXPECT_EQ(res.pointee().kind, TypeKind::Handle);
+  EXPECT_EQ(res.pointee().name, "caseResource_t");
+  EXPECT_EQ(res.pointee().spelling, "caseResource_t");
+  // A pointer to another struct stays one.
+  EXPECT_EQ(m.functions[0].params[1].type.kind, TypeKind::Pointer);
+  EXPECT_EQ(m.functions[0].params[1].type.pointee().kind, TypeKind::Record);
+}
+
+TEST(NameTaggedHandles, RunsBeforeTheParameterRules) {
+  const std::vector<std::string> order = passes::pass_names();
+  const auto at = [&](const std::string& name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  EXPECT_LT(at("name_tagged_handles"), at("infer_parameters"));
+}
+
+// cudaEGL.h: cuGraphicsEGLRegisterImage(..., EGLImageKHR image, ...), where
+// EGLImageKHR is eglext.h's `typedef void *EGLImageKHR`: the spec's
+// void_handles make it a handle class, declared once, at its uses only.
+TEST(MarkVoidHandles, TypedefsOfVoidPointerTheSpecNamesAreHandles) {
+  Model m;
+  Type image = ptr(void_t());
+  image.name = "caseImageKHR";
+  image.spelling = "caseImageKHR";
+  Type other = ptr(void_t());
+  other.name = "caseOther";
+  Function f = fn("caseRegister", {param("image", image), param("other", other), param("data", ptr(void_t()))});
+  f.header = "case_egl.h";
+  m.functions.push_back(f);
+  cubind::spec::Spec spec;
+  spec.void_handles = {"caseImageKHR", "caseUnused"};
+  passes::mark_void_handles(m, spec);
+  const auto& params = m.functions[0].params;
+  EXPECT_EQ(params[0].type.kind, TypeKind::Handle);
+  EXPECT_EQ(params[0].type.name, "caseImageKHR");
+  EXPECT_EQ(params[1].type.kind, TypeKind::Pointer);  // not named by the spec
+  EXPECT_EQ(params[2].type.kind, TypeKind::Pointer);  // a plain void*
+  ASSERT_EQ(m.handles.size(), 1u);  // caseUnused: no use, no class
+  EXPECT_EQ(m.handles[0].name, "caseImageKHR");
+  EXPECT_EQ(m.handles[0].record_tag, "caseImageKHR");
+  EXPECT_EQ(m.handles[0].header, "case_egl.h");
+  EXPECT_FALSE(m.handles[0].is_integer);
+}
+
 }  // namespace

@@ -16,7 +16,8 @@
  *   callback   function ptr    -> fields/address
  *   weights    float[2]        -> fields/float_array
  *   modes      enum[2]         -> fields/enum_array (enum members back)
- *   streams    handle[2]       -> skipped: report.txt names the field and why
+ *   streams    handle[2]       -> fields/array of fields/element_handle (handles back)
+ *   planes     void*[2]        -> fields/array of fields/element_address (ints)
  *   outs       handle*         -> fields/handle_array: spec.toml counts it by
  *              numOuts (a list of outs read, a list set and kept by the struct)
  * and in fragments/stub.pyi.txt a class with a typed property per field.
@@ -50,6 +51,7 @@ typedef struct caseAll_st {
   float weights[2];
   caseMode modes[2];
   caseStream streams[2];
+  void *planes[2];
   caseStream *outs;
   unsigned int numOuts;
 } caseAll;
