@@ -8742,7 +8742,7 @@ def cuModuleLoadData(image: int | Buffer | None) -> tuple[CUresult, CUmodule]:
         Returned module
     """
 
-def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUmodule]:
+def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[object] | None) -> tuple[CUresult, CUmodule]:
     """Load a module's data with options
 
     Takes a pointer image and loads the corresponding module module into
@@ -8772,8 +8772,9 @@ def cuModuleLoadDataEx(image: int | Buffer | None, numOptions: int, options: Seq
         None (NULL).
     optionValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -9030,7 +9031,7 @@ def cuModuleGetGlobal(hmod: CUmodule | int | None, name: bytes | str | None) -> 
         Returned global size in bytes
     """
 
-def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult, CUlinkState]:
+def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[object] | None) -> tuple[CUresult, CUlinkState]:
     """Creates a pending JIT linker invocation.
 
     If the call is successful, the caller owns the returned CUlinkState, which
@@ -9069,8 +9070,9 @@ def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, 
         None (NULL).
     optionValues
         Array of option values, each cast to void *
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -9086,7 +9088,7 @@ def cuLinkCreate(numOptions: int, options: Sequence[CUjit_option | int] | None, 
         On success, this will contain a CUlinkState to specify and complete this action
     """
 
-def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
+def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, data: int | Buffer | None, size: int, name: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[object] | None) -> tuple[CUresult]:
     """Add an input to a pending linker invocation
 
     Ownership of data is retained by the caller.  No reference is retained to any
@@ -9129,8 +9131,9 @@ def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, d
         None (NULL).
     optionValues
         Array of option values, each cast to void *.
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -9145,7 +9148,7 @@ def cuLinkAddData(state: CUlinkState | int | None, type: CUjitInputType | int, d
         CUDA_ERROR_NO_BINARY_FOR_GPU
     """
 
-def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[int | Buffer | None] | None) -> tuple[CUresult]:
+def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, path: bytes | str | None, numOptions: int, options: Sequence[CUjit_option | int] | None, optionValues: Sequence[object] | None) -> tuple[CUresult]:
     """Add a file input to a pending linker invocation
 
     No reference is retained to any inputs after this call returns.
@@ -9184,8 +9187,9 @@ def cuLinkAddFile(state: CUlinkState | int | None, type: CUjitInputType | int, p
         None (NULL).
     optionValues
         Array of option values, each cast to void *
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -9335,7 +9339,7 @@ def cuModuleGetSurfRef(hmod: CUmodule | int | None, name: bytes | str | None) ->
         Returned surface reference
     """
 
-def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
+def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[object] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
     """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -9382,8 +9386,9 @@ def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[CUjit_opti
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -9416,7 +9421,7 @@ def cuLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[CUjit_opti
         Returned library
     """
 
-def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
+def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[CUjit_option | int] | None, jitOptionsValues: Sequence[object] | None, numJitOptions: int, libraryOptions: Sequence[CUlibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[CUresult, CUlibrary]:
     """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -9462,8 +9467,9 @@ def cuLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[CUj
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -17699,7 +17705,7 @@ def cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph 
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuThreadExchangeStreamCaptureMode() -> tuple[CUresult, CUstreamCaptureMode]:
+def cuThreadExchangeStreamCaptureMode(mode: CUstreamCaptureMode) -> tuple[CUresult, CUstreamCaptureMode]:
     """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
@@ -17740,6 +17746,12 @@ def cuThreadExchangeStreamCaptureMode() -> tuple[CUresult, CUstreamCaptureMode]:
 
     See also: 
     cuStreamBeginCapture
+
+    Parameters
+    ----------
+    mode
+        Pointer to mode value to swap with the current mode
+        Takes a CUstreamCaptureMode member or an int.
 
     Returns
     -------
@@ -22818,7 +22830,7 @@ def cuGraphNodeGetType(hNode: CUgraphNode | int | None) -> tuple[CUresult, CUgra
         Pointer to return the node type
     """
 
-def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int) -> tuple[CUresult, list[CUgraphNode], int]:
+def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int = ...) -> tuple[CUresult, list[CUgraphNode], int]:
     """Returns a graph's nodes
 
     Returns a list of hGraph's nodes. nodes may be NULL, in which case this
@@ -22856,7 +22868,7 @@ def cuGraphGetNodes(hGraph: CUgraph | int | None, numNodes: int) -> tuple[CUresu
         See description
     """
 
-def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int) -> tuple[CUresult, list[CUgraphNode], int]:
+def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int = ...) -> tuple[CUresult, list[CUgraphNode], int]:
     """Returns a graph's root nodes
 
     Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case this
@@ -22894,7 +22906,7 @@ def cuGraphGetRootNodes(hGraph: CUgraph | int | None, numRootNodes: int) -> tupl
         See description
     """
 
-def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int) -> tuple[CUresult, list[CUgraphNode], list[CUgraphNode], list[CUgraphEdgeData], int]:
+def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int = ...) -> tuple[CUresult, list[CUgraphNode], list[CUgraphNode], list[CUgraphEdgeData], int]:
     """Returns a graph's dependency edges
 
     Returns a list of hGraph's dependency edges. Edges are returned via corresponding
@@ -22943,7 +22955,7 @@ def cuGraphGetEdges(hGraph: CUgraph | int | None, numEdges: int) -> tuple[CUresu
         See description
     """
 
-def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies: int) -> tuple[CUresult, list[CUgraphNode], list[CUgraphEdgeData], int]:
+def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies: int = ...) -> tuple[CUresult, list[CUgraphNode], list[CUgraphEdgeData], int]:
     """Returns a node's dependencies
 
     Returns a list of node's dependencies. dependencies may be NULL, in which case this
@@ -22988,7 +23000,7 @@ def cuGraphNodeGetDependencies(hNode: CUgraphNode | int | None, numDependencies:
         See description
     """
 
-def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, numDependentNodes: int) -> tuple[CUresult, list[CUgraphNode], list[CUgraphEdgeData], int]:
+def cuGraphNodeGetDependentNodes(hNode: CUgraphNode | int | None, numDependentNodes: int = ...) -> tuple[CUresult, list[CUgraphNode], list[CUgraphEdgeData], int]:
     """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. dependentNodes may be NULL, in which

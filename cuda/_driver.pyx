@@ -20870,9 +20870,140 @@ cdef int _CUpointer_attribute_store(int attribute, object item, void* buf, const
 
     return 0
 
+# The value of each CUjit_option in its pointer-sized slot, as the header
+# documents the option's type ("Option type: ..."; bindings: option_types).
+cdef void* _CUjit_option_option_value(int option, object value, const char* name, list keep) except? NULL:
+    cdef void* slot = NULL
+    cdef float number = 0
+    cdef bytes label
+    if option == 0:  # CU_JIT_MAX_REGISTERS
+        label = <bytes>name + b"[CU_JIT_MAX_REGISTERS]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 1:  # CU_JIT_THREADS_PER_BLOCK
+        label = <bytes>name + b"[CU_JIT_THREADS_PER_BLOCK]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 2:  # CU_JIT_WALL_TIME
+        label = <bytes>name + b"[CU_JIT_WALL_TIME]"
+        number = <float>as_double(value, label)
+        memcpy(&slot, &number, sizeof(float))
+        return slot
+    if option == 3:  # CU_JIT_INFO_LOG_BUFFER
+        label = <bytes>name + b"[CU_JIT_INFO_LOG_BUFFER]"
+        # The library writes here (a log), maybe after the call: a writable buffer.
+        view = buffer_view(value)
+        if view is None or view.readonly:
+            raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
+        keep.append(view)
+        return view_address(view)
+    if option == 4:  # CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+        label = <bytes>name + b"[CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 5:  # CU_JIT_ERROR_LOG_BUFFER
+        label = <bytes>name + b"[CU_JIT_ERROR_LOG_BUFFER]"
+        # The library writes here (a log), maybe after the call: a writable buffer.
+        view = buffer_view(value)
+        if view is None or view.readonly:
+            raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
+        keep.append(view)
+        return view_address(view)
+    if option == 6:  # CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES
+        label = <bytes>name + b"[CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 7:  # CU_JIT_OPTIMIZATION_LEVEL
+        label = <bytes>name + b"[CU_JIT_OPTIMIZATION_LEVEL]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 8:  # CU_JIT_TARGET_FROM_CUCONTEXT
+        label = <bytes>name + b"[CU_JIT_TARGET_FROM_CUCONTEXT]"
+        return NULL
+    if option == 9:  # CU_JIT_TARGET
+        label = <bytes>name + b"[CU_JIT_TARGET]"
+        return <void*><size_t>as_unsigned(as_enum(value, _CUjit_target_class, b"CUjit_target", label), label, UINT32_MAX)
+    if option == 10:  # CU_JIT_FALLBACK_STRATEGY
+        label = <bytes>name + b"[CU_JIT_FALLBACK_STRATEGY]"
+        return <void*><size_t>as_unsigned(as_enum(value, _CUjit_fallback_class, b"CUjit_fallback", label), label, UINT32_MAX)
+    if option == 11:  # CU_JIT_GENERATE_DEBUG_INFO
+        label = <bytes>name + b"[CU_JIT_GENERATE_DEBUG_INFO]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 12:  # CU_JIT_LOG_VERBOSE
+        label = <bytes>name + b"[CU_JIT_LOG_VERBOSE]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 13:  # CU_JIT_GENERATE_LINE_INFO
+        label = <bytes>name + b"[CU_JIT_GENERATE_LINE_INFO]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 14:  # CU_JIT_CACHE_MODE
+        label = <bytes>name + b"[CU_JIT_CACHE_MODE]"
+        return <void*><size_t>as_unsigned(as_enum(value, _CUjit_cacheMode_class, b"CUjit_cacheMode", label), label, UINT32_MAX)
+    if option == 15:  # CU_JIT_NEW_SM3X_OPT
+        label = <bytes>name + b"[CU_JIT_NEW_SM3X_OPT]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 16:  # CU_JIT_FAST_COMPILE
+        label = <bytes>name + b"[CU_JIT_FAST_COMPILE]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 17:  # CU_JIT_GLOBAL_SYMBOL_NAMES
+        label = <bytes>name + b"[CU_JIT_GLOBAL_SYMBOL_NAMES]"
+        return address_kept(value, name, keep)
+    if option == 18:  # CU_JIT_GLOBAL_SYMBOL_ADDRESSES
+        label = <bytes>name + b"[CU_JIT_GLOBAL_SYMBOL_ADDRESSES]"
+        return address_kept(value, name, keep)
+    if option == 19:  # CU_JIT_GLOBAL_SYMBOL_COUNT
+        label = <bytes>name + b"[CU_JIT_GLOBAL_SYMBOL_COUNT]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 20:  # CU_JIT_LTO
+        label = <bytes>name + b"[CU_JIT_LTO]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 21:  # CU_JIT_FTZ
+        label = <bytes>name + b"[CU_JIT_FTZ]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 22:  # CU_JIT_PREC_DIV
+        label = <bytes>name + b"[CU_JIT_PREC_DIV]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 23:  # CU_JIT_PREC_SQRT
+        label = <bytes>name + b"[CU_JIT_PREC_SQRT]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 24:  # CU_JIT_FMA
+        label = <bytes>name + b"[CU_JIT_FMA]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 25:  # CU_JIT_REFERENCED_KERNEL_NAMES
+        label = <bytes>name + b"[CU_JIT_REFERENCED_KERNEL_NAMES]"
+        return address_kept(value, name, keep)
+    if option == 26:  # CU_JIT_REFERENCED_KERNEL_COUNT
+        label = <bytes>name + b"[CU_JIT_REFERENCED_KERNEL_COUNT]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 27:  # CU_JIT_REFERENCED_VARIABLE_NAMES
+        label = <bytes>name + b"[CU_JIT_REFERENCED_VARIABLE_NAMES]"
+        return address_kept(value, name, keep)
+    if option == 28:  # CU_JIT_REFERENCED_VARIABLE_COUNT
+        label = <bytes>name + b"[CU_JIT_REFERENCED_VARIABLE_COUNT]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 29:  # CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES
+        label = <bytes>name + b"[CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 30:  # CU_JIT_POSITION_INDEPENDENT_CODE
+        label = <bytes>name + b"[CU_JIT_POSITION_INDEPENDENT_CODE]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 31:  # CU_JIT_MIN_CTA_PER_SM
+        label = <bytes>name + b"[CU_JIT_MIN_CTA_PER_SM]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 32:  # CU_JIT_MAX_THREADS_PER_BLOCK
+        label = <bytes>name + b"[CU_JIT_MAX_THREADS_PER_BLOCK]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 33:  # CU_JIT_OVERRIDE_DIRECTIVE_VALUES
+        label = <bytes>name + b"[CU_JIT_OVERRIDE_DIRECTIVE_VALUES]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 34:  # CU_JIT_SPLIT_COMPILE
+        label = <bytes>name + b"[CU_JIT_SPLIT_COMPILE]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 35:  # CU_JIT_NUM_OPTIONS
+        label = <bytes>name + b"[CU_JIT_NUM_OPTIONS]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    return address_kept(value, name, keep)
+
 
 # Python callables handed to C, kept alive while C may call them.
 cdef dict _callbacks = {}
+# What the library keeps writing to after a call returns (cuLinkCreate's log
+# buffers), by (handle class, raw handle), until the call releasing the handle.
+cdef dict _kept_alive = {}
 
 
 def cuGetErrorString(error):
@@ -23896,8 +24027,9 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
         None (NULL).
     optionValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -23941,6 +24073,7 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
         for i in range(options_count):
             item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -23951,15 +24084,12 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i in range(optionValues_count):
-            item = optionValues[i]
-            _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
+            _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
     with nogil:
         _err = c.cuModuleLoadDataEx(&module_handle._ptr, _c_image, _c_numOptions, _c_options, _c_optionValues)
@@ -24356,8 +24486,9 @@ def cuLinkCreate(numOptions, options, optionValues):
         None (NULL).
     optionValues
         Array of option values, each cast to void *
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -24394,6 +24525,7 @@ def cuLinkCreate(numOptions, options, optionValues):
         for i in range(options_count):
             item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -24404,21 +24536,20 @@ def cuLinkCreate(numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i in range(optionValues_count):
-            item = optionValues[i]
-            _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
+            _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
     with nogil:
         _err = c.cuLinkCreate(_c_numOptions, _c_options, _c_optionValues, &stateOut_handle._ptr)
 
     if _err != 0:
         return (_CUresult_of(_err), None,)
+    # The library writes through optionValues_keep's objects until cuLinkDestroy.
+    _kept_alive[(b"CUlinkState", int(stateOut_handle))] = optionValues_keep
     return (_CUresult_of(_err), stateOut_handle,)
 
 
@@ -24467,8 +24598,9 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
         None (NULL).
     optionValues
         Array of option values, each cast to void *.
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -24510,6 +24642,7 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
         for i in range(options_count):
             item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -24520,15 +24653,12 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i in range(optionValues_count):
-            item = optionValues[i]
-            _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
+            _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
     with nogil:
         _err = c.cuLinkAddData(_c_state, _c_type, _c_data, _c_size, _c_name, _c_numOptions, _c_options, _c_optionValues)
@@ -24577,8 +24707,9 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
         None (NULL).
     optionValues
         Array of option values, each cast to void *
-        Takes a list or tuple (the call reads as many items as numOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
 
     Returns
     -------
@@ -24618,6 +24749,7 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
         for i in range(options_count):
             item = options[i]
             _c_options[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"options"), b"options", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray optionValues_storage = None
     cdef list optionValues_keep = []
     cdef void** _c_optionValues = NULL
@@ -24628,15 +24760,12 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
     else:
         if not isinstance(optionValues, (list, tuple)):
             raise TypeError(f"optionValues: expected a list, got {type(optionValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if optionValues_count < 0 or len(optionValues) < optionValues_count:
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
         for i in range(optionValues_count):
-            item = optionValues[i]
-            _c_optionValues[i] = <void*>address_kept(item, b"optionValues", optionValues_keep)
+            _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
     with nogil:
         _err = c.cuLinkAddFile(_c_state, _c_type, _c_path, _c_numOptions, _c_options, _c_optionValues)
@@ -24715,7 +24844,8 @@ def cuLinkDestroy(state):
     with nogil:
         _err = c.cuLinkDestroy(_c_state)
 
-
+    # The handle is gone: what the library kept writing to may go too.
+    _kept_alive.pop((b"CUlinkState", <size_t>_c_state), None)
     return _CUresult_of_result(_err)
 
 
@@ -24881,8 +25011,9 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -24939,6 +25070,7 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
         for i in range(jitOptions_count):
             item = jitOptions[i]
             _c_jitOptions[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"jitOptions"), b"jitOptions", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -24949,15 +25081,12 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         for i in range(jitOptionsValues_count):
-            item = jitOptionsValues[i]
-            _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
+            _c_jitOptionsValues[i] = _CUjit_option_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
     cdef c.CUlibraryOption* _c_libraryOptions = NULL
@@ -25053,8 +25182,9 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -25111,6 +25241,7 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
         for i in range(jitOptions_count):
             item = jitOptions[i]
             _c_jitOptions[i] = <c.CUjit_option>as_unsigned(as_enum(item, _CUjit_option_class, b"CUjit_option", b"jitOptions"), b"jitOptions", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -25121,15 +25252,12 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         for i in range(jitOptionsValues_count):
-            item = jitOptionsValues[i]
-            _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
+            _c_jitOptionsValues[i] = _CUjit_option_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
     cdef c.CUlibraryOption* _c_libraryOptions = NULL
@@ -35888,7 +36016,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
 
 
 
-def cuThreadExchangeStreamCaptureMode():
+def cuThreadExchangeStreamCaptureMode(mode):
     """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
@@ -35930,6 +36058,12 @@ def cuThreadExchangeStreamCaptureMode():
     See also: 
     cuStreamBeginCapture
 
+    Parameters
+    ----------
+    mode
+        Pointer to mode value to swap with the current mode
+        Takes a CUstreamCaptureMode member or an int.
+
     Returns
     -------
     CUresult
@@ -35941,7 +36075,8 @@ def cuThreadExchangeStreamCaptureMode():
         Pointer to mode value to swap with the current mode
     """
     cdef int _err
-    cdef c.CUstreamCaptureMode _c_mode
+    # In: the value the call reads; out: the value it wrote in its place.
+    cdef c.CUstreamCaptureMode _c_mode = <c.CUstreamCaptureMode>as_unsigned(as_enum(mode, _CUstreamCaptureMode_class, b"CUstreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
 
     with nogil:
         _err = c.cuThreadExchangeStreamCaptureMode(&_c_mode)
@@ -42711,7 +42846,7 @@ def cuGraphNodeGetType(hNode):
 
 
 
-def cuGraphGetNodes(hGraph, numNodes):
+def cuGraphGetNodes(hGraph, numNodes=0):
     """Returns a graph's nodes
 
     Returns a list of hGraph's nodes. nodes may be NULL, in which case this
@@ -42768,7 +42903,7 @@ def cuGraphGetNodes(hGraph, numNodes):
 
 
 
-def cuGraphGetRootNodes(hGraph, numRootNodes):
+def cuGraphGetRootNodes(hGraph, numRootNodes=0):
     """Returns a graph's root nodes
 
     Returns a list of hGraph's root nodes. rootNodes may be NULL, in which case this
@@ -42825,7 +42960,7 @@ def cuGraphGetRootNodes(hGraph, numRootNodes):
 
 
 
-def cuGraphGetEdges(hGraph, numEdges):
+def cuGraphGetEdges(hGraph, numEdges=0):
     """Returns a graph's dependency edges
 
     Returns a list of hGraph's dependency edges. Edges are returned via corresponding
@@ -42901,7 +43036,7 @@ def cuGraphGetEdges(hGraph, numEdges):
 
 
 
-def cuGraphNodeGetDependencies(hNode, numDependencies):
+def cuGraphNodeGetDependencies(hNode, numDependencies=0):
     """Returns a node's dependencies
 
     Returns a list of node's dependencies. dependencies may be NULL, in which case this
@@ -42969,7 +43104,7 @@ def cuGraphNodeGetDependencies(hNode, numDependencies):
 
 
 
-def cuGraphNodeGetDependentNodes(hNode, numDependentNodes):
+def cuGraphNodeGetDependentNodes(hNode, numDependentNodes=0):
     """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. dependentNodes may be NULL, in which

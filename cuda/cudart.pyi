@@ -8315,7 +8315,7 @@ def cudaStreamBeginCaptureToGraph(stream: cudaStream_t | int | None, graph: cuda
         cudaErrorInvalidValue
     """
 
-def cudaThreadExchangeStreamCaptureMode() -> tuple[cudaError_t, cudaStreamCaptureMode]:
+def cudaThreadExchangeStreamCaptureMode(mode: cudaStreamCaptureMode) -> tuple[cudaError_t, cudaStreamCaptureMode]:
     """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
@@ -8356,6 +8356,12 @@ def cudaThreadExchangeStreamCaptureMode() -> tuple[cudaError_t, cudaStreamCaptur
 
     See also: 
     cudaStreamBeginCapture
+
+    Parameters
+    ----------
+    mode
+        Pointer to mode value to swap with the current mode
+        Takes a cudaStreamCaptureMode member or an int.
 
     Returns
     -------
@@ -16784,7 +16790,7 @@ def cudaGraphNodeGetType(node: cudaGraphNode_t | int | None) -> tuple[cudaError_
         Pointer to return the node type
     """
 
-def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
+def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int = ...) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
     """Returns a graph's nodes
 
     Returns a list of graph's nodes. nodes may be NULL, in which case this
@@ -16820,7 +16826,7 @@ def cudaGraphGetNodes(graph: cudaGraph_t | int | None, numNodes: int) -> tuple[c
         See description
     """
 
-def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
+def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int = ...) -> tuple[cudaError_t, list[cudaGraphNode_t], int]:
     """Returns a graph's root nodes
 
     Returns a list of graph's root nodes. pRootNodes may be NULL, in which case this
@@ -16856,7 +16862,7 @@ def cudaGraphGetRootNodes(graph: cudaGraph_t | int | None, pNumRootNodes: int) -
         See description
     """
 
-def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
+def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int = ...) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Returns a graph's dependency edges
 
     Returns a list of graph's dependency edges. Edges are returned via corresponding
@@ -16903,7 +16909,7 @@ def cudaGraphGetEdges(graph: cudaGraph_t | int | None, numEdges: int) -> tuple[c
         See description
     """
 
-def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDependencies: int) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
+def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDependencies: int = ...) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Returns a node's dependencies
 
     Returns a list of node's dependencies. pDependencies may be NULL, in which case this
@@ -16946,7 +16952,7 @@ def cudaGraphNodeGetDependencies(node: cudaGraphNode_t | int | None, pNumDepende
         See description
     """
 
-def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDependentNodes: int) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
+def cudaGraphNodeGetDependentNodes(node: cudaGraphNode_t | int | None, pNumDependentNodes: int = ...) -> tuple[cudaError_t, list[cudaGraphNode_t], list[cudaGraphEdgeData], int]:
     """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. pDependentNodes may be NULL, in which
@@ -18357,7 +18363,7 @@ def cudaGetDriverEntryPointByVersion(symbol: bytes | str | None, cudaVersion: in
     driverStatus : cudaDriverEntryPointQueryResult
     """
 
-def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
+def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[object] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
     """Load a library with specified code and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -18403,8 +18409,9 @@ def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitO
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -18436,7 +18443,7 @@ def cudaLibraryLoadData(code: int | Buffer | None, jitOptions: Sequence[cudaJitO
         Returned library
     """
 
-def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[int | Buffer | None] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
+def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[cudaJitOption | int] | None, jitOptionsValues: Sequence[object] | None, numJitOptions: int, libraryOptions: Sequence[cudaLibraryOption | int] | None, libraryOptionValues: Sequence[int | Buffer | None] | None, numLibraryOptions: int) -> tuple[cudaError_t, cudaLibrary_t]:
     """Load a library with specified file and options
 
     Takes a pointer code and loads the corresponding library library based on
@@ -18481,8 +18488,9 @@ def cudaLibraryLoadFromFile(fileName: bytes | str | None, jitOptions: Sequence[c
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions

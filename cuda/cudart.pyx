@@ -20490,6 +20490,77 @@ cdef object _cudaMemRangeAttribute_value_of(int attribute, const void* buf, size
     return None
 
 
+# The value of each cudaJitOption in its pointer-sized slot, as the header
+# documents the option's type ("Option type: ..."; bindings: option_types).
+cdef void* _cudaJitOption_option_value(int option, object value, const char* name, list keep) except? NULL:
+    cdef void* slot = NULL
+    cdef float number = 0
+    cdef bytes label
+    if option == 0:  # cudaJitMaxRegisters
+        label = <bytes>name + b"[cudaJitMaxRegisters]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 1:  # cudaJitThreadsPerBlock
+        label = <bytes>name + b"[cudaJitThreadsPerBlock]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 2:  # cudaJitWallTime
+        label = <bytes>name + b"[cudaJitWallTime]"
+        number = <float>as_double(value, label)
+        memcpy(&slot, &number, sizeof(float))
+        return slot
+    if option == 3:  # cudaJitInfoLogBuffer
+        label = <bytes>name + b"[cudaJitInfoLogBuffer]"
+        # The library writes here (a log), maybe after the call: a writable buffer.
+        view = buffer_view(value)
+        if view is None or view.readonly:
+            raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
+        keep.append(view)
+        return view_address(view)
+    if option == 4:  # cudaJitInfoLogBufferSizeBytes
+        label = <bytes>name + b"[cudaJitInfoLogBufferSizeBytes]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 5:  # cudaJitErrorLogBuffer
+        label = <bytes>name + b"[cudaJitErrorLogBuffer]"
+        # The library writes here (a log), maybe after the call: a writable buffer.
+        view = buffer_view(value)
+        if view is None or view.readonly:
+            raise TypeError(f"{label.decode()}: expected a writable buffer (a bytearray), got {type(value).__name__}")
+        keep.append(view)
+        return view_address(view)
+    if option == 6:  # cudaJitErrorLogBufferSizeBytes
+        label = <bytes>name + b"[cudaJitErrorLogBufferSizeBytes]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 7:  # cudaJitOptimizationLevel
+        label = <bytes>name + b"[cudaJitOptimizationLevel]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 10:  # cudaJitFallbackStrategy
+        label = <bytes>name + b"[cudaJitFallbackStrategy]"
+        return <void*><size_t>as_unsigned(as_enum(value, _cudaJit_Fallback_class, b"cudaJit_Fallback", label), label, UINT32_MAX)
+    if option == 11:  # cudaJitGenerateDebugInfo
+        label = <bytes>name + b"[cudaJitGenerateDebugInfo]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 12:  # cudaJitLogVerbose
+        label = <bytes>name + b"[cudaJitLogVerbose]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 13:  # cudaJitGenerateLineInfo
+        label = <bytes>name + b"[cudaJitGenerateLineInfo]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 14:  # cudaJitCacheMode
+        label = <bytes>name + b"[cudaJitCacheMode]"
+        return <void*><size_t>as_unsigned(as_enum(value, _cudaJit_CacheMode_class, b"cudaJit_CacheMode", label), label, UINT32_MAX)
+    if option == 30:  # cudaJitPositionIndependentCode
+        label = <bytes>name + b"[cudaJitPositionIndependentCode]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 31:  # cudaJitMinCtaPerSm
+        label = <bytes>name + b"[cudaJitMinCtaPerSm]"
+        return <void*><size_t>as_unsigned(value, label, UINT32_MAX)
+    if option == 32:  # cudaJitMaxThreadsPerBlock
+        label = <bytes>name + b"[cudaJitMaxThreadsPerBlock]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    if option == 33:  # cudaJitOverrideDirectiveValues
+        label = <bytes>name + b"[cudaJitOverrideDirectiveValues]"
+        return <void*><size_t><long long>as_signed(value, label, -2147483648, 2147483647)
+    return address_kept(value, name, keep)
+
 
 # Python callables handed to C, kept alive while C may call them.
 cdef dict _callbacks = {}
@@ -23500,7 +23571,7 @@ def cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, n
 
 
 
-def cudaThreadExchangeStreamCaptureMode():
+def cudaThreadExchangeStreamCaptureMode(mode):
     """Swaps the stream capture interaction mode for a thread
 
     Sets the calling thread's stream capture interaction mode to the value contained
@@ -23542,6 +23613,12 @@ def cudaThreadExchangeStreamCaptureMode():
     See also: 
     cudaStreamBeginCapture
 
+    Parameters
+    ----------
+    mode
+        Pointer to mode value to swap with the current mode
+        Takes a cudaStreamCaptureMode member or an int.
+
     Returns
     -------
     cudaError_t
@@ -23551,7 +23628,8 @@ def cudaThreadExchangeStreamCaptureMode():
         Pointer to mode value to swap with the current mode
     """
     cdef int _err
-    cdef c.cudaStreamCaptureMode _c_mode
+    # In: the value the call reads; out: the value it wrote in its place.
+    cdef c.cudaStreamCaptureMode _c_mode = <c.cudaStreamCaptureMode>as_unsigned(as_enum(mode, _cudaStreamCaptureMode_class, b"cudaStreamCaptureMode", b"mode"), b"mode", UINT32_MAX)
 
     with nogil:
         _err = c.cudaThreadExchangeStreamCaptureMode(&_c_mode)
@@ -35505,7 +35583,7 @@ def cudaGraphNodeGetType(node):
 
 
 
-def cudaGraphGetNodes(graph, numNodes):
+def cudaGraphGetNodes(graph, numNodes=0):
     """Returns a graph's nodes
 
     Returns a list of graph's nodes. nodes may be NULL, in which case this
@@ -35560,7 +35638,7 @@ def cudaGraphGetNodes(graph, numNodes):
 
 
 
-def cudaGraphGetRootNodes(graph, pNumRootNodes):
+def cudaGraphGetRootNodes(graph, pNumRootNodes=0):
     """Returns a graph's root nodes
 
     Returns a list of graph's root nodes. pRootNodes may be NULL, in which case this
@@ -35615,7 +35693,7 @@ def cudaGraphGetRootNodes(graph, pNumRootNodes):
 
 
 
-def cudaGraphGetEdges(graph, numEdges):
+def cudaGraphGetEdges(graph, numEdges=0):
     """Returns a graph's dependency edges
 
     Returns a list of graph's dependency edges. Edges are returned via corresponding
@@ -35689,7 +35767,7 @@ def cudaGraphGetEdges(graph, numEdges):
 
 
 
-def cudaGraphNodeGetDependencies(node, pNumDependencies):
+def cudaGraphNodeGetDependencies(node, pNumDependencies=0):
     """Returns a node's dependencies
 
     Returns a list of node's dependencies. pDependencies may be NULL, in which case this
@@ -35755,7 +35833,7 @@ def cudaGraphNodeGetDependencies(node, pNumDependencies):
 
 
 
-def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes):
+def cudaGraphNodeGetDependentNodes(node, pNumDependentNodes=0):
     """Returns a node's dependent nodes
 
     Returns a list of node's dependent nodes. pDependentNodes may be NULL, in which
@@ -37888,8 +37966,9 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -37945,6 +38024,7 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
         for i in range(jitOptions_count):
             item = jitOptions[i]
             _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(as_enum(item, _cudaJitOption_class, b"cudaJitOption", b"jitOptions"), b"jitOptions", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -37955,15 +38035,12 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         for i in range(jitOptionsValues_count):
-            item = jitOptionsValues[i]
-            _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
+            _c_jitOptionsValues[i] = _cudaJitOption_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
     cdef c.cudaLibraryOption* _c_libraryOptions = NULL
@@ -38058,8 +38135,9 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         None (NULL).
     jitOptionsValues
         Option values for JIT
-        Takes a list or tuple (the call reads as many items as numJitOptions gives), or
-        None (NULL).
+        Takes a list or tuple, one value per option as the option's type says (an int, a
+        float, a member of the option's enum, a writable buffer such as a bytearray for
+        a log), or None (NULL).
     numJitOptions
         Number of options
     libraryOptions
@@ -38115,6 +38193,7 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
         for i in range(jitOptions_count):
             item = jitOptions[i]
             _c_jitOptions[i] = <c.cudaJitOption>as_unsigned(as_enum(item, _cudaJitOption_class, b"cudaJitOption", b"jitOptions"), b"jitOptions", UINT32_MAX)
+    # Each value in its pointer-sized slot as its option says.
     cdef bytearray jitOptionsValues_storage = None
     cdef list jitOptionsValues_keep = []
     cdef void** _c_jitOptionsValues = NULL
@@ -38125,15 +38204,12 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
     else:
         if not isinstance(jitOptionsValues, (list, tuple)):
             raise TypeError(f"jitOptionsValues: expected a list, got {type(jitOptionsValues).__name__}")
-        # As in C, the call reads the first `count` items: more are ignored,
-        # fewer would be read past the end.
         if jitOptionsValues_count < 0 or len(jitOptionsValues) < jitOptionsValues_count:
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
         for i in range(jitOptionsValues_count):
-            item = jitOptionsValues[i]
-            _c_jitOptionsValues[i] = <void*>address_kept(item, b"jitOptionsValues", jitOptionsValues_keep)
+            _c_jitOptionsValues[i] = _cudaJitOption_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
     cdef list libraryOptions_keep = []
     cdef c.cudaLibraryOption* _c_libraryOptions = NULL

@@ -538,6 +538,14 @@ def test_graph_capture_instantiate_launch(device, stream):
 
 
 @pytest.mark.gpu
+def test_capture_mode_is_swapped(device):
+    mode = rt.cudaStreamCaptureMode
+    previous = ok(rt.cudaThreadExchangeStreamCaptureMode(mode.cudaStreamCaptureModeRelaxed))
+    assert previous == mode.cudaStreamCaptureModeGlobal
+    assert ok(rt.cudaThreadExchangeStreamCaptureMode(previous)) == mode.cudaStreamCaptureModeRelaxed
+
+
+@pytest.mark.gpu
 def test_graph_nodes_by_capacity(device, stream):
     import cuda
 
@@ -548,6 +556,8 @@ def test_graph_nodes_by_capacity(device, stream):
     graph = ok(rt.cudaStreamEndCapture(stream))
     nodes, count = ok(rt.cudaGraphGetNodes(graph, 0))
     assert nodes == [] and count == 3
+    assert ok(rt.cudaGraphGetNodes(graph)) == ([], 3)   # the count left out asks, as NVIDIA's bindings
+    assert ok(rt.cudaGraphGetEdges(graph))[-1] == 2
     nodes, count = ok(rt.cudaGraphGetNodes(graph, count))
     assert count == 3 and len(nodes) == 3 and all(isinstance(n, rt.cudaGraphNode_t) for n in nodes)
     # The driver's form, on the same graph (runtime handle to a driver call).

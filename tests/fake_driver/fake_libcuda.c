@@ -294,6 +294,80 @@ static int f_cuGraphExecKernelNodeSetParams(void *exec, unsigned long long node,
     fake_copy_args(fake_update_args, p->params);
     return 0;
 }
+/* cuGraphGetNodes: the graph's nodes in the order added, as many as the
+ * capacity holds (the rest NULL), and their count. */
+static int f_cuGraphGetNodes(void *g, unsigned long long *nodes, size_t *count) {
+    size_t n = 0;
+    if (fake_sticky) return fake_sticky;
+    if (!count) return 1;
+    for (int i = 0; i < fake_node_count; i++) {
+        if (fake_nodes[i].graph != (unsigned long long)g) continue;
+        if (nodes && n < *count) nodes[n] = fake_nodes[i].handle;
+        n++;
+    }
+    for (size_t i = n; nodes && i < *count; i++) nodes[i] = 0;
+    *count = n;
+    return 0;
+}
+
+/* The calling thread's capture mode, swapped (one thread is enough here). */
+static int fake_capture_mode = 0;
+static int f_cuThreadExchangeStreamCaptureMode(int *mode) {
+    int previous = fake_capture_mode;
+    if (!mode) return 1;
+    fake_capture_mode = *mode;
+    *mode = previous;
+    return 0;
+}
+
+/* The JIT linker: cuLinkCreate remembers the info log buffer and its size
+ * among its options (CU_JIT_INFO_LOG_BUFFER = 3, _SIZE_BYTES = 4) and each
+ * option's raw value slot (fake_jit_values, for tests); cuLinkAddData and
+ * cuLinkComplete write into that buffer later, as the driver does, so a
+ * buffer freed after cuLinkCreate is written after its release. */
+#define FAKE_JIT_OPTIONS 64
+unsigned long long fake_jit_values[FAKE_JIT_OPTIONS];
+struct fake_link { char *info; size_t info_size, info_used; };
+static void fake_link_log(struct fake_link *link, const char *what, const char *name) {
+    char line[256];
+    int n = snprintf(line, sizeof line, "fake: %s %s\n", what, name ? name : "");
+    if (!link->info || n <= 0) return;
+    for (int i = 0; i < n && link->info_used + 1 < link->info_size; i++) link->info[link->info_used++] = line[i];
+    link->info[link->info_used] = 0;
+}
+static int f_cuLinkCreate(unsigned n, const int *options, void **values, void **state) {
+    struct fake_link *link;
+    if (fake_sticky) return fake_sticky;
+    if (!(link = calloc(1, sizeof *link))) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    for (unsigned i = 0; i < n; i++) {
+        if (options[i] >= 0 && options[i] < FAKE_JIT_OPTIONS)
+            fake_jit_values[options[i]] = (unsigned long long)(size_t)values[i];
+        if (options[i] == 3) link->info = values[i];
+        if (options[i] == 4) link->info_size = (size_t)values[i];
+    }
+    *state = link;
+    return 0;
+}
+static int f_cuLinkAddData(void *state, int type, void *data, size_t size, const char *name, unsigned n,
+                           const int *options, void **values) {
+    (void)type, (void)data, (void)size, (void)n, (void)options, (void)values;
+    if (!state) return 1;
+    fake_link_log(state, "added", name);
+    return 0;
+}
+static const char fake_cubin[] = "fake cubin";
+static int f_cuLinkComplete(void *state, void **cubin, size_t *size) {
+    if (!state) return 1;
+    fake_link_log(state, "linked", "");
+    *cubin = (void *)fake_cubin;
+    *size = sizeof fake_cubin;
+    return 0;
+}
+static int f_cuLinkDestroy(void *state) {
+    free(state);
+    return 0;
+}
+
 int fake_node_update_count = 0;          /* cuGraphKernelNodeSetParams (the graph's node, not the executable's) */
 static int f_cuGraphKernelNodeSetParams(unsigned long long node, const struct fake_kernel_params *p) {
     (void)node; (void)p;
@@ -424,6 +498,12 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuLibraryGetKernel", (void *)f_cuLibraryGetKernel},
     {"cuGraphCreate", (void *)f_cuGraphCreate},
     {"cuGraphDestroy", (void *)f_cuGraphDestroy},
+    {"cuGraphGetNodes", (void *)f_cuGraphGetNodes},
+    {"cuLinkCreate", (void *)f_cuLinkCreate},
+    {"cuLinkAddData", (void *)f_cuLinkAddData},
+    {"cuLinkComplete", (void *)f_cuLinkComplete},
+    {"cuLinkDestroy", (void *)f_cuLinkDestroy},
+    {"cuThreadExchangeStreamCaptureMode", (void *)f_cuThreadExchangeStreamCaptureMode},
     {"cuGraphAddKernelNode", (void *)f_cuGraphAddKernelNode},
     {"cuGraphAddMemcpyNode", (void *)f_cuGraphAddMemcpyNode},
     {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},

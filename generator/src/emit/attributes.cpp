@@ -45,6 +45,26 @@ std::string attribute_value_stub(const AttributeTable& table, bool out, const Co
   return joined;
 }
 
+std::string option_value_function(const std::string& enum_name) { return "_" + enum_name + "_option_value"; }
+
+View option_table_code(const OptionTable& table, const Context& ctx) {
+  View d;
+  d.set("enum", table.enum_name);
+  d.set("function", option_value_function(table.enum_name));
+  std::vector<View> values;
+  for (const auto& v : table.values) {
+    View e;
+    e.set("member", v.member).set("value", std::to_string(v.value));
+    for (OptionKind k : {OptionKind::Unsigned, OptionKind::Signed, OptionKind::Float, OptionKind::Enum,
+                         OptionKind::Buffer, OptionKind::None, OptionKind::Address})
+      e.flag(to_string(k), k == v.kind);
+    if (!v.enum_name.empty()) e.set("value_enum", v.enum_name);
+    values.push_back(e);
+  }
+  d.set("values", list_of(values));
+  return ctx.templates.fragment("option_table.pyx", d, Shape::Raw, table.enum_name);
+}
+
 View attribute_table_code(const AttributeTable& table, const Context& ctx) {
   const AttributeNames names = attribute_names(table.enum_name);
   View d;

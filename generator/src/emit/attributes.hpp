@@ -20,4 +20,8 @@ std::string attribute_value_stub(const model::AttributeTable& table, bool out, c
 // The table's helpers, rendered by attribute_table.pyx.
 View attribute_table_code(const model::AttributeTable& table, const Context& ctx);
 
+// The function converting one option's value into its slot, and its code.
+std::string option_value_function(const std::string& enum_name);
+View option_table_code(const model::OptionTable& table, const Context& ctx);
+
 }  // namespace cubind::emit

@@ -62,6 +62,12 @@ void set_attribute(View& d, const Function& f, const Param& p, const Context& ct
   const Conversion& c = p.conversion;
   if (c.attribute_enum.empty()) return;
   const AttributeTable* table = ctx.model.attribute_table(c.attribute_enum);
+  for (const auto& t : ctx.model.option_tables) {
+    if (table || t.enum_name != c.attribute_enum) continue;
+    // Option values: each item converted by its option, in the options' C array.
+    d.set("attribute_cname", c_local(py_name_of(f, p.attribute_param)));
+    d.set("option_value", option_value_function(t.enum_name));
+  }
   if (!table) return;
   const AttributeNames names = attribute_names(c.attribute_enum);
   d.set("attribute", py_name_of(f, p.attribute_param));

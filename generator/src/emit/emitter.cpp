@@ -148,6 +148,7 @@ class LibraryEmitter {
     d.set("helpers", list_of(helpers));
     std::vector<View> attribute_tables;
     for (const auto& t : m.attribute_tables) attribute_tables.push_back(View().set("code", attribute_table_code(t, ctx_)));
+    for (const auto& t : m.option_tables) attribute_tables.push_back(View().set("code", option_table_code(t, ctx_)));
     std::vector<View> rendered_trampolines;
     for (const auto& t : trampolines)
       rendered_trampolines.push_back(
@@ -157,6 +158,10 @@ class LibraryEmitter {
     d.set("records", list_of(records));
     d.set("declarations", declarations());
     d.set("functions", list_of(functions));
+    bool keeps_alive = false;
+    for (const auto& f : m.functions)
+      keeps_alive = keeps_alive || !f.releases_kept.empty();
+    d.flag("kept_alive", keeps_alive);
     d.set("c_functions", list_of(c_functions));
     d.set("trampolines", list_of(rendered_trampolines));
     d.set("attribute_tables", list_of(attribute_tables));

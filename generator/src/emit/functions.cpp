@@ -92,7 +92,9 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     const std::string label = f.name + "." + p.name;
     call_args.push_back(slot(c, views[i], "arg", label, ctx));
     if (c.input) {
-      inputs.push_back(View().set("name", p.py_name).set("type", slot(c, views[i], "stub", label, ctx)));
+      View input = View().set("name", p.py_name).set("type", slot(c, views[i], "stub", label, ctx));
+      if (!p.py_default.empty()) input.set("default", p.py_default);
+      inputs.push_back(input);
       if (ctx.templates.defines(c.name, "forms")) forms[p.name] = text_of(slot(c, views[i], "forms", label, ctx));
     }
     if (c.output) {
@@ -104,6 +106,25 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
     if (!c.arguments.empty()) trampolines.push_back(trampoline_view(f, p, ctx));
   }
   View d;
+  // Objects the library keeps pointing at, kept with the handle owning them
+  // (link_kept_alive), and dropped by the call releasing that handle.
+  std::vector<View> keeps, releases;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    for (size_t j = 0; j < f.params.size() && !p.kept_by.empty(); ++j) {
+      if (f.params[j].name != p.kept_by) continue;
+      const View owner = slot(f.params[j].conversion, views[j], "ret", f.name + "." + p.kept_by, ctx);
+      keeps.push_back(View()
+                          .set("keep", p.py_name + "_keep")
+                          .set("owner", owner)
+                          .set("handle", f.params[j].type.pointee().name)
+                          .set("until", p.kept_until));
+    }
+    if (p.name == f.releases_kept)
+      releases.push_back(View().set("arg", call_args[i]).set("handle", p.type.name));
+  }
+  if (!keeps.empty()) d.set("keeps", list_of(keeps));
+  if (!releases.empty()) d.set("releases", list_of(releases));
   d.set("name", f.name);
   d.set("inputs", list_of(inputs));
   d.set("call_args", list_of(call_args));

@@ -46,6 +46,19 @@ const char* to_string(TypeKind kind) {
   return "unknown";
 }
 
+const char* to_string(OptionKind kind) {
+  switch (kind) {
+    case OptionKind::Unsigned: return "unsigned";
+    case OptionKind::Signed: return "signed";
+    case OptionKind::Float: return "float";
+    case OptionKind::Enum: return "enum";
+    case OptionKind::Buffer: return "buffer";
+    case OptionKind::None: return "none";
+    case OptionKind::Address: return "address";
+  }
+  return "address";
+}
+
 const char* to_string(Direction direction) {
   switch (direction) {
     case Direction::In: return "in";

@@ -67,7 +67,10 @@ enum class Direction { In, Out, InOut };
   X(ReturnedArray,                                                                                                   \
     "returned_array") /* const T** the call points at an array it owns, counted by an output: a list is returned */  \
   X(AttributeSize,                                                                                                   \
-    "attribute_size") /* size_t* the call reads as the size of an attribute's value (and may overwrite): hidden */
+    "attribute_size") /* size_t* the call reads as the size of an attribute's value (and may overwrite): hidden */ \
+  X(OptionValues,                                                                                                    \
+    "option_values") /* void** values of the options in a sibling array: each converted as its option says */      \
+  X(InOutScalar, "inout_scalar") /* T* the call reads and overwrites (a mode swapped): taken and returned */
 
 enum class Role {
 #define CUBIND_ROLE_ENUM(name, text) name,
@@ -99,6 +102,15 @@ struct Param {
   std::string attribute_param;  // AttributeOut/In: the parameter holding the attribute
   std::string skip_reason;     // non-empty when this parameter cannot be bound
   Conversion conversion;       // how it crosses into C (conversion pass)
+  // The Python default of an input, as the classic bindings give it (passes:
+  // mark_classic_defaults); empty: the caller must pass it.
+  std::string py_default;
+  // What the call keeps pointing at after it returns (cuLinkCreate's log
+  // buffers, which the driver writes until cuLinkDestroy): the function
+  // releasing it (spec `kept_until`) and the output handle that owns it
+  // until then (passes: link_kept_alive).
+  std::string kept_until;
+  std::string kept_by;
 };
 
 struct Function {
@@ -126,6 +138,9 @@ struct Function {
   // Whether the call runs with the GIL released (the spec keeps it for
   // calls that cannot block).
   bool releases_gil = true;
+  // The parameter whose handle this call releases, with what other calls
+  // kept alive for it (passes: link_kept_alive); empty: none.
+  std::string releases_kept;
   // How the C result reaches Python (the status enum, a value, bytes...),
   // with the error value by which the C layer signals an exception.
   Conversion result_conversion;
@@ -275,6 +290,30 @@ struct AttributeTable {
   std::vector<AttributeValue> values;
 };
 
+// How the value of one option travels in its pointer-sized slot (the JIT
+// options' optionValues), from the option's documented type.
+enum class OptionKind {
+  Unsigned,  // "unsigned int": the integer itself in the slot
+  Signed,    // "int"
+  Float,     // "float": the float's bits in the slot
+  Enum,      // "unsigned int for enumerated type ::X": a member of X (or an int)
+  Buffer,    // "char *": a writable buffer the library writes to (a log)
+  None,      // "No option value needed": the slot is not read
+  Address,   // "const char **", "void **": an int address or a buffer
+};
+
+struct OptionValue {
+  std::string member;
+  int64_t value = 0;
+  OptionKind kind = OptionKind::Address;
+  std::string enum_name;  // Enum: the enum its value is a member of
+};
+
+struct OptionTable {
+  std::string enum_name;
+  std::vector<OptionValue> values;
+};
+
 // Where the loader finds the library and how it resolves symbols, for the
 // toolkit the headers came from (loader pass).
 struct Loader {
@@ -304,6 +343,7 @@ struct Model {
   std::vector<Alias> aliases;
   std::vector<AbiPrototype> abi_prototypes;
   std::vector<AttributeTable> attribute_tables;
+  std::vector<OptionTable> option_tables;
   // Helpers of the classic modules calling a bound function (spec
   // [helpers], checked by bind_helpers): name -> the function's name.
   std::vector<Alias> helpers;
@@ -321,5 +361,6 @@ std::string version_text(int version);
 
 const char* to_string(Direction direction);
 const char* to_string(Role role);
+const char* to_string(OptionKind kind);
 
 }  // namespace cubind::model

@@ -84,6 +84,9 @@ json param_json(const Param& p) {
   put(j, "attribute_param", p.attribute_param);
   put(j, "skip_reason", p.skip_reason);
   put_conversion(j, "conversion", p.conversion);
+  put(j, "py_default", p.py_default);
+  put(j, "kept_until", p.kept_until);
+  put(j, "kept_by", p.kept_by);
   return j;
 }
 
@@ -95,6 +98,7 @@ json function_json(const Function& f) {
   j["returns_status"] = f.returns_status;
   put(j, "success_status", f.success_status);
   put(j, "alias_of", f.alias_of);
+  put(j, "releases_kept", f.releases_kept);
   if (f.header_only) j["header_only"] = true;
   if (f.abi_version) j["abi_version"] = f.abi_version;
   if (!f.releases_gil) j["releases_gil"] = false;
@@ -225,6 +229,17 @@ json to_json(const Model& model) {
         if (v.setter == AttributeValue::Setter::FixedString) jv["setter"] = "fixed_string";
         put_conversion(jv, "out", v.out);
         put_conversion(jv, "in", v.in);
+        return jv;
+      });
+      return jt;
+    });
+  }
+  if (!model.option_tables.empty()) {
+    j["option_tables"] = list(model.option_tables, [](const OptionTable& t) {
+      json jt = {{"enum", t.enum_name}};
+      jt["values"] = list(t.values, [](const OptionValue& v) {
+        json jv = {{"member", v.member}, {"value", v.value}, {"kind", to_string(v.kind)}};
+        put(jv, "enum", v.enum_name);
         return jv;
       });
       return jt;

@@ -132,6 +132,101 @@ void resolve_attribute_types(Model& model, const spec::Spec& spec) {
                      [](const AttributeValue& a, const AttributeValue& b) { return a.value < b.value; });
 }
 
+namespace {
+
+// The kind of an option's value from its documented type.
+OptionValue option_value(const Model& m, const EnumValue& member, const std::string& type, const std::string& where) {
+  OptionValue v;
+  v.member = member.name;
+  v.value = member.value;
+  static const std::regex enumerated(R"(unsigned int for enumerated type (?:::)?(\w+))");
+  std::smatch e;
+  if (type == "unsigned int") {
+    v.kind = OptionKind::Unsigned;
+  } else if (type == "int") {
+    v.kind = OptionKind::Signed;
+  } else if (type == "float") {
+    v.kind = OptionKind::Float;
+  } else if (type == "char *" || type == "char*") {
+    v.kind = OptionKind::Buffer;
+  } else if (type == "No option value needed") {
+    v.kind = OptionKind::None;
+  } else if (type == "const char **" || type == "void **") {
+    v.kind = OptionKind::Address;
+  } else if (std::regex_match(type, e, enumerated)) {
+    v.kind = OptionKind::Enum;
+    v.enum_name = e[1];
+    if (v.enum_name.size() > 5 && v.enum_name.compare(v.enum_name.size() - 5, 5, "_enum") == 0) {
+      // "::CUjit_cacheMode_enum": the tag; the class is its typedef.
+      for (const auto& en : m.enums)
+        if (en.tag == v.enum_name) v.enum_name = en.name;
+    }
+    if (!m.enumeration(v.enum_name)) throw std::runtime_error(where + "no enum " + v.enum_name + " in the headers");
+  } else {
+    throw std::runtime_error(where + "unknown option type '" + type + "' (give it in the spec's option_types)");
+  }
+  return v;
+}
+
+}  // namespace
+
+// Option enums (spec option_types): each member's value type as its doc
+// comment says ("Option type: unsigned int"), else as the spec gives it; a
+// member documenting none and given none (CU_JIT_NUM_OPTIONS) has no entry.
+void resolve_option_types(Model& model, const spec::Spec& spec) {
+  std::vector<std::string> enums;
+  for (const auto& o : spec.option_types)
+    if (std::find(enums.begin(), enums.end(), o.enum_name) == enums.end()) enums.push_back(o.enum_name);
+  const std::regex wording(spec.conventions.option_type_wording.empty() ? "$^" : spec.conventions.option_type_wording);
+  for (const auto& name : enums) {
+    const Enum* e = model.enumeration(name);
+    if (!e) throw std::runtime_error("option_types." + name + ": no enum " + name + " in the headers");
+    OptionTable table{name, {}};
+    for (const auto& member : e->values) {
+      const std::string where = "option_types." + name + "." + member.name + ": ";
+      std::string type;
+      for (const auto& o : spec.option_types)
+        if (o.enum_name == name && o.member == member.name) type = o.type;
+      std::smatch found;
+      const std::string doc = member.doc.brief + "\n" + member.doc.body;
+      if (type.empty() && std::regex_search(doc, found, wording)) type = found[1];
+      while (!type.empty() && (type.back() == ' ' || type.back() == '\\')) type.pop_back();
+      if (type.empty()) continue;
+      table.values.push_back(option_value(model, member, type, where));
+    }
+    model.option_tables.push_back(table);
+  }
+  for (const auto& o : spec.option_types) {
+    if (o.member.empty()) continue;
+    const Enum* e = model.enumeration(o.enum_name);
+    bool seen = false;
+    for (const auto& v : e->values) seen = seen || v.name == o.member;
+    if (!seen) throw std::runtime_error("option_types." + o.enum_name + "." + o.member + ": no such member");
+  }
+}
+
+// A void* array beside an array of an option enum carries the options'
+// values (`cuLinkCreate(numOptions, options, optionValues, ...)`).
+void link_option_values(Model& model) {
+  for (auto& f : model.functions) {
+    for (auto& p : f.params) {
+      if (p.role != Role::Array || p.type.kind != TypeKind::Pointer) continue;
+      const Type& item = p.type.pointee();
+      if (item.kind != TypeKind::Pointer || item.pointee().kind != TypeKind::Void) continue;
+      for (const auto& o : f.params) {
+        if (o.role != Role::Array || o.count_param != p.count_param || o.type.kind != TypeKind::Pointer) continue;
+        const Type& option = o.type.pointee();
+        if (option.kind != TypeKind::Enum) continue;
+        for (const auto& t : model.option_tables)
+          if (t.enum_name == option.canonical || t.enum_name == option.name) {
+            p.role = Role::OptionValues;
+            p.attribute_param = o.name;
+          }
+      }
+    }
+  }
+}
+
 const Param* attribute_param_of(const Function& f, const Param& p) {
   for (const auto& a : f.params)
     if (a.name == p.attribute_param) return &a;

@@ -31,6 +31,19 @@ void mark_success_status(Model& model, const spec::Spec& spec) {
   }
 }
 
+// An in/out count left out asks for the count alone (`cuGraphGetNodes(graph)`
+// gives `(err, [], numNodes)`), as the classic bindings' `numNodes = 0`; only
+// where no input without a default follows it, as Python requires.
+void mark_classic_defaults(Model& model, const spec::Spec&) {
+  for (auto& f : model.functions) {
+    for (auto it = f.params.rbegin(); it != f.params.rend(); ++it) {
+      if (!it->conversion.input) continue;
+      if (it->role != Role::InOutCount) break;
+      it->py_default = "0";
+    }
+  }
+}
+
 void bind_helpers(Model& model, const spec::Spec& spec) {
   for (const auto& [name, function] : spec.helpers) {
     const Function* f = model.function(function);

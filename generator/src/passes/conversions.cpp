@@ -369,6 +369,30 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.element.push_back(out_element(element, m));
       return c;
     }
+    case Role::OptionValues: {
+      // Each value converted as its option says: reads the options' C array.
+      const Type& option = find_param(f, p.attribute_param).type.pointee();
+      Conversion c = named("params/option_values", without_const(t.pointee()));
+      for (const auto& table : m.option_tables)
+        if (table.enum_name == option.canonical || table.enum_name == option.name) c.attribute_enum = table.enum_name;
+      c.ownership = Ownership::Call;
+      c.late = true;
+      return c;
+    }
+    case Role::InOutScalar: {
+      // Read and overwritten (a mode swapped): taken as an input, its new
+      // value returned. Enums only: no header has another such scalar.
+      if (t.pointee().kind != TypeKind::Enum) {
+        Conversion c;
+        c.skip_reason = "in/out scalar of a non-enum type";
+        return c;
+      }
+      Conversion c = named("params/inout_enum", without_const(t.pointee()));
+      c.enum_name = t.pointee().canonical;
+      c.range = range_of(t.pointee(), m);
+      c.output = true;
+      return c;
+    }
     case Role::InOutHandle: {
       Conversion c = named("params/inout_handle", t.pointee());
       c.handle = t.pointee().name;

@@ -320,6 +320,7 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (o.called_once) p.called_once = true;
   if (o.on_error_return) p.on_error_return = std::to_string(*o.on_error_return);
   if (!o.attribute_param.empty()) p.attribute_param = o.attribute_param;
+  if (!o.kept_until.empty()) p.kept_until = o.kept_until;
 }
 
 }  // namespace
@@ -352,6 +353,33 @@ void check_overrides(const Model& model, const spec::Spec& spec) {
                              "lack it):" + errors);
 }
 
+// What a call keeps pointing at (spec `kept_until`) is owned by the handle it
+// returns, and released by the named function taking that handle: the
+// binding keeps the Python objects from one to the other.
+void link_kept_alive(Model& model) {
+  for (auto& f : model.functions) {
+    for (auto& p : f.params) {
+      if (p.kept_until.empty()) continue;
+      const std::string where = f.name + "." + p.name + ": kept_until " + p.kept_until + ": ";
+      const Param* owner = nullptr;
+      for (const auto& o : f.params)
+        if (o.role == Role::OutScalar && o.type.pointee().kind == TypeKind::Handle) owner = &o;
+      if (!owner) throw std::runtime_error(where + f.name + " returns no handle to own it");
+      Function* release = nullptr;
+      for (auto& r : model.functions)
+        if (r.name == p.kept_until) release = &r;
+      if (!release) throw std::runtime_error(where + "no such function in the headers");
+      const Param* released = nullptr;
+      for (const auto& r : release->params)
+        if (r.role == Role::Handle && r.type.name == owner->type.pointee().name) released = &r;
+      if (!released)
+        throw std::runtime_error(where + p.kept_until + " takes no " + owner->type.pointee().name + " to release");
+      p.kept_by = owner->name;
+      release->releases_kept = released->name;
+    }
+  }
+}
+
 void infer_parameters(Model& model, const spec::Spec& spec) {
   check_overrides(model, spec);
   for (auto& f : model.functions) {
@@ -363,6 +391,8 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
       if (!o) o = spec.override_for(symbol, p.name);
       if (o) apply_override(p, *o);
     }
+    for (auto& p : f.params)
+      if (p.role == Role::InOutScalar) p.direction = Direction::InOut;  // set by the spec: the header cannot say
     link_counts(f, spec.conventions);
     link_lengths(f, spec.conventions);
     link_inout_counts(f);

@@ -55,6 +55,15 @@ void apply_field_counts(model::Model& model, const spec::Spec& spec);
 std::optional<model::Type> type_named(const model::Model& model, const std::string& name);
 void resolve_attribute_types(model::Model& model, const spec::Spec& spec);
 void link_attributes(model::Model& model);
+
+// After the roles: the output handle owning what a parameter keeps pointing
+// at (spec kept_until), and the function releasing it.
+void link_kept_alive(model::Model& model);
+
+// The option enums' value kinds (spec option_types, the members' doc
+// comments), and the void* arrays carrying their values.
+void resolve_option_types(model::Model& model, const spec::Spec& spec);
+void link_option_values(model::Model& model);
 const model::Param* attribute_param_of(const model::Function& f, const model::Param& p);
 const model::AttributeTable* attribute_table_of(const model::Model& model, const model::Function& f,
                                                 const model::Param& p);
@@ -74,6 +83,10 @@ void drop_tag_typedefs(model::Model& model);
 // status (spec conventions.success_member, else the status enum's member of
 // value 0): every call returns a tuple led by a status.
 void mark_success_status(model::Model& model, const spec::Spec& spec);
+
+// After the conversions: the Python defaults of the classic bindings (an
+// in/out count at the end of the inputs defaults to 0, asking for the count).
+void mark_classic_defaults(model::Model& model, const spec::Spec& spec);
 
 // The spec's [helpers], each checked to name a function that is bound.
 void bind_helpers(model::Model& model, const spec::Spec& spec);

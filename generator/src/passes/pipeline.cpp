@@ -30,14 +30,18 @@ const Pass kPipeline[] = {
     {"mark_void_handles", mark_void_handles},
     {"apply_field_counts", apply_field_counts},
     {"resolve_attribute_types", resolve_attribute_types},
+    {"resolve_option_types", resolve_option_types},
     {"infer_parameters", infer_parameters},
+    {"link_option_values", [](Model& m, const Spec&) { link_option_values(m); }},
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
+    {"link_kept_alive", [](Model& m, const Spec&) { link_kept_alive(m); }},
     {"apply_filters", apply_filters},
     {"name_python", [](Model& m, const Spec&) { name_python(m); }},
     {"mark_callback_classes", [](Model& m, const Spec&) { mark_callback_classes(m); }},
     {"mark_success_status", mark_success_status},
     {"bind_helpers", bind_helpers},
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
+    {"mark_classic_defaults", mark_classic_defaults},
     {"mark_gil", mark_gil},
 };
 

@@ -63,6 +63,7 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.length_params = r.strings(t, "length_params", where);
   c.byte_count_params = r.strings(t, "byte_count_params", where);
   c.output_wording = r.strings(t, "output_wording", where);
+  c.option_type_wording = r.string(t, "option_type_wording", false, where);
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;
   if (auto s = r.string(t, "version_suffix", false, where); !s.empty()) c.version_suffix = s;
@@ -115,6 +116,7 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.userdata_param = r.string(*ptable, "userdata_param", false, pwhere);
       o.called_once = (*ptable)["called_once"].value_or(false);
       o.attribute_param = r.string(*ptable, "attribute", false, pwhere);
+      o.kept_until = r.string(*ptable, "kept_until", false, pwhere);
       o.other_names = r.strings(*ptable, "other_names", pwhere);
       o.optional = (*ptable)["optional"].value_or(false);
       if (const toml::node* e = ptable->get("on_error_return")) {
@@ -219,6 +221,18 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     r.fail("conventions.default_stream_flags", "needed with loader.proc_address_function");
   if (const toml::table* functions = root["functions"].as_table()) read_overrides(r, *functions, spec);
   if (const toml::table* types = root["attribute_types"].as_table()) read_attribute_types(r, *types, spec);
+  if (const toml::table* types = root["option_types"].as_table()) {
+    for (const auto& [ename, enode] : *types) {
+      const std::string where = "option_types." + std::string(ename.str()) + ".";
+      const toml::table* members = enode.as_table();
+      if (!members) r.fail(where, "expected a table of member = \"option type\"");
+      spec.option_types.push_back({std::string(ename.str()), "", ""});
+      for (const auto& [member, type] : *members) {
+        if (!type.value<std::string>()) r.fail(where + std::string(member.str()), "expected an option type");
+        spec.option_types.push_back({std::string(ename.str()), std::string(member.str()), *type.value<std::string>()});
+      }
+    }
+  }
   if (const toml::table* records = root["fields"].as_table()) {
     for (const auto& [rname, rnode] : *records) {
       const std::string where = "fields." + std::string(rname.str()) + ".";

@@ -36,6 +36,10 @@ struct ParamOverride {
   // attribute_out/attribute_in: the parameter holding the attribute whose
   // value type (attribute_types) the void* carries.
   std::string attribute_param;
+  // The function releasing what the call returns (`kept_until =
+  // "cuLinkDestroy"`): the objects this parameter points C at stay alive
+  // until then, since the library keeps writing there.
+  std::string kept_until;
 
   bool names(const std::string& name) const;
 };
@@ -88,6 +92,9 @@ struct Conventions {
   // (ECMAScript regexes matching the start of a one-line text up to a word
   // boundary, case-insensitively).
   std::vector<std::string> output_wording;
+  // Where an option enum's member documents the type of its value
+  // (cuda.h's "Option type: unsigned int"): a regex whose first group is it.
+  std::string option_type_wording;
   // A header that declares each function twice, an inline wrapper and the
   // versioned ABI symbol it forwards to (nvJitLink.h: nvJitLinkCreate calls
   // __nvJitLinkCreate_13_0): the rewrite of the wrapper's name is a regex
@@ -165,6 +172,12 @@ struct Spec {
   Conventions conventions;
   std::vector<ParamOverride> overrides;
   std::vector<AttributeType> attribute_types;
+  // Option enums whose values travel in a void* array beside them (the JIT
+  // options): each member's value type read from its doc comment
+  // (conventions.option_type_wording), else given here
+  // (`[option_types.CUjit_option] CU_JIT_FAST_COMPILE = "int"`). An entry
+  // with an empty member only names the enum.
+  std::vector<AttributeType> option_types;
   std::vector<FieldCount> field_counts;
   std::vector<Skip> skips;
   // Functions (ECMAScript regexes over the whole name) that keep the GIL

@@ -104,3 +104,77 @@ TEST(BindHelpers, AnUndeclaredOrSkippedFunctionFailsTheGeneration) {
 }
 
 }  // namespace
+
+namespace {
+
+Param param(const std::string& name, Role role, bool input) {
+  Param p;
+  p.name = p.py_name = name;
+  p.role = role;
+  p.conversion.name = "x";
+  p.conversion.input = input;
+  return p;
+}
+
+}  // namespace
+
+TEST(MarkClassicDefaults, AnInOutCountEndingTheInputsAsksForTheCount) {
+  Model m = model_with_status();
+  Function& f = m.functions[0];
+  f.params = {param("graph", Role::Handle, true), param("nodes", Role::InOutArray, false),
+              param("numNodes", Role::InOutCount, true)};
+  Function g = f;
+  g.name = "caseGetLevels";
+  g.params.push_back(param("flags", Role::Scalar, true));  // a required input after it: no default
+  m.functions.push_back(g);
+  cubind::passes::mark_classic_defaults(m, spec_with(""));
+  EXPECT_EQ(m.functions[0].params[2].py_default, "0");
+  EXPECT_EQ(m.functions[0].params[0].py_default, "");
+  EXPECT_EQ(m.functions.back().params[2].py_default, "");
+}
+
+TEST(ResolveOptionTypes, EachMemberAsItsDocCommentSaysElseTheSpec) {
+  Model m = model_with_status();
+  Enum fallback;
+  fallback.name = "caseFallback";
+  fallback.tag = "caseFallback_enum";
+  Enum options;
+  options.name = "caseOption";
+  const auto member = [](const std::string& name, int64_t value, const std::string& body) {
+    EnumValue v{name, value, {}};
+    v.doc.body = body;
+    return v;
+  };
+  options.values = {member("CASE_REGS", 0, "Registers\\n\nOption type: unsigned int\\n\nApplies to: all"),
+                    member("CASE_TIME", 1, "Option type: float\\n"), member("CASE_LOG", 2, "Option type: char *\\n"),
+                    member("CASE_FALLBACK", 3, "Option type: unsigned int for enumerated type ::caseFallback_enum"),
+                    member("CASE_SECRET", 4, "internal"), member("CASE_COUNT", 5, "")};
+  m.enums.push_back(fallback);
+  m.enums.push_back(options);
+  const spec::Spec s = spec_with(
+      "[conventions]\noption_type_wording = \"Option type: ([^\\\\n\\\\\\\\]+)\"\n"
+      "[option_types.caseOption]\nCASE_SECRET = \"int\"\n");
+  cubind::passes::resolve_option_types(m, s);
+  ASSERT_EQ(m.option_tables.size(), 1u);
+  const auto& v = m.option_tables[0].values;
+  ASSERT_EQ(v.size(), 5u);  // CASE_COUNT documents no type
+  EXPECT_EQ(v[0].kind, OptionKind::Unsigned);
+  EXPECT_EQ(v[1].kind, OptionKind::Float);
+  EXPECT_EQ(v[2].kind, OptionKind::Buffer);
+  EXPECT_EQ(v[3].kind, OptionKind::Enum);
+  EXPECT_EQ(v[3].enum_name, "caseFallback");  // the tag's typedef
+  EXPECT_EQ(v[4].kind, OptionKind::Signed);
+}
+
+TEST(ResolveOptionTypes, AnUnknownTypeFailsTheGeneration) {
+  Model m = model_with_status();
+  Enum options;
+  options.name = "caseOption";
+  EnumValue v{"CASE_ODD", 0, {}};
+  v.doc.body = "Option type: double\\n";
+  options.values = {v};
+  m.enums.push_back(options);
+  const spec::Spec s =
+      spec_with("[conventions]\noption_type_wording = \"Option type: ([^\\\\n\\\\\\\\]+)\"\n[option_types.caseOption]\n");
+  EXPECT_THROW(cubind::passes::resolve_option_types(m, s), std::runtime_error);
+}

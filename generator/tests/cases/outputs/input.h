@@ -18,7 +18,13 @@
  *                    handles (out_element_handle), edges as records
  *                    (out_element_record), both NULL when the capacity is 0
  *   caseGetModes     the same for enum items (out_element_enum: members back)
- *                    and int items (out_element_value), counted by count
+ *                    and int items (out_element_value), counted by count;
+ *                    both counts are the last inputs: py_default "0" (left
+ *                    out, the call only counts, as the classic bindings)
+ *   caseGetLevels    an in/out count followed by an input (`flags`): no
+ *                    default, since Python allows none before a required one
+ *   caseSwapMode     spec.toml: mode is inout_scalar -> params/inout_enum
+ *                    (the mode taken as an input, the previous one returned)
  */
 #ifndef CASE_OUTPUTS_H
 #define CASE_OUTPUTS_H
@@ -79,5 +85,12 @@ typedef struct caseEdge_st {
 
 caseResult caseGetNodes(caseNode *nodes, caseEdge *edges, size_t *numNodes);
 caseResult caseGetModes(caseMode *modes, int *levels, unsigned int *count);
+caseResult caseGetLevels(int *levels, size_t *numLevels, unsigned int flags);
+
+/**
+ * \brief Sets the mode to *mode and writes the previous one there.
+ * \param mode - Pointer to the mode to swap with the current one
+ */
+caseResult caseSwapMode(caseMode *mode);
 
 #endif
