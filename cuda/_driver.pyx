@@ -37677,7 +37677,8 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -37726,7 +37727,11 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         CUDA_ERROR_NOT_FOUND
     """
     cdef int _err
-    cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
+    cdef c.CUfunction _c_f
+    if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
+        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+    else:
+        _c_f = _as_CUfunction(f, b"f")
     cdef unsigned int _c_gridDimX = <unsigned int>as_unsigned(gridDimX, b"gridDimX", UINT32_MAX)
     cdef unsigned int _c_gridDimY = <unsigned int>as_unsigned(gridDimY, b"gridDimY", UINT32_MAX)
     cdef unsigned int _c_gridDimZ = <unsigned int>as_unsigned(gridDimZ, b"gridDimZ", UINT32_MAX)
@@ -38005,7 +38010,8 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
         Takes None; an int address of a void*[]; a buffer holding that array (a numpy
@@ -38043,7 +38049,11 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         _c_config = (<CUlaunchConfig>config)._ptr
     elif config is not None:
         _c_config = <c.CUlaunchConfig*>as_address(config, b"config")
-    cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
+    cdef c.CUfunction _c_f
+    if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
+        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+    else:
+        _c_f = _as_CUfunction(f, b"f")
     cdef void** _c_kernelParams
     cdef KernelArgSpace kernelParams_space
     cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams, &kernelParams_space)
@@ -38121,7 +38131,8 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -38165,7 +38176,11 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
         CUDA_ERROR_NOT_FOUND
     """
     cdef int _err
-    cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
+    cdef c.CUfunction _c_f
+    if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
+        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+    else:
+        _c_f = _as_CUfunction(f, b"f")
     cdef unsigned int _c_gridDimX = <unsigned int>as_unsigned(gridDimX, b"gridDimX", UINT32_MAX)
     cdef unsigned int _c_gridDimY = <unsigned int>as_unsigned(gridDimY, b"gridDimY", UINT32_MAX)
     cdef unsigned int _c_gridDimZ = <unsigned int>as_unsigned(gridDimZ, b"gridDimZ", UINT32_MAX)
@@ -44231,7 +44246,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -44251,7 +44267,11 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     """
     cdef int _err
     cdef int _c_numBlocks = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
 
@@ -44299,7 +44319,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -44321,7 +44342,11 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     """
     cdef int _err
     cdef int _c_numBlocks = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
@@ -44376,7 +44401,8 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a C function pointer (an int, a ctypes function pointer), or None.
@@ -44402,7 +44428,11 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     cdef int _err
     cdef int _c_minGridSize = 0
     cdef int _c_blockSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef int _c_blockSizeLimit = <int>as_signed(blockSizeLimit, b"blockSizeLimit", INT32_MIN, INT32_MAX)
     # C passes this callback no user data, so it cannot carry a Python callable.
@@ -44454,7 +44484,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a C function pointer (an int, a ctypes function pointer), or None.
@@ -44482,7 +44513,11 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     cdef int _err
     cdef int _c_minGridSize = 0
     cdef int _c_blockSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef int _c_blockSizeLimit = <int>as_signed(blockSizeLimit, b"blockSizeLimit", INT32_MIN, INT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
@@ -44513,7 +44548,8 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     ----------
     func
         Kernel function for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -44533,7 +44569,11 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     """
     cdef int _err
     cdef size_t _c_dynamicSmemSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef int _c_numBlocks = <int>as_signed(numBlocks, b"numBlocks", INT32_MIN, INT32_MAX)
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
 
@@ -44573,7 +44613,8 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     ----------
     func
         Kernel function for which maximum cluster size is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -44592,7 +44633,11 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     """
     cdef int _err
     cdef int _c_clusterSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef c.CUlaunchConfig* _c_config = NULL
     if isinstance(config, CUlaunchConfig):
         _c_config = (<CUlaunchConfig>config)._ptr
@@ -44636,7 +44681,8 @@ def cuOccupancyMaxActiveClusters(func, config):
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -44656,7 +44702,11 @@ def cuOccupancyMaxActiveClusters(func, config):
     """
     cdef int _err
     cdef int _c_numClusters = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef c.CUlaunchConfig* _c_config = NULL
     if isinstance(config, CUlaunchConfig):
         _c_config = (<CUlaunchConfig>config)._ptr

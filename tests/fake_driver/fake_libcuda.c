@@ -6,6 +6,8 @@
  *     check the ABI version and the per-thread default stream opt-in;
  *   - the kernelParams of the last cuLaunchKernel: fake_record_args values of
  *     8 bytes each, read through the pointers the binding packed;
+ *   - the function of the last launch or cuOccupancyMaxPotentialBlockSize
+ *     (fake_last_function), so tests see what a CUkernel passed as;
  *   - with FAKE_CALL_LOG=path, one line per call that makes or releases
  *     something (memory, streams, events, libraries, primary contexts), in
  *     order, appended at once so that calls made at interpreter exit are in it.
@@ -51,6 +53,8 @@ int fake_record_args = 0;
 unsigned long long fake_args[FAKE_MAX_ARGS];
 int fake_launch_count = 0;
 unsigned long long fake_last_stream = 0; /* the stream of the last cuLaunchKernel[Ex] */
+/* The function (or kernel cast to one) of the last launch or occupancy query. */
+unsigned long long fake_last_function = 0;
 
 static int fake_sticky = 0;
 static void *fake_current = NULL;
@@ -137,8 +141,9 @@ static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)l
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)extra;
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)extra;
     fake_launch_count++;
+    fake_last_function = (unsigned long long)f;
     fake_last_stream = (unsigned long long)stream;
     if (fake_sticky) return fake_sticky;
     static int faulted = 0;
@@ -335,7 +340,8 @@ static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned 
     return fake_sticky;
 }
 static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f, void *b2d, size_t shared, int limit) {
-    (void)f; (void)b2d; (void)shared;
+    (void)b2d; (void)shared;
+    fake_last_function = (unsigned long long)f;
     *min_grid = 132;
     *block = limit > 0 && limit < 256 ? limit : 256;
     return fake_sticky;

@@ -97,6 +97,9 @@ struct Param {
   bool called_once = false;    // Callback: C calls it once, then forgets it
   std::string on_error_return;  // Callback: returned to C when the Python callable raises (spec)
   std::string attribute_param;  // AttributeOut/In: the parameter holding the attribute
+  // Handle: another handle class it also takes, where the function's doc says
+  // so (spec conventions.also_accepts: a CUkernel cast to CUfunction).
+  std::string also_accepts;
   std::string skip_reason;     // non-empty when this parameter cannot be bound
   Conversion conversion;       // how it crosses into C (conversion pass)
 };

@@ -42,6 +42,7 @@ json conversion_json(const Conversion& c) {
     j["range"] = c.range.is_bool ? "bool" : (c.range.is_signed ? "int" : "uint") + std::to_string(c.range.bits);
   }
   put(j, "handle", c.handle);
+  put(j, "also_handle", c.also_handle);
   put(j, "enum", c.enum_name);
   put(j, "record_class", c.record_class);
   put(j, "count_field", c.count_field);
@@ -81,6 +82,7 @@ json param_json(const Param& p) {
   if (p.called_once) j["called_once"] = true;
   put(j, "on_error_return", p.on_error_return);
   put(j, "attribute_param", p.attribute_param);
+  put(j, "also_accepts", p.also_accepts);
   put(j, "skip_reason", p.skip_reason);
   put_conversion(j, "conversion", p.conversion);
   return j;

@@ -260,8 +260,9 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       return c;
     }
     case Role::Handle: {
-      Conversion c = named("params/in_handle", t);
+      Conversion c = named(p.also_accepts.empty() ? "params/in_handle" : "params/in_handle_or", t);
       c.handle = t.name;
+      c.also_handle = p.also_accepts;
       return c;
     }
     case Role::String: {

@@ -49,6 +49,10 @@ const model::AttributeTable* attribute_table_of(const model::Model& model, const
 // Role and direction of every parameter: general rules, then the spec's overrides.
 void infer_parameters(model::Model& model, const spec::Spec& spec);
 
+// Handle parameters that also take another handle class where their
+// function's doc says so (spec conventions.also_accepts), after the roles.
+void accept_documented_casts(model::Model& model, const spec::Spec& spec);
+
 // Marks functions the binding cannot or must not bind, with the reason.
 void apply_filters(model::Model& model, const spec::Spec& spec);
 

@@ -29,6 +29,7 @@ const Pass kPipeline[] = {
     {"apply_field_counts", apply_field_counts},
     {"resolve_attribute_types", resolve_attribute_types},
     {"infer_parameters", infer_parameters},
+    {"accept_documented_casts", accept_documented_casts},
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
     {"apply_filters", apply_filters},
     {"name_python", [](Model& m, const Spec&) { name_python(m); }},

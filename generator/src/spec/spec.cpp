@@ -84,6 +84,17 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
       c.default_stream_flags[std::string(mode.str())] = *flag.value<int64_t>();
     }
   }
+  if (const toml::node* node = t.get("also_accepts")) {
+    const toml::table* handles = node->as_table();
+    if (!handles) r.fail(where + "also_accepts", "expected a table of handle = { type, when_doc_matches }");
+    for (const auto& [handle, rule] : *handles) {
+      const std::string rwhere = where + "also_accepts." + std::string(handle.str()) + ".";
+      const toml::table* rt = rule.as_table();
+      if (!rt) r.fail(rwhere, "expected a table { type = \"...\", when_doc_matches = \"...\" }");
+      c.also_accepts[std::string(handle.str())] =
+          AlsoAccepts{r.string(*rt, "type", true, rwhere), r.string(*rt, "when_doc_matches", true, rwhere)};
+    }
+  }
   return c;
 }
 

@@ -64,6 +64,14 @@ struct Rewrite {
   std::string replace;  // $1... refer to match's groups
 };
 
+// A handle of another type a parameter also takes where the function's
+// documentation says so: cuda.h's "passing it to the API by casting to
+// ::CUfunction" lets a CUkernel stand for a CUfunction.
+struct AlsoAccepts {
+  std::string type;              // the other handle type (CUkernel)
+  std::string when_doc_matches;  // ECMAScript regex searched in the function's doc text
+};
+
 // A library's naming conventions, which the general parameter rules read.
 struct Conventions {
   // An integer parameter counts an array when its name starts with one of
@@ -111,6 +119,9 @@ struct Conventions {
   // The proc-address function's flags for each CUBIND_DEFAULT_STREAM mode
   // (needed with loader.proc_address_function).
   std::map<std::string, int64_t> default_stream_flags;
+  // Handle parameters that also take another handle type, by the parameter's
+  // handle type (CUfunction), where the documentation says so.
+  std::map<std::string, AlsoAccepts> also_accepts;
 };
 
 struct Skip {

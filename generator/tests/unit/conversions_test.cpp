@@ -105,6 +105,18 @@ TEST(AssignConversions, OutputsAreNotInputs) {
   EXPECT_EQ(conv(m, "caseOut", "mode").enum_name, "caseMode");
 }
 
+TEST(AssignConversions, AHandleTakingAnotherClassNamesBoth) {
+  Function f = with_roles(fn("caseLaunch", {param("f", handle_t("caseFunction")), param("g", handle_t("caseFunction"))}),
+                          {Role::Handle, Role::Handle});
+  f.params[0].also_accepts = "caseKernel";  // accept_documented_casts decided it
+  const Model m = convert({f});
+  EXPECT_EQ(conv(m, "caseLaunch", "f").name, "params/in_handle_or");
+  EXPECT_EQ(conv(m, "caseLaunch", "f").handle, "caseFunction");
+  EXPECT_EQ(conv(m, "caseLaunch", "f").also_handle, "caseKernel");
+  EXPECT_EQ(conv(m, "caseLaunch", "g").name, "params/in_handle");
+  EXPECT_EQ(conv(m, "caseLaunch", "g").also_handle, "");
+}
+
 // The Param's role facts (count_param, count_offset, query_function,
 // userdata_param, attribute_param) stay on the Param: a conversion holds only
 // what it derives from them (its template, query_args, the element...).
