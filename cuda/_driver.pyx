@@ -8969,10 +8969,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -8982,10 +8985,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
 
@@ -9124,10 +9130,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -9137,10 +9146,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
     @property
@@ -9300,10 +9312,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -9313,10 +9328,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
     @property
@@ -14022,10 +14040,13 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
 

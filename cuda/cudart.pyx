@@ -16232,10 +16232,13 @@ cdef class cudaKernelNodeParams(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -16245,10 +16248,13 @@ cdef class cudaKernelNodeParams(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
 
@@ -16350,10 +16356,13 @@ cdef class cudaKernelNodeParamsV2(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -16363,10 +16372,13 @@ cdef class cudaKernelNodeParamsV2(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
 

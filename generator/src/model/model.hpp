@@ -167,6 +167,9 @@ struct Field {
   // A pointer to an array whose length is another field of the record
   // (spec [fields]: CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out by size).
   std::string count_field;
+  // Holds a launch's kernel arguments (spec [fields] role = "kernel_params"):
+  // it takes every form cuLaunchKernel's kernelParams takes.
+  bool kernel_params = false;
   Conversion conversion;  // the Python property's (conversion pass); skip_reason when none
 };
 

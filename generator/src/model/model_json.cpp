@@ -139,6 +139,7 @@ json record_json(const Record& r) {
     if (f.py_name != f.name) put(jf, "py_name", f.py_name);
     put(jf, "py_alias", f.py_alias);
     put(jf, "count_field", f.count_field);
+    if (f.kernel_params) jf["kernel_params"] = true;
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);
     fields.push_back(jf);

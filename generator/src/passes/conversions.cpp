@@ -505,6 +505,12 @@ Conversion field_conversion(const Field& f, const Model& m) {
     }
     case TypeKind::Array: return fixed_array(t, m);
     case TypeKind::Pointer:
+      if (f.kernel_params) {
+        // Packed by the launch's own packer, kept alive by the struct.
+        Conversion c = named("fields/kernel_params", t);
+        c.ownership = Ownership::Struct;
+        return c;
+      }
       if (!f.count_field.empty() && t.pointee().kind == TypeKind::Handle) {
         // A list of handles: read as count_field items, set from a list the
         // struct keeps alive.

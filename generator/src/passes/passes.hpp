@@ -34,7 +34,8 @@ bool is_python_keyword(const std::string& name);
 // The member of each enum that reports a failure (spec
 // conventions.failure_members, else the largest).
 void mark_failure_members(model::Model& model, const spec::Spec& spec);
-// Pointer fields counted by a sibling field (spec [fields]).
+// Pointer fields counted by a sibling field, and those holding kernel
+// arguments (spec [fields]).
 void apply_field_counts(model::Model& model, const spec::Spec& spec);
 
 // The spec's attribute_types resolved against the headers' types; then, once

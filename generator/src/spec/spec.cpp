@@ -237,8 +237,12 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
       for (const auto& [fname, fnode] : *fields) {
         const toml::table* t = fnode.as_table();
         if (!t) r.fail(where + std::string(fname.str()), "expected a table");
-        spec.field_counts.push_back({std::string(rname.str()), std::string(fname.str()),
-                                     r.string(*t, "count_field", true, where + std::string(fname.str()) + ".")});
+        const std::string fwhere = where + std::string(fname.str()) + ".";
+        FieldCount fc{std::string(rname.str()), std::string(fname.str()), r.string(*t, "count_field", false, fwhere),
+                      r.string(*t, "role", false, fwhere)};
+        if (!fc.role.empty() && fc.role != "kernel_params") r.fail(fwhere + "role", "expected \"kernel_params\"");
+        if (fc.role.empty() && fc.count_field.empty()) r.fail(fwhere + "count_field", "missing");
+        spec.field_counts.push_back(fc);
       }
     }
   }

@@ -45,11 +45,13 @@ struct ParamOverride {
 // the headers declare or a C builtin; "T[]" for an array filling the size
 // the caller gives.
 // A record's pointer field that points to an array counted by a sibling
-// field (`[fields.<record>.<field>] count_field = "..."`).
+// field (`[fields.<record>.<field>] count_field = "..."`), or one holding a
+// launch's kernel arguments (`role = "kernel_params"`).
 struct FieldCount {
   std::string record;
   std::string field;
   std::string count_field;
+  std::string role;  // "kernel_params" or empty
 };
 
 struct AttributeType {

@@ -345,6 +345,16 @@ TEST(AssignConversions, FieldsOfEachKind) {
   EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of handle");
 }
 
+TEST(AssignConversions, AKernelParamsFieldIsPackedAndKeptByTheStruct) {
+  const Model m = model_with({});
+  Field f = field("kernelParams", ptr(ptr(void_t())));
+  EXPECT_EQ(passes::field_conversion(f, m).name, "fields/address");
+  f.kernel_params = true;  // apply_field_counts, from the spec's role
+  const Conversion c = passes::field_conversion(f, m);
+  EXPECT_EQ(c.name, "fields/kernel_params");
+  EXPECT_EQ(c.ownership, Ownership::Struct);
+}
+
 // A fixed array is one template, fields/array; what differs by element type
 // (how item i is read and written in place, its stub types) is the element's.
 TEST(AssignConversions, FixedArraysConvertEachItemThroughTheirElement) {
