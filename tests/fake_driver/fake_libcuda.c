@@ -22,6 +22,7 @@
  * graph launches and kernel-node updates are counted, and graph and pinned
  * host memory creation and release are logged like the rest. Pinned host
  * memory is real (malloc), so a program may read and write it;
+ * cuGraphAddNode points a conditional node's phGraph_out at body graphs;
  * cuLaunchHostFunc calls its function at once; fake_event_pending, set
  * through ctypes, makes that many cuEventQuery calls answer "not ready".
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
@@ -274,6 +275,28 @@ static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigne
     fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddEmptyNode");
     return 0;
 }
+/* cuGraphAddNode (the _v2 prototype, with edge data): a conditional node
+ * (CUgraphNodeParams.type 13) gets `size` body graphs in an array its
+ * CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out is set to, as the driver does. The
+ * union starts at byte 16; in it, size is at 12 and phGraph_out at 16. */
+static int f_cuGraphAddNode(unsigned long long *out, void *g, const unsigned long long *deps, const void *edges,
+                            size_t n, unsigned char *params) {
+    (void)edges;
+    if (fake_sticky) return fake_sticky;
+    fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddNode");
+    int type;
+    memcpy(&type, params, sizeof type);
+    if (type == 13) {
+        unsigned size;
+        memcpy(&size, params + 16 + 12, sizeof size);
+        /* The driver points phGraph_out at an array it owns, living as long as the node. */
+        unsigned long long *bodies = calloc(size ? size : 1, sizeof *bodies);
+        if (!bodies) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+        for (unsigned i = 0; i < size; i++) bodies[i] = fake_new("cuGraphAddNode body graph", 0);
+        memcpy(params + 16 + 16, &bodies, sizeof bodies);
+    }
+    return 0;
+}
 static int f_cuGraphInstantiate(void **exec, void *g, unsigned long long flags) {
     (void)g; (void)flags;
     if (fake_sticky) return fake_sticky;
@@ -380,6 +403,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuGraphAddKernelNode", (void *)f_cuGraphAddKernelNode},
     {"cuGraphAddMemcpyNode", (void *)f_cuGraphAddMemcpyNode},
     {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},
+    {"cuGraphAddNode", (void *)f_cuGraphAddNode},
     {"cuGraphInstantiate", (void *)f_cuGraphInstantiate},
     {"cuGraphExecDestroy", (void *)f_cuGraphExecDestroy},
     {"cuGraphLaunch", (void *)f_cuGraphLaunch},
