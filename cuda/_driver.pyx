@@ -7021,8 +7021,10 @@ cdef inline c.cuuint32_t _as_cuuint32_t(object o, const char* name) except? 0:
         return 0
     if isinstance(o, cuuint32_t):
         return (<cuuint32_t>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cuuint32_t, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.cuuint32_t>as_unsigned(o, name, UINT32_MAX)
 
 
@@ -7077,8 +7079,10 @@ cdef inline c.cuuint64_t _as_cuuint64_t(object o, const char* name) except? 0:
         return 0
     if isinstance(o, cuuint64_t):
         return (<cuuint64_t>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cuuint64_t, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.cuuint64_t>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7133,8 +7137,10 @@ cdef inline c.CUdeviceptr _as_CUdeviceptr(object o, const char* name) except? 0:
         return 0
     if isinstance(o, CUdeviceptr):
         return (<CUdeviceptr>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdeviceptr, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUdeviceptr>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7189,8 +7195,10 @@ cdef inline c.CUdevice _as_CUdevice(object o, const char* name) except? -1:
         return 0
     if isinstance(o, CUdevice):
         return (<CUdevice>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdevice, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUdevice>as_signed(o, name, INT32_MIN, INT32_MAX)
 
 
@@ -7245,8 +7253,10 @@ cdef inline c.CUtexObject _as_CUtexObject(object o, const char* name) except? 0:
         return 0
     if isinstance(o, CUtexObject):
         return (<CUtexObject>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUtexObject, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUtexObject>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7301,8 +7311,10 @@ cdef inline c.CUsurfObject _as_CUsurfObject(object o, const char* name) except? 
         return 0
     if isinstance(o, CUsurfObject):
         return (<CUsurfObject>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUsurfObject, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUsurfObject>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7357,8 +7369,10 @@ cdef inline c.CUgraphConditionalHandle _as_CUgraphConditionalHandle(object o, co
         return 0
     if isinstance(o, CUgraphConditionalHandle):
         return (<CUgraphConditionalHandle>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphConditionalHandle, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUgraphConditionalHandle>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7413,8 +7427,10 @@ cdef inline c.CUmemGenericAllocationHandle _as_CUmemGenericAllocationHandle(obje
         return 0
     if isinstance(o, CUmemGenericAllocationHandle):
         return (<CUmemGenericAllocationHandle>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmemGenericAllocationHandle, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUmemGenericAllocationHandle>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7469,8 +7485,10 @@ cdef inline c.CUlogIterator _as_CUlogIterator(object o, const char* name) except
         return 0
     if isinstance(o, CUlogIterator):
         return (<CUlogIterator>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogIterator, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUlogIterator>as_unsigned(o, name, UINT32_MAX)
 
 

@@ -5227,8 +5227,10 @@ cdef inline c.cudaGraphConditionalHandle _as_cudaGraphConditionalHandle(object o
         return 0
     if isinstance(o, cudaGraphConditionalHandle):
         return (<cudaGraphConditionalHandle>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphConditionalHandle, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.cudaGraphConditionalHandle>as_unsigned(o, name, UINT64_MAX)
 
 

@@ -32,6 +32,28 @@ def test_nan_and_infinities_are_type_errors_naming_the_parameter(value):
         cuda.cuMemAlloc(value)  # refused before the driver is looked for
 
 
+@pytest.mark.parametrize("value, stored", [(1.5e3, 1500), (4096.9, 4096), (0.5, 0)])
+def test_a_float_for_an_integer_handle_converts_toward_zero(value, stored):
+    # NVIDIA's samples: CUdeviceptr(1.5e3), int(dptr) + stride with a float stride.
+    assert int(cuda.CUdeviceptr(value)) == stored
+    assert int(cuda.CUdevice(value)) == stored
+    s = cuda.CUDA_MEMCPY2D()
+    s.srcDevice = value
+    assert int(s.srcDevice) == stored
+
+
+def test_a_float_for_an_integer_handle_keeps_the_range_and_finite_rules():
+    with pytest.raises(OverflowError, match=r"value: -2 is out of range"):
+        cuda.CUdeviceptr(-2.5)
+    with pytest.raises(OverflowError, match=r"value: 18446744073709551616 is out of range"):
+        cuda.CUdeviceptr(2.0**64)
+    for bad in (math.nan, math.inf):
+        with pytest.raises(TypeError, match=r"value: expected an int or a finite float"):
+            cuda.CUdeviceptr(bad)
+    with pytest.raises(TypeError, match=r"dptr: expected an int or a finite float"):
+        cuda.cuMemFree(math.nan)   # refused before the driver is looked for
+
+
 KERNEL_ARGS = r"""
 import ctypes, json
 import cuda
