@@ -3212,11 +3212,11 @@ class CUDA_KERNEL_NODE_PARAMS_v1:
     @property
     def kernelParams(self) -> int: ...
     @kernelParams.setter
-    def kernelParams(self, value: int | Buffer | None) -> None: ...
+    def kernelParams(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
     @property
     def extra(self) -> int: ...
     @extra.setter
-    def extra(self, value: int | Buffer | None) -> None: ...
+    def extra(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
 
 
 CUDA_KERNEL_NODE_PARAMS_st = CUDA_KERNEL_NODE_PARAMS_v1
@@ -3264,11 +3264,11 @@ class CUDA_KERNEL_NODE_PARAMS:
     @property
     def kernelParams(self) -> int: ...
     @kernelParams.setter
-    def kernelParams(self, value: int | Buffer | None) -> None: ...
+    def kernelParams(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
     @property
     def extra(self) -> int: ...
     @extra.setter
-    def extra(self, value: int | Buffer | None) -> None: ...
+    def extra(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
     @property
     def kern(self) -> CUkernel: ...
     @kern.setter
@@ -3326,11 +3326,11 @@ class CUDA_KERNEL_NODE_PARAMS_v3:
     @property
     def kernelParams(self) -> int: ...
     @kernelParams.setter
-    def kernelParams(self, value: int | Buffer | None) -> None: ...
+    def kernelParams(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
     @property
     def extra(self) -> int: ...
     @extra.setter
-    def extra(self, value: int | Buffer | None) -> None: ...
+    def extra(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
     @property
     def kern(self) -> CUkernel: ...
     @kern.setter
@@ -4815,7 +4815,7 @@ class CUDA_LAUNCH_PARAMS:
     @property
     def kernelParams(self) -> int: ...
     @kernelParams.setter
-    def kernelParams(self, value: int | Buffer | None) -> None: ...
+    def kernelParams(self, value: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> None: ...
 
 
 CUDA_LAUNCH_PARAMS_st = CUDA_LAUNCH_PARAMS
@@ -19823,7 +19823,7 @@ def cuFuncLoad(function: CUfunction | int | None) -> tuple[CUresult]:
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, extra: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
+def cuLaunchKernel(f: CUfunction | CUkernel | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, extra: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
     """Launches a CUDA function CUfunction or a CUDA kernel CUkernel
 
     Invokes the function CUfunction or the kernel CUkernel f
@@ -19917,7 +19917,8 @@ def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gri
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -19966,7 +19967,7 @@ def cuLaunchKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gri
         CUDA_ERROR_NOT_FOUND
     """
 
-def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, extra: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
+def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | CUkernel | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None, extra: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
     """Launches a CUDA function CUfunction or a CUDA kernel CUkernel with launch-time configuration
 
     Invokes the function CUfunction or the kernel CUkernel f with the specified launch-time configuration
@@ -20221,7 +20222,8 @@ def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | int | 
         Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
         Takes None; an int address of a void*[]; a buffer holding that array (a numpy
@@ -20254,7 +20256,7 @@ def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | int | 
         CUDA_ERROR_NOT_FOUND
     """
 
-def cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
+def cuLaunchCooperativeKernel(f: CUfunction | CUkernel | int | None, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int, blockDimY: int, blockDimZ: int, sharedMemBytes: int, hStream: CUstream | int | None, kernelParams: int | Buffer | tuple[Sequence[object], Sequence[type | None]] | None) -> tuple[CUresult]:
     """Launches a CUDA function CUfunction or a CUDA kernel CUkernel where thread blocks can cooperate and synchronize as they execute
 
     Invokes the function CUfunction or the kernel CUkernel f on a gridDimX x gridDimY x gridDimZ
@@ -20316,7 +20318,8 @@ def cuLaunchCooperativeKernel(f: CUfunction | int | None, gridDimX: int, gridDim
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -24600,7 +24603,7 @@ def cuGraphConditionalHandleCreate(hGraph: CUgraph | int | None, ctx: CUcontext 
         Pointer used to return the handle to the caller.
     """
 
-def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int) -> tuple[CUresult, int]:
+def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | CUkernel | int | None, blockSize: int, dynamicSMemSize: int) -> tuple[CUresult, int]:
     """Returns occupancy of a function
 
     Returns in *numBlocks the number of the maximum active blocks per
@@ -24618,7 +24621,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, b
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24637,7 +24641,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | int | None, b
         Returned occupancy
     """
 
-def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int | None, blockSize: int, dynamicSMemSize: int, flags: int) -> tuple[CUresult, int]:
+def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | CUkernel | int | None, blockSize: int, dynamicSMemSize: int, flags: int) -> tuple[CUresult, int]:
     """Returns occupancy of a function
 
     Returns in *numBlocks the number of the maximum active blocks per
@@ -24671,7 +24675,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int 
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24692,7 +24697,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | int 
         Returned occupancy
     """
 
-def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int) -> tuple[CUresult, int, int]:
+def cuOccupancyMaxPotentialBlockSize(func: CUfunction | CUkernel | int | None, blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int) -> tuple[CUresult, int, int]:
     """Suggest a launch configuration with reasonable occupancy
 
     Returns in *blockSize a reasonable block size that can achieve
@@ -24732,7 +24737,8 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToD
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -24757,7 +24763,7 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | int | None, blockSizeToD
         Returned maximum block size that can achieve the maximum occupancy
     """
 
-def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int, flags: int) -> tuple[CUresult, int, int]:
+def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | CUkernel | int | None, blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None, dynamicSMemSize: int, blockSizeLimit: int, flags: int) -> tuple[CUresult, int, int]:
     """Suggest a launch configuration with reasonable occupancy
 
     An extended version of cuOccupancyMaxPotentialBlockSize. In
@@ -24793,7 +24799,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blo
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -24820,7 +24827,7 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | int | None, blo
         Returned maximum block size that can achieve the maximum occupancy
     """
 
-def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBlocks: int, blockSize: int) -> tuple[CUresult, int]:
+def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | CUkernel | int | None, numBlocks: int, blockSize: int) -> tuple[CUresult, int]:
     """Returns dynamic shared memory available per block when launching numBlocks blocks on SM
 
     Returns in *dynamicSmemSize the maximum size of dynamic shared memory to allow numBlocks blocks per SM.
@@ -24834,7 +24841,8 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBl
     ----------
     func
         Kernel function for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -24853,7 +24861,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | int | None, numBl
         Returned maximum dynamic shared memory
     """
 
-def cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: CUlaunchConfig | int | None) -> tuple[CUresult, int]:
+def cuOccupancyMaxPotentialClusterSize(func: CUfunction | CUkernel | int | None, config: CUlaunchConfig | int | None) -> tuple[CUresult, int]:
     """Given the kernel function (func) and launch configuration (config), return the maximum cluster size in *clusterSize.
 
     The cluster dimensions in config are ignored. If func has a required
@@ -24879,7 +24887,8 @@ def cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: CU
     ----------
     func
         Kernel function for which maximum cluster size is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -24897,7 +24906,7 @@ def cuOccupancyMaxPotentialClusterSize(func: CUfunction | int | None, config: CU
         Returned maximum cluster size that can be launched for the given kernel function and launch configuration
     """
 
-def cuOccupancyMaxActiveClusters(func: CUfunction | int | None, config: CUlaunchConfig | int | None) -> tuple[CUresult, int]:
+def cuOccupancyMaxActiveClusters(func: CUfunction | CUkernel | int | None, config: CUlaunchConfig | int | None) -> tuple[CUresult, int]:
     """Given the kernel function (func) and launch configuration (config), return the maximum number of clusters that could co-exist on the target device in *numClusters.
 
     If the function has required cluster size already set (see
@@ -24924,7 +24933,8 @@ def cuOccupancyMaxActiveClusters(func: CUfunction | int | None, config: CUlaunch
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).

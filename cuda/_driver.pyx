@@ -7352,8 +7352,10 @@ cdef inline c.cuuint32_t _as_cuuint32_t(object o, const char* name) except? 0:
         return 0
     if isinstance(o, cuuint32_t):
         return (<cuuint32_t>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cuuint32_t, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.cuuint32_t>as_unsigned(o, name, UINT32_MAX)
 
 
@@ -7408,8 +7410,10 @@ cdef inline c.cuuint64_t _as_cuuint64_t(object o, const char* name) except? 0:
         return 0
     if isinstance(o, cuuint64_t):
         return (<cuuint64_t>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cuuint64_t, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.cuuint64_t>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7464,8 +7468,10 @@ cdef inline c.CUdeviceptr _as_CUdeviceptr(object o, const char* name) except? 0:
         return 0
     if isinstance(o, CUdeviceptr):
         return (<CUdeviceptr>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdeviceptr, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUdeviceptr>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7520,8 +7526,10 @@ cdef inline c.CUdevice _as_CUdevice(object o, const char* name) except? -1:
         return 0
     if isinstance(o, CUdevice):
         return (<CUdevice>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdevice, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUdevice>as_signed(o, name, INT32_MIN, INT32_MAX)
 
 
@@ -7576,8 +7584,10 @@ cdef inline c.CUtexObject _as_CUtexObject(object o, const char* name) except? 0:
         return 0
     if isinstance(o, CUtexObject):
         return (<CUtexObject>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUtexObject, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUtexObject>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7632,8 +7642,10 @@ cdef inline c.CUsurfObject _as_CUsurfObject(object o, const char* name) except? 
         return 0
     if isinstance(o, CUsurfObject):
         return (<CUsurfObject>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUsurfObject, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUsurfObject>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7688,8 +7700,10 @@ cdef inline c.CUgraphConditionalHandle _as_CUgraphConditionalHandle(object o, co
         return 0
     if isinstance(o, CUgraphConditionalHandle):
         return (<CUgraphConditionalHandle>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphConditionalHandle, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUgraphConditionalHandle>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7744,8 +7758,10 @@ cdef inline c.CUmemGenericAllocationHandle _as_CUmemGenericAllocationHandle(obje
         return 0
     if isinstance(o, CUmemGenericAllocationHandle):
         return (<CUmemGenericAllocationHandle>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmemGenericAllocationHandle, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUmemGenericAllocationHandle>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -7800,8 +7816,10 @@ cdef inline c.CUlogIterator _as_CUlogIterator(object o, const char* name) except
         return 0
     if isinstance(o, CUlogIterator):
         return (<CUlogIterator>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogIterator, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.CUlogIterator>as_unsigned(o, name, UINT32_MAX)
 
 
@@ -9760,10 +9778,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -9773,10 +9794,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
 
@@ -9915,10 +9939,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -9928,10 +9955,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
     @property
@@ -10091,10 +10121,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -10104,10 +10137,13 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
     @property
@@ -14813,10 +14849,13 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
 
@@ -38830,7 +38869,8 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -38879,7 +38919,11 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
         CUDA_ERROR_NOT_FOUND
     """
     cdef int _err
-    cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
+    cdef c.CUfunction _c_f
+    if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
+        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+    else:
+        _c_f = _as_CUfunction(f, b"f")
     cdef unsigned int _c_gridDimX = <unsigned int>as_unsigned(gridDimX, b"gridDimX", UINT32_MAX)
     cdef unsigned int _c_gridDimY = <unsigned int>as_unsigned(gridDimY, b"gridDimY", UINT32_MAX)
     cdef unsigned int _c_gridDimZ = <unsigned int>as_unsigned(gridDimZ, b"gridDimZ", UINT32_MAX)
@@ -39158,7 +39202,8 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
         Takes None; an int address of a void*[]; a buffer holding that array (a numpy
@@ -39196,7 +39241,11 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         _c_config = (<CUlaunchConfig>config)._ptr
     elif config is not None:
         _c_config = <c.CUlaunchConfig*>as_address(config, b"config")
-    cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
+    cdef c.CUfunction _c_f
+    if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
+        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+    else:
+        _c_f = _as_CUfunction(f, b"f")
     cdef void** _c_kernelParams
     cdef KernelArgSpace kernelParams_space
     cdef object kernelParams_keep = kernel_params(kernelParams, b"kernelParams", &_c_kernelParams, &kernelParams_space)
@@ -39274,7 +39323,8 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -39318,7 +39368,11 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
         CUDA_ERROR_NOT_FOUND
     """
     cdef int _err
-    cdef c.CUfunction _c_f = _as_CUfunction(f, b"f")
+    cdef c.CUfunction _c_f
+    if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
+        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+    else:
+        _c_f = _as_CUfunction(f, b"f")
     cdef unsigned int _c_gridDimX = <unsigned int>as_unsigned(gridDimX, b"gridDimX", UINT32_MAX)
     cdef unsigned int _c_gridDimY = <unsigned int>as_unsigned(gridDimY, b"gridDimY", UINT32_MAX)
     cdef unsigned int _c_gridDimZ = <unsigned int>as_unsigned(gridDimZ, b"gridDimZ", UINT32_MAX)
@@ -45384,7 +45438,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -45404,7 +45459,11 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     """
     cdef int _err
     cdef int _c_numBlocks = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
 
@@ -45452,7 +45511,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -45474,7 +45534,11 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     """
     cdef int _err
     cdef int _c_numBlocks = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
@@ -45529,7 +45593,8 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -45556,7 +45621,11 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     cdef int _err
     cdef int _c_minGridSize = 0
     cdef int _c_blockSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef int _c_blockSizeLimit = <int>as_signed(blockSizeLimit, b"blockSizeLimit", INT32_MIN, INT32_MAX)
     # C passes this callback no user data, so it cannot carry a Python callable.
@@ -45608,7 +45677,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -45637,7 +45707,11 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     cdef int _err
     cdef int _c_minGridSize = 0
     cdef int _c_blockSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
     cdef int _c_blockSizeLimit = <int>as_signed(blockSizeLimit, b"blockSizeLimit", INT32_MIN, INT32_MAX)
     cdef unsigned int _c_flags = <unsigned int>as_unsigned(flags, b"flags", UINT32_MAX)
@@ -45668,7 +45742,8 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     ----------
     func
         Kernel function for which occupancy is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -45688,7 +45763,11 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     """
     cdef int _err
     cdef size_t _c_dynamicSmemSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef int _c_numBlocks = <int>as_signed(numBlocks, b"numBlocks", INT32_MIN, INT32_MAX)
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
 
@@ -45728,7 +45807,8 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     ----------
     func
         Kernel function for which maximum cluster size is calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -45747,7 +45827,11 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     """
     cdef int _err
     cdef int _c_clusterSize = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef c.CUlaunchConfig* _c_config = NULL
     if isinstance(config, CUlaunchConfig):
         _c_config = (<CUlaunchConfig>config)._ptr
@@ -45791,7 +45875,8 @@ def cuOccupancyMaxActiveClusters(func, config):
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (which the documentation lets stand for a
+        CUfunction), an int (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -45811,7 +45896,11 @@ def cuOccupancyMaxActiveClusters(func, config):
     """
     cdef int _err
     cdef int _c_numClusters = 0
-    cdef c.CUfunction _c_func = _as_CUfunction(func, b"func")
+    cdef c.CUfunction _c_func
+    if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
+        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+    else:
+        _c_func = _as_CUfunction(func, b"func")
     cdef c.CUlaunchConfig* _c_config = NULL
     if isinstance(config, CUlaunchConfig):
         _c_config = (<CUlaunchConfig>config)._ptr

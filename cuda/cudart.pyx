@@ -5552,8 +5552,10 @@ cdef inline c.cudaGraphConditionalHandle _as_cudaGraphConditionalHandle(object o
         return 0
     if isinstance(o, cudaGraphConditionalHandle):
         return (<cudaGraphConditionalHandle>o)._ptr
-    if isinstance(o, (float, str, bytes, bytearray)):
+    if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphConditionalHandle, an int or None, got {type(o).__name__}")
+    # A float converts toward zero as for any C integer (the helper's rule:
+    # CUdeviceptr(1.5e3) in NVIDIA's samples); NaN and infinities are refused.
     return <c.cudaGraphConditionalHandle>as_unsigned(o, name, UINT64_MAX)
 
 
@@ -16970,10 +16972,13 @@ cdef class cudaKernelNodeParams(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -16983,10 +16988,13 @@ cdef class cudaKernelNodeParams(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
 
@@ -17088,10 +17096,13 @@ cdef class cudaKernelNodeParamsV2(Struct):
 
     @kernelParams.setter
     def kernelParams(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, view)
-        self._ptr.kernelParams = <void**>(view_address(view) if view is not None else as_address(value, b"kernelParams"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"kernelParams", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.kernelParams, keep)
+        self._ptr.kernelParams = <void**>packed
+
 
 
     @property
@@ -17101,10 +17112,13 @@ cdef class cudaKernelNodeParamsV2(Struct):
 
     @extra.setter
     def extra(self, value):
-        # A buffer is kept alive by the struct for as long as the field points into it.
-        view = buffer_view(value)
-        self._root()._keep(<uintptr_t>&self._ptr.extra, view)
-        self._ptr.extra = <void**>(view_address(view) if view is not None else as_address(value, b"extra"))
+        # Packed as cuLaunchKernel packs its kernelParams; the struct keeps
+        # the packed arguments alive for as long as the field points to them.
+        cdef void** packed
+        keep = kernel_params_kept(value, b"extra", &packed)
+        self._root()._keep(<uintptr_t>&self._ptr.extra, keep)
+        self._ptr.extra = <void**>packed
+
 
 
 

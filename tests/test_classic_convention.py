@@ -32,6 +32,28 @@ def test_nan_and_infinities_are_type_errors_naming_the_parameter(value):
         cuda.cuMemAlloc(value)  # refused before the driver is looked for
 
 
+@pytest.mark.parametrize("value, stored", [(1.5e3, 1500), (4096.9, 4096), (0.5, 0)])
+def test_a_float_for_an_integer_handle_converts_toward_zero(value, stored):
+    # NVIDIA's samples: CUdeviceptr(1.5e3), int(dptr) + stride with a float stride.
+    assert int(cuda.CUdeviceptr(value)) == stored
+    assert int(cuda.CUdevice(value)) == stored
+    s = cuda.CUDA_MEMCPY2D()
+    s.srcDevice = value
+    assert int(s.srcDevice) == stored
+
+
+def test_a_float_for_an_integer_handle_keeps_the_range_and_finite_rules():
+    with pytest.raises(OverflowError, match=r"value: -2 is out of range"):
+        cuda.CUdeviceptr(-2.5)
+    with pytest.raises(OverflowError, match=r"value: 18446744073709551616 is out of range"):
+        cuda.CUdeviceptr(2.0**64)
+    for bad in (math.nan, math.inf):
+        with pytest.raises(TypeError, match=r"value: expected an int or a finite float"):
+            cuda.CUdeviceptr(bad)
+    with pytest.raises(TypeError, match=r"dptr: expected an int or a finite float"):
+        cuda.cuMemFree(math.nan)   # refused before the driver is looked for
+
+
 KERNEL_ARGS = r"""
 import ctypes, json
 import cuda
@@ -92,6 +114,50 @@ def _value_functions():
         ("make_cudaExtent", lambda: cudart.make_cudaExtent(4, 5, 6), S, None),
         ("make_cudaPitchedPtr", lambda: cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32), S, None),
     ]
+
+
+KERNEL_AS_FUNCTION = r"""
+import ctypes, json
+import cuda
+fake = ctypes.CDLL({lib!r})
+last = lambda: ctypes.c_ulonglong.in_dll(fake, "fake_last_function").value
+out = []
+err, = cuda.cuLaunchKernel(cuda.CUkernel(0x4000), 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
+out.append([int(err), last()])
+err, grid, block = cuda.cuOccupancyMaxPotentialBlockSize(cuda.CUkernel(0x4100), 0, 0, 0)
+out.append([int(err), last()])
+err, = cuda.cuLaunchKernel(cuda.CUfunction(0x4200), 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
+out.append([int(err), last()])
+print(json.dumps(out))
+"""
+
+
+def test_a_kernel_passes_where_the_header_documents_the_cast_to_a_function(fake_driver):
+    # cuda.h: "passing it to the API by casting to ::CUfunction" (the spec's
+    # also_accepts): the CUkernel reaches C as its own pointer.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests._toolkit import pythonpath
+
+    env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath())
+    done = subprocess.run([sys.executable, "-c", KERNEL_AS_FUNCTION.format(lib=str(fake_driver))], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[0, 0x4000], [0, 0x4100], [0, 0x4200]]
+
+
+def test_a_kernel_stays_refused_where_the_header_does_not_document_the_cast():
+    # cuda.h documents no cast for cuFuncGetModule, nor (as of 13.0) for
+    # cuFuncGetAttribute: refused before the driver is looked for.
+    with pytest.raises(TypeError, match=r"hfunc: expected CUfunction, an int or None, got CUkernel"):
+        cuda.cuFuncGetModule(cuda.CUkernel(0x4000))
+    with pytest.raises(TypeError, match=r"hfunc: expected CUfunction, an int or None, got CUkernel"):
+        cuda.cuFuncGetAttribute(cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, cuda.CUkernel(0x4000))
+    with pytest.raises(TypeError, match=r"f: expected CUfunction, an int or None, got CUstream"):
+        cuda.cuLaunchKernel(cuda.CUstream(1), 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
 
 
 @pytest.mark.parametrize("index", range(8), ids=lambda i: _value_functions()[i][0])

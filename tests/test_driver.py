@@ -658,7 +658,7 @@ def _bad_calls():
         ("stream_sync_str", lambda: C.cuStreamSynchronize("s"), TypeError, "hStream"),
         ("stream_sync_2_64", lambda: C.cuStreamSynchronize(2**64), OverflowError, "hStream"),
         ("stream_sync_event", lambda: C.cuStreamSynchronize(C.CUevent(1)), TypeError, "hStream"),
-        ("free_float", lambda: C.cuMemFree(1.5), TypeError, "dptr"),
+        ("free_nan", lambda: C.cuMemFree(float("nan")), TypeError, "dptr"),  # 1.5 converts toward zero
         ("htod_object", lambda: C.cuMemcpyHtoD(0, object(), 4), TypeError, "srcHost"),
         ("htod_count", lambda: C.cuMemcpyHtoD(0, None, -4), OverflowError, "ByteCount"),
         ("dtoh_str", lambda: C.cuMemcpyDtoH("buffer", 0, 4), TypeError, "dstHost"),

@@ -184,6 +184,9 @@ ctypedef struct KernelArgSpace:
     unsigned long long slots[KERNEL_INLINE_ARGS]
 
 cdef object kernel_params_slow(object params, const char* name, void*** out, KernelArgSpace* space)
+# The same forms for storage that outlives a call (a struct's kernelParams
+# field): the packed array lives in the returned object, which the struct keeps.
+cdef object kernel_params_kept(object params, const char* name, void*** out)
 
 
 # A memoryview of a buffer argument, or None for an int address or None. The

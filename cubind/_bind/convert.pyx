@@ -368,6 +368,19 @@ cdef object kernel_params_slow(object params, const char* name, void*** out, Ker
     return None
 
 
+cdef object kernel_params_kept(object params, const char* name, void*** out):
+    cdef KernelArgs owner
+    if params is None or PyLong_CheckExact(params):
+        return kernel_params(params, name, out, NULL)   # nothing packed: no space used
+    owner = KernelArgs.__new__(KernelArgs)
+    owner.heap = PyMem_Malloc(sizeof(KernelArgSpace))
+    if owner.heap == NULL:
+        raise MemoryError()
+    # The one packer, into room owned by `owner` instead of a caller's frame.
+    owner.keep = kernel_params(params, name, out, <KernelArgSpace*>owner.heap)
+    return owner
+
+
 # The same, as parallel C arrays for _kind_of's first look: a scan of a
 # dozen pointers costs less than a dict look-up (the objects stay alive in
 # _kinds' keys).

@@ -6,6 +6,8 @@
  *     check the ABI version and the per-thread default stream opt-in;
  *   - the kernelParams of the last cuLaunchKernel: fake_record_args values of
  *     8 bytes each, read through the pointers the binding packed;
+ *   - the function of the last launch or cuOccupancyMaxPotentialBlockSize
+ *     (fake_last_function), so tests see what a CUkernel passed as;
  *   - with FAKE_CALL_LOG=path, one line per call that makes or releases
  *     something (memory, streams, events, libraries, primary contexts), in
  *     order, appended at once so that calls made at interpreter exit are in it.
@@ -20,6 +22,7 @@
  * graph launches and kernel-node updates are counted, and graph and pinned
  * host memory creation and release are logged like the rest. Pinned host
  * memory is real (malloc), so a program may read and write it;
+ * cuGraphAddNode points a conditional node's phGraph_out at body graphs;
  * cuLaunchHostFunc calls its function at once; fake_event_pending, set
  * through ctypes, makes that many cuEventQuery calls answer "not ready".
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
@@ -53,6 +56,8 @@ int fake_record_args = 0;
 unsigned long long fake_args[FAKE_MAX_ARGS];
 int fake_launch_count = 0;
 unsigned long long fake_last_stream = 0; /* the stream of the last cuLaunchKernel[Ex] */
+/* The function (or kernel cast to one) of the last launch or occupancy query. */
+unsigned long long fake_last_function = 0;
 
 static int fake_sticky = 0;
 static void *fake_current = NULL;
@@ -139,8 +144,9 @@ static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)l
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
-    (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)extra;
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)extra;
     fake_launch_count++;
+    fake_last_function = (unsigned long long)f;
     fake_last_stream = (unsigned long long)stream;
     if (fake_sticky) return fake_sticky;
     static int faulted = 0;
@@ -269,6 +275,28 @@ static int f_cuGraphAddMemcpyNode(unsigned long long *out, void *g, const unsign
 static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n) {
     if (fake_sticky) return fake_sticky;
     fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddEmptyNode");
+    return 0;
+}
+/* cuGraphAddNode (the _v2 prototype, with edge data): a conditional node
+ * (CUgraphNodeParams.type 13) gets `size` body graphs in an array its
+ * CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out is set to, as the driver does. The
+ * union starts at byte 16; in it, size is at 12 and phGraph_out at 16. */
+static int f_cuGraphAddNode(unsigned long long *out, void *g, const unsigned long long *deps, const void *edges,
+                            size_t n, unsigned char *params) {
+    (void)edges;
+    if (fake_sticky) return fake_sticky;
+    fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddNode");
+    int type;
+    memcpy(&type, params, sizeof type);
+    if (type == 13) {
+        unsigned size;
+        memcpy(&size, params + 16 + 12, sizeof size);
+        /* The driver points phGraph_out at an array it owns, living as long as the node. */
+        unsigned long long *bodies = calloc(size ? size : 1, sizeof *bodies);
+        if (!bodies) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+        for (unsigned i = 0; i < size; i++) bodies[i] = fake_new("cuGraphAddNode body graph", 0);
+        memcpy(params + 16 + 16, &bodies, sizeof bodies);
+    }
     return 0;
 }
 static int f_cuGraphInstantiate(void **exec, void *g, unsigned long long flags) {
@@ -414,7 +442,8 @@ static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned 
    driver calls it: a block of 256 needing more than 48 KiB halves to 128. */
 static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f, size_t (*b2d)(int), size_t shared,
                                               int limit) {
-    (void)f; (void)shared;
+    (void)shared;
+    fake_last_function = (unsigned long long)f;
     *min_grid = 132;
     *block = limit > 0 && limit < 256 ? limit : 256;
     if (b2d) {
@@ -507,6 +536,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuGraphAddKernelNode", (void *)f_cuGraphAddKernelNode},
     {"cuGraphAddMemcpyNode", (void *)f_cuGraphAddMemcpyNode},
     {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},
+    {"cuGraphAddNode", (void *)f_cuGraphAddNode},
     {"cuGraphInstantiate", (void *)f_cuGraphInstantiate},
     {"cuGraphExecDestroy", (void *)f_cuGraphExecDestroy},
     {"cuGraphLaunch", (void *)f_cuGraphLaunch},

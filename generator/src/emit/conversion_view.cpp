@@ -95,6 +95,7 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (c.c_type.kind != TypeKind::Unknown) d.set("ctype", ctx.py_names.cython(c.c_type));
   set_range(d, c.range);
   if (!c.handle.empty()) d.set("handle", c.handle);
+  if (!c.also_handle.empty()) d.set("also_handle", c.also_handle);
   if (c.c_type.kind == TypeKind::Enum) d.set("enum", c.c_type.canonical);  // the class, not a typedef of it
   if (!c.enum_name.empty()) d.set("enum_of", enum_of_function(c.enum_name));
   if (!c.record_class.empty()) d.set("rclass", c.record_class);

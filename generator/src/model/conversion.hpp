@@ -41,6 +41,7 @@ struct Conversion {
   Type c_type;
   IntRange range;
   std::string handle;        // handle class converted to/from
+  std::string also_handle;   // another handle class taken too (Param::also_accepts)
   std::string enum_name;     // enum converted to/from
   std::string record_class;  // struct/union class converted to/from
   // The relations of a parameter to its siblings (which one counts it, the

@@ -100,6 +100,9 @@ struct Param {
   bool called_once = false;    // Callback: C calls it once, then forgets it
   std::string on_error_return;  // Callback: returned to C when the Python callable raises (spec)
   std::string attribute_param;  // AttributeOut/In: the parameter holding the attribute
+  // Handle: another handle class it also takes, where the function's doc says
+  // so (spec conventions.also_accepts: a CUkernel cast to CUfunction).
+  std::string also_accepts;
   std::string skip_reason;     // non-empty when this parameter cannot be bound
   Conversion conversion;       // how it crosses into C (conversion pass)
   // The Python default of an input, as the classic bindings give it (passes:
@@ -179,6 +182,9 @@ struct Field {
   // A pointer to an array whose length is another field of the record
   // (spec [fields]: CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out by size).
   std::string count_field;
+  // Holds a launch's kernel arguments (spec [fields] role = "kernel_params"):
+  // it takes every form cuLaunchKernel's kernelParams takes.
+  bool kernel_params = false;
   Conversion conversion;  // the Python property's (conversion pass); skip_reason when none
 };
 

@@ -42,6 +42,7 @@ json conversion_json(const Conversion& c) {
     j["range"] = c.range.is_bool ? "bool" : (c.range.is_signed ? "int" : "uint") + std::to_string(c.range.bits);
   }
   put(j, "handle", c.handle);
+  put(j, "also_handle", c.also_handle);
   put(j, "enum", c.enum_name);
   put(j, "record_class", c.record_class);
   put(j, "count_field", c.count_field);
@@ -82,6 +83,7 @@ json param_json(const Param& p) {
   if (p.called_once) j["called_once"] = true;
   put(j, "on_error_return", p.on_error_return);
   put(j, "attribute_param", p.attribute_param);
+  put(j, "also_accepts", p.also_accepts);
   put(j, "skip_reason", p.skip_reason);
   put_conversion(j, "conversion", p.conversion);
   put(j, "py_default", p.py_default);
@@ -142,6 +144,7 @@ json record_json(const Record& r) {
     if (f.py_name != f.name) put(jf, "py_name", f.py_name);
     put(jf, "py_alias", f.py_alias);
     put(jf, "count_field", f.count_field);
+    if (f.kernel_params) jf["kernel_params"] = true;
     put_conversion(jf, "conversion", f.conversion);
     put_doc(jf, f.doc);
     fields.push_back(jf);

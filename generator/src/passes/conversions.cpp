@@ -268,8 +268,9 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       return c;
     }
     case Role::Handle: {
-      Conversion c = named("params/in_handle", t);
+      Conversion c = named(p.also_accepts.empty() ? "params/in_handle" : "params/in_handle_or", t);
       c.handle = t.name;
+      c.also_handle = p.also_accepts;
       return c;
     }
     case Role::String: {
@@ -544,6 +545,12 @@ Conversion field_conversion(const Field& f, const Model& m) {
     }
     case TypeKind::Array: return fixed_array(t, m);
     case TypeKind::Pointer:
+      if (f.kernel_params) {
+        // Packed by the launch's own packer, kept alive by the struct.
+        Conversion c = named("fields/kernel_params", t);
+        c.ownership = Ownership::Struct;
+        return c;
+      }
       if (!f.count_field.empty() && t.pointee().kind == TypeKind::Handle) {
         // A list of handles: read as count_field items, set from a list the
         // struct keeps alive.

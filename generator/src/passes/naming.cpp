@@ -206,11 +206,12 @@ void apply_field_counts(Model& model, const spec::Spec& spec) {
         if (f.name == fc.field) target = &f;
         has_count |= f.name == fc.count_field;
       }
-      if (target && !has_count) throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
+      if (target && !has_count && !fc.count_field.empty()) throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
       if (target) break;
     }
     if (!target) throw std::runtime_error("fields." + fc.record + "." + fc.field + ": no such field");
     target->count_field = fc.count_field;
+    target->kernel_params = fc.role == "kernel_params";
   }
 }
 

@@ -404,4 +404,33 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
   }
 }
 
+// The doc text a rule reads: the whole comment but the return codes (cuda.h
+// says "passing it to the API by casting to ::CUfunction" in the body, not
+// under \\param).
+static std::string doc_text(const Function& f, const Param& p) {
+  std::string text = f.doc.brief + "\n" + f.doc.body;
+  if (const DocParam* d = f.doc.param(p.name)) text += "\n" + d->text;
+  return text;
+}
+
+void accept_documented_casts(Model& model, const spec::Spec& spec) {
+  const auto& rules = spec.conventions.also_accepts;
+  if (rules.empty()) return;
+  for (const auto& [handle, rule] : rules) {
+    if (!model.handle(rule.type)) throw std::runtime_error("conventions.also_accepts." + handle + ": no handle " + rule.type);
+  }
+  for (auto& f : model.functions) {
+    for (auto& p : f.params) {
+      if (p.role != Role::Handle) continue;
+      const auto rule = rules.find(p.type.name);
+      if (rule == rules.end()) continue;
+      const std::regex pattern(rule->second.when_doc_matches, std::regex::ECMAScript | std::regex::icase);
+      // Doc comments wrap lines: the phrase may span one.
+      std::string text = doc_text(f, p);
+      std::replace(text.begin(), text.end(), '\n', ' ');
+      if (std::regex_search(text, pattern)) p.also_accepts = rule->second.type;
+    }
+  }
+}
+
 }  // namespace cubind::passes

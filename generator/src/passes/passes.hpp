@@ -47,7 +47,8 @@ bool is_python_keyword(const std::string& name);
 // The member of each enum that reports a failure (spec
 // conventions.failure_members, else the largest).
 void mark_failure_members(model::Model& model, const spec::Spec& spec);
-// Pointer fields counted by a sibling field (spec [fields]).
+// Pointer fields counted by a sibling field, and those holding kernel
+// arguments (spec [fields]).
 void apply_field_counts(model::Model& model, const spec::Spec& spec);
 
 // The spec's attribute_types resolved against the headers' types; then, once
@@ -70,6 +71,10 @@ const model::AttributeTable* attribute_table_of(const model::Model& model, const
 
 // Role and direction of every parameter: general rules, then the spec's overrides.
 void infer_parameters(model::Model& model, const spec::Spec& spec);
+
+// Handle parameters that also take another handle class where their
+// function's doc says so (spec conventions.also_accepts), after the roles.
+void accept_documented_casts(model::Model& model, const spec::Spec& spec);
 
 // Marks functions the binding cannot or must not bind, with the reason.
 void apply_filters(model::Model& model, const spec::Spec& spec);

@@ -33,6 +33,7 @@ const Pass kPipeline[] = {
     {"resolve_option_types", resolve_option_types},
     {"infer_parameters", infer_parameters},
     {"link_option_values", [](Model& m, const Spec&) { link_option_values(m); }},
+    {"accept_documented_casts", accept_documented_casts},
     {"link_attributes", [](Model& m, const Spec&) { link_attributes(m); }},
     {"link_kept_alive", [](Model& m, const Spec&) { link_kept_alive(m); }},
     {"apply_filters", apply_filters},

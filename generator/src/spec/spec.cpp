@@ -85,6 +85,17 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
       c.default_stream_flags[std::string(mode.str())] = *flag.value<int64_t>();
     }
   }
+  if (const toml::node* node = t.get("also_accepts")) {
+    const toml::table* handles = node->as_table();
+    if (!handles) r.fail(where + "also_accepts", "expected a table of handle = { type, when_doc_matches }");
+    for (const auto& [handle, rule] : *handles) {
+      const std::string rwhere = where + "also_accepts." + std::string(handle.str()) + ".";
+      const toml::table* rt = rule.as_table();
+      if (!rt) r.fail(rwhere, "expected a table { type = \"...\", when_doc_matches = \"...\" }");
+      c.also_accepts[std::string(handle.str())] =
+          AlsoAccepts{r.string(*rt, "type", true, rwhere), r.string(*rt, "when_doc_matches", true, rwhere)};
+    }
+  }
   return c;
 }
 
@@ -241,8 +252,12 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
       for (const auto& [fname, fnode] : *fields) {
         const toml::table* t = fnode.as_table();
         if (!t) r.fail(where + std::string(fname.str()), "expected a table");
-        spec.field_counts.push_back({std::string(rname.str()), std::string(fname.str()),
-                                     r.string(*t, "count_field", true, where + std::string(fname.str()) + ".")});
+        const std::string fwhere = where + std::string(fname.str()) + ".";
+        FieldCount fc{std::string(rname.str()), std::string(fname.str()), r.string(*t, "count_field", false, fwhere),
+                      r.string(*t, "role", false, fwhere)};
+        if (!fc.role.empty() && fc.role != "kernel_params") r.fail(fwhere + "role", "expected \"kernel_params\"");
+        if (fc.role.empty() && fc.count_field.empty()) r.fail(fwhere + "count_field", "missing");
+        spec.field_counts.push_back(fc);
       }
     }
   }

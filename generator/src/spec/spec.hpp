@@ -49,11 +49,13 @@ struct ParamOverride {
 // the headers declare or a C builtin; "T[]" for an array filling the size
 // the caller gives.
 // A record's pointer field that points to an array counted by a sibling
-// field (`[fields.<record>.<field>] count_field = "..."`).
+// field (`[fields.<record>.<field>] count_field = "..."`), or one holding a
+// launch's kernel arguments (`role = "kernel_params"`).
 struct FieldCount {
   std::string record;
   std::string field;
   std::string count_field;
+  std::string role;  // "kernel_params" or empty
 };
 
 struct AttributeType {
@@ -66,6 +68,14 @@ struct AttributeType {
 struct Rewrite {
   std::string match;
   std::string replace;  // $1... refer to match's groups
+};
+
+// A handle of another type a parameter also takes where the function's
+// documentation says so: cuda.h's "passing it to the API by casting to
+// ::CUfunction" lets a CUkernel stand for a CUfunction.
+struct AlsoAccepts {
+  std::string type;              // the other handle type (CUkernel)
+  std::string when_doc_matches;  // ECMAScript regex searched in the function's doc text
 };
 
 // A library's naming conventions, which the general parameter rules read.
@@ -118,6 +128,9 @@ struct Conventions {
   // The proc-address function's flags for each CUBIND_DEFAULT_STREAM mode
   // (needed with loader.proc_address_function).
   std::map<std::string, int64_t> default_stream_flags;
+  // Handle parameters that also take another handle type, by the parameter's
+  // handle type (CUfunction), where the documentation says so.
+  std::map<std::string, AlsoAccepts> also_accepts;
 };
 
 struct Skip {

@@ -105,6 +105,18 @@ TEST(AssignConversions, OutputsAreNotInputs) {
   EXPECT_EQ(conv(m, "caseOut", "mode").enum_name, "caseMode");
 }
 
+TEST(AssignConversions, AHandleTakingAnotherClassNamesBoth) {
+  Function f = with_roles(fn("caseLaunch", {param("f", handle_t("caseFunction")), param("g", handle_t("caseFunction"))}),
+                          {Role::Handle, Role::Handle});
+  f.params[0].also_accepts = "caseKernel";  // accept_documented_casts decided it
+  const Model m = convert({f});
+  EXPECT_EQ(conv(m, "caseLaunch", "f").name, "params/in_handle_or");
+  EXPECT_EQ(conv(m, "caseLaunch", "f").handle, "caseFunction");
+  EXPECT_EQ(conv(m, "caseLaunch", "f").also_handle, "caseKernel");
+  EXPECT_EQ(conv(m, "caseLaunch", "g").name, "params/in_handle");
+  EXPECT_EQ(conv(m, "caseLaunch", "g").also_handle, "");
+}
+
 // The Param's role facts (count_param, count_offset, query_function,
 // userdata_param, attribute_param) stay on the Param: a conversion holds only
 // what it derives from them (its template, query_args, the element...).
@@ -355,6 +367,16 @@ TEST(AssignConversions, FieldsOfEachKind) {
   const Conversion none = of(array_of(callback_t(), 3));
   EXPECT_FALSE(none.bound());
   EXPECT_EQ(none.skip_reason, "no conversion for a fixed array of function_pointer");
+}
+
+TEST(AssignConversions, AKernelParamsFieldIsPackedAndKeptByTheStruct) {
+  const Model m = model_with({});
+  Field f = field("kernelParams", ptr(ptr(void_t())));
+  EXPECT_EQ(passes::field_conversion(f, m).name, "fields/address");
+  f.kernel_params = true;  // apply_field_counts, from the spec's role
+  const Conversion c = passes::field_conversion(f, m);
+  EXPECT_EQ(c.name, "fields/kernel_params");
+  EXPECT_EQ(c.ownership, Ownership::Struct);
 }
 
 // A fixed array is one template, fields/array; what differs by element type

@@ -811,3 +811,38 @@ TEST(InferParameters, ArraysTheLibraryOwnsAreReturnedWithTheirCountOutput) {
   EXPECT_EQ(param_of(m, "caseGetCaptureInfo", "numDeps_out").role, Role::OutScalar);
   EXPECT_EQ(param_of(m, "caseGetOrphans", "nodes_out").skip_reason, "returned array without an integer count output");
 }
+
+// ---- handles the documentation lets stand for another ----
+
+Model with_casts(std::vector<Function> functions) {
+  spec::Spec s = basic_spec();
+  s.conventions.also_accepts["caseFunction"] = {"caseKernel", "casting to ::caseFunction"};
+  Model m = infer(std::move(functions), s);
+  Handle function, kernel;
+  function.name = "caseFunction";
+  kernel.name = "caseKernel";
+  m.handles = {function, kernel};
+  cubind::passes::accept_documented_casts(m, s);
+  return m;
+}
+
+TEST(AcceptDocumentedCasts, TakesTheOtherHandleWhereTheDocSaysSo) {
+  Function launch = fn("caseLaunch", {param("f", handle_t("caseFunction"))});
+  launch.doc.body = "A kernel can be used by passing it to the API by\ncasting to ::caseFunction.";
+  Function in_param = fn("caseOccupancy", {param("f", handle_t("caseFunction"))},
+                         {{"f", "", "Function or kernel (by Casting to ::caseFunction)"}});
+  const Model m = with_casts({launch, in_param, fn("caseGetName", {param("f", handle_t("caseFunction"))})});
+  EXPECT_EQ(param_of(m, "caseLaunch", "f").also_accepts, "caseKernel");  // across a line break
+  EXPECT_EQ(param_of(m, "caseOccupancy", "f").also_accepts, "caseKernel");
+  EXPECT_EQ(param_of(m, "caseGetName", "f").also_accepts, "");  // the doc does not say so
+}
+
+TEST(AcceptDocumentedCasts, OnlyTheRulesHandleTypeAndAKnownOtherHandle) {
+  Function other = fn("caseStreamOp", {param("s", handle_t("caseStream"))});
+  other.doc.body = "casting to ::caseFunction";
+  EXPECT_EQ(param_of(with_casts({other}), "caseStreamOp", "s").also_accepts, "");
+  spec::Spec s = basic_spec();
+  s.conventions.also_accepts["caseFunction"] = {"caseNoSuchHandle", "x"};
+  Model m = model_of({});
+  EXPECT_THROW(cubind::passes::accept_documented_casts(m, s), std::runtime_error);
+}

@@ -20,6 +20,9 @@
  *   planes     void*[2]        -> fields/array of fields/element_address (ints)
  *   outs       handle*         -> fields/handle_array: spec.toml counts it by
  *              numOuts (a list of outs read, a list set and kept by the struct)
+ *   kernelParams void**        -> fields/kernel_params: spec.toml's role; set
+ *              in every form of a launch's kernelParams, packed by the launch's
+ *              packer (kernel_params_kept), kept by the struct; read as an int
  * and in fragments/stub.pyi.txt a class with a typed property per field.
  */
 #ifndef CASE_FIELDS_H
@@ -54,6 +57,7 @@ typedef struct caseAll_st {
   void *planes[2];
   caseStream *outs;
   unsigned int numOuts;
+  void **kernelParams;        /**< Array of pointers to kernel parameters */
 } caseAll;
 
 caseResult caseUse(const caseAll *all);
