@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/pythonic.md",
-        "docs/pythonic_array.md", "docs/API.md", "bench/README.md", "docs/compute.md",
+        "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md", "docs/compute.md",
         "docs/graph.md"]
 PREFIXES = ("tests/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
             "bindings/", "seeds/")
