@@ -19463,7 +19463,7 @@ def cuStreamBatchMemOp(stream: CUstream | int | None, count: int, paramArray: CU
         CUDA_ERROR_NOT_SUPPORTED
     """
 
-def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | int | None) -> tuple[CUresult, int]:
+def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | CUkernel | int | None) -> tuple[CUresult, int]:
     """Returns information about a function
 
     Returns in *pi the integer value of the attribute attrib on the kernel
@@ -19550,7 +19550,8 @@ def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | i
         Takes a CUfunction_attribute member or an int.
     hfunc
         Function to query attribute of
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
 
     Returns
     -------
@@ -19566,7 +19567,7 @@ def cuFuncGetAttribute(attrib: CUfunction_attribute | int, hfunc: CUfunction | i
         Returned attribute value
     """
 
-def cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attribute | int, value: int) -> tuple[CUresult]:
+def cuFuncSetAttribute(hfunc: CUfunction | CUkernel | int | None, attrib: CUfunction_attribute | int, value: int) -> tuple[CUresult]:
     """Sets information about a function
 
     This call sets the value of a specified attribute attrib on the kernel given
@@ -19622,7 +19623,8 @@ def cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attrib
     ----------
     hfunc
         Function to query attribute of
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     attrib
         Attribute requested
         Takes a CUfunction_attribute member or an int.
@@ -19640,7 +19642,7 @@ def cuFuncSetAttribute(hfunc: CUfunction | int | None, attrib: CUfunction_attrib
         CUDA_ERROR_INVALID_VALUE
     """
 
-def cuFuncSetCacheConfig(hfunc: CUfunction | int | None, config: CUfunc_cache | int) -> tuple[CUresult]:
+def cuFuncSetCacheConfig(hfunc: CUfunction | CUkernel | int | None, config: CUfunc_cache | int) -> tuple[CUresult]:
     """Sets the preferred cache configuration for a device function
 
     On devices where the L1 cache and shared memory use the same hardware
@@ -19675,7 +19677,8 @@ def cuFuncSetCacheConfig(hfunc: CUfunction | int | None, config: CUfunc_cache | 
     ----------
     hfunc
         Kernel to configure cache for
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     config
         Requested cache configuration
         Takes a CUfunc_cache member or an int.
@@ -19917,8 +19920,8 @@ def cuLaunchKernel(f: CUfunction | CUkernel | int | None, gridDimX: int, gridDim
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -20222,8 +20225,8 @@ def cuLaunchKernelEx(config: CUlaunchConfig | int | None, f: CUfunction | CUkern
         Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
         Takes None; an int address of a void*[]; a buffer holding that array (a numpy
@@ -20318,8 +20321,8 @@ def cuLaunchCooperativeKernel(f: CUfunction | CUkernel | int | None, gridDimX: i
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -24621,8 +24624,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func: CUfunction | CUkernel | in
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24675,8 +24678,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: CUfunction | CUke
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -24737,8 +24740,8 @@ def cuOccupancyMaxPotentialBlockSize(func: CUfunction | CUkernel | int | None, b
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -24799,8 +24802,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func: CUfunction | CUkernel | int 
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -24841,8 +24844,8 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func: CUfunction | CUkernel | int | 
     ----------
     func
         Kernel function for which occupancy is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -24887,8 +24890,8 @@ def cuOccupancyMaxPotentialClusterSize(func: CUfunction | CUkernel | int | None,
     ----------
     func
         Kernel function for which maximum cluster size is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -24933,8 +24936,8 @@ def cuOccupancyMaxActiveClusters(func: CUfunction | CUkernel | int | None, confi
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).

@@ -38402,7 +38402,8 @@ def cuFuncGetAttribute(attrib, hfunc):
         Takes a CUfunction_attribute member or an int.
     hfunc
         Function to query attribute of
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
 
     Returns
     -------
@@ -38420,7 +38421,11 @@ def cuFuncGetAttribute(attrib, hfunc):
     cdef int _err
     cdef int _c_pi = 0
     cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
-    cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
+    cdef c.CUfunction _c_hfunc
+    if isinstance(hfunc, CUkernel):   # the documented cast, as C code writes ((CUfunction)hfunc)
+        _c_hfunc = <c.CUfunction>(<CUkernel>hfunc)._ptr
+    else:
+        _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
 
 
     _err = c.cuFuncGetAttribute(&_c_pi, _c_attrib, _c_hfunc)
@@ -38487,7 +38492,8 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     ----------
     hfunc
         Function to query attribute of
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     attrib
         Attribute requested
         Takes a CUfunction_attribute member or an int.
@@ -38505,7 +38511,11 @@ def cuFuncSetAttribute(hfunc, attrib, value):
         CUDA_ERROR_INVALID_VALUE
     """
     cdef int _err
-    cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
+    cdef c.CUfunction _c_hfunc
+    if isinstance(hfunc, CUkernel):   # the documented cast, as C code writes ((CUfunction)hfunc)
+        _c_hfunc = <c.CUfunction>(<CUkernel>hfunc)._ptr
+    else:
+        _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
     cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
 
@@ -38552,7 +38562,8 @@ def cuFuncSetCacheConfig(hfunc, config):
     ----------
     hfunc
         Kernel to configure cache for
-        Takes CUfunction, an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     config
         Requested cache configuration
         Takes a CUfunc_cache member or an int.
@@ -38567,7 +38578,11 @@ def cuFuncSetCacheConfig(hfunc, config):
         CUDA_ERROR_INVALID_CONTEXT
     """
     cdef int _err
-    cdef c.CUfunction _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
+    cdef c.CUfunction _c_hfunc
+    if isinstance(hfunc, CUkernel):   # the documented cast, as C code writes ((CUfunction)hfunc)
+        _c_hfunc = <c.CUfunction>(<CUkernel>hfunc)._ptr
+    else:
+        _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
     cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
 
     with nogil:
@@ -38869,8 +38884,8 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -39202,8 +39217,8 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         Takes CUlaunchConfig, an int address of one, or None (NULL).
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     kernelParams
         Array of pointers to kernel parameters
         Takes None; an int address of a void*[]; a buffer holding that array (a numpy
@@ -39323,8 +39338,8 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     ----------
     f
         Function CUfunction or Kernel CUkernel to launch
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     gridDimX
         Width of grid in blocks
     gridDimY
@@ -45438,8 +45453,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -45511,8 +45526,8 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     ----------
     func
         Kernel for which occupancy is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSize
         Block size the kernel is intended to be launched with
     dynamicSMemSize
@@ -45593,8 +45608,8 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -45677,8 +45692,8 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     ----------
     func
         Kernel for which launch configuration is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     blockSizeToDynamicSMemSize
         A function that calculates how much per-block dynamic shared memory func uses based on the block size
         Takes a CUoccupancyB2DSize, a C function pointer (an int, a ctypes function
@@ -45742,8 +45757,8 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     ----------
     func
         Kernel function for which occupancy is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     numBlocks
         Number of blocks to fit on SM
     blockSize
@@ -45807,8 +45822,8 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     ----------
     func
         Kernel function for which maximum cluster size is calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).
@@ -45875,8 +45890,8 @@ def cuOccupancyMaxActiveClusters(func, config):
     ----------
     func
         Kernel function for which maximum number of clusters are calculated
-        Takes CUfunction, CUkernel (which the documentation lets stand for a
-        CUfunction), an int (the raw value), or None (NULL).
+        Takes CUfunction, CUkernel (passed as it is where a CUfunction is taken), an int
+        (the raw value), or None (NULL).
     config
         Launch configuration for the given kernel function
         Takes CUlaunchConfig, an int address of one, or None (NULL).

@@ -321,6 +321,7 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (o.on_error_return) p.on_error_return = std::to_string(*o.on_error_return);
   if (!o.attribute_param.empty()) p.attribute_param = o.attribute_param;
   if (!o.kept_until.empty()) p.kept_until = o.kept_until;
+  if (!o.also_accepts.empty()) p.also_accepts = o.also_accepts;
 }
 
 }  // namespace
@@ -415,12 +416,14 @@ static std::string doc_text(const Function& f, const Param& p) {
 
 void accept_documented_casts(Model& model, const spec::Spec& spec) {
   const auto& rules = spec.conventions.also_accepts;
-  if (rules.empty()) return;
   for (const auto& [handle, rule] : rules) {
     if (!model.handle(rule.type)) throw std::runtime_error("conventions.also_accepts." + handle + ": no handle " + rule.type);
   }
   for (auto& f : model.functions) {
     for (auto& p : f.params) {
+      // A spec override (set by infer_parameters) names a handle too.
+      if (!p.also_accepts.empty() && !model.handle(p.also_accepts))
+        throw std::runtime_error(f.name + "." + p.name + ": also_accepts: no handle " + p.also_accepts);
       if (p.role != Role::Handle) continue;
       const auto rule = rules.find(p.type.name);
       if (rule == rules.end()) continue;

@@ -128,6 +128,7 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.called_once = (*ptable)["called_once"].value_or(false);
       o.attribute_param = r.string(*ptable, "attribute", false, pwhere);
       o.kept_until = r.string(*ptable, "kept_until", false, pwhere);
+      o.also_accepts = r.string(*ptable, "also_accepts", false, pwhere);
       o.other_names = r.strings(*ptable, "other_names", pwhere);
       o.optional = (*ptable)["optional"].value_or(false);
       if (const toml::node* e = ptable->get("on_error_return")) {

@@ -40,6 +40,9 @@ struct ParamOverride {
   // "cuLinkDestroy"`): the objects this parameter points C at stay alive
   // until then, since the library keeps writing there.
   std::string kept_until;
+  // Another handle class the parameter takes as it is, where the header's
+  // text does not say so (conventions.also_accepts reads it where it does).
+  std::string also_accepts;
 
   bool names(const std::string& name) const;
 };

@@ -7,7 +7,9 @@
  * the body, wrapped over two lines in caseOccupancy) with also_accepts =
  * caseKernel and the conversion params/in_handle_or (also_handle caseKernel);
  * caseFuncGetName's f, whose doc does not say so, and caseKernelGetName's
- * kernel (a caseKernel itself) keep params/in_handle.
+ * kernel (a caseKernel itself) keep params/in_handle; caseFuncSetCache's f,
+ * whose doc does not say so either, takes a caseKernel by the spec's
+ * per-parameter override (also_accepts = "caseKernel").
  * Expect in fragments/params/in_handle_or.txt: a caseKernel instance passes
  * its pointer; anything else goes through _as_caseFunction, which refuses a
  * handle of another class; the stub and the docstring's forms name both.
@@ -58,5 +60,13 @@ caseResult caseFuncGetName(const char **name, caseFunction f);
  * \param kernel - Kernel to query
  */
 caseResult caseKernelGetName(const char **name, caseKernel kernel);
+
+/**
+ * \brief Sets a function's cache preference.
+ *
+ * \param f      - Function to configure
+ * \param config - Preference
+ */
+caseResult caseFuncSetCache(caseFunction f, int config);
 
 #endif
