@@ -23,7 +23,9 @@ params.type = cuda.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
 params.conditional.type = cuda.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_SWITCH
 params.conditional.size = 3
 before = params.conditional.phGraph_out
-ok(cuda.cuGraphAddNode, graph, None, None, 0, params)
+# 12.x's cuGraphAddNode has no edgeData (13.0 added it to the unversioned name).
+edges = (None,) if cuda.CUDA_VERSION >= 13000 else ()
+ok(cuda.cuGraphAddNode, graph, None, *edges, 0, params)
 bodies = params.conditional.phGraph_out
 print(json.dumps([before, [type(b).__name__ for b in bodies], [int(b) for b in bodies]]))
 """

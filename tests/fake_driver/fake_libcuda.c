@@ -299,6 +299,12 @@ static int f_cuGraphAddNode(unsigned long long *out, void *g, const unsigned lon
     }
     return 0;
 }
+/* Before 12.3 the function had no edgeData: a 12.x build asks for that ABI
+   (cuGetProcAddress at version 12020), and the driver gives this one. */
+static int f_cuGraphAddNode_v12000(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
+                                   unsigned char *params) {
+    return f_cuGraphAddNode(out, g, deps, NULL, n, params);
+}
 static int f_cuGraphInstantiate(void **exec, void *g, unsigned long long flags) {
     (void)g; (void)flags;
     if (fake_sticky) return fake_sticky;
@@ -580,6 +586,9 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t 
     *pfn = (void *)fake_success;
     for (size_t i = 0; i < sizeof fake_table / sizeof fake_table[0]; i++)
         if (strcmp(symbol, fake_table[i].name) == 0) *pfn = fake_table[i].fn;
+    /* An older ABI of a function whose parameters changed, as the driver
+       answers a request at a version before the change. */
+    if (strcmp(symbol, "cuGraphAddNode") == 0 && version < 12030) *pfn = (void *)f_cuGraphAddNode_v12000;
     if (status) *status = 0;
     return 0;
 }
