@@ -46,6 +46,31 @@ bool is_version_of(const std::string& versioned, const std::string& base, const 
          std::regex_match(versioned.substr(base.size()), suffix);
 }
 
+// Every type the model's functions, struct fields and callbacks use, with the
+// header declaring its user (records first, as the headers declare them
+// before the functions taking them).
+template <class Visit>
+void for_each_type(Model& model, Visit visit) {
+  for (auto& r : model.records)
+    for (auto& field : r.fields) visit(field.type, r.header);
+  for (auto& f : model.functions) {
+    visit(f.result, f.header);
+    for (auto& p : f.params) visit(p.type, f.header);
+  }
+  for (auto& c : model.callbacks) visit(c.type, c.header);
+}
+
+// The handle `name` where `was` (a pointer) stood, keeping its size and const.
+Type handle_type(const std::string& name, const Type& was) {
+  Type h;
+  h.kind = TypeKind::Handle;
+  h.name = name;
+  h.size = was.size;
+  h.is_const = was.is_const;
+  h.spelling = (was.is_const ? "const " : "") + name;
+  return h;
+}
+
 void retype(Type& t, const std::map<std::string, std::string>& handles) {
   for (auto& inner : t.inner) retype(inner, handles);
   if (t.kind != TypeKind::Integer) return;
@@ -61,13 +86,7 @@ void retype_tagged(Type& t, const std::map<std::string, std::string>& by_tag) {
   if (t.kind != TypeKind::Pointer || t.inner.size() != 1 || t.inner[0].kind != TypeKind::Record) return;
   auto it = by_tag.find(t.inner[0].name);
   if (it == by_tag.end()) return;
-  Type h;
-  h.kind = TypeKind::Handle;
-  h.name = it->second;
-  h.size = t.size;
-  h.is_const = t.is_const;
-  h.spelling = (t.is_const ? "const " : "") + h.name;
-  t = h;
+  t = handle_type(it->second, t);
 }
 
 // `void *` spelled by a typedef of `names` -> that handle; the header of its
@@ -78,13 +97,7 @@ void retype_void(Type& t, const std::set<std::string>& names, const std::string&
   if (t.kind != TypeKind::Pointer || !names.count(t.name) || t.inner.empty() || t.inner[0].kind != TypeKind::Void)
     return;
   first_use.emplace(t.name, header);
-  Type h;
-  h.kind = TypeKind::Handle;
-  h.name = t.name;
-  h.size = t.size;
-  h.is_const = t.is_const;
-  h.spelling = (t.is_const ? "const " : "") + h.name;
-  t = h;
+  t = handle_type(t.name, t);
 }
 
 const std::set<std::string>& python_keywords() {
@@ -234,39 +247,21 @@ void mark_integer_handles(Model& model, const spec::Spec& spec) {
     h.header = t.header;
     model.handles.push_back(h);
   }
-  for (auto& f : model.functions) {
-    retype(f.result, names);
-    for (auto& p : f.params) retype(p.type, names);
-  }
-  for (auto& r : model.records)
-    for (auto& field : r.fields) retype(field.type, names);
-  for (auto& c : model.callbacks) retype(c.type, names);
+  for_each_type(model, [&](Type& t, const std::string&) { retype(t, names); });
 }
 
 void name_tagged_handles(Model& model) {
   std::map<std::string, std::string> by_tag;
   for (const auto& h : model.handles)
     if (!h.is_integer && !h.record_tag.empty()) by_tag.emplace(h.record_tag, h.name);
-  for (auto& f : model.functions) {
-    retype_tagged(f.result, by_tag);
-    for (auto& p : f.params) retype_tagged(p.type, by_tag);
-  }
-  for (auto& r : model.records)
-    for (auto& field : r.fields) retype_tagged(field.type, by_tag);
-  for (auto& c : model.callbacks) retype_tagged(c.type, by_tag);
+  for_each_type(model, [&](Type& t, const std::string&) { retype_tagged(t, by_tag); });
 }
 
 void mark_void_handles(Model& model, const spec::Spec& spec) {
   const std::set<std::string> names(spec.void_handles.begin(), spec.void_handles.end());
   if (names.empty()) return;
   std::map<std::string, std::string> first_use;  // handle -> header
-  for (auto& r : model.records)
-    for (auto& field : r.fields) retype_void(field.type, names, r.header, first_use);
-  for (auto& f : model.functions) {
-    retype_void(f.result, names, f.header, first_use);
-    for (auto& p : f.params) retype_void(p.type, names, f.header, first_use);
-  }
-  for (auto& c : model.callbacks) retype_void(c.type, names, c.header, first_use);
+  for_each_type(model, [&](Type& t, const std::string& header) { retype_void(t, names, header, first_use); });
   for (const auto& name : spec.void_handles) {
     auto use = first_use.find(name);
     if (use == first_use.end()) continue;  // an older header without the functions taking it
