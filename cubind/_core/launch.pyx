@@ -288,6 +288,14 @@ cdef class KernelBase:
         """The packing plan made from the kernel's parameter list: per parameter its kind, size and offset."""
         return self._plan
 
+    cdef Plan _usable_plan(self):
+        """The packing plan, once the kernel is known launchable."""
+        if self._plan is None:
+            raise TypeError("kernel: not made by Module.get_kernel")
+        if self._closed:
+            raise ValueError(f"{self._plan.name}: its module was closed")
+        return self._plan
+
     def __call__(self, *args, **options):
         # (grid, block, *args, stream=None, shared_mem=0), parsed by hand:
         # Cython's parsing of keyword-only arguments after *args cost 200 ns.
@@ -300,11 +308,7 @@ cdef class KernelBase:
         cdef char* buf = <char*>stack_words
         cdef void** ptrs = stack_ptrs
         cdef cdrv.CUresult err
-        cdef Plan plan = self._plan
-        if plan is None:
-            raise TypeError("kernel: not made by Module.get_kernel")
-        if self._closed:
-            raise ValueError(f"{plan.name}: its module was closed")
+        cdef Plan plan = self._usable_plan()
         if len(args) < 2:
             raise TypeError(f"{plan.name}: a launch takes grid and block first: kernel(grid, block, *args)")
         if options:
@@ -339,11 +343,7 @@ cdef class KernelBase:
         cdef char* buf = <char*>stack_words
         cdef void** ptrs = stack_ptrs
         cdef cdrv.CUresult err
-        cdef Plan plan = self._plan
-        if plan is None:
-            raise TypeError("kernel: not made by Module.get_kernel")
-        if self._closed:
-            raise ValueError(f"{plan.name}: its module was closed")
+        cdef Plan plan = self._usable_plan()
         cfg = (<cdrv.CUlaunchConfig*>config_addr)[0]
         cfg.hStream = <cdrv.CUstream>_stream_value(stream)
         _heap_buffers(plan, &buf, &ptrs)
