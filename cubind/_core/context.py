@@ -14,6 +14,7 @@ import threading
 
 from cubind._core import driver
 from cubind._core import lifetime as _lifetime
+from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
 
 __all__ = ["Device", "ensure_context", "current_device"]
@@ -110,26 +111,7 @@ def current_context():
 def _attribute_enum(attribute):
     """A ``CUdevice_attribute`` from a member, an int, or a name with or without
     the ``CU_DEVICE_ATTRIBUTE_`` prefix (any case)."""
-    cuda = driver.module()
-    enum = cuda.CUdevice_attribute
-    if isinstance(attribute, str):
-        name = attribute.upper()
-        if not name.startswith(_ATTRIBUTE_PREFIX):
-            name = _ATTRIBUTE_PREFIX + name
-        member = getattr(enum, name, None)
-        if not isinstance(member, enum):
-            close = sorted(m.name[len(_ATTRIBUTE_PREFIX):].lower() for m in enum
-                           if attribute.lower().replace("cu_device_attribute_", "") in m.name.lower())
-            hint = f"; did you mean one of {close[:5]}?" if close else ""
-            raise ValueError(f"attribute: {attribute!r} is not a CUdevice_attribute{hint}")
-        return member
-    try:
-        return enum(operator.index(attribute))
-    except TypeError:
-        raise TypeError(f"attribute: expected a CUdevice_attribute member, its name or its value, "
-                        f"not {type(attribute).__name__}") from None
-    except ValueError:
-        raise ValueError(f"attribute: {attribute!r} is not a CUdevice_attribute value") from None
+    return enum_member(driver.module().CUdevice_attribute, _ATTRIBUTE_PREFIX, attribute, "attribute")
 
 
 class Device:

@@ -13,6 +13,7 @@ from cubind._core.context import Device, ensure_context
 from cubind._core.cubin import param_count
 from cubind._core.driver import initialized as _cuda
 from cubind._core.driver import module as _driver_module
+from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
 from cubind._core.launch import KernelBase, Plan, dims, launch
 from cubind._core.params import params_from_sizes
@@ -28,25 +29,6 @@ _seed_pointer_getters()
 _MAX_PARAMS = 32768  # more than the driver allows (32764 bytes of parameters)
 _FUNC_PREFIX = "CU_FUNC_ATTRIBUTE_"
 _LAUNCH_PREFIX = "CU_LAUNCH_ATTRIBUTE_"
-
-
-def _enum_member(enum, prefix, value, param):
-    """A member of ``enum`` from itself, its value or its name (any case, with
-    or without ``prefix``)."""
-    if isinstance(value, str):
-        name = value.upper()
-        member = getattr(enum, name if name.startswith(prefix) else prefix + name, None)
-        if not isinstance(member, enum):
-            names = ", ".join(m.name[len(prefix):].lower() for m in enum)
-            raise ValueError(f"{param}: {value!r} is not a {enum.__name__} (one of: {names})")
-        return member
-    try:
-        return enum(operator.index(value))
-    except TypeError:
-        raise TypeError(f"{param}: expected a {enum.__name__} member, its name or its value, "
-                        f"not {type(value).__name__}") from None
-    except ValueError:
-        raise ValueError(f"{param}: {value!r} is not a {enum.__name__} value") from None
 
 
 def _sizes_from_driver(handle, code, name):
@@ -144,14 +126,14 @@ class Kernel(KernelBase):
         """A ``CUfunction_attribute`` by member, value or name (``"num_regs"``)
         on ``device`` (default: the current one)."""
         cuda = _driver_module()
-        member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
+        member = enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
         dev = Device(device).handle if device is not None else ensure_context()
         return int(check(cuda.cuKernelGetAttribute(member, self._handle, dev), "cuKernelGetAttribute"))
 
     def set_attribute(self, attribute, value, device=None):
         """Sets a ``CUfunction_attribute`` (e.g. ``"max_dynamic_shared_size_bytes"``)."""
         cuda = _driver_module()
-        member = _enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
+        member = enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
         value = _int_arg(value, "value")
         dev = Device(device).handle if device is not None else ensure_context()
         check(cuda.cuKernelSetAttribute(member, value, self._handle, dev), "cuKernelSetAttribute")
@@ -218,7 +200,7 @@ _DIM_FIELDS = {"CLUSTER_DIMENSION": "clusterDim", "PREFERRED_CLUSTER_DIMENSION":
 
 def _attribute(cuda, key, value):
     """A ``CUlaunchAttribute`` for ``key`` (member, value or name) = ``value``."""
-    member = _enum_member(cuda.CUlaunchAttributeID, _LAUNCH_PREFIX, key, "attributes")
+    member = enum_member(cuda.CUlaunchAttributeID, _LAUNCH_PREFIX, key, "attributes")
     short = member.name[len(_LAUNCH_PREFIX):]
     attr = cuda.CUlaunchAttribute()
     attr.id = member
