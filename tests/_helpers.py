@@ -1,5 +1,5 @@
-"""Helpers the test files share (imported, not fixtures): the one ``ok`` and the
-import of cubind's driver package.
+"""Helpers the test files share (imported, not fixtures): the one ``ok``, the
+one ``error`` and the import of cubind's driver package.
 
 Kept out of conftest.py so that test files and the snippets they run in fresh
 interpreters (PYTHONPATH from tests/_toolkit.pythonpath) can import them.
@@ -23,6 +23,16 @@ def ok(result, *args):
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def error(fn):
+    """What calling ``fn()`` raises, as "Type: message", or "no error": the
+    snippets run in fresh interpreters print it for the test to compare."""
+    try:
+        fn()
+    except Exception as exc:
+        return type(exc).__name__ + ": " + str(exc)
+    return "no error"
 
 
 def import_cubind_driver():

@@ -83,12 +83,7 @@ def nodes():
     return out
 def f32(value):
     return struct.unpack("<I", struct.pack("<f", value))[0]
-def error(fn):
-    try:
-        fn()
-    except Exception as exc:
-        return type(exc).__name__ + ": " + str(exc)
-    return "no error"
+from tests._helpers import error
 """
 
 

@@ -38,12 +38,7 @@ def requested():
                     ("rc", ctypes.c_int)]
     count = ctypes.c_int.in_dll(fake, "fake_request_count").value
     return [(r.symbol.decode(), r.version, r.rc) for r in (Request * 4096).in_dll(fake, "fake_requests")[:count]]
-def error(fn):
-    try:
-        fn()
-    except Exception as exc:
-        return type(exc).__name__ + ": " + str(exc)
-    return "no error"
+from tests._helpers import error
 """
 
 

@@ -529,12 +529,7 @@ def launches():
     return ctypes.c_int.in_dll(fake, "fake_launch_count").value
 def last_stream():
     return ctypes.c_ulonglong.in_dll(fake, "fake_last_stream").value
-def error(fn):
-    try:
-        fn()
-    except Exception as exc:
-        return type(exc).__name__ + ": " + str(exc)
-    return "no error"
+from tests._helpers import error
 """
 
 
