@@ -16,7 +16,6 @@ bench/README.md describes the rows and the targets.
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,9 @@ import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import toolkit  # noqa: E402  (the toolkit the C loop builds against)
 
 AXPB = r"""
 extern "C" __global__ void axpb(float *x, float a, float b)
@@ -138,7 +140,7 @@ def torch_row(args):
 
 
 def c_rows(args):
-    cuda = cuda_root()
+    cuda = toolkit.cuda_root()
     if cuda is None:
         raise ImportError("no CUDA toolkit (set CUDA_HOME) to build the C loop")
     import cubind
@@ -162,13 +164,6 @@ def c_rows(args):
             "C: cuMemcpyHtoDAsync 4 KiB + sync": up, "C: cuMemcpyDtoHAsync 4 KiB + sync": down}
 
 
-def cuda_root():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
-                 os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc") or "/x/bin/nvcc"))),
-                 "/usr/local/cuda"):
-        if root and os.path.exists(os.path.join(root, "include", "cuda.h")):
-            return root
-    return None
 
 
 ROWS = [("cubind.compute", compute_rows), ("cubind eager", eager_cubind_row), ("CuPy", cupy_row),

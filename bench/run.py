@@ -17,7 +17,6 @@ See bench/README.md.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, ".bench")
 sys.path.insert(0, HERE)
+import toolkit  # noqa: E402
 import worker  # noqa: E402  (the call list and shapes)
 
 _PARAMS16 = ", ".join(f"float* p{i}" for i in range(16))
@@ -69,12 +69,7 @@ BIG_COPIES = {f"{kind}_256MiB" for kind in worker.COPY_KINDS}
 
 
 def cuda_root():
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
-                 os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc") or "/x/bin/nvcc"))),
-                 "/usr/local/cuda"):
-        if root and os.path.exists(os.path.join(root, "include", "cuda.h")):
-            return root
-    sys.exit("bench: CUDA toolkit not found: set CUDA_HOME")
+    return toolkit.cuda_root() or sys.exit("bench: CUDA toolkit not found: set CUDA_HOME")
 
 
 def build_fake_driver():
