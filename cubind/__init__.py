@@ -49,6 +49,8 @@ _LAZY = {
     **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._core.kernel"),
     **dict.fromkeys(("Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
                      "from_dlpack"), "._arrays.array"),
+    **dict.fromkeys(("PinnedMemory", "empty_pinned"), "._memory.pinned"),
+    "get_include": "._bind.cuda_paths",
 }
 
 
@@ -81,4 +83,6 @@ __all__ = [
     "Program", "Module", "default_arch",
     "Kernel", "LaunchConfig", "launch",
     "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
+    "PinnedMemory", "empty_pinned",
+    "get_include",
 ]

@@ -91,6 +91,51 @@ def test_exit_frees_memory_then_streams_events_libraries_then_the_primary_contex
         assert last_free < min(i for i, (name, arg) in enumerate(calls) if name == gone and arg in handles)
 
 
+def test_pinned_host_memory_is_freed_when_collected_and_at_exit_before_the_context(fake_driver, tmp_path):
+    # The core's, cubind.compute's tensors' and cubind.graph's pinned memory:
+    # one allocation, tracked with the rest of the layer's.
+    out, stderr, calls = run(fake_driver, tmp_path, """
+        import cubind.compute as kp
+        from cubind.graph.resources import _pinned_buffer
+        kept = cubind.empty_pinned((2, 3), np.float32)              # a module global of the program
+        kept[...] = 7
+        mapped = cubind.PinnedMemory(64, mapped=True)
+        gone = cubind.PinnedMemory(32)
+        address = gone.ptr
+        del gone                                                    # freed at once
+        freed_twice = cubind.PinnedMemory(16)
+        freed_twice.free(); freed_twice.free()
+        mgr = kp.Manager()
+        tensors = [mgr.tensor([1.0, 2.0]), mgr.tensor([3.0], tensor_type=kp.TensorTypes.host)]
+        view = tensors[0].data()
+        tensors[0].destroy()                                        # its host data stays while views live
+        graph_buffer = _pinned_buffer(100, None)
+        print(json.dumps({"gone": address, "sum": float(kept.sum()), "mapped": mapped.device_ptr is not None,
+                          "freed": freed_twice.freed, "data": view.tolist()}))
+    """)
+    assert stderr == ""
+    assert out == {"gone": out["gone"], "sum": 42.0, "mapped": True, "freed": True, "data": [1.0, 2.0]}
+    names = [name for name, _ in calls]
+    allocated = [arg for name, arg in calls if name == "cuMemHostAlloc"]
+    freed = [arg for name, arg in calls if name == "cuMemFreeHost"]
+    assert len(allocated) == 7 and sorted(freed) == sorted(allocated)   # every allocation freed, once
+    assert int(freed[0], 16) == out["gone"]                              # collected: freed before exit
+    assert max(i for i, name in enumerate(names) if name == "cuMemFreeHost") < names.index("cuDevicePrimaryCtxRelease")
+
+
+def test_pinned_memory_refuses_bad_sizes_and_shapes_by_name():
+    import cubind
+
+    with pytest.raises(ValueError, match="nbytes: -1 is negative"):
+        cubind.PinnedMemory(-1)
+    with pytest.raises(TypeError, match="nbytes: expected an int, got float"):
+        cubind.PinnedMemory(1.5)
+    with pytest.raises(ValueError, match="shape: .* negative"):
+        cubind.empty_pinned((2, -1))
+    with pytest.raises(TypeError, match="shape: expected ints"):
+        cubind.empty_pinned((2, "x"))
+
+
 # -- on a real GPU: a kernel that writes to an illegal address ------------------------
 
 FAULT_PRELUDE = r"""
@@ -185,6 +230,7 @@ def test_a_sticky_error_says_what_to_do_and_later_releases_are_quiet(backend, tm
     assert "cuMemFree" not in [name for name, _ in calls]   # nothing to free in a poisoned context
 
 
+@pytest.mark.provokes_api_error  # the kernel writes to an illegal address before the reset
 def test_reset_makes_the_device_usable_and_old_objects_refuse_use(backend, tmp_path, ptx):
     if backend.real:
         assert run_on_the_gpu(backend, RESET_SCRIPT) == "reset ok"

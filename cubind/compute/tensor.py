@@ -15,7 +15,6 @@ import numpy as np
 import cubind
 
 from .calls import log
-from .hostmem import PinnedBuffer, free_pinned
 
 
 class TensorTypes(enum.Enum):
@@ -47,11 +46,11 @@ class Tensor:
             if tensor_type is not TensorTypes.host:
                 self._array = cubind.empty(self._shape, self._dtype)
             if tensor_type is not TensorTypes.storage:
-                self._pinned = PinnedBuffer(device, host.nbytes, mapped=tensor_type is TensorTypes.host)
-                # The host memory lives as long as this object: numpy views of
-                # data() keep it (their base) alive after destroy().
-                weakref.finalize(self, free_pinned, device, self._pinned.ptr)
-                self._host_view()[...] = host
+                # The host memory lives as long as this object (numpy views of
+                # data() keep it, their base, alive after destroy()), and goes
+                # at interpreter exit with the rest of the layer's memory.
+                self._pinned = cubind.PinnedMemory(host.nbytes, mapped=tensor_type is TensorTypes.host)
+                self._pinned.asarray(self._dtype, self._shape)[...] = host
         log.debug("tensor of %d %s (%s) created", self._size, self._dtype, tensor_type.name)
 
     # -- what it is ---------------------------------------------------------------
@@ -112,13 +111,6 @@ class Tensor:
         if values.size != self._size:
             raise ValueError(f"data: {values.size} elements given, the tensor has {self._size}")
         self.data()[...] = values.reshape(self._shape)
-
-    def _host_view(self):
-        # During construction, before __array_interface__'s checks apply.
-        import ctypes
-
-        raw = (ctypes.c_char * self._pinned.nbytes).from_address(self._pinned.ptr)
-        return np.frombuffer(raw, dtype=self._dtype).reshape(self._shape)
 
     # -- for ops and sequences -----------------------------------------------------------
 

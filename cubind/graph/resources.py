@@ -3,7 +3,6 @@ device tensors, and a pool of CUDA streams. Nothing here loads the driver
 until a pinned or device tensor or a stream is asked for."""
 
 import contextlib
-import ctypes
 import threading
 import weakref
 
@@ -22,32 +21,12 @@ def _device_scope(ordinal):
 
 
 def _pinned_buffer(nbytes, ordinal):
-    """``nbytes`` of page-locked host memory as a uint8 numpy array; freed
-    when the array (and every view of it) is collected. cubind's public layer
-    has no pinned allocation: this is ``cuMemHostAlloc`` of the 1:1 module."""
+    """``nbytes`` of page-locked host memory as a uint8 numpy array, made in
+    device ``ordinal``'s context; freed with the array's last view, or at exit."""
     import cubind
-    import cuda
 
     with _device_scope(ordinal):
-        cubind.ensure_context()
-        device = cubind.Device()
-        err, ptr = cuda.cuMemHostAlloc(max(nbytes, 1), cuda.CU_MEMHOSTALLOC_PORTABLE)
-        if err != 0:
-            raise cubind.CUDAError(err, "cuMemHostAlloc")
-    address = int(ptr)
-    array = np.frombuffer((ctypes.c_uint8 * max(nbytes, 1)).from_address(address), np.uint8)[:nbytes]
-    weakref.finalize(array.base, _free_pinned, device, address)
-    return array
-
-
-def _free_pinned(device, address):
-    import cuda
-
-    try:
-        with device:
-            cuda.cuMemFreeHost(address)
-    except Exception:  # noqa: BLE001 - a finalizer: at exit the context may be gone, and the memory with it
-        pass
+        return cubind.empty_pinned(nbytes, np.uint8)
 
 
 def _host_array(desc, ordinal):
