@@ -10,6 +10,7 @@ to the headers of another toolkit's wheels), else the search setup.py makes
 import functools
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -91,3 +92,25 @@ def ctx_create_args(cuda, flags, dev):
     """cuCtxCreate's arguments in the form of the build's version: 13.x's is
     cuCtxCreate_v4(ctxCreateParams, flags, dev), 12.x's cuCtxCreate_v2(flags, dev)."""
     return (None, flags, dev) if cuda.CUDA_VERSION >= 13000 else (flags, dev)
+
+
+def _default_include_dirs():
+    """The C compiler's own search list for <...> includes, in order."""
+    done = subprocess.run(["cc", "-E", "-Wp,-v", "-x", "c", os.devnull], capture_output=True, text=True)
+    lines = done.stderr.splitlines()
+    start = lines.index("#include <...> search starts here:") + 1
+    return [line.strip() for line in lines[start:lines.index("End of search list.")]]
+
+
+def without_egl_headers(tmp):
+    """Compiler flags for a system without EGL's development headers: the
+    default search list, each directory mirrored without EGL/ and KHR/."""
+    flags = ["-nostdinc"]
+    for i, directory in enumerate(_default_include_dirs()):
+        mirror = tmp / f"sys{i}"
+        mirror.mkdir()
+        for entry in os.listdir(directory):
+            if entry not in ("EGL", "KHR"):
+                (mirror / entry).symlink_to(os.path.join(directory, entry))
+        flags += ["-isystem", str(mirror)]
+    return flags

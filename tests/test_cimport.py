@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._toolkit import cuda_include, pythonpath
+from tests._toolkit import cuda_include, pythonpath, without_egl_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "cimport_ext" / "consumer.pyx"
@@ -27,29 +27,54 @@ extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned 
 """
 
 
-@pytest.fixture(scope="module")
-def consumer_dir(tmp_path_factory):
+@pytest.fixture(scope="module", params=["system_headers", "no_egl_headers"])
+def consumer_dir(request, tmp_path_factory):
+    """The consumer built as README's "For library authors" says: the .pxd
+    files from the package, ``include_dirs=cubind.get_include()``; also on a
+    system without EGL's headers (hidden here: CI has them), as on most
+    servers and NVIDIA's standard toolkit layout."""
     pytest.importorskip("Cython")
     try:
         import cuda._driver  # noqa: F401
     except ImportError:
         pytest.skip("cubind's cuda package is not built")
-    include = cuda_include()   # the headers the package was built from: its .pxd files declare their structs
-    if include is None or not (include / "cuda.h").is_file():
-        pytest.skip(f"cuda.h not found in {include}")
-    include = str(include)
     build = tmp_path_factory.mktemp("consumer")
+    flags = without_egl_headers(tmp_path_factory.mktemp("sysroot")) if request.param == "no_egl_headers" else []
     shutil.copy(SOURCE, build / "consumer.pyx")
     setup = textwrap.dedent(f"""
+        import cubind
         from setuptools import Extension, setup
         from Cython.Build import cythonize
         setup(script_args=["build_ext", "--inplace", "-q"],
-              ext_modules=cythonize([Extension("consumer", ["consumer.pyx"], include_dirs=[{include!r}])],
+              ext_modules=cythonize([Extension("consumer", ["consumer.pyx"], include_dirs=cubind.get_include(),
+                                               extra_compile_args={flags!r})],
                                     include_path=[{str(ROOT)!r}], quiet=True))
     """)
-    done = subprocess.run([sys.executable, "-c", setup], cwd=build, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", setup], cwd=build, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))
     assert done.returncode == 0, done.stdout + done.stderr
     return build
+
+
+def test_get_include_names_the_cuda_headers_and_the_platform_stand_ins():
+    import cubind
+    from cubind._bind import cuda_paths
+
+    dirs = cubind.get_include()
+    assert dirs[-1] == cuda_paths.FALLBACK_INCLUDE and os.path.isfile(os.path.join(dirs[-1], "EGL", "egl.h"))
+    assert any(os.path.isfile(os.path.join(d, "cuda.h")) for d in dirs)
+    assert str(cuda_include()) in dirs   # the headers the package was built from
+
+
+def test_get_include_knows_every_generated_package():
+    import re
+
+    from cubind._bind import cuda_paths
+
+    # Each spec's [library] name is its package (the first name = line of the file).
+    made = {re.search(r'^name\s*=\s*"([^"]+)"', p.read_text(), re.M).group(1).split(".")[0]
+            for p in (ROOT / "bindings").glob("*.toml")}
+    assert set(cuda_paths.GENERATED_PACKAGES) == made
 
 
 def run(consumer_dir, body, **env):

@@ -7,6 +7,7 @@ sync as a driver without one does), a driver lacking the functions, and bad
 arguments as Python errors naming the parameter.
 """
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -129,6 +130,7 @@ def run_on_fake(fake_driver, body, **env):
     return done.stdout.split()
 
 
+@pytest.mark.provokes_api_error
 def test_driver_refusals_are_returned_as_its_status(fake_driver):
     out = run_on_fake(fake_driver, """
         err, resource = cuda.cuGraphicsEGLRegisterImage(0, 0)
@@ -141,6 +143,7 @@ def test_driver_refusals_are_returned_as_its_status(fake_driver):
     assert out == ["CUDA_ERROR_INVALID_VALUE", "None"] * 3
 
 
+@pytest.mark.provokes_api_error  # its last call maps no resource, on purpose
 def test_registered_image_maps_to_a_frame(fake_driver):
     out = run_on_fake(fake_driver, """
         from cuda import cudart
@@ -167,6 +170,7 @@ def test_a_driver_without_the_function_says_not_found(fake_driver):
 
 
 @pytest.mark.gpu
+@pytest.mark.provokes_api_error
 def test_registering_no_image_is_a_driver_error(driver, cu_context):
     # No EGL display here: a NULL EGLImage must come back as the driver's
     # error, not crash it.
@@ -175,13 +179,15 @@ def test_registering_no_image_is_a_driver_error(driver, cu_context):
     assert resource is None
 
 
-def test_the_cuda_egl_headers_compile_against_the_egl_fallback(tmp_path):
-    # A user's machine without libegl-dev: cudaEGL.h and cuda_egl_interop.h
-    # include EGL/egl.h and EGL/eglext.h, which the build's stand-in must
-    # provide (put first here, so the system's are not used even if present).
+@pytest.mark.parametrize("system", ["without_egl_headers", "with_the_system_headers"])
+def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, system):
+    # cudaEGL.h and cuda_egl_interop.h include EGL/egl.h and EGL/eglext.h. A
+    # consumer adds the stand-in as a plain include directory
+    # (cubind.get_include()): on a machine without libegl-dev (hidden here)
+    # it declares the types; where the system has the headers, it defers to them.
     import shutil
 
-    from tests._toolkit import header
+    from tests._toolkit import header, without_egl_headers
 
     cc = shutil.which("cc")
     if cc is None or header("cudaEGL.h") is None or header("cuda_egl_interop.h") is None:
@@ -190,15 +196,24 @@ def test_the_cuda_egl_headers_compile_against_the_egl_fallback(tmp_path):
 
     fallback = ROOT / "cubind" / "_bind" / "egl_fallback"
     _root, dirs = _paths().find_headers(["cudaEGL.h", "cuda_egl_interop.h"])
+    hidden = system == "without_egl_headers"
+    flags = without_egl_headers(tmp_path) if hidden else []
+    if not hidden and not os.path.isfile("/usr/include/EGL/egl.h"):
+        pytest.skip("no system EGL headers to defer to (Debian's libegl-dev)")
     source = tmp_path / "egl.c"
     source.write_text('#include "cudaEGL.h"\n#include "cuda_egl_interop.h"\n'
                       "int main(void) { EGLImageKHR i = 0; EGLint w = 0; CUeglFrame f; cudaEglFrame g;\n"
                       "  (void)i, (void)w, (void)f, (void)g; return 0; }\n")
-    done = subprocess.run([cc, "-fsyntax-only", "-H", f"-I{fallback}"] + [f"-I{d}" for d in dirs] + [str(source)],
-                          capture_output=True, text=True)
+    done = subprocess.run([cc, "-fsyntax-only", "-H", *flags, f"-I{fallback}"] + [f"-I{d}" for d in dirs]
+                          + [str(source)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     opened = [line.lstrip(". ") for line in done.stderr.splitlines() if "EGL/egl" in line]
-    assert opened and all(line.startswith(str(fallback)) for line in opened), opened
+    ours = [line for line in opened if line.startswith(str(fallback))]
+    assert ours, opened
+    if hidden:
+        assert ours == opened, opened
+    else:
+        assert "/usr/include/EGL/eglext.h" in opened, opened
 
 
 def test_the_build_searches_the_egl_fallback_after_the_system():

@@ -33,7 +33,7 @@ import shutil
 import sys
 import sysconfig
 
-__all__ = ["Root", "roots", "site_dirs", "find_headers", "HeaderNotFound"]
+__all__ = ["Root", "roots", "site_dirs", "find_headers", "HeaderNotFound", "get_include"]
 
 _ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}.get(
     platform.machine().lower(), platform.machine().lower())
@@ -251,6 +251,46 @@ def spec_headers(spec):
     with open(spec, encoding="utf-8") as f:
         match = re.search(r"^headers\s*=\s*\[([^\]]*)\]", f.read(), re.M)
     return re.findall(r'"([^"]+)"', match.group(1)) if match else []
+
+
+# The packages setup.py makes from bindings/*.toml, whose .pxd files a
+# consumer cimports (tests/test_cimport.py checks this against setup.py).
+GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm")
+# Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
+# EGL/egl.h): each defers to the system's header where there is one.
+FALLBACK_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "egl_fallback")
+_EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"]+)"', re.M)
+
+
+def _pxd_headers():
+    """The C headers the generated packages' .pxd files declare from."""
+    import importlib.util
+
+    headers = []
+    for package in GENERATED_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for where in (spec.submodule_search_locations or []) if spec else []:
+            for pxd in sorted(glob.glob(os.path.join(where, "*.pxd"))):
+                with open(pxd, encoding="utf-8") as f:
+                    headers += [h for h in _EXTERN.findall(f.read()) if h not in headers and h != "Python.h"]
+    return headers
+
+
+def get_include():
+    """The include directories a C or Cython extension that cimports cubind's
+    ``.pxd`` files (``from cuda cimport cdriver``) adds to its
+    ``include_dirs``, as ``numpy.get_include()``: the CUDA headers those files
+    declare from, found as cubind's own build finds them (CUDA_HOME, nvcc,
+    conda, NVIDIA's wheels, the system), and cubind's stand-ins for the
+    platform headers they include (EGL), which defer to the system's where it
+    has them. A header found nowhere is left out (the compiler then names it)."""
+    dirs = []
+    for header in _pxd_headers():
+        for root in roots():
+            if _locate(header, root.includes):
+                dirs += [d for d in _needed_dirs([header], root.includes) if d not in dirs]
+                break
+    return dirs + [FALLBACK_INCLUDE]
 
 
 def _main(argv):
