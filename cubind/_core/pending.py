@@ -34,7 +34,7 @@ _CUDA_ERROR_NOT_READY = 600
 # or waits in place, and the outer sections take out only the entry they just
 # looked at, by index, so appends meanwhile are harmless.
 _lock = threading.RLock()
-_pending = []  # [_Entry]
+_pending: list = []  # [_Entry]
 
 
 class _Entry:

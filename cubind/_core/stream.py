@@ -360,4 +360,4 @@ def _flag(value, param, low, high):
     return value
 
 
-Device._make_default_stream = Stream._default_for
+Device._make_default_stream = Stream._default_for  # type: ignore[assignment]

@@ -20,7 +20,7 @@ COMPONENT_KEYS = {"name", "type", "parameters"}
 
 def _yaml():
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped]  # types-PyYAML is not a dependency
     except ImportError:
         raise GraphError("YAML apps need PyYAML, which is not installed: pip install pyyaml "
                          "(or pip install 'cubind[graph]')") from None

@@ -12,7 +12,7 @@ from .codelet import Codelet
 from .errors import GraphError
 
 _lock = threading.Lock()
-_by_file = {}  # resolved path -> module: one module per file, however many components use it
+_by_file: dict = {}  # resolved path -> module: one module per file, however many components use it
 
 
 def _module_from_file(where, path):

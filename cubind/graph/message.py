@@ -3,6 +3,7 @@ object), as GXF's messages are. A message is filled by its producer before
 it is published and only read afterwards (by every receiver it reaches)."""
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -30,7 +31,7 @@ class TensorDescription:
     storage: str
     shape: tuple
     dtype: np.dtype
-    strides: tuple = None
+    strides: Optional[tuple] = None
 
     def __post_init__(self):
         object.__setattr__(self, "storage", storage_name(self.storage, f"{self.name}: storage"))
@@ -158,8 +159,8 @@ class Timestamp:
     was published (nanoseconds of the graph's clock; publishing fills
     ``pubtime`` where it is None)."""
 
-    acqtime: int = None
-    pubtime: int = None
+    acqtime: Optional[int] = None
+    pubtime: Optional[int] = None
 
 
 class Message:
