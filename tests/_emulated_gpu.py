@@ -222,6 +222,9 @@ class EmulatedGPU:
 
 
 DRIVER_FUNCTIONS = [name for name in vars(EmulatedGPU) if name.startswith("cu")]
+# (function, status) of each emulated call answered with an error (not
+# CUDA_ERROR_NOT_READY): tests/conftest.py reads and clears it after each test.
+FAILED_CALLS = []
 
 
 def install(monkeypatch):
@@ -233,7 +236,10 @@ def install(monkeypatch):
 
         def recorded(*args, _method=method, _name=name):
             emulated.calls.append((_name, args))
-            return _method(*args)
+            result = _method(*args)
+            if result[0] not in (0, NOT_READY):
+                FAILED_CALLS.append((_name, int(result[0])))
+            return result
 
         monkeypatch.setattr(cuda, name, recorded)
     monkeypatch.setattr(kernels, "_kernel", emulated.kernel)

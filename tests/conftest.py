@@ -76,12 +76,16 @@ def pytest_configure(config):
         "(added to every test that takes the backend or array_gpu fixture)"
     )
     config.addinivalue_line(
-        "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/sanitize.sh deselects "
+        "markers", "provokes_api_error: the test makes a CUDA call fail on purpose (scripts/gpu-check.sh deselects "
         "it: a sanitizer reports every failed call)"
     )
     config.addinivalue_line(
         "markers", "foreign_allocator: the test hands memory to CuPy's or PyTorch's caching allocator, which keeps "
-        "it to the process's exit (scripts/sanitize.sh deselects it: the sanitizer counts that memory as leaked)"
+        "it to the process's exit (scripts/gpu-check.sh deselects it: the sanitizer counts that memory as leaked)"
+    )
+    config.addinivalue_line(
+        "markers", "foreign_code(reason): the test runs another library's CUDA code (NVIDIA's bindings, JAX) whose "
+        "own failed calls or allocations the sanitizer would count against cubind (scripts/gpu-check.sh deselects it)"
     )
     root = tempfile.mkdtemp(prefix="cubind-tests-")
     _session_caches["root"] = root
@@ -104,6 +108,48 @@ def pytest_unconfigure(config):
 
 
 _BACKEND_FIXTURES = ("backend", "array_gpu")
+
+# --------------------------------------------------------------------------
+# Failed driver calls must be meant: the emulated driver's record
+# --------------------------------------------------------------------------
+
+# Markers under which a failed driver call is expected (the sanitizer run
+# deselects them: on a GPU it reports every failed call as an error).
+_FAILURES_EXPECTED = ("provokes_api_error", "foreign_code")
+
+
+@pytest.fixture(autouse=True)
+def _failed_calls_are_marked(request, tmp_path_factory):
+    """Fails a test whose calls the emulated driver answered with an error
+    (tests/fake_driver in child interpreters, tests/_emulated_gpu in process)
+    unless it is marked as expecting them: on a GPU, scripts/gpu-check.sh would
+    report each of them and only its markers keep such a test out."""
+    import sys
+
+    log = tmp_path_factory.mktemp("failed-calls") / "log"
+    previous = os.environ.get("FAKE_FAILED_LOG")
+    os.environ["FAKE_FAILED_LOG"] = str(log)
+    emulated = sys.modules.get("tests._emulated_gpu")
+    if emulated is not None:
+        emulated.FAILED_CALLS.clear()
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("FAKE_FAILED_LOG", None)
+        else:
+            os.environ["FAKE_FAILED_LOG"] = previous
+    failed = log.read_text().split("\n") if log.exists() else []
+    emulated = sys.modules.get("tests._emulated_gpu")
+    if emulated is not None:
+        failed += [f"{name} {status}" for name, status in emulated.FAILED_CALLS]
+        emulated.FAILED_CALLS.clear()
+    failed = [line for line in failed if line]
+    if failed and not any(request.node.get_closest_marker(m) for m in _FAILURES_EXPECTED):
+        shown = ", ".join(sorted(set(failed))[:8])
+        pytest.fail(f"{len(failed)} driver call(s) failed ({shown}) in a test not marked provokes_api_error: "
+                    "mark it if the failure is the point (the sanitizer run leaves it out), else fix the call",
+                    pytrace=False)
 
 
 def pytest_collection_modifyitems(config, items):

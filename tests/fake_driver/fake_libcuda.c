@@ -82,14 +82,29 @@ static unsigned long long fake_new(const char *name, unsigned long long size) {
     return h;
 }
 
-static int fake_success(void) { return fake_sticky; }
+/* With FAKE_FAILED_LOG=path, one line per call answered with an error (not
+ * CUDA_ERROR_NOT_READY, which a query answers in the normal course), appended
+ * at once: tests/conftest.py fails a test whose calls failed unless it is
+ * marked provokes_api_error, as compute-sanitizer reports each on a GPU. */
+static int fake_fail(const char *func, int rc) {
+    const char *path = getenv("FAKE_FAILED_LOG");
+    if (path && rc != 0 && rc != 600) {
+        FILE *f = fopen(path, "a");
+        if (f) {
+            fprintf(f, "%s %d\n", strncmp(func, "f_", 2) == 0 ? func + 2 : func, rc);
+            fclose(f);
+        }
+    }
+    return rc;
+}
+static int fake_success(void) { return fake_fail("a function the fake answers generically", fake_sticky); }
 static int fake_ok(void) { return 0; }
 static int fake_driver_version(void) {
     const char *v = getenv("FAKE_DRIVER_VERSION");
     return v ? atoi(v) : 13000;
 }
 static int f_cuDriverGetVersion(int *v) { *v = fake_driver_version(); return 0; }
-static int f_cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return 101; *d = 0; return 0; }
+static int f_cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return fake_fail(__func__, 101); *d = 0; return 0; }
 static int f_cuDeviceGetCount(int *c) {
     const char *n = getenv("FAKE_DEVICE_COUNT"); /* default 0: "no GPU" for the tests that want that */
     *c = n ? atoi(n) : 0;
@@ -98,7 +113,7 @@ static int f_cuDeviceGetCount(int *c) {
 static int f_cuGetErrorString(int e, const char **s) { (void)e; *s = "fake error"; return 0; }
 static int f_cuCtxGetCurrent(void **ctx) { *ctx = fake_current; return 0; }
 static int f_cuCtxSetCurrent(void *ctx) { fake_current = ctx; return 0; }
-static int f_cuCtxGetDevice(int *d) { if (!fake_current) return 201; *d = 0; return fake_sticky; }
+static int f_cuCtxGetDevice(int *d) { if (!fake_current) return fake_fail(__func__, 201); *d = 0; return fake_fail(__func__, fake_sticky); }
 static int f_cuCtxPushCurrent(void *ctx) {
     if (fake_depth < 64) fake_stack[fake_depth++] = fake_current;
     fake_current = ctx;
@@ -113,34 +128,34 @@ static int f_cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = (void *)(0xC
 static int f_cuDevicePrimaryCtxRelease(int dev) { fake_log("cuDevicePrimaryCtxRelease", dev); return 0; }
 static int f_cuDevicePrimaryCtxReset(int dev) { fake_log("cuDevicePrimaryCtxReset", dev); fake_sticky = 0; return 0; }
 static int f_cuMemAlloc(unsigned long long *p, size_t n) {
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *p = fake_new("cuMemAlloc", n);
     return 0;
 }
 static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) { (void)s; return f_cuMemAlloc(p, n); }
-static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_sticky; fake_log("cuMemFree", p); return 0; }
+static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuMemFree", p); return 0; }
 static int f_cuMemFreeAsync(unsigned long long p, void *s) { (void)s; return f_cuMemFree(p); }
 static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
     (void)flags; (void)prio;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *s = (void *)fake_new("cuStreamCreate", 0);
     return 0;
 }
-static int f_cuStreamDestroy(void *s) { if (fake_sticky) return fake_sticky; fake_log("cuStreamDestroy", (unsigned long long)s); return 0; }
+static int f_cuStreamDestroy(void *s) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuStreamDestroy", (unsigned long long)s); return 0; }
 static int f_cuEventCreate(void **e, unsigned flags) {
     (void)flags;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *e = (void *)fake_new("cuEventCreate", 0);
     return 0;
 }
-static int f_cuEventDestroy(void *e) { if (fake_sticky) return fake_sticky; fake_log("cuEventDestroy", (unsigned long long)e); return 0; }
+static int f_cuEventDestroy(void *e) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuEventDestroy", (unsigned long long)e); return 0; }
 static int f_cuLibraryLoadData(void **lib) {
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *lib = (void *)fake_new("cuLibraryLoadData", 0);
     return 0;
 }
 static int f_cuLibraryUnload(void *lib) { fake_log("cuLibraryUnload", (unsigned long long)lib); return 0; }
-static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)lib; (void)name; *k = (void *)0x4000; return fake_sticky; }
+static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)lib; (void)name; *k = (void *)0x4000; return fake_fail(__func__, fake_sticky); }
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
@@ -148,7 +163,7 @@ static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     fake_launch_count++;
     fake_last_function = (unsigned long long)f;
     fake_last_stream = (unsigned long long)stream;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     static int faulted = 0;
     if (getenv("FAKE_FAULT_ON_LAUNCH") && !faulted++) fake_sticky = 700;
     for (int i = 0; i < fake_record_args && i < FAKE_MAX_ARGS; i++) memcpy(&fake_args[i], params[i], 8);
@@ -240,14 +255,14 @@ static void fake_copy_args(unsigned long long *dst, void **params) {
 
 static int f_cuGraphCreate(void **g, unsigned flags) {
     (void)flags;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *g = (void *)fake_new("cuGraphCreate", 0);
     return 0;
 }
-static int f_cuGraphDestroy(void *g) { fake_log("cuGraphDestroy", (unsigned long long)g); return fake_sticky; }
+static int f_cuGraphDestroy(void *g) { fake_log("cuGraphDestroy", (unsigned long long)g); return fake_fail(__func__, fake_sticky); }
 static int f_cuGraphAddKernelNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
                                   const struct fake_kernel_params *p) {
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     struct fake_node *node = fake_add_node(out, g, deps, n, FAKE_NODE_KERNEL, "cuGraphAddKernelNode");
     if (node) {
         memcpy(node->grid, p->grid, sizeof node->grid);
@@ -261,7 +276,7 @@ static int f_cuGraphAddKernelNode(unsigned long long *out, void *g, const unsign
 static int f_cuGraphAddMemcpyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
                                   const struct fake_memcpy3d *c, void *ctx) {
     (void)ctx;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     struct fake_node *node = fake_add_node(out, g, deps, n, FAKE_NODE_MEMCPY, "cuGraphAddMemcpyNode");
     if (node) {
         node->src_type = c->srcMemoryType;
@@ -273,7 +288,7 @@ static int f_cuGraphAddMemcpyNode(unsigned long long *out, void *g, const unsign
     return 0;
 }
 static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n) {
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddEmptyNode");
     return 0;
 }
@@ -284,7 +299,7 @@ static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigne
 static int f_cuGraphAddNode(unsigned long long *out, void *g, const unsigned long long *deps, const void *edges,
                             size_t n, unsigned char *params) {
     (void)edges;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddNode");
     int type;
     memcpy(&type, params, sizeof type);
@@ -293,7 +308,7 @@ static int f_cuGraphAddNode(unsigned long long *out, void *g, const unsigned lon
         memcpy(&size, params + 16 + 12, sizeof size);
         /* The driver points phGraph_out at an array it owns, living as long as the node. */
         unsigned long long *bodies = calloc(size ? size : 1, sizeof *bodies);
-        if (!bodies) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+        if (!bodies) return fake_fail(__func__, 2); /* CUDA_ERROR_OUT_OF_MEMORY */
         for (unsigned i = 0; i < size; i++) bodies[i] = fake_new("cuGraphAddNode body graph", 0);
         memcpy(params + 16 + 16, &bodies, sizeof bodies);
     }
@@ -307,22 +322,22 @@ static int f_cuGraphAddNode_v12000(unsigned long long *out, void *g, const unsig
 }
 static int f_cuGraphInstantiate(void **exec, void *g, unsigned long long flags) {
     (void)g; (void)flags;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_instantiate_count++;
     *exec = (void *)fake_new("cuGraphInstantiate", 0);
     return 0;
 }
-static int f_cuGraphExecDestroy(void *exec) { fake_log("cuGraphExecDestroy", (unsigned long long)exec); return fake_sticky; }
+static int f_cuGraphExecDestroy(void *exec) { fake_log("cuGraphExecDestroy", (unsigned long long)exec); return fake_fail(__func__, fake_sticky); }
 static int f_cuGraphLaunch(void *exec, void *stream) {
     (void)exec;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_graph_launch_count++;
     fake_last_stream = (unsigned long long)stream;
     return 0;
 }
 static int f_cuGraphExecKernelNodeSetParams(void *exec, unsigned long long node, const struct fake_kernel_params *p) {
     (void)exec;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_exec_update_count++;
     fake_update_node = node;
     fake_copy_args(fake_update_args, p->params);
@@ -332,8 +347,8 @@ static int f_cuGraphExecKernelNodeSetParams(void *exec, unsigned long long node,
  * capacity holds (the rest NULL), and their count. */
 static int f_cuGraphGetNodes(void *g, unsigned long long *nodes, size_t *count) {
     size_t n = 0;
-    if (fake_sticky) return fake_sticky;
-    if (!count) return 1;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (!count) return fake_fail(__func__, 1);
     for (int i = 0; i < fake_node_count; i++) {
         if (fake_nodes[i].graph != (unsigned long long)g) continue;
         if (nodes && n < *count) nodes[n] = fake_nodes[i].handle;
@@ -348,7 +363,7 @@ static int f_cuGraphGetNodes(void *g, unsigned long long *nodes, size_t *count) 
 static int fake_capture_mode = 0;
 static int f_cuThreadExchangeStreamCaptureMode(int *mode) {
     int previous = fake_capture_mode;
-    if (!mode) return 1;
+    if (!mode) return fake_fail(__func__, 1);
     fake_capture_mode = *mode;
     *mode = previous;
     return 0;
@@ -371,8 +386,8 @@ static void fake_link_log(struct fake_link *link, const char *what, const char *
 }
 static int f_cuLinkCreate(unsigned n, const int *options, void **values, void **state) {
     struct fake_link *link;
-    if (fake_sticky) return fake_sticky;
-    if (!(link = calloc(1, sizeof *link))) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (!(link = calloc(1, sizeof *link))) return fake_fail(__func__, 2); /* CUDA_ERROR_OUT_OF_MEMORY */
     for (unsigned i = 0; i < n; i++) {
         if (options[i] >= 0 && options[i] < FAKE_JIT_OPTIONS)
             fake_jit_values[options[i]] = (unsigned long long)(size_t)values[i];
@@ -385,13 +400,13 @@ static int f_cuLinkCreate(unsigned n, const int *options, void **values, void **
 static int f_cuLinkAddData(void *state, int type, void *data, size_t size, const char *name, unsigned n,
                            const int *options, void **values) {
     (void)type, (void)data, (void)size, (void)n, (void)options, (void)values;
-    if (!state) return 1;
+    if (!state) return fake_fail(__func__, 1);
     fake_link_log(state, "added", name);
     return 0;
 }
 static const char fake_cubin[] = "fake cubin";
 static int f_cuLinkComplete(void *state, void **cubin, size_t *size) {
-    if (!state) return 1;
+    if (!state) return fake_fail(__func__, 1);
     fake_link_log(state, "linked", "");
     *cubin = (void *)fake_cubin;
     *size = sizeof fake_cubin;
@@ -406,25 +421,25 @@ int fake_node_update_count = 0;          /* cuGraphKernelNodeSetParams (the grap
 static int f_cuGraphKernelNodeSetParams(unsigned long long node, const struct fake_kernel_params *p) {
     (void)node; (void)p;
     fake_node_update_count++;
-    return fake_sticky;
+    return fake_fail(__func__, fake_sticky);
 }
 static int f_cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
     (void)flags;
     fake_stream_wait_count++;
     fake_last_wait_stream = (unsigned long long)stream;
     fake_last_wait_event = (unsigned long long)event;
-    return fake_sticky;
+    return fake_fail(__func__, fake_sticky);
 }
 static int f_cuLaunchHostFunc(void *stream, void (*fn)(void *), void *data) {
     (void)stream;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_host_func_count++;
     fn(data);
     return 0;
 }
 static int f_cuEventQuery(void *event) {
     (void)event;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     if (fake_event_pending > 0) {
         fake_event_pending--;
         return 600; /* CUDA_ERROR_NOT_READY */
@@ -433,7 +448,7 @@ static int f_cuEventQuery(void *event) {
 }
 static int f_cuMemHostAlloc(void **p, size_t n, unsigned flags) {
     (void)flags;
-    if (fake_sticky) return fake_sticky;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
     *p = calloc(1, n ? n : 1);
     fake_log("cuMemHostAlloc", (unsigned long long)*p);
     return 0;
@@ -442,7 +457,7 @@ static int f_cuMemFreeHost(void *p) { fake_log("cuMemFreeHost", (unsigned long l
 static int f_cuMemHostGetDevicePointer(unsigned long long *d, void *p, unsigned flags) {
     (void)flags;
     *d = (unsigned long long)p; /* unified addressing: the same address */
-    return fake_sticky;
+    return fake_fail(__func__, fake_sticky);
 }
 /* The block-size-to-shared-memory function, when given, is called as the
    driver calls it: a block of 256 needing more than 48 KiB halves to 128. */
@@ -457,7 +472,7 @@ static int f_cuOccupancyMaxPotentialBlockSize(int *min_grid, int *block, void *f
         fake_log("cuOccupancyMaxPotentialBlockSize.b2d", need);
         if (need > 48 * 1024) *block /= 2;
     }
-    return fake_sticky;
+    return fake_fail(__func__, fake_sticky);
 }
 
 /* EGL interop (cudaEGL.h). Without an EGL display the driver refuses a NULL
@@ -472,20 +487,20 @@ struct fake_egl_frame {
 
 static int f_cuGraphicsEGLRegisterImage(void **resource, void *image, unsigned flags) {
     (void)flags;
-    if (!image) return 1;
+    if (!image) return fake_fail(__func__, 1);
     *resource = (void *)fake_new("cuGraphicsEGLRegisterImage", 0);
     return 0;
 }
 
 static int f_cuEGLStreamConsumerConnect(void **conn, void *stream) {
-    if (!stream) return 1;
+    if (!stream) return fake_fail(__func__, 1);
     *conn = (void *)fake_new("cuEGLStreamConsumerConnect", 0);
     return 0;
 }
 
 static int f_cuEventCreateFromEGLSync(void **event, void *sync, unsigned flags) {
     (void)flags;
-    if (!sync) return 1;
+    if (!sync) return fake_fail(__func__, 1);
     *event = (void *)fake_new("cuEventCreate", 0);
     return 0;
 }
@@ -493,7 +508,7 @@ static int f_cuEventCreateFromEGLSync(void **event, void *sync, unsigned flags) 
 static int f_cuGraphicsResourceGetMappedEglFrame(struct fake_egl_frame *frame, void *resource, unsigned index,
                                                  unsigned level) {
     (void)index, (void)level;
-    if (!resource) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    if (!resource) return fake_fail(__func__, 400); /* CUDA_ERROR_INVALID_HANDLE */
     memset(frame, 0, sizeof *frame);
     frame->planes[0] = (void *)0x1000;
     frame->planes[1] = (void *)0x2000;
@@ -576,7 +591,7 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t 
     }
     if (version > fake_driver_version() || flags > 2) {
         if (r) r->rc = 1;
-        return 1; /* CUDA_ERROR_INVALID_VALUE */
+        return fake_fail(__func__, 1); /* CUDA_ERROR_INVALID_VALUE */
     }
     if (missing && strcmp(symbol, missing) == 0) {
         *pfn = NULL;
