@@ -652,6 +652,9 @@ def test_gpu_logistic_regression_converges(mgr):
 def test_gpu_destroy_releases_device_memory():
     from cubind import compute as kp
 
+    if os.environ.get("CUBIND_UNDER_SANITIZER"):
+        pytest.skip("under compute-sanitizer, freed memory returns to the free count late, and the files sanitized "
+                    "beside this one move the count too (the run reports no leak at exit)")
     gc.collect()
     device = cubind.Device(0)
     free_before = device.mem_info()[0]

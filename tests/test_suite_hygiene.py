@@ -1,7 +1,8 @@
 """The suite writes nothing to the user's home: the caches it fills (cubind's
 compile cache, the driver's JIT cache) are a temporary directory of the
 session, set by tests/conftest.py before collection and inherited by every
-subprocess a test starts."""
+subprocess a test starts. And scripts/gpu-check.sh, the GPU run of the suite,
+deselects only markers the suite declares and refuses what it cannot do."""
 
 import os
 import subprocess
@@ -35,3 +36,31 @@ def test_a_subprocess_compiles_into_the_sessions_cache():
     assert done.returncode == 0, done.stderr
     where = done.stdout.strip()
     assert where == os.environ["CUBIND_CACHE_DIR"] and any(Path(where).rglob("*.bin"))
+
+
+# -- scripts/gpu-check.sh: what it deselects is what the suite marks ---------------------
+
+
+def _gpu_check(*args, logs):
+    return subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh"), *args], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHON=sys.executable, GPU_CHECK_LOGS=logs), timeout=120)
+
+
+def test_gpu_check_deselects_only_markers_the_suite_declares():
+    import re
+
+    script = (ROOT / "scripts" / "gpu-check.sh").read_text()
+    select = re.search(r'^SELECT="([^"]+)"', script, re.M).group(1)
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    for marker in set(re.findall(r"\b([a-z_]+)\b", select)) - {"and", "or", "not"}:
+        assert f'"{marker}:' in conftest or f'"{marker}(' in conftest, marker
+
+
+def test_gpu_check_refuses_bad_arguments_and_a_machine_without_a_gpu(tmp_path, gpu_reason):
+    done = _gpu_check("-j", "x", logs=str(tmp_path))
+    assert done.returncode == 2 and "-j takes a positive number, not 'x'" in done.stderr
+    done = _gpu_check("--only", "everything", logs=str(tmp_path))
+    assert done.returncode == 2 and "--only takes suite, sanitize, apps or bench" in done.stderr
+    if gpu_reason is not None:
+        done = _gpu_check(logs=str(tmp_path / "logs"))
+        assert done.returncode == 2 and done.stderr.strip() == f"gpu-check.sh: {gpu_reason}"
