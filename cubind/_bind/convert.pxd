@@ -119,7 +119,16 @@ cdef inline bint store_int(object o, int size, int sign, void* slot) noexcept:
             return False
     elif sign == SIGN_UNSIGNED and v < 0:
         return False
-    memcpy(slot, &v, size)
+    # Constant sizes: the compiler writes each inline, where memcpy(size)
+    # called libc's per argument (the low bytes: the layout is little-endian).
+    if size == 4:
+        memcpy(slot, &v, 4)
+    elif size == 8:
+        memcpy(slot, &v, 8)
+    elif size == 2:
+        memcpy(slot, &v, 2)
+    else:
+        memcpy(slot, &v, 1)
     return True
 
 
