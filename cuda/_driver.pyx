@@ -10650,9 +10650,11 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
                                             CU_GRAPH_COND_TYPE_SWITCH:
                                             phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
                                             no body graph is executed."""
-        # size items, as C reads them; None for a NULL pointer.
+        # size items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.phGraph_out == NULL:
-            return None
+            return [_new_CUgraph(<c.CUgraph>0) for i in range(self._ptr.size)]
         return [_new_CUgraph(self._ptr.phGraph_out[i]) for i in range(self._ptr.size)]
 
     @phGraph_out.setter
@@ -16407,9 +16409,11 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_CUexternalSemaphore(<c.CUexternalSemaphore>0) for i in range(self._ptr.numExtSems)]
         return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -16520,9 +16524,11 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_CUexternalSemaphore(<c.CUexternalSemaphore>0) for i in range(self._ptr.numExtSems)]
         return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -16632,9 +16638,11 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_CUexternalSemaphore(<c.CUexternalSemaphore>0) for i in range(self._ptr.numExtSems)]
         return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -16745,9 +16753,11 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_CUexternalSemaphore(<c.CUexternalSemaphore>0) for i in range(self._ptr.numExtSems)]
         return [_new_CUexternalSemaphore(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter

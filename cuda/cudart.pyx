@@ -17173,9 +17173,11 @@ cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_cudaExternalSemaphore_t(<c.cudaExternalSemaphore_t>0) for i in range(self._ptr.numExtSems)]
         return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -17285,9 +17287,11 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_cudaExternalSemaphore_t(<c.cudaExternalSemaphore_t>0) for i in range(self._ptr.numExtSems)]
         return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -17397,9 +17401,11 @@ cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_cudaExternalSemaphore_t(<c.cudaExternalSemaphore_t>0) for i in range(self._ptr.numExtSems)]
         return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -17509,9 +17515,11 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
-        # numExtSems items, as C reads them; None for a NULL pointer.
+        # numExtSems items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.extSemArray == NULL:
-            return None
+            return [_new_cudaExternalSemaphore_t(<c.cudaExternalSemaphore_t>0) for i in range(self._ptr.numExtSems)]
         return [_new_cudaExternalSemaphore_t(self._ptr.extSemArray[i]) for i in range(self._ptr.numExtSems)]
 
     @extSemArray.setter
@@ -17672,9 +17680,11 @@ cdef class cudaConditionalNodeParams(Struct):
                                                   cudaGraphCondTypeSwitch:
                                                   phGraph_out[n] is executed when the condition is equal to n.  If the condition >= size,
                                                   no body graph is executed."""
-        # size items, as C reads them; None for a NULL pointer.
+        # size items, as C reads them; NULL handles where the array is
+        # not there yet (the driver fills a conditional node's body graphs during
+        # the call), as the classic modules read it.
         if self._ptr.phGraph_out == NULL:
-            return None
+            return [_new_cudaGraph_t(<c.cudaGraph_t>0) for i in range(self._ptr.size)]
         return [_new_cudaGraph_t(self._ptr.phGraph_out[i]) for i in range(self._ptr.size)]
 
     @phGraph_out.setter
