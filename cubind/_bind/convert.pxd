@@ -42,7 +42,6 @@ cdef void* address_slow(object o, const char* name) except? NULL
 cdef void* function_address(object o, const char* name) except? NULL
 # A ctypes function pointer (CFUNCTYPE instance): callable, but already C.
 cdef bint is_c_function(object o)
-cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL
 cdef object buffer_view_slow(object o)
 # Reports an exception raised inside a C callback through sys.unraisablehook.
 cdef void report_unraisable(object exc, object where) noexcept

@@ -147,27 +147,6 @@ cdef void* function_address(object o, const char* name) except? NULL:
     return address_slow(o, name)
 
 
-cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:
-    cdef Py_ssize_t size
-    cdef char* data
-    if PyByteArray_CheckExact(o):
-        size = PyByteArray_GET_SIZE(o)
-        data = PyByteArray_AS_STRING(o)
-    elif PyBytes_CheckExact(o):
-        size = PyBytes_GET_SIZE(o)
-        # CPython shares its empty and one-byte bytes objects: never write into
-        # them. A one-byte result is only the terminating NUL.
-        if size <= 1 and need <= 1:
-            return scratch
-        data = PyBytes_AS_STRING(o)
-    else:
-        raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
-                        f"got {_type_name(o)}")
-    if <size_t>size < need:
-        raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
-    return data
-
-
 _WRITABLE = "a writable buffer (bytearray, writable numpy array or memoryview, ctypes array)"
 
 
