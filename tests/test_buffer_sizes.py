@@ -17,6 +17,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -450,6 +452,41 @@ def test_nvjitlink_info_log_fills_any_writable_buffer_and_bytes(ready_handles):
         assert nvjitlink.nvJitLinkGetInfoLog(handle, buffer) == (nvjitlink.nvJitLinkResult.NVJITLINK_SUCCESS,), kind
         logs[kind] = bytes(buffer).split(b"\0", 1)[0]
     assert logs["bytearray"] and len(set(logs.values())) == 1, logs
+
+
+def test_a_bytearray_cannot_be_resized_while_the_call_writes_into_it(ready_handles):
+    # Another thread resizing the caller's bytearray while the library writes
+    # into it (the GIL released) would free that memory under the library.
+    # The export held for the call makes the resize a BufferError instead; a
+    # thread waiting for the GIL gets it as soon as the call releases it, so
+    # it sees the export nearly every time. Without the export: no refusal.
+    prog = ready_handles["nvrtcProgram"][0]
+    err, size = nvrtc.nvrtcGetPTXSize(prog)
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    buffer = bytearray(size)
+    stop = threading.Event()
+    refused = []
+
+    def resize():
+        while not stop.is_set():
+            try:
+                buffer.extend(b"x")
+                del buffer[size:]
+            except BufferError:
+                refused.append(True)
+
+    resizer = threading.Thread(target=resize)
+    resizer.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not refused and time.monotonic() < deadline:
+            for _ in range(50):
+                assert nvrtc.nvrtcGetPTX(prog, buffer) == (nvrtc.nvrtcResult.NVRTC_SUCCESS,)
+    finally:
+        stop.set()
+        resizer.join()
+    assert refused
+    assert b".entry k" in buffer
 
 
 def test_a_shared_bytes_object_is_never_written(ready_handles):
