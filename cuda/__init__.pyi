@@ -11426,9 +11426,11 @@ def cuMemcpyDtoH(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int | No
     ----------
     dstHost
         Destination host pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcDevice
         Source device pointer
         Takes CUdeviceptr, an int (the raw value), or None (NULL).
@@ -11644,9 +11646,11 @@ def cuMemcpyAtoH(dstHost: int | Buffer | None, srcArray: CUarray | int | None, s
     ----------
     dstHost
         Destination device pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcArray
         Source array
         Takes CUarray, an int (the raw value), or None (NULL).
@@ -12414,9 +12418,11 @@ def cuMemcpyDtoHAsync(dstHost: int | Buffer | None, srcDevice: CUdeviceptr | int
     ----------
     dstHost
         Destination host pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcDevice
         Source device pointer
         Takes CUdeviceptr, an int (the raw value), or None (NULL).
@@ -12562,9 +12568,11 @@ def cuMemcpyAtoHAsync(dstHost: int | Buffer | None, srcArray: CUarray | int | No
     ----------
     dstHost
         Destination pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcArray
         Source array
         Takes CUarray, an int (the raw value), or None (NULL).

@@ -27847,9 +27847,11 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
     ----------
     dstHost
         Destination host pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcDevice
         Source device pointer
         Takes CUdeviceptr, an int (the raw value), or None (NULL).
@@ -27868,8 +27870,8 @@ def cuMemcpyDtoH(dstHost, srcDevice, ByteCount):
     cdef int _err
     cdef c.CUdeviceptr _c_srcDevice = _as_CUdeviceptr(srcDevice, b"srcDevice")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
+    cdef WrittenBuffer dstHost_held = written_buffer(dstHost, b"dstHost")
+    cdef void* _c_dstHost = <void*>(written_address(dstHost_held, _c_ByteCount, b"dstHost", b"ByteCount", False) if dstHost_held is not None else as_address(dstHost, b"dstHost"))
 
     with nogil:
         _err = c.cuMemcpyDtoH(_c_dstHost, _c_srcDevice, _c_ByteCount)
@@ -28130,9 +28132,11 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
     ----------
     dstHost
         Destination device pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcArray
         Source array
         Takes CUarray, an int (the raw value), or None (NULL).
@@ -28154,8 +28158,8 @@ def cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount):
     cdef c.CUarray _c_srcArray = _as_CUarray(srcArray, b"srcArray")
     cdef size_t _c_srcOffset = <size_t>as_unsigned(srcOffset, b"srcOffset", UINT64_MAX)
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
+    cdef WrittenBuffer dstHost_held = written_buffer(dstHost, b"dstHost")
+    cdef void* _c_dstHost = <void*>(written_address(dstHost_held, _c_ByteCount, b"dstHost", b"ByteCount", False) if dstHost_held is not None else as_address(dstHost, b"dstHost"))
 
     with nogil:
         _err = c.cuMemcpyAtoH(_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount)
@@ -29026,9 +29030,11 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
     ----------
     dstHost
         Destination host pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcDevice
         Source device pointer
         Takes CUdeviceptr, an int (the raw value), or None (NULL).
@@ -29052,8 +29058,8 @@ def cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream):
     cdef c.CUdeviceptr _c_srcDevice = _as_CUdeviceptr(srcDevice, b"srcDevice")
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
+    cdef WrittenBuffer dstHost_held = written_buffer(dstHost, b"dstHost")
+    cdef void* _c_dstHost = <void*>(written_address(dstHost_held, _c_ByteCount, b"dstHost", b"ByteCount", False) if dstHost_held is not None else as_address(dstHost, b"dstHost"))
 
     with nogil:
         _err = c.cuMemcpyDtoHAsync(_c_dstHost, _c_srcDevice, _c_ByteCount, _c_hStream)
@@ -29216,9 +29222,11 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
     ----------
     dstHost
         Destination pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least ByteCount bytes, held for the
-        call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least ByteCount bytes, held for the call, which writes into it; bytes too,
+        written in place (a bytearray is safer: docs/bindings.md); an int address
+        (unchecked) or None (NULL). A read-only buffer is a TypeError, a smaller one a
+        ValueError, and nothing is written.
     srcArray
         Source array
         Takes CUarray, an int (the raw value), or None (NULL).
@@ -29245,8 +29253,8 @@ def cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream):
     cdef size_t _c_srcOffset = <size_t>as_unsigned(srcOffset, b"srcOffset", UINT64_MAX)
     cdef size_t _c_ByteCount = <size_t>as_unsigned(ByteCount, b"ByteCount", UINT64_MAX)
     cdef c.CUstream _c_hStream = _as_CUstream(hStream, b"hStream")
-    cdef object dstHost_view = buffer_view(dstHost)
-    cdef void* _c_dstHost = sized_view_address(dstHost_view, _c_ByteCount, b"dstHost", b"ByteCount") if dstHost_view is not None else as_address(dstHost, b"dstHost")
+    cdef WrittenBuffer dstHost_held = written_buffer(dstHost, b"dstHost")
+    cdef void* _c_dstHost = <void*>(written_address(dstHost_held, _c_ByteCount, b"dstHost", b"ByteCount", False) if dstHost_held is not None else as_address(dstHost, b"dstHost"))
 
     with nogil:
         _err = c.cuMemcpyAtoHAsync(_c_dstHost, _c_srcArray, _c_srcOffset, _c_ByteCount, _c_hStream)

@@ -11710,8 +11710,11 @@ def cudaMemcpy(dst: int | Buffer | None, src: int | Buffer | None, count: int, k
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -11752,8 +11755,11 @@ def cudaMemcpyPeer(dst: int | Buffer | None, dstDevice: int, src: int | Buffer |
     ----------
     dst
         Destination device pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     dstDevice
         Destination device
     src
@@ -12089,8 +12095,11 @@ def cudaMemcpyFromSymbol(dst: int | Buffer | None, symbol: int | Buffer | None, 
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         Device symbol address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -12154,8 +12163,11 @@ def cudaMemcpyAsync(dst: int | Buffer | None, src: int | Buffer | None, count: i
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -12197,8 +12209,11 @@ def cudaMemcpyPeerAsync(dst: int | Buffer | None, dstDevice: int, src: int | Buf
     ----------
     dst
         Destination device pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     dstDevice
         Destination device
     src
@@ -12676,8 +12691,11 @@ def cudaMemcpyFromSymbolAsync(dst: int | Buffer | None, symbol: int | Buffer | N
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         Device symbol address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -12721,8 +12739,11 @@ def cudaMemset(devPtr: int | Buffer | None, value: int, count: int) -> tuple[cud
     ----------
     devPtr
         Pointer to device memory
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     value
         Value to set for each byte of specified memory
     count
@@ -12847,8 +12868,11 @@ def cudaMemsetAsync(devPtr: int | Buffer | None, value: int, count: int, stream:
     ----------
     devPtr
         Pointer to device memory
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     value
         Value to set for each byte of specified memory
     count
@@ -13631,8 +13655,11 @@ def cudaMemcpyFromArray(dst: int | Buffer | None, src: cudaArray_const_t | int |
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes cudaArray_const_t, an int (the raw value), or None (NULL).
@@ -13801,8 +13828,11 @@ def cudaMemcpyFromArrayAsync(dst: int | Buffer | None, src: cudaArray_const_t | 
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes cudaArray_const_t, an int (the raw value), or None (NULL).
@@ -15859,8 +15889,11 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph: cudaGraph_t | int | None, pDependenc
         size_t
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -15893,8 +15926,11 @@ def cudaGraphAddMemcpyNode1D(graph: cudaGraph_t | int | None, pDependencies: Seq
         size_t
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -16001,8 +16037,11 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node: cudaGraphNode_t | int | None, d
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -16028,8 +16067,11 @@ def cudaGraphMemcpyNodeSetParams1D(node: cudaGraphNode_t | int | None, dst: int 
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -17499,8 +17541,11 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec: cudaGraphExec_t | int
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -17529,8 +17574,11 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec: cudaGraphExec_t | int | None,
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,

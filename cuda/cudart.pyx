@@ -27987,8 +27987,11 @@ def cudaMemcpy(dst, src, count, kind):
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -28009,8 +28012,8 @@ def cudaMemcpy(dst, src, count, kind):
     cdef int _err
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -28044,8 +28047,11 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
     ----------
     dst
         Destination device pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     dstDevice
         Destination device
     src
@@ -28068,8 +28074,8 @@ def cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count):
     cdef int _c_dstDevice = <int>as_signed(dstDevice, b"dstDevice", INT32_MIN, INT32_MAX)
     cdef int _c_srcDevice = <int>as_signed(srcDevice, b"srcDevice", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -28485,8 +28491,11 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         Device symbol address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -28512,8 +28521,8 @@ def cudaMemcpyFromSymbol(dst, symbol, count, offset, kind):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
@@ -28566,8 +28575,11 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -28592,8 +28604,8 @@ def cudaMemcpyAsync(dst, src, count, kind, stream):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -28625,8 +28637,11 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
     ----------
     dst
         Destination device pointer
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     dstDevice
         Destination device
     src
@@ -28653,8 +28668,8 @@ def cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream):
     cdef int _c_srcDevice = <int>as_signed(srcDevice, b"srcDevice", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -29305,8 +29320,11 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         Device symbol address
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -29336,8 +29354,8 @@ def cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream):
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
@@ -29367,8 +29385,11 @@ def cudaMemset(devPtr, value, count):
     ----------
     devPtr
         Pointer to device memory
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     value
         Value to set for each byte of specified memory
     count
@@ -29383,8 +29404,8 @@ def cudaMemset(devPtr, value, count):
     cdef int _err
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef WrittenBuffer devPtr_held = written_buffer(devPtr, b"devPtr")
+    cdef void* _c_devPtr = <void*>(written_address(devPtr_held, _c_count, b"devPtr", b"count", False) if devPtr_held is not None else as_address(devPtr, b"devPtr"))
 
     with nogil:
         _err = c.cudaMemset(_c_devPtr, _c_value, _c_count)
@@ -29533,8 +29554,11 @@ def cudaMemsetAsync(devPtr, value, count, stream):
     ----------
     devPtr
         Pointer to device memory
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     value
         Value to set for each byte of specified memory
     count
@@ -29553,8 +29577,8 @@ def cudaMemsetAsync(devPtr, value, count, stream):
     cdef int _c_value = <int>as_signed(value, b"value", INT32_MIN, INT32_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object devPtr_view = buffer_view(devPtr)
-    cdef void* _c_devPtr = sized_view_address(devPtr_view, _c_count, b"devPtr", b"count") if devPtr_view is not None else as_address(devPtr, b"devPtr")
+    cdef WrittenBuffer devPtr_held = written_buffer(devPtr, b"devPtr")
+    cdef void* _c_devPtr = <void*>(written_address(devPtr_held, _c_count, b"devPtr", b"count", False) if devPtr_held is not None else as_address(devPtr, b"devPtr"))
 
     with nogil:
         _err = c.cudaMemsetAsync(_c_devPtr, _c_value, _c_count, _c_stream)
@@ -30720,8 +30744,11 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes cudaArray_const_t, an int (the raw value), or None (NULL).
@@ -30748,8 +30775,8 @@ def cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind):
     cdef size_t _c_hOffset = <size_t>as_unsigned(hOffset, b"hOffset", UINT64_MAX)
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
 
     with nogil:
         _err = c.cudaMemcpyFromArray(_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind)
@@ -30940,8 +30967,11 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
     ----------
     dst
         Destination memory address
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         Source memory address
         Takes cudaArray_const_t, an int (the raw value), or None (NULL).
@@ -30972,8 +31002,8 @@ def cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream):
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
     cdef c.cudaStream_t _c_stream = _as_cudaStream_t(stream, b"stream")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
 
     with nogil:
         _err = c.cudaMemcpyFromArrayAsync(_c_dst, _c_src, _c_wOffset, _c_hOffset, _c_count, _c_kind, _c_stream)
@@ -33881,8 +33911,11 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
         size_t
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -33926,8 +33959,8 @@ def cudaGraphAddMemcpyNodeFromSymbol(graph, pDependencies, numDependencies, dst,
         for i in range(pDependencies_count):
             item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
@@ -33955,8 +33988,11 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
         size_t
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -33997,8 +34033,8 @@ def cudaGraphAddMemcpyNode1D(graph, pDependencies, numDependencies, dst, src, co
         for i in range(pDependencies_count):
             item = pDependencies[i]
             _c_pDependencies[i] = _as_cudaGraphNode_t(item, b"pDependencies")
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -34147,8 +34183,11 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -34170,8 +34209,8 @@ def cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kin
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
@@ -34191,8 +34230,11 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -34211,8 +34253,8 @@ def cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind):
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 
@@ -36654,8 +36696,11 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     symbol
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -36678,8 +36723,8 @@ def cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, co
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef size_t _c_offset = <size_t>as_unsigned(offset, b"offset", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object symbol_view = buffer_view(symbol)
     cdef void* _c_symbol = sized_view_address(symbol_view, _c_count, b"symbol", b"count") if symbol_view is not None else as_address(symbol, b"symbol")
 
@@ -36702,8 +36747,11 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
         Takes cudaGraphNode_t, an int (the raw value), or None (NULL).
     dst
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least count bytes, held for the call.
+        Takes a writable buffer (bytearray, numpy array, memoryview, ctypes array) of at
+        least count bytes, held for the call, which writes into it; bytes too, written
+        in place (a bytearray is safer: docs/bindings.md); an int address (unchecked) or
+        None (NULL). A read-only buffer is a TypeError, a smaller one a ValueError, and
+        nothing is written.
     src
         const void *
         Takes an int address, None (NULL), or a buffer-protocol object (bytes,
@@ -36723,8 +36771,8 @@ def cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind):
     cdef c.cudaGraphNode_t _c_node = _as_cudaGraphNode_t(node, b"node")
     cdef size_t _c_count = <size_t>as_unsigned(count, b"count", UINT64_MAX)
     cdef c.cudaMemcpyKind _c_kind = <c.cudaMemcpyKind>as_unsigned(as_enum(kind, _cudaMemcpyKind_class, b"cudaMemcpyKind", b"kind"), b"kind", UINT32_MAX)
-    cdef object dst_view = buffer_view(dst)
-    cdef void* _c_dst = sized_view_address(dst_view, _c_count, b"dst", b"count") if dst_view is not None else as_address(dst, b"dst")
+    cdef WrittenBuffer dst_held = written_buffer(dst, b"dst")
+    cdef void* _c_dst = <void*>(written_address(dst_held, _c_count, b"dst", b"count", False) if dst_held is not None else as_address(dst, b"dst"))
     cdef object src_view = buffer_view(src)
     cdef void* _c_src = sized_view_address(src_view, _c_count, b"src", b"count") if src_view is not None else as_address(src, b"src")
 

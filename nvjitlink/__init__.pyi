@@ -75,6 +75,9 @@ def nvJitLinkCreate(numOptions: int, options: Sequence[bytes | str] | None) -> t
     ----------
     numOptions
         uint32_t
+    options
+        const char **
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -168,9 +171,11 @@ def nvJitLinkGetLinkedCubin(handle: nvJitLinkHandle | int | None, cubin: int | B
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     cubin
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least the size
-        nvJitLinkGetLinkedCubinSize gives, held for the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetLinkedCubinSize gives, held for the
+        call, which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -190,7 +195,7 @@ def nvJitLinkGetLinkedPtxSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJ
     size : int
     """
 
-def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | int | None, ptx: bytearray | bytes) -> tuple[nvJitLinkResult]:
+def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | int | None, ptx: int | Buffer | None) -> tuple[nvJitLinkResult]:
     """Parameters
     ----------
     handle
@@ -198,8 +203,11 @@ def nvJitLinkGetLinkedPtx(handle: nvJitLinkHandle | int | None, ptx: bytearray |
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     ptx
         char *
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvJitLinkGetLinkedPtxSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetLinkedPtxSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -219,7 +227,7 @@ def nvJitLinkGetErrorLogSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJi
     size : int
     """
 
-def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | int | None, log: bytearray | bytes) -> tuple[nvJitLinkResult]:
+def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | int | None, log: int | Buffer | None) -> tuple[nvJitLinkResult]:
     """Parameters
     ----------
     handle
@@ -227,8 +235,11 @@ def nvJitLinkGetErrorLog(handle: nvJitLinkHandle | int | None, log: bytearray | 
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvJitLinkGetErrorLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetErrorLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -248,7 +259,7 @@ def nvJitLinkGetInfoLogSize(handle: nvJitLinkHandle | int | None) -> tuple[nvJit
     size : int
     """
 
-def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | int | None, log: bytearray | bytes) -> tuple[nvJitLinkResult]:
+def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | int | None, log: int | Buffer | None) -> tuple[nvJitLinkResult]:
     """Parameters
     ----------
     handle
@@ -256,8 +267,11 @@ def nvJitLinkGetInfoLog(handle: nvJitLinkHandle | int | None, log: bytearray | b
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvJitLinkGetInfoLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetInfoLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------

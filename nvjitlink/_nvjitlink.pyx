@@ -211,6 +211,9 @@ def nvJitLinkCreate(numOptions, options):
     ----------
     numOptions
         uint32_t
+    options
+        const char **
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -386,9 +389,11 @@ def nvJitLinkGetLinkedCubin(handle, cubin):
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     cubin
         void *
-        Takes an int address, None (NULL), or a buffer-protocol object (bytes,
-        bytearray, numpy array, memoryview) of at least the size
-        nvJitLinkGetLinkedCubinSize gives, held for the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetLinkedCubinSize gives, held for the
+        call, which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -396,14 +401,14 @@ def nvJitLinkGetLinkedCubin(handle, cubin):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
-    cdef object cubin_view = buffer_view(cubin)
+    cdef WrittenBuffer cubin_held = written_buffer(cubin, b"cubin")
     cdef size_t cubin_needed = 0
-    if cubin_view is not None:
+    if cubin_held is not None:
         with nogil:
             _err = c.nvJitLinkGetLinkedCubinSize(_c_handle, &cubin_needed)
         if _err != 0:
             return (_nvJitLinkResult_of(_err),)
-    cdef void* _c_cubin = sized_view_address(cubin_view, cubin_needed, b"cubin", b"nvJitLinkGetLinkedCubinSize") if cubin_view is not None else as_address(cubin, b"cubin")
+    cdef void* _c_cubin = <void*>(written_address(cubin_held, cubin_needed, b"cubin", b"nvJitLinkGetLinkedCubinSize", False) if cubin_held is not None else as_address(cubin, b"cubin"))
 
     with nogil:
         _err = c.nvJitLinkGetLinkedCubin(_c_handle, _c_cubin)
@@ -447,8 +452,11 @@ def nvJitLinkGetLinkedPtx(handle, ptx):
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     ptx
         char *
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvJitLinkGetLinkedPtxSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetLinkedPtxSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -456,13 +464,14 @@ def nvJitLinkGetLinkedPtx(handle, ptx):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
+    cdef WrittenBuffer ptx_held = written_buffer(ptx, b"ptx")
     cdef size_t ptx_needed = 0
-    cdef char ptx_scratch[1]
-    with nogil:
-        _err = c.nvJitLinkGetLinkedPtxSize(_c_handle, &ptx_needed)
-    if _err != 0:
-        return (_nvJitLinkResult_of(_err),)
-    cdef char* _c_ptx = writable_buffer(ptx, b"ptx", ptx_needed, ptx_scratch)
+    if ptx_held is not None:
+        with nogil:
+            _err = c.nvJitLinkGetLinkedPtxSize(_c_handle, &ptx_needed)
+        if _err != 0:
+            return (_nvJitLinkResult_of(_err),)
+    cdef char* _c_ptx = <char*>(written_address(ptx_held, ptx_needed, b"ptx", b"nvJitLinkGetLinkedPtxSize", True) if ptx_held is not None else as_address(ptx, b"ptx"))
 
     with nogil:
         _err = c.nvJitLinkGetLinkedPtx(_c_handle, _c_ptx)
@@ -506,8 +515,11 @@ def nvJitLinkGetErrorLog(handle, log):
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvJitLinkGetErrorLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetErrorLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -515,13 +527,14 @@ def nvJitLinkGetErrorLog(handle, log):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
+    cdef WrittenBuffer log_held = written_buffer(log, b"log")
     cdef size_t log_needed = 0
-    cdef char log_scratch[1]
-    with nogil:
-        _err = c.nvJitLinkGetErrorLogSize(_c_handle, &log_needed)
-    if _err != 0:
-        return (_nvJitLinkResult_of(_err),)
-    cdef char* _c_log = writable_buffer(log, b"log", log_needed, log_scratch)
+    if log_held is not None:
+        with nogil:
+            _err = c.nvJitLinkGetErrorLogSize(_c_handle, &log_needed)
+        if _err != 0:
+            return (_nvJitLinkResult_of(_err),)
+    cdef char* _c_log = <char*>(written_address(log_held, log_needed, b"log", b"nvJitLinkGetErrorLogSize", True) if log_held is not None else as_address(log, b"log"))
 
     with nogil:
         _err = c.nvJitLinkGetErrorLog(_c_handle, _c_log)
@@ -565,8 +578,11 @@ def nvJitLinkGetInfoLog(handle, log):
         Takes nvJitLinkHandle, an int (the raw value), or None (NULL).
     log
         char *
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvJitLinkGetInfoLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvJitLinkGetInfoLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -574,13 +590,14 @@ def nvJitLinkGetInfoLog(handle, log):
     """
     cdef int _err
     cdef c.nvJitLinkHandle _c_handle = _as_nvJitLinkHandle(handle, b"handle")
+    cdef WrittenBuffer log_held = written_buffer(log, b"log")
     cdef size_t log_needed = 0
-    cdef char log_scratch[1]
-    with nogil:
-        _err = c.nvJitLinkGetInfoLogSize(_c_handle, &log_needed)
-    if _err != 0:
-        return (_nvJitLinkResult_of(_err),)
-    cdef char* _c_log = writable_buffer(log, b"log", log_needed, log_scratch)
+    if log_held is not None:
+        with nogil:
+            _err = c.nvJitLinkGetInfoLogSize(_c_handle, &log_needed)
+        if _err != 0:
+            return (_nvJitLinkResult_of(_err),)
+    cdef char* _c_log = <char*>(written_address(log_held, log_needed, b"log", b"nvJitLinkGetInfoLogSize", True) if log_held is not None else as_address(log, b"log"))
 
     with nogil:
         _err = c.nvJitLinkGetInfoLog(_c_handle, _c_log)

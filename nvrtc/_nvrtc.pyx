@@ -458,8 +458,11 @@ def nvrtcGetPTX(prog, ptx):
         Takes nvrtcProgram, an int (the raw value), or None (NULL).
     ptx
         Compiled result.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvrtcGetPTXSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvrtcGetPTXSize gives, held for the call, which
+        fills it; bytes too, written in place (a bytearray is safer: docs/bindings.md);
+        an int address (unchecked) or None (NULL). A read-only buffer is a TypeError, a
+        smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -470,13 +473,14 @@ def nvrtcGetPTX(prog, ptx):
     """
     cdef int _err
     cdef c.nvrtcProgram _c_prog = _as_nvrtcProgram(prog, b"prog")
+    cdef WrittenBuffer ptx_held = written_buffer(ptx, b"ptx")
     cdef size_t ptx_needed = 0
-    cdef char ptx_scratch[1]
-    with nogil:
-        _err = c.nvrtcGetPTXSize(_c_prog, &ptx_needed)
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    cdef char* _c_ptx = writable_buffer(ptx, b"ptx", ptx_needed, ptx_scratch)
+    if ptx_held is not None:
+        with nogil:
+            _err = c.nvrtcGetPTXSize(_c_prog, &ptx_needed)
+        if _err != 0:
+            return (_nvrtcResult_of(_err),)
+    cdef char* _c_ptx = <char*>(written_address(ptx_held, ptx_needed, b"ptx", b"nvrtcGetPTXSize", True) if ptx_held is not None else as_address(ptx, b"ptx"))
 
     with nogil:
         _err = c.nvrtcGetPTX(_c_prog, _c_ptx)
@@ -532,8 +536,11 @@ def nvrtcGetCUBIN(prog, cubin):
         Takes nvrtcProgram, an int (the raw value), or None (NULL).
     cubin
         Compiled and assembled result.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvrtcGetCUBINSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvrtcGetCUBINSize gives, held for the call, which
+        fills it; bytes too, written in place (a bytearray is safer: docs/bindings.md);
+        an int address (unchecked) or None (NULL). A read-only buffer is a TypeError, a
+        smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -544,13 +551,14 @@ def nvrtcGetCUBIN(prog, cubin):
     """
     cdef int _err
     cdef c.nvrtcProgram _c_prog = _as_nvrtcProgram(prog, b"prog")
+    cdef WrittenBuffer cubin_held = written_buffer(cubin, b"cubin")
     cdef size_t cubin_needed = 0
-    cdef char cubin_scratch[1]
-    with nogil:
-        _err = c.nvrtcGetCUBINSize(_c_prog, &cubin_needed)
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    cdef char* _c_cubin = writable_buffer(cubin, b"cubin", cubin_needed, cubin_scratch)
+    if cubin_held is not None:
+        with nogil:
+            _err = c.nvrtcGetCUBINSize(_c_prog, &cubin_needed)
+        if _err != 0:
+            return (_nvrtcResult_of(_err),)
+    cdef char* _c_cubin = <char*>(written_address(cubin_held, cubin_needed, b"cubin", b"nvrtcGetCUBINSize", True) if cubin_held is not None else as_address(cubin, b"cubin"))
 
     with nogil:
         _err = c.nvrtcGetCUBIN(_c_prog, _c_cubin)
@@ -606,8 +614,11 @@ def nvrtcGetLTOIR(prog, LTOIR):
         Takes nvrtcProgram, an int (the raw value), or None (NULL).
     LTOIR
         Compiled result.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvrtcGetLTOIRSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvrtcGetLTOIRSize gives, held for the call, which
+        fills it; bytes too, written in place (a bytearray is safer: docs/bindings.md);
+        an int address (unchecked) or None (NULL). A read-only buffer is a TypeError, a
+        smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -618,13 +629,14 @@ def nvrtcGetLTOIR(prog, LTOIR):
     """
     cdef int _err
     cdef c.nvrtcProgram _c_prog = _as_nvrtcProgram(prog, b"prog")
+    cdef WrittenBuffer LTOIR_held = written_buffer(LTOIR, b"LTOIR")
     cdef size_t LTOIR_needed = 0
-    cdef char LTOIR_scratch[1]
-    with nogil:
-        _err = c.nvrtcGetLTOIRSize(_c_prog, &LTOIR_needed)
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    cdef char* _c_LTOIR = writable_buffer(LTOIR, b"LTOIR", LTOIR_needed, LTOIR_scratch)
+    if LTOIR_held is not None:
+        with nogil:
+            _err = c.nvrtcGetLTOIRSize(_c_prog, &LTOIR_needed)
+        if _err != 0:
+            return (_nvrtcResult_of(_err),)
+    cdef char* _c_LTOIR = <char*>(written_address(LTOIR_held, LTOIR_needed, b"LTOIR", b"nvrtcGetLTOIRSize", True) if LTOIR_held is not None else as_address(LTOIR, b"LTOIR"))
 
     with nogil:
         _err = c.nvrtcGetLTOIR(_c_prog, _c_LTOIR)
@@ -680,8 +692,11 @@ def nvrtcGetOptiXIR(prog, optixir):
         Takes nvrtcProgram, an int (the raw value), or None (NULL).
     optixir
         Optix IR Compiled result.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvrtcGetOptiXIRSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvrtcGetOptiXIRSize gives, held for the call, which
+        fills it; bytes too, written in place (a bytearray is safer: docs/bindings.md);
+        an int address (unchecked) or None (NULL). A read-only buffer is a TypeError, a
+        smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -692,13 +707,14 @@ def nvrtcGetOptiXIR(prog, optixir):
     """
     cdef int _err
     cdef c.nvrtcProgram _c_prog = _as_nvrtcProgram(prog, b"prog")
+    cdef WrittenBuffer optixir_held = written_buffer(optixir, b"optixir")
     cdef size_t optixir_needed = 0
-    cdef char optixir_scratch[1]
-    with nogil:
-        _err = c.nvrtcGetOptiXIRSize(_c_prog, &optixir_needed)
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    cdef char* _c_optixir = writable_buffer(optixir, b"optixir", optixir_needed, optixir_scratch)
+    if optixir_held is not None:
+        with nogil:
+            _err = c.nvrtcGetOptiXIRSize(_c_prog, &optixir_needed)
+        if _err != 0:
+            return (_nvrtcResult_of(_err),)
+    cdef char* _c_optixir = <char*>(written_address(optixir_held, optixir_needed, b"optixir", b"nvrtcGetOptiXIRSize", True) if optixir_held is not None else as_address(optixir, b"optixir"))
 
     with nogil:
         _err = c.nvrtcGetOptiXIR(_c_prog, _c_optixir)
@@ -757,8 +773,11 @@ def nvrtcGetProgramLog(prog, log):
         Takes nvrtcProgram, an int (the raw value), or None (NULL).
     log
         Compilation log.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvrtcGetProgramLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvrtcGetProgramLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -769,13 +788,14 @@ def nvrtcGetProgramLog(prog, log):
     """
     cdef int _err
     cdef c.nvrtcProgram _c_prog = _as_nvrtcProgram(prog, b"prog")
+    cdef WrittenBuffer log_held = written_buffer(log, b"log")
     cdef size_t log_needed = 0
-    cdef char log_scratch[1]
-    with nogil:
-        _err = c.nvrtcGetProgramLogSize(_c_prog, &log_needed)
-    if _err != 0:
-        return (_nvrtcResult_of(_err),)
-    cdef char* _c_log = writable_buffer(log, b"log", log_needed, log_scratch)
+    if log_held is not None:
+        with nogil:
+            _err = c.nvrtcGetProgramLogSize(_c_prog, &log_needed)
+        if _err != 0:
+            return (_nvrtcResult_of(_err),)
+    cdef char* _c_log = <char*>(written_address(log_held, log_needed, b"log", b"nvrtcGetProgramLogSize", True) if log_held is not None else as_address(log, b"log"))
 
     with nogil:
         _err = c.nvrtcGetProgramLog(_c_prog, _c_log)

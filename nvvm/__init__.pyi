@@ -266,6 +266,9 @@ def nvvmCompileProgram(prog: nvvmProgram | int | None, numOptions: int, options:
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
+    options
+        Compiler options in the form of C string array.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -295,6 +298,9 @@ def nvvmVerifyProgram(prog: nvvmProgram | int | None, numOptions: int, options: 
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
+    options
+        Compiler options in the form of C string array.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -326,7 +332,7 @@ def nvvmGetCompiledResultSize(prog: nvvmProgram | int | None) -> tuple[nvvmResul
         Size of the compiled result (including the trailing NULL).
     """
 
-def nvvmGetCompiledResult(prog: nvvmProgram | int | None, buffer: bytearray | bytes) -> tuple[nvvmResult]:
+def nvvmGetCompiledResult(prog: nvvmProgram | int | None, buffer: int | Buffer | None) -> tuple[nvvmResult]:
     """Get the compiled result.
 
     The result is stored in the memory pointed to by buffer.
@@ -338,8 +344,11 @@ def nvvmGetCompiledResult(prog: nvvmProgram | int | None, buffer: bytearray | by
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compiled result.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvvmGetCompiledResultSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvvmGetCompiledResultSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -369,7 +378,7 @@ def nvvmGetProgramLogSize(prog: nvvmProgram | int | None) -> tuple[nvvmResult, i
         Size of the compilation/verification log (including the trailing NULL).
     """
 
-def nvvmGetProgramLog(prog: nvvmProgram | int | None, buffer: bytearray | bytes) -> tuple[nvvmResult]:
+def nvvmGetProgramLog(prog: nvvmProgram | int | None, buffer: int | Buffer | None) -> tuple[nvvmResult]:
     """Get the Compiler/Verifier Message.
 
     The NULL terminated message string is stored in the memory pointed to by
@@ -382,8 +391,11 @@ def nvvmGetProgramLog(prog: nvvmProgram | int | None, buffer: bytearray | bytes)
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compilation/Verification log.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvvmGetProgramLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvvmGetProgramLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------

@@ -467,6 +467,9 @@ def nvvmCompileProgram(prog, numOptions, options):
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
+    options
+        Compiler options in the form of C string array.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -508,6 +511,9 @@ def nvvmVerifyProgram(prog, numOptions, options):
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     numOptions
         Number of compiler options passed.
+    options
+        Compiler options in the form of C string array.
+        Takes a list of bytes or str, or None.
 
     Returns
     -------
@@ -576,8 +582,11 @@ def nvvmGetCompiledResult(prog, buffer):
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compiled result.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvvmGetCompiledResultSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvvmGetCompiledResultSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -587,13 +596,14 @@ def nvvmGetCompiledResult(prog, buffer):
     """
     cdef int _err
     cdef c.nvvmProgram _c_prog = _as_nvvmProgram(prog, b"prog")
+    cdef WrittenBuffer buffer_held = written_buffer(buffer, b"buffer")
     cdef size_t buffer_needed = 0
-    cdef char buffer_scratch[1]
-    with nogil:
-        _err = c.nvvmGetCompiledResultSize(_c_prog, &buffer_needed)
-    if _err != 0:
-        return (_nvvmResult_of(_err),)
-    cdef char* _c_buffer = writable_buffer(buffer, b"buffer", buffer_needed, buffer_scratch)
+    if buffer_held is not None:
+        with nogil:
+            _err = c.nvvmGetCompiledResultSize(_c_prog, &buffer_needed)
+        if _err != 0:
+            return (_nvvmResult_of(_err),)
+    cdef char* _c_buffer = <char*>(written_address(buffer_held, buffer_needed, b"buffer", b"nvvmGetCompiledResultSize", True) if buffer_held is not None else as_address(buffer, b"buffer"))
 
     with nogil:
         _err = c.nvvmGetCompiledResult(_c_prog, _c_buffer)
@@ -650,8 +660,11 @@ def nvvmGetProgramLog(prog, buffer):
         Takes nvvmProgram, an int (the raw value), or None (NULL).
     buffer
         Compilation/Verification log.
-        Takes a preallocated bytearray (or other writable buffer) of at least the size
-        nvvmGetProgramLogSize gives, filled by the call.
+        Takes a preallocated writable buffer (bytearray, numpy array, memoryview, ctypes
+        array) of at least the size nvvmGetProgramLogSize gives, held for the call,
+        which fills it; bytes too, written in place (a bytearray is safer:
+        docs/bindings.md); an int address (unchecked) or None (NULL). A read-only buffer
+        is a TypeError, a smaller one a ValueError, and nothing is written.
 
     Returns
     -------
@@ -661,13 +674,14 @@ def nvvmGetProgramLog(prog, buffer):
     """
     cdef int _err
     cdef c.nvvmProgram _c_prog = _as_nvvmProgram(prog, b"prog")
+    cdef WrittenBuffer buffer_held = written_buffer(buffer, b"buffer")
     cdef size_t buffer_needed = 0
-    cdef char buffer_scratch[1]
-    with nogil:
-        _err = c.nvvmGetProgramLogSize(_c_prog, &buffer_needed)
-    if _err != 0:
-        return (_nvvmResult_of(_err),)
-    cdef char* _c_buffer = writable_buffer(buffer, b"buffer", buffer_needed, buffer_scratch)
+    if buffer_held is not None:
+        with nogil:
+            _err = c.nvvmGetProgramLogSize(_c_prog, &buffer_needed)
+        if _err != 0:
+            return (_nvvmResult_of(_err),)
+    cdef char* _c_buffer = <char*>(written_address(buffer_held, buffer_needed, b"buffer", b"nvvmGetProgramLogSize", True) if buffer_held is not None else as_address(buffer, b"buffer"))
 
     with nogil:
         _err = c.nvvmGetProgramLog(_c_prog, _c_buffer)

@@ -9,6 +9,7 @@ from cpython.long cimport PyLong_Check, PyLong_CheckExact
 from cpython.memoryview cimport PyMemoryView_GET_BUFFER
 from libc.stdint cimport uintptr_t
 from libc.string cimport memchr, memcpy
+cimport cython
 
 cdef extern from "Python.h":
     long long PyLong_AsLongLongAndOverflow(object o, int* overflow)
@@ -41,7 +42,6 @@ cdef void* address_slow(object o, const char* name) except? NULL
 cdef void* function_address(object o, const char* name) except? NULL
 # A ctypes function pointer (CFUNCTYPE instance): callable, but already C.
 cdef bint is_c_function(object o)
-cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL
 cdef object buffer_view_slow(object o)
 # Reports an exception raised inside a C callback through sys.unraisablehook.
 cdef void report_unraisable(object exc, object where) noexcept
@@ -211,6 +211,49 @@ cdef inline void* view_address(object view) noexcept:
 
 
 cdef int buffer_too_small(Py_ssize_t size, size_t need, const char* name, const char* size_name) except -1
+
+
+# A buffer the call writes into (nvrtcGetPTX's ptx, cuMemcpyDtoH's dstHost,
+# nvJitLinkGetLinkedCubin's cubin: the conversion pass's rule, the same for
+# every library). The object holds the caller's buffer exported (a
+# Py_buffer) until it dies, when the binding returns: a bytearray another
+# thread resizes during the nogil call then raises BufferError there instead
+# of freeing the memory the library writes to. Made by written_buffer, read
+# by written_address.
+@cython.final
+cdef class WrittenBuffer:
+    cdef Py_buffer view
+    cdef bint held       # view holds an export, released by __dealloc__
+    # An empty or one-byte bytes object, which CPython shares between every
+    # use of its value: never written (convert.pyx: written_address_slow).
+    cdef bint shared
+    cdef char scratch[1]
+
+# The caller's buffer exported writable: None for None and an int address
+# (the caller's word, converted by as_address), a TypeError naming the
+# parameter for a read-only buffer (bytes excepted: the classic convention
+# writes into `b" " * size`) and for anything else.
+cdef WrittenBuffer written_buffer_slow(object o, const char* name)
+
+
+cdef inline WrittenBuffer written_buffer(object o, const char* name):
+    if o is None or PyLong_CheckExact(o):
+        return None
+    return written_buffer_slow(o, name)
+
+
+cdef void* written_address_slow(WrittenBuffer held, size_t need, const char* name, const char* size_name,
+                                bint c_string) except? NULL
+
+
+# Where the call may write `need` bytes (`size_name`: the count or query
+# giving them): a smaller buffer is a ValueError naming both sizes, before
+# anything is written. `c_string`: the call writes a NUL-terminated string.
+cdef inline void* written_address(WrittenBuffer held, size_t need, const char* name, const char* size_name,
+                                  bint c_string) except? NULL:
+    if <size_t>held.view.len >= need and not held.shared:
+        return held.view.buf
+    return written_address_slow(held, need, name, size_name, c_string)
 
 
 # The address of a buffer argument the call reads or writes `need` bytes of

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Slow paths of the argument conversions (see _convert.pxd)."""
 cimport cython
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.exc cimport PyErr_SetObject, PyErr_WriteUnraisable
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_CheckExact, PyByteArray_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
@@ -148,25 +148,76 @@ cdef void* function_address(object o, const char* name) except? NULL:
     return address_slow(o, name)
 
 
-cdef char* writable_buffer(object o, const char* name, size_t need, char* scratch) except NULL:
-    cdef Py_ssize_t size
-    cdef char* data
-    if PyByteArray_CheckExact(o):
-        size = PyByteArray_GET_SIZE(o)
-        data = PyByteArray_AS_STRING(o)
-    elif PyBytes_CheckExact(o):
-        size = PyBytes_GET_SIZE(o)
-        # CPython shares its empty and one-byte bytes objects: never write into
-        # them. A one-byte result is only the terminating NUL.
-        if size <= 1 and need <= 1:
-            return scratch
-        data = PyBytes_AS_STRING(o)
-    else:
-        raise TypeError(f"{name.decode()}: expected a bytearray or bytes of at least {need} bytes, "
+_WRITABLE = "a writable buffer (bytearray, writable numpy array or memoryview, ctypes array)"
+
+
+@cython.final
+@cython.freelist(8)
+cdef class WrittenBuffer:
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+
+
+cdef WrittenBuffer written_buffer_slow(object o, const char* name):
+    cdef WrittenBuffer held = WrittenBuffer.__new__(WrittenBuffer)
+    cdef Py_buffer probe
+    if PyByteArray_CheckExact(o):   # the common case: no ctypes or read-only questions
+        PyObject_GetBuffer(o, &held.view, PyBUF_WRITABLE)
+        held.held = True
+        return held
+    if PyBytes_CheckExact(o):
+        # Immutable to Python, written in place all the same, as the classic
+        # convention (NVIDIA's samples: `ptx = b" " * size`) expects; docs/
+        # bindings.md says what that costs. Its export pins nothing (a bytes
+        # never moves), and gives its bytes read-only: asked as such.
+        PyObject_GetBuffer(o, &held.view, PyBUF_SIMPLE)
+        held.held = True
+        held.shared = held.view.len <= 1
+        return held
+    # c_void_p(address): an address, not its own 8 bytes. ctypes types have a
+    # metaclass of ctypes' own: other buffers (numpy's) skip the slow check.
+    if type(type(o)) is not type and _ctypes_pointer_value(o) is not None:
+        return None
+    if not PyObject_CheckBuffer(o):
+        if hasattr(type(o), "__index__"):      # a numpy integer, a handle: an address
+            return None
+        raise TypeError(f"{name.decode()}: expected {_WRITABLE}, bytes, an int address or None, "
                         f"got {_type_name(o)}")
+    try:
+        PyObject_GetBuffer(o, &held.view, PyBUF_WRITABLE)
+    except Exception as refused:
+        # Exporters word a refusal their own way (numpy: ValueError "buffer
+        # source array is read-only", others BufferError): a read-only export
+        # that succeeds tells a read-only buffer from an unusable one.
+        try:
+            PyObject_GetBuffer(o, &probe, PyBUF_SIMPLE)
+        except Exception:
+            raise TypeError(f"{name.decode()}: expected {_WRITABLE} of contiguous bytes, "
+                            f"got {_type_name(o)} ({refused})") from None
+        PyBuffer_Release(&probe)
+        raise TypeError(f"{name.decode()}: the call writes into this buffer, but the {_type_name(o)} is read-only; "
+                        f"pass {_WRITABLE}") from None
+    held.held = True
+    return held
+
+
+cdef void* written_address_slow(WrittenBuffer held, size_t need, const char* name, const char* size_name,
+                                bint c_string) except? NULL:
+    cdef Py_ssize_t size = held.view.len
+    if held.shared:
+        # CPython's empty and one-byte bytes objects are shared by every use
+        # of their value: never written. Where nothing is written, or only a
+        # C string's terminating NUL, the call gets a scratch byte instead.
+        if need == 0 or (need == 1 and c_string):
+            return held.scratch
+        if <size_t>size >= need:
+            raise ValueError(f"{name.decode()}: a {size}-byte bytes object is shared by every use of its value "
+                             f"in CPython: writing the {need} bytes of {size_name.decode()} into it would change "
+                             f"them all; pass a bytearray")
     if <size_t>size < need:
-        raise ValueError(f"{name.decode()}: buffer of {size} bytes is smaller than the {need} bytes needed")
-    return data
+        buffer_too_small(size, need, name, size_name)
+    return held.view.buf
 
 
 cdef int raw_value_into(object o, void* buf, size_t size, const char* name) except -1:

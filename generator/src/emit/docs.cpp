@@ -58,7 +58,9 @@ std::string function_docstring(const model::Function& f, const std::string& stat
   if (!f.doc.body.empty()) out += plain_text(f.doc.body) + "\n\n";
   std::string params;
   for (const auto& p : f.params) {
-    if (p.direction == model::Direction::Out) continue;
+    // An output the call returns is no parameter of the Python function; a
+    // buffer the caller gives for the call to write into is one.
+    if (p.direction == model::Direction::Out && !p.conversion.input) continue;
     const model::DocParam* d = f.doc.param(p.name);
     params += p.py_name + "\n" + indent(d ? plain_text(d->text) : p.type.spelling, "    ");
     auto taken = forms.find(p.name);

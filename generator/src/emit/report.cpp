@@ -5,9 +5,11 @@
 namespace cubind::emit {
 
 namespace {
-// What a void* buffer object given to the call must hold: the reviewer of a
-// new toolkit sees which pairings the rules made and which buffers stay
-// unchecked (a missing byte_count_params name shows up here).
+// What a buffer object given to the call must hold, and whether the call
+// writes there (then it must be writable): the reviewer of a new toolkit sees
+// which pairings the rules made, which buffers stay unchecked (a missing
+// byte_count_params name shows up here) and which non-const void* the call
+// would write (one it only reads needs the spec's `direction = "in"`).
 std::string buffer_line(const model::Function& f, const model::Param& p) {
   std::string holds;
   if (!p.query_function.empty()) {
@@ -17,11 +19,12 @@ std::string buffer_line(const model::Function& f, const model::Param& p) {
   } else {
     holds = "unchecked: no byte count or size query";
   }
+  if (p.direction == model::Direction::Out) holds += ", written by the call";
   return "  buffer   " + f.name + "." + p.name + ": " + holds + "\n";
 }
 
-bool is_void_buffer(const model::Param& p) {
-  return p.role == model::Role::VoidPtr && p.conversion.bound();
+bool is_buffer(const model::Param& p) {
+  return (p.role == model::Role::VoidPtr || p.role == model::Role::Buffer) && p.conversion.bound();
 }
 
 std::string percent(size_t part, size_t whole) {
@@ -45,7 +48,7 @@ std::string coverage_report(const model::Model& model) {
         ++bound;
         lines += "  bound    " + name + "\n";
         for (const auto& p : f.params)
-          if (is_void_buffer(p)) lines += buffer_line(f, p);
+          if (is_buffer(p)) lines += buffer_line(f, p);
       } else {
         lines += "  skipped  " + name + ": " + f.skip_reason + "\n";
       }

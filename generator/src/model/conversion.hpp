@@ -79,6 +79,9 @@ struct Conversion {
   bool output = false;  // returned to the Python caller
   bool late = false;    // converted after the others: reads their C values
   bool last = false;    // converted after the late ones: reads arrays that are late themselves
+  // A buffer the call writes a NUL-terminated string into (a char*, not a
+  // void*): its one-byte result is only the NUL.
+  bool c_string = false;
 
   bool bound() const { return !name.empty(); }
 };

@@ -64,6 +64,7 @@ json conversion_json(const Conversion& c) {
   if (!c.input) j["input"] = false;
   if (c.output) j["output"] = true;
   if (c.late) j["late"] = true;
+  if (c.c_string) j["c_string"] = true;
   return j;
 }
 

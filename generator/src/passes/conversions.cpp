@@ -318,25 +318,29 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.ownership = Ownership::Call;
       return c;
     }
-    case Role::Buffer: {
-      Conversion c = named("params/in_buffer", t);
-      c.late = true;
-      c.ownership = Ownership::Call;
-      set_query(c, f, p.query_function, m, false);
-      return c;
-    }
+    case Role::Buffer:
     case Role::VoidPtr: {
       // A buffer object must hold the bytes the call reads or writes; an
-      // int address stays the caller's word, as in C.
-      const char* name = !p.query_function.empty() ? "params/in_voidptr_queried"
-                         : !p.count_param.empty()  ? "params/in_voidptr_sized"
-                                                   : "params/in_voidptr";
+      // int address stays the caller's word, as in C. One rule for every
+      // library: a buffer the call writes (mark_written_buffers), char* or
+      // void*, takes any writable buffer, sized by its query or its count.
+      const bool written = p.direction == Direction::Out;
+      const bool queried = !p.query_function.empty();
+      const bool sized = !p.count_param.empty();
+      const char* name = written && queried ? "params/into_buffer_queried"
+                         : written && sized ? "params/into_buffer_sized"
+                         : queried          ? "params/in_voidptr_queried"
+                         : sized            ? "params/in_voidptr_sized"
+                                            : "params/in_voidptr";
       Conversion c = named(name, t);
       c.ownership = Ownership::Call;
-      if (!p.query_function.empty()) {
+      // What the call writes into a char* is a C string: a shared empty or
+      // one-byte bytes object is then spared the lone NUL (convert.pyx).
+      c.c_string = written && p.role == Role::Buffer;
+      if (queried) {
         c.late = true;  // the query reads the other parameters' C values
         set_query(c, f, p.query_function, m, false);
-      } else if (!p.count_param.empty()) {
+      } else if (sized) {
         c.late = true;  // reads the byte count's C value
       }
       return c;

@@ -72,7 +72,7 @@ void infer_pointer(Param& p, const Function& f, const Model& m, const spec::Conv
   } else if (is_char(pointee)) {
     p.query_function = sibling(f, c.size_query, m);
     if (!p.query_function.empty()) {
-      p.role = Role::Buffer;
+      p.role = Role::Buffer;  // written: mark_written_buffers
     } else if (documented_as_output(doc, c)) {
       p.role = Role::OutBuffer;  // its length parameter is linked below
       p.direction = Direction::Out;
@@ -244,6 +244,24 @@ void link_buffer_sizes(Function& f, const Model& m, const spec::Conventions& con
   }
 }
 
+// A caller's buffer whose bytes are counted (a size query or a byte count)
+// is written by the call where its C type lets the call write there: a char*
+// (nvrtcGetPTX's ptx) or a void* without const (cuMemcpyDtoH's dstHost,
+// nvJitLinkGetLinkedCubin's cubin). Such a buffer must be writable, in every
+// library alike. Where a non-const void* is only read (cuMemHostRegister's p,
+// registered, never written by the call), the spec says `direction = "in"`:
+// a `direction` the spec gave stays. After link_buffer_sizes.
+void mark_written_buffers(Function& f, const spec::Spec& spec) {
+  for (auto& p : f.params) {
+    const bool counted = !p.query_function.empty() || !p.count_param.empty();
+    if (!counted || (p.role != Role::Buffer && p.role != Role::VoidPtr) || p.type.pointee().is_const) continue;
+    const spec::ParamOverride* o = spec.override_for(f.name, p.name);
+    if (!o && !f.alias_of.empty()) o = spec.override_for(f.alias_of, p.name);
+    if (o && o->direction) continue;
+    p.direction = Direction::Out;
+  }
+}
+
 // An array filled up to a capacity: its count is read as the capacity and
 // returned as the count the call wrote.
 void link_inout_counts(Function& f) {
@@ -400,6 +418,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
     link_returned_counts(f, spec.conventions);
     link_userdata(f);
     link_buffer_sizes(f, model, spec.conventions);
+    mark_written_buffers(f, spec);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;
   }

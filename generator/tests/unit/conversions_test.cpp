@@ -152,12 +152,14 @@ TEST(AssignConversions, QueriesNameTheirArguments) {
   Function log = with_roles(fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))}),
                             {Role::Handle, Role::Buffer});
   log.params[1].query_function = "caseGetLogSize";
+  log.params[1].direction = Direction::Out;  // mark_written_buffers
   Function archs = with_roles(fn("caseGetArchs", {param("archs", ptr(int_t()))}), {Role::OutArray});
   archs.params[0].query_function = "caseGetNumArchs";
   size.skip_reason = count.skip_reason = "not under test";
   const Model m = convert({size, count, log, archs});
   const Conversion& buffer = conv(m, "caseGetLog", "log");
-  EXPECT_EQ(buffer.name, "params/in_buffer");
+  EXPECT_EQ(buffer.name, "params/into_buffer_queried");
+  EXPECT_TRUE(buffer.c_string);  // a char*: the call writes a NUL-terminated string
   EXPECT_EQ(buffer.query_args, std::vector<std::string>{"h"});
   EXPECT_EQ(buffer.query_result.kind, TypeKind::Unknown);  // always a size_t
   const Conversion& out = conv(m, "caseGetArchs", "archs");
@@ -195,6 +197,39 @@ TEST(AssignConversions, VoidPointersCheckTheBytesTheirSizeGives) {
   const Conversion& plain = conv(m, "caseLoad", "image");
   EXPECT_EQ(plain.name, "params/in_voidptr");
   EXPECT_FALSE(plain.late);
+}
+
+TEST(AssignConversions, BuffersTheCallWritesTakeOneConversionWhateverTheirCType) {
+  // nvrtcGetPTX's char* and nvJitLinkGetLinkedCubin's void* (both with a
+  // size query), cuMemcpyDtoH's dstHost (a byte count): written, whatever
+  // the library, so one conversion each for a query and a count.
+  Function size = fn("caseGetLogSize", {param("h", handle_t()), param("size", ptr(size_t_t()))});
+  size.skip_reason = "not under test";
+  Function log = with_roles(fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))}),
+                            {Role::Handle, Role::Buffer});
+  Function image = with_roles(fn("caseGetImage", {param("h", handle_t()), param("image", ptr(void_t()))}),
+                              {Role::Handle, Role::VoidPtr});
+  log.params[1].query_function = image.params[1].query_function = "caseGetLogSize";
+  Function copy = with_roles(fn("caseCopy", {param("dst", ptr(void_t())), param("src", ptr(void_t(true))),
+                                             param("count", size_t_t())}),
+                             {Role::VoidPtr, Role::VoidPtr, Role::Scalar});
+  copy.params[0].count_param = copy.params[1].count_param = "count";
+  log.params[1].direction = image.params[1].direction = copy.params[0].direction = Direction::Out;
+  const Model m = convert({size, log, image, copy});
+  for (const char* f : {"caseGetLog", "caseGetImage"}) {
+    const Conversion& c = conv(m, f, f == std::string("caseGetLog") ? "log" : "image");
+    EXPECT_EQ(c.name, "params/into_buffer_queried") << f;
+    EXPECT_EQ(c.query_args, std::vector<std::string>{"h"}) << f;
+    EXPECT_TRUE(c.late) << f;
+    EXPECT_TRUE(c.input) << f;  // the caller's buffer: taken, not returned
+    EXPECT_FALSE(c.output) << f;
+    EXPECT_EQ(c.ownership, Ownership::Call) << f;  // held for the call
+  }
+  EXPECT_TRUE(conv(m, "caseGetLog", "log").c_string);
+  EXPECT_FALSE(conv(m, "caseGetImage", "image").c_string);  // a void*: bytes, not a string
+  EXPECT_EQ(conv(m, "caseCopy", "dst").name, "params/into_buffer_sized");
+  EXPECT_FALSE(conv(m, "caseCopy", "dst").c_string);
+  EXPECT_EQ(conv(m, "caseCopy", "src").name, "params/in_voidptr_sized");  // read: any buffer
 }
 
 TEST(AssignConversions, InOutArraysAndTheirCount) {

@@ -91,6 +91,7 @@ model::Function sample_function() {
   model::Param out;
   out.name = out.py_name = "name";
   out.direction = model::Direction::Out;
+  out.conversion.input = false;  // returned, not taken (assign_conversions)
   model::Param flags;
   flags.name = flags.py_name = "flags";
   flags.type.spelling = "int";
@@ -117,6 +118,14 @@ TEST(FunctionDocstring, Sections) {
             "    - CASE_SUCCESS\n"
             "name : bytes\n"
             "    The name.\n");
+}
+
+TEST(FunctionDocstring, ABufferTheCallWritesIsTakenSoListed) {
+  // nvrtcGetPTX's ptx: an output of C, but the caller's buffer: a parameter.
+  model::Function f = sample_function();
+  f.params[1].conversion.input = true;
+  const std::string doc = function_docstring(f, "caseResult", {});
+  EXPECT_NE(doc.find("name\n    The name.\n"), std::string::npos) << doc;
 }
 
 TEST(FunctionDocstring, EachInputsPythonFormsFollowItsText) {

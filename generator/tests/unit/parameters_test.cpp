@@ -371,9 +371,40 @@ TEST(InferParameters, VoidPointerWithSizeSiblingTakesTheQuery) {
                         byte_count_spec());
   const Param& p = param_of(m, "caseGetCubin", "cubin");
   EXPECT_EQ(p.role, Role::VoidPtr);
-  EXPECT_EQ(p.direction, Direction::In);
+  EXPECT_EQ(p.direction, Direction::Out);  // not const: written (mark_written_buffers)
   EXPECT_EQ(p.query_function, "caseGetCubinSize");
   EXPECT_EQ(p.count_param, "");  // the query wins over a byte count
+}
+
+TEST(InferParameters, CountedBuffersTheCTypeLetsTheCallWriteAreWritten) {
+  // One rule for every library: a char* with a size query (nvrtcGetPTX,
+  // nvJitLinkGetInfoLog, nvvmGetProgramLog) and a counted void* without
+  // const (cuMemcpyDtoH's dstHost, nvJitLinkGetLinkedCubin's cubin) are
+  // written; a const one is read; an uncounted void* stays the caller's word.
+  spec::Spec s = byte_count_spec();
+  spec::ParamOverride read_only;  // cuMemHostRegister's p: only pinned
+  read_only.function = "caseRegister";
+  read_only.param = "p";
+  read_only.direction = Direction::In;
+  s.overrides.push_back(read_only);
+  const Model m = infer({
+      fn("caseGetLogSize", {param("h", handle_t()), param("size", ptr(size_t_t()))}),
+      fn("caseGetLog", {param("h", handle_t()), param("log", ptr(char_t()))}),
+      fn("caseGetImageSize", {param("h", handle_t()), param("size", ptr(size_t_t()))}),
+      fn("caseGetImage", {param("h", handle_t()), param("image", ptr(void_t()))}),
+      fn("caseCopy", {param("dst", ptr(void_t())), param("src", ptr(void_t(true))), param("count", size_t_t())}),
+      fn("caseRegister", {param("p", ptr(void_t())), param("ByteCount", size_t_t())}),
+      fn("caseFree", {param("p", ptr(void_t()))}),
+  },
+                        s);
+  EXPECT_EQ(param_of(m, "caseGetLog", "log").role, Role::Buffer);
+  EXPECT_EQ(param_of(m, "caseGetLog", "log").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseGetImage", "image").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseCopy", "dst").direction, Direction::Out);
+  EXPECT_EQ(param_of(m, "caseCopy", "src").direction, Direction::In);
+  EXPECT_EQ(param_of(m, "caseRegister", "p").count_param, "ByteCount");
+  EXPECT_EQ(param_of(m, "caseRegister", "p").direction, Direction::In);  // the spec's word stays
+  EXPECT_EQ(param_of(m, "caseFree", "p").direction, Direction::In);      // no size: not known to be written
 }
 
 TEST(InferParameters, UserDataHasNoByteCount) {

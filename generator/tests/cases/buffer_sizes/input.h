@@ -8,10 +8,11 @@
  *                    spec's byte_count_params) -> in_voidptr_sized,
  *                    count_param ByteCount, converted after ByteCount (late)
  *   caseCopy         void* dst and const void* src share one count (the
- *                    cudaMemcpy form) -> both in_voidptr_sized
- *   caseCopyDtoH     the count after another parameter -> in_voidptr_sized
+ *                    cudaMemcpy form) -> into_buffer_sized (dst, written:
+ *                    see the written_buffers case) and in_voidptr_sized (src)
+ *   caseCopyDtoH     the count after another parameter -> into_buffer_sized
  *   caseGetImageSize/caseGetImage
- *                    void* with a sibling caseGetImageSize -> in_voidptr_queried
+ *                    void* with a sibling caseGetImageSize -> into_buffer_queried
  *                    (query_function caseGetImageSize); the query is called
  *                    only for a buffer object
  *   caseAddData      `size` is not in byte_count_params; the spec's

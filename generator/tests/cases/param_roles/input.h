@@ -10,7 +10,8 @@
  *   caseCreateProgram      handle* out, two strings, two string arrays sharing
  *                          one count numHeaders
  *   caseGetPTXSize/PTX     char* with a sibling caseGetPTXSize -> buffer
- *                          (query_function caseGetPTXSize)
+ *                          (query_function caseGetPTXSize), direction out:
+ *                          written by the call (into_buffer_queried)
  *   caseGetLoweredName     const char** -> out_string
  *   caseGetNumArchs/Archs  int* with a sibling caseGetNumArchs -> out_array
  *                          (query_function caseGetNumArchs)
