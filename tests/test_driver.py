@@ -933,8 +933,8 @@ def test_ext_sem_array_field_set_from_a_list():
     params.extSemArray = [cuda.CUexternalSemaphore(0x10), 0x20]
     params.numExtSems = 2
     assert [int(s) for s in params.extSemArray] == [0x10, 0x20]
-    params.extSemArray = None
-    assert params.extSemArray is None
+    params.extSemArray = None   # NULL: numExtSems NULL handles, as the classic modules read it
+    assert [int(s) for s in params.extSemArray] == [0, 0]
 
 
 # == on a real GPU (each test marked gpu) ===========================================================
