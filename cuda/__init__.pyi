@@ -1062,6 +1062,10 @@ class CUlaunchAttributeID(int):
     def value(self) -> int: ...
     def __init__(self, value: int) -> None: ...
 
+CUkernelNodeAttrID = CUlaunchAttributeID
+
+CUstreamAttrID = CUlaunchAttributeID
+
 class CUstreamCaptureStatus(int):
     """Enum CUstreamCaptureStatus of the C API.
 
@@ -2590,6 +2594,8 @@ class CUdeviceptr:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+CUdeviceptr_v2 = CUdeviceptr
+
 class CUdevice:
     """Opaque handle CUdevice.
 
@@ -2600,6 +2606,8 @@ class CUdevice:
     def __index__(self) -> int: ...
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
+
+CUdevice_v1 = CUdevice
 
 class CUtexObject:
     """Opaque handle CUtexObject.
@@ -2612,6 +2620,8 @@ class CUtexObject:
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
 
+CUtexObject_v1 = CUtexObject
+
 class CUsurfObject:
     """Opaque handle CUsurfObject.
 
@@ -2622,6 +2632,8 @@ class CUsurfObject:
     def __index__(self) -> int: ...
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
+
+CUsurfObject_v1 = CUsurfObject
 
 class CUgraphConditionalHandle:
     """Opaque handle CUgraphConditionalHandle.
@@ -2644,6 +2656,8 @@ class CUmemGenericAllocationHandle:
     def __index__(self) -> int: ...
     def __hash__(self) -> int: ...
     def getPtr(self) -> int: ...
+
+CUmemGenericAllocationHandle_v1 = CUmemGenericAllocationHandle
 
 class CUlogIterator:
     """Opaque handle CUlogIterator.
@@ -28048,6 +28062,21 @@ def cuCoredumpSetAttributeGlobal(attrib: CUcoredumpSettings | int, value: int | 
         CUDA_SUCCESS,
         CUDA_ERROR_INVALID_VALUE,
         CUDA_ERROR_NOT_PERMITTED
+    """
+
+def cuGetExportTable(pExportTableId: CUuuid | int | None) -> tuple[CUresult, int]:
+    """@}
+
+    Parameters
+    ----------
+    pExportTableId
+        const CUuuid *
+        Takes CUuuid, an int address of one, or None (NULL).
+
+    Returns
+    -------
+    CUresult
+    ppExportTable : int
     """
 
 def cuGreenCtxCreate(desc: CUdevResourceDesc | int | None, dev: CUdevice | int | None, flags: int) -> tuple[CUresult, CUgreenCtx]:

@@ -649,6 +649,9 @@ cdef object _CUstreamUpdateCaptureDependencies_flags_define():
         Flags for cuStreamUpdateCaptureDependencies
         """
         __qualname__ = "CUstreamUpdateCaptureDependencies_flags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaStreamUpdateCaptureDependenciesFlags", )
         CU_STREAM_ADD_CAPTURE_DEPENDENCIES = 0
         CU_STREAM_SET_CAPTURE_DEPENDENCIES = 1
 
@@ -818,6 +821,9 @@ cdef object _CUaddress_mode_define():
         Texture reference addressing modes
         """
         __qualname__ = "CUaddress_mode"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaTextureAddressMode", )
         CU_TR_ADDRESS_MODE_WRAP = 0
         CU_TR_ADDRESS_MODE_CLAMP = 1
         CU_TR_ADDRESS_MODE_MIRROR = 2
@@ -860,6 +866,9 @@ cdef object _CUfilter_mode_define():
         Texture reference filtering modes
         """
         __qualname__ = "CUfilter_mode"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaTextureFilterMode", )
         CU_TR_FILTER_MODE_POINT = 0
         CU_TR_FILTER_MODE_LINEAR = 1
 
@@ -900,6 +909,9 @@ cdef object _CUdevice_attribute_define():
         Device properties
         """
         __qualname__ = "CUdevice_attribute"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaDeviceAttr", )
         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2
         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3
@@ -1151,6 +1163,9 @@ cdef object _CUfunction_attribute_define():
         Function properties
         """
         __qualname__ = "CUfunction_attribute"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaFuncAttribute", )
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
         CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
@@ -1206,6 +1221,9 @@ cdef object _CUfunc_cache_define():
         Function cache configurations
         """
         __qualname__ = "CUfunc_cache"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaFuncCache", )
         CU_FUNC_CACHE_PREFER_NONE = 0
         CU_FUNC_CACHE_PREFER_SHARED = 1
         CU_FUNC_CACHE_PREFER_L1 = 2
@@ -1291,6 +1309,9 @@ cdef object _CUshared_carveout_define():
         Shared memory carveout configurations. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
         """
         __qualname__ = "CUshared_carveout"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaSharedCarveout", )
         CU_SHAREDMEM_CARVEOUT_DEFAULT = -1
         CU_SHAREDMEM_CARVEOUT_MAX_SHARED = 100
         CU_SHAREDMEM_CARVEOUT_MAX_L1 = 0
@@ -1374,6 +1395,9 @@ cdef object _CUcomputemode_define():
         Compute Modes
         """
         __qualname__ = "CUcomputemode"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaComputeMode", )
         CU_COMPUTEMODE_DEFAULT = 0
         CU_COMPUTEMODE_PROHIBITED = 2
         CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
@@ -1415,6 +1439,9 @@ cdef object _CUmem_advise_define():
         Memory advise values
         """
         __qualname__ = "CUmem_advise"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemoryAdvise", )
         CU_MEM_ADVISE_SET_READ_MOSTLY = 1
         CU_MEM_ADVISE_UNSET_READ_MOSTLY = 2
         CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3
@@ -1456,6 +1483,9 @@ cdef object _CUmem_range_attribute_define():
     class CUmem_range_attribute(_CEnum):
         """Enum CUmem_range_attribute of the C API."""
         __qualname__ = "CUmem_range_attribute"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemRangeAttribute", )
         CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY = 1
         CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION = 2
         CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY = 3
@@ -1502,6 +1532,9 @@ cdef object _CUjit_option_define():
         Online compiler and linker options
         """
         __qualname__ = "CUjit_option"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaJitOption", )
         CU_JIT_MAX_REGISTERS = 0
         CU_JIT_THREADS_PER_BLOCK = 1
         CU_JIT_WALL_TIME = 2
@@ -1648,6 +1681,9 @@ cdef object _CUjit_fallback_define():
         Cubin matching fallback strategies
         """
         __qualname__ = "CUjit_fallback"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaJit_Fallback", )
         CU_PREFER_PTX = 0
         CU_PREFER_BINARY = 1
 
@@ -1688,6 +1724,9 @@ cdef object _CUjit_cacheMode_define():
         Caching modes for dlcm
         """
         __qualname__ = "CUjit_cacheMode"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaJit_CacheMode", )
         CU_JIT_CACHE_OPTION_NONE = 0
         CU_JIT_CACHE_OPTION_CG = 1
         CU_JIT_CACHE_OPTION_CA = 2
@@ -1774,6 +1813,9 @@ cdef object _CUgraphicsRegisterFlags_define():
         Flags to register a graphics resource
         """
         __qualname__ = "CUgraphicsRegisterFlags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphicsRegisterFlags", "cudaGraphicsMapFlags", )
         CU_GRAPHICS_REGISTER_FLAGS_NONE = 0
         CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY = 1
         CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 2
@@ -1817,6 +1859,9 @@ cdef object _CUgraphicsMapResourceFlags_define():
         Flags for mapping and unmapping interop resources
         """
         __qualname__ = "CUgraphicsMapResourceFlags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphicsRegisterFlags", "cudaGraphicsMapFlags", )
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 1
         CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 2
@@ -1858,6 +1903,9 @@ cdef object _CUarray_cubemap_face_define():
         Array indices for cube faces
         """
         __qualname__ = "CUarray_cubemap_face"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphicsCubeFace", )
         CU_CUBEMAP_FACE_POSITIVE_X = 0
         CU_CUBEMAP_FACE_NEGATIVE_X = 1
         CU_CUBEMAP_FACE_POSITIVE_Y = 2
@@ -1902,6 +1950,9 @@ cdef object _CUlimit_define():
         Limits
         """
         __qualname__ = "CUlimit"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaLimit", )
         CU_LIMIT_STACK_SIZE = 0
         CU_LIMIT_PRINTF_FIFO_SIZE = 1
         CU_LIMIT_MALLOC_HEAP_SIZE = 2
@@ -1951,6 +2002,9 @@ cdef object _CUresourcetype_define():
         Resource types
         """
         __qualname__ = "CUresourcetype"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaResourceType", )
         CU_RESOURCE_TYPE_ARRAY = 0
         CU_RESOURCE_TYPE_MIPMAPPED_ARRAY = 1
         CU_RESOURCE_TYPE_LINEAR = 2
@@ -1993,6 +2047,9 @@ cdef object _CUaccessProperty_define():
         Specifies performance hint with CUaccessPolicyWindow for hitProp and missProp members.
         """
         __qualname__ = "CUaccessProperty"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaAccessProperty", )
         CU_ACCESS_PROPERTY_NORMAL = 0
         CU_ACCESS_PROPERTY_STREAMING = 1
         CU_ACCESS_PROPERTY_PERSISTING = 2
@@ -2034,6 +2091,9 @@ cdef object _CUgraphConditionalNodeType_define():
         Conditional node types
         """
         __qualname__ = "CUgraphConditionalNodeType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphConditionalNodeType", )
         CU_GRAPH_COND_TYPE_IF = 0
         CU_GRAPH_COND_TYPE_WHILE = 1
         CU_GRAPH_COND_TYPE_SWITCH = 2
@@ -2127,6 +2187,9 @@ cdef object _CUgraphDependencyType_define():
         Type annotations that can be applied to graph edges as part of CUgraphEdgeData.
         """
         __qualname__ = "CUgraphDependencyType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphDependencyType", )
         CU_GRAPH_DEPENDENCY_TYPE_DEFAULT = 0
         CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC = 1
 
@@ -2167,6 +2230,9 @@ cdef object _CUgraphInstantiateResult_define():
         Graph instantiation results
         """
         __qualname__ = "CUgraphInstantiateResult"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphInstantiateResult", )
         CUDA_GRAPH_INSTANTIATE_SUCCESS = 0
         CUDA_GRAPH_INSTANTIATE_ERROR = 1
         CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE = 2
@@ -2208,6 +2274,9 @@ cdef object _CUsynchronizationPolicy_define():
     class CUsynchronizationPolicy(_CEnum):
         """Enum CUsynchronizationPolicy of the C API."""
         __qualname__ = "CUsynchronizationPolicy"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaSynchronizationPolicy", )
         CU_SYNC_POLICY_AUTO = 1
         CU_SYNC_POLICY_SPIN = 2
         CU_SYNC_POLICY_YIELD = 3
@@ -2250,6 +2319,9 @@ cdef object _CUclusterSchedulingPolicy_define():
         Cluster scheduling policies. These may be passed to cuFuncSetAttribute or cuKernelSetAttribute
         """
         __qualname__ = "CUclusterSchedulingPolicy"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaClusterSchedulingPolicy", )
         CU_CLUSTER_SCHEDULING_POLICY_DEFAULT = 0
         CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
         CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING = 2
@@ -2304,6 +2376,9 @@ cdef object _CUlaunchMemSyncDomain_define():
         memory synchronization domain even if they are on the same GPU.
         """
         __qualname__ = "CUlaunchMemSyncDomain"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaLaunchMemSyncDomain", )
         CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT = 0
         CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE = 1
 
@@ -2344,6 +2419,9 @@ cdef object _CUlaunchAttributeID_define():
         Launch attributes enum; used as id field of CUlaunchAttribute
         """
         __qualname__ = "CUlaunchAttributeID"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaLaunchAttributeID", )
         CU_LAUNCH_ATTRIBUTE_IGNORE = 0
         CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1
         CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2
@@ -2368,6 +2446,8 @@ cdef object _CUlaunchAttributeID_define():
         _CUlaunchAttributeID_table = table
         _CUlaunchAttributeID_members = CUlaunchAttributeID._value2member_
         globals()["CUlaunchAttributeID"] = CUlaunchAttributeID
+        globals()["CUkernelNodeAttrID"] = CUlaunchAttributeID
+        globals()["CUstreamAttrID"] = CUlaunchAttributeID
         _CUlaunchAttributeID_class = CUlaunchAttributeID
     return _CUlaunchAttributeID_class
 
@@ -2398,6 +2478,9 @@ cdef object _CUstreamCaptureStatus_define():
         Possible stream capture statuses returned by cuStreamIsCapturing
         """
         __qualname__ = "CUstreamCaptureStatus"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaStreamCaptureStatus", )
         CU_STREAM_CAPTURE_STATUS_NONE = 0
         CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
         CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
@@ -2440,6 +2523,9 @@ cdef object _CUstreamCaptureMode_define():
         cuStreamBeginCapture and cuThreadExchangeStreamCaptureMode
         """
         __qualname__ = "CUstreamCaptureMode"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaStreamCaptureMode", )
         CU_STREAM_CAPTURE_MODE_GLOBAL = 0
         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
         CU_STREAM_CAPTURE_MODE_RELAXED = 2
@@ -2481,6 +2567,9 @@ cdef object _CUdriverProcAddress_flags_define():
         Flags to specify search options. For more details see cuGetProcAddress
         """
         __qualname__ = "CUdriverProcAddress_flags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGetDriverEntryPointFlags", )
         CU_GET_PROC_ADDRESS_DEFAULT = 0
         CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1
         CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
@@ -2522,6 +2611,9 @@ cdef object _CUdriverProcAddressQueryResult_define():
         Flags to indicate search status. For more details see cuGetProcAddress
         """
         __qualname__ = "CUdriverProcAddressQueryResult"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaDriverEntryPointQueryResult", )
         CU_GET_PROC_ADDRESS_SUCCESS = 0
         CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
         CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
@@ -2640,6 +2732,9 @@ cdef object _CUlibraryOption_define():
         Library options to be specified with cuLibraryLoadData() or cuLibraryLoadFromFile()
         """
         __qualname__ = "CUlibraryOption"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaLibraryOption", )
         CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE = 0
         CU_LIBRARY_BINARY_IS_PRESERVED = 1
         CU_LIBRARY_NUM_OPTIONS = 2
@@ -2831,6 +2926,9 @@ cdef object _CUdevice_P2PAttribute_define():
         P2P Attributes
         """
         __qualname__ = "CUdevice_P2PAttribute"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaDeviceP2PAttr", )
         CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 1
         CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 2
         CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 3
@@ -2875,6 +2973,9 @@ cdef object _CUatomicOperation_define():
         CUDA-valid Atomic Operations
         """
         __qualname__ = "CUatomicOperation"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaAtomicOperation", )
         CU_ATOMIC_OPERATION_INTEGER_ADD = 0
         CU_ATOMIC_OPERATION_INTEGER_MIN = 1
         CU_ATOMIC_OPERATION_INTEGER_MAX = 2
@@ -2927,6 +3028,9 @@ cdef object _CUatomicOperationCapability_define():
         CUDA-valid Atomic Operation capabilities
         """
         __qualname__ = "CUatomicOperationCapability"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaAtomicOperationCapability", )
         CU_ATOMIC_CAPABILITY_SIGNED = 1
         CU_ATOMIC_CAPABILITY_UNSIGNED = 2
         CU_ATOMIC_CAPABILITY_REDUCTION = 4
@@ -3308,6 +3412,9 @@ cdef object _CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_define():
         on the memory referenced.
         """
         __qualname__ = "CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemAccessFlags", )
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE = 0
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ = 1
         CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE = 3
@@ -3349,6 +3456,9 @@ cdef object _CUexternalMemoryHandleType_define():
         External memory handle types
         """
         __qualname__ = "CUexternalMemoryHandleType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaExternalMemoryHandleType", )
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 = 2
         CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3
@@ -3396,6 +3506,9 @@ cdef object _CUexternalSemaphoreHandleType_define():
         External semaphore handle types
         """
         __qualname__ = "CUexternalSemaphoreHandleType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaExternalSemaphoreHandleType", )
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD = 1
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 = 2
         CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3
@@ -3444,6 +3557,9 @@ cdef object _CUmemAllocationHandleType_define():
         Flags for specifying particular handle types
         """
         __qualname__ = "CUmemAllocationHandleType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemAllocationHandleType", )
         CU_MEM_HANDLE_TYPE_NONE = 0
         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
         CU_MEM_HANDLE_TYPE_WIN32 = 2
@@ -3488,6 +3604,9 @@ cdef object _CUmemAccess_flags_define():
         Specifies the memory protection flags for mapping.
         """
         __qualname__ = "CUmemAccess_flags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemAccessFlags", )
         CU_MEM_ACCESS_FLAGS_PROT_NONE = 0
         CU_MEM_ACCESS_FLAGS_PROT_READ = 1
         CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
@@ -3530,6 +3649,9 @@ cdef object _CUmemLocationType_define():
         Specifies the type of location
         """
         __qualname__ = "CUmemLocationType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemLocationType", )
         CU_MEM_LOCATION_TYPE_INVALID = 0
         CU_MEM_LOCATION_TYPE_NONE = 0
         CU_MEM_LOCATION_TYPE_DEVICE = 1
@@ -3575,6 +3697,9 @@ cdef object _CUmemAllocationType_define():
         Defines the allocation types available
         """
         __qualname__ = "CUmemAllocationType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemAllocationType", )
         CU_MEM_ALLOCATION_TYPE_INVALID = 0
         CU_MEM_ALLOCATION_TYPE_PINNED = 1
         CU_MEM_ALLOCATION_TYPE_MANAGED = 2
@@ -3935,6 +4060,9 @@ cdef object _CUgraphExecUpdateResult_define():
         CUDA Graph Update error types
         """
         __qualname__ = "CUgraphExecUpdateResult"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphExecUpdateResult", )
         CU_GRAPH_EXEC_UPDATE_SUCCESS = 0
         CU_GRAPH_EXEC_UPDATE_ERROR = 1
         CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2
@@ -4028,6 +4156,9 @@ cdef object _CUmemcpyFlags_define():
         Flags to specify for copies within a batch. For more details see cuMemcpyBatchAsync.
         """
         __qualname__ = "CUmemcpyFlags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemcpyFlags", )
         CU_MEMCPY_FLAG_DEFAULT = 0
         CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE = 1
 
@@ -4069,6 +4200,9 @@ cdef object _CUmemcpySrcAccessOrder_define():
         The destination will always be accessed in stream order.
         """
         __qualname__ = "CUmemcpySrcAccessOrder"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemcpySrcAccessOrder", )
         CU_MEMCPY_SRC_ACCESS_ORDER_INVALID = 0
         CU_MEMCPY_SRC_ACCESS_ORDER_STREAM = 1
         CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL = 2
@@ -4112,6 +4246,9 @@ cdef object _CUmemcpy3DOperandType_define():
         These flags allow applications to convey the operand type for individual copies specified in cuMemcpy3DBatchAsync.
         """
         __qualname__ = "CUmemcpy3DOperandType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaMemcpy3DOperandType", )
         CU_MEMCPY_OPERAND_TYPE_POINTER = 1
         CU_MEMCPY_OPERAND_TYPE_ARRAY = 2
         CU_MEMCPY_OPERAND_TYPE_MAX = 2147483647
@@ -4150,6 +4287,9 @@ cdef object _CUgraphMem_attribute_define():
     class CUgraphMem_attribute(_CEnum):
         """Enum CUgraphMem_attribute of the C API."""
         __qualname__ = "CUgraphMem_attribute"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphMemAttributeType", )
         CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0
         CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1
         CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2
@@ -4192,6 +4332,9 @@ cdef object _CUgraphChildGraphNodeOwnership_define():
         Child graph node ownership
         """
         __qualname__ = "CUgraphChildGraphNodeOwnership"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphChildGraphNodeOwnership", )
         CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE = 0
         CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE = 1
 
@@ -4232,6 +4375,9 @@ cdef object _CUflushGPUDirectRDMAWritesOptions_define():
         Bitmasks for CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
         """
         __qualname__ = "CUflushGPUDirectRDMAWritesOptions"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaFlushGPUDirectRDMAWritesOptions", )
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST = 1
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS = 2
 
@@ -4272,6 +4418,9 @@ cdef object _CUGPUDirectRDMAWritesOrdering_define():
         Platform native ordering for GPUDirect RDMA writes
         """
         __qualname__ = "CUGPUDirectRDMAWritesOrdering"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGPUDirectRDMAWritesOrdering", "cudaFlushGPUDirectRDMAWritesScope", )
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE = 0
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER = 100
         CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES = 200
@@ -4313,6 +4462,9 @@ cdef object _CUflushGPUDirectRDMAWritesScope_define():
         The scopes for cuFlushGPUDirectRDMAWrites
         """
         __qualname__ = "CUflushGPUDirectRDMAWritesScope"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGPUDirectRDMAWritesOrdering", "cudaFlushGPUDirectRDMAWritesScope", )
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER = 100
         CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES = 200
 
@@ -4392,6 +4544,9 @@ cdef object _CUgraphDebugDot_flags_define():
         The additional write options for cuGraphDebugDotPrint
         """
         __qualname__ = "CUgraphDebugDot_flags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphDebugDotFlags", )
         CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE = 1
         CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES = 2
         CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS = 4
@@ -4524,6 +4679,9 @@ cdef object _CUgraphInstantiate_flags_define():
         Flags for instantiating a graph
         """
         __qualname__ = "CUgraphInstantiate_flags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaGraphInstantiateFlags", )
         CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1
         CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD = 2
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH = 4
@@ -4566,6 +4724,9 @@ cdef object _CUdeviceNumaConfig_define():
         CUDA device NUMA configuration
         """
         __qualname__ = "CUdeviceNumaConfig"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaDeviceNumaConfig", )
         CU_DEVICE_NUMA_CONFIG_NONE = 0
         CU_DEVICE_NUMA_CONFIG_NUMA_NODE = 1
 
@@ -4977,6 +5138,9 @@ cdef object _CUlogLevel_define():
         @{
         """
         __qualname__ = "CUlogLevel"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaLogLevel", )
         CU_LOG_LEVEL_ERROR = 0
         CU_LOG_LEVEL_WARNING = 1
 
@@ -5057,6 +5221,9 @@ cdef object _CUeglFrameType_define():
         CUDA EglFrame type - array or pointer
         """
         __qualname__ = "CUeglFrameType"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaEglFrameType", )
         CU_EGL_FRAME_TYPE_ARRAY = 0
         CU_EGL_FRAME_TYPE_PITCH = 1
 
@@ -5112,6 +5279,9 @@ cdef object _CUeglResourceLocationFlags_define():
         if the frame is produced on a different memory.
         """
         __qualname__ = "CUeglResourceLocationFlags"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaEglResourceLocationFlags", )
         CU_EGL_RESOURCE_LOCATION_SYSMEM = 0
         CU_EGL_RESOURCE_LOCATION_VIDMEM = 1
 
@@ -5153,6 +5323,9 @@ cdef object _CUeglColorFormat_define():
         Three channel formats are currently not supported for CU_EGL_FRAME_TYPE_ARRAY
         """
         __qualname__ = "CUeglColorFormat"
+        # The other spelling of this C enum (the driver's or the runtime's):
+        # a parameter of those enums takes this one's members too.
+        _twins_ = ("cudaEglColorFormat", )
         CU_EGL_COLOR_FORMAT_YUV420_PLANAR = 0
         CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR = 1
         CU_EGL_COLOR_FORMAT_YUV422_PLANAR = 2
@@ -7480,6 +7653,7 @@ cdef inline CUdeviceptr _new_CUdeviceptr(c.CUdeviceptr value):
     h._ptr = value
     return h
 
+CUdeviceptr_v2 = CUdeviceptr
 
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
@@ -7538,6 +7712,7 @@ cdef inline CUdevice _new_CUdevice(c.CUdevice value):
     h._ptr = value
     return h
 
+CUdevice_v1 = CUdevice
 
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
@@ -7596,6 +7771,7 @@ cdef inline CUtexObject _new_CUtexObject(c.CUtexObject value):
     h._ptr = value
     return h
 
+CUtexObject_v1 = CUtexObject
 
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
@@ -7654,6 +7830,7 @@ cdef inline CUsurfObject _new_CUsurfObject(c.CUsurfObject value):
     h._ptr = value
     return h
 
+CUsurfObject_v1 = CUsurfObject
 
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
@@ -7770,6 +7947,7 @@ cdef inline CUmemGenericAllocationHandle _new_CUmemGenericAllocationHandle(c.CUm
     h._ptr = value
     return h
 
+CUmemGenericAllocationHandle_v1 = CUmemGenericAllocationHandle
 
 # Handles come and go on every call: recycle their memory.
 @cython.freelist(16)
@@ -50131,6 +50309,38 @@ def cuCoredumpSetAttributeGlobal(attrib, value):
 
 
 
+def cuGetExportTable(pExportTableId):
+    """@}
+
+    Parameters
+    ----------
+    pExportTableId
+        const CUuuid *
+        Takes CUuuid, an int address of one, or None (NULL).
+
+    Returns
+    -------
+    CUresult
+    ppExportTable : int
+    """
+    cdef int _err
+    cdef const void* _c_ppExportTable = NULL
+    cdef c.CUuuid* _c_pExportTableId = NULL
+    if isinstance(pExportTableId, CUuuid):
+        _c_pExportTableId = (<CUuuid>pExportTableId)._ptr
+    elif pExportTableId is not None:
+        _c_pExportTableId = <c.CUuuid*>as_address(pExportTableId, b"pExportTableId")
+
+    with nogil:
+        _err = c.cuGetExportTable(&_c_ppExportTable, _c_pExportTableId)
+
+    if _err != 0:
+        return (_CUresult_of(_err), None,)
+    return (_CUresult_of(_err), <uintptr_t>_c_ppExportTable,)
+
+
+
+
 def cuGreenCtxCreate(desc, dev, flags):
     """Creates a green context with a specified set of resources.
 
@@ -52396,6 +52606,8 @@ __all__ = [
     "CUclusterSchedulingPolicy",
     "CUlaunchMemSyncDomain",
     "CUlaunchAttributeID",
+    "CUkernelNodeAttrID",
+    "CUstreamAttrID",
     "CUstreamCaptureStatus",
     "CUstreamCaptureMode",
     "CUdriverProcAddress_flags",
@@ -52488,11 +52700,16 @@ __all__ = [
     "cuuint32_t",
     "cuuint64_t",
     "CUdeviceptr",
+    "CUdeviceptr_v2",
     "CUdevice",
+    "CUdevice_v1",
     "CUtexObject",
+    "CUtexObject_v1",
     "CUsurfObject",
+    "CUsurfObject_v1",
     "CUgraphConditionalHandle",
     "CUmemGenericAllocationHandle",
+    "CUmemGenericAllocationHandle_v1",
     "CUlogIterator",
     "EGLImageKHR",
     "EGLStreamKHR",
@@ -53181,6 +53398,7 @@ __all__ = [
     "cuCoredumpGetAttributeGlobal",
     "cuCoredumpSetAttribute",
     "cuCoredumpSetAttributeGlobal",
+    "cuGetExportTable",
     "cuGreenCtxCreate",
     "cuGreenCtxDestroy",
     "cuCtxFromGreenCtx",
@@ -53348,6 +53566,8 @@ _LAZY = frozenset((
     "CUclusterSchedulingPolicy",
     "CUlaunchMemSyncDomain",
     "CUlaunchAttributeID",
+    "CUkernelNodeAttrID",
+    "CUstreamAttrID",
     "CUstreamCaptureStatus",
     "CUstreamCaptureMode",
     "CUdriverProcAddress_flags",
@@ -53511,7 +53731,7 @@ def __getattr__(name):
         return _CUclusterSchedulingPolicy_define()
     if name == "CUlaunchMemSyncDomain":
         return _CUlaunchMemSyncDomain_define()
-    if name == "CUlaunchAttributeID":
+    if name == "CUlaunchAttributeID" or name == "CUkernelNodeAttrID" or name == "CUstreamAttrID":
         return _CUlaunchAttributeID_define()
     if name == "CUstreamCaptureStatus":
         return _CUstreamCaptureStatus_define()

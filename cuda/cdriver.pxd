@@ -2526,6 +2526,7 @@ cdef CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, siz
 cdef CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) except? CUDA_ERROR_UNKNOWN nogil
+cdef CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) except? CUDA_ERROR_UNKNOWN nogil
 cdef CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) except? CUDA_ERROR_UNKNOWN nogil

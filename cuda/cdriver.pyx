@@ -426,6 +426,7 @@ cdef void* _p_cuCoredumpGetAttribute = NULL
 cdef void* _p_cuCoredumpGetAttributeGlobal = NULL
 cdef void* _p_cuCoredumpSetAttribute = NULL
 cdef void* _p_cuCoredumpSetAttributeGlobal = NULL
+cdef void* _p_cuGetExportTable = NULL
 cdef void* _p_cuGreenCtxCreate = NULL
 cdef void* _p_cuGreenCtxDestroy = NULL
 cdef void* _p_cuCtxFromGreenCtx = NULL
@@ -4326,6 +4327,15 @@ cdef CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* valu
             return CUDA_ERROR_NOT_FOUND
 
     return (<CUresult (*)(CUcoredumpSettings, void*, size_t*) noexcept nogil>_p_cuCoredumpSetAttributeGlobal)(attrib, value, size)
+
+
+cdef CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) except? CUDA_ERROR_UNKNOWN nogil:
+    if _p_cuGetExportTable == NULL:
+        # Not in this library (older than the header): the status C would give.
+        if _resolve(&_p_cuGetExportTable, b"cuGetExportTable", b"cuGetExportTable", 3000, True) == 1:
+            return CUDA_ERROR_NOT_FOUND
+
+    return (<CUresult (*)(const void**, const CUuuid*) noexcept nogil>_p_cuGetExportTable)(ppExportTable, pExportTableId)
 
 
 cdef CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) except? CUDA_ERROR_UNKNOWN nogil:

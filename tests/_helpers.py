@@ -46,3 +46,27 @@ def import_cubind_driver():
     except ImportError:
         return None
     return cuda if hasattr(cuda, "cuInit") else None
+
+
+def public_kinds(module):
+    """Each public name of ``module`` with its kind: "function", "enum" (a
+    class that is an int), "class" or "constant"; submodules left out. The
+    names test classifies NVIDIA's modules and cubind's by this one rule."""
+    import types
+
+    kinds = {}
+    for name in dir(module):
+        if name.startswith("_"):
+            continue
+        value = getattr(module, name)
+        if isinstance(value, types.ModuleType):
+            continue
+        if isinstance(value, type):
+            kinds[name] = "enum" if issubclass(value, int) else "class"
+        elif callable(value):
+            kinds[name] = "function"
+        elif isinstance(value, (int, float, str, bytes)):
+            kinds[name] = "constant"
+        else:
+            kinds[name] = type(value).__name__
+    return kinds

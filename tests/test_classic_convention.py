@@ -110,9 +110,6 @@ def _value_functions():
         ("nvvmGetErrorString", lambda: nvvm.nvvmGetErrorString(nvvm.nvvmResult.NVVM_ERROR_COMPILATION),
          nvvm.nvvmResult.NVVM_SUCCESS, b"NVVM_ERROR_COMPILATION"),
         ("cudaCreateChannelDesc", lambda: cudart.cudaCreateChannelDesc(32, 0, 0, 0, kind), S, None),
-        ("make_cudaPos", lambda: cudart.make_cudaPos(1, 2, 3), S, None),
-        ("make_cudaExtent", lambda: cudart.make_cudaExtent(4, 5, 6), S, None),
-        ("make_cudaPitchedPtr", lambda: cudart.make_cudaPitchedPtr(0x1000, 256, 64, 32), S, None),
     ]
 
 
@@ -163,7 +160,7 @@ def test_a_kernel_stays_refused_where_the_header_does_not_document_the_cast():
         cuda.cuLaunchKernel(cuda.CUstream(1), 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
 
 
-@pytest.mark.parametrize("index", range(8), ids=lambda i: _value_functions()[i][0])
+@pytest.mark.parametrize("index", range(5), ids=lambda i: _value_functions()[i][0])
 def test_a_function_returning_no_status_returns_success_then_its_value(index):
     name, call, success, value = _value_functions()[index]
     result = call()
@@ -180,8 +177,22 @@ def test_struct_results_come_second():
     err, desc = cudart.cudaCreateChannelDesc(8, 16, 0, 0, cudart.cudaChannelFormatKind.cudaChannelFormatKindSigned)
     assert err == cudart.cudaError_t.cudaSuccess
     assert (desc.x, desc.y, desc.f) == (8, 16, cudart.cudaChannelFormatKind.cudaChannelFormatKindSigned)
-    err, extent = cudart.make_cudaExtent(64, 32, 8)
-    assert (extent.width, extent.height, extent.depth) == (64, 32, 8)
+
+
+@pytest.mark.parametrize("name, args, fields", [
+    ("make_cudaPos", (1, 2, 3), ("x", "y", "z")),
+    ("make_cudaExtent", (64, 32, 8), ("width", "height", "depth")),
+    ("make_cudaPitchedPtr", (0x1000, 256, 64, 32), ("ptr", "pitch", "xsize", "ysize")),
+])
+def test_the_inline_constructors_return_the_struct_itself(name, args, fields):
+    # As the classic modules (spec `result = "value"`): samples write
+    # cudaMalloc3D(make_cudaExtent(w, h, d)). Header-only, they need no
+    # libcudart and no GPU.
+    from cuda import cudart
+
+    value = getattr(cudart, name)(*args)
+    assert type(value).__name__ == name[len("make_"):]
+    assert tuple(getattr(value, f) for f in fields) == args
 
 
 def test_the_stubs_type_the_status_first():
@@ -193,6 +204,7 @@ def test_the_stubs_type_the_status_first():
     stub = pathlib.Path(cudart.__file__).with_name("cudart.pyi").read_text()
     assert "def cudaGetErrorName(error: cudaError_t | int) -> tuple[cudaError_t, bytes | None]:" in stub
     assert "-> tuple[cudaError_t, cudaChannelFormatDesc]:" in stub
+    assert "def make_cudaExtent(w: int, h: int, d: int) -> cudaExtent:" in stub
     stub = (pathlib.Path(nvrtc.__file__).parent / "__init__.pyi").read_text()
     assert "def nvrtcGetErrorString(result: nvrtcResult | int) -> tuple[nvrtcResult, bytes | None]:" in stub
 
@@ -245,6 +257,37 @@ def test_the_items_of_an_enum_array_refuse_members_of_another_enum():
         cuda.cuLinkCreate(1, [cuda.CUresult.CUDA_SUCCESS], [0])
 
 
+TWIN_PARAMETER = r"""
+import cuda
+from cuda import cudart
+err, value = cuda.cuDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrMemoryPoolsSupported, 0)
+print(int(err))
+"""
+
+
+def test_a_member_of_the_twin_enum_is_taken(backend):
+    # The runtime and the driver spell one C enum twice (cudaDeviceAttr,
+    # CUdevice_attribute; the generator pairs them from the headers): each
+    # takes the other's members, as NVIDIA's streamOrderedAllocation sample
+    # passes CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED to cudaDeviceGetAttribute.
+    from cuda import cudart
+
+    location = cudart.cudaMemLocation()
+    location.type = cuda.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    assert location.type == cudart.cudaMemLocationType.cudaMemLocationTypeDevice
+    done = backend.run(TWIN_PARAMETER)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"]
+
+
+def test_an_enum_that_is_no_twin_stays_refused():
+    from cuda import cudart
+
+    with pytest.raises(TypeError, match=r"attr: expected a cudaDeviceAttr member or an int, "
+                                        r"got CUmemorytype\.CU_MEMORYTYPE_HOST"):
+        cudart.cudaDeviceGetAttribute(cuda.CUmemorytype.CU_MEMORYTYPE_HOST, 0)
+
+
 def test_python_enums_of_other_classes_are_refused_too():
     import enum
 
@@ -254,6 +297,22 @@ def test_python_enums_of_other_classes_are_refused_too():
     s = cuda.CUDA_MEMCPY2D()
     with pytest.raises(TypeError, match=r"srcMemoryType: .*got Kind\.HOST"):
         s.srcMemoryType = Kind.HOST
+
+
+# -- other names of a class are that class ----------------------------------------
+
+
+def test_typedef_aliases_are_the_classes_they_alias():
+    # A typedef of an enum, a versioned typedef of an integer handle, a
+    # #define naming a type (the spec's headers; name_type_aliases): the same
+    # object, as in the classic modules, also where the enum is made lazily.
+    from cuda import cudart
+
+    assert cuda.CUstreamAttrID is cuda.CUlaunchAttributeID is cuda.CUkernelNodeAttrID
+    assert cuda.CUdevice_v1 is cuda.CUdevice and cuda.CUdeviceptr_v2 is cuda.CUdeviceptr
+    assert cudart.cudaKernelNodeAttrID is cudart.cudaLaunchAttributeID
+    assert cudart.cudaStreamAttrValue is cudart.cudaLaunchAttributeValue is cudart.cudaKernelNodeAttrValue
+    assert int(cudart.cudaSurfaceObject_t(7)) == 7 and cuda.sizeof(cuda.CUdevice_v1) == 4
 
 
 # -- helpers of the classic modules ----------------------------------------------

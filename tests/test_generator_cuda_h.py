@@ -70,8 +70,12 @@ def test_driver_report_accounts_for_every_function():
     classes = [line for line in report.splitlines() if line.startswith(("  class    ", "  skipped  class "))]
     callback_types = int(re.search(r"(\d+) callback types", report).group(1))
     assert len(classes) == callback_types and "  class    CUoccupancyB2DSize: function pointer" in classes
-    lines = [line for line in report.splitlines()
-             if line.startswith("  ") and " field " not in line and line not in buffers and line not in classes]
+    # Each other name of a class, bound to that class (name_type_aliases).
+    aliases = [line for line in report.splitlines() if line.startswith("  alias    ")]
+    assert all(re.match(r"  alias    \w+: the class \w+$", line) for line in aliases)
+    assert "  alias    CUdevice_v1: the class CUdevice" in aliases
+    lines = [line for line in report.splitlines() if line.startswith("  ") and " field " not in line
+             and line not in buffers and line not in classes and line not in aliases]
     assert len(lines) == total
     for line in lines:
         assert line.startswith("  bound    ") or re.match(r"  skipped  \S+.*: .+", line), line

@@ -76,7 +76,9 @@ cdef inline unsigned long long as_unsigned(object o, const char* name, unsigned 
 # An enum parameter or field takes a member of its own enum class `cls` (None
 # until the lazily made class exists: then no member of it does either) or a
 # plain int; a member of another enum class is a TypeError naming it, never
-# stored as the number it happens to be. Returns `o`, for as_signed/unsigned.
+# stored as the number it happens to be, but for a member of its twin (the
+# other spelling of one C enum, which lists this enum's name in `_twins_`).
+# Returns `o`, for as_signed/unsigned.
 cdef object enum_slow(object o, object cls, const char* enum_name, const char* name)
 
 

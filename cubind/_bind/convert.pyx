@@ -70,6 +70,11 @@ cdef object enum_slow(object o, object cls, const char* enum_name, const char* n
     if _enum_types is None:
         _import_arg_types()
     if isinstance(o, _enum_types):
+        # The twin the runtime or the driver spells for the same C enum
+        # (cudaDeviceAttr for CUdevice_attribute: same values, the generator
+        # finds them), as the classic modules take and NVIDIA's samples pass.
+        if enum_name.decode() in getattr(type(o), "_twins_", ()):
+            return o
         member = getattr(o, "name", None)
         shown = f"{type(o).__name__}.{member}" if member is not None else _type_name(o)
         raise TypeError(f"{name.decode()}: expected a {enum_name.decode()} member or an int, "

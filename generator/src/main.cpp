@@ -43,6 +43,16 @@ int run(const Options& o) {
   parse.abi_typedefs_header = spec.abi_typedefs_header;
   parse.abi_prototype = spec.conventions.abi_prototype;
   cubind::model::Model model = cubind::parse::parse_headers(parse);
+  if (!spec.twin_headers.empty()) {
+    // The other spelling of the library's enums, in a unit of its own: only
+    // its enums are kept, for find_twin_enums to compare.
+    cubind::parse::ParseOptions twins;
+    twins.library = spec.library;
+    twins.headers = spec.twin_headers;
+    twins.include_dirs = o.include_dirs;
+    twins.clang_args = spec.clang_args;
+    model.twin_candidates = cubind::parse::parse_headers(twins).enums;
+  }
   const auto parsed = clock::now();
 
   cubind::passes::run_passes(model, spec);

@@ -67,8 +67,11 @@ std::string function_docstring(const model::Function& f, const std::string& stat
     if (taken != forms.end() && !taken->second.empty()) params += indent(wrap("Takes " + taken->second + ".", 80), "    ");
   }
   if (!params.empty()) out += "Parameters\n----------\n" + params + "\n";
-  out += "Returns\n-------\n" + status + "\n";
-  if (!f.doc.returns.empty()) out += indent(plain_text(f.doc.returns), "    ");
+  out += "Returns\n-------\n";
+  if (!status.empty()) {
+    out += status + "\n";
+    if (!f.doc.returns.empty()) out += indent(plain_text(f.doc.returns), "    ");
+  }
   for (const auto& o : outputs) {
     out += o.name + " : " + o.type + "\n";
     if (!o.text.empty()) out += indent(plain_text(o.text), "    ");
@@ -78,6 +81,7 @@ std::string function_docstring(const model::Function& f, const std::string& stat
 
 std::string value_docstring(const model::Function& f, const std::string& status, const std::string& success,
                             const std::string& value_type, const std::map<std::string, std::string>& forms) {
+  if (success.empty()) return function_docstring(f, "", {{"value", value_type, f.doc.returns}}, forms);  // the value alone
   model::Function shown = f;
   shown.doc.returns = "Always " + success + ": this function reports no error.";
   return function_docstring(shown, status, {{"value", value_type, f.doc.returns}}, forms);

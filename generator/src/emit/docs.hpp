@@ -26,7 +26,8 @@ std::string function_docstring(const model::Function& f, const std::string& stat
                                const std::vector<DocOutput>& outputs,
                                const std::map<std::string, std::string>& forms = {});
 // The docstring of a function whose C return is not a status: the status
-// `success` under Returns, then the value as C's return documents it.
+// `success` under Returns, then the value as C's return documents it; with
+// `success` empty, the value alone (a function returning only its value).
 std::string value_docstring(const model::Function& f, const std::string& status, const std::string& success,
                             const std::string& value_type, const std::map<std::string, std::string>& forms = {});
 std::string entity_docstring(const model::Doc& doc, const std::string& fallback);

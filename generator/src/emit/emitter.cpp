@@ -104,12 +104,14 @@ class LibraryEmitter {
       v.set("code", templates_.fragment("enum.pyx", v, Shape::Raw, e.name));
       enums.push_back(v);
       all.push_back(e.name);
+      all.insert(all.end(), e.aliases.begin(), e.aliases.end());
     }
     for (const auto& h : m.handles) {
       View v = handle_view(h);
       v.set("code", templates_.fragment(h.conversion.name, v, Shape::Raw, h.name));
       handles.push_back(v);
       all.push_back(h.name);
+      all.insert(all.end(), h.aliases.begin(), h.aliases.end());
     }
     // A function pointer class holds one C value as a handle does: the
     // templates declare, size and type it with the handles.
@@ -194,6 +196,8 @@ class LibraryEmitter {
       values.push_back(dv);
     }
     d.set("values", list_of(values));
+    if (!e.twins.empty()) d.set("twins", View().set("names", strings(e.twins)));
+    d.set("aliases", strings(e.aliases));
     return d;
   }
 
@@ -238,6 +242,7 @@ class LibraryEmitter {
     d.set("name", h.name);
     if (!h.is_integer) d.set("record_tag", h.record_tag);
     d.set("ctype", "c." + h.name);
+    d.set("aliases", strings(h.aliases));
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") +
                                "\n\nint(h) is the raw value; handles compare and hash by it.",
                            "    "));
@@ -248,6 +253,7 @@ class LibraryEmitter {
     View d;
     d.set("name", c.name);
     d.set("ctype", "c." + c.name);
+    d.set("aliases", strings({}));
     d.flag("function_pointer", true);
     d.set("doc", docstring(entity_docstring(c.doc, "C function pointer type " + c.name + ".") +
                                "\n\nBuilt from a C function's address (an int, a ctypes function pointer;\n"

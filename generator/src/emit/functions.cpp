@@ -142,8 +142,11 @@ View py_function_view(const Function& f, std::vector<View>& trampolines, const C
   } else {
     d.set("c_result", ctx.py_names.cython(f.result));
     d.set("result", slot(r, rv, "ret", f.name + " result", ctx));
-    d.set("status_class", ctx.spec.status_type);
-    d.set("success", std::to_string(status_value(f.success_status, ctx)));
+    d.flag("with_status", !f.value_only);
+    if (!f.value_only) {
+      d.set("status_class", ctx.spec.status_type);
+      d.set("success", std::to_string(status_value(f.success_status, ctx)));
+    }
     d.set("doc", docstring(value_docstring(f, ctx.spec.status_type, f.success_status, text_of(result_stub), forms), "    "));
   }
   // Statements last: they may return early with the outputs as None.

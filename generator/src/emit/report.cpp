@@ -74,6 +74,9 @@ std::string coverage_report(const model::Model& model) {
       lines += c.has_class ? "  class    " + c.name + ": function pointer\n"
                            : "  skipped  class " + c.name + ": " + c.no_class_reason + "\n";
     }
+    // Other names of a class, bound to it (name_type_aliases).
+    for (const auto& a : model.type_aliases)
+      if (a.header == header) lines += "  alias    " + a.name + ": the class " + a.target + "\n";
     out += header + ": " + std::to_string(bound) + "/" + std::to_string(total) + " functions bound (" +
            percent(bound, total) + "), " + std::to_string(total - bound) + " skipped; " +
            std::to_string(fields_bound) + "/" + std::to_string(fields) + " struct fields bound\n" + lines;

@@ -131,6 +131,9 @@ struct Function {
   // Where the result is not the status: the status member Python receives
   // first, before the value (`(success, value)`, the classic convention).
   std::string success_status;
+  // Where the result is not the status: returned alone, without the status
+  // (spec `result = "value"`: make_cudaExtent(w, h, d) is the struct itself).
+  bool value_only = false;
   std::string skip_reason;
   std::string alias_of;  // the ABI symbol called, when an alias maps the name
   // The version of the function's ABI that matches this declaration, where
@@ -166,6 +169,12 @@ struct Enum {
   // The member that reports a failure (passes): returned to C when a Python
   // callback raised, and the C layer's error value.
   std::string failure_member;
+  // Other names bound to this class (name_type_aliases: CUstreamAttrID).
+  std::vector<std::string> aliases;
+  // The enums of the spec's twin_headers spelling the same C enum
+  // (find_twin_enums: cudaDeviceAttr for CUdevice_attribute): a parameter
+  // of one of them takes this enum's members too.
+  std::vector<std::string> twins;
 };
 
 struct Field {
@@ -217,6 +226,8 @@ struct Handle {
   std::string name;
   bool is_integer = false;  // an integer typedef the spec declares a handle (CUdeviceptr)
   std::string record_tag;
+  // Other names bound to this class (name_type_aliases: CUdevice_v1).
+  std::vector<std::string> aliases;
   Doc doc;
   std::string header;
   // The class's own conversion: its template, and for integer handles the
@@ -341,12 +352,21 @@ struct Model {
   Loader loader;
   std::vector<Function> functions;
   std::vector<Enum> enums;
+  // The enums of the spec's twin_headers, parsed beside these headers:
+  // what find_twin_enums compares this library's enums with.
+  std::vector<Enum> twin_candidates;
   std::vector<Record> records;
   std::vector<Handle> handles;
   std::vector<Callback> callbacks;
   std::vector<Typedef> typedefs;
   std::vector<Constant> constants;
   std::vector<Alias> aliases;
+  // Other names of a bound class (`typedef CUlaunchAttributeID
+  // CUstreamAttrID;`, `#define cudaStreamAttrID cudaLaunchAttributeID`,
+  // `CUdevice_v1` for CUdevice), each bound to the same class: parse finds
+  // the #define'd ones, name_type_aliases the typedefs, and keeps those
+  // whose target has a class (the target is that class's name).
+  std::vector<Alias> type_aliases;
   std::vector<AbiPrototype> abi_prototypes;
   std::vector<AttributeTable> attribute_tables;
   std::vector<OptionTable> option_tables;

@@ -100,6 +100,7 @@ json function_json(const Function& f) {
   j["params"] = params;
   j["returns_status"] = f.returns_status;
   put(j, "success_status", f.success_status);
+  if (f.value_only) j["value_only"] = true;
   put(j, "alias_of", f.alias_of);
   put(j, "releases_kept", f.releases_kept);
   if (f.header_only) j["header_only"] = true;
@@ -123,6 +124,7 @@ json enum_json(const Enum& e) {
   }
   j["values"] = values;
   put(j, "failure_member", e.failure_member);
+  if (!e.twins.empty()) j["twins"] = e.twins;
   put_doc(j, e.doc);
   return j;
 }
@@ -250,6 +252,9 @@ json to_json(const Model& model) {
     });
   }
   j["aliases"] = list(model.aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
+  if (!model.type_aliases.empty())
+    j["type_aliases"] =
+        list(model.type_aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
   if (!model.helpers.empty())
     j["helpers"] = list(model.helpers, [](const Alias& a) { return json{{"name", a.name}, {"function", a.target}}; });
   return j;

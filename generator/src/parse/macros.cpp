@@ -32,7 +32,8 @@ std::string alias_target(const MacroDef& m, const std::map<std::string, const Ma
 
 }  // namespace
 
-MacroClasses classify_macros(const std::vector<MacroDef>& macros, const std::set<std::string>& functions) {
+MacroClasses classify_macros(const std::vector<MacroDef>& macros, const std::set<std::string>& functions,
+                             const std::set<std::string>& types) {
   std::map<std::string, const MacroDef*> function_macros;
   for (const auto& m : macros)
     if (m.function_like) function_macros.emplace(m.name, &m);
@@ -44,6 +45,10 @@ MacroClasses classify_macros(const std::vector<MacroDef>& macros, const std::set
     if (target == m.name) continue;  // an identity macro names nothing new
     if (!target.empty() && functions.count(target)) {
       out.aliases.push_back({m.name, target, m.header});
+      continue;
+    }
+    if (!target.empty() && types.count(target)) {
+      out.type_aliases.push_back({m.name, target, m.header});
       continue;
     }
     // Reserved names are the headers' own plumbing (include guards, API macros).

@@ -204,8 +204,13 @@ model::Model parse_headers(const ParseOptions& options) {
   std::set<std::string> functions;
   for (const auto& f : model.functions) functions.insert(f.name);
   const auto macros = collect_macros(unit.get(), files);
-  const MacroClasses classes = classify_macros(macros, functions);
+  std::set<std::string> types;
+  for (const auto& e : model.enums) types.insert(e.name);
+  for (const auto& r : model.records) types.insert(r.name);
+  for (const auto& t : model.typedefs) types.insert(t.name);
+  const MacroClasses classes = classify_macros(macros, functions, types);
   model.aliases = classes.aliases;
+  model.type_aliases = classes.type_aliases;
 
   if (!options.abi_typedefs_header.empty()) {
     model.abi_prototypes =

@@ -1,5 +1,6 @@
 // Decisions of the classic CUDA Python convention that are not about one
-// value's conversion: what a call returns first where C returns no status.
+// value's conversion: what a call returns first where C returns no status
+// (or that it returns its value alone, where the spec says so).
 #include <stdexcept>
 
 #include "passes/passes.hpp"
@@ -19,8 +20,19 @@ void mark_success_status(Model& model, const spec::Spec& spec) {
         break;
       }
   }
+  // The spec's value-only functions: checked to exist and to return a value,
+  // so that a renamed function or a typo is not silently ignored.
+  for (const auto& name : spec.value_results) {
+    Function* f = nullptr;
+    for (auto& candidate : model.functions)
+      if (candidate.name == name) f = &candidate;
+    if (!f) throw std::runtime_error("functions." + name + ".result: " + name + " is not declared by the headers");
+    if (f->returns_status)
+      throw std::runtime_error("functions." + name + ".result: " + name + " returns the status, not a value");
+    f->value_only = true;
+  }
   for (auto& f : model.functions) {
-    if (f.returns_status || !f.skip_reason.empty()) continue;
+    if (f.returns_status || f.value_only || !f.skip_reason.empty()) continue;
     if (success.empty())
       throw std::runtime_error(f.name + " returns no status, and " +
                                (wanted.empty() ? "status_type " + spec.status_type + " has no member of value 0"

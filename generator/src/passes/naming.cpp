@@ -7,6 +7,11 @@
 //     typedef (`CUDA_MEMCPY2D`, not `CUDA_MEMCPY2D_v2` or `CUDA_MEMCPY2D_st`),
 //     and its other names bound to the same class [Record::public_name,
 //     aliases];
+//   - find_twin_enums: the enums of the spec's twin_headers spelling the
+//     same C enum (`CUdevice_attribute` for `cudaDeviceAttr`) [Enum::twins];
+//   - name_type_aliases: other names of an enum, integer handle or record
+//     class bound to the same class (`CUstreamAttrID`, `CUdevice_v1`)
+//     [Model::type_aliases, Enum/Handle/Record::aliases];
 //   - mark_integer_handles: the integer typedefs the spec declares handles
 //     (`CUdeviceptr`, `CUdevice`) [Handle, Type::kind];
 //   - mark_callback_classes: the function-pointer typedefs bound as classes
@@ -28,6 +33,7 @@
 //   `_trampoline_<function>_<param>`: emit/context.hpp; an attribute table's
 //   function names: emit/attributes.hpp) decide nothing.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -186,6 +192,85 @@ void name_public_records(Model& model, const spec::Spec& spec) {
     if (r.parent.empty()) add(r.name);  // a nested record's name is made up
     for (const auto& t : model.typedefs)
       if (t.type.kind == TypeKind::Record && t.type.canonical == r.name) add(t.name);
+  }
+}
+
+namespace {
+
+// Each member's value and its name without the enum's common prefix,
+// underscores and case: `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK` and
+// `cudaDevAttrMaxThreadsPerBlock` are both "maxthreadsperblock".
+std::vector<std::pair<int64_t, std::string>> twin_keys(const Enum& e) {
+  size_t prefix = e.values.empty() ? 0 : e.values.front().name.size();
+  for (const auto& v : e.values) {
+    const std::string& first = e.values.front().name;
+    size_t i = 0;
+    while (i < prefix && i < v.name.size() && v.name[i] == first[i]) ++i;
+    prefix = i;
+  }
+  std::vector<std::pair<int64_t, std::string>> keys;
+  for (const auto& v : e.values) {
+    std::string key;
+    for (size_t i = prefix; i < v.name.size(); ++i)
+      if (v.name[i] != '_') key += static_cast<char>(std::tolower(static_cast<unsigned char>(v.name[i])));
+    keys.emplace_back(v.value, key);
+  }
+  return keys;
+}
+
+bool are_twins(const Enum& a, const Enum& b) {
+  // One member says nothing of a spelling: `X_NONE = 0` is in many enums.
+  if (a.values.size() < 2 || b.values.size() < 2) return false;
+  auto small = twin_keys(a), large = twin_keys(b);
+  if (small.size() > large.size()) std::swap(small, large);
+  std::set<int64_t> values;
+  std::set<std::pair<int64_t, std::string>> members(large.begin(), large.end());
+  for (const auto& [value, key] : large) values.insert(value);
+  size_t named = 0;
+  for (const auto& member : small) {
+    if (!values.count(member.first)) return false;
+    named += members.count(member);
+  }
+  return 2 * named > small.size();
+}
+
+}  // namespace
+
+void find_twin_enums(Model& model) {
+  for (auto& e : model.enums)
+    for (const auto& other : model.twin_candidates)
+      if (are_twins(e, other)) e.twins.push_back(other.name);
+}
+
+void name_type_aliases(Model& model, const spec::Spec& spec) {
+  const std::regex suffix(spec.conventions.version_suffix);
+  std::vector<Alias> candidates = model.type_aliases;  // the #define'd ones (parse)
+  for (const auto& t : model.typedefs) {
+    // `typedef CUlaunchAttributeID CUstreamAttrID;`: an enum under a second name.
+    if (t.type.kind == TypeKind::Enum && t.type.name != t.name) candidates.push_back({t.name, t.type.name, t.header});
+    // `CUdevice_v1`, the versioned typedef of the integer handle CUdevice.
+    for (const auto& h : model.handles)
+      if (h.is_integer && is_version_of(t.name, h.name, suffix)) candidates.push_back({t.name, h.name, t.header});
+  }
+  model.type_aliases.clear();
+  for (auto& a : candidates) {
+    std::vector<std::string>* aliases = nullptr;
+    std::string target;
+    for (auto& e : model.enums)
+      if (e.name == a.target || (!e.tag.empty() && e.tag == a.target)) aliases = &e.aliases, target = e.name;
+    for (auto& h : model.handles)
+      if (h.name == a.target) aliases = &h.aliases, target = h.name;
+    for (auto& r : model.records) {
+      const bool named = r.public_name == a.target || r.name == a.target ||
+                         std::find(r.aliases.begin(), r.aliases.end(), a.target) != r.aliases.end();
+      if (named && r.parent.empty()) aliases = &r.aliases, target = r.public_name;
+    }
+    // A name of a type with no class of its own (an integer typedef), or one
+    // that already names something of the module, stays unbound.
+    if (!aliases || a.name == target || !python_owner(model, a.name).empty()) continue;
+    if (std::find(aliases->begin(), aliases->end(), a.name) != aliases->end()) continue;
+    aliases->push_back(a.name);
+    model.type_aliases.push_back({a.name, target, a.header});
   }
 }
 

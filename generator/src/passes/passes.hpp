@@ -22,6 +22,12 @@ void choose_abi_versions(model::Model& model);
 // conventions.abi_symbol): one function, bound under the wrapper's name.
 void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 
+// Other names of a class bound to the same class: a typedef of an enum
+// (`typedef CUlaunchAttributeID CUstreamAttrID;`), a versioned typedef of an
+// integer handle (`CUdevice_v1`), a `#define` naming a type (the runtime's
+// `#define cudaStreamAttrID cudaLaunchAttributeID`, parse's type_aliases);
+// those naming no class, or a name the module already has, stay unbound.
+void name_type_aliases(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_public_records(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
@@ -33,6 +39,13 @@ void mark_callback_classes(model::Model& model);
 // `struct cudaGraphicsResource **pCudaResource`) is typed as the handle, so
 // the parameter rules see a handle (an output here) as for its typedef.
 void name_tagged_handles(model::Model& model);
+// The twins of each enum among the enums of the spec's twin_headers (one C
+// enum the runtime and the driver each spell: cudaDeviceAttr and
+// CUdevice_attribute): the smaller's values are all the larger's, and more
+// than half of the smaller's members match a member of the same value by
+// name, once each enum's common prefix, underscores and case are dropped
+// (cudaDevAttrMaxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
+void find_twin_enums(model::Model& model);
 // The spec's void_handles (EGL's EGLImageKHR, a typedef of void* in a header
 // outside the spec's): each use is typed as a handle of that name, and the
 // handle declared, so the functions take a handle class as the classic
@@ -86,7 +99,9 @@ void drop_tag_typedefs(model::Model& model);
 
 // The status member returned first by each function whose C return is not a
 // status (spec conventions.success_member, else the status enum's member of
-// value 0): every call returns a tuple led by a status.
+// value 0): every call returns a tuple led by a status, but those the spec
+// says return their value alone (`result = "value"`: the headers' inline
+// constructors, as in the classic modules), which get none.
 void mark_success_status(model::Model& model, const spec::Spec& spec);
 
 // After the conversions: the Python defaults of the classic bindings (an

@@ -104,7 +104,16 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
     const std::string where = "functions." + std::string(fname.str()) + ".";
     const toml::table* ftable = fnode.as_table();
     if (!ftable) r.fail(where, "expected a table");
-    const toml::table* params = (*ftable)["params"].as_table();
+    // What the function returns: "value" alone, or the default, "status_and_value".
+    const std::string result = r.string(*ftable, "result", false, where);
+    if (result == "value") {
+      spec.value_results.push_back(std::string(fname.str()));
+    } else if (!result.empty() && result != "status_and_value") {
+      r.fail(where + "result", "expected \"value\" or \"status_and_value\"");
+    }
+    const toml::node* params_node = ftable->get("params");
+    if (!params_node && !result.empty()) continue;
+    const toml::table* params = params_node ? params_node->as_table() : nullptr;
     if (!params) r.fail(where + "params", "expected a table of parameters");
     for (const auto& [pname, pnode] : *params) {
       const std::string pwhere = where + "params." + std::string(pname.str()) + ".";
@@ -212,6 +221,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.clang_args = r.strings(*lib, "clang_args", "library.");
   spec.integer_handles = r.strings(*lib, "integer_handles", "library.");
   spec.void_handles = r.strings(*lib, "void_handles", "library.");
+  spec.twin_headers = r.strings(*lib, "twin_headers", "library.");
 
   if (const toml::table* loader = root["loader"].as_table()) {
     spec.loader_name = r.string(*loader, "name", false, "loader.");

@@ -163,6 +163,11 @@ struct Spec {
   // Typedefs of void* bound as handle classes (EGL's EGLImageKHR, declared
   // in a header outside `headers`, which only the uses name).
   std::vector<std::string> void_handles;
+  // The headers that spell this library's enums a second time (the driver's
+  // cuda.h for the runtime's driver_types.h, and back): each enum whose
+  // members match one of theirs by value and by name is its twin
+  // (passes: find_twin_enums), whose members the bindings take as its own.
+  std::vector<std::string> twin_headers;
   // Loader
   // The loader's cache key and the name its errors use; two libraries of one
   // package (the driver and the runtime, both in `cuda`) need their own.
@@ -204,6 +209,11 @@ struct Spec {
   // a bound function (`[helpers] getLocalRuntimeVersion =
   // "cudaRuntimeGetVersion"`): name -> function.
   std::vector<std::pair<std::string, std::string>> helpers;
+  // Functions whose C return is not a status that return their value alone
+  // (`[functions.make_cudaExtent] result = "value"`), as the classic modules
+  // do for the headers' inline constructors; every other such function
+  // returns (success, value).
+  std::vector<std::string> value_results;
   // The package's __init__.py (`[package]`).
   Package package;
 

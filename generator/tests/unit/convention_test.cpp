@@ -1,5 +1,5 @@
 // passes/convention.cpp: the status a function whose C return is not a status
-// returns first (mark_success_status), the classic helpers (bind_helpers).
+// returns first, or none (mark_success_status), the classic helpers (bind_helpers).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -82,6 +82,23 @@ TEST(MarkSuccessStatus, SkippedFunctionsNeedNone) {
   EXPECT_EQ(m.functions[1].success_status, "");
   m.functions[1].skip_reason.clear();
   EXPECT_THROW(cubind::passes::mark_success_status(m, spec_with("")), std::runtime_error);
+}
+
+TEST(MarkSuccessStatus, TheSpecsValueOnlyFunctionsReturnTheirValueAlone) {
+  Model m = model_with_status();
+  cubind::passes::mark_success_status(m, spec_with("[functions.caseErrorString]\nresult = \"value\"\n"));
+  EXPECT_TRUE(m.functions[1].value_only);
+  EXPECT_EQ(m.functions[1].success_status, "");
+  EXPECT_FALSE(m.functions[2].value_only);
+  EXPECT_EQ(m.functions[2].success_status, "CASE_SUCCESS");
+}
+
+TEST(MarkSuccessStatus, AValueOnlyFunctionThatIsUndeclaredOrReturnsTheStatusFailsTheGeneration) {
+  Model m = model_with_status();
+  EXPECT_THROW(cubind::passes::mark_success_status(m, spec_with("[functions.caseNope]\nresult = \"value\"\n")),
+               std::runtime_error);
+  EXPECT_THROW(cubind::passes::mark_success_status(m, spec_with("[functions.caseStatus]\nresult = \"value\"\n")),
+               std::runtime_error);
 }
 
 TEST(BindHelpers, EachHelperNamesABoundFunction) {

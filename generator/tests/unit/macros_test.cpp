@@ -50,6 +50,17 @@ TEST(ClassifyMacros, PlainAliasToDeclaredFunction) {
   EXPECT_TRUE(c.constant_candidates.empty());
 }
 
+TEST(ClassifyMacros, AnAliasOfADeclaredTypeIsATypeAlias) {
+  // driver_types.h: `#define cudaStreamAttrID cudaLaunchAttributeID`.
+  const std::vector<MacroDef> macros = {object("cudaStreamAttrID", {"cudaLaunchAttributeID"}, "driver_types.h")};
+  const MacroClasses c = classify_macros(macros, {}, {"cudaLaunchAttributeID"});
+  ASSERT_EQ(c.type_aliases.size(), 1u);
+  EXPECT_EQ(c.type_aliases[0].name, "cudaStreamAttrID");
+  EXPECT_EQ(c.type_aliases[0].target, "cudaLaunchAttributeID");
+  EXPECT_TRUE(c.aliases.empty());
+  EXPECT_TRUE(c.constant_candidates.empty());
+}
+
 TEST(ClassifyMacros, PlainAliasNeedsTheTargetDeclared) {
   // f_v2 is not a function the headers declare: no alias. Whether it is a
   // constant is the compiler's call (the evaluator drops what does not evaluate).

@@ -147,3 +147,86 @@ TEST(MarkVoidHandles, TypedefsOfVoidPointerTheSpecNamesAreHandles) {
 }
 
 }  // namespace
+
+namespace {
+
+cubind::model::Enum enum_of(const std::string& name, std::vector<std::pair<std::string, int64_t>> members) {
+  cubind::model::Enum e;
+  e.name = name;
+  for (const auto& [member, value] : members) e.values.push_back({member, value, {}});
+  return e;
+}
+
+TEST(FindTwinEnums, SameValuesAndMostNamesAfterThePrefixesMakeTwins) {
+  cubind::model::Model m;
+  m.enums = {enum_of("cudaDeviceAttr", {{"cudaDevAttrMaxThreads", 1}, {"cudaDevAttrWarpSize", 2},
+                                        {"cudaDevAttrMaxWidth", 3}}),
+             enum_of("cudaMode", {{"cudaModeNone", 0}, {"cudaModeAll", 1}}),
+             enum_of("cudaKind", {{"cudaKindUnregistered", 0}, {"cudaKindHost", 1}, {"cudaKindDevice", 2}})};
+  m.twin_candidates = {
+      // One name differs (MAXIMUM), one member more: still the twin.
+      enum_of("CUdevice_attribute", {{"CU_DEVICE_ATTRIBUTE_MAX_THREADS", 1}, {"CU_DEVICE_ATTRIBUTE_WARP_SIZE", 2},
+                                     {"CU_DEVICE_ATTRIBUTE_MAXIMUM_WIDTH", 3}, {"CU_DEVICE_ATTRIBUTE_MAX", 4}}),
+      // The values, not the names.
+      enum_of("CUrounding", {{"CU_ROUND_NEAREST", 0}, {"CU_ROUND_ZERO", 1}}),
+      // The names, but a value neither side has (4).
+      enum_of("CUkind", {{"CU_KIND_HOST", 1}, {"CU_KIND_DEVICE", 2}, {"CU_KIND_UNIFIED", 4}})};
+  passes::find_twin_enums(m);
+  EXPECT_EQ(m.enums[0].twins, std::vector<std::string>{"CUdevice_attribute"});
+  EXPECT_TRUE(m.enums[1].twins.empty());
+  EXPECT_TRUE(m.enums[2].twins.empty());
+}
+
+TEST(FindTwinEnums, HalfTheNamesOrOneMemberIsNoTwin) {
+  cubind::model::Model m;
+  m.enums = {enum_of("cudaPair", {{"cudaPairLeft", 0}, {"cudaPairRight", 1}}),
+             enum_of("cudaLone", {{"cudaLoneOnly", 0}})};
+  m.twin_candidates = {enum_of("CUpair", {{"CU_PAIR_LEFT", 0}, {"CU_PAIR_OTHER", 1}}),
+                       enum_of("CUlone", {{"CU_LONE_ONLY", 0}})};
+  passes::find_twin_enums(m);
+  EXPECT_TRUE(m.enums[0].twins.empty());
+  EXPECT_TRUE(m.enums[1].twins.empty());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(NameTypeAliases, TypedefsAndDefinesOfAClassAreBoundToIt) {
+  using namespace cubind::model;
+  Model m;
+  Enum e;
+  e.name = "CUlaunchAttributeID";
+  e.tag = "CUlaunchAttributeID_enum";
+  e.values = {{"CU_LAUNCH_ATTRIBUTE_IGNORE", 0, {}}};
+  m.enums = {e};
+  Handle h;
+  h.name = "CUdevice";
+  h.is_integer = true;
+  m.handles = {h};
+  Record r;
+  r.name = r.public_name = "cudaLaunchAttributeValue";
+  m.records = {r};
+  Typedef enum_typedef;
+  enum_typedef.name = "CUstreamAttrID";
+  enum_typedef.type = builders::named(TypeKind::Enum, "CUlaunchAttributeID", 4);
+  Typedef version;
+  version.name = "CUdevice_v1";
+  version.type = builders::int_t();
+  Typedef plain;  // an integer typedef with no class: no alias
+  plain.name = "cuuint32_t";
+  plain.type = builders::int_t();
+  m.typedefs = {enum_typedef, version, plain};
+  m.type_aliases = {{"cudaStreamAttrValue", "cudaLaunchAttributeValue", "driver_types.h"},
+                    {"cudaNoClass", "cuuint32_t", "driver_types.h"}};
+  passes::name_type_aliases(m, cubind::spec::Spec{});
+  EXPECT_EQ(m.enums[0].aliases, std::vector<std::string>{"CUstreamAttrID"});
+  EXPECT_EQ(m.handles[0].aliases, std::vector<std::string>{"CUdevice_v1"});
+  EXPECT_EQ(m.records[0].aliases, std::vector<std::string>{"cudaStreamAttrValue"});
+  std::vector<std::string> bound;
+  for (const auto& a : m.type_aliases) bound.push_back(a.name + "=" + a.target);
+  EXPECT_EQ(bound, (std::vector<std::string>{"cudaStreamAttrValue=cudaLaunchAttributeValue",
+                                             "CUstreamAttrID=CUlaunchAttributeID", "CUdevice_v1=CUdevice"}));
+}
+
+}  // namespace

@@ -252,6 +252,15 @@ TEST(SpecParse, OverrideShapeErrors) {
             "bad.toml: functions.f.params.p.: expected a table");
 }
 
+TEST(SpecParse, AFunctionsResult) {
+  const auto s = cubind::spec::parse(kLibrary + "[functions.make_x]\nresult = \"value\"\n"
+                                                "[functions.x_name]\nresult = \"status_and_value\"\n",
+                                     "ok.toml");
+  EXPECT_EQ(s.value_results, std::vector<std::string>{"make_x"});
+  EXPECT_EQ(error_of(kLibrary + "[functions.f]\nresult = \"bare\"\n"),
+            "bad.toml: functions.f.result: expected \"value\" or \"status_and_value\"");
+}
+
 TEST(SpecParse, SkipNeedsPatternAndReason) {
   EXPECT_EQ(error_of(kLibrary + "[[skip]]\npattern = \"x.*\"\n"), "bad.toml: skip.reason: missing");
   EXPECT_EQ(error_of(kLibrary + "[[skip]]\nreason = \"r\"\n"), "bad.toml: skip.pattern: missing");

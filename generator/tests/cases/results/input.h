@@ -14,6 +14,11 @@
  *   caseStatus       the status   -> results/status, error its largest value
  *   casePairOf       a struct     -> results/record (a new casePair holding a
  *                    copy), always checked (except *)
+ *   make_casePair    a struct, inline in the header, which the spec says
+ *                    returns its value alone (`result = "value"`, as the
+ *                    classic modules' make_cudaExtent): model.json's
+ *                    value_only, no success_status; function_value.pyx
+ *                    returns the casePair itself, the stub types casePair.
  */
 #ifndef CASE_RESULTS_H
 #define CASE_RESULTS_H
@@ -33,5 +38,11 @@ typedef struct casePair_st {
   int y;
 } casePair;
 casePair casePairOf(int x, int y);
+static __inline__ casePair make_casePair(int x, int y) {
+  casePair p;
+  p.x = x;
+  p.y = y;
+  return p;
+}
 
 #endif
