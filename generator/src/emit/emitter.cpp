@@ -238,6 +238,8 @@ class LibraryEmitter {
     d.set("name", h.name);
     if (!h.is_integer) d.set("record_tag", h.record_tag);
     d.set("ctype", "c." + h.name);
+    // An integer handle's converter: the value after which Cython checks for an exception.
+    if (!h.conversion.error_value.empty()) d.set("error_value", h.conversion.error_value);
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") +
                                "\n\nint(h) is the raw value; handles compare and hash by it.",
                            "    "));
