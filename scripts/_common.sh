@@ -93,7 +93,7 @@ build_generator() {
 # venv's path with a .pth file (what an editable install does, without pip
 # rebuilding every module in a temporary directory each time).
 build_package() {
-  step "building the package in place (setup.py build_ext --inplace; about 4 min on 2 cores the first time, then only what changed)"
+  step "building the package in place (setup.py build_ext --inplace; about 6 min on 2 cores the first time, then only what changed)"
   (cd "$ROOT" && "$PY" setup.py -q build_ext --inplace)
   local site
   site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
