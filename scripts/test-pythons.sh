@@ -7,9 +7,12 @@
 # The interpreters come from pyenv (PYENV_ROOT, default ~/.pyenv: the newest
 # patch release installed of each minor version), or CUBIND_PYTHONS="/path/python3.10
 # /path/python3.13" names them. A missing one fails: the range would be untested.
-# The compiled modules are tagged per Python version (.cpython-310-...so), so the
-# builds share the tree without clobbering each other; the objects go to
-# build/temp.*-cpython-3X. The generator (built by scripts/test.sh) is reused.
+# The compiled modules are tagged per Python version (.cpython-310-...so) and
+# their objects go to build/temp.*-cpython-3X, so they coexist in the tree; the
+# C that Cython writes (build/cython-src) is shared, and a build in one venv
+# writes it anew, leaving the other Pythons' large modules to be compiled again
+# on their next build: each Python is tested right after its own build. The
+# generator (built by scripts/test.sh) is reused.
 # The whole suite runs on each (the wheel and sdist tests included: they take
 # half a minute, and the wheel is built per Python).
 set -euo pipefail
