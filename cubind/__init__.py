@@ -14,7 +14,8 @@ Built on the 1:1 modules (``import cuda``, ``from cuda import cudart``,
 - :class:`Array` (``to_gpu``, ``empty``, ``zeros``, ``from_dlpack``) and the typed
   :class:`DeviceArray`, exchanged with other libraries through
   ``__cuda_array_interface__`` and DLPack;
-- :class:`CUDAError` and :class:`CompileError` instead of status codes.
+- :class:`CUDAError` and :class:`CompileError` instead of status codes
+  (:class:`LibraryNotFoundError`, a missing CUDA library, is a CUDAError).
 
 Importing it loads no CUDA library: the driver and NVRTC are opened on first
 use. ``docs/pythonic.md`` describes the layer.
@@ -43,6 +44,7 @@ if _os.environ.get("CUBIND_CUDA_BINDINGS", "") not in ("", "0"):
 # `cuda` package, the arrays numpy.
 _LAZY = {
     **dict.fromkeys(("CUDAError", "CompileError"), "._core.errors"),
+    "LibraryNotFoundError": "._bind.loader",
     **dict.fromkeys(("Device", "current_device", "ensure_context"), "._core.context"),
     **dict.fromkeys(("Program", "Module", "default_arch"), "._core.program"),
     **dict.fromkeys(("Stream", "Event", "current_stream"), "._core.stream"),
@@ -77,7 +79,7 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError",
+    "CUDAError", "CompileError", "LibraryNotFoundError",
     "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",

@@ -29,7 +29,7 @@ else:
 __version__: str
 
 __all__ = [
-    "CUDAError", "CompileError",
+    "CUDAError", "CompileError", "LibraryNotFoundError",
     "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",
@@ -90,13 +90,23 @@ _Arch: TypeAlias = int | str
 # -- cubind._core.errors -----------------------------------------------------------
 
 class CUDAError(RuntimeError):
-    """A CUDA driver or runtime call failed."""
-    code: cuda.CUresult | cudart.cudaError_t | int
+    """A CUDA driver or runtime call failed, or a CUDA library was not found."""
+    code: cuda.CUresult | cudart.cudaError_t | int | None  # None: LibraryNotFoundError
     call: str | None
     name: str
     message: str
-    sticky: bool  # the error poisoned the context: start a new process or Device.reset()
+    # The error poisoned the context for the rest of the process: Device.reset()
+    # does not clear it (driver 580). End the process; run work that may fault
+    # in a subprocess (multiprocessing, 'spawn') and start a new one.
+    sticky: bool
     def __init__(self, code: cuda.CUresult | cudart.cudaError_t | int, call: str | None = ...) -> None: ...
+
+# -- cubind._bind.loader -----------------------------------------------------------
+
+class LibraryNotFoundError(OSError, CUDAError):
+    """A CUDA library could not be found or opened; the message says where we looked."""
+    @property
+    def message(self) -> str: ...
 
 class CompileError(RuntimeError):
     """NVRTC could not compile a program."""
@@ -141,7 +151,12 @@ class Device:
     def __enter__(self) -> Device: ...
     def __exit__(self, *exc: object) -> Literal[False]: ...
     def synchronize(self) -> None: ...
-    def reset(self) -> None: ...
+    def reset(self) -> None:
+        """Destroys the primary context and retains a new one. Not after a
+        sticky error (CUDAError.sticky): CUDA keeps it for the life of the
+        process and the new context is refused (driver 580). End the process
+        instead; run work that may fault in a subprocess (multiprocessing,
+        'spawn') and start a new one."""
     @property
     def default_stream(self) -> Stream: ...
 

@@ -2108,9 +2108,9 @@ cdef cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* sy
 cdef cudaError_t cudaGetKernel(cudaKernel_t* kernelPtr, const void* entryFuncAddr) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaProfilerStart() except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaProfilerStop() except? cudaErrorApiFailureBase nogil
-cdef cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) except * nogil
-cdef cudaPos make_cudaPos(size_t x, size_t y, size_t z) except * nogil
-cdef cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) except * nogil
+cdef cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) noexcept nogil
+cdef cudaPos make_cudaPos(size_t x, size_t y, size_t z) noexcept nogil
+cdef cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) noexcept nogil
 cdef cudaError_t cudaGraphicsEGLRegisterImage(cudaGraphicsResource_t* pCudaResource, EGLImageKHR image, unsigned int flags) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamConsumerConnect(cudaEglStreamConnection* conn, EGLStreamKHR eglStream) except? cudaErrorApiFailureBase nogil
 cdef cudaError_t cudaEGLStreamConsumerConnectWithFlags(cudaEglStreamConnection* conn, EGLStreamKHR eglStream, unsigned int flags) except? cudaErrorApiFailureBase nogil

@@ -2553,7 +2553,7 @@ cdef cudaError_t cudaProfilerStop() except? cudaErrorApiFailureBase nogil:
 cdef extern from "driver_functions.h" nogil:
     cudaPitchedPtr _inline_make_cudaPitchedPtr "make_cudaPitchedPtr"(void* d, size_t p, size_t xsz, size_t ysz)
 
-cdef cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) except * nogil:
+cdef cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ysz) noexcept nogil:
     return _inline_make_cudaPitchedPtr(d, p, xsz, ysz)
 
 
@@ -2561,7 +2561,7 @@ cdef cudaPitchedPtr make_cudaPitchedPtr(void* d, size_t p, size_t xsz, size_t ys
 cdef extern from "driver_functions.h" nogil:
     cudaPos _inline_make_cudaPos "make_cudaPos"(size_t x, size_t y, size_t z)
 
-cdef cudaPos make_cudaPos(size_t x, size_t y, size_t z) except * nogil:
+cdef cudaPos make_cudaPos(size_t x, size_t y, size_t z) noexcept nogil:
     return _inline_make_cudaPos(x, y, z)
 
 
@@ -2569,7 +2569,7 @@ cdef cudaPos make_cudaPos(size_t x, size_t y, size_t z) except * nogil:
 cdef extern from "driver_functions.h" nogil:
     cudaExtent _inline_make_cudaExtent "make_cudaExtent"(size_t w, size_t h, size_t d)
 
-cdef cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) except * nogil:
+cdef cudaExtent make_cudaExtent(size_t w, size_t h, size_t d) noexcept nogil:
     return _inline_make_cudaExtent(w, h, d)
 
 

@@ -13,11 +13,19 @@ def check(result):
     return outputs[0] if len(outputs) == 1 else (tuple(outputs) or None)
 
 
-def open_device():
-    """Device 0's architecture (e.g. 90), or None (printed why) without a GPU."""
+def device_count():
+    """The number of devices, or 0 without a GPU, having said so in the examples'
+    one wording (``No GPU available: <reason>; skipping.``, as _driver_common's)."""
     err, count = cudart.cudaGetDeviceCount()
     if err != cudart.cudaError_t.cudaSuccess or not count:
         print(f"No GPU available: cudaGetDeviceCount returned {getattr(err, 'name', err)}; skipping.")
+        return 0
+    return count
+
+
+def open_device():
+    """Device 0's architecture (e.g. 90), or None (printed why) without a GPU."""
+    if not device_count():
         return None
     check(cudart.cudaSetDevice(0))
     prop = check(cudart.cudaGetDeviceProperties(0))

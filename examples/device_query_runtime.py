@@ -3,6 +3,8 @@ the CUDA sample does. Without a GPU it says so and exits 0."""
 
 import sys
 
+from _runtime_common import device_count
+
 from cuda import cudart
 
 
@@ -18,9 +20,8 @@ def text(chars):
 
 
 def main():
-    err, count = cudart.cudaGetDeviceCount()
-    if err != cudart.cudaError_t.cudaSuccess or not count:
-        print(f"No GPU available: cudaGetDeviceCount returned {getattr(err, 'name', err)}; skipping.")
+    count = device_count()
+    if not count:
         return 0
     driver = check(cudart.cudaDriverGetVersion())
     runtime = check(cudart.cudaRuntimeGetVersion())

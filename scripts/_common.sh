@@ -74,7 +74,8 @@ make_venv() {
 
 install_python_deps() {  # install_python_deps build|test
   make_venv
-  local pkgs=("setuptools>=77" "cython>=3.0" numpy)
+  # tomli: setup.py reads bindings/*.toml, with Python's tomllib from 3.11 only.
+  local pkgs=("setuptools>=77" "cython>=3.0" numpy 'tomli>=1.1; python_version < "3.11"')
   # cuda-core: tests/test_cuda_core.py (it requires numpy only); cuda-bindings:
   # the names tests/test_classic_names.py compares cubind's modules with.
   [ "${1:-build}" = test ] && pkgs+=(pytest ruff build mypy pyyaml "cuda-core==0.3.2" "cuda-bindings==13.0.3")
@@ -94,7 +95,7 @@ build_generator() {
 # venv's path with a .pth file (what an editable install does, without pip
 # rebuilding every module in a temporary directory each time).
 build_package() {
-  step "building the package in place (setup.py build_ext --inplace; about 4 min on 2 cores the first time, then only what changed)"
+  step "building the package in place (setup.py build_ext --inplace; about 6 min on 2 cores the first time, then only what changed)"
   (cd "$ROOT" && "$PY" setup.py -q build_ext --inplace)
   local site
   site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

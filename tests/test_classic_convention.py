@@ -3,6 +3,7 @@ modules relies on (docs/API.md), each checked where no GPU is needed: the
 conversions run before any library is opened, and struct fields need none."""
 
 import math
+import re
 
 import pytest
 
@@ -410,7 +411,8 @@ def test_help_shows_the_signature_once():
     import pydoc
 
     text = pydoc.render_doc(cuda.cuLaunchKernel, renderer=pydoc.plaintext)
-    assert text.count("cuLaunchKernel(f, gridDimX") == 1
+    # Python 3.13's help() wraps a long signature one parameter a line.
+    assert len(re.findall(r"cuLaunchKernel\(\s*f,\s*gridDimX", text)) == 1, text[:2000]
     assert not cuda.cuMemAlloc.__doc__.startswith("cuMemAlloc(")
 
 

@@ -31,6 +31,22 @@ def yaml_needed():
         pytest.skip("PyYAML is not installed (pip install pyyaml): YAML apps are not tested")
 
 
+def test_a_yaml_app_without_pyyaml_names_the_extra():
+    """``python -m cubind.graph app.yaml`` where PyYAML is missing: exit 2 and one
+    line saying what to install, not a traceback."""
+    code = textwrap.dedent("""
+        import runpy, sys
+        sys.modules["yaml"] = None  # as in an environment without PyYAML: its import fails
+        sys.argv = ["python -m cubind.graph", sys.argv[1]]
+        runpy.run_module("cubind.graph", run_name="__main__")
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(APPS / "ping.yaml")], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "PyYAML" in done.stderr and "pip install 'cubind[graph]'" in done.stderr, done.stderr
+
+
 class Source(gx.Codelet):
     """Publishes a message with the tick count as a host tensor."""
 

@@ -133,6 +133,34 @@ def test_env_override_missing_file_raises(clean_env, tmp_path):
     assert "No such file" in msg   # the dlerror text
 
 
+def test_a_missing_library_is_a_cudaerror_and_an_oserror(clean_env, tmp_path):
+    """One ``except cubind.CUDAError`` catches a missing library as well as a failed
+    call, and the code written for the loader's OSError still catches it."""
+    assert cubind.LibraryNotFoundError is LibraryNotFoundError
+    assert "LibraryNotFoundError" in cubind.__all__
+    clean_env.setenv("CUDA_HOME", str(tmp_path / "toolkit"))
+    for caught in (cubind.CUDAError, OSError, LibraryNotFoundError):
+        with pytest.raises(caught) as info:
+            _loader.load(fresh("doesnotexist"), ("libdoesnotexist_cubind.so.1",), "CUBIND_DOESNOTEXIST_LIBRARY", ())
+    exc = info.value
+    assert (exc.code, exc.call, exc.sticky, exc.name) == (None, None, False, "LibraryNotFoundError")
+    assert exc.message == str(exc) and "libdoesnotexist_cubind.so.1" in exc.message
+
+
+def test_the_pythonic_layer_reports_no_driver_as_a_cudaerror():
+    code = textwrap.dedent("""
+        import cubind
+        try:
+            cubind.Device(0)
+        except cubind.CUDAError as exc:
+            print(type(exc).__name__, isinstance(exc, OSError), "libcuda.so.1" in str(exc))
+    """)
+    env = dict(os.environ, PYTHONPATH=pythonpath(REPO), CUBIND_CUDA_LIBRARY="/nonexistent/libcuda.so.1")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["LibraryNotFoundError", "True", "True"], done.stdout
+
+
 def test_missing_library_lists_every_place(clean_env, tmp_path):
     clean_env.setenv("CUDA_HOME", str(tmp_path / "toolkit"))
     sonames = ("libdoesnotexist_cubind.so.1",)

@@ -25,13 +25,20 @@ anything is built, and ``python cubind/_bind/cuda_paths.py include-dirs cuda.h .
 serves the shell scripts.
 """
 
-import glob
 import os
-import platform
-import re
-import shutil
 import sys
-import sysconfig
+
+# Run as a script (scripts/_common.sh), this file's folder is sys.path[0], where
+# cubind/_bind/enum.py would shadow the standard library's enum, which re and
+# glob import: CPython 3.10 and 3.13 import enum only then (3.11 at start-up).
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
+import glob  # noqa: E402
+import platform  # noqa: E402
+import re  # noqa: E402
+import shutil  # noqa: E402
+import sysconfig  # noqa: E402
 
 __all__ = ["Root", "roots", "site_dirs", "find_headers", "HeaderNotFound", "get_include"]
 

@@ -30,7 +30,8 @@ Libraries are opened with ``RTLD_NOW | RTLD_LOCAL``.  The driver stub
 live in a ``stubs`` directory once opened (by soname, or through a symlink)
 is closed again and the search goes on.
 
-When nothing is found, ``LibraryNotFoundError`` (an ``OSError``) names the
+When nothing is found, ``LibraryNotFoundError`` (an ``OSError`` and a
+``cubind.CUDAError``, with ``code`` None) names the
 library, the environment variable to set and every place searched, one per
 line, with the dlerror of each failed dlopen. For the driver (``libcuda``) it
 says that the NVIDIA driver, not the toolkit, provides it; for the others it
@@ -40,6 +41,8 @@ advises ``CUDA_HOME`` only where neither it nor ``CUDA_PATH`` is set.
 import os
 import sys
 import threading
+
+from cubind._bind.errors import CUDAError
 
 from posix.dlfcn cimport dlclose, dlerror, dlopen, dlsym, RTLD_LOCAL, RTLD_NOW
 
@@ -59,8 +62,21 @@ cdef extern from *:
     const char* cubind_handle_path(void* handle) nogil
 
 
-class LibraryNotFoundError(OSError):
-    """A CUDA library could not be found or opened; the message says where we looked."""
+# An OSError, as it always was (``except OSError`` keeps working), and a
+# CUDAError, so that one ``except cubind.CUDAError`` covers a missing library
+# as well as a failed call. OSError first: its __init__ takes the message.
+class LibraryNotFoundError(OSError, CUDAError):
+    """A CUDA library could not be found or opened; the message says where we looked.
+
+    An ``OSError`` and a ``cubind.CUDAError`` (``code``, ``call`` None,
+    ``sticky`` False, ``name`` "LibraryNotFoundError", ``message`` the text).
+    """
+
+    name = "LibraryNotFoundError"
+
+    @property
+    def message(self):
+        return str(self)
 
 
 cdef dict _handles = {}   # libname -> handle (size_t)

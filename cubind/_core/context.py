@@ -277,8 +277,16 @@ class Device:
 
     def reset(self):
         """Destroys the device's primary context and everything in it
-        (``cuDevicePrimaryCtxReset``), so that the device is usable again in
-        this process after a sticky error (an illegal address in a kernel).
+        (``cuDevicePrimaryCtxReset``) and retains a new one: the device starts
+        afresh in this process after an error that is not sticky.
+
+        It does not recover from a sticky error (``CUDAError.sticky``: an
+        illegal address in a kernel, a device-side assert...): CUDA keeps
+        those for the life of the process, and on driver 580 the new context
+        is refused with the same error, which ``reset()`` raises. After one,
+        end the process; run work that may fault in a subprocess (e.g.
+        ``multiprocessing`` with the 'spawn' start method: a forked child
+        inherits the parent's CUDA state) and start a new one when it fails.
 
         Every array, stream and event of cubind in that context is invalid
         afterwards and refuses use with an error; loaded modules are unloaded

@@ -6,36 +6,9 @@ no status tuple reaches a user and every failure names the C call that failed.
 
 __all__ = ["CUDAError", "CompileError", "check", "STICKY"]
 
-# Errors after which the context cannot be used again (cuda.h: "any further
-# CUDA work will return the same error"): illegal address, launch timeout,
-# device assert, hardware stack error, illegal instruction, misaligned
-# address, invalid address space, invalid PC, launch failure, tensor memory
-# leak. The runtime's codes have the same values.
-STICKY = frozenset((700, 702, 710, 714, 715, 716, 717, 718, 719, 721))
-_STICKY_ADVICE = ("the context is unusable after this error, and CUDA keeps the error for the life of the process: "
-                  "every later call fails. Start a new process (cubind.Device(n).reset() destroys the context, but "
-                  "the driver refuses a new one in this process after such an error)")
-
-
-class CUDAError(RuntimeError):
-    """A CUDA driver or runtime call failed.
-
-    ``code`` is the status enum member (``cuda.CUresult`` or
-    ``cudart.cudaError_t``), ``name`` its name, ``message`` the library's own
-    description of it, ``call`` the C function that returned it. ``sticky``
-    says the error poisoned the context (see :data:`STICKY`): the message then
-    says what to do.
-    """
-
-    def __init__(self, code, call=None):
-        self.code = code
-        self.call = call
-        self.name = getattr(code, "name", str(int(code)))
-        self.message = _describe(code)
-        self.sticky = int(code) in STICKY
-        where = f"{call}: " if call else ""
-        advice = f"; {_STICKY_ADVICE}" if self.sticky else ""
-        super().__init__(f"{where}{self.name} ({int(code)}): {self.message}{advice}")
+# CUDAError is defined with the loader (cubind._bind.errors), whose
+# LibraryNotFoundError is one; this layer raises it and describes its codes.
+from cubind._bind.errors import STICKY, CUDAError, set_describer
 
 
 class CompileError(RuntimeError):
@@ -68,6 +41,9 @@ def _describe(code):
     except Exception:  # a description is a courtesy: never mask the real error
         return ""
     return text.decode() if isinstance(text, bytes) else str(text or "")
+
+
+set_describer(_describe)
 
 
 def check(result, call=None):

@@ -243,6 +243,8 @@ class LibraryEmitter {
     if (!h.is_integer) d.set("record_tag", h.record_tag);
     d.set("ctype", "c." + h.name);
     d.set("aliases", strings(h.aliases));
+    // An integer handle's converter: the value after which Cython checks for an exception.
+    if (!h.conversion.error_value.empty()) d.set("error_value", h.conversion.error_value);
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") +
                                "\n\nint(h) is the raw value; handles compare and hash by it.",
                            "    "));

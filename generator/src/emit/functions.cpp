@@ -60,7 +60,13 @@ View c_function_view(const Function& f, std::vector<View>& fn_typedefs, const Co
   if (f.header_only) d.set("header", f.header);
   d.set("abi_version", std::to_string(f.abi_version));
   d.set("c_result", ctx.c_names.cython(f.result));
-  if (!f.result_conversion.error_value.empty()) d.set("error_value", f.result_conversion.error_value);
+  // Cython's exception clause: none for a function that cannot raise (no
+  // check after each call, which Cython would otherwise make under the GIL),
+  // else a check after the error value, or after every call where there is none.
+  const Conversion& r = f.result_conversion;
+  d.set("exception", !r.raises                ? std::string("noexcept")
+                     : r.error_value.empty() ? std::string("except *")
+                                             : "except? " + r.error_value);
   std::vector<View> params;
   for (const auto& p : f.params) {
     std::string type = ctx.c_names.cython(p.type);

@@ -74,6 +74,10 @@ struct Conversion {
   // C-layer results: the value after which Cython checks for an exception
   // (empty: always check).
   std::string error_value;
+  // C-layer results: false where the function cannot raise (defined inline in
+  // the header: nothing is loaded, so no loader error can reach the caller),
+  // and Cython need not check for an exception after it (noexcept).
+  bool raises = true;
   Ownership ownership = Ownership::None;
   bool input = true;    // taken from the Python caller
   bool output = false;  // returned to the Python caller

@@ -60,6 +60,7 @@ json conversion_json(const Conversion& c) {
     j["arguments"] = args;
   }
   put(j, "error_value", c.error_value);
+  if (!c.raises) j["raises"] = false;
   if (c.ownership != Ownership::None) j["ownership"] = to_string(c.ownership);
   if (!c.input) j["input"] = false;
   if (c.output) j["output"] = true;

@@ -460,7 +460,13 @@ Conversion result_conversion(const Function& f, const Model& m) {
   }
   c.input = false;
   c.output = true;
-  c.error_value = error_value(r, m);
+  // A function compiled in from the header (driver_functions.h's
+  // make_cudaPos) loads nothing, so it has no loader error to raise; the
+  // others may, and are checked after their error value (or always).
+  if (f.header_only)
+    c.raises = false;
+  else
+    c.error_value = error_value(r, m);
   return c;
 }
 

@@ -358,6 +358,27 @@ TEST(AssignConversions, ResultsAndTheirErrorValues) {
   EXPECT_EQ(result("casePair").error_value, "");
 }
 
+TEST(AssignConversions, HeaderOnlyResultsCannotRaise) {
+  // Compiled in from the header: no library is loaded, so no loader error can
+  // reach the caller (the C layer declares them noexcept).
+  Function pos = fn("make_casePos", {});
+  pos.result = record_v2();
+  pos.header_only = true;
+  Function twice = fn("caseTwice", {});
+  twice.result = int_t();
+  twice.header_only = true;
+  Function count = fn("caseCount", {});
+  count.result = int_t();
+  const Model m = convert({pos, twice, count});
+  auto result = [&](const char* f) { return m.function(f)->result_conversion; };
+  EXPECT_FALSE(result("make_casePos").raises);
+  EXPECT_EQ(result("make_casePos").error_value, "");
+  EXPECT_FALSE(result("caseTwice").raises);
+  EXPECT_EQ(result("caseTwice").error_value, "");
+  EXPECT_TRUE(result("caseCount").raises);
+  EXPECT_EQ(result("caseCount").error_value, "-1");
+}
+
 TEST(AssignConversions, SkippedFunctionsGetNone) {
   Function f = with_roles(fn("caseSkipped", {param("n", int_t())}), {Role::Scalar});
   f.skip_reason = "by the spec";

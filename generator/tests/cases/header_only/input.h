@@ -4,7 +4,9 @@
  * or inline: the library has no symbol for them); caseInit is not.
  * In fragments/c_layer.pyx: the header-only ones are declared from
  * input.h and called directly (compiled into the C layer), with no
- * _resolve; caseInit keeps its function pointer resolved on first use.
+ * _resolve, and declared noexcept (they load nothing, so no loader error can
+ * reach the caller, and Cython checks for none after each call); caseInit
+ * keeps its function pointer resolved on first use, and its except? clause.
  */
 #ifndef CASE_HEADER_ONLY_H
 #define CASE_HEADER_ONLY_H
