@@ -3855,34 +3855,54 @@ cdef class cudaArray_t:
 
     CUDA array
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaArray_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaArray_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaArray_t value = <c.cudaArray_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaArray_t>other)._ptr
+        return _value_cudaArray_t(self) == _value_cudaArray_t(<cudaArray_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaArray_t(self))
 
     def __repr__(self):
-        return f"<cudaArray_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaArray_t {<uintptr_t>_value_cudaArray_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaArray_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaArray_t*."""
+        return <uintptr_t>_where_cudaArray_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaArray_t* _where_cudaArray_t(cudaArray_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaArray_t _value_cudaArray_t(cudaArray_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3893,7 +3913,7 @@ cdef type _cudaArray_t_peer = None
 
 cdef inline c.cudaArray_t _as_cudaArray_t(object o, const char* name) except? NULL:
     if type(o) is cudaArray_t or type(o) is _cudaArray_t_peer:
-        return (<cudaArray_t>o)._ptr
+        return _value_cudaArray_t(<cudaArray_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaArray_t_other(o, name)
@@ -3902,7 +3922,7 @@ cdef inline c.cudaArray_t _as_cudaArray_t(object o, const char* name) except? NU
 cdef c.cudaArray_t _as_cudaArray_t_other(object o, const char* name) except? NULL:
     global _cudaArray_t_peer
     if isinstance(o, cudaArray_t):
-        return (<cudaArray_t>o)._ptr
+        return _value_cudaArray_t(<cudaArray_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaArray_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -3914,7 +3934,7 @@ cdef c.cudaArray_t _as_cudaArray_t_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected cudaArray_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaArray_t.__basicsize__:
         _cudaArray_t_peer = type(o)
-        return (<cudaArray_t>o)._ptr
+        return _value_cudaArray_t(<cudaArray_t>o)
     return <c.cudaArray_t>as_address(o, name)
 
 
@@ -3934,34 +3954,54 @@ cdef class cudaArray_const_t:
 
     CUDA array (as source copy argument)
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaArray_const_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaArray_const_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaArray_const_t value = <c.cudaArray_const_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_const_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_const_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaArray_const_t>other)._ptr
+        return _value_cudaArray_const_t(self) == _value_cudaArray_const_t(<cudaArray_const_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaArray_const_t(self))
 
     def __repr__(self):
-        return f"<cudaArray_const_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaArray_const_t {<uintptr_t>_value_cudaArray_const_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaArray_const_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaArray_const_t*."""
+        return <uintptr_t>_where_cudaArray_const_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaArray_const_t* _where_cudaArray_const_t(cudaArray_const_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaArray_const_t _value_cudaArray_const_t(cudaArray_const_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -3972,7 +4012,7 @@ cdef type _cudaArray_const_t_peer = None
 
 cdef inline c.cudaArray_const_t _as_cudaArray_const_t(object o, const char* name) except? NULL:
     if type(o) is cudaArray_const_t or type(o) is _cudaArray_const_t_peer:
-        return (<cudaArray_const_t>o)._ptr
+        return _value_cudaArray_const_t(<cudaArray_const_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaArray_const_t_other(o, name)
@@ -3981,7 +4021,7 @@ cdef inline c.cudaArray_const_t _as_cudaArray_const_t(object o, const char* name
 cdef c.cudaArray_const_t _as_cudaArray_const_t_other(object o, const char* name) except? NULL:
     global _cudaArray_const_t_peer
     if isinstance(o, cudaArray_const_t):
-        return (<cudaArray_const_t>o)._ptr
+        return _value_cudaArray_const_t(<cudaArray_const_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaArray_const_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -3993,7 +4033,7 @@ cdef c.cudaArray_const_t _as_cudaArray_const_t_other(object o, const char* name)
         raise TypeError(f"{name.decode()}: expected cudaArray_const_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaArray_const_t.__basicsize__:
         _cudaArray_const_t_peer = type(o)
-        return (<cudaArray_const_t>o)._ptr
+        return _value_cudaArray_const_t(<cudaArray_const_t>o)
     return <c.cudaArray_const_t>as_address(o, name)
 
 
@@ -4013,34 +4053,54 @@ cdef class cudaMipmappedArray_t:
 
     CUDA mipmapped array
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaMipmappedArray_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaMipmappedArray_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaMipmappedArray_t value = <c.cudaMipmappedArray_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaMipmappedArray_t>other)._ptr
+        return _value_cudaMipmappedArray_t(self) == _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaMipmappedArray_t(self))
 
     def __repr__(self):
-        return f"<cudaMipmappedArray_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaMipmappedArray_t {<uintptr_t>_value_cudaMipmappedArray_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaMipmappedArray_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMipmappedArray_t*."""
+        return <uintptr_t>_where_cudaMipmappedArray_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaMipmappedArray_t* _where_cudaMipmappedArray_t(cudaMipmappedArray_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaMipmappedArray_t _value_cudaMipmappedArray_t(cudaMipmappedArray_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4051,7 +4111,7 @@ cdef type _cudaMipmappedArray_t_peer = None
 
 cdef inline c.cudaMipmappedArray_t _as_cudaMipmappedArray_t(object o, const char* name) except? NULL:
     if type(o) is cudaMipmappedArray_t or type(o) is _cudaMipmappedArray_t_peer:
-        return (<cudaMipmappedArray_t>o)._ptr
+        return _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaMipmappedArray_t_other(o, name)
@@ -4060,7 +4120,7 @@ cdef inline c.cudaMipmappedArray_t _as_cudaMipmappedArray_t(object o, const char
 cdef c.cudaMipmappedArray_t _as_cudaMipmappedArray_t_other(object o, const char* name) except? NULL:
     global _cudaMipmappedArray_t_peer
     if isinstance(o, cudaMipmappedArray_t):
-        return (<cudaMipmappedArray_t>o)._ptr
+        return _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaMipmappedArray_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4072,7 +4132,7 @@ cdef c.cudaMipmappedArray_t _as_cudaMipmappedArray_t_other(object o, const char*
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaMipmappedArray_t.__basicsize__:
         _cudaMipmappedArray_t_peer = type(o)
-        return (<cudaMipmappedArray_t>o)._ptr
+        return _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>o)
     return <c.cudaMipmappedArray_t>as_address(o, name)
 
 
@@ -4092,34 +4152,54 @@ cdef class cudaMipmappedArray_const_t:
 
     CUDA mipmapped array (as source argument)
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaMipmappedArray_const_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaMipmappedArray_const_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaMipmappedArray_const_t value = <c.cudaMipmappedArray_const_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_const_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_const_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaMipmappedArray_const_t>other)._ptr
+        return _value_cudaMipmappedArray_const_t(self) == _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaMipmappedArray_const_t(self))
 
     def __repr__(self):
-        return f"<cudaMipmappedArray_const_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaMipmappedArray_const_t {<uintptr_t>_value_cudaMipmappedArray_const_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaMipmappedArray_const_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMipmappedArray_const_t*."""
+        return <uintptr_t>_where_cudaMipmappedArray_const_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaMipmappedArray_const_t* _where_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaMipmappedArray_const_t _value_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4130,7 +4210,7 @@ cdef type _cudaMipmappedArray_const_t_peer = None
 
 cdef inline c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t(object o, const char* name) except? NULL:
     if type(o) is cudaMipmappedArray_const_t or type(o) is _cudaMipmappedArray_const_t_peer:
-        return (<cudaMipmappedArray_const_t>o)._ptr
+        return _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaMipmappedArray_const_t_other(o, name)
@@ -4139,7 +4219,7 @@ cdef inline c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t(object o
 cdef c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t_other(object o, const char* name) except? NULL:
     global _cudaMipmappedArray_const_t_peer
     if isinstance(o, cudaMipmappedArray_const_t):
-        return (<cudaMipmappedArray_const_t>o)._ptr
+        return _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaMipmappedArray_const_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4151,7 +4231,7 @@ cdef c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t_other(object o,
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_const_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaMipmappedArray_const_t.__basicsize__:
         _cudaMipmappedArray_const_t_peer = type(o)
-        return (<cudaMipmappedArray_const_t>o)._ptr
+        return _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>o)
     return <c.cudaMipmappedArray_const_t>as_address(o, name)
 
 
@@ -4171,34 +4251,54 @@ cdef class cudaStream_t:
 
     CUDA stream
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaStream_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaStream_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaStream_t value = <c.cudaStream_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStream_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStream_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaStream_t>other)._ptr
+        return _value_cudaStream_t(self) == _value_cudaStream_t(<cudaStream_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaStream_t(self))
 
     def __repr__(self):
-        return f"<cudaStream_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaStream_t {<uintptr_t>_value_cudaStream_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaStream_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaStream_t*."""
+        return <uintptr_t>_where_cudaStream_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaStream_t* _where_cudaStream_t(cudaStream_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaStream_t _value_cudaStream_t(cudaStream_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4209,7 +4309,7 @@ cdef type _cudaStream_t_peer = None
 
 cdef inline c.cudaStream_t _as_cudaStream_t(object o, const char* name) except? NULL:
     if type(o) is cudaStream_t or type(o) is _cudaStream_t_peer:
-        return (<cudaStream_t>o)._ptr
+        return _value_cudaStream_t(<cudaStream_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaStream_t_other(o, name)
@@ -4218,7 +4318,7 @@ cdef inline c.cudaStream_t _as_cudaStream_t(object o, const char* name) except? 
 cdef c.cudaStream_t _as_cudaStream_t_other(object o, const char* name) except? NULL:
     global _cudaStream_t_peer
     if isinstance(o, cudaStream_t):
-        return (<cudaStream_t>o)._ptr
+        return _value_cudaStream_t(<cudaStream_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaStream_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4230,7 +4330,7 @@ cdef c.cudaStream_t _as_cudaStream_t_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected cudaStream_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaStream_t.__basicsize__:
         _cudaStream_t_peer = type(o)
-        return (<cudaStream_t>o)._ptr
+        return _value_cudaStream_t(<cudaStream_t>o)
     return <c.cudaStream_t>as_address(o, name)
 
 
@@ -4250,34 +4350,54 @@ cdef class cudaEvent_t:
 
     CUDA event types
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaEvent_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaEvent_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaEvent_t value = <c.cudaEvent_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEvent_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEvent_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaEvent_t>other)._ptr
+        return _value_cudaEvent_t(self) == _value_cudaEvent_t(<cudaEvent_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaEvent_t(self))
 
     def __repr__(self):
-        return f"<cudaEvent_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaEvent_t {<uintptr_t>_value_cudaEvent_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaEvent_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaEvent_t*."""
+        return <uintptr_t>_where_cudaEvent_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaEvent_t* _where_cudaEvent_t(cudaEvent_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaEvent_t _value_cudaEvent_t(cudaEvent_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4288,7 +4408,7 @@ cdef type _cudaEvent_t_peer = None
 
 cdef inline c.cudaEvent_t _as_cudaEvent_t(object o, const char* name) except? NULL:
     if type(o) is cudaEvent_t or type(o) is _cudaEvent_t_peer:
-        return (<cudaEvent_t>o)._ptr
+        return _value_cudaEvent_t(<cudaEvent_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaEvent_t_other(o, name)
@@ -4297,7 +4417,7 @@ cdef inline c.cudaEvent_t _as_cudaEvent_t(object o, const char* name) except? NU
 cdef c.cudaEvent_t _as_cudaEvent_t_other(object o, const char* name) except? NULL:
     global _cudaEvent_t_peer
     if isinstance(o, cudaEvent_t):
-        return (<cudaEvent_t>o)._ptr
+        return _value_cudaEvent_t(<cudaEvent_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaEvent_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4309,7 +4429,7 @@ cdef c.cudaEvent_t _as_cudaEvent_t_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected cudaEvent_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaEvent_t.__basicsize__:
         _cudaEvent_t_peer = type(o)
-        return (<cudaEvent_t>o)._ptr
+        return _value_cudaEvent_t(<cudaEvent_t>o)
     return <c.cudaEvent_t>as_address(o, name)
 
 
@@ -4329,34 +4449,54 @@ cdef class cudaGraphicsResource_t:
 
     CUDA graphics resource types
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphicsResource_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphicsResource_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphicsResource_t value = <c.cudaGraphicsResource_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphicsResource_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphicsResource_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphicsResource_t>other)._ptr
+        return _value_cudaGraphicsResource_t(self) == _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphicsResource_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphicsResource_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphicsResource_t {<uintptr_t>_value_cudaGraphicsResource_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphicsResource_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphicsResource_t*."""
+        return <uintptr_t>_where_cudaGraphicsResource_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphicsResource_t* _where_cudaGraphicsResource_t(cudaGraphicsResource_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphicsResource_t _value_cudaGraphicsResource_t(cudaGraphicsResource_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4367,7 +4507,7 @@ cdef type _cudaGraphicsResource_t_peer = None
 
 cdef inline c.cudaGraphicsResource_t _as_cudaGraphicsResource_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphicsResource_t or type(o) is _cudaGraphicsResource_t_peer:
-        return (<cudaGraphicsResource_t>o)._ptr
+        return _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphicsResource_t_other(o, name)
@@ -4376,7 +4516,7 @@ cdef inline c.cudaGraphicsResource_t _as_cudaGraphicsResource_t(object o, const 
 cdef c.cudaGraphicsResource_t _as_cudaGraphicsResource_t_other(object o, const char* name) except? NULL:
     global _cudaGraphicsResource_t_peer
     if isinstance(o, cudaGraphicsResource_t):
-        return (<cudaGraphicsResource_t>o)._ptr
+        return _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphicsResource_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4388,7 +4528,7 @@ cdef c.cudaGraphicsResource_t _as_cudaGraphicsResource_t_other(object o, const c
         raise TypeError(f"{name.decode()}: expected cudaGraphicsResource_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphicsResource_t.__basicsize__:
         _cudaGraphicsResource_t_peer = type(o)
-        return (<cudaGraphicsResource_t>o)._ptr
+        return _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>o)
     return <c.cudaGraphicsResource_t>as_address(o, name)
 
 
@@ -4408,34 +4548,54 @@ cdef class cudaExternalMemory_t:
 
     CUDA external memory
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaExternalMemory_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaExternalMemory_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaExternalMemory_t value = <c.cudaExternalMemory_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalMemory_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalMemory_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaExternalMemory_t>other)._ptr
+        return _value_cudaExternalMemory_t(self) == _value_cudaExternalMemory_t(<cudaExternalMemory_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaExternalMemory_t(self))
 
     def __repr__(self):
-        return f"<cudaExternalMemory_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaExternalMemory_t {<uintptr_t>_value_cudaExternalMemory_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaExternalMemory_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaExternalMemory_t*."""
+        return <uintptr_t>_where_cudaExternalMemory_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaExternalMemory_t* _where_cudaExternalMemory_t(cudaExternalMemory_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaExternalMemory_t _value_cudaExternalMemory_t(cudaExternalMemory_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4446,7 +4606,7 @@ cdef type _cudaExternalMemory_t_peer = None
 
 cdef inline c.cudaExternalMemory_t _as_cudaExternalMemory_t(object o, const char* name) except? NULL:
     if type(o) is cudaExternalMemory_t or type(o) is _cudaExternalMemory_t_peer:
-        return (<cudaExternalMemory_t>o)._ptr
+        return _value_cudaExternalMemory_t(<cudaExternalMemory_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaExternalMemory_t_other(o, name)
@@ -4455,7 +4615,7 @@ cdef inline c.cudaExternalMemory_t _as_cudaExternalMemory_t(object o, const char
 cdef c.cudaExternalMemory_t _as_cudaExternalMemory_t_other(object o, const char* name) except? NULL:
     global _cudaExternalMemory_t_peer
     if isinstance(o, cudaExternalMemory_t):
-        return (<cudaExternalMemory_t>o)._ptr
+        return _value_cudaExternalMemory_t(<cudaExternalMemory_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaExternalMemory_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4467,7 +4627,7 @@ cdef c.cudaExternalMemory_t _as_cudaExternalMemory_t_other(object o, const char*
         raise TypeError(f"{name.decode()}: expected cudaExternalMemory_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaExternalMemory_t.__basicsize__:
         _cudaExternalMemory_t_peer = type(o)
-        return (<cudaExternalMemory_t>o)._ptr
+        return _value_cudaExternalMemory_t(<cudaExternalMemory_t>o)
     return <c.cudaExternalMemory_t>as_address(o, name)
 
 
@@ -4487,34 +4647,54 @@ cdef class cudaExternalSemaphore_t:
 
     CUDA external semaphore
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaExternalSemaphore_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaExternalSemaphore_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaExternalSemaphore_t value = <c.cudaExternalSemaphore_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalSemaphore_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalSemaphore_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaExternalSemaphore_t>other)._ptr
+        return _value_cudaExternalSemaphore_t(self) == _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaExternalSemaphore_t(self))
 
     def __repr__(self):
-        return f"<cudaExternalSemaphore_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaExternalSemaphore_t {<uintptr_t>_value_cudaExternalSemaphore_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaExternalSemaphore_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaExternalSemaphore_t*."""
+        return <uintptr_t>_where_cudaExternalSemaphore_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaExternalSemaphore_t* _where_cudaExternalSemaphore_t(cudaExternalSemaphore_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaExternalSemaphore_t _value_cudaExternalSemaphore_t(cudaExternalSemaphore_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4525,7 +4705,7 @@ cdef type _cudaExternalSemaphore_t_peer = None
 
 cdef inline c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t(object o, const char* name) except? NULL:
     if type(o) is cudaExternalSemaphore_t or type(o) is _cudaExternalSemaphore_t_peer:
-        return (<cudaExternalSemaphore_t>o)._ptr
+        return _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaExternalSemaphore_t_other(o, name)
@@ -4534,7 +4714,7 @@ cdef inline c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t(object o, cons
 cdef c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t_other(object o, const char* name) except? NULL:
     global _cudaExternalSemaphore_t_peer
     if isinstance(o, cudaExternalSemaphore_t):
-        return (<cudaExternalSemaphore_t>o)._ptr
+        return _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaExternalSemaphore_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4546,7 +4726,7 @@ cdef c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t_other(object o, const
         raise TypeError(f"{name.decode()}: expected cudaExternalSemaphore_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaExternalSemaphore_t.__basicsize__:
         _cudaExternalSemaphore_t_peer = type(o)
-        return (<cudaExternalSemaphore_t>o)._ptr
+        return _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>o)
     return <c.cudaExternalSemaphore_t>as_address(o, name)
 
 
@@ -4566,34 +4746,54 @@ cdef class cudaGraph_t:
 
     CUDA graph
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraph_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraph_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraph_t value = <c.cudaGraph_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraph_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraph_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraph_t>other)._ptr
+        return _value_cudaGraph_t(self) == _value_cudaGraph_t(<cudaGraph_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraph_t(self))
 
     def __repr__(self):
-        return f"<cudaGraph_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraph_t {<uintptr_t>_value_cudaGraph_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraph_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraph_t*."""
+        return <uintptr_t>_where_cudaGraph_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraph_t* _where_cudaGraph_t(cudaGraph_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraph_t _value_cudaGraph_t(cudaGraph_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4604,7 +4804,7 @@ cdef type _cudaGraph_t_peer = None
 
 cdef inline c.cudaGraph_t _as_cudaGraph_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraph_t or type(o) is _cudaGraph_t_peer:
-        return (<cudaGraph_t>o)._ptr
+        return _value_cudaGraph_t(<cudaGraph_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraph_t_other(o, name)
@@ -4613,7 +4813,7 @@ cdef inline c.cudaGraph_t _as_cudaGraph_t(object o, const char* name) except? NU
 cdef c.cudaGraph_t _as_cudaGraph_t_other(object o, const char* name) except? NULL:
     global _cudaGraph_t_peer
     if isinstance(o, cudaGraph_t):
-        return (<cudaGraph_t>o)._ptr
+        return _value_cudaGraph_t(<cudaGraph_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraph_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4625,7 +4825,7 @@ cdef c.cudaGraph_t _as_cudaGraph_t_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected cudaGraph_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraph_t.__basicsize__:
         _cudaGraph_t_peer = type(o)
-        return (<cudaGraph_t>o)._ptr
+        return _value_cudaGraph_t(<cudaGraph_t>o)
     return <c.cudaGraph_t>as_address(o, name)
 
 
@@ -4645,34 +4845,54 @@ cdef class cudaGraphNode_t:
 
     CUDA graph node.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphNode_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphNode_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphNode_t value = <c.cudaGraphNode_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphNode_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphNode_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphNode_t>other)._ptr
+        return _value_cudaGraphNode_t(self) == _value_cudaGraphNode_t(<cudaGraphNode_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphNode_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphNode_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphNode_t {<uintptr_t>_value_cudaGraphNode_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphNode_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphNode_t*."""
+        return <uintptr_t>_where_cudaGraphNode_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphNode_t* _where_cudaGraphNode_t(cudaGraphNode_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphNode_t _value_cudaGraphNode_t(cudaGraphNode_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4683,7 +4903,7 @@ cdef type _cudaGraphNode_t_peer = None
 
 cdef inline c.cudaGraphNode_t _as_cudaGraphNode_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphNode_t or type(o) is _cudaGraphNode_t_peer:
-        return (<cudaGraphNode_t>o)._ptr
+        return _value_cudaGraphNode_t(<cudaGraphNode_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphNode_t_other(o, name)
@@ -4692,7 +4912,7 @@ cdef inline c.cudaGraphNode_t _as_cudaGraphNode_t(object o, const char* name) ex
 cdef c.cudaGraphNode_t _as_cudaGraphNode_t_other(object o, const char* name) except? NULL:
     global _cudaGraphNode_t_peer
     if isinstance(o, cudaGraphNode_t):
-        return (<cudaGraphNode_t>o)._ptr
+        return _value_cudaGraphNode_t(<cudaGraphNode_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphNode_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4704,7 +4924,7 @@ cdef c.cudaGraphNode_t _as_cudaGraphNode_t_other(object o, const char* name) exc
         raise TypeError(f"{name.decode()}: expected cudaGraphNode_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphNode_t.__basicsize__:
         _cudaGraphNode_t_peer = type(o)
-        return (<cudaGraphNode_t>o)._ptr
+        return _value_cudaGraphNode_t(<cudaGraphNode_t>o)
     return <c.cudaGraphNode_t>as_address(o, name)
 
 
@@ -4724,34 +4944,54 @@ cdef class cudaUserObject_t:
 
     CUDA user object for graphs
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaUserObject_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaUserObject_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaUserObject_t value = <c.cudaUserObject_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaUserObject_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaUserObject_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaUserObject_t>other)._ptr
+        return _value_cudaUserObject_t(self) == _value_cudaUserObject_t(<cudaUserObject_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaUserObject_t(self))
 
     def __repr__(self):
-        return f"<cudaUserObject_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaUserObject_t {<uintptr_t>_value_cudaUserObject_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaUserObject_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaUserObject_t*."""
+        return <uintptr_t>_where_cudaUserObject_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaUserObject_t* _where_cudaUserObject_t(cudaUserObject_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaUserObject_t _value_cudaUserObject_t(cudaUserObject_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4762,7 +5002,7 @@ cdef type _cudaUserObject_t_peer = None
 
 cdef inline c.cudaUserObject_t _as_cudaUserObject_t(object o, const char* name) except? NULL:
     if type(o) is cudaUserObject_t or type(o) is _cudaUserObject_t_peer:
-        return (<cudaUserObject_t>o)._ptr
+        return _value_cudaUserObject_t(<cudaUserObject_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaUserObject_t_other(o, name)
@@ -4771,7 +5011,7 @@ cdef inline c.cudaUserObject_t _as_cudaUserObject_t(object o, const char* name) 
 cdef c.cudaUserObject_t _as_cudaUserObject_t_other(object o, const char* name) except? NULL:
     global _cudaUserObject_t_peer
     if isinstance(o, cudaUserObject_t):
-        return (<cudaUserObject_t>o)._ptr
+        return _value_cudaUserObject_t(<cudaUserObject_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaUserObject_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4783,7 +5023,7 @@ cdef c.cudaUserObject_t _as_cudaUserObject_t_other(object o, const char* name) e
         raise TypeError(f"{name.decode()}: expected cudaUserObject_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaUserObject_t.__basicsize__:
         _cudaUserObject_t_peer = type(o)
-        return (<cudaUserObject_t>o)._ptr
+        return _value_cudaUserObject_t(<cudaUserObject_t>o)
     return <c.cudaUserObject_t>as_address(o, name)
 
 
@@ -4803,34 +5043,54 @@ cdef class cudaFunction_t:
 
     CUDA function
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaFunction_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaFunction_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaFunction_t value = <c.cudaFunction_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaFunction_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaFunction_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaFunction_t>other)._ptr
+        return _value_cudaFunction_t(self) == _value_cudaFunction_t(<cudaFunction_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaFunction_t(self))
 
     def __repr__(self):
-        return f"<cudaFunction_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaFunction_t {<uintptr_t>_value_cudaFunction_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaFunction_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaFunction_t*."""
+        return <uintptr_t>_where_cudaFunction_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaFunction_t* _where_cudaFunction_t(cudaFunction_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaFunction_t _value_cudaFunction_t(cudaFunction_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4841,7 +5101,7 @@ cdef type _cudaFunction_t_peer = None
 
 cdef inline c.cudaFunction_t _as_cudaFunction_t(object o, const char* name) except? NULL:
     if type(o) is cudaFunction_t or type(o) is _cudaFunction_t_peer:
-        return (<cudaFunction_t>o)._ptr
+        return _value_cudaFunction_t(<cudaFunction_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaFunction_t_other(o, name)
@@ -4850,7 +5110,7 @@ cdef inline c.cudaFunction_t _as_cudaFunction_t(object o, const char* name) exce
 cdef c.cudaFunction_t _as_cudaFunction_t_other(object o, const char* name) except? NULL:
     global _cudaFunction_t_peer
     if isinstance(o, cudaFunction_t):
-        return (<cudaFunction_t>o)._ptr
+        return _value_cudaFunction_t(<cudaFunction_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaFunction_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4862,7 +5122,7 @@ cdef c.cudaFunction_t _as_cudaFunction_t_other(object o, const char* name) excep
         raise TypeError(f"{name.decode()}: expected cudaFunction_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaFunction_t.__basicsize__:
         _cudaFunction_t_peer = type(o)
-        return (<cudaFunction_t>o)._ptr
+        return _value_cudaFunction_t(<cudaFunction_t>o)
     return <c.cudaFunction_t>as_address(o, name)
 
 
@@ -4882,34 +5142,54 @@ cdef class cudaKernel_t:
 
     CUDA kernel
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaKernel_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaKernel_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaKernel_t value = <c.cudaKernel_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaKernel_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaKernel_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaKernel_t>other)._ptr
+        return _value_cudaKernel_t(self) == _value_cudaKernel_t(<cudaKernel_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaKernel_t(self))
 
     def __repr__(self):
-        return f"<cudaKernel_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaKernel_t {<uintptr_t>_value_cudaKernel_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaKernel_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaKernel_t*."""
+        return <uintptr_t>_where_cudaKernel_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaKernel_t* _where_cudaKernel_t(cudaKernel_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaKernel_t _value_cudaKernel_t(cudaKernel_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4920,7 +5200,7 @@ cdef type _cudaKernel_t_peer = None
 
 cdef inline c.cudaKernel_t _as_cudaKernel_t(object o, const char* name) except? NULL:
     if type(o) is cudaKernel_t or type(o) is _cudaKernel_t_peer:
-        return (<cudaKernel_t>o)._ptr
+        return _value_cudaKernel_t(<cudaKernel_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaKernel_t_other(o, name)
@@ -4929,7 +5209,7 @@ cdef inline c.cudaKernel_t _as_cudaKernel_t(object o, const char* name) except? 
 cdef c.cudaKernel_t _as_cudaKernel_t_other(object o, const char* name) except? NULL:
     global _cudaKernel_t_peer
     if isinstance(o, cudaKernel_t):
-        return (<cudaKernel_t>o)._ptr
+        return _value_cudaKernel_t(<cudaKernel_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaKernel_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4941,7 +5221,7 @@ cdef c.cudaKernel_t _as_cudaKernel_t_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected cudaKernel_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaKernel_t.__basicsize__:
         _cudaKernel_t_peer = type(o)
-        return (<cudaKernel_t>o)._ptr
+        return _value_cudaKernel_t(<cudaKernel_t>o)
     return <c.cudaKernel_t>as_address(o, name)
 
 
@@ -4961,34 +5241,54 @@ cdef class cudaLibrary_t:
 
     CUDA library
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaLibrary_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaLibrary_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLibrary_t value = <c.cudaLibrary_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLibrary_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLibrary_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaLibrary_t>other)._ptr
+        return _value_cudaLibrary_t(self) == _value_cudaLibrary_t(<cudaLibrary_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaLibrary_t(self))
 
     def __repr__(self):
-        return f"<cudaLibrary_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaLibrary_t {<uintptr_t>_value_cudaLibrary_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaLibrary_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaLibrary_t*."""
+        return <uintptr_t>_where_cudaLibrary_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaLibrary_t* _where_cudaLibrary_t(cudaLibrary_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaLibrary_t _value_cudaLibrary_t(cudaLibrary_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4999,7 +5299,7 @@ cdef type _cudaLibrary_t_peer = None
 
 cdef inline c.cudaLibrary_t _as_cudaLibrary_t(object o, const char* name) except? NULL:
     if type(o) is cudaLibrary_t or type(o) is _cudaLibrary_t_peer:
-        return (<cudaLibrary_t>o)._ptr
+        return _value_cudaLibrary_t(<cudaLibrary_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaLibrary_t_other(o, name)
@@ -5008,7 +5308,7 @@ cdef inline c.cudaLibrary_t _as_cudaLibrary_t(object o, const char* name) except
 cdef c.cudaLibrary_t _as_cudaLibrary_t_other(object o, const char* name) except? NULL:
     global _cudaLibrary_t_peer
     if isinstance(o, cudaLibrary_t):
-        return (<cudaLibrary_t>o)._ptr
+        return _value_cudaLibrary_t(<cudaLibrary_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaLibrary_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5020,7 +5320,7 @@ cdef c.cudaLibrary_t _as_cudaLibrary_t_other(object o, const char* name) except?
         raise TypeError(f"{name.decode()}: expected cudaLibrary_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaLibrary_t.__basicsize__:
         _cudaLibrary_t_peer = type(o)
-        return (<cudaLibrary_t>o)._ptr
+        return _value_cudaLibrary_t(<cudaLibrary_t>o)
     return <c.cudaLibrary_t>as_address(o, name)
 
 
@@ -5040,34 +5340,54 @@ cdef class cudaMemPool_t:
 
     CUDA memory pool
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaMemPool_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaMemPool_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaMemPool_t value = <c.cudaMemPool_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMemPool_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMemPool_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaMemPool_t>other)._ptr
+        return _value_cudaMemPool_t(self) == _value_cudaMemPool_t(<cudaMemPool_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaMemPool_t(self))
 
     def __repr__(self):
-        return f"<cudaMemPool_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaMemPool_t {<uintptr_t>_value_cudaMemPool_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaMemPool_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMemPool_t*."""
+        return <uintptr_t>_where_cudaMemPool_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaMemPool_t* _where_cudaMemPool_t(cudaMemPool_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaMemPool_t _value_cudaMemPool_t(cudaMemPool_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5078,7 +5398,7 @@ cdef type _cudaMemPool_t_peer = None
 
 cdef inline c.cudaMemPool_t _as_cudaMemPool_t(object o, const char* name) except? NULL:
     if type(o) is cudaMemPool_t or type(o) is _cudaMemPool_t_peer:
-        return (<cudaMemPool_t>o)._ptr
+        return _value_cudaMemPool_t(<cudaMemPool_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaMemPool_t_other(o, name)
@@ -5087,7 +5407,7 @@ cdef inline c.cudaMemPool_t _as_cudaMemPool_t(object o, const char* name) except
 cdef c.cudaMemPool_t _as_cudaMemPool_t_other(object o, const char* name) except? NULL:
     global _cudaMemPool_t_peer
     if isinstance(o, cudaMemPool_t):
-        return (<cudaMemPool_t>o)._ptr
+        return _value_cudaMemPool_t(<cudaMemPool_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaMemPool_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5099,7 +5419,7 @@ cdef c.cudaMemPool_t _as_cudaMemPool_t_other(object o, const char* name) except?
         raise TypeError(f"{name.decode()}: expected cudaMemPool_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaMemPool_t.__basicsize__:
         _cudaMemPool_t_peer = type(o)
-        return (<cudaMemPool_t>o)._ptr
+        return _value_cudaMemPool_t(<cudaMemPool_t>o)
     return <c.cudaMemPool_t>as_address(o, name)
 
 
@@ -5119,34 +5439,54 @@ cdef class cudaGraphExec_t:
 
     CUDA executable (launchable) graph
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphExec_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphExec_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphExec_t value = <c.cudaGraphExec_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphExec_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphExec_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphExec_t>other)._ptr
+        return _value_cudaGraphExec_t(self) == _value_cudaGraphExec_t(<cudaGraphExec_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphExec_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphExec_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphExec_t {<uintptr_t>_value_cudaGraphExec_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphExec_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphExec_t*."""
+        return <uintptr_t>_where_cudaGraphExec_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphExec_t* _where_cudaGraphExec_t(cudaGraphExec_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphExec_t _value_cudaGraphExec_t(cudaGraphExec_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5157,7 +5497,7 @@ cdef type _cudaGraphExec_t_peer = None
 
 cdef inline c.cudaGraphExec_t _as_cudaGraphExec_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphExec_t or type(o) is _cudaGraphExec_t_peer:
-        return (<cudaGraphExec_t>o)._ptr
+        return _value_cudaGraphExec_t(<cudaGraphExec_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphExec_t_other(o, name)
@@ -5166,7 +5506,7 @@ cdef inline c.cudaGraphExec_t _as_cudaGraphExec_t(object o, const char* name) ex
 cdef c.cudaGraphExec_t _as_cudaGraphExec_t_other(object o, const char* name) except? NULL:
     global _cudaGraphExec_t_peer
     if isinstance(o, cudaGraphExec_t):
-        return (<cudaGraphExec_t>o)._ptr
+        return _value_cudaGraphExec_t(<cudaGraphExec_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphExec_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5178,7 +5518,7 @@ cdef c.cudaGraphExec_t _as_cudaGraphExec_t_other(object o, const char* name) exc
         raise TypeError(f"{name.decode()}: expected cudaGraphExec_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphExec_t.__basicsize__:
         _cudaGraphExec_t_peer = type(o)
-        return (<cudaGraphExec_t>o)._ptr
+        return _value_cudaGraphExec_t(<cudaGraphExec_t>o)
     return <c.cudaGraphExec_t>as_address(o, name)
 
 
@@ -5198,34 +5538,54 @@ cdef class cudaGraphDeviceNode_t:
 
     CUDA device node handle for device-side node update
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphDeviceNode_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphDeviceNode_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphDeviceNode_t value = <c.cudaGraphDeviceNode_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphDeviceNode_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphDeviceNode_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphDeviceNode_t>other)._ptr
+        return _value_cudaGraphDeviceNode_t(self) == _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphDeviceNode_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphDeviceNode_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphDeviceNode_t {<uintptr_t>_value_cudaGraphDeviceNode_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphDeviceNode_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphDeviceNode_t*."""
+        return <uintptr_t>_where_cudaGraphDeviceNode_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphDeviceNode_t* _where_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphDeviceNode_t _value_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5236,7 +5596,7 @@ cdef type _cudaGraphDeviceNode_t_peer = None
 
 cdef inline c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphDeviceNode_t or type(o) is _cudaGraphDeviceNode_t_peer:
-        return (<cudaGraphDeviceNode_t>o)._ptr
+        return _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphDeviceNode_t_other(o, name)
@@ -5245,7 +5605,7 @@ cdef inline c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t(object o, const ch
 cdef c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t_other(object o, const char* name) except? NULL:
     global _cudaGraphDeviceNode_t_peer
     if isinstance(o, cudaGraphDeviceNode_t):
-        return (<cudaGraphDeviceNode_t>o)._ptr
+        return _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphDeviceNode_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5257,7 +5617,7 @@ cdef c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t_other(object o, const cha
         raise TypeError(f"{name.decode()}: expected cudaGraphDeviceNode_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphDeviceNode_t.__basicsize__:
         _cudaGraphDeviceNode_t_peer = type(o)
-        return (<cudaGraphDeviceNode_t>o)._ptr
+        return _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>o)
     return <c.cudaGraphDeviceNode_t>as_address(o, name)
 
 
@@ -5277,34 +5637,54 @@ cdef class cudaAsyncCallbackHandle_t:
 
     CUDA async callback handle
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaAsyncCallbackHandle_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaAsyncCallbackHandle_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaAsyncCallbackHandle_t value = <c.cudaAsyncCallbackHandle_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallbackHandle_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallbackHandle_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaAsyncCallbackHandle_t>other)._ptr
+        return _value_cudaAsyncCallbackHandle_t(self) == _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaAsyncCallbackHandle_t(self))
 
     def __repr__(self):
-        return f"<cudaAsyncCallbackHandle_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaAsyncCallbackHandle_t {<uintptr_t>_value_cudaAsyncCallbackHandle_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaAsyncCallbackHandle_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaAsyncCallbackHandle_t*."""
+        return <uintptr_t>_where_cudaAsyncCallbackHandle_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaAsyncCallbackHandle_t* _where_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaAsyncCallbackHandle_t _value_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5315,7 +5695,7 @@ cdef type _cudaAsyncCallbackHandle_t_peer = None
 
 cdef inline c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t(object o, const char* name) except? NULL:
     if type(o) is cudaAsyncCallbackHandle_t or type(o) is _cudaAsyncCallbackHandle_t_peer:
-        return (<cudaAsyncCallbackHandle_t>o)._ptr
+        return _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaAsyncCallbackHandle_t_other(o, name)
@@ -5324,7 +5704,7 @@ cdef inline c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t(object o, 
 cdef c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t_other(object o, const char* name) except? NULL:
     global _cudaAsyncCallbackHandle_t_peer
     if isinstance(o, cudaAsyncCallbackHandle_t):
-        return (<cudaAsyncCallbackHandle_t>o)._ptr
+        return _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaAsyncCallbackHandle_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5336,7 +5716,7 @@ cdef c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t_other(object o, c
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallbackHandle_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaAsyncCallbackHandle_t.__basicsize__:
         _cudaAsyncCallbackHandle_t_peer = type(o)
-        return (<cudaAsyncCallbackHandle_t>o)._ptr
+        return _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>o)
     return <c.cudaAsyncCallbackHandle_t>as_address(o, name)
 
 
@@ -5354,34 +5734,54 @@ cdef inline cudaAsyncCallbackHandle_t _new_cudaAsyncCallbackHandle_t(c.cudaAsync
 cdef class cudaLogsCallbackHandle:
     """Opaque handle cudaLogsCallbackHandle.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaLogsCallbackHandle>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaLogsCallbackHandle*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLogsCallbackHandle value = <c.cudaLogsCallbackHandle>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallbackHandle(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallbackHandle(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaLogsCallbackHandle>other)._ptr
+        return _value_cudaLogsCallbackHandle(self) == _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaLogsCallbackHandle(self))
 
     def __repr__(self):
-        return f"<cudaLogsCallbackHandle {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaLogsCallbackHandle {<uintptr_t>_value_cudaLogsCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaLogsCallbackHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaLogsCallbackHandle*."""
+        return <uintptr_t>_where_cudaLogsCallbackHandle(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaLogsCallbackHandle* _where_cudaLogsCallbackHandle(cudaLogsCallbackHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaLogsCallbackHandle _value_cudaLogsCallbackHandle(cudaLogsCallbackHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5392,7 +5792,7 @@ cdef type _cudaLogsCallbackHandle_peer = None
 
 cdef inline c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is cudaLogsCallbackHandle or type(o) is _cudaLogsCallbackHandle_peer:
-        return (<cudaLogsCallbackHandle>o)._ptr
+        return _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaLogsCallbackHandle_other(o, name)
@@ -5401,7 +5801,7 @@ cdef inline c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle(object o, const 
 cdef c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle_other(object o, const char* name) except? NULL:
     global _cudaLogsCallbackHandle_peer
     if isinstance(o, cudaLogsCallbackHandle):
-        return (<cudaLogsCallbackHandle>o)._ptr
+        return _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaLogsCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5413,7 +5813,7 @@ cdef c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle_other(object o, const c
         raise TypeError(f"{name.decode()}: expected cudaLogsCallbackHandle, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaLogsCallbackHandle.__basicsize__:
         _cudaLogsCallbackHandle_peer = type(o)
-        return (<cudaLogsCallbackHandle>o)._ptr
+        return _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>o)
     return <c.cudaLogsCallbackHandle>as_address(o, name)
 
 
@@ -5433,34 +5833,54 @@ cdef class cudaEglStreamConnection:
 
     CUDA EGLSream Connection
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaEglStreamConnection>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaEglStreamConnection*>as_address(_ptr, b"_ptr")
+        cdef c.cudaEglStreamConnection value = <c.cudaEglStreamConnection>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEglStreamConnection(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEglStreamConnection(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaEglStreamConnection>other)._ptr
+        return _value_cudaEglStreamConnection(self) == _value_cudaEglStreamConnection(<cudaEglStreamConnection>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaEglStreamConnection(self))
 
     def __repr__(self):
-        return f"<cudaEglStreamConnection {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaEglStreamConnection {<uintptr_t>_value_cudaEglStreamConnection(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaEglStreamConnection*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaEglStreamConnection*."""
+        return <uintptr_t>_where_cudaEglStreamConnection(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaEglStreamConnection* _where_cudaEglStreamConnection(cudaEglStreamConnection h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaEglStreamConnection _value_cudaEglStreamConnection(cudaEglStreamConnection h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5471,7 +5891,7 @@ cdef type _cudaEglStreamConnection_peer = None
 
 cdef inline c.cudaEglStreamConnection _as_cudaEglStreamConnection(object o, const char* name) except? NULL:
     if type(o) is cudaEglStreamConnection or type(o) is _cudaEglStreamConnection_peer:
-        return (<cudaEglStreamConnection>o)._ptr
+        return _value_cudaEglStreamConnection(<cudaEglStreamConnection>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaEglStreamConnection_other(o, name)
@@ -5480,7 +5900,7 @@ cdef inline c.cudaEglStreamConnection _as_cudaEglStreamConnection(object o, cons
 cdef c.cudaEglStreamConnection _as_cudaEglStreamConnection_other(object o, const char* name) except? NULL:
     global _cudaEglStreamConnection_peer
     if isinstance(o, cudaEglStreamConnection):
-        return (<cudaEglStreamConnection>o)._ptr
+        return _value_cudaEglStreamConnection(<cudaEglStreamConnection>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaEglStreamConnection>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5492,7 +5912,7 @@ cdef c.cudaEglStreamConnection _as_cudaEglStreamConnection_other(object o, const
         raise TypeError(f"{name.decode()}: expected cudaEglStreamConnection, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaEglStreamConnection.__basicsize__:
         _cudaEglStreamConnection_peer = type(o)
-        return (<cudaEglStreamConnection>o)._ptr
+        return _value_cudaEglStreamConnection(<cudaEglStreamConnection>o)
     return <c.cudaEglStreamConnection>as_address(o, name)
 
 
@@ -5512,46 +5932,66 @@ cdef class cudaGraphConditionalHandle:
 
     CUDA handle for conditional graph nodes
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cudaGraphConditionalHandle(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphConditionalHandle*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphConditionalHandle value = _as_cudaGraphConditionalHandle(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cudaGraphConditionalHandle(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cudaGraphConditionalHandle(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cudaGraphConditionalHandle>other)._ptr
+            return _value_cudaGraphConditionalHandle(self) == _value_cudaGraphConditionalHandle(<cudaGraphConditionalHandle>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cudaGraphConditionalHandle(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cudaGraphConditionalHandle(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cudaGraphConditionalHandle {self._ptr}>"
+        return f"<cudaGraphConditionalHandle {_value_cudaGraphConditionalHandle(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cudaGraphConditionalHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraphConditionalHandle*."""
+        return <uintptr_t>_where_cudaGraphConditionalHandle(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphConditionalHandle* _where_cudaGraphConditionalHandle(cudaGraphConditionalHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphConditionalHandle _value_cudaGraphConditionalHandle(cudaGraphConditionalHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cudaGraphConditionalHandle _as_cudaGraphConditionalHandle(object o, const char* name) except? 0:
     if type(o) is cudaGraphConditionalHandle:
-        return (<cudaGraphConditionalHandle>o)._ptr
+        return _value_cudaGraphConditionalHandle(<cudaGraphConditionalHandle>o)
     if o is None:
         return 0
     if isinstance(o, cudaGraphConditionalHandle):
-        return (<cudaGraphConditionalHandle>o)._ptr
+        return _value_cudaGraphConditionalHandle(<cudaGraphConditionalHandle>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphConditionalHandle, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -5570,34 +6010,54 @@ cdef inline cudaGraphConditionalHandle _new_cudaGraphConditionalHandle(c.cudaGra
 cdef class EGLImageKHR:
     """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLImageKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLImageKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLImageKHR value = <c.EGLImageKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLImageKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLImageKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLImageKHR>other)._ptr
+        return _value_EGLImageKHR(self) == _value_EGLImageKHR(<EGLImageKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLImageKHR(self))
 
     def __repr__(self):
-        return f"<EGLImageKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLImageKHR {<uintptr_t>_value_EGLImageKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLImageKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
+        return <uintptr_t>_where_EGLImageKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5608,7 +6068,7 @@ cdef type _EGLImageKHR_peer = None
 
 cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NULL:
     if type(o) is EGLImageKHR or type(o) is _EGLImageKHR_peer:
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLImageKHR_other(o, name)
@@ -5617,7 +6077,7 @@ cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NU
 cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NULL:
     global _EGLImageKHR_peer
     if isinstance(o, EGLImageKHR):
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLImageKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5629,7 +6089,7 @@ cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLImageKHR.__basicsize__:
         _EGLImageKHR_peer = type(o)
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     return <c.EGLImageKHR>as_address(o, name)
 
 
@@ -5647,34 +6107,54 @@ cdef inline EGLImageKHR _new_EGLImageKHR(c.EGLImageKHR value):
 cdef class EGLStreamKHR:
     """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLStreamKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLStreamKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLStreamKHR value = <c.EGLStreamKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLStreamKHR>other)._ptr
+        return _value_EGLStreamKHR(self) == _value_EGLStreamKHR(<EGLStreamKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLStreamKHR(self))
 
     def __repr__(self):
-        return f"<EGLStreamKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLStreamKHR {<uintptr_t>_value_EGLStreamKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLStreamKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
+        return <uintptr_t>_where_EGLStreamKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5685,7 +6165,7 @@ cdef type _EGLStreamKHR_peer = None
 
 cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? NULL:
     if type(o) is EGLStreamKHR or type(o) is _EGLStreamKHR_peer:
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLStreamKHR_other(o, name)
@@ -5694,7 +6174,7 @@ cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? 
 cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? NULL:
     global _EGLStreamKHR_peer
     if isinstance(o, EGLStreamKHR):
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLStreamKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5706,7 +6186,7 @@ cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLStreamKHR.__basicsize__:
         _EGLStreamKHR_peer = type(o)
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     return <c.EGLStreamKHR>as_address(o, name)
 
 
@@ -5724,34 +6204,54 @@ cdef inline EGLStreamKHR _new_EGLStreamKHR(c.EGLStreamKHR value):
 cdef class EGLSyncKHR:
     """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLSyncKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLSyncKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLSyncKHR value = <c.EGLSyncKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLSyncKHR>other)._ptr
+        return _value_EGLSyncKHR(self) == _value_EGLSyncKHR(<EGLSyncKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLSyncKHR(self))
 
     def __repr__(self):
-        return f"<EGLSyncKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLSyncKHR {<uintptr_t>_value_EGLSyncKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLSyncKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
+        return <uintptr_t>_where_EGLSyncKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5762,7 +6262,7 @@ cdef type _EGLSyncKHR_peer = None
 
 cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL:
     if type(o) is EGLSyncKHR or type(o) is _EGLSyncKHR_peer:
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLSyncKHR_other(o, name)
@@ -5771,7 +6271,7 @@ cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL
 cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
     global _EGLSyncKHR_peer
     if isinstance(o, EGLSyncKHR):
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLSyncKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5783,7 +6283,7 @@ cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLSyncKHR.__basicsize__:
         _EGLSyncKHR_peer = type(o)
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     return <c.EGLSyncKHR>as_address(o, name)
 
 
@@ -5803,39 +6303,61 @@ cdef class cudaHostFn_t:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaHostFn_t>_as_cudaHostFn_t(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaHostFn_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaHostFn_t value = <c.cudaHostFn_t>_as_cudaHostFn_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaHostFn_t(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaHostFn_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaHostFn_t>other)._ptr
+        return _value_cudaHostFn_t(self) == _value_cudaHostFn_t(<cudaHostFn_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaHostFn_t(self))
 
     def __repr__(self):
-        return f"<cudaHostFn_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaHostFn_t {<uintptr_t>_value_cudaHostFn_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaHostFn_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaHostFn_t*."""
+        return <uintptr_t>_where_cudaHostFn_t(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaHostFn_t* _where_cudaHostFn_t(cudaHostFn_t f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaHostFn_t _value_cudaHostFn_t(cudaHostFn_t f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaHostFn_t(object o, const char* name) except? NULL:
     if type(o) is cudaHostFn_t:
-        return <void*>(<cudaHostFn_t>o)._ptr
+        return <void*>_value_cudaHostFn_t(<cudaHostFn_t>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaHostFn_t, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -5847,39 +6369,61 @@ cdef class cudaAsyncCallback:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaAsyncCallback>_as_cudaAsyncCallback(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaAsyncCallback*>as_address(_ptr, b"_ptr")
+        cdef c.cudaAsyncCallback value = <c.cudaAsyncCallback>_as_cudaAsyncCallback(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallback(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallback(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaAsyncCallback>other)._ptr
+        return _value_cudaAsyncCallback(self) == _value_cudaAsyncCallback(<cudaAsyncCallback>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaAsyncCallback(self))
 
     def __repr__(self):
-        return f"<cudaAsyncCallback {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaAsyncCallback {<uintptr_t>_value_cudaAsyncCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaAsyncCallback*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaAsyncCallback*."""
+        return <uintptr_t>_where_cudaAsyncCallback(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaAsyncCallback* _where_cudaAsyncCallback(cudaAsyncCallback f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaAsyncCallback _value_cudaAsyncCallback(cudaAsyncCallback f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaAsyncCallback(object o, const char* name) except? NULL:
     if type(o) is cudaAsyncCallback:
-        return <void*>(<cudaAsyncCallback>o)._ptr
+        return <void*>_value_cudaAsyncCallback(<cudaAsyncCallback>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallback, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -5893,39 +6437,61 @@ cdef class cudaStreamCallback_t:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaStreamCallback_t>_as_cudaStreamCallback_t(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaStreamCallback_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaStreamCallback_t value = <c.cudaStreamCallback_t>_as_cudaStreamCallback_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStreamCallback_t(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStreamCallback_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaStreamCallback_t>other)._ptr
+        return _value_cudaStreamCallback_t(self) == _value_cudaStreamCallback_t(<cudaStreamCallback_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaStreamCallback_t(self))
 
     def __repr__(self):
-        return f"<cudaStreamCallback_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaStreamCallback_t {<uintptr_t>_value_cudaStreamCallback_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaStreamCallback_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaStreamCallback_t*."""
+        return <uintptr_t>_where_cudaStreamCallback_t(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaStreamCallback_t* _where_cudaStreamCallback_t(cudaStreamCallback_t f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaStreamCallback_t _value_cudaStreamCallback_t(cudaStreamCallback_t f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaStreamCallback_t(object o, const char* name) except? NULL:
     if type(o) is cudaStreamCallback_t:
-        return <void*>(<cudaStreamCallback_t>o)._ptr
+        return <void*>_value_cudaStreamCallback_t(<cudaStreamCallback_t>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaStreamCallback_t, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -5939,39 +6505,61 @@ cdef class cudaLogsCallback_t:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaLogsCallback_t>_as_cudaLogsCallback_t(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaLogsCallback_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLogsCallback_t value = <c.cudaLogsCallback_t>_as_cudaLogsCallback_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallback_t(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallback_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaLogsCallback_t>other)._ptr
+        return _value_cudaLogsCallback_t(self) == _value_cudaLogsCallback_t(<cudaLogsCallback_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaLogsCallback_t(self))
 
     def __repr__(self):
-        return f"<cudaLogsCallback_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaLogsCallback_t {<uintptr_t>_value_cudaLogsCallback_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaLogsCallback_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaLogsCallback_t*."""
+        return <uintptr_t>_where_cudaLogsCallback_t(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaLogsCallback_t* _where_cudaLogsCallback_t(cudaLogsCallback_t f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaLogsCallback_t _value_cudaLogsCallback_t(cudaLogsCallback_t f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaLogsCallback_t(object o, const char* name) except? NULL:
     if type(o) is cudaLogsCallback_t:
-        return <void*>(<cudaLogsCallback_t>o)._ptr
+        return <void*>_value_cudaLogsCallback_t(<cudaLogsCallback_t>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLogsCallback_t, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -39184,11 +39772,12 @@ def cudaEGLStreamConsumerDisconnect(conn):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
 
@@ -39233,19 +39822,21 @@ def cudaEGLStreamConsumerAcquireFrame(conn, pStream, timeout):
         CUDA resource on which the EGLStream frame will be mapped for use.
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef cudaGraphicsResource_t pCudaResource_handle = cudaGraphicsResource_t.__new__(cudaGraphicsResource_t)
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
     cdef unsigned int _c_timeout = <unsigned int>as_unsigned(timeout, b"timeout", UINT32_MAX)
@@ -39289,19 +39880,21 @@ def cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef c.cudaGraphicsResource_t _c_pCudaResource = _as_cudaGraphicsResource_t(pCudaResource, b"pCudaResource")
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
 
@@ -39386,11 +39979,12 @@ def cudaEGLStreamProducerDisconnect(conn):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
 
@@ -39446,19 +40040,21 @@ def cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef c.cudaEglFrame* _c_eglframe = _as_cudaEglFrame_ptr(eglframe, b"eglframe")
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
 
@@ -39501,11 +40097,12 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef c.cudaEglFrame* _c_eglframe = NULL
@@ -39513,11 +40110,12 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _c_eglframe = (<cudaEglFrame>eglframe)._ptr
     elif eglframe is not None:
         _c_eglframe = <c.cudaEglFrame*>as_address(eglframe, b"eglframe")
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
 

@@ -307,6 +307,104 @@ def test_get_local_runtime_version_is_that_of_the_loaded_runtime():
     assert version // 1000 == cudart.CUDART_VERSION // 1000
 
 
+# -- the classic constructor Cls(init_value=0, _ptr=0) -------------------------
+
+
+def _value_classes():
+    """Every handle, value-holder and callback class of the 1:1 modules."""
+    import nvjitlink
+    import nvrtc
+    import nvvm
+    from cuda import cudart
+
+    for module in (cuda, cudart, nvrtc, nvjitlink, nvvm):
+        for name in module.__all__:
+            cls = getattr(module, name)
+            if isinstance(cls, type) and hasattr(cls, "getPtr") and not hasattr(cls, "_fields"):
+                yield pytest.param(module, cls, id=f"{module.__name__}.{name}")
+
+
+@pytest.mark.parametrize("module, cls", list(_value_classes()))
+def test_ptr_makes_the_object_refer_to_the_value_at_that_address(module, cls):
+    import ctypes
+
+    size = module.sizeof(cls)
+    storage = ctypes.create_string_buffer(size)
+    address = ctypes.addressof(storage)
+    h = cls(_ptr=address)
+    assert h.getPtr() == address and int(h) == 0
+    storage.raw = (0x5A).to_bytes(size, "little")   # written there (by C): read through
+    assert int(h) == 0x5A and h == cls(0x5A)
+    assert cls(0x21, _ptr=address).getPtr() == address   # init_value is stored there
+    assert storage.raw == (0x21).to_bytes(size, "little") and int(h) == 0x21
+    own = cls(init_value=0x33)   # without _ptr, a value of its own
+    assert int(own) == 0x33 and own.getPtr() != address and int(cls(_ptr=None)) == 0
+
+
+@pytest.mark.parametrize("bad, error, says", [(-1, OverflowError, "out of range"), ("0x10", TypeError, "expected"),
+                                              (1.5, TypeError, "expected")])
+def test_a_bad_ptr_is_an_error_naming_it(bad, error, says):
+    from cuda import cudart
+
+    for cls in (cuda.CUstream, cuda.CUdeviceptr, cuda.cuuint32_t, cuda.CUoccupancyB2DSize, cudart.cudaHostFn_t):
+        with pytest.raises(error, match=rf"^_ptr: .*{says}"):
+            cls(_ptr=bad)
+
+
+HANDLES_BY_ADDRESS = r"""
+import ctypes, json
+import cuda
+fake = ctypes.CDLL({lib!r})
+last = lambda: ctypes.c_ulonglong.in_dll(fake, "fake_last_function").value
+stored = ctypes.c_void_p(0x4400)
+function = cuda.CUfunction(_ptr=ctypes.addressof(stored))
+kernel = cuda.CUkernel(_ptr=ctypes.addressof(stored))
+out = []
+err, = cuda.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
+out.append([int(err), last()])
+stored.value = 0x4500   # read at each call, not when made
+err, = cuda.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
+out.append([int(err), last()])
+err, = cuda.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, 0, None, 0)   # the documented cast
+out.append([int(err), last()])
+params = cuda.CUDA_KERNEL_NODE_PARAMS()
+params.func = function
+out.append(int(params.func))
+print(json.dumps(out))
+"""
+
+
+def test_a_handle_made_with_ptr_passes_the_value_stored_there(fake_driver):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests._toolkit import pythonpath
+
+    env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath())
+    done = subprocess.run([sys.executable, "-c", HANDLES_BY_ADDRESS.format(lib=str(fake_driver))], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[0, 0x4400], [0, 0x4500], [0, 0x4500], 0x4500]
+
+
+def test_a_call_updating_a_handle_in_place_writes_through_ptr():
+    # nvrtcDestroyProgram(&prog) sets prog to NULL: where the object refers to.
+    import ctypes
+
+    import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(b"__global__ void k() {}", b"k.cu", 0, [], [])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    stored = ctypes.c_void_p(int(prog))
+    by_address = nvrtc.nvrtcProgram(_ptr=ctypes.addressof(stored))
+    assert by_address == prog
+    err, = nvrtc.nvrtcDestroyProgram(by_address)
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    assert stored.value is None and int(by_address) == 0
+
+
 # -- str(struct) ------------------------------------------------------------------
 
 
@@ -342,6 +440,7 @@ def test_str_indents_nested_structs():
     text = str(desc)
     assert "res :" in text.splitlines()
     assert any(line.startswith("        ") for line in text.splitlines())
+
 
 
 # -- docstrings ---------------------------------------------------------------------

@@ -239,7 +239,9 @@ class LibraryEmitter {
     if (!h.is_integer) d.set("record_tag", h.record_tag);
     d.set("ctype", "c." + h.name);
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") +
-                               "\n\nint(h) is the raw value; handles compare and hash by it.",
+                               "\n\nint(h) is the raw value; handles compare and hash by it. With _ptr (an\n"
+                               "address) the object refers to the value stored there: int(h) reads it,\n"
+                               "getPtr() returns that address.",
                            "    "));
     return d;
   }
@@ -248,11 +250,12 @@ class LibraryEmitter {
     View d;
     d.set("name", c.name);
     d.set("ctype", "c." + c.name);
-    d.flag("function_pointer", true);
     d.set("doc", docstring(entity_docstring(c.doc, "C function pointer type " + c.name + ".") +
                                "\n\nBuilt from a C function's address (an int, a ctypes function pointer;\n"
                                "nothing for NULL), passed as is where this type is taken; int(f) is the\n"
-                               "address, f.getPtr() where it is stored.",
+                               "address, f.getPtr() where it is stored. With _ptr (an address) the object\n"
+                               "refers to the pointer stored there and getPtr() returns that address: made\n"
+                               "with _ptr=a C function's address, getPtr() passes as that function.",
                            "    "));
     return d;
   }
