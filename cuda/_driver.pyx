@@ -9183,9 +9183,6 @@ cdef class CUuuid(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUuuid " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytes_(self):
         """"""
@@ -9244,9 +9241,6 @@ cdef class CUmemFabricHandle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemFabricHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def data(self):
@@ -9308,9 +9302,6 @@ cdef class CUipcEventHandle(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUipcEventHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -9368,9 +9359,6 @@ cdef class CUipcMemHandle(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUipcMemHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -9424,9 +9412,6 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUstreamMemOpWaitValueParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def operation(self):
@@ -9532,9 +9517,6 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUstreamMemOpWriteValueParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def operation(self):
         """"""
@@ -9639,9 +9621,6 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUstreamMemOpFlushRemoteWritesParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def operation(self):
         """"""
@@ -9705,9 +9684,6 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUstreamMemOpMemoryBarrierParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def operation(self):
@@ -9775,9 +9751,6 @@ cdef class CUstreamBatchMemOpParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUstreamBatchMemOpParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def operation(self):
@@ -9893,9 +9866,6 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_BATCH_MEM_OP_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def ctx(self):
         """"""
@@ -10000,9 +9970,6 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def ctx(self):
         """Context to use for the operations."""
@@ -10103,9 +10070,6 @@ cdef class CUasyncNotificationInfo_info_overBudget(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUasyncNotificationInfo_info_overBudget " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytesOverBudget(self):
         """The number of bytes that the process has allocated above its device memory budget"""
@@ -10158,9 +10122,6 @@ cdef class CUasyncNotificationInfo_info(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUasyncNotificationInfo_info " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def overBudget(self):
@@ -10217,9 +10178,6 @@ cdef class CUasyncNotificationInfo(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUasyncNotificationInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -10287,9 +10245,6 @@ cdef class CUdevprop(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUdevprop " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def maxThreadsPerBlock(self):
@@ -10453,9 +10408,6 @@ cdef class CUaccessPolicyWindow(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUaccessPolicyWindow " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def base_ptr(self):
         """Starting address of the access policy window. CUDA driver may align it."""
@@ -10557,9 +10509,6 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_KERNEL_NODE_PARAMS_v1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def func(self):
@@ -10718,9 +10667,6 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_KERNEL_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def func(self):
@@ -10901,9 +10847,6 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_KERNEL_NODE_PARAMS_v3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def func(self):
         """Kernel to launch"""
@@ -11082,9 +11025,6 @@ cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEMSET_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dst(self):
         """Destination device pointer"""
@@ -11191,9 +11131,6 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMSET_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def dst(self):
@@ -11311,9 +11248,6 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_HOST_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -11387,9 +11321,6 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_HOST_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -11461,9 +11392,6 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_CONDITIONAL_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def handle(self):
@@ -11601,9 +11529,6 @@ cdef class CUgraphEdgeData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUgraphEdgeData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def from_port(self):
         """This indicates when the dependency is triggered from the upstream
@@ -11711,9 +11636,6 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_GRAPH_INSTANTIATE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Instantiation flags"""
@@ -11809,9 +11731,6 @@ cdef class CUlaunchMemSyncDomainMap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchMemSyncDomainMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def default_(self):
         """The default domain ID to use for designated kernels"""
@@ -11885,9 +11804,6 @@ cdef class CUlaunchAttributeValue_clusterDim(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_clusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -11969,9 +11885,6 @@ cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_programmaticEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """"""
@@ -12051,9 +11964,6 @@ cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_launchCompletionEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """"""
@@ -12129,9 +12039,6 @@ cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_preferredClusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -12212,9 +12119,6 @@ cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_deviceUpdatableKernelNode " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def deviceUpdatable(self):
         """"""
@@ -12280,9 +12184,6 @@ cdef class CUlaunchAttributeValue(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchAttributeValue " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def pad(self):
@@ -12534,9 +12435,6 @@ cdef class CUlaunchAttribute(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttribute " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def id(self):
         """Attribute to set"""
@@ -12613,9 +12511,6 @@ cdef class CUlaunchConfig(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchConfig " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def gridDimX(self):
@@ -12780,9 +12675,6 @@ cdef class CUexecAffinitySmCount(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUexecAffinitySmCount " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def val(self):
         """The number of SMs the context is limited to use."""
@@ -12836,9 +12728,6 @@ cdef class CUexecAffinityParam_v1_param(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUexecAffinityParam_v1_param " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def smCount(self):
@@ -12895,9 +12784,6 @@ cdef class CUexecAffinityParam(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUexecAffinityParam " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -12966,9 +12852,6 @@ cdef class CUctxCigParam(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUctxCigParam " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def sharedDataType(self):
@@ -13041,9 +12924,6 @@ cdef class CUctxCreateParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUctxCreateParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def execAffinityParams(self):
@@ -13152,9 +13032,6 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlibraryHostUniversalFunctionAndDataTable " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def functionTable(self):
         """"""
@@ -13246,9 +13123,6 @@ cdef class CUDA_MEMCPY2D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMCPY2D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcXInBytes(self):
@@ -13464,9 +13338,6 @@ cdef class CUDA_MEMCPY3D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMCPY3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcXInBytes(self):
@@ -13779,9 +13650,6 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEMCPY3D_PEER " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def srcXInBytes(self):
         """Source X in bytes"""
@@ -14087,9 +13955,6 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEMCPY_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Must be zero"""
@@ -14175,9 +14040,6 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_ARRAY_DESCRIPTOR " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def Width(self):
@@ -14266,9 +14128,6 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_ARRAY3D_DESCRIPTOR " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def Width(self):
@@ -14375,9 +14234,6 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Width of sparse tile in elements"""
@@ -14453,9 +14309,6 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_ARRAY_SPARSE_PROPERTIES " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def tileExtent(self):
@@ -14557,9 +14410,6 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_ARRAY_MEMORY_REQUIREMENTS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def size(self):
         """Total required memory size"""
@@ -14637,9 +14487,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def hArray(self):
         """CUDA array"""
@@ -14693,9 +14540,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_mipmap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def hMipmappedArray(self):
         """CUDA mipmapped array"""
@@ -14748,9 +14592,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_linear " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -14835,9 +14676,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_pitch2D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -14943,9 +14781,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_reserved " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -15001,9 +14836,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def array(self):
@@ -15101,9 +14933,6 @@ cdef class CUDA_RESOURCE_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def resType(self):
         """Resource type"""
@@ -15181,9 +15010,6 @@ cdef class CUDA_TEXTURE_DESC(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_TEXTURE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def addressMode(self):
@@ -15343,9 +15169,6 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_VIEW_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def format(self):
         """Resource view format"""
@@ -15487,9 +15310,6 @@ cdef class CUtensorMap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUtensorMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def opaque(self):
         """"""
@@ -15548,9 +15368,6 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_POINTER_ATTRIBUTE_P2P_TOKENS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def p2pToken(self):
@@ -15618,9 +15435,6 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_LAUNCH_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def function(self):
@@ -15787,9 +15601,6 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def handle(self):
         """Valid NT handle. Must be NULL if 'name' is non-NULL"""
@@ -15859,9 +15670,6 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -15956,9 +15764,6 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_HANDLE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -16061,9 +15866,6 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_BUFFER_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def offset(self):
         """Offset into the memory object where the buffer's base is"""
@@ -16153,9 +15955,6 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def offset(self):
@@ -16260,9 +16059,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def handle(self):
         """Valid NT handle. Must be NULL if 'name' is non-NULL"""
@@ -16332,9 +16128,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -16430,9 +16223,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Type of the handle"""
@@ -16524,9 +16314,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be signaled"""
@@ -16579,9 +16366,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16653,9 +16437,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """Value of key to release the mutex with"""
@@ -16708,9 +16489,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16801,9 +16579,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -16891,9 +16666,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be waited on"""
@@ -16950,9 +16722,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -17023,9 +16792,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """Value of key to acquire the mutex with"""
@@ -17088,9 +16854,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -17182,9 +16945,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -17270,9 +17030,6 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def extSemArray(self):
@@ -17384,9 +17141,6 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -17495,9 +17249,6 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_WAIT_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def extSemArray(self):
@@ -17609,9 +17360,6 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -17718,9 +17466,6 @@ cdef class CUarrayMapInfo_v1_resource(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_resource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def mipmap(self):
         """"""
@@ -17783,9 +17528,6 @@ cdef class CUarrayMapInfo_v1_subresource_sparseLevel(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_subresource_sparseLevel " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def level(self):
@@ -17910,9 +17652,6 @@ cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_subresource_miptail " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def layer(self):
         """For CUDA layered arrays must be a valid layer index. Otherwise, must be zero"""
@@ -17986,9 +17725,6 @@ cdef class CUarrayMapInfo_v1_subresource(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_subresource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def sparseLevel(self):
         """"""
@@ -18052,9 +17788,6 @@ cdef class CUarrayMapInfo_v1_memHandle(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_memHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def memHandle(self):
         """"""
@@ -18110,9 +17843,6 @@ cdef class CUarrayMapInfo(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUarrayMapInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def resourceType(self):
@@ -18278,9 +18008,6 @@ cdef class CUmemLocation(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemLocation " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Specifies the location type, which modifies the meaning of id."""
@@ -18345,9 +18072,6 @@ cdef class CUmemAllocationProp_v1_allocFlags(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemAllocationProp_v1_allocFlags " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def compressionType(self):
@@ -18444,9 +18168,6 @@ cdef class CUmemAllocationProp(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemAllocationProp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -18554,9 +18275,6 @@ cdef class CUmulticastObjectProp(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmulticastObjectProp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def numDevices(self):
         """The number of devices in the multicast team that will bind memory to this
@@ -18647,9 +18365,6 @@ cdef class CUmemAccessDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemAccessDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def location(self):
         """Location on which the request is to change it's accessibility"""
@@ -18717,9 +18432,6 @@ cdef class CUgraphExecUpdateResultInfo(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUgraphExecUpdateResultInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def result(self):
@@ -18800,9 +18512,6 @@ cdef class CUmemPoolProps(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemPoolProps " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def allocType(self):
@@ -18932,9 +18641,6 @@ cdef class CUmemPoolPtrExportData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemPoolPtrExportData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -18994,9 +18700,6 @@ cdef class CUmemcpyAttributes(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemcpyAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcAccessOrder(self):
@@ -19086,9 +18789,6 @@ cdef class CUoffset3D(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUoffset3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -19166,9 +18866,6 @@ cdef class CUextent3D(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUextent3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """"""
@@ -19245,9 +18942,6 @@ cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemcpy3DOperand_v1_op_ptr " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -19335,9 +19029,6 @@ cdef class CUmemcpy3DOperand_v1_op_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemcpy3DOperand_v1_op_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def array(self):
         """"""
@@ -19400,9 +19091,6 @@ cdef class CUmemcpy3DOperand_v1_op(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemcpy3DOperand_v1_op " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -19470,9 +19158,6 @@ cdef class CUmemcpy3DOperand(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemcpy3DOperand " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """"""
@@ -19537,9 +19222,6 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMCPY3D_BATCH_OP " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def src(self):
@@ -19638,9 +19320,6 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEM_ALLOC_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def poolProps(self):
@@ -19757,9 +19436,6 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEM_ALLOC_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def poolProps(self):
         """in: location where the allocation should reside (specified in location).
@@ -19874,9 +19550,6 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEM_FREE_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dptr(self):
         """in: the pointer to free"""
@@ -19932,9 +19605,6 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_CHILD_GRAPH_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def graph(self):
@@ -20007,9 +19677,6 @@ cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EVENT_RECORD_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to record when the node executes"""
@@ -20066,9 +19733,6 @@ cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EVENT_WAIT_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to wait on from the node"""
@@ -20124,9 +19788,6 @@ cdef class CUgraphNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUgraphNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -20351,9 +20012,6 @@ cdef class CUcheckpointLockArgs(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUcheckpointLockArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def timeoutMs(self):
         """Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout"""
@@ -20433,9 +20091,6 @@ cdef class CUcheckpointCheckpointArgs(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUcheckpointCheckpointArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """Reserved for future use, must be zeroed"""
@@ -20494,9 +20149,6 @@ cdef class CUcheckpointGpuPair(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUcheckpointGpuPair " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def oldUuid(self):
@@ -20563,9 +20215,6 @@ cdef class CUcheckpointRestoreArgs(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUcheckpointRestoreArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def gpuPairs(self):
@@ -20670,9 +20319,6 @@ cdef class CUcheckpointUnlockArgs(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUcheckpointUnlockArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """Reserved for future use, must be zeroed"""
@@ -20728,9 +20374,6 @@ cdef class CUmemDecompressParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemDecompressParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcNumBytes(self):
@@ -20871,9 +20514,6 @@ cdef class CUdevSmResource(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUdevSmResource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def smCount(self):
         """The amount of streaming multiprocessors available in this resource. This is an output parameter only, do not write to this field."""
@@ -20964,9 +20604,6 @@ cdef class CUdevResource(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUdevResource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -21059,9 +20696,6 @@ cdef class CUeglFrame_v1_frame(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUeglFrame_v1_frame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def pArray(self):
         """Array of CUarray corresponding to each plane"""
@@ -21135,9 +20769,6 @@ cdef class CUeglFrame(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUeglFrame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def frame(self):

@@ -6590,9 +6590,6 @@ cdef class char1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<char1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6646,9 +6643,6 @@ cdef class uchar1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6701,9 +6695,6 @@ cdef class char2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -6768,9 +6759,6 @@ cdef class uchar2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6833,9 +6821,6 @@ cdef class char3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -6910,9 +6895,6 @@ cdef class uchar3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6985,9 +6967,6 @@ cdef class char4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7072,9 +7051,6 @@ cdef class uchar4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7158,9 +7134,6 @@ cdef class short1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<short1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7214,9 +7187,6 @@ cdef class ushort1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7269,9 +7239,6 @@ cdef class short2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<short2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7336,9 +7303,6 @@ cdef class ushort2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7401,9 +7365,6 @@ cdef class short3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<short3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7478,9 +7439,6 @@ cdef class ushort3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7553,9 +7511,6 @@ cdef class short4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<short4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7640,9 +7595,6 @@ cdef class ushort4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7726,9 +7678,6 @@ cdef class int1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<int1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7782,9 +7731,6 @@ cdef class uint1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7837,9 +7783,6 @@ cdef class int2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<int2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7904,9 +7847,6 @@ cdef class uint2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7969,9 +7909,6 @@ cdef class int3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<int3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8046,9 +7983,6 @@ cdef class uint3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8121,9 +8055,6 @@ cdef class int4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<int4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8208,9 +8139,6 @@ cdef class uint4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8294,9 +8222,6 @@ cdef class long1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<long1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8350,9 +8275,6 @@ cdef class ulong1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8405,9 +8327,6 @@ cdef class long2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8472,9 +8391,6 @@ cdef class ulong2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8537,9 +8453,6 @@ cdef class long3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8614,9 +8527,6 @@ cdef class ulong3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8689,9 +8599,6 @@ cdef class long4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8776,9 +8683,6 @@ cdef class ulong4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8861,9 +8765,6 @@ cdef class long4_16a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8948,9 +8849,6 @@ cdef class ulong4_16a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9033,9 +8931,6 @@ cdef class long4_32a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9120,9 +9015,6 @@ cdef class ulong4_32a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9206,9 +9098,6 @@ cdef class float1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<float1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9261,9 +9150,6 @@ cdef class float2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<float2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9327,9 +9213,6 @@ cdef class float3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<float3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9403,9 +9286,6 @@ cdef class float4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<float4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9490,9 +9370,6 @@ cdef class longlong1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<longlong1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9546,9 +9423,6 @@ cdef class ulonglong1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9601,9 +9475,6 @@ cdef class longlong2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9668,9 +9539,6 @@ cdef class ulonglong2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9733,9 +9601,6 @@ cdef class longlong3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9810,9 +9675,6 @@ cdef class ulonglong3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9885,9 +9747,6 @@ cdef class longlong4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9972,9 +9831,6 @@ cdef class longlong4_16a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<longlong4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10057,9 +9913,6 @@ cdef class longlong4_32a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10144,9 +9997,6 @@ cdef class ulonglong4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10229,9 +10079,6 @@ cdef class ulonglong4_16a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<ulonglong4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10316,9 +10163,6 @@ cdef class ulonglong4_32a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10402,9 +10246,6 @@ cdef class double1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<double1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10457,9 +10298,6 @@ cdef class double2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10523,9 +10361,6 @@ cdef class double3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10599,9 +10434,6 @@ cdef class double4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10686,9 +10518,6 @@ cdef class double4_16a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<double4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10771,9 +10600,6 @@ cdef class double4_32a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10864,9 +10690,6 @@ cdef class dim3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<dim3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10942,9 +10765,6 @@ cdef class cudaChannelFormatDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaChannelFormatDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -11040,9 +10860,6 @@ cdef class cudaArraySparseProperties_tileExtent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaArraySparseProperties_tileExtent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Tile width in elements"""
@@ -11118,9 +10935,6 @@ cdef class cudaArraySparseProperties(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaArraySparseProperties " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def tileExtent(self):
@@ -11221,9 +11035,6 @@ cdef class cudaArrayMemoryRequirements(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaArrayMemoryRequirements " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def size(self):
         """Total size of the array."""
@@ -11304,9 +11115,6 @@ cdef class cudaPitchedPtr(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaPitchedPtr " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -11399,9 +11207,6 @@ cdef class cudaExtent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExtent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Width in elements when referring to array memory, in bytes when referring to linear memory"""
@@ -11480,9 +11285,6 @@ cdef class cudaPos(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaPos " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """x"""
@@ -11558,9 +11360,6 @@ cdef class cudaMemcpy3DParms(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DParms " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcArray(self):
@@ -11689,9 +11488,6 @@ cdef class cudaMemcpyNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemcpyNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Must be zero"""
@@ -11770,9 +11566,6 @@ cdef class cudaMemcpy3DPeerParms(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DPeerParms " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcArray(self):
@@ -11910,9 +11703,6 @@ cdef class cudaMemsetParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemsetParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dst(self):
         """Destination device pointer"""
@@ -12021,9 +11811,6 @@ cdef class cudaMemsetParamsV2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemsetParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def dst(self):
@@ -12142,9 +11929,6 @@ cdef class cudaAccessPolicyWindow(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaAccessPolicyWindow " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def base_ptr(self):
         """Starting address of the access policy window. CUDA driver may align it."""
@@ -12246,9 +12030,6 @@ cdef class cudaHostNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaHostNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -12321,9 +12102,6 @@ cdef class cudaHostNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaHostNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -12393,9 +12171,6 @@ cdef class cudaResourceDesc_res_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc_res_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def array(self):
         """CUDA array"""
@@ -12449,9 +12224,6 @@ cdef class cudaResourceDesc_res_mipmap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc_res_mipmap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def mipmap(self):
         """CUDA mipmapped array"""
@@ -12504,9 +12276,6 @@ cdef class cudaResourceDesc_res_linear(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceDesc_res_linear " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -12583,9 +12352,6 @@ cdef class cudaResourceDesc_res_pitch2D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceDesc_res_pitch2D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -12683,9 +12449,6 @@ cdef class cudaResourceDesc_res_reserved(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc_res_reserved " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -12741,9 +12504,6 @@ cdef class cudaResourceDesc_res(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceDesc_res " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def array(self):
@@ -12841,9 +12601,6 @@ cdef class cudaResourceDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def resType(self):
         """Resource type"""
@@ -12920,9 +12677,6 @@ cdef class cudaResourceViewDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceViewDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def format(self):
@@ -13064,9 +12818,6 @@ cdef class cudaPointerAttributes(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaPointerAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost,
@@ -13184,9 +12935,6 @@ cdef class cudaFuncAttributes(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaFuncAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def sharedSizeBytes(self):
@@ -13451,9 +13199,6 @@ cdef class cudaMemLocation(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemLocation " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Specifies the location type, which modifies the meaning of id."""
@@ -13521,9 +13266,6 @@ cdef class cudaMemAccessDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemAccessDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def location(self):
         """Location on which the request is to change it's accessibility"""
@@ -13590,9 +13332,6 @@ cdef class cudaMemPoolProps(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemPoolProps " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def allocType(self):
@@ -13721,9 +13460,6 @@ cdef class cudaMemPoolPtrExportData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemPoolPtrExportData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -13782,9 +13518,6 @@ cdef class cudaMemAllocNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemAllocNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def poolProps(self):
@@ -13902,9 +13635,6 @@ cdef class cudaMemAllocNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemAllocNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def poolProps(self):
         """in: array of memory access descriptors. Used to describe peer GPU access"""
@@ -14021,9 +13751,6 @@ cdef class cudaMemFreeNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemFreeNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dptr(self):
         """in: the pointer to free"""
@@ -14082,9 +13809,6 @@ cdef class cudaMemcpyAttributes(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpyAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcAccessOrder(self):
@@ -14173,9 +13897,6 @@ cdef class cudaOffset3D(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaOffset3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -14251,9 +13972,6 @@ cdef class cudaMemcpy3DOperand_op_ptr(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand_op_ptr " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -14344,9 +14062,6 @@ cdef class cudaMemcpy3DOperand_op_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand_op_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def array(self):
         """"""
@@ -14409,9 +14124,6 @@ cdef class cudaMemcpy3DOperand_op(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand_op " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -14479,9 +14191,6 @@ cdef class cudaMemcpy3DOperand(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """"""
@@ -14545,9 +14254,6 @@ cdef class cudaMemcpy3DBatchOp(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DBatchOp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def src(self):
@@ -14643,9 +14349,6 @@ cdef class CUuuid(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUuuid " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytes_(self):
         """"""
@@ -14702,9 +14405,6 @@ cdef class cudaDeviceProp(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaDeviceProp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def name(self):
@@ -15733,9 +15433,6 @@ cdef class cudaIpcEventHandle_t(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaIpcEventHandle_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -15792,9 +15489,6 @@ cdef class cudaIpcMemHandle_t(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaIpcMemHandle_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -15847,9 +15541,6 @@ cdef class cudaMemFabricHandle_t(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemFabricHandle_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def reserved(self):
@@ -15918,9 +15609,6 @@ cdef class cudaExternalMemoryHandleDesc_handle_win32(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryHandleDesc_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def handle(self):
@@ -15991,9 +15679,6 @@ cdef class cudaExternalMemoryHandleDesc_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryHandleDesc_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -16088,9 +15773,6 @@ cdef class cudaExternalMemoryHandleDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryHandleDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -16192,9 +15874,6 @@ cdef class cudaExternalMemoryBufferDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalMemoryBufferDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def offset(self):
         """Offset into the memory object where the buffer's base is"""
@@ -16283,9 +15962,6 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryMipmappedArrayDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def offset(self):
@@ -16410,9 +16086,6 @@ cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreHandleDesc_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def handle(self):
         """Valid NT handle. Must be NULL if 'name' is non-NULL"""
@@ -16482,9 +16155,6 @@ cdef class cudaExternalSemaphoreHandleDesc_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreHandleDesc_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -16580,9 +16250,6 @@ cdef class cudaExternalSemaphoreHandleDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreHandleDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Type of the handle"""
@@ -16673,9 +16340,6 @@ cdef class cudaExternalSemaphoreSignalParams_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be signaled"""
@@ -16728,9 +16392,6 @@ cdef class cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16802,9 +16463,6 @@ cdef class cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """"""
@@ -16857,9 +16515,6 @@ cdef class cudaExternalSemaphoreSignalParams_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16950,9 +16605,6 @@ cdef class cudaExternalSemaphoreSignalParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -17039,9 +16691,6 @@ cdef class cudaExternalSemaphoreWaitParams_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be waited on"""
@@ -17094,9 +16743,6 @@ cdef class cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -17168,9 +16814,6 @@ cdef class cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """Value of key to acquire the mutex with"""
@@ -17233,9 +16876,6 @@ cdef class cudaExternalSemaphoreWaitParams_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -17326,9 +16966,6 @@ cdef class cudaExternalSemaphoreWaitParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -17411,9 +17048,6 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudalibraryHostUniversalFunctionAndDataTable " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def functionTable(self):
@@ -17506,9 +17140,6 @@ cdef class cudaKernelNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaKernelNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def func(self):
@@ -17631,9 +17262,6 @@ cdef class cudaKernelNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaKernelNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def func(self):
         """Kernel to launch"""
@@ -17755,9 +17383,6 @@ cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -17866,9 +17491,6 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def extSemArray(self):
@@ -17979,9 +17601,6 @@ cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -18091,9 +17710,6 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -18202,9 +17818,6 @@ cdef class cudaConditionalNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaConditionalNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def handle(self):
@@ -18329,9 +17942,6 @@ cdef class cudaChildGraphNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaChildGraphNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def graph(self):
         """The child graph to clone into the node for node creation, or
@@ -18403,9 +18013,6 @@ cdef class cudaEventRecordNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEventRecordNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to record when the node executes"""
@@ -18462,9 +18069,6 @@ cdef class cudaEventWaitNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEventWaitNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to wait on from the node"""
@@ -18520,9 +18124,6 @@ cdef class cudaGraphNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaGraphNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -18739,9 +18340,6 @@ cdef class cudaGraphEdgeData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphEdgeData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def from_port(self):
         """This indicates when the dependency is triggered from the upstream
@@ -18849,9 +18447,6 @@ cdef class cudaGraphInstantiateParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphInstantiateParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Instantiation flags"""
@@ -18939,9 +18534,6 @@ cdef class cudaGraphExecUpdateResultInfo(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphExecUpdateResultInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def result(self):
         """Gives more specific detail when a cuda graph update fails."""
@@ -19017,9 +18609,6 @@ cdef class cudaGraphKernelNodeUpdate_updateData_param(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaGraphKernelNodeUpdate_updateData_param " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def pValue(self):
@@ -19097,9 +18686,6 @@ cdef class cudaGraphKernelNodeUpdate_updateData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphKernelNodeUpdate_updateData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def gridDim(self):
         """Grid dimensions"""
@@ -19175,9 +18761,6 @@ cdef class cudaGraphKernelNodeUpdate(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaGraphKernelNodeUpdate " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def node(self):
@@ -19264,9 +18847,6 @@ cdef class cudaLaunchMemSyncDomainMap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchMemSyncDomainMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def default_(self):
         """The default domain ID to use for designated kernels"""
@@ -19340,9 +18920,6 @@ cdef class cudaLaunchAttributeValue_clusterDim(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_clusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -19424,9 +19001,6 @@ cdef class cudaLaunchAttributeValue_programmaticEvent(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_programmaticEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def event(self):
@@ -19514,9 +19088,6 @@ cdef class cudaLaunchAttributeValue_preferredClusterDim(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_preferredClusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -19597,9 +19168,6 @@ cdef class cudaLaunchAttributeValue_launchCompletionEvent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_launchCompletionEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """"""
@@ -19669,9 +19237,6 @@ cdef class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_deviceUpdatableKernelNode " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def deviceUpdatable(self):
         """"""
@@ -19737,9 +19302,6 @@ cdef class cudaLaunchAttributeValue(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def pad(self):
@@ -19989,9 +19551,6 @@ cdef class cudaLaunchAttribute(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttribute " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def id(self):
         """Attribute to set"""
@@ -20068,9 +19627,6 @@ cdef class cudaLaunchConfig_t(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchConfig_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def gridDim(self):
@@ -20192,9 +19748,6 @@ cdef class cudaAsyncNotificationInfo_t_info_overBudget(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaAsyncNotificationInfo_t_info_overBudget " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytesOverBudget(self):
         """The number of bytes that the process has allocated above its device memory budget"""
@@ -20247,9 +19800,6 @@ cdef class cudaAsyncNotificationInfo_t_info(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaAsyncNotificationInfo_t_info " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def overBudget(self):
@@ -20306,9 +19856,6 @@ cdef class cudaAsyncNotificationInfo_t(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaAsyncNotificationInfo_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -20376,9 +19923,6 @@ cdef class cudaTextureDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaTextureDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def addressMode(self):
@@ -20565,9 +20109,6 @@ cdef class cudaEglPlaneDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEglPlaneDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Width of plane"""
@@ -20684,9 +20225,6 @@ cdef class cudaEglFrame_frame(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEglFrame_frame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def pArray(self):
         """Array of CUDA arrays corresponding to each plane"""
@@ -20771,9 +20309,6 @@ cdef class cudaEglFrame(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaEglFrame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def frame(self):
