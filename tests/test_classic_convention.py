@@ -442,6 +442,50 @@ def test_repr_indents_nested_structs():
     assert any(line.startswith("        ") for line in text.splitlines())
 
 
+# -- unions and arrays of structs are views into their parent ---------------------
+# (A nested struct field: tests/test_driver.py; the driver's CUeglFrame union,
+# whose members are handle and pointer arrays: tests/test_egl_interop.py.)
+
+
+def test_an_element_of_a_struct_array_is_a_view_into_its_parent():
+    from cuda import cudart
+
+    frame = cudart.cudaEglFrame()
+    frame.frame.pArray = [1, 2, 3]   # the union's other member reads the same bytes
+    assert frame.frame.pPitch[0].ptr == 1 and frame.frame.pPitch[0].pitch == 2
+    frame.frame.pPitch[0].pitch = 123   # written into the frame
+    assert frame.frame.pPitch[0].pitch == 123 and int(frame.frame.pArray[1]) == 123
+    frame.planeDesc[1].width = 640
+    assert frame.planeDesc[1].width == 640
+
+
+def test_an_element_view_keeps_its_parent_alive():
+    import gc
+
+    from cuda import cudart
+
+    element = cudart.cudaEglFrame().frame.pPitch[2]
+    gc.collect()
+    _ = [bytearray(128) for _ in range(1000)]   # reuse freed memory, if any
+    element.xsize = 7
+    assert element.xsize == 7
+
+
+def test_assigning_a_list_of_structs_copies_them_in():
+    from cuda import cudart
+
+    frame = cudart.cudaEglFrame()
+    pitched = cudart.cudaPitchedPtr(pitch=256)
+    frame.frame.pPitch = [pitched, pitched, pitched]
+    pitched.pitch = 512   # the caller's struct is not the frame's
+    assert [p.pitch for p in frame.frame.pPitch] == [256, 256, 256]
+    assert int(frame.frame.pArray[1]) == 256
+    inner = cudart.cudaEglFrame_frame()
+    inner.pArray = [7, 8, 9]
+    frame.frame = inner   # a whole union, copied
+    inner.pArray = [0, 0, 0]
+    assert [int(a) for a in frame.frame.pArray] == [7, 8, 9]
+
 
 # -- docstrings ---------------------------------------------------------------------
 
