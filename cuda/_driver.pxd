@@ -8,175 +8,304 @@ from cubind._bind.convert cimport Struct
 
 
 cdef class CUcontext:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUcontext _ptr
+    cdef c.CUcontext* _ref
 
 
 cdef class CUmodule:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUmodule _ptr
+    cdef c.CUmodule* _ref
 
 
 cdef class CUfunction:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUfunction _ptr
+    cdef c.CUfunction* _ref
 
 
 cdef class CUlibrary:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUlibrary _ptr
+    cdef c.CUlibrary* _ref
 
 
 cdef class CUkernel:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUkernel _ptr
+    cdef c.CUkernel* _ref
 
 
 cdef class CUarray:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUarray _ptr
+    cdef c.CUarray* _ref
 
 
 cdef class CUmipmappedArray:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUmipmappedArray _ptr
+    cdef c.CUmipmappedArray* _ref
 
 
 cdef class CUtexref:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUtexref _ptr
+    cdef c.CUtexref* _ref
 
 
 cdef class CUsurfref:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUsurfref _ptr
+    cdef c.CUsurfref* _ref
 
 
 cdef class CUevent:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUevent _ptr
+    cdef c.CUevent* _ref
 
 
 cdef class CUstream:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUstream _ptr
+    cdef c.CUstream* _ref
 
 
 cdef class CUgraphicsResource:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgraphicsResource _ptr
+    cdef c.CUgraphicsResource* _ref
 
 
 cdef class CUexternalMemory:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUexternalMemory _ptr
+    cdef c.CUexternalMemory* _ref
 
 
 cdef class CUexternalSemaphore:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUexternalSemaphore _ptr
+    cdef c.CUexternalSemaphore* _ref
 
 
 cdef class CUgraph:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgraph _ptr
+    cdef c.CUgraph* _ref
 
 
 cdef class CUgraphNode:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgraphNode _ptr
+    cdef c.CUgraphNode* _ref
 
 
 cdef class CUgraphExec:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgraphExec _ptr
+    cdef c.CUgraphExec* _ref
 
 
 cdef class CUmemoryPool:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUmemoryPool _ptr
+    cdef c.CUmemoryPool* _ref
 
 
 cdef class CUuserObject:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUuserObject _ptr
+    cdef c.CUuserObject* _ref
 
 
 cdef class CUgraphDeviceNode:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgraphDeviceNode _ptr
+    cdef c.CUgraphDeviceNode* _ref
 
 
 cdef class CUasyncCallbackHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUasyncCallbackHandle _ptr
+    cdef c.CUasyncCallbackHandle* _ref
 
 
 cdef class CUgreenCtx:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgreenCtx _ptr
+    cdef c.CUgreenCtx* _ref
 
 
 cdef class CUlinkState:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUlinkState _ptr
+    cdef c.CUlinkState* _ref
 
 
 cdef class CUdevResourceDesc:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUdevResourceDesc _ptr
+    cdef c.CUdevResourceDesc* _ref
 
 
 cdef class CUlogsCallbackHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUlogsCallbackHandle _ptr
+    cdef c.CUlogsCallbackHandle* _ref
 
 
 cdef class CUeglStreamConnection:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUeglStreamConnection _ptr
+    cdef c.CUeglStreamConnection* _ref
 
 
 cdef class cuuint32_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cuuint32_t _ptr
+    cdef c.cuuint32_t* _ref
 
 
 cdef class cuuint64_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cuuint64_t _ptr
+    cdef c.cuuint64_t* _ref
 
 
 cdef class CUdeviceptr:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUdeviceptr _ptr
+    cdef c.CUdeviceptr* _ref
 
 
 cdef class CUdevice:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUdevice _ptr
+    cdef c.CUdevice* _ref
 
 
 cdef class CUtexObject:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUtexObject _ptr
+    cdef c.CUtexObject* _ref
 
 
 cdef class CUsurfObject:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUsurfObject _ptr
+    cdef c.CUsurfObject* _ref
 
 
 cdef class CUgraphConditionalHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUgraphConditionalHandle _ptr
+    cdef c.CUgraphConditionalHandle* _ref
 
 
 cdef class CUmemGenericAllocationHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUmemGenericAllocationHandle _ptr
+    cdef c.CUmemGenericAllocationHandle* _ref
 
 
 cdef class CUlogIterator:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUlogIterator _ptr
+    cdef c.CUlogIterator* _ref
 
 
 cdef class EGLImageKHR:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.EGLImageKHR _ptr
+    cdef c.EGLImageKHR* _ref
 
 
 cdef class EGLStreamKHR:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.EGLStreamKHR _ptr
+    cdef c.EGLStreamKHR* _ref
 
 
 cdef class EGLSyncKHR:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.EGLSyncKHR _ptr
+    cdef c.EGLSyncKHR* _ref
 
 
 cdef class CUasyncCallback:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUasyncCallback _ptr
+    cdef c.CUasyncCallback* _ref
 
 
 cdef class CUhostFn:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUhostFn _ptr
+    cdef c.CUhostFn* _ref
 
 
 cdef class CUstreamCallback:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUstreamCallback _ptr
+    cdef c.CUstreamCallback* _ref
 
 
 cdef class CUoccupancyB2DSize:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUoccupancyB2DSize _ptr
+    cdef c.CUoccupancyB2DSize* _ref
 
 
 cdef class CUlogsCallback:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.CUlogsCallback _ptr
+    cdef c.CUlogsCallback* _ref
 
 
 cdef class CUuuid(Struct):

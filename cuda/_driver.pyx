@@ -5473,34 +5473,54 @@ cdef inline object _CUeglColorFormat_of(long long value):
 cdef class CUcontext:
     """Opaque handle CUcontext.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUcontext>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUcontext*>as_address(_ptr, b"_ptr")
+        cdef c.CUcontext value = <c.CUcontext>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUcontext(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUcontext(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUcontext>other)._ptr
+        return _value_CUcontext(self) == _value_CUcontext(<CUcontext>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUcontext(self))
 
     def __repr__(self):
-        return f"<CUcontext {<uintptr_t>self._ptr:#x}>"
+        return f"<CUcontext {<uintptr_t>_value_CUcontext(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUcontext*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUcontext*."""
+        return <uintptr_t>_where_CUcontext(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUcontext* _where_CUcontext(CUcontext h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUcontext _value_CUcontext(CUcontext h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5511,7 +5531,7 @@ cdef type _CUcontext_peer = None
 
 cdef inline c.CUcontext _as_CUcontext(object o, const char* name) except? NULL:
     if type(o) is CUcontext or type(o) is _CUcontext_peer:
-        return (<CUcontext>o)._ptr
+        return _value_CUcontext(<CUcontext>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUcontext_other(o, name)
@@ -5520,7 +5540,7 @@ cdef inline c.CUcontext _as_CUcontext(object o, const char* name) except? NULL:
 cdef c.CUcontext _as_CUcontext_other(object o, const char* name) except? NULL:
     global _CUcontext_peer
     if isinstance(o, CUcontext):
-        return (<CUcontext>o)._ptr
+        return _value_CUcontext(<CUcontext>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUcontext>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5532,7 +5552,7 @@ cdef c.CUcontext _as_CUcontext_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUcontext, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUcontext.__basicsize__:
         _CUcontext_peer = type(o)
-        return (<CUcontext>o)._ptr
+        return _value_CUcontext(<CUcontext>o)
     return <c.CUcontext>as_address(o, name)
 
 
@@ -5550,34 +5570,54 @@ cdef inline CUcontext _new_CUcontext(c.CUcontext value):
 cdef class CUmodule:
     """Opaque handle CUmodule.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUmodule>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUmodule*>as_address(_ptr, b"_ptr")
+        cdef c.CUmodule value = <c.CUmodule>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUmodule(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUmodule(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUmodule>other)._ptr
+        return _value_CUmodule(self) == _value_CUmodule(<CUmodule>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUmodule(self))
 
     def __repr__(self):
-        return f"<CUmodule {<uintptr_t>self._ptr:#x}>"
+        return f"<CUmodule {<uintptr_t>_value_CUmodule(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUmodule*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUmodule*."""
+        return <uintptr_t>_where_CUmodule(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUmodule* _where_CUmodule(CUmodule h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUmodule _value_CUmodule(CUmodule h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5588,7 +5628,7 @@ cdef type _CUmodule_peer = None
 
 cdef inline c.CUmodule _as_CUmodule(object o, const char* name) except? NULL:
     if type(o) is CUmodule or type(o) is _CUmodule_peer:
-        return (<CUmodule>o)._ptr
+        return _value_CUmodule(<CUmodule>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUmodule_other(o, name)
@@ -5597,7 +5637,7 @@ cdef inline c.CUmodule _as_CUmodule(object o, const char* name) except? NULL:
 cdef c.CUmodule _as_CUmodule_other(object o, const char* name) except? NULL:
     global _CUmodule_peer
     if isinstance(o, CUmodule):
-        return (<CUmodule>o)._ptr
+        return _value_CUmodule(<CUmodule>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUmodule>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5609,7 +5649,7 @@ cdef c.CUmodule _as_CUmodule_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUmodule, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUmodule.__basicsize__:
         _CUmodule_peer = type(o)
-        return (<CUmodule>o)._ptr
+        return _value_CUmodule(<CUmodule>o)
     return <c.CUmodule>as_address(o, name)
 
 
@@ -5627,34 +5667,54 @@ cdef inline CUmodule _new_CUmodule(c.CUmodule value):
 cdef class CUfunction:
     """Opaque handle CUfunction.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUfunction>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUfunction*>as_address(_ptr, b"_ptr")
+        cdef c.CUfunction value = <c.CUfunction>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUfunction(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUfunction(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUfunction>other)._ptr
+        return _value_CUfunction(self) == _value_CUfunction(<CUfunction>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUfunction(self))
 
     def __repr__(self):
-        return f"<CUfunction {<uintptr_t>self._ptr:#x}>"
+        return f"<CUfunction {<uintptr_t>_value_CUfunction(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUfunction*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUfunction*."""
+        return <uintptr_t>_where_CUfunction(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUfunction* _where_CUfunction(CUfunction h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUfunction _value_CUfunction(CUfunction h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5665,7 +5725,7 @@ cdef type _CUfunction_peer = None
 
 cdef inline c.CUfunction _as_CUfunction(object o, const char* name) except? NULL:
     if type(o) is CUfunction or type(o) is _CUfunction_peer:
-        return (<CUfunction>o)._ptr
+        return _value_CUfunction(<CUfunction>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUfunction_other(o, name)
@@ -5674,7 +5734,7 @@ cdef inline c.CUfunction _as_CUfunction(object o, const char* name) except? NULL
 cdef c.CUfunction _as_CUfunction_other(object o, const char* name) except? NULL:
     global _CUfunction_peer
     if isinstance(o, CUfunction):
-        return (<CUfunction>o)._ptr
+        return _value_CUfunction(<CUfunction>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUfunction>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5686,7 +5746,7 @@ cdef c.CUfunction _as_CUfunction_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUfunction, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUfunction.__basicsize__:
         _CUfunction_peer = type(o)
-        return (<CUfunction>o)._ptr
+        return _value_CUfunction(<CUfunction>o)
     return <c.CUfunction>as_address(o, name)
 
 
@@ -5704,34 +5764,54 @@ cdef inline CUfunction _new_CUfunction(c.CUfunction value):
 cdef class CUlibrary:
     """Opaque handle CUlibrary.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUlibrary>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUlibrary*>as_address(_ptr, b"_ptr")
+        cdef c.CUlibrary value = <c.CUlibrary>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlibrary(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlibrary(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUlibrary>other)._ptr
+        return _value_CUlibrary(self) == _value_CUlibrary(<CUlibrary>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUlibrary(self))
 
     def __repr__(self):
-        return f"<CUlibrary {<uintptr_t>self._ptr:#x}>"
+        return f"<CUlibrary {<uintptr_t>_value_CUlibrary(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUlibrary*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUlibrary*."""
+        return <uintptr_t>_where_CUlibrary(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUlibrary* _where_CUlibrary(CUlibrary h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUlibrary _value_CUlibrary(CUlibrary h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5742,7 +5822,7 @@ cdef type _CUlibrary_peer = None
 
 cdef inline c.CUlibrary _as_CUlibrary(object o, const char* name) except? NULL:
     if type(o) is CUlibrary or type(o) is _CUlibrary_peer:
-        return (<CUlibrary>o)._ptr
+        return _value_CUlibrary(<CUlibrary>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUlibrary_other(o, name)
@@ -5751,7 +5831,7 @@ cdef inline c.CUlibrary _as_CUlibrary(object o, const char* name) except? NULL:
 cdef c.CUlibrary _as_CUlibrary_other(object o, const char* name) except? NULL:
     global _CUlibrary_peer
     if isinstance(o, CUlibrary):
-        return (<CUlibrary>o)._ptr
+        return _value_CUlibrary(<CUlibrary>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUlibrary>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5763,7 +5843,7 @@ cdef c.CUlibrary _as_CUlibrary_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUlibrary, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUlibrary.__basicsize__:
         _CUlibrary_peer = type(o)
-        return (<CUlibrary>o)._ptr
+        return _value_CUlibrary(<CUlibrary>o)
     return <c.CUlibrary>as_address(o, name)
 
 
@@ -5781,34 +5861,54 @@ cdef inline CUlibrary _new_CUlibrary(c.CUlibrary value):
 cdef class CUkernel:
     """Opaque handle CUkernel.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUkernel>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUkernel*>as_address(_ptr, b"_ptr")
+        cdef c.CUkernel value = <c.CUkernel>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUkernel(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUkernel(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUkernel>other)._ptr
+        return _value_CUkernel(self) == _value_CUkernel(<CUkernel>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUkernel(self))
 
     def __repr__(self):
-        return f"<CUkernel {<uintptr_t>self._ptr:#x}>"
+        return f"<CUkernel {<uintptr_t>_value_CUkernel(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUkernel*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUkernel*."""
+        return <uintptr_t>_where_CUkernel(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUkernel* _where_CUkernel(CUkernel h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUkernel _value_CUkernel(CUkernel h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5819,7 +5919,7 @@ cdef type _CUkernel_peer = None
 
 cdef inline c.CUkernel _as_CUkernel(object o, const char* name) except? NULL:
     if type(o) is CUkernel or type(o) is _CUkernel_peer:
-        return (<CUkernel>o)._ptr
+        return _value_CUkernel(<CUkernel>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUkernel_other(o, name)
@@ -5828,7 +5928,7 @@ cdef inline c.CUkernel _as_CUkernel(object o, const char* name) except? NULL:
 cdef c.CUkernel _as_CUkernel_other(object o, const char* name) except? NULL:
     global _CUkernel_peer
     if isinstance(o, CUkernel):
-        return (<CUkernel>o)._ptr
+        return _value_CUkernel(<CUkernel>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUkernel>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5840,7 +5940,7 @@ cdef c.CUkernel _as_CUkernel_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUkernel, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUkernel.__basicsize__:
         _CUkernel_peer = type(o)
-        return (<CUkernel>o)._ptr
+        return _value_CUkernel(<CUkernel>o)
     return <c.CUkernel>as_address(o, name)
 
 
@@ -5858,34 +5958,54 @@ cdef inline CUkernel _new_CUkernel(c.CUkernel value):
 cdef class CUarray:
     """Opaque handle CUarray.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUarray>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUarray*>as_address(_ptr, b"_ptr")
+        cdef c.CUarray value = <c.CUarray>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUarray(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUarray(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUarray>other)._ptr
+        return _value_CUarray(self) == _value_CUarray(<CUarray>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUarray(self))
 
     def __repr__(self):
-        return f"<CUarray {<uintptr_t>self._ptr:#x}>"
+        return f"<CUarray {<uintptr_t>_value_CUarray(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUarray*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUarray*."""
+        return <uintptr_t>_where_CUarray(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUarray* _where_CUarray(CUarray h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUarray _value_CUarray(CUarray h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5896,7 +6016,7 @@ cdef type _CUarray_peer = None
 
 cdef inline c.CUarray _as_CUarray(object o, const char* name) except? NULL:
     if type(o) is CUarray or type(o) is _CUarray_peer:
-        return (<CUarray>o)._ptr
+        return _value_CUarray(<CUarray>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUarray_other(o, name)
@@ -5905,7 +6025,7 @@ cdef inline c.CUarray _as_CUarray(object o, const char* name) except? NULL:
 cdef c.CUarray _as_CUarray_other(object o, const char* name) except? NULL:
     global _CUarray_peer
     if isinstance(o, CUarray):
-        return (<CUarray>o)._ptr
+        return _value_CUarray(<CUarray>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUarray>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5917,7 +6037,7 @@ cdef c.CUarray _as_CUarray_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUarray, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUarray.__basicsize__:
         _CUarray_peer = type(o)
-        return (<CUarray>o)._ptr
+        return _value_CUarray(<CUarray>o)
     return <c.CUarray>as_address(o, name)
 
 
@@ -5935,34 +6055,54 @@ cdef inline CUarray _new_CUarray(c.CUarray value):
 cdef class CUmipmappedArray:
     """Opaque handle CUmipmappedArray.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUmipmappedArray>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUmipmappedArray*>as_address(_ptr, b"_ptr")
+        cdef c.CUmipmappedArray value = <c.CUmipmappedArray>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUmipmappedArray(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUmipmappedArray(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUmipmappedArray>other)._ptr
+        return _value_CUmipmappedArray(self) == _value_CUmipmappedArray(<CUmipmappedArray>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUmipmappedArray(self))
 
     def __repr__(self):
-        return f"<CUmipmappedArray {<uintptr_t>self._ptr:#x}>"
+        return f"<CUmipmappedArray {<uintptr_t>_value_CUmipmappedArray(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUmipmappedArray*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUmipmappedArray*."""
+        return <uintptr_t>_where_CUmipmappedArray(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUmipmappedArray* _where_CUmipmappedArray(CUmipmappedArray h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUmipmappedArray _value_CUmipmappedArray(CUmipmappedArray h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5973,7 +6113,7 @@ cdef type _CUmipmappedArray_peer = None
 
 cdef inline c.CUmipmappedArray _as_CUmipmappedArray(object o, const char* name) except? NULL:
     if type(o) is CUmipmappedArray or type(o) is _CUmipmappedArray_peer:
-        return (<CUmipmappedArray>o)._ptr
+        return _value_CUmipmappedArray(<CUmipmappedArray>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUmipmappedArray_other(o, name)
@@ -5982,7 +6122,7 @@ cdef inline c.CUmipmappedArray _as_CUmipmappedArray(object o, const char* name) 
 cdef c.CUmipmappedArray _as_CUmipmappedArray_other(object o, const char* name) except? NULL:
     global _CUmipmappedArray_peer
     if isinstance(o, CUmipmappedArray):
-        return (<CUmipmappedArray>o)._ptr
+        return _value_CUmipmappedArray(<CUmipmappedArray>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUmipmappedArray>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5994,7 +6134,7 @@ cdef c.CUmipmappedArray _as_CUmipmappedArray_other(object o, const char* name) e
         raise TypeError(f"{name.decode()}: expected CUmipmappedArray, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUmipmappedArray.__basicsize__:
         _CUmipmappedArray_peer = type(o)
-        return (<CUmipmappedArray>o)._ptr
+        return _value_CUmipmappedArray(<CUmipmappedArray>o)
     return <c.CUmipmappedArray>as_address(o, name)
 
 
@@ -6012,34 +6152,54 @@ cdef inline CUmipmappedArray _new_CUmipmappedArray(c.CUmipmappedArray value):
 cdef class CUtexref:
     """Opaque handle CUtexref.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUtexref>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUtexref*>as_address(_ptr, b"_ptr")
+        cdef c.CUtexref value = <c.CUtexref>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUtexref(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUtexref(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUtexref>other)._ptr
+        return _value_CUtexref(self) == _value_CUtexref(<CUtexref>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUtexref(self))
 
     def __repr__(self):
-        return f"<CUtexref {<uintptr_t>self._ptr:#x}>"
+        return f"<CUtexref {<uintptr_t>_value_CUtexref(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUtexref*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUtexref*."""
+        return <uintptr_t>_where_CUtexref(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUtexref* _where_CUtexref(CUtexref h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUtexref _value_CUtexref(CUtexref h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6050,7 +6210,7 @@ cdef type _CUtexref_peer = None
 
 cdef inline c.CUtexref _as_CUtexref(object o, const char* name) except? NULL:
     if type(o) is CUtexref or type(o) is _CUtexref_peer:
-        return (<CUtexref>o)._ptr
+        return _value_CUtexref(<CUtexref>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUtexref_other(o, name)
@@ -6059,7 +6219,7 @@ cdef inline c.CUtexref _as_CUtexref(object o, const char* name) except? NULL:
 cdef c.CUtexref _as_CUtexref_other(object o, const char* name) except? NULL:
     global _CUtexref_peer
     if isinstance(o, CUtexref):
-        return (<CUtexref>o)._ptr
+        return _value_CUtexref(<CUtexref>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUtexref>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6071,7 +6231,7 @@ cdef c.CUtexref _as_CUtexref_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUtexref, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUtexref.__basicsize__:
         _CUtexref_peer = type(o)
-        return (<CUtexref>o)._ptr
+        return _value_CUtexref(<CUtexref>o)
     return <c.CUtexref>as_address(o, name)
 
 
@@ -6089,34 +6249,54 @@ cdef inline CUtexref _new_CUtexref(c.CUtexref value):
 cdef class CUsurfref:
     """Opaque handle CUsurfref.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUsurfref>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUsurfref*>as_address(_ptr, b"_ptr")
+        cdef c.CUsurfref value = <c.CUsurfref>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUsurfref(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUsurfref(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUsurfref>other)._ptr
+        return _value_CUsurfref(self) == _value_CUsurfref(<CUsurfref>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUsurfref(self))
 
     def __repr__(self):
-        return f"<CUsurfref {<uintptr_t>self._ptr:#x}>"
+        return f"<CUsurfref {<uintptr_t>_value_CUsurfref(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUsurfref*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUsurfref*."""
+        return <uintptr_t>_where_CUsurfref(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUsurfref* _where_CUsurfref(CUsurfref h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUsurfref _value_CUsurfref(CUsurfref h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6127,7 +6307,7 @@ cdef type _CUsurfref_peer = None
 
 cdef inline c.CUsurfref _as_CUsurfref(object o, const char* name) except? NULL:
     if type(o) is CUsurfref or type(o) is _CUsurfref_peer:
-        return (<CUsurfref>o)._ptr
+        return _value_CUsurfref(<CUsurfref>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUsurfref_other(o, name)
@@ -6136,7 +6316,7 @@ cdef inline c.CUsurfref _as_CUsurfref(object o, const char* name) except? NULL:
 cdef c.CUsurfref _as_CUsurfref_other(object o, const char* name) except? NULL:
     global _CUsurfref_peer
     if isinstance(o, CUsurfref):
-        return (<CUsurfref>o)._ptr
+        return _value_CUsurfref(<CUsurfref>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUsurfref>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6148,7 +6328,7 @@ cdef c.CUsurfref _as_CUsurfref_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUsurfref, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUsurfref.__basicsize__:
         _CUsurfref_peer = type(o)
-        return (<CUsurfref>o)._ptr
+        return _value_CUsurfref(<CUsurfref>o)
     return <c.CUsurfref>as_address(o, name)
 
 
@@ -6166,34 +6346,54 @@ cdef inline CUsurfref _new_CUsurfref(c.CUsurfref value):
 cdef class CUevent:
     """Opaque handle CUevent.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUevent>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUevent*>as_address(_ptr, b"_ptr")
+        cdef c.CUevent value = <c.CUevent>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUevent(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUevent(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUevent>other)._ptr
+        return _value_CUevent(self) == _value_CUevent(<CUevent>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUevent(self))
 
     def __repr__(self):
-        return f"<CUevent {<uintptr_t>self._ptr:#x}>"
+        return f"<CUevent {<uintptr_t>_value_CUevent(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUevent*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUevent*."""
+        return <uintptr_t>_where_CUevent(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUevent* _where_CUevent(CUevent h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUevent _value_CUevent(CUevent h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6204,7 +6404,7 @@ cdef type _CUevent_peer = None
 
 cdef inline c.CUevent _as_CUevent(object o, const char* name) except? NULL:
     if type(o) is CUevent or type(o) is _CUevent_peer:
-        return (<CUevent>o)._ptr
+        return _value_CUevent(<CUevent>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUevent_other(o, name)
@@ -6213,7 +6413,7 @@ cdef inline c.CUevent _as_CUevent(object o, const char* name) except? NULL:
 cdef c.CUevent _as_CUevent_other(object o, const char* name) except? NULL:
     global _CUevent_peer
     if isinstance(o, CUevent):
-        return (<CUevent>o)._ptr
+        return _value_CUevent(<CUevent>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUevent>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6225,7 +6425,7 @@ cdef c.CUevent _as_CUevent_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUevent, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUevent.__basicsize__:
         _CUevent_peer = type(o)
-        return (<CUevent>o)._ptr
+        return _value_CUevent(<CUevent>o)
     return <c.CUevent>as_address(o, name)
 
 
@@ -6243,34 +6443,54 @@ cdef inline CUevent _new_CUevent(c.CUevent value):
 cdef class CUstream:
     """Opaque handle CUstream.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUstream>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUstream*>as_address(_ptr, b"_ptr")
+        cdef c.CUstream value = <c.CUstream>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUstream(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUstream(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUstream>other)._ptr
+        return _value_CUstream(self) == _value_CUstream(<CUstream>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUstream(self))
 
     def __repr__(self):
-        return f"<CUstream {<uintptr_t>self._ptr:#x}>"
+        return f"<CUstream {<uintptr_t>_value_CUstream(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUstream*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUstream*."""
+        return <uintptr_t>_where_CUstream(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUstream* _where_CUstream(CUstream h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUstream _value_CUstream(CUstream h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6281,7 +6501,7 @@ cdef type _CUstream_peer = None
 
 cdef inline c.CUstream _as_CUstream(object o, const char* name) except? NULL:
     if type(o) is CUstream or type(o) is _CUstream_peer:
-        return (<CUstream>o)._ptr
+        return _value_CUstream(<CUstream>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUstream_other(o, name)
@@ -6290,7 +6510,7 @@ cdef inline c.CUstream _as_CUstream(object o, const char* name) except? NULL:
 cdef c.CUstream _as_CUstream_other(object o, const char* name) except? NULL:
     global _CUstream_peer
     if isinstance(o, CUstream):
-        return (<CUstream>o)._ptr
+        return _value_CUstream(<CUstream>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUstream>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6302,7 +6522,7 @@ cdef c.CUstream _as_CUstream_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUstream, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUstream.__basicsize__:
         _CUstream_peer = type(o)
-        return (<CUstream>o)._ptr
+        return _value_CUstream(<CUstream>o)
     return <c.CUstream>as_address(o, name)
 
 
@@ -6320,34 +6540,54 @@ cdef inline CUstream _new_CUstream(c.CUstream value):
 cdef class CUgraphicsResource:
     """Opaque handle CUgraphicsResource.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUgraphicsResource>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUgraphicsResource*>as_address(_ptr, b"_ptr")
+        cdef c.CUgraphicsResource value = <c.CUgraphicsResource>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphicsResource(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphicsResource(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUgraphicsResource>other)._ptr
+        return _value_CUgraphicsResource(self) == _value_CUgraphicsResource(<CUgraphicsResource>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUgraphicsResource(self))
 
     def __repr__(self):
-        return f"<CUgraphicsResource {<uintptr_t>self._ptr:#x}>"
+        return f"<CUgraphicsResource {<uintptr_t>_value_CUgraphicsResource(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUgraphicsResource*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphicsResource*."""
+        return <uintptr_t>_where_CUgraphicsResource(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgraphicsResource* _where_CUgraphicsResource(CUgraphicsResource h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgraphicsResource _value_CUgraphicsResource(CUgraphicsResource h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6358,7 +6598,7 @@ cdef type _CUgraphicsResource_peer = None
 
 cdef inline c.CUgraphicsResource _as_CUgraphicsResource(object o, const char* name) except? NULL:
     if type(o) is CUgraphicsResource or type(o) is _CUgraphicsResource_peer:
-        return (<CUgraphicsResource>o)._ptr
+        return _value_CUgraphicsResource(<CUgraphicsResource>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUgraphicsResource_other(o, name)
@@ -6367,7 +6607,7 @@ cdef inline c.CUgraphicsResource _as_CUgraphicsResource(object o, const char* na
 cdef c.CUgraphicsResource _as_CUgraphicsResource_other(object o, const char* name) except? NULL:
     global _CUgraphicsResource_peer
     if isinstance(o, CUgraphicsResource):
-        return (<CUgraphicsResource>o)._ptr
+        return _value_CUgraphicsResource(<CUgraphicsResource>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUgraphicsResource>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6379,7 +6619,7 @@ cdef c.CUgraphicsResource _as_CUgraphicsResource_other(object o, const char* nam
         raise TypeError(f"{name.decode()}: expected CUgraphicsResource, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUgraphicsResource.__basicsize__:
         _CUgraphicsResource_peer = type(o)
-        return (<CUgraphicsResource>o)._ptr
+        return _value_CUgraphicsResource(<CUgraphicsResource>o)
     return <c.CUgraphicsResource>as_address(o, name)
 
 
@@ -6397,34 +6637,54 @@ cdef inline CUgraphicsResource _new_CUgraphicsResource(c.CUgraphicsResource valu
 cdef class CUexternalMemory:
     """Opaque handle CUexternalMemory.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUexternalMemory>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUexternalMemory*>as_address(_ptr, b"_ptr")
+        cdef c.CUexternalMemory value = <c.CUexternalMemory>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUexternalMemory(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUexternalMemory(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUexternalMemory>other)._ptr
+        return _value_CUexternalMemory(self) == _value_CUexternalMemory(<CUexternalMemory>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUexternalMemory(self))
 
     def __repr__(self):
-        return f"<CUexternalMemory {<uintptr_t>self._ptr:#x}>"
+        return f"<CUexternalMemory {<uintptr_t>_value_CUexternalMemory(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUexternalMemory*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUexternalMemory*."""
+        return <uintptr_t>_where_CUexternalMemory(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUexternalMemory* _where_CUexternalMemory(CUexternalMemory h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUexternalMemory _value_CUexternalMemory(CUexternalMemory h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6435,7 +6695,7 @@ cdef type _CUexternalMemory_peer = None
 
 cdef inline c.CUexternalMemory _as_CUexternalMemory(object o, const char* name) except? NULL:
     if type(o) is CUexternalMemory or type(o) is _CUexternalMemory_peer:
-        return (<CUexternalMemory>o)._ptr
+        return _value_CUexternalMemory(<CUexternalMemory>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUexternalMemory_other(o, name)
@@ -6444,7 +6704,7 @@ cdef inline c.CUexternalMemory _as_CUexternalMemory(object o, const char* name) 
 cdef c.CUexternalMemory _as_CUexternalMemory_other(object o, const char* name) except? NULL:
     global _CUexternalMemory_peer
     if isinstance(o, CUexternalMemory):
-        return (<CUexternalMemory>o)._ptr
+        return _value_CUexternalMemory(<CUexternalMemory>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUexternalMemory>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6456,7 +6716,7 @@ cdef c.CUexternalMemory _as_CUexternalMemory_other(object o, const char* name) e
         raise TypeError(f"{name.decode()}: expected CUexternalMemory, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUexternalMemory.__basicsize__:
         _CUexternalMemory_peer = type(o)
-        return (<CUexternalMemory>o)._ptr
+        return _value_CUexternalMemory(<CUexternalMemory>o)
     return <c.CUexternalMemory>as_address(o, name)
 
 
@@ -6474,34 +6734,54 @@ cdef inline CUexternalMemory _new_CUexternalMemory(c.CUexternalMemory value):
 cdef class CUexternalSemaphore:
     """Opaque handle CUexternalSemaphore.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUexternalSemaphore>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUexternalSemaphore*>as_address(_ptr, b"_ptr")
+        cdef c.CUexternalSemaphore value = <c.CUexternalSemaphore>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUexternalSemaphore(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUexternalSemaphore(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUexternalSemaphore>other)._ptr
+        return _value_CUexternalSemaphore(self) == _value_CUexternalSemaphore(<CUexternalSemaphore>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUexternalSemaphore(self))
 
     def __repr__(self):
-        return f"<CUexternalSemaphore {<uintptr_t>self._ptr:#x}>"
+        return f"<CUexternalSemaphore {<uintptr_t>_value_CUexternalSemaphore(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUexternalSemaphore*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUexternalSemaphore*."""
+        return <uintptr_t>_where_CUexternalSemaphore(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUexternalSemaphore* _where_CUexternalSemaphore(CUexternalSemaphore h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUexternalSemaphore _value_CUexternalSemaphore(CUexternalSemaphore h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6512,7 +6792,7 @@ cdef type _CUexternalSemaphore_peer = None
 
 cdef inline c.CUexternalSemaphore _as_CUexternalSemaphore(object o, const char* name) except? NULL:
     if type(o) is CUexternalSemaphore or type(o) is _CUexternalSemaphore_peer:
-        return (<CUexternalSemaphore>o)._ptr
+        return _value_CUexternalSemaphore(<CUexternalSemaphore>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUexternalSemaphore_other(o, name)
@@ -6521,7 +6801,7 @@ cdef inline c.CUexternalSemaphore _as_CUexternalSemaphore(object o, const char* 
 cdef c.CUexternalSemaphore _as_CUexternalSemaphore_other(object o, const char* name) except? NULL:
     global _CUexternalSemaphore_peer
     if isinstance(o, CUexternalSemaphore):
-        return (<CUexternalSemaphore>o)._ptr
+        return _value_CUexternalSemaphore(<CUexternalSemaphore>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUexternalSemaphore>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6533,7 +6813,7 @@ cdef c.CUexternalSemaphore _as_CUexternalSemaphore_other(object o, const char* n
         raise TypeError(f"{name.decode()}: expected CUexternalSemaphore, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUexternalSemaphore.__basicsize__:
         _CUexternalSemaphore_peer = type(o)
-        return (<CUexternalSemaphore>o)._ptr
+        return _value_CUexternalSemaphore(<CUexternalSemaphore>o)
     return <c.CUexternalSemaphore>as_address(o, name)
 
 
@@ -6551,34 +6831,54 @@ cdef inline CUexternalSemaphore _new_CUexternalSemaphore(c.CUexternalSemaphore v
 cdef class CUgraph:
     """Opaque handle CUgraph.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUgraph>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUgraph*>as_address(_ptr, b"_ptr")
+        cdef c.CUgraph value = <c.CUgraph>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraph(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraph(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUgraph>other)._ptr
+        return _value_CUgraph(self) == _value_CUgraph(<CUgraph>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUgraph(self))
 
     def __repr__(self):
-        return f"<CUgraph {<uintptr_t>self._ptr:#x}>"
+        return f"<CUgraph {<uintptr_t>_value_CUgraph(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUgraph*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraph*."""
+        return <uintptr_t>_where_CUgraph(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgraph* _where_CUgraph(CUgraph h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgraph _value_CUgraph(CUgraph h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6589,7 +6889,7 @@ cdef type _CUgraph_peer = None
 
 cdef inline c.CUgraph _as_CUgraph(object o, const char* name) except? NULL:
     if type(o) is CUgraph or type(o) is _CUgraph_peer:
-        return (<CUgraph>o)._ptr
+        return _value_CUgraph(<CUgraph>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUgraph_other(o, name)
@@ -6598,7 +6898,7 @@ cdef inline c.CUgraph _as_CUgraph(object o, const char* name) except? NULL:
 cdef c.CUgraph _as_CUgraph_other(object o, const char* name) except? NULL:
     global _CUgraph_peer
     if isinstance(o, CUgraph):
-        return (<CUgraph>o)._ptr
+        return _value_CUgraph(<CUgraph>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUgraph>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6610,7 +6910,7 @@ cdef c.CUgraph _as_CUgraph_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUgraph, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUgraph.__basicsize__:
         _CUgraph_peer = type(o)
-        return (<CUgraph>o)._ptr
+        return _value_CUgraph(<CUgraph>o)
     return <c.CUgraph>as_address(o, name)
 
 
@@ -6628,34 +6928,54 @@ cdef inline CUgraph _new_CUgraph(c.CUgraph value):
 cdef class CUgraphNode:
     """Opaque handle CUgraphNode.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUgraphNode>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUgraphNode*>as_address(_ptr, b"_ptr")
+        cdef c.CUgraphNode value = <c.CUgraphNode>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphNode(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphNode(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUgraphNode>other)._ptr
+        return _value_CUgraphNode(self) == _value_CUgraphNode(<CUgraphNode>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUgraphNode(self))
 
     def __repr__(self):
-        return f"<CUgraphNode {<uintptr_t>self._ptr:#x}>"
+        return f"<CUgraphNode {<uintptr_t>_value_CUgraphNode(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUgraphNode*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphNode*."""
+        return <uintptr_t>_where_CUgraphNode(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgraphNode* _where_CUgraphNode(CUgraphNode h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgraphNode _value_CUgraphNode(CUgraphNode h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6666,7 +6986,7 @@ cdef type _CUgraphNode_peer = None
 
 cdef inline c.CUgraphNode _as_CUgraphNode(object o, const char* name) except? NULL:
     if type(o) is CUgraphNode or type(o) is _CUgraphNode_peer:
-        return (<CUgraphNode>o)._ptr
+        return _value_CUgraphNode(<CUgraphNode>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUgraphNode_other(o, name)
@@ -6675,7 +6995,7 @@ cdef inline c.CUgraphNode _as_CUgraphNode(object o, const char* name) except? NU
 cdef c.CUgraphNode _as_CUgraphNode_other(object o, const char* name) except? NULL:
     global _CUgraphNode_peer
     if isinstance(o, CUgraphNode):
-        return (<CUgraphNode>o)._ptr
+        return _value_CUgraphNode(<CUgraphNode>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUgraphNode>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6687,7 +7007,7 @@ cdef c.CUgraphNode _as_CUgraphNode_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected CUgraphNode, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUgraphNode.__basicsize__:
         _CUgraphNode_peer = type(o)
-        return (<CUgraphNode>o)._ptr
+        return _value_CUgraphNode(<CUgraphNode>o)
     return <c.CUgraphNode>as_address(o, name)
 
 
@@ -6705,34 +7025,54 @@ cdef inline CUgraphNode _new_CUgraphNode(c.CUgraphNode value):
 cdef class CUgraphExec:
     """Opaque handle CUgraphExec.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUgraphExec>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUgraphExec*>as_address(_ptr, b"_ptr")
+        cdef c.CUgraphExec value = <c.CUgraphExec>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphExec(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphExec(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUgraphExec>other)._ptr
+        return _value_CUgraphExec(self) == _value_CUgraphExec(<CUgraphExec>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUgraphExec(self))
 
     def __repr__(self):
-        return f"<CUgraphExec {<uintptr_t>self._ptr:#x}>"
+        return f"<CUgraphExec {<uintptr_t>_value_CUgraphExec(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUgraphExec*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphExec*."""
+        return <uintptr_t>_where_CUgraphExec(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgraphExec* _where_CUgraphExec(CUgraphExec h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgraphExec _value_CUgraphExec(CUgraphExec h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6743,7 +7083,7 @@ cdef type _CUgraphExec_peer = None
 
 cdef inline c.CUgraphExec _as_CUgraphExec(object o, const char* name) except? NULL:
     if type(o) is CUgraphExec or type(o) is _CUgraphExec_peer:
-        return (<CUgraphExec>o)._ptr
+        return _value_CUgraphExec(<CUgraphExec>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUgraphExec_other(o, name)
@@ -6752,7 +7092,7 @@ cdef inline c.CUgraphExec _as_CUgraphExec(object o, const char* name) except? NU
 cdef c.CUgraphExec _as_CUgraphExec_other(object o, const char* name) except? NULL:
     global _CUgraphExec_peer
     if isinstance(o, CUgraphExec):
-        return (<CUgraphExec>o)._ptr
+        return _value_CUgraphExec(<CUgraphExec>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUgraphExec>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6764,7 +7104,7 @@ cdef c.CUgraphExec _as_CUgraphExec_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected CUgraphExec, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUgraphExec.__basicsize__:
         _CUgraphExec_peer = type(o)
-        return (<CUgraphExec>o)._ptr
+        return _value_CUgraphExec(<CUgraphExec>o)
     return <c.CUgraphExec>as_address(o, name)
 
 
@@ -6782,34 +7122,54 @@ cdef inline CUgraphExec _new_CUgraphExec(c.CUgraphExec value):
 cdef class CUmemoryPool:
     """Opaque handle CUmemoryPool.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUmemoryPool>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUmemoryPool*>as_address(_ptr, b"_ptr")
+        cdef c.CUmemoryPool value = <c.CUmemoryPool>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUmemoryPool(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUmemoryPool(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUmemoryPool>other)._ptr
+        return _value_CUmemoryPool(self) == _value_CUmemoryPool(<CUmemoryPool>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUmemoryPool(self))
 
     def __repr__(self):
-        return f"<CUmemoryPool {<uintptr_t>self._ptr:#x}>"
+        return f"<CUmemoryPool {<uintptr_t>_value_CUmemoryPool(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUmemoryPool*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUmemoryPool*."""
+        return <uintptr_t>_where_CUmemoryPool(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUmemoryPool* _where_CUmemoryPool(CUmemoryPool h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUmemoryPool _value_CUmemoryPool(CUmemoryPool h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6820,7 +7180,7 @@ cdef type _CUmemoryPool_peer = None
 
 cdef inline c.CUmemoryPool _as_CUmemoryPool(object o, const char* name) except? NULL:
     if type(o) is CUmemoryPool or type(o) is _CUmemoryPool_peer:
-        return (<CUmemoryPool>o)._ptr
+        return _value_CUmemoryPool(<CUmemoryPool>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUmemoryPool_other(o, name)
@@ -6829,7 +7189,7 @@ cdef inline c.CUmemoryPool _as_CUmemoryPool(object o, const char* name) except? 
 cdef c.CUmemoryPool _as_CUmemoryPool_other(object o, const char* name) except? NULL:
     global _CUmemoryPool_peer
     if isinstance(o, CUmemoryPool):
-        return (<CUmemoryPool>o)._ptr
+        return _value_CUmemoryPool(<CUmemoryPool>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUmemoryPool>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6841,7 +7201,7 @@ cdef c.CUmemoryPool _as_CUmemoryPool_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected CUmemoryPool, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUmemoryPool.__basicsize__:
         _CUmemoryPool_peer = type(o)
-        return (<CUmemoryPool>o)._ptr
+        return _value_CUmemoryPool(<CUmemoryPool>o)
     return <c.CUmemoryPool>as_address(o, name)
 
 
@@ -6859,34 +7219,54 @@ cdef inline CUmemoryPool _new_CUmemoryPool(c.CUmemoryPool value):
 cdef class CUuserObject:
     """Opaque handle CUuserObject.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUuserObject>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUuserObject*>as_address(_ptr, b"_ptr")
+        cdef c.CUuserObject value = <c.CUuserObject>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUuserObject(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUuserObject(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUuserObject>other)._ptr
+        return _value_CUuserObject(self) == _value_CUuserObject(<CUuserObject>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUuserObject(self))
 
     def __repr__(self):
-        return f"<CUuserObject {<uintptr_t>self._ptr:#x}>"
+        return f"<CUuserObject {<uintptr_t>_value_CUuserObject(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUuserObject*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUuserObject*."""
+        return <uintptr_t>_where_CUuserObject(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUuserObject* _where_CUuserObject(CUuserObject h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUuserObject _value_CUuserObject(CUuserObject h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6897,7 +7277,7 @@ cdef type _CUuserObject_peer = None
 
 cdef inline c.CUuserObject _as_CUuserObject(object o, const char* name) except? NULL:
     if type(o) is CUuserObject or type(o) is _CUuserObject_peer:
-        return (<CUuserObject>o)._ptr
+        return _value_CUuserObject(<CUuserObject>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUuserObject_other(o, name)
@@ -6906,7 +7286,7 @@ cdef inline c.CUuserObject _as_CUuserObject(object o, const char* name) except? 
 cdef c.CUuserObject _as_CUuserObject_other(object o, const char* name) except? NULL:
     global _CUuserObject_peer
     if isinstance(o, CUuserObject):
-        return (<CUuserObject>o)._ptr
+        return _value_CUuserObject(<CUuserObject>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUuserObject>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6918,7 +7298,7 @@ cdef c.CUuserObject _as_CUuserObject_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected CUuserObject, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUuserObject.__basicsize__:
         _CUuserObject_peer = type(o)
-        return (<CUuserObject>o)._ptr
+        return _value_CUuserObject(<CUuserObject>o)
     return <c.CUuserObject>as_address(o, name)
 
 
@@ -6936,34 +7316,54 @@ cdef inline CUuserObject _new_CUuserObject(c.CUuserObject value):
 cdef class CUgraphDeviceNode:
     """Opaque handle CUgraphDeviceNode.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUgraphDeviceNode>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUgraphDeviceNode*>as_address(_ptr, b"_ptr")
+        cdef c.CUgraphDeviceNode value = <c.CUgraphDeviceNode>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphDeviceNode(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgraphDeviceNode(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUgraphDeviceNode>other)._ptr
+        return _value_CUgraphDeviceNode(self) == _value_CUgraphDeviceNode(<CUgraphDeviceNode>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUgraphDeviceNode(self))
 
     def __repr__(self):
-        return f"<CUgraphDeviceNode {<uintptr_t>self._ptr:#x}>"
+        return f"<CUgraphDeviceNode {<uintptr_t>_value_CUgraphDeviceNode(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUgraphDeviceNode*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgraphDeviceNode*."""
+        return <uintptr_t>_where_CUgraphDeviceNode(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgraphDeviceNode* _where_CUgraphDeviceNode(CUgraphDeviceNode h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgraphDeviceNode _value_CUgraphDeviceNode(CUgraphDeviceNode h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6974,7 +7374,7 @@ cdef type _CUgraphDeviceNode_peer = None
 
 cdef inline c.CUgraphDeviceNode _as_CUgraphDeviceNode(object o, const char* name) except? NULL:
     if type(o) is CUgraphDeviceNode or type(o) is _CUgraphDeviceNode_peer:
-        return (<CUgraphDeviceNode>o)._ptr
+        return _value_CUgraphDeviceNode(<CUgraphDeviceNode>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUgraphDeviceNode_other(o, name)
@@ -6983,7 +7383,7 @@ cdef inline c.CUgraphDeviceNode _as_CUgraphDeviceNode(object o, const char* name
 cdef c.CUgraphDeviceNode _as_CUgraphDeviceNode_other(object o, const char* name) except? NULL:
     global _CUgraphDeviceNode_peer
     if isinstance(o, CUgraphDeviceNode):
-        return (<CUgraphDeviceNode>o)._ptr
+        return _value_CUgraphDeviceNode(<CUgraphDeviceNode>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUgraphDeviceNode>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6995,7 +7395,7 @@ cdef c.CUgraphDeviceNode _as_CUgraphDeviceNode_other(object o, const char* name)
         raise TypeError(f"{name.decode()}: expected CUgraphDeviceNode, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUgraphDeviceNode.__basicsize__:
         _CUgraphDeviceNode_peer = type(o)
-        return (<CUgraphDeviceNode>o)._ptr
+        return _value_CUgraphDeviceNode(<CUgraphDeviceNode>o)
     return <c.CUgraphDeviceNode>as_address(o, name)
 
 
@@ -7013,34 +7413,54 @@ cdef inline CUgraphDeviceNode _new_CUgraphDeviceNode(c.CUgraphDeviceNode value):
 cdef class CUasyncCallbackHandle:
     """Opaque handle CUasyncCallbackHandle.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUasyncCallbackHandle>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUasyncCallbackHandle*>as_address(_ptr, b"_ptr")
+        cdef c.CUasyncCallbackHandle value = <c.CUasyncCallbackHandle>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUasyncCallbackHandle(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUasyncCallbackHandle(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUasyncCallbackHandle>other)._ptr
+        return _value_CUasyncCallbackHandle(self) == _value_CUasyncCallbackHandle(<CUasyncCallbackHandle>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUasyncCallbackHandle(self))
 
     def __repr__(self):
-        return f"<CUasyncCallbackHandle {<uintptr_t>self._ptr:#x}>"
+        return f"<CUasyncCallbackHandle {<uintptr_t>_value_CUasyncCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUasyncCallbackHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUasyncCallbackHandle*."""
+        return <uintptr_t>_where_CUasyncCallbackHandle(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUasyncCallbackHandle* _where_CUasyncCallbackHandle(CUasyncCallbackHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUasyncCallbackHandle _value_CUasyncCallbackHandle(CUasyncCallbackHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7051,7 +7471,7 @@ cdef type _CUasyncCallbackHandle_peer = None
 
 cdef inline c.CUasyncCallbackHandle _as_CUasyncCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is CUasyncCallbackHandle or type(o) is _CUasyncCallbackHandle_peer:
-        return (<CUasyncCallbackHandle>o)._ptr
+        return _value_CUasyncCallbackHandle(<CUasyncCallbackHandle>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUasyncCallbackHandle_other(o, name)
@@ -7060,7 +7480,7 @@ cdef inline c.CUasyncCallbackHandle _as_CUasyncCallbackHandle(object o, const ch
 cdef c.CUasyncCallbackHandle _as_CUasyncCallbackHandle_other(object o, const char* name) except? NULL:
     global _CUasyncCallbackHandle_peer
     if isinstance(o, CUasyncCallbackHandle):
-        return (<CUasyncCallbackHandle>o)._ptr
+        return _value_CUasyncCallbackHandle(<CUasyncCallbackHandle>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUasyncCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -7072,7 +7492,7 @@ cdef c.CUasyncCallbackHandle _as_CUasyncCallbackHandle_other(object o, const cha
         raise TypeError(f"{name.decode()}: expected CUasyncCallbackHandle, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUasyncCallbackHandle.__basicsize__:
         _CUasyncCallbackHandle_peer = type(o)
-        return (<CUasyncCallbackHandle>o)._ptr
+        return _value_CUasyncCallbackHandle(<CUasyncCallbackHandle>o)
     return <c.CUasyncCallbackHandle>as_address(o, name)
 
 
@@ -7094,34 +7514,54 @@ cdef class CUgreenCtx:
     A green context handle. This handle can be used safely from only one CPU thread at a time.
     Created via cuGreenCtxCreate
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUgreenCtx>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUgreenCtx*>as_address(_ptr, b"_ptr")
+        cdef c.CUgreenCtx value = <c.CUgreenCtx>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgreenCtx(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUgreenCtx(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUgreenCtx>other)._ptr
+        return _value_CUgreenCtx(self) == _value_CUgreenCtx(<CUgreenCtx>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUgreenCtx(self))
 
     def __repr__(self):
-        return f"<CUgreenCtx {<uintptr_t>self._ptr:#x}>"
+        return f"<CUgreenCtx {<uintptr_t>_value_CUgreenCtx(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUgreenCtx*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUgreenCtx*."""
+        return <uintptr_t>_where_CUgreenCtx(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgreenCtx* _where_CUgreenCtx(CUgreenCtx h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgreenCtx _value_CUgreenCtx(CUgreenCtx h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7132,7 +7572,7 @@ cdef type _CUgreenCtx_peer = None
 
 cdef inline c.CUgreenCtx _as_CUgreenCtx(object o, const char* name) except? NULL:
     if type(o) is CUgreenCtx or type(o) is _CUgreenCtx_peer:
-        return (<CUgreenCtx>o)._ptr
+        return _value_CUgreenCtx(<CUgreenCtx>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUgreenCtx_other(o, name)
@@ -7141,7 +7581,7 @@ cdef inline c.CUgreenCtx _as_CUgreenCtx(object o, const char* name) except? NULL
 cdef c.CUgreenCtx _as_CUgreenCtx_other(object o, const char* name) except? NULL:
     global _CUgreenCtx_peer
     if isinstance(o, CUgreenCtx):
-        return (<CUgreenCtx>o)._ptr
+        return _value_CUgreenCtx(<CUgreenCtx>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUgreenCtx>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -7153,7 +7593,7 @@ cdef c.CUgreenCtx _as_CUgreenCtx_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected CUgreenCtx, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUgreenCtx.__basicsize__:
         _CUgreenCtx_peer = type(o)
-        return (<CUgreenCtx>o)._ptr
+        return _value_CUgreenCtx(<CUgreenCtx>o)
     return <c.CUgreenCtx>as_address(o, name)
 
 
@@ -7171,34 +7611,54 @@ cdef inline CUgreenCtx _new_CUgreenCtx(c.CUgreenCtx value):
 cdef class CUlinkState:
     """Opaque handle CUlinkState.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUlinkState>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUlinkState*>as_address(_ptr, b"_ptr")
+        cdef c.CUlinkState value = <c.CUlinkState>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlinkState(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlinkState(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUlinkState>other)._ptr
+        return _value_CUlinkState(self) == _value_CUlinkState(<CUlinkState>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUlinkState(self))
 
     def __repr__(self):
-        return f"<CUlinkState {<uintptr_t>self._ptr:#x}>"
+        return f"<CUlinkState {<uintptr_t>_value_CUlinkState(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUlinkState*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUlinkState*."""
+        return <uintptr_t>_where_CUlinkState(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUlinkState* _where_CUlinkState(CUlinkState h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUlinkState _value_CUlinkState(CUlinkState h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7209,7 +7669,7 @@ cdef type _CUlinkState_peer = None
 
 cdef inline c.CUlinkState _as_CUlinkState(object o, const char* name) except? NULL:
     if type(o) is CUlinkState or type(o) is _CUlinkState_peer:
-        return (<CUlinkState>o)._ptr
+        return _value_CUlinkState(<CUlinkState>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUlinkState_other(o, name)
@@ -7218,7 +7678,7 @@ cdef inline c.CUlinkState _as_CUlinkState(object o, const char* name) except? NU
 cdef c.CUlinkState _as_CUlinkState_other(object o, const char* name) except? NULL:
     global _CUlinkState_peer
     if isinstance(o, CUlinkState):
-        return (<CUlinkState>o)._ptr
+        return _value_CUlinkState(<CUlinkState>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUlinkState>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -7230,7 +7690,7 @@ cdef c.CUlinkState _as_CUlinkState_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected CUlinkState, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUlinkState.__basicsize__:
         _CUlinkState_peer = type(o)
-        return (<CUlinkState>o)._ptr
+        return _value_CUlinkState(<CUlinkState>o)
     return <c.CUlinkState>as_address(o, name)
 
 
@@ -7252,34 +7712,54 @@ cdef class CUdevResourceDesc:
     An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources.
     Created via cuDevResourceGenerateDesc
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUdevResourceDesc>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUdevResourceDesc*>as_address(_ptr, b"_ptr")
+        cdef c.CUdevResourceDesc value = <c.CUdevResourceDesc>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUdevResourceDesc(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUdevResourceDesc(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUdevResourceDesc>other)._ptr
+        return _value_CUdevResourceDesc(self) == _value_CUdevResourceDesc(<CUdevResourceDesc>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUdevResourceDesc(self))
 
     def __repr__(self):
-        return f"<CUdevResourceDesc {<uintptr_t>self._ptr:#x}>"
+        return f"<CUdevResourceDesc {<uintptr_t>_value_CUdevResourceDesc(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUdevResourceDesc*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUdevResourceDesc*."""
+        return <uintptr_t>_where_CUdevResourceDesc(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUdevResourceDesc* _where_CUdevResourceDesc(CUdevResourceDesc h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUdevResourceDesc _value_CUdevResourceDesc(CUdevResourceDesc h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7290,7 +7770,7 @@ cdef type _CUdevResourceDesc_peer = None
 
 cdef inline c.CUdevResourceDesc _as_CUdevResourceDesc(object o, const char* name) except? NULL:
     if type(o) is CUdevResourceDesc or type(o) is _CUdevResourceDesc_peer:
-        return (<CUdevResourceDesc>o)._ptr
+        return _value_CUdevResourceDesc(<CUdevResourceDesc>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUdevResourceDesc_other(o, name)
@@ -7299,7 +7779,7 @@ cdef inline c.CUdevResourceDesc _as_CUdevResourceDesc(object o, const char* name
 cdef c.CUdevResourceDesc _as_CUdevResourceDesc_other(object o, const char* name) except? NULL:
     global _CUdevResourceDesc_peer
     if isinstance(o, CUdevResourceDesc):
-        return (<CUdevResourceDesc>o)._ptr
+        return _value_CUdevResourceDesc(<CUdevResourceDesc>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUdevResourceDesc>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -7311,7 +7791,7 @@ cdef c.CUdevResourceDesc _as_CUdevResourceDesc_other(object o, const char* name)
         raise TypeError(f"{name.decode()}: expected CUdevResourceDesc, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUdevResourceDesc.__basicsize__:
         _CUdevResourceDesc_peer = type(o)
-        return (<CUdevResourceDesc>o)._ptr
+        return _value_CUdevResourceDesc(<CUdevResourceDesc>o)
     return <c.CUdevResourceDesc>as_address(o, name)
 
 
@@ -7329,34 +7809,54 @@ cdef inline CUdevResourceDesc _new_CUdevResourceDesc(c.CUdevResourceDesc value):
 cdef class CUlogsCallbackHandle:
     """Opaque handle CUlogsCallbackHandle.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUlogsCallbackHandle>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUlogsCallbackHandle*>as_address(_ptr, b"_ptr")
+        cdef c.CUlogsCallbackHandle value = <c.CUlogsCallbackHandle>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlogsCallbackHandle(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlogsCallbackHandle(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUlogsCallbackHandle>other)._ptr
+        return _value_CUlogsCallbackHandle(self) == _value_CUlogsCallbackHandle(<CUlogsCallbackHandle>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUlogsCallbackHandle(self))
 
     def __repr__(self):
-        return f"<CUlogsCallbackHandle {<uintptr_t>self._ptr:#x}>"
+        return f"<CUlogsCallbackHandle {<uintptr_t>_value_CUlogsCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUlogsCallbackHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUlogsCallbackHandle*."""
+        return <uintptr_t>_where_CUlogsCallbackHandle(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUlogsCallbackHandle* _where_CUlogsCallbackHandle(CUlogsCallbackHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUlogsCallbackHandle _value_CUlogsCallbackHandle(CUlogsCallbackHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7367,7 +7867,7 @@ cdef type _CUlogsCallbackHandle_peer = None
 
 cdef inline c.CUlogsCallbackHandle _as_CUlogsCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is CUlogsCallbackHandle or type(o) is _CUlogsCallbackHandle_peer:
-        return (<CUlogsCallbackHandle>o)._ptr
+        return _value_CUlogsCallbackHandle(<CUlogsCallbackHandle>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUlogsCallbackHandle_other(o, name)
@@ -7376,7 +7876,7 @@ cdef inline c.CUlogsCallbackHandle _as_CUlogsCallbackHandle(object o, const char
 cdef c.CUlogsCallbackHandle _as_CUlogsCallbackHandle_other(object o, const char* name) except? NULL:
     global _CUlogsCallbackHandle_peer
     if isinstance(o, CUlogsCallbackHandle):
-        return (<CUlogsCallbackHandle>o)._ptr
+        return _value_CUlogsCallbackHandle(<CUlogsCallbackHandle>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUlogsCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -7388,7 +7888,7 @@ cdef c.CUlogsCallbackHandle _as_CUlogsCallbackHandle_other(object o, const char*
         raise TypeError(f"{name.decode()}: expected CUlogsCallbackHandle, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUlogsCallbackHandle.__basicsize__:
         _CUlogsCallbackHandle_peer = type(o)
-        return (<CUlogsCallbackHandle>o)._ptr
+        return _value_CUlogsCallbackHandle(<CUlogsCallbackHandle>o)
     return <c.CUlogsCallbackHandle>as_address(o, name)
 
 
@@ -7408,34 +7908,54 @@ cdef class CUeglStreamConnection:
 
     CUDA EGLSream Connection
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.CUeglStreamConnection>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.CUeglStreamConnection*>as_address(_ptr, b"_ptr")
+        cdef c.CUeglStreamConnection value = <c.CUeglStreamConnection>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUeglStreamConnection(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUeglStreamConnection(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUeglStreamConnection>other)._ptr
+        return _value_CUeglStreamConnection(self) == _value_CUeglStreamConnection(<CUeglStreamConnection>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUeglStreamConnection(self))
 
     def __repr__(self):
-        return f"<CUeglStreamConnection {<uintptr_t>self._ptr:#x}>"
+        return f"<CUeglStreamConnection {<uintptr_t>_value_CUeglStreamConnection(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a CUeglStreamConnection*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a CUeglStreamConnection*."""
+        return <uintptr_t>_where_CUeglStreamConnection(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUeglStreamConnection* _where_CUeglStreamConnection(CUeglStreamConnection h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUeglStreamConnection _value_CUeglStreamConnection(CUeglStreamConnection h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -7446,7 +7966,7 @@ cdef type _CUeglStreamConnection_peer = None
 
 cdef inline c.CUeglStreamConnection _as_CUeglStreamConnection(object o, const char* name) except? NULL:
     if type(o) is CUeglStreamConnection or type(o) is _CUeglStreamConnection_peer:
-        return (<CUeglStreamConnection>o)._ptr
+        return _value_CUeglStreamConnection(<CUeglStreamConnection>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_CUeglStreamConnection_other(o, name)
@@ -7455,7 +7975,7 @@ cdef inline c.CUeglStreamConnection _as_CUeglStreamConnection(object o, const ch
 cdef c.CUeglStreamConnection _as_CUeglStreamConnection_other(object o, const char* name) except? NULL:
     global _CUeglStreamConnection_peer
     if isinstance(o, CUeglStreamConnection):
-        return (<CUeglStreamConnection>o)._ptr
+        return _value_CUeglStreamConnection(<CUeglStreamConnection>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.CUeglStreamConnection>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -7467,7 +7987,7 @@ cdef c.CUeglStreamConnection _as_CUeglStreamConnection_other(object o, const cha
         raise TypeError(f"{name.decode()}: expected CUeglStreamConnection, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == CUeglStreamConnection.__basicsize__:
         _CUeglStreamConnection_peer = type(o)
-        return (<CUeglStreamConnection>o)._ptr
+        return _value_CUeglStreamConnection(<CUeglStreamConnection>o)
     return <c.CUeglStreamConnection>as_address(o, name)
 
 
@@ -7485,46 +8005,66 @@ cdef inline CUeglStreamConnection _new_CUeglStreamConnection(c.CUeglStreamConnec
 cdef class cuuint32_t:
     """Opaque handle cuuint32_t.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cuuint32_t(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cuuint32_t*>as_address(_ptr, b"_ptr")
+        cdef c.cuuint32_t value = _as_cuuint32_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cuuint32_t(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cuuint32_t(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cuuint32_t>other)._ptr
+            return _value_cuuint32_t(self) == _value_cuuint32_t(<cuuint32_t>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cuuint32_t(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cuuint32_t(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cuuint32_t {self._ptr}>"
+        return f"<cuuint32_t {_value_cuuint32_t(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cuuint32_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cuuint32_t*."""
+        return <uintptr_t>_where_cuuint32_t(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cuuint32_t* _where_cuuint32_t(cuuint32_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cuuint32_t _value_cuuint32_t(cuuint32_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cuuint32_t _as_cuuint32_t(object o, const char* name) except? 0:
     if type(o) is cuuint32_t:
-        return (<cuuint32_t>o)._ptr
+        return _value_cuuint32_t(<cuuint32_t>o)
     if o is None:
         return 0
     if isinstance(o, cuuint32_t):
-        return (<cuuint32_t>o)._ptr
+        return _value_cuuint32_t(<cuuint32_t>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cuuint32_t, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7543,46 +8083,66 @@ cdef inline cuuint32_t _new_cuuint32_t(c.cuuint32_t value):
 cdef class cuuint64_t:
     """Opaque handle cuuint64_t.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cuuint64_t(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cuuint64_t*>as_address(_ptr, b"_ptr")
+        cdef c.cuuint64_t value = _as_cuuint64_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cuuint64_t(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cuuint64_t(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cuuint64_t>other)._ptr
+            return _value_cuuint64_t(self) == _value_cuuint64_t(<cuuint64_t>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cuuint64_t(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cuuint64_t(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cuuint64_t {self._ptr}>"
+        return f"<cuuint64_t {_value_cuuint64_t(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cuuint64_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cuuint64_t*."""
+        return <uintptr_t>_where_cuuint64_t(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cuuint64_t* _where_cuuint64_t(cuuint64_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cuuint64_t _value_cuuint64_t(cuuint64_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cuuint64_t _as_cuuint64_t(object o, const char* name) except? 0:
     if type(o) is cuuint64_t:
-        return (<cuuint64_t>o)._ptr
+        return _value_cuuint64_t(<cuuint64_t>o)
     if o is None:
         return 0
     if isinstance(o, cuuint64_t):
-        return (<cuuint64_t>o)._ptr
+        return _value_cuuint64_t(<cuuint64_t>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cuuint64_t, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7601,46 +8161,66 @@ cdef inline cuuint64_t _new_cuuint64_t(c.cuuint64_t value):
 cdef class CUdeviceptr:
     """Opaque handle CUdeviceptr.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUdeviceptr(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUdeviceptr*>as_address(_ptr, b"_ptr")
+        cdef c.CUdeviceptr value = _as_CUdeviceptr(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUdeviceptr(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUdeviceptr(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUdeviceptr>other)._ptr
+            return _value_CUdeviceptr(self) == _value_CUdeviceptr(<CUdeviceptr>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUdeviceptr(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUdeviceptr(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUdeviceptr {self._ptr}>"
+        return f"<CUdeviceptr {_value_CUdeviceptr(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUdeviceptr*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUdeviceptr*."""
+        return <uintptr_t>_where_CUdeviceptr(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUdeviceptr* _where_CUdeviceptr(CUdeviceptr h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUdeviceptr _value_CUdeviceptr(CUdeviceptr h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUdeviceptr _as_CUdeviceptr(object o, const char* name) except? 0:
     if type(o) is CUdeviceptr:
-        return (<CUdeviceptr>o)._ptr
+        return _value_CUdeviceptr(<CUdeviceptr>o)
     if o is None:
         return 0
     if isinstance(o, CUdeviceptr):
-        return (<CUdeviceptr>o)._ptr
+        return _value_CUdeviceptr(<CUdeviceptr>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdeviceptr, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7660,46 +8240,66 @@ CUdeviceptr_v2 = CUdeviceptr
 cdef class CUdevice:
     """Opaque handle CUdevice.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUdevice(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUdevice*>as_address(_ptr, b"_ptr")
+        cdef c.CUdevice value = _as_CUdevice(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUdevice(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUdevice(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUdevice>other)._ptr
+            return _value_CUdevice(self) == _value_CUdevice(<CUdevice>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUdevice(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUdevice(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUdevice {self._ptr}>"
+        return f"<CUdevice {_value_CUdevice(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUdevice*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUdevice*."""
+        return <uintptr_t>_where_CUdevice(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUdevice* _where_CUdevice(CUdevice h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUdevice _value_CUdevice(CUdevice h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUdevice _as_CUdevice(object o, const char* name) except? -1:
     if type(o) is CUdevice:
-        return (<CUdevice>o)._ptr
+        return _value_CUdevice(<CUdevice>o)
     if o is None:
         return 0
     if isinstance(o, CUdevice):
-        return (<CUdevice>o)._ptr
+        return _value_CUdevice(<CUdevice>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUdevice, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7719,46 +8319,66 @@ CUdevice_v1 = CUdevice
 cdef class CUtexObject:
     """Opaque handle CUtexObject.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUtexObject(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUtexObject*>as_address(_ptr, b"_ptr")
+        cdef c.CUtexObject value = _as_CUtexObject(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUtexObject(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUtexObject(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUtexObject>other)._ptr
+            return _value_CUtexObject(self) == _value_CUtexObject(<CUtexObject>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUtexObject(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUtexObject(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUtexObject {self._ptr}>"
+        return f"<CUtexObject {_value_CUtexObject(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUtexObject*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUtexObject*."""
+        return <uintptr_t>_where_CUtexObject(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUtexObject* _where_CUtexObject(CUtexObject h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUtexObject _value_CUtexObject(CUtexObject h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUtexObject _as_CUtexObject(object o, const char* name) except? 0:
     if type(o) is CUtexObject:
-        return (<CUtexObject>o)._ptr
+        return _value_CUtexObject(<CUtexObject>o)
     if o is None:
         return 0
     if isinstance(o, CUtexObject):
-        return (<CUtexObject>o)._ptr
+        return _value_CUtexObject(<CUtexObject>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUtexObject, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7778,46 +8398,66 @@ CUtexObject_v1 = CUtexObject
 cdef class CUsurfObject:
     """Opaque handle CUsurfObject.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUsurfObject(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUsurfObject*>as_address(_ptr, b"_ptr")
+        cdef c.CUsurfObject value = _as_CUsurfObject(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUsurfObject(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUsurfObject(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUsurfObject>other)._ptr
+            return _value_CUsurfObject(self) == _value_CUsurfObject(<CUsurfObject>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUsurfObject(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUsurfObject(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUsurfObject {self._ptr}>"
+        return f"<CUsurfObject {_value_CUsurfObject(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUsurfObject*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUsurfObject*."""
+        return <uintptr_t>_where_CUsurfObject(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUsurfObject* _where_CUsurfObject(CUsurfObject h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUsurfObject _value_CUsurfObject(CUsurfObject h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUsurfObject _as_CUsurfObject(object o, const char* name) except? 0:
     if type(o) is CUsurfObject:
-        return (<CUsurfObject>o)._ptr
+        return _value_CUsurfObject(<CUsurfObject>o)
     if o is None:
         return 0
     if isinstance(o, CUsurfObject):
-        return (<CUsurfObject>o)._ptr
+        return _value_CUsurfObject(<CUsurfObject>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUsurfObject, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7837,46 +8477,66 @@ CUsurfObject_v1 = CUsurfObject
 cdef class CUgraphConditionalHandle:
     """Opaque handle CUgraphConditionalHandle.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUgraphConditionalHandle(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUgraphConditionalHandle*>as_address(_ptr, b"_ptr")
+        cdef c.CUgraphConditionalHandle value = _as_CUgraphConditionalHandle(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUgraphConditionalHandle(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUgraphConditionalHandle(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUgraphConditionalHandle>other)._ptr
+            return _value_CUgraphConditionalHandle(self) == _value_CUgraphConditionalHandle(<CUgraphConditionalHandle>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUgraphConditionalHandle(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUgraphConditionalHandle(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUgraphConditionalHandle {self._ptr}>"
+        return f"<CUgraphConditionalHandle {_value_CUgraphConditionalHandle(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUgraphConditionalHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUgraphConditionalHandle*."""
+        return <uintptr_t>_where_CUgraphConditionalHandle(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUgraphConditionalHandle* _where_CUgraphConditionalHandle(CUgraphConditionalHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUgraphConditionalHandle _value_CUgraphConditionalHandle(CUgraphConditionalHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUgraphConditionalHandle _as_CUgraphConditionalHandle(object o, const char* name) except? 0:
     if type(o) is CUgraphConditionalHandle:
-        return (<CUgraphConditionalHandle>o)._ptr
+        return _value_CUgraphConditionalHandle(<CUgraphConditionalHandle>o)
     if o is None:
         return 0
     if isinstance(o, CUgraphConditionalHandle):
-        return (<CUgraphConditionalHandle>o)._ptr
+        return _value_CUgraphConditionalHandle(<CUgraphConditionalHandle>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUgraphConditionalHandle, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7895,46 +8555,66 @@ cdef inline CUgraphConditionalHandle _new_CUgraphConditionalHandle(c.CUgraphCond
 cdef class CUmemGenericAllocationHandle:
     """Opaque handle CUmemGenericAllocationHandle.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUmemGenericAllocationHandle(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUmemGenericAllocationHandle*>as_address(_ptr, b"_ptr")
+        cdef c.CUmemGenericAllocationHandle value = _as_CUmemGenericAllocationHandle(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUmemGenericAllocationHandle(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUmemGenericAllocationHandle(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUmemGenericAllocationHandle>other)._ptr
+            return _value_CUmemGenericAllocationHandle(self) == _value_CUmemGenericAllocationHandle(<CUmemGenericAllocationHandle>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUmemGenericAllocationHandle(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUmemGenericAllocationHandle(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUmemGenericAllocationHandle {self._ptr}>"
+        return f"<CUmemGenericAllocationHandle {_value_CUmemGenericAllocationHandle(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUmemGenericAllocationHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUmemGenericAllocationHandle*."""
+        return <uintptr_t>_where_CUmemGenericAllocationHandle(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUmemGenericAllocationHandle* _where_CUmemGenericAllocationHandle(CUmemGenericAllocationHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUmemGenericAllocationHandle _value_CUmemGenericAllocationHandle(CUmemGenericAllocationHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUmemGenericAllocationHandle _as_CUmemGenericAllocationHandle(object o, const char* name) except? 0:
     if type(o) is CUmemGenericAllocationHandle:
-        return (<CUmemGenericAllocationHandle>o)._ptr
+        return _value_CUmemGenericAllocationHandle(<CUmemGenericAllocationHandle>o)
     if o is None:
         return 0
     if isinstance(o, CUmemGenericAllocationHandle):
-        return (<CUmemGenericAllocationHandle>o)._ptr
+        return _value_CUmemGenericAllocationHandle(<CUmemGenericAllocationHandle>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUmemGenericAllocationHandle, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -7954,46 +8634,66 @@ CUmemGenericAllocationHandle_v1 = CUmemGenericAllocationHandle
 cdef class CUlogIterator:
     """Opaque handle CUlogIterator.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_CUlogIterator(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.CUlogIterator*>as_address(_ptr, b"_ptr")
+        cdef c.CUlogIterator value = _as_CUlogIterator(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_CUlogIterator(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_CUlogIterator(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<CUlogIterator>other)._ptr
+            return _value_CUlogIterator(self) == _value_CUlogIterator(<CUlogIterator>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_CUlogIterator(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_CUlogIterator(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<CUlogIterator {self._ptr}>"
+        return f"<CUlogIterator {_value_CUlogIterator(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a CUlogIterator*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a CUlogIterator*."""
+        return <uintptr_t>_where_CUlogIterator(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.CUlogIterator* _where_CUlogIterator(CUlogIterator h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.CUlogIterator _value_CUlogIterator(CUlogIterator h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.CUlogIterator _as_CUlogIterator(object o, const char* name) except? 0:
     if type(o) is CUlogIterator:
-        return (<CUlogIterator>o)._ptr
+        return _value_CUlogIterator(<CUlogIterator>o)
     if o is None:
         return 0
     if isinstance(o, CUlogIterator):
-        return (<CUlogIterator>o)._ptr
+        return _value_CUlogIterator(<CUlogIterator>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogIterator, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -8012,34 +8712,54 @@ cdef inline CUlogIterator _new_CUlogIterator(c.CUlogIterator value):
 cdef class EGLImageKHR:
     """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLImageKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLImageKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLImageKHR value = <c.EGLImageKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLImageKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLImageKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLImageKHR>other)._ptr
+        return _value_EGLImageKHR(self) == _value_EGLImageKHR(<EGLImageKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLImageKHR(self))
 
     def __repr__(self):
-        return f"<EGLImageKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLImageKHR {<uintptr_t>_value_EGLImageKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLImageKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
+        return <uintptr_t>_where_EGLImageKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -8050,7 +8770,7 @@ cdef type _EGLImageKHR_peer = None
 
 cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NULL:
     if type(o) is EGLImageKHR or type(o) is _EGLImageKHR_peer:
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLImageKHR_other(o, name)
@@ -8059,7 +8779,7 @@ cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NU
 cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NULL:
     global _EGLImageKHR_peer
     if isinstance(o, EGLImageKHR):
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLImageKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -8071,7 +8791,7 @@ cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLImageKHR.__basicsize__:
         _EGLImageKHR_peer = type(o)
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     return <c.EGLImageKHR>as_address(o, name)
 
 
@@ -8089,34 +8809,54 @@ cdef inline EGLImageKHR _new_EGLImageKHR(c.EGLImageKHR value):
 cdef class EGLStreamKHR:
     """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLStreamKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLStreamKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLStreamKHR value = <c.EGLStreamKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLStreamKHR>other)._ptr
+        return _value_EGLStreamKHR(self) == _value_EGLStreamKHR(<EGLStreamKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLStreamKHR(self))
 
     def __repr__(self):
-        return f"<EGLStreamKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLStreamKHR {<uintptr_t>_value_EGLStreamKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLStreamKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
+        return <uintptr_t>_where_EGLStreamKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -8127,7 +8867,7 @@ cdef type _EGLStreamKHR_peer = None
 
 cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? NULL:
     if type(o) is EGLStreamKHR or type(o) is _EGLStreamKHR_peer:
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLStreamKHR_other(o, name)
@@ -8136,7 +8876,7 @@ cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? 
 cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? NULL:
     global _EGLStreamKHR_peer
     if isinstance(o, EGLStreamKHR):
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLStreamKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -8148,7 +8888,7 @@ cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLStreamKHR.__basicsize__:
         _EGLStreamKHR_peer = type(o)
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     return <c.EGLStreamKHR>as_address(o, name)
 
 
@@ -8166,34 +8906,54 @@ cdef inline EGLStreamKHR _new_EGLStreamKHR(c.EGLStreamKHR value):
 cdef class EGLSyncKHR:
     """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLSyncKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLSyncKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLSyncKHR value = <c.EGLSyncKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLSyncKHR>other)._ptr
+        return _value_EGLSyncKHR(self) == _value_EGLSyncKHR(<EGLSyncKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLSyncKHR(self))
 
     def __repr__(self):
-        return f"<EGLSyncKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLSyncKHR {<uintptr_t>_value_EGLSyncKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLSyncKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
+        return <uintptr_t>_where_EGLSyncKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -8204,7 +8964,7 @@ cdef type _EGLSyncKHR_peer = None
 
 cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL:
     if type(o) is EGLSyncKHR or type(o) is _EGLSyncKHR_peer:
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLSyncKHR_other(o, name)
@@ -8213,7 +8973,7 @@ cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL
 cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
     global _EGLSyncKHR_peer
     if isinstance(o, EGLSyncKHR):
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLSyncKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -8225,7 +8985,7 @@ cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLSyncKHR.__basicsize__:
         _EGLSyncKHR_peer = type(o)
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     return <c.EGLSyncKHR>as_address(o, name)
 
 
@@ -8245,39 +9005,61 @@ cdef class CUasyncCallback:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.CUasyncCallback>_as_CUasyncCallback(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.CUasyncCallback*>as_address(_ptr, b"_ptr")
+        cdef c.CUasyncCallback value = <c.CUasyncCallback>_as_CUasyncCallback(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUasyncCallback(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUasyncCallback(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUasyncCallback>other)._ptr
+        return _value_CUasyncCallback(self) == _value_CUasyncCallback(<CUasyncCallback>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUasyncCallback(self))
 
     def __repr__(self):
-        return f"<CUasyncCallback {<uintptr_t>self._ptr:#x}>"
+        return f"<CUasyncCallback {<uintptr_t>_value_CUasyncCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a CUasyncCallback*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUasyncCallback*."""
+        return <uintptr_t>_where_CUasyncCallback(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.CUasyncCallback* _where_CUasyncCallback(CUasyncCallback f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.CUasyncCallback _value_CUasyncCallback(CUasyncCallback f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_CUasyncCallback(object o, const char* name) except? NULL:
     if type(o) is CUasyncCallback:
-        return <void*>(<CUasyncCallback>o)._ptr
+        return <void*>_value_CUasyncCallback(<CUasyncCallback>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUasyncCallback, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -8291,39 +9073,61 @@ cdef class CUhostFn:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.CUhostFn>_as_CUhostFn(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.CUhostFn*>as_address(_ptr, b"_ptr")
+        cdef c.CUhostFn value = <c.CUhostFn>_as_CUhostFn(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUhostFn(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUhostFn(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUhostFn>other)._ptr
+        return _value_CUhostFn(self) == _value_CUhostFn(<CUhostFn>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUhostFn(self))
 
     def __repr__(self):
-        return f"<CUhostFn {<uintptr_t>self._ptr:#x}>"
+        return f"<CUhostFn {<uintptr_t>_value_CUhostFn(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a CUhostFn*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUhostFn*."""
+        return <uintptr_t>_where_CUhostFn(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.CUhostFn* _where_CUhostFn(CUhostFn f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.CUhostFn _value_CUhostFn(CUhostFn f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_CUhostFn(object o, const char* name) except? NULL:
     if type(o) is CUhostFn:
-        return <void*>(<CUhostFn>o)._ptr
+        return <void*>_value_CUhostFn(<CUhostFn>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUhostFn, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -8337,39 +9141,61 @@ cdef class CUstreamCallback:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.CUstreamCallback>_as_CUstreamCallback(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.CUstreamCallback*>as_address(_ptr, b"_ptr")
+        cdef c.CUstreamCallback value = <c.CUstreamCallback>_as_CUstreamCallback(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUstreamCallback(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUstreamCallback(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUstreamCallback>other)._ptr
+        return _value_CUstreamCallback(self) == _value_CUstreamCallback(<CUstreamCallback>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUstreamCallback(self))
 
     def __repr__(self):
-        return f"<CUstreamCallback {<uintptr_t>self._ptr:#x}>"
+        return f"<CUstreamCallback {<uintptr_t>_value_CUstreamCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a CUstreamCallback*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUstreamCallback*."""
+        return <uintptr_t>_where_CUstreamCallback(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.CUstreamCallback* _where_CUstreamCallback(CUstreamCallback f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.CUstreamCallback _value_CUstreamCallback(CUstreamCallback f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_CUstreamCallback(object o, const char* name) except? NULL:
     if type(o) is CUstreamCallback:
-        return <void*>(<CUstreamCallback>o)._ptr
+        return <void*>_value_CUstreamCallback(<CUstreamCallback>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUstreamCallback, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -8384,39 +9210,61 @@ cdef class CUoccupancyB2DSize:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.CUoccupancyB2DSize>_as_CUoccupancyB2DSize(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.CUoccupancyB2DSize*>as_address(_ptr, b"_ptr")
+        cdef c.CUoccupancyB2DSize value = <c.CUoccupancyB2DSize>_as_CUoccupancyB2DSize(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUoccupancyB2DSize(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUoccupancyB2DSize(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUoccupancyB2DSize>other)._ptr
+        return _value_CUoccupancyB2DSize(self) == _value_CUoccupancyB2DSize(<CUoccupancyB2DSize>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUoccupancyB2DSize(self))
 
     def __repr__(self):
-        return f"<CUoccupancyB2DSize {<uintptr_t>self._ptr:#x}>"
+        return f"<CUoccupancyB2DSize {<uintptr_t>_value_CUoccupancyB2DSize(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a CUoccupancyB2DSize*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUoccupancyB2DSize*."""
+        return <uintptr_t>_where_CUoccupancyB2DSize(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.CUoccupancyB2DSize* _where_CUoccupancyB2DSize(CUoccupancyB2DSize f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.CUoccupancyB2DSize _value_CUoccupancyB2DSize(CUoccupancyB2DSize f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_CUoccupancyB2DSize(object o, const char* name) except? NULL:
     if type(o) is CUoccupancyB2DSize:
-        return <void*>(<CUoccupancyB2DSize>o)._ptr
+        return <void*>_value_CUoccupancyB2DSize(<CUoccupancyB2DSize>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUoccupancyB2DSize, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -8428,39 +9276,61 @@ cdef class CUlogsCallback:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.CUlogsCallback>_as_CUlogsCallback(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.CUlogsCallback*>as_address(_ptr, b"_ptr")
+        cdef c.CUlogsCallback value = <c.CUlogsCallback>_as_CUlogsCallback(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlogsCallback(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_CUlogsCallback(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<CUlogsCallback>other)._ptr
+        return _value_CUlogsCallback(self) == _value_CUlogsCallback(<CUlogsCallback>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_CUlogsCallback(self))
 
     def __repr__(self):
-        return f"<CUlogsCallback {<uintptr_t>self._ptr:#x}>"
+        return f"<CUlogsCallback {<uintptr_t>_value_CUlogsCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a CUlogsCallback*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a CUlogsCallback*."""
+        return <uintptr_t>_where_CUlogsCallback(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.CUlogsCallback* _where_CUlogsCallback(CUlogsCallback f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.CUlogsCallback _value_CUlogsCallback(CUlogsCallback f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_CUlogsCallback(object o, const char* name) except? NULL:
     if type(o) is CUlogsCallback:
-        return <void*>(<CUlogsCallback>o)._ptr
+        return <void*>_value_CUlogsCallback(<CUlogsCallback>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected CUlogsCallback, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -8490,9 +9360,6 @@ cdef class CUuuid(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUuuid " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def bytes_(self):
@@ -8552,9 +9419,6 @@ cdef class CUmemFabricHandle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemFabricHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def data(self):
@@ -8616,9 +9480,6 @@ cdef class CUipcEventHandle(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUipcEventHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -8676,9 +9537,6 @@ cdef class CUipcMemHandle(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUipcMemHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -8732,9 +9590,6 @@ cdef class CUstreamMemOpWaitValueParams_st(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUstreamMemOpWaitValueParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def operation(self):
@@ -8840,9 +9695,6 @@ cdef class CUstreamMemOpWriteValueParams_st(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUstreamMemOpWriteValueParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def operation(self):
         """"""
@@ -8947,9 +9799,6 @@ cdef class CUstreamMemOpFlushRemoteWritesParams_st(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUstreamMemOpFlushRemoteWritesParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def operation(self):
         """"""
@@ -9013,9 +9862,6 @@ cdef class CUstreamMemOpMemoryBarrierParams_st(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUstreamMemOpMemoryBarrierParams_st " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def operation(self):
@@ -9083,9 +9929,6 @@ cdef class CUstreamBatchMemOpParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUstreamBatchMemOpParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def operation(self):
@@ -9201,9 +10044,6 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_BATCH_MEM_OP_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def ctx(self):
         """"""
@@ -9308,9 +10148,6 @@ cdef class CUDA_BATCH_MEM_OP_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def ctx(self):
         """Context to use for the operations."""
@@ -9411,9 +10248,6 @@ cdef class CUasyncNotificationInfo_info_overBudget(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUasyncNotificationInfo_info_overBudget " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytesOverBudget(self):
         """The number of bytes that the process has allocated above its device memory budget"""
@@ -9466,9 +10300,6 @@ cdef class CUasyncNotificationInfo_info(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUasyncNotificationInfo_info " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def overBudget(self):
@@ -9525,9 +10356,6 @@ cdef class CUasyncNotificationInfo(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUasyncNotificationInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -9595,9 +10423,6 @@ cdef class CUdevprop(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUdevprop " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def maxThreadsPerBlock(self):
@@ -9761,9 +10586,6 @@ cdef class CUaccessPolicyWindow(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUaccessPolicyWindow " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def base_ptr(self):
         """Starting address of the access policy window. CUDA driver may align it."""
@@ -9865,9 +10687,6 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v1(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_KERNEL_NODE_PARAMS_v1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def func(self):
@@ -10026,9 +10845,6 @@ cdef class CUDA_KERNEL_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_KERNEL_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def func(self):
@@ -10209,9 +11025,6 @@ cdef class CUDA_KERNEL_NODE_PARAMS_v3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_KERNEL_NODE_PARAMS_v3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def func(self):
         """Kernel to launch"""
@@ -10390,9 +11203,6 @@ cdef class CUDA_MEMSET_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEMSET_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dst(self):
         """Destination device pointer"""
@@ -10499,9 +11309,6 @@ cdef class CUDA_MEMSET_NODE_PARAMS_v2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMSET_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def dst(self):
@@ -10619,9 +11426,6 @@ cdef class CUDA_HOST_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_HOST_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -10695,9 +11499,6 @@ cdef class CUDA_HOST_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_HOST_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -10769,9 +11570,6 @@ cdef class CUDA_CONDITIONAL_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_CONDITIONAL_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def handle(self):
@@ -10911,9 +11709,6 @@ cdef class CUgraphEdgeData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUgraphEdgeData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def from_port(self):
         """This indicates when the dependency is triggered from the upstream
@@ -11021,9 +11816,6 @@ cdef class CUDA_GRAPH_INSTANTIATE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_GRAPH_INSTANTIATE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Instantiation flags"""
@@ -11119,9 +11911,6 @@ cdef class CUlaunchMemSyncDomainMap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchMemSyncDomainMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def default_(self):
         """The default domain ID to use for designated kernels"""
@@ -11195,9 +11984,6 @@ cdef class CUlaunchAttributeValue_clusterDim(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_clusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -11279,9 +12065,6 @@ cdef class CUlaunchAttributeValue_programmaticEvent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_programmaticEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """"""
@@ -11361,9 +12144,6 @@ cdef class CUlaunchAttributeValue_launchCompletionEvent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_launchCompletionEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """"""
@@ -11439,9 +12219,6 @@ cdef class CUlaunchAttributeValue_preferredClusterDim(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_preferredClusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -11522,9 +12299,6 @@ cdef class CUlaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttributeValue_deviceUpdatableKernelNode " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def deviceUpdatable(self):
         """"""
@@ -11590,9 +12364,6 @@ cdef class CUlaunchAttributeValue(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchAttributeValue " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def pad(self):
@@ -11844,9 +12615,6 @@ cdef class CUlaunchAttribute(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlaunchAttribute " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def id(self):
         """Attribute to set"""
@@ -11923,9 +12691,6 @@ cdef class CUlaunchConfig(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUlaunchConfig " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def gridDimX(self):
@@ -12090,9 +12855,6 @@ cdef class CUexecAffinitySmCount(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUexecAffinitySmCount " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def val(self):
         """The number of SMs the context is limited to use."""
@@ -12146,9 +12908,6 @@ cdef class CUexecAffinityParam_v1_param(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUexecAffinityParam_v1_param " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def smCount(self):
@@ -12205,9 +12964,6 @@ cdef class CUexecAffinityParam(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUexecAffinityParam " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -12276,9 +13032,6 @@ cdef class CUctxCigParam(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUctxCigParam " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def sharedDataType(self):
@@ -12351,9 +13104,6 @@ cdef class CUctxCreateParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUctxCreateParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def execAffinityParams(self):
@@ -12462,9 +13212,6 @@ cdef class CUlibraryHostUniversalFunctionAndDataTable(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUlibraryHostUniversalFunctionAndDataTable " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def functionTable(self):
         """"""
@@ -12556,9 +13303,6 @@ cdef class CUDA_MEMCPY2D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMCPY2D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcXInBytes(self):
@@ -12774,9 +13518,6 @@ cdef class CUDA_MEMCPY3D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMCPY3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcXInBytes(self):
@@ -13089,9 +13830,6 @@ cdef class CUDA_MEMCPY3D_PEER(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEMCPY3D_PEER " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def srcXInBytes(self):
         """Source X in bytes"""
@@ -13397,9 +14135,6 @@ cdef class CUDA_MEMCPY_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEMCPY_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Must be zero"""
@@ -13485,9 +14220,6 @@ cdef class CUDA_ARRAY_DESCRIPTOR(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_ARRAY_DESCRIPTOR " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def Width(self):
@@ -13576,9 +14308,6 @@ cdef class CUDA_ARRAY3D_DESCRIPTOR(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_ARRAY3D_DESCRIPTOR " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def Width(self):
@@ -13685,9 +14414,6 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_ARRAY_SPARSE_PROPERTIES_v1_tileExtent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Width of sparse tile in elements"""
@@ -13763,9 +14489,6 @@ cdef class CUDA_ARRAY_SPARSE_PROPERTIES(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_ARRAY_SPARSE_PROPERTIES " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def tileExtent(self):
@@ -13867,9 +14590,6 @@ cdef class CUDA_ARRAY_MEMORY_REQUIREMENTS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_ARRAY_MEMORY_REQUIREMENTS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def size(self):
         """Total required memory size"""
@@ -13947,9 +14667,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def hArray(self):
         """CUDA array"""
@@ -14003,9 +14720,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_mipmap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_mipmap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def hMipmappedArray(self):
         """CUDA mipmapped array"""
@@ -14058,9 +14772,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_linear(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_linear " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -14145,9 +14856,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_pitch2D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_pitch2D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -14253,9 +14961,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res_reserved(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res_reserved " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -14311,9 +15016,6 @@ cdef class CUDA_RESOURCE_DESC_v1_res(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC_v1_res " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def array(self):
@@ -14411,9 +15113,6 @@ cdef class CUDA_RESOURCE_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def resType(self):
         """Resource type"""
@@ -14491,9 +15190,6 @@ cdef class CUDA_TEXTURE_DESC(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_TEXTURE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def addressMode(self):
@@ -14653,9 +15349,6 @@ cdef class CUDA_RESOURCE_VIEW_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_RESOURCE_VIEW_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def format(self):
         """Resource view format"""
@@ -14797,9 +15490,6 @@ cdef class CUtensorMap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUtensorMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def opaque(self):
         """"""
@@ -14858,9 +15548,6 @@ cdef class CUDA_POINTER_ATTRIBUTE_P2P_TOKENS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_POINTER_ATTRIBUTE_P2P_TOKENS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def p2pToken(self):
@@ -14928,9 +15615,6 @@ cdef class CUDA_LAUNCH_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_LAUNCH_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def function(self):
@@ -15097,9 +15781,6 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def handle(self):
         """Valid NT handle. Must be NULL if 'name' is non-NULL"""
@@ -15169,9 +15850,6 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -15266,9 +15944,6 @@ cdef class CUDA_EXTERNAL_MEMORY_HANDLE_DESC(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_HANDLE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -15371,9 +16046,6 @@ cdef class CUDA_EXTERNAL_MEMORY_BUFFER_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_BUFFER_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def offset(self):
         """Offset into the memory object where the buffer's base is"""
@@ -15463,9 +16135,6 @@ cdef class CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def offset(self):
@@ -15570,9 +16239,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def handle(self):
         """Valid NT handle. Must be NULL if 'name' is non-NULL"""
@@ -15642,9 +16308,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -15740,9 +16403,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Type of the handle"""
@@ -15834,9 +16494,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be signaled"""
@@ -15889,9 +16546,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -15963,9 +16617,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """Value of key to release the mutex with"""
@@ -16018,9 +16669,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16111,9 +16759,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -16201,9 +16846,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be waited on"""
@@ -16260,9 +16902,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16333,9 +16972,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """Value of key to acquire the mutex with"""
@@ -16398,9 +17034,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16492,9 +17125,6 @@ cdef class CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -16580,9 +17210,6 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def extSemArray(self):
@@ -16696,9 +17323,6 @@ cdef class CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -16809,9 +17433,6 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_WAIT_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def extSemArray(self):
@@ -16925,9 +17546,6 @@ cdef class CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -17036,9 +17654,6 @@ cdef class CUarrayMapInfo_v1_resource(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_resource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def mipmap(self):
         """"""
@@ -17101,9 +17716,6 @@ cdef class CUarrayMapInfo_v1_subresource_sparseLevel(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_subresource_sparseLevel " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def level(self):
@@ -17228,9 +17840,6 @@ cdef class CUarrayMapInfo_v1_subresource_miptail(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_subresource_miptail " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def layer(self):
         """For CUDA layered arrays must be a valid layer index. Otherwise, must be zero"""
@@ -17304,9 +17913,6 @@ cdef class CUarrayMapInfo_v1_subresource(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_subresource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def sparseLevel(self):
         """"""
@@ -17370,9 +17976,6 @@ cdef class CUarrayMapInfo_v1_memHandle(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUarrayMapInfo_v1_memHandle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def memHandle(self):
         """"""
@@ -17428,9 +18031,6 @@ cdef class CUarrayMapInfo(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUarrayMapInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def resourceType(self):
@@ -17596,9 +18196,6 @@ cdef class CUmemLocation(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemLocation " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Specifies the location type, which modifies the meaning of id."""
@@ -17663,9 +18260,6 @@ cdef class CUmemAllocationProp_v1_allocFlags(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemAllocationProp_v1_allocFlags " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def compressionType(self):
@@ -17762,9 +18356,6 @@ cdef class CUmemAllocationProp(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemAllocationProp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -17872,9 +18463,6 @@ cdef class CUmulticastObjectProp(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmulticastObjectProp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def numDevices(self):
         """The number of devices in the multicast team that will bind memory to this
@@ -17965,9 +18553,6 @@ cdef class CUmemAccessDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemAccessDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def location(self):
         """Location on which the request is to change it's accessibility"""
@@ -18035,9 +18620,6 @@ cdef class CUgraphExecUpdateResultInfo(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUgraphExecUpdateResultInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def result(self):
@@ -18118,9 +18700,6 @@ cdef class CUmemPoolProps(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemPoolProps " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def allocType(self):
@@ -18250,9 +18829,6 @@ cdef class CUmemPoolPtrExportData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemPoolPtrExportData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -18312,9 +18888,6 @@ cdef class CUmemcpyAttributes(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemcpyAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcAccessOrder(self):
@@ -18404,9 +18977,6 @@ cdef class CUoffset3D(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUoffset3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -18484,9 +19054,6 @@ cdef class CUextent3D(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUextent3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """"""
@@ -18563,9 +19130,6 @@ cdef class CUmemcpy3DOperand_v1_op_ptr(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemcpy3DOperand_v1_op_ptr " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -18653,9 +19217,6 @@ cdef class CUmemcpy3DOperand_v1_op_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemcpy3DOperand_v1_op_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def array(self):
         """"""
@@ -18718,9 +19279,6 @@ cdef class CUmemcpy3DOperand_v1_op(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemcpy3DOperand_v1_op " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -18788,9 +19346,6 @@ cdef class CUmemcpy3DOperand(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUmemcpy3DOperand " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """"""
@@ -18855,9 +19410,6 @@ cdef class CUDA_MEMCPY3D_BATCH_OP(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEMCPY3D_BATCH_OP " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def src(self):
@@ -18956,9 +19508,6 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_MEM_ALLOC_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def poolProps(self):
@@ -19075,9 +19624,6 @@ cdef class CUDA_MEM_ALLOC_NODE_PARAMS_v2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEM_ALLOC_NODE_PARAMS_v2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def poolProps(self):
         """in: location where the allocation should reside (specified in location).
@@ -19192,9 +19738,6 @@ cdef class CUDA_MEM_FREE_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_MEM_FREE_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dptr(self):
         """in: the pointer to free"""
@@ -19250,9 +19793,6 @@ cdef class CUDA_CHILD_GRAPH_NODE_PARAMS(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUDA_CHILD_GRAPH_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def graph(self):
@@ -19325,9 +19865,6 @@ cdef class CUDA_EVENT_RECORD_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EVENT_RECORD_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to record when the node executes"""
@@ -19384,9 +19921,6 @@ cdef class CUDA_EVENT_WAIT_NODE_PARAMS(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUDA_EVENT_WAIT_NODE_PARAMS " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to wait on from the node"""
@@ -19442,9 +19976,6 @@ cdef class CUgraphNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUgraphNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -19669,9 +20200,6 @@ cdef class CUcheckpointLockArgs(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUcheckpointLockArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def timeoutMs(self):
         """Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout"""
@@ -19751,9 +20279,6 @@ cdef class CUcheckpointCheckpointArgs(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUcheckpointCheckpointArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """Reserved for future use, must be zeroed"""
@@ -19812,9 +20337,6 @@ cdef class CUcheckpointGpuPair(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUcheckpointGpuPair " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def oldUuid(self):
@@ -19881,9 +20403,6 @@ cdef class CUcheckpointRestoreArgs(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUcheckpointRestoreArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def gpuPairs(self):
@@ -19988,9 +20507,6 @@ cdef class CUcheckpointUnlockArgs(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUcheckpointUnlockArgs " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """Reserved for future use, must be zeroed"""
@@ -20046,9 +20562,6 @@ cdef class CUmemDecompressParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUmemDecompressParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcNumBytes(self):
@@ -20189,9 +20702,6 @@ cdef class CUdevSmResource(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUdevSmResource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def smCount(self):
         """The amount of streaming multiprocessors available in this resource. This is an output parameter only, do not write to this field."""
@@ -20282,9 +20792,6 @@ cdef class CUdevResource(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUdevResource " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -20377,9 +20884,6 @@ cdef class CUeglFrame_v1_frame(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUeglFrame_v1_frame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def pArray(self):
         """Array of CUarray corresponding to each plane"""
@@ -20453,9 +20957,6 @@ cdef class CUeglFrame(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<CUeglFrame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def frame(self):
@@ -38619,7 +39120,7 @@ def cuFuncGetAttribute(attrib, hfunc):
     cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
     cdef c.CUfunction _c_hfunc
     if isinstance(hfunc, CUkernel):   # the documented cast, as C code writes ((CUfunction)hfunc)
-        _c_hfunc = <c.CUfunction>(<CUkernel>hfunc)._ptr
+        _c_hfunc = <c.CUfunction>_value_CUkernel(<CUkernel>hfunc)
     else:
         _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
 
@@ -38709,7 +39210,7 @@ def cuFuncSetAttribute(hfunc, attrib, value):
     cdef int _err
     cdef c.CUfunction _c_hfunc
     if isinstance(hfunc, CUkernel):   # the documented cast, as C code writes ((CUfunction)hfunc)
-        _c_hfunc = <c.CUfunction>(<CUkernel>hfunc)._ptr
+        _c_hfunc = <c.CUfunction>_value_CUkernel(<CUkernel>hfunc)
     else:
         _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
     cdef c.CUfunction_attribute _c_attrib = <c.CUfunction_attribute>as_unsigned(as_enum(attrib, _CUfunction_attribute_class, b"CUfunction_attribute", b"attrib"), b"attrib", UINT32_MAX)
@@ -38776,7 +39277,7 @@ def cuFuncSetCacheConfig(hfunc, config):
     cdef int _err
     cdef c.CUfunction _c_hfunc
     if isinstance(hfunc, CUkernel):   # the documented cast, as C code writes ((CUfunction)hfunc)
-        _c_hfunc = <c.CUfunction>(<CUkernel>hfunc)._ptr
+        _c_hfunc = <c.CUfunction>_value_CUkernel(<CUkernel>hfunc)
     else:
         _c_hfunc = _as_CUfunction(hfunc, b"hfunc")
     cdef c.CUfunc_cache _c_config = <c.CUfunc_cache>as_unsigned(as_enum(config, _CUfunc_cache_class, b"CUfunc_cache", b"config"), b"config", UINT32_MAX)
@@ -39132,7 +39633,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     cdef int _err
     cdef c.CUfunction _c_f
     if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
-        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+        _c_f = <c.CUfunction>_value_CUkernel(<CUkernel>f)
     else:
         _c_f = _as_CUfunction(f, b"f")
     cdef unsigned int _c_gridDimX = <unsigned int>as_unsigned(gridDimX, b"gridDimX", UINT32_MAX)
@@ -39454,7 +39955,7 @@ def cuLaunchKernelEx(config, f, kernelParams, extra):
         _c_config = <c.CUlaunchConfig*>as_address(config, b"config")
     cdef c.CUfunction _c_f
     if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
-        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+        _c_f = <c.CUfunction>_value_CUkernel(<CUkernel>f)
     else:
         _c_f = _as_CUfunction(f, b"f")
     cdef void** _c_kernelParams
@@ -39581,7 +40082,7 @@ def cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockD
     cdef int _err
     cdef c.CUfunction _c_f
     if isinstance(f, CUkernel):   # the documented cast, as C code writes ((CUfunction)f)
-        _c_f = <c.CUfunction>(<CUkernel>f)._ptr
+        _c_f = <c.CUfunction>_value_CUkernel(<CUkernel>f)
     else:
         _c_f = _as_CUfunction(f, b"f")
     cdef unsigned int _c_gridDimX = <unsigned int>as_unsigned(gridDimX, b"gridDimX", UINT32_MAX)
@@ -45672,7 +46173,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessor(func, blockSize, dynamicSMemSize
     cdef int _c_numBlocks = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
@@ -45747,7 +46248,7 @@ def cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func, blockSize, dynami
     cdef int _c_numBlocks = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef int _c_blockSize = <int>as_signed(blockSize, b"blockSize", INT32_MIN, INT32_MAX)
@@ -45834,7 +46335,7 @@ def cuOccupancyMaxPotentialBlockSize(func, blockSizeToDynamicSMemSize, dynamicSM
     cdef int _c_blockSize = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
@@ -45920,7 +46421,7 @@ def cuOccupancyMaxPotentialBlockSizeWithFlags(func, blockSizeToDynamicSMemSize, 
     cdef int _c_blockSize = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef size_t _c_dynamicSMemSize = <size_t>as_unsigned(dynamicSMemSize, b"dynamicSMemSize", UINT64_MAX)
@@ -45976,7 +46477,7 @@ def cuOccupancyAvailableDynamicSMemPerBlock(func, numBlocks, blockSize):
     cdef size_t _c_dynamicSmemSize = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef int _c_numBlocks = <int>as_signed(numBlocks, b"numBlocks", INT32_MIN, INT32_MAX)
@@ -46040,7 +46541,7 @@ def cuOccupancyMaxPotentialClusterSize(func, config):
     cdef int _c_clusterSize = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef c.CUlaunchConfig* _c_config = NULL
@@ -46109,7 +46610,7 @@ def cuOccupancyMaxActiveClusters(func, config):
     cdef int _c_numClusters = 0
     cdef c.CUfunction _c_func
     if isinstance(func, CUkernel):   # the documented cast, as C code writes ((CUfunction)func)
-        _c_func = <c.CUfunction>(<CUkernel>func)._ptr
+        _c_func = <c.CUfunction>_value_CUkernel(<CUkernel>func)
     else:
         _c_func = _as_CUfunction(func, b"func")
     cdef c.CUlaunchConfig* _c_config = NULL
@@ -51815,11 +52316,12 @@ def cuEGLStreamConsumerDisconnect(conn):
         CUDA_ERROR_INVALID_CONTEXT,
     """
     cdef int _err
-    # A CUeglStreamConnection object is updated in place (the C call writes through it).
+    # A CUeglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUeglStreamConnection conn_value = NULL
     cdef c.CUeglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, CUeglStreamConnection):
-        _c_conn = &(<CUeglStreamConnection>conn)._ptr
+        _c_conn = _where_CUeglStreamConnection(<CUeglStreamConnection>conn)
     else:
         conn_value = _as_CUeglStreamConnection(conn, b"conn")
 
@@ -51863,19 +52365,21 @@ def cuEGLStreamConsumerAcquireFrame(conn, pStream, timeout):
         CUDA resource on which the stream frame will be mapped for use.
     """
     cdef int _err
-    # A CUeglStreamConnection object is updated in place (the C call writes through it).
+    # A CUeglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUeglStreamConnection conn_value = NULL
     cdef c.CUeglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, CUeglStreamConnection):
-        _c_conn = &(<CUeglStreamConnection>conn)._ptr
+        _c_conn = _where_CUeglStreamConnection(<CUeglStreamConnection>conn)
     else:
         conn_value = _as_CUeglStreamConnection(conn, b"conn")
     cdef CUgraphicsResource pCudaResource_handle = CUgraphicsResource.__new__(CUgraphicsResource)
-    # A CUstream object is updated in place (the C call writes through it).
+    # A CUstream object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUstream pStream_value = NULL
     cdef c.CUstream* _c_pStream = &pStream_value
     if isinstance(pStream, CUstream):
-        _c_pStream = &(<CUstream>pStream)._ptr
+        _c_pStream = _where_CUstream(<CUstream>pStream)
     else:
         pStream_value = _as_CUstream(pStream, b"pStream")
     cdef unsigned int _c_timeout = <unsigned int>as_unsigned(timeout, b"timeout", UINT32_MAX)
@@ -51919,19 +52423,21 @@ def cuEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
         CUDA_ERROR_INVALID_HANDLE,
     """
     cdef int _err
-    # A CUeglStreamConnection object is updated in place (the C call writes through it).
+    # A CUeglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUeglStreamConnection conn_value = NULL
     cdef c.CUeglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, CUeglStreamConnection):
-        _c_conn = &(<CUeglStreamConnection>conn)._ptr
+        _c_conn = _where_CUeglStreamConnection(<CUeglStreamConnection>conn)
     else:
         conn_value = _as_CUeglStreamConnection(conn, b"conn")
     cdef c.CUgraphicsResource _c_pCudaResource = _as_CUgraphicsResource(pCudaResource, b"pCudaResource")
-    # A CUstream object is updated in place (the C call writes through it).
+    # A CUstream object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUstream pStream_value = NULL
     cdef c.CUstream* _c_pStream = &pStream_value
     if isinstance(pStream, CUstream):
-        _c_pStream = &(<CUstream>pStream)._ptr
+        _c_pStream = _where_CUstream(<CUstream>pStream)
     else:
         pStream_value = _as_CUstream(pStream, b"pStream")
 
@@ -52012,11 +52518,12 @@ def cuEGLStreamProducerDisconnect(conn):
         CUDA_ERROR_INVALID_CONTEXT,
     """
     cdef int _err
-    # A CUeglStreamConnection object is updated in place (the C call writes through it).
+    # A CUeglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUeglStreamConnection conn_value = NULL
     cdef c.CUeglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, CUeglStreamConnection):
-        _c_conn = &(<CUeglStreamConnection>conn)._ptr
+        _c_conn = _where_CUeglStreamConnection(<CUeglStreamConnection>conn)
     else:
         conn_value = _as_CUeglStreamConnection(conn, b"conn")
 
@@ -52082,19 +52589,21 @@ def cuEGLStreamProducerPresentFrame(conn, eglframe, pStream):
         CUDA_ERROR_INVALID_HANDLE,
     """
     cdef int _err
-    # A CUeglStreamConnection object is updated in place (the C call writes through it).
+    # A CUeglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUeglStreamConnection conn_value = NULL
     cdef c.CUeglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, CUeglStreamConnection):
-        _c_conn = &(<CUeglStreamConnection>conn)._ptr
+        _c_conn = _where_CUeglStreamConnection(<CUeglStreamConnection>conn)
     else:
         conn_value = _as_CUeglStreamConnection(conn, b"conn")
     cdef c.CUeglFrame* _c_eglframe = _as_CUeglFrame_ptr(eglframe, b"eglframe")
-    # A CUstream object is updated in place (the C call writes through it).
+    # A CUstream object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUstream pStream_value = NULL
     cdef c.CUstream* _c_pStream = &pStream_value
     if isinstance(pStream, CUstream):
-        _c_pStream = &(<CUstream>pStream)._ptr
+        _c_pStream = _where_CUstream(<CUstream>pStream)
     else:
         pStream_value = _as_CUstream(pStream, b"pStream")
 
@@ -52134,11 +52643,12 @@ def cuEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         CUDA_ERROR_LAUNCH_TIMEOUT
     """
     cdef int _err
-    # A CUeglStreamConnection object is updated in place (the C call writes through it).
+    # A CUeglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUeglStreamConnection conn_value = NULL
     cdef c.CUeglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, CUeglStreamConnection):
-        _c_conn = &(<CUeglStreamConnection>conn)._ptr
+        _c_conn = _where_CUeglStreamConnection(<CUeglStreamConnection>conn)
     else:
         conn_value = _as_CUeglStreamConnection(conn, b"conn")
     cdef c.CUeglFrame* _c_eglframe = NULL
@@ -52146,11 +52656,12 @@ def cuEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _c_eglframe = (<CUeglFrame>eglframe)._ptr
     elif eglframe is not None:
         _c_eglframe = <c.CUeglFrame*>as_address(eglframe, b"eglframe")
-    # A CUstream object is updated in place (the C call writes through it).
+    # A CUstream object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.CUstream pStream_value = NULL
     cdef c.CUstream* _c_pStream = &pStream_value
     if isinstance(pStream, CUstream):
-        _c_pStream = &(<CUstream>pStream)._ptr
+        _c_pStream = _where_CUstream(<CUstream>pStream)
     else:
         pStream_value = _as_CUstream(pStream, b"pStream")
 

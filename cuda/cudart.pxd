@@ -8,91 +8,157 @@ from cubind._bind.convert cimport Struct
 
 
 cdef class cudaArray_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaArray_t _ptr
+    cdef c.cudaArray_t* _ref
 
 
 cdef class cudaArray_const_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaArray_const_t _ptr
+    cdef c.cudaArray_const_t* _ref
 
 
 cdef class cudaMipmappedArray_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaMipmappedArray_t _ptr
+    cdef c.cudaMipmappedArray_t* _ref
 
 
 cdef class cudaMipmappedArray_const_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaMipmappedArray_const_t _ptr
+    cdef c.cudaMipmappedArray_const_t* _ref
 
 
 cdef class cudaStream_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaStream_t _ptr
+    cdef c.cudaStream_t* _ref
 
 
 cdef class cudaEvent_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaEvent_t _ptr
+    cdef c.cudaEvent_t* _ref
 
 
 cdef class cudaGraphicsResource_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaGraphicsResource_t _ptr
+    cdef c.cudaGraphicsResource_t* _ref
 
 
 cdef class cudaExternalMemory_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaExternalMemory_t _ptr
+    cdef c.cudaExternalMemory_t* _ref
 
 
 cdef class cudaExternalSemaphore_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaExternalSemaphore_t _ptr
+    cdef c.cudaExternalSemaphore_t* _ref
 
 
 cdef class cudaGraph_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaGraph_t _ptr
+    cdef c.cudaGraph_t* _ref
 
 
 cdef class cudaGraphNode_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaGraphNode_t _ptr
+    cdef c.cudaGraphNode_t* _ref
 
 
 cdef class cudaUserObject_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaUserObject_t _ptr
+    cdef c.cudaUserObject_t* _ref
 
 
 cdef class cudaFunction_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaFunction_t _ptr
+    cdef c.cudaFunction_t* _ref
 
 
 cdef class cudaKernel_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaKernel_t _ptr
+    cdef c.cudaKernel_t* _ref
 
 
 cdef class cudaLibrary_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaLibrary_t _ptr
+    cdef c.cudaLibrary_t* _ref
 
 
 cdef class cudaMemPool_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaMemPool_t _ptr
+    cdef c.cudaMemPool_t* _ref
 
 
 cdef class cudaGraphExec_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaGraphExec_t _ptr
+    cdef c.cudaGraphExec_t* _ref
 
 
 cdef class cudaGraphDeviceNode_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaGraphDeviceNode_t _ptr
+    cdef c.cudaGraphDeviceNode_t* _ref
 
 
 cdef class cudaAsyncCallbackHandle_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaAsyncCallbackHandle_t _ptr
+    cdef c.cudaAsyncCallbackHandle_t* _ref
 
 
 cdef class cudaLogsCallbackHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaLogsCallbackHandle _ptr
+    cdef c.cudaLogsCallbackHandle* _ref
 
 
 cdef class cudaEglStreamConnection:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaEglStreamConnection _ptr
+    cdef c.cudaEglStreamConnection* _ref
 
 
 cdef class cudaGraphConditionalHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaGraphConditionalHandle _ptr
+    cdef c.cudaGraphConditionalHandle* _ref
 
 
 cdef class cudaLogIterator:
@@ -108,31 +174,52 @@ cdef class cudaTextureObject_t:
 
 
 cdef class EGLImageKHR:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.EGLImageKHR _ptr
+    cdef c.EGLImageKHR* _ref
 
 
 cdef class EGLStreamKHR:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.EGLStreamKHR _ptr
+    cdef c.EGLStreamKHR* _ref
 
 
 cdef class EGLSyncKHR:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.EGLSyncKHR _ptr
+    cdef c.EGLSyncKHR* _ref
 
 
 cdef class cudaHostFn_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaHostFn_t _ptr
+    cdef c.cudaHostFn_t* _ref
 
 
 cdef class cudaAsyncCallback:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaAsyncCallback _ptr
+    cdef c.cudaAsyncCallback* _ref
 
 
 cdef class cudaStreamCallback_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaStreamCallback_t _ptr
+    cdef c.cudaStreamCallback_t* _ref
 
 
 cdef class cudaLogsCallback_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaLogsCallback_t _ptr
+    cdef c.cudaLogsCallback_t* _ref
 
 
 cdef class char1(Struct):

@@ -4070,34 +4070,54 @@ cdef class cudaArray_t:
 
     CUDA array
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaArray_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaArray_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaArray_t value = <c.cudaArray_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaArray_t>other)._ptr
+        return _value_cudaArray_t(self) == _value_cudaArray_t(<cudaArray_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaArray_t(self))
 
     def __repr__(self):
-        return f"<cudaArray_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaArray_t {<uintptr_t>_value_cudaArray_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaArray_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaArray_t*."""
+        return <uintptr_t>_where_cudaArray_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaArray_t* _where_cudaArray_t(cudaArray_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaArray_t _value_cudaArray_t(cudaArray_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4108,7 +4128,7 @@ cdef type _cudaArray_t_peer = None
 
 cdef inline c.cudaArray_t _as_cudaArray_t(object o, const char* name) except? NULL:
     if type(o) is cudaArray_t or type(o) is _cudaArray_t_peer:
-        return (<cudaArray_t>o)._ptr
+        return _value_cudaArray_t(<cudaArray_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaArray_t_other(o, name)
@@ -4117,7 +4137,7 @@ cdef inline c.cudaArray_t _as_cudaArray_t(object o, const char* name) except? NU
 cdef c.cudaArray_t _as_cudaArray_t_other(object o, const char* name) except? NULL:
     global _cudaArray_t_peer
     if isinstance(o, cudaArray_t):
-        return (<cudaArray_t>o)._ptr
+        return _value_cudaArray_t(<cudaArray_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaArray_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4129,7 +4149,7 @@ cdef c.cudaArray_t _as_cudaArray_t_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected cudaArray_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaArray_t.__basicsize__:
         _cudaArray_t_peer = type(o)
-        return (<cudaArray_t>o)._ptr
+        return _value_cudaArray_t(<cudaArray_t>o)
     return <c.cudaArray_t>as_address(o, name)
 
 
@@ -4149,34 +4169,54 @@ cdef class cudaArray_const_t:
 
     CUDA array (as source copy argument)
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaArray_const_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaArray_const_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaArray_const_t value = <c.cudaArray_const_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_const_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaArray_const_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaArray_const_t>other)._ptr
+        return _value_cudaArray_const_t(self) == _value_cudaArray_const_t(<cudaArray_const_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaArray_const_t(self))
 
     def __repr__(self):
-        return f"<cudaArray_const_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaArray_const_t {<uintptr_t>_value_cudaArray_const_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaArray_const_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaArray_const_t*."""
+        return <uintptr_t>_where_cudaArray_const_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaArray_const_t* _where_cudaArray_const_t(cudaArray_const_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaArray_const_t _value_cudaArray_const_t(cudaArray_const_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4187,7 +4227,7 @@ cdef type _cudaArray_const_t_peer = None
 
 cdef inline c.cudaArray_const_t _as_cudaArray_const_t(object o, const char* name) except? NULL:
     if type(o) is cudaArray_const_t or type(o) is _cudaArray_const_t_peer:
-        return (<cudaArray_const_t>o)._ptr
+        return _value_cudaArray_const_t(<cudaArray_const_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaArray_const_t_other(o, name)
@@ -4196,7 +4236,7 @@ cdef inline c.cudaArray_const_t _as_cudaArray_const_t(object o, const char* name
 cdef c.cudaArray_const_t _as_cudaArray_const_t_other(object o, const char* name) except? NULL:
     global _cudaArray_const_t_peer
     if isinstance(o, cudaArray_const_t):
-        return (<cudaArray_const_t>o)._ptr
+        return _value_cudaArray_const_t(<cudaArray_const_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaArray_const_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4208,7 +4248,7 @@ cdef c.cudaArray_const_t _as_cudaArray_const_t_other(object o, const char* name)
         raise TypeError(f"{name.decode()}: expected cudaArray_const_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaArray_const_t.__basicsize__:
         _cudaArray_const_t_peer = type(o)
-        return (<cudaArray_const_t>o)._ptr
+        return _value_cudaArray_const_t(<cudaArray_const_t>o)
     return <c.cudaArray_const_t>as_address(o, name)
 
 
@@ -4228,34 +4268,54 @@ cdef class cudaMipmappedArray_t:
 
     CUDA mipmapped array
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaMipmappedArray_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaMipmappedArray_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaMipmappedArray_t value = <c.cudaMipmappedArray_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaMipmappedArray_t>other)._ptr
+        return _value_cudaMipmappedArray_t(self) == _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaMipmappedArray_t(self))
 
     def __repr__(self):
-        return f"<cudaMipmappedArray_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaMipmappedArray_t {<uintptr_t>_value_cudaMipmappedArray_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaMipmappedArray_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMipmappedArray_t*."""
+        return <uintptr_t>_where_cudaMipmappedArray_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaMipmappedArray_t* _where_cudaMipmappedArray_t(cudaMipmappedArray_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaMipmappedArray_t _value_cudaMipmappedArray_t(cudaMipmappedArray_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4266,7 +4326,7 @@ cdef type _cudaMipmappedArray_t_peer = None
 
 cdef inline c.cudaMipmappedArray_t _as_cudaMipmappedArray_t(object o, const char* name) except? NULL:
     if type(o) is cudaMipmappedArray_t or type(o) is _cudaMipmappedArray_t_peer:
-        return (<cudaMipmappedArray_t>o)._ptr
+        return _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaMipmappedArray_t_other(o, name)
@@ -4275,7 +4335,7 @@ cdef inline c.cudaMipmappedArray_t _as_cudaMipmappedArray_t(object o, const char
 cdef c.cudaMipmappedArray_t _as_cudaMipmappedArray_t_other(object o, const char* name) except? NULL:
     global _cudaMipmappedArray_t_peer
     if isinstance(o, cudaMipmappedArray_t):
-        return (<cudaMipmappedArray_t>o)._ptr
+        return _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaMipmappedArray_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4287,7 +4347,7 @@ cdef c.cudaMipmappedArray_t _as_cudaMipmappedArray_t_other(object o, const char*
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaMipmappedArray_t.__basicsize__:
         _cudaMipmappedArray_t_peer = type(o)
-        return (<cudaMipmappedArray_t>o)._ptr
+        return _value_cudaMipmappedArray_t(<cudaMipmappedArray_t>o)
     return <c.cudaMipmappedArray_t>as_address(o, name)
 
 
@@ -4307,34 +4367,54 @@ cdef class cudaMipmappedArray_const_t:
 
     CUDA mipmapped array (as source argument)
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaMipmappedArray_const_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaMipmappedArray_const_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaMipmappedArray_const_t value = <c.cudaMipmappedArray_const_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_const_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMipmappedArray_const_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaMipmappedArray_const_t>other)._ptr
+        return _value_cudaMipmappedArray_const_t(self) == _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaMipmappedArray_const_t(self))
 
     def __repr__(self):
-        return f"<cudaMipmappedArray_const_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaMipmappedArray_const_t {<uintptr_t>_value_cudaMipmappedArray_const_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaMipmappedArray_const_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMipmappedArray_const_t*."""
+        return <uintptr_t>_where_cudaMipmappedArray_const_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaMipmappedArray_const_t* _where_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaMipmappedArray_const_t _value_cudaMipmappedArray_const_t(cudaMipmappedArray_const_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4345,7 +4425,7 @@ cdef type _cudaMipmappedArray_const_t_peer = None
 
 cdef inline c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t(object o, const char* name) except? NULL:
     if type(o) is cudaMipmappedArray_const_t or type(o) is _cudaMipmappedArray_const_t_peer:
-        return (<cudaMipmappedArray_const_t>o)._ptr
+        return _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaMipmappedArray_const_t_other(o, name)
@@ -4354,7 +4434,7 @@ cdef inline c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t(object o
 cdef c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t_other(object o, const char* name) except? NULL:
     global _cudaMipmappedArray_const_t_peer
     if isinstance(o, cudaMipmappedArray_const_t):
-        return (<cudaMipmappedArray_const_t>o)._ptr
+        return _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaMipmappedArray_const_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4366,7 +4446,7 @@ cdef c.cudaMipmappedArray_const_t _as_cudaMipmappedArray_const_t_other(object o,
         raise TypeError(f"{name.decode()}: expected cudaMipmappedArray_const_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaMipmappedArray_const_t.__basicsize__:
         _cudaMipmappedArray_const_t_peer = type(o)
-        return (<cudaMipmappedArray_const_t>o)._ptr
+        return _value_cudaMipmappedArray_const_t(<cudaMipmappedArray_const_t>o)
     return <c.cudaMipmappedArray_const_t>as_address(o, name)
 
 
@@ -4386,34 +4466,54 @@ cdef class cudaStream_t:
 
     CUDA stream
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaStream_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaStream_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaStream_t value = <c.cudaStream_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStream_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStream_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaStream_t>other)._ptr
+        return _value_cudaStream_t(self) == _value_cudaStream_t(<cudaStream_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaStream_t(self))
 
     def __repr__(self):
-        return f"<cudaStream_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaStream_t {<uintptr_t>_value_cudaStream_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaStream_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaStream_t*."""
+        return <uintptr_t>_where_cudaStream_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaStream_t* _where_cudaStream_t(cudaStream_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaStream_t _value_cudaStream_t(cudaStream_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4424,7 +4524,7 @@ cdef type _cudaStream_t_peer = None
 
 cdef inline c.cudaStream_t _as_cudaStream_t(object o, const char* name) except? NULL:
     if type(o) is cudaStream_t or type(o) is _cudaStream_t_peer:
-        return (<cudaStream_t>o)._ptr
+        return _value_cudaStream_t(<cudaStream_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaStream_t_other(o, name)
@@ -4433,7 +4533,7 @@ cdef inline c.cudaStream_t _as_cudaStream_t(object o, const char* name) except? 
 cdef c.cudaStream_t _as_cudaStream_t_other(object o, const char* name) except? NULL:
     global _cudaStream_t_peer
     if isinstance(o, cudaStream_t):
-        return (<cudaStream_t>o)._ptr
+        return _value_cudaStream_t(<cudaStream_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaStream_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4445,7 +4545,7 @@ cdef c.cudaStream_t _as_cudaStream_t_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected cudaStream_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaStream_t.__basicsize__:
         _cudaStream_t_peer = type(o)
-        return (<cudaStream_t>o)._ptr
+        return _value_cudaStream_t(<cudaStream_t>o)
     return <c.cudaStream_t>as_address(o, name)
 
 
@@ -4465,34 +4565,54 @@ cdef class cudaEvent_t:
 
     CUDA event types
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaEvent_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaEvent_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaEvent_t value = <c.cudaEvent_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEvent_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEvent_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaEvent_t>other)._ptr
+        return _value_cudaEvent_t(self) == _value_cudaEvent_t(<cudaEvent_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaEvent_t(self))
 
     def __repr__(self):
-        return f"<cudaEvent_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaEvent_t {<uintptr_t>_value_cudaEvent_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaEvent_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaEvent_t*."""
+        return <uintptr_t>_where_cudaEvent_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaEvent_t* _where_cudaEvent_t(cudaEvent_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaEvent_t _value_cudaEvent_t(cudaEvent_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4503,7 +4623,7 @@ cdef type _cudaEvent_t_peer = None
 
 cdef inline c.cudaEvent_t _as_cudaEvent_t(object o, const char* name) except? NULL:
     if type(o) is cudaEvent_t or type(o) is _cudaEvent_t_peer:
-        return (<cudaEvent_t>o)._ptr
+        return _value_cudaEvent_t(<cudaEvent_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaEvent_t_other(o, name)
@@ -4512,7 +4632,7 @@ cdef inline c.cudaEvent_t _as_cudaEvent_t(object o, const char* name) except? NU
 cdef c.cudaEvent_t _as_cudaEvent_t_other(object o, const char* name) except? NULL:
     global _cudaEvent_t_peer
     if isinstance(o, cudaEvent_t):
-        return (<cudaEvent_t>o)._ptr
+        return _value_cudaEvent_t(<cudaEvent_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaEvent_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4524,7 +4644,7 @@ cdef c.cudaEvent_t _as_cudaEvent_t_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected cudaEvent_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaEvent_t.__basicsize__:
         _cudaEvent_t_peer = type(o)
-        return (<cudaEvent_t>o)._ptr
+        return _value_cudaEvent_t(<cudaEvent_t>o)
     return <c.cudaEvent_t>as_address(o, name)
 
 
@@ -4544,34 +4664,54 @@ cdef class cudaGraphicsResource_t:
 
     CUDA graphics resource types
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphicsResource_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphicsResource_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphicsResource_t value = <c.cudaGraphicsResource_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphicsResource_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphicsResource_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphicsResource_t>other)._ptr
+        return _value_cudaGraphicsResource_t(self) == _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphicsResource_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphicsResource_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphicsResource_t {<uintptr_t>_value_cudaGraphicsResource_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphicsResource_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphicsResource_t*."""
+        return <uintptr_t>_where_cudaGraphicsResource_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphicsResource_t* _where_cudaGraphicsResource_t(cudaGraphicsResource_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphicsResource_t _value_cudaGraphicsResource_t(cudaGraphicsResource_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4582,7 +4722,7 @@ cdef type _cudaGraphicsResource_t_peer = None
 
 cdef inline c.cudaGraphicsResource_t _as_cudaGraphicsResource_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphicsResource_t or type(o) is _cudaGraphicsResource_t_peer:
-        return (<cudaGraphicsResource_t>o)._ptr
+        return _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphicsResource_t_other(o, name)
@@ -4591,7 +4731,7 @@ cdef inline c.cudaGraphicsResource_t _as_cudaGraphicsResource_t(object o, const 
 cdef c.cudaGraphicsResource_t _as_cudaGraphicsResource_t_other(object o, const char* name) except? NULL:
     global _cudaGraphicsResource_t_peer
     if isinstance(o, cudaGraphicsResource_t):
-        return (<cudaGraphicsResource_t>o)._ptr
+        return _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphicsResource_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4603,7 +4743,7 @@ cdef c.cudaGraphicsResource_t _as_cudaGraphicsResource_t_other(object o, const c
         raise TypeError(f"{name.decode()}: expected cudaGraphicsResource_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphicsResource_t.__basicsize__:
         _cudaGraphicsResource_t_peer = type(o)
-        return (<cudaGraphicsResource_t>o)._ptr
+        return _value_cudaGraphicsResource_t(<cudaGraphicsResource_t>o)
     return <c.cudaGraphicsResource_t>as_address(o, name)
 
 
@@ -4623,34 +4763,54 @@ cdef class cudaExternalMemory_t:
 
     CUDA external memory
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaExternalMemory_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaExternalMemory_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaExternalMemory_t value = <c.cudaExternalMemory_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalMemory_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalMemory_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaExternalMemory_t>other)._ptr
+        return _value_cudaExternalMemory_t(self) == _value_cudaExternalMemory_t(<cudaExternalMemory_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaExternalMemory_t(self))
 
     def __repr__(self):
-        return f"<cudaExternalMemory_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaExternalMemory_t {<uintptr_t>_value_cudaExternalMemory_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaExternalMemory_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaExternalMemory_t*."""
+        return <uintptr_t>_where_cudaExternalMemory_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaExternalMemory_t* _where_cudaExternalMemory_t(cudaExternalMemory_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaExternalMemory_t _value_cudaExternalMemory_t(cudaExternalMemory_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4661,7 +4821,7 @@ cdef type _cudaExternalMemory_t_peer = None
 
 cdef inline c.cudaExternalMemory_t _as_cudaExternalMemory_t(object o, const char* name) except? NULL:
     if type(o) is cudaExternalMemory_t or type(o) is _cudaExternalMemory_t_peer:
-        return (<cudaExternalMemory_t>o)._ptr
+        return _value_cudaExternalMemory_t(<cudaExternalMemory_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaExternalMemory_t_other(o, name)
@@ -4670,7 +4830,7 @@ cdef inline c.cudaExternalMemory_t _as_cudaExternalMemory_t(object o, const char
 cdef c.cudaExternalMemory_t _as_cudaExternalMemory_t_other(object o, const char* name) except? NULL:
     global _cudaExternalMemory_t_peer
     if isinstance(o, cudaExternalMemory_t):
-        return (<cudaExternalMemory_t>o)._ptr
+        return _value_cudaExternalMemory_t(<cudaExternalMemory_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaExternalMemory_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4682,7 +4842,7 @@ cdef c.cudaExternalMemory_t _as_cudaExternalMemory_t_other(object o, const char*
         raise TypeError(f"{name.decode()}: expected cudaExternalMemory_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaExternalMemory_t.__basicsize__:
         _cudaExternalMemory_t_peer = type(o)
-        return (<cudaExternalMemory_t>o)._ptr
+        return _value_cudaExternalMemory_t(<cudaExternalMemory_t>o)
     return <c.cudaExternalMemory_t>as_address(o, name)
 
 
@@ -4702,34 +4862,54 @@ cdef class cudaExternalSemaphore_t:
 
     CUDA external semaphore
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaExternalSemaphore_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaExternalSemaphore_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaExternalSemaphore_t value = <c.cudaExternalSemaphore_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalSemaphore_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaExternalSemaphore_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaExternalSemaphore_t>other)._ptr
+        return _value_cudaExternalSemaphore_t(self) == _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaExternalSemaphore_t(self))
 
     def __repr__(self):
-        return f"<cudaExternalSemaphore_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaExternalSemaphore_t {<uintptr_t>_value_cudaExternalSemaphore_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaExternalSemaphore_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaExternalSemaphore_t*."""
+        return <uintptr_t>_where_cudaExternalSemaphore_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaExternalSemaphore_t* _where_cudaExternalSemaphore_t(cudaExternalSemaphore_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaExternalSemaphore_t _value_cudaExternalSemaphore_t(cudaExternalSemaphore_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4740,7 +4920,7 @@ cdef type _cudaExternalSemaphore_t_peer = None
 
 cdef inline c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t(object o, const char* name) except? NULL:
     if type(o) is cudaExternalSemaphore_t or type(o) is _cudaExternalSemaphore_t_peer:
-        return (<cudaExternalSemaphore_t>o)._ptr
+        return _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaExternalSemaphore_t_other(o, name)
@@ -4749,7 +4929,7 @@ cdef inline c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t(object o, cons
 cdef c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t_other(object o, const char* name) except? NULL:
     global _cudaExternalSemaphore_t_peer
     if isinstance(o, cudaExternalSemaphore_t):
-        return (<cudaExternalSemaphore_t>o)._ptr
+        return _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaExternalSemaphore_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4761,7 +4941,7 @@ cdef c.cudaExternalSemaphore_t _as_cudaExternalSemaphore_t_other(object o, const
         raise TypeError(f"{name.decode()}: expected cudaExternalSemaphore_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaExternalSemaphore_t.__basicsize__:
         _cudaExternalSemaphore_t_peer = type(o)
-        return (<cudaExternalSemaphore_t>o)._ptr
+        return _value_cudaExternalSemaphore_t(<cudaExternalSemaphore_t>o)
     return <c.cudaExternalSemaphore_t>as_address(o, name)
 
 
@@ -4781,34 +4961,54 @@ cdef class cudaGraph_t:
 
     CUDA graph
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraph_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraph_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraph_t value = <c.cudaGraph_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraph_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraph_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraph_t>other)._ptr
+        return _value_cudaGraph_t(self) == _value_cudaGraph_t(<cudaGraph_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraph_t(self))
 
     def __repr__(self):
-        return f"<cudaGraph_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraph_t {<uintptr_t>_value_cudaGraph_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraph_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraph_t*."""
+        return <uintptr_t>_where_cudaGraph_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraph_t* _where_cudaGraph_t(cudaGraph_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraph_t _value_cudaGraph_t(cudaGraph_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4819,7 +5019,7 @@ cdef type _cudaGraph_t_peer = None
 
 cdef inline c.cudaGraph_t _as_cudaGraph_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraph_t or type(o) is _cudaGraph_t_peer:
-        return (<cudaGraph_t>o)._ptr
+        return _value_cudaGraph_t(<cudaGraph_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraph_t_other(o, name)
@@ -4828,7 +5028,7 @@ cdef inline c.cudaGraph_t _as_cudaGraph_t(object o, const char* name) except? NU
 cdef c.cudaGraph_t _as_cudaGraph_t_other(object o, const char* name) except? NULL:
     global _cudaGraph_t_peer
     if isinstance(o, cudaGraph_t):
-        return (<cudaGraph_t>o)._ptr
+        return _value_cudaGraph_t(<cudaGraph_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraph_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4840,7 +5040,7 @@ cdef c.cudaGraph_t _as_cudaGraph_t_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected cudaGraph_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraph_t.__basicsize__:
         _cudaGraph_t_peer = type(o)
-        return (<cudaGraph_t>o)._ptr
+        return _value_cudaGraph_t(<cudaGraph_t>o)
     return <c.cudaGraph_t>as_address(o, name)
 
 
@@ -4860,34 +5060,54 @@ cdef class cudaGraphNode_t:
 
     CUDA graph node.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphNode_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphNode_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphNode_t value = <c.cudaGraphNode_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphNode_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphNode_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphNode_t>other)._ptr
+        return _value_cudaGraphNode_t(self) == _value_cudaGraphNode_t(<cudaGraphNode_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphNode_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphNode_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphNode_t {<uintptr_t>_value_cudaGraphNode_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphNode_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphNode_t*."""
+        return <uintptr_t>_where_cudaGraphNode_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphNode_t* _where_cudaGraphNode_t(cudaGraphNode_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphNode_t _value_cudaGraphNode_t(cudaGraphNode_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4898,7 +5118,7 @@ cdef type _cudaGraphNode_t_peer = None
 
 cdef inline c.cudaGraphNode_t _as_cudaGraphNode_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphNode_t or type(o) is _cudaGraphNode_t_peer:
-        return (<cudaGraphNode_t>o)._ptr
+        return _value_cudaGraphNode_t(<cudaGraphNode_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphNode_t_other(o, name)
@@ -4907,7 +5127,7 @@ cdef inline c.cudaGraphNode_t _as_cudaGraphNode_t(object o, const char* name) ex
 cdef c.cudaGraphNode_t _as_cudaGraphNode_t_other(object o, const char* name) except? NULL:
     global _cudaGraphNode_t_peer
     if isinstance(o, cudaGraphNode_t):
-        return (<cudaGraphNode_t>o)._ptr
+        return _value_cudaGraphNode_t(<cudaGraphNode_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphNode_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4919,7 +5139,7 @@ cdef c.cudaGraphNode_t _as_cudaGraphNode_t_other(object o, const char* name) exc
         raise TypeError(f"{name.decode()}: expected cudaGraphNode_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphNode_t.__basicsize__:
         _cudaGraphNode_t_peer = type(o)
-        return (<cudaGraphNode_t>o)._ptr
+        return _value_cudaGraphNode_t(<cudaGraphNode_t>o)
     return <c.cudaGraphNode_t>as_address(o, name)
 
 
@@ -4939,34 +5159,54 @@ cdef class cudaUserObject_t:
 
     CUDA user object for graphs
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaUserObject_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaUserObject_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaUserObject_t value = <c.cudaUserObject_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaUserObject_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaUserObject_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaUserObject_t>other)._ptr
+        return _value_cudaUserObject_t(self) == _value_cudaUserObject_t(<cudaUserObject_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaUserObject_t(self))
 
     def __repr__(self):
-        return f"<cudaUserObject_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaUserObject_t {<uintptr_t>_value_cudaUserObject_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaUserObject_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaUserObject_t*."""
+        return <uintptr_t>_where_cudaUserObject_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaUserObject_t* _where_cudaUserObject_t(cudaUserObject_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaUserObject_t _value_cudaUserObject_t(cudaUserObject_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -4977,7 +5217,7 @@ cdef type _cudaUserObject_t_peer = None
 
 cdef inline c.cudaUserObject_t _as_cudaUserObject_t(object o, const char* name) except? NULL:
     if type(o) is cudaUserObject_t or type(o) is _cudaUserObject_t_peer:
-        return (<cudaUserObject_t>o)._ptr
+        return _value_cudaUserObject_t(<cudaUserObject_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaUserObject_t_other(o, name)
@@ -4986,7 +5226,7 @@ cdef inline c.cudaUserObject_t _as_cudaUserObject_t(object o, const char* name) 
 cdef c.cudaUserObject_t _as_cudaUserObject_t_other(object o, const char* name) except? NULL:
     global _cudaUserObject_t_peer
     if isinstance(o, cudaUserObject_t):
-        return (<cudaUserObject_t>o)._ptr
+        return _value_cudaUserObject_t(<cudaUserObject_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaUserObject_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -4998,7 +5238,7 @@ cdef c.cudaUserObject_t _as_cudaUserObject_t_other(object o, const char* name) e
         raise TypeError(f"{name.decode()}: expected cudaUserObject_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaUserObject_t.__basicsize__:
         _cudaUserObject_t_peer = type(o)
-        return (<cudaUserObject_t>o)._ptr
+        return _value_cudaUserObject_t(<cudaUserObject_t>o)
     return <c.cudaUserObject_t>as_address(o, name)
 
 
@@ -5018,34 +5258,54 @@ cdef class cudaFunction_t:
 
     CUDA function
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaFunction_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaFunction_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaFunction_t value = <c.cudaFunction_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaFunction_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaFunction_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaFunction_t>other)._ptr
+        return _value_cudaFunction_t(self) == _value_cudaFunction_t(<cudaFunction_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaFunction_t(self))
 
     def __repr__(self):
-        return f"<cudaFunction_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaFunction_t {<uintptr_t>_value_cudaFunction_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaFunction_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaFunction_t*."""
+        return <uintptr_t>_where_cudaFunction_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaFunction_t* _where_cudaFunction_t(cudaFunction_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaFunction_t _value_cudaFunction_t(cudaFunction_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5056,7 +5316,7 @@ cdef type _cudaFunction_t_peer = None
 
 cdef inline c.cudaFunction_t _as_cudaFunction_t(object o, const char* name) except? NULL:
     if type(o) is cudaFunction_t or type(o) is _cudaFunction_t_peer:
-        return (<cudaFunction_t>o)._ptr
+        return _value_cudaFunction_t(<cudaFunction_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaFunction_t_other(o, name)
@@ -5065,7 +5325,7 @@ cdef inline c.cudaFunction_t _as_cudaFunction_t(object o, const char* name) exce
 cdef c.cudaFunction_t _as_cudaFunction_t_other(object o, const char* name) except? NULL:
     global _cudaFunction_t_peer
     if isinstance(o, cudaFunction_t):
-        return (<cudaFunction_t>o)._ptr
+        return _value_cudaFunction_t(<cudaFunction_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaFunction_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5077,7 +5337,7 @@ cdef c.cudaFunction_t _as_cudaFunction_t_other(object o, const char* name) excep
         raise TypeError(f"{name.decode()}: expected cudaFunction_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaFunction_t.__basicsize__:
         _cudaFunction_t_peer = type(o)
-        return (<cudaFunction_t>o)._ptr
+        return _value_cudaFunction_t(<cudaFunction_t>o)
     return <c.cudaFunction_t>as_address(o, name)
 
 
@@ -5097,34 +5357,54 @@ cdef class cudaKernel_t:
 
     CUDA kernel
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaKernel_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaKernel_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaKernel_t value = <c.cudaKernel_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaKernel_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaKernel_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaKernel_t>other)._ptr
+        return _value_cudaKernel_t(self) == _value_cudaKernel_t(<cudaKernel_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaKernel_t(self))
 
     def __repr__(self):
-        return f"<cudaKernel_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaKernel_t {<uintptr_t>_value_cudaKernel_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaKernel_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaKernel_t*."""
+        return <uintptr_t>_where_cudaKernel_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaKernel_t* _where_cudaKernel_t(cudaKernel_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaKernel_t _value_cudaKernel_t(cudaKernel_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5135,7 +5415,7 @@ cdef type _cudaKernel_t_peer = None
 
 cdef inline c.cudaKernel_t _as_cudaKernel_t(object o, const char* name) except? NULL:
     if type(o) is cudaKernel_t or type(o) is _cudaKernel_t_peer:
-        return (<cudaKernel_t>o)._ptr
+        return _value_cudaKernel_t(<cudaKernel_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaKernel_t_other(o, name)
@@ -5144,7 +5424,7 @@ cdef inline c.cudaKernel_t _as_cudaKernel_t(object o, const char* name) except? 
 cdef c.cudaKernel_t _as_cudaKernel_t_other(object o, const char* name) except? NULL:
     global _cudaKernel_t_peer
     if isinstance(o, cudaKernel_t):
-        return (<cudaKernel_t>o)._ptr
+        return _value_cudaKernel_t(<cudaKernel_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaKernel_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5156,7 +5436,7 @@ cdef c.cudaKernel_t _as_cudaKernel_t_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected cudaKernel_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaKernel_t.__basicsize__:
         _cudaKernel_t_peer = type(o)
-        return (<cudaKernel_t>o)._ptr
+        return _value_cudaKernel_t(<cudaKernel_t>o)
     return <c.cudaKernel_t>as_address(o, name)
 
 
@@ -5176,34 +5456,54 @@ cdef class cudaLibrary_t:
 
     CUDA library
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaLibrary_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaLibrary_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLibrary_t value = <c.cudaLibrary_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLibrary_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLibrary_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaLibrary_t>other)._ptr
+        return _value_cudaLibrary_t(self) == _value_cudaLibrary_t(<cudaLibrary_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaLibrary_t(self))
 
     def __repr__(self):
-        return f"<cudaLibrary_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaLibrary_t {<uintptr_t>_value_cudaLibrary_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaLibrary_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaLibrary_t*."""
+        return <uintptr_t>_where_cudaLibrary_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaLibrary_t* _where_cudaLibrary_t(cudaLibrary_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaLibrary_t _value_cudaLibrary_t(cudaLibrary_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5214,7 +5514,7 @@ cdef type _cudaLibrary_t_peer = None
 
 cdef inline c.cudaLibrary_t _as_cudaLibrary_t(object o, const char* name) except? NULL:
     if type(o) is cudaLibrary_t or type(o) is _cudaLibrary_t_peer:
-        return (<cudaLibrary_t>o)._ptr
+        return _value_cudaLibrary_t(<cudaLibrary_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaLibrary_t_other(o, name)
@@ -5223,7 +5523,7 @@ cdef inline c.cudaLibrary_t _as_cudaLibrary_t(object o, const char* name) except
 cdef c.cudaLibrary_t _as_cudaLibrary_t_other(object o, const char* name) except? NULL:
     global _cudaLibrary_t_peer
     if isinstance(o, cudaLibrary_t):
-        return (<cudaLibrary_t>o)._ptr
+        return _value_cudaLibrary_t(<cudaLibrary_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaLibrary_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5235,7 +5535,7 @@ cdef c.cudaLibrary_t _as_cudaLibrary_t_other(object o, const char* name) except?
         raise TypeError(f"{name.decode()}: expected cudaLibrary_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaLibrary_t.__basicsize__:
         _cudaLibrary_t_peer = type(o)
-        return (<cudaLibrary_t>o)._ptr
+        return _value_cudaLibrary_t(<cudaLibrary_t>o)
     return <c.cudaLibrary_t>as_address(o, name)
 
 
@@ -5255,34 +5555,54 @@ cdef class cudaMemPool_t:
 
     CUDA memory pool
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaMemPool_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaMemPool_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaMemPool_t value = <c.cudaMemPool_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMemPool_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaMemPool_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaMemPool_t>other)._ptr
+        return _value_cudaMemPool_t(self) == _value_cudaMemPool_t(<cudaMemPool_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaMemPool_t(self))
 
     def __repr__(self):
-        return f"<cudaMemPool_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaMemPool_t {<uintptr_t>_value_cudaMemPool_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaMemPool_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaMemPool_t*."""
+        return <uintptr_t>_where_cudaMemPool_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaMemPool_t* _where_cudaMemPool_t(cudaMemPool_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaMemPool_t _value_cudaMemPool_t(cudaMemPool_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5293,7 +5613,7 @@ cdef type _cudaMemPool_t_peer = None
 
 cdef inline c.cudaMemPool_t _as_cudaMemPool_t(object o, const char* name) except? NULL:
     if type(o) is cudaMemPool_t or type(o) is _cudaMemPool_t_peer:
-        return (<cudaMemPool_t>o)._ptr
+        return _value_cudaMemPool_t(<cudaMemPool_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaMemPool_t_other(o, name)
@@ -5302,7 +5622,7 @@ cdef inline c.cudaMemPool_t _as_cudaMemPool_t(object o, const char* name) except
 cdef c.cudaMemPool_t _as_cudaMemPool_t_other(object o, const char* name) except? NULL:
     global _cudaMemPool_t_peer
     if isinstance(o, cudaMemPool_t):
-        return (<cudaMemPool_t>o)._ptr
+        return _value_cudaMemPool_t(<cudaMemPool_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaMemPool_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5314,7 +5634,7 @@ cdef c.cudaMemPool_t _as_cudaMemPool_t_other(object o, const char* name) except?
         raise TypeError(f"{name.decode()}: expected cudaMemPool_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaMemPool_t.__basicsize__:
         _cudaMemPool_t_peer = type(o)
-        return (<cudaMemPool_t>o)._ptr
+        return _value_cudaMemPool_t(<cudaMemPool_t>o)
     return <c.cudaMemPool_t>as_address(o, name)
 
 
@@ -5334,34 +5654,54 @@ cdef class cudaGraphExec_t:
 
     CUDA executable (launchable) graph
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphExec_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphExec_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphExec_t value = <c.cudaGraphExec_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphExec_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphExec_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphExec_t>other)._ptr
+        return _value_cudaGraphExec_t(self) == _value_cudaGraphExec_t(<cudaGraphExec_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphExec_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphExec_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphExec_t {<uintptr_t>_value_cudaGraphExec_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphExec_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphExec_t*."""
+        return <uintptr_t>_where_cudaGraphExec_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphExec_t* _where_cudaGraphExec_t(cudaGraphExec_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphExec_t _value_cudaGraphExec_t(cudaGraphExec_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5372,7 +5712,7 @@ cdef type _cudaGraphExec_t_peer = None
 
 cdef inline c.cudaGraphExec_t _as_cudaGraphExec_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphExec_t or type(o) is _cudaGraphExec_t_peer:
-        return (<cudaGraphExec_t>o)._ptr
+        return _value_cudaGraphExec_t(<cudaGraphExec_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphExec_t_other(o, name)
@@ -5381,7 +5721,7 @@ cdef inline c.cudaGraphExec_t _as_cudaGraphExec_t(object o, const char* name) ex
 cdef c.cudaGraphExec_t _as_cudaGraphExec_t_other(object o, const char* name) except? NULL:
     global _cudaGraphExec_t_peer
     if isinstance(o, cudaGraphExec_t):
-        return (<cudaGraphExec_t>o)._ptr
+        return _value_cudaGraphExec_t(<cudaGraphExec_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphExec_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5393,7 +5733,7 @@ cdef c.cudaGraphExec_t _as_cudaGraphExec_t_other(object o, const char* name) exc
         raise TypeError(f"{name.decode()}: expected cudaGraphExec_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphExec_t.__basicsize__:
         _cudaGraphExec_t_peer = type(o)
-        return (<cudaGraphExec_t>o)._ptr
+        return _value_cudaGraphExec_t(<cudaGraphExec_t>o)
     return <c.cudaGraphExec_t>as_address(o, name)
 
 
@@ -5413,34 +5753,54 @@ cdef class cudaGraphDeviceNode_t:
 
     CUDA device node handle for device-side node update
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaGraphDeviceNode_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphDeviceNode_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphDeviceNode_t value = <c.cudaGraphDeviceNode_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphDeviceNode_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaGraphDeviceNode_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaGraphDeviceNode_t>other)._ptr
+        return _value_cudaGraphDeviceNode_t(self) == _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaGraphDeviceNode_t(self))
 
     def __repr__(self):
-        return f"<cudaGraphDeviceNode_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaGraphDeviceNode_t {<uintptr_t>_value_cudaGraphDeviceNode_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaGraphDeviceNode_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaGraphDeviceNode_t*."""
+        return <uintptr_t>_where_cudaGraphDeviceNode_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphDeviceNode_t* _where_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphDeviceNode_t _value_cudaGraphDeviceNode_t(cudaGraphDeviceNode_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5451,7 +5811,7 @@ cdef type _cudaGraphDeviceNode_t_peer = None
 
 cdef inline c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t(object o, const char* name) except? NULL:
     if type(o) is cudaGraphDeviceNode_t or type(o) is _cudaGraphDeviceNode_t_peer:
-        return (<cudaGraphDeviceNode_t>o)._ptr
+        return _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaGraphDeviceNode_t_other(o, name)
@@ -5460,7 +5820,7 @@ cdef inline c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t(object o, const ch
 cdef c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t_other(object o, const char* name) except? NULL:
     global _cudaGraphDeviceNode_t_peer
     if isinstance(o, cudaGraphDeviceNode_t):
-        return (<cudaGraphDeviceNode_t>o)._ptr
+        return _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaGraphDeviceNode_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5472,7 +5832,7 @@ cdef c.cudaGraphDeviceNode_t _as_cudaGraphDeviceNode_t_other(object o, const cha
         raise TypeError(f"{name.decode()}: expected cudaGraphDeviceNode_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaGraphDeviceNode_t.__basicsize__:
         _cudaGraphDeviceNode_t_peer = type(o)
-        return (<cudaGraphDeviceNode_t>o)._ptr
+        return _value_cudaGraphDeviceNode_t(<cudaGraphDeviceNode_t>o)
     return <c.cudaGraphDeviceNode_t>as_address(o, name)
 
 
@@ -5492,34 +5852,54 @@ cdef class cudaAsyncCallbackHandle_t:
 
     CUDA async callback handle
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaAsyncCallbackHandle_t>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaAsyncCallbackHandle_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaAsyncCallbackHandle_t value = <c.cudaAsyncCallbackHandle_t>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallbackHandle_t(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallbackHandle_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaAsyncCallbackHandle_t>other)._ptr
+        return _value_cudaAsyncCallbackHandle_t(self) == _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaAsyncCallbackHandle_t(self))
 
     def __repr__(self):
-        return f"<cudaAsyncCallbackHandle_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaAsyncCallbackHandle_t {<uintptr_t>_value_cudaAsyncCallbackHandle_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaAsyncCallbackHandle_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaAsyncCallbackHandle_t*."""
+        return <uintptr_t>_where_cudaAsyncCallbackHandle_t(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaAsyncCallbackHandle_t* _where_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaAsyncCallbackHandle_t _value_cudaAsyncCallbackHandle_t(cudaAsyncCallbackHandle_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5530,7 +5910,7 @@ cdef type _cudaAsyncCallbackHandle_t_peer = None
 
 cdef inline c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t(object o, const char* name) except? NULL:
     if type(o) is cudaAsyncCallbackHandle_t or type(o) is _cudaAsyncCallbackHandle_t_peer:
-        return (<cudaAsyncCallbackHandle_t>o)._ptr
+        return _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaAsyncCallbackHandle_t_other(o, name)
@@ -5539,7 +5919,7 @@ cdef inline c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t(object o, 
 cdef c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t_other(object o, const char* name) except? NULL:
     global _cudaAsyncCallbackHandle_t_peer
     if isinstance(o, cudaAsyncCallbackHandle_t):
-        return (<cudaAsyncCallbackHandle_t>o)._ptr
+        return _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaAsyncCallbackHandle_t>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5551,7 +5931,7 @@ cdef c.cudaAsyncCallbackHandle_t _as_cudaAsyncCallbackHandle_t_other(object o, c
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallbackHandle_t, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaAsyncCallbackHandle_t.__basicsize__:
         _cudaAsyncCallbackHandle_t_peer = type(o)
-        return (<cudaAsyncCallbackHandle_t>o)._ptr
+        return _value_cudaAsyncCallbackHandle_t(<cudaAsyncCallbackHandle_t>o)
     return <c.cudaAsyncCallbackHandle_t>as_address(o, name)
 
 
@@ -5569,34 +5949,54 @@ cdef inline cudaAsyncCallbackHandle_t _new_cudaAsyncCallbackHandle_t(c.cudaAsync
 cdef class cudaLogsCallbackHandle:
     """Opaque handle cudaLogsCallbackHandle.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaLogsCallbackHandle>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaLogsCallbackHandle*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLogsCallbackHandle value = <c.cudaLogsCallbackHandle>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallbackHandle(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallbackHandle(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaLogsCallbackHandle>other)._ptr
+        return _value_cudaLogsCallbackHandle(self) == _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaLogsCallbackHandle(self))
 
     def __repr__(self):
-        return f"<cudaLogsCallbackHandle {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaLogsCallbackHandle {<uintptr_t>_value_cudaLogsCallbackHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaLogsCallbackHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaLogsCallbackHandle*."""
+        return <uintptr_t>_where_cudaLogsCallbackHandle(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaLogsCallbackHandle* _where_cudaLogsCallbackHandle(cudaLogsCallbackHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaLogsCallbackHandle _value_cudaLogsCallbackHandle(cudaLogsCallbackHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5607,7 +6007,7 @@ cdef type _cudaLogsCallbackHandle_peer = None
 
 cdef inline c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle(object o, const char* name) except? NULL:
     if type(o) is cudaLogsCallbackHandle or type(o) is _cudaLogsCallbackHandle_peer:
-        return (<cudaLogsCallbackHandle>o)._ptr
+        return _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaLogsCallbackHandle_other(o, name)
@@ -5616,7 +6016,7 @@ cdef inline c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle(object o, const 
 cdef c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle_other(object o, const char* name) except? NULL:
     global _cudaLogsCallbackHandle_peer
     if isinstance(o, cudaLogsCallbackHandle):
-        return (<cudaLogsCallbackHandle>o)._ptr
+        return _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaLogsCallbackHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5628,7 +6028,7 @@ cdef c.cudaLogsCallbackHandle _as_cudaLogsCallbackHandle_other(object o, const c
         raise TypeError(f"{name.decode()}: expected cudaLogsCallbackHandle, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaLogsCallbackHandle.__basicsize__:
         _cudaLogsCallbackHandle_peer = type(o)
-        return (<cudaLogsCallbackHandle>o)._ptr
+        return _value_cudaLogsCallbackHandle(<cudaLogsCallbackHandle>o)
     return <c.cudaLogsCallbackHandle>as_address(o, name)
 
 
@@ -5648,34 +6048,54 @@ cdef class cudaEglStreamConnection:
 
     CUDA EGLSream Connection
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.cudaEglStreamConnection>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.cudaEglStreamConnection*>as_address(_ptr, b"_ptr")
+        cdef c.cudaEglStreamConnection value = <c.cudaEglStreamConnection>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEglStreamConnection(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaEglStreamConnection(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaEglStreamConnection>other)._ptr
+        return _value_cudaEglStreamConnection(self) == _value_cudaEglStreamConnection(<cudaEglStreamConnection>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaEglStreamConnection(self))
 
     def __repr__(self):
-        return f"<cudaEglStreamConnection {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaEglStreamConnection {<uintptr_t>_value_cudaEglStreamConnection(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a cudaEglStreamConnection*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a cudaEglStreamConnection*."""
+        return <uintptr_t>_where_cudaEglStreamConnection(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaEglStreamConnection* _where_cudaEglStreamConnection(cudaEglStreamConnection h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaEglStreamConnection _value_cudaEglStreamConnection(cudaEglStreamConnection h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -5686,7 +6106,7 @@ cdef type _cudaEglStreamConnection_peer = None
 
 cdef inline c.cudaEglStreamConnection _as_cudaEglStreamConnection(object o, const char* name) except? NULL:
     if type(o) is cudaEglStreamConnection or type(o) is _cudaEglStreamConnection_peer:
-        return (<cudaEglStreamConnection>o)._ptr
+        return _value_cudaEglStreamConnection(<cudaEglStreamConnection>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_cudaEglStreamConnection_other(o, name)
@@ -5695,7 +6115,7 @@ cdef inline c.cudaEglStreamConnection _as_cudaEglStreamConnection(object o, cons
 cdef c.cudaEglStreamConnection _as_cudaEglStreamConnection_other(object o, const char* name) except? NULL:
     global _cudaEglStreamConnection_peer
     if isinstance(o, cudaEglStreamConnection):
-        return (<cudaEglStreamConnection>o)._ptr
+        return _value_cudaEglStreamConnection(<cudaEglStreamConnection>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.cudaEglStreamConnection>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -5707,7 +6127,7 @@ cdef c.cudaEglStreamConnection _as_cudaEglStreamConnection_other(object o, const
         raise TypeError(f"{name.decode()}: expected cudaEglStreamConnection, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == cudaEglStreamConnection.__basicsize__:
         _cudaEglStreamConnection_peer = type(o)
-        return (<cudaEglStreamConnection>o)._ptr
+        return _value_cudaEglStreamConnection(<cudaEglStreamConnection>o)
     return <c.cudaEglStreamConnection>as_address(o, name)
 
 
@@ -5727,46 +6147,66 @@ cdef class cudaGraphConditionalHandle:
 
     CUDA handle for conditional graph nodes
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cudaGraphConditionalHandle(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cudaGraphConditionalHandle*>as_address(_ptr, b"_ptr")
+        cdef c.cudaGraphConditionalHandle value = _as_cudaGraphConditionalHandle(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cudaGraphConditionalHandle(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cudaGraphConditionalHandle(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cudaGraphConditionalHandle>other)._ptr
+            return _value_cudaGraphConditionalHandle(self) == _value_cudaGraphConditionalHandle(<cudaGraphConditionalHandle>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cudaGraphConditionalHandle(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cudaGraphConditionalHandle(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cudaGraphConditionalHandle {self._ptr}>"
+        return f"<cudaGraphConditionalHandle {_value_cudaGraphConditionalHandle(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cudaGraphConditionalHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaGraphConditionalHandle*."""
+        return <uintptr_t>_where_cudaGraphConditionalHandle(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaGraphConditionalHandle* _where_cudaGraphConditionalHandle(cudaGraphConditionalHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaGraphConditionalHandle _value_cudaGraphConditionalHandle(cudaGraphConditionalHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cudaGraphConditionalHandle _as_cudaGraphConditionalHandle(object o, const char* name) except? 0:
     if type(o) is cudaGraphConditionalHandle:
-        return (<cudaGraphConditionalHandle>o)._ptr
+        return _value_cudaGraphConditionalHandle(<cudaGraphConditionalHandle>o)
     if o is None:
         return 0
     if isinstance(o, cudaGraphConditionalHandle):
-        return (<cudaGraphConditionalHandle>o)._ptr
+        return _value_cudaGraphConditionalHandle(<cudaGraphConditionalHandle>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaGraphConditionalHandle, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -5963,34 +6403,54 @@ cdef inline cudaTextureObject_t _new_cudaTextureObject_t(c.cudaTextureObject_t v
 cdef class EGLImageKHR:
     """EGL's EGLImageKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLImageKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLImageKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLImageKHR value = <c.EGLImageKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLImageKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLImageKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLImageKHR>other)._ptr
+        return _value_EGLImageKHR(self) == _value_EGLImageKHR(<EGLImageKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLImageKHR(self))
 
     def __repr__(self):
-        return f"<EGLImageKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLImageKHR {<uintptr_t>_value_EGLImageKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLImageKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLImageKHR*."""
+        return <uintptr_t>_where_EGLImageKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLImageKHR* _where_EGLImageKHR(EGLImageKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLImageKHR _value_EGLImageKHR(EGLImageKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6001,7 +6461,7 @@ cdef type _EGLImageKHR_peer = None
 
 cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NULL:
     if type(o) is EGLImageKHR or type(o) is _EGLImageKHR_peer:
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLImageKHR_other(o, name)
@@ -6010,7 +6470,7 @@ cdef inline c.EGLImageKHR _as_EGLImageKHR(object o, const char* name) except? NU
 cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NULL:
     global _EGLImageKHR_peer
     if isinstance(o, EGLImageKHR):
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLImageKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6022,7 +6482,7 @@ cdef c.EGLImageKHR _as_EGLImageKHR_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected EGLImageKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLImageKHR.__basicsize__:
         _EGLImageKHR_peer = type(o)
-        return (<EGLImageKHR>o)._ptr
+        return _value_EGLImageKHR(<EGLImageKHR>o)
     return <c.EGLImageKHR>as_address(o, name)
 
 
@@ -6040,34 +6500,54 @@ cdef inline EGLImageKHR _new_EGLImageKHR(c.EGLImageKHR value):
 cdef class EGLStreamKHR:
     """EGL's EGLStreamKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLStreamKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLStreamKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLStreamKHR value = <c.EGLStreamKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLStreamKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLStreamKHR>other)._ptr
+        return _value_EGLStreamKHR(self) == _value_EGLStreamKHR(<EGLStreamKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLStreamKHR(self))
 
     def __repr__(self):
-        return f"<EGLStreamKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLStreamKHR {<uintptr_t>_value_EGLStreamKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLStreamKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLStreamKHR*."""
+        return <uintptr_t>_where_EGLStreamKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLStreamKHR* _where_EGLStreamKHR(EGLStreamKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLStreamKHR _value_EGLStreamKHR(EGLStreamKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6078,7 +6558,7 @@ cdef type _EGLStreamKHR_peer = None
 
 cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? NULL:
     if type(o) is EGLStreamKHR or type(o) is _EGLStreamKHR_peer:
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLStreamKHR_other(o, name)
@@ -6087,7 +6567,7 @@ cdef inline c.EGLStreamKHR _as_EGLStreamKHR(object o, const char* name) except? 
 cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? NULL:
     global _EGLStreamKHR_peer
     if isinstance(o, EGLStreamKHR):
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLStreamKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6099,7 +6579,7 @@ cdef c.EGLStreamKHR _as_EGLStreamKHR_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected EGLStreamKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLStreamKHR.__basicsize__:
         _EGLStreamKHR_peer = type(o)
-        return (<EGLStreamKHR>o)._ptr
+        return _value_EGLStreamKHR(<EGLStreamKHR>o)
     return <c.EGLStreamKHR>as_address(o, name)
 
 
@@ -6117,34 +6597,54 @@ cdef inline EGLStreamKHR _new_EGLStreamKHR(c.EGLStreamKHR value):
 cdef class EGLSyncKHR:
     """EGL's EGLSyncKHR (a void* the EGL headers declare), passed by its address.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.EGLSyncKHR>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.EGLSyncKHR*>as_address(_ptr, b"_ptr")
+        cdef c.EGLSyncKHR value = <c.EGLSyncKHR>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_EGLSyncKHR(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<EGLSyncKHR>other)._ptr
+        return _value_EGLSyncKHR(self) == _value_EGLSyncKHR(<EGLSyncKHR>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_EGLSyncKHR(self))
 
     def __repr__(self):
-        return f"<EGLSyncKHR {<uintptr_t>self._ptr:#x}>"
+        return f"<EGLSyncKHR {<uintptr_t>_value_EGLSyncKHR(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a EGLSyncKHR*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a EGLSyncKHR*."""
+        return <uintptr_t>_where_EGLSyncKHR(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.EGLSyncKHR* _where_EGLSyncKHR(EGLSyncKHR h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.EGLSyncKHR _value_EGLSyncKHR(EGLSyncKHR h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -6155,7 +6655,7 @@ cdef type _EGLSyncKHR_peer = None
 
 cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL:
     if type(o) is EGLSyncKHR or type(o) is _EGLSyncKHR_peer:
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_EGLSyncKHR_other(o, name)
@@ -6164,7 +6664,7 @@ cdef inline c.EGLSyncKHR _as_EGLSyncKHR(object o, const char* name) except? NULL
 cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
     global _EGLSyncKHR_peer
     if isinstance(o, EGLSyncKHR):
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.EGLSyncKHR>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -6176,7 +6676,7 @@ cdef c.EGLSyncKHR _as_EGLSyncKHR_other(object o, const char* name) except? NULL:
         raise TypeError(f"{name.decode()}: expected EGLSyncKHR, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == EGLSyncKHR.__basicsize__:
         _EGLSyncKHR_peer = type(o)
-        return (<EGLSyncKHR>o)._ptr
+        return _value_EGLSyncKHR(<EGLSyncKHR>o)
     return <c.EGLSyncKHR>as_address(o, name)
 
 
@@ -6196,39 +6696,61 @@ cdef class cudaHostFn_t:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaHostFn_t>_as_cudaHostFn_t(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaHostFn_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaHostFn_t value = <c.cudaHostFn_t>_as_cudaHostFn_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaHostFn_t(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaHostFn_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaHostFn_t>other)._ptr
+        return _value_cudaHostFn_t(self) == _value_cudaHostFn_t(<cudaHostFn_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaHostFn_t(self))
 
     def __repr__(self):
-        return f"<cudaHostFn_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaHostFn_t {<uintptr_t>_value_cudaHostFn_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaHostFn_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaHostFn_t*."""
+        return <uintptr_t>_where_cudaHostFn_t(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaHostFn_t* _where_cudaHostFn_t(cudaHostFn_t f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaHostFn_t _value_cudaHostFn_t(cudaHostFn_t f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaHostFn_t(object o, const char* name) except? NULL:
     if type(o) is cudaHostFn_t:
-        return <void*>(<cudaHostFn_t>o)._ptr
+        return <void*>_value_cudaHostFn_t(<cudaHostFn_t>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaHostFn_t, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -6240,39 +6762,61 @@ cdef class cudaAsyncCallback:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaAsyncCallback>_as_cudaAsyncCallback(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaAsyncCallback*>as_address(_ptr, b"_ptr")
+        cdef c.cudaAsyncCallback value = <c.cudaAsyncCallback>_as_cudaAsyncCallback(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallback(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaAsyncCallback(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaAsyncCallback>other)._ptr
+        return _value_cudaAsyncCallback(self) == _value_cudaAsyncCallback(<cudaAsyncCallback>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaAsyncCallback(self))
 
     def __repr__(self):
-        return f"<cudaAsyncCallback {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaAsyncCallback {<uintptr_t>_value_cudaAsyncCallback(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaAsyncCallback*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaAsyncCallback*."""
+        return <uintptr_t>_where_cudaAsyncCallback(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaAsyncCallback* _where_cudaAsyncCallback(cudaAsyncCallback f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaAsyncCallback _value_cudaAsyncCallback(cudaAsyncCallback f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaAsyncCallback(object o, const char* name) except? NULL:
     if type(o) is cudaAsyncCallback:
-        return <void*>(<cudaAsyncCallback>o)._ptr
+        return <void*>_value_cudaAsyncCallback(<cudaAsyncCallback>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaAsyncCallback, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -6286,39 +6830,61 @@ cdef class cudaStreamCallback_t:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaStreamCallback_t>_as_cudaStreamCallback_t(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaStreamCallback_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaStreamCallback_t value = <c.cudaStreamCallback_t>_as_cudaStreamCallback_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStreamCallback_t(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaStreamCallback_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaStreamCallback_t>other)._ptr
+        return _value_cudaStreamCallback_t(self) == _value_cudaStreamCallback_t(<cudaStreamCallback_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaStreamCallback_t(self))
 
     def __repr__(self):
-        return f"<cudaStreamCallback_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaStreamCallback_t {<uintptr_t>_value_cudaStreamCallback_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaStreamCallback_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaStreamCallback_t*."""
+        return <uintptr_t>_where_cudaStreamCallback_t(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaStreamCallback_t* _where_cudaStreamCallback_t(cudaStreamCallback_t f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaStreamCallback_t _value_cudaStreamCallback_t(cudaStreamCallback_t f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaStreamCallback_t(object o, const char* name) except? NULL:
     if type(o) is cudaStreamCallback_t:
-        return <void*>(<cudaStreamCallback_t>o)._ptr
+        return <void*>_value_cudaStreamCallback_t(<cudaStreamCallback_t>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaStreamCallback_t, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -6332,39 +6898,61 @@ cdef class cudaLogsCallback_t:
 
     Built from a C function's address (an int, a ctypes function pointer;
     nothing for NULL), passed as is where this type is taken; int(f) is the
-    address, f.getPtr() where it is stored.
+    address, f.getPtr() where it is stored. With _ptr (an address) the object
+    refers to the pointer stored there and getPtr() returns that address: made
+    with _ptr=a C function's address, getPtr() passes as that function.
     """
 
-    def __init__(self, init_value=0):
-        self._ptr = <c.cudaLogsCallback_t>_as_cudaLogsCallback_t(init_value, b"init_value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the function
+        # pointer stored at that address, init_value going there unless NULL;
+        # without, it holds its own. cuda.core's users make one with _ptr= a
+        # C function's address, and cuda.core passes its getPtr(): an int,
+        # taken as the function's address.
+        self._ref = <c.cudaLogsCallback_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLogsCallback_t value = <c.cudaLogsCallback_t>_as_cudaLogsCallback_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallback_t(self)
 
     def __index__(self):
         # The address: passes wherever a function pointer or an address is
         # taken (another module's class of the same C type too).
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_cudaLogsCallback_t(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<cudaLogsCallback_t>other)._ptr
+        return _value_cudaLogsCallback_t(self) == _value_cudaLogsCallback_t(<cudaLogsCallback_t>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_cudaLogsCallback_t(self))
 
     def __repr__(self):
-        return f"<cudaLogsCallback_t {<uintptr_t>self._ptr:#x}>"
+        return f"<cudaLogsCallback_t {<uintptr_t>_value_cudaLogsCallback_t(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored function pointer, for C taking a cudaLogsCallback_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored function pointer (the _ptr it was made with), for C taking a cudaLogsCallback_t*."""
+        return <uintptr_t>_where_cudaLogsCallback_t(self)
+
+
+# Where the function pointer is: in the object, or at the address it was
+# made with (_ref, NULL otherwise).
+cdef inline c.cudaLogsCallback_t* _where_cudaLogsCallback_t(cudaLogsCallback_t f) noexcept:
+    return &f._ptr if f._ref == NULL else f._ref
+
+
+cdef inline c.cudaLogsCallback_t _value_cudaLogsCallback_t(cudaLogsCallback_t f) noexcept:
+    return f._ptr if f._ref == NULL else f._ref[0]
 
 
 cdef inline void* _as_cudaLogsCallback_t(object o, const char* name) except? NULL:
     if type(o) is cudaLogsCallback_t:
-        return <void*>(<cudaLogsCallback_t>o)._ptr
+        return <void*>_value_cudaLogsCallback_t(<cudaLogsCallback_t>o)
     if isinstance(o, (float, str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLogsCallback_t, a C function address or None, "
                         f"got {type(o).__name__}")
@@ -6394,9 +6982,6 @@ cdef class char1(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -6451,9 +7036,6 @@ cdef class uchar1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6506,9 +7088,6 @@ cdef class char2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -6573,9 +7152,6 @@ cdef class uchar2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6638,9 +7214,6 @@ cdef class char3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -6715,9 +7288,6 @@ cdef class uchar3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6790,9 +7360,6 @@ cdef class char4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<char4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -6877,9 +7444,6 @@ cdef class uchar4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uchar4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -6963,9 +7527,6 @@ cdef class short1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<short1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7019,9 +7580,6 @@ cdef class ushort1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7074,9 +7632,6 @@ cdef class short2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<short2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7141,9 +7696,6 @@ cdef class ushort2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7206,9 +7758,6 @@ cdef class short3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<short3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7283,9 +7832,6 @@ cdef class ushort3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7358,9 +7904,6 @@ cdef class short4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<short4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7445,9 +7988,6 @@ cdef class ushort4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ushort4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7531,9 +8071,6 @@ cdef class int1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<int1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7587,9 +8124,6 @@ cdef class uint1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7642,9 +8176,6 @@ cdef class int2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<int2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7709,9 +8240,6 @@ cdef class uint2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7774,9 +8302,6 @@ cdef class int3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<int3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -7851,9 +8376,6 @@ cdef class uint3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -7926,9 +8448,6 @@ cdef class int4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<int4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8013,9 +8532,6 @@ cdef class uint4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<uint4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8099,9 +8615,6 @@ cdef class long1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<long1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8155,9 +8668,6 @@ cdef class ulong1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8210,9 +8720,6 @@ cdef class long2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8277,9 +8784,6 @@ cdef class ulong2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8342,9 +8846,6 @@ cdef class long3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8419,9 +8920,6 @@ cdef class ulong3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8494,9 +8992,6 @@ cdef class long4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8581,9 +9076,6 @@ cdef class ulong4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8666,9 +9158,6 @@ cdef class long4_16a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8753,9 +9242,6 @@ cdef class ulong4_16a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -8838,9 +9324,6 @@ cdef class long4_32a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<long4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -8925,9 +9408,6 @@ cdef class ulong4_32a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulong4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9011,9 +9491,6 @@ cdef class float1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<float1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9066,9 +9543,6 @@ cdef class float2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<float2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9132,9 +9606,6 @@ cdef class float3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<float3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9208,9 +9679,6 @@ cdef class float4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<float4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9295,9 +9763,6 @@ cdef class longlong1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<longlong1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9351,9 +9816,6 @@ cdef class ulonglong1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9406,9 +9868,6 @@ cdef class longlong2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9473,9 +9932,6 @@ cdef class ulonglong2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9538,9 +9994,6 @@ cdef class longlong3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9615,9 +10068,6 @@ cdef class ulonglong3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9690,9 +10140,6 @@ cdef class longlong4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9777,9 +10224,6 @@ cdef class longlong4_16a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<longlong4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -9862,9 +10306,6 @@ cdef class longlong4_32a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<longlong4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -9949,9 +10390,6 @@ cdef class ulonglong4(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10034,9 +10472,6 @@ cdef class ulonglong4_16a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<ulonglong4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10121,9 +10556,6 @@ cdef class ulonglong4_32a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<ulonglong4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10207,9 +10639,6 @@ cdef class double1(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<double1 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10262,9 +10691,6 @@ cdef class double2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10328,9 +10754,6 @@ cdef class double3(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10404,9 +10827,6 @@ cdef class double4(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double4 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10491,9 +10911,6 @@ cdef class double4_16a(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<double4_16a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10576,9 +10993,6 @@ cdef class double4_32a(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<double4_32a " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10669,9 +11083,6 @@ cdef class dim3(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<dim3 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -10747,9 +11158,6 @@ cdef class cudaChannelFormatDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaChannelFormatDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -10845,9 +11253,6 @@ cdef class cudaArraySparseProperties_tileExtent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaArraySparseProperties_tileExtent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Tile width in elements"""
@@ -10923,9 +11328,6 @@ cdef class cudaArraySparseProperties(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaArraySparseProperties " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def tileExtent(self):
@@ -11026,9 +11428,6 @@ cdef class cudaArrayMemoryRequirements(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaArrayMemoryRequirements " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def size(self):
         """Total size of the array."""
@@ -11109,9 +11508,6 @@ cdef class cudaPitchedPtr(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaPitchedPtr " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -11204,9 +11600,6 @@ cdef class cudaExtent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExtent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Width in elements when referring to array memory, in bytes when referring to linear memory"""
@@ -11285,9 +11678,6 @@ cdef class cudaPos(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaPos " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """x"""
@@ -11363,9 +11753,6 @@ cdef class cudaMemcpy3DParms(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DParms " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcArray(self):
@@ -11494,9 +11881,6 @@ cdef class cudaMemcpyNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemcpyNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Must be zero"""
@@ -11575,9 +11959,6 @@ cdef class cudaMemcpy3DPeerParms(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DPeerParms " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcArray(self):
@@ -11715,9 +12096,6 @@ cdef class cudaMemsetParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemsetParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dst(self):
         """Destination device pointer"""
@@ -11826,9 +12204,6 @@ cdef class cudaMemsetParamsV2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemsetParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def dst(self):
@@ -11947,9 +12322,6 @@ cdef class cudaAccessPolicyWindow(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaAccessPolicyWindow " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def base_ptr(self):
         """Starting address of the access policy window. CUDA driver may align it."""
@@ -12051,9 +12423,6 @@ cdef class cudaHostNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaHostNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -12126,9 +12495,6 @@ cdef class cudaHostNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaHostNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def fn(self):
         """The function to call when the node executes"""
@@ -12198,9 +12564,6 @@ cdef class cudaResourceDesc_res_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc_res_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def array(self):
         """CUDA array"""
@@ -12254,9 +12617,6 @@ cdef class cudaResourceDesc_res_mipmap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc_res_mipmap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def mipmap(self):
         """CUDA mipmapped array"""
@@ -12309,9 +12669,6 @@ cdef class cudaResourceDesc_res_linear(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceDesc_res_linear " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -12388,9 +12745,6 @@ cdef class cudaResourceDesc_res_pitch2D(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceDesc_res_pitch2D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def devPtr(self):
@@ -12488,9 +12842,6 @@ cdef class cudaResourceDesc_res_reserved(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc_res_reserved " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -12546,9 +12897,6 @@ cdef class cudaResourceDesc_res(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceDesc_res " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def array(self):
@@ -12646,9 +12994,6 @@ cdef class cudaResourceDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaResourceDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def resType(self):
         """Resource type"""
@@ -12725,9 +13070,6 @@ cdef class cudaResourceViewDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaResourceViewDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def format(self):
@@ -12869,9 +13211,6 @@ cdef class cudaPointerAttributes(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaPointerAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """The type of memory - cudaMemoryTypeUnregistered, cudaMemoryTypeHost,
@@ -12989,9 +13328,6 @@ cdef class cudaFuncAttributes(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaFuncAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def sharedSizeBytes(self):
@@ -13256,9 +13592,6 @@ cdef class cudaMemLocation(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemLocation " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Specifies the location type, which modifies the meaning of id."""
@@ -13326,9 +13659,6 @@ cdef class cudaMemAccessDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemAccessDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def location(self):
         """Location on which the request is to change it's accessibility"""
@@ -13395,9 +13725,6 @@ cdef class cudaMemPoolProps(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemPoolProps " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def allocType(self):
@@ -13526,9 +13853,6 @@ cdef class cudaMemPoolPtrExportData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemPoolPtrExportData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -13587,9 +13911,6 @@ cdef class cudaMemAllocNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemAllocNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def poolProps(self):
@@ -13707,9 +14028,6 @@ cdef class cudaMemAllocNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemAllocNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def poolProps(self):
         """in: array of memory access descriptors. Used to describe peer GPU access"""
@@ -13826,9 +14144,6 @@ cdef class cudaMemFreeNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemFreeNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def dptr(self):
         """in: the pointer to free"""
@@ -13887,9 +14202,6 @@ cdef class cudaMemcpyAttributes(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpyAttributes " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def srcAccessOrder(self):
@@ -13978,9 +14290,6 @@ cdef class cudaOffset3D(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaOffset3D " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -14056,9 +14365,6 @@ cdef class cudaMemcpy3DOperand_op_ptr(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand_op_ptr " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -14149,9 +14455,6 @@ cdef class cudaMemcpy3DOperand_op_array(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand_op_array " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def array(self):
         """"""
@@ -14214,9 +14517,6 @@ cdef class cudaMemcpy3DOperand_op(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand_op " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def ptr(self):
@@ -14284,9 +14584,6 @@ cdef class cudaMemcpy3DOperand(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaMemcpy3DOperand " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """"""
@@ -14350,9 +14647,6 @@ cdef class cudaMemcpy3DBatchOp(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemcpy3DBatchOp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def src(self):
@@ -14448,9 +14742,6 @@ cdef class CUuuid(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<CUuuid " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytes_(self):
         """"""
@@ -14507,9 +14798,6 @@ cdef class cudaDeviceProp(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaDeviceProp " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def name(self):
@@ -15538,9 +15826,6 @@ cdef class cudaIpcEventHandle_t(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaIpcEventHandle_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -15597,9 +15882,6 @@ cdef class cudaIpcMemHandle_t(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaIpcMemHandle_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def reserved(self):
         """"""
@@ -15652,9 +15934,6 @@ cdef class cudaMemFabricHandle_t(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaMemFabricHandle_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def reserved(self):
@@ -15723,9 +16002,6 @@ cdef class cudaExternalMemoryHandleDesc_handle_win32(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryHandleDesc_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def handle(self):
@@ -15796,9 +16072,6 @@ cdef class cudaExternalMemoryHandleDesc_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryHandleDesc_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -15893,9 +16166,6 @@ cdef class cudaExternalMemoryHandleDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryHandleDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -15997,9 +16267,6 @@ cdef class cudaExternalMemoryBufferDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalMemoryBufferDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def offset(self):
         """Offset into the memory object where the buffer's base is"""
@@ -16088,9 +16355,6 @@ cdef class cudaExternalMemoryMipmappedArrayDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalMemoryMipmappedArrayDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def offset(self):
@@ -16215,9 +16479,6 @@ cdef class cudaExternalSemaphoreHandleDesc_handle_win32(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreHandleDesc_handle_win32 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def handle(self):
         """Valid NT handle. Must be NULL if 'name' is non-NULL"""
@@ -16287,9 +16548,6 @@ cdef class cudaExternalSemaphoreHandleDesc_handle(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreHandleDesc_handle " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fd(self):
@@ -16385,9 +16643,6 @@ cdef class cudaExternalSemaphoreHandleDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreHandleDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def type(self):
         """Type of the handle"""
@@ -16478,9 +16733,6 @@ cdef class cudaExternalSemaphoreSignalParams_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be signaled"""
@@ -16533,9 +16785,6 @@ cdef class cudaExternalSemaphoreSignalParams_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16607,9 +16856,6 @@ cdef class cudaExternalSemaphoreSignalParams_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """"""
@@ -16662,9 +16908,6 @@ cdef class cudaExternalSemaphoreSignalParams_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16755,9 +16998,6 @@ cdef class cudaExternalSemaphoreSignalParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -16844,9 +17084,6 @@ cdef class cudaExternalSemaphoreWaitParams_params_fence(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params_fence " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def value(self):
         """Value of fence to be waited on"""
@@ -16899,9 +17136,6 @@ cdef class cudaExternalSemaphoreWaitParams_params_nvSciSync(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params_nvSciSync " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -16973,9 +17207,6 @@ cdef class cudaExternalSemaphoreWaitParams_params_keyedMutex(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params_keyedMutex " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def key(self):
         """Value of key to acquire the mutex with"""
@@ -17038,9 +17269,6 @@ cdef class cudaExternalSemaphoreWaitParams_params(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams_params " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def fence(self):
@@ -17131,9 +17359,6 @@ cdef class cudaExternalSemaphoreWaitParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def params(self):
         """"""
@@ -17216,9 +17441,6 @@ cdef class cudalibraryHostUniversalFunctionAndDataTable(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudalibraryHostUniversalFunctionAndDataTable " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def functionTable(self):
@@ -17311,9 +17533,6 @@ cdef class cudaKernelNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaKernelNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def func(self):
@@ -17436,9 +17655,6 @@ cdef class cudaKernelNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaKernelNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def func(self):
         """Kernel to launch"""
@@ -17560,9 +17776,6 @@ cdef class cudaExternalSemaphoreSignalNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -17673,9 +17886,6 @@ cdef class cudaExternalSemaphoreSignalNodeParamsV2(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaExternalSemaphoreSignalNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def extSemArray(self):
@@ -17788,9 +17998,6 @@ cdef class cudaExternalSemaphoreWaitNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -17902,9 +18109,6 @@ cdef class cudaExternalSemaphoreWaitNodeParamsV2(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaExternalSemaphoreWaitNodeParamsV2 " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def extSemArray(self):
         """Array of external semaphore handles."""
@@ -18015,9 +18219,6 @@ cdef class cudaConditionalNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaConditionalNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def handle(self):
@@ -18144,9 +18345,6 @@ cdef class cudaChildGraphNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaChildGraphNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def graph(self):
         """The child graph to clone into the node for node creation, or
@@ -18218,9 +18416,6 @@ cdef class cudaEventRecordNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEventRecordNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to record when the node executes"""
@@ -18277,9 +18472,6 @@ cdef class cudaEventWaitNodeParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEventWaitNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """The event to wait on from the node"""
@@ -18335,9 +18527,6 @@ cdef class cudaGraphNodeParams(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaGraphNodeParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -18554,9 +18743,6 @@ cdef class cudaGraphEdgeData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphEdgeData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def from_port(self):
         """This indicates when the dependency is triggered from the upstream
@@ -18664,9 +18850,6 @@ cdef class cudaGraphInstantiateParams(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphInstantiateParams " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def flags(self):
         """Instantiation flags"""
@@ -18754,9 +18937,6 @@ cdef class cudaGraphExecUpdateResultInfo(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphExecUpdateResultInfo " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def result(self):
         """Gives more specific detail when a cuda graph update fails."""
@@ -18832,9 +19012,6 @@ cdef class cudaGraphKernelNodeUpdate_updateData_param(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaGraphKernelNodeUpdate_updateData_param " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def pValue(self):
@@ -18912,9 +19089,6 @@ cdef class cudaGraphKernelNodeUpdate_updateData(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaGraphKernelNodeUpdate_updateData " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def gridDim(self):
         """Grid dimensions"""
@@ -18990,9 +19164,6 @@ cdef class cudaGraphKernelNodeUpdate(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaGraphKernelNodeUpdate " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def node(self):
@@ -19079,9 +19250,6 @@ cdef class cudaLaunchMemSyncDomainMap(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchMemSyncDomainMap " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def default_(self):
         """The default domain ID to use for designated kernels"""
@@ -19155,9 +19323,6 @@ cdef class cudaLaunchAttributeValue_clusterDim(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_clusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def x(self):
@@ -19239,9 +19404,6 @@ cdef class cudaLaunchAttributeValue_programmaticEvent(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_programmaticEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def event(self):
@@ -19329,9 +19491,6 @@ cdef class cudaLaunchAttributeValue_preferredClusterDim(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_preferredClusterDim " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def x(self):
         """"""
@@ -19412,9 +19571,6 @@ cdef class cudaLaunchAttributeValue_launchCompletionEvent(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_launchCompletionEvent " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def event(self):
         """"""
@@ -19484,9 +19640,6 @@ cdef class cudaLaunchAttributeValue_deviceUpdatableKernelNode(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue_deviceUpdatableKernelNode " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def deviceUpdatable(self):
         """"""
@@ -19552,9 +19705,6 @@ cdef class cudaLaunchAttributeValue(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchAttributeValue " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def pad(self):
@@ -19805,9 +19955,6 @@ cdef class cudaLaunchAttribute(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaLaunchAttribute " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def id(self):
         """Attribute to set"""
@@ -19884,9 +20031,6 @@ cdef class cudaLaunchConfig_t(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaLaunchConfig_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def gridDim(self):
@@ -20008,9 +20152,6 @@ cdef class cudaAsyncNotificationInfo_t_info_overBudget(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaAsyncNotificationInfo_t_info_overBudget " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def bytesOverBudget(self):
         """The number of bytes that the process has allocated above its device memory budget"""
@@ -20063,9 +20204,6 @@ cdef class cudaAsyncNotificationInfo_t_info(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaAsyncNotificationInfo_t_info " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def overBudget(self):
@@ -20122,9 +20260,6 @@ cdef class cudaAsyncNotificationInfo_t(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaAsyncNotificationInfo_t " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def type(self):
@@ -20192,9 +20327,6 @@ cdef class cudaTextureDesc(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaTextureDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def addressMode(self):
@@ -20381,9 +20513,6 @@ cdef class cudaEglPlaneDesc(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEglPlaneDesc " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def width(self):
         """Width of plane"""
@@ -20500,9 +20629,6 @@ cdef class cudaEglFrame_frame(Struct):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
 
-    def __repr__(self):
-        return "<cudaEglFrame_frame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
-
     @property
     def pArray(self):
         """Array of CUDA arrays corresponding to each plane"""
@@ -20587,9 +20713,6 @@ cdef class cudaEglFrame(Struct):
     def getPtr(self):
         """The address of the C struct."""
         return <uintptr_t>self._ptr
-
-    def __repr__(self):
-        return "<cudaEglFrame " + ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields) + ">"
 
     @property
     def frame(self):
@@ -39636,11 +39759,12 @@ def cudaEGLStreamConsumerDisconnect(conn):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
 
@@ -39685,19 +39809,21 @@ def cudaEGLStreamConsumerAcquireFrame(conn, pStream, timeout):
         CUDA resource on which the EGLStream frame will be mapped for use.
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef cudaGraphicsResource_t pCudaResource_handle = cudaGraphicsResource_t.__new__(cudaGraphicsResource_t)
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
     cdef unsigned int _c_timeout = <unsigned int>as_unsigned(timeout, b"timeout", UINT32_MAX)
@@ -39741,19 +39867,21 @@ def cudaEGLStreamConsumerReleaseFrame(conn, pCudaResource, pStream):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef c.cudaGraphicsResource_t _c_pCudaResource = _as_cudaGraphicsResource_t(pCudaResource, b"pCudaResource")
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
 
@@ -39838,11 +39966,12 @@ def cudaEGLStreamProducerDisconnect(conn):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
 
@@ -39898,19 +40027,21 @@ def cudaEGLStreamProducerPresentFrame(conn, eglframe, pStream):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef c.cudaEglFrame* _c_eglframe = _as_cudaEglFrame_ptr(eglframe, b"eglframe")
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
 
@@ -39953,11 +40084,12 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         cudaErrorUnknown
     """
     cdef int _err
-    # A cudaEglStreamConnection object is updated in place (the C call writes through it).
+    # A cudaEglStreamConnection object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaEglStreamConnection conn_value = NULL
     cdef c.cudaEglStreamConnection* _c_conn = &conn_value
     if isinstance(conn, cudaEglStreamConnection):
-        _c_conn = &(<cudaEglStreamConnection>conn)._ptr
+        _c_conn = _where_cudaEglStreamConnection(<cudaEglStreamConnection>conn)
     else:
         conn_value = _as_cudaEglStreamConnection(conn, b"conn")
     cdef c.cudaEglFrame* _c_eglframe = NULL
@@ -39965,11 +40097,12 @@ def cudaEGLStreamProducerReturnFrame(conn, eglframe, pStream):
         _c_eglframe = (<cudaEglFrame>eglframe)._ptr
     elif eglframe is not None:
         _c_eglframe = <c.cudaEglFrame*>as_address(eglframe, b"eglframe")
-    # A cudaStream_t object is updated in place (the C call writes through it).
+    # A cudaStream_t object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.cudaStream_t pStream_value = NULL
     cdef c.cudaStream_t* _c_pStream = &pStream_value
     if isinstance(pStream, cudaStream_t):
-        _c_pStream = &(<cudaStream_t>pStream)._ptr
+        _c_pStream = _where_cudaStream_t(<cudaStream_t>pStream)
     else:
         pStream_value = _as_cudaStream_t(pStream, b"pStream")
 

@@ -8,5 +8,8 @@ from cubind._bind.convert cimport Struct
 
 
 cdef class nvJitLinkHandle:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.nvJitLinkHandle _ptr
+    cdef c.nvJitLinkHandle* _ref
 

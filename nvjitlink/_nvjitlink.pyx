@@ -127,34 +127,54 @@ cdef class nvJitLinkHandle:
     To link inputs, an instance of nvJitLinkHandle must be created first with
     nvJitLinkCreate().
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.nvJitLinkHandle>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.nvJitLinkHandle*>as_address(_ptr, b"_ptr")
+        cdef c.nvJitLinkHandle value = <c.nvJitLinkHandle>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_nvJitLinkHandle(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_nvJitLinkHandle(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<nvJitLinkHandle>other)._ptr
+        return _value_nvJitLinkHandle(self) == _value_nvJitLinkHandle(<nvJitLinkHandle>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_nvJitLinkHandle(self))
 
     def __repr__(self):
-        return f"<nvJitLinkHandle {<uintptr_t>self._ptr:#x}>"
+        return f"<nvJitLinkHandle {<uintptr_t>_value_nvJitLinkHandle(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a nvJitLinkHandle*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvJitLinkHandle*."""
+        return <uintptr_t>_where_nvJitLinkHandle(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.nvJitLinkHandle* _where_nvJitLinkHandle(nvJitLinkHandle h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.nvJitLinkHandle _value_nvJitLinkHandle(nvJitLinkHandle h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -165,7 +185,7 @@ cdef type _nvJitLinkHandle_peer = None
 
 cdef inline c.nvJitLinkHandle _as_nvJitLinkHandle(object o, const char* name) except? NULL:
     if type(o) is nvJitLinkHandle or type(o) is _nvJitLinkHandle_peer:
-        return (<nvJitLinkHandle>o)._ptr
+        return _value_nvJitLinkHandle(<nvJitLinkHandle>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_nvJitLinkHandle_other(o, name)
@@ -174,7 +194,7 @@ cdef inline c.nvJitLinkHandle _as_nvJitLinkHandle(object o, const char* name) ex
 cdef c.nvJitLinkHandle _as_nvJitLinkHandle_other(object o, const char* name) except? NULL:
     global _nvJitLinkHandle_peer
     if isinstance(o, nvJitLinkHandle):
-        return (<nvJitLinkHandle>o)._ptr
+        return _value_nvJitLinkHandle(<nvJitLinkHandle>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.nvJitLinkHandle>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -186,7 +206,7 @@ cdef c.nvJitLinkHandle _as_nvJitLinkHandle_other(object o, const char* name) exc
         raise TypeError(f"{name.decode()}: expected nvJitLinkHandle, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == nvJitLinkHandle.__basicsize__:
         _nvJitLinkHandle_peer = type(o)
-        return (<nvJitLinkHandle>o)._ptr
+        return _value_nvJitLinkHandle(<nvJitLinkHandle>o)
     return <c.nvJitLinkHandle>as_address(o, name)
 
 
@@ -246,11 +266,12 @@ def nvJitLinkDestroy(handle):
     nvJitLinkResult
     """
     cdef int _err
-    # A nvJitLinkHandle object is updated in place (the C call writes through it).
+    # A nvJitLinkHandle object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.nvJitLinkHandle handle_value = NULL
     cdef c.nvJitLinkHandle* _c_handle = &handle_value
     if isinstance(handle, nvJitLinkHandle):
-        _c_handle = &(<nvJitLinkHandle>handle)._ptr
+        _c_handle = _where_nvJitLinkHandle(<nvJitLinkHandle>handle)
     else:
         handle_value = _as_nvJitLinkHandle(handle, b"handle")
 

@@ -8,5 +8,8 @@ from cubind._bind.convert cimport Struct
 
 
 cdef class nvrtcProgram:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.nvrtcProgram _ptr
+    cdef c.nvrtcProgram* _ref
 

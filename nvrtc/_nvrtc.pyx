@@ -83,34 +83,54 @@ cdef class nvrtcProgram:
     created first with nvrtcCreateProgram, then compiled with
     nvrtcCompileProgram.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.nvrtcProgram>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.nvrtcProgram*>as_address(_ptr, b"_ptr")
+        cdef c.nvrtcProgram value = <c.nvrtcProgram>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_nvrtcProgram(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_nvrtcProgram(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<nvrtcProgram>other)._ptr
+        return _value_nvrtcProgram(self) == _value_nvrtcProgram(<nvrtcProgram>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_nvrtcProgram(self))
 
     def __repr__(self):
-        return f"<nvrtcProgram {<uintptr_t>self._ptr:#x}>"
+        return f"<nvrtcProgram {<uintptr_t>_value_nvrtcProgram(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a nvrtcProgram*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvrtcProgram*."""
+        return <uintptr_t>_where_nvrtcProgram(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.nvrtcProgram* _where_nvrtcProgram(nvrtcProgram h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.nvrtcProgram _value_nvrtcProgram(nvrtcProgram h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -121,7 +141,7 @@ cdef type _nvrtcProgram_peer = None
 
 cdef inline c.nvrtcProgram _as_nvrtcProgram(object o, const char* name) except? NULL:
     if type(o) is nvrtcProgram or type(o) is _nvrtcProgram_peer:
-        return (<nvrtcProgram>o)._ptr
+        return _value_nvrtcProgram(<nvrtcProgram>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_nvrtcProgram_other(o, name)
@@ -130,7 +150,7 @@ cdef inline c.nvrtcProgram _as_nvrtcProgram(object o, const char* name) except? 
 cdef c.nvrtcProgram _as_nvrtcProgram_other(object o, const char* name) except? NULL:
     global _nvrtcProgram_peer
     if isinstance(o, nvrtcProgram):
-        return (<nvrtcProgram>o)._ptr
+        return _value_nvrtcProgram(<nvrtcProgram>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.nvrtcProgram>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -142,7 +162,7 @@ cdef c.nvrtcProgram _as_nvrtcProgram_other(object o, const char* name) except? N
         raise TypeError(f"{name.decode()}: expected nvrtcProgram, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == nvrtcProgram.__basicsize__:
         _nvrtcProgram_peer = type(o)
-        return (<nvrtcProgram>o)._ptr
+        return _value_nvrtcProgram(<nvrtcProgram>o)
     return <c.nvrtcProgram>as_address(o, name)
 
 
@@ -353,11 +373,12 @@ def nvrtcDestroyProgram(prog):
         - NVRTC_ERROR_INVALID_PROGRAM
     """
     cdef int _err
-    # A nvrtcProgram object is updated in place (the C call writes through it).
+    # A nvrtcProgram object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.nvrtcProgram prog_value = NULL
     cdef c.nvrtcProgram* _c_prog = &prog_value
     if isinstance(prog, nvrtcProgram):
-        _c_prog = &(<nvrtcProgram>prog)._ptr
+        _c_prog = _where_nvrtcProgram(<nvrtcProgram>prog)
     else:
         prog_value = _as_nvrtcProgram(prog, b"prog")
 

@@ -74,34 +74,54 @@ cdef class nvvmProgram:
 
     An opaque handle for a program.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = <c.nvvmProgram>as_address(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the handle refers to the value
+        # stored at that address (C writes it there), init_value going there
+        # unless 0; without, it holds its own.
+        self._ref = <c.nvvmProgram*>as_address(_ptr, b"_ptr")
+        cdef c.nvvmProgram value = <c.nvvmProgram>as_address(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != NULL:
+            self._ref[0] = value
 
     def __int__(self):
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_nvvmProgram(self)
 
     def __index__(self):
         # The address: hex(h) works, and a handle passes wherever its C type
         # or an address is taken, a driver handle for a runtime one too.
-        return <uintptr_t>self._ptr
+        return <uintptr_t>_value_nvvmProgram(self)
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return self._ptr == (<nvvmProgram>other)._ptr
+        return _value_nvvmProgram(self) == _value_nvvmProgram(<nvvmProgram>other)
 
     def __hash__(self):
-        return hash(<uintptr_t>self._ptr)
+        return hash(<uintptr_t>_value_nvvmProgram(self))
 
     def __repr__(self):
-        return f"<nvvmProgram {<uintptr_t>self._ptr:#x}>"
+        return f"<nvvmProgram {<uintptr_t>_value_nvvmProgram(self):#x}>"
 
     def getPtr(self):
-        """The address of the stored handle, for C functions taking a nvvmProgram*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored handle (the _ptr it was made with), for C functions taking a nvvmProgram*."""
+        return <uintptr_t>_where_nvvmProgram(self)
+
+
+# Where a handle's value is: in the object, or at the address it was made
+# with (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.nvvmProgram* _where_nvvmProgram(nvvmProgram h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.nvvmProgram _value_nvvmProgram(nvvmProgram h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 # The handle class of another module that wraps the same C type (the
@@ -112,7 +132,7 @@ cdef type _nvvmProgram_peer = None
 
 cdef inline c.nvvmProgram _as_nvvmProgram(object o, const char* name) except? NULL:
     if type(o) is nvvmProgram or type(o) is _nvvmProgram_peer:
-        return (<nvvmProgram>o)._ptr
+        return _value_nvvmProgram(<nvvmProgram>o)
     if o is None:   # the default stream, no context...: common, and cheap here
         return NULL
     return _as_nvvmProgram_other(o, name)
@@ -121,7 +141,7 @@ cdef inline c.nvvmProgram _as_nvvmProgram(object o, const char* name) except? NU
 cdef c.nvvmProgram _as_nvvmProgram_other(object o, const char* name) except? NULL:
     global _nvvmProgram_peer
     if isinstance(o, nvvmProgram):
-        return (<nvvmProgram>o)._ptr
+        return _value_nvvmProgram(<nvvmProgram>o)
     if PyLong_CheckExact(o):   # an address: before the look-up below, which raises inside for an int
         return <c.nvvmProgram>as_address(o, name)
     if isinstance(o, (float, str, bytes, bytearray)):
@@ -133,7 +153,7 @@ cdef c.nvvmProgram _as_nvvmProgram_other(object o, const char* name) except? NUL
         raise TypeError(f"{name.decode()}: expected nvvmProgram, an int or None, got {type(o).__name__}")
     if tag is not None and type(o).__basicsize__ == nvvmProgram.__basicsize__:
         _nvvmProgram_peer = type(o)
-        return (<nvvmProgram>o)._ptr
+        return _value_nvvmProgram(<nvvmProgram>o)
     return <c.nvvmProgram>as_address(o, name)
 
 
@@ -278,11 +298,12 @@ def nvvmDestroyProgram(prog):
         - NVVM_ERROR_INVALID_PROGRAM
     """
     cdef int _err
-    # A nvvmProgram object is updated in place (the C call writes through it).
+    # A nvvmProgram object is updated in place (the C call writes where it
+    # keeps its value: the _ptr it was made with, if any).
     cdef c.nvvmProgram prog_value = NULL
     cdef c.nvvmProgram* _c_prog = &prog_value
     if isinstance(prog, nvvmProgram):
-        _c_prog = &(<nvvmProgram>prog)._ptr
+        _c_prog = _where_nvvmProgram(<nvvmProgram>prog)
     else:
         prog_value = _as_nvvmProgram(prog, b"prog")
 

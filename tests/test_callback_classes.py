@@ -1,7 +1,8 @@
 """Function-pointer typedefs are classes of their name, as in the classic
 modules (``cuda.bindings.driver.CUoccupancyB2DSize(init_value=0)``): built
 from a C function's address, ``int()`` gives it back, ``getPtr()`` the address
-where it is stored; an instance passes wherever that callback is taken, beside
+where it is stored (made with ``_ptr=``, that address: cuda.core passes it as
+the function); an instance passes wherever that callback is taken, beside
 the Python callables (through the trampolines) and raw addresses."""
 
 import ctypes
@@ -75,7 +76,7 @@ def test_the_stubs_list_the_classes_and_type_the_parameters_with_them():
     stub = (os.path.dirname(cuda.__file__) + "/__init__.pyi")
     text = open(stub).read()
     assert "\nclass CUoccupancyB2DSize:\n" in text
-    assert "def __init__(self, init_value: CUoccupancyB2DSize | int | None = 0) -> None" in text
+    assert "def __init__(self, init_value: CUoccupancyB2DSize | int | None = 0, _ptr: int | None = 0) -> None" in text
     assert "blockSizeToDynamicSMemSize: CUoccupancyB2DSize | Callable[..., int] | int | None" in text
 
 
@@ -95,6 +96,10 @@ got["ctypes"] = list(cuda.cuOccupancyMaxPotentialBlockSize(0x4000, fn, 0, 0)[1:]
 got["none"] = list(cuda.cuOccupancyMaxPotentialBlockSize(0x4000, None, 0, 0)[1:])
 got["zero"] = list(cuda.cuOccupancyMaxPotentialBlockSize(0x4000, 0, 0, 0)[1:])
 got["null_instance"] = list(cuda.cuOccupancyMaxPotentialBlockSize(0x4000, cuda.CUoccupancyB2DSize(), 0, 0)[1:])
+# cuda.core's form: made with _ptr= the function's address, passed as getPtr().
+by_address = cuda.CUoccupancyB2DSize(_ptr=ctypes.cast(fn, ctypes.c_void_p).value)
+got["by_address"] = [by_address.getPtr() == ctypes.cast(fn, ctypes.c_void_p).value,
+                     list(cuda.cuOccupancyMaxPotentialBlockSize(0x4000, by_address.getPtr(), 0, 0)[1:])]
 host = []
 HOST = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 def on_host(data):
@@ -118,14 +123,15 @@ def test_an_instance_reaches_the_c_call_and_null_keeps_working(fake_driver):
     # The emulated driver calls the function with 256 and halves the block
     # when it asks for more than 48 KiB; without one, the block stays 256.
     assert got["instance"] == [132, 128] and got["ctypes"] == [132, 128]
-    assert got["seen"] == [256, 256]
+    assert got["by_address"] == [True, [132, 128]]
+    assert got["seen"] == [256, 256, 256]
     assert got["none"] == got["zero"] == got["null_instance"] == [132, 256]
     assert got["host_instance"] == [0, [0x77]]
     assert got["host_callable"] == [0, ["payload"]]   # a Python callable still goes through the trampoline
 
 
 CUDA_CORE = """
-import json
+import ctypes, json
 import cubind.compat
 cubind.compat.install()
 from cuda.bindings import driver
@@ -133,18 +139,28 @@ import cuda, cuda.core.experimental
 from cuda.core.experimental._module import KernelOccupancy
 occupancy = KernelOccupancy._init(driver.CUfunction(0x4000))
 result = occupancy.max_potential_block_size(0, 0)
+seen = []
+@ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_int)
+def need(block):
+    seen.append(block)
+    return block * 1024
+# What cuda.core's users write; cuda.core passes its getPtr() to the driver.
+b2d = driver.CUoccupancyB2DSize(_ptr=ctypes.cast(need, ctypes.c_void_p).value)
+by_function = occupancy.max_potential_block_size(b2d, 0)
 print(json.dumps([driver.CUoccupancyB2DSize is cuda.CUoccupancyB2DSize,
-                  result.min_grid_size, result.max_block_size]))
+                  result.min_grid_size, result.max_block_size,
+                  by_function.min_grid_size, by_function.max_block_size, seen]))
 """
 
 
 @pytest.mark.skipif(importlib.util.find_spec("cuda.core") is None, reason="cuda.core is not installed")
 def test_cuda_core_imports_and_sizes_blocks_on_the_classic_modules(fake_driver):
     # cuda.core 0.3 names driver.CUoccupancyB2DSize at import (an annotation)
-    # and in max_potential_block_size; an int goes through as NULL + bytes.
+    # and in max_potential_block_size; an int goes through as NULL + bytes, a
+    # CUoccupancyB2DSize(_ptr=function) as its getPtr(): the function.
     env = {k: v for k, v in os.environ.items() if k != "CUBIND_CUDA_BINDINGS"}
     env.update(CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath())
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(CUDA_CORE)], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [True, 132, 256]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [True, 132, 256, 132, 128, [256]]

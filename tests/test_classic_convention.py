@@ -367,24 +367,122 @@ def test_get_local_runtime_version_is_that_of_the_loaded_runtime():
     assert version // 1000 == cudart.CUDART_VERSION // 1000
 
 
-# -- str(struct) ------------------------------------------------------------------
+# -- the classic constructor Cls(init_value=0, _ptr=0) -------------------------
 
 
-def test_str_of_a_struct_lists_one_field_per_line():
+def _value_classes():
+    """Every handle, value-holder and callback class of the 1:1 modules."""
+    import nvjitlink
+    import nvrtc
+    import nvvm
+    from cuda import cudart
+
+    for module in (cuda, cudart, nvrtc, nvjitlink, nvvm):
+        for name in module.__all__:
+            cls = getattr(module, name)
+            if isinstance(cls, type) and hasattr(cls, "getPtr") and not hasattr(cls, "_fields"):
+                yield pytest.param(module, cls, id=f"{module.__name__}.{name}")
+
+
+@pytest.mark.parametrize("module, cls", list(_value_classes()))
+def test_ptr_makes_the_object_refer_to_the_value_at_that_address(module, cls):
+    import ctypes
+
+    size = module.sizeof(cls)
+    storage = ctypes.create_string_buffer(size)
+    address = ctypes.addressof(storage)
+    h = cls(_ptr=address)
+    assert h.getPtr() == address and int(h) == 0
+    storage.raw = (0x5A).to_bytes(size, "little")   # written there (by C): read through
+    assert int(h) == 0x5A and h == cls(0x5A)
+    assert cls(0x21, _ptr=address).getPtr() == address   # init_value is stored there
+    assert storage.raw == (0x21).to_bytes(size, "little") and int(h) == 0x21
+    own = cls(init_value=0x33)   # without _ptr, a value of its own
+    assert int(own) == 0x33 and own.getPtr() != address and int(cls(_ptr=None)) == 0
+
+
+@pytest.mark.parametrize("bad, error, says", [(-1, OverflowError, "out of range"), ("0x10", TypeError, "expected"),
+                                              (1.5, TypeError, "expected")])
+def test_a_bad_ptr_is_an_error_naming_it(bad, error, says):
+    from cuda import cudart
+
+    for cls in (cuda.CUstream, cuda.CUdeviceptr, cuda.cuuint32_t, cuda.CUoccupancyB2DSize, cudart.cudaHostFn_t):
+        with pytest.raises(error, match=rf"^_ptr: .*{says}"):
+            cls(_ptr=bad)
+
+
+HANDLES_BY_ADDRESS = r"""
+import ctypes, json
+import cuda
+fake = ctypes.CDLL({lib!r})
+last = lambda: ctypes.c_ulonglong.in_dll(fake, "fake_last_function").value
+stored = ctypes.c_void_p(0x4400)
+function = cuda.CUfunction(_ptr=ctypes.addressof(stored))
+kernel = cuda.CUkernel(_ptr=ctypes.addressof(stored))
+out = []
+err, = cuda.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
+out.append([int(err), last()])
+stored.value = 0x4500   # read at each call, not when made
+err, = cuda.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, 0, None, 0)
+out.append([int(err), last()])
+err, = cuda.cuLaunchKernel(kernel, 1, 1, 1, 1, 1, 1, 0, 0, None, 0)   # the documented cast
+out.append([int(err), last()])
+params = cuda.CUDA_KERNEL_NODE_PARAMS()
+params.func = function
+out.append(int(params.func))
+print(json.dumps(out))
+"""
+
+
+def test_a_handle_made_with_ptr_passes_the_value_stored_there(fake_driver):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests._toolkit import pythonpath
+
+    env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath())
+    done = subprocess.run([sys.executable, "-c", HANDLES_BY_ADDRESS.format(lib=str(fake_driver))], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[0, 0x4400], [0, 0x4500], [0, 0x4500], 0x4500]
+
+
+def test_a_call_updating_a_handle_in_place_writes_through_ptr():
+    # nvrtcDestroyProgram(&prog) sets prog to NULL: where the object refers to.
+    import ctypes
+
+    import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(b"__global__ void k() {}", b"k.cu", 0, [], [])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    stored = ctypes.c_void_p(int(prog))
+    by_address = nvrtc.nvrtcProgram(_ptr=ctypes.addressof(stored))
+    assert by_address == prog
+    err, = nvrtc.nvrtcDestroyProgram(by_address)
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    assert stored.value is None and int(by_address) == 0
+
+
+# -- repr(struct) and str(struct) ---------------------------------------------------
+
+
+def test_repr_of_a_struct_lists_one_field_per_line():
     s = cuda.CUDA_MEMCPY2D()
     s.srcXInBytes = 3
     s.srcMemoryType = cuda.CUmemorytype.CU_MEMORYTYPE_HOST
     s.WidthInBytes = 64
-    lines = str(s).splitlines()
+    lines = repr(s).splitlines()
     assert lines[0] == "srcXInBytes : 3"
     assert "srcMemoryType : CUmemorytype.CU_MEMORYTYPE_HOST" in lines
     assert "WidthInBytes : 64" in lines
     assert len(lines) == len(type(s)._fields)
     assert all(" : " in line for line in lines)
-    assert repr(s).startswith("<CUDA_MEMCPY2D ")  # repr keeps its one-line form
+    assert str(s) == repr(s)   # as the classic modules, which define only __repr__
 
 
-def test_str_indents_nested_structs():
+def test_repr_indents_nested_structs():
     from cuda import cudart
 
     p = cudart.cudaPitchedPtr()
@@ -392,16 +490,61 @@ def test_str_indents_nested_structs():
     params = cudart.cudaMemcpy3DParms()
     params.srcPtr = p
     params.kind = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
-    lines = str(params).splitlines()
+    lines = repr(params).splitlines()
     i = lines.index("srcPtr :")
     assert lines[i + 1].startswith("    ptr : ")
     assert "    pitch : 256" in lines[i + 1:i + 5]
     assert "kind : cudaMemcpyKind.cudaMemcpyHostToDevice" in lines
     # Two levels deep: each level four more spaces.
     desc = cuda.CUDA_RESOURCE_DESC()
-    text = str(desc)
+    text = repr(desc)
     assert "res :" in text.splitlines()
     assert any(line.startswith("        ") for line in text.splitlines())
+
+
+# -- unions and arrays of structs are views into their parent ---------------------
+# (A nested struct field: tests/test_driver.py; the driver's CUeglFrame union,
+# whose members are handle and pointer arrays: tests/test_egl_interop.py.)
+
+
+def test_an_element_of_a_struct_array_is_a_view_into_its_parent():
+    from cuda import cudart
+
+    frame = cudart.cudaEglFrame()
+    frame.frame.pArray = [1, 2, 3]   # the union's other member reads the same bytes
+    assert frame.frame.pPitch[0].ptr == 1 and frame.frame.pPitch[0].pitch == 2
+    frame.frame.pPitch[0].pitch = 123   # written into the frame
+    assert frame.frame.pPitch[0].pitch == 123 and int(frame.frame.pArray[1]) == 123
+    frame.planeDesc[1].width = 640
+    assert frame.planeDesc[1].width == 640
+
+
+def test_an_element_view_keeps_its_parent_alive():
+    import gc
+
+    from cuda import cudart
+
+    element = cudart.cudaEglFrame().frame.pPitch[2]
+    gc.collect()
+    _ = [bytearray(128) for _ in range(1000)]   # reuse freed memory, if any
+    element.xsize = 7
+    assert element.xsize == 7
+
+
+def test_assigning_a_list_of_structs_copies_them_in():
+    from cuda import cudart
+
+    frame = cudart.cudaEglFrame()
+    pitched = cudart.cudaPitchedPtr(pitch=256)
+    frame.frame.pPitch = [pitched, pitched, pitched]
+    pitched.pitch = 512   # the caller's struct is not the frame's
+    assert [p.pitch for p in frame.frame.pPitch] == [256, 256, 256]
+    assert int(frame.frame.pArray[1]) == 256
+    inner = cudart.cudaEglFrame_frame()
+    inner.pArray = [7, 8, 9]
+    frame.frame = inner   # a whole union, copied
+    inner.pArray = [0, 0, 0]
+    assert [int(a) for a in frame.frame.pArray] == [7, 8, 9]
 
 
 # -- docstrings ---------------------------------------------------------------------

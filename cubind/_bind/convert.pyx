@@ -308,10 +308,10 @@ cdef void report_unraisable(object exc, object where) noexcept:
 
 
 cdef class Struct:
-    def __str__(self):
+    def __repr__(self):
         """One `field : value` line per field (the class's `_fields`, in C
         order), a nested struct's lines indented under `field :`, as the
-        classic CUDA Python convention prints a struct."""
+        classic modules' repr (and so str) prints a struct."""
         lines = []
         for key in type(self)._fields:
             try:

@@ -361,7 +361,10 @@ def case_kernel_attributes_and_occupancy():
         asked.append(block_size)
         return 4 * block_size
 
-    b2d = driver.CUoccupancyB2DSize(ctypes.cast(smem_per_block, ctypes.c_void_p).value)
+    # cuda.core passes b2d.getPtr() to the driver as the function: made with
+    # _ptr, that is the function's address (init_value would pass the
+    # address where the object stores it).
+    b2d = driver.CUoccupancyB2DSize(_ptr=ctypes.cast(smem_per_block, ctypes.c_void_p).value)
     by_function = occ.max_potential_block_size(b2d, 0)
     by_constant = occ.max_potential_block_size(0, 256)
     assert asked and all(0 < b <= attrs.max_threads_per_block() for b in asked)

@@ -246,7 +246,9 @@ class LibraryEmitter {
     // An integer handle's converter: the value after which Cython checks for an exception.
     if (!h.conversion.error_value.empty()) d.set("error_value", h.conversion.error_value);
     d.set("doc", docstring(entity_docstring(h.doc, "Opaque handle " + h.name + ".") +
-                               "\n\nint(h) is the raw value; handles compare and hash by it.",
+                               "\n\nint(h) is the raw value; handles compare and hash by it. With _ptr (an\n"
+                               "address) the object refers to the value stored there: int(h) reads it,\n"
+                               "getPtr() returns that address.",
                            "    "));
     return d;
   }
@@ -256,11 +258,12 @@ class LibraryEmitter {
     d.set("name", c.name);
     d.set("ctype", "c." + c.name);
     d.set("aliases", strings({}));
-    d.flag("function_pointer", true);
     d.set("doc", docstring(entity_docstring(c.doc, "C function pointer type " + c.name + ".") +
                                "\n\nBuilt from a C function's address (an int, a ctypes function pointer;\n"
                                "nothing for NULL), passed as is where this type is taken; int(f) is the\n"
-                               "address, f.getPtr() where it is stored.",
+                               "address, f.getPtr() where it is stored. With _ptr (an address) the object\n"
+                               "refers to the pointer stored there and getPtr() returns that address: made\n"
+                               "with _ptr=a C function's address, getPtr() passes as that function.",
                            "    "));
     return d;
   }
