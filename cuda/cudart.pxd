@@ -162,15 +162,24 @@ cdef class cudaGraphConditionalHandle:
 
 
 cdef class cudaLogIterator:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaLogIterator _ptr
+    cdef c.cudaLogIterator* _ref
 
 
 cdef class cudaSurfaceObject_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaSurfaceObject_t _ptr
+    cdef c.cudaSurfaceObject_t* _ref
 
 
 cdef class cudaTextureObject_t:
+    # The value held; or, for an object made with _ptr=, _ref points to the
+    # value it refers to (NULL otherwise): read it with _ref[0] then.
     cdef c.cudaTextureObject_t _ptr
+    cdef c.cudaTextureObject_t* _ref
 
 
 cdef class EGLImageKHR:

@@ -6225,46 +6225,66 @@ cdef inline cudaGraphConditionalHandle _new_cudaGraphConditionalHandle(c.cudaGra
 cdef class cudaLogIterator:
     """Opaque handle cudaLogIterator.
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cudaLogIterator(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cudaLogIterator*>as_address(_ptr, b"_ptr")
+        cdef c.cudaLogIterator value = _as_cudaLogIterator(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cudaLogIterator(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cudaLogIterator(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cudaLogIterator>other)._ptr
+            return _value_cudaLogIterator(self) == _value_cudaLogIterator(<cudaLogIterator>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cudaLogIterator(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cudaLogIterator(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cudaLogIterator {self._ptr}>"
+        return f"<cudaLogIterator {_value_cudaLogIterator(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cudaLogIterator*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaLogIterator*."""
+        return <uintptr_t>_where_cudaLogIterator(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaLogIterator* _where_cudaLogIterator(cudaLogIterator h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaLogIterator _value_cudaLogIterator(cudaLogIterator h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cudaLogIterator _as_cudaLogIterator(object o, const char* name) except? 0:
     if type(o) is cudaLogIterator:
-        return (<cudaLogIterator>o)._ptr
+        return _value_cudaLogIterator(<cudaLogIterator>o)
     if o is None:
         return 0
     if isinstance(o, cudaLogIterator):
-        return (<cudaLogIterator>o)._ptr
+        return _value_cudaLogIterator(<cudaLogIterator>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaLogIterator, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -6285,46 +6305,66 @@ cdef class cudaSurfaceObject_t:
 
     An opaque value that represents a CUDA Surface object
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cudaSurfaceObject_t(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cudaSurfaceObject_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaSurfaceObject_t value = _as_cudaSurfaceObject_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cudaSurfaceObject_t(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cudaSurfaceObject_t(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cudaSurfaceObject_t>other)._ptr
+            return _value_cudaSurfaceObject_t(self) == _value_cudaSurfaceObject_t(<cudaSurfaceObject_t>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cudaSurfaceObject_t(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cudaSurfaceObject_t(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cudaSurfaceObject_t {self._ptr}>"
+        return f"<cudaSurfaceObject_t {_value_cudaSurfaceObject_t(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cudaSurfaceObject_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaSurfaceObject_t*."""
+        return <uintptr_t>_where_cudaSurfaceObject_t(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaSurfaceObject_t* _where_cudaSurfaceObject_t(cudaSurfaceObject_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaSurfaceObject_t _value_cudaSurfaceObject_t(cudaSurfaceObject_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cudaSurfaceObject_t _as_cudaSurfaceObject_t(object o, const char* name) except? 0:
     if type(o) is cudaSurfaceObject_t:
-        return (<cudaSurfaceObject_t>o)._ptr
+        return _value_cudaSurfaceObject_t(<cudaSurfaceObject_t>o)
     if o is None:
         return 0
     if isinstance(o, cudaSurfaceObject_t):
-        return (<cudaSurfaceObject_t>o)._ptr
+        return _value_cudaSurfaceObject_t(<cudaSurfaceObject_t>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaSurfaceObject_t, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
@@ -6345,46 +6385,66 @@ cdef class cudaTextureObject_t:
 
     An opaque value that represents a CUDA texture object
 
-    int(h) is the raw value; handles compare and hash by it.
+    int(h) is the raw value; handles compare and hash by it. With _ptr (an
+    address) the object refers to the value stored there: int(h) reads it,
+    getPtr() returns that address.
     """
 
-    def __init__(self, value=0):
-        self._ptr = _as_cudaTextureObject_t(value, b"value")
+    def __init__(self, init_value=0, _ptr=0):
+        # The classic constructor: with _ptr the object refers to the value
+        # stored at that address (reads and writes go through it), init_value
+        # going there unless 0; without, it holds its own.
+        self._ref = <c.cudaTextureObject_t*>as_address(_ptr, b"_ptr")
+        cdef c.cudaTextureObject_t value = _as_cudaTextureObject_t(init_value, b"init_value")
+        if self._ref == NULL:
+            self._ptr = value
+        elif value != 0:
+            self._ref[0] = value
 
     def __int__(self):
-        return self._ptr
+        return _value_cudaTextureObject_t(self)
 
     def __index__(self):
         # An integer in C: usable wherever an address or an int is taken.
-        return self._ptr
+        return _value_cudaTextureObject_t(self)
 
     def __eq__(self, other):
         # A value: equal to the int it holds (hash(h) is that int's hash too).
         if type(other) is type(self):
-            return self._ptr == (<cudaTextureObject_t>other)._ptr
+            return _value_cudaTextureObject_t(self) == _value_cudaTextureObject_t(<cudaTextureObject_t>other)
         if isinstance(other, int) and not isinstance(other, bool):
-            return self._ptr == other
+            return _value_cudaTextureObject_t(self) == other
         return NotImplemented
 
     def __hash__(self):
-        return hash(self._ptr)
+        return hash(_value_cudaTextureObject_t(self))
 
     def __repr__(self):
         # A value, printed as one (hex(h) gives the address form).
-        return f"<cudaTextureObject_t {self._ptr}>"
+        return f"<cudaTextureObject_t {_value_cudaTextureObject_t(self)}>"
 
     def getPtr(self):
-        """The address of the stored value, for C functions taking a cudaTextureObject_t*."""
-        return <uintptr_t>&self._ptr
+        """The address of the stored value (the _ptr it was made with), for C functions taking a cudaTextureObject_t*."""
+        return <uintptr_t>_where_cudaTextureObject_t(self)
+
+
+# Where the value is: in the object, or at the address it was made with
+# (_ref, NULL otherwise; a recycled object starts zeroed).
+cdef inline c.cudaTextureObject_t* _where_cudaTextureObject_t(cudaTextureObject_t h) noexcept:
+    return &h._ptr if h._ref == NULL else h._ref
+
+
+cdef inline c.cudaTextureObject_t _value_cudaTextureObject_t(cudaTextureObject_t h) noexcept:
+    return h._ptr if h._ref == NULL else h._ref[0]
 
 
 cdef inline c.cudaTextureObject_t _as_cudaTextureObject_t(object o, const char* name) except? 0:
     if type(o) is cudaTextureObject_t:
-        return (<cudaTextureObject_t>o)._ptr
+        return _value_cudaTextureObject_t(<cudaTextureObject_t>o)
     if o is None:
         return 0
     if isinstance(o, cudaTextureObject_t):
-        return (<cudaTextureObject_t>o)._ptr
+        return _value_cudaTextureObject_t(<cudaTextureObject_t>o)
     if isinstance(o, (str, bytes, bytearray)):
         raise TypeError(f"{name.decode()}: expected cudaTextureObject_t, an int or None, got {type(o).__name__}")
     # A float converts toward zero as for any C integer (the helper's rule:
