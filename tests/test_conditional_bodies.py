@@ -102,7 +102,6 @@ def test_the_drivers_body_graph_is_filled_and_runs(driver, cu_context):
 @pytest.mark.gpu
 def test_the_runtimes_body_graph_is_filled_by_cudaGraphAddNode(driver, cu_context):
     from cuda import cudart
-
     from tests._helpers import ok
 
     graph = ok(cudart.cudaGraphCreate, 0)

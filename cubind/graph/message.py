@@ -3,7 +3,6 @@ object), as GXF's messages are. A message is filled by its producer before
 it is published and only read afterwards (by every receiver it reaches)."""
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -31,7 +30,7 @@ class TensorDescription:
     storage: str
     shape: tuple
     dtype: np.dtype
-    strides: Optional[tuple] = None
+    strides: tuple | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "storage", storage_name(self.storage, f"{self.name}: storage"))
@@ -159,8 +158,8 @@ class Timestamp:
     was published (nanoseconds of the graph's clock; publishing fills
     ``pubtime`` where it is None)."""
 
-    acqtime: Optional[int] = None
-    pubtime: Optional[int] = None
+    acqtime: int | None = None
+    pubtime: int | None = None
 
 
 class Message:
