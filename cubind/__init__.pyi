@@ -105,8 +105,7 @@ class CUDAError(RuntimeError):
 
 class LibraryNotFoundError(OSError, CUDAError):
     """A CUDA library could not be found or opened; the message says where we looked."""
-    @property
-    def message(self) -> str: ...
+    message: str
 
 class CompileError(RuntimeError):
     """NVRTC could not compile a program."""
