@@ -114,3 +114,32 @@ def without_egl_headers(tmp):
                 (mirror / entry).symlink_to(os.path.join(directory, entry))
         flags += ["-isystem", str(mirror)]
     return flags
+
+
+def cuda_core_path():
+    """Where the cuda.core the cuda.core tests are written for is, where it is
+    not the one installed: a directory put first on those tests' child
+    interpreters' path only (a GPU machine's own, newer cuda.core stays what
+    the rest of the suite sees: numba needs it). scripts/gpu-check.sh --wheels
+    sets CUBIND_CUDA_CORE_PATH."""
+    return os.environ.get("CUBIND_CUDA_CORE_PATH") or None
+
+
+def cuda_core_missing(version):
+    """None where cuda.core ``version`` is what those tests get, else why not."""
+    import importlib.metadata
+
+    where = cuda_core_path()
+    try:
+        if where:
+            found = list(importlib.metadata.distributions(name="cuda-core", path=[where]))
+            if not found:
+                return f"CUBIND_CUDA_CORE_PATH={where} holds no cuda-core"
+            installed = found[0].version
+        else:
+            installed = importlib.metadata.version("cuda-core")
+    except importlib.metadata.PackageNotFoundError:
+        return f"cuda.core is not installed (pip install cuda-core=={version})"
+    if installed != version:
+        return f"these cases are written for cuda.core {version}; cuda-core {installed} is installed"
+    return None

@@ -6,7 +6,6 @@ the function); an instance passes wherever that callback is taken, beside
 the Python callables (through the trampolines) and raw addresses."""
 
 import ctypes
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 
 import cuda
 from cuda import cudart
-from tests._toolkit import pythonpath
+from tests._toolkit import ROOT, cuda_core_missing, cuda_core_path, pythonpath
 
 DRIVER = ["CUoccupancyB2DSize", "CUhostFn", "CUstreamCallback", "CUasyncCallback"]
 RUNTIME = ["cudaStreamCallback_t", "cudaHostFn_t", "cudaAsyncCallback"]
@@ -153,13 +152,13 @@ print(json.dumps([driver.CUoccupancyB2DSize is cuda.CUoccupancyB2DSize,
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("cuda.core") is None, reason="cuda.core is not installed")
+@pytest.mark.skipif(cuda_core_missing("0.3.2") is not None, reason=str(cuda_core_missing("0.3.2")))
 def test_cuda_core_imports_and_sizes_blocks_on_the_classic_modules(fake_driver):
     # cuda.core 0.3 names driver.CUoccupancyB2DSize at import (an annotation)
     # and in max_potential_block_size; an int goes through as NULL + bytes, a
     # CUoccupancyB2DSize(_ptr=function) as its getPtr(): the function.
     env = {k: v for k, v in os.environ.items() if k != "CUBIND_CUDA_BINDINGS"}
-    env.update(CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath())
+    env.update(CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(*filter(None, [cuda_core_path(), ROOT])))
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(CUDA_CORE)], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

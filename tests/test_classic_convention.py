@@ -261,6 +261,7 @@ def test_the_items_of_an_enum_array_refuse_members_of_another_enum():
 TWIN_PARAMETER = r"""
 import cuda
 from cuda import cudart
+cuda.cuInit(0)
 err, value = cuda.cuDeviceGetAttribute(cudart.cudaDeviceAttr.cudaDevAttrMemoryPoolsSupported, 0)
 print(int(err))
 """

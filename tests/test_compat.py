@@ -88,6 +88,25 @@ def test_install_refuses_after_nvidias_cuda_bindings_was_imported():
     assert got[1] is False
 
 
+def test_an_import_blocked_on_purpose_is_not_nvidias_module():
+    # sys.modules[name] = None makes `import name` fail (cuda.core's fallback to
+    # the driver's linker is tested so): nothing of NVIDIA's is loaded.
+    got = run("""
+        import json, sys
+        sys.modules["cuda.bindings.nvjitlink"] = None
+        import cubind.compat
+        cubind.compat.install()
+        try:
+            import cuda.bindings.nvjitlink
+            blocked = False
+        except ImportError:
+            blocked = True
+        import cuda.bindings.driver
+        print(json.dumps([cubind.compat.installed(), blocked, cuda.bindings.driver.__name__]))
+    """)
+    assert got == [True, True, "cuda"]
+
+
 def test_nvjitlink_in_nvidias_api_links_and_raises():
     got = run(f"""
         import json

@@ -20,7 +20,6 @@ real NVRTC and nvJitLink underneath.
 """
 
 import functools
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -29,34 +28,18 @@ from pathlib import Path
 
 import pytest
 
-from tests._toolkit import pythonpath
+from tests._toolkit import cuda_core_missing, cuda_core_path, pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_CORE_VERSION = "0.3.2"
 MARKER = "CUDA_CORE_CASE "
 
 
-# Where cuda.core CUDA_CORE_VERSION is, where it is not the one installed:
-# a directory put first on the cases' path only (a GPU machine's own, newer
-# cuda.core stays what the rest of the suite sees: numba needs it).
-# scripts/gpu-check.sh --wheels sets it.
-CUDA_CORE_PATH = os.environ.get("CUBIND_CUDA_CORE_PATH")
+CUDA_CORE_PATH = cuda_core_path()
 
 
 def _cuda_core_missing():
-    try:
-        if CUDA_CORE_PATH:
-            found = list(importlib.metadata.distributions(name="cuda-core", path=[CUDA_CORE_PATH]))
-            if not found:
-                return f"CUBIND_CUDA_CORE_PATH={CUDA_CORE_PATH} holds no cuda-core"
-            version = found[0].version
-        else:
-            version = importlib.metadata.version("cuda-core")
-    except importlib.metadata.PackageNotFoundError:
-        return f"cuda.core is not installed (pip install cuda-core=={CUDA_CORE_VERSION})"
-    if version != CUDA_CORE_VERSION:
-        return f"these cases are written for cuda.core {CUDA_CORE_VERSION}; cuda-core {version} is installed"
-    return None
+    return cuda_core_missing(CUDA_CORE_VERSION)
 
 
 pytestmark = pytest.mark.skipif(_cuda_core_missing() is not None, reason=str(_cuda_core_missing()))

@@ -68,7 +68,10 @@ def install():
     with _lock:
         if _state["installed"]:
             return
-        loaded = [name for name in sys.modules if name == "cuda.bindings" or name.startswith("cuda.bindings.")]
+        # A None entry is an import blocked on purpose (sys.modules[name] = None,
+        # as cuda.core's tests do to make it fall back): nothing of NVIDIA's loaded.
+        loaded = [name for name, module in list(sys.modules.items())
+                  if module is not None and (name == "cuda.bindings" or name.startswith("cuda.bindings."))]
         if loaded:
             raise RuntimeError(
                 f"cubind.compat.install(): NVIDIA's cuda.bindings is already imported ({', '.join(sorted(loaded))}); "
