@@ -17797,7 +17797,7 @@ def cuStreamBeginCaptureToGraph(hStream: CUstream | int | None, hGraph: CUgraph 
     dependencyData
         Optional array of data associated with each dependency.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies.
     mode
@@ -18036,7 +18036,7 @@ def cuStreamUpdateCaptureDependencies(hStream: CUstream | int | None, dependenci
     dependencyData
         Optional array of data associated with each dependency.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         The size of the dependencies array
     flags
@@ -23192,7 +23192,7 @@ def cuGraphAddDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgraph
     edgeData
         Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies to be added
 
@@ -23240,7 +23240,7 @@ def cuGraphRemoveDependencies(hGraph: CUgraph | int | None, from_: Sequence[CUgr
     edgeData
         Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies to be removed
 
@@ -24574,7 +24574,7 @@ def cuGraphAddNode(hGraph: CUgraph | int | None, dependencies: Sequence[CUgraphN
     dependencyData
         Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies
     nodeParams

@@ -36685,7 +36685,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     dependencyData
         Optional array of data associated with each dependency.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies.
     mode
@@ -36729,8 +36729,7 @@ def cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, n
     cdef c.CUgraphEdgeData* _c_dependencyData = NULL
     cdef long long dependencyData_count = _c_numDependencies
     if dependencyData is None:
-        if dependencyData_count != 0:
-            raise ValueError(f"dependencyData: None, but numDependencies is { dependencyData_count }")
+        pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
@@ -37034,7 +37033,7 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     dependencyData
         Optional array of data associated with each dependency.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         The size of the dependencies array
     flags
@@ -37075,8 +37074,7 @@ def cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, num
     cdef c.CUgraphEdgeData* _c_dependencyData = NULL
     cdef long long dependencyData_count = _c_numDependencies
     if dependencyData is None:
-        if dependencyData_count != 0:
-            raise ValueError(f"dependencyData: None, but numDependencies is { dependencyData_count }")
+        pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")
@@ -43971,7 +43969,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     edgeData
         Optional array of edge data. If NULL, default (zeroed) edge data is assumed.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies to be added
 
@@ -44027,8 +44025,7 @@ def cuGraphAddDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef c.CUgraphEdgeData* _c_edgeData = NULL
     cdef long long edgeData_count = _c_numDependencies
     if edgeData is None:
-        if edgeData_count != 0:
-            raise ValueError(f"edgeData: None, but numDependencies is { edgeData_count }")
+        pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(edgeData, (list, tuple)):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
@@ -44087,7 +44084,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     edgeData
         Optional array of edge data. If NULL, edge data is assumed to be default (zeroed).
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies to be removed
 
@@ -44143,8 +44140,7 @@ def cuGraphRemoveDependencies(hGraph, from_, to, edgeData, numDependencies):
     cdef c.CUgraphEdgeData* _c_edgeData = NULL
     cdef long long edgeData_count = _c_numDependencies
     if edgeData is None:
-        if edgeData_count != 0:
-            raise ValueError(f"edgeData: None, but numDependencies is { edgeData_count }")
+        pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(edgeData, (list, tuple)):
             raise TypeError(f"edgeData: expected a list, got {type(edgeData).__name__}")
@@ -45888,7 +45884,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     dependencyData
         Optional edge data for the dependencies. If NULL, the data is assumed to be default (zeroed) for all dependencies.
         Takes a list or tuple (the call reads as many items as numDependencies gives),
-        or None (NULL).
+        or None (NULL, whatever numDependencies gives).
     numDependencies
         Number of dependencies
     nodeParams
@@ -45938,8 +45934,7 @@ def cuGraphAddNode(hGraph, dependencies, dependencyData, numDependencies, nodePa
     cdef c.CUgraphEdgeData* _c_dependencyData = NULL
     cdef long long dependencyData_count = _c_numDependencies
     if dependencyData is None:
-        if dependencyData_count != 0:
-            raise ValueError(f"dependencyData: None, but numDependencies is { dependencyData_count }")
+        pass  # documented optional: NULL whatever numDependencies says
     else:
         if not isinstance(dependencyData, (list, tuple)):
             raise TypeError(f"dependencyData: expected a list, got {type(dependencyData).__name__}")

@@ -105,6 +105,7 @@ View conversion_view(const Conversion& c, const std::string& name, const Context
   if (!c.callback_class.empty()) d.set("callback_class", c.callback_class);
   if (c.ownership == Ownership::Once) d.flag("once", true);
   if (c.c_string) d.flag("c_string", true);
+  if (c.optional) d.flag("optional", true);
   if (!c.element.empty()) {
     // The item's template fills the slots of its container's kind (params/
     // elements convert `item`; fields/ elements read and write in place),

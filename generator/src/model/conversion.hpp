@@ -86,6 +86,8 @@ struct Conversion {
   // A buffer the call writes a NUL-terminated string into (a char*, not a
   // void*): its one-byte result is only the NUL.
   bool c_string = false;
+  // An array that may be None (NULL) whatever its count (Param::optional).
+  bool optional = false;
 
   bool bound() const { return !name.empty(); }
 };

@@ -103,6 +103,8 @@ struct Param {
   // Handle: another handle class it also takes, where the function's doc says
   // so (spec conventions.also_accepts: a CUkernel cast to CUfunction).
   std::string also_accepts;
+  // Array: None (NULL) is taken whatever its count says (mark_optional_arrays).
+  bool optional = false;
   std::string skip_reason;     // non-empty when this parameter cannot be bound
   Conversion conversion;       // how it crosses into C (conversion pass)
   // The Python default of an input, as the classic bindings give it (passes:

@@ -66,6 +66,7 @@ json conversion_json(const Conversion& c) {
   if (c.output) j["output"] = true;
   if (c.late) j["late"] = true;
   if (c.c_string) j["c_string"] = true;
+  if (c.optional) j["optional"] = true;
   return j;
 }
 

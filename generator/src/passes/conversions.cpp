@@ -287,6 +287,7 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
     case Role::Array: {
       Conversion c = named("params/array", without_const(t.pointee()));
       c.late = true;
+      c.optional = p.optional;
       c.element.push_back(array_element(t.pointee(), m));
       return c;
     }

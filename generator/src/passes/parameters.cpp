@@ -262,6 +262,18 @@ void mark_written_buffers(Function& f, const spec::Spec& spec) {
   }
 }
 
+// An array its doc calls optional (the spec's optional_wording): NULL is
+// valid with any count, so None is taken for it as the classic modules take it.
+void mark_optional_arrays(Function& f, const spec::Conventions& c) {
+  for (auto& p : f.params) {
+    if (p.role != Role::Array) continue;
+    const DocParam* doc = f.doc.param(p.name);
+    if (!doc) continue;
+    for (const auto& wording : c.optional_wording)
+      if (std::regex_match(doc->text, std::regex("(" + wording + ")\\b.*", std::regex::icase))) p.optional = true;
+  }
+}
+
 // An array filled up to a capacity: its count is read as the capacity and
 // returned as the count the call wrote.
 void link_inout_counts(Function& f) {
@@ -419,6 +431,7 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
     link_userdata(f);
     link_buffer_sizes(f, model, spec.conventions);
     mark_written_buffers(f, spec);
+    mark_optional_arrays(f, spec.conventions);
     for (auto& p : f.params)
       if (p.role == Role::Unresolved && p.skip_reason.empty()) p.skip_reason = "no rule for " + p.type.spelling;
   }

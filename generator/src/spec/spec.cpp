@@ -63,6 +63,7 @@ Conventions read_conventions(const Reader& r, const toml::table& t) {
   c.length_params = r.strings(t, "length_params", where);
   c.byte_count_params = r.strings(t, "byte_count_params", where);
   c.output_wording = r.strings(t, "output_wording", where);
+  c.optional_wording = r.strings(t, "optional_wording", where);
   c.option_type_wording = r.string(t, "option_type_wording", false, where);
   c.abi_symbol = rewrite(r, t, "abi_symbol", where);
   if (auto p = r.string(t, "abi_prototype", false, where); !p.empty()) c.abi_prototype = p;

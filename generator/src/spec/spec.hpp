@@ -105,6 +105,10 @@ struct Conventions {
   // (ECMAScript regexes matching the start of a one-line text up to a word
   // boundary, case-insensitively).
   std::vector<std::string> output_wording;
+  // How a header's doc comment words an array the call takes NULL for, its
+  // count notwithstanding (cuda.h's "Optional edge data ... If NULL, the data
+  // is assumed to be default"): regexes matching the start of the text, as above.
+  std::vector<std::string> optional_wording;
   // Where an option enum's member documents the type of its value
   // (cuda.h's "Option type: unsigned int"): a regex whose first group is it.
   std::string option_type_wording;

@@ -24,6 +24,7 @@ spec::Conventions cuda_conventions() {
   c.size_query = spec::Rewrite{"^(.*)$", "$1Size"};
   c.count_query = spec::Rewrite{"^(.*?Get)(.*)$", "$1Num$2"};
   c.output_wording = {"Returned", "Returns", "Pointer to return", "Location to return", "Location where", "Output", "On success"};
+  c.optional_wording = {"Optional"};
   return c;
 }
 
@@ -704,6 +705,19 @@ TEST(InferParameters, ConstStructPointerFollowedByCountIsAnArray) {
   EXPECT_EQ(param_of(m, "caseSetAccess", "desc").count_param, "count");
   EXPECT_EQ(param_of(m, "caseSetAccess", "count").role, Role::Count);
   EXPECT_EQ(param_of(m, "caseSetAccess", "size").role, Role::Scalar);
+}
+
+TEST(InferParameters, AnArrayDocumentedOptionalTakesNullWhateverItsCount) {
+  // cuGraphAddNode(..., const CUgraphEdgeData *dependencyData "Optional edge data ... If NULL ...",
+  //                size_t numDependencies, ...)
+  const Model m = infer({fn("caseAdd", {param("data", ptr(const_record_t())), param("numData", size_t_t())},
+                            {{"data", "", "Optional edge data. If NULL, the defaults."}, {"numData", "", "Count"}}),
+                         fn("caseSet", {param("data", ptr(const_record_t())), param("numData", size_t_t())},
+                            {{"data", "", "The edge data (not optional)."}, {"numData", "", "Count"}})});
+  EXPECT_EQ(param_of(m, "caseAdd", "data").role, Role::Array);
+  EXPECT_TRUE(param_of(m, "caseAdd", "data").optional);
+  EXPECT_EQ(param_of(m, "caseSet", "data").role, Role::Array);
+  EXPECT_FALSE(param_of(m, "caseSet", "data").optional);   // the wording must begin the text
 }
 
 TEST(InferParameters, StructPointerNextToAnotherArraysCountStaysOneStruct) {

@@ -23,6 +23,11 @@
  *                          an output): skipped; report.txt gives the reason
  *   caseGetNames           char** (not const): skipped with its reason
  *   caseScale              an int* annotated [in]: skipped with its reason
+ *   caseSetEdges           const struct* counted by numEdges -> array (None
+ *                          only with a count of 0)
+ *   caseAddEdges           the same, documented "Optional ..." (the spec's
+ *                          optional_wording) -> array, optional: None whatever
+ *                          the count
  */
 #ifndef CASE_PARAM_ROLES_H
 #define CASE_PARAM_ROLES_H
@@ -98,5 +103,21 @@ caseResult caseGetNames(caseProgram prog, char **names);
  * \param [in] factor scaled in place
  */
 caseResult caseScale(int *factor);
+
+typedef struct caseEdge_st { int weight; } caseEdge;
+
+/**
+ * \param prog the program
+ * \param edges - The edges to set.
+ * \param numEdges - Number of edges.
+ */
+caseResult caseSetEdges(caseProgram prog, const caseEdge *edges, size_t numEdges);
+
+/**
+ * \param prog the program
+ * \param edges - Optional edge data. If NULL, the edges are the defaults.
+ * \param numEdges - Number of edges.
+ */
+caseResult caseAddEdges(caseProgram prog, const caseEdge *edges, size_t numEdges);
 
 #endif
