@@ -104,11 +104,11 @@ if wants suite; then
         --ignore=tests/test_packaging.py --ignore=tests/test_build_layouts.py "${PYTEST_ARGS[@]}" \
         >"$LOGS/suite.log" 2>&1
     status=$?
-    line="$(grep -E '(passed|failed|error|skipped).* in [0-9.]+s' "$LOGS/suite.log" | tail -n 1 | tr -d '=' | sed 's/^ *//;s/ *$//')"
+    line="$(grep -a -E '(passed|failed|error|skipped).* in [0-9.]+s' "$LOGS/suite.log" | tail -n 1 | tr -d '=' | sed 's/^ *//;s/ *$//')"
     [ -n "$line" ] || line="no summary line (log: $LOGS/suite.log)"
     if [ "$status" -ne 0 ]; then
         fail "suite: $line [exit $status, $((SECONDS - t)) s]"
-        grep -E '^(FAILED|ERROR) ' "$LOGS/suite.log" | head -n 40 | tee -a "$SUMMARY"
+        grep -a -E '^(FAILED|ERROR) ' "$LOGS/suite.log" | head -n 40 | tee -a "$SUMMARY"
     else
         say "suite: $line [$((SECONDS - t)) s]"
     fi
@@ -135,8 +135,8 @@ sanitize_one() {  # kind (test|example|app), path; prints "name<TAB>summary<TAB>
     log="$SANITIZE_LOGS/$(echo "$kind-$path" | tr '/.' '__').log"
     timeout --kill-after=10 "$SANITIZE_TIMEOUT" "$SANITIZER" "${flags[@]}" "${cmd[@]}" >"$log" 2>&1
     status=$?
-    summary="$(grep -h "ERROR SUMMARY" "$log" | tail -n 1 | sed 's/^=* *//')"
-    if [ -z "$summary" ] && grep -q "Target application terminated before first instrumented API call" "$log"; then
+    summary="$(grep -a -h "ERROR SUMMARY" "$log" | tail -n 1 | sed 's/^=* *//')"
+    if [ -z "$summary" ] && grep -a -q "Target application terminated before first instrumented API call" "$log"; then
         # A program that never calls CUDA (a host-only app): nothing to check;
         # whether it ran well is the apps step's to say.
         summary="ERROR SUMMARY: 0 errors (no CUDA call made)"
@@ -212,7 +212,7 @@ if wants bench; then
             fail "bench: $bench: exit $status [$((SECONDS - t)) s] ($(tail -n 1 "$log"))"
         else
             say "bench: $bench [$((SECONDS - t)) s]"
-            grep -E '^\|' "$log" | tee -a "$SUMMARY"
+            grep -a -E '^\|' "$log" | tee -a "$SUMMARY"
         fi
     done
 fi
