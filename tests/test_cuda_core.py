@@ -190,7 +190,9 @@ def _check(case, bindings, library):
                             f"{outcome.why()}")
             if reference is not None and reference.failed:
                 pytest.skip(f"cuda.core misbehaves on NVIDIA's cuda-bindings too: {reference.why()}")
-            pytest.fail(f"cuda.core case {case!r} fails on cubind's cuda.bindings:\n{outcome.stderr[-4000:]}")
+            # The exit status and stdout too: a crash (a negative status) prints no traceback.
+            pytest.fail(f"cuda.core case {case!r} fails on cubind's cuda.bindings (exit {outcome.returncode}):\n"
+                        f"{outcome.stderr[-4000:]}\nstdout: {outcome.stdout[-1000:]}")
         if reference is not None and not reference.failed:
             assert outcome.value == reference.value, "cubind and NVIDIA's cuda-bindings give different values"
     if "skipped" in outcome.value:
