@@ -46,7 +46,7 @@ CUDA_HOME=$work/root CUBIND_GEN=$gen bash "$ROOT/scripts/regenerate.sh" --report
 # A file copied by an earlier run that the working tree no longer has is removed
 # (a module moved away would otherwise still import from the kept tree).
 (cd "$ROOT" && git ls-files --cached --others --exclude-standard -- bindings templates cubind cuda nvrtc nvjitlink nvvm tests examples bench \
-   setup.py pyproject.toml README.md ARCHITECTURE.md) >"$work/copied.new"
+   setup.py pyproject.toml README.md ARCHITECTURE.md scripts/gpu-check.sh scripts/test-pythons.sh) >"$work/copied.new"
 if [ -f "$work/copied.txt" ]; then
   grep -vxF -f "$work/copied.new" "$work/copied.txt" | while IFS= read -r f; do rm -f "$work/tree/$f"; done
 fi
