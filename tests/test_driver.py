@@ -2029,25 +2029,3 @@ def test_every_scalar_type_and_structs_by_value_round_trip(cuda, kernel, device_
     ok(cuda.cuMemcpyDtoH, got_reals, reals, got_reals.nbytes)
     assert got_ints.tolist() == [ord("A"), 1, -5, -300, 123456, -(2**40), 7, 1, ord("Z"), 3, 4, 5]
     assert got_reals.tolist() == [1.5, -2.25, 0.5]
-
-
-@pytest.mark.gpu
-def test_conditional_node_body_graphs_read_as_a_list(cuda, cu_context):
-    # Issue 12 item 7: CUDA_CONDITIONAL_NODE_PARAMS.phGraph_out, a driver-filled
-    # array counted by `size` (bindings/driver.toml [fields]), reads as a list.
-    graph = ok(cuda.cuGraphCreate, 0)
-    try:
-        handle = ok(cuda.cuGraphConditionalHandleCreate, graph, cu_context, 0, 0)
-        params = cuda.CUgraphNodeParams()
-        params.type = cuda.CUgraphNodeType.CU_GRAPH_NODE_TYPE_CONDITIONAL
-        params.conditional.handle = handle
-        params.conditional.type = cuda.CUgraphConditionalNodeType.CU_GRAPH_COND_TYPE_IF
-        params.conditional.size = 2
-        params.conditional.ctx = cu_context
-        assert [int(b) for b in params.conditional.phGraph_out] == [0, 0]   # NULL handles until the call
-        ok(cuda.cuGraphAddNode, graph, None, None, 0, params)
-        bodies = params.conditional.phGraph_out
-        assert len(bodies) == 2 and all(isinstance(b, cuda.CUgraph) and int(b) for b in bodies)
-        assert ok(cuda.cuGraphGetNodes, bodies[0], 0)[1] == 0   # an empty body graph
-    finally:
-        ok(cuda.cuGraphDestroy, graph)
