@@ -159,10 +159,13 @@ def extern_headers(pyx):
 
 def cuda_include_dirs(ext, paths, given=()):
     """The include directories of the CUDA headers ``ext``'s sources include
-    (Python's own headers and those in the ``given`` directories aside), from
+    (Python's own headers, those in the ``given`` directories and the
+    platform headers cubind has stand-ins for aside), from
     the first CUDA installation holding them all; raises paths.HeaderNotFound
     naming the module and every place looked."""
-    known = paths.python_include_dirs() + list(given)
+    # The platform headers the C layer includes first (vdpau/vdpau.h) are
+    # no CUDA header: the system's or cubind's stand-in (-idirafter) serves.
+    known = paths.python_include_dirs() + list(given) + [paths.FALLBACK_INCLUDE]
     headers = [h for pyx in ext.sources for h in extern_headers(pyx)
                if not any(os.path.isfile(os.path.join(d, h)) for d in known)]
     if not headers:
@@ -394,9 +397,10 @@ def extensions(root=ROOT):
     # say nothing about the bindings. CUDA 13 marks long4, double4, ... as
     # deprecated (for their _16a/_32a forms); the runtime binding still offers
     # them as its headers do, and gcc would warn at every sizeof.
-    # cudaEGL.h and cuda_egl_interop.h include <EGL/egl.h>: the system's
-    # (libegl-dev) where installed, else cubind's stand-in, searched after
-    # every system directory so that it never shadows the real one.
+    # The interop headers include <EGL/egl.h>, <GL/gl.h> and <vdpau/vdpau.h>:
+    # the system's (libegl-dev, libgl-dev, libvdpau-dev) where installed, else
+    # cubind's stand-ins, searched after every system directory so that they
+    # never shadow the real ones.
     flags = [os.environ.get("CUBIND_OPT", "-O2"), "-g0", "-Wno-sign-compare", "-Wno-misleading-indentation",
              "-Wno-deprecated-declarations", "-idirafter", EGL_FALLBACK]
     exts = []

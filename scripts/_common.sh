@@ -50,12 +50,13 @@ python_deb() {  # Debian's name of BASE_PYTHON's version: python3.11
   "$BASE_PYTHON" -c 'import sys; print("python%d.%d" % sys.version_info[:2])'
 }
 
-# The generator's build requirements (Debian packages), and libegl-dev: the
-# EGL headers cudaEGL.h and cuda_egl_interop.h include, which the generator
-# parses (the package's build does without: setup.py's EGL_FALLBACK).
+# The generator's build requirements (Debian packages), and libegl-dev,
+# libgl-dev and libvdpau-dev: the EGL, GL and VDPAU headers the CUDA interop
+# headers include, which the generator parses (the package's build does
+# without: setup.py's EGL_FALLBACK).
 install_generator_deps() {
   apt_install "to build the generator" cmake ninja-build g++ libclang-dev libkainjow-mustache-dev nlohmann-json3-dev \
-    libcli11-dev libtomlplusplus-dev libgtest-dev libegl-dev
+    libcli11-dev libtomlplusplus-dev libgtest-dev libegl-dev libgl-dev libvdpau-dev
 }
 
 # The virtual environment, made on first use; then the Python packages a step

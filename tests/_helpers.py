@@ -1,5 +1,6 @@
 """Helpers the test files share (imported, not fixtures): the one ``ok``, the
-one ``error`` and the import of cubind's driver package.
+one ``error``, the import of cubind's driver package and a snippet run on the
+emulated driver.
 
 Kept out of conftest.py so that test files and the snippets they run in fresh
 interpreters (PYTHONPATH from tests/_toolkit.pythonpath) can import them.
@@ -70,3 +71,20 @@ def public_kinds(module):
         else:
             kinds[name] = type(value).__name__
     return kinds
+
+
+def run_on_fake(fake_driver, body, **env):
+    """``body`` in a fresh interpreter on tests/fake_driver (after ``import
+    cuda``); its stdout split into words."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests._toolkit import pythonpath
+
+    code = "import cuda\n" + textwrap.dedent(body)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=pythonpath(), CUBIND_CUDA_LIBRARY=str(fake_driver), **env))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()

@@ -102,15 +102,16 @@ def _default_include_dirs():
     return [line.strip() for line in lines[start:lines.index("End of search list.")]]
 
 
-def without_egl_headers(tmp):
-    """Compiler flags for a system without EGL's development headers: the
-    default search list, each directory mirrored without EGL/ and KHR/."""
+def without_platform_headers(tmp):
+    """Compiler flags for a system without the platform's development headers
+    the CUDA interop headers include (EGL's, GL's, VDPAU's): the default search
+    list, each directory mirrored without EGL/, KHR/, GL/ and vdpau/."""
     flags = ["-nostdinc"]
     for i, directory in enumerate(_default_include_dirs()):
         mirror = tmp / f"sys{i}"
         mirror.mkdir()
         for entry in os.listdir(directory):
-            if entry not in ("EGL", "KHR"):
+            if entry not in ("EGL", "KHR", "GL", "vdpau"):
                 (mirror / entry).symlink_to(os.path.join(directory, entry))
         flags += ["-isystem", str(mirror)]
     return flags

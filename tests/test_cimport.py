@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._toolkit import cuda_include, pythonpath, without_egl_headers
+from tests._toolkit import cuda_include, pythonpath, without_platform_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "cimport_ext" / "consumer.pyx"
@@ -27,19 +27,20 @@ extern "C" __global__ void fill(unsigned int *out, unsigned int value, unsigned 
 """
 
 
-@pytest.fixture(scope="module", params=["system_headers", "no_egl_headers"])
+@pytest.fixture(scope="module", params=["system_headers", "no_platform_headers"])
 def consumer_dir(request, tmp_path_factory):
     """The consumer built as README's "For library authors" says: the .pxd
     files from the package, ``include_dirs=cubind.get_include()``; also on a
-    system without EGL's headers (hidden here: CI has them), as on most
-    servers and NVIDIA's standard toolkit layout."""
+    system without EGL's, GL's and VDPAU's headers (hidden here: CI has them),
+    as on most servers and NVIDIA's standard toolkit layout."""
     pytest.importorskip("Cython")
     try:
         import cuda._driver  # noqa: F401
     except ImportError:
         pytest.skip("cubind's cuda package is not built")
     build = tmp_path_factory.mktemp("consumer")
-    flags = without_egl_headers(tmp_path_factory.mktemp("sysroot")) if request.param == "no_egl_headers" else []
+    hidden = request.param == "no_platform_headers"
+    flags = without_platform_headers(tmp_path_factory.mktemp("sysroot")) if hidden else []
     shutil.copy(SOURCE, build / "consumer.pyx")
     setup = textwrap.dedent(f"""
         import cubind

@@ -9,13 +9,10 @@ arguments as Python errors naming the parameter.
 
 import os
 import subprocess
-import sys
-import textwrap
 
 import pytest
 
-from tests._helpers import import_cubind_driver
-from tests._toolkit import pythonpath
+from tests._helpers import import_cubind_driver, run_on_fake
 
 cuda = import_cubind_driver()
 if cuda is None:
@@ -119,17 +116,6 @@ def test_bad_arguments_name_the_parameter():
         cudart.cudaEGLStreamProducerDisconnect(cuda.CUevent(1))
 
 
-def run_on_fake(fake_driver, body, **env):
-    """``body`` in a fresh interpreter on tests/fake_driver; its stdout lines."""
-    import os
-
-    code = "import cuda\n" + textwrap.dedent(body)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=pythonpath(), CUBIND_CUDA_LIBRARY=str(fake_driver), **env))
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
-
-
 @pytest.mark.provokes_api_error
 def test_driver_refusals_are_returned_as_its_status(fake_driver):
     out = run_on_fake(fake_driver, """
@@ -187,7 +173,7 @@ def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, system):
     # it declares the types; where the system has the headers, it defers to them.
     import shutil
 
-    from tests._toolkit import header, without_egl_headers
+    from tests._toolkit import header, without_platform_headers
 
     cc = shutil.which("cc")
     if cc is None or header("cudaEGL.h") is None or header("cuda_egl_interop.h") is None:
@@ -197,7 +183,7 @@ def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, system):
     fallback = ROOT / "cubind" / "_bind" / "egl_fallback"
     _root, dirs = _paths().find_headers(["cudaEGL.h", "cuda_egl_interop.h"])
     hidden = system == "without_egl_headers"
-    flags = without_egl_headers(tmp_path) if hidden else []
+    flags = without_platform_headers(tmp_path) if hidden else []
     if not hidden and not os.path.isfile("/usr/include/EGL/egl.h"):
         pytest.skip("no system EGL headers to defer to (Debian's libegl-dev)")
     source = tmp_path / "egl.c"

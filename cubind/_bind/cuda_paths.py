@@ -264,7 +264,8 @@ def spec_headers(spec):
 # consumer cimports (tests/test_cimport.py checks this against setup.py).
 GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
-# EGL/egl.h): each defers to the system's header where there is one.
+# EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
+# to the system's header where there is one.
 FALLBACK_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "egl_fallback")
 _EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"]+)"', re.M)
 

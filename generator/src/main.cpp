@@ -36,6 +36,7 @@ int run(const Options& o) {
   cubind::parse::ParseOptions parse;
   parse.library = spec.library;
   parse.headers = spec.headers;
+  parse.prelude_headers = spec.prelude_headers;
   parse.include_dirs = o.include_dirs;
   parse.clang_args = spec.clang_args;
   parse.version_header = spec.version_header;
@@ -49,6 +50,7 @@ int run(const Options& o) {
     cubind::parse::ParseOptions twins;
     twins.library = spec.library;
     twins.headers = spec.twin_headers;
+    twins.prelude_headers = spec.prelude_headers;
     twins.include_dirs = o.include_dirs;
     twins.clang_args = spec.clang_args;
     model.twin_candidates = cubind::parse::parse_headers(twins).enums;

@@ -518,8 +518,95 @@ static int f_cuGraphicsResourceGetMappedEglFrame(struct fake_egl_frame *frame, v
     return 0;
 }
 
+/* GL and VDPAU interop (cudaGL.h, cudaVDPAU.h). Without a GL context or a
+ * VDPAU device the driver has nothing to register; the fake answers from the
+ * arguments, so that a test sees each one arrive: a GL buffer or image is
+ * registered as resource 0x61000000 + name (a name of 0 is refused), the
+ * devices of the current GL context are device 0, and a VDPAU device is
+ * device 0 given a VdpGetProcAddress (NULL is refused); video and output
+ * surfaces register as 0x62000000 and 0x63000000 + surface. */
+static int f_cuGraphicsGLRegisterBuffer(void **resource, unsigned buffer, unsigned flags) {
+    (void)flags;
+    if (!buffer) return fake_fail(__func__, 1);
+    *resource = (void *)(0x61000000ULL + buffer);
+    return 0;
+}
+
+static int f_cuGraphicsGLRegisterImage(void **resource, unsigned image, unsigned target, unsigned flags) {
+    (void)flags;
+    if (!image || !target) return fake_fail(__func__, 1);
+    *resource = (void *)(0x61000000ULL + image);
+    return 0;
+}
+
+static int f_cuGLGetDevices(unsigned *count, int *devices, unsigned capacity, int list) {
+    if (list < 1 || list > 3) return fake_fail(__func__, 1);
+    *count = 1;
+    if (capacity >= 1) devices[0] = 0;
+    return 0;
+}
+
+static int f_cuVDPAUGetDevice(int *device, unsigned vdp_device, void *get_proc_address) {
+    (void)vdp_device;
+    if (!get_proc_address) return fake_fail(__func__, 1);
+    *device = 0;
+    return 0;
+}
+
+static int f_cuGraphicsVDPAURegisterVideoSurface(void **resource, unsigned surface, unsigned flags) {
+    (void)flags;
+    *resource = (void *)(0x62000000ULL + surface);
+    return 0;
+}
+
+static int f_cuGraphicsVDPAURegisterOutputSurface(void **resource, unsigned surface, unsigned flags) {
+    (void)flags;
+    *resource = (void *)(0x63000000ULL + surface);
+    return 0;
+}
+
+/* A device's LUID is the bytes 0x10..0x17 (a NUL inside would be kept), its
+ * node mask 1. The driver's log holds one line, "[fake] one log line\n": a
+ * dump copies it (NUL-terminated) when the buffer has room and says how many
+ * bytes it wrote, else writes 0 and refuses; an iterator is advanced by one. */
+static int f_cuDeviceGetLuid(char *luid, unsigned *mask, int dev) {
+    if (dev != 0) return fake_fail(__func__, 101); /* CUDA_ERROR_INVALID_DEVICE */
+    for (int i = 0; i < 8; i++) luid[i] = (char)(0x10 + i);
+    luid[3] = 0;
+    *mask = 1;
+    return 0;
+}
+
+static int f_cuLogsDumpToMemory(unsigned *iterator, char *buffer, size_t *size, unsigned flags) {
+    static const char line[] = "[fake] one log line\n";
+    if (flags || !buffer || !size) return fake_fail(__func__, 1);
+    if (*size < sizeof line) {
+        *size = 0;
+        return fake_fail(__func__, 1);
+    }
+    memcpy(buffer, line, sizeof line);
+    *size = sizeof line - 1;
+    if (iterator) *iterator += 1;
+    return 0;
+}
+
+static int f_cuLogsDumpToFile(unsigned *iterator, const char *path, unsigned flags) {
+    if (flags || !path) return fake_fail(__func__, 1);
+    if (iterator) *iterator += 1;
+    return 0;
+}
+
 static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuLaunchKernelEx", (void *)fake_launch_ex},
+    {"cuGraphicsGLRegisterBuffer", (void *)f_cuGraphicsGLRegisterBuffer},
+    {"cuGraphicsGLRegisterImage", (void *)f_cuGraphicsGLRegisterImage},
+    {"cuGLGetDevices", (void *)f_cuGLGetDevices},
+    {"cuVDPAUGetDevice", (void *)f_cuVDPAUGetDevice},
+    {"cuGraphicsVDPAURegisterVideoSurface", (void *)f_cuGraphicsVDPAURegisterVideoSurface},
+    {"cuGraphicsVDPAURegisterOutputSurface", (void *)f_cuGraphicsVDPAURegisterOutputSurface},
+    {"cuDeviceGetLuid", (void *)f_cuDeviceGetLuid},
+    {"cuLogsDumpToMemory", (void *)f_cuLogsDumpToMemory},
+    {"cuLogsDumpToFile", (void *)f_cuLogsDumpToFile},
     {"cuLaunchKernel", (void *)fake_launch},
     {"cuInit", (void *)fake_ok},
     {"cuGetErrorName", (void *)fake_ok},

@@ -42,6 +42,7 @@ void set_count(View& d, const Function& f, const Param& p) {
   if (p.count_param.empty()) return;
   d.set("count", p.count_param);
   d.set("count_cname", c_local(py_name_of(f, p.count_param)));
+  if (!p.written_param.empty()) d.set("written_cname", c_local(py_name_of(f, p.written_param)));
   if (p.count_offset != 0) {
     d.set("offset_op", p.count_offset < 0 ? "-" : "+");
     d.set("offset_amount", std::to_string(p.count_offset < 0 ? -p.count_offset : p.count_offset));

@@ -79,6 +79,7 @@ class LibraryEmitter {
         internal.push_back(View().set("header", *h).set("macro", s.internal_macro));
     }
     d.set("other_headers", strings(others));
+    if (!s.prelude_headers.empty()) d.set("prelude_headers", strings(s.prelude_headers));
     d.set("internal_headers", list_of(internal));
     View resolver;
     resolver.set("library", s.loader_name);
@@ -94,7 +95,8 @@ class LibraryEmitter {
         flags += (flags.empty() ? "\"" : ", \"") + mode + "\": " + std::to_string(flag);
       resolver.set("default_stream_flags", "{" + flags + "}");
     }
-    if (!s.per_thread_suffixes.empty()) resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));
+    if (!s.per_thread_suffixes.empty())
+      resolver.set("per_thread", View().set("suffixes", strings(s.per_thread_suffixes)));
     d.set("resolver", templates_.fragment(m.loader.resolver, resolver, Shape::Raw, "resolver"));
 
     std::vector<View> enums, handles, records, functions, c_functions, trampolines, fn_typedefs, constants;
@@ -134,7 +136,8 @@ class LibraryEmitter {
       if (!f.skip_reason.empty()) continue;
       c_functions.push_back(c_function_view(f, fn_typedefs, ctx_));
       View v = py_function_view(f, trampolines, ctx_);
-      v.set("code", templates_.fragment(f.returns_status ? "function.pyx" : "function_value.pyx", v, Shape::Raw, f.name));
+      v.set("code",
+            templates_.fragment(f.returns_status ? "function.pyx" : "function_value.pyx", v, Shape::Raw, f.name));
       functions.push_back(v);
       all.push_back(f.name);
     }
@@ -149,7 +152,8 @@ class LibraryEmitter {
     }
     d.set("helpers", list_of(helpers));
     std::vector<View> attribute_tables;
-    for (const auto& t : m.attribute_tables) attribute_tables.push_back(View().set("code", attribute_table_code(t, ctx_)));
+    for (const auto& t : m.attribute_tables)
+      attribute_tables.push_back(View().set("code", attribute_table_code(t, ctx_)));
     for (const auto& t : m.option_tables) attribute_tables.push_back(View().set("code", option_table_code(t, ctx_)));
     std::vector<View> rendered_trampolines;
     for (const auto& t : trampolines)
@@ -161,8 +165,7 @@ class LibraryEmitter {
     d.set("declarations", declarations());
     d.set("functions", list_of(functions));
     bool keeps_alive = false;
-    for (const auto& f : m.functions)
-      keeps_alive = keeps_alive || !f.releases_kept.empty();
+    for (const auto& f : m.functions) keeps_alive = keeps_alive || !f.releases_kept.empty();
     d.flag("kept_alive", keeps_alive);
     d.set("c_functions", list_of(c_functions));
     d.set("trampolines", list_of(rendered_trampolines));
@@ -206,9 +209,11 @@ class LibraryEmitter {
   Data declarations() {
     const auto& m = ctx_.model;
     std::vector<std::pair<int, View>> decls;
-    for (const auto& e : m.enums) decls.emplace_back(e.order, templates_.fragment("c_enum.pxd", enum_view(e), Shape::Lines, e.name));
+    for (const auto& e : m.enums)
+      decls.emplace_back(e.order, templates_.fragment("c_enum.pxd", enum_view(e), Shape::Lines, e.name));
     for (const auto& h : m.handles)
-      if (!h.is_integer) decls.emplace_back(h.order, templates_.fragment("c_handle.pxd", handle_view(h), Shape::Lines, h.name));
+      if (!h.is_integer)
+        decls.emplace_back(h.order, templates_.fragment("c_handle.pxd", handle_view(h), Shape::Lines, h.name));
     for (const auto& t : m.typedefs) {
       View d;
       d.set("name", t.name);
@@ -220,7 +225,8 @@ class LibraryEmitter {
       d.set("name", c.name);
       d.set("result", ctx_.c_names.cython(c.type.inner[0]));
       std::vector<View> args;
-      for (size_t i = 1; i < c.type.inner.size(); ++i) args.push_back(View().set("ctype", ctx_.c_names.cython(c.type.inner[i])));
+      for (size_t i = 1; i < c.type.inner.size(); ++i)
+        args.push_back(View().set("ctype", ctx_.c_names.cython(c.type.inner[i])));
       d.set("args", list_of(args));
       decls.emplace_back(c.order, templates_.fragment("c_callback.pxd", d, Shape::Lines, c.name));
     }
@@ -241,6 +247,7 @@ class LibraryEmitter {
     View d = conversion_view(h.conversion, h.name, ctx_);
     d.set("name", h.name);
     if (!h.is_integer) d.set("record_tag", h.record_tag);
+    if (h.is_function) d.flag("is_function", true);
     d.set("ctype", "c." + h.name);
     d.set("aliases", strings(h.aliases));
     // An integer handle's converter: the value after which Cython checks for an exception.

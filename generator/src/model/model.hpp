@@ -67,10 +67,12 @@ enum class Direction { In, Out, InOut };
   X(ReturnedArray,                                                                                                   \
     "returned_array") /* const T** the call points at an array it owns, counted by an output: a list is returned */  \
   X(AttributeSize,                                                                                                   \
-    "attribute_size") /* size_t* the call reads as the size of an attribute's value (and may overwrite): hidden */ \
+    "attribute_size") /* size_t* the call reads as the size of an attribute's value (and may overwrite): hidden */   \
   X(OptionValues,                                                                                                    \
-    "option_values") /* void** values of the options in a sibling array: each converted as its option says */      \
-  X(InOutScalar, "inout_scalar") /* T* the call reads and overwrites (a mode swapped): taken and returned */
+    "option_values") /* void** values of the options in a sibling array: each converted as its option says */        \
+  X(InOutScalar, "inout_scalar") /* T* the call reads and overwrites (a mode swapped): taken and returned */         \
+  X(OutBytes, "out_bytes")       /* char* the call fills with the spec's `size` bytes (no length): bytes returned */ \
+  X(OutArraySized, "out_array_sized") /* T* filled up to a capacity given by value, the count in an output */
 
 enum class Role {
 #define CUBIND_ROLE_ENUM(name, text) name,
@@ -94,10 +96,10 @@ struct Param {
   // AttributeOut: the bytes of the value (an array of values: the array of
   // each one's size).
   std::string count_param;
-  int count_offset = 0;        // items = count_param + count_offset (strides: rank - 1)
-  std::string query_function;  // Buffer/OutArray/VoidPtr: the function giving the size/count
-  std::string userdata_param;  // Callback: the void* it receives back
-  bool called_once = false;    // Callback: C calls it once, then forgets it
+  int count_offset = 0;         // items = count_param + count_offset (strides: rank - 1)
+  std::string query_function;   // Buffer/OutArray/VoidPtr: the function giving the size/count
+  std::string userdata_param;   // Callback: the void* it receives back
+  bool called_once = false;     // Callback: C calls it once, then forgets it
   std::string on_error_return;  // Callback: returned to C when the Python callable raises (spec)
   std::string attribute_param;  // AttributeOut/In: the parameter holding the attribute
   // Handle: another handle class it also takes, where the function's doc says
@@ -105,8 +107,14 @@ struct Param {
   std::string also_accepts;
   // Array: None (NULL) is taken whatever its count says (mark_optional_arrays).
   bool optional = false;
-  std::string skip_reason;     // non-empty when this parameter cannot be bound
-  Conversion conversion;       // how it crosses into C (conversion pass)
+  // OutBytes: how many bytes the call writes (the spec's `size`; the header
+  // says it only in words: cuDeviceGetLuid's 8-byte LUID).
+  int64_t fixed_size = -1;
+  // OutArraySized: the integer output the call writes its count of items to
+  // (cuGLGetDevices' pCudaDeviceCount; the capacity is count_param).
+  std::string written_param;
+  std::string skip_reason;  // non-empty when this parameter cannot be bound
+  Conversion conversion;    // how it crosses into C (conversion pass)
   // The Python default of an input, as the classic bindings give it (passes:
   // mark_classic_defaults); empty: the caller must pass it.
   std::string py_default;
@@ -161,7 +169,7 @@ struct EnumValue {
 };
 
 struct Enum {
-  int order = 0;  // position in the headers: C declarations are emitted in it
+  int order = 0;     // position in the headers: C declarations are emitted in it
   std::string name;  // typedef name, else tag
   std::string tag;
   bool is_signed = true;
@@ -200,8 +208,8 @@ struct Field {
 };
 
 struct Record {
-  int order = 0;  // position in the headers: C declarations are emitted in it
-  std::string name;  // typedef name, tag, or synthesised for anonymous nested records
+  int order = 0;            // position in the headers: C declarations are emitted in it
+  std::string name;         // typedef name, tag, or synthesised for anonymous nested records
   std::string public_name;  // the class users see (passes: CUDA_MEMCPY2D for CUDA_MEMCPY2D_v2)
   // Other names of the same type users reach for: its tag and the typedefs
   // of it (CUDA_MEMCPY2D_st, CUDA_MEMCPY2D_v2, CUstreamAttrValue), bound to
@@ -227,6 +235,9 @@ struct Handle {
   int order = 0;  // position in the headers: C declarations are emitted in it
   std::string name;
   bool is_integer = false;  // an integer typedef the spec declares a handle (CUdeviceptr)
+  // A function type taken by pointer (the spec's function_handles): the
+  // class holds a `name *`.
+  bool is_function = false;
   std::string record_tag;
   // Other names bound to this class (name_type_aliases: CUdevice_v1).
   std::vector<std::string> aliases;
@@ -288,8 +299,8 @@ struct AbiPrototype {
 struct AttributeValue {
   std::string member;
   int64_t value = 0;
-  Type type;              // the value's type; an array's element type
-  bool is_array = false;  // as many items as the size the caller gives
+  Type type;                // the value's type; an array's element type
+  bool is_array = false;    // as many items as the size the caller gives
   int64_t string_size = 0;  // > 0: a NUL-terminated string in a char[string_size]
   // The C type the value is stored as in the table's union (conversion
   // pass): `type`, but a C bool (one byte) as an unsigned char, since a
@@ -298,8 +309,8 @@ struct AttributeValue {
   // How Python sets it: through the element conversion `in`, or copied as
   // a NUL-terminated string into the whole buffer (fixed_string_into).
   enum class Setter { Element, FixedString } setter = Setter::Element;
-  Conversion out;         // C to Python (conversion pass)
-  Conversion in;          // Python to C; skip_reason where it cannot be set
+  Conversion out;  // C to Python (conversion pass)
+  Conversion in;   // Python to C; skip_reason where it cannot be set
 };
 
 struct AttributeTable {

@@ -209,6 +209,7 @@ json to_json(const Model& model) {
   j["records"] = list(model.records, record_json);
   j["handles"] = list(model.handles, [](const Handle& h) {
     json jh = {{"name", h.name}, {"record_tag", h.record_tag}};
+    if (h.is_function) jh["function"] = true;
     put_doc(jh, h.doc);
     return jh;
   });
@@ -255,8 +256,9 @@ json to_json(const Model& model) {
   }
   j["aliases"] = list(model.aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
   if (!model.type_aliases.empty())
-    j["type_aliases"] =
-        list(model.type_aliases, [](const Alias& a) { return json{{"name", a.name}, {"target", a.target}}; });
+    j["type_aliases"] = list(model.type_aliases, [](const Alias& a) {
+      return json{{"name", a.name}, {"target", a.target}};
+    });
   if (!model.helpers.empty())
     j["helpers"] = list(model.helpers, [](const Alias& a) { return json{{"name", a.name}, {"function", a.target}}; });
   return j;

@@ -38,6 +38,7 @@ std::vector<std::string> clang_args(const ParseOptions& options) {
 
 std::string umbrella_source(const ParseOptions& options) {
   std::string source;
+  for (const auto& h : options.prelude_headers) source += "#include <" + h + ">\n";
   for (const auto& h : options.headers) source += "#include <" + h + ">\n";
   if (!options.version_header.empty()) source += "#include <" + options.version_header + ">\n";
   if (!options.abi_typedefs_header.empty()) source += "#include <" + options.abi_typedefs_header + ">\n";
@@ -115,7 +116,8 @@ struct Evaluator {
           k.string_value = clang_EvalResult_getAsStr(result);
           out.emplace(name, k);
           break;
-        default: break;
+        default:
+          break;
       }
       clang_EvalResult_dispose(result);
     });
@@ -190,9 +192,9 @@ model::Model parse_headers(const ParseOptions& options) {
   IndexPtr index(clang_createIndex(0, 0));
   const auto args = clang_args(options);
   const std::string source = umbrella_source(options);
-  UnitPtr unit = parse_source(index.get(), kUmbrella, source, args,
-                              CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies,
-                              true);
+  UnitPtr unit =
+      parse_source(index.get(), kUmbrella, source, args,
+                   CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies, true);
   const CXCursor root = clang_getTranslationUnitCursor(unit.get());
 
   model::Model model;

@@ -124,7 +124,7 @@ Conversion attribute_value(const Param& p, const Function& f, const Model& m) {
   // An array of values may take its sizes from an array of the caller's
   // (`cuMemRangeGetAttributes(data, dataSizes, attributes, ...)`).
   const bool sized = !p.count_param.empty();
-  const char* name = !out           ? "params/attribute_in"
+  const char* name = !out            ? "params/attribute_in"
                      : many && sized ? "params/attribute_out_array_sized"
                      : many          ? "params/attribute_out_array"
                      : sized         ? "params/attribute_out_sized"
@@ -193,13 +193,15 @@ Conversion callback_argument(const Type& t, bool is_userdata) {
       c.handle = t.name;
       return c;
     }
-    case TypeKind::Pointer: return named("callback_args/address", t);
+    case TypeKind::Pointer:
+      return named("callback_args/address", t);
     case TypeKind::Enum: {
       Conversion c = named("callback_args/enum", t);
       c.enum_name = t.canonical;
       return c;
     }
-    default: return named("callback_args/value", t);
+    default:
+      return named("callback_args/value", t);
   }
 }
 
@@ -308,7 +310,8 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.ownership = Ownership::Returned;
       return c;
     }
-    case Role::OutAddress: return output("params/out_address", t.pointee());
+    case Role::OutAddress:
+      return output("params/out_address", t.pointee());
     case Role::OutBuffer: {
       Conversion c = output("params/out_buffer", t.pointee());
       c.late = true;
@@ -346,10 +349,14 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       }
       return c;
     }
-    case Role::Callback: return callback(p, f, m);
-    case Role::UserData: return named("params/in_userdata", t);
-    case Role::OutScalar: return out_scalar(t.pointee());
-    case Role::OutString: return output("params/out_string", t.pointee());
+    case Role::Callback:
+      return callback(p, f, m);
+    case Role::UserData:
+      return named("params/in_userdata", t);
+    case Role::OutScalar:
+      return out_scalar(t.pointee());
+    case Role::OutString:
+      return output("params/out_string", t.pointee());
     case Role::OutArray: {
       Conversion c = output("params/out_array", t.pointee());
       c.late = true;
@@ -400,12 +407,28 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       return c;
     }
     case Role::InOutHandle: {
-      Conversion c = named("params/inout_handle", t.pointee());
+      // Optional (NULL allowed): the handle the call advanced is returned,
+      // as the classic modules return cuLogsDumpToFile's iterator.
+      Conversion c = named(p.optional ? "params/inout_handle_optional" : "params/inout_handle", t.pointee());
       c.handle = t.pointee().name;
+      c.output = p.optional;
+      return c;
+    }
+    case Role::OutArraySized: {
+      Conversion c = output("params/out_array_sized", without_const(t.pointee()));
+      c.late = true;  // reads the capacity's and, after the call, the count's C values
+      c.ownership = Ownership::Returned;
+      c.element.push_back(out_element(t.pointee(), m));
+      return c;
+    }
+    case Role::OutBytes: {
+      Conversion c = output("params/out_bytes", t.pointee());
+      c.fixed_count = p.fixed_size;
       return c;
     }
     case Role::AttributeOut:
-    case Role::AttributeIn: return attribute_value(p, f, m);
+    case Role::AttributeIn:
+      return attribute_value(p, f, m);
     case Role::AttributeSize: {
       // Set to the size of the attribute's value: the caller never sees it.
       const AttributeTable* table = attribute_table_of(m, f, p);
@@ -415,7 +438,8 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
       c.attribute_enum = table ? table->enum_name : "";
       return c;
     }
-    case Role::Unresolved: break;
+    case Role::Unresolved:
+      break;
   }
   Conversion none;
   none.skip_reason = p.skip_reason.empty() ? "no conversion for role " + std::string(to_string(p.role)) : p.skip_reason;
@@ -427,14 +451,17 @@ Conversion param_conversion(const Param& p, const Function& f, const Model& m) {
 std::string error_value(const Type& result, const Model& m) {
   switch (result.kind) {
     case TypeKind::Void:
-    case TypeKind::Record: return "";  // no struct value is rarer than another
+    case TypeKind::Record:
+      return "";  // no struct value is rarer than another
     case TypeKind::Pointer:
-    case TypeKind::Handle: return "NULL";
+    case TypeKind::Handle:
+      return "NULL";
     case TypeKind::Enum: {
       const EnumValue* failure = failure_member(result, m);
       return failure ? failure->name : "";
     }
-    default: return "-1";
+    default:
+      return "-1";
   }
 }
 
@@ -537,7 +564,8 @@ Conversion field_conversion(const Field& f, const Model& m) {
       c.range = range_of(t, m);
       return c;
     }
-    case TypeKind::Floating: return named("fields/float", t);
+    case TypeKind::Floating:
+      return named("fields/float", t);
     case TypeKind::Enum: {
       Conversion c = named("fields/enum", t);
       c.range = range_of(t, m);
@@ -554,7 +582,8 @@ Conversion field_conversion(const Field& f, const Model& m) {
       c.record_class = record_class(m, t.canonical);
       return c;
     }
-    case TypeKind::Array: return fixed_array(t, m);
+    case TypeKind::Array:
+      return fixed_array(t, m);
     case TypeKind::Pointer:
       if (f.kernel_params) {
         // Packed by the launch's own packer, kept alive by the struct.
@@ -616,7 +645,7 @@ void assign_conversions(Model& model) {
       if (!field.name.empty()) field.conversion = field_conversion(field, model);
   for (auto& t : model.attribute_tables) {
     for (auto& v : t.values) {
-      v.out = v.string_size                     ? named("params/out_element_string", v.type)
+      v.out = v.string_size                   ? named("params/out_element_string", v.type)
               : v.type.kind == TypeKind::Bool ? named("params/out_element_bool", v.type)
                                               : out_element(v.type, model);
       v.in = attribute_in(v, model);

@@ -106,6 +106,24 @@ void retype_void(Type& t, const std::set<std::string>& names, const std::string&
   t = handle_type(t.name, t);
 }
 
+// `F *` where F names a function type of `names` -> the handle F, standing
+// for the pointer; the header of its first use in `first_use`.
+void retype_function(Type& t, const std::set<std::string>& names, const std::string& header,
+                     std::map<std::string, std::string>& first_use) {
+  for (auto& inner : t.inner) retype_function(inner, names, header, first_use);
+  if (t.kind != TypeKind::Pointer || t.inner.empty() || !names.count(t.inner[0].name)) return;
+  const std::string name = t.inner[0].name;
+  first_use.emplace(name, header);
+  t = handle_type(name, t);
+}
+
+// Calls `visit` on `t` and every type it is made of.
+template <typename Visit>
+void visit_all(const Type& t, Visit visit) {
+  visit(t);
+  for (const auto& inner : t.inner) visit_all(inner, visit);
+}
+
 const std::set<std::string>& python_keywords() {
   static const std::set<std::string> keywords = {
       "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
@@ -304,13 +322,40 @@ void apply_field_counts(Model& model, const spec::Spec& spec) {
         if (f.name == fc.field) target = &f;
         has_count |= f.name == fc.count_field;
       }
-      if (target && !has_count && !fc.count_field.empty()) throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
+      if (target && !has_count && !fc.count_field.empty())
+        throw std::runtime_error("fields." + fc.record + ": no count field " + fc.count_field);
       if (target) break;
     }
     if (!target) throw std::runtime_error("fields." + fc.record + "." + fc.field + ": no such field");
     target->count_field = fc.count_field;
     target->kernel_params = fc.role == "kernel_params";
   }
+}
+
+void declare_foreign_typedefs(Model& model, const spec::Spec& spec) {
+  std::set<std::string> pending(spec.foreign_typedefs.begin(), spec.foreign_typedefs.end());
+  for (const auto& t : model.typedefs) pending.erase(t.name);  // a header of the spec's declares it after all
+  std::vector<Typedef> found;
+  for_each_type(model, [&](Type& t, const std::string& header) {
+    visit_all(t, [&](const Type& u) {
+      if (u.kind != TypeKind::Integer || !pending.count(u.name)) return;
+      pending.erase(u.name);
+      Typedef d;
+      d.order = -1;  // declared by a header outside the spec's: before everything that uses it
+      d.name = u.name;
+      d.type = u;
+      d.type.name.clear();
+      d.type.spelling = u.canonical;
+      d.type.is_const = false;
+      d.doc.brief = u.name + ": an integer type of a header outside the library's (first used by " + header + ").";
+      d.header = header;
+      found.push_back(d);
+    });
+  });
+  // In the spec's order, which is the order the C layer declares them in.
+  for (const auto& name : spec.foreign_typedefs)
+    for (const auto& d : found)
+      if (d.name == name) model.typedefs.push_back(d);
 }
 
 void mark_integer_handles(Model& model, const spec::Spec& spec) {
@@ -344,22 +389,30 @@ void name_tagged_handles(Model& model) {
 
 void mark_void_handles(Model& model, const spec::Spec& spec) {
   const std::set<std::string> names(spec.void_handles.begin(), spec.void_handles.end());
-  if (names.empty()) return;
+  const std::set<std::string> functions(spec.function_handles.begin(), spec.function_handles.end());
+  if (names.empty() && functions.empty()) return;
   std::map<std::string, std::string> first_use;  // handle -> header
-  for_each_type(model, [&](Type& t, const std::string& header) { retype_void(t, names, header, first_use); });
-  for (const auto& name : spec.void_handles) {
+  for_each_type(model, [&](Type& t, const std::string& header) {
+    retype_void(t, names, header, first_use);
+    retype_function(t, functions, header, first_use);
+  });
+  auto add = [&](const std::string& name, bool function) {
     auto use = first_use.find(name);
-    if (use == first_use.end()) continue;  // an older header without the functions taking it
+    if (use == first_use.end()) return;  // an older header without the functions taking it
     Handle h;
     h.order = -1;  // declared by a header outside the spec's: before everything that uses it
     h.name = name;
     // The typedef's name stands for the struct tag: the driver's and the
-    // runtime's classes of one EGL type take each other's objects.
+    // runtime's classes of one type take each other's objects.
     h.record_tag = name;
-    h.doc.brief = "EGL's " + name + " (a void* the EGL headers declare), passed by its address.";
+    h.is_function = function;
+    h.doc.brief = function ? name + " (a function type a header outside the library's declares), passed by its address."
+                           : name + " (a void* a header outside the library's declares), passed by its address.";
     h.header = use->second;
     model.handles.push_back(h);
-  }
+  };
+  for (const auto& name : spec.void_handles) add(name, false);
+  for (const auto& name : spec.function_handles) add(name, true);
 }
 
 }  // namespace cubind::passes

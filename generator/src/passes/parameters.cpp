@@ -130,13 +130,27 @@ void infer_one(Param& p, const Function& f, const Model& m, const spec::Conventi
   switch (p.type.kind) {
     case TypeKind::Integer:
     case TypeKind::Floating:
-    case TypeKind::Bool: p.role = Role::Scalar; break;
-    case TypeKind::Enum: p.role = Role::Enum; break;
-    case TypeKind::Handle: p.role = Role::Handle; break;
-    case TypeKind::Record: p.role = Role::Record; break;
-    case TypeKind::FunctionPointer: p.role = Role::Callback; break;
-    case TypeKind::Pointer: infer_pointer(p, f, m, c); break;
-    default: p.skip_reason = "no rule for " + p.type.spelling; break;
+    case TypeKind::Bool:
+      p.role = Role::Scalar;
+      break;
+    case TypeKind::Enum:
+      p.role = Role::Enum;
+      break;
+    case TypeKind::Handle:
+      p.role = Role::Handle;
+      break;
+    case TypeKind::Record:
+      p.role = Role::Record;
+      break;
+    case TypeKind::FunctionPointer:
+      p.role = Role::Callback;
+      break;
+    case TypeKind::Pointer:
+      infer_pointer(p, f, m, c);
+      break;
+    default:
+      p.skip_reason = "no rule for " + p.type.spelling;
+      break;
   }
 }
 
@@ -264,9 +278,10 @@ void mark_written_buffers(Function& f, const spec::Spec& spec) {
 
 // An array its doc calls optional (the spec's optional_wording): NULL is
 // valid with any count, so None is taken for it as the classic modules take it.
+// Likewise an in/out handle (cuLogsDumpToFile's iterator: NULL dumps every log).
 void mark_optional_arrays(Function& f, const spec::Conventions& c) {
   for (auto& p : f.params) {
-    if (p.role != Role::Array) continue;
+    if (p.role != Role::Array && p.role != Role::InOutHandle) continue;
     const DocParam* doc = f.doc.param(p.name);
     if (!doc) continue;
     for (const auto& wording : c.optional_wording)
@@ -352,6 +367,8 @@ void apply_override(Param& p, const spec::ParamOverride& o) {
   if (!o.attribute_param.empty()) p.attribute_param = o.attribute_param;
   if (!o.kept_until.empty()) p.kept_until = o.kept_until;
   if (!o.also_accepts.empty()) p.also_accepts = o.also_accepts;
+  if (o.size) p.fixed_size = *o.size;
+  if (!o.written_param.empty()) p.written_param = o.written_param;
 }
 
 }  // namespace
@@ -379,9 +396,11 @@ void check_overrides(const Model& model, const spec::Spec& spec) {
                 " has no such parameter (its parameters: " + params + ")";
   }
   if (!errors.empty())
-    throw std::runtime_error("spec overrides of parameters these headers do not declare (list a renamed "
-                             "parameter's other names in other_names, or set optional = true where some versions "
-                             "lack it):" + errors);
+    throw std::runtime_error(
+        "spec overrides of parameters these headers do not declare (list a renamed "
+        "parameter's other names in other_names, or set optional = true where some versions "
+        "lack it):" +
+        errors);
 }
 
 // What a call keeps pointing at (spec `kept_until`) is owned by the handle it
@@ -422,8 +441,18 @@ void infer_parameters(Model& model, const spec::Spec& spec) {
       if (!o) o = spec.override_for(symbol, p.name);
       if (o) apply_override(p, *o);
     }
-    for (auto& p : f.params)
+    for (auto& p : f.params) {
       if (p.role == Role::InOutScalar) p.direction = Direction::InOut;  // set by the spec: the header cannot say
+      if (p.role == Role::OutArraySized) {
+        p.direction = Direction::Out;
+        if (p.count_param.empty() || p.written_param.empty())
+          p.skip_reason = "out_array_sized without the spec's count_param and written_param";
+      }
+      if (p.role == Role::OutBytes) {
+        p.direction = Direction::Out;
+        if (p.fixed_size < 1) p.skip_reason = "out_bytes without the spec's size";
+      }
+    }
     link_counts(f, spec.conventions);
     link_lengths(f, spec.conventions);
     link_inout_counts(f);
@@ -449,7 +478,8 @@ static std::string doc_text(const Function& f, const Param& p) {
 void accept_documented_casts(Model& model, const spec::Spec& spec) {
   const auto& rules = spec.conventions.also_accepts;
   for (const auto& [handle, rule] : rules) {
-    if (!model.handle(rule.type)) throw std::runtime_error("conventions.also_accepts." + handle + ": no handle " + rule.type);
+    if (!model.handle(rule.type))
+      throw std::runtime_error("conventions.also_accepts." + handle + ": no handle " + rule.type);
   }
   for (auto& f : model.functions) {
     for (auto& p : f.params) {

@@ -30,6 +30,10 @@ void merge_abi_symbols(model::Model& model, const spec::Spec& spec);
 void name_type_aliases(model::Model& model, const spec::Spec& spec);
 // Public names of records (unversioned typedefs) and integer handles.
 void name_public_records(model::Model& model, const spec::Spec& spec);
+// The spec's foreign_typedefs (GL's GLuint): integer typedefs of a header
+// outside the spec's, declared in the model by their integer type where a
+// use names them, so that mark_integer_handles can bind them.
+void declare_foreign_typedefs(model::Model& model, const spec::Spec& spec);
 void mark_integer_handles(model::Model& model, const spec::Spec& spec);
 // Which function-pointer typedefs get a Python class of their name holding
 // a raw function pointer (the classic modules' `CUhostFn(addr)`): every one

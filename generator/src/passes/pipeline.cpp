@@ -26,6 +26,7 @@ const Pass kPipeline[] = {
     {"mark_failure_members", mark_failure_members},
     {"find_twin_enums", [](Model& m, const Spec&) { find_twin_enums(m); }},
     {"drop_tag_typedefs", [](Model& m, const Spec&) { drop_tag_typedefs(m); }},
+    {"declare_foreign_typedefs", declare_foreign_typedefs},
     {"mark_integer_handles", mark_integer_handles},
     {"name_tagged_handles", [](Model& m, const Spec&) { name_tagged_handles(m); }},
     {"mark_void_handles", mark_void_handles},

@@ -1,10 +1,11 @@
 #include "spec/spec.hpp"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <toml++/toml.h>
 
 namespace cubind::spec {
 
@@ -139,8 +140,13 @@ void read_overrides(const Reader& r, const toml::table& functions, Spec& spec) {
       o.attribute_param = r.string(*ptable, "attribute", false, pwhere);
       o.kept_until = r.string(*ptable, "kept_until", false, pwhere);
       o.also_accepts = r.string(*ptable, "also_accepts", false, pwhere);
+      o.written_param = r.string(*ptable, "written_param", false, pwhere);
       o.other_names = r.strings(*ptable, "other_names", pwhere);
       o.optional = (*ptable)["optional"].value_or(false);
+      if (const toml::node* n = ptable->get("size")) {
+        if (!n->value<int64_t>() || *n->value<int64_t>() < 1) r.fail(pwhere + "size", "expected a positive integer");
+        o.size = *n->value<int64_t>();
+      }
       if (const toml::node* e = ptable->get("on_error_return")) {
         if (!e->value<int64_t>()) r.fail(pwhere + "on_error_return", "expected an integer");
         o.on_error_return = *e->value<int64_t>();
@@ -222,6 +228,9 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
   spec.clang_args = r.strings(*lib, "clang_args", "library.");
   spec.integer_handles = r.strings(*lib, "integer_handles", "library.");
   spec.void_handles = r.strings(*lib, "void_handles", "library.");
+  spec.foreign_typedefs = r.strings(*lib, "foreign_typedefs", "library.");
+  spec.function_handles = r.strings(*lib, "function_handles", "library.");
+  spec.prelude_headers = r.strings(*lib, "prelude_headers", "library.");
   spec.twin_headers = r.strings(*lib, "twin_headers", "library.");
 
   if (const toml::table* loader = root["loader"].as_table()) {

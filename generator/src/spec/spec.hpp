@@ -43,6 +43,10 @@ struct ParamOverride {
   // Another handle class the parameter takes as it is, where the header's
   // text does not say so (conventions.also_accepts reads it where it does).
   std::string also_accepts;
+  // out_bytes: the number of bytes the call writes.
+  std::optional<int64_t> size;
+  // out_array_sized: the integer output counting the items the call wrote.
+  std::string written_param;
 
   bool names(const std::string& name) const;
 };
@@ -159,6 +163,11 @@ struct Spec {
   // them as the umbrella does.
   std::vector<std::string> internal_headers;
   std::string internal_macro;
+  // Headers a spec header needs before it but does not include itself
+  // (VDPAU's vdpau/vdpau.h before cudaVDPAU.h; GL/gl.h before
+  // cuda_gl_interop.h, which on Arm requires it): parsed and included first,
+  // never bound.
+  std::vector<std::string> prelude_headers;
   std::string status_type;  // the enum every call returns ("nvrtcResult")
   std::string version_header;
   std::string version_macro;
@@ -167,6 +176,14 @@ struct Spec {
   // Typedefs of void* bound as handle classes (EGL's EGLImageKHR, declared
   // in a header outside `headers`, which only the uses name).
   std::vector<std::string> void_handles;
+  // Integer typedefs of a header outside `headers` (GL's GLuint, EGL's
+  // EGLint, VDPAU's VdpDevice), which only the uses name: declared in the C
+  // layer by their integer type, so that integer_handles can name them.
+  std::vector<std::string> foreign_typedefs;
+  // Function types of a header outside `headers` taken by pointer (VDPAU's
+  // `VdpGetProcAddress *`): handle classes holding the function's address,
+  // as void_handles hold a void*.
+  std::vector<std::string> function_handles;
   // The headers that spell this library's enums a second time (the driver's
   // cuda.h for the runtime's driver_types.h, and back): each enum whose
   // members match one of theirs by value and by name is its twin
