@@ -25518,6 +25518,10 @@ def cuModuleLoadDataEx(image, numOptions, options, optionValues):
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        optionValues_keep += [optionValues_storage, options_storage]
         for i in range(optionValues_count):
             _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
@@ -25970,6 +25974,10 @@ def cuLinkCreate(numOptions, options, optionValues):
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        optionValues_keep += [optionValues_storage, options_storage]
         for i in range(optionValues_count):
             _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
@@ -26087,6 +26095,10 @@ def cuLinkAddData(state, type, data, size, name, numOptions, options, optionValu
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        optionValues_keep += [optionValues_storage, options_storage]
         for i in range(optionValues_count):
             _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
@@ -26194,6 +26206,10 @@ def cuLinkAddFile(state, type, path, numOptions, options, optionValues):
             raise ValueError(f"optionValues: {len(optionValues)} items, but numOptions is { optionValues_count }")
         optionValues_storage = bytearray(max(optionValues_count, 1) * sizeof(void*))
         _c_optionValues = <void**><char*>optionValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        optionValues_keep += [optionValues_storage, options_storage]
         for i in range(optionValues_count):
             _c_optionValues[i] = _CUjit_option_option_value(<int>_c_options[i], optionValues[i], b"optionValues", optionValues_keep)
 
@@ -26515,6 +26531,10 @@ def cuLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, library
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        jitOptionsValues_keep += [jitOptionsValues_storage, jitOptions_storage]
         for i in range(jitOptionsValues_count):
             _c_jitOptionsValues[i] = _CUjit_option_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
@@ -26686,6 +26706,10 @@ def cuLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOptions,
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        jitOptionsValues_keep += [jitOptionsValues_storage, jitOptions_storage]
         for i in range(jitOptionsValues_count):
             _c_jitOptionsValues[i] = _CUjit_option_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None

@@ -39446,6 +39446,10 @@ def cudaLibraryLoadData(code, jitOptions, jitOptionsValues, numJitOptions, libra
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        jitOptionsValues_keep += [jitOptionsValues_storage, jitOptions_storage]
         for i in range(jitOptionsValues_count):
             _c_jitOptionsValues[i] = _cudaJitOption_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None
@@ -39615,6 +39619,10 @@ def cudaLibraryLoadFromFile(fileName, jitOptions, jitOptionsValues, numJitOption
             raise ValueError(f"jitOptionsValues: {len(jitOptionsValues)} items, but numJitOptions is { jitOptionsValues_count }")
         jitOptionsValues_storage = bytearray(max(jitOptionsValues_count, 1) * sizeof(void*))
         _c_jitOptionsValues = <void**><char*>jitOptionsValues_storage
+        # The arrays themselves go with the values: a library may write into
+        # the slots after the call (cuLinkComplete writes cuLinkCreate's log
+        # sizes there), reading the options beside them.
+        jitOptionsValues_keep += [jitOptionsValues_storage, jitOptions_storage]
         for i in range(jitOptionsValues_count):
             _c_jitOptionsValues[i] = _cudaJitOption_option_value(<int>_c_jitOptions[i], jitOptionsValues[i], b"jitOptionsValues", jitOptionsValues_keep)
     cdef bytearray libraryOptions_storage = None

@@ -67,6 +67,7 @@ void set_attribute(View& d, const Function& f, const Param& p, const Context& ct
     if (table || t.enum_name != c.attribute_enum) continue;
     // Option values: each item converted by its option, in the options' C array.
     d.set("attribute_cname", c_local(py_name_of(f, p.attribute_param)));
+    d.set("options", py_name_of(f, p.attribute_param));
     d.set("option_value", option_value_function(t.enum_name));
   }
   if (!table) return;
