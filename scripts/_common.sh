@@ -11,12 +11,12 @@ PY=$VENV/bin/python
 step() { printf '\n== %s\n' "$*"; }
 
 # cuda_include_args SPEC...: -I options for the headers the specs parse (and
-# what those include), from the one CUDA search (cubind/_bind/cuda_paths.py) that
+# what those include), from the one CUDA search (_cubind/cuda_paths.py) that
 # setup.py and the loader use too.
 cuda_include_args() {
   local specs=() spec dirs
   for spec in "$@"; do specs+=(--spec "$spec"); done
-  dirs=$("$BASE_PYTHON" "$ROOT/cubind/_bind/cuda_paths.py" include-dirs "${specs[@]}") || return 1
+  dirs=$("$BASE_PYTHON" "$ROOT/_cubind/cuda_paths.py" include-dirs "${specs[@]}") || return 1
   while IFS= read -r dir; do printf -- '-I\n%s\n' "$dir"; done <<<"$dirs"
 }
 
