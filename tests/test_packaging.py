@@ -231,6 +231,9 @@ def test_wheel_contents(wheel):
                            *FLOOR]:
         assert expected in files, expected
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
+    # build/lib keeps what earlier builds put there, and the wheel takes it all
+    stale = [n for n in files if n.startswith("cubind/_bind/")]
+    assert not stale, f"cubind/_bind is _cubind now: remove the stale build/lib/cubind/_bind ({stale[:3]})"
     assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "cubind") for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
