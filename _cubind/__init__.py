@@ -5,6 +5,8 @@ the 1:1 calls (``convert``), the enum base (``enum``), re-exports
 CUDA search (``cuda_paths``), the EGL stand-in headers (``egl_fallback/``)
 and the ``cuda.bindings`` import hook (``compat``).
 
-Private: users import the generated packages or ``cubind``. It imports
-nothing of either (ARCHITECTURE.md), and importing it imports nothing.
+Private: users import the generated packages or ``cubind``. No module here
+imports either; the import hook names the modules it serves and imports one
+only when a program imports the served name (ARCHITECTURE.md). Importing this
+package imports nothing.
 """
