@@ -95,3 +95,18 @@ def test_cubinds_public_faces_of_the_floor():
                           os.path.relpath(dirs[-1], os.path.dirname(_cubind.__file__))]))
     """))
     assert got == [True, True, True, True, True, "egl_fallback"]
+
+
+def test_the_request_costs_no_metadata_machinery_at_import():
+    # importlib.metadata (email, zipfile, csv, ...) tripled `import cuda` when
+    # the hook was cubind.compat's: the floor's imports it only when asked
+    # for cuda-bindings' metadata.
+    code = textwrap.dedent("""
+        import json, sys
+        before = "importlib.metadata" in sys.modules
+        from cuda.bindings import driver
+        import cuda.bindings
+        after = "importlib.metadata" in sys.modules
+        print(json.dumps(before or not after))
+    """)
+    assert run(code, env={"CUBIND_CUDA_BINDINGS": "1"}) is True
