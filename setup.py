@@ -89,10 +89,10 @@ def spec_modules(root):
 
 
 def cubind_modules(root):
-    """cubind's own compiled modules: every .pyx of the package (its runtime
-    support for the generated modules and the Pythonic layer's compiled parts)."""
+    """cubind's own compiled modules: every .pyx of _cubind (the generated
+    modules' runtime) and of cubind (the Pythonic layer's compiled parts)."""
     found = []
-    for folder, _dirs, files in os.walk(os.path.join(root, "cubind")):
+    for folder, _dirs, files in (w for top in ("_cubind", "cubind") for w in os.walk(os.path.join(root, top))):
         package = os.path.relpath(folder, root).replace(os.sep, ".")
         found += [f"{package}.{name[:-len('.pyx')]}" for name in files if name.endswith(".pyx")]
     return found
@@ -111,13 +111,14 @@ def module_names(root):
 
 
 def packages(root):
-    """cubind (with any subpackages) and every package a spec makes."""
-    return find_packages(root, include=["cubind", "cubind.*"]) + spec_packages(root)
+    """_cubind (the generated packages' runtime), cubind (with any
+    subpackages) and every package a spec makes."""
+    return find_packages(root, include=["_cubind", "cubind", "cubind.*"]) + spec_packages(root)
 
 
 def _load_cuda_paths():
-    """cubind/_bind/cuda_paths.py, loaded by path: the package is not built yet."""
-    path = os.path.join(ROOT, "cubind", "_bind", "cuda_paths.py")
+    """_cubind/cuda_paths.py, loaded by path: the package is not built yet."""
+    path = os.path.join(ROOT, "_cubind", "cuda_paths.py")
     spec = importlib.util.spec_from_file_location("_cubind_cuda_paths", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -382,7 +383,7 @@ def _mtime(path):
         return None
 
 
-EGL_FALLBACK = os.path.join(ROOT, "cubind", "_bind", "egl_fallback")
+PLATFORM_FALLBACK = os.path.join(ROOT, "_cubind", "platform_fallback")
 
 
 def extensions(root=ROOT):
@@ -402,7 +403,7 @@ def extensions(root=ROOT):
     # cubind's stand-ins, searched after every system directory so that they
     # never shadow the real ones.
     flags = [os.environ.get("CUBIND_OPT", "-O2"), "-g0", "-Wno-sign-compare", "-Wno-misleading-indentation",
-             "-Wno-deprecated-declarations", "-idirafter", EGL_FALLBACK]
+             "-Wno-deprecated-declarations", "-idirafter", PLATFORM_FALLBACK]
     exts = []
     for name in module_names(root):
         exts.append(Extension(name, [module_source(name)], extra_compile_args=flags))

@@ -29,22 +29,13 @@ use. ``docs/pythonic.md`` describes the layer.
 
 __version__ = "0.1.0"
 
-import os as _os
-
-# cuda.bindings served by cubind's modules (cubind.compat), asked for from the
-# environment: read here, which every import of cuda, nvrtc, ... runs first.
-if _os.environ.get("CUBIND_CUDA_BINDINGS", "") not in ("", "0"):
-    from cubind.compat import install as _install
-
-    _install()
-
-# Every public name is made on first use: the 1:1 modules import cubind's
-# support modules (cubind._bind.loader, ...), so this file runs on every
-# `import cuda` and must cost nothing there. The launch path also imports the
-# `cuda` package, the arrays numpy.
+# Importing cubind does nothing else: every public name is made on first use
+# (importing the Pythonic layer costs the `cuda` package, the arrays numpy).
+# The generated packages import none of cubind (their runtime is _cubind), and
+# the CUBIND_CUDA_BINDINGS request is read by them, not here (_cubind.compat).
 _LAZY = {
     **dict.fromkeys(("CUDAError", "CompileError"), "._core.errors"),
-    "LibraryNotFoundError": "._bind.loader",
+    "LibraryNotFoundError": "_cubind.loader",
     **dict.fromkeys(("Device", "current_device", "ensure_context"), "._core.context"),
     **dict.fromkeys(("Program", "Module", "default_arch"), "._core.program"),
     **dict.fromkeys(("Stream", "Event", "current_stream"), "._core.stream"),
@@ -52,7 +43,7 @@ _LAZY = {
     **dict.fromkeys(("Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
                      "from_dlpack"), "._arrays.array"),
     **dict.fromkeys(("PinnedMemory", "empty_pinned"), "._memory.pinned"),
-    "get_include": "._bind.cuda_paths",
+    "get_include": "_cubind.cuda_paths",
 }
 
 

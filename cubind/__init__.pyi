@@ -101,7 +101,7 @@ class CUDAError(RuntimeError):
     sticky: bool
     def __init__(self, code: cuda.CUresult | cudart.cudaError_t | int, call: str | None = ...) -> None: ...
 
-# -- cubind._bind.loader -----------------------------------------------------------
+# -- _cubind.loader -----------------------------------------------------------
 
 class LibraryNotFoundError(OSError, CUDAError):
     """A CUDA library could not be found or opened; the message says where we looked."""

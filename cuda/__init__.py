@@ -11,7 +11,8 @@ import nvrtc`` the ``nvrtc`` package, as in the classic spelling.
 import os as _os
 import sys as _sys
 
-from cubind._bind.exports import reexport as _reexport
+from _cubind.compat import install_if_requested as _install_if_requested
+from _cubind.exports import reexport as _reexport
 from cuda import _driver
 
 # Other distributions install packages under this name too: keep theirs
@@ -26,3 +27,7 @@ __getattr__, __dir__ = _reexport(globals(), _driver, submodules=dict(
     nvrtc="nvrtc",
 ))
 __all__ = list(_driver.__all__)
+
+# CUBIND_CUDA_BINDINGS=1 asks for cuda.bindings served by cubind's modules:
+# honoured by the first generated package imported (_cubind.compat).
+_install_if_requested()

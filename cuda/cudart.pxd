@@ -4,7 +4,7 @@
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cruntime as c
-from cubind._bind.convert cimport Struct
+from _cubind.convert cimport Struct
 
 
 cdef class cudaArray_t:

@@ -7,8 +7,13 @@ whose first element is an ``nvJitLinkResult``, then the outputs. The library
 is found and opened on the first call (see ``cubind._loader``), never at import.
 """
 
-from cubind._bind.exports import reexport as _reexport
+from _cubind.compat import install_if_requested as _install_if_requested
+from _cubind.exports import reexport as _reexport
 from nvjitlink import _nvjitlink
 
 __getattr__, __dir__ = _reexport(globals(), _nvjitlink)
 __all__ = list(_nvjitlink.__all__)
+
+# CUBIND_CUDA_BINDINGS=1 asks for cuda.bindings served by cubind's modules:
+# honoured by the first generated package imported (_cubind.compat).
+_install_if_requested()

@@ -6,8 +6,13 @@ first element is an ``nvrtcResult``, then the outputs. The library is found
 and opened on the first call (see ``cubind._loader``), never at import.
 """
 
-from cubind._bind.exports import reexport as _reexport
+from _cubind.compat import install_if_requested as _install_if_requested
+from _cubind.exports import reexport as _reexport
 from nvrtc import _nvrtc
 
 __getattr__, __dir__ = _reexport(globals(), _nvrtc)
 __all__ = list(_nvrtc.__all__)
+
+# CUBIND_CUDA_BINDINGS=1 asks for cuda.bindings served by cubind's modules:
+# honoured by the first generated package imported (_cubind.compat).
+_install_if_requested()

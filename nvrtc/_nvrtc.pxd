@@ -4,7 +4,7 @@
 from libc.stdint cimport uintptr_t
 
 cimport nvrtc.cnvrtc as c
-from cubind._bind.convert cimport Struct
+from _cubind.convert cimport Struct
 
 
 cdef class nvrtcProgram:

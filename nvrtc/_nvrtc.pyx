@@ -6,8 +6,8 @@ from libc.stdint cimport *
 from libc.string cimport memcpy, memset
 
 cimport nvrtc.cnvrtc as c
-from cubind._bind.convert cimport *
-from cubind._bind.enum import CEnum as _CEnum, dense_table as _dense_table
+from _cubind.convert cimport *
+from _cubind.enum import CEnum as _CEnum, dense_table as _dense_table
 
 
 cdef object _nvrtcResult_class = None

@@ -7,8 +7,13 @@ and opened on the first call (see ``cubind._loader``; in a toolkit it lives
 in ``nvvm/lib64``), never at import.
 """
 
-from cubind._bind.exports import reexport as _reexport
+from _cubind.compat import install_if_requested as _install_if_requested
+from _cubind.exports import reexport as _reexport
 from nvvm import _nvvm
 
 __getattr__, __dir__ = _reexport(globals(), _nvvm)
 __all__ = list(_nvvm.__all__)
+
+# CUBIND_CUDA_BINDINGS=1 asks for cuda.bindings served by cubind's modules:
+# honoured by the first generated package imported (_cubind.compat).
+_install_if_requested()

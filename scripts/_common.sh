@@ -11,12 +11,12 @@ PY=$VENV/bin/python
 step() { printf '\n== %s\n' "$*"; }
 
 # cuda_include_args SPEC...: -I options for the headers the specs parse (and
-# what those include), from the one CUDA search (cubind/_bind/cuda_paths.py) that
+# what those include), from the one CUDA search (_cubind/cuda_paths.py) that
 # setup.py and the loader use too.
 cuda_include_args() {
   local specs=() spec dirs
   for spec in "$@"; do specs+=(--spec "$spec"); done
-  dirs=$("$BASE_PYTHON" "$ROOT/cubind/_bind/cuda_paths.py" include-dirs "${specs[@]}") || return 1
+  dirs=$("$BASE_PYTHON" "$ROOT/_cubind/cuda_paths.py" include-dirs "${specs[@]}") || return 1
   while IFS= read -r dir; do printf -- '-I\n%s\n' "$dir"; done <<<"$dirs"
 }
 
@@ -53,7 +53,7 @@ python_deb() {  # Debian's name of BASE_PYTHON's version: python3.11
 # The generator's build requirements (Debian packages), and libegl-dev,
 # libgl-dev and libvdpau-dev: the EGL, GL and VDPAU headers the CUDA interop
 # headers include, which the generator parses (the package's build does
-# without: setup.py's EGL_FALLBACK).
+# without: setup.py's PLATFORM_FALLBACK).
 install_generator_deps() {
   apt_install "to build the generator" cmake ninja-build g++ libclang-dev libkainjow-mustache-dev nlohmann-json3-dev \
     libcli11-dev libtomlplusplus-dev libgtest-dev libegl-dev libgl-dev libvdpau-dev

@@ -2,7 +2,7 @@
 # Regenerates every library in bindings/ from a toolkit's headers.
 #   scripts/regenerate.sh [--cuda-include DIR]... [--report] [OUT_DIR]
 # Default: the headers' directories found as setup.py finds them
-# (cubind/_bind/cuda_paths.py: CUDA_HOME, else nvcc, conda, wheels, the system),
+# (_cubind/cuda_paths.py: CUDA_HOME, else nvcc, conda, wheels, the system),
 # into the repository itself. --cuda-include (repeatable) names other headers, e.g. those of
 # NVIDIA's pip wheels for another CUDA version (.../nvidia/cuda_runtime/include,
 # .../nvidia/cuda_nvrtc/include, ...); generate those into a build directory,

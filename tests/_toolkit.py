@@ -4,7 +4,7 @@ expect its version.
 
 One source of truth: ``CUBIND_CUDA_INCLUDE`` (set by scripts/toolkit-build.sh
 to the headers of another toolkit's wheels), else the search setup.py makes
-(cubind/_bind/cuda_paths.py).
+(_cubind/cuda_paths.py).
 """
 
 import functools
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _paths():
-    from cubind._bind import cuda_paths as _cuda_paths  # the search setup.py makes
+    from _cubind import cuda_paths as _cuda_paths  # the search setup.py makes
 
     return _cuda_paths
 

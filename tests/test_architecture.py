@@ -1,8 +1,12 @@
-"""ARCHITECTURE.md's package layers hold in the code: every import of a
-cubind module (at module level or inside a function: a deferred import is
-still a dependency) points to its own package or a lower layer, no two
-modules import each other through any chain, and no module sits in
-``cubind/``'s root but the package's ``__init__``."""
+"""ARCHITECTURE.md's package layers hold in the code: every import of one of
+the project's modules (at module level or inside a function: a deferred
+import is still a dependency) points to its own package or a lower layer, no
+two modules import each other through any chain, and no module sits in
+``cubind/``'s root but the package's ``__init__``.
+
+The layers are the generated packages' runtime (``_cubind``, the floor), the
+generated packages (``cuda``, ``nvrtc``, ...: one layer, which may import the
+floor and each other) and cubind's subpackages above them."""
 
 import ast
 import re
@@ -14,12 +18,33 @@ SOURCES = (".py", ".pyx", ".pxd")
 
 
 def layers():
-    """The layers in ARCHITECTURE.md's table, lowest first: [(package, rank)]."""
+    """The layers in ARCHITECTURE.md's table: {package: rank}. A row may name
+    several packages of one rank (the generated ones)."""
     text = (ROOT / "ARCHITECTURE.md").read_text()
     table = text.split("<!-- layers -->")[1].split("<!-- /layers -->")[0]
-    found = re.findall(r"^\|\s*(\d+)\s*\|\s*`(cubind\.\w+)`", table, re.M)
+    found = {}
+    for rank, cell in re.findall(r"^\|\s*(\d+)\s*\|([^|]*)\|", table, re.M):
+        for name in re.findall(r"`([\w.]+)`", cell):
+            found[name] = int(rank)
     assert found, "ARCHITECTURE.md: no layer table between <!-- layers --> markers"
-    return {name: int(rank) for rank, name in found}
+    return found
+
+
+def tops():
+    """The top-level packages the layers are made of (``cubind``, ``_cubind``,
+    ``cuda``, ...)."""
+    return {name.split(".")[0] for name in layers()} | {"cubind"}
+
+
+def generated_packages():
+    """The packages bindings/*.toml make."""
+    names = set()
+    for spec in (ROOT / "bindings").glob("*.toml"):
+        # [library] name = "...": read without tomllib, which Python 3.10 lacks
+        found = re.search(r'^\[library\][^\[]*?^name\s*=\s*"([\w.]+)"', spec.read_text(), re.M | re.S)
+        assert found, f"{spec.name}: no [library] name"
+        names.add(found.group(1))
+    return names
 
 
 def module_name(path):
@@ -62,7 +87,7 @@ def imports(path):
             for alias in node.names:
                 candidate = f"{base}.{alias.name}"
                 out.add(candidate if module_path(candidate) else base)
-    return {m for m in out if m == "cubind" or m.startswith("cubind.")} - {own}
+    return {m for m in out if m.split(".")[0] in tops()} - {own}
 
 
 def module_path(name):
@@ -71,12 +96,16 @@ def module_path(name):
 
 
 def modules():
-    return sorted(p for p in PACKAGE.rglob("*") if p.suffix in SOURCES and "__pycache__" not in p.parts)
+    return sorted(p for top in sorted(tops()) for p in ROOT.joinpath(top).rglob("*")
+                  if p.suffix in SOURCES and "__pycache__" not in p.parts)
 
 
 def package_of(name):
+    """The layer a module belongs to: cubind's subpackage, else its top-level package."""
     parts = name.split(".")
-    return ".".join(parts[:2]) if len(parts) > 1 else name
+    if parts[0] == "cubind":
+        return ".".join(parts[:2]) if len(parts) > 1 else name
+    return parts[0]
 
 
 def graph():
@@ -91,10 +120,28 @@ def test_no_module_in_the_package_root_but_init():
 def test_every_subpackage_has_a_layer():
     ranks = layers()
     subpackages = {f"cubind.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-    assert subpackages == set(ranks), "ARCHITECTURE.md's layer table and cubind/'s subpackages differ"
+    expected = subpackages | generated_packages() | {"_cubind"}
+    assert expected == set(ranks), "ARCHITECTURE.md's layer table differs from _cubind, the generated packages " \
+                                   "and cubind/'s subpackages"
 
 
-def test_imports_point_down_the_layers():
+def test_the_floor_is_alone_at_the_bottom_and_the_generated_packages_just_above():
+    ranks = layers()
+    assert [name for name, rank in ranks.items() if rank == min(ranks.values())] == ["_cubind"]
+    above = {ranks[name] for name in generated_packages()}
+    assert above == {ranks["_cubind"] + 1}
+    assert all(rank > ranks["_cubind"] + 1 for name, rank in ranks.items() if name.startswith("cubind."))
+
+
+def test_the_generated_packages_are_scanned():
+    # the scan reads them (their cimports too): cuda's Python layer cimports its C layer and the floor
+    found = graph()
+    assert {"_cubind.convert", "cuda.cdriver"} <= found["cuda._driver"]
+    assert "_cubind.exports" in found["nvrtc"]
+
+
+def upward_imports():
+    """Every import of a module of a higher layer, as "module -> imported"."""
     ranks = layers()
     wrong = []
     for module, deps in graph().items():
@@ -106,7 +153,11 @@ def test_imports_point_down_the_layers():
                 continue  # the package itself: its __init__ loads nothing
             if ranks[package_of(dep)] > own:
                 wrong.append(f"{module} -> {dep}")
-    assert wrong == []
+    return wrong
+
+
+def test_imports_point_down_the_layers():
+    assert upward_imports() == []
 
 
 def test_no_import_circle():
@@ -157,5 +208,28 @@ def test_the_checker_sees_a_circle_and_a_wrong_arrow(tmp_path):
             except AssertionError:
                 continue
             raise AssertionError(f"{check.__name__} passed on a tree that breaks it")
+    finally:
+        ROOT, PACKAGE = saved
+
+
+def test_the_checker_sees_the_floor_or_a_generated_package_import_upwards(tmp_path):
+    # _cubind importing a generated package, a generated package importing
+    # cubind (as they all did before the floor was its own package).
+    (tmp_path / "cubind" / "_core").mkdir(parents=True)
+    (tmp_path / "_cubind").mkdir()
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "cubind" / "__init__.py").write_text("")
+    (tmp_path / "cubind" / "_core" / "__init__.py").write_text("import gen\n")
+    (tmp_path / "_cubind" / "__init__.py").write_text("")
+    (tmp_path / "_cubind" / "loader.pyx").write_text("def f():\n    import gen\n")
+    (tmp_path / "gen" / "__init__.py").write_text("from _cubind.loader import f\nfrom cubind._core import x\n")
+    (tmp_path / "ARCHITECTURE.md").write_text(
+        "<!-- layers -->\n| 0 | `_cubind` |\n| 1 | `gen` |\n| 2 | `cubind._core` |\n<!-- /layers -->\n")
+    global ROOT, PACKAGE
+    saved = ROOT, PACKAGE
+    ROOT, PACKAGE = tmp_path, tmp_path / "cubind"
+    try:
+        assert graph()["gen"] == {"_cubind.loader", "cubind._core"}
+        assert sorted(upward_imports()) == ["_cubind.loader -> gen", "gen -> cubind._core"]
     finally:
         ROOT, PACKAGE = saved

@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CC = ROOT / "tests" / "layouts" / "preprocess_cc.py"
-sys.path.insert(0, str(ROOT / "cubind" / "_bind"))
+sys.path.insert(0, str(ROOT / "_cubind"))
 import cuda_paths as _cuda_paths  # noqa: E402  (loaded by path, as setup.py loads it)
 
 sys.path.pop(0)

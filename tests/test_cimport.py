@@ -59,7 +59,7 @@ def consumer_dir(request, tmp_path_factory):
 
 def test_get_include_names_the_cuda_headers_and_the_platform_stand_ins():
     import cubind
-    from cubind._bind import cuda_paths
+    from _cubind import cuda_paths
 
     dirs = cubind.get_include()
     assert dirs[-1] == cuda_paths.FALLBACK_INCLUDE and os.path.isfile(os.path.join(dirs[-1], "EGL", "egl.h"))
@@ -70,7 +70,7 @@ def test_get_include_names_the_cuda_headers_and_the_platform_stand_ins():
 def test_get_include_knows_every_generated_package():
     import re
 
-    from cubind._bind import cuda_paths
+    from _cubind import cuda_paths
 
     # Each spec's [library] name is its package (the first name = line of the file).
     made = {re.search(r'^name\s*=\s*"([^"]+)"', p.read_text(), re.M).group(1).split(".")[0]
@@ -89,7 +89,7 @@ def run(consumer_dir, body, **env):
 def test_cimported_call_without_driver_raises_the_loader_error(consumer_dir, tmp_path):
     out = run(consumer_dir, """
         import consumer
-        from cubind._bind.loader import LibraryNotFoundError
+        from _cubind.loader import LibraryNotFoundError
         try:
             consumer.driver_version()
         except LibraryNotFoundError as exc:

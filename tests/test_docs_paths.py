@@ -2,7 +2,7 @@
 
 Every repository path a doc gives in backticks or as a link target is looked
 up among the files a clone has: ``tests/test_x.py::test_y`` is the file,
-``cubind/_bind/convert`` a compiled module's name (any file of that stem), ``NAME``
+``_cubind/convert`` a compiled module's name (any file of that stem), ``NAME``
 in ``scripts/toolkits/NAME.txt`` a placeholder (any name). Fenced code blocks
 are read word by word (a command names files too; a bracket there is code).
 """
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "CHANGELOG.md", "docs/pythonic.md",
         "docs/pythonic_array.md", "docs/API.md", "docs/bindings.md", "bench/README.md", "docs/compute.md",
         "docs/graph.md"]
-PREFIXES = ("tests/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
+PREFIXES = ("tests/", "_cubind/", "cubind/", "examples/", "scripts/", "bench/", "docs/", "generator/", "templates/",
             "bindings/", "seeds/")
 # docs/API.md must stay word for word the project's external contract; its
 # seeds/004_*.txt names the founding documents, kept outside the repository.
@@ -101,4 +101,4 @@ def test_the_scan_finds_references_and_misses():
     found = {path for doc in DOCS for _, path in references(doc)}
     assert {"docs/pythonic_array.md", "examples/pythonic_saxpy.py", "seeds/004_*.txt"} <= found
     assert not exists("examples/no_such_example.py") and exists("scripts/toolkits/NAME.txt")
-    assert exists("cubind/_bind/convert") and exists("tests/test_loader.py")
+    assert exists("_cubind/convert") and exists("tests/test_loader.py")

@@ -75,7 +75,7 @@ def read_struct(obj, offset, ctype):
 FIRST_CALL = """
     import json, sys
     import cuda
-    from cubind._bind.loader import LibraryNotFoundError
+    from _cubind.loader import LibraryNotFoundError
     out = {}
     for call in ("cuInit(0)", "cuDriverGetVersion()"):
         try:

@@ -180,7 +180,7 @@ def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, system):
         pytest.skip("needs a C compiler and the CUDA EGL headers")
     from tests._toolkit import ROOT, _paths
 
-    fallback = ROOT / "cubind" / "_bind" / "egl_fallback"
+    fallback = ROOT / "_cubind" / "platform_fallback"
     _root, dirs = _paths().find_headers(["cudaEGL.h", "cuda_egl_interop.h"])
     hidden = system == "without_egl_headers"
     flags = without_platform_headers(tmp_path) if hidden else []
@@ -202,7 +202,7 @@ def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, system):
         assert "/usr/include/EGL/eglext.h" in opened, opened
 
 
-def test_the_build_searches_the_egl_fallback_after_the_system():
+def test_the_build_searches_the_platform_fallback_after_the_system():
     import importlib.util
 
     from tests._toolkit import ROOT
@@ -210,7 +210,7 @@ def test_the_build_searches_the_egl_fallback_after_the_system():
     spec = importlib.util.spec_from_file_location("cubind_setup", ROOT / "setup.py")
     setup = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(setup)
-    fallback = str(ROOT / "cubind" / "_bind" / "egl_fallback")
+    fallback = str(ROOT / "_cubind" / "platform_fallback")
     for ext in setup.extensions():
         flags = ext.extra_compile_args
         assert flags[flags.index("-idirafter") + 1] == fallback, ext.name

@@ -1,4 +1,4 @@
-"""cubind._bind.exports.reexport, which every generated package's __init__.py calls:
+"""_cubind.exports.reexport, which every generated package's __init__.py calls:
 the Python layer's names, its enums made on first look-up, and the modules
 the spec's ``[package] submodules`` name, imported on first look-up."""
 
@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from cubind._bind.exports import reexport
+from _cubind.exports import reexport
 
 
 @pytest.fixture

@@ -186,7 +186,7 @@ def test_the_interop_headers_compile_with_the_stand_ins(tmp_path, hidden):
     system = [p for p in ("/usr/include/GL/gl.h", "/usr/include/vdpau/vdpau.h") if os.path.isfile(p)]
     if not hidden and len(system) < 2:
         pytest.skip("no system GL and VDPAU headers to defer to (libgl-dev, libvdpau-dev)")
-    fallback = ROOT / "cubind" / "_bind" / "egl_fallback"
+    fallback = ROOT / "_cubind" / "platform_fallback"
     _root, dirs = _paths().find_headers(names)
     flags = without_platform_headers(tmp_path) if hidden else []
     source = tmp_path / "interop.c"

@@ -1,4 +1,4 @@
-"""Tests of cubind._bind.loader: finding and opening the CUDA shared libraries."""
+"""Tests of _cubind.loader: finding and opening the CUDA shared libraries."""
 
 import itertools
 import os
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import cubind
-from cubind._bind import cuda_paths as _cuda_paths
-from cubind._bind import loader as _loader
+from _cubind import cuda_paths as _cuda_paths
+from _cubind import loader as _loader
 from tests._toolkit import cuda_major_minor, library, pythonpath
 
 CUDA = Path("/usr/local/cuda")   # the toolkit whose driver stub the stub tests use
@@ -77,7 +77,7 @@ def clean_env(monkeypatch):
 
 def test_import_is_light():
     out = run_python("""
-        import sys, cubind._bind.loader
+        import sys, _cubind.loader
         print("ctypes" in sys.modules)
     """)
     assert out.strip() == "False"
@@ -204,7 +204,7 @@ def test_search_candidates_order(clean_env, tmp_path):
              for lib in LIB_DIRS for s in sonames]
     want += [("system loader", s) for s in sonames]
     assert got[:len(want)] == want
-    # then the system's installations (cubind/_bind/cuda_paths.py's fallback roots), after the system loader
+    # then the system's installations (_cubind/cuda_paths.py's fallback roots), after the system loader
     assert [w for w, _ in got[len(want):]] == sorted(
         (w for w, _ in got[len(want):]), key=["Debian's nvidia-cuda-toolkit", "/usr/local/cuda", "/opt/cuda"].index)
     assert ("/usr/local/cuda", "/usr/local/cuda/lib64/libx.so.1") in got
@@ -248,7 +248,7 @@ def test_stub_paths_are_skipped(clean_env, tmp_path):
 
 LOAD_CUDA = """
     import ctypes, sys
-    from cubind._bind import loader as _loader
+    from _cubind import loader as _loader
     {setup}
     try:
         h = _loader.load("cuda", ("libcuda.so.1",), "CUBIND_CUDA_LIBRARY", ())
@@ -294,7 +294,7 @@ def test_stub_from_system_loader_is_rejected(tmp_path):
 def test_cuda_home_beats_system_loader(tmp_path):
     lib = copy(NVRTC, tmp_path / "toolkit" / "lib64" / NVRTC_SONAME)
     code = f"""
-        from cubind._bind import loader as _loader
+        from _cubind import loader as _loader
         h = _loader.load("nvrtc", ({NVRTC_SONAME!r},), "CUBIND_NVRTC_LIBRARY", ())
         print(_loader.library_path(h))
     """
@@ -306,7 +306,7 @@ def test_already_loaded_beats_cuda_home(tmp_path):
     lib = copy(NVRTC, tmp_path / "preloaded" / NVRTC_SONAME)
     code = f"""
         import ctypes
-        from cubind._bind import loader as _loader
+        from _cubind import loader as _loader
         ctypes.CDLL({str(lib)!r})
         h = _loader.load("nvrtc", ({NVRTC_SONAME!r},), "CUBIND_NVRTC_LIBRARY", ())
         print(_loader.library_path(h))
@@ -317,14 +317,14 @@ def test_already_loaded_beats_cuda_home(tmp_path):
 # -- what the not-found message advises --------------------------------------------
 
 MISSING_DRIVER = """
-    from cubind._bind import loader as _loader
+    from _cubind import loader as _loader
     try:
         _loader.load("cuda-missing", ("libcuda.so.cubind-missing",), "CUBIND_CUDA_LIBRARY", ())
     except OSError as exc:
         print(exc)
 """
 MISSING_TOOLKIT_LIBRARY = """
-    from cubind._bind import loader as _loader
+    from _cubind import loader as _loader
     try:
         _loader.load("nvrtc-missing", ("libnvrtc_cubind_missing.so.13",), "CUBIND_NVRTC_LIBRARY", ())
     except OSError as exc:

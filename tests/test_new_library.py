@@ -96,7 +96,7 @@ def library(tmp_path_factory):
     cc = shutil.which(os.environ.get("CC", "cc"))
     if cc is None:
         pytest.skip("no C compiler")
-    for support in ("cubind._bind.loader", "cubind._bind.convert"):
+    for support in ("_cubind.loader", "_cubind.convert"):
         if importlib.util.find_spec(support) is None:
             _missing(f"{support} is not built (setup.py build_ext --inplace)")
     tree = tmp_path_factory.mktemp("tiny")

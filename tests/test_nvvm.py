@@ -5,7 +5,7 @@ the library is looked for, and the package's coverage of nvvm.h."""
 import re
 
 import pytest
-from cubind._bind.loader import search_candidates
+from _cubind.loader import search_candidates
 
 from tests._helpers import ok
 from tests.test_generator_cuda_h import ROOT, run_generator

@@ -34,12 +34,17 @@ PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.
           ("nvvm", "nvvm/__init__.pyi", "nvvm.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
-           "cubind._bind.convert", "cubind._bind.loader", "cubind._core.launch", "cubind._interop.dlpack",
+           "_cubind.convert", "_cubind.loader", "cubind._core.launch", "cubind._interop.dlpack",
            "cubind._memory.memory")
 # Every module but the Pythonic layer's own ships its C level for cimport.
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
        if name not in ("cubind._core.launch", "cubind._interop.dlpack", "cubind._memory.memory")]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
+# The floor's Python modules and the EGL stand-ins cubind.get_include() names (package data).
+FLOOR = ["_cubind/__init__.py", "_cubind/compat.py", "_cubind/cuda_paths.py", "_cubind/enum.py",
+         "_cubind/errors.py", "_cubind/exports.py", "_cubind/platform_fallback/EGL/egl.h",
+         "_cubind/platform_fallback/EGL/eglext.h", "_cubind/platform_fallback/GL/gl.h",
+         "_cubind/platform_fallback/vdpau/vdpau.h"]
 
 
 def _built(package):
@@ -86,7 +91,8 @@ def test_setup_takes_the_modules_and_packages_from_the_specs():
     setup = load_setup()
     assert sorted(setup.module_names(str(ROOT))) == sorted(MODULES)
     subpackages = sorted(f"cubind.{p.name}" for p in (ROOT / "cubind").iterdir() if (p / "__init__.py").exists())
-    assert sorted(setup.packages(str(ROOT))) == sorted(["cubind", *subpackages, "cuda", "nvjitlink", "nvrtc", "nvvm"])
+    assert sorted(setup.packages(str(ROOT))) == sorted(["_cubind", "cubind", *subpackages,
+                                                        "cuda", "nvjitlink", "nvrtc", "nvvm"])
     # The largest first: the driver's Python layer takes most of the build.
     assert setup.module_names(str(ROOT))[0] == "cuda._driver"
 
@@ -222,10 +228,14 @@ def test_wheel_contents(wheel):
         assert [n for n in files if n.startswith(stem + ".") and n.endswith(".so")], module
     for expected in PXD + STUBS + ["cubind/py.typed", "cuda/py.typed",
                            "nvrtc/py.typed", "nvjitlink/py.typed", "cuda/__init__.py", "nvrtc/__init__.py",
-                           "nvjitlink/__init__.py", "nvvm/py.typed", "nvvm/__init__.py", "cubind/__init__.py"]:
+                           "nvjitlink/__init__.py", "nvvm/py.typed", "nvvm/__init__.py", "cubind/__init__.py",
+                           *FLOOR]:
         assert expected in files, expected
     assert not [n for n in files if n.endswith((".c", ".pyx", ".o"))]
-    assert all(n.split("/")[0] in ("cuda", "nvrtc", "nvjitlink", "nvvm", "cubind") for n in files), files
+    # build/lib keeps what earlier builds put there, and the wheel takes it all
+    stale = [n for n in files if n.startswith("cubind/_bind/")]
+    assert not stale, f"cubind/_bind is _cubind now: remove the stale build/lib/cubind/_bind ({stale[:3]})"
+    assert all(n.split("/")[0] in ("_cubind", "cuda", "nvrtc", "nvjitlink", "nvvm", "cubind") for n in files), files
     assert wheel.stat().st_size < 12_000_000, wheel.stat().st_size
     (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
     requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
@@ -306,7 +316,7 @@ def test_sdist_has_the_sources_and_no_generated_c(tmp_path):
         assert module.replace(".", "/") + ".pyx" in names, module
     specs = [f"bindings/{spec.name}" for spec in (ROOT / "bindings").glob("*.toml")]
     assert specs  # setup.py takes its packages and modules from them
-    for expected in PXD + STUBS + specs + ["setup.py", "pyproject.toml", "cuda/py.typed"]:
+    for expected in PXD + STUBS + FLOOR + specs + ["setup.py", "pyproject.toml", "cuda/py.typed"]:
         assert expected in names, expected
     assert not [n for n in names if n.endswith((".c", ".so"))]
     assert not [n for n in names if n.startswith(("generator/", "templates/", "build/", "tests/"))]

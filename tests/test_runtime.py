@@ -344,7 +344,7 @@ def test_status_values_are_found_by_index_despite_an_outlier():
     # cudaErrorApiFailureBase (10000) once left cudaError_t with no dense
     # table: every runtime call then paid a dict look-up and a new (status,)
     # tuple (+20..110 ns on the H100's bench rows).
-    from cubind._bind.enum import dense_table
+    from _cubind.enum import dense_table
     table = dense_table(cudart.cudaError_t)
     assert table[0] is cudart.cudaError_t.cudaSuccess
     assert len(table) > int(cudart.cudaError_t.cudaErrorUnknown)

@@ -6,9 +6,9 @@ no status tuple reaches a user and every failure names the C call that failed.
 
 __all__ = ["CUDAError", "CompileError", "check", "STICKY"]
 
-# CUDAError is defined with the loader (cubind._bind.errors), whose
+# CUDAError is defined with the loader (_cubind.errors), whose
 # LibraryNotFoundError is one; this layer raises it and describes its codes.
-from cubind._bind.errors import STICKY, CUDAError, set_describer
+from _cubind.errors import STICKY, CUDAError, set_describer
 
 
 class CompileError(RuntimeError):

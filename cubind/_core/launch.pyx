@@ -19,7 +19,7 @@ from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.tuple cimport PyTuple_GET_ITEM
 
 cimport cuda.cdriver as cdrv
-from cubind._bind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
+from _cubind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
 from cubind._core.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
@@ -143,7 +143,7 @@ cdef class Plan:
         return 0
 
     cdef int pack_int(self, Py_ssize_t i, object value, char* p) except -1:
-        # The 1:1 layer's writer (cubind._bind.convert.store_int). Unsigned
+        # The 1:1 layer's writer (_cubind.convert.store_int). Unsigned
         # parameters take negative values too: PTX says .u32 for a C int.
         if store_int(value, self.sizes[i], SIGN_SIGNED if self.signs[i] else SIGN_EITHER, p):
             return 0

@@ -2,14 +2,14 @@
 
 NVRTC searches no directory by default, so ``#include <cooperative_groups.h>``
 or ``<cuda_fp16.h>`` fails unless the toolkit's include directory is given.
-Looked for where the build looks for CUDA's headers (cubind/_bind/cuda_paths.py),
+Looked for where the build looks for CUDA's headers (_cubind/cuda_paths.py),
 and taken only where they are of the CUDA major version of the NVRTC in use.
 """
 
 import functools
 import os
 
-from cubind._bind import cuda_paths as _cuda_paths
+from _cubind import cuda_paths as _cuda_paths
 
 __all__ = ["toolkit_include_options"]
 
@@ -19,7 +19,7 @@ _PROBE = "cooperative_groups.h"
 
 def _candidates(major):
     # The include directories of every CUDA installation, in the order the
-    # build searches them (cubind/_bind/cuda_paths.py): a toolkit's include
+    # build searches them (_cubind/cuda_paths.py): a toolkit's include
     # directory is complete (crt/, cccl/), a wheel's holds only that wheel's
     # headers. Each is taken only if its headers are of NVRTC's major version (below).
     for root in _cuda_paths.roots():

@@ -21,7 +21,7 @@ in the Python environment (and in ``VIRTUAL_ENV``, which a build-isolated
 ``pip install`` leaves set), Debian's, ``/usr/local/cuda``, ``/opt/cuda``.
 
 This file imports nothing of cubind: setup.py loads it by path before
-anything is built, and ``python cubind/_bind/cuda_paths.py include-dirs cuda.h ...``
+anything is built, and ``python _cubind/cuda_paths.py include-dirs cuda.h ...``
 serves the shell scripts.
 """
 
@@ -29,7 +29,7 @@ import os
 import sys
 
 # Run as a script (scripts/_common.sh), this file's folder is sys.path[0], where
-# cubind/_bind/enum.py would shadow the standard library's enum, which re and
+# _cubind/enum.py would shadow the standard library's enum, which re and
 # glob import: CPython 3.10 and 3.13 import enum only then (3.11 at start-up).
 if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
     del sys.path[0]
@@ -266,7 +266,7 @@ GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers
 # to the system's header where there is one.
-FALLBACK_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "egl_fallback")
+FALLBACK_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "platform_fallback")
 _EXTERN = re.compile(r'^\s*cdef\s+extern\s+from\s+"([^"]+)"', re.M)
 
 

@@ -14,7 +14,7 @@ The places below are tried in this order; the first that opens wins:
 3. NVIDIA's pip wheels: for each directory of ``site.getsitepackages()``,
    ``site.getusersitepackages()`` and ``sys.path``, for each entry of
    ``wheel_subdirs`` (e.g. ``nvidia/cu13/lib``), for each soname: that file.
-4. The CUDA installations ``cubind/_bind/cuda_paths.py`` finds, as the build
+4. The CUDA installations ``_cubind/cuda_paths.py`` finds, as the build
    does: ``$CUDA_HOME`` then ``$CUDA_PATH`` when set, else the toolkit of the
    ``nvcc`` on ``PATH`` and ``$CONDA_PREFIX``: ``<root>/lib64/<soname>`` for each
    soname, then ``<root>/lib/<soname>``, then the same under
@@ -42,7 +42,7 @@ import os
 import sys
 import threading
 
-from cubind._bind.errors import CUDAError
+from _cubind.errors import CUDAError
 
 from posix.dlfcn cimport dlclose, dlerror, dlopen, dlsym, RTLD_LOCAL, RTLD_NOW
 
@@ -125,7 +125,7 @@ def _symbol_address(handle, name):
 def _check_handle(handle):
     # dlinfo/dlsym on a bogus handle would crash the process.
     if handle not in _handles.values():
-        raise ValueError(f"{handle!r} is not a handle returned by cubind._bind.loader.load()")
+        raise ValueError(f"{handle!r} is not a handle returned by _cubind.loader.load()")
 
 
 cdef str _handle_path(size_t handle):
@@ -165,7 +165,7 @@ def search_candidates(libname, sonames, env_var, wheel_subdirs, toolkit_subdirs=
     if override:
         found.append((env_var, os.path.abspath(os.path.expanduser(override))))
     found += [(_LOADED, s) for s in sonames]
-    from cubind._bind import cuda_paths as _cuda_paths  # the search setup.py makes too; imported on the first open only
+    from _cubind import cuda_paths as _cuda_paths  # the search setup.py makes too; imported on the first open only
 
     for d in _cuda_paths.site_dirs():
         for sub in wheel_subdirs:

@@ -545,7 +545,7 @@ cdef int _import_arg_types() except -1:
     global _enum_types, _ctypes_aggregates
     import ctypes
     import enum
-    from cubind._bind.enum import CEnum
+    from _cubind.enum import CEnum
     _enum_types = (CEnum, enum.Enum)
     _ctypes_aggregates = (ctypes.Structure, ctypes.Union, ctypes.Array)
     return 0
