@@ -18,7 +18,7 @@ import numpy.typing as npt
 import cuda
 import nvrtc
 from cuda import cudart
-from cubind._core.launch import Plan as _Plan
+from cubind._launch.launch import Plan as _Plan
 from cubind._memory.memory import DeviceMemory, ForeignMemory
 
 if sys.version_info >= (3, 13):
@@ -213,12 +213,12 @@ class Event:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
-# -- cubind._core.program ----------------------------------------------------------
+# -- cubind._compile.program ----------------------------------------------------------
 
 class _Param(NamedTuple):
-    """One kernel parameter (``cubind._core.params.Param`` at runtime)."""
+    """One kernel parameter (``cubind._launch.params.Param`` at runtime)."""
     index: int  # type: ignore[assignment]  # shadows tuple.index, as the runtime field does
-    kind: int  # cubind._core.params: F32 0, F64 1, INT 2, BYTES 3, ANY 4
+    kind: int  # cubind._launch.params: F32 0, F64 1, INT 2, BYTES 3, ANY 4
     size: int
     signed: bool = ...
     pointer: bool = ...
@@ -265,7 +265,7 @@ class Module:
     def get_global(self, name: str | bytes) -> tuple[cuda.CUdeviceptr, int]: ...
     def close(self) -> None: ...
 
-# -- cubind._core.kernel (launching: cubind._core.launch) -------------------------------
+# -- cubind._launch.kernel (launching: cubind._launch.launch) -------------------------------
 
 class Kernel:
     """A kernel of a Module; ``kernel(grid, block, *args, stream=, shared_mem=)`` launches it."""

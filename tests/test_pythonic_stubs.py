@@ -338,7 +338,7 @@ def test_every_public_runtime_member_is_in_the_stub():
 
 
 def test_param_tuple_fields_match_the_runtime():
-    from cubind._core.params import Param
+    from cubind._launch.params import Param
 
     node = next(n for n in top_level(stub_tree("cubind")) if isinstance(n, ast.ClassDef) and n.name == "_Param")
     assert tuple(class_members(node)) == Param._fields

@@ -20,7 +20,7 @@ import operator
 import numpy as np
 
 from cubind._arrays import copy as _array_copy
-from cubind._core import launch as _launch
+from cubind._launch import launch as _launch
 from cubind._core import pending as _pending
 from cubind._core.context import ensure_context
 from cubind._core.driver import module as _driver_module

@@ -126,7 +126,7 @@ _kernels = {}  # (kind, *types, device) -> Kernel
 def _kernel(key, source, name):
     kernel = _kernels.get(key)
     if kernel is None:
-        from cubind._core.program import Program
+        from cubind._compile.program import Program
 
         with _lock:
             kernel = _kernels.get(key)

@@ -17,7 +17,7 @@ from collections import namedtuple
 
 __all__ = ["Param", "parse_ptx_entries", "ptx_globals", "params_from_sizes", "F32", "F64", "INT", "BYTES", "ANY"]
 
-# Kinds, shared with cubind/_core/launch.pyx (same numbers there).
+# Kinds, shared with cubind/_launch/launch.pyx (same numbers there).
 F32, F64, INT, BYTES, ANY = 0, 1, 2, 3, 4
 
 _SCALARS = {

@@ -1,6 +1,6 @@
 """One kernel argument to the bytes its parameter takes.
 
-The launch path (cubind/_core/launch.pyx) packs Python floats and ints itself and
+The launch path (cubind/_launch/launch.pyx) packs Python floats and ints itself and
 comes here for everything else: numpy scalars and ctypes values (their own
 bytes, which must be the parameter's size), device arrays of any library
 (their device pointer), structs by value, and the errors. Each array type's
@@ -13,7 +13,7 @@ import math
 import operator
 import struct
 
-from cubind._core.params import ANY, BYTES, F32, F64, INT
+from cubind._launch.params import ANY, BYTES, F32, F64, INT
 
 __all__ = ["convert", "POINTER_GETTERS", "count_error", "describe"]
 

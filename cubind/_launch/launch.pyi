@@ -1,4 +1,4 @@
-"""Types of cubind/_core/launch.pyx, the launch hot path."""
+"""Types of cubind/_launch/launch.pyx, the launch hot path."""
 
 from typing import Any, Sequence
 

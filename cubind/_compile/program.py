@@ -13,12 +13,12 @@ import re
 import threading
 import weakref
 
-from cubind._core import cache as _cache
+from cubind._compile import cache as _cache
 from cubind._core import lifetime as _lifetime
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import CompileError, CUDAError, check
-from cubind._core.params import parse_ptx_entries, ptx_globals
-from cubind._core.toolkit import toolkit_include_options
+from cubind._launch.params import parse_ptx_entries, ptx_globals
+from cubind._compile.toolkit import toolkit_include_options
 
 __all__ = ["Program", "Module", "default_arch"]
 
@@ -370,7 +370,7 @@ class Module:
             raise ValueError(self._missing(name, lowered))
         if err != 0:
             raise CUDAError(err, "cuLibraryGetKernel")
-        from cubind._core.kernel import Kernel
+        from cubind._launch.kernel import Kernel
 
         kernel = Kernel._from_library(self, handle, lowered, self.entries.get(lowered))
         return self._kernels.setdefault(name, kernel)  # a thread that got here first wins: one Kernel per name

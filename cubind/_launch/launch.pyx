@@ -6,7 +6,7 @@ kinds); a launch packs its arguments into a buffer on the C stack and calls
 ``cuLaunchKernel``/``cuLaunchKernelEx`` through the cimported C level with the
 GIL released, as the 1:1 function does. Python floats and ints to float and
 integer parameters are packed here; every other value goes through
-cubind/_core/args.py (numpy scalars, ctypes values, device arrays, structs), and
+cubind/_launch/args.py (numpy scalars, ctypes values, device arrays, structs), and
 device arrays of a type seen before take its cached pointer getter.
 """
 
@@ -21,7 +21,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 cimport cuda.cdriver as cdrv
 from cubind._bind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
-from cubind._core.args import POINTER_GETTERS, convert, count_error, describe
+from cubind._launch.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
 from cubind._core.driver import module as _driver_module
@@ -30,7 +30,7 @@ from cubind._core.handles import open_blocks
 
 cdef list _open_blocks = open_blocks  # `with stream:` blocks open: the thread-local is read only then
 
-# Kinds: the numbers of cubind/_core/params.py.
+# Kinds: the numbers of cubind/_launch/params.py.
 cdef enum:
     K_F32 = 0
     K_F64 = 1
