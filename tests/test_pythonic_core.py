@@ -28,8 +28,8 @@ import cubind
 import cubind._compile.cache as _cache
 import cubind._compile.program as _program
 import cubind._compile.toolkit as _toolkit
-from cubind._launch.args import POINTER_GETTERS
 from cubind._core.context import _attribute_enum
+from cubind._launch.args import POINTER_GETTERS
 from cubind._launch.launch import Plan, dims
 from cubind._launch.params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_entries
 from tests._helpers import ok

@@ -20,13 +20,13 @@ import operator
 import numpy as np
 
 from cubind._arrays import copy as _array_copy
-from cubind._launch import launch as _launch
 from cubind._core import pending as _pending
 from cubind._core.context import ensure_context
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import check
 from cubind._core.handles import or_current, stream_handle
 from cubind._interop import exchange as _interop
+from cubind._launch import launch as _launch
 from cubind._memory import layout as _layout
 from cubind._memory.dtypes import C_TYPES, as_dtype
 from cubind._memory.memory import DeviceMemory, ForeignMemory

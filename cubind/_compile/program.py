@@ -14,11 +14,11 @@ import threading
 import weakref
 
 from cubind._compile import cache as _cache
+from cubind._compile.toolkit import toolkit_include_options
 from cubind._core import lifetime as _lifetime
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import CompileError, CUDAError, check
 from cubind._launch.params import parse_ptx_entries, ptx_globals
-from cubind._compile.toolkit import toolkit_include_options
 
 __all__ = ["Program", "Module", "default_arch"]
 

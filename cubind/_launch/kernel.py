@@ -8,13 +8,13 @@ made current when none is), so one compiled module serves every device.
 
 import operator
 
-from cubind._launch.args import POINTER_GETTERS
 from cubind._core.context import Device, ensure_context
-from cubind._launch.cubin import param_count
 from cubind._core.driver import initialized as _cuda
 from cubind._core.driver import module as _driver_module
 from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
+from cubind._launch.args import POINTER_GETTERS
+from cubind._launch.cubin import param_count
 from cubind._launch.launch import KernelBase, Plan, dims, launch
 from cubind._launch.params import params_from_sizes
 
