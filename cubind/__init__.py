@@ -43,12 +43,13 @@ if _os.environ.get("CUBIND_CUDA_BINDINGS", "") not in ("", "0"):
 # `import cuda` and must cost nothing there. The launch path also imports the
 # `cuda` package, the arrays numpy.
 _LAZY = {
-    **dict.fromkeys(("CUDAError", "CompileError"), "._core.errors"),
+    **dict.fromkeys(("CUDAError", "CompileError", "check"), "._core.errors"),
     "LibraryNotFoundError": "._bind.loader",
-    **dict.fromkeys(("Device", "current_device", "ensure_context"), "._core.context"),
+    **dict.fromkeys(("Device", "current_device", "ensure_context", "Stream", "Event", "current_stream"),
+                    "._core.context"),
     **dict.fromkeys(("Program", "Module", "default_arch"), "._compile.program"),
-    **dict.fromkeys(("Stream", "Event", "current_stream"), "._core.stream"),
     **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._launch.kernel"),
+    "CUDAGraph": "._launch.graph",
     **dict.fromkeys(("Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
                      "from_dlpack"), "._arrays.array"),
     **dict.fromkeys(("PinnedMemory", "empty_pinned"), "._memory.pinned"),
@@ -79,11 +80,11 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "LibraryNotFoundError",
+    "CUDAError", "CompileError", "LibraryNotFoundError", "check",
     "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",
-    "Kernel", "LaunchConfig", "launch",
+    "Kernel", "LaunchConfig", "launch", "CUDAGraph",
     "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
     "PinnedMemory", "empty_pinned",
     "get_include",

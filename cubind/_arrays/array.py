@@ -36,7 +36,7 @@ __all__ = ["Array", "to_gpu", "empty", "zeros", "empty_like", "zeros_like", "fro
 _FLOAT64 = np.dtype(np.float64)
 
 
-class Array:
+class Array(_launch.SlotAddressed):
     """An array in GPU memory: ``shape``, ``dtype``, byte ``strides``, and the
     device address of its first element, ``ptr``.
 
@@ -449,7 +449,6 @@ class Array:
             _pending.hold(op, *mems)
 
 
-_launch.register_array_type(Array)  # kernels read an Array's pointer from its slots
 
 _FREED = "the array's memory was released (free() or the end of its 'with' block); it can no longer be used"
 

@@ -113,7 +113,7 @@ def convert(kernel, param, value):
         return raw
     if param.kind == BYTES or param.kind == ANY and isinstance(value, (bytes, bytearray, memoryview)):
         return _struct_bytes(kernel, param, value)
-    if size == 8 and param.kind in (INT, ANY):
+    if param.takes_address:
         getter = POINTER_GETTERS.get(type(value))
         if getter is None:
             getter = _pointer_getter(value)
@@ -147,7 +147,7 @@ def convert(kernel, param, value):
 def _expected(param):
     if param.kind == F32 or param.kind == F64:
         return "a float, an int, or a numpy scalar / ctypes value of its size"
-    if param.kind == INT and param.size == 8 or param.kind == ANY and param.size == 8:
+    if param.takes_address:
         return ("a device array (__cuda_array_interface__, .ptr), a CUdeviceptr, an int, "
                 "or a numpy scalar / ctypes value of 8 bytes")
     if param.kind == ANY and param.size == 4:

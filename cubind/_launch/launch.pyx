@@ -21,6 +21,7 @@ from cpython.tuple cimport PyTuple_GET_ITEM
 cimport cuda.cdriver as cdrv
 from cubind._bind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
+from cubind._launch import params as _params
 from cubind._launch.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
@@ -30,27 +31,34 @@ from cubind._core.handles import open_blocks
 
 cdef list _open_blocks = open_blocks  # `with stream:` blocks open: the thread-local is read only then
 
-# Kinds: the numbers of cubind/_launch/params.py.
 cdef enum:
-    K_F32 = 0
-    K_F64 = 1
-    K_INT = 2
-    K_BYTES = 3
-    K_ANY = 4
     STACK_WORDS = 512   # 4 KiB of argument bytes on the C stack (the classic parameter limit)
     STACK_PARAMS = 64
+
+# The parameter kinds, written once in cubind/_launch/params.py and read into
+# C ints here at import: a comparison with them costs what one with a literal does.
+cdef int K_F32 = _params.F32
+cdef int K_F64 = _params.F64
+cdef int K_INT = _params.INT
+cdef int K_BYTES = _params.BYTES
+cdef int K_ANY = _params.ANY
 
 cdef int INVALID_CONTEXT = 201
 cdef object _MISSING = object()
 cdef object _StreamType = None
-# cubind.Array, registered by cubind._arrays.array: its pointer is read from its
-# slots here (a property call per argument was most of a launch's cost).
-cdef object _ArrayType = None
 
 
-def register_array_type(array_type):
-    global _ArrayType
-    _ArrayType = array_type
+class SlotAddressed:
+    """The base of a device-array type whose address the launch path reads
+    from its slots, ``_mem.ptr + _offset`` (``_mem.ptr`` None once freed:
+    the slow path then says so), instead of calling a property per argument.
+    A higher layer's array class (``cubind.Array``) derives from it and
+    declares those two slots; the launch path needs to know nothing of it."""
+
+    __slots__ = ()
+
+
+cdef object _SlotAddressed = SlotAddressed  # a C global: no module-dict lookup per argument
 
 
 cdef class Plan:
@@ -124,7 +132,7 @@ cdef class Plan:
                 if kind == K_INT or kind == K_ANY:
                     self.pack_int(i, value, p)
                     continue
-            elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
+            elif isinstance(value, _SlotAddressed) and size == 8 and (kind == K_INT or kind == K_ANY):
                 address = value._mem.ptr
                 if address is not None:  # None: freed, and the slow path says so
                     self.pack_int(i, address + value._offset, p)
@@ -210,7 +218,7 @@ cdef uintptr_t _stream_value(object stream) except? 0:
     if type(stream) is int:
         return <uintptr_t>stream
     if _StreamType is None:
-        from cubind._core.stream import Stream
+        from cubind._core.context import Stream
         _StreamType = Stream
     if type(stream) is _StreamType:
         raw = stream._raw
@@ -384,6 +392,11 @@ def launch(stream, config, kernel, *args):
 def _make_context():
     from cubind._core.context import ensure_context
     ensure_context()
+
+
+def shared_mem_bytes(value):
+    """``value`` (dynamic shared memory bytes) as an int, checked as a launch checks it."""
+    return _shared(value)
 
 
 def dims(value, what):
