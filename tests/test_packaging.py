@@ -34,7 +34,8 @@ PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.
           ("nvvm", "nvvm/__init__.pyi", "nvvm.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
-           "cubind._bind.convert", "cubind._bind.loader", "cubind._launch.launch", "cubind._interop.dlpack",
+           "cubind._bind.convert", "cubind._bind.loader", "cubind._core.allocations", "cubind._launch.launch",
+           "cubind._interop.dlpack",
            "cubind._memory.memory")
 # Every module but the Pythonic layer's own ships its C level for cimport.
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
