@@ -49,7 +49,7 @@ _LAZY = {
                     "._core.context"),
     **dict.fromkeys(("Program", "Module", "default_arch"), "._compile.program"),
     **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._launch.kernel"),
-    "CUDAGraph": "._launch.graph",
+    "CUDAGraph": "._launch.cuda_graph",
     **dict.fromkeys(("Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
                      "from_dlpack"), "._arrays.array"),
     **dict.fromkeys(("PinnedMemory", "empty_pinned"), "._memory.pinned"),

@@ -326,7 +326,7 @@ class LaunchConfig:
 
 def launch(stream: _StreamLike, config: LaunchConfig, kernel: Kernel, *args: Any) -> None: ...
 
-# -- cubind._launch.graph ---------------------------------------------------------
+# -- cubind._launch.cuda_graph--------------------------------------------------------
 
 class _GraphNode:
     """A node of a CUDAGraph: what later nodes name in ``after=``."""
