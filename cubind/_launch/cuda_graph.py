@@ -21,13 +21,15 @@ import logging
 from cubind._core import lifetime as _lifetime
 from cubind._core.context import Device, current_context, ensure_context
 from cubind._core.driver import initialized as _cuda
-from cubind._core.errors import check
+from cubind._core.errors import CUDAError, check
 from cubind._core.handles import stream_handle
 from cubind._launch.launch import KernelBase, dims, shared_mem_bytes
 
 __all__ = ["CUDAGraph", "GraphNode", "KernelNode"]
 
 log = logging.getLogger("cubind")
+
+_calls = {}  # the driver functions of the hot path (launch, update), looked up once
 
 _LOST = "graph: its context was destroyed by Device.reset(); make a new CUDAGraph"
 
@@ -88,8 +90,9 @@ class KernelNode(GraphNode):
             graph._check_open()
             self._stale = True  # instantiate() hands the graph's node the new values
             return
-        check(_cuda().cuGraphExecKernelNodeSetParams(exec_, self.handle, self.params),
-              "cuGraphExecKernelNodeSetParams")
+        err = _calls["update"](exec_, self.handle, self.params)[0]
+        if err:
+            raise CUDAError(err, "cuGraphExecKernelNodeSetParams")
         self._stale = True
 
 
@@ -112,6 +115,9 @@ class CUDAGraph:
                 ensure_context()
             handle = check(_cuda().cuGraphCreate(0), "cuGraphCreate")
             context = current_context()
+        if not _calls:
+            cuda = _cuda()
+            _calls.update(launch=cuda.cuGraphLaunch, update=cuda.cuGraphExecKernelNodeSetParams)
         self._state = [handle, None]
         self._kernel_nodes = []
         self._instantiations = 0
@@ -289,8 +295,9 @@ class CUDAGraph:
         exec_ = self._state[1]
         if exec_ is None:
             exec_ = self.instantiate()._state[1]
-        raw = stream if type(stream) is int else stream_handle(stream, "stream")
-        check(_cuda().cuGraphLaunch(exec_, raw), "cuGraphLaunch")
+        err = _calls["launch"](exec_, stream if type(stream) is int else stream_handle(stream, "stream"))[0]
+        if err:
+            raise CUDAError(err, "cuGraphLaunch")
 
     # -- release --------------------------------------------------------------------
 

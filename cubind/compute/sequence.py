@@ -222,7 +222,9 @@ class Sequence:
     def _launch_on_stream(self):
         """The launch and the event after it (the manager orders it first)."""
         self._graph.graph.launch(self._stream_handle)
-        cubind.check(self._manager._cuda.cuEventRecord(self._event.handle, self._stream_handle), "cuEventRecord")
+        err = self._manager._cuda.cuEventRecord(self._event.handle, self._stream_handle)[0]
+        if err:
+            raise cubind.CUDAError(err, "cuEventRecord")
 
     def eval_await(self, timeout=None):
         """Waits for the evaluation in flight (if any); TimeoutError after
