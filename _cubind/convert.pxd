@@ -89,7 +89,7 @@ cdef inline object as_enum(object o, object cls, const char* enum_name, const ch
 
 
 # Kernel arguments: both packers (the 1:1 cuLaunchKernel's (values, types)
-# form in convert.pyx, the Pythonic launch's plan in cubind/_core/launch.pyx)
+# form in convert.pyx, the Pythonic launch's plan in cubind/_launch/launch.pyx)
 # write an int argument through store_int. SIGN_EITHER is PTX's: a parameter
 # declared .u32 may be a C int, so both ranges are taken and the value's two's
 # complement is stored, as C converts.

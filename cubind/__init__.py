@@ -34,12 +34,13 @@ __version__ = "0.1.0"
 # The generated packages import none of cubind (their runtime is _cubind), and
 # the CUBIND_CUDA_BINDINGS request is read by them, not here (_cubind.compat).
 _LAZY = {
-    **dict.fromkeys(("CUDAError", "CompileError"), "._core.errors"),
+    **dict.fromkeys(("CUDAError", "CompileError", "check"), "._core.errors"),
     "LibraryNotFoundError": "_cubind.loader",
-    **dict.fromkeys(("Device", "current_device", "ensure_context"), "._core.context"),
-    **dict.fromkeys(("Program", "Module", "default_arch"), "._core.program"),
-    **dict.fromkeys(("Stream", "Event", "current_stream"), "._core.stream"),
-    **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._core.kernel"),
+    **dict.fromkeys(("Device", "current_device", "ensure_context", "Stream", "Event", "current_stream"),
+                    "._core.context"),
+    **dict.fromkeys(("Program", "Module", "default_arch"), "._compile.program"),
+    **dict.fromkeys(("Kernel", "LaunchConfig", "launch"), "._launch.kernel"),
+    "CUDAGraph": "._launch.cuda_graph",
     **dict.fromkeys(("Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like",
                      "from_dlpack"), "._arrays.array"),
     **dict.fromkeys(("PinnedMemory", "empty_pinned"), "._memory.pinned"),
@@ -70,11 +71,11 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "LibraryNotFoundError",
+    "CUDAError", "CompileError", "LibraryNotFoundError", "check",
     "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",
-    "Kernel", "LaunchConfig", "launch",
+    "Kernel", "LaunchConfig", "launch", "CUDAGraph",
     "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
     "PinnedMemory", "empty_pinned",
     "get_include",

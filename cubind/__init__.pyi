@@ -18,7 +18,7 @@ import numpy.typing as npt
 import cuda
 import nvrtc
 from cuda import cudart
-from cubind._core.launch import Plan as _Plan
+from cubind._launch.launch import Plan as _Plan
 from cubind._memory.memory import DeviceMemory, ForeignMemory
 
 if sys.version_info >= (3, 13):
@@ -29,11 +29,11 @@ else:
 __version__: str
 
 __all__ = [
-    "CUDAError", "CompileError", "LibraryNotFoundError",
+    "CUDAError", "CompileError", "LibraryNotFoundError", "check",
     "Device", "current_device", "ensure_context",
     "Stream", "Event", "current_stream",
     "Program", "Module", "default_arch",
-    "Kernel", "LaunchConfig", "launch",
+    "Kernel", "LaunchConfig", "launch", "CUDAGraph",
     "Array", "to_gpu", "asarray", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack",
     "PinnedMemory", "empty_pinned",
     "get_include",
@@ -101,6 +101,11 @@ class CUDAError(RuntimeError):
     sticky: bool
     def __init__(self, code: cuda.CUresult | cudart.cudaError_t | int, call: str | None = ...) -> None: ...
 
+def check(result: tuple[Any, ...], call: str | None = ...) -> Any:
+    """Ends a 1:1 call's status tuple: CUDAError naming ``call`` on a failed
+    status, else the outputs (None for none, the value for one, else a tuple)."""
+    ...
+
 # -- _cubind.loader -----------------------------------------------------------
 
 class LibraryNotFoundError(OSError, CUDAError):
@@ -163,7 +168,7 @@ def ensure_context() -> int: ...
 def current_device() -> Device: ...
 def current_stream() -> Stream | None: ...
 
-# -- cubind._core.stream -----------------------------------------------------------
+# -- cubind._core.context -----------------------------------------------------------
 
 class Stream:
     """A CUDA stream, owned by cubind or wrapping a foreign one."""
@@ -213,16 +218,18 @@ class Event:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
-# -- cubind._core.program ----------------------------------------------------------
+# -- cubind._compile.program ----------------------------------------------------------
 
 class _Param(NamedTuple):
-    """One kernel parameter (``cubind._core.params.Param`` at runtime)."""
+    """One kernel parameter (``cubind._launch.params.Param`` at runtime)."""
     index: int  # type: ignore[assignment]  # shadows tuple.index, as the runtime field does
-    kind: int  # cubind._core.params: F32 0, F64 1, INT 2, BYTES 3, ANY 4
+    kind: int  # cubind._launch.params: F32 0, F64 1, INT 2, BYTES 3, ANY 4
     size: int
     signed: bool = ...
     pointer: bool = ...
     text: str = ...
+    @property
+    def takes_address(self) -> bool: ...
 
 class Program:
     """CUDA C++ source to compile with NVRTC."""
@@ -265,7 +272,7 @@ class Module:
     def get_global(self, name: str | bytes) -> tuple[cuda.CUdeviceptr, int]: ...
     def close(self) -> None: ...
 
-# -- cubind._core.kernel (launching: cubind._core.launch) -------------------------------
+# -- cubind._launch.kernel (launching: cubind._launch.launch) -------------------------------
 
 class Kernel:
     """A kernel of a Module; ``kernel(grid, block, *args, stream=, shared_mem=)`` launches it."""
@@ -318,6 +325,48 @@ class LaunchConfig:
                  attributes: Mapping[Any, SupportsIndex | _Dims | cuda.CUlaunchAttributeValue] | None = ...) -> None: ...
 
 def launch(stream: _StreamLike, config: LaunchConfig, kernel: Kernel, *args: Any) -> None: ...
+
+# -- cubind._launch.cuda_graph--------------------------------------------------------
+
+class _GraphNode:
+    """A node of a CUDAGraph: what later nodes name in ``after=``."""
+    handle: cuda.CUgraphNode
+    graph: CUDAGraph
+    def __int__(self) -> int: ...
+
+class _KernelNode(_GraphNode):
+    """A kernel node; ``set_args`` rewrites its arguments in place."""
+    kernel: Kernel
+    def set_args(self, *args: Any) -> None: ...
+    def set_packed(self, packed: Sequence[bytes]) -> None: ...
+
+class CUDAGraph:
+    """A CUDA graph built node by node, instantiated, launched on a stream."""
+    def __init__(self, device: Device | int | None = ...) -> None: ...
+    @property
+    def handle(self) -> cuda.CUgraph: ...
+    @property
+    def exec_handle(self) -> cuda.CUgraphExec | None: ...
+    @property
+    def instantiated(self) -> bool: ...
+    @property
+    def instantiations(self) -> int: ...
+    @property
+    def kernel_nodes(self) -> list[_KernelNode]: ...
+    @property
+    def closed(self) -> bool: ...
+    def add_kernel(self, kernel: Kernel, grid: int | Sequence[int], block: int | Sequence[int], *args: Any,
+                   shared_mem: int = ..., after: _GraphNode | Iterable[_GraphNode] = ...) -> _KernelNode: ...
+    def add_copy(self, dst: Any, src: Any, nbytes: int, *, after: _GraphNode | Iterable[_GraphNode] = ...,
+                 dst_host: bool = ..., src_host: bool = ...) -> _GraphNode: ...
+    def add_memset(self, dst: Any, value: int, count: int, *, element_size: int = ...,
+                   after: _GraphNode | Iterable[_GraphNode] = ...) -> _GraphNode: ...
+    def add_empty(self, after: _GraphNode | Iterable[_GraphNode] = ...) -> _GraphNode: ...
+    def instantiate(self) -> CUDAGraph: ...
+    def launch(self, stream: _StreamLike = ...) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> CUDAGraph: ...
+    def __exit__(self, *exc: object) -> Literal[False]: ...
 
 # -- cubind._arrays.array ------------------------------------------------------------
 

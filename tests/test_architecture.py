@@ -1,8 +1,11 @@
 """ARCHITECTURE.md's package layers hold in the code: every import of one of
 the project's modules (at module level or inside a function: a deferred
 import is still a dependency) points to its own package or a lower layer, no
-two modules import each other through any chain, and no module sits in
-``cubind/``'s root but the package's ``__init__``.
+two modules import each other through any chain, no module sits in
+``cubind/``'s root but the package's ``__init__``, and no module reaches a
+lower layer at run time the other way round: registering itself there
+(``register_*``/``on_*`` calls) or setting attributes on what it imported
+from another package (patching).
 
 The layers are the generated packages' runtime (``_cubind``, the floor), the
 generated packages (``cuda``, ``nvrtc``, ...: one layer, which may import the
@@ -160,11 +163,63 @@ def test_imports_point_down_the_layers():
     assert upward_imports() == []
 
 
+def imported_names(tree, own):
+    """Names bound by (absolute) imports from other cubind modules than ``own``."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("cubind."):
+                    names[alias.asname or alias.name.split(".")[0]] = alias.name
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("cubind"):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return {n: m for n, m in names.items() if m != own and not m.startswith(own + ".")}
+
+
+def run_time_ties(path):
+    """Registrations into, and patches of, other cubind modules in ``path``."""
+    own = module_name(path)
+    text = path.read_text()
+    tree = ast.parse(text if path.suffix == ".py" else cython_to_python(text))
+    foreign = imported_names(tree, own)
+    found = []
+    if path.suffix != ".py":  # the import lines alone were parsed: read the calls and assignments as text
+        for name in foreign:
+            for m in re.finditer(rf"^\s*{re.escape(name)}\.(register\w*|on_\w+)\(|^\s*{re.escape(name)}\.\w+\s*=[^=]",
+                                 text, re.M):
+                found.append(f"{own}: {m.group(0).strip()}")
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            called = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            base = fn.value.id if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) else called
+            if base in foreign and re.match(r"register|on_", called):
+                found.append(f"{own}: calls {base}.{called}" if base != called else f"{own}: calls {called}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                while isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute):
+                    target = target.value
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id in foreign:
+                    found.append(f"{own}: sets {target.value.id}.{target.attr}")
+    return found
+
+
+def test_no_layer_registers_itself_into_or_patches_another():
+    # A lower layer never learns about a higher one at run time: where it
+    # must act on higher objects, it defines the protocol (a base class, a
+    # method it calls) and they implement it.
+    ties = [tie for path in modules() for tie in run_time_ties(path)]
+    assert ties == []
+
+
 def test_no_import_circle():
     edges = {m: {d for d in deps if d != "cubind"} for m, deps in graph().items() if m != "cubind"}
-    # a package's __init__ imports its own modules (cubind._core imports the
-    # stream module to install Device.default_stream): that is an edge from
-    # the package into it, not a module depending on its package
+    # a package's __init__ that imports its own modules is an edge from the
+    # package into them, not a module depending on its package
     for module in edges:
         edges[module] = {d for d in edges[module] if not module.startswith(d + ".")}
     circles, state = [], {}
@@ -200,6 +255,10 @@ def test_the_checker_sees_a_circle_and_a_wrong_arrow(tmp_path):
     saved = ROOT, PACKAGE
     ROOT, PACKAGE = tmp_path, fake
     try:
+        (fake / "_high" / "c.py").write_text("from cubind._low import a\na.hook = print\na.register_thing(print)\n")
+        assert sorted(run_time_ties(fake / "_high" / "c.py")) == ["cubind._high.c: calls a.register_thing",
+                                                                  "cubind._high.c: sets a.hook"]
+        (fake / "_high" / "c.py").unlink()
         assert graph()["cubind._low.a"] == {"cubind._high.b"}
         assert graph()["cubind._high.b"] == {"cubind._low.a"}
         for check in (test_imports_point_down_the_layers, test_no_import_circle):

@@ -163,7 +163,7 @@ def test_every_module_builds_from_the_layout_alone(layout, headers, built, tmp_p
     root, extra = layout(headers, tmp_path)
     run, opened = build(tmp_path, _clean_env(extra), built)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert len(opened) == 15, sorted(opened)
+    assert len(opened) == 16, sorted(opened)  # cubind._core.allocations made it 16
     cuda_names = set(headers)
     for source, files in opened.items():
         for f in files:

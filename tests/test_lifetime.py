@@ -289,7 +289,7 @@ def test_the_layer_asks_only_for_what_exists(fake_driver, tmp_path, ptx):
 def test_kernel_parameter_count_comes_from_the_cubin():
     pytest.importorskip("numpy")
     import cubind
-    from cubind._core.cubin import param_count
+    from cubind._launch.cubin import param_count
 
     source = KERNEL + r"""
     struct S { char c[24]; };

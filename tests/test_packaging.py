@@ -34,11 +34,12 @@ PUBLIC = [("cuda", "cuda/__init__.pyi", "cuda.h"), ("cuda.cudart", "cuda/cudart.
           ("nvvm", "nvvm/__init__.pyi", "nvvm.h")]
 MODULES = ("cuda._driver", "cuda.cdriver", "cuda.cudart", "cuda.cruntime", "nvrtc._nvrtc", "nvrtc.cnvrtc",
            "nvjitlink._nvjitlink", "nvjitlink.cnvjitlink", "nvvm._nvvm", "nvvm.cnvvm",
-           "_cubind.convert", "_cubind.loader", "cubind._core.launch", "cubind._interop.dlpack",
+           "_cubind.convert", "_cubind.loader", "cubind._core.allocations", "cubind._launch.launch",
+           "cubind._interop.dlpack",
            "cubind._memory.memory")
 # Every module but the Pythonic layer's own ships its C level for cimport.
 PXD = [name.replace(".", "/") + ".pxd" for name in MODULES
-       if name not in ("cubind._core.launch", "cubind._interop.dlpack", "cubind._memory.memory")]
+       if name not in ("cubind._launch.launch", "cubind._interop.dlpack", "cubind._memory.memory")]
 STUBS = [stubs for _, stubs, _ in PUBLIC]
 # The floor's Python modules and the EGL stand-ins cubind.get_include() names (package data).
 FLOOR = ["_cubind/__init__.py", "_cubind/compat.py", "_cubind/cuda_paths.py", "_cubind/enum.py",

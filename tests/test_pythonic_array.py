@@ -1160,7 +1160,7 @@ def test_free_and_with_release_at_once_and_refuse_use(cuda):
 
 @pytest.mark.gpu
 def test_a_kernel_takes_the_array_and_its_views():
-    program = pytest.importorskip("cubind._core.program")
+    program = pytest.importorskip("cubind._compile.program")
     src = r'extern "C" __global__ void twice(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }'
     twice = program.Program(src).compile("cubin").get_kernel("twice")
     a = to_gpu(np.arange(8, dtype=np.float32))

@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 
 import cubind
-import cubind._core.cache as _cache
-import cubind._core.program as _program
-import cubind._core.toolkit as _toolkit
-from cubind._core.args import POINTER_GETTERS
+import cubind._compile.cache as _cache
+import cubind._compile.program as _program
+import cubind._compile.toolkit as _toolkit
 from cubind._core.context import _attribute_enum
-from cubind._core.launch import Plan, dims
-from cubind._core.params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_entries
+from cubind._launch.args import POINTER_GETTERS
+from cubind._launch.launch import Plan, dims
+from cubind._launch.params import BYTES, F64, INT, Param, params_from_sizes, parse_ptx_entries
 from tests._helpers import ok
 from tests._toolkit import pythonpath
 
@@ -1186,3 +1186,34 @@ def test_with_stream_makes_it_current_per_thread_and_nested(fake_driver, ptx_fil
     assert seen == [0, 0, a, a, b, b, a]
     assert got[2:7] == [True, True, True, False, False]
     assert got[7] == "ValueError: stream: the stream is closed"
+
+
+# -- cubind.check, the public end of a status tuple ------------------------------------
+
+
+def test_check_returns_the_outputs_or_raises_naming_the_call():
+    assert cubind.check((0,)) is None
+    assert cubind.check((0, 5)) == 5
+    assert cubind.check((0, 1, 2)) == (1, 2)
+    with pytest.raises(cubind.CUDAError) as info:
+        cubind.check((1, None), "cuMemAlloc")
+    assert info.value.call == "cuMemAlloc" and int(info.value.code) == 1
+
+
+# -- the parameter kinds, written once ------------------------------------------------------
+
+
+def test_the_kinds_are_written_in_params_only():
+    # launch.pyx reads them from params.py at import; no other module spells
+    # their numbers, and Param answers the question code above asks of them.
+    launch = (Path(cubind.__file__).parent / "_launch" / "launch.pyx").read_text()
+    assert "K_F32 = _params.F32" in launch and "K_F32 = 0" not in launch
+    assert Param(0, INT, 8).takes_address and Param(0, 4, 8).takes_address
+    assert not Param(0, F64, 8).takes_address and not Param(0, BYTES, 8).takes_address
+    assert not Param(0, INT, 4).takes_address
+
+
+def test_a_subclass_of_array_takes_the_slot_path():
+    from cubind._launch.launch import SlotAddressed
+
+    assert issubclass(cubind.Array, SlotAddressed)

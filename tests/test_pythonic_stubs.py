@@ -338,10 +338,13 @@ def test_every_public_runtime_member_is_in_the_stub():
 
 
 def test_param_tuple_fields_match_the_runtime():
-    from cubind._core.params import Param
+    from cubind._launch.params import Param
 
     node = next(n for n in top_level(stub_tree("cubind")) if isinstance(n, ast.ClassDef) and n.name == "_Param")
-    assert tuple(class_members(node)) == Param._fields
+    members = tuple(class_members(node))
+    properties = {n for n in members if isinstance(getattr(Param, n, None), property)}
+    assert tuple(n for n in members if n not in properties) == Param._fields
+    assert properties == {n for n, v in vars(Param).items() if isinstance(v, property)}
 
 
 # -- docstrings -----------------------------------------------------------------------------------

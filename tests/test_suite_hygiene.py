@@ -21,7 +21,7 @@ def under(path, root):
 
 
 def test_the_caches_are_in_a_temporary_directory_not_home():
-    from cubind._core import cache as _cache
+    from cubind._compile import cache as _cache
 
     home = os.path.expanduser("~")
     for where in (_cache.cache_dir(), os.environ["CUDA_CACHE_PATH"]):
@@ -29,7 +29,7 @@ def test_the_caches_are_in_a_temporary_directory_not_home():
 
 
 def test_a_subprocess_compiles_into_the_sessions_cache():
-    code = ("import cubind; from cubind._core import cache as _cache; "
+    code = ("import cubind; from cubind._compile import cache as _cache; "
             "cubind.Program('__global__ void k() {}').compile(); print(_cache.cache_dir())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                           env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))

@@ -20,13 +20,13 @@ import operator
 import numpy as np
 
 from cubind._arrays import copy as _array_copy
-from cubind._core import launch as _launch
 from cubind._core import pending as _pending
 from cubind._core.context import ensure_context
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import check
 from cubind._core.handles import or_current, stream_handle
 from cubind._interop import exchange as _interop
+from cubind._launch import launch as _launch
 from cubind._memory import layout as _layout
 from cubind._memory.dtypes import C_TYPES, as_dtype
 from cubind._memory.memory import DeviceMemory, ForeignMemory
@@ -36,7 +36,7 @@ __all__ = ["Array", "to_gpu", "empty", "zeros", "empty_like", "zeros_like", "fro
 _FLOAT64 = np.dtype(np.float64)
 
 
-class Array:
+class Array(_launch.SlotAddressed):
     """An array in GPU memory: ``shape``, ``dtype``, byte ``strides``, and the
     device address of its first element, ``ptr``.
 
@@ -449,7 +449,6 @@ class Array:
             _pending.hold(op, *mems)
 
 
-_launch.register_array_type(Array)  # kernels read an Array's pointer from its slots
 
 _FREED = "the array's memory was released (free() or the end of its 'with' block); it can no longer be used"
 

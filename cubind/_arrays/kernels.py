@@ -121,12 +121,18 @@ extern "C" __global__ void {name}(char *dst, long long n, long long n1, long lon
 
 _lock = threading.Lock()
 _kernels = {}  # (kind, *types, device) -> Kernel
+_resets = [0]  # the resets the cache has seen (cubind._core.lifetime.resets)
 
 
 def _kernel(key, source, name):
+    if _resets[0] != _lifetime.resets:
+        # Device.reset() unloaded their modules: compile (from the disk cache) anew.
+        with _lock:
+            _kernels.clear()
+            _resets[0] = _lifetime.resets
     kernel = _kernels.get(key)
     if kernel is None:
-        from cubind._core.program import Program
+        from cubind._compile.program import Program
 
         with _lock:
             kernel = _kernels.get(key)
@@ -135,15 +141,6 @@ def _kernel(key, source, name):
                 kernel = module.get_kernel(name)
                 _kernels[key] = kernel
     return kernel
-
-
-def _forget_kernels(_contexts):
-    # Device.reset() unloaded their modules: compile (from the disk cache) anew.
-    with _lock:
-        _kernels.clear()
-
-
-_lifetime.on_reset(_forget_kernels)
 
 
 def _boxes(shape, *stride_lists):

@@ -19,29 +19,24 @@ import itertools
 import threading
 import weakref
 
+from cubind._core import allocations as _allocations
 from cubind._core import pending as _pending
 from cubind._core.driver import module as _driver_module
 
-__all__ = ["track", "retained_primary", "released_primary", "reset_contexts", "on_reset", "register_memory"]
+__all__ = ["track", "EVERY_RESET", "retained_primary", "released_primary", "reset_contexts", "resets"]
 
 _lock = threading.Lock()
 _keys = itertools.count()
 _resources: dict = {}  # key -> (context as int, or None for a context-independent handle; finalizer)
 _primaries: list = []  # (ordinal, CUdevice) retained, in retain order
-_reset_hooks: list = []  # callables(contexts: set of ints) run by reset_contexts
-# The device-memory owners' two releases, registered by cubind._memory (a layer
-# above this one, which it must not import): free everything at exit; free or
-# forget what lives in contexts about to be reset. Run before anything else,
-# while the streams memory is ordered on still exist.
-_memory_release = {"all": None, "contexts": None}
-
-
-def register_memory(release_all, abandon):
-    """``release_all()`` frees every live device allocation (at exit);
-    ``abandon(contexts)`` those of contexts a reset destroys."""
-    _memory_release["all"], _memory_release["contexts"] = release_all, abandon
-
-
+# The context of a handle that belongs to no context but whose use dies with
+# any reset (a CUlibrary: its kernels' code lived in the contexts): a reset
+# releases it (runs its finalizer) and then tells the object (_context_lost).
+EVERY_RESET = "every reset"
+# How many resets have happened: a cache of objects tied to contexts (the
+# array kernels) compares it with the count it saw, instead of asking to be
+# told, so the core never calls up into the layers above it.
+resets = 0
 def _run(key, fn, args):
     with _lock:
         _resources.pop(key, None)
@@ -78,29 +73,29 @@ def released_primary(ordinal):
     return False
 
 
-def on_reset(hook):
-    """Registers ``hook(contexts)``, run when contexts are reset (caches of
-    kernels, modules loaded in them)."""
-    _reset_hooks.append(hook)
-
-
 def reset_contexts(contexts):
     """Forgets everything the layer made in ``contexts`` (ints): memory,
-    streams and events; runs the reset hooks (modules, kernel caches)."""
+    streams and events; releases what every reset ends (modules, EVERY_RESET),
+    and tells each object (``_context_lost``) where it has that method."""
+    global resets
     contexts = {int(c) for c in contexts}
-    if _memory_release["contexts"] is not None:
-        _memory_release["contexts"](contexts)
+    _allocations.abandon(contexts)  # device memory first, while the streams it is ordered on exist
     _pending.drop()
     with _lock:
-        gone = [key for key, (ctx, _f) in _resources.items() if ctx in contexts]
-        finalizers = [_resources.pop(key)[1] for key in gone]
-    for finalizer in finalizers:
-        alive = finalizer.detach()
-        lost = getattr(alive[0], "_context_lost", None) if alive else None
+        gone = [key for key, (ctx, _f) in _resources.items() if ctx in contexts or ctx == EVERY_RESET]
+        finalizers = [_resources.pop(key) for key in gone]
+    for ctx, finalizer in finalizers:
+        if ctx == EVERY_RESET:
+            obj = finalizer.peek()
+            finalizer()  # alive, unlike the context's handles: released
+            obj = obj[0] if obj else None
+        else:
+            alive = finalizer.detach()
+            obj = alive[0] if alive else None
+        lost = getattr(obj, "_context_lost", None)
         if lost is not None:
             lost()
-    for hook in list(_reset_hooks):
-        hook(contexts)
+    resets += 1
 
 
 def _quietly(fn, *args):
@@ -111,8 +106,7 @@ def _quietly(fn, *args):
 
 
 def _at_exit():
-    if _memory_release["all"] is not None:
-        _quietly(_memory_release["all"])
+    _quietly(_allocations.release_all)
     _quietly(_pending.drop, True)
     with _lock:
         finalizers = [f for _ctx, f in reversed(list(_resources.values()))]

@@ -26,8 +26,9 @@ import sys
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
+from cubind._core.allocations cimport Allocation
 
-from cubind._core import lifetime as _lifetime
+from cubind._core import allocations as _allocations
 from cubind._core import pending as _pending
 from cubind._core.context import ensure_context
 from cubind._core.driver import module as _driver
@@ -41,16 +42,12 @@ __all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", 
 # module's functions, which the no-GPU tests replace with an emulated GPU.
 cdef bint _through_python = False
 cdef list _held = _pending._pending  # entries of queued work holding objects: almost always empty
-# Every DeviceMemory not yet freed, newest first: a list linked through the
-# owners themselves (borrowed pointers; an owner unlinks itself when freed or
-# deallocated), so that what is still referenced when the interpreter exits (a
-# module global of the user's program, a reference cycle) is freed before the
-# primary contexts are released (cubind._core.lifetime), and Device.reset() can
-# drop what died with a context. Linking is a few pointer writes with no
-# Python call between them, so the GIL makes it atomic: no lock. A weak
-# reference per owner in a dict took DeviceMemory(1024) from 180 to 310 ns on
-# the fake driver; this list leaves it at 175 ns.
-cdef void* _head = NULL
+# Every DeviceMemory not yet freed is linked into cubind._core.allocations'
+# list (its base class, Allocation), so that what is still referenced when
+# the interpreter exits (a module global of the user's program, a reference
+# cycle) is freed before the primary contexts are released, and
+# Device.reset() can drop what dies with a context: the core calls the two
+# releases DeviceMemory defines below, knowing nothing of this module.
 # Set by release_all() at exit: stream-ordered memory is then freed on the
 # legacy default stream after its context synchronized, not on its own stream,
 # which the program may already have destroyed (a raw handle cubind does not
@@ -86,7 +83,7 @@ cdef object _status(tuple result, str call):
         raise CUDAError(result[0], call)
 
 
-cdef class _Owner:
+cdef class _Owner(Allocation):
     """What both owners share: ``ptr`` (``None`` once released for cubind),
     and release deferred while DLPack consumers still hold the memory.
 
@@ -135,36 +132,7 @@ cdef class DeviceMemory(_Owner):
 
     cdef readonly object nbytes
     cdef object _stream_obj
-    cdef uintptr_t _ctx
     cdef bint _python_route  # allocated through the cuda module's functions: freed through them too
-    cdef void* _prev  # the live list (see _head)
-    cdef void* _next
-    cdef bint _linked
-
-    cdef inline void _link(self):
-        global _head
-        self._prev = NULL
-        self._next = _head
-        if _head != NULL:
-            (<DeviceMemory>_head)._prev = <void*>self
-        _head = <void*>self
-        self._linked = True
-
-    cdef inline void _unlink(self):
-        global _head
-        if not self._linked:
-            return
-        if self._prev != NULL:
-            (<DeviceMemory>self._prev)._next = self._next
-        else:
-            _head = self._next
-        if self._next != NULL:
-            (<DeviceMemory>self._next)._prev = self._prev
-        self._prev = self._next = NULL
-        self._linked = False
-
-    def __dealloc__(self):
-        self._unlink()
 
     def __init__(self, nbytes, stream=None):
         # A failed allocation leaves ptr None: nothing for __del__ to free.
@@ -304,6 +272,32 @@ cdef class DeviceMemory(_Owner):
         self._deferred = False
         self._stream_obj = None
 
+    cdef _release_now(self):
+        self.release()
+        if self._linked and self._deferred:  # a DLPack consumer still holds it, but the context is going
+            self._deferred = False
+            self._free()
+
+    cdef _release_at_exit(self):
+        # Stream-ordered memory is freed on the legacy stream from now on (see _exiting).
+        global _exiting
+        _exiting = True
+        try:
+            self._release_now()
+        finally:
+            if self._linked:  # not freed (an error): forget it, the driver frees it with the context
+                self._abandon()
+
+    cdef _release_for_reset(self):
+        # Freed, not just forgotten, where it can be: a checker such as
+        # compute-sanitizer counts memory that only a context's destruction
+        # freed as leaked. Where the context refuses (a sticky error), forgotten.
+        try:
+            self._release_now()
+        finally:
+            if self._linked:
+                self._abandon()
+
     def __del__(self):
         if self.ptr is None:
             return
@@ -323,59 +317,9 @@ cdef class DeviceMemory(_Owner):
         return f"<cubind DeviceMemory {state}, {self.nbytes} bytes, device {self.device}>"
 
 
-cdef list _live_owners():
-    cdef list out = []
-    cdef void* p = _head
-    while p != NULL:
-        out.append(<DeviceMemory>p)
-        p = (<DeviceMemory>p)._next
-    return out
-
-
-def live_count():
-    """DeviceMemory owners allocated and not yet freed (for tests and diagnostics)."""
-    return len(_live_owners())
-
-
-def release_all():
-    """Frees every DeviceMemory still alive, newest first, without raising:
-    cubind's exit hook calls it before the primary contexts are released."""
-    global _exiting
-    cdef DeviceMemory mem
-    _exiting = True
-    while _head != NULL:
-        mem = <DeviceMemory>_head
-        try:
-            mem.release()
-            if mem._linked and mem._deferred:  # a DLPack consumer still holds it, but the context is going
-                mem._deferred = False
-                mem._free()
-        except Exception:  # at exit there is no caller to tell; the driver frees the rest with the context
-            pass
-        if mem._linked:
-            mem._abandon()
-
-
-def abandon(contexts):
-    """Frees every DeviceMemory allocated in one of ``contexts`` (CUcontext
-    values as ints) that a reset is about to destroy; where the context
-    refuses (a sticky error), forgets it without a driver call. Freed, not
-    just forgotten, where it can be: a checker such as compute-sanitizer
-    counts memory that only a context's destruction freed as leaked."""
-    cdef DeviceMemory mem
-    wanted = {int(c) for c in contexts}
-    for mem in _live_owners():
-        if mem._ctx not in wanted:
-            continue
-        try:
-            mem.release()
-            if mem._linked and mem._deferred:  # a DLPack consumer still holds it, but the context is going
-                mem._deferred = False
-                mem._free()
-        except Exception:  # the context is poisoned: the reset frees what it holds
-            pass
-        if mem._linked:
-            mem._abandon()
+live_count = _allocations.live_count
+release_all = _allocations.release_all
+abandon = _allocations.abandon
 
 
 cdef class ForeignMemory(_Owner):
@@ -404,5 +348,3 @@ cdef class ForeignMemory(_Owner):
         state = "released" if self.ptr is None else f"0x{self.ptr:x}"
         return f"<cubind ForeignMemory {state}, owner {type(self.owner).__name__}>"
 
-
-_lifetime.register_memory(release_all, abandon)

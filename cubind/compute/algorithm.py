@@ -13,6 +13,7 @@ takes ``mgr.algorithm([a, out], SRC, push_consts=[2.0, 16])``. The number of
 push constants is the kernel's parameter count less the tensors'.
 """
 
+import logging
 import threading
 import weakref
 
@@ -20,9 +21,10 @@ import numpy as np
 
 import cubind
 
-from .calls import log
 from .specialize import defines
 from .tensor import Tensor
+
+log = logging.getLogger("cubind.compute")
 
 
 class Algorithm:
@@ -123,6 +125,10 @@ class Algorithm:
         return (f"kernel {self._kernel.name} takes {len(params)} push constants after its "
                 f"{len(self._tensors)} tensors" + (f" ({types})" if params else ""))
 
+    def _kernel_args(self, push):
+        """The kernel's arguments: the tensors' device addresses, then ``push``."""
+        return (*(t.device_ptr for t in self._tensors), *push)
+
     def _pack(self, push):
         """Every parameter's bytes: the tensors' device addresses, then ``push``."""
         return self._kernel.plan.pack_bytes(*(t.device_ptr for t in self._tensors), *push)
@@ -133,7 +139,7 @@ class Algorithm:
             raise ValueError(f"tensors: kernel {self._kernel.name} takes {len(params)} parameters, fewer than the "
                              f"{len(self._tensors)} tensors")
         for i, param in enumerate(params[:len(self._tensors)]):
-            if param.size != 8 or param.kind in (0, 1, 3):  # F32, F64, BYTES: not an address
+            if not param.takes_address:
                 raise TypeError(f"tensors[{i}]: kernel {self._kernel.name}'s parameter {i} ({param.text}) is not a "
                                 f"pointer; tensors come first, as pointers, then the push constants")
 

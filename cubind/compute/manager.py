@@ -1,15 +1,17 @@
 """Manager: the owner of a device's compute resources, in Kompute's terms."""
 
+import logging
 import threading
 import weakref
 
 import cubind
 
 from .algorithm import Algorithm, check_tensor
-from .calls import check, cuda, log
 from .sequence import Sequence
 from .specialize import CompileCache
 from .tensor import Tensor, TensorTypes
+
+log = logging.getLogger("cubind.compute")
 
 
 class Manager:
@@ -26,6 +28,9 @@ class Manager:
 
     def __init__(self, device=0, streams=None):
         self._device = cubind.Device(device)
+        import cuda  # the 1:1 module, for the calls cubind has no object for (here once a manager exists)
+
+        self._cuda = cuda
         log.info("using device %d (%s), %d found", self._device.ordinal, self._device.name, cubind.Device.count())
         self._lock = threading.RLock()  # tensors' last uses, the resource lists
         self._destroyed = False
@@ -104,7 +109,7 @@ class Manager:
         tensors on other streams, launches it and notes it as their last use;
         under the lock so that threads evaluating sequences sharing tensors
         see one order."""
-        driver = cuda()
+        driver = self._cuda
         stream = sequence._stream_handle
         with self._lock, self._device:
             waited = []
@@ -112,7 +117,7 @@ class Manager:
                 last = tensor._last
                 if last is not None and last[0] != stream and not any(e is last[1] for e in waited):
                     waited.append(last[1])
-                    check(driver.cuStreamWaitEvent(stream, last[1].handle, 0), "cuStreamWaitEvent")
+                    cubind.check(driver.cuStreamWaitEvent(stream, last[1].handle, 0), "cuStreamWaitEvent")
             sequence._launch_on_stream()
             for tensor in sequence._tensors:
                 tensor._last = (stream, sequence.event)

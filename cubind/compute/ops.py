@@ -12,7 +12,6 @@ import threading
 import weakref
 
 from .algorithm import Algorithm, check_tensor
-from .graph import KernelNode
 from .tensor import TensorTypes
 
 
@@ -167,10 +166,7 @@ class OpAlgoDispatch(OpBase):
         if algorithm._manager is not sequence.manager:
             raise ValueError("OpAlgoDispatch: the algorithm belongs to another Manager")
         push = self.push_consts()
-        with sequence.manager.device:
-            node = KernelNode(algorithm.kernel, algorithm.workgroup, algorithm.block, algorithm._pack(push), push,
-                              self)
-        graph.add_kernel(algorithm.get_tensors(), node)
+        graph.add_kernel(algorithm.get_tensors(), self, algorithm, push)
 
 
 def check_op_tensors(op, manager):

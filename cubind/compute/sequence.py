@@ -15,15 +15,17 @@ times, in Kompute's terms.
 """
 
 import ctypes
+import logging
 import threading
 import weakref
 
 import cubind
 
-from .calls import check, cuda, log
-from .graph import Graph
 from .ops import OpAlgoDispatch, OpBase, check_op_tensors
+from .recording import Recording
 from .waiting import notify_when_reached, wait
+
+log = logging.getLogger("cubind.compute")
 
 
 class Sequence:
@@ -82,7 +84,7 @@ class Sequence:
     def is_recording(self):
         """True while it has recorded operations not yet evaluated."""
         with self._lock:
-            return self._graph is not None and self._graph.exec is None and bool(self._ops)
+            return self._graph is not None and not self._graph.instantiated and bool(self._ops)
 
     def is_running(self):
         """True from ``eval_async`` until the device has finished it."""
@@ -108,7 +110,7 @@ class Sequence:
                                    "eval_await() first")
             check_op_tensors(op, self._manager)
             if self._graph is None:
-                self._graph = Graph(self._manager.device)
+                self._graph = Recording(self._manager.device)
                 self._finalizer = weakref.finalize(self, self._graph.destroy)
             try:
                 op._record(self, self._graph)
@@ -195,7 +197,7 @@ class Sequence:
                 return self  # nothing recorded: nothing to run
             if self._dirty:
                 self._update_push()
-            if self._graph.exec is None:
+            if not self._graph.instantiated:
                 self._graph.instantiate()
                 self._instantiations += 1
             self._manager._launch(self)
@@ -208,10 +210,10 @@ class Sequence:
         self._dirty = False  # before reading the values: a change made meanwhile marks it again
         graph = self._graph
         with self._manager.device:
-            for node in graph.kernel_nodes:
-                push = node.dispatch.push_consts()
-                if push != node.push:
-                    graph.update_kernel(node, node.dispatch.algorithm._pack(push), push)
+            for entry in graph.kernel_nodes:
+                push = entry.dispatch.push_consts()
+                if push != entry.push:
+                    graph.update_kernel(entry, entry.dispatch.algorithm._pack(push), push)
 
     def _push_changed(self):
         with self._lock:
@@ -219,9 +221,10 @@ class Sequence:
 
     def _launch_on_stream(self):
         """The launch and the event after it (the manager orders it first)."""
-        driver = cuda()
-        self._graph.launch(self._stream_handle)
-        check(driver.cuEventRecord(self._event.handle, self._stream_handle), "cuEventRecord")
+        self._graph.graph.launch(self._stream_handle)
+        err = self._manager._cuda.cuEventRecord(self._event.handle, self._stream_handle)[0]
+        if err:
+            raise cubind.CUDAError(err, "cuEventRecord")
 
     def eval_await(self, timeout=None):
         """Waits for the evaluation in flight (if any); TimeoutError after

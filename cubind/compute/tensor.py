@@ -7,6 +7,7 @@ view keeps the tensor (and that memory) alive.
 """
 
 import enum
+import logging
 import threading
 import weakref
 
@@ -14,7 +15,8 @@ import numpy as np
 
 import cubind
 
-from .calls import log
+log = logging.getLogger("cubind.compute")
+
 
 
 class TensorTypes(enum.Enum):

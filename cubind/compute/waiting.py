@@ -4,7 +4,7 @@ has no timed wait), and under asyncio without blocking the event loop."""
 import asyncio
 import time
 
-from .calls import check, cuda
+import cubind
 
 
 def wait(event, timeout, what):
@@ -44,10 +44,11 @@ def notify_when_reached(event, stream, device):
         except RuntimeError:  # the loop was closed meanwhile: nobody is waiting
             pass
 
-    driver = cuda()
+    import cuda as driver  # the 1:1 module: cubind has no object for a host function
+
     with device:
-        check(driver.cuStreamWaitEvent(stream.handle, event.handle, 0), "cuStreamWaitEvent")
-        check(driver.cuLaunchHostFunc(stream.handle, reached, None), "cuLaunchHostFunc")
+        cubind.check(driver.cuStreamWaitEvent(stream.handle, event.handle, 0), "cuStreamWaitEvent")
+        cubind.check(driver.cuLaunchHostFunc(stream.handle, reached, None), "cuLaunchHostFunc")
     return future
 
 

@@ -184,7 +184,7 @@ static int fake_launch_ex(const void *config, void *f, void **params, void **ext
 #define FAKE_MAX_DEPS 16
 #define FAKE_NODE_ARGS 8
 
-enum { FAKE_NODE_KERNEL = 1, FAKE_NODE_MEMCPY = 2, FAKE_NODE_EMPTY = 3 };
+enum { FAKE_NODE_KERNEL = 1, FAKE_NODE_MEMCPY = 2, FAKE_NODE_EMPTY = 3, FAKE_NODE_MEMSET = 4 };
 
 struct fake_node {
     unsigned long long handle, graph;
@@ -290,6 +290,21 @@ static int f_cuGraphAddMemcpyNode(unsigned long long *out, void *g, const unsign
 static int f_cuGraphAddEmptyNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n) {
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     fake_add_node(out, g, deps, n, FAKE_NODE_EMPTY, "cuGraphAddEmptyNode");
+    return 0;
+}
+/* CUDA_MEMSET_NODE_PARAMS: dst, pitch, value, elementSize, width, height. The
+ * node records dst, the value (as src) and width * elementSize (as bytes). */
+struct fake_memset_params { unsigned long long dst; size_t pitch; unsigned value, element_size; size_t width, height; };
+static int f_cuGraphAddMemsetNode(unsigned long long *out, void *g, const unsigned long long *deps, size_t n,
+                                  const struct fake_memset_params *p, void *ctx) {
+    (void)ctx;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    struct fake_node *node = fake_add_node(out, g, deps, n, FAKE_NODE_MEMSET, "cuGraphAddMemsetNode");
+    if (node) {
+        node->dst = p->dst;
+        node->src = p->value;
+        node->bytes = (unsigned long long)p->width * p->element_size;
+    }
     return 0;
 }
 /* cuGraphAddNode (the _v2 prototype, with edge data): a conditional node
@@ -644,6 +659,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuGraphAddKernelNode", (void *)f_cuGraphAddKernelNode},
     {"cuGraphAddMemcpyNode", (void *)f_cuGraphAddMemcpyNode},
     {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},
+    {"cuGraphAddMemsetNode", (void *)f_cuGraphAddMemsetNode},
     {"cuGraphAddNode", (void *)f_cuGraphAddNode},
     {"cuGraphInstantiate", (void *)f_cuGraphInstantiate},
     {"cuGraphExecDestroy", (void *)f_cuGraphExecDestroy},

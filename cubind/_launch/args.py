@@ -1,6 +1,6 @@
 """One kernel argument to the bytes its parameter takes.
 
-The launch path (cubind/_core/launch.pyx) packs Python floats and ints itself and
+The launch path (cubind/_launch/launch.pyx) packs Python floats and ints itself and
 comes here for everything else: numpy scalars and ctypes values (their own
 bytes, which must be the parameter's size), device arrays of any library
 (their device pointer), structs by value, and the errors. Each array type's
@@ -13,7 +13,7 @@ import math
 import operator
 import struct
 
-from cubind._core.params import ANY, BYTES, F32, F64, INT
+from cubind._launch.params import ANY, BYTES, F32, F64, INT
 
 __all__ = ["convert", "POINTER_GETTERS", "count_error", "describe"]
 
@@ -113,7 +113,7 @@ def convert(kernel, param, value):
         return raw
     if param.kind == BYTES or param.kind == ANY and isinstance(value, (bytes, bytearray, memoryview)):
         return _struct_bytes(kernel, param, value)
-    if size == 8 and param.kind in (INT, ANY):
+    if param.takes_address:
         getter = POINTER_GETTERS.get(type(value))
         if getter is None:
             getter = _pointer_getter(value)
@@ -147,7 +147,7 @@ def convert(kernel, param, value):
 def _expected(param):
     if param.kind == F32 or param.kind == F64:
         return "a float, an int, or a numpy scalar / ctypes value of its size"
-    if param.kind == INT and param.size == 8 or param.kind == ANY and param.size == 8:
+    if param.takes_address:
         return ("a device array (__cuda_array_interface__, .ptr), a CUdeviceptr, an int, "
                 "or a numpy scalar / ctypes value of 8 bytes")
     if param.kind == ANY and param.size == 4:

@@ -11,14 +11,13 @@ device), which is why compiling needs no GPU.
 import os
 import re
 import threading
-import weakref
 
-from cubind._core import cache as _cache
+from cubind._compile import cache as _cache
+from cubind._compile.toolkit import toolkit_include_options
 from cubind._core import lifetime as _lifetime
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import CompileError, CUDAError, check
-from cubind._core.params import parse_ptx_entries, ptx_globals
-from cubind._core.toolkit import toolkit_include_options
+from cubind._launch.params import parse_ptx_entries, ptx_globals
 
 __all__ = ["Program", "Module", "default_arch"]
 
@@ -335,11 +334,10 @@ class Module:
                 ensure_context()
                 code = self.code if self.kind != "ptx" else self.code.rstrip(b"\0") + b"\0"
                 library = check(cuda.cuLibraryLoadData(code, [], [], 0, [], [], 0), "cuLibraryLoadData")
-                # A CUlibrary belongs to no context (None); a reset unloads it all
-                # the same (_reset_modules), since its kernels' code died there.
-                self._finalizer = _lifetime.track(self, None, _unload, library)
+                # A CUlibrary belongs to no context; a reset unloads it all the
+                # same (EVERY_RESET), since its kernels' code died there.
+                self._finalizer = _lifetime.track(self, _lifetime.EVERY_RESET, _unload, library)
                 self._library = library
-                _loaded.add(self)
             return self._library
 
     @property
@@ -370,7 +368,7 @@ class Module:
             raise ValueError(self._missing(name, lowered))
         if err != 0:
             raise CUDAError(err, "cuLibraryGetKernel")
-        from cubind._core.kernel import Kernel
+        from cubind._launch.kernel import Kernel
 
         kernel = Kernel._from_library(self, handle, lowered, self.entries.get(lowered))
         return self._kernels.setdefault(name, kernel)  # a thread that got here first wins: one Kernel per name
@@ -411,21 +409,9 @@ class Module:
             kernel._invalidate()
         self._kernels.clear()
 
-    def _reset(self):
-        # Device.reset(): unload, and load again on next use; kernels got
-        # before refuse use.
+    def _context_lost(self):
+        # Device.reset() (the library was unloaded): load again on next use;
+        # kernels got before refuse use.
         self.close()
         self._finalizer = None
         self._library = None
-
-
-_loaded = weakref.WeakSet()  # modules whose library is loaded
-
-
-def _reset_modules(_contexts):
-    for module in list(_loaded):
-        module._reset()
-    _loaded.clear()
-
-
-_lifetime.on_reset(_reset_modules)

@@ -17,7 +17,7 @@ from collections import namedtuple
 
 __all__ = ["Param", "parse_ptx_entries", "ptx_globals", "params_from_sizes", "F32", "F64", "INT", "BYTES", "ANY"]
 
-# Kinds, shared with cubind/_core/launch.pyx (same numbers there).
+# Kinds, shared with cubind/_launch/launch.pyx (same numbers there).
 F32, F64, INT, BYTES, ANY = 0, 1, 2, 3, 4
 
 _SCALARS = {
@@ -37,7 +37,16 @@ _GLOBAL = re.compile(r"^[ \t]*(?:\.(?:visible|weak|extern|common)\s+)*\.(?:globa
 
 
 # (typing.NamedTuple would double the import time of `import cubind`.)
-Param = namedtuple("Param", "index kind size signed pointer text", defaults=(False, False, ""))
+class Param(namedtuple("Param", "index kind size signed pointer text", defaults=(False, False, ""))):
+    __slots__ = ()
+
+    @property
+    def takes_address(self):
+        """Whether a device address (an array's pointer) may be passed: an
+        8-byte integer parameter, or an 8-byte one typed by its size only."""
+        return self.size == 8 and self.kind in (INT, ANY)
+
+
 Param.__doc__ = """One kernel parameter: ``kind`` (F32, F64, INT, BYTES or ANY), ``size``
 in bytes, ``signed`` (for INT: a ``.sN`` type), ``pointer`` (PTX marks it
 ``.ptr``), and ``text``, how error messages show its type."""

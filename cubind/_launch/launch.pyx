@@ -6,7 +6,7 @@ kinds); a launch packs its arguments into a buffer on the C stack and calls
 ``cuLaunchKernel``/``cuLaunchKernelEx`` through the cimported C level with the
 GIL released, as the 1:1 function does. Python floats and ints to float and
 integer parameters are packed here; every other value goes through
-cubind/_core/args.py (numpy scalars, ctypes values, device arrays, structs), and
+cubind/_launch/args.py (numpy scalars, ctypes values, device arrays, structs), and
 device arrays of a type seen before take its cached pointer getter.
 """
 
@@ -16,12 +16,14 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.object cimport PyObject_TypeCheck, PyTypeObject
 from cpython.tuple cimport PyTuple_GET_ITEM
 
 cimport cuda.cdriver as cdrv
 from _cubind.convert cimport SIGN_EITHER, SIGN_SIGNED, store_int
 
-from cubind._core.args import POINTER_GETTERS, convert, count_error, describe
+from cubind._launch import params as _params
+from cubind._launch.args import POINTER_GETTERS, convert, count_error, describe
 from cubind._core.errors import CUDAError
 from cubind._core.handles import stream_handle
 from cubind._core.driver import module as _driver_module
@@ -30,27 +32,37 @@ from cubind._core.handles import open_blocks
 
 cdef list _open_blocks = open_blocks  # `with stream:` blocks open: the thread-local is read only then
 
-# Kinds: the numbers of cubind/_core/params.py.
 cdef enum:
-    K_F32 = 0
-    K_F64 = 1
-    K_INT = 2
-    K_BYTES = 3
-    K_ANY = 4
     STACK_WORDS = 512   # 4 KiB of argument bytes on the C stack (the classic parameter limit)
     STACK_PARAMS = 64
+
+# The parameter kinds, written once in cubind/_launch/params.py and read into
+# C ints here at import: a comparison with them costs what one with a literal does.
+cdef int K_F32 = _params.F32
+cdef int K_F64 = _params.F64
+cdef int K_INT = _params.INT
+cdef int K_BYTES = _params.BYTES
+cdef int K_ANY = _params.ANY
 
 cdef int INVALID_CONTEXT = 201
 cdef object _MISSING = object()
 cdef object _StreamType = None
-# cubind.Array, registered by cubind._arrays.array: its pointer is read from its
-# slots here (a property call per argument was most of a launch's cost).
-cdef object _ArrayType = None
 
 
-def register_array_type(array_type):
-    global _ArrayType
-    _ArrayType = array_type
+class SlotAddressed:
+    """The base of a device-array type whose address the launch path reads
+    from its slots, ``_mem.ptr + _offset`` (``_mem.ptr`` None once freed:
+    the slow path then says so), instead of calling a property per argument.
+    A higher layer's array class (``cubind.Array``) derives from it and
+    declares those two slots; the launch path needs to know nothing of it."""
+
+    __slots__ = ()
+
+
+# A C pointer to it: PyObject_TypeCheck walks the type's MRO only, where
+# isinstance() would also look up __class__ on every other object (about
+# 100 ns per __cuda_array_interface__ argument).
+cdef PyTypeObject* _SlotAddressed = <PyTypeObject*>SlotAddressed
 
 
 cdef class Plan:
@@ -124,7 +136,7 @@ cdef class Plan:
                 if kind == K_INT or kind == K_ANY:
                     self.pack_int(i, value, p)
                     continue
-            elif type(value) is _ArrayType and size == 8 and (kind == K_INT or kind == K_ANY):
+            elif PyObject_TypeCheck(value, _SlotAddressed) and size == 8 and (kind == K_INT or kind == K_ANY):
                 address = value._mem.ptr
                 if address is not None:  # None: freed, and the slow path says so
                     self.pack_int(i, address + value._offset, p)
@@ -210,7 +222,7 @@ cdef uintptr_t _stream_value(object stream) except? 0:
     if type(stream) is int:
         return <uintptr_t>stream
     if _StreamType is None:
-        from cubind._core.stream import Stream
+        from cubind._core.context import Stream
         _StreamType = Stream
     if type(stream) is _StreamType:
         raw = stream._raw
@@ -384,6 +396,11 @@ def launch(stream, config, kernel, *args):
 def _make_context():
     from cubind._core.context import ensure_context
     ensure_context()
+
+
+def shared_mem_bytes(value):
+    """``value`` (dynamic shared memory bytes) as an int, checked as a launch checks it."""
+    return _shared(value)
 
 
 def dims(value, what):

@@ -8,15 +8,15 @@ made current when none is), so one compiled module serves every device.
 
 import operator
 
-from cubind._core.args import POINTER_GETTERS
 from cubind._core.context import Device, ensure_context
-from cubind._core.cubin import param_count
 from cubind._core.driver import initialized as _cuda
 from cubind._core.driver import module as _driver_module
 from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
-from cubind._core.launch import KernelBase, Plan, dims, launch
-from cubind._core.params import params_from_sizes
+from cubind._launch.args import POINTER_GETTERS
+from cubind._launch.cubin import param_count
+from cubind._launch.launch import KernelBase, Plan, dims, launch, shared_mem_bytes
+from cubind._launch.params import params_from_sizes
 
 __all__ = ["Kernel", "LaunchConfig", "launch"]
 
@@ -107,7 +107,7 @@ class Kernel(KernelBase):
 
     @property
     def params(self):
-        """The parameters, as :class:`cubind._core.params.Param` tuples."""
+        """The parameters, as :class:`cubind._launch.params.Param` tuples."""
         return list(self.plan.params)
 
     @property
@@ -163,14 +163,14 @@ class Kernel(KernelBase):
     def max_active_blocks(self, block, shared_mem=0):
         """Blocks of ``block`` threads (an int or 1 to 3 ints) that fit on one
         multiprocessor at once with ``shared_mem`` dynamic shared bytes each."""
-        threads, shared_mem = _block_threads(block), _int_arg(shared_mem, "shared_mem")
+        threads, shared_mem = _block_threads(block), shared_mem_bytes(shared_mem)
         return int(check(_cuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(
             self.function(), threads, shared_mem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
 
     def suggested_block_size(self, shared_mem=0, block_size_limit=0):
         """``(min_grid_size, block_size)``: the block size reaching the highest
         occupancy, and the smallest grid that fills the device with it."""
-        shared_mem, limit = _int_arg(shared_mem, "shared_mem"), _int_arg(block_size_limit, "block_size_limit")
+        shared_mem, limit = shared_mem_bytes(shared_mem), _int_arg(block_size_limit, "block_size_limit")
         grid, block = check(_cuda().cuOccupancyMaxPotentialBlockSize(self.function(), None, shared_mem, limit),
                             "cuOccupancyMaxPotentialBlockSize")
         return int(grid), int(block)
@@ -238,12 +238,7 @@ class LaunchConfig:
         cuda = _driver_module()
         self.grid = dims(grid, "grid")
         self.block = dims(block, "block")
-        try:
-            self.shared_mem = operator.index(shared_mem)
-        except TypeError:
-            raise TypeError(f"shared_mem: expected an int, not {type(shared_mem).__name__}") from None
-        if not 0 <= self.shared_mem <= 0xFFFFFFFF:
-            raise OverflowError(f"shared_mem: {shared_mem} is out of range for an unsigned 32-bit byte count")
+        self.shared_mem = shared_mem_bytes(shared_mem)
         self.cluster = dims(cluster, "cluster") if cluster is not None else None
         self.cooperative = bool(cooperative)
         try:

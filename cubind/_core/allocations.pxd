@@ -1,0 +1,15 @@
+# cython: language_level=3
+from libc.stdint cimport uintptr_t
+
+
+cdef class Allocation:
+    """The base of a device allocation the core must be able to free at exit
+    and drop at a reset (cubind._memory's DeviceMemory derives from it)."""
+    cdef uintptr_t _ctx      # the CUcontext it was allocated in
+    cdef void* _prev         # the live list (see allocations.pyx)
+    cdef void* _next
+    cdef bint _linked
+    cdef void _link(self)
+    cdef void _unlink(self)
+    cdef _release_at_exit(self)
+    cdef _release_for_reset(self)

@@ -1,0 +1,363 @@
+"""CUDA graphs built node by node: kernel, copy, memset and empty nodes with
+their dependencies, instantiated, launched on a stream, and kernel nodes'
+arguments rewritten in place.
+
+A :class:`CUDAGraph` owns its ``CUgraph`` and the executable graph made from
+it, with the lifetime rules of the other core objects: :meth:`CUDAGraph.close`
+or collection destroys both, the exit hook does before the contexts go, and
+:meth:`cubind.Device.reset` drops them (the graph then refuses use).
+
+A kernel node's arguments live in buffers the node owns, typed by the
+kernel's parameter list as ``kernel(...)`` types them; :meth:`KernelNode.set_args`
+rewrites those bytes and hands them to the executable graph
+(``cuGraphExecKernelNodeSetParams``), so new arguments never need a new
+instantiation. The graph's own node is brought up to date at the next
+:meth:`CUDAGraph.instantiate`.
+"""
+
+import ctypes
+import logging
+
+from cubind._core import lifetime as _lifetime
+from cubind._core.context import Device, current_context, ensure_context
+from cubind._core.driver import initialized as _cuda
+from cubind._core.errors import CUDAError, check
+from cubind._core.handles import stream_handle
+from cubind._launch.launch import KernelBase, dims, shared_mem_bytes
+
+__all__ = ["CUDAGraph", "GraphNode", "KernelNode"]
+
+log = logging.getLogger("cubind")
+
+_calls = {}  # the driver functions of the hot path (launch, update), looked up once
+
+_LOST = "graph: its context was destroyed by Device.reset(); make a new CUDAGraph"
+
+
+def _release(state):
+    """Destroys the executable graph and the graph in ``state`` ([graph,
+    exec]); quiet, as every release at collection or exit is."""
+    cuda = _cuda()
+    graph, exec_ = state
+    state[:] = [None, None]
+    for fn, handle in ((cuda.cuGraphExecDestroy, exec_), (cuda.cuGraphDestroy, graph)):
+        if handle is not None:
+            try:
+                fn(handle)
+            except Exception:  # a finalizer has no caller to tell; at exit the driver may be gone
+                pass
+
+
+class GraphNode:
+    """A node of a :class:`CUDAGraph`: what later nodes name in ``after=``."""
+
+    __slots__ = ("handle", "graph", "__weakref__")
+
+    def __init__(self, graph, handle):
+        self.graph = graph
+        self.handle = handle
+
+    def __int__(self):
+        return int(self.handle)
+
+    def __repr__(self):
+        return f"<cubind.{type(self).__name__} 0x{int(self.handle):x}>"
+
+
+class KernelNode(GraphNode):
+    """A kernel node: ``set_args(*args)`` gives it new arguments (the next
+    launch of the instantiated graph uses them; one in flight is not affected)."""
+
+    __slots__ = ("kernel", "params", "_slots", "_pointers", "_stale")
+
+    def __init__(self, graph, kernel, params, slots, pointers):
+        super().__init__(graph, None)
+        self.kernel, self.params, self._slots, self._pointers = kernel, params, slots, pointers
+        self._stale = False  # the graph's node (not the executable one) holds older arguments
+
+    def set_args(self, *args):
+        """New arguments, typed and checked as ``kernel(...)`` checks them."""
+        self.set_packed(self.kernel.plan.pack_bytes(*args))
+
+    def set_packed(self, packed):
+        """New arguments as the kernel's packing plan made them (a list of
+        bytes per parameter, ``kernel.plan.pack_bytes(*args)``)."""
+        graph = self.graph
+        exec_ = graph._state[1]
+        for slot, value in zip(self._slots, packed):
+            ctypes.memmove(slot, value, len(value))
+        if exec_ is None:
+            graph._check_open()
+            self._stale = True  # instantiate() hands the graph's node the new values
+            return
+        err = _calls["update"](exec_, self.handle, self.params)[0]
+        if err:
+            raise CUDAError(err, "cuGraphExecKernelNodeSetParams")
+        self._stale = True
+
+
+class CUDAGraph:
+    """A CUDA graph: add nodes (each after the nodes named in ``after``),
+    :meth:`instantiate`, :meth:`launch` on any stream as often as wanted.
+
+    ``CUDAGraph(device=None)``: nodes are made in ``device``'s primary
+    context, or in the current context (device 0's primary context where none
+    is). Adding a node after instantiation drops the executable graph; the
+    next :meth:`launch` (or :meth:`instantiate`) makes a new one.
+    """
+
+    __slots__ = ("_device", "_state", "_finalizer", "_kernel_nodes", "_instantiations", "__weakref__")
+
+    def __init__(self, device=None):
+        self._device = Device(device) if device is not None else None
+        with self._in_context():
+            if self._device is None:
+                ensure_context()
+            handle = check(_cuda().cuGraphCreate(0), "cuGraphCreate")
+            context = current_context()
+        if not _calls:
+            cuda = _cuda()
+            _calls.update(launch=cuda.cuGraphLaunch, update=cuda.cuGraphExecKernelNodeSetParams)
+        self._state = [handle, None]
+        self._kernel_nodes = []
+        self._instantiations = 0
+        self._finalizer = _lifetime.track(self, context, _release, self._state)
+        log.debug("graph 0x%x created", int(handle))
+
+    # -- what it is -----------------------------------------------------------------
+
+    @property
+    def handle(self):
+        """The ``cuda.CUgraph``."""
+        self._check_open()
+        return self._state[0]
+
+    @property
+    def exec_handle(self):
+        """The ``cuda.CUgraphExec`` of the last instantiation, or None."""
+        self._check_open()
+        return self._state[1]
+
+    @property
+    def instantiated(self):
+        """Whether an executable graph of the current nodes exists."""
+        return self._state[1] is not None
+
+    @property
+    def instantiations(self):
+        """How many times the graph was instantiated."""
+        return self._instantiations
+
+    @property
+    def kernel_nodes(self):
+        """The kernel nodes, in the order they were added."""
+        return list(self._kernel_nodes)
+
+    @property
+    def closed(self):
+        """Whether :meth:`close` (or a reset) ended the graph: it then refuses use."""
+        return self._state[0] is None
+
+    def __repr__(self):
+        if self._state[0] is None:
+            return "<cubind.CUDAGraph (closed)>"
+        return f"<cubind.CUDAGraph 0x{int(self._state[0]):x}{' (instantiated)' if self.instantiated else ''}>"
+
+    def _check_open(self):
+        if self._state[0] is None:
+            raise ValueError(_LOST if self._finalizer is None else "graph: the graph is closed")
+
+    def _context_lost(self):
+        self._state[:] = [None, None]
+        self._finalizer = None
+
+    def _in_context(self):
+        return self._device if self._device is not None else _NoContext
+
+    # -- building -------------------------------------------------------------------
+
+    def _deps(self, after):
+        if isinstance(after, GraphNode):
+            after = (after,)
+        deps = []
+        for i, node in enumerate(after):
+            if not isinstance(node, GraphNode):
+                raise TypeError(f"after[{i}]: expected a node of this graph, not {type(node).__name__}")
+            if node.graph is not self:
+                raise ValueError(f"after[{i}]: the node belongs to another graph")
+            deps.append(node.handle)
+        return deps
+
+    def _added(self, node):
+        self._drop_exec()  # the graph changed: the next launch instantiates it again
+        return node
+
+    def add_kernel(self, kernel, grid, block, *args, shared_mem=0, after=()):
+        """A kernel node launching ``kernel`` (a :class:`cubind.Kernel`) with
+        ``args``, typed as ``kernel(grid, block, *args)`` types them."""
+        if not isinstance(kernel, KernelBase) or kernel.plan is None:
+            raise TypeError(f"kernel: expected a cubind.Kernel, not {type(kernel).__name__}")
+        grid, block, smem = dims(grid, "grid"), dims(block, "block"), shared_mem_bytes(shared_mem)
+        packed = kernel.plan.pack_bytes(*args)
+        self._check_open()
+        deps = self._deps(after)
+        cuda = _cuda()
+        slots = [ctypes.create_string_buffer(value, max(len(value), 1)) for value in packed]
+        pointers = (ctypes.c_void_p * max(len(packed), 1))(*[ctypes.addressof(s) for s in slots])
+        params = cuda.CUDA_KERNEL_NODE_PARAMS()
+        params.gridDimX, params.gridDimY, params.gridDimZ = grid
+        params.blockDimX, params.blockDimY, params.blockDimZ = block
+        params.sharedMemBytes = smem
+        params.kernelParams = ctypes.addressof(pointers)
+        node = KernelNode(self, kernel, params, slots, pointers)
+        with self._in_context():
+            params.func = kernel.function()
+            node.handle = check(cuda.cuGraphAddKernelNode(self._state[0], deps, len(deps), params),
+                                "cuGraphAddKernelNode")
+        self._kernel_nodes.append(node)
+        return self._added(node)
+
+    def add_copy(self, dst, src, nbytes, *, after=(), dst_host=False, src_host=False):
+        """A copy of ``nbytes`` from ``src`` to ``dst`` (addresses: device
+        addresses, or host ones where ``src_host``/``dst_host``)."""
+        nbytes = _count(nbytes, "nbytes")
+        dst, src = _address(dst, "dst"), _address(src, "src")
+        self._check_open()
+        deps = self._deps(after)
+        cuda = _cuda()
+        kind = cuda.CUmemorytype
+        copy = cuda.CUDA_MEMCPY3D()
+        copy.srcMemoryType = kind.CU_MEMORYTYPE_HOST if src_host else kind.CU_MEMORYTYPE_DEVICE
+        copy.dstMemoryType = kind.CU_MEMORYTYPE_HOST if dst_host else kind.CU_MEMORYTYPE_DEVICE
+        if src_host:
+            copy.srcHost = src
+        else:
+            copy.srcDevice = src
+        if dst_host:
+            copy.dstHost = dst
+        else:
+            copy.dstDevice = dst
+        copy.WidthInBytes, copy.Height, copy.Depth = nbytes, 1, 1
+        with self._in_context():
+            handle = check(cuda.cuGraphAddMemcpyNode(self._state[0], deps, len(deps), copy, current_context()),
+                           "cuGraphAddMemcpyNode")
+        return self._added(GraphNode(self, handle))
+
+    def add_memset(self, dst, value, count, *, element_size=1, after=()):
+        """Sets ``count`` elements of ``element_size`` bytes (1, 2 or 4) at
+        the device address ``dst`` to ``value``."""
+        dst, count = _address(dst, "dst"), _count(count, "count")
+        if element_size not in (1, 2, 4):
+            raise ValueError(f"element_size: expected 1, 2 or 4, got {element_size!r}")
+        value = _count(value, "value")
+        if value >= 1 << (8 * element_size):
+            raise OverflowError(f"value: {value} does not fit {element_size} bytes")
+        self._check_open()
+        deps = self._deps(after)
+        cuda = _cuda()
+        params = cuda.CUDA_MEMSET_NODE_PARAMS()
+        params.dst, params.value, params.elementSize = dst, value, element_size
+        params.width, params.height, params.pitch = count, 1, 0
+        with self._in_context():
+            handle = check(cuda.cuGraphAddMemsetNode(self._state[0], deps, len(deps), params, current_context()),
+                           "cuGraphAddMemsetNode")
+        return self._added(GraphNode(self, handle))
+
+    def add_empty(self, after=()):
+        """An empty node: a join point that later nodes may wait for."""
+        self._check_open()
+        deps = self._deps(after)
+        with self._in_context():
+            handle = check(_cuda().cuGraphAddEmptyNode(self._state[0], deps, len(deps)), "cuGraphAddEmptyNode")
+        return self._added(GraphNode(self, handle))
+
+    # -- running --------------------------------------------------------------------
+
+    def instantiate(self):
+        """Makes the executable graph (again, where nodes were added since)."""
+        self._check_open()
+        if self._state[1] is not None:
+            return self
+        cuda = _cuda()
+        with self._in_context():
+            for node in self._kernel_nodes:
+                if node._stale:  # new arguments reached an earlier executable graph only
+                    check(cuda.cuGraphKernelNodeSetParams(node.handle, node.params), "cuGraphKernelNodeSetParams")
+                    node._stale = False
+            self._state[1] = check(cuda.cuGraphInstantiate(self._state[0], 0), "cuGraphInstantiate")
+        self._instantiations += 1
+        log.debug("graph 0x%x instantiated", int(self._state[0]))
+        return self
+
+    def launch(self, stream=None):
+        """Launches the executable graph (made first where there is none) on
+        ``stream`` (any stream; None: the default stream)."""
+        exec_ = self._state[1]
+        if exec_ is None:
+            exec_ = self.instantiate()._state[1]
+        err = _calls["launch"](exec_, stream if type(stream) is int else stream_handle(stream, "stream"))[0]
+        if err:
+            raise CUDAError(err, "cuGraphLaunch")
+
+    # -- release --------------------------------------------------------------------
+
+    def _drop_exec(self):
+        exec_ = self._state[1]
+        if exec_ is not None:
+            self._state[1] = None
+            with self._in_context():
+                try:
+                    check(_cuda().cuGraphExecDestroy(exec_), "cuGraphExecDestroy")
+                except Exception:  # noqa: BLE001 - a release: the old executable graph is gone either way
+                    log.debug("cuGraphExecDestroy failed quietly", exc_info=True)
+
+    def close(self):
+        """Destroys the executable graph and the graph now (idempotent); the
+        caller has waited for any launch of it. A closed graph refuses use."""
+        if self._finalizer is not None and self._state[0] is not None:
+            handle = self._state[0]
+            with self._in_context():
+                self._finalizer()
+            self._kernel_nodes = []
+            log.debug("graph 0x%x destroyed", int(handle))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class _NoContextType:
+    """``with`` for a graph made in whatever context was current: nothing to push."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NoContext = _NoContextType()
+
+
+def _address(value, what):
+    if type(value) is int:
+        return value
+    ptr = getattr(value, "ptr", None)  # a cubind.Array, PinnedMemory, ...
+    try:
+        return int(ptr if ptr is not None else value.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(f"{what}: expected an address (an int, or an object with .ptr), "
+                        f"not {type(value).__name__}") from None
+
+
+def _count(value, what):
+    try:
+        value = value.__index__()
+    except AttributeError:
+        raise TypeError(f"{what}: expected an int, not {type(value).__name__}") from None
+    if value < 0:
+        raise ValueError(f"{what}: {value} is negative")
+    return value
