@@ -65,6 +65,14 @@ export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
     echo "run-classic-samples.sh: cubind does not import in $("$PYTHON" -V 2>&1) (is the tree built? setup.py build_ext --inplace)" >&2
     exit 2
 }
+# The samples must meet cubind's modules, not NVIDIA's cuda-bindings installed
+# beside them (a GPU machine often has it): say which one serves them.
+served="$("$PYTHON" -c 'from cuda.bindings import driver, runtime, nvrtc
+print(*(m.__name__ for m in (driver, runtime, nvrtc)))' 2>&1)" || served="(import failed) $served"
+case "$served" in
+    "cuda cuda.cudart nvrtc") echo "cuda.bindings served by cubind: driver, runtime, nvrtc are $served" ;;
+    *) echo "run-classic-samples.sh: cuda.bindings is not served by cubind's modules: $served" >&2; exit 2 ;;
+esac
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
