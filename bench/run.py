@@ -84,7 +84,7 @@ def build_fake_driver():
     builder = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(builder)
     fake = os.path.join(BUILD, "fake")
-    builder.build(fake, ("cuda", "cudart"))
+    builder.build(fake, ("cuda", "cudart"), soname=True)
     return fake
 
 

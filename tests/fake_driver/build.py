@@ -20,6 +20,7 @@ LIBRARIES = {
     "cudart": ("fake_libcudart.c", "libcudart.so.13", "libcudart.so"),
 }
 
+# The same flags for the suite and the bench (only the soname is asked for: see build).
 CFLAGS = ["-O2", "-shared", "-fPIC"]
 
 
@@ -28,20 +29,28 @@ def compiler():
     return shutil.which(os.environ.get("CC", "cc"))
 
 
-def build(directory, libraries=("cuda",)):
+def build(directory, libraries=("cuda",), soname=False):
     """Compile ``libraries`` (keys of LIBRARIES) into ``directory``, each under
-    its soname with a link by its unversioned name; returns the path of each
-    built library by name. Raises RuntimeError where there is no C compiler."""
+    its soname as file name with a link by its unversioned name; returns the
+    path of each built library by name. Raises RuntimeError where there is no
+    C compiler.
+
+    ``soname``: record the soname in the library, for a program linked
+    against it (the bench's C floor, ``-lcuda``). Not for the suite: a
+    library loaded by path (CUBIND_CUDA_LIBRARY) under the soname
+    libcuda.so.1 is what a later dlopen("libcuda.so.1") in the process gets,
+    so NVRTC and cuda.core would run on the stand-in too and crash there."""
     cc = compiler()
     if cc is None:
         raise RuntimeError("no C compiler (cc, or $CC) to build tests/fake_driver")
     os.makedirs(directory, exist_ok=True)
     built = {}
     for name in libraries:
-        source, soname, link = LIBRARIES[name]
-        lib = os.path.join(directory, soname)
-        subprocess.run([cc, *CFLAGS, f"-Wl,-soname,{soname}", "-o", lib, os.path.join(HERE, source)], check=True)
+        source, file_name, link = LIBRARIES[name]
+        lib = os.path.join(directory, file_name)
+        flags = [*CFLAGS, f"-Wl,-soname,{file_name}"] if soname else CFLAGS
+        subprocess.run([cc, *flags, "-o", lib, os.path.join(HERE, source)], check=True)
         if not os.path.lexists(os.path.join(directory, link)):
-            os.symlink(soname, os.path.join(directory, link))
+            os.symlink(file_name, os.path.join(directory, link))
         built[name] = lib
     return built
