@@ -504,7 +504,7 @@ def test_repr_indents_nested_structs():
 
 
 # -- unions and arrays of structs are views into their parent ---------------------
-# (A nested struct field: tests/bindings/test_driver.py; the driver's CUeglFrame union,
+# (A nested struct field: tests/bindings/test_driver_types.py; the driver's CUeglFrame union,
 # whose members are handle and pointer arrays: tests/bindings/test_egl_interop.py.)
 
 
