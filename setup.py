@@ -12,7 +12,7 @@ alone: ``python setup.py build_ext --inplace`` (what scripts/ run) keeps its
 objects in ``build/``, so a second run, or a wheel built from the same tree
 with ``python -m build --wheel --no-isolation``, compiles nothing that did
 not change. ``CUBIND_NO_COMPILE=1`` turns "would compile" into an error, for
-checks that must reuse that build (tests/test_packaging.py).
+checks that must reuse that build (tests/packaging/test_packaging.py).
 """
 
 import importlib.util

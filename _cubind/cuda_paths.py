@@ -261,7 +261,7 @@ def spec_headers(spec):
 
 
 # The packages setup.py makes from bindings/*.toml, whose .pxd files a
-# consumer cimports (tests/test_cimport.py checks this against setup.py).
+# consumer cimports (tests/packaging/test_cimport.py checks this against setup.py).
 GENERATED_PACKAGES = ("cuda", "nvrtc", "nvjitlink", "nvvm")
 # Stand-ins for platform headers the CUDA headers include (cudaEGL.h includes
 # EGL/egl.h, cudaGL.h GL/gl.h; cudaVDPAU.h needs vdpau/vdpau.h): each defers

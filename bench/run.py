@@ -74,16 +74,17 @@ def cuda_root():
 
 def build_fake_driver():
     """tests/fake_driver/: fake_libcuda.c as libcuda.so.1 and fake_libcudart.c as
-    libcudart.so.13 (each with the unversioned name to link against)."""
+    libcudart.so.13 (each with the unversioned name to link against), built by
+    tests/fake_driver/build.py, the suite's builder, loaded by its path: the
+    bench imports nothing else of the tests."""
+    import importlib.util
+
+    path = os.path.join(ROOT, "tests", "fake_driver", "build.py")
+    spec = importlib.util.spec_from_file_location("cubind_fake_driver_build", path)
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
     fake = os.path.join(BUILD, "fake")
-    os.makedirs(fake, exist_ok=True)
-    for source, soname, link in (("fake_libcuda.c", "libcuda.so.1", "libcuda.so"),
-                                 ("fake_libcudart.c", "libcudart.so.13", "libcudart.so")):
-        lib = os.path.join(fake, soname)
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", lib,
-                        os.path.join(ROOT, "tests", "fake_driver", source)], check=True)
-        if not os.path.lexists(os.path.join(fake, link)):
-            os.symlink(soname, os.path.join(fake, link))
+    builder.build(fake, ("cuda", "cudart"), soname=True)
     return fake
 
 

@@ -2,7 +2,7 @@
 
 Every public name is defined here although at runtime each lives in a private
 module (named in the comment above its group) and is resolved lazily by
-``cubind/__init__.py``. tests/test_pythonic_stubs.py checks that this file and
+``cubind/__init__.py``. tests/pythonic/test_pythonic_stubs.py checks that this file and
 the code agree: the names, and each signature's parameters.
 """
 

@@ -22,7 +22,7 @@
 # --wheels DIR: installs DIR/*.whl (no index, no dependencies) into a
 #   directory put on PYTHONPATH first: test and app dependencies a GPU
 #   machine lacks (PyYAML), downloaded elsewhere; a cuda-core wheel (the
-#   version tests/test_cuda_core.py is written for) goes apart, for those
+#   version tests/bindings/test_cuda_core.py is written for) goes apart, for those
 #   tests only (CUBIND_CUDA_CORE_PATH).
 # PYTHON (default python3) and SANITIZER (default compute-sanitizer from
 # PATH, else CUDA_HOME/bin) name the tools.
@@ -101,7 +101,7 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 if wants suite; then
     t=$SECONDS
     "$PYTHON" -m pytest -q -p no:cacheprovider -ra tests \
-        --ignore=tests/test_packaging.py --ignore=tests/test_build_layouts.py "${PYTEST_ARGS[@]}" \
+        --ignore=tests/packaging/test_packaging.py --ignore=tests/packaging/test_build_layouts.py "${PYTEST_ARGS[@]}" \
         >"$LOGS/suite.log" 2>&1
     status=$?
     line="$(grep -a -E '(passed|failed|error|skipped).* in [0-9.]+s' "$LOGS/suite.log" | tail -n 1 | tr -d '=' | sed 's/^ *//;s/ *$//')"

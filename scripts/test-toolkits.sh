@@ -13,8 +13,8 @@ for list in scripts/toolkits/*.txt; do
   summary+=("$name ($((SECONDS - start)) s): $(grep -h '^total: ' ".toolkits/$name/tree/REPORT.txt" | tr '\n' ';')")
 done
 # The wheels as they install (not gathered into one tree): the package's build
-# finds every header there and nowhere else (tests/test_build_layouts.py).
+# finds every header there and nowhere else (tests/packaging/test_build_layouts.py).
 sites=$(printf '%s:' "$PWD"/.toolkits/*/site)
-CUBIND_LAYOUT_SITES=${sites%:} "${CUBIND_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider tests/test_build_layouts.py
+CUBIND_LAYOUT_SITES=${sites%:} "${CUBIND_VENV:-.venv}/bin/python" -m pytest -q -p no:cacheprovider tests/packaging/test_build_layouts.py
 printf '\n== toolkits\n'
 printf '%s\n' "${summary[@]}"

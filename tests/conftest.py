@@ -410,16 +410,13 @@ def load_module(driver, cu_context, compile_for_device):
 @pytest.fixture(scope="session")
 def fake_driver(tmp_path_factory):
     """tests/fake_driver/fake_libcuda.c built as libcuda.so.1 (a recording
-    stand-in for the driver); skips where there is no C compiler."""
-    import shutil
-    import subprocess
+    stand-in for the driver) by tests/fake_driver/build.py, the builder the
+    benchmark uses too; skips where there is no C compiler."""
+    from tests.fake_driver import build
 
-    if shutil.which("cc") is None:
+    if build.compiler() is None:
         pytest.skip("no C compiler to build tests/fake_driver")
-    source = Path(__file__).resolve().parent / "fake_driver" / "fake_libcuda.c"
-    lib = tmp_path_factory.mktemp("fake_driver") / "libcuda.so.1"
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(source)], check=True)
-    return lib
+    return Path(build.build(tmp_path_factory.mktemp("fake_driver"))["cuda"])
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+"""Builds the C stand-ins of tests/fake_driver: fake_libcuda.c as libcuda.so.1
+and fake_libcudart.c as libcudart.so.13. The one place they are compiled,
+with one set of flags, for the test suite (tests/conftest.py's
+``fake_driver`` fixture) and the benchmark (bench/run.py --smoke).
+
+It lives next to the C sources it builds and imports nothing but the
+standard library, so that bench/run.py loads this file by its path
+(importlib) without importing the ``tests`` package, its conftest or its
+helpers: the bench depends on the stand-in, not on the suite."""
+
+import os
+import shutil
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name -> (source, soname, the unversioned name to link against)
+LIBRARIES = {
+    "cuda": ("fake_libcuda.c", "libcuda.so.1", "libcuda.so"),
+    "cudart": ("fake_libcudart.c", "libcudart.so.13", "libcudart.so"),
+}
+
+# The same flags for the suite and the bench (only the soname is asked for: see build).
+CFLAGS = ["-O2", "-shared", "-fPIC"]
+
+
+def compiler():
+    """The C compiler's path (CC, else cc), or None where there is none."""
+    return shutil.which(os.environ.get("CC", "cc"))
+
+
+def build(directory, libraries=("cuda",), soname=False):
+    """Compile ``libraries`` (keys of LIBRARIES) into ``directory``, each under
+    its soname as file name with a link by its unversioned name; returns the
+    path of each built library by name. Raises RuntimeError where there is no
+    C compiler.
+
+    ``soname``: record the soname in the library, for a program linked
+    against it (the bench's C floor, ``-lcuda``). Not for the suite: a
+    library loaded by path (CUBIND_CUDA_LIBRARY) under the soname
+    libcuda.so.1 is what a later dlopen("libcuda.so.1") in the process gets,
+    so NVRTC and cuda.core would run on the stand-in too and crash there."""
+    cc = compiler()
+    if cc is None:
+        raise RuntimeError("no C compiler (cc, or $CC) to build tests/fake_driver")
+    os.makedirs(directory, exist_ok=True)
+    built = {}
+    for name in libraries:
+        source, file_name, link = LIBRARIES[name]
+        lib = os.path.join(directory, file_name)
+        flags = [*CFLAGS, f"-Wl,-soname,{file_name}"] if soname else CFLAGS
+        subprocess.run([cc, *flags, "-o", lib, os.path.join(HERE, source)], check=True)
+        if not os.path.lexists(os.path.join(directory, link)):
+            os.symlink(file_name, os.path.join(directory, link))
+        built[name] = lib
+    return built

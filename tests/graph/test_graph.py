@@ -1,0 +1,590 @@
+"""cubind.graph: codelets, queues, scheduling terms, schedulers, messages and
+YAML apps. Everything host-side runs on every machine; device tensors run
+against the emulated driver (their ordering: an event recorded on the
+producer's stream, waited for on the consumer's) and, marked ``gpu``, on a GPU."""
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cubind import graph as gx
+from tests._toolkit import pythonpath
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ROOT / "examples" / "graph"
+
+
+@pytest.fixture
+def yaml_needed():
+    if importlib.util.find_spec("yaml") is None:
+        if os.environ.get("CI"):
+            pytest.fail("PyYAML is not installed; scripts/test.sh installs it")
+        pytest.skip("PyYAML is not installed (pip install pyyaml): YAML apps are not tested")
+
+
+def test_a_yaml_app_without_pyyaml_names_the_extra():
+    """``python -m cubind.graph app.yaml`` where PyYAML is missing: exit 2 and one
+    line saying what to install, not a traceback."""
+    code = textwrap.dedent("""
+        import runpy, sys
+        sys.modules["yaml"] = None  # as in an environment without PyYAML: its import fails
+        sys.argv = ["python -m cubind.graph", sys.argv[1]]
+        runpy.run_module("cubind.graph", run_name="__main__")
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(APPS / "ping.yaml")], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "PyYAML" in done.stderr and "pip install 'cubind[graph]'" in done.stderr, done.stderr
+
+
+class Source(gx.Codelet):
+    """Publishes a message with the tick count as a host tensor."""
+
+    def tick(self):
+        m = gx.Message()
+        m.add_tensor("n", np.array([self.get_execution_count()]))
+        self.tx("out").publish(m)
+
+
+class Sink(gx.Codelet):
+    def start(self):
+        self.seen = []
+
+    def tick(self):
+        self.seen.append(int(self.rx("in").receive().tensor("n").data[0]))
+
+
+def pipeline(count=10, capacity=1, policy=2, scheduler=None, receptive=True):
+    g = gx.Graph()
+    a = g.entity("a")
+    out = a.add(gx.DoubleBufferTransmitter(capacity=capacity, policy=policy), "out")
+    if receptive:
+        a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+    a.add(gx.CountSchedulingTerm(count=count))
+    a.add(Source(), "source")
+    b = g.entity("b")
+    b.add(gx.DoubleBufferReceiver(capacity=capacity, policy=policy), "in")
+    b.add(gx.MessageAvailableSchedulingTerm(receiver="in", min_size=1))
+    sink = b.add(Sink(), "sink")
+    g.connect(out, "b/in")
+    return g, sink
+
+
+# -- scheduling
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_a_pipeline_passes_every_message_in_order_and_stops_when_nothing_can_fire(workers):
+    g, sink = pipeline(count=50)
+    scheduler = gx.GreedyScheduler() if workers == 1 else gx.MultiThreadScheduler(worker_thread_number=workers)
+    result = g.run(scheduler)
+    assert sink.seen == list(range(1, 51))
+    assert result.reason == "done" and result.ticks_by_entity == {"a": 50, "b": 50}
+
+
+def test_start_and_stop_run_once_for_every_codelet_and_timestamps_advance():
+    calls = []
+
+    class Probe(gx.Codelet):
+        def start(self):
+            calls.append(("start", self.name(), self.eid(), self.cid()))
+
+        def tick(self):
+            calls.append(("tick", self.get_execution_count(), self.is_first_tick(), self.get_delta_time() >= 0))
+
+        def stop(self):
+            calls.append(("stop", self.get_execution_count(), self.get_execution_timestamp() is not None))
+
+    g = gx.Graph()
+    e = g.entity("e")
+    e.add(gx.CountSchedulingTerm(count=3))
+    probe = e.add(Probe(), "probe")
+    g.run()
+    assert calls[0] == ("start", "probe", e.eid, probe.cid())
+    assert calls[1:] == [("tick", 1, True, True), ("tick", 2, False, True), ("tick", 3, False, True), ("stop", 3, True)]
+
+
+def test_a_periodic_term_spaces_ticks_by_its_period_on_a_manual_clock():
+    times = []
+
+    class Timer(gx.Codelet):
+        def tick(self):
+            times.append(self.get_clock().timestamp())
+
+    g = gx.Graph()
+    g.entity("clock").add(gx.ManualClock(), "clock")
+    e = g.entity("e")
+    e.add(gx.PeriodicSchedulingTerm(recess_period="10ms"))
+    e.add(gx.CountSchedulingTerm(count=4))
+    e.add(Timer(), "timer")
+    t0 = time.monotonic()
+    g.run()
+    assert times == [0, 10_000_000, 20_000_000, 30_000_000]
+    assert time.monotonic() - t0 < 1  # the manual clock jumps, it does not sleep
+
+
+def test_a_periodic_term_on_the_realtime_clock_waits():
+    g = gx.Graph()
+    e = g.entity("e")
+    e.add(gx.PeriodicSchedulingTerm(recess_period="50Hz"))
+    e.add(gx.CountSchedulingTerm(count=4))
+    e.add(gx.Codelet(), "idle")
+    t0 = time.monotonic()
+    g.run()
+    assert time.monotonic() - t0 >= 0.055
+
+
+def test_a_boolean_term_disabled_by_the_codelet_ends_its_entity():
+    class Three(gx.Codelet):
+        def tick(self):
+            if self.get_execution_count() == 3:
+                self.entity["enabled"].disable_tick()
+
+    g = gx.Graph()
+    e = g.entity("e")
+    e.add(gx.BooleanSchedulingTerm(enable_tick=True), "enabled")
+    e.add(Three(), "three")
+    assert g.run().ticks == 3
+
+
+def test_a_target_time_term_ticks_at_the_times_the_codelet_sets():
+    times = []
+
+    class Planner(gx.Codelet):
+        def start(self):
+            self.entity["target"].set_next_target_time(5)
+
+        def tick(self):
+            now = self.get_clock().timestamp()
+            times.append(now)
+            if len(times) < 3:
+                self.entity["target"].set_next_target_time(now + 7)
+
+    g = gx.Graph()
+    g.entity("clock").add(gx.ManualClock(), "clock")
+    e = g.entity("e")
+    e.add(gx.TargetTimeSchedulingTerm(), "target")
+    e.add(Planner(), "planner")
+    result = g.run()
+    assert times == [5, 12, 19] and result.reason == "deadlock"
+
+
+def test_max_duration_stops_an_endless_graph():
+    g = gx.Graph()
+    g.entity("e").add(gx.Codelet(), "spin")
+    t0 = time.monotonic()
+    result = g.run(gx.GreedyScheduler(max_duration_ms=100))
+    assert result.reason == "max_duration" and 0.09 <= time.monotonic() - t0 < 2 and result.ticks > 0
+
+
+def test_interrupt_from_another_thread_stops_the_graph_and_stops_its_codelets():
+    stopped = threading.Event()
+
+    class Spin(gx.Codelet):
+        def stop(self):
+            stopped.set()
+
+    g = gx.Graph()
+    g.entity("e").add(Spin(), "spin")
+    threading.Timer(0.1, g.interrupt).start()
+    assert g.run(gx.MultiThreadScheduler(worker_thread_number=3)).reason == "interrupted"
+    assert stopped.is_set()
+
+
+def test_queue_policies():
+    g, sink = pipeline(count=5, capacity=2, policy=0, receptive=False)
+    g.entities[1].components[1]._params["min_size"] = 99  # the sink never ticks: the queue fills
+    g.run()
+    rx = g["b"]["in"]
+    assert rx.size() + rx.back_size() == 2 and rx.dropped == 3
+    g, _ = pipeline(count=5, capacity=2, policy=1, receptive=False)
+    g.entities[1].components[1]._params["min_size"] = 99
+    g.run()
+    assert [int(m.tensor("n").data[0]) for m in g["b"]["in"]._back] == [1, 2]
+    g, _ = pipeline(count=5, capacity=1, policy=2, receptive=False)
+    g.entities[1].components[1]._params["min_size"] = 99
+    with pytest.raises(gx.CodeletError, match=r"entity 'a', codelet 'source': tick\(\) raised QueueFullError: "
+                       r"b/in: queue full \(capacity 1, policy 2: fault\)"):
+        g.run()
+
+
+# -- errors
+
+
+@pytest.mark.parametrize("phase", ["start", "tick", "stop"])
+def test_a_codelet_error_names_entity_codelet_and_phase_and_every_started_codelet_stops(phase):
+    stops = []
+
+    class Bad(gx.Codelet):
+        def start(self):
+            if phase == "start":
+                raise ValueError("broken")
+
+        def tick(self):
+            if phase == "tick":
+                raise ValueError("broken")
+
+        def stop(self):
+            stops.append(self.name())
+            if phase == "stop":
+                raise ValueError("broken")
+
+    class Good(gx.Codelet):
+        def stop(self):
+            stops.append(self.name())
+
+    g = gx.Graph()
+    g.entity("first").add(Good(), "good")
+    bad = g.entity("second")
+    bad.add(gx.CountSchedulingTerm(count=2))
+    bad.add(Bad(), "bad")
+    with pytest.raises(gx.CodeletError) as info:
+        g.run(gx.MultiThreadScheduler(worker_thread_number=2, max_duration_ms=2000))
+    err = info.value
+    assert (err.entity, err.codelet, err.phase) == ("second", "bad", phase)
+    assert str(err) == f"entity 'second', codelet 'bad': {phase}() raised ValueError: broken"
+    assert isinstance(err.__cause__, ValueError)
+    assert stops == (["good"] if phase == "start" else ["good", "bad"])
+
+
+def test_parameters_are_typed_with_defaults_and_clear_errors():
+    class P(gx.Codelet):
+        count = gx.Parameter(int, doc="how many")
+        rate = gx.Parameter(float, 1.5)
+        label = gx.Parameter(str, "x")
+
+    g = gx.Graph()
+    p = g.entity("e").add(P(count=3, rate=2), "p")
+    assert (p.count, p.rate, p.label) == (3, 2.0, "x")
+    with pytest.raises(gx.ParameterError, match=r"^e/q/count: missing required parameter \(int: how many\)$"):
+        g["e"].add(P(), "q")
+    with pytest.raises(gx.ParameterError, match=r"^e/r/count: expected int, got str '3'$"):
+        g["e"].add(P(count="3"), "r")
+    with pytest.raises(gx.ParameterError, match=r"^e/s: unknown parameter 'cuont'; P takes .*count.*"):
+        g["e"].add(P(cuont=3), "s")
+    with pytest.raises(gx.ParameterError, match=r"e/t/capacity: must be at least 1, got 0"):
+        g["e"].add(gx.DoubleBufferReceiver(capacity=0), "t")
+    with pytest.raises(gx.ParameterError, match=r"recess_period: 'soon' is not a period"):
+        g["e"].add(gx.PeriodicSchedulingTerm(recess_period="soon"), "u")
+
+
+def test_references_to_missing_or_wrong_components_are_named():
+    g = gx.Graph()
+    e = g.entity("e")
+    e.add(gx.MessageAvailableSchedulingTerm(receiver="nope"), "term")
+    e.add(gx.Codelet(), "c")
+    with pytest.raises(gx.GraphError, match=r"e/term/receiver: entity 'e' has no component 'nope'; it has 'term', 'c'"):
+        g.run()
+    g = gx.Graph()
+    e = g.entity("e")
+    e.add(gx.DoubleBufferTransmitter(), "out")
+    e.add(gx.MessageAvailableSchedulingTerm(receiver="out"), "term")
+    with pytest.raises(gx.GraphError, match=r"e/term/receiver: e/out is a DoubleBufferTransmitter, not a Receiver"):
+        g.run()
+
+
+# -- messages and host tensors
+
+
+def test_messages_carry_named_tensors_timestamps_and_objects():
+    m = gx.Message()
+    t = m.add_tensor("x", np.arange(6, dtype=np.float32).reshape(2, 3)[:, ::2])
+    m.add_timestamp(acqtime=5)
+    m.add("meta", {"frame": 1})
+    assert m.names() == ["x", "timestamp", "meta"] and m.get("meta") == {"frame": 1}
+    d = t.description
+    assert (d.storage, d.shape, d.dtype, d.strides) == ("host", (2, 2), np.float32, (12, 8))
+    assert np.asarray(t).base is not None and np.shares_memory(np.asarray(t), t.data)  # zero-copy out
+    with pytest.raises(KeyError, match="no component 'y'; it has 'x', 'timestamp', 'meta'"):
+        m.get("y")
+    with pytest.raises(ValueError, match="already has a component 'x'"):
+        m.add("x", 1)
+
+
+def test_host_tensors_come_in_from_other_libraries_without_a_copy():
+    base = np.arange(8.0)
+    assert gx.Tensor("a", memoryview(base)).data.ctypes.data == base.ctypes.data  # the buffer protocol
+    torch = pytest.importorskip("torch") if importlib.util.find_spec("torch") else None
+    if torch is not None:
+        cpu = torch.arange(4.0)
+        assert gx.Tensor("t", cpu).data.ctypes.data == cpu.data_ptr()  # DLPack
+
+
+def test_an_allocator_makes_host_tensors_from_a_description():
+    g = gx.Graph()
+    alloc = g.entity("e").add(gx.UnboundedAllocator(), "alloc")
+    t = alloc.tensor(gx.TensorDescription("t", "kSystem", [3, 4], "float64"))
+    assert t.data.shape == (3, 4) and t.storage == "host"
+    s = alloc.tensor(gx.TensorDescription("s", "host", [3, 2], np.int16, strides=(8, 2)))
+    assert s.data.strides == (8, 2) and s.data.shape == (3, 2)
+    with pytest.raises(ValueError, match="is not a storage"):
+        gx.TensorDescription("u", "gpu", [1], np.float32)
+
+
+def test_the_published_timestamp_is_stamped():
+    g, sink = pipeline(count=1)
+    seen = []
+    g["b"]["sink"].tick = lambda: seen.append(g["b"]["in"].receive())
+    g["a"]["source"].tick = lambda: g["a"]["out"].publish(_stamped())
+    g.run()
+    assert seen[0].timestamp().acqtime == 1 and seen[0].timestamp().pubtime is not None
+
+
+def _stamped():
+    m = gx.Message()
+    m.add_timestamp(acqtime=1)
+    return m
+
+
+# -- threads
+
+
+def test_the_multi_thread_scheduler_never_ticks_a_codelet_on_two_threads_and_loses_nothing():
+    class Guarded(gx.Codelet):
+        def start(self):
+            self.lock = threading.Lock()
+            self.overlaps = 0
+            self.got = 0
+
+        def tick(self):
+            if not self.lock.acquire(blocking=False):
+                self.overlaps += 1
+                return
+            try:
+                for rx in self.get_receivers():
+                    while (m := rx.receive()) is not None:
+                        self.got += 1
+                        for tx in self.get_transmitters():
+                            tx.publish(m)
+                for tx in self.get_transmitters() if not self.get_receivers() else ():
+                    tx.publish(gx.Message())
+                if self.entity.name == "sink" and self.got == 8 * 300:
+                    self.entity["until"].disable_tick()
+                time.sleep(0)
+            finally:
+                self.lock.release()
+
+    g = gx.Graph()
+    sources, stages = [], []
+    for i in range(8):
+        s = g.entity(f"src{i}")
+        s.add(gx.DoubleBufferTransmitter(capacity=4), "out")
+        s.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+        s.add(gx.CountSchedulingTerm(count=300))
+        sources.append(s.add(Guarded(), "gen"))
+        m = g.entity(f"mid{i}")
+        m.add(gx.DoubleBufferReceiver(capacity=4), "in")
+        m.add(gx.DoubleBufferTransmitter(capacity=4), "out")
+        m.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+        m.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+        stages.append(m.add(Guarded(), "fwd"))
+        g.connect(f"src{i}/out", f"mid{i}/in")
+    sink = g.entity("sink")
+    for i in range(8):
+        sink.add(gx.DoubleBufferReceiver(capacity=64), f"in{i}")
+        g.connect(f"mid{i}/out", f"sink/in{i}")
+    sink.add(gx.BooleanSchedulingTerm(), "until")
+    total = sink.add(Guarded(), "sink")
+    result = g.run(gx.MultiThreadScheduler(worker_thread_number=8, max_duration_ms=60000))
+    assert result.reason == "done"
+    assert all(c.overlaps == 0 for c in [*sources, *stages, total])
+    assert total.got == 8 * 300
+
+
+# -- YAML apps
+
+
+def test_the_ping_app_runs_from_yaml(yaml_needed, capsys):
+    g = gx.load(APPS / "ping.yaml")
+    result = g.run()
+    assert result.reason == "done" and result.ticks_by_entity == {"tx": 10, "rx": 10}
+    assert capsys.readouterr().out.splitlines()[-1] == "ping_rx: received 10 messages"
+
+
+def test_overrides_and_yaml_errors_are_named(yaml_needed):
+    g = gx.load(APPS / "ping.yaml", ["rx/ping_rx/log_count=0"])
+    assert g["rx"]["ping_rx"].log_count == 0
+    with pytest.raises(gx.ParameterError, match=r"rx/ping_rx/log_count: expected int, got str 'many'"):
+        gx.load(APPS / "ping.yaml", ["rx/ping_rx/log_count=many"])
+    with pytest.raises(gx.ParameterError, match=r"--param rx/nope/x: entity 'rx' has no component 'nope'"):
+        gx.load(APPS / "ping.yaml", ["rx/nope/x=1"])
+    with pytest.raises(gx.ParameterError, match="expected entity/component/key=value"):
+        gx.load(APPS / "ping.yaml", ["rx=1"])
+    with pytest.raises(gx.ParameterError, match=r"unknown component type 'nvidia::gxf::Nope'"):
+        gx.loads("name: e\ncomponents:\n- type: nvidia::gxf::Nope\n")
+    with pytest.raises(gx.GraphError, match=r"unknown key comps; an entity has components, device, name"):
+        gx.loads("name: e\ncomps: []\n")
+    with pytest.raises(gx.GraphError, match=r"e/c: codelet_file '.*missing.py' does not exist"):
+        gx.loads("name: e\ncomponents:\n- name: c\n  type: PyCodeletV0\n  parameters:\n"
+                 "    codelet_name: X\n    codelet_file: missing.py\n", base=APPS)
+
+
+def test_a_codelet_by_module_and_the_multi_thread_scheduler_from_yaml(yaml_needed):
+    app = textwrap.dedent("""\
+        name: e
+        components:
+        - type: CountSchedulingTerm
+          parameters: {count: 7}
+        - name: c
+          type: PyCodeletV0
+          parameters: {codelet_name: Codelet, codelet_module: cubind.graph}
+        ---
+        name: s
+        components:
+        - type: MultiThreadScheduler
+          parameters: {worker_thread_number: 3}
+        """)
+    g = gx.loads(app)
+    result = g.run()
+    assert isinstance(g.scheduler, gx.MultiThreadScheduler) and result.ticks == 7
+
+
+def _cli(*args, **env):
+    return subprocess.run([sys.executable, "-m", "cubind.graph", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=pythonpath(ROOT), **env))
+
+
+def test_the_command_line_runs_an_app_with_overrides(yaml_needed):
+    done = _cli("examples/graph/ping.yaml", "--param", "rx/ping_rx/log_count=2", "--threads", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["ping_rx: received 10 messages",
+                                            "examples/graph/ping.yaml: done after 20 ticks in " +
+                                            done.stdout.splitlines()[-1].split(" in ")[1]]
+    bad = _cli("examples/graph/ping.yaml", "--param", "rx/ping_rx/log_count=x")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: rx/ping_rx/log_count: expected int")
+
+
+def test_the_command_line_reports_a_codelet_error_and_stops(yaml_needed, tmp_path):
+    (tmp_path / "bad.py").write_text("from cubind.graph import Codelet\n"
+                                     "class Bad(Codelet):\n    def tick(self):\n        raise KeyError('x')\n")
+    (tmp_path / "app.yaml").write_text("name: e\ncomponents:\n- name: bad\n  type: PyCodeletV0\n  parameters:\n"
+                                       "    codelet_name: Bad\n    codelet_file: bad.py\n")
+    done = _cli(str(tmp_path / "app.yaml"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == "error: entity 'e', codelet 'bad': tick() raised KeyError: 'x'"
+
+
+def test_the_command_line_stops_cleanly_on_sigint(yaml_needed, tmp_path):
+    (tmp_path / "spin.py").write_text("from cubind.graph import Codelet\n"
+                                      "class Spin(Codelet):\n    def tick(self):\n        print('tick', flush=True)\n"
+                                      "    def stop(self):\n        print('stopped', flush=True)\n")
+    (tmp_path / "app.yaml").write_text("name: e\ncomponents:\n- type: PeriodicSchedulingTerm\n  parameters:\n"
+                                       "    recess_period: 10ms\n- name: spin\n  type: PyCodeletV0\n"
+                                       "  parameters:\n    codelet_name: Spin\n    codelet_file: spin.py\n")
+    proc = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(tmp_path / "app.yaml")], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=pythonpath(ROOT)))
+    assert proc.stdout.readline() == "tick\n"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "stopped" in out and "interrupted after" in out
+
+
+@pytest.mark.parametrize("app", ["stream.yaml", "saxpy_pipeline.yaml"])
+def test_device_apps_say_there_is_no_gpu_and_exit_0(yaml_needed, app):
+    done = _cli(f"examples/graph/{app}", CUBIND_CUDA_LIBRARY="/nonexistent/libcuda.so.1")
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith("No GPU available: cannot open the cuda library given by CUBIND_CUDA_LIBRARY=")
+    assert done.stdout.rstrip().endswith("(generator/stream_pool is a CUDA stream pool); skipping.")
+
+
+# -- device tensors
+
+
+ORDERING = """
+import ctypes, json
+import numpy as np
+import cubind
+from cubind import graph as gx
+fake = ctypes.CDLL({lib!r})
+class Make(gx.Codelet):
+    def tick(self):
+        m = gx.Message()
+        m.add_tensor("d", self.allocator.tensor(gx.TensorDescription("d", "device", [256], np.float32)))
+        m.add_tensor("p", self.allocator.tensor(gx.TensorDescription("p", "pinned", [4], np.float32)))
+        self.tx("out").publish(m)
+        self.sent = m
+class Take(gx.Codelet):
+    def tick(self):
+        waits = ctypes.c_int.in_dll(fake, "fake_stream_wait_count").value
+        self.got = self.rx("in").receive()
+        self.waits = ctypes.c_int.in_dll(fake, "fake_stream_wait_count").value - waits
+        self.last = (ctypes.c_ulonglong.in_dll(fake, "fake_last_wait_stream").value,
+                     ctypes.c_ulonglong.in_dll(fake, "fake_last_wait_event").value)
+        self.p = self.got.tensor("p").data
+        self.p[:] = 7
+g = gx.Graph()
+a = g.entity("a")
+a.add(gx.DoubleBufferTransmitter(), "out"); a.add(gx.CountSchedulingTerm(count=1))
+a.add(gx.UnboundedAllocator(), "alloc"); a.add(gx.CudaStreamPool(), "pool")
+make = a.add(Make(), "make")
+b = g.entity("b")
+b.add(gx.DoubleBufferReceiver(), "in"); b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+b.add(gx.CudaStreamPool(stream_flags=1), "pool")
+take = b.add(Take(), "take")
+g.connect("a/out", "b/in")
+streams = {{}}
+orig = gx.Codelet._run
+def spy(self, phase, now):
+    orig(self, phase, now)
+    if phase == "start":
+        streams[self.name] = int(self.stream)
+gx.Codelet._run = spy
+g.run()
+d = take.got.tensor("d")
+print(json.dumps({{"waits": take.waits, "stream": take.last[0], "event": take.last[1],
+                  "consumer": streams["take"], "producer": streams["make"],
+                  "ready": int(make.sent.ready_event.handle), "same": d.data is make.sent.tensor("d").data,
+                  "storage": d.description.storage, "p": take.p.tolist(),
+                  "cai": d.__cuda_array_interface__["data"][0] == d.data.ptr}}))
+"""
+
+
+def test_a_device_tensor_crosses_an_edge_ordered_by_an_event_not_a_sync(backend):
+    if backend.real:
+        pytest.skip("reads the emulated driver's record of stream waits")
+    import json
+
+    done = backend.run(ORDERING.format(lib=str(backend.library)), FAKE_DEVICE_COUNT="1")
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout.splitlines()[-1])
+    assert r["waits"] == 1 and r["stream"] == r["consumer"] != r["producer"]
+    assert r["event"] == r["ready"] and r["same"] and r["storage"] == "device" and r["cai"]
+    assert r["p"] == [7.0] * 4  # pinned host memory, written through numpy
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("app", ["stream.yaml", "saxpy_pipeline.yaml"])
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_device_apps_run_and_verify_on_a_gpu(yaml_needed, app, threads):
+    done = _cli(f"examples/graph/{app}", "--threads", threads)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verify: 20 message pairs equal" in done.stdout
+
+
+@pytest.mark.gpu
+def test_device_tensors_go_to_cupy_and_torch_without_a_copy():
+    import cubind
+
+    a = cubind.to_gpu(np.arange(16, dtype=np.float32))
+    t = gx.Tensor("a", a)
+    for name in ("cupy", "torch"):
+        if importlib.util.find_spec(name) is None:
+            continue
+        lib = importlib.import_module(name)
+        theirs = lib.asarray(t) if name == "cupy" else lib.from_dlpack(t)
+        ptr = theirs.data.ptr if name == "cupy" else theirs.data_ptr()
+        assert ptr == a.ptr
+        back = gx.Tensor("b", theirs)
+        assert back.is_device and back.data.ptr == a.ptr

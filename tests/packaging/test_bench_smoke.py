@@ -1,0 +1,59 @@
+"""bench/run.py end to end without a GPU (--smoke: the fake driver, tiny
+counts), so the harness that produces bench/README.md's table cannot rot
+between GPU runs. The numbers it prints mean nothing; the shape is checked."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_smoke_run_fills_every_row_for_c_cubind_and_the_floor(tmp_path):
+    pytest.importorskip("Cython")
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    try:
+        import cuda._driver
+        import nvrtc._nvrtc  # noqa: F401
+    except ImportError:
+        pytest.skip("cubind's packages are not built")
+    if cuda._driver.CUDA_VERSION < 13000:
+        # bench/worker.py and c_floor.c call CUDA 13's cuCtxCreate(ctxCreateParams, flags, dev).
+        pytest.skip(f"bench/ uses the CUDA 13 API (cuCtxCreate with ctxCreateParams); this build is CUDA "
+                    f"{cuda._driver.CUDA_VERSION // 1000}.{cuda._driver.CUDA_VERSION % 1000 // 10}'s, "
+                    "whose cuCtxCreate is cuCtxCreate_v2(flags, dev)")
+    out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--json", str(out_json),
+                           "--markdown", str(out_md)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out_json.read_text())
+    sys.path.insert(0, str(ROOT / "bench"))
+    import worker
+    # The 1:1 rows for the floor too; the Pythonic launch and the copies (issue
+    # 14 item 7) for C and cubind: the fake returns success and writes nothing.
+    for backend, calls in (("c", worker.CALLS), ("cubind", worker.CALLS), ("pyfloor", worker.SHAPES)):
+        for call in calls:
+            value = result["medians"][backend][call]
+            assert isinstance(value, float) and value > 0, (backend, call, value)
+    assert isinstance(result["medians"]["cubind"]["import cuda"], float)
+    # The 256 MiB copies are sampled in the first --big-copy-rounds rounds only.
+    assert len(result["samples"]["cubind"]["HtoD_set_256MiB"]) == min(result["rounds"], result["big_copy_rounds"])
+    table = out_md.read_text()
+    assert "SMOKE RUN" in table and "| cuLaunchKernel_5_values |" in table
+    for row in ("saxpy_pythonic", "saxpy_pythonic_stream", "HtoD_set_1MiB", "DtoH_get_256MiB", "HtoD_to_gpu_4KiB"):
+        assert f"| {row} |" in table, row
+    assert "error" not in table, table
+
+
+def test_copy_iterations_scale_with_size():
+    """A sample is a few milliseconds whatever the size: fewer copies of more bytes."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import run
+    for kind in ("HtoD_set", "DtoH_get", "HtoD_to_gpu"):
+        counts = [run.iterations(f"{kind}_{size}", 1) for size in ("4KiB", "1MiB", "256MiB")]
+        assert counts == sorted(counts, reverse=True) and counts[-1] <= 5, (kind, counts)

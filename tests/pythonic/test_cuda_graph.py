@@ -1,0 +1,191 @@
+"""cubind.CUDAGraph: the core's CUDA graph (kernel, copy, memset and empty
+nodes with dependencies; instantiate; launch; kernel nodes' arguments
+rewritten in place; released as the other core objects are).
+
+Against tests/fake_driver, which records the nodes it is given, counts
+instantiations, launches and in-place updates, and logs what is released;
+each snippet runs in a fresh interpreter (NVRTC must not compile in one that
+loaded the fake), with the PTX compiled here.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import cubind
+from tests._toolkit import pythonpath
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = r"""
+extern "C" __global__ void axpb(float *x, float a, unsigned n)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = a * x[i] + 1.0f;
+}
+"""
+
+PRELUDE = """
+import ctypes, gc, json, struct
+import numpy as np
+import cubind
+fake = ctypes.CDLL({lib!r})
+module = cubind.Module.load(open({ptx!r}, "rb").read())
+axpb = module.get_kernel("axpb")
+def count(name):
+    return ctypes.c_int.in_dll(fake, name).value
+ctypes.c_int.in_dll(fake, "fake_record_args").value = 3
+class Node(ctypes.Structure):
+    _fields_ = [("handle", ctypes.c_ulonglong), ("graph", ctypes.c_ulonglong), ("kind", ctypes.c_int),
+                ("ndeps", ctypes.c_int), ("deps", ctypes.c_ulonglong * 16), ("grid", ctypes.c_uint * 3),
+                ("block", ctypes.c_uint * 3), ("args", ctypes.c_ulonglong * 8), ("func", ctypes.c_ulonglong),
+                ("kern", ctypes.c_ulonglong), ("src_type", ctypes.c_int), ("dst_type", ctypes.c_int),
+                ("src", ctypes.c_ulonglong), ("dst", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong)]
+KIND = {{1: "kernel", 2: "copy", 3: "empty", 4: "memset"}}
+def nodes():
+    table = (Node * 4096).in_dll(fake, "fake_nodes")
+    return [{{"handle": n.handle, "kind": KIND[n.kind], "deps": list(n.deps[:n.ndeps]), "grid": list(n.grid),
+             "block": list(n.block), "args": list(n.args[:3]), "src": n.src, "dst": n.dst, "bytes": n.bytes,
+             "src_host": n.src_type == 1, "dst_host": n.dst_type == 1}}
+            for n in table[:count("fake_node_count")]]
+def f32(value):
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+from tests._helpers import error
+"""
+
+
+@pytest.fixture(scope="module")
+def ptx_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cuda_graph") / "axpb.ptx"
+    path.write_bytes(cubind.Program(KERNEL).compile("ptx", arch=75).code)
+    return path
+
+
+def run_fake(fake_driver, ptx_file, body, env=None):
+    code = PRELUDE.format(lib=str(fake_driver), ptx=str(ptx_file)) + textwrap.dedent(body)
+    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(ROOT),
+                    FAKE_DEVICE_COUNT="1", **(env or {}))
+    done = subprocess.run([sys.executable, "-c", code], env=full_env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_nodes_dependencies_instantiate_launch_and_update_in_place(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        x = cubind.empty(256, np.float32)
+        host = cubind.empty_pinned(256, np.float32)
+        graph = cubind.CUDAGraph()
+        up = graph.add_copy(x.ptr, host.ctypes.data, x.nbytes, src_host=True)
+        zero = graph.add_memset(x, 0, 256, element_size=4, after=up)
+        k = graph.add_kernel(axpb, 1, 256, x, 2.0, 256, after=[zero])
+        join = graph.add_empty(after=[k, up])
+        down = graph.add_copy(host.ctypes.data, x, x.nbytes, after=join, dst_host=True)
+        before = graph.instantiated
+        stream = cubind.Stream()
+        graph.launch(stream)                        # instantiates first
+        graph.launch(stream)
+        launches, inst = count("fake_graph_launch_count"), count("fake_instantiate_count")
+        k.set_args(x, 3.0, 128)                     # the executable node, in place
+        updates = count("fake_exec_update_count")
+        update_args = [ctypes.c_ulonglong.in_dll(fake, "fake_update_args").value]
+        graph.launch(stream)
+        extra = graph.add_empty(after=down)          # a new node: the next launch instantiates again
+        graph.launch(stream)
+        out = [nodes(), [int(n) for n in (up, zero, k, join, down)], before, launches, inst, updates,
+               count("fake_instantiate_count"), graph.instantiations, update_args, x.ptr, host.ctypes.data,
+               f32(3.0), f32(2.0), int(stream), ctypes.c_ulonglong.in_dll(fake, "fake_last_stream").value]
+        graph.close()
+        out.append(error(lambda: graph.launch()))
+        out.append(error(lambda: graph.add_empty()))
+        print(json.dumps(out))
+    """)
+    (table, handles, before, launches, inst, updates, inst_after, instantiations, update_args, xptr, hptr,
+     three, two, stream, last_stream, closed_launch, closed_add) = got
+    up, zero, k, join, down = handles
+    by = {n["handle"]: n for n in table}
+    assert [by[h]["kind"] for h in handles] == ["copy", "memset", "kernel", "empty", "copy"]
+    assert by[up]["deps"] == [] and by[up]["src_host"] and not by[up]["dst_host"] and by[up]["dst"] == xptr
+    assert by[up]["src"] == hptr and by[up]["bytes"] == 1024
+    assert by[zero]["deps"] == [up] and by[zero]["dst"] == xptr and by[zero]["bytes"] == 1024
+    assert by[k]["deps"] == [zero] and by[k]["grid"] == [1, 1, 1] and by[k]["block"] == [256, 1, 1]
+    assert by[k]["args"] == [xptr, two, 256]
+    assert sorted(by[join]["deps"]) == sorted([k, up]) and by[down]["deps"] == [join] and by[down]["dst_host"]
+    assert before is False and launches == 2 and inst == 1 and updates == 1
+    assert inst_after == 2 and instantiations == 2
+    assert stream == last_stream
+    assert closed_launch == "ValueError: graph: the graph is closed"
+    assert closed_add == "ValueError: graph: the graph is closed"
+
+
+def test_a_node_update_before_instantiation_reaches_the_graph_node(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        x = cubind.empty(256, np.float32)
+        graph = cubind.CUDAGraph()
+        k = graph.add_kernel(axpb, 1, 256, x, 2.0, 256)
+        graph.instantiate()
+        k.set_args(x, 5.0, 256)           # the executable graph's node
+        graph.add_empty(after=k)          # drops the executable graph
+        graph.instantiate()               # the graph's own node gets the new arguments first
+        print(json.dumps([count("fake_exec_update_count"), count("fake_instantiate_count"),
+                          count("fake_node_update_count")]))
+    """)
+    assert got == [1, 2, 1]
+
+
+def test_bad_arguments_are_refused_by_name(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        x = cubind.empty(256, np.float32)
+        graph, other = cubind.CUDAGraph(), cubind.CUDAGraph()
+        foreign = other.add_empty()
+        print(json.dumps([
+            error(lambda: graph.add_kernel("axpb", 1, 1)),
+            error(lambda: graph.add_kernel(axpb, 0, 1, x, 1.0, 1)),
+            error(lambda: graph.add_kernel(axpb, 1, 1, x, 1.0)),
+            error(lambda: graph.add_kernel(axpb, 1, 1, x, 1.0, 1, shared_mem=-1)),
+            error(lambda: graph.add_empty(after=[foreign])),
+            error(lambda: graph.add_empty(after=[1])),
+            error(lambda: graph.add_memset(x, 0, 4, element_size=3)),
+            error(lambda: graph.add_memset(x, 256, 4)),
+            error(lambda: graph.add_copy(x, "y", 4)),
+            error(lambda: graph.add_copy(x, x, -1)),
+        ]))
+    """)
+    assert got[0].startswith("TypeError: kernel: expected a cubind.Kernel")
+    assert got[1].startswith("ValueError: grid: each dimension must be at least 1")
+    assert got[2].startswith("TypeError: axpb takes 3 arguments")
+    assert got[3].startswith("OverflowError: shared_mem")
+    assert got[4] == "ValueError: after[0]: the node belongs to another graph"
+    assert got[5] == "TypeError: after[0]: expected a node of this graph, not int"
+    assert got[6].startswith("ValueError: element_size")
+    assert got[7].startswith("OverflowError: value: 256 does not fit 1 bytes")
+    assert got[8].startswith("TypeError: src: expected an address")
+    assert got[9] == "ValueError: nbytes: -1 is negative"
+
+
+def test_graphs_are_released_when_collected_and_at_exit(fake_driver, ptx_file, tmp_path):
+    log = tmp_path / "calls.log"
+    got = run_fake(fake_driver, ptx_file, """
+        x = cubind.empty(256, np.float32)
+        dropped = cubind.CUDAGraph()
+        dropped.add_kernel(axpb, 1, 256, x, 2.0, 256)
+        dropped.instantiate()
+        handles = [int(dropped.handle), int(dropped.exec_handle)]
+        del dropped
+        gc.collect()
+        kept = cubind.CUDAGraph()           # a module global: released at exit
+        kept.instantiate()
+        handles += [int(kept.handle), int(kept.exec_handle)]
+        print(json.dumps(handles))
+    """, env={"FAKE_CALL_LOG": str(log)})
+    dropped_graph, dropped_exec, kept_graph, kept_exec = got
+    calls = [line.split() for line in log.read_text().splitlines()]
+    destroyed = {(c[0], int(c[1], 0)) for c in calls if c[0] in ("cuGraphDestroy", "cuGraphExecDestroy")}
+    assert {("cuGraphExecDestroy", dropped_exec), ("cuGraphDestroy", dropped_graph),
+            ("cuGraphExecDestroy", kept_exec), ("cuGraphDestroy", kept_graph)} <= destroyed
+    names = [c[0] for c in calls]
+    assert names.index("cuGraphDestroy") < names.index("cuDevicePrimaryCtxRelease")
