@@ -82,12 +82,14 @@ def install():
 
 
 def _version():
-    """The CUDA version cubind's driver module was generated from, as
-    cuda-bindings numbers its releases ("13.0.0")."""
+    """The CUDA version of the module serving ``cuda.bindings.driver`` (the
+    headers it was generated from), as cuda-bindings numbers its releases
+    ("13.0.0"). Imported by its served name, as the hook imports every served
+    module: only when asked."""
     import importlib
 
-    cuda = importlib.import_module("cuda")
-    version = int(cuda.CUDA_VERSION)
+    driver = importlib.import_module(_TARGETS["cuda.bindings.driver"])
+    version = int(driver.CUDA_VERSION)
     return f"{version // 1000}.{version % 1000 // 10}.0"
 
 
