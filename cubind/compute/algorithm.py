@@ -96,7 +96,7 @@ class Algorithm:
             self._push = values
             users = list(self._users)
         for sequence in users:
-            sequence._push_changed()
+            sequence._push_changed(self)
 
     def _checked_push(self, push_consts, what, initial=False):
         """``push_consts`` as a tuple, checked by packing them as the kernel's

@@ -158,7 +158,7 @@ class OpAlgoDispatch(OpBase):
             self._push = values
             users = list(self._users)
         for sequence in users:
-            sequence._push_changed()
+            sequence._push_changed(self)
 
     def _record(self, sequence, graph):
         algorithm = self._algorithm

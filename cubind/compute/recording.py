@@ -34,6 +34,10 @@ class Recording:
         self.device = device
         self.graph = cubind.CUDAGraph(device)
         self.kernel_nodes = []     # Dispatch, in record order
+        # id(dispatch) and id(algorithm) -> the Dispatch entries reading their
+        # push constants: a change updates those nodes only, not a scan of all
+        # (the sequence keeps both alive while recorded: their ids stay theirs).
+        self.readers = {}
         self._last = {}            # id(tensor) -> the last node that used it
         self._barrier = None       # the last full barrier's node
         self._since_barrier = []   # nodes added after it
@@ -65,7 +69,10 @@ class Recording:
     def add_kernel(self, tensors, dispatch, algorithm, push):
         node = self.graph.add_kernel(algorithm.kernel, algorithm.workgroup, algorithm.block,
                                      *algorithm._kernel_args(push), after=self._deps(tensors))
-        self.kernel_nodes.append(Dispatch(node, dispatch, push))
+        entry = Dispatch(node, dispatch, push)
+        self.kernel_nodes.append(entry)
+        self.readers.setdefault(id(dispatch), []).append(entry)
+        self.readers.setdefault(id(algorithm), []).append(entry)
         return self._added(node, tensors)
 
     def add_copy(self, tensors, src, src_on_host, dst, dst_on_host, nbytes):
@@ -103,4 +110,4 @@ class Recording:
         """Frees the executable graph and the graph (the caller has waited
         for any launch of it)."""
         self.graph.close()
-        self.kernel_nodes = []
+        self.kernel_nodes, self.readers = [], {}

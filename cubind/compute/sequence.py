@@ -49,7 +49,9 @@ class Sequence:
         # the source is then what the whole sequence left there).
         self._post_copies = []    # (source tensor, destination tensor)
         self._invalid = None      # why it may not be evaluated (a tensor or algorithm was destroyed)
-        self._dirty = False       # push constants changed since the last evaluation
+        # ids of the dispatches and algorithms whose push constants changed
+        # since the last evaluation (kept alive by _subscribed while recorded).
+        self._dirty = set()
         self._destroyed = False
         self._instantiations = 0
         log.debug("sequence created on stream 0x%x", self._stream_handle)
@@ -154,7 +156,7 @@ class Sequence:
             self._finalizer()  # destroys the graph
         self._graph = self._finalizer = None
         self._ops, self._tensors, self._subscribed, self._post_copies = [], [], [], []
-        self._invalid, self._dirty = None, False
+        self._invalid, self._dirty = None, set()
 
     def clear(self):
         """Forgets every operation and frees the graph."""
@@ -206,18 +208,31 @@ class Sequence:
 
     def _update_push(self):
         """Kernel nodes whose push constants changed get their new arguments,
-        in the executable graph (or the graph, before it is instantiated)."""
-        self._dirty = False  # before reading the values: a change made meanwhile marks it again
+        in the executable graph (or the graph, before it is instantiated):
+        only the nodes of the dispatches and algorithms that changed, so that
+        one change costs one node's update however long the sequence."""
+        # Taken before reading the values: a change made meanwhile marks it again.
+        changed, self._dirty = self._dirty, set()
         graph = self._graph
+        readers = graph.readers
+        entries = [entry for source in changed for entry in readers.get(source, ())]
+        if not entries:
+            return
+        seen = set()
         with self._manager.device:
-            for entry in graph.kernel_nodes:
+            for entry in entries:
+                if id(entry) in seen:  # a dispatch and its algorithm both changed
+                    continue
+                seen.add(id(entry))
                 push = entry.dispatch.push_consts()
                 if push != entry.push:
                     graph.update_kernel(entry, entry.dispatch.algorithm._pack(push), push)
 
-    def _push_changed(self):
+    def _push_changed(self, source):
+        """``source`` (an OpAlgoDispatch or an Algorithm this sequence
+        records) has new push constants."""
         with self._lock:
-            self._dirty = True
+            self._dirty.add(id(source))
 
     def _launch_on_stream(self):
         """The launch and the event after it (the manager orders it first)."""

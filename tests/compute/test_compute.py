@@ -163,6 +163,34 @@ def test_push_constants_update_the_instantiated_graph_in_place(fake_driver, ptx_
     assert inst == 1 and seq_inst == 1 and node == kernel_node
 
 
+def test_a_push_change_updates_the_nodes_that_read_it_and_no_other(fake_driver, ptx_file):
+    # Three dispatches of one algorithm, the middle one with push constants of
+    # its own: a change of one dispatch updates its node only; a change of the
+    # algorithm updates the two that take the algorithm's, not the third.
+    got, _ = run_fake(fake_driver, ptx_file, MULT + """
+        extra = [kp.OpAlgoDispatch(algo, push_consts=[4.0]), kp.OpAlgoDispatch(algo)]
+        for op in extra:
+            seq.record(op)
+        seq.eval()
+        kernels = [n["handle"] for n in nodes() if n["kind"] == "kernel"]
+        before = count("fake_exec_update_count")
+        extra[1].set_push_constants([6.0])
+        seq.eval()
+        one = [count("fake_exec_update_count") - before, ctypes.c_ulonglong.in_dll(fake, "fake_update_node").value]
+        algo.set_push_constants([8.0])
+        seq.eval()
+        two = count("fake_exec_update_count") - before - one[0]
+        extra[1].set_push_constants(None)  # back to the algorithm's, which is 8.0 now
+        extra[0].set_push_constants([4.0])  # the value it has: nothing to update
+        seq.eval()
+        last = count("fake_exec_update_count") - before - one[0] - two
+        print(json.dumps([one, two, last, kernels, seq.graph_instantiations]))
+    """)
+    (updated, node), two, last, kernels, instantiations = got
+    assert updated == 1 and node == kernels[2]
+    assert two == 1 and last == 1 and instantiations == 1
+
+
 def test_a_push_change_before_the_first_evaluation_reaches_the_graph_node(fake_driver, ptx_file):
     got, _ = run_fake(fake_driver, ptx_file, MULT + """
         seq.eval()
