@@ -1,14 +1,14 @@
 """The Pythonic layer's pending work and arrays from many threads at once.
 
-On every machine, against drivers written in Python that check what a real
-driver would crash on (an event queried, waited on or destroyed after its
-destruction, memory freed twice) and count it: cubind/_pending.py alone, its
-driver's calls giving up the GIL as the binding's do around C (on b53cf2a two
-threads' sweeps took the same finished entry from one snapshot and both
-destroyed its event, the crash seen on the H200 with 8 threads); and 16
-threads driving arrays through a thread-safe emulated driver whose events
-complete after a few queries, so that pending work piles up and every thread
-sweeps, waits on and frees entries others made.
+On every machine, against the emulated driver (tests/_emulated_gpu.py), which
+checks what a real driver would crash on (an event queried, waited on or
+destroyed after its destruction, memory freed twice) and records it:
+cubind/_pending.py alone, the driver's calls giving up the GIL as the
+binding's do around C (on b53cf2a two threads' sweeps took the same finished
+entry from one snapshot and both destroyed its event, the crash seen on the
+H200 with 8 threads); and 16 threads driving arrays through it, its events
+completing after a few queries, so that pending work piles up and every
+thread sweeps, waits on and frees entries others made.
 
 On a real GPU (marked ``gpu``): 16 threads (CUBIND_STRESS_THREADS) each run
 1000 rounds (CUBIND_STRESS_ROUNDS) mixing everything a program does with the
@@ -22,88 +22,29 @@ interpreter in cubind/_pending.py.
 """
 
 import gc
-import itertools
 import os
 import queue
-import random
-import sys
 import threading
-import time
 
 import numpy as np
 import pytest
 
 import cubind
-import cubind._arrays.kernels as kernels
 import cubind._core.pending as _pending
-import cubind._memory.memory as _memory
 from cubind import empty, to_gpu
-from tests._helpers import import_cubind_driver
+from tests._emulated_gpu import cuda, install, install_pending
 
-# == cubind/_pending.py alone, against a checking driver ===========================================
+# == cubind/_pending.py alone, against the emulated driver =======================================
 
 PENDING_THREADS, PENDING_ROUNDS = 16, 200
 
 
-class CheckingDriver:
-    """Events that finish after a few queries; every misuse is recorded."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.live, self.misuse, self.ids = {}, [], itertools.count(1)
-
-    def _use(self, call, event):
-        time.sleep(0)   # the binding releases the GIL around every C call
-        with self.lock:
-            if event not in self.live:
-                self.misuse.append(f"{call} on destroyed event {event}")
-                return None
-            return self.live[event]
-
-    def cuEventCreate(self, flags):
-        with self.lock:
-            event = next(self.ids)
-            self.live[event] = 3   # NOT_READY for the first queries
-        return 0, event
-
-    def cuEventRecord(self, event, stream):
-        self._use("cuEventRecord", event)
-        return (0,)
-
-    def cuEventQuery(self, event):
-        left = self._use("cuEventQuery", event)
-        with self.lock:
-            if event in self.live and left:
-                self.live[event] = left - 1
-                return (600,)
-        return (0,)
-
-    def cuEventSynchronize(self, event):
-        self._use("cuEventSynchronize", event)
-        return (0,)
-
-    def cuStreamWaitEvent(self, stream, event, flags):
-        self._use("cuStreamWaitEvent", event)
-        return (0,)
-
-    def cuEventDestroy(self, event):
-        time.sleep(0)
-        with self.lock:
-            if self.live.pop(event, None) is None:
-                self.misuse.append(f"cuEventDestroy of destroyed event {event}")
-        return (0,)
-
-
 @pytest.fixture
 def checking_driver(monkeypatch):
-    fake = CheckingDriver()
-    monkeypatch.setattr(_pending, "_driver", lambda: fake)
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)   # switch threads as often as CPython allows
-    yield fake
-    sys.setswitchinterval(previous)
-    with _pending._lock:
-        _pending._pending.clear()
+    """The emulated driver under cubind/_core/pending.py alone: events done
+    after 3 queries, the GIL given up before each use of one (as the binding
+    does around every C call), threads switched as often as CPython allows."""
+    yield from install_pending(monkeypatch, event_queries=3, latency=0, record_calls=False, switch_interval=1e-6)
 
 
 def test_hold_sweep_and_wait_from_many_threads(checking_driver):
@@ -131,180 +72,28 @@ def test_hold_sweep_and_wait_from_many_threads(checking_driver):
     for t in threads:
         t.join()
     assert errors == []
-    assert checking_driver.misuse == []
+    assert checking_driver.violations == []
     while _pending.sweep():
         pass
     assert _pending.pending_count() == 0
-    assert checking_driver.live == {}, "every event made was destroyed once"
+    assert checking_driver.events == {}, "every event made was destroyed once"
 
 
 # == arrays from 16 threads over a thread-safe emulated driver ====================================
 
-cuda = import_cubind_driver()
-
-NOT_READY, INVALID_VALUE, INVALID_HANDLE = 600, 1, 400
 THREADS = 16
 ITERATIONS = int(os.environ.get("CUBIND_THREADS_NOGPU_ITERATIONS", "200"))
 
 
-class ThreadedGPU:
-    """The driver functions the arrays call, over host memory, safe to call
-    from any thread; copies happen at once (the values are then right
-    whatever the stream order), events complete after 0-3 queries."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.allocs = {}  # address -> numpy buffer
-        self.events = {}  # live handle -> queries left before it reports done
-        self.handles = itertools.count(0x10000)
-        self.violations = []
-
-    def _violation(self, text):
-        with self.lock:
-            self.violations.append(text)
-
-    def _alloc(self, nbytes):
-        buf = np.full(nbytes, 0xCD, np.uint8)
-        with self.lock:
-            self.allocs[buf.ctypes.data] = buf
-        return 0, buf.ctypes.data
-
-    def _buffer(self, addr, nbytes):
-        addr = int(addr)
-        with self.lock:
-            for base, buf in self.allocs.items():
-                if base <= addr and addr + nbytes <= base + buf.size:
-                    return buf[addr - base:addr - base + nbytes]
-        raise AssertionError(f"device access of {nbytes} bytes at {addr:#x} outside every live allocation")
-
-    def cuMemAlloc(self, nbytes):
-        return self._alloc(nbytes)
-
-    def cuMemAllocAsync(self, nbytes, stream):
-        return self._alloc(nbytes)
-
-    def cuMemFree(self, ptr):
-        with self.lock:
-            freed = self.allocs.pop(int(ptr), None)
-        if freed is None:
-            self._violation(f"cuMemFree of {int(ptr):#x}, not allocated")
-            return (INVALID_VALUE,)
-        return (0,)
-
-    def cuMemFreeAsync(self, ptr, stream):
-        return self.cuMemFree(ptr)
-
-    def cuMemcpyHtoD(self, dst, src, n):
-        self._buffer(dst, n)[:] = np.frombuffer(memoryview(src).cast("B"), np.uint8)[:n]
-        return (0,)
-
-    def cuMemcpyHtoDAsync(self, dst, src, n, stream):
-        return self.cuMemcpyHtoD(dst, src, n)
-
-    def cuMemcpyDtoH(self, dst, src, n):
-        np.frombuffer(memoryview(dst).cast("B"), np.uint8)[:n] = self._buffer(src, n)
-        return (0,)
-
-    def cuMemcpyDtoHAsync(self, dst, src, n, stream):
-        return self.cuMemcpyDtoH(dst, src, n)
-
-    def cuMemcpyDtoDAsync(self, dst, src, n, stream):
-        self._buffer(dst, n)[:] = self._buffer(src, n)
-        return (0,)
-
-    def cuMemsetD8Async(self, ptr, value, count, stream):
-        self._buffer(ptr, count)[:] = value
-        return (0,)
-
-    def cuMemsetD16Async(self, ptr, value, count, stream):
-        self._buffer(ptr, 2 * count).view(np.uint16)[:] = value
-        return (0,)
-
-    def cuMemsetD32Async(self, ptr, value, count, stream):
-        self._buffer(ptr, 4 * count).view(np.uint32)[:] = value
-        return (0,)
-
-    def cuCtxGetCurrent(self):
-        return 0, 0xC0
-
-    def cuCtxGetDevice(self):
-        return 0, 0
-
-    def cuCtxPushCurrent(self, ctx):
-        return (0,)
-
-    def cuCtxPopCurrent(self):
-        return 0, 0xC0
-
-    def cuStreamSynchronize(self, stream):
-        return (0,)
-
-    def cuEventCreate(self, flags):
-        with self.lock:
-            handle = next(self.handles)
-            self.events[handle] = random.randrange(4)
-        return 0, handle
-
-    def _live(self, call, event):
-        time.sleep(0)  # another thread's turn: where a destroy would slip in between
-        with self.lock:
-            if int(event) in self.events:
-                return True
-        self._violation(f"{call} on event {int(event):#x} after its destruction")
-        return False
-
-    def cuEventRecord(self, event, stream):
-        return (0 if self._live("cuEventRecord", event) else INVALID_HANDLE,)
-
-    def cuEventQuery(self, event):
-        if not self._live("cuEventQuery", event):
-            return (INVALID_HANDLE,)
-        with self.lock:
-            left = self.events.get(int(event), 0)
-            if left:
-                self.events[int(event)] = left - 1
-        return (NOT_READY if left else 0,)
-
-    def cuEventSynchronize(self, event):
-        if not self._live("cuEventSynchronize", event):
-            return (INVALID_HANDLE,)
-        with self.lock:
-            if int(event) in self.events:
-                self.events[int(event)] = 0
-        return (0,)
-
-    def cuStreamWaitEvent(self, stream, event, flags):
-        return (0 if self._live("cuStreamWaitEvent", event) else INVALID_HANDLE,)
-
-    def cuEventDestroy(self, event):
-        with self.lock:
-            gone = self.events.pop(int(event), None) is None
-        if gone:
-            self._violation(f"cuEventDestroy of event {int(event):#x}, already destroyed")
-            return (INVALID_HANDLE,)
-        return (0,)
-
-
 @pytest.fixture
 def threaded_gpu(monkeypatch):
-    if cuda is None:
-        pytest.skip("cubind's cuda driver package is not built")
-    emulated = ThreadedGPU()
-    for name in (n for n in vars(ThreadedGPU) if n.startswith("cu")):
-        monkeypatch.setattr(cuda, name, getattr(emulated, name))
-
-    def no_kernels(key, source, name):
-        raise AssertionError(f"the test's layouts need no {name} kernel")
-
-    monkeypatch.setattr(kernels, "_kernel", no_kernels)
-    previous_route = _memory.use_python_driver(True)
-    previous_interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
-    yield emulated
-    sys.setswitchinterval(previous_interval)
-    _memory.use_python_driver(previous_route)
-    _pending._pending.clear()
-    gc.collect()
+    """The emulated driver, safe from any thread: copies happen at once (the
+    values are then right whatever the stream order), events complete after
+    0-3 queries, the GIL is given up before each use of an event, no kernel
+    is emulated (the layouts need none), threads switch as often as the
+    interpreter can."""
+    yield from install(monkeypatch, event_queries="random", latency=0, kernels=False, record_calls=False,
+                       switch_interval=1e-6)
 
 
 def _worker(index, shared_stream, handover, errors, barrier):
