@@ -284,7 +284,7 @@ def _pxd_headers():
     return headers
 
 
-def get_include():
+def get_include() -> list[str]:
     """The include directories a C or Cython extension that cimports cubind's
     ``.pxd`` files (``from cuda cimport cdriver``) adds to its
     ``include_dirs``, as ``numpy.get_include()``: the CUDA headers those files

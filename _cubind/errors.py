@@ -8,6 +8,14 @@ own descriptions of a status (``set_describer``), which need the generated
 modules this layer must not import.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import cuda
+    from cuda import cudart
+
 __all__ = ["CUDAError", "STICKY", "set_describer"]
 
 # Errors after which the context cannot be used again (cuda.h: "any further
@@ -50,13 +58,13 @@ class CUDAError(RuntimeError):
     """
 
     # A subclass raised without a status (LibraryNotFoundError) keeps these.
-    code = None
-    call = None
-    name = ""
-    message = ""
-    sticky = False
+    code: cuda.CUresult | cudart.cudaError_t | int | None = None
+    call: str | None = None
+    name: str = ""
+    message: str = ""
+    sticky: bool = False
 
-    def __init__(self, code, call=None):
+    def __init__(self, code: cuda.CUresult | cudart.cudaError_t | int, call: str | None = None) -> None:
         self.code = code
         self.call = call
         self.name = getattr(code, "name", str(int(code)))

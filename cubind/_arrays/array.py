@@ -15,7 +15,10 @@ once, as a kernel launch does. Work on another stream is ordered after the
 array's own with an event, so memory made on one stream may be used on another.
 """
 
+from __future__ import annotations
+
 import operator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +33,44 @@ from cubind._launch import launch as _launch
 from cubind._memory import layout as _layout
 from cubind._memory.dtypes import C_TYPES, as_dtype
 from cubind._memory.memory import DeviceMemory, ForeignMemory
+
+if TYPE_CHECKING:
+    import sys
+    from collections.abc import Iterable, Iterator, Sequence
+    from types import EllipsisType
+    from typing import Any, Literal, Protocol, SupportsIndex, TypeAlias
+
+    import numpy.typing as npt
+
+    from cubind._core.context import Device, _StreamLike
+    from cubind._memory.pinned import _ShapeLike
+
+    if sys.version_info >= (3, 13):
+        from types import CapsuleType as _PyCapsule
+    else:
+        _PyCapsule: TypeAlias = Any  # a PyCapsule (types.CapsuleType from Python 3.13)
+
+    class _SupportsCAI(Protocol):
+        """An array exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba)."""
+        @property
+        def __cuda_array_interface__(self) -> dict[str, Any]: ...
+
+    class _SupportsDLPack(Protocol):
+        """A DLPack producer (PyTorch, CuPy, JAX; on a CUDA device for cubind)."""
+        def __dlpack__(self, *, stream: Any = ...) -> Any: ...
+        def __dlpack_device__(self) -> tuple[int, int]: ...
+
+    class _Shaped(Protocol):
+        """An array of any library: what ``empty_like`` reads."""
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+        @property
+        def dtype(self) -> np.dtype[Any]: ...
+
+    _DeviceArrayLike: TypeAlias = "Array | _SupportsCAI | _SupportsDLPack"
+    _IndexItem: TypeAlias = SupportsIndex | slice | EllipsisType | None
+    _Index: TypeAlias = _IndexItem | tuple[_IndexItem, ...]
+    _Scalar: TypeAlias = bool | int | float | complex | np.generic
 
 __all__ = ["Array", "to_gpu", "empty", "zeros", "empty_like", "zeros_like", "from_dlpack", "asarray"]
 
@@ -50,7 +91,7 @@ class Array(_launch.SlotAddressed):
     __slots__ = ("_mem", "_offset", "_shape", "_strides", "_dtype", "_stream", "_sh", "_readonly", "_contiguous",
                  "__weakref__")
 
-    def __init__(self, shape, dtype=_FLOAT64, stream=None):
+    def __init__(self, shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None) -> None:
         stream = or_current(stream)
         shape = _layout.normalize_shape(shape)
         dtype = as_dtype(dtype)
@@ -80,8 +121,9 @@ class Array(_launch.SlotAddressed):
                            self._readonly)
 
     @classmethod
-    def from_ptr(cls, ptr, shape, dtype=_FLOAT64, strides=None, owner=None, stream=None, readonly=False,
-                 device=None):
+    def from_ptr(cls, ptr: SupportsIndex, shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64,
+                 strides: Iterable[SupportsIndex] | None = None, owner: object = None, stream: _StreamLike = None,
+                 readonly: bool = False, device: SupportsIndex | None = None) -> Array:
         """An array over device memory at ``ptr`` that cubind does not own:
         ``owner`` (any object) is kept alive as long as the array is; the
         memory is never freed by cubind. ``strides`` in bytes (default C
@@ -101,55 +143,55 @@ class Array(_launch.SlotAddressed):
     # -- what it is -----------------------------------------------------------------
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         """The length of each axis (a tuple)."""
         return self._shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         """The element type (a ``numpy.dtype``)."""
         return self._dtype
 
     @property
-    def strides(self):
+    def strides(self) -> tuple[int, ...]:
         """Bytes between neighbours along each axis (a tuple, as numpy's)."""
         return self._strides
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         """Number of axes."""
         return len(self._shape)
 
     @property
-    def size(self):
+    def size(self) -> int:
         """Number of elements."""
         return _layout.size_of(self._shape)
 
     @property
-    def itemsize(self):
+    def itemsize(self) -> int:
         """Bytes per element."""
         return self._dtype.itemsize
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """Bytes of the elements (not of the memory a view lies in)."""
         return self.size * self._dtype.itemsize
 
     @property
-    def c_contiguous(self):
+    def c_contiguous(self) -> bool:
         """Whether the elements are in C order with no gaps."""
         if self._contiguous is None:
             self._contiguous = _layout.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
         return self._contiguous
 
     @property
-    def readonly(self):
+    def readonly(self) -> bool:
         """Whether the producer marked the memory read-only (DLPack, CAI);
         writes through cubind are refused."""
         return self._readonly
 
     @property
-    def ptr(self):
+    def ptr(self) -> int:
         """The device address of the first element (an int), for kernels and
         the 1:1 functions. A released array raises ValueError."""
         base = self._mem.ptr
@@ -158,27 +200,27 @@ class Array(_launch.SlotAddressed):
         return base + self._offset
 
     @property
-    def memory(self):
+    def memory(self) -> DeviceMemory | ForeignMemory:
         """The owner of the memory this array and its views share."""
         return self._mem
 
     @property
-    def freed(self):
+    def freed(self) -> bool:
         """Whether the memory was released (by :meth:`free`)."""
         return self._mem.ptr is None
 
     @property
-    def stream(self):
+    def stream(self) -> _StreamLike:
         """The stream the array was made on (``None``: the default stream)."""
         return self._stream
 
     @property
-    def stream_handle(self):
+    def stream_handle(self) -> int:
         """The raw handle of :attr:`stream` (0 for the default stream)."""
         return self._sh
 
     @property
-    def device_ordinal(self):
+    def device_ordinal(self) -> int:
         """The ordinal of the device whose memory this is."""
         mem = self._mem
         if mem.device is None:
@@ -186,13 +228,13 @@ class Array(_launch.SlotAddressed):
         return mem.device
 
     @property
-    def device(self):
+    def device(self) -> Device:
         """The :class:`cubind.Device` whose memory this is."""
         from cubind._core.context import Device
 
         return Device(self.device_ordinal)
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d array")
         return self._shape[0]
@@ -202,12 +244,13 @@ class Array(_launch.SlotAddressed):
         stream = "" if self._stream is None else f", stream={self._sh:#x}"
         return f"cubind.Array(shape={self._shape}, dtype={self._dtype}, {where}{stream})"
 
-    def __array__(self, dtype=None, copy=None):
-        # As CuPy: an implicit copy to the host would hide a transfer (and a
-        # synchronization) in any numpy call.
-        raise TypeError("a cubind.Array is GPU memory: use .get() to copy it to a numpy array")
+    if not TYPE_CHECKING:  # declared, it would make an Array pass for host data (numpy.typing.ArrayLike)
+        def __array__(self, dtype=None, copy=None):
+            # As CuPy: an implicit copy to the host would hide a transfer (and a
+            # synchronization) in any numpy call.
+            raise TypeError("a cubind.Array is GPU memory: use .get() to copy it to a numpy array")
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Array]:
         if not self._shape:
             raise TypeError("iteration over a 0-d array")
         for i in range(self._shape[0]):
@@ -215,12 +258,12 @@ class Array(_launch.SlotAddressed):
 
     # -- views ------------------------------------------------------------------------
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: _Index) -> Array:
         self._check_alive()
         offset, shape, strides = _layout.index(self._shape, self._strides, key)
         return self._view(self._offset + offset, shape, strides)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: _Index, value: _DeviceArrayLike | npt.ArrayLike) -> None:
         view = self[key]
         if isinstance(value, Array) or _interop.is_device_object(value):
             view.copy_from(value)
@@ -234,7 +277,7 @@ class Array(_launch.SlotAddressed):
                 raise ValueError(f"value: shape {host.shape} cannot be broadcast to {view.shape}") from None
             view.set(host)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: SupportsIndex | Sequence[SupportsIndex]) -> Array:
         """A view with a new shape (one axis may be -1); the array must be
         C-contiguous (copy it first otherwise)."""
         self._check_alive()
@@ -244,22 +287,22 @@ class Array(_launch.SlotAddressed):
                              f"use .copy().reshape(...)")
         return self._view(self._offset, new_shape, _layout.c_strides(new_shape, self.itemsize))
 
-    def ravel(self):
+    def ravel(self) -> Array:
         """A 1-D view of a C-contiguous array."""
         return self.reshape(-1)
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: SupportsIndex | Sequence[SupportsIndex]) -> Array:
         """A view with the axes permuted (reversed when none are given)."""
         self._check_alive()
         shape, strides = _layout.transpose(self._shape, self._strides, axes)
         return self._view(self._offset, shape, strides)
 
     @property
-    def T(self):
+    def T(self) -> Array:
         """The transposed view (axes reversed), as :meth:`transpose`."""
         return self.transpose()
 
-    def view(self, dtype):
+    def view(self, dtype: npt.DTypeLike) -> Array:
         """The same bytes as ``dtype`` of the same item size."""
         dtype = as_dtype(dtype)
         if dtype.itemsize != self.itemsize:
@@ -269,7 +312,7 @@ class Array(_launch.SlotAddressed):
 
     # -- moving data -------------------------------------------------------------------
 
-    def get(self, out=None, stream=None):
+    def get(self, out: npt.NDArray[Any] | None = None, stream: _StreamLike = None) -> npt.NDArray[Any]:
         """The elements as a numpy array (``out`` where given: same shape and
         dtype). Without ``stream`` the copy is done on return; with one it is
         queued there, and ``out`` (then C-contiguous) is filled when the
@@ -293,14 +336,14 @@ class Array(_launch.SlotAddressed):
             out[...] = host
         return out if out is not None else host
 
-    def set(self, host, stream=None):
+    def set(self, host: npt.ArrayLike, stream: _StreamLike = None) -> Array:
         """Copies host data (a numpy array or anything ``numpy.asarray`` takes,
         of this shape) into the array; returns the array. Without ``stream``
         the host buffer may be reused on return; with one the copy is queued."""
         self.copy_from(host, stream)
         return self
 
-    def copy_from(self, src, stream=None):
+    def copy_from(self, src: _DeviceArrayLike | npt.ArrayLike, stream: _StreamLike = None) -> None:
         """Copies ``src`` into this array: host data (numpy, buffer, list), a
         cubind array, or any device array (``__cuda_array_interface__`` or
         DLPack on a CUDA device). Same shape; same dtype for arrays (use
@@ -326,7 +369,7 @@ class Array(_launch.SlotAddressed):
         self._order_before(op)
         _array_copy.to_device(self, np.ascontiguousarray(host), op, stream is None)
 
-    def copy_to(self, dst, stream=None):
+    def copy_to(self, dst: npt.NDArray[Any] | _DeviceArrayLike, stream: _StreamLike = None) -> None:
         """Copies this array into ``dst``: a numpy array (as ``get(out=dst)``),
         a cubind array or any device array. Same shape and dtype."""
         if isinstance(dst, np.ndarray):
@@ -337,14 +380,14 @@ class Array(_launch.SlotAddressed):
         else:
             raise TypeError(f"dst: expected a numpy array or a device array, not {type(dst).__name__}")
 
-    def copy(self, stream=None):
+    def copy(self, stream: _StreamLike = None) -> Array:
         """A C-contiguous copy in new memory (on ``stream``, else this array's)."""
         self._check_alive()
         out = empty(self._shape, self._dtype, stream=stream if stream is not None else self._stream)
         out.copy_from(self, stream=stream)
         return out
 
-    def astype(self, dtype, stream=None):
+    def astype(self, dtype: npt.DTypeLike, stream: _StreamLike = None) -> Array:
         """A C-contiguous copy converted to ``dtype`` by the copy kernel, as
         numpy's ``astype`` converts (complex to real keeps the real part)."""
         dtype = as_dtype(dtype)
@@ -356,7 +399,7 @@ class Array(_launch.SlotAddressed):
         self._hold(op)
         return out
 
-    def fill(self, value, stream=None):
+    def fill(self, value: _Scalar, stream: _StreamLike = None) -> Array:
         """Sets every element to ``value`` (a memset where the element's bytes
         allow, else the fill kernel); returns the array."""
         self._check_writable()
@@ -372,7 +415,7 @@ class Array(_launch.SlotAddressed):
         self._hold(op)
         return self
 
-    def item(self):
+    def item(self) -> Any:
         """The one element of a size-1 array, as a Python scalar (waits for it)."""
         if self.size != 1:
             raise ValueError(f"item() needs an array of size 1, this one has {self.size}")
@@ -380,36 +423,37 @@ class Array(_launch.SlotAddressed):
 
     # -- release --------------------------------------------------------------------------
 
-    def free(self):
+    def free(self) -> None:
         """Releases the memory now, for this array and all its views (which
         then raise ValueError on use); idempotent. Memory a library took
         through DLPack is freed once it lets go."""
         self._mem.release()
 
-    def __enter__(self):
+    def __enter__(self) -> Array:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.free()
         return False
 
     # -- interop ---------------------------------------------------------------------------
 
     @property
-    def __cuda_array_interface__(self):
+    def __cuda_array_interface__(self) -> dict[str, Any]:
         """Version 3, with ``stream``: the stream the array's work is queued on
         (1 for the legacy default stream), for the consumer to wait for."""
         self._check_alive()
         return _interop.export_cai(self)
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> _PyCapsule:
         """A DLPack capsule sharing the memory (versioned where ``max_version``
         is 1.x or later), after making the consumer's ``stream`` wait for
         this array's work."""
         self._check_alive()
         return _interop.export_dlpack(self, stream, max_version, dl_device, copy)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> tuple[int, int]:
         """``(2, ordinal)``: DLPack's kDLCUDA and the device."""
         self._check_alive()
         return _interop.dlpack_device(self)
@@ -529,27 +573,27 @@ def _overlap(a, b):
 
 # -- making arrays ------------------------------------------------------------------------
 
-def empty(shape, dtype=_FLOAT64, stream=None):
+def empty(shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None) -> Array:
     """An uninitialised array (``dtype`` defaults to float64, as numpy's);
     allocated in ``stream``'s order where one is given (``cuMemAllocAsync``,
     freed with ``cuMemFreeAsync`` there)."""
     return Array(shape, dtype, stream)
 
 
-def zeros(shape, dtype=_FLOAT64, stream=None):
+def zeros(shape: _ShapeLike, dtype: npt.DTypeLike = _FLOAT64, stream: _StreamLike = None) -> Array:
     """An array of zeros (``dtype`` defaults to float64, as numpy's)."""
     out = Array(shape, dtype, stream)
     out.fill(0)
     return out
 
 
-def empty_like(array, dtype=None, stream=None):
+def empty_like(array: _Shaped, dtype: npt.DTypeLike | None = None, stream: _StreamLike = None) -> Array:
     """An uninitialised C-contiguous array of ``array``'s shape (and dtype)."""
     shape, like = _like(array)
     return Array(shape, like if dtype is None else dtype, stream)
 
 
-def zeros_like(array, dtype=None, stream=None):
+def zeros_like(array: _Shaped, dtype: npt.DTypeLike | None = None, stream: _StreamLike = None) -> Array:
     """Zeros of ``array``'s shape (and dtype)."""
     shape, like = _like(array)
     return zeros(shape, like if dtype is None else dtype, stream)
@@ -562,7 +606,7 @@ def _like(array):
         raise TypeError(f"array: expected an array (with shape and dtype), not {type(array).__name__}") from None
 
 
-def to_gpu(host, stream=None):
+def to_gpu(host: npt.ArrayLike, stream: _StreamLike = None) -> Array:
     """A new array holding a copy of ``host`` (a numpy array or anything
     ``numpy.asarray`` takes), on ``stream`` where given (the copy is then
     queued there, and ``host`` kept alive until it is done)."""
@@ -591,7 +635,7 @@ def _to_gpu_contiguous(host):
     return Array._make(mem, 0, host.shape, _layout.c_strides(host.shape, host.itemsize), host.dtype, None, 0)
 
 
-def asarray(obj, stream=None):
+def asarray(obj: _DeviceArrayLike | npt.ArrayLike, stream: _StreamLike = None) -> Array:
     """``obj`` as a cubind array: itself for a cubind array, the same memory
     for a device array of another library (``__cuda_array_interface__`` or
     DLPack on a CUDA device), else a copy of host data (as :func:`to_gpu`).
@@ -608,7 +652,7 @@ def asarray(obj, stream=None):
     return to_gpu(obj, stream=stream)
 
 
-def from_dlpack(obj, stream=None):
+def from_dlpack(obj: _SupportsDLPack | _PyCapsule, stream: _StreamLike = None) -> Array:
     """An array sharing the memory of ``obj``: any object with ``__dlpack__``
     on a CUDA device (a PyTorch tensor, a CuPy or JAX array), or a DLPack
     capsule. The producer orders its pending work before ``stream`` (the

@@ -8,9 +8,12 @@ use (``cuLibraryLoadData``: context-independent, so one module serves every
 device), which is why compiling needs no GPU.
 """
 
+from __future__ import annotations
+
 import os
 import re
 import threading
+from typing import TYPE_CHECKING
 
 from cubind._compile import cache as _cache
 from cubind._compile.toolkit import toolkit_include_options
@@ -18,6 +21,16 @@ from cubind._core import lifetime as _lifetime
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import CompileError, CUDAError, check
 from cubind._launch.params import parse_ptx_entries, ptx_globals
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Literal, TypeAlias
+
+    import cuda
+    from cubind._launch.kernel import Kernel
+    from cubind._launch.params import Param
+
+    _Arch: TypeAlias = int | str
 
 __all__ = ["Program", "Module", "default_arch"]
 
@@ -71,7 +84,7 @@ def _device_capability():
     return 10 * major + minor
 
 
-def default_arch():
+def default_arch() -> int:
     """The architecture a compile targets when none is given, as an int (90):
     the current device's (device 0's where no context is current), capped to
     the newest NVRTC supports; with no GPU or driver, the oldest NVRTC
@@ -142,9 +155,18 @@ class Program:
     ``include_toolkit``: add the CUDA toolkit's include directory after the
     given options (``<cooperative_groups.h>``, ``<cuda_fp16.h>``, ... work).
     """
+    include_toolkit: bool
+    source: str
+    name: str
+    options: list[str]
+    name_expressions: list[str]
+    headers: list[tuple[str, str]]
 
-    def __init__(self, source, options=(), name_expressions=(), headers=None, name="program.cu",
-                 include_toolkit=True):
+    def __init__(self, source: str | bytes, options: Iterable[str | bytes] = (),
+                 name_expressions: str | bytes | Iterable[str | bytes] = (),
+                 headers: Mapping[str, str | bytes] | Mapping[bytes, str | bytes]
+                 | Iterable[tuple[str | bytes, str | bytes]] | None = None,
+                 name: str | bytes = "program.cu", include_toolkit: bool = True) -> None:
         self.include_toolkit = bool(include_toolkit)
         self.source = _text(source, "source")
         self.name = _text(name, "name")
@@ -179,7 +201,7 @@ class Program:
             options += [o for o in toolkit_include_options(_nvrtc_version()[0]) if o not in options]
         return options
 
-    def compile(self, target="ptx", arch=None):
+    def compile(self, target: Literal["ptx", "cubin", "ltoir"] = "ptx", arch: _Arch | None = None) -> Module:
         """Compiles to ``target`` ("ptx", "cubin" or "ltoir") for ``arch``
         (default: :func:`default_arch`); returns a :class:`Module`. Raises
         :class:`CompileError` with NVRTC's log and the options used. Outputs
@@ -271,8 +293,17 @@ class Module:
     ``lowered_names`` maps each name expression to its mangled name;
     ``from_cache`` says whether the compile cache supplied it.
     """
+    code: bytes
+    kind: Literal["ptx", "cubin", "fatbin", "ltoir"]
+    ptx: bytes | None
+    log: str
+    lowered_names: dict[str, str]
+    name: str | None
+    from_cache: bool
 
-    def __init__(self, code, kind, *, ptx=None, log="", lowered_names=None, name=None, from_cache=False):
+    def __init__(self, code: bytes | bytearray | memoryview, kind: Literal["ptx", "cubin", "fatbin", "ltoir"], *,
+                 ptx: bytes | str | None = None, log: str = "", lowered_names: Mapping[str, str] | None = None,
+                 name: str | None = None, from_cache: bool = False) -> None:
         if kind not in ("ptx", "cubin", "fatbin", "ltoir"):
             raise ValueError(f"kind: expected 'ptx', 'cubin', 'fatbin' or 'ltoir', not {kind!r}")
         if not isinstance(code, (bytes, bytearray, memoryview)):  # bytes(3) would be three NULs
@@ -292,7 +323,9 @@ class Module:
         self._kernels = {}
 
     @classmethod
-    def load(cls, path_or_bytes, kind=None, *, ptx=None):
+    def load(cls, path_or_bytes: str | os.PathLike[str] | bytes | bytearray | memoryview,
+             kind: Literal["ptx", "cubin", "fatbin", "ltoir"] | None = None, *,
+             ptx: bytes | str | None = None) -> Module:
         """A module from a file path or from bytes (PTX, CUBIN or fatbin; the
         kind is found from the content unless given). ``ptx``: the module's PTX,
         where a CUBIN is loaded and its kernels' arguments are to be typed by it
@@ -310,11 +343,11 @@ class Module:
     def __repr__(self):
         return f"<cubind.Module {self.name or ''} ({self.kind}, {len(self.code)} bytes)>"
 
-    def __bytes__(self):
+    def __bytes__(self) -> bytes:
         return self.code
 
     @property
-    def handle(self):
+    def handle(self) -> cuda.CUlibrary:
         """The ``cuda.CUlibrary``, loaded on first use."""
         library = self._library
         if library is None:
@@ -341,7 +374,7 @@ class Module:
             return self._library
 
     @property
-    def entries(self):
+    def entries(self) -> dict[str, list[Param]]:
         """``{kernel name: [Param, ...]}`` from the module's PTX ({} without)."""
         if self._entries is None:
             self._entries = parse_ptx_entries(self.ptx) if self.ptx else {}
@@ -351,7 +384,7 @@ class Module:
         name = _text(name, "name")
         return self.lowered_names.get(name, name)
 
-    def get_kernel(self, name):
+    def get_kernel(self, name: str | bytes) -> Kernel:
         """The kernel ``name``: its name in the module, or a name expression
         given to the :class:`Program`. Raises ValueError naming the kernels
         there are when there is none of that name."""
@@ -381,7 +414,7 @@ class Module:
             hint += "; a template needs name_expressions=[...] in Program()"
         return f"kernel {shown!r} is not in the module{hint}"
 
-    def get_global(self, name):
+    def get_global(self, name: str | bytes) -> tuple[cuda.CUdeviceptr, int]:
         """``(CUdeviceptr, nbytes)`` of the ``__device__``/``__constant__``
         variable ``name`` (or name expression), in the current context."""
         cuda = _driver_module()
@@ -401,7 +434,7 @@ class Module:
             raise CUDAError(err, "cuLibraryGetGlobal")
         return dptr, int(nbytes)
 
-    def close(self):
+    def close(self) -> None:
         """Unloads the module now (idempotent); its kernels become unusable."""
         if self._finalizer is not None:
             self._finalizer()

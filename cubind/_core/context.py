@@ -9,9 +9,12 @@ A context the user made current (their own ``cuCtxCreate``, another library's)
 is respected: :func:`ensure_context` only acts where none is current.
 """
 
+from __future__ import annotations
+
 import operator
 import os
 import threading
+from typing import TYPE_CHECKING
 
 from cubind._core import driver
 from cubind._core import lifetime as _lifetime
@@ -20,6 +23,30 @@ from cubind._core.enums import enum_member
 from cubind._core.errors import CUDAError, check
 from cubind._core.handles import current as _current
 from cubind._core.handles import current_stream, stream_handle
+
+if TYPE_CHECKING:
+    from typing import Literal, Protocol, SupportsIndex, TypeAlias
+
+    import cuda
+
+    class _SupportsCudaStream(Protocol):
+        """The stream protocol of cuda.core: ``(version, handle)``."""
+        def __cuda_stream__(self) -> tuple[int, int]: ...
+
+    class _TorchStreamLike(Protocol):
+        @property
+        def cuda_stream(self) -> int: ...
+
+    class _CuPyStreamLike(Protocol):
+        @property
+        def ptr(self) -> int: ...
+
+    # Any ``stream=`` argument: a cubind.Stream, a cuda.CUstream or
+    # cudart.cudaStream_t (both have __index__), an int handle, an object with
+    # __cuda_stream__ (cuda.core), a PyTorch stream (.cuda_stream), a CuPy stream
+    # (.ptr), or None for the default stream.
+    _StreamLike: TypeAlias = "Stream | _SupportsCudaStream | _TorchStreamLike | _CuPyStreamLike | SupportsIndex | None"
+    _Device: TypeAlias = "Device | SupportsIndex"
 
 __all__ = ["Device", "ensure_context", "current_device", "Stream", "Event", "current_stream"]
 
@@ -32,7 +59,7 @@ _lock = threading.Lock()
 _primary: dict = {}  # ordinal -> retained primary CUcontext
 
 
-def ensure_context():
+def ensure_context() -> int:
     """The ordinal of the device whose context is current, making device 0's
     primary context current first where none is.
 
@@ -52,7 +79,7 @@ def ensure_context():
     return int(check(cuda.cuCtxGetDevice(), "cuCtxGetDevice"))
 
 
-def current_device():
+def current_device() -> Device:
     """The :class:`Device` whose context is current (device 0's primary
     context made current where none is)."""
     return Device(ensure_context())
@@ -130,7 +157,7 @@ class Device:
 
     _instances: dict = {}
 
-    def __new__(cls, ordinal=None):
+    def __new__(cls, ordinal: Device | SupportsIndex | None = None) -> Device:
         if isinstance(ordinal, Device):
             return ordinal
         if ordinal is None:
@@ -153,7 +180,7 @@ class Device:
         return cls._instances.setdefault(ordinal, self)
 
     @staticmethod
-    def count():
+    def count() -> int:
         """How many CUDA devices there are: 0 where there is no driver library
         (``libcuda.so.1`` not found) or the driver finds no device
         (``CUDA_ERROR_NO_DEVICE``), as ``torch.cuda.device_count()``. Any other
@@ -173,25 +200,25 @@ class Device:
     # -- identity -------------------------------------------------------------
 
     @property
-    def ordinal(self):
+    def ordinal(self) -> int:
         """The device's ordinal (``cuDeviceGet``'s argument)."""
         return self._ordinal
 
     @property
-    def handle(self):
+    def handle(self) -> cuda.CUdevice:
         """The ``cuda.CUdevice`` for the 1:1 functions."""
         return self._handle
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self._ordinal
 
-    def __index__(self):
+    def __index__(self) -> int:
         return self._ordinal
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Device) and other._ordinal == self._ordinal
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((Device, self._ordinal))
 
     def __repr__(self):
@@ -203,7 +230,7 @@ class Device:
     # -- properties -----------------------------------------------------------
 
     @property
-    def name(self):
+    def name(self) -> str:
         """The device's name (``cuDeviceGetName``)."""
         if "name" not in self._cache:
             raw = check(driver.initialized().cuDeviceGetName(256, self._handle), "cuDeviceGetName")
@@ -211,12 +238,12 @@ class Device:
         return self._cache["name"]
 
     @property
-    def uuid(self):
+    def uuid(self) -> bytes:
         """The device's 16-byte UUID (``cuDeviceGetUuid``)."""
         return check(driver.initialized().cuDeviceGetUuid(self._handle), "cuDeviceGetUuid").bytes
 
     @property
-    def compute_capability(self):
+    def compute_capability(self) -> tuple[int, int]:
         """``(major, minor)``."""
         if "cc" not in self._cache:
             self._cache["cc"] = (self.attribute("COMPUTE_CAPABILITY_MAJOR"),
@@ -224,29 +251,29 @@ class Device:
         return self._cache["cc"]
 
     @property
-    def arch(self):
+    def arch(self) -> str:
         """The real architecture NVRTC names the device by: ``"sm_90"``."""
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
 
     @property
-    def multiprocessor_count(self):
+    def multiprocessor_count(self) -> int:
         """Number of streaming multiprocessors."""
         return self.attribute("MULTIPROCESSOR_COUNT")
 
     @property
-    def total_memory(self):
+    def total_memory(self) -> int:
         """Bytes of device memory (``cuDeviceTotalMem``)."""
         return int(check(driver.initialized().cuDeviceTotalMem(self._handle), "cuDeviceTotalMem"))
 
-    def attribute(self, attribute):
+    def attribute(self, attribute: cuda.CUdevice_attribute | SupportsIndex | str) -> int:
         """Any ``CUdevice_attribute``: the member, its value, or its name with or
         without the prefix, any case (``"max_threads_per_block"``,
         ``"CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"``)."""
         member = _attribute_enum(attribute)
         return int(check(driver.initialized().cuDeviceGetAttribute(member, self._handle), "cuDeviceGetAttribute"))
 
-    def mem_info(self):
+    def mem_info(self) -> tuple[int, int]:
         """``(free, total)`` bytes of device memory, read in the device's context."""
         with self:
             free, total = check(driver.initialized().cuMemGetInfo(), "cuMemGetInfo")
@@ -255,31 +282,31 @@ class Device:
     # -- context --------------------------------------------------------------
 
     @property
-    def context(self):
+    def context(self) -> cuda.CUcontext:
         """The device's primary context (``cuda.CUcontext``), retained on first use."""
         return _primary_context(self._ordinal)
 
-    def set_current(self):
+    def set_current(self) -> None:
         """Makes the device's primary context current in this thread (replacing
         whatever context was current)."""
         check(driver.initialized().cuCtxSetCurrent(_primary_context(self._ordinal)), "cuCtxSetCurrent")
 
-    def __enter__(self):
+    def __enter__(self) -> Device:
         check(driver.initialized().cuCtxPushCurrent(_primary_context(self._ordinal)), "cuCtxPushCurrent")
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         # Popping restores the context current before __enter__, whatever the
         # block made current meanwhile (set_current replaces the top only).
         check(driver.initialized().cuCtxPopCurrent(), "cuCtxPopCurrent")
         return False
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits for all work on the device (in its primary context)."""
         with self:
             check(driver.initialized().cuCtxSynchronize(), "cuCtxSynchronize")
 
-    def reset(self):
+    def reset(self) -> None:
         """Destroys the device's primary context and everything in it
         (``cuDevicePrimaryCtxReset``) and retains a new one: the device starts
         afresh in this process after an error that is not sticky.
@@ -316,7 +343,7 @@ class Device:
                 check(cuda.cuCtxSetCurrent(new), "cuCtxSetCurrent")
 
     @property
-    def default_stream(self):
+    def default_stream(self) -> Stream:
         """The device's default stream (the NULL stream of its primary context;
         ``CUBIND_DEFAULT_STREAM=per-thread`` makes it the per-thread one)."""
         if self._default_stream is None:
@@ -384,7 +411,8 @@ class Stream:
 
     __slots__ = ("_raw", "_handle", "_owner", "_finalizer", "_device", "__weakref__")
 
-    def __init__(self, *, non_blocking=False, priority=None, flags=None, device=None):
+    def __init__(self, *, non_blocking: bool = False, priority: SupportsIndex | None = None,
+                 flags: SupportsIndex | None = None, device: _Device | None = None) -> None:
         # Every argument is checked before the driver is asked for anything.
         flags = 0 if flags is None else _flag(flags, "flags", 0, _UINT_MAX)
         if non_blocking:
@@ -412,7 +440,7 @@ class Stream:
         self._finalizer = None
 
     @classmethod
-    def from_handle(cls, stream, device=None):
+    def from_handle(cls, stream: _StreamLike, device: _Device | None = None) -> Stream:
         """Wraps a stream cubind does not own: anything ``stream`` arguments
         take (a ``CUstream``, an int, an object with ``__cuda_stream__``, a
         CuPy or PyTorch stream). The object is kept alive while this wrapper is;
@@ -434,18 +462,18 @@ class Stream:
     # -- identity and protocols ----------------------------------------------
 
     @property
-    def handle(self):
+    def handle(self) -> cuda.CUstream:
         """The ``cuda.CUstream`` for the 1:1 functions."""
         self._check_open()
         return self._handle
 
-    def __cuda_stream__(self):
+    def __cuda_stream__(self) -> tuple[int, int]:
         """``(0, handle)``: the stream protocol of cuda.core, which CuPy,
         PyTorch and cubind read."""
         self._check_open()
         return (0, self._raw)
 
-    def __int__(self):
+    def __int__(self) -> int:
         self._check_open()
         return self._raw
 
@@ -458,36 +486,36 @@ class Stream:
         self._owner = _LOST
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """Whether :meth:`close` ended the stream (it then refuses use)."""
         return self._raw is None
 
     @property
-    def owned(self):
+    def owned(self) -> bool:
         """Whether cubind made this stream (and destroys it)."""
         return self._finalizer is not None
 
     @property
-    def device(self):
+    def device(self) -> Device:
         """The :class:`Device` of the stream's context."""
         if self._device is None:
             self._device = Device(int(check(_cuda().cuStreamGetDevice(self._handle), "cuStreamGetDevice")))
         return self._device
 
     @property
-    def priority(self):
+    def priority(self) -> int:
         """The stream's priority (lower numbers are higher priority), as the driver reports it."""
         return int(self._call("cuStreamGetPriority"))
 
     @property
-    def flags(self):
+    def flags(self) -> int:
         """The stream's creation flags (``CU_STREAM_NON_BLOCKING`` or 0), as the driver reports them."""
         return int(self._call("cuStreamGetFlags"))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other._raw == self._raw
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((Stream, self._raw))
 
     def __repr__(self):
@@ -508,11 +536,11 @@ class Stream:
                 return check(fn(self._handle, *args), name)
         return check(fn(self._handle, *args), name)
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits until all work queued on the stream has finished."""
         self._call("cuStreamSynchronize")
 
-    def query(self):
+    def query(self) -> bool:
         """True when all work queued on the stream has finished."""
         self._check_open()
         if self._raw in (0, 1, 2) and self._device is not None:
@@ -520,7 +548,7 @@ class Stream:
                 return _ready(_cuda().cuStreamQuery(self._handle), "cuStreamQuery")
         return _ready(_cuda().cuStreamQuery(self._handle), "cuStreamQuery")
 
-    def wait(self, event_or_stream):
+    def wait(self, event_or_stream: Event | _StreamLike) -> None:
         """Makes later work on this stream wait for ``event_or_stream``: an
         :class:`Event`, or any stream (its work queued so far)."""
         if isinstance(event_or_stream, Event):
@@ -536,7 +564,7 @@ class Stream:
         self._call("cuStreamWaitEvent", marker.handle, 0)
         marker.close()  # the driver keeps the event until the wait is resolved
 
-    def record(self, event=None):
+    def record(self, event: Event | None = None) -> Event:
         """Records ``event`` (a new timing :class:`Event` when None) on this
         stream; returns it."""
         if event is None:
@@ -546,7 +574,7 @@ class Stream:
         event.record(self)
         return event
 
-    def close(self):
+    def close(self) -> None:
         """Destroys the stream now if cubind owns it (idempotent); a closed
         stream refuses every use with ValueError instead of handing the driver
         a dead handle."""
@@ -554,7 +582,7 @@ class Stream:
             self._finalizer()
             self._raw = None
 
-    def __enter__(self):
+    def __enter__(self) -> Stream:
         """Makes the stream this thread's current one for the block: the
         layer's calls given no stream (launches, copies, allocations) use it,
         as under CuPy's ``with stream:``. Blocks nest; the stream stays open."""
@@ -562,7 +590,7 @@ class Stream:
         _current.push(self)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _current.pop(self)
         return False
 
@@ -574,7 +602,7 @@ class Event:
 
     __slots__ = ("_handle", "_raw", "_finalizer", "_timing", "__weakref__")
 
-    def __init__(self, *, timing=True, blocking_sync=False, interprocess=False):
+    def __init__(self, *, timing: bool = True, blocking_sync: bool = False, interprocess: bool = False) -> None:
         flags = (0 if timing else _EVENT_DISABLE_TIMING) | (_EVENT_BLOCKING_SYNC if blocking_sync else 0)
         if interprocess:
             flags |= _EVENT_INTERPROCESS | _EVENT_DISABLE_TIMING
@@ -586,7 +614,7 @@ class Event:
         self._finalizer = _lifetime.track(self, current_context(), _destroy_event, handle)
 
     @property
-    def handle(self):
+    def handle(self) -> cuda.CUevent:
         """The ``cuda.CUevent`` for the 1:1 functions."""
         self._check_open()
         return self._handle
@@ -600,11 +628,11 @@ class Event:
         self._timing = None
 
     @property
-    def timing(self):
+    def timing(self) -> bool:
         """Whether the event records time (:meth:`elapsed_time` needs it at both ends)."""
         return bool(self._timing)
 
-    def record(self, stream=None):
+    def record(self, stream: _StreamLike = None) -> Event:
         """Records the event on ``stream`` (any stream; None: the default
         stream of the current context); returns the event."""
         self._check_open()
@@ -616,17 +644,17 @@ class Event:
             check(_cuda().cuEventRecord(self._handle, raw), "cuEventRecord")
         return self
 
-    def synchronize(self):
+    def synchronize(self) -> None:
         """Waits until the work before the event's record has finished."""
         self._check_open()
         check(_cuda().cuEventSynchronize(self._handle), "cuEventSynchronize")
 
-    def query(self):
+    def query(self) -> bool:
         """True when the work before the event's record has finished."""
         self._check_open()
         return _ready(_cuda().cuEventQuery(self._handle), "cuEventQuery")
 
-    def elapsed_time(self, end):
+    def elapsed_time(self, end: Event) -> float:
         """Milliseconds from this event to ``end`` (both recorded, both with timing)."""
         if not isinstance(end, Event):
             raise TypeError(f"end: expected a cubind.Event, not {type(end).__name__}")
@@ -637,28 +665,28 @@ class Event:
                 raise ValueError(f"{which}: the event was created with timing=False")
         return float(check(_cuda().cuEventElapsedTime(self._handle, end._handle), "cuEventElapsedTime"))
 
-    def __sub__(self, start):
+    def __sub__(self, start: Event) -> float:
         """``end - start``: milliseconds between two events."""
         if not isinstance(start, Event):
             return NotImplemented
         return start.elapsed_time(self)
 
-    def close(self):
+    def close(self) -> None:
         """Destroys the event now (idempotent); a closed event refuses every use."""
         self._finalizer()
         self._raw = None
 
-    def __enter__(self):
+    def __enter__(self) -> Event:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Event) and other._raw == self._raw
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((Event, self._raw))
 
     def __repr__(self):

@@ -4,18 +4,32 @@ Every call into the 1:1 modules from the layer goes through :func:`check`, so
 no status tuple reaches a user and every failure names the C call that failed.
 """
 
+from __future__ import annotations
+
 __all__ = ["CUDAError", "CompileError", "check", "STICKY"]
 
 # CUDAError is defined with the loader (_cubind.errors), whose
 # LibraryNotFoundError is one; this layer raises it and describes its codes.
+from typing import TYPE_CHECKING
+
 from _cubind.errors import STICKY, CUDAError, set_describer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    import nvrtc
 
 
 class CompileError(RuntimeError):
     """NVRTC could not compile a program; ``log`` is its full log and
     ``options`` the options it was given."""
+    log: str
+    options: list[str]
+    code: nvrtc.nvrtcResult | None
+    program_name: str
 
-    def __init__(self, name, log, options, code=None):
+    def __init__(self, name: str, log: str, options: Iterable[str], code: nvrtc.nvrtcResult | None = None) -> None:
         self.log = log
         self.options = list(options)
         self.code = code
@@ -46,7 +60,7 @@ def _describe(code):
 set_describer(_describe)
 
 
-def check(result, call=None):
+def check(result: tuple[Any, ...], call: str | None = None) -> Any:
     """Ends a status tuple: raises :class:`CUDAError` on a failed status, else
     returns the outputs (``None`` for none, the value for one, else a tuple)."""
     status = result[0]

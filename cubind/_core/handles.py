@@ -4,7 +4,13 @@ A stream may come from cubind, from the 1:1 modules, or from another library
 (CuPy, PyTorch, cuda.core); the layer accepts each wherever a stream is taken.
 """
 
+from __future__ import annotations
+
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cubind._core.context import Stream
 
 __all__ = ["stream_handle", "current", "current_stream", "or_current"]
 
@@ -45,7 +51,7 @@ open_blocks = [0]
 _open_lock = threading.Lock()
 
 
-def current_stream():
+def current_stream() -> Stream | None:
     """The stream of the innermost ``with stream:`` block of this thread, or
     None (the layer's calls then use the default stream, or an array's own)."""
     return current.top if open_blocks[0] else None

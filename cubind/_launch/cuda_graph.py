@@ -15,8 +15,11 @@ instantiation. The graph's own node is brought up to date at the next
 :meth:`CUDAGraph.instantiate`.
 """
 
+from __future__ import annotations
+
 import ctypes
 import logging
+from typing import TYPE_CHECKING
 
 from cubind._core import lifetime as _lifetime
 from cubind._core.context import Device, current_context, ensure_context
@@ -24,6 +27,14 @@ from cubind._core.driver import initialized as _cuda
 from cubind._core.errors import CUDAError, check
 from cubind._core.handles import stream_handle
 from cubind._launch.launch import KernelBase, dims, shared_mem_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, Literal
+
+    import cuda
+    from cubind._core.context import _StreamLike
+    from cubind._launch.kernel import Kernel
 
 __all__ = ["CUDAGraph", "GraphNode", "KernelNode"]
 
@@ -50,6 +61,8 @@ def _release(state):
 
 class GraphNode:
     """A node of a :class:`CUDAGraph`: what later nodes name in ``after=``."""
+    handle: cuda.CUgraphNode
+    graph: CUDAGraph
 
     __slots__ = ("handle", "graph", "__weakref__")
 
@@ -57,7 +70,7 @@ class GraphNode:
         self.graph = graph
         self.handle = handle
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.handle)
 
     def __repr__(self):
@@ -67,6 +80,7 @@ class GraphNode:
 class KernelNode(GraphNode):
     """A kernel node: ``set_args(*args)`` gives it new arguments (the next
     launch of the instantiated graph uses them; one in flight is not affected)."""
+    kernel: Kernel
 
     __slots__ = ("kernel", "params", "_slots", "_pointers", "_stale")
 
@@ -75,11 +89,11 @@ class KernelNode(GraphNode):
         self.kernel, self.params, self._slots, self._pointers = kernel, params, slots, pointers
         self._stale = False  # the graph's node (not the executable one) holds older arguments
 
-    def set_args(self, *args):
+    def set_args(self, *args: Any) -> None:
         """New arguments, typed and checked as ``kernel(...)`` checks them."""
         self.set_packed(self.kernel.plan.pack_bytes(*args))
 
-    def set_packed(self, packed):
+    def set_packed(self, packed: Sequence[bytes]) -> None:
         """New arguments as the kernel's packing plan made them (a list of
         bytes per parameter, ``kernel.plan.pack_bytes(*args)``)."""
         graph = self.graph
@@ -108,7 +122,7 @@ class CUDAGraph:
 
     __slots__ = ("_device", "_state", "_finalizer", "_kernel_nodes", "_instantiations", "__weakref__")
 
-    def __init__(self, device=None):
+    def __init__(self, device: Device | int | None = None) -> None:
         self._device = Device(device) if device is not None else None
         with self._in_context():
             if self._device is None:
@@ -127,34 +141,34 @@ class CUDAGraph:
     # -- what it is -----------------------------------------------------------------
 
     @property
-    def handle(self):
+    def handle(self) -> cuda.CUgraph:
         """The ``cuda.CUgraph``."""
         self._check_open()
         return self._state[0]
 
     @property
-    def exec_handle(self):
+    def exec_handle(self) -> cuda.CUgraphExec | None:
         """The ``cuda.CUgraphExec`` of the last instantiation, or None."""
         self._check_open()
         return self._state[1]
 
     @property
-    def instantiated(self):
+    def instantiated(self) -> bool:
         """Whether an executable graph of the current nodes exists."""
         return self._state[1] is not None
 
     @property
-    def instantiations(self):
+    def instantiations(self) -> int:
         """How many times the graph was instantiated."""
         return self._instantiations
 
     @property
-    def kernel_nodes(self):
+    def kernel_nodes(self) -> list[KernelNode]:
         """The kernel nodes, in the order they were added."""
         return list(self._kernel_nodes)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """Whether :meth:`close` (or a reset) ended the graph: it then refuses use."""
         return self._state[0] is None
 
@@ -192,7 +206,8 @@ class CUDAGraph:
         self._drop_exec()  # the graph changed: the next launch instantiates it again
         return node
 
-    def add_kernel(self, kernel, grid, block, *args, shared_mem=0, after=()):
+    def add_kernel(self, kernel: Kernel, grid: int | Sequence[int], block: int | Sequence[int], *args: Any,
+                   shared_mem: int = 0, after: GraphNode | Iterable[GraphNode] = ()) -> KernelNode:
         """A kernel node launching ``kernel`` (a :class:`cubind.Kernel`) with
         ``args``, typed as ``kernel(grid, block, *args)`` types them."""
         if not isinstance(kernel, KernelBase) or kernel.plan is None:
@@ -217,7 +232,8 @@ class CUDAGraph:
         self._kernel_nodes.append(node)
         return self._added(node)
 
-    def add_copy(self, dst, src, nbytes, *, after=(), dst_host=False, src_host=False):
+    def add_copy(self, dst: Any, src: Any, nbytes: int, *, after: GraphNode | Iterable[GraphNode] = (),
+                 dst_host: bool = False, src_host: bool = False) -> GraphNode:
         """A copy of ``nbytes`` from ``src`` to ``dst`` (addresses: device
         addresses, or host ones where ``src_host``/``dst_host``)."""
         nbytes = _count(nbytes, "nbytes")
@@ -243,7 +259,8 @@ class CUDAGraph:
                            "cuGraphAddMemcpyNode")
         return self._added(GraphNode(self, handle))
 
-    def add_memset(self, dst, value, count, *, element_size=1, after=()):
+    def add_memset(self, dst: Any, value: int, count: int, *, element_size: int = 1,
+                   after: GraphNode | Iterable[GraphNode] = ()) -> GraphNode:
         """Sets ``count`` elements of ``element_size`` bytes (1, 2 or 4) at
         the device address ``dst`` to ``value``."""
         dst, count = _address(dst, "dst"), _count(count, "count")
@@ -263,7 +280,7 @@ class CUDAGraph:
                            "cuGraphAddMemsetNode")
         return self._added(GraphNode(self, handle))
 
-    def add_empty(self, after=()):
+    def add_empty(self, after: GraphNode | Iterable[GraphNode] = ()) -> GraphNode:
         """An empty node: a join point that later nodes may wait for."""
         self._check_open()
         deps = self._deps(after)
@@ -273,7 +290,7 @@ class CUDAGraph:
 
     # -- running --------------------------------------------------------------------
 
-    def instantiate(self):
+    def instantiate(self) -> CUDAGraph:
         """Makes the executable graph (again, where nodes were added since)."""
         self._check_open()
         if self._state[1] is not None:
@@ -289,7 +306,7 @@ class CUDAGraph:
         log.debug("graph 0x%x instantiated", int(self._state[0]))
         return self
 
-    def launch(self, stream=None):
+    def launch(self, stream: _StreamLike = None) -> None:
         """Launches the executable graph (made first where there is none) on
         ``stream`` (any stream; None: the default stream)."""
         exec_ = self._state[1]
@@ -311,7 +328,7 @@ class CUDAGraph:
                 except Exception:  # noqa: BLE001 - a release: the old executable graph is gone either way
                     log.debug("cuGraphExecDestroy failed quietly", exc_info=True)
 
-    def close(self):
+    def close(self) -> None:
         """Destroys the executable graph and the graph now (idempotent); the
         caller has waited for any launch of it. A closed graph refuses use."""
         if self._finalizer is not None and self._state[0] is not None:
@@ -321,10 +338,10 @@ class CUDAGraph:
             self._kernel_nodes = []
             log.debug("graph 0x%x destroyed", int(handle))
 
-    def __enter__(self):
+    def __enter__(self) -> CUDAGraph:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 

@@ -6,7 +6,10 @@ it launches in whatever context is current (device 0's primary context is
 made current when none is), so one compiled module serves every device.
 """
 
+from __future__ import annotations
+
 import operator
+from typing import TYPE_CHECKING
 
 from cubind._core.context import Device, ensure_context
 from cubind._core.driver import initialized as _cuda
@@ -17,6 +20,18 @@ from cubind._launch.args import POINTER_GETTERS
 from cubind._launch.cubin import param_count
 from cubind._launch.launch import KernelBase, Plan, dims, launch, shared_mem_bytes
 from cubind._launch.params import params_from_sizes
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Literal, SupportsIndex, TypeAlias
+
+    import cuda
+    from cubind._compile.program import Module
+    from cubind._core.context import _Device
+    from cubind._launch.params import Param
+
+    # An int, or 1 to 3 ints (grid, block, cluster dimensions).
+    _Dims: TypeAlias = SupportsIndex | tuple[SupportsIndex, ...] | list[int] | list[SupportsIndex]
 
 __all__ = ["Kernel", "LaunchConfig", "launch"]
 
@@ -91,38 +106,39 @@ class Kernel(KernelBase):
         return f"<cubind.Kernel {self._name} ({len(self.params)} parameters, typed by {self._typed_by})>"
 
     @property
-    def name(self):
+    def name(self) -> str:
         """The kernel's name in the module (the lowered name for C++)."""
         return self._name
 
     @property
-    def module(self):
+    def module(self) -> Module:
         """The :class:`Module` the kernel comes from (kept loaded while the kernel lives)."""
         return self._module
 
     @property
-    def handle(self):
+    def handle(self) -> cuda.CUkernel:
         """The ``cuda.CUkernel`` (which ``cuLaunchKernel`` also takes as a function)."""
         return self._handle
 
     @property
-    def params(self):
+    def params(self) -> list[Param]:
         """The parameters, as :class:`cubind._launch.params.Param` tuples."""
         return list(self.plan.params)
 
     @property
-    def typed_by(self):
+    def typed_by(self) -> Literal["PTX", "cuKernelGetParamInfo"]:
         """"PTX" (float vs integer known) or "cuKernelGetParamInfo" (sizes only)."""
         return self._typed_by
 
-    def function(self):
+    def function(self) -> cuda.CUfunction:
         """The ``CUfunction`` of this kernel in the current context."""
         ensure_context()
         return check(_cuda().cuKernelGetFunction(self._handle), "cuKernelGetFunction")
 
     # -- attributes -------------------------------------------------------------
 
-    def attribute(self, attribute, device=None):
+    def attribute(self, attribute: cuda.CUfunction_attribute | SupportsIndex | str,
+                  device: _Device | None = None) -> int:
         """A ``CUfunction_attribute`` by member, value or name (``"num_regs"``)
         on ``device`` (default: the current one)."""
         cuda = _driver_module()
@@ -130,7 +146,8 @@ class Kernel(KernelBase):
         dev = Device(device).handle if device is not None else ensure_context()
         return int(check(cuda.cuKernelGetAttribute(member, self._handle, dev), "cuKernelGetAttribute"))
 
-    def set_attribute(self, attribute, value, device=None):
+    def set_attribute(self, attribute: cuda.CUfunction_attribute | SupportsIndex | str, value: SupportsIndex,
+                      device: _Device | None = None) -> None:
         """Sets a ``CUfunction_attribute`` (e.g. ``"max_dynamic_shared_size_bytes"``)."""
         cuda = _driver_module()
         member = enum_member(cuda.CUfunction_attribute, _FUNC_PREFIX, attribute, "attribute")
@@ -139,35 +156,36 @@ class Kernel(KernelBase):
         check(cuda.cuKernelSetAttribute(member, value, self._handle, dev), "cuKernelSetAttribute")
 
     @property
-    def num_regs(self):
+    def num_regs(self) -> int:
         """Registers per thread."""
         return self.attribute("NUM_REGS")
 
     @property
-    def max_threads_per_block(self):
+    def max_threads_per_block(self) -> int:
         """The most threads a block of this kernel may have."""
         return self.attribute("MAX_THREADS_PER_BLOCK")
 
     @property
-    def shared_size_bytes(self):
+    def shared_size_bytes(self) -> int:
         """Static shared memory per block."""
         return self.attribute("SHARED_SIZE_BYTES")
 
     @property
-    def local_size_bytes(self):
+    def local_size_bytes(self) -> int:
         """Local memory per thread."""
         return self.attribute("LOCAL_SIZE_BYTES")
 
     # -- occupancy ------------------------------------------------------------
 
-    def max_active_blocks(self, block, shared_mem=0):
+    def max_active_blocks(self, block: _Dims, shared_mem: SupportsIndex = 0) -> int:
         """Blocks of ``block`` threads (an int or 1 to 3 ints) that fit on one
         multiprocessor at once with ``shared_mem`` dynamic shared bytes each."""
         threads, shared_mem = _block_threads(block), shared_mem_bytes(shared_mem)
         return int(check(_cuda().cuOccupancyMaxActiveBlocksPerMultiprocessor(
             self.function(), threads, shared_mem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
 
-    def suggested_block_size(self, shared_mem=0, block_size_limit=0):
+    def suggested_block_size(self, shared_mem: SupportsIndex = 0,
+                             block_size_limit: SupportsIndex = 0) -> tuple[int, int]:
         """``(min_grid_size, block_size)``: the block size reaching the highest
         occupancy, and the smallest grid that fills the device with it."""
         shared_mem, limit = shared_mem_bytes(shared_mem), _int_arg(block_size_limit, "block_size_limit")
@@ -175,7 +193,7 @@ class Kernel(KernelBase):
                             "cuOccupancyMaxPotentialBlockSize")
         return int(grid), int(block)
 
-    def max_active_clusters(self, config):
+    def max_active_clusters(self, config: LaunchConfig) -> int:
         """Clusters of ``config`` (a :class:`LaunchConfig` with ``cluster``)
         that can be co-resident on the device."""
         if not isinstance(config, LaunchConfig):
@@ -231,8 +249,16 @@ class LaunchConfig:
     attributes, ``{name or CUlaunchAttributeID: value}``, e.g.
     ``{"priority": 1}``.
     """
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+    cluster: tuple[int, int, int] | None
+    cooperative: bool
+    attributes: dict[Any, SupportsIndex | _Dims | cuda.CUlaunchAttributeValue]
 
-    def __init__(self, grid, block, shared_mem=0, cluster=None, cooperative=False, attributes=None):
+    def __init__(self, grid: _Dims, block: _Dims, shared_mem: SupportsIndex = 0, cluster: _Dims | None = None,
+                 cooperative: bool = False,
+                 attributes: Mapping[Any, SupportsIndex | _Dims | cuda.CUlaunchAttributeValue] | None = None) -> None:
         # Only the driver module's types are used here, never the driver: a
         # configuration is checked and built where there is no GPU too.
         cuda = _driver_module()

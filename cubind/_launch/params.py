@@ -38,10 +38,17 @@ _GLOBAL = re.compile(r"^[ \t]*(?:\.(?:visible|weak|extern|common)\s+)*\.(?:globa
 
 # (typing.NamedTuple would double the import time of `import cubind`.)
 class Param(namedtuple("Param", "index kind size signed pointer text", defaults=(False, False, ""))):
+    # The fields' types, for type checkers (annotations only: no class attribute).
+    index: int  # type: ignore[assignment]  # shadows tuple.index, as the field does
+    kind: int  # F32, F64, INT, BYTES or ANY
+    size: int
+    signed: bool
+    pointer: bool
+    text: str
     __slots__ = ()
 
     @property
-    def takes_address(self):
+    def takes_address(self) -> bool:
         """Whether a device address (an array's pointer) may be passed: an
         8-byte integer parameter, or an 8-byte one typed by its size only."""
         return self.size == 8 and self.kind in (INT, ANY)

@@ -8,14 +8,25 @@ none of it left. ``empty_pinned`` is a numpy array over such memory; the
 array (and every view of it) keeps the memory alive.
 """
 
+from __future__ import annotations
+
 import ctypes
 import operator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cubind._core import driver, lifetime
 from cubind._core.context import current_context, ensure_context
 from cubind._core.errors import check
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, SupportsIndex, TypeAlias
+
+    import numpy.typing as npt
+
+    _ShapeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 
 __all__ = ["PinnedMemory", "empty_pinned"]
 
@@ -58,7 +69,7 @@ class PinnedMemory:
 
     __slots__ = ("_ptr", "_nbytes", "_device_ptr", "_mapped", "_finalizer", "__weakref__")
 
-    def __init__(self, nbytes, *, mapped=False):
+    def __init__(self, nbytes: SupportsIndex, *, mapped: bool = False) -> None:
         nbytes = _nbytes(nbytes)
         cuda = driver.module()
         flags = cuda.CU_MEMHOSTALLOC_PORTABLE | (cuda.CU_MEMHOSTALLOC_DEVICEMAP if mapped else 0)
@@ -77,33 +88,33 @@ class PinnedMemory:
         self._finalizer = lifetime.track(self, int(context), _free_host, context, ptr)
 
     @property
-    def ptr(self):
+    def ptr(self) -> int:
         """The host address; ``ValueError`` once freed."""
         if self._ptr is None:
             raise ValueError("the pinned memory was freed (PinnedMemory.free() or a Device.reset())")
         return self._ptr
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """The size asked for, in bytes."""
         return self._nbytes
 
     @property
-    def mapped(self):
+    def mapped(self) -> bool:
         """Whether the memory is mapped into the device's address space."""
         return self._mapped
 
     @property
-    def device_ptr(self):
+    def device_ptr(self) -> int | None:
         """Where kernels reach the memory (mapped memory; ``None`` otherwise or once freed)."""
         return self._device_ptr
 
     @property
-    def freed(self):
+    def freed(self) -> bool:
         """Whether the memory was freed (``free()``, or its device's reset)."""
         return self._ptr is None
 
-    def free(self):
+    def free(self) -> None:
         """Frees the memory now (idempotent). Arrays over it must not be used
         afterwards: they would read freed memory."""
         self._ptr = self._device_ptr = None
@@ -113,7 +124,7 @@ class PinnedMemory:
         # Device.reset() destroyed the context, and this memory with it.
         self._ptr = self._device_ptr = None
 
-    def asarray(self, dtype=np.uint8, shape=None):
+    def asarray(self, dtype: npt.DTypeLike = np.uint8, shape: _ShapeLike | None = None) -> npt.NDArray[Any]:
         """A numpy array over the memory (C order), keeping it alive. ``shape``
         defaults to as many ``dtype`` elements as fit."""
         dtype = np.dtype(dtype)
@@ -133,7 +144,7 @@ class PinnedMemory:
         return f"<PinnedMemory {self.nbytes} bytes at {where}{' (mapped)' if self.mapped else ''}>"
 
 
-def empty_pinned(shape, dtype=np.float64, *, mapped=False):
+def empty_pinned(shape: _ShapeLike, dtype: npt.DTypeLike = np.float64, *, mapped: bool = False) -> npt.NDArray[Any]:
     """A numpy array in page-locked host memory (as ``cupyx.empty_pinned``):
     copies between it and the device run at full speed and asynchronously.
     The memory goes with the last array over it, or at interpreter exit."""

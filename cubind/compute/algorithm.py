@@ -13,9 +13,12 @@ takes ``mgr.algorithm([a, out], SRC, push_consts=[2.0, 16])``. The number of
 push constants is the kernel's parameter count less the tensors'.
 """
 
+from __future__ import annotations
+
 import logging
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +26,11 @@ import cubind
 
 from .specialize import defines
 from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .tensor import _Number, _Values
 
 log = logging.getLogger("cubind.compute")
 
@@ -51,29 +59,29 @@ class Algorithm:
     # -- what it is ------------------------------------------------------------------
 
     @property
-    def kernel(self):
+    def kernel(self) -> cubind.Kernel:
         return self._kernel
 
     @property
-    def workgroup(self):
+    def workgroup(self) -> tuple[int, int, int]:
         """The grid, in blocks (Kompute's workgroup count)."""
         return self._grid
 
     @property
-    def block(self):
+    def block(self) -> tuple[int, int, int]:
         """Threads per block (Kompute's local size, which GLSL puts in the shader)."""
         return self._block
 
-    def get_tensors(self):
+    def get_tensors(self) -> list[Tensor]:
         return list(self._tensors)
 
-    def get_spec_consts(self):
+    def get_spec_consts(self) -> Any:
         return self._spec_consts
 
-    def get_push_consts(self):
+    def get_push_consts(self) -> list[_Number]:
         return list(self._push)
 
-    def is_init(self):
+    def is_init(self) -> bool:
         return not self._destroyed
 
     def __repr__(self):
@@ -83,10 +91,10 @@ class Algorithm:
     # -- push constants -----------------------------------------------------------------
 
     @property
-    def push_count(self):
+    def push_count(self) -> int:
         return len(self._kernel.params) - len(self._tensors)
 
-    def set_push_constants(self, push_consts):
+    def set_push_constants(self, push_consts: _Values) -> None:
         """New default push constants: every sequence that dispatches this
         algorithm without its own takes them at its next evaluation, by
         updating its graph's kernel node in place (no re-recording)."""
@@ -149,7 +157,7 @@ class Algorithm:
         if self._destroyed:
             raise ValueError(f"{what}: the algorithm was destroyed (Algorithm.destroy() or Manager.destroy())")
 
-    def destroy(self):
+    def destroy(self) -> None:
         """Sequences that recorded a dispatch of it refuse to evaluate afterwards."""
         with self._lock:
             if self._destroyed:

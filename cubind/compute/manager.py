@@ -1,8 +1,11 @@
 """Manager: the owner of a device's compute resources, in Kompute's terms."""
 
+from __future__ import annotations
+
 import logging
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 import cubind
 
@@ -10,6 +13,15 @@ from .algorithm import Algorithm, check_tensor
 from .sequence import Sequence
 from .specialize import CompileCache
 from .tensor import Tensor, TensorTypes
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from collections.abc import Sequence as _Seq
+    from typing import Any, Literal, SupportsIndex
+
+    import numpy.typing as npt
+
+    from .tensor import _Dims, _Number, _Values
 
 log = logging.getLogger("cubind.compute")
 
@@ -25,8 +37,9 @@ class Manager:
     ``destroy()`` (or the end of ``with Manager() as mgr:``) frees everything
     it made. It logs to ``logging.getLogger("cubind.compute")``.
     """
+    compile_cache: Any
 
-    def __init__(self, device=0, streams=None):
+    def __init__(self, device: cubind.Device | SupportsIndex = 0, streams: int | _Seq[Any] | None = None) -> None:
         self._device = cubind.Device(device)
         import cuda  # the 1:1 module, for the calls cubind has no object for (here once a manager exists)
 
@@ -42,39 +55,42 @@ class Manager:
         log.debug("manager on device %d: %d streams", self._device.ordinal, len(self._streams))
 
     @property
-    def device(self):
+    def device(self) -> cubind.Device:
         return self._device
 
     @property
-    def streams(self):
+    def streams(self) -> list[cubind.Stream]:
         return list(self._streams)
 
     def __repr__(self):
         state = " (destroyed)" if self._destroyed else ""
         return f"<cubind.compute.Manager device {self._device.ordinal}, {len(self._streams)} streams{state}>"
 
-    def __enter__(self):
+    def __enter__(self) -> Manager:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.destroy()
         return False
 
     # -- making things -----------------------------------------------------------------
 
-    def tensor(self, data, dtype=None, tensor_type=TensorTypes.device):
+    def tensor(self, data: npt.ArrayLike, dtype: npt.DTypeLike = None,
+               tensor_type: TensorTypes = TensorTypes.device) -> Tensor:
         """A tensor holding ``data`` on the host (float32 unless ``data`` is a
         numpy array or ``dtype`` says otherwise); an ``OpTensorSyncDevice``
         copies it to the device."""
         self._check_alive("tensor")
         return self._register(self._tensors, Tensor(self, data, dtype, tensor_type))
 
-    def tensor_t(self, data, tensor_type=TensorTypes.device):
+    def tensor_t(self, data: npt.ArrayLike, tensor_type: TensorTypes = TensorTypes.device) -> Tensor:
         """Kompute's typed form: the tensor takes ``data``'s own dtype."""
         return self.tensor(data, None, tensor_type)
 
-    def algorithm(self, tensors, kernel, workgroup=None, spec_consts=None, push_consts=None, *, block=None,
-                  entry=None):
+    def algorithm(self, tensors: _Seq[Tensor], kernel: str | bytes | cubind.Program | cubind.Module | cubind.Kernel,
+                  workgroup: _Dims | None = None, spec_consts: _Values | Mapping[str, _Number] | None = None,
+                  push_consts: _Values | None = None, *, block: _Dims | None = None,
+                  entry: str | None = None) -> Algorithm:
         """An algorithm running ``kernel`` (CUDA C++ source, a cubind.Program,
         Module or Kernel) on ``tensors``; see docs/compute.md for how tensors,
         push and specialisation constants reach the kernel."""
@@ -82,7 +98,7 @@ class Manager:
         algorithm = Algorithm(self, tensors, kernel, workgroup, spec_consts, push_consts, block=block, entry=entry)
         return self._register(self._algorithms, algorithm)
 
-    def sequence(self, queue_index=0):
+    def sequence(self, queue_index: int = 0) -> Sequence:
         """An empty sequence on stream ``queue_index`` of the manager's."""
         self._check_alive("sequence")
         if isinstance(queue_index, bool) or not isinstance(queue_index, int):
@@ -137,7 +153,7 @@ class Manager:
         if self._destroyed:
             raise ValueError(f"{what}: the Manager was destroyed")
 
-    def destroy(self):
+    def destroy(self) -> None:
         """Waits for running sequences, then frees every sequence, algorithm
         and tensor it made (their ``is_init()`` turns false) and its streams.
         Host data stays readable through numpy views of ``data()``."""

@@ -8,17 +8,26 @@ both (the sync operations add nothing for it); a storage tensor has device
 memory only (the sync operations refuse it).
 """
 
+from __future__ import annotations
+
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 from .algorithm import Algorithm, check_tensor
 from .tensor import TensorTypes
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence as _Seq
+    from typing import Any
+
+    from .tensor import Tensor, _Number, _Values
 
 
 class OpBase:
     """An operation; subclasses say which tensors it uses and add its nodes."""
 
-    def tensors(self):
+    def tensors(self) -> list[Tensor]:
         return []
 
     def _record(self, sequence, graph):
@@ -49,7 +58,7 @@ def _host_data(tensor):
 class OpTensorSyncDevice(OpBase):
     """Host data -> device memory, for each tensor."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors: _Seq[Tensor]) -> None:
         self._tensors = _tensor_list(tensors, "OpTensorSyncDevice")
 
     def tensors(self):
@@ -65,7 +74,7 @@ class OpTensorSyncDevice(OpBase):
 class OpTensorSyncLocal(OpBase):
     """Device memory -> host data, for each tensor (read it after the evaluation)."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors: _Seq[Tensor]) -> None:
         self._tensors = _tensor_list(tensors, "OpTensorSyncLocal")
 
     def tensors(self):
@@ -87,7 +96,7 @@ class OpTensorCopy(OpBase):
     """The first tensor's data into each of the others (same byte size): the
     device data, and the host data where both have some, as Kompute's does."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors: _Seq[Tensor]) -> None:
         self._tensors = _tensor_list(tensors, "OpTensorCopy")
         if len(self._tensors) < 2:
             raise ValueError("OpTensorCopy: tensors needs a source and at least one destination")
@@ -111,7 +120,7 @@ class OpMemoryBarrier(OpBase):
     stage masks have no CUDA meaning (a graph edge orders all memory) and
     are accepted and ignored."""
 
-    def __init__(self, tensors=None, *vulkan_masks, **vulkan_options):
+    def __init__(self, tensors: _Seq[Tensor] | None = None, *vulkan_masks: Any, **vulkan_options: Any) -> None:
         self._tensors = [] if tensors is None else _tensor_list(tensors, "OpMemoryBarrier")
 
     def tensors(self):
@@ -125,7 +134,7 @@ class OpAlgoDispatch(OpBase):
     """Runs an algorithm; ``push_consts`` (optional) override the
     algorithm's own for this dispatch."""
 
-    def __init__(self, algorithm, push_consts=None):
+    def __init__(self, algorithm: Algorithm, push_consts: _Values | None = None) -> None:
         if not isinstance(algorithm, Algorithm):
             raise TypeError(f"OpAlgoDispatch: algorithm: expected a cubind.compute.Algorithm, "
                             f"not {type(algorithm).__name__}")
@@ -136,19 +145,19 @@ class OpAlgoDispatch(OpBase):
         self._users = weakref.WeakSet()
 
     @property
-    def algorithm(self):
+    def algorithm(self) -> Algorithm:
         return self._algorithm
 
     def tensors(self):
         return self._algorithm.get_tensors()
 
-    def push_consts(self):
+    def push_consts(self) -> tuple[_Number, ...]:
         """The push constants this dispatch uses now."""
         with self._lock:
             own = self._push
         return own if own is not None else tuple(self._algorithm.get_push_consts())
 
-    def set_push_constants(self, push_consts):
+    def set_push_constants(self, push_consts: _Values | None) -> None:
         """New push constants for this dispatch (None: the algorithm's): the
         sequences that recorded it update their graph's node at their next
         evaluation, without recording again."""

@@ -14,16 +14,25 @@ times, in Kompute's terms.
   sequences on several streams run at once where they share no tensor.
 """
 
+from __future__ import annotations
+
 import ctypes
 import logging
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 import cubind
 
 from .ops import OpAlgoDispatch, OpBase, check_op_tensors
 from .recording import Recording
 from .waiting import notify_when_reached, wait
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from typing import Any
+
+    from .manager import Manager
 
 log = logging.getLogger("cubind.compute")
 
@@ -59,36 +68,36 @@ class Sequence:
     # -- what it is -------------------------------------------------------------------
 
     @property
-    def manager(self):
+    def manager(self) -> Manager:
         return self._manager
 
     @property
-    def stream(self):
+    def stream(self) -> cubind.Stream:
         return self._stream
 
     @property
-    def event(self):
+    def event(self) -> cubind.Event:
         """Recorded after each evaluation's graph launch."""
         return self._event
 
     @property
-    def graph_instantiations(self):
+    def graph_instantiations(self) -> int:
         """How many times this sequence instantiated a graph: once per
         recording, however many evaluations and push-constant changes."""
         return self._instantiations
 
-    def ops(self):
+    def ops(self) -> list[OpBase]:
         return list(self._ops)
 
-    def is_init(self):
+    def is_init(self) -> bool:
         return not self._destroyed
 
-    def is_recording(self):
+    def is_recording(self) -> bool:
         """True while it has recorded operations not yet evaluated."""
         with self._lock:
             return self._graph is not None and not self._graph.instantiated and bool(self._ops)
 
-    def is_running(self):
+    def is_running(self) -> bool:
         """True from ``eval_async`` until the device has finished it."""
         with self._lock:
             if self._in_flight and self._event.query():
@@ -101,7 +110,7 @@ class Sequence:
 
     # -- recording ------------------------------------------------------------------------
 
-    def record(self, op):
+    def record(self, op: OpBase) -> Sequence:
         """Adds ``op``'s nodes to the graph; returns the sequence (chaining)."""
         if not isinstance(op, OpBase):
             raise TypeError(f"record: expected an operation (cubind.compute.Op...), not {type(op).__name__}")
@@ -158,7 +167,7 @@ class Sequence:
         self._ops, self._tensors, self._subscribed, self._post_copies = [], [], [], []
         self._invalid, self._dirty = None, set()
 
-    def clear(self):
+    def clear(self) -> Sequence:
         """Forgets every operation and frees the graph."""
         with self._lock:
             if self.is_running():
@@ -166,7 +175,7 @@ class Sequence:
             self._reset()
         return self
 
-    def rerecord(self):
+    def rerecord(self) -> Sequence:
         """Records the same operations again into a new graph (after tensors
         were remade, for one): the next evaluation instantiates it."""
         with self._lock:
@@ -178,12 +187,12 @@ class Sequence:
 
     # -- evaluating --------------------------------------------------------------------------
 
-    def eval(self, op=None):
+    def eval(self, op: OpBase | None = None) -> Sequence:
         """Evaluates and waits. With ``op``: clears, records ``op`` alone,
         then evaluates (Kompute's one-shot form, ``mgr.sequence().eval(op)``)."""
         return self.eval_async(op).eval_await()
 
-    def eval_async(self, op=None):
+    def eval_async(self, op: OpBase | None = None) -> Sequence:
         """Launches the graph and returns at once (the sequence, which
         ``await`` and ``eval_await`` wait for)."""
         if op is not None:
@@ -241,7 +250,7 @@ class Sequence:
         if err:
             raise cubind.CUDAError(err, "cuEventRecord")
 
-    def eval_await(self, timeout=None):
+    def eval_await(self, timeout: float | None = None) -> Sequence:
         """Waits for the evaluation in flight (if any); TimeoutError after
         ``timeout`` seconds, leaving it running. Returns the sequence."""
         with self._lock:
@@ -253,7 +262,7 @@ class Sequence:
                 self._finished()
         return self
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, Sequence]:
         """``await seq.eval_async()``: waits without blocking the event loop."""
         return self._await_async().__await__()
 
@@ -297,7 +306,7 @@ class Sequence:
         with self._lock:
             self._invalid = reason
 
-    def destroy(self):
+    def destroy(self) -> None:
         """Waits for an evaluation in flight, then frees the graph and the event."""
         with self._lock:
             if self._destroyed:

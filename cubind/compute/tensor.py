@@ -6,14 +6,29 @@ numpy array over the host memory whose ``.base`` is the tensor itself, so a
 view keeps the tensor (and that memory) alive.
 """
 
+from __future__ import annotations
+
 import enum
 import logging
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 import cubind
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence as _Seq
+    from typing import Any, SupportsIndex, TypeAlias
+
+    import numpy.typing as npt
+
+    from .manager import Manager
+
+    _Number: TypeAlias = int | float | bool | np.number[Any] | np.bool_
+    _Values: TypeAlias = _Seq[_Number] | npt.NDArray[Any]
+    _Dims: TypeAlias = SupportsIndex | tuple[SupportsIndex, ...] | list[SupportsIndex]
 
 log = logging.getLogger("cubind.compute")
 
@@ -58,33 +73,33 @@ class Tensor:
     # -- what it is ---------------------------------------------------------------
 
     @property
-    def manager(self):
+    def manager(self) -> Manager:
         return self._manager
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         return self._dtype
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, ...]:
         return self._shape
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self._size * self._dtype.itemsize
 
-    def size(self):
+    def size(self) -> int:
         """The number of elements (Kompute's ``size()``)."""
         return self._size
 
-    def data_type(self):
+    def data_type(self) -> np.dtype[Any]:
         """The numpy dtype (Kompute's name for it)."""
         return self._dtype
 
-    def tensor_type(self):
+    def tensor_type(self) -> TensorTypes:
         return self._type
 
-    def is_init(self):
+    def is_init(self) -> bool:
         """False once the tensor or its manager was destroyed."""
         return not self._destroyed
 
@@ -94,7 +109,7 @@ class Tensor:
 
     # -- host data ------------------------------------------------------------------
 
-    def data(self):
+    def data(self) -> npt.NDArray[Any]:
         """The host data as a numpy array whose ``.base`` is this tensor: after
         an ``OpTensorSyncLocal`` it holds what the device computed."""
         return np.asarray(self)
@@ -107,7 +122,7 @@ class Tensor:
         return {"shape": self._shape, "typestr": self._dtype.str, "data": (self._pinned.ptr, False),
                 "strides": None, "version": 3}
 
-    def set_data(self, data):
+    def set_data(self, data: npt.ArrayLike) -> None:
         """Copies ``data`` (same number of elements) into the host data."""
         values = np.asarray(data, dtype=self._dtype)
         if values.size != self._size:
@@ -121,7 +136,7 @@ class Tensor:
             raise ValueError(f"{what}: the tensor was destroyed (Tensor.destroy() or Manager.destroy())")
 
     @property
-    def device_ptr(self):
+    def device_ptr(self) -> int:
         """The address kernels and copies use on the device."""
         self._check_alive("tensor")
         if self._array is not None:
@@ -129,14 +144,14 @@ class Tensor:
         return self._pinned.device_ptr
 
     @property
-    def host_ptr(self):
+    def host_ptr(self) -> int | None:
         """The host data's address, or None for a storage tensor."""
         self._check_alive("tensor")
         return None if self._pinned is None else self._pinned.ptr
 
     # -- release -------------------------------------------------------------------
 
-    def destroy(self):
+    def destroy(self) -> None:
         """Frees the device memory (after any evaluation still using it); the
         host memory stays while numpy views of ``data()`` exist. Sequences that
         recorded this tensor refuse to evaluate afterwards."""

@@ -1,6 +1,7 @@
 """ARCHITECTURE.md's package layers hold in the code: every import of one of
 the project's modules (at module level or inside a function: a deferred
-import is still a dependency) points to its own package or a lower layer, no
+import is still a dependency; one under ``if TYPE_CHECKING:``, for
+annotations only, is not) points to its own package or a lower layer, no
 two modules import each other through any chain, no module sits in
 ``cubind/``'s root but the package's ``__init__``, and no module reaches a
 lower layer at run time the other way round: registering itself there
@@ -76,6 +77,11 @@ def imports(path):
     """The cubind modules ``path`` imports (absolute names)."""
     text = path.read_text()
     tree = ast.parse(text if path.suffix == ".py" else cython_to_python(text))
+    # What only type checkers read (``if TYPE_CHECKING:``) is not a dependency at
+    # run time: an annotation may name a class of a higher layer.
+    for node in [n for n in ast.walk(tree) if isinstance(n, ast.If)]:
+        if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            node.body = [ast.Pass()]
     own = module_name(path)
     package = own if path.name == "__init__.py" else own.rpartition(".")[0]
     out = set()
