@@ -191,7 +191,7 @@ class Device:
         (``CUDA_ERROR_NO_DEVICE``), as ``torch.cuda.device_count()``. Any other
         failure raises: a driver that fails otherwise, or a
         ``CUBIND_CUDA_LIBRARY`` that names no loadable library."""
-        from _cubind.loader import LibraryNotFoundError  # type: ignore[import-not-found]  # compiled, no stub
+        from _cubind.loader import LibraryNotFoundError
 
         try:
             return _device_count()
