@@ -267,8 +267,9 @@ class Array(_launch.SlotAddressed):
         view = self[key]
         if isinstance(value, Array) or _interop.is_device_object(value):
             view.copy_from(value)
-        elif np.ndim(value) == 0:
-            view.fill(value)
+        # is_device_object() took the device objects mypy still sees in value's type
+        elif np.ndim(value) == 0:  # type: ignore[arg-type]
+            view.fill(value)  # type: ignore[arg-type]  # a 0-d value: a scalar or a 0-d array
         else:
             host = np.asarray(value, dtype=view.dtype)
             try:
@@ -649,7 +650,7 @@ def asarray(obj: _DeviceArrayLike | npt.ArrayLike, stream: _StreamLike = None) -
         return Array._make(mem, 0, shape, strides, dtype, stream, sh, readonly)
     if _interop.is_device_object(obj):
         return from_dlpack(obj, stream=stream)
-    return to_gpu(obj, stream=stream)
+    return to_gpu(obj, stream=stream)  # type: ignore[arg-type]  # the device objects returned above
 
 
 def from_dlpack(obj: _SupportsDLPack | _PyCapsule, stream: _StreamLike = None) -> Array:

@@ -9,12 +9,16 @@ per element type (pair), compiled with :class:`cubind.Program` on first use
 """
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cubind._core import lifetime as _lifetime
 from cubind._memory.dtypes import C_TYPES
 from cubind._memory.layout import size_of
+
+if TYPE_CHECKING:
+    from cubind._launch.kernel import Kernel
 
 __all__ = ["copy_strided", "fill_strided", "convert_expr", "PRELUDE", "copy_kernel_source", "fill_kernel_source",
            "KERNEL_AXES"]
@@ -120,7 +124,7 @@ extern "C" __global__ void {name}(char *dst, long long n, long long n1, long lon
 
 
 _lock = threading.Lock()
-_kernels = {}  # (kind, *types, device) -> Kernel
+_kernels: dict[tuple, "Kernel"] = {}  # (kind, *types, device) -> Kernel
 _resets = [0]  # the resets the cache has seen (cubind._core.lifetime.resets)
 
 

@@ -108,7 +108,7 @@ def _arch_option(arch, target):
     return f"--gpu-architecture={prefix}_{number}{suffix}"
 
 
-def _text(value, param):
+def _text(value: object, param: str) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, (bytes, bytearray)):
@@ -319,8 +319,8 @@ class Module:
         self.from_cache = from_cache
         self._library = None
         self._finalizer = None
-        self._entries = None
-        self._kernels = {}
+        self._entries: dict[str, list[Param]] | None = None
+        self._kernels: dict[str, Kernel] = {}
 
     @classmethod
     def load(cls, path_or_bytes: str | os.PathLike[str] | bytes | bytearray | memoryview,

@@ -25,7 +25,7 @@ from cubind._core.handles import current as _current
 from cubind._core.handles import current_stream, stream_handle
 
 if TYPE_CHECKING:
-    from typing import Literal, Protocol, SupportsIndex, TypeAlias
+    from typing import Any, Literal, Protocol, SupportsIndex, TypeAlias
 
     import cuda
 
@@ -103,7 +103,7 @@ def _primary_context(ordinal):
     return ctx
 
 
-def _ordinal(value):
+def _ordinal(value: SupportsIndex) -> int:
     """``value`` as a device ordinal ``cuDeviceGet`` can take, checked
     without the driver (whether that device exists is the driver's to say)."""
     try:
@@ -118,7 +118,7 @@ def _ordinal(value):
     return ordinal
 
 
-def _device_count():
+def _device_count() -> int:
     """The driver's device count (0 for ``CUDA_ERROR_NO_DEVICE``); a missing
     driver library raises the loader's error, which :class:`Device` passes on
     (a user asking for a device is told the driver is missing, not that there
@@ -155,7 +155,12 @@ class Device:
     primary context, retained once and released when the interpreter exits.
     """
 
-    _instances: dict = {}
+    _instances: dict[int, Device] = {}
+    # Set in __new__ (no __init__): declared here for the type checker only.
+    _ordinal: int
+    _handle: cuda.CUdevice
+    _default_stream: Stream | None
+    _cache: dict[str, Any]
 
     def __new__(cls, ordinal: Device | SupportsIndex | None = None) -> Device:
         if isinstance(ordinal, Device):
@@ -186,7 +191,7 @@ class Device:
         (``CUDA_ERROR_NO_DEVICE``), as ``torch.cuda.device_count()``. Any other
         failure raises: a driver that fails otherwise, or a
         ``CUBIND_CUDA_LIBRARY`` that names no loadable library."""
-        from _cubind.loader import LibraryNotFoundError  # type: ignore[import-not-found]  # compiled, no stub
+        from _cubind.loader import LibraryNotFoundError
 
         try:
             return _device_count()
@@ -601,6 +606,9 @@ class Event:
     ``blocking_sync`` makes :meth:`synchronize` sleep instead of spin."""
 
     __slots__ = ("_handle", "_raw", "_finalizer", "_timing", "__weakref__")
+    # For the type checker: close() and a lost context set these to None.
+    _raw: int | None
+    _timing: bool | None
 
     def __init__(self, *, timing: bool = True, blocking_sync: bool = False, interprocess: bool = False) -> None:
         flags = (0 if timing else _EVENT_DISABLE_TIMING) | (_EVENT_BLOCKING_SYNC if blocking_sync else 0)

@@ -40,7 +40,7 @@ __all__ = ["CUDAGraph", "GraphNode", "KernelNode"]
 
 log = logging.getLogger("cubind")
 
-_calls = {}  # the driver functions of the hot path (launch, update), looked up once
+_calls: dict[str, Any] = {}  # the driver functions of the hot path (launch, update), looked up once
 
 _LOST = "graph: its context was destroyed by Device.reset(); make a new CUDAGraph"
 
@@ -133,7 +133,7 @@ class CUDAGraph:
             cuda = _cuda()
             _calls.update(launch=cuda.cuGraphLaunch, update=cuda.cuGraphExecKernelNodeSetParams)
         self._state = [handle, None]
-        self._kernel_nodes = []
+        self._kernel_nodes: list[KernelNode] = []
         self._instantiations = 0
         self._finalizer = _lifetime.track(self, context, _release, self._state)
         log.debug("graph 0x%x created", int(handle))

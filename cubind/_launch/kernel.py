@@ -86,6 +86,12 @@ class Kernel(KernelBase):
     as the launch sees them.
     """
 
+    # Set in _from_library: declared here for the type checker only.
+    _module: Module
+    _handle: cuda.CUkernel
+    _name: str
+    _typed_by: Literal["PTX", "cuKernelGetParamInfo"]
+
     @classmethod
     def _from_library(cls, module, handle, name, params):
         self = cls()

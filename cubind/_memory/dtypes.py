@@ -7,7 +7,12 @@ have no device meaning, and a byte-swapped type would be read wrongly by
 every kernel.
 """
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = ["as_dtype", "dlpack_code", "from_dlpack_code", "C_TYPES"]
 
@@ -40,7 +45,7 @@ SUPPORTED = tuple(C_TYPES)
 _NAMES = ", ".join(str(d) for d in SUPPORTED)
 
 
-def as_dtype(dtype, param="dtype"):
+def as_dtype(dtype: "npt.DTypeLike", param: str = "dtype") -> "np.dtype[Any]":
     """``dtype`` as a native-order numpy dtype cubind supports, else a
     TypeError naming ``param``."""
     try:

@@ -46,7 +46,7 @@ def _free_host(context, ptr):
         pass
 
 
-def _nbytes(nbytes):
+def _nbytes(nbytes: SupportsIndex) -> int:
     try:
         n = operator.index(nbytes)
     except TypeError:
@@ -68,6 +68,9 @@ class PinnedMemory:
     """
 
     __slots__ = ("_ptr", "_nbytes", "_device_ptr", "_mapped", "_finalizer", "__weakref__")
+    # For the type checker: free() and a lost context set the pointers to None.
+    _ptr: int | None
+    _device_ptr: int | None
 
     def __init__(self, nbytes: SupportsIndex, *, mapped: bool = False) -> None:
         nbytes = _nbytes(nbytes)
@@ -131,12 +134,13 @@ class PinnedMemory:
         if shape is None:
             shape = (self.nbytes // dtype.itemsize,)
         shape = tuple(shape) if np.iterable(shape) else (shape,)
-        count = int(np.prod(shape, dtype=np.int64))
+        # numpy reads each SupportsIndex dimension with __index__; mypy's numpy stubs want ints
+        count = int(np.prod(shape, dtype=np.int64))  # type: ignore[arg-type]
         if count * dtype.itemsize > self.nbytes:
             raise ValueError(f"shape: {shape} of {dtype} takes {count * dtype.itemsize} bytes, "
                              f"the pinned memory holds {self.nbytes}")
         raw = (ctypes.c_uint8 * max(self.nbytes, 1)).from_address(self.ptr)
-        raw._owner = self  # the ctypes array is the numpy array's base: it keeps this object alive
+        raw._owner = self  # type: ignore[attr-defined]  # ctypes instances take attributes; the ctypes array is the numpy array's base: it keeps this object alive
         return np.frombuffer(raw, dtype=np.uint8, count=count * dtype.itemsize).view(dtype).reshape(shape)
 
     def __repr__(self):
@@ -154,6 +158,6 @@ def empty_pinned(shape: _ShapeLike, dtype: npt.DTypeLike = np.float64, *, mapped
         count = int(np.prod([operator.index(n) for n in shape], dtype=np.int64))
     except TypeError:
         raise TypeError(f"shape: expected ints, got {shape!r}") from None
-    if any(n < 0 for n in shape):
+    if any(n < 0 for n in shape):  # type: ignore[operator]  # each n passed operator.index just above
         raise ValueError(f"shape: {shape} has a negative dimension")
     return PinnedMemory(count * dtype.itemsize, mapped=mapped).asarray(dtype, shape)

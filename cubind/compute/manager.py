@@ -38,6 +38,10 @@ class Manager:
     it made. It logs to ``logging.getLogger("cubind.compute")``.
     """
     compile_cache: Any
+    # Set in __init__ (one tuple assignment): declared here for the type checker only.
+    _tensors: weakref.WeakSet[Tensor]
+    _algorithms: weakref.WeakSet[Algorithm]
+    _sequences: weakref.WeakSet[Sequence]
 
     def __init__(self, device: cubind.Device | SupportsIndex = 0, streams: int | _Seq[Any] | None = None) -> None:
         self._device = cubind.Device(device)
@@ -75,7 +79,7 @@ class Manager:
 
     # -- making things -----------------------------------------------------------------
 
-    def tensor(self, data: npt.ArrayLike, dtype: npt.DTypeLike = None,
+    def tensor(self, data: npt.ArrayLike, dtype: npt.DTypeLike | None = None,
                tensor_type: TensorTypes = TensorTypes.device) -> Tensor:
         """A tensor holding ``data`` on the host (float32 unless ``data`` is a
         numpy array or ``dtype`` says otherwise); an ``OpTensorSyncDevice``

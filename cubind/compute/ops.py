@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence as _Seq
     from typing import Any
 
+    from .sequence import Sequence
     from .tensor import Tensor, _Number, _Values
 
 
@@ -142,7 +143,7 @@ class OpAlgoDispatch(OpBase):
         self._algorithm = algorithm
         self._push = algorithm._checked_push(push_consts, "push_consts")
         self._lock = threading.Lock()
-        self._users = weakref.WeakSet()
+        self._users: weakref.WeakSet[Sequence] = weakref.WeakSet()
 
     @property
     def algorithm(self) -> Algorithm:
