@@ -386,7 +386,10 @@ def test_the_multi_thread_scheduler_never_ticks_a_codelet_on_two_threads_and_los
         m.add(gx.DoubleBufferReceiver(capacity=4), "in")
         m.add(gx.DoubleBufferTransmitter(capacity=4), "out")
         m.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
-        m.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+        # A tick forwards everything its receiver holds (up to its capacity,
+        # 4): it may run only while the sink has room for that many, or a sink
+        # starved of CPU overflows (policy fault), as GXF's min_size says.
+        m.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out", min_size=4))
         stages.append(m.add(Guarded(), "fwd"))
         g.connect(f"src{i}/out", f"mid{i}/in")
     sink = g.entity("sink")
