@@ -88,3 +88,21 @@ def run_on_fake(fake_driver, body, **env):
                           env=dict(os.environ, PYTHONPATH=pythonpath(), CUBIND_CUDA_LIBRARY=str(fake_driver), **env))
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
+
+
+def run_json_on_fake(fake_driver, code, env=None):
+    """``code`` in a fresh interpreter on tests/fake_driver with one device;
+    the JSON its last line of output holds, and its stderr."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests._toolkit import ROOT, pythonpath
+
+    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(ROOT),
+                    FAKE_DEVICE_COUNT="1", **(env or {}))
+    done = subprocess.run([sys.executable, "-c", code], env=full_env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr

@@ -12,9 +12,7 @@ every operation and flow against numpy.
 
 import asyncio
 import gc
-import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -24,7 +22,7 @@ import pytest
 
 import cubind
 from cubind.compute import specialize
-from tests._toolkit import pythonpath
+from tests._helpers import run_json_on_fake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,41 +58,15 @@ import ctypes, gc, json, struct, sys
 import numpy as np
 import cubind
 from cubind import compute as kp
-fake = ctypes.CDLL({lib!r})
+from tests._fake_graph import count, f32, fake, nodes, setint
 module = cubind.Module.load(open({ptx!r}, "rb").read())
-def count(name):
-    return ctypes.c_int.in_dll(fake, name).value
-def setint(name, value):
-    ctypes.c_int.in_dll(fake, name).value = value
-class Node(ctypes.Structure):
-    _fields_ = [("handle", ctypes.c_ulonglong), ("graph", ctypes.c_ulonglong), ("kind", ctypes.c_int),
-                ("ndeps", ctypes.c_int), ("deps", ctypes.c_ulonglong * 16), ("grid", ctypes.c_uint * 3),
-                ("block", ctypes.c_uint * 3), ("args", ctypes.c_ulonglong * 8), ("func", ctypes.c_ulonglong),
-                ("kern", ctypes.c_ulonglong), ("src_type", ctypes.c_int), ("dst_type", ctypes.c_int),
-                ("src", ctypes.c_ulonglong), ("dst", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong)]
-KIND = {{1: "kernel", 2: "copy", 3: "empty"}}
-def nodes():
-    table = (Node * 4096).in_dll(fake, "fake_nodes")
-    out = []
-    for n in table[:count("fake_node_count")]:
-        out.append({{"handle": n.handle, "kind": KIND[n.kind], "deps": list(n.deps[:n.ndeps]), "grid": list(n.grid),
-                    "block": list(n.block), "args": list(n.args), "src": n.src, "dst": n.dst, "bytes": n.bytes,
-                    "src_host": n.src_type == 1, "dst_host": n.dst_type == 1}})
-    return out
-def f32(value):
-    return struct.unpack("<I", struct.pack("<f", value))[0]
 from tests._helpers import error
 """
 
 
 def run_fake(fake_driver, ptx_file, body, env=None):
-    code = PRELUDE.format(lib=str(fake_driver), ptx=str(ptx_file)) + textwrap.dedent(body)
-    full_env = dict(os.environ, CUBIND_CUDA_LIBRARY=str(fake_driver), PYTHONPATH=pythonpath(ROOT),
-                    FAKE_DEVICE_COUNT="1", **(env or {}))
-    done = subprocess.run([sys.executable, "-c", code], env=full_env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+    code = PRELUDE.format(ptx=str(ptx_file)) + textwrap.dedent(body)
+    return run_json_on_fake(fake_driver, code, env)
 
 
 # Indented as the snippets it prefixes, which are dedented as one.
