@@ -144,3 +144,30 @@ def cuda_core_missing(version):
     if installed != version:
         return f"these cases are written for cuda.core {version}; cuda-core {installed} is installed"
     return None
+
+
+def compile_with_stand_ins(tmp, cuda_headers, source, platform_headers, hidden):
+    """Compiles ``source`` (C text including ``cuda_headers``) as a consumer of
+    the .pxd files does: cubind's platform stand-ins (_cubind/platform_fallback)
+    as a plain include directory, the system's EGL, GL and VDPAU headers hidden
+    where ``hidden``. Returns which files of ``platform_headers`` (paths as
+    included, "GL/gl.h") the compiler opened, and the stand-ins' directory;
+    skips where there is no C compiler or the CUDA headers are missing."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    cc = shutil.which("cc")
+    if cc is None or any(header(h) is None for h in cuda_headers):
+        pytest.skip(f"needs a C compiler and {', '.join(cuda_headers)}")
+    fallback = str(ROOT / "_cubind" / "platform_fallback")
+    _root, dirs = _paths().find_headers(list(cuda_headers))
+    flags = without_platform_headers(tmp) if hidden else []
+    path = tmp / "consumer.c"
+    path.write_text(source)
+    done = subprocess.run([cc, "-fsyntax-only", "-H", *flags, f"-I{fallback}"] + [f"-I{d}" for d in dirs]
+                          + [str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    opened = [line.lstrip(". ") for line in done.stderr.splitlines() if any(h in line for h in platform_headers)]
+    return opened, fallback

@@ -8,7 +8,6 @@ arguments as Python errors naming the parameter.
 """
 
 import os
-import subprocess
 
 import pytest
 
@@ -165,36 +164,22 @@ def test_registering_no_image_is_a_driver_error(driver, cu_context):
     assert resource is None
 
 
-@pytest.mark.parametrize("system", ["without_egl_headers", "with_the_system_headers"])
-def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, system):
+@pytest.mark.parametrize("hidden", [True, False], ids=["without_egl_headers", "with_the_system_headers"])
+def test_the_cuda_egl_headers_compile_with_the_egl_stand_in(tmp_path, hidden):
     # cudaEGL.h and cuda_egl_interop.h include EGL/egl.h and EGL/eglext.h. A
     # consumer adds the stand-in as a plain include directory
     # (cubind.get_include()): on a machine without libegl-dev (hidden here)
     # it declares the types; where the system has the headers, it defers to them.
-    import shutil
+    from tests._toolkit import compile_with_stand_ins
 
-    from tests._toolkit import header, without_platform_headers
-
-    cc = shutil.which("cc")
-    if cc is None or header("cudaEGL.h") is None or header("cuda_egl_interop.h") is None:
-        pytest.skip("needs a C compiler and the CUDA EGL headers")
-    from tests._toolkit import ROOT, _paths
-
-    fallback = ROOT / "_cubind" / "platform_fallback"
-    _root, dirs = _paths().find_headers(["cudaEGL.h", "cuda_egl_interop.h"])
-    hidden = system == "without_egl_headers"
-    flags = without_platform_headers(tmp_path) if hidden else []
     if not hidden and not os.path.isfile("/usr/include/EGL/egl.h"):
         pytest.skip("no system EGL headers to defer to (Debian's libegl-dev)")
-    source = tmp_path / "egl.c"
-    source.write_text('#include "cudaEGL.h"\n#include "cuda_egl_interop.h"\n'
-                      "int main(void) { EGLImageKHR i = 0; EGLint w = 0; CUeglFrame f; cudaEglFrame g;\n"
-                      "  (void)i, (void)w, (void)f, (void)g; return 0; }\n")
-    done = subprocess.run([cc, "-fsyntax-only", "-H", *flags, f"-I{fallback}"] + [f"-I{d}" for d in dirs]
-                          + [str(source)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    opened = [line.lstrip(". ") for line in done.stderr.splitlines() if "EGL/egl" in line]
-    ours = [line for line in opened if line.startswith(str(fallback))]
+    opened, fallback = compile_with_stand_ins(
+        tmp_path, ["cudaEGL.h", "cuda_egl_interop.h"],
+        '#include "cudaEGL.h"\n#include "cuda_egl_interop.h"\n'
+        "int main(void) { EGLImageKHR i = 0; EGLint w = 0; CUeglFrame f; cudaEglFrame g;\n"
+        "  (void)i, (void)w, (void)f, (void)g; return 0; }\n", ["EGL/egl"], hidden)
+    ours = [line for line in opened if line.startswith(fallback)]
     assert ours, opened
     if hidden:
         assert ours == opened, opened

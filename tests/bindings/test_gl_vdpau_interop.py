@@ -9,8 +9,6 @@ platform lacks them.
 """
 
 import os
-import shutil
-import subprocess
 
 import pytest
 
@@ -181,29 +179,19 @@ def test_the_interop_headers_compile_with_the_stand_ins(tmp_path, hidden):
     # cudaVDPAU.h needs the latter before it. A consumer adds the stand-ins as
     # a plain include directory (cubind.get_include()): without the system's
     # headers (hidden here) they declare the types; with them, they defer.
-    from tests._toolkit import ROOT, _paths, header, without_platform_headers
+    from tests._toolkit import compile_with_stand_ins
 
-    cc = shutil.which("cc")
-    names = ["cudaGL.h", "cudaVDPAU.h", "cuda_gl_interop.h", "cuda_vdpau_interop.h"]
-    if cc is None or any(header(h) is None for h in names):
-        pytest.skip("needs a C compiler and the CUDA GL/VDPAU headers")
     system = [p for p in ("/usr/include/GL/gl.h", "/usr/include/vdpau/vdpau.h") if os.path.isfile(p)]
     if not hidden and len(system) < 2:
         pytest.skip("no system GL and VDPAU headers to defer to (libgl-dev, libvdpau-dev)")
-    fallback = ROOT / "_cubind" / "platform_fallback"
-    _root, dirs = _paths().find_headers(names)
-    flags = without_platform_headers(tmp_path) if hidden else []
-    source = tmp_path / "interop.c"
-    source.write_text('#include <GL/gl.h>\n#include <vdpau/vdpau.h>\n#include "cudaGL.h"\n#include "cudaVDPAU.h"\n'
-                      '#include "cuda_gl_interop.h"\n#include "cuda_vdpau_interop.h"\n'
-                      "int main(void) { GLuint b = 0; GLenum t = 0; VdpDevice d = 0; VdpGetProcAddress *p = 0;\n"
-                      "  VdpVideoSurface v = 0; VdpOutputSurface o = 0; (void)b, (void)t, (void)d, (void)p, (void)v,"
-                      " (void)o; return 0; }\n")
-    done = subprocess.run([cc, "-fsyntax-only", "-H", *flags, f"-I{fallback}"] + [f"-I{d}" for d in dirs]
-                          + [str(source)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    opened = [line.lstrip(". ") for line in done.stderr.splitlines() if "GL/gl.h" in line or "vdpau/vdpau.h" in line]
-    ours = [line for line in opened if line.startswith(str(fallback))]
+    opened, fallback = compile_with_stand_ins(
+        tmp_path, ["cudaGL.h", "cudaVDPAU.h", "cuda_gl_interop.h", "cuda_vdpau_interop.h"],
+        '#include <GL/gl.h>\n#include <vdpau/vdpau.h>\n#include "cudaGL.h"\n#include "cudaVDPAU.h"\n'
+        '#include "cuda_gl_interop.h"\n#include "cuda_vdpau_interop.h"\n'
+        "int main(void) { GLuint b = 0; GLenum t = 0; VdpDevice d = 0; VdpGetProcAddress *p = 0;\n"
+        "  VdpVideoSurface v = 0; VdpOutputSurface o = 0; (void)b, (void)t, (void)d, (void)p, (void)v,"
+        " (void)o; return 0; }\n", ["GL/gl.h", "vdpau/vdpau.h"], hidden)
+    ours = [line for line in opened if line.startswith(fallback)]
     assert ours, opened
     if hidden:
         assert ours == opened, opened
