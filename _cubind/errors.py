@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import cuda
-    from cuda import cudart
+    # The status enums (cuda.CUresult, cudart.cudaError_t) are CEnums: named
+    # by their base here, since the floor imports no generated package.
+    from _cubind.enum import CEnum
 
 __all__ = ["CUDAError", "STICKY", "set_describer"]
 
@@ -58,13 +59,13 @@ class CUDAError(RuntimeError):
     """
 
     # A subclass raised without a status (LibraryNotFoundError) keeps these.
-    code: cuda.CUresult | cudart.cudaError_t | int | None = None
+    code: CEnum | int | None = None
     call: str | None = None
     name: str = ""
     message: str = ""
     sticky: bool = False
 
-    def __init__(self, code: cuda.CUresult | cudart.cudaError_t | int, call: str | None = None) -> None:
+    def __init__(self, code: CEnum | int, call: str | None = None) -> None:
         self.code = code
         self.call = call
         self.name = getattr(code, "name", str(int(code)))

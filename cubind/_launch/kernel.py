@@ -23,12 +23,26 @@ from cubind._launch.params import params_from_sizes
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any, Literal, SupportsIndex, TypeAlias
+    from typing import Any, Literal, Protocol, SupportsIndex, TypeAlias
 
     import cuda
-    from cubind._compile.program import Module
     from cubind._core.context import _Device
     from cubind._launch.params import Param
+
+    class Module(Protocol):
+        """What a kernel keeps loaded: cubind.Module (cubind._compile, a layer
+        above this one, which this layer names by its shape, not its import)."""
+        code: bytes
+        kind: Literal["ptx", "cubin", "fatbin", "ltoir"]
+        ptx: bytes | None
+        log: str
+        name: str | None
+
+        @property
+        def handle(self) -> cuda.CUlibrary: ...
+        @property
+        def entries(self) -> dict[str, list[Param]]: ...
+        def get_kernel(self, name: str | bytes) -> Kernel: ...
 
     # An int, or 1 to 3 ints (grid, block, cluster dimensions).
     _Dims: TypeAlias = SupportsIndex | tuple[SupportsIndex, ...] | list[int] | list[SupportsIndex]
