@@ -79,7 +79,7 @@ install_python_deps() {  # install_python_deps build|test
   local pkgs=("setuptools>=77" "cython>=3.0" numpy 'tomli>=1.1; python_version < "3.11"')
   # cuda-core: tests/bindings/test_cuda_core.py (it requires numpy only); cuda-bindings:
   # the names tests/bindings/test_classic_names.py compares cubind's modules with.
-  [ "${1:-build}" = test ] && pkgs+=(pytest ruff build mypy pyyaml "cuda-core==0.3.2" "cuda-bindings==13.0.3")
+  [ "${1:-build}" = test ] && pkgs+=(pytest "ruff==0.17.6" build mypy pyyaml "cuda-core==0.3.2" "cuda-bindings==13.0.3")
   step "Python packages into $VENV: ${pkgs[*]}"
   "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
 }

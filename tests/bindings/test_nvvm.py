@@ -5,8 +5,8 @@ the library is looked for, and the package's coverage of nvvm.h."""
 import re
 
 import pytest
-from _cubind.loader import search_candidates
 
+from _cubind.loader import search_candidates
 from tests._helpers import ok
 from tests.generator_integration.test_generator_cuda_h import ROOT, run_generator
 
