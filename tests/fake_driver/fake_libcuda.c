@@ -60,9 +60,10 @@ unsigned long long fake_last_stream = 0; /* the stream of the last cuLaunchKerne
 unsigned long long fake_last_function = 0;
 
 static int fake_sticky = 0;
-static void *fake_current = NULL;
-static void *fake_stack[64];
-static int fake_depth = 0;
+/* The current context is per thread, as the real driver's is. */
+static __thread void *fake_current = NULL;
+static __thread void *fake_stack[64];
+static __thread int fake_depth = 0;
 static unsigned long long fake_next_handle = 0x10000;
 
 static void fake_log(const char *name, unsigned long long arg) {
@@ -135,6 +136,32 @@ static int f_cuMemAlloc(unsigned long long *p, size_t n) {
 static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) { (void)s; return f_cuMemAlloc(p, n); }
 static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuMemFree", p); return 0; }
 static int f_cuMemFreeAsync(unsigned long long p, void *s) { (void)s; return f_cuMemFree(p); }
+/* A new context is current in the creating thread, as the real driver's is. */
+static int f_cuCtxCreate(void **ctx, void *params, unsigned flags, int dev) {
+    (void)params; (void)flags; (void)dev;
+    *ctx = (void *)fake_new("cuCtxCreate", 0);
+    fake_current = *ctx;
+    return 0;
+}
+static int f_cuCtxDestroy(void *ctx) {
+    if (fake_current == ctx) fake_current = NULL;
+    fake_log("cuCtxDestroy", (unsigned long long)ctx);
+    return 0;
+}
+int cuCtxCreate_v4(void **ctx, void *params, unsigned flags, int dev) { return f_cuCtxCreate(ctx, params, flags, dev); }
+int cuCtxDestroy_v2(void *ctx) { return f_cuCtxDestroy(ctx); }
+/* Synchronous copies need a current context, as the real driver's do: a
+ * thread that never made one current gets CUDA_ERROR_INVALID_CONTEXT. */
+static int f_cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
+    (void)dst; (void)src; (void)n;
+    if (!fake_current) return fake_fail(__func__, 201);
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
+    (void)dst; (void)src; (void)n;
+    if (!fake_current) return fake_fail(__func__, 201);
+    return fake_fail(__func__, fake_sticky);
+}
 static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
     (void)flags; (void)prio;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
@@ -630,6 +657,8 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuDeviceGet", (void *)f_cuDeviceGet},
     {"cuDeviceGetCount", (void *)f_cuDeviceGetCount},
     {"cuCtxGetCurrent", (void *)f_cuCtxGetCurrent},
+    {"cuCtxCreate", (void *)f_cuCtxCreate},
+    {"cuCtxDestroy", (void *)f_cuCtxDestroy},
     {"cuCtxSetCurrent", (void *)f_cuCtxSetCurrent},
     {"cuCtxGetDevice", (void *)f_cuCtxGetDevice},
     {"cuCtxPushCurrent", (void *)f_cuCtxPushCurrent},
@@ -641,6 +670,8 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuMemAllocAsync", (void *)f_cuMemAllocAsync},
     {"cuMemFree", (void *)f_cuMemFree},
     {"cuMemFreeAsync", (void *)f_cuMemFreeAsync},
+    {"cuMemcpyHtoD", (void *)f_cuMemcpyHtoD},
+    {"cuMemcpyDtoH", (void *)f_cuMemcpyDtoH},
     {"cuStreamCreateWithPriority", (void *)f_cuStreamCreateWithPriority},
     {"cuStreamDestroy", (void *)f_cuStreamDestroy},
     {"cuEventCreate", (void *)f_cuEventCreate},
@@ -715,8 +746,6 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t 
 #define FAKE(name) int name(void) { return 0; }
 FAKE(cuInit)
 FAKE(cuDeviceGet)
-FAKE(cuCtxCreate_v4)
-FAKE(cuCtxDestroy_v2)
 FAKE(cuCtxGetCurrent)
 FAKE(cuDeviceGetAttribute)
 FAKE(cuPointerGetAttribute)
