@@ -109,17 +109,11 @@ def copy_contiguous(object host, object ptr, bint to_device):
             return
         with nogil:
             if to_device:
-                # Queued on the legacy default stream, as CuPy's set() does: from
-                # pageable memory the driver has staged every byte when it returns
-                # (the buffer may be reused), and later work on the default and
-                # blocking streams is ordered after it, as after cuMemcpyHtoD,
-                # which does not wait for the transfer either but first waits for
-                # the work queued before it (bench/README.md, copies).
-                err = cdrv.cuMemcpyHtoDAsync(dptr, view.buf, view.len, NULL)
+                err = cdrv.cuMemcpyHtoD(dptr, view.buf, view.len)
             else:
                 err = cdrv.cuMemcpyDtoH(view.buf, dptr, view.len)
         if err != cdrv.CUDA_SUCCESS:
-            _fail(err, "cuMemcpyHtoDAsync" if to_device else "cuMemcpyDtoH")
+            _fail(err, "cuMemcpyHtoD" if to_device else "cuMemcpyDtoH")
     finally:
         PyBuffer_Release(&view)
 
@@ -131,7 +125,7 @@ cdef _copy_python(object host, object ptr, bint to_device):
         return
     cuda = _driver()
     if to_device:
-        _status(cuda.cuMemcpyHtoDAsync(ptr, host, nbytes, 0), "cuMemcpyHtoDAsync")
+        _status(cuda.cuMemcpyHtoD(ptr, host, nbytes), "cuMemcpyHtoD")
     else:
         _status(cuda.cuMemcpyDtoH(host, ptr, nbytes), "cuMemcpyDtoH")
 

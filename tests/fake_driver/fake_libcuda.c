@@ -150,16 +150,12 @@ static int f_cuCtxDestroy(void *ctx) {
 }
 int cuCtxCreate_v4(void **ctx, void *params, unsigned flags, int dev) { return f_cuCtxCreate(ctx, params, flags, dev); }
 int cuCtxDestroy_v2(void *ctx) { return f_cuCtxDestroy(ctx); }
-/* Copies need a current context, as the real driver's do: a
+/* Synchronous copies need a current context, as the real driver's do: a
  * thread that never made one current gets CUDA_ERROR_INVALID_CONTEXT. */
 static int f_cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
     (void)dst; (void)src; (void)n;
     if (!fake_current) return fake_fail(__func__, 201);
     return fake_fail(__func__, fake_sticky);
-}
-static int f_cuMemcpyHtoDAsync(unsigned long long dst, const void *src, size_t n, void *stream) {
-    (void)stream;
-    return f_cuMemcpyHtoD(dst, src, n);
 }
 static int f_cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
     (void)dst; (void)src; (void)n;
@@ -675,7 +671,6 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuMemFree", (void *)f_cuMemFree},
     {"cuMemFreeAsync", (void *)f_cuMemFreeAsync},
     {"cuMemcpyHtoD", (void *)f_cuMemcpyHtoD},
-    {"cuMemcpyHtoDAsync", (void *)f_cuMemcpyHtoDAsync},
     {"cuMemcpyDtoH", (void *)f_cuMemcpyDtoH},
     {"cuStreamCreateWithPriority", (void *)f_cuStreamCreateWithPriority},
     {"cuStreamDestroy", (void *)f_cuStreamDestroy},

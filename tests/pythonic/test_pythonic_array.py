@@ -791,7 +791,7 @@ def test_to_gpu_of_a_contiguous_array_is_one_allocation_and_one_copy(emulated_gp
     host = np.arange(12, dtype=np.float32).reshape(3, 4)
     emulated_gpu.calls.clear()
     a = to_gpu(host)
-    assert [n for n in emulated_gpu.names() if not n.startswith("cuCtx")] == ["cuMemAlloc", "cuMemcpyHtoDAsync"]
+    assert [n for n in emulated_gpu.names() if not n.startswith("cuCtx")] == ["cuMemAlloc", "cuMemcpyHtoD"]
     assert a.shape == (3, 4) and a.strides == (16, 4) and a.dtype == np.float32 and a.stream is None
     np.testing.assert_array_equal(a.get(), host)
     # the general path: non-contiguous, other sequences, a stream, an empty array
@@ -810,8 +810,8 @@ def test_to_gpu_refuses_unsupported_dtypes_on_either_path(emulated_gpu):
 
 
 def test_a_failed_copy_in_to_gpu_frees_its_allocation(emulated_gpu, monkeypatch):
-    monkeypatch.setattr(cuda, "cuMemcpyHtoDAsync", lambda dst, src, n, stream: (INVALID_VALUE,))
-    with pytest.raises(CUDAError, match="cuMemcpyHtoDAsync"):
+    monkeypatch.setattr(cuda, "cuMemcpyHtoD", lambda dst, src, n: (INVALID_VALUE,))
+    with pytest.raises(CUDAError, match="cuMemcpyHtoD"):
         to_gpu(np.arange(4.0))
     gc.collect()
     assert emulated_gpu.allocs == {}
