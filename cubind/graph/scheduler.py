@@ -16,6 +16,7 @@ from .clock import Clock
 from .codelet import Codelet
 from .component import Component
 from .errors import CodeletError, ParameterError
+from .external import ExternalSource
 from .parameters import Parameter, Ref
 from .queues import Receiver, Transmitter
 from .terms import NEVER, READY, WAIT_TIME, SchedulingTerm, combine
@@ -28,12 +29,14 @@ class RunResult:
     """How a run ended: ``reason`` is ``"done"`` (every entity's terms said
     never), ``"deadlock"`` (nothing can become ready), ``"max_duration"``,
     ``"interrupted"`` or ``"error"``; ``ticks`` counts entity ticks,
-    ``ticks_by_entity`` per entity name."""
+    ``ticks_by_entity`` per entity name; ``messages`` the counts of the
+    queues fed across processes (``{path: {"sent": n, ...}}``)."""
 
     reason: str
     ticks: int
     duration_s: float
     ticks_by_entity: dict
+    messages: dict = dataclasses.field(default_factory=dict)
 
 
 class Scheduler(Component):
@@ -95,24 +98,46 @@ class _Run:
         self.cursor = 0
         self.reason = None
         self.error = None
+        # Components fed from outside the run (remote queues): opened before
+        # the first start(), closed after the last stop().
+        self.sources = graph.components(ExternalSource)
 
     # -- the run
 
     def execute(self):
         started_at = time.monotonic()
-        started = []
+        started, opened = [], []
         try:
+            for source in self.sources:
+                source.open_external(self._wake)
+                opened.append(source)
             self._start_all(started)
             self._work_on_pool()
         finally:
             stop_error = self._stop_all(started)
-        error = self.error or stop_error
+            close_error = self._close_sources(opened, self.error or stop_error)
+        error = self.error or stop_error or close_error
         if error is not None:
-            if stop_error is not None and stop_error is not error:
-                _note(error, f"and then: {stop_error}")
+            for later in (stop_error, close_error):
+                if later is not None and later is not error:
+                    _note(error, f"and then: {later}")
             raise error
+        messages = {}
+        for source in self.sources:
+            messages.update(source.external_counts())
         return RunResult(self.reason, sum(self.ticks.values()), time.monotonic() - started_at,
-                         {e.name: n for e, n in self.ticks.items()})
+                         {e.name: n for e, n in self.ticks.items()}, messages)
+
+    def _close_sources(self, opened, failed):
+        first = None
+        for source in opened:
+            error = source.close_external(failed is not None)
+            first = first or error
+        return first
+
+    def _wake(self):
+        with self.cond:
+            self.cond.notify_all()
 
     def _start_all(self, started):
         for entity in self.entities:
@@ -192,6 +217,11 @@ class _Run:
             if self.graph.interrupted:
                 self._stop("interrupted")
                 return None
+            failure = next(filter(None, (s.external_failure() for s in self.sources)), None)
+            if failure is not None:
+                self.error = self.error or failure
+                self._stop("error")
+                return None
             if self.wall_end is not None and time.monotonic() >= self.wall_end:
                 self._stop("max_duration")
                 return None
@@ -199,11 +229,12 @@ class _Run:
             entity, target = self._pick(now)
             if entity is not None:
                 return entity, now
-            if self.running == 0 and target is None:
+            if self.running == 0 and target is None and not any(s.external_active() for s in self.sources):
                 # Nothing can fire again. Entities that ended and others left
-                # waiting for their messages is the usual end ("done"); waiting
+                # waiting for their messages is the usual end ("done"), as is
+                # a part of a split app whose remote peers all ended; waiting
                 # with none ended is a deadlock.
-                if any(s == DONE for s in self.state.values()):
+                if self.sources or any(s == DONE for s in self.state.values()):
                     self._stop("done")
                     return None
                 if self.stop_on_deadlock:
