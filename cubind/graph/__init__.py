@@ -21,6 +21,9 @@ app.yaml``) or built in Python:
     g.connect(out, "rx/signal")
     g.run()
 
+Across processes, GXF's ``UcxContext``, ``UcxTransmitter`` and
+``UcxReceiver`` carry messages over UCX (RAPIDS' ucxx, ``cubind[ucx]``).
+
 Built on ``import cubind``'s public objects only (and the 1:1 ``cuda``
 module for pinned host memory); ``docs/graph.md`` maps GXF's concepts to it.
 """
@@ -37,6 +40,15 @@ from .parameters import Parameter, Ref
 from .queues import DoubleBufferReceiver, DoubleBufferTransmitter, QueueFullError, Receiver, Transmitter
 from .resources import Allocator, BlockMemoryPool, CudaStreamPool, UnboundedAllocator
 from .scheduler import GreedyScheduler, MultiThreadScheduler, RunResult, Scheduler
+from .ucx import (
+    UcxComponentSerializer,
+    UcxContext,
+    UcxEntitySerializer,
+    UcxError,
+    UcxReceiver,
+    UcxSerializationBuffer,
+    UcxTransmitter,
+)
 from .terms import (
     BooleanSchedulingTerm,
     CountSchedulingTerm,
@@ -57,5 +69,7 @@ __all__ = [
     "MessageAvailableSchedulingTerm", "DownstreamReceptiveSchedulingTerm", "TargetTimeSchedulingTerm",
     "Scheduler", "GreedyScheduler", "MultiThreadScheduler", "RunResult",
     "GraphError", "ParameterError", "CodeletError",
+    "UcxContext", "UcxReceiver", "UcxTransmitter", "UcxSerializationBuffer", "UcxEntitySerializer",
+    "UcxComponentSerializer", "UcxError",
     "load", "loads",
 ]

@@ -3,8 +3,10 @@ runs a YAML app, as GXF's ``gxe.py --app`` does.
 
 Exit status: 0 when the graph ran to its end (or the app needs a GPU and
 there is none: it says so and skips, as cubind's examples do), 1 when a
-codelet raised (the error names entity, codelet and phase), 2 for a bad
-app or argument. SIGINT and SIGTERM stop the graph cleanly (every started
+codelet raised (the error names entity, codelet and phase) or a UCX
+connection failed or was lost (the error names the queue and the peer), 2
+for a bad app or argument. A part of an app split across processes (UCX
+queues) prints the messages each of its queues sent and received. SIGINT and SIGTERM stop the graph cleanly (every started
 codelet's stop() runs)."""
 
 import argparse
@@ -16,6 +18,8 @@ import traceback
 from .app import gpu_needs, load
 from .errors import CodeletError, GraphError
 from .scheduler import GreedyScheduler, MultiThreadScheduler
+from .ucx_transport import UcxError
+from .wire import WireError
 
 
 def _arguments(argv):
@@ -73,10 +77,15 @@ def main(argv=None):
         traceback.print_exception(exc.__cause__, file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except (UcxError, WireError) as exc:  # a connection failed or was lost, a message undecodable
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except GraphError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.app}: {result.reason} after {result.ticks} ticks in {result.duration_s:.3f} s")
+    for path, counts in result.messages.items():
+        print(f"{args.app}: messages {path}: " + " ".join(f"{k}={v}" for k, v in counts.items()))
     return 0
 
 

@@ -1,0 +1,267 @@
+"""GXF's UCX components: a ``UcxContext`` per process, ``UcxReceiver`` (it
+listens on ``port``) and ``UcxTransmitter`` (it connects to
+``receiver_address:port``), queues as the double-buffer ones are (capacity,
+policy), whose other end is in another process. The serializer components
+are accepted where a GXF app names them (``UcxEntitySerializer``,
+``UcxComponentSerializer``, ``UcxSerializationBuffer``); what crosses and
+how is ``wire.py``'s.
+
+The context is the run's external source (``external.py``): it opens every
+queue's connection before the first tick (listeners first, then each
+transmitter connects, then each receiver waits for its transmitter), tells
+the scheduler when remote messages or credits arrive, and closes them after
+the run, with the counts of messages each queue sent and received."""
+
+import time
+
+from .component import Component
+from .errors import GraphError, ParameterError
+from .external import ExternalSource
+from .parameters import Parameter, Ref
+from .queues import Receiver, Transmitter
+from .resources import Allocator
+from .ucx_transport import Engine, InLink, OutLink, UcxError
+from .wire import encode
+
+CLOSE_TIMEOUT_S = 30.0
+
+
+class UcxSerializationBuffer(Component, gxf_type="UcxSerializationBuffer"):
+    """Bounds a message's header (its non-tensor part, ``buffer_size``
+    bytes); tensors travel as their own UCX messages, from their memory."""
+
+    allocator = Parameter(Ref(Allocator), None, "accepted for GXF's shape; the header is a Python bytes object")
+    buffer_size = Parameter(int, 4096, "the largest header, in bytes")
+
+    def on_bind(self):
+        if self.buffer_size < 64:
+            raise ParameterError(f"{self.path}/buffer_size: must be at least 64 bytes, got {self.buffer_size}")
+
+
+class UcxComponentSerializer(Component, gxf_type="UcxComponentSerializer"):
+    """Where received tensors are allocated: ``allocator`` (default: as
+    ``UnboundedAllocator`` does, on the receiving entity's device)."""
+
+    allocator = Parameter(Ref(Allocator), None)
+
+
+class UcxEntitySerializer(Component, gxf_type="UcxEntitySerializer"):
+    component_serializers = Parameter([Ref(UcxComponentSerializer)], None)
+    verbose_warning = Parameter(bool, False, "accepted for GXF's shape")
+
+
+class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
+    """One per process: the UCX engine of its remote queues. ``reconnect``:
+    a transmitter whose receiver is not up yet retries (every 0.1 s) until
+    ``connect_timeout_ms``; without it one attempt. ``cpu_data_only``: device
+    tensors are refused at publish (both sides must agree)."""
+
+    serializer = Parameter(Ref(UcxEntitySerializer), None)
+    reconnect = Parameter(bool, True)
+    cpu_data_only = Parameter(bool, False)
+    connect_timeout_ms = Parameter(int, 30000, "how long to wait for the peers before the first tick")
+
+    def on_bind(self):
+        if self.connect_timeout_ms < 1:
+            raise ParameterError(f"{self.path}/connect_timeout_ms: must be at least 1, got {self.connect_timeout_ms}")
+        self.engine = None
+        self.links = []
+        self._wake = None
+
+    def resolve(self, graph):
+        super().resolve(graph)
+        others = [c for c in graph.components(UcxContext) if c is not self]
+        if others:
+            raise GraphError(f"{self.path}: a process has one UcxContext; {others[0].path} is another")
+
+    # -- the run's external source
+
+    def wake(self):
+        if self._wake is not None:
+            self._wake()
+
+    def open_external(self, wake):
+        graph = self.entity.graph
+        self.links = [q.link for q in graph.components((UcxReceiver, UcxTransmitter))]
+        if not self.links:
+            return
+        for link in self.links:
+            link.reset()
+        self._wake = wake
+        self.engine = Engine()
+        deadline = time.monotonic() + self.connect_timeout_ms / 1000
+        try:
+            self.engine.call(self._open(deadline))
+        except BaseException:
+            self._shutdown(True)
+            raise
+
+    async def _open(self, deadline):
+        import asyncio
+
+        ucxx = self.engine.ucxx
+        ins = [link for link in self.links if isinstance(link, InLink)]
+        outs = [link for link in self.links if isinstance(link, OutLink)]
+        for link in ins:
+            link.listen(ucxx)
+        # Every listener is up before anything waits: two parts feeding each other both start.
+        results = await asyncio.gather(*(link.connect(ucxx, deadline) for link in outs), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        for link in ins:
+            await link.wait_connected(deadline)
+
+    def external_active(self):
+        return any(link.active() for link in self.links)
+
+    def external_failure(self):
+        for link in self.links:
+            if link.failure is not None:
+                return link.failure
+        return None
+
+    def close_external(self, failed):
+        if self.engine is None:
+            return None
+        try:
+            return self._shutdown(failed)
+        finally:
+            self._wake = None
+
+    def _shutdown(self, failed):
+        import asyncio
+
+        async def close_all():
+            await asyncio.gather(*(link.close(failed, CLOSE_TIMEOUT_S) for link in self.links),
+                                 return_exceptions=True)
+
+        engine, self.engine = self.engine, None
+        try:
+            engine.call(close_all(), CLOSE_TIMEOUT_S + 5)
+        finally:
+            engine.stop()
+        return None if failed else self.external_failure()
+
+    def external_counts(self):
+        return {link.queue.path: link.counts() for link in self.links}
+
+    # -- for the links
+
+    def allocate(self, queue, entry):
+        """The array a received tensor goes into: the component serializer's
+        allocator (if any) or an unbounded one, on the receiving entity's device."""
+        from .message import TensorDescription
+
+        storage = "device" if entry["storage"] == "device" else "host"
+        description = TensorDescription(entry["name"], storage, entry["shape"], entry["dtype"])
+        allocator = self._allocator()
+        if allocator is not None:
+            return allocator.tensor(description).data
+        if storage == "host":
+            import numpy as np
+
+            return np.empty(entry["shape"], entry["dtype"])
+        import cubind
+
+        with cubind.Device(queue.entity.device or 0):
+            return cubind.empty(entry["shape"], entry["dtype"])
+
+    def allocations_ready(self, queue):
+        """Device buffers allocated on a stream are ready before UCX writes them (it uses its own streams)."""
+        import cubind
+
+        with cubind.Device(queue.entity.device or 0) as device:
+            (cubind.current_stream() or device.default_stream).synchronize()
+
+    def _allocator(self):
+        serializer = self.serializer
+        for component in (serializer.component_serializers or ()) if serializer is not None else ():
+            if component.allocator is not None:
+                return component.allocator
+        return None
+
+
+def _context(queue, graph):
+    found = graph.components(UcxContext)
+    if not found:
+        raise GraphError(f"{queue.path}: a {type(queue).__name__} needs a UcxContext in its app "
+                         f"(GXF's: one per process, e.g. in the scheduler's entity)")
+    return found[0]
+
+
+def _check_port(queue, allow_zero):
+    if not (0 if allow_zero else 1) <= queue.port <= 65535:
+        raise ParameterError(f"{queue.path}/port: {queue.port} is not a port (1 to 65535)")
+
+
+class UcxReceiver(Receiver, gxf_type="UcxReceiver"):
+    """Listens on ``port`` for one ``UcxTransmitter``; its messages arrive in
+    this queue's back stage as a local transmitter's do. Reading (or
+    dropping) a message gives its room back to the transmitter, so a
+    ``DownstreamReceptiveSchedulingTerm`` there sees this queue's room."""
+
+    address = Parameter(str, "0.0.0.0", "the address peers reach (ucxx listens on every interface)")
+    port = Parameter(int, 13337)
+    buffer = Parameter(Ref(UcxSerializationBuffer), None)
+
+    def on_bind(self):
+        super().on_bind()
+        _check_port(self, allow_zero=False)
+        self.link = None
+
+    def resolve(self, graph):
+        super().resolve(graph)
+        self.link = InLink(self, _context(self, graph))
+
+    def receive(self):
+        message = super().receive()
+        if message is not None:
+            self.link.grant(1)
+        return message
+
+    def deliver(self, message):
+        raise GraphError(f"{self.path}: a UcxReceiver is fed by its UcxTransmitter over UCX, not by a Connection")
+
+    def deliver_remote(self, message):
+        """A message from the peer, into the back stage by the policy; returns
+        how many messages left the queue doing so (their room goes back)."""
+        with self._lock:
+            before = self.dropped
+            self._push(message)
+            return self.dropped - before
+
+
+class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
+    """Connects to the ``UcxReceiver`` at ``receiver_address:port``; what it
+    publishes is sent there after each tick. Its ``targets`` hold the
+    connection, whose room is the remote queue's (credits)."""
+
+    receiver_address = Parameter(str, "0.0.0.0")
+    port = Parameter(int, 13337)
+    serialization_buffer = Parameter(Ref(UcxSerializationBuffer), None)
+    maximum_connection_retries = Parameter(int, 200, "attempts at most while the receiver is not up")
+
+    def on_bind(self):
+        super().on_bind()
+        _check_port(self, allow_zero=False)
+        if self.maximum_connection_retries < 1:
+            raise ParameterError(f"{self.path}/maximum_connection_retries: must be at least 1")
+        self.link = None
+
+    def resolve(self, graph):
+        super().resolve(graph)
+        self.link = OutLink(self, _context(self, graph))
+        self.targets.append(self.link)
+
+    def publish(self, message):
+        """As a double-buffer transmitter's, after checking that ``message``
+        can cross a process (an error here names the codelet that published it)."""
+        buffer = self.serialization_buffer
+        encode(message, self.path, not self.link.context.cpu_data_only,
+               None if buffer is None else buffer.buffer_size)
+        super().publish(message)
+
+
+__all__ = ["UcxContext", "UcxReceiver", "UcxTransmitter", "UcxSerializationBuffer", "UcxEntitySerializer",
+           "UcxComponentSerializer", "UcxError"]

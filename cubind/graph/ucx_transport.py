@@ -1,0 +1,463 @@
+"""The UCX side of remote queues, on RAPIDS' ucxx (its asyncio API): one
+event loop on its own thread per process (``Engine``), on which every UCX
+call is made; a receiver listens (``InLink``), a transmitter connects
+(``OutLink``), as GXF's UcxReceiver and UcxTransmitter do.
+
+On one connection, in order:
+
+- the transmitter sends a hello (its layout, its queue's path, whether it
+  sends device tensors); the receiver answers ok with its capacity and
+  policy, or the reason it refuses (another layout);
+- transmitter to receiver: per message a header (``wire.encode``) then one
+  UCX message per tensor buffer, from the memory it lies in; at the end a
+  goodbye with the count sent (the receiver checks it got as many);
+- receiver to transmitter: credits (one per message that left its queue:
+  read or dropped), so the transmitter knows the room left downstream, and a
+  goodbye when its run ends.
+
+Each direction has one sending task, so a header and its buffers are never
+interleaved with another message's. The state the scheduler reads (credits,
+counts, failure, ended) is under each link's lock; the transport calls the
+run's ``wake`` without holding it."""
+
+import asyncio
+import json
+import threading
+import time
+
+from .errors import GraphError
+from .queues import FAULT, REJECT, QueueFullError
+from .wire import LAYOUT, WireError, assemble, decode_header, encode
+
+_BYE = object()
+HELLO_TIMEOUT_S = 10.0
+CONNECT_ATTEMPT_S = 2.0
+RETRY_PERIOD_S = 0.1
+
+
+class UcxError(GraphError):
+    """A UCX connection that cannot be made or was lost; the message names
+    the queue (entity/component) and the peer's address."""
+
+
+def ucxx_module():
+    """RAPIDS' ucxx, or a ``GraphError`` saying how to install it."""
+    try:
+        import ucxx  # type: ignore[import-not-found]  # optional: pip install 'cubind[ucx]'
+    except ImportError as exc:
+        raise GraphError(f"UcxTransmitter/UcxReceiver need RAPIDS' ucxx, which does not import ({exc}): "
+                         f"pip install 'cubind[ucx]' (see docs/graph.md, 'Across processes')") from None
+    return ucxx
+
+
+def _json(obj):
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+class Engine:
+    """An asyncio loop on a daemon thread; ``call`` runs a coroutine there
+    and waits for it, ``soon`` schedules a plain call there."""
+
+    def __init__(self):
+        self.ucxx = ucxx_module()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self._run, name="cubind.graph ucx", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def call(self, coro, timeout=None):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def soon(self, fn, *args):
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def stop(self):
+        async def finish():
+            stop = getattr(self.ucxx, "stop_notifier_thread", None)
+            if stop is not None:
+                stop()
+        try:
+            self.call(finish(), 5)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+
+
+class _Link:
+    def __init__(self, queue, context):
+        self.queue, self.context = queue, context
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        self.ep = None
+        self.failure = None
+        self.peer_ended = False
+        self.closing = False
+        self.dropped = 0
+
+    def _fail(self, exc):
+        with self.lock:
+            if self.failure is None and not self.closing:
+                self.failure = exc
+        self.context.wake()
+
+    @property
+    def where(self):
+        return f"{self.queue.path} (entity {self.queue.entity.name!r})"
+
+
+class OutLink(_Link):
+    """A UcxTransmitter's connection; it stands in its ``targets`` for the
+    remote receiver: ``free()`` is the room left there (credits), and the
+    scheduler's ``deliver()`` hands it the messages to send."""
+
+    def reset(self):
+        super().reset()
+        self.credits = 0
+        self.remote = None  # the receiver's answer: path, capacity, policy
+        self.sent = 0
+        self.queued = 0
+        self.outbox = None
+        self.tasks = []
+
+    @property
+    def peer(self):
+        return f"{self.queue.receiver_address}:{self.queue.port}"
+
+    # -- the scheduler's side (any thread)
+
+    def free(self):
+        with self.lock:
+            return self.credits
+
+    def active(self):
+        """Credits still to come back: the receiver holds or is sent messages."""
+        with self.lock:
+            return (self.remote is not None and not self.peer_ended and self.failure is None
+                    and self.credits < self.remote["capacity"])
+
+    def deliver(self, message):
+        header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
+        with self.lock:
+            if self.failure is not None:
+                raise self.failure
+            if self.peer_ended:
+                raise UcxError(f"{self.where}: the UcxReceiver {self.remote['path']} at {self.peer} ended its "
+                               f"run; a message published after that would be lost")
+            if self.credits <= 0:
+                policy = self.remote["policy"]
+                if policy == REJECT:
+                    self.dropped += 1
+                    return
+                if policy == FAULT:
+                    raise QueueFullError(f"{self.where}: the UcxReceiver {self.remote['path']} at {self.peer} is "
+                                         f"full (capacity {self.remote['capacity']}, policy 2: fault); add a "
+                                         f"DownstreamReceptiveSchedulingTerm on {self.queue.name}")
+                # policy 0: sent anyway; the receiver drops its oldest and gives that credit back.
+            self.credits -= 1
+            self.queued += 1
+        self.context.engine.soon(self.outbox.put_nowait, (header, buffers, message.ready_event))
+
+    def counts(self):
+        with self.lock:
+            return {"sent": self.sent, "dropped": self.dropped, "peer": self.peer,
+                    "remote": self.remote["path"] if self.remote else None}
+
+    # -- on the engine's loop
+
+    async def connect(self, ucxx, deadline):
+        queue = self.queue
+        attempts, started = 0, time.monotonic()
+        while True:
+            attempts += 1
+            left = deadline - time.monotonic()
+            try:
+                ep = await ucxx.create_endpoint(queue.receiver_address, queue.port,
+                                                connect_timeout=max(0.1, min(CONNECT_ATTEMPT_S, left)))
+                break
+            except Exception as exc:  # ucxx raises its UCXXError kinds, asyncio its TimeoutError
+                text = str(exc) or type(exc).__name__
+                if "Invalid IP address or hostname" in text:
+                    raise UcxError(f"{self.where}: receiver_address {queue.receiver_address!r} is not an address "
+                                   f"UCX can reach ({text})") from None
+                retry = self.context.reconnect and attempts < queue.maximum_connection_retries
+                if not retry or time.monotonic() + RETRY_PERIOD_S >= deadline:
+                    raise UcxError(f"{self.where}: no UcxReceiver answered at {self.peer} after {attempts} "
+                                   f"attempt{'s' if attempts > 1 else ''} in {time.monotonic() - started:.1f} s "
+                                   f"({type(exc).__name__}: {text}); is the receiving part started, and the "
+                                   f"address and port right? (UcxContext reconnect: {self.context.reconnect}, "
+                                   f"connect_timeout_ms: {self.context.connect_timeout_ms})") from None
+                await asyncio.sleep(RETRY_PERIOD_S)
+        self.ep = ep
+        hello = {"hello": True, "layout": LAYOUT, "source": queue.path, "cpu_data_only": self.context.cpu_data_only}
+        try:
+            await ep.send_obj(_json(hello))
+            reply = json.loads(bytes(await asyncio.wait_for(ep.recv_obj(), HELLO_TIMEOUT_S)).decode())
+        except Exception as exc:
+            raise UcxError(f"{self.where}: the peer at {self.peer} did not answer the hello "
+                           f"({type(exc).__name__}: {exc}); is it a cubind.graph UcxReceiver?") from None
+        if not reply.get("ok"):
+            raise UcxError(f"{self.where}: the UcxReceiver at {self.peer} refused the connection: {reply.get('error')}")
+        with self.lock:
+            self.remote = {"path": reply["path"], "capacity": int(reply["capacity"]), "policy": int(reply["policy"])}
+            self.credits = self.remote["capacity"]
+        self.outbox = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        self.tasks = [loop.create_task(self._send_loop()), loop.create_task(self._control_loop())]
+
+    async def _send_loop(self):
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                item = await self.outbox.get()
+                if item is _BYE:
+                    with self.lock:
+                        sent = self.sent
+                    await self.ep.send_obj(_json({"bye": True, "sent": sent}))
+                    return
+                header, buffers, ready = item
+                if ready is not None:
+                    # UCX reads device memory outside any stream: the producer's work must be done first
+                    # (the in-process edge's event, waited on this thread instead of a consumer stream).
+                    await loop.run_in_executor(None, ready.synchronize)
+                await self.ep.send_obj(header)
+                for buffer in buffers:
+                    await self.ep.send(buffer)
+                with self.lock:
+                    self.sent += 1
+        except Exception as exc:
+            self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} was lost "
+                                f"while sending message {self.sent + 1} ({type(exc).__name__}: {exc})"))
+
+    async def _control_loop(self):
+        try:
+            while True:
+                note = json.loads(bytes(await self.ep.recv_obj()).decode())
+                with self.lock:
+                    if "credit" in note:
+                        self.credits += int(note["credit"])
+                    elif note.get("bye"):
+                        self.peer_ended = True
+                self.context.wake()
+                if note.get("bye"):
+                    return
+        except Exception as exc:
+            self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} "
+                                f"({self.remote['path']}) was lost ({type(exc).__name__}: {exc or 'peer gone'})"))
+
+    async def close(self, failed, timeout):
+        """Sends what is queued and a goodbye (unless the run failed), then closes."""
+        if self.outbox is not None and not failed and self.failure is None:
+            self.outbox.put_nowait(_BYE)
+            try:
+                await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
+            except asyncio.TimeoutError:
+                self._fail(UcxError(f"{self.where}: {self.queued - self.sent} message(s) still unsent to {self.peer} "
+                                    f"after {timeout:.0f} s at the end of the run"))
+        with self.lock:
+            self.closing = True
+        await _close_endpoint(self.ep, self.tasks)
+
+
+class InLink(_Link):
+    """A UcxReceiver's listener and its one connection."""
+
+    def reset(self):
+        super().reset()
+        self.listener = None
+        self.peer = None
+        self.received = 0
+        self.expected = None
+        self.connected = None
+        self.credit_box = None
+        self.tasks = []
+
+    def active(self):
+        """The transmitter may still send: connected, not said goodbye, not failed."""
+        with self.lock:
+            return self.peer is not None and not self.peer_ended and self.failure is None
+
+    def grant(self, count):
+        """``count`` messages left the queue (read or dropped): their room goes back to the transmitter."""
+        if count and self.credit_box is not None:
+            self.context.engine.soon(self.credit_box.put_nowait, count)
+
+    def counts(self):
+        with self.lock:
+            return {"received": self.received, "dropped": self.queue.dropped, "peer": self.peer}
+
+    # -- on the engine's loop
+
+    def listen(self, ucxx):
+        queue = self.queue
+        self.connected = asyncio.get_running_loop().create_future()
+        self.credit_box = asyncio.Queue()
+        try:
+            self.listener = ucxx.create_listener(self._accept, queue.port)
+        except Exception as exc:
+            busy = type(exc).__name__ == "UCXXBusyError"
+            raise UcxError(f"{self.where}: cannot listen on port {queue.port}"
+                           f"{': the port is in use' if busy else ''} ({type(exc).__name__}: {exc})") from None
+
+    async def wait_connected(self, deadline):
+        try:
+            await asyncio.wait_for(asyncio.shield(self.connected), max(0.0, deadline - time.monotonic()))
+        except asyncio.TimeoutError:
+            raise UcxError(f"{self.where}: no UcxTransmitter connected to port {self.queue.port} in "
+                           f"{self.context.connect_timeout_ms} ms (UcxContext connect_timeout_ms); is the "
+                           f"sending part started, with this host's address and port?") from None
+        if self.failure is not None:
+            raise self.failure
+
+    async def _accept(self, ep):
+        try:
+            hello = json.loads(bytes(await asyncio.wait_for(ep.recv_obj(), HELLO_TIMEOUT_S)).decode())
+            if not isinstance(hello, dict) or not hello.get("hello"):
+                raise ValueError("not a hello")
+        except Exception as exc:
+            self._refused(f"a peer that is not a cubind.graph UcxTransmitter connected ({type(exc).__name__}: {exc})")
+            return
+        problem = self._mismatch(hello)
+        if problem is not None:
+            await _answer(ep, {"ok": False, "error": problem})
+            self._refused(f"refused {hello.get('source')!r}: {problem}")
+            return
+        await _answer(ep, {"ok": True, "path": self.queue.path, "capacity": self.queue.capacity,
+                           "policy": self.queue.policy})
+        with self.lock:
+            self.ep, self.peer = ep, hello["source"]
+        if not self.connected.done():
+            self.connected.set_result(True)
+        loop = asyncio.get_running_loop()
+        self.tasks = [loop.create_task(self._credit_loop())]
+        self.context.wake()
+        await self._receive_loop()
+
+    def _mismatch(self, hello):
+        if self.peer is not None:
+            return f"{self.queue.path} is already connected to {self.peer} (one UcxTransmitter per UcxReceiver)"
+        theirs = hello.get("layout")
+        if theirs != LAYOUT:
+            keys = sorted(k for k in set(LAYOUT) | set(theirs or {}) if (theirs or {}).get(k) != LAYOUT.get(k))
+            diff = ", ".join(f"{k}: theirs {(theirs or {}).get(k)!r}, ours {LAYOUT.get(k)!r}" for k in keys)
+            return f"the message layouts differ ({diff})"
+        if bool(hello.get("cpu_data_only")) != self.context.cpu_data_only:
+            return (f"the UcxContexts differ on cpu_data_only (theirs {hello.get('cpu_data_only')}, ours "
+                    f"{self.context.cpu_data_only}): device tensors would be sent where they cannot be received")
+        return None
+
+    def _refused(self, text):
+        self._fail(UcxError(f"{self.where}: {text}"))
+        if self.connected is not None and not self.connected.done():
+            self.connected.set_result(False)
+
+    async def _receive_loop(self):
+        ep, where = self.ep, f"entity {self.queue.entity.name!r}, {self.queue.path}"
+        while True:
+            try:
+                raw = await ep.recv_obj()
+            except Exception as exc:
+                if not self.peer_ended:
+                    self._fail(UcxError(f"{self.where}: the connection from {self.peer} was lost after "
+                                        f"{self.received} message(s) ({type(exc).__name__}: {exc or 'peer gone'})"))
+                return
+            try:
+                note = json.loads(bytes(raw).decode())
+            except ValueError:
+                note = None
+            if isinstance(note, dict) and note.get("bye"):
+                self._ended(note)
+                return
+            try:
+                entries = decode_header(raw, f"{where}: message {self.received + 1} from {self.peer}")
+                tensors = await self._receive_tensors(ep, entries)
+                message = assemble(entries, tensors)
+                grant = self.queue.deliver_remote(message)
+            except (WireError, QueueFullError) as exc:
+                self._fail(exc)
+                return
+            except Exception as exc:
+                self._fail(UcxError(f"{self.where}: message {self.received + 1} from {self.peer} was lost "
+                                    f"({type(exc).__name__}: {exc})"))
+                return
+            with self.lock:
+                self.received += 1
+            self.grant(grant)
+            self.context.wake()
+
+    async def _receive_tensors(self, ep, entries):
+        tensors, device = {}, False
+        for entry in entries:
+            if entry["kind"] == "tensor":
+                tensors[entry["name"]] = self.context.allocate(self.queue, entry)
+                device = device or entry["storage"] == "device"
+        if device:
+            self.context.allocations_ready(self.queue)
+        for entry in entries:
+            if entry["kind"] == "tensor" and entry["nbytes"]:
+                await ep.recv(tensors[entry["name"]])
+        return tensors
+
+    def _ended(self, note):
+        with self.lock:
+            self.peer_ended = True
+            self.expected = int(note.get("sent", -1))
+            lost = self.expected - self.received
+        if lost:
+            self._fail(UcxError(f"{self.where}: {self.peer} sent {self.expected} message(s), {self.received} "
+                                f"arrived"))
+        self.context.wake()
+
+    async def _credit_loop(self):
+        try:
+            while True:
+                count = await self.credit_box.get()
+                if count is _BYE:
+                    await self.ep.send_obj(_json({"bye": True}))
+                    return
+                while not self.credit_box.empty():  # credits queued meanwhile go in one note
+                    more = self.credit_box.get_nowait()
+                    if more is _BYE:
+                        self.credit_box.put_nowait(_BYE)
+                        break
+                    count += more
+                await self.ep.send_obj(_json({"credit": count}))
+        except Exception:
+            return  # the receive loop reports a lost connection
+
+    async def close(self, failed, timeout):
+        if self.tasks and not self.peer_ended and not failed:
+            self.credit_box.put_nowait(_BYE)
+            try:
+                await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
+            except asyncio.TimeoutError:
+                pass
+        with self.lock:
+            self.closing = True
+        await _close_endpoint(self.ep, self.tasks)
+        if self.listener is not None:
+            self.listener.close()
+        if self.connected is not None and not self.connected.done():
+            self.connected.cancel()
+
+
+async def _answer(ep, obj):
+    try:
+        await ep.send_obj(_json(obj))
+    except Exception:
+        pass  # the peer left; it learns nothing more from us
+
+
+async def _close_endpoint(ep, tasks):
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+    if ep is not None:
+        try:
+            await asyncio.wait_for(ep.close(), 2)
+        except Exception:
+            pass  # closing a connection whose peer is gone

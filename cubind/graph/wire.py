@@ -1,0 +1,143 @@
+"""What of a ``Message`` crosses a process, and how: a header (JSON, UTF-8)
+describing each component in order, then one buffer per tensor with bytes,
+each sent as its own UCX message from where the data lies (host memory, or
+device memory for a ``cubind.Array``: never staged through the host here).
+
+What crosses (``CROSSES``): tensors of host, pinned or device storage whose
+dtype is a number or bool (C-contiguous; a strided host tensor is made
+contiguous, a strided device one is refused), ``Timestamp``s, and values
+JSON holds exactly: None, bool, int, float, str, and lists and str-keyed dicts of
+them. Anything else is refused at ``publish`` with the component's name and
+type. The header is bounded by the serialization buffer's ``buffer_size``."""
+
+import json
+import math
+import sys
+
+import numpy as np
+
+from .errors import GraphError
+from .message import Message, Tensor, Timestamp
+
+# Both sides' layout: compared when a transmitter connects, refused before the first tick when they differ.
+PROTOCOL = "cubind.graph.ucx/1"
+LAYOUT = {"protocol": PROTOCOL, "byteorder": sys.byteorder, "header": "json", "kinds": ["tensor", "timestamp", "value"]}
+CROSSES = "tensors (host, pinned, device; numeric or bool dtypes), Timestamps, and JSON values (None, bool, int, " \
+          "float, str, lists and str-keyed dicts of them)"
+_DTYPE_KINDS = "biufc"
+
+
+class WireError(GraphError):
+    """A message (or a component of one) that cannot cross a process, or a
+    header that cannot be decoded."""
+
+
+def _check_value(where, value):
+    if value is None or isinstance(value, (bool, str)):
+        return
+    if type(value) is int:
+        return
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise WireError(f"{where}: {value!r} does not cross a process (JSON has no inf or nan)")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_value(f"{where}[{i}]", item)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise WireError(f"{where}: a dict key {key!r} is not a str; only str keys cross a process")
+            _check_value(f"{where}[{key!r}]", item)
+        return
+    raise WireError(f"{where}: a {type(value).__name__} does not cross a process; what does: {CROSSES}")
+
+
+def _tensor_entry(where, tensor, device_allowed):
+    data = tensor.data
+    if data.dtype.kind not in _DTYPE_KINDS or data.dtype.fields is not None:
+        raise WireError(f"{where}: dtype {data.dtype} does not cross a process (numbers and bool only)")
+    if tensor.is_device:
+        if not device_allowed:
+            raise WireError(f"{where}: a device tensor, but the UcxContext is cpu_data_only")
+        if not data.c_contiguous:
+            raise WireError(f"{where}: a strided device tensor does not cross a process; copy it to a "
+                            f"contiguous one first (it would be staged otherwise)")
+    return {"name": tensor.name, "kind": "tensor", "storage": tensor.storage, "shape": list(data.shape),
+            "dtype": data.dtype.str, "nbytes": int(data.nbytes)}
+
+
+def encode(message, where, device_allowed=True, limit=None):
+    """``(header bytes, buffers)`` of ``message``; ``where`` names the
+    transmitter in errors. Buffers are numpy arrays or ``cubind.Array``s."""
+    if not isinstance(message, Message):
+        raise WireError(f"{where}: published a {type(message).__name__}, not a Message")
+    entries, buffers = [], []
+    for name, value in message:
+        at = f"{where}: component {name!r}"
+        if isinstance(value, Tensor):
+            entries.append(_tensor_entry(at, value, device_allowed))
+            data = value.data
+            if not value.is_device:
+                data = np.ascontiguousarray(data)
+            if data.nbytes:
+                buffers.append(data)
+        elif isinstance(value, Timestamp):
+            entries.append({"name": name, "kind": "timestamp", "acqtime": value.acqtime, "pubtime": value.pubtime})
+        else:
+            _check_value(at, value)
+            entries.append({"name": name, "kind": "value", "value": value})
+    header = json.dumps({"components": entries}, separators=(",", ":")).encode()
+    if limit is not None and len(header) > limit:
+        raise WireError(f"{where}: the message's header is {len(header)} bytes, more than the serialization "
+                        f"buffer's buffer_size ({limit}); raise buffer_size or carry the data as a tensor")
+    return header, buffers
+
+
+def decode_header(raw, where):
+    """The component entries of a header; ``WireError`` naming ``where``
+    (the receiving entity and queue) when it is not one."""
+    try:
+        head = json.loads(bytes(raw).decode())
+        entries = head["components"]
+        if not isinstance(entries, list):
+            raise TypeError("components is not a list")
+        for entry in entries:
+            kind = entry["kind"]
+            if not isinstance(entry["name"], str) or not entry["name"]:
+                raise ValueError(f"component name {entry['name']!r}")
+            if kind == "tensor":
+                entry["dtype"] = np.dtype(entry["dtype"])
+                if entry["dtype"].kind not in _DTYPE_KINDS:
+                    raise ValueError(f"dtype {entry['dtype']}")
+                entry["shape"] = tuple(int(n) for n in entry["shape"])
+                if any(n < 0 for n in entry["shape"]):
+                    raise ValueError(f"shape {entry['shape']}")
+                expected = int(np.prod(entry["shape"], dtype=np.int64)) * entry["dtype"].itemsize
+                if entry["nbytes"] != expected:
+                    raise ValueError(f"{entry['name']}: nbytes {entry['nbytes']} for shape {entry['shape']}")
+                if entry["storage"] not in ("host", "pinned", "device"):
+                    raise ValueError(f"storage {entry['storage']!r}")
+            elif kind not in ("timestamp", "value"):
+                raise ValueError(f"kind {kind!r}")
+        return entries
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+        raise WireError(f"{where}: a message that cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+def assemble(entries, tensors):
+    """The ``Message`` of decoded ``entries``, with ``tensors`` (name -> data)
+    received for the tensor entries."""
+    message = Message()
+    for entry in entries:
+        name, kind = entry["name"], entry["kind"]
+        if kind == "tensor":
+            storage = entry["storage"]
+            # Received host memory is ordinary (not page-locked) memory: pinned arrives as host.
+            message.add(name, Tensor(name, tensors[name], "device" if storage == "device" else "host"))
+        elif kind == "timestamp":
+            message.add(name, Timestamp(entry["acqtime"], entry["pubtime"]))
+        else:
+            message.add(name, entry["value"])
+    return message
