@@ -18,6 +18,10 @@ class ExternalSource:
         """True while something outside may still make an entity ready."""
         raise NotImplementedError
 
+    def entity_done(self, entity):
+        """``entity`` will never tick again (its terms said never): what it
+        sends remotely can be closed (the scheduler's lock held: no waiting)."""
+
     def external_failure(self):
         """The exception that ends the run (a peer lost, a message that cannot
         be decoded), or None."""

@@ -254,6 +254,8 @@ class _Run:
             state, at = combine(t.check(now) for t in terms)
             if state == NEVER:
                 self.state[entity] = DONE
+                for source in self.sources:
+                    source.entity_done(entity)
             elif state == READY:
                 self.cursor = index + 1
                 self.state[entity] = RUNNING
