@@ -40,15 +40,6 @@ from .parameters import Parameter, Ref
 from .queues import DoubleBufferReceiver, DoubleBufferTransmitter, QueueFullError, Receiver, Transmitter
 from .resources import Allocator, BlockMemoryPool, CudaStreamPool, UnboundedAllocator
 from .scheduler import GreedyScheduler, MultiThreadScheduler, RunResult, Scheduler
-from .ucx import (
-    UcxComponentSerializer,
-    UcxContext,
-    UcxEntitySerializer,
-    UcxError,
-    UcxReceiver,
-    UcxSerializationBuffer,
-    UcxTransmitter,
-)
 from .terms import (
     BooleanSchedulingTerm,
     CountSchedulingTerm,
@@ -57,6 +48,15 @@ from .terms import (
     PeriodicSchedulingTerm,
     SchedulingTerm,
     TargetTimeSchedulingTerm,
+)
+from .ucx import (
+    UcxComponentSerializer,
+    UcxContext,
+    UcxEntitySerializer,
+    UcxError,
+    UcxReceiver,
+    UcxSerializationBuffer,
+    UcxTransmitter,
 )
 
 __all__ = [

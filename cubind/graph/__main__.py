@@ -6,8 +6,9 @@ there is none: it says so and skips, as cubind's examples do), 1 when a
 codelet raised (the error names entity, codelet and phase) or a UCX
 connection failed or was lost (the error names the queue and the peer), 2
 for a bad app or argument. A part of an app split across processes (UCX
-queues) prints the messages each of its queues sent and received. SIGINT and SIGTERM stop the graph cleanly (every started
-codelet's stop() runs)."""
+queues) prints the messages each of its queues sent and received.
+SIGINT and SIGTERM stop the graph cleanly (every started codelet's stop()
+runs), also while it waits for its peers to connect."""
 
 import argparse
 import logging

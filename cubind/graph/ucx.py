@@ -91,10 +91,24 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
         self.engine = Engine()
         deadline = time.monotonic() + self.connect_timeout_ms / 1000
         try:
-            self.engine.call(self._open(deadline))
+            self._wait_open(deadline)
         except BaseException:
             self._shutdown(True)
             raise
+
+    def _wait_open(self, deadline):
+        import asyncio
+        import concurrent.futures
+
+        graph = self.entity.graph
+        future = asyncio.run_coroutine_threadsafe(self._open(deadline), self.engine.loop)
+        while True:  # in steps, so that SIGINT/SIGTERM (graph.interrupt) ends the wait for the peers
+            try:
+                return future.result(0.1)
+            except concurrent.futures.TimeoutError:
+                if graph.interrupted:
+                    future.cancel()
+                    raise UcxError(f"{self.path}: interrupted while waiting for the peers to connect") from None
 
     async def _open(self, deadline):
         import asyncio
@@ -114,6 +128,11 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
 
     def external_active(self):
         return any(link.active() for link in self.links)
+
+    def entity_done(self, entity):
+        for link in self.links:
+            if isinstance(link, OutLink) and link.queue.entity is entity:
+                link.finish()
 
     def external_failure(self):
         for link in self.links:

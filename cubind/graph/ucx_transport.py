@@ -22,6 +22,7 @@ run's ``wake`` without holding it."""
 
 import asyncio
 import json
+import os
 import threading
 import time
 
@@ -33,6 +34,7 @@ _BYE = object()
 HELLO_TIMEOUT_S = 10.0
 CONNECT_ATTEMPT_S = 2.0
 RETRY_PERIOD_S = 0.1
+PEER_CLOSE_S = 2.0
 
 
 class UcxError(GraphError):
@@ -59,6 +61,9 @@ class Engine:
     and waits for it, ``soon`` schedules a plain call there."""
 
     def __init__(self):
+        # SO_REUSEADDR on the listening sockets: a part restarted while its last connections are in
+        # TIME_WAIT can listen on its port again (read when ucxx makes its context, on first use).
+        os.environ.setdefault("UCX_TCP_CM_REUSEADDR", "y")
         self.ucxx = ucxx_module()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self._run, name="cubind.graph ucx", daemon=True)
@@ -123,6 +128,8 @@ class OutLink(_Link):
         self.queued = 0
         self.outbox = None
         self.tasks = []
+        self.finished = False
+        self.bye_sent = False
 
     @property
     def peer(self):
@@ -138,7 +145,16 @@ class OutLink(_Link):
         """Credits still to come back: the receiver holds or is sent messages."""
         with self.lock:
             return (self.remote is not None and not self.peer_ended and self.failure is None
-                    and self.credits < self.remote["capacity"])
+                    and not self.finished and self.credits < self.remote["capacity"])
+
+    def finish(self):
+        """Its entity will not publish again: a goodbye follows what is queued,
+        so that the receiver's run can end (in this process or another)."""
+        with self.lock:
+            if self.finished or self.outbox is None:
+                return
+            self.finished = True
+        self.context.engine.soon(self.outbox.put_nowait, _BYE)
 
     def deliver(self, message):
         header, buffers = encode(message, self.queue.path, not self.context.cpu_data_only)
@@ -218,6 +234,8 @@ class OutLink(_Link):
                     with self.lock:
                         sent = self.sent
                     await self.ep.send_obj(_json({"bye": True, "sent": sent}))
+                    with self.lock:
+                        self.bye_sent = True
                     return
                 header, buffers, ready = item
                 if ready is not None:
@@ -246,13 +264,18 @@ class OutLink(_Link):
                 if note.get("bye"):
                     return
         except Exception as exc:
+            if self.bye_sent:
+                return  # the receiver closes once it has our goodbye
             self._fail(UcxError(f"{self.where}: the connection to the UcxReceiver at {self.peer} "
                                 f"({self.remote['path']}) was lost ({type(exc).__name__}: {exc or 'peer gone'})"))
 
     async def close(self, failed, timeout):
         """Sends what is queued and a goodbye (unless the run failed), then closes."""
         if self.outbox is not None and not failed and self.failure is None:
-            self.outbox.put_nowait(_BYE)
+            with self.lock:
+                queue_bye, self.finished = not self.finished, True
+            if queue_bye:
+                self.outbox.put_nowait(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
             except asyncio.TimeoutError:
@@ -275,6 +298,7 @@ class InLink(_Link):
         self.connected = None
         self.credit_box = None
         self.tasks = []
+        self.peer_closed = None
 
     def active(self):
         """The transmitter may still send: connected, not said goodbye, not failed."""
@@ -296,6 +320,7 @@ class InLink(_Link):
         queue = self.queue
         self.connected = asyncio.get_running_loop().create_future()
         self.credit_box = asyncio.Queue()
+        self.peer_closed = asyncio.Event()
         try:
             self.listener = ucxx.create_listener(self._accept, queue.port)
         except Exception as exc:
@@ -371,6 +396,7 @@ class InLink(_Link):
                 note = None
             if isinstance(note, dict) and note.get("bye"):
                 self._ended(note)
+                await self._until_closed(ep)
                 return
             try:
                 entries = decode_header(raw, f"{where}: message {self.received + 1} from {self.peer}")
@@ -388,6 +414,16 @@ class InLink(_Link):
                 self.received += 1
             self.grant(grant)
             self.context.wake()
+
+    async def _until_closed(self, ep):
+        """After the goodbye the transmitter closes first: the listening
+        port's side of the connection then leaves no TIME_WAIT behind, and
+        the app can be started again at once."""
+        try:
+            await ep.recv_obj()
+        except Exception:
+            pass
+        self.peer_closed.set()
 
     async def _receive_tensors(self, ep, entries):
         tensors, device = {}, False
@@ -434,6 +470,11 @@ class InLink(_Link):
             self.credit_box.put_nowait(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
+            except asyncio.TimeoutError:
+                pass
+        if self.peer_ended and self.peer_closed is not None:
+            try:
+                await asyncio.wait_for(self.peer_closed.wait(), PEER_CLOSE_S)
             except asyncio.TimeoutError:
                 pass
         with self.lock:

@@ -17,11 +17,16 @@ extern "C" __global__ void saxpy(float a, const float *x, const float *y, float 
 class StreamGenerator(Codelet):
     """Each tick: two host and two device tensors of the same values, shaped
     by a TensorDescription; the host message goes out on the first
-    transmitter, the device message on the second."""
+    transmitter, the device message on the second (``storage: host`` makes
+    the second message's tensors host ones too: the app runs without a GPU)."""
 
     shape = Parameter(list, [2, 2], "the tensors' shape")
     seed = Parameter(int, 0)
-    needs_gpu = True
+    storage = Parameter(str, "device", "the second message's storage: device, or host")
+
+    @property
+    def needs_gpu(self):
+        return self.storage == "device"
 
     def start(self):
         self.random = np.random.default_rng(self.seed)
@@ -33,12 +38,23 @@ class StreamGenerator(Codelet):
             h = self.allocator.tensor(TensorDescription(f"host_{i}", "host", self.shape, np.float32))
             h.data[...] = values
             host.add_tensor(h.name, h)
-            d = self.allocator.tensor(TensorDescription(f"device_{i}", "device", self.shape, np.float32))
-            d.data.set(values, stream=self.stream)  # queued on this codelet's stream, ordered by the edge's event
+            d = self.allocator.tensor(TensorDescription(f"device_{i}", self.storage, self.shape, np.float32))
+            if d.is_device:
+                d.data.set(values, stream=self.stream)  # queued on this codelet's stream, ordered by the edge's event
+            else:
+                d.data[...] = values
             device.add_tensor(d.name, d)
         host.add_timestamp(acqtime=self.get_execution_timestamp())
         self.get_transmitters()[0].publish(host)
         self.get_transmitters()[1].publish(device)
+
+
+class Forward(Codelet):
+    """Publishes each message it receives on its first transmitter, as it is
+    (a stage in another process, between a producer and its consumer)."""
+
+    def tick(self):
+        self.get_transmitters()[0].publish(self.get_receivers()[0].receive())
 
 
 class VerifyEqual(Codelet):
