@@ -1,0 +1,327 @@
+"""Apps split across processes over UCX, on 127.0.0.1 (host tensors: UCX's
+TCP and shared-memory transports): the ping pair and the stream/verify app
+in 2 and 3 processes with exact message counts, and the faults (a peer not
+up yet, one that dies, a message that cannot be decoded, a port in use, an
+unreachable address, two layouts) each ending in a clear error, never a hang.
+
+Each part is ``python -m cubind.graph PART.yaml`` (or the launcher), as one
+starts them by hand; ports are picked free per test. Needs RAPIDS' ucxx
+(``pip install 'cubind[ucx]'``; scripts/test.sh installs it)."""
+
+import importlib.util
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests._toolkit import pythonpath
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTS = ROOT / "examples" / "graph" / "ucx"
+HELPERS = Path(__file__).resolve().parent / "ucx_parts"
+
+
+@pytest.fixture(autouse=True)
+def ucxx_needed():
+    missing = [m for m in ("ucxx", "yaml") if importlib.util.find_spec(m) is None]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"{', '.join(missing)} not installed; scripts/test.sh installs them")
+        pytest.skip(f"{', '.join(missing)} not installed (pip install 'cubind[ucx,graph]'): UCX apps are not tested")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env():
+    return dict(os.environ, PYTHONPATH=pythonpath(ROOT), UCX_WARN_UNUSED_ENV_VARS="n")
+
+
+def part(name, *params, threads=None):
+    """Starts ``python -m cubind.graph PARTS/name`` with ``--param``s."""
+    command = [sys.executable, "-m", "cubind.graph", str(PARTS / name)]
+    for p in params:
+        command += ["--param", p]
+    if threads:
+        command += ["--threads", str(threads)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+
+
+def finish(proc, timeout=60):
+    """``(exit status, stdout, stderr)``; a part still running after ``timeout`` is a hang: killed, failed."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"a part hung ({timeout} s): {out}\n{err}")
+    return proc.returncode, out, err
+
+
+def launch(*parts, params=(), timeout=120, grace=10):
+    command = [sys.executable, "-m", "cubind.graph.launch", *(str(PARTS / p) for p in parts), "--grace", str(grace)]
+    for p in params:
+        command += ["--param", p]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env(), timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+def counts(text):
+    """``{queue path: {key: value}}`` from the parts' ``messages`` lines."""
+    found = {}
+    for path, rest in re.findall(r"messages (\S+): (.*)", text):
+        found[path] = dict(kv.split("=", 1) for kv in rest.split())
+    return found
+
+
+def ping(port, count=10, tx=(), rx=()):
+    return ([f"tx/signal/port={port}", f"tx/count/count={count}", *tx], [f"rx/signal/port={port}", *rx])
+
+
+# -- apps split across processes
+
+
+@pytest.mark.parametrize("threads", [None, 2])
+def test_the_ping_pair_in_two_processes_passes_every_message_counted_on_both_sides(threads):
+    port = free_port()
+    tx_params, rx_params = ping(port, count=25)
+    rx = part("ping_rx.yaml", *rx_params, threads=threads)
+    tx = part("ping_tx.yaml", *tx_params, threads=threads)
+    (tx_code, tx_out, tx_err), (rx_code, rx_out, rx_err) = finish(tx), finish(rx)
+    assert tx_code == 0 and rx_code == 0, tx_err + rx_err
+    assert "ping_rx: received 25 messages" in rx_out
+    found = counts(tx_out + rx_out)
+    assert found["tx/signal"]["sent"] == "25" and found["tx/signal"]["dropped"] == "0"
+    assert found["rx/signal"]["received"] == "25" and found["rx/signal"]["dropped"] == "0"
+    assert "done after 25 ticks" in tx_out and "done after 25 ticks" in rx_out
+
+
+def test_the_stream_app_in_two_processes_verifies_every_pair():
+    p1, p2 = free_port(), free_port()
+    code, out, err = launch("stream_generator.yaml", "stream_verifier.yaml", params=[
+        "generator/generator/storage=host", f"generator/host_out/port={p1}", f"generator/device_out/port={p2}",
+        f"verifier/first/port={p1}", f"verifier/second/port={p2}"])
+    assert code == 0, out + err
+    assert "verify: 20 message pairs equal" in out
+    found = counts(out)
+    assert {found[q]["sent"] for q in ("generator/host_out", "generator/device_out")} == {"20"}
+    assert {found[q]["received"] for q in ("verifier/first", "verifier/second")} == {"20"}
+
+
+def test_the_stream_app_in_three_processes_verifies_every_pair_through_the_relay():
+    p1, p2, p3 = free_port(), free_port(), free_port()
+    code, out, err = launch("stream_generator.yaml", "stream_relay.yaml", "stream_verifier.yaml", params=[
+        "generator/generator/storage=host", f"generator/host_out/port={p1}", f"generator/device_out/port={p2}",
+        f"relay/input/port={p2}", f"relay/output/port={p3}", f"verifier/first/port={p1}",
+        f"verifier/second/port={p3}"])
+    assert code == 0, out + err
+    assert "verify: 20 message pairs equal" in out
+    found = counts(out)
+    assert found["relay/input"]["received"] == "20" and found["relay/output"]["sent"] == "20"
+    assert found["verifier/second"]["received"] == "20" and found["verifier/second"]["peer"] == "relay/output"
+
+
+def test_the_saxpy_pipeline_in_two_processes_on_host_tensors_verifies_every_pair():
+    p1, p2 = free_port(), free_port()
+    code, out, err = launch("stream_generator.yaml", "saxpy_stages.yaml", params=[
+        "generator/generator/storage=host", f"generator/host_out/port={p1}", f"generator/device_out/port={p2}",
+        f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"])
+    assert code == 0, out + err
+    assert "verify: 20 message pairs equal" in out
+    assert counts(out)["device_saxpy/input"]["received"] == "20"
+
+
+# -- a peer not up yet, or never
+
+
+def test_a_receiver_started_later_is_waited_for():
+    port = free_port()
+    tx_params, rx_params = ping(port)
+    tx = part("ping_tx.yaml", *tx_params)
+    time.sleep(2.0)  # the transmitter retries meanwhile
+    rx = part("ping_rx.yaml", *rx_params)
+    (tx_code, tx_out, tx_err), (rx_code, rx_out, rx_err) = finish(tx), finish(rx)
+    assert tx_code == 0 and rx_code == 0, tx_err + rx_err
+    assert counts(tx_out)["tx/signal"]["sent"] == "10" and counts(rx_out)["rx/signal"]["received"] == "10"
+
+
+def test_without_reconnect_a_receiver_not_up_is_an_error_at_the_first_attempt():
+    port = free_port()
+    tx_params, _ = ping(port, tx=["ucx/ucx_context/reconnect=false"])
+    started = time.monotonic()
+    code, out, err = finish(part("ping_tx.yaml", *tx_params))
+    assert code == 1, out + err
+    assert f"tx/signal (entity 'tx'): no UcxReceiver answered at 127.0.0.1:{port} after 1 attempt " in err, err
+    assert "reconnect: False" in err and "Traceback" not in err
+    assert time.monotonic() - started < 20
+
+
+def test_a_transmitter_that_never_comes_is_an_error_after_the_timeout_before_the_first_tick():
+    port = free_port()
+    _, rx_params = ping(port, rx=["ucx/ucx_context/connect_timeout_ms=1500"])
+    code, out, err = finish(part("ping_rx.yaml", *rx_params))
+    assert code == 1, out + err
+    assert f"rx/signal (entity 'rx'): no UcxTransmitter connected to port {port} in 1500 ms" in err, err
+    assert "received" not in out  # PingRx.start() never ran, so neither did its stop()
+
+
+def test_sigterm_ends_a_part_waiting_for_its_peer():
+    port = free_port()
+    rx = part("ping_rx.yaml", *ping(port)[1])
+    time.sleep(2.0)
+    rx.send_signal(signal.SIGTERM)
+    code, out, err = finish(rx, timeout=20)
+    assert code == 1 and "interrupted while waiting for the peers to connect" in err, out + err
+
+
+def test_the_launcher_stops_the_other_parts_when_one_fails():
+    port = free_port()
+    started = time.monotonic()
+    code, out, err = launch("ping_rx.yaml", "ping_tx.yaml", grace=1, params=[
+        f"rx/signal/port={port}", f"tx/signal/port={port}", "tx/nothing/count=1"])
+    assert code != 0
+    assert "[ping_tx] error: --param tx/nothing/count: entity 'tx' has no component 'nothing'" in out, out
+    assert time.monotonic() - started < 20  # the receiver did not wait its 30 s for a transmitter
+
+
+def test_the_launcher_refuses_a_param_no_part_can_take():
+    code, out, err = launch("ping_rx.yaml", "ping_tx.yaml", params=["nobody/signal/port=1"])
+    assert code == 2 and "no part has an entity 'nobody'" in err
+
+
+# -- a peer lost mid-run
+
+
+def _dying(tmp_path, name, codelet, die_at, extra=None):
+    """A copy of PARTS/name whose codelet is ``codelet`` from ucx_parts/codelets.py."""
+    import yaml
+
+    docs = list(yaml.safe_load_all((PARTS / name).read_text()))
+    for doc in docs:
+        for comp in (doc or {}).get("components") or ():
+            params = comp.get("parameters") or {}
+            if "codelet_name" in params:
+                params.update(codelet_name=codelet, codelet_file=str(HELPERS / "codelets.py"), die_at=die_at)
+                params.pop("log_count", None)
+                params.update(extra or {})
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def test_a_transmitter_that_dies_ends_the_receivers_run_naming_the_connection(tmp_path):
+    port = free_port()
+    tx_params, rx_params = ping(port, count=1000)
+    rx = part("ping_rx.yaml", *rx_params)
+    tx_yaml = _dying(tmp_path, "ping_tx.yaml", "PingOrDie", die_at=6)
+    tx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(tx_yaml), *sum((["--param", p] for p in tx_params),
+                                                                                     [])],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+    tx_code, _, _ = finish(tx)
+    code, out, err = finish(rx, timeout=30)
+    assert tx_code == -signal.SIGKILL
+    assert code == 1, out + err
+    assert "rx/signal (entity 'rx'): the connection from tx/signal was lost after 5 message(s)" in err, err
+    assert "ping_rx: received 5 messages" in out  # the stops ran: the run ended cleanly
+
+
+def test_a_receiver_that_dies_ends_the_transmitters_run_naming_the_connection(tmp_path):
+    port = free_port()
+    tx_params, rx_params = ping(port, count=100000)
+    rx_yaml = _dying(tmp_path, "ping_rx.yaml", "ReceiveOrDie", die_at=4)
+    rx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(rx_yaml), "--param", rx_params[0]],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+    tx = part("ping_tx.yaml", *tx_params)
+    rx_code, _, _ = finish(rx)
+    code, out, err = finish(tx, timeout=30)
+    assert rx_code == -signal.SIGKILL
+    assert code == 1, out + err
+    assert f"tx/signal (entity 'tx'): the connection to the UcxReceiver at 127.0.0.1:{port}" in err, err
+    assert "was lost" in err
+
+
+# -- what a receiver refuses
+
+
+def _fake(port, mode):
+    return subprocess.Popen([sys.executable, str(HELPERS / "fake_peer.py"), str(port), mode], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+
+
+def test_a_message_that_cannot_be_decoded_is_an_error_naming_the_entity():
+    port = free_port()
+    rx = part("ping_rx.yaml", f"rx/signal/port={port}")
+    fake = _fake(port, "garbage")
+    code, out, err = finish(rx, timeout=30)
+    finish(fake)
+    assert code == 1, out + err
+    assert "entity 'rx', rx/signal: message 1 from fake/out: a message that cannot be decoded" in err, err
+
+
+def test_a_goodbye_claiming_more_messages_than_arrived_is_an_error():
+    port = free_port()
+    rx = part("ping_rx.yaml", f"rx/signal/port={port}")
+    fake = _fake(port, "short")
+    code, out, err = finish(rx, timeout=30)
+    finish(fake)
+    assert code == 1, out + err
+    assert "rx/signal (entity 'rx'): fake/out sent 5 message(s), 0 arrived" in err, err
+
+
+def test_another_protocol_is_refused_before_the_first_tick_on_both_sides():
+    port = free_port()
+    rx = part("ping_rx.yaml", f"rx/signal/port={port}")
+    fake = _fake(port, "layout")
+    code, out, err = finish(rx, timeout=30)
+    _, fake_out, _ = finish(fake)
+    assert code == 1, out + err
+    text = "the message layouts differ (protocol: theirs 'cubind.graph.ucx/0', ours 'cubind.graph.ucx/1')"
+    assert text in err and text in fake_out and '"ok": false' in fake_out
+    assert "received" not in out
+
+
+def test_contexts_that_differ_on_cpu_data_only_are_refused_before_the_first_tick():
+    port = free_port()
+    tx_params, rx_params = ping(port, tx=["ucx/ucx_context/cpu_data_only=false"])
+    rx = part("ping_rx.yaml", *rx_params)
+    tx = part("ping_tx.yaml", *tx_params)
+    (tx_code, _, tx_err), (rx_code, rx_out, rx_err) = finish(tx), finish(rx)
+    assert tx_code == 1 and rx_code == 1
+    assert "the UcxReceiver at 127.0.0.1" in tx_err and "refused the connection: the UcxContexts differ on " \
+        "cpu_data_only" in tx_err, tx_err
+    assert "refused 'tx/signal': the UcxContexts differ on cpu_data_only" in rx_err, rx_err
+    assert "received" not in rx_out
+
+
+def test_a_port_in_use_is_an_error_before_the_first_tick():
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        code, out, err = finish(part("ping_rx.yaml", f"rx/signal/port={port}"))
+    assert code == 1, out + err
+    assert f"rx/signal (entity 'rx'): cannot listen on port {port}: the port is in use" in err, err
+    assert "received" not in out
+
+
+@pytest.mark.parametrize("address, expected", [
+    ("no.such.host.invalid", "receiver_address 'no.such.host.invalid' is not an address UCX can reach"),
+    ("203.0.113.1", "no UcxReceiver answered at 203.0.113.1:"),  # TEST-NET-3: routed nowhere
+])
+def test_an_unreachable_address_is_an_error_before_the_first_tick(address, expected):
+    params = ping(free_port(), tx=[f"tx/signal/receiver_address={address}",
+                                   "ucx/ucx_context/connect_timeout_ms=2000"])[0]
+    started = time.monotonic()
+    code, out, err = finish(part("ping_tx.yaml", *params), timeout=30)
+    assert code == 1, out + err
+    assert f"tx/signal (entity 'tx'): {expected}" in err, err
+    assert time.monotonic() - started < 25

@@ -1,0 +1,33 @@
+"""Codelets of the UCX fault tests: a part that dies (SIGKILL, no goodbye,
+as a crashed process) at a given tick, and a slow consumer."""
+
+import os
+import signal
+import time
+
+from cubind.graph import Codelet, Message, Parameter
+
+
+class PingOrDie(Codelet):
+    """Publishes an empty message each tick; at tick ``die_at`` the process is killed."""
+
+    die_at = Parameter(int, 0, "the tick at which the process dies (0: never)")
+
+    def tick(self):
+        if self.die_at and self.get_execution_count() == self.die_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.get_transmitters()[0].publish(Message())
+
+
+class ReceiveOrDie(Codelet):
+    """Receives a message each tick; at tick ``die_at`` the process is killed."""
+
+    die_at = Parameter(int, 0)
+    pause_s = Parameter(float, 0.0, "sleep per tick (a slow consumer)")
+
+    def tick(self):
+        if self.die_at and self.get_execution_count() == self.die_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.get_receivers()[0].receive() is None:
+            raise RuntimeError("ticked without a message")
+        time.sleep(self.pause_s)
