@@ -38,7 +38,7 @@ def ucxx_needed():
 
 def free_port():
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("0.0.0.0", 0))  # as the listener binds: every interface
         return s.getsockname()[1]
 
 

@@ -1,0 +1,253 @@
+"""What of a message crosses a process (``cubind.graph.wire``), and a UCX
+queue's semantics seen from one process holding both ends (a UcxTransmitter
+connected to a UcxReceiver of the same graph, over 127.0.0.1): contents
+exact, the remote capacity seen by ``DownstreamReceptiveSchedulingTerm``,
+the remote policy applied, the counts in the run's result, what is refused
+and where."""
+
+import importlib.util
+import os
+import socket
+import time
+
+import numpy as np
+import pytest
+
+from cubind import graph as gx
+from cubind.graph import wire
+
+DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32, np.float64, np.complex64,
+          np.complex128]
+
+
+@pytest.fixture
+def ucxx_needed():
+    if importlib.util.find_spec("ucxx") is None:
+        if os.environ.get("CI"):
+            pytest.fail("ucxx is not installed; scripts/test.sh installs it")
+        pytest.skip("ucxx is not installed (pip install 'cubind[ucx]'): UCX queues are not tested")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))  # as the listener binds: every interface
+        return s.getsockname()[1]
+
+
+# -- the wire, without UCX
+
+
+def _round_trip(message):
+    header, buffers = wire.encode(message, "a/out")
+    entries = wire.decode_header(header, "b/in")
+    tensors, i = {}, 0
+    for entry in entries:
+        if entry["kind"] == "tensor":
+            data = np.empty(entry["shape"], entry["dtype"])
+            if entry["nbytes"]:
+                data.view(np.uint8).reshape(-1)[:] = np.frombuffer(buffers[i], np.uint8)
+                i += 1
+            tensors[entry["name"]] = data
+    assert i == len(buffers)
+    return wire.assemble(entries, tensors)
+
+
+def test_tensors_of_every_numeric_dtype_timestamps_and_json_values_cross_exactly():
+    m = gx.Message()
+    for dtype in DTYPES:
+        m.add_tensor(f"t_{np.dtype(dtype).name}", (np.arange(12) % 3).astype(dtype).reshape(3, 4))
+    m.add_tensor("strided", np.arange(20, dtype=np.int32).reshape(4, 5)[:, ::2])
+    m.add_tensor("empty", np.zeros((0, 3), np.float32))
+    m.add_timestamp(acqtime=5, pubtime=7)
+    m.add("meta", {"n": 3, "names": ["a", None, True, 1.5], "nested": {"x": []}})
+    out = _round_trip(m)
+    assert out.names() == m.names()
+    for name, tensor in m.tensors().items():
+        got = out.tensor(name)
+        assert got.dtype == tensor.dtype and got.shape == tensor.shape and np.array_equal(got.data, tensor.data)
+    assert out.timestamp() == gx.Timestamp(5, 7)
+    assert out.get("meta") == {"n": 3, "names": ["a", None, True, 1.5], "nested": {"x": []}}
+
+
+@pytest.mark.parametrize("value, what", [
+    ({1, 2}, "a set does not cross a process"),
+    (np.float32(1.0), "a float32 does not cross a process"),
+    (float("inf"), "inf does not cross a process"),
+    ({1: "a"}, "a dict key 1 is not a str"),
+    ([object()], "component 'x'[0]: a object does not cross a process"),
+])
+def test_a_component_that_cannot_cross_is_refused_naming_it(value, what):
+    m = gx.Message()
+    m.add("x", value)
+    with pytest.raises(wire.WireError, match="a/out: component 'x'") as info:
+        wire.encode(m, "a/out")
+    assert what in str(info.value)
+
+
+def test_a_tensor_of_objects_is_refused_naming_it():
+    m = gx.Message()
+    m.add_tensor("objs", np.array([object()], dtype=object))
+    with pytest.raises(wire.WireError, match=r"a/out: component 'objs': dtype object does not cross"):
+        wire.encode(m, "a/out")
+
+
+def test_a_header_over_the_buffer_size_is_refused_naming_the_limit():
+    m = gx.Message()
+    m.add("text", "x" * 200)
+    with pytest.raises(wire.WireError, match=r"more than the serialization buffer's buffer_size \(100\)"):
+        wire.encode(m, "a/out", limit=100)
+
+
+@pytest.mark.parametrize("raw, why", [
+    (b"\xff\xfe", "UnicodeDecodeError"),
+    (b"[1, 2]", "TypeError"),
+    (b'{"components": [{"name": "t", "kind": "tensor", "storage": "host", "shape": [2], "dtype": "<f4", '
+     b'"nbytes": 4}]}', "nbytes 4 for shape (2,)"),
+    (b'{"components": [{"name": "t", "kind": "tensor", "storage": "host", "shape": [1], "dtype": "|O", '
+     b'"nbytes": 8}]}', "dtype object"),
+    (b'{"components": [{"name": "t", "kind": "pickle"}]}', "kind 'pickle'"),
+])
+def test_a_header_that_cannot_be_decoded_names_where_it_arrived(raw, why):
+    with pytest.raises(wire.WireError, match="entity 'b', b/in: message 3: a message that cannot be decoded") as info:
+        wire.decode_header(raw, "entity 'b', b/in: message 3")
+    assert why in str(info.value)
+
+
+# -- both ends in one process
+
+
+class Source(gx.Codelet):
+    def tick(self):
+        n = self.get_execution_count()
+        m = gx.Message()
+        m.add_tensor("values", np.arange(6, dtype=np.float64).reshape(2, 3) * n)
+        m.add_timestamp(acqtime=n)
+        m.add("n", n)
+        self.tx("out").publish(m)
+
+
+class Sink(gx.Codelet):
+    pause_s = gx.Parameter(float, 0.0)
+
+    def start(self):
+        self.seen = []
+
+    def tick(self):
+        m = self.rx("in").receive()
+        self.seen.append(m)
+        time.sleep(self.pause_s)
+
+
+def loopback(count=20, tx_capacity=1, rx_capacity=1, rx_policy=2, receptive=True, pause_s=0.0, threads=None,
+             context=None):
+    port = free_port()
+    g = gx.Graph()
+    g.entity("ucx").add(gx.UcxContext(cpu_data_only=True, connect_timeout_ms=20000, **(context or {})), "context")
+    a = g.entity("a")
+    a.add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port, capacity=tx_capacity), "out")
+    if receptive:
+        a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+    a.add(gx.CountSchedulingTerm(count=count))
+    a.add(Source(), "source")
+    b = g.entity("b")
+    b.add(gx.UcxReceiver(port=port, capacity=rx_capacity, policy=rx_policy), "in")
+    b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+    sink = b.add(Sink(pause_s=pause_s), "sink")
+    scheduler = gx.MultiThreadScheduler(worker_thread_number=threads) if threads else None
+    return g, sink, scheduler
+
+
+@pytest.mark.parametrize("threads", [None, 3])
+def test_messages_cross_in_order_with_their_contents_and_are_counted(ucxx_needed, threads):
+    g, sink, scheduler = loopback(count=40, threads=threads)
+    result = g.run(scheduler)
+    assert result.reason == "done"
+    assert [m.get("n") for m in sink.seen] == list(range(1, 41))
+    last = sink.seen[-1]
+    assert np.array_equal(last.tensor("values").data, np.arange(6, dtype=np.float64).reshape(2, 3) * 40)
+    assert last.timestamp().acqtime == 40 and last.timestamp().pubtime is not None
+    assert result.messages["a/out"]["sent"] == 40 and result.messages["b/in"]["received"] == 40
+    assert result.messages["a/out"]["remote"] == "b/in" and result.messages["b/in"]["peer"] == "a/out"
+
+
+def test_the_downstream_receptive_term_sees_the_remote_queues_room(ucxx_needed):
+    """A slow consumer with a one-message queue that raises when full: the
+    producer waits for its room (credits) and nothing is dropped or raised."""
+    g, sink, _ = loopback(count=30, rx_capacity=1, rx_policy=2, pause_s=0.005)
+    result = g.run()
+    assert len(sink.seen) == 30 and result.messages["b/in"]["dropped"] == 0
+
+
+def test_without_the_term_a_full_remote_queue_of_policy_2_fails_the_producer_naming_it(ucxx_needed):
+    g, _, _ = loopback(count=200, rx_capacity=1, rx_policy=2, receptive=False, pause_s=0.01)
+    with pytest.raises(gx.CodeletError) as info:
+        g.run()
+    assert info.value.entity == "a"
+    assert "the UcxReceiver b/in at 127.0.0.1:" in str(info.value.__cause__)
+    assert "is full (capacity 1, policy 2: fault)" in str(info.value.__cause__)
+
+
+def test_a_remote_queue_of_policy_1_rejects_at_the_producer_and_counts_every_message(ucxx_needed):
+    g, sink, _ = loopback(count=100, rx_capacity=1, rx_policy=1, receptive=False, pause_s=0.002)
+    result = g.run()
+    sent, dropped = result.messages["a/out"]["sent"], result.messages["a/out"]["dropped"]
+    assert sent + dropped == 100 and dropped > 0
+    assert result.messages["b/in"]["received"] == sent == len(sink.seen)
+
+
+def test_publishing_what_cannot_cross_fails_the_publishing_codelet(ucxx_needed):
+    class Bad(gx.Codelet):
+        def tick(self):
+            m = gx.Message()
+            m.add("handle", object())
+            self.tx("out").publish(m)
+
+    g, _, _ = loopback()
+    g["a"].components[-1].__class__ = Bad  # the Source codelet publishes an object instead
+    with pytest.raises(gx.CodeletError) as info:
+        g.run()
+    assert (info.value.entity, info.value.codelet, info.value.phase) == ("a", "source", "tick")
+    assert "a/out: component 'handle': a object does not cross a process" in str(info.value)
+
+
+def test_a_ucx_queue_without_a_context_is_an_error_naming_it():
+    g = gx.Graph()
+    g.entity("a").add(gx.UcxTransmitter(port=5000), "out")
+    with pytest.raises(gx.GraphError, match=r"a/out: a UcxTransmitter needs a UcxContext in its app"):
+        g.finalize()
+
+
+def test_two_contexts_in_one_process_are_an_error():
+    g = gx.Graph()
+    g.entity("one").add(gx.UcxContext(), "context")
+    g.entity("two").add(gx.UcxContext(), "context")
+    with pytest.raises(gx.GraphError, match=r"a process has one UcxContext; .* is another"):
+        g.finalize()
+
+
+@pytest.mark.parametrize("kind, params, match", [
+    (gx.UcxReceiver, {"port": 0}, r"a/q/port: 0 is not a port"),
+    (gx.UcxTransmitter, {"port": 70000}, r"a/q/port: 70000 is not a port"),
+    (gx.UcxTransmitter, {"maximum_connection_retries": 0}, r"a/q/maximum_connection_retries: must be at least 1"),
+    (gx.UcxSerializationBuffer, {"buffer_size": 8}, r"a/q/buffer_size: must be at least 64 bytes"),
+])
+def test_bad_parameters_are_refused_naming_them(kind, params, match):
+    g = gx.Graph()
+    with pytest.raises(gx.ParameterError, match=match):
+        g.entity("a").add(kind(**params), "q")
+
+
+def test_a_connection_into_a_ucx_receiver_is_refused(ucxx_needed):
+    port = free_port()
+    g = gx.Graph()
+    g.entity("ucx").add(gx.UcxContext(cpu_data_only=True), "context")
+    a = g.entity("a")
+    a.add(gx.DoubleBufferTransmitter(capacity=1), "local")
+    a.add(gx.CountSchedulingTerm(count=1))
+    a.add(Source(), "source")
+    g.entity("b").add(gx.UcxReceiver(port=port), "in")
+    g.entity("c").add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port), "out")
+    g.connect("a/local", "b/in")
+    a["source"].__class__ = type("ToLocal", (Source,), {"tick": lambda self: self.tx("local").publish(gx.Message())})
+    with pytest.raises(gx.CodeletError, match="b/in: a UcxReceiver is fed by its UcxTransmitter over UCX"):
+        g.run()
