@@ -66,12 +66,22 @@ class Engine:
         os.environ.setdefault("UCX_TCP_CM_REUSEADDR", "y")
         self.ucxx = ucxx_module()
         self.loop = asyncio.new_event_loop()
+        self._devices = set()
         self.thread = threading.Thread(target=self._run, name="cubind.graph ucx", daemon=True)
         self.thread.start()
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
         self.loop.run_forever()
+
+    def use_device(self, ordinal):
+        """Makes ``ordinal``'s primary context current on the loop's thread
+        (where UCX is asked to read or write device memory), once."""
+        if ordinal not in self._devices:
+            import cubind
+
+            cubind.Device(ordinal).set_current()
+            self._devices.add(ordinal)
 
     def call(self, coro, timeout=None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -239,6 +249,7 @@ class OutLink(_Link):
                     return
                 header, buffers, ready = item
                 if ready is not None:
+                    self.context.engine.use_device(self.queue.entity.device or 0)
                     # UCX reads device memory outside any stream: the producer's work must be done first
                     # (the in-process edge's event, waited on this thread instead of a consumer stream).
                     await loop.run_in_executor(None, ready.synchronize)
@@ -432,6 +443,7 @@ class InLink(_Link):
                 tensors[entry["name"]] = self.context.allocate(self.queue, entry)
                 device = device or entry["storage"] == "device"
         if device:
+            self.context.engine.use_device(self.queue.entity.device or 0)
             self.context.allocations_ready(self.queue)
         for entry in entries:
             if entry["kind"] == "tensor" and entry["nbytes"]:

@@ -251,3 +251,17 @@ def test_a_connection_into_a_ucx_receiver_is_refused(ucxx_needed):
     a["source"].__class__ = type("ToLocal", (Source,), {"tick": lambda self: self.tx("local").publish(gx.Message())})
     with pytest.raises(gx.CodeletError, match="b/in: a UcxReceiver is fed by its UcxTransmitter over UCX"):
         g.run()
+
+
+def test_a_device_tensor_is_sent_from_its_own_memory_and_refused_where_the_context_is_cpu_data_only(array_gpu):
+    import cubind
+
+    m = gx.Message()
+    m.add_tensor("d", cubind.to_gpu(np.arange(8, dtype=np.float32)))
+    header, buffers = wire.encode(m, "a/out")
+    entry = wire.decode_header(header, "b/in")[0]
+    assert entry["storage"] == "device" and entry["nbytes"] == 32
+    assert len(buffers) == 1 and buffers[0] is m.tensor("d").data  # no host copy made here
+    with pytest.raises(wire.WireError, match="a/out: component 'd': a device tensor, but the UcxContext is "
+                                             "cpu_data_only"):
+        wire.encode(m, "a/out", device_allowed=False)
