@@ -82,6 +82,16 @@ install_python_deps() {  # install_python_deps build|test
   [ "${1:-build}" = test ] && pkgs+=(pytest "ruff==0.17.6" build mypy pyyaml "cuda-core==0.3.2" "cuda-bindings==13.0.3")
   step "Python packages into $VENV: ${pkgs[*]}"
   "$PY" -m pip install --disable-pip-version-check "${pkgs[@]}"
+  if [ "${1:-build}" = test ] && "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    # RAPIDS' ucxx, for cubind.graph's UCX queues (tests/graph/test_ucx*.py; its wheels are
+    # cp311-abi3). Without its declared dependencies: cuda-core stays at the version pinned
+    # above (ucxx imports it only to make a CUDA context current on a GPU) and rmm's Python
+    # package is not imported by ucxx; libucxx loads librmm and rapids-logger. About 52 MB.
+    local ucx=("ucxx-cu13==0.52.*" "libucxx-cu13==0.52.*" "libucx-cu13>=1.19,<1.22" "librmm-cu13==26.10.*"
+               "rapids-logger==0.3.*")
+    step "UCX for cubind.graph into $VENV: ${ucx[*]}"
+    "$PY" -m pip install --disable-pip-version-check --no-deps "${ucx[@]}"
+  fi
 }
 
 build_generator() {

@@ -31,7 +31,7 @@ HELPERS = Path(__file__).resolve().parent / "ucx_parts"
 def ucxx_needed():
     missing = [m for m in ("ucxx", "yaml") if importlib.util.find_spec(m) is None]
     if missing:
-        if os.environ.get("CI"):
+        if os.environ.get("CI") and sys.version_info >= (3, 11):  # where scripts/_common.sh installs it
             pytest.fail(f"{', '.join(missing)} not installed; scripts/test.sh installs them")
         pytest.skip(f"{', '.join(missing)} not installed (pip install 'cubind[ucx,graph]'): UCX apps are not tested")
 

@@ -8,6 +8,7 @@ and where."""
 import importlib.util
 import os
 import socket
+import sys
 import time
 
 import numpy as np
@@ -23,7 +24,7 @@ DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float
 @pytest.fixture
 def ucxx_needed():
     if importlib.util.find_spec("ucxx") is None:
-        if os.environ.get("CI"):
+        if os.environ.get("CI") and sys.version_info >= (3, 11):  # where scripts/_common.sh installs it
             pytest.fail("ucxx is not installed; scripts/test.sh installs it")
         pytest.skip("ucxx is not installed (pip install 'cubind[ucx]'): UCX queues are not tested")
 
