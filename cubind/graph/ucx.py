@@ -88,7 +88,7 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
         for link in self.links:
             link.reset()
         self._wake = wake
-        self.engine = Engine()
+        self.engine = Engine.shared()
         deadline = time.monotonic() + self.connect_timeout_ms / 1000
         try:
             self._wait_open(deadline)
@@ -156,10 +156,7 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
                                  return_exceptions=True)
 
         engine, self.engine = self.engine, None
-        try:
-            engine.call(close_all(), CLOSE_TIMEOUT_S + 5)
-        finally:
-            engine.stop()
+        engine.call(close_all(), CLOSE_TIMEOUT_S + 5)
         return None if failed else self.external_failure()
 
     def external_counts(self):

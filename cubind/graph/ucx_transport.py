@@ -21,6 +21,7 @@ counts, failure, ended) is under each link's lock; the transport calls the
 run's ``wake`` without holding it."""
 
 import asyncio
+import atexit
 import json
 import os
 import threading
@@ -57,8 +58,22 @@ def _json(obj):
 
 
 class Engine:
-    """An asyncio loop on a daemon thread; ``call`` runs a coroutine there
-    and waits for it, ``soon`` schedules a plain call there."""
+    """The process's asyncio loop on a daemon thread, made on first use and
+    kept for the process (ucxx's context is the process's too, bound to the
+    loop that first used it); ``call`` runs a coroutine there and waits for
+    it, ``soon`` schedules a plain call there. At exit ucxx's notifier thread
+    is stopped and the loop with it."""
+
+    _shared = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def shared(cls):
+        with cls._lock:
+            if cls._shared is None:
+                cls._shared = cls()
+                atexit.register(cls._shared.stop)
+            return cls._shared
 
     def __init__(self):
         # SO_REUSEADDR on the listening sockets: a part restarted while its last connections are in
@@ -96,6 +111,8 @@ class Engine:
                 stop()
         try:
             self.call(finish(), 5)
+        except Exception:
+            pass  # at exit: whatever ucxx says, the loop stops
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(5)
@@ -243,7 +260,7 @@ class OutLink(_Link):
                 if item is _BYE:
                     with self.lock:
                         sent = self.sent
-                    await self.ep.send_obj(_json({"bye": True, "sent": sent}))
+                    await _send_note(self.ep, _json({"bye": True, "sent": sent}))
                     with self.lock:
                         self.bye_sent = True
                     return
@@ -253,7 +270,7 @@ class OutLink(_Link):
                     # UCX reads device memory outside any stream: the producer's work must be done first
                     # (the in-process edge's event, waited on this thread instead of a consumer stream).
                     await loop.run_in_executor(None, ready.synchronize)
-                await self.ep.send_obj(header)
+                await _send_note(self.ep, header)
                 for buffer in buffers:
                     await self.ep.send(buffer)
                 with self.lock:
@@ -265,7 +282,7 @@ class OutLink(_Link):
     async def _control_loop(self):
         try:
             while True:
-                note = json.loads(bytes(await self.ep.recv_obj()).decode())
+                note = json.loads(bytes(await _receive_note(self.ep)).decode())
                 with self.lock:
                     if "credit" in note:
                         self.credits += int(note["credit"])
@@ -395,7 +412,7 @@ class InLink(_Link):
         ep, where = self.ep, f"entity {self.queue.entity.name!r}, {self.queue.path}"
         while True:
             try:
-                raw = await ep.recv_obj()
+                raw = await _receive_note(ep)
             except Exception as exc:
                 if not self.peer_ended:
                     self._fail(UcxError(f"{self.where}: the connection from {self.peer} was lost after "
@@ -431,7 +448,7 @@ class InLink(_Link):
         port's side of the connection then leaves no TIME_WAIT behind, and
         the app can be started again at once."""
         try:
-            await ep.recv_obj()
+            await _receive_note(ep)
         except Exception:
             pass
         self.peer_closed.set()
@@ -465,7 +482,7 @@ class InLink(_Link):
             while True:
                 count = await self.credit_box.get()
                 if count is _BYE:
-                    await self.ep.send_obj(_json({"bye": True}))
+                    await _send_note(self.ep, _json({"bye": True}))
                     return
                 while not self.credit_box.empty():  # credits queued meanwhile go in one note
                     more = self.credit_box.get_nowait()
@@ -473,7 +490,7 @@ class InLink(_Link):
                         self.credit_box.put_nowait(_BYE)
                         break
                     count += more
-                await self.ep.send_obj(_json({"credit": count}))
+                await _send_note(self.ep, _json({"credit": count}))
         except Exception:
             return  # the receive loop reports a lost connection
 
@@ -496,6 +513,17 @@ class InLink(_Link):
             self.listener.close()
         if self.connected is not None and not self.connected.done():
             self.connected.cancel()
+
+
+async def _send_note(ep, data):
+    """A header or a control note: a tagged size, then the bytes (ucxx's
+    ``send_obj``). UCX's active messages halve the round trips but, with
+    ucxx 0.52, a second connection in one process lost them: not used."""
+    await ep.send_obj(data)
+
+
+async def _receive_note(ep):
+    return bytes(await ep.recv_obj())
 
 
 async def _answer(ep, obj):
