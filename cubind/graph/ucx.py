@@ -47,7 +47,7 @@ class UcxComponentSerializer(Component, gxf_type="UcxComponentSerializer"):
 
 class UcxEntitySerializer(Component, gxf_type="UcxEntitySerializer"):
     component_serializers = Parameter([Ref(UcxComponentSerializer)], None)
-    verbose_warning = Parameter(bool, False, "accepted for GXF's shape")
+    verbose_warning = Parameter(bool, True, "accepted for GXF's shape")
 
 
 class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
@@ -59,9 +59,13 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
     serializer = Parameter(Ref(UcxEntitySerializer), None)
     reconnect = Parameter(bool, True)
     cpu_data_only = Parameter(bool, False)
+    enable_async = Parameter(bool, True, "transfers are queued and made on the UCX loop's thread")
     connect_timeout_ms = Parameter(int, 30000, "how long to wait for the peers before the first tick")
 
     def on_bind(self):
+        if not self.enable_async:
+            raise ParameterError(f"{self.path}/enable_async: false (transfers made in the publishing tick) is not "
+                                 f"provided; transfers are always made on the UCX loop's thread")
         if self.connect_timeout_ms < 1:
             raise ParameterError(f"{self.path}/connect_timeout_ms: must be at least 1, got {self.connect_timeout_ms}")
         self.engine = None
@@ -217,6 +221,7 @@ class UcxReceiver(Receiver, gxf_type="UcxReceiver"):
     dropping) a message gives its room back to the transmitter, so a
     ``DownstreamReceptiveSchedulingTerm`` there sees this queue's room."""
 
+    capacity = Parameter(int, 10, "messages the queue holds (GXF's UcxReceiver default: 10)")
     address = Parameter(str, "0.0.0.0", "the address peers reach (ucxx listens on every interface)")
     port = Parameter(int, 13337)
     buffer = Parameter(Ref(UcxSerializationBuffer), None)
@@ -255,7 +260,7 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
 
     receiver_address = Parameter(str, "0.0.0.0")
     port = Parameter(int, 13337)
-    serialization_buffer = Parameter(Ref(UcxSerializationBuffer), None)
+    buffer = Parameter(Ref(UcxSerializationBuffer), None)
     maximum_connection_retries = Parameter(int, 200, "attempts at most while the receiver is not up")
 
     def on_bind(self):
@@ -273,7 +278,7 @@ class UcxTransmitter(Transmitter, gxf_type="UcxTransmitter"):
     def publish(self, message):
         """As a double-buffer transmitter's, after checking that ``message``
         can cross a process (an error here names the codelet that published it)."""
-        buffer = self.serialization_buffer
+        buffer = self.buffer
         encode(message, self.path, not self.link.context.cpu_data_only,
                None if buffer is None else buffer.buffer_size)
         super().publish(message)

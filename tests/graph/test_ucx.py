@@ -108,19 +108,19 @@ def test_the_ping_pair_in_two_processes_passes_every_message_counted_on_both_sid
 def test_the_stream_app_in_two_processes_verifies_every_pair():
     p1, p2 = free_port(), free_port()
     code, out, err = launch("stream_generator.yaml", "stream_verifier.yaml", params=[
-        "generator/generator/storage=host", f"generator/host_out/port={p1}", f"generator/device_out/port={p2}",
+        "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
         f"verifier/first/port={p1}", f"verifier/second/port={p2}"])
     assert code == 0, out + err
     assert "verify: 20 message pairs equal" in out
     found = counts(out)
-    assert {found[q]["sent"] for q in ("generator/host_out", "generator/device_out")} == {"20"}
+    assert {found[q]["sent"] for q in ("source/host_out", "source/device_out")} == {"20"}
     assert {found[q]["received"] for q in ("verifier/first", "verifier/second")} == {"20"}
 
 
 def test_the_stream_app_in_three_processes_verifies_every_pair_through_the_relay():
     p1, p2, p3 = free_port(), free_port(), free_port()
     code, out, err = launch("stream_generator.yaml", "stream_relay.yaml", "stream_verifier.yaml", params=[
-        "generator/generator/storage=host", f"generator/host_out/port={p1}", f"generator/device_out/port={p2}",
+        "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
         f"relay/input/port={p2}", f"relay/output/port={p3}", f"verifier/first/port={p1}",
         f"verifier/second/port={p3}"])
     assert code == 0, out + err
@@ -133,7 +133,7 @@ def test_the_stream_app_in_three_processes_verifies_every_pair_through_the_relay
 def test_the_saxpy_pipeline_in_two_processes_on_host_tensors_verifies_every_pair():
     p1, p2 = free_port(), free_port()
     code, out, err = launch("stream_generator.yaml", "saxpy_stages.yaml", params=[
-        "generator/generator/storage=host", f"generator/host_out/port={p1}", f"generator/device_out/port={p2}",
+        "source/generator/storage=host", f"source/host_out/port={p1}", f"source/device_out/port={p2}",
         f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"])
     assert code == 0, out + err
     assert "verify: 20 message pairs equal" in out

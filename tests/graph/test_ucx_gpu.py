@@ -40,8 +40,8 @@ def test_the_saxpy_pipeline_in_two_processes_moves_1_mib_device_tensors_by_cuda_
     p1, p2 = free_port(), free_port()
     command = [sys.executable, "-m", "cubind.graph.launch", str(PARTS / "stream_generator.yaml"),
                str(PARTS / "saxpy_stages.yaml")]
-    for p in ("generator/generator/shape=[512, 512]", f"generator/host_out/port={p1}",
-              f"generator/device_out/port={p2}", f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"):
+    for p in ("source/generator/shape=[512, 512]", f"source/host_out/port={p1}",
+              f"source/device_out/port={p2}", f"host_saxpy/input/port={p1}", f"device_saxpy/input/port={p2}"):
         command += ["--param", p]
     env = dict(os.environ, PYTHONPATH=pythonpath(ROOT), UCX_PROTO_INFO="y", UCX_WARN_UNUSED_ENV_VARS="n")
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)

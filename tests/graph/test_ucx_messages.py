@@ -231,6 +231,8 @@ def test_two_contexts_in_one_process_are_an_error():
     (gx.UcxTransmitter, {"port": 70000}, r"a/q/port: 70000 is not a port"),
     (gx.UcxTransmitter, {"maximum_connection_retries": 0}, r"a/q/maximum_connection_retries: must be at least 1"),
     (gx.UcxSerializationBuffer, {"buffer_size": 8}, r"a/q/buffer_size: must be at least 64 bytes"),
+    (gx.UcxContext, {"enable_async": False}, r"a/q/enable_async: false .* is not provided"),
+    (gx.UcxContext, {"connect_timeout_ms": 0}, r"a/q/connect_timeout_ms: must be at least 1"),
 ])
 def test_bad_parameters_are_refused_naming_them(kind, params, match):
     g = gx.Graph()
