@@ -268,3 +268,29 @@ def test_a_device_tensor_is_sent_from_its_own_memory_and_refused_where_the_conte
     with pytest.raises(wire.WireError, match="a/out: component 'd': a device tensor, but the UcxContext is "
                                              "cpu_data_only"):
         wire.encode(m, "a/out", device_allowed=False)
+
+
+def test_many_ucx_queues_on_many_workers_keep_every_message_in_order(ucxx_needed):
+    """Stress: 4 producer/consumer pairs, each over its own UCX connection,
+    on 8 workers: the transport's thread, the scheduler's workers and the
+    codelets share each link's credits and counts."""
+    g = gx.Graph()
+    g.entity("ucx").add(gx.UcxContext(cpu_data_only=True, connect_timeout_ms=20000), "context")
+    sinks = []
+    for i in range(4):
+        port = free_port()
+        a = g.entity(f"a{i}")
+        a.add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port, capacity=1), "out")
+        a.add(gx.DownstreamReceptiveSchedulingTerm(transmitter="out"))
+        a.add(gx.CountSchedulingTerm(count=300))
+        a.add(Source(), "source")
+        b = g.entity(f"b{i}")
+        b.add(gx.UcxReceiver(port=port, capacity=3, policy=2), "in")
+        b.add(gx.MessageAvailableSchedulingTerm(receiver="in"))
+        sinks.append(b.add(Sink(), "sink"))
+    result = g.run(gx.MultiThreadScheduler(worker_thread_number=8))
+    assert result.reason == "done"
+    for i, sink in enumerate(sinks):
+        assert [m.get("n") for m in sink.seen] == list(range(1, 301))
+        assert result.messages[f"a{i}/out"]["sent"] == 300 == result.messages[f"b{i}/in"]["received"]
+        assert result.messages[f"b{i}/in"]["dropped"] == 0
