@@ -266,10 +266,12 @@ class OutLink(_Link):
                     return
                 header, buffers, ready = item
                 if ready is not None:
-                    self.context.engine.use_device(self.queue.entity.device or 0)
+                    ordinal = self.queue.entity.device or 0
+                    self.context.engine.use_device(ordinal)
                     # UCX reads device memory outside any stream: the producer's work must be done first
-                    # (the in-process edge's event, waited on this thread instead of a consumer stream).
-                    await loop.run_in_executor(None, ready.synchronize)
+                    # (the in-process edge's event, waited on a helper thread instead of a consumer stream,
+                    # so that the loop keeps serving the other connections).
+                    await loop.run_in_executor(None, _wait_event, ready, ordinal)
                 await _send_note(self.ep, header)
                 for buffer in buffers:
                     await self.ep.send(buffer)
@@ -374,6 +376,11 @@ class InLink(_Link):
         except Exception as exc:
             self._refused(f"a peer that is not a cubind.graph UcxTransmitter connected ({type(exc).__name__}: {exc})")
             return
+        if self.peer is not None:
+            # A second transmitter is turned away; the connection made stays (and its run goes on).
+            await _answer(ep, {"ok": False, "error": f"{self.queue.path} is already connected to {self.peer} "
+                                                     f"(one UcxTransmitter per UcxReceiver)"})
+            return
         problem = self._mismatch(hello)
         if problem is not None:
             await _answer(ep, {"ok": False, "error": problem})
@@ -391,8 +398,6 @@ class InLink(_Link):
         await self._receive_loop()
 
     def _mismatch(self, hello):
-        if self.peer is not None:
-            return f"{self.queue.path} is already connected to {self.peer} (one UcxTransmitter per UcxReceiver)"
         theirs = hello.get("layout")
         if theirs != LAYOUT:
             keys = sorted(k for k in set(LAYOUT) | set(theirs or {}) if (theirs or {}).get(k) != LAYOUT.get(k))
@@ -513,6 +518,13 @@ class InLink(_Link):
             self.listener.close()
         if self.connected is not None and not self.connected.done():
             self.connected.cancel()
+
+
+def _wait_event(event, ordinal):
+    import cubind
+
+    with cubind.Device(ordinal):
+        event.synchronize()
 
 
 async def _send_note(ep, data):

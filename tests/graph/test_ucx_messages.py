@@ -294,3 +294,15 @@ def test_many_ucx_queues_on_many_workers_keep_every_message_in_order(ucxx_needed
         assert [m.get("n") for m in sink.seen] == list(range(1, 301))
         assert result.messages[f"a{i}/out"]["sent"] == 300 == result.messages[f"b{i}/in"]["received"]
         assert result.messages[f"b{i}/in"]["dropped"] == 0
+
+
+def test_a_second_transmitter_to_one_receiver_is_turned_away_naming_the_first(ucxx_needed):
+    port = free_port()
+    g = gx.Graph()
+    g.entity("ucx").add(gx.UcxContext(cpu_data_only=True, connect_timeout_ms=20000), "context")
+    g.entity("b").add(gx.UcxReceiver(port=port), "in")
+    for name in ("a1", "a2"):
+        g.entity(name).add(gx.UcxTransmitter(receiver_address="127.0.0.1", port=port), "out")
+    with pytest.raises(gx.UcxError, match=r"refused the connection: b/in is already connected to a[12]/out "
+                                          r"\(one UcxTransmitter per UcxReceiver\)"):
+        g.run()
