@@ -306,3 +306,28 @@ def test_a_second_transmitter_to_one_receiver_is_turned_away_naming_the_first(uc
     with pytest.raises(gx.UcxError, match=r"refused the connection: b/in is already connected to a[12]/out "
                                           r"\(one UcxTransmitter per UcxReceiver\)"):
         g.run()
+
+
+def test_without_ucxx_a_ucx_app_says_what_to_install():
+    """``python -m cubind.graph`` on a UCX part where ucxx does not import:
+    exit 2 and one line naming the extra, before any codelet starts."""
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    from tests._toolkit import pythonpath
+
+    root = Path(__file__).resolve().parents[2]
+    code = textwrap.dedent("""
+        import runpy, sys
+        sys.modules["ucxx"] = None  # as where ucxx is not installed: its import fails
+        sys.argv = ["python -m cubind.graph", sys.argv[1]]
+        runpy.run_module("cubind.graph", run_name="__main__")
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(root / "examples/graph/ucx/ping_rx.yaml")],
+                          capture_output=True, text=True, cwd=root, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=pythonpath(root)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "need RAPIDS' ucxx" in done.stderr and "pip install 'cubind[ucx]'" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "received" not in done.stdout
