@@ -135,7 +135,7 @@ class UcxContext(Component, ExternalSource, gxf_type="UcxContext"):
 
     def entity_done(self, entity):
         for link in self.links:
-            if isinstance(link, OutLink) and link.queue.entity is entity:
+            if link.queue.entity is entity:
                 link.finish()
 
     def external_failure(self):

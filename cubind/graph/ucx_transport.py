@@ -189,8 +189,10 @@ class OutLink(_Link):
             if self.failure is not None:
                 raise self.failure
             if self.peer_ended:
-                raise UcxError(f"{self.where}: the UcxReceiver {self.remote['path']} at {self.peer} ended its "
-                               f"run; a message published after that would be lost")
+                # The receiving entity ended: as a queue nobody reads, no room is left. A message decided
+                # before its goodbye arrived is counted as dropped (the counts say so), not sent into a void.
+                self.dropped += 1
+                return
             if self.credits <= 0:
                 policy = self.remote["policy"]
                 if policy == REJECT:
@@ -282,6 +284,7 @@ class OutLink(_Link):
                                 f"while sending message {self.sent + 1} ({type(exc).__name__}: {exc})"))
 
     async def _control_loop(self):
+        answer = False
         try:
             while True:
                 note = json.loads(bytes(await _receive_note(self.ep)).decode())
@@ -290,6 +293,11 @@ class OutLink(_Link):
                         self.credits += int(note["credit"])
                     elif note.get("bye"):
                         self.peer_ended = True
+                        self.credits = 0
+                        # Our goodbye follows what is queued, with the count: the receiver's close waits for it.
+                        answer, self.finished = not self.finished, True
+                if note.get("bye") and answer:
+                    self.outbox.put_nowait(_BYE)
                 self.context.wake()
                 if note.get("bye"):
                     return
@@ -329,11 +337,24 @@ class InLink(_Link):
         self.credit_box = None
         self.tasks = []
         self.peer_closed = None
+        self.said_bye = None
+        self.finished = False
 
     def active(self):
-        """The transmitter may still send: connected, not said goodbye, not failed."""
+        """The transmitter may still send: connected, not said goodbye, not failed,
+        and this queue's entity may still read."""
         with self.lock:
-            return self.peer is not None and not self.peer_ended and self.failure is None
+            return self.peer is not None and not self.peer_ended and self.failure is None and not self.finished
+
+    def finish(self):
+        """Its entity will not read again: a goodbye tells the transmitter, whose
+        run then stops waiting for room here (a message it publishes after
+        that is an error, not a silent loss)."""
+        with self.lock:
+            if self.finished or self.credit_box is None or self.peer is None:
+                return
+            self.finished = True
+        self.context.engine.soon(self.credit_box.put_nowait, _BYE)
 
     def grant(self, count):
         """``count`` messages left the queue (read or dropped): their room goes back to the transmitter."""
@@ -351,6 +372,7 @@ class InLink(_Link):
         self.connected = asyncio.get_running_loop().create_future()
         self.credit_box = asyncio.Queue()
         self.peer_closed = asyncio.Event()
+        self.said_bye = asyncio.Event()
         try:
             self.listener = ucxx.create_listener(self._accept, queue.port)
         except Exception as exc:
@@ -477,6 +499,7 @@ class InLink(_Link):
             self.peer_ended = True
             self.expected = int(note.get("sent", -1))
             lost = self.expected - self.received
+        self.said_bye.set()
         if lost:
             self._fail(UcxError(f"{self.where}: {self.peer} sent {self.expected} message(s), {self.received} "
                                 f"arrived"))
@@ -501,11 +524,17 @@ class InLink(_Link):
 
     async def close(self, failed, timeout):
         if self.tasks and not self.peer_ended and not failed:
-            self.credit_box.put_nowait(_BYE)
+            if not self.finished:
+                self.finished = True
+                self.credit_box.put_nowait(_BYE)
             try:
                 await asyncio.wait_for(asyncio.shield(self.tasks[0]), timeout)
+                # Our goodbye is out; the transmitter's comes once its run ends, with its count: what
+                # it sent meanwhile is received and counted, not lost with the connection.
+                await asyncio.wait_for(self.said_bye.wait(), timeout)
             except asyncio.TimeoutError:
-                pass
+                self._fail(UcxError(f"{self.where}: {self.peer} did not end its sending in {timeout:.0f} s "
+                                    f"after this queue's entity ended ({self.received} message(s) arrived)"))
         if self.peer_ended and self.peer_closed is not None:
             try:
                 await asyncio.wait_for(self.peer_closed.wait(), PEER_CLOSE_S)

@@ -325,3 +325,25 @@ def test_an_unreachable_address_is_an_error_before_the_first_tick(address, expec
     assert code == 1, out + err
     assert f"tx/signal (entity 'tx'): {expected}" in err, err
     assert time.monotonic() - started < 25
+
+
+def test_a_receiver_that_ends_first_ends_both_parts_with_matching_counts(tmp_path):
+    import yaml
+
+    port = free_port()
+    docs = list(yaml.safe_load_all((PARTS / "ping_rx.yaml").read_text()))
+    docs[0]["components"].insert(1, {"name": "count", "type": "nvidia::gxf::CountSchedulingTerm",
+                                     "parameters": {"count": 5}})
+    for comp in docs[0]["components"]:
+        if comp.get("name") == "ping_rx":
+            comp["parameters"]["codelet_file"] = str(PARTS.parent / "ping.py")
+    rx_yaml = tmp_path / "ping_rx.yaml"
+    rx_yaml.write_text(yaml.safe_dump_all(docs))
+    rx = subprocess.Popen([sys.executable, "-m", "cubind.graph", str(rx_yaml), "--param", f"rx/signal/port={port}"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env())
+    tx = part("ping_tx.yaml", *ping(port, count=100)[0])
+    (tx_code, tx_out, tx_err), (rx_code, rx_out, rx_err) = finish(tx), finish(rx)
+    assert tx_code == 0 and rx_code == 0, tx_err + rx_err
+    assert "ping_rx: received 5 messages" in rx_out
+    sent, received = int(counts(tx_out)["tx/signal"]["sent"]), int(counts(rx_out)["rx/signal"]["received"])
+    assert sent == received and 5 <= sent <= 6  # the queue holds one more than was read

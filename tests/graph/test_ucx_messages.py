@@ -331,3 +331,17 @@ def test_without_ucxx_a_ucx_app_says_what_to_install():
     assert done.returncode == 2, done.stdout + done.stderr
     assert "need RAPIDS' ucxx" in done.stderr and "pip install 'cubind[ucx]'" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "received" not in done.stdout
+
+
+def test_a_consumer_that_ends_first_ends_the_producers_wait_not_a_hang(ucxx_needed):
+    """The receiving entity stops after 5 messages; the producer, waiting for
+    room in its queue, learns the receiver ended (its goodbye: no room is
+    left) and the run ends; what it published meanwhile is counted."""
+    g, sink, _ = loopback(count=50, rx_capacity=2)
+    g["b"].add(gx.CountSchedulingTerm(count=5))
+    started = time.monotonic()
+    result = g.run()
+    assert result.reason == "done" and len(sink.seen) == 5
+    sent, dropped = result.messages["a/out"]["sent"], result.messages["a/out"]["dropped"]
+    assert sent == result.messages["b/in"]["received"] and 5 <= sent <= 5 + 2 and dropped <= 1
+    assert time.monotonic() - started < 20
