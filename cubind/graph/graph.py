@@ -40,6 +40,7 @@ class Graph:
         self._finalized = False
         self._interrupted = threading.Event()
         self._system = None
+        self.resident_chains = []
 
     def entity(self, name, device=None):
         if any(e.name == name for e in self.entities):
@@ -59,6 +60,21 @@ class Graph:
         if self._system is None:
             self._system = self.entity(f"_connections_{id(self):x}")
         return self._system.add(Connection(source=source, target=target), f"connection_{len(self._system.components)}")
+
+    def gpu_resident(self, *entities):
+        """Names a chain of entities (names or entities, in line: each feeds
+        the next alone) to capture into a CUDA graph at its first message and
+        replay per message after (``resident.py``, ``docs/graph.md``);
+        returns the :class:`ResidentChain`. Checked when the graph runs."""
+        from .resident import ResidentChain
+
+        chain = ResidentChain(self, entities)
+        taken = {n for c in self.resident_chains for n in c.names}
+        for name in chain.names:
+            if name in taken:
+                raise GraphError(f"gpu_resident: entity {name!r} is in a chain already")
+        self.resident_chains.append(chain)
+        return chain
 
     def lookup(self, owner, where, value, kind):
         """The component ``value`` names, seen from ``owner``: its name in

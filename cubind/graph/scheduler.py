@@ -86,11 +86,20 @@ class _Run:
         limit = scheduler.max_duration_ms
         self.wall_end = None if limit is None else time.monotonic() + limit / 1000
         self.cond = threading.Condition(threading.Lock())
-        self.entities = [e for e in graph.entities if e.of_type(Codelet)]
+        every = [e for e in graph.entities if e.of_type(Codelet)]
         self.plan = {e: (e.of_type(Codelet), e.of_type(SchedulingTerm), e.of_type(Receiver), e.of_type(Transmitter))
-                     for e in self.entities}
+                     for e in every}
+        # A GPU-resident chain is scheduled as one entity, its first: its
+        # terms are the chain's, its transmitters the last entity's.
+        self.chains = {}
+        for chain in graph.resident_chains:
+            chain.bind()
+            self.chains[chain.entities[0]] = chain
+            self.plan[chain.entities[0]] = ([c for _, c in chain.codelets], chain.terms, [], chain.outputs)
+        inner = {e for chain in self.chains.values() for e in chain.entities[1:]}
+        self.entities = [e for e in every if e not in inner]
         self.state = dict.fromkeys(self.entities, IDLE)
-        self.ticks = dict.fromkeys(self.entities, 0)
+        self.ticks = dict.fromkeys(every, 0)
         self.running = 0
         self.cursor = 0
         self.reason = None
@@ -115,14 +124,21 @@ class _Run:
                          {e.name: n for e, n in self.ticks.items()})
 
     def _start_all(self, started):
-        for entity in self.entities:
-            for codelet in self.plan[entity][0]:
+        for entity in self.ticks:
+            for codelet in entity.of_type(Codelet):
                 self._phase(entity, codelet, "start")
                 codelet.started = True
                 started.append((entity, codelet))
+        for chain in self.chains.values():
+            chain.start()
 
     def _stop_all(self, started):
         first = None
+        for chain in self.chains.values():
+            try:
+                chain.stop()
+            except Exception as exc:  # noqa: BLE001 - the codelets' stops still run; the first error is raised
+                first = first or exc
         for entity, codelet in started:
             try:
                 self._phase(entity, codelet, "stop")
@@ -260,7 +276,9 @@ class _Run:
             t.after_tick(now)
         self.state[entity] = IDLE
         self.running -= 1
-        self.ticks[entity] += 1
+        chain = self.chains.get(entity)
+        for member in chain.entities if chain is not None else (entity,):
+            self.ticks[member] += 1
         if error is not None:
             self.error = self.error or error
             self._stop("error")
@@ -269,6 +287,15 @@ class _Run:
     # -- without the lock
 
     def _tick(self, entity, now):
+        chain = self.chains.get(entity)
+        if chain is not None:
+            try:
+                chain.tick(self._phase)
+            except CodeletError:
+                raise
+            except Exception as exc:  # the chain's own work (its copies, the graph launch): named by the chain
+                raise CodeletError(entity.name, chain.label, "tick", exc) from exc
+            return
         codelets, _, receivers, _ = self.plan[entity]
         for rx in receivers:
             rx.sync()
