@@ -43,6 +43,7 @@ class Scheduler(Component):
     check_recession_period_ms = Parameter(float, 20.0, "longest wait before looking again (interrupts, duration)")
 
     workers = 1
+    handoff_ms = 0.0
 
     def on_bind(self):
         if self.max_duration_ms is not None and self.max_duration_ms < 0:
@@ -65,15 +66,22 @@ class GreedyScheduler(Scheduler, gxf_type="GreedyScheduler"):
 
 class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     """Ticks entities on ``worker_thread_number`` threads; an entity (so each
-    of its codelets) is never ticked on two threads at once."""
+    of its codelets) is never ticked on two threads at once. While a tick
+    runs another starts only once every running tick has run ``handoff_ms``
+    (a tick that blocks lets the others go on; short Python ticks, which hold
+    the GIL, run one after the other instead of trading it)."""
 
     worker_thread_number = Parameter(int, 2)
+    handoff_ms = Parameter(float, 1.0, "how long every running tick must have run before another starts "
+                                       "(0: at once)")
 
     def on_bind(self):
         super().on_bind()
         if self.worker_thread_number < 1:
             raise ParameterError(f"{self.path}/worker_thread_number: must be at least 1, "
                                  f"got {self.worker_thread_number}")
+        if self.handoff_ms < 0:
+            raise ParameterError(f"{self.path}/handoff_ms: must be 0 or more, got {self.handoff_ms}")
         self.workers = self.worker_thread_number
 
 
@@ -101,6 +109,9 @@ class _Run:
         self.state = dict.fromkeys(self.entities, IDLE)
         self.ticks = dict.fromkeys(every, 0)
         self.running = 0
+        self.started = {}  # running entity -> when its tick began (time.monotonic())
+        self.watcher = None  # the waiting worker that looks again when the running ticks stall
+        self.handoff_s = scheduler.handoff_ms / 1000
         self.cursor = 0
         self.reason = None
         self.error = None
@@ -211,9 +222,12 @@ class _Run:
             if self.wall_end is not None and time.monotonic() >= self.wall_end:
                 self._stop("max_duration")
                 return None
+            if self.running and self.workers > 1 and self._gate():
+                continue
             now = self.clock.timestamp()
             entity, target = self._pick(now)
             if entity is not None:
+                self.started[entity] = time.monotonic()
                 return entity, now
             if self.running == 0 and target is None:
                 # Nothing can fire again. Entities that ended and others left
@@ -226,6 +240,25 @@ class _Run:
                     self._stop("deadlock")
                     return None
             self._wait(target)
+
+    def _gate(self):
+        """Whether this worker must wait (it has waited): while a tick runs,
+        another starts only once every running tick has run ``handoff_ms``
+        (it blocks: a sleep, a synchronisation, I/O). Python ticks hold the
+        GIL, so two at once only trade it at every driver call: four workers
+        ticking together ran a pipeline a third slower than one. One waiting
+        worker (the watcher) wakes when the youngest tick reaches the limit;
+        the others sleep until the run ends or the poll period passes."""
+        left = self.handoff_s - (time.monotonic() - max(self.started.values()))
+        if left <= 0:
+            if self.watcher == threading.get_ident():
+                self.watcher = None
+                self.cond.notify()  # another waiting worker becomes the watcher
+            return False
+        if self.watcher is None:
+            self.watcher = threading.get_ident()
+        self.cond.wait(min(left, self.poll_s) if self.watcher == threading.get_ident() else self.poll_s)
+        return True
 
     def _pick(self, now):
         target = None
@@ -276,13 +309,15 @@ class _Run:
             t.after_tick(now)
         self.state[entity] = IDLE
         self.running -= 1
+        self.started.pop(entity, None)
         chain = self.chains.get(entity)
         for member in chain.entities if chain is not None else (entity,):
             self.ticks[member] += 1
         if error is not None:
             self.error = self.error or error
             self._stop("error")
-        self.cond.notify_all()
+        # No worker is woken: this one picks again at once, and the others
+        # start a tick only where every running one has stalled (_gate).
 
     # -- without the lock
 
