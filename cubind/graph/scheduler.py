@@ -93,7 +93,10 @@ class _Run:
         self.poll_s = scheduler.check_recession_period_ms / 1000
         limit = scheduler.max_duration_ms
         self.wall_end = None if limit is None else time.monotonic() + limit / 1000
-        self.cond = threading.Condition(threading.Lock())
+        # Held through `with self.lock` (the C lock's own enter and exit: the
+        # Condition's are Python calls, twice a tick); waited on through cond.
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
         every = [e for e in graph.entities if e.of_type(Codelet)]
         self.plan = {e: (e.of_type(Codelet), e.of_type(SchedulingTerm), e.of_type(Receiver), e.of_type(Transmitter))
                      for e in every}
@@ -186,7 +189,7 @@ class _Run:
 
     def _work(self):
         while True:
-            with self.cond:
+            with self.lock:
                 picked = self._next()
                 if picked is None:
                     return
@@ -197,11 +200,11 @@ class _Run:
             except CodeletError as exc:
                 error = exc
             except BaseException as exc:  # KeyboardInterrupt in the greedy one: stop cleanly, then raise
-                with self.cond:
+                with self.lock:
                     self._finish(entity, None)
                     self._stop("interrupted")
                 raise exc
-            with self.cond:
+            with self.lock:
                 self._finish(entity, error)
 
     # -- under the lock
@@ -269,7 +272,7 @@ class _Run:
             if self.state[entity] != IDLE:
                 continue
             terms = self.plan[entity][1]
-            state, at = combine(t.check(now) for t in terms)
+            state, at = combine([t.check(now) for t in terms])
             if state == NEVER:
                 self.state[entity] = DONE
             elif state == READY:
