@@ -41,6 +41,7 @@ class Graph:
         self._interrupted = threading.Event()
         self._system = None
         self.resident_chains = []
+        self._declared_chains = False
 
     def entity(self, name, device=None):
         if any(e.name == name for e in self.entities):
@@ -63,11 +64,17 @@ class Graph:
 
     def gpu_resident(self, *entities):
         """Names a chain of entities (names or entities, in line: each feeds
-        the next alone) to capture into a CUDA graph at its first message and
-        replay per message after (``resident.py``, ``docs/graph.md``);
-        returns the :class:`ResidentChain`. Checked when the graph runs."""
+        the next alone) to capture into a CUDA graph and replay per message
+        (``resident.py``, ``docs/graph.md``); returns the
+        :class:`ResidentChain`. Checked when the graph runs. With no names:
+        every longest line of entities whose codelets all declare
+        ``gpu_resident = True`` becomes a chain when the graph runs (added to
+        ``resident_chains`` then); returns None."""
         from .resident import ResidentChain
 
+        if not entities:
+            self._declared_chains = True
+            return None
         chain = ResidentChain(self, entities)
         taken = {n for c in self.resident_chains for n in c.names}
         for name in chain.names:
@@ -136,6 +143,12 @@ class Graph:
             self.entity(f"_scheduler_{id(self):x}").add(scheduler, "scheduler")
             scheduler.resolve(self)
         self.scheduler = scheduler
+        if self._declared_chains:
+            from .resident import ResidentChain, declared_lines
+
+            taken = {n for c in self.resident_chains for n in c.names}
+            self.resident_chains += [ResidentChain(self, line) for line in declared_lines(self, taken)]
+            self._declared_chains = False
         self._interrupted.clear()
         return scheduler.run(self)
 

@@ -38,6 +38,8 @@ graph launch and the output copies are three queued steps per message and
 no host synchronisation; the consumers wait for an event, as for any
 edge."""
 
+import threading
+
 import numpy as np
 
 from .codelet import Codelet
@@ -188,7 +190,7 @@ class ResidentChain:
         graph = cubind.CUDAGraph()
         allocators = [a for e in self.entities for a in e.of_type(Allocator)]
         for allocator in allocators:
-            allocator._fixed_for = self
+            allocator._fixed_for = (self, threading.get_ident())
         self._capturing, self._next = True, 0
         try:
             with graph.capture(self.stream):
@@ -228,7 +230,7 @@ class ResidentChain:
         allocators = [a for e in self.entities for a in e.of_type(Allocator)]
         self.recorded = []
         for allocator in allocators:
-            allocator._fixed_for = self
+            allocator._fixed_for = (self, threading.get_ident())
         try:
             self._tick_through(message, phase)
         finally:
@@ -309,6 +311,36 @@ class ResidentChain:
                 if name not in out:
                     out.add(name, value)
             tx.publish(out)
+
+
+def declared_lines(graph, taken=()):
+    """The longest lines of entities (by name) whose codelets all declare
+    ``gpu_resident = True``, each entity feeding the next alone, leaving out
+    those named in ``taken``: what ``graph.gpu_resident()`` makes chains of."""
+    def ok(e):
+        codelets = e.of_type(Codelet)
+        return (e.name not in taken and codelets and all(c.gpu_resident is True for c in codelets)
+                and len(e.of_type(Receiver)) <= 1)
+
+    candidates = [e for e in graph.entities if ok(e)]
+    following = {}
+    for a in candidates:
+        txs = a.of_type(Transmitter)
+        if len(txs) != 1 or len(txs[0].targets) != 1:
+            continue
+        b = txs[0].targets[0].entity
+        if b in candidates and b.of_type(Receiver) == [txs[0].targets[0]] and _fed(txs[0].targets[0]) == txs:
+            following[a] = b
+    followed = set(following.values())
+    lines = []
+    for head in candidates:
+        if head in followed:
+            continue
+        line = [head]
+        while line[-1] in following:
+            line.append(following[line[-1]])
+        lines.append([e.name for e in line])
+    return lines
 
 
 def _passed_on(message):

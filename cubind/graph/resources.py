@@ -59,15 +59,17 @@ class Allocator(Component):
         """A numpy array (``"host"``, ``"pinned"``) or ``cubind.Array`` (``"device"``)."""
         return self.tensor(TensorDescription(name, storage, shape, dtype, strides)).data
 
-    # A GPU-resident chain capturing its ticks sets this: the tensors made
-    # meanwhile are made outside the capture and kept by the chain (resident.py).
+    # (chain, thread) while a GPU-resident chain ticks its first message or
+    # its captured one on that thread: the tensors asked for there are the
+    # chain's (resident.py); a codelet elsewhere naming this allocator, on
+    # another thread, still gets new ones.
     _fixed_for = None
 
     def tensor(self, description):
         """A :class:`Tensor` shaped as ``description`` (GXF's ``reshape_custom``)."""
-        chain = self._fixed_for
-        if chain is not None:
-            return chain.fixed_tensor(self, description)
+        fixed = self._fixed_for
+        if fixed is not None and fixed[1] == threading.get_ident():
+            return fixed[0].fixed_tensor(self, description)
         return self._make(description, None)
 
     def _make(self, description, stream):

@@ -91,7 +91,11 @@ def build(count, resident, stage=Stage):
     g["s1"].add(stage(a=2.0), "stage")
     g["s2"].add(stage(a=-0.5), "stage")
     sink = g["sink"].add(Sink(), "sink")
-    chain = g.gpu_resident("s1", "s2") if resident else None
+    chain = None
+    if resident == "declared":  # the stages declare gpu_resident = True: the line of them is found at run
+        g.gpu_resident()
+    elif resident:
+        chain = g.gpu_resident("s1", "s2")
     return g, sink, chain
 '''
 
@@ -123,11 +127,14 @@ def run_fake(fake_driver, ptx_file, body):
     return run_json_on_fake(fake_driver, ON_FAKE.format(ptx=str(ptx_file)) + textwrap.dedent(body))
 
 
-def test_a_chain_is_captured_once_and_replayed_per_message(fake_driver, ptx_file):
-    got, _ = run_fake(fake_driver, ptx_file, """
-        g, sink, chain = build(6, resident=True)
+@pytest.mark.parametrize("how", ["named", "declared"])
+def test_a_chain_is_captured_once_and_replayed_per_message(fake_driver, ptx_file, how):
+    got, _ = run_fake(fake_driver, ptx_file, f"""
+        g, sink, chain = build(6, resident={'True' if how == 'named' else '"declared"'})
         before = launches()
         result = g.run(gx.MultiThreadScheduler(worker_thread_number=3))
+        chain = chain or g.resident_chains[0]
+        assert [c.names for c in g.resident_chains] == [["s1", "s2"]]
         captured = [n for n in nodes() if n["kind"] != "empty"][-2:]
         print(json.dumps([result.reason, result.ticks_by_entity, count("fake_capture_count"),
                           count("fake_graph_launch_count"), launches() - before, chain.replays, chain.node_types,
@@ -219,7 +226,11 @@ class _Refuses(gx.Codelet):
     gpu_resident = False
 
 
-def _line(*names, extra_rx=False):
+class _Declared(gx.Codelet):
+    gpu_resident = True
+
+
+def _line(*names, extra_rx=False, declared=()):
     g = gx.Graph()
     for i, name in enumerate(names):
         e = g.entity(name)
@@ -230,7 +241,7 @@ def _line(*names, extra_rx=False):
             e.add(gx.DoubleBufferReceiver(), "b")
         if i < len(names) - 1:
             e.add(gx.DoubleBufferTransmitter(), "out")
-        e.add(_Noop(), "c")
+        e.add(_Declared() if name in declared else _Noop(), "c")
     for a, b in zip(names, names[1:]):
         g.connect(f"{a}/out", f"{b}/in")
     return g
@@ -280,7 +291,8 @@ def test_a_resident_chain_gives_what_ticking_gives_message_by_message(threads):
         assert result.reason == "done" and result.ticks == 48
         runs[resident] = [values for _, _, values in sink.got]
         if resident:
-            assert chain.replays == 10 and chain.node_types == ["kernel", "kernel"]
+            assert chain.replays == 10 and chain.node_types.count("kernel") == 2
+            assert "mem_alloc" not in chain.node_types
     want = [-0.5 * (2.0 * np.arange(N, dtype=np.float32) * k + 1) + 1 for k in range(1, 13)]
     for ticked, replayed, expected in zip(runs[False], runs[True], want):
         np.testing.assert_array_equal(replayed, ticked)
@@ -307,3 +319,13 @@ def test_a_tick_reading_a_result_back_is_refused_on_a_gpu_and_the_device_stays_u
     assert info.value.entity == "s1"
     np.testing.assert_array_equal(cubind.to_gpu(np.ones(4, np.float32)).get(), np.ones(4, np.float32))
 
+
+
+def test_the_lines_of_declared_codelets_are_found():
+    g = _line("a", "b", "c", "d", "e", declared=("b", "c", "e"))
+    assert g.gpu_resident() is None
+    g.finalize()
+    from cubind.graph.resident import declared_lines
+
+    assert declared_lines(g) == [["b", "c"], ["e"]]
+    assert declared_lines(g, taken={"c"}) == [["b"], ["e"]]
