@@ -111,6 +111,11 @@ class _Run:
         self.entities = [e for e in every if e not in inner]
         self.state = dict.fromkeys(self.entities, IDLE)
         self.ticks = dict.fromkeys(every, 0)
+        # Per entity, its terms' bound checks and the before/after hooks that
+        # do something (most terms leave them empty): looked up once, not at
+        # every scheduling step.
+        self.hooks = {e: ([t.check for t in self.plan[e][1]] or [_always_ready], _hooks(self.plan[e][1], "before_tick"),
+                          _hooks(self.plan[e][1], "after_tick")) for e in self.entities}
         self.running = 0
         self.started = {}  # running entity -> when its tick began (time.monotonic())
         self.watcher = None  # the waiting worker that looks again when the running ticks stall
@@ -271,16 +276,16 @@ class _Run:
             entity = self.entities[index]
             if self.state[entity] != IDLE:
                 continue
-            terms = self.plan[entity][1]
-            state, at = combine([t.check(now) for t in terms])
+            checks, befores, _ = self.hooks[entity]
+            state, at = checks[0](now) if len(checks) == 1 else combine([check(now) for check in checks])
             if state == NEVER:
                 self.state[entity] = DONE
             elif state == READY:
                 self.cursor = index + 1
                 self.state[entity] = RUNNING
                 self.running += 1
-                for t in terms:
-                    t.before_tick(now)
+                for before in befores:
+                    before(now)
                 return entity, None
             elif state == WAIT_TIME:
                 target = at if target is None else min(target, at)
@@ -298,7 +303,7 @@ class _Run:
             self.cond.wait(limit)
 
     def _finish(self, entity, error):
-        codelets, terms, _, transmitters = self.plan[entity]
+        codelets, _, _, transmitters = self.plan[entity]
         try:
             for tx in transmitters:
                 for message in tx.sync():
@@ -307,9 +312,11 @@ class _Run:
         except Exception as exc:
             error = error or CodeletError(entity.name, codelets[0].name, "tick", exc)
             error.__cause__ = error.__cause__ or exc
-        now = self.clock.timestamp()
-        for t in terms:
-            t.after_tick(now)
+        afters = self.hooks[entity][2]
+        if afters:
+            now = self.clock.timestamp()
+            for after in afters:
+                after(now)
         self.state[entity] = IDLE
         self.running -= 1
         self.started.pop(entity, None)
@@ -339,6 +346,14 @@ class _Run:
             rx.sync()
         for codelet in codelets:
             self._phase(entity, codelet, "tick")
+
+
+def _always_ready(now):
+    return READY, None  # an entity with no terms: combine([]) says READY too
+
+
+def _hooks(terms, name):
+    return [getattr(t, name) for t in terms if getattr(type(t), name) is not getattr(SchedulingTerm, name)]
 
 
 def _note(exc, text):
