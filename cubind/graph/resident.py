@@ -46,16 +46,15 @@ from .codelet import Codelet
 from .errors import CodeletError, GraphError
 from .message import Message, Tensor
 from .queues import Receiver, Transmitter
-from .resources import Allocator
 from .terms import DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
 
 
 class ResidentChain:
     """A line of entities captured once and replayed per message; made by
     :meth:`Graph.gpu_resident`. ``replays`` counts the messages replayed
-    (the first one, captured, is not among them), ``buffers`` the tensors the
-    codelets' allocators made during the capture (the chain's fixed inner
-    buffers), ``node_types`` what the capture recorded."""
+    (not the first, ticked as usual, nor the second, captured), ``buffers``
+    the tensors made for the capture (the chain's fixed inner buffers),
+    ``node_types`` what the capture recorded."""
 
     def __init__(self, graph, names):
         if not names:
@@ -143,8 +142,9 @@ class ResidentChain:
 
     def tick(self, phase):
         """One message through the chain (the run's worker, without its
-        lock): captured the first time, replayed after. ``phase`` runs a
-        codelet's phase as the scheduler does (errors as CodeletError)."""
+        lock): ticked as usual the first time, captured the second, replayed
+        after. ``phase`` runs a codelet's phase as the scheduler does (errors
+        as CodeletError)."""
         with _device_scope(self.entities[0].device), self.stream:
             message = None
             if self.input is not None:
@@ -188,7 +188,7 @@ class ResidentChain:
         self.kept = [allocator._make(description, self.stream) for allocator, description in self.recorded]
         self.buffers = len(self.kept)
         graph = cubind.CUDAGraph()
-        allocators = [a for e in self.entities for a in e.of_type(Allocator)]
+        allocators = self._allocators()
         for allocator in allocators:
             allocator._fixed_for = (self, threading.get_ident())
         self._capturing, self._next = True, 0
@@ -224,10 +224,15 @@ class ResidentChain:
         self.cuda_graph, self.node_types = graph, types
         graph.launch(self.stream)  # the captured message's own work
 
+    def _allocators(self):
+        """The allocators the chain's codelets use (their own entity's or
+        another's, by name): the ones whose tensors become the chain's."""
+        return list({id(a): a for _, c in self.codelets for a in c.allocators}.values())
+
     def _first(self, message, phase):
         """The first message, ticked through the chain as usual (on the
         chain's stream); what the allocators make is noted for the capture."""
-        allocators = [a for e in self.entities for a in e.of_type(Allocator)]
+        allocators = self._allocators()
         self.recorded = []
         for allocator in allocators:
             allocator._fixed_for = (self, threading.get_ident())
