@@ -59,8 +59,9 @@ CAPTURE_MODES = {"global": 0, "thread_local": 1, "relaxed": 2}
 # during a capture is answered with.
 _CAPTURE_ERRORS = range(900, 909)
 _CAPTURE_ADVICE = ("the call was made while the stream was being captured into a CUDA graph, which forbids it "
-                   "(a synchronisation, reading results back, cuMemAlloc, the legacy default stream); queue only "
-                   "asynchronous work on the capturing stream, allocate before the capture")
+                   "(a synchronisation, reading results back, cuMemAlloc, the legacy default stream, waiting for "
+                   "work queued outside the capture: an array of another stream is ordered by such a wait); queue "
+                   "only asynchronous work on the capturing stream, on arrays allocated there before the capture")
 # CUgraphNodeType by value, as node_types() names them.
 NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "wait_event",
               7: "event_record", 8: "ext_semaphore_signal", 9: "ext_semaphore_wait", 10: "mem_alloc",

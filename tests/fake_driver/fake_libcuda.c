@@ -31,7 +31,9 @@
  * capture's graph (each after the one before) instead of running; the calls
  * capture forbids (cuMemAlloc, cuStreamSynchronize, cuCtxSynchronize,
  * cuStreamQuery and the synchronous copies, from the capturing thread)
- * answer CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidate the capture,
+ * answer CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and a wait of the capturing
+ * stream for an event recorded outside the capture
+ * CUDA_ERROR_STREAM_CAPTURE_ISOLATION; each invalidates the capture,
  * whose cuStreamEndCapture then answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
  * with no graph, as the driver does; cuGraphNodeGetType reads the node table.
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
@@ -449,6 +451,25 @@ static int fake_capture_forbids(const char *func) {
     fake_capture_status = 2;
     return 1;
 }
+/* Events recorded on the capturing stream during the capture: the only ones
+ * it may wait for (a wait on one recorded outside crosses the capture's
+ * boundary: CUDA_ERROR_STREAM_CAPTURE_ISOLATION, and the capture is invalid). */
+#define FAKE_CAPTURED_EVENTS 1024
+static void *fake_captured_events[FAKE_CAPTURED_EVENTS];
+static int fake_captured_event_count = 0;
+static int f_cuEventRecord(void *event, void *stream) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_is_capturing(stream) && fake_captured_event_count < FAKE_CAPTURED_EVENTS)
+        fake_captured_events[fake_captured_event_count++] = event;
+    return 0;
+}
+static int fake_capture_waits_outside(void *stream, void *event) {
+    if (!fake_is_capturing(stream)) return 0;
+    for (int i = 0; i < fake_captured_event_count; i++)
+        if (fake_captured_events[i] == event) return 0;
+    fake_capture_status = 2;
+    return 1;
+}
 static int f_cuStreamBeginCapture(void *stream, int mode) {
     (void)mode;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
@@ -459,6 +480,7 @@ static int f_cuStreamBeginCapture(void *stream, int mode) {
     fake_capture_graph = fake_new("cuStreamBeginCapture graph", 0);
     fake_capture_last = 0;
     fake_capture_status = 1;
+    fake_captured_event_count = 0;
     fake_capture_count++;
     return 0;
 }
@@ -589,8 +611,10 @@ static int f_cuGraphKernelNodeSetParams(unsigned long long node, const struct fa
     fake_node_update_count++;
     return fake_fail(__func__, fake_sticky);
 }
+static int fake_capture_waits_outside(void *stream, void *event);
 static int f_cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
     (void)flags;
+    if (fake_capture_waits_outside(stream, event)) return fake_fail(__func__, 905); /* _CAPTURE_ISOLATION */
     fake_stream_wait_count++;
     fake_last_wait_stream = (unsigned long long)stream;
     fake_last_wait_event = (unsigned long long)event;
@@ -815,6 +839,7 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuStreamBeginCapture", (void *)f_cuStreamBeginCapture},
     {"cuStreamEndCapture", (void *)f_cuStreamEndCapture},
     {"cuStreamIsCapturing", (void *)f_cuStreamIsCapturing},
+    {"cuEventRecord", (void *)f_cuEventRecord},
     {"cuStreamSynchronize", (void *)f_cuStreamSynchronize},
     {"cuCtxSynchronize", (void *)f_cuCtxSynchronize},
     {"cuStreamQuery", (void *)f_cuStreamQuery},

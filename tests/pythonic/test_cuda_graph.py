@@ -175,8 +175,8 @@ def test_graphs_are_released_when_collected_and_at_exit(fake_driver, ptx_file, t
 def test_capture_records_the_streams_work_as_nodes_and_launch_replays_it(fake_driver, ptx_file, tmp_path):
     log = tmp_path / "calls.log"
     got = run_fake(fake_driver, ptx_file, """
-        x, y = cubind.empty(256, np.float32), cubind.empty(256, np.float32)
         stream = cubind.Stream(non_blocking=True)
+        x, y = cubind.empty(256, np.float32, stream=stream), cubind.empty(256, np.float32, stream=stream)
         graph = cubind.CUDAGraph()
         empty = int(graph.handle)
         launched = count("fake_launch_count")
@@ -244,6 +244,21 @@ def test_a_call_capture_forbids_raises_where_it_is_made_and_ends_the_capture(fak
     assert mine == "KeyError: 'mine'" and not capturing and types == ["kernel"]
 
 
+@pytest.mark.provokes_api_error
+def test_an_array_of_another_stream_in_a_capture_is_refused_as_a_dependency_across_it(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        stream = cubind.Stream(non_blocking=True)
+        mine, other = cubind.empty(256, np.float32, stream=stream), cubind.empty(256, np.float32)
+        graph = cubind.CUDAGraph()
+        def copy_across():
+            with graph.capture(stream):
+                mine.copy_from(other)                # ordered after other's stream by an event
+        print(json.dumps([error(copy_across), stream.capturing, graph.captured]))
+    """)
+    assert got[0].startswith("CUDAError: cuStreamWaitEvent: CUDA_ERROR_STREAM_CAPTURE_ISOLATION (905)")
+    assert got[1:] == [False, False]
+
+
 def test_an_allocation_on_the_capturing_stream_is_a_node_node_types_show(fake_driver, ptx_file):
     got = run_fake(fake_driver, ptx_file, """
         stream = cubind.Stream(non_blocking=True)
@@ -284,8 +299,8 @@ def test_a_captured_graph_gives_on_a_gpu_what_running_the_stream_gives():
 
     axpb = cubind.Program(KERNEL).compile().get_kernel("axpb")
     start = np.arange(4096, dtype=np.float32)
-    x, y = cubind.to_gpu(start), cubind.empty(4096, np.float32)
-    stream = cubind.Stream(non_blocking=True)
+    stream = cubind.Stream(non_blocking=True)  # the arrays live on it: no ordering event crosses the capture
+    x, y = cubind.to_gpu(start, stream=stream), cubind.empty(4096, np.float32, stream=stream)
     graph = cubind.CUDAGraph()
     with graph.capture(stream):
         axpb(16, 256, x, 2.0, 4096)
