@@ -136,7 +136,9 @@ class ResidentChain:
         finally:
             if graph is not None:
                 graph.close()
-            self.stream.close()
+            # Not closed: the chain's buffers and the outputs it handed out
+            # (which consumers may keep) are freed in its order, and each
+            # keeps it alive until then; the last one's release destroys it.
             self.stream = None
             self.kept, self.inputs, self.templates = [], {}, []
 
