@@ -30,7 +30,8 @@
  * frees and host functions on the capturing stream become nodes of the
  * capture's graph (each after the one before) instead of running; the calls
  * capture forbids (cuMemAlloc, cuStreamSynchronize, cuCtxSynchronize,
- * cuStreamQuery and the synchronous copies, from the capturing thread)
+ * cuStreamQuery and the synchronous copies; on the capturing thread in the
+ * default thread-local mode, on every thread in global mode, none relaxed)
  * answer CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and a wait of the capturing
  * stream for an event recorded outside the capture
  * CUDA_ERROR_STREAM_CAPTURE_ISOLATION; each invalidates the capture,
@@ -43,6 +44,7 @@
  * EGL display does, and maps a registered resource to a fixed frame.
  * bench/run.py --smoke also uses it to run the benchmark harness end to end in
  * CI; numbers taken with it say nothing about a real driver. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,11 +445,16 @@ static int fake_captured_launch(void *stream, unsigned gx, unsigned gy, unsigned
     }
     return 1;
 }
-/* A call capture forbids while a capture is on (the fake has one thread that
- * matters): it invalidates the capture and is refused. */
+/* A call capture forbids while a capture is on, by its mode as the driver
+ * has it: CU_STREAM_CAPTURE_MODE_GLOBAL (0) refuses it on every thread,
+ * _THREAD_LOCAL (1) on the capturing thread only, _RELAXED (2) nowhere; a
+ * refused call invalidates the capture. */
+static int fake_capture_mode_begun = 0;
+static pthread_t fake_capture_thread;
 static int fake_capture_forbids(const char *func) {
     (void)func;
-    if (!fake_capture_status) return 0;
+    if (!fake_capture_status || fake_capture_mode_begun == 2) return 0;
+    if (fake_capture_mode_begun == 1 && !pthread_equal(pthread_self(), fake_capture_thread)) return 0;
     fake_capture_status = 2;
     return 1;
 }
@@ -471,7 +478,6 @@ static int fake_capture_waits_outside(void *stream, void *event) {
     return 1;
 }
 static int f_cuStreamBeginCapture(void *stream, int mode) {
-    (void)mode;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
     /* The NULL, legacy and per-thread streams cannot be captured. */
     if ((unsigned long long)stream <= 2) return fake_fail(__func__, 900);
@@ -481,6 +487,8 @@ static int f_cuStreamBeginCapture(void *stream, int mode) {
     fake_capture_last = 0;
     fake_capture_status = 1;
     fake_captured_event_count = 0;
+    fake_capture_mode_begun = mode;
+    fake_capture_thread = pthread_self();
     fake_capture_count++;
     return 0;
 }

@@ -329,3 +329,31 @@ def test_the_lines_of_declared_codelets_are_found():
 
     assert declared_lines(g) == [["b", "c"], ["e"]]
     assert declared_lines(g, taken={"c"}) == [["b"], ["e"]]
+
+
+def test_a_codelet_on_another_thread_naming_a_chains_allocator_gets_new_tensors(fake_driver, ptx_file):
+    got, _ = run_fake(fake_driver, ptx_file, """
+        import time
+        class Slow(Stage):                            # the chain's first two ticks (ticked, captured) take a while
+            def tick(self):
+                super().tick()
+                if self.get_execution_count() <= 2:
+                    time.sleep(0.2)
+        class Other(gx.Codelet):                      # outside the chain, on another worker meanwhile
+            def start(self):
+                self.got, self.wrong = 0, 0
+            def tick(self):
+                t = self.allocator.tensor(gx.TensorDescription("t", "device", [N], np.float32))
+                self.got += 1
+                self.wrong += any(t is k for k in chain.kept)
+                time.sleep(0.002)
+        g, sink, chain = build(4, resident=True, stage=Slow)
+        o = g.entity("other")
+        o.add(gx.CountSchedulingTerm(count=300))
+        other = o.add(Other(allocators=["s1/alloc"]), "other")
+        result = g.run(gx.MultiThreadScheduler(worker_thread_number=4, handoff_ms=0))
+        print(json.dumps([result.reason, other.got, other.wrong, len(sink.got), chain.buffers]))
+    """)
+    reason, allocated, wrong, received, buffers = got
+    assert reason == "done" and received == 4 and buffers == 2
+    assert allocated == 300 and wrong == 0
