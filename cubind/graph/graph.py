@@ -120,6 +120,10 @@ class Graph:
             self.clock = self.entity(f"_clock_{id(self):x}").add(RealtimeClock(), "clock")
         for component in self.components():
             component.resolve(self)
+        from .resident import GPUResidentChain
+
+        for named in self.components(GPUResidentChain):  # a YAML app's chains
+            self.gpu_resident(*(named.entities or ()))
         for link in self.components(Connection):
             if link.target in link.source.targets:
                 raise GraphError(f"{link.path}: {link.source.path} is already connected to {link.target.path}")

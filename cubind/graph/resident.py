@@ -43,10 +43,20 @@ import threading
 import numpy as np
 
 from .codelet import Codelet
+from .component import Component
 from .errors import CodeletError, GraphError
 from .message import Message, Tensor
+from .parameters import Parameter
 from .queues import Receiver, Transmitter
 from .terms import DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
+
+
+class GPUResidentChain(Component, gxf_type="GPUResidentChain"):
+    """A YAML app's way to ``graph.gpu_resident(...)``: a component (in any
+    entity) whose ``entities`` names the chain's entities in line, or, left
+    out, asks for the lines of codelets declaring ``gpu_resident = True``."""
+
+    entities = Parameter(list, None, "the chain's entities by name, in line (none: the declared lines)")
 
 
 class ResidentChain:

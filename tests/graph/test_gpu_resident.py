@@ -357,3 +357,4 @@ def test_a_codelet_on_another_thread_naming_a_chains_allocator_gets_new_tensors(
     reason, allocated, wrong, received, buffers = got
     assert reason == "done" and received == 4 and buffers == 2
     assert allocated == 300 and wrong == 0
+

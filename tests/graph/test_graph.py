@@ -505,6 +505,30 @@ def test_a_codelet_by_module_and_the_multi_thread_scheduler_from_yaml(yaml_neede
     assert isinstance(g.scheduler, gx.MultiThreadScheduler) and result.ticks == 7
 
 
+def test_a_yaml_app_names_its_gpu_resident_chains_with_a_component(yaml_needed):
+    line = textwrap.dedent("""\
+        name: a
+        components:
+        - {name: out, type: DoubleBufferTransmitter}
+        - {type: CountSchedulingTerm, parameters: {count: 3}}
+        - {name: c, type: PyCodeletV0, parameters: {codelet_name: Codelet, codelet_module: cubind.graph}}
+        ---
+        name: b
+        components:
+        - {name: in, type: DoubleBufferReceiver}
+        - {type: MessageAvailableSchedulingTerm, parameters: {receiver: in}}
+        - {name: c, type: PyCodeletV0, parameters: {codelet_name: Codelet, codelet_module: cubind.graph}}
+        - {type: Connection, parameters: {source: a/out, target: b/in}}
+        """)
+    chains = "---\nname: chains\ncomponents:\n- {type: GPUResidentChain, parameters: {entities: [a, b]}}\n"
+    named = gx.loads(line + chains)
+    named.finalize()
+    assert [c.names for c in named.resident_chains] == [["a", "b"]]
+    # Without entities: the lines of codelets declaring gpu_resident = True (here none: nothing to capture).
+    declared = gx.loads(line + "---\nname: chains\ncomponents:\n- {type: GPUResidentChain}\n")
+    assert declared.run().ticks == 3 and declared.resident_chains == []
+
+
 def _cli(*args, **env):
     return subprocess.run([sys.executable, "-m", "cubind.graph", *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, env=dict(os.environ, PYTHONPATH=pythonpath(ROOT), **env))
