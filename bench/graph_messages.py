@@ -325,6 +325,12 @@ def main():
     pipe = "cubind.graph 4-codelet pipeline, 1 MiB device tensors"
     rows.append(ratio(rows, f"{pipe} (1 thread(s))", "Holoscan 4-operator pipeline", 3.0))
     rows.append(ratio(rows, f"{pipe}, GPU-resident (1 thread(s))", "Holoscan 4-operator pipeline", 3.0))
+    rows.append(ratio(rows, f"{pipe} (4 thread(s))", f"{pipe} (1 thread(s))", 1.0))  # 4 workers not slower
+    spin_row = next((r for r in rows if "us kernels, GPU-resident" in r["row"]), None)
+    if spin_row is not None:
+        busy = spin_row["gpu_busy_fraction_calibrated"]
+        rows.append({"row": "target: GPU busy on the pipeline of >= 50 us kernels, GPU-resident",
+                     "busy": busy, "busy_target": 0.8, "met": busy >= 0.8})
     for row in rows:
         print(json.dumps(row))
     print("\n| row | messages/s | GPU busy | ratio (target) |\n|---|---|---|---|")
@@ -332,7 +338,8 @@ def main():
         busy = r.get("gpu_busy_fraction", r.get("gpu_busy_fraction_calibrated"))
         cells = [f"{r['messages_per_s']:.0f}" if "messages_per_s" in r else r.get("skipped", ""),
                  f"{busy:.0%}" if busy is not None else "",
-                 f"{r['ratio']:.2f}x (>= {r['target']}x: {'met' if r['met'] else 'NOT met'})" if "ratio" in r else ""]
+                 f"{r['ratio']:.2f}x (>= {r['target']}x: {'met' if r['met'] else 'NOT met'})" if "ratio" in r else
+                 f"{r['busy']:.0%} (>= 80%: {'met' if r['met'] else 'NOT met'})" if "busy_target" in r else ""]
         print(f"| {r['row']} | {' | '.join(cells)} |")
 
 
