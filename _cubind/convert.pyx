@@ -22,9 +22,38 @@ cdef str _type_name(object o):
     return type(o).__name__
 
 
-cdef bint _is_ctypes_scalar(object o):
-    # ctypes' simple types (c_int, c_float...) all derive from _SimpleCData.
-    return any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:])
+# What ctypes makes of a type, found once per type: the conversions ask per
+# argument, and scanning the MRO in Python for every handle passed where an
+# address is taken (a CUkernel as cudaLaunchKernel's func) cost ~600 ns a call.
+cdef enum:
+    _CT_SCALAR = 1      # a _SimpleCData: c_int, c_float, ... (c_void_p too)
+    _CT_POINTER = 2     # holds an address: POINTER(T), c_void_p, c_char_p, c_wchar_p
+    _CT_FUNCTION = 4    # a CFuncPtr: CFUNCTYPE(...)(fn)
+    _CT_CACHE_MAX = 4096  # types made in a loop are then classified afresh, not kept alive
+cdef dict _ctypes_traits = {}
+
+
+cdef int _ctypes_kind(object o) except -1:
+    cdef type t = type(o)
+    cached = _ctypes_traits.get(t)
+    if cached is not None:
+        return <int>cached
+    names = [cls.__name__ for cls in t.__mro__]
+    cdef int kind = 0
+    if "_SimpleCData" in names[1:]:
+        kind |= _CT_SCALAR
+    # c_void_p, c_char_p and c_wchar_p are the simple types holding an address.
+    if "_Pointer" in names[1:] or (kind & _CT_SCALAR and getattr(t, "_type_", "") in "zZP"):
+        kind |= _CT_POINTER
+    if "CFuncPtr" in names:
+        kind |= _CT_FUNCTION
+    if len(_ctypes_traits) < _CT_CACHE_MAX:
+        _ctypes_traits[t] = kind
+    return kind
+
+
+cdef bint _is_ctypes_scalar(object o) except -1:
+    return _ctypes_kind(o) & _CT_SCALAR != 0
 
 
 cdef object _index(object o, const char* name, str accepted):
@@ -113,10 +142,8 @@ cdef object cstring_slow(object o, const char* name):
 cdef object _ctypes_pointer_value(object o):
     """The address a ctypes pointer instance holds (c_void_p, c_char_p,
     c_wchar_p, POINTER(T)), 0 for NULL; None for anything else."""
-    if not any(cls.__name__ in ("_Pointer", "_SimpleCData") for cls in type(o).__mro__[1:]):
-        return None
-    if any(cls.__name__ == "_SimpleCData" for cls in type(o).__mro__[1:]) and getattr(type(o), "_type_", "") not in "zZP":
-        return None  # c_int and the other scalars: not addresses
+    if not _ctypes_kind(o) & _CT_POINTER:
+        return None  # not ctypes', or c_int and the other scalars: not addresses
     import ctypes
     return ctypes.cast(o, ctypes.c_void_p).value or 0
 
@@ -140,7 +167,7 @@ cdef void* address_slow(object o, const char* name) except? NULL:
 
 
 cdef bint is_c_function(object o):
-    return any(cls.__name__ == "CFuncPtr" for cls in type(o).__mro__)
+    return _ctypes_kind(o) & _CT_FUNCTION != 0
 
 
 cdef void* function_address(object o, const char* name) except? NULL:
@@ -599,6 +626,41 @@ cdef tuple _as_tuple(object seq, const char* name, str part):
     return tuple(seq)
 
 
+cdef Py_ssize_t _pack_int_run(tuple values, tuple types, Py_ssize_t i, Py_ssize_t n, int code, void** ptrs,
+                               unsigned long long* slots, const char* name) except -1:
+    """Packs the run of arguments from ``i`` whose type is ``types[i]`` (an
+    integer kind); returns the index after it. A long list of ints (256 c_int)
+    is one such run: each small int is stored as its 64-bit two's complement
+    word cut to ``size`` bytes (the C value, little-endian) with no per-size
+    branch; anything else takes store_int's path."""
+    cdef int size = code >> 8
+    cdef bint signed = (code & 0xff) == _KIND_SIGNED
+    cdef long long low = -(1LL << (8 * size - 1)) if signed else 0
+    cdef long long high = 0x7fffffffffffffffLL if size == 8 else (
+        (1LL << (8 * size - 1)) - 1 if signed else (1LL << (8 * size)) - 1)
+    cdef unsigned long long mask = 0xffffffffffffffffULL >> (64 - 8 * size)
+    cdef PyObject* kind = PyTuple_GET_ITEM(types, i)
+    cdef PyObject* value
+    cdef long long v
+    while True:
+        value = PyTuple_GET_ITEM(values, i)
+        ptrs[i] = &slots[i]
+        if PyLong_CheckExact(<object>value) and long_is_compact(<object>value):
+            v = long_compact_value(<object>value)
+            if low <= v <= high:
+                slots[i] = <unsigned long long>v & mask   # the bytes past `size` zero, as store_int leaves them
+            else:
+                slots[i] = 0
+                _store_integer(&slots[i], <object>value, code, name, i)   # refused by name
+        else:
+            slots[i] = 0
+            if not store_int(<object>value, size, SIGN_SIGNED if signed else SIGN_UNSIGNED, &slots[i]):
+                _store_integer(&slots[i], <object>value, code, name, i)   # converted, or refused by name
+        i += 1
+        if i == n or PyTuple_GET_ITEM(types, i) != kind:
+            return i
+
+
 cdef object _pack_kernel_params(tuple params, const char* name, void*** out, KernelArgSpace* space):
     cdef KernelArgs args
     cdef Py_ssize_t n, i
@@ -638,12 +700,16 @@ cdef object _pack_kernel_params(tuple params, const char* name, void*** out, Ker
     # reference count taken and dropped per item costs more than the packing
     # (Python 3.12's 32-bit increment then 64-bit read of the same count
     # stalls store forwarding: 256 ints took twice C's time).
-    for i in range(n):
+    i = 0
+    while i < n:
         value = PyTuple_GET_ITEM(<tuple>values, i)
         kind = PyTuple_GET_ITEM(<tuple>types, i)
         if kind != prev:
             code = _kind_of(<object>kind, name, i)
             prev = kind
+        if (code & 0xff) == _KIND_SIGNED or (code & 0xff) == _KIND_UNSIGNED:
+            i = _pack_int_run(<tuple>values, <tuple>types, i, n, code, ptrs, slots, name)
+            continue
         slots[i] = 0
         ptrs[i] = &slots[i]
         if code == _KIND_HANDLE:
@@ -656,11 +722,9 @@ cdef object _pack_kernel_params(tuple params, const char* name, void*** out, Ker
             (<void**>&slots[i])[0] = _arg_address(<object>value, name, i)
         elif code == _KIND_BOOL:
             (<unsigned char*>&slots[i])[0] = 1 if <object>value else 0
-        elif (code & 0xff) >= _KIND_CHAR:
+        else:
             _store_char(&slots[i], <object>value, code, name, i)
-        elif not store_int(<object>value, code >> 8, SIGN_SIGNED if (code & 0xff) == _KIND_SIGNED else SIGN_UNSIGNED,
-                           &slots[i]):
-            _store_integer(&slots[i], <object>value, code, name, i)   # converted, or refused by name
+        i += 1
     out[0] = ptrs
     return keep
 

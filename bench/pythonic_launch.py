@@ -13,6 +13,11 @@ stream, a block of 32 threads over 32 elements, in these forms:
 - ``kernel(... arrays)``: the same with objects exposing
   ``__cuda_array_interface__`` for the pointers (the array-library case);
 - ``kernel(... cubind.Array)``: no keywords, the pointers from cubind arrays;
+- ``kernel(... CuPy arrays)``, ``kernel(... torch tensors)``: as ``kernel(...
+  arrays)`` with those libraries' arrays, where they import and have a GPU;
+- ``3 x __cuda_array_interface__ alone``: the stand-in's property read three
+  times and nothing else: what the protocol itself costs, the part of
+  ``kernel(... arrays)`` no consumer can avoid;
 - ``launch(stream, config, ...)``: ``cubind.launch`` with a ``LaunchConfig``
   (``cuLaunchKernelEx``);
 - 1:1 ``(values, types)``: ``cuda.cuLaunchKernel(..., ((2.0, x, y, out, 32),
@@ -77,6 +82,30 @@ class DeviceBuffer:
         return {"shape": (N,), "typestr": "<f4", "data": (self._ptr, False), "version": 3}
 
 
+def _foreign_forms(kernel, stream):
+    """The launch with CuPy's and PyTorch's own device arrays, where they
+    import and see a GPU (not with the fake driver: they load the real one)."""
+    forms = {}
+    if os.environ.get("CUBIND_CUDA_LIBRARY"):
+        return forms
+    try:
+        import cupy
+
+        xs = [cupy.zeros(N, cupy.float32) for _ in range(3)]
+        forms["kernel(... CuPy arrays)"] = lambda: kernel(1, N, 2.0, *xs, N, stream=stream)
+    except Exception as exc:  # not installed, or no GPU for it
+        print(f"pythonic_launch: no CuPy row: {exc}", file=sys.stderr)
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            ts = [torch.zeros(N, dtype=torch.float32, device="cuda") for _ in range(3)]
+            forms["kernel(... torch tensors)"] = lambda: kernel(1, N, 2.0, *ts, N, stream=stream)
+    except Exception as exc:
+        print(f"pythonic_launch: no PyTorch row: {exc}", file=sys.stderr)
+    return forms
+
+
 def _time(fn, stream_sync):
     for _ in range(ITERS // 10):
         fn()
@@ -120,6 +149,10 @@ def main():
     config = cubind.LaunchConfig(1, N)
     launch_1to1 = cuda.cuLaunchKernel
 
+    def read_interfaces():
+        for a in arrays:
+            a.__cuda_array_interface__  # noqa: B018 (the read is what is timed)
+
     forms = {
         "kernel(...)": lambda: kernel(1, N, 2.0, x, y, out, N, stream=stream),
         "kernel(...) no keywords": lambda: kernel(1, N, 2.0, x, y, out, N),
@@ -128,7 +161,9 @@ def main():
         "launch(stream, config, ...)": lambda: cubind.launch(stream, config, kernel, 2.0, x, y, out, N),
         "1:1 (values, types)": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, (values, types), None),
         "1:1 pre-packed": lambda: launch_1to1(func, 1, 1, 1, N, 1, 1, 0, raw_stream, packed_addr, None),
+        "3 x __cuda_array_interface__ alone": read_interfaces,
     }
+    forms.update(_foreign_forms(kernel, stream))
     for fn in forms.values():  # each form once, checked: a failure here is a bug, not a number
         result = fn()
         assert result is None or result[0] == 0, result

@@ -8,7 +8,7 @@
 #      reported) over every test file holding GPU tests and every example
 #      and YAML app, N at a time, each under a timeout;
 #   3. the YAML apps and the graph examples, run plainly;
-#   4. with --bench, the benches (bench/run.py, pythonic_launch.py,
+#   4. with --bench, the benches (bench/run.py, pythonic_launch.py, copy_forms.py,
 #      compute_graph.py, graph_messages.py), their tables printed.
 # Ends with one summary block (pytest's summary line, one ERROR SUMMARY line
 # per file or example, the apps, the bench tables) and exits non-zero on any
@@ -203,7 +203,7 @@ fi
 
 # ---- 4. the benches -------------------------------------------------------------
 if wants bench; then
-    for bench in bench/run.py bench/pythonic_launch.py bench/compute_graph.py bench/graph_messages.py; do
+    for bench in bench/run.py bench/pythonic_launch.py bench/copy_forms.py bench/compute_graph.py bench/graph_messages.py; do
         log="$LOGS/bench-$(basename "$bench" .py).log"
         t=$SECONDS
         timeout 600 "$PYTHON" "$bench" >"$log" 2>&1

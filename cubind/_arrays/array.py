@@ -27,12 +27,12 @@ from cubind._core import pending as _pending
 from cubind._core.context import ensure_context
 from cubind._core.driver import module as _driver_module
 from cubind._core.errors import check
-from cubind._core.handles import or_current, stream_handle
+from cubind._core.handles import open_blocks, or_current, stream_handle
 from cubind._interop import exchange as _interop
 from cubind._launch import launch as _launch
 from cubind._memory import layout as _layout
 from cubind._memory.dtypes import C_TYPES, as_dtype
-from cubind._memory.memory import DeviceMemory, ForeignMemory
+from cubind._memory.memory import DeviceMemory, ForeignMemory, copy_contiguous
 
 if TYPE_CHECKING:
     import sys
@@ -323,10 +323,10 @@ class Array(_launch.SlotAddressed):
             host = np.empty(self._shape, self._dtype)
         else:
             host = _check_out(out, self._shape, self._dtype, sync)
-        op = self._op_stream(stream)
-        if sync and op == 0 and self.c_contiguous:  # the usual case: one copy, nothing to order or plan
-            _array_copy.contiguous_to_host(host, self.ptr)
+        if self._sync_contiguous(sync):  # the usual case: one copy, nothing to order or plan
+            copy_contiguous(host, self.ptr, False)
         else:
+            op = self._op_stream(stream)
             self._order_before(op)
             _array_copy.to_host(self, host, op, sync)
         if sync and _pending._pending:
@@ -363,10 +363,10 @@ class Array(_launch.SlotAddressed):
             return
         host = _host_source(src, self._dtype, "src")
         _check_same(host.shape, host.dtype, self, "src")
-        op = self._op_stream(stream)
-        if stream is None and op == 0 and self.c_contiguous and host.flags.c_contiguous:  # as get's
-            _array_copy.contiguous_to_device(self.ptr, host)
+        if self._sync_contiguous(stream is None) and host.flags.c_contiguous:  # as get's
+            copy_contiguous(host, self.ptr, True)
             return
+        op = self._op_stream(stream)
         self._order_before(op)
         _array_copy.to_device(self, np.ascontiguousarray(host), op, stream is None)
 
@@ -478,6 +478,17 @@ class Array(_launch.SlotAddressed):
             if stream is None:
                 return self._sh
         return stream_handle(stream)
+
+    def _sync_contiguous(self, sync):
+        """Whether a copy to or from the host is one synchronous copy of the
+        whole memory on the default stream: no stream given, no ``with
+        stream:`` block open, the array's own stream the default one, the
+        elements contiguous. (``copy_contiguous`` makes a context current
+        where none is, so this asks the driver nothing.)"""
+        if not sync or self._sh != 0 or open_blocks[0]:
+            return False
+        contiguous = self._contiguous
+        return self.c_contiguous if contiguous is None else contiguous
 
     def _order_before(self, op, *others):
         """Orders ``op`` after the work queued on the streams of this array and
@@ -632,7 +643,7 @@ def _to_gpu_contiguous(host):
     mem = DeviceMemory(host.nbytes)
     # The copy straight after the allocation: on the H100, Python work between
     # the two made the pair measurably slower (bench/README.md, copies).
-    _array_copy.contiguous_to_device(mem.ptr, host)
+    copy_contiguous(host, mem.ptr, True)
     return Array._make(mem, 0, host.shape, _layout.c_strides(host.shape, host.itemsize), host.dtype, None, 0)
 
 

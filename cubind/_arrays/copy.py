@@ -22,7 +22,7 @@ from cubind._core.errors import check
 from cubind._memory.layout import Plan, collapse, plan_copy
 from cubind._memory.memory import DeviceMemory
 
-__all__ = ["to_device", "to_host", "contiguous_to_device", "contiguous_to_host", "device_to_device", "fill"]
+__all__ = ["to_device", "to_host", "device_to_device", "fill"]
 
 # Both sides C-contiguous (the host side always is here): one copy of the
 # host array's bytes, with no planning.
@@ -84,20 +84,6 @@ def to_device(dst, host, stream, sync):
                      stream, staging.device)
         staging.release()  # stream-ordered: after the kernel
     _finish(cuda, stream, sync, host, dst.memory)
-
-
-def contiguous_to_device(ptr, host):
-    """The default stream's synchronous copy of a C-contiguous numpy array
-    to the contiguous device memory at ``ptr``: the common case of
-    :func:`to_device`, with nothing to plan or keep alive."""
-    if host.nbytes:
-        check(_driver().cuMemcpyHtoD(ptr, host, host.nbytes), "cuMemcpyHtoD")
-
-
-def contiguous_to_host(host, ptr):
-    """:func:`contiguous_to_device`'s other direction."""
-    if host.nbytes:
-        check(_driver().cuMemcpyDtoH(host, ptr, host.nbytes), "cuMemcpyDtoH")
 
 
 def to_host(src, host, stream, sync):

@@ -4,7 +4,8 @@ from typing import Callable, Iterable
 
 from cubind._core.context import _StreamLike
 
-__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count"]
+__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
+           "copy_contiguous"]
 
 class _Owner:
     """What both owners share: ``ptr`` is None once released."""
@@ -33,6 +34,9 @@ class ForeignMemory(_Owner):
 
 def use_python_driver(on: bool) -> bool:
     """Routes DeviceMemory's driver calls through the ``cuda`` module's functions (tests); returns the previous setting."""
+
+def copy_contiguous(host: object, ptr: int, to_device: bool) -> None:
+    """The default stream's synchronous copy between a C-contiguous numpy array and device memory at ``ptr``."""
 
 def live_count() -> int:
     """DeviceMemory owners allocated and not yet freed."""

@@ -23,6 +23,7 @@ module's functions instead, for the no-GPU tests' emulated driver.
 
 import sys
 
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport uintptr_t
 
 cimport cuda.cdriver as cdrv
@@ -35,7 +36,8 @@ from cubind._core.driver import module as _driver
 from cubind._core.errors import STICKY, CUDAError
 from cubind._core.handles import stream_handle
 
-__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count"]
+__all__ = ["DeviceMemory", "ForeignMemory", "use_python_driver", "release_all", "abandon", "live_count",
+           "copy_contiguous"]
 
 # How DeviceMemory reaches the driver: through its C level (every allocation
 # and release does), or, set by use_python_driver(), through the cuda
@@ -81,6 +83,51 @@ cdef object _ok(tuple result, str call):
 cdef object _status(tuple result, str call):
     if result[0] != 0:
         raise CUDAError(result[0], call)
+
+
+def copy_contiguous(object host, object ptr, bint to_device):
+    """The default stream's synchronous copy between the C-contiguous numpy
+    array ``host`` and the contiguous device memory at ``ptr`` (an int):
+    ``to_gpu``'s, ``Array.set``'s and ``Array.get``'s common case. In C: on
+    the H100 a 4 KiB ``get`` cost 2.5 us above the bare call when it asked
+    for the current context through the 1:1 functions and copied through
+    them. Where no context is current in this thread, ``ensure_context``
+    makes one current first (asked, not found by a failing copy: that would
+    be an API error of the layer's own under compute-sanitizer)."""
+    cdef Py_buffer view
+    cdef cdrv.CUresult err
+    cdef cdrv.CUcontext ctx = NULL
+    cdef cdrv.CUdeviceptr dptr = ptr
+    if _through_python:
+        _copy_python(host, ptr, to_device)
+        return
+    if cdrv.cuCtxGetCurrent(&ctx) != cdrv.CUDA_SUCCESS or ctx == NULL:
+        ensure_context()   # also initializes the driver where nothing did yet
+    PyObject_GetBuffer(host, &view, PyBUF_SIMPLE if to_device else PyBUF_WRITABLE)
+    try:
+        if view.len == 0:
+            return
+        with nogil:
+            if to_device:
+                err = cdrv.cuMemcpyHtoD(dptr, view.buf, view.len)
+            else:
+                err = cdrv.cuMemcpyDtoH(view.buf, dptr, view.len)
+        if err != cdrv.CUDA_SUCCESS:
+            _fail(err, "cuMemcpyHtoD" if to_device else "cuMemcpyDtoH")
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef _copy_python(object host, object ptr, bint to_device):
+    ensure_context()
+    nbytes = host.nbytes
+    if not nbytes:
+        return
+    cuda = _driver()
+    if to_device:
+        _status(cuda.cuMemcpyHtoD(ptr, host, nbytes), "cuMemcpyHtoD")
+    else:
+        _status(cuda.cuMemcpyDtoH(host, ptr, nbytes), "cuMemcpyDtoH")
 
 
 cdef class _Owner(Allocation):

@@ -209,9 +209,11 @@ def run_fake(fake_driver, body):
 
 def test_a_buffer_that_fits_and_an_int_address_reach_the_driver(fake_driver):
     # The fake succeeds at everything without touching memory: what reaches
-    # it is what passed the check.
+    # it is what passed the check. Copies need a current context, as on a GPU.
     results = run_fake(fake_driver, """
         import numpy as np
+        cuda.cuInit(0)
+        ctx = cuda.cuCtxCreate(None, 0, cuda.cuDeviceGet(0)[1])[1]
         print(json.dumps([
             int(cuda.cuMemcpyHtoD(0, b"abcdefgh", 8)[0]),
             int(cuda.cuMemcpyHtoD(0, b"abcdefgh", 3)[0]),       # more than the count is fine

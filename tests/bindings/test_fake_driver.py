@@ -94,6 +94,28 @@ def test_many_arguments_go_to_the_heap(fake_driver):
     assert got == list(range(300))
 
 
+def test_runs_of_one_integer_type_pack_each_value_at_its_size(fake_driver):
+    # A run of one integer type is packed by its own loop: small negative
+    # ints keep only their `size` bytes, a run ends where the type changes,
+    # and a value out of range inside a run is refused by its index.
+    got = run(fake_driver, """
+        values = [-1, -2, 3] * 10 + [-1, 2**40, 7] + [-1] * 3 + [-5]
+        types = [ctypes.c_int] * 30 + [ctypes.c_short, ctypes.c_longlong, ctypes.c_ubyte] + [ctypes.c_int8] * 3 + [
+            ctypes.c_longlong]
+        packed = launch((values, types), len(values))
+        try:
+            launch(([1] * 40 + [2**31] + [1], [ctypes.c_int] * 42), 42)
+        except OverflowError as e:
+            refused = str(e)
+        print(json.dumps([packed, refused]))
+    """)
+    packed, refused = got
+    assert packed[:30] == [low_bytes("i", v) for v in [-1, -2, 3] * 10]
+    assert packed[30:33] == [low_bytes("h", -1), 2**40, 7]
+    assert packed[33:] == [low_bytes("b", -1)] * 3 + [low_bytes("q", -5)]
+    assert "[40]" in refused, refused
+
+
 def test_arguments_either_side_of_the_frame_space_limit(fake_driver):
     # Up to 24 values are packed in the calling function's frame, more on the
     # heap; a list of handles is copied, and the copy keeps them alive.

@@ -73,9 +73,10 @@ unsigned long long fake_last_stream = 0; /* the stream of the last cuLaunchKerne
 unsigned long long fake_last_function = 0;
 
 static int fake_sticky = 0;
-static void *fake_current = NULL;
-static void *fake_stack[64];
-static int fake_depth = 0;
+/* The current context is per thread, as the real driver's is. */
+static __thread void *fake_current = NULL;
+static __thread void *fake_stack[64];
+static __thread int fake_depth = 0;
 static unsigned long long fake_next_handle = 0x10000;
 
 static void fake_log(const char *name, unsigned long long arg) {
@@ -167,6 +168,34 @@ static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_fail
 static int f_cuMemFreeAsync(unsigned long long p, void *s) {
     if (fake_captured(s, 6, "cuMemFreeAsync node")) return 0; /* FAKE_NODE_MEM_FREE */
     return f_cuMemFree(p);
+}
+/* A new context is current in the creating thread, as the real driver's is. */
+static int f_cuCtxCreate(void **ctx, void *params, unsigned flags, int dev) {
+    (void)params; (void)flags; (void)dev;
+    *ctx = (void *)fake_new("cuCtxCreate", 0);
+    fake_current = *ctx;
+    return 0;
+}
+static int f_cuCtxDestroy(void *ctx) {
+    if (fake_current == ctx) fake_current = NULL;
+    fake_log("cuCtxDestroy", (unsigned long long)ctx);
+    return 0;
+}
+int cuCtxCreate_v4(void **ctx, void *params, unsigned flags, int dev) { return f_cuCtxCreate(ctx, params, flags, dev); }
+int cuCtxDestroy_v2(void *ctx) { return f_cuCtxDestroy(ctx); }
+/* Synchronous copies need a current context, as the real driver's do: a
+ * thread that never made one current gets CUDA_ERROR_INVALID_CONTEXT. */
+static int f_cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
+    (void)dst; (void)src; (void)n;
+    if (!fake_current) return fake_fail(__func__, 201);
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900); /* synchronous: not during a capture */
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
+    (void)dst; (void)src; (void)n;
+    if (!fake_current) return fake_fail(__func__, 201);
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
+    return fake_fail(__func__, fake_sticky);
 }
 static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
     (void)flags; (void)prio;
@@ -813,6 +842,8 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuDeviceGet", (void *)f_cuDeviceGet},
     {"cuDeviceGetCount", (void *)f_cuDeviceGetCount},
     {"cuCtxGetCurrent", (void *)f_cuCtxGetCurrent},
+    {"cuCtxCreate", (void *)f_cuCtxCreate},
+    {"cuCtxDestroy", (void *)f_cuCtxDestroy},
     {"cuCtxSetCurrent", (void *)f_cuCtxSetCurrent},
     {"cuCtxGetDevice", (void *)f_cuCtxGetDevice},
     {"cuCtxPushCurrent", (void *)f_cuCtxPushCurrent},
@@ -824,6 +855,8 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuMemAllocAsync", (void *)f_cuMemAllocAsync},
     {"cuMemFree", (void *)f_cuMemFree},
     {"cuMemFreeAsync", (void *)f_cuMemFreeAsync},
+    {"cuMemcpyHtoD", (void *)f_cuMemcpyHtoD},
+    {"cuMemcpyDtoH", (void *)f_cuMemcpyDtoH},
     {"cuStreamCreateWithPriority", (void *)f_cuStreamCreateWithPriority},
     {"cuStreamDestroy", (void *)f_cuStreamDestroy},
     {"cuEventCreate", (void *)f_cuEventCreate},
@@ -851,8 +884,6 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuStreamSynchronize", (void *)f_cuStreamSynchronize},
     {"cuCtxSynchronize", (void *)f_cuCtxSynchronize},
     {"cuStreamQuery", (void *)f_cuStreamQuery},
-    {"cuMemcpyHtoD", (void *)f_cuMemcpySync},
-    {"cuMemcpyDtoH", (void *)f_cuMemcpySync},
     {"cuMemcpyDtoD", (void *)f_cuMemcpySync},
     {"cuMemcpyAsync", (void *)f_cuMemcpyAsync3},
     {"cuMemcpyDtoDAsync", (void *)f_cuMemcpyAsync3},
@@ -916,8 +947,6 @@ int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t 
 #define FAKE(name) int name(void) { return 0; }
 FAKE(cuInit)
 FAKE(cuDeviceGet)
-FAKE(cuCtxCreate_v4)
-FAKE(cuCtxDestroy_v2)
 FAKE(cuCtxGetCurrent)
 FAKE(cuDeviceGetAttribute)
 FAKE(cuPointerGetAttribute)

@@ -619,6 +619,34 @@ def test_transposed_and_strided_views_use_the_kernel(emulated_gpu):
     assert "cuMemcpy2D" in emulated_gpu.names()
 
 
+def test_copies_in_a_thread_with_no_current_context(backend):
+    # get/set/to_gpu copy in C without asking the 1:1 layer for the context;
+    # a thread that never made one current must get one first (the copy
+    # alone fails with CUDA_ERROR_INVALID_CONTEXT: an API error, which the
+    # failed-call log and compute-sanitizer report).
+    done = backend.run("""
+import threading
+import numpy as np
+import cubind
+a = cubind.to_gpu(np.arange(8, dtype=np.float32))
+got = []
+def work():
+    host = np.zeros(8, np.float32)
+    a.get(out=host)
+    a.set(host * 2)
+    got.append(cubind.to_gpu(a.get()).get().tolist())
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+print(got)
+""", FAKE_DEVICE_COUNT="1")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    got = eval(done.stdout)
+    assert len(got) == 1, done.stderr
+    if backend.real:
+        assert got[0] == [2.0 * i for i in range(8)]
+
+
 def test_get_into_out_and_errors(emulated_gpu):
     host = host_data((3, 4), np.int32)
     a = to_gpu(host)

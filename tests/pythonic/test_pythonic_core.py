@@ -1141,6 +1141,13 @@ def test_torch_streams_and_tensors(gpu_module):
     assert torch.allclose(out, 4 * x + 3)
     with pytest.raises(TypeError, match="host memory"):
         saxpy(1, 1, 1.0, x.cpu().numpy(), y, out, n)
+    # Tensors are read by data_ptr() (a view's address includes its offset);
+    # a CPU tensor is refused as its __cuda_array_interface__ refuses it.
+    with pytest.raises(TypeError, match="not device memory"):
+        saxpy(1, 1, 1.0, x.cpu(), y, out, n)
+    saxpy((n + 255) // 256, 256, 1.0, x[1:], x[:-1], out[1:], n - 1)
+    torch.cuda.synchronize()
+    assert torch.equal(out[1:], x[1:] + x[:-1])
 
 
 @pytest.mark.gpu
