@@ -3,9 +3,12 @@
 It lives at the lowest layer so that the loader's ``LibraryNotFoundError``
 (no libcuda.so.1, no NVRTC...) can be one too: a user catches a missing
 library and a failed call with one ``except cubind.CUDAError``. The Pythonic
-layer raises it (``cubind._core.errors.check``) and gives it the libraries'
-own descriptions of a status (``set_describer``), which need the generated
-modules this layer must not import.
+layer raises it (``cubind._core.errors.check``). Its message holds the
+library's own description of the status, which the status gives itself: a
+generated status enum whose spec names ``status_description`` has
+``_describe_()`` (``cuGetErrorString``'s result for ``CUresult``), so this
+layer asks the status, importing no generated module and registered into by
+none.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ if TYPE_CHECKING:
     # by their base here, since the floor imports no generated package.
     from _cubind.enum import CEnum
 
-__all__ = ["CUDAError", "STICKY", "set_describer"]
+__all__ = ["CUDAError", "STICKY"]
 
 # Errors after which the context cannot be used again (cuda.h: "any further
 # CUDA work will return the same error"): illegal address, launch timeout,
@@ -31,18 +34,19 @@ _STICKY_ADVICE = ("the context is unusable after this error, and CUDA keeps the 
                   "subprocess (multiprocessing with the 'spawn' start method) and start another after it fails")
 
 
-def _no_description(code):
-    return ""
-
-
-_describer = _no_description
-
-
-def set_describer(describe):
-    """Installs ``describe(code) -> str``, the library's text of a status
-    (cubind._core.errors registers cuGetErrorString's and cudaGetErrorString's)."""
-    global _describer
-    _describer = describe
+def _description(code):
+    """The library's text of the status ``code``, or "" where it has none (a
+    plain int, a library without a describing function, a failed look-up)."""
+    describe = getattr(code, "_describe_", None)
+    if describe is None:
+        return ""
+    try:
+        status, text = describe()  # the classic (status, text) of cuGetErrorString and its kin
+        if int(status) != 0 or text is None:
+            return ""
+        return text.decode() if isinstance(text, bytes) else str(text)
+    except Exception:  # a description is a courtesy: never mask the real error
+        return ""
 
 
 class CUDAError(RuntimeError):
@@ -69,7 +73,7 @@ class CUDAError(RuntimeError):
         self.code = code
         self.call = call
         self.name = getattr(code, "name", str(int(code)))
-        self.message = _describer(code)
+        self.message = _description(code)
         self.sticky = int(code) in STICKY
         where = f"{call}: " if call else ""
         advice = f"; {_STICKY_ADVICE}" if self.sticky else ""

@@ -1,12 +1,23 @@
 #!/usr/bin/env python3
-"""cubind.graph's message rate, beside NVIDIA Holoscan's on the same apps.
+"""cubind.graph's message rate, beside NVIDIA Holoscan's on the same apps, in
+one process run.
 
-Rows: a ping pair (empty messages, host only) and a 4-codelet pipeline
-(generator -> saxpy -> saxpy -> sink) carrying 1 MiB float32 device tensors,
-each codelet on its own pool stream, with the GPU's busy fraction (kernel
-time from event pairs over the wall time). Holoscan's rows (``holoscan-cu13``,
-Python operators, default scheduler, CuPy tensors) run where it is
-installed, else say so. Prints one JSON object per row.
+Rows (``bench/README.md`` says what each measures):
+
+- a ping pair (empty messages, host only): cubind.graph on the greedy and the
+  4-worker scheduler; Holoscan's Python operators on its default scheduler;
+- a 4-codelet pipeline (generator -> saxpy -> saxpy -> sink) carrying 1 MiB
+  float32 device tensors, one saxpy kernel per stage: cubind.graph ticked
+  (greedy, 4 workers) and with the two stages a GPU-resident chain
+  (captured into a CUDA graph, replayed per message); Holoscan's operators
+  doing the same with CuPy arrays and the same kernel (a CuPy RawKernel);
+- the same pipeline with kernels of >= 50 us each (a spin kernel, its
+  iterations calibrated here), ticked and GPU-resident, for the GPU's busy
+  fraction;
+- the ratios the issue's targets are about, from the rows above.
+
+Holoscan's rows run where ``holoscan`` imports (and, for the pipeline, CuPy),
+else a line says why. Prints one JSON object per row, then a table.
 
 Across processes (UCX, RAPIDS' ucxx): the ping pair with both ends in one
 process over UCX and split in two processes, and 1 MiB device tensors sent
@@ -39,7 +50,21 @@ extern "C" __global__ void saxpy(float a, const float *x, float *out, size_t n)
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) out[i] = a * x[i] + out[i];
 }"""
+# A kernel whose time is set by its iterations: each element goes through
+# `iters` dependent multiply-adds.
+SPIN = r"""
+extern "C" __global__ void spin(float *x, size_t n, int iters)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        for (int k = 0; k < iters; ++k) v = v * 0.9999f + 0.0001f;
+        x[i] = v;
+    }
+}"""
 N = (1 << 20) // 4  # 1 MiB of float32
+GRID = (N + 255) // 256
+LONG_KERNEL_US = 60.0  # what the spin kernel is calibrated to (the row needs >= 50 us)
 
 
 class Tx(gx.Codelet):
@@ -60,18 +85,32 @@ class Generate(gx.Codelet):
 
 
 class Stage(gx.Codelet):
-    kernel = None
+    """One kernel in place on the message's tensor, timed by a pair of events."""
+
+    launch = None  # set per row: a function (x) -> None launching the row's kernel
     spans: list = []
 
     def tick(self):
         x = self.receivers[0].receive().tensor("x").data
-        if Stage.kernel is None:
-            Stage.kernel = cubind.Program(SAXPY).compile().get_kernel("saxpy")
         begin, end = cubind.Event(), cubind.Event()
         begin.record(self.stream)
-        Stage.kernel((N + 255) // 256, 256, 2.0, x, x, N)
+        Stage.launch(x)
         end.record(self.stream)
         self.spans.append((begin, end))
+        m = gx.Message()
+        m.add_tensor("x", x)
+        self.transmitters[0].publish(m)
+
+
+class ResidentStage(gx.Codelet):
+    """The same kernel, no events (a capture cannot time its own nodes): its
+    tick only queues work on its stream."""
+
+    gpu_resident = True
+
+    def tick(self):
+        x = self.receivers[0].receive().tensor("x").data
+        Stage.launch(x)
         m = gx.Message()
         m.add_tensor("x", x)
         self.transmitters[0].publish(m)
@@ -95,26 +134,70 @@ def chain(g, names, count, codelets, device=False):
         e.add(cls(), name)
 
 
+def scheduler(threads):
+    return gx.MultiThreadScheduler(worker_thread_number=threads) if threads > 1 else gx.GreedyScheduler()
+
+
 def ping(count, threads):
     g = gx.Graph()
     chain(g, ["tx", "rx"], count, [Tx, Rx])
     start = time.perf_counter()
-    g.run(gx.MultiThreadScheduler(worker_thread_number=threads) if threads > 1 else gx.GreedyScheduler())
+    g.run(scheduler(threads))
     rate = count / (time.perf_counter() - start)
     return {"row": f"cubind.graph ping pair ({threads} thread(s))", "messages_per_s": rate}
 
 
-def pipeline(count, threads):
+def pipeline(count, threads, label, resident=False, kernel_us=None):
+    """The 4-codelet pipeline. The GPU's busy fraction: the stages' kernel
+    time over the wall time, the kernel time from each launch's event pair
+    (ticked) or, where given, ``kernel_us`` per launch (the calibrated
+    kernel: a captured graph's kernels cannot be timed by events)."""
     g = gx.Graph()
-    chain(g, ["gen", "saxpy1", "saxpy2", "sink"], count, [Generate, Stage, Stage, Rx], device=True)
+    stage = ResidentStage if resident else Stage
+    chain(g, ["gen", "saxpy1", "saxpy2", "sink"], count, [Generate, stage, stage, Rx], device=True)
+    if resident:
+        g.gpu_resident("saxpy1", "saxpy2")
     Stage.spans = []
+    cubind.Device(0).synchronize()
     start = time.perf_counter()
-    g.run(gx.MultiThreadScheduler(worker_thread_number=threads) if threads > 1 else gx.GreedyScheduler())
+    g.run(scheduler(threads))
     cubind.Device(0).synchronize()
     wall = time.perf_counter() - start
-    busy = sum(end - begin for begin, end in Stage.spans) / 1000
-    return {"row": f"cubind.graph 4-codelet pipeline, 1 MiB device tensors ({threads} thread(s))",
-            "messages_per_s": count / wall, "gpu_busy_fraction": busy / wall}
+    row = {"row": f"cubind.graph {label}{', GPU-resident' if resident else ''} ({threads} thread(s))",
+           "messages_per_s": count / wall}
+    if Stage.spans:
+        row["gpu_busy_fraction"] = sum(end - begin for begin, end in Stage.spans) / 1000 / wall
+        row["kernel_us"] = sum(end - begin for begin, end in Stage.spans) * 1000 / len(Stage.spans)
+    if kernel_us is not None:
+        row["gpu_busy_fraction_calibrated"] = 2 * count * kernel_us / 1e6 / wall
+    Stage.spans = []
+    return row
+
+
+def calibrate_spin(spin):
+    """Iterations for which one spin launch takes ~LONG_KERNEL_US, and the
+    launch's time (us, median of 20) at those."""
+    x = cubind.zeros(N, np.float32)
+    stream = cubind.Stream(non_blocking=True)
+
+    def timed(iters):
+        times = []
+        for _ in range(20):
+            begin, end = cubind.Event(), cubind.Event()
+            begin.record(stream)
+            spin(GRID, 256, x, N, iters, stream=stream)
+            end.record(stream)
+            end.synchronize()
+            times.append((end - begin) * 1000)
+        return float(np.median(times))
+
+    iters = 1024
+    for _ in range(4):
+        iters = max(1, int(iters * LONG_KERNEL_US / timed(iters)))
+    return iters, timed(iters)
+
+
+# -- across processes (UCX)
 
 
 # One part of a two-process row: "rx" prints its rate as JSON, "tx" sends
@@ -282,18 +365,34 @@ def holoscan_distributed_ping(count):
             "messages_per_s": count / (time.perf_counter() - start), "note": "includes the fragments' connection"}
 
 
-def holoscan_rows(count, pipeline_count):
+# -- Holoscan
+
+
+def holoscan_rows(count, pipeline_count, gpu):
     try:
         from holoscan.conditions import CountCondition
         from holoscan.core import Application, Operator, OperatorSpec
     except ImportError as exc:
-        return [{"row": "Holoscan", "skipped": f"holoscan not installed ({exc})"}]
+        return [{"row": "Holoscan", "skipped": f"holoscan not importable ({exc})"}]
+
+    class Clock:
+        """Wall time from the first operator call to the last (Holoscan's
+        start-up and graph building left out, in its favour)."""
+
+        first = last = None
+
+        @classmethod
+        def tick(cls):
+            now = time.perf_counter()
+            cls.first = cls.first or now
+            cls.last = now
 
     class HTx(Operator):
         def setup(self, spec: OperatorSpec):
             spec.output("out")
 
         def compute(self, op_input, op_output, context):
+            Clock.tick()
             op_output.emit(1, "out")
 
     class HRx(Operator):
@@ -302,17 +401,82 @@ def holoscan_rows(count, pipeline_count):
 
         def compute(self, op_input, op_output, context):
             op_input.receive("in")
+            Clock.tick()
 
     class Ping(Application):
         def compose(self):
             tx = HTx(self, CountCondition(self, count), name="tx")
             self.add_flow(tx, HRx(self, name="rx"), {("out", "in")})
 
-    start = time.perf_counter()
     Ping().run()
-    rows = [{"row": "Holoscan ping pair (Python operators)", "messages_per_s": count / (time.perf_counter() - start)}]
-    rows.append({"row": "Holoscan 4-operator pipeline", "skipped": "not yet written (CuPy saxpy operators)"})
+    rows = [{"row": "Holoscan ping pair (Python operators)", "messages_per_s": count / (Clock.last - Clock.first)}]
+    if not gpu:
+        return rows + [{"row": "Holoscan 4-operator pipeline", "skipped": "no GPU"}]
+    try:
+        import cupy as cp
+    except ImportError as exc:
+        return rows + [{"row": "Holoscan 4-operator pipeline", "skipped": f"CuPy not importable ({exc})"}]
+    saxpy = cp.RawKernel(SAXPY, "saxpy")
+    spans = []
+
+    class HGen(Operator):
+        def setup(self, spec: OperatorSpec):
+            spec.output("out")
+
+        def compute(self, op_input, op_output, context):
+            Clock.tick()
+            op_output.emit(cp.empty(N, cp.float32), "out")
+
+    class HSaxpy(Operator):
+        def setup(self, spec: OperatorSpec):
+            spec.input("in")
+            spec.output("out")
+
+        def compute(self, op_input, op_output, context):
+            x = cp.asarray(op_input.receive("in"))
+            begin, end = cp.cuda.Event(), cp.cuda.Event()
+            begin.record()
+            saxpy((GRID,), (256,), (np.float32(2.0), x, x, np.uint64(N)))
+            end.record()
+            spans.append((begin, end))
+            op_output.emit(x, "out")
+
+    class HSink(Operator):
+        def setup(self, spec: OperatorSpec):
+            spec.input("in")
+
+        def compute(self, op_input, op_output, context):
+            op_input.receive("in")
+            Clock.tick()
+
+    class Pipeline(Application):
+        def compose(self):
+            gen = HGen(self, CountCondition(self, pipeline_count), name="gen")
+            s1, s2, sink = HSaxpy(self, name="saxpy1"), HSaxpy(self, name="saxpy2"), HSink(self, name="sink")
+            self.add_flow(gen, s1, {("out", "in")})
+            self.add_flow(s1, s2, {("out", "in")})
+            self.add_flow(s2, sink, {("out", "in")})
+
+    Clock.first = Clock.last = None
+    Pipeline().run()
+    cp.cuda.Device().synchronize()
+    wall = time.perf_counter() - Clock.first
+    busy = sum(cp.cuda.get_elapsed_time(b, e) for b, e in spans) / 1000
+    rows.append({"row": "Holoscan 4-operator pipeline, 1 MiB device tensors (CuPy saxpy operators)",
+                 "messages_per_s": pipeline_count / wall, "gpu_busy_fraction": busy / wall})
     return rows
+
+
+# -- the run
+
+
+def ratio(rows, mine, theirs, target):
+    a = next((r for r in rows if r["row"] == mine and "messages_per_s" in r), None)
+    b = next((r for r in rows if r["row"].startswith(theirs) and "messages_per_s" in r), None)
+    if a is None or b is None:
+        return {"row": f"ratio: {mine} / {theirs}", "skipped": "a row is missing"}
+    value = a["messages_per_s"] / b["messages_per_s"]
+    return {"row": f"ratio: {mine} / {theirs}", "ratio": value, "target": target, "met": value >= target}
 
 
 def main():
@@ -321,18 +485,55 @@ def main():
     parser.add_argument("--pipeline-messages", type=int, default=2000)
     parser.add_argument("--remote-messages", type=int, default=5000, help="messages of the rows across processes")
     args = parser.parse_args()
-    for threads in (1, 4):
-        print(json.dumps(ping(args.messages, threads)))
-    if cubind.Device.count() == 0:
-        print(json.dumps({"row": "pipeline", "skipped": "no GPU"}))
+    rows = [ping(args.messages, threads) for threads in (1, 4)]
+    gpu = cubind.Device.count() > 0
+    if not gpu:
+        rows.append({"row": "cubind.graph pipelines", "skipped": "no GPU"})
     else:
-        for threads in (1, 4):
-            print(json.dumps(pipeline(args.pipeline_messages, threads)))
-    for row in holoscan_rows(args.messages, args.pipeline_messages):
+        saxpy = cubind.Program(SAXPY).compile().get_kernel("saxpy")
+        Stage.launch = staticmethod(lambda x: saxpy(GRID, 256, 2.0, x, x, N))
+        label = "4-codelet pipeline, 1 MiB device tensors"
+        pipeline(200, 1, label)  # warm-up: compile caches, the memory pool
+        rows += [pipeline(args.pipeline_messages, t, label) for t in (1, 4)]
+        rows.append(pipeline(args.pipeline_messages, 1, label, resident=True))
+        spin = cubind.Program(SPIN).compile().get_kernel("spin")
+        iters, kernel_us = calibrate_spin(spin)
+        Stage.launch = staticmethod(lambda x: spin(GRID, 256, x, N, iters))
+        label = f"4-codelet pipeline, {kernel_us:.0f} us kernels"
+        rows.append(pipeline(args.pipeline_messages, 1, label, kernel_us=kernel_us))
+        rows.append(pipeline(args.pipeline_messages, 1, label, resident=True, kernel_us=kernel_us))
+    rows += holoscan_rows(args.messages, args.pipeline_messages, gpu)
+    rows.append(ratio(rows, "cubind.graph ping pair (1 thread(s))", "Holoscan ping pair", 2.0))
+    pipe = "cubind.graph 4-codelet pipeline, 1 MiB device tensors"
+    rows.append(ratio(rows, f"{pipe} (1 thread(s))", "Holoscan 4-operator pipeline", 3.0))
+    rows.append(ratio(rows, f"{pipe}, GPU-resident (1 thread(s))", "Holoscan 4-operator pipeline", 3.0))
+    rows.append(ratio(rows, f"{pipe} (4 thread(s))", f"{pipe} (1 thread(s))", 1.0))  # 4 workers not slower
+    spin_row = next((r for r in rows if "us kernels, GPU-resident" in r["row"]), None)
+    if spin_row is not None:
+        busy = spin_row["gpu_busy_fraction_calibrated"]
+        rows.append({"row": "target: GPU busy on the pipeline of >= 50 us kernels, GPU-resident",
+                     "busy": busy, "busy_target": 0.8, "met": busy >= 0.8})
+    for row in rows:
         print(json.dumps(row))
-    for row in remote_rows(args.remote_messages, args.pipeline_messages):
+    remote = [*remote_rows(args.remote_messages, args.pipeline_messages),
+              holoscan_distributed_ping(args.remote_messages)]
+    remote.append(ratio(remote, "cubind.graph ping pair, two processes over UCX", "Holoscan two-fragment ping", 1.0))
+    device = next((r for r in remote if "fraction_of_device_copy" in r), None)
+    if device is not None:  # issue 35: >= 50 % of the device-to-device copy bandwidth
+        fraction = device["fraction_of_device_copy"]
+        remote.append({"row": "target: two-process 1 MiB device tensors / device copy bandwidth",
+                       "ratio": fraction, "target": 0.5, "met": fraction >= 0.5})
+    for row in remote:
         print(json.dumps(row))
-    print(json.dumps(holoscan_distributed_ping(args.remote_messages)))
+    rows += remote
+    print("\n| row | messages/s | GPU busy | ratio (target) |\n|---|---|---|---|")
+    for r in rows:
+        busy = r.get("gpu_busy_fraction", r.get("gpu_busy_fraction_calibrated"))
+        cells = [f"{r['messages_per_s']:.0f}" if "messages_per_s" in r else r.get("skipped", ""),
+                 f"{busy:.0%}" if busy is not None else "",
+                 f"{r['ratio']:.2f}x (>= {r['target']}x: {'met' if r['met'] else 'NOT met'})" if "ratio" in r else
+                 f"{r['busy']:.0%} (>= 80%: {'met' if r['met'] else 'NOT met'})" if "busy_target" in r else ""]
+        print(f"| {r['row']} | {' | '.join(cells)} |")
 
 
 if __name__ == "__main__":

@@ -2879,6 +2879,11 @@ cdef object _CUresult_define():
         CUDA_ERROR_KEY_ROTATION = 916
         CUDA_ERROR_UNKNOWN = 999
 
+        def _describe_(self):
+            # (status, text): the library's own description of this status,
+            # which CUDAError asks for (_cubind.errors imports no binding).
+            return cuGetErrorString(self)
+
     table = _dense_table(CUresult)
     results = tuple(None if m is None else (m,) for m in table)
     # Publishing is C assignments only: no other thread runs in between, so

@@ -205,6 +205,11 @@ cdef object _cudaError_t_define():
         cudaErrorUnknown = 999
         cudaErrorApiFailureBase = 10000
 
+        def _describe_(self):
+            # (status, text): the library's own description of this status,
+            # which CUDAError asks for (_cubind.errors imports no binding).
+            return cudaGetErrorString(self)
+
     table = _dense_table(cudaError_t)
     results = tuple(None if m is None else (m,) for m in table)
     # Publishing is C assignments only: no other thread runs in between, so

@@ -41,6 +41,11 @@ cdef object _nvrtcResult_define():
         NVRTC_ERROR_CANCELLED = 16
         NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED = 17
 
+        def _describe_(self):
+            # (status, text): the library's own description of this status,
+            # which CUDAError asks for (_cubind.errors imports no binding).
+            return nvrtcGetErrorString(self)
+
     table = _dense_table(nvrtcResult)
     results = tuple(None if m is None else (m,) for m in table)
     # Publishing is C assignments only: no other thread runs in between, so

@@ -34,6 +34,11 @@ cdef object _nvvmResult_define():
         NVVM_ERROR_COMPILATION = 9
         NVVM_ERROR_CANCELLED = 10
 
+        def _describe_(self):
+            # (status, text): the library's own description of this status,
+            # which CUDAError asks for (_cubind.errors imports no binding).
+            return nvvmGetErrorString(self)
+
     table = _dense_table(nvvmResult)
     results = tuple(None if m is None else (m,) for m in table)
     # Publishing is C assignments only: no other thread runs in between, so

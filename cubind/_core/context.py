@@ -545,6 +545,14 @@ class Stream:
         """Waits until all work queued on the stream has finished."""
         self._call("cuStreamSynchronize")
 
+    @property
+    def capturing(self) -> bool:
+        """Whether work queued on the stream is being captured into a CUDA
+        graph now (``cubind.CUDAGraph.capture``; a capture a forbidden call
+        invalidated counts until it ends), so that code can refuse what
+        capture forbids (a synchronisation, reading results) before trying."""
+        return int(self._call("cuStreamIsCapturing")) != 0
+
     def query(self) -> bool:
         """True when all work queued on the stream has finished."""
         self._check_open()

@@ -9,10 +9,11 @@ from __future__ import annotations
 __all__ = ["CUDAError", "CompileError", "check", "STICKY"]
 
 # CUDAError is defined with the loader (_cubind.errors), whose
-# LibraryNotFoundError is one; this layer raises it and describes its codes.
+# LibraryNotFoundError is one; this layer raises it (its message asks the
+# status for the library's description).
 from typing import TYPE_CHECKING
 
-from _cubind.errors import STICKY, CUDAError, set_describer
+from _cubind.errors import STICKY, CUDAError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -36,28 +37,6 @@ class CompileError(RuntimeError):
         self.program_name = name
         shown = " ".join(o.decode() if isinstance(o, bytes) else str(o) for o in self.options)
         super().__init__(f"compiling {name} failed (options: {shown or 'none'}):\n{log}")
-
-
-def _describe(code):
-    """The library's description of a status, or "" where it has none."""
-    module = type(code).__module__
-    try:
-        if type(code).__name__ == "cudaError_t" or module.endswith("cudart"):
-            from cuda import cudart
-
-            err, text = cudart.cudaGetErrorString(code)
-        else:
-            import cuda
-
-            err, text = cuda.cuGetErrorString(code)
-            if int(err) != 0:
-                return ""
-    except Exception:  # a description is a courtesy: never mask the real error
-        return ""
-    return text.decode() if isinstance(text, bytes) else str(text or "")
-
-
-set_describer(_describe)
 
 
 def check(result: tuple[Any, ...], call: str | None = None) -> Any:

@@ -13,23 +13,30 @@ rewrites those bytes and hands them to the executable graph
 (``cuGraphExecKernelNodeSetParams``), so new arguments never need a new
 instantiation. The graph's own node is brought up to date at the next
 :meth:`CUDAGraph.instantiate`.
+
+A graph can instead be recorded from a stream (:meth:`CUDAGraph.capture`):
+the work queued on it inside the block becomes the graph's nodes instead of
+running; the block always ends the capture, so a call capture forbids (a
+synchronisation, ``cuMemAlloc``, the legacy stream) is an error there, never
+a stream left capturing or a half-made graph.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 from typing import TYPE_CHECKING
 
 from cubind._core import lifetime as _lifetime
-from cubind._core.context import Device, current_context, ensure_context
+from cubind._core.context import Device, Stream, current_context, ensure_context
 from cubind._core.driver import initialized as _cuda
 from cubind._core.errors import CUDAError, check
 from cubind._core.handles import stream_handle
 from cubind._launch.launch import KernelBase, dims, shared_mem_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from typing import Any, Literal
 
     import cuda
@@ -43,6 +50,22 @@ log = logging.getLogger("cubind")
 _calls: dict[str, Any] = {}  # the driver functions of the hot path (launch, update), looked up once
 
 _LOST = "graph: its context was destroyed by Device.reset(); make a new CUDAGraph"
+
+# CUstreamCaptureMode by name. thread_local is the default: it refuses what
+# capture forbids on the capturing thread only, so other threads' allocations
+# and synchronisations (a scheduler's other workers) go on while one captures.
+CAPTURE_MODES = {"global": 0, "thread_local": 1, "relaxed": 2}
+# CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED .. _WRONG_THREAD: what a forbidden call
+# during a capture is answered with.
+_CAPTURE_ERRORS = range(900, 909)
+_CAPTURE_ADVICE = ("the call was made while the stream was being captured into a CUDA graph, which forbids it "
+                   "(a synchronisation, reading results back, cuMemAlloc, the legacy default stream, waiting for "
+                   "work queued outside the capture: an array of another stream is ordered by such a wait); queue "
+                   "only asynchronous work on the capturing stream, on arrays allocated there before the capture")
+# CUgraphNodeType by value, as node_types() names them.
+NODE_TYPES = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "wait_event",
+              7: "event_record", 8: "ext_semaphore_signal", 9: "ext_semaphore_wait", 10: "mem_alloc",
+              11: "mem_free", 12: "batch_mem_op", 13: "conditional"}
 
 
 def _release(state):
@@ -120,7 +143,8 @@ class CUDAGraph:
     next :meth:`launch` (or :meth:`instantiate`) makes a new one.
     """
 
-    __slots__ = ("_device", "_state", "_finalizer", "_kernel_nodes", "_instantiations", "__weakref__")
+    __slots__ = ("_device", "_state", "_finalizer", "_kernel_nodes", "_instantiations", "_nodes", "_captured",
+                 "__weakref__")
 
     def __init__(self, device: Device | int | None = None) -> None:
         self._device = Device(device) if device is not None else None
@@ -135,6 +159,8 @@ class CUDAGraph:
         self._state = [handle, None]
         self._kernel_nodes: list[KernelNode] = []
         self._instantiations = 0
+        self._nodes = 0  # added one by one
+        self._captured = False
         self._finalizer = _lifetime.track(self, context, _release, self._state)
         log.debug("graph 0x%x created", int(handle))
 
@@ -204,7 +230,77 @@ class CUDAGraph:
 
     def _added(self, node):
         self._drop_exec()  # the graph changed: the next launch instantiates it again
+        self._nodes += 1
         return node
+
+    @contextlib.contextmanager
+    def capture(self, stream: _StreamLike, *, mode: str = "thread_local") -> Iterator[Stream]:
+        """Records the work queued on ``stream`` inside the block as this
+        graph's nodes (``cuStreamBeginCapture`` .. ``cuStreamEndCapture``)
+        instead of running it; the stream is the current one in the block,
+        so cubind's launches, copies and memsets given no stream go there.
+        Then :meth:`launch` replays it. The graph must be empty (a new one).
+
+        ``stream``: a stream of its own (a :class:`cubind.Stream`; the
+        default, legacy or per-thread stream cannot be captured). ``mode``:
+        ``"thread_local"`` (calls capture forbids are refused on this thread),
+        ``"global"`` (on every thread) or ``"relaxed"`` (none refused).
+
+        The block always ends the capture. A call capture forbids raises
+        :class:`cubind.CUDAError` where it is made (its note says why), and a
+        capture it invalidated without raising raises
+        ``CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`` at the end of the block; the
+        graph then stays empty."""
+        if mode not in CAPTURE_MODES:
+            raise ValueError(f"mode: expected one of {', '.join(map(repr, CAPTURE_MODES))}, got {mode!r}")
+        stream = Stream.from_handle(stream)
+        self._check_open()
+        if int(stream) in (0, 1, 2):
+            raise ValueError("stream: the default (legacy or per-thread) stream cannot be captured; "
+                             "capture on a cubind.Stream() of its own")
+        if self._nodes or self._captured:
+            raise ValueError("graph: capture records into an empty graph; this one has nodes: make a new CUDAGraph")
+        cuda = _cuda()
+        check(cuda.cuStreamBeginCapture(stream.handle, CAPTURE_MODES[mode]), "cuStreamBeginCapture")
+        try:
+            with stream:
+                yield stream
+        except BaseException as exc:
+            err, graph = cuda.cuStreamEndCapture(stream.handle)  # the stream is usable again either way
+            if graph is not None and int(graph):
+                cuda.cuGraphDestroy(graph)
+            if isinstance(exc, CUDAError) and int(exc.code or 0) in _CAPTURE_ERRORS:
+                _note(exc, _CAPTURE_ADVICE)
+            raise
+        err, graph = cuda.cuStreamEndCapture(stream.handle)
+        if err:
+            error = CUDAError(err, "cuStreamEndCapture")
+            _note(error, _CAPTURE_ADVICE if int(err) in _CAPTURE_ERRORS else "the capture could not end")
+            raise error
+        empty, self._state[0] = self._state[0], graph
+        self._captured = True
+        self._drop_exec()
+        with self._in_context():
+            check(cuda.cuGraphDestroy(empty), "cuGraphDestroy")
+        log.debug("graph 0x%x captured from stream 0x%x", int(graph), int(stream))
+
+    @property
+    def captured(self) -> bool:
+        """Whether the graph's nodes were recorded by :meth:`capture`."""
+        return self._captured
+
+    def node_types(self) -> list[str]:
+        """The type of each node of the graph (``"kernel"``, ``"memcpy"``,
+        ``"memset"``, ``"host"``, ``"mem_alloc"``, ``"mem_free"``, ``"empty"``,
+        ...; ``cuGraphNodeGetType``), in the driver's order: what a capture
+        recorded, for code that refuses some (an allocation made inside)."""
+        self._check_open()
+        cuda = _cuda()
+        with self._in_context():
+            count = check(cuda.cuGraphGetNodes(self._state[0]), "cuGraphGetNodes")[1]
+            nodes = check(cuda.cuGraphGetNodes(self._state[0], count), "cuGraphGetNodes")[0] if count else []
+            kinds = [int(check(cuda.cuGraphNodeGetType(node), "cuGraphNodeGetType")) for node in nodes[:count]]
+        return [NODE_TYPES.get(kind, f"type {kind}") for kind in kinds]
 
     def add_kernel(self, kernel: Kernel, grid: int | Sequence[int], block: int | Sequence[int], *args: Any,
                    shared_mem: int = 0, after: GraphNode | Iterable[GraphNode] = ()) -> KernelNode:
@@ -357,6 +453,11 @@ class _NoContextType:
 
 
 _NoContext = _NoContextType()
+
+
+def _note(exc, text):
+    if hasattr(exc, "add_note"):
+        exc.add_note(text)
 
 
 def _address(value, what):

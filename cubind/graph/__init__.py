@@ -38,6 +38,7 @@ from .graph import Connection, Graph
 from .message import Message, Tensor, TensorDescription, Timestamp
 from .parameters import Parameter, Ref
 from .queues import DoubleBufferReceiver, DoubleBufferTransmitter, QueueFullError, Receiver, Transmitter
+from .resident import GPUResidentChain, ResidentChain
 from .resources import Allocator, BlockMemoryPool, CudaStreamPool, UnboundedAllocator
 from .scheduler import GreedyScheduler, MultiThreadScheduler, RunResult, Scheduler
 from .terms import (
@@ -67,7 +68,7 @@ __all__ = [
     "Clock", "RealtimeClock", "ManualClock",
     "SchedulingTerm", "CountSchedulingTerm", "PeriodicSchedulingTerm", "BooleanSchedulingTerm",
     "MessageAvailableSchedulingTerm", "DownstreamReceptiveSchedulingTerm", "TargetTimeSchedulingTerm",
-    "Scheduler", "GreedyScheduler", "MultiThreadScheduler", "RunResult",
+    "Scheduler", "GreedyScheduler", "MultiThreadScheduler", "RunResult", "ResidentChain", "GPUResidentChain",
     "GraphError", "ParameterError", "CodeletError",
     "UcxContext", "UcxReceiver", "UcxTransmitter", "UcxSerializationBuffer", "UcxEntitySerializer",
     "UcxComponentSerializer", "UcxError",

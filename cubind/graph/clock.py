@@ -39,10 +39,16 @@ class RealtimeClock(Clock, gxf_type="RealtimeClock"):
             raise ParameterError(f"{self.path}/initial_time_scale: must be above 0, got {self.initial_time_scale}")
         self._origin = 0 if self.use_time_since_epoch else time.monotonic_ns()
         self._source = time.time_ns if self.use_time_since_epoch else time.monotonic_ns
+        # Read on every scheduling step (three times a tick): plain attributes,
+        # and no float arithmetic where the clock is neither scaled nor offset.
+        self._scale, self._offset_ns = self.initial_time_scale, self.initial_time_offset * 1e9
+        self._plain = self._scale == 1.0 and self._offset_ns == 0.0
 
     def timestamp(self):
         elapsed = self._source() - self._origin
-        return int(elapsed * self.initial_time_scale + self.initial_time_offset * 1e9)
+        if self._plain:
+            return elapsed
+        return int(elapsed * self._scale + self._offset_ns)
 
     def wait_until(self, condition, target_ns, limit_s):
         delay = (target_ns - self.timestamp()) / 1e9 / self.initial_time_scale if target_ns is not None else limit_s

@@ -40,6 +40,11 @@ class Codelet(Component):
     clock = Parameter(Ref(Clock), None, "default: the graph's clock")
     codelet_params = Parameter(str, "", "a string the codelet parses itself (GXF's form)")
 
+    # In a GPU-resident chain (Graph.gpu_resident): True says the tick only
+    # queues device work on self.stream; False keeps the codelet out of any
+    # chain; None (unknown) lets the capture of its first tick decide.
+    gpu_resident = None
+
     def on_bind(self):
         self._stream = None
         self._pool = None

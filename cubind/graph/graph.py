@@ -40,6 +40,8 @@ class Graph:
         self._finalized = False
         self._interrupted = threading.Event()
         self._system = None
+        self.resident_chains = []
+        self._declared_chains = False
 
     def entity(self, name, device=None):
         if any(e.name == name for e in self.entities):
@@ -59,6 +61,27 @@ class Graph:
         if self._system is None:
             self._system = self.entity(f"_connections_{id(self):x}")
         return self._system.add(Connection(source=source, target=target), f"connection_{len(self._system.components)}")
+
+    def gpu_resident(self, *entities):
+        """Names a chain of entities (names or entities, in line: each feeds
+        the next alone) to capture into a CUDA graph and replay per message
+        (``resident.py``, ``docs/graph.md``); returns the
+        :class:`ResidentChain`. Checked when the graph runs. With no names:
+        every longest line of entities whose codelets all declare
+        ``gpu_resident = True`` becomes a chain when the graph runs (added to
+        ``resident_chains`` then); returns None."""
+        from .resident import ResidentChain
+
+        if not entities:
+            self._declared_chains = True
+            return None
+        chain = ResidentChain(self, entities)
+        taken = {n for c in self.resident_chains for n in c.names}
+        for name in chain.names:
+            if name in taken:
+                raise GraphError(f"gpu_resident: entity {name!r} is in a chain already")
+        self.resident_chains.append(chain)
+        return chain
 
     def lookup(self, owner, where, value, kind):
         """The component ``value`` names, seen from ``owner``: its name in
@@ -97,6 +120,10 @@ class Graph:
             self.clock = self.entity(f"_clock_{id(self):x}").add(RealtimeClock(), "clock")
         for component in self.components():
             component.resolve(self)
+        from .resident import GPUResidentChain
+
+        for named in self.components(GPUResidentChain):  # a YAML app's chains
+            self.gpu_resident(*(named.entities or ()))
         for link in self.components(Connection):
             if link.target in link.source.targets:
                 raise GraphError(f"{link.path}: {link.source.path} is already connected to {link.target.path}")
@@ -120,6 +147,12 @@ class Graph:
             self.entity(f"_scheduler_{id(self):x}").add(scheduler, "scheduler")
             scheduler.resolve(self)
         self.scheduler = scheduler
+        if self._declared_chains:
+            from .resident import ResidentChain, declared_lines
+
+            taken = {n for c in self.resident_chains for n in c.names}
+            self.resident_chains += [ResidentChain(self, line) for line in declared_lines(self, taken)]
+            self._declared_chains = False
         self._interrupted.clear()
         return scheduler.run(self)
 

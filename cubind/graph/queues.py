@@ -90,6 +90,12 @@ class Receiver(_Queue):
         with self._lock:
             self._push(message)
 
+    def _put_front(self, message):
+        """Into the main stage, to be received next: a GPU-resident chain
+        hands its entities their message this way (resident.py)."""
+        with self._lock:
+            self._main.appendleft(message)
+
 
 class DoubleBufferReceiver(Receiver, gxf_type="DoubleBufferReceiver"):
     pass

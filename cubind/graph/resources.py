@@ -40,13 +40,13 @@ def _host_array(desc, ordinal):
     return np.ndarray(desc.shape, desc.dtype, buffer, offset, desc.strides)
 
 
-def _device_array(desc, ordinal):
+def _device_array(desc, ordinal, stream=None):
     import cubind
 
     with _device_scope(ordinal):
         if desc.strides is None:
-            return cubind.empty(desc.shape, desc.dtype)
-        owner = cubind.empty(desc.nbytes, np.uint8)
+            return cubind.empty(desc.shape, desc.dtype, stream=stream)
+        owner = cubind.empty(desc.nbytes, np.uint8, stream=stream)
         offset = sum((n - 1) * -s for n, s in zip(desc.shape, desc.strides) if s < 0)
         return cubind.Array.from_ptr(owner.ptr + offset, desc.shape, desc.dtype, desc.strides, owner=owner)
 
@@ -59,11 +59,23 @@ class Allocator(Component):
         """A numpy array (``"host"``, ``"pinned"``) or ``cubind.Array`` (``"device"``)."""
         return self.tensor(TensorDescription(name, storage, shape, dtype, strides)).data
 
+    # (chain, thread) while a GPU-resident chain ticks its first message or
+    # its captured one on that thread: the tensors asked for there are the
+    # chain's (resident.py); a codelet elsewhere naming this allocator, on
+    # another thread, still gets new ones.
+    _fixed_for = None
+
     def tensor(self, description):
         """A :class:`Tensor` shaped as ``description`` (GXF's ``reshape_custom``)."""
+        fixed = self._fixed_for
+        if fixed is not None and fixed[1] == threading.get_ident():
+            return fixed[0].fixed_tensor(self, description)
+        return self._make(description, None)
+
+    def _make(self, description, stream):
         ordinal = self.entity.device if self.entity is not None else None
         if description.storage == "device":
-            data = _device_array(description, ordinal)
+            data = _device_array(description, ordinal, stream)
         else:
             data = _host_array(description, ordinal)
         return Tensor(description.name, data, description.storage)

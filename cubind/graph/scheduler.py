@@ -46,6 +46,7 @@ class Scheduler(Component):
     check_recession_period_ms = Parameter(float, 20.0, "longest wait before looking again (interrupts, duration)")
 
     workers = 1
+    handoff_ms = 0.0
 
     def on_bind(self):
         if self.max_duration_ms is not None and self.max_duration_ms < 0:
@@ -68,15 +69,22 @@ class GreedyScheduler(Scheduler, gxf_type="GreedyScheduler"):
 
 class MultiThreadScheduler(Scheduler, gxf_type="MultiThreadScheduler"):
     """Ticks entities on ``worker_thread_number`` threads; an entity (so each
-    of its codelets) is never ticked on two threads at once."""
+    of its codelets) is never ticked on two threads at once. While a tick
+    runs another starts only once every running tick has run ``handoff_ms``
+    (a tick that blocks lets the others go on; short Python ticks, which hold
+    the GIL, run one after the other instead of trading it)."""
 
     worker_thread_number = Parameter(int, 2)
+    handoff_ms = Parameter(float, 1.0, "how long every running tick must have run before another starts "
+                                       "(0: at once)")
 
     def on_bind(self):
         super().on_bind()
         if self.worker_thread_number < 1:
             raise ParameterError(f"{self.path}/worker_thread_number: must be at least 1, "
                                  f"got {self.worker_thread_number}")
+        if self.handoff_ms < 0:
+            raise ParameterError(f"{self.path}/handoff_ms: must be 0 or more, got {self.handoff_ms}")
         self.workers = self.worker_thread_number
 
 
@@ -88,13 +96,33 @@ class _Run:
         self.poll_s = scheduler.check_recession_period_ms / 1000
         limit = scheduler.max_duration_ms
         self.wall_end = None if limit is None else time.monotonic() + limit / 1000
-        self.cond = threading.Condition(threading.Lock())
-        self.entities = [e for e in graph.entities if e.of_type(Codelet)]
+        # Held through `with self.lock` (the C lock's own enter and exit: the
+        # Condition's are Python calls, twice a tick); waited on through cond.
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        every = [e for e in graph.entities if e.of_type(Codelet)]
         self.plan = {e: (e.of_type(Codelet), e.of_type(SchedulingTerm), e.of_type(Receiver), e.of_type(Transmitter))
-                     for e in self.entities}
+                     for e in every}
+        # A GPU-resident chain is scheduled as one entity, its first: its
+        # terms are the chain's, its transmitters the last entity's.
+        self.chains = {}
+        for chain in graph.resident_chains:
+            chain.bind()
+            self.chains[chain.entities[0]] = chain
+            self.plan[chain.entities[0]] = ([c for _, c in chain.codelets], chain.terms, [], chain.outputs)
+        inner = {e for chain in self.chains.values() for e in chain.entities[1:]}
+        self.entities = [e for e in every if e not in inner]
         self.state = dict.fromkeys(self.entities, IDLE)
-        self.ticks = dict.fromkeys(self.entities, 0)
+        self.ticks = dict.fromkeys(every, 0)
+        # Per entity, its terms' bound checks and the before/after hooks that
+        # do something (most terms leave them empty): looked up once, not at
+        # every scheduling step.
+        self.hooks = {e: ([t.check for t in self.plan[e][1]] or [_always_ready], _hooks(self.plan[e][1], "before_tick"),
+                          _hooks(self.plan[e][1], "after_tick")) for e in self.entities}
         self.running = 0
+        self.started = {}  # running entity -> when its tick began (time.monotonic())
+        self.watcher = None  # the waiting worker that looks again when the running ticks stall
+        self.handoff_s = scheduler.handoff_ms / 1000
         self.cursor = 0
         self.reason = None
         self.error = None
@@ -140,14 +168,21 @@ class _Run:
             self.cond.notify_all()
 
     def _start_all(self, started):
-        for entity in self.entities:
-            for codelet in self.plan[entity][0]:
+        for entity in self.ticks:
+            for codelet in entity.of_type(Codelet):
                 self._phase(entity, codelet, "start")
                 codelet.started = True
                 started.append((entity, codelet))
+        for chain in self.chains.values():
+            chain.start()
 
     def _stop_all(self, started):
         first = None
+        for chain in self.chains.values():
+            try:
+                chain.stop()
+            except Exception as exc:  # noqa: BLE001 - the codelets' stops still run; the first error is raised
+                first = first or exc
         for entity, codelet in started:
             try:
                 self._phase(entity, codelet, "stop")
@@ -184,7 +219,7 @@ class _Run:
 
     def _work(self):
         while True:
-            with self.cond:
+            with self.lock:
                 picked = self._next()
                 if picked is None:
                     return
@@ -195,11 +230,11 @@ class _Run:
             except CodeletError as exc:
                 error = exc
             except BaseException as exc:  # KeyboardInterrupt in the greedy one: stop cleanly, then raise
-                with self.cond:
+                with self.lock:
                     self._finish(entity, None)
                     self._stop("interrupted")
                 raise exc
-            with self.cond:
+            with self.lock:
                 self._finish(entity, error)
 
     # -- under the lock
@@ -225,9 +260,12 @@ class _Run:
             if self.wall_end is not None and time.monotonic() >= self.wall_end:
                 self._stop("max_duration")
                 return None
+            if self.running and self.workers > 1 and self._gate():
+                continue
             now = self.clock.timestamp()
             entity, target = self._pick(now)
             if entity is not None:
+                self.started[entity] = time.monotonic()
                 return entity, now
             if self.running == 0 and target is None and not any(s.external_active() for s in self.sources):
                 # Nothing can fire again. Entities that ended and others left
@@ -242,6 +280,25 @@ class _Run:
                     return None
             self._wait(target)
 
+    def _gate(self):
+        """Whether this worker must wait (it has waited): while a tick runs,
+        another starts only once every running tick has run ``handoff_ms``
+        (it blocks: a sleep, a synchronisation, I/O). Python ticks hold the
+        GIL, so two at once only trade it at every driver call: four workers
+        ticking together ran a pipeline a third slower than one. One waiting
+        worker (the watcher) wakes when the youngest tick reaches the limit;
+        the others sleep until the run ends or the poll period passes."""
+        left = self.handoff_s - (time.monotonic() - max(self.started.values()))
+        if left <= 0:
+            if self.watcher == threading.get_ident():
+                self.watcher = None
+                self.cond.notify()  # another waiting worker becomes the watcher
+            return False
+        if self.watcher is None:
+            self.watcher = threading.get_ident()
+        self.cond.wait(min(left, self.poll_s) if self.watcher == threading.get_ident() else self.poll_s)
+        return True
+
     def _pick(self, now):
         target = None
         count = len(self.entities)
@@ -250,8 +307,8 @@ class _Run:
             entity = self.entities[index]
             if self.state[entity] != IDLE:
                 continue
-            terms = self.plan[entity][1]
-            state, at = combine(t.check(now) for t in terms)
+            checks, befores, _ = self.hooks[entity]
+            state, at = checks[0](now) if len(checks) == 1 else combine([check(now) for check in checks])
             if state == NEVER:
                 self.state[entity] = DONE
                 for source in self.sources:
@@ -260,8 +317,8 @@ class _Run:
                 self.cursor = index + 1
                 self.state[entity] = RUNNING
                 self.running += 1
-                for t in terms:
-                    t.before_tick(now)
+                for before in befores:
+                    before(now)
                 return entity, None
             elif state == WAIT_TIME:
                 target = at if target is None else min(target, at)
@@ -279,7 +336,7 @@ class _Run:
             self.cond.wait(limit)
 
     def _finish(self, entity, error):
-        codelets, terms, _, transmitters = self.plan[entity]
+        codelets, _, _, transmitters = self.plan[entity]
         try:
             for tx in transmitters:
                 for message in tx.sync():
@@ -288,25 +345,48 @@ class _Run:
         except Exception as exc:
             error = error or CodeletError(entity.name, codelets[0].name, "tick", exc)
             error.__cause__ = error.__cause__ or exc
-        now = self.clock.timestamp()
-        for t in terms:
-            t.after_tick(now)
+        afters = self.hooks[entity][2]
+        if afters:
+            now = self.clock.timestamp()
+            for after in afters:
+                after(now)
         self.state[entity] = IDLE
         self.running -= 1
-        self.ticks[entity] += 1
+        self.started.pop(entity, None)
+        chain = self.chains.get(entity)
+        for member in chain.entities if chain is not None else (entity,):
+            self.ticks[member] += 1
         if error is not None:
             self.error = self.error or error
             self._stop("error")
-        self.cond.notify_all()
+        # No worker is woken: this one picks again at once, and the others
+        # start a tick only where every running one has stalled (_gate).
 
     # -- without the lock
 
     def _tick(self, entity, now):
+        chain = self.chains.get(entity)
+        if chain is not None:
+            try:
+                chain.tick(self._phase)
+            except CodeletError:
+                raise
+            except Exception as exc:  # the chain's own work (its copies, the graph launch): named by the chain
+                raise CodeletError(entity.name, chain.label, "tick", exc) from exc
+            return
         codelets, _, receivers, _ = self.plan[entity]
         for rx in receivers:
             rx.sync()
         for codelet in codelets:
             self._phase(entity, codelet, "tick")
+
+
+def _always_ready(now):
+    return READY, None  # an entity with no terms: combine([]) says READY too
+
+
+def _hooks(terms, name):
+    return [getattr(t, name) for t in terms if getattr(type(t), name) is not getattr(SchedulingTerm, name)]
 
 
 def _note(exc, text):

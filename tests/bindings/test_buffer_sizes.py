@@ -213,7 +213,8 @@ def test_a_buffer_that_fits_and_an_int_address_reach_the_driver(fake_driver):
     results = run_fake(fake_driver, """
         import numpy as np
         cuda.cuInit(0)
-        ctx = cuda.cuCtxCreate(None, 0, cuda.cuDeviceGet(0)[1])[1]
+        ctx = cuda.cuDevicePrimaryCtxRetain(cuda.cuDeviceGet(0)[1])[1]   # cuCtxCreate's signature is 13.0's only
+        cuda.cuCtxSetCurrent(ctx)
         print(json.dumps([
             int(cuda.cuMemcpyHtoD(0, b"abcdefgh", 8)[0]),
             int(cuda.cuMemcpyHtoD(0, b"abcdefgh", 3)[0]),       # more than the count is fine

@@ -72,6 +72,22 @@ def test_the_floor_imports_nothing_above_it():
     assert got == [[], [], []]
 
 
+def test_a_status_describes_itself_without_cubind():
+    # CUDAError's message is the library's own text of the status, which the
+    # status gives (its _describe_(), generated from the spec's
+    # status_description): nothing of cubind is imported or registered.
+    got = run(LOADED + textwrap.dedent("""
+        import nvrtc
+        from _cubind.errors import CUDAError
+        err = CUDAError(nvrtc.nvrtcResult.NVRTC_ERROR_INVALID_INPUT, "nvrtcCompileProgram")
+        print(json.dumps([err.message, str(err), CUDAError(3).message, loaded("cubind")]))
+    """))
+    message, text, plain, cubind_modules = got
+    assert message == "NVRTC_ERROR_INVALID_INPUT", message   # NVRTC's own text of status 3
+    assert text == "nvrtcCompileProgram: NVRTC_ERROR_INVALID_INPUT (3): NVRTC_ERROR_INVALID_INPUT"
+    assert plain == "" and cubind_modules == []   # a plain int has no library to describe it
+
+
 def test_importing_cubind_imports_nothing_else():
     # cubind's __init__ is a lazy table: no layer, no generated package, no
     # floor, no finder, even where the environment asks for the finder.

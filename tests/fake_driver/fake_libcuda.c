@@ -25,6 +25,18 @@
  * cuGraphAddNode points a conditional node's phGraph_out at body graphs;
  * cuLaunchHostFunc calls its function at once; fake_event_pending, set
  * through ctypes, makes that many cuEventQuery calls answer "not ready".
+ * Stream capture (cuStreamBeginCapture .. cuStreamEndCapture, one stream at a
+ * time): launches, async copies and memsets, stream-ordered allocations and
+ * frees and host functions on the capturing stream become nodes of the
+ * capture's graph (each after the one before) instead of running; the calls
+ * capture forbids (cuMemAlloc, cuStreamSynchronize, cuCtxSynchronize,
+ * cuStreamQuery and the synchronous copies; on the capturing thread in the
+ * default thread-local mode, on every thread in global mode, none relaxed)
+ * answer CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and a wait of the capturing
+ * stream for an event recorded outside the capture
+ * CUDA_ERROR_STREAM_CAPTURE_ISOLATION; each invalidates the capture,
+ * whose cuStreamEndCapture then answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+ * with no graph, as the driver does; cuGraphNodeGetType reads the node table.
  * FAKE_DRIVER_VERSION (default 13000) is what cuDriverGetVersion says;
  * cuGetProcAddress refuses a newer version with CUDA_ERROR_INVALID_VALUE, as
  * the real driver does.
@@ -32,6 +44,7 @@
  * EGL display does, and maps a registered resource to a fixed frame.
  * bench/run.py --smoke also uses it to run the benchmark harness end to end in
  * CI; numbers taken with it say nothing about a real driver. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +111,14 @@ static int fake_fail(const char *func, int rc) {
     }
     return rc;
 }
+/* Stream capture (below, with the graphs): whether a call on ``stream`` is
+ * recorded into the capture instead of running, and the refusal of a call
+ * capture forbids. */
+static int fake_captured_launch(void *stream, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, void *f, void **params);
+static int fake_captured(void *stream, int kind, const char *name);
+static int fake_capture_forbids(const char *func);
+
 static int fake_success(void) { return fake_fail("a function the fake answers generically", fake_sticky); }
 static int fake_ok(void) { return 0; }
 static int fake_driver_version(void) {
@@ -130,12 +151,24 @@ static int f_cuDevicePrimaryCtxRelease(int dev) { fake_log("cuDevicePrimaryCtxRe
 static int f_cuDevicePrimaryCtxReset(int dev) { fake_log("cuDevicePrimaryCtxReset", dev); fake_sticky = 0; return 0; }
 static int f_cuMemAlloc(unsigned long long *p, size_t n) {
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
     *p = fake_new("cuMemAlloc", n);
     return 0;
 }
-static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) { (void)s; return f_cuMemAlloc(p, n); }
+static int f_cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
+    if (fake_captured(s, 5, "cuMemAllocAsync node")) { /* FAKE_NODE_MEM_ALLOC: the graph's own memory */
+        *p = fake_new("cuMemAllocAsync (captured)", n);
+        return 0;
+    }
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    *p = fake_new("cuMemAlloc", n);
+    return 0;
+}
 static int f_cuMemFree(unsigned long long p) { if (fake_sticky) return fake_fail(__func__, fake_sticky); fake_log("cuMemFree", p); return 0; }
-static int f_cuMemFreeAsync(unsigned long long p, void *s) { (void)s; return f_cuMemFree(p); }
+static int f_cuMemFreeAsync(unsigned long long p, void *s) {
+    if (fake_captured(s, 6, "cuMemFreeAsync node")) return 0; /* FAKE_NODE_MEM_FREE */
+    return f_cuMemFree(p);
+}
 /* A new context is current in the creating thread, as the real driver's is. */
 static int f_cuCtxCreate(void **ctx, void *params, unsigned flags, int dev) {
     (void)params; (void)flags; (void)dev;
@@ -155,11 +188,13 @@ int cuCtxDestroy_v2(void *ctx) { return f_cuCtxDestroy(ctx); }
 static int f_cuMemcpyHtoD(unsigned long long dst, const void *src, size_t n) {
     (void)dst; (void)src; (void)n;
     if (!fake_current) return fake_fail(__func__, 201);
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900); /* synchronous: not during a capture */
     return fake_fail(__func__, fake_sticky);
 }
 static int f_cuMemcpyDtoH(void *dst, unsigned long long src, size_t n) {
     (void)dst; (void)src; (void)n;
     if (!fake_current) return fake_fail(__func__, 201);
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
     return fake_fail(__func__, fake_sticky);
 }
 static int f_cuStreamCreateWithPriority(void **s, unsigned flags, int prio) {
@@ -186,7 +221,8 @@ static int f_cuLibraryGetKernel(void **k, void *lib, const char *name) { (void)l
 
 static int fake_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shared, void *stream, void **params, void **extra) {
-    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shared; (void)extra;
+    (void)shared; (void)extra;
+    if (fake_captured_launch(stream, gx, gy, gz, bx, by, bz, f, params)) return 0;
     fake_launch_count++;
     fake_last_function = (unsigned long long)f;
     fake_last_stream = (unsigned long long)stream;
@@ -401,6 +437,153 @@ static int f_cuGraphGetNodes(void *g, unsigned long long *nodes, size_t *count) 
     return 0;
 }
 
+/* -- stream capture --------------------------------------------------------- */
+
+enum { FAKE_NODE_MEM_ALLOC = 5, FAKE_NODE_MEM_FREE = 6, FAKE_NODE_HOST = 7 };
+void *fake_capture_stream = NULL;             /* the stream being captured, or NULL */
+static unsigned long long fake_capture_graph = 0, fake_capture_last = 0;
+int fake_capture_status = 0;                  /* CUstreamCaptureStatus: 0 none, 1 active, 2 invalidated */
+int fake_capture_count = 0;                   /* captures begun */
+
+static int fake_is_capturing(void *stream) { return fake_capture_status && stream == fake_capture_stream; }
+
+/* A node of the capture's graph after the previous one, when ``stream`` is
+ * the capturing stream (the node is then made and 1 returned); 0 otherwise. */
+static struct fake_node *fake_capture_node(void *stream, int kind, const char *name) {
+    unsigned long long handle;
+    struct fake_node *node;
+    if (!fake_is_capturing(stream) || fake_capture_status != 1) return NULL;
+    node = fake_add_node(&handle, (void *)fake_capture_graph, &fake_capture_last, fake_capture_last ? 1 : 0,
+                         kind, name);
+    fake_capture_last = handle;
+    return node;
+}
+static int fake_captured(void *stream, int kind, const char *name) {
+    return fake_is_capturing(stream) && (fake_capture_node(stream, kind, name), 1);
+}
+static int fake_captured_launch(void *stream, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, void *f, void **params) {
+    struct fake_node *node;
+    if (!fake_is_capturing(stream)) return 0;
+    node = fake_capture_node(stream, FAKE_NODE_KERNEL, "captured kernel node");
+    if (node) {
+        node->grid[0] = gx, node->grid[1] = gy, node->grid[2] = gz;
+        node->block[0] = bx, node->block[1] = by, node->block[2] = bz;
+        node->func = (unsigned long long)f;
+        fake_copy_args(node->args, params);
+    }
+    return 1;
+}
+/* A call capture forbids while a capture is on, by its mode as the driver
+ * has it: CU_STREAM_CAPTURE_MODE_GLOBAL (0) refuses it on every thread,
+ * _THREAD_LOCAL (1) on the capturing thread only, _RELAXED (2) nowhere; a
+ * refused call invalidates the capture. */
+static int fake_capture_mode_begun = 0;
+static pthread_t fake_capture_thread;
+static int fake_capture_forbids(const char *func) {
+    (void)func;
+    if (!fake_capture_status || fake_capture_mode_begun == 2) return 0;
+    if (fake_capture_mode_begun == 1 && !pthread_equal(pthread_self(), fake_capture_thread)) return 0;
+    fake_capture_status = 2;
+    return 1;
+}
+/* Events recorded on the capturing stream during the capture: the only ones
+ * it may wait for (a wait on one recorded outside crosses the capture's
+ * boundary: CUDA_ERROR_STREAM_CAPTURE_ISOLATION, and the capture is invalid). */
+#define FAKE_CAPTURED_EVENTS 1024
+static void *fake_captured_events[FAKE_CAPTURED_EVENTS];
+static int fake_captured_event_count = 0;
+static int f_cuEventRecord(void *event, void *stream) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_is_capturing(stream) && fake_captured_event_count < FAKE_CAPTURED_EVENTS)
+        fake_captured_events[fake_captured_event_count++] = event;
+    return 0;
+}
+static int fake_capture_waits_outside(void *stream, void *event) {
+    if (!fake_is_capturing(stream)) return 0;
+    for (int i = 0; i < fake_captured_event_count; i++)
+        if (fake_captured_events[i] == event) return 0;
+    fake_capture_status = 2;
+    return 1;
+}
+static int f_cuStreamBeginCapture(void *stream, int mode) {
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    /* The NULL, legacy and per-thread streams cannot be captured. */
+    if ((unsigned long long)stream <= 2) return fake_fail(__func__, 900);
+    if (fake_capture_status) return fake_fail(__func__, 1); /* one capture at a time here */
+    fake_capture_stream = stream;
+    fake_capture_graph = fake_new("cuStreamBeginCapture graph", 0);
+    fake_capture_last = 0;
+    fake_capture_status = 1;
+    fake_captured_event_count = 0;
+    fake_capture_mode_begun = mode;
+    fake_capture_thread = pthread_self();
+    fake_capture_count++;
+    return 0;
+}
+static int f_cuStreamEndCapture(void *stream, void **graph) {
+    int status = fake_capture_status;
+    if (!status || stream != fake_capture_stream) return fake_fail(__func__, 903); /* CAPTURE_UNMATCHED */
+    fake_capture_status = 0;
+    fake_capture_stream = NULL;
+    if (status == 2) {
+        *graph = NULL;
+        fake_log("cuGraphDestroy", fake_capture_graph); /* the driver drops the invalidated graph */
+        return fake_fail(__func__, 901);                 /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+    }
+    *graph = (void *)fake_capture_graph;
+    return 0;
+}
+static int f_cuStreamIsCapturing(void *stream, int *status) {
+    *status = fake_is_capturing(stream) ? fake_capture_status : 0;
+    return fake_fail(__func__, fake_sticky);
+}
+/* A synchronisation: forbidden during a capture. */
+static int f_cuStreamSynchronize(void *stream) {
+    (void)stream;
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuCtxSynchronize(void) {
+    if (fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuStreamQuery(void *stream) {
+    if (fake_is_capturing(stream) && fake_capture_forbids(__func__)) return fake_fail(__func__, 900);
+    return fake_fail(__func__, fake_sticky);
+}
+static int f_cuMemcpySync(void) {
+    if (fake_capture_forbids("cuMemcpy (synchronous)")) return fake_fail("cuMemcpy (synchronous)", 900);
+    return fake_fail(__func__, fake_sticky);
+}
+/* Asynchronous copies and memsets: nodes on the capturing stream, else nothing. */
+static int f_cuMemcpyAsync3(unsigned long long dst, unsigned long long src, size_t n, void *stream) {
+    struct fake_node *node;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    node = fake_capture_node(stream, FAKE_NODE_MEMCPY, "captured copy node");
+    if (node) node->dst = dst, node->src = src, node->bytes = n;
+    return 0;
+}
+static int f_cuMemsetAsync(unsigned long long dst, unsigned value, size_t n, void *stream) {
+    struct fake_node *node;
+    (void)value;
+    if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    node = fake_capture_node(stream, FAKE_NODE_MEMSET, "captured memset node");
+    if (node) node->dst = dst, node->bytes = n;
+    return 0;
+}
+/* cuGraphNodeGetType: CUgraphNodeType of the node table's kinds. */
+static int f_cuGraphNodeGetType(unsigned long long handle, int *type) {
+    static const int types[] = {-1, 0 /* kernel */, 1 /* memcpy */, 5 /* empty */, 2 /* memset */,
+                                10 /* mem alloc */, 11 /* mem free */, 3 /* host */};
+    for (int i = 0; i < fake_node_count; i++)
+        if (fake_nodes[i].handle == handle) {
+            *type = types[fake_nodes[i].kind];
+            return 0;
+        }
+    return fake_fail(__func__, 400); /* CUDA_ERROR_INVALID_HANDLE */
+}
+
 /* The calling thread's capture mode, swapped (one thread is enough here). */
 static int fake_capture_mode = 0;
 static int f_cuThreadExchangeStreamCaptureMode(int *mode) {
@@ -465,16 +648,18 @@ static int f_cuGraphKernelNodeSetParams(unsigned long long node, const struct fa
     fake_node_update_count++;
     return fake_fail(__func__, fake_sticky);
 }
+static int fake_capture_waits_outside(void *stream, void *event);
 static int f_cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
     (void)flags;
+    if (fake_capture_waits_outside(stream, event)) return fake_fail(__func__, 905); /* _CAPTURE_ISOLATION */
     fake_stream_wait_count++;
     fake_last_wait_stream = (unsigned long long)stream;
     fake_last_wait_event = (unsigned long long)event;
     return fake_fail(__func__, fake_sticky);
 }
 static int f_cuLaunchHostFunc(void *stream, void (*fn)(void *), void *data) {
-    (void)stream;
     if (fake_sticky) return fake_fail(__func__, fake_sticky);
+    if (fake_captured(stream, 7, "cuLaunchHostFunc node")) return 0; /* FAKE_NODE_HOST */
     fake_host_func_count++;
     fn(data);
     return 0;
@@ -692,6 +877,22 @@ static const struct { const char *name; void *fn; } fake_table[] = {
     {"cuGraphAddEmptyNode", (void *)f_cuGraphAddEmptyNode},
     {"cuGraphAddMemsetNode", (void *)f_cuGraphAddMemsetNode},
     {"cuGraphAddNode", (void *)f_cuGraphAddNode},
+    {"cuStreamBeginCapture", (void *)f_cuStreamBeginCapture},
+    {"cuStreamEndCapture", (void *)f_cuStreamEndCapture},
+    {"cuStreamIsCapturing", (void *)f_cuStreamIsCapturing},
+    {"cuEventRecord", (void *)f_cuEventRecord},
+    {"cuStreamSynchronize", (void *)f_cuStreamSynchronize},
+    {"cuCtxSynchronize", (void *)f_cuCtxSynchronize},
+    {"cuStreamQuery", (void *)f_cuStreamQuery},
+    {"cuMemcpyDtoD", (void *)f_cuMemcpySync},
+    {"cuMemcpyAsync", (void *)f_cuMemcpyAsync3},
+    {"cuMemcpyDtoDAsync", (void *)f_cuMemcpyAsync3},
+    {"cuMemcpyHtoDAsync", (void *)f_cuMemcpyAsync3},
+    {"cuMemcpyDtoHAsync", (void *)f_cuMemcpyAsync3},
+    {"cuMemsetD8Async", (void *)f_cuMemsetAsync},
+    {"cuMemsetD16Async", (void *)f_cuMemsetAsync},
+    {"cuMemsetD32Async", (void *)f_cuMemsetAsync},
+    {"cuGraphNodeGetType", (void *)f_cuGraphNodeGetType},
     {"cuGraphInstantiate", (void *)f_cuGraphInstantiate},
     {"cuGraphExecDestroy", (void *)f_cuGraphExecDestroy},
     {"cuGraphLaunch", (void *)f_cuGraphLaunch},

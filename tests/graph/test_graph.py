@@ -349,7 +349,8 @@ def _stamped():
 # -- threads
 
 
-def test_the_multi_thread_scheduler_never_ticks_a_codelet_on_two_threads_and_loses_nothing():
+@pytest.mark.parametrize("handoff_ms", [0.0, 1.0])  # 0: every worker ticks at once, the widest race
+def test_the_multi_thread_scheduler_never_ticks_a_codelet_on_two_threads_and_loses_nothing(handoff_ms):
     class Guarded(gx.Codelet):
         def start(self):
             self.lock = threading.Lock()
@@ -398,10 +399,62 @@ def test_the_multi_thread_scheduler_never_ticks_a_codelet_on_two_threads_and_los
         g.connect(f"mid{i}/out", f"sink/in{i}")
     sink.add(gx.BooleanSchedulingTerm(), "until")
     total = sink.add(Guarded(), "sink")
-    result = g.run(gx.MultiThreadScheduler(worker_thread_number=8, max_duration_ms=60000))
+    result = g.run(gx.MultiThreadScheduler(worker_thread_number=8, max_duration_ms=60000, handoff_ms=handoff_ms))
     assert result.reason == "done"
     assert all(c.overlaps == 0 for c in [*sources, *stages, total])
     assert total.got == 8 * 300
+
+
+class _Timed(gx.Codelet):
+    """Notes when each tick ran and how many ticks of the graph ran at once."""
+
+    shared = None
+    sleep_s = gx.Parameter(float, 0.0)
+
+    def start(self):
+        self.spans = []
+
+    def tick(self):
+        lock, state = _Timed.shared
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        begin = time.monotonic()
+        time.sleep(self.sleep_s)
+        self.spans.append((begin, time.monotonic()))
+        with lock:
+            state["now"] -= 1
+
+
+def _timed_graph(sleeps):
+    _Timed.shared = (threading.Lock(), {"now": 0, "most": 0})
+    g = gx.Graph()
+    codelets = []
+    for i, (sleep_s, count) in enumerate(sleeps):
+        e = g.entity(f"e{i}")
+        e.add(gx.CountSchedulingTerm(count=count))
+        codelets.append(e.add(_Timed(sleep_s=sleep_s), "timed"))
+    return g, codelets
+
+
+def test_short_ticks_on_many_workers_run_one_after_the_other():
+    g, _ = _timed_graph([(0.0, 200)] * 6)
+    result = g.run(gx.MultiThreadScheduler(worker_thread_number=4, handoff_ms=1000))
+    assert result.ticks == 1200 and _Timed.shared[1]["most"] == 1
+
+
+def test_a_blocking_tick_lets_another_worker_tick_meanwhile():
+    g, (slow, fast) = _timed_graph([(0.5, 1), (0.0, 50)])
+    result = g.run(gx.MultiThreadScheduler(worker_thread_number=2, handoff_ms=5))
+    assert result.ticks == 51
+    slow_begin, slow_end = slow.spans[0]
+    during = [b for b, _ in fast.spans if slow_begin < b < slow_end]
+    assert len(during) >= 40, "the other worker waited for the sleeping tick"
+
+
+def test_a_negative_handoff_is_refused_by_name():
+    with pytest.raises(gx.ParameterError, match=r"^s/m/handoff_ms: must be 0 or more, got -1.0$"):
+        gx.Graph().entity("s").add(gx.MultiThreadScheduler(handoff_ms=-1.0), "m")
 
 
 # -- YAML apps
@@ -450,6 +503,30 @@ def test_a_codelet_by_module_and_the_multi_thread_scheduler_from_yaml(yaml_neede
     g = gx.loads(app)
     result = g.run()
     assert isinstance(g.scheduler, gx.MultiThreadScheduler) and result.ticks == 7
+
+
+def test_a_yaml_app_names_its_gpu_resident_chains_with_a_component(yaml_needed):
+    line = textwrap.dedent("""\
+        name: a
+        components:
+        - {name: out, type: DoubleBufferTransmitter}
+        - {type: CountSchedulingTerm, parameters: {count: 3}}
+        - {name: c, type: PyCodeletV0, parameters: {codelet_name: Codelet, codelet_module: cubind.graph}}
+        ---
+        name: b
+        components:
+        - {name: in, type: DoubleBufferReceiver}
+        - {type: MessageAvailableSchedulingTerm, parameters: {receiver: in}}
+        - {name: c, type: PyCodeletV0, parameters: {codelet_name: Codelet, codelet_module: cubind.graph}}
+        - {type: Connection, parameters: {source: a/out, target: b/in}}
+        """)
+    chains = "---\nname: chains\ncomponents:\n- {type: GPUResidentChain, parameters: {entities: [a, b]}}\n"
+    named = gx.loads(line + chains)
+    named.finalize()
+    assert [c.names for c in named.resident_chains] == [["a", "b"]]
+    # Without entities: the lines of codelets declaring gpu_resident = True (here none: nothing to capture).
+    declared = gx.loads(line + "---\nname: chains\ncomponents:\n- {type: GPUResidentChain}\n")
+    assert declared.run().ticks == 3 and declared.resident_chains == []
 
 
 def _cli(*args, **env):

@@ -1,6 +1,7 @@
 """cubind.CUDAGraph: the core's CUDA graph (kernel, copy, memset and empty
 nodes with dependencies; instantiate; launch; kernel nodes' arguments
-rewritten in place; released as the other core objects are).
+rewritten in place; released as the other core objects are; recorded by
+capturing a stream, a call capture forbids refused where it is made).
 
 Against tests/fake_driver, which records the nodes it is given, counts
 instantiations, launches and in-place updates, and logs what is released;
@@ -166,3 +167,162 @@ def test_graphs_are_released_when_collected_and_at_exit(fake_driver, ptx_file, t
             ("cuGraphExecDestroy", kept_exec), ("cuGraphDestroy", kept_graph)} <= destroyed
     names = [c[0] for c in calls]
     assert names.index("cuGraphDestroy") < names.index("cuDevicePrimaryCtxRelease")
+
+
+# -- capture from a stream
+
+
+def test_capture_records_the_streams_work_as_nodes_and_launch_replays_it(fake_driver, ptx_file, tmp_path):
+    log = tmp_path / "calls.log"
+    got = run_fake(fake_driver, ptx_file, """
+        stream = cubind.Stream(non_blocking=True)
+        x, y = cubind.empty(256, np.float32, stream=stream), cubind.empty(256, np.float32, stream=stream)
+        graph = cubind.CUDAGraph()
+        empty = int(graph.handle)
+        launched = count("fake_launch_count")
+        with graph.capture(stream) as s:
+            inside = [s is stream, cubind.current_stream() == stream, stream.capturing]
+            axpb(1, 256, x, 2.0, 256)               # the current stream: the capturing one
+            y.copy_from(x)
+            axpb(1, 256, y, 3.0, 256, stream=stream)
+        after = [stream.capturing, cubind.current_stream() is None, graph.captured]
+        ran = count("fake_launch_count") - launched  # captured work does not run
+        graph.launch(stream)
+        graph.launch(stream)
+        print(json.dumps([inside, after, ran, graph.node_types(), count("fake_graph_launch_count"),
+                          int(graph.handle) != empty, empty, [n["kind"] for n in nodes()],
+                          [n["args"][1] for n in nodes() if n["kind"] == "kernel"], f32(2.0), f32(3.0),
+                          error(lambda: graph.capture(stream).__enter__())]))
+    """, env={"FAKE_CALL_LOG": str(log)})
+    inside, after, ran, types, launches, replaced, empty, kinds, scales, two, three, again = got
+    assert inside == [True, True, True] and after == [False, True, True]
+    assert ran == 0 and launches == 2 and replaced
+    assert types == ["kernel", "memcpy", "kernel"] and kinds == ["kernel", "copy", "kernel"]
+    # The fake records 8 bytes per argument; the kernel reads the float's 4 (the
+    # launch packs on the C stack and leaves the slot's other bytes as they were).
+    assert [s & 0xFFFFFFFF for s in scales] == [two, three]
+    assert again.startswith("ValueError: graph: capture records into an empty graph")
+    destroyed = [line.split() for line in log.read_text().splitlines() if line.startswith("cuGraphDestroy")]
+    assert int(destroyed[0][1], 0) == empty  # the empty graph the capture replaced is released at once
+
+
+@pytest.mark.provokes_api_error
+def test_a_call_capture_forbids_raises_where_it_is_made_and_ends_the_capture(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        x = cubind.empty(256, np.float32)
+        stream = cubind.Stream(non_blocking=True)
+        graph = cubind.CUDAGraph()
+        def sync_inside():
+            with graph.capture(stream):
+                axpb(1, 256, x, 2.0, 256)
+                stream.synchronize()
+        raised = error(sync_inside)
+        notes = []
+        try:
+            sync_inside()
+        except cubind.CUDAError as exc:
+            notes = exc.__notes__
+        state = [stream.capturing, graph.captured, graph.node_types()]
+        def swallowed():                             # invalidated, the error caught: the end says so
+            with graph.capture(stream):
+                try:
+                    stream.synchronize()
+                except cubind.CUDAError:
+                    pass
+        late = error(swallowed)
+        def raising():
+            with graph.capture(stream):
+                raise KeyError("mine")
+        mine = error(raising)
+        with graph.capture(stream):                  # the graph is still empty: it can capture
+            axpb(1, 256, x, 2.0, 256)
+        print(json.dumps([raised, notes, state, late, mine, stream.capturing, graph.node_types()]))
+    """)
+    raised, notes, state, late, mine, capturing, types = got
+    assert raised.startswith("CUDAError: cuStreamSynchronize: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (900)")
+    assert any("while the stream was being captured" in n for n in notes)
+    assert state == [False, False, []]
+    assert late.startswith("CUDAError: cuStreamEndCapture: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (901)")
+    assert mine == "KeyError: 'mine'" and not capturing and types == ["kernel"]
+
+
+@pytest.mark.provokes_api_error
+def test_an_array_of_another_stream_in_a_capture_is_refused_as_a_dependency_across_it(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        stream = cubind.Stream(non_blocking=True)
+        mine, other = cubind.empty(256, np.float32, stream=stream), cubind.empty(256, np.float32)
+        graph = cubind.CUDAGraph()
+        def copy_across():
+            with graph.capture(stream):
+                mine.copy_from(other)                # ordered after other's stream by an event
+        print(json.dumps([error(copy_across), stream.capturing, graph.captured]))
+    """)
+    assert got[0].startswith("CUDAError: cuStreamWaitEvent: CUDA_ERROR_STREAM_CAPTURE_ISOLATION (905)")
+    assert got[1:] == [False, False]
+
+
+def test_an_allocation_on_the_capturing_stream_is_a_node_node_types_show(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        stream = cubind.Stream(non_blocking=True)
+        graph = cubind.CUDAGraph()
+        with graph.capture(stream, mode="relaxed"):
+            x = cubind.empty(256, np.float32)        # stream-ordered: a node of the graph's own memory
+            axpb(1, 256, x, 2.0, 256)
+        print(json.dumps(graph.node_types()))
+    """)
+    assert got == ["mem_alloc", "kernel"]
+
+
+def test_bad_capture_arguments_are_refused_by_name(fake_driver, ptx_file):
+    got = run_fake(fake_driver, ptx_file, """
+        graph = cubind.CUDAGraph()
+        stream = cubind.Stream()
+        def enter(*args, **kw):
+            with graph.capture(*args, **kw):
+                pass
+        built = cubind.CUDAGraph()
+        built.add_empty()
+        print(json.dumps([error(lambda: enter(stream, mode="local")), error(lambda: enter(None)),
+                          error(lambda: enter(cubind.Device(0).default_stream)), error(lambda: enter("s")),
+                          error(lambda: built.capture(stream).__enter__()), stream.capturing]))
+    """)
+    assert got[0] == "ValueError: mode: expected one of 'global', 'thread_local', 'relaxed', got 'local'"
+    assert got[1].startswith("ValueError: stream: the default (legacy or per-thread) stream cannot be captured")
+    assert got[2] == got[1]
+    assert got[3].startswith("TypeError: stream")
+    assert got[4].startswith("ValueError: graph: capture records into an empty graph")
+    assert got[5] is False
+
+
+@pytest.mark.gpu
+@pytest.mark.provokes_api_error
+def test_a_captured_graph_gives_on_a_gpu_what_running_the_stream_gives():
+    import numpy as np
+
+    axpb = cubind.Program(KERNEL).compile().get_kernel("axpb")
+    start = np.arange(4096, dtype=np.float32)
+    stream = cubind.Stream(non_blocking=True)  # the arrays live on it: no ordering event crosses the capture
+    x, y = cubind.to_gpu(start, stream=stream), cubind.empty(4096, np.float32, stream=stream)
+    graph = cubind.CUDAGraph()
+    with graph.capture(stream):
+        axpb(16, 256, x, 2.0, 4096)
+        y.copy_from(x)
+        axpb(16, 256, y, 3.0, 4096)
+    assert graph.node_types() == ["kernel", "memcpy", "kernel"]
+    for _ in range(3):
+        graph.launch(stream)
+    stream.synchronize()
+    want_x = start.copy()
+    for _ in range(3):
+        want_x = 2 * want_x + 1
+    want_y = 3 * want_x + 1
+    np.testing.assert_allclose(x.get(), want_x, rtol=1e-6)
+    np.testing.assert_allclose(y.get(), want_y, rtol=1e-6)
+    # A synchronisation inside a capture is refused there, and the stream works after it.
+    with pytest.raises(cubind.CUDAError, match="STREAM_CAPTURE"):
+        with cubind.CUDAGraph().capture(stream):
+            axpb(16, 256, x, 2.0, 4096)
+            stream.synchronize()
+    assert not stream.capturing
+    axpb(16, 256, x, 0.0, 4096, stream=stream)
+    np.testing.assert_array_equal(x.get(stream=stream), np.ones(4096, np.float32))

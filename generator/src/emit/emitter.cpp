@@ -200,6 +200,7 @@ class LibraryEmitter {
     }
     d.set("values", list_of(values));
     if (!e.twins.empty()) d.set("twins", View().set("names", strings(e.twins)));
+    if (!e.description_function.empty()) d.set("describer", View().set("function", e.description_function));
     d.set("aliases", strings(e.aliases));
     return d;
   }

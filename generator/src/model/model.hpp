@@ -185,6 +185,9 @@ struct Enum {
   // (find_twin_enums: cudaDeviceAttr for CUdevice_attribute): a parameter
   // of one of them takes this enum's members too.
   std::vector<std::string> twins;
+  // The status enum's describing function (mark_status_description: the
+  // spec's status_description, checked to take one status and be bound).
+  std::string description_function;
 };
 
 struct Field {

@@ -127,6 +127,7 @@ json enum_json(const Enum& e) {
   j["values"] = values;
   put(j, "failure_member", e.failure_member);
   if (!e.twins.empty()) j["twins"] = e.twins;
+  put(j, "description_function", e.description_function);
   put_doc(j, e.doc);
   return j;
 }

@@ -43,6 +43,31 @@ void mark_success_status(Model& model, const spec::Spec& spec) {
   }
 }
 
+void mark_status_description(Model& model, const spec::Spec& spec) {
+  const std::string& name = spec.status_description;
+  if (name.empty()) return;
+  const std::string where = "library.status_description: ";
+  Enum* status = nullptr;
+  for (auto& e : model.enums)
+    if (e.name == spec.status_type) status = &e;
+  if (!status) throw std::runtime_error(where + "status_type " + spec.status_type + " is not declared by the headers");
+  const Function* f = model.function(name);
+  if (!f) throw std::runtime_error(where + name + " is not declared by the headers");
+  if (!f->skip_reason.empty()) throw std::runtime_error(where + name + " is not bound (" + f->skip_reason + ")");
+  // Its one input is the status; the C text comes back as an output
+  // (cuGetErrorString's pStr) or as the result (nvrtcGetErrorString).
+  std::size_t inputs = 0;
+  bool takes_status = false;
+  for (const auto& p : f->params) {
+    if (p.direction == Direction::Out) continue;
+    ++inputs;
+    takes_status = p.type.name == spec.status_type;
+  }
+  if (inputs != 1 || !takes_status)
+    throw std::runtime_error(where + name + " must take one " + spec.status_type + " and outputs only");
+  status->description_function = name;
+}
+
 // An in/out count left out asks for the count alone (`cuGraphGetNodes(graph)`
 // gives `(err, [], numNodes)`), as the classic bindings' `numNodes = 0`; only
 // where no input without a default follows it, as Python requires.

@@ -107,6 +107,9 @@ void drop_tag_typedefs(model::Model& model);
 // says return their value alone (`result = "value"`: the headers' inline
 // constructors, as in the classic modules), which get none.
 void mark_success_status(model::Model& model, const spec::Spec& spec);
+// The spec's status_description, checked to be a bound function of one
+// parameter of the status type, recorded on the status enum.
+void mark_status_description(model::Model& model, const spec::Spec& spec);
 
 // After the conversions: the Python defaults of the classic bindings (an
 // in/out count at the end of the inputs defaults to 0, asking for the count).

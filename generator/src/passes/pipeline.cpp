@@ -43,6 +43,7 @@ const Pass kPipeline[] = {
     {"name_python", [](Model& m, const Spec&) { name_python(m); }},
     {"mark_callback_classes", [](Model& m, const Spec&) { mark_callback_classes(m); }},
     {"mark_success_status", mark_success_status},
+    {"mark_status_description", mark_status_description},
     {"bind_helpers", bind_helpers},
     {"assign_conversions", [](Model& m, const Spec&) { assign_conversions(m); }},
     {"mark_classic_defaults", mark_classic_defaults},

@@ -223,6 +223,7 @@ Spec parse(const std::string& toml_text, const std::string& source_name) {
     if (std::find(spec.headers.begin(), spec.headers.end(), h) == spec.headers.end())
       r.fail("library.internal_headers", h + " is not one of library.headers");
   spec.status_type = r.string(*lib, "status_type", true, "library.");
+  spec.status_description = r.string(*lib, "status_description", false, "library.");
   spec.version_header = r.string(*lib, "version_header", false, "library.");
   spec.version_macro = r.string(*lib, "version_macro", false, "library.");
   spec.clang_args = r.strings(*lib, "clang_args", "library.");

@@ -169,6 +169,10 @@ struct Spec {
   // never bound.
   std::vector<std::string> prelude_headers;
   std::string status_type;  // the enum every call returns ("nvrtcResult")
+  // The bound function giving a status's text ("cuGetErrorString"): the
+  // status enum's `_describe_()` calls it, which the floor's CUDAError asks
+  // for its message (the floor imports no generated package). Empty: none.
+  std::string status_description;
   std::string version_header;
   std::string version_macro;
   std::vector<std::string> clang_args;

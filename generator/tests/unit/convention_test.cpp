@@ -1,5 +1,6 @@
 // passes/convention.cpp: the status a function whose C return is not a status
-// returns first, or none (mark_success_status), the classic helpers (bind_helpers).
+// returns first, or none (mark_success_status), the function describing a
+// status (mark_status_description), the classic helpers (bind_helpers).
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -52,6 +53,43 @@ spec::Spec spec_with(const std::string& extra) {
                      "headers = [\"case.h\"]\nstatus_type = \"caseResult\"\n" +
                          extra,
                      "case.toml");
+}
+
+Model model_with_description() {
+  Model m = model_with_status();
+  Param code;
+  code.name = "error";
+  code.type = enum_t("caseResult");
+  Param text;  // cuGetErrorString's pStr: an output beside the status
+  text.name = "text";
+  text.type = pointer_t();
+  text.direction = Direction::Out;
+  m.functions[1].params = {code, text};
+  return m;
+}
+
+TEST(MarkStatusDescription, TheSpecsFunctionIsRecordedOnTheStatusEnum) {
+  Model m = model_with_description();
+  cubind::passes::mark_status_description(m, spec_with("status_description = \"caseErrorString\"\n"));
+  EXPECT_EQ(m.enums[0].description_function, "caseErrorString");
+  Model none = model_with_description();
+  cubind::passes::mark_status_description(none, spec_with(""));
+  EXPECT_EQ(none.enums[0].description_function, "");
+}
+
+TEST(MarkStatusDescription, AnUndeclaredSkippedOrMisshapenFunctionFailsTheGeneration) {
+  const spec::Spec spec = spec_with("status_description = \"caseErrorString\"\n");
+  Model undeclared = model_with_description();
+  undeclared.functions.erase(undeclared.functions.begin() + 1);
+  EXPECT_THROW(cubind::passes::mark_status_description(undeclared, spec), std::runtime_error);
+  Model skipped = model_with_description();
+  skipped.functions[1].skip_reason = "skipped";
+  EXPECT_THROW(cubind::passes::mark_status_description(skipped, spec), std::runtime_error);
+  Model no_param = model_with_status();  // caseErrorString() takes no status
+  EXPECT_THROW(cubind::passes::mark_status_description(no_param, spec), std::runtime_error);
+  Model two_inputs = model_with_description();
+  two_inputs.functions[1].params[1].direction = Direction::In;
+  EXPECT_THROW(cubind::passes::mark_status_description(two_inputs, spec), std::runtime_error);
 }
 
 TEST(MarkSuccessStatus, ByDefaultTheStatusMemberOfValueZeroLeadsEveryValueFunction) {

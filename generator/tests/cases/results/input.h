@@ -19,6 +19,10 @@
  *                    classic modules' make_cudaExtent): model.json's
  *                    value_only, no success_status; function_value.pyx
  *                    returns the casePair itself, the stub types casePair.
+ *
+ * The spec's status_description names caseErrorString: model.json's
+ * caseResult has it as description_function, and enum.pyx's caseResult
+ * class a _describe_() calling it (what CUDAError's message reads).
  */
 #ifndef CASE_RESULTS_H
 #define CASE_RESULTS_H

@@ -1,0 +1,391 @@
+"""GPU-resident chains: entities in a line whose ticks only queue device
+work on their stream, captured once into a CUDA graph
+(``cubind.CUDAGraph.capture``) and replayed per message, as Holoscan 4.0
+runs its GPU-resident operator chains.
+
+``graph.gpu_resident("saxpy1", "saxpy2")`` names the chain; each codelet in
+it says what it is by ``gpu_resident`` (True: its tick only queues work on
+its stream; False: never capture it; None, the default: it is tried, and
+the capture decides). Nothing is guessed: the first message is ticked
+through the chain as usual (on the chain's stream, in one step), which
+shows the tensors its codelets make; the second is ticked under a stream
+capture, with those tensors made beforehand; the others replay the graph.
+A tick that does what a capture forbids (a synchronisation, reading a
+result back, ``cuMemAlloc``, an allocation on the stream outside the
+codelet's allocator, tensors other than the first tick's) stops the graph
+with a :class:`CodeletError` or :class:`GraphError` naming the codelet or
+the chain, never a half-made graph.
+
+Buffers (a captured graph reads and writes fixed addresses):
+
+- the chain's input: each device tensor of the message reaching the first
+  entity is copied, on the chain's stream after the producer's event, into
+  a buffer of the chain made at the capture (same name, shape and dtype;
+  a later message whose tensors differ is a ``GraphError``);
+- inside: the tensors the codelets made through their allocator in the
+  first tick are made again before the capture, on the chain's stream, and
+  handed out in the same order during it; the chain keeps them for its life,
+  so every replay writes the same memory;
+- the chain's output: each message the last entity published at the capture
+  is published again per replay, its device tensors copied out of the
+  chain's buffers into new arrays (so a consumer may keep them while the
+  next message runs). Every output message (the first tick's too) carries
+  the input message's other components (timestamps, objects) where it has
+  none of that name.
+
+The chain runs on a non-blocking stream of its own: the input copy, the
+graph launch and the output copies are three queued steps per message and
+no host synchronisation; the consumers wait for an event, as for any
+edge."""
+
+import threading
+
+import numpy as np
+
+from .codelet import Codelet
+from .component import Component
+from .errors import CodeletError, GraphError
+from .message import Message, Tensor
+from .parameters import Parameter
+from .queues import Receiver, Transmitter
+from .terms import DownstreamReceptiveSchedulingTerm, MessageAvailableSchedulingTerm, SchedulingTerm
+
+
+class GPUResidentChain(Component, gxf_type="GPUResidentChain"):
+    """A YAML app's way to ``graph.gpu_resident(...)``: a component (in any
+    entity) whose ``entities`` names the chain's entities in line, or, left
+    out, asks for the lines of codelets declaring ``gpu_resident = True``."""
+
+    entities = Parameter(list, None, "the chain's entities by name, in line (none: the declared lines)")
+
+
+class ResidentChain:
+    """A line of entities captured once and replayed per message; made by
+    :meth:`Graph.gpu_resident`. ``replays`` counts the messages replayed
+    (not the first, ticked as usual, nor the second, captured), ``buffers``
+    the tensors made for the capture (the chain's fixed inner buffers),
+    ``node_types`` what the capture recorded."""
+
+    def __init__(self, graph, names):
+        if not names:
+            raise GraphError("gpu_resident: name at least one entity")
+        self.graph = graph
+        self.names = [n if isinstance(n, str) else n.name for n in names]
+        self.replays = 0
+        self.buffers = 0
+        self.cuda_graph = None
+        self.node_types = []
+
+    def __repr__(self):
+        return f"<ResidentChain {' -> '.join(self.names)}>"
+
+    @property
+    def label(self):
+        return f"GPU-resident chain {' -> '.join(self.names)}"
+
+    # -- checked when the graph runs
+
+    def bind(self):
+        try:
+            entities = [self.graph[n] for n in self.names]
+        except KeyError as exc:
+            raise GraphError(f"{self.label}: {exc.args[0]}") from None
+        if len(set(map(id, entities))) != len(entities):
+            raise GraphError(f"{self.label}: an entity is named twice")
+        for entity in entities:
+            for codelet in entity.of_type(Codelet):
+                if getattr(codelet, "gpu_resident", None) is False:
+                    raise GraphError(f"{self.label}: codelet {codelet.path} says gpu_resident = False: "
+                                     f"its ticks cannot be captured")
+            if entity.device != entities[0].device:
+                raise GraphError(f"{self.label}: entity {entity.name!r} is on device {entity.device}, "
+                                 f"the chain's first on {entities[0].device}: a chain runs on one device")
+        for a, b in zip(entities, entities[1:]):
+            txs, rxs = a.of_type(Transmitter), b.of_type(Receiver)
+            if len(txs) != 1 or len(rxs) != 1 or txs[0].targets != [rxs[0]] or _fed(rxs[0]) != [txs[0]]:
+                raise GraphError(f"{self.label}: {a.name!r} must feed {b.name!r} alone, through one transmitter "
+                                 f"connected to {b.name!r}'s one receiver (a chain is a line)")
+        inputs = entities[0].of_type(Receiver)
+        if len(inputs) > 1:
+            raise GraphError(f"{self.label}: the first entity {entities[0].name!r} has {len(inputs)} receivers; "
+                             f"a chain takes one input")
+        self.entities = entities
+        self.input = inputs[0] if inputs else None
+        self.outputs = entities[-1].of_type(Transmitter)
+        internal = {id(q) for e in entities[1:] for q in e.of_type(Receiver)}
+        internal |= {id(q) for e in entities[:-1] for q in e.of_type(Transmitter)}
+        # Inside the chain a message goes through every entity in one step:
+        # the terms on its inner queues are met by construction.
+        self.terms = [t for e in entities for t in e.of_type(SchedulingTerm) if not _on_queue(t, internal)]
+        self.codelets = [(e, c) for e in entities for c in e.of_type(Codelet)]
+        return self
+
+    # -- the run's side
+
+    def start(self):
+        import cubind
+
+        device = self.entities[0].device
+        with _device_scope(device):
+            self.stream = cubind.Stream(non_blocking=True)
+        self.cuda_graph = None
+        self.inputs = {}
+        self.kept = []
+        self.templates = []
+        self.replays = 0
+        self.buffers = 0  # made by the codelets' allocators for the capture
+        self.recorded = None  # what the allocators made in the first tick: [(allocator, description)]
+        self._capturing = False
+
+    def stop(self):
+        stream, graph = getattr(self, "stream", None), self.cuda_graph
+        if stream is None:
+            return
+        try:
+            stream.synchronize()
+        finally:
+            if graph is not None:
+                graph.close()
+            # Not closed: the chain's buffers and the outputs it handed out
+            # (which consumers may keep) are freed in its order, and each
+            # keeps it alive until then; the last one's release destroys it.
+            self.stream = None
+            self.kept, self.inputs, self.templates = [], {}, []
+
+    def tick(self, phase):
+        """One message through the chain (the run's worker, without its
+        lock): ticked as usual the first time, captured the second, replayed
+        after. ``phase`` runs a codelet's phase as the scheduler does (errors
+        as CodeletError)."""
+        with _device_scope(self.entities[0].device), self.stream:
+            message = None
+            if self.input is not None:
+                self.input.sync()
+                message = self.input.receive()  # the chain's stream waits for the producer's event
+                if message is None:
+                    raise GraphError(f"{self.label}: ticked without a message on {self.input.path}")
+            if self.recorded is None:
+                self._first(message, phase)
+                return
+            if self.cuda_graph is None:
+                self._capture(message, phase)
+            else:
+                self._copy_in(message)
+                self.cuda_graph.launch(self.stream)
+                self.replays += 1
+            self._publish(message)
+
+    # -- capture
+
+    def _capture(self, message, phase):
+        import cubind
+
+        inner = None
+        if message is not None:
+            inner = message.copy()
+            inner.ready_event = None  # the copy into the chain's buffers is ordered on the stream already
+            for name, tensor in message.tensors().items():
+                if not tensor.is_device:
+                    raise GraphError(f"{self.label}: the input message's tensor {name!r} is on the host; a "
+                                     f"captured chain reads device tensors only (a replay cannot see new host "
+                                     f"values)")
+                fixed = cubind.empty(tensor.shape, tensor.dtype, stream=self.stream)
+                fixed.copy_from(tensor.data, stream=self.stream)
+                self.inputs[name] = fixed
+                inner.replace(name, Tensor(name, fixed))
+        # The first tick's tensors, made again outside the capture on the
+        # chain's stream: inside it they are used on that stream only, so no
+        # ordering event is recorded for them (a captured event cannot be
+        # queried after).
+        self.kept = [allocator._make(description, self.stream) for allocator, description in self.recorded]
+        self.buffers = len(self.kept)
+        graph = cubind.CUDAGraph()
+        allocators = self._allocators()
+        for allocator in allocators:
+            allocator._fixed_for = (self, threading.get_ident())
+        self._capturing, self._next = True, 0
+        try:
+            with graph.capture(self.stream):
+                self._tick_through(inner, phase)
+                if self._next != len(self.kept):
+                    raise GraphError(f"{self.label}: the codelets made {self._next} tensors in the captured tick, "
+                                     f"{len(self.kept)} in the first: a captured chain makes the same ones each tick")
+        except CodeletError as exc:
+            _note(exc, f"while {self.label} was being captured into a CUDA graph: a codelet in it may queue "
+                         f"only asynchronous work on its stream (gpu_resident = False keeps it out)")
+            raise
+        except cubind.CUDAError as exc:
+            raise GraphError(f"{self.label}: the capture failed: {exc}") from exc
+        finally:
+            self._capturing = False
+            for allocator in allocators:
+                allocator._fixed_for = None
+        for _, m in self.templates:
+            for name, value in m:
+                if isinstance(value, Tensor) and not value.is_device:
+                    graph.close()
+                    raise GraphError(f"{self.label}: {self.entities[-1].name!r} published the host tensor "
+                                     f"{name!r}; a captured chain hands out device tensors only (a replay does "
+                                     f"not run the host code that filled it)")
+        types = graph.node_types()
+        if "mem_alloc" in types or "mem_free" in types:
+            graph.close()
+            raise GraphError(f"{self.label}: a codelet allocated or freed device memory on its stream during the "
+                             f"capture (not through its allocator): a replay cannot hand out new memory; make "
+                             f"tensors with self.allocator")
+        self.cuda_graph, self.node_types = graph, types
+        graph.launch(self.stream)  # the captured message's own work
+
+    def _allocators(self):
+        """The allocators the chain's codelets use (their own entity's or
+        another's, by name): the ones whose tensors become the chain's."""
+        return list({id(a): a for _, c in self.codelets for a in c.allocators}.values())
+
+    def _first(self, message, phase):
+        """The first message, ticked through the chain as usual (on the
+        chain's stream); what the allocators make is noted for the capture."""
+        allocators = self._allocators()
+        self.recorded = []
+        for allocator in allocators:
+            allocator._fixed_for = (self, threading.get_ident())
+        try:
+            self._tick_through(message, phase)
+        finally:
+            for allocator in allocators:
+                allocator._fixed_for = None
+        for tx, m in self.templates:
+            for name, value in _passed_on(message):
+                if name not in m:
+                    m.add(name, value)
+            tx.publish(m)
+        self.templates = []
+
+    def _tick_through(self, message, phase):
+        stream = self.stream
+        for i, entity in enumerate(self.entities):
+            receivers = entity.of_type(Receiver)
+            if message is not None and receivers:
+                receivers[0]._put_front(message)
+            for codelet in entity.of_type(Codelet):
+                own, codelet._stream = codelet._stream, stream  # every tick of the chain queues on its stream
+                try:
+                    phase(entity, codelet, "tick")
+                finally:
+                    codelet._stream = own
+            published = [(tx, m) for tx in entity.of_type(Transmitter) for m in tx.sync()]
+            if i < len(self.entities) - 1:
+                if len(published) != 1:
+                    raise GraphError(f"{self.label}: {entity.name!r} published {len(published)} messages in a "
+                                     f"tick; inside a chain each entity passes one on")
+                message = published[0][1]
+                continue
+            self.templates = published
+
+    def fixed_tensor(self, allocator, description):
+        """A tensor an allocator of the chain is asked for in the first tick
+        (made, and noted) or in the captured one (the one made before it for
+        that place, which must be asked for alike)."""
+        if not self._capturing:
+            self.recorded.append((allocator, description))
+            return allocator._make(description, None)
+        index = self._next
+        if index >= len(self.kept) or self.recorded[index] != (allocator, description):
+            first = self.recorded[index] if index < len(self.recorded) else None
+            raise GraphError(f"{self.label}: {allocator.path} was asked for {description} in the captured tick; "
+                             f"the first tick asked for {first and first[1]} there: a captured chain makes the "
+                             f"same tensors each tick")
+        self._next += 1
+        return self.kept[index]
+
+    # -- replay
+
+    def _copy_in(self, message):
+        if message is None:
+            return
+        tensors = message.tensors()
+        if set(tensors) != set(self.inputs):
+            raise GraphError(f"{self.label}: the input message carries tensors {sorted(tensors)}, the captured "
+                             f"one carried {sorted(self.inputs)}")
+        for name, fixed in self.inputs.items():
+            data = tensors[name].data
+            if not tensors[name].is_device or data.shape != fixed.shape or np.dtype(data.dtype) != fixed.dtype:
+                raise GraphError(f"{self.label}: tensor {name!r} is {tensors[name]!r}; the captured chain reads "
+                                 f"device {fixed.dtype}{list(fixed.shape)}")
+            fixed.copy_from(data, stream=self.stream)
+
+    def _publish(self, message):
+        import cubind
+
+        extra = _passed_on(message)
+        for tx, template in self.templates:
+            out = Message()
+            for name, value in template:
+                if isinstance(value, Tensor):
+                    data = cubind.empty(value.shape, value.dtype, stream=self.stream)
+                    data.copy_from(value.data, stream=self.stream)
+                    out.add_tensor(name, data)
+            for name, value in extra:
+                if name not in out:
+                    out.add(name, value)
+            tx.publish(out)
+
+
+def declared_lines(graph, taken=()):
+    """The longest lines of entities (by name) whose codelets all declare
+    ``gpu_resident = True``, each entity feeding the next alone, leaving out
+    those named in ``taken``: what ``graph.gpu_resident()`` makes chains of."""
+    def ok(e):
+        codelets = e.of_type(Codelet)
+        return (e.name not in taken and codelets and all(c.gpu_resident is True for c in codelets)
+                and len(e.of_type(Receiver)) <= 1)
+
+    candidates = [e for e in graph.entities if ok(e)]
+    following = {}
+    for a in candidates:
+        txs = a.of_type(Transmitter)
+        if len(txs) != 1 or len(txs[0].targets) != 1:
+            continue
+        b = txs[0].targets[0].entity
+        if b in candidates and b.of_type(Receiver) == [txs[0].targets[0]] and _fed(txs[0].targets[0]) == txs:
+            following[a] = b
+    followed = set(following.values())
+    lines = []
+    for head in candidates:
+        if head in followed:
+            continue
+        line = [head]
+        while line[-1] in following:
+            line.append(following[line[-1]])
+        lines.append([e.name for e in line])
+    return lines
+
+
+def _passed_on(message):
+    """The input's components other than tensors (timestamps, objects): every
+    output message of the chain carries them where its own lack the name."""
+    return [(k, v) for k, v in message if not isinstance(v, Tensor)] if message is not None else []
+
+
+def _note(exc, text):
+    if hasattr(exc, "add_note"):
+        exc.add_note(text)
+
+
+def _fed(receiver):
+    return [tx for e in receiver.entity.graph.entities for tx in e.of_type(Transmitter) if receiver in tx.targets]
+
+
+def _on_queue(term, internal):
+    if isinstance(term, MessageAvailableSchedulingTerm):
+        return id(term.receiver) in internal
+    if isinstance(term, DownstreamReceptiveSchedulingTerm):
+        return id(term.transmitter) in internal
+    return False
+
+
+def _device_scope(ordinal):
+    import contextlib
+
+    import cubind
+
+    return cubind.Device(ordinal) if ordinal is not None else contextlib.nullcontext()
