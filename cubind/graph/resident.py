@@ -369,6 +369,8 @@ def _passed_on(message):
 def _note(exc, text):
     if hasattr(exc, "add_note"):
         exc.add_note(text)
+    else:  # Python 3.10: the same attribute, which its tracebacks do not print
+        exc.__notes__ = [*getattr(exc, "__notes__", []), text]
 
 
 def _fed(receiver):

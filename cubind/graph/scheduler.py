@@ -392,3 +392,5 @@ def _hooks(terms, name):
 def _note(exc, text):
     if hasattr(exc, "add_note"):
         exc.add_note(text)
+    else:  # Python 3.10: the same attribute, which its tracebacks do not print
+        exc.__notes__ = [*getattr(exc, "__notes__", []), text]
