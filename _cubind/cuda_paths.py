@@ -47,7 +47,12 @@ _ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbs
 
 
 class HeaderNotFound(Exception):
-    """A header none of the roots holds; the message names every place looked."""
+    """A header none of the roots holds; the message names every place looked,
+    ``headers`` the headers asked for."""
+
+    def __init__(self, message, headers=()):
+        super().__init__(message)
+        self.headers = list(headers)
 
 
 class Root:
@@ -193,6 +198,7 @@ def find_headers(headers, module="cubind", candidates=None):
     they include need (in the root's order: a wheel's ``cuda_runtime.h``
     includes ``crt/`` headers another wheel holds). Raises HeaderNotFound
     naming the module, the headers missing and every place looked."""
+    wheels = None if candidates is None else [root for root in candidates if root.where == "site-packages"]
     candidates = roots() if candidates is None else candidates
     looked = []
     for root in candidates:
@@ -200,6 +206,9 @@ def find_headers(headers, module="cubind", candidates=None):
         if not missing:
             return root, _needed_dirs(headers, root.includes)
         looked.append((root, missing))
+    completed = _completed_by_wheels(headers, candidates, _environment_wheels() if wheels is None else wheels)
+    if completed:
+        return completed
     lines = [f"{module}: cannot find the CUDA header{'s' if len(headers) > 1 else ''} "
              f"{', '.join(headers)}. Looked in:"]
     for root, missing in looked:
@@ -209,7 +218,42 @@ def find_headers(headers, module="cubind", candidates=None):
     lines.append("Set CUDA_HOME to a CUDA toolkit (/usr/local/cuda-13.0), a conda environment with "
                  "cuda-* packages, or site-packages/nvidia/cu13 of NVIDIA's wheels"
                  + (f" (not set: {', '.join(unset)})." if unset else "."))
-    raise HeaderNotFound("\n".join(lines))
+    raise HeaderNotFound("\n".join(lines), headers)
+
+
+def _environment_wheels():
+    """The NVIDIA wheel trees of the Python environment, whatever CUDA_HOME says."""
+    return [_wheels("site-packages", os.path.join(d, "nvidia")) for d in site_dirs()
+            if os.path.isdir(os.path.join(d, "nvidia"))]
+
+
+def _completed_by_wheels(headers, candidates, wheels):
+    """``(root, include_dirs)`` where no one root holds every header but the
+    first that holds some is completed by the environment's NVIDIA wheels: a
+    library its toolkit lacks, installed as a wheel of its own (nvFatbin, NVML,
+    cuFile: ``pip install nvidia-nvfatbin`` beside /usr/local/cuda, as the
+    loader finds its library there too), each missing header from the first
+    wheel tree holding it. CUDA_HOME's headers still win: a header it has is
+    never taken from a wheel."""
+    for root in candidates:
+        if root.where == "site-packages":
+            continue
+        have = [h for h in headers if _locate(h, root.includes) is not None]
+        if not have:
+            continue
+        dirs = _needed_dirs(have, root.includes)
+        for header in headers:
+            if header in have:
+                continue
+            wheel = next((w for w in wheels if _locate(header, w.includes) is not None), None)
+            if wheel is None:
+                return None
+            dirs += [d for d in _needed_dirs([header], wheel.includes) if d not in dirs]
+        return root, dirs
+    # None of the installation's headers asked for (a module of nvFatbin's
+    # alone): a wheel tree holding them all.
+    return next(((w, _needed_dirs(headers, w.includes)) for w in wheels
+                 if all(_locate(h, w.includes) is not None for h in headers)), None)
 
 
 def _locate(header, dirs):
