@@ -36,7 +36,8 @@ WRITTEN_QUERIED = "params/into_buffer_queried"
 SIZED = (READ_SIZED, WRITTEN_SIZED)
 MODULES = {"driver": cuda, "runtime": cudart}
 # Every library's spec, and the module its functions are bound in.
-LIBRARIES = {"driver": "cuda", "runtime": "cuda.cudart", "nvrtc": "nvrtc", "nvjitlink": "nvjitlink", "nvvm": "nvvm"}
+LIBRARIES = {"driver": "cuda", "runtime": "cuda.cudart", "nvrtc": "nvrtc", "nvjitlink": "nvjitlink", "nvvm": "nvvm",
+             "nvfatbin": "nvfatbin"}
 
 
 @functools.cache
