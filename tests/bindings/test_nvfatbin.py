@@ -5,14 +5,18 @@ binary and launching a kernel from it."""
 
 import ctypes
 import json
+import os
 import re
 import struct
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 from tests._helpers import ok
-from tests._toolkit import ctx_create_args, cuda_major_minor
+from tests._toolkit import ctx_create_args, cuda_major_minor, pythonpath
 from tests.generator_integration.test_generator_cuda_h import ROOT, run_generator
 
 nvfatbin = pytest.importorskip("nvfatbin", reason="cubind's nvfatbin package is not built (nvFatbin.h missing)")
@@ -125,6 +129,31 @@ def test_bad_input_names_the_parameter():
             nvfatbin.nvFatbinGet(handle, memoryview(bytearray(size)).toreadonly())
     finally:
         nvfatbin.nvFatbinDestroy(handle)
+
+
+def test_the_library_is_found_in_the_wheel_and_its_override_is_obeyed(tmp_path):
+    # Found where the header came from (NVIDIA's wheel, beside a toolkit
+    # without it); CUBIND_NVFATBIN_LIBRARY naming no file is an error naming
+    # it, not a fall back to the search. A fresh interpreter: the first call
+    # opens the library once per process.
+    code = textwrap.dedent("""
+        import nvfatbin
+        from _cubind.loader import LibraryNotFoundError
+        try:
+            print(nvfatbin.nvFatbinVersion()[1])
+        except LibraryNotFoundError as exc:
+            print("LibraryNotFoundError:", exc)
+    """)
+    env = dict(os.environ, PYTHONPATH=pythonpath())
+    env.pop("CUBIND_NVFATBIN_LIBRARY", None)
+    found = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert found.returncode == 0 and found.stdout.strip() == str(ok(nvfatbin.nvFatbinVersion())[0]), found
+    missing = tmp_path / "libnvfatbin.so.13"
+    env["CUBIND_NVFATBIN_LIBRARY"] = str(missing)
+    refused = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode == 0, refused.stderr
+    assert refused.stdout.startswith("LibraryNotFoundError:") and "CUBIND_NVFATBIN_LIBRARY" in refused.stdout
+    assert str(missing) in refused.stdout
 
 
 def test_version_is_the_build_major():
