@@ -37,7 +37,7 @@ SIZED = (READ_SIZED, WRITTEN_SIZED)
 MODULES = {"driver": cuda, "runtime": cudart}
 # Every library's spec, and the module its functions are bound in.
 LIBRARIES = {"driver": "cuda", "runtime": "cuda.cudart", "nvrtc": "nvrtc", "nvjitlink": "nvjitlink", "nvvm": "nvvm",
-             "nvfatbin": "nvfatbin"}
+             "nvfatbin": "nvfatbin", "nvml": "nvml"}
 
 
 @functools.cache
